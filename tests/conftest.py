@@ -1,0 +1,26 @@
+"""Shared pytest set-up: offscreen Qt, an isolated Parley home per test."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("QT_API", "pyside6")
+
+import pytest  # noqa: E402
+
+# Fixtures of the fake provider server live beside it.
+pytest_plugins = ["tests.fakes.fixtures"]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path, monkeypatch):
+    """Every test gets its own PARLEY_HOME and no provider keys from the machine."""
+    home = tmp_path / "parley-home"
+    home.mkdir()
+    monkeypatch.setenv("PARLEY_HOME", str(home))
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PARLEY_KEYRING", "file")
+    return home

@@ -1,0 +1,1 @@
+"""Pytest fixtures for the fake provider server (filled in with the server)."""
