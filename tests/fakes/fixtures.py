@@ -1,1 +1,46 @@
-"""Pytest fixtures for the fake provider server (filled in with the server)."""
+"""Pytest fixtures for the fake provider server (registered by tests/conftest.py).
+
+- ``fake_provider_server``: one server for the whole test session.
+- ``fake_provider``: the same server, reset for this test (empty script, no
+  recorded requests, a cold prompt cache). Use ``fake_provider.script(...)``,
+  ``.fail(...)``, ``.anthropic_base_url``, ``.openai_base_url``, ``.requests``,
+  ``.last_request``.
+- ``closed_port_url``: ``http://127.0.0.1:PORT`` where nothing listens
+  (network-down tests).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fakes.server import FakeProviderServer
+
+
+@pytest.fixture(scope="session")
+def fake_provider_server() -> Iterator[FakeProviderServer]:
+    """Start the fake provider once per test session."""
+    server = FakeProviderServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_provider(fake_provider_server: FakeProviderServer) -> Iterator[FakeProviderServer]:
+    """The session's fake provider, reset before and after this test."""
+    fake_provider_server.reset()
+    yield fake_provider_server
+    fake_provider_server.reset()
+
+
+@pytest.fixture
+def closed_port_url() -> str:
+    """A loopback URL whose port was just free (connection refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"

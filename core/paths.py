@@ -1,0 +1,50 @@
+"""Where Parley keeps its data.
+
+The data folder is, in order: an explicit ``home`` argument, the environment
+variable ``PARLEY_HOME``, or the platform's user data folder
+(``platformdirs.user_data_dir("Parley", appauthor=False)``: e.g.
+``~/.local/share/Parley`` on Linux, ``~/Library/Application Support/Parley``
+on macOS, ``%LOCALAPPDATA%\\Parley`` on Windows).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "Parley"
+HOME_ENV = "PARLEY_HOME"
+DB_NAME = "sessions.db"
+
+
+def data_dir(home: str | Path | None = None) -> Path:
+    """Return Parley's data folder, creating it (and its parents) if missing.
+
+    Args:
+        home: use this folder instead of ``PARLEY_HOME`` or the platform default.
+
+    Returns:
+        An absolute path to an existing folder (``~`` expanded).
+
+    Raises:
+        OSError: the folder cannot be created (e.g. no permission).
+    """
+    if home is None:
+        home = os.environ.get(HOME_ENV) or platformdirs.user_data_dir(APP_NAME, appauthor=False)
+    path = Path(home).expanduser().absolute()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def db_path(home: str | Path | None = None) -> Path:
+    """Return the path of ``sessions.db`` in the data folder (the file may not exist yet)."""
+    return data_dir(home) / DB_NAME
+
+
+def log_dir(home: str | Path | None = None) -> Path:
+    """Return the folder for log files (``<data folder>/logs``), creating it if missing."""
+    path = data_dir(home) / "logs"
+    path.mkdir(exist_ok=True)
+    return path

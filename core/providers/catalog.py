@@ -1,0 +1,186 @@
+"""The model catalog: context window, output limit, prices and thinking style per model.
+
+Sources (read November 2026): Anthropic's models overview and pricing pages
+(prices per million tokens; 5-minute cache writes cost 1.25x input, 1-hour
+writes 2x, cache reads 0.1x) and OpenAI's pricing page (cached input; no
+charge for cache writes). Figures marked "assumed" were not on those pages
+and copy the model's nearest sibling. Settings can override any entry or add
+models (:func:`lookup`'s ``overrides``), so a price change needs no release.
+
+Unknown models get safe defaults: an unknown Claude model the newest
+generation's limits without prices; an unknown OpenAI model 128k/16k; a local
+(OpenAI-compatible) model 8,192 tokens of context and 4,096 of output, which
+the server's own limit may raise through the overrides.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import fields, replace
+from typing import Any
+
+from core.providers.base import ModelInfo, ThinkingMode
+from core.providers.capabilities import ProviderKind
+
+M = 1_000_000
+K = 1_000
+
+
+def _claude(
+    id_: str,
+    name: str,
+    ctx: int,
+    out: int,
+    price_in: float,
+    price_out: float,
+    thinking: ThinkingMode = "budget",
+    temperature: bool = True,
+) -> ModelInfo:
+    return ModelInfo(
+        id_,
+        ctx,
+        out,
+        price_in,
+        price_out,
+        round(price_in * 0.1, 4),
+        round(price_in * 1.25, 4),
+        name,
+        thinking,
+        temperature,
+    )
+
+
+def _gpt(
+    id_: str,
+    name: str,
+    ctx: int,
+    out: int,
+    price_in: float,
+    price_out: float,
+    cached: float,
+    thinking: ThinkingMode = "none",
+    temperature: bool = True,
+) -> ModelInfo:
+    return ModelInfo(
+        id_,
+        ctx,
+        out,
+        price_in,
+        price_out,
+        cached,
+        0.0,
+        name,
+        thinking,
+        temperature,
+    )
+
+
+ANTHROPIC_MODELS: dict[str, ModelInfo] = {
+    m.id: m
+    for m in [
+        _claude("claude-fable-5-1", "Claude Fable 5.1", M, 128 * K, 10, 50, "adaptive", False),
+        _claude("claude-opus-5-5", "Claude Opus 5.5", M, 128 * K, 4, 20, "adaptive", False),
+        _claude("claude-sonnet-5-5", "Claude Sonnet 5.5", M, 128 * K, 2, 10, "adaptive", False),
+        _claude("claude-haiku-5-5", "Claude Haiku 5.5", M, 128 * K, 0.10, 0.50, "adaptive", False),
+        _claude("claude-fable-5", "Claude Fable 5", M, 128 * K, 10, 50, "adaptive", False),
+        _claude("claude-opus-5", "Claude Opus 5", M, 128 * K, 5, 25, "adaptive", False),
+        _claude("claude-sonnet-5", "Claude Sonnet 5", M, 128 * K, 2, 10, "adaptive", False),
+        _claude("claude-opus-4-8", "Claude Opus 4.8", M, 128 * K, 5, 25, "adaptive"),  # assumed
+        _claude("claude-opus-4-7", "Claude Opus 4.7", M, 128 * K, 5, 25, "adaptive"),  # assumed
+        _claude("claude-opus-4-6", "Claude Opus 4.6", M, 128 * K, 5, 25, "adaptive"),
+        _claude("claude-sonnet-4-6", "Claude Sonnet 4.6", M, 128 * K, 3, 15, "adaptive"),
+        _claude("claude-opus-4-5", "Claude Opus 4.5", 200 * K, 64 * K, 5, 25),
+        _claude("claude-sonnet-4-5", "Claude Sonnet 4.5", 200 * K, 64 * K, 3, 15),
+        _claude("claude-haiku-4-5", "Claude Haiku 4.5", 200 * K, 64 * K, 1, 5),
+        _claude("claude-opus-4-1", "Claude Opus 4.1", 200 * K, 32 * K, 15, 75),
+        _claude("claude-opus-4-0", "Claude Opus 4", 200 * K, 32 * K, 15, 75),
+        _claude("claude-sonnet-4-0", "Claude Sonnet 4", 200 * K, 64 * K, 3, 15),
+        _claude("claude-3-7-sonnet-latest", "Claude Sonnet 3.7", 200 * K, 64 * K, 3, 15),
+        _claude("claude-3-5-haiku-latest", "Claude Haiku 3.5", 200 * K, 8_192, 0.80, 4, "none"),
+    ]
+}
+
+OPENAI_MODELS: dict[str, ModelInfo] = {
+    m.id: m
+    for m in [
+        _gpt("gpt-5.4", "GPT-5.4", 400 * K, 128 * K, 2.50, 15, 0.25, "effort", False),
+        _gpt("gpt-5.4-mini", "GPT-5.4 mini", 400 * K, 128 * K, 0.75, 4.50, 0.075, "effort", False),
+        _gpt("gpt-5.1", "GPT-5.1", 400 * K, 128 * K, 1.25, 10, 0.125, "effort", False),
+        _gpt("gpt-5", "GPT-5", 400 * K, 128 * K, 1.25, 10, 0.125, "effort", False),
+        _gpt("gpt-5-mini", "GPT-5 mini", 400 * K, 128 * K, 0.25, 2, 0.025, "effort", False),
+        _gpt("gpt-5-nano", "GPT-5 nano", 400 * K, 128 * K, 0.05, 0.40, 0.005, "effort", False),
+        _gpt("gpt-4.1", "GPT-4.1", 1_047_576, 32_768, 2, 8, 0.50),
+        _gpt("gpt-4.1-mini", "GPT-4.1 mini", 1_047_576, 32_768, 0.40, 1.60, 0.10),
+        _gpt("gpt-4.1-nano", "GPT-4.1 nano", 1_047_576, 32_768, 0.10, 0.40, 0.025),
+        _gpt("gpt-4o", "GPT-4o", 128 * K, 16_384, 2.50, 10, 1.25),
+        _gpt("gpt-4o-mini", "GPT-4o mini", 128 * K, 16_384, 0.15, 0.60, 0.075),
+        _gpt("o3", "o3", 200 * K, 100 * K, 2, 8, 0.50, "effort", False),
+        _gpt("o4-mini", "o4-mini", 200 * K, 100 * K, 1.10, 4.40, 0.275, "effort", False),
+    ]
+}
+
+_DATED = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+
+# Aliases the API accepts for the same model.
+_ALIASES = {"claude-opus-4": "claude-opus-4-0", "claude-sonnet-4": "claude-sonnet-4-0"}
+
+
+def _base_id(model_id: str) -> str:
+    bare = _DATED.sub("", model_id)
+    return _ALIASES.get(bare, bare)
+
+
+def _default(kind: ProviderKind, model_id: str) -> ModelInfo:
+    if kind == "anthropic":
+        return ModelInfo(
+            model_id, 200 * K, 64 * K, display_name=model_id, thinking="budget", known=False
+        )
+    if kind == "openai":
+        return ModelInfo(model_id, 128 * K, 16_384, display_name=model_id, known=False)
+    return ModelInfo(model_id, 8_192, 4_096, display_name=model_id, known=False)
+
+
+def _apply(info: ModelInfo, override: Mapping[str, Any]) -> ModelInfo:
+    names = {f.name for f in fields(ModelInfo)} - {"id"}
+    changes = {k: v for k, v in override.items() if k in names}
+    return replace(info, known=True, **changes) if changes else info
+
+
+def lookup(
+    kind: ProviderKind, model_id: str, overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> ModelInfo:
+    """Return what the catalog knows about a model.
+
+    Args:
+        kind: the provider's API family.
+        model_id: the bare model id; dated snapshots (``claude-sonnet-4-5-20250929``,
+            ``gpt-4.1-2025-04-14``) resolve to their alias's entry.
+        overrides: from settings, ``{model_id: {field: value}}`` with
+            :class:`ModelInfo` field names (``context_window``,
+            ``max_output_tokens``, ``input_usd_per_mtok`` …); an override for a
+            model the catalog lacks defines it.
+
+    Returns:
+        A :class:`ModelInfo` whose ``id`` is ``model_id`` as given; ``known``
+        is False when it is a default for an unknown model.
+    """
+    table = ANTHROPIC_MODELS if kind == "anthropic" else OPENAI_MODELS
+    base = _base_id(model_id)
+    # A compatible server may serve an OpenAI model name; local ids get local defaults.
+    info = table.get(base) if kind != "openai_compatible" else None
+    info = replace(info, id=model_id) if info is not None else _default(kind, model_id)
+    if overrides:
+        for key in (base, model_id):
+            if key in overrides:
+                info = _apply(info, overrides[key])
+    return info
+
+
+def known_models(kind: ProviderKind) -> list[ModelInfo]:
+    """Return the catalog's models of a provider kind, newest first (none for local servers)."""
+    if kind == "anthropic":
+        return list(ANTHROPIC_MODELS.values())
+    if kind == "openai":
+        return list(OPENAI_MODELS.values())
+    return []

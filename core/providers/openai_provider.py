@@ -1,0 +1,364 @@
+"""The OpenAI Chat Completions adapter, also for OpenAI-compatible servers.
+
+One class serves OpenAI (``kind="openai"``) and any server speaking the same
+API at a user-set base URL (``kind="openai_compatible"``: Ollama
+``http://localhost:11434/v1``, LM Studio ``http://localhost:1234/v1``,
+llama.cpp ``http://localhost:8080/v1``, vLLM ``http://localhost:8000/v1``),
+where the key is optional and the model list comes from ``GET /v1/models``.
+
+Streams ask for ``stream_options.include_usage`` so the last chunk carries the
+usage, including ``prompt_tokens_details.cached_tokens`` (OpenAI's automatic
+prompt cache). Compatible servers' ``reasoning_content`` / ``reasoning``
+deltas become thinking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import httpx2
+import openai
+
+from core import wire
+from core.content import Usage
+from core.convert.openai import to_openai
+from core.providers import catalog
+from core.providers.anthropic_provider import parse_tool_input
+from core.providers.base import (
+    ChatRequest,
+    Event,
+    ModelInfo,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolUseInputDelta,
+    ToolUseStart,
+    ToolUseStop,
+    UsageUpdate,
+)
+from core.providers.capabilities import CAPS_BY_KIND, ProviderKind
+from core.providers.errors import (
+    AuthenticationFailed,
+    NetworkError,
+    ProviderError,
+    StreamInterrupted,
+)
+from core.providers.failures import classify
+from core.providers.retry import RetryPolicy, call_with_retries, stream_with_retries
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+FINISH_REASONS = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "refusal",
+}
+
+
+def reasoning_effort(budget: int) -> str:
+    """Map a thinking budget (tokens) to OpenAI's ``reasoning_effort``."""
+    if budget <= 2_048:
+        return "low"
+    if budget <= 16_384:
+        return "medium"
+    return "high"
+
+
+@dataclass
+class _Call:
+    id: str
+    name: str
+    parts: list[str] = field(default_factory=list)
+    closed: bool = False
+
+
+class _Fold:
+    """Turns chat.completion.chunk objects into Parley events for one attempt."""
+
+    def __init__(self, info: ModelInfo) -> None:
+        self.info = info
+        self.calls: dict[int, _Call] = {}
+        self.finish: str | None = None
+
+    def _usage(self, raw: Any) -> UsageUpdate:
+        details = getattr(raw, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None) or 0
+        prompt = raw.prompt_tokens or 0
+        usage = Usage(
+            input_tokens=max(0, prompt - cached),
+            output_tokens=raw.completion_tokens or 0,
+            cache_read_tokens=cached,
+        )
+        return UsageUpdate(replace(usage, cost_usd=self.info.cost_usd(usage)))
+
+    def feed(self, chunk: Any) -> list[Event]:
+        out: list[Event] = []
+        for choice in chunk.choices or []:
+            if choice.index != 0:
+                continue
+            out.extend(self._delta(choice.delta))
+            if choice.finish_reason:
+                self.finish = choice.finish_reason
+                out.extend(self.close_calls())
+        if getattr(chunk, "usage", None) is not None:
+            out.append(self._usage(chunk.usage))
+        return out
+
+    def _delta(self, delta: Any) -> list[Event]:
+        out: list[Event] = []
+        if delta is None:
+            return out
+        extra = delta.model_extra or {}
+        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            out.append(ThinkingDelta(reasoning))
+        if delta.content:
+            out.append(TextDelta(delta.content))
+        for tc in delta.tool_calls or []:
+            call = self.calls.get(tc.index)
+            fn = tc.function
+            if call is None:
+                call = _Call(tc.id or "call_" + uuid.uuid4().hex[:24], (fn and fn.name) or "")
+                self.calls[tc.index] = call
+                out.append(ToolUseStart(call.id, call.name))
+            if fn is not None and fn.arguments:
+                call.parts.append(fn.arguments)
+                out.append(ToolUseInputDelta(call.id, fn.arguments))
+        return out
+
+    def close_calls(self) -> list[Event]:
+        out: list[Event] = []
+        for index in sorted(self.calls):
+            call = self.calls[index]
+            if not call.closed:
+                call.closed = True
+                out.append(ToolUseStop(call.id, parse_tool_input("".join(call.parts))))
+        return out
+
+    def stop(self) -> Stop:
+        reason = FINISH_REASONS.get(self.finish or "stop", self.finish or "end_turn")
+        if self.calls and reason == "end_turn":  # some servers say "stop" after tool calls
+            reason = "tool_use"
+        return Stop(reason)
+
+
+class OpenAIProvider:
+    """A provider speaking OpenAI Chat Completions (OpenAI or a compatible server).
+
+    Args:
+        api_key: the key; optional for ``openai_compatible`` (local servers).
+        base_url: the API root including ``/v1``.
+        kind: ``openai`` or ``openai_compatible``.
+        id: the provider id in model references.
+        name: the display name used in messages.
+        retry: when to send a failed request again.
+        timeout_s: read timeout per request, seconds.
+        connect_timeout_s: connect timeout, seconds.
+        model_overrides: catalog overrides from settings.
+        sleep: the wait used between retries (injectable for tests).
+    """
+
+    def __init__(
+        self,
+        api_key: str | None,
+        base_url: str | None = None,
+        *,
+        kind: ProviderKind = "openai",
+        id: str = "openai",
+        name: str = "OpenAI",
+        retry: RetryPolicy | None = None,
+        timeout_s: float = 600.0,
+        connect_timeout_s: float = 10.0,
+        model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if kind == "anthropic":
+            raise ValueError("OpenAIProvider serves the openai and openai_compatible kinds")
+        self.id = id
+        self.name = name
+        self.kind: ProviderKind = kind
+        self.caps = CAPS_BY_KIND[kind]
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.retry = retry or RetryPolicy()
+        self.model_overrides = dict(model_overrides or {})
+        self._sleep = sleep
+        self._key = api_key or None
+        self._client: openai.AsyncOpenAI | None = None
+        if self._key or kind == "openai_compatible":
+            self._client = _client(self._key, self.base_url, timeout_s, connect_timeout_s)
+        # Without a key, each request says it has no Authorization header on purpose.
+        self._headers: dict[str, Any] = {} if self._key else {"Authorization": openai.Omit()}
+
+    def __repr__(self) -> str:
+        key = "set" if self._key else "none"
+        return (
+            f"OpenAIProvider(id={self.id!r}, kind={self.kind!r}, "
+            f"base_url={self.base_url!r}, key={key})"
+        )
+
+    def model_info(self, model_id: str) -> ModelInfo:
+        """Return the catalog entry of a model (with settings overrides)."""
+        return catalog.lookup(self.kind, model_id, self.model_overrides)
+
+    def request_params(self, request: ChatRequest) -> dict[str, Any]:
+        """Return the Chat Completions parameters for a request (streaming, usage included)."""
+        info = self.model_info(request.model)
+        lost: list[str] = []
+        turns = wire.to_messages(request.turns, provider=self.caps)
+        messages = to_openai(turns, system=request.system, lost=lost)
+        if lost:
+            log.debug("not sent to %s: %s", self.name, "; ".join(lost))
+        params: dict[str, Any] = {
+            "model": request.model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.input_schema,
+                    },
+                }
+                for t in request.tools
+            ]
+        if request.max_tokens:
+            # OpenAI's reasoning models take only max_completion_tokens; servers know max_tokens.
+            key = "max_completion_tokens" if self.kind == "openai" else "max_tokens"
+            params[key] = request.max_tokens
+        thinking = bool(request.thinking_budget) and info.thinking == "effort"
+        if thinking and request.thinking_budget:
+            params["reasoning_effort"] = reasoning_effort(request.thinking_budget)
+        if request.temperature is not None and info.accepts_temperature and not thinking:
+            params["temperature"] = request.temperature
+        return params
+
+    def _require_client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            raise AuthenticationFailed(self.name, status=None, missing=True)
+        return self._client
+
+    def _map(self, exc: BaseException, model: str, in_stream: bool) -> ProviderError:
+        if isinstance(exc, openai.APIStatusError):
+            return classify(
+                self.name,
+                exc.status_code,
+                exc.body,
+                headers=exc.response.headers,
+                model=model,
+                secrets=[self._key],
+            )
+        if isinstance(exc, openai.APITimeoutError):
+            if in_stream:
+                return StreamInterrupted(self.name, "no data arrived in time")
+            return NetworkError(self.name, self.base_url, timed_out=True)
+        if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
+            if in_stream:
+                return StreamInterrupted(self.name)
+            return NetworkError(self.name, self.base_url)
+        if isinstance(exc, openai.APIError):  # an error object inside the stream
+            return classify(
+                self.name,
+                None,
+                exc.body if exc.body is not None else exc.message,
+                model=model,
+                secrets=[self._key],
+            )
+        return StreamInterrupted(self.name, "the server sent data Parley could not read")
+
+    async def _attempt(self, params: dict[str, Any], info: ModelInfo) -> AsyncIterator[Event]:
+        client = self._require_client()
+        try:
+            stream = await client.chat.completions.create(**params, extra_headers=self._headers)
+        except (openai.APIError, httpx2.HTTPError) as exc:
+            raise self._map(exc, params["model"], in_stream=False) from None
+        fold = _Fold(info)
+        try:
+            async for chunk in stream:
+                for event in fold.feed(chunk):
+                    yield event
+        except (openai.APIError, httpx2.HTTPError, json.JSONDecodeError) as exc:
+            raise self._map(exc, params["model"], in_stream=True) from None
+        finally:
+            await stream.close()
+        if fold.finish is None:
+            raise StreamInterrupted(self.name, "the stream ended before the reply was complete")
+        for event in fold.close_calls():
+            yield event
+        yield fold.stop()
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
+        """Stream the reply to ``request`` as events (see :mod:`core.providers.base`).
+
+        Failures before any event was yielded are retried per ``self.retry``.
+
+        Raises:
+            ProviderError: AuthenticationFailed, PermissionDenied, RateLimited,
+                Overloaded, ServerError, NetworkError, ContextOverflow,
+                StreamInterrupted, BadRequest or ModelNotFound.
+        """
+        self._require_client()
+        params = self.request_params(request)
+        info = self.model_info(request.model)
+        async for event in stream_with_retries(
+            lambda: self._attempt(params, info), self.retry, self._sleep
+        ):
+            yield event
+
+    async def count_tokens(self, request: ChatRequest) -> int | None:
+        """Chat Completions has no token-counting endpoint: always None."""
+        return None
+
+    async def list_models(self) -> list[ModelInfo]:
+        """Return the models ``GET /models`` lists, with catalog data."""
+        client = self._require_client()
+
+        async def call() -> list[ModelInfo]:
+            try:
+                models = client.models.list(extra_headers=self._headers)
+                return [self.model_info(m.id) async for m in models]
+            except (openai.APIError, httpx2.HTTPError) as exc:
+                raise self._map(exc, "", in_stream=False) from None
+
+        return await call_with_retries(call, self.retry, self._sleep)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        if self._client is not None:
+            await self._client.close()
+
+
+def _client(
+    key: str | None, base_url: str, timeout_s: float, connect_s: float
+) -> openai.AsyncOpenAI:
+    timeout = httpx2.Timeout(timeout_s, connect=connect_s)
+    if key:
+        return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=timeout)
+    # A local server without a key: send no Authorization header at all (and never the
+    # OPENAI_API_KEY of the environment, which belongs to OpenAI, not to this server).
+    try:
+        return openai.AsyncOpenAI(
+            api_key="",
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout,
+            _enforce_credentials=False,
+        )
+    except TypeError:  # an SDK without that switch: a placeholder most servers ignore
+        return openai.AsyncOpenAI(
+            api_key="no-key", base_url=base_url, max_retries=0, timeout=timeout
+        )

@@ -1,0 +1,198 @@
+"""Configured providers: their settings, base URL and key resolution, and adapters.
+
+A model is named across the app as ``"provider_id:model_id"``
+(``anthropic:claude-sonnet-4-5``, ``ollama:llama3.2:3b`` — only the first
+colon separates). Values come from settings first, then the environment
+(``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL``, ``ANTHROPIC_API_KEY`` /
+``OPENAI_API_KEY``), then built-in defaults, and each resolution reports its
+source so Settings can say "from environment", "from keyring", "from settings".
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from core.errors import ParleyError
+from core.keys import ApiKey, KeyStore
+from core.providers.anthropic_provider import DEFAULT_BASE_URL as ANTHROPIC_URL
+from core.providers.anthropic_provider import AnthropicProvider
+from core.providers.base import Provider
+from core.providers.capabilities import ProviderKind
+from core.providers.openai_provider import DEFAULT_BASE_URL as OPENAI_URL
+from core.providers.openai_provider import OpenAIProvider
+from core.providers.retry import RetryPolicy
+
+Source: TypeAlias = Literal["settings", "environment", "keyring", "file", "default", "none"]
+
+#: Environment variables per provider kind: (base URL, API key).
+ENV_BASE_URL: dict[ProviderKind, str] = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+}
+ENV_API_KEY: dict[ProviderKind, str] = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+}
+DEFAULT_URLS: dict[ProviderKind, str] = {"anthropic": ANTHROPIC_URL, "openai": OPENAI_URL}
+
+#: Where the usual local servers listen (their OpenAI-compatible API root).
+LOCAL_SERVERS: dict[str, str] = {
+    "Ollama": "http://localhost:11434/v1",
+    "LM Studio": "http://localhost:1234/v1",
+    "llama.cpp": "http://localhost:8080/v1",
+    "vLLM": "http://localhost:8000/v1",
+}
+
+
+class ProviderConfigError(ParleyError):
+    """A provider is set up in a way Parley cannot use (the message says what to fix)."""
+
+
+class InvalidModelRef(ParleyError):
+    """A model reference is not ``provider:model``."""
+
+    def __init__(self, ref: str) -> None:
+        super().__init__(
+            f"'{ref}' does not name a model as 'provider:model' "
+            "(for example 'anthropic:claude-sonnet-4-5'). Pick a model in the "
+            "model picker."
+        )
+        self.ref = ref
+
+
+@dataclass(frozen=True)
+class ProviderConfig:
+    """One provider as the user set it up.
+
+    Attributes:
+        id: unique id, the prefix of model references (``anthropic``, ``ollama``).
+        kind: the API it speaks.
+        name: display name (``Anthropic``, ``Ollama on this computer``).
+        base_url: the API root from settings (None: environment, then default).
+        default_model: the bare model id new sessions use.
+    """
+
+    id: str
+    kind: ProviderKind
+    name: str
+    base_url: str | None = None
+    default_model: str | None = None
+
+
+BUILTIN_PROVIDERS: tuple[ProviderConfig, ...] = (
+    ProviderConfig("anthropic", "anthropic", "Anthropic", None, "claude-sonnet-4-6"),
+    ProviderConfig("openai", "openai", "OpenAI", None, "gpt-5"),
+)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A setting's value and where it came from (never used for keys: see ApiKey)."""
+
+    value: str | None
+    source: Source
+
+
+def parse_model_ref(ref: str) -> tuple[str, str]:
+    """Split ``"provider_id:model_id"`` at the first colon.
+
+    A bare Claude or GPT id (``claude-…``, ``gpt-…``, ``o3``…) is accepted and
+    given the built-in provider.
+
+    Raises:
+        InvalidModelRef: empty parts, or a bare id of no known family.
+    """
+    ref = ref.strip()
+    provider_id, sep, model_id = ref.partition(":")
+    if sep and provider_id and model_id:
+        return provider_id, model_id
+    if not sep and ref:
+        if ref.startswith("claude-"):
+            return "anthropic", ref
+        if ref.startswith(("gpt-", "chatgpt-", "o1", "o3", "o4")):
+            return "openai", ref
+    raise InvalidModelRef(ref)
+
+
+def format_model_ref(provider_id: str, model_id: str) -> str:
+    """Return ``"provider_id:model_id"``."""
+    return f"{provider_id}:{model_id}"
+
+
+def resolve_base_url(config: ProviderConfig, environ: Mapping[str, str] | None = None) -> Resolved:
+    """Return the base URL to use and its source: settings → environment → default.
+
+    OpenAI-compatible servers have no environment variable or default: their
+    URL must come from settings (source ``none`` otherwise).
+    """
+    if config.base_url:
+        return Resolved(config.base_url.rstrip("/"), "settings")
+    env = os.environ if environ is None else environ
+    var = ENV_BASE_URL.get(config.kind)
+    if var and env.get(var, "").strip():
+        return Resolved(env[var].strip().rstrip("/"), "environment")
+    default = DEFAULT_URLS.get(config.kind)
+    return Resolved(default, "default") if default else Resolved(None, "none")
+
+
+def resolve_api_key(config: ProviderConfig, keys: KeyStore) -> ApiKey | None:
+    """Return the provider's key (saved in Parley, else its environment variable).
+
+    The result's ``source`` is ``keyring``, ``file`` or ``environment``; None
+    means no key (fine for most local servers).
+    """
+    return keys.get(config.id, ENV_API_KEY.get(config.kind))
+
+
+def key_source(config: ProviderConfig, keys: KeyStore) -> Source:
+    """Return where the provider's key comes from (``none`` when there is none)."""
+    key = resolve_api_key(config, keys)
+    return key.source if key is not None else "none"
+
+
+def make_provider(
+    config: ProviderConfig,
+    api_key: str | None,
+    *,
+    retry: RetryPolicy | None = None,
+    timeout_s: float = 600.0,
+    connect_timeout_s: float = 10.0,
+    cache_ttl_s: int = 300,
+    model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Provider:
+    """Build the adapter for a configured provider.
+
+    Args:
+        config: the provider's settings.
+        api_key: its key (see :func:`resolve_api_key`), None when there is none.
+        retry: retry policy (tests pass a fast one).
+        timeout_s: read timeout per request, seconds.
+        connect_timeout_s: connect timeout, seconds.
+        cache_ttl_s: Anthropic prompt cache TTL to ask for (300 or 3600).
+        model_overrides: model catalog overrides from settings.
+        environ: environment for the base URL (default ``os.environ``).
+
+    Raises:
+        ProviderConfigError: an OpenAI-compatible provider without a server address.
+    """
+    base_url = resolve_base_url(config, environ).value
+    common: dict[str, Any] = {
+        "id": config.id,
+        "name": config.name,
+        "retry": retry,
+        "timeout_s": timeout_s,
+        "connect_timeout_s": connect_timeout_s,
+        "model_overrides": model_overrides,
+    }
+    if config.kind == "anthropic":
+        return AnthropicProvider(api_key, base_url, cache_ttl_s=cache_ttl_s, **common)
+    if config.kind == "openai_compatible" and not base_url:
+        raise ProviderConfigError(
+            f"{config.name} has no server address. Set it in Settings → Providers "
+            "(for example http://localhost:11434/v1 for Ollama)."
+        )
+    return OpenAIProvider(api_key, base_url, kind=config.kind, **common)

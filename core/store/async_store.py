@@ -1,0 +1,342 @@
+"""The store's API, awaitable: every call runs on one dedicated worker thread.
+
+The GUI thread never touches SQLite. :class:`AsyncStore` owns a
+``ThreadPoolExecutor(max_workers=1)``; the SQLite connection is created on
+that thread (in :meth:`AsyncStore.open`) and every call runs there, one after
+the other, in the order awaited — so the Store stays thread-confined. Each
+method has the signature, result and errors of the :class:`Store` method of
+the same name (see there); errors are raised from the ``await``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+from core.content import Turn, Usage
+from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS
+from core.store.migrations import Progress
+from core.store.models import (
+    UNCHANGED,
+    Compaction,
+    SearchHit,
+    Session,
+    Space,
+    TitleSource,
+    Unchanged,
+)
+from core.store.store import Store
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class AsyncStore:
+    """An open :class:`Store` driven from asyncio (qasync's loop included)."""
+
+    def __init__(self, store: Store, executor: ThreadPoolExecutor) -> None:
+        """Use :meth:`open`."""
+        self._store = store
+        self._executor = executor
+
+    @classmethod
+    async def open(
+        cls,
+        path: Path | str,
+        progress: Progress | None = None,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+    ) -> AsyncStore:
+        """Open the store on a new worker thread (see :meth:`Store.open` for errors).
+
+        Args:
+            path: sessions.db.
+            progress: ``progress(done, total)`` during a v3 upgrade; called on
+                the event loop's thread, not the worker.
+            busy_timeout_ms: how long to wait for another process's lock (ms).
+        """
+        loop = asyncio.get_running_loop()
+        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-store")
+        report: Progress | None = None
+        if progress is not None:
+            user_progress = progress
+
+            def report(done: int, total: int) -> None:
+                loop.call_soon_threadsafe(user_progress, done, total)
+
+        opener = functools.partial(
+            Store.open, path, progress=report, busy_timeout_ms=busy_timeout_ms
+        )
+        try:
+            store = await loop.run_in_executor(executor, opener)
+        except BaseException:
+            executor.shutdown(wait=False)
+            raise
+        return cls(store, executor)
+
+    @property
+    def sync(self) -> Store:
+        """The underlying Store (for tests; never call it from the GUI thread)."""
+        return self._store
+
+    @property
+    def path(self) -> Path:
+        return self._store.path
+
+    @property
+    def migration_report(self) -> Any:
+        return self._store.migration_report
+
+    async def close(self) -> None:
+        """Close the file on the worker thread, then stop the thread (idempotent)."""
+        if self._executor._shutdown:  # noqa: SLF001 (already closed)
+            return
+        await self._call(self._store.close)
+        self._executor.shutdown(wait=True)
+
+    async def _call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    async def default_space(self) -> Space:
+        """Awaitable :meth:`Store.default_space`."""
+        return await self._call(self._store.default_space)
+
+    async def get_space(self, space_id: str) -> Space:
+        """Awaitable :meth:`Store.get_space`."""
+        return await self._call(self._store.get_space, space_id)
+
+    async def create_space(
+        self, name: str, *, system_prompt: str | None = None, default_model: str | None = None
+    ) -> Space:
+        """Awaitable :meth:`Store.create_space`."""
+        return await self._call(
+            self._store.create_space, name, system_prompt=system_prompt, default_model=default_model
+        )
+
+    async def rename_space(self, space_id: str, name: str) -> Space:
+        """Awaitable :meth:`Store.rename_space`."""
+        return await self._call(self._store.rename_space, space_id, name)
+
+    async def update_space(
+        self,
+        space_id: str,
+        *,
+        system_prompt: str | None | Unchanged = UNCHANGED,
+        default_model: str | None | Unchanged = UNCHANGED,
+    ) -> Space:
+        """Awaitable :meth:`Store.update_space`."""
+        return await self._call(
+            self._store.update_space,
+            space_id,
+            system_prompt=system_prompt,
+            default_model=default_model,
+        )
+
+    async def list_spaces(self) -> list[Space]:
+        """Awaitable :meth:`Store.list_spaces`."""
+        return await self._call(self._store.list_spaces)
+
+    async def reorder_spaces(self, ids: list[str]) -> list[Space]:
+        """Awaitable :meth:`Store.reorder_spaces`."""
+        return await self._call(self._store.reorder_spaces, ids)
+
+    async def delete_space(self, space_id: str, *, delete_sessions: bool = False) -> None:
+        """Awaitable :meth:`Store.delete_space`."""
+        return await self._call(self._store.delete_space, space_id, delete_sessions=delete_sessions)
+
+    async def create_session(
+        self,
+        *,
+        space_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+    ) -> Session:
+        """Awaitable :meth:`Store.create_session`."""
+        return await self._call(
+            self._store.create_session,
+            space_id=space_id,
+            title=title,
+            model=model,
+            system_prompt=system_prompt,
+        )
+
+    async def get_session(self, session_id: str) -> Session:
+        """Awaitable :meth:`Store.get_session`."""
+        return await self._call(self._store.get_session, session_id)
+
+    async def list_sessions(
+        self,
+        *,
+        space_id: str | None = None,
+        include_archived: bool = False,
+        limit: int = 200,
+        offset: int = 0,
+        pinned_first: bool = True,
+    ) -> list[Session]:
+        """Awaitable :meth:`Store.list_sessions`."""
+        return await self._call(
+            self._store.list_sessions,
+            space_id=space_id,
+            include_archived=include_archived,
+            limit=limit,
+            offset=offset,
+            pinned_first=pinned_first,
+        )
+
+    async def rename_session(
+        self, session_id: str, title: str | None, *, source: TitleSource = "user"
+    ) -> Session:
+        """Awaitable :meth:`Store.rename_session`."""
+        return await self._call(self._store.rename_session, session_id, title, source=source)
+
+    async def set_auto_title(self, session_id: str, title: str) -> bool:
+        """Awaitable :meth:`Store.set_auto_title`."""
+        return await self._call(self._store.set_auto_title, session_id, title)
+
+    async def move_session(self, session_id: str, space_id: str) -> Session:
+        """Awaitable :meth:`Store.move_session`."""
+        return await self._call(self._store.move_session, session_id, space_id)
+
+    async def pin_session(self, session_id: str, pinned: bool) -> Session:
+        """Awaitable :meth:`Store.pin_session`."""
+        return await self._call(self._store.pin_session, session_id, pinned)
+
+    async def archive_session(self, session_id: str, archived: bool) -> Session:
+        """Awaitable :meth:`Store.archive_session`."""
+        return await self._call(self._store.archive_session, session_id, archived)
+
+    async def delete_session(self, session_id: str) -> None:
+        """Awaitable :meth:`Store.delete_session`."""
+        return await self._call(self._store.delete_session, session_id)
+
+    async def set_session_model(self, session_id: str, model: str | None) -> Session:
+        """Awaitable :meth:`Store.set_session_model`."""
+        return await self._call(self._store.set_session_model, session_id, model)
+
+    async def set_session_system_prompt(
+        self, session_id: str, system_prompt: str | None
+    ) -> Session:
+        """Awaitable :meth:`Store.set_session_system_prompt`."""
+        return await self._call(self._store.set_session_system_prompt, session_id, system_prompt)
+
+    async def set_end_reason(self, session_id: str, reason: str | None) -> Session:
+        """Awaitable :meth:`Store.set_end_reason`."""
+        return await self._call(self._store.set_end_reason, session_id, reason)
+
+    async def add_usage(self, session_id: str, usage: Usage) -> Session:
+        """Awaitable :meth:`Store.add_usage`."""
+        return await self._call(self._store.add_usage, session_id, usage)
+
+    async def list_forks(self, session_id: str) -> list[Session]:
+        """Awaitable :meth:`Store.list_forks`."""
+        return await self._call(self._store.list_forks, session_id)
+
+    async def fork(self, session_id: str, at_turn_id: str, *, title: str | None = None) -> Session:
+        """Awaitable :meth:`Store.fork`."""
+        return await self._call(self._store.fork, session_id, at_turn_id, title=title)
+
+    async def append_turn(self, session_id: str, turn: Turn) -> Turn:
+        """Awaitable :meth:`Store.append_turn`."""
+        return await self._call(self._store.append_turn, session_id, turn)
+
+    async def upsert_turn(self, session_id: str, turn: Turn) -> Turn:
+        """Awaitable :meth:`Store.upsert_turn`."""
+        return await self._call(self._store.upsert_turn, session_id, turn)
+
+    async def finish_turn(self, session_id: str, turn: Turn, usage: Usage) -> Turn:
+        """Awaitable :meth:`Store.finish_turn`."""
+        return await self._call(self._store.finish_turn, session_id, turn, usage)
+
+    async def get_turn(self, turn_id: str) -> Turn:
+        """Awaitable :meth:`Store.get_turn`."""
+        return await self._call(self._store.get_turn, turn_id)
+
+    async def get_turns(self, session_id: str, *, last: int | None = None) -> list[Turn]:
+        """Awaitable :meth:`Store.get_turns`."""
+        return await self._call(self._store.get_turns, session_id, last=last)
+
+    async def count_turns(self, session_id: str) -> int:
+        """Awaitable :meth:`Store.count_turns`."""
+        return await self._call(self._store.count_turns, session_id)
+
+    async def history(self, session_id: str) -> list[Turn]:
+        """Awaitable :meth:`Store.history`."""
+        return await self._call(self._store.history, session_id)
+
+    async def delete_turns_after(self, session_id: str, turn_id: str) -> int:
+        """Awaitable :meth:`Store.delete_turns_after`."""
+        return await self._call(self._store.delete_turns_after, session_id, turn_id)
+
+    async def record_compaction(
+        self,
+        session_id: str,
+        summary_turn: Turn,
+        *,
+        first_turn_id: str,
+        last_turn_id: str,
+        replaced_count: int,
+        dropped_count: int = 0,
+        model: str | None = None,
+        usage: Usage | None = None,
+        reason: str = "manual",
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+    ) -> Compaction:
+        """Awaitable :meth:`Store.record_compaction`."""
+        return await self._call(
+            self._store.record_compaction,
+            session_id,
+            summary_turn,
+            first_turn_id=first_turn_id,
+            last_turn_id=last_turn_id,
+            replaced_count=replaced_count,
+            dropped_count=dropped_count,
+            model=model,
+            usage=usage,
+            reason=reason,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+        )
+
+    async def list_compactions(self, session_id: str) -> list[Compaction]:
+        """Awaitable :meth:`Store.list_compactions`."""
+        return await self._call(self._store.list_compactions, session_id)
+
+    async def search(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        space_id: str | None = None,
+        limit: int = 50,
+    ) -> list[SearchHit]:
+        """Awaitable :meth:`Store.search`."""
+        return await self._call(
+            self._store.search, query, session_id=session_id, space_id=space_id, limit=limit
+        )
+
+    async def get_setting(self, key: str, default: Any = None) -> Any:
+        """Awaitable :meth:`Store.get_setting`."""
+        return await self._call(self._store.get_setting, key, default)
+
+    async def set_setting(self, key: str, value: Any) -> None:
+        """Awaitable :meth:`Store.set_setting`."""
+        return await self._call(self._store.set_setting, key, value)
+
+    async def all_settings(self) -> dict[str, Any]:
+        """Awaitable :meth:`Store.all_settings`."""
+        return await self._call(self._store.all_settings)
+
+    async def get_state(self, key: str, default: Any = None) -> Any:
+        """Awaitable :meth:`Store.get_state`."""
+        return await self._call(self._store.get_state, key, default)
+
+    async def set_state(self, key: str, value: Any) -> None:
+        """Awaitable :meth:`Store.set_state`."""
+        return await self._call(self._store.set_state, key, value)

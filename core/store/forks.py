@@ -1,0 +1,90 @@
+"""Forking a session: a new session holding copies of its turns up to a point."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
+
+from core.content import new_id
+from core.store import sessions, turns
+from core.store.models import Session
+from core.store.schema import compactions as C
+from core.store.schema import turns as T
+
+_ID_KEYS = ("first_turn_id", "last_turn_id", "compaction_id")
+
+
+def _remap_blocks(blocks_json: str, ids: dict[str, str]) -> str:
+    """Rewrite the turn/compaction ids inside compact_summary blocks to the fork's ids."""
+    if '"compact_summary"' not in blocks_json:
+        return blocks_json
+    data = json.loads(blocks_json)
+    for block in data:
+        if isinstance(block, dict) and block.get("type") == "compact_summary":
+            for key in _ID_KEYS:
+                if block.get(key) in ids:
+                    block[key] = ids[block[key]]
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None) -> Session:
+    """See :meth:`core.store.store.Store.fork`."""
+    parent = sessions.get(con, session_id)
+    at_seq = turns.seq_of(con, session_id, at_turn_id)
+    if title is None or not title.strip():
+        title, source = f"{parent.title or 'Untitled'} (fork)", "auto"
+    else:
+        source = "user"
+    fork_id = sessions.insert(
+        con,
+        space_id=parent.space_id,
+        title=title,
+        title_source=source,  # type: ignore[arg-type]
+        model=parent.model,
+        system_prompt=parent.system_prompt,
+        parent_session_id=parent.id,
+        forked_from_turn_id=at_turn_id,
+        meta=parent.meta,
+    )
+    rows = con.execute(
+        select(T.c.id, T.c.seq, T.c.role, T.c.blocks, T.c.aborted, T.c.model, T.c.usage,
+               T.c.created_at)
+        .where(T.c.session_id == session_id)
+        .where(T.c.seq <= at_seq)
+        .order_by(T.c.seq)
+    ).all()
+    ids: dict[str, str] = {r.id: new_id() for r in rows}
+    comp_rows = con.execute(
+        select(C).where(C.c.session_id == session_id).where(C.c.summary_turn_id.in_(list(ids)))
+    ).all()
+    ids.update({c.id: new_id() for c in comp_rows})
+    values: list[dict[str, Any]] = [
+        {
+            "id": ids[r.id],
+            "session_id": fork_id,
+            "seq": r.seq,
+            "role": r.role,
+            "blocks": _remap_blocks(r.blocks, ids),
+            "aborted": r.aborted,
+            "model": r.model,
+            "usage": r.usage,
+            "created_at": r.created_at,
+        }
+        for r in rows
+    ]
+    if values:
+        con.execute(T.insert(), values)
+    for c in comp_rows:
+        row = dict(c._mapping)
+        row.update(
+            id=ids[c.id],
+            session_id=fork_id,
+            summary_turn_id=ids[c.summary_turn_id],
+            first_turn_id=ids.get(c.first_turn_id, c.first_turn_id),
+            last_turn_id=ids.get(c.last_turn_id, c.last_turn_id),
+        )
+        con.execute(C.insert().values(**row))
+    return sessions.get(con, fork_id)

@@ -1,0 +1,217 @@
+"""What kind of file sessions.db is, and the steps that bring it to the current format.
+
+Open-time detection (:func:`inspect_file`) reads the file without writing to
+it and sorts it into one of :class:`FileKind`:
+
+* ``NEW``: missing, 0 bytes, or an SQLite file with no tables → create v4;
+* ``CURRENT``: ``user_version`` 4 with Parley's tables → open as is, write nothing;
+* ``V3``: ``user_version`` 3, or 0 with the v3 tables (``sessions.fork_idx``,
+  ``turns.idx``) → :func:`upgrade_v3` (``core.store.v3.upgrade_file``, which
+  backs the file up first, see shared/spec/v3-format.md);
+* newer ``user_version`` → :class:`NewerFormat`; not SQLite, or SQLite without
+  Parley's tables → :class:`NotAParleyFile`; unreadable → :class:`DatabaseCorrupt`.
+
+Future format changes (v4 → v5 …) are small named functions registered with
+:func:`step`, in the style of simonw/llm's ``migrations.py``; :func:`migrate`
+runs the ones a file lacks, in order, inside the caller's transaction, and
+bumps ``user_version`` after each. Adding one means bumping
+``schema.SCHEMA_VERSION`` and testing it from a file of the previous version.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy.engine import Connection
+
+from core.store.errors import (
+    DatabaseCorrupt,
+    DatabaseReadOnly,
+    NotAParleyFile,
+    UpgradeUnavailable,
+    primary_code,
+    translate,
+)
+from core.store.schema import SCHEMA_VERSION, V4_TABLES
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+Progress = Callable[[int, int], None]
+
+
+class FileKind(Enum):
+    NEW = "new"
+    CURRENT = "current"
+    OLDER_V4 = "older-v4"  # a v4+ file an added step must bring up to date
+    V3 = "v3"
+    NEWER = "newer"
+    NOT_PARLEY = "not-parley"
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """What :func:`inspect_file` found.
+
+    Attributes:
+        kind: the verdict.
+        user_version: ``PRAGMA user_version`` (0 for a missing file).
+        why: for NOT_PARLEY, a short reason shown to the user.
+    """
+
+    kind: FileKind
+    user_version: int = 0
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One named migration step producing format ``version``."""
+
+    version: int
+    name: str
+    fn: Callable[[Connection], None]
+
+
+STEPS: list[Step] = []
+
+
+def step(version: int, name: str) -> Callable[[Callable[[Connection], None]], Callable[..., Any]]:
+    """Register ``fn(con)`` as the step that brings a file to format ``version``."""
+
+    def register(fn: Callable[[Connection], None]) -> Callable[[Connection], None]:
+        STEPS.append(Step(version, name, fn))
+        STEPS.sort(key=lambda s: s.version)
+        return fn
+
+    return register
+
+
+def migrate(
+    con: Connection,
+    current: int,
+    *,
+    steps: list[Step] | None = None,
+    target: int | None = None,
+) -> list[str]:
+    """Run, in order, every step with ``current < version <= target``.
+
+    Args:
+        con: a Connection inside the caller's write transaction.
+        current: the file's ``user_version``.
+        steps: the registry (default :data:`STEPS`).
+        target: the version to reach (default: ``SCHEMA_VERSION``).
+
+    Returns:
+        The names of the steps run (empty when the file is up to date).
+    """
+    target = SCHEMA_VERSION if target is None else target
+    done: list[str] = []
+    for s in steps if steps is not None else STEPS:
+        if current < s.version <= target:
+            s.fn(con)
+            con.exec_driver_sql(f"PRAGMA user_version = {int(s.version)}")
+            done.append(s.name)
+    return done
+
+
+def _columns(con: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in con.execute(f"PRAGMA table_info({table})")}
+
+
+def _classify(con: sqlite3.Connection) -> FileInfo:
+    version = int(con.execute("PRAGMA user_version").fetchone()[0])
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if version > SCHEMA_VERSION:
+        return FileInfo(FileKind.NEWER, version)
+    if version >= 4:
+        if tables >= V4_TABLES:
+            kind = FileKind.CURRENT if version == SCHEMA_VERSION else FileKind.OLDER_V4
+            return FileInfo(kind, version)
+        return FileInfo(FileKind.NOT_PARLEY, version, "it has no Parley tables")
+    is_v3 = (
+        {"sessions", "turns"} <= tables
+        and "fork_idx" in _columns(con, "sessions")
+        and "idx" in _columns(con, "turns")
+    )
+    if is_v3 and version in (0, 3):
+        return FileInfo(FileKind.V3, 3)
+    if version == 0 and not tables:
+        return FileInfo(FileKind.NEW, 0)
+    return FileInfo(FileKind.NOT_PARLEY, version, "it holds another program's data")
+
+
+def inspect_file(path: Path) -> FileInfo:
+    """Tell what kind of file ``path`` is, without writing to it.
+
+    Raises:
+        NotAParleyFile: not an SQLite file (header check).
+        DatabaseCorrupt: an SQLite header but the schema cannot be read.
+        DatabaseReadOnly: the file cannot be opened for writing.
+        CannotOpen: it is a folder, or cannot be read.
+    """
+    if not path.exists():
+        return FileInfo(FileKind.NEW)
+    if path.is_dir():
+        raise NotAParleyFile(path, "it is a folder")
+    with open(path, "rb") as fh:
+        head = fh.read(len(SQLITE_MAGIC))
+    wal = path.with_name(path.name + "-wal")
+    if not head and not (wal.exists() and wal.stat().st_size > 0):
+        return FileInfo(FileKind.NEW)
+    if head != SQLITE_MAGIC:
+        raise NotAParleyFile(path, "it is not an SQLite database")
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True)
+    except sqlite3.Error as exc:
+        raise translate(exc, path) or DatabaseReadOnly(path) from exc
+    try:
+        return _classify(con)
+    except sqlite3.DatabaseError as exc:
+        err = translate(exc, path)
+        if err is None and primary_code(exc) is None:
+            err = DatabaseCorrupt(path)
+        if err is None:
+            raise
+        raise err from exc
+    finally:
+        con.close()
+
+
+def upgrade_v3(path: Path, progress: Progress | None) -> Any:
+    """Upgrade a v3 file in place with ``core.store.v3.upgrade_file`` (imported lazily).
+
+    Returns:
+        Its ``MigrationReport``.
+
+    Raises:
+        UpgradeUnavailable: this build has no v3 upgrade.
+        StoreError: whatever the upgrade raises (it leaves the file as it was).
+    """
+    try:  # lazy: only old files need it
+        v3 = importlib.import_module("core.store.v3")
+    except ModuleNotFoundError as exc:
+        if exc.name != "core.store.v3":
+            raise
+        raise UpgradeUnavailable(path, 3) from exc
+    upgrade = getattr(v3, "upgrade_file", None)
+    if upgrade is None:
+        raise UpgradeUnavailable(path, 3)
+    return upgrade(path, progress)
+
+
+__all__ = [
+    "FileInfo",
+    "FileKind",
+    "STEPS",
+    "Step",
+    "inspect_file",
+    "migrate",
+    "step",
+    "upgrade_v3",
+]

@@ -1,0 +1,101 @@
+"""Opening sessions.db: check, classify, upgrade or create, then connect.
+
+Order matters for the "write nothing" promises: the file is classified
+without writing (:func:`core.store.migrations.inspect_file`); a newer or
+foreign file is refused before anything else; writability is checked before
+any write; a v3 file is upgraded by ``core.store.v3`` (which backs it up
+first); only then is a connection with Parley's settings opened. A v4 file
+created by Parley is then opened without writing a byte.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from core.store import spaces
+from core.store.engine import make_engine, read, write
+from core.store.errors import (
+    CannotOpen,
+    DatabaseReadOnly,
+    NewerFormat,
+    NotAParleyFile,
+    translate,
+)
+from core.store.migrations import FileInfo, FileKind, Progress, inspect_file, migrate, upgrade_v3
+from core.store.schema import SCHEMA_VERSION, create_all, dbapi_connection
+
+
+def check_writable(path: Path) -> None:
+    """Raise unless Parley may write ``path`` and its folder (creating the folder).
+
+    A file without any write permission bit counts as read-only even for root:
+    the user marked it so.
+
+    Raises:
+        DatabaseReadOnly: the file or its folder is not writable.
+        CannotOpen: the folder cannot be created.
+    """
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CannotOpen(path, exc.strerror or str(exc)) from exc
+    if path.exists():
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if not os.access(path, os.W_OK) or not mode & 0o222:
+            raise DatabaseReadOnly(path)
+    if not os.access(folder, os.W_OK):
+        raise DatabaseReadOnly(path)
+
+
+def open_connection(
+    path: Path, progress: Progress | None, busy_timeout_ms: int
+) -> tuple[Connection, Any]:
+    """Make ``path`` a current v4 file and return ``(connection, v3 upgrade report or None)``.
+
+    Raises: see :meth:`core.store.store.Store.open`.
+    """
+    info = inspect_file(path)
+    if info.kind is FileKind.NEWER:
+        raise NewerFormat(path, info.user_version, SCHEMA_VERSION)
+    if info.kind is FileKind.NOT_PARLEY:
+        raise NotAParleyFile(path, info.why)
+    check_writable(path)
+    report = None
+    if info.kind is FileKind.V3:
+        report = upgrade_v3(path, progress)
+        info = inspect_file(path)
+        if info.kind is not FileKind.CURRENT:
+            raise NotAParleyFile(path, "the v3 upgrade did not produce a v4 file")
+    engine = make_engine(path, busy_timeout_ms=busy_timeout_ms)
+    con = engine.connect()
+    try:
+        _prepare(con, path, info)
+    except BaseException as exc:
+        con.close()
+        engine.dispose()
+        err = translate(exc, path) if isinstance(exc, sqlite3.Error) else None
+        if err is not None:
+            raise err from exc
+        raise
+    return con, report
+
+
+def _prepare(con: Connection, path: Path, info: FileInfo) -> None:
+    raw = dbapi_connection(con)
+    if info.kind is FileKind.NEW:
+        raw.execute("PRAGMA journal_mode = WAL")
+        write(con, create_all, path)
+        return
+    if raw.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+        raw.execute("PRAGMA journal_mode = WAL")  # a v4 file last written by another tool
+    if info.kind is FileKind.OLDER_V4:
+        write(con, lambda c: migrate(c, info.user_version), path)
+    if not read(con, spaces.has_default, path):
+        write(con, spaces.ensure_default, path)

@@ -1,0 +1,270 @@
+"""The v4 schema of sessions.db: SQLAlchemy Core tables, the search index and its triggers.
+
+Conventions: ids are opaque TEXT (32 hex chars from ``core.content.new_id``);
+times are INTEGER Unix epoch milliseconds, UTC; JSON columns hold compact JSON
+text; booleans are INTEGER 0/1. ``sessions`` and ``turns`` also carry an
+``INTEGER PRIMARY KEY`` (``n``): a stable rowid the contentless full-text index
+maps to (a plain rowid could change on VACUUM). Search rows: a turn's rowid is
+``turns.n``; a session title's is ``-sessions.n``.
+
+The full-text index is kept in step by triggers on ``turns`` and ``sessions``
+that call the SQL functions of :mod:`core.store.textindex` — so any writer
+(the store, the v3 migration, the benchmark generator) keeps it right as long
+as its connection has them registered (:func:`create_all` does that for its
+connection; the store's engine does it for every connection).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from sqlalchemy import (
+    CheckConstraint,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Connection
+
+from core.content import now_ms
+from core.store import textindex
+
+SCHEMA_VERSION = 4
+DEFAULT_SPACE_ID = "default"
+DEFAULT_SPACE_NAME = "General"
+
+metadata = MetaData()
+
+spaces = Table(
+    "spaces",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("position", Integer, nullable=False, server_default="0"),
+    Column("system_prompt", Text),
+    Column("default_model", Text),
+    Column("created_at", Integer, nullable=False),
+    Column("meta", Text, nullable=False, server_default="{}"),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("n", Integer, primary_key=True),
+    Column("id", Text, nullable=False, unique=True),
+    Column("space_id", Text, ForeignKey("spaces.id"), nullable=False),
+    Column("title", Text),
+    Column("title_source", Text),
+    # No foreign key: deleting a parent keeps its forks (they show "parent deleted").
+    Column("parent_session_id", Text),
+    Column("forked_from_turn_id", Text),
+    Column("model", Text),
+    Column("system_prompt", Text),
+    Column("pinned", Integer, nullable=False, server_default="0"),
+    Column("archived", Integer, nullable=False, server_default="0"),
+    Column("input_tokens", Integer, nullable=False, server_default="0"),
+    Column("output_tokens", Integer, nullable=False, server_default="0"),
+    Column("cache_read_tokens", Integer, nullable=False, server_default="0"),
+    Column("cache_write_tokens", Integer, nullable=False, server_default="0"),
+    Column("cost_usd", Float, nullable=False, server_default="0"),
+    Column("created_at", Integer, nullable=False),
+    Column("updated_at", Integer, nullable=False),
+    Column("end_reason", Text),
+    Column("meta", Text, nullable=False, server_default="{}"),
+    CheckConstraint("title_source IN ('auto', 'user')", name="title_source_kind"),
+)
+Index("sessions_by_updated", sessions.c.updated_at)
+Index("sessions_by_space", sessions.c.space_id, sessions.c.updated_at)
+Index("sessions_by_parent", sessions.c.parent_session_id)
+
+turns = Table(
+    "turns",
+    metadata,
+    Column("n", Integer, primary_key=True),
+    Column("id", Text, nullable=False, unique=True),
+    Column(
+        "session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("seq", Integer, nullable=False),
+    Column("role", Text, nullable=False),
+    Column("blocks", Text, nullable=False),
+    Column("aborted", Integer, nullable=False, server_default="0"),
+    Column("model", Text),
+    Column("usage", Text),
+    Column("created_at", Integer, nullable=False),
+    UniqueConstraint("session_id", "seq", name="turns_order"),
+    CheckConstraint("role IN ('user', 'assistant')", name="turn_role"),
+)
+
+compactions = Table(
+    "compactions",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column(
+        "session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("summary_turn_id", Text, nullable=False),
+    Column("first_turn_id", Text),
+    Column("last_turn_id", Text),
+    Column("replaced_count", Integer, nullable=False, server_default="0"),
+    Column("dropped_count", Integer, nullable=False, server_default="0"),
+    Column("model", Text),
+    Column("usage", Text),
+    Column("reason", Text, nullable=False),
+    Column("tokens_before", Integer),
+    Column("tokens_after", Integer),
+    Column("created_at", Integer, nullable=False),
+)
+Index("compactions_by_session", compactions.c.session_id, compactions.c.created_at)
+
+settings = Table(
+    "settings",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+app_state = Table(
+    "app_state",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+#: Tables whose presence marks a file as Parley v4.
+V4_TABLES = frozenset({"spaces", "sessions", "turns", "compactions", "settings", "app_state"})
+
+SEARCH_DDL = [
+    f"CREATE VIRTUAL TABLE search_fts USING fts5(title, body, content='', "
+    f'tokenize="{textindex.TOKENIZER}")',
+    # Title matches weigh more than body matches.
+    "INSERT INTO search_fts(search_fts, rank) VALUES ('rank', 'bm25(4.0, 1.0)')",
+]
+
+TRIGGER_DDL = [
+    """CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns BEGIN
+        INSERT INTO search_fts(rowid, title, body)
+        VALUES (new.n, '', parley_turn_text(new.blocks));
+    END""",
+    """CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns BEGIN
+        INSERT INTO search_fts(search_fts, rowid, title, body)
+        VALUES ('delete', old.n, '', parley_turn_text(old.blocks));
+    END""",
+    """CREATE TRIGGER turns_fts_update AFTER UPDATE OF blocks ON turns BEGIN
+        INSERT INTO search_fts(search_fts, rowid, title, body)
+        VALUES ('delete', old.n, '', parley_turn_text(old.blocks));
+        INSERT INTO search_fts(rowid, title, body)
+        VALUES (new.n, '', parley_turn_text(new.blocks));
+    END""",
+    """CREATE TRIGGER sessions_fts_insert AFTER INSERT ON sessions BEGIN
+        INSERT INTO search_fts(rowid, title, body)
+        VALUES (-new.n, parley_title_text(new.title), '');
+    END""",
+    """CREATE TRIGGER sessions_fts_delete AFTER DELETE ON sessions BEGIN
+        INSERT INTO search_fts(search_fts, rowid, title, body)
+        VALUES ('delete', -old.n, parley_title_text(old.title), '');
+    END""",
+    """CREATE TRIGGER sessions_fts_update AFTER UPDATE OF title ON sessions BEGIN
+        INSERT INTO search_fts(search_fts, rowid, title, body)
+        VALUES ('delete', -old.n, parley_title_text(old.title), '');
+        INSERT INTO search_fts(rowid, title, body)
+        VALUES (-new.n, parley_title_text(new.title), '');
+    END""",
+]
+TRIGGER_NAMES = [
+    "turns_fts_insert",
+    "turns_fts_delete",
+    "turns_fts_update",
+    "sessions_fts_insert",
+    "sessions_fts_delete",
+    "sessions_fts_update",
+]
+
+
+def dbapi_connection(con: Connection) -> sqlite3.Connection:
+    """Return the ``sqlite3`` connection under an SQLAlchemy ``Connection``."""
+    raw: Any = con.connection.dbapi_connection
+    return raw
+
+
+def create_all(con: Connection) -> None:
+    """Create the whole v4 schema on a connection, then set ``PRAGMA user_version = 4``.
+
+    Creates every table, index, the full-text index ``search_fts`` and its
+    triggers, the default space ("General", id :data:`DEFAULT_SPACE_ID`), and
+    registers the SQL functions the triggers need on this connection. The
+    version is set last, so a file whose creation was interrupted never reads
+    as v4.
+
+    It runs inside the caller's transaction when there is one (the v3
+    migration calls it in its own, so the whole upgrade commits or not at
+    all); otherwise SQLAlchemy's autobegin opens one and the caller commits.
+    It never commits. ``journal_mode`` cannot change inside a transaction: the
+    store sets WAL when it opens the file.
+
+    Args:
+        con: an SQLAlchemy ``Connection`` on the target file (pysqlite).
+
+    Raises:
+        sqlalchemy.exc.OperationalError: one of the v4 tables already exists
+            (rename legacy tables first) — a bug in the caller, not a user error.
+    """
+    textindex.register_functions(dbapi_connection(con))
+    metadata.create_all(con, checkfirst=False)
+    for ddl in SEARCH_DDL + TRIGGER_DDL:
+        con.exec_driver_sql(ddl)
+    con.execute(
+        spaces.insert().values(
+            id=DEFAULT_SPACE_ID, name=DEFAULT_SPACE_NAME, position=0, created_at=now_ms()
+        )
+    )
+    con.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def drop_search_triggers(con: Connection | sqlite3.Connection) -> None:
+    """Drop the search-index triggers (bulk loads then call :func:`rebuild_search_index`)."""
+    for name in TRIGGER_NAMES:
+        _exec(con, f"DROP TRIGGER IF EXISTS {name}")
+
+
+def rebuild_search_index(con: Connection | sqlite3.Connection) -> None:
+    """Re-create the full-text index from every turn and title, and its triggers.
+
+    Used after a bulk load (with :func:`drop_search_triggers` before it) and by
+    a future migration step that changes :mod:`core.store.textindex`. Runs in
+    the caller's transaction; takes about a minute per GB of text.
+    """
+    if isinstance(con, Connection):
+        textindex.register_functions(dbapi_connection(con))
+    else:
+        textindex.register_functions(con)
+    drop_search_triggers(con)
+    _exec(con, "DROP TABLE IF EXISTS search_fts")
+    for ddl in SEARCH_DDL:
+        _exec(con, ddl)
+    _exec(
+        con,
+        "INSERT INTO search_fts(rowid, title, body) "
+        "SELECT -n, parley_title_text(title), '' FROM sessions ORDER BY n",
+    )
+    _exec(
+        con,
+        "INSERT INTO search_fts(rowid, title, body) "
+        "SELECT n, '', parley_turn_text(blocks) FROM turns ORDER BY n",
+    )
+    for ddl in TRIGGER_DDL:
+        _exec(con, ddl)
+
+
+def _exec(con: Connection | sqlite3.Connection, sql: str) -> None:
+    if isinstance(con, Connection):
+        con.exec_driver_sql(sql)
+    else:
+        con.execute(sql)

@@ -1,0 +1,231 @@
+"""Sessions: rows of ``sessions``. Functions take a Connection inside the caller's transaction."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import delete, exists, func, select, update
+from sqlalchemy.engine import Connection, Row
+from sqlalchemy.sql import ColumnElement
+
+from core.content import Usage, new_id, now_ms
+from core.store import spaces
+from core.store.errors import SessionNotFound
+from core.store.models import Session, TitleSource
+from core.store.schema import DEFAULT_SPACE_ID
+from core.store.schema import sessions as S
+from core.store.schema import turns as T
+
+_parent = S.alias("parent")
+_COLUMNS: tuple[ColumnElement[Any], ...] = (
+    *S.c,
+    exists()
+    .where(_parent.c.id == S.c.parent_session_id)
+    .label("parent_exists"),
+    select(func.count()).where(T.c.session_id == S.c.id).scalar_subquery().label("turn_count"),
+)
+
+
+def _meta(text: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _session(row: Row) -> Session:
+    return Session(
+        id=row.id,
+        space_id=row.space_id,
+        title=row.title,
+        title_source=row.title_source,
+        parent_session_id=row.parent_session_id,
+        forked_from_turn_id=row.forked_from_turn_id,
+        parent_exists=row.parent_session_id is None or bool(row.parent_exists),
+        model=row.model,
+        system_prompt=row.system_prompt,
+        pinned=bool(row.pinned),
+        archived=bool(row.archived),
+        usage=Usage(
+            row.input_tokens,
+            row.output_tokens,
+            row.cache_read_tokens,
+            row.cache_write_tokens,
+            row.cost_usd,
+        ),
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        end_reason=row.end_reason,
+        meta=_meta(row.meta),
+        turn_count=row.turn_count,
+    )
+
+
+def get(con: Connection, session_id: str) -> Session:
+    """Return a session. Raises SessionNotFound."""
+    row = con.execute(select(*_COLUMNS).where(S.c.id == session_id)).first()
+    if row is None:
+        raise SessionNotFound(session_id)
+    return _session(row)
+
+
+def require(con: Connection, session_id: str) -> None:
+    """Raise SessionNotFound unless the session exists."""
+    if con.execute(select(S.c.n).where(S.c.id == session_id)).first() is None:
+        raise SessionNotFound(session_id)
+
+
+def insert(
+    con: Connection,
+    *,
+    space_id: str,
+    title: str | None,
+    title_source: TitleSource | None,
+    model: str | None,
+    system_prompt: str | None,
+    parent_session_id: str | None = None,
+    forked_from_turn_id: str | None = None,
+    meta: dict[str, Any] | None = None,
+) -> str:
+    """Insert a session row and return its id (no checks)."""
+    session_id = new_id()
+    now = activity_time(con)
+    con.execute(
+        S.insert().values(
+            id=session_id,
+            space_id=space_id,
+            title=title,
+            title_source=title_source if title is not None else None,
+            model=model,
+            system_prompt=system_prompt,
+            parent_session_id=parent_session_id,
+            forked_from_turn_id=forked_from_turn_id,
+            created_at=now,
+            updated_at=now,
+            meta=json.dumps(meta or {}, ensure_ascii=False),
+        )
+    )
+    return session_id
+
+
+def create(
+    con: Connection,
+    space_id: str | None,
+    title: str | None,
+    model: str | None,
+    system_prompt: str | None,
+) -> Session:
+    space = spaces.get(con, space_id or DEFAULT_SPACE_ID)
+    title = _clean_title(title)
+    session_id = insert(
+        con,
+        space_id=space.id,
+        title=title,
+        title_source="user" if title is not None else None,
+        model=model if model is not None else space.default_model,
+        system_prompt=system_prompt if system_prompt is not None else space.system_prompt,
+    )
+    return get(con, session_id)
+
+
+def list_page(
+    con: Connection,
+    space_id: str | None,
+    include_archived: bool,
+    limit: int,
+    offset: int,
+    pinned_first: bool,
+) -> list[Session]:
+    q = select(*_COLUMNS)
+    if space_id is not None:
+        q = q.where(S.c.space_id == space_id)
+    if not include_archived:
+        q = q.where(S.c.archived == 0)
+    order = [S.c.updated_at.desc(), S.c.n.desc()]
+    if pinned_first:
+        order.insert(0, S.c.pinned.desc())
+    q = q.order_by(*order).limit(max(0, limit)).offset(max(0, offset))
+    return [_session(r) for r in con.execute(q)]
+
+
+def list_forks(con: Connection, session_id: str) -> list[Session]:
+    require(con, session_id)
+    q = select(*_COLUMNS).where(S.c.parent_session_id == session_id).order_by(S.c.created_at)
+    return [_session(r) for r in con.execute(q)]
+
+
+def _clean_title(title: str | None) -> str | None:
+    if title is None:
+        return None
+    title = " ".join(title.split())
+    return title or None
+
+
+def set_fields(con: Connection, session_id: str, **values: Any) -> Session:
+    """Update columns of one session and return it. Raises SessionNotFound."""
+    require(con, session_id)
+    con.execute(update(S).where(S.c.id == session_id).values(**values))
+    return get(con, session_id)
+
+
+def rename(con: Connection, session_id: str, title: str | None, source: TitleSource) -> Session:
+    title = _clean_title(title)
+    return set_fields(
+        con, session_id, title=title, title_source=source if title is not None else None
+    )
+
+
+def set_auto_title(con: Connection, session_id: str, title: str) -> bool:
+    require(con, session_id)
+    clean = _clean_title(title)
+    if clean is None:
+        return False
+    done = con.execute(
+        update(S)
+        .where(S.c.id == session_id)
+        .where((S.c.title_source.is_(None)) | (S.c.title_source != "user"))
+        .values(title=clean, title_source="auto")
+    )
+    return done.rowcount > 0
+
+
+def move(con: Connection, session_id: str, space_id: str) -> Session:
+    spaces.get(con, space_id)
+    return set_fields(con, session_id, space_id=space_id)
+
+
+def delete_session(con: Connection, session_id: str) -> None:
+    require(con, session_id)
+    con.execute(delete(S).where(S.c.id == session_id))
+
+
+def activity_time(con: Connection) -> int:
+    """Return now (epoch ms), but later than any session's ``updated_at``.
+
+    So the session with the latest activity is always first in "newest first"
+    lists, even for two changes within one millisecond.
+    """
+    latest = con.execute(select(func.max(S.c.updated_at))).scalar()
+    return max(now_ms(), (latest or 0) + 1)
+
+
+def touch(con: Connection, session_id: str) -> None:
+    """Mark activity: ``updated_at`` = :func:`activity_time`."""
+    con.execute(update(S).where(S.c.id == session_id).values(updated_at=activity_time(con)))
+
+
+def add_usage(con: Connection, session_id: str, usage: Usage) -> None:
+    require(con, session_id)
+    con.execute(
+        update(S)
+        .where(S.c.id == session_id)
+        .values(
+            input_tokens=S.c.input_tokens + usage.input_tokens,
+            output_tokens=S.c.output_tokens + usage.output_tokens,
+            cache_read_tokens=S.c.cache_read_tokens + usage.cache_read_tokens,
+            cache_write_tokens=S.c.cache_write_tokens + usage.cache_write_tokens,
+            cost_usd=S.c.cost_usd + usage.cost_usd,
+        )
+    )

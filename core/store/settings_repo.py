@@ -1,0 +1,43 @@
+"""Key/value rows of ``settings`` (user settings) and ``app_state`` (window state etc.).
+
+Values are any JSON-serializable value, stored as JSON text. What each setting
+key means is declared in ``core.settings``; this module only stores values.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import Table, delete, select
+from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.engine import Connection
+
+
+def encode(value: Any) -> str:
+    """Return ``value`` as compact JSON text.
+
+    Raises:
+        TypeError: the value is not JSON-serializable (a bug in the caller).
+        ValueError: it holds NaN or infinity, which JSON cannot carry.
+    """
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def get(con: Connection, table: Table, key: str, default: Any) -> Any:
+    raw = con.execute(select(table.c.value).where(table.c.key == key)).scalar()
+    return default if raw is None else json.loads(raw)
+
+
+def put(con: Connection, table: Table, key: str, value: Any) -> None:
+    """Store ``value`` under ``key``; None removes the key (its default applies again)."""
+    if value is None:
+        con.execute(delete(table).where(table.c.key == key))
+        return
+    raw = encode(value)
+    stmt = insert(table).values(key=key, value=raw)
+    con.execute(stmt.on_conflict_do_update(index_elements=[table.c.key], set_={"value": raw}))
+
+
+def get_all(con: Connection, table: Table) -> dict[str, Any]:
+    return {r.key: json.loads(r.value) for r in con.execute(select(table.c.key, table.c.value))}

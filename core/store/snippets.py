@@ -1,0 +1,106 @@
+"""Search snippets: a short piece of a hit's text with the matches marked.
+
+The index is contentless (see :mod:`core.store.textindex`), so FTS5's own
+``snippet()`` cannot be used; the few hits shown are highlighted here instead,
+with a pattern per query phrase that, like the index, ignores case, Latin,
+Greek and Cyrillic diacritics, and Arabic/Hebrew vowel marks.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+
+from core.store.models import MATCH_END, MATCH_START
+from core.store.textindex import MARKS, is_split_char
+
+SNIPPET_CHARS = 160
+CONTEXT_BEFORE = 40
+MAX_SCAN_CHARS = 200_000
+_OPTIONAL_MARKS = f"[{MARKS}\u0640]*"
+_WORD = r"[^\W_]"
+
+
+def _variants() -> dict[str, str]:
+    table: dict[str, set[str]] = defaultdict(set)
+    ranges = [(0xC0, 0x250), (0x370, 0x500), (0x1E00, 0x2000)]
+    for a, b in ranges:
+        for cp in range(a, b):
+            ch = chr(cp)
+            d = unicodedata.normalize("NFKD", ch)
+            if len(d) > 1 and d[0].isalpha() and d[0] != ch:
+                table[d[0].lower()].add(ch)
+    return {k: "".join(sorted(v)) for k, v in table.items()}
+
+
+_VARIANTS = _variants()
+
+
+def _char_pattern(ch: str) -> str:
+    extra = _VARIANTS.get(ch.lower(), "")
+    core = f"[{re.escape(ch + extra)}]" if extra else re.escape(ch)
+    return core + _OPTIONAL_MARKS
+
+
+def phrase_pattern(tokens: list[str], prefix: bool) -> str:
+    """Regex source matching one query phrase (prepared tokens) in original text."""
+    body = r"[\W_]*".join("".join(_char_pattern(c) for c in tok) for tok in tokens)
+    first, last = tokens[0][0], tokens[-1][-1]
+    start = "" if is_split_char(first) else f"(?<!{_WORD})"
+    if prefix:
+        end = f"(?:{_WORD}|[{MARKS}])*"
+    elif is_split_char(last):
+        end = ""
+    else:
+        end = f"(?!{_WORD})"
+    return start + body + end
+
+
+def compile_phrases(phrases: list[list[str]], prefix_last: bool) -> re.Pattern[str]:
+    """One pattern matching any of the query's phrases (longest first)."""
+    parts = [
+        phrase_pattern(tokens, prefix_last and i == len(phrases) - 1)
+        for i, tokens in enumerate(phrases)
+    ]
+    parts.sort(key=len, reverse=True)
+    return re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE)
+
+
+def make_snippet(text: str, pattern: re.Pattern[str], width: int = SNIPPET_CHARS) -> str:
+    """Return about ``width`` characters of ``text`` around its first match, on one line.
+
+    Args:
+        text: the hit's text (a turn's searchable text, or a title).
+        pattern: from :func:`compile_phrases`.
+        width: snippet length in characters (before markers and ellipses).
+
+    Returns:
+        The piece with every match inside it wrapped in ``\\x02`` … ``\\x03``,
+        whitespace runs folded to one space, and "…" where text was cut. The
+        start of the text when no match is found.
+    """
+    text = text[:MAX_SCAN_CHARS].replace(MATCH_START, "").replace(MATCH_END, "")
+    first = pattern.search(text)
+    start = 0
+    if first is not None and first.start() > CONTEXT_BEFORE:
+        start = first.start() - CONTEXT_BEFORE
+        space = text.find(" ", start, first.start())
+        start = space + 1 if space != -1 else start
+    end = min(len(text), start + width)
+    if first is not None and end < first.end():
+        end = first.end()
+    if end < len(text):
+        space = text.rfind(" ", max(start + 1, end - 20), end)
+        if space != -1 and (first is None or space >= first.end()):
+            end = space
+    out: list[str] = []
+    pos = start
+    for m in pattern.finditer(text, start, end):
+        if m.end() == m.start():
+            continue
+        out += [text[pos : m.start()], MATCH_START, m.group(0), MATCH_END]
+        pos = m.end()
+    out.append(text[pos:end])
+    piece = " ".join("".join(out).split())
+    return ("…" if start > 0 else "") + piece + ("…" if end < len(text) else "")

@@ -1,0 +1,443 @@
+"""The session store: one sessions.db file behind one synchronous API.
+
+:class:`Store` is a facade over the repositories (``spaces``, ``sessions``,
+``turns``, ``forks``, ``compactions``, ``search``, ``settings_repo``): each
+public method is one transaction — a write either happens whole or not at all
+— and raises only :class:`core.store.errors.StoreError` subclasses for
+conditions a user can act on. A Store is thread-confined: use it from one
+thread at a time (:class:`core.store.async_store.AsyncStore` gives it a thread
+of its own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy.engine import Connection
+
+from core.content import Turn, Usage, apply_compactions
+from core.store import compactions, forks, search, sessions, settings_repo, spaces, turns
+from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
+from core.store.errors import StoreError
+from core.store.migrations import Progress
+from core.store.models import (
+    UNCHANGED,
+    Compaction,
+    SearchHit,
+    Session,
+    Space,
+    TitleSource,
+    Unchanged,
+)
+from core.store.opening import open_connection
+from core.store.schema import DEFAULT_SPACE_ID, app_state
+from core.store.schema import settings as settings_table
+
+T = TypeVar("T")
+
+
+class StoreClosed(StoreError):
+    def __init__(self) -> None:
+        super().__init__("The session store was closed; reopen Parley's data to continue.")
+
+
+class Store:
+    """Parley's sessions, turns, spaces, search index and settings in one SQLite file."""
+
+    def __init__(self, path: Path, con: Connection, migration_report: Any = None) -> None:
+        """Use :meth:`open`; this wraps an already set-up connection."""
+        self.path = path
+        self.migration_report = migration_report
+        self._con: Connection | None = con
+
+    # --- lifecycle -------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: Path | str,
+        *,
+        progress: Progress | None = None,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+    ) -> Store:
+        """Open (or create) sessions.db, upgrading a v3 file first.
+
+        Args:
+            path: the file; created with its folders when missing.
+            progress: called as ``progress(done, total)`` during a v3 upgrade.
+            busy_timeout_ms: how long to wait for another process's lock (ms).
+
+        Returns:
+            An open Store. A v4 file is opened as is: nothing is written to it.
+            ``migration_report`` holds the v3 upgrade's report, or None.
+
+        Raises:
+            NotAParleyFile: not SQLite, or SQLite without Parley's tables.
+            NewerFormat: written by a newer Parley (``user_version`` > 4).
+            DatabaseCorrupt: the file is damaged (it is left as it is).
+            DatabaseReadOnly: the file or its folder cannot be written.
+            UpgradeUnavailable: a v3 file and no upgrade in this build.
+            CannotOpen: the folder cannot be created or the file opened.
+        """
+        path = Path(path).expanduser().absolute()
+        con, report = open_connection(path, progress, busy_timeout_ms)
+        return cls(path, con, report)
+
+    def close(self) -> None:
+        """Close the file (idempotent). WAL content is checkpointed by SQLite."""
+        con, self._con = self._con, None
+        if con is not None:
+            engine = con.engine
+            con.close()
+            engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _w(self, fn: Callable[[Connection], T]) -> T:
+        if self._con is None:
+            raise StoreClosed()
+        return write(self._con, fn, self.path)
+
+    def _r(self, fn: Callable[[Connection], T]) -> T:
+        if self._con is None:
+            raise StoreClosed()
+        return read(self._con, fn, self.path)
+
+    # --- spaces ----------------------------------------------------------------
+
+    def default_space(self) -> Space:
+        """Return the default space ("General" unless renamed; never deleted)."""
+        return self._r(lambda c: spaces.get(c, DEFAULT_SPACE_ID))
+
+    def get_space(self, space_id: str) -> Space:
+        """Return one space. Raises SpaceNotFound."""
+        return self._r(lambda c: spaces.get(c, space_id))
+
+    def create_space(
+        self, name: str, *, system_prompt: str | None = None, default_model: str | None = None
+    ) -> Space:
+        """Create a space, placed last. Raises EmptyName for a blank name."""
+        return self._w(lambda c: spaces.create(c, name, system_prompt, default_model))
+
+    def rename_space(self, space_id: str, name: str) -> Space:
+        """Rename a space. Raises SpaceNotFound, EmptyName."""
+        return self._w(lambda c: spaces.rename(c, space_id, name))
+
+    def update_space(
+        self,
+        space_id: str,
+        *,
+        system_prompt: str | None | Unchanged = UNCHANGED,
+        default_model: str | None | Unchanged = UNCHANGED,
+    ) -> Space:
+        """Change a space's defaults for new sessions (UNCHANGED keeps, None clears).
+
+        Raises SpaceNotFound.
+        """
+        return self._w(lambda c: spaces.update_defaults(c, space_id, system_prompt, default_model))
+
+    def list_spaces(self) -> list[Space]:
+        """Return every space by position (the default space included)."""
+        return self._r(spaces.list_all)
+
+    def reorder_spaces(self, ids: list[str]) -> list[Space]:
+        """Set the order of spaces. ``ids`` must list every space once (InvalidSpaceOrder)."""
+        return self._w(lambda c: spaces.reorder(c, list(ids)))
+
+    def delete_space(self, space_id: str, *, delete_sessions: bool = False) -> None:
+        """Delete a space; its sessions move to the default space, or are deleted.
+
+        Raises:
+            CannotDeleteDefaultSpace: ``space_id`` is the default space.
+            SpaceNotFound: no such space.
+        """
+        self._w(lambda c: spaces.delete_space(c, space_id, delete_sessions))
+
+    # --- sessions --------------------------------------------------------------
+
+    def create_session(
+        self,
+        *,
+        space_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+    ) -> Session:
+        """Create an empty session (in the default space when ``space_id`` is None).
+
+        ``model`` and ``system_prompt`` default to the space's. A given title is
+        a user title. Raises SpaceNotFound.
+        """
+        return self._w(lambda c: sessions.create(c, space_id, title, model, system_prompt))
+
+    def get_session(self, session_id: str) -> Session:
+        """Return one session. Raises SessionNotFound."""
+        return self._r(lambda c: sessions.get(c, session_id))
+
+    def list_sessions(
+        self,
+        *,
+        space_id: str | None = None,
+        include_archived: bool = False,
+        limit: int = 200,
+        offset: int = 0,
+        pinned_first: bool = True,
+    ) -> list[Session]:
+        """Return a page of sessions, newest activity first (pinned ones first).
+
+        ``space_id`` None lists every space. Forks are listed like any session
+        (their ``parent_session_id`` tells where to nest them).
+        """
+        return self._r(
+            lambda c: sessions.list_page(
+                c, space_id, include_archived, limit, offset, pinned_first
+            )
+        )
+
+    def rename_session(
+        self, session_id: str, title: str | None, *, source: TitleSource = "user"
+    ) -> Session:
+        """Set a session's title ('' or None clears it). Raises SessionNotFound."""
+        if source != "user" and source != "auto":
+            raise ValueError(f"title source must be 'user' or 'auto', not {source!r}")
+        return self._w(lambda c: sessions.rename(c, session_id, title, source))
+
+    def set_auto_title(self, session_id: str, title: str) -> bool:
+        """Set an automatic title unless the user set one. Returns True if written.
+
+        Raises SessionNotFound.
+        """
+        return self._w(lambda c: sessions.set_auto_title(c, session_id, title))
+
+    def move_session(self, session_id: str, space_id: str) -> Session:
+        """Move a session to another space. Raises SessionNotFound, SpaceNotFound."""
+        return self._w(lambda c: sessions.move(c, session_id, space_id))
+
+    def pin_session(self, session_id: str, pinned: bool) -> Session:
+        """Pin or unpin a session. Raises SessionNotFound."""
+        return self._w(lambda c: sessions.set_fields(c, session_id, pinned=int(pinned)))
+
+    def archive_session(self, session_id: str, archived: bool) -> Session:
+        """Archive or unarchive a session. Raises SessionNotFound."""
+        return self._w(lambda c: sessions.set_fields(c, session_id, archived=int(archived)))
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session with its turns and compactions (its forks are kept).
+
+        Raises SessionNotFound.
+        """
+        self._w(lambda c: sessions.delete_session(c, session_id))
+
+    def set_session_model(self, session_id: str, model: str | None) -> Session:
+        """Set the ``provider:model`` for the session's next requests. Raises SessionNotFound."""
+        return self._w(lambda c: sessions.set_fields(c, session_id, model=model))
+
+    def set_session_system_prompt(self, session_id: str, system_prompt: str | None) -> Session:
+        """Set the session's system prompt (None clears it). Raises SessionNotFound."""
+        return self._w(lambda c: sessions.set_fields(c, session_id, system_prompt=system_prompt))
+
+    def set_end_reason(self, session_id: str, reason: str | None) -> Session:
+        """Record why the last run ended (e.g. 'end_turn', 'aborted'). Raises SessionNotFound."""
+        return self._w(lambda c: sessions.set_fields(c, session_id, end_reason=reason))
+
+    def add_usage(self, session_id: str, usage: Usage) -> Session:
+        """Add one request's tokens and cost to the session's totals. Raises SessionNotFound."""
+
+        def run(c: Connection) -> Session:
+            sessions.add_usage(c, session_id, usage)
+            return sessions.get(c, session_id)
+
+        return self._w(run)
+
+    def list_forks(self, session_id: str) -> list[Session]:
+        """Return the sessions forked from this one, oldest first. Raises SessionNotFound."""
+        return self._r(lambda c: sessions.list_forks(c, session_id))
+
+    def fork(self, session_id: str, at_turn_id: str, *, title: str | None = None) -> Session:
+        """Create a new session holding copies of a session's turns up to a point.
+
+        Args:
+            session_id: the session to fork from.
+            at_turn_id: the last turn copied (inclusive); must belong to `session_id`.
+            title: the new session's title; defaults to "<parent title> (fork)".
+
+        Returns:
+            The new session, linked to its parent (`parent_session_id`,
+            `forked_from_turn_id`), in the parent's space, with the parent's
+            model and system prompt, zero usage, and `turn_count` equal to the
+            fork point's position + 1. Copied turns get new ids (compaction
+            summaries and rows are re-linked to them); times are kept.
+
+        Raises:
+            SessionNotFound: `session_id` does not exist.
+            TurnNotInSession: `at_turn_id` is not a turn of that session.
+        """
+        return self._w(lambda c: forks.fork(c, session_id, at_turn_id, title))
+
+    # --- turns -----------------------------------------------------------------
+
+    def append_turn(self, session_id: str, turn: Turn) -> Turn:
+        """Save a new turn at the end of a session (and index it for search).
+
+        Returns the turn as given. Bumps the session's ``updated_at``.
+
+        Raises:
+            SessionNotFound: no such session.
+            DuplicateTurn: a turn with this id is already saved.
+        """
+        return self._w(lambda c: turns.append(c, session_id, turn))
+
+    def upsert_turn(self, session_id: str, turn: Turn) -> Turn:
+        """Save a turn, or replace the blocks/aborted/model/usage of the saved one with its id.
+
+        Used to journal a streaming reply. Raises SessionNotFound, TurnInOtherSession.
+        """
+        return self._w(lambda c: turns.upsert(c, session_id, turn))
+
+    def finish_turn(self, session_id: str, turn: Turn, usage: Usage) -> Turn:
+        """:meth:`upsert_turn` and :meth:`add_usage` in one transaction."""
+
+        def run(c: Connection) -> Turn:
+            out = turns.upsert(c, session_id, turn)
+            sessions.add_usage(c, session_id, usage)
+            return out
+
+        return self._w(run)
+
+    def get_turn(self, turn_id: str) -> Turn:
+        """Return one turn. Raises TurnNotFound."""
+        return self._r(lambda c: turns.get(c, turn_id))
+
+    def get_turns(self, session_id: str, *, last: int | None = None) -> list[Turn]:
+        """Return a session's stored turns in order: all, or the last ``last``.
+
+        Raw: summary turns, replaced and aborted turns included (see :meth:`history`).
+        Raises SessionNotFound.
+        """
+        return self._r(lambda c: turns.get_many(c, session_id, last))
+
+    def count_turns(self, session_id: str) -> int:
+        """Return how many turns a session stores. Raises SessionNotFound."""
+        return self._r(lambda c: turns.count(c, session_id))
+
+    def history(self, session_id: str) -> list[Turn]:
+        """Return the turns with compaction summaries applied (``core.content.apply_compactions``).
+
+        Aborted turns are still included (the wire rules leave them out).
+        Raises SessionNotFound.
+        """
+        return apply_compactions(self.get_turns(session_id))
+
+    def delete_turns_after(self, session_id: str, turn_id: str) -> int:
+        """Delete every turn after ``turn_id`` (to edit and resend). Returns how many.
+
+        Raises SessionNotFound, TurnNotInSession.
+        """
+        return self._w(lambda c: turns.delete_after(c, session_id, turn_id))
+
+    # --- compactions -----------------------------------------------------------
+
+    def record_compaction(
+        self,
+        session_id: str,
+        summary_turn: Turn,
+        *,
+        first_turn_id: str,
+        last_turn_id: str,
+        replaced_count: int,
+        dropped_count: int = 0,
+        model: str | None = None,
+        usage: Usage | None = None,
+        reason: str = "manual",
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+    ) -> Compaction:
+        """Append a summary turn and its compaction row in one transaction.
+
+        The summary turn's CompactSummaryBlock gets the fields left None filled
+        in (``compaction_id``, ``first_turn_id``, ``last_turn_id``, and
+        ``replaced_count`` when 0). Read the saved turn back with
+        ``get_turn(result.summary_turn_id)``.
+
+        Raises:
+            SessionNotFound: no such session.
+            TurnNotInSession: the range's first or last turn is not in the session.
+            DuplicateTurn: the summary turn's id is already saved.
+        """
+        return self._w(
+            lambda c: compactions.record(
+                c,
+                session_id,
+                summary_turn,
+                first_turn_id=first_turn_id,
+                last_turn_id=last_turn_id,
+                replaced_count=replaced_count,
+                dropped_count=dropped_count,
+                model=model,
+                usage=usage,
+                reason=reason,
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+            )[0]
+        )
+
+    def list_compactions(self, session_id: str) -> list[Compaction]:
+        """Return a session's compactions, oldest first. Raises SessionNotFound."""
+        return self._r(lambda c: compactions.list_for(c, session_id))
+
+    # --- search ----------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        session_id: str | None = None,
+        space_id: str | None = None,
+        limit: int = 50,
+    ) -> list[SearchHit]:
+        """Full-text search over turns and session titles, best match first.
+
+        Args:
+            query: what the user typed (not FTS syntax; see :mod:`core.store.search`).
+            session_id: only this session's turns and title.
+            space_id: only sessions of this space (ignored when ``session_id`` is given).
+            limit: at most this many hits.
+
+        Returns:
+            Hits ranked by bm25 (titles weigh 4× body text), each with a snippet
+            whose matches are wrapped in ``\\x02`` … ``\\x03``. [] for an empty query.
+
+        Raises:
+            InvalidSearchQuery: nothing searchable in the query, or it is too long.
+        """
+        return self._r(lambda c: search.search(c, query, session_id, space_id, limit))
+
+    # --- settings and app state ------------------------------------------------
+
+    def get_setting(self, key: str, default: Any = None) -> Any:
+        """Return a setting's JSON value, or ``default`` when unset."""
+        return self._r(lambda c: settings_repo.get(c, settings_table, key, default))
+
+    def set_setting(self, key: str, value: Any) -> None:
+        """Store a setting (JSON-serializable; None removes it). TypeError/ValueError otherwise."""
+        settings_repo.encode(value)
+        self._w(lambda c: settings_repo.put(c, settings_table, key, value))
+
+    def all_settings(self) -> dict[str, Any]:
+        """Return every stored setting as ``{key: value}``."""
+        return self._r(lambda c: settings_repo.get_all(c, settings_table))
+
+    def get_state(self, key: str, default: Any = None) -> Any:
+        """Return an app-state value (window geometry, last session, …), or ``default``."""
+        return self._r(lambda c: settings_repo.get(c, app_state, key, default))
+
+    def set_state(self, key: str, value: Any) -> None:
+        """Store an app-state value (JSON-serializable; None removes it)."""
+        settings_repo.encode(value)
+        self._w(lambda c: settings_repo.put(c, app_state, key, value))

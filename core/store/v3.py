@@ -1,0 +1,242 @@
+"""Upgrading a legacy v3 ``sessions.db`` to v4, in place, after a backup.
+
+The contract is shared/spec/v3-format.md ("point N" below refers to it).
+:func:`upgrade_file` does, in order:
+
+1. Read the file's version without writing to it. A v4 file is left alone
+   (not one byte changes); a file newer than v4 is refused (:class:`NewerFormat`).
+2. Back it up with SQLite's backup API to ``<db>.parley-pre-v4.bak`` (or the
+   next free numbered name: an existing backup is never overwritten), rows
+   still in ``-wal`` included (:mod:`core.store.v3_backup`). If the copy fails
+   nothing else happens (:class:`MigrationBackupFailed`).
+3. Run the steps of :mod:`core.store.v3_steps` in one exclusive transaction
+   and commit. During it the file is switched from WAL to a rollback journal
+   (new pages are then written once, not twice) and back to WAL after.
+
+Interrupted at any point (crash, kill, power loss), the file opens as v3 —
+SQLite rolls the unfinished transaction back, and the next start upgrades it
+again — or as v4 once the commit is done, never a mix (point 7).
+
+Rollback (point 10), for users — also returned by :func:`rollback_instructions`:
+quit Parley and every program using the file; delete ``sessions.db-wal`` and
+``sessions.db-shm`` if they exist; copy ``sessions.db.parley-pre-v4.bak`` over
+``sessions.db``. An older Parley then opens it as before. (The v3 pages the
+upgrade freed stay in the file as free space that SQLite reuses; ``VACUUM``
+returns it to the disk.)
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import create_engine
+from sqlalchemy.pool import NullPool
+
+from core.store import textindex, v3_steps
+from core.store.errors import (
+    NewerFormat,
+    NotAParleyFile,
+    StoreError,
+    UpgradeUnavailable,
+    translate,
+)
+from core.store.schema import SCHEMA_VERSION, V4_TABLES
+from core.store.v3_backup import MigrationBackupFailed, make_backup
+from core.store.v3_steps import Migration
+
+__all__ = [
+    "MigrationBackupFailed",
+    "MigrationFailed",
+    "MigrationReport",
+    "rollback_instructions",
+    "upgrade_file",
+]
+
+Progress = Callable[[int, int], None]
+CACHE_KIB = 256 * 1024  # page cache of the upgrade's connection
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationReport:
+    """What :func:`upgrade_file` did.
+
+    Attributes:
+        sessions: sessions migrated.
+        turns: turns migrated (recovered ones included).
+        recovered_turns: damaged turns kept verbatim as recovered text (point 5).
+        spaces: spaces made from v3 space names (the default space not counted).
+        backup_path: the backup taken, or None when the file was already v4.
+        seconds: wall time of the whole upgrade, backup included.
+    """
+
+    sessions: int
+    turns: int
+    recovered_turns: int
+    spaces: int
+    backup_path: Path | None
+    seconds: float
+
+
+class MigrationFailed(StoreError):
+    """The upgrade stopped; the file was left as it was (v3) and the backup is kept."""
+
+    def __init__(self, path: Path, backup: Path, why: str) -> None:
+        super().__init__(
+            f"Parley could not upgrade {path} to its new format ({why}). The file was left "
+            f"as it was, in the old format, and nothing was lost; a copy made before the "
+            f"upgrade is at {backup}. Start Parley again to retry; if it keeps failing, "
+            "keep both files and report the problem."
+        )
+        self.path = path
+        self.backup = backup
+        self.why = why
+
+
+def rollback_instructions(path: Path, backup: Path) -> str:
+    """Return the steps that put the pre-upgrade file back (point 10), for people."""
+    return (
+        f"To go back to the file as it was before the upgrade: 1. quit Parley and every "
+        f"other program using {path}; 2. delete {path}-wal and {path}-shm if they exist; "
+        f"3. copy {backup} over {path}. An older Parley then opens it as before (this "
+        "Parley would upgrade it again, keeping this backup)."
+    )
+
+
+def upgrade_file(path: Path, progress: Progress | None = None) -> MigrationReport:
+    """Back up a v3 sessions.db and upgrade it to v4 in place.
+
+    Args:
+        path: the database file.
+        progress: called as ``progress(done, total)`` with ``done`` turns of
+            ``total`` migrated: ``(0, total)`` during the backup, then after
+            every batch of turns (about 20,000); from the upgrade's thread.
+
+    Returns:
+        What was migrated. A file already at v4 is not touched (counts are 0,
+        ``backup_path`` is None).
+
+    Raises:
+        NewerFormat: ``user_version`` above 4; the file was not touched (point 8).
+        NotAParleyFile: neither a v3 nor a v4 Parley file; not touched.
+        UpgradeUnavailable: a Parley file older than v3; not touched.
+        MigrationBackupFailed: the backup could not be made; not touched (point 1).
+        MigrationFailed: the upgrade stopped; the file is still v3 and the
+            message names the backup.
+    """
+    started = time.monotonic()
+    path = Path(path)
+    version, tables, total = _probe(path)
+    if version > SCHEMA_VERSION:
+        raise NewerFormat(path, version, SCHEMA_VERSION)
+    if version == SCHEMA_VERSION and tables >= V4_TABLES:
+        return MigrationReport(0, 0, 0, 0, None, time.monotonic() - started)
+    if version not in (0, 3) or not {"sessions", "turns", "app_state"} <= tables:
+        if 0 < version < 3:
+            raise UpgradeUnavailable(path, version)
+        raise NotAParleyFile(path, "it has neither Parley's v3 nor its v4 tables")
+    report: Progress = progress or (lambda done, total: None)
+    backup = make_backup(path, tick=lambda: report(0, total))
+    try:
+        m = _migrate(path, report)
+    except Exception as exc:
+        raise MigrationFailed(path, backup, _reason(exc, path)) from exc
+    return MigrationReport(
+        m.sessions, m.turns, m.recovered, m.spaces, backup, time.monotonic() - started
+    )
+
+
+def _probe(path: Path) -> tuple[int, set[str], int]:
+    """Return ``(user_version, table names, v3 turn count)`` without writing the file.
+
+    A hot rollback journal (an upgrade killed mid-way) cannot be read read-only;
+    then a read-write open rolls it back first, restoring the v3 file.
+    """
+    try:
+        con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        try:
+            return _read_probe(con)
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        if getattr(exc, "sqlite_errorname", "") != "SQLITE_READONLY_ROLLBACK":
+            raise _opening_error(exc, path) from exc
+    try:
+        con = sqlite3.connect(path)
+        try:
+            return _read_probe(con)
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        raise _opening_error(exc, path) from exc
+
+
+def _read_probe(con: sqlite3.Connection) -> tuple[int, set[str], int]:
+    version = int(con.execute("PRAGMA user_version").fetchone()[0])
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    total = 0
+    if "turns" in tables and version in (0, 3):
+        total = int(con.execute("SELECT count(*) FROM turns").fetchone()[0])
+    return version, tables, total
+
+
+def _opening_error(exc: sqlite3.Error, path: Path) -> StoreError:
+    err = translate(exc, path)
+    if err is not None:
+        return err
+    return NotAParleyFile(path, f"SQLite cannot read it: {exc}")
+
+
+def _migrate(path: Path, report: Progress) -> Migration:
+    engine = create_engine(
+        "sqlite+pysqlite://",
+        creator=lambda: sqlite3.connect(path, isolation_level=None, check_same_thread=False),
+        poolclass=NullPool,
+    )
+    con = engine.connect()
+    raw = con.connection.dbapi_connection
+    assert isinstance(raw, sqlite3.Connection)
+    try:
+        for pragma in ("busy_timeout = 5000", "foreign_keys = OFF",
+                       f"cache_size = -{CACHE_KIB}", "temp_store = MEMORY"):
+            raw.execute(f"PRAGMA {pragma}")
+        was_wal = raw.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+        if was_wal:
+            _set_journal_mode(raw, "DELETE")
+        textindex.register_functions(raw)
+        m = Migration(con, raw, report=report)
+        raw.execute("BEGIN EXCLUSIVE")
+        try:
+            for s in v3_steps.STEPS:
+                s.fn(m)
+            raw.execute("COMMIT")
+        except BaseException:
+            if raw.in_transaction:
+                raw.execute("ROLLBACK")
+            raise
+        finally:
+            if was_wal:
+                _set_journal_mode(raw, "WAL")
+        return m
+    finally:
+        con.close()
+        engine.dispose()
+
+
+def _set_journal_mode(raw: sqlite3.Connection, mode: str) -> None:
+    try:
+        raw.execute(f"PRAGMA journal_mode = {mode}")
+    except sqlite3.OperationalError:
+        pass  # another connection has the file open: keep its mode, it is only slower
+
+
+def _reason(exc: BaseException, path: Path) -> str:
+    if isinstance(exc, StoreError):
+        return exc.message
+    err = translate(exc, path)
+    if err is not None:
+        return err.message
+    return f"{type(exc).__name__}: {exc}"

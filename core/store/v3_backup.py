@@ -1,0 +1,187 @@
+"""The backup taken before a v3 file is upgraded (shared/spec/v3-format.md, point 1).
+
+The copy is made with SQLite's online backup API from a read-only connection,
+so it holds what a reader sees — rows still in the ``-wal`` file included —
+and the source file is never written (a read-only connection does not
+checkpoint). It is written to ``<backup>.partial``, switched to
+``journal_mode=DELETE`` (one self-contained file), flushed to disk, then given
+its final name with a hard link, which fails instead of replacing an existing
+file: an existing backup is never overwritten.
+
+Naming: the first free name of ``<db>.parley-pre-v4.bak``,
+``<db>.parley-pre-v4.1.bak``, ``<db>.parley-pre-v4.2.bak``, … An older backup
+may hold different data (a user who rolled back and kept using an older
+Parley), so a new copy is taken every time a v3 file is upgraded and the old
+one is kept. Leftover ``.partial`` files of an interrupted copy are removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from core.store.errors import StoreError
+
+BACKUP_SUFFIX = ".parley-pre-v4.bak"
+PARTIAL_SUFFIX = ".partial"
+PAGES_PER_STEP = 8192  # 32 MB at 4 KiB pages: progress is reported between steps
+SPARE_BYTES = 16 * 1024 * 1024
+
+
+class MigrationBackupFailed(StoreError):
+    """The copy taken before upgrading could not be made; the file was not touched."""
+
+    def __init__(self, path: Path, backup: Path, why: str) -> None:
+        super().__init__(
+            f"Parley needs to upgrade {path} to a new format and first makes a copy of it, "
+            f"but the copy to {backup} failed ({why}). Nothing was changed: your sessions "
+            "are as they were. Free some disk space (the copy needs about the size of the "
+            "file) or make the folder writable, then start Parley again."
+        )
+        self.path = path
+        self.backup = backup
+        self.why = why
+
+
+def backup_names(path: Path) -> Iterator[Path]:
+    """Yield the candidate backup names of ``path`` in order (see module docstring)."""
+    yield path.with_name(path.name + BACKUP_SUFFIX)
+    n = 1
+    while True:
+        yield path.with_name(f"{path.name}.parley-pre-v4.{n}.bak")
+        n += 1
+
+
+def existing_backups(path: Path) -> list[Path]:
+    """Return the backups of ``path`` that exist, oldest name first."""
+    found = []
+    for i, candidate in enumerate(backup_names(path)):
+        if candidate.exists():
+            found.append(candidate)
+        elif i > 0:
+            break
+    return found
+
+
+def _free_name(path: Path) -> Path:
+    return next(p for p in backup_names(path) if not os.path.lexists(p))
+
+
+def _source_size(path: Path) -> int:
+    size = 0
+    for suffix in ("", "-wal"):
+        with contextlib.suppress(OSError):
+            size += os.path.getsize(f"{path}{suffix}")
+    return size
+
+
+def _fsync(path: Path, directory: bool = False) -> None:
+    flags = os.O_RDONLY | (getattr(os, "O_DIRECTORY", 0) if directory else 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        if directory:  # not every OS lets a directory be opened (Windows)
+            return
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        if not directory:
+            raise
+    finally:
+        os.close(fd)
+
+
+def _place(partial: Path, path: Path) -> Path:
+    """Give ``partial`` the first free backup name without ever replacing a file."""
+    for _ in range(1000):
+        target = _free_name(path)
+        try:
+            os.link(partial, target)
+        except FileExistsError:
+            continue  # taken meanwhile: try the next name
+        except OSError:  # no hard links here (some network/FAT volumes)
+            if os.path.lexists(target):
+                continue
+            os.rename(partial, target)
+            return target
+        os.unlink(partial)
+        return target
+    raise OSError("no free backup name")
+
+
+def _copy(source_uri: str, partial: Path, tick: Callable[[], None]) -> None:
+    src = sqlite3.connect(source_uri, uri=True)
+    try:
+        dst = sqlite3.connect(partial)
+        try:
+            src.backup(dst, pages=PAGES_PER_STEP, progress=lambda *_: tick())
+            dst.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            dst.close()
+    finally:
+        src.close()
+
+
+def make_backup(path: Path, tick: Callable[[], None] = lambda: None) -> Path:
+    """Copy a database (with its ``-wal`` content) to a new backup file beside it.
+
+    Args:
+        path: the database file; it is opened read-only and never written.
+        tick: called between copy steps (every :data:`PAGES_PER_STEP` pages).
+
+    Returns:
+        The backup's path (see the module docstring for the name).
+
+    Raises:
+        MigrationBackupFailed: the disk is too full, the folder is not
+            writable, or the copy failed for another reason; no partial copy
+            is left behind and the database was not touched.
+    """
+    first = next(backup_names(path))
+    partial = first.with_name(first.name + PARTIAL_SUFFIX)
+    try:
+        if os.path.lexists(partial):
+            os.unlink(partial)  # an interrupted earlier copy
+        free = shutil.disk_usage(path.parent).free
+        need = _source_size(path) + SPARE_BYTES
+        if free < need:
+            raise MigrationBackupFailed(
+                path, first, f"the disk has {free // 2**20} MB free, the copy needs "
+                f"about {need // 2**20} MB"
+            )
+        _copy(path.resolve().as_uri() + "?mode=ro", partial, tick)
+        _fsync(partial)
+        target = _place(partial, path)
+        _fsync(target.parent, directory=True)
+        return target
+    except MigrationBackupFailed:
+        _discard(partial)
+        raise
+    except (OSError, sqlite3.Error) as exc:
+        _discard(partial)
+        raise MigrationBackupFailed(path, first, _reason(exc)) from exc
+
+
+def _discard(partial: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            p = Path(f"{partial}{suffix}")
+            if p.is_file():
+                p.unlink()
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorname", "")
+        if code.startswith("SQLITE_FULL"):
+            return "the disk is full"
+        return f"{text} [{code}]" if code else text
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror if not exc.filename else f"{exc.strerror}: {exc.filename}"
+    return text

@@ -1,0 +1,371 @@
+"""The v3 → v4 upgrade as small named steps, run in order in one transaction.
+
+In the style of simonw/llm's ``migrations.py``: each step is a function
+registered with :func:`step` and a name saying what it does. :mod:`core.store.v3`
+runs :data:`STEPS` inside one ``BEGIN EXCLUSIVE`` … ``COMMIT``, so an
+interrupted upgrade leaves the v3 file as it was (SQLite rolls the
+transaction back on the next open) and a finished one leaves a v4 file —
+never a mix. Rules quoted as "point N" come from shared/spec/v3-format.md.
+
+The v3 tables are first renamed aside (``v3_sessions``, ``v3_turns``,
+``v3_app_state``) so the v4 schema (``core.store.schema.create_all``) can use
+its own names; they are dropped at the end. Turns are converted set-based in
+SQL (:mod:`core.store.v3_blocks`) in batches of rowids, which also paces the
+progress callback; sessions, spaces and settings are few and converted in
+Python where the rules are easier to read.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+from core.content import new_id
+from core.store import schema
+from core.store.v3_blocks import RECOVERED_SQL, turn_blocks_sql
+
+V3_TABLES = ("sessions", "turns", "app_state")
+LEGACY_PREFIX = "v3_"
+BATCH_ROWS = 20_000
+
+#: v3 ``app_state['settings']`` keys -> v4 ``settings`` keys. Keys not listed
+#: here are kept under their v3 name (point 2: unknown keys must survive).
+SETTINGS_KEYS = {
+    "defaultModel": "default_model",
+    "compactBeforeCacheExpiry": "compact_before_cache_expiry",
+    "autoTitle": "auto_title",
+}
+#: ``settings.autoCompact`` is flattened: ``autoCompact.keepTurns`` -> ``auto_compact.keep_turns``.
+AUTO_COMPACT_KEYS = {"threshold": "threshold", "keepTurns": "keep_turns", "model": "model"}
+#: v3 ``app_state`` keys -> v4 ``app_state`` keys (others keep their name).
+STATE_KEYS = {"lastSessionId": "last_session_id"}
+#: v4 ``sessions.meta`` key holding a v3 ``meta`` that was not a JSON object.
+UNREADABLE_META_KEY = "v3_meta"
+#: v4 ``sessions.meta`` key keeping ``fork_idx`` when no parent turn has that idx.
+FORK_IDX_KEY = "v3_fork_idx"
+#: v4 ``app_state`` key keeping a v3 ``settings`` value that was not a JSON object.
+UNREADABLE_SETTINGS_KEY = "v3_settings"
+
+_USAGE = {
+    "inputTokens": "input_tokens",
+    "outputTokens": "output_tokens",
+    "cacheReadTokens": "cache_read_tokens",
+    "cacheWriteTokens": "cache_write_tokens",
+}
+
+
+@dataclass
+class Migration:
+    """State shared by the steps of one upgrade.
+
+    Attributes:
+        con: SQLAlchemy connection inside the upgrade's transaction.
+        raw: the ``sqlite3`` connection under it (bulk SQL).
+        total_turns: v3 turns that belong to a session (the progress total).
+        report: called as ``report(done_turns, total_turns)``.
+        turn_id_prefix: 16 hex chars; v4 turn ids are this + the v3 rowid in hex.
+        sessions, turns, recovered, spaces: what was migrated (for the report).
+        batch_rows: v3 rowids per turn batch.
+        after_batch: test hook called after each turn batch with the batch number.
+    """
+
+    con: Connection
+    raw: sqlite3.Connection
+    total_turns: int = 0
+    report: Callable[[int, int], None] = lambda done, total: None
+    turn_id_prefix: str = field(default_factory=lambda: new_id()[:16])
+    sessions: int = 0
+    turns: int = 0
+    recovered: int = 0
+    spaces: int = 0
+    space_ids: dict[str, str] = field(default_factory=dict)
+    batch_rows: int = BATCH_ROWS
+    after_batch: Callable[[int], None] = lambda n: None
+
+
+StepFn = Callable[[Migration], None]
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    fn: StepFn
+
+
+STEPS: list[Step] = []
+
+
+def step(name: str) -> Callable[[StepFn], StepFn]:
+    """Register ``fn(migration)`` as the next step of the v3 → v4 upgrade."""
+
+    def register(fn: StepFn) -> StepFn:
+        STEPS.append(Step(name, fn))
+        return fn
+
+    return register
+
+
+# --- steps, in order -------------------------------------------------------------
+
+
+@step("v3 tables set aside")
+def set_aside(m: Migration) -> None:
+    # Indexes and triggers go first: their names could clash with v4's.
+    for kind, name in m.raw.execute(
+        "SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') "
+        "AND sql IS NOT NULL AND tbl_name IN ('sessions', 'turns', 'app_state')"
+    ).fetchall():
+        m.raw.execute(f'DROP {kind.upper()} "{name}"')
+    for table in V3_TABLES:
+        m.raw.execute(f"ALTER TABLE {table} RENAME TO {LEGACY_PREFIX}{table}")
+    m.total_turns = m.raw.execute(
+        "SELECT count(*) FROM v3_turns WHERE session_id IN (SELECT id FROM v3_sessions)"
+    ).fetchone()[0]
+
+
+@step("v4 schema created")
+def create_schema(m: Migration) -> None:
+    schema.create_all(m.con)
+    # Bulk load without the per-row index triggers; "search index built" re-creates them.
+    schema.drop_search_triggers(m.con)
+
+
+@step("v3→v4: spaces become rows")
+def spaces_from_names(m: Migration) -> None:
+    # Exact string match: 'Work' and 'work' stay two spaces (point 3).
+    rows = m.raw.execute(
+        "SELECT space, min(created_at) FROM v3_sessions WHERE space IS NOT NULL AND space <> '' "
+        "GROUP BY space ORDER BY min(created_at), space"
+    ).fetchall()
+    for position, (name, created_at) in enumerate(rows, start=1):
+        space_id = new_id()
+        m.space_ids[name] = space_id
+        m.raw.execute(
+            "INSERT INTO spaces (id, name, position, created_at) VALUES (?, ?, ?, ?)",
+            (space_id, str(name), position, created_at),
+        )
+    m.spaces = len(rows)
+
+
+@step("v3→v4: sessions, their meta and usage become columns")
+def sessions_from_v3(m: Migration) -> None:
+    rows = m.raw.execute(
+        "SELECT id, title, space, parent_id, fork_idx, model, created_at, updated_at, meta "
+        "FROM v3_sessions ORDER BY created_at, id"
+    ).fetchall()
+    m.raw.executemany(
+        "INSERT INTO sessions (id, space_id, title, title_source, parent_session_id, model, "
+        "system_prompt, pinned, archived, input_tokens, output_tokens, cache_read_tokens, "
+        "cache_write_tokens, cost_usd, created_at, updated_at, meta) VALUES "
+        "(:id, :space_id, :title, :title_source, :parent, :model, :system_prompt, :pinned, "
+        ":archived, :input_tokens, :output_tokens, :cache_read_tokens, :cache_write_tokens, "
+        ":cost_usd, :created_at, :updated_at, :meta)",
+        (session_row(r, m.space_ids) for r in rows),
+    )
+    m.raw.execute("CREATE TEMP TABLE v3_forks (session_id TEXT PRIMARY KEY, parent_id TEXT, "
+                  "fork_idx INTEGER)")
+    m.raw.executemany(
+        "INSERT INTO temp.v3_forks VALUES (?, ?, ?)",
+        ((r[0], r[3], r[4]) for r in rows if r[3] is not None or r[4] is not None),
+    )
+    m.sessions = len(rows)
+
+
+@step("v3→v4: turns and their blocks")
+def turns_from_v3(m: Migration) -> None:
+    lo, hi = m.raw.execute("SELECT min(rowid), max(rowid) FROM v3_turns").fetchone()
+    if lo is None:
+        return
+    m.report(0, m.total_turns)
+    batch = 0
+    for start in range(lo, hi + 1, m.batch_rows):
+        args = {"lo": start, "hi": start + m.batch_rows - 1, "prefix": m.turn_id_prefix}
+        converted = m.raw.execute(_CONVERT_TURNS, args).rowcount
+        expected = m.raw.execute(_COUNT_TURNS, args).fetchone()[0]
+        recovered = m.raw.execute(_RECOVER_TURNS, args).rowcount if converted < expected else 0
+        m.recovered += recovered
+        m.turns += converted + recovered
+        batch += 1
+        m.report(m.turns, m.total_turns)
+        m.after_batch(batch)
+
+
+@step("v3→v4: forks point at the parent's turn")
+def fork_links(m: Migration) -> None:
+    # fork_idx is "the idx of the parent's last turn copied into the fork" (point 4). If
+    # that turn was deleted later, the fork point is the parent's last turn before it.
+    m.raw.execute(
+        "UPDATE sessions SET forked_from_turn_id = (SELECT u.id FROM turns u "
+        "WHERE u.session_id = f.parent_id AND u.seq <= f.fork_idx ORDER BY u.seq DESC LIMIT 1) "
+        "FROM temp.v3_forks f WHERE f.session_id = sessions.id AND f.fork_idx IS NOT NULL"
+    )
+    # Nothing is lost: a fork point no turn stands for exactly (parent deleted, or its
+    # turn at fork_idx deleted) is kept in meta. parent_session_id keeps a deleted
+    # parent's id, so the app can say "fork of a deleted session".
+    m.raw.execute(
+        f"UPDATE sessions SET meta = json_set(meta, '$.{FORK_IDX_KEY}', f.fork_idx) "
+        "FROM temp.v3_forks f WHERE f.session_id = sessions.id AND f.fork_idx IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM turns u WHERE u.session_id = f.parent_id "
+        "AND u.seq = f.fork_idx)"
+    )
+
+
+@step("v3→v4: settings and app state")
+def settings_and_state(m: Migration) -> None:
+    settings: dict[str, Any] = {}
+    state: dict[str, Any] = {}
+    for key, raw in m.raw.execute("SELECT key, value FROM v3_app_state ORDER BY key"):
+        value = _json_or_text(raw)
+        if key == "settings":
+            if isinstance(value, dict):
+                settings.update(settings_from_v3(value))
+            else:
+                state[UNREADABLE_SETTINGS_KEY] = raw
+        else:
+            state[STATE_KEYS.get(key, key)] = value
+    for table, values in (("settings", settings), ("app_state", state)):
+        m.raw.executemany(
+            f"INSERT OR REPLACE INTO {table} (key, value) VALUES (?, ?)",
+            ((k, _encode(v)) for k, v in values.items()),
+        )
+
+
+@step("search index built")
+def search_index(m: Migration) -> None:
+    # Same rows the triggers of core.store.schema would have written (point 9).
+    m.raw.execute(
+        "INSERT INTO search_fts (rowid, title, body) "
+        "SELECT -n, parley_title_text(title), '' FROM sessions ORDER BY n"
+    )
+    m.raw.execute(
+        "INSERT INTO search_fts (rowid, title, body) "
+        "SELECT n, '', parley_turn_text(blocks) FROM turns ORDER BY n"
+    )
+    for ddl in schema.TRIGGER_DDL:
+        m.raw.execute(ddl)
+
+
+@step("v3 tables dropped")
+def drop_legacy(m: Migration) -> None:
+    for table in ("turns", "sessions", "app_state"):
+        m.raw.execute(f"DROP TABLE {LEGACY_PREFIX}{table}")
+    m.raw.execute("DROP TABLE temp.v3_forks")
+
+
+@step("user_version = 4")
+def stamp(m: Migration) -> None:
+    # Last, inside the transaction: the file reads as v4 only once all of it is there.
+    m.raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION}")
+
+
+# --- turns SQL ---------------------------------------------------------------------
+
+_IN_RANGE = "t.rowid BETWEEN :lo AND :hi AND t.session_id IN (SELECT id FROM v3_sessions)"
+
+# Well-formed turns; a damaged one yields NULL blocks and OR IGNORE skips it (NOT NULL).
+_CONVERT_TURNS = (
+    "INSERT OR IGNORE INTO turns (id, session_id, seq, role, blocks, created_at) "
+    f"SELECT :prefix || printf('%016x', t.rowid), t.session_id, t.idx, t.role, "
+    f"{turn_blocks_sql('t')}, t.created_at FROM v3_turns AS t WHERE {_IN_RANGE}"
+)
+_COUNT_TURNS = f"SELECT count(*) FROM v3_turns AS t WHERE {_IN_RANGE}"
+# Whatever the first pass skipped is kept verbatim as recovered text (point 5).
+_RECOVER_TURNS = (
+    "INSERT INTO turns (id, session_id, seq, role, blocks, created_at) "
+    "SELECT :prefix || printf('%016x', t.rowid), t.session_id, t.idx, "
+    "CASE WHEN t.role IN ('user', 'assistant') THEN t.role ELSE 'user' END, "
+    f"{RECOVERED_SQL}, t.created_at FROM v3_turns AS t WHERE {_IN_RANGE} "
+    "AND NOT EXISTS (SELECT 1 FROM turns AS u WHERE u.session_id = t.session_id "
+    "AND u.seq = t.idx)"
+)
+
+
+# --- sessions, settings: pure functions ------------------------------------------------
+
+
+def _json_or_text(raw: str | None) -> Any:
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def _encode(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def session_row(row: tuple[Any, ...], space_ids: dict[str, str]) -> dict[str, Any]:
+    """Map one v3 ``sessions`` row to the v4 column values (point 2).
+
+    Known ``meta`` keys of the expected JSON type become columns; every other
+    key (and a known key of an unexpected type) stays in ``meta``. A ``meta``
+    that is not a JSON object is kept as text under :data:`UNREADABLE_META_KEY`.
+    A title of '' is "never titled", like NULL.
+    """
+    sid, title, space, parent, _fork_idx, model, created, updated, meta_raw = row
+    meta: dict[str, Any] = {}
+    parsed = _json_or_text(meta_raw)
+    if isinstance(parsed, dict):
+        meta = dict(parsed)
+    elif meta_raw is not None:
+        meta = {UNREADABLE_META_KEY: meta_raw}
+    out: dict[str, Any] = {
+        "id": sid,
+        "space_id": space_ids.get(space, schema.DEFAULT_SPACE_ID) if space else
+        schema.DEFAULT_SPACE_ID,
+        "title": title if title else None,
+        "title_source": None,
+        "parent": parent,
+        "model": model,
+        "system_prompt": None,
+        "pinned": 0,
+        "archived": 0,
+        "cost_usd": 0.0,
+        "created_at": created,
+        "updated_at": updated,
+        **{column: 0 for column in _USAGE.values()},
+    }
+    for key, column in (("pinned", "pinned"), ("archived", "archived")):
+        if isinstance(meta.get(key), bool):
+            out[column] = int(meta.pop(key))
+    if out["title"] is not None and meta.get("titleSource") in ("auto", "user"):
+        out["title_source"] = meta.pop("titleSource")
+    if isinstance(meta.get("systemPrompt"), str):
+        out["system_prompt"] = meta.pop("systemPrompt")
+    usage = meta.get("usage")
+    if isinstance(usage, dict):
+        rest = dict(usage)
+        for key, column in _USAGE.items():
+            if isinstance(rest.get(key), int) and not isinstance(rest[key], bool):
+                out[column] = rest.pop(key)
+        if _number(rest.get("costUsd")):
+            out["cost_usd"] = float(rest.pop("costUsd"))
+        if rest:
+            meta["usage"] = rest
+        else:
+            del meta["usage"]
+    out["meta"] = _encode(meta)
+    return out
+
+
+def settings_from_v3(v3: dict[str, Any]) -> dict[str, Any]:
+    """Map v3 ``app_state['settings']`` to v4 ``settings`` rows ``{key: value}`` (point 2)."""
+    out: dict[str, Any] = {}
+    for key, value in v3.items():
+        if key == "autoCompact" and isinstance(value, dict):
+            for sub, sub_value in value.items():
+                out[f"auto_compact.{AUTO_COMPACT_KEYS.get(sub, sub)}"] = sub_value
+        else:
+            out[SETTINGS_KEYS.get(key, key)] = value
+    return out

@@ -1,0 +1,217 @@
+"""Start Parley: command line, logging, crash handler, QApplication + qasync loop.
+
+``main()`` is the ``parley`` gui-script. Start-up is ordered for speed (budget:
+first painted window ≤ 1.0 s even with a 1 GB sessions.db, shared/DESIGN.md):
+only Qt and the window's own widgets are imported before the window is shown;
+the store, the providers and their SDKs are imported and opened after the first
+paint, off the GUI thread (see ``MainWindow.start``).
+
+Environment:
+    PARLEY_HOME: where Parley keeps its data (``--home`` wins over it).
+    PARLEY_THEME: ``light`` or ``dark`` to override the system colour scheme.
+    PARLEY_PROBE: when set, print ``parley-probe <event> <epoch s>`` lines on
+        stdout at ``first-paint`` and ``sessions-listed`` (used by
+        tests/benchmarks/bench_startup.py); ``PARLEY_PROBE=quit`` also quits
+        once the session list is shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import logging.handlers
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+log = logging.getLogger("parley")
+
+LOG_FILE = "parley.log"
+
+
+def version() -> str:
+    """Return Parley's installed version ("0.1.0"), or "unknown" when not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("parley")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """Parse Parley's options; returns (options, the remaining arguments for Qt)."""
+    parser = argparse.ArgumentParser(
+        prog="parley", description="Parley: a desktop chat app for large language models."
+    )
+    parser.add_argument("--home", metavar="DIR",
+                        help="keep Parley's data in DIR (same as PARLEY_HOME)")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    return parser.parse_known_args(list(argv))
+
+
+def setup_logging(log_dir: Path) -> Path:
+    """Log to ``<log_dir>/parley.log`` (rotated at 2 MB, 3 kept) and warnings to stderr.
+
+    Returns:
+        The log file's path (shown in the crash dialog).
+    """
+    log_dir.mkdir(parents=True, exist_ok=True)
+    path = log_dir / LOG_FILE
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,
+                                                   encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    console = logging.StreamHandler()
+    console.setLevel(logging.WARNING)
+    root.addHandler(console)
+    return path
+
+
+class CrashHandler:
+    """The one place unexpected exceptions end up: logged, then shown in a dialog.
+
+    Installed as ``sys.excepthook`` (exceptions in Qt slots and in tasks, via
+    ``gui.async_bridge.report_bug``), ``threading.excepthook`` and the asyncio
+    loop's exception handler. The app keeps running: what is saved stays saved.
+
+    Args:
+        log_path: the log file named in the dialog.
+    """
+
+    def __init__(self, log_path: Path) -> None:
+        from PySide6.QtCore import QObject, Signal
+
+        class _Relay(QObject):
+            crashed = Signal(str, str)
+
+        self.log_path = log_path
+        self._relay = _Relay()
+        self._relay.crashed.connect(self._show)  # queued when emitted from another thread
+        self._box: Any = None
+        self.count = 0
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Become the handler of uncaught exceptions everywhere."""
+        sys.excepthook = self
+        threading.excepthook = lambda a: self(a.exc_type, a.exc_value, a.exc_traceback)
+        loop.set_exception_handler(self.loop_handler)
+
+    def __call__(self, exc_type: type[BaseException], exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if issubclass(exc_type, KeyboardInterrupt):
+            sys.__excepthook__(exc_type, exc or exc_type(), tb)
+            return
+        self.count += 1
+        details = "".join(traceback.format_exception(exc_type, exc, tb))
+        log.critical("unexpected error\n%s", details)
+        summary = f"{exc_type.__name__}: {exc}"
+        self._relay.crashed.emit(summary, details)
+
+    def loop_handler(self, _loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        """asyncio's exception handler: route to :meth:`__call__` (or log a message)."""
+        exc = context.get("exception")
+        if isinstance(exc, BaseException):
+            self(type(exc), exc, exc.__traceback__)
+        else:
+            log.error("asyncio: %s", context.get("message"))
+
+    def _show(self, summary: str, details: str) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        from gui import dialogs
+
+        if self._box is not None and self._box.isVisible():
+            return  # one dialog at a time; the log has every report
+        self._box = dialogs.show_crash(QApplication.activeWindow(), summary, details,
+                                       str(self.log_path))
+
+
+class StartupProbe:
+    """Prints timing lines for the start-up benchmark (see module docstring)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.seen: set[str] = set()
+
+    def mark(self, event: str) -> None:
+        """Print ``parley-probe <event> <epoch seconds>`` once per event."""
+        if event in self.seen:
+            return
+        self.seen.add(event)
+        print(f"parley-probe {event} {time.time():.6f}", flush=True)
+        if event == "sessions-listed" and self.mode == "quit":
+            from PySide6.QtWidgets import QApplication
+
+            QApplication.instance().quit()  # type: ignore[union-attr]
+
+
+def run(home: Path | None, qt_argv: list[str]) -> int:
+    """Create the application and window, run the event loop until the window closes."""
+    import qasync
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from core import paths
+    from gui import appearance
+    from gui.main_window import MainWindow
+
+    log_path = setup_logging(paths.log_dir(home))
+    log.info("Parley %s starting (home: %s)", version(), paths.data_dir(home))
+    QApplication.setHighDpiScaleFactorRoundingPolicy(
+        Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
+    app = QApplication([sys.argv[0], *qt_argv])
+    app.setApplicationName("Parley")
+    app.setApplicationDisplayName("Parley")
+    app.setOrganizationName("Parley")
+    app.setDesktopFileName("parley")
+    app.setStyle("Fusion")
+    app.setWindowIcon(appearance.app_icon())
+    appearance.apply(app)
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    CrashHandler(log_path).install(loop)
+
+    probe_mode = os.environ.get("PARLEY_PROBE")
+    probe = StartupProbe(probe_mode) if probe_mode else None
+    window = MainWindow(home=home, probe=probe.mark if probe else None)
+    window.show()
+    window.start_after_first_paint()
+    with loop:
+        loop.run_forever()
+    log.info("Parley closed")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``parley`` command: parse options, then run the app.
+
+    Args:
+        argv: the arguments after the program name (default ``sys.argv[1:]``).
+
+    Returns:
+        The process exit status (0 on a normal close).
+    """
+    args, qt_argv = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.version:
+        print(f"Parley {version()}")
+        return 0
+    home: Path | None = None
+    if args.home:
+        home = Path(args.home).expanduser().resolve()
+        os.environ["PARLEY_HOME"] = str(home)  # the core reads it as well
+    return run(home, qt_argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""Start coroutines from Qt slots and never lose their errors.
+
+Qt signals call plain functions; the core's API is async. :class:`TaskSet`
+starts a coroutine as a task on the running (qasync) loop, keeps a reference
+until it ends (a task nobody holds can be garbage-collected mid-flight), and
+routes how it ended:
+
+* a :class:`~core.errors.ParleyError` (something the user can act on) goes to
+  ``on_user_error`` — the window shows it in words;
+* any other exception is a bug: it goes to ``sys.excepthook``, which the app
+  sets to its crash handler (log + dialog) and pytest-qt turns into a test
+  failure;
+* cancellation is silent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from core.errors import ParleyError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class TaskSet:
+    """The background tasks of one owner (e.g. the main window).
+
+    Args:
+        on_user_error: called with a ParleyError a task raised; defaults to logging it.
+    """
+
+    def __init__(self, on_user_error: Callable[[ParleyError], None] | None = None) -> None:
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.on_user_error = on_user_error or (lambda e: log.warning("%s", e))
+
+    def spawn(self, coro: Coroutine[Any, Any, T], *, name: str | None = None) -> asyncio.Task[T]:
+        """Run ``coro`` as a task on the current event loop; returns the task."""
+        task = asyncio.ensure_future(coro)
+        if name:
+            task.set_name(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is None:
+            return
+        if isinstance(exc, ParleyError):
+            log.info("task %s: %s", task.get_name(), exc)
+            self.on_user_error(exc)
+        else:
+            report_bug(exc)
+
+    @property
+    def pending(self) -> int:
+        """How many tasks are still running."""
+        return len(self._tasks)
+
+    async def cancel_all(self, timeout_s: float = 2.0) -> None:
+        """Cancel every task and wait (≤ ``timeout_s`` seconds) for them to end."""
+        tasks = [t for t in self._tasks if not t.done()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout_s)
+
+
+def report_bug(exc: BaseException) -> None:
+    """Send an unexpected exception to ``sys.excepthook`` (the crash handler)."""
+    sys.excepthook(type(exc), exc, exc.__traceback__)

@@ -1,0 +1,93 @@
+"""The context meter: how much of the model's context window the chat uses.
+
+Shows a small ring and "12.3k / 200k"; the tooltip gives exact figures and
+the prompt-cache read tokens of the last reply. The numbers come from the
+window (``core.tokens.estimate_tokens`` and the model catalog); this widget
+only displays them.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+
+from gui import appearance
+
+
+def short_count(n: int) -> str:
+    """Return a token count for people: 950, 12.3k, 200k, 1.2M."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        value = n / 1000
+        return f"{value:.1f}k".replace(".0k", "k") if value < 100 else f"{round(value)}k"
+    value = n / 1_000_000
+    return f"{value:.1f}M".replace(".0M", "M")
+
+
+class _Ring(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.fraction = 0.0
+        self.setFixedSize(QSize(16, 16))
+
+    def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802
+        t = appearance.current()
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        rect = QRectF(2, 2, 12, 12)
+        p.setPen(QPen(QColor(t.border), 2.2))
+        p.drawEllipse(rect)
+        if self.fraction > 0:
+            color = t.danger if self.fraction >= 0.9 else t.accent if self.fraction >= 0.7 \
+                else t.muted
+            pen = QPen(QColor(color), 2.2)
+            pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+            p.setPen(pen)
+            p.drawArc(rect, 90 * 16, -int(min(1.0, self.fraction) * 360 * 16))
+        p.end()
+
+
+class ContextMeter(QWidget):
+    """Ring + label; call :meth:`set_usage` whenever the chat or the model changes."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ContextMeter")
+        self.setAccessibleName("Context used")
+        self.ring = _Ring(self)
+        self.label = QLabel(self)
+        self.label.setObjectName("ContextMeterLabel")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(8, 4, 8, 4)
+        lay.setSpacing(6)
+        lay.addWidget(self.ring)
+        lay.addWidget(self.label)
+        self.used = 0
+        self.window: int | None = None
+        self.cache_read = 0
+        self.set_usage(0, None)
+
+    def set_usage(self, used: int, window: int | None, cache_read: int = 0) -> None:
+        """Show ``used`` tokens (estimated) of a ``window``-token context window.
+
+        Args:
+            used: estimated tokens the next request would send (history + system).
+            window: the model's context window in tokens, or None when unknown.
+            cache_read: prompt-cache read tokens of the last reply (0 if none).
+        """
+        self.used, self.window, self.cache_read = used, window, cache_read
+        self.ring.fraction = used / window if window else 0.0
+        self.ring.update()
+        if window:
+            self.label.setText(f"{short_count(used)} / {short_count(window)}")
+            tip = (f"About {used:,} of this model's {window:,}-token context window "
+                   f"are in use ({100 * used / window:.0f}%).")
+        else:
+            self.label.setText(f"{short_count(used)} tokens")
+            tip = f"About {used:,} tokens are in use; this model's context window is unknown."
+        if cache_read:
+            tip += f"\nThe last reply read {cache_read:,} tokens from the prompt cache."
+        self.setToolTip(tip)
+        self.setAccessibleDescription(tip)

@@ -1,0 +1,354 @@
+"""The main window: sidebar | (header, transcript, composer), or the set-up panel.
+
+The window is built from cheap widgets only, so it can be shown at once;
+:meth:`MainWindow.start` then opens the store and the providers off the GUI
+thread and fills the window. Everything a person does with chats (open, send,
+stop, retry, drafts …) is in :class:`gui.chat_controller.ChatController`;
+this module owns the layout, the actions, window geometry and shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QGuiApplication
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QSplitter,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import ParleyError
+from gui import actions, appearance, dialogs
+from gui.async_bridge import TaskSet
+from gui.composer import ComposerBar
+from gui.context_meter import ContextMeter
+from gui.model_picker import ModelPicker
+from gui.sidebar import Sidebar
+from gui.transcript import TranscriptView
+
+if TYPE_CHECKING:
+    from gui.chat_controller import ChatController
+    from gui.setup_panel import SetupPanel
+
+log = logging.getLogger(__name__)
+
+GEOMETRY_KEY = "window.geometry"
+SPLITTER_KEY = "window.splitter"
+CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript column
+
+
+class _FirstPaint(QObject):
+    """Calls ``callback`` once, at the window's first paint event."""
+
+    def __init__(self, target: QWidget, callback: Callable[[], None]) -> None:
+        super().__init__(target)
+        self.callback: Callable[[], None] | None = callback
+        target.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Paint and self.callback is not None:
+            callback, self.callback = self.callback, None
+            obj.removeEventFilter(self)
+            QTimer.singleShot(0, callback)  # after this paint has been flushed
+        return False
+
+
+class MainWindow(QMainWindow):
+    """Parley's window.
+
+    Args:
+        home: the data directory (None: ``PARLEY_HOME`` or the platform default).
+        probe: start-up probe callback (``gui.app.StartupProbe.mark``) or None.
+        env: environment for provider keys (default ``os.environ``).
+
+    Attributes:
+        store, hub, runner: set by :meth:`start` (None before).
+        chat: the :class:`ChatController`, set by :meth:`start`.
+        ready: True once :meth:`start` finished.
+    """
+
+    def __init__(self, home: Path | None = None, *, probe: Callable[[str], None] | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.home = home
+        self.probe = probe or (lambda _event: None)
+        self.env = dict(os.environ if env is None else env)
+        self.store: Any = None
+        self.hub: Any = None
+        self.runner: Any = None
+        self.chat: ChatController | None = None
+        self.setup_panel: SetupPanel | None = None
+        self.ready = False
+        self.qactions: dict[str, Any] = {}
+        self.tasks = TaskSet(on_user_error=self.show_problem)
+        self._closing = False
+        self._closed = False
+        self._started = False
+        self.setWindowTitle("Parley")
+        self.setAccessibleName("Parley")
+        self.resize(1180, 780)
+        self._build()
+        actions.install(self)
+        self.composer.on_action = lambda action: action.handler(self)
+        _FirstPaint(self, lambda: self.probe("first-paint"))
+
+    # -- layout -----------------------------------------------------------
+    def _build(self) -> None:
+        self.sidebar = Sidebar(self)
+        self.sidebar.setMinimumWidth(200)
+        self.stack = QStackedWidget(self)
+        self.stack.setObjectName("MainStack")
+
+        self.loading_page = QLabel("Opening your chats…")
+        self.loading_page.setObjectName("LoadingLabel")
+        self.loading_page.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.stack.addWidget(self.loading_page)
+
+        self.chat_page = QWidget()
+        self.chat_page.setObjectName("ChatPage")
+        self.chat_page.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.header = QWidget(self.chat_page)
+        self.header.setObjectName("HeaderBar")
+        self.header.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.sidebar_button = QToolButton(self.header)
+        self.sidebar_button.setObjectName("HeaderButton")
+        self.sidebar_button.setAccessibleName("Show or hide the sidebar")
+        self.sidebar_button.setToolTip("Show or hide the sidebar (Ctrl+Shift+S)")
+        self.sidebar_button.setIcon(appearance.icon("sidebar", appearance.current().muted, 18))
+        self.sidebar_button.clicked.connect(self.toggle_sidebar)
+        self.model_picker = ModelPicker(self.header)
+        self.context_meter = ContextMeter(self.header)
+        head = QHBoxLayout(self.header)
+        head.setContentsMargins(10, 6, 14, 6)
+        head.setSpacing(4)
+        head.addWidget(self.sidebar_button)
+        head.addWidget(self.model_picker)
+        head.addStretch(1)
+        head.addWidget(self.context_meter)
+
+        self.transcript = TranscriptView(self.chat_page)
+        self.transcript.setAccessibleName("Conversation")
+        self.composer_bar = ComposerBar(self.chat_page)
+        self.composer_bar.setMaximumWidth(CONTENT_WIDTH)
+        self.composer = self.composer_bar.editor
+        composer_area = QWidget(self.chat_page)
+        composer_area.setObjectName("ComposerArea")
+        row = QHBoxLayout(composer_area)
+        row.setContentsMargins(24, 4, 24, 12)
+        row.addStretch(1)
+        row.addWidget(self.composer_bar, 100)
+        row.addStretch(1)
+
+        col = QVBoxLayout(self.chat_page)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(0)
+        col.addWidget(self.header)
+        col.addWidget(self.transcript, 1)
+        col.addWidget(composer_area)
+        self.stack.addWidget(self.chat_page)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName("MainSplitter")
+        self.splitter.setHandleWidth(1)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self.stack)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([260, 920])
+        self.setCentralWidget(self.splitter)
+        self.composer_bar.setEnabled(False)
+
+    # -- start-up ---------------------------------------------------------
+    def start_after_first_paint(self) -> None:
+        """Schedule :meth:`start` right after the first paint (fallback: 500 ms)."""
+        def go() -> None:
+            if not self._started:
+                self._started = True
+                self.tasks.spawn(self.start(), name="window-start")
+
+        _FirstPaint(self, go)
+        QTimer.singleShot(500, go)
+
+    async def start(self) -> None:
+        """Open the store and providers, then show set-up or the last chat.
+
+        Heavy modules (SQLAlchemy, the provider SDKs) are imported in a worker
+        thread so the window keeps painting. A store that cannot be opened
+        (e.g. ``DatabaseCorrupt``, ``NewerFormat``) is reported in the window.
+        """
+        self._started = True
+        self.sidebar.show_status("Loading chats…")
+        await asyncio.to_thread(_import_backend)
+        from core.providers.hub import ProviderHub
+
+        from core import paths
+        from core.run import ChatRunner
+        from core.store.async_store import AsyncStore
+        from gui.chat_controller import ChatController
+
+        try:
+            self.store = await AsyncStore.open(paths.db_path(self.home))
+        except ParleyError as exc:
+            self.loading_page.setText(exc.message)
+            self.loading_page.setWordWrap(True)
+            self.sidebar.show_status("")
+            raise
+        await self._restore_geometry()
+        self.hub = ProviderHub(self.store, environ=self.env)
+        await self.hub.load()
+        self.runner = ChatRunner(self.store, self.hub)
+        self.chat = ChatController(self)
+        if self.hub.is_configured:
+            await self.chat.enter()
+        else:
+            self.show_setup()
+        await self.chat.load_sidebar()
+        self.sidebar.show_status("")
+        self.probe("sessions-listed")
+        self.ready = True
+
+    def show_setup(self) -> None:
+        """Show the first-run set-up panel instead of the chat."""
+        from gui.setup_panel import SetupPanel
+
+        if self.setup_panel is None:
+            self.setup_panel = SetupPanel(tester=self.hub.test_connection, env=self.env)
+            self.setup_panel.completed.connect(
+                lambda answers: self.tasks.spawn(self._finish_setup(answers), name="setup"))
+            self.stack.addWidget(self.setup_panel)
+        self.stack.setCurrentWidget(self.setup_panel)
+        self.setup_panel.kind_buttons[0].setFocus()
+
+    async def _finish_setup(self, answers: Any) -> None:
+        assert self.chat is not None
+        await self.hub.add_provider(answers.kind, base_url=answers.base_url,
+                                    api_key=answers.api_key, default_model=answers.model)
+        await self.chat.enter()
+
+    def show_chat(self) -> None:
+        """Show the chat page and focus the composer."""
+        self.stack.setCurrentWidget(self.chat_page)
+        self.composer_bar.setEnabled(True)
+        self.composer.setFocus()
+
+    # -- geometry ---------------------------------------------------------
+    async def _restore_geometry(self) -> None:
+        geometry = await self.store.get_state(GEOMETRY_KEY, None)
+        if geometry:
+            self.restoreGeometry(QByteArray.fromBase64(geometry.encode()))
+        sizes = await self.store.get_state(SPLITTER_KEY, None)
+        if isinstance(sizes, list) and len(sizes) == 2:
+            self.splitter.setSizes([int(s) for s in sizes])
+            self.sidebar.setVisible(int(sizes[0]) > 0)
+
+    async def _save_geometry(self) -> None:
+        geometry = bytes(self.saveGeometry().toBase64().data()).decode()
+        await self.store.set_state(GEOMETRY_KEY, geometry)
+        await self.store.set_state(SPLITTER_KEY, self.splitter.sizes())
+
+    # -- action handlers (see gui/actions.py) -----------------------------
+    def _chat_call(self, name: str, *args: Any) -> Any:
+        if self.chat is None or self.stack.currentWidget() is not self.chat_page:
+            return False
+        return getattr(self.chat, name)(*args)
+
+    def new_session(self) -> Any:
+        return self._chat_call("new_session")
+
+    def rename_current_session(self) -> Any:
+        return self._chat_call("rename_session", None)
+
+    def delete_current_session(self) -> Any:
+        return self._chat_call("delete_session", None)
+
+    def step_session(self, delta: int) -> Any:
+        return self._chat_call("step_session", delta)
+
+    def goto_session(self, n: int) -> Any:
+        return self._chat_call("goto_session", n)
+
+    def send_from_composer(self) -> Any:
+        return self._chat_call("send_from_composer")
+
+    def stop_run(self) -> Any:
+        return self._chat_call("stop")
+
+    def retry_run(self) -> Any:
+        return self._chat_call("retry")
+
+    def edit_last_message(self) -> Any:
+        return self._chat_call("edit_last")
+
+    def focus_composer(self) -> None:
+        self.composer.setFocus()
+
+    def toggle_sidebar(self) -> None:
+        self.sidebar.setVisible(not self.sidebar.isVisible())
+
+    @property
+    def session_id(self) -> str | None:
+        """The open session's id (None for a new chat not yet sent)."""
+        return self.chat.session_id if self.chat else None
+
+    # -- problems ---------------------------------------------------------
+    def show_problem(self, error: ParleyError) -> None:
+        """Show an error the person can act on (non-modal)."""
+        dialogs.show_problem(self, "Parley", error.message)
+
+    # -- shutdown ---------------------------------------------------------
+    async def shutdown(self) -> None:
+        """Stop runs (their partial replies are kept), save drafts, geometry and the
+        open session, close the store. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.chat is not None:
+                await self.chat.shutdown()
+            if self.store is not None:
+                await self._save_geometry()
+        finally:
+            await self.tasks.cancel_all()
+            if self.hub is not None:
+                await self.hub.aclose()
+            if self.store is not None:
+                await self.store.close()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        if self._closed or self.store is None:
+            event.accept()
+            return
+        event.ignore()
+        if not self._closing:
+            self._closing = True
+            self.hide()
+            task = asyncio.ensure_future(self.shutdown())
+            task.add_done_callback(lambda _t: self.close())
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.ThemeChange and not os.environ.get("PARLEY_THEME"):
+            app = QGuiApplication.instance()
+            if isinstance(app, QGuiApplication) and appearance.choose(app) != appearance.current():
+                appearance.apply(app)
+        super().changeEvent(event)
+
+
+def _import_backend() -> None:
+    """Import the store, the run loop and the providers (run in a worker thread)."""
+    import core.providers.hub  # noqa: F401
+
+    import core.run  # noqa: F401
+    import core.store.async_store  # noqa: F401
+    import gui.chat_controller  # noqa: F401

@@ -1,0 +1,104 @@
+"""The model picker at the top of the chat: which model answers the next message.
+
+A flat button showing the current model's name; its menu lists the models
+of every configured provider, grouped by provider. It holds no state beyond
+what it shows; the window decides what a choice means (the session's model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup
+from PySide6.QtWidgets import QMenu, QToolButton, QWidget
+
+from gui import appearance
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChoice:
+    """One entry of the menu.
+
+    Attributes:
+        ref: ``"provider_id:model_id"``.
+        label: the model's display name.
+        group: the provider's display name (menu section).
+    """
+
+    ref: str
+    label: str
+    group: str
+
+
+class ModelPicker(QToolButton):
+    """Signals: ``model_chosen(ref)`` when the person picks a model from the menu."""
+
+    model_chosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ModelPicker")
+        self.setAccessibleName("Model")
+        self.setToolTip("Choose the model that answers")
+        self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.setLayoutDirection(Qt.LayoutDirection.RightToLeft)  # chevron after the text
+        self.setIconSize(QSize(14, 14))
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self._menu = QMenu(self)
+        self._menu.setObjectName("ModelMenu")
+        self._menu.setLayoutDirection(Qt.LayoutDirection.LeftToRight)
+        self.setMenu(self._menu)
+        self._group = QActionGroup(self)
+        self._choices: list[ModelChoice] = []
+        self.current: str | None = None
+        self._show()
+
+    @property
+    def choices(self) -> list[ModelChoice]:
+        """The models offered, in menu order."""
+        return list(self._choices)
+
+    def set_choices(self, choices: Sequence[ModelChoice]) -> None:
+        """Replace the menu's models (keeps the current one selected if present)."""
+        self._menu.clear()
+        self._group = QActionGroup(self)
+        self._choices = list(choices)
+        last_group = None
+        for choice in self._choices:
+            if choice.group != last_group:
+                self._menu.addSection(choice.group)
+                last_group = choice.group
+            act = QAction(choice.label, self._menu)
+            act.setCheckable(True)
+            act.setData(choice.ref)
+            act.setChecked(choice.ref == self.current)
+            act.triggered.connect(lambda _c=False, r=choice.ref: self._chosen(r))
+            self._group.addAction(act)
+            self._menu.addAction(act)
+        self._show()
+
+    def set_current(self, ref: str | None) -> None:
+        """Show ``ref`` as the current model (adds no menu entry)."""
+        self.current = ref
+        for act in self._group.actions():
+            act.setChecked(act.data() == ref)
+        self._show()
+
+    def _chosen(self, ref: str) -> None:
+        self.set_current(ref)
+        self.model_chosen.emit(ref)
+
+    def label_of(self, ref: str | None) -> str:
+        """Return the display name of ``ref`` (its model id when not in the menu)."""
+        for choice in self._choices:
+            if choice.ref == ref:
+                return choice.label
+        return ref.split(":", 1)[-1] if ref else "No model"
+
+    def _show(self) -> None:
+        self.setText(self.label_of(self.current))
+        self.setIcon(appearance.icon("chevron-down", appearance.current().muted, 14))
+        self.setAccessibleDescription(f"Current model: {self.label_of(self.current)}")

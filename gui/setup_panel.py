@@ -1,0 +1,313 @@
+"""First-run set-up: choose a provider, paste a key, pick a model, test, start.
+
+The panel only gathers answers. Testing a connection and saving the
+provider are the window's job, passed in as ``tester`` (an async function
+returning the provider's models or raising a ``ParleyError`` whose message is
+shown as is) and the ``completed`` signal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import ParleyError
+from core.providers.registry import DEFAULT_URLS, ENV_API_KEY
+from gui import appearance
+from gui.async_bridge import TaskSet
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderChoice:
+    """What the panel knows about one kind of provider."""
+
+    kind: str
+    label: str
+    default_url: str
+    key_placeholder: str
+    key_required: bool
+    env_var: str | None
+
+
+CHOICES: tuple[ProviderChoice, ...] = (
+    ProviderChoice("anthropic", "Anthropic", DEFAULT_URLS["anthropic"], "sk-ant-…", True,
+                   ENV_API_KEY["anthropic"]),
+    ProviderChoice("openai", "OpenAI", DEFAULT_URLS["openai"], "sk-…", True,
+                   ENV_API_KEY["openai"]),
+    ProviderChoice("openai_compatible", "OpenAI-compatible", "http://localhost:11434/v1",
+                   "Only if your server asks for one", False, None),
+)
+
+COMPATIBLE_HINT = ("Ollama: http://localhost:11434/v1  ·  llama.cpp: http://localhost:8080/v1"
+                   "  ·  LM Studio: http://localhost:1234/v1")
+
+Tester = Callable[[str, str | None, str | None], Awaitable[Sequence[Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class SetupAnswers:
+    """What the person chose: provider kind, server URL (None = default), key, model id."""
+
+    kind: str
+    base_url: str | None
+    api_key: str | None
+    model: str
+
+
+def model_label(info: Any) -> str:
+    """Return a model's display name (``display_name``, ``name`` or ``id``)."""
+    return str(getattr(info, "display_name", None) or getattr(info, "name", None) or info.id)
+
+
+class SetupPanel(QScrollArea):
+    """Signals: ``completed(SetupAnswers)`` when "Start chatting" is pressed."""
+
+    completed = Signal(object)
+
+    def __init__(self, tester: Tester | None = None, env: dict[str, str] | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tester = tester
+        self.env = env or {}
+        self._tasks = TaskSet()
+        self.setObjectName("SetupPanel")
+        self.setAccessibleName("Set up a provider")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        page = QWidget()
+        page.setObjectName("SetupPage")
+        self.setWidget(page)
+        self._build(page)
+        self.kind_buttons[0].setChecked(True)
+        self._kind_changed()
+
+    # -- layout -----------------------------------------------------------
+    def _build(self, page: QWidget) -> None:
+        card = QFrame(page)
+        card.setObjectName("SetupCard")
+        card.setMaximumWidth(540)
+        logo = QLabel(card)
+        logo.setPixmap(appearance.app_icon().pixmap(56, 56))
+        logo.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        title = QLabel("Welcome to Parley", card)
+        title.setObjectName("SetupTitle")
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        intro = QLabel("Connect a model provider to start chatting. Your key stays on this "
+                       "computer, in the system keyring.", card)
+        intro.setObjectName("SetupIntro")
+        intro.setWordWrap(True)
+        intro.setAlignment(Qt.AlignmentFlag.AlignCenter)
+
+        self.kind_group = QButtonGroup(self)
+        self.kind_buttons: list[QPushButton] = []
+        kinds = QHBoxLayout()
+        kinds.setSpacing(8)
+        for i, choice in enumerate(CHOICES):
+            b = QPushButton(choice.label, card)
+            b.setObjectName("ProviderOption")
+            b.setCheckable(True)
+            b.setAccessibleName(f"Provider: {choice.label}")
+            b.setCursor(Qt.CursorShape.PointingHandCursor)
+            self.kind_group.addButton(b, i)
+            self.kind_buttons.append(b)
+            kinds.addWidget(b)
+        self.kind_group.idToggled.connect(lambda _i, on: on and self._kind_changed())
+
+        self.custom_url = QCheckBox("Use a custom server URL", card)
+        self.custom_url.setAccessibleName("Use a custom server URL")
+        self.custom_url.toggled.connect(self._kind_changed)
+        self.url_label = QLabel("Server URL", card)
+        self.url_edit = QLineEdit(card)
+        self.url_edit.setAccessibleName("Server URL")
+        self.url_label.setBuddy(self.url_edit)
+        self.url_hint = QLabel(COMPATIBLE_HINT, card)
+        self.url_hint.setObjectName("FieldHint")
+        self.url_hint.setWordWrap(True)
+
+        self.key_label = QLabel("API key", card)
+        self.key_edit = QLineEdit(card)
+        self.key_edit.setAccessibleName("API key")
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.key_label.setBuddy(self.key_edit)
+        self.key_hint = QLabel("", card)
+        self.key_hint.setObjectName("FieldHint")
+        self.key_hint.setWordWrap(True)
+
+        self.test_button = QPushButton("Test connection", card)
+        self.test_button.setObjectName("SecondaryButton")
+        self.test_button.setAccessibleName("Test connection")
+        self.test_button.clicked.connect(self.test_connection)
+        self.status = QLabel("", card)
+        self.status.setObjectName("SetupStatus")
+        self.status.setAccessibleName("Connection status")
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.model_label = QLabel("Model", card)
+        self.model_combo = QComboBox(card)
+        self.model_combo.setAccessibleName("Model")
+        self.model_combo.setEnabled(False)
+        self.model_combo.setPlaceholderText("Test the connection to list the models")
+        self.model_label.setBuddy(self.model_combo)
+        self.model_combo.currentTextChanged.connect(self._refresh_start)
+
+        self.start_button = QPushButton("Start chatting", card)
+        self.start_button.setObjectName("PrimaryButton")
+        self.start_button.setAccessibleName("Start chatting")
+        self.start_button.setDefault(True)
+        self.start_button.clicked.connect(self._start)
+
+        lay = QVBoxLayout(card)
+        lay.setContentsMargins(36, 32, 36, 32)
+        lay.setSpacing(8)
+        lay.addWidget(logo)
+        lay.addWidget(title)
+        lay.addWidget(intro)
+        lay.addSpacing(14)
+        lay.addLayout(kinds)
+        lay.addSpacing(10)
+        for w in (self.custom_url, self.url_label, self.url_edit, self.url_hint):
+            lay.addWidget(w)
+        lay.addSpacing(4)
+        for w in (self.key_label, self.key_edit, self.key_hint):
+            lay.addWidget(w)
+        lay.addSpacing(4)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.status, 1)
+        lay.addLayout(test_row)
+        lay.addSpacing(4)
+        lay.addWidget(self.model_label)
+        lay.addWidget(self.model_combo)
+        lay.addSpacing(16)
+        lay.addWidget(self.start_button)
+
+        outer = QVBoxLayout(page)
+        outer.addStretch(1)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(card, 10)
+        row.addStretch(1)
+        outer.addLayout(row)
+        outer.addStretch(2)
+
+    # -- state ------------------------------------------------------------
+    @property
+    def choice(self) -> ProviderChoice:
+        """The provider kind currently chosen."""
+        return CHOICES[max(0, self.kind_group.checkedId())]
+
+    def answers(self) -> SetupAnswers:
+        """Return the current answers (model as typed or chosen)."""
+        c = self.choice
+        url = self.url_edit.text().strip() or None
+        if c.kind != "openai_compatible" and not self.custom_url.isChecked():
+            url = None
+        if c.kind == "openai_compatible" and url is None:
+            url = c.default_url
+        key = self.key_edit.text().strip() or None
+        return SetupAnswers(c.kind, url, key, self._model_id())
+
+    def _model_id(self) -> str:
+        data = self.model_combo.currentData()
+        if data and self.model_combo.currentText() == self.model_combo.itemText(
+            self.model_combo.currentIndex()
+        ):
+            return str(data)
+        return self.model_combo.currentText().strip()
+
+    def _kind_changed(self, *_args: object) -> None:
+        c = self.choice
+        compatible = c.kind == "openai_compatible"
+        self.custom_url.setVisible(not compatible)
+        show_url = compatible or self.custom_url.isChecked()
+        for w in (self.url_label, self.url_edit):
+            w.setVisible(show_url)
+        self.url_hint.setVisible(compatible)
+        self.url_edit.setPlaceholderText(c.default_url)
+        self.key_label.setText("API key" if c.key_required else "API key (optional)")
+        self.key_edit.setPlaceholderText(c.key_placeholder)
+        env_key = self.env.get(c.env_var or "", "")
+        if env_key and not self.key_edit.text():
+            self.key_edit.setText(env_key)
+        self.key_hint.setText(f"Found {c.env_var} in your environment." if env_key else "")
+        self.key_hint.setVisible(bool(env_key))
+        self.model_combo.setEditable(compatible)
+        self._set_models([])
+        self._set_status("", None)
+
+    def _set_models(self, models: Sequence[Any]) -> None:
+        self.model_combo.clear()
+        for info in models:
+            self.model_combo.addItem(model_label(info), info.id)
+        self.model_combo.setEnabled(bool(models) or self.model_combo.isEditable())
+        if models:
+            self.model_combo.setCurrentIndex(0)
+        self._refresh_start()
+
+    def _set_status(self, text: str, ok: bool | None) -> None:
+        self.status.setText(text)
+        self.status.setProperty("state", {True: "ok", False: "error"}.get(ok, "busy"))
+        self.status.style().unpolish(self.status)
+        self.status.style().polish(self.status)
+
+    def _refresh_start(self, *_args: object) -> None:
+        self.start_button.setEnabled(bool(self._model_id()))
+
+    # -- actions ----------------------------------------------------------
+    def test_connection(self) -> asyncio.Task[None] | None:
+        """Ask the provider for its models; shows success or the error in words."""
+        if self.tester is None:
+            return None
+        a = self.answers()
+        c = self.choice
+        if c.key_required and not a.api_key:
+            self._set_status(f"Paste your {c.label} API key first.", False)
+            self.key_edit.setFocus()
+            return None
+        self._set_status("Connecting…", None)
+        self.test_button.setEnabled(False)
+        return self._tasks.spawn(self._test(a), name="setup-test")
+
+    async def _test(self, a: SetupAnswers) -> None:
+        assert self.tester is not None
+        try:
+            models = list(await self.tester(a.kind, a.base_url, a.api_key))
+        except ParleyError as exc:
+            self._set_status(exc.message, False)
+            self._set_models([])
+            return
+        finally:
+            self.test_button.setEnabled(True)
+        count = len(models)
+        self._set_status(f"Connected  ·  {count} model{'s' if count != 1 else ''} available"
+                         if count else "Connected, but the server lists no models: type one.",
+                         True)
+        if not count:
+            self.model_combo.setEditable(True)
+        self._set_models(models)
+        self.model_combo.setFocus()
+
+    def _start(self) -> None:
+        a = self.answers()
+        if not a.model:
+            self._set_status("Test the connection and pick a model first.", False)
+            return
+        self.completed.emit(a)

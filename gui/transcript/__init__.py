@@ -1,0 +1,8 @@
+"""The transcript widget: the conversation in the middle of the window.
+
+Public: :class:`TranscriptView` (see ``gui/transcript/view.py``).
+"""
+
+from gui.transcript.view import TranscriptView
+
+__all__ = ["TranscriptView"]

@@ -1,0 +1,270 @@
+"""Painting transcript rows, and the cache of their layouts.
+
+The delegate lays a row out only when it is painted or measured (the view asks
+for visible rows only), keeps the layouts of the last :data:`LAYOUT_LIMIT` rows
+(an LRU keyed by turn id, stamped with the row's revision and width), and
+estimates the height of every other row from its text length.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QPainter,
+    QPalette,
+    QPen,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+
+from core.content import ImageBlock, TextBlock, ToolResultBlock
+from gui.theme import TranscriptColors, mix, transcript_colors
+from gui.transcript.layout import (
+    BAR,
+    BUBBLE_PAD,
+    BUBBLE_SHARE,
+    INDENT,
+    MAX_COLUMN,
+    ROW_PAD,
+    SIDE,
+    RowBuilder,
+    RowLayout,
+)
+from gui.transcript.model import TranscriptModel
+from gui.transcript.pieces import THUMB_MAX, PieceCache
+from gui.transcript.rows import Node
+
+LAYOUT_LIMIT = 400  # row layouts kept (rows seen recently)
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class TranscriptDelegate(QStyledItemDelegate):
+    """Paints rows of a :class:`TranscriptModel` and measures them.
+
+    Args:
+        parent: the list view (its palette and font are used).
+    """
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self._widget = parent
+        self._layouts: OrderedDict[str, RowLayout] = OrderedDict()
+        self.highlight: tuple[str, str] | None = None  # (turn id, search text)
+        self.show_focus = False
+        self.clip = QRect()  # the part of the viewport being painted (viewport coordinates)
+        self.colors: TranscriptColors = transcript_colors(parent.palette())
+        self.cache = PieceCache(self.colors, parent.font())
+        self.builder = RowBuilder(self.cache)
+        self._metrics()
+
+    def _metrics(self) -> None:
+        fm = QFontMetrics(self.cache.font)
+        self._line_h = fm.lineSpacing()
+        self._char_w = max(4, fm.averageCharWidth())
+
+    # -- palette / font changes -------------------------------------------
+    def restyle(self) -> bool:
+        """Re-read the view's palette and font; drop caches if they changed.
+
+        Returns:
+            True when something changed (every row must be measured again).
+        """
+        colors = transcript_colors(self._widget.palette())
+        font = self._widget.font()
+        if colors.key == self.colors.key and font == self.cache.font:
+            return False
+        self.colors = colors
+        self.cache = PieceCache(colors, font)
+        self.builder = RowBuilder(self.cache)
+        self._layouts.clear()
+        self._metrics()
+        return True
+
+    # -- layouts ------------------------------------------------------------
+    def row_layout(self, model: TranscriptModel, row: int, width: int) -> RowLayout:
+        """Return the layout of a row at a viewport width (px), from the cache if current."""
+        node = model.rows[row]
+        is_last = model.is_last(row)
+        stamp = (node.rev, is_last, self.colors.key)
+        layout = self._layouts.get(node.key)
+        if layout is not None and layout.stamp == stamp and layout.width == width:
+            self._layouts.move_to_end(node.key)
+            return layout
+        layout = self.builder.layout(node, model.transcript, width, is_last)
+        layout.stamp = stamp
+        self._layouts[node.key] = layout
+        self._layouts.move_to_end(node.key)
+        if len(self._layouts) > LAYOUT_LIMIT:
+            self._layouts.popitem(last=False)
+        return layout
+
+    def known_height(self, node: Node, width: int) -> int | None:
+        """The height of a node's cached layout at ``width``, if it is current."""
+        layout = self._layouts.get(node.key)
+        if layout is not None and layout.width == width and layout.stamp[0] == node.rev:
+            return layout.height
+        return None
+
+    def forget(self) -> None:
+        """Drop every cached layout (pieces stay cached)."""
+        self._layouts.clear()
+
+    def estimate(self, node: Node, width: int) -> int:
+        """Guess a row's height (px) at a viewport width without laying it out.
+
+        Exact for rows laid out before at that width; otherwise from the text
+        length, the number of fold lines and of images.
+        """
+        known = self.known_height(node, width)
+        if known is not None:
+            return known
+        stats = node.stats
+        if stats is None:
+            stats = node.stats = _stats(node)
+        chars, lines, folds, media = stats
+        col = max(160, min(width - 2 * SIDE, MAX_COLUMN)) - node.depth * INDENT
+        chrome = 2 * ROW_PAD
+        if node.turn.role == "user" and node.kind == "turn":
+            col = int(col * BUBBLE_SHARE) - 2 * BUBBLE_PAD.width()
+            chrome += 2 * BUBBLE_PAD.height() + 4
+        per_line = max(8, col // self._char_w)
+        text_lines = lines + chars // per_line
+        return int(
+            chrome
+            + text_lines * self._line_h * 1.12
+            + folds * (self._line_h + 4)
+            + media * (THUMB_MAX.height() // 2 + 8)
+        )
+
+    # -- painting -------------------------------------------------------------
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:  # noqa: N802
+        model = index.model()
+        if not isinstance(model, TranscriptModel):
+            return super().sizeHint(option, index)
+        width = option.rect.width() if option.rect.width() > 0 else self._widget.width()
+        return QSize(width, self.row_layout(model, index.row(), width).height)
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        model = index.model()
+        if not isinstance(model, TranscriptModel):
+            super().paint(painter, option, index)
+            return
+        rect = option.rect
+        layout = self.row_layout(model, index.row(), rect.width())
+        colors = self.colors
+        painter.save()
+        painter.translate(rect.topLeft())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        if self.show_focus and option.state & QStyle.StateFlag.State_HasFocus:
+            painter.setPen(QPen(colors.focus, 1.5))
+            painter.setBrush(_alpha(colors.focus, 0.06))
+            painter.drawRoundedRect(QRectF(layout.column).adjusted(0.5, 0.5, -0.5, -0.5), 10, 10)
+        guide = mix(colors.base, colors.text, 0.16)
+        for x in layout.guides:
+            painter.fillRect(QRect(x, 0, 2, layout.height), guide)
+        if layout.frame is not None:
+            self._paint_frame(painter, layout)
+        clip = QRectF(self.clip.translated(-rect.topLeft())) if self.clip.isValid() else QRectF()
+        node = model.rows[index.row()]
+        term = self.highlight[1] if self.highlight and self.highlight[0] == node.key else ""
+        for placed in layout.pieces:
+            r = placed.rect
+            if clip.isValid() and not clip.intersects(QRectF(r).adjusted(-BAR, -4, 0, 4)):
+                continue
+            if placed.bar:
+                painter.fillRect(QRect(r.left() - BAR + 3, r.top() - 3, 2, r.height() + 6), guide)
+            self._paint_doc(painter, placed.piece.doc, r, placed.muted, clip, term, option.palette)
+        painter.restore()
+
+    def _paint_frame(self, painter: QPainter, layout: RowLayout) -> None:
+        assert layout.frame is not None
+        colors = self.colors
+        frame = QRectF(layout.frame)
+        if layout.frame_kind == "bubble":
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(colors.user_bubble)
+            painter.drawRoundedRect(frame, 16, 16)
+        else:
+            painter.setPen(QPen(colors.card_border, 1))
+            painter.setBrush(colors.card_bg)
+            painter.drawRoundedRect(frame.adjusted(0.5, 0.5, -0.5, -0.5), 10, 10)
+
+    def _paint_doc(
+        self,
+        painter: QPainter,
+        doc: QTextDocument,
+        r: QRect,
+        muted: bool,
+        clip: QRectF,
+        term: str,
+        palette: QPalette,
+    ) -> None:
+        if doc.textWidth() != r.width():
+            doc.setTextWidth(r.width())
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        pal = QPalette(palette)
+        pal.setColor(QPalette.ColorRole.Text, self.colors.muted if muted else self.colors.text)
+        ctx.palette = pal
+        local = QRectF(0, 0, r.width(), r.height())
+        if clip.isValid():
+            local = local.intersected(clip.translated(-r.left(), -r.top()))
+        ctx.clip = local
+        if term:
+            ctx.selections = _matches(doc, term, self.colors.match_bg)
+        painter.save()
+        painter.translate(r.topLeft())
+        painter.setClipRect(QRectF(0, 0, r.width() + 1, r.height() + 1))
+        doc.documentLayout().draw(painter, ctx)
+        painter.restore()
+
+
+def _alpha(color: QColor, alpha: float) -> QColor:
+    out = QColor(color)
+    out.setAlphaF(alpha)
+    return out
+
+
+def _matches(
+    doc: QTextDocument, term: str, color: QColor
+) -> list[QAbstractTextDocumentLayout.Selection]:
+    """Selections covering every case-insensitive occurrence of ``term`` in ``doc``."""
+    fmt = QTextCharFormat()
+    fmt.setBackground(color)
+    out = []
+    cursor = doc.find(term, 0)
+    while not cursor.isNull() and len(out) < 500:
+        sel = QAbstractTextDocumentLayout.Selection()
+        sel.cursor = QTextCursor(cursor)
+        sel.format = fmt
+        out.append(sel)
+        cursor = doc.find(term, cursor)
+    return out
+
+
+def _stats(node: Node) -> tuple[int, int, int, int]:
+    """(characters, lines, fold lines, images) of a node, for height estimates."""
+    if node.kind == "card":
+        return (0, 0, 2, 0)
+    chars = lines = folds = media = 0
+    for block in node.turn.blocks:
+        if type(block) is TextBlock:
+            chars += len(block.text)
+            lines += block.text.count("\n") + 1
+        elif type(block) is ImageBlock:
+            media += 1
+        elif type(block) is ToolResultBlock and node.turn.role == "user":
+            continue
+        else:
+            folds += 1
+    if node.turn.aborted:
+        folds += 1
+    return (chars, lines, folds, media)

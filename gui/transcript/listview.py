@@ -1,0 +1,559 @@
+"""A QListView that lays out only what is visible, for sessions of any length.
+
+QListView (and QTreeView) ask the delegate for the size of *every* row before
+the first paint, and QListView lays everything out again when one row changes
+height; with rendered markdown that is seconds for a 10,000-turn session. This
+view keeps its own geometry instead: one height per row — measured (rendered)
+for rows that have been on screen, estimated from text length for the rest —
+and their running sums for positions. Painting measures the rows it is about to
+show; when a measured height differs from the estimate the view keeps the row
+at the top of the viewport where it was (or stays at the bottom while it
+follows a streaming reply).
+
+It still is a QListView (QAbstractItemView underneath): selection model,
+current index, keyboard focus and the accessibility interface for lists come
+from Qt; only geometry, painting and cursor movement are overridden.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from itertools import accumulate
+
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QCursor,
+    QHelpEvent,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QRegion,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QListView,
+    QStyle,
+    QStyleOptionViewItem,
+    QToolTip,
+    QWidget,
+)
+
+from gui.transcript.delegate import TranscriptDelegate
+from gui.transcript.layout import Hit, RowLayout, tooltip_text
+from gui.transcript.model import TranscriptModel
+
+Index = QModelIndex | QPersistentModelIndex
+BOTTOM_PAD = 12  # px of empty space under the last row
+STICK_SLACK = 4  # px: "at the bottom" tolerance
+SCROLL_STEP = 40  # px per scroll-bar arrow step / wheel notch third
+RE_ESTIMATE_MS = 150  # after a resize, wait this long before re-estimating every row
+
+
+class TranscriptListView(QListView):
+    """The scrolling list of transcript rows.
+
+    Signals:
+        anchorClicked(QModelIndex, str, object): an anchor (href) of a row was
+            clicked; the object is the :class:`~gui.transcript.layout.Placed` piece.
+        foldClicked(QModelIndex, str): a fold line (key) of a row was clicked.
+        menuRequested(QModelIndex, QPoint, object): context menu at a global
+            position; the object is the :class:`Hit` under the pointer or None.
+        toggleRequested(QModelIndex): Space on the current row.
+        copyRequested(QModelIndex): Ctrl+C on the current row.
+    """
+
+    anchorClicked = Signal(QModelIndex, str, object)
+    foldClicked = Signal(QModelIndex, str)
+    menuRequested = Signal(QModelIndex, QPoint, object)
+    toggleRequested = Signal(QModelIndex)
+    copyRequested = Signal(QModelIndex)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._heights: list[int] = []
+        self._valid = bytearray()  # 1 where _heights[i] is measured at the current width
+        self._tops: list[int] = [0]
+        self._width = 0
+        self._stick = True
+        self._adjusting = False
+        self._painting = False
+        self._press: tuple[int, str] | None = None
+        self._footer: QWidget | None = None
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setUniformItemSizes(False)
+        self.setMouseTracking(True)
+        self.setFrameShape(QListView.Shape.NoFrame)
+        self.setAutoScroll(False)
+        self.viewport().setAutoFillBackground(True)
+        self._delegate = TranscriptDelegate(self)
+        self.setItemDelegate(self._delegate)
+        self.verticalScrollBar().valueChanged.connect(self._value_changed)
+        self.verticalScrollBar().setSingleStep(SCROLL_STEP)
+        self._re_estimate = QTimer(self, singleShot=True, interval=RE_ESTIMATE_MS)
+        self._re_estimate.timeout.connect(self._estimate_all)
+
+    # -- model wiring ---------------------------------------------------------
+    @property
+    def delegate(self) -> TranscriptDelegate:
+        return self._delegate
+
+    def transcript_model(self) -> TranscriptModel:
+        model = self.model()
+        assert isinstance(model, TranscriptModel)
+        return model
+
+    def setModel(self, model: TranscriptModel) -> None:  # noqa: N802
+        super().setModel(model)
+        model.rowsRemoved.connect(self._rows_removed)
+        model.modelReset.connect(self._estimate_all)
+        model.layoutChanged.connect(self._estimate_all)
+        self._estimate_all()
+
+    @property
+    def sticks_to_bottom(self) -> bool:
+        """True while the view follows the end of the transcript."""
+        return self._stick
+
+    def stick_to_bottom(self) -> None:
+        """Scroll to the end and follow it (new rows, a growing last row)."""
+        self._stick = True
+        self._sync()
+        self._apply_range()
+
+    def set_footer(self, widget: QWidget | None) -> None:
+        """Show a widget under the last row (the inline error), or none."""
+        if self._footer is not None and self._footer is not widget:
+            self._footer.hide()
+        self._footer = widget
+        if widget is not None:
+            widget.setParent(self.viewport())
+            widget.show()
+        self.updateGeometries()
+        self.viewport().update()
+
+    # -- heights ----------------------------------------------------------------
+    def _estimate_all(self) -> None:
+        model = self.model()
+        rows = model.rows if isinstance(model, TranscriptModel) else []
+        width = self._width = self.viewport().width()
+        est = self._delegate.estimate
+        self._heights = [est(node, width) for node in rows]
+        self._valid = bytearray(len(rows))
+        self._recompute()
+
+    def _recompute(self) -> None:
+        self._tops = [0, *accumulate(self._heights)]
+        self.updateGeometries()
+
+    def _footer_height(self) -> int:
+        if self._footer is None:
+            return 0
+        return self._footer.sizeHint().height()
+
+    def content_height(self) -> int:
+        """Height (px) of everything: rows, footer, bottom padding."""
+        return self._tops[-1] + self._footer_height() + BOTTOM_PAD
+
+    def _measure(self, row: int) -> bool:
+        """Lay out a row at the current width; True if its height changed."""
+        layout = self._delegate.row_layout(self.transcript_model(), row, self._width)
+        self._valid[row] = 1
+        if layout.height != self._heights[row]:
+            self._heights[row] = layout.height
+            return True
+        return False
+
+    def _visible(self, value: int) -> tuple[int, int]:
+        """First and last row intersecting [value, value + viewport height)."""
+        n = len(self._heights)
+        if n == 0:
+            return 0, -1
+        first = max(0, min(n - 1, bisect_right(self._tops, value) - 1))
+        end = value + self.viewport().height()
+        last = max(first, min(n - 1, bisect_right(self._tops, end) - 1))
+        return first, last
+
+    def _sync(self) -> None:
+        """Measure the rows about to be shown; keep the view anchored while heights change."""
+        if self._width != self.viewport().width():
+            self._width_changed()
+        for _ in range(8):
+            value = self.verticalScrollBar().value()
+            if self._stick:
+                value = max(0, self.content_height() - self.viewport().height())
+            first, last = self._visible(value)
+            if last < first:
+                return
+            anchor, offset = first, value - self._tops[first]
+            changed = False
+            for row in range(first, last + 1):
+                if not self._valid[row]:
+                    changed |= self._measure(row)
+            if not changed:
+                if self._stick:
+                    self._apply_range()
+                return
+            self._tops = [0, *accumulate(self._heights)]
+            self._apply_range(None if self._stick else self._tops[anchor] + offset)
+
+    def _apply_range(self, value: int | None = None) -> None:
+        """Set the scroll bar's range (and value) without marking a user scroll."""
+        bar = self.verticalScrollBar()
+        viewport_h = self.viewport().height()
+        maximum = max(0, self.content_height() - viewport_h)
+        self._adjusting = True
+        try:
+            bar.setRange(0, maximum)
+            bar.setPageStep(viewport_h)
+            if self._stick:
+                bar.setValue(maximum)
+            elif value is not None:
+                bar.setValue(max(0, min(maximum, value)))
+        finally:
+            self._adjusting = False
+        self._place_footer()
+
+    def _place_footer(self) -> None:
+        if self._footer is None:
+            return
+        top = self._tops[-1] - self.verticalScrollBar().value()
+        width = self.viewport().width()
+        hint = self._footer.sizeHint()
+        w = min(width - 40, 800)
+        self._footer.setGeometry(QRect((width - w) // 2, top + 4, w, hint.height()))
+
+    def _value_changed(self, value: int) -> None:
+        if not self._adjusting:
+            self._stick = value >= self.verticalScrollBar().maximum() - STICK_SLACK
+        self._place_footer()
+
+    def _width_changed(self) -> None:
+        self._width = self.viewport().width()
+        self._valid = bytearray(len(self._heights))
+        self._re_estimate.start()
+
+    # -- QAbstractItemView geometry overrides -----------------------------------
+    def doItemsLayout(self) -> None:  # noqa: N802
+        model = self.model()
+        if model is not None and len(self._heights) != model.rowCount():
+            self._estimate_all()
+        QAbstractItemView.doItemsLayout(self)
+
+    def updateGeometries(self) -> None:  # noqa: N802
+        self._apply_range()
+        QAbstractItemView.updateGeometries(self)
+
+    def reset(self) -> None:
+        QAbstractItemView.reset(self)
+
+    def rowsInserted(self, parent: Index, start: int, end: int) -> None:  # noqa: N802
+        model = self.transcript_model()
+        est = self._delegate.estimate
+        width = self._width
+        new = [est(model.rows[r], width) for r in range(start, end + 1)]
+        self._heights[start:start] = new
+        self._valid[start:start] = bytes(len(new))
+        self._recompute()
+        QAbstractItemView.rowsInserted(self, parent, start, end)
+        self.viewport().update()
+
+    def rowsAboutToBeRemoved(self, parent: Index, start: int, end: int) -> None:  # noqa: N802
+        QAbstractItemView.rowsAboutToBeRemoved(self, parent, start, end)
+
+    def _rows_removed(self, parent: Index, start: int, end: int) -> None:
+        del self._heights[start : end + 1]
+        del self._valid[start : end + 1]
+        self._recompute()
+        self.viewport().update()
+
+    def dataChanged(self, top_left: Index, bottom_right: Index, roles: list[int] = ()) -> None:  # noqa: N802, B006
+        for row in range(top_left.row(), bottom_right.row() + 1):
+            if 0 <= row < len(self._valid):
+                self._valid[row] = 0
+        QAbstractItemView.dataChanged(self, top_left, bottom_right, list(roles))
+        self.viewport().update()
+
+    def visualRect(self, index: Index) -> QRect:  # noqa: N802
+        row = index.row()
+        if not index.isValid() or not 0 <= row < len(self._heights):
+            return QRect()
+        top = self._tops[row] - self.verticalScrollBar().value()
+        return QRect(0, top, self.viewport().width(), self._heights[row])
+
+    def indexAt(self, point: QPoint) -> QModelIndex:  # noqa: N802
+        y = point.y() + self.verticalScrollBar().value()
+        row = bisect_right(self._tops, y) - 1
+        model = self.model()
+        if model is None or not 0 <= row < len(self._heights) or y < 0:
+            return QModelIndex()
+        return model.index(row, 0)
+
+    def scrollTo(  # noqa: N802
+        self, index: Index, hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible
+    ) -> None:
+        if not index.isValid() or not 0 <= index.row() < len(self._heights):
+            return
+        self.scroll_to_row(index.row(), hint)
+
+    def scroll_to_row(
+        self,
+        row: int,
+        hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible,
+        y_in_row: int | None = None,
+    ) -> None:
+        """Scroll so a row is shown: by ``hint``, or with ``y_in_row`` a third down the view."""
+        if self._width != self.viewport().width():
+            self._width_changed()
+        if self._measure(row):
+            self._tops = [0, *accumulate(self._heights)]
+        top, height = self._tops[row], self._heights[row]
+        view_h = self.viewport().height()
+        value = self.verticalScrollBar().value()
+        hints = QAbstractItemView.ScrollHint
+        if y_in_row is not None:
+            target = top + y_in_row - view_h // 3
+        elif hint == hints.PositionAtTop:
+            target = top
+        elif hint == hints.PositionAtBottom:
+            target = top + height - view_h
+        elif hint == hints.PositionAtCenter:
+            target = top - (view_h - height) // 2
+        elif top < value or height > view_h:
+            target = top
+        elif top + height > value + view_h:
+            target = top + height - view_h
+        else:
+            return
+        maximum = max(0, self.content_height() - view_h)
+        self._stick = target >= maximum - STICK_SLACK
+        self._apply_range(target)
+        self.viewport().update()
+
+    def verticalOffset(self) -> int:  # noqa: N802
+        return self.verticalScrollBar().value()
+
+    def horizontalOffset(self) -> int:  # noqa: N802
+        return 0
+
+    def isIndexHidden(self, index: Index) -> bool:  # noqa: N802
+        return False
+
+    def viewportSizeHint(self) -> QSize:  # noqa: N802
+        return QSize(self.viewport().width(), self.content_height())
+
+    def setSelection(self, rect: QRect, command: QItemSelectionModel.SelectionFlag) -> None:  # noqa: N802
+        model = self.model()
+        if model is None or not self._heights:
+            return
+        top = self.indexAt(QPoint(0, max(rect.top(), 0)))
+        bottom = self.indexAt(QPoint(0, rect.bottom()))
+        if not top.isValid():
+            return
+        if not bottom.isValid():
+            bottom = top
+        self.selectionModel().select(QItemSelection(top, bottom), command)
+
+    def visualRegionForSelection(self, selection: QItemSelection) -> QRegion:  # noqa: N802
+        region = QRegion()
+        for rng in selection:
+            for row in range(rng.top(), rng.bottom() + 1):
+                region += self.visualRect(self.model().index(row, 0))
+        return region
+
+    def moveCursor(  # noqa: N802
+        self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier
+    ) -> QModelIndex:
+        model = self.model()
+        n = len(self._heights)
+        if model is None or n == 0:
+            return QModelIndex()
+        current = self.currentIndex()
+        row = current.row() if current.isValid() else n - 1
+        actions = QAbstractItemView.CursorAction
+        if action in (actions.MoveUp, actions.MovePrevious):
+            row = max(0, row - 1) if current.isValid() else n - 1
+        elif action in (actions.MoveDown, actions.MoveNext):
+            row = min(n - 1, row + 1)
+        elif action == actions.MoveHome:
+            row = 0
+        elif action == actions.MoveEnd:
+            row = n - 1
+        elif action in (actions.MovePageUp, actions.MovePageDown):
+            step = self.viewport().height() * (-1 if action == actions.MovePageUp else 1)
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.value() + step)
+            return self.indexAt(QPoint(0, self.viewport().height() // 3))
+        return model.index(row, 0)
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:  # noqa: N802
+        if self._painting:
+            return
+        self.viewport().scroll(0, dy)
+
+    def keyboardSearch(self, search: str) -> None:  # noqa: N802
+        return  # typing letters does not jump between messages
+
+    # -- painting ---------------------------------------------------------------
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        model = self.model()
+        if not isinstance(model, TranscriptModel):
+            return
+        self._painting = True
+        try:
+            before = self.verticalScrollBar().value()
+            self._sync()
+            moved = self.verticalScrollBar().value() != before
+        finally:
+            self._painting = False
+        if moved:  # the rows shifted under an already scrolled region: repaint it all
+            self.viewport().update()
+            self._place_footer()
+        painter = QPainter(self.viewport())
+        value = self.verticalScrollBar().value()
+        first, last = self._visible(value)
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        current = self.currentIndex()
+        focused = self.hasFocus()
+        self._delegate.clip = event.rect()
+        state_base = option.state
+        for row in range(first, last + 1):
+            index = model.index(row, 0)
+            option.rect = QRect(0, self._tops[row] - value, self._width, self._heights[row])
+            if not option.rect.intersects(event.rect()) and not moved:
+                continue
+            state = state_base
+            if focused and index == current:
+                state |= QStyle.StateFlag.State_HasFocus
+            option.state = state
+            self._delegate.paint(painter, option, index)
+        painter.end()
+
+    # -- input ----------------------------------------------------------------
+    def hit_at(self, pos: QPoint) -> tuple[QModelIndex, Hit | None]:
+        """The row and the anchor or fold line under a viewport position."""
+        index = self.indexAt(pos)
+        if not index.isValid():
+            return index, None
+        layout = self.layout_of(index.row())
+        rect = self.visualRect(index)
+        return index, layout.hit(pos - rect.topLeft())
+
+    def layout_of(self, row: int) -> RowLayout:
+        """The layout of a row at the current width."""
+        return self._delegate.row_layout(self.transcript_model(), row, self.viewport().width())
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        self._delegate.show_focus = False
+        index, hit = self.hit_at(event.position().toPoint())
+        self._press = None
+        if hit is not None and event.button() == Qt.MouseButton.LeftButton:
+            self._press = (index.row(), hit.href or f"fold:{hit.fold_key}")
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        super().mouseReleaseEvent(event)
+        if event.button() != Qt.MouseButton.LeftButton or self._press is None:
+            return
+        index, hit = self.hit_at(event.position().toPoint())
+        pressed, self._press = self._press, None
+        if hit is None or not index.isValid():
+            return
+        if (index.row(), hit.href or f"fold:{hit.fold_key}") != pressed:
+            return
+        if hit.href:
+            self.anchorClicked.emit(index, hit.href, hit.placed)
+        elif hit.fold_key is not None:
+            self.foldClicked.emit(index, hit.fold_key)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        _, hit = self.hit_at(event.position().toPoint())
+        shape = Qt.CursorShape.PointingHandCursor if hit is not None else Qt.CursorShape.ArrowCursor
+        if self.viewport().cursor().shape() != shape:
+            self.viewport().setCursor(QCursor(shape))
+        super().mouseMoveEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        self._delegate.show_focus = True
+        current = self.currentIndex()
+        if event.key() == Qt.Key.Key_Space and current.isValid():
+            self.toggleRequested.emit(current)
+            return
+        if event.matches(QKeySequence.StandardKey.Copy) and current.isValid():
+            self.copyRequested.emit(current)
+            return
+        super().keyPressEvent(event)
+        self.viewport().update()
+
+    def focusInEvent(self, event: QEvent) -> None:  # noqa: N802
+        if not self.currentIndex().isValid() and self.model() and self.model().rowCount():
+            row = self.indexAt(QPoint(0, self.viewport().height() - 1)).row()
+            row = row if row >= 0 else self.model().rowCount() - 1
+            self.selectionModel().setCurrentIndex(
+                self.model().index(row, 0), QItemSelectionModel.SelectionFlag.NoUpdate
+            )
+        super().focusInEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
+        if event.reason() == QContextMenuEvent.Reason.Keyboard:
+            index = self.currentIndex()
+            rect = self.visualRect(index)
+            pos = rect.topLeft() + QPoint(rect.width() // 2, min(rect.height(), 40))
+            hit = None
+        else:
+            pos = event.pos()
+            index, hit = self.hit_at(pos)
+        if index.isValid():
+            self.setCurrentIndex(index)
+        self.menuRequested.emit(index, self.viewport().mapToGlobal(pos), hit)
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            index, hit = self.hit_at(event.pos())
+            text = self.tooltip_for(index, hit)
+            if text:
+                QToolTip.showText(event.globalPos(), text, self.viewport())
+            else:
+                QToolTip.hideText()
+                event.ignore()
+            return True
+        return super().viewportEvent(event)
+
+    def tooltip_for(self, index: QModelIndex, hit: Hit | None) -> str:
+        """Tooltip text for what is under the pointer (links show where they go)."""
+        if not index.isValid():
+            return ""
+        return tooltip_text(self.transcript_model().rows[index.row()], hit)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange):
+            if self._delegate.restyle():
+                self._estimate_all()
+                self.viewport().update()
+        super().changeEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        QAbstractItemView.resizeEvent(self, event)
+        if event.size().width() != event.oldSize().width():
+            self._width_changed()
+        self._apply_range()
+

@@ -1,0 +1,189 @@
+"""The transcript's item model: one row per shown node of a :class:`Transcript`.
+
+Rows change in the smallest steps Qt offers, so the view keeps its measured
+heights: a streamed update is one ``dataChanged``; a new turn one
+``rowsInserted``; opening a compaction card inserts its replaced turns under
+it. Only a change of structure (a new compaction summary) resets the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+)
+
+from core.content import Turn
+from gui.transcript.layout import CARD_FOLD
+from gui.transcript.rows import Node, Transcript
+
+NODE_ROLE = Qt.ItemDataRole.UserRole + 1
+TURN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
+ACCESSIBLE_TEXT_LIMIT = 400  # characters of a message read by DisplayRole (screen readers)
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class TranscriptModel(QAbstractListModel):
+    """Rows of the transcript; ``node(row)`` gives the :class:`Node` behind a row."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.transcript = Transcript([])
+        self.rows: list[Node] = []
+        self._row_of: dict[str, int] | None = {}
+
+    # -- Qt model interface -------------------------------------------------
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.rows)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return None
+        node = self.rows[index.row()]
+        if role == NODE_ROLE:
+            return node
+        if role == TURN_ID_ROLE:
+            return node.key
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            return accessible_text(node)
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    # -- lookups ------------------------------------------------------------
+    def node(self, row: int) -> Node:
+        return self.rows[row]
+
+    def row_of(self, key: str) -> int | None:
+        """Return the row showing the node with that key (turn id), or None."""
+        if self._row_of is None:
+            self._row_of = {n.key: i for i, n in enumerate(self.rows)}
+        return self._row_of.get(key)
+
+    def is_last(self, row: int) -> bool:
+        return row == len(self.rows) - 1
+
+    # -- changes ------------------------------------------------------------
+    def set_turns(self, turns: Sequence[Turn]) -> None:
+        """Replace everything (folds and cards start closed)."""
+        self._reset(Transcript(turns))
+
+    def upsert(self, turn: Turn) -> None:
+        """Show a new turn at the end, or the new content of a turn already shown."""
+        tr = self.transcript
+        if tr.needs_rebuild(turn):
+            turns = list(tr.turns)
+            for i in range(len(turns) - 1, -1, -1):
+                if turns[i].id == turn.id:
+                    turns[i] = turn
+                    break
+            else:
+                turns.append(turn)
+            self._reset(Transcript(turns, previous=tr))
+            return
+        changed: list[Node]
+        if turn.id in tr.nodes:
+            node, owners = tr.update(turn)
+            changed = [node, *owners]
+        else:
+            previous_last = self.rows[-1] if self.rows else None
+            node, owners = tr.append(turn)
+            if not node.hidden:
+                n = len(self.rows)
+                self.beginInsertRows(QModelIndex(), n, n)
+                self.rows.append(node)
+                if self._row_of is not None:
+                    self._row_of[node.key] = n
+                self.endInsertRows()
+            changed = [*owners, *([previous_last] if previous_last is not None else [])]
+        for node in changed:
+            self.refresh(node)
+
+    def refresh(self, node: Node) -> None:
+        """Tell the view that a node's row must be rendered again (if it is a row)."""
+        row = self.row_of(node.key)
+        if row is not None and self.rows[row] is node:
+            index = self.index(row)
+            self.dataChanged.emit(index, index)
+
+    def toggle_fold(self, row: int, key: str) -> None:
+        """Open or close a fold of a row (a tool call, thinking, or the card itself)."""
+        node = self.rows[row]
+        if key == CARD_FOLD:
+            self.set_expanded(row, not node.expanded)
+            return
+        node.open_folds ^= {key}
+        node.touch()
+        self.refresh(node)
+
+    def set_folds(self, row: int, keys: set[str]) -> None:
+        """Make exactly ``keys`` the open folds of a row."""
+        node = self.rows[row]
+        if node.open_folds != keys:
+            node.open_folds = set(keys)
+            node.touch()
+            self.refresh(node)
+
+    def set_expanded(self, row: int, expanded: bool) -> None:
+        """Open (show the replaced turns under it) or close a compaction card."""
+        node = self.rows[row]
+        if node.kind != "card" or node.expanded == expanded:
+            return
+        if expanded:
+            node.expanded = True
+            kids = self.transcript.rows_under(node)
+            if kids:
+                self.beginInsertRows(QModelIndex(), row + 1, row + len(kids))
+                self.rows[row + 1 : row + 1] = kids
+                self._row_of = None
+                self.endInsertRows()
+        else:
+            count = len(self.transcript.rows_under(node))
+            if count:
+                self.beginRemoveRows(QModelIndex(), row + 1, row + count)
+                del self.rows[row + 1 : row + 1 + count]
+                self._row_of = None
+                node.expanded = False
+                self.endRemoveRows()
+            node.expanded = False
+        node.touch()
+        self.refresh(node)
+
+    def reveal(self, node: Node) -> int | None:
+        """Open the cards around a node so it is a row; return its row."""
+        for card in self.transcript.ancestors(node):
+            row = self.row_of(card.key)
+            if row is not None:
+                self.set_expanded(row, True)
+        return self.row_of(node.key)
+
+    def _reset(self, transcript: Transcript) -> None:
+        self.beginResetModel()
+        self.transcript = transcript
+        self.rows = transcript.visible_rows()
+        self._row_of = None
+        self.endResetModel()
+
+
+def accessible_text(node: Node) -> str:
+    """What a screen reader says for a row: who wrote it and the start of its text."""
+    turn = node.turn
+    if node.kind == "card":
+        return "Summary of earlier turns"
+    who = "You" if turn.role == "user" else "Assistant"
+    text = " ".join(turn.text().split())
+    if len(text) > ACCESSIBLE_TEXT_LIMIT:
+        text = text[:ACCESSIBLE_TEXT_LIMIT] + "…"
+    if turn.aborted:
+        text += " (stopped, incomplete)"
+    return f"{who}: {text}" if text else who

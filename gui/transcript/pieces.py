@@ -1,0 +1,283 @@
+"""The pieces a transcript row is made of, each a small QTextDocument.
+
+A row is a vertical stack of pieces: a markdown chunk, a fold line
+("🔧 tool(args…)", "Thinking…"), a code block of a tool call, a thumbnail, the
+"Stopped — reply incomplete" mark… Each piece is rendered once and cached by
+its content (:class:`PieceCache`, a bounded LRU), so a streaming reply whose
+text grows only renders its last markdown chunk again, and rows that come back
+into view cost nothing.
+
+Safety: documents are :class:`SafeDocument`, which never loads a resource it
+was not given (no file, no network); the only images are thumbnails decoded
+from a block's base64 ``data``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSize, Qt, QUrl
+from PySide6.QtGui import QFont, QImage, QTextDocument
+
+from core.content import (
+    DocumentBlock,
+    ImageBlock,
+    MediaPart,
+    TextBlock,
+    ToolResultBlock,
+    ToolResultPart,
+    ToolUseBlock,
+)
+from gui.markdown import (
+    CodeBlock,
+    RenderedMarkdown,
+    document_stylesheet,
+    render_code,
+    render_markdown,
+    render_plain,
+)
+from gui.theme import TranscriptColors
+
+THUMB_MAX = QSize(320, 220)  # px: largest thumbnail of an image block
+OUTPUT_LIMIT = 20_000  # characters of a tool's input/output shown when unfolded
+ARGS_LIMIT = 70  # characters of a tool call's arguments on its fold line
+IMAGE_SCHEME = "parley-img"
+
+
+class SafeDocument(QTextDocument):
+    """A QTextDocument that loads nothing by itself.
+
+    Only resources added with ``addResource`` (thumbnails) are shown; any other
+    ``src``/``href`` resource — ``http:``, ``file:``, relative — is refused
+    without touching the disk or the network. ``refused`` counts the attempts.
+    """
+
+    refused = 0
+
+    def loadResource(self, type_: int, name: QUrl) -> Any:  # noqa: N802 (Qt override)
+        SafeDocument.refused += 1
+        return None
+
+
+@dataclass(slots=True, eq=False)
+class Piece:
+    """A rendered piece: its document and what its ``parley:`` anchors point to.
+
+    Attributes:
+        doc: the document (laid out at whatever width it was last given).
+        code: code blocks; anchor ``parley:copy/<i>``.
+        blocked: link destinations not opened; ``parley:blocked/<i>``.
+        images: image sources not loaded; ``parley:image/<i>``.
+    """
+
+    doc: QTextDocument
+    code: tuple[CodeBlock, ...] = ()
+    blocked: tuple[str, ...] = ()
+    images: tuple[str, ...] = ()
+
+
+class PieceCache:
+    """Makes the documents of pieces and keeps the recent ones (LRU by content key).
+
+    Args:
+        colors: colours of the current palette (a new palette needs a new cache).
+        font: the transcript's font.
+        limit: how many pieces are kept.
+    """
+
+    def __init__(self, colors: TranscriptColors, font: QFont, limit: int = 1500) -> None:
+        self.colors = colors
+        self.font = QFont(font)
+        self.mono = QFont(colors.markdown.mono_family)
+        self.limit = limit
+        self.css = document_stylesheet(colors.markdown)
+        self._items: OrderedDict[Hashable, Piece] = OrderedDict()
+        self.made = 0  # pieces rendered so far (tests, benchmarks)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, key: Hashable, make: Callable[[], Piece]) -> Piece:
+        """Return the cached piece for ``key``, rendering it with ``make`` if needed."""
+        piece = self._items.get(key)
+        if piece is not None:
+            self._items.move_to_end(key)
+            return piece
+        piece = make()
+        self.made += 1
+        self._items[key] = piece
+        if len(self._items) > self.limit:
+            self._items.popitem(last=False)
+        return piece
+
+    def document(self, html_text: str, *, small: bool = False) -> QTextDocument:
+        """Return a new safe document holding ``html_text`` with the transcript's style."""
+        doc = SafeDocument()
+        doc.setUndoRedoEnabled(False)
+        doc.setDocumentMargin(0)
+        font = QFont(self.font)
+        if small:
+            font.setPointSizeF(max(6.0, font.pointSizeF() * 0.92))
+        doc.setDefaultFont(font)
+        doc.setDefaultStyleSheet(self.css)
+        doc.setHtml(html_text)
+        return doc
+
+    def from_rendered(self, rendered: RenderedMarkdown, *, small: bool = False) -> Piece:
+        return Piece(
+            self.document(rendered.html, small=small),
+            rendered.code_blocks,
+            rendered.blocked_links,
+            rendered.images,
+        )
+
+    # -- the kinds of pieces ------------------------------------------------
+    def markdown(self, chunk: str) -> Piece:
+        """A chunk of markdown (see ``gui.markdown.split_blocks``)."""
+        return self.get(
+            ("md", chunk),
+            lambda: self.from_rendered(render_markdown(chunk, self.colors.markdown)),
+        )
+
+    def plain(self, text: str) -> Piece:
+        """Text shown as typed (user messages)."""
+        return self.get(("plain", text), lambda: Piece(self.document(render_plain(text))))
+
+    def line(self, key: Hashable, html_text: str, *, small: bool = True) -> Piece:
+        """A one-line piece (fold lines, marks, captions) from trusted HTML."""
+        return self.get(("line", key), lambda: Piece(self.document(html_text, small=small)))
+
+    def code(self, code: str, language: str, label: str) -> Piece:
+        """A code block with its copy anchor (tool inputs and outputs)."""
+        return self.get(
+            ("code", code, language, label),
+            lambda: self.from_rendered(
+                render_code(code, language, self.colors.markdown, label), small=True
+            ),
+        )
+
+    def thumbnail(self, block: ImageBlock) -> Piece:
+        """An image from its base64 data, scaled down; a placeholder link for URL images."""
+        if block.data is None:
+            return remote_image_piece(self, block.url or "")
+        return self.get(("img", block.data, block.media_type), lambda: self._thumbnail(block))
+
+    def _thumbnail(self, block: ImageBlock) -> Piece:
+        image = QImage()
+        try:
+            raw = base64.b64decode(block.data or "", validate=False)
+        except (binascii.Error, ValueError):
+            raw = b""
+        if raw:
+            image.loadFromData(QByteArray(raw))
+        if image.isNull():
+            return Piece(self.document(_muted(f"[image: {block.media_type}, unreadable]", self)))
+        if image.width() > THUMB_MAX.width() or image.height() > THUMB_MAX.height():
+            image = image.scaled(
+                THUMB_MAX,
+                Qt.AspectRatioMode.KeepAspectRatio,
+                Qt.TransformationMode.SmoothTransformation,
+            )
+        doc = SafeDocument()
+        doc.setUndoRedoEnabled(False)
+        doc.setDocumentMargin(0)
+        url = QUrl(f"{IMAGE_SCHEME}:0")
+        doc.addResource(QTextDocument.ResourceType.ImageResource, url, image)
+        doc.setHtml(f'<img src="{IMAGE_SCHEME}:0" width="{image.width()}" height="{image.height()}">')
+        return Piece(doc)
+
+    def document_block(self, block: DocumentBlock) -> Piece:
+        size = len(block.data) * 3 // 4
+        name = html.escape(block.name or "document")
+        text = f"📄 <b>{name}</b> <span style='color:{self.colors.muted.name()}'>· " \
+            f"{html.escape(block.media_type)} · {_human_size(size)}</span>"
+        return self.line(("doc", block.name, block.media_type, size), text, small=False)
+
+
+def remote_image_piece(cache: PieceCache, url: str) -> Piece:
+    """A link-like placeholder for an image given by URL: never fetched."""
+    label = html.escape(_shorten(url, 60))
+    muted = cache.colors.muted.name()
+
+    def make() -> Piece:
+        doc = cache.document(
+            f'<a class="image" href="parley:image/0">[image: {label}]</a> '
+            f'<span style="color:{muted}">(not loaded)</span>',
+            small=True,
+        )
+        return Piece(doc, images=(url,))
+
+    return cache.get(("remote-image", url), make)
+
+
+def _muted(text: str, cache: PieceCache) -> str:
+    return f'<span style="color:{cache.colors.muted.name()}">{html.escape(text)}</span>'
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _human_size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.0f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+def tool_args_summary(tool_input: Any) -> str:
+    """One-line summary of a tool call's arguments: ``path="a.txt", limit=10`` (shortened)."""
+    if isinstance(tool_input, dict):
+        parts = []
+        for key, value in tool_input.items():
+            shown = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else (
+                '"' + value + '"'
+            )
+            parts.append(f"{key}={shown}")
+        text = ", ".join(parts)
+    else:
+        text = json.dumps(tool_input, ensure_ascii=False, default=str)
+    return _shorten(text, ARGS_LIMIT)
+
+
+def tool_input_text(block: ToolUseBlock) -> str:
+    """The tool call's input as indented JSON (cut at OUTPUT_LIMIT characters)."""
+    try:
+        text = json.dumps(dict(block.input), ensure_ascii=False, indent=2, default=str)
+    except (TypeError, ValueError):
+        text = str(block.input)
+    return _limit(text)
+
+
+def result_text(parts: tuple[ToolResultPart, ...]) -> str:
+    """The text parts of a tool result, joined (cut at OUTPUT_LIMIT characters)."""
+    texts = [p.text for p in parts if isinstance(p, TextBlock)]
+    for p in parts:
+        if isinstance(p, DocumentBlock):
+            texts.append(f"[document: {p.name or p.media_type}]")
+        elif isinstance(p, MediaPart):
+            texts.append(f"[{p.kind}: {p.media_type}]")
+    return _limit("\n".join(texts))
+
+
+def _limit(text: str) -> str:
+    if len(text) <= OUTPUT_LIMIT:
+        return text
+    rest = len(text) - OUTPUT_LIMIT
+    return text[:OUTPUT_LIMIT] + f"\n… ({rest:,} more characters; use Copy message for all)"
+
+
+def result_status(result: ToolResultBlock | None, running: bool) -> tuple[str, str]:
+    """Return (symbol, tooltip word) for a tool call's fold line."""
+    if result is None:
+        return ("…", "running") if running else ("–", "no result")
+    return ("✗", "failed") if result.is_error else ("✓", "done")

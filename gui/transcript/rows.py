@@ -1,0 +1,275 @@
+"""What the transcript shows for a list of turns: rows, tool results, compaction cards.
+
+Qt-free. A :class:`Transcript` holds the turns of one session as :class:`Node`
+objects and answers three questions for the item model:
+
+* which nodes are rows (``visible_rows``): a user turn holding only
+  tool_result blocks is not a row of its own — each result is shown inside the
+  fold of the tool_use it answers (``result_for``);
+* where compaction summaries go: a turn holding a ``CompactSummaryBlock`` is
+  shown as a *card* where its replaced range began (as ``core.content.
+  apply_compactions`` places it for the model); the replaced turns become the
+  card's children, hidden until the card is expanded. A legacy (v3) summary,
+  or one whose range is not in the list, is a card with no children;
+* what changed when a turn is appended or updated while a reply streams.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from core.content import CompactSummaryBlock, ToolResultBlock, ToolUseBlock, Turn
+
+NodeKind = Literal["turn", "card"]
+
+#: Revisions are unique across all nodes, so a cache entry made for one node
+#: never matches another node that happens to have the same key.
+_REVISIONS = itertools.count(1)
+
+
+@dataclass(eq=False, slots=True)
+class Node:
+    """One turn as the transcript shows it.
+
+    Attributes:
+        turn: the turn (replaced when it is updated).
+        kind: ``turn`` (a message) or ``card`` (a compaction summary).
+        depth: nesting level; 1 for turns inside an expanded card, and so on.
+        parent: the card this node is inside, if any.
+        children: a card's replaced turns (None for a card with none to show).
+        expanded: a card shows its children.
+        open_folds: keys of the folds (tool calls, thinking) the user opened.
+        rev: a new unique number on every change of what the row shows (cache stamp).
+        hidden: a user turn made only of tool results shown in their tool_use's fold.
+        stats: cached (characters, lines, folds, images) for height estimates.
+    """
+
+    turn: Turn
+    kind: NodeKind = "turn"
+    depth: int = 0
+    parent: Node | None = None
+    children: list[Node] | None = None
+    expanded: bool = False
+    open_folds: set[str] = field(default_factory=set)
+    rev: int = field(default_factory=lambda: next(_REVISIONS))
+    hidden: bool = False
+    stats: tuple[int, int, int, int] | None = None
+
+    @property
+    def key(self) -> str:
+        """The row's identity: its turn id."""
+        return self.turn.id
+
+    def touch(self) -> None:
+        """Mark the row as changed (its rendering must be redone)."""
+        self.rev = next(_REVISIONS)
+        self.stats = None
+
+
+def summary_block(turn: Turn) -> CompactSummaryBlock | None:
+    """Return the turn's compaction summary block, or None."""
+    for block in turn.blocks:
+        if isinstance(block, CompactSummaryBlock):
+            return block
+    return None
+
+
+class Transcript:
+    """The turns of one session arranged as rows.
+
+    Args:
+        turns: the session's turns in order, summary turns and the turns they
+            replaced included.
+        previous: a transcript whose open folds and expanded cards are kept
+            (matched by turn id), e.g. when rebuilding after a compaction.
+    """
+
+    def __init__(self, turns: Sequence[Turn], previous: Transcript | None = None) -> None:
+        self.turns: list[Turn] = list(turns)
+        self.nodes: dict[str, Node] = {}
+        self._results: dict[str, ToolResultBlock] = {}
+        self._owner: dict[str, Node] = {}
+        self.roots: list[Node] = self._build(previous)
+
+    # -- building ---------------------------------------------------------
+    def _build(self, previous: Transcript | None) -> list[Node]:
+        nodes: list[Node] = []
+        summaries: list[int] = []
+        for i, turn in enumerate(self.turns):
+            kind: NodeKind = "turn"
+            if summary_block(turn) is not None:
+                kind = "card"
+                summaries.append(i)
+            node = Node(turn, kind)
+            if previous is not None and (old := previous.nodes.get(turn.id)) is not None:
+                node.open_folds = set(old.open_folds)
+                node.expanded = old.expanded
+            self.nodes[turn.id] = node
+            self._register(node)
+            nodes.append(node)
+        if not summaries:
+            return nodes
+        roots = self._nest(nodes, list(range(len(nodes))), summaries)
+        self._set_depth(roots, 0, None)
+        return roots
+
+    def _register(self, node: Node) -> None:
+        """Index a node's tool_use blocks (owner) and tool results; set ``hidden``."""
+        turn = node.turn
+        if turn.role == "assistant":
+            for block in turn.blocks:
+                if isinstance(block, ToolUseBlock):
+                    self._owner[block.id] = node
+            return
+        owned = 0
+        for block in turn.blocks:
+            if isinstance(block, ToolResultBlock):
+                self._results[block.tool_use_id] = block
+                if block.tool_use_id in self._owner:
+                    owned += 1
+        node.hidden = node.kind == "turn" and owned > 0 and owned == len(turn.blocks)
+
+    def _nest(self, nodes: list[Node], idxs: list[int], summaries: list[int]) -> list[Node]:
+        """Arrange nodes[idxs] with the latest summary whose range lies in idxs as a card."""
+        pos = set(idxs)
+        ids = {self.turns[i].id: i for i in idxs}
+        for k in reversed(summaries):
+            if k not in pos:
+                continue
+            block = summary_block(self.turns[k])
+            if block is None or block.legacy:
+                continue
+            start, end = ids.get(block.first_turn_id or ""), ids.get(block.last_turn_id or "")
+            if start is None or end is None or end < start:
+                continue
+            card = nodes[k]
+            inside = [i for i in idxs if start <= i <= end and i != k]
+            card.children = self._nest(nodes, inside, summaries)
+            before = [i for i in idxs if i < start and i != k]
+            after = [i for i in idxs if i > end and i != k]
+            return (
+                self._nest(nodes, before, summaries) + [card] + self._nest(nodes, after, summaries)
+            )
+        return [nodes[i] for i in idxs]
+
+    def _set_depth(self, nodes: list[Node], depth: int, parent: Node | None) -> None:
+        for node in nodes:
+            node.depth, node.parent = depth, parent
+            if node.children:
+                self._set_depth(node.children, depth + 1, node)
+
+    # -- queries ----------------------------------------------------------
+    def visible_rows(self) -> list[Node]:
+        """Return the rows, in order: nodes not hidden, children of expanded cards included."""
+        if all(n.kind == "turn" and not n.hidden for n in self.roots):
+            return list(self.roots)
+        return list(self._walk(self.roots))
+
+    def _walk(self, nodes: list[Node]) -> Iterator[Node]:
+        for node in nodes:
+            if node.hidden:
+                continue
+            yield node
+            if node.kind == "card" and node.expanded and node.children:
+                yield from self._walk(node.children)
+
+    def rows_under(self, card: Node) -> list[Node]:
+        """Return the rows an expanded card shows below itself (its visible descendants)."""
+        return list(self._walk(card.children or [])) if card.expanded else []
+
+    def result_for(self, tool_use_id: str) -> ToolResultBlock | None:
+        """Return the tool_result answering a tool_use, if one is in the transcript."""
+        return self._results.get(tool_use_id)
+
+    def owns(self, tool_use_id: str) -> bool:
+        """True when the tool_use with that id is in an assistant turn of the transcript."""
+        return tool_use_id in self._owner
+
+    def row_node(self, turn_id: str) -> Node | None:
+        """Return the node that shows a turn: itself, or the owner of a hidden result turn."""
+        node = self.nodes.get(turn_id)
+        if node is None or not node.hidden:
+            return node
+        for block in node.turn.blocks:
+            if isinstance(block, ToolResultBlock) and block.tool_use_id in self._owner:
+                return self._owner[block.tool_use_id]
+        return node
+
+    def ancestors(self, node: Node) -> list[Node]:
+        """Return the cards containing a node, outermost first."""
+        out: list[Node] = []
+        parent = node.parent
+        while parent is not None:
+            out.append(parent)
+            parent = parent.parent
+        return out[::-1]
+
+    # -- changes ----------------------------------------------------------
+    def needs_rebuild(self, turn: Turn) -> bool:
+        """True when showing ``turn`` (new or updated) changes more than its own row.
+
+        That is the case for compaction summaries (rows move into a card) and
+        for a changed kind or visibility of an existing row.
+        """
+        if summary_block(turn) is not None:
+            return True
+        old = self.nodes.get(turn.id)
+        if old is None:
+            return False
+        if old.kind == "card" or old.turn.role != turn.role:
+            return True
+        probe = Node(turn)
+        self._register_probe(probe)
+        return probe.hidden != old.hidden
+
+    def _register_probe(self, node: Node) -> None:
+        turn = node.turn
+        if turn.role != "user":
+            return
+        owned = sum(
+            1 for b in turn.blocks if isinstance(b, ToolResultBlock) and b.tool_use_id in self._owner
+        )
+        node.hidden = owned > 0 and owned == len(turn.blocks)
+
+    def append(self, turn: Turn) -> tuple[Node, list[Node]]:
+        """Add a turn at the end (the caller checked :meth:`needs_rebuild`).
+
+        Returns:
+            The new node and the rows whose content changed because of it
+            (tool_use owners of results it carries).
+        """
+        node = Node(turn)
+        self.turns.append(turn)
+        self.nodes[turn.id] = node
+        self._register(node)
+        self.roots.append(node)
+        return node, self._owners_of(turn)
+
+    def update(self, turn: Turn) -> tuple[Node, list[Node]]:
+        """Replace a turn already present (same id; the caller checked :meth:`needs_rebuild`).
+
+        Returns:
+            Its node and the other rows whose content changed (tool_use owners).
+        """
+        node = self.nodes[turn.id]
+        for i in range(len(self.turns) - 1, -1, -1):
+            if self.turns[i].id == turn.id:
+                self.turns[i] = turn
+                break
+        node.turn = turn
+        node.touch()
+        self._register(node)
+        return node, self._owners_of(turn)
+
+    def _owners_of(self, turn: Turn) -> list[Node]:
+        out: list[Node] = []
+        for block in turn.blocks:
+            if isinstance(block, ToolResultBlock):
+                owner = self._owner.get(block.tool_use_id)
+                if owner is not None and owner not in out:
+                    owner.touch()
+                    out.append(owner)
+        return out

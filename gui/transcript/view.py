@@ -1,0 +1,309 @@
+"""The transcript: the middle of the window, showing one conversation.
+
+:class:`TranscriptView` wraps the list (``.list_view``) with the public API
+the main window uses: replace or stream turns, show an inline error with a
+Retry button, scroll to a search result. It turns clicks into signals — links
+are only *emitted* (``linkActivated``, safe schemes only); the window decides to
+open them, e.g. with ``QDesktopServices.openUrl``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QUrl, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QPushButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
+from gui.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
+from gui.transcript.layout import (
+    CARD_FOLD,
+    RESUME_HREF,
+    Hit,
+    Placed,
+    indexed_target,
+)
+from gui.transcript.listview import TranscriptListView
+from gui.transcript.model import TranscriptModel
+from gui.transcript.pieces import result_text, tool_input_text
+from gui.transcript.rows import Node, summary_block
+
+
+class ErrorBar(QFrame):
+    """The inline error under the last message: what went wrong, and a Retry button."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("TranscriptError")
+        self.setAccessibleName("Error")
+        self.label = QLabel(self)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.retry_button = QPushButton("Retry", self)
+        self.retry_button.setAccessibleName("Retry")
+        self.retry_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(14, 10, 10, 10)
+        row.addWidget(self.label, 1)
+        row.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignVCenter)
+
+    def restyle(self, fg: str, bg: str, border: str) -> None:
+        self.setStyleSheet(
+            f"#TranscriptError {{ background: {bg}; border: 1px solid {border};"
+            f" border-radius: 10px; }} #TranscriptError QLabel {{ color: {fg}; }}"
+        )
+
+
+class TranscriptView(QWidget):
+    """The conversation: messages, folded tool calls, compaction cards, an inline error.
+
+    Signals:
+        resumeRequested(str): Resume was clicked on an aborted reply (its turn id).
+        retryRequested(): the Retry button of the inline error was clicked.
+        forkRequested(str): "Fork from here" on a message (its turn id).
+        editRequested(str): "Edit message" on a user message (its turn id).
+        linkActivated(QUrl): a safe (http, https, mailto) link was clicked.
+    """
+
+    resumeRequested = Signal(str)
+    retryRequested = Signal()
+    forkRequested = Signal(str)
+    editRequested = Signal(str)
+    linkActivated = Signal(QUrl)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Transcript")
+        self.model = TranscriptModel(self)
+        self.list_view = TranscriptListView(self)
+        self.list_view.setAccessibleName("Messages")
+        self.list_view.setModel(self.model)
+        self.error_bar = ErrorBar()
+        self.error_bar.hide()
+        self.error_bar.retry_button.clicked.connect(self.retryRequested)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.list_view)
+        self.setFocusProxy(self.list_view)
+        lv = self.list_view
+        lv.anchorClicked.connect(self._anchor_clicked)
+        lv.foldClicked.connect(lambda index, key: self.model.toggle_fold(index.row(), key))
+        lv.toggleRequested.connect(self._toggle_current)
+        lv.copyRequested.connect(lambda index: self.copy_message(index.row()))
+        lv.menuRequested.connect(self._show_menu)
+        self._error: tuple[str, bool] | None = None
+
+    # -- public API -------------------------------------------------------------
+    def set_turns(self, turns: Sequence[Turn]) -> None:
+        """Show these turns instead of the current ones and scroll to the end.
+
+        Folds and cards start closed; the inline error is cleared.
+        """
+        self.list_view.delegate.highlight = None
+        self.clear_error()
+        self.model.set_turns(turns)
+        self.list_view.stick_to_bottom()
+
+    def append_turn(self, turn: Turn) -> None:
+        """Add a turn at the end (same as :meth:`update_turn` for a new id)."""
+        self.model.upsert(turn)
+
+    def update_turn(self, turn: Turn) -> None:
+        """Show the new content of the turn with that id (streaming); append if unknown.
+
+        Cheap enough for ~20 calls a second: only that row is rendered again,
+        and only its last markdown chunk is new work. The view follows the end
+        unless the user scrolled up.
+        """
+        self.model.upsert(turn)
+
+    upsert_turn = update_turn
+
+    def show_error(self, message: str, *, retry: bool = True) -> None:
+        """Show an inline error under the last message, with a Retry button if ``retry``."""
+        self._error = (message, retry)
+        self.error_bar.label.setText(message)
+        self.error_bar.retry_button.setVisible(retry)
+        colors = self.list_view.delegate.colors
+        self.error_bar.restyle(colors.error_fg.name(), colors.error_bg.name(),
+                               colors.error_fg.name())
+        self.list_view.set_footer(self.error_bar)
+        self.list_view.stick_to_bottom()
+
+    def clear_error(self) -> None:
+        """Remove the inline error, if any."""
+        self._error = None
+        if self.list_view._footer is not None:
+            self.list_view.set_footer(None)
+
+    def error_text(self) -> str | None:
+        """The inline error's message, or None when none is shown."""
+        return self._error[0] if self._error else None
+
+    def turn_ids(self) -> list[str]:
+        """Ids of every turn the transcript holds, in order (folded or hidden ones too)."""
+        return [t.id for t in self.model.transcript.turns]
+
+    def text_of_last(self) -> str:
+        """Plain text of the last row as shown (fold lines and marks included)."""
+        n = self.model.rowCount()
+        if n == 0:
+            return ""
+        return self.list_view.layout_of(n - 1).plain_text()
+
+    def scroll_to_turn(self, turn_id: str, highlight: str | None = None) -> None:
+        """Show a turn (opening the card it is folded in) and focus it.
+
+        Args:
+            turn_id: the turn to show; a tool result turn shows its tool call.
+            highlight: text to mark in the row (case-insensitive), e.g. a search
+                query; folds containing it are opened and the first match is
+                scrolled into view.
+        """
+        node = self.model.transcript.row_node(turn_id)
+        if node is None:
+            return
+        row = self.model.reveal(node)
+        if row is None:
+            return
+        term = (highlight or "").strip()
+        if term:
+            self._open_folds_matching(row, node, term)
+        delegate = self.list_view.delegate
+        delegate.highlight = (node.key, term) if term else None
+        index = self.model.index(row)
+        self.list_view.setCurrentIndex(index)
+        y = self._first_match_y(row, term) if term else None
+        self.list_view.scroll_to_row(row, QAbstractItemView.ScrollHint.PositionAtTop, y)
+        self.list_view.viewport().update()
+
+    def focused_turn_id(self) -> str | None:
+        """The turn id of the focused (current) row, or None."""
+        index = self.list_view.currentIndex()
+        return self.model.rows[index.row()].key if index.isValid() else None
+
+    # -- copying ------------------------------------------------------------------
+    def message_text(self, row: int) -> str:
+        """A row's text as shown, without fold lines and marks ("Copy message")."""
+        node = self.model.rows[row]
+        if node.turn.role == "user" and node.kind == "turn":
+            return "\n\n".join(b.text for b in node.turn.blocks if isinstance(b, TextBlock))
+        return self.list_view.layout_of(row).plain_text(copy_only=True)
+
+    def message_markdown(self, row: int) -> str:
+        """A row's markdown source ("Copy as Markdown")."""
+        node = self.model.rows[row]
+        if node.kind == "card":
+            block = summary_block(node.turn)
+            return block.summary if block else ""
+        return "\n\n".join(b.text for b in node.turn.blocks if isinstance(b, TextBlock))
+
+    def copy_message(self, row: int, *, markdown: bool = False) -> None:
+        text = self.message_markdown(row) if markdown else self.message_text(row)
+        QGuiApplication.clipboard().setText(text)
+
+    # -- clicks ------------------------------------------------------------------
+    def _anchor_clicked(self, index: QModelIndex, href: str, placed: Placed) -> None:
+        node = self.model.rows[index.row()]
+        if href.startswith(COPY_PREFIX):
+            try:
+                code = placed.piece.code[int(href[len(COPY_PREFIX) :])].code
+            except (ValueError, IndexError):
+                return
+            QGuiApplication.clipboard().setText(code)
+            QToolTip.showText(self.list_view.cursor().pos(), "Copied", self.list_view)
+            return
+        if href == RESUME_HREF:
+            if node.turn.aborted:
+                self.resumeRequested.emit(node.key)
+            return
+        if href.startswith(IMAGE_PREFIX):
+            target = indexed_target(placed.piece, href)  # a remote image: open it on click
+        elif href.startswith("parley:"):
+            return  # a blocked link (javascript:, file:, relative…) or unknown anchor
+        else:
+            target = href
+        if is_safe_url(target):
+            self.linkActivated.emit(QUrl(target))
+
+    def _toggle_current(self, index: QModelIndex) -> None:
+        row = index.row()
+        node = self.model.rows[row]
+        if node.kind == "card":
+            self.model.toggle_fold(row, CARD_FOLD)
+            return
+        all_keys = set(self.list_view.layout_of(row).fold_keys())
+        if not all_keys:
+            return
+        if all_keys <= node.open_folds:
+            self.model.set_folds(row, set())
+        else:
+            self.model.set_folds(row, all_keys)
+
+    def _show_menu(self, index: QModelIndex, global_pos: QPoint, hit: Hit | None) -> None:
+        if not index.isValid():
+            return
+        row = index.row()
+        node = self.model.rows[row]
+        menu = QMenu(self)
+        menu.setAccessibleName("Message actions")
+        if hit is not None and hit.href and is_safe_url(hit.href):
+            url = hit.href
+            menu.addAction("Copy link address",
+                           lambda: QGuiApplication.clipboard().setText(url))
+            menu.addSeparator()
+        copy = menu.addAction("Copy message", lambda: self.copy_message(row))
+        copy.setShortcut("Ctrl+C")
+        menu.addAction("Copy as Markdown", lambda: self.copy_message(row, markdown=True))
+        menu.addSeparator()
+        if node.turn.role == "user" and node.kind == "turn" and node.turn.text():
+            menu.addAction("Edit message", lambda: self.editRequested.emit(node.key))
+        if node.turn.aborted and self.model.is_last(row):
+            menu.addAction("Resume", lambda: self.resumeRequested.emit(node.key))
+        menu.addAction("Fork from here", lambda: self.forkRequested.emit(node.key))
+        if node.kind == "card" or self.list_view.layout_of(row).fold_keys():
+            menu.addSeparator()
+            label = "Fold" if (node.expanded or node.open_folds) else "Unfold"
+            menu.addAction(label, lambda: self._toggle_current(self.model.index(row)))
+        menu.popup(global_pos)
+        self._menu = menu  # kept for tests
+
+    # -- search helpers ------------------------------------------------------------
+    def _open_folds_matching(self, row: int, node: Node, term: str) -> None:
+        needle = term.casefold()
+        keys = set(node.open_folds)
+        tr = self.model.transcript
+        for i, block in enumerate(node.turn.blocks):
+            if isinstance(block, ThinkingBlock) and needle in block.thinking.casefold():
+                keys.add(f"think:{i}")
+            elif isinstance(block, ToolUseBlock):
+                result = tr.result_for(block.id)
+                text = tool_input_text(block) + (result_text(result.content) if result else "")
+                if needle in text.casefold():
+                    keys.add(f"tool:{block.id}")
+        if node.kind == "card" and not node.expanded:
+            self.model.set_expanded(row, True)
+        self.model.set_folds(row, keys)
+
+    def _first_match_y(self, row: int, term: str) -> int | None:
+        layout = self.list_view.layout_of(row)
+        for placed in layout.pieces:
+            cursor = placed.piece.doc.find(term, 0)
+            if not cursor.isNull():
+                block = cursor.block()
+                rect = placed.piece.doc.documentLayout().blockBoundingRect(block)
+                return placed.rect.top() + int(rect.top())
+        return None
+

@@ -1,0 +1,41 @@
+"""Where data lives: explicit home, PARLEY_HOME, platform default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+
+from core import paths
+
+
+def test_explicit_home_wins_over_env_and_is_created(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARLEY_HOME", str(tmp_path / "from-env"))
+    home = tmp_path / "explicit" / "nested"
+    assert paths.data_dir(home) == home
+    assert home.is_dir()
+    assert not (tmp_path / "from-env").exists()
+
+
+def test_env_home_used_when_no_argument(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARLEY_HOME", str(tmp_path / "env-home"))
+    assert paths.data_dir() == tmp_path / "env-home"
+    assert paths.db_path() == tmp_path / "env-home" / "sessions.db"
+    assert paths.log_dir() == tmp_path / "env-home" / "logs"
+    assert (tmp_path / "env-home" / "logs").is_dir()
+
+
+def test_platform_default_without_env(tmp_path, monkeypatch):
+    monkeypatch.delenv("PARLEY_HOME", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    expected = Path(platformdirs.user_data_dir("Parley", appauthor=False))
+    assert paths.data_dir() == expected
+    assert expected.is_dir()
+    assert str(expected).startswith(str(tmp_path))  # never the real home in tests
+
+
+def test_relative_and_tilde_homes_become_absolute(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert paths.db_path("rel") == tmp_path / "rel" / "sessions.db"
+    monkeypatch.setenv("HOME", str(tmp_path / "fakehome"))
+    assert paths.data_dir("~/p") == tmp_path / "fakehome" / "p"

@@ -1,0 +1,182 @@
+"""The run loop against a real sessions.db and the fake provider over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from core.content import TextBlock
+from core.keys import FileBackend, KeyStore
+from core.providers.hub import ProviderHub
+from core.providers.retry import RetryPolicy
+from core.run import (
+    ChatRunner,
+    ReplyUpdated,
+    RunCancelled,
+    RunFailed,
+    RunFinished,
+    RunInProgress,
+    RunStarted,
+    SessionTitled,
+)
+from core.store.async_store import AsyncStore
+from tests.fakes.validation import validate_anthropic, validate_openai
+
+FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
+
+
+@pytest.fixture
+async def env(tmp_path, fake_provider):
+    store = await AsyncStore.open(tmp_path / "sessions.db")
+    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
+    hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
+    await hub.load()
+    await hub.add_provider(
+        "anthropic", base_url=fake_provider.anthropic_base_url, api_key="sk-test-anthropic",
+        default_model="claude-sonnet-4-6",
+    )
+    await hub.add_provider(
+        "openai", base_url=fake_provider.openai_base_url, api_key="sk-test-openai",
+        default_model="gpt-5",
+    )
+    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    session = await store.create_session()
+    yield store, hub, runner, session.id
+    await hub.aclose()
+    await store.close()
+
+
+@pytest.mark.parametrize("model", ["anthropic:claude-sonnet-4-6", "openai:gpt-5"])
+async def test_send_saves_user_turn_then_reply_with_usage(env, fake_provider, model):
+    store, _hub, runner, sid = env
+    fake_provider.script("Hello there, friend.", usage={"input_tokens": 12, "output_tokens": 5})
+    events = []
+    turn = await runner.send(sid, [TextBlock("Hi!")], model_ref=model, on_event=events.append)
+
+    assert turn is not None and turn.text() == "Hello there, friend." and not turn.aborted
+    turns = await store.get_turns(sid)
+    assert [t.role for t in turns] == ["user", "assistant"]
+    assert turns[0].text() == "Hi!"
+    assert turns[1].text() == "Hello there, friend." and turns[1].model == model
+    assert turns[1].usage is not None and turns[1].usage.output_tokens == 5
+    session = await store.get_session(sid)
+    assert session.usage.output_tokens == 5
+    assert session.title == "Hi!"  # first-line fallback title
+    kinds = [type(e) for e in events]
+    assert kinds[0] is RunStarted and RunFinished in kinds and SessionTitled in kinds
+    assert any(isinstance(e, ReplyUpdated) for e in events)
+
+
+async def test_second_request_is_valid_and_carries_history(env, fake_provider):
+    store, _hub, runner, sid = env
+    fake_provider.script("one").script("two")
+    await runner.send(sid, [TextBlock("first")], model_ref="anthropic:claude-sonnet-4-6")
+    await runner.send(sid, [TextBlock("second")], model_ref="anthropic:claude-sonnet-4-6")
+    body = fake_provider.model_requests[-1].body
+    assert validate_anthropic(body) is None
+    assert len(body["messages"]) == 3
+    assert len(await store.get_turns(sid)) == 4
+
+
+async def test_cancel_keeps_partial_as_aborted_and_next_request_leaves_it_out(env, fake_provider):
+    store, _hub, runner, sid = env
+    fake_provider.script("word " * 400, token_delay_ms=5, chunk_size=5)
+    events: list = []
+    task = asyncio.ensure_future(
+        runner.send(sid, [TextBlock("Tell me a story")], model_ref="openai:gpt-5",
+                    on_event=events.append)
+    )
+    for _ in range(400):
+        await asyncio.sleep(0.01)
+        if any(isinstance(e, ReplyUpdated) and "word word" in e.turn.text() for e in events):
+            break
+    assert runner.is_running(sid)
+    assert runner.cancel(sid)
+    assert await task is None
+    assert not runner.is_running(sid)
+    cancelled = [e for e in events if isinstance(e, RunCancelled)]
+    assert cancelled and cancelled[0].partial is not None
+    last = (await store.get_turns(sid))[-1]
+    assert last.aborted and last.role == "assistant" and last.text().startswith("word word")
+    assert len(last.text()) < len("word " * 400)
+
+    fake_provider.script("Sure.")
+    await runner.retry(sid, model_ref="openai:gpt-5")
+    body = fake_provider.model_requests[-1].body
+    assert validate_openai(body) is None
+    sent = [m for m in body["messages"] if m["role"] != "system"]
+    assert [m["role"] for m in sent] == ["user"]  # the aborted reply is not sent
+    turns = await store.get_turns(sid)
+    assert [t.aborted for t in turns] == [False, True, False]
+
+
+async def test_provider_error_keeps_user_turn_and_reports_in_words(env, fake_provider):
+    store, _hub, runner, sid = env
+    fake_provider.fail("auth")
+    events: list = []
+    result = await runner.send(
+        sid, [TextBlock("hello")], model_ref="anthropic:claude-sonnet-4-6",
+        on_event=events.append,
+    )
+    assert result is None
+    failed = [e for e in events if isinstance(e, RunFailed)]
+    assert failed and "key" in failed[0].error.message.lower()
+    assert "sk-test" not in failed[0].error.message
+    turns = await store.get_turns(sid)
+    assert [t.role for t in turns] == ["user"]  # saved before the request left
+
+
+async def test_cut_stream_keeps_partial_as_aborted(env, fake_provider):
+    store, _hub, runner, sid = env
+    fake_provider.fail("cut", reply="partial answer that will be cut " * 5, after_chars=40)
+    events: list = []
+    await runner.send(sid, [TextBlock("go")], model_ref="anthropic:claude-sonnet-4-6",
+                      on_event=events.append)
+    failed = [e for e in events if isinstance(e, RunFailed)]
+    assert failed
+    last = (await store.get_turns(sid))[-1]
+    assert last.role == "assistant" and last.aborted and last.text()
+
+
+async def test_second_run_in_same_session_is_rejected(env, fake_provider):
+    store, _hub, runner, sid = env
+    fake_provider.script("slow " * 50, token_delay_ms=5)
+    task = asyncio.ensure_future(
+        runner.send(sid, [TextBlock("a")], model_ref="anthropic:claude-sonnet-4-6")
+    )
+    await asyncio.sleep(0.05)
+    with pytest.raises(RunInProgress):
+        await runner.send(sid, [TextBlock("b")], model_ref="anthropic:claude-sonnet-4-6")
+    await task
+    assert [t.text() for t in await store.get_turns(sid) if t.role == "user"] == ["a"]
+
+
+async def test_hooks_fire_at_run_boundaries(env, fake_provider):
+    _store, _hub, runner, sid = env
+    seen: list[dict] = []
+    runner.hooks.on("session:start", seen.append)
+    runner.hooks.on("session:end", seen.append)
+    fake_provider.script("ok")
+    await runner.send(sid, [TextBlock("x")], model_ref="anthropic:claude-sonnet-4-6")
+    assert [s["hook"] for s in seen] == ["session:start", "session:end"]
+    assert seen[1]["status"] == "ok" and seen[1]["turn_range"] == (0, 2)
+
+
+async def test_streaming_reply_is_journalled_before_it_completes(env, fake_provider):
+    store, _hub, runner, sid = env
+    fake_provider.script("chunk " * 200, token_delay_ms=5, chunk_size=6)
+    task = asyncio.ensure_future(
+        runner.send(sid, [TextBlock("q")], model_ref="anthropic:claude-sonnet-4-6")
+    )
+    journalled = None
+    for _ in range(300):
+        await asyncio.sleep(0.01)
+        turns = await store.get_turns(sid)
+        if len(turns) == 2:
+            journalled = turns[1]
+            break
+    await task
+    assert journalled is not None and journalled.aborted and journalled.text()
+    final = (await store.get_turns(sid))[-1]
+    assert not final.aborted and final.text() == "chunk " * 200

@@ -1,0 +1,97 @@
+"""AsyncStore: the same API awaitable, every call on one worker thread."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+
+import pytest
+
+from core.content import TextBlock, Turn
+from core.store import AsyncStore, Store
+from core.store.errors import NotAParleyFile, SessionNotFound
+
+
+def public_methods(cls: type) -> set[str]:
+    return {n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")}
+
+
+def test_every_store_method_has_an_awaitable_twin_with_the_same_signature():
+    missing = public_methods(Store) - public_methods(AsyncStore) - {"open"}
+    assert missing == set()
+    for name in public_methods(Store) - {"open", "close", "__enter__", "__exit__"}:
+        twin = getattr(AsyncStore, name)
+        assert inspect.iscoroutinefunction(twin), name
+        a = list(inspect.signature(getattr(Store, name)).parameters.values())
+        b = list(inspect.signature(twin).parameters.values())
+        assert [(p.name, p.kind, p.default) for p in a] == [
+            (p.name, p.kind, p.default) for p in b
+        ], name
+
+
+async def test_calls_run_on_one_worker_thread(tmp_path, monkeypatch):
+    threads: set[str] = set()
+    original = Store.get_session
+
+    def spy(self, session_id):
+        threads.add(threading.current_thread().name)
+        return original(self, session_id)
+
+    monkeypatch.setattr(Store, "get_session", spy)
+    astore = await AsyncStore.open(tmp_path / "sessions.db")
+    try:
+        s = await astore.create_session(title="async")
+        await astore.append_turn(s.id, Turn("user", [TextBlock("hello")]))
+        results = await asyncio.gather(*(astore.get_session(s.id) for _ in range(20)))
+        assert {r.turn_count for r in results} == {1}
+        assert len(threads) == 1
+        assert threads.pop().startswith("parley-store")
+        assert threading.current_thread().name not in threads
+        assert (await astore.search("hello"))[0].session_id == s.id
+        assert astore.sync.get_session(s.id).title == "async"
+        assert astore.path == tmp_path / "sessions.db"
+        assert astore.migration_report is None
+        with pytest.raises(SessionNotFound):
+            await astore.get_session("nope")
+    finally:
+        await astore.close()
+        await astore.close()
+
+
+async def test_open_errors_are_raised_from_await(tmp_path):
+    bad = tmp_path / "sessions.db"
+    bad.write_text("not a database")
+    with pytest.raises(NotAParleyFile):
+        await AsyncStore.open(bad)
+
+
+async def test_writes_are_serialized_in_order(tmp_path):
+    astore = await AsyncStore.open(tmp_path / "sessions.db")
+    try:
+        s = await astore.create_session()
+        turns = [Turn("user", [TextBlock(f"m{i}")]) for i in range(30)]
+        await asyncio.gather(*(astore.append_turn(s.id, t) for t in turns))
+        assert [t.text() for t in await astore.get_turns(s.id)] == [f"m{i}" for i in range(30)]
+    finally:
+        await astore.close()
+
+
+async def test_upgrade_progress_is_reported_on_the_loop_thread(tmp_path, monkeypatch):
+    import sys
+
+    from tests.core.test_store_open import fake_upgrader, make_v3
+
+    monkeypatch.setitem(sys.modules, "core.store.v3", fake_upgrader([]))
+    path = tmp_path / "sessions.db"
+    make_v3(path)
+    seen: list[tuple[int, int, str]] = []
+    astore = await AsyncStore.open(
+        path, lambda d, t: seen.append((d, t, threading.current_thread().name))
+    )
+    try:
+        await asyncio.sleep(0)
+        assert seen == [(1, 1, threading.current_thread().name)]
+        assert astore.migration_report == {"sessions": 1}
+    finally:
+        await astore.close()

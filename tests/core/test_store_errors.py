@@ -1,0 +1,108 @@
+"""SQLite conditions a user can act on become typed errors, and nothing saved is lost."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from core.content import TextBlock, Turn
+from core.store import Store
+from core.store.errors import (
+    DatabaseBusy,
+    DatabaseCorrupt,
+    DatabaseReadOnly,
+    DiskError,
+    DiskFull,
+    translate,
+)
+from core.store.schema import dbapi_connection
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store.open(tmp_path / "db" / "sessions.db", busy_timeout_ms=50)
+    yield s
+    s.close()
+
+
+def raw(store: Store) -> sqlite3.Connection:
+    assert store._con is not None  # noqa: SLF001
+    return dbapi_connection(store._con)  # noqa: SLF001
+
+
+def test_disk_full_is_typed_and_keeps_what_was_saved(store):
+    s = store.create_session(title="full")
+    store.append_turn(s.id, Turn("user", [TextBlock("saved before")]))
+    pages = raw(store).execute("PRAGMA page_count").fetchone()[0]
+    raw(store).execute(f"PRAGMA max_page_count = {pages}")
+    with pytest.raises(DiskFull) as info:
+        store.append_turn(s.id, Turn("user", [TextBlock("x" * 200_000)]))
+    assert "full" in str(info.value) and "Nothing already saved was lost" in str(info.value)
+    assert [t.text() for t in store.get_turns(s.id)] == ["saved before"]
+
+
+def test_read_only_connection_is_typed(store):
+    s = store.create_session()
+    raw(store).execute("PRAGMA query_only = 1")
+    with pytest.raises(DatabaseReadOnly):
+        store.rename_session(s.id, "x")
+    raw(store).execute("PRAGMA query_only = 0")
+    assert store.get_session(s.id).title is None
+
+
+def test_busy_file_is_retried_then_typed(store):
+    s = store.create_session()
+    other = sqlite3.connect(store.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(DatabaseBusy) as info:
+            store.append_turn(s.id, Turn("user", [TextBlock("blocked")]))
+        assert time.monotonic() - t0 >= 0.15  # three attempts with back-off
+        assert "in use by another program" in str(info.value)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert store.count_turns(s.id) == 0
+    assert store.get_session(s.id).turn_count == 0
+
+
+def test_busy_file_released_during_retries_succeeds(store):
+    s = store.create_session()
+    other = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    timer = threading.Timer(0.08, lambda: other.execute("ROLLBACK"))
+    timer.start()
+    try:
+        store.append_turn(s.id, Turn("user", [TextBlock("waited")]))
+    finally:
+        timer.join()
+        other.close()
+    assert store.get_turns(s.id)[0].text() == "waited"
+
+
+def sqlite_error(code: int, cls=sqlite3.OperationalError) -> sqlite3.Error:
+    err = cls("x")
+    err.sqlite_errorcode = code  # type: ignore[attr-defined]
+    return err
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [(13, DiskFull), (8, DatabaseReadOnly), (8 | (2 << 8), DatabaseReadOnly),
+     (11, DatabaseCorrupt), (26, DatabaseCorrupt), (5, DatabaseBusy), (5 | (2 << 8), DatabaseBusy),
+     (10, DiskError), (1, None), (19, None)],
+)
+def test_translate_maps_user_conditions_and_leaves_bugs(tmp_path, code, expected):
+    err = translate(sqlite_error(code), tmp_path / "x.db")
+    assert (type(err) if err else None) is expected
+    if err is not None:
+        assert str(tmp_path / "x.db") in str(err)
+
+
+def test_translate_ignores_non_sqlite_errors(tmp_path):
+    assert translate(ValueError("x"), tmp_path) is None
+    assert translate(sqlite3.ProgrammingError("closed"), tmp_path) is None

@@ -1,0 +1,354 @@
+"""Opening sessions.db: new, current, legacy, newer, foreign, corrupt and read-only files."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from core.content import TextBlock, Turn
+from core.store import Store, migrations, schema
+from core.store.engine import make_engine, write
+from core.store.errors import (
+    DatabaseCorrupt,
+    DatabaseReadOnly,
+    NewerFormat,
+    NotAParleyFile,
+    StoreError,
+    UpgradeUnavailable,
+)
+from core.store.store import StoreClosed
+
+
+def fingerprint(path: Path) -> tuple[str, int, int]:
+    st = path.stat()
+    return hashlib.sha256(path.read_bytes()).hexdigest(), st.st_size, st.st_mtime_ns
+
+
+def sidecars(path: Path) -> list[str]:
+    return sorted(p.name for p in path.parent.iterdir() if p.name.startswith(path.name + "-"))
+
+
+def make_v4(path: Path) -> None:
+    with Store.open(path) as store:
+        s = store.create_session(title="kept")
+        store.append_turn(s.id, Turn("user", [TextBlock("hello world")]))
+        store.set_setting("theme", "dark")
+
+
+def make_v3(path: Path, user_version: int = 3) -> None:
+    con = sqlite3.connect(path)
+    con.executescript(
+        """
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, title TEXT, space TEXT, parent_id TEXT,
+            fork_idx INTEGER, model TEXT, created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL, meta TEXT);
+        CREATE TABLE turns (session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            idx INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL,
+            created_at INTEGER NOT NULL, PRIMARY KEY (session_id, idx));
+        CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT);
+        INSERT INTO sessions VALUES ('s_1', 'Old', 'Work', NULL, NULL, NULL, 1, 2, NULL);
+        INSERT INTO turns VALUES ('s_1', 0, 'user', '[{"type":"text","text":"hi"}]', 1);
+        """
+    )
+    con.execute(f"PRAGMA user_version = {user_version}")
+    con.commit()
+    con.close()
+
+
+# --- new and current files ------------------------------------------------------
+
+
+def test_new_file_gets_v4_schema_wal_and_default_space(tmp_path):
+    path = tmp_path / "deep" / "er" / "sessions.db"
+    with Store.open(path) as store:
+        space = store.default_space()
+        assert (space.name, space.is_default) == ("General", True)
+        assert store.list_spaces() == [space]
+        assert store.migration_report is None
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert schema.V4_TABLES | {"search_fts"} <= tables
+    con.close()
+
+
+@pytest.mark.parametrize("kind", ["zero-bytes", "empty-sqlite"])
+def test_empty_files_become_v4(tmp_path, kind):
+    path = tmp_path / "sessions.db"
+    if kind == "zero-bytes":
+        path.write_bytes(b"")
+    else:
+        sqlite3.connect(path).close()
+        con = sqlite3.connect(path)
+        con.execute("PRAGMA user_version = 0")
+        con.close()
+    with Store.open(path) as store:
+        assert store.default_space().name == "General"
+
+
+def test_reopening_a_v4_file_writes_not_one_byte(tmp_path):
+    path = tmp_path / "sessions.db"
+    make_v4(path)
+    before = fingerprint(path)
+    assert sidecars(path) == []
+    with Store.open(path) as store:
+        [session] = store.list_sessions()
+        assert store.get_turns(session.id)[0].text() == "hello world"
+        assert store.search("hello")[0].session_id == session.id
+        assert store.get_setting("theme") == "dark"
+        assert store.all_settings() == {"theme": "dark"}
+        store.list_spaces()
+        store.default_space()
+    assert fingerprint(path) == before
+    assert sidecars(path) == []
+
+
+def test_two_stores_on_one_file_see_each_others_writes(tmp_path):
+    path = tmp_path / "sessions.db"
+    with Store.open(path) as a, Store.open(path) as b:
+        s = a.create_session(title="shared")
+        b.append_turn(s.id, Turn("user", [TextBlock("from b")]))
+        assert a.get_turns(s.id)[0].text() == "from b"
+
+
+def test_closed_store_raises_and_close_is_idempotent(tmp_path):
+    store = Store.open(tmp_path / "sessions.db")
+    store.close()
+    store.close()
+    with pytest.raises(StoreClosed):
+        store.list_sessions()
+
+
+# --- files that are refused, untouched -------------------------------------------
+
+
+def assert_refused(path: Path, error: type[StoreError]) -> StoreError:
+    before = fingerprint(path)
+    names = sidecars(path)
+    with pytest.raises(error) as info:
+        Store.open(path)
+    assert fingerprint(path) == before
+    assert sidecars(path) == names
+    assert str(path) in str(info.value)
+    return info.value
+
+
+def test_text_file_is_not_a_parley_file(tmp_path):
+    path = tmp_path / "sessions.db"
+    path.write_text("these are my notes, not a database\n" * 50)
+    err = assert_refused(path, NotAParleyFile)
+    assert "not an SQLite database" in str(err)
+
+
+def test_other_programs_sqlite_is_not_a_parley_file(tmp_path):
+    path = tmp_path / "sessions.db"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, path TEXT)")
+    con.commit()
+    con.close()
+    err = assert_refused(path, NotAParleyFile)
+    assert "another program" in str(err)
+
+
+def test_user_version_4_without_parley_tables_is_refused(tmp_path):
+    path = tmp_path / "sessions.db"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE x (a)")
+    con.execute("PRAGMA user_version = 4")
+    con.commit()
+    con.close()
+    assert_refused(path, NotAParleyFile)
+
+
+def test_newer_format_is_refused_with_versions(tmp_path):
+    path = tmp_path / "sessions.db"
+    make_v4(path)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA user_version = 7")
+    con.commit()
+    con.close()
+    err = assert_refused(path, NewerFormat)
+    assert isinstance(err, NewerFormat)
+    assert (err.found, err.supported) == (7, 4)
+    assert "v7" in str(err) and "v4" in str(err)
+
+
+def test_folder_is_refused(tmp_path):
+    (tmp_path / "sessions.db").mkdir()
+    with pytest.raises(NotAParleyFile, match="folder"):
+        Store.open(tmp_path / "sessions.db")
+
+
+def test_corrupt_header_pages_are_reported_and_kept(tmp_path):
+    path = tmp_path / "sessions.db"
+    make_v4(path)
+    data = bytearray(path.read_bytes())
+    data[100:8192] = b"\xa5" * (8192 - 100)
+    path.write_bytes(bytes(data))
+    err = assert_refused(path, DatabaseCorrupt)
+    assert "backup" in str(err)
+
+
+def test_corruption_found_later_is_a_typed_error(tmp_path):
+    path = tmp_path / "sessions.db"
+    with Store.open(path) as store:
+        s = store.create_session()
+        for i in range(300):
+            store.append_turn(s.id, Turn("user", [TextBlock(f"turn {i} " + "x" * 500)]))
+        sid = s.id
+    data = bytearray(path.read_bytes())
+    page = 4096
+    for start in range(len(data) - 30 * page, len(data), page):
+        data[start : start + page] = b"\x5a" * page
+    path.write_bytes(bytes(data))
+    with pytest.raises(DatabaseCorrupt):
+        store = Store.open(path)
+        try:
+            store.get_turns(sid)
+        finally:
+            store.close()
+
+
+def test_read_only_file_is_refused(tmp_path):
+    path = tmp_path / "sessions.db"
+    make_v4(path)
+    path.chmod(0o444)
+    try:
+        err = assert_refused(path, DatabaseReadOnly)
+        assert "read-only" in str(err)
+    finally:
+        path.chmod(0o644)
+
+
+# --- legacy v3 files ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("user_version", [3, 0])
+def test_v3_file_without_upgrader_is_refused_untouched(tmp_path, monkeypatch, user_version):
+    monkeypatch.setitem(sys.modules, "core.store.v3", None)  # as if v3.py did not exist
+    path = tmp_path / "sessions.db"
+    make_v3(path, user_version)
+    err = assert_refused(path, UpgradeUnavailable)
+    assert "v3" in str(err)
+
+
+def fake_upgrader(calls: list) -> types.ModuleType:
+    """A stand-in core.store.v3: rename the v3 tables away and create v4."""
+
+    def upgrade_file(path: Path, progress=None):
+        calls.append(path)
+        if progress:
+            progress(1, 1)
+        engine = make_engine(path)
+        con = engine.connect()
+
+        def run(c):
+            for t in ("sessions", "turns", "app_state"):
+                c.exec_driver_sql(f"ALTER TABLE {t} RENAME TO v3_{t}")
+            schema.create_all(c)
+
+        write(con, run, path)
+        con.close()
+        engine.dispose()
+        return {"sessions": 1}
+
+    module = types.ModuleType("core.store.v3")
+    module.upgrade_file = upgrade_file  # type: ignore[attr-defined]
+    return module
+
+
+@pytest.mark.parametrize("user_version", [3, 0])
+def test_v3_file_is_upgraded_through_core_store_v3(tmp_path, monkeypatch, user_version):
+    calls: list = []
+    monkeypatch.setitem(sys.modules, "core.store.v3", fake_upgrader(calls))
+    path = tmp_path / "sessions.db"
+    make_v3(path, user_version)
+    seen = []
+    with Store.open(path, progress=lambda d, t: seen.append((d, t))) as store:
+        assert store.migration_report == {"sessions": 1}
+        assert store.default_space().name == "General"
+    assert calls == [path]
+    assert seen == [(1, 1)]
+    with Store.open(path) as store:  # now v4: not upgraded again
+        assert store.migration_report is None
+    assert calls == [path]
+
+
+# --- migration steps ----------------------------------------------------------------
+
+
+def test_migrate_runs_missing_steps_in_order(tmp_path):
+    ran = []
+    steps = [
+        migrations.Step(5, "v4→v5: notes table", lambda c: ran.append(5)),
+        migrations.Step(6, "v5→v6: more", lambda c: ran.append(6)),
+        migrations.Step(4, "old", lambda c: ran.append(4)),
+    ]
+    steps.sort(key=lambda s: s.version)
+    engine = make_engine(tmp_path / "m.db")
+    con = engine.connect()
+    names = write(con, lambda c: migrations.migrate(c, 4, steps=steps, target=6), tmp_path)
+    assert names == ["v4→v5: notes table", "v5→v6: more"]
+    assert ran == [5, 6]
+    with con.begin():
+        assert con.exec_driver_sql("PRAGMA user_version").scalar() == 6
+    assert write(con, lambda c: migrations.migrate(c, 6, steps=steps, target=6), tmp_path) == []
+    con.close()
+    engine.dispose()
+
+
+def test_open_applies_registered_steps_to_an_older_file(tmp_path, monkeypatch):
+    path = tmp_path / "sessions.db"
+    make_v4(path)
+    monkeypatch.setattr(migrations, "SCHEMA_VERSION", 5)
+    monkeypatch.setattr(migrations, "STEPS", [])
+    migrations.step(5, "v4→v5: add notes")(
+        lambda c: c.exec_driver_sql("CREATE TABLE notes (id TEXT PRIMARY KEY)")
+    )
+    with Store.open(path) as store:
+        assert store.list_sessions()[0].title == "kept"
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert con.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
+    con.close()
+
+
+def test_failed_step_leaves_file_at_old_version(tmp_path, monkeypatch):
+    path = tmp_path / "sessions.db"
+    make_v4(path)
+
+    def broken(c):
+        c.exec_driver_sql("CREATE TABLE half (a)")
+        raise RuntimeError("bug in step")
+
+    monkeypatch.setattr(migrations, "SCHEMA_VERSION", 5)
+    monkeypatch.setattr(migrations, "STEPS", [migrations.Step(5, "broken", broken)])
+    with pytest.raises(RuntimeError):
+        Store.open(path)
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == 4
+    assert con.execute("SELECT count(*) FROM sqlite_master WHERE name='half'").fetchone()[0] == 0
+    con.close()
+
+
+def test_create_all_runs_inside_callers_transaction(tmp_path):
+    path = tmp_path / "x.db"
+    engine = make_engine(path)
+    con = engine.connect()
+    with pytest.raises(RuntimeError), con.begin():
+        schema.create_all(con)
+        raise RuntimeError("abort the caller's migration")
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 0
+    assert raw.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    raw.close()
+    con.close()
+    engine.dispose()
+    assert os.path.getsize(path) == 0 or migrations.inspect_file(path).kind.value == "new"

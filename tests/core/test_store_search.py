@@ -1,0 +1,218 @@
+"""Full-text search: ranking, snippets, scripts, scopes, and whatever a person types."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.content import (
+    CompactSummaryBlock,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Turn,
+)
+from core.store import Store
+from core.store.errors import InvalidSearchQuery
+from core.store.search import parse
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """One store with a varied corpus, shared by the read-only tests of this module."""
+    store = Store.open(tmp_path_factory.mktemp("search") / "sessions.db")
+    work = store.create_space("Work")
+    ids = {}
+
+    def add(key, text, title=None, space=None, role="user", blocks=None):
+        s = store.create_session(title=title, space_id=space)
+        t = store.append_turn(s.id, Turn(role, blocks or [TextBlock(text)]))
+        ids[key] = (s.id, t.id)
+
+    add("cafe", "The best café in Lisbon serves pastéis de nata.", title="Lisbon trip")
+    add("cafe2", "A cafe, a cafe, a cafe: cafe everywhere.", space=work.id)
+    add("zh", "我喜欢吃苹果，也喜欢东京的寿司。")
+    add("ja", "東京都に住んでいます。ラーメンが好きです。")
+    add("ko", "서울에서 만나요")
+    add("ar", "كَتَبَ الطالبُ الدرسَ في المكتبة")
+    add("hi", "मुझे हिन्दी भाषा पसंद है")
+    add("ru", "Новогодняя ёлка стоит в зале")
+    add("th", "สวัสดีครับ ยินดีต้อนรับ")
+    add("tool", "", blocks=[
+        ToolUseBlock("call_1", "shell", {"command": "grep -rn needle haystack/"}),
+    ], role="assistant")
+    add("result", "", blocks=[
+        ToolResultBlock("call_1", (TextBlock("found the needleinresult here"),), is_error=True),
+        ImageBlock("image/png", data="QmFzZTY0c2VjcmV0"),
+    ])
+    add("think", "", blocks=[ThinkingBlock("pondering quaternions deeply")], role="assistant")
+    add("summary", "", blocks=[CompactSummaryBlock("we discussed zeppelins at length")])
+    add("long", "word " * 200 + "the hidden treasure is here " + "filler " * 200)
+    add("title-only", "nothing relevant", title="Quarterly budget review", space=work.id)
+    add("phrase", "red apple and green pear; green apple and red pear")
+    yield store, ids, work
+    store.close()
+
+
+def hit_keys(ids, hits):
+    by_turn = {t: k for k, (_, t) in ids.items()}
+    by_session = {s: k for k, (s, _) in ids.items()}
+    return [by_turn[h.turn_id] if h.turn_id else "title:" + by_session[h.session_id]
+            for h in hits]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("cafe", {"cafe", "cafe2"}),
+        ("café", {"cafe", "cafe2"}),
+        ("CAFÉ Lisbon", {"cafe"}),
+        ("pasteis", {"cafe"}),
+        ("苹果", {"zh"}),
+        ("东京", {"zh"}),
+        ("東京", {"ja"}),
+        ("ラーメン", {"ja"}),
+        ("서울", {"ko"}),
+        ("كتب", {"ar"}),
+        ("الطالب", {"ar"}),
+        ("हिन्दी", {"hi"}),
+        ("елка", {"ru"}),
+        ("ёлка", {"ru"}),
+        ("ยินดี", {"th"}),
+        ("needle", {"tool"}),
+        ("needleinresult", {"result"}),
+        ("QmFzZTY0c2VjcmV0", set()),
+        ("quaternions", {"think"}),
+        ("zeppelins", {"summary"}),
+        ("treasure", {"long"}),
+    ],
+)
+def test_finds_text_in_any_script_and_block(corpus, query, expected):
+    store, ids, _ = corpus
+    keys = {k for k in hit_keys(ids, store.search(query + " ")) if not k.startswith("title:")}
+    assert keys == expected
+
+
+def test_ranking_prefers_titles_and_frequent_terms(corpus):
+    store, ids, _ = corpus
+    assert hit_keys(ids, store.search("cafe "))[:2] == ["cafe2", "cafe"]
+    assert hit_keys(ids, store.search("lisbon "))[0] == "title:cafe"
+    hits = store.search("cafe ")
+    assert [h.rank for h in hits] == sorted(h.rank for h in hits)
+
+
+def test_title_hits_have_no_turn(corpus):
+    store, ids, _ = corpus
+    [hit] = store.search("quarterly")
+    assert hit.turn_id is None
+    assert hit.session_id == ids["title-only"][0]
+    assert hit.session_title == "Quarterly budget review"
+    assert hit.snippet == "\x02Quarterly\x03 budget review"
+
+
+def test_snippets_mark_matches_and_cut_long_text(corpus):
+    store, _, _ = corpus
+    [hit] = store.search("treasure")
+    assert "\x02treasure\x03" in hit.snippet
+    assert hit.snippet.startswith("…") and hit.snippet.endswith("…")
+    assert len(hit.snippet) < 200
+    [cafe] = [h for h in store.search("cafe lisbon") if h.turn_id]
+    assert "\x02café\x03" in cafe.snippet and "\x02Lisbon\x03" in cafe.snippet
+    [zh] = store.search("苹果")
+    assert "\x02苹果\x03" in zh.snippet
+    [ar] = store.search("كتب")
+    assert "\x02كَتَبَ\x03" in ar.snippet
+
+
+def test_last_word_is_a_prefix_while_typing(corpus):
+    store, ids, _ = corpus
+    assert set(hit_keys(ids, store.search("quatern"))) == {"think"}
+    assert store.search("quatern ") == []
+    assert store.search('"quatern"') == []
+
+
+def test_quoted_phrase_needs_adjacent_words(corpus):
+    store, ids, _ = corpus
+    assert hit_keys(ids, store.search('"green apple"')) == ["phrase"]
+    assert store.search('"apple green"') == []
+    assert hit_keys(ids, store.search("apple green")) == ["phrase"]
+
+
+def test_scopes(corpus):
+    store, ids, work = corpus
+    sid = ids["cafe"][0]
+    assert hit_keys(ids, store.search("cafe", session_id=sid)) == ["cafe"]
+    assert hit_keys(ids, store.search("lisbon", session_id=sid)) == ["title:cafe", "cafe"]
+    assert hit_keys(ids, store.search("cafe", space_id=work.id)) == ["cafe2"]
+    assert hit_keys(ids, store.search("quarterly", space_id=work.id)) == ["title:title-only"]
+    assert store.search("quarterly", space_id="default") == []
+    assert len(store.search("cafe", limit=1)) == 1
+    assert store.search("cafe", limit=0) == []
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_empty_query_finds_nothing(corpus, query):
+    assert corpus[0].search(query) == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['cafe"', '"cafe', 'ca"fe', "cafe*", "*cafe", "-cafe", "cafe -x", "title:cafe",
+     "(cafe", "cafe)", "cafe AND", "OR cafe", "NOT cafe", "NEAR(cafe lisbon)", "^cafe",
+     "cafe'", "c\\afe", "{cafe}", "cafe 😀", "cafe%_", "café+", "cafe;DROP TABLE turns"],
+)
+def test_punctuation_and_operators_are_plain_text(corpus, query):
+    store, ids, _ = corpus
+    hits = store.search(query)
+    assert isinstance(hits, list)
+    assert store.get_turns(ids["cafe"][0])  # nothing was dropped
+
+
+@pytest.mark.parametrize("query", ['"', "((", "*", "-", ":", "😀", "🎉🎉", '""', "…", "x" * 1001])
+def test_nothing_searchable_is_a_clear_error(corpus, query):
+    with pytest.raises(InvalidSearchQuery) as info:
+        corpus[0].search(query)
+    assert "Cannot search for" in str(info.value)
+
+
+def test_parse_builds_only_quoted_phrases():
+    parsed = parse('say "hello world" NOT (x) 東京 caf')
+    assert parsed is not None
+    assert parsed.match == '"say" "hello world" "NOT" "x" "東 京" "caf"*'
+    assert parse("東京")is not None and parse("東京").match == '"東 京"'  # type: ignore[union-attr]
+    assert parse("a").match == '"a"'  # type: ignore[union-attr]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(query=st.text(max_size=30))
+def test_any_text_is_a_result_or_invalid_query(corpus, query):
+    try:
+        hits = corpus[0].search(query)
+    except InvalidSearchQuery:
+        return
+    assert all("\x02" not in h.snippet or "\x03" in h.snippet for h in hits)
+
+
+def test_index_follows_renames_and_deletes(tmp_path):
+    with Store.open(tmp_path / "s.db") as store:
+        s = store.create_session(title="Alpha plans")
+        t = store.append_turn(s.id, Turn("user", [TextBlock("bravo charlie")]))
+        store.rename_session(s.id, "Delta plans")
+        assert store.search("alpha") == []
+        assert store.search("delta")[0].turn_id is None
+        store.set_auto_title(s.id, "never")
+        store.upsert_turn(s.id, Turn("user", [TextBlock("echo")], id=t.id))
+        assert store.search("bravo") == []
+        assert store.search("echo")[0].turn_id == t.id
+        store.delete_session(s.id)
+        assert store.search("echo") == [] and store.search("delta") == []
+        con = store._con  # noqa: SLF001
+        assert con is not None
+        with con.begin():
+            con.exec_driver_sql("INSERT INTO search_fts(search_fts) VALUES ('integrity-check')")
+            assert con.exec_driver_sql("SELECT count(*) FROM search_fts_docsize").scalar() == 0

@@ -1,0 +1,307 @@
+"""Turns, forks and compactions through the Store API, on a real SQLite file."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.content import (
+    CompactSummaryBlock,
+    DocumentBlock,
+    ImageBlock,
+    MediaPart,
+    TextBlock,
+    TextOrigin,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Turn,
+    UnknownBlock,
+    Usage,
+)
+from core.store import Store
+from core.store.errors import (
+    DuplicateTurn,
+    SessionNotFound,
+    TurnInOtherSession,
+    TurnNotFound,
+    TurnNotInSession,
+)
+from core.store.textindex import register_functions
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store.open(tmp_path / "db" / "sessions.db")
+    yield s
+    s.close()
+
+
+def user(text: str) -> Turn:
+    return Turn("user", [TextBlock(text)])
+
+
+def assistant(text: str, **kw) -> Turn:
+    return Turn("assistant", [TextBlock(text)], **kw)
+
+
+def conversation(store: Store, n: int, title: str = "chat") -> tuple[str, list[Turn]]:
+    s = store.create_session(title=title)
+    turns = [store.append_turn(s.id, user(f"q{i}") if i % 2 == 0 else assistant(f"a{i}"))
+             for i in range(n)]
+    return s.id, turns
+
+
+# --- append / get ------------------------------------------------------------------------
+
+
+def test_append_keeps_order_and_bumps_activity(store):
+    other = store.create_session(title="other")
+    sid, turns = conversation(store, 5)
+    assert [t.id for t in store.get_turns(sid)] == [t.id for t in turns]
+    assert [t.text() for t in store.get_turns(sid, last=2)] == ["a3", "q4"]
+    assert store.get_turns(sid, last=0) == []
+    assert store.get_turns(sid, last=99) == store.get_turns(sid)
+    assert store.count_turns(sid) == 5
+    assert store.get_session(sid).turn_count == 5
+    assert store.list_sessions()[0].id == sid
+    store.append_turn(other.id, user("late"))
+    assert store.list_sessions()[0].id == other.id
+
+
+def test_get_turn_and_unknown_ids(store):
+    sid, turns = conversation(store, 2)
+    assert store.get_turn(turns[1].id) == turns[1]
+    with pytest.raises(TurnNotFound):
+        store.get_turn("nope")
+    with pytest.raises(DuplicateTurn):
+        store.append_turn(sid, turns[0])
+    other = store.create_session()
+    with pytest.raises(DuplicateTurn):
+        store.append_turn(other.id, turns[0])
+    assert store.count_turns(other.id) == 0
+
+
+def test_upsert_journals_a_streaming_reply(store):
+    sid, _ = conversation(store, 1)
+    partial = assistant("Once upon", aborted=True)
+    store.upsert_turn(sid, partial)
+    grown = partial.with_blocks([TextBlock("Once upon a time")])
+    store.upsert_turn(sid, grown)
+    [_, saved] = store.get_turns(sid)
+    assert (saved.id, saved.text(), saved.aborted) == (partial.id, "Once upon a time", True)
+    assert store.search("time")[0].turn_id == partial.id
+    assert store.search("upon")[0].turn_id == partial.id
+    other = store.create_session()
+    with pytest.raises(TurnInOtherSession):
+        store.upsert_turn(other.id, grown)
+
+
+def test_finish_turn_saves_turn_and_usage_together(store):
+    sid, _ = conversation(store, 1)
+    reply = assistant("done", model="anthropic:claude", usage=Usage(10, 5))
+    store.finish_turn(sid, reply, Usage(10, 5, 100, 0, 0.5))
+    assert store.get_turns(sid)[-1] == reply
+    assert store.get_session(sid).usage == Usage(10, 5, 100, 0, 0.5)
+    with pytest.raises(SessionNotFound):
+        store.finish_turn("nope", assistant("x"), Usage(1))
+
+
+def test_finish_turn_is_all_or_nothing(store, monkeypatch):
+    sid, _ = conversation(store, 1)
+    from core.store import sessions as repo
+
+    def broken(*a, **k):
+        raise RuntimeError("crash between the two writes")
+
+    monkeypatch.setattr(repo, "add_usage", broken)
+    with pytest.raises(RuntimeError):
+        store.finish_turn(sid, assistant("lost"), Usage(1))
+    assert store.count_turns(sid) == 1
+    assert store.search("lost") == []
+
+
+def test_delete_turns_after(store):
+    sid, turns = conversation(store, 5)
+    assert store.delete_turns_after(sid, turns[1].id) == 3
+    assert [t.id for t in store.get_turns(sid)] == [t.id for t in turns[:2]]
+    assert store.search("q4") == []
+    store.append_turn(sid, user("again"))
+    assert store.get_turns(sid)[-1].text() == "again"
+    with pytest.raises(TurnNotInSession):
+        store.delete_turns_after(sid, turns[4].id)
+
+
+def test_loading_the_tail_of_a_long_session(store):
+    s = store.create_session()
+    con = sqlite3.connect(store.path)
+    with pytest.raises(sqlite3.OperationalError, match="parley_turn_text"):
+        con.execute("INSERT INTO turns (id, session_id, seq, role, blocks, created_at) "
+                    "VALUES ('x', ?, 0, 'user', '[]', 0)", (s.id,))
+    register_functions(con)  # a raw writer must register the index functions
+    con.executemany(
+        "INSERT INTO turns (id, session_id, seq, role, blocks, created_at) VALUES (?,?,?,?,?,?)",
+        [(f"t{i}", s.id, i, "user", f'[{{"type":"text","text":"n{i}"}}]', i)
+         for i in range(10_000)],
+    )
+    con.commit()
+    con.close()
+    tail = store.get_turns(s.id, last=200)
+    assert [t.id for t in tail] == [f"t{i}" for i in range(9800, 10_000)]
+    assert store.count_turns(s.id) == 10_000
+    assert store.search("n9999")[0].turn_id == "t9999"
+
+
+# --- fork --------------------------------------------------------------------------------
+
+
+def test_fork_copies_turns_up_to_the_point_with_new_ids(store):
+    work = store.create_space("Work")
+    s = store.create_session(space_id=work.id, title="Plan", model="openai:gpt-5",
+                             system_prompt="sys")
+    turns = [store.append_turn(s.id, t) for t in (user("a"), assistant("b"), user("c"))]
+    store.add_usage(s.id, Usage(100))
+    fork = store.fork(s.id, turns[1].id)
+    assert fork.title == "Plan (fork)"
+    assert (fork.space_id, fork.model, fork.system_prompt) == (work.id, "openai:gpt-5", "sys")
+    assert (fork.parent_session_id, fork.forked_from_turn_id) == (s.id, turns[1].id)
+    assert fork.is_fork and fork.parent_exists
+    assert fork.turn_count == 2 and fork.usage == Usage()
+    copied = store.get_turns(fork.id)
+    assert [t.text() for t in copied] == ["a", "b"]
+    assert not {t.id for t in copied} & {t.id for t in turns}
+    assert [t.created_at for t in copied] == [t.created_at for t in turns[:2]]
+    assert store.list_forks(s.id) == [store.get_session(fork.id)]
+    store.append_turn(fork.id, user("diverge"))
+    assert store.count_turns(s.id) == 3
+    assert store.fork(s.id, turns[0].id, title="Mine").title == "Mine"
+
+
+def test_fork_of_deleted_parent_keeps_its_turns(store):
+    s = store.create_session(title="Parent")
+    t = store.append_turn(s.id, user("shared words"))
+    fork = store.fork(s.id, t.id)
+    store.delete_session(s.id)
+    orphan = store.get_session(fork.id)
+    assert orphan.is_fork and not orphan.parent_exists
+    assert orphan.parent_session_id == s.id
+    assert store.get_turns(fork.id)[0].text() == "shared words"
+    assert [h.session_id for h in store.search("shared")] == [fork.id]
+
+
+def test_fork_bad_inputs_write_nothing(store):
+    s = store.create_session()
+    other = store.create_session()
+    t = store.append_turn(other.id, user("x"))
+    with pytest.raises(TurnNotInSession):
+        store.fork(s.id, t.id)
+    with pytest.raises(TurnNotInSession):
+        store.fork(s.id, "missing")
+    with pytest.raises(SessionNotFound):
+        store.fork("missing", t.id)
+    assert len(store.list_sessions()) == 2
+
+
+# --- compactions -------------------------------------------------------------------------
+
+
+def compact(store: Store, sid: str, first: Turn, last: Turn, text: str = "summary") -> Turn:
+    summary = Turn("user", [CompactSummaryBlock(text)])
+    c = store.record_compaction(
+        sid, summary, first_turn_id=first.id, last_turn_id=last.id, replaced_count=2,
+        dropped_count=1, model="anthropic:haiku", usage=Usage(50, 10), reason="auto",
+        tokens_before=9000, tokens_after=1200,
+    )
+    assert c.summary_turn_id == summary.id
+    return store.get_turn(summary.id)
+
+
+def test_record_compaction_and_history(store):
+    sid, turns = conversation(store, 4)
+    saved = compact(store, sid, turns[0], turns[1])
+    block = saved.blocks[0]
+    assert isinstance(block, CompactSummaryBlock)
+    assert (block.first_turn_id, block.last_turn_id, block.replaced_count) == (
+        turns[0].id, turns[1].id, 2)
+    [c] = store.list_compactions(sid)
+    assert block.compaction_id == c.id
+    assert (c.reason, c.tokens_before, c.tokens_after, c.usage) == (
+        "auto", 9000, 1200, Usage(50, 10))
+    assert (c.dropped_count, c.model) == (1, "anthropic:haiku")
+    assert [t.id for t in store.history(sid)] == [saved.id, turns[2].id, turns[3].id]
+    assert len(store.get_turns(sid)) == 5  # non-destructive
+    assert store.search("summary")[0].turn_id == saved.id
+
+
+def test_record_compaction_rejects_foreign_range(store):
+    sid, turns = conversation(store, 2)
+    other, other_turns = conversation(store, 2)
+    with pytest.raises(TurnNotInSession):
+        store.record_compaction(sid, Turn("user", [CompactSummaryBlock("s")]),
+                                first_turn_id=other_turns[0].id, last_turn_id=turns[1].id,
+                                replaced_count=2)
+    assert store.count_turns(sid) == 2 and store.list_compactions(sid) == []
+
+
+def test_fork_relinks_compaction_to_copied_turns(store):
+    sid, turns = conversation(store, 4)
+    summary = compact(store, sid, turns[0], turns[1])
+    fork = store.fork(s_id := sid, summary.id)
+    assert s_id == sid
+    copied = store.get_turns(fork.id)
+    [fc] = store.list_compactions(fork.id)
+    block = copied[-1].blocks[0]
+    assert isinstance(block, CompactSummaryBlock)
+    assert (block.first_turn_id, block.last_turn_id) == (copied[0].id, copied[1].id)
+    assert (fc.first_turn_id, fc.last_turn_id, fc.summary_turn_id) == (
+        copied[0].id, copied[1].id, copied[-1].id)
+    assert block.compaction_id == fc.id
+    assert [t.id for t in store.history(fork.id)] == [copied[-1].id, copied[2].id, copied[3].id]
+
+
+# --- any turn round-trips ------------------------------------------------------------------
+
+text_st = st.text(max_size=40)
+opt_text = st.none() | text_st
+json_scalar = st.none() | st.booleans() | st.integers(-10**6, 10**6) | text_st
+json_obj = st.dictionaries(st.text(max_size=8), json_scalar, max_size=4)
+parts = st.one_of(
+    st.builds(TextBlock, text_st),
+    st.builds(ImageBlock, text_st, data=text_st),
+    st.builds(DocumentBlock, text_st, text_st, opt_text),
+    st.builds(MediaPart, st.sampled_from(["audio", "video"]), text_st, text_st),
+)
+blocks = st.one_of(
+    st.builds(TextBlock, text_st,
+              st.none() | st.builds(TextOrigin, st.sampled_from(["user", "signal", "event"]),
+                                    opt_text, opt_text, opt_text),
+              st.booleans()),
+    st.builds(ImageBlock, text_st, url=text_st),
+    st.builds(ToolUseBlock, text_st, text_st, json_obj),
+    st.builds(ToolResultBlock, text_st, st.lists(parts, max_size=3).map(tuple), st.booleans()),
+    st.builds(ThinkingBlock, text_st, opt_text),
+    st.builds(CompactSummaryBlock, text_st, st.integers(0, 99), opt_text, opt_text, opt_text,
+              st.booleans()),
+    st.builds(UnknownBlock, json_obj.map(lambda d: {**d, "type": "from-the-future"})),
+)
+usage_st = st.none() | st.builds(Usage, st.integers(0, 10**7), st.integers(0, 10**7),
+                                 st.integers(0, 10**7), st.integers(0, 10**7),
+                                 st.floats(0, 100, allow_nan=False))
+turn_st = st.builds(Turn, st.sampled_from(["user", "assistant"]), st.lists(blocks, max_size=4),
+                    created_at=st.integers(0, 2**42), aborted=st.booleans(), model=opt_text,
+                    usage=usage_st)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(turn=turn_st)
+def test_any_turn_round_trips(store, turn):
+    s = store.create_session()
+    store.append_turn(s.id, turn)
+    assert store.get_turn(turn.id) == turn
+    assert store.get_turns(s.id) == [turn]
+    store.delete_session(s.id)

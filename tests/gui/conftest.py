@@ -1,0 +1,156 @@
+"""GUI test set-up: a qasync loop riding on pytest-qt, and a real Parley window.
+
+GUI tests are plain (sync) test functions: pytest-asyncio would run async
+tests on its own loop, not on Qt's. They drive the qasync loop by spinning
+Qt's event loop with ``qtbot.waitUntil`` (see :func:`until` / :func:`run`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import qasync
+from PySide6.QtWidgets import QApplication
+
+from gui import dialogs
+
+
+@pytest.fixture
+def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
+    """A qasync event loop on pytest-qt's QApplication, running while Qt spins.
+
+    Teardown does not call ``loop.stop()``: qasync's stop() calls
+    ``QApplication.exit()``, which leaves the shared QApplication unable to
+    fire timers for every later test. The loop is marked stopped instead.
+    """
+    ev_loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(ev_loop)
+    yield ev_loop
+    pending = [t for t in asyncio.all_tasks(ev_loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    ev_loop._QEventLoop__is_running = False  # type: ignore[attr-defined]  # see docstring
+    asyncio.events._set_running_loop(None)
+    ev_loop.close()
+    asyncio.set_event_loop(None)
+    dialogs.answers.clear()
+
+
+Until = Callable[..., None]
+
+
+@pytest.fixture
+def until(qtbot: Any, loop: asyncio.AbstractEventLoop) -> Until:
+    """``until(predicate, timeout=5.0)``: spin Qt (and so asyncio) until it holds."""
+
+    def wait(predicate: Callable[[], object], timeout: float = 5.0) -> None:
+        qtbot.waitUntil(lambda: bool(predicate()), timeout=int(timeout * 1000))
+
+    return wait
+
+
+@pytest.fixture
+def run(qtbot: Any, loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
+    """``run(coro, timeout=5.0)``: run a coroutine on the qasync loop, return its result."""
+
+    def go(coro: Coroutine[Any, Any, Any], timeout: float = 5.0) -> Any:
+        task = asyncio.ensure_future(coro)
+        qtbot.waitUntil(task.done, timeout=int(timeout * 1000))
+        return task.result()
+
+    return go
+
+
+@pytest.fixture
+def home(_isolated_home: Path) -> Path:
+    """This test's Parley home directory (also in PARLEY_HOME)."""
+    return _isolated_home
+
+
+class WindowDriver:
+    """Opens real Parley windows on this test's home and drives them like a person.
+
+    Every window is shut down properly at the end (runs stopped, store closed).
+    """
+
+    def __init__(self, qtbot: Any, until: Until, run: Callable[..., Any], home: Path,
+                 fake: Any) -> None:
+        self.qtbot, self.until, self.run, self.home, self.fake = qtbot, until, run, home, fake
+        self.windows: list[Any] = []
+
+    def open(self, env: dict[str, str] | None = None) -> Any:
+        """Show a new window on the home directory and wait until it is ready."""
+        from gui.main_window import MainWindow
+
+        window = MainWindow(home=self.home, env=env or {})
+        self.qtbot.addWidget(window)
+        self.windows.append(window)
+        window.show()
+        window.start_after_first_paint()
+        self.until(lambda: window.ready, timeout=15)
+        return window
+
+    def set_up_anthropic(self, window: Any | None = None) -> None:
+        """Fill the first-run panel for the fake server's Anthropic API and start."""
+        from PySide6.QtCore import Qt
+
+        w = window or self.windows[-1]
+        panel = w.setup_panel
+        left = Qt.MouseButton.LeftButton
+        self.qtbot.mouseClick(panel.kind_buttons[0], left)
+        panel.custom_url.setChecked(True)
+        self.qtbot.keyClicks(panel.url_edit, self.fake.anthropic_base_url)
+        self.qtbot.keyClicks(panel.key_edit, "sk-ant-test-key")
+        self.qtbot.mouseClick(panel.test_button, left)
+        self.until(lambda: panel.model_combo.count() > 0, timeout=10)
+        self.qtbot.mouseClick(panel.start_button, left)
+        self.until(lambda: w.stack.currentWidget() is w.chat_page and w.composer.hasFocus())
+
+    def configured(self) -> Any:
+        """A window past first-run set-up."""
+        window = self.open()
+        self.set_up_anthropic(window)
+        return window
+
+    def send(self, text: str, window: Any | None = None) -> None:
+        """Type ``text`` into the composer and press Enter."""
+        from PySide6.QtCore import Qt
+
+        w = window or self.windows[-1]
+        w.composer.setFocus()
+        self.qtbot.keyClicks(w.composer, text)
+        self.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+
+    def transcript_text(self, window: Any | None = None) -> str:
+        """The text the transcript shows for the last reply."""
+        w = window or self.windows[-1]
+        return str(w.transcript.text_of_last())
+
+    def error_text(self, window: Any | None = None) -> str:
+        """The inline error shown under the last message ('' when none)."""
+        w = window or self.windows[-1]
+        return str(w.transcript.error_text() or "")
+
+    def close(self, window: Any) -> None:
+        """Close a window the way the app does (shutdown, then close)."""
+        self.run(window.shutdown(), timeout=10)
+        window.close()
+        if window in self.windows:
+            self.windows.remove(window)
+
+    def close_all(self) -> None:
+        for window in list(self.windows):
+            self.close(window)
+
+
+@pytest.fixture
+def driver(qtbot: Any, until: Until, run: Callable[..., Any], home: Path,
+           fake_provider: Any) -> Iterator[WindowDriver]:
+    """A :class:`WindowDriver` on this test's home and the fake provider server."""
+    d = WindowDriver(qtbot, until, run, home, fake_provider)
+    yield d
+    d.close_all()

@@ -1,0 +1,177 @@
+"""The whole window against the fake provider server, driven as a person does.
+
+First-run set-up, send, a streamed reply seen growing, Esc mid-stream, a
+provider error then Retry, edit the last message, switch/delete chats, and a
+restart on the same home directory that finds everything as it was.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractItemView,
+    QComboBox,
+    QLineEdit,
+    QPlainTextEdit,
+    QWidget,
+)
+
+from gui import dialogs
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_first_run_setup_then_first_reply(driver, fake_provider):
+    w = driver.open()
+    assert w.stack.currentWidget() is w.setup_panel
+    driver.set_up_anthropic()
+    assert w.stack.currentWidget() is w.chat_page
+    assert w.model_picker.text() != "No model"
+    fake_provider.script("Hello! How can I help?")
+    driver.send("Hi there")
+    driver.until(lambda: w.chat.turns and w.chat.turns[-1].text() == "Hello! How can I help?")
+    history = driver.run(w.store.history(w.session_id))
+    assert [t.role for t in history] == ["user", "assistant"]
+    assert history[0].text() == "Hi there" and not history[1].aborted
+    assert w.sidebar.model.session_ids() == [w.session_id]
+    driver.until(lambda: w.sidebar.model.index_of(w.session_id).data() == "Hi there")
+    assert w.windowTitle() == "Hi there — Parley"
+    assert w.context_meter.used > 0
+
+
+def test_reply_streams_token_by_token(driver, fake_provider):
+    w = driver.configured()
+    reply = "word " * 80
+    fake_provider.script(reply, token_delay_ms=15, chunk_size=5)
+    driver.send("Tell me a story")
+    seen: set[int] = set()
+
+    def grown() -> bool:
+        text = driver.transcript_text()
+        if "word" in text:
+            seen.add(len(text))
+        return text.strip() == reply.strip()
+
+    driver.until(grown, timeout=15)
+    assert len(seen) >= 4, seen  # shown in several steps, not all at once
+    driver.until(lambda: not w.composer_bar.busy)
+
+
+def test_escape_stops_and_keeps_the_partial_reply(driver, fake_provider, qtbot):
+    w = driver.configured()
+    fake_provider.script("word " * 400, token_delay_ms=5, chunk_size=5)
+    driver.send("Tell me a long story")
+    driver.until(lambda: "word word" in driver.transcript_text())
+    assert w.composer_bar.busy
+    qtbot.keyClick(w.composer, Qt.Key.Key_Escape)
+    driver.until(lambda: not w.composer_bar.busy)
+    last = driver.run(w.store.history(w.session_id))[-1]
+    assert last.aborted and last.text().startswith("word word")
+    assert len(last.text()) < len("word " * 400)
+    assert w.chat.turns[-1].aborted
+
+
+def test_provider_error_shows_inline_then_retry_answers(driver, fake_provider, qtbot):
+    w = driver.configured()
+    fake_provider.fail("auth")
+    driver.send("Are you there?")
+    driver.until(lambda: driver.error_text() != "")
+    assert "rejected the API key" in driver.error_text()
+    assert not w.composer_bar.busy
+    fake_provider.script("Yes, now I am.")
+    qtbot.keyClick(w.composer, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)  # Retry
+    driver.until(lambda: w.chat.turns[-1].text() == "Yes, now I am.")
+    assert driver.error_text() == ""
+    history = driver.run(w.store.history(w.session_id))
+    assert [t.text() for t in history] == ["Are you there?", "Yes, now I am."]
+
+
+def test_up_edits_the_last_message_and_resends(driver, fake_provider, qtbot):
+    w = driver.configured()
+    fake_provider.script("Paris.")
+    driver.send("Capital of Frence?")
+    driver.until(lambda: w.chat.turns[-1].text() == "Paris.")
+    qtbot.keyClick(w.composer, Qt.Key.Key_Up)
+    assert w.composer.text() == "Capital of Frence?" and w.composer_bar.banner.isVisible()
+    w.composer.set_text("Capital of France?")
+    fake_provider.script("Paris, of course.")
+    qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+    driver.until(lambda: w.chat.turns[-1].text() == "Paris, of course.")
+    history = driver.run(w.store.history(w.session_id))
+    assert [t.text() for t in history] == ["Capital of France?", "Paris, of course."]
+    sent = fake_provider.model_requests[-1].json_body["messages"]
+    assert [m["role"] for m in sent] == ["user"]
+
+
+def test_new_switch_and_delete_chats_from_the_keyboard(driver, fake_provider, qtbot):
+    w = driver.configured()
+    for n in range(3):
+        qtbot.keyClick(w.composer, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+        driver.until(lambda: w.session_id is None)
+        fake_provider.script(f"reply {n}")
+        driver.send(f"chat {n}")
+        driver.until(lambda n=n: w.chat.turns and w.chat.turns[-1].text() == f"reply {n}")
+    ids = w.sidebar.model.session_ids()
+    assert len(ids) == 3 and ids[0] == w.session_id  # newest first
+    qtbot.keyClick(w.composer, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: w.session_id == ids[1])
+    assert w.chat.turns[0].text() == "chat 1"
+    qtbot.keyClick(w.composer, Qt.Key.Key_3, Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: w.session_id == ids[2])
+    qtbot.keyClick(w.composer, Qt.Key.Key_Backtab,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    driver.until(lambda: w.session_id == ids[1])
+    dialogs.answers.append(False)  # "Cancel" first: nothing happens
+    w.qactions["session.delete"].trigger()
+    assert w.sidebar.model.session_ids() == ids
+    dialogs.answers.append(True)
+    w.qactions["session.delete"].trigger()
+    driver.until(lambda: w.sidebar.model.session_ids() == [ids[0], ids[2]])
+    driver.until(lambda: w.session_id == ids[2])
+    assert driver.run(w.store.list_sessions(limit=10)).__len__() == 2
+
+
+def test_drafts_are_kept_per_chat(driver, fake_provider, qtbot):
+    w = driver.configured()
+    fake_provider.script("ok")
+    driver.send("first chat")
+    driver.until(lambda: not w.composer_bar.busy)
+    first = w.session_id
+    qtbot.keyClicks(w.composer, "half-written thought")
+    qtbot.keyClick(w.composer, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: w.session_id is None and w.composer.text() == "")
+    qtbot.keyClicks(w.composer, "new chat draft")
+    w.sidebar.tree.setCurrentIndex(w.sidebar.model.index_of(first))
+    driver.until(lambda: w.session_id == first)
+    assert w.composer.text() == "half-written thought"
+
+
+def test_restart_finds_the_conversation_intact(driver, fake_provider, qtbot):
+    w = driver.configured()
+    fake_provider.script("Remembered.")
+    driver.send("Remember this")
+    driver.until(lambda: not w.composer_bar.busy and len(w.chat.turns) == 2)
+    sid = w.session_id
+    qtbot.keyClicks(w.composer, "unsent draft")
+    w.resize(900, 640)
+    driver.close(w)
+
+    again = driver.open()
+    driver.until(lambda: again.session_id == sid)
+    assert again.stack.currentWidget() is again.chat_page  # no set-up the second time
+    assert [t.text() for t in again.chat.turns] == ["Remember this", "Remembered."]
+    assert again.composer.text() == "unsent draft"
+    assert (again.width(), again.height()) == (900, 640)
+    assert again.sidebar.current_session_id() == sid
+
+
+def test_every_control_has_an_accessible_name(driver):
+    w = driver.configured()
+    kinds = (QAbstractButton, QLineEdit, QComboBox, QPlainTextEdit, QAbstractItemView)
+    for page in (w.chat_page, w.sidebar):
+        for child in page.findChildren(QWidget):
+            if isinstance(child, kinds) and child.isVisibleTo(w) and \
+                    not isinstance(child.parent(), QComboBox | QAbstractItemView):
+                assert child.accessibleName(), f"{type(child).__name__} {child.objectName()}"
