@@ -448,7 +448,9 @@ def block_from_json(data: Any) -> Block:
             _req(data, "media_type", str), _req(data, "data", str), data.get("name")
         )
     if kind == "tool_use":
-        return ToolUseBlock(_req(data, "id", str), _req(data, "name", str), _req(data, "input", dict))
+        return ToolUseBlock(
+            _req(data, "id", str), _req(data, "name", str), _req(data, "input", dict)
+        )
     if kind == "tool_result":
         parts = data.get("content", [])
         if isinstance(parts, str):

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QDesktopServices
 
 from core.content import TextBlock, Turn, now_ms
 from core.errors import ParleyError
@@ -87,7 +88,11 @@ class ChatController:
         w.sidebar.load_more_requested.connect(
             lambda space: w.tasks.spawn(self._load_page(space), name="load-more"))
         w.model_picker.model_chosen.connect(self.choose_model)
-        w.transcript.retry_requested.connect(lambda *_a: self.retry())
+        w.transcript.retryRequested.connect(self.retry)
+        w.transcript.resumeRequested.connect(lambda _turn_id: self.retry())
+        w.transcript.editRequested.connect(self.edit_message)
+        w.transcript.forkRequested.connect(self.fork_at)
+        w.transcript.linkActivated.connect(QDesktopServices.openUrl)
 
     # -- start ------------------------------------------------------------
     async def load_sidebar(self) -> None:
@@ -451,6 +456,24 @@ class ChatController:
         self._set_editing(last)
         self.w.composer.set_text(last.text())
         return True
+
+    def edit_message(self, turn_id: str) -> None:
+        """"Edit message" on a user message: only the last one is edited in place."""
+        last = next((t for t in reversed(self.turns) if t.role == "user"), None)
+        if last is not None and last.id == turn_id and not self._running(self.session_id):
+            self.w.composer.clear()
+            self.edit_last()
+
+    def fork_at(self, turn_id: str) -> None:
+        """Fork the open chat at ``turn_id`` and open the fork."""
+        if self.session_id is not None:
+            self.w.tasks.spawn(self._fork(self.session_id, turn_id), name="fork")
+
+    async def _fork(self, sid: str, turn_id: str) -> None:
+        fork = await self.store.fork(sid, turn_id)
+        self.sessions[fork.id] = fork
+        self.w.sidebar.model.upsert(fork)
+        await self._open(fork.id)
 
     def _set_editing(self, turn: Turn | None) -> None:
         self.editing = turn

@@ -350,15 +350,17 @@ def document_stylesheet(style: MarkdownStyle) -> str:
 # --- splitting for streaming -------------------------------------------------
 
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"([-+*]|\d{1,9}[.)])(\s|$)")
 _REF_DEF = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.M)
 
 
 def split_blocks(text: str) -> list[str]:
     """Cut markdown into chunks that render the same apart as together.
 
-    A cut is made before a line that starts in column 0 after a blank line, and
-    around fenced code blocks that start in column 0 — places where CommonMark
-    starts a new top-level block. A long reply that grows at its end therefore
+    A cut is made before a line that starts in column 0 after a blank line
+    (unless it is a list item: the list may go on), and around fenced code
+    blocks that start in column 0 — places where CommonMark starts a new
+    top-level block. A long reply that grows at its end therefore
     only changes its last chunk. Text with link reference definitions
     (``[x]: url``) is not cut, since a definition applies to the whole text.
 
@@ -406,7 +408,13 @@ def split_blocks(text: str) -> list[str]:
             has_content = True
             prev_blank = False
             continue
-        if not blank and prev_blank and has_content and line[0] not in " \t":
+        if (
+            not blank
+            and prev_blank
+            and has_content
+            and line[0] not in " \t"
+            and not _LIST_ITEM.match(line)  # a list may go on after a blank line (loose list)
+        ):
             flush()
         cur.append(line)
         has_content = has_content or not blank

@@ -181,7 +181,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             if clip.isValid() and not clip.intersects(QRectF(r).adjusted(-BAR, -4, 0, 4)):
                 continue
             if placed.bar:
-                painter.fillRect(QRect(r.left() - BAR + 3, r.top() - 3, 2, r.height() + 6), guide)
+                painter.fillRect(QRect(r.left() - BAR + 3, r.top() - 4, 2, r.height() + 4), guide)
             self._paint_doc(painter, placed.piece.doc, r, placed.muted, clip, term, option.palette)
         painter.restore()
 

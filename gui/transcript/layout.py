@@ -12,7 +12,8 @@ import html
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QSize
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize
+from PySide6.QtGui import QTextDocument
 
 from core.content import (
     DocumentBlock,
@@ -123,6 +124,21 @@ class RowLayout:
             return None
         return None
 
+    def anchor_point(self, href: str) -> QPoint | None:
+        """The centre (row coordinates) of the first anchor whose href starts with ``href``."""
+        for placed in self.pieces:
+            rect = anchor_rect(placed.piece.doc, href)
+            if rect is not None:
+                return (rect.center() + QPointF(placed.rect.topLeft())).toPoint()
+        return None
+
+    def fold_point(self, key: str) -> QPoint | None:
+        """A point (row coordinates) on the fold line with that key."""
+        for placed in self.pieces:
+            if placed.fold_key == key:
+                return QPoint(placed.rect.left() + 30, placed.rect.center().y())
+        return None
+
     def fold_keys(self) -> list[str]:
         """The keys of the row's fold lines, top to bottom."""
         return [p.fold_key for p in self.pieces if p.fold_key is not None]
@@ -135,6 +151,28 @@ class RowLayout:
             if p.copy or not copy_only
         ]
         return "\n\n".join(t for t in parts if t)
+
+
+def anchor_rect(doc: QTextDocument, href: str) -> QRectF | None:
+    """Where the first anchor whose href starts with ``href`` is in ``doc`` (doc coordinates)."""
+    block = doc.begin()
+    layout = doc.documentLayout()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            frag = it.fragment()
+            if frag.isValid() and frag.charFormat().anchorHref().startswith(href):
+                box = layout.blockBoundingRect(block)
+                line = block.layout().lineForTextPosition(frag.position() - block.position())
+                if not line.isValid():
+                    return box
+                x0 = line.cursorToX(frag.position() - block.position())[0]
+                x1 = line.cursorToX(frag.position() + frag.length() - block.position())[0]
+                return QRectF(box.left() + x0, box.top() + line.y(), max(1.0, x1 - x0),
+                              line.height())
+            it += 1
+        block = block.next()
+    return None
 
 
 def tooltip_text(node: Node, hit: Hit | None) -> str:
@@ -193,6 +231,15 @@ def piece_plain_text(piece: Piece) -> str:
         label = block.language or "code"
         text = text.replace(f"{label}\tCopy\n", "", 1).replace(f"{label}\nCopy\n", "", 1)
     return text
+
+
+def _gap(above: _Spec, below: _Spec) -> int:
+    """Space (px) between two stacked pieces."""
+    if below.bar or (above.kind == "fold" and below.kind == "fold"):
+        return FOLD_GAP  # a fold's own body, or a run of fold lines
+    if above.kind == "fold" or below.kind in ("fold", "mark"):
+        return GAP - 2
+    return GAP
 
 
 @dataclass(slots=True)
@@ -387,8 +434,7 @@ class RowBuilder:
                                  spec.muted, spec.bar, spec.copy))
             y += h
             if n + 1 < len(specs):
-                nxt = specs[n + 1]
-                y += FOLD_GAP if spec.kind == "fold" or nxt.kind == "fold" else GAP
+                y += _gap(spec, specs[n + 1])
         return placed, y
 
     def _boxed(

@@ -164,10 +164,16 @@ class TranscriptListView(QListView):
         self._tops = [0, *accumulate(self._heights)]
         self.updateGeometries()
 
+    def _footer_width(self) -> int:
+        return max(100, min(self.viewport().width() - 40, 800))
+
     def _footer_height(self) -> int:
         if self._footer is None:
             return 0
-        return self._footer.sizeHint().height()
+        footer, width = self._footer, self._footer_width()
+        if footer.hasHeightForWidth():
+            return footer.heightForWidth(width) + 8
+        return footer.sizeHint().height() + 8
 
     def content_height(self) -> int:
         """Height (px) of everything: rows, footer, bottom padding."""
@@ -215,6 +221,15 @@ class TranscriptListView(QListView):
             self._tops = [0, *accumulate(self._heights)]
             self._apply_range(None if self._stick else self._tops[anchor] + offset)
 
+    def settle(self) -> None:
+        """Measure the rows in view now (as the next paint would), so positions are exact."""
+        self._painting = True
+        try:
+            self._sync()
+        finally:
+            self._painting = False
+        self.viewport().update()
+
     def _apply_range(self, value: int | None = None) -> None:
         """Set the scroll bar's range (and value) without marking a user scroll."""
         bar = self.verticalScrollBar()
@@ -236,10 +251,9 @@ class TranscriptListView(QListView):
         if self._footer is None:
             return
         top = self._tops[-1] - self.verticalScrollBar().value()
-        width = self.viewport().width()
-        hint = self._footer.sizeHint()
-        w = min(width - 40, 800)
-        self._footer.setGeometry(QRect((width - w) // 2, top + 4, w, hint.height()))
+        w = self._footer_width()
+        x = (self.viewport().width() - w) // 2
+        self._footer.setGeometry(QRect(x, top + 4, w, self._footer_height() - 8))
 
     def _value_changed(self, value: int) -> None:
         if not self._adjusting:

@@ -9,7 +9,7 @@ open them, e.g. with ``QDesktopServices.openUrl``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QUrl, Signal
 from PySide6.QtGui import QGuiApplication
@@ -32,6 +32,7 @@ from gui.transcript.layout import (
     RESUME_HREF,
     Hit,
     Placed,
+    RowLayout,
     indexed_target,
 )
 from gui.transcript.listview import TranscriptListView
@@ -193,6 +194,30 @@ class TranscriptView(QWidget):
         """The turn id of the focused (current) row, or None."""
         index = self.list_view.currentIndex()
         return self.model.rows[index.row()].key if index.isValid() else None
+
+    def anchor_point(self, turn_id: str, href: str) -> QPoint | None:
+        """Viewport position of an anchor of a row (href prefix, e.g. ``parley:resume``).
+
+        For tests and automation: click ``list_view.viewport()`` there. The row
+        is scrolled into view first. None if the row or the anchor is not shown.
+        """
+        return self._point(turn_id, lambda layout: layout.anchor_point(href))
+
+    def fold_point(self, turn_id: str, key: str) -> QPoint | None:
+        """Viewport position of a fold line (``tool:<id>``, ``think:<i>``, ``card``)."""
+        return self._point(turn_id, lambda layout: layout.fold_point(key))
+
+    def _point(self, turn_id: str, find: Callable[[RowLayout], QPoint | None]) -> QPoint | None:
+        row = self.model.row_of(turn_id)
+        if row is None:
+            return None
+        point = find(self.list_view.layout_of(row))
+        if point is None:
+            return None
+        self.list_view.scroll_to_row(row, y_in_row=point.y())
+        self.list_view.settle()
+        rect = self.list_view.visualRect(self.model.index(row))
+        return point + rect.topLeft()
 
     # -- copying ------------------------------------------------------------------
     def message_text(self, row: int) -> str:

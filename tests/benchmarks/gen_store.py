@@ -24,6 +24,7 @@ making it on first use, so benchmarks reuse it.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -75,11 +76,11 @@ class TextMaker:
                 seen.add(w)
                 words.append(w)
         self.words = words
-        weights = [1.0 / (i + 1) for i in range(len(words))]
+        cum = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(words))))
         pool = []
         for _ in range(60_000):
             n = rng.randint(4, 22)
-            ws = rng.choices(words, weights, k=n)
+            ws = rng.choices(words, cum_weights=cum, k=n)
             pool.append(ws[0].capitalize() + " " + " ".join(ws[1:]) + rng.choice(".,.?!:"))
         self.pool = pool
 
@@ -100,9 +101,9 @@ class TextMaker:
         parts = [self.text(chars // 2)]
         if rng.random() < 0.35:
             code = "\n".join(f"    {self.rng.choice(self.words)} = {rng.randint(0, 999)}"
-                             for _ in range(rng.randint(3, 15)))
+                             for _ in range(rng.randint(2, 8)))
             parts.append(f"```python\ndef {rng.choice(self.words)}():\n{code}\n```")
-        parts.append("- " + "\n- ".join(self.text(60) for _ in range(rng.randint(1, 5))))
+        parts.append("- " + "\n- ".join(self.text(40) for _ in range(rng.randint(1, 3))))
         parts.append(self.text(chars // 3))
         return "\n\n".join(parts)
 
@@ -112,17 +113,17 @@ def _blocks(tm: TextMaker, role: str, prev_tool: str | None) -> tuple[str, str |
     rng = tm.rng
     if role == "user":
         if prev_tool is not None:
-            out = tm.text(rng.randint(800, 5000))
+            out = tm.text(rng.randint(300, 2000))
             blocks = [{"type": "tool_result", "tool_use_id": prev_tool,
                        "content": [{"type": "text", "text": out}], "is_error": False}]
         else:
-            blocks = [{"type": "text", "text": tm.text(int(rng.lognormvariate(5, 0.9)) + 20)}]
+            blocks = [{"type": "text", "text": tm.text(int(rng.lognormvariate(4.6, 0.9)) + 20)}]
         return json.dumps(blocks, ensure_ascii=False, separators=(",", ":")), None
     blocks = []
     if rng.random() < 0.05:
-        blocks.append({"type": "thinking", "thinking": tm.text(rng.randint(200, 1500)),
+        blocks.append({"type": "thinking", "thinking": tm.text(rng.randint(200, 1000)),
                        "signature": "sig" + str(rng.getrandbits(64))})
-    blocks.append({"type": "text", "text": tm.reply(int(rng.lognormvariate(6.6, 0.7)) + 200)})
+    blocks.append({"type": "text", "text": tm.reply(int(rng.lognormvariate(5.0, 0.7)) + 100)})
     tool = None
     if rng.random() < 0.12:
         tool = f"toolu_{rng.getrandbits(64):016x}"

@@ -304,3 +304,71 @@ async def test_valid_keys_rejects_other_keys(fake_provider, claude):
 async def test_unknown_failure_kind_is_refused(fake_provider):
     with pytest.raises(ValueError):
         fake_provider.fail("meteor")
+
+
+async def test_broken_tool_pairing_gets_the_real_400(fake_provider, claude, gpt):
+    fake_provider.script("never used")
+    orphan = [
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_x", "content": "r"}],
+        }
+    ]
+    with pytest.raises(anthropic.BadRequestError) as a_info:
+        await claude.messages.create(model="claude-haiku-4-5", max_tokens=10, messages=orphan)
+    assert a_info.value.body["error"]["type"] == "invalid_request_error"
+    assert "tool_use_id" in a_info.value.body["error"]["message"]
+    unanswered = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "user", "content": "next"},
+    ]
+    with pytest.raises(openai.BadRequestError) as o_info:
+        await gpt.chat.completions.create(model="gpt-5", messages=unanswered)
+    assert "call_1" in o_info.value.message
+    assert fake_provider.pending == 1  # a rejected request does not use up the script
+
+
+def test_cli_serves_until_stopped(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.server", "--port", str(port), "--token-delay-ms", "0"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        body = None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and body is None:
+            try:
+                r = httpx2.post(
+                    f"http://127.0.0.1:{port}/v1/chat/completions",
+                    timeout=2,
+                    json={"model": "m", "messages": [{"role": "user", "content": "ping"}]},
+                )
+                body = r.json()
+            except httpx2.TransportError:
+                time.sleep(0.1)
+        assert body is not None, "the CLI server did not come up"
+        assert body["choices"][0]["message"]["content"] == "You said: ping"
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=10)
+    assert f"http://127.0.0.1:{port}/v1" in out

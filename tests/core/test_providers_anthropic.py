@@ -346,10 +346,18 @@ async def test_count_tokens_uses_the_endpoint(fake_provider, claude):
 
 async def test_list_models_merges_api_limits_with_the_catalog(fake_provider, claude):
     fake_provider.anthropic_models = [
-        {"id": "claude-sonnet-4-5", "display_name": "Claude Sonnet 4.5",
-         "max_input_tokens": 200_000, "max_tokens": 64_000},
-        {"id": "claude-new-9", "display_name": "Claude New 9",
-         "max_input_tokens": 500_000, "max_tokens": 100_000},
+        {
+            "id": "claude-sonnet-4-5",
+            "display_name": "Claude Sonnet 4.5",
+            "max_input_tokens": 200_000,
+            "max_tokens": 64_000,
+        },
+        {
+            "id": "claude-new-9",
+            "display_name": "Claude New 9",
+            "max_input_tokens": 500_000,
+            "max_tokens": 100_000,
+        },
     ]
     models = {m.id: m for m in await claude.list_models()}
     assert models["claude-sonnet-4-5"].input_usd_per_mtok == 3

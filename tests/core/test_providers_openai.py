@@ -56,8 +56,9 @@ async def gpt(fake_provider, sleeps):
 
 @pytest.fixture
 async def local(fake_provider, sleeps):
-    provider = _make(fake_provider, sleeps, key=None, kind="openai_compatible", id="ollama",
-                     name="Ollama")
+    provider = _make(
+        fake_provider, sleeps, key=None, kind="openai_compatible", id="ollama", name="Ollama"
+    )
     yield provider
     await provider.aclose()
 
@@ -120,8 +121,14 @@ async def test_tool_call_deltas(fake_provider, gpt):
     assert ToolUseStop(start.id, args) in events
     assert events[-1] == Stop("tool_use")
     sent = fake_provider.last_request.body["tools"][0]
-    assert sent == {"type": "function", "function": {"name": "search",
-                    "description": "Search the web", "parameters": {"type": "object"}}}
+    assert sent == {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search the web",
+            "parameters": {"type": "object"},
+        },
+    }
 
 
 async def test_reasoning_models_get_effort_not_temperature(fake_provider, gpt):
@@ -178,8 +185,14 @@ async def test_bad_key_message_has_no_key_at_all(fake_provider, gpt):
 
 @pytest.mark.parametrize(
     ("flavor", "tokens", "maximum"),
-    [("openai", 130_000, 128_000), ("openai_new", 300_000, 272_000), ("vllm", 5000, 4096),
-     ("llamacpp", 9000, 8192), ("lmstudio", 5000, 4096), ("ollama", 9000, 8192)],
+    [
+        ("openai", 130_000, 128_000),
+        ("openai_new", 300_000, 272_000),
+        ("vllm", 5000, 4096),
+        ("llamacpp", 9000, 8192),
+        ("lmstudio", 5000, 4096),
+        ("ollama", 9000, 8192),
+    ],
 )
 async def test_context_overflow_in_every_dialect(fake_provider, gpt, flavor, tokens, maximum):
     fake_provider.fail("prompt_too_long", flavor=flavor, tokens=tokens, maximum=maximum)
@@ -240,8 +253,14 @@ async def test_network_down(closed_port_url, sleeps):
     async def sleep(seconds: float) -> None:
         sleeps.append(seconds)
 
-    provider = OpenAIProvider(None, closed_port_url + "/v1", kind="openai_compatible",
-                              name="LM Studio", retry=FAST, sleep=sleep)
+    provider = OpenAIProvider(
+        None,
+        closed_port_url + "/v1",
+        kind="openai_compatible",
+        name="LM Studio",
+        retry=FAST,
+        sleep=sleep,
+    )
     try:
         with pytest.raises(NetworkError) as info:
             await collect(provider, request())

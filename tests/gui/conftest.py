@@ -87,11 +87,12 @@ class WindowDriver:
         from gui.main_window import MainWindow
 
         window = MainWindow(home=self.home, env=env or {})
-        self.qtbot.addWidget(window)
+        # Not qtbot.addWidget: pytest-qt would close and delete it before the
+        # driver's own teardown could shut it down (runs stopped, store closed).
         self.windows.append(window)
         window.show()
         window.start_after_first_paint()
-        self.until(lambda: window.ready, timeout=15)
+        self.until(lambda: window.ready and window.tasks.pending == 0, timeout=15)
         return window
 
     def set_up_anthropic(self, window: Any | None = None) -> None:
@@ -108,7 +109,8 @@ class WindowDriver:
         self.qtbot.mouseClick(panel.test_button, left)
         self.until(lambda: panel.model_combo.count() > 0, timeout=10)
         self.qtbot.mouseClick(panel.start_button, left)
-        self.until(lambda: w.stack.currentWidget() is w.chat_page and w.composer.hasFocus())
+        self.until(lambda: w.stack.currentWidget() is w.chat_page and w.tasks.pending == 0,
+                   timeout=10)
 
     def configured(self) -> Any:
         """A window past first-run set-up."""
@@ -139,6 +141,7 @@ class WindowDriver:
         """Close a window the way the app does (shutdown, then close)."""
         self.run(window.shutdown(), timeout=10)
         window.close()
+        window.deleteLater()
         if window in self.windows:
             self.windows.remove(window)
 
