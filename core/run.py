@@ -16,6 +16,21 @@ Listeners receive :class:`RunEvent` values; ``ReplyUpdated`` is coalesced to
 at most one per ``emit_interval_s`` so a GUI never falls behind a fast stream.
 Hooks ``session:start`` and ``session:end`` (status, turn range) fire at run
 boundaries.
+
+Compaction (shared/DESIGN.md, Compaction; ``core.compaction``):
+
+* before a request whose context (``core.compaction_wire.context_tokens``)
+  reaches ``compaction.threshold`` of the model's context window, and with
+  ``compaction.auto`` on, the session is compacted (strategy ``summary``) or
+  its older tool output is hidden on the wire (strategy ``tail``); the
+  compaction's :class:`~core.compaction.CompactEvent` values reach listeners
+  like the run's own events. A failed auto-compaction is logged and the
+  request is sent as it is;
+* a context overflow before any output: older tool output and files are
+  stubbed and the request sent once more; then the session is compacted and
+  sent again; then the run fails with ``CompactPromptTooLongError``;
+* a session is held by one run *or* one compaction at a time: :meth:`ChatRunner.claim`
+  raises ``RunInProgress`` or ``CompactionInProgress``.
 """
 
 from __future__ import annotations
@@ -27,10 +42,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from core.compaction import (
+    CompactEvent,
+    CompactionInProgress,
+    Compactor,
+    CompactPromptTooLongError,
+    CompactResult,
+    SentRequest,
+    Trigger,
+)
+from core.compaction_settings import CompactionSettings, load_settings
+from core.compaction_wire import context_tokens, hide_tool_output, stub_for_overflow
 from core.content import Block, TextBlock, Turn, Usage
 from core.errors import ParleyError
 from core.hooks import Hooks
 from core.providers.base import ChatRequest, ModelInfo
+from core.providers.errors import ContextOverflow
 from core.reply import ReplyBuilder
 
 log = logging.getLogger(__name__)
@@ -94,7 +121,15 @@ class SessionTitled:
     title: str
 
 
-RunEvent = RunStarted | ReplyUpdated | RunFinished | RunFailed | RunCancelled | SessionTitled
+RunEvent = (
+    RunStarted
+    | ReplyUpdated
+    | RunFinished
+    | RunFailed
+    | RunCancelled
+    | SessionTitled
+    | CompactEvent
+)
 Listener = Callable[[RunEvent], None]
 
 
@@ -118,16 +153,28 @@ def first_line_title(text: str, limit: int = 60) -> str:
     return "New chat"
 
 
+@dataclass
+class _RunState:
+    """What one run learned while preparing its request."""
+
+    summaries: int = 0  # summary turns saved during the run
+    compaction_failed: bool = False
+
+
 class ChatRunner:
-    """Runs requests for sessions; at most one run per session at a time.
+    """Runs requests for sessions; at most one run or compaction per session at a time.
 
     Args:
         store: an ``AsyncStore`` (every method awaitable).
         hub: a ``ProviderHub`` resolving ``provider:model`` references.
-        hooks: hook registry (``session:start`` / ``session:end``).
+        hooks: hook registry (``session:start`` / ``session:end``, ``compact:*``).
         journal_interval_s: seconds between journal writes of a streaming reply.
         emit_interval_s: seconds between ``ReplyUpdated`` events.
         clock: monotonic clock in seconds (injectable for tests).
+
+    Attributes:
+        compactor: the :class:`~core.compaction.Compactor` sharing this
+            runner's busy marks and last requests (for the cache-friendly summary).
     """
 
     def __init__(
@@ -147,36 +194,72 @@ class ChatRunner:
         self.emit_interval_s = emit_interval_s
         self.clock = clock
         self._tasks: dict[str, asyncio.Task[None]] = {}
-        self._busy: set[str] = set()
+        self._busy: dict[str, str] = {}
+        self.sent: dict[str, SentRequest] = {}
+        self.compactor = Compactor(
+            store, hub, hooks=self.hooks, guard=self, sent=self.sent, clock=clock
+        )
 
     def is_running(self, session_id: str) -> bool:
         """True while a run (or something holding the session, e.g. compaction) works."""
         return session_id in self._busy
 
     def cancel(self, session_id: str) -> bool:
-        """Stop the run of ``session_id``; returns False when none was running.
+        """Stop the run (or the compaction) of ``session_id``; False when none was working.
 
-        What arrived so far is kept as an aborted reply (see module docstring).
+        What arrived so far is kept as an aborted reply (see module docstring);
+        a stopped compaction saves nothing.
         """
         task = self._tasks.get(session_id)
         if task is None or task.done():
-            return False
+            return self.compactor.cancel(session_id)
         task.cancel()
         return True
 
-    def claim(self, session_id: str) -> None:
-        """Mark the session busy (a run or a compaction).
+    def claim(self, session_id: str, holder: str = "run") -> None:
+        """Mark the session busy.
+
+        Args:
+            session_id: the session.
+            holder: ``run`` or ``compaction``.
 
         Raises:
-            RunInProgress: it is already busy.
+            RunInProgress: a run holds it.
+            CompactionInProgress: a compaction holds it.
         """
-        if session_id in self._busy:
+        held = self._busy.get(session_id)
+        if held == "compaction":
+            raise CompactionInProgress()
+        if held is not None:
             raise RunInProgress()
-        self._busy.add(session_id)
+        self._busy[session_id] = holder
 
     def release(self, session_id: str) -> None:
         """Undo :meth:`claim`."""
-        self._busy.discard(session_id)
+        self._busy.pop(session_id, None)
+
+    async def compact(
+        self,
+        session_id: str,
+        *,
+        keep_turns: int | None = None,
+        reason: Trigger = "manual",
+        model_ref: str | None = None,
+        on_event: Callable[[CompactEvent], None] | None = None,
+    ) -> CompactResult:
+        """Compact a session now: :meth:`core.compaction.Compactor.compact`.
+
+        Raises:
+            RunInProgress: a run works in the session.
+            CompactionInProgress: a compaction already works in it.
+        """
+        return await self.compactor.compact(
+            session_id,
+            keep_turns=keep_turns,
+            reason=reason,
+            model_ref=model_ref,
+            on_event=on_event,
+        )
 
     async def send(
         self,
@@ -192,14 +275,16 @@ class ChatRunner:
             session_id: the session to continue.
             blocks: the user's content blocks (text, images, documents).
             model_ref: ``"provider_id:model_id"``.
-            on_event: receives :class:`RunEvent` values on the caller's loop.
+            on_event: receives :class:`RunEvent` values on the caller's loop
+                (``CompactEvent`` values too, when the run compacts).
 
         Returns:
             The saved assistant turn, or None when the run failed or was stopped
             (a ``RunFailed`` / ``RunCancelled`` event says which).
 
         Raises:
-            RunInProgress: the session is busy; nothing was saved.
+            RunInProgress: a run holds the session; nothing was saved.
+            CompactionInProgress: a compaction holds it; nothing was saved.
             SessionNotFound: no such session; nothing was saved.
         """
         self.claim(session_id)
@@ -218,7 +303,8 @@ class ChatRunner:
         left out of the request by the wire rules.
 
         Raises:
-            RunInProgress: the session is busy.
+            RunInProgress: a run holds the session.
+            CompactionInProgress: a compaction holds it.
         """
         self.claim(session_id)
         try:
@@ -234,10 +320,9 @@ class ChatRunner:
         emit(RunStarted(session_id, user_turn, builder.turn_id))
         turns = await self.store.get_turns(session_id)
         first_seq = max(0, len(turns) - (1 if user_turn else 0))
+        state = _RunState()
         self.hooks.fire("session:start", session_id=session_id, model=model_ref)
-        task = asyncio.ensure_future(
-            self._stream(session_id, model_ref, turns, builder, emit)
-        )
+        task = asyncio.ensure_future(self._stream(session_id, model_ref, builder, emit, state))
         self._tasks[session_id] = task
         status = "error"
         try:
@@ -247,9 +332,11 @@ class ChatRunner:
                 if not task.cancelled():
                     raise  # our caller was cancelled, not the run
                 status = "cancelled"
-                return await self._keep_partial(session_id, builder, emit, None)
+                await self._keep_partial(session_id, builder, emit, None)
+                return None
             except ParleyError as exc:
-                return await self._keep_partial(session_id, builder, emit, exc)
+                await self._keep_partial(session_id, builder, emit, exc)
+                return None
             status = "ok"
             turn = builder.turn(aborted=False)
             info = self._model_info(model_ref)
@@ -261,11 +348,12 @@ class ChatRunner:
             return turn
         finally:
             self._tasks.pop(session_id, None)
+            added = (1 if user_turn else 0) + 1 + state.summaries
             self.hooks.fire(
                 "session:end",
                 session_id=session_id,
                 status=status,
-                turn_range=(first_seq, first_seq + (1 if user_turn else 0) + 1),
+                turn_range=(first_seq, first_seq + added),
             )
 
     def _model_info(self, model_ref: str) -> ModelInfo | None:
@@ -275,31 +363,113 @@ class ChatRunner:
         except Exception:  # an unknown model just has no price
             return None
 
+    # --- compaction in the run ---------------------------------------------------
+
+    async def _compact_in_run(
+        self, session_id: str, model_ref: str, emit: Listener, state: _RunState
+    ) -> bool:
+        """Compact while the run holds the session; True when a summary was saved."""
+        try:
+            result = await self.compactor.compact_held(
+                session_id, reason="auto", model_ref=model_ref, on_event=emit
+            )
+        except ParleyError as exc:
+            log.warning("auto-compaction of session %s failed: %s", session_id, exc)
+            state.compaction_failed = True
+            return False
+        if result.compacted:
+            state.summaries += 1
+        return result.compacted
+
+    async def _prepare(
+        self,
+        session_id: str,
+        model_ref: str,
+        request: ChatRequest,
+        provider: Any,
+        settings: CompactionSettings,
+        emit: Listener,
+        state: _RunState,
+    ) -> tuple[list[Turn], ChatRequest]:
+        """Auto-compaction: return (stored turns, request to send) for the run's request."""
+        stored = request.turns
+        info = self._model_info(model_ref)
+        if not settings.auto or info is None:
+            return stored, request
+        trigger = int(settings.threshold * info.context_window)
+        if await context_tokens(provider, request, trigger) < trigger:
+            return stored, request
+        if settings.strategy == "tail":
+            return stored, replace(request, turns=hide_tool_output(stored, settings.keep_turns))
+        if await self._compact_in_run(session_id, model_ref, emit, state):
+            stored = await self.store.get_turns(session_id)
+        return stored, replace(request, turns=stored)
+
     async def _stream(
         self,
         session_id: str,
         model_ref: str,
-        turns: list[Turn],
         builder: ReplyBuilder,
         emit: Listener,
+        state: _RunState,
     ) -> None:
         provider, model_id = self.hub.resolve(model_ref)
         session = await self.store.get_session(session_id)
-        request = ChatRequest(model=model_id, turns=turns, system=session.system_prompt or None)
+        settings = await load_settings(self.store)
+        stored = await self.store.get_turns(session_id)
+        request = ChatRequest(model=model_id, turns=stored, system=session.system_prompt or None)
+        stored, request = await self._prepare(
+            session_id, model_ref, request, provider, settings, emit, state
+        )
+        stage = 0
+        while True:
+            try:
+                await self._stream_once(session_id, model_ref, provider, stored, request,
+                                        builder, emit)
+                return
+            except ContextOverflow as exc:
+                if builder.has_content:
+                    raise
+                stage += 1
+                if stage == 1:  # hide older tool output and files, send once more
+                    request = replace(request, turns=stub_for_overflow(request.turns))
+                    continue
+                if stage == 2 and not state.compaction_failed and await self._compact_in_run(
+                    session_id, model_ref, emit, state
+                ):
+                    stored = await self.store.get_turns(session_id)
+                    request = replace(request, turns=stub_for_overflow(stored))
+                    continue
+                raise CompactPromptTooLongError(model_ref, during="run") from exc
+
+    async def _stream_once(
+        self,
+        session_id: str,
+        model_ref: str,
+        provider: Any,
+        stored: list[Turn],
+        request: ChatRequest,
+        builder: ReplyBuilder,
+        emit: Listener,
+    ) -> None:
         last_emit = last_journal = self.clock()
         journal: asyncio.Future[Any] | None = None
+        accepted = False
         async for event in provider.stream(request):
+            if not accepted:  # the provider took the request: its prefix is in the cache
+                accepted = True
+                self.sent[session_id] = SentRequest(model_ref, tuple(stored), request, self.clock())
             builder.feed(event)
             now = self.clock()
             if builder.has_content and now - last_emit >= self.emit_interval_s:
                 last_emit = now
                 emit(ReplyUpdated(session_id, builder.turn(aborted=False)))
-            if builder.has_content and now - last_journal >= self.journal_interval_s:
-                if journal is None or journal.done():
-                    last_journal = now
-                    journal = asyncio.ensure_future(
-                        self.store.upsert_turn(session_id, builder.turn(aborted=True))
-                    )
+            due = builder.has_content and now - last_journal >= self.journal_interval_s
+            if due and (journal is None or journal.done()):
+                last_journal = now
+                journal = asyncio.ensure_future(
+                    self.store.upsert_turn(session_id, builder.turn(aborted=True))
+                )
         if journal is not None:
             await journal
         if builder.has_content:
@@ -321,7 +491,6 @@ class ChatRunner:
         else:
             log.info("run failed in session %s: %s", session_id, error)
             emit(RunFailed(session_id, error, partial))
-        return None
 
     async def _auto_title(self, session_id: str, turns: list[Turn], emit: Listener) -> None:
         session = await self.store.get_session(session_id)

@@ -256,6 +256,8 @@ def _repair_pairs(turns: list[Turn]) -> list[Turn]:
                     continue  # "`tool_use` ids must be unique": its results go as orphans
                 seen_ids.add(b.id)
             blocks.append(b)
+        while blocks and _is_thinking(blocks[-1]):
+            blocks.pop()  # dropping a duplicate tool_use may leave thinking last
         turn.blocks = blocks
         out.append(turn)
         uses = [b for b in blocks if isinstance(b, ToolUseBlock)]

@@ -9,6 +9,12 @@ which message is being edited.
 
 A "new chat" has no session row until its first message is sent, so Ctrl+N
 never leaves empty chats behind.
+
+Start-up comes in two steps so the chats show before the provider SDKs are
+imported (they take seconds on a cold start): the controller works with the
+store alone first (sidebar, last chat, drafts), and :meth:`attach` hands it
+the providers and the run loop when they are ready; until then Enter keeps
+the message in the composer.
 """
 
 from __future__ import annotations
@@ -23,21 +29,13 @@ from PySide6.QtGui import QDesktopServices
 
 from core.content import TextBlock, Turn, now_ms
 from core.errors import ParleyError
-from core.run import (
-    ReplyUpdated,
-    RunCancelled,
-    RunEvent,
-    RunFailed,
-    RunFinished,
-    RunStarted,
-    SessionTitled,
-)
 from core.store.errors import SessionNotFound
 from gui import dialogs
 from gui.model_picker import ModelChoice
 from gui.setup_panel import model_label
 
 if TYPE_CHECKING:
+    from core.run import RunEvent
     from gui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -60,8 +58,8 @@ class ChatController:
     def __init__(self, window: MainWindow) -> None:
         self.w = window
         self.store = window.store
-        self.hub = window.hub
-        self.runner = window.runner
+        self.hub: Any = None
+        self.runner: Any = None
         self.session_id: str | None = None
         self.space_id: str | None = None
         self.sessions: dict[str, Any] = {}
@@ -113,18 +111,32 @@ class ChatController:
             self.sessions[s.id] = s
         model.add_sessions(space_id, page[:PAGE], has_more=len(page) > PAGE)
 
+    async def reopen_last(self) -> bool:
+        """Open the chat that was open when Parley closed; False when there is none."""
+        last = await self.store.get_state(LAST_SESSION_KEY, None)
+        if not last:
+            return False
+        try:
+            await self._open(last)
+        except SessionNotFound:
+            log.info("last session %s is gone", last)
+            return False
+        self.w.show_chat()
+        return True
+
+    def attach(self, hub: Any, runner: Any) -> None:
+        """Hand over the providers and the run loop (second step of start-up)."""
+        self.hub, self.runner = hub, runner
+        self.w.model_picker.set_current(self.current_model())
+        self._update_meter()
+
     async def enter(self) -> None:
-        """Show the chat page, open the last session (or a new chat), list models."""
+        """Show the chat page (after set-up, or at start when no chat was open) and
+        list the models."""
         self.w.show_chat()
         self.w.tasks.spawn(self.refresh_models(), name="models")
-        last = await self.store.get_state(LAST_SESSION_KEY, None)
-        if last:
-            try:
-                await self._open(last)
-                return
-            except SessionNotFound:
-                log.info("last session %s is gone; starting a new chat", last)
-        await self._show_new_chat()
+        if self.session_id is None and not await self.reopen_last():
+            await self._show_new_chat()
 
     # -- models -----------------------------------------------------------
     async def refresh_models(self) -> None:
@@ -145,7 +157,10 @@ class ChatController:
         session = self.sessions.get(self.session_id or "")
         if session is not None and session.model:
             return str(session.model)
-        return self.new_chat_model or self.hub.default_model_ref()
+        if self.new_chat_model or self.hub is None:
+            return self.new_chat_model
+        ref = self.hub.default_model_ref()
+        return str(ref) if ref else None
 
     def choose_model(self, ref: str) -> None:
         """Use ``ref`` for the open chat (and as the default of new chats)."""
@@ -258,7 +273,7 @@ class ChatController:
             self.w.tasks.spawn(self._delete(sid), name="delete")
 
     async def _delete(self, sid: str) -> None:
-        if self.runner.cancel(sid) and sid in self._runs:
+        if self.runner is not None and self.runner.cancel(sid) and sid in self._runs:
             await asyncio.wait([self._runs[sid]], timeout=5)
         ids = self.w.sidebar.model.session_ids()
         await self.store.delete_session(sid)
@@ -301,13 +316,13 @@ class ChatController:
 
     # -- sending ----------------------------------------------------------
     def _running(self, sid: str | None) -> bool:
-        return sid is not None and self.runner.is_running(sid)
+        return sid is not None and self.runner is not None and bool(self.runner.is_running(sid))
 
     def send_from_composer(self) -> bool:
         """Send the composer's text (Enter). Always consumes the key."""
         text = self.w.composer.text()
-        if not text.strip() or self._running(self.session_id):
-            return True
+        if not text.strip() or self.runner is None or self._running(self.session_id):
+            return True  # keep the text: nothing to send, or not ready / busy yet
         model = self.current_model()
         if model is None:
             self.w.show_problem(ParleyError("Choose a model first (the menu at the top)."))
@@ -365,7 +380,7 @@ class ChatController:
 
         def on_event(ev: RunEvent) -> None:
             nonlocal started
-            started = started or isinstance(ev, RunStarted)
+            started = True
             self._on_event(ev)
 
         try:
@@ -385,6 +400,15 @@ class ChatController:
                 self.w.composer_bar.set_busy(False)
 
     def _on_event(self, ev: RunEvent) -> None:
+        from core.run import (
+            ReplyUpdated,
+            RunCancelled,
+            RunFailed,
+            RunFinished,
+            RunStarted,
+            SessionTitled,
+        )
+
         sid = ev.session_id
         current = sid == self.session_id
         if isinstance(ev, RunStarted):
@@ -437,7 +461,7 @@ class ChatController:
     def stop(self) -> bool:
         """Stop the open chat's reply (Esc); else leave edit mode. False if nothing to do."""
         sid = self.session_id
-        if sid is not None and self.runner.cancel(sid):
+        if sid is not None and self.runner is not None and self.runner.cancel(sid):
             return True
         if self.editing is not None:
             self._set_editing(None)
@@ -488,7 +512,7 @@ class ChatController:
         ref = self.current_model()
         window_tokens = None
         caps = CAPS_BY_KIND["anthropic"]
-        if ref:
+        if ref and self.hub is not None:
             try:
                 window_tokens = self.hub.model_info(ref).context_window
                 caps = CAPS_BY_KIND[self.hub.config(ref.split(":", 1)[0]).kind]
@@ -511,7 +535,7 @@ class ChatController:
         """Stop every run (partials are kept as aborted turns), save draft and session."""
         runs = list(self._runs.items())
         for sid, _task in runs:
-            self.runner.cancel(sid)
+            self.runner.cancel(sid)  # runs exist only once the runner is attached
         if runs:
             await asyncio.wait([t for _s, t in runs], timeout=5)
         await self._stash_draft()

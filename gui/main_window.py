@@ -182,19 +182,19 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(500, go)
 
     async def start(self) -> None:
-        """Open the store and providers, then show set-up or the last chat.
+        """Open the store and show the chats, then load the providers.
 
-        Heavy modules (SQLAlchemy, the provider SDKs) are imported in a worker
-        thread so the window keeps painting. A store that cannot be opened
-        (e.g. ``DatabaseCorrupt``, ``NewerFormat``) is reported in the window.
+        Step 1 (store only): the sidebar and the last open chat appear.
+        Step 2: the providers and their SDKs (seconds to import on a cold
+        start) are loaded; then set-up is shown if no provider is usable.
+        Imports run in a worker thread so the window keeps painting. A store
+        that cannot be opened (``DatabaseCorrupt``, ``NewerFormat`` …) is
+        reported in the window.
         """
         self._started = True
         self.sidebar.show_status("Loading chats…")
-        await asyncio.to_thread(_import_backend)
-        from core.providers.hub import ProviderHub
-
+        await asyncio.to_thread(_import_store)
         from core import paths
-        from core.run import ChatRunner
         from core.store.async_store import AsyncStore
         from gui.chat_controller import ChatController
 
@@ -206,17 +206,25 @@ class MainWindow(QMainWindow):
             self.sidebar.show_status("")
             raise
         await self._restore_geometry()
+        self.chat = ChatController(self)
+        await self.chat.load_sidebar()
+        self.sidebar.show_status("")
+        self.probe("sessions-listed")
+        await self.chat.reopen_last()
+
+        await asyncio.to_thread(_import_providers)
+        from core.providers.hub import ProviderHub
+        from core.run import ChatRunner
+
         self.hub = ProviderHub(self.store, environ=self.env)
         await self.hub.load()
         self.runner = ChatRunner(self.store, self.hub)
-        self.chat = ChatController(self)
+        self.chat.attach(self.hub, self.runner)
         if self.hub.is_configured:
             await self.chat.enter()
         else:
             self.show_setup()
-        await self.chat.load_sidebar()
-        self.sidebar.show_status("")
-        self.probe("sessions-listed")
+        self.probe("ready")
         self.ready = True
 
     def show_setup(self) -> None:
@@ -348,7 +356,6 @@ class MainWindow(QMainWindow):
 def _import_backend() -> None:
     """Import the store, the run loop and the providers (run in a worker thread)."""
     import core.providers.hub  # noqa: F401
-
     import core.run  # noqa: F401
     import core.store.async_store  # noqa: F401
     import gui.chat_controller  # noqa: F401

@@ -425,3 +425,30 @@ def split_blocks(text: str) -> list[str]:
         else:
             chunks[-1] += "".join(cur)
     return chunks
+
+
+def split_blocks_after(previous: tuple[str, list[str]] | None, text: str) -> list[str]:
+    """:func:`split_blocks` of ``text``, reusing the split of a text it extends.
+
+    While a reply streams, each new text is the previous one plus a few
+    characters. Only the previous last chunk can change, so only it and the
+    new characters are split again: the cost follows the tail, not the reply.
+
+    Args:
+        previous: an earlier ``(text, split_blocks(text))``, or None.
+        text: the text to split.
+
+    Returns:
+        The same chunks as ``split_blocks(text)``.
+    """
+    if previous is None:
+        return split_blocks(text)
+    old_text, old_chunks = previous
+    if text == old_text:
+        return old_chunks
+    if len(old_chunks) < 2 or not text.startswith(old_text):
+        return split_blocks(text)
+    if _REF_DEF.search(text, len(old_text) - len(old_chunks[-1])):
+        return split_blocks(text)  # a reference definition applies to the whole text
+    tail_start = len(old_text) - len(old_chunks[-1])
+    return old_chunks[:-1] + split_blocks(text[tail_start:])

@@ -8,6 +8,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 
 import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+
+# CI runs the same examples every time (a failure found while developing is
+# kept in .hypothesis/ and replayed locally); no deadline on a shared 2-core box.
+settings.register_profile(
+    "ci", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 # Fixtures of the fake provider server live beside it.
 pytest_plugins = ["tests.fakes.fixtures"]

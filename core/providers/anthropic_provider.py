@@ -11,9 +11,10 @@ records ``cache_read_input_tokens`` and ``cache_creation_input_tokens``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -290,7 +291,9 @@ class AnthropicProvider:
             return StreamInterrupted(self.name, "the server sent data Parley could not read")
         raise exc
 
-    async def _attempt(self, params: dict[str, Any], info: ModelInfo) -> AsyncIterator[Event]:
+    async def _attempt(
+        self, params: dict[str, Any], info: ModelInfo
+    ) -> AsyncGenerator[Event, None]:
         client = self._require_client()
         try:
             stream = await client.messages.create(**params, stream=True)
@@ -321,10 +324,10 @@ class AnthropicProvider:
         self._require_client()
         params = self.request_params(request)
         info = self.model_info(request.model)
-        async for event in stream_with_retries(
-            lambda: self._attempt(params, info), self.retry, self._sleep
-        ):
-            yield event
+        events = stream_with_retries(lambda: self._attempt(params, info), self.retry, self._sleep)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield event
 
     async def count_tokens(self, request: ChatRequest) -> int | None:
         """Return the input tokens of ``request`` by the API's count_tokens endpoint.

@@ -15,10 +15,11 @@ deltas become thinking.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -72,6 +73,41 @@ def reasoning_effort(budget: int) -> str:
     if budget <= 16_384:
         return "medium"
     return "high"
+
+
+_NOT_CHAT = (
+    "audio",
+    "realtime",
+    "transcribe",
+    "tts",
+    "image",
+    "embedding",
+    "search",
+    "moderation",
+    "instruct",
+    "codex",
+)
+
+
+def chat_models_first(ids: list[str]) -> list[str]:
+    """Keep OpenAI's chat models (dropping embeddings, audio, images…), catalog ones first.
+
+    Args:
+        ids: model ids from ``GET /v1/models``.
+
+    Returns:
+        Models from the catalog in catalog order, then other ``gpt-``/``o``-series
+        chat models sorted by id.
+    """
+    chat = [
+        i
+        for i in ids
+        if i.startswith(("gpt-", "o1", "o3", "o4", "chatgpt-"))
+        and not any(w in i for w in _NOT_CHAT)
+    ]
+    order = {m.id: n for n, m in enumerate(catalog.known_models("openai"))}
+    known = sorted((i for i in chat if i in order), key=order.__getitem__)
+    return known + sorted(i for i in chat if i not in order)
 
 
 @dataclass
@@ -280,7 +316,9 @@ class OpenAIProvider:
             )
         return StreamInterrupted(self.name, "the server sent data Parley could not read")
 
-    async def _attempt(self, params: dict[str, Any], info: ModelInfo) -> AsyncIterator[Event]:
+    async def _attempt(
+        self, params: dict[str, Any], info: ModelInfo
+    ) -> AsyncGenerator[Event, None]:
         client = self._require_client()
         try:
             stream = await client.chat.completions.create(**params, extra_headers=self._headers)
@@ -314,10 +352,10 @@ class OpenAIProvider:
         self._require_client()
         params = self.request_params(request)
         info = self.model_info(request.model)
-        async for event in stream_with_retries(
-            lambda: self._attempt(params, info), self.retry, self._sleep
-        ):
-            yield event
+        events = stream_with_retries(lambda: self._attempt(params, info), self.retry, self._sleep)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield event
 
     async def count_tokens(self, request: ChatRequest) -> int | None:
         """Chat Completions has no token-counting endpoint: always None."""
@@ -330,9 +368,12 @@ class OpenAIProvider:
         async def call() -> list[ModelInfo]:
             try:
                 models = client.models.list(extra_headers=self._headers)
-                return [self.model_info(m.id) async for m in models]
+                ids = [m.id async for m in models]
             except (openai.APIError, httpx2.HTTPError) as exc:
                 raise self._map(exc, "", in_stream=False) from None
+            if self.kind == "openai":
+                ids = chat_models_first(ids)
+            return [self.model_info(i) for i in ids]
 
         return await call_with_retries(call, self.retry, self._sleep)
 

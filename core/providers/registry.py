@@ -122,18 +122,35 @@ def format_model_ref(provider_id: str, model_id: str) -> str:
     return f"{provider_id}:{model_id}"
 
 
+def normalize_base_url(kind: ProviderKind, url: str) -> str:
+    """Return the API root the SDK expects for a URL a person typed.
+
+    Anthropic's SDK adds ``/v1/…`` itself, so a trailing ``/v1`` is removed;
+    OpenAI-style roots include ``/v1``, so a bare ``http://host:port`` gets it
+    (Ollama, LM Studio and vLLM serve the API there). Trailing slashes go.
+    """
+    url = url.strip().rstrip("/")
+    if kind == "anthropic":
+        return url[: -len("/v1")] if url.endswith("/v1") else url
+    scheme, sep, rest = url.partition("://")
+    if sep and "/" not in rest:
+        return url + "/v1"
+    return url
+
+
 def resolve_base_url(config: ProviderConfig, environ: Mapping[str, str] | None = None) -> Resolved:
     """Return the base URL to use and its source: settings → environment → default.
 
     OpenAI-compatible servers have no environment variable or default: their
-    URL must come from settings (source ``none`` otherwise).
+    URL must come from settings (source ``none`` otherwise). The value is
+    normalized (:func:`normalize_base_url`).
     """
-    if config.base_url:
-        return Resolved(config.base_url.rstrip("/"), "settings")
+    if config.base_url and config.base_url.strip():
+        return Resolved(normalize_base_url(config.kind, config.base_url), "settings")
     env = os.environ if environ is None else environ
     var = ENV_BASE_URL.get(config.kind)
     if var and env.get(var, "").strip():
-        return Resolved(env[var].strip().rstrip("/"), "environment")
+        return Resolved(normalize_base_url(config.kind, env[var]), "environment")
     default = DEFAULT_URLS.get(config.kind)
     return Resolved(default, "default") if default else Resolved(None, "none")
 

@@ -13,8 +13,9 @@ user, who can decide).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -62,10 +63,10 @@ NO_RETRY = RetryPolicy(max_retries=0)
 
 
 async def stream_with_retries(
-    attempt: Callable[[], AsyncIterator[T]],
+    attempt: Callable[[], AsyncGenerator[T, None]],
     policy: RetryPolicy,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-) -> AsyncIterator[T]:
+) -> AsyncGenerator[T, None]:
     """Yield the items of ``attempt()``, starting it again after a retryable failure.
 
     Args:
@@ -81,9 +82,10 @@ async def stream_with_retries(
     while True:
         started = False
         try:
-            async for item in attempt():
-                started = True
-                yield item
+            async with contextlib.aclosing(attempt()) as items:  # closes the HTTP stream early
+                async for item in items:
+                    started = True
+                    yield item
             return
         except ProviderError as error:
             wait = None if started else policy.delay_s(tries, error)

@@ -80,8 +80,19 @@ sessions = Table(
     Column("meta", Text, nullable=False, server_default="{}"),
     CheckConstraint("title_source IN ('auto', 'user')", name="title_source_kind"),
 )
+# The session list: WHERE [space_id = ?] AND archived = 0 ORDER BY pinned DESC,
+# updated_at DESC, n DESC — served in index order (n is the rowid, in every index).
 Index("sessions_by_updated", sessions.c.updated_at)
-Index("sessions_by_space", sessions.c.space_id, sessions.c.updated_at)
+Index(
+    "sessions_list", sessions.c.archived, sessions.c.pinned, sessions.c.updated_at
+)
+Index(
+    "sessions_by_space",
+    sessions.c.space_id,
+    sessions.c.archived,
+    sessions.c.pinned,
+    sessions.c.updated_at,
+)
 Index("sessions_by_parent", sessions.c.parent_session_id)
 
 turns = Table(

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.engine import Connection, Row
-from sqlalchemy.sql import ColumnElement
+from sqlalchemy.sql import ColumnElement, Select
 
 from core.content import Usage, new_id, now_ms
 from core.store import spaces
@@ -18,13 +19,30 @@ from core.store.schema import sessions as S
 from core.store.schema import turns as T
 
 _parent = S.alias("parent")
-_COLUMNS: tuple[ColumnElement[Any], ...] = (
-    *S.c,
-    exists()
-    .where(_parent.c.id == S.c.parent_session_id)
-    .label("parent_exists"),
-    select(func.count()).where(T.c.session_id == S.c.id).scalar_subquery().label("turn_count"),
-)
+
+
+def _query(
+    *where: ColumnElement[bool],
+    order: Callable[[Any], list[Any]] = lambda t: [t.c.created_at, t.c.n],
+    limit: int | None = None,
+    offset: int = 0,
+) -> Select[Any]:
+    """Select sessions with ``parent_exists`` and ``turn_count``.
+
+    The page (filter, order, limit) is chosen first, in a subquery that the
+    list indexes serve; the two derived columns are then computed for the
+    rows of that page only (counting every session's turns would cost as much
+    as reading the whole turns index).
+    """
+    page = select(S).where(*where).order_by(*order(S))
+    if limit is not None:
+        page = page.limit(max(0, limit)).offset(max(0, offset))
+    p = page.subquery("page")
+    return select(
+        *p.c,
+        exists().where(_parent.c.id == p.c.parent_session_id).label("parent_exists"),
+        select(func.count()).where(T.c.session_id == p.c.id).scalar_subquery().label("turn_count"),
+    ).order_by(*order(p))
 
 
 def _meta(text: str | None) -> dict[str, Any]:
@@ -65,7 +83,7 @@ def _session(row: Row) -> Session:
 
 def get(con: Connection, session_id: str) -> Session:
     """Return a session. Raises SessionNotFound."""
-    row = con.execute(select(*_COLUMNS).where(S.c.id == session_id)).first()
+    row = con.execute(_query(S.c.id == session_id)).first()
     if row is None:
         raise SessionNotFound(session_id)
     return _session(row)
@@ -138,21 +156,23 @@ def list_page(
     offset: int,
     pinned_first: bool,
 ) -> list[Session]:
-    q = select(*_COLUMNS)
+    where = []
     if space_id is not None:
-        q = q.where(S.c.space_id == space_id)
+        where.append(S.c.space_id == space_id)
     if not include_archived:
-        q = q.where(S.c.archived == 0)
-    order = [S.c.updated_at.desc(), S.c.n.desc()]
-    if pinned_first:
-        order.insert(0, S.c.pinned.desc())
-    q = q.order_by(*order).limit(max(0, limit)).offset(max(0, offset))
+        where.append(S.c.archived == 0)
+
+    def order(t: Any) -> list[Any]:
+        newest = [t.c.updated_at.desc(), t.c.n.desc()]
+        return [t.c.pinned.desc(), *newest] if pinned_first else newest
+
+    q = _query(*where, order=order, limit=limit, offset=offset)
     return [_session(r) for r in con.execute(q)]
 
 
 def list_forks(con: Connection, session_id: str) -> list[Session]:
     require(con, session_id)
-    q = select(*_COLUMNS).where(S.c.parent_session_id == session_id).order_by(S.c.created_at)
+    q = _query(S.c.parent_session_id == session_id)
     return [_session(r) for r in con.execute(q)]
 
 

@@ -27,6 +27,7 @@ returns it to the disk.)
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import time
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from pathlib import Path
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
+from core.content import new_id
 from core.store import textindex, v3_steps
 from core.store.errors import (
     NewerFormat,
@@ -45,8 +47,9 @@ from core.store.errors import (
     translate,
 )
 from core.store.schema import SCHEMA_VERSION, V4_TABLES
-from core.store.v3_backup import MigrationBackupFailed, make_backup
-from core.store.v3_steps import Migration
+from core.store.v3_backup import MigrationBackupFailed, make_backup, readonly_uri
+from core.store.v3_steps import AlreadyCurrent, Migration
+from core.store.v3_turns import TurnPipeline, index_path_for
 
 __all__ = [
     "MigrationBackupFailed",
@@ -150,7 +153,9 @@ def upgrade_file(path: Path, progress: Progress | None = None) -> MigrationRepor
     report: Progress = progress or (lambda done, total: None)
     backup = make_backup(path, tick=lambda: report(0, total))
     try:
-        m = _migrate(path, report)
+        m = _migrate(path, backup, report)
+    except AlreadyCurrent:  # another Parley upgraded it meanwhile: nothing to do
+        return MigrationReport(0, 0, 0, 0, backup, time.monotonic() - started)
     except Exception as exc:
         raise MigrationFailed(path, backup, _reason(exc, path)) from exc
     return MigrationReport(
@@ -165,7 +170,7 @@ def _probe(path: Path) -> tuple[int, set[str], int]:
     then a read-write open rolls it back first, restoring the v3 file.
     """
     try:
-        con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+        con = sqlite3.connect(readonly_uri(path), uri=True)
         try:
             return _read_probe(con)
         finally:
@@ -187,8 +192,10 @@ def _read_probe(con: sqlite3.Connection) -> tuple[int, set[str], int]:
     version = int(con.execute("PRAGMA user_version").fetchone()[0])
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     total = 0
-    if "turns" in tables and version in (0, 3):
-        total = int(con.execute("SELECT count(*) FROM turns").fetchone()[0])
+    if {"turns", "sessions"} <= tables and version in (0, 3):
+        total = int(con.execute(
+            "SELECT count(*) FROM turns WHERE session_id IN (SELECT id FROM sessions)"
+        ).fetchone()[0])
     return version, tables, total
 
 
@@ -199,7 +206,7 @@ def _opening_error(exc: sqlite3.Error, path: Path) -> StoreError:
     return NotAParleyFile(path, f"SQLite cannot read it: {exc}")
 
 
-def _migrate(path: Path, report: Progress) -> Migration:
+def _migrate(path: Path, backup: Path, report: Progress) -> Migration:
     engine = create_engine(
         "sqlite+pysqlite://",
         creator=lambda: sqlite3.connect(path, isolation_level=None, check_same_thread=False),
@@ -215,19 +222,21 @@ def _migrate(path: Path, report: Progress) -> Migration:
         if was_wal:
             _set_journal_mode(raw, "DELETE")
         textindex.register_functions(raw)
-        m = Migration(con, raw, report=report)
-        raw.execute("BEGIN EXCLUSIVE")
-        try:
-            for s in v3_steps.STEPS:
-                s.fn(m)
-            raw.execute("COMMIT")
-        except BaseException:
-            if raw.in_transaction:
-                raw.execute("ROLLBACK")
-            raise
-        finally:
-            if was_wal:
-                _set_journal_mode(raw, "WAL")
+        prefix = new_id()[:16]  # v4 turn ids: this + the v3 rowid in hex
+        with TurnPipeline(backup, index_path_for(path), prefix) as turns_in:
+            m = Migration(con, raw, turns_in, report=report)
+            raw.execute("BEGIN EXCLUSIVE")
+            try:
+                for s in v3_steps.STEPS:
+                    s.fn(m)
+                raw.execute("COMMIT")
+            except BaseException:
+                if raw.in_transaction:
+                    raw.execute("ROLLBACK")
+                raise
+            finally:
+                if was_wal:
+                    _set_journal_mode(raw, "WAL")
         return m
     finally:
         con.close()
@@ -235,10 +244,9 @@ def _migrate(path: Path, report: Progress) -> Migration:
 
 
 def _set_journal_mode(raw: sqlite3.Connection, mode: str) -> None:
-    try:
+    # Another connection having the file open keeps its mode: the upgrade is only slower.
+    with contextlib.suppress(sqlite3.OperationalError):
         raw.execute(f"PRAGMA journal_mode = {mode}")
-    except sqlite3.OperationalError:
-        pass  # another connection has the file open: keep its mode, it is only slower
 
 
 def _reason(exc: BaseException, path: Path) -> str:

@@ -114,6 +114,18 @@ def _place(partial: Path, path: Path) -> Path:
     raise OSError("no free backup name")
 
 
+def readonly_uri(path: Path) -> str:
+    """An SQLite URI that reads ``path`` without writing anything, side files included.
+
+    ``mode=ro`` reads the ``-wal`` content but creates an empty ``-wal`` (and
+    ``-shm``) beside a WAL file that has none; when there is no ``-wal`` content
+    and no rollback journal, ``immutable=1`` reads the same data without them.
+    """
+    wal, journal = Path(f"{path}-wal"), Path(f"{path}-journal")
+    quiet = not (wal.exists() and wal.stat().st_size > 0) and not journal.exists()
+    return path.resolve().as_uri() + ("?mode=ro&immutable=1" if quiet else "?mode=ro")
+
+
 def _copy(source_uri: str, partial: Path, tick: Callable[[], None]) -> None:
     src = sqlite3.connect(source_uri, uri=True)
     try:
@@ -154,7 +166,7 @@ def make_backup(path: Path, tick: Callable[[], None] = lambda: None) -> Path:
                 path, first, f"the disk has {free // 2**20} MB free, the copy needs "
                 f"about {need // 2**20} MB"
             )
-        _copy(path.resolve().as_uri() + "?mode=ro", partial, tick)
+        _copy(readonly_uri(path), partial, tick)
         _fsync(partial)
         target = _place(partial, path)
         _fsync(target.parent, directory=True)

@@ -9,10 +9,11 @@ never a mix. Rules quoted as "point N" come from shared/spec/v3-format.md.
 
 The v3 tables are first renamed aside (``v3_sessions``, ``v3_turns``,
 ``v3_app_state``) so the v4 schema (``core.store.schema.create_all``) can use
-its own names; they are dropped at the end. Turns are converted set-based in
-SQL (:mod:`core.store.v3_blocks`) in batches of rowids, which also paces the
-progress callback; sessions, spaces and settings are few and converted in
-Python where the rules are easier to read.
+its own names; they are dropped at the end. Turns are converted and indexed by
+the threads of :mod:`core.store.v3_turns` (from the backup, which holds the
+same rows) and inserted here in big ``executemany`` batches, which also pace
+the progress callback; sessions, spaces and settings are few and converted in
+Python, where the rules are easy to read.
 """
 
 from __future__ import annotations
@@ -27,11 +28,10 @@ from sqlalchemy.engine import Connection
 
 from core.content import new_id
 from core.store import schema
-from core.store.v3_blocks import RECOVERED_SQL, turn_blocks_sql
+from core.store.v3_turns import TurnPipeline
 
 V3_TABLES = ("sessions", "turns", "app_state")
 LEGACY_PREFIX = "v3_"
-BATCH_ROWS = 20_000
 
 #: v3 ``app_state['settings']`` keys -> v4 ``settings`` keys. Keys not listed
 #: here are kept under their v3 name (point 2: unknown keys must survive).
@@ -66,26 +66,30 @@ class Migration:
     Attributes:
         con: SQLAlchemy connection inside the upgrade's transaction.
         raw: the ``sqlite3`` connection under it (bulk SQL).
-        total_turns: v3 turns that belong to a session (the progress total).
+        turns_in: converted turns, from the threads of :mod:`core.store.v3_turns`.
         report: called as ``report(done_turns, total_turns)``.
-        turn_id_prefix: 16 hex chars; v4 turn ids are this + the v3 rowid in hex.
+        total_turns: v3 turns that belong to a session (the progress total).
         sessions, turns, recovered, spaces: what was migrated (for the report).
-        batch_rows: v3 rowids per turn batch.
-        after_batch: test hook called after each turn batch with the batch number.
     """
 
     con: Connection
     raw: sqlite3.Connection
-    total_turns: int = 0
+    turns_in: TurnPipeline
     report: Callable[[int, int], None] = lambda done, total: None
-    turn_id_prefix: str = field(default_factory=lambda: new_id()[:16])
+    total_turns: int = 0
     sessions: int = 0
     turns: int = 0
     recovered: int = 0
     spaces: int = 0
     space_ids: dict[str, str] = field(default_factory=dict)
-    batch_rows: int = BATCH_ROWS
-    after_batch: Callable[[int], None] = lambda n: None
+
+    def tick(self) -> None:
+        """Report progress: turns both written and indexed."""
+        self.report(min(self.turns, self.turns_in.indexed), self.total_turns)
+
+
+class AlreadyCurrent(Exception):
+    """Another process finished the upgrade first (seen once the write lock is held)."""
 
 
 StepFn = Callable[[Migration], None]
@@ -115,6 +119,10 @@ def step(name: str) -> Callable[[StepFn], StepFn]:
 
 @step("v3 tables set aside")
 def set_aside(m: Migration) -> None:
+    version = m.raw.execute("PRAGMA user_version").fetchone()[0]
+    tables = {r[0] for r in m.raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if version >= schema.SCHEMA_VERSION or not set(V3_TABLES) <= tables:
+        raise AlreadyCurrent()
     # Indexes and triggers go first: their names could clash with v4's.
     for kind, name in m.raw.execute(
         "SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger') "
@@ -158,15 +166,17 @@ def sessions_from_v3(m: Migration) -> None:
         "SELECT id, title, space, parent_id, fork_idx, model, created_at, updated_at, meta "
         "FROM v3_sessions ORDER BY created_at, id"
     ).fetchall()
+    values = [session_row(r, m.space_ids) | {"n": n} for n, r in enumerate(rows, start=1)]
     m.raw.executemany(
-        "INSERT INTO sessions (id, space_id, title, title_source, parent_session_id, model, "
+        "INSERT INTO sessions (n, id, space_id, title, title_source, parent_session_id, model, "
         "system_prompt, pinned, archived, input_tokens, output_tokens, cache_read_tokens, "
         "cache_write_tokens, cost_usd, created_at, updated_at, meta) VALUES "
-        "(:id, :space_id, :title, :title_source, :parent, :model, :system_prompt, :pinned, "
+        "(:n, :id, :space_id, :title, :title_source, :parent, :model, :system_prompt, :pinned, "
         ":archived, :input_tokens, :output_tokens, :cache_read_tokens, :cache_write_tokens, "
         ":cost_usd, :created_at, :updated_at, :meta)",
-        (session_row(r, m.space_ids) for r in rows),
+        values,
     )
+    m.turns_in.add_titles([(v["n"], v["title"]) for v in values])
     m.raw.execute("CREATE TEMP TABLE v3_forks (session_id TEXT PRIMARY KEY, parent_id TEXT, "
                   "fork_idx INTEGER)")
     m.raw.executemany(
@@ -178,21 +188,16 @@ def sessions_from_v3(m: Migration) -> None:
 
 @step("v3→v4: turns and their blocks")
 def turns_from_v3(m: Migration) -> None:
-    lo, hi = m.raw.execute("SELECT min(rowid), max(rowid) FROM v3_turns").fetchone()
-    if lo is None:
-        return
-    m.report(0, m.total_turns)
-    batch = 0
-    for start in range(lo, hi + 1, m.batch_rows):
-        args = {"lo": start, "hi": start + m.batch_rows - 1, "prefix": m.turn_id_prefix}
-        converted = m.raw.execute(_CONVERT_TURNS, args).rowcount
-        expected = m.raw.execute(_COUNT_TURNS, args).fetchone()[0]
-        recovered = m.raw.execute(_RECOVER_TURNS, args).rowcount if converted < expected else 0
+    m.tick()
+    for rows, recovered in m.turns_in.batches(m.tick):
+        m.raw.executemany(
+            "INSERT INTO turns (n, id, session_id, seq, role, blocks, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        m.turns += len(rows)
         m.recovered += recovered
-        m.turns += converted + recovered
-        batch += 1
-        m.report(m.turns, m.total_turns)
-        m.after_batch(batch)
+        m.tick()
 
 
 @step("v3→v4: forks point at the parent's turn")
@@ -237,17 +242,13 @@ def settings_and_state(m: Migration) -> None:
 
 @step("search index built")
 def search_index(m: Migration) -> None:
-    # Same rows the triggers of core.store.schema would have written (point 9).
-    m.raw.execute(
-        "INSERT INTO search_fts (rowid, title, body) "
-        "SELECT -n, parley_title_text(title), '' FROM sessions ORDER BY n"
-    )
-    m.raw.execute(
-        "INSERT INTO search_fts (rowid, title, body) "
-        "SELECT n, '', parley_turn_text(blocks) FROM turns ORDER BY n"
-    )
+    # The indexer thread indexed the same rows the triggers of core.store.schema would
+    # have (turn text at rowid n, titles at -n): copy its index in, then add the triggers.
+    m.turns_in.wait_index(m.tick)
+    m.turns_in.copy_index(m.raw)
     for ddl in schema.TRIGGER_DDL:
         m.raw.execute(ddl)
+    m.tick()
 
 
 @step("v3 tables dropped")
@@ -261,28 +262,6 @@ def drop_legacy(m: Migration) -> None:
 def stamp(m: Migration) -> None:
     # Last, inside the transaction: the file reads as v4 only once all of it is there.
     m.raw.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION}")
-
-
-# --- turns SQL ---------------------------------------------------------------------
-
-_IN_RANGE = "t.rowid BETWEEN :lo AND :hi AND t.session_id IN (SELECT id FROM v3_sessions)"
-
-# Well-formed turns; a damaged one yields NULL blocks and OR IGNORE skips it (NOT NULL).
-_CONVERT_TURNS = (
-    "INSERT OR IGNORE INTO turns (id, session_id, seq, role, blocks, created_at) "
-    f"SELECT :prefix || printf('%016x', t.rowid), t.session_id, t.idx, t.role, "
-    f"{turn_blocks_sql('t')}, t.created_at FROM v3_turns AS t WHERE {_IN_RANGE}"
-)
-_COUNT_TURNS = f"SELECT count(*) FROM v3_turns AS t WHERE {_IN_RANGE}"
-# Whatever the first pass skipped is kept verbatim as recovered text (point 5).
-_RECOVER_TURNS = (
-    "INSERT INTO turns (id, session_id, seq, role, blocks, created_at) "
-    "SELECT :prefix || printf('%016x', t.rowid), t.session_id, t.idx, "
-    "CASE WHEN t.role IN ('user', 'assistant') THEN t.role ELSE 'user' END, "
-    f"{RECOVERED_SQL}, t.created_at FROM v3_turns AS t WHERE {_IN_RANGE} "
-    "AND NOT EXISTS (SELECT 1 FROM turns AS u WHERE u.session_id = t.session_id "
-    "AND u.seq = t.idx)"
-)
 
 
 # --- sessions, settings: pure functions ------------------------------------------------

@@ -10,6 +10,7 @@ loaded; a "Show more" row asks for the next (start-up stays fast with
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
@@ -37,6 +38,16 @@ class SessionTreeModel(QStandardItemModel):
         super().__init__()
         self._sessions: dict[str, QStandardItem] = {}
         self._spaces: dict[str, QStandardItem] = {}
+        #: True while rows move: a view's "current row changed" is then not a person's choice.
+        self.mutating = False
+
+    @contextmanager
+    def _mutation(self) -> Iterator[None]:
+        self.mutating = True
+        try:
+            yield
+        finally:
+            self.mutating = False
 
     # -- spaces ---------------------------------------------------------
     def set_spaces(self, spaces: Iterable[Any]) -> None:
@@ -95,6 +106,10 @@ class SessionTreeModel(QStandardItemModel):
 
     def upsert(self, session: Any) -> QModelIndex:
         """Insert or update a session and move it to its place; returns its index."""
+        with self._mutation():
+            return self._upsert(session)
+
+    def _upsert(self, session: Any) -> QModelIndex:
         item = self._sessions.get(session.id)
         parent = self._spaces.get(session.space_id)
         if parent is None:
@@ -136,7 +151,8 @@ class SessionTreeModel(QStandardItemModel):
         """Remove a session's row (no-op if absent)."""
         item = self._sessions.pop(session_id, None)
         if item is not None:
-            item.parent().removeRow(item.row())
+            with self._mutation():
+                item.parent().removeRow(item.row())
 
     def index_of(self, session_id: str) -> QModelIndex:
         """Return the index of a session row (invalid when not loaded)."""

@@ -139,6 +139,9 @@ class Sidebar(QWidget):
         self.model.rowsInserted.connect(lambda parent, *_: self.tree.expand(parent)
                                         if parent.isValid() else None)
         self.model.modelReset.connect(self.tree.expandAll)
+        self.model.rowsInserted.connect(self._reselect)
+        self.model.rowsRemoved.connect(self._reselect)
+        self._selected: str | None = None
 
         self.status = QLabel("", self)
         self.status.setObjectName("SidebarStatus")
@@ -163,6 +166,7 @@ class Sidebar(QWidget):
     # -- what the window calls --------------------------------------------
     def select(self, session_id: str | None) -> None:
         """Highlight ``session_id`` (no signal is emitted)."""
+        self._selected = session_id
         index = self.model.index_of(session_id) if session_id else QModelIndex()
         blocked = self.tree.selectionModel().blockSignals(True)
         try:
@@ -171,6 +175,7 @@ class Sidebar(QWidget):
                 self.tree.scrollTo(index)
             else:
                 self.tree.clearSelection()
+                self.tree.setCurrentIndex(QModelIndex())
         finally:
             self.tree.selectionModel().blockSignals(blocked)
         self.tree.viewport().update()
@@ -186,7 +191,13 @@ class Sidebar(QWidget):
         self.status.setVisible(bool(text))
 
     # -- internals --------------------------------------------------------
+    def _reselect(self, *_args: object) -> None:
+        # Rows moved under the selection (a chat went to the top): keep the open one selected.
+        self.select(self._selected)
+
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self.model.mutating:
+            return
         if current.isValid() and current.data(KIND) == "session":
             self.session_activated.emit(current.data(ID))
 

@@ -9,6 +9,7 @@ summaries in a card), plus what clicks on it mean (:meth:`RowLayout.hit`).
 from __future__ import annotations
 
 import html
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -25,7 +26,14 @@ from core.content import (
     Turn,
     UnknownBlock,
 )
-from gui.markdown import BLOCKED_PREFIX, COPY_PREFIX, IMAGE_PREFIX, is_safe_url, split_blocks
+from gui.markdown import (
+    BLOCKED_PREFIX,
+    COPY_PREFIX,
+    IMAGE_PREFIX,
+    is_safe_url,
+    split_blocks,
+    split_blocks_after,
+)
 from gui.transcript.pieces import (
     Piece,
     PieceCache,
@@ -46,6 +54,7 @@ BAR = 12  # px: unfolded bodies start this far right of their fold line
 BUBBLE_PAD = QSize(14, 9)  # px inside a user bubble (horizontal, vertical)
 BUBBLE_SHARE = 0.8  # a user bubble is at most this share of the column
 CARD_PAD = QSize(12, 8)  # px inside a compaction card
+SPLIT_MEMO = 64  # text blocks whose markdown split is remembered (streaming)
 RESUME_HREF = "parley:resume"
 CARD_FOLD = "card"
 
@@ -223,14 +232,26 @@ def _indexed(items: tuple[str, ...], href: str, prefix: str) -> str:
 
 
 def piece_plain_text(piece: Piece) -> str:
-    """The piece's text without its code blocks' label bars."""
-    if not piece.code:
-        return piece.doc.toPlainText()
+    """The piece's text as shown, without its code blocks' label bars or trailing spaces."""
     text = piece.doc.toPlainText()
     for block in piece.code:
         label = block.language or "code"
         text = text.replace(f"{label}\tCopy\n", "", 1).replace(f"{label}\nCopy\n", "", 1)
-    return text
+    return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
+
+
+def _same(placed: Placed, spec: _Spec, x: int, w: int) -> bool:
+    """True when a placed piece is what ``spec`` would place (same piece, same column)."""
+    px = x + BAR if spec.bar else x
+    return (
+        placed.piece is spec.piece
+        and placed.kind == spec.kind
+        and placed.fold_key == spec.fold_key
+        and placed.bar == spec.bar
+        and placed.rect.left() == px
+        and placed.rect.width() == (w - BAR if spec.bar else w)
+        and placed.piece.doc.textWidth() == placed.rect.width()
+    )
 
 
 def _gap(above: _Spec, below: _Spec) -> int:
@@ -257,6 +278,18 @@ class RowBuilder:
 
     def __init__(self, cache: PieceCache) -> None:
         self.cache = cache
+        # Last split of each streamed text block: (turn id, block index) -> (text, chunks).
+        self._splits: OrderedDict[tuple[str, int], tuple[str, list[str]]] = OrderedDict()
+
+    def chunks(self, key: str, index: int, text: str) -> list[str]:
+        """Markdown chunks of a text block, re-splitting only the tail of a grown text."""
+        memo_key = (key, index)
+        chunks = split_blocks_after(self._splits.get(memo_key), text)
+        self._splits[memo_key] = (text, chunks)
+        self._splits.move_to_end(memo_key)
+        if len(self._splits) > SPLIT_MEMO:
+            self._splits.popitem(last=False)
+        return chunks
 
     # -- what a row holds ---------------------------------------------------
     def specs(self, node: Node, transcript: Transcript, is_last: bool) -> list[_Spec]:
@@ -284,7 +317,7 @@ class RowBuilder:
                 if block.text:
                     out.append(_Spec(cache.plain(block.text), "text", copy=True))
                 return
-            for chunk in split_blocks(block.text):
+            for chunk in self.chunks(node.key, i, block.text):
                 if chunk.strip():
                     out.append(_Spec(cache.markdown(chunk), "text", copy=True))
         elif isinstance(block, ThinkingBlock):
@@ -292,7 +325,7 @@ class RowBuilder:
             opened = key in node.open_folds
             out.append(_Spec(self._fold_line(key, opened, "💭", "Thinking…", ""), "fold", key))
             if opened:
-                for chunk in split_blocks(block.thinking):
+                for chunk in self.chunks(node.key, i, block.thinking):
                     if chunk.strip():
                         out.append(_Spec(cache.markdown(chunk), "body", muted=True, bar=True))
         elif isinstance(block, ToolUseBlock):
@@ -405,8 +438,20 @@ class RowBuilder:
         return f'<span style="color:{self.cache.colors.muted.name()}">{html.escape(text)}</span>'
 
     # -- geometry -----------------------------------------------------------
-    def layout(self, node: Node, transcript: Transcript, width: int, is_last: bool) -> RowLayout:
-        """Lay a node out for a viewport ``width`` (px)."""
+    def layout(
+        self,
+        node: Node,
+        transcript: Transcript,
+        width: int,
+        is_last: bool,
+        previous: RowLayout | None = None,
+    ) -> RowLayout:
+        """Lay a node out for a viewport ``width`` (px).
+
+        ``previous``, an older layout of the same row at the same width, lets
+        pieces that did not change keep their place (a streaming reply only
+        lays out its new tail).
+        """
         specs = self.specs(node, transcript, is_last)
         col_w = max(160, min(width - 2 * SIDE, MAX_COLUMN))
         col_x = max(0, (width - col_w) // 2)
@@ -417,14 +462,26 @@ class RowBuilder:
             return self._boxed(node, specs, width, x, w, guides, "card", CARD_PAD)
         if node.turn.role == "user":
             return self._boxed(node, specs, width, x, w, guides, "bubble", BUBBLE_PAD)
-        placed, y = self._stack(specs, x, ROW_PAD, w)
+        reuse = previous.pieces if previous is not None and previous.width == width else None
+        placed, y = self._stack(specs, x, ROW_PAD, w, reuse)
         height = y + ROW_PAD
         return RowLayout(node.key, width, height, placed, None, None,
                          QRect(x - 8, 2, w + 16, height - 4), guides)
 
-    def _stack(self, specs: list[_Spec], x: int, y: int, w: int) -> tuple[list[Placed], int]:
+    def _stack(
+        self, specs: list[_Spec], x: int, y: int, w: int, reuse: list[Placed] | None = None
+    ) -> tuple[list[Placed], int]:
         placed: list[Placed] = []
-        for n, spec in enumerate(specs):
+        start = 0
+        if reuse:  # keep the leading pieces that are the same as before, where they were
+            limit = min(len(reuse), len(specs)) - 1  # the last one may be followed by another
+            while start < limit and _same(reuse[start], specs[start], x, w):
+                start += 1
+            if start:
+                placed = reuse[:start]
+                y = placed[-1].rect.bottom() + 1 + _gap(specs[start - 1], specs[start])
+        for n in range(start, len(specs)):
+            spec = specs[n]
             px, pw = (x + BAR, w - BAR) if spec.bar else (x, w)
             doc = spec.piece.doc
             if doc.textWidth() != pw:
@@ -457,6 +514,8 @@ class RowBuilder:
         if kind == "bubble":
             ideal = max((p.piece.doc.idealWidth() for p in placed), default=40.0)
             inner = min(inner_max, max(24, int(ideal + 0.999)))
+            if inner < inner_max:  # a short message: a narrower bubble
+                placed, y = self._stack(specs, 0, top + pad.height(), inner)
             left = x + w - inner - 2 * pad.width()
         else:
             inner, left = inner_max, x

@@ -155,8 +155,7 @@ class TranscriptListView(QListView):
         model = self.model()
         rows = model.rows if isinstance(model, TranscriptModel) else []
         width = self._width = self.viewport().width()
-        est = self._delegate.estimate
-        self._heights = [est(node, width) for node in rows]
+        self._heights = self._delegate.estimates(rows, width)
         self._valid = bytearray(len(rows))
         self._recompute()
 
@@ -281,9 +280,7 @@ class TranscriptListView(QListView):
 
     def rowsInserted(self, parent: Index, start: int, end: int) -> None:  # noqa: N802
         model = self.transcript_model()
-        est = self._delegate.estimate
-        width = self._width
-        new = [est(model.rows[r], width) for r in range(start, end + 1)]
+        new = self._delegate.estimates(model.rows[start : end + 1], self._width)
         self._heights[start:start] = new
         self._valid[start:start] = bytes(len(new))
         self._recompute()
@@ -304,7 +301,6 @@ class TranscriptListView(QListView):
             if 0 <= row < len(self._valid):
                 self._valid[row] = 0
         QAbstractItemView.dataChanged(self, top_left, bottom_right, list(roles))
-        self.viewport().update()
 
     def visualRect(self, index: Index) -> QRect:  # noqa: N802
         row = index.row()

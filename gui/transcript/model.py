@@ -122,7 +122,7 @@ class TranscriptModel(QAbstractListModel):
         if key == CARD_FOLD:
             self.set_expanded(row, not node.expanded)
             return
-        node.open_folds ^= {key}
+        node.open_folds = node.open_folds ^ {key}
         node.touch()
         self.refresh(node)
 
@@ -130,7 +130,7 @@ class TranscriptModel(QAbstractListModel):
         """Make exactly ``keys`` the open folds of a row."""
         node = self.rows[row]
         if node.open_folds != keys:
-            node.open_folds = set(keys)
+            node.open_folds = frozenset(keys)
             node.touch()
             self.refresh(node)
 

@@ -18,10 +18,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
-from core.content import CompactSummaryBlock, ToolResultBlock, ToolUseBlock, Turn
+from core.content import (
+    CompactSummaryBlock,
+    ImageBlock,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Turn,
+)
 
 NodeKind = Literal["turn", "card"]
 
@@ -30,7 +36,10 @@ NodeKind = Literal["turn", "card"]
 _REVISIONS = itertools.count(1)
 
 
-@dataclass(eq=False, slots=True)
+_NO_FOLDS: frozenset[str] = frozenset()
+_next_rev = _REVISIONS.__next__
+
+
 class Node:
     """One turn as the transcript shows it.
 
@@ -44,19 +53,26 @@ class Node:
         open_folds: keys of the folds (tool calls, thinking) the user opened.
         rev: a new unique number on every change of what the row shows (cache stamp).
         hidden: a user turn made only of tool results shown in their tool_use's fold.
-        stats: cached (characters, lines, folds, images) for height estimates.
+        stats: (characters, lines, fold lines, images) for height estimates.
     """
 
-    turn: Turn
-    kind: NodeKind = "turn"
-    depth: int = 0
-    parent: Node | None = None
-    children: list[Node] | None = None
-    expanded: bool = False
-    open_folds: set[str] = field(default_factory=set)
-    rev: int = field(default_factory=lambda: next(_REVISIONS))
-    hidden: bool = False
-    stats: tuple[int, int, int, int] | None = None
+    __slots__ = ("turn", "kind", "depth", "parent", "children", "expanded", "open_folds", "rev",
+                 "hidden", "stats")
+
+    def __init__(self, turn: Turn, kind: NodeKind = "turn") -> None:
+        self.turn = turn
+        self.kind: NodeKind = kind
+        self.depth = 0
+        self.parent: Node | None = None
+        self.children: list[Node] | None = None
+        self.expanded = False
+        self.open_folds: frozenset[str] = _NO_FOLDS
+        self.rev: int = _next_rev()
+        self.hidden = False
+        self.stats: tuple[int, int, int, int] = (0, 0, 0, 0)
+
+    def __repr__(self) -> str:
+        return f"Node({self.kind} {self.turn.role} {self.key!r}, depth={self.depth})"
 
     @property
     def key(self) -> str:
@@ -65,8 +81,7 @@ class Node:
 
     def touch(self) -> None:
         """Mark the row as changed (its rendering must be redone)."""
-        self.rev = next(_REVISIONS)
-        self.stats = None
+        self.rev = _next_rev()
 
 
 def summary_block(turn: Turn) -> CompactSummaryBlock | None:
@@ -98,17 +113,16 @@ class Transcript:
     def _build(self, previous: Transcript | None) -> list[Node]:
         nodes: list[Node] = []
         summaries: list[int] = []
+        old_nodes = previous.nodes if previous is not None else {}
+        index, by_id = self._index, self.nodes
         for i, turn in enumerate(self.turns):
-            kind: NodeKind = "turn"
-            if summary_block(turn) is not None:
-                kind = "card"
+            node = Node(turn)
+            if index(node):
                 summaries.append(i)
-            node = Node(turn, kind)
-            if previous is not None and (old := previous.nodes.get(turn.id)) is not None:
-                node.open_folds = set(old.open_folds)
+            if old_nodes and (old := old_nodes.get(turn.id)) is not None:
+                node.open_folds = old.open_folds
                 node.expanded = old.expanded
-            self.nodes[turn.id] = node
-            self._register(node)
+            by_id[turn.id] = node
             nodes.append(node)
         if not summaries:
             return nodes
@@ -116,21 +130,45 @@ class Transcript:
         self._set_depth(roots, 0, None)
         return roots
 
-    def _register(self, node: Node) -> None:
-        """Index a node's tool_use blocks (owner) and tool results; set ``hidden``."""
+    def _index(self, node: Node) -> bool:
+        """Read a node's blocks once: kind, tool_use owners, results, ``hidden``, ``stats``.
+
+        Returns:
+            True when the turn holds a compaction summary (the node is a card).
+        """
         turn = node.turn
-        if turn.role == "assistant":
-            for block in turn.blocks:
-                if isinstance(block, ToolUseBlock):
-                    self._owner[block.id] = node
-            return
-        owned = 0
+        owner, results = self._owner, self._results
+        chars = lines = folds = media = owned = 0
+        card = False
         for block in turn.blocks:
-            if isinstance(block, ToolResultBlock):
-                self._results[block.tool_use_id] = block
-                if block.tool_use_id in self._owner:
+            kind = type(block)
+            if kind is TextBlock:
+                text = block.text  # type: ignore[union-attr]
+                chars += len(text)
+                lines += text.count("\n") + 1
+            elif kind is ToolUseBlock:
+                owner[block.id] = node  # type: ignore[union-attr]
+                folds += 1
+            elif kind is ToolResultBlock:
+                results[block.tool_use_id] = block  # type: ignore[union-attr,assignment]
+                if block.tool_use_id in owner:  # type: ignore[union-attr]
                     owned += 1
-        node.hidden = node.kind == "turn" and owned > 0 and owned == len(turn.blocks)
+                else:
+                    folds += 1
+            elif kind is ImageBlock:
+                media += 1
+            elif kind is CompactSummaryBlock:
+                card = True
+            else:
+                folds += 1
+        if card:
+            node.kind = "card"
+            node.stats = (0, 0, 2, 0)
+            return True
+        node.kind = "turn"
+        node.hidden = turn.role == "user" and owned > 0 and owned == len(turn.blocks)
+        node.stats = (chars, lines, folds + (1 if turn.aborted else 0), media)
+        return False
 
     def _nest(self, nodes: list[Node], idxs: list[int], summaries: list[int]) -> list[Node]:
         """Arrange nodes[idxs] with the latest summary whose range lies in idxs as a card."""
@@ -221,18 +259,14 @@ class Transcript:
             return False
         if old.kind == "card" or old.turn.role != turn.role:
             return True
-        probe = Node(turn)
-        self._register_probe(probe)
-        return probe.hidden != old.hidden
+        return self._would_hide(turn) != old.hidden
 
-    def _register_probe(self, node: Node) -> None:
-        turn = node.turn
-        if turn.role != "user":
-            return
-        owned = sum(
-            1 for b in turn.blocks if isinstance(b, ToolResultBlock) and b.tool_use_id in self._owner
+    def _would_hide(self, turn: Turn) -> bool:
+        if turn.role != "user" or not turn.blocks:
+            return False
+        return all(
+            isinstance(b, ToolResultBlock) and b.tool_use_id in self._owner for b in turn.blocks
         )
-        node.hidden = owned > 0 and owned == len(turn.blocks)
 
     def append(self, turn: Turn) -> tuple[Node, list[Node]]:
         """Add a turn at the end (the caller checked :meth:`needs_rebuild`).
@@ -244,7 +278,7 @@ class Transcript:
         node = Node(turn)
         self.turns.append(turn)
         self.nodes[turn.id] = node
-        self._register(node)
+        self._index(node)
         self.roots.append(node)
         return node, self._owners_of(turn)
 
@@ -261,7 +295,7 @@ class Transcript:
                 break
         node.turn = turn
         node.touch()
-        self._register(node)
+        self._index(node)
         return node, self._owners_of(turn)
 
     def _owners_of(self, turn: Turn) -> list[Node]:

@@ -368,3 +368,51 @@ async def test_list_models_merges_api_limits_with_the_catalog(fake_provider, cla
 def test_repr_hides_the_key(fake_provider):
     provider = AnthropicProvider(KEY, fake_provider.anthropic_base_url)
     assert KEY not in repr(provider) and "key=set" in repr(provider)
+
+
+async def test_cancelling_a_stream_is_not_an_error(fake_provider, claude):
+    import asyncio
+
+    fake_provider.script("word " * 200, chunk_size=5, token_delay_ms=20)
+    first = asyncio.Event()
+    got = []
+
+    async def consume():
+        async for event in claude.stream(request()):
+            got.append(event)
+            if isinstance(event, TextDelta):
+                first.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(first.wait(), 5)
+    start = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - start < 1
+    assert 0 < len([e for e in got if isinstance(e, TextDelta)]) < 200
+    assert len(fake_provider.model_requests) == 1
+
+
+async def test_breaking_out_early_closes_the_stream(fake_provider, claude):
+    import contextlib
+
+    fake_provider.script("word " * 200, chunk_size=5, token_delay_ms=5)
+    events = claude.stream(request())
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if isinstance(event, TextDelta):
+                break
+    fake_provider.script("next")  # the client is still usable afterwards
+    assert text_of(await collect(claude, request())) == "next"
+
+
+async def test_keys_stay_out_of_the_logs(fake_provider, claude, caplog):
+    import logging
+
+    with caplog.at_level(logging.DEBUG):
+        await collect(claude, request())
+        fake_provider.fail("auth")
+        with pytest.raises(AuthenticationFailed):
+            await collect(claude, request())
+    assert caplog.records and KEY not in caplog.text

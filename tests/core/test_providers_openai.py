@@ -273,3 +273,39 @@ async def test_network_down(closed_port_url, sleeps):
 def test_repr_hides_the_key(fake_provider):
     provider = OpenAIProvider(KEY, fake_provider.openai_base_url)
     assert KEY not in repr(provider)
+
+
+async def test_keys_stay_out_of_the_logs(fake_provider, gpt, caplog):
+    import logging
+
+    with caplog.at_level(logging.DEBUG):
+        fake_provider.script("logged?")
+        await collect(gpt, request())
+        fake_provider.fail("auth")
+        with pytest.raises(AuthenticationFailed):
+            await collect(gpt, request())
+    assert caplog.records  # the SDKs did log at DEBUG
+    assert KEY not in caplog.text
+
+
+async def test_openai_model_list_keeps_chat_models_catalog_first(fake_provider, gpt):
+    fake_provider.openai_models = [
+        {"id": i}
+        for i in (
+            "text-embedding-3-small",
+            "gpt-4o-mini-tts",
+            "gpt-5-mini",
+            "whisper-1",
+            "gpt-9-preview",
+            "gpt-4.1",
+            "dall-e-3",
+            "gpt-realtime",
+            "o3",
+        )
+    ]
+    assert [m.id for m in await gpt.list_models()] == [
+        "gpt-5-mini",
+        "gpt-4.1",
+        "o3",
+        "gpt-9-preview",
+    ]

@@ -8,6 +8,7 @@ from core.content import Usage
 from core.keys import FileBackend, KeyStore
 from core.providers import cache_points, catalog
 from core.providers.anthropic_provider import AnthropicProvider, parse_tool_input
+from core.providers.base import Provider
 from core.providers.errors import (
     AuthenticationFailed,
     BadRequest,
@@ -81,6 +82,21 @@ def test_base_url_from_settings_then_environment_then_default():
     assert resolve_base_url(local, {"OPENAI_BASE_URL": "http://x/v1"}).source == "none"
 
 
+@pytest.mark.parametrize(
+    ("kind", "typed", "expected"),
+    [
+        ("anthropic", "https://api.anthropic.com/v1/", "https://api.anthropic.com"),
+        ("anthropic", "http://proxy:9000", "http://proxy:9000"),
+        ("openai_compatible", "http://localhost:11434", "http://localhost:11434/v1"),
+        ("openai_compatible", "http://localhost:11434/v1/", "http://localhost:11434/v1"),
+        ("openai_compatible", "http://host/custom/api", "http://host/custom/api"),
+        ("openai", " https://api.openai.com/v1 ", "https://api.openai.com/v1"),
+    ],
+)
+def test_typed_base_urls_are_normalized(kind, typed, expected):
+    assert resolve_base_url(ProviderConfig("p", kind, "P", typed), {}).value == expected
+
+
 def test_key_from_environment_unless_saved(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-env-000000000")
     keys = KeyStore(FileBackend(tmp_path / "keys.json"))
@@ -100,6 +116,7 @@ def test_make_provider_by_kind(monkeypatch):
         ProviderConfig("lm", "openai_compatible", "LM Studio", "http://localhost:1234/v1"), None
     )
     assert isinstance(a, AnthropicProvider) and a.caps.kind == "anthropic"
+    assert all(isinstance(p, Provider) for p in (a, o, local))
     assert isinstance(o, OpenAIProvider) and o.base_url == "http://127.0.0.1:1/v1"
     assert isinstance(local, OpenAIProvider) and local.caps.needs_user_tail
     assert local.caps.cache_ttl_s is None and local.id == "lm"

@@ -118,19 +118,33 @@ class WindowDriver:
         self.set_up_anthropic(window)
         return window
 
-    def send(self, text: str, window: Any | None = None) -> None:
-        """Type ``text`` into the composer and press Enter."""
+    def send(self, text: str, window: Any | None = None, *, wait: bool = False) -> None:
+        """Type ``text`` into the composer and press Enter (``wait``: until answered)."""
         from PySide6.QtCore import Qt
 
         w = window or self.windows[-1]
         w.composer.setFocus()
         self.qtbot.keyClicks(w.composer, text)
         self.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+        if wait:
+            self.until(lambda: w.tasks.pending == 0 and bool(w.chat.turns)
+                       and w.chat.turns[-1].role == "assistant", timeout=10)
+            self.settle(w)
+
+    def settle(self, window: Any | None = None) -> None:
+        """Wait until the window has no work in flight (no run, no pending task)."""
+        w = window or self.windows[-1]
+        self.until(lambda: w.tasks.pending == 0 and not w.composer_bar.busy, timeout=10)
 
     def transcript_text(self, window: Any | None = None) -> str:
         """The text the transcript shows for the last reply."""
         w = window or self.windows[-1]
         return str(w.transcript.text_of_last())
+
+    def last_text(self, window: Any | None = None) -> str:
+        """The text of the open chat's last turn as the window holds it ('' if none)."""
+        w = window or self.windows[-1]
+        return w.chat.turns[-1].text() if w.chat is not None and w.chat.turns else ""
 
     def error_text(self, window: Any | None = None) -> str:
         """The inline error shown under the last message ('' when none)."""

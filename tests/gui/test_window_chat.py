@@ -31,7 +31,7 @@ def test_first_run_setup_then_first_reply(driver, fake_provider):
     assert w.model_picker.text() != "No model"
     fake_provider.script("Hello! How can I help?")
     driver.send("Hi there")
-    driver.until(lambda: w.chat.turns and w.chat.turns[-1].text() == "Hello! How can I help?")
+    driver.until(lambda: driver.last_text() == "Hello! How can I help?")
     history = driver.run(w.store.history(w.session_id))
     assert [t.role for t in history] == ["user", "assistant"]
     assert history[0].text() == "Hi there" and not history[1].aborted
@@ -82,7 +82,7 @@ def test_provider_error_shows_inline_then_retry_answers(driver, fake_provider, q
     assert not w.composer_bar.busy
     fake_provider.script("Yes, now I am.")
     qtbot.keyClick(w.composer, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)  # Retry
-    driver.until(lambda: w.chat.turns[-1].text() == "Yes, now I am.")
+    driver.until(lambda: driver.last_text() == "Yes, now I am.")
     assert driver.error_text() == ""
     history = driver.run(w.store.history(w.session_id))
     assert [t.text() for t in history] == ["Are you there?", "Yes, now I am."]
@@ -91,17 +91,17 @@ def test_provider_error_shows_inline_then_retry_answers(driver, fake_provider, q
 def test_up_edits_the_last_message_and_resends(driver, fake_provider, qtbot):
     w = driver.configured()
     fake_provider.script("Paris.")
-    driver.send("Capital of Frence?")
-    driver.until(lambda: w.chat.turns[-1].text() == "Paris.")
+    driver.send("Capital of Frence?", wait=True)
+    assert driver.last_text() == "Paris."
     qtbot.keyClick(w.composer, Qt.Key.Key_Up)
     assert w.composer.text() == "Capital of Frence?" and w.composer_bar.banner.isVisible()
     w.composer.set_text("Capital of France?")
     fake_provider.script("Paris, of course.")
     qtbot.keyClick(w.composer, Qt.Key.Key_Return)
-    driver.until(lambda: w.chat.turns[-1].text() == "Paris, of course.")
+    driver.until(lambda: driver.last_text() == "Paris, of course.")
     history = driver.run(w.store.history(w.session_id))
     assert [t.text() for t in history] == ["Capital of France?", "Paris, of course."]
-    sent = fake_provider.model_requests[-1].json_body["messages"]
+    sent = fake_provider.model_requests[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user"]
 
 
@@ -111,8 +111,8 @@ def test_new_switch_and_delete_chats_from_the_keyboard(driver, fake_provider, qt
         qtbot.keyClick(w.composer, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
         driver.until(lambda: w.session_id is None)
         fake_provider.script(f"reply {n}")
-        driver.send(f"chat {n}")
-        driver.until(lambda n=n: w.chat.turns and w.chat.turns[-1].text() == f"reply {n}")
+        driver.send(f"chat {n}", wait=True)
+        assert driver.last_text() == f"reply {n}"
     ids = w.sidebar.model.session_ids()
     assert len(ids) == 3 and ids[0] == w.session_id  # newest first
     qtbot.keyClick(w.composer, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
@@ -136,9 +136,9 @@ def test_new_switch_and_delete_chats_from_the_keyboard(driver, fake_provider, qt
 def test_drafts_are_kept_per_chat(driver, fake_provider, qtbot):
     w = driver.configured()
     fake_provider.script("ok")
-    driver.send("first chat")
-    driver.until(lambda: not w.composer_bar.busy)
+    driver.send("first chat", wait=True)
     first = w.session_id
+    assert first is not None
     qtbot.keyClicks(w.composer, "half-written thought")
     qtbot.keyClick(w.composer, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     driver.until(lambda: w.session_id is None and w.composer.text() == "")
@@ -151,11 +151,10 @@ def test_drafts_are_kept_per_chat(driver, fake_provider, qtbot):
 def test_restart_finds_the_conversation_intact(driver, fake_provider, qtbot):
     w = driver.configured()
     fake_provider.script("Remembered.")
-    driver.send("Remember this")
-    driver.until(lambda: not w.composer_bar.busy and len(w.chat.turns) == 2)
+    driver.send("Remember this", wait=True)
     sid = w.session_id
     qtbot.keyClicks(w.composer, "unsent draft")
-    w.resize(900, 640)
+    w.resize(700, 520)  # inside the offscreen screen (800x600): restoreGeometry clamps
     driver.close(w)
 
     again = driver.open()
@@ -163,7 +162,7 @@ def test_restart_finds_the_conversation_intact(driver, fake_provider, qtbot):
     assert again.stack.currentWidget() is again.chat_page  # no set-up the second time
     assert [t.text() for t in again.chat.turns] == ["Remember this", "Remembered."]
     assert again.composer.text() == "unsent draft"
-    assert (again.width(), again.height()) == (900, 640)
+    assert (again.width(), again.height()) == (700, 520)
     assert again.sidebar.current_session_id() == sid
 
 

@@ -1,0 +1,213 @@
+"""What the summarizing model is asked, and how its answer is read.
+
+Two requests write a summary (shared/DESIGN.md, Compaction):
+
+* the *cache-friendly* one resends the last request with :func:`note_text`
+  added after its last message, so the conversation is read from the prompt
+  cache;
+* the *separate* one sends :func:`transcript_prompt`: the summarized turns as
+  a plain transcript in one user message, with :data:`SUMMARIZER_SYSTEM`.
+
+Both ask for the same fixed structure (:data:`STRUCTURE`) inside
+``<summary>`` tags, and a re-compaction asks to update the previous summary
+rather than start over (:data:`UPDATE_PREVIOUS`). :func:`extract_summary`
+reads the answer.
+
+The transcript is shortened in levels when it does not fit the summary
+model: level 0 caps each tool input / output at :data:`TOOL_CHARS`\\[0] characters,
+level 1 caps tool output harder and long texts too (head and tail kept); the
+caller drops the oldest turns as a last resort.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from core.content import (
+    CompactSummaryBlock,
+    DocumentBlock,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Turn,
+    UnknownBlock,
+    tool_result_to_text,
+)
+
+SUMMARIZER_SYSTEM = (
+    "You write working summaries of conversations between a user and an AI assistant. "
+    "The assistant will continue the conversation from your summary alone, without the "
+    "original messages, so the summary must keep everything it needs: facts, decisions, "
+    "exact names and numbers, and what is still to be done."
+)
+
+STRUCTURE = """\
+Use exactly these sections:
+## Topic
+What the conversation is about and what the user wants, in one or two sentences.
+## Key points
+Facts established, decisions made and why, what was tried and what came of it \
+(errors and their fixes included), and the user's stated preferences.
+## Current state
+Where the work stands at the end of the summarized part.
+## Open items
+Questions not yet answered, tasks not yet done, and what the user asked for next.
+## Exact details
+Verbatim: names, file paths, URLs, identifiers, commands, code symbols, numbers, \
+versions, dates and quoted requirements that later messages may depend on. Copy \
+them exactly; never round or paraphrase them."""
+
+UPDATE_PREVIOUS = (
+    "The summarized part begins with a summary of an even earlier part. Update that "
+    "summary instead of replacing it: keep every fact from it that may still matter "
+    "(its exact details included), fold in what happened since, and drop only what is "
+    "clearly obsolete."
+)
+
+ANSWER_FORMAT = (
+    "Write the summary in the language of the conversation. Reply with the summary "
+    "only, between <summary> and </summary>."
+)
+
+#: Characters kept of each tool input / tool output / long text, per level.
+TOOL_CHARS = (8_000, 1_000)
+TEXT_CHARS = (None, 6_000)
+LEVELS = len(TOOL_CHARS)
+
+
+def _clip(text: str, limit: int | None) -> str:
+    if limit is None or len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    tail = limit - head
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n[… {cut:,} characters left out …]\n{text[-tail:]}"
+
+
+def _snippet(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def describe_turn(turn: Turn) -> str:
+    """A short way to point at a turn in an instruction (``the user's message beginning «…»``)."""
+    text = turn.text().strip()
+    who = "the user's message" if turn.role == "user" else "the assistant's reply"
+    if text:
+        return f"{who} beginning «{_snippet(text)}»"
+    uses = [b.name for b in turn.blocks if isinstance(b, ToolUseBlock)]
+    if uses:
+        return f"the assistant's call to the tool `{uses[0]}`"
+    return f"{who} with attachments"
+
+
+def note_text(kept_visible: Sequence[Turn], has_previous: bool) -> str:
+    """The instruction added after the last message of the resent request.
+
+    Args:
+        kept_visible: the kept turns the resent request shows (they stay
+            verbatim, so the summary need not cover them); empty when the
+            whole conversation shown is summarized.
+        has_previous: the conversation shown begins with an earlier summary.
+    """
+    if kept_visible:
+        scope = (
+            f" up to (not including) {describe_turn(kept_visible[0])}; that message and "
+            "everything after it stay in your context verbatim, so mention them only "
+            "where the earlier part needs them"
+        )
+    else:
+        scope = ""
+    parts = [
+        "[Context compaction — a request from the Parley app, not from the user] Do not "
+        "answer or continue the conversation and do not call any tools. Instead, write a "
+        f"summary of the conversation above{scope}. It will replace those messages in "
+        "your context, so it must let you continue the work without them.",
+        STRUCTURE,
+    ]
+    if has_previous:
+        parts.append(UPDATE_PREVIOUS)
+    parts.append(ANSWER_FORMAT)
+    return "\n\n".join(parts)
+
+
+def _tool_use(block: ToolUseBlock, level: int) -> str:
+    args = json.dumps(dict(block.input), ensure_ascii=False, default=str)
+    return f"[called tool `{block.name}` with {_clip(args, TOOL_CHARS[level])}]"
+
+
+def _tool_result(block: ToolResultBlock, level: int) -> str:
+    kind = "tool error" if block.is_error else "tool result"
+    return f"[{kind}]\n{_clip(tool_result_to_text(block), TOOL_CHARS[level])}\n[end of {kind}]"
+
+
+def render_turn(turn: Turn, level: int = 0) -> str:
+    """One turn as transcript text (``User:`` / ``Assistant:`` followed by its blocks).
+
+    Thinking is left out (the model's private reasoning); images and documents
+    become placeholders; a summary becomes a marked section.
+    """
+    pieces: list[str] = []
+    for b in turn.blocks:
+        if isinstance(b, TextBlock):
+            pieces.append(_clip(b.text, TEXT_CHARS[level]))
+        elif isinstance(b, ToolUseBlock):
+            pieces.append(_tool_use(b, level))
+        elif isinstance(b, ToolResultBlock):
+            pieces.append(_tool_result(b, level))
+        elif isinstance(b, ImageBlock):
+            pieces.append(f"[image: {b.media_type}]")
+        elif isinstance(b, DocumentBlock):
+            pieces.append(f"[document: {b.name or b.media_type}]")
+        elif isinstance(b, CompactSummaryBlock):
+            return f"Summary of the earlier conversation:\n{b.summary.strip()}"
+        elif isinstance(b, ThinkingBlock | UnknownBlock):
+            continue
+    who = "User" if turn.role == "user" else "Assistant"
+    return f"{who}:\n" + "\n".join(p for p in pieces if p.strip())
+
+
+def transcript_prompt(turns: Sequence[Turn], *, level: int, omitted: int, previous: bool) -> str:
+    """The one user message of the separate summary request.
+
+    Args:
+        turns: the turns to summarize, in order (a previous summary first).
+        level: shortening level, 0 … ``LEVELS - 1``.
+        omitted: how many of the oldest turns were left out to fit.
+        previous: the turns begin with a previous summary.
+    """
+    lead = "Below is the transcript of the earlier part of a conversation between a user "
+    lead += "and an AI assistant."
+    if omitted:
+        lead += f" Its oldest {omitted} message(s) did not fit and were left out."
+    body = "\n\n".join(render_turn(t, level) for t in turns)
+    parts = [
+        lead,
+        f"<transcript>\n{body}\n</transcript>",
+        "Write a summary of this transcript. It will replace these messages in the "
+        "assistant's context, so it must let the assistant continue the work without them.",
+        STRUCTURE,
+    ]
+    if previous:
+        parts.append(UPDATE_PREVIOUS)
+    parts.append(ANSWER_FORMAT)
+    return "\n\n".join(parts)
+
+
+_SUMMARY = re.compile(r"<summary>\s*(.*?)\s*(?:</summary>|$)", re.S | re.I)
+
+
+def extract_summary(text: str) -> str | None:
+    """Return the summary in a model's answer, or None when there is none.
+
+    The text between ``<summary>`` tags (an unclosed tag: to the end), else the
+    whole answer; None when that is empty or whitespace.
+    """
+    match = _SUMMARY.search(text)
+    summary = match.group(1) if match else text
+    summary = summary.strip()
+    return summary or None

@@ -1,0 +1,409 @@
+"""What Parley does after a crash or when sessions.db is damaged, deleted or replaced.
+
+At start (shared/DESIGN.md, Durability): a reply cut off by a process death is
+already in the file as an assistant turn marked ``aborted`` (the run loop
+journals it while it streams), so nothing has to be rebuilt. What is left is
+to tell the person: :func:`mark_running` records that Parley runs and returns,
+when the previous run did not end with :func:`mark_clean_exit`, the sessions
+whose reply was interrupted (:func:`interrupted_replies`) so the window can
+offer Resume.
+
+When the file cannot be used (``DatabaseCorrupt`` at open), the window offers
+two ways on, both over a path and never destroying a byte:
+
+* open the latest backup: :func:`latest_backup` then :func:`restore_backup`;
+* start a new file: :func:`start_fresh`.
+
+Both first move the damaged file (and its ``-wal`` / ``-shm``) aside as
+``sessions.db.corrupt-<timestamp>`` (:func:`set_aside`), never over an
+existing file.
+
+When the file was deleted or replaced under a running Parley
+(``core.store.faults``), :func:`rescue_copy` writes what the open connection
+still reads to a new file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import quote
+
+from core.store.async_store import AsyncStore
+from core.store.errors import CannotOpen, StoreError
+from core.store.schema import dbapi_connection
+from core.store.store import Store, StoreClosed
+
+#: app_state key of the run marker: ``{"pid": int, "started_at": epoch ms}``.
+RUN_MARKER = "recovery.run"
+SIDECARS = ("-wal", "-shm")
+PAGE = 200
+
+
+@dataclass(frozen=True, slots=True)
+class InterruptedReply:
+    """A session whose last request got no complete reply.
+
+    Attributes:
+        session_id: the session.
+        title: its title (None when untitled).
+        turn_id: the aborted reply (``kind == "partial"``) or the unanswered
+            user turn (``kind == "unanswered"``).
+        kind: ``partial`` — a reply was cut off; what arrived is kept as an
+            aborted turn; ``unanswered`` — the user's message was saved but no
+            reply text arrived.
+        chars: characters of reply text kept (0 for ``unanswered``).
+    """
+
+    session_id: str
+    title: str | None
+    turn_id: str
+    kind: Literal["partial", "unanswered"]
+    chars: int
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousRun:
+    """A previous run of Parley that did not exit cleanly.
+
+    Attributes:
+        pid: its process id.
+        started_at: when it started, epoch ms.
+        interrupted: sessions it left without a complete reply, newest first.
+    """
+
+    pid: int
+    started_at: int
+    interrupted: list[InterruptedReply]
+
+
+async def interrupted_replies(
+    store: AsyncStore, *, since_ms: int = 0, limit: int = 100
+) -> list[InterruptedReply]:
+    """Find sessions whose last turn is an aborted reply or an unanswered message.
+
+    Args:
+        store: the open store.
+        since_ms: only sessions with activity at or after this time (epoch ms);
+            sessions are read newest first, so this bounds the work at start.
+        limit: at most this many results.
+
+    Returns:
+        Newest activity first. A reply the user stopped counts too (it is
+        aborted as well): both can be resumed.
+
+    Raises:
+        StoreError: the file cannot be read.
+    """
+    found: list[InterruptedReply] = []
+    offset = 0
+    while len(found) < limit:
+        page = await store.list_sessions(
+            include_archived=True, pinned_first=False, limit=PAGE, offset=offset
+        )
+        for session in page:
+            if session.updated_at < since_ms:
+                return found
+            last = await store.get_turns(session.id, last=1)
+            item = _interrupted(session.id, session.title, last[-1] if last else None)
+            if item is not None:
+                found.append(item)
+                if len(found) >= limit:
+                    return found
+        if len(page) < PAGE:
+            return found
+        offset += PAGE
+    return found
+
+
+def _interrupted(session_id: str, title: str | None, last: Any) -> InterruptedReply | None:
+    if last is None:
+        return None
+    if last.role == "assistant" and last.aborted:
+        return InterruptedReply(session_id, title, last.id, "partial", len(last.text()))
+    if last.role == "user":
+        return InterruptedReply(session_id, title, last.id, "unanswered", 0)
+    return None
+
+
+async def mark_running(
+    store: AsyncStore, *, pid: int | None = None, now_ms: int | None = None
+) -> PreviousRun | None:
+    """Call once at start: report an unclean previous run, then record this one.
+
+    Args:
+        store: the open store.
+        pid: this process's id (default ``os.getpid()``).
+        now_ms: this run's start, epoch ms (default now).
+
+    Returns:
+        The previous run when it did not call :func:`mark_clean_exit` (a
+        crash, a kill, a power cut), with the replies it left interrupted;
+        None after a clean exit or on a new file.
+
+    Raises:
+        StoreError: the file cannot be read or written (e.g. DiskFull).
+    """
+    previous = await store.get_state(RUN_MARKER)
+    result = None
+    if isinstance(previous, dict) and isinstance(previous.get("started_at"), int):
+        started = int(previous["started_at"])
+        interrupted = await interrupted_replies(store, since_ms=started)
+        result = PreviousRun(int(previous.get("pid") or 0), started, interrupted)
+    marker = {
+        "pid": os.getpid() if pid is None else pid,
+        "started_at": int(time.time() * 1000) if now_ms is None else now_ms,
+    }
+    await store.set_state(RUN_MARKER, marker)
+    return result
+
+
+async def mark_clean_exit(store: AsyncStore) -> None:
+    """Call at a normal exit (after the last run ended): the next start finds no marker."""
+    await store.set_state(RUN_MARKER, None)
+
+
+# --- damaged files --------------------------------------------------------------
+
+
+def _stamp() -> str:
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+def _place(src: Path, dst: Path) -> None:
+    """Move ``src`` to ``dst``; raise FileExistsError rather than replace anything."""
+    fd = os.open(dst, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)  # reserve the name
+    os.close(fd)
+    try:
+        os.replace(src, dst)  # replaces only our own empty placeholder
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(dst)
+        raise
+
+
+def _free_name(path: Path, tag: str) -> Path:
+    base = f"{path.name}.{tag}-{_stamp()}"
+    candidates = [base] + [f"{base}-{n}" for n in range(1, 1000)]
+    for name in candidates:
+        if not any(os.path.lexists(path.with_name(name + s)) for s in ("", *SIDECARS)):
+            return path.with_name(name)
+    raise FileExistsError(path.with_name(base))
+
+
+def set_aside(path: Path, tag: str = "corrupt") -> Path | None:
+    """Move ``path`` and its ``-wal`` / ``-shm`` to ``<name>.<tag>-<YYYYmmdd-HHMMSS>``.
+
+    The sidecars keep their suffix (``….corrupt-…-wal``) so SQLite still pairs
+    them with the moved file. No existing file is ever replaced: a taken name
+    gets ``-1``, ``-2``, … appended. Close every connection to ``path`` first.
+
+    Args:
+        path: sessions.db.
+        tag: the word in the new name.
+
+    Returns:
+        The new path of the main file, or None when ``path`` did not exist
+        (its sidecars, if any, are still moved).
+
+    Raises:
+        CannotOpen: the folder cannot be written (the message says why).
+    """
+    path = Path(path)
+    target = _free_name(path, tag)
+    moved = None
+    try:
+        if os.path.lexists(path):
+            _place(path, target)
+            moved = target
+        for suffix in SIDECARS:
+            side = Path(f"{path}{suffix}")
+            if os.path.lexists(side):
+                _place(side, Path(f"{target}{suffix}"))
+    except OSError as exc:
+        raise CannotOpen(path, f"could not move it aside: {exc.strerror or exc}") from exc
+    return moved
+
+
+def start_fresh(path: Path) -> Path | None:
+    """Keep the damaged file aside and let Parley create a new, empty sessions.db.
+
+    Args:
+        path: the damaged sessions.db (no connection may be open on it).
+
+    Returns:
+        Where the damaged file now is (``sessions.db.corrupt-<timestamp>``),
+        or None when there was no file. ``Store.open(path)`` then creates a
+        new file.
+
+    Raises:
+        CannotOpen: the file could not be moved (nothing was changed).
+    """
+    return set_aside(Path(path), "corrupt")
+
+
+def _readonly_uri(path: Path) -> str:
+    return f"file:{quote(str(path))}?mode=ro"
+
+
+def is_usable(path: Path) -> bool:
+    """True when ``path`` is an SQLite file that passes ``PRAGMA quick_check``.
+
+    The file is opened read-only; nothing is written.
+    """
+    try:
+        con = sqlite3.connect(_readonly_uri(path), uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        row = con.execute("PRAGMA quick_check").fetchone()
+        return bool(row) and row[0] == "ok"
+    except sqlite3.Error:
+        return False
+    finally:
+        con.close()
+
+
+def backups(path: Path) -> list[Path]:
+    """Return the backups of ``path`` that exist, newest (by modification time) first.
+
+    A backup is a file beside it named ``<name>…bak`` — the copies taken before
+    a format upgrade (``sessions.db.parley-pre-v4.bak``, ``….1.bak``, …) and
+    any later kind that follows the same pattern. Unfinished copies
+    (``….partial``) are not backups.
+    """
+    path = Path(path)
+    found = [Path(p) for p in glob.glob(glob.escape(str(path)) + "*.bak")]
+    return sorted((p for p in found if p.is_file()), key=lambda p: p.stat().st_mtime_ns,
+                  reverse=True)
+
+
+def latest_backup(path: Path) -> Path | None:
+    """Return the newest backup of ``path`` that SQLite can read, or None.
+
+    Damaged backups (failing ``PRAGMA quick_check``) are skipped. Nothing is written.
+    """
+    return next((b for b in backups(path) if is_usable(b)), None)
+
+
+def _copy_database(src: Path, dst: Path) -> None:
+    """Copy an SQLite file with the backup API (a consistent copy, WAL included)."""
+    tmp = dst.with_name(dst.name + ".partial")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    source = sqlite3.connect(_readonly_uri(src), uri=True)
+    try:
+        target = sqlite3.connect(tmp)
+        try:
+            source.backup(target)
+            target.execute("PRAGMA journal_mode = DELETE").fetchall()
+        finally:
+            target.close()
+    finally:
+        source.close()
+    try:
+        _place(tmp, dst)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def restore_backup(path: Path, backup: Path) -> Path | None:
+    """Put a copy of ``backup`` at ``path``, keeping the damaged file aside.
+
+    The backup itself is left as it is (it is copied, not moved). A backup of
+    the older v3 format is upgraded by ``Store.open`` as usual.
+
+    Args:
+        path: the damaged sessions.db (no connection may be open on it).
+        backup: a file from :func:`backups`, e.g. :func:`latest_backup`'s.
+
+    Returns:
+        Where the damaged file now is (None when there was none).
+
+    Raises:
+        DatabaseCorrupt: the backup is damaged too (nothing was changed).
+        CannotOpen: a file could not be moved or written.
+    """
+    from core.store.errors import DatabaseCorrupt
+
+    path, backup = Path(path), Path(backup)
+    if not is_usable(backup):
+        raise DatabaseCorrupt(backup)
+    aside = set_aside(path, "corrupt")
+    try:
+        _copy_database(backup, path)
+    except (OSError, sqlite3.Error) as exc:
+        raise CannotOpen(path, f"could not copy the backup: {exc}") from exc
+    return aside
+
+
+# --- a file deleted or replaced under Parley -------------------------------------
+
+
+def rescue_copy(store: Store, dest: Path | None = None) -> Path:
+    """Copy everything the open store reads to a new file, even if its file was deleted.
+
+    Use it after ``DatabaseMissing`` / ``DatabaseReplaced``: the connection
+    still reads the file Parley opened (through its descriptor), WAL included.
+    Call it on the store's thread (a Store is thread-confined).
+
+    Args:
+        store: the open store.
+        dest: the new file; default ``<name>.rescued-<timestamp>`` beside the
+            store's path. Never replaced if it exists.
+
+    Returns:
+        The path of the copy: a complete sessions.db (``journal_mode=DELETE``)
+        that ``Store.open`` can open.
+
+    Raises:
+        StoreClosed: the store was closed (a deleted file is gone by then).
+        CannotOpen: the copy could not be written (folder gone, disk full…).
+    """
+    con = getattr(store, "_con", None)  # see report: Store.backup_to(dest) would own this
+    if con is None:
+        raise StoreClosed()
+    raw = dbapi_connection(con)
+    dest = Path(dest) if dest is not None else _free_name(store.path, "rescued")
+    tmp = dest.with_name(dest.name + ".partial")
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        target = sqlite3.connect(tmp)
+        try:
+            raw.backup(target)
+            target.execute("PRAGMA journal_mode = DELETE").fetchall()
+        finally:
+            target.close()
+        _place(tmp, dest)
+    except (OSError, sqlite3.Error) as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise CannotOpen(dest, f"could not write the copy: {exc}") from exc
+    return dest
+
+
+__all__ = [
+    "RUN_MARKER",
+    "InterruptedReply",
+    "PreviousRun",
+    "StoreError",
+    "backups",
+    "interrupted_replies",
+    "is_usable",
+    "latest_backup",
+    "mark_clean_exit",
+    "mark_running",
+    "rescue_copy",
+    "restore_backup",
+    "set_aside",
+    "start_fresh",
+]

@@ -1,0 +1,344 @@
+"""Manual compaction against a real sessions.db and the fake provider over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+
+import pytest
+
+from core.compaction import (
+    CompactEvent,
+    CompactInvalidInputError,
+    CompactionInProgress,
+    CompactNoSummaryError,
+    CompactPromptTooLongError,
+    Skill,
+)
+from core.compaction_prompt import SUMMARIZER_SYSTEM, UPDATE_PREVIOUS
+from core.content import CompactSummaryBlock, DocumentBlock, ImageBlock, TextBlock, Turn
+from core.providers.errors import AuthenticationFailed
+from core.run import RunInProgress
+from core.wire import SUMMARY_HEADING
+from tests.core.test_compaction_support import (  # noqa: F401 - cenv is a fixture
+    GPT,
+    SONNET,
+    SUMMARY,
+    blocks_text,
+    cenv,
+    summary_turns,
+    validate,
+)
+
+PNG = base64.b64encode(
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x02\x00\x00\x00"
+).decode()
+PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF").decode()
+
+
+async def test_manual_compaction_saves_summary_and_reports_every_field(cenv, fake_provider):
+    env = cenv
+    await env.store.append_turn(env.sid, Turn("user", [
+        TextBlock("Here is the diagram and the spec"),
+        ImageBlock("image/png", PNG),
+        DocumentBlock("application/pdf", PDF, "spec.pdf"),
+    ]))
+    await env.store.append_turn(env.sid, Turn("assistant", [TextBlock("Got both.")]))
+    await env.seed(4)
+    before = await env.store.get_turns(env.sid)
+    fake_provider.script(f"<summary>\n{SUMMARY}\n</summary>", usage={"output_tokens": 77})
+    events: list[CompactEvent] = []
+    hooked: list[dict] = []
+    for name in ("compact:start", "compact:progress", "compact:end"):
+        env.runner.hooks.on(name, hooked.append)
+
+    result = await env.runner.compact(env.sid, keep_turns=4, model_ref=SONNET,
+                                      on_event=events.append)
+
+    assert result.compacted and result.reason is None and result.trigger == "manual"
+    assert result.replaced_count == 6 and result.dropped_count == 0
+    assert result.restored_files == ("image (image/png)", "spec.pdf")
+    assert result.restored_skills == ()
+    assert result.model == "anthropic:claude-haiku-5-5"  # the cheap default
+    assert result.usage is not None and result.usage.output_tokens == 77
+    assert result.tokens_before and result.effective_tokens
+    assert result.effective_tokens < result.tokens_before
+    assert not result.cache_reused
+
+    # Non-destructive: every turn stays, one summary turn is appended.
+    stored = await env.store.get_turns(env.sid)
+    assert stored[:-1] == before and stored[-1].id == result.summary_turn_id
+    summary = stored[-1]
+    block = summary.blocks[0]
+    assert summary.role == "user" and isinstance(block, CompactSummaryBlock)
+    assert block.summary == SUMMARY and block.replaced_count == 6
+    assert (block.first_turn_id, block.last_turn_id) == (before[0].id, before[5].id)
+    assert block.compaction_id == result.compaction_id
+    assert [type(b).__name__ for b in summary.blocks[1:]] == [
+        "TextBlock", "ImageBlock", "DocumentBlock"]
+    history = await env.store.history(env.sid)
+    assert [t.id for t in history] == [summary.id] + [t.id for t in before[6:]]
+
+    (row,) = await env.store.list_compactions(env.sid)
+    assert row.reason == "manual" and row.model == result.model
+    assert (row.tokens_before, row.tokens_after) == (result.tokens_before,
+                                                     result.effective_tokens)
+    assert row.replaced_count == 6 and row.usage == result.usage
+    session = await env.store.get_session(env.sid)
+    assert session.usage.output_tokens == 77  # the summary's cost counts
+
+    (req,) = fake_provider.model_requests
+    assert req.body["model"] == "claude-haiku-5-5"
+    assert req.body["system"][0]["text"] == SUMMARIZER_SYSTEM
+    prompt = blocks_text(req.body["messages"][0])
+    assert "Question 0" in prompt and "Answer 1" in prompt and "Question 2" not in prompt
+    assert "[image: image/png]" in prompt and "## Exact details" in prompt
+    assert validate(req) is None
+
+    names = [e.name for e in events]
+    assert names[0] == "compact:start" and names[-1] == "compact:end"
+    assert "compact:progress" in names and events[-1].result == result
+    assert [h["hook"] for h in hooked] == names
+
+
+async def test_the_next_request_sends_the_summary_then_the_kept_turns(cenv, fake_provider):
+    env = cenv
+    await env.seed(5)
+    fake_provider.script(SUMMARY)
+    await env.runner.compact(env.sid, keep_turns=2, model_ref=GPT)
+    fake_provider.script("ok")
+    await env.send("next question", model=GPT)
+    req = fake_provider.model_requests[-1]
+    assert validate(req) is None
+    messages = [m for m in req.body["messages"] if m["role"] != "system"]
+    first = blocks_text(messages[0])
+    assert messages[0]["role"] == "user" and first.startswith(SUMMARY_HEADING)
+    assert "ZEBRA-42" in first and "Question 4" in first  # the kept user turn follows it
+    texts = [blocks_text(m) for m in messages[1:]]
+    assert texts[0].startswith("Answer 4") and texts[-1] == "next question"
+    assert not any("Question 3" in t for t in [first, *texts])
+
+
+async def test_nothing_to_compact_and_no_session_make_no_request(cenv, fake_provider):
+    env = cenv
+    await env.seed(2)
+    result = await env.runner.compact(env.sid, keep_turns=4, model_ref=SONNET)
+    assert not result.compacted and result.reason == "nothing-to-compact"
+    missing = await env.runner.compact("no-such-session", keep_turns=0, model_ref=SONNET)
+    assert not missing.compacted and missing.reason == "no-session"
+    assert fake_provider.requests == []
+    assert await env.store.list_compactions(env.sid) == []
+    with pytest.raises(CompactInvalidInputError):
+        await env.runner.compact(env.sid, keep_turns=-1)
+
+
+async def test_compaction_is_rejected_while_a_run_works_and_a_run_while_it_works(
+    cenv, fake_provider
+):
+    env = cenv
+    await env.seed(4)
+    fake_provider.script("slow " * 40, token_delay_ms=5, chunk_size=5)
+    run = asyncio.ensure_future(env.send("go"))
+    await asyncio.sleep(0.1)
+    with pytest.raises(RunInProgress):
+        await env.runner.compact(env.sid, keep_turns=1)
+    await run
+    turns = await env.store.get_turns(env.sid)
+
+    fake_provider.script(SUMMARY, token_delay_ms=5, chunk_size=4)
+    compaction = asyncio.ensure_future(env.runner.compact(env.sid, keep_turns=1))
+    await asyncio.sleep(0.1)
+    assert env.runner.is_running(env.sid) and env.compactor.is_compacting(env.sid)
+    with pytest.raises(CompactionInProgress):
+        await env.send("too early")
+    with pytest.raises(CompactionInProgress):
+        await env.runner.compact(env.sid, keep_turns=1)
+    result = await compaction
+    assert result.compacted and not env.runner.is_running(env.sid)
+    after = await env.store.get_turns(env.sid)
+    assert after[:-1] == turns  # the rejected run saved nothing
+    assert not any(t.text() == "too early" for t in after)
+
+
+async def test_cancel_aborts_and_saves_nothing(cenv, fake_provider):
+    env = cenv
+    await env.seed(4)
+    before = await env.store.get_turns(env.sid)
+    fake_provider.script(SUMMARY * 5, token_delay_ms=5, chunk_size=4)
+    events: list[CompactEvent] = []
+    task = asyncio.ensure_future(env.runner.compact(env.sid, keep_turns=2,
+                                                    on_event=events.append))
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if any(e.name == "compact:progress" and e.received_chars for e in events):
+            break
+    assert env.runner.cancel(env.sid)
+    result = await task
+    assert not result.compacted and result.reason == "aborted"
+    assert await env.store.get_turns(env.sid) == before
+    assert await env.store.list_compactions(env.sid) == []
+    assert events[-1].name == "compact:end" and events[-1].result == result
+    assert not env.runner.is_running(env.sid)
+
+
+@pytest.mark.parametrize("model", [SONNET, GPT])
+async def test_summary_request_resends_the_last_request_byte_for_byte(cenv, fake_provider, model):
+    env = cenv
+    await env.store.set_session_system_prompt(env.sid, "You are terse.")
+    for i in range(3):
+        fake_provider.script(f"Reply number {i} about ZEBRA-42.")
+        await env.send(f"Message {i}: " + "detail " * 30, model=model)
+    fake_provider.script(f"<summary>{SUMMARY}</summary>")
+
+    result = await env.runner.compact(env.sid, keep_turns=1)
+
+    assert result.compacted and result.cache_reused and result.model == model
+    previous, summary_req = fake_provider.model_requests[-2:]
+    assert summary_req.body["model"] == previous.body["model"]
+    old, new = previous.body["messages"], summary_req.body["messages"]
+    if summary_req.api == "anthropic":
+        assert summary_req.body["system"] == previous.body["system"]
+        assert new[:-1] == old[:-1]
+        assert new[-1]["content"][:-1] == old[-1]["content"]  # cache marks included
+        note = new[-1]["content"][-1]
+        assert result.usage is not None and result.usage.cache_read_tokens > 0
+    else:
+        assert new[:-1] == old
+        note = new[-1]
+        assert note["role"] == "user"
+    assert "summary of the conversation above" in blocks_text({"content": [note]}
+                                                               if "type" in note else note)
+    # Byte-identical up to the note: the raw bodies agree until the note begins.
+    raw_old, raw_new = previous.raw, summary_req.raw
+    common = next(i for i, (a, b) in enumerate(zip(raw_old, raw_new, strict=False)) if a != b)
+    start = raw_new.index(b'"messages"')
+    assert start < common
+    rest = raw_new[common:]
+    assert rest.lstrip(b", ").startswith((b'{"type":"text","text":"[Context compaction',
+                                          b'{"role":"user","content":"[Context compaction',
+                                          b'{"type": "text", "text": "[Context compaction',
+                                          b'{"role": "user", "content": "[Context compaction'))
+    assert validate(summary_req) is None
+    # Everything but the last turn (the kept reply) is summarized.
+    stored = await env.store.get_turns(env.sid)
+    assert result.replaced_count == 5 and stored[-1].id == result.summary_turn_id
+
+    fake_provider.script("after")
+    await env.send("and now?", model=model)
+    assert validate(fake_provider.model_requests[-1]) is None
+
+
+async def test_failed_cache_request_falls_back_to_a_separate_request(cenv, fake_provider):
+    env = cenv
+    for i in range(3):
+        fake_provider.script(f"reply {i}")
+        await env.send(f"message {i}")
+    fake_provider.fail("server_error").script(SUMMARY)
+    result = await env.runner.compact(env.sid, keep_turns=2)
+    assert result.compacted and not result.cache_reused
+    assert result.model == "anthropic:claude-haiku-5-5"
+    cache_try, separate = fake_provider.model_requests[-2:]
+    assert cache_try.body["model"] == "claude-sonnet-4-6"
+    assert separate.body["model"] == "claude-haiku-5-5"
+    assert validate(separate) is None
+
+    # An answer with no summary in it also falls back.
+    fake_provider.script("done")
+    await env.send("message 3")
+    fake_provider.script("").script(SUMMARY)
+    again = await env.runner.compact(env.sid, keep_turns=1)
+    assert again.compacted and not again.cache_reused
+    assert [r.body["model"] for r in fake_provider.model_requests[-2:]] == [
+        "claude-sonnet-4-6", "claude-haiku-5-5"]
+
+
+async def test_recompaction_updates_the_previous_summary(cenv, fake_provider):
+    env = cenv
+    turns = await env.seed(4)
+    fake_provider.script(SUMMARY)
+    first = await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
+    await env.seed(3, start=10)
+    fake_provider.script("## Topic\nZEBRA-42 migration, now scripted.\n## Exact details\n"
+                         "/srv/zebra/config.toml, port 8443")
+    second = await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
+    assert second.compacted
+
+    prompt = blocks_text(fake_provider.model_requests[-1].body["messages"][0])
+    assert "Summary of the earlier conversation:\n## Topic\nPlanning the ZEBRA-42" in prompt
+    assert UPDATE_PREVIOUS in prompt
+    assert "Answer 3" in prompt and "Question 10" in prompt and "Question 0:" not in prompt
+
+    stored = await env.store.get_turns(env.sid)
+    block = stored[-1].blocks[0]
+    assert isinstance(block, CompactSummaryBlock) and "port 8443" in block.summary
+    assert block.first_turn_id == turns[0].id  # the new range covers the old one
+    assert block.replaced_count == 12 and second.replaced_count == 12
+    history = await env.store.history(env.sid)
+    assert history[0].id == second.summary_turn_id
+    assert first.summary_turn_id not in [t.id for t in history]
+    assert [t.text()[:9] for t in history[1:]] == ["Question ", "Answer 12"]
+    assert len(summary_turns(stored)) == 2  # nothing deleted
+
+
+async def test_a_failed_summary_leaves_the_session_untouched(cenv, fake_provider):
+    env = cenv
+    await env.seed(4)
+    before = await env.store.get_turns(env.sid)
+    fake_provider.fail("auth")
+    with pytest.raises(AuthenticationFailed):
+        await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
+    fake_provider.script("   ")
+    with pytest.raises(CompactNoSummaryError):
+        await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
+    fake_provider.fail("prompt_too_long", times=3)
+    events: list[CompactEvent] = []
+    with pytest.raises(CompactPromptTooLongError) as err:
+        await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET, on_event=events.append)
+    assert "Nothing was changed" in err.value.message
+    assert events[-1].name == "compact:end" and events[-1].error is err.value
+    assert len(fake_provider.model_requests) == 5
+    last = fake_provider.model_requests[-1]
+    assert "oldest" in blocks_text(last.body["messages"][0])  # the oldest turns left out
+    assert await env.store.get_turns(env.sid) == before
+    assert await env.store.list_compactions(env.sid) == []
+    assert (await env.store.get_session(env.sid)).usage.output_tokens == 0
+    assert not env.runner.is_running(env.sid)
+
+
+async def test_too_long_for_the_summary_model_is_shortened_then_refused(cenv, fake_provider):
+    env = cenv
+    await env.settings(model_overrides={"claude-haiku-5-5": {"context_window": 10_000,
+                                                             "max_output_tokens": 1_000}})
+    await env.seed(2)
+    await env.tool_round("search", "result line\n" * 3000, "toolu_1")  # ~9k tokens of output
+    await env.seed(1, start=5)
+    fake_provider.script(SUMMARY)
+    result = await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
+    assert result.compacted and result.dropped_count == 0
+    (req,) = fake_provider.model_requests
+    prompt = blocks_text(req.body["messages"][0])
+    assert "characters left out" in prompt and len(prompt) < 20_000
+
+    await env.settings(model_overrides={"claude-haiku-5-5": {"context_window": 1_200,
+                                                             "max_output_tokens": 200}})
+    await env.seed(3, words=200, start=20)
+    with pytest.raises(CompactPromptTooLongError):
+        await env.runner.compact(env.sid, keep_turns=1, model_ref=SONNET)
+    assert len(fake_provider.model_requests) == 1  # refused by the estimate, nothing sent
+
+
+async def test_skills_and_settings_model_are_used(cenv, fake_provider):
+    env = cenv
+    env.compactor.skills = lambda sid: [Skill("pdf-tools", "Use pdftotext for PDFs.")]
+    await env.settings(compaction__model="gpt-5-mini", compaction__keep_turns=1)
+    await env.seed(3)
+    fake_provider.script(SUMMARY)
+    result = await env.runner.compact(env.sid, model_ref=GPT)
+    assert result.model == "openai:gpt-5-mini" and result.restored_skills == ("pdf-tools",)
+    assert result.replaced_count == 5
+    turn = (await env.store.get_turns(env.sid))[-1]
+    assert "Use pdftotext" in turn.blocks[-1].text  # type: ignore[union-attr]
+    body = fake_provider.model_requests[-1].body
+    assert body["model"] == "gpt-5-mini" and validate(fake_provider.model_requests[-1]) is None
+    assert json.dumps(body).count("Question 0") == 1

@@ -1,0 +1,122 @@
+"""Shared set-up of the compaction tests: a real sessions.db, the hub over the fake server.
+
+Not a test module of its own (it holds no tests); the compaction test files
+import its fixture and helpers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from core.content import Block, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from core.keys import FileBackend, KeyStore
+from core.providers.hub import ProviderHub
+from core.providers.retry import RetryPolicy
+from core.run import ChatRunner
+from core.store.async_store import AsyncStore
+from tests.fakes.validation import validate_anthropic, validate_openai
+
+FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
+SONNET = "anthropic:claude-sonnet-4-6"
+GPT = "openai:gpt-5"
+SUMMARY = (
+    "## Topic\nPlanning the ZEBRA-42 migration.\n## Key points\n- Port is 8443.\n"
+    "## Current state\nDesign agreed.\n## Open items\n- Write the script.\n"
+    "## Exact details\n/srv/zebra/config.toml"
+)
+
+
+class Env:
+    """What a compaction test works with."""
+
+    def __init__(self, store: AsyncStore, hub: ProviderHub, runner: ChatRunner, sid: str):
+        self.store = store
+        self.hub = hub
+        self.runner = runner
+        self.sid = sid
+
+    @property
+    def compactor(self) -> Any:
+        return self.runner.compactor
+
+    async def settings(self, **values: Any) -> None:
+        """Save settings (``model_overrides`` reloads the hub)."""
+        for key, value in values.items():
+            await self.store.set_setting(key.replace("__", "."), value)
+        if "model_overrides" in values:
+            await self.hub.load()
+
+    async def seed(self, pairs: int, *, words: int = 20, start: int = 0) -> list[Turn]:
+        """Append ``pairs`` user/assistant turns of about ``words`` words each."""
+        out = []
+        for i in range(start, start + pairs):
+            filler = " ".join(f"w{i}x{k}" for k in range(words))
+            out.append(await self.store.append_turn(
+                self.sid, Turn("user", [TextBlock(f"Question {i}: {filler}")])))
+            out.append(await self.store.append_turn(
+                self.sid, Turn("assistant", [TextBlock(f"Answer {i}: {filler}")])))
+        return out
+
+    async def tool_round(self, name: str, output: str, call_id: str) -> None:
+        """Append an assistant tool_use turn and the user turn with its result."""
+        await self.store.append_turn(
+            self.sid, Turn("assistant", [ToolUseBlock(call_id, name, {"q": name})]))
+        await self.store.append_turn(
+            self.sid, Turn("user", [ToolResultBlock(call_id, (TextBlock(output),))]))
+
+    async def send(self, text: str, model: str = SONNET, **kw: Any) -> Turn | None:
+        return await self.runner.send(self.sid, [TextBlock(text)], model_ref=model, **kw)
+
+
+def blocks_text(message: dict[str, Any]) -> str:
+    """All text of a wire message (Anthropic or OpenAI shape)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    out = []
+    for b in content or []:
+        if isinstance(b, dict):
+            if b.get("type") == "text":
+                out.append(b["text"])
+            elif b.get("type") == "tool_result":
+                inner = b.get("content")
+                out.append(inner if isinstance(inner, str) else blocks_text({"content": inner}))
+    return "\n".join(out)
+
+
+def validate(request: Any) -> str | None:
+    """The real API's verdict (as the fake knows it) on a recorded model request."""
+    if request.api == "anthropic":
+        return validate_anthropic(request.body)
+    return validate_openai(request.body)
+
+
+def summary_turns(turns: list[Turn]) -> list[Turn]:
+    return [t for t in turns if any(b.type == "compact_summary" for b in t.blocks)]
+
+
+def user_blocks(*blocks: Block) -> Turn:
+    return Turn("user", list(blocks))
+
+
+@pytest.fixture
+async def cenv(tmp_path, fake_provider):
+    store = await AsyncStore.open(tmp_path / "sessions.db")
+    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
+    hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
+    await hub.load()
+    await hub.add_provider(
+        "anthropic", base_url=fake_provider.anthropic_base_url, api_key="sk-test-anthropic",
+        default_model="claude-sonnet-4-6",
+    )
+    await hub.add_provider(
+        "openai", base_url=fake_provider.openai_base_url, api_key="sk-test-openai",
+        default_model="gpt-5",
+    )
+    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    session = await store.create_session()
+    yield Env(store, hub, runner, session.id)
+    await hub.aclose()
+    await store.close()

@@ -1,0 +1,168 @@
+"""The Settings dialog, driven like a person: real sessions.db, the fake provider, a fake clock."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QCheckBox, QLineEdit
+
+from core.cache_timer import CacheTimer, ManualClock
+from core.content import TextBlock
+from core.keys import FileBackend, KeyStore
+from core.providers.hub import ProviderHub
+from core.providers.retry import RetryPolicy
+from core.run import ChatRunner
+from core.store.async_store import AsyncStore
+from gui.actions import ACTIONS
+from gui.settings_dialog import EXPERIMENTAL_INTRO, SettingsDialog
+
+LEFT = Qt.MouseButton.LeftButton
+MODEL = "anthropic:claude-haiku-4-5"  # 200k window: long from 100k input tokens
+EXPERIMENTAL = "experimental.compact_before_cache_expiry"
+
+
+class App:
+    """The core pieces the main window would hold, on the qasync loop."""
+
+    def __init__(self, store, hub, runner, clock) -> None:
+        self.store, self.hub, self.runner, self.clock = store, hub, runner, clock
+        self.compacted: list[tuple[str, str]] = []
+
+        async def compact(session_id: str, *, reason: str = "manual", keep_turns=None):
+            self.compacted.append((session_id, reason))
+            return {"compacted": True}
+
+        self.timer = CacheTimer(runner, compact, clock=clock)
+
+
+@pytest.fixture
+def app(run, tmp_path, fake_provider):
+    async def build() -> App:
+        store = await AsyncStore.open(tmp_path / "sessions.db")
+        keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
+        hub = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ={})
+        await hub.load()
+        await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
+                               api_key="sk-ant-test", default_model="claude-haiku-4-5")
+        return App(store, hub, ChatRunner(store, hub), ManualClock())
+
+    a = run(build(), timeout=30)
+    yield a
+    a.timer.close()
+    run(a.hub.aclose())
+    run(a.store.close())
+
+
+@pytest.fixture
+def dialog(app, qtbot, until):
+    d = SettingsDialog(app.store, app.hub)
+    qtbot.addWidget(d)
+    d.show()
+    until(lambda: d.ready and d.tasks.pending == 0)
+    return d
+
+
+def open_section(qtbot, dialog, name: str) -> None:
+    item = dialog.nav.findItems(name, Qt.MatchFlag.MatchExactly)[0]
+    rect = dialog.nav.visualItemRect(item)
+    qtbot.mouseClick(dialog.nav.viewport(), LEFT, pos=rect.center())
+    assert dialog.stack.currentIndex() == dialog.nav.row(item)
+
+
+def long_request(app, run, fake_provider, sid: str) -> None:
+    fake_provider.script("Noted.", usage={"input_tokens": 150_000})
+    turn = run(app.runner.send(sid, [TextBlock("And the rest?")], model_ref=MODEL), timeout=20)
+    assert turn is not None and turn.usage.total_input_tokens >= 150_000
+    run(app.timer.wait_idle())
+
+
+def test_switching_on_the_experiment_arms_the_timer_after_a_long_request(
+    app, dialog, qtbot, until, run, fake_provider
+):
+    open_section(qtbot, dialog, "Experimental")
+    page = dialog.stack.currentWidget()
+    assert page.isAncestorOf(dialog.editors[EXPERIMENTAL])
+    assert any(EXPERIMENTAL_INTRO == w.text() for w in page.findChildren(type(dialog.status)))
+    box = dialog.editors[EXPERIMENTAL].input
+    assert isinstance(box, QCheckBox) and box.text() == "Compact before the cache expires"
+    assert not box.isChecked()  # off by default
+    assert "prompt cache expires" in dialog.editors[EXPERIMENTAL].findChildren(
+        type(dialog.status), "FieldHint")[0].text()
+
+    qtbot.mouseClick(box, LEFT)
+    assert box.isChecked()
+    until(lambda: dialog.tasks.pending == 0)
+    assert run(app.store.get_setting(EXPERIMENTAL)) is True  # persisted in sessions.db
+
+    sid = run(app.store.create_session()).id
+    t0 = app.clock.time()
+    long_request(app, run, fake_provider, sid)
+    armed = app.timer.armed(sid)
+    assert armed is not None and armed.timestamp() == t0 + 240
+    assert app.timer.expiry(sid).timestamp() == t0 + 300
+
+    qtbot.mouseClick(box, LEFT)  # off again: disarmed at once, nothing left scheduled
+    until(lambda: app.timer.armed(sid) is None)
+    assert app.clock.pending == []
+    assert run(app.store.get_setting(EXPERIMENTAL)) is False
+
+
+def test_an_invalid_value_is_refused_with_a_message(app, dialog, qtbot, until, run):
+    open_section(qtbot, dialog, "Compaction")
+    editor = dialog.editors["compaction.threshold"]
+    edit = editor.input
+    assert isinstance(edit, QLineEdit) and edit.text() == "0.8"
+
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, "very full")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert editor.error.isVisible()
+    assert "must be a number from 0.2 to 0.95" in editor.error.text()
+    until(lambda: dialog.tasks.pending == 0)
+    assert run(app.store.get_setting("compaction.threshold")) is None  # nothing written
+
+    edit.selectAll()
+    qtbot.keyClicks(edit, "70%")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    assert not editor.error.isVisible() and edit.text() == "0.7"
+    until(lambda: run(app.store.get_setting("compaction.threshold")) == 0.7)
+
+
+def test_choices_and_text_apply_at_once(app, dialog, qtbot, until, run):
+    open_section(qtbot, dialog, "Compaction")
+    strategy = dialog.editors["compaction.strategy"].input
+    strategy.setFocus()
+    qtbot.keyClick(strategy, Qt.Key.Key_Down)  # Summary → Tail
+    until(lambda: run(app.store.get_setting("compaction.strategy")) == "tail")
+
+    open_section(qtbot, dialog, "Chat")
+    prompt = dialog.editors["chat.system_prompt"].input
+    prompt.setFocus()
+    qtbot.keyClicks(prompt, "Answer briefly.")
+    dialog.close()  # closing commits what was typed
+    until(lambda: run(app.store.get_setting("chat.system_prompt")) == "Answer briefly.")
+
+
+def test_pages_for_providers_and_keyboard(app, dialog, qtbot, until, run):
+    page = dialog.providers
+    assert page.list.count() == 1 and "Anthropic" in page.list.item(0).text()
+    until(lambda: "saved in Parley's key file" in page.key_hint.text())
+    assert "127.0.0.1" in page.url_hint.text() and "set here" in page.url_hint.text()
+    assert page.default_model.text() == MODEL
+
+    page.default_model.setFocus()
+    page.default_model.selectAll()
+    qtbot.keyClicks(page.default_model, "llama")
+    qtbot.keyClick(page.default_model, Qt.Key.Key_Return)
+    until(lambda: page.default_error.isVisible())
+    assert "provider:model" in page.default_error.text()
+    assert app.hub.default_model_ref() == MODEL
+
+    open_section(qtbot, dialog, "Keyboard")
+    table = dialog.shortcuts
+    assert table.rowCount() == len(ACTIONS)
+    labels = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
+    assert labels["New chat"] == "Ctrl+N" and labels["Send message"].startswith("Return")
+    assert not table.item(0, 1).flags() & Qt.ItemFlag.ItemIsEditable or \
+        table.editTriggers() == table.EditTrigger.NoEditTriggers
