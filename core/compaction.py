@@ -537,8 +537,9 @@ class Compactor:
             else:
                 # Our estimate may be low for this model: aim well under what was refused.
                 target = int(budget * LAST_LEVEL_SHARE)
-                if refused is not None:
-                    target = min(target, refused // 2)
+                if refused is not None:  # halve the transcript part of it
+                    empty = _prompt_tokens(transcript_prompt([], level=level, omitted=0))
+                    target = min(target, empty + (refused - empty) // 2)
                 fitted = _fit_oldest_out(plan.summarized, target, previous)
                 if fitted is None:
                     break
@@ -658,6 +659,10 @@ class Compactor:
         )
 
 
+def _prompt_tokens(prompt: str) -> int:
+    return estimate_tokens([Turn("user", [TextBlock(prompt)])], system=SUMMARIZER_SYSTEM)
+
+
 def _fit_oldest_out(turns: list[Turn], budget: int, previous: bool) -> tuple[str, int] | None:
     """The shortest-level transcript without the oldest turns, within ``budget`` tokens.
 
@@ -673,7 +678,7 @@ def _fit_oldest_out(turns: list[Turn], budget: int, previous: bool) -> tuple[str
         )
 
     def fits(dropped: int) -> bool:
-        return estimate_tokens([Turn("user", [TextBlock(prompt(dropped))])]) <= budget
+        return _prompt_tokens(prompt(dropped)) <= budget
 
     if not body or not fits(len(body) - 1):
         return None

@@ -171,7 +171,9 @@ def render_turn(turn: Turn, level: int = 0) -> str:
     return f"{who}:\n" + "\n".join(p for p in pieces if p.strip())
 
 
-def transcript_prompt(turns: Sequence[Turn], *, level: int, omitted: int, previous: bool) -> str:
+def transcript_prompt(
+    turns: Sequence[Turn], *, level: int, omitted: int, previous: bool = False
+) -> str:
     """The one user message of the separate summary request.
 
     Args:

@@ -353,9 +353,13 @@ class MainWindow(QMainWindow):
         super().changeEvent(event)
 
 
-def _import_backend() -> None:
-    """Import the store, the run loop and the providers (run in a worker thread)."""
-    import core.providers.hub  # noqa: F401
-    import core.run  # noqa: F401
+def _import_store() -> None:
+    """Import the store (SQLAlchemy) and the controller; run in a worker thread."""
     import core.store.async_store  # noqa: F401
     import gui.chat_controller  # noqa: F401
+
+
+def _import_providers() -> None:
+    """Import the providers (the SDKs) and the run loop; run in a worker thread."""
+    import core.providers.hub  # noqa: F401
+    import core.run  # noqa: F401

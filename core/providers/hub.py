@@ -83,6 +83,7 @@ class ProviderHub:
         self.environ = environ
         self._saved: list[ProviderConfig] = []
         self._keys: dict[str, str | None] = {}
+        self._key_sources: dict[str, str] = {}
         self._providers: dict[str, Provider] = {}
         self._overrides: dict[str, Any] = {}
         self._default_model: str | None = None
@@ -97,12 +98,13 @@ class ProviderHub:
         self._saved = [ProviderConfig(**c) for c in raw if isinstance(c, dict)]
         self._default_model = await self.store.get_setting(SETTING_DEFAULT_MODEL, None)
         self._overrides = await self.store.get_setting(SETTING_MODEL_OVERRIDES, {}) or {}
-        self._keys = {}
+        self._keys, self._key_sources = {}, {}
         for config in self._all_candidates():
             key = await self._in_keys_thread(
                 self.keys.get, config.id, ENV_API_KEY.get(config.kind)
             )
             self._keys[config.id] = key.value if key is not None else None
+            self._key_sources[config.id] = key.source if key is not None else "none"
         await self._close_providers()
 
     def _all_candidates(self) -> list[ProviderConfig]:
@@ -136,10 +138,9 @@ class ProviderHub:
         raise UnknownProvider(provider_id)
 
     def key_source(self, provider_id: str) -> str:
-        """Where the provider's key comes from, for Settings (never the key)."""
-        config = self.config(provider_id)
-        key = self.keys.get(config.id, ENV_API_KEY.get(config.kind))
-        return key.source if key is not None else "none"
+        """Where the provider's key comes from (``keyring``, ``file``,
+        ``environment`` or ``none``), as read by the last :meth:`load`; never the key."""
+        return self._key_sources.get(self.config(provider_id).id, "none")
 
     def _new_id(self, kind: ProviderKind, name: str) -> str:
         base = kind if kind != "openai_compatible" else _slug(name)

@@ -410,6 +410,9 @@ def test_sigkill_during_streaming_and_saving_loses_nothing_committed(tmp_path, f
     finally:
         server.close()
     elapsed = time.monotonic() - t0
+    if os.environ.get("PARLEY_CRASH_DEBUG"):
+        for r in rounds:
+            print(r)
     outcomes = {o: sum(1 for r in rounds if r.outcome == o) for o in
                 ("aborted-reply", "unanswered", "reply-complete", "finished")}
     losses = [r.loss_ms - r.journal_ms for r in rounds if r.outcome == "aborted-reply"]

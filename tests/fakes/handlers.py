@@ -368,8 +368,18 @@ class FakeApi:
     # --- models ----------------------------------------------------------
 
     async def _models(self, request: Request) -> Response:
-        await self._record(request)
-        if "anthropic-version" in request.headers:
+        _, key = await self._record(request)
+        anthropic = "anthropic-version" in request.headers
+        if self._key_rejected(key):
+            if anthropic:
+                return self._anthropic_error(401, "authentication_error", "invalid x-api-key")
+            return self._openai_error(
+                401,
+                oai.STATUS_ERRORS["auth"][3].format(masked=oai.mask_key(key)),
+                "invalid_request_error",
+                "invalid_api_key",
+            )
+        if anthropic:
             return JSONResponse(anth.models_page(self.anthropic_models))
         return JSONResponse(oai.models_page(self.openai_models))
 

@@ -1,0 +1,96 @@
+"""ProviderHub: configured providers, keys, default model, connection tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.keys import FileBackend, KeyStore
+from core.providers.errors import AuthenticationFailed, NetworkError
+from core.providers.hub import ProviderHub, UnknownProvider
+from core.providers.registry import ProviderConfigError
+from core.providers.retry import RetryPolicy
+from core.store.async_store import AsyncStore
+
+FAST = RetryPolicy(max_retries=0)
+
+
+@pytest.fixture
+async def store(tmp_path):
+    s = await AsyncStore.open(tmp_path / "sessions.db")
+    yield s
+    await s.close()
+
+
+def _hub(store, tmp_path, environ=None):
+    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ=environ or {})
+    return ProviderHub(store, keys=keys, retry=FAST, environ=environ or {})
+
+
+async def test_nothing_configured_on_a_new_machine(store, tmp_path):
+    hub = _hub(store, tmp_path)
+    await hub.load()
+    assert not hub.is_configured and hub.default_model_ref() is None
+    with pytest.raises(UnknownProvider):
+        hub.resolve("anthropic:claude-sonnet-4-6")
+    await hub.aclose()
+
+
+async def test_environment_key_makes_a_builtin_provider_usable(store, tmp_path):
+    hub = _hub(store, tmp_path, environ={"ANTHROPIC_API_KEY": "sk-ant-from-env"})
+    await hub.load()
+    assert [c.id for c in hub.configs] == ["anthropic"]
+    assert hub.key_source("anthropic") == "environment"
+    assert hub.default_model_ref() == "anthropic:claude-sonnet-4-6"
+    await hub.aclose()
+
+
+async def test_added_provider_persists_with_its_key_outside_the_database(
+    store, tmp_path, fake_provider
+):
+    hub = _hub(store, tmp_path)
+    await hub.load()
+    await hub.add_provider(
+        "openai_compatible", name="Ollama", base_url=fake_provider.openai_base_url,
+        default_model="llama3.2",
+    )
+    await hub.add_provider(
+        "anthropic", base_url=fake_provider.anthropic_base_url, api_key="sk-ant-secret-1234",
+        default_model="claude-haiku-4-5",
+    )
+    await hub.aclose()
+
+    again = _hub(store, tmp_path)
+    await again.load()
+    assert {c.id for c in again.configs} == {"ollama", "anthropic"}
+    assert again.key_source("anthropic") == "file"
+    assert again.default_model_ref() == "ollama:llama3.2"  # the first one set up
+    raw = (tmp_path / "sessions.db").read_bytes()
+    assert b"sk-ant-secret-1234" not in raw
+    models = await again.list_models("anthropic")
+    assert models
+    await again.aclose()
+
+
+async def test_compatible_server_needs_an_address(store, tmp_path):
+    hub = _hub(store, tmp_path)
+    await hub.load()
+    with pytest.raises(ProviderConfigError, match="address"):
+        await hub.add_provider("openai_compatible", name="LM Studio", base_url="  ")
+    assert not hub.is_configured
+    await hub.aclose()
+
+
+async def test_test_connection_reports_bad_key_and_dead_server_in_words(
+    store, tmp_path, fake_provider, closed_port_url
+):
+    hub = _hub(store, tmp_path)
+    await hub.load()
+    fake_provider.valid_keys = {"good-key"}
+    models = await hub.test_connection("anthropic", fake_provider.anthropic_base_url, "good-key")
+    assert models
+    with pytest.raises(AuthenticationFailed) as bad:
+        await hub.test_connection("anthropic", fake_provider.anthropic_base_url, "wrong-key")
+    assert "wrong-key" not in str(bad.value)
+    with pytest.raises(NetworkError):
+        await hub.test_connection("openai_compatible", closed_port_url + "/v1", None)
+    await hub.aclose()
