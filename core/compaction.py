@@ -1,9 +1,12 @@
 """Compaction: older turns summarized by a model, the summary standing in for them.
 
 Rules from shared/DESIGN.md (Compaction); the parts live in
-``core.compaction_plan`` (where to cut), ``core.compaction_prompt`` (what the
-model is asked), ``core.compaction_wire`` (request transforms and the
-cache-friendly request) and ``core.compaction_settings``.
+``core.compaction_plan`` (where to cut), ``core.compaction_summary`` (which
+request writes the summary), ``core.compaction_prompt`` (what the model is
+asked), ``core.compaction_wire`` (request transforms and the cache-friendly
+request), ``core.compaction_settings``, ``core.compaction_types`` (errors,
+results, events; re-exported here) and ``core.compaction_run`` (the run
+loop's part).
 
 A compaction, manual (``keep_turns`` given), automatic (the run loop, before a
 request reaching the threshold) or from the cache timer:
@@ -30,201 +33,53 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from core.compaction_plan import Plan, file_label, plan_compaction, restorable_files, summary_block
-from core.compaction_prompt import (
-    LEVELS,
-    SUMMARIZER_SYSTEM,
-    extract_summary,
-    note_text,
-    transcript_prompt,
-)
+from core.compaction_plan import Plan, file_label, plan_compaction, restorable_files
+from core.compaction_prompt import has_content
 from core.compaction_settings import CompactionSettings, load_settings, summary_model_ref
-from core.compaction_wire import estimate_request, note_params, stream_params
+from core.compaction_summary import Outcome, Summarizer
+from core.compaction_types import (
+    CompactEvent,
+    CompactInvalidInputError,
+    CompactionInProgress,
+    CompactListener,
+    CompactNoSummaryError,
+    CompactPromptTooLongError,
+    CompactResult,
+    EventName,
+    NotCompacted,
+    SentRequest,
+    SessionGuard,
+    Skill,
+    Trigger,
+)
+from core.compaction_wire import estimate_request
 from core.content import Block, CompactSummaryBlock, TextBlock, Turn, Usage
 from core.errors import ParleyError
 from core.hooks import Hooks
-from core.providers.base import ChatRequest, Event, TextDelta, UsageUpdate
-from core.providers.errors import ContextOverflow, ProviderError
+from core.providers.base import ChatRequest
 from core.store.errors import SessionNotFound
-from core.tokens import estimate_tokens
+
+__all__ = [
+    "CompactEvent",
+    "CompactInvalidInputError",
+    "CompactListener",
+    "CompactNoSummaryError",
+    "CompactPromptTooLongError",
+    "CompactResult",
+    "CompactionInProgress",
+    "Compactor",
+    "NotCompacted",
+    "SentRequest",
+    "Skill",
+    "Trigger",
+]
 
 log = logging.getLogger(__name__)
 
-Trigger: TypeAlias = Literal["manual", "auto", "cache-timer"]
-NotCompacted: TypeAlias = Literal["nothing-to-compact", "no-session", "aborted"]
-EventName: TypeAlias = Literal["compact:start", "compact:progress", "compact:end"]
-
-#: Output limit of a summary request (tokens), capped by the model's own limit.
-SUMMARY_MAX_TOKENS = 8_192
-#: Share of the summary model's window the transcript may fill at the last level.
-LAST_LEVEL_SHARE = 0.5
 RESTORED_FILES_TEXT = "[Files the user attached earlier, kept after the summary:]"
-
-
-# --- errors ------------------------------------------------------------------
-
-
-class CompactionInProgress(ParleyError):
-    """A run or a second compaction was asked for while a compaction works."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "Parley is compacting this session. Wait a moment until the summary is "
-            "written (or press Esc to stop it), then try again."
-        )
-
-
-class CompactInvalidInputError(ParleyError):
-    """The compaction request cannot be carried out as given (nothing to summarize)."""
-
-
-class CompactPromptTooLongError(ParleyError):
-    """The conversation is still too long after compaction's retries."""
-
-    def __init__(self, model: str | None = None, *, during: str = "summary") -> None:
-        who = f" for {model}" if model else ""
-        if during == "run":
-            text = (
-                f"This conversation is still too long{who}, even after hiding older tool "
-                "output and compacting it. Nothing was lost: the whole conversation is "
-                "saved. Remove large attachments, start a new session, or pick a model "
-                "with a larger context window."
-            )
-        else:
-            text = (
-                f"Parley could not compact this conversation: it is too long{who} to "
-                "summarize, even shortened. Nothing was changed. Pick a summary model with "
-                "a larger context window (Settings → Compaction) or start a new session."
-            )
-        super().__init__(text)
-
-
-class CompactNoSummaryError(ParleyError):
-    """The summary model answered without a summary."""
-
-    def __init__(self, model: str) -> None:
-        super().__init__(
-            f"{model} did not write a summary, so nothing was compacted and the "
-            "conversation is unchanged. Try again, or pick another summary model in "
-            "Settings → Compaction."
-        )
-
-
-# --- results and events --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CompactResult:
-    """What a compaction did.
-
-    Attributes:
-        compacted: True when a summary was saved.
-        reason: when not compacted: ``nothing-to-compact`` | ``no-session`` |
-            ``aborted`` (None otherwise).
-        trigger: ``manual`` | ``auto`` | ``cache-timer``.
-        summary_turn_id: the saved summary turn.
-        compaction_id: the saved compactions row.
-        replaced_count: stored turns the summary stands for.
-        dropped_count: turns in the range left out without being summarized.
-        restored_files: labels of the files added back after the summary.
-        restored_skills: names of the skills added back after the summary.
-        model: ``provider:model`` that wrote the summary.
-        usage: the summary request(s)' usage and cost.
-        effective_tokens: estimated context tokens after compaction.
-        tokens_before: estimated context tokens before.
-        cache_reused: the summary came from the cache-friendly request.
-        summary_turn: the saved summary turn (for the transcript).
-    """
-
-    compacted: bool
-    reason: NotCompacted | None = None
-    trigger: str = "manual"
-    summary_turn_id: str | None = None
-    compaction_id: str | None = None
-    replaced_count: int = 0
-    dropped_count: int = 0
-    restored_files: tuple[str, ...] = ()
-    restored_skills: tuple[str, ...] = ()
-    model: str | None = None
-    usage: Usage | None = None
-    effective_tokens: int | None = None
-    tokens_before: int | None = None
-    cache_reused: bool = False
-    summary_turn: Turn | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True)
-class CompactEvent:
-    """One compaction event (also fired as a hook with these fields).
-
-    Attributes:
-        name: ``compact:start`` | ``compact:progress`` | ``compact:end``.
-        session_id: the session.
-        trigger: ``manual`` | ``auto`` | ``cache-timer``.
-        stage: progress: ``summarizing`` (cache-friendly request),
-            ``summarizing-separately`` (separate request), ``saving``.
-        received_chars: progress: summary characters received so far.
-        result: end: the result (None when it failed).
-        error: end: the error, when it failed.
-    """
-
-    name: EventName
-    session_id: str
-    trigger: str
-    stage: str = ""
-    received_chars: int = 0
-    result: CompactResult | None = None
-    error: ParleyError | None = None
-
-
-CompactListener = Callable[[CompactEvent], None]
-
-
-@dataclass(frozen=True)
-class Skill:
-    """An active skill, added back after a summary (none exist yet)."""
-
-    name: str
-    instructions: str
-
-
-@dataclass(frozen=True)
-class SentRequest:
-    """The last request of a session that the provider accepted.
-
-    Attributes:
-        model_ref: ``provider:model`` it went to.
-        stored_turns: the stored turns it was built from.
-        request: the request exactly as sent.
-        at: monotonic seconds when it was sent.
-    """
-
-    model_ref: str
-    stored_turns: tuple[Turn, ...]
-    request: ChatRequest
-    at: float
-
-
-class SessionGuard(Protocol):
-    """Marks sessions busy (``core.run.ChatRunner``)."""
-
-    def claim(self, session_id: str, holder: str = "run") -> None: ...
-
-    def release(self, session_id: str) -> None: ...
-
-
-@dataclass
-class _Outcome:
-    summary: str
-    model: str
-    usage: Usage
-    omitted: int
-    cache_reused: bool
-
 
 # --- the compactor -------------------------------------------------------------
 
@@ -262,10 +117,9 @@ class Compactor:
         self.guard = guard
         self.sent: dict[str, SentRequest] = {} if sent is None else sent
         self.skills = skills
-        self.clock = clock
-        self.progress_interval_s = progress_interval_s
+        self.summarizer = Summarizer(hub, clock=clock, progress_interval_s=progress_interval_s)
         self._active: set[str] = set()
-        self._tasks: dict[str, asyncio.Task[_Outcome]] = {}
+        self._tasks: dict[str, asyncio.Task[Outcome]] = {}
         self._stopped: set[str] = set()
 
     def is_compacting(self, session_id: str) -> bool:
@@ -318,7 +172,9 @@ class Compactor:
         Raises:
             RunInProgress: a run works in this session (from the guard).
             CompactionInProgress: another compaction works in it.
-            CompactInvalidInputError: ``keep_turns`` < 0, or no model to use.
+            CompactInvalidInputError: nothing to summarize (the older turns hold no
+                text, tool calls or files), ``keep_turns`` < 0, or no model to use.
+            InvalidModelRef, UnknownProvider: the conversation's model cannot be used.
             CompactPromptTooLongError: the turns do not fit the summary model
                 even after dropping the oldest.
             CompactNoSummaryError: the summary model answered with no text.
@@ -390,12 +246,19 @@ class Compactor:
         plan = plan_compaction(stored, keep)
         if plan is None:
             return CompactResult(False, "nothing-to-compact", reason)
+        if not has_content(plan.summarized):
+            raise CompactInvalidInputError(
+                f"The {plan.replaced_count} older turn(s) hold nothing that can be summarized "
+                "(no text, tool calls or files), so nothing was compacted."
+            )
         conv_ref = model_ref or session.model or self.hub.default_model_ref()
         if not conv_ref:
             raise CompactInvalidInputError(
                 "No model is set up to write the summary, so nothing was compacted. Add a "
                 "provider in Settings → Providers."
             )
+        provider, _ = self.hub.resolve(conv_ref)  # a provider not set up fails before any call
+        window = int(self.hub.model_info(conv_ref).context_window)
         emit = self._emitter(session_id, reason, on_event)
         emit("compact:start")
         try:
@@ -407,7 +270,9 @@ class Compactor:
                 emit("compact:end", result=result)
                 return result
             emit("compact:progress", stage="saving")
-            result = await self._save(session_id, session, plan, stored, conv_ref, outcome, reason)
+            result = await self._save(
+                session_id, session.system_prompt, plan, stored, provider, window, outcome, reason
+            )
         except asyncio.CancelledError:
             emit("compact:end", result=CompactResult(False, "aborted", reason))
             raise
@@ -452,11 +317,14 @@ class Compactor:
         summary_model: str | None,
         settings: CompactionSettings,
         emit: Callable[..., None],
-    ) -> _Outcome | None:
+    ) -> Outcome | None:
         """Run the summary requests as a task :meth:`cancel` can stop (None: stopped)."""
-        task = asyncio.ensure_future(
-            self._summarize(session_id, plan, stored, conv_ref, summary_model, settings, emit)
-        )
+        prev = self.summarizer.reusable(self.sent.get(session_id), stored, plan)
+
+        def summary_ref() -> str:
+            return summary_model or summary_model_ref(self.hub, conv_ref, settings.model)
+
+        task = asyncio.ensure_future(self.summarizer.summarize(plan, prev, summary_ref, emit))
         self._tasks[session_id] = task
         try:
             return await task
@@ -468,139 +336,20 @@ class Compactor:
             self._tasks.pop(session_id, None)
             self._stopped.discard(session_id)
 
-    async def _summarize(
-        self,
-        session_id: str,
-        plan: Plan,
-        stored: list[Turn],
-        conv_ref: str,
-        summary_model: str | None,
-        settings: CompactionSettings,
-        emit: Callable[..., None],
-    ) -> _Outcome:
-        usage = Usage()
-        prev = self._reusable(session_id, stored, plan)
-        if prev is not None:
-            emit("compact:progress", stage="summarizing")
-            try:
-                provider, _ = self.hub.resolve(prev.model_ref)
-                shown = {t.id for t in prev.stored_turns}
-                kept = [t for t in plan.kept if not t.aborted and t.id in shown]
-                note = note_text(kept, bool(plan.previous))
-                params = note_params(provider, prev.request, note)
-                text, used = await self._read(stream_params(provider, params), emit, "summarizing")
-                usage = usage + used
-                summary = extract_summary(text)
-                if summary:
-                    return _Outcome(summary, prev.model_ref, usage, 0, True)
-                log.info("the cache-friendly summary request brought no summary")
-            except ProviderError as exc:
-                log.info("cache-friendly summary request failed, sending a separate one: %s", exc)
-        emit("compact:progress", stage="summarizing-separately")
-        ref = summary_model or summary_model_ref(self.hub, conv_ref, settings.model)
-        return await self._separate(plan, ref, usage, emit)
-
-    def _reusable(self, session_id: str, stored: list[Turn], plan: Plan) -> SentRequest | None:
-        """The last request, if the cache-friendly summary request may resend it."""
-        prev = self.sent.get(session_id)
-        if prev is None:
-            return None
-        n = len(prev.stored_turns)
-        if n > len(stored) or tuple(stored[:n]) != prev.stored_turns:
-            return None  # the history changed (edited, deleted) since
-        if any(summary_block(t) is not None for t in stored[n:]) or plan.last_index >= n:
-            return None  # it would not show the model what is to be summarized
-        try:
-            provider, _ = self.hub.resolve(prev.model_ref)
-        except ParleyError:
-            return None
-        ttl = provider.caps.cache_ttl_s
-        if ttl is not None and self.clock() - prev.at > ttl:
-            return None  # the cache has expired: a cheap model reads it for less
-        return prev
-
-    async def _separate(
-        self, plan: Plan, ref: str, usage: Usage, emit: Callable[..., None]
-    ) -> _Outcome:
-        provider, model_id = self.hub.resolve(ref)
-        info = self.hub.model_info(ref)
-        max_out = min(SUMMARY_MAX_TOKENS, info.max_output_tokens)
-        budget = info.context_window - max_out
-        previous = bool(plan.previous)
-        refused: int | None = None  # estimate of the last transcript the provider refused
-        for level in range(LEVELS + 1):
-            omitted = 0
-            if level < LEVELS:
-                prompt = transcript_prompt(
-                    plan.summarized, level=level, omitted=0, previous=previous
-                )
-            else:
-                # Our estimate may be low for this model: aim well under what was refused.
-                target = int(budget * LAST_LEVEL_SHARE)
-                if refused is not None:  # halve the transcript part of it
-                    empty = _prompt_tokens(transcript_prompt([], level=level, omitted=0))
-                    target = min(target, empty + (refused - empty) // 2)
-                fitted = _fit_oldest_out(plan.summarized, target, previous)
-                if fitted is None:
-                    break
-                prompt, omitted = fitted
-            request = ChatRequest(
-                model=model_id,
-                turns=[Turn("user", [TextBlock(prompt)])],
-                system=SUMMARIZER_SYSTEM,
-                max_tokens=max_out,
-                cache=False,
-            )
-            size = estimate_request(provider, request)
-            if size > budget:
-                continue  # would overflow: shorten first
-            try:
-                text, used = await self._read(
-                    provider.stream(request), emit, "summarizing-separately"
-                )
-            except ContextOverflow:
-                refused = size
-                continue
-            summary = extract_summary(text)
-            if summary is None:
-                raise CompactNoSummaryError(ref)
-            return _Outcome(summary, ref, usage + used, omitted, False)
-        raise CompactPromptTooLongError(ref)
-
-    async def _read(
-        self, events: AsyncIterator[Event], emit: Callable[..., None], stage: str
-    ) -> tuple[str, Usage]:
-        """Collect a reply's text and usage, emitting progress as it streams."""
-        parts: list[str] = []
-        usage = Usage()
-        chars = 0
-        last = self.clock()
-        async for event in events:
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
-                chars += len(event.text)
-                now = self.clock()
-                if now - last >= self.progress_interval_s:
-                    last = now
-                    emit("compact:progress", stage=stage, received_chars=chars)
-            elif isinstance(event, UsageUpdate):
-                usage = event.usage
-        return "".join(parts), usage
-
     # --- saving ----------------------------------------------------------------
 
     async def _save(
         self,
         session_id: str,
-        session: Any,
+        system_prompt: str | None,
         plan: Plan,
         stored: list[Turn],
-        conv_ref: str,
-        outcome: _Outcome,
+        provider: Any,
+        window: int,
+        outcome: Outcome,
         trigger: str,
     ) -> CompactResult:
-        provider, _ = self.hub.resolve(conv_ref)
-        window = self.hub.model_info(conv_ref).context_window
+        """Write the summary turn and the compactions row (one transaction)."""
         files = restorable_files(plan.summarized, window)
         skills = list(self.skills(session_id)) if self.skills is not None else []
         blocks: list[Block] = [
@@ -619,7 +368,7 @@ class Compactor:
             for s in skills
         )
         turn = Turn("user", blocks)
-        system = session.system_prompt or None
+        system = system_prompt or None
         before = estimate_request(provider, ChatRequest("", list(stored), system))
         after = estimate_request(provider, ChatRequest("", [*stored, turn], system))
         row = await asyncio.shield(
@@ -657,36 +406,3 @@ class Compactor:
             cache_reused=outcome.cache_reused,
             summary_turn=saved,
         )
-
-
-def _prompt_tokens(prompt: str) -> int:
-    return estimate_tokens([Turn("user", [TextBlock(prompt)])], system=SUMMARIZER_SYSTEM)
-
-
-def _fit_oldest_out(turns: list[Turn], budget: int, previous: bool) -> tuple[str, int] | None:
-    """The shortest-level transcript without the oldest turns, within ``budget`` tokens.
-
-    A previous summary (first) is always kept; at least the newest turn must
-    fit. Returns (prompt, turns left out), or None when even that is too long.
-    """
-    head = [t for t in turns[:1] if summary_block(t) is not None]
-    body = turns[len(head) :]
-
-    def prompt(dropped: int) -> str:
-        return transcript_prompt(
-            head + body[dropped:], level=LEVELS - 1, omitted=dropped, previous=previous
-        )
-
-    def fits(dropped: int) -> bool:
-        return _prompt_tokens(prompt(dropped)) <= budget
-
-    if not body or not fits(len(body) - 1):
-        return None
-    low, high = 0, len(body) - 1  # the least number dropped that fits lies in [low, high]
-    while low < high:
-        mid = (low + high) // 2
-        if fits(mid):
-            high = mid
-        else:
-            low = mid + 1
-    return prompt(low), low

@@ -73,6 +73,8 @@ ANSWER_FORMAT = (
     "only, between <summary> and </summary>."
 )
 
+SUMMARY_LABEL = "Summary of the earlier conversation:"
+
 #: Characters kept of each tool input / tool output / long text, per level.
 TOOL_CHARS = (8_000, 1_000)
 TEXT_CHARS = (None, 6_000)
@@ -164,11 +166,28 @@ def render_turn(turn: Turn, level: int = 0) -> str:
         elif isinstance(b, DocumentBlock):
             pieces.append(f"[document: {b.name or b.media_type}]")
         elif isinstance(b, CompactSummaryBlock):
-            return f"Summary of the earlier conversation:\n{b.summary.strip()}"
+            pieces.append(f"{SUMMARY_LABEL}\n{b.summary.strip()}")
         elif isinstance(b, ThinkingBlock | UnknownBlock):
             continue
+    body = "\n".join(p for p in pieces if p.strip())
+    if any(isinstance(b, CompactSummaryBlock) for b in turn.blocks):
+        return body  # a summary speaks for itself (restored files follow it)
     who = "User" if turn.role == "user" else "Assistant"
-    return f"{who}:\n" + "\n".join(p for p in pieces if p.strip())
+    return f"{who}:\n{body}"
+
+
+def _body(turn: Turn) -> str:
+    text = render_turn(turn)
+    return text if text.startswith(SUMMARY_LABEL) else text.partition("\n")[2].strip()
+
+
+def has_content(turns: Sequence[Turn]) -> bool:
+    """True when any of ``turns`` holds something a summary can speak of.
+
+    Text, tool calls and results, files and earlier summaries count; thinking,
+    unknown blocks and whitespace-only text do not.
+    """
+    return any(_body(t) for t in turns)
 
 
 def transcript_prompt(

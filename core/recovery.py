@@ -25,7 +25,6 @@ still reads to a new file.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import sqlite3
@@ -36,7 +35,8 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from core.store.async_store import AsyncStore
-from core.store.errors import CannotOpen, StoreError
+from core.store.errors import CannotOpen, DatabaseCorrupt
+from core.store.faults import copy_open_database, free_name, place
 from core.store.schema import dbapi_connection
 from core.store.store import Store, StoreClosed
 
@@ -172,31 +172,6 @@ async def mark_clean_exit(store: AsyncStore) -> None:
 # --- damaged files --------------------------------------------------------------
 
 
-def _stamp() -> str:
-    return time.strftime("%Y%m%d-%H%M%S")
-
-
-def _place(src: Path, dst: Path) -> None:
-    """Move ``src`` to ``dst``; raise FileExistsError rather than replace anything."""
-    fd = os.open(dst, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)  # reserve the name
-    os.close(fd)
-    try:
-        os.replace(src, dst)  # replaces only our own empty placeholder
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(dst)
-        raise
-
-
-def _free_name(path: Path, tag: str) -> Path:
-    base = f"{path.name}.{tag}-{_stamp()}"
-    candidates = [base] + [f"{base}-{n}" for n in range(1, 1000)]
-    for name in candidates:
-        if not any(os.path.lexists(path.with_name(name + s)) for s in ("", *SIDECARS)):
-            return path.with_name(name)
-    raise FileExistsError(path.with_name(base))
-
-
 def set_aside(path: Path, tag: str = "corrupt") -> Path | None:
     """Move ``path`` and its ``-wal`` / ``-shm`` to ``<name>.<tag>-<YYYYmmdd-HHMMSS>``.
 
@@ -216,16 +191,16 @@ def set_aside(path: Path, tag: str = "corrupt") -> Path | None:
         CannotOpen: the folder cannot be written (the message says why).
     """
     path = Path(path)
-    target = _free_name(path, tag)
+    target = free_name(path, tag)
     moved = None
     try:
         if os.path.lexists(path):
-            _place(path, target)
+            place(path, target)
             moved = target
         for suffix in SIDECARS:
             side = Path(f"{path}{suffix}")
             if os.path.lexists(side):
-                _place(side, Path(f"{target}{suffix}"))
+                place(side, Path(f"{target}{suffix}"))
     except OSError as exc:
         raise CannotOpen(path, f"could not move it aside: {exc.strerror or exc}") from exc
     return moved
@@ -294,25 +269,11 @@ def latest_backup(path: Path) -> Path | None:
 
 def _copy_database(src: Path, dst: Path) -> None:
     """Copy an SQLite file with the backup API (a consistent copy, WAL included)."""
-    tmp = dst.with_name(dst.name + ".partial")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
     source = sqlite3.connect(_readonly_uri(src), uri=True)
     try:
-        target = sqlite3.connect(tmp)
-        try:
-            source.backup(target)
-            target.execute("PRAGMA journal_mode = DELETE").fetchall()
-        finally:
-            target.close()
+        copy_open_database(source, dst)
     finally:
         source.close()
-    try:
-        _place(tmp, dst)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
 
 
 def restore_backup(path: Path, backup: Path) -> Path | None:
@@ -332,8 +293,6 @@ def restore_backup(path: Path, backup: Path) -> Path | None:
         DatabaseCorrupt: the backup is damaged too (nothing was changed).
         CannotOpen: a file could not be moved or written.
     """
-    from core.store.errors import DatabaseCorrupt
-
     path, backup = Path(path), Path(backup)
     if not is_usable(backup):
         raise DatabaseCorrupt(backup)
@@ -371,31 +330,17 @@ def rescue_copy(store: Store, dest: Path | None = None) -> Path:
     con = getattr(store, "_con", None)  # see report: Store.backup_to(dest) would own this
     if con is None:
         raise StoreClosed()
-    raw = dbapi_connection(con)
-    dest = Path(dest) if dest is not None else _free_name(store.path, "rescued")
-    tmp = dest.with_name(dest.name + ".partial")
+    dest = Path(dest) if dest is not None else free_name(store.path, "rescued")
     try:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        target = sqlite3.connect(tmp)
-        try:
-            raw.backup(target)
-            target.execute("PRAGMA journal_mode = DELETE").fetchall()
-        finally:
-            target.close()
-        _place(tmp, dest)
+        return copy_open_database(dbapi_connection(con), dest)
     except (OSError, sqlite3.Error) as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         raise CannotOpen(dest, f"could not write the copy: {exc}") from exc
-    return dest
 
 
 __all__ = [
     "RUN_MARKER",
     "InterruptedReply",
     "PreviousRun",
-    "StoreError",
     "backups",
     "interrupted_replies",
     "is_usable",

@@ -51,8 +51,7 @@ from core.compaction import (
     SentRequest,
     Trigger,
 )
-from core.compaction_settings import CompactionSettings, load_settings
-from core.compaction_wire import context_tokens, hide_tool_output, stub_for_overflow
+from core.compaction_run import RunCompaction, RunState
 from core.content import Block, TextBlock, Turn, Usage
 from core.errors import ParleyError
 from core.hooks import Hooks
@@ -61,6 +60,9 @@ from core.providers.errors import ContextOverflow
 from core.reply import ReplyBuilder
 
 log = logging.getLogger(__name__)
+
+#: Sessions whose last request is kept for a cache-friendly summary.
+MAX_REMEMBERED_REQUESTS = 16
 
 
 class RunInProgress(ParleyError):
@@ -153,14 +155,6 @@ def first_line_title(text: str, limit: int = 60) -> str:
     return "New chat"
 
 
-@dataclass
-class _RunState:
-    """What one run learned while preparing its request."""
-
-    summaries: int = 0  # summary turns saved during the run
-    compaction_failed: bool = False
-
-
 class ChatRunner:
     """Runs requests for sessions; at most one run or compaction per session at a time.
 
@@ -199,6 +193,7 @@ class ChatRunner:
         self.compactor = Compactor(
             store, hub, hooks=self.hooks, guard=self, sent=self.sent, clock=clock
         )
+        self._compaction = RunCompaction(store, hub, self.compactor)
 
     def is_running(self, session_id: str) -> bool:
         """True while a run (or something holding the session, e.g. compaction) works."""
@@ -320,7 +315,7 @@ class ChatRunner:
         emit(RunStarted(session_id, user_turn, builder.turn_id))
         turns = await self.store.get_turns(session_id)
         first_seq = max(0, len(turns) - (1 if user_turn else 0))
-        state = _RunState()
+        state = RunState()
         self.hooks.fire("session:start", session_id=session_id, model=model_ref)
         task = asyncio.ensure_future(self._stream(session_id, model_ref, builder, emit, state))
         self._tasks[session_id] = task
@@ -363,84 +358,38 @@ class ChatRunner:
         except Exception:  # an unknown model just has no price
             return None
 
-    # --- compaction in the run ---------------------------------------------------
-
-    async def _compact_in_run(
-        self, session_id: str, model_ref: str, emit: Listener, state: _RunState
-    ) -> bool:
-        """Compact while the run holds the session; True when a summary was saved."""
-        try:
-            result = await self.compactor.compact_held(
-                session_id, reason="auto", model_ref=model_ref, on_event=emit
-            )
-        except ParleyError as exc:
-            log.warning("auto-compaction of session %s failed: %s", session_id, exc)
-            state.compaction_failed = True
-            return False
-        if result.compacted:
-            state.summaries += 1
-        return result.compacted
-
-    async def _prepare(
-        self,
-        session_id: str,
-        model_ref: str,
-        request: ChatRequest,
-        provider: Any,
-        settings: CompactionSettings,
-        emit: Listener,
-        state: _RunState,
-    ) -> tuple[list[Turn], ChatRequest]:
-        """Auto-compaction: return (stored turns, request to send) for the run's request."""
-        stored = request.turns
-        info = self._model_info(model_ref)
-        if not settings.auto or info is None:
-            return stored, request
-        trigger = int(settings.threshold * info.context_window)
-        if await context_tokens(provider, request, trigger) < trigger:
-            return stored, request
-        if settings.strategy == "tail":
-            return stored, replace(request, turns=hide_tool_output(stored, settings.keep_turns))
-        if await self._compact_in_run(session_id, model_ref, emit, state):
-            stored = await self.store.get_turns(session_id)
-        return stored, replace(request, turns=stored)
-
     async def _stream(
         self,
         session_id: str,
         model_ref: str,
         builder: ReplyBuilder,
         emit: Listener,
-        state: _RunState,
+        state: RunState,
     ) -> None:
         provider, model_id = self.hub.resolve(model_ref)
         session = await self.store.get_session(session_id)
-        settings = await load_settings(self.store)
         stored = await self.store.get_turns(session_id)
         request = ChatRequest(model=model_id, turns=stored, system=session.system_prompt or None)
-        stored, request = await self._prepare(
-            session_id, model_ref, request, provider, settings, emit, state
+        stored, request = await self._compaction.prepare(
+            state, session_id, model_ref, provider, request, emit
         )
-        stage = 0
+        attempt = 0
         while True:
             try:
-                await self._stream_once(session_id, model_ref, provider, stored, request,
-                                        builder, emit)
+                await self._stream_once(
+                    session_id, model_ref, provider, stored, request, builder, emit
+                )
                 return
             except ContextOverflow as exc:
                 if builder.has_content:
                     raise
-                stage += 1
-                if stage == 1:  # hide older tool output and files, send once more
-                    request = replace(request, turns=stub_for_overflow(request.turns))
-                    continue
-                if stage == 2 and not state.compaction_failed and await self._compact_in_run(
-                    session_id, model_ref, emit, state
-                ):
-                    stored = await self.store.get_turns(session_id)
-                    request = replace(request, turns=stub_for_overflow(stored))
-                    continue
-                raise CompactPromptTooLongError(model_ref, during="run") from exc
+                attempt += 1
+                retry = await self._compaction.recover(
+                    state, attempt, session_id, model_ref, stored, request, emit
+                )
+                if retry is None:
+                    raise CompactPromptTooLongError(model_ref, during="run") from exc
+                stored, request = retry
 
     async def _stream_once(
         self,
@@ -458,7 +407,9 @@ class ChatRunner:
         async for event in provider.stream(request):
             if not accepted:  # the provider took the request: its prefix is in the cache
                 accepted = True
-                self.sent[session_id] = SentRequest(model_ref, tuple(stored), request, self.clock())
+                self._remember_request(
+                    session_id, SentRequest(model_ref, tuple(stored), request, self.clock())
+                )
             builder.feed(event)
             now = self.clock()
             if builder.has_content and now - last_emit >= self.emit_interval_s:
@@ -474,6 +425,13 @@ class ChatRunner:
             await journal
         if builder.has_content:
             emit(ReplyUpdated(session_id, builder.turn(aborted=False)))
+
+    def _remember_request(self, session_id: str, sent: SentRequest) -> None:
+        """Keep the session's last accepted request (for the cache-friendly summary)."""
+        self.sent.pop(session_id, None)
+        self.sent[session_id] = sent
+        while len(self.sent) > MAX_REMEMBERED_REQUESTS:  # the least recently used go first
+            del self.sent[next(iter(self.sent))]
 
     async def _keep_partial(
         self,

@@ -46,6 +46,8 @@ class Setting:
         choices: for ``choice``: ``(value, label)`` pairs.
         minimum, maximum: inclusive bounds of ``int`` / ``float`` values.
         optional: None is allowed (``model``: None means "automatic").
+        bare_model: ``model`` also takes a bare model id, meaning that model
+            of the chat's own provider (``compaction.model``).
         unit: what the number counts ("seconds", "turns"), shown after it.
         multiline: ``text`` edited in a multi-line box.
         in_dialog: False for keys a page of its own manages (provider list).
@@ -65,6 +67,7 @@ class Setting:
     unit: str = ""
     multiline: bool = False
     in_dialog: bool = True
+    bare_model: bool = False
 
 
 class SettingsError(ParleyError):
@@ -126,8 +129,9 @@ SETTINGS: tuple[Setting, ...] = (
             "The most recent turns stay as they are after a compaction.", "Compaction",
             minimum=0, maximum=100, unit="turns"),
     Setting("compaction.model", "model", None, "Summary model",
-            "The provider:model that writes summaries; empty uses a cheap model of the "
-            "chat's provider.", "Compaction", optional=True),
+            "The model that writes summaries (provider:model, or a model id of the chat's "
+            "provider); empty uses a cheap model of the chat's provider.", "Compaction",
+            optional=True, bare_model=True),
     Setting("compaction.strategy", "choice", "summary", "Strategy",
             "Summary replaces older turns with a summary; tail only hides old tool output.",
             "Compaction",
@@ -248,17 +252,21 @@ def _as_model(s: Setting, value: Any) -> str | None:
         if s.optional:
             return None
         raise InvalidSetting(s, value, "must name a model")
-    if not isinstance(value, str):
-        raise InvalidSetting(s, value, "must be a model as 'provider:model'")
+    rule = "must be a model as 'provider:model', e.g. 'anthropic:claude-haiku-4-5'"
+    if s.bare_model:
+        rule = "must be a model id, or 'provider:model'"
+    if not isinstance(value, str) or any(c.isspace() for c in value.strip()):
+        raise InvalidSetting(s, value, rule)
+    value = value.strip()
+    if s.bare_model and ":" not in value:
+        return value  # a model of the chat's own provider
     # The reference rules live with the providers (imported late: the SDKs are heavy).
     from core.providers.registry import InvalidModelRef, format_model_ref, parse_model_ref
 
     try:
         return format_model_ref(*parse_model_ref(value))
     except InvalidModelRef:
-        raise InvalidSetting(
-            s, value, "must be a model as 'provider:model', e.g. 'anthropic:claude-haiku-4-5'"
-        ) from None
+        raise InvalidSetting(s, value, rule) from None
 
 
 def _as_json(s: Setting, value: Any) -> Any:

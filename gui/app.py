@@ -10,9 +10,9 @@ Environment:
     PARLEY_HOME: where Parley keeps its data (``--home`` wins over it).
     PARLEY_THEME: ``light`` or ``dark`` to override the system colour scheme.
     PARLEY_PROBE: when set, print ``parley-probe <event> <epoch s>`` lines on
-        stdout at ``first-paint`` and ``sessions-listed`` (used by
-        tests/benchmarks/bench_startup.py); ``PARLEY_PROBE=quit`` also quits
-        once the session list is shown.
+        stdout at ``first-paint``, ``sessions-listed`` and ``ready`` (providers
+        loaded; used by tests/benchmarks/bench_startup.py and the e2e tests);
+        ``PARLEY_PROBE=quit`` also closes the window once ready.
 """
 
 from __future__ import annotations
@@ -149,16 +149,17 @@ class StartupProbe:
             return
         self.seen.add(event)
         print(f"parley-probe {event} {time.time():.6f}", flush=True)
-        if event == "sessions-listed" and self.mode == "quit":
+        if event == "ready" and self.mode == "quit":
             from PySide6.QtWidgets import QApplication
 
-            QApplication.instance().quit()  # type: ignore[union-attr]
+            for window in QApplication.topLevelWidgets():
+                window.close()
 
 
 def run(home: Path | None, qt_argv: list[str]) -> int:
     """Create the application and window, run the event loop until the window closes."""
     import qasync
-    from PySide6.QtCore import Qt
+    from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
     from core import paths
@@ -166,7 +167,6 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     from gui.main_window import MainWindow
 
     log_path = setup_logging(paths.log_dir(home))
-    log.info("Parley %s starting (home: %s)", version(), paths.data_dir(home))
     QApplication.setHighDpiScaleFactorRoundingPolicy(
         Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = QApplication([sys.argv[0], *qt_argv])
@@ -176,6 +176,7 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     app.setDesktopFileName("parley")
     app.setStyle("Fusion")
     app.setWindowIcon(appearance.app_icon())
+    appearance.pick_font(app)
     appearance.apply(app)
 
     loop = qasync.QEventLoop(app)
@@ -187,6 +188,8 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     window = MainWindow(home=home, probe=probe.mark if probe else None)
     window.show()
     window.start_after_first_paint()
+    QTimer.singleShot(0, lambda: log.info("Parley %s starting (home: %s)", version(),
+                                          paths.data_dir(home)))
     with loop:
         loop.run_forever()
     log.info("Parley closed")

@@ -133,6 +133,30 @@ def style_sheet(scheme: Scheme) -> str:
     return re.sub(r"@([a-z_]+)", lambda m: str(values.get(m.group(1), m.group(0))), text)
 
 
+#: UI fonts used when the system names none (no desktop platform theme), first found wins.
+UI_FONTS = ("Inter", "Noto Sans", "Cantarell", "Ubuntu")
+_GENERIC_FONTS = {"DejaVu Sans", "Sans Serif", "Bitstream Vera Sans", ""}
+
+
+def pick_font(app: QGuiApplication) -> None:
+    """Use a modern UI font at 10.5 pt when the system's is only fontconfig's generic default.
+
+    Desktops with a platform theme (Windows, macOS, GNOME, KDE) keep their
+    own font; a bare X session (e.g. Xvfb) otherwise gets DejaVu Sans at 9 pt.
+    """
+    from PySide6.QtGui import QFont, QFontDatabase
+
+    if app.font().family() not in _GENERIC_FONTS:
+        return
+    families = set(QFontDatabase.families())
+    for family in UI_FONTS:
+        if family in families:
+            font = QFont(family)
+            font.setPointSizeF(10.5)
+            app.setFont(font)
+            return
+
+
 def apply(app: QGuiApplication, scheme: Scheme | None = None) -> Scheme:
     """Apply the palette and style sheet of ``scheme`` (default: :func:`choose`)."""
     global _current

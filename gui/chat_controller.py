@@ -31,8 +31,7 @@ from core.content import TextBlock, Turn, now_ms
 from core.errors import ParleyError
 from core.store.errors import SessionNotFound
 from gui import dialogs
-from gui.model_picker import ModelChoice
-from gui.setup_panel import model_label
+from gui.model_picker import ModelChoice, model_label
 
 if TYPE_CHECKING:
     from core.run import RunEvent

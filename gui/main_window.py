@@ -36,7 +36,6 @@ from gui.composer import ComposerBar
 from gui.context_meter import ContextMeter
 from gui.model_picker import ModelPicker
 from gui.sidebar import Sidebar
-from gui.transcript import TranscriptView
 
 if TYPE_CHECKING:
     from gui.chat_controller import ChatController
@@ -138,8 +137,10 @@ class MainWindow(QMainWindow):
         head.addStretch(1)
         head.addWidget(self.context_meter)
 
-        self.transcript = TranscriptView(self.chat_page)
-        self.transcript.setAccessibleName("Conversation")
+        # The transcript (markdown, syntax highlighting) is imported and built after
+        # the first paint (see start); this placeholder holds its place until then.
+        self.transcript: Any = None
+        self._transcript_slot = QWidget(self.chat_page)
         self.composer_bar = ComposerBar(self.chat_page)
         self.composer_bar.setMaximumWidth(CONTENT_WIDTH)
         self.composer = self.composer_bar.editor
@@ -155,8 +156,9 @@ class MainWindow(QMainWindow):
         col.setContentsMargins(0, 0, 0, 0)
         col.setSpacing(0)
         col.addWidget(self.header)
-        col.addWidget(self.transcript, 1)
+        col.addWidget(self._transcript_slot, 1)
         col.addWidget(composer_area)
+        self._chat_layout = col
         self.stack.addWidget(self.chat_page)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -206,6 +208,7 @@ class MainWindow(QMainWindow):
             self.sidebar.show_status("")
             raise
         await self._restore_geometry()
+        self._install_transcript()
         self.chat = ChatController(self)
         await self.chat.load_sidebar()
         self.sidebar.show_status("")
@@ -226,6 +229,15 @@ class MainWindow(QMainWindow):
             self.show_setup()
         self.probe("ready")
         self.ready = True
+
+    def _install_transcript(self) -> None:
+        from gui.transcript import TranscriptView
+
+        view = TranscriptView(self.chat_page)
+        view.setAccessibleName("Conversation")
+        self._chat_layout.replaceWidget(self._transcript_slot, view)
+        self._transcript_slot.deleteLater()
+        self.transcript = view
 
     def show_setup(self) -> None:
         """Show the first-run set-up panel instead of the chat."""
@@ -341,7 +353,7 @@ class MainWindow(QMainWindow):
         event.ignore()
         if not self._closing:
             self._closing = True
-            self.hide()
+            self.setEnabled(False)  # not hide(): a hidden window's close does not quit the app
             task = asyncio.ensure_future(self.shutdown())
             task.add_done_callback(lambda _t: self.close())
 
@@ -357,6 +369,7 @@ def _import_store() -> None:
     """Import the store (SQLAlchemy) and the controller; run in a worker thread."""
     import core.store.async_store  # noqa: F401
     import gui.chat_controller  # noqa: F401
+    import gui.transcript  # noqa: F401
 
 
 def _import_providers() -> None:

@@ -308,6 +308,38 @@ def render_code(
     return RenderedMarkdown(out, tuple(env.code_blocks))
 
 
+_FENCE_LINE = re.compile(r"(`{3,}|~{3,})([^\n]*)(\n|$)")
+
+
+def parse_fence(chunk: str) -> CodeBlock | None:
+    """Read a chunk that is one fenced code block starting in column 0.
+
+    Such chunks come out of :func:`split_blocks`; the closing fence may be
+    missing while a reply is still streaming.
+
+    Returns:
+        The block's language (first word of the info string, '' if none) and
+        code, or None if the chunk is not a fenced code block.
+    """
+    m = _FENCE_LINE.match(chunk)
+    if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):
+        return None
+    fence, info = m.group(1), unescapeAll(m.group(2)).strip()
+    lines = chunk[m.end() :].rstrip("\n").split("\n") if chunk[m.end() :].strip() else []
+    if lines:
+        last = lines[-1].strip()
+        if last.startswith(fence) and set(last) == {fence[0]}:
+            lines.pop()
+    code = "\n".join(lines) + ("\n" if lines else "")
+    return CodeBlock(info.split(maxsplit=1)[0] if info else "", code)
+
+
+def render_code_lines(code: str, language: str, style: MarkdownStyle | None = None) -> str:
+    """HTML of code lines alone (highlighted, in a ``pre.code``), for code drawn in parts."""
+    body = highlight_code(code.rstrip("\n"), language, style or MarkdownStyle())
+    return f'<pre class="code">{body}</pre>'
+
+
 def render_plain(text: str) -> str:
     """Return HTML showing ``text`` verbatim (escaped, line breaks and spaces kept)."""
     return f'<p class="plain">{html.escape(text, quote=False)}</p>'

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
 from gui import appearance
+
+
+def model_label(info: Any) -> str:
+    """Return a model's display name (``ModelInfo.display_name``, else its id)."""
+    return str(getattr(info, "display_name", None) or info.id)
 
 
 @dataclass(frozen=True, slots=True)

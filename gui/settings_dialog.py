@@ -12,7 +12,6 @@ together).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -181,6 +180,7 @@ class SettingsDialog(QDialog):
         self.nav.setObjectName("SettingsNav")
         self.nav.setAccessibleName("Settings sections")
         self.nav.setFixedWidth(170)
+        self.nav.setSpacing(3)
         self.stack = QStackedWidget(self)
         self.providers = ProvidersPage(self)
         builders: dict[str, Callable[[], QWidget]] = {
@@ -204,6 +204,10 @@ class SettingsDialog(QDialog):
         lay.addLayout(body, 1)
         lay.addWidget(self.status)
         lay.addWidget(buttons)
+        for button in self.findChildren(QPushButton):
+            # Enter in a field commits that field; it must never press Remove or Close.
+            button.setAutoDefault(False)
+            button.setDefault(False)
         self.loaded = self.tasks.spawn(self.load(), name="settings-load")
 
     # -- pages ----------------------------------------------------------------
@@ -361,7 +365,9 @@ class ProvidersPage(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for config in self.hub.configs:
-            item = QListWidgetItem(f"{config.name} — {KIND_LABELS[config.kind]}")
+            kind = KIND_LABELS[config.kind]
+            label = config.name if config.name == kind else f"{config.name} — {kind}"
+            item = QListWidgetItem(label)
             item.setData(Qt.ItemDataRole.UserRole, config.id)
             self.list.addItem(item)
             if config.id == current or current is None:
@@ -412,7 +418,7 @@ class ProvidersPage(QWidget):
         url = resolve_base_url(config, self.hub.environ)
         self.url_hint.setText(f"Using {url.value} ({SOURCE_WORDS[url.source]})."
                               if url.value else "No address set.")
-        source = await asyncio.to_thread(self.hub.key_source, pid)
+        source = self.hub.key_source(pid)  # read by the hub's last load(), off this thread
         self.key_hint.setText(f"Key: {SOURCE_WORDS[source]}. Type a new one to replace it."
                               if source != "none" else "No key (fine for most local servers).")
 

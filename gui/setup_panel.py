@@ -32,6 +32,7 @@ from core.errors import ParleyError
 from core.providers.registry import DEFAULT_URLS, ENV_API_KEY
 from gui import appearance
 from gui.async_bridge import TaskSet
+from gui.model_picker import model_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +70,6 @@ class SetupAnswers:
     base_url: str | None
     api_key: str | None
     model: str
-
-
-def model_label(info: Any) -> str:
-    """Return a model's display name (``display_name``, ``name`` or ``id``)."""
-    return str(getattr(info, "display_name", None) or getattr(info, "name", None) or info.id)
 
 
 class SetupPanel(QScrollArea):

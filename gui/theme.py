@@ -34,6 +34,8 @@ def is_dark(palette: QPalette) -> bool:
 def _link(palette: QPalette, dark: bool) -> QColor:
     link = palette.color(QPalette.ColorRole.Link)
     base = palette.color(QPalette.ColorRole.Base)
+    if link.rgb() in (0xFF0000FF, 0xFF0000EE):  # Qt's built-in pure blue: use a gentler one
+        link = QColor("#58a6ff") if dark else QColor("#0969da")
     # Some palettes keep a pure-blue link on dark bases: lift it until it reads.
     if dark and abs(link.lightnessF() - base.lightnessF()) < 0.35:
         link = QColor("#58a6ff")

@@ -13,16 +13,17 @@ with SQLite 3.40 in WAL mode (tests/core/test_storage_faults.py):
 So the store must compare the file it opened with the one at the path before
 it writes (:func:`check_identity`, one ``stat``: a few microseconds), refuse
 with :class:`DatabaseMissing` / :class:`DatabaseReplaced`, and, before closing
-a connection whose file moved, empty its WAL into the old file
-(:func:`release_moved_file`) so nothing is replayed into the new one. What the
-old file holds can still be read through the open connection and copied to a
-new file (``core.recovery.rescue_copy``).
+a connection whose file moved, copy what it still reads to a new file and
+empty its WAL into the old file (:func:`rescue_and_release`), so nothing is
+lost and nothing is replayed into the new file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,13 +99,85 @@ def check_identity(path: Path, expected: FileIdentity) -> None:
         raise DatabaseReplaced(path)
 
 
+def free_name(path: Path, tag: str) -> Path:
+    """Return ``<name>.<tag>-<YYYYmmdd-HHMMSS>`` beside ``path`` (``-1``, ``-2``… if taken).
+
+    A name counts as taken when the file or its ``-wal`` / ``-shm`` exists.
+    """
+    base = f"{path.name}.{tag}-{time.strftime('%Y%m%d-%H%M%S')}"
+    for name in [base] + [f"{base}-{n}" for n in range(1, 1000)]:
+        if not any(os.path.lexists(path.with_name(name + s)) for s in ("", "-wal", "-shm")):
+            return path.with_name(name)
+    raise FileExistsError(path.with_name(base))
+
+
+def place(src: Path, dst: Path) -> None:
+    """Move ``src`` to ``dst``; raise FileExistsError rather than replace any file."""
+    fd = os.open(dst, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)  # reserve the name
+    os.close(fd)
+    try:
+        os.replace(src, dst)  # replaces only our own empty placeholder
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(dst)
+        raise
+
+
+def copy_open_database(con: sqlite3.Connection, dest: Path) -> Path:
+    """Copy what ``con`` reads (its file and WAL) to a new single file ``dest``.
+
+    Uses SQLite's online backup API, so it works when the file the
+    connection opened was deleted. The copy is written to ``<dest>.partial``,
+    switched to ``journal_mode=DELETE`` and then given its name, never over an
+    existing file.
+
+    Raises:
+        OSError, sqlite3.Error: the copy could not be written (the partial
+            file is removed).
+    """
+    tmp = dest.with_name(dest.name + ".partial")
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        target = sqlite3.connect(tmp)
+        try:
+            con.backup(target)
+            target.execute("PRAGMA journal_mode = DELETE").fetchall()
+        finally:
+            target.close()
+        place(tmp, dest)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    return dest
+
+
+def rescue_and_release(con: sqlite3.Connection, path: Path) -> Path:
+    """Before closing a connection whose file moved: save a copy, then release the WAL.
+
+    Args:
+        con: the connection (its file no longer at ``path``).
+        path: sessions.db.
+
+    Returns:
+        The copy, ``<name>.rescued-<timestamp>`` beside ``path``.
+
+    Raises:
+        OSError, sqlite3.Error: the copy failed; the WAL was left as it was.
+    """
+    dest = copy_open_database(con, free_name(path, "rescued"))
+    release_moved_file(con)
+    return dest
+
+
 def release_moved_file(con: sqlite3.Connection) -> None:
     """Before closing a connection whose file moved: empty its WAL into that file.
 
     ``PRAGMA wal_checkpoint(TRUNCATE)`` copies the WAL's pages into the file the
     connection opened (the old one) and truncates the ``-wal`` to 0 bytes, so
     the next opener of the path cannot replay them into another file. Copy
-    what the old file holds first (``core.recovery.rescue_copy``): once closed,
-    a deleted file is gone.
+    what the old file holds first (:func:`rescue_and_release` does both): once
+    closed, a deleted file is gone.
     """
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()

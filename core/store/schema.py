@@ -4,8 +4,16 @@ Conventions: ids are opaque TEXT (32 hex chars from ``core.content.new_id``);
 times are INTEGER Unix epoch milliseconds, UTC; JSON columns hold compact JSON
 text; booleans are INTEGER 0/1. ``sessions`` and ``turns`` also carry an
 ``INTEGER PRIMARY KEY`` (``n``): a stable rowid the contentless full-text index
-maps to (a plain rowid could change on VACUUM). Search rows: a turn's rowid is
-``turns.n``; a session title's is ``-sessions.n``.
+maps to (a plain rowid could change on VACUUM).
+
+Search rows (``search_fts``, columns ``title``, ``body``, ``scope``): a turn's
+rowid is ``turns.n`` (title ''); a session title's is
+:data:`TITLE_ROWID_BASE` + ``sessions.n`` (body ''), so titles sort after every
+turn and a "newest turns" rowid range still includes them. ``scope`` holds one
+token, ``'s' || hex(session id)``, so a search can be limited to one session
+inside FTS5; it is computed from the row itself, so a turn deleted by the
+cascade of its session's deletion is removed with the same values it was
+indexed with.
 
 The full-text index is kept in step by triggers on ``turns`` and ``sessions``
 that call the SQL functions of :mod:`core.store.textindex` — so any writer
@@ -152,42 +160,42 @@ app_state = Table(
 #: Tables whose presence marks a file as Parley v4.
 V4_TABLES = frozenset({"spaces", "sessions", "turns", "compactions", "settings", "app_state"})
 
+TITLE_ROWID_BASE = 1 << 40
+
 SEARCH_DDL = [
-    f"CREATE VIRTUAL TABLE search_fts USING fts5(title, body, content='', "
-    f'tokenize="{textindex.TOKENIZER}")',
-    # Title matches weigh more than body matches.
-    "INSERT INTO search_fts(search_fts, rank) VALUES ('rank', 'bm25(4.0, 1.0)')",
+    # prefix='3': a 3-character prefix query (search as you type) reads one
+    # doclist instead of merging those of every word that starts with it.
+    f"CREATE VIRTUAL TABLE search_fts USING fts5(title, body, scope, content='', "
+    f"prefix='3', tokenize=\"{textindex.TOKENIZER}\")",
+    # Title matches weigh more than body matches; the scope token does not count.
+    "INSERT INTO search_fts(search_fts, rank) VALUES ('rank', 'bm25(4.0, 1.0, 0.0)')",
 ]
+_T = TITLE_ROWID_BASE
+
+_TURN_ROW = "{0}.n, '', parley_turn_text({0}.blocks), 's' || hex({0}.session_id)"
+_TITLE_ROW = f"{_T} + {{0}}.n, parley_title_text({{0}}.title), '', 's' || hex({{0}}.id)"
+#: The values (rowid, title, body, scope) a turn row (``{0}`` = its alias) and a
+#: session row are indexed with; for bulk loads that fill ``search_fts`` themselves.
+TURN_SEARCH_ROW = _TURN_ROW
+TITLE_SEARCH_ROW = _TITLE_ROW
+_ADD = "INSERT INTO search_fts(rowid, title, body, scope) VALUES ({});"
+_DEL = "INSERT INTO search_fts(search_fts, rowid, title, body, scope) VALUES ('delete', {});"
 
 TRIGGER_DDL = [
-    """CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns BEGIN
-        INSERT INTO search_fts(rowid, title, body)
-        VALUES (new.n, '', parley_turn_text(new.blocks));
-    END""",
-    """CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns BEGIN
-        INSERT INTO search_fts(search_fts, rowid, title, body)
-        VALUES ('delete', old.n, '', parley_turn_text(old.blocks));
-    END""",
-    """CREATE TRIGGER turns_fts_update AFTER UPDATE OF blocks ON turns BEGIN
-        INSERT INTO search_fts(search_fts, rowid, title, body)
-        VALUES ('delete', old.n, '', parley_turn_text(old.blocks));
-        INSERT INTO search_fts(rowid, title, body)
-        VALUES (new.n, '', parley_turn_text(new.blocks));
-    END""",
-    """CREATE TRIGGER sessions_fts_insert AFTER INSERT ON sessions BEGIN
-        INSERT INTO search_fts(rowid, title, body)
-        VALUES (-new.n, parley_title_text(new.title), '');
-    END""",
-    """CREATE TRIGGER sessions_fts_delete AFTER DELETE ON sessions BEGIN
-        INSERT INTO search_fts(search_fts, rowid, title, body)
-        VALUES ('delete', -old.n, parley_title_text(old.title), '');
-    END""",
-    """CREATE TRIGGER sessions_fts_update AFTER UPDATE OF title ON sessions BEGIN
-        INSERT INTO search_fts(search_fts, rowid, title, body)
-        VALUES ('delete', -old.n, parley_title_text(old.title), '');
-        INSERT INTO search_fts(rowid, title, body)
-        VALUES (-new.n, parley_title_text(new.title), '');
-    END""",
+    "CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns BEGIN "
+    + _ADD.format(_TURN_ROW.format("new")) + " END",
+    "CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns BEGIN "
+    + _DEL.format(_TURN_ROW.format("old")) + " END",
+    "CREATE TRIGGER turns_fts_update AFTER UPDATE OF blocks, session_id, n ON turns BEGIN "
+    + _DEL.format(_TURN_ROW.format("old")) + " "
+    + _ADD.format(_TURN_ROW.format("new")) + " END",
+    "CREATE TRIGGER sessions_fts_insert AFTER INSERT ON sessions BEGIN "
+    + _ADD.format(_TITLE_ROW.format("new")) + " END",
+    "CREATE TRIGGER sessions_fts_delete AFTER DELETE ON sessions BEGIN "
+    + _DEL.format(_TITLE_ROW.format("old")) + " END",
+    "CREATE TRIGGER sessions_fts_update AFTER UPDATE OF title, id, n ON sessions BEGIN "
+    + _DEL.format(_TITLE_ROW.format("old")) + " "
+    + _ADD.format(_TITLE_ROW.format("new")) + " END",
 ]
 TRIGGER_NAMES = [
     "turns_fts_insert",
@@ -262,13 +270,13 @@ def rebuild_search_index(con: Connection | sqlite3.Connection) -> None:
         _exec(con, ddl)
     _exec(
         con,
-        "INSERT INTO search_fts(rowid, title, body) "
-        "SELECT -n, parley_title_text(title), '' FROM sessions ORDER BY n",
+        "INSERT INTO search_fts(rowid, title, body, scope) "
+        f"SELECT {_TURN_ROW.format('turns')} FROM turns ORDER BY n",
     )
     _exec(
         con,
-        "INSERT INTO search_fts(rowid, title, body) "
-        "SELECT n, '', parley_turn_text(blocks) FROM turns ORDER BY n",
+        "INSERT INTO search_fts(rowid, title, body, scope) "
+        f"SELECT {_TITLE_ROW.format('sessions')} FROM sessions ORDER BY n",
     )
     for ddl in TRIGGER_DDL:
         _exec(con, ddl)

@@ -8,12 +8,20 @@ words AND/OR/NOT/NEAR are plain text. All words must match (AND). The last
 word also matches as a prefix (search as you type) unless the query ends with
 a space or a closing quote. Words with no letter or digit (only punctuation or
 emoji) are skipped; a query made only of them raises InvalidSearchQuery.
+
+Order: by FTS5's bm25 (titles 4× body) over every matching title and the
+newest :data:`RECENT_WINDOW` matching turns; but when a phrase of the query is
+common (a word of it in more than :data:`COMMON_ROWS` rows), newest first — matching titles
+(newest session first), then turns (newest first) — with rank 0.0. Both keep a
+search over 1M turns within tens of milliseconds. A session scope is a token
+of the index itself (cheap); a space scope filters matches by their session's space.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
@@ -21,22 +29,32 @@ from sqlalchemy.exc import OperationalError
 
 from core.store.errors import InvalidSearchQuery
 from core.store.models import SearchHit
+from core.store.schema import TITLE_ROWID_BASE
 from core.store.snippets import compile_phrases, make_snippet
 from core.store.textindex import TOKEN_RE, is_split_char, normalize, turn_text
 
 MAX_QUERY_CHARS = 1000
 MAX_PHRASES = 32
-MIN_PREFIX_CHARS = 2
+MIN_PREFIX_CHARS = 3  # = the FTS5 prefix index length (schema.SEARCH_DDL)
 _QUOTED = re.compile(r'"([^"]*)"')
 
 
 @dataclass(frozen=True, slots=True)
 class ParsedQuery:
-    """A user query made safe: ``match`` is an FTS5 expression of quoted phrases."""
+    """A user query made safe.
+
+    Attributes:
+        match: an FTS5 expression of quoted phrases (implicit AND).
+        phrases: each phrase's prepared tokens (for highlighting).
+        prefix_last: the last phrase ends with a prefix (``*``).
+        words: every token as its own quoted FTS5 term (the last one with ``*``
+            when ``prefix_last``): what :func:`_is_common` probes.
+    """
 
     match: str
     phrases: list[list[str]]
     prefix_last: bool
+    words: tuple[str, ...] = ()
 
 
 def parse(query: str) -> ParsedQuery | None:
@@ -80,23 +98,43 @@ def parse(query: str) -> ParsedQuery | None:
     terms = ['"' + " ".join(tokens) + '"' for tokens in phrases]
     if prefix_last:
         terms[-1] += "*"
-    return ParsedQuery(" ".join(terms), phrases, prefix_last)
+    probes = ['"' + tok + '"' for tokens in phrases for tok in tokens]
+    if prefix_last:
+        probes[-1] += "*"
+    return ParsedQuery(" ".join(terms), phrases, prefix_last, tuple(dict.fromkeys(probes)))
 
 
-_SCOPES = {
-    None: "",
-    "session": """ AND CASE WHEN search_fts.rowid > 0
-        THEN EXISTS (SELECT 1 FROM turns t WHERE t.n = search_fts.rowid AND t.session_id = :sid)
-        ELSE EXISTS (SELECT 1 FROM sessions s WHERE s.n = -search_fts.rowid AND s.id = :sid)
-        END""",
-    "space": """ AND CASE WHEN search_fts.rowid > 0
-        THEN EXISTS (SELECT 1 FROM turns t JOIN sessions s ON s.id = t.session_id
-                     WHERE t.n = search_fts.rowid AND s.space_id = :space)
-        ELSE EXISTS (SELECT 1 FROM sessions s WHERE s.n = -search_fts.rowid
-                     AND s.space_id = :space)
-        END""",
-}
+#: Ranking by relevance looks at the newest this-many matching turns (plus
+#: every matching title): bm25 scores every row it ranks.
+RECENT_WINDOW = 2000
+#: A word found in more rows than this is "common". bm25 first counts every
+#: row holding each phrase (its IDF), which for a common word in 1M turns costs
+#: more than the whole search budget — and gives such a word almost no weight.
+#: So a query with a common word lists its matches newest first instead.
+COMMON_ROWS = 20_000
 
+_IN_SPACE = """ AND CASE WHEN search_fts.rowid < :tb
+    THEN EXISTS (SELECT 1 FROM turns t JOIN sessions s ON s.id = t.session_id
+                 WHERE t.n = search_fts.rowid AND s.space_id = :space)
+    ELSE EXISTS (SELECT 1 FROM sessions s WHERE s.n = search_fts.rowid - :tb
+                 AND s.space_id = :space)
+    END"""
+_CUT = (
+    "SELECT search_fts.rowid FROM search_fts WHERE search_fts MATCH :q AND search_fts.rowid < :tb"
+    "{scope} ORDER BY search_fts.rowid DESC LIMIT 1 OFFSET :window"
+)
+_RANKED = (
+    "SELECT search_fts.rowid AS r, rank FROM search_fts WHERE search_fts MATCH :q "
+    "AND search_fts.rowid >= :cut{scope} ORDER BY rank LIMIT :limit"
+)
+_NEWEST = (
+    "SELECT search_fts.rowid AS r, 0.0 AS rank FROM search_fts WHERE search_fts MATCH :q"
+    "{scope} ORDER BY search_fts.rowid DESC LIMIT :limit"
+)
+_PROBE = text(
+    "SELECT search_fts.rowid FROM search_fts WHERE search_fts MATCH :q "
+    "ORDER BY search_fts.rowid DESC LIMIT 1 OFFSET :k"
+)
 _TURN_HITS = text(
     "SELECT t.n, t.id, t.session_id, t.blocks, t.created_at, s.title "
     "FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.n IN :ns"
@@ -104,6 +142,38 @@ _TURN_HITS = text(
 _TITLE_HITS = text(
     "SELECT s.n, s.id, s.title, s.updated_at FROM sessions s WHERE s.n IN :ns"
 ).bindparams(bindparam("ns", expanding=True))
+
+
+def match_expression(parsed: ParsedQuery, session_id: str | None) -> str:
+    """The FTS5 expression: the user's phrases in title/body, and the session's scope token."""
+    expr = "{title body} : (" + parsed.match + ")"
+    if session_id is not None:
+        expr += ' AND {scope} : "s' + session_id.encode("utf-8").hex() + '"'
+    return expr
+
+
+def _is_common(con: Connection, term: str) -> bool:
+    """True if more than COMMON_ROWS rows hold ``term`` (reads at most that many, newest first).
+
+    Probing single words, not phrases: a phrase of two common words is rare,
+    but finding that out (or its bm25 IDF) reads both words' whole doclists.
+    """
+    probe = {"q": "{title body} : " + term, "k": COMMON_ROWS}
+    return con.execute(_PROBE, probe).first() is not None
+
+
+def _ranked(
+    con: Connection, parsed: ParsedQuery, expr: str, space_id: str | None, limit: int
+) -> list[Any]:
+    """Return ``(rowid, rank)`` rows, best first: by bm25, or newest first (rank 0.0)."""
+    scope = _IN_SPACE if space_id is not None else ""
+    params = {"q": expr, "tb": TITLE_ROWID_BASE, "space": space_id, "window": RECENT_WINDOW,
+              "limit": limit}
+    if any(_is_common(con, w) for w in parsed.words):
+        return list(con.execute(text(_NEWEST.format(scope=scope)), params).all())
+    cut = con.execute(text(_CUT.format(scope=scope)), params).scalar()
+    params["cut"] = cut if cut is not None else -1
+    return list(con.execute(text(_RANKED.format(scope=scope)), params).all())
 
 
 def search(
@@ -117,22 +187,16 @@ def search(
     parsed = parse(query)
     if parsed is None or limit <= 0:
         return []
-    scope = "session" if session_id is not None else "space" if space_id is not None else None
-    sql = (
-        "SELECT search_fts.rowid AS r, rank FROM search_fts WHERE search_fts MATCH :q"
-        + _SCOPES[scope]
-        + " ORDER BY rank LIMIT :limit"
-    )
-    params = {"q": parsed.match, "limit": limit, "sid": session_id, "space": space_id}
+    expr = match_expression(parsed, session_id)
     try:
-        ranked = con.execute(text(sql), params).all()
+        ranked = _ranked(con, parsed, expr, space_id if session_id is None else None, limit)
     except OperationalError as exc:  # FTS5 rejected the expression: a bug in parse()
         if "fts5" in str(exc).lower():
             raise InvalidSearchQuery(query, "the search index could not read it") from exc
         raise
     pattern = compile_phrases(parsed.phrases, parsed.prefix_last)
-    turn_ns = [r.r for r in ranked if r.r > 0]
-    title_ns = [-r.r for r in ranked if r.r < 0]
+    turn_ns = [r.r for r in ranked if r.r < TITLE_ROWID_BASE]
+    title_ns = [r.r - TITLE_ROWID_BASE for r in ranked if r.r >= TITLE_ROWID_BASE]
     hits: dict[int, SearchHit] = {}
     if turn_ns:
         for row in con.execute(_TURN_HITS, {"ns": turn_ns}):
@@ -141,7 +205,9 @@ def search(
     if title_ns:
         for row in con.execute(_TITLE_HITS, {"ns": title_ns}):
             snippet = make_snippet(row.title or "", pattern)
-            hits[-row.n] = SearchHit(row.id, None, row.title, snippet, 0.0, row.updated_at)
+            hits[TITLE_ROWID_BASE + row.n] = SearchHit(
+                row.id, None, row.title, snippet, 0.0, row.updated_at
+            )
     return [
         SearchHit(h.session_id, h.turn_id, h.session_title, h.snippet, float(r.rank), h.created_at)
         for r in ranked

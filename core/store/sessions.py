@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import delete, exists, func, select, update
+from sqlalchemy import delete, exists, func, select, text, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement, Select
 
@@ -221,19 +221,26 @@ def delete_session(con: Connection, session_id: str) -> None:
     con.execute(delete(S).where(S.c.id == session_id))
 
 
+_LATEST = select(func.max(S.c.updated_at))
+_TOUCH = text(
+    "UPDATE sessions SET updated_at = max(:now, (SELECT coalesce(max(updated_at), 0) + 1 "
+    "FROM sessions)) WHERE id = :sid"
+)
+
+
 def activity_time(con: Connection) -> int:
     """Return now (epoch ms), but later than any session's ``updated_at``.
 
     So the session with the latest activity is always first in "newest first"
     lists, even for two changes within one millisecond.
     """
-    latest = con.execute(select(func.max(S.c.updated_at))).scalar()
+    latest = con.execute(_LATEST).scalar()
     return max(now_ms(), (latest or 0) + 1)
 
 
 def touch(con: Connection, session_id: str) -> None:
     """Mark activity: ``updated_at`` = :func:`activity_time`."""
-    con.execute(update(S).where(S.c.id == session_id).values(updated_at=activity_time(con)))
+    con.execute(_TOUCH, {"now": now_ms(), "sid": session_id})
 
 
 def add_usage(con: Connection, session_id: str, usage: Usage) -> None:

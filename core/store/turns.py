@@ -10,12 +10,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.engine import Connection, Row
 
 from core.content import Turn, Usage, blocks_from_json_text, blocks_to_json_text
 from core.store import sessions
-from core.store.errors import DuplicateTurn, TurnInOtherSession, TurnNotFound, TurnNotInSession
+from core.store.errors import (
+    DuplicateTurn,
+    SessionNotFound,
+    TurnInOtherSession,
+    TurnNotFound,
+    TurnNotInSession,
+)
 from core.store.schema import turns as T
 
 _COLUMNS = (
@@ -73,37 +79,52 @@ def next_seq(con: Connection, session_id: str) -> int:
     )
 
 
-def append(con: Connection, session_id: str, turn: Turn) -> Turn:
-    sessions.require(con, session_id)
-    if con.execute(select(T.c.n).where(T.c.id == turn.id)).first() is not None:
-        raise DuplicateTurn(turn.id)
-    con.execute(
-        T.insert().values(session_id=session_id, seq=next_seq(con, session_id), **row_values(turn))
+# The save path runs once per turn and every ~250 ms while a reply streams:
+# prebuilt statements, one look-up query (session exists, turn owner, next seq).
+_LOOKUP = text(
+    "SELECT (SELECT 1 FROM sessions WHERE id = :sid) AS session_exists, "
+    "(SELECT session_id FROM turns WHERE id = :tid) AS owner, "
+    "(SELECT coalesce(max(seq), -1) + 1 FROM turns WHERE session_id = :sid) AS next_seq"
+)
+_INSERT = T.insert()
+_UPDATE = (
+    update(T)
+    .where(T.c.id == bindparam("tid"))
+    .values(
+        blocks=bindparam("blocks"),
+        aborted=bindparam("aborted"),
+        model=bindparam("model"),
+        usage=bindparam("usage"),
     )
+)
+
+
+def _save(con: Connection, session_id: str, turn: Turn, replace: bool) -> Turn:
+    found = con.execute(_LOOKUP, {"sid": session_id, "tid": turn.id}).one()
+    if found.session_exists is None:
+        raise SessionNotFound(session_id)
+    values = row_values(turn)
+    if found.owner is None:
+        con.execute(_INSERT, {**values, "session_id": session_id, "seq": found.next_seq})
+    elif not replace:
+        raise DuplicateTurn(turn.id)
+    elif found.owner != session_id:
+        raise TurnInOtherSession(turn.id, session_id)
+    else:
+        con.execute(_UPDATE, {**values, "tid": turn.id})
     sessions.touch(con, session_id)
     return turn
+
+
+def append(con: Connection, session_id: str, turn: Turn) -> Turn:
+    """Insert a turn at the end of a session. Raises SessionNotFound, DuplicateTurn."""
+    return _save(con, session_id, turn, replace=False)
 
 
 def upsert(con: Connection, session_id: str, turn: Turn) -> Turn:
-    sessions.require(con, session_id)
-    owner = con.execute(select(T.c.session_id).where(T.c.id == turn.id)).scalar()
-    if owner is None:
-        return append(con, session_id, turn)
-    if owner != session_id:
-        raise TurnInOtherSession(turn.id, session_id)
-    values = row_values(turn)
-    con.execute(
-        update(T)
-        .where(T.c.id == turn.id)
-        .values(
-            blocks=values["blocks"],
-            aborted=values["aborted"],
-            model=values["model"],
-            usage=values["usage"],
-        )
-    )
-    sessions.touch(con, session_id)
-    return turn
+    """Insert a turn, or replace the saved one's content. Raises SessionNotFound,
+    TurnInOtherSession."""
+    return _save(con, session_id, turn, replace=True)
 
 
 def get(con: Connection, turn_id: str) -> Turn:

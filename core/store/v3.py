@@ -9,9 +9,12 @@ The contract is shared/spec/v3-format.md ("point N" below refers to it).
    next free numbered name: an existing backup is never overwritten), rows
    still in ``-wal`` included (:mod:`core.store.v3_backup`). If the copy fails
    nothing else happens (:class:`MigrationBackupFailed`).
-3. Run the steps of :mod:`core.store.v3_steps` in one exclusive transaction
-   and commit. During it the file is switched from WAL to a rollback journal
-   (new pages are then written once, not twice) and back to WAL after.
+3. Run the steps of :mod:`core.store.v3_steps` in one transaction, which
+   holds the file's write lock from its first statement, and commit. The
+   turns are converted and indexed by two threads beside it
+   (:mod:`core.store.v3_turns`). During it the file is switched from WAL to a
+   rollback journal (new pages are then written once, not twice) and back
+   to WAL after.
 
 Interrupted at any point (crash, kill, power loss), the file opens as v3 —
 SQLite rolls the unfinished transaction back, and the next start upgrades it
@@ -49,7 +52,7 @@ from core.store.errors import (
 from core.store.schema import SCHEMA_VERSION, V4_TABLES
 from core.store.v3_backup import MigrationBackupFailed, make_backup, readonly_uri
 from core.store.v3_steps import AlreadyCurrent, Migration
-from core.store.v3_turns import TurnPipeline, index_path_for
+from core.store.v3_turns import SCRATCH, TurnPipeline, index_path_for
 
 __all__ = [
     "MigrationBackupFailed",
@@ -60,7 +63,7 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]
-CACHE_KIB = 256 * 1024  # page cache of the upgrade's connection
+CACHE_KIB = 128 * 1024  # page cache of the upgrade's connection
 _PRAGMAS = (
     "busy_timeout = 5000",
     "foreign_keys = OFF",  # the steps keep v4's keys right; v3 rows are not checked
@@ -123,9 +126,10 @@ def upgrade_file(path: Path, progress: Progress | None = None) -> MigrationRepor
 
     Args:
         path: the database file.
-        progress: called as ``progress(done, total)`` with ``done`` turns of
-            ``total`` migrated: ``(0, total)`` during the backup, then after
-            every batch of turns (about 20,000); from the upgrade's thread.
+        progress: called as ``progress(done, total)`` with ``done`` of the
+            file's ``total`` v3 turns migrated (converted, written and indexed):
+            ``(0, total)`` during the backup, then at least every 0.2 s and
+            after every batch of 5,000 turns; from the upgrade's thread.
 
     Returns:
         What was migrated. A file already at v4 is not touched (counts are 0,
@@ -153,7 +157,7 @@ def upgrade_file(path: Path, progress: Progress | None = None) -> MigrationRepor
     report: Progress = progress or (lambda done, total: None)
     backup = make_backup(path, tick=lambda: report(0, total))
     try:
-        m = _migrate(path, backup, report)
+        m = _migrate(path, backup, total, report)
     except AlreadyCurrent:  # another Parley upgraded it meanwhile: nothing to do
         return MigrationReport(0, 0, 0, 0, backup, time.monotonic() - started)
     except Exception as exc:
@@ -192,10 +196,8 @@ def _read_probe(con: sqlite3.Connection) -> tuple[int, set[str], int]:
     version = int(con.execute("PRAGMA user_version").fetchone()[0])
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     total = 0
-    if {"turns", "sessions"} <= tables and version in (0, 3):
-        total = int(con.execute(
-            "SELECT count(*) FROM turns WHERE session_id IN (SELECT id FROM sessions)"
-        ).fetchone()[0])
+    if "turns" in tables and version in (0, 3):
+        total = int(con.execute("SELECT count(*) FROM turns").fetchone()[0])
     return version, tables, total
 
 
@@ -206,7 +208,7 @@ def _opening_error(exc: sqlite3.Error, path: Path) -> StoreError:
     return NotAParleyFile(path, f"SQLite cannot read it: {exc}")
 
 
-def _migrate(path: Path, backup: Path, report: Progress) -> Migration:
+def _migrate(path: Path, backup: Path, total: int, report: Progress) -> Migration:
     engine = create_engine(
         "sqlite+pysqlite://",
         creator=lambda: sqlite3.connect(path, isolation_level=None, check_same_thread=False),
@@ -223,24 +225,36 @@ def _migrate(path: Path, backup: Path, report: Progress) -> Migration:
             _set_journal_mode(raw, "DELETE")
         textindex.register_functions(raw)
         prefix = new_id()[:16]  # v4 turn ids: this + the v3 rowid in hex
-        with TurnPipeline(backup, index_path_for(path), prefix) as turns_in:
-            m = Migration(con, raw, turns_in, report=report)
-            raw.execute("BEGIN EXCLUSIVE")
-            try:
-                for s in v3_steps.STEPS:
-                    s.fn(m)
-                raw.execute("COMMIT")
-            except BaseException:
-                if raw.in_transaction:
-                    raw.execute("ROLLBACK")
-                raise
-            finally:
-                if was_wal:
-                    _set_journal_mode(raw, "WAL")
+        try:
+            with TurnPipeline(backup, index_path_for(path), prefix) as turns_in:
+                m = Migration(con, raw, turns_in, report=report, total_rows=total)
+                turns_in.attach(raw)
+                _run_steps(raw, m)
+        finally:
+            with contextlib.suppress(sqlite3.OperationalError):
+                raw.execute(f"DETACH DATABASE {SCRATCH}")
+            if was_wal:
+                _set_journal_mode(raw, "WAL")
         return m
     finally:
         con.close()
         engine.dispose()
+
+
+def _run_steps(raw: sqlite3.Connection, m: Migration) -> None:
+    """Run every step in one transaction and commit, or roll back and re-raise."""
+    # DEFERRED, so the attached scratch index stays writable by its thread; the first
+    # step takes the main file's write lock at once.
+    raw.execute("BEGIN DEFERRED")
+    try:
+        for s in v3_steps.STEPS:
+            s.fn(m)
+        raw.execute("COMMIT")
+    except BaseException:
+        if raw.in_transaction:
+            with contextlib.suppress(sqlite3.Error):  # else the next open rolls it back
+                raw.execute("ROLLBACK")
+        raise
 
 
 def _set_journal_mode(raw: sqlite3.Connection, mode: str) -> None:

@@ -28,7 +28,7 @@ from core.store.errors import StoreError
 
 BACKUP_SUFFIX = ".parley-pre-v4.bak"
 PARTIAL_SUFFIX = ".partial"
-PAGES_PER_STEP = 8192  # 32 MB at 4 KiB pages: progress is reported between steps
+PAGES_PER_STEP = 4096  # 16 MB at 4 KiB pages: progress is reported between steps
 SPARE_BYTES = 16 * 1024 * 1024
 
 

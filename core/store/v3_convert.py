@@ -36,6 +36,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from core.store import textindex
+
 JSON = dict[str, Any]
 ROLES = ("user", "assistant")
 #: v4 block names v3 never wrote (an unknown v3 block named so would be misread).
@@ -179,6 +181,41 @@ def convert_block(block: Any) -> JSON:
     if isinstance(kind, str) and kind in V4_ONLY_TYPES:
         raise _Damaged("v4 type name")
     return block
+
+
+def _plain_text(data: list[Any]) -> bool:
+    """True if every block is exactly ``{"type": "text", "text": <str>}`` (same in v4)."""
+    for b in data:
+        if type(b) is not dict or len(b) != 2 or b.get("type") != "text":
+            return False
+        if type(b.get("text")) is not str:
+            return False
+    return True
+
+
+def convert_turn_indexed(role: Any, content: Any) -> tuple[str, str, bool, str]:
+    """:func:`convert_turn` plus the turn's search text.
+
+    Returns:
+        ``(role, blocks, recovered, search_text)``; ``search_text`` equals
+        ``core.store.textindex.index_turn_text(blocks)`` — what the v4 triggers
+        index — computed without parsing ``blocks`` again when the turn holds
+        only plain text blocks (most turns).
+    """
+    if isinstance(content, bytes):
+        content = content.decode("utf-8", "replace")
+    if role in ROLES and isinstance(content, str) and "\\u" not in content:
+        try:
+            data = json.loads(content, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            data = None
+        # v3 plain text blocks are v4 text blocks, byte for byte the same JSON meaning:
+        # keep the text as it is (no escape in it can hide a lone surrogate).
+        if isinstance(data, list) and _plain_text(data):
+            text = "\n".join(b["text"] for b in data if b["text"])
+            return role, content, False, textindex.normalize(text)
+    role, blocks, recovered = convert_turn(role, content)
+    return role, blocks, recovered, textindex.index_turn_text(blocks)
 
 
 def convert_turn(role: Any, content: Any) -> tuple[str, str, bool]:

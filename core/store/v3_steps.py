@@ -2,10 +2,10 @@
 
 In the style of simonw/llm's ``migrations.py``: each step is a function
 registered with :func:`step` and a name saying what it does. :mod:`core.store.v3`
-runs :data:`STEPS` inside one ``BEGIN EXCLUSIVE`` … ``COMMIT``, so an
-interrupted upgrade leaves the v3 file as it was (SQLite rolls the
-transaction back on the next open) and a finished one leaves a v4 file —
-never a mix. Rules quoted as "point N" come from shared/spec/v3-format.md.
+runs :data:`STEPS` inside one ``BEGIN`` … ``COMMIT`` (the first step takes the
+write lock), so an interrupted upgrade leaves the v3 file as it was (SQLite
+rolls the transaction back on the next open) and a finished one leaves a v4
+file — never a mix. Rules quoted as "point N" come from shared/spec/v3-format.md.
 
 The v3 tables are first renamed aside (``v3_sessions``, ``v3_turns``,
 ``v3_app_state``) so the v4 schema (``core.store.schema.create_all``) can use
@@ -67,8 +67,9 @@ class Migration:
         con: SQLAlchemy connection inside the upgrade's transaction.
         raw: the ``sqlite3`` connection under it (bulk SQL).
         turns_in: converted turns, from the threads of :mod:`core.store.v3_turns`.
-        report: called as ``report(done_turns, total_turns)``.
-        total_turns: v3 turns that belong to a session (the progress total).
+        report: called as ``report(done, total)`` in v3 turn rows.
+        total_rows: v3 turn rows (the progress total).
+        rows_written: v3 turn rows written (or skipped: their session is gone).
         sessions, turns, recovered, spaces: what was migrated (for the report).
     """
 
@@ -76,7 +77,8 @@ class Migration:
     raw: sqlite3.Connection
     turns_in: TurnPipeline
     report: Callable[[int, int], None] = lambda done, total: None
-    total_turns: int = 0
+    total_rows: int = 0
+    rows_written: int = 0
     sessions: int = 0
     turns: int = 0
     recovered: int = 0
@@ -84,8 +86,9 @@ class Migration:
     space_ids: dict[str, str] = field(default_factory=dict)
 
     def tick(self) -> None:
-        """Report progress: turns both written and indexed."""
-        self.report(min(self.turns, self.turns_in.indexed), self.total_turns)
+        """Report progress: v3 turn rows both written and indexed."""
+        done = min(self.rows_written, self.turns_in.rows_indexed)
+        self.report(done, max(done, self.total_rows))
 
 
 class AlreadyCurrent(Exception):
@@ -119,6 +122,9 @@ def step(name: str) -> Callable[[StepFn], StepFn]:
 
 @step("v3 tables set aside")
 def set_aside(m: Migration) -> None:
+    # The transaction is DEFERRED (see core.store.v3_turns): take the write lock on the
+    # main file now, before looking, so nothing changes between the check and the work.
+    m.raw.execute("UPDATE main.sessions SET id = id WHERE 0")
     version = m.raw.execute("PRAGMA user_version").fetchone()[0]
     tables = {r[0] for r in m.raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if version >= schema.SCHEMA_VERSION or not set(V3_TABLES) <= tables:
@@ -131,9 +137,6 @@ def set_aside(m: Migration) -> None:
         m.raw.execute(f'DROP {kind.upper()} "{name}"')
     for table in V3_TABLES:
         m.raw.execute(f"ALTER TABLE {table} RENAME TO {LEGACY_PREFIX}{table}")
-    m.total_turns = m.raw.execute(
-        "SELECT count(*) FROM v3_turns WHERE session_id IN (SELECT id FROM v3_sessions)"
-    ).fetchone()[0]
 
 
 @step("v4 schema created")
@@ -176,7 +179,7 @@ def sessions_from_v3(m: Migration) -> None:
         ":cost_usd, :created_at, :updated_at, :meta)",
         values,
     )
-    m.turns_in.add_titles([(v["n"], v["title"]) for v in values])
+    m.turns_in.set_titles([(v["n"], v["id"], v["title"]) for v in values])
     m.raw.execute("CREATE TEMP TABLE v3_forks (session_id TEXT PRIMARY KEY, parent_id TEXT, "
                   "fork_idx INTEGER)")
     m.raw.executemany(
@@ -189,7 +192,7 @@ def sessions_from_v3(m: Migration) -> None:
 @step("v3→v4: turns and their blocks")
 def turns_from_v3(m: Migration) -> None:
     m.tick()
-    for rows, recovered in m.turns_in.batches(m.tick):
+    for rows, recovered, rows_read in m.turns_in.batches(m.tick):
         m.raw.executemany(
             "INSERT INTO turns (n, id, session_id, seq, role, blocks, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -197,6 +200,7 @@ def turns_from_v3(m: Migration) -> None:
         )
         m.turns += len(rows)
         m.recovered += recovered
+        m.rows_written += rows_read
         m.tick()
 
 
@@ -240,22 +244,22 @@ def settings_and_state(m: Migration) -> None:
         )
 
 
-@step("search index built")
-def search_index(m: Migration) -> None:
-    # The indexer thread indexed the same rows the triggers of core.store.schema would
-    # have (turn text at rowid n, titles at -n): copy its index in, then add the triggers.
-    m.turns_in.wait_index(m.tick)
-    m.turns_in.copy_index(m.raw)
-    for ddl in schema.TRIGGER_DDL:
-        m.raw.execute(ddl)
-    m.tick()
-
-
 @step("v3 tables dropped")
 def drop_legacy(m: Migration) -> None:
+    # Before waiting for the index thread: this work overlaps its last seconds.
     for table in ("turns", "sessions", "app_state"):
         m.raw.execute(f"DROP TABLE {LEGACY_PREFIX}{table}")
     m.raw.execute("DROP TABLE temp.v3_forks")
+
+
+@step("search index built")
+def search_index(m: Migration) -> None:
+    # The indexer thread indexed the rows the triggers of core.store.schema would have
+    # written (point 9; same row expressions): copy its index in, then add the triggers.
+    m.turns_in.copy_index(m.raw, m.tick)
+    for ddl in schema.TRIGGER_DDL:
+        m.raw.execute(ddl)
+    m.tick()
 
 
 @step("user_version = 4")

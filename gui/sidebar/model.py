@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 
 KIND = Qt.ItemDataRole.UserRole + 1  # "space" | "session" | "more"
@@ -34,8 +34,8 @@ def _sort_key(pinned: bool, updated: int) -> tuple[int, int]:
 class SessionTreeModel(QStandardItemModel):
     """Spaces at the top level, their sessions as children."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._sessions: dict[str, QStandardItem] = {}
         self._spaces: dict[str, QStandardItem] = {}
         #: True while rows move: a view's "current row changed" is then not a person's choice.

@@ -117,7 +117,7 @@ class Sidebar(QWidget):
         self.setObjectName("Sidebar")
         self.setAccessibleName("Sidebar")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.model = SessionTreeModel()
+        self.model = SessionTreeModel(self)
 
         title = QLabel("Parley", self)
         title.setObjectName("AppTitle")

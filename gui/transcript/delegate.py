@@ -8,17 +8,27 @@ estimates the height of every other row from its text length.
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QRectF,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
-    QFont,
     QFontMetrics,
     QPainter,
+    QPainterPath,
     QPalette,
     QPen,
     QTextCharFormat,
@@ -32,6 +42,7 @@ from gui.transcript.layout import (
     BAR,
     BUBBLE_PAD,
     BUBBLE_SHARE,
+    CODE_PAD,
     INDENT,
     MAX_COLUMN,
     ROW_PAD,
@@ -42,8 +53,12 @@ from gui.transcript.layout import (
 from gui.transcript.model import TranscriptModel
 from gui.transcript.pieces import THUMB_MAX, PieceCache
 from gui.transcript.rows import Node
+from gui.transcript.specs import CODE_KINDS
 
 LAYOUT_LIMIT = 400  # row layouts kept (rows seen recently)
+THROTTLE_MIN_MS = 8.0  # a streaming row cheaper to lay out than this is never throttled
+THROTTLE_FACTOR = 4.0  # ...else it waits this many times its last layout cost
+THROTTLE_MAX_MS = 250.0  # ...but never longer than this
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -53,7 +68,12 @@ class TranscriptDelegate(QStyledItemDelegate):
 
     Args:
         parent: the list view (its palette and font are used).
+
+    Signals:
+        repaintRequested(): a throttled row is due to be laid out again.
     """
+
+    repaintRequested = Signal()
 
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
@@ -66,6 +86,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.cache = PieceCache(self.colors, parent.font())
         self.builder = RowBuilder(self.cache)
         self._metrics()
+        self._repaint = QTimer(self, singleShot=True, timerType=Qt.TimerType.PreciseTimer)
+        self._repaint.timeout.connect(self.repaintRequested)
 
     def _metrics(self) -> None:
         fm = QFontMetrics(self.cache.font)
@@ -91,22 +113,49 @@ class TranscriptDelegate(QStyledItemDelegate):
         return True
 
     # -- layouts ------------------------------------------------------------
-    def row_layout(self, model: TranscriptModel, row: int, width: int) -> RowLayout:
-        """Return the layout of a row at a viewport width (px), from the cache if current."""
+    def row_layout(
+        self, model: TranscriptModel, row: int, width: int, *, fresh: bool = False
+    ) -> RowLayout:
+        """Return the layout of a row at a viewport width (px), from the cache if current.
+
+        A streaming row whose last layout was expensive (≥ THROTTLE_MIN_MS) is
+        laid out again at most every few times that cost (throttled to what the
+        machine can paint): in between its previous layout is returned with
+        ``stale`` set, and a repaint is scheduled. ``fresh`` forces a new layout.
+        """
         node = model.rows[row]
         is_last = model.is_last(row)
         stamp = (node.rev, is_last, self.colors.key)
         layout = self._layouts.get(node.key)
-        if layout is not None and layout.stamp == stamp and layout.width == width:
-            self._layouts.move_to_end(node.key)
-            return layout
+        if layout is not None and layout.width == width:
+            if layout.stamp == stamp:
+                self._layouts.move_to_end(node.key)
+                return layout
+            if not fresh and is_last and layout.stamp[1:] == stamp[1:] and self._throttle(layout):
+                return layout
+        start = time.perf_counter()
         layout = self.builder.layout(node, model.transcript, width, is_last, layout)
+        layout.cost_ms = (time.perf_counter() - start) * 1000
+        layout.made_at = time.monotonic()
         layout.stamp = stamp
         self._layouts[node.key] = layout
         self._layouts.move_to_end(node.key)
         if len(self._layouts) > LAYOUT_LIMIT:
             self._layouts.popitem(last=False)
         return layout
+
+    def _throttle(self, layout: RowLayout) -> bool:
+        """True (and a repaint scheduled) when an expensive row was laid out too recently."""
+        if layout.cost_ms < THROTTLE_MIN_MS:
+            return False
+        wait_ms = min(THROTTLE_MAX_MS, THROTTLE_FACTOR * layout.cost_ms)
+        left_ms = wait_ms - (time.monotonic() - layout.made_at) * 1000
+        if left_ms <= 0:
+            return False
+        layout.stale = True
+        if not self._repaint.isActive():
+            self._repaint.start(int(left_ms) + 2)
+        return True
 
     def known_height(self, node: Node, width: int) -> int | None:
         """The height of a node's cached layout at ``width``, if it is current."""
@@ -182,6 +231,8 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.fillRect(QRect(x, 0, 2, layout.height), guide)
         if layout.frame is not None:
             self._paint_frame(painter, layout)
+        for box, bar in layout.code_boxes:
+            self._paint_code_box(painter, box, bar)
         if self.clip.isValid():
             clip = QRectF(self.clip.translated(-rect.topLeft()))
             top, bottom = int(clip.top()) - 4, int(clip.bottom()) + 4
@@ -197,7 +248,9 @@ class TranscriptDelegate(QStyledItemDelegate):
             if r.top() > bottom:
                 break
             if placed.bar:
-                painter.fillRect(QRect(r.left() - BAR + 3, r.top() - 4, 2, r.height() + 4), guide)
+                inset = CODE_PAD if placed.kind in CODE_KINDS else 0
+                painter.fillRect(QRect(r.left() - inset - BAR + 3, r.top() - 4, 2, r.height() + 8),
+                                 guide)
             self._paint_doc(painter, placed.piece.doc, r, placed.muted, clip, term, option.palette)
         painter.restore()
 
@@ -213,6 +266,17 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.setPen(QPen(colors.card_border, 1))
             painter.setBrush(colors.card_bg)
             painter.drawRoundedRect(frame.adjusted(0.5, 0.5, -0.5, -0.5), 10, 10)
+
+    def _paint_code_box(self, painter: QPainter, box: QRect, bar: QRect) -> None:
+        md = self.colors.markdown
+        path = QPainterPath()
+        path.addRoundedRect(QRectF(box), 8, 8)
+        painter.save()
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.fillPath(path, QColor(md.code_bg))
+        painter.setClipPath(path)
+        painter.fillRect(bar, QColor(md.code_header_bg))
+        painter.restore()
 
     def _paint_doc(
         self,

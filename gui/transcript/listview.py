@@ -17,9 +17,6 @@ from Qt; only geometry, painting and cursor movement are overridden.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from itertools import accumulate
-
 from PySide6.QtCore import (
     QEvent,
     QItemSelection,
@@ -55,14 +52,19 @@ from PySide6.QtWidgets import (
 )
 
 from gui.transcript.delegate import TranscriptDelegate
-from gui.transcript.layout import Hit, RowLayout, tooltip_text
+from gui.transcript.geometry import RowGeometry
+from gui.transcript.layout import Hit, RowLayout
 from gui.transcript.model import TranscriptModel
+from gui.transcript.tooltips import tooltip_text
 
 Index = QModelIndex | QPersistentModelIndex
 BOTTOM_PAD = 12  # px of empty space under the last row
 STICK_SLACK = 4  # px: "at the bottom" tolerance
 SCROLL_STEP = 40  # px per scroll-bar arrow step / wheel notch third
 RE_ESTIMATE_MS = 150  # after a resize, wait this long before re-estimating every row
+ENSURE_VISIBLE = QAbstractItemView.ScrollHint.EnsureVisible
+PREFETCH_ROWS = 2  # rows laid out per idle step, above and below the view
+PREFETCH_MS = 30  # pause between idle steps
 
 
 class TranscriptListView(QListView):
@@ -86,15 +88,14 @@ class TranscriptListView(QListView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._heights: list[int] = []
-        self._valid = bytearray()  # 1 where _heights[i] is measured at the current width
-        self._tops: list[int] = [0]
+        self._rows = RowGeometry()
         self._width = 0
         self._stick = True
         self._adjusting = False
         self._painting = False
         self._press: tuple[int, str] | None = None
         self._footer: QWidget | None = None
+        self._place: tuple[str | None, str | None, int] = (None, None, 0)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -102,14 +103,16 @@ class TranscriptListView(QListView):
         self.setUniformItemSizes(False)
         self.setMouseTracking(True)
         self.setFrameShape(QListView.Shape.NoFrame)
-        self.setAutoScroll(False)
         self.viewport().setAutoFillBackground(True)
         self._delegate = TranscriptDelegate(self)
+        self._delegate.repaintRequested.connect(self.viewport().update)
         self.setItemDelegate(self._delegate)
         self.verticalScrollBar().valueChanged.connect(self._value_changed)
         self.verticalScrollBar().setSingleStep(SCROLL_STEP)
         self._re_estimate = QTimer(self, singleShot=True, interval=RE_ESTIMATE_MS)
         self._re_estimate.timeout.connect(self._estimate_all)
+        self._prefetch_timer = QTimer(self, singleShot=True, interval=PREFETCH_MS)
+        self._prefetch_timer.timeout.connect(self._prefetch)
 
     # -- model wiring ---------------------------------------------------------
     @property
@@ -124,9 +127,37 @@ class TranscriptListView(QListView):
     def setModel(self, model: TranscriptModel) -> None:  # noqa: N802
         super().setModel(model)
         model.rowsRemoved.connect(self._rows_removed)
-        model.modelReset.connect(self._estimate_all)
+        model.modelAboutToBeReset.connect(self._remember_place)
+        model.modelReset.connect(self._model_reset)
         model.layoutChanged.connect(self._estimate_all)
         self._estimate_all()
+
+    def _remember_place(self) -> None:
+        """Before a reset: which row is current, which is at the top, and where."""
+        model = self.transcript_model()
+        current = self.currentIndex()
+        key = model.rows[current.row()].key if current.isValid() else None
+        anchor, offset = None, 0
+        if model.rows:
+            value = self.verticalScrollBar().value()
+            first, _ = self._visible(value)
+            anchor, offset = model.rows[first].key, value - self._rows.tops[first]
+        self._place = (key, anchor, offset)
+
+    def _model_reset(self) -> None:
+        """After a reset (e.g. a compaction regrouped rows): the same place, if still there."""
+        self._estimate_all()
+        key, anchor, offset = self._place
+        self._place = (None, None, 0)
+        model = self.transcript_model()
+        row = model.row_of(key) if key else None
+        if row is not None:
+            self.selectionModel().setCurrentIndex(
+                model.index(row), QItemSelectionModel.SelectionFlag.NoUpdate
+            )
+        anchor_row = model.row_of(anchor) if anchor else None
+        if not self._stick and anchor_row is not None:
+            self._apply_range(self._rows.tops[anchor_row] + offset)
 
     @property
     def sticks_to_bottom(self) -> bool:
@@ -138,6 +169,10 @@ class TranscriptListView(QListView):
         self._stick = True
         self._sync()
         self._apply_range()
+
+    def footer(self) -> QWidget | None:
+        """The widget shown under the last row, if any."""
+        return self._footer
 
     def set_footer(self, widget: QWidget | None) -> None:
         """Show a widget under the last row (the inline error), or none."""
@@ -155,12 +190,7 @@ class TranscriptListView(QListView):
         model = self.model()
         rows = model.rows if isinstance(model, TranscriptModel) else []
         width = self._width = self.viewport().width()
-        self._heights = self._delegate.estimates(rows, width)
-        self._valid = bytearray(len(rows))
-        self._recompute()
-
-    def _recompute(self) -> None:
-        self._tops = [0, *accumulate(self._heights)]
+        self._rows.reset(self._delegate.estimates(rows, width))
         self.updateGeometries()
 
     def _footer_width(self) -> int:
@@ -176,26 +206,16 @@ class TranscriptListView(QListView):
 
     def content_height(self) -> int:
         """Height (px) of everything: rows, footer, bottom padding."""
-        return self._tops[-1] + self._footer_height() + BOTTOM_PAD
+        return self._rows.total + self._footer_height() + BOTTOM_PAD
 
     def _measure(self, row: int) -> bool:
         """Lay out a row at the current width; True if its height changed."""
         layout = self._delegate.row_layout(self.transcript_model(), row, self._width)
-        self._valid[row] = 1
-        if layout.height != self._heights[row]:
-            self._heights[row] = layout.height
-            return True
-        return False
+        return self._rows.set(row, layout.height, measured=not layout.stale)
 
     def _visible(self, value: int) -> tuple[int, int]:
         """First and last row intersecting [value, value + viewport height)."""
-        n = len(self._heights)
-        if n == 0:
-            return 0, -1
-        first = max(0, min(n - 1, bisect_right(self._tops, value) - 1))
-        end = value + self.viewport().height()
-        last = max(first, min(n - 1, bisect_right(self._tops, end) - 1))
-        return first, last
+        return self._rows.visible(value, self.viewport().height())
 
     def _sync(self) -> None:
         """Measure the rows about to be shown; keep the view anchored while heights change."""
@@ -208,17 +228,58 @@ class TranscriptListView(QListView):
             first, last = self._visible(value)
             if last < first:
                 return
-            anchor, offset = first, value - self._tops[first]
+            # Keep in place a row the user already sees (measured before), so rows
+            # growing above it push upwards, not the text being read downwards.
+            measured = self._rows.measured
+            anchor = next((r for r in range(first, last + 1) if measured[r]), first)
+            offset = value - self._rows.tops[anchor]
             changed = False
             for row in range(first, last + 1):
-                if not self._valid[row]:
+                if not measured[row]:
                     changed |= self._measure(row)
             if not changed:
                 if self._stick:
                     self._apply_range()
+                self._prefetch_timer.start()
                 return
-            self._tops = [0, *accumulate(self._heights)]
-            self._apply_range(None if self._stick else self._tops[anchor] + offset)
+            self._rows.recompute()
+            self._apply_range(None if self._stick else self._rows.tops[anchor] + offset)
+
+    def _prefetch(self) -> None:
+        """While idle, lay out a few rows just outside the view (smooth scrolling).
+
+        Rows above the view that change height move the scroll value by as
+        much, so what is on screen does not move.
+        """
+        geo = self._rows
+        if not len(geo) or self._width != self.viewport().width():
+            return
+        value = self.verticalScrollBar().value()
+        view_h = self.viewport().height()
+        first, last = self._visible(value)
+        stop_below = min(len(geo), geo.row_at(value + 2 * view_h) + 1)
+        stop_above = geo.row_at(value - view_h) - 1
+        below = [r for r in range(last + 1, stop_below) if not geo.measured[r]]
+        above = [r for r in range(first - 1, max(stop_above, -1), -1) if not geo.measured[r]]
+        below, above = below[:PREFETCH_ROWS], above[:PREFETCH_ROWS]
+        if not below and not above:
+            return
+        shift = 0
+        for row in above:
+            old = geo.heights[row]
+            if self._measure(row):
+                shift += geo.heights[row] - old
+        changed = shift != 0
+        for row in below:
+            changed |= self._measure(row)
+        if changed:
+            geo.recompute()
+            self._painting = True  # the screen shows the same rows at the same place
+            try:
+                self._apply_range(None if self._stick else value + shift)
+            finally:
+                self._painting = False
+        self._prefetch_timer.start()
 
     def settle(self) -> None:
         """Measure the rows in view now (as the next paint would), so positions are exact."""
@@ -249,7 +310,7 @@ class TranscriptListView(QListView):
     def _place_footer(self) -> None:
         if self._footer is None:
             return
-        top = self._tops[-1] - self.verticalScrollBar().value()
+        top = self._rows.total - self.verticalScrollBar().value()
         w = self._footer_width()
         x = (self.viewport().width() - w) // 2
         self._footer.setGeometry(QRect(x, top + 4, w, self._footer_height() - 8))
@@ -261,13 +322,13 @@ class TranscriptListView(QListView):
 
     def _width_changed(self) -> None:
         self._width = self.viewport().width()
-        self._valid = bytearray(len(self._heights))
+        self._rows.invalidate()
         self._re_estimate.start()
 
     # -- QAbstractItemView geometry overrides -----------------------------------
     def doItemsLayout(self) -> None:  # noqa: N802
         model = self.model()
-        if model is not None and len(self._heights) != model.rowCount():
+        if model is not None and len(self._rows) != model.rowCount():
             self._estimate_all()
         QAbstractItemView.doItemsLayout(self)
 
@@ -280,10 +341,8 @@ class TranscriptListView(QListView):
 
     def rowsInserted(self, parent: Index, start: int, end: int) -> None:  # noqa: N802
         model = self.transcript_model()
-        new = self._delegate.estimates(model.rows[start : end + 1], self._width)
-        self._heights[start:start] = new
-        self._valid[start:start] = bytes(len(new))
-        self._recompute()
+        self._rows.insert(start, self._delegate.estimates(model.rows[start : end + 1], self._width))
+        self.updateGeometries()
         QAbstractItemView.rowsInserted(self, parent, start, end)
         self.viewport().update()
 
@@ -291,51 +350,48 @@ class TranscriptListView(QListView):
         QAbstractItemView.rowsAboutToBeRemoved(self, parent, start, end)
 
     def _rows_removed(self, parent: Index, start: int, end: int) -> None:
-        del self._heights[start : end + 1]
-        del self._valid[start : end + 1]
-        self._recompute()
+        self._rows.remove(start, end)
+        self.updateGeometries()
         self.viewport().update()
 
     def dataChanged(self, top_left: Index, bottom_right: Index, roles: list[int] = ()) -> None:  # noqa: N802, B006
-        for row in range(top_left.row(), bottom_right.row() + 1):
-            if 0 <= row < len(self._valid):
-                self._valid[row] = 0
+        self._rows.invalidate(top_left.row(), bottom_right.row())
         QAbstractItemView.dataChanged(self, top_left, bottom_right, list(roles))
 
     def visualRect(self, index: Index) -> QRect:  # noqa: N802
         row = index.row()
-        if not index.isValid() or not 0 <= row < len(self._heights):
+        if not index.isValid() or not 0 <= row < len(self._rows):
             return QRect()
-        top = self._tops[row] - self.verticalScrollBar().value()
-        return QRect(0, top, self.viewport().width(), self._heights[row])
+        top = self._rows.tops[row] - self.verticalScrollBar().value()
+        return QRect(0, top, self.viewport().width(), self._rows.heights[row])
 
     def indexAt(self, point: QPoint) -> QModelIndex:  # noqa: N802
         y = point.y() + self.verticalScrollBar().value()
-        row = bisect_right(self._tops, y) - 1
+        row = self._rows.row_at(y)
         model = self.model()
-        if model is None or not 0 <= row < len(self._heights) or y < 0:
+        if model is None or not 0 <= row < len(self._rows):
             return QModelIndex()
         return model.index(row, 0)
 
     def scrollTo(  # noqa: N802
-        self, index: Index, hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible
+        self, index: Index, hint: QAbstractItemView.ScrollHint = ENSURE_VISIBLE
     ) -> None:
-        if not index.isValid() or not 0 <= index.row() < len(self._heights):
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return
         self.scroll_to_row(index.row(), hint)
 
     def scroll_to_row(
         self,
         row: int,
-        hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible,
+        hint: QAbstractItemView.ScrollHint = ENSURE_VISIBLE,
         y_in_row: int | None = None,
     ) -> None:
         """Scroll so a row is shown: by ``hint``, or with ``y_in_row`` a third down the view."""
         if self._width != self.viewport().width():
             self._width_changed()
         if self._measure(row):
-            self._tops = [0, *accumulate(self._heights)]
-        top, height = self._tops[row], self._heights[row]
+            self._rows.recompute()
+        top, height = self._rows.tops[row], self._rows.heights[row]
         view_h = self.viewport().height()
         value = self.verticalScrollBar().value()
         hints = QAbstractItemView.ScrollHint
@@ -354,6 +410,8 @@ class TranscriptListView(QListView):
         else:
             return
         maximum = max(0, self.content_height() - view_h)
+        if row == len(self._rows) - 1 and target >= top + height - view_h:
+            target = maximum  # the end of the last row: show what is under it too (an error)
         self._stick = target >= maximum - STICK_SLACK
         self._apply_range(target)
         self.viewport().update()
@@ -372,7 +430,7 @@ class TranscriptListView(QListView):
 
     def setSelection(self, rect: QRect, command: QItemSelectionModel.SelectionFlag) -> None:  # noqa: N802
         model = self.model()
-        if model is None or not self._heights:
+        if model is None or not len(self._rows):
             return
         top = self.indexAt(QPoint(0, max(rect.top(), 0)))
         bottom = self.indexAt(QPoint(0, rect.bottom()))
@@ -393,7 +451,7 @@ class TranscriptListView(QListView):
         self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier
     ) -> QModelIndex:
         model = self.model()
-        n = len(self._heights)
+        n = len(self._rows)
         if model is None or n == 0:
             return QModelIndex()
         current = self.currentIndex()
@@ -448,7 +506,8 @@ class TranscriptListView(QListView):
         state_base = option.state
         for row in range(first, last + 1):
             index = model.index(row, 0)
-            option.rect = QRect(0, self._tops[row] - value, self._width, self._heights[row])
+            top, height = self._rows.tops[row], self._rows.heights[row]
+            option.rect = QRect(0, top - value, self._width, height)
             if not option.rect.intersects(event.rect()) and not moved:
                 continue
             state = state_base
@@ -468,9 +527,11 @@ class TranscriptListView(QListView):
         rect = self.visualRect(index)
         return index, layout.hit(pos - rect.topLeft())
 
-    def layout_of(self, row: int) -> RowLayout:
-        """The layout of a row at the current width."""
-        return self._delegate.row_layout(self.transcript_model(), row, self.viewport().width())
+    def layout_of(self, row: int, *, fresh: bool = False) -> RowLayout:
+        """The layout of a row at the current width (``fresh``: never a throttled one)."""
+        return self._delegate.row_layout(
+            self.transcript_model(), row, self.viewport().width(), fresh=fresh
+        )
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         self._delegate.show_focus = False
@@ -555,10 +616,10 @@ class TranscriptListView(QListView):
         return tooltip_text(self.transcript_model().rows[index.row()], hit)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange):
-            if self._delegate.restyle():
-                self._estimate_all()
-                self.viewport().update()
+        restyled = event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange)
+        if restyled and self._delegate.restyle():
+            self._estimate_all()
+            self.viewport().update()
         super().changeEvent(event)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802

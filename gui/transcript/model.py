@@ -20,8 +20,8 @@ from PySide6.QtCore import (
 )
 
 from core.content import Turn
-from gui.transcript.layout import CARD_FOLD
 from gui.transcript.rows import Node, Transcript
+from gui.transcript.specs import CARD_FOLD
 
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 TURN_ID_ROLE = Qt.ItemDataRole.UserRole + 2

@@ -36,10 +36,11 @@ from core.content import (
     ToolUseBlock,
 )
 from gui.markdown import (
+    COPY_PREFIX,
     CodeBlock,
     RenderedMarkdown,
     document_stylesheet,
-    render_code,
+    render_code_lines,
     render_markdown,
     render_plain,
 )
@@ -154,12 +155,27 @@ class PieceCache:
         """A one-line piece (fold lines, marks, captions) from trusted HTML."""
         return self.get(("line", key), lambda: Piece(self.document(html_text, small=small)))
 
-    def code(self, code: str, language: str, label: str) -> Piece:
-        """A code block with its copy anchor (tool inputs and outputs)."""
+    def code_head(self, label: str, block: CodeBlock) -> Piece:
+        """The label bar of a code block: its language and a Copy anchor for all its code."""
+        muted = self.colors.muted.name()
+
+        def make() -> Piece:
+            text = (
+                '<table width="100%" cellspacing="0" cellpadding="0"><tr>'
+                f'<td><span style="color:{muted}">{html.escape(label)}</span></td>'
+                f'<td align="right"><a class="copy" href="{COPY_PREFIX}0">Copy</a></td>'
+                "</tr></table>"
+            )
+            return Piece(self.document(text, small=True), code=(block,))
+
+        return self.get(("code-head", label, block), make)
+
+    def code_lines(self, code: str, language: str) -> Piece:
+        """Some lines of a code block, highlighted (a code block is drawn in parts)."""
         return self.get(
-            ("code", code, language, label),
-            lambda: self.from_rendered(
-                render_code(code, language, self.colors.markdown, label), small=True
+            ("code-lines", code, language),
+            lambda: Piece(
+                self.document(render_code_lines(code, language, self.colors.markdown), small=True)
             ),
         )
 
@@ -190,7 +206,8 @@ class PieceCache:
         doc.setDocumentMargin(0)
         url = QUrl(f"{IMAGE_SCHEME}:0")
         doc.addResource(QTextDocument.ResourceType.ImageResource, url, image)
-        doc.setHtml(f'<img src="{IMAGE_SCHEME}:0" width="{image.width()}" height="{image.height()}">')
+        w, h = image.width(), image.height()
+        doc.setHtml(f'<img src="{IMAGE_SCHEME}:0" width="{w}" height="{h}">')
         return Piece(doc)
 
     def document_block(self, block: DocumentBlock) -> Piece:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QPoint, Qt, QUrl, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,18 +27,13 @@ from PySide6.QtWidgets import (
 
 from core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
 from gui.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
-from gui.transcript.layout import (
-    CARD_FOLD,
-    RESUME_HREF,
-    Hit,
-    Placed,
-    RowLayout,
-    indexed_target,
-)
+from gui.theme import transcript_colors
+from gui.transcript.layout import Hit, Placed, RowLayout, indexed_target
 from gui.transcript.listview import TranscriptListView
 from gui.transcript.model import TranscriptModel
 from gui.transcript.pieces import result_text, tool_input_text
 from gui.transcript.rows import Node, summary_block
+from gui.transcript.specs import CARD_FOLD, RESUME_HREF
 
 
 class ErrorBar(QFrame):
@@ -115,6 +110,11 @@ class TranscriptView(QWidget):
         self.list_view.delegate.highlight = None
         self.clear_error()
         self.model.set_turns(turns)
+        if self.model.rows:  # keyboard focus starts on the newest message
+            self.list_view.selectionModel().setCurrentIndex(
+                self.model.index(len(self.model.rows) - 1),
+                QItemSelectionModel.SelectionFlag.NoUpdate,
+            )
         self.list_view.stick_to_bottom()
 
     def append_turn(self, turn: Turn) -> None:
@@ -137,16 +137,19 @@ class TranscriptView(QWidget):
         self._error = (message, retry)
         self.error_bar.label.setText(message)
         self.error_bar.retry_button.setVisible(retry)
-        colors = self.list_view.delegate.colors
-        self.error_bar.restyle(colors.error_fg.name(), colors.error_bg.name(),
-                               colors.error_fg.name())
+        self._style_error()
         self.list_view.set_footer(self.error_bar)
         self.list_view.stick_to_bottom()
+
+    def _style_error(self) -> None:
+        colors = transcript_colors(self.palette())
+        fg = colors.error_fg.name()
+        self.error_bar.restyle(fg, colors.error_bg.name(), fg)
 
     def clear_error(self) -> None:
         """Remove the inline error, if any."""
         self._error = None
-        if self.list_view._footer is not None:
+        if self.list_view.footer() is not None:
             self.list_view.set_footer(None)
 
     def error_text(self) -> str | None:
@@ -162,7 +165,7 @@ class TranscriptView(QWidget):
         n = self.model.rowCount()
         if n == 0:
             return ""
-        return self.list_view.layout_of(n - 1).plain_text()
+        return self.list_view.layout_of(n - 1, fresh=True).plain_text()
 
     def scroll_to_turn(self, turn_id: str, highlight: str | None = None) -> None:
         """Show a turn (opening the card it is folded in) and focus it.
@@ -190,6 +193,15 @@ class TranscriptView(QWidget):
         self.list_view.scroll_to_row(row, QAbstractItemView.ScrollHint.PositionAtTop, y)
         self.list_view.viewport().update()
 
+    def scroll_to_end(self) -> None:
+        """Scroll to the last message and follow new content again (e.g. after sending)."""
+        self.list_view.stick_to_bottom()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._style_error()
+
     def focused_turn_id(self) -> str | None:
         """The turn id of the focused (current) row, or None."""
         index = self.list_view.currentIndex()
@@ -211,7 +223,7 @@ class TranscriptView(QWidget):
         row = self.model.row_of(turn_id)
         if row is None:
             return None
-        point = find(self.list_view.layout_of(row))
+        point = find(self.list_view.layout_of(row, fresh=True))
         if point is None:
             return None
         self.list_view.scroll_to_row(row, y_in_row=point.y())
@@ -225,7 +237,7 @@ class TranscriptView(QWidget):
         node = self.model.rows[row]
         if node.turn.role == "user" and node.kind == "turn":
             return "\n\n".join(b.text for b in node.turn.blocks if isinstance(b, TextBlock))
-        return self.list_view.layout_of(row).plain_text(copy_only=True)
+        return self.list_view.layout_of(row, fresh=True).plain_text(copy_only=True)
 
     def message_markdown(self, row: int) -> str:
         """A row's markdown source ("Copy as Markdown")."""

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from core.store import v3, v3_steps  # noqa: E402
+from core.store import v3, v3_steps, v3_turns  # noqa: E402
 from core.store.store import Store  # noqa: E402
 from tests.v3gen import BIG_MARKER, WAL_MARKER, generate  # noqa: E402
 
@@ -68,6 +68,16 @@ def timed_steps(phases: dict[str, float]) -> None:
 
     v3.make_backup = wrap("backup", v3.make_backup)
     v3_steps.STEPS[:] = [v3_steps.Step(s.name, wrap(s.name, s.fn)) for s in v3_steps.STEPS]
+    for name in ("_convert", "_index"):  # CPU time of the two worker threads
+        fn = getattr(v3_turns.TurnPipeline, name)
+
+        def cpu(self, fn=fn, name=name):  # type: ignore[no-untyped-def]
+            t = time.thread_time()
+            try:
+                return fn(self)
+            finally:
+                phases[f"[thread {name[1:]}: CPU]"] = time.thread_time() - t
+        setattr(v3_turns.TurnPipeline, name, cpu)
 
 
 def run_once(source: Path, phases: dict[str, float]) -> float:

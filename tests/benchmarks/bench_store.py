@@ -80,7 +80,7 @@ def run(path: Path) -> list[tuple[str, float, float, str]]:
         rows.append((f"last 200 turns of a {n_long:,}-turn session", statistics.median(tail),
                      pct(tail, 99), "≤ 150 ms first paint"))
 
-        tm = TextMaker(random.Random(7))
+        tm = TextMaker(random.Random(1))  # the generator's seed: the same vocabulary
         scratch = store.create_session(title="bench scratch")
         saves: list[float] = []
         journal: list[float] = []
@@ -108,7 +108,7 @@ def run(path: Path) -> list[tuple[str, float, float, str]]:
         for label, queries in search_queries(tm).items():
             medians = []
             for q in queries:
-                medians.append(statistics.median(timed(lambda q=q: store.search(q), 3)))
+                medians.append(statistics.median(timed(lambda q=q: store.search(q), 5)))
             per_query += medians
             rows.append((f"  search: {label}", statistics.median(medians), max(medians), "-"))
         rows.append(("search, median over all queries", statistics.median(per_query),

@@ -95,7 +95,8 @@ async def rig(tmp_path, fake_provider):
                            api_key="sk-ant-test", default_model="claude-haiku-4-5")
     await hub.add_provider("openai", base_url=fake_provider.openai_base_url,
                            api_key="sk-test", default_model="gpt-5")
-    await hub.add_provider("openai_compatible", name="Local", base_url=fake_provider.openai_base_url)
+    await hub.add_provider("openai_compatible", name="Local",
+                           base_url=fake_provider.openai_base_url)
     runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
     r = Rig(store, hub, runner, ManualClock(), fake_provider)
     yield r
@@ -136,6 +137,27 @@ async def test_fires_a_minute_before_expiry_for_a_long_idle_session(rig):
     assert row.reason == "cache-timer"  # the summary card reads this label
     assert rig.timer.armed(sid) is None and rig.timer.expiry(sid) is None
     assert rig.clock.pending == [] and rig.errors == []
+
+
+async def test_the_real_compactor_labels_its_summary_as_the_timer_s(rig):
+    rig.compact_impl = lambda sid, reason: rig.runner.compactor.compact(sid, reason=reason)
+    await rig.enable()
+    sid = await rig.session()
+    for _ in range(3):  # six turns: the oldest two are compacted, four kept
+        t_last = rig.clock.time()
+        await rig.request(sid, HAIKU_200K, 150_000)
+        await rig.advance(10)
+    rig.fake.script("Summary: the user kept asking for more.")
+    sent_before = len(rig.fake.model_requests)
+
+    await rig.advance(t_last + 240 - rig.clock.time())
+    assert [c[1:] for c in rig.compactions] == [("cache-timer", t_last + 240)]
+    assert len(rig.fake.model_requests) == sent_before + 1  # the summary request
+    [row] = await rig.store.list_compactions(sid)
+    assert row.reason == "cache-timer" and row.replaced_count == 2
+    history = await rig.store.history(sid)
+    assert isinstance(history[0].blocks[0], CompactSummaryBlock)
+    assert rig.timer.expiry(sid) is None and rig.errors == []
 
 
 async def test_does_not_fire_for_a_short_session(rig):

@@ -21,15 +21,22 @@ from core.content import CompactSummaryBlock, DocumentBlock, ImageBlock, TextBlo
 from core.providers.errors import AuthenticationFailed
 from core.run import RunInProgress
 from core.wire import SUMMARY_HEADING
-from tests.core.test_compaction_support import (  # noqa: F401 - cenv is a fixture
+from tests.core.test_compaction_support import (
     GPT,
     SONNET,
     SUMMARY,
     blocks_text,
-    cenv,
+    open_env,
     summary_turns,
     validate,
 )
+
+
+@pytest.fixture
+async def env(tmp_path, fake_provider):
+    async with open_env(tmp_path, fake_provider) as opened:
+        yield opened
+
 
 PNG = base64.b64encode(
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x02\x00\x00\x00"
@@ -37,8 +44,7 @@ PNG = base64.b64encode(
 PDF = base64.b64encode(b"%PDF-1.4\n1 0 obj << /Type /Page >> endobj\n%%EOF").decode()
 
 
-async def test_manual_compaction_saves_summary_and_reports_every_field(cenv, fake_provider):
-    env = cenv
+async def test_manual_compaction_saves_summary_and_reports_every_field(env, fake_provider):
     await env.store.append_turn(env.sid, Turn("user", [
         TextBlock("Here is the diagram and the spec"),
         ImageBlock("image/png", PNG),
@@ -102,8 +108,7 @@ async def test_manual_compaction_saves_summary_and_reports_every_field(cenv, fak
     assert [h["hook"] for h in hooked] == names
 
 
-async def test_the_next_request_sends_the_summary_then_the_kept_turns(cenv, fake_provider):
-    env = cenv
+async def test_the_next_request_sends_the_summary_then_the_kept_turns(env, fake_provider):
     await env.seed(5)
     fake_provider.script(SUMMARY)
     await env.runner.compact(env.sid, keep_turns=2, model_ref=GPT)
@@ -120,8 +125,7 @@ async def test_the_next_request_sends_the_summary_then_the_kept_turns(cenv, fake
     assert not any("Question 3" in t for t in [first, *texts])
 
 
-async def test_nothing_to_compact_and_no_session_make_no_request(cenv, fake_provider):
-    env = cenv
+async def test_nothing_to_compact_and_no_session_make_no_request(env, fake_provider):
     await env.seed(2)
     result = await env.runner.compact(env.sid, keep_turns=4, model_ref=SONNET)
     assert not result.compacted and result.reason == "nothing-to-compact"
@@ -131,12 +135,18 @@ async def test_nothing_to_compact_and_no_session_make_no_request(cenv, fake_prov
     assert await env.store.list_compactions(env.sid) == []
     with pytest.raises(CompactInvalidInputError):
         await env.runner.compact(env.sid, keep_turns=-1)
+    empty = await env.store.create_session()
+    for role in ("user", "assistant", "user"):
+        await env.store.append_turn(empty.id, Turn(role, [TextBlock("  ")]))  # type: ignore[arg-type]
+    with pytest.raises(CompactInvalidInputError) as err:
+        await env.runner.compact(empty.id, keep_turns=1, model_ref=SONNET)
+    assert "nothing that can be summarized" in err.value.message
+    assert fake_provider.requests == [] and not env.runner.is_running(empty.id)
 
 
 async def test_compaction_is_rejected_while_a_run_works_and_a_run_while_it_works(
-    cenv, fake_provider
+    env, fake_provider
 ):
-    env = cenv
     await env.seed(4)
     fake_provider.script("slow " * 40, token_delay_ms=5, chunk_size=5)
     run = asyncio.ensure_future(env.send("go"))
@@ -161,8 +171,7 @@ async def test_compaction_is_rejected_while_a_run_works_and_a_run_while_it_works
     assert not any(t.text() == "too early" for t in after)
 
 
-async def test_cancel_aborts_and_saves_nothing(cenv, fake_provider):
-    env = cenv
+async def test_cancel_aborts_and_saves_nothing(env, fake_provider):
     await env.seed(4)
     before = await env.store.get_turns(env.sid)
     fake_provider.script(SUMMARY * 5, token_delay_ms=5, chunk_size=4)
@@ -183,8 +192,7 @@ async def test_cancel_aborts_and_saves_nothing(cenv, fake_provider):
 
 
 @pytest.mark.parametrize("model", [SONNET, GPT])
-async def test_summary_request_resends_the_last_request_byte_for_byte(cenv, fake_provider, model):
-    env = cenv
+async def test_summary_request_resends_the_last_request_byte_for_byte(env, fake_provider, model):
     await env.store.set_session_system_prompt(env.sid, "You are terse.")
     for i in range(3):
         fake_provider.script(f"Reply number {i} about ZEBRA-42.")
@@ -229,8 +237,7 @@ async def test_summary_request_resends_the_last_request_byte_for_byte(cenv, fake
     assert validate(fake_provider.model_requests[-1]) is None
 
 
-async def test_failed_cache_request_falls_back_to_a_separate_request(cenv, fake_provider):
-    env = cenv
+async def test_failed_cache_request_falls_back_to_a_separate_request(env, fake_provider):
     for i in range(3):
         fake_provider.script(f"reply {i}")
         await env.send(f"message {i}")
@@ -253,8 +260,7 @@ async def test_failed_cache_request_falls_back_to_a_separate_request(cenv, fake_
         "claude-sonnet-4-6", "claude-haiku-5-5"]
 
 
-async def test_recompaction_updates_the_previous_summary(cenv, fake_provider):
-    env = cenv
+async def test_recompaction_updates_the_previous_summary(env, fake_provider):
     turns = await env.seed(4)
     fake_provider.script(SUMMARY)
     first = await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
@@ -281,8 +287,7 @@ async def test_recompaction_updates_the_previous_summary(cenv, fake_provider):
     assert len(summary_turns(stored)) == 2  # nothing deleted
 
 
-async def test_a_failed_summary_leaves_the_session_untouched(cenv, fake_provider):
-    env = cenv
+async def test_a_failed_summary_leaves_the_session_untouched(env, fake_provider):
     await env.seed(4)
     before = await env.store.get_turns(env.sid)
     fake_provider.fail("auth")
@@ -306,8 +311,7 @@ async def test_a_failed_summary_leaves_the_session_untouched(cenv, fake_provider
     assert not env.runner.is_running(env.sid)
 
 
-async def test_too_long_for_the_summary_model_is_shortened_then_refused(cenv, fake_provider):
-    env = cenv
+async def test_too_long_for_the_summary_model_is_shortened_then_refused(env, fake_provider):
     await env.settings(model_overrides={"claude-haiku-5-5": {"context_window": 10_000,
                                                              "max_output_tokens": 1_000}})
     await env.seed(2)
@@ -328,8 +332,7 @@ async def test_too_long_for_the_summary_model_is_shortened_then_refused(cenv, fa
     assert len(fake_provider.model_requests) == 1  # refused by the estimate, nothing sent
 
 
-async def test_skills_and_settings_model_are_used(cenv, fake_provider):
-    env = cenv
+async def test_skills_and_settings_model_are_used(env, fake_provider):
     env.compactor.skills = lambda sid: [Skill("pdf-tools", "Use pdftotext for PDFs.")]
     await env.settings(compaction__model="gpt-5-mini", compaction__keep_turns=1)
     await env.seed(3)

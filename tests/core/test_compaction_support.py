@@ -1,14 +1,15 @@
 """Shared set-up of the compaction tests: a real sessions.db, the hub over the fake server.
 
 Not a test module of its own (it holds no tests); the compaction test files
-import its fixture and helpers.
+import its helpers and make their ``env`` fixture with :func:`open_env`.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
-
-import pytest
 
 from core.content import Block, TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from core.keys import FileBackend, KeyStore
@@ -101,22 +102,25 @@ def user_blocks(*blocks: Block) -> Turn:
     return Turn("user", list(blocks))
 
 
-@pytest.fixture
-async def cenv(tmp_path, fake_provider):
+@asynccontextmanager
+async def open_env(tmp_path: Path, fake_provider: Any) -> AsyncIterator[Env]:
+    """A store, a hub with both fake providers set up, a runner and one session."""
     store = await AsyncStore.open(tmp_path / "sessions.db")
     keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
     hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
-    await hub.load()
-    await hub.add_provider(
-        "anthropic", base_url=fake_provider.anthropic_base_url, api_key="sk-test-anthropic",
-        default_model="claude-sonnet-4-6",
-    )
-    await hub.add_provider(
-        "openai", base_url=fake_provider.openai_base_url, api_key="sk-test-openai",
-        default_model="gpt-5",
-    )
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
-    session = await store.create_session()
-    yield Env(store, hub, runner, session.id)
-    await hub.aclose()
-    await store.close()
+    try:
+        await hub.load()
+        await hub.add_provider(
+            "anthropic", base_url=fake_provider.anthropic_base_url, api_key="sk-test-anthropic",
+            default_model="claude-sonnet-4-6",
+        )
+        await hub.add_provider(
+            "openai", base_url=fake_provider.openai_base_url, api_key="sk-test-openai",
+            default_model="gpt-5",
+        )
+        runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+        session = await store.create_session()
+        yield Env(store, hub, runner, session.id)
+    finally:
+        await hub.aclose()
+        await store.close()

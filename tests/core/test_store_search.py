@@ -216,3 +216,48 @@ def test_index_follows_renames_and_deletes(tmp_path):
         with con.begin():
             con.exec_driver_sql("INSERT INTO search_fts(search_fts) VALUES ('integrity-check')")
             assert con.exec_driver_sql("SELECT count(*) FROM search_fts_docsize").scalar() == 0
+
+
+def test_ranking_window_keeps_the_newest_matches_and_every_title(tmp_path, monkeypatch):
+    from core.store import search as search_module
+
+    monkeypatch.setattr(search_module, "RECENT_WINDOW", 3)
+    with Store.open(tmp_path / "s.db") as store:
+        old = store.create_session(title="walrus facts")
+        turns = [store.append_turn(old.id, Turn("user", [TextBlock(f"walrus number {i}")]))
+                 for i in range(10)]
+        hits = store.search("walrus")
+        assert {h.turn_id for h in hits} == {None} | {t.id for t in turns[-4:]}
+        scoped = store.search("walrus", session_id=old.id)
+        assert len(scoped) == 5
+        monkeypatch.setattr(search_module, "RECENT_WINDOW", 100)
+        assert len(store.search("walrus")) == 11
+
+
+def test_scope_token_is_not_searchable_text(tmp_path):
+    with Store.open(tmp_path / "s.db") as store:
+        s = store.create_session(title="x")
+        store.append_turn(s.id, Turn("user", [TextBlock("plain words")]))
+        token = "s" + s.id.encode().hex()
+        assert store.search(token) == []
+        assert store.search(s.id) == []
+
+
+def test_common_words_list_newest_first(tmp_path, monkeypatch):
+    from core.store import search as search_module
+
+    monkeypatch.setattr(search_module, "COMMON_ROWS", 2)
+    with Store.open(tmp_path / "s.db") as store:
+        a = store.create_session(title="otter notes")
+        turns = [store.append_turn(a.id, Turn("user", [TextBlock(f"otter {'otter ' * i}")]))
+                 for i in range(5)]
+        hits = store.search("otter")
+        assert [h.turn_id for h in hits] == [None] + [t.id for t in reversed(turns)]
+        assert {h.rank for h in hits} == {0.0}
+        rare = store.search("otter", limit=2)
+        assert len(rare) == 2
+        monkeypatch.setattr(search_module, "COMMON_ROWS", 100)
+        ranked = store.search("otter")
+        assert ranked[0].turn_id is None  # the title weighs most
+        assert ranked[1].turn_id == turns[4].id  # then the turn saying it most often
+        assert all(h.rank < 0 for h in ranked)

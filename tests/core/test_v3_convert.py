@@ -120,3 +120,24 @@ def test_lone_surrogate_escape_replaced_not_dropped() -> None:
     assert not recovered
     assert blocks_from_json_text(text) == [TextBlock("a\ufffdb")]
     text.encode("utf-8")  # storable
+
+
+def test_search_text_is_what_the_v4_triggers_index(tmp_path) -> None:
+    """The fast path for plain-text turns must index exactly what parley_turn_text does."""
+    from core.store.textindex import index_turn_text
+    from core.store.v3_convert import convert_turn_indexed
+    from tests.v3gen import generate
+
+    gen = generate(tmp_path / "s.db", seed=4, sessions=20, turns_per_session=20)
+    contents = [(t.role, t.content) for ts in gen.expected.turns.values() for t in ts]
+    contents += [("user", '[{"type":"text","text":"ünïcödé 東京 café"},{"type":"text","text":""}]'),
+                 ("user", '[{"type":"text","text":"esc\\u00e9"}]')]
+    fast = 0
+    for role, content in contents:
+        role4, blocks, recovered, text = convert_turn_indexed(role, content)
+        assert (role4, blocks, recovered) == convert_turn(role, content) or (
+            blocks_from_json_text(blocks) == blocks_from_json_text(convert_turn(role, content)[1])
+        )
+        assert text == index_turn_text(blocks)
+        fast += blocks == content
+    assert fast > len(contents) // 2  # most turns take the fast path

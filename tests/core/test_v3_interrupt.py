@@ -131,6 +131,7 @@ def test_upgrade_killed_anywhere_leaves_v3_or_v4(tmp_path: Path) -> None:
             assert read_v3(backup) == gen.expected, (mode, arg, backup.name)
         assert not list(work.glob("*.partial")) and not list(work.glob("*index.tmp"))
         shutil.rmtree(work)
+    print(f"kills: {outcomes}")
     # the kills landed both before and after the commit
     assert outcomes.get("killed-v3", 0) >= 20 and outcomes.get("killed-v4", 0) >= 1, outcomes
     assert sum(outcomes.values()) >= 30

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from core.content import CompactSummaryBlock, TextBlock, Usage
-from core.store import v3_steps
+from core.store import schema, v3_steps
 from core.store.errors import NewerFormat
 from core.store.schema import DEFAULT_SPACE_ID
 from core.store.store import Store
@@ -246,7 +246,11 @@ def test_unknown_meta_settings_and_state_kept(migrated) -> None:
 
 
 def test_progress_reports_turns(migrated) -> None:
-    calls, total = migrated.calls, migrated.snap.turn_count()
+    con = sqlite3.connect(migrated.report.backup_path)
+    total = con.execute("SELECT count(*) FROM turns").fetchone()[0]  # deleted sessions' too
+    con.close()
+    calls = migrated.calls
+    assert total == migrated.snap.turn_count() + 2
     assert calls and all(t == total for _, t in calls)
     dones = [d for d, _ in calls]
     assert dones == sorted(dones) and dones[-1] == total
@@ -282,6 +286,32 @@ def test_search_index_stays_consistent_after_edits(tmp_path: Path) -> None:
     assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert con.execute("PRAGMA foreign_key_check").fetchall() == []
     con.close()
+
+
+def test_search_index_is_the_one_the_triggers_build(tmp_path: Path) -> None:
+    """The index built beside the upgrade equals a rebuild through the schema's own SQL."""
+    gen = fresh(tmp_path / "data", sessions=12, turns_per_session=15)
+    upgrade_file(gen.path)
+    rebuilt = gen.path.with_name("rebuilt.db")
+    shutil.copyfile(gen.path, rebuilt)
+    con = sqlite3.connect(rebuilt, isolation_level=None)
+    con.execute("BEGIN")
+    schema.rebuild_search_index(con)
+    con.execute("COMMIT")
+    con.close()
+    queries = ["walonlyplatypus", "b3t4", "Lisbon", "שלום", "permission", "ls", "b1*"]
+    dumps = []
+    for path in (gen.path, rebuilt):
+        c = sqlite3.connect(path)
+        dumps.append((
+            c.execute("SELECT block FROM search_fts_data WHERE id = 1").fetchone(),  # totals
+            c.execute("SELECT id, sz FROM search_fts_docsize ORDER BY id").fetchall(),
+            [c.execute("SELECT rowid, rank FROM search_fts WHERE search_fts MATCH ? "
+                       "ORDER BY rank", (q,)).fetchall() for q in queries],
+        ))
+        c.close()
+    assert dumps[0] == dumps[1]
+    assert all(dumps[0][2][:5])  # each query found something
 
 
 # --- 7. v4 untouched; 8. newer refused ------------------------------------------------

@@ -34,14 +34,15 @@ Lines a worker prints (each with one ``write``, so lines never interleave):
   every process on the machine);
 - ``recv <turn_id> <chars> <t>`` — the run loop has received this much text;
 - ``failed <ErrorClass> <message>`` — a run failed (``RunFailed``);
+- ``not-compacted <reason>`` — a compaction found nothing to do;
 - ``action <name>`` — the next step of the loop;
 - ``done <pid>`` — every message was sent.
 
 Extension point: :data:`ACTIONS` maps an action name to a coroutine run by the
-loop; ``--actions`` gives their weights. When ``core/compaction.py`` lands,
-add a ``compact`` action there (call the manual compaction on the session and
-print ``compacted <summary_turn_id> <sha256>`` once it is recorded) and a
-matching check in ``tests/e2e/test_crash.py`` (``CHECKS``).
+loop; ``--actions`` gives their weights (``send=3,resume=1,compact=1``). The
+``compact`` action runs a manual compaction (``ChatRunner.compactor``) and
+prints the saved summary turn as ``saved``; its summary request streams from
+the fake provider like a reply, so a kill can land in it or in its save.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ from core.run import ChatRunner, ReplyUpdated, RunEvent, RunFailed, text_blocks
 from core.store.async_store import AsyncStore
 
 MODELS = {"anthropic": "anthropic:claude-sonnet-4-6", "openai": "openai:gpt-5"}
-WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima".split()
+WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+         "juliet", "kilo", "lima")
 
 
 _quiet = False
@@ -145,10 +147,22 @@ async def resume(ctx: Context) -> None:
     await ctx.runner.retry(ctx.session_id, model_ref=ctx.model_ref, on_event=on_event)
 
 
+async def compact(ctx: Context) -> None:
+    """Manual compaction keeping the last 2 turns; prints the saved summary turn."""
+    result = await ctx.runner.compactor.compact(ctx.session_id, keep_turns=2,
+                                                model_ref=ctx.model_ref)
+    if result.compacted and result.summary_turn_id:
+        summary = await ctx.store.get_turn(result.summary_turn_id)
+        emit("saved", summary.id, summary.role, blocks_sha(summary))
+    else:
+        emit("not-compacted", result.reason)
+
+
 #: Steps the loop can take, by name (see the module docstring's extension point).
 ACTIONS: dict[str, Callable[[Context], Awaitable[None]]] = {
     "send": send_message,
     "resume": resume,
+    "compact": compact,
 }
 
 
@@ -163,7 +177,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     run.add_argument("--messages", type=int, default=5)
     run.add_argument("--seed", type=int, default=0)
     run.add_argument("--journal-ms", type=float, default=250.0)
-    run.add_argument("--actions", default="send=3,resume=1")
+    run.add_argument("--actions", default="send=3,resume=1")  # add compact=N to compact
     serve = sub.add_parser("serve", help="fork server: one worker per JSON argv line on stdin")
     serve.add_argument("--warm-url", default=None,
                        help="send one request of each kind to this fake provider before serving, "

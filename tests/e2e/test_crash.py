@@ -4,9 +4,10 @@ A fork server (``tests/e2e/crash_worker.py serve``) imports the core once; each
 round forks a worker that opens sessions.db, points a hub at the fake provider
 and sends messages in a loop while replies stream with token delays. The test
 SIGKILLs the worker at a seeded random moment — on a timer, right after a user
-turn is saved, right after a journal write, or at the end of a stream (while
-``finish_turn`` commits) — then opens the file fresh, as the next start of
-Parley would, and checks (see :func:`verify`):
+turn is saved, right after a journal write, at the end of a stream (while
+``finish_turn`` commits) or while a manual compaction works (its summary
+request streams, then it saves) — then opens the file fresh, as the next start
+of Parley would, and checks (see :data:`CHECKS`):
 
 * every turn the worker reported committed is present and byte-identical
   (sha256 of the stored blocks JSON), and every turn seen after an earlier
@@ -16,7 +17,10 @@ Parley would, and checks (see :func:`verify`):
 * a cut-off reply is an assistant turn with ``aborted`` set holding a prefix
   of the reply, at least as long as the last journal write reported;
 * a completed reply is whole, and the session's usage equals the sum of its
-  completed replies' usage (``finish_turn`` is one transaction);
+  completed replies' and compactions' usage (``finish_turn`` is one
+  transaction; see ``COMPACTION_USAGE_IS_ATOMIC`` for the one known gap);
+* every compaction row has its summary turn after the range it stands for,
+  and no summary turn exists without its row;
 * ``PRAGMA integrity_check`` is ``ok``, no foreign key is broken, and the
   full-text index passes its own integrity check;
 * the next request built from the history (``to_messages`` → ``to_anthropic``
@@ -25,10 +29,10 @@ Parley would, and checks (see :func:`verify`):
 * ``core.recovery.mark_running`` reports the killed run and its interrupted
   reply.
 
-Seeded: ``PARLEY_CRASH_SEED`` (default below) and ``PARLEY_CRASH_KILLS``
-change the run. Extension point: :data:`CHECKS` (and ``ACTIONS`` in the
-worker) — add a compaction action and a check that a compaction is all or
-nothing when ``core/compaction.py`` lands.
+Seeded: ``PARLEY_CRASH_SEED`` (default below), ``PARLEY_CRASH_KILLS`` and
+``PARLEY_CRASH_ACTIONS`` change the run; ``PARLEY_CRASH_DEBUG=1`` prints every
+round. Extension points: :data:`CHECKS` here and ``ACTIONS`` in the worker —
+a new kind of write gets an action there and an invariant here.
 """
 
 from __future__ import annotations
@@ -61,14 +65,20 @@ from core.store.textindex import register_functions
 from core.wire import to_messages
 from tests.fakes.validation import validate_anthropic, validate_openai
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker fork server needs fork()"),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = int(os.environ.get("PARLEY_CRASH_SEED", "20261129"))
-KILLS = int(os.environ.get("PARLEY_CRASH_KILLS", "60"))
+KILLS = int(os.environ.get("PARLEY_CRASH_KILLS", "50"))
 MESSAGES_PER_ROUND = 6
-WORDS = "the quick brown fox jumps over a lazy dog while seven owls watch quietly".split()
-MODES = ("timer", "timer", "after-user-saved", "after-journal", "end-of-stream")
+WORDS = ("the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "while", "seven",
+         "owls", "watch", "quietly")
+MODES = ("timer", "timer", "after-user-saved", "after-journal", "end-of-stream", "in-compaction")
+#: Weights of the worker's actions (tests/e2e/crash_worker.py ACTIONS).
+ACTIONS = os.environ.get("PARLEY_CRASH_ACTIONS", "send=4,resume=1,compact=1")
 
 
 class ForkServer:
@@ -132,6 +142,8 @@ class Facts:
     failed: list[str] = field(default_factory=list)
     known: dict[str, tuple[str, int, str, int, str]] = field(default_factory=dict)
     replies: set[str] = field(default_factory=set)  # every scripted reply text
+    uncounted: dict[str, int] = field(default_factory=dict)  # see COMPACTION_USAGE_IS_ATOMIC
+    usage_gaps: int = 0
 
     def take(self, line: str) -> None:
         kind, _, rest = line.partition(" ")
@@ -156,6 +168,7 @@ class Round:
     killed_at: float | None = None
     outcome: str = ""
     loss_ms: float = 0.0
+    compact_cut: bool = False  # killed while a compaction worked
 
 
 def sha(text: str) -> str:
@@ -165,12 +178,12 @@ def sha(text: str) -> str:
 def script_round(fake: Any, rng: random.Random, facts: Facts, number: int) -> None:
     """Queue this round's replies: varied length, chunk size and token delay."""
     fake.reset()
-    delay = rng.choice([0.3, 1.0, 2.0, 4.0])
+    delay = rng.choice([0.5, 2.0, 4.0, 8.0])
     for k in range(MESSAGES_PER_ROUND + 2):
-        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(10, 160)))
+        words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(15, 150)))
         text = f"Reply r{number}n{k}: {words}."
         facts.replies.add(text)
-        fake.script(text, token_delay_ms=delay, chunk_size=rng.randint(3, 16))
+        fake.script(text, token_delay_ms=delay, chunk_size=rng.randint(3, 12))
 
 
 def run_round(server: ForkServer, rnd: Round, argv: list[str], rng: random.Random,
@@ -184,8 +197,11 @@ def run_round(server: ForkServer, rnd: Round, argv: list[str], rng: random.Rando
     deadline = time.monotonic() + rng.uniform(0.0, 0.9)
     journals_wanted = rng.randint(1, 4)
     journals = 0
-    pause = rng.uniform(0.0, 0.015)
+    pause = rng.uniform(0.0, 0.03)
+    if rnd.mode == "in-compaction":
+        pause = rng.uniform(0.0, 0.15)
     killed = False
+    compacting = False
     while not killed:
         timeout = deadline - time.monotonic() if rnd.mode == "timer" else 30.0
         line = server.next_line(timeout)
@@ -197,11 +213,13 @@ def run_round(server: ForkServer, rnd: Round, argv: list[str], rng: random.Rando
         facts.take(line)
         if line.startswith(("done", "exit", "crashed", "<eof>")):
             break  # finished (or broke) before the trigger fired
+        compacting = still_compacting(compacting, line)
         fire = (
             (rnd.mode == "after-user-saved" and line.startswith("saved ") and " user " in line)
             or (rnd.mode == "after-journal" and line.startswith("journal ")
                 and (journals := journals + 1) >= journals_wanted)
             or (rnd.mode == "end-of-stream" and line.startswith("recv ") and _complete(line, facts))
+            or (rnd.mode == "in-compaction" and line == "action compact")
         )
         if fire:
             time.sleep(pause)
@@ -209,12 +227,23 @@ def run_round(server: ForkServer, rnd: Round, argv: list[str], rng: random.Rando
     while not (line or "").startswith(("exit ", "<eof>")):
         line = server.next_line(30)
         assert line is not None, server.diagnose(None)
-        facts.take(line)
+        facts.take(line)  # printed before the kill landed: still facts
+        compacting = still_compacting(compacting, line)
+    rnd.compact_cut = killed and compacting
     assert line.startswith(f"exit {pid} "), server.diagnose(line)
     status = int(line.split()[2])
     assert status in ((-signal.SIGKILL,) if killed else (0, -signal.SIGKILL)), server.diagnose(line)
     if not killed:
         rnd.outcome = "finished"
+
+
+def still_compacting(compacting: bool, line: str) -> bool:
+    """Whether a compaction is still working after the worker printed ``line``."""
+    if line.startswith("action "):
+        return line == "action compact"
+    if line.startswith("not-compacted") or (compacting and line.startswith("saved ")):
+        return False
+    return compacting
 
 
 def _complete(line: str, facts: Facts) -> bool:
@@ -303,11 +332,54 @@ def check_turns(rows: list[Row], facts: Facts, rnd: Round, **_: Any) -> None:
         assert r.session_id == rnd.session_id and r.seq == tail, r
 
 
-def check_usage(rows: list[Row], sessions: dict[str, Any], **_: Any) -> None:
+#: False while core/compaction.py saves a compaction and adds its usage to the session in
+#: two transactions (see tests/e2e/test_crash_compaction.py): a kill between them leaves the
+#: compaction's usage uncounted. That exact gap is then tolerated and counted; anything else
+#: fails. Set True when the fix lands (that test's strict xfail will say so).
+COMPACTION_USAGE_IS_ATOMIC = False
+
+
+def check_usage(con: sqlite3.Connection, rows: list[Row], sessions: dict[str, Any],
+                facts: Facts, rnd: Round, **_: Any) -> None:
+    """A session's usage is its completed replies' plus its compactions' (each counted once)."""
     for sid, session in sessions.items():
         done = [r for r in rows if r.session_id == sid and r.role == "assistant" and not r.aborted]
-        total = sum(json.loads(r.usage)["output_tokens"] for r in done if r.usage)
-        assert session.usage.output_tokens == total, "usage and replies out of step"
+        replies = sum(json.loads(r.usage)["output_tokens"] for r in done if r.usage)
+        compactions = {
+            summary: json.loads(usage).get("output_tokens", 0) if usage else 0
+            for summary, usage in con.execute(
+                "SELECT summary_turn_id, usage FROM compactions WHERE session_id = ?", (sid,))
+        }
+        expected = replies + sum(compactions.values()) - facts.uncounted.get(sid, 0)
+        gap = expected - session.usage.output_tokens
+        new = [tokens for summary, tokens in compactions.items() if summary not in facts.known]
+        if gap and not COMPACTION_USAGE_IS_ATOMIC and sid == rnd.session_id \
+                and rnd.compact_cut and gap in new:
+            facts.uncounted[sid] = facts.uncounted.get(sid, 0) + gap
+            facts.usage_gaps += 1
+            continue
+        assert gap == 0, (
+            f"session usage {session.usage.output_tokens} output tokens; replies {replies} + "
+            f"compactions {sum(compactions.values())} - known gaps {facts.uncounted.get(sid, 0)}"
+        )
+
+
+def check_compactions(con: sqlite3.Connection, rows: list[Row], **_: Any) -> None:
+    """Every compaction row has its summary turn after the range it stands for."""
+    seq = {r.id: (r.session_id, r.seq) for r in rows}
+    by_id = {r.id: r for r in rows}
+    found = con.execute(
+        "SELECT id, session_id, summary_turn_id, first_turn_id, last_turn_id FROM compactions"
+    ).fetchall()
+    for cid, sid, summary_id, first, last in found:
+        summary = by_id.get(summary_id)
+        assert summary is not None and summary.session_id == sid and not summary.aborted
+        block = json.loads(summary.blocks)[0]
+        assert block["type"] == "compact_summary" and block.get("compaction_id") == cid
+        assert seq[first][0] == seq[last][0] == sid
+        assert seq[first][1] <= seq[last][1] < summary.seq
+    summaries = [r for r in rows if '"type":"compact_summary"' in r.blocks]
+    assert len(summaries) == len(found), "a summary turn without its compaction row"
 
 
 def check_wire(histories: dict[str, list[Turn]], **_: Any) -> None:
@@ -336,9 +408,9 @@ def check_recovery(rows: list[Row], facts: Facts, previous: Any, rnd: Round, **_
         assert item is not None and item.turn_id == last.id, (last, previous)
 
 
-#: Invariants checked after every kill. Extension point: a compaction check goes here.
-CHECKS: list[Callable[..., None]] = [check_file, check_turns, check_usage, check_wire,
-                                     check_recovery]
+#: Invariants checked after every kill (extension point: add one per new kind of write).
+CHECKS: list[Callable[..., None]] = [check_file, check_turns, check_usage, check_compactions,
+                                     check_wire, check_recovery]
 
 
 async def open_like_the_app(path: Path, session_ids: list[str]) -> tuple[Any, dict, dict]:
@@ -391,19 +463,24 @@ def test_sigkill_during_streaming_and_saving_loses_nothing_committed(tmp_path, f
     rng = random.Random(SEED)
     facts = Facts()
     rounds: list[Round] = []
+    timings: list[tuple[float, float]] = []
     server = ForkServer(tmp_path / "worker-stderr.log", fake_provider.base_url)
     try:
         number = 0
         while sum(1 for r in rounds if r.outcome != "finished") < KILLS:
             assert number < KILLS * 2, "too many rounds finished before their kill"
-            rnd = Round(number, rng.choice(session_ids), rng.choice(MODES),
+            rnd = Round(number, rng.choice(session_ids), MODES[number % len(MODES)],
                         rng.choice([10.0, 50.0, 250.0]), rng.choice(["anthropic", "openai"]))
             script_round(fake_provider, rng, facts, number)
             argv = ["run", "--db", str(db), "--url", fake_provider.base_url, "--kind", rnd.kind,
                     "--session", rnd.session_id, "--messages", str(MESSAGES_PER_ROUND),
-                    "--seed", str(SEED + number), "--journal-ms", str(rnd.journal_ms)]
+                    "--seed", str(SEED + number), "--journal-ms", str(rnd.journal_ms),
+                    "--actions", ACTIONS]
+            t_round = time.monotonic()
             run_round(server, rnd, argv, rng, facts)
+            t_verify = time.monotonic()
             verify(db, facts, rnd, session_ids)
+            timings.append((t_verify - t_round, time.monotonic() - t_verify))
             assert not facts.failed, f"round {number}: {facts.failed}"
             rounds.append(rnd)
             number += 1
@@ -416,10 +493,19 @@ def test_sigkill_during_streaming_and_saving_loses_nothing_committed(tmp_path, f
     outcomes = {o: sum(1 for r in rounds if r.outcome == o) for o in
                 ("aborted-reply", "unanswered", "reply-complete", "finished")}
     losses = [r.loss_ms - r.journal_ms for r in rounds if r.outcome == "aborted-reply"]
+    con = sqlite3.connect(db)
+    compactions = con.execute("SELECT count(*) FROM compactions").fetchone()[0]
+    con.close()
+    cuts = sum(r.compact_cut for r in rounds)
     print(f"\ncrash test: {len(rounds)} rounds, {KILLS} kills in {elapsed:.1f} s; "
-          f"outcomes {outcomes}; {len(facts.saved)} committed turns checked; "
+          f"outcomes {outcomes}; {compactions} compactions saved, {cuts} cut by a kill "
+          f"({facts.usage_gaps} left their usage uncounted); "
+          f"{len(facts.saved)} committed turns checked; time in rounds "
+          f"{sum(t[0] for t in timings):.1f} s, in checks {sum(t[1] for t in timings):.1f} s; "
           f"worst unjournalled age beyond the journal interval {max(losses, default=0):.0f} ms")
     # The test must really have cut replies mid-stream and hit every kind of moment.
     assert outcomes["aborted-reply"] >= KILLS // 6
-    assert outcomes["unanswered"] >= 1 and outcomes["reply-complete"] >= 1
+    assert outcomes["unanswered"] >= 1
     assert len({r.mode for r in rounds}) == len(set(MODES))
+    if "compact" in ACTIONS:
+        assert compactions >= 1 and cuts >= 1

@@ -8,12 +8,14 @@ Qt's event loop with ``qtbot.waitUntil`` (see :func:`until` / :func:`run`).
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import qasync
+import shiboken6
 from PySide6.QtWidgets import QApplication
 
 from gui import dialogs
@@ -26,6 +28,11 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     Teardown does not call ``loop.stop()``: qasync's stop() calls
     ``QApplication.exit()``, which leaves the shared QApplication unable to
     fire timers for every later test. The loop is marked stopped instead.
+
+    The loop's timer object is destroyed here, on the GUI thread, with its
+    pending timers killed: left to the garbage collector it can be freed on
+    another thread (the fake server's, the store's), where Qt cannot
+    unregister its timers, and a later test crashes when one fires.
     """
     ev_loop = qasync.QEventLoop(qapp, already_running=True)
     asyncio.set_event_loop(ev_loop)
@@ -37,6 +44,11 @@ def loop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
     asyncio.events._set_running_loop(None)
     ev_loop.close()
     asyncio.set_event_loop(None)
+    timer = ev_loop._timer  # type: ignore[attr-defined]
+    for timer_id in list(timer._SimpleTimer__callbacks):
+        timer.killTimer(timer_id)
+    shiboken6.delete(timer)
+    gc.collect()  # free the loop's reference cycles here, on the GUI thread
     dialogs.answers.clear()
 
 
@@ -92,7 +104,7 @@ class WindowDriver:
         self.windows.append(window)
         window.show()
         window.start_after_first_paint()
-        self.until(lambda: window.ready and window.tasks.pending == 0, timeout=15)
+        self.until(lambda: window.ready and window.tasks.pending == 0, timeout=40)
         return window
 
     def set_up_anthropic(self, window: Any | None = None) -> None:

@@ -10,12 +10,15 @@ from hypothesis import strategies as st
 from PySide6.QtGui import QTextDocument
 
 from gui.markdown import (
+    CodeBlock,
     MarkdownStyle,
     document_stylesheet,
     is_safe_url,
+    parse_fence,
     render_code,
     render_markdown,
     split_blocks,
+    split_blocks_after,
 )
 
 CODE = 'def greet(name: str) -> str:\n    return f"hello {name}"  # greet\n'
@@ -127,7 +130,7 @@ def test_split_blocks_does_not_cut_text_with_reference_definitions():
     assert split_blocks(text) == [text]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.sampled_from(["para", "", "```", "~~~", "  indented", "- item", "# h",
                                  "| a |", "> q", "````", "```py", "text `code`"]),
                 max_size=30))
@@ -136,7 +139,7 @@ def test_split_blocks_loses_nothing(lines):
     assert "".join(split_blocks(text)) == text
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.sampled_from(["Some *text*.", "", "```python\nx = 1\n```", "- a\n- b",
                                  "## Head", "| a | b |\n|---|---|\n| 1 | 2 |", "> quote"]),
                 min_size=1, max_size=8))
@@ -146,3 +149,24 @@ def test_chunks_render_like_the_whole(parts):
     pieces = "".join(render_markdown(c).html for c in split_blocks(text))
     normalize = lambda h: re.sub(r"parley:copy/\d+", "parley:copy/N", h).replace("\n", "")  # noqa: E731
     assert normalize(pieces) == normalize(whole)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["para", "", "```", "~~~", "  indented", "- item", "# h",
+                                 "[r]: https://x.y", "> q", "```py", "1. one", "x"]),
+                max_size=25),
+       st.integers(min_value=0, max_value=400), st.integers(min_value=1, max_value=60))
+def test_splitting_a_grown_text_reuses_the_old_split_exactly(lines, cut, grow):
+    text = "\n".join(lines)
+    cut = min(cut, len(text))
+    old = text[:cut]
+    new = text[: cut + grow]
+    assert split_blocks_after((old, split_blocks(old)), new) == split_blocks(new)
+
+
+def test_parse_fence_reads_open_and_closed_fences():
+    assert parse_fence("```python\nx = 1\n```\n") == CodeBlock("python", "x = 1\n")
+    assert parse_fence("~~~~ js extra\nlet a\n") == CodeBlock("js", "let a\n")  # still streaming
+    assert parse_fence("```\n```\n") == CodeBlock("", "")
+    assert parse_fence("``` `not` a fence\n") is None
+    assert parse_fence("para\n") is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QCheckBox, QLineEdit
+from PySide6.QtWidgets import QAbstractItemView, QCheckBox, QLabel, QLineEdit
 
 from core.cache_timer import CacheTimer, ManualClock
 from core.content import TextBlock
@@ -13,6 +13,7 @@ from core.providers.hub import ProviderHub
 from core.providers.retry import RetryPolicy
 from core.run import ChatRunner
 from core.store.async_store import AsyncStore
+from gui import dialogs
 from gui.actions import ACTIONS
 from gui.settings_dialog import EXPERIMENTAL_INTRO, SettingsDialog
 
@@ -82,12 +83,12 @@ def test_switching_on_the_experiment_arms_the_timer_after_a_long_request(
     open_section(qtbot, dialog, "Experimental")
     page = dialog.stack.currentWidget()
     assert page.isAncestorOf(dialog.editors[EXPERIMENTAL])
-    assert any(EXPERIMENTAL_INTRO == w.text() for w in page.findChildren(type(dialog.status)))
+    assert any(w.text() == EXPERIMENTAL_INTRO for w in page.findChildren(QLabel))
     box = dialog.editors[EXPERIMENTAL].input
     assert isinstance(box, QCheckBox) and box.text() == "Compact before the cache expires"
     assert not box.isChecked()  # off by default
-    assert "prompt cache expires" in dialog.editors[EXPERIMENTAL].findChildren(
-        type(dialog.status), "FieldHint")[0].text()
+    [hint] = dialog.editors[EXPERIMENTAL].findChildren(QLabel, "FieldHint")
+    assert "prompt cache expires" in hint.text()
 
     qtbot.mouseClick(box, LEFT)
     assert box.isChecked()
@@ -154,15 +155,33 @@ def test_pages_for_providers_and_keyboard(app, dialog, qtbot, until, run):
     page.default_model.setFocus()
     page.default_model.selectAll()
     qtbot.keyClicks(page.default_model, "llama")
+    dialogs.answers.append(False)  # should any "Remove provider?" question pop up
     qtbot.keyClick(page.default_model, Qt.Key.Key_Return)
     until(lambda: page.default_error.isVisible())
     assert "provider:model" in page.default_error.text()
     assert app.hub.default_model_ref() == MODEL
+    # Enter committed the field only: it pressed neither Remove nor Close.
+    assert list(dialogs.answers) == [False] and dialog.isVisible()
+    dialogs.answers.clear()
+
+    page.default_model.setText("anthropic:claude-opus-4-6")
+    qtbot.keyClick(page.default_model, Qt.Key.Key_Return)
+    until(lambda: app.hub.default_model_ref() == "anthropic:claude-opus-4-6")
+    assert not page.default_error.isVisible()
 
     open_section(qtbot, dialog, "Keyboard")
     table = dialog.shortcuts
     assert table.rowCount() == len(ACTIONS)
     labels = {table.item(r, 0).text(): table.item(r, 1).text() for r in range(table.rowCount())}
     assert labels["New chat"] == "Ctrl+N" and labels["Send message"].startswith("Return")
-    assert not table.item(0, 1).flags() & Qt.ItemFlag.ItemIsEditable or \
-        table.editTriggers() == table.EditTrigger.NoEditTriggers
+    assert table.editTriggers() == QAbstractItemView.EditTrigger.NoEditTriggers  # read-only
+
+
+def test_removing_a_provider_asks_first(app, dialog, qtbot, until):
+    page = dialog.providers
+    dialogs.answers.append(False)
+    qtbot.mouseClick(page.remove_button, LEFT)
+    assert page.list.count() == 1 and app.hub.configs
+    dialogs.answers.append(True)
+    qtbot.mouseClick(page.remove_button, LEFT)
+    until(lambda: page.list.count() == 0 and not app.hub.configs)

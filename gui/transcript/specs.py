@@ -1,0 +1,246 @@
+"""Which pieces a transcript row is made of.
+
+:class:`SpecBuilder` reads a node's blocks and returns its pieces in order
+(:class:`Spec`): markdown chunks, code blocks drawn in parts, fold lines for
+tool calls and thinking (with their bodies when unfolded), thumbnails, the
+"Stopped — reply incomplete" mark. Where they go is ``gui.transcript.layout``'s job.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from core.content import (
+    DocumentBlock,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Turn,
+    UnknownBlock,
+)
+from gui.markdown import CodeBlock, parse_fence, split_blocks_after
+from gui.transcript.pieces import (
+    Piece,
+    PieceCache,
+    result_status,
+    result_text,
+    tool_args_summary,
+    tool_input_text,
+)
+from gui.transcript.rows import Node, Transcript, summary_block
+
+CODE_GROUP = 40  # lines per part of a code block (a streamed block re-renders its last part)
+SPLIT_MEMO = 64  # text blocks whose markdown split is remembered (streaming)
+RESUME_HREF = "parley:resume"
+CARD_FOLD = "card"
+CODE_KINDS = ("codehead", "code")
+
+
+@dataclass(slots=True)
+class Spec:
+    """One piece of a row before it is placed.
+
+    Attributes:
+        piece: the rendered piece.
+        kind: ``text`` | ``fold`` | ``body`` | ``mark`` | ``media`` | ``caption`` |
+            ``codehead`` | ``code``.
+        fold_key: for fold lines: the fold a click toggles.
+        muted: painted in the muted colour (thinking).
+        bar: an unfolded body, drawn right of a vertical rule.
+        copy: part of "Copy message".
+    """
+
+    piece: Piece
+    kind: str
+    fold_key: str | None = None
+    muted: bool = False
+    bar: bool = False
+    copy: bool = False
+
+
+class SpecBuilder:
+    """Says which pieces a row is made of, with pieces from a :class:`PieceCache`."""
+
+    def __init__(self, cache: PieceCache) -> None:
+        self.cache = cache
+        # Last split of each streamed text block: (turn id, block index) -> (text, chunks).
+        self._splits: OrderedDict[tuple[str, int], tuple[str, list[str]]] = OrderedDict()
+
+    def chunks(self, key: str, index: int, text: str) -> list[str]:
+        """Markdown chunks of a text block, re-splitting only the tail of a grown text."""
+        memo_key = (key, index)
+        chunks = split_blocks_after(self._splits.get(memo_key), text)
+        self._splits[memo_key] = (text, chunks)
+        self._splits.move_to_end(memo_key)
+        if len(self._splits) > SPLIT_MEMO:
+            self._splits.popitem(last=False)
+        return chunks
+
+    # -- what a row holds ---------------------------------------------------
+    def specs(self, node: Node, transcript: Transcript, is_last: bool) -> list[Spec]:
+        """The pieces of a row, top to bottom (``is_last``: the transcript's last row)."""
+        if node.kind == "card":
+            return self._card_specs(node)
+        turn = node.turn
+        out: list[Spec] = []
+        for i, block in enumerate(turn.blocks):
+            self._block_specs(out, node, transcript, i, block, is_last)
+        if turn.role == "assistant" and not out and not turn.aborted:
+            out.append(Spec(self.cache.line("typing", self._muted("…")), "mark"))
+        if turn.aborted:
+            out.append(self._aborted_spec(turn, resumable=is_last))
+        return out
+
+    def _block_specs(
+        self, out: list[Spec], node: Node, tr: Transcript, i: int, block: object, last: bool
+    ) -> None:
+        cache = self.cache
+        user = node.turn.role == "user"
+        if isinstance(block, TextBlock):
+            if block.origin is not None and block.origin.kind != "user":
+                caption = cache.line(("origin", block.origin), self._origin(block))
+                out.append(Spec(caption, "caption"))
+            if user or block.recovered:
+                if block.text:
+                    out.append(Spec(cache.plain(block.text), "text", copy=True))
+                return
+            self._markdown_specs(out, node.key, i, block.text)
+        elif isinstance(block, ThinkingBlock):
+            key = f"think:{i}"
+            opened = key in node.open_folds
+            out.append(Spec(self._fold_line(key, opened, "💭", "Thinking…", ""), "fold", key))
+            if opened:
+                self._markdown_specs(out, node.key, i, block.thinking, body=True)
+        elif isinstance(block, ToolUseBlock):
+            self._tool_specs(out, node, block, tr.result_for(block.id), last)
+        elif isinstance(block, ToolResultBlock):
+            if tr.owns(block.tool_use_id):
+                return  # shown in the fold of its tool_use
+            key = f"result:{block.tool_use_id}"
+            opened = key in node.open_folds
+            word = "Tool error" if block.is_error else "Tool result"
+            out.append(Spec(self._fold_line(key, opened, "🔧", word, ""), "fold", key))
+            if opened:
+                self._result_specs(out, block)
+        elif isinstance(block, ImageBlock):
+            out.append(Spec(cache.thumbnail(block), "media"))
+        elif isinstance(block, DocumentBlock):
+            out.append(Spec(cache.document_block(block), "media"))
+        elif isinstance(block, UnknownBlock):
+            text = self._muted(f"[content of type '{block.type}' is not shown]")
+            out.append(Spec(cache.line(("unknown", block.type), text), "caption"))
+
+    def _tool_specs(
+        self,
+        out: list[Spec],
+        node: Node,
+        block: ToolUseBlock,
+        result: ToolResultBlock | None,
+        last: bool,
+    ) -> None:
+        key = f"tool:{block.id}"
+        opened = key in node.open_folds
+        symbol, _ = result_status(result, running=last and not node.turn.aborted)
+        args = html.escape(tool_args_summary(block.input))
+        label = f"<b>{html.escape(block.name)}</b>({args})"
+        out.append(Spec(self._fold_line(key, opened, "🔧", label, symbol, raw=True), "fold", key))
+        if not opened:
+            return
+        self._code_specs(out, CodeBlock("json", tool_input_text(block)), "input", body=True)
+        if result is not None:
+            self._result_specs(out, result)
+
+    def _result_specs(self, out: list[Spec], result: ToolResultBlock) -> None:
+        text = result_text(result.content)
+        if text or not result.content:
+            label = "error" if result.is_error else "output"
+            self._code_specs(out, CodeBlock("text", text), label, body=True)
+        for part in result.content:
+            if isinstance(part, ImageBlock):
+                out.append(Spec(self.cache.thumbnail(part), "body", bar=True))
+
+    def _markdown_specs(
+        self, out: list[Spec], key: str, index: int, text: str, body: bool = False
+    ) -> None:
+        """Pieces of a markdown text: its chunks, top-level code blocks drawn in parts."""
+        for chunk in self.chunks(key, index, text):
+            if not chunk.strip():
+                continue
+            fence = parse_fence(chunk)
+            if fence is not None:
+                self._code_specs(out, fence, fence.language or "code", body=body)
+            elif body:
+                out.append(Spec(self.cache.markdown(chunk), "body", muted=True, bar=True))
+            else:
+                out.append(Spec(self.cache.markdown(chunk), "text", copy=True))
+
+    def _code_specs(self, out: list[Spec], block: CodeBlock, label: str, body: bool) -> None:
+        """A code block as a label bar (language, Copy) and parts of CODE_GROUP lines."""
+        cache = self.cache
+        out.append(Spec(cache.code_head(label, block), "codehead", bar=body))
+        lines = block.code.splitlines(keepends=True) or [""]
+        for start in range(0, len(lines), CODE_GROUP):
+            part = "".join(lines[start : start + CODE_GROUP])
+            out.append(Spec(cache.code_lines(part, block.language), "code", bar=body,
+                             copy=not body))
+
+    def _card_specs(self, node: Node) -> list[Spec]:
+        block = summary_block(node.turn)
+        opened = node.expanded
+        count = block.replaced_count if block else 0
+        if not count and node.children:
+            count = sum(1 for c in node.children if not c.hidden)
+        model = (node.turn.model or "").split(":", 1)[-1]
+        label = f"Summarized {count} turn{'s' if count != 1 else ''}"
+        if model:
+            label += f" · {html.escape(model)}"
+        if block is not None and (block.legacy or node.children is None):
+            label += self._muted(" · earlier turns not kept")
+        out = [Spec(self._fold_line(CARD_FOLD, opened, "🗂", label, "", raw=True), "fold",
+                     CARD_FOLD)]
+        if opened and block is not None:
+            self._markdown_specs(out, node.key, -1, block.summary)
+        return out
+
+    def _aborted_spec(self, turn: Turn, resumable: bool) -> Spec:
+        warn = self.cache.colors.warn_fg.name()
+        text = f'<span style="color:{warn}">■ Stopped — reply incomplete</span>'
+        if resumable:
+            text += f'&nbsp;&nbsp;·&nbsp;&nbsp;<a href="{RESUME_HREF}"><b>Resume</b></a>'
+        return Spec(self.cache.line(("aborted", resumable), text), "mark")
+
+    def _fold_line(
+        self, key: str, opened: bool, icon: str, label: str, status: str, raw: bool = False
+    ) -> Piece:
+        muted = self.cache.colors.muted.name()
+        arrow = "▾" if opened else "▸"
+        text = label if raw else html.escape(label)
+        tail = ""
+        if status:
+            color = self._status_color(status)
+            tail = f'&nbsp;&nbsp;<span style="color:{color}">{status}</span>'
+        body = f'<span style="color:{muted}">{arrow}&nbsp;{icon}&nbsp;</span>{text}{tail}'
+        return self.cache.line(("fold", key, opened, label, status), body)
+
+    def _status_color(self, status: str) -> str:
+        colors = self.cache.colors
+        if status == "✗":
+            return colors.error_fg.name()
+        if status == "✓":
+            return "#3fb950" if colors.dark else "#1a7f37"
+        return colors.muted.name()
+
+    def _origin(self, block: TextBlock) -> str:
+        o = block.origin
+        assert o is not None
+        bits = [o.kind if not o.source else f"via {o.source}"]
+        if o.sender:
+            bits.append(o.sender)
+        return self._muted(" · ".join(bits))
+
+    def _muted(self, text: str) -> str:
+        return f'<span style="color:{self.cache.colors.muted.name()}">{html.escape(text)}</span>'

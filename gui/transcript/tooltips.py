@@ -1,0 +1,41 @@
+"""What the transcript's tooltips say: where a link goes, why it does not, who wrote a reply."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from gui.markdown import BLOCKED_PREFIX, COPY_PREFIX, IMAGE_PREFIX, is_safe_url
+from gui.transcript.layout import Hit, indexed_target
+from gui.transcript.rows import Node
+from gui.transcript.specs import RESUME_HREF
+
+
+def tooltip_text(node: Node, hit: Hit | None) -> str:
+    """What the tooltip says over a row: where a link goes, why it does not, who wrote it."""
+    if hit is not None and hit.href:
+        href, piece = hit.href, hit.placed.piece
+        if href.startswith(COPY_PREFIX):
+            return "Copy this code to the clipboard"
+        if href == RESUME_HREF:
+            return "Send the request again to finish this reply"
+        if href.startswith(BLOCKED_PREFIX):
+            url = indexed_target(piece, href)
+            return f"Not opened: {url}\nOnly http, https and mailto links open."
+        if href.startswith(IMAGE_PREFIX):
+            url = indexed_target(piece, href)
+            if is_safe_url(url):
+                return f"Image not loaded: {url}\nClick to open it in your browser."
+            return f"Image not loaded: {url}"
+        return href
+    if hit is not None and hit.fold_key is not None:
+        return "Click or press Space to unfold" if "▸" in hit.placed.piece.doc.toPlainText() \
+            else "Click or press Space to fold"
+    turn = node.turn
+    if turn.role == "assistant" and turn.model and node.kind == "turn":
+        when = datetime.fromtimestamp(turn.created_at / 1000).strftime("%Y-%m-%d %H:%M")
+        text = f"{turn.model} · {when}"
+        if turn.usage is not None:
+            u = turn.usage
+            text += f"\n{u.total_input_tokens:,} tokens in · {u.output_tokens:,} out"
+        return text
+    return ""

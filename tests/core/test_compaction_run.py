@@ -1,0 +1,170 @@
+"""Compaction inside the run loop: auto trigger, tail strategy, context-overflow recovery."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from core.compaction import CompactEvent, CompactPromptTooLongError
+from core.compaction_wire import HIDDEN_OUTPUT
+from core.content import ImageBlock, TextBlock, Turn
+from core.run import RunFailed, RunFinished
+from core.wire import SUMMARY_HEADING
+from tests.core.test_compaction_support import (
+    GPT,
+    SONNET,
+    SUMMARY,
+    blocks_text,
+    open_env,
+    summary_turns,
+    validate,
+)
+
+
+@pytest.fixture
+async def env(tmp_path, fake_provider):
+    async with open_env(tmp_path, fake_provider) as opened:
+        yield opened
+
+
+PNG = base64.b64encode(
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x02\x00\x00\x00"
+).decode()
+
+
+@pytest.mark.parametrize("model", [SONNET, GPT])
+async def test_auto_compaction_fires_at_the_threshold_and_reuses_the_cache(
+    env, fake_provider, model
+):
+    model_id = model.split(":", 1)[1]
+    await env.settings(model_overrides={model_id: {"context_window": 8_000}})
+    await env.seed(8, words=30)
+    events: list = []
+    ends: list[dict] = []
+    env.runner.hooks.on("session:end", ends.append)
+
+    fake_provider.script("First reply.")
+    await env.send("A short question.", model=model, on_event=events.append)
+    assert not any(isinstance(e, CompactEvent) for e in events)  # below the threshold
+    assert len(fake_provider.model_requests) == 1
+
+    fake_provider.script(f"<summary>{SUMMARY}</summary>").script("Second reply.")
+    reply = await env.send("A long paste: " + "lorem ipsum dolor " * 1_300, model=model,
+                           on_event=events.append)
+
+    assert reply is not None and reply.text() == "Second reply."
+    first, summary_req, second = fake_provider.model_requests
+    assert summary_req.body["messages"][: len(first.body["messages"]) - 1] == (
+        first.body["messages"][:-1])
+    assert "summary of the conversation above" in blocks_text(summary_req.body["messages"][-1])
+    sent = [m for m in second.body["messages"] if m["role"] != "system"]
+    assert sent[0]["role"] == "user" and blocks_text(sent[0]).startswith(SUMMARY_HEADING)
+    assert blocks_text(sent[1]).startswith("Answer 7")  # the kept turns follow, whole
+    assert [blocks_text(m) for m in sent[2:4]] == ["A short question.", "First reply."]
+    for req in fake_provider.model_requests:
+        assert validate(req) is None
+    (row,) = await env.store.list_compactions(env.sid)
+    assert row.reason == "auto" and row.model == model and row.replaced_count == 15
+    assert row.tokens_after < row.tokens_before
+    names = [e.name for e in events if isinstance(e, CompactEvent)]
+    assert names[0] == "compact:start" and names[-1] == "compact:end"
+    assert isinstance(events[-1], RunFinished)
+    # The summary turn was saved between the user's turn and the reply.
+    stored = await env.store.get_turns(env.sid)
+    assert [t.role for t in stored[-3:]] == ["user", "user", "assistant"]
+    assert summary_turns(stored) == [stored[-2]]
+    assert ends[-1]["turn_range"] == (18, 21)
+    if model == SONNET:  # Anthropic has count_tokens: it decides near the trigger
+        assert any(r.path.endswith("/count_tokens") for r in fake_provider.requests)
+
+
+async def test_auto_compaction_off_or_failing_still_sends_the_request(env, fake_provider):
+    await env.settings(model_overrides={"gpt-5": {"context_window": 500}},
+                       compaction__auto=False)
+    await env.seed(6, words=30)
+    fake_provider.script("plain")
+    assert await env.send("hi", model=GPT) is not None
+    assert len(fake_provider.model_requests) == 1
+
+    await env.settings(compaction__auto=True)
+    # The cache-friendly request and the separate one both fail.
+    fake_provider.fail("server_error", times=2).script("still answered")
+    events: list = []
+    reply = await env.send("again", model=GPT, on_event=events.append)
+    assert reply is not None and reply.text() == "still answered"
+    end = [e for e in events if isinstance(e, CompactEvent)][-1]
+    assert end.name == "compact:end" and end.error is not None
+    assert await env.store.list_compactions(env.sid) == []
+    assert len(fake_provider.model_requests) == 4
+    assert validate(fake_provider.model_requests[-1]) is None
+
+
+async def test_tail_strategy_hides_older_tool_output_on_the_wire_only(env, fake_provider):
+    await env.settings(model_overrides={"claude-sonnet-4-6": {"context_window": 2_000}},
+                       compaction__strategy="tail")
+    await env.seed(1)
+    for i in range(1, 4):
+        await env.tool_round("search", f"result {i} " + "data " * 400, f"toolu_{i}")
+    before = await env.store.get_turns(env.sid)
+    fake_provider.script("done")
+    await env.send("what did you find?")
+
+    (req,) = fake_provider.model_requests
+    assert validate(req) is None
+    results = {
+        b["tool_use_id"]: blocks_text({"content": b["content"]})
+        for m in req.body["messages"] for b in m["content"] if b.get("type") == "tool_result"
+    }
+    assert results["toolu_1"].startswith("[tool output hidden to save context: ")
+    assert HIDDEN_OUTPUT.split("{")[0] in results["toolu_1"]
+    assert results["toolu_2"].startswith("result 2") and results["toolu_3"].startswith("result 3")
+    stored = await env.store.get_turns(env.sid)
+    assert stored[: len(before)] == before  # nothing stored changed
+    assert await env.store.list_compactions(env.sid) == []
+
+
+async def test_overflow_stubs_older_output_and_media_then_retries(env, fake_provider):
+    await env.store.append_turn(env.sid, Turn("user", [TextBlock("see"), ImageBlock("image/png",
+                                                                                     PNG)]))
+    await env.store.append_turn(env.sid, Turn("assistant", [TextBlock("seen")]))
+    await env.tool_round("read", "line\n" * 500, "toolu_a")
+    fake_provider.fail("prompt_too_long").script("fits now")
+    reply = await env.send("and?")
+    assert reply is not None and reply.text() == "fits now"
+    full, stubbed = fake_provider.model_requests
+    assert "image" in str(full.body) and "base64" in str(full.body)
+    text = str(stubbed.body)
+    assert "[image hidden to save context: " in text and '"base64"' not in text
+    assert "[tool output hidden to save context: " in text
+    assert validate(stubbed) is None
+    assert await env.store.list_compactions(env.sid) == []
+
+
+async def test_overflow_twice_compacts_then_retries(env, fake_provider):
+    await env.seed(6)
+    fake_provider.fail("prompt_too_long", times=2).script(SUMMARY).script("answered")
+    events: list = []
+    reply = await env.send("next", on_event=events.append)
+    assert reply is not None and reply.text() == "answered"
+    summary_req, final = fake_provider.model_requests[2:]
+    assert summary_req.body["model"] == "claude-haiku-5-5"
+    assert blocks_text(final.body["messages"][0]).startswith(SUMMARY_HEADING)
+    assert validate(final) is None
+    (row,) = await env.store.list_compactions(env.sid)
+    assert row.reason == "auto"
+    assert any(isinstance(e, CompactEvent) and e.name == "compact:end" for e in events)
+
+
+async def test_overflow_after_compaction_is_reported_in_words(env, fake_provider):
+    await env.seed(6)
+    fake_provider.fail("prompt_too_long", times=2).script(SUMMARY)
+    fake_provider.fail("prompt_too_long")
+    events: list = []
+    assert await env.send("next", on_event=events.append) is None
+    (failed,) = [e for e in events if isinstance(e, RunFailed)]
+    assert isinstance(failed.error, CompactPromptTooLongError)
+    assert "still too long" in failed.error.message and "Nothing was lost" in failed.error.message
+    stored = await env.store.get_turns(env.sid)
+    assert any(t.text() == "next" for t in stored)  # the user's turn is kept
+    assert len(fake_provider.model_requests) == 4

@@ -1,0 +1,239 @@
+"""Make the README screenshots from the real window under Xvfb, light and dark.
+
+Usage::
+
+    .venv/bin/python -m tests.gui.screenshots [--out resources/screenshots]
+
+Needs ``Xvfb`` and ImageMagick's ``import`` (Debian: ``xvfb imagemagick``
+plus Qt's xcb libraries, see shared/DESIGN.md). For each colour scheme a
+child process starts the fake provider server, fills a Parley home with a few
+chats, opens the real window on Xvfb's screen and captures it with
+``import -window root``: the first-run set-up, a chat with markdown and code,
+and a reply while it streams. Files: ``<out>/<scene>-<scheme>.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SIZE = (1280, 800)
+DISPLAY = ":97"
+
+CHATS: list[tuple[str, str, list[tuple[str, str]]]] = [
+    ("Work", "SQL window functions cheat sheet",
+     [("user", "What's the difference between RANK and DENSE_RANK?"),
+      ("assistant", "`RANK()` leaves gaps after ties (1, 1, 3); `DENSE_RANK()` does not "
+                    "(1, 1, 2).")]),
+    ("Work", "Draft: quarterly update email",
+     [("user", "Help me tighten this paragraph."), ("assistant", "Here's a shorter version…")]),
+    ("General", "Trip ideas for Lisbon in May",
+     [("user", "Three days in Lisbon in May: what should I not miss?"),
+      ("assistant", "**Day 1:** Alfama and the castle. **Day 2:** Belém. **Day 3:** Sintra.")]),
+    ("General", "Explain Rust lifetimes simply",
+     [("user", "Explain Rust lifetimes like I'm a Python developer."),
+      ("assistant", "A lifetime is the compiler's proof that a reference never outlives "
+                    "the value it points to.")]),
+    ("General", "Reading a large CSV without running out of memory",
+     [("user", "How do I read a 20 GB CSV file in Python without running out of memory?"),
+      ("assistant", """\
+Read it in **chunks** instead of all at once. With pandas, `read_csv` takes a
+`chunksize` and returns an iterator of data frames:
+
+```python
+import pandas as pd
+
+totals = {}
+for chunk in pd.read_csv("sales.csv", chunksize=100_000):
+    for region, amount in chunk.groupby("region")["amount"].sum().items():
+        totals[region] = totals.get(region, 0) + amount
+```
+
+A few things that help further:
+
+- Pass `usecols=[...]` so only the columns you need are parsed.
+- Give `dtype=` explicitly: `category` for repeated strings saves a lot.
+- For one-off queries, DuckDB can scan the file directly:
+  `duckdb.sql("SELECT region, sum(amount) FROM 'sales.csv' GROUP BY 1")`.
+
+Memory then stays around the size of one chunk, whatever the file size."""),
+      ("user", "Nice. Would Polars be faster?")]),
+]
+
+LAST_REPLY = """\
+Usually, yes. Polars' **lazy** API streams the file and runs the query on all
+cores, so it is often several times faster than chunked pandas:
+
+```python
+import polars as pl
+
+totals = (
+    pl.scan_csv("sales.csv")
+    .group_by("region")
+    .agg(pl.col("amount").sum())
+    .collect(streaming=True)
+)
+```
+
+It also infers compact types, so memory use stays low."""
+
+
+def parent(out: Path) -> int:
+    for tool in ("Xvfb", "import"):
+        if shutil.which(tool) is None:
+            print(f"{tool} is missing: apt-get install xvfb imagemagick", file=sys.stderr)
+            return 1
+    out.mkdir(parents=True, exist_ok=True)
+    xvfb = subprocess.Popen(["Xvfb", DISPLAY, "-screen", "0", f"{SIZE[0]}x{SIZE[1]}x24",
+                             "-nolisten", "tcp"], stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)
+        for scheme in ("light", "dark"):
+            env = dict(os.environ, DISPLAY=DISPLAY, QT_QPA_PLATFORM="xcb", PARLEY_THEME=scheme,
+                       PARLEY_KEYRING="file", QT_SCALE_FACTOR="1")
+            env.pop("PARLEY_HOME", None)
+            subprocess.run([sys.executable, "-m", "tests.gui.screenshots", "--child", scheme,
+                            "--out", str(out)], env=env, cwd=ROOT, check=True, timeout=300)
+    finally:
+        xvfb.terminate()
+        xvfb.wait()
+    for path in sorted(out.glob("*.png")):
+        print(path)
+    return 0
+
+
+def grab(out: Path, name: str, scheme: str) -> None:
+    """Capture the X screen (the window fills it) as ``<out>/<name>-<scheme>.png``."""
+    subprocess.run(["import", "-window", "root", str(out / f"{name}-{scheme}.png")],
+                   check=True, env=os.environ)
+
+
+async def settle(seconds: float = 0.6) -> None:
+    """Let Qt paint and the X server catch up."""
+    from PySide6.QtWidgets import QApplication
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        QApplication.processEvents()
+        await asyncio.sleep(0.05)
+
+
+async def fill_store(store: object, fake_url: str) -> None:
+    from core.content import TextBlock, Turn, Usage
+
+    spaces = {s.name: s.id for s in await store.list_spaces()}  # type: ignore[attr-defined]
+    if "Work" not in spaces:
+        spaces["Work"] = (await store.create_space("Work")).id  # type: ignore[attr-defined]
+    t = 1_767_000_000_000
+    for space, title, turns in CHATS:
+        session = await store.create_session(  # type: ignore[attr-defined]
+            space_id=spaces[space], title=title, model="anthropic:claude-sonnet-4-5")
+        for role, text in turns:
+            t += 60_000
+            usage = Usage(1200, 380, cache_read_tokens=9800) if role == "assistant" else None
+            await store.append_turn(session.id, Turn(  # type: ignore[attr-defined]
+                role, [TextBlock(text)], created_at=t, model="anthropic:claude-sonnet-4-5"
+                if role == "assistant" else None, usage=usage))
+
+
+def child(scheme: str, out: Path) -> int:
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from gui import appearance
+    from gui.main_window import MainWindow
+    from tests.fakes.server import FakeProviderServer
+
+    server = FakeProviderServer().start()
+    app = QApplication([sys.argv[0]])
+    app.setStyle("Fusion")
+    app.setWindowIcon(appearance.app_icon())
+    appearance.pick_font(app)
+    appearance.apply(app)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+
+    def open_window(home: Path) -> MainWindow:
+        w = MainWindow(home=home, env={})
+        w.setGeometry(0, 0, *SIZE)
+        w.show()
+        return w
+
+    async def scenes() -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            # 1. First run: the set-up panel.
+            first = open_window(Path(tmp) / "first")
+            await first.start()
+            panel = first.setup_panel
+            assert panel is not None
+            panel.key_edit.setText("sk-ant-api03-xxxxxxxxxxxxxxxxxxxxxxxx")
+            panel.custom_url.setChecked(True)
+            panel.url_edit.setText(server.anthropic_base_url)
+            await panel.test_connection()
+            panel.url_edit.clear()
+            panel.custom_url.setChecked(False)
+            await settle()
+            grab(out, "setup", scheme)
+            await first.shutdown()
+            first.close()
+
+            # 2. A chat with markdown and code, several chats in two spaces.
+            home = Path(tmp) / "home"
+            w = open_window(home)
+            await w.start()
+            await w.hub.add_provider("anthropic", base_url=server.anthropic_base_url,
+                                     api_key="sk-ant-screenshot", default_model="claude-sonnet-4-5")
+            await fill_store(w.store, server.anthropic_base_url)
+            assert w.chat is not None
+            await w.chat.load_sidebar()
+            await w.chat.enter()
+            ids = w.sidebar.model.session_ids()
+            w.chat.open_session(ids[0])
+            await settle(1.0)
+            server.script(LAST_REPLY, usage={"input_tokens": 1450, "output_tokens": 210,
+                                             "cache_read_input_tokens": 11200})
+            w.chat.retry()
+            while w.composer_bar.busy or w.tasks.pending:
+                await asyncio.sleep(0.05)
+            await settle(1.0)
+            grab(out, "chat", scheme)
+
+            # 3. A reply while it streams (Stop button, growing text).
+            server.script(LAST_REPLY * 2, token_delay_ms=25, chunk_size=6)
+            w.composer.set_text("And with DuckDB?")
+            w.send_from_composer()
+            await settle(2.5)
+            grab(out, "streaming", scheme)
+            w.stop_run()
+            await settle(0.5)
+            await w.shutdown()
+            w.close()
+
+    try:
+        with loop:
+            loop.run_until_complete(scenes())
+    finally:
+        server.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=ROOT / "resources" / "screenshots")
+    p.add_argument("--child", choices=("light", "dark"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        return child(args.child, args.out)
+    return parent(args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

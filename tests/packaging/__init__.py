@@ -1,0 +1,1 @@
+"""Tests of the packaged app: build, self-test, desktop entry, icons, app metadata."""
