@@ -36,6 +36,7 @@ from core.providers.retry import RetryPolicy
 SETTING_PROVIDERS = "providers"
 SETTING_DEFAULT_MODEL = "default_model"
 SETTING_MODEL_OVERRIDES = "model_overrides"
+SETTING_ANTHROPIC_TTL = "cache.anthropic_ttl"
 
 _KIND_NAMES: dict[str, str] = {
     "anthropic": "Anthropic",
@@ -87,6 +88,7 @@ class ProviderHub:
         self._providers: dict[str, Provider] = {}
         self._overrides: dict[str, Any] = {}
         self._default_model: str | None = None
+        self._anthropic_ttl_s = 300
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-keys")
 
     async def _in_keys_thread(self, fn: Any, *args: Any) -> Any:
@@ -98,6 +100,8 @@ class ProviderHub:
         self._saved = [ProviderConfig(**c) for c in raw if isinstance(c, dict)]
         self._default_model = await self.store.get_setting(SETTING_DEFAULT_MODEL, None)
         self._overrides = await self.store.get_setting(SETTING_MODEL_OVERRIDES, {}) or {}
+        ttl = await self.store.get_setting(SETTING_ANTHROPIC_TTL, "5m")
+        self._anthropic_ttl_s = 3600 if ttl == "1h" else 300
         self._keys, self._key_sources = {}, {}
         for config in self._all_candidates():
             key = await self._in_keys_thread(
@@ -234,6 +238,7 @@ class ProviderHub:
                 config,
                 self._keys.get(provider_id),
                 retry=self.retry,
+                cache_ttl_s=self._anthropic_ttl_s,
                 model_overrides=self._overrides,
                 environ=self.environ,
             )

@@ -29,7 +29,7 @@ from sqlalchemy.exc import OperationalError
 
 from core.store.errors import InvalidSearchQuery
 from core.store.models import SearchHit
-from core.store.schema import TITLE_ROWID_BASE
+from core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE
 from core.store.snippets import compile_phrases, make_snippet
 from core.store.textindex import TOKEN_RE, is_split_char, normalize, turn_text
 
@@ -145,11 +145,11 @@ _TITLE_HITS = text(
 
 
 def match_expression(parsed: ParsedQuery, session_id: str | None) -> str:
-    """The FTS5 expression: the user's phrases in title/body, and the session's scope token."""
-    expr = "{title body} : (" + parsed.match + ")"
-    if session_id is not None:
-        expr += ' AND {scope} : "s' + session_id.encode("utf-8").hex() + '"'
-    return expr
+    """The FTS5 expression: the user's phrases, and the session's scope token (schema)."""
+    if session_id is None:
+        return parsed.match
+    return parsed.match + ' "' + SCOPE_MARK + session_id.encode("utf-8").hex() + '"'
+
 
 
 def _is_common(con: Connection, term: str) -> bool:
@@ -158,7 +158,7 @@ def _is_common(con: Connection, term: str) -> bool:
     Probing single words, not phrases: a phrase of two common words is rare,
     but finding that out (or its bm25 IDF) reads both words' whole doclists.
     """
-    probe = {"q": "{title body} : " + term, "k": COMMON_ROWS}
+    probe = {"q": term, "k": COMMON_ROWS}
     return con.execute(_PROBE, probe).first() is not None
 
 

@@ -94,3 +94,13 @@ async def test_test_connection_reports_bad_key_and_dead_server_in_words(
     with pytest.raises(NetworkError):
         await hub.test_connection("openai_compatible", closed_port_url + "/v1", None)
     await hub.aclose()
+
+
+async def test_one_hour_cache_setting_reaches_the_anthropic_adapter(store, tmp_path):
+    hub = _hub(store, tmp_path, environ={"ANTHROPIC_API_KEY": "sk-ant-env"})
+    await hub.load()
+    assert hub.get("anthropic").caps.cache_ttl_s == 300
+    await store.set_setting("cache.anthropic_ttl", "1h")
+    await hub.load()
+    assert hub.get("anthropic").caps.cache_ttl_s == 3600
+    await hub.aclose()

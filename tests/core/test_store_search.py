@@ -17,6 +17,7 @@ from core.content import (
 )
 from core.store import Store
 from core.store.errors import InvalidSearchQuery
+from core.store.schema import SCOPE_MARK
 from core.store.search import parse
 
 
@@ -238,9 +239,13 @@ def test_scope_token_is_not_searchable_text(tmp_path):
     with Store.open(tmp_path / "s.db") as store:
         s = store.create_session(title="x")
         store.append_turn(s.id, Turn("user", [TextBlock("plain words")]))
-        token = "s" + s.id.encode().hex()
+        token = SCOPE_MARK + s.id.encode().hex()
+        with pytest.raises(InvalidSearchQuery):
+            store.search(SCOPE_MARK)
         assert store.search(token) == []
         assert store.search(s.id) == []
+        assert store.search(s.id.encode().hex()) == []
+        assert [h.session_id for h in store.search("plain", session_id=s.id)] == [s.id]
 
 
 def test_common_words_list_newest_first(tmp_path, monkeypatch):
