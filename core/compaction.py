@@ -19,8 +19,9 @@ request reaching the threshold) or from the cache timer:
    summary, by a separate request to the summary model with the turns as a
    transcript, shortened step by step while it is too long;
 3. saves, in one transaction, a summary turn (role user: one
-   ``CompactSummaryBlock`` with the range, then the restored files and skills)
-   and the compactions row with ``tokens_before`` / ``tokens_after``. The
+   ``CompactSummaryBlock`` with the range, then the restored files and skills),
+   the compactions row with ``tokens_before`` / ``tokens_after``, and the
+   summary requests' usage added to the session's totals. The
    replaced turns stay; nothing is written before this step, so a failure or
    an abort leaves the session exactly as it was.
 
@@ -36,7 +37,13 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from core.compaction_plan import Plan, file_label, plan_compaction, restorable_files
+from core.compaction_plan import (
+    Plan,
+    file_label,
+    plan_compaction,
+    restorable_files,
+    summary_block,
+)
 from core.compaction_prompt import has_content
 from core.compaction_settings import CompactionSettings, load_settings, summary_model_ref
 from core.compaction_summary import Outcome, Summarizer
@@ -56,11 +63,12 @@ from core.compaction_types import (
     Trigger,
 )
 from core.compaction_wire import estimate_request
-from core.content import Block, CompactSummaryBlock, TextBlock, Turn, Usage
+from core.content import Block, CompactSummaryBlock, TextBlock, Turn
 from core.errors import ParleyError
 from core.hooks import Hooks
 from core.providers.base import ChatRequest
 from core.store.errors import SessionNotFound
+from core.tokens import estimate_tokens
 
 __all__ = [
     "CompactEvent",
@@ -207,18 +215,27 @@ class Compactor:
         model_ref: str | None = None,
         summary_model: str | None = None,
         on_event: CompactListener | None = None,
+        min_new_tokens: int = 0,
     ) -> CompactResult:
         """:meth:`compact` for a caller that already holds the session (the run loop).
 
-        Same arguments, result and errors, except that nothing is claimed; a
+        Same arguments, result and errors, except that nothing is claimed and a
         cancellation of the caller propagates (after ``compact:end``).
+
+        Args:
+            min_new_tokens: ``nothing-to-compact`` (no request) unless the turns
+                to summarize, a previous summary left aside, hold at least this
+                many tokens (estimated). Auto-compaction uses it so a history
+                whose kept turns alone pass the threshold is not summarized
+                again before every request.
         """
         if session_id in self._active:
             raise CompactionInProgress()
         self._active.add(session_id)
         try:
             return await self._compact(
-                session_id, keep_turns, reason, model_ref, summary_model, on_event
+                session_id, keep_turns, reason, model_ref, summary_model, on_event,
+                min_new_tokens,
             )
         finally:
             self._active.discard(session_id)
@@ -231,6 +248,7 @@ class Compactor:
         model_ref: str | None,
         summary_model: str | None,
         on_event: CompactListener | None,
+        min_new_tokens: int = 0,
     ) -> CompactResult:
         settings = await load_settings(self.store)
         keep = settings.keep_turns if keep_turns is None else keep_turns
@@ -244,7 +262,7 @@ class Compactor:
             return CompactResult(False, "no-session", reason)
         stored = await self.store.get_turns(session_id)
         plan = plan_compaction(stored, keep)
-        if plan is None:
+        if plan is None or _new_tokens(plan) < min_new_tokens:
             return CompactResult(False, "nothing-to-compact", reason)
         if not has_content(plan.summarized):
             raise CompactInvalidInputError(
@@ -384,10 +402,9 @@ class Compactor:
                 reason=trigger,
                 tokens_before=before,
                 tokens_after=after,
+                count_usage=True,  # the summary's cost joins the session's, same transaction
             )
         )
-        if outcome.usage != Usage():
-            await asyncio.shield(self.store.add_usage(session_id, outcome.usage))
         saved = await self.store.get_turn(row.summary_turn_id)
         return CompactResult(
             True,
@@ -406,3 +423,8 @@ class Compactor:
             cache_reused=outcome.cache_reused,
             summary_turn=saved,
         )
+
+
+def _new_tokens(plan: Plan) -> int:
+    """Estimated tokens of the turns a compaction would summarize, earlier summaries aside."""
+    return estimate_tokens([t for t in plan.summarized if summary_block(t) is None])

@@ -6,8 +6,9 @@ Rules (shared/DESIGN.md, Compaction; settings in ``core.compaction_settings``):
   (:func:`core.compaction_wire.context_tokens`: the provider's count near the
   trigger, else the local estimate over system prompt, tools and every block)
   reaches ``compaction.threshold`` × the model's context window, the session
-  is compacted (strategy ``summary``; reason ``auto``) or its older tool output
-  is hidden on the wire (strategy ``tail``). A failed auto-compaction is
+  is compacted (strategy ``summary``; reason ``auto``; only when the turns to
+  summarize hold at least :data:`MIN_NEW_SHARE` of the trigger) or its older
+  tool output is hidden on the wire (strategy ``tail``). A failed auto-compaction is
   logged (its ``compact:end`` event carries the error) and the request goes
   out as it is.
 * After a context overflow with no output yet: first the tool output and
@@ -32,6 +33,11 @@ from core.errors import ParleyError
 from core.providers.base import ChatRequest
 
 log = logging.getLogger(__name__)
+
+#: Auto-compaction summarizes only when the turns it would replace (an earlier
+#: summary aside) hold at least this share of the trigger, so kept turns that
+#: alone pass the threshold do not cause a summary request before every request.
+MIN_NEW_SHARE = 0.1
 
 
 @dataclass
@@ -67,11 +73,16 @@ class RunCompaction:
         session_id: str,
         model_ref: str,
         emit: Callable[[CompactEvent], None],
+        min_new_tokens: int = 0,
     ) -> bool:
         """Compact (the run holds the session); True when a summary was saved."""
         try:
             result = await self.compactor.compact_held(
-                session_id, reason="auto", model_ref=model_ref, on_event=emit
+                session_id,
+                reason="auto",
+                model_ref=model_ref,
+                on_event=emit,
+                min_new_tokens=min_new_tokens,
             )
         except ParleyError as exc:
             log.warning("auto-compaction of session %s failed: %s", session_id, exc)
@@ -114,7 +125,8 @@ class RunCompaction:
             return stored, request
         if settings.strategy == "tail":
             return stored, replace(request, turns=hide_tool_output(stored, settings.keep_turns))
-        if await self._compact(state, session_id, model_ref, emit):
+        least = int(trigger * MIN_NEW_SHARE)
+        if await self._compact(state, session_id, model_ref, emit, least):
             stored = await self.store.get_turns(session_id)
         return stored, replace(request, turns=stored)
 

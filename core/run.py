@@ -55,6 +55,7 @@ from core.compaction_run import RunCompaction, RunState
 from core.content import Block, TextBlock, Turn, Usage
 from core.errors import ParleyError
 from core.hooks import Hooks
+from core.journal import Journal
 from core.providers.base import ChatRequest, ModelInfo
 from core.providers.errors import ContextOverflow
 from core.reply import ReplyBuilder
@@ -317,7 +318,9 @@ class ChatRunner:
         first_seq = max(0, len(turns) - (1 if user_turn else 0))
         state = RunState()
         self.hooks.fire("session:start", session_id=session_id, model=model_ref)
-        task = asyncio.ensure_future(self._stream(session_id, model_ref, builder, emit, state))
+        task = asyncio.ensure_future(
+            self._stream(session_id, model_ref, turns, builder, emit, state)
+        )
         self._tasks[session_id] = task
         status = "error"
         try:
@@ -362,13 +365,13 @@ class ChatRunner:
         self,
         session_id: str,
         model_ref: str,
+        stored: list[Turn],
         builder: ReplyBuilder,
         emit: Listener,
         state: RunState,
     ) -> None:
         provider, model_id = self.hub.resolve(model_ref)
         session = await self.store.get_session(session_id)
-        stored = await self.store.get_turns(session_id)
         request = ChatRequest(model=model_id, turns=stored, system=session.system_prompt or None)
         stored, request = await self._compaction.prepare(
             state, session_id, model_ref, provider, request, emit
@@ -401,28 +404,26 @@ class ChatRunner:
         builder: ReplyBuilder,
         emit: Listener,
     ) -> None:
-        last_emit = last_journal = self.clock()
-        journal: asyncio.Future[Any] | None = None
+        last_emit = self.clock()
+        journal = Journal(self.store, session_id, builder, self.journal_interval_s, self.clock)
         accepted = False
-        async for event in provider.stream(request):
-            if not accepted:  # the provider took the request: its prefix is in the cache
-                accepted = True
-                self._remember_request(
-                    session_id, SentRequest(model_ref, tuple(stored), request, self.clock())
-                )
-            builder.feed(event)
-            now = self.clock()
-            if builder.has_content and now - last_emit >= self.emit_interval_s:
-                last_emit = now
-                emit(ReplyUpdated(session_id, builder.turn(aborted=False)))
-            due = builder.has_content and now - last_journal >= self.journal_interval_s
-            if due and (journal is None or journal.done()):
-                last_journal = now
-                journal = asyncio.ensure_future(
-                    self.store.upsert_turn(session_id, builder.turn(aborted=True))
-                )
-        if journal is not None:
-            await journal
+        try:
+            async for event in provider.stream(request):
+                if not accepted:  # the provider took the request: its prefix is in the cache
+                    accepted = True
+                    self._remember_request(
+                        session_id, SentRequest(model_ref, tuple(stored), request, self.clock())
+                    )
+                builder.feed(event)
+                now = self.clock()
+                if builder.has_content and now - last_emit >= self.emit_interval_s:
+                    last_emit = now
+                    emit(ReplyUpdated(session_id, builder.turn(aborted=False)))
+                if builder.has_content:
+                    journal.changed()
+        finally:
+            journal.stop()
+        await journal.wait()
         if builder.has_content:
             emit(ReplyUpdated(session_id, builder.turn(aborted=False)))
 

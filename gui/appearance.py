@@ -129,8 +129,25 @@ def style_sheet(scheme: Scheme) -> str:
         text = (RESOURCES / "styles" / "parley.qss").read_text(encoding="utf-8")
     except OSError:
         return ""
-    values = asdict(scheme)
+    values = {**asdict(scheme), "icons": _tinted_icon_dir(scheme).as_posix()}
     return re.sub(r"@([a-z_]+)", lambda m: str(values.get(m.group(1), m.group(0))), text)
+
+
+def _tinted_icon_dir(scheme: Scheme) -> Path:
+    """Write ``<icon>-<scheme>.svg`` copies tinted in the muted colour (style sheets
+    cannot tint an SVG) to a cache folder; returns the folder."""
+    import tempfile
+
+    user = os.getuid() if hasattr(os, "getuid") else 0
+    folder = Path(tempfile.gettempdir()) / f"parley-icons-{user}"
+    folder.mkdir(exist_ok=True)
+    for name in ("chevron-down",):
+        target = folder / f"{name}-{scheme.name}.svg"
+        svg = (RESOURCES / "icons" / f"{name}.svg").read_text(encoding="utf-8")
+        tinted = svg.replace("currentColor", scheme.muted)
+        if not target.exists() or target.read_text(encoding="utf-8") != tinted:
+            target.write_text(tinted, encoding="utf-8")
+    return folder
 
 
 #: UI fonts used when the system names none (no desktop platform theme), first found wins.

@@ -31,6 +31,8 @@ from core.content import TextBlock, Turn, now_ms
 from core.errors import ParleyError
 from core.store.errors import SessionNotFound
 from gui import dialogs
+from gui.context_meter import measure
+from gui.drafts import Drafts
 from gui.model_picker import ModelChoice, model_label
 
 if TYPE_CHECKING:
@@ -39,16 +41,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PAGE = 200  # sessions per space loaded at a time
+PAGE = 50  # sessions per space loaded at a time ("Show more" loads the next page)
 LAST_SESSION_KEY = "session.last"
 LAST_MODEL_KEY = "model.last"
-NEW_DRAFT = "new"
 DRAFT_SAVE_MS = 600
-
-
-def draft_key(session_id: str | None) -> str:
-    """The app_state key of a session's draft (``draft:new`` for a new chat)."""
-    return f"draft:{session_id or NEW_DRAFT}"
 
 
 class ChatController:
@@ -64,7 +60,7 @@ class ChatController:
         self.sessions: dict[str, Any] = {}
         self.turns: list[Turn] = []
         self.partial: dict[str, Turn] = {}
-        self.drafts: dict[str | None, str] = {}
+        self.drafts = Drafts(self.store)
         self.new_chat_model: str | None = None
         self.editing: Turn | None = None
         self._runs: dict[str, asyncio.Task[Any]] = {}
@@ -185,7 +181,7 @@ class ChatController:
         await self._stash_draft()
         session = await self.store.get_session(session_id)
         turns = await self.store.get_turns(session_id)
-        draft = await self._load_draft(session_id)
+        draft = await self.drafts.load(session_id)
         if gen != self._open_gen:
             return  # another chat was opened meanwhile
         self.sessions[session_id] = session
@@ -207,7 +203,7 @@ class ChatController:
         self.turns = []
         self._set_editing(None)
         self.w.transcript.set_turns([])
-        self._after_switch(await self._load_draft(None))
+        self._after_switch(await self.drafts.load(None))
 
     def _after_switch(self, draft: str) -> None:
         self._loading_draft = True
@@ -276,8 +272,7 @@ class ChatController:
             await asyncio.wait([self._runs[sid]], timeout=5)
         ids = self.w.sidebar.model.session_ids()
         await self.store.delete_session(sid)
-        await self.store.set_state(draft_key(sid), None)
-        self.drafts.pop(sid, None)
+        await self.drafts.discard(sid)
         self.sessions.pop(sid, None)
         self.w.sidebar.model.remove(sid)
         if sid == self.session_id:
@@ -293,7 +288,7 @@ class ChatController:
     def _composer_changed(self) -> None:
         if self._loading_draft:
             return
-        self.drafts[self.session_id] = self.w.composer.text()
+        self.drafts.typed(self.session_id, self.w.composer.text())
         self._draft_timer.start()
 
     def _save_draft_soon(self) -> None:
@@ -302,16 +297,7 @@ class ChatController:
     async def _stash_draft(self) -> None:
         """Persist the open chat's draft now."""
         self._draft_timer.stop()
-        sid = self.session_id
-        text = self.drafts.get(sid)
-        if text is not None:
-            await self.store.set_state(draft_key(sid), text or None)
-
-    async def _load_draft(self, sid: str | None) -> str:
-        if sid in self.drafts:
-            return self.drafts[sid]
-        text = await self.store.get_state(draft_key(sid), None)
-        return text if isinstance(text, str) else ""
+        await self.drafts.save(self.session_id)
 
     # -- sending ----------------------------------------------------------
     def _running(self, sid: str | None) -> bool:
@@ -329,35 +315,51 @@ class ChatController:
         editing, self.editing = self.editing, None
         self._set_editing(None)
         self.w.composer.clear()
-        self.drafts[self.session_id] = ""
+        self.drafts.typed(self.session_id, "")
         self.w.tasks.spawn(self._send(text, model, editing), name="send")
         return True
 
     async def _send(self, text: str, model: str, editing: Turn | None) -> None:
-        sid = self.session_id
-        if sid is None:
-            session = await self.store.create_session(space_id=self.space_id, model=model)
-            sid = session.id
-            self.sessions[sid] = session
-            self.session_id = sid
-            self.drafts.pop(None, None)
-            await self.store.set_state(draft_key(None), None)
-            await self.store.set_state(LAST_SESSION_KEY, sid)
-            self.w.sidebar.model.upsert(session)
-            self.w.sidebar.select(sid)
-        else:
-            await self.store.set_state(draft_key(sid), None)
+        try:
+            sid = await self._session_for_send(model)
+            if editing is not None:
+                await self._replace_last(sid, editing, text)
+        except ParleyError:
+            self._give_back(text)
+            raise
         if editing is None:
             await self._run(sid, "send", [TextBlock(text)], model, text)
-            return
-        # Edit in place: the user turn keeps its id, what followed it goes.
+        else:
+            await self._run(sid, "retry", None, model, None)
+
+    async def _session_for_send(self, model: str) -> str:
+        """The open chat's id; a new chat gets its session row now."""
+        sid = self.session_id
+        if sid is not None:
+            await self.drafts.discard(sid)
+            return sid
+        session = await self.store.create_session(space_id=self.space_id, model=model)
+        self.sessions[session.id] = session
+        self.session_id = session.id
+        await self.drafts.discard(None)
+        await self.store.set_state(LAST_SESSION_KEY, session.id)
+        self.w.sidebar.model.upsert(session)
+        self.w.sidebar.select(session.id)
+        return str(session.id)
+
+    async def _replace_last(self, sid: str, editing: Turn, text: str) -> None:
+        """Edit in place: the user turn keeps its id with the new text; what followed goes."""
         edited = editing.with_blocks([TextBlock(text)])
         await self.store.upsert_turn(sid, edited)
         await self.store.delete_turns_after(sid, edited.id)
         cut = next((i for i, t in enumerate(self.turns) if t.id == edited.id), len(self.turns))
         self.turns = [*self.turns[:cut], edited]
         self.w.transcript.set_turns(self.turns)
-        await self._run(sid, "retry", None, model, None)
+
+    def _give_back(self, text: str) -> None:
+        """Nothing was sent: put the text back in an empty composer so no word is lost."""
+        if not self.w.composer.text():
+            self.w.composer.set_text(text)
 
     def retry(self) -> bool:
         """Send the open chat's history again (after an error or a stopped reply)."""
@@ -388,8 +390,8 @@ class ChatController:
             else:
                 await self.runner.retry(sid, model_ref=model, on_event=on_event)
         except ParleyError:
-            if text and not started and sid == self.session_id and not self.w.composer.text():
-                self.w.composer.set_text(text)  # nothing was sent: give the text back
+            if text and not started and sid == self.session_id:
+                self._give_back(text)
             raise
         finally:
             self._runs.pop(sid, None)
@@ -504,25 +506,10 @@ class ChatController:
 
     # -- meter and title --------------------------------------------------
     def _update_meter(self) -> None:
-        from core.providers.capabilities import CAPS_BY_KIND
-        from core.tokens import estimate_tokens
-        from core.wire import to_messages
-
-        ref = self.current_model()
-        window_tokens = None
-        caps = CAPS_BY_KIND["anthropic"]
-        if ref and self.hub is not None:
-            try:
-                window_tokens = self.hub.model_info(ref).context_window
-                caps = CAPS_BY_KIND[self.hub.config(ref.split(":", 1)[0]).kind]
-            except ParleyError:
-                pass  # a provider no longer set up: estimate as Anthropic, window unknown
         session = self.sessions.get(self.session_id or "")
         system = session.system_prompt if session is not None else None
-        used = estimate_tokens(to_messages(self.turns, caps), system=system)
-        last = next((t for t in reversed(self.turns) if t.role == "assistant" and t.usage), None)
-        cache = last.usage.cache_read_tokens if last and last.usage else 0
-        self.w.context_meter.set_usage(used, window_tokens, cache)
+        self.w.context_meter.set_usage(*measure(self.turns, system, self.current_model(),
+                                                self.hub))
 
     def _update_title(self) -> None:
         session = self.sessions.get(self.session_id or "")

@@ -40,8 +40,6 @@ class Composer(QPlainTextEdit):
             returns False the key goes to the editor as usual.
     """
 
-    height_changed = Signal()
-
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.on_action: Callable[[Action], Any] | None = None
@@ -84,7 +82,6 @@ class Composer(QPlainTextEdit):
             + margins.bottom() + 4
         if height != self.height():
             self.setFixedHeight(height)
-            self.height_changed.emit()
 
     def sizeHint(self) -> QSize:  # noqa: N802
         return QSize(400, self.height())

@@ -8,11 +8,48 @@ only displays them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from gui import appearance
+
+
+def measure(turns: Sequence[Any], system: str | None, model_ref: str | None,
+            hub: Any) -> tuple[int, int | None, int]:
+    """Return what the meter shows for a chat: (tokens used, context window, cache read).
+
+    Args:
+        turns: the chat's stored turns (``core.content.Turn``).
+        system: its system prompt, if any.
+        model_ref: ``provider:model`` answering next, or None.
+        hub: the ``ProviderHub`` (None before it is loaded: window unknown).
+
+    Returns:
+        ``core.tokens.estimate_tokens`` of what would be sent (the wire rules
+        applied for the model's provider), the model's context window in tokens
+        from the catalog (None when unknown), and the prompt-cache read tokens
+        of the last reply (0 if none).
+    """
+    from core.errors import ParleyError
+    from core.providers.capabilities import CAPS_BY_KIND
+    from core.tokens import estimate_tokens
+    from core.wire import to_messages
+
+    window = None
+    caps = CAPS_BY_KIND["anthropic"]
+    if model_ref and hub is not None:
+        try:
+            window = hub.model_info(model_ref).context_window
+            caps = CAPS_BY_KIND[hub.config(model_ref.split(":", 1)[0]).kind]
+        except ParleyError:
+            pass  # a provider no longer set up: estimate as Anthropic, window unknown
+    used = estimate_tokens(to_messages(turns, caps), system=system)
+    last = next((t for t in reversed(turns) if t.role == "assistant" and t.usage), None)
+    return used, window, last.usage.cache_read_tokens if last and last.usage else 0
 
 
 def short_count(n: int) -> str:

@@ -201,7 +201,7 @@ class MainWindow(QMainWindow):
         from gui.chat_controller import ChatController
 
         try:
-            self.store = await AsyncStore.open(paths.db_path(self.home))
+            self.store = await AsyncStore.open(paths.db_path(self.home), self._upgrade_progress)
         except ParleyError as exc:
             self.loading_page.setText(exc.message)
             self.loading_page.setWordWrap(True)
@@ -230,6 +230,12 @@ class MainWindow(QMainWindow):
         self.probe("ready")
         self.ready = True
 
+    def _upgrade_progress(self, done: int, total: int) -> None:
+        """Shown while an older sessions.db is upgraded (a backup is made first)."""
+        percent = f" {100 * done // total}%" if total else ""
+        self.loading_page.setText(f"Upgrading your chats to the new format…{percent}\n"
+                                  "A backup of the old file is kept next to it.")
+
     def _install_transcript(self) -> None:
         from gui.transcript import TranscriptView
 
@@ -249,6 +255,7 @@ class MainWindow(QMainWindow):
                 lambda answers: self.tasks.spawn(self._finish_setup(answers), name="setup"))
             self.stack.addWidget(self.setup_panel)
         self.stack.setCurrentWidget(self.setup_panel)
+        self.sidebar.hide()  # nothing to list or open before a provider is set up
         self.setup_panel.kind_buttons[0].setFocus()
 
     async def _finish_setup(self, answers: Any) -> None:
@@ -259,6 +266,8 @@ class MainWindow(QMainWindow):
 
     def show_chat(self) -> None:
         """Show the chat page and focus the composer."""
+        if self.stack.currentWidget() is self.setup_panel:
+            self.sidebar.show()
         self.stack.setCurrentWidget(self.chat_page)
         self.composer_bar.setEnabled(True)
         self.composer.setFocus()

@@ -106,7 +106,7 @@ class SetupPanel(QScrollArea):
         title.setObjectName("SetupTitle")
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         intro = QLabel("Connect a model provider to start chatting. Your key stays on this "
-                       "computer, in the system keyring.", card)
+                       "computer.", card)
         intro.setObjectName("SetupIntro")
         intro.setWordWrap(True)
         intro.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -128,7 +128,7 @@ class SetupPanel(QScrollArea):
 
         self.custom_url = QCheckBox("Use a custom server URL", card)
         self.custom_url.setAccessibleName("Use a custom server URL")
-        self.custom_url.toggled.connect(self._kind_changed)
+        self.custom_url.toggled.connect(self._show_fields)
         self.url_label = QLabel("Server URL", card)
         self.url_edit = QLineEdit(card)
         self.url_edit.setAccessibleName("Server URL")
@@ -231,6 +231,18 @@ class SetupPanel(QScrollArea):
 
     def _kind_changed(self, *_args: object) -> None:
         c = self.choice
+        self._show_fields()
+        env_key = self.env.get(c.env_var or "", "")
+        if env_key and not self.key_edit.text():
+            self.key_edit.setText(env_key)
+        self.key_hint.setText(f"Found {c.env_var} in your environment." if env_key else "")
+        self.key_hint.setVisible(bool(env_key))
+        self.model_combo.setEditable(c.kind == "openai_compatible")
+        self._set_models([])
+        self._set_status("", None)
+
+    def _show_fields(self, *_args: object) -> None:
+        c = self.choice
         compatible = c.kind == "openai_compatible"
         self.custom_url.setVisible(not compatible)
         show_url = compatible or self.custom_url.isChecked()
@@ -240,14 +252,6 @@ class SetupPanel(QScrollArea):
         self.url_edit.setPlaceholderText(c.default_url)
         self.key_label.setText("API key" if c.key_required else "API key (optional)")
         self.key_edit.setPlaceholderText(c.key_placeholder)
-        env_key = self.env.get(c.env_var or "", "")
-        if env_key and not self.key_edit.text():
-            self.key_edit.setText(env_key)
-        self.key_hint.setText(f"Found {c.env_var} in your environment." if env_key else "")
-        self.key_hint.setVisible(bool(env_key))
-        self.model_combo.setEditable(compatible)
-        self._set_models([])
-        self._set_status("", None)
 
     def _set_models(self, models: Sequence[Any]) -> None:
         self.model_combo.clear()

@@ -11,5 +11,13 @@ from core.store.errors import StoreError
 from core.store.models import UNCHANGED, Compaction, SearchHit, Session, Space
 from core.store.store import Store
 
-__all__ = ["UNCHANGED", "AsyncStore", "Compaction", "SearchHit", "Session", "Space", "Store",
-           "StoreError"]
+__all__ = [
+    "UNCHANGED",
+    "AsyncStore",
+    "Compaction",
+    "SearchHit",
+    "Session",
+    "Space",
+    "Store",
+    "StoreError",
+]

@@ -3,7 +3,9 @@
 The GUI thread never touches SQLite. :class:`AsyncStore` owns a
 ``ThreadPoolExecutor(max_workers=1)``; the SQLite connection is created on
 that thread (in :meth:`AsyncStore.open`) and every call runs there, one after
-the other, in the order awaited — so the Store stays thread-confined. Each
+the other, in the order awaited — so the Store stays thread-confined. After
+writes, once Parley has been idle for :data:`MAINTENANCE_DELAY_S`, it runs
+:meth:`Store.maintain` there too (search-index merging, WAL checkpoint). Each
 method has the signature, result and errors of the :class:`Store` method of
 the same name (see there); errors are raised from the ``await``.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,6 +22,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from core.content import Turn, Usage
 from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS
+from core.store.errors import StoreError
 from core.store.migrations import Progress
 from core.store.models import (
     UNCHANGED,
@@ -32,16 +36,30 @@ from core.store.models import (
 from core.store.store import Store
 
 P = ParamSpec("P")
+log = logging.getLogger(__name__)
+
+#: Idle time after the last write before the store's upkeep runs (seconds).
+MAINTENANCE_DELAY_S = 2.0
+#: Pause between upkeep steps while merging work remains (seconds).
+MAINTENANCE_STEP_S = 0.25
 T = TypeVar("T")
 
 
 class AsyncStore:
     """An open :class:`Store` driven from asyncio (qasync's loop included)."""
 
-    def __init__(self, store: Store, executor: ThreadPoolExecutor) -> None:
+    def __init__(
+        self,
+        store: Store,
+        executor: ThreadPoolExecutor,
+        maintenance_delay_s: float = MAINTENANCE_DELAY_S,
+    ) -> None:
         """Use :meth:`open`."""
         self._store = store
         self._executor = executor
+        self._maintenance_delay_s = maintenance_delay_s
+        self._maintenance: asyncio.TimerHandle | None = None
+        self._closed = False
 
     @classmethod
     async def open(
@@ -50,6 +68,7 @@ class AsyncStore:
         progress: Progress | None = None,
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        maintenance_delay_s: float = MAINTENANCE_DELAY_S,
     ) -> AsyncStore:
         """Open the store on a new worker thread (see :meth:`Store.open` for errors).
 
@@ -58,6 +77,8 @@ class AsyncStore:
             progress: ``progress(done, total)`` during a v3 upgrade; called on
                 the event loop's thread, not the worker.
             busy_timeout_ms: how long to wait for another process's lock (ms).
+            maintenance_delay_s: idle time after the last write before
+                :meth:`Store.maintain` runs on the worker (seconds).
         """
         loop = asyncio.get_running_loop()
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-store")
@@ -76,7 +97,7 @@ class AsyncStore:
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        return cls(store, executor)
+        return cls(store, executor, maintenance_delay_s)
 
     @property
     def sync(self) -> Store:
@@ -93,14 +114,61 @@ class AsyncStore:
 
     async def close(self) -> None:
         """Close the file on the worker thread, then stop the thread (idempotent)."""
-        if self._executor._shutdown:  # noqa: SLF001 (already closed)
+        if self._closed:
             return
-        await self._call(self._store.close)
+        self._closed = True
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._store.close)
         self._executor.shutdown(wait=True)
 
     async def _call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+
+    async def _write(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await self._call(fn, *args, **kwargs)
+        finally:
+            self._schedule_maintenance(self._maintenance_delay_s)
+
+    def _schedule_maintenance(self, delay_s: float) -> None:
+        """(Re)start the idle timer: upkeep runs once no write came for ``delay_s``."""
+        if self._closed:
+            return
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+        loop = asyncio.get_running_loop()
+        self._maintenance = loop.call_later(delay_s, self._start_maintenance, loop)
+
+    def _start_maintenance(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._maintenance = None
+        if self._closed:
+            return
+        future = loop.run_in_executor(self._executor, self._maintain)
+        future.add_done_callback(self._maintenance_done)
+
+    def _maintain(self) -> bool:
+        try:
+            return self._store.maintain()
+        except StoreError as exc:  # busy, disk full…: the next write retries
+            log.warning("store upkeep skipped: %s", exc)
+        except Exception:  # a bug: keep the app running, report it
+            log.exception("store upkeep failed")
+        return False
+
+    def _maintenance_done(self, future: asyncio.Future[bool]) -> None:
+        more = not future.cancelled() and future.exception() is None and future.result()
+        if more and self._maintenance is None:  # and no newer write rescheduled it
+            self._schedule_maintenance(MAINTENANCE_STEP_S)
+
+    async def backup_to(self, dest: Path | str) -> Path:
+        """Awaitable :meth:`Store.backup_to`."""
+        return await self._call(self._store.backup_to, dest)
+
+    async def maintain(self, budget_ms: float = 20.0) -> bool:
+        """Awaitable :meth:`Store.maintain` (normally scheduled by itself after writes)."""
+        return await self._call(self._store.maintain, budget_ms)
 
     async def default_space(self) -> Space:
         """Awaitable :meth:`Store.default_space`."""
@@ -114,13 +182,13 @@ class AsyncStore:
         self, name: str, *, system_prompt: str | None = None, default_model: str | None = None
     ) -> Space:
         """Awaitable :meth:`Store.create_space`."""
-        return await self._call(
+        return await self._write(
             self._store.create_space, name, system_prompt=system_prompt, default_model=default_model
         )
 
     async def rename_space(self, space_id: str, name: str) -> Space:
         """Awaitable :meth:`Store.rename_space`."""
-        return await self._call(self._store.rename_space, space_id, name)
+        return await self._write(self._store.rename_space, space_id, name)
 
     async def update_space(
         self,
@@ -130,7 +198,7 @@ class AsyncStore:
         default_model: str | None | Unchanged = UNCHANGED,
     ) -> Space:
         """Awaitable :meth:`Store.update_space`."""
-        return await self._call(
+        return await self._write(
             self._store.update_space,
             space_id,
             system_prompt=system_prompt,
@@ -143,11 +211,13 @@ class AsyncStore:
 
     async def reorder_spaces(self, ids: list[str]) -> list[Space]:
         """Awaitable :meth:`Store.reorder_spaces`."""
-        return await self._call(self._store.reorder_spaces, ids)
+        return await self._write(self._store.reorder_spaces, ids)
 
     async def delete_space(self, space_id: str, *, delete_sessions: bool = False) -> None:
         """Awaitable :meth:`Store.delete_space`."""
-        return await self._call(self._store.delete_space, space_id, delete_sessions=delete_sessions)
+        return await self._write(
+            self._store.delete_space, space_id, delete_sessions=delete_sessions
+        )
 
     async def create_session(
         self,
@@ -158,7 +228,7 @@ class AsyncStore:
         system_prompt: str | None = None,
     ) -> Session:
         """Awaitable :meth:`Store.create_session`."""
-        return await self._call(
+        return await self._write(
             self._store.create_session,
             space_id=space_id,
             title=title,
@@ -193,45 +263,45 @@ class AsyncStore:
         self, session_id: str, title: str | None, *, source: TitleSource = "user"
     ) -> Session:
         """Awaitable :meth:`Store.rename_session`."""
-        return await self._call(self._store.rename_session, session_id, title, source=source)
+        return await self._write(self._store.rename_session, session_id, title, source=source)
 
     async def set_auto_title(self, session_id: str, title: str) -> bool:
         """Awaitable :meth:`Store.set_auto_title`."""
-        return await self._call(self._store.set_auto_title, session_id, title)
+        return await self._write(self._store.set_auto_title, session_id, title)
 
     async def move_session(self, session_id: str, space_id: str) -> Session:
         """Awaitable :meth:`Store.move_session`."""
-        return await self._call(self._store.move_session, session_id, space_id)
+        return await self._write(self._store.move_session, session_id, space_id)
 
     async def pin_session(self, session_id: str, pinned: bool) -> Session:
         """Awaitable :meth:`Store.pin_session`."""
-        return await self._call(self._store.pin_session, session_id, pinned)
+        return await self._write(self._store.pin_session, session_id, pinned)
 
     async def archive_session(self, session_id: str, archived: bool) -> Session:
         """Awaitable :meth:`Store.archive_session`."""
-        return await self._call(self._store.archive_session, session_id, archived)
+        return await self._write(self._store.archive_session, session_id, archived)
 
     async def delete_session(self, session_id: str) -> None:
         """Awaitable :meth:`Store.delete_session`."""
-        return await self._call(self._store.delete_session, session_id)
+        return await self._write(self._store.delete_session, session_id)
 
     async def set_session_model(self, session_id: str, model: str | None) -> Session:
         """Awaitable :meth:`Store.set_session_model`."""
-        return await self._call(self._store.set_session_model, session_id, model)
+        return await self._write(self._store.set_session_model, session_id, model)
 
     async def set_session_system_prompt(
         self, session_id: str, system_prompt: str | None
     ) -> Session:
         """Awaitable :meth:`Store.set_session_system_prompt`."""
-        return await self._call(self._store.set_session_system_prompt, session_id, system_prompt)
+        return await self._write(self._store.set_session_system_prompt, session_id, system_prompt)
 
     async def set_end_reason(self, session_id: str, reason: str | None) -> Session:
         """Awaitable :meth:`Store.set_end_reason`."""
-        return await self._call(self._store.set_end_reason, session_id, reason)
+        return await self._write(self._store.set_end_reason, session_id, reason)
 
     async def add_usage(self, session_id: str, usage: Usage) -> Session:
         """Awaitable :meth:`Store.add_usage`."""
-        return await self._call(self._store.add_usage, session_id, usage)
+        return await self._write(self._store.add_usage, session_id, usage)
 
     async def list_forks(self, session_id: str) -> list[Session]:
         """Awaitable :meth:`Store.list_forks`."""
@@ -239,19 +309,19 @@ class AsyncStore:
 
     async def fork(self, session_id: str, at_turn_id: str, *, title: str | None = None) -> Session:
         """Awaitable :meth:`Store.fork`."""
-        return await self._call(self._store.fork, session_id, at_turn_id, title=title)
+        return await self._write(self._store.fork, session_id, at_turn_id, title=title)
 
     async def append_turn(self, session_id: str, turn: Turn) -> Turn:
         """Awaitable :meth:`Store.append_turn`."""
-        return await self._call(self._store.append_turn, session_id, turn)
+        return await self._write(self._store.append_turn, session_id, turn)
 
     async def upsert_turn(self, session_id: str, turn: Turn) -> Turn:
         """Awaitable :meth:`Store.upsert_turn`."""
-        return await self._call(self._store.upsert_turn, session_id, turn)
+        return await self._write(self._store.upsert_turn, session_id, turn)
 
     async def finish_turn(self, session_id: str, turn: Turn, usage: Usage) -> Turn:
         """Awaitable :meth:`Store.finish_turn`."""
-        return await self._call(self._store.finish_turn, session_id, turn, usage)
+        return await self._write(self._store.finish_turn, session_id, turn, usage)
 
     async def get_turn(self, turn_id: str) -> Turn:
         """Awaitable :meth:`Store.get_turn`."""
@@ -271,7 +341,7 @@ class AsyncStore:
 
     async def delete_turns_after(self, session_id: str, turn_id: str) -> int:
         """Awaitable :meth:`Store.delete_turns_after`."""
-        return await self._call(self._store.delete_turns_after, session_id, turn_id)
+        return await self._write(self._store.delete_turns_after, session_id, turn_id)
 
     async def record_compaction(
         self,
@@ -287,9 +357,10 @@ class AsyncStore:
         reason: str = "manual",
         tokens_before: int | None = None,
         tokens_after: int | None = None,
+        count_usage: bool = False,
     ) -> Compaction:
         """Awaitable :meth:`Store.record_compaction`."""
-        return await self._call(
+        return await self._write(
             self._store.record_compaction,
             session_id,
             summary_turn,
@@ -302,6 +373,7 @@ class AsyncStore:
             reason=reason,
             tokens_before=tokens_before,
             tokens_after=tokens_after,
+            count_usage=count_usage,
         )
 
     async def list_compactions(self, session_id: str) -> list[Compaction]:
@@ -327,7 +399,7 @@ class AsyncStore:
 
     async def set_setting(self, key: str, value: Any) -> None:
         """Awaitable :meth:`Store.set_setting`."""
-        return await self._call(self._store.set_setting, key, value)
+        return await self._write(self._store.set_setting, key, value)
 
     async def all_settings(self) -> dict[str, Any]:
         """Awaitable :meth:`Store.all_settings`."""
@@ -339,4 +411,4 @@ class AsyncStore:
 
     async def set_state(self, key: str, value: Any) -> None:
         """Awaitable :meth:`Store.set_state`."""
-        return await self._call(self._store.set_state, key, value)
+        return await self._write(self._store.set_state, key, value)

@@ -61,6 +61,7 @@ def record(
     reason: str,
     tokens_before: int | None,
     tokens_after: int | None,
+    count_usage: bool = False,
 ) -> tuple[Compaction, Turn]:
     """Append the summary turn and insert the compaction row; return both.
 
@@ -92,6 +93,8 @@ def record(
             created_at=now_ms(),
         )
     )
+    if count_usage and usage is not None:
+        sessions.add_usage(con, session_id, usage)
     return get(con, compaction_id), turn
 
 

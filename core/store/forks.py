@@ -50,8 +50,9 @@ def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None) -
         meta=parent.meta,
     )
     rows = con.execute(
-        select(T.c.id, T.c.seq, T.c.role, T.c.blocks, T.c.aborted, T.c.model, T.c.usage,
-               T.c.created_at)
+        select(
+            T.c.id, T.c.seq, T.c.role, T.c.blocks, T.c.aborted, T.c.model, T.c.usage, T.c.created_at
+        )
         .where(T.c.session_id == session_id)
         .where(T.c.seq <= at_seq)
         .order_by(T.c.seq)

@@ -21,6 +21,7 @@ bumps ``user_version`` after each. Adding one means bumping
 from __future__ import annotations
 
 import importlib
+import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,9 +33,13 @@ from urllib.parse import quote
 from sqlalchemy.engine import Connection
 
 from core.store.errors import (
+    SQLITE_CANTOPEN,
+    SQLITE_PERM,
+    SQLITE_READONLY,
     DatabaseCorrupt,
     DatabaseReadOnly,
     NotAParleyFile,
+    StoreError,
     UpgradeUnavailable,
     primary_code,
     translate,
@@ -169,18 +174,28 @@ def inspect_file(path: Path) -> FileInfo:
     try:
         con = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True)
     except sqlite3.Error as exc:
-        raise translate(exc, path) or DatabaseReadOnly(path) from exc
+        raise _open_error(exc, path) or DatabaseReadOnly(path) from exc
     try:
         return _classify(con)
     except sqlite3.DatabaseError as exc:
-        err = translate(exc, path)
-        if err is None and primary_code(exc) is None:
-            err = DatabaseCorrupt(path)
+        err = _open_error(exc, path)
         if err is None:
             raise
         raise err from exc
     finally:
         con.close()
+
+
+def _open_error(exc: sqlite3.Error, path: Path) -> StoreError | None:
+    """The user-facing error for a failure to read ``path`` while classifying it."""
+    code = primary_code(exc)
+    if code in (SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_PERM) and not (
+        os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    ):
+        return DatabaseReadOnly(path)  # e.g. a read-only filesystem: WAL files cannot be made
+    if code is None:
+        return DatabaseCorrupt(path)
+    return translate(exc, path)
 
 
 def upgrade_v3(path: Path, progress: Progress | None) -> Any:

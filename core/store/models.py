@@ -114,7 +114,9 @@ class SearchHit:
         snippet: about 160 characters around the first match, on one line,
             each match wrapped in :data:`MATCH_START` … :data:`MATCH_END`
             (``\\x02`` … ``\\x03``); "…" marks cut ends.
-        rank: FTS5 bm25 score; lower is better (results come best first).
+        rank: FTS5 bm25 score, lower is better (results come best first); 0.0
+            for every hit when a word of the query was too common to rank by
+            and hits come newest first (see ``core.store.search``).
         created_at: the turn's time, or the session's last update for a title match.
     """
 

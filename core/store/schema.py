@@ -94,9 +94,7 @@ sessions = Table(
 # The session list: WHERE [space_id = ?] AND archived = 0 ORDER BY pinned DESC,
 # updated_at DESC, n DESC — served in index order (n is the rowid, in every index).
 Index("sessions_by_updated", sessions.c.updated_at)
-Index(
-    "sessions_list", sessions.c.archived, sessions.c.pinned, sessions.c.updated_at
-)
+Index("sessions_list", sessions.c.archived, sessions.c.pinned, sessions.c.updated_at)
 Index(
     "sessions_by_space",
     sessions.c.space_id,
@@ -111,9 +109,7 @@ turns = Table(
     metadata,
     Column("n", Integer, primary_key=True),
     Column("id", Text, nullable=False, unique=True),
-    Column(
-        "session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False
-    ),
+    Column("session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
     Column("seq", Integer, nullable=False),
     Column("role", Text, nullable=False),
     Column("blocks", Text, nullable=False),
@@ -129,9 +125,7 @@ compactions = Table(
     "compactions",
     metadata,
     Column("id", Text, primary_key=True),
-    Column(
-        "session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False
-    ),
+    Column("session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
     Column("summary_turn_id", Text, nullable=False),
     Column("first_turn_id", Text),
     Column("last_turn_id", Text),
@@ -172,15 +166,19 @@ SEARCH_DDL = [
     f"prefix='3', tokenize=\"{textindex.TOKENIZER}\")",
     # Title matches weigh more than body matches; the scope token does not count.
     "INSERT INTO search_fts(search_fts, rank) VALUES ('rank', 'bm25(4.0, 1.0, 0.0)')",
+    # No merging inside the transaction that saves a turn: left to FTS5, it
+    # cascades every 4**k writes into a ~30 ms merge, past the 5 ms budget.
+    # ``Store.maintain`` merges in idle time instead (AsyncStore schedules it);
+    # crisismerge bounds the segments of a level if that never runs.
+    "INSERT INTO search_fts(search_fts, rank) VALUES ('automerge', 0)",
+    "INSERT INTO search_fts(search_fts, rank) VALUES ('crisismerge', 16)",
 ]
 _T = TITLE_ROWID_BASE
 
 SCOPE_MARK = "\U000f0000"
 _MARK_SQL = f"char({ord(SCOPE_MARK)})"
 _TURN_ROW = "{0}.n, '', parley_turn_text({0}.blocks), " + _MARK_SQL + " || hex({0}.session_id)"
-_TITLE_ROW = (
-    f"{_T} + {{0}}.n, parley_title_text({{0}}.title), '', {_MARK_SQL} || hex({{0}}.id)"
-)
+_TITLE_ROW = f"{_T} + {{0}}.n, parley_title_text({{0}}.title), '', {_MARK_SQL} || hex({{0}}.id)"
 #: The values (rowid, title, body, scope) a turn row (``{0}`` = its alias) and a
 #: session row are indexed with; for bulk loads that fill ``search_fts`` themselves.
 TURN_SEARCH_ROW = _TURN_ROW
@@ -190,19 +188,27 @@ _DEL = "INSERT INTO search_fts(search_fts, rowid, title, body, scope) VALUES ('d
 
 TRIGGER_DDL = [
     "CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns BEGIN "
-    + _ADD.format(_TURN_ROW.format("new")) + " END",
+    + _ADD.format(_TURN_ROW.format("new"))
+    + " END",
     "CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns BEGIN "
-    + _DEL.format(_TURN_ROW.format("old")) + " END",
+    + _DEL.format(_TURN_ROW.format("old"))
+    + " END",
     "CREATE TRIGGER turns_fts_update AFTER UPDATE OF blocks, session_id, n ON turns BEGIN "
-    + _DEL.format(_TURN_ROW.format("old")) + " "
-    + _ADD.format(_TURN_ROW.format("new")) + " END",
+    + _DEL.format(_TURN_ROW.format("old"))
+    + " "
+    + _ADD.format(_TURN_ROW.format("new"))
+    + " END",
     "CREATE TRIGGER sessions_fts_insert AFTER INSERT ON sessions BEGIN "
-    + _ADD.format(_TITLE_ROW.format("new")) + " END",
+    + _ADD.format(_TITLE_ROW.format("new"))
+    + " END",
     "CREATE TRIGGER sessions_fts_delete AFTER DELETE ON sessions BEGIN "
-    + _DEL.format(_TITLE_ROW.format("old")) + " END",
+    + _DEL.format(_TITLE_ROW.format("old"))
+    + " END",
     "CREATE TRIGGER sessions_fts_update AFTER UPDATE OF title, id, n ON sessions BEGIN "
-    + _DEL.format(_TITLE_ROW.format("old")) + " "
-    + _ADD.format(_TITLE_ROW.format("new")) + " END",
+    + _DEL.format(_TITLE_ROW.format("old"))
+    + " "
+    + _ADD.format(_TITLE_ROW.format("new"))
+    + " END",
 ]
 TRIGGER_NAMES = [
     "turns_fts_insert",

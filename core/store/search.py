@@ -151,7 +151,6 @@ def match_expression(parsed: ParsedQuery, session_id: str | None) -> str:
     return parsed.match + ' "' + SCOPE_MARK + session_id.encode("utf-8").hex() + '"'
 
 
-
 def _is_common(con: Connection, term: str) -> bool:
     """True if more than COMMON_ROWS rows hold ``term`` (reads at most that many, newest first).
 
@@ -167,8 +166,13 @@ def _ranked(
 ) -> list[Any]:
     """Return ``(rowid, rank)`` rows, best first: by bm25, or newest first (rank 0.0)."""
     scope = _IN_SPACE if space_id is not None else ""
-    params = {"q": expr, "tb": TITLE_ROWID_BASE, "space": space_id, "window": RECENT_WINDOW,
-              "limit": limit}
+    params = {
+        "q": expr,
+        "tb": TITLE_ROWID_BASE,
+        "space": space_id,
+        "window": RECENT_WINDOW,
+        "limit": limit,
+    }
     if any(_is_common(con, w) for w in parsed.words):
         return list(con.execute(text(_NEWEST.format(scope=scope)), params).all())
     cut = con.execute(text(_CUT.format(scope=scope)), params).scalar()

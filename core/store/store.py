@@ -11,17 +11,13 @@ of its own).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy.engine import Connection
 
 from core.content import Turn, Usage, apply_compactions
 from core.store import compactions, forks, search, sessions, settings_repo, spaces, turns
-from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
-from core.store.errors import StoreError
-from core.store.migrations import Progress
+from core.store.lifecycle import StoreBase, StoreClosed
 from core.store.models import (
     UNCHANGED,
     Compaction,
@@ -31,83 +27,17 @@ from core.store.models import (
     TitleSource,
     Unchanged,
 )
-from core.store.opening import open_connection
 from core.store.schema import DEFAULT_SPACE_ID, app_state
 from core.store.schema import settings as settings_table
 
-T = TypeVar("T")
+__all__ = ["Store", "StoreClosed"]
 
 
-class StoreClosed(StoreError):
-    def __init__(self) -> None:
-        super().__init__("The session store was closed; reopen Parley's data to continue.")
+class Store(StoreBase):
+    """Parley's sessions, turns, spaces, search index and settings in one SQLite file.
 
-
-class Store:
-    """Parley's sessions, turns, spaces, search index and settings in one SQLite file."""
-
-    def __init__(self, path: Path, con: Connection, migration_report: Any = None) -> None:
-        """Use :meth:`open`; this wraps an already set-up connection."""
-        self.path = path
-        self.migration_report = migration_report
-        self._con: Connection | None = con
-
-    # --- lifecycle -------------------------------------------------------------
-
-    @classmethod
-    def open(
-        cls,
-        path: Path | str,
-        *,
-        progress: Progress | None = None,
-        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
-    ) -> Store:
-        """Open (or create) sessions.db, upgrading a v3 file first.
-
-        Args:
-            path: the file; created with its folders when missing.
-            progress: called as ``progress(done, total)`` during a v3 upgrade.
-            busy_timeout_ms: how long to wait for another process's lock (ms).
-
-        Returns:
-            An open Store. A v4 file is opened as is: nothing is written to it.
-            ``migration_report`` holds the v3 upgrade's report, or None.
-
-        Raises:
-            NotAParleyFile: not SQLite, or SQLite without Parley's tables.
-            NewerFormat: written by a newer Parley (``user_version`` > 4).
-            DatabaseCorrupt: the file is damaged (it is left as it is).
-            DatabaseReadOnly: the file or its folder cannot be written.
-            UpgradeUnavailable: a v3 file and no upgrade in this build.
-            CannotOpen: the folder cannot be created or the file opened.
-        """
-        path = Path(path).expanduser().absolute()
-        con, report = open_connection(path, progress, busy_timeout_ms)
-        return cls(path, con, report)
-
-    def close(self) -> None:
-        """Close the file (idempotent). WAL content is checkpointed by SQLite."""
-        con, self._con = self._con, None
-        if con is not None:
-            engine = con.engine
-            con.close()
-            engine.dispose()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _w(self, fn: Callable[[Connection], T]) -> T:
-        if self._con is None:
-            raise StoreClosed()
-        return write(self._con, fn, self.path)
-
-    def _r(self, fn: Callable[[Connection], T]) -> T:
-        if self._con is None:
-            raise StoreClosed()
-        return read(self._con, fn, self.path)
+    Open with :meth:`Store.open` (see :class:`core.store.lifecycle.StoreBase`).
+    """
 
     # --- spaces ----------------------------------------------------------------
 
@@ -195,9 +125,7 @@ class Store:
         (their ``parent_session_id`` tells where to nest them).
         """
         return self._r(
-            lambda c: sessions.list_page(
-                c, space_id, include_archived, limit, offset, pinned_first
-            )
+            lambda c: sessions.list_page(c, space_id, include_archived, limit, offset, pinned_first)
         )
 
     def rename_session(
@@ -357,13 +285,16 @@ class Store:
         reason: str = "manual",
         tokens_before: int | None = None,
         tokens_after: int | None = None,
+        count_usage: bool = False,
     ) -> Compaction:
         """Append a summary turn and its compaction row in one transaction.
 
         The summary turn's CompactSummaryBlock gets the fields left None filled
         in (``compaction_id``, ``first_turn_id``, ``last_turn_id``, and
         ``replaced_count`` when 0). Read the saved turn back with
-        ``get_turn(result.summary_turn_id)``.
+        ``get_turn(result.summary_turn_id)``. With ``count_usage`` the summary
+        request's ``usage`` is also added to the session's totals, in the same
+        transaction (so a crash cannot leave a compaction whose cost is uncounted).
 
         Raises:
             SessionNotFound: no such session.
@@ -384,6 +315,7 @@ class Store:
                 reason=reason,
                 tokens_before=tokens_before,
                 tokens_after=tokens_after,
+                count_usage=count_usage,
             )[0]
         )
 
@@ -410,8 +342,12 @@ class Store:
             limit: at most this many hits.
 
         Returns:
-            Hits ranked by bm25 (titles weigh 4× body text), each with a snippet
-            whose matches are wrapped in ``\\x02`` … ``\\x03``. [] for an empty query.
+            Hits ranked by bm25 (titles weigh 4× body text) among every matching
+            title and the newest 2000 matching turns — or, when a word of the
+            query is common (in over 20,000 rows), matching titles then turns,
+            newest first (rank 0.0). Each has a snippet whose matches are
+            wrapped in ``\\x02`` … ``\\x03``. [] for an empty query. Takes a few
+            ms to a few tens of ms on 1M turns.
 
         Raises:
             InvalidSearchQuery: nothing searchable in the query, or it is too long.

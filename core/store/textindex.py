@@ -63,6 +63,7 @@ _SPLIT_RANGES = [
 _STRIPPED = (
     "\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e8\u06ea-\u06ed\u0640"
     "\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
+    "\U000f0000"  # schema.SCOPE_MARK: only the index's scope tokens may hold it
 )
 _FOLD = str.maketrans({"ё": "е", "Ё": "Е"})
 
@@ -100,9 +101,7 @@ def _build_tables() -> tuple[str, str, str]:
         if unicodedata.category(chr(cp)).startswith("M")
     ]
     bases = _char_class(_ranges(split_bases) + big)
-    return bases, _char_class(_ranges(split_marks + [0x3099, 0x309A])), _char_class(
-        _ranges(marks)
-    )
+    return bases, _char_class(_ranges(split_marks + [0x3099, 0x309A])), _char_class(_ranges(marks))
 
 
 _SPLIT_BASES, _SPLIT_MARKS, MARKS = _build_tables()

@@ -146,9 +146,7 @@ def get_many(con: Connection, session_id: str, last: int | None) -> list[Turn]:
 
 def count(con: Connection, session_id: str) -> int:
     sessions.require(con, session_id)
-    return int(
-        con.execute(select(func.count()).where(T.c.session_id == session_id)).scalar_one()
-    )
+    return int(con.execute(select(func.count()).where(T.c.session_id == session_id)).scalar_one())
 
 
 def seq_of(con: Connection, session_id: str, turn_id: str) -> int:

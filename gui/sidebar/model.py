@@ -64,11 +64,6 @@ class SessionTreeModel(QStandardItemModel):
             self.appendRow(item)
             self._spaces[space.id] = item
 
-    def space_index(self, space_id: str) -> QModelIndex:
-        """Return the index of a space row (invalid when unknown)."""
-        item = self._spaces.get(space_id)
-        return item.index() if item else QModelIndex()
-
     # -- sessions -------------------------------------------------------
     def add_sessions(self, space_id: str, sessions: Sequence[Any], *, has_more: bool) -> None:
         """Append a page of a space's sessions (already in display order).

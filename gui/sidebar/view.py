@@ -14,10 +14,10 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
+    QPushButton,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
-    QToolButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -121,12 +121,11 @@ class Sidebar(QWidget):
 
         title = QLabel("Parley", self)
         title.setObjectName("AppTitle")
-        self.new_button = QToolButton(self)
+        self.new_button = QPushButton(self)
         self.new_button.setObjectName("NewChatButton")
         self.new_button.setText("New chat")
         self.new_button.setAccessibleName("New chat")
         self.new_button.setToolTip("New chat (Ctrl+N)")
-        self.new_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.new_button.setIcon(appearance.icon("new-chat", appearance.current().text, 16))
         self.new_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.new_button.clicked.connect(self.new_chat_clicked)

@@ -80,6 +80,15 @@ def timed_steps(phases: dict[str, float]) -> None:
         setattr(v3_turns.TurnPipeline, name, cpu)
 
 
+def calibrate() -> float:
+    """CPU seconds of a fixed pure-Python loop: how fast this machine is right now."""
+    t = time.thread_time()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return time.thread_time() - t
+
+
 def run_once(source: Path, phases: dict[str, float]) -> float:
     work = CACHE / "run"
     shutil.rmtree(work, ignore_errors=True)
@@ -89,6 +98,8 @@ def run_once(source: Path, phases: dict[str, float]) -> float:
         if os.path.exists(f"{source}{suffix}"):
             shutil.copyfile(f"{source}{suffix}", f"{target}{suffix}")
     phases.clear()
+    print(f"  machine: load average {os.getloadavg()[0]:.1f}, calibration loop "
+          f"{calibrate():.2f} s CPU (lower is faster)")
     calls: list[tuple[float, int, int]] = []
     cpu = time.process_time()
     started = time.monotonic()
@@ -122,7 +133,7 @@ def main() -> None:
     args = parser.parse_args()
     source = cached_v3(args.sessions, args.turns)
     print(f"v3 file: {size_mb(source):.0f} MB ({args.sessions} sessions x {args.turns} turns)"
-          f"; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.1f}")
+          f"; {os.cpu_count()} CPUs")
     phases: dict[str, float] = {}
     timed_steps(phases)
     walls = [run_once(source, phases) for _ in range(args.runs)]

@@ -77,7 +77,7 @@ def main() -> int:
                                       api_key="sk-ant-bench", default_model="claude-sonnet-4-5")
         assert window.chat is not None
         await window.chat.enter()
-        server.script(text, token_delay_ms=2.0, chunk_size=4)
+        server.script(text, token_delay_ms=2.0, chunk_size=5)
         async_lags: list[float] = []
         qt_lags: list[float] = []
         last_qt = [time.perf_counter()]
@@ -96,8 +96,12 @@ def main() -> int:
         await asyncio.sleep(0)
         last_qt[0] = time.perf_counter()
         timer.start()
-        while window.chat.session_id is None or window.runner.is_running(window.chat.session_id) \
-                or window.composer_bar.busy:
+        chat = window.chat
+
+        def streaming() -> bool:
+            return window.tasks.pending > 0 or not chat.turns or chat.turns[-1].role != "assistant"
+
+        while streaming():
             t0 = time.perf_counter()
             await asyncio.sleep(TICK_S)
             async_lags.append(max(0.0, time.perf_counter() - t0 - TICK_S) * 1000)

@@ -37,20 +37,21 @@ from pathlib import Path
 from core.store import Store, schema
 from core.store.textindex import register_functions
 
-GEN_VERSION = 3
+GEN_VERSION = 5
 CACHE_DIR = Path(os.environ.get("PARLEY_BENCH_CACHE", "/tmp/parley-bench"))
 SIZES = {"full": (10_000, 1_000_000), "small": (1_000, 100_000), "tiny": (100, 5_000)}
 BATCH = 20_000
 BASE_TIME_MS = 1_700_000_000_000
 
-_REAL = (
+_REAL_TEXT = (
     "the of and to in is that for it as with was on be by this are or from at an not have "
     "which but all can has one more will also were their about would there what when so "
     "python function error file database query search window session model token cache "
     "memory thread async await return value string list dict class import module test "
     "server request response stream update delete insert select index table column row "
     "please could you explain how why where summary translate write code fix bug review"
-).split()
+)
+_REAL = _REAL_TEXT.split()
 _NON_LATIN = [
     "我喜欢吃苹果，也喜欢东京的寿司。",
     "東京都に住んでいます。ラーメンが好きです。",
@@ -66,8 +67,32 @@ class TextMaker:
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
-        syll = ["ka", "lo", "mi", "ren", "tor", "va", "quen", "dus", "pel", "ax", "shi", "bor",
-                "nim", "tra", "ves", "ol", "zu", "gen", "fa", "rip", "sel", "mon", "tek", "dra"]
+        syll = [
+            "ka",
+            "lo",
+            "mi",
+            "ren",
+            "tor",
+            "va",
+            "quen",
+            "dus",
+            "pel",
+            "ax",
+            "shi",
+            "bor",
+            "nim",
+            "tra",
+            "ves",
+            "ol",
+            "zu",
+            "gen",
+            "fa",
+            "rip",
+            "sel",
+            "mon",
+            "tek",
+            "dra",
+        ]
         words = list(_REAL)
         seen = set(words)
         while len(words) < 30_000:
@@ -100,8 +125,10 @@ class TextMaker:
         rng = self.rng
         parts = [self.text(chars // 2)]
         if rng.random() < 0.35:
-            code = "\n".join(f"    {self.rng.choice(self.words)} = {rng.randint(0, 999)}"
-                             for _ in range(rng.randint(2, 8)))
+            code = "\n".join(
+                f"    {self.rng.choice(self.words)} = {rng.randint(0, 999)}"
+                for _ in range(rng.randint(2, 8))
+            )
             parts.append(f"```python\ndef {rng.choice(self.words)}():\n{code}\n```")
         parts.append("- " + "\n- ".join(self.text(40) for _ in range(rng.randint(1, 3))))
         parts.append(self.text(chars // 3))
@@ -114,21 +141,38 @@ def _blocks(tm: TextMaker, role: str, prev_tool: str | None) -> tuple[str, str |
     if role == "user":
         if prev_tool is not None:
             out = tm.text(rng.randint(300, 2000))
-            blocks = [{"type": "tool_result", "tool_use_id": prev_tool,
-                       "content": [{"type": "text", "text": out}], "is_error": False}]
+            blocks = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": prev_tool,
+                    "content": [{"type": "text", "text": out}],
+                    "is_error": False,
+                }
+            ]
         else:
             blocks = [{"type": "text", "text": tm.text(int(rng.lognormvariate(4.6, 0.9)) + 20)}]
         return json.dumps(blocks, ensure_ascii=False, separators=(",", ":")), None
     blocks = []
     if rng.random() < 0.05:
-        blocks.append({"type": "thinking", "thinking": tm.text(rng.randint(200, 1000)),
-                       "signature": "sig" + str(rng.getrandbits(64))})
+        blocks.append(
+            {
+                "type": "thinking",
+                "thinking": tm.text(rng.randint(200, 1000)),
+                "signature": "sig" + str(rng.getrandbits(64)),
+            }
+        )
     blocks.append({"type": "text", "text": tm.reply(int(rng.lognormvariate(5.0, 0.7)) + 100)})
     tool = None
     if rng.random() < 0.12:
         tool = f"toolu_{rng.getrandbits(64):016x}"
-        blocks.append({"type": "tool_use", "id": tool, "name": rng.choice(["shell", "read_file",
-                       "search"]), "input": {"command": tm.text(60)}})
+        blocks.append(
+            {
+                "type": "tool_use",
+                "id": tool,
+                "name": rng.choice(["shell", "read_file", "search"]),
+                "input": {"command": tm.text(60)},
+            }
+        )
     return json.dumps(blocks, ensure_ascii=False, separators=(",", ":")), tool
 
 
@@ -167,14 +211,16 @@ def _turn_rows(
             model = None
             if role == "assistant":
                 model = "anthropic:claude-sonnet-4-5"
-                usage = json.dumps({"input_tokens": rng.randint(10, 5000),
-                                    "output_tokens": rng.randint(10, 2000)})
+                usage = json.dumps(
+                    {"input_tokens": rng.randint(10, 5000), "output_tokens": rng.randint(10, 2000)}
+                )
             n += 1
             yield (f"{n:032x}", sid, seq, role, blocks, 0, model, usage, t)
 
 
-def generate(out: Path, sessions: int, turns: int, *, long: int = 10_000, seed: int = 1,
-             quiet: bool = False) -> Path:
+def generate(
+    out: Path, sessions: int, turns: int, *, long: int = 10_000, seed: int = 1, quiet: bool = False
+) -> Path:
     """Write a v4 file at ``out`` (replacing it). Returns ``out``."""
     t0 = time.monotonic()
     for suffix in ("", "-wal", "-shm"):
@@ -200,10 +246,18 @@ def generate(out: Path, sessions: int, turns: int, *, long: int = 10_000, seed: 
         "INSERT INTO sessions (id, space_id, title, title_source, model, pinned, created_at, "
         "updated_at, input_tokens, output_tokens) VALUES (?,?,?,?,?,?,?,?,?,?)",
         [
-            (sid, rng.choice(spaces), tm.text(30)[:60], "auto", "anthropic:claude-sonnet-4-5",
-             int(rng.random() < 0.01), BASE_TIME_MS + i * 1000,
-             BASE_TIME_MS + rng.randint(0, 300 * 86_400_000), rng.randint(0, 10**6),
-             rng.randint(0, 10**5))
+            (
+                sid,
+                rng.choice(spaces),
+                tm.text(30)[:60],
+                "auto",
+                "anthropic:claude-sonnet-4-5",
+                int(rng.random() < 0.01),
+                BASE_TIME_MS + i * 1000,
+                BASE_TIME_MS + rng.randint(0, 300 * 86_400_000),
+                rng.randint(0, 10**6),
+                rng.randint(0, 10**5),
+            )
             for i, sid in enumerate(session_ids)
         ],
     )
@@ -220,8 +274,11 @@ def generate(out: Path, sessions: int, turns: int, *, long: int = 10_000, seed: 
         )
         done += len(batch)
         if not quiet:
-            print(f"\r  turns {done:,}/{turns:,}  {time.monotonic() - t0:.0f}s", end="",
-                  file=sys.stderr)
+            print(
+                f"\r  turns {done:,}/{turns:,}  {time.monotonic() - t0:.0f}s",
+                end="",
+                file=sys.stderr,
+            )
     t1 = time.monotonic()
     if not quiet:
         print(f"\n  rows written in {t1 - t0:.0f}s; building the search index…", file=sys.stderr)
@@ -231,8 +288,11 @@ def generate(out: Path, sessions: int, turns: int, *, long: int = 10_000, seed: 
     con.close()
     if not quiet:
         size = out.stat().st_size / 1e6
-        print(f"  index built in {time.monotonic() - t1:.0f}s; {out} is {size:,.0f} MB, "
-              f"total {time.monotonic() - t0:.0f}s", file=sys.stderr)
+        print(
+            f"  index built in {time.monotonic() - t1:.0f}s; {out} is {size:,.0f} MB, "
+            f"total {time.monotonic() - t0:.0f}s",
+            file=sys.stderr,
+        )
     return out
 
 

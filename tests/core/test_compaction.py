@@ -109,9 +109,11 @@ async def test_manual_compaction_saves_summary_and_reports_every_field(env, fake
 
 
 async def test_the_next_request_sends_the_summary_then_the_kept_turns(env, fake_provider):
+    await env.store.append_turn(env.sid, Turn("user", [ImageBlock("image/png", PNG)]))
     await env.seed(5)
     fake_provider.script(SUMMARY)
-    await env.runner.compact(env.sid, keep_turns=2, model_ref=GPT)
+    result = await env.runner.compact(env.sid, keep_turns=2, model_ref=GPT)
+    assert result.restored_files == ("image (image/png)",)
     fake_provider.script("ok")
     await env.send("next question", model=GPT)
     req = fake_provider.model_requests[-1]
@@ -120,6 +122,8 @@ async def test_the_next_request_sends_the_summary_then_the_kept_turns(env, fake_
     first = blocks_text(messages[0])
     assert messages[0]["role"] == "user" and first.startswith(SUMMARY_HEADING)
     assert "ZEBRA-42" in first and "Question 4" in first  # the kept user turn follows it
+    parts = [p["type"] for p in messages[0]["content"]]
+    assert parts == ["text", "text", "image_url", "text"]  # summary, note, restored file, kept
     texts = [blocks_text(m) for m in messages[1:]]
     assert texts[0].startswith("Answer 4") and texts[-1] == "next question"
     assert not any("Question 3" in t for t in [first, *texts])

@@ -141,7 +141,7 @@ def _conversation(draw: st.DrawFn) -> list[Turn]:
     return turns
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data(), keep=st.integers(0, 6), again=st.integers(0, 6))
 def test_every_compacted_history_is_a_valid_request(data, keep, again):
     stored = data.draw(st.composite(_conversation)())

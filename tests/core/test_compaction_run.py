@@ -168,3 +168,25 @@ async def test_overflow_after_compaction_is_reported_in_words(env, fake_provider
     stored = await env.store.get_turns(env.sid)
     assert any(t.text() == "next" for t in stored)  # the user's turn is kept
     assert len(fake_provider.model_requests) == 4
+
+
+async def test_kept_turns_over_the_threshold_do_not_cause_a_summary_every_request(
+    env, fake_provider
+):
+    await env.settings(model_overrides={"gpt-5": {"context_window": 4_000}})
+    await env.seed(6, words=30)
+    fake_provider.script(SUMMARY).script("read it")
+    await env.send("Please read: " + "lorem ipsum dolor " * 900, model=GPT)
+    assert len(fake_provider.model_requests) == 2  # a summary, then the request
+    fake_provider.script("ok")
+    await env.send("short question", model=GPT)
+    # Still over the threshold, but only because of the kept paste: no new summary.
+    assert len(fake_provider.model_requests) == 3
+    assert len(await env.store.list_compactions(env.sid)) == 1
+    fake_provider.script(SUMMARY).script("ok again")
+    await env.send("another one", model=GPT)
+    # Now the paste left the kept turns: summarizing it is worth a request.
+    assert len(fake_provider.model_requests) == 5
+    assert len(await env.store.list_compactions(env.sid)) == 2
+    assert "lorem ipsum" not in str(fake_provider.model_requests[-1].body)
+    assert validate(fake_provider.model_requests[-1]) is None

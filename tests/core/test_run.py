@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from core.compaction import CompactionInProgress
 from core.content import TextBlock
 from core.keys import FileBackend, KeyStore
 from core.providers.hub import ProviderHub
@@ -180,3 +181,19 @@ async def test_streaming_reply_is_journalled_before_it_completes(env, fake_provi
     assert journalled is not None and journalled.aborted and journalled.text()
     final = (await store.get_turns(sid))[-1]
     assert not final.aborted and final.text() == "chunk " * 200
+
+
+async def test_claim_says_whether_a_run_or_a_compaction_holds_the_session(env, fake_provider):
+    store, _hub, runner, sid = env
+    runner.claim(sid, "compaction")
+    with pytest.raises(CompactionInProgress):
+        await runner.send(sid, [TextBlock("a")], model_ref="anthropic:claude-sonnet-4-6")
+    with pytest.raises(CompactionInProgress):
+        await runner.compact(sid, keep_turns=0)
+    runner.release(sid)
+    runner.claim(sid)
+    with pytest.raises(RunInProgress):
+        await runner.compact(sid, keep_turns=0)
+    runner.release(sid)
+    assert not runner.is_running(sid) and await store.get_turns(sid) == []
+    assert fake_provider.requests == []

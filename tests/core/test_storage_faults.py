@@ -214,10 +214,6 @@ async def test_disk_full_while_a_reply_streams_keeps_the_question_and_says_so(
 # --- read-only -------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "core/store/migrations.inspect_file: its mode=rw probe fails with SQLITE_CANTOPEN on a "
-    "read-only filesystem and reports CannotOpen ('check that the folder exists'); it should "
-    "be DatabaseReadOnly — see the durability report"))
 def test_start_on_read_only_storage_is_refused_in_words_and_writes_nothing(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
@@ -309,7 +305,6 @@ STORE_CHECK = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=STORE_CHECK)
 def test_store_refuses_to_write_after_its_file_was_deleted_and_saves_a_copy(tmp_path):
     path = tmp_path / "sessions.db"
     sid, texts = make_store(path)
@@ -325,7 +320,6 @@ def test_store_refuses_to_write_after_its_file_was_deleted_and_saves_a_copy(tmp_
         assert [t.text() for t in rescued.get_turns(sid)] == texts + ["written after opening"]
 
 
-@pytest.mark.xfail(strict=True, reason=STORE_CHECK)
 def test_store_leaves_a_file_put_in_its_place_intact(tmp_path):
     path = tmp_path / "sessions.db"
     sid, texts = make_store(path)

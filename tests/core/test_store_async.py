@@ -14,13 +14,14 @@ from core.store.errors import NotAParleyFile, SessionNotFound
 
 
 def public_methods(cls: type) -> set[str]:
-    return {n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")}
+    return {n for n, v in inspect.getmembers(cls) if callable(v) and not n.startswith("_")}
 
 
 def test_every_store_method_has_an_awaitable_twin_with_the_same_signature():
     missing = public_methods(Store) - public_methods(AsyncStore) - {"open"}
     assert missing == set()
-    for name in public_methods(Store) - {"open", "close", "__enter__", "__exit__"}:
+    assert {"open", "close", "maintain", "append_turn", "search"} <= public_methods(Store)
+    for name in public_methods(Store) - {"open", "close"}:
         twin = getattr(AsyncStore, name)
         assert inspect.iscoroutinefunction(twin), name
         a = list(inspect.signature(getattr(Store, name)).parameters.values())
@@ -95,3 +96,29 @@ async def test_upgrade_progress_is_reported_on_the_loop_thread(tmp_path, monkeyp
         assert astore.migration_report == {"sessions": 1}
     finally:
         await astore.close()
+
+
+async def test_upkeep_runs_on_the_worker_after_writes_only(tmp_path, monkeypatch):
+    calls: list[str] = []
+    original = Store.maintain
+
+    def spy(self, budget_ms=20.0):
+        calls.append(threading.current_thread().name)
+        return original(self, budget_ms)
+
+    monkeypatch.setattr(Store, "maintain", spy)
+    astore = await AsyncStore.open(tmp_path / "sessions.db", maintenance_delay_s=0.05)
+    try:
+        await astore.list_sessions()
+        await asyncio.sleep(0.2)
+        assert calls == []  # reads schedule nothing
+        s = await astore.create_session()
+        for i in range(5):  # writes closer together than the delay postpone it
+            await astore.append_turn(s.id, Turn("user", [TextBlock(f"w{i}")]))
+        await asyncio.sleep(0.3)
+        assert len(calls) == 1 and calls[0].startswith("parley-store")
+        assert (await astore.search("w4"))[0].session_id == s.id
+    finally:
+        await astore.close()
+    await asyncio.sleep(0.1)
+    assert len(calls) == 1

@@ -92,9 +92,18 @@ def sqlite_error(code: int, cls=sqlite3.OperationalError) -> sqlite3.Error:
 
 @pytest.mark.parametrize(
     ("code", "expected"),
-    [(13, DiskFull), (8, DatabaseReadOnly), (8 | (2 << 8), DatabaseReadOnly),
-     (11, DatabaseCorrupt), (26, DatabaseCorrupt), (5, DatabaseBusy), (5 | (2 << 8), DatabaseBusy),
-     (10, DiskError), (1, None), (19, None)],
+    [
+        (13, DiskFull),
+        (8, DatabaseReadOnly),
+        (8 | (2 << 8), DatabaseReadOnly),
+        (11, DatabaseCorrupt),
+        (26, DatabaseCorrupt),
+        (5, DatabaseBusy),
+        (5 | (2 << 8), DatabaseBusy),
+        (10, DiskError),
+        (1, None),
+        (19, None),
+    ],
 )
 def test_translate_maps_user_conditions_and_leaves_bugs(tmp_path, code, expected):
     err = translate(sqlite_error(code), tmp_path / "x.db")
@@ -106,3 +115,30 @@ def test_translate_maps_user_conditions_and_leaves_bugs(tmp_path, code, expected
 def test_translate_ignores_non_sqlite_errors(tmp_path):
     assert translate(ValueError("x"), tmp_path) is None
     assert translate(sqlite3.ProgrammingError("closed"), tmp_path) is None
+
+
+def test_write_to_a_deleted_file_is_refused_and_close_saves_a_copy(tmp_path):
+    from core.store.faults import DatabaseMissing
+
+    path = tmp_path / "db" / "sessions.db"
+    with Store.open(path) as store:
+        s = store.create_session(title="kept")
+        store.append_turn(s.id, Turn("user", [TextBlock("saved")]))
+        path.unlink()
+        with pytest.raises(DatabaseMissing):
+            store.append_turn(s.id, Turn("user", [TextBlock("lost?")]))
+        assert store.get_turns(s.id)[0].text() == "saved"  # reads still work
+    [copy] = [p for p in path.parent.iterdir() if ".rescued-" in p.name]
+    with Store.open(copy) as rescued:
+        assert [t.text() for t in rescued.get_turns(s.id)] == ["saved"]
+
+
+def test_backup_to_copies_wal_content_and_never_overwrites(store, tmp_path):
+    s = store.create_session(title="backed up")
+    store.append_turn(s.id, Turn("user", [TextBlock("in the wal")]))
+    copy = store.backup_to(tmp_path / "copy.db")
+    with Store.open(copy) as other:
+        assert other.get_turns(s.id)[0].text() == "in the wal"
+        assert other.search("wal")[0].session_id == s.id
+    with pytest.raises(FileExistsError):
+        store.backup_to(copy)

@@ -42,13 +42,22 @@ def corpus(tmp_path_factory):
     add("hi", "मुझे हिन्दी भाषा पसंद है")
     add("ru", "Новогодняя ёлка стоит в зале")
     add("th", "สวัสดีครับ ยินดีต้อนรับ")
-    add("tool", "", blocks=[
-        ToolUseBlock("call_1", "shell", {"command": "grep -rn needle haystack/"}),
-    ], role="assistant")
-    add("result", "", blocks=[
-        ToolResultBlock("call_1", (TextBlock("found the needleinresult here"),), is_error=True),
-        ImageBlock("image/png", data="QmFzZTY0c2VjcmV0"),
-    ])
+    add(
+        "tool",
+        "",
+        blocks=[
+            ToolUseBlock("call_1", "shell", {"command": "grep -rn needle haystack/"}),
+        ],
+        role="assistant",
+    )
+    add(
+        "result",
+        "",
+        blocks=[
+            ToolResultBlock("call_1", (TextBlock("found the needleinresult here"),), is_error=True),
+            ImageBlock("image/png", data="QmFzZTY0c2VjcmV0"),
+        ],
+    )
     add("think", "", blocks=[ThinkingBlock("pondering quaternions deeply")], role="assistant")
     add("summary", "", blocks=[CompactSummaryBlock("we discussed zeppelins at length")])
     add("long", "word " * 200 + "the hidden treasure is here " + "filler " * 200)
@@ -61,8 +70,7 @@ def corpus(tmp_path_factory):
 def hit_keys(ids, hits):
     by_turn = {t: k for k, (_, t) in ids.items()}
     by_session = {s: k for k, (s, _) in ids.items()}
-    return [by_turn[h.turn_id] if h.turn_id else "title:" + by_session[h.session_id]
-            for h in hits]
+    return [by_turn[h.turn_id] if h.turn_id else "title:" + by_session[h.session_id] for h in hits]
 
 
 @pytest.mark.parametrize(
@@ -161,9 +169,30 @@ def test_empty_query_finds_nothing(corpus, query):
 
 @pytest.mark.parametrize(
     "query",
-    ['cafe"', '"cafe', 'ca"fe', "cafe*", "*cafe", "-cafe", "cafe -x", "title:cafe",
-     "(cafe", "cafe)", "cafe AND", "OR cafe", "NOT cafe", "NEAR(cafe lisbon)", "^cafe",
-     "cafe'", "c\\afe", "{cafe}", "cafe 😀", "cafe%_", "café+", "cafe;DROP TABLE turns"],
+    [
+        'cafe"',
+        '"cafe',
+        'ca"fe',
+        "cafe*",
+        "*cafe",
+        "-cafe",
+        "cafe -x",
+        "title:cafe",
+        "(cafe",
+        "cafe)",
+        "cafe AND",
+        "OR cafe",
+        "NOT cafe",
+        "NEAR(cafe lisbon)",
+        "^cafe",
+        "cafe'",
+        "c\\afe",
+        "{cafe}",
+        "cafe 😀",
+        "cafe%_",
+        "café+",
+        "cafe;DROP TABLE turns",
+    ],
 )
 def test_punctuation_and_operators_are_plain_text(corpus, query):
     store, ids, _ = corpus
@@ -183,7 +212,7 @@ def test_parse_builds_only_quoted_phrases():
     parsed = parse('say "hello world" NOT (x) 東京 caf')
     assert parsed is not None
     assert parsed.match == '"say" "hello world" "NOT" "x" "東 京" "caf"*'
-    assert parse("東京")is not None and parse("東京").match == '"東 京"'  # type: ignore[union-attr]
+    assert parse("東京") is not None and parse("東京").match == '"東 京"'  # type: ignore[union-attr]
     assert parse("a").match == '"a"'  # type: ignore[union-attr]
 
 
@@ -225,8 +254,10 @@ def test_ranking_window_keeps_the_newest_matches_and_every_title(tmp_path, monke
     monkeypatch.setattr(search_module, "RECENT_WINDOW", 3)
     with Store.open(tmp_path / "s.db") as store:
         old = store.create_session(title="walrus facts")
-        turns = [store.append_turn(old.id, Turn("user", [TextBlock(f"walrus number {i}")]))
-                 for i in range(10)]
+        turns = [
+            store.append_turn(old.id, Turn("user", [TextBlock(f"walrus number {i}")]))
+            for i in range(10)
+        ]
         hits = store.search("walrus")
         assert {h.turn_id for h in hits} == {None} | {t.id for t in turns[-4:]}
         scoped = store.search("walrus", session_id=old.id)
@@ -254,8 +285,10 @@ def test_common_words_list_newest_first(tmp_path, monkeypatch):
     monkeypatch.setattr(search_module, "COMMON_ROWS", 2)
     with Store.open(tmp_path / "s.db") as store:
         a = store.create_session(title="otter notes")
-        turns = [store.append_turn(a.id, Turn("user", [TextBlock(f"otter {'otter ' * i}")]))
-                 for i in range(5)]
+        turns = [
+            store.append_turn(a.id, Turn("user", [TextBlock(f"otter {'otter ' * i}")]))
+            for i in range(5)
+        ]
         hits = store.search("otter")
         assert [h.turn_id for h in hits] == [None] + [t.id for t in reversed(turns)]
         assert {h.rank for h in hits} == {0.0}
@@ -266,3 +299,24 @@ def test_common_words_list_newest_first(tmp_path, monkeypatch):
         assert ranked[0].turn_id is None  # the title weighs most
         assert ranked[1].turn_id == turns[4].id  # then the turn saying it most often
         assert all(h.rank < 0 for h in ranked)
+
+
+def test_maintain_merges_index_segments_in_steps(tmp_path):
+    from core.store.schema import dbapi_connection
+
+    with Store.open(tmp_path / "s.db") as store:
+        s = store.create_session(title="segments")
+        for i in range(12):  # one index segment per save: FTS5 merges nothing itself
+            store.append_turn(s.id, Turn("user", [TextBlock(f"heron {i} wading")]))
+        before = store.search("heron")
+        raw = dbapi_connection(store._con)  # noqa: SLF001
+        changes = raw.total_changes
+        assert store.maintain(budget_ms=1000) is False
+        assert raw.total_changes - changes >= 2  # it merged
+        changes = raw.total_changes
+        assert store.maintain() is False
+        assert raw.total_changes - changes < 2  # nothing left to do (FTS5 counts 1)
+        assert store.search("heron") == before
+        con = store._con  # noqa: SLF001
+        with con.begin():
+            con.exec_driver_sql("INSERT INTO search_fts(search_fts) VALUES ('integrity-check')")

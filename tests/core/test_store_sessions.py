@@ -70,7 +70,9 @@ def test_reorder_spaces_needs_every_space_once(store):
     a, b = store.create_space("A"), store.create_space("B")
     general = store.default_space()
     assert [s.id for s in store.reorder_spaces([b.id, general.id, a.id])] == [
-        b.id, general.id, a.id
+        b.id,
+        general.id,
+        a.id,
     ]
     for bad in ([b.id, a.id], [b.id, a.id, a.id], [b.id, a.id, general.id, "x"]):
         with pytest.raises(InvalidSpaceOrder):
@@ -164,7 +166,9 @@ def test_session_updates_do_not_reorder_the_list(store):
     after = store.get_session(a.id)
     assert after.updated_at == before
     assert (after.model, after.system_prompt, after.end_reason) == (
-        "openai:gpt-5", "sys", "end_turn"
+        "openai:gpt-5",
+        "sys",
+        "end_turn",
     )
 
 

@@ -17,8 +17,16 @@ def store(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "value", [True, 0.8, 42, "anthropic:claude", [1, "two"], {"autoCompact": {"keepTurns": 4}},
-              "ünïcødé 東京"]
+    "value",
+    [
+        True,
+        0.8,
+        42,
+        "anthropic:claude",
+        [1, "two"],
+        {"autoCompact": {"keepTurns": 4}},
+        "ünïcødé 東京",
+    ],
 )
 def test_settings_round_trip_any_json_value(store, value):
     store.set_setting("k", value)

@@ -50,8 +50,10 @@ def assistant(text: str, **kw) -> Turn:
 
 def conversation(store: Store, n: int, title: str = "chat") -> tuple[str, list[Turn]]:
     s = store.create_session(title=title)
-    turns = [store.append_turn(s.id, user(f"q{i}") if i % 2 == 0 else assistant(f"a{i}"))
-             for i in range(n)]
+    turns = [
+        store.append_turn(s.id, user(f"q{i}") if i % 2 == 0 else assistant(f"a{i}"))
+        for i in range(n)
+    ]
     return s.id, turns
 
 
@@ -139,13 +141,18 @@ def test_loading_the_tail_of_a_long_session(store):
     s = store.create_session()
     con = sqlite3.connect(store.path)
     with pytest.raises(sqlite3.OperationalError, match="parley_turn_text"):
-        con.execute("INSERT INTO turns (id, session_id, seq, role, blocks, created_at) "
-                    "VALUES ('x', ?, 0, 'user', '[]', 0)", (s.id,))
+        con.execute(
+            "INSERT INTO turns (id, session_id, seq, role, blocks, created_at) "
+            "VALUES ('x', ?, 0, 'user', '[]', 0)",
+            (s.id,),
+        )
     register_functions(con)  # a raw writer must register the index functions
     con.executemany(
         "INSERT INTO turns (id, session_id, seq, role, blocks, created_at) VALUES (?,?,?,?,?,?)",
-        [(f"t{i}", s.id, i, "user", f'[{{"type":"text","text":"n{i}"}}]', i)
-         for i in range(10_000)],
+        [
+            (f"t{i}", s.id, i, "user", f'[{{"type":"text","text":"n{i}"}}]', i)
+            for i in range(10_000)
+        ],
     )
     con.commit()
     con.close()
@@ -160,8 +167,9 @@ def test_loading_the_tail_of_a_long_session(store):
 
 def test_fork_copies_turns_up_to_the_point_with_new_ids(store):
     work = store.create_space("Work")
-    s = store.create_session(space_id=work.id, title="Plan", model="openai:gpt-5",
-                             system_prompt="sys")
+    s = store.create_session(
+        space_id=work.id, title="Plan", model="openai:gpt-5", system_prompt="sys"
+    )
     turns = [store.append_turn(s.id, t) for t in (user("a"), assistant("b"), user("c"))]
     store.add_usage(s.id, Usage(100))
     fork = store.fork(s.id, turns[1].id)
@@ -211,9 +219,17 @@ def test_fork_bad_inputs_write_nothing(store):
 def compact(store: Store, sid: str, first: Turn, last: Turn, text: str = "summary") -> Turn:
     summary = Turn("user", [CompactSummaryBlock(text)])
     c = store.record_compaction(
-        sid, summary, first_turn_id=first.id, last_turn_id=last.id, replaced_count=2,
-        dropped_count=1, model="anthropic:haiku", usage=Usage(50, 10), reason="auto",
-        tokens_before=9000, tokens_after=1200,
+        sid,
+        summary,
+        first_turn_id=first.id,
+        last_turn_id=last.id,
+        replaced_count=2,
+        dropped_count=1,
+        model="anthropic:haiku",
+        usage=Usage(50, 10),
+        reason="auto",
+        tokens_before=9000,
+        tokens_after=1200,
     )
     assert c.summary_turn_id == summary.id
     return store.get_turn(summary.id)
@@ -225,11 +241,18 @@ def test_record_compaction_and_history(store):
     block = saved.blocks[0]
     assert isinstance(block, CompactSummaryBlock)
     assert (block.first_turn_id, block.last_turn_id, block.replaced_count) == (
-        turns[0].id, turns[1].id, 2)
+        turns[0].id,
+        turns[1].id,
+        2,
+    )
     [c] = store.list_compactions(sid)
     assert block.compaction_id == c.id
     assert (c.reason, c.tokens_before, c.tokens_after, c.usage) == (
-        "auto", 9000, 1200, Usage(50, 10))
+        "auto",
+        9000,
+        1200,
+        Usage(50, 10),
+    )
     assert (c.dropped_count, c.model) == (1, "anthropic:haiku")
     assert [t.id for t in store.history(sid)] == [saved.id, turns[2].id, turns[3].id]
     assert len(store.get_turns(sid)) == 5  # non-destructive
@@ -240,9 +263,13 @@ def test_record_compaction_rejects_foreign_range(store):
     sid, turns = conversation(store, 2)
     other, other_turns = conversation(store, 2)
     with pytest.raises(TurnNotInSession):
-        store.record_compaction(sid, Turn("user", [CompactSummaryBlock("s")]),
-                                first_turn_id=other_turns[0].id, last_turn_id=turns[1].id,
-                                replaced_count=2)
+        store.record_compaction(
+            sid,
+            Turn("user", [CompactSummaryBlock("s")]),
+            first_turn_id=other_turns[0].id,
+            last_turn_id=turns[1].id,
+            replaced_count=2,
+        )
     assert store.count_turns(sid) == 2 and store.list_compactions(sid) == []
 
 
@@ -257,7 +284,10 @@ def test_fork_relinks_compaction_to_copied_turns(store):
     assert isinstance(block, CompactSummaryBlock)
     assert (block.first_turn_id, block.last_turn_id) == (copied[0].id, copied[1].id)
     assert (fc.first_turn_id, fc.last_turn_id, fc.summary_turn_id) == (
-        copied[0].id, copied[1].id, copied[-1].id)
+        copied[0].id,
+        copied[1].id,
+        copied[-1].id,
+    )
     assert block.compaction_id == fc.id
     assert [t.id for t in store.history(fork.id)] == [copied[-1].id, copied[2].id, copied[3].id]
 
@@ -266,7 +296,7 @@ def test_fork_relinks_compaction_to_copied_turns(store):
 
 text_st = st.text(max_size=40)
 opt_text = st.none() | text_st
-json_scalar = st.none() | st.booleans() | st.integers(-10**6, 10**6) | text_st
+json_scalar = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | text_st
 json_obj = st.dictionaries(st.text(max_size=8), json_scalar, max_size=4)
 parts = st.one_of(
     st.builds(TextBlock, text_st),
@@ -275,24 +305,47 @@ parts = st.one_of(
     st.builds(MediaPart, st.sampled_from(["audio", "video"]), text_st, text_st),
 )
 blocks = st.one_of(
-    st.builds(TextBlock, text_st,
-              st.none() | st.builds(TextOrigin, st.sampled_from(["user", "signal", "event"]),
-                                    opt_text, opt_text, opt_text),
-              st.booleans()),
+    st.builds(
+        TextBlock,
+        text_st,
+        st.none()
+        | st.builds(
+            TextOrigin, st.sampled_from(["user", "signal", "event"]), opt_text, opt_text, opt_text
+        ),
+        st.booleans(),
+    ),
     st.builds(ImageBlock, text_st, url=text_st),
     st.builds(ToolUseBlock, text_st, text_st, json_obj),
     st.builds(ToolResultBlock, text_st, st.lists(parts, max_size=3).map(tuple), st.booleans()),
     st.builds(ThinkingBlock, text_st, opt_text),
-    st.builds(CompactSummaryBlock, text_st, st.integers(0, 99), opt_text, opt_text, opt_text,
-              st.booleans()),
+    st.builds(
+        CompactSummaryBlock,
+        text_st,
+        st.integers(0, 99),
+        opt_text,
+        opt_text,
+        opt_text,
+        st.booleans(),
+    ),
     st.builds(UnknownBlock, json_obj.map(lambda d: {**d, "type": "from-the-future"})),
 )
-usage_st = st.none() | st.builds(Usage, st.integers(0, 10**7), st.integers(0, 10**7),
-                                 st.integers(0, 10**7), st.integers(0, 10**7),
-                                 st.floats(0, 100, allow_nan=False))
-turn_st = st.builds(Turn, st.sampled_from(["user", "assistant"]), st.lists(blocks, max_size=4),
-                    created_at=st.integers(0, 2**42), aborted=st.booleans(), model=opt_text,
-                    usage=usage_st)
+usage_st = st.none() | st.builds(
+    Usage,
+    st.integers(0, 10**7),
+    st.integers(0, 10**7),
+    st.integers(0, 10**7),
+    st.integers(0, 10**7),
+    st.floats(0, 100, allow_nan=False),
+)
+turn_st = st.builds(
+    Turn,
+    st.sampled_from(["user", "assistant"]),
+    st.lists(blocks, max_size=4),
+    created_at=st.integers(0, 2**42),
+    aborted=st.booleans(),
+    model=opt_text,
+    usage=usage_st,
+)
 
 
 @settings(
@@ -305,3 +358,15 @@ def test_any_turn_round_trips(store, turn):
     assert store.get_turn(turn.id) == turn
     assert store.get_turns(s.id) == [turn]
     store.delete_session(s.id)
+
+
+def test_record_compaction_can_count_its_usage_in_the_same_transaction(store):
+    sid, turns = conversation(store, 2)
+    store.record_compaction(sid, Turn("user", [CompactSummaryBlock("s")]),
+                            first_turn_id=turns[0].id, last_turn_id=turns[1].id,
+                            replaced_count=2, usage=Usage(7, 3, cost_usd=0.5))
+    assert store.get_session(sid).usage == Usage()
+    store.record_compaction(sid, Turn("user", [CompactSummaryBlock("s2")]),
+                            first_turn_id=turns[0].id, last_turn_id=turns[1].id,
+                            replaced_count=2, usage=Usage(7, 3, cost_usd=0.5), count_usage=True)
+    assert store.get_session(sid).usage == Usage(7, 3, cost_usd=0.5)

@@ -29,6 +29,7 @@ def test_version_flag():
     assert done.stdout.startswith("Parley ")
 
 
+@pytest.mark.slow  # two cold starts of the app: ~4-12 s
 def test_starts_paints_and_closes_on_its_home(tmp_path):
     home = tmp_path / "my parley"
     done = _run(home, "--home", str(home))

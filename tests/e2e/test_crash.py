@@ -332,11 +332,9 @@ def check_turns(rows: list[Row], facts: Facts, rnd: Round, **_: Any) -> None:
         assert r.session_id == rnd.session_id and r.seq == tail, r
 
 
-#: False while core/compaction.py saves a compaction and adds its usage to the session in
-#: two transactions (see tests/e2e/test_crash_compaction.py): a kill between them leaves the
-#: compaction's usage uncounted. That exact gap is then tolerated and counted; anything else
-#: fails. Set True when the fix lands (that test's strict xfail will say so).
-COMPACTION_USAGE_IS_ATOMIC = False
+#: A compaction and its usage are saved in one transaction (Store.record_compaction with
+#: count_usage=True), so a kill never leaves the compaction's usage uncounted.
+COMPACTION_USAGE_IS_ATOMIC = True
 
 
 def check_usage(con: sqlite3.Connection, rows: list[Row], sessions: dict[str, Any],

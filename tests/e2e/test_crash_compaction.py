@@ -43,11 +43,6 @@ class FailingUsageStore:
         return await self._inner.add_usage(session_id, usage)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "core/compaction.py Compactor._save adds the summary's usage in a second transaction "
-    "after Store.record_compaction; the store should add it inside record_compaction (see "
-    "the durability report). When fixed, also set COMPACTION_USAGE_IS_ATOMIC = True in "
-    "tests/e2e/test_crash.py"))
 async def test_a_failure_after_saving_a_compaction_leaves_no_half_saved_compaction(
     tmp_path, fake_provider
 ):

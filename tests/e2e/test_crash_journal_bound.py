@@ -54,11 +54,6 @@ class OneProviderHub:
         raise ParleyError(f"unknown model {model_ref}")  # as for a model the catalog lacks
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "core/run.py journals only when a stream event arrives: text that came within "
-    "journal_interval_s of the last journal write waits for the next event, however long "
-    "the stream pauses (measured: the whole pause). Fix proposed in the durability report: "
-    "schedule the pending journal write with loop.call_later"))
 async def test_text_before_a_pause_reaches_the_file_within_about_one_interval(tmp_path):
     store = await AsyncStore.open(tmp_path / "sessions.db")
     try:

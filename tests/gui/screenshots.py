@@ -9,7 +9,8 @@ plus Qt's xcb libraries, see shared/DESIGN.md). For each colour scheme a
 child process starts the fake provider server, fills a Parley home with a few
 chats, opens the real window on Xvfb's screen and captures it with
 ``import -window root``: the first-run set-up, a chat with markdown and code,
-and a reply while it streams. Files: ``<out>/<scene>-<scheme>.png``.
+and a reply while it streams. Files: ``<out>/<scene>-<scheme>.png`` with scenes
+``setup``, ``parley`` (the chat; the README shows it) and ``streaming``.
 """
 
 from __future__ import annotations
@@ -68,6 +69,23 @@ Memory then stays around the size of one chunk, whatever the file size."""),
       ("user", "Nice. Would Polars be faster?")]),
 ]
 
+STREAMING_REPLY = """\
+DuckDB is the quickest way to get an answer without writing a loop at all. It
+reads the CSV in parallel, infers the column types from a sample and never
+holds the whole file in memory:
+
+```python
+import duckdb
+
+totals = duckdb.sql(
+    "SELECT region, sum(amount) AS total FROM 'sales.csv' GROUP BY region ORDER BY total DESC"
+).df()
+```
+
+For repeated queries, convert the file to **Parquet** once; every later query
+then reads only the columns it needs, which is typically ten times faster.
+"""
+
 LAST_REPLY = """\
 Usually, yes. Polars' **lazy** API streams the file and runs the query on all
 cores, so it is often several times faster than chunked pandas:
@@ -117,13 +135,8 @@ def grab(out: Path, name: str, scheme: str) -> None:
 
 
 async def settle(seconds: float = 0.6) -> None:
-    """Let Qt paint and the X server catch up."""
-    from PySide6.QtWidgets import QApplication
-
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        QApplication.processEvents()
-        await asyncio.sleep(0.05)
+    """Let Qt paint and the X server catch up (the loop keeps processing events)."""
+    await asyncio.sleep(seconds)
 
 
 async def fill_store(store: object, fake_url: str) -> None:
@@ -154,6 +167,7 @@ def child(scheme: str, out: Path) -> int:
 
     server = FakeProviderServer().start()
     app = QApplication([sys.argv[0]])
+    app.setQuitOnLastWindowClosed(False)
     app.setStyle("Fusion")
     app.setWindowIcon(appearance.app_icon())
     appearance.pick_font(app)
@@ -162,6 +176,7 @@ def child(scheme: str, out: Path) -> int:
     asyncio.set_event_loop(loop)
 
     def open_window(home: Path) -> MainWindow:
+        os.environ["PARLEY_HOME"] = str(home)  # the key file follows PARLEY_HOME
         w = MainWindow(home=home, env={})
         w.setGeometry(0, 0, *SIZE)
         w.show()
@@ -178,13 +193,13 @@ def child(scheme: str, out: Path) -> int:
             panel.custom_url.setChecked(True)
             panel.url_edit.setText(server.anthropic_base_url)
             await panel.test_connection()
-            panel.url_edit.clear()
             panel.custom_url.setChecked(False)
             await settle()
             grab(out, "setup", scheme)
             await first.shutdown()
             first.close()
 
+            print('scene', '2', flush=True)
             # 2. A chat with markdown and code, several chats in two spaces.
             home = Path(tmp) / "home"
             w = open_window(home)
@@ -204,10 +219,11 @@ def child(scheme: str, out: Path) -> int:
             while w.composer_bar.busy or w.tasks.pending:
                 await asyncio.sleep(0.05)
             await settle(1.0)
-            grab(out, "chat", scheme)
+            grab(out, "parley", scheme)
 
+            print('scene', '3', flush=True)
             # 3. A reply while it streams (Stop button, growing text).
-            server.script(LAST_REPLY * 2, token_delay_ms=25, chunk_size=6)
+            server.script(STREAMING_REPLY, token_delay_ms=30, chunk_size=5)
             w.composer.set_text("And with DuckDB?")
             w.send_from_composer()
             await settle(2.5)

@@ -174,3 +174,70 @@ def test_every_control_has_an_accessible_name(driver):
             if isinstance(child, kinds) and child.isVisibleTo(w) and \
                     not isinstance(child.parent(), QComboBox | QAbstractItemView):
                 assert child.accessibleName(), f"{type(child).__name__} {child.objectName()}"
+
+
+def test_environment_key_skips_set_up(driver, fake_provider):
+    w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-from-env",
+                         "ANTHROPIC_BASE_URL": fake_provider.anthropic_base_url})
+    assert w.stack.currentWidget() is w.chat_page and w.setup_panel is None
+    assert (w.chat.current_model() or "").startswith("anthropic:")
+    fake_provider.script("Hi from env.")
+    driver.send("hello", wait=True)
+    assert driver.last_text() == "Hi from env."
+    assert fake_provider.model_requests[-1].has_auth
+
+
+def test_arrow_keys_in_the_sidebar_open_chats(driver, fake_provider, qtbot):
+    w = driver.configured()
+    for n in range(2):
+        w.new_session()
+        driver.until(lambda: w.session_id is None)
+        fake_provider.script("ok")
+        driver.send(f"chat {n}", wait=True)
+    newest, older = w.sidebar.model.session_ids()
+    w.sidebar.tree.setFocus()
+    qtbot.keyClick(w.sidebar.tree, Qt.Key.Key_Down)
+    driver.until(lambda: w.session_id == older)
+    qtbot.keyClick(w.sidebar.tree, Qt.Key.Key_Up)
+    driver.until(lambda: w.session_id == newest)
+
+
+def test_model_picker_sets_the_chats_model(driver, fake_provider):
+    w = driver.configured()
+    driver.until(lambda: len(w.model_picker.choices) > 1)
+    fake_provider.script("first")
+    driver.send("one", wait=True)
+    other = next(c for c in w.model_picker.choices if c.ref != w.chat.current_model())
+    picked = next(a for a in w.model_picker.menu().actions() if a.data() == other.ref)
+    picked.trigger()
+    assert w.model_picker.text() == other.label
+    driver.until(lambda: w.tasks.pending == 0)
+    fake_provider.script("second")
+    driver.send("two", wait=True)
+    assert fake_provider.model_requests[-1].body["model"] == other.ref.split(":", 1)[1]
+    session = driver.run(w.store.get_session(w.session_id))
+    assert session.model == other.ref
+
+
+def test_sidebar_loads_more_chats_on_demand(driver, fake_provider, monkeypatch, qtbot):
+    from gui import chat_controller
+    from gui.sidebar.model import KIND
+
+    monkeypatch.setattr(chat_controller, "PAGE", 2)
+    w = driver.configured()
+    for n in range(3):
+        w.new_session()
+        driver.until(lambda: w.session_id is None)
+        fake_provider.script("ok")
+        driver.send(f"chat {n}", wait=True)
+    driver.close(w)
+    again = driver.open()
+    model = again.sidebar.model
+    assert len(model.session_ids()) == 2
+    space = model.item(0)
+    more = space.child(space.rowCount() - 1)
+    assert more.data(KIND) == "more"
+    rect = again.sidebar.tree.visualRect(more.index())
+    qtbot.mouseClick(again.sidebar.tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    driver.until(lambda: len(model.session_ids()) == 3)
+    assert model.item(0).child(model.item(0).rowCount() - 1).data(KIND) == "session"

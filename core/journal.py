@@ -1,0 +1,74 @@
+"""Journalling of a streaming reply (shared/DESIGN.md, Durability).
+
+While a reply streams, it is written to sessions.db as an assistant turn
+marked ``aborted`` at most every ``interval_s`` seconds — and at the latest
+``interval_s`` after new content arrived, even when the stream then pauses —
+so a process death loses at most that much. The completed reply replaces it
+(``Store.finish_turn``), clearing the mark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from core.reply import ReplyBuilder
+
+log = logging.getLogger(__name__)
+
+
+class Journal:
+    """Writes a streaming reply as an aborted turn at most every ``interval_s``, and at
+    latest ``interval_s`` after new content arrived, even if the stream then pauses."""
+
+    def __init__(
+        self, store: Any, session_id: str, builder: ReplyBuilder, interval_s: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self.store, self.session_id, self.builder = store, session_id, builder
+        self.interval_s, self.clock = interval_s, clock
+        self.last = clock()
+        self.write: asyncio.Future[Any] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+
+    def changed(self) -> None:
+        """New content arrived: write now if the interval has passed, else schedule it."""
+        if self.timer is not None:
+            return
+        wait = max(0.0, self.interval_s - (self.clock() - self.last))
+        if wait == 0.0:
+            self._write()
+        else:
+            self.timer = asyncio.get_running_loop().call_later(wait, self._write)
+
+    def _write(self) -> None:
+        self.timer = None
+        if self.write is not None and not self.write.done():  # one write at a time
+            self.timer = asyncio.get_running_loop().call_later(self.interval_s, self._write)
+            return
+        self.last = self.clock()
+        self.write = asyncio.ensure_future(
+            self.store.upsert_turn(self.session_id, self.builder.turn(aborted=True))
+        )
+        self.write.add_done_callback(self._done)
+
+    @staticmethod
+    def _done(write: asyncio.Future[Any]) -> None:
+        # A failed journal write (disk full...) does not stop the stream: the next one,
+        # finish_turn or _keep_partial writes the same turn again and reports a
+        # lasting failure. Retrieve it here so it is logged once, not as an orphan.
+        if not write.cancelled() and write.exception() is not None:
+            log.warning("journal write failed: %s", write.exception())
+
+    def stop(self) -> None:
+        """No more scheduled writes (the write in flight, if any, goes on)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    async def wait(self) -> None:
+        """Wait for the write in flight (a failure was logged by :meth:`_done`)."""
+        if self.write is not None:
+            await asyncio.wait([self.write])

@@ -1,0 +1,164 @@
+"""The lifecycle half of the store: open, close, upkeep, and one transaction per call.
+
+:class:`StoreBase` holds the connection; :class:`core.store.store.Store` adds
+the API. Every write first checks that the path still names the file that was
+opened (:mod:`core.store.faults`): a deleted or replaced sessions.db is never
+written to, and on close what it holds is saved beside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Self, TypeVar
+
+from sqlalchemy.engine import Connection
+
+from core.store import faults, maintenance
+from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
+from core.store.errors import StoreError
+from core.store.migrations import Progress
+from core.store.opening import open_connection
+from core.store.schema import dbapi_connection
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+class StoreClosed(StoreError):
+    def __init__(self) -> None:
+        super().__init__("The session store was closed; reopen Parley's data to continue.")
+
+
+class StoreBase:
+    """Opening, closing, upkeep and the transaction helpers of :class:`Store`."""
+
+    def __init__(self, path: Path, con: Connection, migration_report: Any = None) -> None:
+        """Use :meth:`open`; this wraps an already set-up connection."""
+        self.path = path
+        self.migration_report = migration_report
+        self._con: Connection | None = con
+        # Which file we opened: a write first checks the path still names it.
+        self._identity = faults.FileIdentity.of(path)
+
+    # --- lifecycle -------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: Path | str,
+        *,
+        progress: Progress | None = None,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+    ) -> Self:
+        """Open (or create) sessions.db, upgrading a v3 file first.
+
+        Args:
+            path: the file; created with its folders when missing.
+            progress: called as ``progress(done, total)`` during a v3 upgrade.
+            busy_timeout_ms: how long to wait for another process's lock (ms).
+
+        Returns:
+            An open Store. A v4 file is opened as is: nothing is written to it.
+            ``migration_report`` holds the v3 upgrade's report, or None.
+
+        Raises:
+            NotAParleyFile: not SQLite, or SQLite without Parley's tables.
+            NewerFormat: written by a newer Parley (``user_version`` > 4).
+            DatabaseCorrupt: the file is damaged (it is left as it is).
+            DatabaseReadOnly: the file or its folder cannot be written.
+            UpgradeUnavailable: a v3 file and no upgrade in this build.
+            CannotOpen: the folder cannot be created or the file opened.
+        """
+        path = Path(path).expanduser().absolute()
+        con, report = open_connection(path, progress, busy_timeout_ms)
+        return cls(path, con, report)
+
+    def close(self) -> None:
+        """Close the file (idempotent). WAL content is checkpointed by SQLite.
+
+        If the file was deleted or replaced while open, what it holds is first
+        saved as ``<name>.rescued-<time>`` beside it and its WAL emptied into
+        it, so nothing is lost and nothing is replayed into a file now at the
+        path (see :mod:`core.store.faults`).
+        """
+        con, self._con = self._con, None
+        if con is None:
+            return
+        try:
+            if self._identity is not None and self._moved(self._identity):
+                self._rescue(con)
+        finally:
+            engine = con.engine
+            con.close()
+            engine.dispose()
+
+    def _moved(self, identity: faults.FileIdentity) -> bool:
+        try:
+            faults.check_identity(self.path, identity)
+        except (faults.DatabaseMissing, faults.DatabaseReplaced):
+            return True
+        return False
+
+    def _rescue(self, con: Connection) -> None:
+        raw = dbapi_connection(con)
+        try:
+            copy = faults.rescue_and_release(raw, self.path)
+            log.warning("%s moved while open; its content was saved as %s", self.path, copy)
+        except (OSError, sqlite3.Error):
+            log.exception("could not save a copy of the moved %s", self.path)
+            faults.release_moved_file(raw)  # never replay its WAL into the new file
+
+    def backup_to(self, dest: Path | str) -> Path:
+        """Copy the database as it is now (WAL included) to a new file ``dest``.
+
+        Uses SQLite's online backup API; works even if the file was deleted
+        while open. Never overwrites: raises FileExistsError if ``dest`` exists.
+
+        Raises:
+            StoreClosed: the store is closed.
+            FileExistsError, OSError, sqlite3.Error: the copy could not be made
+                (no partial file is left).
+        """
+        if self._con is None:
+            raise StoreClosed()
+        return faults.copy_open_database(dbapi_connection(self._con), Path(dest))
+
+    def maintain(self, budget_ms: float = 20.0) -> bool:
+        """Do idle-time upkeep: merge search-index segments, then checkpoint the WAL.
+
+        Args:
+            budget_ms: stop merging after about this long (one transaction).
+
+        Returns:
+            True if merging work remains (call again later).
+        """
+        more = self._w(lambda c: maintenance.merge(c, budget_ms))
+        if self._con is not None:
+            maintenance.checkpoint(self._con)
+        return more
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _w(self, fn: Callable[[Connection], T]) -> T:
+        if self._con is None:
+            raise StoreClosed()
+        identity = self._identity
+
+        def guarded(con: Connection) -> T:
+            if identity is not None:  # inside the transaction: one stat, a few µs
+                faults.check_identity(self.path, identity)
+            return fn(con)
+
+        return write(self._con, guarded, self.path)
+
+    def _r(self, fn: Callable[[Connection], T]) -> T:
+        if self._con is None:
+            raise StoreClosed()
+        return read(self._con, fn, self.path)

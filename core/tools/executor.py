@@ -1,0 +1,165 @@
+"""Parley's own tools over its own data, as one executor the run loop calls.
+
+:class:`ToolExecutor` offers ``set_context`` (memory), ``load_context`` /
+``unload_context`` (skills) and ``session_search``; runs a round of tool calls
+(:meth:`ToolExecutor.run_round`), never raising for a tool's failure; keeps
+the per-space tools switch; and assembles the frozen system prompt
+(``core.tools.system_prompt``).
+
+The tools switch: app state ``tools_enabled:<space_id>`` (True / False);
+unset means on for Anthropic and OpenAI and off for OpenAI-compatible servers,
+many of which reject tools. A model whose server rejected tools is remembered
+(app state ``tools_unsupported``: a list of ``provider:model``) and gets no
+tools until tools are switched on again for a space.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from core.compaction_types import Skill as ActiveSkill
+from core.content import Block, ToolResultBlock, ToolUseBlock, Turn
+from core.providers.base import ToolSpec
+from core.providers.capabilities import ProviderKind
+from core.tools.memory import MemoryStore, SetContextTool
+from core.tools.registry import Tool, ToolContext, run_tool, specs_of
+from core.tools.session_search import SessionSearchTool
+from core.tools.skills import (
+    LoadContextTool,
+    SkillLibrary,
+    UnloadContextTool,
+    skill_states,
+    stub_unloaded,
+)
+from core.tools.system_prompt import FrozenPrompts
+
+ENABLED_PREFIX = "tools_enabled:"
+UNSUPPORTED_KEY = "tools_unsupported"
+#: Tools are on by default for these provider kinds (the per-space switch overrides).
+ON_BY_DEFAULT: frozenset[ProviderKind] = frozenset({"anthropic", "openai"})
+
+
+class ToolExecutor:
+    """The tools the model may call in a session, and running them.
+
+    Args:
+        store: the ``AsyncStore``.
+        library: the skills (default: bundled ones plus ``<data folder>/skills``).
+    """
+
+    def __init__(self, store: Any, *, library: SkillLibrary | None = None) -> None:
+        self.store = store
+        self.memories = MemoryStore(store)
+        self.library = library or SkillLibrary()
+        self.prompts = FrozenPrompts(store, self.memories, self.library)
+        tools: Sequence[Tool] = (
+            SetContextTool(self.memories),
+            LoadContextTool(self.library),
+            UnloadContextTool(),
+            SessionSearchTool(),
+        )
+        self.tools: dict[str, Tool] = {t.spec.name: t for t in tools}
+        self._active: dict[str, list[str]] = {}
+
+    # --- what is offered ------------------------------------------------------
+
+    def specs(self, space: Any = None) -> list[ToolSpec]:
+        """Return the tool definitions to send (the same list, in the same order, every time).
+
+        Args:
+            space: the session's space (reserved: every space offers the same tools).
+        """
+        return specs_of(list(self.tools.values()))
+
+    async def enabled(self, space_id: str, kind: ProviderKind, model_ref: str) -> bool:
+        """True when tools go with requests of this space to this model.
+
+        Args:
+            space_id: the session's space.
+            kind: the provider's API family.
+            model_ref: ``provider:model``.
+        """
+        switch = await self.store.get_state(ENABLED_PREFIX + space_id)
+        on = kind in ON_BY_DEFAULT if switch is None else bool(switch)
+        if not on:
+            return False
+        unsupported = await self.store.get_state(UNSUPPORTED_KEY, [])
+        return model_ref not in (unsupported or [])
+
+    async def set_enabled(self, space_id: str, on: bool | None) -> None:
+        """Switch tools on or off for a space (None: back to the provider's default).
+
+        Switching on also forgets which models rejected tools, so they are tried again.
+        """
+        await self.store.set_state(ENABLED_PREFIX + space_id, on)
+        if on:
+            await self.store.set_state(UNSUPPORTED_KEY, None)
+
+    async def mark_unsupported(self, model_ref: str) -> None:
+        """Remember that this model's server rejects tools (no tools are sent to it)."""
+        known = list(await self.store.get_state(UNSUPPORTED_KEY, []) or [])
+        if model_ref not in known:
+            await self.store.set_state(UNSUPPORTED_KEY, [*known, model_ref])
+
+    # --- the prompt and the turns sent ---------------------------------------
+
+    async def system_prompt(
+        self, session: Any, turns: Sequence[Turn], *, tools_on: bool
+    ) -> str | None:
+        """Return the session's frozen system prompt (``FrozenPrompts.get``)."""
+        self.note_turns(session.id, turns)
+        return await self.prompts.get(session, turns, tools_on=tools_on)
+
+    def wire_turns(self, turns: Sequence[Turn]) -> list[Turn]:
+        """Return the turns to put in a request: unloaded skills' output stubbed."""
+        return stub_unloaded(turns)
+
+    def note_turns(self, session_id: str, turns: Sequence[Turn]) -> None:
+        """Remember which skills are loaded in a session (for :meth:`active_skills`)."""
+        self._active[session_id] = list(skill_states(turns).loaded)
+
+    def active_skills(self, session_id: str) -> list[ActiveSkill]:
+        """The skills loaded in a session, as compaction restores them after a summary.
+
+        Synchronous (the ``Compactor``'s ``skills`` callback): read from the
+        turns last seen by :meth:`system_prompt` / :meth:`run_round`.
+        """
+        out: list[ActiveSkill] = []
+        for key in self._active.get(session_id, []):
+            skill = self.library.get(key)
+            if skill is not None:
+                out.append(ActiveSkill(skill.key, skill.body))
+        return out
+
+    # --- running calls ----------------------------------------------------------
+
+    async def run(self, tool_use: ToolUseBlock, ctx: ToolContext) -> ToolResultBlock:
+        """Run one call; a failure comes back as an ``is_error`` result (never raised)."""
+        return await run_tool(self.tools, tool_use, ctx)
+
+    async def run_round(self, calls: Sequence[ToolUseBlock], ctx: ToolContext) -> Turn:
+        """Run the calls of one assistant turn, in order, and return the user turn of results.
+
+        Each call sees the results of the calls before it (``ctx.turns`` grows),
+        so ``load_context`` then ``unload_context`` in one turn works.
+
+        Args:
+            calls: the assistant turn's tool_use blocks.
+            ctx: the session; ``ctx.turns`` ends with that assistant turn.
+
+        Returns:
+            A user turn holding one tool_result per call, in the calls' order.
+
+        Raises:
+            asyncio.CancelledError: the run was stopped (nothing is returned).
+        """
+        results: list[Block] = []
+        base = list(ctx.turns)
+        for call in calls:
+            step = replace(ctx, turns=[*base, Turn("user", list(results))])
+            results.append(await self.run(call, step))
+        turn = Turn("user", results)
+        self.note_turns(ctx.session_id, [*base, turn])
+        return turn

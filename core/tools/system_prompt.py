@@ -1,0 +1,181 @@
+"""The system prompt with its context blocks, frozen per session.
+
+What the model reads first is the session's own system prompt, then the
+context blocks (:func:`render_system_prompt`):
+
+* **Memory** — the space's memory (``core.tools.memory``) with its size and
+  limit, and how to change it (``set_context``);
+* **Skills** — every skill by key and one-line description, and how to load
+  one (``load_context``) and unload it (``unload_context``).
+
+With tools off only a non-empty memory is added, as read-only notes.
+
+**Frozen.** The first request of a session renders the prompt and saves it
+(app state ``frozen_prompt:<session_id>``); every later request of the session
+sends those exact bytes, so a memory write or a new skill file does not change
+the prompt's prefix and the provider keeps reading it from its prompt cache.
+It is rendered again (:class:`FrozenPrompts`) when:
+
+* the session is compacted (its latest compaction summary turn changed): the
+  cache prefix changes there anyway;
+* the user asks (:meth:`FrozenPrompts.refresh`, e.g. a "Refresh memory and
+  skills" command);
+* the user changed what the prompt is made from on purpose: the session's own
+  system prompt, or tools switched on or off for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from core.content import CompactSummaryBlock, Turn, now_ms
+from core.tools.memory import Memory, MemoryStore
+from core.tools.skills import LOAD_TOOL, UNLOAD_TOOL, Skill, SkillLibrary
+
+STATE_PREFIX = "frozen_prompt:"
+MEMORY_HEADING = "# Memory"
+SKILLS_HEADING = "# Skills"
+
+
+def render_system_prompt(
+    base: str | None,
+    memory: Memory | None,
+    skills: Sequence[Skill],
+    *,
+    tools_on: bool,
+    space_name: str = "",
+) -> str | None:
+    """Assemble the system prompt from the session's own prompt and the context blocks.
+
+    Args:
+        base: the session's system prompt (None or '' for none).
+        memory: the space's memory (None: no memory block).
+        skills: the skills to list (ignored when ``tools_on`` is False).
+        tools_on: the model may call Parley's tools in this session.
+        space_name: the space's name, shown in the memory block.
+
+    Returns:
+        The prompt (sections separated by a blank line), or None when there is
+        nothing to say (no base prompt, tools off, empty memory).
+    """
+    parts: list[str] = []
+    if base and base.strip():
+        parts.append(base.strip())
+    where = f' "{space_name}"' if space_name else ""
+    if memory is not None and (tools_on or memory.text):
+        if tools_on:
+            intro = (
+                f"Notes you keep across the conversations of the space{where} (about "
+                f"{memory.tokens:,} of {memory.limit:,} tokens used). Change them with the "
+                "set_context tool when you learn something worth keeping."
+            )
+        else:
+            intro = f"Notes kept across the conversations of the space{where}:"
+        body = memory.text or "(empty)"
+        parts.append(f"{MEMORY_HEADING}\n{intro}\n<memory>\n{body}\n</memory>")
+    if tools_on and skills:
+        lines = [
+            SKILLS_HEADING,
+            f"Reference documents you can load with {LOAD_TOOL}(key) when a task needs one, "
+            f"and unload with {UNLOAD_TOOL}(key) when you are done with it:",
+        ]
+        lines += [f"- {s.key}: {s.description or s.name}" for s in skills]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) or None
+
+
+def latest_summary_id(turns: Sequence[Turn]) -> str | None:
+    """Return the id of the session's latest compaction summary turn, or None."""
+    for turn in reversed(turns):
+        if not turn.aborted and any(isinstance(b, CompactSummaryBlock) for b in turn.blocks):
+            return turn.id
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What a frozen prompt was made for; a different one means render again.
+
+    Attributes:
+        base_sha256: hash of the session's own system prompt ('' hashed for none).
+        tools_on: tools were on.
+        summary_id: the latest compaction summary turn then (None: never compacted).
+    """
+
+    base_sha256: str
+    tools_on: bool
+    summary_id: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"base": self.base_sha256, "tools": self.tools_on, "summary": self.summary_id}
+
+
+def fingerprint(base: str | None, tools_on: bool, turns: Sequence[Turn]) -> Fingerprint:
+    """Return the fingerprint of a session's prompt inputs (see :class:`Fingerprint`)."""
+    digest = hashlib.sha256((base or "").encode("utf-8")).hexdigest()
+    return Fingerprint(digest, tools_on, latest_summary_id(turns))
+
+
+class FrozenPrompts:
+    """Renders a session's system prompt once and keeps sending the same bytes.
+
+    Args:
+        store: the ``AsyncStore`` (``get_state`` / ``set_state``, ``get_space``).
+        memories: the space memories.
+        library: the skills.
+    """
+
+    def __init__(self, store: Any, memories: MemoryStore, library: SkillLibrary) -> None:
+        self.store = store
+        self.memories = memories
+        self.library = library
+
+    async def render(self, session: Any, *, tools_on: bool) -> str | None:
+        """Render the prompt of a session as it would be now (nothing saved).
+
+        Args:
+            session: a ``core.store.Session`` (``space_id``, ``system_prompt``).
+            tools_on: tools are on for the session.
+        """
+        space = await self.store.get_space(session.space_id)
+        memory = await self.memories.get(session.space_id)
+        skills = self.library.skills() if tools_on else []
+        return render_system_prompt(
+            session.system_prompt, memory, skills, tools_on=tools_on, space_name=space.name
+        )
+
+    async def get(self, session: Any, turns: Sequence[Turn], *, tools_on: bool) -> str | None:
+        """Return the system prompt to send for a session: the frozen one, or a new one.
+
+        Args:
+            session: the session (``id``, ``space_id``, ``system_prompt``).
+            turns: its stored turns (for the latest compaction summary).
+            tools_on: tools are on for this request.
+
+        Returns:
+            The prompt (None for none). Byte-identical to the previous call's
+            unless the fingerprint changed or :meth:`refresh` was called; a new
+            prompt is saved before it is returned.
+        """
+        key = STATE_PREFIX + session.id
+        mark = fingerprint(session.system_prompt, tools_on, turns).to_json()
+        record = await self.store.get_state(key)
+        if isinstance(record, Mapping) and record.get("fingerprint") == mark:
+            text = record.get("text")
+            return text if isinstance(text, str) else None
+        text = await self.render(session, tools_on=tools_on)
+        await self.store.set_state(key, {"text": text, "fingerprint": mark, "frozen_at": now_ms()})
+        return text
+
+    async def refresh(self, session_id: str) -> None:
+        """Forget a session's frozen prompt: its next request renders memory and skills anew."""
+        await self.store.set_state(STATE_PREFIX + session_id, None)
+
+    async def frozen(self, session_id: str) -> str | None:
+        """Return the frozen prompt of a session, or None when none is frozen (or it is empty)."""
+        record = await self.store.get_state(STATE_PREFIX + session_id)
+        text = record.get("text") if isinstance(record, Mapping) else None
+        return text if isinstance(text, str) else None
