@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection
 
 from core.content import new_id
 from core.store import schema
-from core.store.v3_turns import TurnPipeline
+from core.store.v3_turns import INSERT_TURNS_SQL, TurnPipeline
 
 V3_TABLES = ("sessions", "turns", "app_state")
 LEGACY_PREFIX = "v3_"
@@ -192,13 +192,9 @@ def sessions_from_v3(m: Migration) -> None:
 @step("v3→v4: turns and their blocks")
 def turns_from_v3(m: Migration) -> None:
     m.tick()
-    for rows, recovered, rows_read in m.turns_in.batches(m.tick):
-        m.raw.executemany(
-            "INSERT INTO turns (n, id, session_id, seq, role, blocks, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        m.turns += len(rows)
+    for rows, turns, recovered, rows_read in m.turns_in.batches(m.tick):
+        m.raw.execute(INSERT_TURNS_SQL, (rows,))
+        m.turns += turns
         m.recovered += recovered
         m.rows_written += rows_read
         m.tick()

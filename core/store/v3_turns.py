@@ -34,6 +34,7 @@ upgrade (the file is then still v3).
 from __future__ import annotations
 
 import contextlib
+import json
 import queue
 import sqlite3
 import threading
@@ -57,7 +58,17 @@ _DONE = object()
 # a row alias (core.store.schema; asked to become public under these names).
 TURN_ROW_SQL: str = getattr(schema, "TURN_SEARCH_ROW", None) or schema._TURN_ROW
 TITLE_ROW_SQL: str = getattr(schema, "TITLE_SEARCH_ROW", None) or schema._TITLE_ROW
-_INDEX = "INSERT INTO search_fts (rowid, title, body, scope) SELECT {} FROM temp.{} AS r"
+# Rows come as one JSON array of [a, b, c] arrays per batch, named by ``columns``.
+_INDEX = (
+    "INSERT INTO search_fts (rowid, title, body, scope) SELECT {} FROM (SELECT "
+    "value ->> 0 AS {c[0]}, value ->> 1 AS {c[1]}, value ->> 2 AS {c[2]} FROM json_each(?)) AS r"
+)
+#: Writes one batch of converted turns (see :meth:`TurnPipeline.batches`).
+INSERT_TURNS_SQL = (
+    "INSERT INTO turns (n, id, session_id, seq, role, blocks, created_at) SELECT "
+    "value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 "
+    "FROM json_each(?)"
+)
 
 
 class _Stopped(Exception):
@@ -123,8 +134,12 @@ class TurnPipeline:
         self._titles = rows
         self._titles_set.set()
 
-    def batches(self, tick: Callable[[], None]) -> Iterator[tuple[list[TurnRow], int, int]]:
-        """Yield ``(turn rows, recovered count, v3 rows read)`` in order until all are converted.
+    def batches(self, tick: Callable[[], None]) -> Iterator[tuple[str, int, int, int]]:
+        """Yield ``(rows, turns, recovered, v3 rows read)`` in order until all are converted.
+
+        ``rows`` is one JSON text holding the batch's turn rows, for
+        :data:`INSERT_TURNS_SQL`; ``turns`` counts them, ``recovered`` counts the
+        damaged ones kept verbatim, ``v3 rows read`` includes skipped rows.
 
         ``tick`` is called at least every 0.2 s while waiting (for progress reports).
 
@@ -190,8 +205,11 @@ class TurnPipeline:
                                 idx, role, blocks, created_at))
                     texts.append((n, session_id, text))
                     recovered += damaged
-                self._put(self._to_writer, (out, recovered, len(rows)))
-                self._put(self._to_index, (texts, len(rows)))
+                # One JSON text per batch, unpacked by SQLite (json_each): the other threads
+                # then need the GIL once per batch, not once per row, while this one holds
+                # it nearly all the time.
+                self._put(self._to_writer, (_batch_json(out), len(out), recovered, len(rows)))
+                self._put(self._to_index, (_batch_json(texts), len(rows)))
         finally:
             con.close()
         self._put(self._to_writer, _DONE)
@@ -210,30 +228,23 @@ class TurnPipeline:
                 con.execute(ddl)
             con.execute("INSERT INTO search_fts (search_fts, rank) VALUES ('hashsize', ?)",
                         (FTS_HASH_BYTES,))
-            con.execute("CREATE TEMP TABLE turns (n INTEGER PRIMARY KEY, session_id TEXT, "
-                        "blocks TEXT)")
-            con.execute("CREATE TEMP TABLE sessions (n INTEGER PRIMARY KEY, id TEXT, title TEXT)")
             self._ready.set()
             con.execute("BEGIN")
+            index_turns = _INDEX.format(_turn_row_prepared().format("r"),
+                                        c=("n", "session_id", "blocks"))
             while (item := self._get(self._to_index, lambda: None)) is not _DONE:
-                texts, rows_read = item
-                self._index_rows(con, "turns", "n, session_id, blocks", TURN_ROW_SQL, texts)
+                texts_json, rows_read = item
+                con.execute(index_turns, (texts_json,))
                 self.rows_indexed += rows_read
             while not self._titles_set.wait(0.2):
                 if self._stop.is_set():
                     raise _Stopped()
-            self._index_rows(con, "sessions", "n, id, title", TITLE_ROW_SQL, self._titles or [])
+            con.execute(_INDEX.format(TITLE_ROW_SQL.format("r"), c=("n", "id", "title")),
+                        (_batch_json(self._titles or []),))
             con.execute("COMMIT")
         finally:
             con.close()
         self._index_done.set()
-
-    @staticmethod
-    def _index_rows(con: sqlite3.Connection, table: str, columns: str, row_sql: str,
-                    rows: list[Any]) -> None:
-        con.executemany(f"INSERT INTO temp.{table} ({columns}) VALUES (?, ?, ?)", rows)
-        con.execute(_INDEX.format(row_sql.format("r"), table))
-        con.execute(f"DELETE FROM temp.{table}")
 
     # --- queues ------------------------------------------------------------------------
 
@@ -280,3 +291,26 @@ def _remove(path: Path) -> None:
 def _prepared(text: str | None) -> str | None:
     """``parley_turn_text`` in the scratch index: the text comes prepared by the converter."""
     return text
+
+
+def _turn_row_prepared() -> str:
+    """The schema's search row of a turn, with ``parley_turn_text`` made the identity in SQL.
+
+    The text is already prepared (by the same function), and a Python call per row
+    would need the GIL once per row. Falls back to the (identity) SQL function when
+    the expression does not call it exactly once as expected.
+    """
+    call = "parley_turn_text("
+    if TURN_ROW_SQL.count(call) == 1:
+        return TURN_ROW_SQL.replace(call, "(")
+    return TURN_ROW_SQL
+
+
+def _batch_json(rows: list[Any]) -> str:
+    return _dumps(rows)
+
+
+_dumps = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"),
+    default=lambda o: o.decode("utf-8", "replace") if isinstance(o, bytes) else str(o),
+).encode
