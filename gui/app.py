@@ -37,13 +37,10 @@ LOG_FILE = "parley.log"
 
 
 def version() -> str:
-    """Return Parley's installed version ("0.1.0"), or "unknown" when not installed."""
-    from importlib import metadata
+    """Return Parley's version ("0.1.0"), from ``core.appinfo`` (also right in a bundle)."""
+    from core.appinfo import VERSION
 
-    try:
-        return metadata.version("parley")
-    except metadata.PackageNotFoundError:
-        return "unknown"
+    return VERSION
 
 
 def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
@@ -54,6 +51,12 @@ def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--home", metavar="DIR",
                         help="keep Parley's data in DIR (same as PARLEY_HOME)")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check this installation offscreen in a temporary folder and exit "
+                             "(0 = all good)")
+    parser.add_argument("--migrate-only", action="store_true",
+                        help="upgrade an older sessions.db to the current format without "
+                             "opening a window, print what was migrated and exit")
     return parser.parse_known_args(list(argv))
 
 
@@ -163,6 +166,7 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     from PySide6.QtWidgets import QApplication
 
     from core import paths
+    from core.appinfo import APP_ID
     from gui import appearance
     from gui.main_window import MainWindow
 
@@ -173,7 +177,7 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     app.setApplicationName("Parley")
     app.setApplicationDisplayName("Parley")
     app.setOrganizationName("Parley")
-    app.setDesktopFileName("parley")
+    app.setDesktopFileName(APP_ID)
     app.setStyle("Fusion")
     app.setWindowIcon(appearance.app_icon())
     appearance.pick_font(app)
@@ -209,10 +213,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.version:
         print(f"Parley {version()}")
         return 0
+    if args.self_test:
+        from gui.self_test import run_self_test
+
+        return run_self_test()
     home: Path | None = None
     if args.home:
         home = Path(args.home).expanduser().resolve()
         os.environ["PARLEY_HOME"] = str(home)  # the core reads it as well
+    if args.migrate_only:
+        from core.migrate_cli import migrate_only
+
+        return migrate_only(home)
     return run(home, qt_argv)
 
 

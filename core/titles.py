@@ -1,0 +1,329 @@
+"""Automatic session titles: a few words written by a cheap model after the first exchange.
+
+Order of events (shared/DESIGN.md, ``core/titles.py``): the run loop saves the
+first reply and gives the session a placeholder title from the first line of
+the first user message (:func:`first_line_title`); then, in the background,
+:meth:`TitleService.on_first_exchange` asks a cheap model of the same
+provider for a better one and replaces the placeholder.
+
+Rules:
+
+* the title model is the setting ``chat.title_model`` when Parley declares it
+  (``provider:model``, or a bare model id of the chat's provider), else the
+  cheap sibling of the chat's model: the newest Haiku for Anthropic, the
+  newest ``-mini`` for OpenAI, the same model for a local server
+  (``core.compaction_settings.cheap_model_id``);
+* with ``chat.auto_title`` off, or when the call fails, returns nothing or
+  only junk, the title is the first line of the first user message (no
+  provider call when the setting is off);
+* a title the user typed is never replaced (``Store.set_auto_title`` refuses,
+  and no call is made when one is already set); a title that is not the
+  placeholder of this session's first message (e.g. a fork's "X (fork)") is
+  left alone too;
+* nothing here raises to the caller: failures are logged and fall back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from core.compaction_settings import summary_model_ref
+from core.content import DocumentBlock, ImageBlock, TextBlock, Turn
+from core.providers.base import ChatRequest, TextDelta
+from core.settings import Settings, UnknownSetting
+
+log = logging.getLogger(__name__)
+
+KEY_AUTO_TITLE = "chat.auto_title"
+KEY_TITLE_MODEL = "chat.title_model"
+
+#: At most this many words in a generated title.
+MAX_TITLE_WORDS = 6
+#: At most this many characters in any automatic title.
+MAX_TITLE_CHARS = 60
+#: How much of the first user message and of the reply the title model reads (characters).
+PROMPT_USER_CHARS = 1_500
+PROMPT_REPLY_CHARS = 600
+#: Output limit of the title request (tokens); reasoning models get room to think a little.
+TITLE_MAX_TOKENS = 40
+REASONING_MAX_TOKENS = 2_048
+#: Thinking budget for OpenAI reasoning models: maps to ``reasoning_effort="low"``.
+REASONING_BUDGET = 1_024
+#: The title request is abandoned after this long (seconds) and the placeholder kept.
+TITLE_TIMEOUT_S = 30.0
+
+TITLE_SYSTEM = (
+    "You name chat conversations. Reply with a title of at most six words that says what "
+    "the conversation is about. Reply with the title only: no quotes, no trailing period, "
+    "no preamble. Use the language of the user's message."
+)
+
+TitleListener = Callable[[str, str], None]
+
+_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+_PREFIX = re.compile(r"^\s*(title|titre|titel|título)\s*[:：\-]\s*", re.IGNORECASE)
+_QUOTES = "\"'`“”‘’«»„"
+
+
+def first_line_title(text: str, limit: int = MAX_TITLE_CHARS) -> str:
+    """Return a title from the first non-empty line of ``text`` (≤ ``limit`` chars).
+
+    Markdown heading, quote and list marks are dropped; a longer line is cut
+    and ends with "…". ``"New chat"`` when there is no text. (The same rule as
+    ``core.run.first_line_title``, the run loop's placeholder.)
+    """
+    for line in text.splitlines():
+        line = line.strip().lstrip("#>*- ").strip()
+        if line:
+            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return "New chat"
+
+
+def clean_title(raw: str) -> str | None:
+    """Make a model's answer a title: one line, ≤ 6 words, no quotes, no trailing period.
+
+    Args:
+        raw: the model's text (may hold ``<think>`` sections, a "Title:" prefix,
+            markdown, quotes, several lines).
+
+    Returns:
+        The title (≤ :data:`MAX_TITLE_WORDS` words, ≤ :data:`MAX_TITLE_CHARS`
+        characters), or None when nothing usable is left.
+    """
+    text = _THINK.sub("", raw)
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    line = _PREFIX.sub("", line)
+    line = line.replace("**", "").replace("__", "").lstrip("#>*- ").strip()
+    line = line.strip(_QUOTES).strip()
+    words = line.split()[:MAX_TITLE_WORDS]
+    title = " ".join(w.strip(_QUOTES) for w in words).strip()
+    title = title.rstrip(" .。:;,-").strip(_QUOTES).strip()
+    if len(title) > MAX_TITLE_CHARS:
+        title = title[: MAX_TITLE_CHARS - 1].rstrip() + "…"
+    return title or None
+
+
+def _typed_text(turn: Turn) -> bool:
+    """True for a user turn someone wrote (text, image or document), not only tool results."""
+    return turn.role == "user" and any(
+        isinstance(b, TextBlock | ImageBlock | DocumentBlock) for b in turn.blocks
+    )
+
+
+def _first_exchange(turns: list[Turn]) -> tuple[str, str] | None:
+    """(first user text, start of the first reply after it), or None without user text."""
+    first = next((i for i, t in enumerate(turns) if t.role == "user" and t.text().strip()), None)
+    if first is None:
+        return None
+    reply = next(
+        (t.text() for t in turns[first + 1 :] if t.role == "assistant" and t.text().strip()), ""
+    )
+    return turns[first].text(), reply
+
+
+def _prompt(user_text: str, reply_text: str) -> str:
+    user = user_text.strip()[:PROMPT_USER_CHARS]
+    reply = reply_text.strip()[:PROMPT_REPLY_CHARS]
+    parts = ["Write a title for this conversation.", "", "<user_message>", user, "</user_message>"]
+    if reply:
+        parts += ["<assistant_reply_start>", reply, "</assistant_reply_start>"]
+    return "\n".join(parts)
+
+
+async def _setting(store: Any, key: str, default: Any) -> Any:
+    """A declared setting's value; ``default`` when Parley does not declare ``key``."""
+    try:
+        return await Settings.of(store).get(key)
+    except UnknownSetting:
+        return default
+
+
+async def title_model_ref(hub: Any, store: Any, model_ref: str) -> str:
+    """Return the ``provider:model`` that writes titles for a chat using ``model_ref``.
+
+    Args:
+        hub: the ``ProviderHub``.
+        store: an ``AsyncStore`` (settings are read through it).
+        model_ref: the chat's ``provider:model``.
+
+    Returns:
+        ``chat.title_model`` (when declared and set; a bare id means that model
+        of the chat's provider), else the cheap sibling of the chat's model.
+
+    Raises:
+        InvalidModelRef: ``model_ref`` is not ``provider:model``.
+        UnknownProvider: its provider is not set up.
+    """
+    setting = await _setting(store, KEY_TITLE_MODEL, None)
+    chosen = setting.strip() if isinstance(setting, str) and setting.strip() else None
+    return str(summary_model_ref(hub, model_ref, chosen))
+
+
+async def _ask_model(hub: Any, ref: str, prompt: str) -> str:
+    """Stream one title request and return its text (thinking ignored)."""
+    provider, model_id = hub.resolve(ref)
+    reasoning = hub.model_info(ref).thinking == "effort"
+    request = ChatRequest(
+        model=model_id,
+        turns=[Turn("user", [TextBlock(prompt)])],
+        system=TITLE_SYSTEM,
+        max_tokens=REASONING_MAX_TOKENS if reasoning else TITLE_MAX_TOKENS,
+        thinking_budget=REASONING_BUDGET if reasoning else None,
+        cache=False,
+    )
+    parts: list[str] = []
+    async for event in provider.stream(request):
+        if isinstance(event, TextDelta):
+            parts.append(event.text)
+    return "".join(parts)
+
+
+async def generate_title(hub: Any, store: Any, session_id: str, *, model_ref: str) -> str | None:
+    """Title a session after its first exchange, and save the title as automatic.
+
+    Args:
+        hub: the ``ProviderHub`` (``resolve``, ``model_info``, ``configs``, ``config``).
+        store: an ``AsyncStore``.
+        session_id: the session whose first exchange just finished.
+        model_ref: the ``provider:model`` the chat used (its provider writes the title).
+
+    Returns:
+        The title saved: generated by the title model (≤ 6 words, no quotes,
+        no trailing period) or, when ``chat.auto_title`` is off or the model
+        call fails, times out (:data:`TITLE_TIMEOUT_S`) or brings nothing
+        usable, the first line of the first user message (≤ 60 characters).
+        None when nothing was saved: the user titled the session (before or
+        during the call), its title is not this session's placeholder (a
+        fork's or an edit's), it has no user text, or the store failed.
+
+    Raises:
+        Nothing: every failure is logged (cancellation still propagates).
+    """
+    try:
+        session = await store.get_session(session_id)
+        if session.title_source == "user":
+            return None
+        exchange = _first_exchange(await store.get_turns(session_id))
+        if exchange is None:
+            return None
+        user_text, reply_text = exchange
+        fallback = first_line_title(user_text)
+        if session.title is not None and session.title != fallback:
+            return None  # someone else's automatic title (a fork's, an edit's): keep it
+        title = None
+        if await _setting(store, KEY_AUTO_TITLE, True):
+            title = await _generated(hub, store, model_ref, user_text, reply_text)
+        title = title or fallback
+        if title == session.title:
+            return title  # already saved (the run loop's placeholder, setting off)
+        return title if await store.set_auto_title(session_id, title) else None
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("automatic title for session %s failed", session_id)
+        return None
+
+
+async def _generated(
+    hub: Any, store: Any, model_ref: str, user_text: str, reply_text: str
+) -> str | None:
+    """The title model's title, or None (logged) when it cannot be had."""
+    ref = model_ref
+    try:
+        ref = await title_model_ref(hub, store, model_ref)
+        raw = await asyncio.wait_for(
+            _ask_model(hub, ref, _prompt(user_text, reply_text)), TITLE_TIMEOUT_S
+        )
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # provider errors, timeouts, a bad setting: keep the placeholder
+        log.warning("the title model %s failed (%s); using the first line", ref, exc)
+        return None
+    title = clean_title(raw)
+    if title is None:
+        log.info("the title model %s gave no usable title; using the first line", ref)
+    return title
+
+
+def is_first_exchange(turns: list[Turn]) -> bool:
+    """True when exactly one user turn someone wrote is stored (tool results don't count)."""
+    return sum(1 for t in turns if _typed_text(t)) == 1
+
+
+class TitleService:
+    """Titles sessions in the background after their first exchange.
+
+    Args:
+        store: an ``AsyncStore``.
+        hub: the ``ProviderHub``.
+        on_titled: called as ``on_titled(session_id, title)`` on the event
+            loop after a title was saved (the GUI renames the sidebar row).
+
+    At most one title task per session runs at a time; :meth:`aclose` cancels
+    the pending ones (call it before closing the store).
+    """
+
+    def __init__(self, store: Any, hub: Any, *, on_titled: TitleListener | None = None) -> None:
+        self.store = store
+        self.hub = hub
+        self.on_titled = on_titled
+        self._tasks: dict[str, asyncio.Task[str | None]] = {}
+
+    async def on_first_exchange(self, session_id: str, model_ref: str) -> str | None:
+        """Title the session if the exchange just finished was its first.
+
+        Does nothing (returns None, no provider call) when the session holds
+        more than one user message someone wrote (:func:`is_first_exchange`).
+        Otherwise as :func:`generate_title`, then ``on_titled`` is called.
+        Never raises (cancellation aside).
+        """
+        try:
+            turns = await self.store.get_turns(session_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("automatic title: cannot read session %s", session_id)
+            return None
+        if not is_first_exchange(turns):
+            return None
+        title = await generate_title(self.hub, self.store, session_id, model_ref=model_ref)
+        if title is not None and self.on_titled is not None:
+            try:
+                self.on_titled(session_id, title)
+            except Exception:
+                log.exception("title listener failed for session %s", session_id)
+        return title
+
+    def schedule(self, session_id: str, model_ref: str) -> asyncio.Task[str | None]:
+        """Start :meth:`on_first_exchange` as a background task (fire and forget).
+
+        A task already running for the session is returned instead of a new
+        one. Must be called on the running event loop.
+        """
+        running = self._tasks.get(session_id)
+        if running is not None and not running.done():
+            return running
+        task = asyncio.ensure_future(self.on_first_exchange(session_id, model_ref))
+        self._tasks[session_id] = task
+        task.add_done_callback(lambda t: self._forget(session_id, t))
+        return task
+
+    def _forget(self, session_id: str, task: asyncio.Task[str | None]) -> None:
+        if self._tasks.get(session_id) is task:
+            del self._tasks[session_id]
+
+    async def wait(self) -> None:
+        """Wait for every pending title task (tests; a clean shutdown)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Cancel the pending title tasks and wait for them to end."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
