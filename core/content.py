@@ -77,21 +77,42 @@ class TextBlock:
 
 @dataclass(frozen=True, slots=True)
 class ImageBlock:
-    """An image, inline (base64 ``data``) or by ``url``; exactly one is set."""
+    """An image: inline (base64 ``data``), by ``url``, or stored in sessions.db.
+
+    Attributes:
+        media_type: e.g. ``image/png``.
+        data: the bytes, base64; None for a ``url`` image and for a stored
+            attachment read back from the store (until ``Store.hydrate``).
+        url: a link to the image (then ``data`` is None).
+        attachment_id: the sha256 (64 hex chars) of the bytes in the store's
+            ``attachments`` table. The store sets it when it saves the turn
+            and keeps ``data`` out of the turn's JSON; ``Store.hydrate`` puts
+            ``data`` back before a request. Serialized as ``"attachment"``.
+    """
 
     media_type: str
     data: str | None = None
     url: str | None = None
+    attachment_id: str | None = None
     type: Literal["image"] = field(default="image", init=False)
 
 
 @dataclass(frozen=True, slots=True)
 class DocumentBlock:
-    """A document such as a PDF: base64 ``data`` with its media type and file name."""
+    """A document such as a PDF: base64 ``data`` with its media type and file name.
+
+    Attributes:
+        media_type: e.g. ``application/pdf``.
+        data: the bytes, base64; ``""`` for a stored attachment read back
+            from the store (until ``Store.hydrate``).
+        name: the file name, when known.
+        attachment_id: as for :class:`ImageBlock`.
+    """
 
     media_type: str
     data: str
     name: str | None = None
+    attachment_id: str | None = None
     type: Literal["document"] = field(default="document", init=False)
 
 
@@ -361,11 +382,17 @@ def block_to_json(b: Block | ToolResultPart) -> JSON:
             out["data"] = b.data
         if b.url is not None:
             out["url"] = b.url
+        if b.attachment_id is not None:
+            out["attachment"] = b.attachment_id
         return out
     if isinstance(b, DocumentBlock):
-        out = {"type": "document", "media_type": b.media_type, "data": b.data}
+        out = {"type": "document", "media_type": b.media_type}
+        if b.data or b.attachment_id is None:
+            out["data"] = b.data
         if b.name is not None:
             out["name"] = b.name
+        if b.attachment_id is not None:
+            out["attachment"] = b.attachment_id
         return out
     if isinstance(b, MediaPart):
         return _part_to_json(b)
@@ -401,6 +428,13 @@ def _req(data: Mapping[str, Any], key: str, kind: type) -> Any:
     if not isinstance(value, kind):
         raise ContentError(f"{data.get('type')} block needs '{key}' of type {kind.__name__}")
     return value
+
+
+def _attachment(data: Mapping[str, Any]) -> str | None:
+    ref = data.get("attachment")
+    if ref is not None and not isinstance(ref, str):
+        raise ContentError(f"{data.get('type')} block needs 'attachment' of type str")
+    return ref
 
 
 def _part_from_json(data: Mapping[str, Any]) -> ToolResultPart:
@@ -440,13 +474,16 @@ def block_from_json(data: Any) -> Block:
             bool(data.get("recovered", False)),
         )
     if kind == "image":
-        if data.get("data") is None and data.get("url") is None:
-            raise ContentError("image block needs 'data' or 'url'")
-        return ImageBlock(_req(data, "media_type", str), data.get("data"), data.get("url"))
+        ref = _attachment(data)
+        if data.get("data") is None and data.get("url") is None and ref is None:
+            raise ContentError("image block needs 'data', 'url' or 'attachment'")
+        return ImageBlock(_req(data, "media_type", str), data.get("data"), data.get("url"), ref)
     if kind == "document":
-        return DocumentBlock(
-            _req(data, "media_type", str), _req(data, "data", str), data.get("name")
-        )
+        ref = _attachment(data)
+        body = data.get("data", "") if ref is not None else _req(data, "data", str)
+        if not isinstance(body, str):
+            raise ContentError("document block needs 'data' of type str")
+        return DocumentBlock(_req(data, "media_type", str), body, data.get("name"), ref)
     if kind == "tool_use":
         return ToolUseBlock(
             _req(data, "id", str), _req(data, "name", str), _req(data, "input", dict)

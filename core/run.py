@@ -31,6 +31,22 @@ Compaction (shared/DESIGN.md, Compaction; ``core.compaction``):
   sent again; then the run fails with ``CompactPromptTooLongError``;
 * a session is held by one run *or* one compaction at a time: :meth:`ChatRunner.claim`
   raises ``RunInProgress`` or ``CompactionInProgress``.
+
+Tools (``core.tools``; only for a runner given a ``ToolExecutor``):
+
+* the request carries the tools (memory, skills, session search) when they are
+  on for the session's space and model, and the session's frozen system prompt
+  with its memory and skills blocks (``core.tools.system_prompt``); the output
+  of unloaded skills is stubbed on the wire;
+* a reply that stops for ``tool_use`` is saved (``finish_turn``, like any
+  reply), its calls run and the user turn of their results is saved; then the
+  model is asked again, up to ``tools.max_rounds`` rounds per message
+  (``core.tools.loop``). Each saved step is announced (``ToolStepFinished``,
+  ``ToolResultsSaved``); ``RunFinished`` carries the last reply. A tool's
+  failure is an error result the model reads, never a failed run. Stop while
+  a tool works saves no results: the wire rules answer those calls as interrupted;
+* a server that rejects tools gets the request again without them, and the
+  user a ``ToolsUnavailable`` notice.
 """
 
 from __future__ import annotations
@@ -57,8 +73,17 @@ from core.errors import ParleyError
 from core.hooks import Hooks
 from core.journal import Journal
 from core.providers.base import ChatRequest, ModelInfo
-from core.providers.errors import ContextOverflow
+from core.providers.errors import ContextOverflow, ProviderError
 from core.reply import ReplyBuilder
+from core.tools.executor import ToolExecutor
+from core.tools.loop import (
+    RunTools,
+    ToolResultsSaved,
+    ToolRoundLimit,
+    ToolStepFinished,
+    ToolsUnavailable,
+    wants_tools,
+)
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +157,10 @@ RunEvent = (
     | RunCancelled
     | SessionTitled
     | CompactEvent
+    | ToolStepFinished
+    | ToolResultsSaved
+    | ToolsUnavailable
+    | ToolRoundLimit
 )
 Listener = Callable[[RunEvent], None]
 
@@ -166,10 +195,14 @@ class ChatRunner:
         journal_interval_s: seconds between journal writes of a streaming reply.
         emit_interval_s: seconds between ``ReplyUpdated`` events.
         clock: monotonic clock in seconds (injectable for tests).
+        tools: Parley's tools (memory, skills, session search) and the frozen
+            system prompt; None sends no tools and the session's system prompt
+            as it is.
 
     Attributes:
         compactor: the :class:`~core.compaction.Compactor` sharing this
             runner's busy marks and last requests (for the cache-friendly summary).
+        tools: the ``tools`` argument.
     """
 
     def __init__(
@@ -181,8 +214,11 @@ class ChatRunner:
         journal_interval_s: float = 0.25,
         emit_interval_s: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
+        tools: ToolExecutor | None = None,
     ) -> None:
         self.store = store
+        self.tools = tools
+        self._tools = RunTools(tools, store)
         self.hub = hub
         self.hooks = hooks or Hooks()
         self.journal_interval_s = journal_interval_s
@@ -192,7 +228,13 @@ class ChatRunner:
         self._busy: dict[str, str] = {}
         self.sent: dict[str, SentRequest] = {}
         self.compactor = Compactor(
-            store, hub, hooks=self.hooks, guard=self, sent=self.sent, clock=clock
+            store,
+            hub,
+            hooks=self.hooks,
+            guard=self,
+            sent=self.sent,
+            skills=tools.active_skills if tools is not None else None,
+            clock=clock,
         )
         self._compaction = RunCompaction(store, hub, self.compactor)
 
@@ -257,6 +299,15 @@ class ChatRunner:
             on_event=on_event,
         )
 
+    async def refresh_system_prompt(self, session_id: str) -> None:
+        """Render the session's system prompt (memory, skills) again at its next request.
+
+        The prompt is otherwise frozen per session (``core.tools.system_prompt``)
+        so the provider's prompt cache keeps its prefix. No-op without tools.
+        """
+        if self.tools is not None:
+            await self.tools.prompts.refresh(session_id)
+
     async def send(
         self,
         session_id: str,
@@ -312,14 +363,14 @@ class ChatRunner:
         self, session_id: str, model_ref: str, on_event: Listener | None, user_turn: Turn | None
     ) -> Turn | None:
         emit = on_event or (lambda _e: None)
-        builder = ReplyBuilder(model=model_ref)
-        emit(RunStarted(session_id, user_turn, builder.turn_id))
+        progress = _Progress(ReplyBuilder(model=model_ref))
+        emit(RunStarted(session_id, user_turn, progress.builder.turn_id))
         turns = await self.store.get_turns(session_id)
         first_seq = max(0, len(turns) - (1 if user_turn else 0))
         state = RunState()
         self.hooks.fire("session:start", session_id=session_id, model=model_ref)
         task = asyncio.ensure_future(
-            self._stream(session_id, model_ref, turns, builder, emit, state)
+            self._steps(session_id, model_ref, turns, progress, emit, state)
         )
         self._tasks[session_id] = task
         status = "error"
@@ -330,29 +381,75 @@ class ChatRunner:
                 if not task.cancelled():
                     raise  # our caller was cancelled, not the run
                 status = "cancelled"
-                await self._keep_partial(session_id, builder, emit, None)
+                await self._keep_partial(session_id, progress.builder, emit, None)
                 return None
             except ParleyError as exc:
-                await self._keep_partial(session_id, builder, emit, exc)
+                await self._keep_partial(session_id, progress.builder, emit, exc)
                 return None
             status = "ok"
-            turn = builder.turn(aborted=False)
-            info = self._model_info(model_ref)
-            usage = usage_cost(builder.usage or Usage(), info)
-            turn = replace(turn, usage=usage)
-            await self.store.finish_turn(session_id, turn, usage)
+            turn = progress.final or await self._finish_step(session_id, model_ref, progress)
             emit(RunFinished(session_id, turn))
             await self._auto_title(session_id, turns, emit)
             return turn
         finally:
             self._tasks.pop(session_id, None)
-            added = (1 if user_turn else 0) + 1 + state.summaries
+            unfinished = 0 if status == "ok" else 1  # the reply being written, if any
+            added = (1 if user_turn else 0) + progress.saved + unfinished + state.summaries
             self.hooks.fire(
                 "session:end",
                 session_id=session_id,
                 status=status,
                 turn_range=(first_seq, first_seq + added),
             )
+
+    async def _steps(
+        self,
+        session_id: str,
+        model_ref: str,
+        stored: list[Turn],
+        progress: _Progress,
+        emit: Listener,
+        state: RunState,
+    ) -> None:
+        """Stream replies, running tools between them, until a reply needs no tools.
+
+        The last reply is left in ``progress.builder`` for ``_run`` to save,
+        unless the tool-round limit ended the run (``progress.final``).
+        """
+        rounds = None
+        if self.tools is not None:
+            provider, _model_id = self.hub.resolve(model_ref)
+            session = await self.store.get_session(session_id)
+            rounds = await self._tools.rounds(session, provider, model_ref)
+        while True:
+            tools_on = await self._stream(
+                session_id, model_ref, stored, progress.builder, emit, state,
+                tools_on=rounds is not None,
+            )
+            builder = progress.builder
+            if not tools_on or rounds is None:
+                return
+            if not wants_tools(builder.turn(aborted=False), builder.stop_reason):
+                return
+            turn = await self._finish_step(session_id, model_ref, progress)
+            emit(ToolStepFinished(session_id, turn))
+            again = await rounds.answer(turn, stored, emit)
+            progress.saved += 1
+            if not again:
+                progress.final = turn
+                return
+            stored = await self.store.get_turns(session_id)
+
+    async def _finish_step(self, session_id: str, model_ref: str, progress: _Progress) -> Turn:
+        """Save the reply of ``progress.builder`` as complete, with its usage and cost."""
+        builder = progress.builder
+        progress.builder = ReplyBuilder(model=model_ref)  # a Stop from here keeps no partial
+        info = self._model_info(model_ref)
+        usage = usage_cost(builder.usage or Usage(), info)
+        turn = replace(builder.turn(aborted=False), usage=usage)
+        await asyncio.shield(self.store.finish_turn(session_id, turn, usage))
+        progress.saved += 1
+        return turn
 
     def _model_info(self, model_ref: str) -> ModelInfo | None:
         try:
@@ -369,20 +466,30 @@ class ChatRunner:
         builder: ReplyBuilder,
         emit: Listener,
         state: RunState,
-    ) -> None:
+        *,
+        tools_on: bool = False,
+    ) -> bool:
+        """Send one request and stream its reply into ``builder``.
+
+        Returns:
+            Whether the request carried tools (False once a server rejected them).
+        """
         provider, model_id = self.hub.resolve(model_ref)
         session = await self.store.get_session(session_id)
-        request = ChatRequest(model=model_id, turns=stored, system=session.system_prompt or None)
+        request = await self._tools.request(session, model_id, stored, tools_on)
+        summaries = state.summaries
         stored, request = await self._compaction.prepare(
             state, session_id, model_ref, provider, request, emit
         )
+        compacted = state.summaries != summaries  # the frozen prompt is rendered again
+        request = await self._tools.finish(request, session, stored, tools_on, compacted=compacted)
         attempt = 0
         while True:
             try:
                 await self._stream_once(
                     session_id, model_ref, provider, stored, request, builder, emit
                 )
-                return
+                return tools_on
             except ContextOverflow as exc:
                 if builder.has_content:
                     raise
@@ -393,6 +500,17 @@ class ChatRunner:
                 if retry is None:
                     raise CompactPromptTooLongError(model_ref, during="run") from exc
                 stored, request = retry
+                compacted = state.summaries != summaries
+                request = await self._tools.finish(
+                    request, session, stored, tools_on, compacted=compacted
+                )
+            except ProviderError as exc:
+                if builder.has_content or not self._tools.rejected(exc, request, provider):
+                    raise
+                tools_on = False
+                request = await self._tools.without_tools(
+                    request, session, stored, model_ref, exc, emit
+                )
 
     async def _stream_once(
         self,
@@ -461,6 +579,21 @@ class ChatRunner:
         title = first_line_title(first_user.text())
         if await self.store.set_auto_title(session_id, title):
             emit(SessionTitled(session_id, title))
+
+
+@dataclass
+class _Progress:
+    """One run's moving parts.
+
+    Attributes:
+        builder: the reply being streamed (a fresh one once a step is saved).
+        saved: assistant steps and tool-result turns this run saved so far.
+        final: the last reply when the tool-round limit ended the run (saved).
+    """
+
+    builder: ReplyBuilder
+    saved: int = 0
+    final: Turn | None = None
 
 
 def text_blocks(text: str) -> list[Block]:

@@ -115,6 +115,10 @@ SETTINGS: tuple[Setting, ...] = (
     # Chat
     Setting("chat.auto_title", "bool", True, "Name new chats automatically",
             "Give a new chat a title from its first message.", "Chat"),
+    Setting("chat.title_model", "model", None, "Title model",
+            "The model that names new chats (provider:model, or a model id of the chat's "
+            "provider); empty uses a cheap model of the chat's provider.", "Chat",
+            optional=True, bare_model=True),
     Setting("chat.system_prompt", "text", "", "System prompt for new chats",
             "Instructions sent to the model in every new chat; leave empty for none.",
             "Chat", multiline=True, maximum=100_000),
@@ -136,6 +140,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Summary replaces older turns with a summary; tail only hides old tool output.",
             "Compaction",
             choices=(("summary", "Summary"), ("tail", "Tail (hide old tool output)"))),
+    # Keyboard: edited by its own page (gui/keymap_editor.py); unset actions use their defaults.
+    Setting("keyboard.bindings", "json", {}, "Keyboard shortcuts",
+            "The shortcuts you changed: action id → list of key combinations.",
+            "Keyboard", in_dialog=False),
     # Experimental
     Setting("experimental.compact_before_cache_expiry", "bool", False,
             "Compact before the cache expires",

@@ -20,6 +20,7 @@ Rules:
   and no call is made when one is already set); a title that is not the
   placeholder of this session's first message (e.g. a fork's "X (fork)") is
   left alone too;
+* the title request's tokens and cost count in the session's usage totals;
 * nothing here raises to the caller: failures are logged and fall back.
 """
 
@@ -29,11 +30,12 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from core.compaction_settings import summary_model_ref
-from core.content import DocumentBlock, ImageBlock, TextBlock, Turn
-from core.providers.base import ChatRequest, TextDelta
+from core.content import DocumentBlock, ImageBlock, TextBlock, Turn, Usage
+from core.providers.base import ChatRequest, TextDelta, UsageUpdate
 from core.settings import Settings, UnknownSetting
 
 log = logging.getLogger(__name__)
@@ -163,8 +165,8 @@ async def title_model_ref(hub: Any, store: Any, model_ref: str) -> str:
     return str(summary_model_ref(hub, model_ref, chosen))
 
 
-async def _ask_model(hub: Any, ref: str, prompt: str) -> str:
-    """Stream one title request and return its text (thinking ignored)."""
+async def _ask_model(hub: Any, ref: str, prompt: str) -> tuple[str, Usage]:
+    """Stream one title request; return its text (thinking ignored) and usage (cost included)."""
     provider, model_id = hub.resolve(ref)
     reasoning = hub.model_info(ref).thinking == "effort"
     request = ChatRequest(
@@ -176,10 +178,15 @@ async def _ask_model(hub: Any, ref: str, prompt: str) -> str:
         cache=False,
     )
     parts: list[str] = []
+    usage = Usage()
     async for event in provider.stream(request):
         if isinstance(event, TextDelta):
             parts.append(event.text)
-    return "".join(parts)
+        elif isinstance(event, UsageUpdate):
+            usage = event.usage
+    if not usage.cost_usd:
+        usage = replace(usage, cost_usd=hub.model_info(ref).cost_usd(usage))
+    return "".join(parts), usage
 
 
 async def generate_title(hub: Any, store: Any, session_id: str, *, model_ref: str) -> str | None:
@@ -216,7 +223,7 @@ async def generate_title(hub: Any, store: Any, session_id: str, *, model_ref: st
             return None  # someone else's automatic title (a fork's, an edit's): keep it
         title = None
         if await _setting(store, KEY_AUTO_TITLE, True):
-            title = await _generated(hub, store, model_ref, user_text, reply_text)
+            title = await _generated(hub, store, session_id, model_ref, user_text, reply_text)
         title = title or fallback
         if title == session.title:
             return title  # already saved (the run loop's placeholder, setting off)
@@ -229,13 +236,16 @@ async def generate_title(hub: Any, store: Any, session_id: str, *, model_ref: st
 
 
 async def _generated(
-    hub: Any, store: Any, model_ref: str, user_text: str, reply_text: str
+    hub: Any, store: Any, session_id: str, model_ref: str, user_text: str, reply_text: str
 ) -> str | None:
-    """The title model's title, or None (logged) when it cannot be had."""
+    """The title model's title, or None (logged) when it cannot be had.
+
+    The request's tokens and cost are added to the session's usage totals.
+    """
     ref = model_ref
     try:
         ref = await title_model_ref(hub, store, model_ref)
-        raw = await asyncio.wait_for(
+        raw, usage = await asyncio.wait_for(
             _ask_model(hub, ref, _prompt(user_text, reply_text)), TITLE_TIMEOUT_S
         )
     except asyncio.CancelledError:
@@ -243,6 +253,8 @@ async def _generated(
     except Exception as exc:  # provider errors, timeouts, a bad setting: keep the placeholder
         log.warning("the title model %s failed (%s); using the first line", ref, exc)
         return None
+    if usage != Usage():
+        await store.add_usage(session_id, usage)
     title = clean_title(raw)
     if title is None:
         log.info("the title model %s gave no usable title; using the first line", ref)
@@ -273,13 +285,23 @@ class TitleService:
         self.on_titled = on_titled
         self._tasks: dict[str, asyncio.Task[str | None]] = {}
 
-    async def on_first_exchange(self, session_id: str, model_ref: str) -> str | None:
+    async def on_first_exchange(
+        self, session_id: str, model_ref: str, *, on_titled: TitleListener | None = None
+    ) -> str | None:
         """Title the session if the exchange just finished was its first.
 
-        Does nothing (returns None, no provider call) when the session holds
-        more than one user message someone wrote (:func:`is_first_exchange`).
-        Otherwise as :func:`generate_title`, then ``on_titled`` is called.
-        Never raises (cancellation aside).
+        Args:
+            session_id: the session whose run just finished.
+            model_ref: the ``provider:model`` the run used.
+            on_titled: also called as ``on_titled(session_id, title)`` after a
+                title was saved (e.g. to emit the run's ``SessionTitled``).
+
+        Returns:
+            The title saved, or None. Does nothing (no provider call) when the
+            session holds more than one user message someone wrote
+            (:func:`is_first_exchange`). Otherwise as :func:`generate_title`,
+            then the service's ``on_titled`` and this call's are called.
+            Never raises (cancellation aside).
         """
         try:
             turns = await self.store.get_turns(session_id)
@@ -291,14 +313,20 @@ class TitleService:
         if not is_first_exchange(turns):
             return None
         title = await generate_title(self.hub, self.store, session_id, model_ref=model_ref)
-        if title is not None and self.on_titled is not None:
+        if title is None:
+            return None
+        for listener in (self.on_titled, on_titled):
+            if listener is None:
+                continue
             try:
-                self.on_titled(session_id, title)
+                listener(session_id, title)
             except Exception:
                 log.exception("title listener failed for session %s", session_id)
         return title
 
-    def schedule(self, session_id: str, model_ref: str) -> asyncio.Task[str | None]:
+    def schedule(
+        self, session_id: str, model_ref: str, *, on_titled: TitleListener | None = None
+    ) -> asyncio.Task[str | None]:
         """Start :meth:`on_first_exchange` as a background task (fire and forget).
 
         A task already running for the session is returned instead of a new
@@ -307,7 +335,9 @@ class TitleService:
         running = self._tasks.get(session_id)
         if running is not None and not running.done():
             return running
-        task = asyncio.ensure_future(self.on_first_exchange(session_id, model_ref))
+        task = asyncio.ensure_future(
+            self.on_first_exchange(session_id, model_ref, on_titled=on_titled)
+        )
         self._tasks[session_id] = task
         task.add_done_callback(lambda t: self._forget(session_id, t))
         return task

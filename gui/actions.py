@@ -1,16 +1,41 @@
 """Every command of the window, declared once.
 
-An :class:`Action` is data: id, label, default shortcut, the context where the
-shortcut works, the menu it sits in and its handler. The menu bar, the
-composer's key map (and later the command palette, the shortcut help and the
-keyboard settings page) are all built from :data:`ACTIONS`; nothing else
-declares a shortcut.
+An :class:`Action` is data: id, label, default keys, the context where its keys
+work, the menu it sits in and its handler. The menu bar, the composer's keys,
+the transcript's message keys and its context menu, the command palette
+(``gui.palette``), the shortcut help (``gui.shortcut_help``) and Settings →
+Keyboard (``gui.keymap_editor``) are all built from :data:`ACTIONS`; nothing
+else declares a shortcut. The keys in force are a :class:`gui.keymap.Keymap`
+(defaults plus the person's changes, persisted as ``keyboard.bindings``).
 
-Contexts:
-    ``window``: a shortcut of the whole main window (a ``QAction``).
-    ``composer``: a key the composer handles while it has focus (Enter, Esc,
-        Up …); the composer asks :func:`composer_keymap` what a key does.
-    ``sidebar``: a shortcut active while the session list has focus.
+Contexts (where a key works):
+    ``global``: anywhere in the main window (a ``QAction`` shortcut).
+    ``composer``: while the message box has focus (Enter, Esc, Up …); the
+        composer asks its key map what a key does.
+    ``transcript``: while the conversation has focus; keys act on the focused
+        message (j/k or the arrows move, c copies, e edits, f forks, r retries
+        or resumes, Space folds and unfolds).
+    ``sidebar``: while the chat list has focus.
+
+Defaults follow the desktop chat apps (shared/DESIGN.md): Enter sends,
+Shift+Enter adds a line, Esc stops, Ctrl+N new chat, Ctrl+, settings, F2
+renames, Up edits the last message, Ctrl+Shift+F forks here. Qt's StandardKey
+is used where one exists (:class:`Std`), so macOS gets Cmd and its own keys;
+portable texts like "Ctrl+N" are Cmd+N on macOS anyway.
+
+Ctrl+K: DESIGN says "Ctrl+K search / palette" and issue 9 proposed search on
+Ctrl+K / Ctrl+Shift+F, which is also DESIGN's "fork here". Decision: Ctrl+K and
+Ctrl+Shift+P open the command palette, and the palette *is* the quick search:
+what is typed matches commands, chat titles and (full-text, as you type) the
+words of messages. Ctrl+F opens the message search (the palette until the
+window has its own search view); Ctrl+Shift+F forks at the focused message.
+In the message box, Ctrl+K (and every other window shortcut) wins while the
+box is empty; once text is typed the box keeps the keys it uses for editing
+on this platform (Ctrl+K deletes to the end of the line on Linux and macOS).
+
+A handler is usually a :class:`Call` of a window method by name. Window
+features still being built (see issue 9) may not exist yet: such an action
+is disabled (menus, palette) instead of failing.
 """
 
 from __future__ import annotations
@@ -19,14 +44,75 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QApplication
 
 if TYPE_CHECKING:
+    from gui.keymap import Keymap
     from gui.main_window import MainWindow
 
-Context = Literal["window", "composer", "sidebar"]
+Context = Literal["global", "composer", "transcript", "sidebar"]
+CONTEXTS: tuple[Context, ...] = ("global", "composer", "transcript", "sidebar")
 Handler = Callable[["MainWindow"], Any]
+PORTABLE = QKeySequence.SequenceFormat.PortableText
+NATIVE = QKeySequence.SequenceFormat.NativeText
+SK = QKeySequence.StandardKey
+
+
+@dataclass(frozen=True, slots=True)
+class Std:
+    """A platform's standard key (Qt ``StandardKey``), with the key used where it has none."""
+
+    key: QKeySequence.StandardKey
+    fallback: str
+
+    def resolve(self) -> tuple[str, ...]:
+        """Portable texts of this platform's bindings (the fallback when there are none)."""
+        if QGuiApplication.instance() is not None:
+            found = tuple(s.toString(PORTABLE) for s in QKeySequence.keyBindings(self.key))
+            if any(found):
+                return tuple(k for k in found if k)
+        return (self.fallback,)
+
+
+Key = str | Std
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A handler that calls a window attribute path, e.g. ``transcript.message_action``.
+
+    Attributes:
+        path: dotted attribute path from the main window to a callable.
+        args: positional arguments of the call.
+        fallback: used while the path does not exist (a window feature not
+            built yet); None: the action is unavailable then.
+    """
+
+    path: str
+    args: tuple[Any, ...] = ()
+    fallback: Handler | None = None
+
+    def target(self, window: Any) -> Callable[..., Any] | None:
+        """The callable at :attr:`path`, or None when an attribute on the way is missing/None."""
+        obj = window
+        for name in self.path.split("."):
+            obj = getattr(obj, name, None)
+            if obj is None:
+                return None
+        return obj if callable(obj) else None
+
+    def available(self, window: Any) -> bool:
+        return self.fallback is not None or self.target(window) is not None
+
+    def __call__(self, window: Any) -> Any:
+        target = self.target(window)
+        if target is not None:
+            return target(*self.args)
+        if self.fallback is not None:
+            return self.fallback(window)
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,69 +120,213 @@ class Action:
     """One command.
 
     Attributes:
-        id: stable dotted id (``session.new``); keymaps and the palette use it.
-        label: what menus and the palette show ("New chat").
-        shortcuts: default key sequences in ``QKeySequence`` portable text
-            ("Ctrl+N"); the first is shown in menus. Empty for none.
-        context: where the shortcut works (see module docstring).
+        id: stable dotted id (``session.new``); key bindings and the palette use it.
+        label: what menus, the palette and the help show ("New chat").
+        keys: default keys, portable text ("Ctrl+N") or :class:`Std`; empty for none.
+        context: where the keys work (see the module docstring).
         handler: called with the main window. A composer handler may return
             False to let the key fall through to the text editor.
         menu: the menu-bar menu holding it, or None.
-        description: one sentence for the palette and help.
+        description: one sentence for the palette, menus' status tips and the help.
+        palette: listed in the command palette (False for keys that only make
+            sense where the focus is, like "new line" or "next message").
+        keywords: other words the palette matches ("preferences").
     """
 
     id: str
     label: str
-    shortcuts: tuple[str, ...]
+    keys: tuple[Key, ...]
     context: Context
     handler: Handler
     menu: str | None = None
     description: str = ""
+    palette: bool = True
+    keywords: str = ""
+
+    @property
+    def shortcuts(self) -> tuple[str, ...]:
+        """The default keys as portable texts, standard keys resolved for this platform."""
+        out: list[str] = []
+        for key in self.keys:
+            for text in key.resolve() if isinstance(key, Std) else (key,):
+                if text not in out:
+                    out.append(text)
+        return tuple(out)
+
+
+def available(action: Action, window: Any) -> bool:
+    """Whether ``window`` can run ``action`` now (its window method exists, the
+    transcript is built …)."""
+    handler = action.handler
+    return handler.available(window) if isinstance(handler, Call) else True
+
+
+# -- handlers that are not plain window methods ---------------------------------
+def _open_palette(w: Any) -> None:
+    from gui.palette import open_palette
+
+    open_palette(w)
+
+
+def _open_help(w: Any) -> None:
+    from gui.shortcut_help import open_shortcut_help
+
+    open_shortcut_help(w)
+
+
+def _focus_transcript(w: Any) -> None:
+    if w.transcript is not None:
+        w.transcript.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+
+def _focus_sidebar(w: Any) -> None:
+    w.sidebar.setVisible(True)
+    w.sidebar.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+
+def _cycle_panes(step: int) -> Handler:
+    def cycle(w: Any) -> None:
+        panes = [p for p in (w.sidebar.tree, getattr(w.transcript, "list_view", None), w.composer)
+                 if p is not None and p.isVisible() and p.isEnabled()]
+        if not panes:
+            return
+        focus = QApplication.focusWidget()
+        at = next((i for i, p in enumerate(panes)
+                   if focus is not None and (p is focus or p.isAncestorOf(focus))), -1)
+        start = at if at >= 0 else (-1 if step > 0 else 0)
+        panes[(start + step) % len(panes)].setFocus(Qt.FocusReason.TabFocusReason)
+
+    return cycle
+
+
+def _message(name: str) -> Call:
+    return Call("transcript.message_action", (name,))
 
 
 def _goto(n: int) -> Action:
-    return Action(
-        f"session.goto.{n}", f"Go to chat {n}", (f"Ctrl+{n}",), "window",
-        lambda w: w.goto_session(n - 1), None, f"Open the {n}th chat in the sidebar.",
-    )
+    return Action(f"session.goto.{n}", f"Go to chat {n}", (f"Ctrl+{n}",), "global",
+                  Call("goto_session", (n - 1,)), None, f"Open chat number {n} in the list.",
+                  palette=False)
+
+
+def _a(id_: str, label: str, keys: tuple[Key, ...], context: Context, handler: Handler,
+       menu: str | None, description: str, **kw: Any) -> Action:
+    return Action(id_, label, keys, context, handler, menu, description, **kw)
 
 
 ACTIONS: tuple[Action, ...] = (
-    Action("session.new", "New chat", ("Ctrl+N",), "window",
-           lambda w: w.new_session(), "File", "Start a new chat in the current space."),
-    Action("session.rename", "Rename chat…", ("F2",), "window",
-           lambda w: w.rename_current_session(), "File", "Give the current chat a title."),
-    Action("session.delete", "Delete chat…", ("Ctrl+Shift+Backspace",), "window",
-           lambda w: w.delete_current_session(), "File",
-           "Delete the current chat after asking."),
-    Action("app.quit", "Quit", ("Ctrl+Q",), "window", lambda w: w.close(), "File",
-           "Close Parley; drafts and the open chat are kept."),
-    Action("session.next", "Next chat", ("Ctrl+Tab",), "window",
-           lambda w: w.step_session(+1), "View", "Open the chat below in the sidebar."),
-    Action("session.previous", "Previous chat", ("Ctrl+Shift+Tab", "Ctrl+Backtab"), "window",
-           lambda w: w.step_session(-1), "View", "Open the chat above in the sidebar."),
-    Action("composer.focus", "Focus the message box", ("Ctrl+L",), "window",
-           lambda w: w.focus_composer(), "View", "Put the cursor in the message box."),
-    Action("sidebar.toggle", "Show or hide the sidebar", ("Ctrl+Shift+S",), "window",
-           lambda w: w.toggle_sidebar(), "View", "Show or hide the list of chats."),
+    # File
+    _a("session.new", "New chat", ("Ctrl+N",), "global", Call("new_session"), "File",
+       "Start a new chat in the current space."),
+    _a("space.new", "New space…", ("Ctrl+Shift+N",), "global", Call("new_space"), "File",
+       "Create a space to group chats."),
+    _a("session.import", "Import conversation…", (Std(SK.Open, "Ctrl+O"),), "global",
+       Call("import_conversation"), "File",
+       "Open a conversation exported from Parley, Claude or ChatGPT as a new chat."),
+    _a("session.export", "Export chat…", (), "global", Call("export_session"), "File",
+       "Save the current chat to a file."),
+    _a("app.settings", "Settings…", (Std(SK.Preferences, "Ctrl+,"),), "global",
+       Call("open_settings"), "File", "Providers, models, compaction and keyboard shortcuts.",
+       keywords="preferences options configure"),
+    _a("app.quit", "Quit", (Std(SK.Quit, "Ctrl+Q"),), "global", Call("close"), "File",
+       "Close Parley; drafts and the open chat are kept.", keywords="exit"),
+    # Chat
+    _a("composer.send", "Send message", ("Return", "Enter"), "composer",
+       Call("send_from_composer"), "Chat", "Send what is in the message box."),
+    _a("composer.newline", "New line", ("Shift+Return", "Shift+Enter"), "composer",
+       Call("composer.insertPlainText", ("\n",)), None,
+       "Add a line to the message without sending it.", palette=False),
+    _a("run.stop", "Stop", ("Esc",), "composer", Call("stop_run"), "Chat",
+       "Stop the reply; what arrived is kept.", keywords="cancel abort"),
+    _a("composer.edit_last", "Edit last message", ("Up",), "composer",
+       Call("edit_last_message"), "Chat",
+       "In an empty message box, bring back your last message to edit and resend."),
+    _a("run.retry", "Retry", ("Ctrl+R",), "global", Call("retry_run"), "Chat",
+       "Send the conversation again after an error or a stopped reply.",
+       keywords="resume regenerate"),
+    _a("session.fork", "Fork here", ("Ctrl+Shift+F",), "global",
+       Call("fork_at_focused_message", fallback=_message("fork")), "Chat",
+       "Start a new chat that copies this one up to the focused message.", keywords="branch"),
+    _a("session.compact", "Compact now", (), "global", Call("compact_now"), "Chat",
+       "Summarize the older turns of this chat so it fits the context window again.",
+       keywords="summarize context"),
+    _a("session.rename", "Rename chat…", ("F2",), "global",
+       Call("rename_session", fallback=lambda w: w.rename_current_session()), "Chat",
+       "Give the current chat a title.", keywords="title"),
+    _a("session.pin", "Pin or unpin chat", (), "global", Call("pin_session"), "Chat",
+       "Keep the current chat at the top of its space."),
+    _a("session.move", "Move chat to space…", (), "global", Call("move_session_to_space"),
+       "Chat", "Put the current chat in another space."),
+    _a("session.archive", "Archive or unarchive chat", (), "global", Call("archive_session"),
+       "Chat", "Hide the current chat from the list without deleting it."),
+    _a("session.delete", "Delete chat…", ("Ctrl+Shift+Backspace",), "global",
+       Call("delete_current_session"), "Chat", "Delete the current chat after asking.",
+       keywords="remove"),
+    # Space
+    _a("space.rename", "Rename space…", (), "global", Call("rename_space"), "Space",
+       "Give the current space another name."),
+    _a("space.delete", "Delete space…", (), "global", Call("delete_space"), "Space",
+       "Delete the current space after asking."),
+    # View
+    _a("palette.open", "Command palette…", ("Ctrl+K", "Ctrl+Shift+P"), "global",
+       _open_palette, "View", "Run any command, or find a chat or a message by typing.",
+       palette=False),
+    _a("search.open", "Search messages…", (Std(SK.Find, "Ctrl+F"),), "global",
+       Call("open_search", fallback=_open_palette), "View",
+       "Find words in every chat.", keywords="find"),
+    _a("focus.composer", "Focus the message box", ("Ctrl+L", "Shift+Esc"), "global",
+       Call("focus_composer"), "View", "Put the cursor in the message box."),
+    _a("focus.transcript", "Focus the conversation", ("Ctrl+Shift+M",), "global",
+       Call("focus_transcript", fallback=_focus_transcript), "View",
+       "Move to the messages, to act on one with the keyboard."),
+    _a("focus.sidebar", "Focus the chat list", ("Ctrl+Shift+E",), "global",
+       Call("focus_sidebar", fallback=_focus_sidebar), "View", "Move to the list of chats."),
+    _a("focus.next_pane", "Next pane", ("F6",), "global", _cycle_panes(+1), "View",
+       "Move the focus to the next part of the window."),
+    _a("focus.previous_pane", "Previous pane", ("Shift+F6",), "global", _cycle_panes(-1),
+       "View", "Move the focus to the previous part of the window."),
+    _a("sidebar.toggle", "Show or hide the sidebar", ("Ctrl+Shift+S",), "global",
+       Call("toggle_sidebar"), "View", "Show or hide the list of chats."),
+    _a("session.archived", "Show or hide archived chats", (), "global",
+       Call("toggle_archived_visible"), "View", "List archived chats too, or not."),
+    _a("session.next", "Next chat", ("Ctrl+Tab",), "global", Call("step_session", (1,)),
+       "View", "Open the chat below in the list."),
+    _a("session.previous", "Previous chat", ("Ctrl+Shift+Tab", "Ctrl+Backtab"), "global",
+       Call("step_session", (-1,)), "View", "Open the chat above in the list."),
     *(_goto(n) for n in range(1, 10)),
-    Action("composer.send", "Send message", ("Return", "Enter"), "composer",
-           lambda w: w.send_from_composer(), "Chat", "Send what is in the message box."),
-    Action("composer.newline", "New line", ("Shift+Return", "Shift+Enter"), "composer",
-           lambda w: w.composer.insertPlainText("\n"), None,
-           "Add a line to the message without sending it."),
-    Action("run.stop", "Stop", ("Esc",), "composer", lambda w: w.stop_run(), "Chat",
-           "Stop the reply; what arrived is kept."),
-    Action("composer.edit_last", "Edit last message", ("Up",), "composer",
-           lambda w: w.edit_last_message(), "Chat",
-           "In an empty message box, bring back your last message to edit and resend."),
-    Action("run.retry", "Retry", ("Ctrl+R",), "window", lambda w: w.retry_run(), "Chat",
-           "Send the conversation again after an error or a stopped reply."),
-    Action("sidebar.delete", "Delete chat…", ("Delete",), "sidebar",
-           lambda w: w.delete_current_session(), None, "Delete the selected chat after asking."),
+    # Message (the focused message of the conversation)
+    _a("message.previous", "Previous message", ("Up", "K"), "transcript", _message("previous"),
+       None, "Focus the message above.", palette=False),
+    _a("message.next", "Next message", ("Down", "J"), "transcript", _message("next"), None,
+       "Focus the message below.", palette=False),
+    _a("message.first", "First message", ("Home",), "transcript", _message("first"), None,
+       "Focus the first message.", palette=False),
+    _a("message.last", "Last message", ("End",), "transcript", _message("last"), None,
+       "Focus the last message.", palette=False),
+    _a("message.copy", "Copy message", ("C", Std(SK.Copy, "Ctrl+C")), "transcript",
+       _message("copy"), "Message", "Copy the focused message's text."),
+    _a("message.copy_markdown", "Copy as Markdown", ("Shift+C",), "transcript",
+       _message("copy_markdown"), "Message", "Copy the focused message's Markdown source."),
+    _a("message.edit", "Edit message", ("E",), "transcript", _message("edit"), "Message",
+       "Edit your focused message and send it again."),
+    _a("message.fork", "Fork from here", ("F",), "transcript", _message("fork"), "Message",
+       "Start a new chat that copies this one up to the focused message.", palette=False),
+    _a("message.retry", "Retry or resume", ("R",), "transcript", _message("retry"), "Message",
+       "Resume a stopped reply, or retry after an error."),
+    _a("message.toggle", "Expand or collapse", ("Space",), "transcript", _message("toggle"),
+       "Message", "Open or close the focused message's tool calls, thinking or summary.",
+       keywords="fold unfold"),
+    # Chat list
+    _a("sidebar.delete", "Delete chat…", ("Delete",), "sidebar",
+       Call("delete_current_session"), None, "Delete the selected chat after asking.",
+       palette=False),
+    # Help
+    _a("help.shortcuts", "Keyboard shortcuts", ("Ctrl+/", Std(SK.HelpContents, "F1")), "global",
+       _open_help, "Help", "List every command and its keys.", keywords="keys hotkeys help"),
 )
 
-MENUS: tuple[str, ...] = ("File", "View", "Chat")
+MENUS: tuple[str, ...] = ("File", "View", "Chat", "Space", "Message", "Help")
+_BY_ID: dict[str, Action] = {a.id: a for a in ACTIONS}
 
 
 def by_id(action_id: str) -> Action:
@@ -105,59 +335,123 @@ def by_id(action_id: str) -> Action:
     Raises:
         KeyError: no such action.
     """
-    for action in ACTIONS:
-        if action.id == action_id:
-            return action
-    raise KeyError(action_id)
+    return _BY_ID[action_id]
 
 
-def _portable(seq: str | QKeySequence) -> str:
-    return QKeySequence(seq).toString(QKeySequence.SequenceFormat.PortableText)
+def portable(seq: str | QKeySequence) -> str:
+    """Canonical portable text of a key sequence ("ctrl+n" → "Ctrl+N")."""
+    return QKeySequence(seq).toString(PORTABLE)
+
+
+def native(seq: str) -> str:
+    """How a key is written on this platform ("Ctrl+N", or "⌘N" on macOS)."""
+    return QKeySequence(seq).toString(NATIVE)
 
 
 def composer_keymap(actions: Iterable[Action] = ACTIONS) -> dict[str, Action]:
-    """Return {portable key text: action} for the composer's keys ("Return", "Esc" …)."""
-    return {_portable(s): a for a in actions if a.context == "composer" for s in a.shortcuts}
+    """Return {portable key text: action} for the composer's default keys ("Return", "Esc" …)."""
+    return {portable(s): a for a in actions if a.context == "composer" for s in a.shortcuts}
 
 
 def key_text(key: int, modifiers: Qt.KeyboardModifier) -> str:
     """Return the portable text of a key press (keypad flag dropped), e.g. "Shift+Return"."""
     mods = modifiers & ~Qt.KeyboardModifier.KeypadModifier
-    return _portable(QKeySequence(Qt.KeyboardModifier(mods).value | key))
+    return portable(QKeySequence(Qt.KeyboardModifier(mods).value | key))
 
 
+# -- installing in the window ---------------------------------------------------------
 def install(window: MainWindow, actions: Iterable[Action] = ACTIONS) -> dict[str, QAction]:
-    """Create a QAction per window/sidebar action, add them to ``window`` and its menus.
+    """Create a QAction per action, add them to ``window`` and its menus, load the keys.
 
-    Composer actions get a menu entry too (without a shortcut, to keep the
-    composer the one place that reads those keys); their shortcut is shown in
-    the label's tab stop so the menu still teaches it.
+    Global and sidebar actions get their keys as QAction shortcuts. Composer
+    and transcript actions get a menu entry whose label shows their key (the
+    composer and the transcript read those keys themselves). Actions whose
+    window method does not exist yet are disabled. The keymap starts at the
+    defaults; the person's bindings are loaded once the window has its store
+    (see :func:`gui.keymap.follow_store`) and follow Settings → Keyboard live.
 
     Returns:
         {action id: QAction}, also stored as ``window.qactions``.
     """
-    menus = {name: window.menuBar().addMenu(f"&{name}") for name in MENUS}
+    from gui.keymap import Keymap, follow_store
+
+    bar = window.menuBar()
+    menus = {name: bar.addMenu(f"&{name}") for name in MENUS}
     out: dict[str, QAction] = {}
     for action in actions:
-        label = action.label
-        qa = QAction(label, window)
+        qa = QAction(action.label, window)
         qa.setObjectName(action.id)
         qa.setStatusTip(action.description)
-        if action.context == "composer":
-            if action.shortcuts:
-                qa.setText(f"{label}\t{QKeySequence(action.shortcuts[0]).toString()}")
-        else:
-            qa.setShortcuts([QKeySequence(s) for s in action.shortcuts])
-            qa.setShortcutContext(
-                Qt.ShortcutContext.WidgetWithChildrenShortcut
-                if action.context == "sidebar"
-                else Qt.ShortcutContext.WindowShortcut
-            )
-        qa.triggered.connect(lambda _checked=False, a=action: a.handler(window))
-        target = window.sidebar if action.context == "sidebar" else window
-        target.addAction(qa)
+        if action.context in ("global", "sidebar"):
+            qa.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut
+                                  if action.context == "sidebar"
+                                  else Qt.ShortcutContext.WindowShortcut)
+        qa.triggered.connect(lambda _checked=False, a=action: run(window, a))
+        (window.sidebar if action.context == "sidebar" else window).addAction(qa)
         if action.menu:
             menus[action.menu].addAction(qa)
         out[action.id] = qa
+    for menu in menus.values():
+        menu.aboutToShow.connect(lambda: refresh_enabled(window))
     window.qactions = out
+    apply_keymap(window, Keymap())
+    window.composer.installEventFilter(_WindowKeysFirst(window))
+    follow_store(window)
     return out
+
+
+def run(window: Any, action: Action) -> Any:
+    """Run ``action`` in ``window`` if it is available there; False otherwise."""
+    if not available(action, window):
+        return False
+    return action.handler(window)
+
+
+def refresh_enabled(window: Any) -> None:
+    """Enable exactly the QActions whose handler can run now."""
+    for action_id, qa in getattr(window, "qactions", {}).items():
+        qa.setEnabled(available(by_id(action_id), window))
+
+
+def apply_keymap(window: Any, keymap: Keymap) -> None:
+    """Make ``keymap`` the keys in force in ``window``: QAction shortcuts, menu labels,
+    the composer's and the transcript's keys (they read ``window.keymap``)."""
+    window.keymap = keymap
+    for action_id, qa in window.qactions.items():
+        action = by_id(action_id)
+        keys = keymap.keys(action_id)
+        if action.context in ("global", "sidebar"):
+            qa.setShortcuts([QKeySequence(k) for k in keys])
+        else:
+            qa.setText(f"{action.label}\t{native(keys[0])}" if keys else action.label)
+    composer = window.composer
+    table = keymap.context_keys("composer")
+    setter = getattr(composer, "set_keymap", None)
+    if callable(setter):
+        setter(table)
+    else:
+        composer._keymap = table  # gui/composer.py reads it on each key press
+    refresh_enabled(window)
+
+
+class _WindowKeysFirst(QObject):
+    """While the message box is empty, window shortcuts beat its editing keys.
+
+    A text editor claims some keys for editing (Ctrl+K deletes to the end of
+    the line on Linux and macOS) before window shortcuts see them. With
+    nothing typed there is nothing to edit, so the window's shortcut runs
+    (Ctrl+K opens the palette); with text typed the editor keeps its keys.
+    """
+
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
+            return False
+        if self.window.composer.toPlainText():
+            return False
+        key = key_text(event.key(), event.modifiers())
+        keymap = getattr(self.window, "keymap", None)
+        return keymap is not None and keymap.global_action(key) is not None

@@ -1,14 +1,20 @@
-"""What a person does with chats: open, switch, send, stop, retry, edit, delete.
+"""What a person does with chats: open, switch, send, stop, retry.
 
 The controller connects the window's widgets to the core: the store
 (``AsyncStore``), the providers (``ProviderHub``) and the run loop
 (``ChatRunner``). It keeps the little state the screen needs: the open
 session, drafts per session (saved in ``app_state`` as ``draft:<id>``, so
-they survive a restart), the growing reply of each running session, and
-which message is being edited.
+they survive a restart) and the growing reply of each running session.
+Editing, forking and compacting are in :class:`gui.chat_edit.ChatEditor`;
+spaces, pin, archive, move and delete in :class:`gui.sidebar.organize.Organizer`.
 
 A "new chat" has no session row until its first message is sent, so Ctrl+N
-never leaves empty chats behind.
+never leaves empty chats behind. It belongs to the space of the chat open
+before (or the one it was started in) and takes that space's default model.
+
+A chat opens with its last :data:`OPEN_TURNS` turns (reading 10,000 turns
+would miss the first-paint budget); older ones load when the transcript is
+scrolled to the top, or all at once to show a search result.
 
 Start-up comes in two steps so the chats show before the provider SDKs are
 imported (they take seconds on a cold start): the controller works with the
@@ -21,30 +27,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QDesktopServices
 
-from core.content import TextBlock, Turn, now_ms
+from core.content import Turn
 from core.errors import ParleyError
 from core.store.errors import SessionNotFound
-from gui import dialogs
+from gui.chat_edit import ChatEditor
+from gui.chat_run import LAST_SESSION_KEY, ChatRuns
 from gui.context_meter import measure
 from gui.drafts import Drafts
 from gui.model_picker import ModelChoice, model_label
+from gui.sidebar.organize import Organizer
 
 if TYPE_CHECKING:
-    from core.run import RunEvent
     from gui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
 PAGE = 50  # sessions per space loaded at a time ("Show more" loads the next page)
-LAST_SESSION_KEY = "session.last"
+OPEN_TURNS = 200  # turns read when a chat opens; older ones load on scrolling up
 LAST_MODEL_KEY = "model.last"
 DRAFT_SAVE_MS = 600
+OLDER_SETTLE_S = 0.5  # scroll events this soon after showing a chat are not the person's
 
 
 class ChatController:
@@ -55,45 +64,48 @@ class ChatController:
         self.store = window.store
         self.hub: Any = None
         self.runner: Any = None
+        self.titles: Any = None
         self.session_id: str | None = None
         self.space_id: str | None = None
         self.sessions: dict[str, Any] = {}
         self.turns: list[Turn] = []
+        self.older = 0  # turns of the open chat not loaded yet
         self.partial: dict[str, Turn] = {}
         self.drafts = Drafts(self.store)
         self.new_chat_model: str | None = None
-        self.editing: Turn | None = None
-        self._runs: dict[str, asyncio.Task[Any]] = {}
+        self.picked_for_new: str | None = None
         self._open_gen = 0
+        self._shown_at = 0.0
+        self._loading_older = False
         self._draft_timer = QTimer(window)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_SAVE_MS)
         self._draft_timer.timeout.connect(self._save_draft_soon)
         self._loading_draft = False
+        self.runs = ChatRuns(window, self)
+        self.editor = ChatEditor(window, self)
+        self.organizer = Organizer(window, self)
         w = window
         w.composer.textChanged.connect(self._composer_changed)
-        w.composer_bar.send_clicked.connect(self.send_from_composer)
-        w.composer_bar.stop_clicked.connect(self.stop)
+        w.composer_bar.send_clicked.connect(self.runs.send_from_composer)
+        w.composer_bar.stop_clicked.connect(self.runs.stop)
         w.sidebar.session_activated.connect(self.open_session)
         w.sidebar.new_chat_clicked.connect(self.new_session)
-        w.sidebar.rename_requested.connect(self.rename_session)
-        w.sidebar.delete_requested.connect(self.delete_session)
         w.sidebar.load_more_requested.connect(
             lambda space: w.tasks.spawn(self._load_page(space), name="load-more"))
         w.model_picker.model_chosen.connect(self.choose_model)
-        w.transcript.retryRequested.connect(self.retry)
-        w.transcript.resumeRequested.connect(lambda _turn_id: self.retry())
-        w.transcript.editRequested.connect(self.edit_message)
-        w.transcript.forkRequested.connect(self.fork_at)
+        w.transcript.retryRequested.connect(self.runs.retry)
+        w.transcript.resumeRequested.connect(lambda _turn_id: self.runs.retry())
         w.transcript.linkActivated.connect(QDesktopServices.openUrl)
+        w.transcript.list_view.verticalScrollBar().valueChanged.connect(self._scrolled)
 
     # -- start ------------------------------------------------------------
     async def load_sidebar(self) -> None:
         """Show every space and the first page of its sessions."""
-        spaces = await self.store.list_spaces()
+        spaces = await self.organizer.load_spaces()
         self.w.sidebar.model.set_spaces(spaces)
-        default = await self.store.default_space()
-        self.space_id = self.space_id or default.id
+        if self.space_id not in self.organizer.spaces:
+            self.space_id = self.organizer.default_space_id
         for space in spaces:
             await self._load_page(space.id)
         self.w.sidebar.select(self.session_id)
@@ -101,10 +113,14 @@ class ChatController:
     async def _load_page(self, space_id: str) -> None:
         model = self.w.sidebar.model
         offset = model.loaded_count(space_id)
-        page = await self.store.list_sessions(space_id=space_id, limit=PAGE + 1, offset=offset)
-        for s in page[:PAGE]:
+        page = await self.store.list_sessions(space_id=space_id, limit=PAGE + 1, offset=offset,
+                                              include_archived=self.w.sidebar.show_archived)
+        shown = [s for s in page[:PAGE] if s.id not in self.organizer.deleting]
+        for s in shown:
             self.sessions[s.id] = s
-        model.add_sessions(space_id, page[:PAGE], has_more=len(page) > PAGE)
+        model.add_sessions(space_id, shown, has_more=len(page) > PAGE)
+        if any(s.forked_from_turn_id for s in shown):
+            self.w.tasks.spawn(self.organizer.describe_forks(shown), name="fork-points")
 
     async def reopen_last(self) -> bool:
         """Open the chat that was open when Parley closed; False when there is none."""
@@ -121,9 +137,13 @@ class ChatController:
 
     def attach(self, hub: Any, runner: Any) -> None:
         """Hand over the providers and the run loop (second step of start-up)."""
+        from core.titles import TitleService
+
         self.hub, self.runner = hub, runner
+        self.titles = TitleService(self.store, hub, on_titled=self._titled)
+        self.editor.attach(runner)
         self.w.model_picker.set_current(self.current_model())
-        self._update_meter()
+        self.update_meter()
 
     async def enter(self) -> None:
         """Show the chat page (after set-up, or at start when no chat was open) and
@@ -148,10 +168,18 @@ class ChatController:
         self.w.model_picker.set_choices(choices)
 
     def current_model(self) -> str | None:
-        """The ``provider:model`` that answers the next message in the open chat."""
+        """The ``provider:model`` that answers the next message in the open chat.
+
+        A saved chat: its own model. A new chat: the one picked for it, else
+        its space's default model, else the last one picked, else the app's default.
+        """
         session = self.sessions.get(self.session_id or "")
         if session is not None and session.model:
             return str(session.model)
+        if session is None:
+            space = self.organizer.spaces.get(self.space_id or "")
+            if self.picked_for_new or (space is not None and space.default_model):
+                return str(self.picked_for_new or space.default_model)
         if self.new_chat_model or self.hub is None:
             return self.new_chat_model
         ref = self.hub.default_model_ref()
@@ -163,11 +191,19 @@ class ChatController:
         sid = self.session_id
         if sid is not None:
             self.w.tasks.spawn(self._set_session_model(sid, ref), name="set-model")
+        else:
+            self.picked_for_new = ref
         self.w.tasks.spawn(self.store.set_state(LAST_MODEL_KEY, ref), name="save-model")
-        self._update_meter()
+        self.update_meter()
 
     async def _set_session_model(self, sid: str, ref: str) -> None:
         self.sessions[sid] = await self.store.set_session_model(sid, ref)
+
+    def space_changed(self, space_id: str) -> None:
+        """A space's defaults changed: a new chat shown in it takes them."""
+        if self.session_id is None and self.space_id == space_id:
+            self.w.model_picker.set_current(self.current_model())
+            self.update_meter()
 
     # -- opening chats ----------------------------------------------------
     def open_session(self, session_id: str) -> None:
@@ -175,35 +211,94 @@ class ChatController:
         if session_id != self.session_id:
             self.w.tasks.spawn(self._open(session_id), name="open-session")
 
-    async def _open(self, session_id: str) -> None:
+    def open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
+        """Open a chat scrolled to ``turn_id`` with ``highlight`` marked (search results)."""
+        self.w.show_chat()
+        self.w.tasks.spawn(self._open(session_id, at=turn_id, highlight=highlight),
+                           name="open-at")
+
+    async def _open(self, session_id: str, *, at: str | None = None,
+                    highlight: str | None = None) -> None:
         self._open_gen += 1
         gen = self._open_gen
         await self._stash_draft()
         session = await self.store.get_session(session_id)
-        turns = await self.store.get_turns(session_id)
+        turns = await self.store.get_turns(session_id, last=OPEN_TURNS)
+        if at is not None and all(t.id != at for t in turns):
+            turns = await self.store.get_turns(session_id)  # a search hit further back
         draft = await self.drafts.load(session_id)
         if gen != self._open_gen:
             return  # another chat was opened meanwhile
         self.sessions[session_id] = session
         self.session_id = session_id
+        self.space_id = session.space_id
         self.turns = turns
-        self._set_editing(None)
-        shown = list(turns)
-        running = self.partial.get(session_id)
+        self.older = max(0, int(session.turn_count or 0) - len(turns))
+        self.editor.set_editing(None)
+        self._show_turns()
+        self._after_switch(draft)
+        if at is not None:
+            self.w.transcript.scroll_to_turn(at, highlight)
+        await self.store.set_state(LAST_SESSION_KEY, session_id)
+
+    def _show_turns(self) -> None:
+        """Show ``self.turns`` (with a reply still streaming) in the transcript."""
+        shown = list(self.turns)
+        running = self.partial.get(self.session_id or "")
         if running is not None:
             shown = [t for t in shown if t.id != running.id] + [running]
+        self._shown_at = time.monotonic()
         self.w.transcript.set_turns(shown)
-        self._after_switch(draft)
-        await self.store.set_state(LAST_SESSION_KEY, session_id)
+
+    async def reload(self) -> None:
+        """Read the open chat again (after a compaction wrote its summary)."""
+        if self.session_id is not None:
+            sid, self.session_id = self.session_id, None
+            await self._open(sid)
+
+    def _scrolled(self, value: int) -> None:
+        bar = self.w.transcript.list_view.verticalScrollBar()
+        if value == bar.minimum() < bar.maximum() and self.older > 0 and \
+                not self._loading_older and time.monotonic() - self._shown_at > OLDER_SETTLE_S:
+            self._loading_older = True
+            self.w.tasks.spawn(self.load_older(), name="older-turns")
+
+    async def load_older(self) -> int:
+        """Load up to :data:`OPEN_TURNS` older turns of the open chat; returns how many."""
+        sid = self.session_id
+        try:
+            if sid is None or self.older <= 0:
+                return 0
+            first = self.turns[0].id if self.turns else None
+            turns = await self.store.get_turns(sid, last=len(self.turns) + OPEN_TURNS)
+            if sid != self.session_id:
+                return 0
+            added = len(turns) - len(self.turns)
+            self.turns = turns
+            self.older = max(0, self.older - added)
+            self._show_turns()
+            if first is not None:
+                self.w.transcript.scroll_to_turn(first)
+            return added
+        finally:
+            self._loading_older = False
 
     async def _show_new_chat(self) -> None:
         self._open_gen += 1
         await self._stash_draft()
         self.session_id = None
         self.turns = []
-        self._set_editing(None)
-        self.w.transcript.set_turns([])
+        self.older = 0
+        self.picked_for_new = None
+        self.editor.set_editing(None)
+        self._show_turns()
         self._after_switch(await self.drafts.load(None))
+
+    async def show_new_chat(self, space_id: str | None = None) -> None:
+        """Show an empty new chat (in ``space_id``, default: the current space)."""
+        if space_id is not None:
+            self.space_id = space_id
+        await self._show_new_chat()
 
     def _after_switch(self, draft: str) -> None:
         self._loading_draft = True
@@ -211,17 +306,17 @@ class ChatController:
             self.w.composer.set_text(draft)
         finally:
             self._loading_draft = False
-        self.w.composer_bar.set_busy(self._running(self.session_id))
+        self.w.composer_bar.set_busy(self.runs.running(self.session_id))
         self.w.sidebar.select(self.session_id)
         self.w.model_picker.set_current(self.current_model())
-        self._update_title()
-        self._update_meter()
+        self.update_title()
+        self.update_meter()
         self.w.composer.setFocus()
 
-    def new_session(self) -> None:
+    def new_session(self, space_id: str | None = None) -> None:
         """Start a new chat (its session is created when the first message is sent)."""
         self.w.show_chat()
-        self.w.tasks.spawn(self._show_new_chat(), name="new-chat")
+        self.w.tasks.spawn(self.show_new_chat(space_id or None), name="new-chat")
 
     def step_session(self, delta: int) -> None:
         """Open the chat ``delta`` rows below (negative: above) in the sidebar, wrapping."""
@@ -240,54 +335,52 @@ class ChatController:
         if 0 <= n < len(ids):
             self.open_session(ids[n])
 
-    # -- rename / delete --------------------------------------------------
-    def rename_session(self, session_id: str | None) -> None:
-        """Ask for a new title for a chat (default: the open one)."""
-        sid = session_id or self.session_id
-        if sid is None:
+    async def leave(self, sid: str, ids: list[str]) -> None:
+        """The open chat ``sid`` left the list: open its neighbour in ``ids`` (the
+        sidebar's order before), or a new chat."""
+        if sid != self.session_id:
             return
-        old = self.sessions[sid].title if sid in self.sessions else ""
-        title = dialogs.ask_text(self.w, "Rename chat", "Title:", old or "")
-        if title:
-            self.w.tasks.spawn(self._rename(sid, title), name="rename")
+        self.session_id = None  # nothing to stash: the chat is gone from view
+        rest = [i for i in ids if i != sid and self.w.sidebar.model.has(i)]
+        if rest:
+            i = min(ids.index(sid), len(rest) - 1) if sid in ids else 0
+            await self._open(rest[i])
+        else:
+            await self._show_new_chat()
 
-    async def _rename(self, sid: str, title: str) -> None:
-        self.sessions[sid] = await self.store.rename_session(sid, title)
+    # -- sessions known to the window -----------------------------------------
+    def remember_session(self, session: Any) -> None:
+        """A session changed in the store: update the sidebar row and the window title."""
+        self.sessions[session.id] = session
+        hidden = session.archived and not self.w.sidebar.show_archived
+        if hidden or session.id in self.organizer.deleting:
+            self.w.sidebar.model.remove(session.id)
+        else:
+            self.w.sidebar.model.upsert(session)
+            if session.forked_from_turn_id:
+                self.w.tasks.spawn(self.organizer.describe_forks([session]), name="fork-point")
+        if session.id == self.session_id:
+            self.space_id = session.space_id
+            self.w.sidebar.select(session.id)
+            self.update_title()
+
+    async def show_fork(self, fork: Any) -> None:
+        """A fork was made: list it under its parent and open it."""
+        self.remember_session(fork)
+        await self._open(fork.id)
+
+    def _titled(self, sid: str, title: str) -> None:
+        session = self.sessions.get(sid)
+        if session is not None:
+            self.sessions[sid] = replace(session, title=title, title_source="auto")
         self.w.sidebar.model.set_title(sid, title)
-        self._update_title()
-
-    def delete_session(self, session_id: str | None) -> None:
-        """Delete a chat (default: the open one) after asking."""
-        sid = session_id or self.session_id
-        if sid is None:
-            return
-        title = (self.sessions[sid].title if sid in self.sessions else None) or "this chat"
-        if dialogs.confirm(self.w, "Delete chat",
-                           f"Delete “{title}”? Its messages will be gone for good.",
-                           action="Delete", destructive=True):
-            self.w.tasks.spawn(self._delete(sid), name="delete")
-
-    async def _delete(self, sid: str) -> None:
-        if self.runner is not None and self.runner.cancel(sid) and sid in self._runs:
-            await asyncio.wait([self._runs[sid]], timeout=5)
-        ids = self.w.sidebar.model.session_ids()
-        await self.store.delete_session(sid)
-        await self.drafts.discard(sid)
-        self.sessions.pop(sid, None)
-        self.w.sidebar.model.remove(sid)
-        if sid == self.session_id:
-            self.session_id = None  # nothing to stash: the chat is gone
-            rest = [i for i in ids if i != sid]
-            if rest:
-                i = min(ids.index(sid), len(rest) - 1)
-                await self._open(rest[i])
-            else:
-                await self._show_new_chat()
+        self.update_title()
 
     # -- drafts -----------------------------------------------------------
     def _composer_changed(self) -> None:
         if self._loading_draft:
             return
+        self.runs.activity(self.session_id)
         self.drafts.typed(self.session_id, self.w.composer.text())
         self._draft_timer.start()
 
@@ -299,231 +392,63 @@ class ChatController:
         self._draft_timer.stop()
         await self.drafts.save(self.session_id)
 
-    # -- sending ----------------------------------------------------------
-    def _running(self, sid: str | None) -> bool:
-        return sid is not None and self.runner is not None and bool(self.runner.is_running(sid))
-
+    # -- shorthands (scripts and benchmarks drive the controller) ---------------
     def send_from_composer(self) -> bool:
-        """Send the composer's text (Enter). Always consumes the key."""
-        text = self.w.composer.text()
-        if not text.strip() or self.runner is None or self._running(self.session_id):
-            return True  # keep the text: nothing to send, or not ready / busy yet
-        model = self.current_model()
-        if model is None:
-            self.w.show_problem(ParleyError("Choose a model first (the menu at the top)."))
-            return True
-        editing, self.editing = self.editing, None
-        self._set_editing(None)
-        self.w.composer.clear()
-        self.drafts.typed(self.session_id, "")
-        self.w.tasks.spawn(self._send(text, model, editing), name="send")
-        return True
-
-    async def _send(self, text: str, model: str, editing: Turn | None) -> None:
-        try:
-            sid = await self._session_for_send(model)
-            if editing is not None:
-                await self._replace_last(sid, editing, text)
-        except ParleyError:
-            self._give_back(text)
-            raise
-        if editing is None:
-            await self._run(sid, "send", [TextBlock(text)], model, text)
-        else:
-            await self._run(sid, "retry", None, model, None)
-
-    async def _session_for_send(self, model: str) -> str:
-        """The open chat's id; a new chat gets its session row now."""
-        sid = self.session_id
-        if sid is not None:
-            await self.drafts.discard(sid)
-            return sid
-        session = await self.store.create_session(space_id=self.space_id, model=model)
-        self.sessions[session.id] = session
-        self.session_id = session.id
-        await self.drafts.discard(None)
-        await self.store.set_state(LAST_SESSION_KEY, session.id)
-        self.w.sidebar.model.upsert(session)
-        self.w.sidebar.select(session.id)
-        return str(session.id)
-
-    async def _replace_last(self, sid: str, editing: Turn, text: str) -> None:
-        """Edit in place: the user turn keeps its id with the new text; what followed goes."""
-        edited = editing.with_blocks([TextBlock(text)])
-        await self.store.upsert_turn(sid, edited)
-        await self.store.delete_turns_after(sid, edited.id)
-        cut = next((i for i, t in enumerate(self.turns) if t.id == edited.id), len(self.turns))
-        self.turns = [*self.turns[:cut], edited]
-        self.w.transcript.set_turns(self.turns)
-
-    def _give_back(self, text: str) -> None:
-        """Nothing was sent: put the text back in an empty composer so no word is lost."""
-        if not self.w.composer.text():
-            self.w.composer.set_text(text)
+        """:meth:`ChatRuns.send_from_composer`."""
+        return self.runs.send_from_composer()
 
     def retry(self) -> bool:
-        """Send the open chat's history again (after an error or a stopped reply)."""
-        sid = self.session_id
-        model = self.current_model()
-        if sid is None or model is None or self._running(sid) or not self.turns:
-            return False
-        self.w.tasks.spawn(self._run(sid, "retry", None, model, None), name="retry")
-        return True
-
-    async def _run(self, sid: str, how: str, blocks: list[Any] | None, model: str,
-                   text: str | None) -> None:
-        self._runs[sid] = asyncio.current_task()  # type: ignore[assignment]
-        self.w.transcript.clear_error()
-        if sid == self.session_id:
-            self.w.composer_bar.set_busy(True)
-        self.w.sidebar.model.set_running(sid, True)
-        started = False
-
-        def on_event(ev: RunEvent) -> None:
-            nonlocal started
-            started = True
-            self._on_event(ev)
-
-        try:
-            if how == "send":
-                await self.runner.send(sid, blocks or [], model_ref=model, on_event=on_event)
-            else:
-                await self.runner.retry(sid, model_ref=model, on_event=on_event)
-        except ParleyError:
-            if text and not started and sid == self.session_id:
-                self._give_back(text)
-            raise
-        finally:
-            self._runs.pop(sid, None)
-            self.partial.pop(sid, None)
-            self.w.sidebar.model.set_running(sid, False)
-            if sid == self.session_id:
-                self.w.composer_bar.set_busy(False)
-
-    def _on_event(self, ev: RunEvent) -> None:
-        from core.run import (
-            ReplyUpdated,
-            RunCancelled,
-            RunFailed,
-            RunFinished,
-            RunStarted,
-            SessionTitled,
-        )
-
-        sid = ev.session_id
-        current = sid == self.session_id
-        if isinstance(ev, RunStarted):
-            if ev.user_turn is not None:
-                self._remember(sid, ev.user_turn)
-            self._touch(sid)
-        elif isinstance(ev, ReplyUpdated):
-            self.partial[sid] = ev.turn
-            if current:
-                self.w.transcript.upsert_turn(ev.turn)
-        elif isinstance(ev, RunFinished):
-            self.partial.pop(sid, None)
-            self._remember(sid, ev.turn)
-            self._touch(sid)
-            if current:
-                self._update_meter()
-        elif isinstance(ev, RunFailed | RunCancelled):
-            self.partial.pop(sid, None)
-            if ev.partial is not None:
-                self._remember(sid, ev.partial)
-            if current and isinstance(ev, RunFailed):
-                self.w.transcript.show_error(ev.error.message)
-        elif isinstance(ev, SessionTitled):
-            if sid in self.sessions:
-                self.sessions[sid] = replace(self.sessions[sid], title=ev.title)
-            self.w.sidebar.model.set_title(sid, ev.title)
-            self._update_title()
-
-    def _remember(self, sid: str, turn: Turn) -> None:
-        """Show a saved turn (new or updated) in the open chat's transcript."""
-        if sid != self.session_id:
-            return
-        for i, t in enumerate(self.turns):
-            if t.id == turn.id:
-                self.turns[i] = turn
-                break
-        else:
-            self.turns.append(turn)
-        self.w.transcript.upsert_turn(turn)
-
-    def _touch(self, sid: str) -> None:
-        """Move a chat to the top of its space (it just changed)."""
-        session = self.sessions.get(sid)
-        if session is not None:
-            self.sessions[sid] = replace(session, updated_at=now_ms())
-            self.w.sidebar.model.upsert(self.sessions[sid])
-            if sid == self.session_id:
-                self.w.sidebar.select(sid)
+        """:meth:`ChatRuns.retry`."""
+        return self.runs.retry()
 
     def stop(self) -> bool:
-        """Stop the open chat's reply (Esc); else leave edit mode. False if nothing to do."""
-        sid = self.session_id
-        if sid is not None and self.runner is not None and self.runner.cancel(sid):
-            return True
-        if self.editing is not None:
-            self._set_editing(None)
-            self.w.composer.clear()
-            return True
-        return False
-
-    # -- editing the last message -----------------------------------------
-    def edit_last(self) -> bool:
-        """Up in an empty composer: bring back the last user message to edit and resend."""
-        if self.w.composer.text() or self._running(self.session_id):
-            return False
-        last = next((t for t in reversed(self.turns) if t.role == "user" and t.text()), None)
-        if last is None:
-            return False
-        self._set_editing(last)
-        self.w.composer.set_text(last.text())
-        return True
-
-    def edit_message(self, turn_id: str) -> None:
-        """"Edit message" on a user message: only the last one is edited in place."""
-        last = next((t for t in reversed(self.turns) if t.role == "user"), None)
-        if last is not None and last.id == turn_id and not self._running(self.session_id):
-            self.w.composer.clear()
-            self.edit_last()
-
-    def fork_at(self, turn_id: str) -> None:
-        """Fork the open chat at ``turn_id`` and open the fork."""
-        if self.session_id is not None:
-            self.w.tasks.spawn(self._fork(self.session_id, turn_id), name="fork")
-
-    async def _fork(self, sid: str, turn_id: str) -> None:
-        fork = await self.store.fork(sid, turn_id)
-        self.sessions[fork.id] = fork
-        self.w.sidebar.model.upsert(fork)
-        await self._open(fork.id)
-
-    def _set_editing(self, turn: Turn | None) -> None:
-        self.editing = turn
-        self.w.composer_bar.set_editing(turn is not None)
+        """:meth:`ChatRuns.stop`."""
+        return self.runs.stop()
 
     # -- meter and title --------------------------------------------------
-    def _update_meter(self) -> None:
+    def update_meter(self) -> None:
+        if self.older > 0 and self.session_id is not None:
+            self.w.tasks.spawn(self._measure_all(self.session_id), name="measure")
+            return
+        self._show_meter(self.turns)
+
+    async def _measure_all(self, sid: str) -> None:
+        """The meter of a chat opened in part counts every turn (read off the GUI thread)."""
+        turns = await self.store.get_turns(sid)
+        if sid == self.session_id:
+            self._show_meter(turns)
+
+    def _show_meter(self, turns: list[Turn]) -> None:
         session = self.sessions.get(self.session_id or "")
         system = session.system_prompt if session is not None else None
-        self.w.context_meter.set_usage(*measure(self.turns, system, self.current_model(),
-                                                self.hub))
+        self.w.context_meter.set_usage(*measure(turns, system, self.current_model(), self.hub))
+        self.show_cache_expiry()
 
-    def _update_title(self) -> None:
+    def show_cache_expiry(self) -> None:
+        """Show when the open chat's prompt cache expires (from the cache timer)."""
+        timer = getattr(self.w, "cache_timer", None)
+        sid = self.session_id
+        self.w.context_meter.set_cache_expiry(
+            timer.expiry(sid) if timer is not None and sid is not None else None)
+
+    def update_title(self) -> None:
         session = self.sessions.get(self.session_id or "")
         title = session.title if session is not None and session.title else "New chat"
         self.w.setWindowTitle(f"{title} — Parley")
 
     # -- shutdown ---------------------------------------------------------
     async def shutdown(self) -> None:
-        """Stop every run (partials are kept as aborted turns), save draft and session."""
-        runs = list(self._runs.items())
+        """Stop every run (partials are kept as aborted turns), make a pending delete
+        final, save draft and session."""
+        runs = list(self.runs.active.items())
         for sid, _task in runs:
             self.runner.cancel(sid)  # runs exist only once the runner is attached
         if runs:
             await asyncio.wait([t for _s, t in runs], timeout=5)
+        if self.titles is not None:
+            await self.titles.aclose()
+        self.editor.detach()
+        await self.organizer.undo_flush()
         await self._stash_draft()
         if self.session_id:
             await self.store.set_state(LAST_SESSION_KEY, self.session_id)

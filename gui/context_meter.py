@@ -9,6 +9,7 @@ only displays them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from PySide6.QtCore import QRectF, QSize, Qt
@@ -104,6 +105,7 @@ class ContextMeter(QWidget):
         self.used = 0
         self.window: int | None = None
         self.cache_read = 0
+        self.cache_expiry: datetime | None = None
         self.set_usage(0, None)
 
     def set_usage(self, used: int, window: int | None, cache_read: int = 0) -> None:
@@ -117,14 +119,33 @@ class ContextMeter(QWidget):
         self.used, self.window, self.cache_read = used, window, cache_read
         self.ring.fraction = used / window if window else 0.0
         self.ring.update()
+        self._show()
+
+    def set_cache_expiry(self, expires: datetime | None) -> None:
+        """Show until when the chat's prompt cache is estimated to stay warm (None: hide).
+
+        Args:
+            expires: local time of the estimated expiry (``CacheTimer.expiry``),
+                or None when there is no cache, no request yet, or it expired.
+        """
+        self.cache_expiry = expires
+        self._show()
+
+    def _show(self) -> None:
+        used, window, cache_read = self.used, self.window, self.cache_read
+        warm = f"cache warm until {self.cache_expiry:%H:%M}" if self.cache_expiry else ""
         if window:
-            self.label.setText(f"{short_count(used)} / {short_count(window)}")
+            text = f"{short_count(used)} / {short_count(window)}"
             tip = (f"About {used:,} of this model's {window:,}-token context window "
                    f"are in use ({100 * used / window:.0f}%).")
         else:
-            self.label.setText(f"{short_count(used)} tokens")
+            text = f"{short_count(used)} tokens"
             tip = f"About {used:,} tokens are in use; this model's context window is unknown."
+        self.label.setText(f"{text}  ·  {warm}" if warm else text)
         if cache_read:
             tip += f"\nThe last reply read {cache_read:,} tokens from the prompt cache."
+        if warm:
+            tip += (f"\nThe prompt cache is estimated to stay warm until "
+                    f"{self.cache_expiry:%H:%M}: a message sent before then is cheaper.")
         self.setToolTip(tip)
         self.setAccessibleDescription(tip)

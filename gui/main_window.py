@@ -3,8 +3,11 @@
 The window is built from cheap widgets only, so it can be shown at once;
 :meth:`MainWindow.start` then opens the store and the providers off the GUI
 thread and fills the window. Everything a person does with chats (open, send,
-stop, retry, drafts …) is in :class:`gui.chat_controller.ChatController`;
-this module owns the layout, the actions, window geometry and shutdown.
+stop, retry, drafts …) is in :class:`gui.chat_controller.ChatController`
+(spaces and housekeeping in ``gui.sidebar.organize``, edits, forks and
+compaction in ``gui.chat_edit``); this module owns the layout, the window
+methods the actions call (``gui.actions``), start-up (recovery after a crash,
+a damaged file), window geometry and shutdown.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QGuiApplication
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -31,14 +34,16 @@ from PySide6.QtWidgets import (
 
 from core.errors import ParleyError
 from gui import actions, appearance, dialogs
-from gui.async_bridge import TaskSet
+from gui.async_bridge import TaskSet, report_bug
 from gui.composer import ComposerBar
 from gui.context_meter import ContextMeter
 from gui.model_picker import ModelPicker
 from gui.sidebar import Sidebar
+from gui.undo import Toast, UndoManager
 
 if TYPE_CHECKING:
     from gui.chat_controller import ChatController
+    from gui.search import SearchPopup
     from gui.setup_panel import SetupPanel
 
 log = logging.getLogger(__name__)
@@ -46,6 +51,9 @@ log = logging.getLogger(__name__)
 GEOMETRY_KEY = "window.geometry"
 SPLITTER_KEY = "window.splitter"
 CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript column
+INTERRUPTED_NOTICE = ("Parley was closed while replying; the cut-off reply is marked and "
+                      "can be resumed.")
+NOTICE_MS = 12_000
 
 
 class _FirstPaint(QObject):
@@ -88,7 +96,11 @@ class MainWindow(QMainWindow):
         self.hub: Any = None
         self.runner: Any = None
         self.chat: ChatController | None = None
+        self.cache_timer: Any = None
+        self.search_popup: SearchPopup | None = None
         self.setup_panel: SetupPanel | None = None
+        self.recovery_page: Any = None
+        self.previous_run: Any = None
         self.ready = False
         self.qactions: dict[str, Any] = {}
         self.tasks = TaskSet(on_user_error=self.show_problem)
@@ -99,6 +111,11 @@ class MainWindow(QMainWindow):
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
         self._build()
+        self.toast = Toast(self)
+        self.undo = UndoManager(self.toast, self.tasks)
+        self.sidebar.search_requested.connect(self.open_search)
+        self.sidebar.export_requested.connect(self.export_session)
+        self.sidebar.import_requested.connect(self.import_conversation)
         actions.install(self)
         self.composer.on_action = lambda action: action.handler(self)
         _FirstPaint(self, lambda: self.probe("first-paint"))
@@ -186,27 +203,38 @@ class MainWindow(QMainWindow):
     async def start(self) -> None:
         """Open the store and show the chats, then load the providers.
 
-        Step 1 (store only): the sidebar and the last open chat appear.
-        Step 2: the providers and their SDKs (seconds to import on a cold
-        start) are loaded; then set-up is shown if no provider is usable.
-        Imports run in a worker thread so the window keeps painting. A store
-        that cannot be opened (``DatabaseCorrupt``, ``NewerFormat`` …) is
-        reported in the window.
+        Step 1 (store only): the sidebar and the last open chat appear; if the
+        previous run did not exit cleanly and left a reply cut off, a notice
+        says so (the transcript offers Resume). Step 2: the providers and their
+        SDKs (seconds to import on a cold start) are loaded; then set-up is
+        shown if no provider is usable. Imports run in a worker thread so the
+        window keeps painting. A damaged file (``DatabaseCorrupt``) shows the
+        recovery page; another store that cannot be opened (``NewerFormat`` …)
+        is reported in the window.
         """
         self._started = True
         self.sidebar.show_status("Loading chats…")
         await asyncio.to_thread(_import_store)
         from core import paths
         from core.store.async_store import AsyncStore
+        from core.store.errors import DatabaseCorrupt
         from gui.chat_controller import ChatController
 
+        path = paths.db_path(self.home)
         try:
-            self.store = await AsyncStore.open(paths.db_path(self.home), self._upgrade_progress)
+            self.store = await AsyncStore.open(path, self._upgrade_progress)
+        except DatabaseCorrupt as exc:
+            from gui.recovery_page import show_recovery
+
+            self.sidebar.show_status("")
+            await show_recovery(self, path, exc.message)
+            return
         except ParleyError as exc:
             self.loading_page.setText(exc.message)
             self.loading_page.setWordWrap(True)
             self.sidebar.show_status("")
             raise
+        await self._note_previous_run()
         await self._restore_geometry()
         self._install_transcript()
         self.chat = ChatController(self)
@@ -222,6 +250,7 @@ class MainWindow(QMainWindow):
         self.hub = ProviderHub(self.store, environ=self.env)
         await self.hub.load()
         self.runner = ChatRunner(self.store, self.hub)
+        self._start_cache_timer()
         self.chat.attach(self.hub, self.runner)
         if self.hub.is_configured:
             await self.chat.enter()
@@ -229,6 +258,33 @@ class MainWindow(QMainWindow):
             self.show_setup()
         self.probe("ready")
         self.ready = True
+
+    async def _note_previous_run(self) -> None:
+        """Record this run; tell the person if the last one was cut off mid-reply."""
+        from core.recovery import mark_running
+
+        self.previous_run = await mark_running(self.store)
+        if self.previous_run is not None and self.previous_run.interrupted:
+            self.undo.notice(INTERRUPTED_NOTICE, NOTICE_MS)
+
+    def _start_cache_timer(self) -> None:
+        """The idle pre-cache-expiry compaction (experimental setting) and the meter's
+        "cache warm until" (``core.cache_timer``)."""
+        from core.cache_timer import CacheTimer
+
+        self.cache_timer = CacheTimer(self.runner, self.runner.compactor.compact,
+                                      on_error=self._background_error)
+        self.runner.hooks.on("cache:updated", self._cache_updated)
+
+    def _background_error(self, exc: BaseException) -> None:
+        if isinstance(exc, ParleyError):
+            self.show_problem(exc)
+        else:
+            report_bug(exc)
+
+    def _cache_updated(self, payload: dict[str, Any]) -> None:
+        if self.chat is not None and payload.get("session_id") == self.chat.session_id:
+            self.context_meter.set_cache_expiry(payload.get("expires_at"))
 
     def _upgrade_progress(self, done: int, total: int) -> None:
         """Shown while an older sessions.db is upgraded (a backup is made first)."""
@@ -289,18 +345,49 @@ class MainWindow(QMainWindow):
 
     # -- action handlers (see gui/actions.py) -----------------------------
     def _chat_call(self, name: str, *args: Any) -> Any:
+        """Call ``name`` (a dotted path from the controller) when the chat page is up."""
         if self.chat is None or self.stack.currentWidget() is not self.chat_page:
             return False
-        return getattr(self.chat, name)(*args)
+        target: Any = self.chat
+        for part in name.split("."):
+            target = getattr(target, part)
+        return target(*args)
 
     def new_session(self) -> Any:
         return self._chat_call("new_session")
 
-    def rename_current_session(self) -> Any:
-        return self._chat_call("rename_session", None)
+    def rename_session(self) -> Any:
+        """F2: rename the open chat."""
+        return self._chat_call("organizer.rename_session")
+
+    rename_current_session = rename_session
 
     def delete_current_session(self) -> Any:
-        return self._chat_call("delete_session", None)
+        return self._chat_call("organizer.delete_session")
+
+    def pin_session(self) -> Any:
+        return self._chat_call("organizer.pin_session")
+
+    def archive_session(self) -> Any:
+        return self._chat_call("organizer.archive_session")
+
+    def move_session_to_space(self) -> Any:
+        return self._chat_call("organizer.move_session")
+
+    def toggle_archived_visible(self) -> None:
+        self.sidebar.set_show_archived(not self.sidebar.show_archived)
+
+    def new_space(self) -> Any:
+        return self._chat_call("organizer.new_space")
+
+    def rename_space(self) -> Any:
+        return self._chat_call("organizer.rename_space")
+
+    def edit_space(self) -> Any:
+        return self._chat_call("organizer.edit_space")
+
+    def delete_space(self) -> Any:
+        return self._chat_call("organizer.delete_space")
 
     def step_session(self, delta: int) -> Any:
         return self._chat_call("step_session", delta)
@@ -309,19 +396,62 @@ class MainWindow(QMainWindow):
         return self._chat_call("goto_session", n)
 
     def send_from_composer(self) -> Any:
-        return self._chat_call("send_from_composer")
+        return self._chat_call("runs.send_from_composer")
 
     def stop_run(self) -> Any:
-        return self._chat_call("stop")
+        return self._chat_call("runs.stop")
 
     def retry_run(self) -> Any:
-        return self._chat_call("retry")
+        return self._chat_call("runs.retry")
 
     def edit_last_message(self) -> Any:
-        return self._chat_call("edit_last")
+        return self._chat_call("editor.edit_last")
+
+    def fork_at_focused_message(self) -> Any:
+        return self._chat_call("editor.fork_at_focused")
+
+    def compact_now(self) -> Any:
+        return self._chat_call("editor.compact_now")
+
+    def open_search(self) -> bool:
+        """Show the search popup over the window (search every chat as you type)."""
+        from gui.search import open_search
+
+        return open_search(self)
+
+    def export_session(self, session_id: str | None = None) -> bool:
+        """Save a chat (default: the open one) as Markdown or JSON; asks where."""
+        from gui.export_dialog import export_chat
+
+        return export_chat(self, session_id)
+
+    def import_conversation(self) -> bool:
+        """Import a conversation file (Parley, Anthropic or OpenAI JSON) as a new chat."""
+        from gui.export_dialog import import_chat
+
+        return import_chat(self)
+
+    def open_settings(self) -> Any:
+        """Settings (non-modal; changes apply at once)."""
+        if self.store is None or self.hub is None:
+            return None
+        from gui.settings_dialog import SettingsDialog
+
+        dlg = SettingsDialog(self.store, self.hub, parent=self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.open()
+        return dlg
 
     def focus_composer(self) -> None:
-        self.composer.setFocus()
+        self.composer.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def focus_transcript(self) -> None:
+        if self.transcript is not None:
+            self.transcript.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def focus_sidebar(self) -> None:
+        self.sidebar.setVisible(True)
+        self.sidebar.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def toggle_sidebar(self) -> None:
         self.sidebar.setVisible(not self.sidebar.isVisible())
@@ -344,10 +474,15 @@ class MainWindow(QMainWindow):
             return
         self._closed = True
         try:
+            if self.cache_timer is not None:
+                self.cache_timer.close()
             if self.chat is not None:
                 await self.chat.shutdown()
             if self.store is not None:
+                from core.recovery import mark_clean_exit
+
                 await self._save_geometry()
+                await mark_clean_exit(self.store)
         finally:
             await self.tasks.cancel_all()
             if self.hub is not None:
@@ -365,6 +500,12 @@ class MainWindow(QMainWindow):
             self.setEnabled(False)  # not hide(): a hidden window's close does not quit the app
             task = asyncio.ensure_future(self.shutdown())
             task.add_done_callback(lambda _t: self.close())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.toast.place()
+        if self.search_popup is not None:
+            self.search_popup.place()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         if event.type() == QEvent.Type.ThemeChange and not os.environ.get("PARLEY_THEME"):

@@ -1,8 +1,8 @@
 """The Settings dialog, generated from ``core.settings.SETTINGS``.
 
 Pages: Providers (the providers, their keys and server addresses, the model
-for new chats, the prompt cache), Chat, Compaction, Keyboard (the shortcuts
-of ``gui.actions``, read-only for now) and Experimental. Every generated
+for new chats, the prompt cache), Chat, Compaction, Keyboard (rebind any
+action of ``gui.actions``: ``gui.keymap_editor``) and Experimental. Every generated
 field applies at once: a valid value is stored in sessions.db (through the
 shared ``Settings`` of the store, so listeners such as the cache timer hear
 it), an invalid one is refused with the rule under the field. A provider's
@@ -16,9 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -34,8 +32,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QStackedWidget,
-    QTableWidget,
-    QTableWidgetItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -53,7 +49,7 @@ SOURCE_WORDS = {"settings": "set here", "environment": "from the environment",
                 "file": "saved in Parley's key file", "none": "none"}
 EXPERIMENTAL_INTRO = ("These features are new and may change or go away. "
                       "Each stays off until you turn it on.")
-KEYBOARD_NOTE = "Shortcuts can't be changed here yet; this list shows what each key does."
+KEYBINDINGS = "keyboard.bindings"  # edited by the Keyboard page (gui/keymap_editor.py)
 Commit = Callable[[str, Any], None]
 
 
@@ -235,29 +231,17 @@ class SettingsDialog(QDialog):
             layout.addWidget(editor)
 
     def _keyboard_page(self) -> QWidget:
-        from gui.actions import ACTIONS
+        from gui.keymap_editor import KeymapEditor
 
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.addWidget(_hint(KEYBOARD_NOTE, page))
-        self.shortcuts = QTableWidget(len(ACTIONS), 3, page)
-        self.shortcuts.setAccessibleName("Keyboard shortcuts")
-        self.shortcuts.setHorizontalHeaderLabels(["Command", "Keys", "Where"])
-        self.shortcuts.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.shortcuts.verticalHeader().setVisible(False)
-        native = QKeySequence.SequenceFormat.NativeText
-        for row, action in enumerate(ACTIONS):
-            keys = ", ".join(QKeySequence(k).toString(native) for k in action.shortcuts)
-            where = {"window": "Anywhere", "composer": "Message box",
-                     "sidebar": "Chat list"}[action.context]
-            for col, text in enumerate((action.label, keys, where)):
-                item = QTableWidgetItem(text)
-                item.setToolTip(action.description)
-                self.shortcuts.setItem(row, col, item)
-        self.shortcuts.resizeColumnsToContents()
-        self.shortcuts.horizontalHeader().setStretchLastSection(True)
-        lay.addWidget(self.shortcuts, 1)
-        return page
+        self.keyboard = KeymapEditor(self._commit_keymap)
+        self.shortcuts = self.keyboard.table
+        return self.keyboard
+
+    def _commit_keymap(self, keymap: Any) -> None:
+        """Store the Keyboard page's bindings (only what differs from the defaults)."""
+        value = keymap.overrides()
+        self.values[KEYBINDINGS] = value
+        self.tasks.spawn(self.settings.set(KEYBINDINGS, value), name="keyboard bindings")
 
     def show_section(self, section: str) -> None:
         """Show the page of ``section`` (one of ``core.settings.SECTIONS``)."""
@@ -269,6 +253,9 @@ class SettingsDialog(QDialog):
         self.values = await self.settings.values()
         for key, editor in self.editors.items():
             editor.show_value(self.values[key])
+        from gui.keymap import Keymap
+
+        self.keyboard.set_keymap(Keymap(self.values.get(KEYBINDINGS)))
         await self.providers.refresh()
         self.ready = True
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from core.content import Turn, Usage
+from core.store.attachments import AttachmentInfo, missing_data
 from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS
 from core.store.errors import StoreError
 from core.store.migrations import Progress
@@ -323,25 +324,53 @@ class AsyncStore:
         """Awaitable :meth:`Store.finish_turn`."""
         return await self._write(self._store.finish_turn, session_id, turn, usage)
 
-    async def get_turn(self, turn_id: str) -> Turn:
+    async def get_turn(self, turn_id: str, *, hydrate: bool = True) -> Turn:
         """Awaitable :meth:`Store.get_turn`."""
-        return await self._call(self._store.get_turn, turn_id)
+        return await self._call(self._store.get_turn, turn_id, hydrate=hydrate)
 
-    async def get_turns(self, session_id: str, *, last: int | None = None) -> list[Turn]:
+    async def get_turns(
+        self, session_id: str, *, last: int | None = None, hydrate: bool = True
+    ) -> list[Turn]:
         """Awaitable :meth:`Store.get_turns`."""
-        return await self._call(self._store.get_turns, session_id, last=last)
+        return await self._call(self._store.get_turns, session_id, last=last, hydrate=hydrate)
 
     async def count_turns(self, session_id: str) -> int:
         """Awaitable :meth:`Store.count_turns`."""
         return await self._call(self._store.count_turns, session_id)
 
-    async def history(self, session_id: str) -> list[Turn]:
+    async def history(self, session_id: str, *, hydrate: bool = True) -> list[Turn]:
         """Awaitable :meth:`Store.history`."""
-        return await self._call(self._store.history, session_id)
+        return await self._call(self._store.history, session_id, hydrate=hydrate)
 
     async def delete_turns_after(self, session_id: str, turn_id: str) -> int:
         """Awaitable :meth:`Store.delete_turns_after`."""
         return await self._write(self._store.delete_turns_after, session_id, turn_id)
+
+    async def set_aside_reply(
+        self, session_id: str, prompt_turn_id: str, *, title: str | None = None
+    ) -> Session:
+        """Awaitable :meth:`Store.set_aside_reply`."""
+        return await self._write(
+            self._store.set_aside_reply, session_id, prompt_turn_id, title=title
+        )
+
+    async def hydrate(self, turns: Sequence[Turn]) -> list[Turn]:
+        """Awaitable :meth:`Store.hydrate` (no thread hop when no turn references a file)."""
+        if not missing_data(turns):
+            return list(turns)
+        return await self._call(self._store.hydrate, list(turns))
+
+    async def attachment_data(self, sha256: str) -> bytes:
+        """Awaitable :meth:`Store.attachment_data`."""
+        return await self._call(self._store.attachment_data, sha256)
+
+    async def attachment_infos(self, sha256s: Iterable[str]) -> dict[str, AttachmentInfo]:
+        """Awaitable :meth:`Store.attachment_infos`."""
+        return await self._call(self._store.attachment_infos, list(sha256s))
+
+    async def attachment_usage(self) -> tuple[int, int]:
+        """Awaitable :meth:`Store.attachment_usage`."""
+        return await self._call(self._store.attachment_usage)
 
     async def record_compaction(
         self,

@@ -16,6 +16,16 @@ Future format changes (v4 → v5 …) are small named functions registered with
 runs the ones a file lacks, in order, inside the caller's transaction, and
 bumps ``user_version`` after each. Adding one means bumping
 ``schema.SCHEMA_VERSION`` and testing it from a file of the previous version.
+
+*Additions* (:func:`addition`) are the other kind of step: new tables (and
+their indexes and triggers) added to the current format while it has not
+been released, that older files of the same version lack. They do not bump
+``user_version``: a file lacking one classifies as ``OLDER_V4`` and
+:func:`migrate` creates what is missing; a file that has them all is opened
+without a write. The attachment store (``attachments``, ``turn_attachments``
+and their triggers) is the first. Once a format has been released, a change
+that an older Parley could not read must be a versioned step instead (an
+older build then refuses the file as newer rather than misreading it).
 """
 
 from __future__ import annotations
@@ -44,7 +54,12 @@ from core.store.errors import (
     primary_code,
     translate,
 )
-from core.store.schema import SCHEMA_VERSION, V4_TABLES
+from core.store.schema import (
+    ATTACHMENT_OBJECTS,
+    SCHEMA_VERSION,
+    V4_TABLES,
+    create_attachment_schema,
+)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 Progress = Callable[[int, int], None]
@@ -97,6 +112,36 @@ def step(version: int, name: str) -> Callable[[Callable[[Connection], None]], Ca
     return register
 
 
+@dataclass(frozen=True, slots=True)
+class Addition:
+    """Schema objects added to the current format without a version bump.
+
+    Attributes:
+        name: shown in the list :func:`migrate` returns.
+        objects: the names (``sqlite_master.name``) it creates; a file lacking
+            any of them needs it.
+        fn: creates what is missing, idempotently, in the caller's transaction.
+    """
+
+    name: str
+    objects: frozenset[str]
+    fn: Callable[[Connection], None]
+
+
+ADDITIONS: list[Addition] = [
+    Addition(
+        "v4: attachment store (attachments, turn_attachments, triggers)",
+        ATTACHMENT_OBJECTS,
+        create_attachment_schema,
+    )
+]
+
+
+def missing_additions(names: set[str], additions: list[Addition] | None = None) -> list[Addition]:
+    """Return the additions whose objects are not all among ``names`` (schema object names)."""
+    return [a for a in (ADDITIONS if additions is None else additions) if not a.objects <= names]
+
+
 def migrate(
     con: Connection,
     current: int,
@@ -112,8 +157,11 @@ def migrate(
         steps: the registry (default :data:`STEPS`).
         target: the version to reach (default: ``SCHEMA_VERSION``).
 
+    With the default registry, the :data:`ADDITIONS` the file lacks are then
+    made too (after the versioned steps, so they see the current format).
+
     Returns:
-        The names of the steps run (empty when the file is up to date).
+        The names of the steps and additions run (empty when the file is up to date).
     """
     target = SCHEMA_VERSION if target is None else target
     done: list[str] = []
@@ -122,6 +170,11 @@ def migrate(
             s.fn(con)
             con.exec_driver_sql(f"PRAGMA user_version = {int(s.version)}")
             done.append(s.name)
+    if steps is None:
+        names = {r[0] for r in con.exec_driver_sql("SELECT name FROM sqlite_master")}
+        for a in missing_additions(names):
+            a.fn(con)
+            done.append(a.name)
     return done
 
 
@@ -136,8 +189,9 @@ def _classify(con: sqlite3.Connection) -> FileInfo:
         return FileInfo(FileKind.NEWER, version)
     if version >= 4:
         if tables >= V4_TABLES:
-            kind = FileKind.CURRENT if version == SCHEMA_VERSION else FileKind.OLDER_V4
-            return FileInfo(kind, version)
+            names = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+            current = version == SCHEMA_VERSION and not missing_additions(names)
+            return FileInfo(FileKind.CURRENT if current else FileKind.OLDER_V4, version)
         return FileInfo(FileKind.NOT_PARLEY, version, "it has no Parley tables")
     is_v3 = (
         {"sessions", "turns"} <= tables
@@ -221,12 +275,15 @@ def upgrade_v3(path: Path, progress: Progress | None) -> Any:
 
 
 __all__ = [
+    "ADDITIONS",
+    "Addition",
     "FileInfo",
     "FileKind",
     "STEPS",
     "Step",
     "inspect_file",
     "migrate",
+    "missing_additions",
     "step",
     "upgrade_v3",
 ]

@@ -37,7 +37,9 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
+    PrimaryKeyConstraint,
     Table,
     Text,
     UniqueConstraint,
@@ -154,6 +156,34 @@ app_state = Table(
     Column("value", Text, nullable=False),
 )
 
+# Attached files (images, PDFs), stored once by content: the sha256 of the
+# bytes is the key, so the same file attached twice (or copied into a fork)
+# is one row. A turn's blocks reference it as {"type": "image" | "document",
+# "attachment": "<sha256>", ...} (core.content); ``turn_attachments`` lists
+# which turn (``turns.n``) references which file. Triggers keep that list in
+# step with ``turns.blocks`` and delete a file when its last reference goes,
+# in the same transaction (ATTACHMENT_DDL below).
+attachments = Table(
+    "attachments",
+    metadata,
+    Column("sha256", Text, primary_key=True),
+    Column("media_type", Text, nullable=False),
+    Column("size_bytes", Integer, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("created_at", Integer, nullable=False),
+)
+
+turn_attachments = Table(
+    "turn_attachments",
+    metadata,
+    Column("turn_n", Integer, nullable=False),
+    # A turn never references a file that is not stored (checked by SQLite).
+    Column("sha256", Text, ForeignKey("attachments.sha256"), nullable=False),
+    PrimaryKeyConstraint("turn_n", "sha256"),
+    sqlite_with_rowid=False,
+)
+Index("turn_attachments_by_sha", turn_attachments.c.sha256)
+
 #: Tables whose presence marks a file as Parley v4.
 V4_TABLES = frozenset({"spaces", "sessions", "turns", "compactions", "settings", "app_state"})
 
@@ -220,6 +250,71 @@ TRIGGER_NAMES = [
 ]
 
 
+# The sha256 values a blocks JSON array references: top-level image/document
+# blocks and the image/document parts of tool_result blocks. JSON1, no Python
+# function, so every writer's connection keeps the links right.
+_REFS = (
+    "SELECT json_extract(b.value, '$.attachment') AS sha FROM json_each({0}) AS b "
+    "WHERE b.type = 'object' AND json_extract(b.value, '$.type') IN ('image', 'document') "
+    "AND json_type(b.value, '$.attachment') = 'text' "
+    "UNION SELECT json_extract(p.value, '$.attachment') FROM json_each({0}) AS b, "
+    "json_each(b.value, '$.content') AS p "
+    "WHERE b.type = 'object' AND json_extract(b.value, '$.type') = 'tool_result' "
+    "AND p.type = 'object' AND json_extract(p.value, '$.type') IN ('image', 'document') "
+    "AND json_type(p.value, '$.attachment') = 'text'"
+)
+# Only turns whose JSON holds the key pay for parsing it (text turns: one instr()).
+_HAS_REF = "instr({0}.blocks, '\"attachment\"') > 0"
+_LINK = "INSERT OR IGNORE INTO turn_attachments (turn_n, sha256) SELECT new.n, sha FROM ({0});"
+
+ATTACHMENT_DDL = [
+    f"CREATE TRIGGER turns_attachments_insert AFTER INSERT ON turns "
+    f"WHEN {_HAS_REF.format('new')} BEGIN {_LINK.format(_REFS.format('new.blocks'))} END",
+    # New links first, then the old ones dropped: a file kept by the new blocks
+    # is never released in between.
+    f"CREATE TRIGGER turns_attachments_update AFTER UPDATE OF blocks, n ON turns "
+    f"WHEN {_HAS_REF.format('old')} OR {_HAS_REF.format('new')} BEGIN "
+    f"{_LINK.format(_REFS.format('new.blocks'))} "
+    f"DELETE FROM turn_attachments WHERE turn_n = old.n AND (old.n <> new.n OR sha256 NOT IN "
+    f"(SELECT sha FROM ({_REFS.format('new.blocks')}))); END",
+    f"CREATE TRIGGER turns_attachments_delete AFTER DELETE ON turns "
+    f"WHEN {_HAS_REF.format('old')} BEGIN "
+    "DELETE FROM turn_attachments WHERE turn_n = old.n; END",
+    # The last reference gone (a session, a turn or a fork deleted): the file goes.
+    "CREATE TRIGGER attachments_release AFTER DELETE ON turn_attachments BEGIN "
+    "DELETE FROM attachments WHERE sha256 = old.sha256 AND NOT EXISTS "
+    "(SELECT 1 FROM turn_attachments WHERE sha256 = old.sha256); END",
+]
+#: Every schema object of the attachment store (tables, index, triggers).
+ATTACHMENT_OBJECTS = frozenset(
+    {
+        "attachments",
+        "turn_attachments",
+        "turn_attachments_by_sha",
+        "turns_attachments_insert",
+        "turns_attachments_update",
+        "turns_attachments_delete",
+        "attachments_release",
+    }
+)
+
+
+def create_attachment_schema(con: Connection) -> None:
+    """Create whatever of :data:`ATTACHMENT_OBJECTS` a file lacks (idempotent).
+
+    Used by :func:`create_all` and by the migration step that adds the
+    attachment store to v4 files created before it existed
+    (:mod:`core.store.migrations`). Runs in the caller's transaction.
+    """
+    attachments.create(con, checkfirst=True)
+    turn_attachments.create(con, checkfirst=True)  # with its index
+    names = {r[0] for r in con.exec_driver_sql("SELECT name FROM sqlite_master")}
+    for ddl in ATTACHMENT_DDL:
+        name = ddl.split()[2]
+        if name not in names:
+            con.exec_driver_sql(ddl)
+
+
 def dbapi_connection(con: Connection) -> sqlite3.Connection:
     """Return the ``sqlite3`` connection under an SQLAlchemy ``Connection``."""
     raw: Any = con.connection.dbapi_connection
@@ -250,7 +345,7 @@ def create_all(con: Connection) -> None:
     """
     textindex.register_functions(dbapi_connection(con))
     metadata.create_all(con, checkfirst=False)
-    for ddl in SEARCH_DDL + TRIGGER_DDL:
+    for ddl in SEARCH_DDL + TRIGGER_DDL + ATTACHMENT_DDL:
         con.exec_driver_sql(ddl)
     con.execute(
         spaces.insert().values(

@@ -2,7 +2,10 @@
 
 Functions take a Connection inside the caller's transaction. The search index
 follows every insert, update of ``blocks`` and delete through the triggers of
-:mod:`core.store.schema`, in the same transaction.
+:mod:`core.store.schema`, in the same transaction, and so do the links to
+attached files. A saved turn's image and document bytes go to the
+``attachments`` table (:func:`core.store.attachments.store_blocks`): the turn's
+JSON keeps a reference.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.engine import Connection, Row
 
 from core.content import Turn, Usage, blocks_from_json_text, blocks_to_json_text
-from core.store import sessions
+from core.store import attachments, sessions
 from core.store.errors import (
     DuplicateTurn,
     SessionNotFound,
@@ -103,7 +106,7 @@ def _save(con: Connection, session_id: str, turn: Turn, replace: bool) -> Turn:
     found = con.execute(_LOOKUP, {"sid": session_id, "tid": turn.id}).one()
     if found.session_exists is None:
         raise SessionNotFound(session_id)
-    values = row_values(turn)
+    values = row_values(attachments.store_blocks(con, turn))
     if found.owner is None:
         con.execute(_INSERT, {**values, "session_id": session_id, "seq": found.next_seq})
     elif not replace:
@@ -127,21 +130,39 @@ def upsert(con: Connection, session_id: str, turn: Turn) -> Turn:
     return _save(con, session_id, turn, replace=True)
 
 
-def get(con: Connection, turn_id: str) -> Turn:
+_REF_KEY = '"attachment"'  # in a row's blocks JSON: it may reference a stored file
+
+
+def _load(con: Connection, rows: list[Row], hydrate: bool) -> list[Turn]:
+    """Turns from rows; with ``hydrate``, stored files' bytes put back (same snapshot)."""
+    out = [to_turn(r) for r in rows]
+    if not hydrate:
+        return out
+    refs = [i for i, r in enumerate(rows) if _REF_KEY in r.blocks]
+    if refs:  # only turns whose JSON holds a reference are looked at
+        filled = attachments.hydrate(con, [out[i] for i in refs])
+        for i, turn in zip(refs, filled, strict=True):
+            out[i] = turn
+    return out
+
+
+def get(con: Connection, turn_id: str, hydrate: bool = False) -> Turn:
     row = con.execute(select(*_COLUMNS).where(T.c.id == turn_id)).first()
     if row is None:
         raise TurnNotFound(turn_id)
-    return to_turn(row)
+    return _load(con, [row], hydrate)[0]
 
 
-def get_many(con: Connection, session_id: str, last: int | None) -> list[Turn]:
+def get_many(
+    con: Connection, session_id: str, last: int | None, hydrate: bool = False
+) -> list[Turn]:
     sessions.require(con, session_id)
     q = select(*_COLUMNS).where(T.c.session_id == session_id)
     if last is None:
-        return [to_turn(r) for r in con.execute(q.order_by(T.c.seq))]
+        return _load(con, list(con.execute(q.order_by(T.c.seq))), hydrate)
     rows = list(con.execute(q.order_by(T.c.seq.desc()).limit(max(0, last))))
     rows.reverse()
-    return [to_turn(r) for r in rows]
+    return _load(con, rows, hydrate)
 
 
 def count(con: Connection, session_id: str) -> int:

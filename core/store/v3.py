@@ -10,11 +10,10 @@ The contract is shared/spec/v3-format.md ("point N" below refers to it).
    still in ``-wal`` included (:mod:`core.store.v3_backup`). If the copy fails
    nothing else happens (:class:`MigrationBackupFailed`).
 3. Run the steps of :mod:`core.store.v3_steps` in one transaction, which
-   holds the file's write lock from its first statement, and commit. The
-   turns are converted and indexed by two threads beside it
-   (:mod:`core.store.v3_turns`). During it the file is switched from WAL to a
-   rollback journal (new pages are then written once, not twice) and back
-   to WAL after.
+   holds the file's write lock from its first statement, and commit. A
+   second thread indexes the turns meanwhile (:mod:`core.store.v3_turns`).
+   During it the file is switched from WAL to a rollback journal (new pages
+   are then written once, not twice) and back to WAL after.
 
 Interrupted at any point (crash, kill, power loss), the file opens as v3 —
 SQLite rolls the unfinished transaction back, and the next start upgrades it
@@ -157,7 +156,7 @@ def upgrade_file(path: Path, progress: Progress | None = None) -> MigrationRepor
     report: Progress = progress or (lambda done, total: None)
     backup = make_backup(path, tick=lambda: report(0, total))
     try:
-        m = _migrate(path, backup, total, report)
+        m = _migrate(path, total, report)
     except AlreadyCurrent:  # another Parley upgraded it meanwhile: nothing to do
         return MigrationReport(0, 0, 0, 0, backup, time.monotonic() - started)
     except Exception as exc:
@@ -208,7 +207,7 @@ def _opening_error(exc: sqlite3.Error, path: Path) -> StoreError:
     return NotAParleyFile(path, f"SQLite cannot read it: {exc}")
 
 
-def _migrate(path: Path, backup: Path, total: int, report: Progress) -> Migration:
+def _migrate(path: Path, total: int, report: Progress) -> Migration:
     engine = create_engine(
         "sqlite+pysqlite://",
         creator=lambda: sqlite3.connect(path, isolation_level=None, check_same_thread=False),
@@ -226,7 +225,7 @@ def _migrate(path: Path, backup: Path, total: int, report: Progress) -> Migratio
         textindex.register_functions(raw)
         prefix = new_id()[:16]  # v4 turn ids: this + the v3 rowid in hex
         try:
-            with TurnPipeline(backup, index_path_for(path), prefix) as turns_in:
+            with TurnPipeline(index_path_for(path), prefix) as turns_in:
                 m = Migration(con, raw, turns_in, report=report, total_rows=total)
                 turns_in.attach(raw)
                 _run_steps(raw, m)

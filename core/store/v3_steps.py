@@ -9,11 +9,11 @@ file — never a mix. Rules quoted as "point N" come from shared/spec/v3-format.
 
 The v3 tables are first renamed aside (``v3_sessions``, ``v3_turns``,
 ``v3_app_state``) so the v4 schema (``core.store.schema.create_all``) can use
-its own names; they are dropped at the end. Turns are converted and indexed by
-the threads of :mod:`core.store.v3_turns` (from the backup, which holds the
-same rows) and inserted here in big ``executemany`` batches, which also pace
-the progress callback; sessions, spaces and settings are few and converted in
-Python, where the rules are easy to read.
+its own names; they are dropped at the end. Turns are converted in Python and
+inserted in big ``executemany`` batches, which also pace the progress callback,
+while a second thread indexes them (:mod:`core.store.v3_turns`); sessions,
+spaces and settings are few and converted in Python too, where the rules are
+easy to read.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection
 
 from core.content import new_id
 from core.store import schema
-from core.store.v3_turns import INSERT_TURNS_SQL, TurnPipeline
+from core.store.v3_turns import TurnPipeline
 
 V3_TABLES = ("sessions", "turns", "app_state")
 LEGACY_PREFIX = "v3_"
@@ -192,8 +192,7 @@ def sessions_from_v3(m: Migration) -> None:
 @step("v3→v4: turns and their blocks")
 def turns_from_v3(m: Migration) -> None:
     m.tick()
-    for rows, turns, recovered, rows_read in m.turns_in.batches(m.tick):
-        m.raw.execute(INSERT_TURNS_SQL, (rows,))
+    for turns, recovered, rows_read in m.turns_in.turns(m.raw, "v3_turns", "v3_sessions"):
         m.turns += turns
         m.recovered += recovered
         m.rows_written += rows_read

@@ -1,30 +1,31 @@
-"""Converting and indexing a v3 file's turns on two threads while the upgrade writes them.
+"""Converting a v3 file's turns, and indexing them on a second thread meanwhile.
 
 Building the full-text index is the slowest part of an upgrade (FTS5 indexes
-some 15–30 MB of text per second here), so it runs beside the rest instead of
-after it, on the machine's second core:
+some 10–30 MB of text per second here, less with a prefix index), so it runs
+beside the rest instead of after it, on the machine's second core:
 
-* the *converter* thread reads the v3 turns from the backup (a read-only,
-  immutable copy of the same rows, so it never contends for the database's
-  locks), converts them and prepares their search text
+* the upgrade's own thread reads the v3 turns (``v3_turns``, in its own
+  transaction), converts them and prepares their search text
   (:func:`core.store.v3_convert.convert_turn_indexed` — exactly what the v4
-  triggers index) and hands batches to the two others;
+  triggers index), inserts the turns, and hands the text to the indexer
+  (:meth:`TurnPipeline.turns`);
 * the *indexer* thread feeds that text, then the session titles, into an FTS5
   table of the same definition (``core.store.schema.SEARCH_DDL``) in a scratch
-  file beside the database; SQLite releases the GIL while it indexes. Each
-  batch goes through a temporary table and one ``INSERT … SELECT`` using the
-  schema's own row expressions (the ones its triggers use), with the SQL
-  function ``parley_turn_text`` returning the text already prepared — not
-  through the triggers themselves, row by row, which measured six times
-  slower (FTS5 then writes many small segments);
-* the upgrade's own thread inserts the converted turns (:meth:`TurnPipeline.batches`)
-  and, at the end, copies the finished index's shadow tables into the
-  database (:meth:`TurnPipeline.copy_index`) inside its transaction. It
-  attaches the scratch file before its transaction begins (SQLite cannot
+  file beside the database, through the schema's own row expressions (the ones
+  its triggers use) with ``parley_turn_text`` made the identity: the text is
+  already prepared. Not through the triggers themselves, row by row: that
+  measured six times slower (FTS5 then writes many small segments);
+* at the end the upgrade's thread copies the finished index's shadow tables
+  into the database (:meth:`TurnPipeline.copy_index`) inside its transaction.
+  It attaches the scratch file before its transaction begins (SQLite cannot
   attach inside one) and takes no lock on it until then.
 
-Turn numbers (``turns.n``, the index's rowid) are given by the converter in
-v3 rowid order, so the index and the rows agree without a round trip. Turns of
+The GIL: the upgrade's thread runs Python nearly all the time, so the indexer
+gets each batch as one JSON text unpacked by SQLite (``json_each``) and needs
+the GIL a few times per batch, not once per row — waiting for it once per row
+made the indexer several times slower.
+
+Turn numbers (``turns.n``, the index's rowid) follow v3 rowid order. Turns of
 sessions that no longer exist (v3 ran without foreign keys) are skipped.
 Progress counts v3 turn rows, skipped ones included. The scratch file is
 deleted before the upgrade commits; one left by a kill is deleted by the next
@@ -38,6 +39,7 @@ import json
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -45,34 +47,31 @@ from typing import Any
 from core.store import schema, textindex
 from core.store.v3_convert import convert_turn_indexed
 
-BATCH = 5_000  # v3 rows per batch handed between threads
-QUEUE_BATCHES = 8  # batches buffered per queue (bounds memory to a few dozen MB)
+BATCH = 5_000  # v3 rows per batch
+QUEUE_BATCHES = 8  # batches of text waiting for the indexer (bounds memory to ~30 MB)
 FTS_HASH_BYTES = 32 * 1024 * 1024  # FTS5 'hashsize' of the scratch index: fewer, bigger flushes
 INDEX_SUFFIX = ".parley-v4-index.tmp"
 SCRATCH = "v3index"  # schema name of the attached scratch file
 
-TurnRow = tuple[int, str, str, Any, str, str, Any]  # n, id, session_id, seq, role, blocks, created
 _DONE = object()
 
 # The rows the schema's triggers index for a turn and for a session title, as SQL over
 # a row alias (core.store.schema; asked to become public under these names).
 TURN_ROW_SQL: str = getattr(schema, "TURN_SEARCH_ROW", None) or schema._TURN_ROW
 TITLE_ROW_SQL: str = getattr(schema, "TITLE_SEARCH_ROW", None) or schema._TITLE_ROW
-# Rows come as one JSON array of [a, b, c] arrays per batch, named by ``columns``.
+# Rows come as one JSON array of [a, b, c] arrays per batch, named by ``c``.
 _INDEX = (
     "INSERT INTO search_fts (rowid, title, body, scope) SELECT {} FROM (SELECT "
     "value ->> 0 AS {c[0]}, value ->> 1 AS {c[1]}, value ->> 2 AS {c[2]} FROM json_each(?)) AS r"
 )
-#: Writes one batch of converted turns (see :meth:`TurnPipeline.batches`).
-INSERT_TURNS_SQL = (
-    "INSERT INTO turns (n, id, session_id, seq, role, blocks, created_at) SELECT "
-    "value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 "
-    "FROM json_each(?)"
+_INSERT_TURNS = (
+    "INSERT INTO turns (n, id, session_id, seq, role, blocks, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 
 
 class _Stopped(Exception):
-    """The upgrade's thread gave up; a worker thread ends quietly."""
+    """The upgrade's thread gave up; the indexer ends quietly."""
 
 
 def index_path_for(db: Path) -> Path:
@@ -81,44 +80,39 @@ def index_path_for(db: Path) -> Path:
 
 
 class TurnPipeline:
-    """The converter and indexer threads of one upgrade (see the module docstring).
+    """The turn conversion of one upgrade and its indexer thread (see the module docstring).
 
-    Use as a context manager: leaving it stops both threads and deletes the
+    Use as a context manager: leaving it stops the indexer and deletes the
     scratch index file, whatever happened.
 
     Attributes:
         rows_indexed: v3 turn rows whose text is indexed (skipped ones included).
+        waited: seconds the upgrade's thread ("write") and the indexer ("index")
+            spent waiting on each other — for benchmarks.
     """
 
-    def __init__(self, backup: Path, index_path: Path, id_prefix: str, batch: int | None = None):
-        self.backup = backup
+    def __init__(self, index_path: Path, id_prefix: str, batch: int | None = None):
         self.index_path = index_path
         self.id_prefix = id_prefix
         self.batch = batch or BATCH
         self.rows_indexed = 0
-        self._to_writer: queue.Queue[Any] = queue.Queue(QUEUE_BATCHES)
+        self.waited = {"write": 0.0, "index": 0.0}
         self._to_index: queue.Queue[Any] = queue.Queue(QUEUE_BATCHES)
         self._titles: list[tuple[int, str, str | None]] | None = None
-        self._titles_set = threading.Event()
         self._ready = threading.Event()
         self._index_done = threading.Event()
         self._stop = threading.Event()
         self._errors: list[BaseException] = []
-        self._threads = [
-            threading.Thread(target=self._guard, args=(fn,), name=name, daemon=True)
-            for name, fn in (("v3-convert", self._convert), ("v3-index", self._index))
-        ]
+        self._thread = threading.Thread(target=self._guard, name="v3-index", daemon=True)
 
     def __enter__(self) -> TurnPipeline:
         _remove(self.index_path)
-        for t in self._threads:
-            t.start()
+        self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        for t in self._threads:
-            t.join()
+        self._thread.join()
         _remove(self.index_path)
 
     # --- the upgrade's thread ------------------------------------------------------
@@ -129,28 +123,47 @@ class TurnPipeline:
             self._raise_errors()
         con.execute(f"ATTACH DATABASE ? AS {SCRATCH}", (str(self.index_path),))
 
+    def turns(
+        self, con: sqlite3.Connection, v3_turns: str, v3_sessions: str
+    ) -> Iterator[tuple[int, int, int]]:
+        """Convert and insert every v3 turn, a batch at a time.
+
+        Reads the v3 tables (renamed ``v3_turns``, ``v3_sessions``) through
+        ``con`` and inserts the v4 rows into ``turns``, in ``con``'s
+        transaction; their search text goes to the indexer.
+
+        Yields:
+            After each batch: ``(turns inserted, of them recovered, v3 rows read)``.
+
+        Raises:
+            Exception: whatever stopped the indexer.
+        """
+        sessions = {r[0] for r in con.execute(f"SELECT id FROM {v3_sessions}")}
+        # content as bytes: a damaged file may hold invalid UTF-8 (decoded with U+FFFD)
+        cur = con.execute(f"SELECT rowid, session_id, idx, role, CAST(content AS BLOB), "
+                          f"created_at FROM {v3_turns} ORDER BY rowid")
+        n, prefix, convert = 0, self.id_prefix, convert_turn_indexed
+        while rows := cur.fetchmany(self.batch):
+            out: list[tuple[Any, ...]] = []
+            texts: list[tuple[int, str, str]] = []  # n, session_id, prepared search text
+            recovered = 0
+            for rowid, session_id, idx, role, content, created_at in rows:
+                if session_id not in sessions:
+                    continue
+                role, blocks, damaged, text = convert(role, content)
+                n += 1
+                out.append((n, f"{prefix}{rowid & 0xFFFF_FFFF_FFFF_FFFF:016x}", session_id,
+                            idx, role, blocks, created_at))
+                texts.append((n, session_id, text))
+                recovered += damaged
+            con.executemany(_INSERT_TURNS, out)
+            self._put((_batch_json(texts), len(rows)))
+            yield len(out), recovered, len(rows)
+        self._put(_DONE)
+
     def set_titles(self, rows: list[tuple[int, str, str | None]]) -> None:
         """Index session titles, given as ``(sessions.n, sessions.id, title)`` rows."""
         self._titles = rows
-        self._titles_set.set()
-
-    def batches(self, tick: Callable[[], None]) -> Iterator[tuple[str, int, int, int]]:
-        """Yield ``(rows, turns, recovered, v3 rows read)`` in order until all are converted.
-
-        ``rows`` is one JSON text holding the batch's turn rows, for
-        :data:`INSERT_TURNS_SQL`; ``turns`` counts them, ``recovered`` counts the
-        damaged ones kept verbatim, ``v3 rows read`` includes skipped rows.
-
-        ``tick`` is called at least every 0.2 s while waiting (for progress reports).
-
-        Raises:
-            Exception: whatever stopped a worker thread.
-        """
-        while True:
-            item = self._get(self._to_writer, tick)
-            if item is _DONE:
-                return
-            yield item
 
     def copy_index(self, con: sqlite3.Connection, tick: Callable[[], None]) -> None:
         """Wait for the index, then make it the database's own (inside ``con``'s transaction).
@@ -160,9 +173,11 @@ class TurnPipeline:
         stays the database's own. The scratch file is then deleted (where the
         OS allows deleting an open file; else on leaving the pipeline).
         """
+        started = time.monotonic()
         while not self._index_done.wait(0.2):
             self._raise_errors()
             tick()
+        self.waited["write"] += time.monotonic() - started
         self._raise_errors()
         tables = _shadow_tables(con, "main")
         if tables != _shadow_tables(con, SCRATCH):
@@ -173,56 +188,40 @@ class TurnPipeline:
         with contextlib.suppress(OSError):
             _remove(self.index_path)
 
-    # --- worker threads --------------------------------------------------------------
+    def _put(self, item: Any) -> None:
+        started = time.monotonic()
+        while True:
+            self._raise_errors()
+            try:
+                self._to_index.put(item, timeout=0.2)
+                break
+            except queue.Full:
+                continue
+        self.waited["write"] += time.monotonic() - started
 
-    def _guard(self, fn: Callable[[], None]) -> None:
+    def _raise_errors(self) -> None:
+        if self._errors:
+            raise self._errors[0]
+
+    # --- the indexer thread ------------------------------------------------------------
+
+    def _guard(self) -> None:
         try:
-            fn()
+            self._index()
         except _Stopped:
             pass
         except BaseException as exc:  # reported to the upgrade's thread, which raises it
             self._errors.append(exc)
-            self._stop.set()
-
-    def _convert(self) -> None:
-        con = sqlite3.connect(self.backup.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
-        try:
-            sessions = {r[0] for r in con.execute("SELECT id FROM sessions")}
-            # content as bytes: a damaged file may hold invalid UTF-8 (decoded with U+FFFD)
-            cur = con.execute("SELECT rowid, session_id, idx, role, CAST(content AS BLOB), "
-                              "created_at FROM turns ORDER BY rowid")
-            n, prefix, convert = 0, self.id_prefix, convert_turn_indexed
-            while rows := cur.fetchmany(self.batch):
-                out: list[TurnRow] = []
-                texts: list[tuple[int, str, str]] = []  # n, session_id, prepared search text
-                recovered = 0
-                for rowid, session_id, idx, role, content, created_at in rows:
-                    if session_id not in sessions:
-                        continue
-                    role, blocks, damaged, text = convert(role, content)
-                    n += 1
-                    out.append((n, f"{prefix}{rowid & 0xFFFF_FFFF_FFFF_FFFF:016x}", session_id,
-                                idx, role, blocks, created_at))
-                    texts.append((n, session_id, text))
-                    recovered += damaged
-                # One JSON text per batch, unpacked by SQLite (json_each): the other threads
-                # then need the GIL once per batch, not once per row, while this one holds
-                # it nearly all the time.
-                self._put(self._to_writer, (_batch_json(out), len(out), recovered, len(rows)))
-                self._put(self._to_index, (_batch_json(texts), len(rows)))
-        finally:
-            con.close()
-        self._put(self._to_writer, _DONE)
-        self._put(self._to_index, _DONE)
 
     def _index(self) -> None:
         con = sqlite3.connect(self.index_path, isolation_level=None, check_same_thread=False)
         try:
             for pragma in ("journal_mode = OFF", "synchronous = OFF", "cache_size = -65536",
-                           "busy_timeout = 5000", "temp_store = MEMORY"):
+                           "busy_timeout = 5000"):
                 con.execute(f"PRAGMA {pragma}")
             textindex.register_functions(con)
-            # The converter already prepared each turn's text with the same function.
+            # The text comes prepared by the same function (used only if the schema's row
+            # expression cannot be made to skip it, see _turn_row_prepared).
             con.create_function("parley_turn_text", 1, _prepared, deterministic=True)
             for ddl in schema.SEARCH_DDL:
                 con.execute(ddl)
@@ -232,13 +231,11 @@ class TurnPipeline:
             con.execute("BEGIN")
             index_turns = _INDEX.format(_turn_row_prepared().format("r"),
                                         c=("n", "session_id", "blocks"))
-            while (item := self._get(self._to_index, lambda: None)) is not _DONE:
+            while (item := self._get()) is not _DONE:
                 texts_json, rows_read = item
                 con.execute(index_turns, (texts_json,))
                 self.rows_indexed += rows_read
-            while not self._titles_set.wait(0.2):
-                if self._stop.is_set():
-                    raise _Stopped()
+            # Titles come before the turns end (the sessions step runs first).
             con.execute(_INDEX.format(TITLE_ROW_SQL.format("r"), c=("n", "id", "title")),
                         (_batch_json(self._titles or []),))
             con.execute("COMMIT")
@@ -246,31 +243,44 @@ class TurnPipeline:
             con.close()
         self._index_done.set()
 
-    # --- queues ------------------------------------------------------------------------
-
-    def _put(self, q: queue.Queue[Any], item: Any) -> None:
+    def _get(self) -> Any:
+        started = time.monotonic()
         while True:
             if self._stop.is_set():
                 raise _Stopped()
             try:
-                q.put(item, timeout=0.2)
-                return
-            except queue.Full:
+                item = self._to_index.get(timeout=0.2)
+                self.waited["index"] += time.monotonic() - started
+                return item
+            except queue.Empty:
                 continue
 
-    def _get(self, q: queue.Queue[Any], tick: Callable[[], None]) -> Any:
-        while True:
-            self._raise_errors()
-            if self._stop.is_set():
-                raise _Stopped()
-            try:
-                return q.get(timeout=0.2)
-            except queue.Empty:
-                tick()
 
-    def _raise_errors(self) -> None:
-        if self._errors:
-            raise self._errors[0]
+def _turn_row_prepared() -> str:
+    """The schema's search row of a turn with ``parley_turn_text`` made the identity in SQL.
+
+    Falls back to the (identity) Python function when the expression does not
+    call it exactly once — correct, only slower (one GIL round per row).
+    """
+    call = "parley_turn_text("
+    if TURN_ROW_SQL.count(call) == 1:
+        return TURN_ROW_SQL.replace(call, "(")
+    return TURN_ROW_SQL
+
+
+def _prepared(text: str | None) -> str | None:
+    """``parley_turn_text`` in the scratch index: the text comes prepared."""
+    return text
+
+
+def _batch_json(rows: list[Any]) -> str:
+    return _dumps(rows)
+
+
+_dumps = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"),
+    default=lambda o: o.decode("utf-8", "replace") if isinstance(o, bytes) else str(o),
+).encode
 
 
 def _shadow_tables(con: sqlite3.Connection, db: str) -> list[str]:
@@ -286,31 +296,3 @@ def _remove(path: Path) -> None:
     for suffix in ("", "-journal", "-wal", "-shm"):
         with contextlib.suppress(FileNotFoundError):
             Path(f"{path}{suffix}").unlink()
-
-
-def _prepared(text: str | None) -> str | None:
-    """``parley_turn_text`` in the scratch index: the text comes prepared by the converter."""
-    return text
-
-
-def _turn_row_prepared() -> str:
-    """The schema's search row of a turn, with ``parley_turn_text`` made the identity in SQL.
-
-    The text is already prepared (by the same function), and a Python call per row
-    would need the GIL once per row. Falls back to the (identity) SQL function when
-    the expression does not call it exactly once as expected.
-    """
-    call = "parley_turn_text("
-    if TURN_ROW_SQL.count(call) == 1:
-        return TURN_ROW_SQL.replace(call, "(")
-    return TURN_ROW_SQL
-
-
-def _batch_json(rows: list[Any]) -> str:
-    return _dumps(rows)
-
-
-_dumps = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"),
-    default=lambda o: o.decode("utf-8", "replace") if isinstance(o, bytes) else str(o),
-).encode

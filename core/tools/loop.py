@@ -17,14 +17,20 @@ again without tools, and the user a notice (:class:`ToolsUnavailable`).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core.content import Block, ToolUseBlock, Turn
+from core.providers.base import ChatRequest
 from core.providers.errors import BadRequest, ProviderError, ServerError
-from core.tools.registry import text_result
+from core.tools.executor import ToolExecutor
+from core.tools.registry import ToolContext, text_result
+
+log = logging.getLogger(__name__)
 
 MAX_ROUNDS_KEY = "tools.max_rounds"
 DEFAULT_MAX_ROUNDS = 8
@@ -131,7 +137,15 @@ def limit_results(calls: Sequence[ToolUseBlock], rounds: int) -> Turn:
 
 
 def unavailable_message(model_ref: str, detail: str) -> str:
-    """Return the notice shown when a server rejected tools."""
+    """Return the notice shown when a server rejected tools.
+
+    Args:
+        model_ref: ``provider:model``.
+        detail: the provider error's message; the server's own words (in
+            its parentheses) are quoted when present.
+    """
+    quoted = re.search(r"\((.+)\)", detail)
+    detail = quoted.group(1) if quoted else detail
     return (
         f"The server of {model_ref} does not accept tools, so this reply was written "
         "without memory, skills or session search, and tools stay off for this model. "
@@ -147,3 +161,147 @@ def limit_message(rounds: int) -> str:
         "Parley stopped running tools and asked it to answer. You can raise the limit "
         "(tools.max_rounds) in Settings."
     )
+
+
+ToolEvent = ToolResultsSaved | ToolStepFinished | ToolsUnavailable | ToolRoundLimit
+
+
+@dataclass
+class ToolRounds:
+    """The tool rounds of one run (one user message).
+
+    Attributes:
+        executor: runs the calls.
+        store: the ``AsyncStore`` the results are saved to.
+        session_id: the session.
+        space_id: its space.
+        limit: rounds allowed (``tools.max_rounds``).
+        rounds: rounds answered so far (the limit's refusals included).
+    """
+
+    executor: ToolExecutor
+    store: Any
+    session_id: str
+    space_id: str
+    limit: int
+    rounds: int = 0
+
+    async def answer(
+        self, turn: Turn, stored: Sequence[Turn], emit: Callable[[ToolEvent], None]
+    ) -> bool:
+        """Answer the calls of a saved assistant turn and save the user turn of results.
+
+        Within the limit the calls run; at the limit they get
+        :func:`limit_results` (and the user a :class:`ToolRoundLimit` notice);
+        after it too, and the run should end.
+
+        Args:
+            turn: the assistant turn asking for tools (already saved).
+            stored: the session's stored turns before it.
+            emit: receives :class:`ToolRoundLimit` and :class:`ToolResultsSaved`.
+
+        Returns:
+            True when the model should be asked again, False when the run ends here.
+
+        Raises:
+            asyncio.CancelledError: the run was stopped while a tool worked;
+                nothing was saved for this round (the wire rules answer the
+                calls as interrupted).
+            StoreError: the results could not be saved.
+        """
+        calls = tool_calls(turn)
+        answered = self.rounds
+        if answered < self.limit:
+            ctx = ToolContext(self.store, self.session_id, self.space_id, [*stored, turn])
+            results = await self.executor.run_round(calls, ctx)
+        else:
+            results = limit_results(calls, self.limit)
+            if answered == self.limit:
+                emit(ToolRoundLimit(self.session_id, self.limit, limit_message(self.limit)))
+        self.rounds += 1
+        await asyncio.shield(self.store.append_turn(self.session_id, results))
+        emit(ToolResultsSaved(self.session_id, results))
+        return answered <= self.limit
+
+
+class RunTools:
+    """What a run asks of the tools; without an executor, requests go out as before.
+
+    Args:
+        executor: Parley's tools, or None for a runner without tools.
+        store: the ``AsyncStore``.
+    """
+
+    def __init__(self, executor: ToolExecutor | None, store: Any) -> None:
+        self.executor = executor
+        self.store = store
+
+    async def rounds(self, session: Any, provider: Any, model_ref: str) -> ToolRounds | None:
+        """The tool rounds of a run, or None when no tools go with its requests.
+
+        Args:
+            session: the session (``id``, ``space_id``).
+            provider: the adapter (its ``caps.kind`` picks the switch's default).
+            model_ref: ``provider:model``.
+        """
+        caps = getattr(provider, "caps", None)
+        if self.executor is None or caps is None:
+            return None
+        if not await self.executor.enabled(session.space_id, caps.kind, model_ref):
+            return None
+        limit = await max_rounds(self.store)
+        return ToolRounds(self.executor, self.store, session.id, session.space_id, limit)
+
+    async def system(self, session: Any, stored: Sequence[Turn], tools_on: bool) -> str | None:
+        """The system prompt: frozen with its blocks, or without tools the session's own."""
+        if self.executor is None:
+            return session.system_prompt or None
+        return await self.executor.system_prompt(session, stored, tools_on=tools_on)
+
+    async def request(
+        self, session: Any, model_id: str, stored: list[Turn], tools_on: bool
+    ) -> ChatRequest:
+        """The request for the stored turns, before compaction has its say."""
+        tools = self.executor.specs() if self.executor is not None and tools_on else []
+        system = await self.system(session, stored, tools_on)
+        return ChatRequest(model=model_id, turns=stored, system=system, tools=tools)
+
+    async def finish(
+        self,
+        request: ChatRequest,
+        session: Any,
+        stored: list[Turn],
+        tools_on: bool,
+        *,
+        compacted: bool,
+    ) -> ChatRequest:
+        """The request to send: the prompt rendered again after a compaction, and
+        unloaded skills' output stubbed (``core.tools.skills.stub_unloaded``)."""
+        if self.executor is None:
+            return request
+        if compacted:
+            request = replace(request, system=await self.system(session, stored, tools_on))
+        return replace(request, turns=self.executor.wire_turns(request.turns))
+
+    def rejected(self, exc: BaseException, request: ChatRequest, provider: Any) -> bool:
+        """True when ``exc`` is the server refusing the request's tools (:func:`rejects_tools`)."""
+        kind = getattr(getattr(provider, "caps", None), "kind", "")
+        return bool(request.tools) and rejects_tools(exc, kind)
+
+    async def without_tools(
+        self,
+        request: ChatRequest,
+        session: Any,
+        stored: list[Turn],
+        model_ref: str,
+        error: ProviderError,
+        emit: Callable[[ToolEvent], None],
+    ) -> ChatRequest:
+        """Remember that the model's server takes no tools, tell the user, and return
+        the request without tools (and with the prompt for tools off)."""
+        log.info("%s rejected tools: %s", model_ref, error)
+        if self.executor is not None:
+            await self.executor.mark_unsupported(model_ref)
+        message = unavailable_message(model_ref, error.message)
+        emit(ToolsUnavailable(session.id, model_ref, message))
+        return replace(request, tools=[], system=await self.system(session, stored, False))

@@ -22,6 +22,10 @@ It is rendered again (:class:`FrozenPrompts`) when:
   skills" command);
 * the user changed what the prompt is made from on purpose: the session's own
   system prompt, or tools switched on or off for it.
+
+A fork starts with its parent's frozen prompt (when made from the same system
+prompt, tools on or off alike), so its first request can read the parent's
+cached prefix.
 """
 
 from __future__ import annotations
@@ -166,9 +170,26 @@ class FrozenPrompts:
         if isinstance(record, Mapping) and record.get("fingerprint") == mark:
             text = record.get("text")
             return text if isinstance(text, str) else None
-        text = await self.render(session, tools_on=tools_on)
+        parent = getattr(session, "parent_session_id", None)
+        inherited = None
+        if record is None and parent:
+            inherited = await self._inherit(parent, mark)
+        text = inherited if inherited is not None else await self.render(
+            session, tools_on=tools_on
+        )
         await self.store.set_state(key, {"text": text, "fingerprint": mark, "frozen_at": now_ms()})
         return text
+
+    async def _inherit(self, parent_id: str, mark: Mapping[str, Any]) -> str | None:
+        """The parent's frozen prompt when made from the same base prompt and tools flag."""
+        record = await self.store.get_state(STATE_PREFIX + parent_id)
+        if not isinstance(record, Mapping) or not isinstance(record.get("text"), str):
+            return None
+        theirs = record.get("fingerprint")
+        if not isinstance(theirs, Mapping):
+            return None
+        same = all(theirs.get(k) == mark[k] for k in ("base", "tools"))
+        return str(record["text"]) if same else None
 
     async def refresh(self, session_id: str) -> None:
         """Forget a session's frozen prompt: its next request renders memory and skills anew."""

@@ -1,9 +1,12 @@
-"""Item model of the sidebar: spaces → sessions (→ a "Show more" row per space).
+"""Item model of the sidebar: spaces → sessions → forks (→ a "Show more" row per space).
 
 Rows are kept in display order — pinned first, then newest first by
 ``updated_at`` — the order ``Store.list_sessions`` returns; :meth:`upsert`
-keeps it when a session changes. Only the first page of each space is
-loaded; a "Show more" row asks for the next (start-up stays fast with
+keeps it when a session changes. A fork is a child of the session it came
+from when that session is loaded in the same space; otherwise (its parent
+was deleted, moved away or is not loaded yet) it is a row of its space and
+is adopted as soon as its parent appears. Only the first page of each space
+is loaded; a "Show more" row asks for the next (start-up stays fast with
 10,000 sessions).
 """
 
@@ -13,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QByteArray, QMimeData, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 
 KIND = Qt.ItemDataRole.UserRole + 1  # "space" | "session" | "more"
@@ -22,17 +25,30 @@ PINNED = Qt.ItemDataRole.UserRole + 3
 UPDATED = Qt.ItemDataRole.UserRole + 4  # epoch ms
 RUNNING = Qt.ItemDataRole.UserRole + 5
 SPACE = Qt.ItemDataRole.UserRole + 6  # the session's space id
+ARCHIVED = Qt.ItemDataRole.UserRole + 7
+PARENT = Qt.ItemDataRole.UserRole + 8  # a fork's parent session id (None otherwise)
+FORK_POINT = Qt.ItemDataRole.UserRole + 9  # a fork's "at …" line (None until known)
+PARENT_GONE = Qt.ItemDataRole.UserRole + 10  # a fork whose parent was deleted
 
+SESSION_MIME = "application/x-parley-session"
+SPACE_MIME = "application/x-parley-space"
 UNTITLED = "New chat"
 Index = QModelIndex | QPersistentModelIndex
+
+_DRAG = Qt.ItemFlag.ItemIsDragEnabled | Qt.ItemFlag.ItemIsDropEnabled
+_ROW = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
 def _sort_key(pinned: bool, updated: int) -> tuple[int, int]:
     return (0 if pinned else 1, -updated)
 
 
+def _key_of(item: QStandardItem) -> tuple[int, int]:
+    return _sort_key(bool(item.data(PINNED)), int(item.data(UPDATED) or 0))
+
+
 class SessionTreeModel(QStandardItemModel):
-    """Spaces at the top level, their sessions as children."""
+    """Spaces at the top level, their sessions as children, forks under their parents."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -43,26 +59,76 @@ class SessionTreeModel(QStandardItemModel):
 
     @contextmanager
     def _mutation(self) -> Iterator[None]:
-        self.mutating = True
+        was, self.mutating = self.mutating, True
         try:
             yield
         finally:
-            self.mutating = False
+            self.mutating = was
 
     # -- spaces ---------------------------------------------------------
     def set_spaces(self, spaces: Iterable[Any]) -> None:
         """Show these spaces (objects with ``id`` and ``name``), in order; drops all sessions."""
-        self.clear()
-        self._sessions.clear()
-        self._spaces.clear()
-        for space in spaces:
-            item = QStandardItem(space.name)
-            item.setData("space", KIND)
-            item.setData(space.id, ID)
-            item.setFlags(Qt.ItemFlag.ItemIsEnabled)
-            item.setData(f"Space {space.name}", Qt.ItemDataRole.AccessibleTextRole)
-            self.appendRow(item)
-            self._spaces[space.id] = item
+        with self._mutation():
+            self.clear()
+            self._sessions.clear()
+            self._spaces.clear()
+            for space in spaces:
+                self.add_space(space)
+
+    def add_space(self, space: Any, row: int | None = None) -> None:
+        """Add a space heading at ``row`` (default: last); renames it if present."""
+        item = self._spaces.get(space.id)
+        if item is not None:
+            self.rename_space(space.id, space.name)
+            return
+        item = QStandardItem()
+        item.setData("space", KIND)
+        item.setData(space.id, ID)
+        item.setFlags(_ROW | _DRAG)
+        self._spaces[space.id] = item
+        self._set_space_name(item, space.name)
+        with self._mutation():
+            self.insertRow(self.rowCount() if row is None else row, item)
+
+    def rename_space(self, space_id: str, name: str) -> None:
+        """Change a space heading's text."""
+        item = self._spaces.get(space_id)
+        if item is not None:
+            self._set_space_name(item, name)
+
+    @staticmethod
+    def _set_space_name(item: QStandardItem, name: str) -> None:
+        item.setText(name)
+        item.setToolTip(name)
+        item.setData(f"Space {name}", Qt.ItemDataRole.AccessibleTextRole)
+
+    def remove_space(self, space_id: str) -> None:
+        """Remove a space heading and every session row under it."""
+        item = self._spaces.pop(space_id, None)
+        if item is None:
+            return
+        for sid in [s for s, i in self._sessions.items() if i.data(SPACE) == space_id]:
+            del self._sessions[sid]
+        with self._mutation():
+            self.removeRow(item.row())
+
+    def order_spaces(self, ids: Sequence[str]) -> None:
+        """Put the space headings (with their sessions) in the order of ``ids``."""
+        with self._mutation():
+            for target, space_id in enumerate(i for i in ids if i in self._spaces):
+                row = self._spaces[space_id].row()
+                if row != target:
+                    taken = self.takeRow(row)
+                    self.insertRow(target, taken)
+
+    def space_ids(self) -> list[str]:
+        """The space ids in display order."""
+        return [self.item(r).data(ID) for r in range(self.rowCount())]
+
+    def space_index(self, space_id: str) -> QModelIndex:
+        """The index of a space heading (invalid when unknown)."""
+        item = self._spaces.get(space_id)
+        return item.index() if item else QModelIndex()
 
     # -- sessions -------------------------------------------------------
     def add_sessions(self, space_id: str, sessions: Sequence[Any], *, has_more: bool) -> None:
@@ -73,31 +139,23 @@ class SessionTreeModel(QStandardItemModel):
             sessions: ``core.store.models.Session`` objects.
             has_more: whether a further page exists (shows "Show more").
         """
-        parent = self._spaces.get(space_id)
-        if parent is None:
+        space = self._spaces.get(space_id)
+        if space is None:
             return
-        self._drop_more(parent)
-        for s in sessions:
-            if s.id in self._sessions:
-                self._fill(self._sessions[s.id], s)
-                continue
-            item = QStandardItem()
-            self._fill(item, s)
-            parent.appendRow(item)
-            self._sessions[s.id] = item
-        if has_more:
-            more = QStandardItem("Show more")
-            more.setData("more", KIND)
-            more.setData(space_id, ID)
-            more.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
-            parent.appendRow(more)
+        with self._mutation():
+            self._drop_more(space)
+            for s in sessions:
+                self._upsert(s)
+            if has_more:
+                more = QStandardItem("Show more")
+                more.setData("more", KIND)
+                more.setData(space_id, ID)
+                more.setFlags(_ROW)
+                space.appendRow(more)
 
     def loaded_count(self, space_id: str) -> int:
-        """How many sessions of a space are loaded."""
-        parent = self._spaces.get(space_id)
-        if parent is None:
-            return 0
-        return sum(1 for r in range(parent.rowCount()) if parent.child(r).data(KIND) == "session")
+        """How many sessions of a space are loaded (forks nested anywhere included)."""
+        return sum(1 for i in self._sessions.values() if i.data(SPACE) == space_id)
 
     def upsert(self, session: Any) -> QModelIndex:
         """Insert or update a session and move it to its place; returns its index."""
@@ -105,36 +163,78 @@ class SessionTreeModel(QStandardItemModel):
             return self._upsert(session)
 
     def _upsert(self, session: Any) -> QModelIndex:
-        item = self._sessions.get(session.id)
-        parent = self._spaces.get(session.space_id)
-        if parent is None:
+        space = self._spaces.get(session.space_id)
+        if space is None:
+            self._remove(session.id)  # its space is not shown (or was deleted)
             return QModelIndex()
-        if item is not None:
-            old_parent = item.parent()
-            taken = old_parent.takeRow(item.row())
-            item = taken[0]
-        else:
+        item = self._sessions.get(session.id)
+        if item is None:
             item = QStandardItem()
             self._sessions[session.id] = item
+        else:
+            self._take(item)
         self._fill(item, session)
-        key = _sort_key(bool(session.pinned), int(session.updated_at or 0))
+        self._insert_sorted(self._home_of(item), item)
+        self._release_strangers(item)
+        self._adopt(item)
+        return item.index()
+
+    def _home_of(self, item: QStandardItem) -> QStandardItem:
+        """Where a session row belongs: under its parent session if shown in its space."""
+        space = self._spaces[item.data(SPACE)]
+        parent = self._sessions.get(item.data(PARENT) or "")
+        if parent is None or parent.data(SPACE) != item.data(SPACE):
+            return space
+        ancestor: QStandardItem | None = parent
+        while ancestor is not None:  # never under itself (a cycle would hide both)
+            if ancestor is item:
+                return space
+            ancestor = ancestor.parent()
+        return parent
+
+    @staticmethod
+    def _take(item: QStandardItem) -> None:
+        """Detach ``item`` (its children stay with it)."""
+        holder = item.parent()
+        if holder is not None:
+            holder.takeRow(item.row())
+        elif item.model() is not None:
+            item.model().takeRow(item.row())
+
+    @staticmethod
+    def _insert_sorted(parent: QStandardItem, item: QStandardItem) -> None:
+        key = _key_of(item)
         row = 0
         while row < parent.rowCount():
             other = parent.child(row)
-            if other.data(KIND) != "session" or key <= _sort_key(
-                bool(other.data(PINNED)), int(other.data(UPDATED) or 0)
-            ):
+            if other.data(KIND) != "session" or key <= _key_of(other):
                 break
             row += 1
         parent.insertRow(row, item)
-        return item.index()
+
+    def _adopt(self, item: QStandardItem) -> None:
+        """Move the forks of ``item`` that wait at their space's level under it."""
+        sid, space = item.data(ID), self._spaces[item.data(SPACE)]
+        waiting = [space.child(r) for r in range(space.rowCount())
+                   if space.child(r).data(PARENT) == sid]
+        for child in waiting:
+            self._take(child)
+            self._insert_sorted(item, child)
+
+    def _release_strangers(self, item: QStandardItem) -> None:
+        """Children of ``item`` from another space go back to their own space."""
+        strangers = [item.child(r) for r in range(item.rowCount())
+                     if item.child(r).data(SPACE) != item.data(SPACE)]
+        for child in strangers:
+            self._take(child)
+            self._insert_sorted(self._home_of(child), child)
 
     def set_title(self, session_id: str, title: str) -> None:
         """Change a session's shown title."""
         item = self._sessions.get(session_id)
         if item is not None:
             item.setText(title or UNTITLED)
-            item.setToolTip(title or UNTITLED)
+            item.setToolTip(self._tooltip(item))
 
     def set_running(self, session_id: str, running: bool) -> None:
         """Mark a session as answering (the row shows a dot)."""
@@ -142,29 +242,72 @@ class SessionTreeModel(QStandardItemModel):
         if item is not None:
             item.setData(running, RUNNING)
 
-    def remove(self, session_id: str) -> None:
-        """Remove a session's row (no-op if absent)."""
-        item = self._sessions.pop(session_id, None)
+    def set_fork_point(self, session_id: str, text: str | None) -> None:
+        """Show where a fork came from ("at “How do I…”"); None shows nothing."""
+        item = self._sessions.get(session_id)
         if item is not None:
-            with self._mutation():
-                item.parent().removeRow(item.row())
+            item.setData(text, FORK_POINT)
+            item.setToolTip(self._tooltip(item))
+
+    def set_parent_gone(self, parent_id: str) -> None:
+        """Mark the forks of a deleted session as orphans (they stay, at their space's level)."""
+        for item in self._sessions.values():
+            if item.data(PARENT) == parent_id:
+                item.setData(True, PARENT_GONE)
+                item.setToolTip(self._tooltip(item))
+
+    def remove(self, session_id: str) -> None:
+        """Remove a session's row (no-op if absent); its forks move to their space's level."""
+        with self._mutation():
+            self._remove(session_id)
+
+    def _remove(self, session_id: str) -> None:
+        item = self._sessions.pop(session_id, None)
+        if item is None:
+            return
+        children = [item.child(r) for r in range(item.rowCount())]
+        for child in children:
+            self._take(child)
+        self._take(item)
+        for child in children:
+            self._insert_sorted(self._home_of(child), child)
 
     def index_of(self, session_id: str) -> QModelIndex:
         """Return the index of a session row (invalid when not loaded)."""
         item = self._sessions.get(session_id)
         return item.index() if item else QModelIndex()
 
+    def has(self, session_id: str) -> bool:
+        """True when the session has a row."""
+        return session_id in self._sessions
+
     def session_ids(self) -> list[str]:
-        """Return the loaded session ids in display order (space by space)."""
+        """Return the loaded session ids in display order (space by space, forks after
+        their parent)."""
         return [i.data(ID) for i in self._iter_sessions()]
 
+    def forks_of(self, session_id: str) -> list[str]:
+        """Ids of the fork rows nested directly under a session, in display order."""
+        item = self._sessions.get(session_id)
+        if item is None:
+            return []
+        return [item.child(r).data(ID) for r in range(item.rowCount())]
+
+    def space_of(self, session_id: str) -> str | None:
+        """The space id a session row is in (None when not loaded)."""
+        item = self._sessions.get(session_id)
+        return item.data(SPACE) if item else None
+
     def _iter_sessions(self) -> Iterator[QStandardItem]:
-        for r in range(self.rowCount()):
-            space = self.item(r)
-            for c in range(space.rowCount()):
-                child = space.child(c)
+        def walk(parent: QStandardItem) -> Iterator[QStandardItem]:
+            for c in range(parent.rowCount()):
+                child = parent.child(c)
                 if child.data(KIND) == "session":
                     yield child
+                    yield from walk(child)
+
+        for r in range(self.rowCount()):
+            yield from walk(self.item(r))
 
     @staticmethod
     def _drop_more(parent: QStandardItem) -> None:
@@ -173,15 +316,52 @@ class SessionTreeModel(QStandardItemModel):
             parent.removeRow(last)
 
     @staticmethod
-    def _fill(item: QStandardItem, s: Any) -> None:
+    def _tooltip(item: QStandardItem) -> str:
+        tip = item.text()
+        if item.data(PARENT):
+            tip += "\nFork of a deleted chat" if item.data(PARENT_GONE) else "\nFork"
+            if item.data(FORK_POINT):
+                tip += f", {item.data(FORK_POINT)}"
+        if item.data(ARCHIVED):
+            tip += "\nArchived"
+        return tip
+
+    @classmethod
+    def _fill(cls, item: QStandardItem, s: Any) -> None:
         title = s.title or UNTITLED
         item.setText(title)
-        item.setToolTip(title)
         item.setData("session", KIND)
         item.setData(s.id, ID)
         item.setData(bool(s.pinned), PINNED)
         item.setData(int(s.updated_at or 0), UPDATED)
         item.setData(s.space_id, SPACE)
-        item.setData(f"Chat {title}" + (", pinned" if s.pinned else ""),
-                     Qt.ItemDataRole.AccessibleTextRole)
-        item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
+        item.setData(bool(getattr(s, "archived", False)), ARCHIVED)
+        parent = getattr(s, "parent_session_id", None)
+        item.setData(parent, PARENT)
+        item.setData(parent is not None and not getattr(s, "parent_exists", True), PARENT_GONE)
+        flags = [", pinned" if s.pinned else "", ", fork" if parent else "",
+                 ", archived" if getattr(s, "archived", False) else ""]
+        item.setData(f"Chat {title}" + "".join(flags), Qt.ItemDataRole.AccessibleTextRole)
+        item.setFlags(_ROW | _DRAG)
+        item.setToolTip(cls._tooltip(item))
+
+    # -- drag and drop ------------------------------------------------------
+    def mimeTypes(self) -> list[str]:  # noqa: N802
+        return [SESSION_MIME, SPACE_MIME]
+
+    def mimeData(self, indexes: Sequence[QModelIndex]) -> QMimeData:  # noqa: N802
+        """A dragged session or space row: its id under our own MIME type."""
+        data = QMimeData()
+        for index in indexes:
+            kind = index.data(KIND)
+            if kind in ("session", "space"):
+                mime = SESSION_MIME if kind == "session" else SPACE_MIME
+                data.setData(mime, QByteArray(str(index.data(ID)).encode()))
+                break
+        return data
+
+    def supportedDropActions(self) -> Qt.DropAction:  # noqa: N802
+        return Qt.DropAction.MoveAction
+
+    def supportedDragActions(self) -> Qt.DropAction:  # noqa: N802
+        return Qt.DropAction.MoveAction

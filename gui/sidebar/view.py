@@ -1,13 +1,18 @@
-"""The sidebar widget: "New chat" button and the tree of spaces and sessions.
+"""The sidebar widget: "New chat", search, and the tree of spaces, sessions and forks.
 
 Selecting a session row (click, or the arrow keys) asks the window to open
-it; the window owns what that means. Space rows are section headings.
+it; the window owns what that means. Space rows are headings (click the
+arrow to fold a space); forks nest under the session they came from and
+fold the same way. Sessions are dragged onto another space to move them,
+spaces dragged onto another space's place to reorder them. Everything the
+context menus offer is also reachable from the keyboard (the Menu key or
+Shift+F10 opens the menu of the focused row).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QColor, QFont, QPainter, QPainterPath
+from PySide6.QtCore import QByteArray, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -15,76 +20,31 @@ from PySide6.QtWidgets import (
     QLabel,
     QMenu,
     QPushButton,
-    QStyle,
-    QStyledItemDelegate,
-    QStyleOptionViewItem,
+    QToolButton,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
 from gui import appearance
-from gui.sidebar.model import ID, KIND, PINNED, RUNNING, SessionTreeModel
-
-ROW_H = 34
-SPACE_H = 30
-
-
-class _RowDelegate(QStyledItemDelegate):
-    """Paints session rows as rounded pills and space rows as small headings."""
-
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:  # noqa: N802
-        return QSize(option.rect.width(), SPACE_H if index.data(KIND) == "space" else ROW_H)
-
-    def paint(self, p: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
-        t = appearance.current()
-        kind = index.data(KIND)
-        rect = option.rect.adjusted(8, 1, -8, -1)
-        p.save()
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        font = QFont(option.font)
-        if kind == "space":
-            font.setPointSizeF(font.pointSizeF() * 0.85)
-            font.setWeight(QFont.Weight.DemiBold)
-            p.setFont(font)
-            p.setPen(QColor(t.muted))
-            p.drawText(rect.adjusted(10, 8, 0, 0),
-                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                       str(index.data()))
-            p.restore()
-            return
-        selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
-        if selected or hovered:
-            path = QPainterPath()
-            path.addRoundedRect(rect, 8, 8)
-            p.fillPath(path, QColor(t.selected if selected else t.hover))
-        text_rect = rect.adjusted(10, 0, -10, 0)
-        if kind == "more":
-            p.setPen(QColor(t.muted))
-        else:
-            p.setPen(QColor(t.text))
-            if index.data(RUNNING):
-                p.setBrush(QColor(t.accent))
-                p.setPen(Qt.PenStyle.NoPen)
-                p.drawEllipse(QPoint(text_rect.right() - 3, text_rect.center().y()), 3, 3)
-                p.setPen(QColor(t.text))
-                text_rect.adjust(0, 0, -14, 0)
-            if index.data(PINNED):
-                icon = appearance.icon("pin", t.muted, 14)
-                icon.paint(p, QRect(text_rect.right() - 14, text_rect.center().y() - 7, 14, 14))
-                text_rect.adjust(0, 0, -20, 0)
-        if selected:
-            font.setWeight(QFont.Weight.Medium)
-        p.setFont(font)
-        elided = option.fontMetrics.elidedText(str(index.data()), Qt.TextElideMode.ElideRight,
-                                               text_rect.width())
-        p.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, elided)
-        p.restore()
+from gui.sidebar.delegate import RowDelegate, chevron_rect
+from gui.sidebar.menus import session_menu, space_menu
+from gui.sidebar.model import ID, KIND, SESSION_MIME, SPACE, SPACE_MIME, SessionTreeModel
 
 
 class SessionTree(QTreeView):
-    """The tree view; Home/End/arrows move between sessions, skipping headings."""
+    """The tree view: arrows move between rows, Left/Right fold forks and spaces.
+
+    Signals:
+        session_dropped(str, str): a session was dropped on a space (session id, space id).
+        space_dropped(str, str): a space heading was dropped on another one
+            (moved space id, the space it now goes before).
+        menu_requested(QModelIndex, QPoint): the context menu of a row (global position).
+    """
+
+    session_dropped = Signal(str, str)
+    space_dropped = Signal(str, str)
+    menu_requested = Signal(QModelIndex, QPoint)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -92,25 +52,141 @@ class SessionTree(QTreeView):
         self.setAccessibleName("Chats")
         self.setHeaderHidden(True)
         self.setRootIsDecorated(False)
-        self.setIndentation(0)
-        self.setItemsExpandable(False)
+        self.setIndentation(0)  # the delegate indents forks itself
+        self.setItemsExpandable(True)
+        self.setExpandsOnDoubleClick(False)
         self.setUniformRowHeights(False)
         self.setMouseTracking(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.setItemDelegate(_RowDelegate(self))
+        self.setDragEnabled(True)
+        self.setAcceptDrops(True)
+        self.setDropIndicatorShown(False)  # the delegate outlines the target instead
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DragDrop)
+        self.setDefaultDropAction(Qt.DropAction.MoveAction)
+        self.row_delegate = RowDelegate(self)
+        self.setItemDelegate(self.row_delegate)
+        self.customContextMenuRequested.connect(
+            lambda pos: self.menu_requested.emit(self.indexAt(pos),
+                                                 self.viewport().mapToGlobal(pos)))
+
+    # -- folding ------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        index = self.indexAt(event.position().toPoint())
+        if index.isValid() and event.button() == Qt.MouseButton.LeftButton:
+            kind = index.data(KIND)
+            on_arrow = chevron_rect(self.visualRect(index), index).contains(
+                event.position().toPoint())
+            foldable = kind == "space" or (kind == "session" and self.model().hasChildren(index))
+            if foldable and (on_arrow or kind == "space"):
+                self.setExpanded(index, not self.isExpanded(index))
+                event.accept()
+                return
+        super().mousePressEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        key, mods = event.key(), event.modifiers()
+        if key == Qt.Key.Key_Menu or (key == Qt.Key.Key_F10 and
+                                      mods & Qt.KeyboardModifier.ShiftModifier):
+            index = self.currentIndex()
+            if index.isValid():
+                rect = self.visualRect(index)
+                self.menu_requested.emit(index, self.viewport().mapToGlobal(rect.center()))
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    # -- drag and drop -------------------------------------------------------------
+    def drop_target(self, index: QModelIndex, mime: str) -> str | None:
+        """The space id a drop of ``mime`` at ``index`` means (None: refused)."""
+        if not index.isValid():
+            return None
+        kind = index.data(KIND)
+        if mime == SPACE_MIME:
+            return index.data(ID) if kind == "space" else None
+        if kind == "space":
+            return str(index.data(ID))
+        if kind == "session":
+            return str(index.data(SPACE))
+        return str(index.data(ID)) if kind == "more" else None
+
+    @staticmethod
+    def _payload(event: QDropEvent | QDragMoveEvent) -> tuple[str, str] | None:
+        data = event.mimeData()
+        for mime in (SESSION_MIME, SPACE_MIME):
+            if data.hasFormat(mime):
+                return mime, bytes(QByteArray(data.data(mime)).data()).decode()
+        return None
+
+    def dragEnterEvent(self, event: QDragMoveEvent) -> None:  # type: ignore[override]  # noqa: N802
+        if self._payload(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802
+        payload = self._payload(event)
+        index = self.indexAt(event.position().toPoint())
+        target = self.drop_target(index, payload[0]) if payload else None
+        self.row_delegate.drop_target = (self.model().index(*self._space_row(target))
+                                         if target else None)
+        self.viewport().update()
+        if target is None:
+            event.ignore()
+        else:
+            event.setDropAction(Qt.DropAction.MoveAction)
+            event.accept()
+
+    def _space_row(self, space_id: str) -> tuple[int, int]:
+        model = self.model()
+        for r in range(model.rowCount()):
+            if model.index(r, 0).data(ID) == space_id:
+                return r, 0
+        return -1, 0
+
+    def dragLeaveEvent(self, event: object) -> None:  # noqa: N802
+        self.row_delegate.drop_target = None
+        self.viewport().update()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        """Interpret the drop (the model's rows are moved by the window, not by Qt)."""
+        self.row_delegate.drop_target = None
+        self.viewport().update()
+        payload = self._payload(event)
+        index = self.indexAt(event.position().toPoint())
+        target = self.drop_target(index, payload[0]) if payload else None
+        if payload is None or target is None:
+            event.ignore()
+            return
+        mime, dragged = payload
+        event.setDropAction(Qt.DropAction.CopyAction)  # nothing for Qt to remove afterwards
+        event.accept()
+        if mime == SESSION_MIME:
+            self.session_dropped.emit(dragged, target)
+        elif dragged != target:
+            self.space_dropped.emit(dragged, target)
 
 
 class Sidebar(QWidget):
-    """Signals carry session ids (or a space id for ``load_more_requested``)."""
+    """Signals carry session ids, space ids, or both."""
 
     session_activated = Signal(str)
     new_chat_clicked = Signal()
     rename_requested = Signal(str)
     delete_requested = Signal(str)
     load_more_requested = Signal(str)
+    pin_requested = Signal(str)
+    archive_requested = Signal(str)
+    export_requested = Signal(str)
+    move_requested = Signal(str, str)  # session id, space id
+    space_action = Signal(str, str)  # "new-chat" | "rename" | "edit" | "up" | "down" | "delete"
+    space_dropped = Signal(str, str)  # moved space id, the space it goes before
+    new_space_requested = Signal()
+    import_requested = Signal()
+    search_requested = Signal()
+    archived_toggled = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -118,9 +194,54 @@ class Sidebar(QWidget):
         self.setAccessibleName("Sidebar")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.model = SessionTreeModel(self)
+        self.show_archived = False
+        #: the space that cannot be deleted (set by the window once known).
+        self.default_space_id: str | None = None
+        self._selected: str | None = None
+        self._build_top()
+        self._build_tree()
+        self.status = QLabel("", self)
+        self.status.setObjectName("SidebarStatus")
+        self.status.setWordWrap(True)
+        self.status.hide()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 8)
+        lay.setSpacing(4)
+        lay.addLayout(self._top)
+        for widget in (self.new_button, self.search_button):
+            row = QHBoxLayout()
+            row.setContentsMargins(8, 0, 8, 2)
+            row.addWidget(widget, 1)
+            lay.addLayout(row)
+        lay.addSpacing(4)
+        lay.addWidget(self.tree, 1)
+        lay.addWidget(self.status)
 
+    def _build_top(self) -> None:
         title = QLabel("Parley", self)
         title.setObjectName("AppTitle")
+        self.menu_button = QToolButton(self)
+        self.menu_button.setObjectName("SidebarMenuButton")
+        self.menu_button.setText("⋯")
+        self.menu_button.setAccessibleName("Spaces and chats menu")
+        self.menu_button.setToolTip("New space, import, archived chats")
+        self.menu_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.menu_button)
+        menu.setAccessibleName("Sidebar menu")
+        menu.addAction("New space…", self.new_space_requested.emit)
+        menu.addAction("Import a conversation…", self.import_requested.emit)
+        menu.addSeparator()
+        self.archived_action = QAction("Show archived chats", menu)
+        self.archived_action.setCheckable(True)
+        self.archived_action.toggled.connect(self._archived_toggled)
+        menu.addAction(self.archived_action)
+        self.menu_button.setMenu(menu)
+        self._top = QHBoxLayout()
+        self._top.setContentsMargins(18, 14, 12, 6)
+        self._top.addWidget(title)
+        self._top.addStretch(1)
+        self._top.addWidget(self.menu_button)
+
         self.new_button = QPushButton(self)
         self.new_button.setObjectName("NewChatButton")
         self.new_button.setText("New chat")
@@ -129,47 +250,40 @@ class Sidebar(QWidget):
         self.new_button.setIcon(appearance.icon("new-chat", appearance.current().text, 16))
         self.new_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.new_button.clicked.connect(self.new_chat_clicked)
+        self.search_button = QPushButton(self)
+        self.search_button.setObjectName("SearchChatsButton")
+        self.search_button.setText("Search chats")
+        self.search_button.setAccessibleName("Search chats")
+        self.search_button.setToolTip("Search every chat (Ctrl+K)")
+        self.search_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.search_button.clicked.connect(self.search_requested)
 
+    def _build_tree(self) -> None:
         self.tree = SessionTree(self)
         self.tree.setModel(self.model)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
         self.tree.clicked.connect(self._clicked)
-        self.tree.customContextMenuRequested.connect(self._context_menu)
-        self.model.rowsInserted.connect(lambda parent, *_: self.tree.expand(parent)
-                                        if parent.isValid() else None)
+        self.tree.menu_requested.connect(self._context_menu)
+        self.tree.session_dropped.connect(self._session_dropped)
+        self.tree.space_dropped.connect(self.space_dropped)
+        self.model.rowsInserted.connect(self._expand_new)
         self.model.modelReset.connect(self.tree.expandAll)
         self.model.rowsInserted.connect(self._reselect)
         self.model.rowsRemoved.connect(self._reselect)
-        self._selected: str | None = None
-
-        self.status = QLabel("", self)
-        self.status.setObjectName("SidebarStatus")
-        self.status.setWordWrap(True)
-        self.status.hide()
-
-        top = QHBoxLayout()
-        top.setContentsMargins(18, 14, 12, 6)
-        top.addWidget(title)
-        top.addStretch(1)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 8)
-        lay.setSpacing(4)
-        lay.addLayout(top)
-        new_row = QHBoxLayout()
-        new_row.setContentsMargins(8, 0, 8, 6)
-        new_row.addWidget(self.new_button, 1)
-        lay.addLayout(new_row)
-        lay.addWidget(self.tree, 1)
-        lay.addWidget(self.status)
+        self.model.rowsMoved.connect(self._reselect)
 
     # -- what the window calls --------------------------------------------
     def select(self, session_id: str | None) -> None:
-        """Highlight ``session_id`` (no signal is emitted)."""
+        """Highlight ``session_id`` (no signal is emitted); its folded ancestors open."""
         self._selected = session_id
         index = self.model.index_of(session_id) if session_id else QModelIndex()
         blocked = self.tree.selectionModel().blockSignals(True)
         try:
             if index.isValid():
+                parent = index.parent()
+                while parent.isValid():
+                    self.tree.expand(parent)
+                    parent = parent.parent()
                 self.tree.setCurrentIndex(index)
                 self.tree.scrollTo(index)
             else:
@@ -184,12 +298,36 @@ class Sidebar(QWidget):
         index = self.tree.currentIndex()
         return index.data(ID) if index.isValid() and index.data(KIND) == "session" else None
 
+    def current_space_id(self) -> str | None:
+        """The space of the focused row (a heading or a session), if any."""
+        index = self.tree.currentIndex()
+        if not index.isValid():
+            return None
+        kind = index.data(KIND)
+        return index.data(ID) if kind in ("space", "more") else index.data(SPACE)
+
     def show_status(self, text: str) -> None:
         """Show a line under the list ("Loading chats…"); empty text hides it."""
         self.status.setText(text)
         self.status.setVisible(bool(text))
 
+    def set_show_archived(self, shown: bool) -> None:
+        """Check or uncheck "Show archived chats" (emits ``archived_toggled`` on change)."""
+        self.archived_action.setChecked(shown)
+
     # -- internals --------------------------------------------------------
+    def _archived_toggled(self, shown: bool) -> None:
+        if shown != self.show_archived:
+            self.show_archived = shown
+            self.archived_toggled.emit(shown)
+
+    def _expand_new(self, parent: QModelIndex, first: int, last: int) -> None:
+        if not parent.isValid():  # new space headings start open
+            for row in range(first, last + 1):
+                self.tree.expand(self.model.index(row, 0))
+        else:
+            self.tree.expand(parent)
+
     def _reselect(self, *_args: object) -> None:
         # Rows moved under the selection (a chat went to the top): keep the open one selected.
         self.select(self._selected)
@@ -206,17 +344,21 @@ class Sidebar(QWidget):
         elif index.data(KIND) == "session":
             self.session_activated.emit(index.data(ID))
 
-    def _context_menu(self, pos: QPoint) -> None:
-        index = self.tree.indexAt(pos)
-        if not index.isValid() or index.data(KIND) != "session":
-            return
-        sid = index.data(ID)
-        menu = QMenu(self)
-        rename = QAction("Rename…", menu)
-        rename.triggered.connect(lambda: self.rename_requested.emit(sid))
-        delete = QAction("Delete…", menu)
-        delete.triggered.connect(lambda: self.delete_requested.emit(sid))
-        menu.addAction(rename)
-        menu.addSeparator()
-        menu.addAction(delete)
-        menu.exec(self.tree.viewport().mapToGlobal(pos))
+    def _session_dropped(self, session_id: str, space_id: str) -> None:
+        if self.model.space_of(session_id) != space_id:
+            self.move_requested.emit(session_id, space_id)
+
+    def _context_menu(self, index: QModelIndex, global_pos: QPoint) -> None:
+        kind = index.data(KIND) if index.isValid() else None
+        if kind == "session":
+            menu = session_menu(self, index)
+        elif kind == "space":
+            menu = space_menu(self, index)
+        else:
+            menu = QMenu(self)
+            menu.addAction("New space…", self.new_space_requested.emit)
+            menu.addAction("Import a conversation…", self.import_requested.emit)
+            menu.addAction(self.archived_action)
+        menu.setAccessibleName("Chat actions")
+        self.last_menu = menu  # kept for tests and so it is not collected while shown
+        menu.popup(global_pos)

@@ -35,7 +35,6 @@ from PySide6.QtGui import (
     QCursor,
     QHelpEvent,
     QKeyEvent,
-    QKeySequence,
     QMouseEvent,
     QPainter,
     QPaintEvent,
@@ -51,6 +50,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui.actions import key_text
+from gui.keymap import keymap_for
 from gui.transcript.delegate import TranscriptDelegate
 from gui.transcript.geometry import RowGeometry
 from gui.transcript.layout import Hit, RowLayout
@@ -65,6 +66,9 @@ RE_ESTIMATE_MS = 150  # after a resize, wait this long before re-estimating ever
 ENSURE_VISIBLE = QAbstractItemView.ScrollHint.EnsureVisible
 PREFETCH_ROWS = 2  # rows laid out per idle step, above and below the view
 PREFETCH_MS = 30  # pause between idle steps
+_CURSOR = QAbstractItemView.CursorAction
+_MOVES = {"previous": _CURSOR.MoveUp, "next": _CURSOR.MoveDown, "first": _CURSOR.MoveHome,
+          "last": _CURSOR.MoveEnd}
 
 
 class TranscriptListView(QListView):
@@ -76,15 +80,20 @@ class TranscriptListView(QListView):
         foldClicked(QModelIndex, str): a fold line (key) of a row was clicked.
         menuRequested(QModelIndex, QPoint, object): context menu at a global
             position; the object is the :class:`Hit` under the pointer or None.
-        toggleRequested(QModelIndex): Space on the current row.
-        copyRequested(QModelIndex): Ctrl+C on the current row.
+        actionRequested(str, QModelIndex): a message key on the current row;
+            the str is the action's name (``copy``, ``copy_markdown``, ``edit``,
+            ``fork``, ``retry``, ``toggle``; see ``message.*`` in gui/actions.py).
+
+    Message keys come from the keymap of the window (``gui.keymap.keymap_for``),
+    so rebinding them in Settings → Keyboard applies at once. The moves
+    (``previous``, ``next``, ``first``, ``last``) are done here; Up, Down,
+    Home, End and Page Up/Down always move too, as in any list.
     """
 
     anchorClicked = Signal(QModelIndex, str, object)
     foldClicked = Signal(QModelIndex, str)
     menuRequested = Signal(QModelIndex, QPoint, object)
-    toggleRequested = Signal(QModelIndex)
-    copyRequested = Signal(QModelIndex)
+    actionRequested = Signal(str, QModelIndex)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -565,15 +574,35 @@ class TranscriptListView(QListView):
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         self._delegate.show_focus = True
-        current = self.currentIndex()
-        if event.key() == Qt.Key.Key_Space and current.isValid():
-            self.toggleRequested.emit(current)
-            return
-        if event.matches(QKeySequence.StandardKey.Copy) and current.isValid():
-            self.copyRequested.emit(current)
+        name = keymap_for(self).message_keys().get(key_text(event.key(), event.modifiers()))
+        if name is not None and self.message_key(name):
+            event.accept()
+            self.viewport().update()
             return
         super().keyPressEvent(event)
         self.viewport().update()
+
+    def message_key(self, name: str) -> bool:
+        """Do what a message key means: move (``previous``, ``next``, ``first``,
+        ``last``) or emit ``actionRequested`` for the current row. False when
+        there is no message to act on."""
+        if name in _MOVES:
+            return self.move_to(name)
+        current = self.currentIndex()
+        if not current.isValid():
+            return False
+        self.actionRequested.emit(name, current)
+        return True
+
+    def move_to(self, name: str) -> bool:
+        """Focus the ``previous``, ``next``, ``first`` or ``last`` message and show it."""
+        index = self.moveCursor(_MOVES[name], Qt.KeyboardModifier.NoModifier)
+        if not index.isValid():
+            return False
+        self.setCurrentIndex(index)
+        self.scrollTo(index)
+        self.viewport().update()
+        return True
 
     def focusInEvent(self, event: QEvent) -> None:  # noqa: N802
         if not self.currentIndex().isValid() and self.model() and self.model().rowCount():

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QPoint, Qt, QUrl, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
+from gui.actions import by_id
+from gui.keymap import keymap_for
 from gui.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
 from gui.theme import transcript_colors
 from gui.transcript.layout import Hit, Placed, RowLayout, indexed_target
@@ -96,8 +98,7 @@ class TranscriptView(QWidget):
         lv = self.list_view
         lv.anchorClicked.connect(self._anchor_clicked)
         lv.foldClicked.connect(lambda index, key: self.model.toggle_fold(index.row(), key))
-        lv.toggleRequested.connect(self._toggle_current)
-        lv.copyRequested.connect(lambda index: self.copy_message(index.row()))
+        lv.actionRequested.connect(lambda name, index: self.message_action(name, index.row()))
         lv.menuRequested.connect(self._show_menu)
         self._error: tuple[str, bool] | None = None
 
@@ -301,21 +302,86 @@ class TranscriptView(QWidget):
             menu.addAction("Copy link address",
                            lambda: QGuiApplication.clipboard().setText(url))
             menu.addSeparator()
-        copy = menu.addAction("Copy message", lambda: self.copy_message(row))
-        copy.setShortcut("Ctrl+C")
-        menu.addAction("Copy as Markdown", lambda: self.copy_message(row, markdown=True))
+        entry = self._menu_entry
+        entry(menu, "copy", row)
+        entry(menu, "copy_markdown", row)
         menu.addSeparator()
-        if node.turn.role == "user" and node.kind == "turn" and node.turn.text():
-            menu.addAction("Edit message", lambda: self.editRequested.emit(node.key))
-        if node.turn.aborted and self.model.is_last(row):
-            menu.addAction("Resume", lambda: self.resumeRequested.emit(node.key))
-        menu.addAction("Fork from here", lambda: self.forkRequested.emit(node.key))
+        if self._editable(node):
+            entry(menu, "edit", row)
+        retry = self._retry_kind(row)
+        if retry:
+            entry(menu, "retry", row, retry.capitalize())
+        entry(menu, "fork", row)
         if node.kind == "card" or self.list_view.layout_of(row).fold_keys():
             menu.addSeparator()
-            label = "Fold" if (node.expanded or node.open_folds) else "Unfold"
-            menu.addAction(label, lambda: self._toggle_current(self.model.index(row)))
+            entry(menu, "toggle", row, "Fold" if (node.expanded or node.open_folds) else "Unfold")
         menu.popup(global_pos)
         self._menu = menu  # kept for tests
+
+    def _menu_entry(self, menu: QMenu, name: str, row: int, label: str | None = None) -> None:
+        """A context-menu entry from the declared action ``message.<name>``, showing its keys
+        (which also work while the menu is open)."""
+        action_id = f"message.{name}"
+        entry = menu.addAction(label or by_id(action_id).label,
+                               lambda: self.message_action(name, row))
+        entry.setShortcuts([QKeySequence(k) for k in keymap_for(self).keys(action_id)])
+
+    # -- message keys ----------------------------------------------------------------
+    def message_action(self, name: str, row: int | None = None) -> bool:
+        """Act on a message, as its key or context-menu entry does.
+
+        Args:
+            name: ``copy``, ``copy_markdown``, ``edit`` (a user message with text:
+                ``editRequested``), ``fork`` (``forkRequested``), ``retry``
+                (``resumeRequested`` on an aborted last reply, ``retryRequested``
+                after an error or an unanswered last message), ``toggle`` (open
+                or close its folds / summary card), or a move: ``previous``,
+                ``next``, ``first``, ``last``.
+            row: the row; None for the focused one.
+
+        Returns:
+            False when there is nothing to act on (no such row, or the action
+            does not apply to it).
+        """
+        if name in ("previous", "next", "first", "last"):
+            return self.list_view.move_to(name)
+        if row is None:
+            row = self.list_view.currentIndex().row()
+        if not 0 <= row < len(self.model.rows):
+            return False
+        node = self.model.rows[row]
+        if name in ("copy", "copy_markdown"):
+            self.copy_message(row, markdown=name == "copy_markdown")
+        elif name == "edit" and self._editable(node):
+            self.editRequested.emit(node.key)
+        elif name == "fork":
+            self.forkRequested.emit(node.key)
+        elif name == "retry" and self._retry_kind(row):
+            if self._retry_kind(row) == "resume":
+                self.resumeRequested.emit(node.key)
+            else:
+                self.retryRequested.emit()
+        elif name == "toggle":
+            self._toggle_current(self.model.index(row))
+        else:
+            return False
+        return True
+
+    @staticmethod
+    def _editable(node: Node) -> bool:
+        return node.turn.role == "user" and node.kind == "turn" and bool(node.turn.text())
+
+    def _retry_kind(self, row: int) -> str | None:
+        """"resume" (an aborted last reply), "retry" (an error is shown, or the last
+        message has no reply) or None, for the row ``row``."""
+        if not self.model.is_last(row):
+            return None
+        node = self.model.rows[row]
+        if node.turn.aborted:
+            return "resume"
+        if self._error is not None or node.turn.role == "user":
+            return "retry"
+        return None
 
     # -- search helpers ------------------------------------------------------------
     def _open_folds_matching(self, row: int, node: Node, term: str) -> None:

@@ -68,7 +68,14 @@ def timed_steps(phases: dict[str, float]) -> None:
 
     v3.make_backup = wrap("backup", v3.make_backup)
     v3_steps.STEPS[:] = [v3_steps.Step(s.name, wrap(s.name, s.fn)) for s in v3_steps.STEPS]
-    for name in ("_convert", "_index"):  # CPU time of the two worker threads
+    enter = v3_turns.TurnPipeline.__exit__
+
+    def exit_(self, *exc):  # type: ignore[no-untyped-def]
+        for thread, seconds in self.waited.items():
+            phases[f"[{thread} thread waited on the others]"] = seconds
+        return enter(self, *exc)
+    v3_turns.TurnPipeline.__exit__ = exit_
+    for name in ("_index",):  # CPU time of the indexer thread
         fn = getattr(v3_turns.TurnPipeline, name)
 
         def cpu(self, fn=fn, name=name):  # type: ignore[no-untyped-def]

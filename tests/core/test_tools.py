@@ -343,6 +343,22 @@ async def test_frozen_prompt_is_byte_identical_until_refreshed(store, skills_dir
     assert "Has a cat." in await tools.system_prompt(session, turns, tools_on=True)
 
 
+async def test_a_fork_starts_with_its_parents_frozen_prompt(store, skills_dir):
+    tools = ToolExecutor(store, library=SkillLibrary(user_dir=skills_dir))
+    session = await store.create_session(system_prompt="Be brief.")
+    await tools.memories.set(session.space_id, "Old note.")
+    turn = await store.append_turn(session.id, Turn("user", [TextBlock("hi")]))
+    parent = await tools.system_prompt(session, [turn], tools_on=True)
+    await tools.memories.set(session.space_id, "New note.")
+    fork = await store.fork(session.id, turn.id)
+    assert await tools.system_prompt(fork, await store.get_turns(fork.id), tools_on=True) == parent
+    other = await store.create_session(system_prompt="Be brief.")
+    assert "New note." in await tools.system_prompt(other, [], tools_on=True)
+    changed = await store.fork(session.id, turn.id)
+    changed = await store.set_session_system_prompt(changed.id, "Be verbose.")
+    assert "New note." in await tools.system_prompt(changed, [], tools_on=True)
+
+
 async def test_prompt_without_tools_shows_only_a_nonempty_memory(store, skills_dir):
     tools = ToolExecutor(store, library=SkillLibrary(user_dir=skills_dir))
     session = await store.create_session()
@@ -389,7 +405,8 @@ def test_rejects_tools_only_for_compatible_servers_saying_so():
     assert not rejects_tools(BadRequest("Anthropic", said[0]), "anthropic")
     pairing = "tool_use ids were found without tool_result blocks immediately after"
     assert not rejects_tools(BadRequest("vLLM", pairing), "openai_compatible")
-    assert not rejects_tools(BadRequest("vLLM", "messages: 'tool_calls' must be"), "openai_compatible")
+    said_pairing = "messages: 'tool_calls' must be followed by tool messages"
+    assert not rejects_tools(BadRequest("vLLM", said_pairing), "openai_compatible")
 
 
 async def test_max_rounds_setting_and_limit_results(store):

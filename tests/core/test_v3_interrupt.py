@@ -62,33 +62,37 @@ CHILD = textwrap.dedent("""
         if mode == "progress" and calls[0] == arg:
             die()
 
-    print("ready", flush=True)
+    print("ready", flush=True)  # the parent's clock for "delay" starts here
     v3.upgrade_file(path, progress)
     print("done", flush=True)
 """).format(root=str(ROOT))
 
 
-def kill_points(seed: int) -> list[tuple[str, int]]:
+def kill_points(seed: int, run_ms: int) -> list[tuple[str, int]]:
+    """Where to kill: after each step, after the commit, at progress reports, at random."""
     rng = random.Random(seed)
     points = [("step", i) for i in range(len(v3_steps.STEPS))] + [("commit", 0)]
     points += [("progress", n) for n in (1, 2, 3, 5, 8, 13, 21, 34)]
-    points += [("delay", rng.randint(0, 900)) for _ in range(14)]
+    points += [("delay", rng.randint(0, run_ms * 4 // 5)) for _ in range(18)]
     return points
 
 
-def run_child(path: Path, mode: str, arg: int) -> str:
+def run_child(path: Path, mode: str, arg: int) -> tuple[str, float]:
+    """Run the child; return its outcome and the seconds from "ready" to its end."""
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), mode, str(arg)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stdout is not None
     assert child.stdout.readline().strip() == "ready"
+    started = time.monotonic()
     if mode == "delay":
         time.sleep(arg / 1000)
         child.send_signal(signal.SIGKILL)
     out, err = child.communicate(timeout=60)
+    seconds = time.monotonic() - started
     if child.returncode == 0:
-        return "finished"
+        return "finished", seconds
     assert child.returncode == -signal.SIGKILL, err
-    return "killed"
+    return "killed", seconds
 
 
 def check_state(path: Path, gen: GeneratedV3) -> int:
@@ -115,12 +119,16 @@ def test_upgrade_killed_anywhere_leaves_v3_or_v4(tmp_path: Path) -> None:
     pristine.mkdir()
     gen = generate(pristine / "sessions.db", seed=21, sessions=15, turns_per_session=40)
     assert gen.expected is not None
+    shutil.copytree(pristine, tmp_path / "timing")
+    outcome, seconds = run_child(tmp_path / "timing" / "sessions.db", "none", 0)
+    assert outcome == "finished"
+    run_ms = int(seconds * 1000)  # an uninterrupted upgrade: random kills land within it
     outcomes: dict[str, int] = {}
-    for i, (mode, arg) in enumerate(kill_points(seed=7)):
+    for i, (mode, arg) in enumerate(kill_points(seed=7, run_ms=run_ms)):
         work = tmp_path / f"run{i}"
         shutil.copytree(pristine, work)
         path = work / "sessions.db"
-        outcome = run_child(path, mode, arg)
+        outcome, _ = run_child(path, mode, arg)
         version = check_state(path, gen)
         outcomes[f"{outcome}-v{version}"] = outcomes.get(f"{outcome}-v{version}", 0) + 1
         upgrade_file(path)  # the next start completes the upgrade
@@ -131,7 +139,7 @@ def test_upgrade_killed_anywhere_leaves_v3_or_v4(tmp_path: Path) -> None:
             assert read_v3(backup) == gen.expected, (mode, arg, backup.name)
         assert not list(work.glob("*.partial")) and not list(work.glob("*index.tmp"))
         shutil.rmtree(work)
-    print(f"kills: {outcomes}")
-    # the kills landed both before and after the commit
+    print(f"kills: {outcomes} (an uninterrupted run took {run_ms} ms)")
+    # at least 30 kills, landing both before and after the commit
+    assert outcomes.get("killed-v3", 0) + outcomes.get("killed-v4", 0) >= 30, outcomes
     assert outcomes.get("killed-v3", 0) >= 20 and outcomes.get("killed-v4", 0) >= 1, outcomes
-    assert sum(outcomes.values()) >= 30

@@ -1,0 +1,151 @@
+"""Edit an earlier user message: the edit goes to a fork, the original stays intact.
+
+Rule (issue 9): "Editing an earlier user message and sending it forks instead
+of destroying what followed; the original stays intact." So an edit never
+deletes or rewrites a turn of the session it is made in. It makes a fork
+holding the turns before the edited message, then the edited message; the
+caller sends it with ``ChatRunner.retry(fork.id, ...)``. The same happens
+when the edited message is the last one and only a failed or stopped reply
+follows it: one behaviour, nothing lost.
+
+The fork is titled "<parent title> (edited)" (an already edited title is not
+suffixed twice) and nests under its parent like any fork.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from core.content import (
+    Block,
+    CompactSummaryBlock,
+    DocumentBlock,
+    ImageBlock,
+    TextBlock,
+    ToolResultBlock,
+    Turn,
+)
+from core.errors import ParleyError
+from core.store.errors import TurnNotInSession
+from core.store.models import Session
+
+log = logging.getLogger(__name__)
+
+EDITED_SUFFIX = " (edited)"
+
+
+class CannotEditTurn(ParleyError):
+    """The turn is not a message the user wrote (a reply, tool results, a summary)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Only messages you wrote can be edited; this one was written by the model or a "
+            "tool. Nothing was changed. To try another reply, use Retry or Fork instead."
+        )
+
+
+class EmptyEdit(ParleyError):
+    """The edited message has no text, image or document."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The edited message is empty. Nothing was changed; type something, or press Esc "
+            "to keep the message as it was."
+        )
+
+
+def _is_content(block: Block) -> bool:
+    if isinstance(block, TextBlock):
+        return bool(block.text.strip())
+    return isinstance(block, ImageBlock | DocumentBlock)
+
+
+def _editable(turn: Turn) -> bool:
+    """A user turn someone wrote: it holds text, an image or a document, and no summary."""
+    if turn.role != "user" or any(isinstance(b, CompactSummaryBlock) for b in turn.blocks):
+        return False
+    return any(isinstance(b, TextBlock | ImageBlock | DocumentBlock) for b in turn.blocks)
+
+
+def edited_title(parent_title: str | None) -> str:
+    """Return the title of an edit's fork: "<parent title> (edited)", never suffixed twice."""
+    base = (parent_title or "").strip() or "Untitled"
+    return base if base.endswith(EDITED_SUFFIX) else base + EDITED_SUFFIX
+
+
+def edited_blocks(original: Turn, new_blocks: Sequence[Block]) -> list[Block]:
+    """The edited turn's blocks: the original's tool results (kept, first), then the new blocks.
+
+    Raises:
+        EmptyEdit: ``new_blocks`` has no non-blank text, image or document.
+    """
+    fresh = [b for b in new_blocks if not isinstance(b, ToolResultBlock)]
+    if not any(_is_content(b) for b in fresh):
+        raise EmptyEdit()
+    kept = [b for b in original.blocks if isinstance(b, ToolResultBlock)]
+    return kept + fresh
+
+
+async def edit_and_fork(
+    store: Any, session_id: str, turn_id: str, new_blocks: Sequence[Block]
+) -> Session:
+    """Fork a session before an edited user message and put the edited message in the fork.
+
+    Args:
+        store: an ``AsyncStore``.
+        session_id: the session holding the message (left unchanged).
+        turn_id: the user turn edited.
+        new_blocks: its new content (text, images, documents; tool_result
+            blocks of the original turn are kept, before these).
+
+    Returns:
+        The fork (``parent_session_id`` = ``session_id``), titled
+        "<parent title> (edited)", in the parent's space with its model and
+        system prompt, holding copies of the turns before the edited one then
+        the edited turn as its last turn (``turn_count`` = its position + 1).
+        ``forked_from_turn_id`` is the parent's turn just before the edited
+        one — or, when the first turn is edited, that first turn (the store
+        cannot fork at "no turn"; the fork then holds a copy of it whose
+        content is replaced, keeping the original's time).
+
+    Raises:
+        SessionNotFound: no such session.
+        TurnNotInSession: ``turn_id`` is not a turn of that session.
+        CannotEditTurn: the turn is a reply, tool results only, or a summary.
+        EmptyEdit: nothing to send in ``new_blocks``.
+        StoreError: a write failed; a fork already made is removed again, and
+            the parent is untouched either way.
+    """
+    turns = await store.get_turns(session_id)
+    index = next((i for i, t in enumerate(turns) if t.id == turn_id), None)
+    if index is None:
+        raise TurnNotInSession(turn_id, session_id)
+    original = turns[index]
+    if not _editable(original):
+        raise CannotEditTurn()
+    blocks = edited_blocks(original, new_blocks)
+    parent = await store.get_session(session_id)
+    title = edited_title(parent.title)
+    at = turns[index - 1].id if index > 0 else original.id
+    fork = await store.fork(session_id, at, title=title)
+    try:
+        if index > 0:
+            await store.append_turn(fork.id, Turn("user", blocks))
+        else:
+            (copy,) = await store.get_turns(fork.id)
+            await store.upsert_turn(fork.id, copy.with_blocks(blocks))
+    except BaseException:
+        await _discard(store, fork.id)
+        raise
+    session: Session = await store.get_session(fork.id)
+    return session
+
+
+async def _discard(store: Any, fork_id: str) -> None:
+    try:
+        await asyncio.shield(store.delete_session(fork_id))
+    except Exception:
+        log.exception("could not remove the unfinished edit fork %s", fork_id)

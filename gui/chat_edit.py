@@ -1,0 +1,215 @@
+"""Reshaping a conversation: edit a message (into a fork), fork from a message, compact.
+
+Nothing here destroys a turn. Editing a user message and sending it makes a
+fork holding the conversation before that message and the edited message
+(``core.edit.edit_and_fork``); the fork opens and is answered, the original
+stays as it was. "Fork from here" copies the conversation up to a message
+into a new session. Compaction replaces older turns by a summary in the
+model's context only (the transcript shows a card that expands to them);
+its progress shows in the status bar.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QLabel, QProgressBar
+
+from core.content import TextBlock, Turn
+from core.errors import ParleyError
+
+if TYPE_CHECKING:
+    from gui.chat_controller import ChatController
+    from gui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+EDIT_BANNER = "Editing a message  ·  Enter sends it as a new fork (the original stays)  ·  " \
+              "Esc cancels"
+NOT_COMPACTED = {
+    "nothing-to-compact": "There is nothing to compact yet: the conversation is shorter than "
+                          "the turns kept word for word.",
+    "no-session": "This chat is not saved yet, so there is nothing to compact.",
+    "aborted": "Compaction was stopped; nothing was changed.",
+}
+STAGES = {
+    "summarizing": "Compacting: writing a summary…",
+    "summarizing-separately": "Compacting: writing a summary (separate request)…",
+    "saving": "Compacting: saving the summary…",
+}
+
+
+class ChatEditor:
+    """Edit, fork and compact for one :class:`~gui.chat_controller.ChatController`."""
+
+    def __init__(self, window: MainWindow, chat: ChatController) -> None:
+        self.w = window
+        self.chat = chat
+        self.editing: Turn | None = None
+        self.compacting: set[str] = set()
+        self._unhook: list[Any] = []
+        window.transcript.editRequested.connect(self.edit_message)
+        window.transcript.forkRequested.connect(self.fork_at)
+        self.progress_label = QLabel("")
+        self.progress_label.setAccessibleName("Compaction progress")
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setAccessibleName("Compaction progress bar")
+        self.progress_bar.setRange(0, 0)  # busy: the summary's length is not known ahead
+        self.progress_bar.setMaximumWidth(120)
+        self.progress_bar.setMaximumHeight(10)
+        self.progress_bar.setTextVisible(False)
+
+    # -- editing ------------------------------------------------------------------
+    def set_editing(self, turn: Turn | None) -> None:
+        """Enter (a turn) or leave (None) edit mode; the composer shows a banner."""
+        self.editing = turn
+        self.w.composer_bar.set_editing(turn is not None)
+        if turn is not None:
+            self.w.composer_bar.banner.setText(EDIT_BANNER)
+
+    def edit_last(self) -> bool:
+        """Up in an empty composer: bring back the last user message to edit and resend."""
+        if self.w.composer.text() or self.chat.runs.running(self.chat.session_id):
+            return False
+        last = next((t for t in reversed(self.chat.turns) if t.role == "user" and t.text()),
+                    None)
+        if last is None:
+            return False
+        self._begin(last)
+        return True
+
+    def edit_message(self, turn_id: str) -> None:
+        """"Edit message" on any user message: its text goes to the composer to edit."""
+        turn = next((t for t in self.chat.turns if t.id == turn_id), None)
+        if turn is None or turn.role != "user" or self.chat.runs.running(self.chat.session_id):
+            return
+        self._begin(turn)
+
+    def _begin(self, turn: Turn) -> None:
+        self.set_editing(turn)
+        self.w.composer.set_text(turn.text())
+        self.w.composer.setFocus()
+        self.chat.runs.activity(self.chat.session_id)
+
+    def cancel(self) -> bool:
+        """Leave edit mode and empty the composer (Esc); False when not editing."""
+        if self.editing is None:
+            return False
+        self.set_editing(None)
+        self.w.composer.clear()
+        return True
+
+    async def send_edit(self, sid: str, turn: Turn, text: str, model: str) -> None:
+        """Send an edited message: it goes to a new fork, which opens and is answered.
+
+        Raises:
+            ParleyError: the fork could not be made (the text goes back to the composer).
+        """
+        from core.edit import edit_and_fork
+
+        self.chat.runs.activity(sid)
+        try:
+            fork = await edit_and_fork(self.chat.store, sid, turn.id, [TextBlock(text)])
+        except ParleyError:
+            self.chat.runs.give_back(text)
+            raise
+        await self.chat.show_fork(fork)
+        await self.chat.runs.run(fork.id, "retry", None, model, None)
+
+    # -- forking -----------------------------------------------------------------
+    def fork_at(self, turn_id: str) -> None:
+        """Fork the open chat at ``turn_id`` (inclusive) and open the fork."""
+        sid = self.chat.session_id
+        if sid is not None:
+            self.w.tasks.spawn(self._fork(sid, turn_id), name="fork")
+
+    def fork_at_focused(self) -> bool:
+        """Fork at the focused message of the transcript (else the last one)."""
+        turn_id = self.w.transcript.focused_turn_id() if self.w.transcript else None
+        ids = self.w.transcript.turn_ids() if self.w.transcript else []
+        if turn_id is None or turn_id not in ids:
+            turn_id = ids[-1] if ids else None
+        if turn_id is None or self.chat.session_id is None:
+            return False
+        self.fork_at(turn_id)
+        return True
+
+    async def _fork(self, sid: str, turn_id: str) -> None:
+        fork = await self.chat.store.fork(sid, turn_id)
+        await self.chat.show_fork(fork)
+
+    # -- compaction ------------------------------------------------------------------
+    def attach(self, runner: Any) -> None:
+        """Listen to ``compact:*`` hooks of the run loop."""
+        for name in ("compact:start", "compact:progress", "compact:end"):
+            self._unhook.append(runner.hooks.on(name, self._on_compact))
+
+    def detach(self) -> None:
+        for unhook in self._unhook:
+            unhook()
+        self._unhook.clear()
+
+    def compact_now(self) -> bool:
+        """Compact the open chat now, keeping ``compaction.keep_turns`` turns verbatim."""
+        sid = self.chat.session_id
+        if sid is None or self.chat.runner is None:
+            if sid is None:
+                self.w.undo.notice(NOT_COMPACTED["no-session"])
+            return False
+        self.w.tasks.spawn(self._compact(sid), name="compact")
+        return True
+
+    async def _compact(self, sid: str) -> None:
+        from core.settings import Settings
+
+        keep = await Settings.of(self.chat.store).get("compaction.keep_turns")
+        self.chat.runs.activity(sid)
+        result = await self.chat.runner.compact(sid, keep_turns=int(keep))
+        if not result.compacted:
+            self.w.undo.notice(NOT_COMPACTED.get(result.reason or "", "Nothing was compacted."))
+            return
+        kept = f"{result.replaced_count} earlier turns are now a summary"
+        after = f"; about {result.effective_tokens:,} tokens in context" \
+            if result.effective_tokens else ""
+        self.w.undo.notice(f"Compacted: {kept}{after}. The full conversation is kept.")
+
+    def _on_compact(self, payload: dict[str, Any]) -> None:
+        sid = payload.get("session_id")
+        name = payload.get("hook")
+        if not isinstance(sid, str):
+            return
+        if name == "compact:start":
+            self.compacting.add(sid)
+            self._show_progress(STAGES["summarizing"])
+        elif name == "compact:progress":
+            text = STAGES.get(str(payload.get("stage")), "Compacting…")
+            chars = int(payload.get("received_chars") or 0)
+            self._show_progress(f"{text} {chars:,} characters" if chars else text)
+        elif name == "compact:end":
+            self.compacting.discard(sid)
+            if not self.compacting:
+                self._hide_progress()
+            result = payload.get("result")
+            if result is not None and getattr(result, "summary_turn", None) is not None \
+                    and sid == self.chat.session_id:
+                self.w.tasks.spawn(self.chat.reload(), name="reload-after-compaction")
+
+    def _show_progress(self, text: str) -> None:
+        bar = self.w.statusBar()
+        if self.progress_label.parent() is not bar:
+            bar.addWidget(self.progress_label, 1)
+            bar.addPermanentWidget(self.progress_bar)
+        self.progress_label.setText(text)
+        self.progress_label.show()
+        self.progress_bar.show()
+        bar.show()
+
+    def _hide_progress(self) -> None:
+        self.progress_label.setText("")
+        self.w.statusBar().hide()
+
+    @property
+    def progress_text(self) -> str:
+        """What the status bar says about compaction ('' when none runs)."""
+        return self.progress_label.text() if self.compacting else ""

@@ -1,0 +1,223 @@
+"""Sending and runs: what happens between Enter and the saved reply.
+
+:class:`ChatRuns` sends the composer's text (or an edit, through
+:class:`gui.chat_edit.ChatEditor`), runs ``ChatRunner.send`` / ``retry`` and
+shows their events: the user's turn, the reply growing, the saved reply, an
+inline error, the placeholder title. After a chat's first reply it asks
+``core.titles.TitleService`` for a title in the background. It keeps no
+state of its own beyond the running tasks; the open chat is the controller's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from core.content import TextBlock, Turn, now_ms
+from core.errors import ParleyError
+
+if TYPE_CHECKING:
+    from core.run import RunEvent
+    from gui.chat_controller import ChatController
+    from gui.main_window import MainWindow
+
+LAST_SESSION_KEY = "session.last"
+
+
+class ChatRuns:
+    """Runs of one window's chats (see the module docstring)."""
+
+    def __init__(self, window: MainWindow, chat: ChatController) -> None:
+        self.w = window
+        self.chat = chat
+        self._runs: dict[str, asyncio.Task[Any]] = {}
+
+    @property
+    def active(self) -> dict[str, asyncio.Task[Any]]:
+        """{session id: task} of the runs under way."""
+        return self._runs
+
+    def running(self, sid: str | None) -> bool:
+        """True while a run (or a compaction) holds the session."""
+        runner = self.chat.runner
+        return sid is not None and runner is not None and bool(runner.is_running(sid))
+
+    def activity(self, sid: str | None) -> None:
+        """Something happened in a chat: its pre-cache-expiry compaction is called off."""
+        timer = getattr(self.w, "cache_timer", None)
+        if sid is not None and timer is not None:
+            timer.activity(sid)
+
+    def send_from_composer(self) -> bool:
+        """Send the composer's text (Enter). Always consumes the key."""
+        text = self.w.composer.text()
+        if not text.strip() or self.chat.runner is None or self.running(self.chat.session_id):
+            return True  # keep the text: nothing to send, or not ready / busy yet
+        model = self.chat.current_model()
+        if model is None:
+            self.w.show_problem(ParleyError("Choose a model first (the menu at the top)."))
+            return True
+        editing, sid = self.chat.editor.editing, self.chat.session_id
+        self.chat.editor.set_editing(None)
+        self.w.composer.clear()
+        self.chat.drafts.typed(self.chat.session_id, "")
+        if editing is not None and sid is not None:
+            self.w.tasks.spawn(self.chat.editor.send_edit(sid, editing, text, model), name="edit")
+        else:
+            self.w.tasks.spawn(self._send(text, model), name="send")
+        return True
+
+    async def _send(self, text: str, model: str) -> None:
+        try:
+            sid = await self._session_for_send(model)
+        except ParleyError:
+            self.give_back(text)
+            raise
+        await self.run(sid, "send", [TextBlock(text)], model, text)
+
+    async def _session_for_send(self, model: str) -> str:
+        """The open chat's id; a new chat gets its session row now (in its space)."""
+        sid = self.chat.session_id
+        if sid is not None:
+            await self.chat.drafts.discard(sid)
+            return sid
+        session = await self.chat.store.create_session(space_id=self.chat.space_id, model=model)
+        self.chat.sessions[session.id] = session
+        self.chat.session_id = session.id
+        await self.chat.drafts.discard(None)
+        await self.chat.store.set_state(LAST_SESSION_KEY, session.id)
+        self.w.sidebar.model.upsert(session)
+        self.w.sidebar.select(session.id)
+        return str(session.id)
+
+    def give_back(self, text: str) -> None:
+        """Nothing was sent: put the text back in an empty composer so no word is lost."""
+        if not self.w.composer.text():
+            self.w.composer.set_text(text)
+
+    def retry(self) -> bool:
+        """Send the open chat's history again (after an error or a stopped reply)."""
+        sid = self.chat.session_id
+        model = self.chat.current_model()
+        if sid is None or model is None or self.running(sid) or not self.chat.turns:
+            return False
+        self.w.tasks.spawn(self.run(sid, "retry", None, model, None), name="retry")
+        return True
+
+    async def run(self, sid: str, how: str, blocks: list[Any] | None, model: str,
+                  text: str | None) -> None:
+        """Run ``send`` (with ``blocks``) or ``retry`` in a session and show its events.
+
+        Raises:
+            ParleyError: the run could not start (``text`` goes back to the composer).
+        """
+        self._runs[sid] = asyncio.current_task()  # type: ignore[assignment]
+        self.w.transcript.clear_error()
+        if sid == self.chat.session_id:
+            self.w.composer_bar.set_busy(True)
+        self.w.sidebar.model.set_running(sid, True)
+        started = False
+
+        def on_event(ev: RunEvent) -> None:
+            nonlocal started
+            started = True
+            self._on_event(ev)
+
+        try:
+            if how == "send":
+                await self.chat.runner.send(sid, blocks or [], model_ref=model, on_event=on_event)
+            else:
+                await self.chat.runner.retry(sid, model_ref=model, on_event=on_event)
+        except ParleyError:
+            if text and not started and sid == self.chat.session_id:
+                self.give_back(text)
+            raise
+        finally:
+            self._runs.pop(sid, None)
+            self.chat.partial.pop(sid, None)
+            self.w.sidebar.model.set_running(sid, False)
+            if sid == self.chat.session_id:
+                self.w.composer_bar.set_busy(False)
+
+    def _on_event(self, ev: RunEvent) -> None:
+        from core.run import (
+            ReplyUpdated,
+            RunCancelled,
+            RunFailed,
+            RunFinished,
+            RunStarted,
+            SessionTitled,
+        )
+
+        sid = ev.session_id
+        current = sid == self.chat.session_id
+        if isinstance(ev, RunStarted):
+            if ev.user_turn is not None:
+                self._remember(sid, ev.user_turn)
+            self._touch(sid)
+        elif isinstance(ev, ReplyUpdated):
+            self.chat.partial[sid] = ev.turn
+            if current:
+                self.w.transcript.upsert_turn(ev.turn)
+        elif isinstance(ev, RunFinished):
+            self.chat.partial.pop(sid, None)
+            self._remember(sid, ev.turn)
+            self._touch(sid)
+            self._title_after_first_exchange(sid, ev.turn)
+            if current:
+                self.chat.update_meter()
+        elif isinstance(ev, RunFailed | RunCancelled):
+            self.chat.partial.pop(sid, None)
+            if ev.partial is not None:
+                self._remember(sid, ev.partial)
+            if current and isinstance(ev, RunFailed):
+                self.w.transcript.show_error(ev.error.message)
+        elif isinstance(ev, SessionTitled):
+            if sid in self.chat.sessions:
+                self.chat.sessions[sid] = replace(self.chat.sessions[sid], title=ev.title)
+            self.w.sidebar.model.set_title(sid, ev.title)
+            self.chat.update_title()
+
+    def _title_after_first_exchange(self, sid: str, reply: Turn) -> None:
+        """A chat without a title got its first reply: title it in the background."""
+        session = self.chat.sessions.get(sid)
+        if self.chat.titles is None or session is None or session.title:
+            return
+        model = reply.model or self.chat.current_model()
+        if model:
+            self.w.tasks.spawn(self.chat.titles.on_first_exchange(sid, model), name="title")
+
+    def _remember(self, sid: str, turn: Turn) -> None:
+        """Show a saved turn (new or updated) in the open chat's transcript."""
+        if sid != self.chat.session_id:
+            return
+        for i, t in enumerate(self.chat.turns):
+            if t.id == turn.id:
+                self.chat.turns[i] = turn
+                break
+        else:
+            self.chat.turns.append(turn)
+        self.w.transcript.upsert_turn(turn)
+
+    def _touch(self, sid: str) -> None:
+        """Move a chat to the top of its space (it just changed)."""
+        session = self.chat.sessions.get(sid)
+        if session is not None:
+            self.chat.sessions[sid] = replace(session, updated_at=now_ms())
+            if self.w.sidebar.model.has(sid) or not session.archived:
+                self.w.sidebar.model.upsert(self.chat.sessions[sid])
+            if sid == self.chat.session_id:
+                self.w.sidebar.select(sid)
+
+    def stop(self) -> bool:
+        """Stop the open chat's reply (Esc); else leave edit mode. False if nothing to do."""
+        sid = self.chat.session_id
+        if sid is not None and self.chat.runner is not None and self.chat.runner.cancel(sid):
+            return True
+        return self.chat.editor.cancel()
+
+    async def stop_and_wait(self, sid: str, timeout_s: float = 5.0) -> None:
+        """Stop a chat's run (its partial reply is kept) and wait until it ended."""
+        if self.chat.runner is not None and self.chat.runner.cancel(sid) and sid in self._runs:
+            await asyncio.wait([self._runs[sid]], timeout=timeout_s)

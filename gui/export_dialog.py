@@ -1,0 +1,195 @@
+"""Export a chat to a file, import a conversation file as a new chat.
+
+Export formats (``core.export``): Markdown to read, Parley JSON to keep
+everything, Anthropic messages JSON and OpenAI chat messages JSON to reuse
+the conversation elsewhere. The Save dialog's file type picks the format.
+Import reads any of the three JSON forms (``core.importing`` detects which)
+and refuses, with its reason, a file that is not a conversation; nothing is
+written then. What a format could not carry is said after the export or import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import QFileDialog, QWidget
+
+from core.errors import ParleyError
+
+#: Scripted answers for the next file dialogs (tests): ``(fmt, path)`` for a save,
+#: a path for an open, None for "cancelled".
+answers: deque[Any] = deque()
+
+#: (format, filter label) in the order the Save dialog lists them.
+EXPORT_FILTERS: tuple[tuple[str, str], ...] = (
+    ("markdown", "Markdown (*.md)"),
+    ("parley", "Parley conversation (*.parley.json)"),
+    ("anthropic", "Anthropic messages JSON (*.anthropic.json *.json)"),
+    ("openai", "OpenAI chat messages JSON (*.openai.json *.json)"),
+)
+IMPORT_FILTER = "Conversations (*.json);;All files (*)"
+NOTICE_MS = 12_000
+
+
+class CannotWriteFile(ParleyError):
+    """The export could not be written where the person chose."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"Parley could not write {path}: {why}. The chat itself is unchanged; "
+                         "choose another folder or file name.")
+
+
+class CannotReadFile(ParleyError):
+    """The file chosen for import cannot be read."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"Parley could not read {path}: {why}. Nothing was imported.")
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    """What an export wrote: the file and what the format could not carry."""
+
+    path: Path
+    fmt: str
+    lost: list[str]
+
+
+def ask_export_target(parent: QWidget | None, suggested: str,
+                      folder: Path | None = None) -> tuple[str, Path] | None:
+    """Ask where to save and in which format; None when cancelled.
+
+    Args:
+        parent: the main window.
+        suggested: a file name (the Markdown one); its ending follows the format.
+        folder: where the dialog starts (default: the home folder).
+    """
+    if answers:
+        answer = answers.popleft()
+        return (answer[0], Path(answer[1])) if answer else None
+    dlg = QFileDialog(parent, "Export chat")
+    dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dlg.setNameFilters([label for _f, label in EXPORT_FILTERS])
+    dlg.setDirectory(str(folder or Path.home()))
+    dlg.selectFile(suggested)
+    if not dlg.exec():
+        return None
+    fmt = next(f for f, label in EXPORT_FILTERS if label == dlg.selectedNameFilter())
+    return fmt, Path(dlg.selectedFiles()[0])
+
+
+def with_ending(path: Path, fmt: str) -> Path:
+    """``path`` with the format's ending when it has none of its own (``chat`` → ``chat.md``)."""
+    from core.export import FORMATS
+
+    ending = FORMATS[fmt][0]
+    name = path.name
+    if name.endswith(ending) or (fmt != "markdown" and name.endswith(".json")):
+        return path
+    if fmt == "markdown" and name.endswith(".markdown"):
+        return path
+    return path.with_name(name + ending)
+
+
+async def export_to_file(store: Any, session_id: str, fmt: str, path: Path) -> Exported:
+    """Export a chat and write it (UTF-8) to ``path``.
+
+    Raises:
+        SessionNotFound: the chat is gone.
+        CannotWriteFile: the file could not be written.
+    """
+    from core.export import export_session
+
+    result = await export_session(store, session_id, fmt)  # type: ignore[arg-type]
+    target = with_ending(path, fmt)
+    try:
+        await asyncio.to_thread(target.write_text, result.text, encoding="utf-8")
+    except OSError as exc:
+        raise CannotWriteFile(target, exc.strerror or str(exc)) from exc
+    return Exported(target, fmt, list(result.lost))
+
+
+def ask_import_source(parent: QWidget | None, folder: Path | None = None) -> Path | None:
+    """Ask for a conversation file to import; None when cancelled."""
+    if answers:
+        answer = answers.popleft()
+        return Path(answer) if answer else None
+    name, _ = QFileDialog.getOpenFileName(parent, "Import a conversation",
+                                          str(folder or Path.home()), IMPORT_FILTER)
+    return Path(name) if name else None
+
+
+async def import_from_file(store: Any, path: Path, space_id: str | None) -> Any:
+    """Import a conversation file as a new chat in ``space_id``.
+
+    Returns:
+        ``core.importing.ImportResult`` (the new session, turns imported, format, lost).
+
+    Raises:
+        NotAConversation: the file is not a conversation (its reason says why).
+        CannotReadFile: the file cannot be read.
+    """
+    from core.importing import import_file
+
+    try:
+        return await import_file(store, path, space_id=space_id)
+    except OSError as exc:
+        raise CannotReadFile(path, exc.strerror or str(exc)) from exc
+
+
+def lost_note(lost: list[str]) -> str:
+    """One line about what a format left out ('' when nothing)."""
+    return (" Left out: " + " ".join(lost)) if lost else ""
+
+
+def export_chat(window: Any, session_id: str | None = None) -> bool:
+    """Ask where and in which format, then export a chat (default: ``window``'s open one).
+
+    Returns False when there is no chat or the person cancelled. The result
+    (file name, what the format left out) shows as a notice; errors reach the
+    window's problem display.
+    """
+    from core.export import suggested_filename
+
+    chat = window.chat
+    sid = session_id or (chat.session_id if chat else None)
+    if chat is None or sid is None:
+        return False
+    session = chat.sessions.get(sid)
+    target = ask_export_target(window, suggested_filename(session.title if session else None,
+                                                          "markdown"))
+    if target is None:
+        return False
+
+    async def go() -> None:
+        done = await export_to_file(window.store, sid, *target)
+        window.undo.notice(f"Exported to {done.path.name}.{lost_note(done.lost)}", NOTICE_MS)
+
+    window.tasks.spawn(go(), name="export")
+    return True
+
+
+def import_chat(window: Any) -> bool:
+    """Ask for a conversation file and import it as a new chat in the current space,
+    which then opens. False when the person cancelled (or chats are not shown yet)."""
+    chat = window.chat
+    if chat is None:
+        return False
+    path = ask_import_source(window)
+    if path is None:
+        return False
+
+    async def go() -> None:
+        result = await import_from_file(window.store, path, chat.space_id)
+        window.show_chat()
+        await chat.show_fork(result.session)
+        n = result.turns_imported
+        window.undo.notice(f"Imported {n} message{'s' if n != 1 else ''} "
+                           f"({result.source_format}).{lost_note(result.lost)}", NOTICE_MS)
+
+    window.tasks.spawn(go(), name="import")
+    return True

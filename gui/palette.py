@@ -1,0 +1,615 @@
+"""The command palette (Ctrl+K, Ctrl+Shift+P): run any command, open a chat, find a message.
+
+One box, three kinds of results, best first:
+
+* **commands** — every action of ``gui.actions`` the window can run now,
+  with its key;
+* **chats** — fuzzy over the titles of the chats in the sidebar (and the
+  titles the full-text index finds);
+* **messages** — the full-text search of every chat (``store.search``), run
+  150 ms after the last key so typing stays smooth.
+
+With nothing typed it shows the recent chats, then every command. Up/Down
+(or Tab) choose, Enter runs, Esc closes and gives the focus back. The
+palette is an overlay inside the main window (no separate top-level
+window), so the window's shortcuts keep working and screen readers stay in
+the window.
+
+Matching (:func:`fuzzy_match`) is a small subsequence matcher, as in the
+command palettes people know: every character of each typed word must
+appear in order; contiguous runs, word starts and the start of the label
+score higher.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+)
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPainterPath
+from PySide6.QtWidgets import (
+    QApplication,
+    QFrame,
+    QLineEdit,
+    QListView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.errors import ParleyError
+from gui import appearance
+from gui.actions import available, native, run
+from gui.keymap import Keymap, keymap_for
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["action", "session", "message"]
+SEARCH_DELAY_MS = 150
+MAX_SESSIONS = 8
+RECENT_SESSIONS = 5
+MAX_MESSAGES = 8
+ROW_H = 36
+VISIBLE_ROWS = 9
+WIDTH = 620
+ENTRY = Qt.ItemDataRole.UserRole + 1
+Index = QModelIndex | QPersistentModelIndex
+MATCH_START, MATCH_END = "\x02", "\x03"
+
+
+# -- matching ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Match:
+    """How well a query matches a text: ``score`` (higher is better) and the
+    positions of the matched characters (to show them in bold)."""
+
+    score: float
+    marks: tuple[int, ...] = ()
+
+
+def _word_start(text: str, i: int) -> bool:
+    return i == 0 or not text[i - 1].isalnum()
+
+
+def _subsequence(token: str, text: str, prefer_starts: bool) -> list[int] | None:
+    out: list[int] = []
+    j = 0
+    for ch in token:
+        k = text.find(ch, j)
+        if k < 0:
+            return None
+        if prefer_starts and not (out and k == out[-1] + 1):
+            w = next((i for i in range(k, len(text)) if text[i] == ch and _word_start(text, i)),
+                     -1)
+            k = w if w >= 0 else k
+        out.append(k)
+        j = k + 1
+    return out
+
+
+def _match_token(token: str, text: str) -> Match | None:
+    i = text.find(token)
+    if i >= 0:
+        score = 3.0 * len(token) + (6 if i == 0 else 4 if _word_start(text, i) else 0)
+        return Match(score, tuple(range(i, i + len(token))))
+    marks = _subsequence(token, text, True) or _subsequence(token, text, False)
+    if marks is None:
+        return None
+    score = 0.0
+    for n, k in enumerate(marks):
+        score += 2.0 if n and k == marks[n - 1] + 1 else 1.5 if _word_start(text, k) else 0.5
+    score -= 0.05 * (marks[-1] - marks[0] + 1 - len(token))
+    return Match(score, tuple(marks))
+
+
+def fuzzy_match(query: str, text: str) -> Match | None:
+    """Match each word of ``query`` against ``text`` (case-insensitive).
+
+    Returns:
+        None when some word's characters do not all appear in order in
+        ``text``; else a :class:`Match`. An exact match (whole text) scores
+        highest, then a prefix, a word start, a substring, a subsequence;
+        shorter texts win ties. An empty query matches with score 0.
+    """
+    words = query.casefold().split()
+    if not words:
+        return Match(0.0)
+    folded = text.casefold()
+    total, marks = 0.0, set[int]()
+    for word in words:
+        m = _match_token(word, folded)
+        if m is None:
+            return None
+        total += m.score
+        marks.update(m.marks)
+    if " ".join(words) == folded.strip(" …."):
+        total += 20
+    return Match(total - 0.01 * len(text), tuple(sorted(marks)))
+
+
+# -- entries ----------------------------------------------------------------------------
+@dataclass(slots=True)
+class Entry:
+    """One row of the palette.
+
+    Attributes:
+        kind: ``action``, ``session`` or ``message``.
+        label: the main text (a message's snippet).
+        detail: the right-hand text: a command's key, a chat's space, a
+            message's chat.
+        ref: action id, session id, or turn id.
+        session_id: the chat of a session or message entry.
+        score: match score (higher first).
+        marks: positions in ``label`` shown in bold.
+    """
+
+    kind: Kind
+    label: str
+    detail: str
+    ref: str
+    session_id: str | None = None
+    score: float = 0.0
+    marks: tuple[int, ...] = field(default=())
+
+    def spoken(self) -> str:
+        kind = {"action": "command", "session": "chat", "message": "message"}[self.kind]
+        return f"{self.label}, {kind}" + (f", {self.detail}" if self.detail else "")
+
+
+def action_entries(window: Any, query: str, keymap: Keymap) -> list[Entry]:
+    """The commands ``window`` can run now that match ``query`` (all of them for "")."""
+    out: list[Entry] = []
+    for action in keymap.actions:
+        if not action.palette or not available(action, window):
+            continue
+        m = fuzzy_match(query, action.label)
+        if m is None and action.keywords:
+            alt = fuzzy_match(query, action.keywords)
+            m = Match(alt.score * 0.6) if alt else None
+        if m is None:
+            continue
+        keys = keymap.keys(action.id)
+        out.append(Entry("action", action.label, native(keys[0]) if keys else "", action.id,
+                         score=m.score, marks=m.marks))
+    return out
+
+
+def sidebar_sessions(window: Any) -> list[tuple[str, str, str]]:
+    """``(session id, title, space name)`` of the chats listed in the sidebar, in order."""
+    model = getattr(getattr(window, "sidebar", None), "model", None)
+    if model is None or not hasattr(model, "session_ids"):
+        return []
+    out = []
+    for sid in model.session_ids():
+        index = model.index_of(sid)
+        parent = index.parent()
+        while parent.isValid() and parent.parent().isValid():
+            parent = parent.parent()  # a fork's space is its top-level ancestor
+        out.append((sid, str(index.data() or "New chat"), str(parent.data() or "")))
+    return out
+
+
+def session_entries(window: Any, query: str) -> list[Entry]:
+    """Chats of the sidebar whose title matches ``query`` (the recent ones for "")."""
+    out: list[Entry] = []
+    for sid, title, space in sidebar_sessions(window):
+        m = fuzzy_match(query, title)
+        if m is not None:
+            out.append(Entry("session", title, f"Chat · {space}" if space else "Chat", sid, sid,
+                             m.score, m.marks))
+    if not query.strip():
+        return out[:RECENT_SESSIONS]
+    return sorted(out, key=lambda e: -e.score)[:MAX_SESSIONS]
+
+
+def hit_entries(hits: Iterable[Any], known: set[str]) -> list[Entry]:
+    """Palette rows for ``store.search`` hits: title hits become chats (unless already
+    listed in ``known``), turn hits become messages."""
+    out: list[Entry] = []
+    for hit in hits:
+        title = hit.session_title or "New chat"
+        if hit.turn_id is None:
+            if hit.session_id not in known:
+                known.add(hit.session_id)
+                out.append(Entry("session", title, "Chat", hit.session_id, hit.session_id))
+        elif sum(e.kind == "message" for e in out) < MAX_MESSAGES:
+            out.append(Entry("message", hit.snippet, f"in “{title}”", hit.turn_id,
+                             hit.session_id))
+    return out
+
+
+def segments(entry: Entry) -> list[tuple[str, bool]]:
+    """The label cut into (text, bold) runs: fuzzy marks or the snippet's match markers."""
+    text = entry.label
+    if MATCH_START in text:
+        out: list[tuple[str, bool]] = []
+        for i, part in enumerate(text.split(MATCH_START)):
+            bold, _, rest = part.partition(MATCH_END) if i else ("", "", part)
+            out += [(bold, True)] if bold else []
+            out += [(rest, False)] if rest else []
+        return out
+    marks = set(entry.marks)
+    out = []
+    for i, ch in enumerate(text):
+        bold = i in marks
+        if out and out[-1][1] == bold:
+            out[-1] = (out[-1][0] + ch, bold)
+        else:
+            out.append((ch, bold))
+    return out
+
+
+def plain(label: str) -> str:
+    return label.replace(MATCH_START, "").replace(MATCH_END, "")
+
+
+# -- model and painting -----------------------------------------------------------------
+class PaletteModel(QAbstractListModel):
+    """The palette's rows (``Entry`` objects in role ``ENTRY``)."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.entries: list[Entry] = []
+
+    def set_entries(self, entries: Sequence[Entry]) -> None:
+        self.beginResetModel()
+        self.entries = list(entries)
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.entries)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        entry = self.entries[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return plain(entry.label)
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return plain(entry.spoken())
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return plain(entry.label)
+        if role == ENTRY:
+            return entry
+        return None
+
+
+class _Delegate(QStyledItemDelegate):
+    """A row: the label (matches in bold), and on the right the key or the place."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:  # noqa: N802
+        return QSize(option.rect.width(), ROW_H)
+
+    def paint(self, p: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        entry: Entry = index.data(ENTRY)
+        t = appearance.current()
+        rect = option.rect.adjusted(6, 1, -6, -1)
+        p.save()
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        if option.state & QStyle.StateFlag.State_Selected:
+            path = QPainterPath()
+            path.addRoundedRect(rect, 7, 7)
+            p.fillPath(path, QColor(t.selected))
+        inner = rect.adjusted(12, 0, -12, 0)
+        font = QFont(option.font)
+        small = QFont(font)
+        small.setPointSizeF(font.pointSizeF() * 0.88)
+        detail_w = 0
+        if entry.detail:
+            fm = QFontMetrics(small)
+            shown = fm.elidedText(entry.detail, Qt.TextElideMode.ElideMiddle, inner.width() // 3)
+            detail_w = fm.horizontalAdvance(shown) + 16
+            box = QRect(inner.right() - detail_w + 16, inner.top(), detail_w - 16, inner.height())
+            if entry.kind == "action":
+                cap = box.adjusted(-6, 8, 6, -8)
+                path = QPainterPath()
+                path.addRoundedRect(cap, 4, 4)
+                p.fillPath(path, QColor(t.hover))
+                detail_w += 8
+            p.setFont(small)
+            p.setPen(QColor(t.muted))
+            p.drawText(box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, shown)
+        self._label(p, inner.adjusted(0, 0, -detail_w, 0), entry, font, t.text)
+        p.restore()
+
+    @staticmethod
+    def _label(p: QPainter, rect: QRect, entry: Entry, font: QFont, color: str) -> None:
+        bold = QFont(font)
+        bold.setWeight(QFont.Weight.Bold)
+        x, right = rect.left(), rect.right()
+        p.setPen(QColor(color))
+        for text, strong in segments(entry):
+            f = bold if strong else font
+            fm = QFontMetrics(f)
+            width = fm.horizontalAdvance(text)
+            if x + width > right:
+                text = fm.elidedText(text, Qt.TextElideMode.ElideRight, max(0, right - x))
+                width = fm.horizontalAdvance(text)
+            p.setFont(f)
+            p.drawText(QRect(x, rect.top(), width + 1, rect.height()),
+                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+            x += width
+            if x >= right:
+                break
+
+
+# -- the widget -------------------------------------------------------------------------
+class CommandPalette(QFrame):
+    """The palette overlay of one main window.
+
+    Args:
+        window: the main window (``keymap``, ``sidebar``, ``store``, ``tasks``,
+            ``chat``, ``transcript`` are used when present).
+    """
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.setObjectName("CommandPalette")
+        self.setAccessibleName("Command palette")
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.input = QLineEdit(self)
+        self.input.setObjectName("PaletteInput")
+        self.input.setAccessibleName("Command or search")
+        self.input.setPlaceholderText("Type a command, a chat's name, or words from a message…")
+        self.input.setClearButtonEnabled(True)
+        self.model = PaletteModel(self)
+        self.list = QListView(self)
+        self.list.setObjectName("PaletteList")
+        self.list.setAccessibleName("Results")
+        self.list.setModel(self.model)
+        self.list.setItemDelegate(_Delegate(self.list))
+        self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.list.setUniformItemSizes(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.clicked.connect(lambda index: self.activate(index.row()))
+        self.list.selectionModel().currentChanged.connect(lambda *_: self._describe())
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.setSpacing(4)
+        lay.addWidget(self.input)
+        lay.addWidget(self.list)
+        self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._search_messages)
+        self._search_gen = 0
+        self._hits: list[Entry] = []
+        self._return_to: QWidget | None = None
+        self.input.textChanged.connect(self._typed)
+        self.input.installEventFilter(self)
+        window.installEventFilter(self)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._focus_changed)
+        self._restyle()
+        self.hide()
+
+    # -- opening and closing ----------------------------------------------------------
+    def open(self, text: str = "") -> None:
+        """Show the palette with ``text`` typed (selected), and focus it."""
+        focus = QApplication.focusWidget()
+        if not self.isVisible():
+            self._return_to = focus if focus is not None and not self.isAncestorOf(focus) \
+                else None
+        self._restyle()
+        self.input.setText(text)
+        self._refresh()
+        self._place()
+        self.show()
+        self.raise_()
+        self.input.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.input.selectAll()
+
+    def close_palette(self, *, restore_focus: bool = True) -> None:
+        """Hide the palette; give the focus back to where it was."""
+        if not self.isVisible():
+            return
+        self._search_timer.stop()
+        self._search_gen += 1
+        self.hide()
+        back = self._return_to
+        self._return_to = None
+        if restore_focus and back is not None and back.isVisible() and back.isEnabled():
+            back.setFocus(Qt.FocusReason.PopupFocusReason)
+
+    def _place(self) -> None:
+        w = self.window_
+        width = min(WIDTH, max(320, w.width() - 40))
+        rows = min(VISIBLE_ROWS, max(1, self.model.rowCount()))
+        height = self.input.sizeHint().height() + rows * ROW_H + 22
+        top = 56
+        bar = getattr(w, "menuBar", None)
+        if callable(bar) and bar().isVisible():
+            top += bar().height()
+        self.setGeometry((w.width() - width) // 2, top, width, min(height, w.height() - top - 10))
+
+    def _restyle(self) -> None:
+        t = appearance.current()
+        self.setStyleSheet(
+            f"#CommandPalette {{ background: {t.surface}; border: 1px solid {t.border};"
+            f" border-radius: 12px; }}"
+            f"#PaletteInput {{ background: transparent; border: none; color: {t.text};"
+            f" border-bottom: 1px solid {t.border}; padding: 9px 10px; font-size: 15px; }}"
+            f"#PaletteInput:focus {{ border-bottom: 2px solid {t.accent}; }}"
+            f"#PaletteList {{ background: transparent; border: none; outline: none; }}"
+        )
+
+    # -- content ----------------------------------------------------------------------
+    def entries(self) -> list[Entry]:
+        """The rows shown now, in order."""
+        return list(self.model.entries)
+
+    def current_entry(self) -> Entry | None:
+        row = self.list.currentIndex().row()
+        return self.model.entries[row] if 0 <= row < len(self.model.entries) else None
+
+    def _typed(self, _text: str) -> None:
+        self._hits = []
+        self._search_gen += 1
+        self._refresh()
+        self._place()
+        if self.input.text().strip() and getattr(self.window_, "store", None) is not None:
+            self._search_timer.start()
+        else:
+            self._search_timer.stop()
+
+    def _refresh(self) -> None:
+        query = self.input.text()
+        keymap = keymap_for(self.window_)
+        commands = action_entries(self.window_, query, keymap)
+        chats = session_entries(self.window_, query)
+        known = {e.ref for e in chats}
+        hits = [e for e in self._hits if e.kind == "message" or e.ref not in known]
+        if query.strip():
+            rows = sorted(commands + chats, key=lambda e: -e.score) + hits
+        else:
+            rows = chats + commands
+        self.model.set_entries(rows)
+        if rows:
+            self.list.setCurrentIndex(self.model.index(0))
+        self._describe()
+
+    def _search_messages(self) -> None:
+        query = self.input.text().strip()
+        store = getattr(self.window_, "store", None)
+        tasks = getattr(self.window_, "tasks", None)
+        if not query or store is None or tasks is None:
+            return
+        gen = self._search_gen
+        tasks.spawn(self._search(store, query, gen), name="palette-search")
+
+    async def _search(self, store: Any, query: str, gen: int) -> None:
+        try:
+            hits = await store.search(query, limit=MAX_MESSAGES * 2)
+        except ParleyError as exc:  # a query the index cannot read: show no hits
+            log.info("palette search %r: %s", query, exc)
+            return
+        if gen != self._search_gen or not self.isVisible():
+            return
+        current = self.current_entry()
+        self._hits = hit_entries(hits, {sid for sid, _t, _s in sidebar_sessions(self.window_)})
+        self._refresh()
+        self._place()
+        if current is not None:  # keep the row the person had chosen
+            for row, e in enumerate(self.model.entries):
+                if (e.kind, e.ref) == (current.kind, current.ref):
+                    self.list.setCurrentIndex(self.model.index(row))
+
+    def _describe(self) -> None:
+        entry = self.current_entry()
+        n = self.model.rowCount()
+        said = f"{n} results" + (f"; {plain(entry.spoken())}" if entry else "")
+        self.input.setAccessibleDescription(said)
+
+    # -- keys -------------------------------------------------------------------------
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        if obj is self.window_:
+            if event.type() == QEvent.Type.Resize and self.isVisible():
+                self._place()
+            return False
+        if event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent):
+            return self._key(event)
+        return False
+
+    def _key(self, event: QKeyEvent) -> bool:
+        k = event.key()
+        K = Qt.Key  # noqa: N806
+        steps = {K.Key_Down: 1, K.Key_Up: -1, K.Key_Tab: 1, K.Key_Backtab: -1,
+                 K.Key_PageDown: VISIBLE_ROWS - 1, K.Key_PageUp: -(VISIBLE_ROWS - 1)}
+        if k in steps:
+            self._step(steps[k])
+        elif k in (K.Key_Return, K.Key_Enter):
+            self.activate(self.list.currentIndex().row())
+        elif k == K.Key_Escape:
+            self.close_palette()
+        else:
+            return False
+        return True
+
+    def _step(self, delta: int) -> None:
+        n = self.model.rowCount()
+        if not n:
+            return
+        row = self.list.currentIndex().row()
+        row = (row + delta) % n if abs(delta) == 1 else max(0, min(n - 1, row + delta))
+        self.list.setCurrentIndex(self.model.index(row))
+
+    def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if self.isVisible() and new is not None and new is not self and \
+                not self.isAncestorOf(new):
+            self.close_palette(restore_focus=False)
+
+    # -- running ----------------------------------------------------------------------
+    def activate(self, row: int) -> None:
+        """Run the entry at ``row``: a command, open a chat, or show a message."""
+        if not 0 <= row < len(self.model.entries):
+            return
+        entry = self.model.entries[row]
+        query = self.input.text().strip()
+        w = self.window_
+        self.close_palette()
+        if entry.kind == "action":
+            run(w, keymap_for(w).action(entry.ref))
+        elif entry.kind == "session":
+            open_session(w, entry.ref)
+        elif entry.session_id is not None:
+            tasks = getattr(w, "tasks", None)
+            if tasks is not None:
+                tasks.spawn(show_message(w, entry.session_id, entry.ref, query),
+                            name="palette-show-message")
+
+
+def open_session(window: Any, session_id: str) -> None:
+    """Open a chat in ``window`` (its ``open_session`` or its chat controller's)."""
+    opener = getattr(window, "open_session", None)
+    if not callable(opener):
+        opener = getattr(getattr(window, "chat", None), "open_session", None)
+    if callable(opener):
+        opener(session_id)
+
+
+async def show_message(window: Any, session_id: str, turn_id: str, query: str,
+                       timeout_s: float = 5.0) -> bool:
+    """Open a chat, scroll to a message with ``query`` marked, and focus it.
+
+    Returns:
+        False when the chat did not open within ``timeout_s`` seconds.
+    """
+    open_session(window, session_id)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
+    while getattr(window, "session_id", None) != session_id:
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0)  # let the chat finish showing (draft, focus) first
+    transcript = window.transcript
+    transcript.scroll_to_turn(turn_id, highlight=query)
+    transcript.setFocus(Qt.FocusReason.OtherFocusReason)
+    return True
+
+
+def open_palette(window: Any, text: str = "") -> CommandPalette:
+    """Open (creating once) the command palette of ``window``; returns it."""
+    palette = getattr(window, "command_palette", None)
+    if not isinstance(palette, CommandPalette):
+        palette = CommandPalette(window)
+        window.command_palette = palette
+    palette.open(text)
+    return palette

@@ -1,0 +1,58 @@
+"""Context menus of the sidebar rows. Each entry only emits a sidebar signal."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QModelIndex
+from PySide6.QtWidgets import QMenu
+
+from gui.sidebar.model import ARCHIVED, ID, PINNED, SPACE
+
+if TYPE_CHECKING:
+    from gui.sidebar.view import Sidebar
+
+
+def session_menu(bar: Sidebar, index: QModelIndex) -> QMenu:
+    """Open, rename, pin, move to a space, export, archive, delete — for one chat."""
+    sid = str(index.data(ID))
+    menu = QMenu(bar)
+    menu.addAction("Open", lambda: bar.session_activated.emit(sid))
+    rename = menu.addAction("Rename…", lambda: bar.rename_requested.emit(sid))
+    rename.setShortcut("F2")
+    menu.addAction("Unpin" if index.data(PINNED) else "Pin to top",
+                   lambda: bar.pin_requested.emit(sid))
+    move = menu.addMenu("Move to space")
+    move.setAccessibleName("Move to space")
+    here = index.data(SPACE)
+    for space_id in bar.model.space_ids():
+        name = bar.model.space_index(space_id).data()
+        action = move.addAction(name, lambda s=space_id: bar.move_requested.emit(sid, s))
+        action.setEnabled(space_id != here)
+    menu.addAction("Export…", lambda: bar.export_requested.emit(sid))
+    menu.addSeparator()
+    menu.addAction("Unarchive" if index.data(ARCHIVED) else "Archive",
+                   lambda: bar.archive_requested.emit(sid))
+    menu.addAction("Delete…", lambda: bar.delete_requested.emit(sid))
+    return menu
+
+
+def space_menu(bar: Sidebar, index: QModelIndex) -> QMenu:
+    """New chat here, rename, edit defaults, move up/down, delete — for one space."""
+    space_id = str(index.data(ID))
+    ids = bar.model.space_ids()
+    menu = QMenu(bar)
+
+    def add(label: str, action: str, enabled: bool = True) -> None:
+        entry = menu.addAction(label, lambda: bar.space_action.emit(action, space_id))
+        entry.setEnabled(enabled)
+
+    add("New chat in this space", "new-chat")
+    menu.addSeparator()
+    add("Rename space…", "rename")
+    add("System prompt and model…", "edit")
+    add("Move up", "up", ids.index(space_id) > 0 if space_id in ids else False)
+    add("Move down", "down", space_id in ids and ids.index(space_id) < len(ids) - 1)
+    menu.addSeparator()
+    add("Delete space…", "delete", space_id != bar.default_space_id)
+    return menu

@@ -1,0 +1,357 @@
+"""Organizing chats: spaces (create, rename, edit, reorder, delete) and sessions
+(rename, pin, archive, move, delete with Undo).
+
+Every change is written to the store, then shown in the sidebar. Pin,
+archive, move and delete offer Undo for a few seconds (``gui.undo``). A
+delete hides the chat at once and is made durable right away by archiving it
+(so a crash during the undo window loses nothing and shows no ghost); the
+row is deleted for good when the window passes, or when Parley closes.
+Forks of a deleted chat stay, at their space's level.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtGui import QCursor
+from PySide6.QtWidgets import QMenu
+
+from core.errors import ParleyError
+from core.store.errors import SessionNotFound, TurnNotFound
+from gui import dialogs
+from gui.space_dialog import SpaceDialog, ask_delete_space
+
+if TYPE_CHECKING:
+    from gui.chat_controller import ChatController
+    from gui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+FORK_POINT_CHARS = 48
+
+
+def fork_point_text(text: str) -> str:
+    """The "from “…”" line of a fork: the first words of the message it was forked at."""
+    line = " ".join(text.split())
+    if not line:
+        return "from a message without text"
+    if len(line) > FORK_POINT_CHARS:
+        line = line[: FORK_POINT_CHARS - 1].rstrip() + "…"
+    return f"from “{line}”"
+
+
+class Organizer:
+    """Spaces and session housekeeping for one window (after ``start``)."""
+
+    def __init__(self, window: MainWindow, chat: ChatController) -> None:
+        self.w = window
+        self.chat = chat
+        self.store = window.store
+        self.spaces: dict[str, Any] = {}
+        self.default_space_id: str | None = None
+        #: sessions deleted but still undoable (hidden from lists and search).
+        self.deleting: set[str] = set()
+        bar = window.sidebar
+        bar.rename_requested.connect(self.rename_session)
+        bar.delete_requested.connect(self.delete_session)
+        bar.pin_requested.connect(self.pin_session)
+        bar.archive_requested.connect(self.archive_session)
+        bar.move_requested.connect(self.move_session)
+        bar.space_action.connect(self._space_action)
+        bar.space_dropped.connect(self.drop_space)
+        bar.new_space_requested.connect(self.new_space)
+        bar.archived_toggled.connect(self._archived_toggled)
+
+    def _spawn(self, coro: Any, name: str) -> None:
+        self.w.tasks.spawn(coro, name=name)
+
+    def _title(self, sid: str) -> str:
+        session = self.chat.sessions.get(sid)
+        return (session.title if session is not None else None) or "this chat"
+
+    # -- spaces -------------------------------------------------------------
+    async def load_spaces(self) -> list[Any]:
+        """Read the spaces (in order) and the default one; returns them."""
+        spaces = await self.store.list_spaces()
+        self.spaces = {s.id: s for s in spaces}
+        self.default_space_id = next((s.id for s in spaces if s.is_default), None)
+        self.w.sidebar.default_space_id = self.default_space_id
+        return list(spaces)
+
+    def current_space(self) -> str | None:
+        """The space a space command acts on: the focused heading's, else the open chat's."""
+        if self.w.sidebar.tree.hasFocus():
+            focused = self.w.sidebar.current_space_id()
+            if focused:
+                return focused
+        return self.chat.space_id or self.default_space_id
+
+    def new_space(self) -> SpaceDialog:
+        """Ask for a new space's name, system prompt and model; create it on OK."""
+        dlg = SpaceDialog(self.w, self.w.model_picker.choices)
+        dlg.accepted.connect(lambda: self._spawn(self._create_space(dlg), "new-space"))
+        self._open_dialog(dlg)
+        return dlg
+
+    def _open_dialog(self, dlg: SpaceDialog) -> None:
+        self.dialog = dlg  # tests find it here
+        dlg.finished.connect(dlg.deleteLater)
+        dlg.open()
+
+    async def _create_space(self, dlg: SpaceDialog) -> None:
+        v = dlg.values()
+        space = await self.store.create_space(v.name, system_prompt=v.system_prompt,
+                                              default_model=v.default_model)
+        self.spaces[space.id] = space
+        self.w.sidebar.model.add_space(space)
+        self.chat.new_session(space.id)  # a new space is where the next chat goes
+
+    def edit_space(self, space_id: str | None = None) -> SpaceDialog | None:
+        """Edit a space's name, system prompt and default model (default: the current one)."""
+        space = self.spaces.get(space_id or self.current_space() or "")
+        if space is None:
+            return None
+        dlg = SpaceDialog(self.w, self.w.model_picker.choices, space)
+        dlg.accepted.connect(lambda: self._spawn(self._save_space(space, dlg), "edit-space"))
+        self._open_dialog(dlg)
+        return dlg
+
+    async def _save_space(self, space: Any, dlg: SpaceDialog) -> None:
+        v = dlg.values()
+        if v.name != space.name:
+            await self.store.rename_space(space.id, v.name)
+        saved = await self.store.update_space(space.id, system_prompt=v.system_prompt,
+                                              default_model=v.default_model)
+        self.spaces[space.id] = saved
+        self.w.sidebar.model.rename_space(space.id, saved.name)
+        self.chat.space_changed(space.id)
+
+    def rename_space(self, space_id: str | None = None) -> None:
+        """Ask for a space's new name (default: the current space)."""
+        space = self.spaces.get(space_id or self.current_space() or "")
+        if space is None:
+            return
+        name = dialogs.ask_text(self.w, "Rename space", "Name:", space.name)
+        if name and name != space.name:
+            self._spawn(self._rename_space(space.id, name), "rename-space")
+
+    async def _rename_space(self, space_id: str, name: str) -> None:
+        self.spaces[space_id] = await self.store.rename_space(space_id, name)
+        self.w.sidebar.model.rename_space(space_id, name)
+
+    def move_space(self, space_id: str, delta: int) -> None:
+        """Move a space ``delta`` places down (negative: up) in the sidebar."""
+        ids = self.w.sidebar.model.space_ids()
+        if space_id not in ids:
+            return
+        old = ids.index(space_id)
+        new = max(0, min(len(ids) - 1, old + delta))
+        if new != old:
+            ids.insert(new, ids.pop(old))
+            self._spawn(self._reorder(ids), "reorder-spaces")
+
+    def drop_space(self, space_id: str, onto: str) -> None:
+        """A space heading dropped on another one takes that one's place."""
+        ids = self.w.sidebar.model.space_ids()
+        if space_id in ids and onto in ids and space_id != onto:
+            self.move_space(space_id, ids.index(onto) - ids.index(space_id))
+
+    async def _reorder(self, ids: list[str]) -> None:
+        spaces = await self.store.reorder_spaces(ids)
+        self.spaces = {s.id: s for s in spaces}
+        self.w.sidebar.model.order_spaces([s.id for s in spaces])
+
+    def delete_space(self, space_id: str | None = None) -> None:
+        """Delete a space after asking whether its chats move to the default space or go."""
+        sid = space_id or self.current_space()
+        space = self.spaces.get(sid or "")
+        if space is None:
+            return
+        if space.is_default:
+            from core.store.errors import CannotDeleteDefaultSpace
+
+            self.w.show_problem(CannotDeleteDefaultSpace())
+            return
+        self._spawn(self._delete_space(space), "delete-space")
+
+    async def _delete_space(self, space: Any) -> None:
+        chats = await self.store.list_sessions(space_id=space.id, include_archived=True,
+                                               limit=10_000)
+        default = self.spaces.get(self.default_space_id or "")
+        choice = ask_delete_space(self.w, space.name, len(chats),
+                                  default.name if default else "the default space")
+        if choice is None:
+            return
+        await self.undo_flush()
+        await self.store.delete_space(space.id, delete_sessions=choice == "delete")
+        open_here = self.chat.session_id in {s.id for s in chats}
+        for s in chats:
+            self.chat.sessions.pop(s.id, None)
+        await self.chat.load_sidebar()
+        if open_here:
+            if choice == "delete":
+                self.chat.session_id = None
+                await self.chat.show_new_chat(self.default_space_id)
+            else:
+                await self.chat.reload()
+        elif self.chat.space_id == space.id:
+            self.chat.space_id = self.default_space_id
+
+    def _space_action(self, action: str, space_id: str) -> None:
+        if action == "new-chat":
+            self.chat.new_session(space_id)
+        elif action == "rename":
+            self.rename_space(space_id)
+        elif action == "edit":
+            self.edit_space(space_id)
+        elif action in ("up", "down"):
+            self.move_space(space_id, -1 if action == "up" else 1)
+        elif action == "delete":
+            self.delete_space(space_id)
+
+    # -- sessions: rename, pin, move ---------------------------------------------
+    def rename_session(self, session_id: str | None = None) -> None:
+        """Ask for a new title for a chat (default: the open one)."""
+        sid = session_id or self.chat.session_id
+        if sid is None:
+            return
+        old = self.chat.sessions[sid].title if sid in self.chat.sessions else ""
+        title = dialogs.ask_text(self.w, "Rename chat", "Title:", old or "")
+        if title:
+            self._spawn(self._rename(sid, title), "rename")
+
+    async def _rename(self, sid: str, title: str) -> None:
+        self.chat.remember_session(await self.store.rename_session(sid, title))
+
+    def pin_session(self, session_id: str | None = None) -> None:
+        """Pin a chat to the top of its space, or unpin it (Undo offered)."""
+        sid = session_id or self.chat.session_id
+        session = self.chat.sessions.get(sid or "")
+        if session is not None:
+            self._spawn(self._pin(session.id, not session.pinned), "pin")
+
+    async def _pin(self, sid: str, pinned: bool, *, offer: bool = True) -> None:
+        self.chat.remember_session(await self.store.pin_session(sid, pinned))
+        if offer:
+            self.w.undo.offer(f"Pinned “{self._title(sid)}”" if pinned
+                              else f"Unpinned “{self._title(sid)}”",
+                              undo=lambda: self._pin(sid, not pinned, offer=False))
+
+    def move_session(self, session_id: str | None = None, space_id: str | None = None) -> None:
+        """Move a chat to another space; without ``space_id``, a menu of spaces asks."""
+        sid = session_id or self.chat.session_id
+        if sid is None or sid not in self.chat.sessions:
+            return
+        if space_id is None:
+            self._ask_space(sid)
+            return
+        if self.chat.sessions[sid].space_id != space_id:
+            self._spawn(self._move(sid, space_id), "move")
+
+    def _ask_space(self, sid: str) -> QMenu:
+        menu = QMenu(self.w)
+        menu.setAccessibleName("Move to space")
+        here = self.chat.sessions[sid].space_id
+        for space_id in self.w.sidebar.model.space_ids():
+            entry = menu.addAction(self.spaces[space_id].name if space_id in self.spaces
+                                   else space_id,
+                                   lambda s=space_id: self.move_session(sid, s))
+            entry.setEnabled(space_id != here)
+        self.space_menu = menu  # kept for tests
+        index = self.w.sidebar.model.index_of(sid)
+        if index.isValid() and self.w.sidebar.isVisible():
+            rect = self.w.sidebar.tree.visualRect(index)
+            pos = self.w.sidebar.tree.viewport().mapToGlobal(rect.center())
+        else:
+            pos = QCursor.pos()
+        menu.popup(pos)
+        return menu
+
+    async def _move(self, sid: str, space_id: str, *, offer: bool = True) -> None:
+        before = self.chat.sessions[sid].space_id
+        self.chat.remember_session(await self.store.move_session(sid, space_id))
+        if offer:
+            name = self.spaces[space_id].name if space_id in self.spaces else "another space"
+            self.w.undo.offer(f"Moved “{self._title(sid)}” to {name}",
+                              undo=lambda: self._move(sid, before, offer=False))
+
+    # -- sessions: archive, delete -------------------------------------------------
+    def archive_session(self, session_id: str | None = None) -> None:
+        """Archive a chat (hidden unless archived chats are shown), or unarchive it."""
+        sid = session_id or self.chat.session_id
+        session = self.chat.sessions.get(sid or "")
+        if session is not None:
+            self._spawn(self._archive(session.id, not session.archived), "archive")
+
+    async def _archive(self, sid: str, archived: bool, *, offer: bool = True) -> None:
+        session = await self.store.archive_session(sid, archived)
+        self.chat.sessions[sid] = session
+        if archived and not self.w.sidebar.show_archived:
+            await self._hide(sid)
+        else:
+            self.chat.remember_session(session)
+        if offer:
+            verb = "Archived" if archived else "Unarchived"
+            self.w.undo.offer(f"{verb} “{self._title(sid)}”",
+                              undo=lambda: self._archive(sid, not archived, offer=False))
+
+    async def _hide(self, sid: str) -> None:
+        """Take a chat off the list; if it is open, open its neighbour (or a new chat)."""
+        ids = self.w.sidebar.model.session_ids()
+        self.w.sidebar.model.remove(sid)
+        if sid == self.chat.session_id:
+            await self.chat.leave(sid, ids)
+
+    def delete_session(self, session_id: str | None = None) -> None:
+        """Delete a chat (default: the open one) after asking; Undo is offered."""
+        sid = session_id or self.chat.session_id
+        if sid is None or sid in self.deleting:
+            return
+        title = self._title(sid)
+        if dialogs.confirm(self.w, "Delete chat",
+                           f"Delete “{title}”? You can undo this for a few seconds; its "
+                           "forks are kept.", action="Delete", destructive=True):
+            self._spawn(self._delete(sid), "delete")
+
+    async def _delete(self, sid: str) -> None:
+        await self.chat.runs.stop_and_wait(sid)
+        before = self.chat.sessions.get(sid)
+        archived_before = bool(before.archived) if before is not None else False
+        await self.store.archive_session(sid, True)  # durable hide, see module doc
+        self.deleting.add(sid)
+        await self._hide(sid)
+
+        async def undo() -> None:
+            self.deleting.discard(sid)
+            self.chat.remember_session(await self.store.archive_session(sid, archived_before))
+
+        async def commit() -> None:
+            self.deleting.discard(sid)
+            with contextlib.suppress(SessionNotFound):  # gone already (its space was deleted)
+                await self.store.delete_session(sid)
+            await self.chat.drafts.discard(sid)
+            self.chat.sessions.pop(sid, None)
+            self.w.sidebar.model.set_parent_gone(sid)
+
+        self.w.undo.offer(f"Deleted “{self._title(sid)}”", undo=undo, commit=commit)
+
+    async def undo_flush(self) -> None:
+        """Make a pending delete final now (before closing, or deleting a space)."""
+        await self.w.undo.flush()
+
+    def _archived_toggled(self, shown: bool) -> None:
+        self._spawn(self.chat.load_sidebar(), "show-archived" if shown else "hide-archived")
+
+    # -- forks -------------------------------------------------------------------------
+    async def describe_forks(self, sessions: list[Any]) -> None:
+        """Show each fork's fork point ("from “…”") under its title in the sidebar."""
+        for s in sessions:
+            if not s.forked_from_turn_id:
+                continue
+            try:
+                turn = await self.store.get_turn(s.forked_from_turn_id)
+            except (TurnNotFound, ParleyError):
+                continue  # the parent (and its turns) were deleted
+            self.w.sidebar.model.set_fork_point(s.id, fork_point_text(turn.text()))

@@ -1,0 +1,230 @@
+"""Exporting sessions: Markdown, Parley JSON, Anthropic and OpenAI messages (real sessions.db)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from core.content import (
+    CompactSummaryBlock,
+    DocumentBlock,
+    ImageBlock,
+    TextBlock,
+    TextOrigin,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Turn,
+    Usage,
+)
+from core.convert import auto_detect_and_convert
+from core.export import export_session, fence, suggested_filename
+from core.store.async_store import AsyncStore
+from core.store.errors import SessionNotFound
+from tests.fakes.validation import validate_anthropic, validate_openai
+
+PNG = "iVBORw0KGgo="
+PDF = "JVBERi0xLjQ="
+MODEL = "anthropic:claude-sonnet-4-6"
+
+
+@pytest.fixture
+async def store(tmp_path):
+    s = await AsyncStore.open(tmp_path / "sessions.db")
+    yield s
+    await s.close()
+
+
+def rich_turns() -> list[Turn]:
+    """A conversation with every kind of block, a tool loop and an aborted reply."""
+    return [
+        Turn("user", [TextBlock("What is in this picture?"), ImageBlock("image/png", PNG)]),
+        Turn(
+            "assistant",
+            [
+                ThinkingBlock("The user wants a description.", signature="sig-1"),
+                TextBlock("Let me look it up."),
+                ToolUseBlock("toolu_1", "search", {"q": "red bridge", "limit": 3}),
+            ],
+            model=MODEL,
+            usage=Usage(10, 5),
+        ),
+        Turn(
+            "user",
+            [
+                ToolResultBlock(
+                    "toolu_1", (TextBlock("Golden Gate Bridge"), ImageBlock("image/png", PNG))
+                )
+            ],
+        ),
+        Turn(
+            "assistant",
+            [TextBlock("It is the Golden Gate Bridge.\n\n```python\nprint('hi')\n```")],
+            model=MODEL,
+        ),
+        Turn(
+            "user",
+            [
+                TextBlock("New message from Slack", origin=TextOrigin("signal", "slack", "Ana")),
+                DocumentBlock("application/pdf", PDF, "plan.pdf"),
+                TextBlock("Summarize the plan."),
+            ],
+        ),
+        Turn("assistant", [TextBlock("The plan says")], aborted=True, model=MODEL),
+    ]
+
+
+async def make_session(store, turns=None, *, title="Bridges & plans: a chat?") -> str:
+    session = await store.create_session(title=title, model=MODEL, system_prompt="Be brief.")
+    for turn in turns if turns is not None else rich_turns():
+        await store.append_turn(session.id, turn)
+    return session.id
+
+
+async def test_markdown_shows_every_turn_for_people(store):
+    sid = await make_session(store)
+    result = await export_session(store, sid, "markdown")
+    md = result.text
+
+    assert md.startswith("# Bridges & plans: a chat?\n")
+    assert re.search(r"^- Date: \d{4}-\d\d-\d\d \d\d:\d\d$", md, re.M)
+    assert "- Model: `anthropic:claude-sonnet-4-6`" in md
+    assert "<summary>System prompt</summary>" in md and "Be brief." in md
+    headers = re.findall(r"^## .*$", md, re.M)
+    assert headers == [
+        "## User",
+        "## Assistant · claude-sonnet-4-6",
+        "## Tool result",
+        "## Assistant · claude-sonnet-4-6",
+        "## User",
+        "## Assistant · claude-sonnet-4-6",
+    ]
+    assert "[image: image/png]" in md and "[document: plan.pdf]" in md
+    assert "<details>\n<summary>Thinking</summary>\n\nThe user wants a description." in md
+    call = '**Tool call:** `search`\n\n```json\n{\n  "q": "red bridge",\n  "limit": 3\n}\n```'
+    assert call in md
+    assert "**Tool result:** `search`\n\n```\nGolden Gate Bridge\n```\n\n[image: image/png]" in md
+    assert "```python\nprint('hi')\n```" in md  # the reply's own markdown is kept
+    assert "*(signal from slack, sent by Ana)*" in md
+    assert "*(stopped before it finished)*\n\nThe plan says" in md
+    assert PNG not in md and PDF not in md  # no base64 in a file meant for reading
+    assert result.lost == []
+    assert result.suggested_filename == "Bridges & plans a chat.md"
+
+
+async def test_markdown_shows_compaction_summary_and_keeps_replaced_turns(store):
+    sid = await make_session(store, rich_turns()[:4])
+    turns = await store.get_turns(sid)
+    await store.record_compaction(
+        sid, Turn("user", [CompactSummaryBlock("They talked about a bridge.")]),
+        first_turn_id=turns[0].id, last_turn_id=turns[1].id, replaced_count=2,
+    )
+    md = (await export_session(store, sid, "markdown")).text
+    assert "## Summary\n\n**Summary of 2 earlier turns** (compaction)" in md
+    assert "They talked about a bridge." in md and "What is in this picture?" in md
+
+
+def test_fence_is_longer_than_any_backtick_run_inside():
+    text = "before\n````\ninner\n````\nafter"
+    fenced = fence(text, "json")
+    assert fenced.startswith("`````json\n") and fenced.endswith("\n`````")
+    assert fence("plain") == "```\nplain\n```"
+
+
+async def test_parley_export_is_lossless(store):
+    sid = await make_session(store)
+    result = await export_session(store, sid, "parley")
+    data = json.loads(result.text)
+
+    assert result.suggested_filename.endswith(".parley.json") and result.lost == []
+    assert data["format"] == "parley" and data["session"]["title"] == "Bridges & plans: a chat?"
+    assert data["session"]["system"] == "Be brief." and data["session"]["model"] == MODEL
+    assert PNG in result.text and PDF in result.text  # files travel inside the export
+    back = auto_detect_and_convert(result.text)
+    stored = await store.hydrate(await store.get_turns(sid))
+    assert [t.to_json() for t in back.turns] == [t.to_json() for t in stored]
+
+
+async def test_anthropic_export_is_a_valid_request_and_reports_losses(store):
+    sid = await make_session(store)
+    result = await export_session(store, sid, "anthropic")
+    body = json.loads(result.text)
+
+    assert body["system"] == "Be brief."
+    request = {"model": "claude-sonnet-4-6", "max_tokens": 1024, **body}
+    assert validate_anthropic(request) is None
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user", "assistant",
+                                                       "user"]
+    assert "The plan says" not in result.text  # the aborted reply is left out
+    assert body["messages"][0]["content"][1]["source"]["data"] == PNG
+    assert body["messages"][1]["content"][0] == {
+        "type": "thinking", "thinking": "The user wants a description.", "signature": "sig-1",
+    }
+    assert any("cut off" in s for s in result.lost)
+    assert result.suggested_filename.endswith(".anthropic.json")
+    back = auto_detect_and_convert(result.text)
+    assert back.source_format == "anthropic" and back.system == "Be brief."
+
+
+async def test_openai_export_is_a_valid_request_and_reports_losses(store):
+    sid = await make_session(store)
+    result = await export_session(store, sid, "openai")
+    body = json.loads(result.text)
+
+    assert validate_openai({"model": "gpt-5", **body}) is None
+    messages = body["messages"]
+    assert messages[0] == {"role": "system", "content": "Be brief."}
+    assert [m["role"] for m in messages[1:4]] == ["user", "assistant", "tool"]
+    assert messages[2]["tool_calls"][0]["function"]["name"] == "search"
+    assert messages[-1]["role"] == "user"
+    assert "The plan says" not in result.text
+    assert any("thinking" in s for s in result.lost)  # OpenAI takes no thinking
+    assert any("cut off" in s for s in result.lost)
+    back = auto_detect_and_convert(result.text)
+    assert back.source_format == "openai" and back.system == "Be brief."
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+async def test_provider_exports_send_the_summary_not_the_compacted_turns(store, fmt):
+    sid = await make_session(store, rich_turns()[:4])
+    await store.append_turn(sid, Turn("user", [TextBlock("And the colour?")]))
+    turns = await store.get_turns(sid)
+    await store.record_compaction(
+        sid, Turn("user", [CompactSummaryBlock("They identified the Golden Gate Bridge.")]),
+        first_turn_id=turns[0].id, last_turn_id=turns[3].id, replaced_count=4,
+    )
+    result = await export_session(store, sid, fmt)
+    assert "Golden Gate Bridge." in result.text  # the summary
+    assert "What is in this picture?" not in result.text  # the replaced turns
+    assert any("4 turn(s) replaced by a compaction summary" in s for s in result.lost)
+    body = json.loads(result.text)
+    check = validate_anthropic if fmt == "anthropic" else validate_openai
+    assert check({"model": "m", "max_tokens": 10, **body}) is None
+
+
+async def test_export_of_missing_session_or_format(store):
+    with pytest.raises(SessionNotFound):
+        await export_session(store, "nope", "markdown")
+    sid = await make_session(store, [])
+    with pytest.raises(ValueError):
+        await export_session(store, sid, "pdf")  # type: ignore[arg-type]
+    empty = await export_session(store, sid, "markdown")
+    assert empty.text.startswith("# Bridges")
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("Trip to Lisbon", "Trip to Lisbon.md"),
+        ('a/b\\c:d*e?f"g<h>i|j', "a b c d e f g h i j.md"),
+        (None, "Parley chat.md"),
+        ("   ...  ", "Parley chat.md"),
+        ("CON", "Parley chat CON.md"),
+        ("x" * 200, "x" * 80 + ".md"),
+        ("東京の旅", "東京の旅.md"),
+    ],
+)
+def test_suggested_filename(title, expected):
+    assert suggested_filename(title, "markdown") == expected

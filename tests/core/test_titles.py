@@ -1,0 +1,264 @@
+"""Automatic titles against a real sessions.db and the fake provider over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from core.keys import FileBackend, KeyStore
+from core.providers.hub import ProviderHub
+from core.providers.retry import RetryPolicy
+from core.run import ChatRunner, SessionTitled
+from core.settings import UnknownSetting, spec
+from core.store.async_store import AsyncStore
+from core.titles import TitleService, clean_title, first_line_title, generate_title
+
+FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
+SONNET = "anthropic:claude-sonnet-4-6"
+QUESTION = "How do I plan a three-day trip to Lisbon?\nI like museums and food."
+
+
+@pytest.fixture
+async def env(tmp_path, fake_provider):
+    store = await AsyncStore.open(tmp_path / "sessions.db")
+    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
+    hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
+    await hub.load()
+    await hub.add_provider(
+        "anthropic", base_url=fake_provider.anthropic_base_url, api_key="sk-test-anthropic",
+        default_model="claude-sonnet-4-6",
+    )
+    await hub.add_provider(
+        "openai", base_url=fake_provider.openai_base_url, api_key="sk-test-openai",
+        default_model="gpt-5",
+    )
+    await hub.add_provider(
+        "openai_compatible", name="Ollama", base_url=fake_provider.openai_base_url,
+        default_model="llama3.2:3b",
+    )
+    yield store, hub
+    await hub.aclose()
+    await store.close()
+
+
+async def first_exchange(store, text: str = QUESTION, *, title: str | None = None) -> str:
+    session = await store.create_session(title=title)
+    await store.append_turn(session.id, Turn("user", [TextBlock(text)]))
+    await store.append_turn(
+        session.id, Turn("assistant", [TextBlock("Day one: start in Alfama, then…")])
+    )
+    return session.id
+
+
+@pytest.mark.parametrize(
+    ("model_ref", "expected_model"),
+    [
+        (SONNET, "haiku"),
+        ("openai:gpt-5", "-mini"),
+        ("ollama:llama3.2:3b", "llama3.2:3b"),
+    ],
+)
+async def test_generated_title_by_a_cheap_model_of_the_same_provider(
+    env, fake_provider, model_ref, expected_model
+):
+    store, hub = env
+    sid = await first_exchange(store)
+    fake_provider.script('"Planning a Lisbon Trip."')
+
+    title = await generate_title(hub, store, sid, model_ref=model_ref)
+
+    assert title == "Planning a Lisbon Trip"
+    session = await store.get_session(sid)
+    assert (session.title, session.title_source) == ("Planning a Lisbon Trip", "auto")
+    (request,) = fake_provider.model_requests
+    assert expected_model in request.body["model"]
+    sent = str(request.body)
+    assert "three-day trip to Lisbon" in sent and "Alfama" in sent  # message and reply start
+    assert session.usage.output_tokens > 0  # the title request counts in the session's usage
+
+
+async def test_run_loop_placeholder_is_replaced_by_the_generated_title(env, fake_provider):
+    store, hub = env
+    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    session = await store.create_session()
+    fake_provider.script("Start in Alfama.").script("Lisbon in three days")
+    events: list = []
+    await runner.send(session.id, [TextBlock(QUESTION)], model_ref=SONNET, on_event=events.append)
+    assert (await store.get_session(session.id)).title == first_line_title(QUESTION)
+
+    titled: list[tuple[str, str]] = []
+    service = TitleService(store, hub, on_titled=lambda s, t: titled.append((s, t)))
+    # The run loop's hook: the title reaches the run's listener as SessionTitled.
+    task = service.schedule(
+        session.id, SONNET, on_titled=lambda s, t: events.append(SessionTitled(s, t))
+    )
+    assert service.schedule(session.id, SONNET) is task  # one task per session
+    await service.wait()
+
+    assert await task == "Lisbon in three days"
+    assert titled == [(session.id, "Lisbon in three days")]
+    assert (await store.get_session(session.id)).title == "Lisbon in three days"
+    assert [e.title for e in events if isinstance(e, SessionTitled)] == [
+        first_line_title(QUESTION), "Lisbon in three days",
+    ]
+
+
+async def test_user_title_is_never_overwritten_and_costs_no_call(env, fake_provider):
+    store, hub = env
+    sid = await first_exchange(store, title="My Lisbon notes")
+    fake_provider.script("Something else")
+
+    assert await generate_title(hub, store, sid, model_ref=SONNET) is None
+    session = await store.get_session(sid)
+    assert (session.title, session.title_source) == ("My Lisbon notes", "user")
+    assert fake_provider.model_requests == []
+
+
+async def test_user_renaming_during_the_call_wins(env, fake_provider):
+    store, hub = env
+    sid = await first_exchange(store)
+    fake_provider.script("A slow generated title", token_delay_ms=20, chunk_size=2)
+    task = asyncio.ensure_future(generate_title(hub, store, sid, model_ref=SONNET))
+    for _ in range(200):
+        if fake_provider.model_requests:
+            break
+        await asyncio.sleep(0.01)
+    await store.rename_session(sid, "Typed by me")
+
+    assert await task is None
+    assert (await store.get_session(sid)).title == "Typed by me"
+
+
+@pytest.mark.parametrize("failure", ["server_error", "auth", "overloaded"])
+async def test_failed_call_falls_back_to_the_first_line(env, fake_provider, caplog, failure):
+    store, hub = env
+    sid = await first_exchange(store)
+    fake_provider.fail(failure)
+
+    with caplog.at_level(logging.WARNING, logger="core.titles"):
+        title = await generate_title(hub, store, sid, model_ref=SONNET)
+
+    assert title == "How do I plan a three-day trip to Lisbon?"
+    assert (await store.get_session(sid)).title_source == "auto"
+    assert any("title model" in r.getMessage() for r in caplog.records)
+
+
+async def test_empty_answer_and_unknown_provider_fall_back(env, fake_provider):
+    store, hub = env
+    sid = await first_exchange(store)
+    fake_provider.script("   ")
+    assert await generate_title(hub, store, sid, model_ref=SONNET) == first_line_title(QUESTION)
+
+    other = await first_exchange(store, "Second chat")
+    assert await generate_title(hub, store, other, model_ref="gone:model") == "Second chat"
+
+
+async def test_setting_off_sets_the_first_line_without_a_call(env, fake_provider):
+    store, hub = env
+    await store.set_setting("chat.auto_title", False)
+    sid = await first_exchange(store)
+    fake_provider.script("Should not be asked")
+
+    assert await generate_title(hub, store, sid, model_ref=SONNET) == first_line_title(QUESTION)
+    assert fake_provider.model_requests == []
+    assert fake_provider.pending == 1
+
+
+async def test_fork_titles_and_later_exchanges_are_left_alone(env, fake_provider):
+    store, hub = env
+    sid = await first_exchange(store)
+    await store.set_auto_title(sid, "Lisbon (fork)")  # e.g. a fork's derived title
+    assert await generate_title(hub, store, sid, model_ref=SONNET) is None
+
+    later = await first_exchange(store)
+    await store.append_turn(later, Turn("user", [TextBlock("And Porto?")]))
+    await store.append_turn(later, Turn("assistant", [TextBlock("Porto is…")]))
+    service = TitleService(store, hub)
+    assert await service.on_first_exchange(later, SONNET) is None
+    assert fake_provider.model_requests == []
+
+
+async def test_tool_results_do_not_count_as_a_second_exchange(env, fake_provider):
+    store, hub = env
+    session = await store.create_session()
+    use = ToolUseBlock("t1", "search", {"q": "lisbon"})
+    for turn in (
+        Turn("user", [TextBlock(QUESTION)]),
+        Turn("assistant", [use]),
+        Turn("user", [ToolResultBlock("t1", (TextBlock("museums…"),))]),
+        Turn("assistant", [TextBlock("Here is a plan.")]),
+    ):
+        await store.append_turn(session.id, turn)
+    fake_provider.script("Lisbon museum plan")
+    assert await TitleService(store, hub).on_first_exchange(session.id, SONNET) == (
+        "Lisbon museum plan"
+    )
+
+
+async def test_aclose_cancels_a_pending_title(env, fake_provider):
+    store, hub = env
+    sid = await first_exchange(store)
+    fake_provider.script("Never finished", token_delay_ms=200, chunk_size=1)
+    service = TitleService(store, hub)
+    task = service.schedule(sid, SONNET)
+    for _ in range(200):
+        if fake_provider.model_requests:
+            break
+        await asyncio.sleep(0.01)
+    await service.aclose()
+    assert task.cancelled()
+    assert (await store.get_session(sid)).title is None
+
+
+async def test_missing_session_is_logged_not_raised(env, caplog):
+    store, hub = env
+    with caplog.at_level(logging.ERROR, logger="core.titles"):
+        assert await generate_title(hub, store, "no-such-session", model_ref=SONNET) is None
+        assert await TitleService(store, hub).on_first_exchange("no-such", SONNET) is None
+    assert caplog.records
+
+
+def _title_model_declared() -> bool:
+    try:
+        spec("chat.title_model")
+    except UnknownSetting:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _title_model_declared(), reason="core.settings lacks chat.title_model")
+async def test_title_model_setting_overrides_the_cheap_model(env, fake_provider):
+    store, hub = env
+    await store.set_setting("chat.title_model", "claude-opus-4-6")
+    sid = await first_exchange(store)
+    fake_provider.script("Opus named it")
+    assert await generate_title(hub, store, sid, model_ref=SONNET) == "Opus named it"
+    assert fake_provider.model_requests[0].body["model"] == "claude-opus-4-6"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('"Trip to Lisbon."', "Trip to Lisbon"),
+        ("Title: Fixing a Python import error", "Fixing a Python import error"),
+        ("**Lisbon food guide**\nExtra explanation.", "Lisbon food guide"),
+        ("<think>the user wants…</think>\n“Rust lifetimes explained”", "Rust lifetimes explained"),
+        ("one two three four five six seven eight", "one two three four five six"),
+        ("Why is my build slow?", "Why is my build slow?"),
+        ("东京三日游计划。", "东京三日游计划"),
+        ("  \n ... \n", None),
+        ("", None),
+    ],
+)
+def test_clean_title(raw, expected):
+    assert clean_title(raw) == expected
+
+
+def test_first_line_title_matches_the_run_loops_placeholder():
+    from core.run import first_line_title as run_rule
+
+    for text in (QUESTION, "# Heading\nbody", "x" * 200, "\n\n  - item", ""):
+        assert first_line_title(text) == run_rule(text)

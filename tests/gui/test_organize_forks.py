@@ -1,0 +1,148 @@
+"""Forks on the real window: "Fork from here", edit-and-send, nesting in the sidebar,
+a deleted parent keeps its forks, and the automatic title after the first exchange."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from core.content import TextBlock, Turn
+from gui import dialogs
+from gui.sidebar.model import FORK_POINT, PARENT_GONE
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _chat(driver, w, pairs, title="Trip planning"):
+    """A saved chat with these (user, assistant) exchanges, opened; returns its turns."""
+    session = driver.run(w.store.create_session(title=title, model=w.chat.current_model()))
+    turns = []
+    for question, answer in pairs:
+        for role, text in (("user", question), ("assistant", answer)):
+            turns.append(driver.run(w.store.append_turn(session.id, Turn(role, [TextBlock(text)]))))
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(session.id)
+    driver.until(lambda: w.session_id == session.id and len(w.chat.turns) == len(turns))
+    return session, turns
+
+
+def test_fork_from_here_nests_under_its_parent_and_opens(driver):
+    w = driver.configured()
+    parent, turns = _chat(driver, w, [("Where to go in May?", "Lisbon."),
+                                      ("And in June?", "Oslo.")])
+    w.transcript.forkRequested.emit(turns[1].id)  # "Fork from here" on "Lisbon."
+    driver.until(lambda: w.session_id not in (None, parent.id))
+    fork = w.session_id
+    assert [t.text() for t in w.chat.turns] == ["Where to go in May?", "Lisbon."]
+    assert w.windowTitle() == "Trip planning (fork) — Parley"
+    model = w.sidebar.model
+    assert model.forks_of(parent.id) == [fork]
+    assert model.index_of(fork).parent() == model.index_of(parent.id)
+    driver.until(lambda: model.index_of(fork).data(FORK_POINT) == "from “Lisbon.”")
+    assert w.sidebar.current_session_id() == fork
+    # The original is untouched.
+    assert [t.text() for t in driver.run(w.store.get_turns(parent.id))] == \
+        ["Where to go in May?", "Lisbon.", "And in June?", "Oslo."]
+    # Collapsible: folding the parent hides the fork row, unfolding shows it again.
+    w.sidebar.tree.collapse(model.index_of(parent.id))
+    assert w.sidebar.tree.isRowHidden(0, model.index_of(parent.id)) is False
+    assert not w.sidebar.tree.isExpanded(model.index_of(parent.id))
+    w.sidebar.tree.expand(model.index_of(parent.id))
+    assert w.sidebar.tree.isExpanded(model.index_of(parent.id))
+
+
+def test_fork_at_the_focused_message(driver):
+    w = driver.configured()
+    parent, turns = _chat(driver, w, [("one", "two"), ("three", "four")])
+    w.transcript.scroll_to_turn(turns[2].id)  # focus "three"
+    assert w.fork_at_focused_message() is True
+    driver.until(lambda: w.session_id not in (None, parent.id))
+    assert [t.text() for t in w.chat.turns] == ["one", "two", "three"]
+    assert w.sidebar.model.forks_of(parent.id) == [w.session_id]
+
+
+def test_edit_an_earlier_message_and_send_forks_and_keeps_the_original(driver, fake_provider,
+                                                                        qtbot):
+    w = driver.configured()
+    parent, turns = _chat(driver, w, [("Capital of Frence?", "Paris."),
+                                      ("And of Spain?", "Madrid.")])
+    w.transcript.editRequested.emit(turns[0].id)  # "Edit message" on the first message
+    assert w.composer.text() == "Capital of Frence?" and w.composer_bar.banner.isVisible()
+    assert "fork" in w.composer_bar.banner.text()
+    w.composer.set_text("Capital of France?")
+    fake_provider.script("Paris, of course.")
+    qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+    driver.until(lambda: w.session_id != parent.id and driver.last_text() == "Paris, of course.")
+    driver.settle()
+    fork = w.session_id
+    history = driver.run(w.store.get_turns(fork))
+    assert [t.text() for t in history] == ["Capital of France?", "Paris, of course."]
+    sent = fake_provider.model_requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user"]
+    original = driver.run(w.store.get_turns(parent.id))
+    assert [t.text() for t in original] == ["Capital of Frence?", "Paris.", "And of Spain?",
+                                            "Madrid."]
+    assert w.sidebar.model.forks_of(parent.id) == [fork]
+    assert driver.run(w.store.get_session(fork)).title == "Trip planning (edited)"
+
+
+def test_up_then_esc_leaves_edit_mode_without_changes(driver, qtbot):
+    w = driver.configured()
+    parent, _turns = _chat(driver, w, [("hello", "hi")])
+    qtbot.keyClick(w.composer, Qt.Key.Key_Up)
+    assert w.composer.text() == "hello" and w.chat.editor.editing is not None
+    qtbot.keyClick(w.composer, Qt.Key.Key_Escape)
+    assert w.composer.text() == "" and w.chat.editor.editing is None
+    assert w.session_id == parent.id and w.sidebar.model.forks_of(parent.id) == []
+
+
+def test_deleting_a_parent_keeps_its_forks(driver, monkeypatch):
+    w = driver.configured()
+    parent, turns = _chat(driver, w, [("a", "b"), ("c", "d")])
+    w.transcript.forkRequested.emit(turns[1].id)
+    driver.until(lambda: w.session_id not in (None, parent.id))
+    fork = w.session_id
+    w.undo.window_ms = 100
+    dialogs.answers.append(True)
+    w.chat.organizer.delete_session(parent.id)
+    driver.until(lambda: not w.sidebar.model.has(parent.id))
+    model = w.sidebar.model
+    assert model.has(fork) and model.index_of(fork).parent().data() == "General"
+    driver.until(lambda: model.index_of(fork).data(PARENT_GONE) is True, timeout=5)
+    assert [s.id for s in driver.run(w.store.list_sessions(include_archived=True))] == [fork]
+    assert [t.text() for t in driver.run(w.store.get_turns(fork))] == ["a", "b"]
+
+
+def test_first_exchange_gets_a_generated_title_and_f2_wins(driver, fake_provider):
+    w = driver.configured()
+    fake_provider.script("Go to Sintra.")
+    fake_provider.script("Lisbon day trips")  # the title model's answer
+    driver.send("What day trips from Lisbon are worth it?", wait=True)
+    sid = w.session_id
+    driver.until(lambda: w.sidebar.model.index_of(sid).data() == "Lisbon day trips")
+    assert w.windowTitle() == "Lisbon day trips — Parley"
+    title_request = fake_provider.model_requests[-1].body
+    assert "Lisbon" in str(title_request["messages"])
+    dialogs.answers.append("My Lisbon notes")
+    w.rename_session()  # F2
+    driver.until(lambda: w.sidebar.model.index_of(sid).data() == "My Lisbon notes")
+    session = driver.run(w.store.get_session(sid))
+    assert (session.title, session.title_source) == ("My Lisbon notes", "user")
+    # A later automatic title never overwrites the user's.
+    assert driver.run(w.chat.titles.on_first_exchange(sid, w.chat.current_model())) is None
+    assert driver.run(w.store.get_session(sid)).title == "My Lisbon notes"
+
+
+def test_titles_off_use_the_first_line(driver, fake_provider, qtbot):
+    from core.settings import Settings
+
+    w = driver.configured()
+    driver.run(Settings.of(w.store).set("chat.auto_title", False))
+    fake_provider.script("Sure.")
+    w.composer.set_text("Plan a picnic\nwith details")
+    qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+    driver.until(lambda: driver.last_text() == "Sure.")
+    driver.settle()
+    sid = w.session_id
+    driver.until(lambda: w.sidebar.model.index_of(sid).data() == "Plan a picnic")
+    assert len(fake_provider.model_requests) == 1  # no title request
