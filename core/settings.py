@@ -119,6 +119,9 @@ SETTINGS: tuple[Setting, ...] = (
             "The model that names new chats (provider:model, or a model id of the chat's "
             "provider); empty uses a cheap model of the chat's provider.", "Chat",
             optional=True, bare_model=True),
+    Setting("tools.max_rounds", "int", 8, "Tool rounds per message",
+            "How many times the model may call tools (memory, skills, search) before it "
+            "must answer.", "Chat", minimum=1, maximum=100, unit="rounds"),
     Setting("chat.system_prompt", "text", "", "System prompt for new chats",
             "Instructions sent to the model in every new chat; leave empty for none.",
             "Chat", multiline=True, maximum=100_000),

@@ -55,6 +55,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # NaN / Infinity: Python accepts them, JSON does not
 
 
+_loads = json.JSONDecoder(parse_constant=_reject_constant).decode
+
+
 def _str(block: JSON, key: str) -> str:
     value = block.get(key)
     if not isinstance(value, str):
@@ -193,6 +196,22 @@ def _plain_text(data: list[Any]) -> bool:
     return True
 
 
+def convert_turn(role: Any, content: Any) -> tuple[str, str, bool]:
+    """Convert one v3 turn.
+
+    Args:
+        role: the v3 ``turns.role``.
+        content: the v3 ``turns.content`` (JSON text; may be anything in a damaged file).
+
+    Returns:
+        ``(role, blocks, recovered)``: the v4 role, the v4 blocks as JSON text
+        (what ``turns.blocks`` holds), and True when the turn was damaged and
+        its content kept verbatim as one recovered text block.
+    """
+    role4, blocks, recovered, _texts = _convert(role, content)
+    return role4, blocks, recovered
+
+
 def convert_turn_indexed(role: Any, content: Any) -> tuple[str, str, bool, str]:
     """:func:`convert_turn` plus the turn's search text.
 
@@ -202,48 +221,34 @@ def convert_turn_indexed(role: Any, content: Any) -> tuple[str, str, bool, str]:
         index — computed without parsing ``blocks`` again when the turn holds
         only plain text blocks (most turns).
     """
-    if isinstance(content, bytes):
-        content = content.decode("utf-8", "replace")
-    if role in ROLES and isinstance(content, str) and "\\u" not in content:
-        try:
-            data = json.loads(content, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
-            data = None
-        # v3 plain text blocks are v4 text blocks, byte for byte the same JSON meaning:
-        # keep the text as it is (no escape in it can hide a lone surrogate).
-        if isinstance(data, list) and _plain_text(data):
-            text = "\n".join(b["text"] for b in data if b["text"])
-            return role, content, False, textindex.normalize(text)
-    role, blocks, recovered = convert_turn(role, content)
-    return role, blocks, recovered, textindex.index_turn_text(blocks)
+    role4, blocks, recovered, texts = _convert(role, content)
+    if texts is not None:  # the same text index_turn_text would join (non-empty ones)
+        return role4, blocks, recovered, textindex.normalize("\n".join(t for t in texts if t))
+    return role4, blocks, recovered, textindex.index_turn_text(blocks)
 
 
-def convert_turn(role: Any, content: Any) -> tuple[str, str, bool]:
-    """Convert one v3 turn.
-
-    Args:
-        role: the v3 ``turns.role``.
-        content: the v3 ``turns.content`` (JSON text; may be anything in a damaged file).
-
-    Returns:
-        ``(role, blocks, recovered)``: the v4 role, the v4 blocks as compact
-        JSON text (what ``turns.blocks`` holds), and True when the turn was
-        damaged and its content kept verbatim as one recovered text block.
-    """
+def _convert(role: Any, content: Any) -> tuple[str, str, bool, list[str] | None]:
+    """Return ``(role, blocks, recovered, texts)``; ``texts`` is set for plain-text turns."""
     if isinstance(content, bytes):
         content = content.decode("utf-8", "replace")
     elif not isinstance(content, str):
         content = "" if content is None else str(content)
     if role in ROLES:
         try:
-            data = json.loads(content, parse_constant=_reject_constant)
-            if isinstance(data, list):
-                return role, _utf8(_dumps([convert_block(b) for b in data])), False
-        except (ValueError, RecursionError):  # _Damaged is a ValueError too
-            pass
+            data = _loads(content)
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, list):
+            # v3 plain text blocks are v4 text blocks with the same JSON: keep the text as
+            # it is, unless an escape in it could hide a lone surrogate.
+            if "\\u" not in content and _plain_text(data):
+                return role, content, False, [b["text"] for b in data]
+            try:
+                return role, _utf8(_dumps([convert_block(b) for b in data])), False, None
+            except (ValueError, RecursionError):  # _Damaged is a ValueError too
+                pass
     recovered = [{"type": "text", "text": _utf8(content), "recovered": True}]
-    return (role if role in ROLES else "user"), _dumps(recovered), True
-
+    return (role if role in ROLES else "user"), _dumps(recovered), True, None
 
 
 def _utf8(text: str) -> str:

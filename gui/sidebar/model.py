@@ -88,7 +88,7 @@ class SessionTreeModel(QStandardItemModel):
         self._spaces[space.id] = item
         self._set_space_name(item, space.name)
         with self._mutation():
-            self.insertRow(self.rowCount() if row is None else row, item)
+            self.insertRow(self.rowCount() if row is None else row, [item])
 
     def rename_space(self, space_id: str, name: str) -> None:
         """Change a space heading's text."""
@@ -210,7 +210,7 @@ class SessionTreeModel(QStandardItemModel):
             if other.data(KIND) != "session" or key <= _key_of(other):
                 break
             row += 1
-        parent.insertRow(row, item)
+        parent.insertRow(row, [item])
 
     def _adopt(self, item: QStandardItem) -> None:
         """Move the forks of ``item`` that wait at their space's level under it."""

@@ -26,7 +26,7 @@ from core.attachments import (
     text_file_block,
 )
 from core.content import DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, Turn
-from core.providers.errors import BadRequest, ContextOverflow, ModelNotFound, ServerError
+from core.providers.errors import BadRequest, ContextOverflow, ServerError
 
 
 def image_bytes(size=(40, 30), fmt="PNG", color=(200, 30, 30), mode="RGB") -> bytes:
@@ -273,18 +273,16 @@ IMAGE_TURNS = [_turn_with_images(1, (4, 4))]
 @pytest.mark.parametrize(
     "error",
     [
-        BadRequest("Local", "image input is not supported - hint: you may need to provide the mmproj"),
+        BadRequest("Local", "image input is not supported - hint: provide the mmproj"),
         BadRequest("LM Studio", "Model does not support images. Please use a model that does."),
         BadRequest("vLLM", "llama-3-8b is not a multimodal model"),
         BadRequest("DeepSeek", "unknown variant `image_url`, expected `text`"),
-        BadRequest("OpenAI", "Invalid content type. image_url is only supported by certain models."),
+        BadRequest("OpenAI", "Invalid content type. image_url is only supported by certain models"),
         ServerError("Ollama", 500, "this model doesn't support images"),
-        ModelNotFound("OpenRouter"),
+        BadRequest("OpenRouter", "No endpoints found that support image input", status=404),
     ],
 )
 def test_a_refusal_of_images_names_the_model(error):
-    if isinstance(error, ModelNotFound):  # OpenRouter: 404 "No endpoints found that support image input"
-        error.message = "No endpoints found that support image input"
     out = lim.explain_refusal(error, model_ref="local:llama3", turns=IMAGE_TURNS)
     assert isinstance(out, lim.MediaRefused) and out.cause is error
     assert out.model_ref == "local:llama3" and out.media == "image"

@@ -243,6 +243,10 @@ async def test_frozen_prompt_stays_byte_identical_across_turns_until_refreshed(e
     assert len(systems) == 3 and len(set(systems)) == 1
     assert "Prefers tea." in systems[0] and "jazz" not in systems[0]
     assert env.bodies()[-1]["system"][-1].get("cache_control")  # still the cached prefix
+    usages = [t.usage for t in await env.store.get_turns(sid) if t.usage is not None]
+    assert usages[0].cache_write_tokens > 0  # the provider re-reads all it cached before
+    written = usages[0].cache_write_tokens + usages[1].cache_write_tokens
+    assert usages[-1].cache_read_tokens >= written
 
     await env.runner.refresh_system_prompt(sid)
     env.fake.script("Refreshed.")

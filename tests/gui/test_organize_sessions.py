@@ -55,7 +55,7 @@ def test_delete_hides_at_once_and_undo_restores(driver, qtbot):
     dialogs.answers.append(True)
     w.delete_current_session()
     driver.until(lambda: not w.sidebar.model.has(b))
-    driver.until(lambda: w.session_id == a)  # its neighbour opened
+    driver.until(lambda: w.session_id == a and w.undo.pending)  # its neighbour opened
     assert w.toast.isVisible() and "Deleted “Beta”" in w.toast.message
     assert [s.id for s in driver.run(w.store.list_sessions())] == [a]  # hidden in the file too
     qtbot.mouseClick(w.toast.undo_button, Qt.MouseButton.LeftButton)

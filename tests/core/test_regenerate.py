@@ -1,0 +1,175 @@
+"""Regenerate: the new answer replaces the last reply, the old one is kept as a fork."""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import pytest
+from PIL import Image
+
+from core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from core.keys import FileBackend, KeyStore
+from core.providers.hub import ProviderHub
+from core.providers.retry import RetryPolicy
+from core.regenerate import NothingToRegenerate, ReplySetAside, regenerate, reply_start
+from core.run import ChatRunner, RunFailed, RunFinished, RunInProgress, RunStarted
+from core.store import turns as turns_repo
+from core.store.async_store import AsyncStore
+from tests.fakes.validation import validate_anthropic, validate_openai
+
+FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
+CLAUDE = "anthropic:claude-sonnet-4-6"
+GPT = "openai:gpt-5"
+
+
+@pytest.fixture
+async def env(tmp_path, fake_provider):
+    store = await AsyncStore.open(tmp_path / "sessions.db")
+    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
+    hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
+    await hub.load()
+    await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
+                           api_key="sk-test-anthropic", default_model="claude-sonnet-4-6")
+    await hub.add_provider("openai", base_url=fake_provider.openai_base_url,
+                           api_key="sk-test-openai", default_model="gpt-5")
+    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    session = await store.create_session(title="Trip")
+    yield store, runner, session.id
+    await hub.aclose()
+    await store.close()
+
+
+async def test_the_new_answer_replaces_the_old_which_is_kept_as_a_fork(env, fake_provider):
+    store, runner, sid = env
+    fake_provider.script("Answer one.").script("Answer two.")
+    await runner.send(sid, [TextBlock("Where to?")], model_ref=CLAUDE)
+    prompt, old = await store.get_turns(sid)
+
+    events: list = []
+    new = await regenerate(runner, sid, model_ref=CLAUDE, on_event=events.append)
+
+    assert new is not None and new.text() == "Answer two."
+    now = await store.get_turns(sid)
+    assert [t.id for t in now] == [prompt.id, new.id]
+    [fork] = await store.list_forks(sid)
+    assert fork.title == "Trip (previous answer)"
+    assert (fork.parent_session_id, fork.forked_from_turn_id) == (sid, prompt.id)
+    kept = await store.get_turns(fork.id)
+    assert [(t.role, t.text()) for t in kept] == [
+        ("user", "Where to?"),
+        ("assistant", "Answer one."),
+    ]
+    assert kept[1].model == old.model and kept[1].created_at == old.created_at
+
+    assert isinstance(events[0], ReplySetAside) and events[0].fork == fork
+    assert events[0].removed_turn_ids == (old.id,)
+    assert isinstance(events[1], RunStarted) and isinstance(events[-1], RunFinished)
+    body = fake_provider.model_requests[-1].body
+    assert validate_anthropic(body) is None
+    assert [m["role"] for m in body["messages"]] == ["user"]  # the old answer is not sent
+
+
+async def test_the_model_can_be_switched_for_the_new_answer(env, fake_provider):
+    store, runner, sid = env
+    fake_provider.script("From Claude.").script("From GPT.")
+    await runner.send(sid, [TextBlock("Hello")], model_ref=CLAUDE)
+    new = await regenerate(runner, sid, model_ref=GPT)
+    assert new is not None and new.model == GPT and new.text() == "From GPT."
+    req = fake_provider.model_requests[-1]
+    assert req.path == "/v1/chat/completions" and validate_openai(req.body) is None
+    [fork] = await store.list_forks(sid)
+    assert (await store.get_turns(fork.id))[-1].model == CLAUDE
+
+
+async def test_a_reply_with_tool_calls_is_set_aside_whole(env, fake_provider):
+    store, runner, sid = env
+    data = base64.b64encode(_png()).decode()
+    turns = [
+        Turn("user", [TextBlock("Weather?"), ImageBlock("image/png", data)]),
+        Turn("assistant", [ToolUseBlock("call_1", "weather", {"city": "Oslo"})], model=CLAUDE),
+        Turn("user", [ToolResultBlock("call_1", (TextBlock("rain"),))]),
+        Turn("assistant", [TextBlock("It rains.")], model=CLAUDE),
+    ]
+    for t in turns:
+        await store.append_turn(sid, t)
+    assert reply_start(turns) == 1
+
+    fake_provider.script("Bring an umbrella.")
+    new = await regenerate(runner, sid, model_ref=CLAUDE)
+    assert new is not None
+    now = await store.get_turns(sid)
+    assert [t.id for t in now] == [turns[0].id, new.id]
+    [fork] = await store.list_forks(sid)
+    assert [t.text() for t in await store.get_turns(fork.id)] == [
+        "Weather?", "", "", "It rains.",
+    ]  # fmt: skip
+    content = fake_provider.model_requests[-1].body["messages"][0]["content"]
+    assert content[1]["type"] == "image"  # the prompt's image is sent again
+    assert await store.attachment_usage() == (1, len(_png()))  # shared with the fork
+    await store.delete_session(fork.id)
+    assert (await store.attachment_usage())[0] == 1  # still used by the session
+
+
+async def test_a_failed_regeneration_keeps_the_old_answer_in_the_fork(env, fake_provider):
+    store, runner, sid = env
+    fake_provider.script("Old answer.")
+    await runner.send(sid, [TextBlock("Q")], model_ref=CLAUDE)
+    fake_provider.fail("server_error")
+    events: list = []
+    assert await regenerate(runner, sid, model_ref=CLAUDE, on_event=events.append) is None
+    assert any(isinstance(e, RunFailed) for e in events)
+    assert [t.role for t in await store.get_turns(sid)] == ["user"]
+    [fork] = await store.list_forks(sid)
+    assert (await store.get_turns(fork.id))[-1].text() == "Old answer."
+    assert not runner.is_running(sid)
+
+    fake_provider.script("New answer.")  # the session ends with the prompt: Retry works
+    assert (await runner.retry(sid, model_ref=CLAUDE)).text() == "New answer."
+
+
+async def test_without_a_reply_it_sends_the_prompt_again_and_forks_nothing(env, fake_provider):
+    store, runner, sid = env
+    with pytest.raises(NothingToRegenerate):
+        await regenerate(runner, sid, model_ref=CLAUDE)
+    await store.append_turn(sid, Turn("user", [TextBlock("Unanswered")]))
+    fake_provider.script("Answered.")
+    new = await regenerate(runner, sid, model_ref=CLAUDE)
+    assert new is not None and new.text() == "Answered."
+    assert await store.list_forks(sid) == []
+
+
+async def test_a_busy_session_is_left_untouched(env, fake_provider):
+    store, runner, sid = env
+    fake_provider.script("Answer.")
+    await runner.send(sid, [TextBlock("Q")], model_ref=CLAUDE)
+    runner.claim(sid)
+    try:
+        with pytest.raises(RunInProgress):
+            await regenerate(runner, sid, model_ref=CLAUDE)
+    finally:
+        runner.release(sid)
+    assert len(await store.get_turns(sid)) == 2 and await store.list_forks(sid) == []
+
+
+async def test_setting_the_reply_aside_is_all_or_nothing(env, fake_provider, monkeypatch):
+    store, runner, sid = env
+    fake_provider.script("Answer.")
+    await runner.send(sid, [TextBlock("Q")], model_ref=CLAUDE)
+
+    def crash(*_args):
+        raise RuntimeError("power cut between the fork and the removal")
+
+    monkeypatch.setattr(turns_repo, "delete_after", crash)
+    with pytest.raises(RuntimeError):
+        await regenerate(runner, sid, model_ref=CLAUDE)
+    assert [t.text() for t in await store.get_turns(sid)] == ["Q", "Answer."]
+    assert await store.list_forks(sid) == []  # the fork was rolled back with it
+    assert not runner.is_running(sid)
+    assert len(await store.list_sessions()) == 1
+
+
+def _png() -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (6, 6), "green").save(buf, "PNG")
+    return buf.getvalue()

@@ -1,0 +1,153 @@
+"""Spaces on the real window: create (with a system prompt and a default model that new
+chats take), rename, reorder (menu and drag), delete (chats moved or deleted)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QByteArray, QMimeData, QPointF, Qt
+from PySide6.QtGui import QDropEvent
+
+from core.content import TextBlock, Turn
+from gui import dialogs
+from gui.sidebar.model import SPACE_MIME
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _space_names(w) -> list[str]:
+    model = w.sidebar.model
+    return [model.space_index(i).data() for i in model.space_ids()]
+
+
+def _chat_in(driver, w, space_id, title):
+    s = driver.run(w.store.create_session(title=title, space_id=space_id))
+    driver.run(w.store.append_turn(s.id, Turn("user", [TextBlock(title)])))
+    return s.id
+
+
+def test_new_space_dialog_creates_it_and_its_new_chats_take_its_defaults(driver, fake_provider,
+                                                                        qtbot):
+    w = driver.configured()
+    driver.until(lambda: len(w.model_picker.choices) > 1)
+    other = next(c for c in w.model_picker.choices if c.ref != w.chat.current_model())
+    w.new_space()
+    dlg = w.chat.organizer.dialog
+    assert dlg.isVisible() and not dlg.ok_button.isEnabled()  # a name is needed
+    qtbot.keyClicks(dlg.name_edit, "Research")
+    dlg.prompt_edit.setPlainText("Answer like a librarian.")
+    dlg.model_combo.setCurrentIndex(dlg.model_combo.findData(other.ref))
+    qtbot.mouseClick(dlg.ok_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: "Research" in _space_names(w))
+    space = next(s for s in driver.run(w.store.list_spaces()) if s.name == "Research")
+    assert (space.system_prompt, space.default_model) == ("Answer like a librarian.", other.ref)
+    driver.until(lambda: w.session_id is None and w.chat.space_id == space.id)
+    assert w.model_picker.current == other.ref  # the new chat shows the space's model
+    fake_provider.script("Shelved.")
+    driver.send("Where are the atlases?", wait=True)
+    session = driver.run(w.store.get_session(w.session_id))
+    assert (session.space_id, session.model) == (space.id, other.ref)
+    body = fake_provider.model_requests[0].body
+    assert body["model"] == other.ref.split(":", 1)[1]
+    assert "librarian" in str(body.get("system"))
+    assert w.sidebar.model.space_of(w.session_id) == space.id
+
+
+def test_edit_space_changes_its_prompt_and_name(driver, qtbot):
+    w = driver.configured()
+    work = driver.run(w.store.create_space("Work"))
+    driver.run(w.chat.load_sidebar())
+    w.chat.organizer.edit_space(work.id)
+    dlg = w.chat.organizer.dialog
+    assert dlg.name_edit.text() == "Work"
+    dlg.name_edit.setText("Office")
+    dlg.prompt_edit.setPlainText("Be brief.")
+    qtbot.mouseClick(dlg.ok_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: "Office" in _space_names(w))
+    saved = driver.run(w.store.get_space(work.id))
+    assert (saved.name, saved.system_prompt, saved.default_model) == ("Office", "Be brief.", None)
+
+
+def test_rename_and_reorder_spaces(driver):
+    w = driver.configured()
+    a = driver.run(w.store.create_space("Alpha"))
+    b = driver.run(w.store.create_space("Beta"))
+    driver.run(w.chat.load_sidebar())
+    assert _space_names(w) == ["General", "Alpha", "Beta"]
+    dialogs.answers.append("Archive box")
+    w.chat.organizer.rename_space(a.id)
+    driver.until(lambda: _space_names(w) == ["General", "Archive box", "Beta"])
+    w.sidebar.space_action.emit("up", b.id)  # the space's context menu: Move up
+    driver.until(lambda: _space_names(w) == ["General", "Beta", "Archive box"])
+    assert [s.name for s in driver.run(w.store.list_spaces())] == \
+        ["General", "Beta", "Archive box"]
+    # Drag "Archive box" onto "General": it takes General's place.
+    tree, model = w.sidebar.tree, w.sidebar.model
+    mime = QMimeData()
+    mime.setData(SPACE_MIME, QByteArray(a.id.encode()))
+    pos = QPointF(tree.visualRect(model.space_index(model.space_ids()[0])).center())
+    tree.dropEvent(QDropEvent(pos, Qt.DropAction.MoveAction, mime, Qt.MouseButton.LeftButton,
+                              Qt.KeyboardModifier.NoModifier))
+    driver.until(lambda: _space_names(w) == ["Archive box", "General", "Beta"])
+    assert [s.name for s in driver.run(w.store.list_spaces())] == \
+        ["Archive box", "General", "Beta"]
+
+
+def test_delete_space_moving_its_chats_to_the_default_space(driver):
+    w = driver.configured()
+    work = driver.run(w.store.create_space("Work"))
+    sid = _chat_in(driver, w, work.id, "Quarterly report")
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid)
+    dialogs.answers.append("move")
+    w.delete_space()  # the open chat's space
+    driver.until(lambda: _space_names(w) == ["General"])
+    default = driver.run(w.store.default_space())
+    assert driver.run(w.store.get_session(sid)).space_id == default.id
+    assert w.sidebar.model.space_of(sid) == default.id and w.session_id == sid
+
+
+def test_delete_space_with_its_chats(driver):
+    w = driver.configured()
+    work = driver.run(w.store.create_space("Work"))
+    sid = _chat_in(driver, w, work.id, "Scratch")
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid)
+    dialogs.answers.append(None)  # Cancel first: nothing happens
+    w.chat.organizer.delete_space(work.id)
+    driver.settle()
+    assert "Work" in _space_names(w)
+    dialogs.answers.append("delete")
+    w.chat.organizer.delete_space(work.id)
+    driver.until(lambda: _space_names(w) == ["General"])
+    driver.until(lambda: w.session_id is None)
+    assert driver.run(w.store.list_sessions(include_archived=True)) == []
+
+
+def test_the_default_space_cannot_be_deleted(driver):
+    w = driver.configured()
+    default = driver.run(w.store.default_space())
+    shown = []
+    w.show_problem = shown.append
+    w.chat.organizer.delete_space(default.id)
+    assert shown and "cannot be deleted" in shown[0].message
+    menu_index = w.sidebar.model.space_index(default.id)
+    w.sidebar.tree.menu_requested.emit(menu_index, w.sidebar.tree.mapToGlobal(
+        w.sidebar.tree.visualRect(menu_index).center()))
+    menu = w.sidebar.last_menu
+    menu.hide()
+    entry = next(a for a in menu.actions() if a.text() == "Delete space…")
+    assert not entry.isEnabled()
+
+
+def test_new_chat_from_a_space_heading(driver, fake_provider):
+    w = driver.configured()
+    work = driver.run(w.store.create_space("Work", system_prompt="Formal tone."))
+    driver.run(w.chat.load_sidebar())
+    w.sidebar.space_action.emit("new-chat", work.id)
+    driver.until(lambda: w.session_id is None and w.chat.space_id == work.id)
+    fake_provider.script("Good afternoon.")
+    driver.send("hello", wait=True)
+    assert driver.run(w.store.get_session(w.session_id)).system_prompt == "Formal tone."
+    assert "Formal tone." in str(fake_provider.model_requests[0].body.get("system"))
