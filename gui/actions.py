@@ -68,12 +68,21 @@ class Std:
     fallback: str
 
     def resolve(self) -> tuple[str, ...]:
-        """Portable texts of this platform's bindings (the fallback when there are none)."""
+        """Portable texts of this platform's bindings (the fallback when there are none).
+
+        Dedicated keys of multimedia keyboards ("Open", "Find", "Copy" keys) are
+        left out: few keyboards have them and they crowd the help.
+        """
         if QGuiApplication.instance() is not None:
-            found = tuple(s.toString(PORTABLE) for s in QKeySequence.keyBindings(self.key))
+            found = tuple(s.toString(PORTABLE) for s in QKeySequence.keyBindings(self.key)
+                          if s.count() == 1 and _ordinary(s[0].key()))
             if any(found):
                 return tuple(k for k in found if k)
         return (self.fallback,)
+
+
+def _ordinary(key: Qt.Key) -> bool:
+    return key < Qt.Key.Key_Back and key != Qt.Key.Key_Help
 
 
 Key = str | Std
@@ -312,7 +321,7 @@ ACTIONS: tuple[Action, ...] = (
     _a("message.fork", "Fork from here", ("F",), "transcript", _message("fork"), "Message",
        "Start a new chat that copies this one up to the focused message.", palette=False),
     _a("message.retry", "Retry or resume", ("R",), "transcript", _message("retry"), "Message",
-       "Resume a stopped reply, or retry after an error."),
+       "Resume a stopped reply, or retry after an error.", palette=False),
     _a("message.toggle", "Expand or collapse", ("Space",), "transcript", _message("toggle"),
        "Message", "Open or close the focused message's tool calls, thinking or summary.",
        keywords="fold unfold"),
@@ -445,13 +454,13 @@ class _WindowKeysFirst(QObject):
 
     def __init__(self, window: Any) -> None:
         super().__init__(window)
-        self.window = window
+        self.main = window
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
             return False
-        if self.window.composer.toPlainText():
+        if self.main.composer.toPlainText():
             return False
         key = key_text(event.key(), event.modifiers())
-        keymap = getattr(self.window, "keymap", None)
+        keymap = getattr(self.main, "keymap", None)
         return keymap is not None and keymap.global_action(key) is not None

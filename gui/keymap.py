@@ -295,12 +295,12 @@ POLL_MS = 50
 
 
 def follow_store(window: Any) -> None:
-    """Once ``window.store`` is set, load its bindings into the window and follow changes.
+    """Once ``window.store`` is set, run :func:`track_bindings` for it.
 
-    The window opens its store after the first paint; this waits for it
-    (a 50 ms check, stopped as soon as the store is there), then applies the
-    stored bindings and re-applies them whenever ``keyboard.bindings`` changes
-    (e.g. from Settings → Keyboard).
+    The window opens its store after the first paint and has no signal for
+    it; this checks every 50 ms and stops as soon as the store is there (or
+    with the window). If the window calls :func:`track_bindings` itself
+    right after opening the store, this check finds it done.
     """
     timer = QTimer(window)
     timer.setInterval(POLL_MS)
@@ -309,17 +309,23 @@ def follow_store(window: Any) -> None:
         if window.store is not None:
             timer.stop()
             timer.deleteLater()
-            window.tasks.spawn(_follow(window), name="keymap-load")
+            window.tasks.spawn(track_bindings(window), name="keymap-load")
 
     timer.timeout.connect(check)
     timer.start()
 
 
-async def _follow(window: Any) -> None:
+async def track_bindings(window: Any) -> None:
+    """Apply the bindings stored in ``window.store`` and re-apply them whenever
+    ``keyboard.bindings`` changes (e.g. from Settings → Keyboard). Idempotent
+    per store."""
     from core.settings import Settings
     from gui.actions import apply_keymap
 
     store = window.store
+    if store is None or getattr(window, "_keymap_store", None) is store:
+        return
+    window._keymap_store = store
     apply_keymap(window, await load(store))
 
     def changed(key: str, value: Any) -> None:

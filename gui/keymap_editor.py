@@ -20,6 +20,7 @@ from PySide6.QtGui import QFont, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
+    QHeaderView,
     QKeySequenceEdit,
     QLabel,
     QLineEdit,
@@ -75,6 +76,10 @@ class KeymapEditor(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in (1, 2):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setTabKeyNavigation(False)
         self.table.itemSelectionChanged.connect(self._selected)
         self.table.activated.connect(lambda _i: self.capture.setFocus())
@@ -82,6 +87,8 @@ class KeymapEditor(QWidget):
         self.capture.setAccessibleName("New key")
         self.capture.setMaximumSequenceLength(1)
         self.capture.setClearButtonEnabled(True)
+        for inner in self.capture.findChildren(QLineEdit):
+            inner.setAccessibleName("New key")
         label = QLabel("&New key:", self)
         label.setBuddy(self.capture)
         self.set_button = self._button("&Set", "Replace the command's keys with the new key",
@@ -149,12 +156,11 @@ class KeymapEditor(QWidget):
             keys_item.setFont(font)
             keys_item.setData(Qt.ItemDataRole.AccessibleTextRole,
                               (keys or "no key") + (" (changed)" if changed else ""))
-        self.table.resizeColumnsToContents()
-        self.table.horizontalHeader().setStretchLastSection(True)
         problems = keymap.problems()
         self.problems.setText("\n".join(problems))
         self.problems.setVisible(bool(problems))
         self._filter(self.filter.text())
+        self._selected()
 
     def selected_id(self) -> str | None:
         """The action id of the chosen row."""

@@ -15,19 +15,15 @@ palette is an overlay inside the main window (no separate top-level
 window), so the window's shortcuts keep working and screen readers stay in
 the window.
 
-Matching (:func:`fuzzy_match`) is a small subsequence matcher, as in the
-command palettes people know: every character of each typed word must
-appear in order; contiguous runs, word starts and the start of the label
-score higher.
+What is listed and how typing matches it is in ``gui.palette_entries``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -55,208 +51,27 @@ from PySide6.QtWidgets import (
 
 from core.errors import ParleyError
 from gui import appearance
-from gui.actions import available, native, run
-from gui.keymap import Keymap, keymap_for
+from gui.actions import run
+from gui.keymap import keymap_for
+from gui.palette_entries import (
+    MAX_MESSAGES,
+    Entry,
+    action_entries,
+    hit_entries,
+    plain,
+    segments,
+    session_entries,
+    sidebar_sessions,
+)
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["action", "session", "message"]
 SEARCH_DELAY_MS = 150
-MAX_SESSIONS = 8
-RECENT_SESSIONS = 5
-MAX_MESSAGES = 8
 ROW_H = 36
 VISIBLE_ROWS = 9
 WIDTH = 620
 ENTRY = Qt.ItemDataRole.UserRole + 1
 Index = QModelIndex | QPersistentModelIndex
-MATCH_START, MATCH_END = "\x02", "\x03"
-
-
-# -- matching ---------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Match:
-    """How well a query matches a text: ``score`` (higher is better) and the
-    positions of the matched characters (to show them in bold)."""
-
-    score: float
-    marks: tuple[int, ...] = ()
-
-
-def _word_start(text: str, i: int) -> bool:
-    return i == 0 or not text[i - 1].isalnum()
-
-
-def _subsequence(token: str, text: str, prefer_starts: bool) -> list[int] | None:
-    out: list[int] = []
-    j = 0
-    for ch in token:
-        k = text.find(ch, j)
-        if k < 0:
-            return None
-        if prefer_starts and not (out and k == out[-1] + 1):
-            w = next((i for i in range(k, len(text)) if text[i] == ch and _word_start(text, i)),
-                     -1)
-            k = w if w >= 0 else k
-        out.append(k)
-        j = k + 1
-    return out
-
-
-def _match_token(token: str, text: str) -> Match | None:
-    i = text.find(token)
-    if i >= 0:
-        score = 3.0 * len(token) + (6 if i == 0 else 4 if _word_start(text, i) else 0)
-        return Match(score, tuple(range(i, i + len(token))))
-    marks = _subsequence(token, text, True) or _subsequence(token, text, False)
-    if marks is None:
-        return None
-    score = 0.0
-    for n, k in enumerate(marks):
-        score += 2.0 if n and k == marks[n - 1] + 1 else 1.5 if _word_start(text, k) else 0.5
-    score -= 0.05 * (marks[-1] - marks[0] + 1 - len(token))
-    return Match(score, tuple(marks))
-
-
-def fuzzy_match(query: str, text: str) -> Match | None:
-    """Match each word of ``query`` against ``text`` (case-insensitive).
-
-    Returns:
-        None when some word's characters do not all appear in order in
-        ``text``; else a :class:`Match`. An exact match (whole text) scores
-        highest, then a prefix, a word start, a substring, a subsequence;
-        shorter texts win ties. An empty query matches with score 0.
-    """
-    words = query.casefold().split()
-    if not words:
-        return Match(0.0)
-    folded = text.casefold()
-    total, marks = 0.0, set[int]()
-    for word in words:
-        m = _match_token(word, folded)
-        if m is None:
-            return None
-        total += m.score
-        marks.update(m.marks)
-    if " ".join(words) == folded.strip(" …."):
-        total += 20
-    return Match(total - 0.01 * len(text), tuple(sorted(marks)))
-
-
-# -- entries ----------------------------------------------------------------------------
-@dataclass(slots=True)
-class Entry:
-    """One row of the palette.
-
-    Attributes:
-        kind: ``action``, ``session`` or ``message``.
-        label: the main text (a message's snippet).
-        detail: the right-hand text: a command's key, a chat's space, a
-            message's chat.
-        ref: action id, session id, or turn id.
-        session_id: the chat of a session or message entry.
-        score: match score (higher first).
-        marks: positions in ``label`` shown in bold.
-    """
-
-    kind: Kind
-    label: str
-    detail: str
-    ref: str
-    session_id: str | None = None
-    score: float = 0.0
-    marks: tuple[int, ...] = field(default=())
-
-    def spoken(self) -> str:
-        kind = {"action": "command", "session": "chat", "message": "message"}[self.kind]
-        return f"{self.label}, {kind}" + (f", {self.detail}" if self.detail else "")
-
-
-def action_entries(window: Any, query: str, keymap: Keymap) -> list[Entry]:
-    """The commands ``window`` can run now that match ``query`` (all of them for "")."""
-    out: list[Entry] = []
-    for action in keymap.actions:
-        if not action.palette or not available(action, window):
-            continue
-        m = fuzzy_match(query, action.label)
-        if m is None and action.keywords:
-            alt = fuzzy_match(query, action.keywords)
-            m = Match(alt.score * 0.6) if alt else None
-        if m is None:
-            continue
-        keys = keymap.keys(action.id)
-        out.append(Entry("action", action.label, native(keys[0]) if keys else "", action.id,
-                         score=m.score, marks=m.marks))
-    return out
-
-
-def sidebar_sessions(window: Any) -> list[tuple[str, str, str]]:
-    """``(session id, title, space name)`` of the chats listed in the sidebar, in order."""
-    model = getattr(getattr(window, "sidebar", None), "model", None)
-    if model is None or not hasattr(model, "session_ids"):
-        return []
-    out = []
-    for sid in model.session_ids():
-        index = model.index_of(sid)
-        parent = index.parent()
-        while parent.isValid() and parent.parent().isValid():
-            parent = parent.parent()  # a fork's space is its top-level ancestor
-        out.append((sid, str(index.data() or "New chat"), str(parent.data() or "")))
-    return out
-
-
-def session_entries(window: Any, query: str) -> list[Entry]:
-    """Chats of the sidebar whose title matches ``query`` (the recent ones for "")."""
-    out: list[Entry] = []
-    for sid, title, space in sidebar_sessions(window):
-        m = fuzzy_match(query, title)
-        if m is not None:
-            out.append(Entry("session", title, f"Chat · {space}" if space else "Chat", sid, sid,
-                             m.score, m.marks))
-    if not query.strip():
-        return out[:RECENT_SESSIONS]
-    return sorted(out, key=lambda e: -e.score)[:MAX_SESSIONS]
-
-
-def hit_entries(hits: Iterable[Any], known: set[str]) -> list[Entry]:
-    """Palette rows for ``store.search`` hits: title hits become chats (unless already
-    listed in ``known``), turn hits become messages."""
-    out: list[Entry] = []
-    for hit in hits:
-        title = hit.session_title or "New chat"
-        if hit.turn_id is None:
-            if hit.session_id not in known:
-                known.add(hit.session_id)
-                out.append(Entry("session", title, "Chat", hit.session_id, hit.session_id))
-        elif sum(e.kind == "message" for e in out) < MAX_MESSAGES:
-            out.append(Entry("message", hit.snippet, f"in “{title}”", hit.turn_id,
-                             hit.session_id))
-    return out
-
-
-def segments(entry: Entry) -> list[tuple[str, bool]]:
-    """The label cut into (text, bold) runs: fuzzy marks or the snippet's match markers."""
-    text = entry.label
-    if MATCH_START in text:
-        out: list[tuple[str, bool]] = []
-        for i, part in enumerate(text.split(MATCH_START)):
-            bold, _, rest = part.partition(MATCH_END) if i else ("", "", part)
-            out += [(bold, True)] if bold else []
-            out += [(rest, False)] if rest else []
-        return out
-    marks = set(entry.marks)
-    out = []
-    for i, ch in enumerate(text):
-        bold = i in marks
-        if out and out[-1][1] == bold:
-            out[-1] = (out[-1][0] + ch, bold)
-        else:
-            out.append((ch, bold))
-    return out
-
-
-def plain(label: str) -> str:
-    return label.replace(MATCH_START, "").replace(MATCH_END, "")
 
 
 # -- model and painting -----------------------------------------------------------------
@@ -319,8 +134,10 @@ class _Delegate(QStyledItemDelegate):
             if entry.kind == "action":
                 cap = box.adjusted(-6, 8, 6, -8)
                 path = QPainterPath()
-                path.addRoundedRect(cap, 4, 4)
-                p.fillPath(path, QColor(t.hover))
+                path.addRoundedRect(cap.toRectF().adjusted(0.5, 0.5, -0.5, -0.5), 4, 4)
+                p.fillPath(path, QColor(t.surface))
+                p.setPen(QColor(t.border))
+                p.drawPath(path)
                 detail_w += 8
             p.setFont(small)
             p.setPen(QColor(t.muted))

@@ -163,6 +163,10 @@ class SearchPopup(QFrame):
         self.generation = 0
         self.answered = 0  # generation of the results shown
         self.last_ms = 0.0  # how long the last query took (store call)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self._start)
         self.edit = QLineEdit(self)
         self.edit.setAccessibleName("Search text")
         self.edit.setPlaceholderText("Search every chat…")
@@ -208,10 +212,6 @@ class SearchPopup(QFrame):
         lay.addWidget(self.edit)
         lay.addLayout(scopes)
         lay.addWidget(self.results, 1)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self._start)
         app = QApplication.instance()
         if isinstance(app, QApplication):
             app.focusChanged.connect(self._focus_changed)

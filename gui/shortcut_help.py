@@ -60,11 +60,17 @@ class ShortcutHelp(QDialog):
         self.tree.setRootIsDecorated(False)
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
+        t = appearance.current()
+        self.tree.setStyleSheet(
+            f"QTreeWidget {{ border: 1px solid {t.border}; border-radius: 6px; }}"
+            "QTreeWidget::item { padding: 3px 6px; }")
         footer = QLabel(FOOTER, self)
         footer.setWordWrap(True)
         footer.setStyleSheet(f"color: {appearance.current().muted};")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
+        for button in buttons.buttons():
+            button.setAccessibleName(button.text().replace("&", ""))
         lay = QVBoxLayout(self)
         lay.addWidget(self.filter)
         lay.addWidget(self.tree, 1)
@@ -122,6 +128,25 @@ class ShortcutHelp(QDialog):
                 item.setHidden(bool(needle) and needle not in hay)
                 shown += not item.isHidden()
             group.setHidden(shown == 0)
+
+
+def markdown_table(keymap: Keymap | None = None) -> str:
+    """The shortcuts as a Markdown table (for the README), grouped like the help.
+
+    Args:
+        keymap: the keys to list (default: the declared defaults).
+
+    Returns:
+        Markdown text: one ``| Command | Keys |`` table per context, with a heading line.
+    """
+    keymap = keymap or Keymap()
+    parts: list[str] = []
+    for context in CONTEXTS:
+        rows = [f"| {a.label} | {' / '.join(f'`{k}`' for k in keymap.keys(a.id))} |"
+                for a in keymap.actions if a.context == context and keymap.keys(a.id)]
+        parts.append(f"**{HEADINGS[context].split(' (')[0]}**\n\n| Command | Keys |\n|---|---|\n"
+                     + "\n".join(rows))
+    return "\n\n".join(parts) + "\n"
 
 
 def open_shortcut_help(window: Any) -> ShortcutHelp:

@@ -480,7 +480,7 @@ def generate(path: Path, *, seed: int = 0, journal_mode: str = "wal", wal_pendin
         w.app_state("settings", {
             "defaultModel": "anthropic:claude-sonnet-4-5",
             "autoCompact": {"threshold": 0.8, "keepTurns": 4,
-                            "model": "anthropic:claude-haiku-4-5"},
+                            "model": "anthropic:claude-haiku-4-5", "minTokens": 2000},
             "compactBeforeCacheExpiry": False, "autoTitle": True,
             "theme": "dark", "x-experimental": {"flag": [1, "two"]},
         })
@@ -600,11 +600,13 @@ def _expected_block(b: dict[str, Any]) -> Any:
 def expected_settings(app_state: dict[str, str | None]) -> tuple[dict[str, Any], dict[str, Any]]:
     """v4 ``(settings, app_state)`` expected from v3 ``app_state`` rows.
 
-    The v4 key names follow core.store.v3_steps (snake_case; autoCompact flattened).
+    Known keys get the names core.settings declares (and the GUI's last-session
+    key); unknown ones keep their v3 name.
     """
-    names = {"defaultModel": "default_model", "autoTitle": "auto_title",
-             "compactBeforeCacheExpiry": "compact_before_cache_expiry"}
-    sub = {"keepTurns": "keep_turns"}
+    names = {"defaultModel": "default_model", "autoTitle": "chat.auto_title",
+             "compactBeforeCacheExpiry": "experimental.compact_before_cache_expiry"}
+    compaction = {"threshold": "compaction.threshold", "keepTurns": "compaction.keep_turns",
+                  "model": "compaction.model"}
     settings: dict[str, Any] = {}
     state: dict[str, Any] = {}
     for key, raw in app_state.items():
@@ -612,11 +614,12 @@ def expected_settings(app_state: dict[str, str | None]) -> tuple[dict[str, Any],
         if key == "settings":
             for k, v in value.items():
                 if k == "autoCompact":
-                    settings.update({f"auto_compact.{sub.get(s, s)}": x for s, x in v.items()})
+                    settings.update({compaction.get(s, f"autoCompact.{s}"): x
+                                     for s, x in v.items()})
                 else:
                     settings[names.get(k, k)] = v
         else:
-            state["last_session_id" if key == "lastSessionId" else key] = value
+            state["session.last" if key == "lastSessionId" else key] = value
     return settings, state
 
 

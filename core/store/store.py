@@ -264,7 +264,7 @@ class Store(StoreBase):
         ``attachments`` table, not in the turns. With ``hydrate`` (default)
         their bytes are put back (base64 ``data``, ``attachment_id`` kept), so
         the turns can go into a request as they are; only turns that
-        reference a file cost more than before (~1.5 ms per MB). With
+        reference a file cost more than before (~3 ms per MB of files). With
         ``hydrate=False`` those blocks come back as references
         (``attachment_id`` set; ``data`` None for images, "" for documents):
         what a transcript needs to open a long session without reading its
@@ -348,7 +348,7 @@ class Store(StoreBase):
             the others are copies whose blocks (and tool_result parts) carry
             ``data`` (base64) and keep ``attachment_id``. A file missing from
             the store (not possible through this API) becomes a text
-            placeholder. One query per 500 distinct files; about 1.5 ms per MB.
+            placeholder. One query per 500 distinct files; about 3 ms per MB of files.
         """
         if not attachments.missing_data(turns):
             return list(turns)

@@ -33,17 +33,23 @@ from core.store.v3_turns import TurnPipeline
 V3_TABLES = ("sessions", "turns", "app_state")
 LEGACY_PREFIX = "v3_"
 
-#: v3 ``app_state['settings']`` keys -> v4 ``settings`` keys. Keys not listed
-#: here are kept under their v3 name (point 2: unknown keys must survive).
+#: v3 ``app_state['settings']`` keys -> v4 ``settings`` keys (declared in core.settings).
+#: Keys not listed here are kept under their v3 name (point 2: unknown keys must survive).
 SETTINGS_KEYS = {
     "defaultModel": "default_model",
-    "compactBeforeCacheExpiry": "compact_before_cache_expiry",
-    "autoTitle": "auto_title",
+    "autoTitle": "chat.auto_title",
+    "compactBeforeCacheExpiry": "experimental.compact_before_cache_expiry",
 }
-#: ``settings.autoCompact`` is flattened: ``autoCompact.keepTurns`` -> ``auto_compact.keep_turns``.
-AUTO_COMPACT_KEYS = {"threshold": "threshold", "keepTurns": "keep_turns", "model": "model"}
-#: v3 ``app_state`` keys -> v4 ``app_state`` keys (others keep their name).
-STATE_KEYS = {"lastSessionId": "last_session_id"}
+#: ``settings.autoCompact`` is flattened: ``autoCompact.keepTurns`` -> ``compaction.keep_turns``;
+#: an unknown sub-key keeps its v3 path (``autoCompact.<key>``).
+AUTO_COMPACT_KEYS = {
+    "threshold": "compaction.threshold",
+    "keepTurns": "compaction.keep_turns",
+    "model": "compaction.model",
+}
+#: v3 ``app_state`` keys -> v4 ``app_state`` keys (others keep their name). ``session.last``
+#: is the GUI's LAST_SESSION_KEY (gui/chat_run.py): the session reopened at start.
+STATE_KEYS = {"lastSessionId": "session.last"}
 #: v4 ``sessions.meta`` key holding a v3 ``meta`` that was not a JSON object.
 UNREADABLE_META_KEY = "v3_meta"
 #: v4 ``sessions.meta`` key keeping ``fork_idx`` when no parent turn has that idx.
@@ -343,7 +349,7 @@ def settings_from_v3(v3: dict[str, Any]) -> dict[str, Any]:
     for key, value in v3.items():
         if key == "autoCompact" and isinstance(value, dict):
             for sub, sub_value in value.items():
-                out[f"auto_compact.{AUTO_COMPACT_KEYS.get(sub, sub)}"] = sub_value
+                out[AUTO_COMPACT_KEYS.get(sub, f"autoCompact.{sub}")] = sub_value
         else:
             out[SETTINGS_KEYS.get(key, key)] = value
     return out

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QMenu
 from core.errors import ParleyError
 from core.store.errors import SessionNotFound, TurnNotFound
 from gui import dialogs
-from gui.space_dialog import SpaceDialog, ask_delete_space
+from gui.space_dialog import SpaceDialog, SpaceValues, ask_delete_space
 
 if TYPE_CHECKING:
     from gui.chat_controller import ChatController
@@ -91,7 +91,7 @@ class Organizer:
     def new_space(self) -> SpaceDialog:
         """Ask for a new space's name, system prompt and model; create it on OK."""
         dlg = SpaceDialog(self.w, self.w.model_picker.choices)
-        dlg.accepted.connect(lambda: self._spawn(self._create_space(dlg), "new-space"))
+        dlg.accepted.connect(lambda: self._spawn(self._create_space(dlg.values()), "new-space"))
         self._open_dialog(dlg)
         return dlg
 
@@ -100,8 +100,7 @@ class Organizer:
         dlg.finished.connect(dlg.deleteLater)
         dlg.open()
 
-    async def _create_space(self, dlg: SpaceDialog) -> None:
-        v = dlg.values()
+    async def _create_space(self, v: SpaceValues) -> None:
         space = await self.store.create_space(v.name, system_prompt=v.system_prompt,
                                               default_model=v.default_model)
         self.spaces[space.id] = space
@@ -114,12 +113,12 @@ class Organizer:
         if space is None:
             return None
         dlg = SpaceDialog(self.w, self.w.model_picker.choices, space)
-        dlg.accepted.connect(lambda: self._spawn(self._save_space(space, dlg), "edit-space"))
+        dlg.accepted.connect(
+            lambda: self._spawn(self._save_space(space, dlg.values()), "edit-space"))
         self._open_dialog(dlg)
         return dlg
 
-    async def _save_space(self, space: Any, dlg: SpaceDialog) -> None:
-        v = dlg.values()
+    async def _save_space(self, space: Any, v: SpaceValues) -> None:
         if v.name != space.name:
             await self.store.rename_space(space.id, v.name)
         saved = await self.store.update_space(space.id, system_prompt=v.system_prompt,

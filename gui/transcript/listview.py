@@ -33,6 +33,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import (
     QContextMenuEvent,
     QCursor,
+    QFocusEvent,
     QHelpEvent,
     QKeyEvent,
     QMouseEvent,
@@ -604,7 +605,9 @@ class TranscriptListView(QListView):
         self.viewport().update()
         return True
 
-    def focusInEvent(self, event: QEvent) -> None:  # noqa: N802
+    def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
+        if event.reason() != Qt.FocusReason.MouseFocusReason:
+            self._delegate.show_focus = True  # arrived by keyboard: show which message
         if not self.currentIndex().isValid() and self.model() and self.model().rowCount():
             row = self.indexAt(QPoint(0, self.viewport().height() - 1)).row()
             row = row if row >= 0 else self.model().rowCount() - 1

@@ -68,11 +68,17 @@ class TranscriptView(QWidget):
     """The conversation: messages, folded tool calls, compaction cards, an inline error.
 
     Signals:
-        resumeRequested(str): Resume was clicked on an aborted reply (its turn id).
-        retryRequested(): the Retry button of the inline error was clicked.
-        forkRequested(str): "Fork from here" on a message (its turn id).
-        editRequested(str): "Edit message" on a user message (its turn id).
+        resumeRequested(str): Resume on an aborted reply (its turn id): the
+            link, the context menu, or r on it.
+        retryRequested(): Retry after an error: the button of the inline
+            error, the context menu, or r.
+        forkRequested(str): "Fork from here" on a message (its turn id), or f.
+        editRequested(str): "Edit message" on a user message (its turn id), or e.
         linkActivated(QUrl): a safe (http, https, mailto) link was clicked.
+
+    Keys on the focused message (j/k and the arrows, c, e, f, r, Space …)
+    are the ``message.*`` actions of ``gui.actions``; they, the context menu
+    and the window's Message menu all go through :meth:`message_action`.
     """
 
     resumeRequested = Signal(str)

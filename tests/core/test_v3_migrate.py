@@ -171,7 +171,7 @@ def test_wal_only_rows_migrated(migrated) -> None:
     for sid, idx in gen.wal_only:
         v3 = next(t for t in migrated.snap.turns[sid] if t.idx == idx)
         assert any(t.created_at == v3.created_at for t in store.get_turns(sid))
-    assert store.get_state("last_session_id") == gen.named["wal_only"]
+    assert store.get_state("session.last") == gen.named["wal_only"]
 
 
 def test_spaces_are_rows_by_exact_name(migrated) -> None:
@@ -239,10 +239,23 @@ def test_unknown_meta_settings_and_state_kept(migrated) -> None:
     assert rich.usage == Usage(1200, 340, 9000, 1100, 0.0123)
     assert store.get_session(named["bad_meta"]).meta == {"v3_meta": "{not json"}
     assert store.get_setting("default_model") == "anthropic:claude-sonnet-4-5"
-    assert store.get_setting("auto_compact.keep_turns") == 4
+    assert store.get_setting("compaction.keep_turns") == 4
+    assert store.get_setting("chat.auto_title") is True
+    assert store.get_setting("experimental.compact_before_cache_expiry") is False
+    assert store.get_setting("autoCompact.minTokens") == 2000
     assert store.get_setting("theme") == "dark"
     assert store.get_setting("x-experimental") == {"flag": [1, "two"]}
     assert store.get_state("windowGeometry") == {"w": 1200, "h": 800}
+
+
+def test_settings_land_on_declared_v4_keys(migrated) -> None:
+    """Every known v3 setting maps to a key core.settings declares, with a valid value."""
+    from core import settings as declared
+
+    for v3_key, v4_key in [*v3_steps.SETTINGS_KEYS.items(), *v3_steps.AUTO_COMPACT_KEYS.items()]:
+        declared.spec(v4_key)  # raises UnknownSetting for a key v4 does not know
+        value = migrated.store.get_setting(v4_key)
+        assert declared.validate(v4_key, value) == value, (v3_key, v4_key)
 
 
 def test_progress_reports_turns(migrated) -> None:

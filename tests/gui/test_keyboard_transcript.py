@@ -154,3 +154,13 @@ def test_the_context_menu_shows_each_entrys_key(view):
     shown = {a.text(): a.shortcut().toString() for a in view._menu.actions() if a.text()}
     assert shown["Copy message"] == "C" and shown["Edit message"] == "E"
     assert shown["Fork from here"] == "F" and shown["Copy as Markdown"] == "Shift+C"
+
+
+def test_focus_arriving_by_keyboard_shows_the_focused_message(host, qtbot):
+    view = host.view
+    view.set_turns([user("hi", "u1"), assistant("hello", "a1")])
+    delegate = view.list_view.delegate
+    delegate.show_focus = False  # e.g. after a click
+    view.list_view.clearFocus()
+    view.list_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    assert delegate.show_focus

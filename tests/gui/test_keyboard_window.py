@@ -134,6 +134,17 @@ def test_fork_at_a_focused_message_with_keys_only(driver, fake_provider, qtbot):
     history = driver.run(w.store.get_turns(parent))
     assert len(history) == 4  # the parent is untouched
 
+    key(qtbot, "Ctrl+L")  # F6 / Shift+F6 walk the panes: list, conversation, message box
+    key(qtbot, "F6")
+    assert QApplication.focusWidget() is w.sidebar.tree
+    key(qtbot, "F6")
+    assert QApplication.focusWidget() is w.transcript.list_view
+    key(qtbot, "Shift+F6")
+    key(qtbot, "Shift+F6")
+    assert QApplication.focusWidget() is w.composer
+    key(qtbot, "Ctrl+Shift+E")
+    assert QApplication.focusWidget() is w.sidebar.tree
+
 
 def test_search_messages_with_keys_only(driver, fake_provider, qtbot):
     w = chat_window(driver, fake_provider)

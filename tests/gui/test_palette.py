@@ -10,8 +10,9 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QMainWindow, QVBoxLayout,
 
 from gui.actions import ACTIONS
 from gui.keymap import Keymap
-from gui.palette import Entry, fuzzy_match, hit_entries, open_palette, segments
-from gui.shortcut_help import open_shortcut_help
+from gui.palette import open_palette
+from gui.palette_entries import Entry, fuzzy_match, hit_entries, segments
+from gui.shortcut_help import markdown_table, open_shortcut_help
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -159,6 +160,8 @@ def test_shortcut_help_lists_every_action_with_its_keys(window, qtbot):
                 for i in range(help_.tree.topLevelItem(0).childCount())
                 if help_.tree.topLevelItem(0).child(i).isDisabled()}
     assert "session.pin" in disabled and "session.new" not in disabled
+    table = markdown_table(window.keymap)  # the README's list, from the same keys
+    assert "| New chat | `Ctrl+J` |" in table and "| Fork from here | `F` |" in table
 
 
 # -- in the real window -----------------------------------------------------------------
@@ -179,3 +182,22 @@ def test_palette_offers_recent_chats_first_and_opens_them(driver, fake_provider,
     qtbot.keyClick(palette.input, Qt.Key.Key_Down)
     qtbot.keyClick(palette.input, Qt.Key.Key_Return)
     driver.until(lambda: w.session_id == first)
+
+
+def test_every_control_of_the_palette_help_and_keyboard_page_has_a_name(window, qtbot):
+    from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QKeySequenceEdit
+
+    from gui.keymap_editor import KeymapEditor
+
+    editor = KeymapEditor(lambda _keymap: None)
+    qtbot.addWidget(editor)
+    editor.show()
+    help_ = open_shortcut_help(window)
+    qtbot.addWidget(help_)
+    palette = open_palette(window)
+    kinds = (QAbstractButton, QLineEdit, QAbstractItemView, QKeySequenceEdit)
+    for root in (palette, help_, editor):
+        for child in root.findChildren(QWidget):
+            if isinstance(child, kinds) and child.isVisibleTo(root) and \
+                    not isinstance(child.parent(), QAbstractItemView):
+                assert child.accessibleName(), f"{type(child).__name__} in {type(root).__name__}"

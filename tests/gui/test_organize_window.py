@@ -1,0 +1,177 @@
+"""Window integrations: manual compaction with progress and its summary card, the
+crash notice, a damaged sessions.db, long chats opened in part, the cache timer and
+the context meter, Settings."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime
+
+import pytest
+from PySide6.QtCore import Qt
+
+from core import paths
+from core.content import TextBlock, Turn
+from core.recovery import RUN_MARKER
+from core.store import Store
+from gui import chat_controller
+from gui.main_window import INTERRUPTED_NOTICE
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _env(fake_provider) -> dict[str, str]:
+    return {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL":
+            fake_provider.anthropic_base_url}
+
+
+def _long_chat(driver, w, n, title="Long chat"):
+    s = driver.run(w.store.create_session(title=title, model=w.chat.current_model()))
+    turns = [Turn("user" if i % 2 == 0 else "assistant", [TextBlock(f"message {i} " * 5)])
+             for i in range(n)]
+
+    async def fill() -> None:
+        for t in turns:
+            await w.store.append_turn(s.id, t)
+
+    driver.run(fill(), timeout=30)
+    driver.run(w.chat.load_sidebar())
+    return s.id, turns
+
+
+def test_compact_now_shows_progress_then_the_summary_card(driver, fake_provider):
+    w = driver.configured()
+    sid, _turns = _long_chat(driver, w, 12)
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid)
+    seen: list[tuple[bool, str]] = []
+    w.runner.hooks.on("compact:start",
+                      lambda _p: seen.append((w.statusBar().isVisible(),
+                                              w.chat.editor.progress_text)))
+    fake_provider.script("The user counted messages from 0 to 7.")
+    assert w.compact_now() is True
+    driver.until(lambda: "Compacted" in w.toast.message, timeout=10)
+    assert seen and seen[0][0] and seen[0][1].startswith("Compacting")
+    assert not w.statusBar().isVisible()
+    driver.until(lambda: any(r.kind == "card" for r in w.transcript.model.rows))
+    assert len(driver.run(w.store.list_compactions(sid))) == 1
+    assert len(driver.run(w.store.get_turns(sid))) == 13  # nothing deleted: a summary added
+
+
+def test_compact_now_says_why_nothing_was_compacted(driver, fake_provider):
+    w = driver.configured()
+    sid, _turns = _long_chat(driver, w, 2, title="Short")
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid)
+    w.compact_now()
+    driver.until(lambda: "nothing to compact" in w.toast.message)
+    assert fake_provider.model_requests == []
+    w.new_session()
+    driver.until(lambda: w.session_id is None)
+    assert w.compact_now() is False
+    assert "not saved yet" in w.toast.message
+
+
+def test_a_reply_cut_off_by_a_crash_is_announced(driver, fake_provider, home):
+    with Store.open(paths.db_path(home)) as store:
+        s = store.create_session(title="Interrupted")
+        store.append_turn(s.id, Turn("user", [TextBlock("Tell me a story")]))
+        store.append_turn(s.id, Turn("assistant", [TextBlock("Once upon a")], aborted=True))
+        store.set_state(RUN_MARKER, {"pid": 1, "started_at": 0})  # no clean exit
+    w = driver.open(env=_env(fake_provider))
+    assert w.toast.isVisible() and w.toast.message == INTERRUPTED_NOTICE
+    assert [r.session_id for r in w.previous_run.interrupted] == [s.id]
+    driver.close(w)
+    with Store.open(paths.db_path(home)) as store:
+        assert store.get_state(RUN_MARKER) is None  # this run ended cleanly
+    again = driver.open(env=_env(fake_provider))
+    assert again.previous_run is None and not again.toast.isVisible()
+
+
+@pytest.mark.parametrize("choice", ["backup", "fresh"])
+def test_a_damaged_file_offers_the_backup_or_a_new_file(driver, fake_provider, home, choice):
+    from gui.main_window import MainWindow
+
+    db = paths.db_path(home)
+    with Store.open(db) as store:
+        store.create_session(title="Kept chat")
+    shutil.copy(db, db.with_name(db.name + ".parley-pre-v4.bak"))
+    data = bytearray(db.read_bytes())
+    data[100:8192] = b"\xa5" * (8192 - 100)
+    db.write_bytes(bytes(data))
+    damaged = bytes(data)
+
+    w = MainWindow(home=home, env=_env(fake_provider))
+    driver.windows.append(w)
+    w.show()
+    w.start_after_first_paint()
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 20)
+    page = w.recovery_page
+    assert "damaged" in page.findChild(type(w.loading_page)).text()
+    assert page.backup_button.isEnabled() and ".bak" in page.backup_button.text()
+    button = page.backup_button if choice == "backup" else page.fresh_button
+    driver.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: w.ready and w.tasks.pending == 0, 20)
+    titles = [s.title for s in driver.run(w.store.list_sessions())]
+    assert titles == (["Kept chat"] if choice == "backup" else [])
+    aside = [p for p in home.iterdir() if ".corrupt-" in p.name and not p.name.endswith(
+        ("-wal", "-shm"))]
+    assert len(aside) == 1 and aside[0].read_bytes() == damaged  # never overwritten
+    assert "kept as" in w.toast.message
+
+
+def test_a_long_chat_opens_with_its_last_turns_and_loads_older_on_scroll(driver, monkeypatch):
+    monkeypatch.setattr(chat_controller, "OLDER_SETTLE_S", 0.0)
+    w = driver.configured()
+    sid, turns = _long_chat(driver, w, 250)
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid)
+    assert len(w.chat.turns) == chat_controller.OPEN_TURNS and w.chat.older == 50
+    assert w.transcript.turn_ids()[0] == turns[50].id
+    driver.until(lambda: w.tasks.pending == 0)
+    from gui.context_meter import measure
+
+    full = measure(turns, None, w.chat.current_model(), w.hub)[0]
+    assert w.context_meter.used == full  # the meter counts every turn, not only those shown
+    bar = w.transcript.list_view.verticalScrollBar()
+    driver.until(lambda: bar.maximum() > 0)
+    bar.setValue(0)
+    driver.until(lambda: len(w.chat.turns) == 250)
+    assert w.chat.older == 0 and w.transcript.turn_ids()[0] == turns[0].id
+    assert w.transcript.focused_turn_id() == turns[50].id  # the place is kept
+
+
+def test_cache_timer_runs_and_the_meter_shows_the_warm_cache(driver, fake_provider, qtbot):
+    w = driver.configured()
+    assert w.cache_timer is not None
+    fake_provider.script("ok")
+    driver.send("hello", wait=True)
+    sid = w.session_id
+    until = datetime.now().astimezone().replace(hour=14, minute=5)
+    w.runner.hooks.fire("cache:updated", session_id=sid, expires_at=until, compact_at=None)
+    assert "cache warm until 14:05" in w.context_meter.label.text()
+    w.runner.hooks.fire("cache:updated", session_id=sid, expires_at=None, compact_at=None)
+    assert "cache" not in w.context_meter.label.text()
+    seen = []
+    w.cache_timer.activity = seen.append
+    qtbot.keyClicks(w.composer, "x")
+    assert seen and seen[-1] == sid  # typing calls off a pending cache-timer compaction
+
+
+def test_settings_open_without_blocking(driver):
+    w = driver.configured()
+    dlg = w.open_settings()
+    assert dlg is not None and dlg.isVisible()
+    assert dlg.testAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    driver.until(lambda: dlg.ready)  # closing while it still loads: see the report
+    dlg.close()
+
+
+def test_focus_methods(driver):
+    w = driver.configured()
+    w.focus_sidebar()
+    driver.until(lambda: w.sidebar.tree.hasFocus())
+    w.focus_transcript()
+    driver.until(lambda: w.transcript.list_view.hasFocus())
+    w.focus_composer()
+    driver.until(lambda: w.composer.hasFocus())

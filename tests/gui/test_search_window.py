@@ -1,0 +1,122 @@
+"""Search on the real window: as you type, ranked results with highlighted matches,
+scopes, Enter opens the chat at the message with the match highlighted (even far back
+in a long chat), and queries that are not plain words never raise."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from core.content import TextBlock, Turn
+from gui.search import first_match, snippet_html
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _chat(driver, w, title, texts, space_id=None):
+    s = driver.run(w.store.create_session(title=title, space_id=space_id))
+    turns = [Turn("user" if i % 2 == 0 else "assistant", [TextBlock(t)])
+             for i, t in enumerate(texts)]
+    async def fill() -> None:
+        for t in turns:
+            await w.store.append_turn(s.id, t)
+
+    driver.run(fill(), timeout=20)
+    return s.id, turns
+
+
+def _search(driver, w, qtbot, text):
+    assert w.open_search()
+    popup = w.search_popup
+    popup.edit.clear()
+    qtbot.keyClicks(popup.edit, text)
+    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
+    return popup
+
+
+def test_enter_opens_the_chat_at_the_message_far_back(driver, qtbot):
+    w = driver.configured()
+    texts = [f"filler message number {i}" for i in range(260)]
+    texts[6] = "We talked about the Alhambra in Granada once."
+    sid, turns = _chat(driver, w, "Long chat", texts)
+    other, _ = _chat(driver, w, "Other", ["nothing to see", "here"])
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(other)
+    driver.until(lambda: w.session_id == other)
+    popup = _search(driver, w, qtbot, "alhambr")  # a prefix, as typed so far
+    hits = popup.hits
+    assert [h.turn_id for h in hits] == [turns[6].id]
+    assert "\x02Alhambra\x03" in hits[0].snippet
+    assert "match" in popup.status.text()
+    qtbot.keyClick(popup.edit, Qt.Key.Key_Return)
+    driver.until(lambda: w.session_id == sid and not popup.isVisible())
+    driver.until(lambda: w.transcript.focused_turn_id() == turns[6].id)
+    assert w.transcript.list_view.delegate.highlight == (turns[6].id, "Alhambra")
+    assert len(w.chat.turns) == 260  # the whole chat was read to reach the message
+
+
+def test_results_are_ranked_and_scoped(driver, qtbot):
+    w = driver.configured()
+    work = driver.run(w.store.create_space("Work"))
+    a, _ = _chat(driver, w, "Kubernetes notes", ["kubernetes pods and kubernetes services",
+                                                 "ok"])
+    b, _ = _chat(driver, w, "Misc", ["I once read about kubernetes", "fine"],
+                 space_id=work.id)
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(b)
+    driver.until(lambda: w.session_id == b)
+    popup = _search(driver, w, qtbot, "kubernetes")
+    assert {h.session_id for h in popup.hits} == {a, b}
+    assert popup.hits[0].session_id == a  # title and body match: ranked first
+    popup.scope_buttons["space"].click()
+    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
+    assert {h.session_id for h in popup.hits} == {b}
+    assert "in this space" in popup.status.text()
+    popup.scope_buttons["session"].click()
+    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
+    assert {h.session_id for h in popup.hits} == {b}
+    qtbot.keyClick(popup.edit, Qt.Key.Key_Escape)
+    assert not popup.isVisible()
+
+
+ODD_QUERIES = ['"exact phrase', "C++ *", "-minus", "key:value", "(paren", "Привет мир", "東京",
+               "🙂", "🙂🙂 !!!", '"" ) OR NOT', "NEAR(a b)", "a" * 1200]
+
+
+def test_odd_queries_answer_or_explain_never_raise(driver, qtbot):
+    w = driver.configured()
+    _chat(driver, w, "Mixed", ["Привет мир from 東京 with C++ and key:value 🙂", "ok"])
+    driver.run(w.chat.load_sidebar())
+    assert w.open_search()
+    popup = w.search_popup
+    said = {}
+    for query in ODD_QUERIES:
+        popup.edit.setText(query)
+        driver.until(lambda: popup.answered == popup.generation
+                     and not popup._timer.isActive())
+        said[query] = (len(popup.hits), popup.status.text())
+    assert all(text for _n, text in said.values())  # a count, "no matches", or the reason
+    for query in ("Привет мир", "東京", "key:value", "C++ *"):
+        assert said[query][0] == 1, (query, said[query])
+    assert "Cannot search" in said["🙂"][1]  # only emoji: the store's reason, in words
+    assert "longer than" in said["a" * 1200][1]
+
+
+def test_search_ignores_a_chat_whose_delete_can_still_be_undone(driver, qtbot):
+    from gui import dialogs
+
+    w = driver.configured()
+    a, _ = _chat(driver, w, "Zanzibar trip", ["zanzibar beaches", "nice"])
+    driver.run(w.chat.load_sidebar())
+    dialogs.answers.append(True)
+    w.chat.organizer.delete_session(a)
+    driver.until(lambda: w.undo.pending)
+    popup = _search(driver, w, qtbot, "zanzibar")
+    assert popup.hits == [] and "No matches" in popup.status.text()
+
+
+def test_snippet_html_escapes_and_marks():
+    html = snippet_html("a <b> \x02match\x03 & \x02more\x03…", "#ffee00")
+    assert "&lt;b&gt;" in html and "&amp;" in html
+    assert html.count('<span style="background:#ffee00; font-weight:600">') == 2
+    assert first_match("x \x02Héllo\x03 y") == "Héllo" and first_match("none") is None
