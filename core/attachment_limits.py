@@ -69,12 +69,12 @@ class MediaRefused(ParleyError):
     """
 
     def __init__(self, model_ref: str, media: str, cause: ProviderError) -> None:
-        what = "images" if media == "image" else "PDF files"
+        what, one = ("images", "an image") if media == "image" else ("PDF files", "a PDF")
         super().__init__(
             f"The model '{model_ref}' does not take {what}: {cause.provider} refused the "
-            f"request because this conversation holds {'an image' if media == 'image' else 'a PDF'}"
-            ". Your message is saved. Pick a model that reads them (for images, a vision "
-            "model), or start a new session without the file.",
+            f"request because this conversation holds {one}. Your message is saved. Pick a "
+            "model that reads them (for images, a vision model), or start a new session "
+            "without the file."
         )
         self.model_ref = model_ref
         self.media = media
@@ -225,6 +225,8 @@ def fit(att: Attachment, limits: MediaLimits, *, max_side_px: int | None = None)
     raw_max = limits.raw_image_max() or MAX_FILE_BYTES
     with open_image(att.data, att.name) as opened:
         opened.seek(0)
+        if opened.format == "JPEG" and side_max:  # decode at 1/2…1/8 scale when that is enough
+            opened.draft("RGB", (side_max, side_max))
         if opened.mode == "P":  # palette (GIF, some PNGs): keep transparency only if it has some
             opened = opened.convert("RGBA" if "transparency" in opened.info else "RGB")
         im = ImageOps.exif_transpose(opened)

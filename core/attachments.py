@@ -392,6 +392,38 @@ def image_size(data: bytes, name: str) -> tuple[int, int]:
         return im.size
 
 
+# --- PDFs -------------------------------------------------------------------
+
+_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
+_OBJSTM = re.compile(rb"/Type\s*/ObjStm\b[^>]*(?:>>)?\s*stream\r?\n", re.DOTALL)
+_INFLATE_MAX = 64 * MB
+
+
+def pdf_pages(data: bytes) -> int | None:
+    """Count a PDF's pages (``/Type /Page`` objects), inside object streams too.
+
+    Returns:
+        The count, or None when none was found (an encrypted or unusual file;
+        the provider then judges).
+    """
+    count = len(_PAGE.findall(data))
+    budget = _INFLATE_MAX
+    view = memoryview(data)
+    for m in _OBJSTM.finditer(data):
+        end = data.find(b"endstream", m.end())
+        try:  # a slice of a memoryview copies nothing
+            text = zlib.decompressobj().decompress(view[m.end() : end if end > 0 else None], budget)
+        except zlib.error:
+            continue
+        budget -= len(text)
+        count += len(_PAGE.findall(text))
+        if budget <= 0:
+            break
+    return count or None
+
+
+# --- all in one ---------------------------------------------------------------
+
 
 def attach(
     source: Path | str | bytes,
@@ -424,36 +456,3 @@ def attach(
     att = fit(att, limits, max_side_px=max_side_px) if downscale else att
     check(att, limits, max_side_px=max_side_px)
     return att.to_block()
-
-
-
-
-# --- PDFs -------------------------------------------------------------------
-
-_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
-_OBJSTM = re.compile(rb"/Type\s*/ObjStm\b[^>]*(?:>>)?\s*stream\r?\n", re.DOTALL)
-_INFLATE_MAX = 64 * MB
-
-
-def pdf_pages(data: bytes) -> int | None:
-    """Count a PDF's pages (``/Type /Page`` objects), inside object streams too.
-
-    Returns:
-        The count, or None when none was found (an encrypted or unusual file;
-        the provider then judges).
-    """
-    count = len(_PAGE.findall(data))
-    budget = _INFLATE_MAX
-    for m in _OBJSTM.finditer(data):
-        inflater = zlib.decompressobj()
-        try:
-            text = inflater.decompress(data[m.end() : m.end() + budget], budget)
-        except zlib.error:
-            continue
-        budget -= len(text)
-        count += len(_PAGE.findall(text))
-        if budget <= 0:
-            break
-    return count or None
-
-

@@ -198,6 +198,18 @@ def test_a_too_wide_image_is_downscaled_keeping_its_aspect_ratio():
     assert lim.fit(fitted, lim.ANTHROPIC_LIMITS) is fitted  # already fits: unchanged
 
 
+def test_a_jpeg_is_turned_upright_by_its_exif_orientation_when_downscaled():
+    exif = Image.Exif()
+    exif[0x0112] = 6  # stored sideways: shown rotated 90° clockwise
+    buf = io.BytesIO()
+    Image.new("RGB", (8400, 120), "blue").save(buf, "JPEG", exif=exif)
+    att = from_bytes(buf.getvalue(), "phone.jpg")
+    fitted = lim.fit(att, lim.ANTHROPIC_LIMITS)
+    assert (fitted.width, fitted.height, fitted.media_type) == (114, 8000, "image/jpeg")
+    with opened(fitted.data) as im:
+        assert im.size == (114, 8000)
+
+
 def test_a_gif_is_downscaled_to_png_and_transparency_is_kept():
     gif = from_bytes(image_bytes((3000, 100), fmt="GIF"), "anim.gif")
     fitted = lim.fit(gif, lim.ANTHROPIC_LIMITS, max_side_px=2000)

@@ -23,6 +23,7 @@ from core.store import schema as S
 from core.store.async_store import AsyncStore
 from core.store.attachments import AttachmentNotFound
 from core.store.migrations import FileKind, inspect_file
+from tests.core.test_compaction_support import SONNET, SUMMARY, open_env
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
@@ -301,3 +302,23 @@ async def test_a_server_refusing_images_gets_an_error_naming_the_model(env, fake
     assert isinstance(err, MediaRefused)
     assert "The model 'local:llama3' does not take images" in str(err)
     assert turns[0].role == "user" and isinstance(turns[0].blocks[1], ImageBlock)  # kept
+
+
+async def test_compaction_adds_files_back_without_storing_them_again(tmp_path, fake_provider):
+    image, doc = png(), pdf()
+    async with open_env(tmp_path, fake_provider) as env:
+        await env.store.append_turn(env.sid, Turn("user", attachment_blocks(image, doc)))
+        await env.seed(4)
+        fake_provider.script(SUMMARY)
+        result = await env.runner.compact(env.sid, keep_turns=4, model_ref=SONNET)
+        assert result.restored_files == ("image (image/png)", "spec.pdf")
+        summary = await env.store.get_turn(result.summary_turn_id, hydrate=False)
+        files = [b for b in summary.blocks if isinstance(b, ImageBlock | DocumentBlock)]
+        refs = [b.attachment_id for b in files]
+        assert refs == [sha(image), sha(doc)]
+        assert await env.store.attachment_usage() == (2, len(image) + len(doc))
+        fake_provider.script("ok")
+        await env.send("next", model=SONNET)  # the files go out after the summary
+        content = fake_provider.model_requests[-1].body["messages"][0]["content"]
+        sent = [c["source"]["data"] for c in content if c["type"] in ("image", "document")]
+        assert sent == [b64(image), b64(doc)]
