@@ -58,6 +58,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from core.attachment_limits import check_turns, explain_refusal, limits_for
 from core.compaction import (
     CompactEvent,
     CompactionInProgress,
@@ -84,6 +85,7 @@ from core.tools.loop import (
     ToolsUnavailable,
     wants_tools,
 )
+from core.wire import to_messages
 
 log = logging.getLogger(__name__)
 
@@ -384,6 +386,8 @@ class ChatRunner:
                 await self._keep_partial(session_id, progress.builder, emit, None)
                 return None
             except ParleyError as exc:
+                # A server that refused images or documents is named with the model.
+                exc = explain_refusal(exc, model_ref=model_ref, turns=turns)
                 await self._keep_partial(session_id, progress.builder, emit, exc)
                 return None
             status = "ok"
@@ -475,6 +479,9 @@ class ChatRunner:
             Whether the request carried tools (False once a server rejected them).
         """
         provider, model_id = self.hub.resolve(model_ref)
+        # Files over the provider's limits fail here, in words, before anything is sent.
+        # (Only what is sent counts: aborted and compacted turns are left out.)
+        check_turns(to_messages(stored, provider.caps), limits_for(provider.caps.kind))
         session = await self.store.get_session(session_id)
         request = await self._tools.request(session, model_id, stored, tools_on)
         summaries = state.summaries

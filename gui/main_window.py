@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QByteArray, QEvent, QObject, QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -39,6 +39,7 @@ from gui.composer import ComposerBar
 from gui.context_meter import ContextMeter
 from gui.model_picker import ModelPicker
 from gui.sidebar import Sidebar
+from gui.sidebar.model import KIND
 from gui.undo import Toast, UndoManager
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ class MainWindow(QMainWindow):
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
         self._build()
-        self.toast = Toast(self)
+        self.toast = Toast(self, self._composer_rect)
         self.undo = UndoManager(self.toast, self.tasks)
         self.sidebar.search_requested.connect(self.open_search)
         self.sidebar.export_requested.connect(self.export_session)
@@ -188,6 +189,13 @@ class MainWindow(QMainWindow):
         self.splitter.setSizes([260, 920])
         self.setCentralWidget(self.splitter)
         self.composer_bar.setEnabled(False)
+
+    def _composer_rect(self) -> QRect | None:
+        """Where the composer is (window coordinates) when the chat page shows."""
+        if self.stack.currentWidget() is not self.chat_page or not self.composer_bar.isVisible():
+            return None
+        bar = self.composer_bar
+        return QRect(bar.mapTo(self, QPoint(0, 0)), bar.size())
 
     # -- start-up ---------------------------------------------------------
     def start_after_first_paint(self) -> None:
@@ -356,13 +364,23 @@ class MainWindow(QMainWindow):
     def new_session(self) -> Any:
         return self._chat_call("new_session")
 
+    def _space_row_focused(self) -> bool:
+        """True when the chat list has focus on a space heading (F2, Delete act on it)."""
+        tree = self.sidebar.tree
+        return tree.hasFocus() and tree.currentIndex().data(KIND) == "space"
+
     def rename_session(self) -> Any:
-        """F2: rename the open chat."""
+        """F2: rename the open chat (or the focused space heading)."""
+        if self._space_row_focused():
+            return self._chat_call("organizer.rename_space")
         return self._chat_call("organizer.rename_session")
 
     rename_current_session = rename_session
 
     def delete_current_session(self) -> Any:
+        """Delete the open chat (or the focused space heading), after asking."""
+        if self._space_row_focused():
+            return self._chat_call("organizer.delete_space")
         return self._chat_call("organizer.delete_session")
 
     def pin_session(self) -> Any:

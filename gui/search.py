@@ -23,7 +23,17 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRectF,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
@@ -56,8 +66,8 @@ from gui.theme import mix
 
 DEBOUNCE_MS = 120
 LIMIT = 50
-ROW_H = 58
 HIT = Qt.ItemDataRole.UserRole + 1  # the SearchHit
+Index = QModelIndex | QPersistentModelIndex
 SCOPES = ("all", "space", "session")
 _MARK = re.compile("\x02(.*?)\x03", re.DOTALL)
 
@@ -93,10 +103,11 @@ def when(ms: int) -> str:
 class HitDelegate(QStyledItemDelegate):
     """Paints a result: the chat's title and date, then the snippet with its matches."""
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:  # noqa: N802
-        return QSize(option.rect.width(), ROW_H)
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:  # noqa: N802
+        # a title line and two snippet lines
+        return QSize(option.rect.width(), 3 * option.fontMetrics.lineSpacing() + 18)
 
-    def paint(self, p: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def paint(self, p: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         t = appearance.current()
         hit = index.data(HIT)
         rect = option.rect.adjusted(6, 2, -6, -2)
@@ -122,7 +133,8 @@ class HitDelegate(QStyledItemDelegate):
             f'<td align="right" style="color:{t.faint}">{date}</td></tr></table>'
             f'<div style="color:{t.muted}">{body or "Title matches"}</div>')
         p.translate(rect.left() + 10, rect.top() + 7)
-        p.setClipRect(QRectF(0, 0, rect.width() - 20, rect.height() - 10))
+        lines = 3 * option.fontMetrics.lineSpacing()
+        p.setClipRect(QRectF(0, 0, rect.width() - 20, min(lines, rect.height() - 10)))
         ctx = QAbstractTextDocumentLayout.PaintContext()
         doc.documentLayout().draw(p, ctx)
         p.restore()
@@ -202,6 +214,7 @@ class SearchPopup(QFrame):
         self.results.setFrameShape(QFrame.Shape.NoFrame)
         self.results.setMouseTracking(True)
         self.results.setUniformItemSizes(True)
+        self.results.setVerticalScrollMode(QListView.ScrollMode.ScrollPerPixel)
         self.results.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.results.activated.connect(self._activate)
         self.results.clicked.connect(self._activate)

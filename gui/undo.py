@@ -10,10 +10,11 @@ it when it closes, so a delete the person saw happen does happen).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QRect, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 from gui import appearance
@@ -22,7 +23,7 @@ from gui.async_bridge import TaskSet
 UNDO_WINDOW_MS = 6000
 NOTICE_MS = 8000
 
-Step = Callable[[], Awaitable[None]]
+Step = Callable[[], Coroutine[Any, Any, None]]
 
 
 class Toast(QFrame):
@@ -34,8 +35,12 @@ class Toast(QFrame):
 
     undo_clicked = Signal()
 
-    def __init__(self, parent: QWidget) -> None:
+    def __init__(self, parent: QWidget, anchor: Callable[[], QRect | None] | None = None
+                 ) -> None:
         super().__init__(parent)
+        #: returns the rect (parent coordinates) the toast sits above, centred (the
+        #: composer); None or no anchor: the bottom-left corner.
+        self.anchor = anchor
         self.setObjectName("Toast")
         self.setAccessibleName("Notice")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
@@ -87,14 +92,20 @@ class Toast(QFrame):
         return self.label.text() if self.isVisible() else ""
 
     def place(self) -> None:
-        """Keep to the bottom-left corner of the parent (call on the parent's resize)."""
+        """Sit just above the anchor, centred on it, else at the bottom-left corner
+        (call on the parent's resize)."""
         parent = self.parentWidget()
         if parent is None:
             return
-        width = min(460, max(260, parent.width() - 40))
+        width = min(520, max(260, parent.width() - 40))
         self.setFixedWidth(width)
         self.adjustSize()
-        self.move(20, parent.height() - self.height() - 20)
+        rect = self.anchor() if self.anchor is not None else None
+        if rect is not None and rect.width() > 0:
+            x = max(8, min(rect.center().x() - width // 2, parent.width() - width - 8))
+            self.move(x, max(8, rect.top() - self.height() - 10))
+        else:
+            self.move(20, parent.height() - self.height() - 20)
 
 
 @dataclass

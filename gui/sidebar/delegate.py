@@ -15,6 +15,7 @@ from gui.sidebar.model import (
     PARENT_GONE,
     PINNED,
     RUNNING,
+    Index,
 )
 
 ROW_H = 34
@@ -24,7 +25,7 @@ INDENT = 16  # px per nesting level of forks
 CHEVRON_W = 16
 
 
-def depth(index: QModelIndex) -> int:
+def depth(index: Index) -> int:
     """Nesting level of a session row: 0 for a row of its space, 1 for a fork under it …"""
     level, parent = 0, index.parent()
     while parent.isValid() and parent.data(KIND) == "session":
@@ -33,7 +34,7 @@ def depth(index: QModelIndex) -> int:
     return level
 
 
-def chevron_rect(row: QRect, index: QModelIndex) -> QRect:
+def chevron_rect(row: QRect, index: Index) -> QRect:
     """Where a row's expand/collapse arrow is (session rows with forks, space headings)."""
     if index.data(KIND) == "space":
         return QRect(row.right() - 8 - CHEVRON_W - 6, row.top(), CHEVRON_W + 6, row.height())
@@ -51,7 +52,7 @@ class RowDelegate(QStyledItemDelegate):
         #: index of the row a drag would drop on (painted with an outline), or None.
         self.drop_target: QModelIndex | None = None
 
-    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:  # noqa: N802
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:  # noqa: N802
         kind = index.data(KIND)
         if kind == "space":
             return QSize(option.rect.width(), SPACE_H)
@@ -59,7 +60,7 @@ class RowDelegate(QStyledItemDelegate):
             return QSize(option.rect.width(), FORK_H)
         return QSize(option.rect.width(), ROW_H)
 
-    def paint(self, p: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+    def paint(self, p: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
         p.save()
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         try:
@@ -70,7 +71,7 @@ class RowDelegate(QStyledItemDelegate):
         finally:
             p.restore()
 
-    def _expanded(self, index: QModelIndex) -> bool:
+    def _expanded(self, index: Index) -> bool:
         return bool(self.view.isExpanded(index))  # type: ignore[attr-defined]
 
     def _paint_chevron(self, p: QPainter, rect: QRect, expanded: bool, color: str) -> None:
@@ -85,7 +86,7 @@ class RowDelegate(QStyledItemDelegate):
         p.drawPolyline(pts)
 
     def _paint_space(self, p: QPainter, option: QStyleOptionViewItem,
-                     index: QModelIndex) -> None:
+                     index: Index) -> None:
         t = appearance.current()
         rect = option.rect.adjusted(8, 1, -8, -1)
         if self.drop_target is not None and self.drop_target == index:
@@ -101,7 +102,9 @@ class RowDelegate(QStyledItemDelegate):
         p.setPen(QColor(t.muted))
         p.drawText(rect.adjusted(10, 6, -30, 0),
                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, str(index.data()))
-        if option.state & QStyle.StateFlag.State_MouseOver or not self._expanded(index):
+        has_rows = self.view.model().hasChildren(index)  # type: ignore[attr-defined]
+        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
+        if has_rows and (hovered or not self._expanded(index)):
             self._paint_chevron(p, chevron_rect(option.rect, index), self._expanded(index),
                                 t.faint)
 
@@ -114,7 +117,7 @@ class RowDelegate(QStyledItemDelegate):
         p.drawPath(path)
 
     def _paint_session(self, p: QPainter, option: QStyleOptionViewItem,
-                       index: QModelIndex) -> None:
+                       index: Index) -> None:
         t = appearance.current()
         kind = index.data(KIND)
         level = depth(index) if kind == "session" else 0
@@ -149,7 +152,7 @@ class RowDelegate(QStyledItemDelegate):
         if kind == "session" and index.data(PARENT):
             self._paint_fork_point(p, option, index, rect, text_rect)
 
-    def _paint_marks(self, p: QPainter, index: QModelIndex, text_rect: QRect) -> QRect:
+    def _paint_marks(self, p: QPainter, index: Index, text_rect: QRect) -> QRect:
         """Running dot, pin, "Archived" tag at the right; returns the rect left for the title."""
         t = appearance.current()
         text_rect = QRect(text_rect)
@@ -175,7 +178,7 @@ class RowDelegate(QStyledItemDelegate):
         return text_rect
 
     @staticmethod
-    def _paint_fork_point(p: QPainter, option: QStyleOptionViewItem, index: QModelIndex,
+    def _paint_fork_point(p: QPainter, option: QStyleOptionViewItem, index: Index,
                           rect: QRect, text_rect: QRect) -> None:
         t = appearance.current()
         small = QFont(option.font)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex
@@ -27,7 +28,7 @@ def session_menu(bar: Sidebar, index: QModelIndex) -> QMenu:
     here = index.data(SPACE)
     for space_id in bar.model.space_ids():
         name = bar.model.space_index(space_id).data()
-        action = move.addAction(name, lambda s=space_id: bar.move_requested.emit(sid, s))
+        action = move.addAction(name, partial(bar.move_requested.emit, sid, space_id))
         action.setEnabled(space_id != here)
     menu.addAction("Export…", lambda: bar.export_requested.emit(sid))
     menu.addSeparator()

@@ -32,9 +32,13 @@ log = logging.getLogger(__name__)
 FORK_POINT_CHARS = 48
 
 
+_MARKUP = str.maketrans("", "", "*_`#>")
+
+
 def fork_point_text(text: str) -> str:
-    """The "from “…”" line of a fork: the first words of the message it was forked at."""
-    line = " ".join(text.split())
+    """The "from “…”" line of a fork: the first words of the message it was forked at
+    (markdown marks dropped)."""
+    line = " ".join(text.translate(_MARKUP).split())
     if not line:
         return "from a message without text"
     if len(line) > FORK_POINT_CHARS:

@@ -11,7 +11,7 @@ Shift+F10 opens the menu of the focused row).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtCore import QByteArray, QEvent, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -120,7 +120,7 @@ class SessionTree(QTreeView):
                 return mime, bytes(QByteArray(data.data(mime)).data()).decode()
         return None
 
-    def dragEnterEvent(self, event: QDragMoveEvent) -> None:  # type: ignore[override]  # noqa: N802
+    def dragEnterEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802
         if self._payload(event) is not None:
             event.acceptProposedAction()
         else:
@@ -197,6 +197,8 @@ class Sidebar(QWidget):
         self.show_archived = False
         #: the space that cannot be deleted (set by the window once known).
         self.default_space_id: str | None = None
+        #: ids of the spaces and sessions the person folded (kept while rows move).
+        self.folded: set[str] = set()
         self._selected: str | None = None
         self._build_top()
         self._build_tree()
@@ -254,9 +256,23 @@ class Sidebar(QWidget):
         self.search_button.setObjectName("SearchChatsButton")
         self.search_button.setText("Search chats")
         self.search_button.setAccessibleName("Search chats")
-        self.search_button.setToolTip("Search every chat (Ctrl+K)")
+        self.search_button.setToolTip("Search the titles and messages of every chat")
         self.search_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.search_button.clicked.connect(self.search_requested)
+        self.restyle()
+
+    def restyle(self) -> None:
+        """Colours of the sidebar's own buttons (the rest comes from the style sheet)."""
+        t = appearance.current()
+        self.search_button.setStyleSheet(
+            f"#SearchChatsButton {{ text-align: left; padding: 6px 10px; color: {t.faint};"
+            f" background: {t.base}; border: 1px solid {t.border}; border-radius: 8px; }}"
+            f"#SearchChatsButton:hover {{ border-color: {t.muted}; }}")
+        self.menu_button.setStyleSheet(
+            f"#SidebarMenuButton {{ border: none; padding: 2px 6px; color: {t.muted};"
+            f" border-radius: 6px; font-size: 16px; }}"
+            f"#SidebarMenuButton:hover {{ background: {t.hover}; }}"
+            "#SidebarMenuButton::menu-indicator { image: none; width: 0; }")
 
     def _build_tree(self) -> None:
         self.tree = SessionTree(self)
@@ -268,6 +284,8 @@ class Sidebar(QWidget):
         self.tree.space_dropped.connect(self.space_dropped)
         self.model.rowsInserted.connect(self._expand_new)
         self.model.modelReset.connect(self.tree.expandAll)
+        self.tree.collapsed.connect(lambda index: self._folded(index, True))
+        self.tree.expanded.connect(lambda index: self._folded(index, False))
         self.model.rowsInserted.connect(self._reselect)
         self.model.rowsRemoved.connect(self._reselect)
         self.model.rowsMoved.connect(self._reselect)
@@ -315,6 +333,11 @@ class Sidebar(QWidget):
         """Check or uncheck "Show archived chats" (emits ``archived_toggled`` on change)."""
         self.archived_action.setChecked(shown)
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.restyle()
+
     # -- internals --------------------------------------------------------
     def _archived_toggled(self, shown: bool) -> None:
         if shown != self.show_archived:
@@ -322,11 +345,28 @@ class Sidebar(QWidget):
             self.archived_toggled.emit(shown)
 
     def _expand_new(self, parent: QModelIndex, first: int, last: int) -> None:
-        if not parent.isValid():  # new space headings start open
-            for row in range(first, last + 1):
-                self.tree.expand(self.model.index(row, 0))
-        else:
+        """Rows (re)inserted open, unless the person folded them (rows that move to
+        their new place are removed and inserted, which would forget that)."""
+        if parent.isValid() and parent.data(ID) not in self.folded:
             self.tree.expand(parent)
+        for row in range(first, last + 1):
+            self._expand_tree(self.model.index(row, 0, parent))
+
+    def _expand_tree(self, index: QModelIndex) -> None:
+        if not self.model.hasChildren(index):
+            return
+        if index.data(ID) not in self.folded:
+            self.tree.expand(index)
+        for row in range(self.model.rowCount(index)):
+            self._expand_tree(self.model.index(row, 0, index))
+
+    def _folded(self, index: QModelIndex, folded: bool) -> None:
+        if self.model.mutating:
+            return
+        if folded:
+            self.folded.add(index.data(ID))
+        else:
+            self.folded.discard(index.data(ID))
 
     def _reselect(self, *_args: object) -> None:
         # Rows moved under the selection (a chat went to the top): keep the open one selected.

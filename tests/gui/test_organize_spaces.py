@@ -151,3 +151,25 @@ def test_new_chat_from_a_space_heading(driver, fake_provider):
     driver.send("hello", wait=True)
     assert driver.run(w.store.get_session(w.session_id)).system_prompt == "Formal tone."
     assert "Formal tone." in str(fake_provider.model_requests[0].body.get("system"))
+
+
+def test_f2_and_menu_key_on_a_focused_space_heading(driver, qtbot):
+    w = driver.configured()
+    work = driver.run(w.store.create_space("Work"))
+    driver.run(w.chat.load_sidebar())
+    tree = w.sidebar.tree
+    w.focus_sidebar()
+    driver.until(lambda: tree.hasFocus())
+    tree.setCurrentIndex(w.sidebar.model.space_index(work.id))
+    dialogs.answers.append("Office")
+    w.rename_session()  # F2 acts on the focused heading
+    driver.until(lambda: "Office" in _space_names(w))
+    qtbot.keyClick(tree, Qt.Key.Key_Menu)  # the keyboard opens the heading's menu
+    menu = w.sidebar.last_menu
+    assert menu.isVisible()
+    assert [a.text() for a in menu.actions() if a.text()][:2] == \
+        ["New chat in this space", "Rename space…"]
+    menu.hide()
+    dialogs.answers.append("move")
+    w.delete_current_session()  # Delete on the focused heading deletes the space
+    driver.until(lambda: _space_names(w) == ["General"])
