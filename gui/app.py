@@ -183,6 +183,15 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     appearance.pick_font(app)
     appearance.apply(app)
 
+    from gui.single_instance import SingleInstance
+
+    instance = SingleInstance(paths.data_dir(home))
+    if not instance.acquire():
+        print("Parley is already running with this data folder; its window was brought "
+              "to the front.")
+        log.info("another Parley owns %s; asked it to show its window", paths.data_dir(home))
+        return 0
+
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     CrashHandler(log_path).install(loop)
@@ -192,12 +201,23 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     window = MainWindow(home=home, probe=probe.mark if probe else None)
     window.show()
     window.start_after_first_paint()
+    instance.activated.connect(lambda: _bring_to_front(window))
     QTimer.singleShot(0, lambda: log.info("Parley %s starting (home: %s)", version(),
                                           paths.data_dir(home)))
     with loop:
         loop.run_forever()
+    instance.release()
     log.info("Parley closed")
     return 0
+
+
+def _bring_to_front(window: Any) -> None:
+    """Show the window of this Parley when a second launch asks for it."""
+    if window.isMinimized():
+        window.showNormal()
+    window.show()
+    window.raise_()
+    window.activateWindow()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

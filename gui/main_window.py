@@ -407,6 +407,15 @@ class MainWindow(QMainWindow):
     def delete_space(self) -> Any:
         return self._chat_call("organizer.delete_space")
 
+    def open_session(self, session_id: str) -> Any:
+        return self._chat_call("open_session", session_id)
+
+    def open_session_at(self, session_id: str, turn_id: str | None,
+                        highlight: str | None = None) -> Any:
+        """Open a chat scrolled to a message with ``highlight`` marked (reads further
+        back than the last turns when the message is older)."""
+        return self._chat_call("open_at", session_id, turn_id, highlight)
+
     def step_session(self, delta: int) -> Any:
         return self._chat_call("step_session", delta)
 

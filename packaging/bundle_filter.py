@@ -20,7 +20,7 @@ from typing import Any
 EXCLUDED_MODULES: list[str] = [
     # Qt modules Parley does not use (PySide6-Essentials ships these).
     *(f"PySide6.{m}" for m in (
-        "QtNetwork", "QtDBus", "QtSql", "QtQml", "QtQuick", "QtQuickControls2",
+        "QtDBus", "QtSql", "QtQml", "QtQuick", "QtQuickControls2",
         "QtQuickWidgets", "QtQuickTest", "QtOpenGL", "QtOpenGLWidgets", "QtPrintSupport",
         "QtTest", "QtXml", "QtConcurrent", "QtHelp", "QtDesigner", "QtUiTools",
         "QtSvgWidgets", "QtStateMachine", "QtWebEngineCore", "QtWebEngineWidgets",
@@ -36,7 +36,7 @@ EXCLUDED_MODULES: list[str] = [
     # Development tools reachable only through optional plugins.
     "mypy", "pydantic.mypy", "pydantic.v1.mypy", "hypothesis",
     "pydantic.v1._hypothesis_plugin", "pytest", "_pytest", "ast_serialize", "librt",
-    "numpy", "PIL", "IPython", "setuptools", "pkg_resources", "pip",
+    "numpy", "IPython", "setuptools", "pkg_resources", "pip",
     # httpx2's command-line client (needs click); the library works without it.
     "click",
     "tkinter", "_tkinter",

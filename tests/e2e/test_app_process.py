@@ -43,3 +43,28 @@ def test_starts_paints_and_closes_on_its_home(tmp_path):
     # Second start on the same home: same file, no error.
     again = _run(home, "--home", str(home))
     assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.slow  # two app processes: ~5-12 s
+def test_second_launch_on_the_same_home_hands_over_to_the_first(tmp_path):
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(QT_QPA_PLATFORM="offscreen", PARLEY_KEYRING="file", PARLEY_PROBE="1")
+    env.pop("PARLEY_HOME", None)
+    first = subprocess.Popen([sys.executable, "-m", "gui.app", "--home", str(home)], env=env,
+                             text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             cwd=Path(__file__).resolve().parents[2])
+    try:
+        assert first.stdout is not None
+        for line in first.stdout:  # wait until the first one has painted
+            if line.startswith("parley-probe first-paint"):
+                break
+        second = _run(home, "--home", str(home), probe=None)
+        assert second.returncode == 0, second.stderr
+        assert "already running" in second.stdout
+        assert first.poll() is None  # the first one is still running
+        other = _run(tmp_path / "other", "--home", str(tmp_path / "other"), probe="quit")
+        assert other.returncode == 0 and "already running" not in other.stdout
+    finally:
+        first.terminate()
+        first.wait(timeout=30)

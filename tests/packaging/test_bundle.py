@@ -80,9 +80,10 @@ def test_bundle_size_and_contents(built: dict[str, str]) -> None:
         assert dropped not in plugins
     assert not (qt / "translations").exists()
     libs = {p.name for p in internal.rglob("libQt6*.so*")}
-    assert "libQt6Network.so.6" not in libs and "libQt6Qml.so.6" not in libs
+    assert "libQt6Qml.so.6" not in libs  # (QtNetwork is kept: single instance)
     assert not list(internal.rglob("libgtk-3.so*")) and not list(internal.rglob("libcairo.so*"))
-    for module in ("QtNetwork", "QtQml", "QtQuick", "QtDBus"):
+    assert list((internal / "PIL").glob("*.py")), "Pillow (attachments) is bundled"
+    for module in ("QtQml", "QtQuick", "QtDBus"):
         assert not list((internal / "PySide6").glob(f"{module}.*"))
     for tool in ("mypy", "hypothesis", "pytest", "_pytest"):
         assert not (internal / tool).exists()
