@@ -149,6 +149,12 @@ class ChatRuns:
             RunStarted,
             SessionTitled,
         )
+        from core.tools.loop import (
+            ToolResultsSaved,
+            ToolRoundLimit,
+            ToolStepFinished,
+            ToolsUnavailable,
+        )
 
         sid = ev.session_id
         current = sid == self.chat.session_id
@@ -173,6 +179,12 @@ class ChatRuns:
                 self._remember(sid, ev.partial)
             if current and isinstance(ev, RunFailed):
                 self.w.transcript.show_error(ev.error.message)
+        elif isinstance(ev, ToolStepFinished | ToolResultsSaved):
+            self.chat.partial.pop(sid, None)
+            self._remember(sid, ev.turn)  # each tool round shows as it is saved
+        elif isinstance(ev, ToolsUnavailable | ToolRoundLimit):
+            if current:
+                self.w.statusBar().showMessage(ev.message, 15_000)
         elif isinstance(ev, SessionTitled):
             if sid in self.chat.sessions:
                 self.chat.sessions[sid] = replace(self.chat.sessions[sid], title=ev.title)

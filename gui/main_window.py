@@ -254,10 +254,12 @@ class MainWindow(QMainWindow):
         await asyncio.to_thread(_import_providers)
         from core.providers.hub import ProviderHub
         from core.run import ChatRunner
+        from core.tools import ToolExecutor
 
         self.hub = ProviderHub(self.store, environ=self.env)
         await self.hub.load()
-        self.runner = ChatRunner(self.store, self.hub)
+        # Memory, skills and session search as tools the model can use (issue 11).
+        self.runner = ChatRunner(self.store, self.hub, tools=ToolExecutor(self.store))
         self._start_cache_timer()
         self.chat.attach(self.hub, self.runner)
         if self.hub.is_configured:

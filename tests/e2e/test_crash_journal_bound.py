@@ -17,10 +17,9 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-import pytest
-
 from core.errors import ParleyError
 from core.providers.base import Stop, TextDelta
+from core.providers.capabilities import ANTHROPIC
 from core.run import ChatRunner, text_blocks
 from core.store import AsyncStore
 
@@ -30,6 +29,8 @@ BURST = [f"piece {i} " for i in range(5)]
 
 class PausingProvider:
     """Streams a burst of text, pauses, then ends the reply."""
+
+    caps = ANTHROPIC  # the run loop checks attachment limits by provider kind
 
     def __init__(self, pause_s: float) -> None:
         self.pause_s = pause_s

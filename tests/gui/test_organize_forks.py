@@ -26,7 +26,7 @@ def _chat(driver, w, pairs, title="Trip planning"):
     return session, turns
 
 
-def test_fork_from_here_nests_under_its_parent_and_opens(driver):
+def test_fork_from_here_nests_under_its_parent_and_opens(driver, qtbot):
     w = driver.configured()
     parent, turns = _chat(driver, w, [("Where to go in May?", "Lisbon."),
                                       ("And in June?", "Oslo.")])
@@ -43,11 +43,18 @@ def test_fork_from_here_nests_under_its_parent_and_opens(driver):
     # The original is untouched.
     assert [t.text() for t in driver.run(w.store.get_turns(parent.id))] == \
         ["Where to go in May?", "Lisbon.", "And in June?", "Oslo."]
-    # Collapsible: folding the parent hides the fork row, unfolding shows it again.
-    w.sidebar.tree.collapse(model.index_of(parent.id))
-    assert not w.sidebar.tree.isExpanded(model.index_of(parent.id))
-    w.sidebar.tree.expand(model.index_of(parent.id))
-    assert w.sidebar.tree.isExpanded(model.index_of(parent.id))
+    # Collapsible from the keyboard: Left folds the parent, Right unfolds it; a fold
+    # survives the parent's row moving (a new reply puts it on top).
+    tree = w.sidebar.tree
+    w.focus_sidebar()
+    tree.setCurrentIndex(model.index_of(parent.id))
+    driver.until(lambda: w.session_id == parent.id)
+    qtbot.keyClick(tree, Qt.Key.Key_Left)
+    assert not tree.isExpanded(model.index_of(parent.id))
+    w.chat.remember_session(driver.run(w.store.get_session(parent.id)))
+    assert not tree.isExpanded(model.index_of(parent.id))
+    qtbot.keyClick(tree, Qt.Key.Key_Right)
+    assert tree.isExpanded(model.index_of(parent.id))
 
 
 def test_fork_at_the_focused_message(driver):
