@@ -95,13 +95,20 @@ class Organizer:
     def new_space(self) -> SpaceDialog:
         """Ask for a new space's name, system prompt and model; create it on OK."""
         dlg = SpaceDialog(self.w, self.w.model_picker.choices)
-        dlg.accepted.connect(lambda: self._spawn(self._create_space(dlg.values()), "new-space"))
-        self._open_dialog(dlg)
+        self._open_dialog(dlg, lambda v: self._spawn(self._create_space(v), "new-space"))
         return dlg
 
-    def _open_dialog(self, dlg: SpaceDialog) -> None:
+    def _open_dialog(self, dlg: SpaceDialog, on_accept: Any) -> None:
+        """Open ``dlg``; on OK pass its values to ``on_accept``, read before the
+        dialog (and its fields) is deleted."""
         self.dialog = dlg  # tests find it here
-        dlg.finished.connect(dlg.deleteLater)
+
+        def finished(result: int) -> None:
+            if result == SpaceDialog.DialogCode.Accepted:
+                on_accept(dlg.values())
+            dlg.deleteLater()
+
+        dlg.finished.connect(finished)
         dlg.open()
 
     async def _create_space(self, v: SpaceValues) -> None:
@@ -117,9 +124,7 @@ class Organizer:
         if space is None:
             return None
         dlg = SpaceDialog(self.w, self.w.model_picker.choices, space)
-        dlg.accepted.connect(
-            lambda: self._spawn(self._save_space(space, dlg.values()), "edit-space"))
-        self._open_dialog(dlg)
+        self._open_dialog(dlg, lambda v: self._spawn(self._save_space(space, v), "edit-space"))
         return dlg
 
     async def _save_space(self, space: Any, v: SpaceValues) -> None:
