@@ -14,6 +14,8 @@ from pathlib import Path
 
 import platformdirs
 
+from core.errors import ParleyError
+
 APP_NAME = "Parley"
 HOME_ENV = "PARLEY_HOME"
 DB_NAME = "sessions.db"
@@ -29,13 +31,30 @@ def data_dir(home: str | Path | None = None) -> Path:
         An absolute path to an existing folder (``~`` expanded).
 
     Raises:
-        OSError: the folder cannot be created (e.g. no permission).
+        DataDirError: the path is a file, or the folder cannot be created (e.g.
+            no permission); the message names the path.
     """
     if home is None:
         home = os.environ.get(HOME_ENV) or platformdirs.user_data_dir(APP_NAME, appauthor=False)
     path = Path(home).expanduser().absolute()
-    path.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not path.is_dir():
+        raise DataDirError(path, "it is a file, not a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataDirError(path, exc.strerror or str(exc)) from exc
     return path
+
+
+class DataDirError(ParleyError, OSError):
+    """Parley's data folder cannot be used (``--home`` / ``PARLEY_HOME`` / the default)."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(
+            f"Parley cannot keep its data in {path}: {why}. Choose a folder with --home DIR "
+            "(or PARLEY_HOME). Nothing was changed."
+        )
+        self.path = path
 
 
 def db_path(home: str | Path | None = None) -> Path:

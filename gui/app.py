@@ -241,6 +241,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.home:
         home = Path(args.home).expanduser().resolve()
         os.environ["PARLEY_HOME"] = str(home)  # the core reads it as well
+    from core.paths import DataDirError, data_dir
+
+    try:
+        data_dir(home)
+    except DataDirError as err:
+        print(err.message, file=sys.stderr)
+        return 2
     if args.migrate_only:
         from core.migrate_cli import migrate_only
 

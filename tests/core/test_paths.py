@@ -39,3 +39,17 @@ def test_relative_and_tilde_homes_become_absolute(tmp_path, monkeypatch):
     assert paths.db_path("rel") == tmp_path / "rel" / "sessions.db"
     monkeypatch.setenv("HOME", str(tmp_path / "fakehome"))
     assert paths.data_dir("~/p") == tmp_path / "fakehome" / "p"
+
+
+def test_a_file_as_home_is_refused_in_words(tmp_path):
+    import pytest
+
+    from core.paths import DataDirError, data_dir
+
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    with pytest.raises(DataDirError, match="is a file, not a folder"):
+        data_dir(afile)
+    with pytest.raises(DataDirError, match="afile"):
+        data_dir(afile / "sub")
+    assert afile.read_text() == "not a folder"
