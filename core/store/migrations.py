@@ -30,6 +30,7 @@ older build then refuses the file as newer rather than misreading it).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sqlite3
@@ -225,8 +226,25 @@ def inspect_file(path: Path) -> FileInfo:
         return FileInfo(FileKind.NEW)
     if head != SQLITE_MAGIC:
         raise NotAParleyFile(path, "it is not an SQLite database")
+    # Read-only first: closing a read-write connection would checkpoint a v3 file's
+    # -wal into it before its backup is taken (spec/v3-format.md point 1), and write
+    # to a newer file that must stay untouched (point 8).
+    # Any failure is asked again read-write, whose answer is the one reported (a hot
+    # rollback journal, for one, can only be rolled back by a writer).
+    with contextlib.suppress(StoreError, sqlite3.Error):
+        return _inspect_with(_readonly_uri(path), path)
+    return _inspect_with(f"file:{quote(str(path))}?mode=rw", path)
+
+
+def _readonly_uri(path: Path) -> str:
+    from core.store.v3_backup import readonly_uri
+
+    return readonly_uri(path)
+
+
+def _inspect_with(uri: str, path: Path) -> FileInfo:
     try:
-        con = sqlite3.connect(f"file:{quote(str(path))}?mode=rw", uri=True)
+        con = sqlite3.connect(uri, uri=True)
     except sqlite3.Error as exc:
         raise _open_error(exc, path) or DatabaseReadOnly(path) from exc
     try:

@@ -352,3 +352,18 @@ def test_create_all_runs_inside_callers_transaction(tmp_path):
     con.close()
     engine.dispose()
     assert os.path.getsize(path) == 0 or migrations.inspect_file(path).kind.value == "new"
+
+
+def test_looking_at_a_v3_file_writes_nothing_to_it(tmp_path):
+    """Point 1 of spec/v3-format.md: nothing is written before the backup exists —
+    not even a checkpoint of the -wal into the main file."""
+    from core.store.migrations import inspect_file
+    from tests.v3gen import generate
+
+    gen = generate(tmp_path / "sessions.db", wal_pending=True)
+    wal = tmp_path / "sessions.db-wal"
+    main_before, wal_before = gen.path.read_bytes(), wal.read_bytes()
+    assert wal_before  # rows still only in the -wal
+    inspect_file(gen.path)
+    assert gen.path.read_bytes() == main_before
+    assert wal.read_bytes() == wal_before
