@@ -131,6 +131,7 @@ def run_self_test(out: IO[str] | None = None) -> int:
         if app is not None:
             test.check("image formats", _check_image_formats)
             test.check("resources", _check_resources)
+            test.check("attachments", _check_attachments)
             _run_async(app, _async_checks(test, home))
     return test.finish(started)
 
@@ -179,6 +180,21 @@ def _check_image_formats() -> str:
     if image.isNull() or image.pixelColor(32, 32).alpha() == 0:
         raise RuntimeError("the SVG app icon did not render (iconengines/svg plugin missing)")
     return f"reads {', '.join(IMAGE_FORMATS)}; app icon renders at 64 px"
+
+
+def _check_attachments() -> str:
+    import io
+
+    from PIL import Image
+
+    from core.attachments import from_bytes
+
+    buf = io.BytesIO()
+    Image.new("RGB", (4, 3), (200, 40, 40)).save(buf, format="PNG")
+    att = from_bytes(buf.getvalue(), "probe.png")
+    if att.media_type != "image/png" or (att.width, att.height) != (4, 3):
+        raise RuntimeError(f"a PNG was read as {att.media_type} {att.width}x{att.height}")
+    return f"Pillow {Image.__version__} reads and checks images"
 
 
 def _check_resources() -> str:

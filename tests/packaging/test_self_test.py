@@ -26,7 +26,7 @@ def test_self_test_passes_and_leaves_nothing_behind(_isolated_home: Path) -> Non
     for check in CHECKS:
         assert re.search(rf"^self-test: ok   {check} - .* \(\d+ ms\)$", result.stdout,
                          re.MULTILINE), check
-    assert re.search(r"^self-test: passed \(6 checks\) in [\d.]+ s$", result.stdout, re.MULTILINE)
+    assert re.search(r"^self-test: passed \(7 checks\) in [\d.]+ s$", result.stdout, re.MULTILINE)
     home = re.search(r"temporary home (\S+)", result.stdout)
     assert home and not Path(home.group(1)).exists()  # the temporary folder is gone
     assert list(_isolated_home.iterdir()) == []  # the caller's PARLEY_HOME was not touched
