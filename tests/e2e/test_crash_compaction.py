@@ -14,8 +14,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-import pytest
-
 from core.content import TextBlock, Usage
 from core.keys import FileBackend, KeyStore
 from core.providers.hub import ProviderHub
