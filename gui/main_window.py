@@ -442,6 +442,13 @@ class MainWindow(QMainWindow):
     def compact_now(self) -> Any:
         return self._chat_call("editor.compact_now")
 
+    def refresh_system_prompt(self) -> None:
+        """Make the open chat's next request carry its space's current memory and skills
+        (``ChatRunner.refresh_system_prompt``); no-op without an open saved chat."""
+        if self.runner is not None and self.session_id is not None:
+            self.tasks.spawn(self.runner.refresh_system_prompt(self.session_id),
+                             name="refresh-system-prompt")
+
     def open_search(self) -> bool:
         """Show the search popup over the window (search every chat as you type)."""
         from gui.search import open_search

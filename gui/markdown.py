@@ -482,5 +482,10 @@ def split_blocks_after(previous: tuple[str, list[str]] | None, text: str) -> lis
         return split_blocks(text)
     if _REF_DEF.search(text, len(old_text) - len(old_chunks[-1])):
         return split_blocks(text)  # a reference definition applies to the whole text
-    tail_start = len(old_text) - len(old_chunks[-1])
+    last = old_chunks[-1]
+    if not last.split("\n", 1)[0].strip():
+        # The last chunk begins with blank lines: if a fence opens after them, they move
+        # to the chunk before (see split_blocks), so that one may change too.
+        return split_blocks(text)
+    tail_start = len(old_text) - len(last)
     return old_chunks[:-1] + split_blocks(text[tail_start:])

@@ -1,5 +1,6 @@
-"""Dialogs about spaces: create or edit one (name, system prompt, default model), and
-what to do with a deleted space's chats.
+"""Dialogs about spaces: create or edit one (name, system prompt, default model, the
+model's memory and whether it may use tools there), and what to do with a deleted space's
+chats.
 
 A space's system prompt and default model are what its *new* sessions take
 (``Store.create_session`` copies them); existing sessions keep theirs.
@@ -13,6 +14,7 @@ from typing import Any, Literal
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -25,6 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.tokens import text_tokens
+from core.tools.memory import DEFAULT_LIMIT_TOKENS, MemoryTooLong
 from gui import dialogs
 from gui.model_picker import ModelChoice
 
@@ -39,26 +43,38 @@ class SpaceValues:
         name: the space's name (stripped, not empty).
         system_prompt: for its new chats, or None for none.
         default_model: ``provider:model`` for its new chats, or None for Parley's default.
+        memory: the memory's new text (stripped; '' empties it), or None when the
+            user did not change it (or it was never shown).
+        tools_enabled: the tools switch as the user set it, or None when left as shown.
     """
 
     name: str
     system_prompt: str | None
     default_model: str | None
+    memory: str | None = None
+    tools_enabled: bool | None = None
 
 
 class SpaceDialog(QDialog):
-    """Create a space, or edit one's name, system prompt and default model.
+    """Create a space, or edit one's name, system prompt, default model, memory and
+    tools switch.
 
     Args:
         parent: the main window.
         models: the models to offer (the model picker's choices).
         space: the space to edit (``core.store.models.Space``), None to create one.
+        with_tools: show the memory and tools fields (False: the window runs without
+            Parley's tools).
 
-    Open it with ``open()`` and read :meth:`values` when ``accepted`` fires.
+    Open it with ``open()``, fill the memory and switch with :meth:`set_memory` and
+    :meth:`set_tools_enabled` (until then they are read-only and :meth:`values` reports
+    them unchanged), and read :meth:`values` when ``accepted`` fires. OK refuses a
+    memory over its token limit (the ``MemoryTooLong`` message shows in the dialog,
+    which stays open with the text as typed).
     """
 
     def __init__(self, parent: QWidget | None, models: Sequence[ModelChoice],
-                 space: Any = None) -> None:
+                 space: Any = None, *, with_tools: bool = True) -> None:
         super().__init__(parent)
         self.setObjectName("SpaceDialog")
         self.setWindowTitle("Edit space" if space is not None else "New space")
@@ -99,12 +115,83 @@ class SpaceDialog(QDialog):
         form.addRow("Name", self.name_edit)
         form.addRow("System prompt", self.prompt_edit)
         form.addRow("Model", self.model_combo)
+        self._build_tools_fields(form, with_tools)
+        self.error_label = QLabel(self)
+        self.error_label.setObjectName("DialogError")
+        self.error_label.setWordWrap(True)
+        self.error_label.setAccessibleName("Problem")
+        self.error_label.setVisible(False)
         lay = QVBoxLayout(self)
         lay.addLayout(form)
         lay.addWidget(note)
+        lay.addWidget(self.error_label)
         lay.addWidget(self.buttons)
-        self.resize(520, 360)
+        self.resize(520, 520 if with_tools else 360)
         self.name_edit.setFocus()
+
+    def _build_tools_fields(self, form: QFormLayout, with_tools: bool) -> None:
+        self.memory_limit = DEFAULT_LIMIT_TOKENS
+        self._memory_shown: str | None = None  # the text set_memory showed
+        self._tools_shown: bool | None = None
+        self.memory_edit = QPlainTextEdit(self)
+        self.memory_edit.setAccessibleName("Memory")
+        self.memory_edit.setPlaceholderText(
+            "What the model keeps about you across the chats of this space. It writes "
+            "here itself; you can edit it.")
+        self.memory_edit.setTabChangesFocus(True)
+        self.memory_edit.setMinimumHeight(110)
+        self.memory_edit.setReadOnly(True)  # until set_memory
+        self.memory_hint = QLabel(self)
+        self.memory_hint.setObjectName("DialogNote")
+        self.memory_edit.textChanged.connect(self._update_hint)
+        self.tools_check = QCheckBox("Let the model use tools here (memory, skills, search)",
+                                     self)
+        self.tools_check.setEnabled(False)  # until set_tools_enabled
+        self._update_hint()
+        if with_tools:
+            form.addRow("Memory", self.memory_edit)
+            form.addRow("", self.memory_hint)
+            form.addRow("", self.tools_check)
+        else:
+            for widget in (self.memory_edit, self.memory_hint, self.tools_check):
+                widget.setVisible(False)
+
+    def set_memory(self, text: str, limit: int = DEFAULT_LIMIT_TOKENS) -> None:
+        """Show the space's memory (``text``) and its limit (tokens); makes it editable."""
+        self.memory_limit = limit
+        self._memory_shown = text
+        self.memory_edit.setPlainText(text)
+        self.memory_edit.setReadOnly(False)
+        self._update_hint()
+
+    def set_tools_enabled(self, on: bool) -> None:
+        """Show the space's tools switch as ``on``; makes it changeable."""
+        self._tools_shown = on
+        self.tools_check.setChecked(on)
+        self.tools_check.setEnabled(True)
+
+    def memory_tokens(self) -> int:
+        """The memory field's size (tokens, ``core.tokens.text_tokens`` of the stripped text)."""
+        return text_tokens(self.memory_edit.toPlainText().strip())
+
+    def _update_hint(self) -> None:
+        tokens = self.memory_tokens()
+        over = " — over the limit" if tokens > self.memory_limit else ""
+        self.memory_hint.setText(f"{tokens:,} / {self.memory_limit:,} tokens{over}")
+
+    def show_error(self, message: str) -> None:
+        """Show a problem in the dialog (it stays open)."""
+        self.error_label.setText(message)
+        self.error_label.setVisible(True)
+
+    def accept(self) -> None:
+        """Close with OK, unless the memory is over its limit (then say so and stay)."""
+        tokens = self.memory_tokens()
+        if self._memory_shown is not None and tokens > self.memory_limit:
+            self.show_error(str(MemoryTooLong(tokens, self.memory_limit)))
+            self.memory_edit.setFocus()
+            return
+        super().accept()
 
     def _select_model(self, ref: str | None) -> None:
         i = self.model_combo.findData(ref)
@@ -114,10 +201,17 @@ class SpaceDialog(QDialog):
         self.model_combo.setCurrentIndex(max(0, i))
 
     def values(self) -> SpaceValues:
-        """The name, system prompt (None when blank) and default model (None: Parley's)."""
+        """The name, system prompt (None when blank), default model (None: Parley's), and
+        the memory and tools switch when the user changed them (else None)."""
         prompt = self.prompt_edit.toPlainText().strip()
+        memory: str | None = self.memory_edit.toPlainText().strip()
+        if self._memory_shown is None or memory == self._memory_shown.strip():
+            memory = None
+        tools: bool | None = self.tools_check.isChecked()
+        if self._tools_shown is None or tools == self._tools_shown:
+            tools = None
         return SpaceValues(self.name_edit.text().strip(), prompt or None,
-                           self.model_combo.currentData())
+                           self.model_combo.currentData(), memory, tools)
 
 
 def ask_delete_space(parent: QWidget | None, name: str, chats: int,

@@ -17,9 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QMenu
+from shiboken6 import isValid
 
 from core.errors import ParleyError
+from core.providers.capabilities import ProviderKind
+from core.providers.registry import parse_model_ref
 from core.store.errors import SessionNotFound, TurnNotFound
+from core.tools.executor import ON_BY_DEFAULT
+from core.tools.memory import Memory
 from gui import dialogs
 from gui.space_dialog import SpaceDialog, SpaceValues, ask_delete_space
 
@@ -93,8 +98,9 @@ class Organizer:
         return self.chat.space_id or self.default_space_id
 
     def new_space(self) -> SpaceDialog:
-        """Ask for a new space's name, system prompt and model; create it on OK."""
-        dlg = SpaceDialog(self.w, self.w.model_picker.choices)
+        """Ask for a new space's name, system prompt, model, memory and tools switch;
+        create it on OK."""
+        dlg = self._space_dialog(None)
         self._open_dialog(dlg, lambda v: self._spawn(self._create_space(v), "new-space"))
         return dlg
 
@@ -111,9 +117,51 @@ class Organizer:
         dlg.finished.connect(finished)
         dlg.open()
 
+    def _space_dialog(self, space: Any) -> SpaceDialog:
+        """A space dialog; its memory and tools switch are filled in the background."""
+        tools = getattr(self.w.runner, "tools", None)
+        dlg = SpaceDialog(self.w, self.w.model_picker.choices, space,
+                          with_tools=tools is not None)
+        if tools is not None:
+            self._spawn(self._fill_tools_fields(dlg, tools, space), "space-dialog-memory")
+        return dlg
+
+    def _provider_kind(self, model_ref: str | None) -> ProviderKind:
+        """The API family of ``model_ref``'s provider (openai_compatible when unknown)."""
+        hub = self.w.hub
+        try:
+            return hub.config(parse_model_ref(model_ref or "")[0]).kind  # type: ignore[no-any-return]
+        except Exception:  # no hub yet, no such provider, a malformed ref
+            return "openai_compatible"
+
+    async def _fill_tools_fields(self, dlg: SpaceDialog, tools: Any, space: Any) -> None:
+        hub = self.w.hub
+        ref = (space.default_model if space is not None else None) or (
+            hub.default_model_ref() if hub is not None else None)
+        kind = self._provider_kind(ref)
+        if space is None:  # a new space: empty memory, the switch's default for the model
+            memory, on = Memory(""), kind in ON_BY_DEFAULT
+        else:
+            memory = await tools.memories.get(space.id)
+            on = await tools.enabled(space.id, kind, ref or "")
+        if isValid(dlg) and dlg.isVisible():
+            dlg.set_memory(memory.text, memory.limit)
+            dlg.set_tools_enabled(on)
+
+    async def _save_tools_fields(self, space_id: str, v: SpaceValues) -> None:
+        """Save the dialog's memory (``MemoryStore.set``) and tools switch, when changed."""
+        tools = getattr(self.w.runner, "tools", None)
+        if tools is None:
+            return
+        if v.memory is not None:
+            await tools.memories.set(space_id, v.memory)
+        if v.tools_enabled is not None:
+            await tools.set_enabled(space_id, v.tools_enabled)
+
     async def _create_space(self, v: SpaceValues) -> None:
         space = await self.store.create_space(v.name, system_prompt=v.system_prompt,
                                               default_model=v.default_model)
+        await self._save_tools_fields(space.id, v)
         self.spaces[space.id] = space
         self.w.sidebar.model.add_space(space)
         self.chat.new_session(space.id)  # a new space is where the next chat goes
@@ -123,11 +171,12 @@ class Organizer:
         space = self.spaces.get(space_id or self.current_space() or "")
         if space is None:
             return None
-        dlg = SpaceDialog(self.w, self.w.model_picker.choices, space)
+        dlg = self._space_dialog(space)
         self._open_dialog(dlg, lambda v: self._spawn(self._save_space(space, v), "edit-space"))
         return dlg
 
     async def _save_space(self, space: Any, v: SpaceValues) -> None:
+        await self._save_tools_fields(space.id, v)  # first: a refused memory changes nothing
         if v.name != space.name:
             await self.store.rename_space(space.id, v.name)
         saved = await self.store.update_space(space.id, system_prompt=v.system_prompt,

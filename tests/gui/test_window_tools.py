@@ -9,6 +9,8 @@ pytestmark = pytest.mark.timeout(60)
 
 def test_a_memory_write_by_the_model_is_shown_and_remembered(driver, fake_provider):
     w = driver.configured()
+    # No title requests: they would take the scripted replies from the fake's queue.
+    driver.run(w.store.set_setting("chat.auto_title", False))
     fake_provider.script(tool_calls=[{"name": "set_context",
                                       "input": {"key": "memory", "mode": "append",
                                                 "content": "The user's cat is called Miso."}}])
