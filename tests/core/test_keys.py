@@ -23,7 +23,7 @@ from core.keys import (
     detect_backend,
 )
 
-SECRET = "sk-ant-api03-TOPSECRET-0123456789abcdef"
+SECRET = "sk-ant-fake.TOPSECRET-0123456789abcdef"
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):

@@ -34,7 +34,7 @@ from core.providers.errors import (
 )
 from core.providers.retry import RetryPolicy
 
-KEY = "sk-ant-api03-SECRETSECRETSECRET-0123456789"
+KEY = "sk-ant-fake.SECRETSECRETSECRET-0123456789"
 MODEL = "claude-haiku-4-5"
 FAST = RetryPolicy(max_retries=2, initial_delay_s=0.001, max_delay_s=0.002, max_retry_after_s=5)
 

@@ -231,7 +231,7 @@ def test_retry_after_headers():
 
 
 def test_quoted_api_text_is_scrubbed():
-    key = "sk-ant-api03-abcdefghijklmnop"
+    key = "sk-ant-fake.abcdefghijklmnop"
     body = {
         "error": {"type": "invalid_request_error", "message": f"bad header {key} and sk-ab****wxyz"}
     }

@@ -189,7 +189,7 @@ def child(scheme: str, out: Path) -> int:
             await first.start()
             panel = first.setup_panel
             assert panel is not None
-            panel.key_edit.setText("sk-ant-api03-xxxxxxxxxxxxxxxxxxxxxxxx")
+            panel.key_edit.setText("sk-ant-fake.xxxxxxxxxxxxxxxxxxxxxxxx")
             panel.custom_url.setChecked(True)
             panel.url_edit.setText(server.anthropic_base_url)
             await panel.test_connection()
