@@ -77,7 +77,22 @@ def setup_logging(log_dir: Path) -> Path:
     console = logging.StreamHandler()
     console.setLevel(logging.WARNING)
     root.addHandler(console)
+    _log_native_crashes(log_dir / FAULT_LOG)
     return path
+
+
+FAULT_LOG = "native-crashes.log"
+_fault_file: Any = None
+
+
+def _log_native_crashes(path: Path) -> None:
+    """Write the Python stack of a native crash (segfault, abort) to ``path``, which
+    the Python logger cannot do: the process dies before any handler runs."""
+    import faulthandler
+
+    global _fault_file
+    _fault_file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
+    faulthandler.enable(_fault_file)
 
 
 class CrashHandler:

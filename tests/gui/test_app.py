@@ -79,3 +79,18 @@ def test_probe_prints_each_event_once(capsys):
     probe.mark("first-paint")
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 and lines[0].startswith("parley-probe first-paint ")
+
+
+def test_a_native_crash_leaves_its_stack_in_the_log_folder(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, faulthandler; from pathlib import Path; from gui.app import setup_logging; "
+        f"setup_logging(Path({str(tmp_path)!r})); faulthandler._sigsegv()"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode != 0
+    trace = (tmp_path / "native-crashes.log").read_text()
+    assert "Fatal Python error" in trace and "Segmentation fault" in trace
