@@ -291,7 +291,7 @@ class SetupPanel(QScrollArea):
         try:
             models = list(await self.tester(a.kind, a.base_url, a.api_key))
         except ParleyError as exc:
-            self._set_status(exc.message, False)
+            self._set_status(setup_message(exc, a.base_url), False)
             self._set_models([])
             return
         finally:
@@ -311,3 +311,22 @@ class SetupPanel(QScrollArea):
             self._set_status("Test the connection and pick a model first.", False)
             return
         self.completed.emit(a)
+
+
+def setup_message(error: ParleyError, base_url: str | None) -> str:
+    """Say what a failed connection test means during set-up, where there is no
+    conversation yet and the fix is on this page (not in Settings)."""
+    from core.providers.errors import AuthenticationFailed, NetworkError
+
+    if isinstance(error, AuthenticationFailed):
+        if error.missing:
+            return "This provider needs an API key: paste it above, then test again."
+        return ("The key was refused. Check that you pasted the whole key (or create a new "
+                "one in your provider's console), then test again.")
+    if isinstance(error, NetworkError):
+        where = base_url or "the provider"
+        if error.timed_out:
+            return f"{where} did not answer in time. Check the address and your connection."
+        return (f"Parley could not reach {where}. Check the address, and that the server is "
+                "running (for a local server) or that you are online.")
+    return error.message

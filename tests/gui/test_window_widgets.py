@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.providers.base import ModelInfo
-from core.providers.errors import AuthenticationFailed
+from core.providers.errors import AuthenticationFailed, NetworkError
 from gui import actions
 from gui.composer import ComposerBar
 from gui.context_meter import ContextMeter, short_count
@@ -170,9 +170,24 @@ def test_setup_shows_the_error_in_words(qtbot, until):
     assert "Paste your OpenAI API key" in panel.status.text()  # no request without a key
     qtbot.keyClicks(panel.key_edit, "sk-bad")
     qtbot.mouseClick(panel.test_button, Qt.MouseButton.LeftButton)
-    until(lambda: "rejected the API key" in panel.status.text())
+    until(lambda: "The key was refused" in panel.status.text())
+    assert "conversation" not in panel.status.text()  # set-up words, not a chat's
     assert panel.status.property("state") == "error"
     assert not panel.start_button.isEnabled()
+
+
+def test_setup_names_the_address_it_could_not_reach(qtbot, until):
+    async def tester(kind, base_url, key):
+        raise NetworkError("Local server", base_url)
+
+    panel = SetupPanel(tester=tester)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.kind_buttons[2].click()  # OpenAI-compatible server
+    panel.url_edit.setText("http://127.0.0.1:9/v1")
+    qtbot.mouseClick(panel.test_button, Qt.MouseButton.LeftButton)
+    until(lambda: "could not reach http://127.0.0.1:9/v1" in panel.status.text())
+    assert "server is running" in panel.status.text()
 
 
 def test_setup_compatible_server_needs_no_key_and_takes_a_typed_model(qtbot, until):
