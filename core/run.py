@@ -76,6 +76,7 @@ from core.journal import Journal
 from core.providers.base import ChatRequest, ModelInfo
 from core.providers.errors import ContextOverflow, ProviderError
 from core.reply import ReplyBuilder
+from core.titles import first_line_title
 from core.tools.executor import ToolExecutor
 from core.tools.loop import (
     RunTools,
@@ -100,16 +101,6 @@ class RunInProgress(ParleyError):
         super().__init__(
             "Parley is still answering in this session. Wait for the reply or press Esc "
             "to stop it, then try again."
-        )
-
-
-class NoProviderConfigured(ParleyError):
-    """The model reference names a provider that is not set up."""
-
-    def __init__(self, model_ref: str) -> None:
-        super().__init__(
-            f"No provider is set up for the model '{model_ref}'. Open Settings → Providers "
-            "to add one."
         )
 
 
@@ -176,15 +167,6 @@ def usage_cost(usage: Usage, info: ModelInfo | None) -> Usage:
     if info is None or usage.cost_usd:
         return usage
     return replace(usage, cost_usd=info.cost_usd(usage))
-
-
-def first_line_title(text: str, limit: int = 60) -> str:
-    """Return a title from the first non-empty line of ``text`` (≤ ``limit`` chars)."""
-    for line in text.splitlines():
-        line = line.strip().lstrip("#>*- ").strip()
-        if line:
-            return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-    return "New chat"
 
 
 class ChatRunner:

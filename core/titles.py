@@ -75,8 +75,8 @@ def first_line_title(text: str, limit: int = MAX_TITLE_CHARS) -> str:
     """Return a title from the first non-empty line of ``text`` (≤ ``limit`` chars).
 
     Markdown heading, quote and list marks are dropped; a longer line is cut
-    and ends with "…". ``"New chat"`` when there is no text. (The same rule as
-    ``core.run.first_line_title``, the run loop's placeholder.)
+    and ends with "…". ``"New chat"`` when there is no text. The run loop uses it
+    for the placeholder title it sets after the first exchange.
     """
     for line in text.splitlines():
         line = line.strip().lstrip("#>*- ").strip()

@@ -255,10 +255,3 @@ async def test_title_model_setting_overrides_the_cheap_model(env, fake_provider)
 )
 def test_clean_title(raw, expected):
     assert clean_title(raw) == expected
-
-
-def test_first_line_title_matches_the_run_loops_placeholder():
-    from core.run import first_line_title as run_rule
-
-    for text in (QUESTION, "# Heading\nbody", "x" * 200, "\n\n  - item", ""):
-        assert first_line_title(text) == run_rule(text)
