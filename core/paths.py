@@ -67,3 +67,11 @@ def log_dir(home: str | Path | None = None) -> Path:
     path = data_dir(home) / "logs"
     path.mkdir(exist_ok=True)
     return path
+
+
+def open_dir(home: str | Path | None = None) -> Path:
+    """Return the folder where attached documents are written to open them in another
+    app (``<data folder>/opened``), creating it if missing."""
+    path = data_dir(home) / "opened"
+    path.mkdir(exist_ok=True)
+    return path

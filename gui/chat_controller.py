@@ -38,6 +38,7 @@ from core.content import Turn
 from core.errors import ParleyError
 from core.store.errors import SessionNotFound
 from gui.chat_edit import ChatEditor
+from gui.chat_regenerate import ChatRegenerate
 from gui.chat_run import LAST_SESSION_KEY, ChatRuns
 from gui.context_meter import measure
 from gui.drafts import Drafts
@@ -85,6 +86,7 @@ class ChatController:
         self.runs = ChatRuns(window, self)
         self.editor = ChatEditor(window, self)
         self.organizer = Organizer(window, self)
+        self.regen = ChatRegenerate(window, self)
         w = window
         w.composer.textChanged.connect(self._composer_changed)
         w.composer_bar.send_clicked.connect(self.runs.send_from_composer)
@@ -320,7 +322,9 @@ class ChatController:
             self.w.composer.set_text(draft)
         finally:
             self._loading_draft = False
-        self.w.composer_bar.set_busy(self.runs.running(self.session_id))
+        busy = self.runs.running(self.session_id)
+        self.w.composer_bar.set_busy(busy)
+        self.w.transcript.set_busy(busy)
         self.w.sidebar.select(self.session_id)
         self.w.model_picker.set_current(self.current_model())
         self.update_title()

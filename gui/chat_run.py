@@ -18,6 +18,7 @@ from core.content import TextBlock, Turn, now_ms
 from core.errors import ParleyError
 
 if TYPE_CHECKING:
+    from core.regenerate import ReplySetAside
     from core.run import RunEvent
     from gui.chat_controller import ChatController
     from gui.main_window import MainWindow
@@ -107,15 +108,15 @@ class ChatRuns:
 
     async def run(self, sid: str, how: str, blocks: list[Any] | None, model: str,
                   text: str | None) -> None:
-        """Run ``send`` (with ``blocks``) or ``retry`` in a session and show its events.
+        """Run ``send`` (with ``blocks``), ``retry`` or ``regenerate`` in a session and
+        show its events.
 
         Raises:
             ParleyError: the run could not start (``text`` goes back to the composer).
         """
         self._runs[sid] = asyncio.current_task()  # type: ignore[assignment]
         self.w.transcript.clear_error()
-        if sid == self.chat.session_id:
-            self.w.composer_bar.set_busy(True)
+        self._set_busy(sid, True)
         self.w.sidebar.model.set_running(sid, True)
         started = False
 
@@ -127,6 +128,10 @@ class ChatRuns:
         try:
             if how == "send":
                 await self.chat.runner.send(sid, blocks or [], model_ref=model, on_event=on_event)
+            elif how == "regenerate":
+                from core.regenerate import regenerate  # imports the SDKs: not at start-up
+
+                await regenerate(self.chat.runner, sid, model_ref=model, on_event=on_event)
             else:
                 await self.chat.runner.retry(sid, model_ref=model, on_event=on_event)
         except ParleyError:
@@ -137,10 +142,16 @@ class ChatRuns:
             self._runs.pop(sid, None)
             self.chat.partial.pop(sid, None)
             self.w.sidebar.model.set_running(sid, False)
-            if sid == self.chat.session_id:
-                self.w.composer_bar.set_busy(False)
+            self._set_busy(sid, False)
 
-    def _on_event(self, ev: RunEvent) -> None:
+    def _set_busy(self, sid: str, busy: bool) -> None:
+        """A run of ``sid`` started or ended: Send/Stop, and Regenerate under the reply."""
+        if sid == self.chat.session_id:
+            self.w.composer_bar.set_busy(busy)
+            self.w.transcript.set_busy(busy)
+
+    def _on_event(self, ev: RunEvent | ReplySetAside) -> None:
+        from core.regenerate import ReplySetAside
         from core.run import (
             ReplyUpdated,
             RunCancelled,
@@ -158,7 +169,9 @@ class ChatRuns:
 
         sid = ev.session_id
         current = sid == self.chat.session_id
-        if isinstance(ev, RunStarted):
+        if isinstance(ev, ReplySetAside):
+            self.chat.regen.reply_set_aside(ev)
+        elif isinstance(ev, RunStarted):
             if ev.user_turn is not None:
                 self._remember(sid, ev.user_turn)
             self._touch(sid)

@@ -433,6 +433,19 @@ class MainWindow(QMainWindow):
     def retry_run(self) -> Any:
         return self._chat_call("runs.retry")
 
+    def regenerate_reply(self, model_ref: str | None = None) -> Any:
+        """Answer the last message again (with ``model_ref``, default the chat's model);
+        the current answer is kept as a fork."""
+        return self._chat_call("regen.regenerate", model_ref)
+
+    def regenerate_with_model(self) -> Any:
+        """Pick a model, then regenerate the last reply with it."""
+        return self._chat_call("regen.pick_model")
+
+    def attach_files(self) -> Any:
+        """Ctrl+O: choose files to attach to the message being written."""
+        return self._chat_call("attachments.open_dialog")
+
     def edit_last_message(self) -> Any:
         return self._chat_call("editor.edit_last")
 

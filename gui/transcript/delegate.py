@@ -125,7 +125,8 @@ class TranscriptDelegate(QStyledItemDelegate):
         """
         node = model.rows[row]
         is_last = model.is_last(row)
-        stamp = (node.rev, is_last, self.colors.key)
+        idle = is_last and not model.busy
+        stamp = (node.rev, is_last, idle, self.colors.key)
         layout = self._layouts.get(node.key)
         if layout is not None and layout.width == width:
             if layout.stamp == stamp:
@@ -134,7 +135,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             if not fresh and is_last and layout.stamp[1:] == stamp[1:] and self._throttle(layout):
                 return layout
         start = time.perf_counter()
-        layout = self.builder.layout(node, model.transcript, width, is_last, layout)
+        layout = self.builder.layout(node, model.transcript, width, is_last, layout, idle)
         layout.cost_ms = (time.perf_counter() - start) * 1000
         layout.made_at = time.monotonic()
         layout.stamp = stamp

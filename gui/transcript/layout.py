@@ -264,6 +264,7 @@ class RowBuilder:
         width: int,
         is_last: bool,
         previous: RowLayout | None = None,
+        idle: bool = False,
     ) -> RowLayout:
         """Lay a node out for a viewport ``width`` (px).
 
@@ -271,7 +272,7 @@ class RowBuilder:
         pieces that did not change keep their place (a streaming reply only
         lays out its new tail).
         """
-        specs = self.specs.specs(node, transcript, is_last)
+        specs = self.specs.specs(node, transcript, is_last, idle)
         col_w = max(160, min(width - 2 * SIDE, MAX_COLUMN))
         col_x = max(0, (width - col_w) // 2)
         indent = node.depth * INDENT

@@ -38,6 +38,7 @@ class TranscriptModel(QAbstractListModel):
         self.transcript = Transcript([])
         self.rows: list[Node] = []
         self._row_of: dict[str, int] | None = {}
+        self.busy = False  # a reply is being written: the last row offers no Regenerate
 
     # -- Qt model interface -------------------------------------------------
     def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008, N802
@@ -115,6 +116,13 @@ class TranscriptModel(QAbstractListModel):
         if row is not None and self.rows[row] is node:
             index = self.index(row)
             self.dataChanged.emit(index, index)
+
+    def set_busy(self, busy: bool) -> None:
+        """Say whether a reply is being written in this chat (the last row changes)."""
+        if busy != self.busy:
+            self.busy = busy
+            if self.rows:
+                self.refresh(self.rows[-1])
 
     def toggle_fold(self, row: int, key: str) -> None:
         """Open or close a fold of a row (a tool call, thinking, or the card itself)."""

@@ -47,6 +47,7 @@ from gui.markdown import (
 from gui.theme import TranscriptColors
 
 THUMB_MAX = QSize(320, 220)  # px: largest thumbnail of an image block
+MEDIA_PREFIX = "parley:media/"  # anchor of a thumbnail or a file chip: open it full size
 OUTPUT_LIMIT = 20_000  # characters of a tool's input/output shown when unfolded
 ARGS_LIMIT = 70  # characters of a tool call's arguments on its fold line
 IMAGE_SCHEME = "parley-img"
@@ -76,12 +77,14 @@ class Piece:
         code: code blocks; anchor ``parley:copy/<i>``.
         blocked: link destinations not opened; ``parley:blocked/<i>``.
         images: image sources not loaded; ``parley:image/<i>``.
+        media: images and documents a click opens full size; ``parley:media/<i>``.
     """
 
     doc: QTextDocument
     code: tuple[CodeBlock, ...] = ()
     blocked: tuple[str, ...] = ()
     images: tuple[str, ...] = ()
+    media: tuple[ImageBlock | DocumentBlock, ...] = ()
 
 
 class PieceCache:
@@ -183,7 +186,8 @@ class PieceCache:
         """An image from its base64 data, scaled down; a placeholder link for URL images."""
         if block.data is None:
             return remote_image_piece(self, block.url or "")
-        return self.get(("img", block.data, block.media_type), lambda: self._thumbnail(block))
+        key = block.attachment_id or block.data
+        return self.get(("img", key, block.media_type), lambda: self._thumbnail(block))
 
     def _thumbnail(self, block: ImageBlock) -> Piece:
         image = QImage()
@@ -207,15 +211,20 @@ class PieceCache:
         url = QUrl(f"{IMAGE_SCHEME}:0")
         doc.addResource(QTextDocument.ResourceType.ImageResource, url, image)
         w, h = image.width(), image.height()
-        doc.setHtml(f'<img src="{IMAGE_SCHEME}:0" width="{w}" height="{h}">')
-        return Piece(doc)
+        doc.setHtml(f'<a href="{MEDIA_PREFIX}0"><img src="{IMAGE_SCHEME}:0" width="{w}" '
+                    f'height="{h}"></a>')
+        return Piece(doc, media=(block,))
 
     def document_block(self, block: DocumentBlock) -> Piece:
+        """A file chip for a document (a PDF): its name, type and size; a click opens it."""
         size = len(block.data) * 3 // 4
         name = html.escape(block.name or "document")
-        text = f"📄 <b>{name}</b> <span style='color:{self.colors.muted.name()}'>· " \
-            f"{html.escape(block.media_type)} · {_human_size(size)}</span>"
-        return self.line(("doc", block.name, block.media_type, size), text, small=False)
+        kind = "PDF" if block.media_type == "application/pdf" else block.media_type
+        text = f'📄 <a href="{MEDIA_PREFIX}0"><b>{name}</b></a> ' \
+            f"<span style='color:{self.colors.muted.name()}'>· " \
+            f"{html.escape(kind)} · {_human_size(size)}</span>"
+        key = ("doc", block.attachment_id or block.data, block.name, block.media_type)
+        return self.get(key, lambda: Piece(self.document(text), media=(block,)))
 
 
 def remote_image_piece(cache: PieceCache, url: str) -> Piece:

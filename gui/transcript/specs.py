@@ -12,6 +12,7 @@ import html
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from core.attachments import parse_text_file
 from core.content import (
     DocumentBlock,
     ImageBlock,
@@ -36,6 +37,8 @@ from gui.transcript.rows import Node, Transcript, summary_block
 CODE_GROUP = 40  # lines per part of a code block (a streamed block re-renders its last part)
 SPLIT_MEMO = 64  # text blocks whose markdown split is remembered (streaming)
 RESUME_HREF = "parley:resume"
+REGENERATE_HREF = "parley:regenerate"
+REGENERATE_WITH_HREF = "parley:regenerate-with"
 CARD_FOLD = "card"
 CODE_KINDS = ("codehead", "code")
 
@@ -81,8 +84,18 @@ class SpecBuilder:
         return chunks
 
     # -- what a row holds ---------------------------------------------------
-    def specs(self, node: Node, transcript: Transcript, is_last: bool) -> list[Spec]:
-        """The pieces of a row, top to bottom (``is_last``: the transcript's last row)."""
+    def specs(
+        self, node: Node, transcript: Transcript, is_last: bool, idle: bool = False
+    ) -> list[Spec]:
+        """The pieces of a row, top to bottom.
+
+        Args:
+            node: the row.
+            transcript: every row (tool results are shown with their calls).
+            is_last: the transcript's last row (Resume, running tool calls).
+            idle: no reply is being written in this chat: the last reply
+                offers Regenerate.
+        """
         if node.kind == "card":
             return self._card_specs(node)
         turn = node.turn
@@ -93,6 +106,8 @@ class SpecBuilder:
             out.append(Spec(self.cache.line("typing", self._muted("…")), "mark"))
         if turn.aborted:
             out.append(self._aborted_spec(turn, resumable=is_last))
+        elif is_last and idle and turn.role == "assistant":
+            out.append(self._regenerate_spec())
         return out
 
     def _block_specs(
@@ -104,6 +119,8 @@ class SpecBuilder:
             if block.origin is not None and block.origin.kind != "user":
                 caption = cache.line(("origin", block.origin), self._origin(block))
                 out.append(Spec(caption, "caption"))
+            if user and self._file_specs(out, node, i, block):
+                return
             if user or block.recovered:
                 if block.text:
                     out.append(Spec(cache.plain(block.text), "text", copy=True))
@@ -205,6 +222,34 @@ class SpecBuilder:
         if opened and block is not None:
             self._markdown_specs(out, node.key, -1, block.summary)
         return out
+
+    def _file_specs(self, out: list[Spec], node: Node, i: int, block: TextBlock) -> bool:
+        """A text file the person attached: a chip that unfolds to its text. False when
+        the block is not an attached file (``core.attachments.text_file_block``)."""
+        parsed = parse_text_file(block)
+        if parsed is None:
+            return False
+        name, text = parsed
+        key = f"file:{i}"
+        opened = key in node.open_folds
+        lines = text.count("\n")
+        size = len(text.encode("utf-8"))
+        size_label = f"{size / 1024:.0f} KB" if size >= 1024 else f"{size} B"
+        label = f"<b>{html.escape(name)}</b>" + self._muted(
+            f" · {lines:,} line{'s' if lines != 1 else ''} · {size_label}")
+        out.append(Spec(self._fold_line(key, opened, "📄", label, "", raw=True), "fold", key))
+        if opened:
+            fence = parse_fence(block.text.split("\n", 1)[1])
+            language = fence.language if fence is not None else ""
+            self._code_specs(out, CodeBlock(language, text), name, body=True)
+        return True
+
+    def _regenerate_spec(self) -> Spec:
+        muted = self.cache.colors.muted.name()
+        text = (f'<a href="{REGENERATE_HREF}">↻ Regenerate</a>'
+                f'<span style="color:{muted}">&nbsp;&nbsp;·&nbsp;&nbsp;</span>'
+                f'<a href="{REGENERATE_WITH_HREF}">with another model…</a>')
+        return Spec(self.cache.line("regenerate", text), "mark")
 
     def _aborted_spec(self, turn: Turn, resumable: bool) -> Spec:
         warn = self.cache.colors.warn_fg.name()

@@ -6,8 +6,9 @@ from datetime import datetime
 
 from gui.markdown import BLOCKED_PREFIX, COPY_PREFIX, IMAGE_PREFIX, is_safe_url
 from gui.transcript.layout import Hit, indexed_target
+from gui.transcript.pieces import MEDIA_PREFIX
 from gui.transcript.rows import Node
-from gui.transcript.specs import RESUME_HREF
+from gui.transcript.specs import REGENERATE_HREF, REGENERATE_WITH_HREF, RESUME_HREF
 
 
 def tooltip_text(node: Node, hit: Hit | None) -> str:
@@ -18,6 +19,13 @@ def tooltip_text(node: Node, hit: Hit | None) -> str:
             return "Copy this code to the clipboard"
         if href == RESUME_HREF:
             return "Send the request again to finish this reply"
+        if href == REGENERATE_HREF:
+            return "Another answer to your last message (Ctrl+Shift+R);\n" \
+                "this one is kept as a fork"
+        if href == REGENERATE_WITH_HREF:
+            return "Pick a model for another answer; this one is kept as a fork"
+        if href.startswith(MEDIA_PREFIX):
+            return "Click to open full size"
         if href.startswith(BLOCKED_PREFIX):
             url = indexed_target(piece, href)
             return f"Not opened: {url}\nOnly http, https and mailto links open."

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QPoint, Qt, QUrl, Signal
-from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -26,16 +26,20 @@ from PySide6.QtWidgets import (
 )
 
 from core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
-from gui.actions import by_id
-from gui.keymap import keymap_for
 from gui.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
 from gui.theme import transcript_colors
 from gui.transcript.layout import Hit, Placed, RowLayout, indexed_target
 from gui.transcript.listview import TranscriptListView
+from gui.transcript.menu import message_menu, models_menu
 from gui.transcript.model import TranscriptModel
-from gui.transcript.pieces import result_text, tool_input_text
+from gui.transcript.pieces import MEDIA_PREFIX, result_text, tool_input_text
 from gui.transcript.rows import Node, summary_block
-from gui.transcript.specs import CARD_FOLD, RESUME_HREF
+from gui.transcript.specs import (
+    CARD_FOLD,
+    REGENERATE_HREF,
+    REGENERATE_WITH_HREF,
+    RESUME_HREF,
+)
 
 
 class ErrorBar(QFrame):
@@ -75,6 +79,11 @@ class TranscriptView(QWidget):
         forkRequested(str): "Fork from here" on a message (its turn id), or f.
         editRequested(str): "Edit message" on a user message (its turn id), or e.
         linkActivated(QUrl): a safe (http, https, mailto) link was clicked.
+        regenerateRequested(str): another answer to the last message, with
+            that ``provider:model`` ("" for the chat's own model): the link under
+            the last reply, the context menu, or Shift+R.
+        mediaRequested(object): a thumbnail or a file chip was clicked (its
+            ``ImageBlock`` / ``DocumentBlock``): open it full size.
 
     Keys on the focused message (j/k and the arrows, c, e, f, r, Space …)
     are the ``message.*`` actions of ``gui.actions``; they, the context menu
@@ -86,6 +95,8 @@ class TranscriptView(QWidget):
     forkRequested = Signal(str)
     editRequested = Signal(str)
     linkActivated = Signal(QUrl)
+    regenerateRequested = Signal(str)
+    mediaRequested = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -107,6 +118,8 @@ class TranscriptView(QWidget):
         lv.actionRequested.connect(lambda name, index: self.message_action(name, index.row()))
         lv.menuRequested.connect(self._show_menu)
         self._error: tuple[str, bool] | None = None
+        #: () -> [(label, provider:model)] offered by "Regenerate with"; set by the window.
+        self.model_choices: Callable[[], list[tuple[str, str]]] = list
 
     # -- public API -------------------------------------------------------------
     def set_turns(self, turns: Sequence[Turn]) -> None:
@@ -138,6 +151,19 @@ class TranscriptView(QWidget):
         self.model.upsert(turn)
 
     upsert_turn = update_turn
+
+    def set_busy(self, busy: bool) -> None:
+        """Say whether a reply is being written in the shown chat: while it is, the
+        last reply offers no Regenerate."""
+        self.model.set_busy(busy)
+
+    def can_regenerate(self) -> bool:
+        """True when the last row is a finished reply (or an unanswered message) and no
+        reply is being written."""
+        if self.model.busy or not self.model.rows:
+            return False
+        node = self.model.rows[-1]
+        return node.kind == "turn" and node.turn.role == "assistant"
 
     def show_error(self, message: str, *, retry: bool = True) -> None:
         """Show an inline error under the last message, with a Retry button if ``retry``."""
@@ -273,6 +299,18 @@ class TranscriptView(QWidget):
             if node.turn.aborted:
                 self.resumeRequested.emit(node.key)
             return
+        if href.startswith(MEDIA_PREFIX):
+            media = placed.piece.media
+            i = href[len(MEDIA_PREFIX):]
+            if i.isdigit() and int(i) < len(media):
+                self.mediaRequested.emit(media[int(i)])
+            return
+        if href == REGENERATE_HREF:
+            self.regenerateRequested.emit("")
+            return
+        if href == REGENERATE_WITH_HREF:
+            self.show_model_menu(self.list_view.viewport().mapToGlobal(placed.rect.bottomLeft()))
+            return
         if href.startswith(IMAGE_PREFIX):
             target = indexed_target(placed.piece, href)  # a remote image: open it on click
         elif href.startswith("parley:"):
@@ -297,40 +335,16 @@ class TranscriptView(QWidget):
             self.model.set_folds(row, all_keys)
 
     def _show_menu(self, index: QModelIndex, global_pos: QPoint, hit: Hit | None) -> None:
-        if not index.isValid():
-            return
-        row = index.row()
-        node = self.model.rows[row]
-        menu = QMenu(self)
-        menu.setAccessibleName("Message actions")
-        if hit is not None and hit.href and is_safe_url(hit.href):
-            url = hit.href
-            menu.addAction("Copy link address",
-                           lambda: QGuiApplication.clipboard().setText(url))
-            menu.addSeparator()
-        entry = self._menu_entry
-        entry(menu, "copy", row)
-        entry(menu, "copy_markdown", row)
-        menu.addSeparator()
-        if self._editable(node):
-            entry(menu, "edit", row)
-        retry = self._retry_kind(row)
-        if retry:
-            entry(menu, "retry", row, retry.capitalize())
-        entry(menu, "fork", row)
-        if node.kind == "card" or self.list_view.layout_of(row).fold_keys():
-            menu.addSeparator()
-            entry(menu, "toggle", row, "Fold" if (node.expanded or node.open_folds) else "Unfold")
-        menu.popup(global_pos)
-        self._menu = menu  # kept for tests
+        if index.isValid():
+            self._menu = message_menu(self, index.row(), hit)  # kept for tests
+            self._menu.popup(global_pos)
 
-    def _menu_entry(self, menu: QMenu, name: str, row: int, label: str | None = None) -> None:
-        """A context-menu entry from the declared action ``message.<name>``, showing its keys
-        (which also work while the menu is open)."""
-        action_id = f"message.{name}"
-        entry = menu.addAction(label or by_id(action_id).label,
-                               lambda: self.message_action(name, row))
-        entry.setShortcuts([QKeySequence(k) for k in keymap_for(self).keys(action_id)])
+    def show_model_menu(self, global_pos: QPoint) -> QMenu:
+        """Pop up the models "Regenerate with" offers; picking one regenerates with it."""
+        menu = models_menu(self, self)
+        menu.popup(global_pos)
+        self._menu = menu
+        return menu
 
     # -- message keys ----------------------------------------------------------------
     def message_action(self, name: str, row: int | None = None) -> bool:
@@ -338,7 +352,8 @@ class TranscriptView(QWidget):
 
         Args:
             name: ``copy``, ``copy_markdown``, ``edit`` (a user message with text:
-                ``editRequested``), ``fork`` (``forkRequested``), ``retry``
+                ``editRequested``), ``fork`` (``forkRequested``), ``regenerate``
+                (the last reply: ``regenerateRequested("")``), ``retry``
                 (``resumeRequested`` on an aborted last reply, ``retryRequested``
                 after an error or an unanswered last message), ``toggle`` (open
                 or close its folds / summary card), or a move: ``previous``,
@@ -358,12 +373,14 @@ class TranscriptView(QWidget):
         node = self.model.rows[row]
         if name in ("copy", "copy_markdown"):
             self.copy_message(row, markdown=name == "copy_markdown")
-        elif name == "edit" and self._editable(node):
+        elif name == "edit" and self.editable(node):
             self.editRequested.emit(node.key)
         elif name == "fork":
             self.forkRequested.emit(node.key)
-        elif name == "retry" and self._retry_kind(row):
-            if self._retry_kind(row) == "resume":
+        elif name == "regenerate" and self.model.is_last(row) and self.can_regenerate():
+            self.regenerateRequested.emit("")
+        elif name == "retry" and self.retry_kind(row):
+            if self.retry_kind(row) == "resume":
                 self.resumeRequested.emit(node.key)
             else:
                 self.retryRequested.emit()
@@ -374,10 +391,10 @@ class TranscriptView(QWidget):
         return True
 
     @staticmethod
-    def _editable(node: Node) -> bool:
+    def editable(node: Node) -> bool:
         return node.turn.role == "user" and node.kind == "turn" and bool(node.turn.text())
 
-    def _retry_kind(self, row: int) -> str | None:
+    def retry_kind(self, row: int) -> str | None:
         """"resume" (an aborted last reply), "retry" (an error is shown, or the last
         message has no reply) or None, for the row ``row``."""
         if not self.model.is_last(row):

@@ -1,0 +1,87 @@
+"""Regenerate the last reply, and open attachments clicked in the transcript.
+
+Regenerate (Ctrl+Shift+R, the "↻ Regenerate" link under the last reply, the
+context menu, the palette) asks for another answer to the last message
+(``core.regenerate``): the current answer moves to a fork titled
+"<title> (previous answer)", listed under the chat, and the new answer
+streams in its place. "with another model…" offers the models of the model
+picker; the chat keeps its own model for the messages after.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QPoint
+
+if TYPE_CHECKING:
+    from core.regenerate import ReplySetAside
+    from gui.chat_controller import ChatController
+    from gui.main_window import MainWindow
+
+KEPT_MESSAGE = "The previous answer is kept in “{title}” (under this chat in the list)."
+
+
+class ChatRegenerate:
+    """Regenerate and open-attachment handling for one chat controller."""
+
+    def __init__(self, window: MainWindow, chat: ChatController) -> None:
+        self.w = window
+        self.chat = chat
+        transcript = window.transcript
+        transcript.regenerateRequested.connect(lambda ref: self.regenerate(ref or None))
+        transcript.mediaRequested.connect(self.open_media)
+        transcript.model_choices = self.model_choices
+
+    def model_choices(self) -> list[tuple[str, str]]:
+        """[(label, provider:model)] of the model picker, the chat's own model first."""
+        current = self.chat.current_model()
+        choices = self.w.model_picker.choices
+        groups = {c.group for c in choices}
+        out = [(f"{c.label}  ·  {c.group}" if len(groups) > 1 else c.label, c.ref)
+               for c in choices]
+        out.sort(key=lambda item: item[1] != current)
+        return out
+
+    def can_regenerate(self) -> bool:
+        """True when the open chat has turns and no reply is being written."""
+        sid = self.chat.session_id
+        return (sid is not None and self.chat.runner is not None and bool(self.chat.turns)
+                and not self.chat.runs.running(sid))
+
+    def regenerate(self, model_ref: str | None = None) -> bool:
+        """Answer the open chat's last message again, with ``model_ref`` (default: the
+        chat's model). False when there is nothing to regenerate now (no saved chat,
+        a reply is being written, no model)."""
+        model = model_ref or self.chat.current_model()
+        if model is None or not self.can_regenerate():
+            return False
+        sid = str(self.chat.session_id)
+        self.w.tasks.spawn(self.chat.runs.run(sid, "regenerate", None, model, None),
+                           name="regenerate")
+        return True
+
+    def pick_model(self) -> bool:
+        """Show the models to regenerate with, under the model picker."""
+        if not self.can_regenerate():
+            return False
+        picker = self.w.model_picker
+        self.w.transcript.show_model_menu(picker.mapToGlobal(QPoint(0, picker.height())))
+        return True
+
+    def reply_set_aside(self, ev: ReplySetAside) -> None:
+        """The old reply is in its fork: list the fork, drop the reply from the view."""
+        self.chat.remember_session(ev.fork)
+        if ev.session_id != self.chat.session_id:
+            return
+        removed = set(ev.removed_turn_ids)
+        self.chat.turns = [t for t in self.chat.turns if t.id not in removed]
+        self.w.transcript.set_turns(self.chat.turns)
+        self.w.transcript.set_busy(True)
+        self.w.statusBar().showMessage(KEPT_MESSAGE.format(title=ev.fork.title), 15_000)
+
+    def open_media(self, block: Any) -> None:
+        """Open an image or document clicked in the transcript (``gui.media_viewer``)."""
+        from gui.media_viewer import open_media
+
+        self.w.tasks.spawn(open_media(self.w, block), name="open-media")

@@ -1,0 +1,195 @@
+"""Opening an attachment full size: an image in a viewer window, a document in its app.
+
+A click on a thumbnail in the transcript opens :class:`ImageViewer` (the
+image fitted to the window, 100% when it fits; Save As…, Open in another
+app, Esc closes). A click on a document chip (a PDF) writes its bytes to
+``<data folder>/opened/<sha256 prefix>/<name>`` and opens that file with the
+system's default app (``QDesktopServices.openUrl``). The bytes come from the
+block (transcript turns are hydrated) or, when it holds only its
+``attachment_id``, from the store (``attachment_data``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QByteArray, QSize, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QImage, QPixmap, QResizeEvent
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core import paths
+from core.content import DocumentBlock, ImageBlock
+from core.errors import ParleyError
+from gui import dialogs
+
+if TYPE_CHECKING:
+    from gui.main_window import MainWindow
+
+EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif",
+              "image/webp": ".webp", "application/pdf": ".pdf"}
+_UNSAFE = re.compile(r"[^\w.\- ()]+")
+
+
+class MediaNotWritten(ParleyError):
+    """An attachment could not be written to a file (to save it, or to open it)."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        super().__init__(f"Parley could not write {path}: {exc.strerror or exc}. "
+                         "The attachment is still in the conversation.")
+
+
+class MediaUnavailable(ParleyError):
+    """An attachment's bytes cannot be shown (missing from the file, or damaged)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"This {what} cannot be opened: its data is missing or damaged. "
+                         "The conversation itself is unchanged.")
+
+
+def safe_name(name: str | None, media_type: str) -> str:
+    """A file name that is safe in any folder: no separators or control characters, the
+    extension of its media type; "attachment.<ext>" when nothing is left."""
+    ext = EXTENSIONS.get(media_type, "")
+    base = re.split(r"[/\\]", name or "")[-1]  # never a folder from the name
+    stem = _UNSAFE.sub("_", base).strip(" .")
+    stem = stem[:120] or "attachment"
+    return stem if not ext or stem.lower().endswith(ext) else stem + ext
+
+
+async def block_bytes(window: MainWindow, block: ImageBlock | DocumentBlock) -> bytes:
+    """The bytes of an image or document block: its base64 data, or the store's copy.
+
+    Raises:
+        MediaUnavailable: no data and no stored attachment, or damaged base64.
+    """
+    what = "image" if isinstance(block, ImageBlock) else "file"
+    if block.data:
+        try:
+            return base64.b64decode(block.data, validate=False)
+        except (binascii.Error, ValueError) as exc:
+            raise MediaUnavailable(what) from exc
+    if block.attachment_id:
+        try:
+            return bytes(await window.store.attachment_data(block.attachment_id))
+        except ParleyError as exc:
+            raise MediaUnavailable(what) from exc
+    raise MediaUnavailable(what)
+
+
+async def open_media(window: MainWindow, block: ImageBlock | DocumentBlock) -> Any:
+    """Open an attachment clicked in the transcript (see the module docstring).
+
+    Returns:
+        The :class:`ImageViewer` shown, or the path of the document written and opened.
+
+    Raises:
+        MediaUnavailable: see :func:`block_bytes`; or an image Qt cannot decode.
+        MediaNotWritten: the document could not be written to open it.
+    """
+    data = await block_bytes(window, block)
+    if isinstance(block, ImageBlock):
+        image = QImage()
+        if not image.loadFromData(QByteArray(data)):
+            raise MediaUnavailable("image")
+        viewer = ImageViewer(image, data, safe_name("Image", block.media_type), window)
+        viewer.show()
+        viewer.raise_()
+        return viewer
+    name = safe_name(block.name, block.media_type)
+    folder = paths.open_dir(window.home) / (block.attachment_id or "unsaved")[:16]
+    path = folder / name
+    try:
+        folder.mkdir(exist_ok=True)
+        path.write_bytes(data)
+    except OSError as exc:
+        raise MediaNotWritten(path, exc) from exc
+    QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+    return path
+
+
+class ImageViewer(QDialog):
+    """An image at full size (scaled down to fit the window, never up), with Save As…"""
+
+    def __init__(self, image: QImage, data: bytes, name: str, parent: QWidget | None = None
+                 ) -> None:
+        super().__init__(parent)
+        self.setObjectName("ImageViewer")
+        self.setWindowTitle(f"{name} — {image.width()} × {image.height()} px")
+        self.setAccessibleName("Image viewer")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.image, self.data, self.name = image, data, name
+        self.label = QLabel(self)
+        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.label.setAccessibleName("Image")
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidget(self.label)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        save = QPushButton("Save As…", self)
+        save.clicked.connect(self.save_as)
+        close = QPushButton("Close", self)
+        close.clicked.connect(self.close)
+        close.setDefault(True)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(save)
+        buttons.addWidget(close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.scroll, 1)
+        layout.addLayout(buttons)
+        self.resize(self._initial_size())
+        self._fit()
+
+    def _initial_size(self) -> QSize:
+        screen = QGuiApplication.primaryScreen()
+        room = screen.availableGeometry().size() * 0.85 if screen is not None else QSize(1200, 800)
+        want = QSize(self.image.width() + 40, self.image.height() + 80)
+        return want.boundedTo(room).expandedTo(QSize(320, 240))
+
+    def shown_size(self) -> QSize:
+        """The size the image is drawn at (px): its own, or smaller to fit the window."""
+        return self.label.pixmap().size()
+
+    def _fit(self) -> None:
+        room = self.scroll.viewport().size() - QSize(4, 4)
+        pixmap = QPixmap.fromImage(self.image)
+        if pixmap.width() > room.width() or pixmap.height() > room.height():
+            pixmap = pixmap.scaled(room, Qt.AspectRatioMode.KeepAspectRatio,
+                                   Qt.TransformationMode.SmoothTransformation)
+        self.label.setPixmap(pixmap)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._fit()
+
+    def save_as(self, path: str | None = None) -> Path | None:
+        """Write the original bytes to a file the person picks (or ``path``).
+
+        Returns:
+            The file written; None when the person cancelled or writing failed
+            (then a message says why).
+        """
+        if not path:
+            path, _ = QFileDialog.getSaveFileName(self, "Save image", self.name)
+        if not path:
+            return None
+        target = Path(path)
+        try:
+            target.write_bytes(self.data)
+        except OSError as exc:
+            dialogs.show_problem(self, "Parley", MediaNotWritten(target, exc).message)
+            return None
+        return target

@@ -1,0 +1,84 @@
+"""The transcript's context menu, and the model menu of "Regenerate with".
+
+Every entry is a declared ``message.*`` action of :mod:`gui.actions` (its label
+and keys come from there) run through ``TranscriptView.message_action``, so
+the menu, the keys and the window's Message menu always agree.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QMenu, QWidget
+
+from gui.actions import by_id
+from gui.keymap import keymap_for
+from gui.markdown import is_safe_url
+
+if TYPE_CHECKING:
+    from gui.transcript.layout import Hit
+    from gui.transcript.view import TranscriptView
+
+
+def message_menu(view: TranscriptView, row: int, hit: Hit | None) -> QMenu:
+    """The context menu of a row: copy, edit, retry/resume, regenerate, fork, fold.
+
+    Args:
+        view: the transcript.
+        row: the row right-clicked.
+        hit: the link or fold line under the pointer, if any ("Copy link address").
+
+    Returns:
+        The menu, not shown yet.
+    """
+    node = view.model.rows[row]
+    menu = QMenu(view)
+    menu.setAccessibleName("Message actions")
+    if hit is not None and hit.href and is_safe_url(hit.href):
+        url = hit.href
+        menu.addAction("Copy link address", lambda: QGuiApplication.clipboard().setText(url))
+        menu.addSeparator()
+    _entry(view, menu, "copy", row)
+    _entry(view, menu, "copy_markdown", row)
+    menu.addSeparator()
+    if view.editable(node):
+        _entry(view, menu, "edit", row)
+    retry = view.retry_kind(row)
+    if retry:
+        _entry(view, menu, "retry", row, retry.capitalize())
+    if view.model.is_last(row) and view.can_regenerate():
+        _entry(view, menu, "regenerate", row)
+        sub = models_menu(view, menu, "Regenerate with")
+        menu.addMenu(sub)
+    _entry(view, menu, "fork", row)
+    if node.kind == "card" or view.list_view.layout_of(row).fold_keys():
+        menu.addSeparator()
+        label = "Fold" if (node.expanded or node.open_folds) else "Unfold"
+        _entry(view, menu, "toggle", row, label)
+    return menu
+
+
+def models_menu(view: TranscriptView, parent: QWidget, title: str = "") -> QMenu:
+    """A menu of the models the window offers (``view.model_choices``); picking one
+    emits ``view.regenerateRequested(ref)``. Disabled when there are none."""
+    menu = QMenu(title, parent)
+    menu.setAccessibleName("Regenerate with model")
+    menu.setObjectName("RegenerateModels")
+    choices = view.model_choices()
+    for label, ref in choices:
+        menu.addAction(label, lambda r=ref: view.regenerateRequested.emit(r))
+    if not choices:
+        none = menu.addAction("No models listed yet")
+        none.setEnabled(False)
+    return menu
+
+
+def _entry(view: TranscriptView, menu: QMenu, name: str, row: int, label: str | None = None
+           ) -> None:
+    """An entry from the declared action ``message.<name>``, showing its keys (which
+    also work while the menu is open)."""
+    action_id = f"message.{name}"
+    entry = menu.addAction(label or by_id(action_id).label,
+                           lambda: view.message_action(name, row))
+    entry.setShortcuts([QKeySequence(k) for k in keymap_for(view).keys(action_id)])

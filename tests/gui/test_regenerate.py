@@ -1,0 +1,224 @@
+"""Regenerate the last reply in the real window; open attachments from the transcript.
+
+Real window, real store file, real Anthropic SDK against the fake provider server.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+from PySide6.QtCore import QObject, Qt, QUrl, Slot
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QMenu
+
+from core.attachments import text_file_block
+from core.content import DocumentBlock, ImageBlock, TextBlock, Turn
+from gui.media_viewer import ImageViewer
+from gui.transcript.specs import REGENERATE_HREF, REGENERATE_WITH_HREF
+
+LEFT = Qt.MouseButton.LeftButton
+
+
+def _click_anchor(driver: Any, w: Any, turn_id: str, href: str) -> None:
+    point = w.transcript.anchor_point(turn_id, href)
+    assert point is not None, f"no {href} link on the row"
+    driver.qtbot.mouseClick(w.transcript.list_view.viewport(), LEFT, pos=point)
+
+
+def _answered(driver: Any, w: Any, text: str) -> None:
+    driver.until(lambda: driver.last_text(w) == text and not w.composer_bar.busy
+                 and w.tasks.pending == 0, timeout=10)
+
+
+def _chat_with_answer(driver: Any) -> Any:
+    w = driver.configured()
+    driver.fake.script("The first answer.")
+    driver.send("Name a colour", w, wait=True)
+    assert driver.last_text(w) == "The first answer."
+    return w
+
+
+def _fork_of(driver: Any, w: Any, sid: str) -> Any:
+    forks = driver.run(w.store.list_forks(sid))
+    assert len(forks) == 1
+    return forks[0]
+
+
+def test_regenerate_link_replaces_the_reply_and_keeps_the_old_one_as_a_fork(driver: Any) -> None:
+    w = _chat_with_answer(driver)
+    sid = w.chat.session_id
+    last = w.chat.turns[-1].id
+    assert "↻ Regenerate" in w.transcript.text_of_last()
+    driver.fake.script("The second answer.")
+
+    _click_anchor(driver, w, last, REGENERATE_HREF)
+    _answered(driver, w, "The second answer.")
+
+    assert [t.text() for t in w.chat.turns] == ["Name a colour", "The second answer."]
+    stored = driver.run(w.store.get_turns(sid))
+    assert [t.text() for t in stored] == ["Name a colour", "The second answer."]
+    fork = _fork_of(driver, w, sid)
+    assert fork.title.endswith("(previous answer)")
+    kept = driver.run(w.store.get_turns(fork.id))
+    assert [t.text() for t in kept] == ["Name a colour", "The first answer."]
+    assert w.sidebar.model.has(fork.id)  # listed under its chat
+    assert "previous answer" in w.statusBar().currentMessage()
+    assert w.chat.session_id == sid  # the chat stays open
+
+
+def test_regenerate_with_another_model_leaves_the_chat_model(driver: Any) -> None:
+    w = _chat_with_answer(driver)
+    sid = w.chat.session_id
+    own = w.chat.current_model()
+    driver.until(lambda: len(w.model_picker.choices) > 1, timeout=10)
+    other = next(c for c in w.model_picker.choices if c.ref != own)
+    driver.fake.script("From the other model.")
+
+    _click_anchor(driver, w, w.chat.turns[-1].id, REGENERATE_WITH_HREF)
+    menu = w.transcript._menu
+    assert isinstance(menu, QMenu) and menu.isVisible()
+    labels = [a.text() for a in menu.actions()]
+    assert labels[0].startswith(w.model_picker.label_of(own))  # its own model first
+    entry = next(a for a in menu.actions() if a.text().startswith(other.label))
+    entry.trigger()
+    _answered(driver, w, "From the other model.")
+
+    assert driver.fake.model_requests[-1].body["model"] == other.ref.split(":", 1)[1]
+    assert driver.run(w.store.get_session(sid)).model == own
+    assert w.chat.turns[-1].model == other.ref
+
+
+def test_shortcut_and_context_menu_regenerate(driver: Any) -> None:
+    w = _chat_with_answer(driver)
+    driver.fake.script("Answer two.")
+    w.transcript.setFocus()
+    driver.qtbot.keyClick(w.transcript.list_view, Qt.Key.Key_R,
+                          Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    _answered(driver, w, "Answer two.")
+
+    rows = w.transcript.model.rows
+    center = w.mapToGlobal(w.rect().center())
+    w.transcript._show_menu(w.transcript.model.index(len(rows) - 1), center, None)
+    last_menu = [a.text().split("\t")[0] for a in w.transcript._menu.actions()]
+    assert "Regenerate" in last_menu
+    w.transcript._menu.close()
+    w.transcript._show_menu(w.transcript.model.index(0), center, None)
+    assert "Regenerate" not in [a.text().split("\t")[0] for a in w.transcript._menu.actions()]
+    w.transcript._menu.close()
+
+    driver.fake.script("Answer three.")
+    w.transcript.message_action("last")
+    assert w.transcript.message_action("regenerate")
+    _answered(driver, w, "Answer three.")
+    forks = driver.run(w.store.list_forks(w.chat.session_id))
+    kept = sorted(driver.run(w.store.get_turns(f.id))[-1].text() for f in forks)
+    assert kept == ["Answer two.", "The first answer."]
+
+
+def test_no_regenerate_while_a_reply_streams(driver: Any) -> None:
+    w = _chat_with_answer(driver)
+    driver.fake.script("slow " * 40, token_delay_ms=25, chunk_size=2)
+    driver.send("again", w)
+    driver.until(lambda: w.composer_bar.busy and w.chat.partial, timeout=10)
+    assert "Regenerate" not in w.transcript.text_of_last()
+    assert w.regenerate_reply() is False
+    _answered(driver, w, ("slow " * 40))
+    assert "↻ Regenerate" in w.transcript.text_of_last()
+
+
+def test_regenerated_answer_and_fork_survive_a_restart(driver: Any) -> None:
+    w = _chat_with_answer(driver)
+    sid = w.chat.session_id
+    driver.fake.script("Kept after restart.")
+    assert w.regenerate_reply()
+    _answered(driver, w, "Kept after restart.")
+    driver.close(w)
+
+    w2 = driver.open()
+    driver.until(lambda: w2.chat.session_id == sid and bool(w2.chat.turns))
+    assert driver.last_text(w2) == "Kept after restart."
+    fork = _fork_of(driver, w2, sid)
+    assert driver.run(w2.store.get_turns(fork.id))[-1].text() == "The first answer."
+
+
+# -- attachments opened from the transcript -------------------------------------------
+def _png(size: tuple[int, int], color: str = "red") -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", size, color).save(out, "PNG")
+    return out.getvalue()
+
+
+def _open_chat_with(driver: Any, blocks: list[Any]) -> tuple[Any, str]:
+    w = driver.configured()
+    session = driver.run(w.store.create_session(model=w.chat.current_model()))
+    turn = driver.run(w.store.append_turn(session.id, Turn("user", blocks)))
+    driver.run(w.store.append_turn(session.id, Turn("assistant", [TextBlock("Got it.")])))
+    w.chat.remember_session(session)
+    w.open_session(session.id)
+    driver.until(lambda: w.chat.session_id == session.id and len(w.chat.turns) == 2)
+    return w, turn.id
+
+
+def test_click_on_a_thumbnail_opens_the_image_full_size(driver: Any, tmp_path: Path) -> None:
+    data = _png((900, 600))
+    image = ImageBlock("image/png", base64.b64encode(data).decode())
+    w, turn_id = _open_chat_with(driver, [image, TextBlock("What is this?")])
+
+    _click_anchor(driver, w, turn_id, "parley:media/0")
+    driver.until(lambda: bool(w.findChildren(ImageViewer)))
+    viewer = w.findChildren(ImageViewer)[0]
+    assert (viewer.image.width(), viewer.image.height()) == (900, 600)
+    assert "900 × 600" in viewer.windowTitle()
+    shown = viewer.shown_size()
+    assert shown.width() <= 900 and shown.width() / shown.height() == 1.5
+    saved = viewer.save_as(str(tmp_path / "copy.png"))
+    assert saved is not None and saved.read_bytes() == data  # the original bytes
+    viewer.close()
+
+
+class _Opened(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[QUrl] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.urls.append(url)
+
+
+def test_click_on_a_document_chip_opens_it_in_its_app(driver: Any) -> None:
+    pdf = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<<>>\n%%EOF\n"
+    doc = DocumentBlock("application/pdf", base64.b64encode(pdf).decode(), "../../report.pdf")
+    w, turn_id = _open_chat_with(driver, [doc, TextBlock("Summarize")])
+    opened = _Opened()
+    QDesktopServices.setUrlHandler("file", opened, "open")
+    try:
+        chip = w.transcript.list_view.layout_of(0, fresh=True).plain_text()
+        assert "report.pdf" in chip and "PDF" in chip
+        _click_anchor(driver, w, turn_id, "parley:media/0")
+        driver.until(lambda: bool(opened.urls))
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    path = Path(opened.urls[0].toLocalFile())
+    assert path.read_bytes() == pdf
+    assert path.name == "report.pdf"  # no folders from the name
+    assert driver.home in path.parents
+
+
+def test_an_attached_text_file_shows_as_a_chip_that_unfolds(driver: Any) -> None:
+    code = "def f():\n    return 1\n"
+    w, turn_id = _open_chat_with(driver, [text_file_block("util.py", code),
+                                          TextBlock("Explain")])
+    row = w.transcript.model.row_of(turn_id)
+    shown = w.transcript.list_view.layout_of(row, fresh=True).plain_text()
+    assert "util.py · 2 lines" in shown
+    assert "return 1" not in shown  # folded
+    point = w.transcript.fold_point(turn_id, "file:0")
+    assert point is not None
+    driver.qtbot.mouseClick(w.transcript.list_view.viewport(), LEFT, pos=point)
+    driver.until(lambda: "return 1" in w.transcript.list_view.layout_of(row, fresh=True)
+                 .plain_text())
