@@ -222,3 +222,25 @@ def test_an_attached_text_file_shows_as_a_chip_that_unfolds(driver: Any) -> None
     driver.qtbot.mouseClick(w.transcript.list_view.viewport(), LEFT, pos=point)
     driver.until(lambda: "return 1" in w.transcript.list_view.layout_of(row, fresh=True)
                  .plain_text())
+
+
+def test_palette_command_offers_the_models_then_regenerates(driver: Any) -> None:
+    w = _chat_with_answer(driver)
+    driver.until(lambda: len(w.model_picker.choices) > 1, timeout=10)
+    assert w.qactions["run.regenerate_with"].isEnabled()
+    assert w.regenerate_with_model()
+    menu = w.transcript._menu
+    assert menu.isVisible() and len(menu.actions()) == len(w.model_picker.choices)
+    expected = w.chat.regen.model_choices()[-1][1]  # the menu's last entry
+    driver.fake.script("Picked from the palette.")
+    menu.actions()[-1].trigger()
+    _answered(driver, w, "Picked from the palette.")
+    assert w.chat.turns[-1].model == expected
+
+
+def test_nothing_to_regenerate_in_a_new_chat(driver: Any) -> None:
+    w = driver.configured()
+    assert w.chat.session_id is None
+    assert w.regenerate_reply() is False
+    assert w.regenerate_with_model() is False
+    assert not driver.fake.model_requests
