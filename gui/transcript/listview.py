@@ -367,6 +367,11 @@ class TranscriptListView(QListView):
     def dataChanged(self, top_left: Index, bottom_right: Index, roles: list[int] = ()) -> None:  # noqa: N802, B006
         self._rows.invalidate(top_left.row(), bottom_right.row())
         QAbstractItemView.dataChanged(self, top_left, bottom_right, list(roles))
+        if self._stick and bottom_right.row() == len(self._rows) - 1 and self.isVisible():
+            # A streaming reply grew at the bottom: measure it and scroll now, so the
+            # next paint shows it in place once (measuring while painting moved the
+            # view under the paint and cost a second full repaint per update).
+            self.settle()
 
     def visualRect(self, index: Index) -> QRect:  # noqa: N802
         row = index.row()
