@@ -37,6 +37,7 @@ from PySide6.QtGui import QDesktopServices
 from core.content import Turn
 from core.errors import ParleyError
 from core.store.errors import SessionNotFound
+from gui.chat_attach import ChatAttachments
 from gui.chat_edit import ChatEditor
 from gui.chat_regenerate import ChatRegenerate
 from gui.chat_run import LAST_SESSION_KEY, ChatRuns
@@ -84,6 +85,7 @@ class ChatController:
         self._draft_timer.timeout.connect(self._save_draft_soon)
         self._loading_draft = False
         self.runs = ChatRuns(window, self)
+        self.attachments = ChatAttachments(window, self)
         self.editor = ChatEditor(window, self)
         self.organizer = Organizer(window, self)
         self.regen = ChatRegenerate(window, self)
@@ -322,6 +324,7 @@ class ChatController:
             self.w.composer.set_text(draft)
         finally:
             self._loading_draft = False
+        self.attachments.refresh()  # the tray shows this chat's pending files
         busy = self.runs.running(self.session_id)
         self.w.composer_bar.set_busy(busy)
         self.w.transcript.set_busy(busy)

@@ -14,8 +14,9 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from core.content import TextBlock, Turn, now_ms
+from core.content import Block, TextBlock, Turn, now_ms
 from core.errors import ParleyError
+from gui.chat_attach import Taken
 
 if TYPE_CHECKING:
     from core.regenerate import ReplySetAside
@@ -51,31 +52,61 @@ class ChatRuns:
             timer.activity(sid)
 
     def send_from_composer(self) -> bool:
-        """Send the composer's text (Enter). Always consumes the key."""
+        """Send the composer's text and the chat's attached files (Enter). Always consumes
+        the key.
+
+        A message may be files only, or files and text (the files' blocks come
+        first, then the text). An edit of the last message sends its text only;
+        files attached meanwhile stay in the tray for the next message.
+        """
         text = self.w.composer.text()
-        if not text.strip() or self.chat.runner is None or self.running(self.chat.session_id):
+        files = self.chat.attachments
+        editing, sid = self.chat.editor.editing, self.chat.session_id
+        has_files = editing is None and files.has_pending()
+        if not (text.strip() or has_files) or self.chat.runner is None or self.running(sid):
             return True  # keep the text: nothing to send, or not ready / busy yet
         model = self.chat.current_model()
         if model is None:
             self.w.show_problem(ParleyError("Choose a model first (the menu at the top)."))
             return True
-        editing, sid = self.chat.editor.editing, self.chat.session_id
+        if has_files and not files.ready_to_send(model):
+            return True  # a file is still being read, or over the model's limits (it says)
         self.chat.editor.set_editing(None)
         self.w.composer.clear()
         self.chat.drafts.typed(self.chat.session_id, "")
         if editing is not None and sid is not None:
             self.w.tasks.spawn(self.chat.editor.send_edit(sid, editing, text, model), name="edit")
         else:
-            self.w.tasks.spawn(self._send(text, model), name="send")
+            self.w.tasks.spawn(self._send(text, model, files.take()), name="send")
         return True
 
-    async def _send(self, text: str, model: str) -> None:
+    async def _send(self, text: str, model: str, files: Taken | None = None) -> None:
+        """Send ``files`` then ``text`` (either may be empty) as one user turn.
+
+        Nothing sent (no session, or the run did not start): the text goes back
+        to the composer and the files to their chat's tray.
+        """
+        blocks: list[Block] = []
+        if files is not None and files.items:  # base64 of big files: off the GUI thread
+            blocks = await asyncio.to_thread(lambda: files.blocks)
+        if text.strip():
+            blocks.append(TextBlock(text))
+        old = self.chat.session_id
         try:
             sid = await self._session_for_send(model)
         except ParleyError:
             self.give_back(text)
+            if files is not None:
+                self.chat.attachments.give_back(files)
             raise
-        await self.run(sid, "send", [TextBlock(text)], model, text)
+        if old is None and self.chat.session_id == sid:
+            self.chat.attachments.moved(None, sid)  # files attached while it was created
+        try:
+            await self.run(sid, "send", blocks, model, text)
+        except ParleyError:
+            if files is not None:
+                self.chat.attachments.give_back(Taken(sid, files.items))
+            raise
 
     async def _session_for_send(self, model: str) -> str:
         """The open chat's id; a new chat gets its session row now (in its space)."""
@@ -120,7 +151,7 @@ class ChatRuns:
         self.w.sidebar.model.set_running(sid, True)
         started = False
 
-        def on_event(ev: RunEvent) -> None:
+        def on_event(ev: RunEvent | ReplySetAside) -> None:
             nonlocal started
             started = True
             self._on_event(ev)

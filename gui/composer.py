@@ -4,8 +4,15 @@
 (Enter sends, Shift+Enter adds a line, Esc stops, Up in an empty box edits
 the last message) come from :func:`gui.actions.composer_keymap`; the
 composer only reports which action a key means, through ``on_action``.
-:class:`ComposerBar` frames it with the Send/Stop button, a banner shown
+:class:`ComposerBar` frames it with the Send/Stop button, an Attach button,
+the tray of files waiting to be sent (:mod:`gui.attach_tray`), a banner shown
 while editing the last message, and a one-line hint.
+
+Files come in by drag and drop (anywhere on the bar; :class:`DropTarget`
+extends that to other widgets) and by paste: Ctrl+V with copied files pastes
+them as attachments, with an image alone (a screenshot) pastes the image, and
+with text pastes the text. The bar only reports them (``files_given``,
+``image_given``); :class:`gui.chat_attach.ChatAttachments` reads them.
 """
 
 from __future__ import annotations
@@ -13,8 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QTextOption
+from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, Qt, Signal
+from PySide6.QtGui import (
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QImage,
+    QKeyEvent,
+    QTextOption,
+)
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -28,8 +42,91 @@ from PySide6.QtWidgets import (
 
 from gui import actions, appearance
 from gui.actions import Action
+from gui.attach_tray import AttachTray
 
 MAX_LINES = 12
+
+
+def local_files(mime: QMimeData | None) -> list[str]:
+    """The local file paths a drag or a paste carries (URLs of other kinds are left out)."""
+    if mime is None or not mime.hasUrls():
+        return []
+    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile()]
+
+
+def pasted_image(mime: QMimeData | None) -> QImage | None:
+    """The image a drag or a paste carries, when it carries no text and no files.
+
+    Copying cells of a spreadsheet puts both their text and a picture of them
+    on the clipboard: the text wins, as in other chat apps.
+    """
+    if mime is None or not mime.hasImage() or mime.hasText() or local_files(mime):
+        return None
+    image = mime.imageData()
+    return image if isinstance(image, QImage) and not image.isNull() else None
+
+
+def carries_files(mime: QMimeData | None) -> bool:
+    """True when a drag or a paste would attach files (or an image) rather than type text."""
+    return bool(local_files(mime)) or pasted_image(mime) is not None
+
+
+class DropTarget(QObject):
+    """Lets a widget take dropped files and images, and shows where they will land.
+
+    Installed as an event filter on ``widget`` (which then accepts drops):
+    a drag carrying local files or an image is accepted, ``highlight`` gets
+    the ``dropping`` property while it hovers (the style sheet draws it),
+    and the drop calls ``on_files(paths)`` or ``on_image(QImage)``. Drags of
+    anything else are left to the widget.
+    """
+
+    def __init__(self, widget: QWidget, on_files: Callable[[list[str]], Any],
+                 on_image: Callable[[QImage], Any], highlight: QWidget | None = None) -> None:
+        super().__init__(widget)
+        self.on_files, self.on_image = on_files, on_image
+        self.highlight = highlight
+        widget.setAcceptDrops(True)
+        widget.installEventFilter(self)
+
+    def eventFilter(self, _obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        kind = event.type()
+        if kind in (QEvent.Type.DragEnter, QEvent.Type.DragMove):
+            assert isinstance(event, QDragMoveEvent)  # QDragEnterEvent derives from it
+            if not carries_files(event.mimeData()):
+                return False
+            event.acceptProposedAction()
+            self.show_hover(True)
+            return True
+        if kind == QEvent.Type.DragLeave:
+            self.show_hover(False)
+            return False
+        if kind == QEvent.Type.Drop:
+            assert isinstance(event, QDropEvent)
+            self.show_hover(False)
+            return self.take(event)
+        return False
+
+    def take(self, event: QDropEvent) -> bool:
+        """Hand a drop's files or image over; False when it carries neither."""
+        mime = event.mimeData()
+        files, image = local_files(mime), pasted_image(mime)
+        if not files and image is None:
+            return False
+        event.acceptProposedAction()
+        if files:
+            self.on_files(files)
+        elif image is not None:
+            self.on_image(image)
+        return True
+
+    def show_hover(self, on: bool) -> None:
+        """Mark ``highlight`` as the place the files will land (or not any more)."""
+        w = self.highlight
+        if w is not None and bool(w.property("dropping")) != on:
+            w.setProperty("dropping", on)
+            w.style().unpolish(w)
+            w.style().polish(w)
 
 
 class Composer(QPlainTextEdit):
@@ -38,7 +135,14 @@ class Composer(QPlainTextEdit):
     Attributes:
         on_action: called with the :class:`Action` a key press means; when it
             returns False the key goes to the editor as usual.
+
+    Signals:
+        files_given(list): local file paths were dropped or pasted.
+        image_given(QImage): an image (no text, no file) was dropped or pasted.
     """
+
+    files_given = Signal(list)
+    image_given = Signal(QImage)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -74,6 +178,51 @@ class Composer(QPlainTextEdit):
             return
         super().keyPressEvent(event)
 
+    # -- paste and drop: files and images become attachments ----------------
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:  # noqa: N802 (Qt name)
+        return carries_files(source) or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802
+        files, image = local_files(source), pasted_image(source)
+        if files:
+            self.files_given.emit(files)
+        elif image is not None:
+            self.image_given.emit(image)
+        else:
+            super().insertFromMimeData(source)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
+        if carries_files(event.mimeData()):
+            event.acceptProposedAction()
+            self._hover(True)
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:  # noqa: N802
+        if carries_files(event.mimeData()):
+            event.acceptProposedAction()  # no text cursor follows a file
+        else:
+            super().dragMoveEvent(event)
+
+    def dragLeaveEvent(self, event: Any) -> None:  # noqa: N802
+        self._hover(False)
+        super().dragLeaveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802
+        self._hover(False)
+        if carries_files(event.mimeData()):
+            event.acceptProposedAction()
+            self.insertFromMimeData(event.mimeData())
+        else:
+            super().dropEvent(event)
+
+    def _hover(self, on: bool) -> None:
+        bar = self.parent()
+        while bar is not None and not isinstance(bar, ComposerBar):
+            bar = bar.parent()
+        if isinstance(bar, ComposerBar):
+            bar.drop_target.show_hover(on)
+
     def _fit(self, *_args: object) -> None:
         line = self.fontMetrics().lineSpacing()
         lines = max(1, min(MAX_LINES, int(self.document().size().height())))
@@ -93,10 +242,19 @@ class ComposerBar(QWidget):
     Signals:
         send_clicked: the Send button was pressed.
         stop_clicked: the Stop button was pressed.
+        attach_clicked: the Attach (+) button was pressed.
+        files_given(list): local file paths were dropped on the bar or pasted.
+        image_given(QImage): an image was dropped on the bar or pasted.
+
+    Attributes:
+        tray: the pending files (:class:`gui.attach_tray.AttachTray`).
     """
 
     send_clicked = Signal()
     stop_clicked = Signal()
+    attach_clicked = Signal()
+    files_given = Signal(list)
+    image_given = Signal(QImage)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -118,15 +276,29 @@ class ComposerBar(QWidget):
         self.button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.button.clicked.connect(self._clicked)
 
+        self.attach_button = QToolButton(self.frame)
+        self.attach_button.setObjectName("AttachButton")
+        self.attach_button.setText("+")
+        self.attach_button.setFixedSize(30, 30)
+        self.attach_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.attach_button.setAccessibleName("Attach files")
+        self.attach_button.setToolTip("Attach images, PDFs or text files (Ctrl+O)")
+        self.attach_button.clicked.connect(self.attach_clicked)
+
+        self.tray = AttachTray(self.frame)
+        self.tray.changed.connect(self._refresh_button)
+
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(8)
+        row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.editor, 1, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
         inner = QVBoxLayout(self.frame)
-        inner.setContentsMargins(16, 10, 10, 10)
-        inner.setSpacing(6)
+        inner.setContentsMargins(10, 10, 10, 10)
+        inner.setSpacing(8)
         inner.addWidget(self.banner)
+        inner.addWidget(self.tray)
         inner.addLayout(row)
 
         self.hint = QLabel("Enter to send  ·  Shift+Enter for a new line  ·  Esc to stop", self)
@@ -139,6 +311,10 @@ class ComposerBar(QWidget):
         outer.addWidget(self.hint)
 
         self.editor.textChanged.connect(self._refresh_button)
+        self.editor.files_given.connect(self.files_given)
+        self.editor.image_given.connect(self.image_given)
+        self.drop_target = DropTarget(self, self.files_given.emit, self.image_given.emit,
+                                      highlight=self.frame)
         self._refresh_button()
 
     @property
@@ -167,7 +343,7 @@ class ComposerBar(QWidget):
             self.button.setIcon(appearance.icon("send", t.accent_text, 18))
             self.button.setToolTip("Send (Enter)")
             self.button.setAccessibleName("Send")
-            self.button.setEnabled(bool(self.editor.text().strip()))
+            self.button.setEnabled(bool(self.editor.text().strip()) or self.tray.count() > 0)
         self.button.setProperty("busy", self._busy)
         self.button.style().unpolish(self.button)
         self.button.style().polish(self.button)
