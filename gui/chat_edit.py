@@ -11,15 +11,18 @@ its progress shows in the status bar.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QLabel, QProgressBar
 
-from core.content import TextBlock, Turn
+from core.attachments import parse_text_file
+from core.content import Block, DocumentBlock, ImageBlock, TextBlock, Turn
 from core.errors import ParleyError
 
 if TYPE_CHECKING:
+    from gui.chat_attach import Taken
     from gui.chat_controller import ChatController
     from gui.main_window import MainWindow
 
@@ -38,6 +41,23 @@ STAGES = {
     "summarizing-separately": "Compacting: writing a summary (separate request)…",
     "saving": "Compacting: saving the summary…",
 }
+
+
+def _is_file(block: object) -> bool:
+    """An attached file: an image, a document, or a text file's block."""
+    if isinstance(block, TextBlock):
+        return parse_text_file(block) is not None
+    return isinstance(block, ImageBlock | DocumentBlock)
+
+
+def typed_text(turn: Turn) -> str:
+    """What the person typed in a message (its text blocks without attached text files)."""
+    return "".join(b.text for b in turn.blocks if isinstance(b, TextBlock) and not _is_file(b))
+
+
+def attached_blocks(turn: Turn) -> list[Block]:
+    """The files attached to a message (kept when the message is edited)."""
+    return [b for b in turn.blocks if _is_file(b)]
 
 
 class ChatEditor:
@@ -72,7 +92,7 @@ class ChatEditor:
         """Up in an empty composer: bring back the last user message to edit and resend."""
         if self.w.composer.text() or self.chat.runs.running(self.chat.session_id):
             return False
-        last = next((t for t in reversed(self.chat.turns) if t.role == "user" and t.text()),
+        last = next((t for t in reversed(self.chat.turns) if t.role == "user" and typed_text(t)),
                     None)
         if last is None:
             return False
@@ -88,7 +108,7 @@ class ChatEditor:
 
     def _begin(self, turn: Turn) -> None:
         self.set_editing(turn)
-        self.w.composer.set_text(turn.text())
+        self.w.composer.set_text(typed_text(turn))
         self.w.composer.setFocus()
         self.chat.runs.activity(self.chat.session_id)
 
@@ -100,19 +120,31 @@ class ChatEditor:
         self.w.composer.clear()
         return True
 
-    async def send_edit(self, sid: str, turn: Turn, text: str, model: str) -> None:
+    async def send_edit(self, sid: str, turn: Turn, text: str, model: str,
+                        files: Taken | None = None) -> None:
         """Send an edited message: it goes to a new fork, which opens and is answered.
 
+        The edited message keeps the files the original had (images, PDFs, text
+        files), then the files attached while editing (``files``), then the new text.
+
         Raises:
-            ParleyError: the fork could not be made (the text goes back to the composer).
+            ParleyError: the fork could not be made (the text goes back to the
+                composer, ``files`` to the tray).
         """
         from core.edit import edit_and_fork
 
         self.chat.runs.activity(sid)
+        blocks = attached_blocks(turn)
+        if files is not None and files.items:
+            blocks += await asyncio.to_thread(lambda: files.blocks)
+        if text.strip():
+            blocks.append(TextBlock(text))
         try:
-            fork = await edit_and_fork(self.chat.store, sid, turn.id, [TextBlock(text)])
+            fork = await edit_and_fork(self.chat.store, sid, turn.id, blocks)
         except ParleyError:
             self.chat.runs.give_back(text)
+            if files is not None:
+                self.chat.attachments.give_back(files)
             raise
         await self.chat.show_fork(fork)
         await self.chat.runs.run(fork.id, "retry", None, model, None)

@@ -56,13 +56,13 @@ class ChatRuns:
         the key.
 
         A message may be files only, or files and text (the files' blocks come
-        first, then the text). An edit of the last message sends its text only;
-        files attached meanwhile stay in the tray for the next message.
+        first, then the text). An edited message keeps its files and gets the
+        ones attached while editing.
         """
         text = self.w.composer.text()
         files = self.chat.attachments
         editing, sid = self.chat.editor.editing, self.chat.session_id
-        has_files = editing is None and files.has_pending()
+        has_files = files.has_pending()
         if not (text.strip() or has_files) or self.chat.runner is None or self.running(sid):
             return True  # keep the text: nothing to send, or not ready / busy yet
         model = self.chat.current_model()
@@ -75,7 +75,8 @@ class ChatRuns:
         self.w.composer.clear()
         self.chat.drafts.typed(self.chat.session_id, "")
         if editing is not None and sid is not None:
-            self.w.tasks.spawn(self.chat.editor.send_edit(sid, editing, text, model), name="edit")
+            self.w.tasks.spawn(self.chat.editor.send_edit(sid, editing, text, model,
+                                                          files.take()), name="edit")
         else:
             self.w.tasks.spawn(self._send(text, model, files.take()), name="send")
         return True

@@ -408,3 +408,37 @@ def test_a_pdf_is_refused_for_a_server_that_reads_none(driver, fake_provider, tm
     driver.until(lambda: shown and w.tasks.pending == 0)
     assert "“report.pdf” can't be sent to this OpenAI-compatible server" in shown[0].message
     assert w.chat.attachments.pending() == []
+
+
+def test_editing_a_message_keeps_its_files_and_adds_new_ones(driver, fake_provider, tmp_path):
+    w = driver.configured()
+    image = png(tmp_path / "first.png")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("line one\nline two\n", encoding="utf-8")
+    assert drop(w.composer, [image, notes])
+    settled(driver, w, 2)
+    fake_provider.script("Seen.")
+    driver.send("Describe them", wait=True)
+    original_sid = w.chat.session_id
+
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Up)  # edit the last message
+    assert w.chat.editor.editing is not None
+    assert w.composer.text() == "Describe them"  # the typed text only, not the file's
+    second = png(tmp_path / "second.png", color="#3c7fc1")
+    assert drop(w.composer, [second])
+    settled(driver, w, 1)
+    w.composer.set_text("Compare them")
+    fake_provider.script("Compared.")
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+    driver.until(lambda: w.chat.session_id != original_sid and driver.last_text() == "Compared."
+                 and not w.composer_bar.busy and w.tasks.pending == 0, timeout=10)
+
+    content = last_user_content(fake_provider)
+    assert [c["type"] for c in content] == ["image", "text", "image", "text"]
+    assert content[0]["source"]["data"] == b64(image)
+    assert content[1]["text"].startswith("File: notes.txt")
+    assert content[2]["source"]["data"] == b64(second)
+    assert content[3]["text"] == "Compare them"
+    original = driver.run(w.store.get_turns(original_sid))
+    assert original[0].text().endswith("Describe them")  # the original is unchanged
+    assert w.chat.attachments.pending() == []
