@@ -5,9 +5,9 @@ The window is built from cheap widgets only, so it can be shown at once;
 thread and fills the window. Everything a person does with chats (open, send,
 stop, retry, drafts …) is in :class:`gui.chat_controller.ChatController`
 (spaces and housekeeping in ``gui.sidebar.organize``, edits, forks and
-compaction in ``gui.chat_edit``); this module owns the layout, the window
-methods the actions call (``gui.actions``), start-up (recovery after a crash,
-a damaged file), window geometry and shutdown.
+compaction in ``gui.chat_edit``); the methods the actions call are in
+``gui.window_commands``. This module owns the layout, start-up (recovery
+after a crash, a damaged file), window geometry and shutdown.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from gui.composer import ComposerBar
 from gui.context_meter import ContextMeter
 from gui.model_picker import ModelPicker
 from gui.sidebar import Sidebar
-from gui.sidebar.model import KIND
 from gui.undo import Toast, UndoManager
+from gui.window_commands import WindowCommands
 
 if TYPE_CHECKING:
     from gui.chat_controller import ChatController
@@ -73,7 +73,7 @@ class _FirstPaint(QObject):
         return False
 
 
-class MainWindow(QMainWindow):
+class MainWindow(QMainWindow, WindowCommands):
     """Parley's window.
 
     Args:
@@ -352,163 +352,6 @@ class MainWindow(QMainWindow):
         geometry = bytes(self.saveGeometry().toBase64().data()).decode()
         await self.store.set_state(GEOMETRY_KEY, geometry)
         await self.store.set_state(SPLITTER_KEY, self.splitter.sizes())
-
-    # -- action handlers (see gui/actions.py) -----------------------------
-    def _chat_call(self, name: str, *args: Any) -> Any:
-        """Call ``name`` (a dotted path from the controller) when the chat page is up."""
-        if self.chat is None or self.stack.currentWidget() is not self.chat_page:
-            return False
-        target: Any = self.chat
-        for part in name.split("."):
-            target = getattr(target, part)
-        return target(*args)
-
-    def new_session(self) -> Any:
-        return self._chat_call("new_session")
-
-    def _space_row_focused(self) -> bool:
-        """True when the chat list has focus on a space heading (F2, Delete act on it)."""
-        tree = self.sidebar.tree
-        return tree.hasFocus() and tree.currentIndex().data(KIND) == "space"
-
-    def rename_session(self) -> Any:
-        """F2: rename the open chat (or the focused space heading)."""
-        if self._space_row_focused():
-            return self._chat_call("organizer.rename_space")
-        return self._chat_call("organizer.rename_session")
-
-    rename_current_session = rename_session
-
-    def delete_current_session(self) -> Any:
-        """Delete the open chat (or the focused space heading), after asking."""
-        if self._space_row_focused():
-            return self._chat_call("organizer.delete_space")
-        return self._chat_call("organizer.delete_session")
-
-    def pin_session(self) -> Any:
-        return self._chat_call("organizer.pin_session")
-
-    def archive_session(self) -> Any:
-        return self._chat_call("organizer.archive_session")
-
-    def move_session_to_space(self) -> Any:
-        return self._chat_call("organizer.move_session")
-
-    def toggle_archived_visible(self) -> None:
-        self.sidebar.set_show_archived(not self.sidebar.show_archived)
-
-    def new_space(self) -> Any:
-        return self._chat_call("organizer.new_space")
-
-    def rename_space(self) -> Any:
-        return self._chat_call("organizer.rename_space")
-
-    def edit_space(self) -> Any:
-        return self._chat_call("organizer.edit_space")
-
-    def delete_space(self) -> Any:
-        return self._chat_call("organizer.delete_space")
-
-    def open_session(self, session_id: str) -> Any:
-        return self._chat_call("open_session", session_id)
-
-    def open_session_at(self, session_id: str, turn_id: str | None,
-                        highlight: str | None = None) -> Any:
-        """Open a chat scrolled to a message with ``highlight`` marked (reads further
-        back than the last turns when the message is older)."""
-        return self._chat_call("open_at", session_id, turn_id, highlight)
-
-    def step_session(self, delta: int) -> Any:
-        return self._chat_call("step_session", delta)
-
-    def goto_session(self, n: int) -> Any:
-        return self._chat_call("goto_session", n)
-
-    def send_from_composer(self) -> Any:
-        return self._chat_call("runs.send_from_composer")
-
-    def stop_run(self) -> Any:
-        return self._chat_call("runs.stop")
-
-    def retry_run(self) -> Any:
-        return self._chat_call("runs.retry")
-
-    def regenerate_reply(self, model_ref: str | None = None) -> Any:
-        """Answer the last message again (with ``model_ref``, default the chat's model);
-        the current answer is kept as a fork."""
-        return self._chat_call("regen.regenerate", model_ref)
-
-    def regenerate_with_model(self) -> Any:
-        """Pick a model, then regenerate the last reply with it."""
-        return self._chat_call("regen.pick_model")
-
-    def attach_files(self) -> Any:
-        """Ctrl+O: choose files to attach to the message being written."""
-        return self._chat_call("attachments.open_dialog")
-
-    def edit_last_message(self) -> Any:
-        return self._chat_call("editor.edit_last")
-
-    def fork_at_focused_message(self) -> Any:
-        return self._chat_call("editor.fork_at_focused")
-
-    def compact_now(self) -> Any:
-        return self._chat_call("editor.compact_now")
-
-    def refresh_system_prompt(self) -> None:
-        """Make the open chat's next request carry its space's current memory and skills
-        (``ChatRunner.refresh_system_prompt``); no-op without an open saved chat."""
-        if self.runner is not None and self.session_id is not None:
-            self.tasks.spawn(self.runner.refresh_system_prompt(self.session_id),
-                             name="refresh-system-prompt")
-
-    def open_search(self) -> bool:
-        """Show the search popup over the window (search every chat as you type)."""
-        from gui.search import open_search
-
-        return open_search(self)
-
-    def export_session(self, session_id: str | None = None) -> bool:
-        """Save a chat (default: the open one) as Markdown or JSON; asks where."""
-        from gui.export_dialog import export_chat
-
-        return export_chat(self, session_id)
-
-    def import_conversation(self) -> bool:
-        """Import a conversation file (Parley, Anthropic or OpenAI JSON) as a new chat."""
-        from gui.export_dialog import import_chat
-
-        return import_chat(self)
-
-    def open_settings(self) -> Any:
-        """Settings (non-modal; changes apply at once)."""
-        if self.store is None or self.hub is None:
-            return None
-        from gui.settings_dialog import SettingsDialog
-
-        dlg = SettingsDialog(self.store, self.hub, parent=self)
-        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dlg.open()
-        return dlg
-
-    def focus_composer(self) -> None:
-        self.composer.setFocus(Qt.FocusReason.ShortcutFocusReason)
-
-    def focus_transcript(self) -> None:
-        if self.transcript is not None:
-            self.transcript.setFocus(Qt.FocusReason.ShortcutFocusReason)
-
-    def focus_sidebar(self) -> None:
-        self.sidebar.setVisible(True)
-        self.sidebar.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
-
-    def toggle_sidebar(self) -> None:
-        self.sidebar.setVisible(not self.sidebar.isVisible())
-
-    @property
-    def session_id(self) -> str | None:
-        """The open session's id (None for a new chat not yet sent)."""
-        return self.chat.session_id if self.chat else None
 
     # -- problems ---------------------------------------------------------
     def show_problem(self, error: ParleyError) -> None:
