@@ -11,7 +11,7 @@ from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement, Select
 
 from core.content import Usage, new_id, now_ms
-from core.store import spaces
+from core.store import settings_repo, spaces
 from core.store.errors import SessionNotFound
 from core.store.models import Session, TitleSource
 from core.store.schema import DEFAULT_SPACE_ID
@@ -218,6 +218,7 @@ def move(con: Connection, session_id: str, space_id: str) -> Session:
 
 def delete_session(con: Connection, session_id: str) -> None:
     require(con, session_id)
+    settings_repo.forget_owners(con, "SELECT :sid", {"sid": session_id})
     con.execute(delete(S).where(S.c.id == session_id))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Table, delete, select
+from sqlalchemy import Table, delete, select, text
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.engine import Connection
 
@@ -41,3 +41,28 @@ def put(con: Connection, table: Table, key: str, value: Any) -> None:
 
 def get_all(con: Connection, table: Table) -> dict[str, Any]:
     return {r.key: json.loads(r.value) for r in con.execute(select(table.c.key, table.c.value))}
+
+
+_FORGET = (
+    "DELETE FROM app_state WHERE instr(key, ':') > 0 "
+    "AND substr(key, instr(key, ':') + 1) IN ({ids})"
+)
+
+
+def forget_owners(con: Connection, ids_sql: str, params: dict[str, Any]) -> int:
+    """Delete the ``app_state`` rows of deleted sessions or spaces.
+
+    Per-session and per-space state is keyed ``<kind>:<id>`` (``draft:``,
+    ``frozen_prompt:``, ``tools_enabled:``, ``memory:`` …); a row whose id
+    part is one of the ids selected by ``ids_sql`` goes. Run it in the
+    transaction that deletes them, before the delete.
+
+    Args:
+        con: a connection in a write transaction.
+        ids_sql: a SELECT of one column of ids, e.g. ``SELECT :sid``.
+        params: its bound parameters.
+
+    Returns:
+        How many rows were deleted.
+    """
+    return int(con.execute(text(_FORGET.format(ids=ids_sql)), params).rowcount or 0)

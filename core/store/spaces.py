@@ -6,6 +6,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Connection, Row
 
 from core.content import new_id, now_ms
+from core.store import settings_repo
 from core.store.errors import (
     CannotDeleteDefaultSpace,
     EmptyName,
@@ -131,7 +132,11 @@ def delete_space(con: Connection, space_id: str, delete_sessions: bool) -> None:
     if space_id == DEFAULT_SPACE_ID:
         raise CannotDeleteDefaultSpace()
     get(con, space_id)
+    settings_repo.forget_owners(con, "SELECT :space", {"space": space_id})
     if delete_sessions:
+        settings_repo.forget_owners(
+            con, "SELECT id FROM sessions WHERE space_id = :space", {"space": space_id}
+        )
         con.execute(delete(S).where(S.c.space_id == space_id))
     else:
         con.execute(update(S).where(S.c.space_id == space_id).values(space_id=DEFAULT_SPACE_ID))

@@ -241,3 +241,26 @@ def test_meta_unknown_keys_are_kept(store):
     con.close()
     assert store.get_session(s.id).meta == {"futureKey": [1, 2], "x": "y"}
     assert store.rename_session(s.id, "t").meta == {"futureKey": [1, 2], "x": "y"}
+
+
+def test_deleting_sessions_and_spaces_forgets_their_app_state(store):
+    work = store.create_space("Work")
+    a = store.create_session(space_id=work.id)
+    b = store.create_session(space_id=work.id)
+    other = store.create_session()
+    for owner in (a.id, b.id, other.id):
+        store.set_state(f"draft:{owner}", "half a thought")
+        store.set_state(f"frozen_prompt:{owner}", "system")
+    store.set_state(f"memory:{work.id}", "likes tea")
+    store.set_state("session.last", a.id)  # a value naming it, not a key: kept
+
+    store.delete_session(a.id)
+    assert store.get_state(f"draft:{a.id}") is None
+    assert store.get_state(f"frozen_prompt:{a.id}") is None
+    assert store.get_state(f"draft:{b.id}") == "half a thought"
+
+    store.delete_space(work.id, delete_sessions=True)
+    assert store.get_state(f"draft:{b.id}") is None
+    assert store.get_state(f"memory:{work.id}") is None
+    assert store.get_state(f"draft:{other.id}") == "half a thought"
+    assert store.get_state("session.last") == a.id
