@@ -40,6 +40,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPai
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
+    QLabel,
     QLineEdit,
     QListView,
     QStyle,
@@ -201,12 +202,20 @@ class CommandPalette(QFrame):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.setSpacing(4)
+        self.note = QLabel(self)  # why nothing is listed: no match, or a query not searchable
+        self.note.setObjectName("PaletteNote")
+        self.note.setAccessibleName("No results")
+        self.note.setWordWrap(True)
+        self.note.setContentsMargins(10, 6, 10, 8)
+        self.note.hide()
         lay.addWidget(self.input)
         lay.addWidget(self.list)
+        lay.addWidget(self.note)
         self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._search_messages)
         self._search_gen = 0
         self._hits: list[Entry] = []
+        self._search_problem = ""  # the message of a query the search cannot read
         self._return_to: QWidget | None = None
         self.input.textChanged.connect(self._typed)
         self.input.installEventFilter(self)
@@ -249,7 +258,10 @@ class CommandPalette(QFrame):
         w = self.window_
         width = min(WIDTH, max(320, w.width() - 40))
         rows = min(VISIBLE_ROWS, max(1, self.model.rowCount()))
-        height = self.input.sizeHint().height() + rows * ROW_H + 22
+        self.list.setVisible(self.model.rowCount() > 0 or not self.note.isVisibleTo(self))
+        noted = self.note.isVisibleTo(self)
+        body = self.note.heightForWidth(width - 12) if noted else rows * ROW_H
+        height = self.input.sizeHint().height() + body + 22
         top = 56
         bar = getattr(w, "menuBar", None)
         if callable(bar) and bar().isVisible():
@@ -278,6 +290,7 @@ class CommandPalette(QFrame):
 
     def _typed(self, _text: str) -> None:
         self._hits = []
+        self._search_problem = ""
         self._search_gen += 1
         self._refresh()
         self._place()
@@ -300,7 +313,19 @@ class CommandPalette(QFrame):
         self.model.set_entries(rows)
         if rows:
             self.list.setCurrentIndex(self.model.index(0))
+        self._show_note(query.strip(), bool(rows))
         self._describe()
+
+    def _show_note(self, query: str, listed: bool) -> None:
+        """Say why nothing is listed for a typed query (the search's own message when it
+        could not read the query)."""
+        if listed or not query:
+            self.note.hide()
+            return
+        self.note.setText(self._search_problem or
+                          f"No commands, chats or messages match “{query}”.")
+        self.note.setStyleSheet(f"color: {appearance.current().muted};")
+        self.note.show()
 
     def _search_messages(self) -> None:
         query = self.input.text().strip()
@@ -314,8 +339,12 @@ class CommandPalette(QFrame):
     async def _search(self, store: Any, query: str, gen: int) -> None:
         try:
             hits = await store.search(query, limit=MAX_MESSAGES * 2)
-        except ParleyError as exc:  # a query the index cannot read: show no hits
+        except ParleyError as exc:  # a query the index cannot read: say why, list no hits
             log.info("palette search %r: %s", query, exc)
+            if gen == self._search_gen and self.isVisible():
+                self._search_problem = exc.message
+                self._refresh()
+                self._place()
             return
         if gen != self._search_gen or not self.isVisible():
             return

@@ -201,3 +201,26 @@ def test_every_control_of_the_palette_help_and_keyboard_page_has_a_name(window, 
             if isinstance(child, kinds) and child.isVisibleTo(root) and \
                     not isinstance(child.parent(), QAbstractItemView):
                 assert child.accessibleName(), f"{type(child).__name__} in {type(root).__name__}"
+
+
+def test_palette_says_why_nothing_is_listed(driver, fake_provider, qtbot):
+    w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-test",
+                         "ANTHROPIC_BASE_URL": fake_provider.anthropic_base_url})
+    driver.send("a message about teapots", wait=True)
+    w.composer.setFocus()
+    qtbot.keyClick(w.composer, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    palette = w.command_palette
+    assert not palette.note.isVisible()
+
+    qtbot.keyClicks(palette.input, "zqxjv")  # matches nothing at all
+    driver.until(lambda: palette.note.isVisible())
+    assert palette.entries() == [] and not palette.list.isVisible()
+    assert "No commands, chats or messages match “zqxjv”" in palette.note.text()
+
+    palette.input.setText("?!…")  # no word the search can read: it says so
+    driver.until(lambda: palette.note.isVisible() and "match" not in palette.note.text())
+    assert palette.note.text()  # the search's own explanation
+
+    palette.input.setText("teapots")  # a hit: the list is back, the note gone
+    driver.until(lambda: any(e.kind == "message" for e in palette.entries()))
+    assert palette.list.isVisible() and not palette.note.isVisible()
