@@ -317,8 +317,11 @@ def from_bytes(data: bytes, name: str) -> Attachment:
 
 
 def size_text(n: int) -> str:
-    """A size for messages: "5.3 MB" (MB = 1024² bytes, as the APIs count) or "12 KB"."""
-    return f"{n / MB:.1f} MB" if n >= MB // 10 else f"{max(1, round(n / 1024))} KB"
+    """A size for messages: "5.3 MB" (MB = 1024² bytes, as the APIs count), "12 KB" or
+    "56 B"."""
+    if n < 1024:
+        return f"{n} B"
+    return f"{n / MB:.1f} MB" if n >= MB // 10 else f"{round(n / 1024)} KB"
 
 
 # --- text files -------------------------------------------------------------

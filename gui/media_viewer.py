@@ -1,10 +1,11 @@
 """Opening an attachment full size: an image in a viewer window, a document in its app.
 
 A click on a thumbnail in the transcript opens :class:`ImageViewer` (the
-image fitted to the window, 100% when it fits; Save As…, Open in another
-app, Esc closes). A click on a document chip (a PDF) writes its bytes to
+image fitted to the window, 100% when it fits; Save As…; Esc closes). A
+click on a document chip (a PDF) writes its bytes to
 ``<data folder>/opened/<sha256 prefix>/<name>`` and opens that file with the
-system's default app (``QDesktopServices.openUrl``). The bytes come from the
+system's default app (``QDesktopServices.openUrl``); where no app takes it,
+Parley says so and offers to save it. The bytes come from the
 block (transcript turns are hydrated) or, when it holds only its
 ``attachment_id``, from the store (``attachment_data``).
 """
@@ -13,17 +14,26 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QUrl
-from PySide6.QtGui import QDesktopServices, QGuiApplication, QImage, QPixmap, QResizeEvent
+from PySide6.QtGui import (
+    QDesktopServices,
+    QGuiApplication,
+    QImage,
+    QPixmap,
+    QResizeEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QMessageBox,
     QPushButton,
     QScrollArea,
     QVBoxLayout,
@@ -109,15 +119,51 @@ async def open_media(window: MainWindow, block: ImageBlock | DocumentBlock) -> A
         viewer.raise_()
         return viewer
     name = safe_name(block.name, block.media_type)
-    folder = paths.open_dir(window.home) / (block.attachment_id or "unsaved")[:16]
+    folder = paths.open_dir(window.home) / hashlib.sha256(data).hexdigest()[:16]
     path = folder / name
     try:
         folder.mkdir(exist_ok=True)
         path.write_bytes(data)
     except OSError as exc:
         raise MediaNotWritten(path, exc) from exc
-    QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+    if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
+        offer_save(window, data, name)
     return path
+
+
+def offer_save(parent: QWidget, data: bytes, name: str) -> Path | None:
+    """No app opened a file: say so and offer to save it somewhere (returns where)."""
+    if dialogs.answers:  # tests answer as a person would: a path to save to, or None
+        answer = dialogs.answers.popleft()
+        return save_bytes(parent, data, name, answer) if answer else None
+    box = QMessageBox(QMessageBox.Icon.Information, "Parley",
+                      f"No app on this computer opened “{name}”. You can save it and open "
+                      "it with an app of your choice.",
+                      QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Close, parent)
+    if box.exec() != QMessageBox.StandardButton.Save:
+        return None
+    return save_bytes(parent, data, name)
+
+
+def save_bytes(parent: QWidget, data: bytes, name: str, path: str | None = None
+               ) -> Path | None:
+    """Write an attachment's bytes to a file the person picks (or ``path``).
+
+    Returns:
+        The file written; None when the person cancelled or writing failed
+        (then a message says why).
+    """
+    if not path:
+        path, _ = QFileDialog.getSaveFileName(parent, "Save attachment", name)
+    if not path:
+        return None
+    target = Path(path)
+    try:
+        target.write_bytes(data)
+    except OSError as exc:
+        dialogs.show_problem(parent, "Parley", MediaNotWritten(target, exc).message)
+        return None
+    return target
 
 
 class ImageViewer(QDialog):
@@ -134,10 +180,10 @@ class ImageViewer(QDialog):
         self.label = QLabel(self)
         self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.label.setAccessibleName("Image")
-        self.scroll = QScrollArea(self)
-        self.scroll.setWidget(self.label)
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.area = QScrollArea(self)
+        self.area.setWidget(self.label)
+        self.area.setWidgetResizable(True)
+        self.area.setAlignment(Qt.AlignmentFlag.AlignCenter)
         save = QPushButton("Save As…", self)
         save.clicked.connect(self.save_as)
         close = QPushButton("Close", self)
@@ -148,10 +194,9 @@ class ImageViewer(QDialog):
         buttons.addWidget(save)
         buttons.addWidget(close)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.area, 1)
         layout.addLayout(buttons)
         self.resize(self._initial_size())
-        self._fit()
 
     def _initial_size(self) -> QSize:
         screen = QGuiApplication.primaryScreen()
@@ -164,7 +209,7 @@ class ImageViewer(QDialog):
         return self.label.pixmap().size()
 
     def _fit(self) -> None:
-        room = self.scroll.viewport().size() - QSize(4, 4)
+        room = self.area.viewport().size() - QSize(4, 4)
         pixmap = QPixmap.fromImage(self.image)
         if pixmap.width() > room.width() or pixmap.height() > room.height():
             pixmap = pixmap.scaled(room, Qt.AspectRatioMode.KeepAspectRatio,
@@ -175,21 +220,14 @@ class ImageViewer(QDialog):
         super().resizeEvent(event)
         self._fit()
 
-    def save_as(self, path: str | None = None) -> Path | None:
-        """Write the original bytes to a file the person picks (or ``path``).
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt name)
+        super().showEvent(event)
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()  # the scroll area gets its real size before the image is fitted
+        self._fit()
 
-        Returns:
-            The file written; None when the person cancelled or writing failed
-            (then a message says why).
-        """
-        if not path:
-            path, _ = QFileDialog.getSaveFileName(self, "Save image", self.name)
-        if not path:
-            return None
-        target = Path(path)
-        try:
-            target.write_bytes(self.data)
-        except OSError as exc:
-            dialogs.show_problem(self, "Parley", MediaNotWritten(target, exc).message)
-            return None
-        return target
+    def save_as(self, path: str | None = None) -> Path | None:
+        """Write the original bytes to a file the person picks (or ``path``); see
+        :func:`save_bytes`."""
+        return save_bytes(self, self.data, self.name, path)

@@ -103,7 +103,7 @@ class TranscriptListView(QListView):
         self._stick = True
         self._adjusting = False
         self._painting = False
-        self._press: tuple[int, str] | None = None
+        self._press: tuple[int, str, object] | None = None
         self._footer: QWidget | None = None
         self._place: tuple[str | None, str | None, int] = (None, None, 0)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
@@ -553,7 +553,7 @@ class TranscriptListView(QListView):
         index, hit = self.hit_at(event.position().toPoint())
         self._press = None
         if hit is not None and event.button() == Qt.MouseButton.LeftButton:
-            self._press = (index.row(), hit.href or f"fold:{hit.fold_key}")
+            self._press = (index.row(), hit.href or f"fold:{hit.fold_key}", hit.placed.piece)
         super().mousePressEvent(event)
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
@@ -564,8 +564,8 @@ class TranscriptListView(QListView):
         pressed, self._press = self._press, None
         if hit is None or not index.isValid():
             return
-        if (index.row(), hit.href or f"fold:{hit.fold_key}") != pressed:
-            return
+        if (index.row(), hit.href or f"fold:{hit.fold_key}", hit.placed.piece) != pressed:
+            return  # released over something else than was pressed
         if hit.href:
             self.anchorClicked.emit(index, hit.href, hit.placed)
         elif hit.fold_key is not None:

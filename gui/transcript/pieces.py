@@ -26,6 +26,7 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSize, Qt, QUrl
 from PySide6.QtGui import QFont, QImage, QTextDocument
 
+from core.attachments import size_text
 from core.content import (
     DocumentBlock,
     ImageBlock,
@@ -217,7 +218,7 @@ class PieceCache:
 
     def document_block(self, block: DocumentBlock) -> Piece:
         """A file chip for a document (a PDF): its name, type and size; a click opens it."""
-        size = len(block.data) * 3 // 4
+        size = len(block.data) * 3 // 4 - block.data[-2:].count("=")  # bytes behind the base64
         name = html.escape(block.name or "document")
         kind = "PDF" if block.media_type == "application/pdf" else block.media_type
         text = f'📄 <a href="{MEDIA_PREFIX}0"><b>{name}</b></a> ' \
@@ -253,11 +254,7 @@ def _shorten(text: str, limit: int) -> str:
 
 
 def _human_size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.0f} KB"
-    return f"{n / (1024 * 1024):.1f} MB"
+    return size_text(n)
 
 
 def tool_args_summary(tool_input: Any) -> str:

@@ -12,7 +12,7 @@ import html
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from core.attachments import parse_text_file
+from core.attachments import parse_text_file, size_text
 from core.content import (
     DocumentBlock,
     ImageBlock,
@@ -233,10 +233,9 @@ class SpecBuilder:
         key = f"file:{i}"
         opened = key in node.open_folds
         lines = text.count("\n")
-        size = len(text.encode("utf-8"))
-        size_label = f"{size / 1024:.0f} KB" if size >= 1024 else f"{size} B"
+        size = size_text(len(text.encode("utf-8")))
         label = f"<b>{html.escape(name)}</b>" + self._muted(
-            f" · {lines:,} line{'s' if lines != 1 else ''} · {size_label}")
+            f" · {lines:,} line{'s' if lines != 1 else ''} · {size}")
         out.append(Spec(self._fold_line(key, opened, "📄", label, "", raw=True), "fold", key))
         if opened:
             fence = parse_fence(block.text.split("\n", 1)[1])

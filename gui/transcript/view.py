@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QPoint, Qt, QUrl, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QCursor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -309,7 +309,7 @@ class TranscriptView(QWidget):
             self.regenerateRequested.emit("")
             return
         if href == REGENERATE_WITH_HREF:
-            self.show_model_menu(self.list_view.viewport().mapToGlobal(placed.rect.bottomLeft()))
+            self.show_model_menu(QCursor.pos())  # under the link just clicked
             return
         if href.startswith(IMAGE_PREFIX):
             target = indexed_target(placed.piece, href)  # a remote image: open it on click

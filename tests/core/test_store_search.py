@@ -209,9 +209,12 @@ def test_nothing_searchable_is_a_clear_error(corpus, query):
 
 
 def test_parse_builds_only_quoted_phrases():
-    parsed = parse('say "hello world" NOT (x) 東京 caf')
+    parsed = parse('say "hello world" NOT (x) 東京 cafe')
     assert parsed is not None
-    assert parsed.match == '"say" "hello world" "NOT" "x" "東 京" "caf"*'
+    assert parsed.match == '"say" "hello world" "NOT" "x" "東 京" "cafe"*'
+    # A 3-letter last word is a prefix only where the index has a 3-character prefix index.
+    assert parse("say caf").match == '"say" "caf"'  # type: ignore[union-attr]
+    assert parse("say caf", min_prefix=3).match == '"say" "caf"*'  # type: ignore[union-attr]
     assert parse("東京") is not None and parse("東京").match == '"東 京"'  # type: ignore[union-attr]
     assert parse("a").match == '"a"'  # type: ignore[union-attr]
 

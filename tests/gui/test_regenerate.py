@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from PIL import Image
-from PySide6.QtCore import QObject, Qt, QUrl, Slot
+from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMenu
 
@@ -174,7 +174,8 @@ def test_click_on_a_thumbnail_opens_the_image_full_size(driver: Any, tmp_path: P
     assert (viewer.image.width(), viewer.image.height()) == (900, 600)
     assert "900 × 600" in viewer.windowTitle()
     shown = viewer.shown_size()
-    assert shown.width() <= 900 and shown.width() / shown.height() == 1.5
+    assert shown.width() <= 900 and abs(shown.width() / shown.height() - 1.5) < 0.01
+    assert shown.width() >= min(900, viewer.width() - 60)  # fitted to the window, not tiny
     saved = viewer.save_as(str(tmp_path / "copy.png"))
     assert saved is not None and saved.read_bytes() == data  # the original bytes
     viewer.close()
@@ -244,3 +245,83 @@ def test_nothing_to_regenerate_in_a_new_chat(driver: Any) -> None:
     assert w.regenerate_reply() is False
     assert w.regenerate_with_model() is False
     assert not driver.fake.model_requests
+
+
+def test_a_click_opens_the_image_under_the_pointer_in_a_row_scrolled_half_out(driver: Any
+                                                                             ) -> None:
+    first = ImageBlock("image/png", base64.b64encode(_png((300, 200), "red")).decode())
+    second = ImageBlock("image/png", base64.b64encode(_png((200, 300), "blue")).decode())
+    w, turn_id = _open_chat_with(driver, [first, second, TextBlock("Two pictures")])
+    w.resize(900, 420)  # the row is taller than the view
+    lv = w.transcript.list_view
+    driver.until(lambda: lv.verticalScrollBar().maximum() > 0)
+    row = w.transcript.model.row_of(turn_id)
+    layout = lv.layout_of(row, fresh=True)
+    media = [p for p in layout.pieces if p.piece.media]
+    assert len(media) == 2
+    # Scroll so the row's top is above the view and the second image is in it.
+    top = lv.visualRect(w.transcript.model.index(row)).top() + lv.verticalScrollBar().value()
+    lv.verticalScrollBar().setValue(top + media[1].rect.top() - 20)
+    lv.settle()
+    rect = lv.visualRect(w.transcript.model.index(row))
+    piece = media[1].rect
+    point = rect.topLeft() + QPoint(piece.left() + 20, piece.center().y())  # on the image
+    before = lv.verticalScrollBar().value()
+    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=point)
+    driver.until(lambda: bool(w.findChildren(ImageViewer)))
+    viewer = w.findChildren(ImageViewer)[0]
+    assert (viewer.image.width(), viewer.image.height()) == (200, 300)  # the one clicked
+    assert viewer.shown_size().toTuple() == (200, 300)  # it fits: shown at 100%
+    assert lv.verticalScrollBar().value() == before  # the click did not scroll
+    viewer.close()
+
+
+def test_a_press_and_a_release_on_two_different_images_open_nothing(driver: Any) -> None:
+    first = ImageBlock("image/png", base64.b64encode(_png((300, 200), "red")).decode())
+    second = ImageBlock("image/png", base64.b64encode(_png((300, 200), "blue")).decode())
+    w, turn_id = _open_chat_with(driver, [first, second, TextBlock("Two pictures")])
+    lv = w.transcript.list_view
+    row = w.transcript.model.row_of(turn_id)
+    w.transcript.scroll_to_turn(turn_id)
+    lv.settle()
+    rect = lv.visualRect(w.transcript.model.index(row))
+    media = [p for p in lv.layout_of(row, fresh=True).pieces if p.piece.media]
+    at = [rect.topLeft() + QPoint(m.rect.left() + 20, m.rect.center().y()) for m in media]
+    assert [lv.hit_at(p)[1].href for p in at] == ["parley:media/0"] * 2  # the same href
+    driver.qtbot.mousePress(lv.viewport(), LEFT, pos=at[0])
+    driver.qtbot.mouseRelease(lv.viewport(), LEFT, pos=at[1])
+    driver.qtbot.wait(100)
+    assert not w.findChildren(ImageViewer)  # released elsewhere: not a click on either
+    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=at[1])
+    driver.until(lambda: bool(w.findChildren(ImageViewer)))
+    assert w.findChildren(ImageViewer)[0].image.pixel(5, 5) == 0xFF0000FF  # the blue one
+
+
+def test_a_document_no_app_opens_is_offered_for_saving(driver: Any, tmp_path: Path) -> None:
+    from gui import dialogs
+
+    pdf = b"%PDF-1.4\n%%EOF\n"
+    doc = DocumentBlock("application/pdf", base64.b64encode(pdf).decode(), "notes.pdf")
+    w, turn_id = _open_chat_with(driver, [doc, TextBlock("Read this")])
+    chip = w.transcript.list_view.layout_of(0, fresh=True).plain_text()
+    assert "notes.pdf · PDF · 15 B" in chip  # the exact size, not the base64's
+    target = tmp_path / "saved.pdf"
+    dialogs.answers.append(str(target))
+    from gui import media_viewer
+
+    shown = media_viewer.QDesktopServices
+    try:
+        media_viewer.QDesktopServices = _NoLauncher  # type: ignore[misc,assignment]
+        _click_anchor(driver, w, turn_id, "parley:media/0")
+        driver.until(lambda: target.exists())
+    finally:
+        media_viewer.QDesktopServices = shown  # type: ignore[misc]
+    assert target.read_bytes() == pdf
+
+
+class _NoLauncher:
+    """A desktop without an app for the file (``openUrl`` fails, as Qt's does then)."""
+
+    @staticmethod
+    def openUrl(url: QUrl) -> bool:  # noqa: N802 (Qt's name)
+        return False
