@@ -10,6 +10,7 @@ picker; the chat keeps its own model for the messages after.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPoint
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
     from gui.main_window import MainWindow
 
 KEPT_MESSAGE = "The previous answer is kept in “{title}” (under this chat in the list)."
+NOTHING_YET = "Nothing to regenerate yet: send a message first."
+NOT_READY = "Parley is still starting; regenerate in a moment."
+BUSY = "A reply is being written: wait for it (or press Esc), then regenerate."
+NO_MODEL = "Choose a model first (the menu at the top)."
 
 
 class ChatRegenerate:
@@ -49,21 +54,51 @@ class ChatRegenerate:
         return (sid is not None and self.chat.runner is not None and bool(self.chat.turns)
                 and not self.chat.runs.running(sid))
 
+    def why_not(self) -> str | None:
+        """Why the open chat cannot be regenerated now (None: it can)."""
+        sid = self.chat.session_id
+        if sid is None or not self.chat.turns:
+            return NOTHING_YET
+        if self.chat.runner is None:
+            return NOT_READY
+        if self.chat.runs.running(sid):
+            return BUSY
+        return None
+
     def regenerate(self, model_ref: str | None = None) -> bool:
         """Answer the open chat's last message again, with ``model_ref`` (default: the
         chat's model). False when there is nothing to regenerate now (no saved chat,
-        a reply is being written, no model)."""
+        a reply is being written, no model); the status bar says why."""
         model = model_ref or self.chat.current_model()
-        if model is None or not self.can_regenerate():
+        why = self.why_not() or (None if model else NO_MODEL)
+        if why is not None or model is None:
+            self.w.statusBar().showMessage(why or NO_MODEL, 8_000)
             return False
         sid = str(self.chat.session_id)
-        self.w.tasks.spawn(self.chat.runs.run(sid, "regenerate", None, model, None),
-                           name="regenerate")
+        self.w.tasks.spawn(self.chat.runs.run(sid, "regenerate", None, model, None,
+                                              title=self.fork_title()), name="regenerate")
         return True
+
+    def fork_title(self) -> str:
+        """The title of the fork keeping the current answer: what tells it from the
+        others first ("Earlier answer (Sonnet 4.6, 14:32) · <chat title>"), as the
+        sidebar cuts long titles at the end."""
+        reply = self.chat.turns[-1] if self.chat.turns else None
+        bits = []
+        if reply is not None and reply.role == "assistant":
+            if reply.model:
+                bits.append(self.w.model_picker.label_of(reply.model))
+            bits.append(time.strftime("%H:%M", time.localtime(reply.created_at / 1000)))
+        session = self.chat.sessions.get(self.chat.session_id or "")
+        title = session.title if session is not None and session.title else "New chat"
+        head = f"Earlier answer ({', '.join(bits)})" if bits else "Earlier answer"
+        return f"{head} · {title}"
 
     def pick_model(self) -> bool:
         """Show the models to regenerate with, under the model picker."""
-        if not self.can_regenerate():
+        why = self.why_not()
+        if why is not None:
+            self.w.statusBar().showMessage(why, 8_000)
             return False
         picker = self.w.model_picker
         self.w.transcript.show_model_menu(picker.mapToGlobal(QPoint(0, picker.height())))

@@ -139,9 +139,9 @@ class ChatRuns:
         return True
 
     async def run(self, sid: str, how: str, blocks: list[Any] | None, model: str,
-                  text: str | None) -> None:
-        """Run ``send`` (with ``blocks``), ``retry`` or ``regenerate`` in a session and
-        show its events.
+                  text: str | None, *, title: str | None = None) -> None:
+        """Run ``send`` (with ``blocks``), ``retry`` or ``regenerate`` (its fork titled
+        ``title``) in a session and show its events.
 
         Raises:
             ParleyError: the run could not start (``text`` goes back to the composer).
@@ -163,7 +163,8 @@ class ChatRuns:
             elif how == "regenerate":
                 from core.regenerate import regenerate  # imports the SDKs: not at start-up
 
-                await regenerate(self.chat.runner, sid, model_ref=model, on_event=on_event)
+                await regenerate(self.chat.runner, sid, model_ref=model, on_event=on_event,
+                                 title=title)
             else:
                 await self.chat.runner.retry(sid, model_ref=model, on_event=on_event)
         except ParleyError:

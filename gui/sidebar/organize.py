@@ -26,6 +26,7 @@ from core.store.errors import SessionNotFound, TurnNotFound
 from core.tools.executor import ON_BY_DEFAULT
 from core.tools.memory import Memory
 from gui import dialogs
+from gui.chat_edit import typed_text
 from gui.space_dialog import SpaceDialog, SpaceValues, ask_delete_space
 
 if TYPE_CHECKING:
@@ -408,7 +409,7 @@ class Organizer:
             if not s.forked_from_turn_id:
                 continue
             try:
-                turn = await self.store.get_turn(s.forked_from_turn_id)
+                turn = await self.store.get_turn(s.forked_from_turn_id, hydrate=False)
             except (TurnNotFound, ParleyError):
                 continue  # the parent (and its turns) were deleted
-            self.w.sidebar.model.set_fork_point(s.id, fork_point_text(turn.text()))
+            self.w.sidebar.model.set_fork_point(s.id, fork_point_text(typed_text(turn)))

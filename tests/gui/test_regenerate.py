@@ -62,11 +62,13 @@ def test_regenerate_link_replaces_the_reply_and_keeps_the_old_one_as_a_fork(driv
     stored = driver.run(w.store.get_turns(sid))
     assert [t.text() for t in stored] == ["Name a colour", "The second answer."]
     fork = _fork_of(driver, w, sid)
-    assert fork.title.endswith("(previous answer)")
+    label = w.model_picker.label_of(w.chat.current_model())
+    assert fork.title.startswith(f"Earlier answer ({label}, ")
+    assert fork.title.endswith(" · " + driver.run(w.store.get_session(sid)).title)
     kept = driver.run(w.store.get_turns(fork.id))
     assert [t.text() for t in kept] == ["Name a colour", "The first answer."]
     assert w.sidebar.model.has(fork.id)  # listed under its chat
-    assert "previous answer" in w.statusBar().currentMessage()
+    assert fork.title in w.statusBar().currentMessage()
     assert w.chat.session_id == sid  # the chat stays open
 
 
@@ -126,6 +128,7 @@ def test_no_regenerate_while_a_reply_streams(driver: Any) -> None:
     driver.until(lambda: w.composer_bar.busy and w.chat.partial, timeout=10)
     assert "Regenerate" not in w.transcript.text_of_last()
     assert w.regenerate_reply() is False
+    assert "A reply is being written" in w.statusBar().currentMessage()
     _answered(driver, w, ("slow " * 40))
     assert "↻ Regenerate" in w.transcript.text_of_last()
 
@@ -243,6 +246,7 @@ def test_nothing_to_regenerate_in_a_new_chat(driver: Any) -> None:
     w = driver.configured()
     assert w.chat.session_id is None
     assert w.regenerate_reply() is False
+    assert "send a message first" in w.statusBar().currentMessage()
     assert w.regenerate_with_model() is False
     assert not driver.fake.model_requests
 
