@@ -92,8 +92,9 @@ async def ask_downscale(parent: QWidget | None, error: AttachmentTooLarge) -> bo
     """
     if dialogs.answers:
         return bool(dialogs.answers.popleft())
-    box = QMessageBox(QMessageBox.Icon.Question, "Image too large", error.message,
-                      parent=parent)
+    question = (f"“{error.name}” is too large: {error.problem}.\n\nDownscale it to fit? "
+                "The file on your disk is not changed.")
+    box = QMessageBox(QMessageBox.Icon.Question, "Image too large", question, parent=parent)
     box.setAccessibleName("Image too large")
     yes = box.addButton("Downscale", QMessageBox.ButtonRole.AcceptRole)
     no = box.addButton(QMessageBox.StandardButton.Cancel)
@@ -163,6 +164,8 @@ class Pending:
         thumbnail: PNG bytes of the tray's picture (images).
         sha256: the id the store will keep the bytes under (same file twice → same id).
         key: unique among pending files (the tray's ``remove_requested`` carries it).
+        status: what the tray says while it is not ready ("Reading file…",
+            "Downscaling…").
     """
 
     name: str
@@ -170,6 +173,7 @@ class Pending:
     thumbnail: bytes | None = None
     sha256: str = ""
     key: int = field(default_factory=lambda: next(_keys))
+    status: str = "Reading file…"
 
     @property
     def ready(self) -> bool:
@@ -179,7 +183,7 @@ class Pending:
         """What the tray shows for it."""
         att = self.attachment
         if att is None:
-            return TrayItem(self.key, self.name, "reading", "Reading file…")
+            return TrayItem(self.key, self.name, "reading", self.status)
         size = size_text(len(att.data))
         if att.kind == "image":
             fmt = att.media_type.split("/")[-1].upper()
@@ -365,6 +369,8 @@ class ChatAttachments:
                 raise
             if not await _answer(ask_downscale(self.w, exc)):
                 return None
+        entry.status = "Downscaling…"
+        self.refresh()
         return await asyncio.to_thread(fit, att, limits, max_side_px=side)
 
     # -- sending ----------------------------------------------------------------------
