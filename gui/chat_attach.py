@@ -20,6 +20,7 @@ Pending files live in memory only: they are stored (once per content, by
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import io
 import logging
@@ -39,10 +40,11 @@ from core.attachments import (
     AttachmentTooLarge,
     MediaNotAccepted,
     from_bytes,
+    parse_text_file,
     read_file,
     size_text,
 )
-from core.content import Block, ImageBlock
+from core.content import Block, DocumentBlock, ImageBlock, TextBlock
 from core.errors import ParleyError
 from gui import dialogs
 from gui.attach_tray import THUMB_PX, TrayItem
@@ -150,6 +152,22 @@ def thumbnail_png(data: bytes, side: int = 2 * THUMB_PX) -> bytes | None:
         return None
 
 
+def files_of(blocks: Iterable[Block]) -> list[tuple[str, bytes]]:
+    """(name, bytes) of the files attached in a sent message's blocks: images, documents
+    and text files (``core.attachments.text_file_block``), in order."""
+    out: list[tuple[str, bytes]] = []
+    for i, block in enumerate(blocks):
+        if isinstance(block, TextBlock):
+            parsed = parse_text_file(block)
+            if parsed is not None:
+                out.append((parsed[0], parsed[1].encode("utf-8")))
+        elif isinstance(block, ImageBlock | DocumentBlock) and block.data:
+            ext = block.media_type.split("/")[-1].replace("jpeg", "jpg")
+            name = getattr(block, "name", None) or f"Image {i + 1}.{ext}"
+            out.append((name, base64.b64decode(block.data)))
+    return out
+
+
 # -- pending files ---------------------------------------------------------------------
 _keys = count(1)
 
@@ -228,6 +246,7 @@ class ChatAttachments:
         self.w = window
         self.chat = chat
         self._lists: dict[str | None, list[Pending]] = {}
+        self._before_edit: tuple[str | None, list[Pending]] | None = None
         self._folder: Path | None = None
         bar = window.composer_bar
         bar.files_given.connect(self.add_paths)
@@ -326,6 +345,26 @@ class ChatAttachments:
         entry.name, entry.attachment, entry.thumbnail, entry.sha256 = att.name, att, thumb, sha
         if att.note:
             self._status(f"“{att.name}” was {att.note} to fit.")
+        self.refresh()
+
+    # -- editing a sent message ---------------------------------------------------------
+    def begin_edit(self, blocks: Iterable[Block]) -> None:
+        """A sent message is being edited: the tray shows its files (removable) instead of
+        the files pending for the next message, which :meth:`end_edit` brings back."""
+        sid = self.chat.session_id
+        self._before_edit = (sid, self._lists.pop(sid, []))
+        for name, data in files_of(blocks):
+            self.add_bytes(data, name)
+        self.refresh()
+
+    def end_edit(self) -> None:
+        """The edit was sent (its files taken) or cancelled: the tray holds again the
+        files pending before it."""
+        if self._before_edit is None:
+            return
+        sid, before = self._before_edit
+        self._before_edit = None
+        self._lists[sid] = before
         self.refresh()
 
     # -- limits -----------------------------------------------------------------------

@@ -55,11 +55,6 @@ def typed_text(turn: Turn) -> str:
     return "".join(b.text for b in turn.blocks if isinstance(b, TextBlock) and not _is_file(b))
 
 
-def attached_blocks(turn: Turn) -> list[Block]:
-    """The files attached to a message (kept when the message is edited)."""
-    return [b for b in turn.blocks if _is_file(b)]
-
-
 class ChatEditor:
     """Edit, fork and compact for one :class:`~gui.chat_controller.ChatController`."""
 
@@ -82,7 +77,13 @@ class ChatEditor:
 
     # -- editing ------------------------------------------------------------------
     def set_editing(self, turn: Turn | None) -> None:
-        """Enter (a turn) or leave (None) edit mode; the composer shows a banner."""
+        """Enter (a turn) or leave (None) edit mode; the composer shows a banner and the
+        tray the message's files (``ChatAttachments.begin_edit``)."""
+        attachments = getattr(self.chat, "attachments", None)
+        if attachments is not None and self.editing is not None:
+            attachments.end_edit()
+        if attachments is not None and turn is not None:
+            attachments.begin_edit(turn.blocks)
         self.editing = turn
         self.w.composer_bar.set_editing(turn is not None)
         if turn is not None:
@@ -124,8 +125,8 @@ class ChatEditor:
                         files: Taken | None = None) -> None:
         """Send an edited message: it goes to a new fork, which opens and is answered.
 
-        The edited message keeps the files the original had (images, PDFs, text
-        files), then the files attached while editing (``files``), then the new text.
+        The edited message holds the files left in the tray (``files``: the
+        original's, less those removed, plus those added), then the new text.
 
         Raises:
             ParleyError: the fork could not be made (the text goes back to the
@@ -134,9 +135,9 @@ class ChatEditor:
         from core.edit import edit_and_fork
 
         self.chat.runs.activity(sid)
-        blocks = attached_blocks(turn)
+        blocks: list[Block] = []
         if files is not None and files.items:
-            blocks += await asyncio.to_thread(lambda: files.blocks)
+            blocks = await asyncio.to_thread(lambda: files.blocks)
         if text.strip():
             blocks.append(TextBlock(text))
         try:

@@ -56,8 +56,8 @@ class ChatRuns:
         the key.
 
         A message may be files only, or files and text (the files' blocks come
-        first, then the text). An edited message keeps its files and gets the
-        ones attached while editing.
+        first, then the text). An edited message holds the files its tray shows
+        (the original's, less those removed, plus those added).
         """
         text = self.w.composer.text()
         files = self.chat.attachments
@@ -71,14 +71,15 @@ class ChatRuns:
             return True
         if has_files and not files.ready_to_send(model):
             return True  # a file is still being read, or over the model's limits (it says)
+        taken = files.take()  # before edit mode ends: its tray holds the edited message's
         self.chat.editor.set_editing(None)
         self.w.composer.clear()
         self.chat.drafts.typed(self.chat.session_id, "")
         if editing is not None and sid is not None:
-            self.w.tasks.spawn(self.chat.editor.send_edit(sid, editing, text, model,
-                                                          files.take()), name="edit")
+            self.w.tasks.spawn(self.chat.editor.send_edit(sid, editing, text, model, taken),
+                               name="edit")
         else:
-            self.w.tasks.spawn(self._send(text, model, files.take()), name="send")
+            self.w.tasks.spawn(self._send(text, model, taken), name="send")
         return True
 
     async def _send(self, text: str, model: str, files: Taken | None = None) -> None:

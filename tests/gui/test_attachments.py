@@ -410,7 +410,8 @@ def test_a_pdf_is_refused_for_a_server_that_reads_none(driver, fake_provider, tm
     assert w.chat.attachments.pending() == []
 
 
-def test_editing_a_message_keeps_its_files_and_adds_new_ones(driver, fake_provider, tmp_path):
+def test_editing_a_message_shows_its_files_to_keep_remove_or_add(driver, fake_provider,
+                                                                 tmp_path):
     w = driver.configured()
     image = png(tmp_path / "first.png")
     notes = tmp_path / "notes.txt"
@@ -420,13 +421,23 @@ def test_editing_a_message_keeps_its_files_and_adds_new_ones(driver, fake_provid
     fake_provider.script("Seen.")
     driver.send("Describe them", wait=True)
     original_sid = w.chat.session_id
+    later = tmp_path / "later.txt"
+    later.write_text("for the next message\n", encoding="utf-8")
+    assert drop(w.composer, [later])  # pending for the next message
+    settled(driver, w, 1)
+    w.composer.clear()
 
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Up)  # edit the last message
     assert w.chat.editor.editing is not None
     assert w.composer.text() == "Describe them"  # the typed text only, not the file's
+    settled(driver, w, 2)  # the message's own files, not the pending one
+    assert [p.name for p in w.chat.attachments.pending()] == ["Image 1.png", "notes.txt"]
+    tray = w.composer_bar.tray
+    notes_key = w.chat.attachments.pending()[1].key
+    tray.remove_requested.emit(notes_key)  # its ✕
     second = png(tmp_path / "second.png", color="#3c7fc1")
     assert drop(w.composer, [second])
-    settled(driver, w, 1)
+    settled(driver, w, 2)
     w.composer.set_text("Compare them")
     fake_provider.script("Compared.")
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
@@ -434,11 +445,33 @@ def test_editing_a_message_keeps_its_files_and_adds_new_ones(driver, fake_provid
                  and not w.composer_bar.busy and w.tasks.pending == 0, timeout=10)
 
     content = last_user_content(fake_provider)
-    assert [c["type"] for c in content] == ["image", "text", "image", "text"]
+    assert [c["type"] for c in content] == ["image", "image", "text"]
     assert content[0]["source"]["data"] == b64(image)
-    assert content[1]["text"].startswith("File: notes.txt")
-    assert content[2]["source"]["data"] == b64(second)
-    assert content[3]["text"] == "Compare them"
+    assert content[1]["source"]["data"] == b64(second)
+    assert content[2]["text"] == "Compare them"
     original = driver.run(w.store.get_turns(original_sid))
     assert original[0].text().endswith("Describe them")  # the original is unchanged
-    assert w.chat.attachments.pending() == []
+    assert [p.name for p in w.chat.attachments.pending()] == []  # the fork's tray is empty
+    w.open_session(original_sid)
+    driver.until(lambda: w.chat.session_id == original_sid)
+    assert [p.name for p in w.chat.attachments.pending()] == ["later.txt"]  # back
+
+
+def test_cancelling_an_edit_brings_back_the_pending_files(driver, fake_provider, tmp_path):
+    w = driver.configured()
+    image = png(tmp_path / "first.png")
+    assert drop(w.composer, [image])
+    settled(driver, w, 1)
+    fake_provider.script("Seen.")
+    driver.send("Look", wait=True)
+    later = tmp_path / "later.txt"
+    later.write_text("next\n", encoding="utf-8")
+    assert drop(w.composer, [later])
+    settled(driver, w, 1)
+    w.composer.clear()
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Up)
+    settled(driver, w, 1)
+    assert [p.name for p in w.chat.attachments.pending()] == ["Image 1.png"]
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # cancel the edit
+    assert w.chat.editor.editing is None and w.composer.text() == ""
+    assert [p.name for p in w.chat.attachments.pending()] == ["later.txt"]
