@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import os
 import shutil
 import subprocess
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = (1280, 800)
@@ -66,8 +68,27 @@ A few things that help further:
   `duckdb.sql("SELECT region, sum(amount) FROM 'sales.csv' GROUP BY 1")`.
 
 Memory then stays around the size of one chunk, whatever the file size."""),
-      ("user", "Nice. Would Polars be faster?")]),
+      ("user", "Nice. Would Polars be faster? Here is what chunked pandas does now.")]),
 ]
+
+
+def chart_png() -> bytes:
+    """A small bar chart (Pillow), attached to the last question of the CSV chat."""
+    import io
+
+    from PIL import Image, ImageDraw
+
+    im = Image.new("RGB", (360, 200), "white")
+    d = ImageDraw.Draw(im)
+    d.text((12, 8), "Seconds per 20 GB run", fill="#333333")
+    for i, (label, value, color) in enumerate(
+            [("pandas", 410, "#c15f3c"), ("chunked", 260, "#d99a6c"), ("polars", 95, "#3c7fc1")]):
+        x = 40 + i * 105
+        d.rectangle((x, 180 - value * 140 // 410, x + 60, 180), fill=color)
+        d.text((x + 4, 184), label, fill="#333333")
+    buf = io.BytesIO()
+    im.save(buf, "PNG")
+    return buf.getvalue()
 
 STREAMING_REPLY = """\
 DuckDB is the quickest way to get an answer without writing a loop at all. It
@@ -140,7 +161,7 @@ async def settle(seconds: float = 0.6) -> None:
 
 
 async def fill_store(store: object, fake_url: str) -> None:
-    from core.content import TextBlock, Turn, Usage
+    from core.content import ImageBlock, TextBlock, Turn, Usage
 
     spaces = {s.name: s.id for s in await store.list_spaces()}  # type: ignore[attr-defined]
     if "Work" not in spaces:
@@ -152,8 +173,11 @@ async def fill_store(store: object, fake_url: str) -> None:
         for role, text in turns:
             t += 60_000
             usage = Usage(1200, 380, cache_read_tokens=9800) if role == "assistant" else None
+            blocks: list[Any] = [TextBlock(text)]
+            if text.endswith("what chunked pandas does now."):
+                blocks.insert(0, ImageBlock("image/png", base64.b64encode(chart_png()).decode()))
             await store.append_turn(session.id, Turn(  # type: ignore[attr-defined]
-                role, [TextBlock(text)], created_at=t, model="anthropic:claude-sonnet-4-5"
+                role, blocks, created_at=t, model="anthropic:claude-sonnet-4-5"
                 if role == "assistant" else None, usage=usage))
 
 
