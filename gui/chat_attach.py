@@ -20,9 +20,7 @@ Pending files live in memory only: they are stored (once per content, by
 from __future__ import annotations
 
 import asyncio
-import base64
 import inspect
-import io
 import logging
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
@@ -30,7 +28,7 @@ from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
@@ -39,15 +37,13 @@ from core.attachments import (
     AttachmentError,
     AttachmentTooLarge,
     MediaNotAccepted,
-    from_bytes,
-    parse_text_file,
-    read_file,
     size_text,
 )
-from core.content import Block, DocumentBlock, ImageBlock, TextBlock
+from core.content import Block, ImageBlock
 from core.errors import ParleyError
 from gui import dialogs
-from gui.attach_tray import THUMB_PX, TrayItem
+from gui.attach_tray import TrayItem
+from gui.attach_work import files_of, finish, read_source
 from gui.composer import DropTarget
 
 if TYPE_CHECKING:
@@ -115,57 +111,6 @@ async def ask_downscale(parent: QWidget | None, error: AttachmentTooLarge) -> bo
         return await answered
     finally:
         box.deleteLater()
-
-
-# -- work done off the GUI thread ----------------------------------------------------
-def png_bytes(image: QImage) -> bytes:
-    """Encode a QImage (a pasted screenshot) as PNG bytes (thread-safe: QImage is reentrant)."""
-    data = QByteArray()
-    buf = QBuffer(data)
-    buf.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buf, "PNG")  # type: ignore[call-overload]  # the stubs want bytes, Qt a str
-    buf.close()
-    return bytes(data.data())
-
-
-def thumbnail_png(data: bytes, side: int = 2 * THUMB_PX) -> bytes | None:
-    """A ``side``×``side`` PNG of the middle square of an image (upright), or None if unreadable.
-
-    Big JPEGs decode at a reduced scale; only the crop is resampled.
-    """
-    from PIL import Image, ImageOps
-
-    try:
-        with Image.open(io.BytesIO(data)) as opened:
-            opened.draft("RGB", (side, side))
-            im = ImageOps.exif_transpose(opened)
-            if im.mode not in ("RGB", "RGBA"):
-                im = im.convert("RGBA")
-            w, h = im.size
-            s = min(w, h)
-            box = ((w - s) / 2, (h - s) / 2, (w + s) / 2, (h + s) / 2)
-            small = im.resize((side, side), Image.Resampling.LANCZOS, box=box, reducing_gap=2.0)
-            out = io.BytesIO()
-            small.save(out, "PNG")
-            return out.getvalue()
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
-        return None
-
-
-def files_of(blocks: Iterable[Block]) -> list[tuple[str, bytes]]:
-    """(name, bytes) of the files attached in a sent message's blocks: images, documents
-    and text files (``core.attachments.text_file_block``), in order."""
-    out: list[tuple[str, bytes]] = []
-    for i, block in enumerate(blocks):
-        if isinstance(block, TextBlock):
-            parsed = parse_text_file(block)
-            if parsed is not None:
-                out.append((parsed[0], parsed[1].encode("utf-8")))
-        elif isinstance(block, ImageBlock | DocumentBlock) and block.data:
-            ext = block.media_type.split("/")[-1].replace("jpeg", "jpg")
-            name = getattr(block, "name", None) or f"Image {i + 1}.{ext}"
-            out.append((name, base64.b64decode(block.data)))
-    return out
 
 
 # -- pending files ---------------------------------------------------------------------
@@ -320,7 +265,7 @@ class ChatAttachments:
 
     async def _load(self, entry: Pending, source: Path | bytes | QImage) -> None:
         try:
-            read = await asyncio.to_thread(_read, source, entry.name)
+            read = await asyncio.to_thread(read_source, source, entry.name)
             att = await self._within_limits(entry, read)
         except AttachmentError as exc:
             if self._list_of(entry) is not None:  # not removed by the person meanwhile
@@ -334,7 +279,7 @@ class ChatAttachments:
             self._forget(entry)
             self._status(f"“{entry.name}” was not attached.")
             return
-        sha, thumb = await asyncio.to_thread(_finish, att)
+        sha, thumb = await asyncio.to_thread(finish, att)
         lst = self._list_of(entry)
         if lst is None:
             return  # removed while being read
@@ -458,7 +403,7 @@ class ChatAttachments:
             return
         assert entry.attachment is not None
         fitted = await asyncio.to_thread(fit, entry.attachment, limits, max_side_px=side)
-        sha, _thumb = await asyncio.to_thread(_finish, fitted, thumbnail=False)
+        sha, _thumb = await asyncio.to_thread(finish, fitted, thumbnail=False)
         if self._list_of(entry) is None:
             return
         entry.name, entry.attachment, entry.sha256 = fitted.name, fitted, sha
@@ -494,20 +439,6 @@ class ChatAttachments:
 
     def _status(self, text: str) -> None:
         self.w.statusBar().showMessage(text, STATUS_MS)
-
-
-def _read(source: Path | bytes | QImage, name: str) -> Attachment:
-    """Read and recognise a file (worker thread). Raises AttachmentError."""
-    if isinstance(source, Path):
-        return read_file(source)
-    data = png_bytes(source) if isinstance(source, QImage) else source
-    return from_bytes(data, name)
-
-
-def _finish(att: Attachment, *, thumbnail: bool = True) -> tuple[str, bytes | None]:
-    """(sha256, tray picture) of a file read (worker thread)."""
-    thumb = thumbnail_png(att.data) if thumbnail and att.kind == "image" else None
-    return att.sha256, thumb
 
 
 async def _answer(answer: Awaitable[bool] | bool) -> bool:
