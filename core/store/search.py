@@ -6,8 +6,10 @@ each word is prepared like the indexed text (:func:`core.store.textindex.normali
 and becomes a quoted FTS5 phrase, so ``*``, ``-``, ``:``, parentheses and the
 words AND/OR/NOT/NEAR are plain text. All words must match (AND). The last
 word also matches as a prefix (search as you type) unless the query ends with
-a space or a closing quote. Words with no letter or digit (only punctuation or
-emoji) are skipped; a query made only of them raises InvalidSearchQuery.
+a space or a closing quote, or the word is shorter than :func:`min_prefix_chars`
+(4 characters; 3 in files with a 3-character prefix index). Words with no
+letter or digit (only punctuation or emoji) are skipped; a query made only of
+them raises InvalidSearchQuery.
 
 Order: by FTS5's bm25 (titles 4× body) over every matching title and the
 newest :data:`RECENT_WINDOW` matching turns; but when a phrase of the query is
@@ -35,7 +37,13 @@ from core.store.textindex import TOKEN_RE, is_split_char, normalize, turn_text
 
 MAX_QUERY_CHARS = 1000
 MAX_PHRASES = 32
-MIN_PREFIX_CHARS = 3  # = the FTS5 prefix index length (schema.SEARCH_DDL)
+#: The last word of a query of this many characters or more also matches as a
+#: prefix. Without a prefix index, FTS5 merges the doclists of every indexed word
+#: that starts with it: measured on 1M turns, 10-70 ms for 4 characters but up to
+#: 450 ms for 3. Files whose index has a 3-character prefix index (made before
+#: schema.SEARCH_DDL dropped it) keep 3 (:func:`min_prefix_chars`).
+MIN_PREFIX_CHARS = 4
+_PREFIX_OPTION = re.compile(r"\bprefix\s*=\s*'([\d\s,]+)'", re.IGNORECASE)
 _QUOTED = re.compile(r'"([^"]*)"')
 
 
@@ -57,8 +65,12 @@ class ParsedQuery:
     words: tuple[str, ...] = ()
 
 
-def parse(query: str) -> ParsedQuery | None:
+def parse(query: str, min_prefix: int = MIN_PREFIX_CHARS) -> ParsedQuery | None:
     """Turn what a person typed into an FTS5 expression (None for an empty query).
+
+    Args:
+        query: what the person typed.
+        min_prefix: characters the last word needs to match as a prefix too.
 
     Raises:
         InvalidSearchQuery: too long, too many words, or nothing searchable in it.
@@ -92,7 +104,7 @@ def parse(query: str) -> ParsedQuery | None:
         not last_quoted
         and not query[-1].isspace()
         and not query.endswith('"')
-        and len(last) >= MIN_PREFIX_CHARS
+        and len(last) >= min_prefix
         and not is_split_char(last[0])
     )
     terms = ['"' + " ".join(tokens) + '"' for tokens in phrases]
@@ -144,6 +156,25 @@ _TITLE_HITS = text(
 ).bindparams(bindparam("ns", expanding=True))
 
 
+def min_prefix_chars(con: Connection) -> int:
+    """Characters the last word of a query needs to match as a prefix in this file.
+
+    Returns:
+        :data:`MIN_PREFIX_CHARS`, or less where the file's FTS5 index has a
+        prefix index for every length from there up (``prefix='3'`` in files
+        made before ``schema.SEARCH_DDL`` dropped it: 3).
+    """
+    ddl = con.exec_driver_sql(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'search_fts'"
+    ).scalar()
+    m = _PREFIX_OPTION.search(ddl or "")
+    lengths = {int(x) for x in re.split(r"[\s,]+", m.group(1).strip())} if m else set()
+    shortest = MIN_PREFIX_CHARS
+    while shortest - 1 in lengths:
+        shortest -= 1
+    return shortest
+
+
 def match_expression(parsed: ParsedQuery, session_id: str | None) -> str:
     """The FTS5 expression: the user's phrases, and the session's scope token (schema)."""
     if session_id is None:
@@ -188,7 +219,7 @@ def search(
     limit: int,
 ) -> list[SearchHit]:
     """See :meth:`core.store.store.Store.search`."""
-    parsed = parse(query)
+    parsed = parse(query, min_prefix_chars(con))
     if parsed is None or limit <= 0:
         return []
     expr = match_expression(parsed, session_id)

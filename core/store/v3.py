@@ -62,7 +62,11 @@ __all__ = [
 ]
 
 Progress = Callable[[int, int], None]
-CACHE_KIB = 128 * 1024  # page cache of the upgrade's connection
+#: Page cache of the upgrade's connection (KiB; allocated only as used). Inserting 1M
+#: turns measured 7.0 s of CPU with 128 MB, 5.3 s with 256 MB, 4.8 s with 512 MB (the
+#: turns' unique indexes stay in memory instead of being spilled and read again); but
+#: the commit writes what the cache holds: 1.3 s with 256 MB, 2.5-3.5 s with 512 MB.
+CACHE_KIB = 256 * 1024
 _PRAGMAS = (
     "busy_timeout = 5000",
     "foreign_keys = OFF",  # the steps keep v4's keys right; v3 rows are not checked

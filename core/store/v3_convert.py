@@ -37,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.store import textindex
+from core.store.textindex import _block_text  # the text of one block, as the index reads it
 
 JSON = dict[str, Any]
 ROLES = ("user", "assistant")
@@ -44,6 +45,12 @@ ROLES = ("user", "assistant")
 V4_ONLY_TYPES = frozenset({"tool_use", "tool_result", "compact_summary"})
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+#: The json module's own string scanner (C): ``scanstring(s, end, strict)`` decodes the JSON
+#: string whose opening quote is at ``end - 1`` and returns ``(text, index after it)``.
+scanstring: Callable[[str, int, bool], tuple[str, int]] = (
+    json.decoder.scanstring  # type: ignore[attr-defined]
+)
+_encode_string = json.JSONEncoder(ensure_ascii=False).encode  # a str: json's C string encoder
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -218,8 +225,8 @@ def convert_turn_indexed(role: Any, content: Any) -> tuple[str, str, bool, str]:
     Returns:
         ``(role, blocks, recovered, search_text)``; ``search_text`` equals
         ``core.store.textindex.index_turn_text(blocks)`` — what the v4 triggers
-        index — computed without parsing ``blocks`` again when the turn holds
-        only plain text blocks (most turns).
+        index — computed from the blocks already in memory, without parsing
+        ``blocks`` again.
     """
     role4, blocks, recovered, texts = _convert(role, content)
     if texts is not None:  # the same text index_turn_text would join (non-empty ones)
@@ -227,28 +234,91 @@ def convert_turn_indexed(role: Any, content: Any) -> tuple[str, str, bool, str]:
     return role4, blocks, recovered, textindex.index_turn_text(blocks)
 
 
-def _convert(role: Any, content: Any) -> tuple[str, str, bool, list[str] | None]:
-    """Return ``(role, blocks, recovered, texts)``; ``texts`` is set for plain-text turns."""
-    if isinstance(content, bytes):
-        content = content.decode("utf-8", "replace")
-    elif not isinstance(content, str):
-        content = "" if content is None else str(content)
+def convert_turn_indexed_json(role: Any, content: Any) -> tuple[str, str, bool, str]:
+    """:func:`convert_turn_indexed` with the search text as a JSON string literal.
+
+    Returns:
+        ``(role, blocks, recovered, search_text_json)``: ``search_text_json`` is
+        the search text encoded as one JSON string, quotes included. For a turn
+        of one plain ASCII text block (most turns) it is cut out of ``content``
+        as it is — the text's own JSON string, already validated — instead of
+        being decoded and encoded again.
+    """
+    content = _as_text(content)
     if role in ROLES:
+        text = _one_text(content)
+        if text is not None and text.isascii():  # prepared text = the text (textindex)
+            return role, content, False, content[len(_ONE_TEXT_HEAD) - 1 : 1 - len(_ONE_TEXT_TAIL)]
+    role4, blocks, recovered, search_text = convert_turn_indexed(role, content)
+    return role4, blocks, recovered, _encode_string(search_text)
+
+
+#: How a turn of one plain text block starts when written compactly, as v3 wrote it.
+_ONE_TEXT_HEAD = '[{"type":"text","text":"'
+_ONE_TEXT_TAIL = '"}]'
+
+
+def _one_text(content: str) -> str | None:
+    """The text of ``content`` if it is exactly ``[{"type":"text","text":"…"}]``, else None.
+
+    The shape of most v3 turns, read without building the list and dict
+    ``json.loads`` would (a third of the cost of a turn). The string is
+    decoded by the ``json`` module's own scanner with its strict rules, so
+    whatever this accepts, ``json.loads`` reads the same way.
+    """
+    if not (content.startswith(_ONE_TEXT_HEAD) and content.endswith(_ONE_TEXT_TAIL)):
+        return None
+    try:
+        text, end = scanstring(content, len(_ONE_TEXT_HEAD), True)
+    except ValueError:
+        return None
+    return text if end == len(content) - 2 else None
+
+
+def _convert(role: Any, content: Any) -> tuple[str, str, bool, list[str] | None]:
+    """Return ``(role, blocks, recovered, texts)``.
+
+    ``texts`` are the turn's block texts as ``textindex`` reads them from
+    ``blocks``, or None when they must be read from ``blocks`` (rare: a lone
+    surrogate was replaced while encoding).
+    """
+    content = _as_text(content)
+    if role in ROLES:
+        # v3 plain text blocks are v4 text blocks with the same JSON: keep the text as
+        # it is, unless an escape in it could hide a lone surrogate (an ASCII text has none).
+        text = _one_text(content)
+        if text is not None and (text.isascii() or "\\u" not in content):
+            return role, content, False, [text]
+        plain = "\\u" not in content
         try:
             data = _loads(content)
         except (ValueError, RecursionError):
             data = None
         if isinstance(data, list):
-            # v3 plain text blocks are v4 text blocks with the same JSON: keep the text as
-            # it is, unless an escape in it could hide a lone surrogate.
-            if "\\u" not in content and _plain_text(data):
+            if plain and _plain_text(data):
                 return role, content, False, [b["text"] for b in data]
             try:
-                return role, _utf8(_dumps([convert_block(b) for b in data])), False, None
+                converted = [convert_block(b) for b in data]
+                encoded = _dumps(converted)
             except (ValueError, RecursionError):  # _Damaged is a ValueError too
                 pass
-    recovered = [{"type": "text", "text": _utf8(content), "recovered": True}]
-    return (role if role in ROLES else "user"), _dumps(recovered), True, None
+            else:
+                blocks = _utf8(encoded)
+                if blocks is not encoded:  # the texts in memory still hold the surrogate
+                    return role, blocks, False, None
+                return role, blocks, False, [_block_text(b) for b in converted]
+    text = _utf8(content)
+    recovered = [{"type": "text", "text": text, "recovered": True}]
+    return (role if role in ROLES else "user"), _dumps(recovered), True, [text]
+
+
+def _as_text(content: Any) -> str:
+    """``turns.content`` as text: bytes (a damaged file may hold invalid UTF-8) decoded."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, bytes):
+        return content.decode("utf-8", "replace")
+    return "" if content is None else str(content)
 
 
 def _utf8(text: str) -> str:

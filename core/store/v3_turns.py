@@ -1,13 +1,14 @@
 """Converting a v3 file's turns, and indexing them on a second thread meanwhile.
 
 Building the full-text index is the slowest part of an upgrade (FTS5 indexes
-some 10–30 MB of text per second here, less with a prefix index), so it runs
-beside the rest instead of after it, on the machine's second core:
+some 30–40 MB of text per second here), so it runs beside the rest instead of
+after it, on the machine's second core. Measured on the 1 GB benchmark file
+(1M turns, 630 MB of text), each thread needs about 20 s of CPU:
 
 * the upgrade's own thread reads the v3 turns (``v3_turns``, in its own
   transaction), converts them and prepares their search text
-  (:func:`core.store.v3_convert.convert_turn_indexed` — exactly what the v4
-  triggers index), inserts the turns, and hands the text to the indexer
+  (:func:`core.store.v3_convert.convert_turn_indexed_json` — exactly what the
+  v4 triggers index), inserts the turns, and hands the text to the indexer
   (:meth:`TurnPipeline.turns`);
 * the *indexer* thread feeds that text, then the session titles, into an FTS5
   table of the same definition (``core.store.schema.SEARCH_DDL``) in a scratch
@@ -23,7 +24,10 @@ beside the rest instead of after it, on the machine's second core:
 The GIL: the upgrade's thread runs Python nearly all the time, so the indexer
 gets each batch as one JSON text unpacked by SQLite (``json_each``) and needs
 the GIL a few times per batch, not once per row — waiting for it once per row
-made the indexer several times slower.
+made the indexer several times slower. The batch is a JSON object keyed by
+``"<n> <session id>"`` whose values are the texts (see :data:`_INDEX_TURNS`);
+most texts are cut out of the v3 JSON as they are, never decoded and encoded
+again.
 
 Turn numbers (``turns.n``, the index's rowid) follow v3 rowid order. Turns of
 sessions that no longer exist (v3 ran without foreign keys) are skipped.
@@ -45,28 +49,39 @@ from pathlib import Path
 from typing import Any
 
 from core.store import schema, textindex
-from core.store.v3_convert import convert_turn_indexed
+from core.store.v3_convert import convert_turn_indexed_json
 
 BATCH = 5_000  # v3 rows per batch
 QUEUE_BATCHES = 8  # batches of text waiting for the indexer (bounds memory to ~30 MB)
 FTS_HASH_BYTES = 32 * 1024 * 1024  # FTS5 'hashsize' of the scratch index: fewer, bigger flushes
 INDEX_SUFFIX = ".parley-v4-index.tmp"
 SCRATCH = "v3index"  # schema name of the attached scratch file
+SCRATCH_MMAP_BYTES = 1 << 31  # read the finished index through a memory map (SQLite caps it)
 
 _DONE = object()
 
 # The rows the schema's triggers index for a turn and for a session title, as SQL over
-# a row alias (core.store.schema; asked to become public under these names).
-TURN_ROW_SQL: str = getattr(schema, "TURN_SEARCH_ROW", None) or schema._TURN_ROW
-TITLE_ROW_SQL: str = getattr(schema, "TITLE_SEARCH_ROW", None) or schema._TITLE_ROW
-# Rows come as one JSON array of [a, b, c] arrays per batch, named by ``c``.
+# a row alias (core.store.schema).
+TURN_ROW_SQL: str = schema.TURN_SEARCH_ROW
+TITLE_ROW_SQL: str = schema.TITLE_SEARCH_ROW
+# Titles come as one JSON array of [a, b, c] arrays, named by ``c``.
 _INDEX = (
     "INSERT INTO search_fts (rowid, title, body, scope) SELECT {} FROM (SELECT "
     "value ->> 0 AS {c[0]}, value ->> 1 AS {c[1]}, value ->> 2 AS {c[2]} FROM json_each(?)) AS r"
 )
+# Turns come as one JSON object per batch, {"<n> <session id>": "<search text>", …}: each
+# text is then a member's value, read once, where an [n, id, text] array would be written
+# out again by json_each and parsed again by ->> (measured: 2 s more per million turns).
+_INDEX_TURNS = (
+    "INSERT INTO search_fts (rowid, title, body, scope) SELECT {} FROM (SELECT "
+    "CAST(substr(key, 1, instr(key, ' ') - 1) AS INTEGER) AS n, "
+    "substr(key, instr(key, ' ') + 1) AS session_id, value AS blocks FROM json_each(?)) AS r"
+)
+# A turn's id is the upgrade's prefix and its v3 rowid as 16 hex digits (two's
+# complement for a negative rowid), formatted by SQLite rather than per row in Python.
 _INSERT_TURNS = (
     "INSERT INTO turns (n, id, session_id, seq, role, blocks, created_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "VALUES (?, ? || printf('%016x', ?), ?, ?, ?, ?, ?)"
 )
 
 
@@ -87,8 +102,9 @@ class TurnPipeline:
 
     Attributes:
         rows_indexed: v3 turn rows whose text is indexed (skipped ones included).
-        waited: seconds the upgrade's thread ("write") and the indexer ("index")
-            spent waiting on each other — for benchmarks.
+        waited: seconds the upgrade's thread ("write"; "write, for the last
+            batches" once its own work is done) and the indexer ("index") spent
+            waiting on each other — for benchmarks.
     """
 
     def __init__(self, index_path: Path, id_prefix: str, batch: int | None = None):
@@ -142,22 +158,25 @@ class TurnPipeline:
         # content as bytes: a damaged file may hold invalid UTF-8 (decoded with U+FFFD)
         cur = con.execute(f"SELECT rowid, session_id, idx, role, CAST(content AS BLOB), "
                           f"created_at FROM {v3_turns} ORDER BY rowid")
-        n, prefix, convert = 0, self.id_prefix, convert_turn_indexed
+        n, prefix, convert = 0, self.id_prefix, convert_turn_indexed_json
+        sid_json: dict[Any, str] = {}  # session id -> it JSON-escaped, without quotes
         while rows := cur.fetchmany(self.batch):
             out: list[tuple[Any, ...]] = []
-            texts: list[tuple[int, str, str]] = []  # n, session_id, prepared search text
+            texts: list[str] = []  # '"<n> <session id>":"<prepared search text>"', JSON
             recovered = 0
             for rowid, session_id, idx, role, content, created_at in rows:
                 if session_id not in sessions:
                     continue
-                role, blocks, damaged, text = convert(role, content)
+                role, blocks, damaged, text_json = convert(role, content)
                 n += 1
-                out.append((n, f"{prefix}{rowid & 0xFFFF_FFFF_FFFF_FFFF:016x}", session_id,
-                            idx, role, blocks, created_at))
-                texts.append((n, session_id, text))
+                out.append((n, prefix, rowid, session_id, idx, role, blocks, created_at))
+                sid = sid_json.get(session_id)
+                if sid is None:
+                    sid = sid_json[session_id] = _dumps(_text_or_bytes(session_id))[1:-1]
+                texts.append(f'"{n} {sid}":{text_json}')
                 recovered += damaged
             con.executemany(_INSERT_TURNS, out)
-            self._put((_batch_json(texts), len(rows)))
+            self._put(("{" + ",".join(texts) + "}", len(rows)))
             yield len(out), recovered, len(rows)
         self._put(_DONE)
 
@@ -177,11 +196,13 @@ class TurnPipeline:
         while not self._index_done.wait(0.2):
             self._raise_errors()
             tick()
-        self.waited["write"] += time.monotonic() - started
+        self.waited["write, for the last batches"] = time.monotonic() - started
         self._raise_errors()
         tables = _shadow_tables(con, "main")
         if tables != _shadow_tables(con, SCRATCH):
             raise RuntimeError(f"search index tables differ: {tables}")
+        # Read the finished scratch file mapped, not copied page by page into the cache.
+        con.execute(f"PRAGMA {SCRATCH}.mmap_size = {SCRATCH_MMAP_BYTES}")
         for table in tables:
             con.execute(f'DELETE FROM main."{table}"')
             con.execute(f'INSERT INTO main."{table}" SELECT * FROM {SCRATCH}."{table}"')
@@ -229,8 +250,7 @@ class TurnPipeline:
                         (FTS_HASH_BYTES,))
             self._ready.set()
             con.execute("BEGIN")
-            index_turns = _INDEX.format(_turn_row_prepared().format("r"),
-                                        c=("n", "session_id", "blocks"))
+            index_turns = _INDEX_TURNS.format(_turn_row_prepared().format("r"))
             while (item := self._get()) is not _DONE:
                 texts_json, rows_read = item
                 con.execute(index_turns, (texts_json,))
@@ -271,6 +291,10 @@ def _turn_row_prepared() -> str:
 def _prepared(text: str | None) -> str | None:
     """``parley_turn_text`` in the scratch index: the text comes prepared."""
     return text
+
+
+def _text_or_bytes(value: Any) -> str | bytes:
+    return value if isinstance(value, str | bytes) else str(value)
 
 
 def _batch_json(rows: list[Any]) -> str:

@@ -40,6 +40,7 @@ def _archived(meta: str | None) -> bool:
     return isinstance(value, dict) and value.get("archived") is True
 
 
+@pytest.mark.slow  # ~6 s: generating and upgrading 20k turns
 def test_v3_upgrade_shows_progress_stays_responsive_and_lists_every_chat(driver, home,
                                                                           monkeypatch):
     # 40 chats of 500 turns (+ the quirk chats): ~20k turns, a fraction of a second to
