@@ -137,7 +137,9 @@ def is_split_char(ch: str) -> bool:
     return _SPLIT_CHAR_RE.match(ch) is not None
 
 
-def _block_text(raw: Any) -> str:
+def block_text(raw: Any) -> str:
+    """The searchable text of one stored block (a JSON object), as the index reads it
+    ("" for a block without text, or not an object)."""
     if not isinstance(raw, dict):
         return ""
     kind = raw.get("type")
@@ -180,7 +182,7 @@ def turn_text(blocks_json: str | None) -> str:
         return blocks_json
     if not isinstance(data, list):
         return ""
-    return "\n".join(t for t in map(_block_text, data) if t)
+    return "\n".join(t for t in map(block_text, data) if t)
 
 
 def index_turn_text(blocks_json: str | None) -> str:

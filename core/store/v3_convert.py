@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.store import textindex
-from core.store.textindex import _block_text  # the text of one block, as the index reads it
+from core.store.textindex import block_text
 
 JSON = dict[str, Any]
 ROLES = ("user", "assistant")
@@ -306,7 +306,7 @@ def _convert(role: Any, content: Any) -> tuple[str, str, bool, list[str] | None]
                 blocks = _utf8(encoded)
                 if blocks is not encoded:  # the texts in memory still hold the surrogate
                     return role, blocks, False, None
-                return role, blocks, False, [_block_text(b) for b in converted]
+                return role, blocks, False, [block_text(b) for b in converted]
     text = _utf8(content)
     recovered = [{"type": "text", "text": text, "recovered": True}]
     return (role if role in ROLES else "user"), _dumps(recovered), True, [text]

@@ -37,7 +37,7 @@ from pathlib import Path
 from core.store import Store, schema
 from core.store.textindex import register_functions
 
-GEN_VERSION = 5
+GEN_VERSION = 6  # 6: search table without the prefix index
 CACHE_DIR = Path(os.environ.get("PARLEY_BENCH_CACHE", "/tmp/parley-bench"))
 SIZES = {"full": (10_000, 1_000_000), "small": (1_000, 100_000), "tiny": (100, 5_000)}
 BATCH = 20_000
