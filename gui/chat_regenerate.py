@@ -75,14 +75,19 @@ class ChatRegenerate:
             self.w.statusBar().showMessage(why or NO_MODEL, 8_000)
             return False
         sid = str(self.chat.session_id)
-        self.w.tasks.spawn(self.chat.runs.run(sid, "regenerate", None, model, None,
-                                              title=self.fork_title()), name="regenerate")
+        self.w.tasks.spawn(self._regenerate(sid, model), name="regenerate")
         return True
 
-    def fork_title(self) -> str:
-        """The title of the fork keeping the current answer: what tells it from the
-        others first ("Earlier answer (Sonnet 4.6, 14:32) · <chat title>"), as the
-        sidebar cuts long titles at the end."""
+    async def _regenerate(self, sid: str, model: str) -> None:
+        forks = await self.chat.store.list_forks(sid)
+        kept = sum(1 for f in forks if (f.title or "").startswith("Answer "))
+        await self.chat.runs.run(sid, "regenerate", None, model, None,
+                                 title=self.fork_title(kept + 1))
+
+    def fork_title(self, n: int = 1) -> str:
+        """The title of the fork keeping the current answer, the ``n``-th kept: what
+        tells it from the others first ("Answer 2 (Sonnet 4.6, 14:32) · <chat title>"),
+        as the sidebar cuts long titles at the end."""
         reply = self.chat.turns[-1] if self.chat.turns else None
         bits = []
         if reply is not None and reply.role == "assistant":
@@ -91,7 +96,7 @@ class ChatRegenerate:
             bits.append(time.strftime("%H:%M", time.localtime(reply.created_at / 1000)))
         session = self.chat.sessions.get(self.chat.session_id or "")
         title = session.title if session is not None and session.title else "New chat"
-        head = f"Earlier answer ({', '.join(bits)})" if bits else "Earlier answer"
+        head = f"Answer {n} ({', '.join(bits)})" if bits else f"Answer {n}"
         return f"{head} · {title}"
 
     def pick_model(self) -> bool:

@@ -117,6 +117,7 @@ async def open_media(window: MainWindow, block: ImageBlock | DocumentBlock) -> A
         viewer = ImageViewer(image, data, safe_name("Image", block.media_type), window)
         viewer.show()
         viewer.raise_()
+        viewer.activateWindow()  # its keys (Esc) work at once
         return viewer
     name = safe_name(block.name, block.media_type)
     folder = paths.open_dir(window.home) / hashlib.sha256(data).hexdigest()[:16]

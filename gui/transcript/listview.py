@@ -103,6 +103,7 @@ class TranscriptListView(QListView):
         self._stick = True
         self._adjusting = False
         self._painting = False
+        self._clicking = False  # a mouse click is being handled: no scrolling to its row
         self._press: tuple[int, str, object] | None = None
         self._footer: QWidget | None = None
         self._place: tuple[str | None, str | None, int] = (None, None, 0)
@@ -391,8 +392,8 @@ class TranscriptListView(QListView):
     def scrollTo(  # noqa: N802
         self, index: Index, hint: QAbstractItemView.ScrollHint = ENSURE_VISIBLE
     ) -> None:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
-            return
+        if not index.isValid() or not 0 <= index.row() < len(self._rows) or self._clicking:
+            return  # (a clicked row stays where it is: what was clicked stays under the pointer)
         self.scroll_to_row(index.row(), hint)
 
     def scroll_to_row(
@@ -554,10 +555,18 @@ class TranscriptListView(QListView):
         self._press = None
         if hit is not None and event.button() == Qt.MouseButton.LeftButton:
             self._press = (index.row(), hit.href or f"fold:{hit.fold_key}", hit.placed.piece)
-        super().mousePressEvent(event)
+        self._clicking = True  # a click makes its row current without scrolling to it
+        try:
+            super().mousePressEvent(event)
+        finally:
+            self._clicking = False
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
-        super().mouseReleaseEvent(event)
+        self._clicking = True
+        try:
+            super().mouseReleaseEvent(event)
+        finally:
+            self._clicking = False
         if event.button() != Qt.MouseButton.LeftButton or self._press is None:
             return
         index, hit = self.hit_at(event.position().toPoint())

@@ -63,7 +63,7 @@ def test_regenerate_link_replaces_the_reply_and_keeps_the_old_one_as_a_fork(driv
     assert [t.text() for t in stored] == ["Name a colour", "The second answer."]
     fork = _fork_of(driver, w, sid)
     label = w.model_picker.label_of(w.chat.current_model())
-    assert fork.title.startswith(f"Earlier answer ({label}, ")
+    assert fork.title.startswith(f"Answer 1 ({label}, ")
     assert fork.title.endswith(" · " + driver.run(w.store.get_session(sid)).title)
     kept = driver.run(w.store.get_turns(fork.id))
     assert [t.text() for t in kept] == ["Name a colour", "The first answer."]
@@ -119,6 +119,8 @@ def test_shortcut_and_context_menu_regenerate(driver: Any) -> None:
     forks = driver.run(w.store.list_forks(w.chat.session_id))
     kept = sorted(driver.run(w.store.get_turns(f.id))[-1].text() for f in forks)
     assert kept == ["Answer two.", "The first answer."]
+    numbers = sorted(f.title.split(" (")[0] for f in forks)
+    assert numbers == ["Answer 1", "Answer 2"]  # told apart where the sidebar cuts them
 
 
 def test_no_regenerate_while_a_reply_streams(driver: Any) -> None:
