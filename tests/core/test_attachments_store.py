@@ -14,19 +14,15 @@ from PIL import Image
 from core.attachment_limits import MediaRefused, explain_refusal
 from core.attachments import from_bytes
 from core.content import DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, Turn
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
 from core.run import ChatRunner, RunFailed
 from core.store import Store
 from core.store import schema as S
 from core.store.async_store import AsyncStore
 from core.store.attachments import AttachmentNotFound
 from core.store.migrations import FileKind, inspect_file
+from tests.core.hubs import fake_hub
 from tests.core.test_compaction_support import SONNET, SUMMARY, open_env
 from tests.fakes.validation import validate_anthropic, validate_openai
-
-FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
 
 
 def png(color=(10, 120, 200), size=(24, 16)) -> bytes:
@@ -224,15 +220,8 @@ def test_a_v4_file_made_before_attachments_gets_them_without_a_version_bump(tmp_
 @pytest.fixture
 async def env(tmp_path, fake_provider):
     store = await AsyncStore.open(tmp_path / "sessions.db")
-    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
-    hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
-    await hub.load()
-    await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
-                           api_key="sk-test-anthropic", default_model="claude-sonnet-4-6")
-    await hub.add_provider("openai", base_url=fake_provider.openai_base_url,
-                           api_key="sk-test-openai", default_model="gpt-5")
-    await hub.add_provider("openai_compatible", name="Local",
-                           base_url=fake_provider.openai_base_url, default_model="llama3")
+    hub = await fake_hub(store, tmp_path, fake_provider,
+                         compatible={"name": "Local", "default_model": "llama3"})
     runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
     session = await store.create_session()
     yield store, runner, session.id

@@ -12,14 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from core.content import Block, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.keys import FileBackend, KeyStore
 from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
 from core.run import ChatRunner
 from core.store.async_store import AsyncStore
+from tests.core.hubs import fake_hub
 from tests.fakes.validation import validate_anthropic, validate_openai
 
-FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
 SONNET = "anthropic:claude-sonnet-4-6"
 GPT = "openai:gpt-5"
 SUMMARY = (
@@ -106,18 +104,8 @@ def user_blocks(*blocks: Block) -> Turn:
 async def open_env(tmp_path: Path, fake_provider: Any) -> AsyncIterator[Env]:
     """A store, a hub with both fake providers set up, a runner and one session."""
     store = await AsyncStore.open(tmp_path / "sessions.db")
-    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
-    hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
+    hub = await fake_hub(store, tmp_path, fake_provider)
     try:
-        await hub.load()
-        await hub.add_provider(
-            "anthropic", base_url=fake_provider.anthropic_base_url, api_key="sk-test-anthropic",
-            default_model="claude-sonnet-4-6",
-        )
-        await hub.add_provider(
-            "openai", base_url=fake_provider.openai_base_url, api_key="sk-test-openai",
-            default_model="gpt-5",
-        )
         runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
         session = await store.create_session()
         yield Env(store, hub, runner, session.id)

@@ -9,16 +9,13 @@ import pytest
 from PIL import Image
 
 from core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
 from core.regenerate import NothingToRegenerate, ReplySetAside, regenerate, reply_start
 from core.run import ChatRunner, RunFailed, RunFinished, RunInProgress, RunStarted
 from core.store import turns as turns_repo
 from core.store.async_store import AsyncStore
+from tests.core.hubs import fake_hub
 from tests.fakes.validation import validate_anthropic, validate_openai
 
-FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
 CLAUDE = "anthropic:claude-sonnet-4-6"
 GPT = "openai:gpt-5"
 
@@ -26,13 +23,7 @@ GPT = "openai:gpt-5"
 @pytest.fixture
 async def env(tmp_path, fake_provider):
     store = await AsyncStore.open(tmp_path / "sessions.db")
-    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
-    hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
-    await hub.load()
-    await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
-                           api_key="sk-test-anthropic", default_model="claude-sonnet-4-6")
-    await hub.add_provider("openai", base_url=fake_provider.openai_base_url,
-                           api_key="sk-test-openai", default_model="gpt-5")
+    hub = await fake_hub(store, tmp_path, fake_provider)
     runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
     session = await store.create_session(title="Trip")
     yield store, runner, session.id

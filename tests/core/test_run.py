@@ -8,9 +8,6 @@ import pytest
 
 from core.compaction import CompactionInProgress
 from core.content import TextBlock
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
 from core.run import (
     ChatRunner,
     ReplyUpdated,
@@ -22,25 +19,14 @@ from core.run import (
     SessionTitled,
 )
 from core.store.async_store import AsyncStore
+from tests.core.hubs import fake_hub
 from tests.fakes.validation import validate_anthropic, validate_openai
-
-FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
 
 
 @pytest.fixture
 async def env(tmp_path, fake_provider):
     store = await AsyncStore.open(tmp_path / "sessions.db")
-    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
-    hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
-    await hub.load()
-    await hub.add_provider(
-        "anthropic", base_url=fake_provider.anthropic_base_url, api_key="sk-test-anthropic",
-        default_model="claude-sonnet-4-6",
-    )
-    await hub.add_provider(
-        "openai", base_url=fake_provider.openai_base_url, api_key="sk-test-openai",
-        default_model="gpt-5",
-    )
+    hub = await fake_hub(store, tmp_path, fake_provider)
     runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
     session = await store.create_session()
     yield store, hub, runner, session.id

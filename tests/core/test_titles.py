@@ -8,15 +8,12 @@ import logging
 import pytest
 
 from core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
 from core.run import ChatRunner, SessionTitled
 from core.settings import UnknownSetting, spec
 from core.store.async_store import AsyncStore
 from core.titles import TitleService, clean_title, first_line_title, generate_title
+from tests.core.hubs import fake_hub
 
-FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
 SONNET = "anthropic:claude-sonnet-4-6"
 QUESTION = "How do I plan a three-day trip to Lisbon?\nI like museums and food."
 
@@ -24,21 +21,8 @@ QUESTION = "How do I plan a three-day trip to Lisbon?\nI like museums and food."
 @pytest.fixture
 async def env(tmp_path, fake_provider):
     store = await AsyncStore.open(tmp_path / "sessions.db")
-    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
-    hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
-    await hub.load()
-    await hub.add_provider(
-        "anthropic", base_url=fake_provider.anthropic_base_url, api_key="sk-test-anthropic",
-        default_model="claude-sonnet-4-6",
-    )
-    await hub.add_provider(
-        "openai", base_url=fake_provider.openai_base_url, api_key="sk-test-openai",
-        default_model="gpt-5",
-    )
-    await hub.add_provider(
-        "openai_compatible", name="Ollama", base_url=fake_provider.openai_base_url,
-        default_model="llama3.2:3b",
-    )
+    hub = await fake_hub(store, tmp_path, fake_provider,
+                         compatible={"name": "Ollama", "default_model": "llama3.2:3b"})
     yield store, hub
     await hub.aclose()
     await store.close()

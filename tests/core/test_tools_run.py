@@ -9,22 +9,20 @@ from typing import Any
 import pytest
 
 from core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.keys import FileBackend, KeyStore
 from core.providers.base import ToolSpec
 from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
 from core.run import ChatRunner, RunCancelled, RunFinished
 from core.store.async_store import AsyncStore
 from core.tools import ToolExecutor
 from core.tools.loop import ToolResultsSaved, ToolRoundLimit, ToolStepFinished, ToolsUnavailable
 from core.tools.skills import SkillLibrary
 from core.wire import INTERRUPTED_RESULT
+from tests.core.hubs import fake_hub
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 SONNET = "anthropic:claude-sonnet-4-6"
 GPT = "openai:gpt-5"
 LOCAL = "local:llama3.2"
-FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
 SKILL_BODY = "Always answer in exactly three bullet points. " * 20
 
 
@@ -53,15 +51,8 @@ class Env:
 @pytest.fixture
 async def env(tmp_path, fake_provider):
     store = await AsyncStore.open(tmp_path / "sessions.db")
-    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
-    hub = ProviderHub(store, keys=keys, retry=FAST, environ={})
-    await hub.load()
-    await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
-                           api_key="sk-test-a", default_model="claude-sonnet-4-6")
-    await hub.add_provider("openai", base_url=fake_provider.openai_base_url,
-                           api_key="sk-test-o", default_model="gpt-5")
-    await hub.add_provider("openai_compatible", name="Local", provider_id="local",
-                           base_url=fake_provider.openai_base_url, default_model="llama3.2")
+    hub = await fake_hub(store, tmp_path, fake_provider, compatible={
+        "name": "Local", "provider_id": "local", "default_model": "llama3.2"})
     skills = tmp_path / "skills"
     skills.mkdir()
     (skills / "bullets.md").write_text(
