@@ -48,12 +48,6 @@ class ChatRegenerate:
         out.sort(key=lambda item: item[1] != current)
         return out
 
-    def can_regenerate(self) -> bool:
-        """True when the open chat has turns and no reply is being written."""
-        sid = self.chat.session_id
-        return (sid is not None and self.chat.runner is not None and bool(self.chat.turns)
-                and not self.chat.runs.running(sid))
-
     def why_not(self) -> str | None:
         """Why the open chat cannot be regenerated now (None: it can)."""
         sid = self.chat.session_id
