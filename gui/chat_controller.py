@@ -146,6 +146,7 @@ class ChatController:
         self.hub, self.runner = hub, runner
         self.titles = TitleService(self.store, hub, on_titled=self._titled)
         self.editor.attach(runner)
+        self.w.model_picker.set_describe(self._catalog_name)
         self.w.model_picker.set_current(self.current_model())
         self.update_meter()
 
@@ -170,6 +171,14 @@ class ChatController:
             group = getattr(config, "name", None) or config.id
             choices += [ModelChoice(f"{config.id}:{m.id}", model_label(m), group) for m in models]
         self.w.model_picker.set_choices(choices)
+
+    def _catalog_name(self, ref: str) -> str | None:
+        """The catalog's name for a model the providers have not listed (yet), if it knows it."""
+        try:
+            info = self.hub.model_info(ref)
+        except ParleyError:
+            return None
+        return info.display_name if info.known and info.display_name else None
 
     def current_model(self) -> str | None:
         """The ``provider:model`` that answers the next message in the open chat.

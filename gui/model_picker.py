@@ -7,7 +7,7 @@ what it shows; the window decides what a choice means (the session's model).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,7 +59,14 @@ class ModelPicker(QToolButton):
         self.setMenu(self._menu)
         self._group = QActionGroup(self)
         self._choices: list[ModelChoice] = []
+        self._describe: Callable[[str], str | None] = lambda ref: None
         self.current: str | None = None
+        self._show()
+
+    def set_describe(self, describe: Callable[[str], str | None]) -> None:
+        """Name models not (yet) in the menu with ``describe(ref)`` — e.g. from the catalog,
+        while the providers' model lists load; None falls back to the model id."""
+        self._describe = describe
         self._show()
 
     @property
@@ -98,11 +105,14 @@ class ModelPicker(QToolButton):
         self.model_chosen.emit(ref)
 
     def label_of(self, ref: str | None) -> str:
-        """Return the display name of ``ref`` (its model id when not in the menu)."""
+        """Return the display name of ``ref``: from the menu, else from ``set_describe``'s
+        function, else its model id."""
         for choice in self._choices:
             if choice.ref == ref:
                 return choice.label
-        return ref.split(":", 1)[-1] if ref else "No model"
+        if not ref:
+            return "No model"
+        return self._describe(ref) or ref.split(":", 1)[-1]
 
     def _show(self) -> None:
         self.setText(self.label_of(self.current))

@@ -74,7 +74,7 @@ def main() -> int:
     async def scenario() -> dict[str, float]:
         await window.start()
         await window.hub.add_provider("anthropic", base_url=server.anthropic_base_url,
-                                      api_key="sk-ant-bench", default_model="claude-sonnet-4-5")
+                                      api_key="sk-ant-bench", default_model="claude-sonnet-4-6")
         assert window.chat is not None
         await window.chat.enter()
         server.script(text, token_delay_ms=2.0, chunk_size=5)

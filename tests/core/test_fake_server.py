@@ -290,7 +290,7 @@ async def test_count_tokens_and_models(fake_provider, claude, gpt):
     assert count.input_tokens > 0
     a_ids = [m.id async for m in claude.models.list()]
     o_ids = [m.id async for m in gpt.models.list()]
-    assert "claude-sonnet-4-5" in a_ids and "gpt-5" in o_ids and "gpt-5" not in a_ids
+    assert "claude-opus-4-1" in a_ids and "gpt-5" in o_ids and "gpt-5" not in a_ids
     fake_provider.openai_models = [{"id": "qwen2.5:7b"}]
     assert [m.id async for m in gpt.models.list()] == ["qwen2.5:7b"]
 

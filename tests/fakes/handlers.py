@@ -35,7 +35,7 @@ DEFAULT_ANTHROPIC_MODELS: list[dict[str, Any]] = [
         ("claude-sonnet-4-6", "Claude Sonnet 4.6", 1_000_000, 128_000),
         ("claude-opus-4-6", "Claude Opus 4.6", 1_000_000, 128_000),
         ("claude-haiku-4-5", "Claude Haiku 4.5", 200_000, 64_000),
-        ("claude-sonnet-4-5", "Claude Sonnet 4.5", 200_000, 64_000),
+        ("claude-opus-4-1", "Claude Opus 4.1", 200_000, 32_000),
     ]
 ]
 DEFAULT_OPENAI_MODELS: list[dict[str, Any]] = [

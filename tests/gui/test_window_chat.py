@@ -241,3 +241,18 @@ def test_sidebar_loads_more_chats_on_demand(driver, fake_provider, monkeypatch, 
     qtbot.mouseClick(again.sidebar.tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     driver.until(lambda: len(model.session_ids()) == 3)
     assert model.item(0).child(model.item(0).rowCount() - 1).data(KIND) == "session"
+
+
+def test_model_picker_names_a_model_the_provider_does_not_list(driver, fake_provider):
+    """Until (or unless) the provider's model list arrives, the picker shows the catalog's
+    name for a model it knows, not the bare model id."""
+    w = driver.configured()
+    driver.until(lambda: len(w.model_picker.choices) > 1)
+    ref = w.chat.current_model()
+    listed = w.model_picker.label_of(ref)
+    driver.close(w)
+    fake_provider.anthropic_models = []  # the listing now names no model
+    again = driver.open()
+    assert again.chat.current_model() == ref and not again.model_picker.choices
+    assert again.model_picker.text() == listed != ref.split(":", 1)[1]
+    assert again.model_picker.accessibleDescription() == f"Current model: {listed}"
