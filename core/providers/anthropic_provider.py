@@ -11,10 +11,9 @@ records ``cache_read_input_tokens`` and ``cache_creation_input_tokens``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -41,13 +40,13 @@ from core.providers.base import (
 )
 from core.providers.capabilities import ANTHROPIC
 from core.providers.errors import (
-    AuthenticationFailed,
     NetworkError,
     ProviderError,
     StreamInterrupted,
 )
 from core.providers.failures import classify
-from core.providers.retry import RetryPolicy, call_with_retries, stream_with_retries
+from core.providers.retry import RetryPolicy, call_with_retries
+from core.providers.sdk_provider import SdkProvider
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +158,7 @@ class _Fold:
         return []
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
     """A provider speaking the Anthropic Messages API.
 
     Args:
@@ -189,15 +188,9 @@ class AnthropicProvider:
         model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        self.id = id
-        self.name = name
+        self._setup(api_key=api_key, base_url=base_url or DEFAULT_BASE_URL, id=id, name=name,
+                    retry=retry, model_overrides=model_overrides, sleep=sleep)
         self.caps = replace(ANTHROPIC, cache_ttl_s=cache_ttl_s)
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.retry = retry or RetryPolicy()
-        self.model_overrides = dict(model_overrides or {})
-        self._sleep = sleep
-        self._key = api_key or None
-        self._client: anthropic.AsyncAnthropic | None = None
         if self._key:
             self._client = anthropic.AsyncAnthropic(
                 api_key=self._key,
@@ -261,11 +254,6 @@ class AnthropicProvider:
 
     # --- protocol --------------------------------------------------------
 
-    def _require_client(self) -> anthropic.AsyncAnthropic:
-        if self._client is None:
-            raise AuthenticationFailed(self.name, status=None, missing=True)
-        return self._client
-
     def _map(self, exc: BaseException, model: str, in_stream: bool) -> ProviderError:
         if isinstance(exc, ProviderError):
             return exc
@@ -311,24 +299,6 @@ class AnthropicProvider:
         if not fold.stopped:
             raise StreamInterrupted(self.name, "the stream ended before the reply was complete")
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
-        """Stream the reply to ``request`` as events (see :mod:`core.providers.base`).
-
-        Failures before any event was yielded are retried per ``self.retry``.
-
-        Raises:
-            ProviderError: AuthenticationFailed, PermissionDenied, RateLimited,
-                Overloaded, ServerError, NetworkError, ContextOverflow,
-                StreamInterrupted, BadRequest or ModelNotFound.
-        """
-        self._require_client()
-        params = self.request_params(request)
-        info = self.model_info(request.model)
-        events = stream_with_retries(lambda: self._attempt(params, info), self.retry, self._sleep)
-        async with contextlib.aclosing(events):
-            async for event in events:
-                yield event
-
     async def count_tokens(self, request: ChatRequest) -> int | None:
         """Return the input tokens of ``request`` by the API's count_tokens endpoint.
 
@@ -369,8 +339,3 @@ class AnthropicProvider:
             return out
 
         return await call_with_retries(call, self.retry, self._sleep)
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections."""
-        if self._client is not None:
-            await self._client.close()

@@ -15,11 +15,10 @@ deltas become thinking.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -45,13 +44,13 @@ from core.providers.base import (
 )
 from core.providers.capabilities import CAPS_BY_KIND, ProviderKind
 from core.providers.errors import (
-    AuthenticationFailed,
     NetworkError,
     ProviderError,
     StreamInterrupted,
 )
 from core.providers.failures import classify
-from core.providers.retry import RetryPolicy, call_with_retries, stream_with_retries
+from core.providers.retry import RetryPolicy, call_with_retries
+from core.providers.sdk_provider import SdkProvider
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +187,7 @@ class _Fold:
         return Stop(reason)
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
     """A provider speaking OpenAI Chat Completions (OpenAI or a compatible server).
 
     Args:
@@ -220,16 +219,10 @@ class OpenAIProvider:
     ) -> None:
         if kind == "anthropic":
             raise ValueError("OpenAIProvider serves the openai and openai_compatible kinds")
-        self.id = id
-        self.name = name
+        self._setup(api_key=api_key, base_url=base_url or DEFAULT_BASE_URL, id=id, name=name,
+                    retry=retry, model_overrides=model_overrides, sleep=sleep)
         self.kind: ProviderKind = kind
         self.caps = CAPS_BY_KIND[kind]
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
-        self.retry = retry or RetryPolicy()
-        self.model_overrides = dict(model_overrides or {})
-        self._sleep = sleep
-        self._key = api_key or None
-        self._client: openai.AsyncOpenAI | None = None
         if self._key or kind == "openai_compatible":
             self._client = _client(self._key, self.base_url, timeout_s, connect_timeout_s)
         # Without a key, each request says it has no Authorization header on purpose.
@@ -283,11 +276,6 @@ class OpenAIProvider:
             params["temperature"] = request.temperature
         return params
 
-    def _require_client(self) -> openai.AsyncOpenAI:
-        if self._client is None:
-            raise AuthenticationFailed(self.name, status=None, missing=True)
-        return self._client
-
     def _map(self, exc: BaseException, model: str, in_stream: bool) -> ProviderError:
         if isinstance(exc, openai.APIStatusError):
             return classify(
@@ -339,24 +327,6 @@ class OpenAIProvider:
             yield event
         yield fold.stop()
 
-    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
-        """Stream the reply to ``request`` as events (see :mod:`core.providers.base`).
-
-        Failures before any event was yielded are retried per ``self.retry``.
-
-        Raises:
-            ProviderError: AuthenticationFailed, PermissionDenied, RateLimited,
-                Overloaded, ServerError, NetworkError, ContextOverflow,
-                StreamInterrupted, BadRequest or ModelNotFound.
-        """
-        self._require_client()
-        params = self.request_params(request)
-        info = self.model_info(request.model)
-        events = stream_with_retries(lambda: self._attempt(params, info), self.retry, self._sleep)
-        async with contextlib.aclosing(events):
-            async for event in events:
-                yield event
-
     async def count_tokens(self, request: ChatRequest) -> int | None:
         """Chat Completions has no token-counting endpoint: always None."""
         return None
@@ -376,11 +346,6 @@ class OpenAIProvider:
             return [self.model_info(i) for i in ids]
 
         return await call_with_retries(call, self.retry, self._sleep)
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections."""
-        if self._client is not None:
-            await self._client.close()
 
 
 def _client(

@@ -1,0 +1,106 @@
+"""What the two SDK adapters share: set-up, the retried reply stream, closing.
+
+:class:`core.providers.anthropic_provider.AnthropicProvider` (the ``anthropic``
+SDK) and :class:`core.providers.openai_provider.OpenAIProvider` (the ``openai``
+SDK) differ in how they build a request, read its stream and name failures;
+they keep the same attributes, the same retry rule for a reply (retried only
+while nothing was yielded, :func:`core.providers.retry.stream_with_retries`)
+and the same "no key: AuthenticationFailed(missing)" rule, which live here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Generic, Protocol, TypeVar
+
+from core.providers.base import ChatRequest, Event, ModelInfo
+from core.providers.errors import AuthenticationFailed
+from core.providers.retry import RetryPolicy, stream_with_retries
+
+
+class _SdkClient(Protocol):
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=_SdkClient)
+
+
+class SdkProvider(Generic[ClientT]):
+    """Base of the SDK adapters (see the module docstring).
+
+    Attributes:
+        id: the provider id in model references (``"anthropic"``, ``"ollama"`` …).
+        name: the display name used in messages.
+        base_url: the API root, without a trailing slash.
+        retry: when to send a failed request again.
+        model_overrides: catalog overrides from settings, ``{model_id: {field: value}}``.
+    """
+
+    _client: ClientT | None
+
+    def _setup(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str,
+        id: str,
+        name: str,
+        retry: RetryPolicy | None,
+        model_overrides: Mapping[str, Mapping[str, Any]] | None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        """Set the attributes every adapter has (the subclass then makes ``_client``)."""
+        self.id = id
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self.retry = retry or RetryPolicy()
+        self.model_overrides = dict(model_overrides or {})
+        self._sleep = sleep
+        self._key = api_key or None
+        self._client = None
+
+    # --- for the subclass ------------------------------------------------------
+
+    def model_info(self, model_id: str) -> ModelInfo:
+        """Return the catalog entry of a model (with settings overrides)."""
+        raise NotImplementedError
+
+    def request_params(self, request: ChatRequest) -> dict[str, Any]:
+        """Return the SDK call's parameters for ``request``."""
+        raise NotImplementedError
+
+    def _attempt(self, params: dict[str, Any], info: ModelInfo) -> AsyncGenerator[Event, None]:
+        """One try at the request: its events, or a ProviderError."""
+        raise NotImplementedError
+
+    # --- shared ------------------------------------------------------------------
+
+    def _require_client(self) -> ClientT:
+        if self._client is None:
+            raise AuthenticationFailed(self.name, status=None, missing=True)
+        return self._client
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
+        """Stream the reply to ``request`` as events (see :mod:`core.providers.base`).
+
+        Failures before any event was yielded are retried per ``self.retry``.
+
+        Raises:
+            ProviderError: AuthenticationFailed, PermissionDenied, RateLimited,
+                Overloaded, ServerError, NetworkError, ContextOverflow,
+                StreamInterrupted, BadRequest or ModelNotFound.
+        """
+        self._require_client()
+        params = self.request_params(request)
+        info = self.model_info(request.model)
+        events = stream_with_retries(lambda: self._attempt(params, info), self.retry, self._sleep)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield event
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        if self._client is not None:
+            await self._client.close()
