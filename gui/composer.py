@@ -340,10 +340,12 @@ class ComposerBar(QWidget):
             self.button.setAccessibleName("Stop")
             self.button.setEnabled(True)
         else:
+            reading = any(item.kind == "reading" for item in self.tray.items())
             self.button.setIcon(appearance.icon("send", t.accent_text, 18))
-            self.button.setToolTip("Send (Enter)")
+            self.button.setToolTip("Reading the attached file…" if reading else "Send (Enter)")
             self.button.setAccessibleName("Send")
-            self.button.setEnabled(bool(self.editor.text().strip()) or self.tray.count() > 0)
+            has_content = bool(self.editor.text().strip()) or self.tray.count() > 0
+            self.button.setEnabled(has_content and not reading)
         self.button.setProperty("busy", self._busy)
         self.button.style().unpolish(self.button)
         self.button.style().polish(self.button)

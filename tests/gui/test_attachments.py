@@ -319,8 +319,11 @@ def test_a_file_shows_as_being_read_until_it_is_ready(driver, tmp_path):
     w.chat.attachments.add_paths([png(tmp_path / "slow.png")])
     assert [(i.kind, i.detail) for i in w.composer_bar.tray.items()] == \
         [("reading", "Reading file…")]
+    send = w.composer_bar.button
+    assert not send.isEnabled() and "Reading" in send.toolTip()  # nothing to send yet
     settled(driver, w, 1)
     assert w.composer_bar.tray.items()[0].kind == "image"
+    assert send.isEnabled() and send.toolTip() == "Send (Enter)"
 
 
 def test_each_chat_keeps_its_own_pending_files(driver, fake_provider, tmp_path):
