@@ -255,7 +255,7 @@ class Attachment:
         b64 = base64.b64encode(self.data).decode("ascii")
         if self.kind == "document":
             return DocumentBlock(self.media_type, b64, self.name)
-        return ImageBlock(self.media_type, b64)
+        return ImageBlock(self.media_type, b64, name=self.name)
 
 
 def read_file(path: Path | str) -> Attachment:

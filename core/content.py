@@ -88,12 +88,15 @@ class ImageBlock:
             ``attachments`` table. The store sets it when it saves the turn
             and keeps ``data`` out of the turn's JSON; ``Store.hydrate`` puts
             ``data`` back before a request. Serialized as ``"attachment"``.
+        name: the file name it was attached as, when known (kept for the
+            person: the viewer's Save As, editing; never sent to a provider).
     """
 
     media_type: str
     data: str | None = None
     url: str | None = None
     attachment_id: str | None = None
+    name: str | None = None
     type: Literal["image"] = field(default="image", init=False)
 
 
@@ -384,6 +387,8 @@ def block_to_json(b: Block | ToolResultPart) -> JSON:
             out["url"] = b.url
         if b.attachment_id is not None:
             out["attachment"] = b.attachment_id
+        if b.name is not None:
+            out["name"] = b.name
         return out
     if isinstance(b, DocumentBlock):
         out = {"type": "document", "media_type": b.media_type}
@@ -477,7 +482,11 @@ def block_from_json(data: Any) -> Block:
         ref = _attachment(data)
         if data.get("data") is None and data.get("url") is None and ref is None:
             raise ContentError("image block needs 'data', 'url' or 'attachment'")
-        return ImageBlock(_req(data, "media_type", str), data.get("data"), data.get("url"), ref)
+        name = data.get("name")
+        return ImageBlock(
+            _req(data, "media_type", str), data.get("data"), data.get("url"), ref,
+            name if isinstance(name, str) else None,
+        )
     if kind == "document":
         ref = _attachment(data)
         body = data.get("data", "") if ref is not None else _req(data, "data", str)

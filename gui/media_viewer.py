@@ -114,7 +114,8 @@ async def open_media(window: MainWindow, block: ImageBlock | DocumentBlock) -> A
         image = QImage()
         if not image.loadFromData(QByteArray(data)):
             raise MediaUnavailable("image")
-        viewer = ImageViewer(image, data, safe_name("Image", block.media_type), window)
+        name = safe_name(block.name or "Image", block.media_type)
+        viewer = ImageViewer(image, data, name, window)
         viewer.show()
         viewer.raise_()
         viewer.activateWindow()  # its keys (Esc) work at once

@@ -46,7 +46,7 @@ def sha(data: bytes) -> str:
 
 
 def with_image(text: str, data: bytes) -> Turn:
-    return Turn("user", [TextBlock(text), ImageBlock("image/png", b64(data))])
+    return Turn("user", [TextBlock(text), ImageBlock("image/png", b64(data), name="picture.png")])
 
 
 def raw_rows_path(path, sql: str) -> list[tuple]:
@@ -121,6 +121,7 @@ def test_restart_brings_the_files_back(tmp_path):
         [turn] = store.get_turns(s.id, hydrate=False)
         ref = turn.blocks[1]
         assert isinstance(ref, ImageBlock) and ref.data is None
+        assert ref.name == "picture.png"  # the file name it was attached as
         assert store.attachment_data(ref.attachment_id or "") == data  # the thumbnail's bytes
 
 

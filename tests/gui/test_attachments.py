@@ -434,7 +434,7 @@ def test_editing_a_message_shows_its_files_to_keep_remove_or_add(driver, fake_pr
     assert w.chat.editor.editing is not None
     assert w.composer.text() == "Describe them"  # the typed text only, not the file's
     settled(driver, w, 2)  # the message's own files, not the pending one
-    assert [p.name for p in w.chat.attachments.pending()] == ["Image 1.png", "notes.txt"]
+    assert [p.name for p in w.chat.attachments.pending()] == ["first.png", "notes.txt"]
     tray = w.composer_bar.tray
     notes_key = w.chat.attachments.pending()[1].key
     tray.remove_requested.emit(notes_key)  # its ✕
@@ -474,7 +474,7 @@ def test_cancelling_an_edit_brings_back_the_pending_files(driver, fake_provider,
     w.composer.clear()
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Up)
     settled(driver, w, 1)
-    assert [p.name for p in w.chat.attachments.pending()] == ["Image 1.png"]
+    assert [p.name for p in w.chat.attachments.pending()] == ["first.png"]
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # cancel the edit
     assert w.chat.editor.editing is None and w.composer.text() == ""
     assert [p.name for p in w.chat.attachments.pending()] == ["later.txt"]

@@ -170,14 +170,15 @@ def _open_chat_with(driver: Any, blocks: list[Any]) -> tuple[Any, str]:
 
 def test_click_on_a_thumbnail_opens_the_image_full_size(driver: Any, tmp_path: Path) -> None:
     data = _png((900, 600))
-    image = ImageBlock("image/png", base64.b64encode(data).decode())
+    image = ImageBlock("image/png", base64.b64encode(data).decode(), name="holiday.png")
     w, turn_id = _open_chat_with(driver, [image, TextBlock("What is this?")])
 
     _click_anchor(driver, w, turn_id, "parley:media/0")
     driver.until(lambda: bool(w.findChildren(ImageViewer)))
     viewer = w.findChildren(ImageViewer)[0]
     assert (viewer.image.width(), viewer.image.height()) == (900, 600)
-    assert "900 × 600" in viewer.windowTitle()
+    assert viewer.name == "holiday.png"  # the name it was attached as, kept by the store
+    assert viewer.windowTitle().startswith("holiday.png") and "900 × 600" in viewer.windowTitle()
     shown = viewer.shown_size()
     assert shown.width() <= 900 and abs(shown.width() / shown.height() - 1.5) < 0.01
     assert shown.width() >= min(900, viewer.width() - 60)  # fitted to the window, not tiny
