@@ -14,7 +14,7 @@ Fenced code blocks are highlighted with Pygments (inline ``style`` colours, no
 CSS classes) and carry a copy anchor ``parley:copy/<i>``; the caller maps the
 index back to :attr:`RenderedMarkdown.code_blocks` to put the code on the clipboard.
 
-For streaming, :func:`split_blocks` cuts markdown at top-level block
+For streaming, :mod:`gui.markdown_blocks` cuts markdown at top-level block
 boundaries so that a growing reply only re-renders its last chunk.
 
 This module does not import Qt: it returns strings.
@@ -314,7 +314,7 @@ _FENCE_LINE = re.compile(r"(`{3,}|~{3,})([^\n]*)(\n|$)")
 def parse_fence(chunk: str) -> CodeBlock | None:
     """Read a chunk that is one fenced code block starting in column 0.
 
-    Such chunks come out of :func:`split_blocks`; the closing fence may be
+    Such chunks come out of :func:`gui.markdown_blocks.split_blocks`; the closing fence may be
     missing while a reply is still streaming.
 
     Returns:
@@ -377,115 +377,3 @@ def document_stylesheet(style: MarkdownStyle) -> str:
         "th { font-weight: bold; }"
         f"hr {{ color: {s.border}; }}"
     )
-
-
-# --- splitting for streaming -------------------------------------------------
-
-_FENCE_OPEN = re.compile(r"(`{3,}|~{3,})")
-_LIST_ITEM = re.compile(r"([-+*]|\d{1,9}[.)])(\s|$)")
-_REF_DEF = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.M)
-
-
-def split_blocks(text: str) -> list[str]:
-    """Cut markdown into chunks that render the same apart as together.
-
-    A cut is made before a line that starts in column 0 after a blank line
-    (unless it is a list item: the list may go on), and around fenced code
-    blocks that start in column 0 — places where CommonMark starts a new
-    top-level block. A long reply that grows at its end therefore
-    only changes its last chunk. Text with link reference definitions
-    (``[x]: url``) is not cut, since a definition applies to the whole text.
-
-    Args:
-        text: markdown source.
-
-    Returns:
-        Chunks whose concatenation is ``text`` (``[]`` for empty text).
-    """
-    if not text:
-        return []
-    if _REF_DEF.search(text):
-        return [text]
-    chunks: list[str] = []
-    cur: list[str] = []
-    fence: str | None = None
-    has_content = False
-    prev_blank = False
-
-    def flush() -> None:
-        nonlocal cur, has_content
-        if cur:
-            chunks.append("".join(cur))
-        cur, has_content = [], False
-
-    for line in text.splitlines(keepends=True):
-        if fence is not None:
-            cur.append(line)
-            stripped = line.strip()
-            if stripped.startswith(fence) and set(stripped) == {fence[0]}:
-                fence = None
-                flush()
-                prev_blank = False
-            continue
-        blank = not line.strip()
-        opener = _FENCE_OPEN.match(line)
-        if opener and not (opener.group(1)[0] == "`" and "`" in line[opener.end() :]):
-            if has_content:
-                flush()
-            elif cur and chunks:  # only blank lines since the last chunk: keep them there
-                chunks[-1] += "".join(cur)
-                cur = []
-            fence = opener.group(1)
-            cur.append(line)
-            has_content = True
-            prev_blank = False
-            continue
-        if (
-            not blank
-            and prev_blank
-            and has_content
-            and line[0] not in " \t"
-            and not _LIST_ITEM.match(line)  # a list may go on after a blank line (loose list)
-        ):
-            flush()
-        cur.append(line)
-        has_content = has_content or not blank
-        prev_blank = blank
-    if cur:
-        if has_content or not chunks:
-            chunks.append("".join(cur))
-        else:
-            chunks[-1] += "".join(cur)
-    return chunks
-
-
-def split_blocks_after(previous: tuple[str, list[str]] | None, text: str) -> list[str]:
-    """:func:`split_blocks` of ``text``, reusing the split of a text it extends.
-
-    While a reply streams, each new text is the previous one plus a few
-    characters. Only the previous last chunk can change, so only it and the
-    new characters are split again: the cost follows the tail, not the reply.
-
-    Args:
-        previous: an earlier ``(text, split_blocks(text))``, or None.
-        text: the text to split.
-
-    Returns:
-        The same chunks as ``split_blocks(text)``.
-    """
-    if previous is None:
-        return split_blocks(text)
-    old_text, old_chunks = previous
-    if text == old_text:
-        return old_chunks
-    if len(old_chunks) < 2 or not text.startswith(old_text):
-        return split_blocks(text)
-    if _REF_DEF.search(text, len(old_text) - len(old_chunks[-1])):
-        return split_blocks(text)  # a reference definition applies to the whole text
-    last = old_chunks[-1]
-    if not last.split("\n", 1)[0].strip():
-        # The last chunk begins with blank lines: if a fence opens after them, they move
-        # to the chunk before (see split_blocks), so that one may change too.
-        return split_blocks(text)
-    tail_start = len(old_text) - len(last)
-    return old_chunks[:-1] + split_blocks(text[tail_start:])

@@ -23,7 +23,8 @@ from core.content import (
     Turn,
     UnknownBlock,
 )
-from gui.markdown import CodeBlock, parse_fence, split_blocks_after
+from gui.markdown import CodeBlock, parse_fence
+from gui.markdown_blocks import split_blocks_after
 from gui.transcript.pieces import (
     Piece,
     PieceCache,

@@ -17,9 +17,8 @@ from gui.markdown import (
     parse_fence,
     render_code,
     render_markdown,
-    split_blocks,
-    split_blocks_after,
 )
+from gui.markdown_blocks import split_blocks, split_blocks_after
 
 CODE = 'def greet(name: str) -> str:\n    return f"hello {name}"  # greet\n'
 
