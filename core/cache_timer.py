@@ -346,7 +346,7 @@ class CacheTimer:
 
     async def _ttl_s(self, model_ref: str) -> int | None:
         """The prompt cache TTL of a model's provider (seconds), None for no cache."""
-        from core.providers.registry import parse_model_ref  # heavy (SDKs): late
+        from core.providers.model_ref import parse_model_ref
 
         provider_id, _ = parse_model_ref(model_ref)
         kind = self.hub.config(provider_id).kind

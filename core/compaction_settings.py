@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from core.providers.catalog import known_models
-from core.providers.registry import format_model_ref, parse_model_ref
+from core.providers.model_ref import format_model_ref, parse_model_ref
 
 Strategy: TypeAlias = Literal["summary", "tail"]
 

@@ -272,7 +272,7 @@ def _as_model(s: Setting, value: Any) -> str | None:
     if s.bare_model and ":" not in value:
         return value  # a model of the chat's own provider
     # The reference rules live with the providers (imported late: the SDKs are heavy).
-    from core.providers.registry import InvalidModelRef, format_model_ref, parse_model_ref
+    from core.providers.model_ref import InvalidModelRef, format_model_ref, parse_model_ref
 
     try:
         return format_model_ref(*parse_model_ref(value))

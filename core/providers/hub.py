@@ -22,14 +22,13 @@ from core.keys import KeyStore
 from core.providers.base import ModelInfo, Provider
 from core.providers.capabilities import ProviderKind
 from core.providers.catalog import lookup
+from core.providers.model_ref import format_model_ref, parse_model_ref
 from core.providers.registry import (
     BUILTIN_PROVIDERS,
     ENV_API_KEY,
     ProviderConfig,
     ProviderConfigError,
-    format_model_ref,
     make_provider,
-    parse_model_ref,
 )
 from core.providers.retry import RetryPolicy
 

@@ -51,18 +51,6 @@ class ProviderConfigError(ParleyError):
     """A provider is set up in a way Parley cannot use (the message says what to fix)."""
 
 
-class InvalidModelRef(ParleyError):
-    """A model reference is not ``provider:model``."""
-
-    def __init__(self, ref: str) -> None:
-        super().__init__(
-            f"'{ref}' does not name a model as 'provider:model' "
-            "(for example 'anthropic:claude-sonnet-4-5'). Pick a model in the "
-            "model picker."
-        )
-        self.ref = ref
-
-
 @dataclass(frozen=True)
 class ProviderConfig:
     """One provider as the user set it up.
@@ -94,32 +82,6 @@ class Resolved:
 
     value: str | None
     source: Source
-
-
-def parse_model_ref(ref: str) -> tuple[str, str]:
-    """Split ``"provider_id:model_id"`` at the first colon.
-
-    A bare Claude or GPT id (``claude-…``, ``gpt-…``, ``o3``…) is accepted and
-    given the built-in provider.
-
-    Raises:
-        InvalidModelRef: empty parts, or a bare id of no known family.
-    """
-    ref = ref.strip()
-    provider_id, sep, model_id = ref.partition(":")
-    if sep and provider_id and model_id:
-        return provider_id, model_id
-    if not sep and ref:
-        if ref.startswith("claude-"):
-            return "anthropic", ref
-        if ref.startswith(("gpt-", "chatgpt-", "o1", "o3", "o4")):
-            return "openai", ref
-    raise InvalidModelRef(ref)
-
-
-def format_model_ref(provider_id: str, model_id: str) -> str:
-    """Return ``"provider_id:model_id"``."""
-    return f"{provider_id}:{model_id}"
 
 
 def normalize_base_url(kind: ProviderKind, url: str) -> str:

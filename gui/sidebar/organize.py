@@ -21,7 +21,7 @@ from shiboken6 import isValid
 
 from core.errors import ParleyError
 from core.providers.capabilities import ProviderKind
-from core.providers.registry import parse_model_ref
+from core.providers.model_ref import parse_model_ref
 from core.store.errors import SessionNotFound, TurnNotFound
 from core.tools.executor import ON_BY_DEFAULT
 from core.tools.memory import Memory

@@ -22,16 +22,14 @@ from core.providers.errors import (
     scrub,
 )
 from core.providers.failures import classify, retry_after_s
+from core.providers.model_ref import InvalidModelRef, format_model_ref, parse_model_ref
 from core.providers.openai_provider import OpenAIProvider
 from core.providers.registry import (
     BUILTIN_PROVIDERS,
-    InvalidModelRef,
     ProviderConfig,
     ProviderConfigError,
-    format_model_ref,
     key_source,
     make_provider,
-    parse_model_ref,
     resolve_api_key,
     resolve_base_url,
 )
