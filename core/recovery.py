@@ -35,6 +35,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from core.store.async_store import AsyncStore
+from core.store.damage import passes_quick_check
 from core.store.errors import CannotOpen, DatabaseCorrupt
 from core.store.faults import copy_open_database, free_name, place
 from core.store.schema import dbapi_connection
@@ -232,17 +233,7 @@ def is_usable(path: Path) -> bool:
 
     The file is opened read-only; nothing is written.
     """
-    try:
-        con = sqlite3.connect(_readonly_uri(path), uri=True)
-    except sqlite3.Error:
-        return False
-    try:
-        row = con.execute("PRAGMA quick_check").fetchone()
-        return bool(row) and row[0] == "ok"
-    except sqlite3.Error:
-        return False
-    finally:
-        con.close()
+    return passes_quick_check(path)
 
 
 def backups(path: Path) -> list[Path]:

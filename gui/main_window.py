@@ -242,6 +242,7 @@ class MainWindow(QMainWindow, WindowCommands):
             self.loading_page.setWordWrap(True)
             self.sidebar.show_status("")
             raise
+        self.store.on_damaged = self._store_damaged
         await self._note_previous_run()
         await self._restore_geometry()
         self._install_transcript()
@@ -354,6 +355,13 @@ class MainWindow(QMainWindow, WindowCommands):
         await self.store.set_state(SPLITTER_KEY, self.splitter.sizes())
 
     # -- problems ---------------------------------------------------------
+    def _store_damaged(self) -> None:
+        """sessions.db was found damaged while open: writes have stopped; say so once."""
+        from core.store.damage import DamagedWhileOpen
+
+        if self.store is not None:
+            self.show_problem(DamagedWhileOpen(self.store.path))
+
     def show_problem(self, error: ParleyError) -> None:
         """Show an error the person can act on (non-modal)."""
         dialogs.show_problem(self, "Parley", error.message)
@@ -375,6 +383,8 @@ class MainWindow(QMainWindow, WindowCommands):
 
                 await self._save_geometry()
                 await mark_clean_exit(self.store)
+        except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
+            log.warning("not saved while closing: %s", exc.message)
         finally:
             await self.tasks.cancel_all()
             if self.hub is not None:

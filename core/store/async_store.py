@@ -61,6 +61,10 @@ class AsyncStore:
         self._maintenance_delay_s = maintenance_delay_s
         self._maintenance: asyncio.TimerHandle | None = None
         self._closed = False
+        #: Called once, on the event loop, when the file is first found damaged
+        #: (core.store.damage: writes have stopped); the window tells the person.
+        self.on_damaged: Callable[[], None] | None = None
+        self._damage_told = False
 
     @classmethod
     async def open(
@@ -125,7 +129,15 @@ class AsyncStore:
 
     async def _call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+        try:
+            return await loop.run_in_executor(
+                self._executor, functools.partial(fn, *args, **kwargs)
+            )
+        finally:
+            if self._store.damaged and not self._damage_told:
+                self._damage_told = True
+                if self.on_damaged is not None:
+                    self.on_damaged()
 
     async def _write(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         try:

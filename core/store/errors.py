@@ -9,6 +9,7 @@ handler (see :func:`translate`).
 
 from __future__ import annotations
 
+import glob
 import sqlite3
 from pathlib import Path
 
@@ -137,10 +138,15 @@ class UpgradeUnavailable(StoreError):
 
 class DatabaseCorrupt(StoreError):
     def __init__(self, path: Path) -> None:
+        path = Path(path)
+        baks = sorted(p.name for p in path.parent.glob(glob.escape(path.name) + "*.bak"))
+        restore = (
+            f"Restore it from a backup (such as {baks[0]} beside it)"
+            if baks else "Restore it from a backup if you have one"
+        )
         super().__init__(
             f"{path} is damaged and cannot be read. Parley did not change it. "
-            "Restore it from a backup (such as the .parley-pre-v4.bak file beside it), "
-            "or move it away and Parley will start a new one."
+            f"{restore}, or move it away and Parley will start a new one."
         )
         self.path = path
 

@@ -16,9 +16,9 @@ from typing import Any, Self, TypeVar
 
 from sqlalchemy.engine import Connection
 
-from core.store import faults, maintenance
+from core.store import damage, faults, maintenance
 from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
-from core.store.errors import StoreError
+from core.store.errors import DatabaseCorrupt, StoreError
 from core.store.migrations import Progress
 from core.store.opening import open_connection
 from core.store.schema import dbapi_connection
@@ -42,6 +42,8 @@ class StoreBase:
         self._con: Connection | None = con
         # Which file we opened: a write first checks the path still names it.
         self._identity = faults.FileIdentity.of(path)
+        # Set once a read or write meets a damaged page: writes stop (core.store.damage).
+        self.damaged = False
 
     # --- lifecycle -------------------------------------------------------------
 
@@ -73,6 +75,7 @@ class StoreBase:
             CannotOpen: the folder cannot be created or the file opened.
         """
         path = Path(path).expanduser().absolute()
+        damage.check_marked(path)  # found damaged in an earlier run: check it whole
         con, report = open_connection(path, progress, busy_timeout_ms)
         return cls(path, con, report)
 
@@ -149,6 +152,8 @@ class StoreBase:
     def _w(self, fn: Callable[[Connection], T]) -> T:
         if self._con is None:
             raise StoreClosed()
+        if self.damaged:
+            raise damage.DamagedWhileOpen(self.path)
         identity = self._identity
 
         def guarded(con: Connection) -> T:
@@ -156,9 +161,23 @@ class StoreBase:
                 faults.check_identity(self.path, identity)
             return fn(con)
 
-        return write(self._con, guarded, self.path)
+        try:
+            return write(self._con, guarded, self.path)
+        except DatabaseCorrupt as exc:
+            self._found_damaged(exc)
+            raise
 
     def _r(self, fn: Callable[[Connection], T]) -> T:
         if self._con is None:
             raise StoreClosed()
-        return read(self._con, fn, self.path)
+        try:
+            return read(self._con, fn, self.path)
+        except DatabaseCorrupt as exc:
+            self._found_damaged(exc)
+            raise
+
+    def _found_damaged(self, exc: DatabaseCorrupt) -> None:
+        if not self.damaged:
+            log.error("%s is damaged; no more writes in this run: %s", self.path, exc.__cause__)
+            self.damaged = True
+            damage.mark(self.path, str(exc.__cause__ or exc))

@@ -1,0 +1,86 @@
+"""A sessions.db found damaged while Parley runs: stop writing, check it fully at next start.
+
+SQLite only notices a damaged page when it reads it, so a file with a few bad
+pages opens fine and most of it keeps working — until a search or a long chat
+reaches them (``SQLITE_CORRUPT``, :class:`core.store.errors.DatabaseCorrupt`).
+Writing on could make it worse (a write may rebalance a b-tree through the
+damaged pages). So, the first time a read or a write meets the damage:
+
+* the store refuses every later write with :class:`DamagedWhileOpen`
+  (what was saved before stays as it is; the message says what to do);
+* a marker file ``<db>.damaged`` is left beside it (best effort);
+* at the next start, :func:`check_marked` runs SQLite's ``PRAGMA quick_check``
+  over the whole file when the marker is there: damaged → ``DatabaseCorrupt`` at
+  open, so the window offers its recovery page (a backup, or a new file, the
+  damaged one kept aside); sound → the marker goes and the file opens.
+
+A full check on every start would read the whole file (seconds on a 1 GB file);
+the marker keeps it to the starts that need it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from core.store.errors import DatabaseCorrupt, StoreError
+
+MARKER_SUFFIX = ".damaged"
+
+
+class DamagedWhileOpen(StoreError):
+    """A write refused because the file was found damaged earlier in this run."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} is damaged: part of it can no longer be read. Parley stopped saving to "
+            "it so as not to damage it further; everything saved before is as it was, and "
+            "the chats you see can still be read and copied. Quit Parley and start it "
+            "again: it will check the file and offer to restore a backup or start a new "
+            "file, keeping the damaged one aside."
+        )
+        self.path = path
+
+
+def marker_path(db: Path) -> Path:
+    """The marker left beside ``db`` when it was found damaged while open."""
+    return db.with_name(db.name + MARKER_SUFFIX)
+
+
+def mark(db: Path, why: str) -> None:
+    """Leave the marker (best effort: the folder may be read-only too)."""
+    with contextlib.suppress(OSError):
+        marker_path(db).write_text(why + "\n", encoding="utf-8")
+
+
+def check_marked(db: Path) -> None:
+    """At open: if ``db`` was marked damaged, check the whole file with ``quick_check``.
+
+    Raises:
+        DatabaseCorrupt: the check fails (the file and the marker are left as they are).
+    """
+    marker = marker_path(db)
+    if not marker.exists() or not db.exists():
+        return
+    if not passes_quick_check(db):
+        raise DatabaseCorrupt(db)
+    with contextlib.suppress(OSError):
+        marker.unlink()
+
+
+def passes_quick_check(db: Path) -> bool:
+    """True when ``db`` is an SQLite file that passes ``PRAGMA quick_check`` (every page
+    and record, without index cross-checks). Opened read-only; nothing is written."""
+    try:
+        con = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        row = con.execute("PRAGMA quick_check").fetchone()
+        return bool(row) and row[0] == "ok"
+    except sqlite3.Error:
+        return False
+    finally:
+        con.close()

@@ -1,0 +1,90 @@
+"""A sessions.db found damaged while open: writes stop, a full check at the next start."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from core.content import TextBlock, Turn
+from core.store import Store
+from core.store.damage import DamagedWhileOpen, marker_path
+from core.store.errors import DatabaseCorrupt
+
+PAGE = 4096
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _store_with_damaged_index(path: Path) -> str:
+    """A store whose full-text index pages (not its root) are garbage: the chats still
+    read, search does not. Returns the session id."""
+    with Store.open(path) as store:
+        s = store.create_session()
+        store.append_turn(s.id, Turn("user", [TextBlock("an early question")]))
+        for i in range(300):
+            store.append_turn(s.id, Turn("user", [TextBlock(f"word{i} " * 80)]))
+    con = sqlite3.connect(path)
+    pages = [r[0] for r in con.execute(
+        "SELECT pageno FROM dbstat WHERE name = 'search_fts_data' AND pagetype = 'leaf'"
+    )]
+    con.close()
+    assert len(pages) > 3
+    data = bytearray(path.read_bytes())
+    for n in pages:
+        data[(n - 1) * PAGE : n * PAGE] = b"\x5a" * PAGE
+    path.write_bytes(bytes(data))
+    return s.id
+
+
+def test_after_damage_is_met_no_write_reaches_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    sound = _store_with_damaged_index(path)
+    store = Store.open(path)  # opens: SQLite reads a page only when it needs it
+    try:
+        assert store.get_turns(sound)[0].text() == "an early question"
+        with pytest.raises(DatabaseCorrupt):
+            store.search("word7")
+        before = _digest(path)
+        with pytest.raises(DamagedWhileOpen) as err:
+            store.append_turn(sound, Turn("user", [TextBlock("a new message")]))
+        assert "stopped saving" in err.value.message and "start it again" in err.value.message
+        assert store.get_turns(sound)[0].text() == "an early question"  # reading goes on
+    finally:
+        store.close()
+    assert _digest(path) == before  # the refused write, and closing, changed nothing
+    assert marker_path(path).exists()
+
+
+def test_next_start_checks_a_marked_file_and_refuses_it(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    _store_with_damaged_index(path)
+    with Store.open(path) as store, pytest.raises(DatabaseCorrupt):
+        store.search("word7")
+    with pytest.raises(DatabaseCorrupt) as err:
+        Store.open(path)  # the window then shows its recovery page
+    assert "Restore it from a backup if you have one" in err.value.message  # none beside it
+    assert marker_path(path).exists()
+
+
+def test_a_marked_file_that_checks_sound_opens_and_loses_the_marker(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with Store.open(path) as store:
+        s = store.create_session()
+        store.append_turn(s.id, Turn("user", [TextBlock("kept")]))
+    marker_path(path).write_text("a false alarm\n")
+    with Store.open(path) as store:
+        assert store.get_turns(s.id)[0].text() == "kept"
+        store.append_turn(s.id, Turn("user", [TextBlock("and writable")]))
+    assert not marker_path(path).exists()
+
+
+def test_the_damage_message_names_a_backup_only_when_there_is_one(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    assert "if you have one" in DatabaseCorrupt(path).message
+    (tmp_path / "sessions.db.parley-pre-v4.bak").write_bytes(b"x")
+    assert "sessions.db.parley-pre-v4.bak" in DatabaseCorrupt(path).message

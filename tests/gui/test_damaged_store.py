@@ -1,0 +1,62 @@
+"""The window when sessions.db turns out damaged while it is open (core.store.damage)."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import paths
+from core.content import TextBlock, Turn
+from core.store import Store
+from core.store.errors import DatabaseCorrupt
+
+pytestmark = pytest.mark.timeout(60)
+PAGE = 4096
+
+
+def _damage_search_index(path: Path) -> None:
+    """Overwrite the pages of the full-text index (not its root) with garbage."""
+    con = sqlite3.connect(path)
+    pages = [r[0] for r in con.execute(
+        "SELECT pageno FROM dbstat WHERE name = 'search_fts_data' AND pagetype = 'leaf'"
+    )]
+    con.close()
+    assert len(pages) > 3
+    data = bytearray(path.read_bytes())
+    for n in pages:
+        data[(n - 1) * PAGE : n * PAGE] = b"\x5a" * PAGE
+    path.write_bytes(bytes(data))
+
+
+def test_damage_found_while_open_is_told_once_and_nothing_more_is_written(
+    driver: Any, home: Path
+) -> None:
+    w = driver.configured()
+    path = paths.db_path(home)
+    driver.close(w)
+    with Store.open(path) as store:
+        sound = store.create_session().id
+        store.append_turn(sound, Turn("user", [TextBlock("an early question")]))
+        for i in range(300):
+            store.append_turn(sound, Turn("user", [TextBlock(f"word{i} " * 80)]))
+    _damage_search_index(path)
+
+    w = driver.open()
+    problems: list[str] = []
+    w.show_problem = lambda error: problems.append(error.message)
+    with pytest.raises(DatabaseCorrupt):
+        driver.run(w.store.search("word7"))  # what the search panel runs
+    driver.until(lambda: problems)
+    assert "stopped saving" in problems[0] and "start it again" in problems[0]
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+
+    w.open_session(sound)
+    driver.until(lambda: w.session_id == sound and w.tasks.pending == 0)
+    driver.send("one more message")
+    driver.until(lambda: w.tasks.pending == 0)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    assert len(problems) == 1  # said once, not at every refused write
