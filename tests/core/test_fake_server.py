@@ -71,6 +71,29 @@ async def test_default_reply_echoes_the_last_user_message(fake_provider, claude)
     assert msg.stop_reason == "end_turn"
 
 
+async def test_parley_title_and_summary_requests_get_plausible_answers(fake_provider, claude):
+    """Against the fake server (README: trying Parley without a key) titles and
+    compaction summaries read like ones, instead of echoing Parley's own prompt."""
+    from core.compaction_prompt import extract_summary, transcript_prompt
+    from core.content import TextBlock, Turn
+    from core.titles import _prompt as title_prompt
+
+    ask = title_prompt("plan a weekend trip to Lisbon, please!", "Sure — here is a plan")
+    msg = await claude.messages.create(
+        model="claude-haiku-4-5", max_tokens=64, messages=[{"role": "user", "content": ask}]
+    )
+    assert msg.content[0].text == "Plan a weekend trip to Lisbon"
+
+    turns = [Turn("user", [TextBlock("How do octopuses sleep?")]),
+             Turn("assistant", [TextBlock("They change colour while asleep.")])]
+    ask = transcript_prompt(turns, level=0, omitted=0)
+    msg = await claude.messages.create(
+        model="claude-haiku-4-5", max_tokens=400, messages=[{"role": "user", "content": ask}]
+    )
+    summary = extract_summary(msg.content[0].text)
+    assert summary is not None and "How do octopuses sleep?" in summary
+
+
 async def test_openai_stream_with_tool_calls_and_usage_chunk(fake_provider, gpt):
     fake_provider.script(
         "Sure", tool_calls=[{"name": "lookup", "input": {"q": "tea"}}], chunk_size=3

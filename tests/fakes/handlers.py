@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import threading
 import time
 import uuid
@@ -133,6 +134,29 @@ def _last_user_text(messages: Any) -> str:
     return ""
 
 
+_TITLE_ASK = "Write a title for this conversation."
+_USER_MESSAGE = re.compile(r"<user_message>\s*(.*?)\s*</user_message>", re.S)
+_TRANSCRIPT = re.compile(r"<transcript>\s*(.*?)\s*</transcript>", re.S)
+_SAID_BY_USER = re.compile(r"^User:\s*(.+)$", re.M)
+
+
+def _parley_task_reply(said: str) -> str | None:
+    """A plausible answer to Parley's own side requests, so the app reads sensibly
+    against the fake server: a title from the user's first words, a summary naming what
+    the user asked (core.titles, core.compaction_prompt). None for anything else."""
+    if said.startswith(_TITLE_ASK):
+        match = _USER_MESSAGE.search(said)
+        words = re.findall(r"[\w'’-]+", match.group(1) if match else "")[:6]
+        title = " ".join(words)
+        return title[:1].upper() + title[1:] if title else None
+    transcript = _TRANSCRIPT.search(said)
+    if transcript and "<summary>" in said:
+        asked = [" ".join(m.split())[:120] for m in _SAID_BY_USER.findall(transcript.group(1))]
+        points = "\n".join(f"- The user said: {a}" for a in asked) or "- (no user messages)"
+        return f"<summary>\nWhat happened so far:\n{points}\n</summary>"
+    return None
+
+
 class FakeApi:
     """The endpoints and the state they read (set up by FakeProviderServer)."""
 
@@ -206,7 +230,7 @@ class FakeApi:
         if reply.text is not None:
             return reply.text
         said = _last_user_text(body.get("messages"))
-        return f"You said: {said}" if said else LOREM
+        return _parley_task_reply(said) or (f"You said: {said}" if said else LOREM)
 
     @staticmethod
     def _with_ids(reply: Reply, prefix: str) -> Reply:
