@@ -2,7 +2,8 @@
 
 Opening a v3 file through :meth:`core.store.store.Store.open` backs it up and
 migrates it (shared/spec/v3-format.md); this command does only that, prints
-the counts, and exits. A v4 file is opened and left untouched.
+the counts, and exits. A v4 file is opened and left untouched. Where there is
+no sessions.db, nothing is created: not the file, not its folder.
 """
 
 from __future__ import annotations
@@ -12,7 +13,27 @@ from pathlib import Path
 from typing import TextIO
 
 from core.errors import ParleyError
-from core.paths import db_path
+from core.paths import DB_NAME, DataDirError, cannot_create_reason, find_data_dir
+
+#: Advice in store messages that only the window can act on, and what to say instead
+#: on the command line (there is no file picker here).
+_WINDOW_ADVICE = "Choose another file, or move this one away"
+_COMMAND_LINE_ADVICE = "Run with --home pointing at another folder, or move this file away"
+_ADVICE = "Run with --home pointing at the folder that holds sessions.db."
+
+
+def for_command_line(message: str) -> str:
+    """Reword advice meant for the window so a person at a terminal can follow it.
+
+    Args:
+        message: a :class:`~core.errors.ParleyError` message (e.g. ``NotAParleyFile``'s).
+
+    Returns:
+        The message with "Choose another file, or move this one away" replaced by
+        "Run with --home pointing at another folder, or move this file away";
+        any other message unchanged.
+    """
+    return message.replace(_WINDOW_ADVICE, _COMMAND_LINE_ADVICE)
 
 
 def migrate_only(home: Path | None = None, *, out: TextIO | None = None) -> int:
@@ -20,29 +41,56 @@ def migrate_only(home: Path | None = None, *, out: TextIO | None = None) -> int:
 
     Args:
         home: the data directory (``--home``); None means ``PARLEY_HOME`` or the
-            platform's user data directory.
+            platform's user data directory. It is never created.
         out: where to print (default stdout; errors go to stderr).
 
     Returns:
-        0 when the file is (now) current or does not exist, 2 when it could not
-        be opened or migrated (the message says why; the file is left as it was).
+        0 when the file is (now) current or does not exist ("Nothing to
+        migrate"; nothing is created), 2 when the data directory is a file or
+        sessions.db could not be opened or migrated (the message says why; the
+        file is left as it was).
     """
+    out = out or sys.stdout
+    folder = find_data_dir(home)
+    path = folder / DB_NAME
+    try:
+        is_file = folder.exists() and not folder.is_dir()
+        exists = not is_file and path.exists()
+    except OSError as exc:  # a parent folder Parley may not look into
+        return _refuse(DataDirError(folder, cannot_create_reason(exc), _ADVICE))
+    if is_file:
+        return _refuse(DataDirError(folder, "it is a file, not a folder", _ADVICE))
+    if not exists:
+        missing = "" if folder.is_dir() else f" (the folder {folder} does not exist)"
+        print(f"Nothing to migrate: there is no sessions.db at {path}{missing}. "
+              "Nothing was created.", file=out)
+        return 0
+    return _migrate(path, out)
+
+
+def _refuse(error: DataDirError) -> int:
+    print(error.message, file=sys.stderr)
+    return 2
+
+
+def _migrate(path: Path, out: TextIO) -> int:
     from core.store.store import Store
 
-    out = out or sys.stdout
-    path = db_path(home)
-    if not path.exists():
-        print(f"Nothing to migrate: there is no sessions.db at {path}.", file=out)
-        return 0
+    shown = False
 
     def progress(done: int, total: int) -> None:
+        nonlocal shown
         if total:
+            shown = True
             print(f"\rMigrating… {done * 100 // total}%", end="", file=out, flush=True)
 
     try:
         store = Store.open(path, progress=progress)
     except ParleyError as err:
-        print(f"\nParley could not migrate {path}: {err.message}", file=sys.stderr)
+        if shown:
+            print(file=out)  # end the progress line
+        print(f"Parley could not migrate the file: {for_command_line(err.message)}",
+              file=sys.stderr)
         return 2
     try:
         report = store.migration_report

@@ -9,7 +9,9 @@ on macOS, ``%LOCALAPPDATA%\\Parley`` on Windows).
 
 from __future__ import annotations
 
+import errno
 import os
+import tempfile
 from pathlib import Path
 
 import platformdirs
@@ -19,6 +21,40 @@ from core.errors import ParleyError
 APP_NAME = "Parley"
 HOME_ENV = "PARLEY_HOME"
 DB_NAME = "sessions.db"
+LOGS_NAME = "logs"
+
+_ADVICE = ("Choose another folder with --home DIR (or PARLEY_HOME), or fix the permissions "
+           "that stop Parley writing there.")
+_ADVICE_FILE = "Choose another folder with --home DIR (or PARLEY_HOME), or move the file away."
+
+
+class DataDirError(ParleyError, OSError):
+    """Parley's data folder cannot be used (``--home`` / ``PARLEY_HOME`` / the default).
+
+    Attributes:
+        path: the data folder.
+        why: what is wrong with it, e.g. "it is a file, not a folder".
+    """
+
+    def __init__(self, path: Path, why: str, advice: str = _ADVICE) -> None:
+        super().__init__(f"Parley cannot keep its data in {path}: {why}. Nothing was changed. "
+                         f"{advice}")
+        self.path = path
+        self.why = why
+
+
+def find_data_dir(home: str | Path | None = None) -> Path:
+    """Return where Parley's data folder is, without creating or checking anything.
+
+    Args:
+        home: use this folder instead of ``PARLEY_HOME`` or the platform default.
+
+    Returns:
+        An absolute path (``~`` expanded); it may not exist, or may not be a folder.
+    """
+    if home is None:
+        home = os.environ.get(HOME_ENV) or platformdirs.user_data_dir(APP_NAME, appauthor=False)
+    return Path(home).expanduser().absolute()
 
 
 def data_dir(home: str | Path | None = None) -> Path:
@@ -28,43 +64,78 @@ def data_dir(home: str | Path | None = None) -> Path:
         home: use this folder instead of ``PARLEY_HOME`` or the platform default.
 
     Returns:
-        An absolute path to an existing folder (``~`` expanded).
+        An absolute path to an existing folder (``~`` expanded). The folder may
+        still be read-only: opening sessions.db then says so
+        (``core.store.errors.DatabaseReadOnly``).
 
     Raises:
-        DataDirError: the path is a file, or the folder cannot be created (e.g.
-            no permission); the message names the path.
+        DataDirError: the path is a file, or the folder cannot be created (a
+            file in the way, no permission, a read-only disk); the message
+            names the path and says what to do. Nothing was created.
     """
-    if home is None:
-        home = os.environ.get(HOME_ENV) or platformdirs.user_data_dir(APP_NAME, appauthor=False)
-    path = Path(home).expanduser().absolute()
-    if path.exists() and not path.is_dir():
-        raise DataDirError(path, "it is a file, not a folder")
+    path = find_data_dir(home)
     try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DataDirError(path, exc.strerror or str(exc)) from exc
+        is_file = path.exists() and not path.is_dir()
+        if not is_file:
+            path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # also a parent Parley may not look into
+        raise DataDirError(path, cannot_create_reason(exc), _advice_for(exc)) from exc
+    if is_file:
+        raise DataDirError(path, "it is a file, not a folder", _ADVICE_FILE)
     return path
 
 
-class DataDirError(ParleyError, OSError):
-    """Parley's data folder cannot be used (``--home`` / ``PARLEY_HOME`` / the default)."""
+def cannot_create_reason(exc: OSError) -> str:
+    """Say in words why a folder could not be created (from ``exc.errno``)."""
+    if exc.errno == errno.EROFS:
+        return "the disk it is on is read-only"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "you do not have permission to create or write it"
+    if exc.errno in (errno.ENOTDIR, errno.EEXIST):
+        return "a file is in the way (part of the path is a file, not a folder)"
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full"
+    return (exc.strerror or str(exc)).rstrip(".")
 
-    def __init__(self, path: Path, why: str) -> None:
-        super().__init__(
-            f"Parley cannot keep its data in {path}: {why}. Choose a folder with --home DIR "
-            "(or PARLEY_HOME). Nothing was changed."
-        )
-        self.path = path
+
+def _advice_for(exc: OSError) -> str:
+    return _ADVICE_FILE if exc.errno in (errno.ENOTDIR, errno.EEXIST) else _ADVICE
+
+
+def is_writable(folder: Path) -> bool:
+    """Whether files can be made in ``folder`` (tried with a nameless temporary file).
+
+    A real attempt rather than ``os.access``: it also sees ACLs, read-only
+    mounts and network shares. On Linux the probe file never gets a name;
+    elsewhere it is deleted at once.
+
+    Returns:
+        False when ``folder`` is missing, not a folder, or not writable.
+    """
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def db_path(home: str | Path | None = None) -> Path:
-    """Return the path of ``sessions.db`` in the data folder (the file may not exist yet)."""
+    """Return the path of ``sessions.db`` in the data folder (the file may not exist yet).
+
+    Raises:
+        DataDirError: as :func:`data_dir` (the folder is created if missing).
+    """
     return data_dir(home) / DB_NAME
 
 
 def log_dir(home: str | Path | None = None) -> Path:
-    """Return the folder for log files (``<data folder>/logs``), creating it if missing."""
-    path = data_dir(home) / "logs"
+    """Return the folder for log files (``<data folder>/logs``), creating it if missing.
+
+    Raises:
+        DataDirError: as :func:`data_dir`.
+        OSError: ``logs`` cannot be created (a file of that name, a read-only folder).
+    """
+    path = data_dir(home) / LOGS_NAME
     path.mkdir(exist_ok=True)
     return path
 

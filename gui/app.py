@@ -11,8 +11,9 @@ Environment:
     PARLEY_THEME: ``light`` or ``dark`` to override the system colour scheme.
     PARLEY_PROBE: when set, print ``parley-probe <event> <epoch s>`` lines on
         stdout at ``first-paint``, ``sessions-listed`` and ``ready`` (providers
-        loaded; used by tests/benchmarks/bench_startup.py and the e2e tests);
-        ``PARLEY_PROBE=quit`` also closes the window once ready.
+        loaded; used by tests/benchmarks/bench_startup.py and the e2e tests), or
+        ``startup-error`` when Parley cannot start and says why in a message box;
+        ``PARLEY_PROBE=quit`` also closes the window once ready (or the box).
 """
 
 from __future__ import annotations
@@ -29,11 +30,19 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core.errors import ParleyError
 
 log = logging.getLogger("parley")
 
 LOG_FILE = "parley.log"
+#: Where the crash dialog says the log is when no log file could be written.
+NO_LOG_FILE = ("standard error (the terminal Parley was started from): the data folder's "
+               "logs folder could not be written")
+#: The exit status when Parley cannot start (e.g. its data folder cannot be created).
+EXIT_CANNOT_START = 2
 
 
 def version() -> str:
@@ -60,24 +69,44 @@ def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     return parser.parse_known_args(list(argv))
 
 
-def setup_logging(log_dir: Path) -> Path:
+def setup_logging(log_dir: Path) -> Path | None:
     """Log to ``<log_dir>/parley.log`` (rotated at 2 MB, 3 kept) and warnings to stderr.
 
+    The folder is created if missing. When it cannot be created or written (a
+    read-only data folder, a file named ``logs`` in the way), Parley still
+    starts: one warning naming the folder goes to stderr, and from then on the
+    whole log (INFO and up) and native crash stacks go to stderr instead.
+
     Returns:
-        The log file's path (shown in the crash dialog).
+        The log file's path (shown in the crash dialog), or None when logging
+        to stderr only.
     """
-    log_dir.mkdir(parents=True, exist_ok=True)
-    path = log_dir / LOG_FILE
     root = logging.getLogger()
     root.setLevel(logging.INFO)
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,
-                                                   encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(handler)
     console = logging.StreamHandler()
-    console.setLevel(logging.WARNING)
     root.addHandler(console)
-    _log_native_crashes(log_dir / FAULT_LOG)
+    formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    path = log_dir / LOG_FILE
+    handler: logging.Handler | None = None
+    try:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,
+                                                       encoding="utf-8")
+        _log_native_crashes(log_dir / FAULT_LOG)
+    except OSError as exc:
+        from core.paths import cannot_create_reason
+
+        if handler is not None:
+            handler.close()
+        console.setFormatter(formatter)
+        console.setLevel(logging.INFO)
+        log.warning("Parley cannot write its log in %s: %s. Logging to standard error only.",
+                    log_dir, cannot_create_reason(exc))
+        _log_native_crashes(None)
+        return None
+    handler.setFormatter(formatter)
+    root.addHandler(handler)
+    console.setLevel(logging.WARNING)
     return path
 
 
@@ -85,12 +114,22 @@ FAULT_LOG = "native-crashes.log"
 _fault_file: Any = None
 
 
-def _log_native_crashes(path: Path) -> None:
-    """Write the Python stack of a native crash (segfault, abort) to ``path``, which
-    the Python logger cannot do: the process dies before any handler runs."""
+def _log_native_crashes(path: Path | None) -> None:
+    """Write the Python stack of a native crash (segfault, abort) to ``path`` (None:
+    stderr), which the Python logger cannot do: the process dies before any handler runs.
+
+    Raises:
+        OSError: ``path`` cannot be opened for appending.
+    """
+    import contextlib
     import faulthandler
 
     global _fault_file
+    if path is None:
+        # No stderr with a file number (a windowed app, a captured stream): no stacks.
+        with contextlib.suppress(AttributeError, ValueError, OSError, RuntimeError):
+            faulthandler.enable()  # to sys.stderr
+        return
     _fault_file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
     faulthandler.enable(_fault_file)
 
@@ -103,10 +142,10 @@ class CrashHandler:
     loop's exception handler. The app keeps running: what is saved stays saved.
 
     Args:
-        log_path: the log file named in the dialog.
+        log_path: the log file named in the dialog (None: the log goes to stderr).
     """
 
-    def __init__(self, log_path: Path) -> None:
+    def __init__(self, log_path: Path | None) -> None:
         from PySide6.QtCore import QObject, Signal
 
         class _Relay(QObject):
@@ -150,8 +189,8 @@ class CrashHandler:
 
         if self._box is not None and self._box.isVisible():
             return  # one dialog at a time; the log has every report
-        self._box = dialogs.show_crash(QApplication.activeWindow(), summary, details,
-                                       str(self.log_path))
+        where = str(self.log_path) if self.log_path else NO_LOG_FILE
+        self._box = dialogs.show_crash(QApplication.activeWindow(), summary, details, where)
 
 
 class StartupProbe:
@@ -185,7 +224,8 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     from gui import appearance
     from gui.main_window import MainWindow
 
-    log_path = setup_logging(paths.log_dir(home))
+    folder = paths.data_dir(home)
+    log_path = setup_logging(folder / paths.LOGS_NAME)
     QApplication.setHighDpiScaleFactorRoundingPolicy(
         Qt.HighDpiScaleFactorRoundingPolicy.PassThrough)
     app = QApplication([sys.argv[0], *qt_argv])
@@ -200,12 +240,16 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
 
     from gui.single_instance import SingleInstance
 
-    instance = SingleInstance(paths.data_dir(home))
-    if not instance.acquire():
-        print("Parley is already running with this data folder; its window was brought "
-              "to the front.")
-        log.info("another Parley owns %s; asked it to show its window", paths.data_dir(home))
-        return 0
+    instance: SingleInstance | None = None
+    if paths.is_writable(folder):
+        instance = SingleInstance(folder)
+        if not instance.acquire():
+            print("Parley is already running with this data folder; its window was brought "
+                  "to the front.")
+            log.info("another Parley owns %s; asked it to show its window", folder)
+            return 0
+    else:  # no lock file can be made; opening sessions.db will say the folder is read-only
+        log.info("%s cannot be written: not taking the one-Parley-per-folder lock", folder)
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
@@ -216,12 +260,13 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     window = MainWindow(home=home, probe=probe.mark if probe else None)
     window.show()
     window.start_after_first_paint()
-    instance.activated.connect(lambda: _bring_to_front(window))
-    QTimer.singleShot(0, lambda: log.info("Parley %s starting (home: %s)", version(),
-                                          paths.data_dir(home)))
+    if instance is not None:
+        instance.activated.connect(lambda: _bring_to_front(window))
+    QTimer.singleShot(0, lambda: log.info("Parley %s starting (home: %s)", version(), folder))
     with loop:
         loop.run_forever()
-    instance.release()
+    if instance is not None:
+        instance.release()
     log.info("Parley closed")
     return 0
 
@@ -235,6 +280,63 @@ def _bring_to_front(window: Any) -> None:
     window.activateWindow()
 
 
+def can_show_window() -> bool:
+    """Whether Qt can open a window here (creating a QApplication without a display
+    aborts the process on Linux, so this is checked first)."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform and not platform.startswith(("xcb", "wayland")):
+        return True  # offscreen, minimal, eglfs, vnc…: no display server needed
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def report_startup_error(error: ParleyError, qt_argv: Sequence[str] = ()) -> int:
+    """Tell the person why Parley cannot start: on stderr, and in a message box when
+    a window can be shown (no traceback: ``error`` is one they can act on).
+
+    Args:
+        error: e.g. ``core.paths.DataDirError``; its message is shown as is.
+        qt_argv: Qt's own arguments, for the QApplication of the message box.
+
+    Returns:
+        :data:`EXIT_CANNOT_START` (2), the process exit status.
+    """
+    print(error.message, file=sys.stderr, flush=True)
+    if can_show_window():
+        show_startup_error(error, qt_argv)
+    return EXIT_CANNOT_START
+
+
+def show_startup_error(error: ParleyError, qt_argv: Sequence[str] = ()) -> None:
+    """Show ``error`` in a modal message box titled "Parley cannot start"; returns when
+    it is closed. Creates the QApplication if there is none yet.
+
+    With ``PARLEY_PROBE`` set, prints ``parley-probe startup-error <epoch s>`` once
+    the box is up; ``PARLEY_PROBE=quit`` also closes it (tests).
+    """
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    if QApplication.instance() is None:
+        app = QApplication([sys.argv[0], *qt_argv])
+        app.setApplicationName("Parley")
+    box = QMessageBox(QMessageBox.Icon.Critical, "Parley cannot start", error.message,
+                      QMessageBox.StandardButton.Ok)
+    box.setAccessibleName("Parley cannot start")
+    probe_mode = os.environ.get("PARLEY_PROBE")
+    if probe_mode:
+        probe = StartupProbe(probe_mode)
+
+        def shown() -> None:
+            probe.mark("startup-error")
+            if probe_mode == "quit":
+                box.done(0)
+
+        QTimer.singleShot(0, shown)
+    box.exec()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``parley`` command: parse options, then run the app.
 
@@ -242,7 +344,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments after the program name (default ``sys.argv[1:]``).
 
     Returns:
-        The process exit status (0 on a normal close).
+        The process exit status: 0 on a normal close, 2 when Parley cannot start
+        (the data folder cannot be created: the reason is on stderr and, when
+        a window can be shown, in a message box) or ``--migrate-only`` failed.
     """
     args, qt_argv = parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
@@ -256,17 +360,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.home:
         home = Path(args.home).expanduser().resolve()
         os.environ["PARLEY_HOME"] = str(home)  # the core reads it as well
+    if args.migrate_only:  # creates nothing: not even the data folder
+        from core.migrate_cli import migrate_only
+
+        return migrate_only(home)
     from core.paths import DataDirError, data_dir
 
     try:
         data_dir(home)
     except DataDirError as err:
-        print(err.message, file=sys.stderr)
-        return 2
-    if args.migrate_only:
-        from core.migrate_cli import migrate_only
-
-        return migrate_only(home)
+        return report_startup_error(err, qt_argv)
     return run(home, qt_argv)
 
 

@@ -295,12 +295,13 @@ def _parts_in(content: Any, where: str, log: LostLog) -> tuple[ToolResultPart, .
     if not isinstance(content, list):
         raise NotAConversation(f"{where} has content that is neither text nor a list")
     parts: list[ToolResultPart] = []
-    for k, part in enumerate(content):
+    block = where.rstrip(",")  # "message 2, block 1," when inside a tool_result block
+    for k, part in enumerate(content, start=1):  # counted from 1, for people
         if not isinstance(part, dict):
-            raise NotAConversation(f"{where}, part {k}, is not an object")
+            raise NotAConversation(f"{block}, part {k}, is not an object")
         kind = part.get("type")
         if kind == "text":
-            parts.append(_text_in(part, f"{where}, part {k},", log))
+            parts.append(_text_in(part, f"{block}, part {k},", log))
         elif kind in ("image", "document"):
             parts.append(_media_in(str(kind), part, log))
         else:
@@ -364,7 +365,7 @@ def from_anthropic(messages: list[dict[str, Any]], *, lost: list[str] | None = N
     times = timestamps(len(messages))
     turns: list[Turn] = []
     for i, msg in enumerate(messages):
-        where = f"message {i}"
+        where = f"message {i + 1}"  # counted from 1, for people
         if not isinstance(msg, dict):
             raise NotAConversation(f"{where} is not an object")
         role = msg.get("role")
@@ -374,7 +375,8 @@ def from_anthropic(messages: list[dict[str, Any]], *, lost: list[str] | None = N
         if isinstance(content, str):
             blocks: list[Block] = [TextBlock(content)] if content else []
         elif isinstance(content, list):
-            found = (_block_in(b, f"{where}, block {j},", log) for j, b in enumerate(content))
+            found = (_block_in(b, f"{where}, block {j},", log)
+                     for j, b in enumerate(content, start=1))
             blocks = [b for b in found if b is not None]
         else:
             raise NotAConversation(f"{where} has content that is neither text nor a list")

@@ -79,7 +79,7 @@ def _message_signals(msg: Mapping[str, Any]) -> tuple[bool, bool]:
 def _check_messages(messages: list[Any]) -> None:
     if not messages:
         raise NotAConversation("the list of messages is empty")
-    for i, msg in enumerate(messages):
+    for i, msg in enumerate(messages, start=1):  # counted from 1, for people
         if not isinstance(msg, Mapping):
             raise NotAConversation(f"item {i} of the list is not a message object")
         if not isinstance(msg.get("role"), str):
@@ -117,7 +117,7 @@ def _from_messages(messages: list[Any], system: Any, has_system_key: bool) -> Im
 
 def _from_parley_turns(items: list[Any]) -> ImportedConversation:
     turns: list[Turn] = []
-    for i, raw in enumerate(items):
+    for i, raw in enumerate(items, start=1):  # counted from 1, for people
         try:
             turns.append(Turn.from_json(raw))
         except ContentError as exc:

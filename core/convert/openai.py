@@ -255,7 +255,7 @@ def _text_of(content: Any, where: str, log: LostLog) -> list[str]:
     texts: list[str] = []
     for k, part in enumerate(content):
         if not isinstance(part, dict):
-            raise NotAConversation(f"{where}, part {k}, is not an object")
+            raise NotAConversation(f"{where}, part {k + 1}, is not an object")
         if part.get("type") == "refusal":
             log.add(LOST_REFUSAL)
             texts.append(str(part.get("refusal", "")))
@@ -301,7 +301,7 @@ def _user_blocks(content: Any, where: str) -> list[Block]:
         return [TextBlock(content)] if content else []
     if not isinstance(content, list):
         raise NotAConversation(f"{where} has content that is neither text nor a list")
-    return [_user_part_in(p, f"{where}, part {k},") for k, p in enumerate(content)]
+    return [_user_part_in(p, f"{where}, part {k},") for k, p in enumerate(content, start=1)]
 
 
 def _arguments(raw: Any, log: LostLog) -> dict[str, Any]:
@@ -328,7 +328,7 @@ def _tool_calls_in(
     for k, call in enumerate(calls):
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise NotAConversation(f"{where}, tool call {k}, has no function name")
+            raise NotAConversation(f"{where}, tool call {k + 1}, has no function name")
         call_id = call.get("id") if isinstance(call.get("id"), str) else f"call_{i}_{k}"
         blocks.append(ToolUseBlock(call_id, fn["name"], _arguments(fn.get("arguments"), log)))
     legacy = msg.get("function_call")
@@ -362,7 +362,7 @@ class _Reader:
         return self.turns[-1][1]
 
     def read(self, i: int, msg: Any) -> None:
-        where = f"message {i}"
+        where = f"message {i + 1}"  # counted from 1, for people
         if not isinstance(msg, dict):
             raise NotAConversation(f"{where} is not an object")
         role = msg.get("role")

@@ -91,7 +91,7 @@ def import_parley(data: Mapping[str, Any]) -> ParleyDocument:
     if not isinstance(raw_turns, list):
         raise NotAConversation('its "turns" are not a list')
     turns: list[Turn] = []
-    for i, raw in enumerate(raw_turns):
+    for i, raw in enumerate(raw_turns, start=1):  # counted from 1, for people
         if not isinstance(raw, Mapping):
             raise NotAConversation(f"turn {i} is not an object")
         try:

@@ -219,12 +219,12 @@ def test_from_anthropic_reads_strings_blocks_and_tool_results():
     ("messages", "reason"),
     [
         ("not a list", "the messages are not a list"),
-        ([{"role": "system", "content": "x"}], "message 0 has role 'system'"),
-        ([{"role": "user", "content": 3}], "message 0 has content that is neither"),
-        ([{"role": "user", "content": ["x"]}], "message 0, block 0, is not an object"),
+        ([{"role": "system", "content": "x"}], "message 1 has role 'system'"),
+        ([{"role": "user", "content": 3}], "message 1 has content that is neither"),
+        ([{"role": "user", "content": ["x"]}], "message 1, block 1, is not an object"),
         ([{"role": "user", "content": [{"type": "text"}]}], "is a text block without text"),
         ([{"role": "assistant", "content": [{"type": "tool_use"}]}], "without an id or a name"),
-        ([7], "message 0 is not an object"),
+        ([7], "message 1 is not an object"),
     ],
 )
 def test_from_anthropic_rejects_what_is_not_a_conversation(messages, reason):

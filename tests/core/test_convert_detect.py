@@ -83,7 +83,7 @@ def test_parley_export_round_trips_everything():
         ({"format": "parley", "version": 2, "turns": []}, "newer Parley (format version 2"),
         ({"format": "parley", "turns": []}, "no format version"),
         ({"format": "parley", "version": 1, "turns": {}}, '"turns" are not a list'),
-        ({"format": "parley", "version": 1, "turns": [{"role": "x", "blocks": []}]}, "turn 0"),
+        ({"format": "parley", "version": 1, "turns": [{"role": "x", "blocks": []}]}, "turn 1"),
         ({"format": "other"}, "not a Parley export"),
     ],
 )
@@ -140,9 +140,9 @@ def test_openai_messages_are_recognised():
     ("data", "reason"),
     [
         ([], "the list of messages is empty"),
-        (["hello", "there"], "item 0 of the list is not a message object"),
-        ([{"content": "x"}], "message 0 has no 'role'"),
-        ([{"role": "user"}], "message 0 has no 'content'"),
+        (["hello", "there"], "item 1 of the list is not a message object"),
+        ([{"content": "x"}], "message 1 has no 'role'"),
+        ([{"role": "user"}], "message 1 has no 'content'"),
         ({"title": "x"}, "without a list of 'messages'"),
         (42, "it is a JSON int"),
         ("{not json", "it is not valid JSON"),

@@ -230,14 +230,14 @@ def test_from_openai_reads_images_files_audio_and_legacy_functions():
     ("messages", "reason"),
     [
         ({"role": "user"}, "the messages are not a list"),
-        (["hi"], "message 0 is not an object"),
-        ([{"role": "robot", "content": "x"}], "message 0 has role 'robot'"),
+        (["hi"], "message 1 is not an object"),
+        ([{"role": "robot", "content": "x"}], "message 1 has role 'robot'"),
         ([{"role": "tool", "content": "x"}], "without a tool_call_id"),
         ([{"role": "user", "content": 5}], "neither text nor a list"),
         ([{"role": "user", "content": [{"type": "image"}]}], "not a content part OpenAI knows"),
         (
             [{"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}],
-            "tool call 0, has no function name",
+            "message 1, tool call 1, has no function name",
         ),
     ],
 )

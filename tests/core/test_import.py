@@ -140,6 +140,55 @@ async def test_files_that_are_not_conversations_are_refused_and_nothing_written(
     assert await session_count(store) == 0
 
 
+def _msgs(*items: object) -> bytes:
+    return json.dumps(list(items)).encode()
+
+
+_HI = {"role": "user", "content": "hi"}
+_YO = {"role": "assistant", "content": "yo"}
+
+# Where a file goes wrong is named for people: the first message is message 1.
+NUMBERED = [
+    (_msgs(_HI, _YO, {"role": "banana", "content": "x"}), "message 3 has role 'banana'"),
+    (_msgs(_HI, _YO, 7), "item 3 of the list is not a message object"),
+    (_msgs(_HI, {"content": "x"}), "message 2 has no 'role'"),
+    (_msgs(_HI, {"role": "user"}), "message 2 has no 'content'"),
+    (_msgs(_HI, _YO, {"role": "user", "content": [{"type": "text", "text": "a"}, 5]}),
+     "message 3, part 2, is not an object"),
+    (_msgs(_HI, {"role": "assistant", "content": [
+        {"type": "text", "text": "a"}, {"type": "tool_use"}]}),
+     "message 2, block 2, is a tool_use without an id or a name"),
+    (_msgs(_HI, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                                              "content": [{"type": "text"}]}]}),
+     "message 2, block 1, part 1, is a text block without text"),
+    (_msgs(_HI, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                                              "content": [{"type": "text", "text": "a"}, 3]}]}),
+     "message 2, block 1, part 2, is not an object"),
+    (_msgs(_HI, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        {"id": "b", "type": "function"}]}),
+     "message 2, tool call 2, has no function name"),
+    (_msgs(_HI, {"role": "assistant", "content": [{"type": "text", "text": "a"}, 5]}),
+     "message 2, part 2, is not an object"),
+    (json.dumps({"format": "parley", "version": 1, "turns": [
+        Turn("user", [TextBlock("hi")]).to_json(), 7]}).encode(), "turn 2 is not an object"),
+    (json.dumps({"format": "parley", "version": 1, "turns": [
+        Turn("user", [TextBlock("hi")]).to_json(), {"role": "x", "blocks": []}]}).encode(),
+     "turn 2 cannot be read"),
+    (json.dumps([Turn("user", [TextBlock("hi")]).to_json(),
+                 {"role": "x", "blocks": []}]).encode(), "turn 2 cannot be read"),
+]
+
+
+@pytest.mark.parametrize(("data", "why"), NUMBERED)
+async def test_the_bad_message_is_numbered_from_one(store, data, why):
+    with pytest.raises(NotAConversation) as info:
+        await import_conversation(store, data)
+    assert why in info.value.reason, info.value.reason
+    assert why in str(info.value)
+    assert await session_count(store) == 0
+
+
 async def test_a_50_mb_binary_is_refused_quickly(store):
     blob = (b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 4096) * 50  # ~50 MB
     assert len(blob) > 50_000_000

@@ -14,7 +14,37 @@ def test_no_file_is_nothing_to_migrate(tmp_path):
     out = io.StringIO()
     assert migrate_only(tmp_path, out=out) == 0
     assert "Nothing to migrate" in out.getvalue()
+    assert f"no sessions.db at {tmp_path / 'sessions.db'}" in out.getvalue()
     assert not (tmp_path / "sessions.db").exists()
+    assert list(tmp_path.iterdir()) == [tmp_path / "parley-home"]  # the test's own home
+
+
+def test_a_missing_folder_is_named_and_not_created(tmp_path):
+    home = tmp_path / "does" / "not" / "exist"
+    out = io.StringIO()
+    assert migrate_only(home, out=out) == 0
+    text = out.getvalue()
+    assert f"Nothing to migrate: there is no sessions.db at {home / 'sessions.db'}" in text
+    assert "does not exist" in text and "Nothing was created" in text
+    assert not (tmp_path / "does").exists()
+
+
+def test_the_data_folder_from_the_environment_is_not_created_either(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARLEY_HOME", str(tmp_path / "env-home"))
+    out = io.StringIO()
+    assert migrate_only(None, out=out) == 0
+    assert str(tmp_path / "env-home" / "sessions.db") in out.getvalue()
+    assert not (tmp_path / "env-home").exists()
+
+
+def test_a_file_as_the_folder_is_refused_in_words(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    assert migrate_only(afile, out=io.StringIO()) == 2
+    err = capsys.readouterr().err
+    assert f"Parley cannot keep its data in {afile}: it is a file, not a folder" in err
+    assert "Nothing was changed" in err and "--home" in err
+    assert afile.read_text() == "not a folder"
 
 
 def test_v4_file_is_left_alone(tmp_path):
@@ -28,8 +58,36 @@ def test_v4_file_is_left_alone(tmp_path):
 
 def test_not_a_database_is_refused_in_words(tmp_path, capsys):
     (tmp_path / "sessions.db").write_bytes(b"this is not sqlite" * 100)
-    assert migrate_only(tmp_path, out=io.StringIO()) == 2
-    assert "could not migrate" in capsys.readouterr().err
+    out = io.StringIO()
+    assert migrate_only(tmp_path, out=out) == 2
+    err = capsys.readouterr().err
+    assert "could not migrate" in err
+    assert f"{tmp_path / 'sessions.db'} is not a Parley sessions file" in err
+    # Advice a person at a terminal can follow: there is no file picker here.
+    assert "Run with --home pointing at another folder, or move this file away" in err
+    assert "Choose another file" not in err
+    assert out.getvalue() == ""  # no stray progress line
+    assert (tmp_path / "sessions.db").read_bytes() == b"this is not sqlite" * 100
+
+
+def test_command_line_wording_leaves_other_messages_alone():
+    from core.migrate_cli import for_command_line
+
+    assert for_command_line("Restore it from a backup.") == "Restore it from a backup."
+    assert for_command_line("x. Choose another file, or move this one away and y.") == (
+        "x. Run with --home pointing at another folder, or move this file away and y.")
+
+
+def test_command_line_on_a_missing_folder_creates_nothing(tmp_path):
+    home = tmp_path / "does" / "not" / "exist"
+    result = subprocess.run(
+        [sys.executable, "-m", "gui.app", "--migrate-only", "--home", str(home)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"there is no sessions.db at {home / 'sessions.db'}" in result.stdout
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "does").exists()
 
 
 def test_command_line_migrates_a_v3_file_and_prints_counts(tmp_path):

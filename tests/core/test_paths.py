@@ -53,3 +53,45 @@ def test_a_file_as_home_is_refused_in_words(tmp_path):
     with pytest.raises(DataDirError, match="afile"):
         data_dir(afile / "sub")
     assert afile.read_text() == "not a folder"
+
+
+def test_a_file_in_the_way_is_refused_in_words_and_nothing_is_created(tmp_path):
+    import pytest
+
+    from core.paths import DataDirError, data_dir
+
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    with pytest.raises(DataDirError) as info:
+        data_dir(afile / "sub" / "deeper")
+    message = info.value.message
+    assert str(afile / "sub" / "deeper") in message
+    assert "a file is in the way" in message
+    assert "Nothing was changed" in message and "--home" in message
+    assert info.value.path == afile / "sub" / "deeper"
+    assert afile.read_text() == "not a folder"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "parley-home"]
+
+
+def test_find_data_dir_resolves_without_creating(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARLEY_HOME", str(tmp_path / "not-yet"))
+    assert paths.find_data_dir() == tmp_path / "not-yet"
+    assert paths.find_data_dir(tmp_path / "a" / "b") == tmp_path / "a" / "b"
+    assert not (tmp_path / "not-yet").exists() and not (tmp_path / "a").exists()
+
+
+def test_is_writable_tells_a_usable_folder_from_an_unusable_path(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    assert paths.is_writable(tmp_path)
+    assert not paths.is_writable(tmp_path / "afile")
+    assert not paths.is_writable(tmp_path / "missing")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "parley-home"]  # no probe left
+
+
+def test_log_dir_raises_when_a_file_is_named_logs(tmp_path):
+    import pytest
+
+    (tmp_path / "logs").write_text("in the way")
+    with pytest.raises(OSError):
+        paths.log_dir(tmp_path)
+    assert (tmp_path / "logs").read_text() == "in the way"

@@ -94,3 +94,92 @@ def test_a_native_crash_leaves_its_stack_in_the_log_folder(tmp_path):
     assert done.returncode != 0
     trace = (tmp_path / "native-crashes.log").read_text()
     assert "Fatal Python error" in trace and "Segmentation fault" in trace
+
+
+def test_logging_falls_back_to_stderr_when_logs_cannot_be_made(tmp_path, capsys,
+                                                               restore_logging):
+    (tmp_path / "logs").write_text("a file in the way")
+    before = list(logging.getLogger().handlers)
+    assert setup_logging(tmp_path / "logs") is None
+    added = [h for h in logging.getLogger().handlers if h not in before]
+    assert len(added) == 1 and not isinstance(added[0], logging.FileHandler)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1, err  # one warning line, naming the folder
+    assert "WARNING" in err[0] and str(tmp_path / "logs") in err[0]
+    assert "standard error" in err[0]
+    logging.getLogger("parley.test").info("still logged")  # INFO too: stderr is all there is
+    assert "still logged" in capsys.readouterr().err
+    assert (tmp_path / "logs").read_text() == "a file in the way"
+
+
+def test_crash_dialog_without_a_log_file_points_at_stderr(qtbot):
+    handler = CrashHandler(None)
+    handler(RuntimeError, RuntimeError("no log file"), None)
+
+    def box():
+        found = [w for w in QApplication.topLevelWidgets()
+                 if isinstance(w, QMessageBox) and w.isVisible()
+                 and w.windowTitle() == "Parley hit a bug"]
+        return found[0] if found else None
+
+    qtbot.waitUntil(lambda: box() is not None, timeout=2000)
+    text = box().informativeText()
+    assert "standard error" in text and "None" not in text
+    box().close()
+
+
+def _close_startup_box_later(seen: list[tuple[str, str]]) -> None:
+    from PySide6.QtCore import QTimer
+
+    def look() -> None:
+        for w in QApplication.topLevelWidgets():
+            if isinstance(w, QMessageBox) and w.isVisible():
+                seen.append((w.windowTitle(), w.text()))
+                w.done(0)
+                return
+        QTimer.singleShot(20, look)
+
+    QTimer.singleShot(20, look)
+
+
+def test_startup_error_is_shown_in_a_box(qtbot, tmp_path, monkeypatch):
+    from core.paths import DataDirError
+
+    monkeypatch.delenv("PARLEY_PROBE", raising=False)
+    seen: list[tuple[str, str]] = []
+    _close_startup_box_later(seen)
+    app_module.show_startup_error(DataDirError(tmp_path / "x", "it is a file, not a folder"))
+    assert len(seen) == 1
+    title, text = seen[0]
+    assert title == "Parley cannot start"
+    assert str(tmp_path / "x") in text and "Nothing was changed" in text and "--home" in text
+
+
+def test_main_on_a_file_as_home_says_why_and_exits_2(qtbot, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PARLEY_PROBE", "quit")  # the box closes itself once shown
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    assert main(["--home", str(afile / "home")]) == 2
+    out, err = capsys.readouterr()
+    assert f"Parley cannot keep its data in {afile / 'home'}" in err
+    assert "a file is in the way" in err and "Nothing was changed" in err
+    assert "Traceback" not in err
+    assert "parley-probe startup-error" in out
+    assert afile.read_text() == "not a folder"
+
+
+def test_can_show_window_needs_a_display_on_linux(monkeypatch):
+    import sys
+
+    if sys.platform in ("darwin", "win32"):
+        pytest.skip("a display is always there")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert app_module.can_show_window()
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
+    assert not app_module.can_show_window()
+    monkeypatch.delenv("QT_QPA_PLATFORM")
+    assert not app_module.can_show_window()
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert app_module.can_show_window()
