@@ -109,7 +109,8 @@ class NotAParleyFile(StoreError):
     def __init__(self, path: Path, why: str) -> None:
         super().__init__(
             f"{path} is not a Parley sessions file ({why}). Parley did not change it. "
-            "Choose another file, or move this one away and Parley will start a new one."
+            "Move it away and Parley will start a new one, or start Parley with --home "
+            "pointing at another folder."
         )
         self.path = path
 
