@@ -186,6 +186,8 @@ class Compactor:
             CompactPromptTooLongError: the turns do not fit the summary model
                 even after dropping the oldest.
             CompactNoSummaryError: the summary model answered with no text.
+            UnusableModelSetting: ``compaction.model`` names a provider that is
+                not set up (raised before the separate request; nothing saved).
             ProviderError: the separate summary request failed.
             StoreError: the summary could not be saved.
         """

@@ -10,9 +10,10 @@ key                     default  meaning
 ``compaction.auto``     True     compact automatically before a request
 ``compaction.threshold`` 0.8     fraction of the context window that triggers it
 ``compaction.keep_turns`` 4      recent turns kept verbatim
-``compaction.model``    None     summary model (``provider:model`` or a bare
-                                 id of the conversation's provider); None: a
-                                 cheap model of the conversation's provider
+``compaction.model``    None     summary model (``provider:model`` of a set-up
+                                 provider, or a bare id without a colon: that
+                                 model of the conversation's provider); None:
+                                 a cheap model of the conversation's provider
 ``compaction.strategy`` summary  ``summary`` (write a summary) or ``tail``
                                  (hide older tool output on the wire)
 ======================  =======  ==========================================
@@ -20,11 +21,14 @@ key                     default  meaning
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from core.errors import ParleyError
 from core.providers.catalog import known_models
 from core.providers.model_ref import format_model_ref, parse_model_ref
+from core.settings import SettingsError, spec
 
 Strategy: TypeAlias = Literal["summary", "tail"]
 
@@ -104,25 +108,104 @@ def cheap_model_id(kind: str, model_id: str) -> str:
     return model_id
 
 
-def summary_model_ref(hub: Any, conversation_ref: str, setting: str | None) -> str:
-    """Return the ``provider:model`` that writes a fallback summary.
+class ModelProviderNotSetUp(SettingsError):
+    """A model setting being saved names a provider that is not set up; nothing is stored.
+
+    Attributes:
+        key: the setting (``compaction.model``, ``chat.title_model``).
+        ref: the value as typed.
+        provider_id: the provider part of ``ref``.
+    """
+
+    def __init__(self, key: str, ref: str, provider_id: str, set_up: Sequence[str]) -> None:
+        label = spec(key).label
+        hint = ""
+        if provider_id not in ("anthropic", "openai") and set_up:
+            hint = (f" A model id with a colon needs its provider in front, "
+                    f"e.g. '{set_up[0]}:{ref}'.")
+        super().__init__(
+            f"“{label}” names the provider '{provider_id}', which is not set up: pick a "
+            f"model from the list, or set '{provider_id}' up in Settings → Providers "
+            f"first.{hint} The setting was not changed."
+        )
+        self.key, self.ref, self.provider_id = key, ref, provider_id
+
+
+class UnusableModelSetting(ParleyError):
+    """A stored model setting names a provider that is not set up (found when it is used).
+
+    Attributes:
+        key: the setting (``compaction.model``, ``chat.title_model``).
+        ref: the stored value.
+        provider_id: the provider part of ``ref``.
+    """
+
+    def __init__(self, key: str, ref: str, provider_id: str) -> None:
+        s = spec(key)
+        name = s.label[0].lower() + s.label[1:]
+        super().__init__(
+            f"The {name} {ref} names a provider that is not set up ('{provider_id}'), so "
+            f"nothing was sent to it and nothing was changed. Set '{provider_id}' up in "
+            f"Settings → Providers, or change the {name} in Settings → {s.section}."
+        )
+        self.key, self.ref, self.provider_id = key, ref, provider_id
+
+
+def _provider_part(setting: str) -> str | None:
+    """The provider id a model setting names; None for a bare id (no colon)."""
+    head, sep, _rest = setting.strip().partition(":")
+    return head if sep else None
+
+
+def check_model_setting(key: str, value: str | None, provider_ids: Sequence[str]) -> None:
+    """Refuse a model setting whose provider is not set up (the dialog calls it on save).
 
     Args:
-        hub: the ``ProviderHub`` (``config(provider_id)`` gives the API kind).
+        key: a ``model`` setting of ``core.settings`` (``compaction.model`` …).
+        value: its value after ``core.settings.validate``: None (automatic), a
+            bare model id without a colon (that model of the chat's provider),
+            or ``provider:model``.
+        provider_ids: the ids of the providers that are set up (``hub.configs``).
+
+    Raises:
+        ModelProviderNotSetUp: ``value`` has a colon and the part before it is
+            not one of ``provider_ids`` (``llama3.2:3b`` therefore needs its
+            provider in front: ``ollama:llama3.2:3b``).
+    """
+    pid = _provider_part(value) if value else None
+    if pid is not None and pid not in provider_ids:
+        raise ModelProviderNotSetUp(key, value or "", pid, list(provider_ids))
+
+
+def summary_model_ref(
+    hub: Any, conversation_ref: str, setting: str | None, *, key: str = KEY_MODEL
+) -> str:
+    """Return the ``provider:model`` that writes a fallback summary (or a title).
+
+    Args:
+        hub: the ``ProviderHub`` (``configs`` are the set-up providers;
+            ``config(provider_id)`` gives the API kind).
         conversation_ref: the conversation's model reference.
-        setting: ``compaction.model``: a full reference (its provider part
-            names a set-up provider) or a bare model id of the conversation's
-            provider; None for :func:`cheap_model_id`.
+        setting: the model setting (``compaction.model``): ``provider:model``
+            whose provider is set up; a bare model id without a colon, meaning
+            that model of the conversation's provider; None for
+            :func:`cheap_model_id` of the conversation's model.
+        key: which setting ``setting`` is (for the error's wording).
 
     Raises:
         InvalidModelRef: ``conversation_ref`` is not ``provider:model``.
         UnknownProvider: its provider is not set up.
+        UnusableModelSetting: ``setting`` has a colon and names a provider that
+            is not set up; it is never sent to another provider.
     """
     pid, model_id = parse_model_ref(conversation_ref)
     if setting:
-        head, sep, _rest = setting.partition(":")
-        if sep and any(c.id == head for c in hub.configs):
+        setting = setting.strip()
+        head = _provider_part(setting)
+        if head is None:
+            return format_model_ref(pid, setting)
+        if any(c.id == head for c in hub.configs):
             return setting
-        return format_model_ref(pid, setting)
+        raise UnusableModelSetting(key, setting, head)
     kind = hub.config(pid).kind
     return format_model_ref(pid, cheap_model_id(kind, model_id))

@@ -1,66 +1,58 @@
 """The Settings dialog, generated from ``core.settings.SETTINGS``.
 
-Pages: Providers (the providers, their keys and server addresses, the model
-for new chats, the prompt cache), Chat, Compaction, Keyboard (rebind any
-action of ``gui.actions``: ``gui.keymap_editor``) and Experimental. Every generated
-field applies at once: a valid value is stored in sessions.db (through the
-shared ``Settings`` of the store, so listeners such as the cache timer hear
-it), an invalid one is refused with the rule under the field. A provider's
-fields are saved together with "Save provider" (a key and its server go
-together).
+Pages: Providers (``gui.settings_providers``: the providers, their keys and
+server addresses, the model for new chats, the prompt cache), Chat, Compaction,
+Keyboard (rebind any action of ``gui.actions``: ``gui.keymap_editor``) and
+Experimental. Every generated field applies at once: a valid value is stored
+in sessions.db (through the shared ``Settings`` of the store, so listeners
+such as the cache timer hear it), an invalid one is refused with the rule
+under the field. A model field (summary model, title model) offers the models
+of the set-up providers in an editable combo box and refuses a
+``provider:model`` whose provider is not set up
+(``core.compaction_settings.check_model_setting``).
+
+When the providers change, ``providers_changed`` is emitted: the model fields
+are re-listed, and the parent window's model picker is refreshed at once
+(``ChatController.refresh_models``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
-    QListWidgetItem,
-    QMenu,
     QPlainTextEdit,
     QPushButton,
     QScrollArea,
     QStackedWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from core.compaction_settings import check_model_setting
 from core.errors import ParleyError
-from core.settings import SECTIONS, Setting, Settings, SettingsError, in_section, validate
-from gui import appearance, dialogs
+from core.settings import SECTIONS, Setting, Settings, SettingsError, in_section, spec, validate
 from gui.async_bridge import TaskSet
+from gui.model_picker import ModelChoice
+from gui.settings_providers import ProvidersPage
+from gui.settings_widgets import hint, model_choices, model_combo, set_model_choices
 
-KIND_LABELS = {"anthropic": "Anthropic", "openai": "OpenAI",
-               "openai_compatible": "OpenAI-compatible server"}
-SOURCE_WORDS = {"settings": "set here", "environment": "from the environment",
-                "default": "the default", "keyring": "saved in the keyring",
-                "file": "saved in Parley's key file", "none": "none"}
+MODEL_PLACEHOLDER = "Automatic"
 EXPERIMENTAL_INTRO = ("These features are new and may change or go away. "
                       "Each stays off until you turn it on.")
 KEYBINDINGS = "keyboard.bindings"  # edited by the Keyboard page (gui/keymap_editor.py)
 Commit = Callable[[str, Any], None]
-
-
-def _hint(text: str, parent: QWidget, *, error: bool = False) -> QLabel:
-    label = QLabel(text, parent)
-    label.setObjectName("SettingError" if error else "FieldHint")
-    label.setWordWrap(True)
-    scheme = appearance.current()
-    label.setStyleSheet(f"color: {scheme.danger if error else scheme.muted}; font-size: 11px;")
-    label.setVisible(bool(text) or not error)
-    return label
 
 
 class FieldEditor(QWidget):
@@ -86,8 +78,8 @@ class FieldEditor(QWidget):
             row.addWidget(QLabel(setting.unit, self))
         row.addStretch(0 if setting.kind in ("text", "model") else 1)
         lay.addLayout(row)
-        lay.addWidget(_hint(setting.description, self))
-        self.error = _hint("", self, error=True)
+        lay.addWidget(hint(setting.description, self))
+        self.error = hint("", self, error=True)
         lay.addWidget(self.error)
 
     def _build_input(self, s: Setting) -> QWidget:
@@ -109,11 +101,15 @@ class FieldEditor(QWidget):
             self._debounce.timeout.connect(self.flush)
             edit.textChanged.connect(self._debounce.start)
             return edit
+        if s.kind == "model":
+            models = model_combo(self, MODEL_PLACEHOLDER if s.optional else "provider:model")
+            models.activated.connect(lambda i: self._commit(s.key, models.itemText(i)))
+            models.lineEdit().editingFinished.connect(
+                lambda: self._commit(s.key, models.currentText()))
+            return models
         line = QLineEdit(self)
         if s.kind in ("int", "float"):
             line.setMaximumWidth(120)
-        if s.kind == "model" and s.optional:
-            line.setPlaceholderText("Automatic")
         line.editingFinished.connect(lambda: self._commit(s.key, line.text()))
         return line
 
@@ -130,6 +126,8 @@ class FieldEditor(QWidget):
         try:
             if isinstance(w, QCheckBox):
                 w.setChecked(bool(value))
+            elif isinstance(w, QComboBox) and w.isEditable():
+                w.setEditText("" if value is None else str(value))
             elif isinstance(w, QComboBox):
                 w.setCurrentIndex(max(0, w.findData(value)))
             elif isinstance(w, QPlainTextEdit):
@@ -144,6 +142,11 @@ class FieldEditor(QWidget):
         self.error.setText(text)
         self.error.setVisible(bool(text))
 
+    def set_model_choices(self, choices: list[ModelChoice]) -> None:
+        """Offer ``choices`` in a model field (no effect on other fields)."""
+        if isinstance(self.input, QComboBox) and self.input.isEditable():
+            set_model_choices(self.input, choices)
+
 
 class SettingsDialog(QDialog):
     """Settings, one page per section; changes apply at once.
@@ -154,10 +157,16 @@ class SettingsDialog(QDialog):
         parent: the main window.
         settings: the shared settings (default ``Settings.of(store)``).
 
+    Signals:
+        providers_changed: a provider was added, changed or removed.
+
     Attributes:
         ready: True once the stored values are shown (``loaded`` is that task).
         editors: ``{setting key: FieldEditor}`` of the generated fields.
+        models: the models the model fields offer (``ModelChoice``), once listed.
     """
+
+    providers_changed = Signal()
 
     def __init__(self, store: Any, hub: Any, parent: QWidget | None = None, *,
                  settings: Settings | None = None) -> None:
@@ -167,6 +176,8 @@ class SettingsDialog(QDialog):
         self.tasks = TaskSet(on_user_error=self._show_problem)
         self.values: dict[str, Any] = {}
         self.editors: dict[str, FieldEditor] = {}
+        self.models: list[ModelChoice] = []
+        self._listing: asyncio.Task[None] | None = None
         self.ready = False
         self.setObjectName("SettingsDialog")
         self.setWindowTitle("Settings")
@@ -190,7 +201,7 @@ class SettingsDialog(QDialog):
             self.stack.addWidget(self._scrolled(page))
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
         self.nav.setCurrentRow(0)
-        self.status = _hint("", self, error=True)
+        self.status = hint("", self, error=True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         body = QHBoxLayout()
@@ -204,6 +215,7 @@ class SettingsDialog(QDialog):
             # Enter in a field commits that field; it must never press Remove or Close.
             button.setAutoDefault(False)
             button.setDefault(False)
+        self.providers_changed.connect(self._providers_changed)
         self.loaded = self.tasks.spawn(self.load(), name="settings-load")
 
     # -- pages ----------------------------------------------------------------
@@ -217,7 +229,7 @@ class SettingsDialog(QDialog):
         page = QWidget()
         lay = QVBoxLayout(page)
         if intro:
-            lay.addWidget(_hint(intro, page))
+            lay.addWidget(hint(intro, page))
         self.add_fields(section, lay, page)
         lay.addStretch(1)
         return page
@@ -258,12 +270,38 @@ class SettingsDialog(QDialog):
         self.keyboard.set_keymap(Keymap(self.values.get(KEYBINDINGS)))
         await self.providers.refresh()
         self.ready = True
+        self._list_models_soon()
+
+    def _list_models_soon(self) -> None:
+        """(Re)start listing the models; one listing at a time, stopped when the dialog closes
+        (it may take seconds and must not touch the deleted fields)."""
+        if self._listing is not None:
+            self._listing.cancel()
+        self._listing = self.tasks.spawn(self.list_models(), name="settings-models")
+
+    async def list_models(self) -> None:
+        """Offer the set-up providers' models (the model picker's list) in the model fields."""
+        self.models = await model_choices(self.hub)
+        for editor in self.editors.values():
+            editor.set_model_choices(self.models)
+
+    def _providers_changed(self) -> None:
+        """Re-list the models here and in the parent window's model picker."""
+        self._list_models_soon()
+        window = self.parentWidget()
+        chat = getattr(window, "chat", None)
+        if chat is not None and getattr(chat, "hub", None) is self.hub:
+            # On the window's own task set: the refresh outlives this dialog.
+            tasks = getattr(window, "tasks", self.tasks)
+            tasks.spawn(chat.refresh_models(), name="models")
 
     def commit(self, key: str, raw: Any) -> None:
         """Validate a field's value; store it at once, or show why it is refused."""
         editor = self.editors[key]
         try:
             value = validate(key, raw)
+            if spec(key).kind == "model":
+                check_model_setting(key, value, [c.id for c in self.hub.configs])
         except SettingsError as exc:
             editor.show_error(exc.message)
             return
@@ -284,175 +322,8 @@ class SettingsDialog(QDialog):
         self.status.setVisible(True)
 
     def done(self, result: int) -> None:
+        if self._listing is not None:
+            self._listing.cancel()
         for editor in self.editors.values():
             editor.flush()
         super().done(result)
-
-
-class ProvidersPage(QWidget):
-    """The providers, their keys and addresses, the model for new chats, the prompt cache."""
-
-    def __init__(self, dialog: SettingsDialog) -> None:
-        super().__init__()
-        self.dialog, self.hub = dialog, dialog.hub
-        self._new_kind: str | None = None
-        self.list = QListWidget(self)
-        self.list.setAccessibleName("Providers")
-        self.list.setMaximumHeight(120)
-        self.list.currentItemChanged.connect(lambda *_: self._show_selected())
-        add = QToolButton(self)
-        add.setText("Add provider")
-        add.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
-        menu = QMenu(add)
-        for kind, label in KIND_LABELS.items():
-            menu.addAction(label, lambda k=kind: self.start_new(k))
-        add.setMenu(menu)
-        self.remove_button = QPushButton("Remove", self)
-        self.remove_button.clicked.connect(self._remove)
-        self.name, self.url, self.key, self.model = (QLineEdit(self) for _ in range(4))
-        self.key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.kind_label = QLabel(self)
-        self.url_hint, self.key_hint = _hint("", self), _hint("", self)
-        form = QFormLayout()
-        form.addRow("Kind", self.kind_label)
-        for label, edit, hint in (("Name", self.name, None), ("Server address", self.url,
-                                  self.url_hint), ("API key", self.key, self.key_hint),
-                                  ("Default model", self.model, None)):
-            edit.setAccessibleName(label)
-            form.addRow(label, edit)
-            if hint is not None:
-                form.addRow("", hint)
-        self.save_button = QPushButton("Save provider", self)
-        self.save_button.clicked.connect(lambda: self.dialog.tasks.spawn(self._save()))
-        self.message = _hint("", self, error=True)
-        self.default_model = QLineEdit(self)
-        self.default_model.setAccessibleName("Model for new chats")
-        self.default_model.editingFinished.connect(
-            lambda: self.dialog.tasks.spawn(self._set_default(self.default_model.text())))
-        self.default_error = _hint("", self, error=True)
-        self.keys_note = _hint("", self)
-        buttons = QHBoxLayout()
-        for w in (add, self.remove_button):
-            buttons.addWidget(w)
-        buttons.addStretch(1)
-        buttons.addWidget(self.save_button)
-        lay = QVBoxLayout(self)
-        lay.addWidget(self.list)
-        lay.addLayout(buttons)
-        lay.addLayout(form)
-        for w in (self.message, QLabel("Model for new chats"), self.default_model,
-                  self.default_error, self.keys_note, QLabel("<b>Prompt cache</b>")):
-            lay.addWidget(w)
-        dialog.add_fields("Providers", lay, self)
-        lay.addStretch(1)
-
-    async def refresh(self, select: str | None = None) -> None:
-        """Re-read the providers from the hub and show them."""
-        current = select or self.selected_id()
-        self.list.blockSignals(True)
-        self.list.clear()
-        for config in self.hub.configs:
-            kind = KIND_LABELS[config.kind]
-            label = config.name if config.name == kind else f"{config.name} — {kind}"
-            item = QListWidgetItem(label)
-            item.setData(Qt.ItemDataRole.UserRole, config.id)
-            self.list.addItem(item)
-            if config.id == current or current is None:
-                self.list.setCurrentItem(item)
-                current = config.id
-        self.list.blockSignals(False)
-        self.default_model.setText(self.hub.default_model_ref() or "")
-        self.keys_note.setText(f"API keys are kept in {self.hub.keys.backend_description}.")
-        await self._fill()
-
-    def selected_id(self) -> str | None:
-        item = self.list.currentItem()
-        return item.data(Qt.ItemDataRole.UserRole) if item is not None else None
-
-    def _show_selected(self) -> None:
-        self._new_kind = None
-        self.dialog.tasks.spawn(self._fill())
-
-    def start_new(self, kind: str) -> None:
-        """Clear the form for a new provider of ``kind``."""
-        self.list.blockSignals(True)
-        self.list.setCurrentRow(-1)
-        self.list.blockSignals(False)
-        self._new_kind = kind
-        self.kind_label.setText(KIND_LABELS[kind])
-        for edit in (self.name, self.url, self.key, self.model):
-            edit.clear()
-        self.name.setText(KIND_LABELS[kind] if kind != "openai_compatible" else "")
-        self.url_hint.setText("For example http://localhost:11434/v1 (Ollama)."
-                              if kind == "openai_compatible" else "Empty: the usual address.")
-        self.key_hint.setText("Saved in the keyring, never in sessions.db.")
-        self.message.setVisible(False)
-        self.name.setFocus()
-
-    async def _fill(self) -> None:
-        from core.providers.registry import resolve_base_url
-
-        pid = self.selected_id()
-        self.remove_button.setEnabled(pid is not None)
-        if pid is None:
-            return
-        config = self.hub.config(pid)
-        self.kind_label.setText(KIND_LABELS[config.kind])
-        self.name.setText(config.name)
-        self.url.setText(config.base_url or "")
-        self.model.setText(config.default_model or "")
-        self.key.clear()
-        url = resolve_base_url(config, self.hub.environ)
-        self.url_hint.setText(f"Using {url.value} ({SOURCE_WORDS[url.source]})."
-                              if url.value else "No address set.")
-        source = self.hub.key_source(pid)  # read by the hub's last load(), off this thread
-        self.key_hint.setText(f"Key: {SOURCE_WORDS[source]}. Type a new one to replace it."
-                              if source != "none" else "No key (fine for most local servers).")
-
-    async def _save(self) -> None:
-        pid = self.selected_id()
-        kind = self._new_kind or (self.hub.config(pid).kind if pid else None)
-        if kind is None:
-            return
-        try:
-            config = await self.hub.add_provider(
-                kind, name=self.name.text(), base_url=self.url.text() or None,
-                api_key=self.key.text() or None, default_model=self.model.text().strip() or None,
-                provider_id=pid)
-        except ParleyError as exc:
-            self.message.setText(exc.message)
-            self.message.setVisible(True)
-            return
-        self.message.setVisible(False)
-        self._new_kind = None
-        await self.refresh(select=config.id)
-
-    def _remove(self) -> None:
-        pid = self.selected_id()
-        if pid is None:
-            return
-        name = self.hub.config(pid).name
-        if dialogs.confirm(self, "Remove provider", f"Remove {name} and its saved key? "
-                           "Your chats stay.", action="Remove", destructive=True):
-            self.dialog.tasks.spawn(self._removed(pid))
-
-    async def _removed(self, pid: str) -> None:
-        await self.hub.remove_provider(pid)
-        await self.refresh()
-
-    async def _set_default(self, text: str) -> None:
-        try:
-            ref = validate("default_model", text)
-        except SettingsError as exc:
-            self.default_error.setText(exc.message)
-            self.default_error.setVisible(True)
-            return
-        self.default_error.setVisible(False)
-        if ref == self.hub.default_model_ref():
-            return
-        if ref is None:
-            await self.dialog.settings.reset("default_model")
-            await self.hub.load()
-        else:
-            await self.hub.set_default_model(ref)
-        self.default_model.setText(self.hub.default_model_ref() or "")

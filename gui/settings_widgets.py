@@ -1,0 +1,89 @@
+"""Small pieces the Settings pages share: hint lines and the model combo box.
+
+A ``model`` setting (the summary model, the title model) is edited in an
+editable combo box offering the models of every set-up provider — the list
+the header's model picker shows (:func:`model_choices`) — while any text can
+still be typed. Each entry's text is its ``provider:model`` reference, so what
+is shown is what is stored.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QLabel, QWidget
+
+from core.errors import ParleyError
+from gui import appearance
+from gui.model_picker import ModelChoice, model_label
+
+log = logging.getLogger(__name__)
+
+
+def hint(text: str, parent: QWidget, *, error: bool = False) -> QLabel:
+    """A small word-wrapped line under a field: muted, or in the danger colour for errors.
+
+    An empty error line starts hidden; an empty plain hint stays visible (it
+    is filled in later).
+    """
+    label = QLabel(text, parent)
+    label.setObjectName("SettingError" if error else "FieldHint")
+    label.setWordWrap(True)
+    scheme = appearance.current()
+    label.setStyleSheet(f"color: {scheme.danger if error else scheme.muted}; font-size: 11px;")
+    label.setVisible(bool(text) or not error)
+    return label
+
+
+async def model_choices(hub: Any) -> list[ModelChoice]:
+    """List the models of every set-up provider, as the header's model picker does.
+
+    Args:
+        hub: the ``ProviderHub``; each provider's list endpoint is asked once.
+
+    Returns:
+        ``ModelChoice`` values (``ref`` = ``provider:model``) grouped by
+        provider, in the hub's order; a provider that cannot be reached adds none.
+    """
+    choices: list[ModelChoice] = []
+    for config in hub.configs:
+        try:
+            models = await hub.list_models(config.id)
+        except ParleyError as exc:
+            log.info("cannot list models of %s: %s", config.id, exc)
+            continue
+        group = config.name or config.id
+        choices += [ModelChoice(f"{config.id}:{m.id}", model_label(m), group) for m in models]
+    return choices
+
+
+def model_combo(parent: QWidget, placeholder: str) -> QComboBox:
+    """An editable combo box for a model reference; typing never adds an entry."""
+    combo = QComboBox(parent)
+    combo.setEditable(True)
+    combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+    # Sized by a minimum length, not by its entries: a long model list must not widen the page.
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(20)
+    line = combo.lineEdit()
+    line.setPlaceholderText(placeholder)
+    line.setClearButtonEnabled(True)
+    return combo
+
+
+def set_model_choices(combo: QComboBox, choices: list[ModelChoice]) -> None:
+    """Offer ``choices`` in ``combo`` (tooltip: name and provider); the typed text stays."""
+    text = combo.currentText()
+    combo.blockSignals(True)
+    try:
+        combo.clear()
+        for choice in choices:
+            combo.addItem(choice.ref, choice.ref)
+            combo.setItemData(combo.count() - 1, f"{choice.label} — {choice.group}",
+                              Qt.ItemDataRole.ToolTipRole)
+        combo.setCurrentIndex(-1)
+        combo.setEditText(text)
+    finally:
+        combo.blockSignals(False)
