@@ -162,7 +162,7 @@ async def title_model_ref(hub: Any, store: Any, model_ref: str) -> str:
     """
     setting = await _setting(store, KEY_TITLE_MODEL, None)
     chosen = setting.strip() if isinstance(setting, str) and setting.strip() else None
-    return str(summary_model_ref(hub, model_ref, chosen))
+    return str(summary_model_ref(hub, model_ref, chosen, key=KEY_TITLE_MODEL))
 
 
 async def _ask_model(hub: Any, ref: str, prompt: str) -> tuple[str, Usage]:
