@@ -8,6 +8,11 @@ the reply.
 
 Order, so that a crash at any point loses nothing:
 
+0. what can be known before anything changes is checked (``preflight``): the
+   model's provider is set up and usable, and the files of the turns the new
+   request will carry (``core.attachment_limits.check_turns``) are within its
+   limits — a PDF for an OpenAI-compatible server is refused here. A refusal
+   raises :class:`RegenerateRefused`: nothing was moved, nothing sent.
 1. one transaction (``store.set_aside_reply``): a fork holding every turn of
    the session, the reply included, titled "<title> (previous answer)" and
    linked to the session (``parent_session_id``; ``forked_from_turn_id`` =
@@ -25,14 +30,20 @@ run or compaction can slip in between the two steps.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.attachment_limits import AT_SEND, check_turns, limits_for
 from core.content import ToolResultBlock, Turn
 from core.errors import ParleyError
 from core.run import RunEvent
 from core.store.models import Session
+from core.wire import to_messages
+
+#: How a refusal ends: what it means for the session.
+UNCHANGED = "Nothing was sent, and the answer is unchanged."
 
 
 class NothingToRegenerate(ParleyError):
@@ -42,6 +53,22 @@ class NothingToRegenerate(ParleyError):
         super().__init__(
             "There is no reply to regenerate in this session yet. Send a message first."
         )
+
+
+class RegenerateRefused(ParleyError):
+    """The new answer cannot be asked of that model; the session was left as it was.
+
+    Attributes:
+        model_ref: the ``provider:model`` asked for.
+        cause: why (``UnknownProvider``, ``InvalidModelRef``, ``ProviderConfigError``,
+            ``MediaNotAccepted``, ``AttachmentTooLarge`` …).
+    """
+
+    def __init__(self, model_ref: str, cause: ParleyError) -> None:
+        reason = cause.message.removesuffix(AT_SEND).rstrip()
+        super().__init__(f"{reason} {UNCHANGED}")
+        self.model_ref = model_ref
+        self.cause = cause
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +113,30 @@ def reply_start(turns: Sequence[Turn]) -> int | None:
     return None if i == len(turns) else i
 
 
+async def preflight(runner: Any, model_ref: str, prompt_turns: Sequence[Turn]) -> None:
+    """Check what can be checked before the old reply is moved.
+
+    Args:
+        runner: the :class:`core.run.ChatRunner` (its ``hub`` resolves ``model_ref``).
+        model_ref: ``provider:model`` for the new answer.
+        prompt_turns: the stored turns the new request is built from (hydrated:
+            files carry their bytes), i.e. the session without its last reply.
+
+    Raises:
+        RegenerateRefused: the model reference is malformed, its provider is not
+            set up or not usable, or a file of ``prompt_turns`` is one that
+            provider takes no files of / is over its limits (the same check a run
+            makes before sending, ``core.run``).
+    """
+    try:
+        provider, _model_id = runner.hub.resolve(model_ref)
+        sent = to_messages(prompt_turns, provider.caps)
+        limits = limits_for(provider.caps.kind)
+        await asyncio.to_thread(check_turns, sent, limits)  # may decode images: off the loop
+    except ParleyError as exc:
+        raise RegenerateRefused(model_ref, exc) from exc
+
+
 async def regenerate(
     runner: Any,
     session_id: str,
@@ -113,16 +164,19 @@ async def regenerate(
     Raises:
         NothingToRegenerate: the session has no turn, or only a reply with no
             prompt before it.
+        RegenerateRefused: ``model_ref`` cannot answer (see :func:`preflight`);
+            nothing changed.
         RunInProgress / CompactionInProgress: the session is busy; nothing changed.
         SessionNotFound: no such session.
     """
     emit = on_event or (lambda _e: None)
     runner.claim(session_id)
     try:
-        stored = await runner.store.get_turns(session_id, hydrate=False)
+        stored = await runner.store.get_turns(session_id)
         start = reply_start(stored)
         if not stored or start == 0:
             raise NothingToRegenerate()
+        await preflight(runner, model_ref, stored[:start] if start is not None else stored)
         if start is not None:
             prompt = stored[start - 1]
             fork = await runner.store.set_aside_reply(session_id, prompt.id, title=title)

@@ -6,6 +6,16 @@ context menu, the palette) asks for another answer to the last message
 "<title> (previous answer)", listed under the chat, and the new answer
 streams in its place. "with another model…" offers the models of the model
 picker; the chat keeps its own model for the messages after.
+
+What can be checked first is checked before the answer moves
+(``core.regenerate.preflight``: the model's provider is set up, the files of
+the conversation can go to it); a refusal leaves the chat as it was and says
+why. A request that fails after the move says where the previous answer is
+kept, and Retry asks the same model again.
+
+A reply written by a model other than the chat's current one says which in a
+muted line under it ("Answered by Opus 4.6", ``gui.transcript.specs``): this
+module names the models for the transcript (:meth:`ChatRegenerate.answered_by`).
 """
 
 from __future__ import annotations
@@ -13,7 +23,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QPoint
+from PySide6.QtCore import QEvent, QObject, QPoint, QTimer
 
 if TYPE_CHECKING:
     from core.regenerate import ReplySetAside
@@ -25,6 +35,8 @@ NOTHING_YET = "Nothing to regenerate yet: send a message first."
 NOT_READY = "Parley is still starting; regenerate in a moment."
 BUSY = "A reply is being written: wait for it (or press Esc), then regenerate."
 NO_MODEL = "Choose a model first (the menu at the top)."
+KEPT_AFTER_FAILURE = ("The previous answer is kept in “{title}” (under this chat in the "
+                      "list). Retry asks {model} again.")
 
 
 class ChatRegenerate:
@@ -33,10 +45,21 @@ class ChatRegenerate:
     def __init__(self, window: MainWindow, chat: ChatController) -> None:
         self.w = window
         self.chat = chat
+        self._asked: dict[str, str] = {}  # sid -> the model of its regeneration under way
+        self._kept: dict[str, str] = {}  # sid -> the title of the fork it moved the answer to
         transcript = window.transcript
         transcript.regenerateRequested.connect(lambda ref: self.regenerate(ref or None))
         transcript.mediaRequested.connect(self.open_media)
         transcript.model_choices = self.model_choices
+        self._picked: tuple[str, str] | None = None  # (sid, model) picked in the header
+        self._install_names()
+        window.model_picker.model_chosen.connect(self._model_chosen)
+        # A new palette or font gives the transcript a new row builder: name models in it.
+        styles = (QEvent.Type.PaletteChange, QEvent.Type.FontChange)
+        self._restyled = _AfterEvents(transcript.list_view, styles, self._install_names)
+        # The models' display names arrive with the picker's menu (after start-up).
+        added = (QEvent.Type.ActionAdded,)
+        self._named = _AfterEvents(window.model_picker.menu(), added, self.names_changed)
 
     def model_choices(self) -> list[tuple[str, str]]:
         """[(label, provider:model)] of the model picker, the chat's own model first."""
@@ -73,10 +96,33 @@ class ChatRegenerate:
         return True
 
     async def _regenerate(self, sid: str, model: str) -> None:
+        """Run the regeneration (a refusal raises ``RegenerateRefused``, which the
+        window shows; nothing changed then)."""
         forks = await self.chat.store.list_forks(sid)
         kept = sum(1 for f in forks if (f.title or "").startswith("Answer "))
-        await self.chat.runs.run(sid, "regenerate", None, model, None,
-                                 title=self.fork_title(kept + 1))
+        self._asked[sid] = model
+        try:
+            await self.chat.runs.run(sid, "regenerate", None, model, None,
+                                     title=self.fork_title(kept + 1))
+        finally:
+            self._asked.pop(sid, None)
+            self._kept.pop(sid, None)
+
+    def after_failure(self, sid: str, message: str) -> str:
+        """The inline error of a failed run in ``sid``: ``message``, plus where the
+        previous answer is when the run was a regeneration that had moved it."""
+        title, model = self._kept.get(sid), self._asked.get(sid)
+        if title is None or model is None:
+            return message
+        note = KEPT_AFTER_FAILURE.format(title=title, model=self.w.model_picker.label_of(model))
+        return f"{message} {note}"
+
+    def after_stop(self, sid: str) -> None:
+        """A run in the open chat was stopped: if it was a regeneration, say again in
+        the status bar where the previous answer is."""
+        kept = self._kept.get(sid)
+        if kept is not None:
+            self.w.statusBar().showMessage(KEPT_MESSAGE.format(title=kept), 15_000)
 
     def fork_title(self, n: int = 1) -> str:
         """The title of the fork keeping the current answer, the ``n``-th kept: what
@@ -106,6 +152,7 @@ class ChatRegenerate:
     def reply_set_aside(self, ev: ReplySetAside) -> None:
         """The old reply is in its fork: list the fork, drop the reply from the view."""
         self.chat.remember_session(ev.fork)
+        self._kept[ev.session_id] = ev.fork.title or ""
         if ev.session_id != self.chat.session_id:
             return
         removed = set(ev.removed_turn_ids)
@@ -114,8 +161,62 @@ class ChatRegenerate:
         self.w.transcript.set_busy(True)
         self.w.statusBar().showMessage(KEPT_MESSAGE.format(title=ev.fork.title), 15_000)
 
+    # -- which model answered ---------------------------------------------------------
+    def own_model(self) -> str | None:
+        """The open chat's current model (one just picked in the header counts at once,
+        while its save is under way)."""
+        sid = self.chat.session_id
+        if sid is not None and self._picked is not None and self._picked[0] == sid:
+            return self._picked[1]
+        return self.chat.current_model()
+
+    def answered_by(self, ref: str) -> str | None:
+        """The display name shown under a reply written by ``ref`` (``provider:model``);
+        None (no line) when ``ref`` is the open chat's current model."""
+        if ref == self.own_model():
+            return None
+        return self.w.model_picker.label_of(ref)
+
+    def _model_chosen(self, ref: str) -> None:
+        if self.chat.session_id is not None:
+            self._picked = (self.chat.session_id, ref)
+        self.names_changed()
+
+    def names_changed(self) -> None:
+        """The chat's model or the models' names changed: lay the replies out again."""
+        model = self.w.transcript.model
+        for node in model.transcript.nodes.values():
+            if node.kind == "turn" and node.turn.role == "assistant":
+                node.touch()
+                model.refresh(node)
+
+    def _install_names(self) -> None:
+        """Give the transcript's row builder :meth:`answered_by` (a new palette or font
+        makes a new builder: then it is given again and the rows laid out anew)."""
+        specs = self.w.transcript.list_view.delegate.builder.specs
+        if specs.answered_by != self.answered_by:
+            specs.answered_by = self.answered_by
+            self.names_changed()
+
     def open_media(self, block: Any) -> None:
         """Open an image or document clicked in the transcript (``gui.media_viewer``)."""
         from gui.media_viewer import open_media
 
         self.w.tasks.spawn(open_media(self.w, block), name="open-media")
+
+
+class _AfterEvents(QObject):
+    """Calls ``then()`` once, soon after ``watched`` got any of the event ``types``
+    (after the widget's own handling: e.g. its delegate restyled)."""
+
+    def __init__(self, watched: QObject, types: tuple[QEvent.Type, ...], then: Any) -> None:
+        super().__init__(watched)
+        self._types = types
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(then)
+        watched.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if event.type() in self._types:
+            self._timer.start()
+        return False

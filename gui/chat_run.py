@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from gui.main_window import MainWindow
 
 LAST_SESSION_KEY = "session.last"
+STILL_REPLYING = ("A reply is still coming: press Esc to stop it, or wait — your message "
+                  "stays here.")
+COMPACTING = ("This chat is being compacted: your message stays here; send it when that is "
+              "done.")
+NOT_READY = "Parley is still starting: your message stays here; send it in a moment."
 
 
 class ChatRuns:
@@ -34,6 +39,10 @@ class ChatRuns:
         self.w = window
         self.chat = chat
         self._runs: dict[str, asyncio.Task[Any]] = {}
+        self._doing: dict[str, tuple[str, str]] = {}  # sid -> (how, model) of its run
+        #: sid -> the model Retry / Resume asks: a failed or stopped regeneration's own
+        #: (Retry answers what was asked of that model, not the chat's).
+        self._retry_with: dict[str, str] = {}
 
     @property
     def active(self) -> dict[str, asyncio.Task[Any]]:
@@ -63,8 +72,12 @@ class ChatRuns:
         files = self.chat.attachments
         editing, sid = self.chat.editor.editing, self.chat.session_id
         has_files = files.has_pending()
-        if not (text.strip() or has_files) or self.chat.runner is None or self.running(sid):
-            return True  # keep the text: nothing to send, or not ready / busy yet
+        if not (text.strip() or has_files):
+            return True  # nothing to send
+        why = self.why_not_send(sid)
+        if why is not None:  # keep the text and the files; say why
+            self.w.statusBar().showMessage(why, 8_000)
+            return True
         model = self.chat.current_model()
         if model is None:
             self.w.show_problem(ParleyError("Choose a model first (the menu at the top)."))
@@ -81,6 +94,17 @@ class ChatRuns:
         else:
             self.w.tasks.spawn(self._send(text, model, taken), name="send")
         return True
+
+    def why_not_send(self, sid: str | None) -> str | None:
+        """Why a message cannot be sent in chat ``sid`` now (None: it can): Parley is
+        still starting, a reply is still coming, or the chat is being compacted."""
+        if self.chat.runner is None:
+            return NOT_READY
+        if not self.running(sid):
+            return None
+        if sid not in self._runs and sid in self.chat.editor.compacting:
+            return COMPACTING
+        return STILL_REPLYING
 
     async def _send(self, text: str, model: str, files: Taken | None = None) -> None:
         """Send ``files`` then ``text`` (either may be empty) as one user turn.
@@ -131,9 +155,11 @@ class ChatRuns:
             self.w.composer.set_text(text)
 
     def retry(self) -> bool:
-        """Send the open chat's history again (after an error or a stopped reply)."""
+        """Send the open chat's history again (after an error or a stopped reply), to
+        the model of the run that failed or stopped if it was a regeneration with
+        another model, else to the chat's model."""
         sid = self.chat.session_id
-        model = self.chat.current_model()
+        model = self._retry_with.get(sid or "") or self.chat.current_model()
         if sid is None or model is None or self.running(sid) or not self.chat.turns:
             return False
         self.w.tasks.spawn(self.run(sid, "retry", None, model, None), name="retry")
@@ -148,6 +174,8 @@ class ChatRuns:
             ParleyError: the run could not start (``text`` goes back to the composer).
         """
         self._runs[sid] = asyncio.current_task()  # type: ignore[assignment]
+        self._doing[sid] = (how, model)
+        self._retry_with.pop(sid, None)
         self.w.transcript.clear_error()
         self._set_busy(sid, True)
         self.w.sidebar.model.set_running(sid, True)
@@ -174,6 +202,7 @@ class ChatRuns:
             raise
         finally:
             self._runs.pop(sid, None)
+            self._doing.pop(sid, None)
             self.chat.partial.pop(sid, None)
             self.w.sidebar.model.set_running(sid, False)
             self._set_busy(sid, False)
@@ -224,8 +253,13 @@ class ChatRuns:
             self.chat.partial.pop(sid, None)
             if ev.partial is not None:
                 self._remember(sid, ev.partial)
+            how, model = self._doing.get(sid, ("", ""))
+            if how == "regenerate":
+                self._retry_with[sid] = model
             if current and isinstance(ev, RunFailed):
-                self.w.transcript.show_error(ev.error.message)
+                self.w.transcript.show_error(self.chat.regen.after_failure(sid, ev.error.message))
+            elif current:
+                self.chat.regen.after_stop(sid)
         elif isinstance(ev, ToolStepFinished | ToolResultsSaved):
             self.chat.partial.pop(sid, None)
             self._remember(sid, ev.turn)  # each tool round shows as it is saved

@@ -356,9 +356,12 @@ class Organizer:
                               undo=lambda: self._archive(sid, not archived, offer=False))
 
     async def _hide(self, sid: str) -> None:
-        """Take a chat off the list; if it is open, open its neighbour (or a new chat)."""
-        ids = self.w.sidebar.model.session_ids()
-        self.w.sidebar.model.remove(sid)
+        """Take a chat off the list; if it is open, open its neighbour in the same space
+        (the next row, else the one above), or a new chat in that space."""
+        model = self.w.sidebar.model
+        space = model.space_of(sid)
+        ids = [i for i in model.session_ids() if model.space_of(i) == space]
+        model.remove(sid)
         if sid == self.chat.session_id:
             await self.chat.leave(sid, ids)
 

@@ -3,13 +3,16 @@
 :class:`SpecBuilder` reads a node's blocks and returns its pieces in order
 (:class:`Spec`): markdown chunks, code blocks drawn in parts, fold lines for
 tool calls and thinking (with their bodies when unfolded), thumbnails, the
-"Stopped — reply incomplete" mark. Where they go is ``gui.transcript.layout``'s job.
+"Stopped — reply incomplete" mark, the muted "Answered by <model>" line under a
+reply written by a model other than the chat's. Where they go is
+``gui.transcript.layout``'s job.
 """
 
 from __future__ import annotations
 
 import html
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.attachments import parse_text_file, size_text
@@ -42,6 +45,15 @@ REGENERATE_HREF = "parley:regenerate"
 REGENERATE_WITH_HREF = "parley:regenerate-with"
 CARD_FOLD = "card"
 CODE_KINDS = ("codehead", "code")
+ANSWERED_BY = "Answered by {name}"
+
+#: ``provider:model`` of a reply -> the display name to show under it, or None for no
+#: line (the chat's own model). The window sets it (``SpecBuilder.answered_by``).
+ModelNamer = Callable[[str], str | None]
+
+
+def _no_names(_ref: str) -> str | None:
+    return None
 
 
 @dataclass(slots=True)
@@ -71,6 +83,9 @@ class SpecBuilder:
 
     def __init__(self, cache: PieceCache) -> None:
         self.cache = cache
+        #: Names the model of a reply written by another model than the chat's (see
+        #: :data:`ModelNamer`); by default no reply is named.
+        self.answered_by: ModelNamer = _no_names
         # Last split of each streamed text block: (turn id, block index) -> (text, chunks).
         self._splits: OrderedDict[tuple[str, int], tuple[str, list[str]]] = OrderedDict()
 
@@ -105,6 +120,11 @@ class SpecBuilder:
             self._block_specs(out, node, transcript, i, block, is_last)
         if turn.role == "assistant" and not out and not turn.aborted:
             out.append(Spec(self.cache.line("typing", self._muted("…")), "mark"))
+        if turn.role == "assistant" and turn.model:
+            name = self.answered_by(turn.model)
+            if name:
+                text = self._muted(ANSWERED_BY.format(name=name))
+                out.append(Spec(self.cache.line(("answered-by", name), text), "mark"))
         if turn.aborted:
             out.append(self._aborted_spec(turn, resumable=is_last))
         elif is_last and idle and turn.role == "assistant":
