@@ -238,6 +238,8 @@ class ChatRuns:
             if ev.user_turn is not None:
                 self._remember(sid, ev.user_turn)
             self._touch(sid)
+            if current:
+                self.chat.update_meter()  # the message just saved counts at once
         elif isinstance(ev, ReplyUpdated):
             self.chat.partial[sid] = ev.turn
             if current:
@@ -260,6 +262,8 @@ class ChatRuns:
                 self.w.transcript.show_error(self.chat.regen.after_failure(sid, ev.error.message))
             elif current:
                 self.chat.regen.after_stop(sid)
+            if current:
+                self.chat.update_meter()  # what was saved before the failure counts
         elif isinstance(ev, ToolStepFinished | ToolResultsSaved):
             self.chat.partial.pop(sid, None)
             self._remember(sid, ev.turn)  # each tool round shows as it is saved

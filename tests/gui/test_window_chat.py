@@ -256,3 +256,13 @@ def test_model_picker_names_a_model_the_provider_does_not_list(driver, fake_prov
     assert again.chat.current_model() == ref and not again.model_picker.choices
     assert again.model_picker.text() == listed != ref.split(":", 1)[1]
     assert again.model_picker.accessibleDescription() == f"Current model: {listed}"
+
+
+def test_the_context_meter_counts_a_message_whose_reply_failed(driver, fake_provider):
+    w = driver.configured()
+    before = w.context_meter.used
+    fake_provider.fail("auth")
+    w.composer.set_text("lorem ipsum dolor " * 2_000)  # ~10k tokens, saved before the request
+    driver.send("!")
+    driver.until(lambda: driver.error_text() != "")
+    driver.until(lambda: w.context_meter.used > before + 5_000)
