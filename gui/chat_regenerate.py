@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QTimer
+from PySide6.QtCore import QPoint
 
 if TYPE_CHECKING:
     from core.regenerate import ReplySetAside
@@ -54,12 +54,8 @@ class ChatRegenerate:
         self._picked: tuple[str, str] | None = None  # (sid, model) picked in the header
         self._install_names()
         window.model_picker.model_chosen.connect(self._model_chosen)
-        # A new palette or font gives the transcript a new row builder: name models in it.
-        styles = (QEvent.Type.PaletteChange, QEvent.Type.FontChange)
-        self._restyled = _AfterEvents(transcript.list_view, styles, self._install_names)
         # The models' display names arrive with the picker's menu (after start-up).
-        added = (QEvent.Type.ActionAdded,)
-        self._named = _AfterEvents(window.model_picker.menu(), added, self.names_changed)
+        window.model_picker.choices_changed.connect(self.names_changed)
 
     def model_choices(self) -> list[tuple[str, str]]:
         """[(label, provider:model)] of the model picker, the chat's own model first."""
@@ -191,8 +187,8 @@ class ChatRegenerate:
                 model.refresh(node)
 
     def _install_names(self) -> None:
-        """Give the transcript's row builder :meth:`answered_by` (a new palette or font
-        makes a new builder: then it is given again and the rows laid out anew)."""
+        """Give the transcript's row builder :meth:`answered_by` (the delegate keeps it
+        when a new palette or font makes a new builder)."""
         specs = self.w.transcript.list_view.delegate.builder.specs
         if specs.answered_by != self.answered_by:
             specs.answered_by = self.answered_by
@@ -203,20 +199,3 @@ class ChatRegenerate:
         from gui.media_viewer import open_media
 
         self.w.tasks.spawn(open_media(self.w, block), name="open-media")
-
-
-class _AfterEvents(QObject):
-    """Calls ``then()`` once, soon after ``watched`` got any of the event ``types``
-    (after the widget's own handling: e.g. its delegate restyled)."""
-
-    def __init__(self, watched: QObject, types: tuple[QEvent.Type, ...], then: Any) -> None:
-        super().__init__(watched)
-        self._types = types
-        self._timer = QTimer(self, singleShot=True, interval=0)
-        self._timer.timeout.connect(then)
-        watched.installEventFilter(self)
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt name)
-        if event.type() in self._types:
-            self._timer.start()
-        return False

@@ -42,6 +42,7 @@ class ModelPicker(QToolButton):
     """Signals: ``model_chosen(ref)`` when the person picks a model from the menu."""
 
     model_chosen = Signal(str)
+    choices_changed = Signal()  # the menu's models (and so their names) were replaced
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -92,6 +93,7 @@ class ModelPicker(QToolButton):
             self._group.addAction(act)
             self._menu.addAction(act)
         self._show()
+        self.choices_changed.emit()
 
     def set_current(self, ref: str | None) -> None:
         """Show ``ref`` as the current model (adds no menu entry)."""

@@ -107,7 +107,9 @@ class TranscriptDelegate(QStyledItemDelegate):
             return False
         self.colors = colors
         self.cache = PieceCache(colors, font)
+        answered_by = self.builder.specs.answered_by  # set by the window: kept
         self.builder = RowBuilder(self.cache)
+        self.builder.specs.answered_by = answered_by
         self._layouts.clear()
         self._metrics()
         return True
