@@ -45,6 +45,7 @@ from gui import dialogs
 from gui.attach_tray import TrayItem
 from gui.attach_work import files_of, finish, read_source
 from gui.composer import DropTarget
+from gui.problem_batch import ProblemBatch
 
 if TYPE_CHECKING:
     from core.attachments import Attachment
@@ -198,6 +199,9 @@ class ChatAttachments:
         bar.image_given.connect(self.add_image)
         bar.attach_clicked.connect(self.open_dialog)
         bar.tray.remove_requested.connect(self.remove)
+        # Files refused together (a drop of several) are told in one dialog.
+        self.refusals = ProblemBatch(lambda e: self.w.show_problem(e),
+                                     "{n} files were not attached:", window)
         # Files dropped on the transcript (anywhere on the chat page) are attached too.
         self.page_drop = DropTarget(window.chat_page, self.add_paths, self.add_image,
                                     highlight=bar.frame)
@@ -270,7 +274,7 @@ class ChatAttachments:
         except AttachmentError as exc:
             if self._list_of(entry) is not None:  # not removed by the person meanwhile
                 self._forget(entry)
-                self.w.show_problem(exc)
+                self.refusals.add(exc)
             return
         except BaseException:
             self._forget(entry)

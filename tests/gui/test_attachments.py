@@ -284,11 +284,12 @@ def test_unsupported_and_unreadable_files_are_refused_by_name(driver, tmp_path):
     blob = tmp_path / "blob.bin"
     blob.write_bytes(bytes(range(256)) * 8)
     assert drop(w.composer, [archive, blob, tmp_path])  # a folder too
-    driver.until(lambda: len(shown) == 3 and w.tasks.pending == 0)
+    driver.until(lambda: len(shown) == 1 and w.tasks.pending == 0)  # one dialog for all
     assert w.chat.attachments.pending() == [] and w.composer_bar.tray.count() == 0
-    assert sorted(type(e).__name__ for e in shown) == \
+    assert sorted(type(e).__name__ for e in shown[0].problems) == \
         ["FileUnreadable", "UnsupportedFile", "UnsupportedFile"]
-    messages = " ".join(e.message for e in shown)
+    messages = shown[0].message
+    assert messages.startswith("3 files were not attached:")
     assert "“archive.zip”" in messages and "ZIP archive" in messages
     assert "“blob.bin”" in messages and "a binary file" in messages
     assert "it is a folder" in messages
