@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,7 @@ from core.content import TextBlock, Turn
 from core.store import Store
 from core.store.damage import DamagedWhileOpen, marker_path
 from core.store.errors import DatabaseCorrupt
-
-PAGE = 4096
+from tests.core.damaged import damage_search_index
 
 
 def _digest(path: Path) -> str:
@@ -28,16 +26,7 @@ def _store_with_damaged_index(path: Path) -> str:
         store.append_turn(s.id, Turn("user", [TextBlock("an early question")]))
         for i in range(300):
             store.append_turn(s.id, Turn("user", [TextBlock(f"word{i} " * 80)]))
-    con = sqlite3.connect(path)
-    pages = [r[0] for r in con.execute(
-        "SELECT pageno FROM dbstat WHERE name = 'search_fts_data' AND pagetype = 'leaf'"
-    )]
-    con.close()
-    assert len(pages) > 3
-    data = bytearray(path.read_bytes())
-    for n in pages:
-        data[(n - 1) * PAGE : n * PAGE] = b"\x5a" * PAGE
-    path.write_bytes(bytes(data))
+    damage_search_index(path)
     return s.id
 
 

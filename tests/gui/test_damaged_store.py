@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +12,9 @@ from core import paths
 from core.content import TextBlock, Turn
 from core.store import Store
 from core.store.errors import DatabaseCorrupt
+from tests.core.damaged import damage_search_index
 
 pytestmark = pytest.mark.timeout(60)
-PAGE = 4096
-
-
-def _damage_search_index(path: Path) -> None:
-    """Overwrite the pages of the full-text index (not its root) with garbage."""
-    con = sqlite3.connect(path)
-    pages = [r[0] for r in con.execute(
-        "SELECT pageno FROM dbstat WHERE name = 'search_fts_data' AND pagetype = 'leaf'"
-    )]
-    con.close()
-    assert len(pages) > 3
-    data = bytearray(path.read_bytes())
-    for n in pages:
-        data[(n - 1) * PAGE : n * PAGE] = b"\x5a" * PAGE
-    path.write_bytes(bytes(data))
 
 
 def test_damage_found_while_open_is_told_once_and_nothing_more_is_written(
@@ -43,7 +28,7 @@ def test_damage_found_while_open_is_told_once_and_nothing_more_is_written(
         store.append_turn(sound, Turn("user", [TextBlock("an early question")]))
         for i in range(300):
             store.append_turn(sound, Turn("user", [TextBlock(f"word{i} " * 80)]))
-    _damage_search_index(path)
+    damage_search_index(path)
 
     w = driver.open()
     problems: list[str] = []

@@ -1,0 +1,26 @@
+"""Test helper: make a sessions.db whose full-text index is damaged (chats still read)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+PAGE = 4096
+
+
+def damage_search_index(path: Path) -> None:
+    """Overwrite the leaf pages of the full-text index of ``path`` with garbage.
+
+    Opening the file and reading chats still work; a search meets the damage
+    (SQLITE_CORRUPT), as with a disk error in the middle of a real file.
+    """
+    con = sqlite3.connect(path)
+    pages = [r[0] for r in con.execute(
+        "SELECT pageno FROM dbstat WHERE name = 'search_fts_data' AND pagetype = 'leaf'"
+    )]
+    con.close()
+    assert len(pages) > 3, "too small an index to damage"
+    data = bytearray(path.read_bytes())
+    for n in pages:
+        data[(n - 1) * PAGE : n * PAGE] = b"\x5a" * PAGE
+    path.write_bytes(bytes(data))
