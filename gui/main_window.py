@@ -95,6 +95,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.env = dict(os.environ if env is None else env)
         self.store: Any = None
         self.hub: Any = None
+        self._damage_told = False  # a damaged sessions.db was told (show_problem)
         self.runner: Any = None
         self.chat: ChatController | None = None
         self.cache_timer: Any = None
@@ -225,6 +226,7 @@ class MainWindow(QMainWindow, WindowCommands):
         await asyncio.to_thread(_import_store)
         from core import paths
         from core.store.async_store import AsyncStore
+        from core.store.damage import DamagedWhileOpen
         from core.store.errors import DatabaseCorrupt
         from gui.chat_controller import ChatController
 
@@ -243,14 +245,18 @@ class MainWindow(QMainWindow, WindowCommands):
             self.sidebar.show_status("")
             raise
         self.store.on_damaged = self._store_damaged
-        await self._note_previous_run()
-        await self._restore_geometry()
-        self._install_transcript()
-        self.chat = ChatController(self)
-        await self.chat.load_sidebar()
-        self.sidebar.show_status("")
-        self.probe("sessions-listed")
-        await self.chat.reopen_last()
+        try:
+            await self._note_previous_run()
+            await self._restore_geometry()
+            self._install_transcript()
+            self.chat = ChatController(self)
+            await self.chat.load_sidebar()
+            self.sidebar.show_status("")
+            self.probe("sessions-listed")
+            await self.chat.reopen_last()
+        except (DatabaseCorrupt, DamagedWhileOpen):
+            await self._damaged_at_start(path)
+            return
 
         await asyncio.to_thread(_import_providers)
         from core.providers.hub import ProviderHub
@@ -362,8 +368,35 @@ class MainWindow(QMainWindow, WindowCommands):
         if self.store is not None:
             self.show_problem(DamagedWhileOpen(self.store.path))
 
+    async def _damaged_at_start(self, path: Path) -> None:
+        """The file was found damaged while the window was starting: close it and say
+        what to do (the next start checks it whole and offers the recovery page)."""
+        from core.store.errors import DatabaseCorrupt
+
+        store, self.store = self.store, None
+        if store is not None:
+            await store.close()
+        text = DatabaseCorrupt(path, found_while_open=True).message
+        self.loading_page.setText(f"{text}\n\nQuit Parley and start it again to do so.")
+        self.loading_page.setWordWrap(True)
+        self.stack.setCurrentWidget(self.loading_page)
+        self.sidebar.show_status("")
+        self._damage_told = True
+
     def show_problem(self, error: ParleyError) -> None:
-        """Show an error the person can act on (non-modal)."""
+        """Show an error the person can act on (non-modal). A damaged file is told in
+        one dialog; later refusals because of it only in the status bar."""
+        from core.store.damage import DamagedWhileOpen
+        from core.store.errors import DatabaseCorrupt
+
+        if isinstance(error, DamagedWhileOpen | DatabaseCorrupt):
+            if self._damage_told:
+                self.statusBar().showMessage(
+                    "Not saved: sessions.db is damaged. Quit Parley and start it again.",
+                    10_000)
+                return
+            self._damage_told = True
+            error = DamagedWhileOpen(error.path)  # what to do, whichever noticed it first
         dialogs.show_problem(self, "Parley", error.message)
 
     # -- shutdown ---------------------------------------------------------

@@ -65,7 +65,7 @@ def check_marked(db: Path) -> None:
     if not marker.exists() or not db.exists():
         return
     if not passes_quick_check(db):
-        raise DatabaseCorrupt(db)
+        raise DatabaseCorrupt(db, found_while_open=True)
     with contextlib.suppress(OSError):
         marker.unlink()
 

@@ -138,16 +138,27 @@ class UpgradeUnavailable(StoreError):
 
 
 class DatabaseCorrupt(StoreError):
-    def __init__(self, path: Path) -> None:
+    """sessions.db is damaged.
+
+    Args:
+        path: the file.
+        found_while_open: it was found damaged while Parley had it open (and had
+            written to it before noticing), not on opening it.
+    """
+
+    def __init__(self, path: Path, *, found_while_open: bool = False) -> None:
         path = Path(path)
         baks = sorted(p.name for p in path.parent.glob(glob.escape(path.name) + "*.bak"))
         restore = (
             f"Restore it from a backup (such as {baks[0]} beside it)"
             if baks else "Restore it from a backup if you have one"
         )
+        what = (
+            "was found damaged while Parley was using it; Parley stopped saving to it then"
+            if found_while_open else "is damaged and cannot be read. Parley did not change it"
+        )
         super().__init__(
-            f"{path} is damaged and cannot be read. Parley did not change it. "
-            f"{restore}, or move it away and Parley will start a new one."
+            f"{path} {what}. {restore}, or move it away and Parley will start a new one."
         )
         self.path = path
 
