@@ -98,6 +98,7 @@ class ChatController:
         w.sidebar.load_more_requested.connect(
             lambda space: w.tasks.spawn(self._load_page(space), name="load-more"))
         w.model_picker.model_chosen.connect(self.choose_model)
+        w.model_picker.set_describe(self._catalog_name)  # names before the providers load
         w.transcript.retryRequested.connect(self.runs.retry)
         w.transcript.resumeRequested.connect(lambda _turn_id: self.runs.retry())
         w.transcript.linkActivated.connect(QDesktopServices.openUrl)
@@ -173,7 +174,13 @@ class ChatController:
         self.w.model_picker.set_choices(choices)
 
     def _catalog_name(self, ref: str) -> str | None:
-        """The catalog's name for a model the providers have not listed (yet), if it knows it."""
+        """The catalog's name for a model the providers have not listed (yet), if it knows
+        it (before the providers are loaded: for the built-in providers' models)."""
+        from core.providers.catalog import builtin_model
+
+        if self.hub is None:
+            info = builtin_model(ref)
+            return info.display_name if info is not None and info.display_name else None
         try:
             info = self.hub.model_info(ref)
         except ParleyError:

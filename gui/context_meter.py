@@ -37,11 +37,15 @@ def measure(turns: Sequence[Any], system: str | None, model_ref: str | None,
     """
     from core.errors import ParleyError
     from core.providers.capabilities import CAPS_BY_KIND
+    from core.providers.catalog import builtin_model
     from core.tokens import estimate_tokens
     from core.wire import to_messages
 
     window = None
     caps = CAPS_BY_KIND["anthropic"]
+    if model_ref and hub is None:  # providers not loaded yet: the catalog, if it knows
+        known = builtin_model(model_ref)
+        window = known.context_window if known is not None else None
     if model_ref and hub is not None:
         try:
             window = hub.model_info(model_ref).context_window

@@ -184,3 +184,23 @@ def known_models(kind: ProviderKind) -> list[ModelInfo]:
     if kind == "openai":
         return list(OPENAI_MODELS.values())
     return []
+
+
+def builtin_model(model_ref: str) -> ModelInfo | None:
+    """What the catalog knows of ``model_ref`` when its provider is a built-in one.
+
+    For use before the providers are loaded (their SDKs take seconds to import):
+    ``anthropic:…`` and ``openai:…`` references, by the built-in provider ids,
+    resolve to their catalog entry; anything else (another provider id, a model
+    the catalog does not know, a malformed reference) gives None.
+    """
+    from core.providers.model_ref import InvalidModelRef, parse_model_ref
+
+    try:
+        provider_id, model_id = parse_model_ref(model_ref)
+    except InvalidModelRef:
+        return None
+    if provider_id not in ("anthropic", "openai"):
+        return None
+    info = lookup(provider_id, model_id)  # type: ignore[arg-type]
+    return info if info.known else None

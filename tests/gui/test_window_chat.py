@@ -266,3 +266,22 @@ def test_the_context_meter_counts_a_message_whose_reply_failed(driver, fake_prov
     driver.send("!")
     driver.until(lambda: driver.error_text() != "")
     driver.until(lambda: w.context_meter.used > before + 5_000)
+
+
+def test_before_the_providers_load_the_header_names_the_model_and_its_window(driver):
+    """The providers' SDKs load seconds after the chats appear; meanwhile the header
+    shows the catalog's name and context window, not the bare id and a bare count."""
+    from gui.context_meter import measure
+
+    w = driver.configured()
+    ref = w.chat.current_model()
+    assert ref == "anthropic:claude-sonnet-4-6"
+    hub, w.chat.hub = w.chat.hub, None  # as in the seconds before the providers load
+    try:
+        assert w.chat._catalog_name(ref) == "Claude Sonnet 4.6"
+        assert w.chat._catalog_name("ollama:llama3.2:3b") is None  # not a built-in provider
+        assert measure([], None, ref, None)[1] == 1_000_000
+        w.model_picker.set_choices([])
+        assert w.model_picker.text() == "Claude Sonnet 4.6"
+    finally:
+        w.chat.hub = hub
