@@ -239,8 +239,10 @@ class ChatEditor:
         bar.show()
 
     def _hide_progress(self) -> None:
+        # The widgets go, not the status bar: its messages must stay visible afterwards.
         self.progress_label.setText("")
-        self.w.statusBar().hide()
+        self.progress_label.hide()
+        self.progress_bar.hide()
 
     @property
     def progress_text(self) -> str:

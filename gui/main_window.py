@@ -189,6 +189,9 @@ class MainWindow(QMainWindow, WindowCommands):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([260, 920])
         self.setCentralWidget(self.splitter)
+        # Made now and kept: a status bar that appeared with its first message would
+        # shift the window's layout each time.
+        self.statusBar().setSizeGripEnabled(False)
         self.composer_bar.setEnabled(False)
 
     def _composer_rect(self) -> QRect | None:

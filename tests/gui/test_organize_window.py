@@ -52,7 +52,9 @@ def test_compact_now_shows_progress_then_the_summary_card(driver, fake_provider)
     assert w.compact_now() is True
     driver.until(lambda: "Compacted" in w.toast.message, timeout=10)
     assert seen and seen[0][0] and seen[0][1].startswith("Compacting")
-    assert not w.statusBar().isVisible()
+    assert w.chat.editor.progress_text == "" and not w.chat.editor.progress_bar.isVisible()
+    w.statusBar().showMessage("later news")  # the status bar still shows messages
+    assert w.statusBar().isVisible() and w.statusBar().currentMessage() == "later news"
     driver.until(lambda: any(r.kind == "card" for r in w.transcript.model.rows))
     assert len(driver.run(w.store.list_compactions(sid))) == 1
     assert len(driver.run(w.store.get_turns(sid))) == 13  # nothing deleted: a summary added
