@@ -43,7 +43,7 @@ from gui.chat_regenerate import ChatRegenerate
 from gui.chat_run import LAST_SESSION_KEY, ChatRuns
 from gui.context_meter import measure
 from gui.drafts import Drafts
-from gui.model_picker import ModelChoice, model_label
+from gui.model_picker import model_choices
 from gui.sidebar.organize import Organizer
 
 if TYPE_CHECKING:
@@ -162,16 +162,7 @@ class ChatController:
     # -- models -----------------------------------------------------------
     async def refresh_models(self) -> None:
         """Fill the model picker from every configured provider's model list."""
-        choices: list[ModelChoice] = []
-        for config in self.hub.configs:
-            try:
-                models = await self.hub.list_models(config.id)
-            except ParleyError as exc:
-                log.info("cannot list models of %s: %s", config.id, exc)
-                models = []
-            group = getattr(config, "name", None) or config.id
-            choices += [ModelChoice(f"{config.id}:{m.id}", model_label(m), group) for m in models]
-        self.w.model_picker.set_choices(choices)
+        self.w.model_picker.set_choices(await model_choices(self.hub))
 
     def _catalog_name(self, ref: str) -> str | None:
         """The catalog's name for a model the providers have not listed (yet), if it knows

@@ -7,6 +7,7 @@ what it shows; the window decides what a choice means (the session's model).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,10 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
+from core.errors import ParleyError
 from gui import appearance
+
+log = logging.getLogger(__name__)
 
 
 def model_label(info: Any) -> str:
@@ -36,6 +40,29 @@ class ModelChoice:
     ref: str
     label: str
     group: str
+
+
+async def model_choices(hub: Any) -> list[ModelChoice]:
+    """List the models of every set-up provider, as the header's model picker does.
+
+    Args:
+        hub: the ``ProviderHub``; each provider's list endpoint is asked once.
+
+    Returns:
+        ``ModelChoice`` values (``ref`` = ``provider:model``) grouped by
+        provider, in the hub's order; a provider that cannot be reached adds none.
+    """
+    choices: list[ModelChoice] = []
+    for config in hub.configs:
+        try:
+            models = await hub.list_models(config.id)
+        except ParleyError as exc:
+            log.info("cannot list models of %s: %s", config.id, exc)
+            continue
+        group = config.name or config.id
+        choices += [ModelChoice(f"{config.id}:{m.id}", model_label(m), group) for m in models]
+    return choices
+
 
 
 class ModelPicker(QToolButton):

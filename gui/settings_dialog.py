@@ -44,9 +44,9 @@ from core.compaction_settings import check_model_setting
 from core.errors import ParleyError
 from core.settings import SECTIONS, Setting, Settings, SettingsError, in_section, spec, validate
 from gui.async_bridge import TaskSet
-from gui.model_picker import ModelChoice
+from gui.model_picker import ModelChoice, model_choices
 from gui.settings_providers import ProvidersPage
-from gui.settings_widgets import hint, model_choices, model_combo, set_model_choices
+from gui.settings_widgets import hint, model_combo, set_model_choices
 
 MODEL_PLACEHOLDER = "Automatic"
 EXPERIMENTAL_INTRO = ("These features are new and may change or go away. "

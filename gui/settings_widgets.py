@@ -2,24 +2,18 @@
 
 A ``model`` setting (the summary model, the title model) is edited in an
 editable combo box offering the models of every set-up provider — the list
-the header's model picker shows (:func:`model_choices`) — while any text can
+the header's model picker shows (:func:`gui.model_picker.model_choices`) — while any text can
 still be typed. Each entry's text is its ``provider:model`` reference, so what
 is shown is what is stored.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Any
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
-from core.errors import ParleyError
 from gui import appearance
-from gui.model_picker import ModelChoice, model_label
-
-log = logging.getLogger(__name__)
+from gui.model_picker import ModelChoice
 
 
 def hint(text: str, parent: QWidget, *, error: bool = False) -> QLabel:
@@ -35,28 +29,6 @@ def hint(text: str, parent: QWidget, *, error: bool = False) -> QLabel:
     label.setStyleSheet(f"color: {scheme.danger if error else scheme.muted}; font-size: 11px;")
     label.setVisible(bool(text) or not error)
     return label
-
-
-async def model_choices(hub: Any) -> list[ModelChoice]:
-    """List the models of every set-up provider, as the header's model picker does.
-
-    Args:
-        hub: the ``ProviderHub``; each provider's list endpoint is asked once.
-
-    Returns:
-        ``ModelChoice`` values (``ref`` = ``provider:model``) grouped by
-        provider, in the hub's order; a provider that cannot be reached adds none.
-    """
-    choices: list[ModelChoice] = []
-    for config in hub.configs:
-        try:
-            models = await hub.list_models(config.id)
-        except ParleyError as exc:
-            log.info("cannot list models of %s: %s", config.id, exc)
-            continue
-        group = config.name or config.id
-        choices += [ModelChoice(f"{config.id}:{m.id}", model_label(m), group) for m in models]
-    return choices
 
 
 def model_combo(parent: QWidget, placeholder: str) -> QComboBox:

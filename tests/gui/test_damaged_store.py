@@ -31,12 +31,16 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _set_up_then_closed(driver: Any, home: Path) -> Path:
+    """A home past first-run set-up, its window closed; returns its sessions.db."""
+    driver.close(driver.configured())
+    return paths.db_path(home)
+
+
 def test_damage_found_while_open_is_told_once_and_nothing_more_is_written(
     driver: Any, home: Path, dialogs_shown: list[str]
 ) -> None:
-    w = driver.configured()
-    path = paths.db_path(home)
-    driver.close(w)
+    path = _set_up_then_closed(driver, home)
     with Store.open(path) as store:
         sound = store.create_session().id
         store.append_turn(sound, Turn("user", [TextBlock("an early question")]))
@@ -63,9 +67,7 @@ def test_damage_found_while_open_is_told_once_and_nothing_more_is_written(
 def test_damage_met_while_starting_says_what_to_do_then_recovery_is_offered(
     driver: Any, home: Path, dialogs_shown: list[str]
 ) -> None:
-    w = driver.configured()
-    path = paths.db_path(home)
-    driver.close(w)
+    path = _set_up_then_closed(driver, home)
     with Store.open(path) as store:
         long_chat = store.create_session(title="Long chat")
         for i in range(300):
