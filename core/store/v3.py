@@ -8,7 +8,9 @@ The contract is shared/spec/v3-format.md ("point N" below refers to it).
 2. Back it up with SQLite's backup API to ``<db>.parley-pre-v4.bak`` (or the
    next free numbered name: an existing backup is never overwritten), rows
    still in ``-wal`` included (:mod:`core.store.v3_backup`). If the copy fails
-   nothing else happens (:class:`MigrationBackupFailed`).
+   nothing else happens (:class:`MigrationBackupFailed`). The copy is flushed
+   to disk on a thread while step 3 runs, and named before step 3 commits; if
+   that fails, step 3 is rolled back and the same error is raised.
 3. Run the steps of :mod:`core.store.v3_steps` in one transaction, which
    holds the file's write lock from its first statement, and commit. A
    second thread indexes the turns meanwhile (:mod:`core.store.v3_turns`).
@@ -49,7 +51,12 @@ from core.store.errors import (
     translate,
 )
 from core.store.schema import SCHEMA_VERSION, V4_TABLES
-from core.store.v3_backup import MigrationBackupFailed, make_backup, readonly_uri
+from core.store.v3_backup import (
+    CopiedBackup,
+    MigrationBackupFailed,
+    copy_backup,
+    readonly_uri,
+)
 from core.store.v3_steps import AlreadyCurrent, Migration
 from core.store.v3_turns import SCRATCH, TurnPipeline, index_path_for
 
@@ -158,15 +165,17 @@ def upgrade_file(path: Path, progress: Progress | None = None) -> MigrationRepor
             raise UpgradeUnavailable(path, version)
         raise NotAParleyFile(path, "it has neither Parley's v3 nor its v4 tables")
     report: Progress = progress or (lambda done, total: None)
-    backup = make_backup(path, tick=lambda: report(0, total))
+    copied = copy_backup(path, tick=lambda: report(0, total))
     try:
-        m = _migrate(path, total, report)
+        m = _migrate(path, total, report, copied)
+    except MigrationBackupFailed:  # the copy did not reach the disk: rolled back
+        raise
     except AlreadyCurrent:  # another Parley upgraded it meanwhile: nothing to do
-        return MigrationReport(0, 0, 0, 0, backup, time.monotonic() - started)
+        return MigrationReport(0, 0, 0, 0, copied.place(), time.monotonic() - started)
     except Exception as exc:
-        raise MigrationFailed(path, backup, _reason(exc, path)) from exc
+        raise MigrationFailed(path, copied.place(), _reason(exc, path)) from exc
     return MigrationReport(
-        m.sessions, m.turns, m.recovered, m.spaces, backup, time.monotonic() - started
+        m.sessions, m.turns, m.recovered, m.spaces, copied.place(), time.monotonic() - started
     )
 
 
@@ -211,7 +220,7 @@ def _opening_error(exc: sqlite3.Error, path: Path) -> StoreError:
     return NotAParleyFile(path, f"SQLite cannot read it: {exc}")
 
 
-def _migrate(path: Path, total: int, report: Progress) -> Migration:
+def _migrate(path: Path, total: int, report: Progress, backup: CopiedBackup) -> Migration:
     engine = create_engine(
         "sqlite+pysqlite://",
         creator=lambda: sqlite3.connect(path, isolation_level=None, check_same_thread=False),
@@ -232,7 +241,7 @@ def _migrate(path: Path, total: int, report: Progress) -> Migration:
             with TurnPipeline(index_path_for(path), prefix) as turns_in:
                 m = Migration(con, raw, turns_in, report=report, total_rows=total)
                 turns_in.attach(raw)
-                _run_steps(raw, m)
+                _run_steps(raw, m, backup)
         finally:
             with contextlib.suppress(sqlite3.OperationalError):
                 raw.execute(f"DETACH DATABASE {SCRATCH}")
@@ -244,14 +253,19 @@ def _migrate(path: Path, total: int, report: Progress) -> Migration:
         engine.dispose()
 
 
-def _run_steps(raw: sqlite3.Connection, m: Migration) -> None:
-    """Run every step in one transaction and commit, or roll back and re-raise."""
+def _run_steps(raw: sqlite3.Connection, m: Migration, backup: CopiedBackup) -> None:
+    """Run every step in one transaction and commit, or roll back and re-raise.
+
+    The backup is placed (on disk, under its name) before the commit: a
+    committed upgrade always has its backup (point 1).
+    """
     # DEFERRED, so the attached scratch index stays writable by its thread; the first
     # step takes the main file's write lock at once.
     raw.execute("BEGIN DEFERRED")
     try:
         for s in v3_steps.STEPS:
             s.fn(m)
+        backup.place()
         raw.execute("COMMIT")
     except BaseException:
         if raw.in_transaction:

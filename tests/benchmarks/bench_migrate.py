@@ -69,7 +69,8 @@ def timed_steps(phases: dict[str, float]) -> None:
                 phases[name] = phases.get(name, 0.0) + time.monotonic() - t
         return run
 
-    v3.make_backup = wrap("backup", v3.make_backup)
+    v3.copy_backup = wrap("backup (copied; on disk by the commit)", v3.copy_backup)
+    v3.CopiedBackup.place = wrap("backup named (waits for its flush)", v3.CopiedBackup.place)
     v3_steps.STEPS[:] = [v3_steps.Step(s.name, wrap(s.name, s.fn)) for s in v3_steps.STEPS]
     enter = v3_turns.TurnPipeline.__exit__
 

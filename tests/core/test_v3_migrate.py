@@ -150,6 +150,30 @@ def test_backup_failure_unwritable_partial_leaves_file_untouched(tmp_path: Path)
     assert not any(p.name.endswith(".bak") for p in gen.path.parent.iterdir())
 
 
+def test_copy_lost_before_it_is_named_rolls_the_upgrade_back(tmp_path: Path) -> None:
+    """The copy is flushed and named while the upgrade runs: losing it stops the commit."""
+    gen = fresh(tmp_path / "data")
+    partial = gen.path.with_name("sessions.db" + BAK + ".partial")
+    seen: list[bool] = []
+
+    def progress(done: int, total: int) -> None:
+        if done and not seen:  # the turns are being converted: the copy is made, unnamed
+            seen.append(partial.exists())
+            partial.unlink()  # e.g. removed by a cleaning tool
+
+    with pytest.raises(MigrationBackupFailed) as err:
+        upgrade_file(gen.path, progress=progress)
+    assert seen == [True]
+    assert "Nothing was changed" in err.value.message
+    assert read_v3(gen.path) == gen.expected  # the WAL rows may have been checkpointed
+    assert not [n for n in parley_files(tmp_path / "data") if BAK in n]
+    report = upgrade_file(gen.path)  # the next start backs up again and upgrades
+    assert report.backup_path == gen.path.with_name("sessions.db" + BAK)
+    assert read_v3(report.backup_path) == gen.expected
+    with Store.open(gen.path) as store:
+        check_everything(store, gen.expected)
+
+
 # --- 2. nothing lost; 3. spaces; 4. forks; 5. damaged; 6. summaries ----------------
 
 
