@@ -76,7 +76,7 @@ from core.journal import Journal
 from core.providers.base import ChatRequest, ModelInfo
 from core.providers.errors import ContextOverflow, ProviderError
 from core.reply import ReplyBuilder
-from core.titles import first_line_title
+from core.titles import first_line_title, first_reply_titles
 from core.tools.executor import ToolExecutor
 from core.tools.loop import (
     RunTools,
@@ -119,8 +119,20 @@ class ReplyUpdated:
 
 @dataclass(frozen=True, slots=True)
 class RunFinished:
+    """A reply was saved complete.
+
+    Attributes:
+        session_id: the session.
+        turn: the reply (the last assistant step of a tool loop).
+        first_reply: True when it is the session's first complete reply
+            (earlier ones, if any, were cut off) and its title is only the
+            first-line placeholder: the moment to title it
+            (:func:`core.titles.first_reply_titles`).
+    """
+
     session_id: str
     turn: Turn
+    first_reply: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +362,9 @@ class ChatRunner:
         progress = _Progress(ReplyBuilder(model=model_ref))
         emit(RunStarted(session_id, user_turn, progress.builder.turn_id))
         turns = await self.store.get_turns(session_id)
+        # Titled from the first message at once, so a chat whose reply never finishes
+        # (Stop, Parley quit) is not left as "New chat"; TitleService improves it later.
+        was_untitled = await self._auto_title(session_id, turns, emit)
         first_seq = max(0, len(turns) - (1 if user_turn else 0))
         state = RunState()
         self.hooks.fire("session:start", session_id=session_id, model=model_ref)
@@ -374,8 +389,8 @@ class ChatRunner:
                 return None
             status = "ok"
             turn = progress.final or await self._finish_step(session_id, model_ref, progress)
-            emit(RunFinished(session_id, turn))
-            await self._auto_title(session_id, turns, emit)
+            first = first_reply_titles(turns, was_untitled=was_untitled)
+            emit(RunFinished(session_id, turn, first_reply=first))
             return turn
         finally:
             self._tasks.pop(session_id, None)
@@ -558,16 +573,18 @@ class ChatRunner:
             log.info("run failed in session %s: %s", session_id, error)
             emit(RunFailed(session_id, error, partial))
 
-    async def _auto_title(self, session_id: str, turns: list[Turn], emit: Listener) -> None:
+    async def _auto_title(self, session_id: str, turns: list[Turn], emit: Listener) -> bool:
+        """Title an untitled session from its first message; return whether it was untitled."""
         session = await self.store.get_session(session_id)
         if session.title:
-            return
+            return False
         first_user = next((t for t in turns if t.role == "user" and t.text()), None)
         if first_user is None:
-            return
+            return True
         title = first_line_title(first_user.text())
         if await self.store.set_auto_title(session_id, title):
             emit(SessionTitled(session_id, title))
+        return True
 
 
 @dataclass

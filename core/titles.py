@@ -262,8 +262,45 @@ async def _generated(
 
 
 def is_first_exchange(turns: list[Turn]) -> bool:
-    """True when exactly one user turn someone wrote is stored (tool results don't count)."""
-    return sum(1 for t in turns if _typed_text(t)) == 1
+    """True while the session has had no complete reply before its last user message.
+
+    Args:
+        turns: the session's turns, oldest first.
+
+    Returns:
+        True for a session's first exchange: no assistant turn before the last
+        user turn someone wrote (tool results don't count as written) is a
+        complete reply. Replies cut off (``aborted``: Stop pressed, Parley
+        quit mid-reply) don't count, so a chat whose first reply never
+        finished is titled after the first one that does. False without a
+        written user turn.
+    """
+    last = next((i for i in range(len(turns) - 1, -1, -1) if _typed_text(turns[i])), None)
+    if last is None:
+        return False
+    return not any(t.role == "assistant" and not t.aborted for t in turns[:last])
+
+
+def first_reply_titles(turns: list[Turn], *, was_untitled: bool) -> bool:
+    """Whether a reply finishing now should have the session titled (:class:`TitleService`).
+
+    Args:
+        turns: the session's turns when the run started (its user turn included).
+        was_untitled: the session had no title when the run started.
+
+    Returns:
+        True for the session's first complete reply (:func:`is_first_exchange`)
+        when the title it has is only the run's first-line placeholder: it had
+        none before this run, or earlier replies were cut off (an aborted
+        reply, or a second message written before any reply finished). False
+        after a regeneration of an answer that was complete (it lives on in
+        a fork and the chat was titled after it).
+    """
+    if not is_first_exchange(turns):
+        return False
+    written = sum(1 for t in turns if _typed_text(t))
+    cut = any(t.role == "assistant" and t.aborted for t in turns)
+    return was_untitled or cut or written > 1
 
 
 class TitleService:
@@ -298,7 +335,7 @@ class TitleService:
 
         Returns:
             The title saved, or None. Does nothing (no provider call) when the
-            session holds more than one user message someone wrote
+            session already had a complete reply before its last user message
             (:func:`is_first_exchange`). Otherwise as :func:`generate_title`,
             then the service's ``on_titled`` and this call's are called.
             Never raises (cancellation aside).

@@ -248,7 +248,8 @@ class ChatRuns:
             self.chat.partial.pop(sid, None)
             self._remember(sid, ev.turn)
             self._touch(sid)
-            self._title_after_first_exchange(sid, ev.turn)
+            if ev.first_reply:
+                self._title_after_first_exchange(sid, ev.turn)
             if current:
                 self.chat.update_meter()
         elif isinstance(ev, RunFailed | RunCancelled):
@@ -277,9 +278,13 @@ class ChatRuns:
             self.chat.update_title()
 
     def _title_after_first_exchange(self, sid: str, reply: Turn) -> None:
-        """A chat without a title got its first reply: title it in the background."""
+        """A chat got its first complete reply: title it in the background.
+
+        The run titled it from the first message already; the title service
+        replaces that with a generated one unless the user named the chat.
+        """
         session = self.chat.sessions.get(sid)
-        if self.chat.titles is None or session is None or session.title:
+        if self.chat.titles is None or session is None or session.title_source == "user":
             return
         model = reply.model or self.chat.current_model()
         if model:

@@ -45,7 +45,10 @@ def test_enter_while_a_reply_streams_keeps_the_message_and_says_why(driver: Any,
     driver.fake.script("The end.")  # once the reply has stopped, Enter sends it
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
     driver.until(lambda: driver.last_text(w) == "The end." and w.tasks.pending == 0, timeout=10)
-    sent = driver.fake.model_requests[-1].body["messages"][-1]["content"]
+    # the last request to the chat's model (its first complete reply is then titled too)
+    model = w.chat.current_model().split(":", 1)[1]
+    chat = [r for r in driver.fake.model_requests if r.body["model"] == model]
+    sent = chat[-1].body["messages"][-1]["content"]
     assert "a note" in sent[-2]["text"] and sent[-1]["text"] == "And then?"  # file, message
     assert w.composer.text() == ""
 
