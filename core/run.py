@@ -76,98 +76,45 @@ from core.journal import Journal
 from core.providers.base import ChatRequest, ModelInfo
 from core.providers.errors import ContextOverflow, ProviderError
 from core.reply import ReplyBuilder
+from core.run_events import (
+    Listener,
+    ReplyUpdated,
+    RunCancelled,
+    RunEvent,
+    RunFailed,
+    RunFinished,
+    RunInProgress,
+    RunStarted,
+    SessionTitled,
+)
 from core.titles import first_line_title, first_reply_titles
 from core.tools.executor import ToolExecutor
 from core.tools.loop import (
     RunTools,
-    ToolResultsSaved,
-    ToolRoundLimit,
     ToolStepFinished,
-    ToolsUnavailable,
     wants_tools,
 )
 from core.wire import to_messages
+
+__all__ = [  # the events are defined in core.run_events and are part of this API
+    "ChatRunner",
+    "Listener",
+    "ReplyUpdated",
+    "RunCancelled",
+    "RunEvent",
+    "RunFailed",
+    "RunFinished",
+    "RunInProgress",
+    "RunStarted",
+    "SessionTitled",
+    "text_blocks",
+    "usage_cost",
+]
 
 log = logging.getLogger(__name__)
 
 #: Sessions whose last request is kept for a cache-friendly summary.
 MAX_REMEMBERED_REQUESTS = 16
-
-
-class RunInProgress(ParleyError):
-    """A second run or a compaction was asked for while a run is working."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "Parley is still answering in this session. Wait for the reply or press Esc "
-            "to stop it, then try again."
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class RunStarted:
-    session_id: str
-    user_turn: Turn | None
-    reply_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReplyUpdated:
-    session_id: str
-    turn: Turn
-
-
-@dataclass(frozen=True, slots=True)
-class RunFinished:
-    """A reply was saved complete.
-
-    Attributes:
-        session_id: the session.
-        turn: the reply (the last assistant step of a tool loop).
-        first_reply: True when it is the session's first complete reply
-            (earlier ones, if any, were cut off) and its title is only the
-            first-line placeholder: the moment to title it
-            (:func:`core.titles.first_reply_titles`).
-    """
-
-    session_id: str
-    turn: Turn
-    first_reply: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class RunFailed:
-    session_id: str
-    error: ParleyError
-    partial: Turn | None
-
-
-@dataclass(frozen=True, slots=True)
-class RunCancelled:
-    session_id: str
-    partial: Turn | None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionTitled:
-    session_id: str
-    title: str
-
-
-RunEvent = (
-    RunStarted
-    | ReplyUpdated
-    | RunFinished
-    | RunFailed
-    | RunCancelled
-    | SessionTitled
-    | CompactEvent
-    | ToolStepFinished
-    | ToolResultsSaved
-    | ToolsUnavailable
-    | ToolRoundLimit
-)
-Listener = Callable[[RunEvent], None]
 
 
 def usage_cost(usage: Usage, info: ModelInfo | None) -> Usage:

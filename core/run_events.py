@@ -1,0 +1,105 @@
+"""What a run tells its listeners (:class:`core.run.ChatRunner`), and its one refusal.
+
+Events arrive in this order for one run: ``RunStarted``; ``SessionTitled``
+when the session had no title (named from its first message); ``ReplyUpdated``
+while the reply streams (coalesced, see ``ChatRunner``), compaction and tool
+events between; then exactly one of ``RunFinished``, ``RunFailed`` or
+``RunCancelled``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from core.compaction import CompactEvent
+from core.content import Turn
+from core.errors import ParleyError
+from core.tools.loop import ToolResultsSaved, ToolRoundLimit, ToolStepFinished, ToolsUnavailable
+
+
+class RunInProgress(ParleyError):
+    """A second run or a compaction was asked for while a run is working."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Parley is still answering in this session. Wait for the reply or press Esc "
+            "to stop it, then try again."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted:
+    """The run began: ``user_turn`` is saved (None for Retry / Resume); the reply
+    will have the id ``reply_id``."""
+
+    session_id: str
+    user_turn: Turn | None
+    reply_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyUpdated:
+    """The reply so far (not yet saved as complete)."""
+
+    session_id: str
+    turn: Turn
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished:
+    """A reply was saved complete.
+
+    Attributes:
+        session_id: the session.
+        turn: the reply (the last assistant step of a tool loop).
+        first_reply: True when it is the session's first complete reply
+            (earlier ones, if any, were cut off) and its title is only the
+            first-line placeholder: the moment to title it
+            (:func:`core.titles.first_reply_titles`).
+    """
+
+    session_id: str
+    turn: Turn
+    first_reply: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RunFailed:
+    """The run stopped on ``error``; ``partial`` is the reply so far, saved as aborted."""
+
+    session_id: str
+    error: ParleyError
+    partial: Turn | None
+
+
+@dataclass(frozen=True, slots=True)
+class RunCancelled:
+    """Stop: ``partial`` is the reply so far, saved as aborted (None if nothing came)."""
+
+    session_id: str
+    partial: Turn | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTitled:
+    """The session got an automatic ``title`` (saved)."""
+
+    session_id: str
+    title: str
+
+
+RunEvent = (
+    RunStarted
+    | ReplyUpdated
+    | RunFinished
+    | RunFailed
+    | RunCancelled
+    | SessionTitled
+    | CompactEvent
+    | ToolStepFinished
+    | ToolResultsSaved
+    | ToolsUnavailable
+    | ToolRoundLimit
+)
+Listener = Callable[[RunEvent], None]
