@@ -5,6 +5,8 @@ each with a snippet whose matches are marked ``\\x02…\\x03``; they are shown
 in bold on a tinted background. A scope limits them to the current space or
 the current chat. Enter (or a click) opens the chat scrolled to the
 matching message, the match highlighted; a title match opens the chat.
+A message copied into forks is one result, in the chat where it was written,
+with a quiet "also in N forks" beside the chat's title (``fork_copies``).
 
 What a person types is never query syntax: quotes make a phrase, anything
 else (``*``, ``-``, ``:``, parentheses, any script, emoji) is plain text
@@ -19,9 +21,9 @@ from __future__ import annotations
 import html
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QEvent,
@@ -64,6 +66,9 @@ from core.errors import ParleyError
 from gui import appearance
 from gui.theme import mix
 
+if TYPE_CHECKING:
+    from core.store.models import SearchHit
+
 DEBOUNCE_MS = 120
 LIMIT = 50
 HIT = Qt.ItemDataRole.UserRole + 1  # the SearchHit
@@ -91,6 +96,14 @@ def first_match(snippet: str) -> str | None:
     return m.group(1).strip() or None if m else None
 
 
+def copies_hint(hit: SearchHit) -> str:
+    """The quiet hint of a hit whose message forks copied: "also in 3 forks" ('' if none)."""
+    n = hit.fork_copies
+    if n <= 0:
+        return ""
+    return f"also in {n} fork" if n == 1 else f"also in {n} forks"
+
+
 def when(ms: int) -> str:
     """A short date for a result: "14:05" today, "12 Mar" this year, "12 Mar 2023" before."""
     dt = datetime.fromtimestamp(ms / 1000)
@@ -98,6 +111,24 @@ def when(ms: int) -> str:
     if dt.date() == now.date():
         return dt.strftime("%H:%M")
     return dt.strftime("%d %b" if dt.year == now.year else "%d %b %Y").lstrip("0")
+
+
+def hit_html(hit: Any) -> str:
+    """The rich text of a result: title (and the fork hint) with the date, then the snippet."""
+    t = appearance.current()
+    title = html.escape(hit.session_title or "New chat")
+    if hit.turn_id is None:  # the title itself matched
+        title = snippet_html(hit.snippet, _mark_bg())
+    date = html.escape(when(hit.created_at))
+    hint = copies_hint(hit)
+    hint_html = (f'<span style="color:{t.faint}; white-space:nowrap"> · {html.escape(hint)}</span>'
+                 if hint else "")
+    body = "" if hit.turn_id is None else snippet_html(hit.snippet, _mark_bg())
+    return (
+        f'<table width="100%" cellspacing="0" cellpadding="0"><tr>'
+        f'<td><b style="color:{t.text}">{title}</b>{hint_html}</td>'
+        f'<td align="right" style="color:{t.faint}">{date}</td></tr></table>'
+        f'<div style="color:{t.muted}">{body or "Title matches"}</div>')
 
 
 class HitDelegate(QStyledItemDelegate):
@@ -118,20 +149,11 @@ class HitDelegate(QStyledItemDelegate):
             path.addRoundedRect(QRectF(rect), 8, 8)
             selected = option.state & QStyle.StateFlag.State_Selected
             p.fillPath(path, QColor(t.selected if selected else t.hover))
-        title = html.escape(hit.session_title or "New chat")
-        if hit.turn_id is None:  # the title itself matched
-            title = snippet_html(hit.snippet, _mark_bg())
-        date = html.escape(when(hit.created_at))
-        body = "" if hit.turn_id is None else snippet_html(hit.snippet, _mark_bg())
         doc = QTextDocument()
         doc.setDefaultFont(option.font)
         doc.setDocumentMargin(0)
         doc.setTextWidth(rect.width() - 20)
-        doc.setHtml(
-            f'<table width="100%" cellspacing="0" cellpadding="0"><tr>'
-            f'<td><b style="color:{t.text}">{title}</b></td>'
-            f'<td align="right" style="color:{t.faint}">{date}</td></tr></table>'
-            f'<div style="color:{t.muted}">{body or "Title matches"}</div>')
+        doc.setHtml(hit_html(hit))
         p.translate(rect.left() + 10, rect.top() + 7)
         lines = 3 * option.fontMetrics.lineSpacing()
         p.setClipRect(QRectF(0, 0, rect.width() - 20, min(lines, rect.height() - 10)))
@@ -153,7 +175,9 @@ class SearchPopup(QFrame):
         parent: the main window (placed at its top centre).
         search: ``AsyncStore.search``-like coroutine function.
         spawn: starts a coroutine (the window's ``TaskSet.spawn``).
-        hidden: True for a session id that must not show (deleted, undo pending).
+        hidden: the session ids that must not show (deleted, undo pending); the
+            store leaves them out before its limit and collapsing copies, so a
+            message of a chat being deleted shows in a fork that holds it.
 
     Signals:
         chosen(str, object, str): session id, turn id (None for a title match)
@@ -163,8 +187,8 @@ class SearchPopup(QFrame):
     chosen = Signal(str, object, str)
 
     def __init__(self, parent: QWidget, search: Callable[..., Any],
-                 spawn: Callable[..., Any], hidden: Callable[[str], bool] = lambda _s: False
-                 ) -> None:
+                 spawn: Callable[..., Any],
+                 hidden: Callable[[], Collection[str]] = lambda: ()) -> None:
         super().__init__(parent)
         self.setObjectName("SearchPopup")
         self.setAccessibleName("Search chats")
@@ -311,6 +335,9 @@ class SearchPopup(QFrame):
             kwargs["space_id"] = self.space_id
         elif scope == "session":
             kwargs["session_id"] = self.session_id
+        hidden = set(self._hidden())
+        if hidden:
+            kwargs["exclude_session_ids"] = sorted(hidden)
         started = time.perf_counter()
         try:
             hits = await self._search(query, **kwargs)
@@ -321,7 +348,7 @@ class SearchPopup(QFrame):
         self.last_ms = (time.perf_counter() - started) * 1000
         if generation != self.generation:
             return  # a newer query is on its way
-        hits = [h for h in hits if not self._hidden(h.session_id)]
+        hits = [h for h in hits if h.session_id not in hidden]
         where = {"all": "", "space": " in this space", "session": " in this chat"}[scope]
         if not hits:
             note = f"No matches for “{query.strip()}”{where}."
@@ -336,8 +363,9 @@ class SearchPopup(QFrame):
         for hit in hits:
             item = QStandardItem()
             item.setData(hit, HIT)
-            label = (hit.session_title or "New chat") + ": " + \
-                hit.snippet.replace("\x02", "").replace("\x03", "")
+            hint = copies_hint(hit)
+            label = (hit.session_title or "New chat") + (f" ({hint})" if hint else "") + \
+                ": " + hit.snippet.replace("\x02", "").replace("\x03", "")
             item.setData(label, Qt.ItemDataRole.AccessibleTextRole)
             item.setEditable(False)
             self.model.appendRow(item)
@@ -398,7 +426,8 @@ def open_search(window: Any) -> bool:
     """Show ``window``'s search popup (made on first use); False before chats are shown.
 
     A chosen result opens its chat at the message (``ChatController.open_at``).
-    Sessions deleted with Undo still pending are left out.
+    Sessions deleted with Undo still pending are left out (by the store, so a
+    message they hold still shows in a fork that copied it).
     """
     chat = window.chat
     if chat is None or window.stack.currentWidget() is not window.chat_page:
@@ -406,7 +435,7 @@ def open_search(window: Any) -> bool:
     if window.search_popup is None:
         organizer = chat.organizer
         popup = SearchPopup(window, window.store.search, window.tasks.spawn,
-                            hidden=lambda sid: sid in organizer.deleting)
+                            hidden=lambda: organizer.deleting)
         popup.chosen.connect(lambda sid, turn, mark: chat.open_at(sid, turn, mark or None))
         window.search_popup = popup
     window.search_popup.open(space_id=chat.space_id, session_id=chat.session_id)

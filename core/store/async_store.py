@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -428,10 +428,16 @@ class AsyncStore:
         session_id: str | None = None,
         space_id: str | None = None,
         limit: int = 50,
+        exclude_session_ids: Collection[str] = (),
     ) -> list[SearchHit]:
         """Awaitable :meth:`Store.search`."""
         return await self._call(
-            self._store.search, query, session_id=session_id, space_id=space_id, limit=limit
+            self._store.search,
+            query,
+            session_id=session_id,
+            space_id=space_id,
+            limit=limit,
+            exclude_session_ids=exclude_session_ids,
         )
 
     async def get_setting(self, key: str, default: Any = None) -> Any:

@@ -118,6 +118,10 @@ class SearchHit:
             for every hit when a word of the query was too common to rank by
             and hits come newest first (see ``core.store.search``).
         created_at: the turn's time, or the session's last update for a title match.
+        fork_copies: how many other chats of the search's scope hold a copy of
+            this message (forks of its chat, their forks, sibling forks); 0 for a
+            message found once, a title match, and in a one-session search
+            (``core.store.fork_copies``).
     """
 
     session_id: str
@@ -126,6 +130,7 @@ class SearchHit:
     snippet: str
     rank: float
     created_at: int
+    fork_copies: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,19 +17,25 @@ common (a word of it in more than :data:`COMMON_ROWS` rows), newest first — ma
 (newest session first), then turns (newest first) — with rank 0.0. Both keep a
 search over 1M turns within tens of milliseconds. A session scope is a token
 of the index itself (cheap); a space scope filters matches by their session's space.
+
+One hit per message: a message copied into forks is one hit, in the chat where
+it was written, with the number of other chats holding it
+(:mod:`core.store.fork_copies`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, text
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, CursorResult
 from sqlalchemy.exc import OperationalError
 
 from core.store.errors import InvalidSearchQuery
+from core.store.fork_copies import MAX_CANDIDATES, Collapser
 from core.store.models import SearchHit
 from core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE
 from core.store.snippets import compile_phrases, make_snippet
@@ -147,13 +153,9 @@ _PROBE = text(
     "SELECT search_fts.rowid FROM search_fts WHERE search_fts MATCH :q "
     "ORDER BY search_fts.rowid DESC LIMIT 1 OFFSET :k"
 )
-_TURN_HITS = text(
-    "SELECT t.n, t.id, t.session_id, t.blocks, t.created_at, s.title "
-    "FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.n IN :ns"
-).bindparams(bindparam("ns", expanding=True))
-_TITLE_HITS = text(
-    "SELECT s.n, s.id, s.title, s.updated_at FROM sessions s WHERE s.n IN :ns"
-).bindparams(bindparam("ns", expanding=True))
+_BLOCKS = text("SELECT n, blocks FROM turns WHERE n IN :ns").bindparams(
+    bindparam("ns", expanding=True)
+)
 
 
 def min_prefix_chars(con: Connection) -> int:
@@ -194,8 +196,12 @@ def _is_common(con: Connection, term: str) -> bool:
 
 def _ranked(
     con: Connection, parsed: ParsedQuery, expr: str, space_id: str | None, limit: int
-) -> list[Any]:
-    """Return ``(rowid, rank)`` rows, best first: by bm25, or newest first (rank 0.0)."""
+) -> CursorResult[Any]:
+    """Return ``(rowid, rank)`` rows, best first: by bm25, or newest first (rank 0.0).
+
+    The result is read as needed (``fetchmany``): newest-first rows are found one
+    by one as they are read; ranked ones are all scored and sorted before the first.
+    """
     scope = _IN_SPACE if space_id is not None else ""
     params = {
         "q": expr,
@@ -205,10 +211,10 @@ def _ranked(
         "limit": limit,
     }
     if any(_is_common(con, w) for w in parsed.words):
-        return list(con.execute(text(_NEWEST.format(scope=scope)), params).all())
+        return con.execute(text(_NEWEST.format(scope=scope)), params)
     cut = con.execute(text(_CUT.format(scope=scope)), params).scalar()
     params["cut"] = cut if cut is not None else -1
-    return list(con.execute(text(_RANKED.format(scope=scope)), params).all())
+    return con.execute(text(_RANKED.format(scope=scope)), params)
 
 
 def search(
@@ -217,34 +223,37 @@ def search(
     session_id: str | None,
     space_id: str | None,
     limit: int,
+    exclude_session_ids: Collection[str] = (),
 ) -> list[SearchHit]:
     """See :meth:`core.store.store.Store.search`."""
     parsed = parse(query, min_prefix_chars(con))
     if parsed is None or limit <= 0:
         return []
     expr = match_expression(parsed, session_id)
+    space = space_id if session_id is None else None
+    collapser = Collapser(con, space, session_id is None, exclude_session_ids)
     try:
-        ranked = _ranked(con, parsed, expr, space_id if session_id is None else None, limit)
+        ranked = _ranked(con, parsed, expr, space, max(limit, MAX_CANDIDATES))
+        with ranked:
+            picks = collapser.pick(ranked, limit)
     except OperationalError as exc:  # FTS5 rejected the expression: a bug in parse()
         if "fts5" in str(exc).lower():
             raise InvalidSearchQuery(query, "the search index could not read it") from exc
         raise
     pattern = compile_phrases(parsed.phrases, parsed.prefix_last)
-    turn_ns = [r.r for r in ranked if r.r < TITLE_ROWID_BASE]
-    title_ns = [r.r - TITLE_ROWID_BASE for r in ranked if r.r >= TITLE_ROWID_BASE]
-    hits: dict[int, SearchHit] = {}
-    if turn_ns:
-        for row in con.execute(_TURN_HITS, {"ns": turn_ns}):
-            snippet = make_snippet(turn_text(row.blocks), pattern)
-            hits[row.n] = SearchHit(row.session_id, row.id, row.title, snippet, 0.0, row.created_at)
-    if title_ns:
-        for row in con.execute(_TITLE_HITS, {"ns": title_ns}):
-            snippet = make_snippet(row.title or "", pattern)
-            hits[TITLE_ROWID_BASE + row.n] = SearchHit(
-                row.id, None, row.title, snippet, 0.0, row.updated_at
-            )
+    sources = [p.source for _r, p in picks if p.source < TITLE_ROWID_BASE]
+    texts: dict[int, str] = {}
+    if sources:
+        texts.update((r.n, r.blocks) for r in con.execute(_BLOCKS, {"ns": sources}))
     return [
-        SearchHit(h.session_id, h.turn_id, h.session_title, h.snippet, float(r.rank), h.created_at)
-        for r in ranked
-        if (h := hits.get(r.r)) is not None
+        SearchHit(
+            p.session_id,
+            p.turn_id,
+            p.title,
+            make_snippet(turn_text(texts.get(p.source)) if p.turn_id else p.title or "", pattern),
+            float(row.rank),
+            p.created_at,
+            p.copies,
+        )
+        for row, p in picks
     ]

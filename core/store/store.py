@@ -11,7 +11,7 @@ of its own).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -433,6 +433,7 @@ class Store(StoreBase):
         session_id: str | None = None,
         space_id: str | None = None,
         limit: int = 50,
+        exclude_session_ids: Collection[str] = (),
     ) -> list[SearchHit]:
         """Full-text search over turns and session titles, best match first.
 
@@ -440,20 +441,27 @@ class Store(StoreBase):
             query: what the user typed (not FTS syntax; see :mod:`core.store.search`).
             session_id: only this session's turns and title.
             space_id: only sessions of this space (ignored when ``session_id`` is given).
-            limit: at most this many hits.
+            limit: at most this many hits (counted after copies are collapsed).
+            exclude_session_ids: sessions left out, as if deleted (e.g. a delete
+                that can still be undone): their hits and copies never count.
 
         Returns:
             Hits ranked by bm25 (titles weigh 4× body text) among every matching
             title and the newest 2000 matching turns — or, when a word of the
             query is common (in over 20,000 rows), matching titles then turns,
             newest first (rank 0.0). Each has a snippet whose matches are
-            wrapped in ``\\x02`` … ``\\x03``. [] for an empty query. Takes a few
-            ms to a few tens of ms on 1M turns.
+            wrapped in ``\\x02`` … ``\\x03``. One hit per message: outside a
+            one-session search, a message copied into forks is one hit in the
+            chat where it was written (or the oldest surviving copy), its
+            ``fork_copies`` counting the other copies. [] for an empty query.
+            Takes a few ms to a few tens of ms on 1M turns.
 
         Raises:
             InvalidSearchQuery: nothing searchable in the query, or it is too long.
         """
-        return self._r(lambda c: search.search(c, query, session_id, space_id, limit))
+        return self._r(
+            lambda c: search.search(c, query, session_id, space_id, limit, exclude_session_ids)
+        )
 
     # --- settings and app state ------------------------------------------------
 
