@@ -226,8 +226,14 @@ def extract_summary(text: str) -> str | None:
     """Return the summary in a model's answer, or None when there is none.
 
     The text between ``<summary>`` tags (an unclosed tag: to the end), else the
-    whole answer; None when that is empty or whitespace.
+    whole answer; None when that is empty or whitespace, or when the answer
+    repeats Parley's own instruction (:data:`ANSWER_FORMAT`): a server that
+    echoes the request (a test double, a misconfigured local model) would
+    otherwise have the word between the instruction's tags ("and") taken for
+    the summary.
     """
+    if ANSWER_FORMAT in text:
+        return None
     match = _SUMMARY.search(text)
     summary = match.group(1) if match else text
     summary = summary.strip()

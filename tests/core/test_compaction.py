@@ -16,7 +16,12 @@ from core.compaction import (
     CompactPromptTooLongError,
     Skill,
 )
-from core.compaction_prompt import SUMMARIZER_SYSTEM, UPDATE_PREVIOUS
+from core.compaction_prompt import (
+    ANSWER_FORMAT,
+    SUMMARIZER_SYSTEM,
+    UPDATE_PREVIOUS,
+    extract_summary,
+)
 from core.content import CompactSummaryBlock, DocumentBlock, ImageBlock, TextBlock, Turn
 from core.providers.errors import AuthenticationFailed
 from core.run import RunInProgress
@@ -262,6 +267,38 @@ async def test_failed_cache_request_falls_back_to_a_separate_request(env, fake_p
     assert again.compacted and not again.cache_reused
     assert [r.body["model"] for r in fake_provider.model_requests[-2:]] == [
         "claude-sonnet-4-6", "claude-haiku-5-5"]
+
+
+async def test_an_answer_echoing_the_instruction_is_no_summary(env, fake_provider):
+    """A server that echoes the request back: the word between the instruction's tags
+    ("and") is not taken for a summary; the separate request is sent instead."""
+    for i in range(3):
+        fake_provider.script(f"reply {i}")
+        await env.send(f"message {i} about the LISBON-7 trip")
+    echo = f"You said: please summarize. {ANSWER_FORMAT}"
+    fake_provider.script(echo).script(SUMMARY)
+    result = await env.runner.compact(env.sid, keep_turns=2)
+    assert result.compacted and not result.cache_reused
+    [summary] = [t for t in await env.store.get_turns(env.sid) if t.id == result.summary_turn_id]
+    assert summary.blocks[0].summary == SUMMARY
+    assert extract_summary(echo) is None
+    assert extract_summary(f"<summary>{SUMMARY}</summary>") == SUMMARY
+
+
+async def test_the_fake_servers_cache_friendly_summary_lists_what_the_user_said(
+    env, fake_provider
+):
+    """Unscripted, the fake server answers the resent chat + note like a model would
+    (the README's try-it-out path): the summary names the user's messages."""
+    for i in range(3):
+        fake_provider.script(f"reply {i}")
+        await env.send(f"message {i} about the LISBON-7 trip")
+    result = await env.runner.compact(env.sid, keep_turns=1)
+    assert result.compacted and result.cache_reused
+    [summary] = [t for t in await env.store.get_turns(env.sid) if t.id == result.summary_turn_id]
+    text = summary.blocks[0].summary
+    assert "The user said: message 0 about the LISBON-7 trip" in text
+    assert "message 2 about the LISBON-7 trip" in text and "Context compaction" not in text
 
 
 async def test_recompaction_updates_the_previous_summary(env, fake_provider):

@@ -138,23 +138,47 @@ _TITLE_ASK = "Write a title for this conversation."
 _USER_MESSAGE = re.compile(r"<user_message>\s*(.*?)\s*</user_message>", re.S)
 _TRANSCRIPT = re.compile(r"<transcript>\s*(.*?)\s*</transcript>", re.S)
 _SAID_BY_USER = re.compile(r"^User:\s*(.+)$", re.M)
+_SUMMARY_ASK = "between <summary> and </summary>"  # core.compaction_prompt.ANSWER_FORMAT
+_NOTE_START = "[Context compaction"  # core.compaction_prompt.note_text
 
 
-def _parley_task_reply(said: str) -> str | None:
+def _user_texts(messages: Any) -> list[str]:
+    """The text of every user message of a request (text blocks joined), oldest first."""
+    out = []
+    for msg in messages if isinstance(messages, list) else []:
+        if isinstance(msg, dict) and msg.get("role") == "user":
+            content = msg.get("content")
+            if isinstance(content, list):
+                content = "\n".join(b.get("text", "") for b in content
+                                    if isinstance(b, dict) and b.get("type") == "text")
+            if isinstance(content, str) and content.strip():
+                out.append(content)
+    return out
+
+
+def _parley_task_reply(said: str, messages: Any = None) -> str | None:
     """A plausible answer to Parley's own side requests, so the app reads sensibly
     against the fake server: a title from the user's first words, a summary naming what
-    the user asked (core.titles, core.compaction_prompt). None for anything else."""
+    the user asked (core.titles, core.compaction_prompt) — from the transcript of a
+    separate summary request, or from the conversation itself when the request is the
+    chat resent with the summary instruction added (the cache-friendly summary).
+    None for anything else."""
     if said.startswith(_TITLE_ASK):
         match = _USER_MESSAGE.search(said)
         words = re.findall(r"[\w'’-]+", match.group(1) if match else "")[:6]
         title = " ".join(words)
         return title[:1].upper() + title[1:] if title else None
+    if _SUMMARY_ASK not in said:
+        return None
     transcript = _TRANSCRIPT.search(said)
-    if transcript and "<summary>" in said:
-        asked = [" ".join(m.split())[:120] for m in _SAID_BY_USER.findall(transcript.group(1))]
-        points = "\n".join(f"- The user said: {a}" for a in asked) or "- (no user messages)"
-        return f"<summary>\nWhat happened so far:\n{points}\n</summary>"
-    return None
+    if transcript:
+        asked = _SAID_BY_USER.findall(transcript.group(1))
+    else:  # the note follows the conversation: the user's messages before it
+        asked = [t.split(_NOTE_START)[0] for t in _user_texts(messages)]
+        asked = [t for t in asked if t.strip() and _SUMMARY_ASK not in t]
+    asked = [" ".join(a.split())[:120] for a in asked]
+    points = "\n".join(f"- The user said: {a}" for a in asked) or "- (no user messages)"
+    return f"<summary>\nWhat happened so far:\n{points}\n</summary>"
 
 
 class FakeApi:
@@ -230,7 +254,8 @@ class FakeApi:
         if reply.text is not None:
             return reply.text
         said = _last_user_text(body.get("messages"))
-        return _parley_task_reply(said) or (f"You said: {said}" if said else LOREM)
+        messages = body.get("messages")
+        return _parley_task_reply(said, messages) or (f"You said: {said}" if said else LOREM)
 
     @staticmethod
     def _with_ids(reply: Reply, prefix: str) -> Reply:
