@@ -162,6 +162,17 @@ class ChatRuns:
         model = self._retry_with.get(sid or "") or self.chat.current_model()
         if sid is None or model is None or self.running(sid) or not self.chat.turns:
             return False
+        last = self.chat.turns[-1]
+        if last.role == "assistant" and not last.aborted:
+            # Nothing failed or stopped: sending the history again would add a second answer.
+            keys = self.w.keymap.shown("run.regenerate")
+            self.w.statusBar().showMessage(
+                "The last reply is complete, so there is nothing to retry. For another "
+                f"answer, use Regenerate{f' ({keys})' if keys else ''}: the current one "
+                "is kept as a fork.",
+                8_000,
+            )
+            return False
         self.w.tasks.spawn(self.run(sid, "retry", None, model, None), name="retry")
         return True
 
