@@ -54,7 +54,6 @@ SPLITTER_KEY = "window.splitter"
 CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript column
 INTERRUPTED_NOTICE = ("Parley was closed while replying; the cut-off reply is marked and "
                       "can be resumed.")
-NOTICE_MS = 12_000
 
 
 class _FirstPaint(QObject):
@@ -113,7 +112,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
         self._build()
-        self.toast = Toast(self, self._composer_rect)
+        self.toast = Toast(self, self._composer_rect, follow=self.composer_bar)
         self.undo = UndoManager(self.toast, self.tasks)
         self.sidebar.search_requested.connect(self.open_search)
         self.sidebar.export_requested.connect(self.export_session)
@@ -285,7 +284,7 @@ class MainWindow(QMainWindow, WindowCommands):
 
         self.previous_run = await mark_running(self.store)
         if self.previous_run is not None and self.previous_run.interrupted:
-            self.undo.notice(INTERRUPTED_NOTICE, NOTICE_MS)
+            self.undo.notice(INTERRUPTED_NOTICE)
 
     def _start_cache_timer(self) -> None:
         """The idle pre-cache-expiry compaction (experimental setting) and the meter's
@@ -318,6 +317,7 @@ class MainWindow(QMainWindow, WindowCommands):
         view = TranscriptView(self.chat_page)
         view.setAccessibleName("Conversation")
         self._chat_layout.replaceWidget(self._transcript_slot, view)
+        self.toast.covers.connect(view.keep_clear_of)  # the last message stays above it
         self._transcript_slot.deleteLater()
         self.transcript = view
 

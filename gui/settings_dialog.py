@@ -14,6 +14,10 @@ of the set-up providers in an editable combo box and refuses a
 When the providers change, ``providers_changed`` is emitted: the model fields
 are re-listed, and the parent window's model picker is refreshed at once
 (``ChatController.refresh_models``).
+
+Pages scroll up and down, never sideways (:class:`PageArea`): their texts wrap,
+their fields shrink to the page, and the dialog is never narrower than the
+widest page needs (a long word, a big system font: the dialog grows instead).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -51,6 +55,8 @@ from gui.settings_widgets import hint, model_combo, set_model_choices
 MODEL_PLACEHOLDER = "Automatic"
 EXPERIMENTAL_INTRO = ("These features are new and may change or go away. "
                       "Each stays off until you turn it on.")
+NAV_WIDTH = 170  # px: the list of sections (at least)
+DEFAULT_SIZE = (780, 560)  # px; wider when a page needs it (see PageArea)
 KEYBINDINGS = "keyboard.bindings"  # edited by the Keyboard page (gui/keymap_editor.py)
 Commit = Callable[[str, Any], None]
 
@@ -148,6 +154,38 @@ class FieldEditor(QWidget):
             set_model_choices(self.input, choices)
 
 
+class PageArea(QScrollArea):
+    """A Settings page in a scroll area that scrolls vertically only.
+
+    Its minimum width is the page's (its widest word or field) plus the
+    vertical scroll bar, so the dialog's layout never makes it narrower and no
+    horizontal scroll bar is ever needed; it is recomputed whenever the page's
+    layout changes (a longer text shown later).
+    """
+
+    def __init__(self, page: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(page)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        page = self.widget()
+        width = page.minimumSizeHint().width() if page is not None else 0
+        width += self.verticalScrollBar().sizeHint().width() + 2 * self.frameWidth()
+        return QSize(width, super().minimumSizeHint().height())
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.LayoutRequest:  # the page's minimum may have changed
+            self.updateGeometry()
+        return super().viewportEvent(event)
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()
+        return super().event(event)
+
+
 class SettingsDialog(QDialog):
     """Settings, one page per section; changes apply at once.
 
@@ -182,12 +220,12 @@ class SettingsDialog(QDialog):
         self.setObjectName("SettingsDialog")
         self.setWindowTitle("Settings")
         self.setAccessibleName("Settings")
-        self.resize(780, 560)
+        self.resize(*DEFAULT_SIZE)
         self.nav = QListWidget(self)
         self.nav.setObjectName("SettingsNav")
         self.nav.setAccessibleName("Settings sections")
-        self.nav.setFixedWidth(170)
         self.nav.setSpacing(3)
+        self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.stack = QStackedWidget(self)
         self.providers = ProvidersPage(self)
         builders: dict[str, Callable[[], QWidget]] = {
@@ -201,6 +239,9 @@ class SettingsDialog(QDialog):
             self.stack.addWidget(self._scrolled(page))
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
         self.nav.setCurrentRow(0)
+        # Wide enough for its longest section name (a big font too), 170 px at least.
+        self.nav.setFixedWidth(max(NAV_WIDTH, self.nav.sizeHintForColumn(0)
+                                   + 2 * self.nav.frameWidth() + 2 * self.nav.spacing() + 8))
         self.status = hint("", self, error=True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
@@ -220,10 +261,7 @@ class SettingsDialog(QDialog):
 
     # -- pages ----------------------------------------------------------------
     def _scrolled(self, page: QWidget) -> QScrollArea:
-        area = QScrollArea(self)
-        area.setWidgetResizable(True)
-        area.setWidget(page)
-        return area
+        return PageArea(page, self)
 
     def _generated_page(self, section: str, intro: str = "") -> QWidget:
         page = QWidget()

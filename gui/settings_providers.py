@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMenu,
     QPushButton,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -47,6 +49,14 @@ KEY_ENV_PLACEHOLDER = "Using the key from the environment — type to save one h
 SAVED_TEXT = "Saved."
 
 
+class _ListWide(QStyledItemDelegate):
+    """Rows as wide as the list, whatever their text (a longer one is elided)."""
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+                 ) -> QSize:  # noqa: N802
+        return QSize(1, super().sizeHint(option, index).height())
+
+
 class ProvidersPage(QWidget):
     """The providers, their keys and addresses, the model for new chats, the prompt cache."""
 
@@ -57,6 +67,10 @@ class ProvidersPage(QWidget):
         self.list = QListWidget(self)
         self.list.setAccessibleName("Providers")
         self.list.setMaximumHeight(120)
+        # A long name is cut with "…" (whole in its tooltip): the page never scrolls sideways.
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.list.setItemDelegate(_ListWide(self.list))
         self.list.currentItemChanged.connect(lambda *_: self._show_selected())
         add = QToolButton(self)
         add.setText("Add provider")
@@ -119,6 +133,7 @@ class ProvidersPage(QWidget):
             kind = KIND_LABELS[config.kind]
             label = config.name if config.name == kind else f"{config.name} — {kind}"
             item = QListWidgetItem(label)
+            item.setToolTip(label)
             item.setData(Qt.ItemDataRole.UserRole, config.id)
             self.list.addItem(item)
             if config.id == current or current is None:

@@ -28,6 +28,7 @@ from PySide6.QtCore import (
     QSize,
     Qt,
     QTimer,
+    QTimerEvent,
     Signal,
 )
 from PySide6.QtGui import (
@@ -107,6 +108,7 @@ class TranscriptListView(QListView):
         self._press: tuple[int, str, object] | None = None
         self._footer: QWidget | None = None
         self._place: tuple[str | None, str | None, int] = (None, None, 0)
+        self._clear_of = QRect()  # window coordinates: something floating over the view
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -163,12 +165,26 @@ class TranscriptListView(QListView):
         model = self.transcript_model()
         row = model.row_of(key) if key else None
         if row is not None:
-            self.selectionModel().setCurrentIndex(
-                model.index(row), QItemSelectionModel.SelectionFlag.NoUpdate
-            )
+            self.set_current_row(row)
         anchor_row = model.row_of(anchor) if anchor else None
         if not self._stick and anchor_row is not None:
             self._apply_range(self._rows.tops[anchor_row] + offset)
+
+    def set_current_row(self, row: int) -> None:
+        """Make a row current (where the keyboard starts) without scrolling to it.
+
+        Qt scrolls to a new current row at once, or at the next show when the
+        view is hidden (a chat opened at start-up); for a row taller than the
+        view that is its top, which would leave the end of the transcript.
+        """
+        auto = self.hasAutoScroll()
+        self.setAutoScroll(False)
+        try:
+            self.selectionModel().setCurrentIndex(
+                self.transcript_model().index(row), QItemSelectionModel.SelectionFlag.NoUpdate
+            )
+        finally:
+            self.setAutoScroll(auto)
 
     @property
     def sticks_to_bottom(self) -> bool:
@@ -216,8 +232,34 @@ class TranscriptListView(QListView):
         return footer.sizeHint().height() + 8
 
     def content_height(self) -> int:
-        """Height (px) of everything: rows, footer, bottom padding."""
-        return self._rows.total + self._footer_height() + BOTTOM_PAD
+        """Height (px) of everything: rows, footer, bottom padding (and the room kept
+        under the end for what floats over the view, see :meth:`keep_clear_of`)."""
+        return self._rows.total + self._footer_height() + BOTTOM_PAD + self._floating_inset()
+
+    def keep_clear_of(self, rect: QRect) -> None:
+        """Keep the end of the transcript clear of a rect floating over the view.
+
+        Args:
+            rect: what floats (a toast), in the coordinates of this view's window;
+                an empty rect when nothing does. The part of the view under its
+                top edge is added under the last row, so the view scrolled to
+                the end (and one following a reply) shows the last message, its
+                links and an inline error above it.
+        """
+        self._clear_of = QRect(rect)
+        self.updateGeometries()
+        self.viewport().update()
+
+    def _floating_inset(self) -> int:
+        """px of the viewport's bottom covered by :meth:`keep_clear_of`'s rect."""
+        rect = self._clear_of
+        if rect.isEmpty():
+            return 0
+        viewport = self.viewport()
+        top_left = viewport.mapFrom(self.window(), rect.topLeft())
+        if top_left.x() >= viewport.width() or top_left.x() + rect.width() <= 0:
+            return 0
+        return max(0, min(viewport.height(), viewport.height() - top_left.y()))
 
     def _measure(self, row: int) -> bool:
         """Lay out a row at the current width; True if its height changed."""
@@ -395,6 +437,17 @@ class TranscriptListView(QListView):
         if not index.isValid() or not 0 <= index.row() < len(self._rows) or self._clicking:
             return  # (a clicked row stays where it is: what was clicked stays under the pointer)
         self.scroll_to_row(index.row(), hint)
+
+    def timerEvent(self, event: QTimerEvent) -> None:  # noqa: N802
+        # Half a second after a press Qt scrolls to the pressed row ("delayed auto
+        # scroll"): for a row taller than the view that jumped to its top, e.g. away
+        # from a Resume link just clicked and the reply it starts. A clicked row
+        # stays where it is, then as at the press.
+        self._clicking = True
+        try:
+            super().timerEvent(event)
+        finally:
+            self._clicking = False
 
     def scroll_to_row(
         self,
@@ -624,10 +677,7 @@ class TranscriptListView(QListView):
             self._delegate.show_focus = True  # arrived by keyboard: show which message
         if not self.currentIndex().isValid() and self.model() and self.model().rowCount():
             row = self.indexAt(QPoint(0, self.viewport().height() - 1)).row()
-            row = row if row >= 0 else self.model().rowCount() - 1
-            self.selectionModel().setCurrentIndex(
-                self.model().index(row, 0), QItemSelectionModel.SelectionFlag.NoUpdate
-            )
+            self.set_current_row(row if row >= 0 else self.model().rowCount() - 1)
         super().focusInEvent(event)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QPoint, Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QRect, Qt, QUrl, Signal
 from PySide6.QtGui import QCursor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -73,7 +73,8 @@ class TranscriptView(QWidget):
 
     Signals:
         resumeRequested(str): Resume on an aborted reply (its turn id): the
-            link, the context menu, or r on it.
+            link, the context menu, or r on it. The view goes to the end first
+            and follows the continuation (until the person scrolls up).
         retryRequested(): Retry after an error: the button of the inline
             error, the context menu, or r.
         forkRequested(str): "Fork from here" on a message (its turn id), or f.
@@ -131,10 +132,7 @@ class TranscriptView(QWidget):
         self.clear_error()
         self.model.set_turns(turns)
         if self.model.rows:  # keyboard focus starts on the newest message
-            self.list_view.selectionModel().setCurrentIndex(
-                self.model.index(len(self.model.rows) - 1),
-                QItemSelectionModel.SelectionFlag.NoUpdate,
-            )
+            self.list_view.set_current_row(len(self.model.rows) - 1)
         self.list_view.stick_to_bottom()
 
     def append_turn(self, turn: Turn) -> None:
@@ -226,6 +224,11 @@ class TranscriptView(QWidget):
         self.list_view.scroll_to_row(row, QAbstractItemView.ScrollHint.PositionAtTop, y)
         self.list_view.viewport().update()
 
+    def keep_clear_of(self, rect: QRect) -> None:
+        """Keep the last message clear of a rect floating over the transcript (a toast,
+        window coordinates; empty: none): see ``TranscriptListView.keep_clear_of``."""
+        self.list_view.keep_clear_of(rect)
+
     def scroll_to_end(self) -> None:
         """Scroll to the last message and follow new content again (e.g. after sending)."""
         self.list_view.stick_to_bottom()
@@ -297,7 +300,7 @@ class TranscriptView(QWidget):
             return
         if href == RESUME_HREF:
             if node.turn.aborted:
-                self.resumeRequested.emit(node.key)
+                self._resume(node.key)
             return
         if href.startswith(MEDIA_PREFIX):
             media = placed.piece.media
@@ -381,7 +384,7 @@ class TranscriptView(QWidget):
             self.regenerateRequested.emit("")
         elif name == "retry" and self.retry_kind(row):
             if self.retry_kind(row) == "resume":
-                self.resumeRequested.emit(node.key)
+                self._resume(node.key)
             else:
                 self.retryRequested.emit()
         elif name == "toggle":
@@ -389,6 +392,12 @@ class TranscriptView(QWidget):
         else:
             return False
         return True
+
+    def _resume(self, turn_id: str) -> None:
+        """Resume: the view goes to the end and follows the continuation as it streams
+        (until the person scrolls up), as for any reply being written."""
+        self.scroll_to_end()
+        self.resumeRequested.emit(turn_id)
 
     @staticmethod
     def editable(node: Node) -> bool:

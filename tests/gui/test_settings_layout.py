@@ -1,0 +1,116 @@
+"""Settings pages scroll up and down, never sideways: at the default size, with long
+names and addresses, when the dialog is made narrow, and when a long text comes later."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QAbstractScrollArea, QLabel
+
+from core.keys import FileBackend, KeyStore
+from core.providers.hub import ProviderHub
+from core.providers.retry import RetryPolicy
+from core.store.async_store import AsyncStore
+from gui.settings_dialog import DEFAULT_SIZE, SettingsDialog
+
+pytestmark = pytest.mark.timeout(60)
+
+LONG_NAME = "LM Studio on the big workstation in the lab downstairs (the one with the GPU)"
+GATEWAY = ("https://gateway.ai.cloudflare.com/v1/0123456789abcdef0123456789abcdef/"
+           "team-gateway/anthropic")
+
+
+@pytest.fixture
+def hub(run, tmp_path, fake_provider):
+    async def build() -> ProviderHub:
+        store = await AsyncStore.open(tmp_path / "sessions.db")
+        env = {"ANTHROPIC_BASE_URL": GATEWAY, "ANTHROPIC_API_KEY": "sk-ant-test"}
+        keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ=env)
+        h = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ=env)
+        await h.load()
+        await h.add_provider("openai_compatible", name=LONG_NAME,
+                             base_url=fake_provider.openai_base_url, api_key=None,
+                             default_model="lmstudio-community/Meta-Llama-3.1-8B-Instruct-GGUF")
+        return h
+
+    h = run(build(), timeout=30)
+    yield h
+    run(h.aclose())
+    run(h.store.close())
+
+
+@pytest.fixture
+def dialog(hub, qtbot, until):
+    d = SettingsDialog(hub.store, hub)
+    qtbot.addWidget(d)
+    d.show()
+    qtbot.waitExposed(d)
+    until(lambda: d.ready and d.tasks.pending == 0, timeout=10)
+    return d
+
+
+def sideways(dialog, qtbot) -> list[str]:
+    """What scrolls sideways, page by page ([] when nothing does)."""
+    found = []
+    for row in range(dialog.nav.count()):
+        dialog.nav.setCurrentRow(row)
+        qtbot.wait(60)  # the page is laid out (its scroll bars set) after it shows
+        area = dialog.stack.currentWidget()
+        page = area.widget()
+        name = dialog.nav.item(row).text()
+        if area.horizontalScrollBar().isVisible():
+            found.append(f"{name}: page scroll bar")
+        if page.width() > area.viewport().width():
+            found.append(f"{name}: page cut ({page.width()} > {area.viewport().width()} px)")
+        if page.width() < page.minimumSizeHint().width():
+            found.append(f"{name}: page squeezed below its minimum")
+        found += [f"{name}: {type(inner).__name__}" for inner in
+                  page.findChildren(QAbstractScrollArea) if inner.isVisible()
+                  and inner.horizontalScrollBar().isVisible()]
+    return found
+
+
+def test_no_page_scrolls_sideways_at_the_default_size(dialog, qtbot):
+    assert (dialog.width(), dialog.height()) == DEFAULT_SIZE  # it fits: not grown
+    assert sideways(dialog, qtbot) == []
+    providers = dialog.providers.list
+    (item,) = [providers.item(i) for i in range(providers.count())
+               if LONG_NAME in providers.item(i).text()]
+    assert LONG_NAME in item.toolTip()  # cut with "…" on screen, whole in its tooltip
+    assert providers.visualItemRect(item).width() <= providers.viewport().width()
+
+
+def test_the_dialog_is_never_made_so_narrow_that_a_page_scrolls_sideways(dialog, qtbot):
+    dialog.resize(300, 400)
+    qtbot.waitUntil(lambda: dialog.width() >= dialog.minimumSizeHint().width())
+    assert dialog.width() > 300
+    problems = sideways(dialog, qtbot)
+    # The Keyboard table's own columns are gui/keymap_editor.py's (not checked here).
+    assert [p for p in problems if "QTableWidget" not in p] == []
+
+
+def test_a_long_text_shown_later_wraps_or_widens_the_dialog(dialog, qtbot, until):
+    providers = dialog.providers
+    dialog.show_section("Providers")
+    area = dialog.stack.currentWidget()
+    providers.keys_note.setText("API keys are kept in a file only you can read: "
+                                + "C:\\Users\\" + "x" * 20 + "\\AppData\\Local\\Parley\\keys.json "
+                                + "and nowhere else; " * 12)
+    until(lambda: providers.keys_note.height() > 2 * providers.keys_note.fontMetrics().height())
+    assert providers.keys_note.wordWrap()
+    until(lambda: sideways(dialog, qtbot) == [])
+    assert area.widget().width() <= area.viewport().width()
+
+
+def test_a_big_system_font_widens_the_dialog_instead_of_scrolling(hub, qtbot, until):
+    d = SettingsDialog(hub.store, hub)
+    qtbot.addWidget(d)
+    font = d.font()
+    font.setPointSizeF(font.pointSizeF() * 2.2)
+    d.setFont(font)
+    d.show()
+    qtbot.waitExposed(d)
+    until(lambda: d.ready and d.tasks.pending == 0, timeout=10)
+    assert d.width() >= DEFAULT_SIZE[0]
+    assert [p for p in sideways(d, qtbot) if "QTableWidget" not in p] == []
+    hints = [label for label in d.findChildren(QLabel) if label.objectName() == "FieldHint"]
+    assert hints and all(label.wordWrap() for label in hints)
