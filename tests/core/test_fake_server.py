@@ -395,3 +395,60 @@ def test_cli_serves_until_stopped(tmp_path):
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert f"http://127.0.0.1:{port}/v1" in out
+
+
+def test_cli_says_when_its_port_is_taken_and_can_require_a_key():
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.fakes.server", "--port", str(port)],
+            cwd=root, capture_output=True, text=True, timeout=60,
+        )
+    assert done.returncode == 2
+    assert f"Cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_cli_key_option_refuses_other_keys_like_a_real_provider():
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.server", "--port", str(port), "--key", "sk-right"],
+        cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    body = {"model": "m", "messages": [{"role": "user", "content": "ping"}]}
+
+    def post(key: str) -> int | None:
+        try:
+            headers = {"authorization": f"Bearer {key}"}
+            return httpx2.post(url, timeout=2, json=body, headers=headers).status_code
+        except httpx2.TransportError:
+            return None
+
+    try:
+        deadline = time.monotonic() + 20
+        while (status := post("sk-wrong")) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert status == 401
+        assert post("sk-right") == 200
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=10)
+    assert "only the key(s) given with --key" in out

@@ -271,12 +271,27 @@ def main(argv: list[str] | None = None) -> None:
         default=20.0,
         help="pause between streamed chunks (default 20)",
     )
+    parser.add_argument(
+        "--key",
+        action="append",
+        metavar="KEY",
+        help="accept only this API key (repeatable); others get 401, as a real "
+        "provider answers a wrong key (default: any key)",
+    )
     args = parser.parse_args(argv)
-    server = FakeProviderServer(port=args.port)
+    try:
+        server = FakeProviderServer(port=args.port)
+    except OSError as exc:
+        parser.exit(2, f"Cannot listen on 127.0.0.1:{args.port} ({exc.strerror or exc}): "
+                       f"another program uses that port. Choose another with --port, "
+                       f"e.g. --port {args.port + 10000 if args.port < 55535 else 18765}.\n")
     server.default_delay_ms = args.token_delay_ms
+    if args.key:
+        server.valid_keys = set(args.key)
     print(f"Anthropic base URL:         {server.anthropic_base_url}")
     print(f"OpenAI-compatible base URL: {server.openai_base_url}")
-    print("Replies echo your last message. Ctrl+C stops.", flush=True)
+    keys = "only the key(s) given with --key" if args.key else "any key"
+    print(f"Replies echo your last message; {keys} is accepted. Ctrl+C stops.", flush=True)
     config = uvicorn.Config(server.app, log_level="info", lifespan="off")
     uvicorn.Server(config).run(sockets=[server._sock])
 
