@@ -151,7 +151,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("experimental.compact_before_cache_expiry", "bool", False,
             "Compact before the cache expires",
             "When a long chat sits idle, compact it about a minute before the provider's "
-            "prompt cache expires, so picking it up later costs less.",
+            "prompt cache expires, so picking it up later costs less. A chat is long when "
+            "its last request sent at least 100,000 tokens (or half the automatic-"
+            "compaction point, if that is more); the context meter then shows when it "
+            "will be compacted. Typing or sending in the chat calls it off.",
             "Experimental", experimental=True),
 )
 

@@ -461,8 +461,10 @@ class ChatController:
         """Show when the open chat's prompt cache expires (from the cache timer)."""
         timer = getattr(self.w, "cache_timer", None)
         sid = self.session_id
-        self.w.context_meter.set_cache_expiry(
-            timer.expiry(sid) if timer is not None and sid is not None else None)
+        if timer is None or sid is None:
+            self.w.context_meter.set_cache_expiry(None)
+            return
+        self.w.context_meter.set_cache_expiry(timer.expiry(sid), timer.armed(sid))
 
     def update_title(self) -> None:
         session = self.sessions.get(self.session_id or "")

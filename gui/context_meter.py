@@ -110,6 +110,7 @@ class ContextMeter(QWidget):
         self.window: int | None = None
         self.cache_read = 0
         self.cache_expiry: datetime | None = None
+        self.compact_at: datetime | None = None
         self.set_usage(0, None)
 
     def set_usage(self, used: int, window: int | None, cache_read: int = 0) -> None:
@@ -125,14 +126,20 @@ class ContextMeter(QWidget):
         self.ring.update()
         self._show()
 
-    def set_cache_expiry(self, expires: datetime | None) -> None:
-        """Show until when the chat's prompt cache is estimated to stay warm (None: hide).
+    def set_cache_expiry(
+        self, expires: datetime | None, compact_at: datetime | None = None
+    ) -> None:
+        """Show until when the chat's prompt cache is estimated to stay warm (None: hide),
+        and when the experimental idle compaction will compact it.
 
         Args:
             expires: local time of the estimated expiry (``CacheTimer.expiry``),
                 or None when there is no cache, no request yet, or it expired.
+            compact_at: local time the chat is compacted if it stays idle
+                (``CacheTimer.armed``), or None when that is not planned.
         """
         self.cache_expiry = expires
+        self.compact_at = compact_at
         self._show()
 
     def _show(self) -> None:
@@ -145,11 +152,20 @@ class ContextMeter(QWidget):
         else:
             text = f"{short_count(used)} tokens"
             tip = f"About {used:,} tokens are in use; this model's context window is unknown."
-        self.label.setText(f"{text}  ·  {warm}" if warm else text)
+        compact_at = self.compact_at
+        parts = [text] + [p for p in (warm,) if p]
+        if compact_at is not None:
+            parts.append(f"compacts {compact_at:%H:%M} if idle")
+        self.label.setText("  ·  ".join(parts))
         if cache_read:
             tip += f"\nThe last reply read {cache_read:,} tokens from the prompt cache."
         if warm:
             tip += (f"\nThe prompt cache is estimated to stay warm until "
                     f"{self.cache_expiry:%H:%M}: a message sent before then is cheaper.")
+        if compact_at is not None:
+            tip += (f"\nThis long chat will be compacted at about {compact_at:%H:%M} if "
+                    "nothing happens in it before then, so the next message does not pay "
+                    "for re-reading it all (Settings → Compaction, experimental). Typing "
+                    "or sending calls it off.")
         self.setToolTip(tip)
         self.setAccessibleDescription(tip)

@@ -303,7 +303,8 @@ class MainWindow(QMainWindow, WindowCommands):
 
     def _cache_updated(self, payload: dict[str, Any]) -> None:
         if self.chat is not None and payload.get("session_id") == self.chat.session_id:
-            self.context_meter.set_cache_expiry(payload.get("expires_at"))
+            self.context_meter.set_cache_expiry(
+                payload.get("expires_at"), payload.get("compact_at"))
 
     def _upgrade_progress(self, done: int, total: int) -> None:
         """Shown while an older sessions.db is upgraded (a backup is made first)."""
