@@ -444,18 +444,25 @@ class ChatController:
         """The meter of a chat opened in part counts every turn; reading and counting
         them (~0.3 s for 10,000 turns) happen off the GUI thread."""
         turns = await self.store.get_turns(sid)
-        session = self.sessions.get(sid)
-        system = session.system_prompt if session is not None else None
+        system = self._system_prompt(sid)
         figures = await asyncio.to_thread(measure, turns, system, self.current_model(), self.hub)
         if sid == self.session_id:
             self.w.context_meter.set_usage(*figures)
             self.show_cache_expiry()
 
     def _show_meter(self, turns: list[Turn]) -> None:
-        session = self.sessions.get(self.session_id or "")
-        system = session.system_prompt if session is not None else None
+        system = self._system_prompt(self.session_id)
         self.w.context_meter.set_usage(*measure(turns, system, self.current_model(), self.hub))
         self.show_cache_expiry()
+
+    def _system_prompt(self, sid: str | None) -> str | None:
+        """The system prompt a chat's next request sends: its own, or for a new chat not
+        saved yet, its space's (the store gives it to the chat when it is created)."""
+        session = self.sessions.get(sid or "")
+        if session is not None:
+            return session.system_prompt
+        space = self.organizer.spaces.get(self.space_id or "")
+        return space.system_prompt if space is not None else None
 
     def show_cache_expiry(self) -> None:
         """Show when the open chat's prompt cache expires (from the cache timer)."""
