@@ -380,6 +380,7 @@ class Organizer:
         await self.chat.runs.stop_and_wait(sid)
         before = self.chat.sessions.get(sid)
         archived_before = bool(before.archived) if before is not None else False
+        was_open = sid == self.chat.session_id
         await self.store.archive_session(sid, True)  # durable hide, see module doc
         self.deleting.add(sid)
         await self._hide(sid)
@@ -387,6 +388,8 @@ class Organizer:
         async def undo() -> None:
             self.deleting.discard(sid)
             self.chat.remember_session(await self.store.archive_session(sid, archived_before))
+            if was_open:  # back where the user was
+                self.chat.open_session(sid)
 
         async def commit() -> None:
             self.deleting.discard(sid)

@@ -63,6 +63,20 @@ def test_delete_hides_at_once_and_undo_restores(driver, qtbot):
     assert w.sidebar.model.session_ids() == [b, a]
     assert {s.id for s in driver.run(w.store.list_sessions())} == {a, b}
     assert not w.toast.isVisible()
+    driver.until(lambda: w.session_id == b)  # back in the chat that was open
+
+
+def test_undoing_the_delete_of_a_chat_not_open_stays_where_you_are(driver, qtbot):
+    w = driver.configured()
+    a, b = _chats(driver, w, "Alpha", "Beta")
+    w.chat.open_session(a)
+    driver.until(lambda: w.session_id == a)
+    dialogs.answers.append(True)
+    w.chat.organizer.delete_session(b)  # from the sidebar's menu, say
+    driver.until(lambda: not w.sidebar.model.has(b) and w.undo.pending)
+    qtbot.mouseClick(w.toast.undo_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: w.sidebar.model.has(b) and w.tasks.pending == 0)
+    assert w.session_id == a
 
 
 def test_delete_is_final_after_the_undo_window(driver):
