@@ -32,7 +32,6 @@ EXPORT_FILTERS: tuple[tuple[str, str], ...] = (
     ("openai", "OpenAI chat messages JSON (*.openai.json *.json)"),
 )
 IMPORT_FILTER = "Conversations (*.json);;All files (*)"
-NOTICE_MS = 12_000
 
 
 class CannotWriteFile(ParleyError):
@@ -161,13 +160,14 @@ def export_chat(window: Any, session_id: str | None = None) -> bool:
         return False
     session = chat.sessions.get(sid)
     target = ask_export_target(window, suggested_filename(session.title if session else None,
-                                                          "markdown"))
+                                                          "markdown"), _last_folder(window))
     if target is None:
         return False
+    _remember_folder(window, target[1])
 
     async def go() -> None:
         done = await export_to_file(window.store, sid, *target)
-        window.undo.notice(f"Exported to {done.path.name}.{lost_note(done.lost)}", NOTICE_MS)
+        window.undo.notice(f"Exported to {done.path.name}.{lost_note(done.lost)}")
 
     window.tasks.spawn(go(), name="export")
     return True
@@ -179,9 +179,10 @@ def import_chat(window: Any) -> bool:
     chat = window.chat
     if chat is None:
         return False
-    path = ask_import_source(window)
+    path = ask_import_source(window, _last_folder(window))
     if path is None:
         return False
+    _remember_folder(window, path)
 
     async def go() -> None:
         result = await import_from_file(window.store, path, chat.space_id)
@@ -189,7 +190,18 @@ def import_chat(window: Any) -> bool:
         await chat.show_fork(result.session)
         n = result.turns_imported
         window.undo.notice(f"Imported {n} message{'s' if n != 1 else ''} "
-                           f"({result.source_format}).{lost_note(result.lost)}", NOTICE_MS)
+                           f"({result.source_format}).{lost_note(result.lost)}")
 
     window.tasks.spawn(go(), name="import")
     return True
+
+
+def _last_folder(window: Any) -> Path | None:
+    """The folder of the last file exported or imported in this window (None: home)."""
+    folder = getattr(window, "files_folder", None)
+    return folder if isinstance(folder, Path) and folder.is_dir() else None
+
+
+def _remember_folder(window: Any, path: Path) -> None:
+    """The next export or import dialog starts where this file is."""
+    window.files_folder = path.parent

@@ -97,3 +97,23 @@ def test_export_from_the_sidebar_menu(driver, tmp_path):
     export_dialog.answers.append(("markdown", tmp_path / "menu.md"))
     w.sidebar.export_requested.emit(sid)
     driver.until(lambda: (tmp_path / "menu.md").exists())
+
+
+def test_the_import_dialog_starts_where_the_last_export_went(driver, tmp_path, monkeypatch):
+    w = driver.configured()
+    _chat(driver, w)
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    export_dialog.answers.append(("markdown", folder / "soup.md"))
+    assert export_dialog.export_chat(w)
+    driver.until(lambda: (folder / "soup.md").exists() and w.tasks.pending == 0)
+
+    started_in: list[str] = []
+
+    def dialog(_parent, _title, directory, _filter):  # the person cancels
+        started_in.append(directory)
+        return "", ""
+
+    monkeypatch.setattr(export_dialog.QFileDialog, "getOpenFileName", dialog)
+    assert not export_dialog.import_chat(w)
+    assert started_in == [str(folder)]
