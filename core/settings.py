@@ -137,10 +137,13 @@ SETTINGS: tuple[Setting, ...] = (
             minimum=0, maximum=100, unit="turns"),
     Setting("compaction.model", "model", None, "Summary model",
             "The model that writes summaries (provider:model, or a model id of the chat's "
-            "provider); empty uses a cheap model of the chat's provider.", "Compaction",
+            "provider); empty uses a cheap model of the chat's provider. While the chat is "
+            "still in the provider's prompt cache, the model that answered last writes the "
+            "summary instead, reading the chat from the cache (cheaper).", "Compaction",
             optional=True, bare_model=True),
     Setting("compaction.strategy", "choice", "summary", "Strategy",
-            "Summary replaces older turns with a summary; tail only hides old tool output.",
+            "How automatic compaction makes room: Summary replaces older turns with a "
+            "summary; Tail only hides old tool output. Compact now always writes a summary.",
             "Compaction",
             choices=(("summary", "Summary"), ("tail", "Tail (hide old tool output)"))),
     # Keyboard: edited by its own page (gui/keymap_editor.py); unset actions use their defaults.
