@@ -44,7 +44,8 @@ def at_end(list_view) -> bool:
 
 
 def resume_point(w) -> QPoint:
-    """Where the Resume link is on screen now (viewport coordinates), without scrolling."""
+    """Where the last reply's Resume link is now (viewport coordinates), without scrolling;
+    asserts it is in view."""
     view, lv = w.transcript, w.transcript.list_view
     row = view.model.rowCount() - 1
     lv.settle()

@@ -26,6 +26,7 @@ from gui.undo import (
     UndoManager,
     reading_ms,
 )
+from tests.gui.test_resume_scroll import resume_point
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -59,13 +60,9 @@ def window_rect(w, widget: QWidget, rect: QRect | None = None) -> QRect:
 
 def resume_rect(w) -> QRect:
     """The Resume link's line (window coordinates) where it is now, without scrolling."""
-    view, lv = w.transcript, w.transcript.list_view
-    row = view.model.rowCount() - 1
-    lv.settle()
-    point = lv.layout_of(row, fresh=True).anchor_point("parley:resume")
-    assert point is not None
-    point += lv.visualRect(view.model.index(row)).topLeft()
-    return window_rect(w, lv.viewport(), QRect(point.x() - 40, point.y() - 8, 120, 16))
+    point = resume_point(w)
+    viewport = w.transcript.list_view.viewport()
+    return window_rect(w, viewport, QRect(point.x() - 40, point.y() - 8, 120, 16))
 
 
 def last_row_rect(w) -> QRect:
