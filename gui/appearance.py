@@ -5,7 +5,10 @@ Parley follows the system's light or dark colour scheme (Qt's
 :func:`apply` sets the application palette (``gui.theme`` derives the
 transcript's colours from it) and the style sheet
 ``resources/styles/parley.qss``, whose ``@name`` tokens are replaced by the
-colours of the active :class:`Scheme`.
+colours of the active :class:`Scheme`, followed by :data:`DIALOG_RULES` (the
+look of the standard controls inside dialogs: Settings, spaces, rename, message
+boxes, so they match first-run set-up instead of Qt's plain defaults) and
+:data:`MENU_RULES` (the model menu's provider names and notes).
 """
 
 from __future__ import annotations
@@ -123,12 +126,148 @@ def palette(scheme: Scheme) -> QPalette:
     return pal
 
 
+#: Controls inside dialogs, in the style of first-run set-up (``#SetupCard``): flat fields
+#: with rounded 1 px borders, flat buttons, the default button in the accent colour, and
+#: a rounded focus ring of the control's own shape. The ring is 2 px of the accent with the
+#: padding 1 px smaller, so a control never changes size when it takes focus. Without
+#: these, ``parley.qss``'s app-wide focus rule (``QPushButton:focus, QLineEdit:focus … {
+#: border: 2px solid @accent }``) drew a square accent frame around Qt's default-looking
+#: controls: the "red rectangles" of dialogs. Item views keep a 1 px accent frame.
+DIALOG_RULES = """
+/* ---- dialogs: Settings, spaces, rename, message boxes (gui/appearance.py) ---- */
+QDialog { background: @base; color: @text; }
+QDialog QLineEdit, QDialog QComboBox {
+    background: @base;
+    color: @text;
+    border: 1px solid @border;
+    border-radius: 6px;
+    padding: 5px 8px;
+    min-height: 18px;
+    selection-background-color: @accent;
+    selection-color: @accent_text;
+}
+QDialog QPlainTextEdit, QDialog QTextEdit {
+    background: @base;
+    color: @text;
+    border: 1px solid @border;
+    border-radius: 6px;
+    padding: 3px 4px;
+    selection-background-color: @accent;
+    selection-color: @accent_text;
+}
+QDialog QLineEdit:hover, QDialog QComboBox:hover,
+QDialog QPlainTextEdit:hover, QDialog QTextEdit:hover { border-color: @faint; }
+QDialog QLineEdit:focus, QDialog QComboBox:focus {
+    border: 2px solid @accent;
+    padding: 4px 7px;
+}
+QDialog QPlainTextEdit:focus, QDialog QTextEdit:focus {
+    border: 2px solid @accent;
+    padding: 2px 3px;
+}
+QDialog QLineEdit:disabled, QDialog QComboBox:disabled,
+QDialog QPlainTextEdit:disabled { color: @faint; background: @sidebar; }
+QDialog QLineEdit:read-only, QDialog QPlainTextEdit[readOnly="true"] { background: @sidebar; }
+QDialog QComboBox::drop-down { border: none; width: 26px; }
+QDialog QComboBox::down-arrow {
+    image: url(@icons/chevron-down-@name.svg);
+    width: 14px;
+    height: 14px;
+}
+QDialog QComboBox QAbstractItemView {
+    background: @surface;
+    color: @text;
+    border: 1px solid @border;
+    border-radius: 0;
+    padding: 2px;
+    selection-background-color: @hover;
+    selection-color: @text;
+    outline: 0;
+}
+
+QDialog QPushButton, QDialog QToolButton {
+    background: @surface;
+    color: @text;
+    border: 1px solid @border;
+    border-radius: 8px;
+    padding: 6px 14px;
+    min-height: 18px;
+}
+QDialog QPushButton:hover, QDialog QToolButton:hover { background: @hover; border-color: @faint; }
+QDialog QPushButton:pressed, QDialog QToolButton:pressed { background: @selected; }
+QDialog QPushButton:focus, QDialog QToolButton:focus {
+    border: 2px solid @accent;
+    padding: 5px 13px;
+}
+QDialog QPushButton:disabled, QDialog QToolButton:disabled {
+    color: @faint;
+    background: @base;
+    border-color: @border;
+}
+QDialog QPushButton:default {
+    background: @accent;
+    color: @accent_text;
+    border-color: @accent;
+    font-weight: 600;
+}
+QDialog QPushButton:default:hover { background: @text; color: @base; border-color: @text; }
+QDialog QPushButton:default:focus { border: 2px solid @text; }
+QDialog QPushButton:default:disabled { background: @border; color: @faint; border-color: @border; }
+QDialog QToolButton[popupMode="2"] { padding-right: 30px; }
+QDialog QToolButton[popupMode="2"]:focus { padding-right: 29px; }
+QDialog QToolButton::menu-indicator {
+    image: url(@icons/chevron-down-@name.svg);
+    width: 14px;
+    height: 14px;
+    subcontrol-origin: padding;
+    subcontrol-position: center right;
+    right: 8px;
+}
+QDialogButtonBox { dialogbuttonbox-buttons-have-icons: 0; }
+
+QDialog QCheckBox {
+    color: @text;
+    border: 1px solid transparent;
+    border-radius: 6px;
+    padding: 2px 4px;
+}
+QDialog QCheckBox:focus { border: 1px solid @accent; }
+
+QDialog QListView, QDialog QTreeView, QDialog QTableView {
+    background: @base;
+    color: @text;
+    border: 1px solid @border;
+    border-radius: 8px;
+    padding: 3px;
+    outline: 0;
+}
+QDialog QListView:focus, QDialog QTreeView:focus, QDialog QTableView:focus {
+    border: 1px solid @accent;
+}
+QDialog QListView::item { padding: 5px 8px; border-radius: 5px; }
+#SettingsDialog QScrollArea { border: 1px solid @border; border-radius: 8px; background: @base; }
+QDialog QListView::item:hover { background: @hover; }
+QDialog QListView::item:selected, QDialog QTreeView::item:selected,
+QDialog QTableView::item:selected { background: @selected; color: @text; }
+"""
+
+
+#: The lines of the header's model menu that cannot be chosen (``gui.model_picker``): a
+#: provider's name, and why its models could not be listed.
+MENU_RULES = """
+QMenu QLabel#ModelMenuHeading { color: @muted; font-weight: 600; padding: 6px 12px 2px 12px; }
+QMenu QLabel#ModelMenuNote { color: @danger; padding: 0 12px 4px 12px; }
+"""
+
+
 def style_sheet(scheme: Scheme) -> str:
-    """Return ``resources/styles/parley.qss`` with its ``@token`` colours filled in."""
+    """Return ``resources/styles/parley.qss`` then :data:`DIALOG_RULES` and
+    :data:`MENU_RULES`, with their ``@token`` colours filled in."""
     try:
         text = (RESOURCES / "styles" / "parley.qss").read_text(encoding="utf-8")
     except OSError:
         return ""
+    text += DIALOG_RULES + MENU_RULES
     values = {**asdict(scheme), "icons": _tinted_icon_dir(scheme).as_posix()}
     return re.sub(r"@([a-z_]+)", lambda m: str(values.get(m.group(1), m.group(0))), text)
 

@@ -4,6 +4,13 @@ Each returns what the person chose; none of them does any work itself. The
 ``confirm``/``ask_text`` functions go through module-level hooks
 (:data:`answers`) so tests can answer a dialog the way a person would
 without a nested modal loop.
+
+None of them is a tiny default box: a one-line question (:class:`TextDialog`)
+is at least :data:`TEXT_MIN_WIDTH` wide and wider for a longer value, so a
+typical chat title shows whole, and a message box is at least
+:data:`MESSAGE_MIN_WIDTH` wide, so its window title ("Remove provider —
+Parley") is not cut either. Their look (fields, buttons, focus) comes from the
+application's style sheet (``gui.appearance``).
 """
 
 from __future__ import annotations
@@ -11,7 +18,26 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox, QWidget
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QSizePolicy,
+    QSpacerItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+#: The narrowest a one-line text dialog is (px): room for a typical chat title.
+TEXT_MIN_WIDTH = 420
+#: The widest it grows to show a long value whole (px; less on a small screen).
+TEXT_MAX_WIDTH = 720
+#: The narrowest a message box is (px).
+MESSAGE_MIN_WIDTH = 420
 
 #: Scripted answers for the next dialogs (tests): each entry is what the
 #: next confirm()/ask_text() returns instead of opening a modal dialog.
@@ -34,6 +60,7 @@ def confirm(parent: QWidget | None, title: str, text: str, *, action: str,
         return bool(answers.popleft())
     box = QMessageBox(QMessageBox.Icon.Warning if destructive else QMessageBox.Icon.Question,
                       title, text, parent=parent)
+    readable(box)
     ok = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole if destructive
                        else QMessageBox.ButtonRole.AcceptRole)
     cancel = box.addButton(QMessageBox.StandardButton.Cancel)
@@ -43,19 +70,99 @@ def confirm(parent: QWidget | None, title: str, text: str, *, action: str,
     return box.clickedButton() is ok
 
 
+class TextDialog(QDialog):
+    """Ask for one line of text (rename a chat or a space).
+
+    Args:
+        parent: the window it belongs to.
+        title: the window title ("Rename chat").
+        label: what to type ("Title:").
+        value: the current text: shown whole (the dialog is wide enough, up to
+            :data:`TEXT_MAX_WIDTH`) and selected, so typing replaces it.
+
+    OK is enabled only while the field holds more than spaces.
+    """
+
+    def __init__(self, parent: QWidget | None, title: str, label: str, value: str = "") -> None:
+        super().__init__(parent)
+        self.setObjectName("TextDialog")
+        self.setWindowTitle(title)
+        self.setAccessibleName(title)
+        self.label = QLabel(label, self)
+        self.edit = QLineEdit(value, self)
+        self.edit.setAccessibleName(label.rstrip(":") or title)
+        self.label.setBuddy(self.edit)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self.edit.textChanged.connect(lambda t: self.ok_button.setEnabled(bool(t.strip())))
+        self.ok_button.setEnabled(bool(value.strip()))
+        self._layout = lay = QVBoxLayout(self)
+        lay.setContentsMargins(18, 16, 18, 14)
+        lay.setSpacing(8)
+        lay.addWidget(self.label)
+        lay.addWidget(self.edit)
+        lay.addSpacing(6)
+        lay.addWidget(buttons)
+        self.setMinimumWidth(TEXT_MIN_WIDTH)
+        self.resize(self._width_for(value), self.sizeHint().height())
+        # All selected, the cursor at the start: a long value shows its beginning.
+        self.edit.setSelection(len(value), -len(value))
+        self.edit.setFocus()
+
+    def _width_for(self, value: str) -> int:
+        """Wide enough for ``value`` on one line, within the limits and the screen."""
+        margins = self.contentsMargins() + self._layout.contentsMargins()
+        frame = 28  # the field's frame and padding (px)
+        wanted = (self.edit.fontMetrics().horizontalAdvance(value) + frame
+                  + margins.left() + margins.right())
+        limit = TEXT_MAX_WIDTH
+        parent = self.parentWidget()
+        screen = parent.screen() if parent is not None else QGuiApplication.primaryScreen()
+        if screen is not None:
+            limit = min(limit, int(screen.availableGeometry().width() * 0.8))
+        return max(TEXT_MIN_WIDTH, min(wanted, limit))
+
+    def text(self) -> str:
+        """The text typed, stripped."""
+        return self.edit.text().strip()
+
+
 def ask_text(parent: QWidget | None, title: str, label: str, value: str = "") -> str | None:
-    """Ask for one line of text; returns it stripped, or None when cancelled or empty."""
+    """Ask for one line of text (:class:`TextDialog`); returns it stripped, or None when
+    cancelled or empty."""
     if answers:
         answer = answers.popleft()
         return str(answer).strip() or None if answer is not None else None
-    text, ok = QInputDialog.getText(parent, title, label, QLineEdit.EchoMode.Normal, value)
-    return text.strip() or None if ok else None
+    dialog = TextDialog(parent, title, label, value)
+    try:
+        return dialog.text() or None if dialog.exec() == QDialog.DialogCode.Accepted else None
+    finally:
+        dialog.deleteLater()
+
+
+def readable(box: QMessageBox) -> QMessageBox:
+    """Make a message box at least :data:`MESSAGE_MIN_WIDTH` px wide, so a short question
+    does not make a box too narrow for its own title; returns ``box``.
+
+    ``QMessageBox`` sizes itself from its text and ignores ``setMinimumWidth``; a
+    minimum width on its label would stop the label from growing (a longer text is
+    then cut), so an empty spacer row of that width is added to its grid instead.
+    """
+    grid = box.layout()
+    if isinstance(grid, QGridLayout):
+        grid.addItem(QSpacerItem(MESSAGE_MIN_WIDTH, 0, QSizePolicy.Policy.Minimum,
+                                 QSizePolicy.Policy.Minimum),
+                     grid.rowCount(), 0, 1, grid.columnCount())
+    return box
 
 
 def show_problem(parent: QWidget | None, title: str, text: str) -> None:
     """Tell the person about an error they can act on (non-modal, returns at once)."""
-    box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Ok,
-                      parent)
+    box = readable(QMessageBox(QMessageBox.Icon.Warning, title, text,
+                               QMessageBox.StandardButton.Ok, parent))
     box.setModal(False)
     box.setAccessibleName(title)
     box.show()
@@ -70,7 +177,7 @@ def show_crash(parent: QWidget | None, summary: str, details: str, log_path: str
         details: the traceback (shown under "Show Details…").
         log_path: where the full log is, so a person can send it.
     """
-    box = QMessageBox(parent)
+    box = readable(QMessageBox(parent))
     box.setIcon(QMessageBox.Icon.Critical)
     box.setWindowTitle("Parley hit a bug")
     box.setText("Something went wrong inside Parley. Your conversations are saved; "

@@ -1,12 +1,17 @@
 """The model picker at the top of the chat: which model answers the next message.
 
 A flat button showing the current model's name; its menu lists the models
-of every configured provider, grouped by provider. It holds no state beyond
-what it shows; the window decides what a choice means (the session's model).
+of every configured provider under the provider's name. A provider whose
+model list could not be fetched still shows, with its configured model(s) and
+a short note saying why ("can't connect — server not reachable"); picking one
+of those and sending gives the provider's own error, with Retry. The picker
+holds no state beyond what it shows; the window decides what a choice means
+(the session's model).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -14,7 +19,7 @@ from typing import Any
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QLabel, QMenu, QToolButton, QWidget, QWidgetAction
 
 from core.errors import ParleyError
 from gui import appearance
@@ -32,37 +37,137 @@ class ModelChoice:
     """One entry of the menu.
 
     Attributes:
-        ref: ``"provider_id:model_id"``.
+        ref: ``"provider_id:model_id"``; ``""`` for a provider that offers nothing
+            to choose (its list could not be fetched and no model is configured for
+            it): such an entry only carries the provider's name and ``note``.
         label: the model's display name.
         group: the provider's display name (menu section).
+        note: why the provider's models could not be listed, in a few words
+            (``"can't connect — server not reachable"``); ``""`` when they were.
+        detail: the full message of that failure (the entries' tooltip); ``""`` if none.
     """
 
     ref: str
     label: str
     group: str
+    note: str = ""
+    detail: str = ""
+
+    @property
+    def selectable(self) -> bool:
+        """False for a provider-only entry (``ref == ""``), which names no model."""
+        return bool(self.ref)
+
+
+def selectable(choices: Sequence[ModelChoice]) -> list[ModelChoice]:
+    """Return the entries that name a model (what a model field may offer)."""
+    return [c for c in choices if c.selectable]
+
+
+def short_reason(error: ParleyError) -> str:
+    """Say in a few words why a provider's models could not be listed (a menu note).
+
+    Args:
+        error: what ``ProviderHub.list_models`` raised.
+
+    Returns:
+        ``"can't connect — <reason>"`` for an unreachable server or a refused key,
+        ``"can't list models — <reason>"`` for any other failure.
+    """
+    from core.providers.errors import AuthenticationFailed, NetworkError, ProviderError
+
+    if isinstance(error, NetworkError):
+        return "can't connect — " + ("no answer in time" if error.timed_out
+                                     else "server not reachable")
+    if isinstance(error, AuthenticationFailed):
+        return "can't connect — " + ("no API key" if error.missing else "API key refused")
+    status = getattr(error, "status", None) if isinstance(error, ProviderError) else None
+    if status:
+        return f"can't list models — the server answered HTTP {status}"
+    first = error.message.split(". ")[0].rstrip(".")
+    return f"can't list models — {first[:60]}{'…' if len(first) > 60 else ''}"
+
+
+def configured_models(hub: Any, config: Any) -> list[str]:
+    """The model ids set up for a provider: its default model, and the app's default
+    model when that is one of the provider's (no duplicates, in that order)."""
+    ids: list[str] = []
+    if config.default_model:
+        ids.append(config.default_model)
+    app_default = hub.default_model_ref() or ""
+    pid, _, model_id = app_default.partition(":")
+    if pid == config.id and model_id and model_id not in ids:
+        ids.append(model_id)
+    return ids
+
+
+def _configured_choices(hub: Any, config: Any, group: str, note: str = "",
+                        detail: str = "") -> list[ModelChoice]:
+    out = []
+    for model_id in configured_models(hub, config):
+        ref = f"{config.id}:{model_id}"
+        try:
+            label = model_label(hub.model_info(ref))
+        except ParleyError:
+            label = model_id
+        out.append(ModelChoice(ref, label, group, note, detail))
+    return out
 
 
 async def model_choices(hub: Any) -> list[ModelChoice]:
     """List the models of every set-up provider, as the header's model picker does.
 
     Args:
-        hub: the ``ProviderHub``; each provider's list endpoint is asked once.
+        hub: the ``ProviderHub``; each provider's list endpoint is asked once, all
+            at the same time (one slow server does not hold up the others).
 
     Returns:
-        ``ModelChoice`` values (``ref`` = ``provider:model``) grouped by
-        provider, in the hub's order; a provider that cannot be reached adds none.
+        ``ModelChoice`` values (``ref`` = ``provider:model``) grouped by provider,
+        in the hub's order; every provider appears. One whose list could not be
+        fetched (a ``ParleyError``: unreachable, key refused …) offers its configured
+        models (:func:`configured_models`) with ``note`` and ``detail`` saying why,
+        or, with none configured, one entry with ``ref == ""``. One that lists no
+        models offers its configured ones without a note.
     """
-    choices: list[ModelChoice] = []
-    for config in hub.configs:
+    configs = list(hub.configs)
+
+    async def listing(config: Any) -> list[Any] | ParleyError:
         try:
-            models = await hub.list_models(config.id)
+            return list(await hub.list_models(config.id))
         except ParleyError as exc:
             log.info("cannot list models of %s: %s", config.id, exc)
-            continue
+            return exc
+
+    results = await asyncio.gather(*(listing(c) for c in configs))
+    choices: list[ModelChoice] = []
+    for config, result in zip(configs, results, strict=True):
         group = config.name or config.id
-        choices += [ModelChoice(f"{config.id}:{m.id}", model_label(m), group) for m in models]
+        if isinstance(result, ParleyError):
+            note, detail = short_reason(result), result.message
+            offered = _configured_choices(hub, config, group, note, detail)
+            choices += offered or [ModelChoice("", "", group, note, detail)]
+        elif result:
+            choices += [ModelChoice(f"{config.id}:{m.id}", model_label(m), group)
+                        for m in result]
+        else:
+            choices += _configured_choices(hub, config, group)
     return choices
 
+
+def _menu_line(menu: QMenu, text: str, name: str, tooltip: str = "") -> QWidgetAction:
+    """A line of the menu that cannot be chosen: a provider's name (``name``
+    ``ModelMenuHeading``) or a note (``ModelMenuNote``), coloured by the app's style
+    sheet (``gui.appearance.MENU_RULES``)."""
+    label = QLabel(text, menu)
+    label.setObjectName(name)
+    label.setToolTip(tooltip)
+    action = QWidgetAction(menu)
+    action.setObjectName(name)
+    action.setDefaultWidget(label)
+    action.setText(text)
+    action.setToolTip(tooltip or text)
+    action.setEnabled(False)  # skipped by the arrow keys, never triggered
+    return action
 
 
 class ModelPicker(QToolButton):
@@ -84,6 +189,7 @@ class ModelPicker(QToolButton):
         self._menu = QMenu(self)
         self._menu.setObjectName("ModelMenu")
         self._menu.setLayoutDirection(Qt.LayoutDirection.LeftToRight)
+        self._menu.setToolTipsVisible(True)  # an unreachable provider's entries say why
         self.setMenu(self._menu)
         self._group = QActionGroup(self)
         self._choices: list[ModelChoice] = []
@@ -103,24 +209,43 @@ class ModelPicker(QToolButton):
         return list(self._choices)
 
     def set_choices(self, choices: Sequence[ModelChoice]) -> None:
-        """Replace the menu's models (keeps the current one selected if present)."""
+        """Replace the menu's models (keeps the current one selected if present).
+
+        Each provider's models come under its name (a line that cannot be chosen),
+        after a separator from the provider before; a provider whose models could not
+        be listed shows its ``note`` under its name. :attr:`choices` keeps only the
+        entries that name a model.
+        """
         self._menu.clear()
         self._group = QActionGroup(self)
-        self._choices = list(choices)
-        last_group = None
-        for choice in self._choices:
-            if choice.group != last_group:
-                self._menu.addSection(choice.group)
-                last_group = choice.group
-            act = QAction(choice.label, self._menu)
-            act.setCheckable(True)
-            act.setData(choice.ref)
-            act.setChecked(choice.ref == self.current)
-            act.triggered.connect(lambda _c=False, r=choice.ref: self._chosen(r))
-            self._group.addAction(act)
-            self._menu.addAction(act)
+        self._choices = selectable(choices)
+        groups: dict[str, list[ModelChoice]] = {}
+        for choice in choices:
+            groups.setdefault(choice.group, []).append(choice)
+        for i, (group, entries) in enumerate(groups.items()):
+            if i:
+                self._menu.addSeparator()
+            self._menu.addAction(_menu_line(self._menu, group, "ModelMenuHeading"))
+            note = next((c for c in entries if c.note), None)
+            if note is not None:
+                self._menu.addAction(_menu_line(self._menu, note.note, "ModelMenuNote",
+                                                note.detail))
+            for choice in entries:
+                if choice.selectable:
+                    self._menu.addAction(self._entry(choice))
         self._show()
         self.choices_changed.emit()
+
+    def _entry(self, choice: ModelChoice) -> QAction:
+        act = QAction(choice.label, self._menu)
+        act.setCheckable(True)
+        act.setData(choice.ref)
+        act.setChecked(choice.ref == self.current)
+        if choice.detail:
+            act.setToolTip(choice.detail)
+        act.triggered.connect(lambda _c=False, r=choice.ref: self._chosen(r))
+        self._group.addAction(act)
+        return act
 
     def set_current(self, ref: str | None) -> None:
         """Show ``ref`` as the current model (adds no menu entry)."""

@@ -1,14 +1,20 @@
 """Settings → Providers: the providers, their keys and addresses, the model for new chats.
 
 A provider's fields are saved together with "Save provider" (a key and its
-server go together); "Saved." confirms it, and the key field then says a key
-is stored instead of looking empty. Where a new key goes (the system keyring
-or Parley's key file) is said as ``core.keys`` decides it. Every change of the
-provider list is reported through the dialog's ``providers_changed`` signal.
+server go together). Saving first tests the connection, as first-run set-up's
+"Test connection" does (the same :func:`gui.setup_panel.check_connection`): if
+the provider cannot be reached, nothing is saved yet, the problem is shown
+under the fields and "Save anyway" saves it as it is (the model picker then
+lists it with "can't connect"). "Saved." confirms a save, and the key field
+then says a key is stored instead of looking empty. Where a new key goes (the
+system keyring or Parley's key file) is said as ``core.keys`` decides it. Every
+change of the provider list is reported through the dialog's
+``providers_changed`` signal.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
@@ -29,9 +35,11 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import ParleyError
+from core.providers.registry import ENV_API_KEY, ProviderConfigError
 from core.settings import SettingsError, validate
 from gui import dialogs
 from gui.settings_widgets import hint
+from gui.setup_panel import ConnectionCheck, check_connection
 
 if TYPE_CHECKING:
     from gui.settings_dialog import SettingsDialog
@@ -47,6 +55,10 @@ KEY_DESTINATION = {"keyring": "the system keyring",
 KEY_SAVED_PLACEHOLDER = "A key is saved — type to replace it"
 KEY_ENV_PLACEHOLDER = "Using the key from the environment — type to save one here"
 SAVED_TEXT = "Saved."
+CHECKING_TEXT = "Testing the connection…"
+SAVE_ANYWAY = "Save anyway"
+TEST_TIMEOUT_S = 20.0  # the longest "Save provider" waits for the provider to answer
+NOT_SAVED = "Not saved:"
 
 
 class _ListWide(QStyledItemDelegate):
@@ -91,16 +103,28 @@ class ProvidersPage(QWidget):
                                   self.url_hint), ("API key", self.key, self.key_hint),
                                   ("Default model", self.model, None)):
             edit.setAccessibleName(label)
-            edit.textEdited.connect(lambda *_: self.saved_note.setVisible(False))
+            edit.textEdited.connect(lambda *_: self._edited())
             form.addRow(label, edit)
             if note is not None:
                 form.addRow("", note)
         self.save_button = QPushButton("Save provider", self)
-        self.save_button.clicked.connect(lambda: self.dialog.tasks.spawn(self._save()))
+        self.save_button.clicked.connect(lambda: self._start_save(test=True))
+        self.save_anyway = QPushButton(SAVE_ANYWAY, self)
+        self.save_anyway.setAccessibleDescription("Save the provider without a working "
+                                                  "connection")
+        self.save_anyway.clicked.connect(lambda: self._start_save(test=False))
+        self.save_anyway.setVisible(False)
+        self._saving: asyncio.Task[None] | None = None
+        # Closing Settings during a connection test saves nothing (and touches no
+        # deleted field when the test ends).
+        dialog.finished.connect(lambda *_: self._saving is not None and self._saving.cancel())
         self.saved_note = QLabel(SAVED_TEXT, self)
         self.saved_note.setObjectName("SavedNote")
         self.saved_note.setAccessibleName("Provider saved")
         self.saved_note.setVisible(False)
+        self.progress = QLabel(CHECKING_TEXT, self)
+        self.progress.setAccessibleName("Connection test")
+        self.progress.setVisible(False)
         self.message = hint("", self, error=True)
         self.default_model = QLineEdit(self)
         self.default_model.setAccessibleName("Model for new chats")
@@ -112,13 +136,18 @@ class ProvidersPage(QWidget):
         for w in (add, self.remove_button):
             buttons.addWidget(w)
         buttons.addStretch(1)
+        buttons.addWidget(self.progress)
         buttons.addWidget(self.saved_note)
         buttons.addWidget(self.save_button)
         lay = QVBoxLayout(self)
         lay.addWidget(self.list)
         lay.addLayout(buttons)
         lay.addLayout(form)
-        for w in (self.message, QLabel("Model for new chats"), self.default_model,
+        problem = QHBoxLayout()
+        problem.addWidget(self.message, 1)
+        problem.addWidget(self.save_anyway, 0, Qt.AlignmentFlag.AlignTop)
+        lay.addLayout(problem)
+        for w in (QLabel("Model for new chats"), self.default_model,
                   self.default_error, self.keys_note, QLabel("<b>Prompt cache</b>")):
             lay.addWidget(w)
         dialog.add_fields("Providers", lay, self)
@@ -150,8 +179,14 @@ class ProvidersPage(QWidget):
 
     def _show_selected(self) -> None:
         self._new_kind = None
-        self.saved_note.setVisible(False)
+        self._edited()
         self.dialog.tasks.spawn(self._fill())
+
+    def _edited(self) -> None:
+        """A field changed: an earlier "Saved." or connection problem no longer holds."""
+        self.saved_note.setVisible(False)
+        self.message.setVisible(False)
+        self.save_anyway.setVisible(False)
 
     def key_destination(self) -> str:
         """Where a key typed now will be saved, in words (follows ``core.keys``: the
@@ -173,8 +208,7 @@ class ProvidersPage(QWidget):
         self.url_hint.setText("For example http://localhost:11434/v1 (Ollama)."
                               if kind == "openai_compatible" else "Empty: the usual address.")
         self.key_hint.setText(f"Saved in {self.key_destination()}, never in sessions.db.")
-        self.message.setVisible(False)
-        self.saved_note.setVisible(False)
+        self._edited()
         self.remove_button.setEnabled(False)
         self.name.setFocus()
 
@@ -204,26 +238,63 @@ class ProvidersPage(QWidget):
         else:
             self.key_hint.setText(f"Key: {SOURCE_WORDS[source]}.")
 
-    async def _save(self) -> None:
+    def _start_save(self, *, test: bool) -> None:
+        if self._saving is not None and not self._saving.done():
+            return  # a test or save is under way
+        self._saving = self.dialog.tasks.spawn(self._save(test=test), name="save-provider")
+
+    async def _save(self, *, test: bool = True) -> None:
+        """Save the form's provider; with ``test``, only once its connection works (else
+        say why and offer "Save anyway")."""
         pid = self.selected_id()
         kind = self._new_kind or (self.hub.config(pid).kind if pid else None)
         if kind is None:
             return
-        self.saved_note.setVisible(False)
+        self._edited()
+        base_url, api_key = self.url.text().strip() or None, self.key.text() or None
+        if test and (base_url or kind != "openai_compatible"):  # no address: said below
+            check = await self._test(kind, pid, base_url, api_key)
+            if not check.ok:
+                self._show_message(f"{NOT_SAVED} {check.problem or ''}",
+                                   anyway=not isinstance(check.error, ProviderConfigError))
+                return
         try:
             config = await self.hub.add_provider(
-                kind, name=self.name.text(), base_url=self.url.text() or None,
-                api_key=self.key.text() or None, default_model=self.model.text().strip() or None,
-                provider_id=pid)
+                kind, name=self.name.text(), base_url=base_url, api_key=api_key,
+                default_model=self.model.text().strip() or None, provider_id=pid)
         except ParleyError as exc:
-            self.message.setText(exc.message)
-            self.message.setVisible(True)
+            self._show_message(exc.message, anyway=False)
             return
-        self.message.setVisible(False)
         self._new_kind = None
         await self.refresh(select=config.id)
         self.saved_note.setVisible(True)
         self.dialog.providers_changed.emit()
+
+    async def _test(self, kind: str, pid: str | None, base_url: str | None,
+                    api_key: str | None) -> ConnectionCheck:
+        """Test the form's settings as first-run set-up does (``ProviderHub.test_connection``);
+        an edited provider whose key field is left empty is tried with its saved key."""
+        self.save_button.setEnabled(False)
+        self.progress.setVisible(True)
+        try:
+            key = (api_key or "").strip() or None
+            if key is None and pid is not None:
+                try:
+                    env_var = ENV_API_KEY.get(kind)  # type: ignore[call-overload]
+                    saved = await asyncio.to_thread(self.hub.keys.get, pid, env_var)
+                except ParleyError as exc:  # the key file cannot be read
+                    return ConnectionCheck([], exc.message, exc)
+                key = saved.value if saved is not None else None
+            return await check_connection(self.hub.test_connection, kind, base_url, key,
+                                          again="save again", timeout_s=TEST_TIMEOUT_S)
+        finally:
+            self.save_button.setEnabled(True)
+            self.progress.setVisible(False)
+
+    def _show_message(self, text: str, *, anyway: bool) -> None:
+        self.message.setText(text)
+        self.message.setVisible(True)
+        self.save_anyway.setVisible(anyway)
 
     def _remove(self) -> None:
         pid = self.selected_id()
@@ -236,7 +307,7 @@ class ProvidersPage(QWidget):
 
     async def _removed(self, pid: str) -> None:
         await self.hub.remove_provider(pid)
-        self.saved_note.setVisible(False)
+        self._edited()
         await self.refresh()
         self.dialog.providers_changed.emit()
 

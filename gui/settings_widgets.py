@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
 from gui import appearance
-from gui.model_picker import ModelChoice
+from gui.model_picker import ModelChoice, selectable
 
 
 def hint(text: str, parent: QWidget, *, error: bool = False) -> QLabel:
@@ -46,14 +46,16 @@ def model_combo(parent: QWidget, placeholder: str) -> QComboBox:
 
 
 def set_model_choices(combo: QComboBox, choices: list[ModelChoice]) -> None:
-    """Offer ``choices`` in ``combo`` (tooltip: name and provider); the typed text stays."""
+    """Offer the models of ``choices`` in ``combo`` (tooltip: name, provider and, for a
+    provider that could not be reached, why); the typed text stays."""
     text = combo.currentText()
     combo.blockSignals(True)
     try:
         combo.clear()
-        for choice in choices:
+        for choice in selectable(choices):
             combo.addItem(choice.ref, choice.ref)
-            combo.setItemData(combo.count() - 1, f"{choice.label} — {choice.group}",
+            note = f" ({choice.note})" if choice.note else ""
+            combo.setItemData(combo.count() - 1, f"{choice.label} — {choice.group}{note}",
                               Qt.ItemDataRole.ToolTipRole)
         combo.setCurrentIndex(-1)
         combo.setEditText(text)

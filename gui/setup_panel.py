@@ -289,20 +289,17 @@ class SetupPanel(QScrollArea):
     async def _test(self, a: SetupAnswers) -> None:
         assert self.tester is not None
         try:
-            models = list(await self.tester(a.kind, a.base_url, a.api_key))
-        except ParleyError as exc:
-            self._set_status(setup_message(exc, a.base_url), False)
-            self._set_models([])
-            return
+            result = await check_connection(self.tester, a.kind, a.base_url, a.api_key)
         finally:
             self.test_button.setEnabled(True)
-        count = len(models)
-        self._set_status(f"Connected  ·  {count} model{'s' if count != 1 else ''} available"
-                         if count else "Connected, but the server lists no models: type one.",
-                         True)
-        if not count:
+        if not result.ok:
+            self._set_status(result.problem or "", False)
+            self._set_models([])
+            return
+        self._set_status(result.summary(), True)
+        if not result.models:
             self.model_combo.setEditable(True)
-        self._set_models(models)
+        self._set_models(result.models)
         self.model_combo.setFocus()
 
     def _start(self) -> None:
@@ -313,16 +310,80 @@ class SetupPanel(QScrollArea):
         self.completed.emit(a)
 
 
-def setup_message(error: ParleyError, base_url: str | None) -> str:
-    """Say what a failed connection test means during set-up, where there is no
-    conversation yet and the fix is on this page (not in Settings)."""
+@dataclass(frozen=True, slots=True)
+class ConnectionCheck:
+    """The outcome of :func:`check_connection`.
+
+    Attributes:
+        models: the provider's models (``ModelInfo``), empty when it failed.
+        problem: what went wrong and what to do, in words (None: connected).
+        error: the error behind ``problem`` (None: connected, or no answer in time).
+    """
+
+    models: list[Any]
+    problem: str | None = None
+    error: ParleyError | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when the provider answered."""
+        return self.problem is None
+
+    def summary(self) -> str:
+        """One line for a connected provider: how many models it offers."""
+        count = len(self.models)
+        if not count:
+            return "Connected, but the server lists no models: type one."
+        return f"Connected  ·  {count} model{'s' if count != 1 else ''} available"
+
+
+async def check_connection(tester: Tester, kind: str, base_url: str | None,
+                           api_key: str | None, *, again: str = "test again",
+                           timeout_s: float | None = None) -> ConnectionCheck:
+    """Try a provider's settings before they are saved (first-run set-up, Settings).
+
+    Args:
+        tester: ``ProviderHub.test_connection`` (or the like): asks the provider's
+            list endpoint, raising a ``ParleyError`` when it cannot.
+        kind: ``anthropic``, ``openai`` or ``openai_compatible``.
+        base_url: the server address (None: the usual one).
+        api_key: the key to try (None: whatever the tester finds).
+        again: what the person does after fixing the fields ("test again", "save
+            again"), for the problem's wording.
+        timeout_s: give up after this many seconds (None: the tester's own timeouts,
+            up to minutes for a server that accepts but never answers).
+
+    Returns:
+        The models, or the problem in words (:func:`setup_message`; ``error`` is None
+        when ``timeout_s`` ran out); a ``ParleyError`` is never raised.
+    """
+    try:
+        models = list(await asyncio.wait_for(tester(kind, base_url, api_key), timeout_s))
+    except TimeoutError:
+        return ConnectionCheck([], f"{base_url or 'The provider'} did not answer within "
+                               f"{timeout_s:g} s. Check the address and your connection.")
+    except ParleyError as exc:
+        return ConnectionCheck([], setup_message(exc, base_url, again=again), exc)
+    return ConnectionCheck(models)
+
+
+def setup_message(error: ParleyError, base_url: str | None, *, again: str = "test again"
+                  ) -> str:
+    """Say what a failed connection test means where the provider's fields are on
+    screen (set-up, Settings → Providers), so the fix is "above", not elsewhere.
+
+    Args:
+        error: what the tester raised.
+        base_url: the address tried (None: the provider's usual one).
+        again: the step after fixing the fields ("test again", "save again").
+    """
     from core.providers.errors import AuthenticationFailed, NetworkError
 
     if isinstance(error, AuthenticationFailed):
         if error.missing:
-            return "This provider needs an API key: paste it above, then test again."
+            return f"This provider needs an API key: paste it above, then {again}."
         return ("The key was refused. Check that you pasted the whole key (or create a new "
-                "one in your provider's console), then test again.")
+                f"one in your provider's console), then {again}.")
     if isinstance(error, NetworkError):
         where = base_url or "the provider"
         if error.timed_out:

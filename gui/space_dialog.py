@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from core.tokens import text_tokens
 from core.tools.memory import DEFAULT_LIMIT_TOKENS, MemoryTooLong
 from gui import dialogs
-from gui.model_picker import ModelChoice
+from gui.model_picker import ModelChoice, selectable
 
 DeleteChoice = Literal["move", "delete"]
 
@@ -92,7 +92,7 @@ class SpaceDialog(QDialog):
         self.model_combo = QComboBox(self)
         self.model_combo.setAccessibleName("Default model for new chats")
         self.model_combo.addItem("Parley's default model", None)
-        for choice in models:
+        for choice in selectable(models):
             self.model_combo.addItem(f"{choice.label}  ({choice.group})", choice.ref)
         if space is not None:
             self.name_edit.setText(space.name)
@@ -126,6 +126,7 @@ class SpaceDialog(QDialog):
         lay.addWidget(note)
         lay.addWidget(self.error_label)
         lay.addWidget(self.buttons)
+        self.setMinimumWidth(dialogs.TEXT_MIN_WIDTH)
         self.resize(520, 520 if with_tools else 360)
         self.name_edit.setFocus()
 
@@ -233,16 +234,17 @@ def ask_delete_space(parent: QWidget | None, name: str, chats: int,
         answer = dialogs.answers.popleft()
         return answer if answer in ("move", "delete") else None
     if chats == 0:
-        box = QMessageBox(QMessageBox.Icon.Question, "Delete space",
-                          f"Delete the empty space “{name}”?", parent=parent)
+        box = dialogs.readable(QMessageBox(QMessageBox.Icon.Question, "Delete space",
+                                           f"Delete the empty space “{name}”?", parent=parent))
         ok = box.addButton("Delete space", QMessageBox.ButtonRole.DestructiveRole)
         cancel = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(cancel)
         box.exec()
         return "move" if box.clickedButton() is ok else None
     plural = "chat" if chats == 1 else "chats"
-    box = QMessageBox(QMessageBox.Icon.Warning, "Delete space",
-                      f"Delete the space “{name}”? It holds {chats} {plural}.", parent=parent)
+    box = dialogs.readable(QMessageBox(
+        QMessageBox.Icon.Warning, "Delete space",
+        f"Delete the space “{name}”? It holds {chats} {plural}.", parent=parent))
     box.setInformativeText(f"Move them to “{default_name}”, or delete them for good "
                            "with the space.")
     move = box.addButton(f"Move {plural} to “{default_name}”", QMessageBox.ButtonRole.AcceptRole)
