@@ -22,7 +22,7 @@ Compaction):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from core.content import (
@@ -155,6 +155,35 @@ def plan_compaction(stored: Sequence[Turn], keep_turns: int) -> Plan | None:
         kept=live[boundary:],
         previous=[b for t in head if (b := summary_block(t)) is not None],
     )
+
+
+def fit_keep_turns(
+    stored: Sequence[Turn], keep_turns: int, fits: Callable[[list[Turn]], bool]
+) -> int | None:
+    """The most recent turns a compaction may keep verbatim so that the request fits.
+
+    Used when a request is over the model's context window even though
+    compaction with ``keep_turns`` would do nothing (too few turns) or not
+    enough: fewer turns are kept, down to one (the message being answered,
+    with the tool call it answers, :func:`plan_compaction` keeping pairs).
+
+    Args:
+        stored: the session's stored turns in order.
+        keep_turns: the setting ``compaction.keep_turns`` (>= 0); 0 is tried as it is.
+        fits: tells whether a plan's kept turns (``Plan.kept``), sent after a
+            summary, fit the window.
+
+    Returns:
+        The largest ``k`` from ``keep_turns`` down to 1 (just 0 when
+        ``keep_turns`` is 0) with a plan whose kept turns fit; None when there
+        is none: nothing to compact, or the kept turns alone are too long.
+    """
+    candidates = range(keep_turns, 0, -1) if keep_turns > 0 else range(0, 1)
+    for k in candidates:
+        plan = plan_compaction(stored, k)
+        if plan is not None and fits(plan.kept):
+            return k
+    return None
 
 
 def file_label(block: ImageBlock | DocumentBlock) -> str:

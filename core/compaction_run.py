@@ -1,7 +1,13 @@
-"""Compaction's part in a run: auto-compaction before the request, overflow recovery.
+"""Compaction's part in a run: the context window before a request, overflow recovery.
 
 Rules (shared/DESIGN.md, Compaction; settings in ``core.compaction_settings``):
 
+* A new message: when it alone, with the system prompt, is longer than the
+  model's context window (``core.tokens.estimate_tokens``, the estimate the
+  context meter shows), :meth:`RunCompaction.check_message` refuses it with
+  :class:`MessageTooLong` before it is saved or sent. Only for models whose
+  window the catalog (or a model override) knows: an unknown model's window
+  is a guess.
 * Before a request: when ``compaction.auto`` is on and the request's context
   (:func:`core.compaction_wire.context_tokens`: the provider's count near the
   trigger, else the local estimate over system prompt, tools and every block)
@@ -10,7 +16,18 @@ Rules (shared/DESIGN.md, Compaction; settings in ``core.compaction_settings``):
   summarize hold at least :data:`MIN_NEW_SHARE` of the trigger) or its older
   tool output is hidden on the wire (strategy ``tail``). A failed auto-compaction is
   logged (its ``compact:end`` event carries the error) and the request goes
-  out as it is.
+  out as it is (stubbed, in the steps below).
+* Still over the context window itself after that (auto on, a window the
+  catalog knows, no failed compaction) — too few turns beyond the
+  ``keep_turns`` kept ones, kept turns that alone pass the threshold, or a
+  compaction that did not save enough — the overflow steps are taken before
+  sending rather than after the API refuses: older tool output and files are
+  stubbed (:func:`stub_for_overflow`); then the session is compacted keeping
+  fewer turns verbatim if it must (:func:`core.compaction_plan.fit_keep_turns`,
+  down to the message being answered; a summary is written whatever the
+  strategy, as after an overflow); when even that cannot fit, the run
+  fails with :class:`HistoryTooLong` (a ``CompactPromptTooLongError``) and
+  nothing is sent.
 * After a context overflow with no output yet: first the tool output and
   files before the last user turn are stubbed (:func:`stub_for_overflow`);
   if that overflows too, the session is compacted and the compacted history
@@ -21,16 +38,27 @@ Rules (shared/DESIGN.md, Compaction; settings in ``core.compaction_settings``):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.compaction import CompactEvent, Compactor
-from core.compaction_settings import load_settings
-from core.compaction_wire import context_tokens, hide_tool_output, stub_for_overflow
-from core.content import Turn
+from core.compaction import CompactEvent, Compactor, CompactPromptTooLongError
+from core.compaction_plan import fit_keep_turns
+from core.compaction_settings import CompactionSettings, load_settings
+from core.compaction_summary import SUMMARY_MAX_TOKENS
+from core.compaction_wire import (
+    context_tokens,
+    estimate_request,
+    hide_tool_output,
+    stub_for_overflow,
+)
+from core.content import Block, Turn
 from core.errors import ParleyError
-from core.providers.base import ChatRequest
+from core.providers.base import ChatRequest, ModelInfo
+from core.providers.capabilities import ProviderKind
+from core.providers.catalog import known_models
+from core.tokens import estimate_tokens
+from core.wire import to_messages
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +66,85 @@ log = logging.getLogger(__name__)
 #: summary aside) hold at least this share of the trigger, so kept turns that
 #: alone pass the threshold do not cause a summary request before every request.
 MIN_NEW_SHARE = 0.1
+#: Room left for the summary when choosing how many turns to keep verbatim so a
+#: request fits: the separate summary request's output limit, at most this share
+#: of the window.
+SUMMARY_ROOM_SHARE = 0.05
+
+_ADVICE = "or pick a model with a larger context window"
+
+
+def _name(info: ModelInfo, model_ref: str) -> str:
+    return info.display_name or model_ref
+
+
+class MessageTooLong(ParleyError):
+    """A new message does not fit the model's context window; it was neither saved nor sent.
+
+    Attributes:
+        tokens: the message's estimated tokens (system prompt included).
+        window: the model's context window, tokens.
+        model_ref: ``provider:model``.
+        larger: a catalog model of the same provider whose window would hold
+            it (the cheapest), or None.
+    """
+
+    def __init__(
+        self, tokens: int, window: int, model_ref: str, *, name: str = "",
+        larger: ModelInfo | None = None,
+    ) -> None:
+        model = name or model_ref
+        other = ""
+        if larger is not None:
+            other = f" (such as {larger.display_name or larger.id}, {larger.context_window:,})"
+        super().__init__(
+            f"This message is too long for {model}: it is about {tokens:,} tokens, and the "
+            f"model's context window holds {window:,} tokens in all, the reply included. "
+            "Nothing was sent or saved, and your message is still in the box. Shorten it "
+            f"(send only the part that matters), {_ADVICE}{other}."
+        )
+        self.tokens, self.window, self.model_ref, self.larger = tokens, window, model_ref, larger
+
+
+class HistoryTooLong(CompactPromptTooLongError):
+    """A request would not fit the model's context window even after compaction did
+    what it could; it was not sent. The conversation is saved as it was.
+
+    Attributes:
+        tokens: the request's tokens as last measured (provider count or estimate).
+        window: the model's context window, tokens.
+        model_ref: ``provider:model``.
+        compacted: a summary was saved during this run.
+    """
+
+    def __init__(
+        self, tokens: int, window: int, model_ref: str, *, name: str = "", compacted: bool
+    ) -> None:
+        model = name or model_ref
+        if compacted:
+            tried = ("even after Parley compacted the earlier turns and hid older tool output "
+                     "and files")
+        else:
+            tried = ("even with older tool output and files hidden, and the most recent turns "
+                     "alone are too long for a compaction of the earlier ones to help")
+        ParleyError.__init__(
+            self,
+            f"This conversation is about {tokens:,} tokens, more than {model}'s context "
+            f"window of {window:,} tokens, {tried}. Nothing was sent, and nothing was lost: "
+            "the whole conversation is saved. Edit the long message to shorten it, start a "
+            f"new session, {_ADVICE}.",
+        )
+        self.tokens, self.window, self.model_ref = tokens, window, model_ref
+        self.compacted = compacted
+
+
+def larger_model(kind: ProviderKind, tokens: int) -> ModelInfo | None:
+    """The cheapest catalog model of a provider kind whose window exceeds ``tokens``.
+
+    Returns None for local servers (no catalog) or when no model is large enough.
+    """
+    fitting = [m for m in known_models(kind) if m.context_window > tokens]
+    return min(fitting, key=lambda m: m.input_usd_per_mtok or 0.0, default=None)
 
 
 @dataclass
@@ -51,6 +158,27 @@ class RunState:
 
     summaries: int = 0
     compaction_failed: bool = False
+
+
+@dataclass(frozen=True)
+class _Target:
+    """The model a request goes to, for the context-window steps."""
+
+    provider: Any
+    model_ref: str
+    info: ModelInfo
+    trigger: int
+
+    @property
+    def window(self) -> int:
+        return int(self.info.context_window)
+
+    async def tokens(self, request: ChatRequest) -> int:
+        return await context_tokens(self.provider, request, self.trigger)
+
+    def too_long(self, tokens: int, compacted: bool) -> HistoryTooLong:
+        name = _name(self.info, self.model_ref)
+        return HistoryTooLong(tokens, self.window, self.model_ref, name=name, compacted=compacted)
 
 
 class RunCompaction:
@@ -67,6 +195,39 @@ class RunCompaction:
         self.hub = hub
         self.compactor = compactor
 
+    def check_message(
+        self, blocks: Sequence[Block], model_ref: str, system: str | None = None
+    ) -> None:
+        """Refuse a new message that cannot fit the model's context window.
+
+        Args:
+            blocks: the message's content blocks (text, images, documents).
+            model_ref: ``provider:model`` that would answer.
+            system: the session's system prompt, if any.
+
+        Raises:
+            MessageTooLong: the message with the system prompt is estimated
+                (``core.tokens.estimate_tokens`` over the wire form, as the
+                context meter counts) at more tokens than the model's context
+                window. Models the catalog does not know, models whose
+                provider is not set up and malformed references are not
+                checked (the run reports those).
+        """
+        try:
+            info = self.hub.model_info(model_ref)
+            provider, _ = self.hub.resolve(model_ref)
+        except ParleyError:
+            return
+        if not info.known:
+            return
+        turns = to_messages([Turn("user", list(blocks))], provider.caps)
+        tokens = estimate_tokens(turns, system=system)
+        if tokens > info.context_window:
+            raise MessageTooLong(
+                tokens, info.context_window, model_ref, name=_name(info, model_ref),
+                larger=larger_model(provider.caps.kind, tokens),
+            )
+
     async def _compact(
         self,
         state: RunState,
@@ -74,11 +235,13 @@ class RunCompaction:
         model_ref: str,
         emit: Callable[[CompactEvent], None],
         min_new_tokens: int = 0,
+        keep_turns: int | None = None,
     ) -> bool:
         """Compact (the run holds the session); True when a summary was saved."""
         try:
             result = await self.compactor.compact_held(
                 session_id,
+                keep_turns=keep_turns,
                 reason="auto",
                 model_ref=model_ref,
                 on_event=emit,
@@ -101,7 +264,7 @@ class RunCompaction:
         request: ChatRequest,
         emit: Callable[[CompactEvent], None],
     ) -> tuple[list[Turn], ChatRequest]:
-        """Apply auto-compaction to a request about to be sent.
+        """Apply auto-compaction to a request about to be sent (module docstring).
 
         Args:
             state: this run's state.
@@ -113,22 +276,80 @@ class RunCompaction:
 
         Returns:
             (the stored turns now, the request to send).
+
+        Raises:
+            HistoryTooLong: with ``compaction.auto`` on, the request is over the
+                model's context window and neither stubbing nor compaction can
+                bring it under; nothing was sent.
         """
         settings = await load_settings(self.store)
         stored = request.turns
         try:
-            window = int(self.hub.model_info(model_ref).context_window)
+            info: ModelInfo = self.hub.model_info(model_ref)
         except ParleyError:
             return stored, request
-        trigger = int(settings.threshold * window)
-        if not settings.auto or await context_tokens(provider, request, trigger) < trigger:
+        target = _Target(provider, model_ref, info, int(settings.threshold * info.context_window))
+        tokens = await target.tokens(request)
+        if not settings.auto or tokens < target.trigger:
             return stored, request
+        summaries = state.summaries
         if settings.strategy == "tail":
-            return stored, replace(request, turns=hide_tool_output(stored, settings.keep_turns))
-        least = int(trigger * MIN_NEW_SHARE)
-        if await self._compact(state, session_id, model_ref, emit, least):
-            stored = await self.store.get_turns(session_id)
-        return stored, replace(request, turns=stored)
+            request = replace(request, turns=hide_tool_output(stored, settings.keep_turns))
+        else:
+            least = int(target.trigger * MIN_NEW_SHARE)
+            if await self._compact(state, session_id, model_ref, emit, least):
+                stored = await self.store.get_turns(session_id)
+            request = replace(request, turns=stored)
+        if tokens <= target.window or not info.known or state.compaction_failed:
+            return stored, request
+        if request.turns != stored or state.summaries != summaries:
+            tokens = await target.tokens(request)
+        if tokens <= target.window:
+            return stored, request
+        return await self._fit(state, settings, session_id, target, stored, request, tokens, emit)
+
+    async def _fit(
+        self,
+        state: RunState,
+        settings: CompactionSettings,
+        session_id: str,
+        target: _Target,
+        stored: list[Turn],
+        request: ChatRequest,
+        tokens: int,
+        emit: Callable[[CompactEvent], None],
+    ) -> tuple[list[Turn], ChatRequest]:
+        """Bring a request of ``tokens`` tokens, over the context window, under it, or
+        refuse it: stub older tool output and files; then compact keeping as many turns
+        verbatim as fit (at most ``keep_turns``), and stub again if needed. A failed
+        compaction sends the stubbed request (the API has the last word, as for any
+        failed auto-compaction)."""
+        stubbed = replace(request, turns=stub_for_overflow(request.turns))
+        if stubbed.turns != request.turns:
+            tokens = await target.tokens(stubbed)
+            if tokens <= target.window:
+                return stored, stubbed
+        room = min(SUMMARY_MAX_TOKENS, int(target.window * SUMMARY_ROOM_SHARE))
+
+        def fits(kept: list[Turn]) -> bool:
+            wire = replace(request, turns=stub_for_overflow(kept))
+            return estimate_request(target.provider, wire) + room <= target.window
+
+        keep = fit_keep_turns(stored, settings.keep_turns, fits)
+        if keep is None:
+            raise target.too_long(tokens, compacted=state.summaries > 0)
+        if not await self._compact(state, session_id, target.model_ref, emit, keep_turns=keep):
+            return stored, stubbed
+        stored = await self.store.get_turns(session_id)
+        request = replace(request, turns=stored)
+        tokens = await target.tokens(request)
+        if tokens <= target.window:
+            return stored, request
+        stubbed = replace(request, turns=stub_for_overflow(stored))
+        tokens = await target.tokens(stubbed)
+        if tokens <= target.window:
+            return stored, stubbed
+        raise target.too_long(tokens, compacted=True)
 
     async def recover(
         self,

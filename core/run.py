@@ -26,6 +26,11 @@ Compaction (shared/DESIGN.md, Compaction; ``core.compaction``):
   compaction's :class:`~core.compaction.CompactEvent` values reach listeners
   like the run's own events. A failed auto-compaction is logged and the
   request is sent as it is;
+* a new message that alone (with the system prompt) is longer than the
+  model's context window is refused before it is saved: ``MessageTooLong``;
+  a request still over the window after auto-compaction is stubbed, compacted
+  keeping fewer turns, or refused before it is sent: ``HistoryTooLong``
+  (``core.compaction_run``);
 * a context overflow before any output: older tool output and files are
   stubbed and the request sent once more; then the session is compacted and
   sent again; then the run fails with ``CompactPromptTooLongError``;
@@ -68,7 +73,7 @@ from core.compaction import (
     SentRequest,
     Trigger,
 )
-from core.compaction_run import RunCompaction, RunState
+from core.compaction_run import HistoryTooLong, MessageTooLong, RunCompaction, RunState
 from core.content import Block, TextBlock, Turn, Usage
 from core.errors import ParleyError
 from core.hooks import Hooks
@@ -98,7 +103,9 @@ from core.wire import to_messages
 
 __all__ = [  # the events are defined in core.run_events and are part of this API
     "ChatRunner",
+    "HistoryTooLong",
     "Listener",
+    "MessageTooLong",
     "ReplyUpdated",
     "RunCancelled",
     "RunEvent",
@@ -251,6 +258,24 @@ class ChatRunner:
         if self.tools is not None:
             await self.tools.prompts.refresh(session_id)
 
+    def check_message(
+        self, blocks: list[Block], *, model_ref: str, system: str | None = None
+    ) -> None:
+        """Refuse a message too long for the model's context window, before anything is
+        saved (:meth:`core.compaction_run.RunCompaction.check_message`; :meth:`send`
+        calls it, a caller may call it earlier, e.g. before creating a session).
+
+        Args:
+            blocks: the user's content blocks.
+            model_ref: ``"provider_id:model_id"``.
+            system: the session's system prompt, if any.
+
+        Raises:
+            MessageTooLong: the message with the system prompt is estimated at more
+                tokens than the model's context window (models the catalog knows).
+        """
+        self._compaction.check_message(blocks, model_ref, system)
+
     async def send(
         self,
         session_id: str,
@@ -276,9 +301,13 @@ class ChatRunner:
             RunInProgress: a run holds the session; nothing was saved.
             CompactionInProgress: a compaction holds it; nothing was saved.
             SessionNotFound: no such session; nothing was saved.
+            MessageTooLong: the message cannot fit the model's context window
+                (:meth:`check_message`); nothing was saved or sent.
         """
         self.claim(session_id)
         try:
+            session = await self.store.get_session(session_id)
+            self.check_message(blocks, model_ref=model_ref, system=session.system_prompt)
             user_turn = Turn("user", list(blocks))
             await self.store.append_turn(session_id, user_turn)
             return await self._run(session_id, model_ref, on_event, user_turn)

@@ -119,6 +119,8 @@ class ChatRuns:
             blocks.append(TextBlock(text))
         old = self.chat.session_id
         try:
+            # Too long for the model's window: refused before a new chat gets its row.
+            self.chat.runner.check_message(blocks, model_ref=model)
             sid = await self._session_for_send(model)
         except ParleyError:
             self.give_back(text)

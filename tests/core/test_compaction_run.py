@@ -173,7 +173,7 @@ async def test_overflow_after_compaction_is_reported_in_words(env, fake_provider
 async def test_kept_turns_over_the_threshold_do_not_cause_a_summary_every_request(
     env, fake_provider
 ):
-    await env.settings(model_overrides={"gpt-5": {"context_window": 4_000}})
+    await env.settings(model_overrides={"gpt-5": {"context_window": 5_000}})
     await env.seed(6, words=30)
     fake_provider.script(SUMMARY).script("read it")
     await env.send("Please read: " + "lorem ipsum dolor " * 900, model=GPT)

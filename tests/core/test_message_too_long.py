@@ -1,0 +1,108 @@
+"""A message longer than the model's context window is refused before it is saved or sent
+(real sessions.db, real SDKs against the fake provider server, which enforces no limit)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.compaction_run import MessageTooLong
+from core.content import TextBlock, Turn
+from core.errors import ParleyError
+from core.run import ChatRunner, RunFinished
+from core.store.async_store import AsyncStore
+from core.tokens import estimate_tokens
+from core.wire import to_messages
+from tests.core.hubs import fake_hub
+from tests.core.test_compaction_support import SONNET, open_env
+
+HAIKU = "anthropic:claude-haiku-4-5"  # 200,000-token context window in the catalog
+COMPATIBLE = "local:llama-test"  # a model the catalog does not know (a guessed 8,192)
+
+
+@pytest.fixture
+async def env(tmp_path, fake_provider):
+    async with open_env(tmp_path, fake_provider) as opened:
+        yield opened
+
+
+def words(n_tokens: int) -> str:
+    """Plain prose of about ``n_tokens`` tokens by the app's estimate (4 characters each)."""
+    return ("lorem ipsum dolor sit amet " * (n_tokens * 4 // 27 + 1))[: n_tokens * 4]
+
+
+async def test_a_paste_over_the_window_is_refused_with_nothing_saved_or_sent(env, fake_provider):
+    paste = words(703_000)  # 2.8 MB, the report's "703k / 200k"
+    fake_provider.script("Short answer.")  # for the message that fits, below
+    events: list = []
+    with pytest.raises(MessageTooLong) as caught:
+        await env.runner.send(env.sid, [TextBlock(paste)], model_ref=HAIKU,
+                              on_event=events.append)
+
+    err = caught.value
+    assert isinstance(err, ParleyError)
+    assert err.window == 200_000 and 700_000 <= err.tokens <= 710_000
+    text = err.message
+    assert "too long for Claude Haiku 4.5" in text
+    assert f"{err.tokens:,} tokens" in text and "200,000 tokens" in text
+    assert "Nothing was sent or saved" in text and "still in the box" in text
+    assert "Shorten it" in text and "larger context window" in text
+    assert err.larger is not None and err.larger.context_window > err.tokens
+    assert err.larger.display_name in text  # a model that would take it, named
+    assert events == []  # no run started
+    assert fake_provider.requests == []  # not even a token count left the machine
+    assert await env.store.get_turns(env.sid) == []
+    session = await env.store.get_session(env.sid)
+    assert session.title is None and session.turn_count == 0  # not titled from it either
+    assert not env.runner.is_running(env.sid)
+
+    # The session is free again: a message that fits goes out as usual.
+    reply = await env.runner.send(env.sid, [TextBlock("Just the summary, then.")],
+                                  model_ref=HAIKU)
+    assert reply is not None and reply.text() == "Short answer."
+    assert len(fake_provider.model_requests) == 1
+
+
+async def test_the_refusal_counts_as_the_meter_does_system_prompt_included(env, fake_provider):
+    # The meter's count: estimate_tokens over the wire form, system prompt included.
+    await env.settings(model_overrides={"claude-haiku-4-5": {"context_window": 1_000}})
+    message = words(700)
+    prompt = words(400)
+    with_prompt = (await env.store.create_session(system_prompt=prompt)).id
+    with pytest.raises(MessageTooLong) as caught:
+        await env.runner.send(with_prompt, [TextBlock(message)], model_ref=HAIKU)
+    wire = to_messages([Turn("user", [TextBlock(message)])], env.hub.resolve(HAIKU)[0].caps)
+    assert caught.value.tokens == estimate_tokens(wire, system=prompt)
+    assert caught.value.window == 1_000
+    assert await env.store.get_turns(with_prompt) == []
+
+    # The same message without that prompt fits, and is sent (the history is saved).
+    fake_provider.script("ok")
+    events: list = []
+    await env.runner.send(env.sid, [TextBlock(message)], model_ref=HAIKU,
+                          on_event=events.append)
+    assert isinstance(events[-1], RunFinished)
+    assert [t.role for t in await env.store.get_turns(env.sid)] == ["user", "assistant"]
+
+
+async def test_a_message_just_inside_the_window_is_sent(env, fake_provider):
+    await env.settings(model_overrides={"claude-sonnet-4-6": {"context_window": 2_000}})
+    fake_provider.script("fine")
+    reply = await env.runner.send(env.sid, [TextBlock(words(1_980))], model_ref=SONNET)
+    assert reply is not None and reply.text() == "fine"
+
+
+async def test_a_model_whose_window_is_a_guess_is_not_refused(tmp_path, fake_provider):
+    store = await AsyncStore.open(tmp_path / "sessions.db")
+    hub = await fake_hub(store, tmp_path, fake_provider, openai=False,
+                         compatible={"name": "Local", "provider_id": "local",
+                                     "default_model": "llama-test"})
+    try:
+        assert not hub.model_info(COMPATIBLE).known  # 8,192 tokens, guessed
+        runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+        sid = (await store.create_session()).id
+        fake_provider.script("read it all")
+        reply = await runner.send(sid, [TextBlock(words(20_000))], model_ref=COMPATIBLE)
+        assert reply is not None and reply.text() == "read it all"  # the server decides
+    finally:
+        await hub.aclose()
+        await store.close()
