@@ -129,8 +129,9 @@ class ChatEditor:
         original's, less those removed, plus those added), then the new text.
 
         Raises:
-            ParleyError: the fork could not be made (the text goes back to the
-                composer, ``files`` to the tray).
+            ParleyError: the edited message is too long for the model
+                (``MessageTooLong``) or the fork could not be made (the text goes
+                back to the composer, ``files`` to the tray).
         """
         from core.edit import edit_and_fork
 
@@ -141,6 +142,8 @@ class ChatEditor:
         if text.strip():
             blocks.append(TextBlock(text))
         try:
+            # Too long for the model: refused before the fork is made (MessageTooLong).
+            self.chat.runner.check_message(blocks, model_ref=model)
             fork = await edit_and_fork(self.chat.store, sid, turn.id, blocks)
         except ParleyError:
             self.chat.runs.give_back(text)

@@ -88,3 +88,26 @@ def test_a_paste_too_long_in_a_chat_leaves_the_chat_as_it_was(driver: Any) -> No
     assert [t.id for t in w.chat.turns] == [t.id for t in before]  # nothing shown as sent
     assert len(driver.fake.model_requests) == requests
     assert driver.error_text(w) == ""  # a refusal, not a failed reply
+
+
+def test_an_edit_too_long_for_the_model_makes_no_fork(driver: Any) -> None:
+    w = driver.configured()
+    w.chat.choose_model(HAIKU)
+    driver.fake.script("Short answer.")
+    driver.send("A short question", w, wait=True)
+    sid = w.chat.session_id
+    assert w.edit_last_message()
+    driver.until(lambda: w.chat.editor.editing is not None)
+    w.composer.set_text(PASTE)
+
+    press_enter(driver, w)
+    driver.until(lambda: problem_boxes(w) and w.tasks.pending == 0, timeout=20)
+
+    (box,) = problem_boxes(w)
+    assert "too long for Claude Haiku 4.5" in box.text()
+    assert w.composer.text() == PASTE
+    assert driver.run(w.store.list_forks(sid)) == []  # the fork was not made
+    chat = [r for r in driver.fake.model_requests
+            if "Write a title for this conversation." not in str(r.body)]
+    assert w.chat.session_id == sid and len(chat) == 1  # the first answer only
+    box.close()
