@@ -238,6 +238,9 @@ ACTIONS: tuple[Action, ...] = (
        "Open a conversation exported from Parley, Claude or ChatGPT as a new chat."),
     _a("session.export", "Export chat…", (), "global", Call("export_session"), "File",
        "Save the current chat to a file."),
+    _a("app.save_copy", "Save a copy now…", (), "global", Call("save_copy_now"), "File",
+       "Save a copy of every chat to a file you choose (also when sessions.db was deleted "
+       "or moved while Parley runs).", keywords="backup rescue database sessions.db"),
     _a("app.settings", "Settings…", (Std(SK.Preferences, "Ctrl+,"),), "global",
        Call("open_settings"), "File", "Providers, models, compaction and keyboard shortcuts.",
        keywords="preferences options configure"),

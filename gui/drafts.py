@@ -4,10 +4,17 @@ Each chat's draft lives in memory while Parley runs and in the store's
 ``app_state`` under ``draft:<session id>`` (``draft:new`` for a new chat that
 has no session yet), written a moment after typing stops and at every switch
 or close. An empty draft deletes the key.
+
+When sessions.db was deleted or replaced while open, the store refuses every
+write (``core.store.faults``), so drafts stay in memory only; the window then
+writes them into the copy it saves (:meth:`Drafts.save_into`, called by
+``gui.rescue``), so no unsent text is lost with the store.
 """
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 NEW = "new"
@@ -46,3 +53,36 @@ class Drafts:
         """Forget a chat's draft (it was sent, or the chat deleted)."""
         self._texts.pop(session_id, None)
         await self.store.set_state(draft_key(session_id), None)
+
+    async def save_into(self, copy: Path) -> int:
+        """Write every draft typed this run into another sessions.db (a copy of the store).
+
+        Used when the store itself refuses writes (its file was deleted or
+        replaced while open): the copy then holds the unsent text too, under
+        the same keys, and Parley shows it when that copy is opened. The copy
+        is opened and closed off the GUI thread.
+
+        Args:
+            copy: a complete sessions.db (``core.store.faults.copy_open_database``).
+
+        Returns:
+            How many non-empty drafts it now holds from this run.
+
+        Raises:
+            StoreError: the copy could not be opened or written (e.g.
+                ``CannotOpen``, ``DiskFull``); the drafts stay in memory.
+        """
+        texts = {draft_key(sid): text or None for sid, text in self._texts.items()}
+        if not texts:
+            return 0
+        await asyncio.to_thread(_write_state, copy, texts)
+        return sum(1 for text in texts.values() if text)
+
+
+def _write_state(path: Path, values: dict[str, Any]) -> None:
+    """Set ``app_state`` keys in the sessions.db at ``path`` (one transaction per key)."""
+    from core.store.store import Store  # SQLAlchemy: not imported at start-up
+
+    with Store.open(path) as store:
+        for key, value in values.items():
+            store.set_state(key, value)

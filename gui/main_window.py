@@ -404,11 +404,19 @@ class MainWindow(QMainWindow, WindowCommands):
         dialogs.show_problem(self, "Parley", error.message)
 
     # -- shutdown ---------------------------------------------------------
-    async def shutdown(self) -> None:
+    async def shutdown(self) -> bool:
         """Stop runs (their partial replies are kept), save drafts, geometry and the
-        open session, close the store. Safe to call twice."""
+        open session, close the store. Safe to call twice.
+
+        If sessions.db was deleted, moved or replaced while open, a copy of what
+        the store holds (with the drafts) is saved first, beside the old name or
+        where the person chooses (``gui.rescue``). Returns False, with nothing
+        stopped or closed, when no copy could be saved and the person chose to
+        keep Parley open; True once shut down."""
         if self._closed:
-            return
+            return True
+        if self.store is not None and not await self._rescue_if_moved():
+            return False
         self._closed = True
         try:
             if self.cache_timer is not None:
@@ -418,7 +426,6 @@ class MainWindow(QMainWindow, WindowCommands):
             if self.store is not None:
                 from core.recovery import mark_clean_exit
 
-                await self._save_geometry()
                 await mark_clean_exit(self.store)
         except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
             log.warning("not saved while closing: %s", exc.message)
@@ -428,6 +435,22 @@ class MainWindow(QMainWindow, WindowCommands):
                 await self.hub.aclose()
             if self.store is not None:
                 await self.store.close()
+        return True
+
+    async def _rescue_if_moved(self) -> bool:
+        """Save the geometry: a write, refused when sessions.db moved while open; then
+        save a copy first (``gui.rescue``). False: the person keeps Parley open."""
+        from core.store.faults import DatabaseMissing, DatabaseReplaced
+
+        try:
+            await self._save_geometry()
+        except (DatabaseMissing, DatabaseReplaced) as moved:
+            from gui.rescue import rescue_before_close
+
+            return await rescue_before_close(self, moved)
+        except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
+            log.warning("not saved while closing: %s", exc.message)
+        return True
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         if self._closed or self.store is None:
@@ -438,7 +461,21 @@ class MainWindow(QMainWindow, WindowCommands):
             self._closing = True
             self.setEnabled(False)  # not hide(): a hidden window's close does not quit the app
             task = asyncio.ensure_future(self.shutdown())
-            task.add_done_callback(lambda _t: self.close())
+            task.add_done_callback(self._shutdown_done)
+
+    def _shutdown_done(self, task: asyncio.Future[bool]) -> None:
+        """Close once shut down; stay open when the person chose to (or closing failed
+        before anything was stopped: nothing is lost by staying)."""
+        exc = None if task.cancelled() else task.exception()
+        if self._closed:
+            if exc is not None:
+                log.error("closing: %r", exc)
+            self.close()
+            return
+        self._closing = False
+        self.setEnabled(True)
+        if exc is not None:
+            report_bug(exc)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)

@@ -158,6 +158,16 @@ class WindowCommands:
 
         return import_chat(self)
 
+    def save_copy_now(self) -> bool:
+        """File ▸ Save a copy now…: copy every chat (and this run's drafts) to a file the
+        person chooses; also when sessions.db was deleted or moved (``gui.rescue``)."""
+        if self.store is None:
+            return False
+        from gui.rescue import save_copy_now
+
+        self.tasks.spawn(save_copy_now(self), name="save-copy")
+        return True
+
     def open_settings(self) -> Any:
         """Settings (non-modal; changes apply at once)."""
         if self.store is None or self.hub is None:

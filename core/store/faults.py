@@ -16,6 +16,15 @@ with :class:`DatabaseMissing` / :class:`DatabaseReplaced`, and, before closing
 a connection whose file moved, copy what it still reads to a new file and
 empty its WAL into the old file (:func:`rescue_and_release`), so nothing is
 lost and nothing is replayed into the new file.
+
+The copy goes beside the old name (:func:`rescue_name`), in its folder made
+again when the whole folder was deleted (``rm -rf`` of the data folder). A
+copy already made of the same content (File ▸ Save a copy now…, or the
+window's copy on closing) is not made twice: :func:`copy_open_database`
+remembers each copy of a connection with the connection's change counters,
+and :func:`rescue_and_release` reuses it while nothing changed since
+(:func:`current_copy`). When no copy can be written the caller gets
+:class:`RescueFailed` (typed, for the person) from :meth:`RescueFailed.of`.
 """
 
 from __future__ import annotations
@@ -23,11 +32,16 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.paths import cannot_create_reason
 from core.store.errors import StoreError
+
+#: The menu command the messages below point to (gui/actions.py, ``app.save_copy``).
+SAVE_COPY_COMMAND = "File ▸ Save a copy now…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +55,15 @@ class FileIdentity:
     def of(cls, path: Path) -> FileIdentity | None:
         """Return the identity of the file at ``path`` now, or None when there is none.
 
+        None also when a folder on the way is now a file (``NotADirectoryError``):
+        no file can be at ``path`` then.
+
         Raises:
             OSError: the path cannot be examined (other than "does not exist").
         """
         try:
             st = os.stat(path)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         return cls(st.st_dev, st.st_ino)
 
@@ -59,7 +76,8 @@ class DatabaseMissing(StoreError):
             f"{path} was deleted or moved while Parley was running. Parley stopped saving, so "
             "nothing is written to a file you can no longer see. Nothing already saved was "
             "lost: Parley can still read it and will save a copy beside the old name when it "
-            "closes (or choose Save a copy now). To keep going, put the file back and try again."
+            f"closes (or choose {SAVE_COPY_COMMAND}). To keep going, put the file back and try "
+            "again."
         )
         self.path = path
 
@@ -72,10 +90,39 @@ class DatabaseReplaced(StoreError):
             f"{path} was replaced by another file while Parley was running (restored from a "
             "backup, or synced from another computer?). Parley stopped saving to it so the new "
             "file is not damaged. Nothing already saved was lost: Parley will save what it "
-            "holds as a copy beside it when it closes (or choose Save a copy now). Restart "
-            "Parley to use the new file."
+            f"holds as a copy beside it when it closes (or choose {SAVE_COPY_COMMAND}). "
+            "Restart Parley to use the new file."
         )
         self.path = path
+
+
+class RescueFailed(StoreError):
+    """A copy of what Parley holds could not be written (the folder cannot be made, disk full…).
+
+    Attributes:
+        dest: the copy that could not be written.
+        reason: why, in words ("the disk is full").
+    """
+
+    def __init__(self, dest: Path, reason: str) -> None:
+        super().__init__(
+            f"Parley could not save a copy of your chats as {dest}: {reason}. Nothing is lost "
+            "yet: Parley still holds everything while it stays open. Choose another place for "
+            "the copy (a folder you can write to, on a disk with free space)."
+        )
+        self.dest = dest
+        self.reason = reason
+
+    @classmethod
+    def of(cls, dest: Path, exc: BaseException) -> RescueFailed:
+        """The typed error for ``exc`` (OSError, sqlite3.Error) met writing ``dest``."""
+        if isinstance(exc, FileExistsError) and exc.filename in (str(dest), None):
+            reason = "a file with that name already exists (choose another name)"
+        elif isinstance(exc, OSError):
+            reason = cannot_create_reason(exc)
+        else:
+            reason = str(exc).rstrip(".") or type(exc).__name__
+        return cls(dest, reason)
 
 
 def check_identity(path: Path, expected: FileIdentity) -> None:
@@ -109,6 +156,20 @@ def free_name(path: Path, tag: str) -> Path:
         if not any(os.path.lexists(path.with_name(name + s)) for s in ("", "-wal", "-shm")):
             return path.with_name(name)
     raise FileExistsError(path.with_name(base))
+
+
+def rescue_name(path: Path) -> Path:
+    """Where the copy of a deleted or replaced ``path`` goes: ``<name>.rescued-<time>`` beside it.
+
+    The folder is made again (with its parents, mode 0700) when it was deleted
+    too, so the copy is where the message promised (:class:`DatabaseMissing`).
+
+    Raises:
+        OSError: the folder cannot be made (no permission, read-only disk…).
+    """
+    if not path.parent.is_dir():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return free_name(path, "rescued")
 
 
 def place(src: Path, dst: Path) -> None:
@@ -150,7 +211,59 @@ def copy_open_database(con: sqlite3.Connection, dest: Path) -> Path:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+    _remember(con, dest)
     return dest
+
+
+# --- copies made of a connection (so closing does not make the same copy twice) -----
+
+
+@dataclass(frozen=True, slots=True)
+class _Copy:
+    con: sqlite3.Connection  # held, so its id() is not reused while the entry lives
+    dest: Path
+    mark: tuple[int, int]
+
+
+_copies: dict[int, _Copy] = {}
+_copies_lock = threading.Lock()
+_MAX_COPIES = 8  # connections tracked (a moved one is dropped at close, others pushed out)
+
+
+def _mark(con: sqlite3.Connection) -> tuple[int, int]:
+    """Changes made through ``con`` and by others (``PRAGMA data_version``) so far."""
+    (version,) = con.execute("PRAGMA data_version").fetchone()
+    return con.total_changes, int(version)
+
+
+def _remember(con: sqlite3.Connection, dest: Path) -> None:
+    with _copies_lock:
+        _copies.pop(id(con), None)
+        _copies[id(con)] = _Copy(con, dest, _mark(con))
+        while len(_copies) > _MAX_COPIES:
+            del _copies[next(iter(_copies))]
+
+
+def _forget(con: sqlite3.Connection) -> None:
+    with _copies_lock:
+        _copies.pop(id(con), None)
+
+
+def current_copy(con: sqlite3.Connection) -> Path | None:
+    """The last complete copy of ``con`` (:func:`copy_open_database`), if it is still current.
+
+    Current: the copy still exists and nothing was written through ``con``
+    (``total_changes``) or by another connection (``PRAGMA data_version``)
+    since it was made. Call on the connection's thread.
+
+    Returns:
+        The copy's path, or None (no copy, it was deleted, or it is out of date).
+    """
+    with _copies_lock:
+        entry = _copies.get(id(con))
+    if entry is None or entry.con is not con or not entry.dest.exists():
+        return None
+    return entry.dest if _mark(con) == entry.mark else None
 
 
 def rescue_and_release(con: sqlite3.Connection, path: Path) -> Path:
@@ -161,12 +274,15 @@ def rescue_and_release(con: sqlite3.Connection, path: Path) -> Path:
         path: sessions.db.
 
     Returns:
-        The copy, ``<name>.rescued-<timestamp>`` beside ``path``.
+        The copy, ``<name>.rescued-<timestamp>`` beside ``path`` (its folder
+        made again if it was deleted), or the copy already made of the same
+        content (:func:`current_copy`: a copy chosen in the window), which is
+        then not made twice.
 
     Raises:
         OSError, sqlite3.Error: the copy failed; the WAL was left as it was.
     """
-    dest = copy_open_database(con, free_name(path, "rescued"))
+    dest = current_copy(con) or copy_open_database(con, rescue_name(path))
     release_moved_file(con)
     return dest
 
@@ -180,4 +296,5 @@ def release_moved_file(con: sqlite3.Connection) -> None:
     what the old file holds first (:func:`rescue_and_release` does both): once
     closed, a deleted file is gone.
     """
+    _forget(con)  # the connection closes next: its copies are no longer tracked
     con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()

@@ -1,0 +1,262 @@
+"""Saving a copy of sessions.db from the window: File ▸ Save a copy now…, and on closing.
+
+When sessions.db is deleted, moved or replaced while Parley has it open, the
+store refuses every write (``core.store.faults``) and its message promises a
+copy beside the old name when Parley closes. The store's own close saves one
+but can only log a failure, after which the deleted file is gone. So the
+window saves the copy itself before anything is closed
+(:func:`rescue_before_close`): beside the old name, its folder made again if
+it was deleted too. If even that fails, it says why and asks: save the copy
+elsewhere (a Save dialog), quit without a copy, or keep Parley open. Either
+way the drafts typed this run go into the copy (:meth:`gui.drafts.Drafts.save_into`),
+and the person is told where the copy is.
+
+:func:`save_copy_now` is the menu command: ask where, copy, say where.
+
+Every question is window-modal but not a nested event loop (the reply being
+streamed and the store's thread carry on). Tests answer them through
+``gui.dialogs.answers``: a choice (:data:`SAVE`, :data:`QUIT`, :data:`CANCEL`)
+for a question, a path (or None) for the Save dialog.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
+
+from core.errors import ParleyError
+from core.store import faults
+from gui import dialogs
+
+log = logging.getLogger(__name__)
+
+SAVE, QUIT, CANCEL = "save", "quit", "cancel"
+Role = QMessageBox.ButtonRole
+TITLE = "Save your chats"
+
+
+async def save_copy(window: Any, dest: Path | None = None) -> Path:
+    """Copy everything the open store reads to a new file (works when its file was deleted).
+
+    Args:
+        window: the main window (its ``store``).
+        dest: the new file; None: ``<name>.rescued-<time>`` beside sessions.db, its
+            folder made again when it was deleted. Never replaces a file.
+
+    Returns:
+        The copy: a complete sessions.db.
+
+    Raises:
+        RescueFailed: the copy could not be written (folder, permission, disk
+            full, a file of that name); no partial file is left.
+        StoreClosed: the store was closed.
+    """
+    store = window.store
+    target = dest or store.path.with_name(f"{store.path.name}.rescued")
+    try:
+        if dest is None:
+            target = await asyncio.to_thread(faults.rescue_name, store.path)
+        copy: Path = await store.backup_to(target)
+    except (OSError, sqlite3.Error) as exc:
+        raise faults.RescueFailed.of(target, exc) from exc
+    return copy
+
+
+async def save_copy_now(window: Any) -> Path | None:
+    """File ▸ Save a copy now…: ask where, save a copy with this run's drafts, say where.
+
+    Returns:
+        The copy, or None when cancelled or when it could not be saved (then
+        the problem is shown).
+    """
+    if window.store is None:
+        return None
+    dest = await ask_copy_path(window, window.store.path)
+    if dest is None:
+        return None
+    try:
+        copy = await save_copy(window, dest)
+    except ParleyError as exc:
+        window.show_problem(exc)
+        return None
+    drafts, _ok = await _drafts_into(window, copy)
+    window.undo.notice(f"Saved a copy of your chats as {copy}{drafts}.")
+    return copy
+
+
+async def rescue_before_close(window: Any, moved: ParleyError) -> bool:
+    """sessions.db moved while open: save the promised copy before the window closes.
+
+    Args:
+        window: the main window, closing.
+        moved: the ``DatabaseMissing`` / ``DatabaseReplaced`` its last write met.
+
+    Returns:
+        True to go on closing (a copy was saved, or the person chose to quit
+        without one); False when the person chose to keep Parley open.
+    """
+    log.warning("closing: %s", moved.message)
+    try:
+        copy = await save_copy(window)
+    except faults.RescueFailed as exc:
+        log.warning("closing: %s", exc.message)
+        window.setEnabled(True)  # the questions belong to it; they are window-modal
+        chosen = await _copy_elsewhere(window, moved, exc)
+        if not isinstance(chosen, Path):
+            if chosen == QUIT:
+                log.error("closed without a copy of the moved %s", window.store.path)
+                window.setEnabled(False)
+            return chosen == QUIT
+        copy = chosen
+    log.warning("the moved %s was saved as %s", window.store.path, copy)
+    drafts, drafts_ok = await _drafts_into(window, copy)
+    window.setEnabled(True)
+    answer = await ask(window, QMessageBox.Icon.Information, TITLE,
+                       _saved_text(window.store.path, moved, copy, drafts, drafts_ok),
+                       [("Quit", Role.AcceptRole, QUIT)] if drafts_ok else
+                       [("Quit", Role.DestructiveRole, QUIT),
+                        ("Keep Parley open", Role.RejectRole, CANCEL)],
+                       default=QUIT if drafts_ok else CANCEL)
+    if answer == QUIT:
+        window.setEnabled(False)
+    return answer == QUIT
+
+
+async def _copy_elsewhere(window: Any, moved: ParleyError,
+                          failed: faults.RescueFailed) -> Path | str:
+    """Ask until a copy is saved elsewhere (its path), or QUIT / CANCEL is chosen."""
+    while True:
+        choice = await ask(window, QMessageBox.Icon.Warning, TITLE,
+                           _failed_text(window.store.path, moved, failed),
+                           [("Save a copy…", Role.AcceptRole, SAVE),
+                            ("Quit without a copy", Role.DestructiveRole, QUIT),
+                            ("Keep Parley open", Role.RejectRole, CANCEL)],
+                           default=SAVE)
+        if choice != SAVE:
+            return choice
+        dest = await ask_copy_path(window, window.store.path)
+        if dest is None:
+            continue
+        try:
+            return await save_copy(window, dest)
+        except faults.RescueFailed as exc:
+            log.warning("closing: %s", exc.message)
+            failed = exc
+
+
+async def _drafts_into(window: Any, copy: Path) -> tuple[str, bool]:
+    """Write this run's drafts into ``copy``: (a phrase for the person, whether it worked)."""
+    drafts = window.chat.drafts if window.chat is not None else None
+    if drafts is None:
+        return "", True
+    try:
+        count = await drafts.save_into(copy)
+    except ParleyError as exc:
+        log.warning("drafts not written into %s: %s", copy, exc.message)
+        return f", but not your unsent text ({exc.message})", False
+    if count == 0:
+        return "", True
+    return (", with your unsent message" if count == 1
+            else f", with your {count} unsent messages"), True
+
+
+def _moved_sentence(path: Path, moved: ParleyError) -> str:
+    if isinstance(moved, faults.DatabaseReplaced):
+        return f"{path} was replaced by another file while Parley was running"
+    return f"{path} was deleted or moved while Parley was running"
+
+
+def _saved_text(path: Path, moved: ParleyError, copy: Path, drafts: str, ok: bool) -> str:
+    if isinstance(moved, faults.DatabaseReplaced):
+        after = (f"The file now named {path.name} was left as it is. To go on with the chats "
+                 f"of this window instead, rename the copy to {path.name} while Parley is "
+                 "closed.")
+    else:
+        after = (f"To go on with these chats, rename the copy to {path.name} before you "
+                 "start Parley again.")
+    text = (f"{_moved_sentence(path, moved)}. Parley saved everything it held as a "
+            f"copy{drafts}:\n\n{copy}\n\n{after}")
+    if not ok:
+        text += ("\n\nKeep Parley open to copy your unsent text from the message box before "
+                 "you quit.")
+    return text
+
+
+def _failed_text(path: Path, moved: ParleyError, failed: faults.RescueFailed) -> str:
+    return (f"{_moved_sentence(path, moved)}, and the copy Parley promised could not be "
+            f"saved as {failed.dest}: {failed.reason}.\n\nEverything is still in Parley "
+            "while it stays open. Save the copy somewhere else, or keep Parley open (and put "
+            f"{path.name} back). Quit without a copy only if you still have the file "
+            "elsewhere: otherwise the chats Parley holds are lost when it closes.")
+
+
+# -- dialogs ------------------------------------------------------------------------
+async def ask(window: Any, icon: QMessageBox.Icon, title: str, text: str,
+              buttons: list[tuple[str, QMessageBox.ButtonRole, str]], *, default: str) -> str:
+    """Ask with a window-modal message box; returns the chosen button's value.
+
+    Esc and closing the box choose the last button. A test answers through
+    ``gui.dialogs.answers`` (the value).
+    """
+    if dialogs.answers:
+        return str(dialogs.answers.popleft())
+    box = QMessageBox(icon, title, text, parent=window)
+    box.setAccessibleName(title)
+    made = {value: box.addButton(label, role) for label, role, value in buttons}
+    box.setDefaultButton(made[default])
+    box.setEscapeButton(made[buttons[-1][2]])
+    box.setWindowModality(Qt.WindowModality.WindowModal)
+    answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def finished(_result: int) -> None:
+        clicked = box.clickedButton()
+        value = next((v for v, b in made.items() if b is clicked), buttons[-1][2])
+        if not answered.done():
+            answered.set_result(value)
+
+    box.finished.connect(finished)
+    box.open()
+    try:
+        return await answered
+    finally:
+        box.deleteLater()
+
+
+async def ask_copy_path(window: Any, db_path: Path) -> Path | None:
+    """Ask where to save a copy of the chats (a Save dialog); None when cancelled.
+
+    Starts in sessions.db's folder (or the nearest one that still exists) with
+    ``sessions-copy-<time>.db``. A test answers through ``gui.dialogs.answers``.
+    """
+    if dialogs.answers:
+        answer = dialogs.answers.popleft()
+        return Path(answer) if answer else None
+    folder = next((p for p in db_path.parents if p.is_dir()), Path.home())
+    dlg = QFileDialog(window, "Save a copy of your chats")
+    dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dlg.setOption(QFileDialog.Option.DontConfirmOverwrite)  # never replaced: it says so
+    dlg.setNameFilters(["Parley chats (*.db)", "All files (*)"])
+    dlg.setDirectory(str(folder))
+    dlg.selectFile(f"sessions-copy-{time.strftime('%Y%m%d-%H%M%S')}.db")
+    dlg.setWindowModality(Qt.WindowModality.WindowModal)
+    answered: asyncio.Future[Path | None] = asyncio.get_running_loop().create_future()
+
+    def finished(result: int) -> None:
+        files = dlg.selectedFiles()
+        ok = int(result) == QDialog.DialogCode.Accepted.value and files
+        if not answered.done():
+            answered.set_result(Path(files[0]) if ok else None)
+
+    dlg.finished.connect(finished)
+    dlg.open()
+    try:
+        return await answered
+    finally:
+        dlg.deleteLater()
