@@ -95,6 +95,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.store: Any = None
         self.hub: Any = None
         self._damage_told = False  # a damaged sessions.db was told (show_problem)
+        self._moved_told = False  # sessions.db deleted or moved while open was told
         self.runner: Any = None
         self.chat: ChatController | None = None
         self.cache_timer: Any = None
@@ -388,12 +389,21 @@ class MainWindow(QMainWindow, WindowCommands):
         self._damage_told = True
 
     def show_problem(self, error: ParleyError) -> None:
-        """Show an error the person can act on (non-modal). A damaged file is told in
-        one dialog; later refusals because of it only in the status bar."""
+        """Show an error the person can act on (non-modal). A damaged file, or one
+        deleted or moved while open, is told in one dialog; later refusals because of
+        it only in the status bar."""
         from core.store.damage import DamagedWhileOpen
         from core.store.errors import DatabaseCorrupt
+        from core.store.faults import SAVE_COPY_COMMAND, DatabaseMissing, DatabaseReplaced
 
-        if isinstance(error, DamagedWhileOpen | DatabaseCorrupt):
+        if isinstance(error, DatabaseMissing | DatabaseReplaced):
+            if self._moved_told:
+                self.statusBar().showMessage(
+                    f"Not saved: sessions.db was moved or deleted. Use {SAVE_COPY_COMMAND} "
+                    "to keep what is open (closing Parley saves a copy too).", 10_000)
+                return
+            self._moved_told = True
+        elif isinstance(error, DamagedWhileOpen | DatabaseCorrupt):
             if self._damage_told:
                 self.statusBar().showMessage(
                     "Not saved: sessions.db is damaged. Quit Parley and start it again.",

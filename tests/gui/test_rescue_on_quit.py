@@ -165,3 +165,19 @@ def test_quit_without_a_copy_closes_when_chosen(driver: Any, home: Path,
     assert "Quit without a copy only if you still have the file elsewhere" in asked
     _closed(driver, w)
     assert home.read_text() == "a file where the data folder was"
+
+
+def test_writes_refused_after_the_delete_are_told_once_then_in_the_status_bar(
+    driver: Any, home: Path, problems: list[str]
+) -> None:
+    w = _window(driver)
+    _delete_home_then_send(driver, w, home, "second question")
+    assert len(problems) == 1 and "Save a copy now" in problems[0]
+    w.composer.set_text("")
+    driver.send("third question")  # refused again: the status bar says it, no new dialog
+    driver.until(lambda: w.tasks.pending == 0 and w.composer.text() == "third question")
+    assert len(problems) == 1
+    assert "Not saved: sessions.db was moved or deleted" in w.statusBar().currentMessage()
+    _quit(w)
+    _click(driver, w, "Quit")
+    _closed(driver, w)
