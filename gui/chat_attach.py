@@ -28,7 +28,6 @@ from itertools import count
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
@@ -93,25 +92,11 @@ async def ask_downscale(parent: QWidget | None, error: AttachmentTooLarge) -> bo
         return bool(dialogs.answers.popleft())
     question = (f"“{error.name}” is too large: {error.problem}.\n\nDownscale it to fit? "
                 "The file on your disk is not changed.")
-    box = QMessageBox(QMessageBox.Icon.Question, "Image too large", question, parent=parent)
-    box.setAccessibleName("Image too large")
-    yes = box.addButton("Downscale", QMessageBox.ButtonRole.AcceptRole)
-    no = box.addButton(QMessageBox.StandardButton.Cancel)
-    box.setDefaultButton(yes)
-    box.setEscapeButton(no)
-    box.setWindowModality(Qt.WindowModality.WindowModal)
-    answered: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-
-    def finished(_result: int) -> None:
-        if not answered.done():
-            answered.set_result(box.clickedButton() is yes)
-
-    box.finished.connect(finished)
-    box.open()
-    try:
-        return await answered
-    finally:
-        box.deleteLater()
+    choice = await dialogs.ask(
+        parent, QMessageBox.Icon.Question, "Image too large", question,
+        [("Downscale", QMessageBox.ButtonRole.AcceptRole, "downscale"),
+         ("Cancel", QMessageBox.ButtonRole.RejectRole, "cancel")], default="downscale")
+    return choice == "downscale"
 
 
 # -- pending files ---------------------------------------------------------------------

@@ -15,9 +15,11 @@ application's style sheet (``gui.appearance``).
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
@@ -188,3 +190,34 @@ def show_crash(parent: QWidget | None, summary: str, details: str, log_path: str
     box.setAccessibleName("Parley hit a bug")
     box.show()
     return box
+
+
+async def ask(window: Any, icon: QMessageBox.Icon, title: str, text: str,
+              buttons: list[tuple[str, QMessageBox.ButtonRole, str]], *, default: str) -> str:
+    """Ask with a window-modal message box; returns the chosen button's value.
+
+    Esc and closing the box choose the last button. A test answers through
+    ``gui.dialogs.answers`` (the value).
+    """
+    if answers:
+        return str(answers.popleft())
+    box = readable(QMessageBox(icon, title, text, parent=window))
+    box.setAccessibleName(title)
+    made = {value: box.addButton(label, role) for label, role, value in buttons}
+    box.setDefaultButton(made[default])
+    box.setEscapeButton(made[buttons[-1][2]])
+    box.setWindowModality(Qt.WindowModality.WindowModal)
+    answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def finished(_result: int) -> None:
+        clicked = box.clickedButton()
+        value = next((v for v, b in made.items() if b is clicked), buttons[-1][2])
+        if not answered.done():
+            answered.set_result(value)
+
+    box.finished.connect(finished)
+    box.open()
+    try:
+        return await answered
+    finally:
+        box.deleteLater()

@@ -118,7 +118,7 @@ async def rescue_before_close(window: Any, moved: ParleyError) -> bool:
     log.warning("the moved %s was saved as %s", window.store.path, copy)
     drafts, drafts_ok = await _drafts_into(window, copy)
     window.setEnabled(True)
-    answer = await ask(window, QMessageBox.Icon.Information, TITLE,
+    answer = await dialogs.ask(window, QMessageBox.Icon.Information, TITLE,
                        _saved_text(window.store.path, moved, copy, drafts, drafts_ok),
                        [("Quit", Role.AcceptRole, QUIT)] if drafts_ok else
                        [("Quit", Role.DestructiveRole, QUIT),
@@ -133,7 +133,7 @@ async def _copy_elsewhere(window: Any, moved: ParleyError,
                           failed: faults.RescueFailed) -> Path | str:
     """Ask until a copy is saved elsewhere (its path), or QUIT / CANCEL is chosen."""
     while True:
-        choice = await ask(window, QMessageBox.Icon.Warning, TITLE,
+        choice = await dialogs.ask(window, QMessageBox.Icon.Warning, TITLE,
                            _failed_text(window.store.path, moved, failed),
                            [("Save a copy…", Role.AcceptRole, SAVE),
                             ("Quit without a copy", Role.DestructiveRole, QUIT),
@@ -198,37 +198,6 @@ def _failed_text(path: Path, moved: ParleyError, failed: faults.RescueFailed) ->
 
 
 # -- dialogs ------------------------------------------------------------------------
-async def ask(window: Any, icon: QMessageBox.Icon, title: str, text: str,
-              buttons: list[tuple[str, QMessageBox.ButtonRole, str]], *, default: str) -> str:
-    """Ask with a window-modal message box; returns the chosen button's value.
-
-    Esc and closing the box choose the last button. A test answers through
-    ``gui.dialogs.answers`` (the value).
-    """
-    if dialogs.answers:
-        return str(dialogs.answers.popleft())
-    box = QMessageBox(icon, title, text, parent=window)
-    box.setAccessibleName(title)
-    made = {value: box.addButton(label, role) for label, role, value in buttons}
-    box.setDefaultButton(made[default])
-    box.setEscapeButton(made[buttons[-1][2]])
-    box.setWindowModality(Qt.WindowModality.WindowModal)
-    answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-
-    def finished(_result: int) -> None:
-        clicked = box.clickedButton()
-        value = next((v for v, b in made.items() if b is clicked), buttons[-1][2])
-        if not answered.done():
-            answered.set_result(value)
-
-    box.finished.connect(finished)
-    box.open()
-    try:
-        return await answered
-    finally:
-        box.deleteLater()
-
-
 async def ask_copy_path(window: Any, db_path: Path) -> Path | None:
     """Ask where to save a copy of the chats (a Save dialog); None when cancelled.
 
