@@ -45,8 +45,8 @@ def migrate_only(home: Path | None = None, *, out: TextIO | None = None) -> int:
         out: where to print (default stdout; errors go to stderr).
 
     Returns:
-        0 when the file is (now) current or does not exist ("Nothing to
-        migrate"; nothing is created), 2 when the data directory is a file or
+        0 when the file is (now) current, does not exist or is empty ("Nothing
+        to migrate"; nothing is created or changed), 2 when the data directory is a file or
         sessions.db could not be opened or migrated (the message says why; the
         file is left as it was).
     """
@@ -65,6 +65,10 @@ def migrate_only(home: Path | None = None, *, out: TextIO | None = None) -> int:
         print(f"Nothing to migrate: there is no sessions.db at {path}{missing}. "
               "Nothing was created.", file=out)
         return 0
+    if path.stat().st_size == 0:  # Store.open would set it up as a new v4 file
+        print(f"Nothing to migrate: {path} is empty (0 bytes). Nothing was changed; Parley "
+              "sets it up as a new file when it starts.", file=out)
+        return 0
     return _migrate(path, out)
 
 
@@ -77,10 +81,11 @@ def _migrate(path: Path, out: TextIO) -> int:
     from core.store.store import Store
 
     shown = False
+    live = out.isatty()  # a pipe or a log gets the result only, not a rewritten line
 
     def progress(done: int, total: int) -> None:
         nonlocal shown
-        if total:
+        if total and live:
             shown = True
             print(f"\rMigrating… {done * 100 // total}%", end="", file=out, flush=True)
 
@@ -99,8 +104,10 @@ def _migrate(path: Path, out: TextIO) -> int:
     if report is None:
         print(f"{path} is already in the current format; nothing was changed.", file=out)
         return 0
+    if shown:
+        print(file=out)  # end the progress line
     print(
-        f"\nMigrated {path}: {report.sessions} sessions, {report.turns} turns "
+        f"Migrated {path}: {report.sessions} sessions, {report.turns} turns "
         f"({report.recovered_turns} damaged turns kept as recovered text), "
         f"{report.spaces} spaces, in {report.seconds:.1f} s.\n"
         f"Backup of the old file: {report.backup_path}",

@@ -22,11 +22,11 @@ SQLite rolls the unfinished transaction back, and the next start upgrades it
 again — or as v4 once the commit is done, never a mix (point 7).
 
 Rollback (point 10), for users — also returned by :func:`rollback_instructions`:
-quit Parley and every program using the file; delete ``sessions.db-wal`` and
-``sessions.db-shm`` if they exist; copy ``sessions.db.parley-pre-v4.bak`` over
-``sessions.db``. An older Parley then opens it as before. (The v3 pages the
-upgrade freed stay in the file as free space that SQLite reuses; ``VACUUM``
-returns it to the disk.)
+quit Parley and every program using the file; delete ``sessions.db-wal``,
+``sessions.db-shm`` and ``sessions.db-journal`` if they exist; copy
+``sessions.db.parley-pre-v4.bak`` over ``sessions.db``. An older Parley then
+opens it as before. (The v3 pages the upgrade freed stay in the file as free
+space that SQLite reuses; ``VACUUM`` returns it to the disk.)
 """
 
 from __future__ import annotations
@@ -125,7 +125,8 @@ def rollback_instructions(path: Path, backup: Path) -> str:
     """Return the steps that put the pre-upgrade file back (point 10), for people."""
     return (
         f"To go back to the file as it was before the upgrade: 1. quit Parley and every "
-        f"other program using {path}; 2. delete {path}-wal and {path}-shm if they exist; "
+        f"other program using {path}; 2. delete {path}-wal, {path}-shm and "
+        f"{path}-journal if they exist; "
         f"3. copy {backup} over {path}. An older Parley then opens it as before (this "
         "Parley would upgrade it again, keeping this backup)."
     )

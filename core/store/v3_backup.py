@@ -221,8 +221,8 @@ def copy_backup(path: Path, tick: Callable[[], None] = lambda: None) -> CopiedBa
         need = _source_size(path) + SPARE_BYTES
         if free < need:
             raise MigrationBackupFailed(
-                path, first, f"the disk has {free // 2**20} MB free, the copy needs "
-                f"about {need // 2**20} MB"
+                path, first, f"the disk has {free // 2**20} MB free; the copy needs about "
+                f"{need // 2**20} MB: the file's size and {SPARE_BYTES // 2**20} MB to spare"
             )
         _copy(readonly_uri(path), partial, tick)
     except MigrationBackupFailed:

@@ -100,6 +100,8 @@ def test_command_line_migrates_a_v3_file_and_prints_counts(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert f"{len(gen.expected.sessions)} sessions" in result.stdout
+    assert "\r" not in result.stdout and "Migrating…" not in result.stdout  # a pipe: no progress
+    assert result.stdout.startswith(f"Migrated {tmp_path / 'sessions.db'}: ")
     assert (tmp_path / "sessions.db.parley-pre-v4.bak").exists()
     store = Store.open(tmp_path / "sessions.db")
     try:
@@ -107,3 +109,27 @@ def test_command_line_migrates_a_v3_file_and_prints_counts(tmp_path):
         assert len(store.list_sessions(limit=10_000, include_archived=True)) >= 1
     finally:
         store.close()
+
+
+def test_an_empty_file_is_left_as_it_is(tmp_path):
+    (tmp_path / "sessions.db").write_bytes(b"")
+    out = io.StringIO()
+    assert migrate_only(tmp_path, out=out) == 0
+    assert "is empty (0 bytes)" in out.getvalue() and "Nothing was changed" in out.getvalue()
+    assert (tmp_path / "sessions.db").read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parley-home", "sessions.db"]
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_sees_the_progress_then_the_counts(tmp_path):
+    from tests.v3gen import generate
+
+    generate(tmp_path / "sessions.db", seed=4, sessions=20, turns_per_session=10)
+    out = _Terminal()
+    assert migrate_only(tmp_path, out=out) == 0
+    text = out.getvalue()
+    assert "\rMigrating… 100%\nMigrated " in text

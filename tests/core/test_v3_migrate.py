@@ -138,6 +138,25 @@ def test_backup_failure_disk_full_leaves_file_untouched(tmp_path: Path) -> None:
     assert read_v3(gen.path) == gen.expected
 
 
+def test_too_little_free_space_is_refused_before_copying(tmp_path: Path, monkeypatch) -> None:
+    """The free space is checked first; the message gives both sizes and what they are."""
+    import shutil as shutil_module
+
+    from core.store import v3_backup
+
+    gen = fresh(tmp_path / "data")
+    before = digest(gen.path)
+    usage = shutil_module.disk_usage(tmp_path)
+    monkeypatch.setattr(v3_backup.shutil, "disk_usage",
+                        lambda _p: usage._replace(free=3 * 2**20))
+    with pytest.raises(MigrationBackupFailed) as err:
+        upgrade_file(gen.path)
+    assert "the disk has 3 MB free; the copy needs about" in err.value.message
+    assert "the file's size and 16 MB to spare" in err.value.message
+    assert digest(gen.path) == before
+    assert not [n for n in parley_files(tmp_path / "data") if BAK in n]
+
+
 def test_backup_failure_unwritable_partial_leaves_file_untouched(tmp_path: Path) -> None:
     gen = fresh(tmp_path / "data", journal_mode="delete")
     blocker = gen.path.with_name("sessions.db" + BAK + ".partial")
