@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from filelock import FileLock, Timeout
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
@@ -63,6 +64,7 @@ from core.store.v3_turns import SCRATCH, TurnPipeline, index_path_for
 __all__ = [
     "MigrationBackupFailed",
     "MigrationFailed",
+    "UpgradeInProgress",
     "MigrationReport",
     "rollback_instructions",
     "upgrade_file",
@@ -121,6 +123,21 @@ class MigrationFailed(StoreError):
         self.why = why
 
 
+class UpgradeInProgress(StoreError):
+    """Another process (a second Parley, ``--migrate-only``) is upgrading the same file."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"Another Parley is upgrading {path} to the new format right now. This one "
+            "changed nothing; wait until the other has finished, then start Parley again."
+        )
+        self.path = path
+
+
+#: Held (``filelock``) from the backup to the commit, beside the file; removed after.
+UPGRADE_LOCK_SUFFIX = ".parley-upgrade.lock"
+
+
 def rollback_instructions(path: Path, backup: Path) -> str:
     """Return the steps that put the pre-upgrade file back (point 10), for people."""
     return (
@@ -153,6 +170,7 @@ def upgrade_file(path: Path, progress: Progress | None = None) -> MigrationRepor
         MigrationBackupFailed: the backup could not be made; not touched (point 1).
         MigrationFailed: the upgrade stopped; the file is still v3 and the
             message names the backup.
+        UpgradeInProgress: another process is upgrading the file; not touched.
     """
     started = time.monotonic()
     path = Path(path)
@@ -165,6 +183,30 @@ def upgrade_file(path: Path, progress: Progress | None = None) -> MigrationRepor
         if 0 < version < 3:
             raise UpgradeUnavailable(path, version)
         raise NotAParleyFile(path, "it has neither Parley's v3 nor its v4 tables")
+    lock_path = Path(f"{path}{UPGRADE_LOCK_SUFFIX}")
+    lock = FileLock(lock_path, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise UpgradeInProgress(path) from None
+    except OSError:  # a folder Parley cannot write to: the backup says so, in words
+        return _upgrade_locked(path, progress, started)
+    try:
+        return _upgrade_locked(path, progress, started)
+    finally:
+        # Removed while still held: our upgrade is over, so one that starts now (on a new
+        # lock file) finds the file upgraded or as it was. (Windows keeps it: harmless.)
+        with contextlib.suppress(OSError):
+            lock_path.unlink()
+        lock.release()
+
+
+def _upgrade_locked(path: Path, progress: Progress | None, started: float) -> MigrationReport:
+    """:func:`upgrade_file` once no other process upgrades ``path`` (probed again: one that
+    held the lock may have just finished)."""
+    version, tables, total = _probe(path)
+    if version == SCHEMA_VERSION and tables >= V4_TABLES:
+        return MigrationReport(0, 0, 0, 0, None, time.monotonic() - started)
     report: Progress = progress or (lambda done, total: None)
     copied = copy_backup(path, tick=lambda: report(0, total))
     try:

@@ -193,6 +193,31 @@ def test_copy_lost_before_it_is_named_rolls_the_upgrade_back(tmp_path: Path) -> 
         check_everything(store, gen.expected)
 
 
+def test_a_second_upgrade_of_the_same_file_waits_its_turn(tmp_path: Path) -> None:
+    """Two upgrades at once (--migrate-only beside the app): the second changes nothing —
+    it left the first's backup copy half-deleted before — and says why."""
+    from filelock import FileLock
+
+    from core.store.v3 import UPGRADE_LOCK_SUFFIX, UpgradeInProgress
+
+    gen = fresh(tmp_path / "data")
+    before = digest(gen.path)
+    partial = gen.path.with_name("sessions.db" + BAK + ".partial")
+    partial.write_bytes(b"the first upgrade's copy, being written")
+    with FileLock(f"{gen.path}{UPGRADE_LOCK_SUFFIX}"):  # the first upgrade
+        with pytest.raises(UpgradeInProgress) as err:
+            upgrade_file(gen.path)
+        assert "Another Parley is upgrading" in err.value.message
+        assert partial.read_bytes() == b"the first upgrade's copy, being written"
+        assert digest(gen.path) == before
+    partial.unlink()
+    report = upgrade_file(gen.path)  # once it is done (here: gone), the next one upgrades
+    assert report.backup_path == gen.path.with_name("sessions.db" + BAK)
+    assert not gen.path.with_name("sessions.db" + UPGRADE_LOCK_SUFFIX).exists()
+    with Store.open(gen.path) as store:
+        check_everything(store, gen.expected)
+
+
 # --- 2. nothing lost; 3. spaces; 4. forks; 5. damaged; 6. summaries ----------------
 
 
