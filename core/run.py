@@ -61,7 +61,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.attachment_limits import check_turns, explain_refusal, limits_for
 from core.compaction import (
@@ -100,6 +100,9 @@ from core.tools.loop import (
     wants_tools,
 )
 from core.wire import to_messages
+
+if TYPE_CHECKING:
+    from core.store.models import Session
 
 __all__ = [  # the events are defined in core.run_events and are part of this API
     "ChatRunner",
@@ -310,7 +313,7 @@ class ChatRunner:
             self.check_message(blocks, model_ref=model_ref, system=session.system_prompt)
             user_turn = Turn("user", list(blocks))
             await self.store.append_turn(session_id, user_turn)
-            return await self._run(session_id, model_ref, on_event, user_turn)
+            return await self._run(session_id, model_ref, on_event, user_turn, session)
         finally:
             self.release(session_id)
 
@@ -332,7 +335,12 @@ class ChatRunner:
             self.release(session_id)
 
     async def _run(
-        self, session_id: str, model_ref: str, on_event: Listener | None, user_turn: Turn | None
+        self,
+        session_id: str,
+        model_ref: str,
+        on_event: Listener | None,
+        user_turn: Turn | None,
+        session: Session | None = None,
     ) -> Turn | None:
         emit = on_event or (lambda _e: None)
         progress = _Progress(ReplyBuilder(model=model_ref))
@@ -340,7 +348,7 @@ class ChatRunner:
         turns = await self.store.get_turns(session_id)
         # Titled from the first message at once, so a chat whose reply never finishes
         # (Stop, Parley quit) is not left as "New chat"; TitleService improves it later.
-        was_untitled = await self._auto_title(session_id, turns, emit)
+        was_untitled = await self._auto_title(session_id, turns, emit, session)
         first_seq = max(0, len(turns) - (1 if user_turn else 0))
         state = RunState()
         self.hooks.fire("session:start", session_id=session_id, model=model_ref)
@@ -549,9 +557,15 @@ class ChatRunner:
             log.info("run failed in session %s: %s", session_id, error)
             emit(RunFailed(session_id, error, partial))
 
-    async def _auto_title(self, session_id: str, turns: list[Turn], emit: Listener) -> bool:
-        """Title an untitled session from its first message; return whether it was untitled."""
-        session = await self.store.get_session(session_id)
+    async def _auto_title(
+        self, session_id: str, turns: list[Turn], emit: Listener, session: Session | None = None
+    ) -> bool:
+        """Title an untitled session from its first message; return whether it was untitled.
+
+        ``session``: the session as the caller just read it (saves reading it again).
+        """
+        if session is None:
+            session = await self.store.get_session(session_id)
         if session.title:
             return False
         first_user = next((t for t in turns if t.role == "user" and t.text()), None)

@@ -183,3 +183,16 @@ def driver(qtbot: Any, until: Until, run: Callable[..., Any], home: Path,
     d = WindowDriver(qtbot, until, run, home, fake_provider)
     yield d
     d.close_all()
+
+
+@pytest.fixture
+def view(qtbot: Any) -> Any:
+    """A bare transcript view, 760x560, shown (test files may define their own ``view``)."""
+    from gui.transcript import TranscriptView
+
+    v = TranscriptView()
+    qtbot.addWidget(v)
+    v.resize(760, 560)
+    v.show()
+    qtbot.waitExposed(v)
+    return v

@@ -9,13 +9,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolButton
 
-from core.keys import FileBackend, KeyStore
 from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
-from core.store.async_store import AsyncStore
 from gui.model_picker import ModelPicker, model_choices
 from gui.settings_dialog import SettingsDialog
 from gui.settings_providers import NOT_SAVED, SAVED_TEXT
+from tests.gui.hubs import open_hub
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -81,10 +79,7 @@ def test_the_menu_puts_models_under_their_provider_without_a_stray_separator(
 @pytest.fixture
 def hub(run, tmp_path, fake_provider):
     async def build() -> ProviderHub:
-        store = await AsyncStore.open(tmp_path / "sessions.db")
-        keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
-        h = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ={})
-        await h.load()
+        h = await open_hub(tmp_path)
         await h.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
                              api_key="sk-ant-test", default_model="claude-haiku-4-5")
         return h

@@ -12,7 +12,6 @@ from core import paths
 from core.content import TextBlock, Turn
 from core.store import Store
 from gui.chat_run import LAST_SESSION_KEY
-from gui.transcript import TranscriptView
 from gui.transcript.listview import STICK_SLACK
 
 pytestmark = pytest.mark.timeout(60)
@@ -110,14 +109,6 @@ def test_scrolling_up_during_the_continuation_stops_following(driver, fake_provi
     driver.settle()
 
 
-@pytest.fixture
-def view(qtbot):
-    v = TranscriptView()
-    qtbot.addWidget(v)
-    v.resize(760, 560)
-    v.show()
-    qtbot.waitExposed(v)
-    return v
 
 
 def test_a_click_in_a_tall_message_does_not_scroll_it_to_its_top(view, qtbot):

@@ -8,14 +8,11 @@ from PySide6.QtWidgets import QAbstractItemView, QCheckBox, QLabel, QLineEdit
 
 from core.cache_timer import CacheTimer, ManualClock
 from core.content import TextBlock
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
 from core.run import ChatRunner
-from core.store.async_store import AsyncStore
 from gui import dialogs
 from gui.actions import ACTIONS
 from gui.settings_dialog import EXPERIMENTAL_INTRO, SettingsDialog
+from tests.gui.hubs import open_hub
 
 LEFT = Qt.MouseButton.LeftButton
 MODEL = "anthropic:claude-haiku-4-5"  # 200k window: long from 100k input tokens
@@ -39,10 +36,8 @@ class App:
 @pytest.fixture
 def app(run, tmp_path, fake_provider):
     async def build() -> App:
-        store = await AsyncStore.open(tmp_path / "sessions.db")
-        keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
-        hub = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ={})
-        await hub.load()
+        hub = await open_hub(tmp_path)
+        store = hub.store
         await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
                                api_key="sk-ant-test", default_model="claude-haiku-4-5")
         return App(store, hub, ChatRunner(store, hub), ManualClock())

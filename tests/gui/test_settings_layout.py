@@ -6,11 +6,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QAbstractScrollArea, QLabel
 
-from core.keys import FileBackend, KeyStore
 from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
-from core.store.async_store import AsyncStore
 from gui.settings_dialog import DEFAULT_SIZE, SettingsDialog
+from tests.gui.hubs import open_hub
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -22,11 +20,8 @@ GATEWAY = ("https://gateway.ai.cloudflare.com/v1/0123456789abcdef0123456789abcde
 @pytest.fixture
 def hub(run, tmp_path, fake_provider):
     async def build() -> ProviderHub:
-        store = await AsyncStore.open(tmp_path / "sessions.db")
         env = {"ANTHROPIC_BASE_URL": GATEWAY, "ANTHROPIC_API_KEY": "sk-ant-test"}
-        keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ=env)
-        h = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ=env)
-        await h.load()
+        h = await open_hub(tmp_path, env)
         await h.add_provider("openai_compatible", name=LONG_NAME,
                              base_url=fake_provider.openai_base_url, api_key=None,
                              default_model="lmstudio-community/Meta-Llama-3.1-8B-Instruct-GGUF")

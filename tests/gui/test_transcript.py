@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from PySide6.QtCore import QPoint, Qt, QUrl
 from PySide6.QtGui import QGuiApplication, QKeySequence
 
@@ -48,14 +47,6 @@ def assistant(text: str, tid: str, **kw) -> Turn:
     return Turn("assistant", [TextBlock(text)], id=tid, model="anthropic:claude-x", **kw)
 
 
-@pytest.fixture
-def view(qtbot):
-    v = TranscriptView()
-    qtbot.addWidget(v)
-    v.resize(760, 560)
-    v.show()
-    qtbot.waitExposed(v)
-    return v
 
 
 def click(qtbot, view: TranscriptView, point: QPoint | None) -> None:
