@@ -8,8 +8,13 @@ OpenAI-compatible servers: none). If the setting
 ``experimental.compact_before_cache_expiry`` is on and the session is *long*
 (see :func:`long_threshold`), a compaction is scheduled :data:`LEAD_S` seconds
 before expiry, so the summary call still reads the conversation from the
-cache. Any activity in the session — typing, sending, a run, an edit, a
-manual compaction — cancels it; the next completed request re-arms it.
+cache. A run or a manual compaction in the session cancels it; the next
+completed request re-arms it. Activity in the composer — typing, editing a
+message, attaching a file (:meth:`CacheTimer.activity`) — only *pauses* it:
+the deadline is dropped (and a timer compaction under way is stopped), and
+once nothing has happened for :data:`QUIET_S` seconds it is armed again for
+the same cache expiry, if its deadline is still ahead. One stray keystroke
+(type, delete) therefore does not call the compaction off for good.
 
 At most one deadline per session, and one clock handle for the earliest
 deadline of all sessions: many idle sessions cost one wake-up per deadline,
@@ -43,6 +48,8 @@ MIN_LONG_TOKENS = 100_000
 #: the machine slept, the cache has gone cold, compacting now would cost, not save.
 LATE_MARGIN_S = 5.0
 ANTHROPIC_TTL_S = {"5m": 300, "1h": 3600}
+#: Seconds without composer activity after which a paused deadline is armed again.
+QUIET_S = 5.0
 
 SETTING_ENABLED = "experimental.compact_before_cache_expiry"
 Compact = Callable[..., Awaitable[Any]]
@@ -151,8 +158,11 @@ class _State:
     expires_at: float | None = None  # estimated prompt-cache expiry
     compact_at: float | None = None  # armed deadline
     long: bool = False
-    idle: bool = False  # no activity since the last completed request
+    idle: bool = False  # the last request completed; no run or compaction since
     generation: int = 0  # bumped by every activity
+    ended: int = 0  # completed requests seen (a newer one's estimate wins)
+    quiet_at: float | None = None  # composer activity pauses the deadline until then
+    resume_at: float | None = None  # when to arm again after a pause
 
 
 def _as_datetime(ts: float | None) -> datetime | None:
@@ -177,6 +187,8 @@ class CacheTimer:
         settings: the shared settings (default ``Settings.of(runner.store)``).
         clock: time and scheduling (default :class:`LoopClock`).
         lead_s: seconds before expiry at which to compact.
+        quiet_s: seconds without composer activity after which a paused
+            deadline is armed again (:meth:`activity`).
         on_error: receives an exception of a timer-started compaction or of
             reading the finished request (default: logged). ParleyErrors are
             things a person can act on; anything else is a bug.
@@ -194,6 +206,7 @@ class CacheTimer:
         settings: Settings | None = None,
         clock: Clock | None = None,
         lead_s: float = LEAD_S,
+        quiet_s: float = QUIET_S,
         on_error: ErrorHandler | None = None,
     ) -> None:
         self.runner = runner
@@ -204,6 +217,7 @@ class CacheTimer:
         self.settings = settings or Settings.of(self.store)
         self.clock: Clock = clock or LoopClock()
         self.lead_s = lead_s
+        self.quiet_s = quiet_s
         self.on_error = on_error or (lambda e: log.warning("cache timer: %s", e))
         self._states: dict[str, _State] = {}
         self._handle: Handle | None = None
@@ -221,14 +235,36 @@ class CacheTimer:
 
     # -- public -------------------------------------------------------------
     def activity(self, session_id: str) -> None:
-        """Something happened in the session (typing, an edit, a manual compaction):
-        cancel its pending compaction, and a timer compaction already under way.
-        The next completed request re-arms it."""
+        """The person did something in the session's composer (typed, began an edit,
+        attached a file): pause its pending compaction and stop a timer compaction
+        already under way.
+
+        When the session is idle (its last request completed, no run since), the
+        deadline is armed again :attr:`quiet_s` seconds after the last activity,
+        for the same cache expiry, if the deadline is still ahead then; the
+        ``cache:updated`` hook says so each time (the meter shows it).
+        """
         st = self._states.get(session_id)
         if st is None:
             return
-        st.generation += 1
+        self._stop(session_id, st)
+        st.quiet_at = self.clock.time() + self.quiet_s
+        st.resume_at = st.quiet_at if st.idle else None
+        self._reschedule()
+
+    def _busy(self, session_id: str) -> None:
+        """A run or a compaction started: call the deadline off until the next
+        completed request."""
+        st = self._states.get(session_id)
+        if st is None:
+            return
         st.idle = False
+        st.quiet_at = st.resume_at = None  # sending ends the typing
+        self._stop(session_id, st)
+        self._reschedule()
+
+    def _stop(self, session_id: str, st: _State) -> None:
+        st.generation += 1
         task = self._compacting.pop(session_id, None)
         if task is not None:
             task.cancel()
@@ -283,7 +319,7 @@ class CacheTimer:
         sid = payload.get("session_id")
         if self._closed or not isinstance(sid, str):
             return
-        self.activity(sid)
+        self._busy(sid)
         self._state(sid).started_at = self.clock.time()
 
     def _on_end(self, payload: dict[str, Any]) -> None:
@@ -295,12 +331,13 @@ class CacheTimer:
             return  # unknown whether it reached the cache: keep the old estimate, stay idle
         started = st.started_at if st.started_at is not None else self.clock.time()
         st.idle = True
-        self._spawn(self._after_request(sid, st.generation, started))
+        st.ended += 1
+        self._spawn(self._after_request(sid, st.ended, started))
 
     def _on_compact_start(self, payload: dict[str, Any]) -> None:
         sid = payload.get("session_id")
         if not self._closed and isinstance(sid, str) and sid not in self._compacting:
-            self.activity(sid)
+            self._busy(sid)
 
     def _on_compact_end(self, payload: dict[str, Any]) -> None:
         sid = payload.get("session_id")
@@ -315,12 +352,12 @@ class CacheTimer:
             if not value:
                 self._disarm(sid)
             elif st.long and st.idle and st.compact_at is None:
-                self._arm(sid)
+                self._arm_when_quiet(sid)
                 if st.compact_at is not None:
                     self._changed(sid)
 
     # -- arming ---------------------------------------------------------------
-    async def _after_request(self, session_id: str, generation: int, started: float) -> None:
+    async def _after_request(self, session_id: str, ended: int, started: float) -> None:
         try:
             last = await self.store.get_turns(session_id, last=4)
             reply = next(
@@ -336,12 +373,12 @@ class CacheTimer:
             log.info("cache timer: no estimate for %s: %s", session_id, exc)
             return
         st = self._states.get(session_id)
-        if self._closed or st is None:
-            return
+        if self._closed or st is None or st.ended != ended:
+            return  # closed, or a later request's estimate is coming
         st.expires_at = started + ttl if ttl else None
         st.long = reply.usage.total_input_tokens >= long_threshold(window, threshold)
-        if st.long and enabled and st.generation == generation:  # no activity since
-            self._arm(session_id)
+        if st.long and enabled and st.idle:  # no run or compaction since
+            self._arm_when_quiet(session_id)
         self._changed(session_id)
 
     async def _ttl_s(self, model_ref: str) -> int | None:
@@ -359,6 +396,26 @@ class CacheTimer:
         if kind == "openai":
             return int(await self.settings.get("cache.openai_ttl_estimate_s"))
         return None  # local OpenAI-compatible servers: no cache to keep warm
+
+    def _arm_when_quiet(self, session_id: str) -> None:
+        """Arm now, or when the composer has been quiet for :attr:`quiet_s` seconds."""
+        st = self._states[session_id]
+        if st.quiet_at is not None and self.clock.time() < st.quiet_at:
+            st.resume_at = st.quiet_at
+            self._reschedule()
+            return
+        self._arm(session_id)
+
+    async def _resume(self, session_id: str, generation: int) -> None:
+        """Arm a deadline paused by composer activity again, if nothing happened since."""
+        enabled = await self.settings.get(SETTING_ENABLED)
+        st = self._states.get(session_id)
+        if self._closed or st is None or st.generation != generation:
+            return
+        if enabled and st.idle and st.long and st.compact_at is None:
+            self._arm(session_id)
+            if st.compact_at is not None:
+                self._changed(session_id)
 
     def _arm(self, session_id: str) -> None:
         """Set the session's deadline (when its cache is known and far enough off)."""
@@ -382,13 +439,18 @@ class CacheTimer:
             return
         st.expires_at = None
         st.long = st.idle = False
-        st.compact_at = None
+        st.compact_at = st.resume_at = None
         self._reschedule()
         self._changed(session_id)
 
     def _reschedule(self) -> None:
-        """Keep exactly one clock handle, at the earliest armed deadline."""
-        deadlines = [s.compact_at for s in self._states.values() if s.compact_at is not None]
+        """Keep exactly one clock handle, at the earliest armed deadline or resume time."""
+        deadlines = [
+            t
+            for s in self._states.values()
+            for t in (s.compact_at, s.resume_at)
+            if t is not None
+        ]
         earliest = min(deadlines) if deadlines and not self._closed else None
         if earliest == self._handle_at:
             return
@@ -414,6 +476,9 @@ class CacheTimer:
             return
         now = self.clock.time()
         for sid, st in list(self._states.items()):
+            if st.resume_at is not None and st.resume_at <= now:
+                st.resume_at = None
+                self._spawn(self._resume(sid, st.generation))
             if st.compact_at is None or st.compact_at > now:
                 continue
             st.compact_at = None

@@ -157,7 +157,8 @@ SETTINGS: tuple[Setting, ...] = (
             "prompt cache expires, so picking it up later costs less. A chat is long when "
             "its last request sent at least 100,000 tokens (or half the automatic-"
             "compaction point, if that is more); the context meter then shows when it "
-            "will be compacted. Typing or sending in the chat calls it off.",
+            "will be compacted. Typing in the chat pauses it until you stop for a few "
+            "seconds; sending calls it off until the reply.",
             "Experimental", experimental=True),
 )
 

@@ -166,6 +166,7 @@ class ContextMeter(QWidget):
             tip += (f"\nThis long chat will be compacted at about {compact_at:%H:%M} if "
                     "nothing happens in it before then, so the next message does not pay "
                     "for re-reading it all (Settings → Compaction, experimental). Typing "
-                    "or sending calls it off.")
+                    "pauses it until you stop for a few seconds; sending calls it off "
+                    "until the reply.")
         self.setToolTip(tip)
         self.setAccessibleDescription(tip)

@@ -13,7 +13,7 @@ from datetime import datetime
 
 import pytest
 
-from core.cache_timer import LEAD_S, CacheTimer, ManualClock, long_threshold
+from core.cache_timer import LEAD_S, QUIET_S, CacheTimer, ManualClock, long_threshold
 from core.content import CompactSummaryBlock, TextBlock, Turn
 from core.errors import ParleyError
 from core.keys import FileBackend, KeyStore
@@ -240,15 +240,44 @@ async def test_a_lower_compaction_threshold_lowers_the_bar(rig):
 # -- activity, re-arming -------------------------------------------------------------
 
 
-async def test_activity_cancels_and_the_next_request_re_arms(rig):
+async def test_typing_pauses_and_stopping_re_arms_for_the_same_expiry(rig):
     await rig.enable()
     sid = await rig.session()
+    t0 = rig.clock.time()
     await rig.request(sid, HAIKU_200K, 150_000)
     await rig.advance(100)
+    updates: list[dict] = []
+    rig.runner.hooks.on("cache:updated", updates.append)
 
-    rig.timer.activity(sid)  # the person types in the composer
-    assert rig.timer.armed(sid) is None and rig.clock.pending == []
-    assert rig.timer.expiry(sid) is not None  # the cache itself is still warm
+    rig.timer.activity(sid)  # a keystroke in the composer
+    assert rig.timer.armed(sid) is None
+    assert updates[-1]["compact_at"] is None  # the meter stops saying "compacts … if idle"
+    assert rig.timer.expiry(sid) == rig.at(t0 + 300)  # the cache itself is still warm
+    assert rig.clock.pending == [t0 + 100 + QUIET_S]  # armed again once quiet
+
+    for _ in range(3):  # typing on: each keystroke pushes the re-arming back
+        await rig.advance(QUIET_S - 1)
+        assert rig.timer.armed(sid) is None
+        rig.timer.activity(sid)
+    await rig.advance(QUIET_S - 0.5)
+    assert rig.timer.armed(sid) is None and rig.compactions == []
+
+    await rig.advance(0.5)  # quiet for QUIET_S seconds: the same deadline again
+    assert rig.timer.armed(sid) == rig.at(t0 + 240)
+    assert updates[-1]["compact_at"] == rig.at(t0 + 240)
+    await rig.advance(240 - (rig.clock.time() - t0))
+    assert rig.compactions == [(sid, "cache-timer", t0 + 240)] and rig.errors == []
+
+
+async def test_typing_past_the_deadline_does_not_re_arm_until_the_next_request(rig):
+    await rig.enable()
+    sid = await rig.session()
+    t0 = rig.clock.time()
+    await rig.request(sid, HAIKU_200K, 150_000)
+    await rig.advance(238)
+    rig.timer.activity(sid)  # typing through the deadline
+    await rig.advance(QUIET_S)
+    assert rig.timer.armed(sid) is None  # too late for this cache: nothing compacted
     await rig.advance(1000)
     assert rig.compactions == []
 
@@ -257,6 +286,22 @@ async def test_activity_cancels_and_the_next_request_re_arms(rig):
     assert rig.timer.armed(sid) == rig.at(t1 + 240)
     await rig.advance(240)
     assert [c[2] for c in rig.compactions] == [t1 + 240]
+    assert t1 > t0
+
+
+async def test_typing_during_a_reply_arms_once_the_composer_is_quiet(rig):
+    await rig.enable()
+    sid = await rig.session()
+    await rig.request(sid, HAIKU_200K, 150_000)
+    t1 = rig.clock.time()
+    rig.timer.activity(sid)  # typing the next message while the reply streams …
+    rig.fake.script("Noted.", usage={"input_tokens": 1000, "cache_read_input_tokens": 159_000})
+    await rig.runner.send(sid, [TextBlock("More.")], model_ref=HAIKU_200K)
+    rig.timer.activity(sid)  # … and on after it finished
+    await rig.timer.wait_idle()
+    assert rig.timer.armed(sid) is None
+    await rig.advance(QUIET_S)
+    assert rig.timer.armed(sid) == rig.at(t1 + 240)
 
 
 async def test_a_new_run_cancels_until_it_completes(rig):
@@ -358,8 +403,8 @@ async def test_several_sessions_share_one_clock_handle_for_the_earliest_deadline
     await rig.request(c, HAIKU_200K, 50_000)  # short: never armed
     assert rig.clock.pending == [t0 + 240]  # one handle, a's deadline
 
-    rig.timer.activity(a)
-    assert rig.clock.pending == [t0 + 270]  # moved to b's
+    rig.timer.activity(a)  # paused: the one handle is now a's re-arming once quiet
+    assert rig.clock.pending == [t0 + 60 + QUIET_S]
     await rig.request(a, HAIKU_200K, 150_000)  # a re-armed at t0 + 60 + 240
     assert rig.clock.pending == [t0 + 270]
 

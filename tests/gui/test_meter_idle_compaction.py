@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
+
 from core.settings import Settings
 
 EXPERIMENT = "experimental.compact_before_cache_expiry"
@@ -24,10 +26,18 @@ def test_the_meter_shows_when_a_long_idle_chat_will_be_compacted(driver: Any) ->
     assert f"compacted at about {armed:%H:%M}" in w.context_meter.toolTip()
     assert "cache warm until" in w.context_meter.label.text()
 
-    driver.qtbot.keyClicks(w.composer, "x")  # activity calls it off, and the meter says so
+    w.cache_timer.quiet_s = 1.0  # how long the composer must stay still (5 s in the app)
+    driver.qtbot.keyClicks(w.composer, "x")  # a stray keystroke pauses it, the meter says so
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Backspace)
+    assert w.composer.text() == ""
     driver.until(lambda: w.cache_timer.armed(sid) is None)
     driver.until(lambda: "compacts" not in w.context_meter.label.text())
     assert "compacted at about" not in w.context_meter.toolTip()
+
+    # Once the composer is still, the same deadline is armed again and shown again.
+    driver.until(lambda: w.cache_timer.armed(sid) == armed, timeout=10)
+    driver.until(lambda: f"compacts {armed:%H:%M} if idle" in w.context_meter.label.text())
+    assert f"compacted at about {armed:%H:%M}" in w.context_meter.toolTip()
 
 
 def test_a_short_chat_shows_no_compaction_time(driver: Any) -> None:
