@@ -16,6 +16,7 @@ from pathlib import Path
 
 import platformdirs
 
+from core import private
 from core.errors import ParleyError
 
 APP_NAME = "Parley"
@@ -64,8 +65,9 @@ def data_dir(home: str | Path | None = None) -> Path:
         home: use this folder instead of ``PARLEY_HOME`` or the platform default.
 
     Returns:
-        An absolute path to an existing folder (``~`` expanded). The folder may
-        still be read-only: opening sessions.db then says so
+        An absolute path to an existing folder (``~`` expanded), mode ``0700``
+        (made so if it was not: ``core.private``). The folder may still be
+        read-only: opening sessions.db then says so
         (``core.store.errors.DatabaseReadOnly``).
 
     Raises:
@@ -77,11 +79,12 @@ def data_dir(home: str | Path | None = None) -> Path:
     try:
         is_file = path.exists() and not path.is_dir()
         if not is_file:
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(mode=private.DIR_MODE, parents=True, exist_ok=True)
     except OSError as exc:  # also a parent Parley may not look into
         raise DataDirError(path, cannot_create_reason(exc), _advice_for(exc)) from exc
     if is_file:
         raise DataDirError(path, "it is a file, not a folder", _ADVICE_FILE)
+    private.narrow(path, private.DIR_MODE)  # others may not list or read the chats
     return path
 
 

@@ -22,11 +22,13 @@ from core.errors import ParleyError
 log = logging.getLogger(__name__)
 
 Kind: TypeAlias = Literal["bool", "int", "float", "text", "choice", "model", "json"]
-Section: TypeAlias = Literal["Providers", "Chat", "Compaction", "Keyboard", "Experimental"]
+Section: TypeAlias = Literal["Providers", "Chat", "Compaction", "Backups", "Keyboard",
+                             "Experimental"]
 ChangeListener = Callable[[str, Any], None]
 
 #: The Settings dialog's pages, in order.
-SECTIONS: tuple[Section, ...] = ("Providers", "Chat", "Compaction", "Keyboard", "Experimental")
+SECTIONS: tuple[Section, ...] = ("Providers", "Chat", "Compaction", "Backups", "Keyboard",
+                                 "Experimental")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +148,11 @@ SETTINGS: tuple[Setting, ...] = (
             "summary; Tail only hides old tool output. Compact now always writes a summary.",
             "Compaction",
             choices=(("summary", "Summary"), ("tail", "Tail (hide old tool output)"))),
+    # Backups (read by core.backup_schedule; the page also shows where they are)
+    Setting("backups.interval_minutes", "int", 30, "Back up at most every",
+            "While you use Parley, a copy of your chats is made in the backups folder at "
+            "most this often (and when you quit), if anything changed.", "Backups",
+            minimum=5, maximum=1440, unit="minutes"),
     # Keyboard: edited by its own page (gui/keymap_editor.py); unset actions use their defaults.
     Setting("keyboard.bindings", "json", {}, "Keyboard shortcuts",
             "The shortcuts you changed: action id → list of key combinations.",

@@ -102,11 +102,12 @@ async def export_to_file(store: Any, session_id: str, fmt: str, path: Path) -> E
         CannotWriteFile: the file could not be written.
     """
     from core.export import export_session
+    from core.private import write_private_text
 
     result = await export_session(store, session_id, fmt)  # type: ignore[arg-type]
     target = with_ending(path, fmt)
     try:
-        await asyncio.to_thread(target.write_text, result.text, encoding="utf-8")
+        await asyncio.to_thread(write_private_text, target, result.text)
     except OSError as exc:
         raise CannotWriteFile(target, exc.strerror or str(exc)) from exc
     return Exported(target, fmt, list(result.lost))

@@ -65,6 +65,9 @@ class AsyncStore:
         #: (core.store.damage: writes have stopped); the window tells the person.
         self.on_damaged: Callable[[], None] | None = None
         self._damage_told = False
+        #: Writes of chats, spaces and settings so far (app state such as the window's
+        #: geometry is not counted): the automatic backups make one only after a change.
+        self.changes = 0
 
     @classmethod
     async def open(
@@ -143,6 +146,8 @@ class AsyncStore:
         try:
             return await self._call(fn, *args, **kwargs)
         finally:
+            if fn != self._store.set_state:
+                self.changes += 1
             self._schedule_maintenance(self._maintenance_delay_s)
 
     def _schedule_maintenance(self, delay_s: float) -> None:

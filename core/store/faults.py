@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from core import private
 from core.paths import cannot_create_reason
 from core.store.errors import StoreError
 
@@ -206,6 +207,7 @@ def copy_open_database(con: sqlite3.Connection, dest: Path) -> Path:
             target.execute("PRAGMA journal_mode = DELETE").fetchall()
         finally:
             target.close()
+        private.narrow(tmp, private.FILE_MODE)  # a copy of the chats: for their owner only
         place(tmp, dest)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -3,7 +3,8 @@
 :class:`StoreBase` holds the connection; :class:`core.store.store.Store` adds
 the API. Every write first checks that the path still names the file that was
 opened (:mod:`core.store.faults`): a deleted or replaced sessions.db is never
-written to, and on close what it holds is saved beside it.
+written to, and on close what it holds is saved beside it; and that no other
+program wrote over it in place (:mod:`core.store.overwrite`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, Self, TypeVar
 
 from sqlalchemy.engine import Connection
 
-from core.store import damage, faults, maintenance
+from core.store import damage, faults, maintenance, overwrite
 from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
 from core.store.errors import DatabaseCorrupt, StoreError
 from core.store.migrations import Progress
@@ -42,6 +43,9 @@ class StoreBase:
         self._con: Connection | None = con
         # Which file we opened: a write first checks the path still names it.
         self._identity = faults.FileIdentity.of(path)
+        # The file's state after our own last write: written by another program in
+        # between, it is checked whole before the next write (core.store.overwrite).
+        self.watch = overwrite.Watch(path)
         # Set once a read or write meets a damaged page: writes stop (core.store.damage).
         self.damaged = False
 
@@ -141,6 +145,7 @@ class StoreBase:
         more = self._w(lambda c: maintenance.merge(c, budget_ms))
         if self._con is not None:
             maintenance.checkpoint(self._con)
+            self.watch.settle()
         return more
 
     def __enter__(self) -> Self:
@@ -159,13 +164,16 @@ class StoreBase:
         def guarded(con: Connection) -> T:
             if identity is not None:  # inside the transaction: one stat, a few µs
                 faults.check_identity(self.path, identity)
+                self.watch.check()  # written over by another program? (one more stat)
             return fn(con)
 
         try:
-            return write(self._con, guarded, self.path)
+            out = write(self._con, guarded, self.path)
         except DatabaseCorrupt as exc:
             self._found_damaged(exc)
             raise
+        self.watch.settle()  # a commit may have checkpointed into the file
+        return out
 
     def _r(self, fn: Callable[[Connection], T]) -> T:
         if self._con is None:

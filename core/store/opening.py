@@ -5,11 +5,13 @@ without writing (:func:`core.store.migrations.inspect_file`); a newer or
 foreign file is refused before anything else; writability is checked before
 any write; a v3 file is upgraded by ``core.store.v3`` (which backs it up
 first); only then is a connection with Parley's settings opened. A v4 file
-created by Parley is then opened without writing a byte.
+created by Parley is then opened without writing a byte (its mode aside: the
+file and its ``-wal`` / ``-shm`` are made ``0600``, see ``core.private``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import stat
@@ -18,6 +20,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from core import private
 from core.store import spaces
 from core.store.engine import make_engine, read, write
 from core.store.errors import (
@@ -73,6 +76,10 @@ def open_connection(
         info = inspect_file(path)
         if info.kind is not FileKind.CURRENT:
             raise NotAParleyFile(path, "the v3 upgrade did not produce a v4 file")
+    if info.kind is FileKind.NEW and not path.exists():
+        with contextlib.suppress(OSError):  # SQLite says why if it cannot either
+            private.create_private(path)  # 0600 before SQLite makes it (and its -wal) 0644
+    private.secure_store_files(path)  # also the files of an older Parley
     engine = make_engine(path, busy_timeout_ms=busy_timeout_ms)
     con = engine.connect()
     try:

@@ -31,6 +31,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from core import private
 from core.store.errors import StoreError
 
 BACKUP_SUFFIX = ".parley-pre-v4.bak"
@@ -145,6 +146,7 @@ def _copy(source_uri: str, partial: Path, tick: Callable[[], None]) -> None:
             dst.execute("PRAGMA journal_mode=DELETE")
         finally:
             dst.close()
+            private.narrow(partial, private.FILE_MODE)  # chats: for their owner only
     finally:
         src.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -24,3 +25,25 @@ def damage_search_index(path: Path) -> None:
     for n in pages:
         data[(n - 1) * PAGE : n * PAGE] = b"\x5a" * PAGE
     path.write_bytes(bytes(data))
+
+
+def pages_of(path: Path, table: str, pagetype: str = "leaf") -> list[int]:
+    """The page numbers (1-based) of ``table``'s b-tree pages of ``pagetype`` in ``path``."""
+    con = sqlite3.connect(path)
+    try:
+        return [r[0] for r in con.execute(
+            "SELECT pageno FROM dbstat WHERE name = ? AND pagetype = ? ORDER BY pageno",
+            (table, pagetype))]
+    finally:
+        con.close()
+
+
+def overwrite_pages(path: Path, pages: list[int], fill: bytes = b"\x5a") -> None:
+    """Write garbage over ``pages`` of ``path`` in place, through a file handle of its own
+    (like ``dd conv=notrunc``): the file keeps its inode and its size."""
+    with open(path, "r+b") as fh:
+        for n in pages:
+            fh.seek((n - 1) * PAGE)
+            fh.write(fill * PAGE)
+        fh.flush()
+        os.fsync(fh.fileno())

@@ -1,0 +1,82 @@
+"""Noticing sessions.db written in place by another program while Parley has it open.
+
+A program that writes over a few pages of the file (``dd conv=notrunc``, a
+sync tool patching blocks, a disk tool) keeps its name and inode, so
+``core.store.faults`` (which compares identities) does not see it, and SQLite
+does not either: in WAL mode it keeps its page cache while no other SQLite
+connection commits, and new pages go to the WAL. Saves then "succeed" on a
+file that is damaged underneath, until a read meets a garbage page — or
+until the next start cannot open it.
+
+In WAL mode Parley's own connection writes the database file itself only
+when it checkpoints; every commit goes to the ``-wal``. So the file's
+``(size, mtime, ctime)`` changing between two of Parley's own operations
+means someone else wrote it. :class:`Watch` keeps that state: one ``stat``
+before each write (about 2 µs) compares it; when it changed, the whole file
+is checked with ``PRAGMA quick_check`` from a fresh read-only connection
+(which reads the file's pages, not Parley's cache) before the write goes on.
+A damaged file fails the write with ``DatabaseCorrupt`` (nothing more is
+saved, nothing is shown as saved); a sound one (another SQLite program that
+checkpointed) is accepted as the new state. The check reads the whole file
+(about 1-3 s per GB), but only after an outside write.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.store.damage import passes_quick_check
+from core.store.errors import DatabaseCorrupt
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What ``stat`` says of the file's content: ``(size, mtime_ns, ctime_ns)``."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileState | None:
+        """The state of ``path`` now, or None when it cannot be examined."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return cls(st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class Watch:
+    """The state of sessions.db after Parley's last own operation on it.
+
+    Args:
+        path: sessions.db.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.state = FileState.of(path)
+        #: Whole-file checks run because the file changed under Parley (for tests).
+        self.checks = 0
+
+    def settle(self) -> None:
+        """Record the state after an operation of Parley's own (a commit, a checkpoint)."""
+        self.state = FileState.of(self.path)
+
+    def check(self) -> None:
+        """Before a write: raise if the file was written by another program and is damaged.
+
+        Raises:
+            DatabaseCorrupt: it changed since :meth:`settle` and fails ``quick_check``
+                (``found_while_open``: the words say it was found while in use).
+        """
+        now = FileState.of(self.path)
+        if now is None or now == self.state:
+            return  # unchanged (or gone: core.store.faults reports that)
+        self.checks += 1
+        if not passes_quick_check(self.path):
+            raise DatabaseCorrupt(self.path, found_while_open=True)
+        self.state = now

@@ -1,0 +1,336 @@
+"""Salvage a damaged sessions.db: what SQLite can still read, merged with the newest backup.
+
+Reading what is left is SQLite's own job (:func:`recover_rows`): where the
+``sqlite3`` command-line shell is installed and its ``.recover`` works, that
+command walks every page it can still parse and writes the rows it finds as
+SQL, which a second ``sqlite3`` loads into a scratch file. Otherwise
+(no shell; or a shell built without ``sqlite_dbpage``, as Debian 12's is)
+:func:`read_rows` asks SQLite for every row by rowid ranges, splitting a range
+that meets a damaged page until only the rows on damaged pages are left.
+
+:func:`salvage` then builds a new, clean v4 file (``Store.open``'s schema) from:
+
+1. the rows salvaged from the damaged file (newest, so they win);
+2. the rows of the newest backup that the salvage lost — matched by id:
+   turns, sessions, spaces, compactions, settings, files. A backup turn is
+   skipped when the salvaged chat already has another turn at its place
+   (the chat was edited after the backup);
+3. chats whose row was lost but whose turns were found come back as
+   "Recovered chat"; a chat whose space was lost goes to the default space.
+
+The search index is rebuilt from the result. The damaged file is only read
+(opened read-only); the caller keeps it aside (``core.recovery``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import sqlite3
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from core import private
+from core.store import schema, textindex
+from core.store.errors import StoreError
+
+#: Tables copied, parents first; (table, its key columns for "the same row").
+TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("spaces", ("id",)),
+    ("sessions", ("id",)),
+    ("attachments", ("sha256",)),
+    ("turns", ("id",)),
+    ("compactions", ("id",)),
+    ("settings", ("key",)),
+    ("app_state", ("key",)),
+)
+RECOVERED_TITLE = "Recovered chat"
+CLI = "sqlite3"
+
+
+class SalvageError(StoreError):
+    """Salvaging failed; the damaged file and the backups are as they were."""
+
+
+@dataclass(frozen=True, slots=True)
+class SalvageReport:
+    """What a salvage put in the new file.
+
+    Attributes:
+        turns: turns in the new file.
+        chats: chats in the new file.
+        salvaged_turns: of ``turns``, read from the damaged file.
+        from_backup: of ``turns``, filled in from the backup.
+        backup: the backup merged in, or None.
+    """
+
+    turns: int
+    chats: int
+    salvaged_turns: int
+    from_backup: int
+    backup: Path | None
+
+
+def cli() -> str | None:
+    """The path of the ``sqlite3`` shell, or None when it is not installed."""
+    return shutil.which(CLI)
+
+
+def cli_recovers() -> bool:
+    """True when the ``sqlite3`` shell is installed and its ``.recover`` works.
+
+    ``.recover`` needs the ``sqlite_dbpage`` table, which some builds of SQLite
+    leave out (Debian 12's 3.40.1 among them: its ``.recover`` only says "SQL
+    logic error"); :func:`read_rows` is used then.
+    """
+    tool = cli()
+    if tool is None:
+        return False
+    try:
+        done = subprocess.run([tool, ":memory:", "SELECT count(*) FROM sqlite_dbpage"],
+                              capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def recover_rows(damaged: Path, scratch: Path, *, timeout_s: float = 3600) -> None:
+    """Write every row SQLite can read from ``damaged`` into a new file ``scratch``.
+
+    With the shell's ``.recover`` (:func:`cli_recovers`), which also finds rows
+    on pages cut off from their table; otherwise with :func:`read_rows`.
+
+    Raises:
+        SalvageError: nothing could be read (its message says why).
+    """
+    if not cli_recovers():
+        read_rows(damaged, scratch)
+        return
+    tool = cli()
+    assert tool is not None
+    private.create_private(scratch)
+    reader = subprocess.Popen(
+        [tool, "-readonly", str(damaged), ".recover"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    assert reader.stdout is not None and reader.stderr is not None
+    try:
+        loaded = subprocess.run(
+            [tool, str(scratch)], stdin=reader.stdout, capture_output=True, timeout=timeout_s,
+            check=False)
+    finally:
+        reader.stdout.close()
+        reader.wait(timeout=60)
+    err = reader.stderr.read().decode(errors="replace")
+    reader.stderr.close()
+    if not _has_tables(scratch):  # .recover may end with an error yet have read much
+        raise SalvageError(f"SQLite could not read anything back from {damaged.name} "
+                           f"({err.strip() or loaded.stderr.decode(errors='replace').strip()}).")
+
+
+#: Rows read per query by :func:`read_rows` (a range that meets damage is split).
+WINDOW = 2048
+
+
+def read_rows(damaged: Path, scratch: Path) -> None:
+    """Copy every row of Parley's tables that SQLite can still read into ``scratch``.
+
+    SQLite reads its own b-trees; a query that meets a damaged page fails with
+    ``SQLITE_CORRUPT``, so rows are read by rowid ranges of :data:`WINDOW`, and
+    a range that fails is split in two until the rows it can read are read and
+    those on damaged pages are left behind. It finds fewer rows than
+    ``.recover`` when a table's inner pages are damaged (the rows below them
+    cannot be reached through the table), as many when only leaf pages are.
+
+    Raises:
+        SalvageError: not even the list of tables can be read.
+    """
+    try:
+        src = sqlite3.connect(f"file:{quote(str(damaged.resolve()))}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise SalvageError(f"SQLite cannot open {damaged.name} at all ({exc}).") from exc
+    private.create_private(scratch)
+    dst = sqlite3.connect(scratch, isolation_level=None)
+    try:
+        read_any = False
+        dst.execute("BEGIN")
+        for table, _keys in TABLES:
+            cols = _columns(src, "main", table)
+            if not cols:
+                continue
+            read_any = True
+            dst.execute(f"CREATE TABLE {table} ({', '.join(cols)})")
+            _read_table(src, dst, table, cols)
+        dst.execute("COMMIT")
+        if not read_any:
+            raise SalvageError(f"SQLite could not read the list of tables of {damaged.name}: "
+                               "its first pages are damaged.")
+    finally:
+        src.close()
+        dst.close()
+
+
+def _read_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str,
+                cols: list[str]) -> None:
+    names = ", ".join(cols)
+    insert = f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(cols))})"
+    select = f"SELECT {names} FROM {table} WHERE rowid BETWEEN ? AND ?"
+    try:
+        lo, hi = src.execute(f"SELECT min(rowid), max(rowid) FROM {table}").fetchone()
+    except sqlite3.DatabaseError:
+        lo, hi = None, None
+    if lo is None or hi is None:
+        lo, hi = -(2**63), 2**63 - 1  # an end of the table is damaged: look everywhere
+    todo = [(a, min(a + WINDOW - 1, hi)) for a in range(lo, hi + 1, WINDOW)] \
+        if hi - lo < 2**32 else [(lo, hi)]
+    todo.reverse()
+    while todo:
+        a, b = todo.pop()
+        try:
+            rows = src.execute(select, (a, b)).fetchall()
+        except sqlite3.DatabaseError:
+            if a < b:
+                mid = a + (b - a) // 2
+                todo.extend([(mid + 1, b), (a, mid)])
+            continue  # one row on a damaged page: lost
+        dst.executemany(insert, rows)
+
+
+def _has_tables(path: Path) -> bool:
+    with contextlib.suppress(sqlite3.Error):
+        con = sqlite3.connect(path)
+        try:
+            return bool(con.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0])
+        finally:
+            con.close()
+    return False
+
+
+def _columns(con: sqlite3.Connection, db: str, table: str) -> list[str]:
+    try:
+        return [r[1] for r in con.execute(f"PRAGMA {db}.table_info({table})")]
+    except sqlite3.Error:
+        return []
+
+
+def _copy_rows(con: sqlite3.Connection, db: str, table: str, keys: tuple[str, ...]) -> None:
+    """Insert the rows of ``db.table`` whose key is not in ``main.table`` yet."""
+    wanted = _columns(con, "main", table)
+    have = set(_columns(con, db, table))
+    if not have or not set(keys) <= have:
+        return
+    # A backup's row numbers may be taken by other rows by now: its rows get new ones.
+    cols = [c for c in wanted if c in have and not (c == "n" and db != "rec")]
+    names = ", ".join(cols)
+    match = " AND ".join(f"m.{k} = s.{k}" for k in keys)
+    con.execute(
+        f"INSERT OR IGNORE INTO main.{table} ({names}) "
+        f"SELECT {', '.join('s.' + c for c in cols)} FROM {db}.{table} AS s "
+        f"WHERE NOT EXISTS (SELECT 1 FROM main.{table} AS m WHERE {match})"
+        + (" ORDER BY s.session_id, s.seq" if table == "turns" else ""))
+
+
+def _fix_orphans(con: sqlite3.Connection) -> None:
+    now = int(time.time() * 1000)
+    con.execute(
+        "INSERT INTO sessions (id, space_id, title, title_source, created_at, updated_at) "
+        "SELECT t.session_id, ?, ?, 'user', min(t.created_at), max(t.created_at) FROM turns t "
+        "WHERE t.session_id NOT IN (SELECT id FROM sessions) GROUP BY t.session_id",
+        (schema.DEFAULT_SPACE_ID, RECOVERED_TITLE))
+    con.execute("UPDATE sessions SET space_id = ? WHERE space_id NOT IN (SELECT id FROM spaces)",
+                (schema.DEFAULT_SPACE_ID,))
+    con.execute("DELETE FROM compactions WHERE session_id NOT IN (SELECT id FROM sessions)")
+    con.execute("DELETE FROM turn_attachments WHERE sha256 NOT IN "
+                "(SELECT sha256 FROM attachments)")
+    con.execute("UPDATE sessions SET updated_at = ? WHERE updated_at IS NULL", (now,))
+
+
+def salvage(damaged: Path, dest: Path, backup: Path | None = None) -> SalvageReport:
+    """Build a new sessions.db at ``dest`` from what ``damaged`` still holds and ``backup``.
+
+    Takes seconds (about a minute per GB: the search index is rebuilt). Run it
+    off the GUI thread, with no connection open on ``damaged``.
+
+    Args:
+        damaged: the damaged file (read only).
+        dest: the new file (must not exist; made ``0600``).
+        backup: the newest sound backup to fill in what the salvage lost, or None.
+
+    Returns:
+        What the new file holds.
+
+    Raises:
+        SalvageError: nothing could be read or the new file not written (``dest``
+            is not left behind).
+    """
+    from core.store.store import Store
+
+    scratch = dest.with_name(dest.name + ".recovered.partial")
+    with contextlib.suppress(FileNotFoundError):
+        scratch.unlink()
+    try:
+        recover_rows(damaged, scratch)
+        Store.open(dest).close()  # an empty v4 file: schema, default space, WAL
+        report = _merge(dest, scratch, backup)
+    except sqlite3.Error as exc:
+        _remove(dest)
+        raise SalvageError(f"Parley could not write the salvaged chats to {dest} ({exc}). "
+                           "The damaged file is kept as it was.") from exc
+    except BaseException:
+        _remove(dest)
+        raise
+    finally:
+        _remove(scratch)
+    private.secure_store_files(dest)
+    return report
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            Path(f"{path}{suffix}").unlink()
+
+
+def _merge(dest: Path, scratch: Path, backup: Path | None) -> SalvageReport:
+    con = sqlite3.connect(f"file:{quote(str(dest.resolve()))}", uri=True, isolation_level=None)
+    try:
+        textindex.register_functions(con)
+        con.execute("PRAGMA foreign_keys = OFF")
+        con.execute(f"ATTACH DATABASE '{_uri(scratch)}' AS rec")
+        if backup is not None:
+            con.execute(f"ATTACH DATABASE '{_uri(backup)}' AS bak")
+        con.execute("BEGIN")
+        schema.drop_search_triggers(con)
+        if _columns(con, "rec", "spaces"):  # the salvaged default space (renamed?) wins
+            con.execute("DELETE FROM main.spaces")
+        for table, keys in TABLES:
+            _copy_rows(con, "rec", table, keys)
+        salvaged = con.execute("SELECT count(*) FROM turns").fetchone()[0]
+        if backup is not None:
+            for table, keys in TABLES:
+                _copy_rows(con, "bak", table, keys)
+        total = con.execute("SELECT count(*) FROM turns").fetchone()[0]
+        if not con.execute("SELECT 1 FROM spaces WHERE id = ?",
+                           (schema.DEFAULT_SPACE_ID,)).fetchone():
+            con.execute("INSERT INTO spaces (id, name, position, created_at) VALUES (?, ?, 0, ?)",
+                        (schema.DEFAULT_SPACE_ID, schema.DEFAULT_SPACE_NAME,
+                         int(time.time() * 1000)))
+        _fix_orphans(con)
+        chats = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
+        con.execute("COMMIT")
+        con.execute("DETACH DATABASE rec")  # before the index: its trigger names are theirs too
+        if backup is not None:
+            con.execute("DETACH DATABASE bak")
+        con.execute("BEGIN")
+        schema.rebuild_search_index(con)
+        con.execute("COMMIT")
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    finally:
+        con.close()
+    return SalvageReport(int(total), int(chats), int(salvaged), int(total - salvaged), backup)
+
+
+def _uri(path: Path) -> str:
+    return f"file:{quote(str(path.resolve()))}?mode=ro".replace("'", "''")

@@ -1,0 +1,84 @@
+"""Salvaging a damaged sessions.db with SQLite's ``.recover``, merged with the newest backup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.content import TextBlock, Turn
+from core.recovery import set_aside
+from core.store import Store
+from core.store import backups as B
+from core.store import salvage as S
+from tests.core.damaged import overwrite_pages, pages_of
+
+
+def _chat(store: Store, title: str, n: int, start: int = 0, sid: str | None = None) -> str:
+    if sid is None:
+        sid = store.create_session(title=title).id
+    for i in range(start, start + n):
+        role = "user" if i % 2 == 0 else "assistant"
+        store.append_turn(sid, Turn(role, [TextBlock(f"{title} {i} " + "z" * 700)]))
+    return sid
+
+
+def _all(path: Path) -> dict[str, Turn]:
+    with Store.open(path) as store:
+        return {t.id: t for s in store.list_sessions(include_archived=True, limit=1000)
+                for t in store.get_turns(s.id)}
+
+
+def test_salvage_merged_with_the_backup_brings_back_every_turn(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    with Store.open(db) as store:
+        old = _chat(store, "old", 120)
+    backup = B.make_backup(db).path
+    with Store.open(db) as store:
+        _chat(store, "old", 30, start=120, sid=old)  # after the backup
+        _chat(store, "new", 40)
+    everything = _all(db)
+    # Garbage over the pages of the oldest turns (all in the backup), in place.
+    overwrite_pages(db, pages_of(db, "turns")[:6])
+    aside = set_aside(db)
+    assert aside is not None
+
+    report = S.salvage(aside, db, backup)
+
+    got = _all(db)
+    assert got == everything  # old turns from the backup, newer ones salvaged: all equal
+    assert report.turns == len(everything) == 190 and report.chats == 2
+    assert 0 < report.from_backup < 120 and report.salvaged_turns == 190 - report.from_backup
+    with Store.open(db) as store:  # a normal, searchable, writable file
+        assert any(h.session_id == old for h in store.search("old"))
+        store.append_turn(old, Turn("user", [TextBlock("writable again")]))
+    assert aside.exists()  # the damaged file is kept
+
+
+def test_salvage_without_a_backup_keeps_what_is_readable(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    with Store.open(db) as store:
+        _chat(store, "only", 150)
+    everything = _all(db)
+    overwrite_pages(db, pages_of(db, "turns")[3:5])
+    aside = set_aside(db)
+    assert aside is not None
+    report = S.salvage(aside, db)
+    got = _all(db)
+    assert report.backup is None and report.from_backup == 0
+    assert 100 < len(got) < 150  # two pages of turns lost, the rest back
+    assert all(got[k] == everything[k] for k in got)
+
+
+def test_turns_of_a_chat_whose_row_was_lost_come_back_as_a_recovered_chat(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "sessions.db"
+    with Store.open(db) as store:
+        sid = _chat(store, "lost row", 20)
+    overwrite_pages(db, pages_of(db, "sessions"))  # the chats' table, not the turns
+    aside = set_aside(db)
+    assert aside is not None
+    S.salvage(aside, db)
+    with Store.open(db) as store:
+        chat = store.get_session(sid)
+        assert chat.title == S.RECOVERED_TITLE
+        assert len(store.get_turns(sid)) == 20

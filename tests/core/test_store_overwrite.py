@@ -1,0 +1,66 @@
+"""sessions.db written over in place while open (``dd conv=notrunc``): caught before a save."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from core.content import TextBlock, Turn
+from core.store import Store
+from core.store.damage import DamagedWhileOpen, marker_path
+from core.store.errors import DatabaseCorrupt
+from tests.core.damaged import overwrite_pages, pages_of
+
+
+def _long_chat(path: Path) -> str:
+    with Store.open(path) as store:
+        s = store.create_session(title="long")
+        for i in range(400):
+            store.append_turn(s.id, Turn("user", [TextBlock(f"turn {i} " + "x" * 400)]))
+        return s.id
+
+
+def test_pages_overwritten_while_open_fail_the_next_save_before_it_is_kept(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "sessions.db"
+    sid = _long_chat(path)
+    store = Store.open(path)
+    try:
+        assert store.get_turns(sid, last=2)[-1].text().startswith("turn 399")
+        store.append_turn(sid, Turn("user", [TextBlock("saved before")]))
+        time.sleep(0.02)  # file times tick every few ms: not in the tick of the last checkpoint
+        overwrite_pages(path, pages_of(path, "turns")[10:14])  # another program, in place
+        new = Turn("user", [TextBlock("typed after the damage")])
+        with pytest.raises(DatabaseCorrupt) as err:
+            store.append_turn(sid, new)
+        assert "while Parley was using it" in err.value.message
+        assert store.damaged and marker_path(path).exists() and store.watch.checks == 1
+        with pytest.raises(DamagedWhileOpen):  # and nothing after it either
+            store.append_turn(sid, Turn("user", [TextBlock("later")]))
+    finally:
+        store.close()
+    wal = Path(f"{path}-wal")
+    assert not wal.exists() or b"typed after the damage" not in wal.read_bytes()
+    assert b"typed after the damage" not in path.read_bytes()
+
+
+def test_writes_of_another_sqlite_program_are_checked_and_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    sid = _long_chat(path)
+    store = Store.open(path)
+    try:
+        time.sleep(0.02)
+        with Store.open(path) as other:  # writes and checkpoints the same file
+            other.append_turn(sid, Turn("user", [TextBlock("from the other one")]))
+            other.maintain()
+        store.append_turn(sid, Turn("user", [TextBlock("and ours")]))
+        assert store.watch.checks == 1 and not store.damaged
+        store.append_turn(sid, Turn("user", [TextBlock("no second check")]))
+        assert store.watch.checks == 1
+        assert [t.text() for t in store.get_turns(sid, last=3)] == [
+            "from the other one", "and ours", "no second check"]
+    finally:
+        store.close()
