@@ -143,11 +143,14 @@ async def test_scheduler_backs_up_after_changes_at_most_every_interval_and_at_qu
     sched = BackupScheduler(store, interval_min=30, check_every_s=0.02, on_made=made.append,
                             now=lambda: clock[0])
     try:
-        await sched.start()
+        idle = BackupScheduler(store, interval_min=30, check_every_s=0.02, on_made=made.append,
+                               now=lambda: clock[0])
+        await idle.start()
         await asyncio.sleep(0.1)
-        assert made == []  # nothing written yet: nothing to back up
+        assert await idle.close() is None and made == []  # nothing written: nothing to copy
         s = await store.create_session(title="first")
         await store.append_turn(s.id, Turn("user", [TextBlock("hello")]))
+        await sched.start()
         for _ in range(100):
             if made:
                 break
