@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from core.content import Turn, Usage
+from core.store import outline
 from core.store.attachments import AttachmentInfo, missing_data
 from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS
 from core.store.errors import StoreError
@@ -425,6 +426,26 @@ class AsyncStore:
     async def list_compactions(self, session_id: str) -> list[Compaction]:
         """Awaitable :meth:`Store.list_compactions`."""
         return await self._call(self._store.list_compactions, session_id)
+
+    async def transcript_window(
+        self,
+        session_id: str,
+        *,
+        last: int | None = None,
+        before: int | None = None,
+        reveal: str | None = None,
+        hydrate: bool = True,
+    ) -> outline.Window:
+        """Awaitable :meth:`Store.transcript_window`."""
+        return await self._call(self._store.transcript_window, session_id, last=last,
+                                before=before, reveal=reveal, hydrate=hydrate)
+
+    async def compacted_turns(
+        self, session_id: str, summary_turn_id: str, *, hydrate: bool = True
+    ) -> outline.Window:
+        """Awaitable :meth:`Store.compacted_turns`."""
+        return await self._call(self._store.compacted_turns, session_id, summary_turn_id,
+                                hydrate=hydrate)
 
     async def search(
         self,

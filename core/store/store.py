@@ -21,6 +21,7 @@ from core.store import (
     attachments,
     compactions,
     forks,
+    outline,
     search,
     sessions,
     settings_repo,
@@ -423,6 +424,33 @@ class Store(StoreBase):
     def list_compactions(self, session_id: str) -> list[Compaction]:
         """Return a session's compactions, oldest first. Raises SessionNotFound."""
         return self._r(lambda c: compactions.list_for(c, session_id))
+
+    def transcript_window(
+        self,
+        session_id: str,
+        *,
+        last: int | None = None,
+        before: int | None = None,
+        reveal: str | None = None,
+        hydrate: bool = True,
+    ) -> outline.Window:
+        """Return the last ``last`` items a transcript shows at the top level (turns
+        outside compacted ranges, and summary turns, which are shown where their
+        range began) before display position ``before``, with every compaction
+        span of the session: see :func:`core.store.outline.window`.
+
+        ``hydrate`` as for :meth:`get_turns`. Raises SessionNotFound.
+        """
+        return self._r(lambda c: outline.window(c, session_id, last=last, before=before,
+                                                reveal=reveal, hydrate=hydrate))
+
+    def compacted_turns(
+        self, session_id: str, summary_turn_id: str, *, hydrate: bool = True
+    ) -> outline.Window:
+        """Return the turns a compaction replaced (they are kept), in stored order:
+        see :func:`core.store.outline.range_turns`. Raises SessionNotFound."""
+        return self._r(lambda c: outline.range_turns(c, session_id, summary_turn_id,
+                                                     hydrate=hydrate))
 
     # --- search ----------------------------------------------------------------
 

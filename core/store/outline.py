@@ -1,0 +1,263 @@
+"""A session as a transcript shows it: compaction spans, and windows of top-level items.
+
+A compaction's summary turn is stored *after* the turns it replaces (it is
+appended when the compaction runs) but shown *where its range began*, with
+the replaced turns folded under it. A transcript that reads only the last
+turns of a long session would see the summary without its range. This module
+answers, independently of what is loaded:
+
+* :func:`spans`: every compaction of a session as seq positions (summary turn,
+  first and last replaced turn, counts) and which span each one is folded in;
+* :func:`window`: the last ``last`` *top-level items* before a position —
+  turns outside every top-level range, and the top-level summary turns, each
+  keyed by where it is shown (a summary: its range's first seq) — and how many
+  such items lie before them;
+* :func:`range_turns`: the turns a span replaced (nested summaries included),
+  read when its card is opened.
+
+Nesting follows ``gui.transcript.rows.Transcript`` and
+``core.content.apply_compactions``: the latest summary whose range lies in an
+interval is a card there; earlier summaries inside its range are nested under
+it; the intervals before and after it are arranged the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import and_, func, not_, select
+from sqlalchemy.engine import Connection, Row
+from sqlalchemy.sql import ColumnElement
+
+from core.content import Turn
+from core.store import sessions, turns
+from core.store.schema import compactions as C
+from core.store.schema import turns as T
+
+_COLUMNS = (T.c.seq, *turns._COLUMNS)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One compaction as positions in its session (``turns.seq`` values).
+
+    Attributes:
+        summary_turn_id: the turn holding the summary (the card).
+        summary_seq: where that turn is stored (after its range).
+        first_seq / last_seq: the replaced range, inclusive.
+        replaced_count: turns the summary stands for (as recorded).
+        stored_count: turns stored in the range now (summary turns of earlier
+            compactions included): all of them are kept.
+        outer: the summary turn id of the span this one is folded in, or None
+            for a top-level span.
+    """
+
+    summary_turn_id: str
+    summary_seq: int
+    first_seq: int
+    last_seq: int
+    replaced_count: int
+    stored_count: int
+    outer: str | None = None
+
+
+@dataclass(frozen=True)
+class Window:
+    """Turns read for a transcript, with what is needed to place them.
+
+    Attributes:
+        turns: the turns read, in stored (seq) order.
+        seqs: ``turns.seq`` of each turn read, by turn id.
+        spans: every compaction span of the session, by summary turn id.
+        older: top-level items (turns or cards) before the first one read;
+            0 when the window reaches the start (and for :func:`range_turns`).
+        first_key: the display position of the first top-level item read (a
+            card's is its range's first seq), for the next older window; None
+            when nothing was read.
+    """
+
+    turns: list[Turn]
+    seqs: dict[str, int]
+    spans: dict[str, Span] = field(default_factory=dict)
+    older: int = 0
+    first_key: int | None = None
+
+
+def spans(con: Connection, session_id: str) -> dict[str, Span]:
+    """Every compaction of a session whose summary turn and range ends are stored.
+
+    Compactions whose summary turn was deleted (a conversation cut back before
+    it) or whose range is not in the session are left out.
+
+    Returns:
+        Spans by summary turn id (``outer`` filled in). Raises SessionNotFound.
+    """
+    sessions.require(con, session_id)
+    s, f, la = T.alias("s"), T.alias("f"), T.alias("l")
+    rows = con.execute(
+        select(C.c.summary_turn_id, s.c.seq.label("summary_seq"), f.c.seq.label("first_seq"),
+               la.c.seq.label("last_seq"), C.c.replaced_count)
+        .select_from(
+            C.join(s, and_(s.c.id == C.c.summary_turn_id, s.c.session_id == session_id))
+            .join(f, and_(f.c.id == C.c.first_turn_id, f.c.session_id == session_id))
+            .join(la, and_(la.c.id == C.c.last_turn_id, la.c.session_id == session_id))
+        )
+        .where(C.c.session_id == session_id)
+    ).all()
+    found = [r for r in rows if r.first_seq <= r.last_seq]
+    if not found:
+        return {}
+    counts = _stored_counts(con, session_id, [(r.first_seq, r.last_seq) for r in found])
+    plain = [
+        Span(r.summary_turn_id, r.summary_seq, r.first_seq, r.last_seq, r.replaced_count, n)
+        for r, n in zip(found, counts, strict=True)
+    ]
+    outer: dict[str, str | None] = {}
+    _nest(plain, -1, 1 << 62, None, outer)
+    return {
+        sp.summary_turn_id: Span(sp.summary_turn_id, sp.summary_seq, sp.first_seq, sp.last_seq,
+                                 sp.replaced_count, sp.stored_count, outer.get(sp.summary_turn_id))
+        for sp in plain
+        if sp.summary_turn_id in outer
+    }
+
+
+def _stored_counts(con: Connection, session_id: str, ranges: list[tuple[int, int]]) -> list[int]:
+    out = []
+    for first, last in ranges:
+        out.append(int(con.execute(
+            select(func.count()).where(T.c.session_id == session_id)
+            .where(T.c.seq.between(first, last))
+        ).scalar_one()))
+    return out
+
+
+def _nest(all_spans: list[Span], lo: int, hi: int, parent: str | None,
+          outer: dict[str, str | None]) -> None:
+    """Arrange the spans whose summary and range lie in [lo, hi] (see the module doc)."""
+    candidates = [
+        sp for sp in all_spans
+        if sp.summary_turn_id not in outer and lo <= sp.summary_seq <= hi
+        and lo <= sp.first_seq and sp.last_seq <= hi
+    ]
+    if not candidates:
+        return
+    card = max(candidates, key=lambda sp: sp.summary_seq)
+    outer[card.summary_turn_id] = parent
+    _nest(all_spans, card.first_seq, card.last_seq, card.summary_turn_id, outer)
+    _nest(all_spans, lo, card.first_seq - 1, parent, outer)
+    _nest(all_spans, card.last_seq + 1, hi, parent, outer)
+
+
+def _outside(top: list[Span]) -> ColumnElement[bool]:
+    """Turns shown at the top level: outside every top-level range, not a top summary."""
+    conds: list[ColumnElement[bool]] = [not_(T.c.seq.between(sp.first_seq, sp.last_seq))
+                                        for sp in top]
+    ids = [sp.summary_turn_id for sp in top]
+    if ids:
+        conds.append(T.c.id.not_in(ids))
+    return and_(*conds) if conds else T.c.seq >= 0
+
+
+def window(
+    con: Connection,
+    session_id: str,
+    *,
+    last: int | None = None,
+    before: int | None = None,
+    reveal: str | None = None,
+    hydrate: bool = False,
+) -> Window:
+    """Read the last ``last`` top-level items shown before display position ``before``.
+
+    Args:
+        session_id: the session.
+        last: how many top-level items (None: all).
+        before: only items shown before this position (a :attr:`Window.first_key`);
+            None: up to the end.
+        reveal: a turn id that must be read: when it lies in a compacted range,
+            every turn of that top-level range is read too (to show a search hit).
+        hydrate: put attached files' bytes back (``Store.get_turns``).
+
+    Returns:
+        The :class:`Window`. Raises SessionNotFound.
+    """
+    all_spans = spans(con, session_id)
+    top = [sp for sp in all_spans.values() if sp.outer is None]
+    where = [T.c.session_id == session_id, _outside(top)]
+    if before is not None:
+        where.append(T.c.seq < before)
+    q = select(*_COLUMNS).where(*where).order_by(T.c.seq.desc())
+    if last is not None:
+        q = q.limit(max(0, last))
+    rows = list(con.execute(q))
+    cards = [sp for sp in top if before is None or sp.first_seq < before]
+    # Items by display key, newest first: plain turns and cards.
+    items: list[tuple[int, Any]] = [(r.seq, r) for r in rows]
+    items += [(sp.first_seq, sp) for sp in cards]
+    items.sort(key=lambda kv: kv[0], reverse=True)
+    if last is not None:
+        items = items[: max(0, last)]
+    chosen_rows = [v for _k, v in items if not isinstance(v, Span)]
+    chosen_cards = [v for _k, v in items if isinstance(v, Span)]
+    first_key = items[-1][0] if items else None
+    if chosen_cards:
+        chosen_rows += list(con.execute(
+            select(*_COLUMNS).where(T.c.id.in_([sp.summary_turn_id for sp in chosen_cards]))
+        ))
+    if reveal is not None and all(r.id != reveal for r in chosen_rows):
+        around = _top_span_of(con, session_id, reveal, top)
+        if around is not None:
+            chosen_rows += _range_rows(con, session_id, around)
+    older = 0
+    if first_key is not None:
+        older = int(con.execute(
+            select(func.count()).where(T.c.session_id == session_id, _outside(top),
+                                       T.c.seq < first_key)
+        ).scalar_one())
+        older += sum(1 for sp in top if sp.first_seq < first_key)
+    chosen_rows.sort(key=lambda r: r.seq)
+    loaded = turns._load(con, chosen_rows, hydrate)
+    return Window(
+        turns=loaded,
+        seqs={r.id: r.seq for r in chosen_rows},
+        spans=all_spans,
+        older=older,
+        first_key=first_key,
+    )
+
+
+def _top_span_of(con: Connection, session_id: str, turn_id: str, top: list[Span]) -> Span | None:
+    seq = con.execute(
+        select(T.c.seq).where(T.c.id == turn_id, T.c.session_id == session_id)
+    ).scalar()
+    if seq is None:
+        return None
+    return next((sp for sp in top if sp.first_seq <= seq <= sp.last_seq), None)
+
+
+def _range_rows(con: Connection, session_id: str, span: Span) -> list[Row[Any]]:
+    return list(con.execute(
+        select(*_COLUMNS).where(T.c.session_id == session_id,
+                                T.c.seq.between(span.first_seq, span.last_seq))
+        .order_by(T.c.seq)
+    ))
+
+
+def range_turns(
+    con: Connection, session_id: str, summary_turn_id: str, *, hydrate: bool = False
+) -> Window:
+    """Read the turns a compaction replaced (its card's content), in stored order.
+
+    Returns:
+        A :class:`Window` of the range's turns (nested summary turns included;
+        ``older`` 0); no turns when the summary turn is not a compaction of
+        the session. Raises SessionNotFound.
+    """
+    all_spans = spans(con, session_id)
+    span = all_spans.get(summary_turn_id)
+    if span is None:
+        return Window([], {}, all_spans)
+    rows = _range_rows(con, session_id, span)
+    return Window(turns._load(con, rows, hydrate), {r.id: r.seq for r in rows}, all_spans)
