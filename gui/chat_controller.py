@@ -12,9 +12,12 @@ A "new chat" has no session row until its first message is sent, so Ctrl+N
 never leaves empty chats behind. It belongs to the space of the chat open
 before (or the one it was started in) and takes that space's default model.
 
-A chat opens with its last :data:`OPEN_TURNS` turns (reading 10,000 turns
-would miss the first-paint budget); older ones load when the transcript is
-scrolled to the top, or all at once to show a search result.
+A chat opens with its last :data:`OPEN_TURNS` top-level items (reading 10,000
+turns would miss the first-paint budget): turns outside compacted ranges and
+compaction cards, which the store places where their range began
+(``Store.transcript_window``). Older ones load when the transcript is scrolled
+to the top, all at once on Home or to show a search result; a card's replaced
+turns load when it is opened.
 
 Start-up comes in two steps so the chats show before the provider SDKs are
 imported (they take seconds on a cold start): the controller works with the
@@ -45,6 +48,7 @@ from gui.context_meter import measure
 from gui.drafts import Drafts
 from gui.model_picker import model_choices
 from gui.sidebar.organize import Organizer
+from gui.transcript.rows import merge_turns
 
 if TYPE_CHECKING:
     from gui.main_window import MainWindow
@@ -71,7 +75,10 @@ class ChatController:
         self.space_id: str | None = None
         self.sessions: dict[str, Any] = {}
         self.turns: list[Turn] = []
-        self.older = 0  # turns of the open chat not loaded yet
+        self.older = 0  # top-level items (turns, cards) of the open chat not loaded yet
+        self.seqs: dict[str, int] = {}  # stored positions of the loaded turns
+        self.spans: dict[str, Any] = {}  # the open chat's compactions (core.store.outline.Span)
+        self.first_key: int | None = None  # display position of the first loaded item
         self.partial: dict[str, Turn] = {}
         self.drafts = Drafts(self.store)
         self.new_chat_model: str | None = None
@@ -79,6 +86,7 @@ class ChatController:
         self._open_gen = 0
         self._shown_at = 0.0
         self._loading_older = False
+        self._older_lock = asyncio.Lock()
         self._draft_timer = QTimer(window)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_SAVE_MS)
@@ -103,6 +111,11 @@ class ChatController:
         w.transcript.resumeRequested.connect(lambda _turn_id: self.runs.retry())
         w.transcript.linkActivated.connect(QDesktopServices.openUrl)
         w.transcript.list_view.verticalScrollBar().valueChanged.connect(self._scrolled)
+        w.transcript.startWanted.connect(
+            lambda: w.tasks.spawn(self.load_start(), name="first-turns"))
+        w.transcript.compactedTurnsWanted.connect(
+            lambda summary_id: w.tasks.spawn(self.load_compacted(summary_id),
+                                             name="compacted-turns"))
 
     # -- start ------------------------------------------------------------
     async def load_sidebar(self) -> None:
@@ -229,8 +242,23 @@ class ChatController:
         if session_id == self.session_id and any(t.id == turn_id for t in self.turns):
             self.w.transcript.scroll_to_turn(turn_id, highlight)
             return
+        if session_id == self.session_id and turn_id is not None:
+            self.w.tasks.spawn(self._reveal(session_id, turn_id, highlight), name="open-at")
+            return
         self.w.tasks.spawn(self._open(session_id, at=turn_id, highlight=highlight),
                            name="open-at")
+
+    async def _reveal(self, sid: str, turn_id: str, highlight: str | None) -> None:
+        """Show a search hit of the open chat that is not loaded: older items up to it
+        (all of them), and the compacted range it is in."""
+        async with self._older_lock:
+            if sid != self.session_id:
+                return
+            win = await self.store.transcript_window(sid, before=self.first_key, reveal=turn_id)
+            if sid != self.session_id:
+                return
+            self._take(win, older=True)
+        self.w.transcript.scroll_to_turn(turn_id, highlight)
 
     async def _open(self, session_id: str, *, at: str | None = None,
                     highlight: str | None = None) -> None:
@@ -238,32 +266,54 @@ class ChatController:
         gen = self._open_gen
         await self._stash_draft()
         session = await self.store.get_session(session_id)
-        turns = await self.store.get_turns(session_id, last=OPEN_TURNS)
-        if at is not None and all(t.id != at for t in turns):
-            turns = await self.store.get_turns(session_id)  # a search hit further back
+        win = await self.store.transcript_window(session_id, last=OPEN_TURNS)
+        if at is not None and all(t.id != at for t in win.turns):
+            # a search hit further back, or under a card: every item, and its card's turns
+            win = await self.store.transcript_window(session_id, reveal=at)
         draft = await self.drafts.load(session_id)
         if gen != self._open_gen:
             return  # another chat was opened meanwhile
         self.sessions[session_id] = session
         self.session_id = session_id
         self.space_id = session.space_id
-        self.turns = turns
-        self.older = max(0, int(session.turn_count or 0) - len(turns))
+        self._set_window(win)
         self.editor.set_editing(None)
-        self._show_turns()
+        self.show_turns()
         self._after_switch(draft)
         if at is not None:
             self.w.transcript.scroll_to_turn(at, highlight)
         await self.store.set_state(LAST_SESSION_KEY, session_id)
 
-    def _show_turns(self) -> None:
+    def _set_window(self, win: Any) -> None:
+        """Make a ``core.store.outline.Window`` what the open chat has loaded."""
+        self.turns = list(win.turns)
+        self.seqs = dict(win.seqs)
+        self.spans = dict(win.spans)
+        self.older = win.older
+        self.first_key = win.first_key
+
+    def _take(self, win: Any, *, older: bool = False, keep: str | None = None) -> None:
+        """Add the turns of a window read later (older items, a card's range) to the
+        open chat and show them in place."""
+        self.seqs.update(win.seqs)
+        self.spans = dict(win.spans)
+        self.turns = merge_turns(self.turns, win.turns, self.seqs)
+        if older:
+            self.older = win.older
+            if win.first_key is not None:
+                self.first_key = win.first_key
+        self.w.transcript.add_turns(win.turns, win.seqs, win.spans, more_above=self.older,
+                                    keep=keep)
+
+    def show_turns(self) -> None:
         """Show ``self.turns`` (with a reply still streaming) in the transcript."""
         shown = list(self.turns)
         running = self.partial.get(self.session_id or "")
         if running is not None:
             shown = [t for t in shown if t.id != running.id] + [running]
         self._shown_at = time.monotonic()
-        self.w.transcript.set_turns(shown)
+        self.w.transcript.set_turns(shown, seqs=self.seqs, spans=self.spans,
+                                    more_above=self.older)
 
     async def reload(self) -> None:
         """Read the open chat's turns again (a compaction wrote its summary); the
@@ -272,13 +322,12 @@ class ChatController:
         if sid is None:
             return
         session = await self.store.get_session(sid)
-        turns = await self.store.get_turns(sid, last=max(OPEN_TURNS, len(self.turns) + 1))
+        win = await self.store.transcript_window(sid, last=max(OPEN_TURNS, len(self.turns) + 1))
         if sid != self.session_id:
             return
         self.sessions[sid] = session
-        self.turns = turns
-        self.older = max(0, int(session.turn_count or 0) - len(turns))
-        self._show_turns()
+        self._set_window(win)
+        self.show_turns()
         self.update_meter()
 
     def _scrolled(self, value: int) -> None:
@@ -288,35 +337,54 @@ class ChatController:
             self._loading_older = True
             self.w.tasks.spawn(self.load_older(), name="older-turns")
 
-    async def load_older(self) -> int:
-        """Load up to :data:`OPEN_TURNS` older turns of the open chat; returns how many."""
+    async def load_older(self, *, everything: bool = False) -> int:
+        """Load up to :data:`OPEN_TURNS` older top-level items of the open chat (all
+        of them with ``everything``); returns how many turns were added."""
         sid = self.session_id
         try:
-            if sid is None or self.older <= 0:
-                return 0
-            first = self.turns[0].id if self.turns else None
-            turns = await self.store.get_turns(sid, last=len(self.turns) + OPEN_TURNS)
-            if sid != self.session_id:
-                return 0
-            added = len(turns) - len(self.turns)
-            self.turns = turns
-            self.older = max(0, self.older - added)
-            self._show_turns()
-            if first is not None:
-                self.w.transcript.scroll_to_turn(first)
-            return added
+            async with self._older_lock:
+                if sid is None or self.older <= 0 or sid != self.session_id:
+                    return 0
+                first = self.turns[0].id if self.turns else None
+                win = await self.store.transcript_window(
+                    sid, last=None if everything else OPEN_TURNS, before=self.first_key)
+                if sid != self.session_id:
+                    return 0
+                self._take(win, older=True)
+                if first is not None and not everything:
+                    self.w.transcript.scroll_to_turn(first)
+                return len(win.turns)
         finally:
             self._loading_older = False
+
+    async def load_start(self) -> None:
+        """Home: load every older item of the open chat, then show its first row."""
+        sid = self.session_id
+        if sid is not None and self.older > 0:
+            await self.load_older(everything=True)
+        if sid == self.session_id:
+            self.w.transcript.go_first()
+
+    async def load_compacted(self, summary_turn_id: str) -> None:
+        """A card was opened: load the turns its compaction replaced (they are kept)."""
+        sid = self.session_id
+        if sid is None:
+            return
+        win = await self.store.compacted_turns(sid, summary_turn_id)
+        if sid != self.session_id or not win.turns:
+            return
+        self._take(win, keep=summary_turn_id)
 
     async def _show_new_chat(self) -> None:
         self._open_gen += 1
         await self._stash_draft()
         self.session_id = None
         self.turns = []
+        self.seqs, self.spans, self.first_key = {}, {}, None
         self.older = 0
         self.picked_for_new = None
         self.editor.set_editing(None)
-        self._show_turns()
+        self.show_turns()
         self._after_switch(await self.drafts.load(None))
 
     async def show_new_chat(self, space_id: str | None = None) -> None:

@@ -153,7 +153,7 @@ class ChatRegenerate:
             return
         removed = set(ev.removed_turn_ids)
         self.chat.turns = [t for t in self.chat.turns if t.id not in removed]
-        self.w.transcript.set_turns(self.chat.turns)
+        self.chat.show_turns()  # cards stay in place (stored positions, compaction spans)
         self.w.transcript.set_busy(True)
         self.w.statusBar().showMessage(KEPT_MESSAGE.format(title=ev.fork.title), 15_000)
 

@@ -250,6 +250,8 @@ class ChatRuns:
         elif isinstance(ev, RunStarted):
             if ev.user_turn is not None:
                 self._remember(sid, ev.user_turn)
+                if current:  # sending brings the view to the message, however far up it was
+                    self.w.transcript.jump_to_latest()
             self._touch(sid)
             if current:
                 self.chat.update_meter()  # the message just saved counts at once

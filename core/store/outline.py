@@ -176,8 +176,9 @@ def window(
         last: how many top-level items (None: all).
         before: only items shown before this position (a :attr:`Window.first_key`);
             None: up to the end.
-        reveal: a turn id that must be read: when it lies in a compacted range,
-            every turn of that top-level range is read too (to show a search hit).
+        reveal: a turn id to show (a search hit): when it lies in the range of a
+            top-level card that is read (now, or before ``before``), every turn
+            of that range is read too. A hit older than the items read is not.
         hydrate: put attached files' bytes back (``Store.get_turns``).
 
     Returns:
@@ -208,7 +209,10 @@ def window(
         ))
     if reveal is not None and all(r.id != reveal for r in chosen_rows):
         around = _top_span_of(con, session_id, reveal, top)
-        if around is not None:
+        floor = first_key if first_key is not None else before
+        # only under a card that is read now or was before ``before`` (never a range
+        # without its card)
+        if around is not None and floor is not None and around.first_seq >= floor:
             chosen_rows += _range_rows(con, session_id, around)
     older = 0
     if first_key is not None:

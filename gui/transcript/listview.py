@@ -85,6 +85,9 @@ class TranscriptListView(QListView):
         actionRequested(str, QModelIndex): a message key on the current row;
             the str is the action's name (``copy``, ``copy_markdown``, ``edit``,
             ``fork``, ``retry``, ``toggle``; see ``message.*`` in gui/actions.py).
+        startWanted(): Home (or the first-message key) while older rows of the
+            session are not read yet (:attr:`more_above`): read them, then
+            :meth:`move_to` ``first`` again.
 
     Message keys come from the keymap of the window (``gui.keymap.keymap_for``),
     so rebinding them in Settings → Keyboard applies at once. The moves
@@ -96,9 +99,12 @@ class TranscriptListView(QListView):
     foldClicked = Signal(QModelIndex, str)
     menuRequested = Signal(QModelIndex, QPoint, object)
     actionRequested = Signal(str, QModelIndex)
+    startWanted = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        #: top-level rows of the session above the first row, not read yet
+        self.more_above = 0
         self._rows = RowGeometry()
         self._width = 0
         self._stick = True
@@ -485,6 +491,19 @@ class TranscriptListView(QListView):
         self._apply_range(target)
         self.viewport().update()
 
+    def place_row(self, row: int, y: int) -> None:
+        """Scroll so a row's top is ``y`` px below the top of the viewport (as far as
+        the content allows), e.g. to keep a card where it was while rows change."""
+        if self._width != self.viewport().width():
+            self._width_changed()
+        if self._measure(row):
+            self._rows.recompute()
+        maximum = max(0, self.content_height() - self.viewport().height())
+        target = self._rows.tops[row] - y
+        self._stick = target >= maximum - STICK_SLACK
+        self._apply_range(target)
+        self.viewport().update()
+
     def verticalOffset(self) -> int:  # noqa: N802
         return self.verticalScrollBar().value()
 
@@ -532,6 +551,8 @@ class TranscriptListView(QListView):
             row = min(n - 1, row + 1)
         elif action == actions.MoveHome:
             row = 0
+            if self.more_above > 0:
+                self.startWanted.emit()
         elif action == actions.MoveEnd:
             row = n - 1
         elif action in (actions.MovePageUp, actions.MovePageDown):

@@ -3,13 +3,14 @@
 Rows change in the smallest steps Qt offers, so the view keeps its measured
 heights: a streamed update is one ``dataChanged``; a new turn one
 ``rowsInserted``; opening a compaction card inserts its replaced turns under
-it. Only a change of structure (a new compaction summary) resets the model.
+it (and asks for those not read yet: ``rangeWanted``). Only a change of
+structure (a new compaction summary, turns read further back) resets the model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -17,11 +18,15 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
+    Signal,
 )
 
 from core.content import Turn
-from gui.transcript.rows import Node, Transcript
+from gui.transcript.rows import Node, Transcript, card_count, merge_turns, summary_block
 from gui.transcript.specs import CARD_FOLD
+
+if TYPE_CHECKING:
+    from core.store.outline import Span
 
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 TURN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -31,7 +36,14 @@ Index = QModelIndex | QPersistentModelIndex
 
 
 class TranscriptModel(QAbstractListModel):
-    """Rows of the transcript; ``node(row)`` gives the :class:`Node` behind a row."""
+    """Rows of the transcript; ``node(row)`` gives the :class:`Node` behind a row.
+
+    Signals:
+        rangeWanted(str): a card was opened whose replaced turns are not all
+            read (its summary turn id): give them with :meth:`add_turns`.
+    """
+
+    rangeWanted = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -75,9 +87,34 @@ class TranscriptModel(QAbstractListModel):
         return row == len(self.rows) - 1
 
     # -- changes ------------------------------------------------------------
-    def set_turns(self, turns: Sequence[Turn]) -> None:
-        """Replace everything (folds and cards start closed)."""
-        self._reset(Transcript(turns))
+    def set_turns(
+        self,
+        turns: Sequence[Turn],
+        seqs: Mapping[str, int] | None = None,
+        spans: Mapping[str, Span] | None = None,
+    ) -> None:
+        """Replace everything (folds and cards start closed); ``seqs`` and ``spans``
+        as for :class:`Transcript`."""
+        self._reset(Transcript(turns, seqs=seqs, spans=spans))
+
+    def add_turns(
+        self,
+        turns: Sequence[Turn],
+        seqs: Mapping[str, int],
+        spans: Mapping[str, Span] | None = None,
+    ) -> None:
+        """Show more turns of the session read from the store (older ones, a card's
+        range): merged by stored position; open folds and cards stay open.
+
+        Args:
+            turns: turns read (those already shown are replaced by them).
+            seqs: their stored positions by id.
+            spans: the session's compaction spans (default: the ones known).
+        """
+        tr = self.transcript
+        merged_seqs = {**tr.seqs, **seqs}
+        self._reset(Transcript(merge_turns(tr.turns, turns, merged_seqs), previous=tr,
+                               seqs=merged_seqs, spans=spans if spans is not None else tr.spans))
 
     def upsert(self, turn: Turn) -> None:
         """Show a new turn at the end, or the new content of a turn already shown."""
@@ -90,7 +127,7 @@ class TranscriptModel(QAbstractListModel):
                     break
             else:
                 turns.append(turn)
-            self._reset(Transcript(turns, previous=tr))
+            self._reset(Transcript(turns, previous=tr, seqs=tr.seqs, spans=tr.spans))
             return
         changed: list[Node]
         if turn.id in tr.nodes:
@@ -149,6 +186,8 @@ class TranscriptModel(QAbstractListModel):
             return
         if expanded:
             node.expanded = True
+            if node.missing:
+                self.rangeWanted.emit(node.key)
             kids = self.transcript.rows_under(node)
             if kids:
                 self.beginInsertRows(QModelIndex(), row + 1, row + len(kids))
@@ -187,7 +226,10 @@ def accessible_text(node: Node) -> str:
     """What a screen reader says for a row: who wrote it and the start of its text."""
     turn = node.turn
     if node.kind == "card":
-        return "Summary of earlier turns"
+        count = card_count(node)
+        block = summary_block(turn)
+        kept = "not kept" if block is not None and block.legacy else "originals kept"
+        return f"Summary of {count} earlier turn{'s' if count != 1 else ''} ({kept})"
     who = "You" if turn.role == "user" else "Assistant"
     text = " ".join(turn.text().split())
     if len(text) > ACCESSIBLE_TEXT_LIMIT:

@@ -9,16 +9,21 @@ objects and answers three questions for the item model:
 * where compaction summaries go: a turn holding a ``CompactSummaryBlock`` is
   shown as a *card* where its replaced range began (as ``core.content.
   apply_compactions`` places it for the model); the replaced turns become the
-  card's children, hidden until the card is expanded. A legacy (v3) summary,
-  or one whose range is not in the list, is a card with no children;
+  card's children, hidden until the card is expanded. A transcript of a long
+  session holds only part of it: given the stored positions (``seqs``) of its
+  turns and the session's compaction spans (``core.store.outline``), a card is
+  placed by its span whatever was read, and knows how many of its turns are
+  not read yet (``Node.missing``: read when it is opened). A legacy (v3)
+  summary, or one whose range is neither read nor known, is a card with no
+  children;
 * what changed when a turn is appended or updated while a reply streams.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
-from typing import Literal
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal
 
 from core.content import (
     CompactSummaryBlock,
@@ -28,6 +33,9 @@ from core.content import (
     ToolUseBlock,
     Turn,
 )
+
+if TYPE_CHECKING:
+    from core.store.outline import Span
 
 NodeKind = Literal["turn", "card"]
 
@@ -54,10 +62,11 @@ class Node:
         rev: a new unique number on every change of what the row shows (cache stamp).
         hidden: a user turn made only of tool results shown in their tool_use's fold.
         stats: (characters, lines, fold lines, images) for height estimates.
+        missing: a card's stored turns not read yet (shown once read, on opening).
     """
 
     __slots__ = ("turn", "kind", "depth", "parent", "children", "expanded", "open_folds", "rev",
-                 "hidden", "stats")
+                 "hidden", "stats", "missing")
 
     def __init__(self, turn: Turn, kind: NodeKind = "turn") -> None:
         self.turn = turn
@@ -70,6 +79,7 @@ class Node:
         self.rev: int = _next_rev()
         self.hidden = False
         self.stats: tuple[int, int, int, int] = (0, 0, 0, 0)
+        self.missing = 0
 
     def __repr__(self) -> str:
         return f"Node({self.kind} {self.turn.role} {self.key!r}, depth={self.depth})"
@@ -92,6 +102,36 @@ def summary_block(turn: Turn) -> CompactSummaryBlock | None:
     return None
 
 
+def merge_turns(old: Sequence[Turn], new: Sequence[Turn], seqs: Mapping[str, int]) -> list[Turn]:
+    """Turns read before and turns read now, as one list in stored order.
+
+    Args:
+        old: turns already held, in order (the last may have no stored position yet:
+            a message or reply being written).
+        new: turns read from the store; they replace held turns with the same id.
+        seqs: stored positions by id (of both); turns without one keep their order
+            after every stored turn.
+
+    Returns:
+        A new list, each turn once.
+    """
+    fresh = {t.id: t for t in new}
+    held = [fresh.pop(t.id, t) for t in old]
+    base = max(seqs.values(), default=-1) + 1
+    unplaced = {t.id: base + i for i, t in enumerate(held) if t.id not in seqs}
+    return sorted([*held, *fresh.values()],
+                  key=lambda t: seqs[t.id] if t.id in seqs else unplaced[t.id])
+
+
+def card_count(node: Node) -> int:
+    """How many turns a card's summary stands for (as recorded; else the turns under it)."""
+    block = summary_block(node.turn)
+    count = block.replaced_count if block is not None else 0
+    if not count and node.children is not None:
+        count = sum(1 for c in node.children if not c.hidden) + node.missing
+    return count
+
+
 class Transcript:
     """The turns of one session arranged as rows.
 
@@ -100,10 +140,24 @@ class Transcript:
             replaced included.
         previous: a transcript whose open folds and expanded cards are kept
             (matched by turn id), e.g. when rebuilding after a compaction.
+        seqs: stored positions of the turns by id (``core.store.outline.Window``);
+            turns without one (appended since) come after every stored one.
+            Without seqs the list positions are used.
+        spans: the session's compaction spans by summary turn id: a summary with
+            a span is placed by it; others by the ids in their block.
     """
 
-    def __init__(self, turns: Sequence[Turn], previous: Transcript | None = None) -> None:
+    def __init__(
+        self,
+        turns: Sequence[Turn],
+        previous: Transcript | None = None,
+        *,
+        seqs: Mapping[str, int] | None = None,
+        spans: Mapping[str, Span] | None = None,
+    ) -> None:
         self.turns: list[Turn] = list(turns)
+        self.seqs: Mapping[str, int] = seqs if seqs is not None else {}
+        self.spans: Mapping[str, Span] = spans if spans is not None else {}
         self.nodes: dict[str, Node] = {}
         self._results: dict[str, ToolResultBlock] = {}
         self._owner: dict[str, Node] = {}
@@ -126,7 +180,10 @@ class Transcript:
             nodes.append(node)
         if not summaries:
             return nodes
-        roots = self._nest(nodes, list(range(len(nodes))), summaries)
+        seqs = self.seqs
+        base = max(seqs.values(), default=-1) + 1
+        keys = [seqs.get(t.id, base + i) for i, t in enumerate(self.turns)]
+        roots = self._nest(nodes, list(range(len(nodes))), summaries, keys, -1, 1 << 62)
         self._set_depth(roots, 0, None)
         return roots
 
@@ -170,26 +227,44 @@ class Transcript:
         node.stats = (chars, lines, folds + (1 if turn.aborted else 0), media)
         return False
 
-    def _nest(self, nodes: list[Node], idxs: list[int], summaries: list[int]) -> list[Node]:
-        """Arrange nodes[idxs] with the latest summary whose range lies in idxs as a card."""
+    def _range(self, k: int, keys: list[int], where: dict[str, int]) -> tuple[int, int] | None:
+        """The replaced range of summary turn ``k`` as keys: by its span, else by the
+        ids in its block when both turns are read; None for a legacy summary."""
+        turn = self.turns[k]
+        span = self.spans.get(turn.id)
+        if span is not None:
+            return span.first_seq, span.last_seq
+        block = summary_block(turn)
+        if block is None or block.legacy:
+            return None
+        start, end = where.get(block.first_turn_id or ""), where.get(block.last_turn_id or "")
+        if start is None or end is None or keys[end] < keys[start]:
+            return None
+        return keys[start], keys[end]
+
+    def _nest(self, nodes: list[Node], idxs: list[int], summaries: list[int], keys: list[int],
+              lo: int, hi: int) -> list[Node]:
+        """Arrange nodes[idxs] (keys in [lo, hi]) with the latest summary whose range
+        lies in [lo, hi] as a card."""
         pos = set(idxs)
-        ids = {self.turns[i].id: i for i in idxs}
+        where = {self.turns[i].id: i for i in idxs}
         for k in reversed(summaries):
             if k not in pos:
                 continue
-            block = summary_block(self.turns[k])
-            if block is None or block.legacy:
+            found = self._range(k, keys, where)
+            if found is None or not lo <= found[0] <= found[1] <= hi:
                 continue
-            start, end = ids.get(block.first_turn_id or ""), ids.get(block.last_turn_id or "")
-            if start is None or end is None or end < start:
-                continue
+            a, b = found
             card = nodes[k]
-            inside = [i for i in idxs if start <= i <= end and i != k]
-            card.children = self._nest(nodes, inside, summaries)
-            before = [i for i in idxs if i < start and i != k]
-            after = [i for i in idxs if i > end and i != k]
+            inside = [i for i in idxs if a <= keys[i] <= b and i != k]
+            card.children = self._nest(nodes, inside, summaries, keys, a, b)
+            span = self.spans.get(card.key)
+            card.missing = max(0, span.stored_count - len(inside)) if span is not None else 0
+            before = [i for i in idxs if keys[i] < a and i != k]
+            after = [i for i in idxs if keys[i] > b and i != k]
             return (
-                self._nest(nodes, before, summaries) + [card] + self._nest(nodes, after, summaries)
+                self._nest(nodes, before, summaries, keys, lo, a - 1) + [card]
+                + self._nest(nodes, after, summaries, keys, b + 1, hi)
             )
         return [nodes[i] for i in idxs]
 

@@ -36,7 +36,7 @@ from gui.transcript.pieces import (
     tool_args_summary,
     tool_input_text,
 )
-from gui.transcript.rows import Node, Transcript, summary_block
+from gui.transcript.rows import Node, Transcript, card_count, summary_block
 
 CODE_GROUP = 40  # lines per part of a code block (a streamed block re-renders its last part)
 SPLIT_MEMO = 64  # text blocks whose markdown split is remembered (streaming)
@@ -229,15 +229,17 @@ class SpecBuilder:
     def _card_specs(self, node: Node) -> list[Spec]:
         block = summary_block(node.turn)
         opened = node.expanded
-        count = block.replaced_count if block else 0
-        if not count and node.children:
-            count = sum(1 for c in node.children if not c.hidden)
+        count = card_count(node)
         model = (node.turn.model or "").split(":", 1)[-1]
         label = f"Summarized {count} turn{'s' if count != 1 else ''}"
         if model:
             label += f" · {html.escape(model)}"
-        if block is not None and (block.legacy or node.children is None):
-            label += self._muted(" · earlier turns not kept")
+        if block is not None and block.legacy:
+            label += self._muted(" · earlier turns not kept")  # a v3 app deleted them
+        elif opened and node.missing:
+            label += self._muted(" · originals kept · loading…")
+        else:
+            label += self._muted(" · originals kept")
         out = [Spec(self._fold_line(CARD_FOLD, opened, "🗂", label, "", raw=True), "fold",
                      CARD_FOLD)]
         if opened and block is not None:

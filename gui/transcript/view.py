@@ -9,7 +9,8 @@ open them, e.g. with ``QDesktopServices.openUrl``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QPoint, QRect, Qt, QUrl, Signal
 from PySide6.QtGui import QCursor, QGuiApplication
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 from core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
 from gui.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
 from gui.theme import transcript_colors
+from gui.transcript.jump import JumpButton
 from gui.transcript.layout import Hit, Placed, RowLayout, indexed_target
 from gui.transcript.listview import TranscriptListView
 from gui.transcript.menu import message_menu, models_menu
@@ -40,6 +42,9 @@ from gui.transcript.specs import (
     REGENERATE_WITH_HREF,
     RESUME_HREF,
 )
+
+if TYPE_CHECKING:
+    from core.store.outline import Span
 
 
 class ErrorBar(QFrame):
@@ -85,6 +90,14 @@ class TranscriptView(QWidget):
             the last reply, the context menu, or Shift+R.
         mediaRequested(object): a thumbnail or a file chip was clicked (its
             ``ImageBlock`` / ``DocumentBlock``): open it full size.
+        compactedTurnsWanted(str): a compaction card was opened whose replaced
+            turns are not all read (its summary turn id): read them from the
+            store and give them with :meth:`add_turns`.
+        startWanted(): Home while older turns are not read (:meth:`set_more_above`):
+            read them all, give them with :meth:`add_turns`, then :meth:`go_first`.
+
+    A "↓ Latest" button (``jump_button``) floats over the bottom-right corner
+    while the view is scrolled up; it scrolls to the end.
 
     Keys on the focused message (j/k and the arrows, c, e, f, r, Space …)
     are the ``message.*`` actions of ``gui.actions``; they, the context menu
@@ -98,6 +111,8 @@ class TranscriptView(QWidget):
     linkActivated = Signal(QUrl)
     regenerateRequested = Signal(str)
     mediaRequested = Signal(object)
+    compactedTurnsWanted = Signal(str)
+    startWanted = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -118,22 +133,87 @@ class TranscriptView(QWidget):
         lv.foldClicked.connect(lambda index, key: self.model.toggle_fold(index.row(), key))
         lv.actionRequested.connect(lambda name, index: self.message_action(name, index.row()))
         lv.menuRequested.connect(self._show_menu)
+        lv.startWanted.connect(self.startWanted)
+        self.model.rangeWanted.connect(self.compactedTurnsWanted)
+        self.jump_button = JumpButton(lv)
+        self.jump_button.clicked.connect(self.jump_to_latest)
         self._error: tuple[str, bool] | None = None
         #: () -> [(label, provider:model)] offered by "Regenerate with"; set by the window.
         self.model_choices: Callable[[], list[tuple[str, str]]] = list
 
     # -- public API -------------------------------------------------------------
-    def set_turns(self, turns: Sequence[Turn]) -> None:
+    def set_turns(
+        self,
+        turns: Sequence[Turn],
+        *,
+        seqs: Mapping[str, int] | None = None,
+        spans: Mapping[str, Span] | None = None,
+        more_above: int = 0,
+    ) -> None:
         """Show these turns instead of the current ones and scroll to the end.
 
         Folds and cards start closed; the inline error is cleared.
+
+        Args:
+            turns: the turns read, in stored order.
+            seqs: their stored positions, and ``spans`` the session's compaction
+                spans (``core.store.outline.Window``): with them a card is in
+                its place and knows its turns however few of them are read.
+            more_above: top-level rows of the session before the first one given
+                (Home reads them: ``startWanted``).
         """
         self.list_view.delegate.highlight = None
         self.clear_error()
-        self.model.set_turns(turns)
+        self.model.set_turns(turns, seqs, spans)
+        self.list_view.more_above = more_above
         if self.model.rows:  # keyboard focus starts on the newest message
             self.list_view.set_current_row(len(self.model.rows) - 1)
         self.list_view.stick_to_bottom()
+
+    def add_turns(
+        self,
+        turns: Sequence[Turn],
+        seqs: Mapping[str, int],
+        spans: Mapping[str, Span] | None = None,
+        *,
+        more_above: int | None = None,
+        keep: str | None = None,
+    ) -> None:
+        """Show more of the session: older turns, or the turns of an opened card.
+
+        Open folds and cards stay open; what is on screen stays where it is.
+
+        Args:
+            turns: turns read from the store (any order; merged by ``seqs``).
+            seqs: their stored positions by id.
+            spans: the session's compaction spans (default: those known).
+            more_above: top-level rows still not read above (None: unchanged).
+            keep: a row (turn id) to keep at the same place on screen, e.g. the
+                card just opened (default: the row at the top of the view).
+        """
+        lv = self.list_view
+        row = self.model.row_of(keep) if keep else None
+        y = lv.visualRect(self.model.index(row)).top() if row is not None else None
+        self.model.add_turns(turns, seqs, spans)
+        if more_above is not None:
+            lv.more_above = more_above
+        row = self.model.row_of(keep) if keep else None
+        if row is not None and y is not None:
+            lv.place_row(row, y)
+
+    def set_more_above(self, count: int) -> None:
+        """Say how many top-level rows of the session are above the first one shown."""
+        self.list_view.more_above = count
+
+    def go_first(self) -> bool:
+        """Focus the first message and show it (after :attr:`startWanted` was served)."""
+        return self.list_view.move_to("first")
+
+    def jump_to_latest(self) -> None:
+        """Scroll to the end, focus the last message and follow new content again."""
+        if self.model.rows:
+            self.list_view.set_current_row(len(self.model.rows) - 1)
+        self.scroll_to_end()
 
     def append_turn(self, turn: Turn) -> None:
         """Add a turn at the end (same as :meth:`update_turn` for a new id)."""

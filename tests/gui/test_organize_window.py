@@ -16,6 +16,7 @@ from core.recovery import RUN_MARKER
 from core.store import Store
 from gui import chat_controller
 from gui.main_window import INTERRUPTED_NOTICE
+from tests.gui.chats import long_chat
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -25,23 +26,9 @@ def _env(fake_provider) -> dict[str, str]:
             fake_provider.anthropic_base_url}
 
 
-def _long_chat(driver, w, n, title="Long chat"):
-    s = driver.run(w.store.create_session(title=title, model=w.chat.current_model()))
-    turns = [Turn("user" if i % 2 == 0 else "assistant", [TextBlock(f"message {i} " * 5)])
-             for i in range(n)]
-
-    async def fill() -> None:
-        for t in turns:
-            await w.store.append_turn(s.id, t)
-
-    driver.run(fill(), timeout=30)
-    driver.run(w.chat.load_sidebar())
-    return s.id, turns
-
-
 def test_compact_now_shows_progress_then_the_summary_card(driver, fake_provider):
     w = driver.configured()
-    sid, _turns = _long_chat(driver, w, 12)
+    sid, _turns = long_chat(driver, w, 12)
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
     seen: list[tuple[bool, str]] = []
@@ -62,7 +49,7 @@ def test_compact_now_shows_progress_then_the_summary_card(driver, fake_provider)
 
 def test_compact_now_says_why_nothing_was_compacted(driver, fake_provider):
     w = driver.configured()
-    sid, _turns = _long_chat(driver, w, 2, title="Short")
+    sid, _turns = long_chat(driver, w, 2, title="Short")
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
     w.compact_now()
@@ -125,7 +112,7 @@ def test_a_damaged_file_offers_the_backup_or_a_new_file(driver, fake_provider, h
 def test_a_long_chat_opens_with_its_last_turns_and_loads_older_on_scroll(driver, monkeypatch):
     monkeypatch.setattr(chat_controller, "OLDER_SETTLE_S", 0.0)
     w = driver.configured()
-    sid, turns = _long_chat(driver, w, 250)
+    sid, turns = long_chat(driver, w, 250)
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
     assert len(w.chat.turns) == chat_controller.OPEN_TURNS and w.chat.older == 50
