@@ -170,6 +170,7 @@ async def regenerate(
         SessionNotFound: no such session.
     """
     emit = on_event or (lambda _e: None)
+    runner.saves.check()  # an earlier reply not saved yet: nothing is set aside
     runner.claim(session_id)
     try:
         stored = await runner.store.get_turns(session_id)

@@ -10,7 +10,16 @@ Durability rules (shared/DESIGN.md, Durability):
   left out of the model context (wire rule 1);
 * the completed reply, its usage and the session's counters are committed in
   one transaction (``Store.finish_turn``), clearing the aborted mark;
-* Stop (cancel) ends in the same state as a crash, only cleaner.
+* Stop (cancel) ends in the same state as a crash, only cleaner;
+* a save that fails for a passing reason (disk full, the file locked past the
+  busy timeout, a disk error) keeps the *complete* turn in memory
+  (``core.save_queue.SaveQueue``, :attr:`ChatRunner.saves`), which writes it in
+  the background as soon as the store takes it: ``RunFinished.saved`` is False
+  until then, and :meth:`ChatRunner.send` / :meth:`ChatRunner.retry` refuse
+  with ``SavesPending`` meanwhile, so a journalled prefix never stands in for
+  a complete reply and nothing later is saved before it;
+* a new message is announced (``UserTurnSaving``) before it is written, so a
+  window can show it while a locked file makes the write wait.
 
 Listeners receive :class:`RunEvent` values; ``ReplyUpdated`` is coalesced to
 at most one per ``emit_interval_s`` so a GUI never falls behind a fast stream.
@@ -91,7 +100,9 @@ from core.run_events import (
     RunInProgress,
     RunStarted,
     SessionTitled,
+    UserTurnSaving,
 )
+from core.save_queue import SaveQueue, SavesPending
 from core.titles import first_line_title, first_reply_titles
 from core.tools.executor import ToolExecutor
 from core.tools.loop import (
@@ -116,7 +127,9 @@ __all__ = [  # the events are defined in core.run_events and are part of this AP
     "RunFinished",
     "RunInProgress",
     "RunStarted",
+    "SavesPending",
     "SessionTitled",
+    "UserTurnSaving",
     "text_blocks",
     "usage_cost",
 ]
@@ -156,6 +169,7 @@ class ChatRunner:
         compactor: the :class:`~core.compaction.Compactor` sharing this
             runner's busy marks and last requests (for the cache-friendly summary).
         tools: the ``tools`` argument.
+        saves: the :class:`~core.save_queue.SaveQueue` of replies not saved yet.
     """
 
     def __init__(
@@ -178,6 +192,7 @@ class ChatRunner:
         self.emit_interval_s = emit_interval_s
         self.clock = clock
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self.saves = SaveQueue(store)
         self._busy: dict[str, str] = {}
         self.sent: dict[str, SentRequest] = {}
         self.compactor = Compactor(
@@ -306,12 +321,19 @@ class ChatRunner:
             SessionNotFound: no such session; nothing was saved.
             MessageTooLong: the message cannot fit the model's context window
                 (:meth:`check_message`); nothing was saved or sent.
+            SavesPending: an earlier reply is not saved yet (:attr:`saves`);
+                nothing was saved or sent.
+            StoreError: the message could not be saved (``DiskFull``,
+                ``DatabaseBusy`` …); nothing was sent.
         """
+        self.saves.check()
         self.claim(session_id)
         try:
             session = await self.store.get_session(session_id)
             self.check_message(blocks, model_ref=model_ref, system=session.system_prompt)
             user_turn = Turn("user", list(blocks))
+            if on_event is not None:
+                on_event(UserTurnSaving(session_id, user_turn))
             await self.store.append_turn(session_id, user_turn)
             return await self._run(session_id, model_ref, on_event, user_turn, session)
         finally:
@@ -327,7 +349,9 @@ class ChatRunner:
         Raises:
             RunInProgress: a run holds the session.
             CompactionInProgress: a compaction holds it.
+            SavesPending: an earlier reply is not saved yet (:attr:`saves`).
         """
+        self.saves.check()
         self.claim(session_id)
         try:
             return await self._run(session_id, model_ref, on_event, None)
@@ -374,7 +398,8 @@ class ChatRunner:
             status = "ok"
             turn = progress.final or await self._finish_step(session_id, model_ref, progress)
             first = first_reply_titles(turns, was_untitled=was_untitled)
-            emit(RunFinished(session_id, turn, first_reply=first))
+            emit(RunFinished(session_id, turn, first_reply=first,
+                             saved=not self.saves.holds(turn.id)))
             return turn
         finally:
             self._tasks.pop(session_id, None)
@@ -417,6 +442,9 @@ class ChatRunner:
             if not wants_tools(builder.turn(aborted=False), builder.stop_reason):
                 return
             turn = await self._finish_step(session_id, model_ref, progress)
+            if self.saves.holds(turn.id):  # not saved yet: no tool runs on an unsaved call
+                progress.final = turn
+                return
             emit(ToolStepFinished(session_id, turn))
             again = await rounds.answer(turn, stored, emit)
             progress.saved += 1
@@ -426,13 +454,14 @@ class ChatRunner:
             stored = await self.store.get_turns(session_id)
 
     async def _finish_step(self, session_id: str, model_ref: str, progress: _Progress) -> Turn:
-        """Save the reply of ``progress.builder`` as complete, with its usage and cost."""
+        """Save the reply of ``progress.builder`` as complete, with its usage and cost
+        (kept by :attr:`saves` when the store refuses it for now)."""
         builder = progress.builder
         progress.builder = ReplyBuilder(model=model_ref)  # a Stop from here keeps no partial
         info = self._model_info(model_ref)
         usage = usage_cost(builder.usage or Usage(), info)
         turn = replace(builder.turn(aborted=False), usage=usage)
-        await asyncio.shield(self.store.finish_turn(session_id, turn, usage))
+        await self.saves.save(session_id, turn, usage)
         progress.saved += 1
         return turn
 
@@ -550,7 +579,7 @@ class ChatRunner:
         partial = None
         if builder.has_content:
             partial = builder.turn(aborted=True)
-            await asyncio.shield(self.store.upsert_turn(session_id, partial))
+            await self.saves.save(session_id, partial)
         if error is None:
             emit(RunCancelled(session_id, partial))
         else:

@@ -1,6 +1,7 @@
 """What a run tells its listeners (:class:`core.run.ChatRunner`), and its one refusal.
 
-Events arrive in this order for one run: ``RunStarted``; ``SessionTitled``
+Events arrive in this order for one run: ``UserTurnSaving`` (a new message,
+before it is written: a locked file may make that wait); ``RunStarted``; ``SessionTitled``
 when the session had no title (named from its first message); ``ReplyUpdated``
 while the reply streams (coalesced, see ``ChatRunner``), compaction and tool
 events between; then exactly one of ``RunFinished``, ``RunFailed`` or
@@ -29,6 +30,16 @@ class RunInProgress(ParleyError):
 
 
 @dataclass(frozen=True, slots=True)
+class UserTurnSaving:
+    """A new message is being written (it is not in sessions.db yet): show it at once,
+    as "saving…" if that takes a while (another program holds the file locked).
+    ``RunStarted`` follows once it is saved; a failure raises from ``send``."""
+
+    session_id: str
+    turn: Turn
+
+
+@dataclass(frozen=True, slots=True)
 class RunStarted:
     """The run began: ``user_turn`` is saved (None for Retry / Resume); the reply
     will have the id ``reply_id``."""
@@ -48,7 +59,8 @@ class ReplyUpdated:
 
 @dataclass(frozen=True, slots=True)
 class RunFinished:
-    """A reply was saved complete.
+    """A reply arrived complete and was saved — or, when ``saved`` is False, is kept
+    in memory by the runner's ``SaveQueue`` until the store takes it ("not saved yet").
 
     Attributes:
         session_id: the session.
@@ -57,11 +69,14 @@ class RunFinished:
             (earlier ones, if any, were cut off) and its title is only the
             first-line placeholder: the moment to title it
             (:func:`core.titles.first_reply_titles`).
+        saved: the reply is in sessions.db (False: kept by ``core.save_queue``,
+            written again in the background).
     """
 
     session_id: str
     turn: Turn
     first_reply: bool = False
+    saved: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +105,8 @@ class SessionTitled:
 
 
 RunEvent = (
-    RunStarted
+    UserTurnSaving
+    | RunStarted
     | ReplyUpdated
     | RunFinished
     | RunFailed

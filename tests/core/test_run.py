@@ -17,6 +17,7 @@ from core.run import (
     RunInProgress,
     RunStarted,
     SessionTitled,
+    UserTurnSaving,
 )
 from core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
@@ -51,7 +52,9 @@ async def test_send_saves_user_turn_then_reply_with_usage(env, fake_provider, mo
     assert session.usage.output_tokens == 5
     assert session.title == "Hi!"  # first-line fallback title
     kinds = [type(e) for e in events]
-    assert kinds[0] is RunStarted and RunFinished in kinds and SessionTitled in kinds
+    # The message is announced before it is written (a locked file may make that wait).
+    assert kinds[:2] == [UserTurnSaving, RunStarted]
+    assert RunFinished in kinds and SessionTitled in kinds
     assert any(isinstance(e, ReplyUpdated) for e in events)
 
 

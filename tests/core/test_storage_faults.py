@@ -25,6 +25,7 @@ How each fault is produced, and why that exercises the real code path:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import os
@@ -43,7 +44,7 @@ from core.content import TextBlock, Turn
 from core.keys import FileBackend, KeyStore
 from core.providers.hub import ProviderHub
 from core.providers.retry import RetryPolicy
-from core.run import ChatRunner, RunFailed
+from core.run import ChatRunner
 from core.store import AsyncStore, Store
 from core.store.errors import DatabaseCorrupt, DatabaseReadOnly, DiskFull, StoreError
 from core.store.faults import (
@@ -176,11 +177,12 @@ def test_really_full_disk_is_reported_in_words_and_keeps_every_saved_turn(small_
     con.close()
 
 
-async def test_disk_full_while_a_reply_streams_keeps_the_question_and_says_so(
+async def test_disk_full_while_a_reply_streams_keeps_the_question_and_the_whole_reply(
     tmp_path, chat, fake_provider
 ):
     path = tmp_path / "sessions.db"
     store, runner = await chat(path)
+    runner.saves.delays_s = (0.05,)
     sid = (await store.create_session()).id
     fake_provider.script("First answer.")
     await runner.send(sid, [TextBlock("first question")], model_ref=MODEL)
@@ -188,27 +190,32 @@ async def test_disk_full_while_a_reply_streams_keeps_the_question_and_says_so(
         "PRAGMA page_count").fetchone()))[0]
     # Room for the question, not for a 200 kB reply: the journal writes hit the limit.
     await on_store_thread(store, f"PRAGMA max_page_count = {pages + 2}")
-    fake_provider.script("word " * 40_000, token_delay_ms=1, chunk_size=2000)
+    long_reply = "word " * 40_000
+    fake_provider.script(long_reply, token_delay_ms=1, chunk_size=2000)
     events: list = []
-    try:
-        result = await runner.send(sid, [TextBlock("second question")], model_ref=MODEL,
-                                   on_event=events.append)
-        assert result is None
-        error = next(e.error for e in events if isinstance(e, RunFailed))
-    except DiskFull as exc:  # raised from send(): the window shows it the same way
-        error = exc
-    assert isinstance(error, DiskFull)
-    assert_kept_message(error, path)
+    result = await runner.send(sid, [TextBlock("second question")], model_ref=MODEL,
+                               on_event=events.append)
+    # The whole reply is kept in memory, "not saved yet", and said so in words.
+    assert result is not None and result.text() == long_reply
+    assert runner.saves.holds(result.id)
+    assert isinstance(runner.saves.error, DiskFull)
+    assert_kept_message(runner.saves.error, path)
     turns = await store.get_turns(sid)
     assert [t.text() for t in turns[:3]] == ["first question", "First answer.", "second question"]
-    long_reply = "word " * 40_000
     assert all(t.aborted and long_reply.startswith(t.text()) for t in turns[3:])
 
     await on_store_thread(store, "PRAGMA max_page_count = 1073741823")  # space freed
+    for _ in range(500):
+        if not runner.saves.pending():
+            break
+        await asyncio.sleep(0.02)
+    last = (await store.get_turns(sid))[-1]
+    assert (last.id, last.text(), last.aborted) == (result.id, long_reply, False)
     fake_provider.script("Third answer.")
-    assert (await runner.retry(sid, model_ref=MODEL)) is not None
+    assert (await runner.send(sid, [TextBlock("third")], model_ref=MODEL)) is not None
     assert validate_anthropic(fake_provider.model_requests[-1].body) is None
     assert (await store.get_turns(sid))[-1].text() == "Third answer."
+    await runner.saves.aclose()
 
 
 # --- read-only -------------------------------------------------------------------------

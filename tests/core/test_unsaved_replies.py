@@ -1,0 +1,250 @@
+"""A reply is kept as saved only once it is in sessions.db complete (issue 20, part A).
+
+Real faults on real files: a full disk (``PRAGMA max_page_count`` on the
+store's own connection makes SQLite's pager return SQLITE_FULL through the
+same transaction path as a full filesystem; a real tiny tmpfs where ``mount``
+is allowed), and the write lock held by another *process* past the busy
+timeout. In each, while the fault lasts no reply counts as saved unless it is
+in the file complete, new messages are refused, and once it clears the whole
+reply is on disk, complete, not aborted — without anything being sent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.content import TextBlock, Turn
+from core.keys import FileBackend, KeyStore
+from core.providers.hub import ProviderHub
+from core.providers.retry import RetryPolicy
+from core.run import ChatRunner, RunFinished, RunStarted, SavesPending, UserTurnSaving
+from core.save_queue import SaveNews
+from core.store import AsyncStore
+from core.store.errors import DatabaseBusy, DiskFull, StoreError
+from tests.core.test_storage_faults import fill, mount, on_store_thread, raw, umount
+from tests.fakes.validation import validate_anthropic
+
+MODEL = "anthropic:claude-sonnet-4-6"
+REPLY = "All of this reply must be kept, word for word. " * 8  # 384 characters
+#: Pages are filled only by a reply too big for the free room left in them.
+BIG = "Every word of this long reply must be kept. " * 1000  # 44 kB
+
+
+@pytest.fixture
+async def chat(tmp_path, fake_provider):
+    """A real store (short busy timeout), hub and run loop against the fake provider."""
+
+    async def make(path: Path, busy_timeout_ms: int = 5000):
+        store = await AsyncStore.open(path, busy_timeout_ms=busy_timeout_ms)
+        keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
+        hub = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ={})
+        await hub.load()
+        await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
+                               api_key="sk-test", default_model="claude-sonnet-4-6")
+        runner = ChatRunner(store, hub, journal_interval_s=0.01, emit_interval_s=0.0)
+        runner.saves.delays_s = (0.05,)
+        opened.append((store, hub, runner))
+        return store, runner
+
+    opened: list = []
+    yield make
+    for store, hub, runner in opened:
+        await runner.saves.aclose()
+        await hub.aclose()
+        with contextlib.suppress(StoreError):
+            await store.close()
+
+
+async def page_limit(store: AsyncStore, extra: int | None) -> None:
+    """Leave room for ``extra`` more pages in the file (None: no limit: space freed)."""
+    if extra is None:
+        await on_store_thread(store, "PRAGMA max_page_count = 1073741823")
+        return
+    pages = (await store._call(lambda: raw(store.sync).execute(  # noqa: SLF001
+        "PRAGMA page_count").fetchone()))[0]
+    await on_store_thread(store, f"PRAGMA max_page_count = {pages + extra}")
+
+
+async def wait_saved(runner: ChatRunner, timeout: float = 10.0) -> None:
+    for _ in range(int(timeout / 0.02)):
+        if not runner.saves.pending():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"still not saved: {runner.saves.pending()}")
+
+
+async def fill_wal_room(store: AsyncStore, sid: str) -> None:
+    """Spend the pages left (a full disk) with small writes until one fails."""
+    with contextlib.suppress(DiskFull):
+        for i in range(200):
+            await store.append_turn(sid, Turn("user", [TextBlock(f"filler {i} " + "z" * 3000)]))
+
+
+async def test_reply_whose_save_meets_a_full_disk_is_kept_whole_and_written_later(
+    tmp_path, chat, fake_provider
+):
+    path = tmp_path / "sessions.db"
+    store, runner = await chat(path)
+    sid = (await store.create_session()).id
+    fake_provider.script("First answer.")
+    await runner.send(sid, [TextBlock("first question")], model_ref=MODEL)
+    news: list[SaveNews] = []
+    runner.saves.listen(news.append)
+
+    # Room for the question only: the journal and the final save hit the limit.
+    await page_limit(store, 2)
+    fake_provider.script(BIG, token_delay_ms=1, chunk_size=2000)
+    events: list = []
+    reply = await runner.send(sid, [TextBlock("second question")],
+                              model_ref=MODEL, on_event=events.append)
+    assert reply is not None and reply.text() == BIG and not reply.aborted
+    finished = next(e for e in events if isinstance(e, RunFinished))
+    assert finished.saved is False  # told: not saved yet
+    assert runner.saves.holds(reply.id) and isinstance(runner.saves.error, DiskFull)
+    assert [n.kind for n in news] == ["kept"]
+    on_disk = {t.id: t for t in await store.get_turns(sid)}
+    # Not in the file complete: at most the journal's aborted prefix is.
+    assert reply.id not in on_disk or on_disk[reply.id].aborted
+    # Nothing new is sent or saved meanwhile; the question is refused in words.
+    sent = len(fake_provider.model_requests)
+    with pytest.raises(SavesPending) as refused:
+        await runner.send(sid, [TextBlock("third question")], model_ref=MODEL)
+    assert "not saved yet (the disk is full)" in refused.value.message
+    with pytest.raises(SavesPending):
+        await runner.retry(sid, model_ref=MODEL)
+    assert len(fake_provider.model_requests) == sent
+    await asyncio.sleep(0.3)  # attempts go on in the background, and fail
+    assert runner.saves.holds(reply.id)
+
+    await page_limit(store, None)  # space freed
+    await wait_saved(runner)
+    assert news[-1].kind == "saved" and runner.saves.error is None
+    saved = (await store.get_turns(sid))[-1]
+    assert (saved.id, saved.text(), saved.aborted) == (reply.id, BIG, False)
+    assert len(fake_provider.model_requests) == sent  # written, not asked again
+    # The next request carries the whole reply (aborted turns are left out).
+    fake_provider.script("Third answer.")
+    assert (await runner.send(sid, [TextBlock("third question")], model_ref=MODEL)) is not None
+    body = fake_provider.model_requests[-1].body
+    assert validate_anthropic(body) is None
+    assert BIG.strip() in str(body["messages"][-2]["content"])
+
+
+async def test_reply_on_a_really_full_disk_is_written_whole_once_space_is_freed(
+    tmp_path, chat, fake_provider
+):
+    """The reported case on a real small filesystem: no ~95-character prefix is left."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    if not mount("-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)):
+        pytest.skip("needs root and mount (a real small filesystem)")
+    try:
+        store, runner = await chat(where / "sessions.db")
+        sid = (await store.create_session(title="full disk")).id
+        other = (await store.create_session(title="filler")).id
+        await store.append_turn(sid, Turn("user", [TextBlock("question")]))
+        filler = await asyncio.to_thread(fill, where)
+        await fill_wal_room(store, other)  # the WAL's own spare room is used up too
+        fake_provider.script(BIG, token_delay_ms=1, chunk_size=2000)
+        reply = await runner.retry(sid, model_ref=MODEL)
+        assert reply is not None and runner.saves.holds(reply.id)
+        assert isinstance(runner.saves.error, DiskFull)
+        for t in await store.get_turns(sid):
+            assert t.role == "user" or t.aborted  # nothing counts as kept that is not whole
+        with pytest.raises(SavesPending):
+            await runner.send(other, [TextBlock("next")], model_ref=MODEL)
+        filler.unlink()  # the person frees space
+        await wait_saved(runner)
+        last = (await store.get_turns(sid))[-1]
+        assert (last.id, last.text(), last.aborted) == (reply.id, BIG, False)
+        await runner.saves.aclose()
+        await store.close()
+    finally:
+        umount(where)
+
+
+LOCKER = """
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+con.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+sys.stdin.readline()
+con.execute("COMMIT")
+"""
+
+
+class Locker:
+    """Another process holding sessions.db's write lock until :meth:`release`."""
+
+    def __init__(self, path: Path) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", LOCKER, str(path)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "locked"
+
+    def release(self) -> None:
+        if self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write("\n")
+            self.proc.stdin.flush()
+            self.proc.wait(10)
+
+
+async def test_reply_whose_save_meets_a_lock_held_past_the_busy_timeout_is_kept_and_retried(
+    tmp_path, chat, fake_provider
+):
+    path = tmp_path / "sessions.db"
+    store, runner = await chat(path, busy_timeout_ms=150)
+    sid = (await store.create_session(title="titled: no title is written")).id
+    lockers: list[Locker] = []
+    events: list = []
+
+    def on_event(ev) -> None:
+        events.append(ev)
+        if isinstance(ev, RunStarted) and not lockers:  # the question is saved: lock now
+            lockers.append(Locker(path))
+
+    fake_provider.script(REPLY, token_delay_ms=5, chunk_size=40)
+    try:
+        reply = await runner.send(sid, [TextBlock("question")], model_ref=MODEL,
+                                  on_event=on_event)
+        assert isinstance(events[0], UserTurnSaving) and events[0].turn.text() == "question"
+        assert reply is not None and reply.text() == REPLY
+        assert next(e for e in events if isinstance(e, RunFinished)).saved is False
+        assert isinstance(runner.saves.error, DatabaseBusy)
+        await asyncio.sleep(0.5)  # the lock is still held: attempts fail
+        assert runner.saves.holds(reply.id)
+        turns = await store.get_turns(sid)
+        assert [t.text() for t in turns] == ["question"]  # nothing but the question
+    finally:
+        for locker in lockers:
+            locker.release()
+    await wait_saved(runner)
+    turns = await store.get_turns(sid)
+    assert [(t.text(), t.aborted) for t in turns] == [("question", False), (REPLY, False)]
+    session = await store.get_session(sid)
+    assert session.turn_count == 2
+
+
+async def test_message_waits_for_a_short_lock_and_is_announced_before_it_is_saved(
+    tmp_path, chat, fake_provider
+):
+    path = tmp_path / "sessions.db"
+    store, runner = await chat(path, busy_timeout_ms=3000)
+    sid = (await store.create_session(title="t")).id
+    locker = Locker(path)
+    seen: list = []
+    fake_provider.script("Answer.")
+    send = asyncio.ensure_future(runner.send(sid, [TextBlock("held")], model_ref=MODEL,
+                                             on_event=lambda ev: seen.append(type(ev))))
+    await asyncio.sleep(0.5)
+    assert seen == [UserTurnSaving]  # announced, still waiting for the lock
+    assert not send.done()
+    await asyncio.to_thread(locker.release)
+    assert (await send) is not None
+    assert [t.text() for t in await store.get_turns(sid)] == ["held", "Answer."]
