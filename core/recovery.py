@@ -25,24 +25,31 @@ still reads to a new file.
 
 from __future__ import annotations
 
+import asyncio
 import glob
+import logging
 import os
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
+from core.restart_notice import restart_notice
 from core.store.async_store import AsyncStore
 from core.store.damage import passes_quick_check
-from core.store.errors import CannotOpen, DatabaseCorrupt
+from core.store.errors import CannotOpen, DatabaseCorrupt, StoreError
 from core.store.faults import copy_open_database, free_name, place
 from core.store.schema import dbapi_connection
 from core.store.store import Store, StoreClosed
 
+log = logging.getLogger(__name__)
+
 #: app_state key of the run marker: ``{"pid": int, "started_at": epoch ms}``.
 RUN_MARKER = "recovery.run"
+#: app_state key of the compactions at work: ``{session id: started_at epoch ms}``.
+COMPACTING = "recovery.compacting"
 SIDECARS = ("-wal", "-shm")
 PAGE = 200
 
@@ -77,11 +84,18 @@ class PreviousRun:
         pid: its process id.
         started_at: when it started, epoch ms.
         interrupted: sessions it left without a complete reply, newest first.
+        compacting: sessions a compaction was working in when it stopped
+            (:class:`CompactionMarks`); nothing of those compactions was saved.
     """
 
     pid: int
     started_at: int
     interrupted: list[InterruptedReply]
+    compacting: list[str] = field(default_factory=list)
+
+    def notice(self) -> str | None:
+        """What to tell the person (``core.restart_notice``), None when nothing was left."""
+        return restart_notice(self.interrupted, self.compacting)
 
 
 async def interrupted_replies(
@@ -152,11 +166,15 @@ async def mark_running(
         StoreError: the file cannot be read or written (e.g. DiskFull).
     """
     previous = await store.get_state(RUN_MARKER)
+    compacting = await store.get_state(COMPACTING)
     result = None
     if isinstance(previous, dict) and isinstance(previous.get("started_at"), int):
         started = int(previous["started_at"])
         interrupted = await interrupted_replies(store, since_ms=started)
-        result = PreviousRun(int(previous.get("pid") or 0), started, interrupted)
+        cut = sorted(compacting) if isinstance(compacting, dict) else []
+        result = PreviousRun(int(previous.get("pid") or 0), started, interrupted, cut)
+    if compacting is not None:
+        await store.set_state(COMPACTING, None)
     marker = {
         "pid": os.getpid() if pid is None else pid,
         "started_at": int(time.time() * 1000) if now_ms is None else now_ms,
@@ -168,6 +186,51 @@ async def mark_running(
 async def mark_clean_exit(store: AsyncStore) -> None:
     """Call at a normal exit (after the last run ended): the next start finds no marker."""
     await store.set_state(RUN_MARKER, None)
+
+
+class CompactionMarks:
+    """Records which sessions a compaction works in (app_state :data:`COMPACTING`), so
+    the next start can tell an interrupted compaction (:attr:`PreviousRun.compacting`).
+
+    Listens to the ``compact:start`` / ``compact:end`` hooks; each change writes
+    the whole set in the background (one small write per compaction start and end).
+
+    Args:
+        store: the open ``AsyncStore``.
+        hooks: the run loop's hooks (``ChatRunner.hooks``).
+    """
+
+    def __init__(self, store: AsyncStore, hooks: Any) -> None:
+        self.store = store
+        self.active: dict[str, int] = {}
+        self._writes: set[asyncio.Task[None]] = set()
+        hooks.on("compact:start", self._started)
+        hooks.on("compact:end", self._ended)
+
+    def _started(self, payload: dict[str, Any]) -> None:
+        self.active[str(payload["session_id"])] = int(time.time() * 1000)
+        self._write()
+
+    def _ended(self, payload: dict[str, Any]) -> None:
+        if self.active.pop(str(payload["session_id"]), None) is not None:
+            self._write()
+
+    def _write(self) -> None:
+        value = dict(self.active) or None
+        task = asyncio.ensure_future(self._set(value))
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _set(self, value: dict[str, int] | None) -> None:
+        try:
+            await self.store.set_state(COMPACTING, value)
+        except StoreError as exc:  # only the restart notice's words depend on it
+            log.info("compaction mark not written: %s", exc.message)
+
+    async def wait(self) -> None:
+        """Wait for the writes under way (tests, shutdown)."""
+        if self._writes:
+            await asyncio.wait(list(self._writes))
 
 
 # --- damaged files --------------------------------------------------------------
@@ -329,7 +392,9 @@ def rescue_copy(store: Store, dest: Path | None = None) -> Path:
 
 
 __all__ = [
+    "COMPACTING",
     "RUN_MARKER",
+    "CompactionMarks",
     "InterruptedReply",
     "PreviousRun",
     "backups",

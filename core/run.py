@@ -83,7 +83,7 @@ from core.compaction import (
     Trigger,
 )
 from core.compaction_run import HistoryTooLong, MessageTooLong, RunCompaction, RunState
-from core.content import Block, TextBlock, Turn, Usage
+from core.content import Block, TextBlock, Turn, Usage, new_id
 from core.errors import ParleyError
 from core.hooks import Hooks
 from core.journal import Journal
@@ -301,6 +301,7 @@ class ChatRunner:
         *,
         model_ref: str,
         on_event: Listener | None = None,
+        turn_id: str | None = None,
     ) -> Turn | None:
         """Save a user turn, then ask the model and stream its reply.
 
@@ -310,6 +311,8 @@ class ChatRunner:
             model_ref: ``"provider_id:model_id"``.
             on_event: receives :class:`RunEvent` values on the caller's loop
                 (``CompactEvent`` values too, when the run compacts).
+            turn_id: the id of the user turn (default: a new one), so a window
+                can show the message before it is saved.
 
         Returns:
             The saved assistant turn, or None when the run failed or was stopped
@@ -331,7 +334,7 @@ class ChatRunner:
         try:
             session = await self.store.get_session(session_id)
             self.check_message(blocks, model_ref=model_ref, system=session.system_prompt)
-            user_turn = Turn("user", list(blocks))
+            user_turn = Turn("user", list(blocks), id=turn_id or new_id())
             if on_event is not None:
                 on_event(UserTurnSaving(session_id, user_turn))
             await self.store.append_turn(session_id, user_turn)

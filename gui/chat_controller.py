@@ -47,6 +47,7 @@ from gui.chat_run import LAST_SESSION_KEY, ChatRuns
 from gui.context_meter import measure
 from gui.drafts import Drafts
 from gui.model_picker import model_choices
+from gui.save_status import SaveStatus
 from gui.sidebar.organize import Organizer
 from gui.transcript.rows import merge_turns
 
@@ -92,6 +93,7 @@ class ChatController:
         self._draft_timer.setInterval(DRAFT_SAVE_MS)
         self._draft_timer.timeout.connect(self._save_draft_soon)
         self._loading_draft = False
+        self.save_status = SaveStatus(window, window._chat_layout)
         self.runs = ChatRuns(window, self)
         self.attachments = ChatAttachments(window, self)
         self.editor = ChatEditor(window, self)
@@ -160,6 +162,7 @@ class ChatController:
         self.hub, self.runner = hub, runner
         self.titles = TitleService(self.store, hub, on_titled=self._titled)
         self.editor.attach(runner)
+        self.save_status.attach(runner.saves)
         self.w.model_picker.set_describe(self._catalog_name)
         self.w.model_picker.set_current(self.current_model())
         self.update_meter()
@@ -306,7 +309,9 @@ class ChatController:
                                     keep=keep)
 
     def show_turns(self) -> None:
-        """Show ``self.turns`` (with a reply still streaming) in the transcript."""
+        """Show ``self.turns`` (with a reply still streaming, and the replies kept in
+        memory until sessions.db takes them) in the transcript."""
+        self.turns = self.save_status.overlay(self.session_id, self.turns)
         shown = list(self.turns)
         running = self.partial.get(self.session_id or "")
         if running is not None:
@@ -314,6 +319,7 @@ class ChatController:
         self._shown_at = time.monotonic()
         self.w.transcript.set_turns(shown, seqs=self.seqs, spans=self.spans,
                                     more_above=self.older)
+        self.save_status.mark_shown(self.session_id)
 
     async def reload(self) -> None:
         """Read the open chat's turns again (a compaction wrote its summary); the
@@ -559,6 +565,8 @@ class ChatController:
             await self.titles.aclose()
         self.editor.detach()
         await self.organizer.undo_flush()
+        if self.runner is not None:
+            await self.runner.saves.aclose()  # what is still kept was asked about (quit)
         await self._stash_draft()
         if self.session_id:
             await self.store.set_state(LAST_SESSION_KEY, self.session_id)

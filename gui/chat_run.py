@@ -14,7 +14,9 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from core.content import Block, TextBlock, Turn, now_ms
+from PySide6.QtCore import QTimer
+
+from core.content import Block, TextBlock, Turn, new_id, now_ms
 from core.errors import ParleyError
 from gui.chat_attach import Taken
 
@@ -30,6 +32,9 @@ STILL_REPLYING = ("A reply is still coming: press Esc to stop it, or wait — yo
 COMPACTING = ("This chat is being compacted: your message stays here; send it when that is "
               "done.")
 NOT_READY = "Parley is still starting: your message stays here; send it in a moment."
+#: A message whose save takes longer than this (another program holds the file
+#: locked) is marked "Saving…" under it (ms).
+SAVING_MARK_MS = 300
 
 
 class ChatRuns:
@@ -43,6 +48,7 @@ class ChatRuns:
         #: sid -> the model Retry / Resume asks: a failed or stopped regeneration's own
         #: (Retry answers what was asked of that model, not the chat's).
         self._retry_with: dict[str, str] = {}
+        self._saving: set[str] = set()  # ids of messages shown but not saved yet
 
     @property
     def active(self) -> dict[str, asyncio.Task[Any]]:
@@ -100,6 +106,9 @@ class ChatRuns:
         still starting, a reply is still coming, or the chat is being compacted."""
         if self.chat.runner is None:
             return NOT_READY
+        held = self.chat.save_status.why_held()
+        if held is not None:
+            return held
         if not self.running(sid):
             return None
         if sid not in self._runs and sid in self.chat.editor.compacting:
@@ -118,11 +127,16 @@ class ChatRuns:
         if text.strip():
             blocks.append(TextBlock(text))
         old = self.chat.session_id
+        turn_id = new_id()
         try:
             # Too long for the model's window: refused before a new chat gets its row.
             self.chat.runner.check_message(blocks, model_ref=model)
+            # Shown at once: a new chat's row waits for the file if another program
+            # holds it locked, and the message must not seem lost meanwhile.
+            self._show_saving(old, Turn("user", blocks, id=turn_id))
             sid = await self._session_for_send(model)
         except ParleyError:
+            self._unshow(old, [turn_id])
             self.give_back(text)
             if files is not None:
                 self.chat.attachments.give_back(files)
@@ -130,7 +144,7 @@ class ChatRuns:
         if old is None and self.chat.session_id == sid:
             self.chat.attachments.moved(None, sid)  # files attached while it was created
         try:
-            await self.run(sid, "send", blocks, model, text)
+            await self.run(sid, "send", blocks, model, text, turn_id=turn_id)
         except ParleyError:
             if files is not None:
                 self.chat.attachments.give_back(Taken(sid, files.items))
@@ -139,8 +153,8 @@ class ChatRuns:
     async def _session_for_send(self, model: str) -> str:
         """The open chat's id; a new chat gets its session row now (in its space)."""
         sid = self.chat.session_id
-        if sid is not None:
-            await self.chat.drafts.discard(sid)
+        if sid is not None:  # the sent draft is forgotten without waiting for the file
+            self.w.tasks.spawn(self.chat.drafts.discard(sid), name="discard-draft")
             return sid
         session = await self.chat.store.create_session(space_id=self.chat.space_id, model=model)
         self.chat.sessions[session.id] = session
@@ -164,6 +178,10 @@ class ChatRuns:
         model = self._retry_with.get(sid or "") or self.chat.current_model()
         if sid is None or model is None or self.running(sid) or not self.chat.turns:
             return False
+        held = self.chat.save_status.why_held()
+        if held is not None:
+            self.w.statusBar().showMessage(held, 8_000)
+            return False
         last = self.chat.turns[-1]
         if last.role == "assistant" and not last.aborted:
             # Nothing failed or stopped: sending the history again would add a second answer.
@@ -179,9 +197,10 @@ class ChatRuns:
         return True
 
     async def run(self, sid: str, how: str, blocks: list[Any] | None, model: str,
-                  text: str | None, *, title: str | None = None) -> None:
-        """Run ``send`` (with ``blocks``), ``retry`` or ``regenerate`` (its fork titled
-        ``title``) in a session and show its events.
+                  text: str | None, *, title: str | None = None,
+                  turn_id: str | None = None) -> None:
+        """Run ``send`` (with ``blocks``, as a user turn of id ``turn_id``), ``retry`` or
+        ``regenerate`` (its fork titled ``title``) in a session and show its events.
 
         Raises:
             ParleyError: the run could not start (``text`` goes back to the composer).
@@ -193,15 +212,23 @@ class ChatRuns:
         self._set_busy(sid, True)
         self.w.sidebar.model.set_running(sid, True)
         started = False
+        shown: list[str] = [turn_id] if turn_id else []  # shown before it was saved
 
         def on_event(ev: RunEvent | ReplySetAside) -> None:
             nonlocal started
-            started = True
+            from core.run import UserTurnSaving
+
+            if isinstance(ev, UserTurnSaving):
+                if ev.turn.id not in shown:
+                    shown.append(ev.turn.id)
+            else:
+                started = True
             self._on_event(ev)
 
         try:
             if how == "send":
-                await self.chat.runner.send(sid, blocks or [], model_ref=model, on_event=on_event)
+                await self.chat.runner.send(sid, blocks or [], model_ref=model,
+                                            on_event=on_event, turn_id=turn_id)
             elif how == "regenerate":
                 from core.regenerate import regenerate  # imports the SDKs: not at start-up
 
@@ -210,6 +237,8 @@ class ChatRuns:
             else:
                 await self.chat.runner.retry(sid, model_ref=model, on_event=on_event)
         except ParleyError:
+            if not started:
+                self._unshow(sid, shown)
             if text and not started and sid == self.chat.session_id:
                 self.give_back(text)
             raise
@@ -235,6 +264,7 @@ class ChatRuns:
             RunFinished,
             RunStarted,
             SessionTitled,
+            UserTurnSaving,
         )
         from core.tools.loop import (
             ToolResultsSaved,
@@ -245,10 +275,15 @@ class ChatRuns:
 
         sid = ev.session_id
         current = sid == self.chat.session_id
-        if isinstance(ev, ReplySetAside):
+        if isinstance(ev, UserTurnSaving):
+            self._show_saving(sid, ev.turn)
+        elif isinstance(ev, ReplySetAside):
             self.chat.regen.reply_set_aside(ev)
         elif isinstance(ev, RunStarted):
             if ev.user_turn is not None:
+                self._saving.discard(ev.user_turn.id)
+                if self.w.transcript is not None:
+                    self.w.transcript.set_save_mark(ev.user_turn.id, None)
                 self._remember(sid, ev.user_turn)
                 if current:  # sending brings the view to the message, however far up it was
                     self.w.transcript.jump_to_latest()
@@ -291,6 +326,30 @@ class ChatRuns:
                 self.chat.sessions[sid] = replace(self.chat.sessions[sid], title=ev.title)
             self.w.sidebar.model.set_title(sid, ev.title)
             self.chat.update_title()
+
+    def _show_saving(self, sid: str, turn: Turn) -> None:
+        """A message is being written: show it now (it leaves the composer), marked
+        "Saving…" if that takes a while (another program holds the file locked)."""
+        if turn.id in self._saving:
+            return  # shown already (before its new chat got its row)
+        self._saving.add(turn.id)
+        if sid == self.chat.session_id:
+            self.w.transcript.upsert_turn(turn)
+
+        def mark() -> None:
+            if turn.id in self._saving and self.w.transcript is not None:
+                self.w.transcript.set_save_mark(turn.id, "saving")
+
+        QTimer.singleShot(SAVING_MARK_MS, mark)
+
+    def _unshow(self, sid: str, ids: list[str]) -> None:
+        """A message shown as "Saving…" could not be saved: it leaves the transcript
+        (its text goes back to the composer)."""
+        for turn_id in ids:
+            self._saving.discard(turn_id)
+            self.w.transcript.set_save_mark(turn_id, None)
+        if ids and sid == self.chat.session_id and self.w.transcript is not None:
+            self.chat.show_turns()
 
     def _title_after_first_exchange(self, sid: str, reply: Turn) -> None:
         """A chat got its first complete reply: title it in the background.

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import ParleyError
+from core.restart_notice import CUT_OFF
 from gui import actions, appearance, dialogs
 from gui.async_bridge import TaskSet, report_bug
 from gui.composer import ComposerBar
@@ -52,8 +53,8 @@ log = logging.getLogger(__name__)
 GEOMETRY_KEY = "window.geometry"
 SPLITTER_KEY = "window.splitter"
 CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript column
-INTERRUPTED_NOTICE = ("Parley was closed while replying; the cut-off reply is marked and "
-                      "can be resumed.")
+#: The restart notice for a cut-off reply (the others: ``core.restart_notice``).
+INTERRUPTED_NOTICE = CUT_OFF
 
 
 class _FirstPaint(QObject):
@@ -270,6 +271,9 @@ class MainWindow(QMainWindow, WindowCommands):
         await self.hub.load()
         # Memory, skills and session search as tools the model can use (issue 11).
         self.runner = ChatRunner(self.store, self.hub, tools=ToolExecutor(self.store))
+        from core.recovery import CompactionMarks
+
+        self.compaction_marks = CompactionMarks(self.store, self.runner.hooks)
         self._start_cache_timer()
         self.chat.attach(self.hub, self.runner)
         if self.hub.is_configured:
@@ -280,12 +284,14 @@ class MainWindow(QMainWindow, WindowCommands):
         self.ready = True
 
     async def _note_previous_run(self) -> None:
-        """Record this run; tell the person if the last one was cut off mid-reply."""
+        """Record this run; tell the person what the last one left if it did not exit
+        cleanly (a cut-off reply, an unanswered message, an interrupted compaction)."""
         from core.recovery import mark_running
 
         self.previous_run = await mark_running(self.store)
-        if self.previous_run is not None and self.previous_run.interrupted:
-            self.undo.notice(INTERRUPTED_NOTICE)
+        notice = self.previous_run.notice() if self.previous_run is not None else None
+        if notice:
+            self.undo.notice(notice)
 
     def _start_cache_timer(self) -> None:
         """The idle pre-cache-expiry compaction (experimental setting) and the meter's
@@ -396,6 +402,8 @@ class MainWindow(QMainWindow, WindowCommands):
         from core.store.errors import DatabaseCorrupt
         from core.store.faults import SAVE_COPY_COMMAND, DatabaseMissing, DatabaseReplaced
 
+        if self.chat is not None and self.chat.save_status.absorb(error):
+            return  # disk full, file locked…: told in the one bar above the composer
         if isinstance(error, DatabaseMissing | DatabaseReplaced):
             if self._moved_told:
                 self.statusBar().showMessage(
@@ -427,6 +435,11 @@ class MainWindow(QMainWindow, WindowCommands):
             return True
         if self.store is not None and not await self._rescue_if_moved():
             return False
+        if self.chat is not None:
+            from gui.save_status import ask_before_quit
+
+            if not await ask_before_quit(self):  # replies not saved yet: asked
+                return False
         self._closed = True
         try:
             if self.cache_timer is not None:

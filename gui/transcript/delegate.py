@@ -108,8 +108,10 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.colors = colors
         self.cache = PieceCache(colors, font)
         answered_by = self.builder.specs.answered_by  # set by the window: kept
+        marks = self.builder.specs.save_marks
         self.builder = RowBuilder(self.cache)
         self.builder.specs.answered_by = answered_by
+        self.builder.specs.save_marks = marks
         self._layouts.clear()
         self._metrics()
         return True

@@ -48,6 +48,9 @@ CODE_KINDS = ("codehead", "code")
 ANSWERED_BY = "Answered by {name}"
 
 #: ``provider:model`` of a reply -> the display name to show under it, or None for no
+#: The marks of a message not in sessions.db yet (``SpecBuilder.save_marks``).
+SAVING_TEXT = "Saving…"
+UNSAVED_TEXT = "⚠ Not saved yet — Parley keeps trying"
 #: line (the chat's own model). The window sets it (``SpecBuilder.answered_by``).
 ModelNamer = Callable[[str], str | None]
 
@@ -86,6 +89,9 @@ class SpecBuilder:
         #: Names the model of a reply written by another model than the chat's (see
         #: :data:`ModelNamer`); by default no reply is named.
         self.answered_by: ModelNamer = _no_names
+        #: turn id -> "saving" (a message waiting for the file's lock) or "unsaved" (a
+        #: reply kept in memory until sessions.db takes it); set by the window.
+        self.save_marks: dict[str, str] = {}
         # Last split of each streamed text block: (turn id, block index) -> (text, chunks).
         self._splits: OrderedDict[tuple[str, int], tuple[str, list[str]]] = OrderedDict()
 
@@ -125,11 +131,22 @@ class SpecBuilder:
             if name:
                 text = self._muted(ANSWERED_BY.format(name=name))
                 out.append(Spec(self.cache.line(("answered-by", name), text), "mark"))
+        mark = self.save_marks.get(node.key)
         if turn.aborted:
-            out.append(self._aborted_spec(turn, resumable=is_last))
-        elif is_last and idle and turn.role == "assistant":
+            out.append(self._aborted_spec(turn, resumable=is_last and mark is None))
+        elif is_last and idle and turn.role == "assistant" and mark is None:
             out.append(self._regenerate_spec())
+        if mark is not None:
+            out.append(self._save_spec(mark))
         return out
+
+    def _save_spec(self, mark: str) -> Spec:
+        if mark == "saving":
+            text = self._muted(SAVING_TEXT)
+        else:
+            warn = self.cache.colors.warn_fg.name()
+            text = f'<span style="color:{warn}">{UNSAVED_TEXT}</span>'
+        return Spec(self.cache.line(("save", mark), text), "mark")
 
     def _block_specs(
         self, out: list[Spec], node: Node, tr: Transcript, i: int, block: object, last: bool

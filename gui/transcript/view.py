@@ -230,6 +230,26 @@ class TranscriptView(QWidget):
 
     upsert_turn = update_turn
 
+    def set_save_mark(self, turn_id: str, mark: str | None) -> None:
+        """Mark a message "saving" (waiting for the file's lock) or "unsaved" (kept in
+        memory until sessions.db takes it); None: it is saved. The mark stays with the
+        turn id while other chats are shown."""
+        marks = self.list_view.delegate.builder.specs.save_marks
+        if marks.get(turn_id) == mark:
+            return
+        if mark is None:
+            marks.pop(turn_id, None)
+        else:
+            marks[turn_id] = mark
+        node = self.model.transcript.nodes.get(turn_id)
+        if node is not None:
+            node.touch()
+            self.model.refresh(node)
+
+    def save_mark(self, turn_id: str) -> str | None:
+        """The mark of a message (:meth:`set_save_mark`), None when it is saved."""
+        return self.list_view.delegate.builder.specs.save_marks.get(turn_id)
+
     def set_busy(self, busy: bool) -> None:
         """Say whether a reply is being written in the shown chat: while it is, the
         last reply offers no Regenerate."""

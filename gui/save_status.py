@@ -1,0 +1,252 @@
+"""What the window shows while sessions.db does not take writes, and the question on quitting.
+
+The run loop keeps a reply whose save failed (disk full, file locked past the
+busy timeout, disk error) in memory and writes it again in the background
+(``core.save_queue.SaveQueue``). :class:`SaveStatus` shows that in one place:
+
+* a bar above the composer — "Not saved yet: the disk is full. Parley keeps
+  trying…" — while anything is kept, gone once all is written; a refusal of
+  the same kind met elsewhere (a message that could not be saved, a draft)
+  is told in the same bar, never as one dialog per failure;
+* the mark "⚠ Not saved yet" under each kept reply in the transcript
+  (``TranscriptView.set_save_mark``), and the kept text itself when the chat
+  is opened again (the file holds at most a shorter journalled prefix);
+* sending is held meanwhile (``ChatRuns.why_not_send`` asks :meth:`why_held`).
+
+On quitting while something is kept (:func:`ask_before_quit`), one last attempt
+is made; if it still fails the person is asked: save a rescue copy elsewhere
+(the store's copy, ``gui.rescue.save_copy``, with the kept replies and the
+drafts written into it), quit without them, or keep Parley open.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QWidget
+
+from core.content import Turn
+from core.errors import ParleyError
+from gui import dialogs
+
+if TYPE_CHECKING:
+    from core.save_queue import SaveNews
+
+log = logging.getLogger(__name__)
+
+TITLE = "Replies not saved yet"
+SAVE, QUIT, CANCEL = "save", "quit", "cancel"
+Role = QMessageBox.ButtonRole
+#: How long a refusal met outside the queue (a message, a draft) stays in the bar (ms).
+PROBLEM_MS = 15_000
+
+
+def passing(error: ParleyError) -> bool:
+    """True for a store failure that passes (disk full, locked, disk error, read-only)."""
+    from core.save_queue import PASSING
+
+    return isinstance(error, PASSING)
+
+
+class SaveBar(QFrame):
+    """The one bar above the composer that says what is not saved, and why."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("SaveStatus")
+        self.setAccessibleName("Saving")
+        self.label = QLabel(self)
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(14, 8, 14, 8)
+        row.addWidget(self.label, 1)
+        self.setStyleSheet(
+            "#SaveStatus { border: 1px solid palette(mid); border-radius: 8px;"
+            " background: palette(alternate-base); }")
+        self.hide()
+
+    def text(self) -> str:
+        """What the bar says ('' when hidden)."""
+        return self.label.text() if not self.isHidden() else ""
+
+
+class SaveStatus:
+    """Connects the window to the run loop's :class:`~core.save_queue.SaveQueue`.
+
+    Args:
+        window: the main window (``transcript``, ``chat``, its chat page layout).
+        layout: the chat page's column; the bar goes just above the composer.
+    """
+
+    def __init__(self, window: Any, layout: Any) -> None:
+        self.w = window
+        self.bar = SaveBar(window)
+        layout.insertWidget(max(0, layout.count() - 1), self.bar)
+        self.saves: Any = None
+        self._problem: str | None = None
+        self._problem_timer = QTimer(self.bar)
+        self._problem_timer.setSingleShot(True)
+        self._problem_timer.timeout.connect(self._problem_over)
+
+    def attach(self, saves: Any) -> None:
+        """Follow the run loop's queue (second step of start-up)."""
+        self.saves = saves
+        saves.listen(self._news)
+
+    # -- what is kept -----------------------------------------------------------
+    def kept(self, session_id: str) -> list[Turn]:
+        """The turns of a chat kept in memory, not saved yet (oldest first)."""
+        if self.saves is None:
+            return []
+        return [u.turn for u in self.saves.pending(session_id)]
+
+    def overlay(self, session_id: str | None, turns: list[Turn]) -> list[Turn]:
+        """``turns`` read from the file, with the kept versions of their replies (the
+        file holds at most a journalled prefix of them) — what the chat really holds."""
+        kept = {t.id: t for t in self.kept(session_id or "")}
+        if not kept:
+            return turns
+        out = [kept.pop(t.id, t) for t in turns]
+        return out + list(kept.values())
+
+    def mark_shown(self, session_id: str | None) -> None:
+        """Mark the kept replies of the chat now shown."""
+        for turn in self.kept(session_id or ""):
+            self.w.transcript.set_save_mark(turn.id, "unsaved")
+
+    def why_held(self) -> str | None:
+        """Why sending is held now (None: it is not)."""
+        if self.saves is None or not self.saves.pending():
+            return None
+        from core.save_queue import SavesPending
+
+        return SavesPending(len(self.saves.pending()), self.saves.error).message
+
+    # -- news -----------------------------------------------------------------
+    def _news(self, news: SaveNews) -> None:
+        if news.turn is not None and self.w.transcript is not None:
+            mark = "unsaved" if news.kind in ("kept", "failing") else None
+            self.w.transcript.set_save_mark(news.turn.id, mark)
+        if news.kind == "dropped" and news.error is not None:
+            log.info("kept reply dropped: %s", news.error.message)
+        self.refresh()
+
+    def absorb(self, error: ParleyError) -> bool:
+        """Tell ``error`` in the bar when it belongs there (a passing store failure, a
+        message held because a reply is not saved yet); False: show it otherwise."""
+        from core.save_queue import SavesPending
+
+        if isinstance(error, SavesPending):
+            self.refresh()
+            self.w.statusBar().showMessage(error.message, 8_000)
+            return True
+        if passing(error):
+            self.problem(error)
+            return True
+        return False
+
+    def problem(self, error: ParleyError) -> None:
+        """A passing store failure met outside the queue (a message not saved, a draft):
+        told in the bar for a while, not in a dialog."""
+        from core.save_queue import reason
+
+        self._problem = (f"Not saved: {reason(error)}. What you typed stays in the box; "
+                         "nothing already saved was lost. Try again in a moment.")
+        self._problem_timer.start(PROBLEM_MS)
+        self.refresh()
+
+    def _problem_over(self) -> None:
+        self._problem = None
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Show the bar with what is true now, or hide it."""
+        kept = self.saves.pending() if self.saves is not None else []
+        if kept:
+            from core.save_queue import reason
+
+            what = "Your last reply is" if len(kept) == 1 else f"{len(kept)} replies are"
+            text = (f"{what} not saved yet: {reason(self.saves.error)}. Parley keeps trying "
+                    "and holds new messages until it is saved.")
+        else:
+            text = self._problem or ""
+        self.bar.label.setText(text)
+        self.bar.setVisible(bool(text))
+
+
+# -- quitting ------------------------------------------------------------------------
+async def ask_before_quit(window: Any) -> bool:
+    """Quitting while replies are kept in memory: try once more, then ask.
+
+    Returns:
+        True to go on closing (all saved, a rescue copy was saved, or the person
+        chose to quit without them); False to keep Parley open.
+    """
+    saves = getattr(window.runner, "saves", None)
+    if saves is None or not saves.pending() or await saves.flush():
+        return True
+    from gui import rescue
+
+    window.setEnabled(True)  # the questions belong to it; they are window-modal
+    while True:
+        kept = saves.pending()
+        choice = await dialogs.ask(
+            window, QMessageBox.Icon.Warning, TITLE, _question(window, kept, saves.error),
+            [("Save a rescue copy…", Role.AcceptRole, SAVE),
+             ("Quit without them", Role.DestructiveRole, QUIT),
+             ("Keep Parley open", Role.RejectRole, CANCEL)],
+            default=SAVE)
+        if choice != SAVE:
+            if choice == QUIT:
+                log.error("closed with %d replies not saved", len(kept))
+                window.setEnabled(False)
+            return choice == QUIT
+        if await saves.flush():  # saved meanwhile (space was freed): nothing to copy
+            window.setEnabled(False)
+            return True
+        dest = await rescue.ask_copy_path(window, window.store.path)
+        if dest is None:
+            continue
+        try:
+            copy = await _rescue_copy(window, dest)
+        except ParleyError as exc:
+            log.warning("rescue copy: %s", exc.message)
+            window.show_problem(exc)
+            continue
+        window.undo.notice(f"Saved a copy of your chats with the unsaved replies as {copy}.")
+        log.warning("replies not saved were written into %s", copy)
+        window.setEnabled(False)
+        return True
+
+
+async def _rescue_copy(window: Any, dest: Path) -> Path:
+    """A copy of the store at ``dest``, with the kept replies and the drafts in it."""
+    from gui import rescue
+
+    copy = await rescue.save_copy(window, dest)
+    await window.runner.saves.write_into(copy)
+    drafts = window.chat.drafts if window.chat is not None else None
+    if drafts is not None:
+        try:
+            await drafts.save_into(copy)
+        except ParleyError as exc:
+            log.warning("drafts not written into %s: %s", copy, exc.message)
+    return copy
+
+
+def _question(window: Any, kept: list[Any], error: ParleyError | None) -> str:
+    from core.save_queue import reason
+
+    what = "Your last reply is" if len(kept) == 1 else f"{len(kept)} replies are"
+    return (f"{what} not saved yet: {reason(error)}. Parley still holds "
+            f"{'it' if len(kept) == 1 else 'them'} and would write "
+            f"{'it' if len(kept) == 1 else 'them'} as soon as {window.store.path.name} takes "
+            "it.\n\nSave a rescue copy of your chats, with "
+            f"{'it' if len(kept) == 1 else 'them'}, somewhere else (another disk), keep Parley "
+            "open (and free some space, or close the other program), or quit without "
+            f"{'it' if len(kept) == 1 else 'them'}: sessions.db then keeps at most the part "
+            "that was written while it arrived, marked incomplete.")

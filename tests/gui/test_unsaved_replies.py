@@ -1,0 +1,167 @@
+"""The window never shows a reply as saved before it is in sessions.db (issue 20, part A).
+
+A real window on a real file: the disk fills up (``PRAGMA max_page_count`` on
+the store's own connection: SQLite's real SQLITE_FULL path) or another process
+holds the write lock. The window says so in one bar, marks the reply "not saved
+yet", holds new messages, shows a message waiting for the lock as "Saving…",
+writes everything once the fault clears, and asks before quitting with
+something unsaved (offering a rescue copy elsewhere).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QMessageBox
+
+from core.store import Store
+from gui import dialogs
+from gui.save_status import TITLE
+from tests.core.test_unsaved_replies import BIG, Locker, page_limit
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture
+def problems(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts of the problem dialogs the window shows (there should be none)."""
+    shown: list[str] = []
+    monkeypatch.setattr(dialogs, "show_problem", lambda parent, title, text: shown.append(text))
+    return shown
+
+
+def _window(driver: Any) -> Any:
+    w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-test",
+                         "ANTHROPIC_BASE_URL": driver.fake.anthropic_base_url})
+    w.runner.saves.delays_s = (0.1,)
+    return w
+
+
+def _disk_full_reply(driver: Any, w: Any) -> Any:
+    """Send a question whose reply meets a full disk; returns the reply (kept)."""
+    driver.fake.script("First answer.")
+    driver.send("first question", wait=True)
+    driver.run(page_limit(w.store, 2))
+    driver.fake.script(BIG, token_delay_ms=1, chunk_size=4000)
+    driver.send("second question")
+    driver.until(lambda: w.runner.saves.pending() and not w.composer_bar.busy, timeout=20)
+    return w.runner.saves.pending()[0].turn
+
+
+def _on_disk(w: Any, driver: Any) -> list[tuple[str, bool]]:
+    turns = driver.run(w.store.get_turns(w.chat.session_id))
+    return [(t.text(), t.aborted) for t in turns]
+
+
+def test_full_disk_reply_is_marked_not_saved_sending_is_held_and_all_is_written_later(
+    driver, problems
+):
+    w = _window(driver)
+    reply = _disk_full_reply(driver, w)
+    bar = w.chat.save_status.bar
+    assert reply.text() == BIG
+    assert w.transcript.save_mark(reply.id) == "unsaved"
+    assert w.chat.turns[-1].text() == BIG  # shown whole…
+    assert (BIG, False) not in _on_disk(w, driver)  # …but not on disk yet: it says so
+    assert "not saved yet: the disk is full" in bar.text()
+    assert not w.transcript.can_regenerate() or w.transcript.save_mark(reply.id) is not None
+    sent = len(driver.fake.model_requests)
+
+    driver.send("third question")  # held: stays in the box, nothing sent
+    driver.until(lambda: w.tasks.pending == 0)
+    assert w.composer.text() == "third question"
+    assert "not saved yet" in w.statusBar().currentMessage()
+    assert len(driver.fake.model_requests) == sent
+    assert problems == []  # no dialog per failure: the bar says it
+
+    driver.run(page_limit(w.store, None))  # space freed
+    driver.until(lambda: not w.runner.saves.pending(), timeout=10)
+    driver.until(lambda: bar.text() == "")
+    assert w.transcript.save_mark(reply.id) is None
+    assert _on_disk(w, driver)[-1] == (BIG, False)
+    assert len(driver.fake.model_requests) == sent  # written, not asked again
+
+    w.composer.clear()
+    driver.fake.script("Third answer.")
+    driver.send("third question", wait=True)
+    assert _on_disk(w, driver)[-2:] == [("third question", False), ("Third answer.", False)]
+
+
+def test_reply_kept_in_memory_shows_whole_when_its_chat_is_opened_again(driver, problems):
+    w = _window(driver)
+    reply = _disk_full_reply(driver, w)
+    sid = w.chat.session_id
+    driver.run(w.chat.show_new_chat())
+    driver.run(w.chat._open(sid))  # noqa: SLF001 - the file holds a prefix at most
+    assert w.chat.turns[-1].text() == BIG and w.transcript.text_of_last().startswith("Every")
+    assert w.transcript.save_mark(reply.id) == "unsaved"
+    driver.run(page_limit(w.store, None))
+    driver.until(lambda: w.transcript.save_mark(reply.id) is None, timeout=10)
+
+
+def test_message_waiting_for_a_locked_file_shows_as_saving(driver, problems):
+    w = _window(driver)
+    driver.fake.script("First answer.")
+    driver.send("first question", wait=True)
+    locker = Locker(w.store.path)
+    try:
+        driver.fake.script("Second answer.")
+        driver.send("held by the lock")
+        assert w.composer.text() == ""  # it left the box…
+
+        def shown_turns() -> list:
+            return [t for t in w.transcript.model.transcript.turns
+                    if t.text() == "held by the lock"]
+
+        driver.until(lambda: len(shown_turns()) == 1, timeout=1)  # …and shows at once
+        shown = shown_turns()
+        driver.until(lambda: w.transcript.save_mark(shown[0].id) == "saving", timeout=3)
+    finally:
+        locker.release()
+    driver.until(lambda: w.transcript.save_mark(shown[0].id) is None, timeout=10)
+    driver.settle(w)
+    assert _on_disk(w, driver)[-2:] == [("held by the lock", False), ("Second answer.", False)]
+    assert problems == []
+
+
+def _box(w: Any) -> QMessageBox | None:
+    boxes = [b for b in w.findChildren(QMessageBox) if b.isVisible() and b.windowTitle() == TITLE]
+    return boxes[0] if boxes else None
+
+
+def _click(driver: Any, w: Any, label: str, save_as: Path | None = None) -> str:
+    """Wait for the question, click ``label`` (the Save dialog it opens answers ``save_as``)."""
+    driver.until(lambda: _box(w) is not None, timeout=10)
+    box = _box(w)
+    assert box is not None
+    text = box.text()
+    if save_as is not None:
+        dialogs.answers.append(str(save_as))
+    next(b for b in box.buttons() if b.text() == label).click()
+    driver.until(lambda: _box(w) is None)
+    return text
+
+
+def test_quit_with_a_reply_not_saved_asks_and_saves_a_rescue_copy_with_it(
+    driver, problems, tmp_path: Path
+):
+    w = _window(driver)
+    reply = _disk_full_reply(driver, w)
+    sid = w.chat.session_id
+    w.qactions["app.quit"].trigger()
+    text = _click(driver, w, "Keep Parley open")
+    assert "not saved yet: the disk is full" in text and "rescue copy" in text
+    driver.until(lambda: not w._closing)  # noqa: SLF001
+    assert w.isVisible() and not w._closed  # noqa: SLF001
+    assert w.runner.saves.holds(reply.id)
+
+    copy = tmp_path / "elsewhere" / "rescued.db"
+    copy.parent.mkdir()
+    w.qactions["app.quit"].trigger()
+    _click(driver, w, "Save a rescue copy…", save_as=copy)
+    driver.until(lambda: w._closed, timeout=15)  # noqa: SLF001
+    with Store.open(copy) as rescued:
+        last = rescued.get_turns(sid)[-1]
+        assert (last.id, last.text(), last.aborted) == (reply.id, BIG, False)
