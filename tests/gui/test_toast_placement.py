@@ -44,6 +44,8 @@ def _home_with_cut_off_reply(home, *, crashed: bool) -> str:
     with Store.open(paths.db_path(home)) as store:
         other = store.create_session(title="Another chat", model=MODEL)
         store.append_turn(other.id, Turn("user", [TextBlock("hi")]))
+        # answered: the cut-off reply is all a crash left (the notice names each leftover)
+        store.append_turn(other.id, Turn("assistant", [TextBlock("hello")], model=MODEL))
         s = store.create_session(title="A long story", model=MODEL)
         store.append_turn(s.id, Turn("user", [TextBlock("Tell me a long story")]))
         store.append_turn(s.id, Turn("assistant", [TextBlock(STORY)], aborted=True, model=MODEL))
