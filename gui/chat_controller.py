@@ -351,7 +351,8 @@ class ChatController:
             async with self._older_lock:
                 if sid is None or self.older <= 0 or sid != self.session_id:
                     return 0
-                first = self.turns[0].id if self.turns else None
+                shown = self.w.transcript.model.rows
+                first = shown[0].key if shown else None  # stays in view (maybe a card)
                 win = await self.store.transcript_window(
                     sid, last=None if everything else OPEN_TURNS, before=self.first_key)
                 if sid != self.session_id:

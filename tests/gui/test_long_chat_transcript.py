@@ -12,6 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.cache_timer import CacheTimer, ManualClock
+from core.content import CompactSummaryBlock, Turn
 from core.settings import Settings
 from gui import chat_controller
 from tests.gui.chats import long_chat
@@ -190,3 +191,28 @@ def test_sending_while_scrolled_up_scrolls_to_the_message_and_jump_to_latest(
     driver.until(lambda: bar.value() == bar.maximum())
     assert shown(w, mine.id) and shown(w, w.chat.turns[-1].id)
     assert not jump.isVisible()
+
+
+def test_scrolling_up_reads_older_items_and_a_card_in_the_middle_is_in_its_place(
+        driver: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(chat_controller, "OLDER_SETTLE_S", 0.0)
+    w = driver.configured()
+    sid, turns = long_chat(driver, w, 450)
+    # turns 100–199 were compacted (as an imported chat may be): the summary is stored last
+    summary = Turn("user", [CompactSummaryBlock(SUMMARY, 100)], model="anthropic:claude-haiku-4-5")
+    driver.run(w.store.record_compaction(sid, summary, first_turn_id=turns[100].id,
+                                         last_turn_id=turns[199].id, replaced_count=100))
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and rows(w))
+    assert [n.key for n in rows(w)] == [t.id for t in turns[250:]]  # 200 items, no card yet
+    assert w.chat.older == 100 + 1 + 50
+    bar = w.transcript.list_view.verticalScrollBar()
+    driver.until(lambda: bar.maximum() > 0)
+    bar.setValue(0)
+    driver.until(lambda: w.chat.older == 0, timeout=10)
+    keys = [n.key for n in rows(w)]
+    assert keys == [t.id for t in turns[:100]] + [summary.id] + [t.id for t in turns[200:]]
+    text = card_text(w, 100)
+    assert "Summarized 100 turns" in text and "originals kept" in text
+    assert w.transcript.focused_turn_id() == turns[250].id  # the place is kept
+    assert shown(w, turns[250].id)
