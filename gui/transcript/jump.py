@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtWidgets import QAbstractScrollArea, QToolButton
+from PySide6.QtWidgets import QToolButton
+
+if TYPE_CHECKING:
+    from gui.transcript.listview import TranscriptListView
 
 MARGIN = 14  # px between the button and the bottom-right corner of the viewport
 SLACK = 4  # px: closer than this to the bottom counts as at the bottom
 
 
 class JumpButton(QToolButton):
-    """A round "↓ Latest" button over the bottom-right corner of a scroll area.
+    """A round "↓ Latest" button over the bottom-right corner of the transcript.
 
-    Shown while the area is not scrolled to the bottom; hidden at the bottom.
+    Shown while the list is not scrolled to the bottom; hidden at the bottom.
     Clicking it emits ``clicked`` (the transcript scrolls to the end). It is a
-    child of the scroll area, not of its viewport, so scrolling does not move it.
+    child of the list view, not of its viewport, so scrolling does not move it,
+    and it stays above what floats over the view's bottom (a toast).
 
     Args:
-        area: the scroll area (the transcript's list view).
+        area: the transcript's list view.
     """
 
-    def __init__(self, area: QAbstractScrollArea) -> None:
+    def __init__(self, area: TranscriptListView) -> None:
         super().__init__(area)
         self._area = area
         self.setObjectName("JumpToLatest")
@@ -39,24 +45,26 @@ class JumpButton(QToolButton):
         bar.valueChanged.connect(self.update_shown)
         bar.rangeChanged.connect(self.update_shown)
         area.viewport().installEventFilter(self)
+        area.clearOfChanged.connect(self.update_shown)
 
     def at_bottom(self) -> bool:
-        """True when the area shows its end (or has nothing to scroll)."""
+        """True when the list shows its end (or has nothing to scroll)."""
         bar = self._area.verticalScrollBar()
         return bar.value() >= bar.maximum() - SLACK
 
     def update_shown(self, *_args: object) -> None:
-        """Show the button when scrolled up, hide it at the bottom; keep it in the corner."""
+        """Show the button when scrolled up, hide it at the bottom; keep it in its corner."""
         self.setVisible(not self.at_bottom())
         if self.isVisible():
             self.place()
 
     def place(self) -> None:
-        """Put the button in the viewport's bottom-right corner."""
+        """Put the button in the viewport's bottom-right corner, above what floats there."""
         self.adjustSize()
         viewport = self._area.viewport().geometry()
+        inset = self._area.floating_inset()
         x = viewport.right() - self.width() - MARGIN
-        y = viewport.bottom() - self.height() - MARGIN
+        y = viewport.bottom() - inset - self.height() - MARGIN
         self.move(max(0, x), max(0, y))
         self.raise_()
 

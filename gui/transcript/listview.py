@@ -85,6 +85,7 @@ class TranscriptListView(QListView):
         actionRequested(str, QModelIndex): a message key on the current row;
             the str is the action's name (``copy``, ``copy_markdown``, ``edit``,
             ``fork``, ``retry``, ``toggle``; see ``message.*`` in gui/actions.py).
+        clearOfChanged(): what floats over the view changed (:meth:`keep_clear_of`).
         startWanted(): Home (or the first-message key) while older rows of the
             session are not read yet (:attr:`more_above`): read them, then
             :meth:`move_to` ``first`` again.
@@ -100,6 +101,7 @@ class TranscriptListView(QListView):
     menuRequested = Signal(QModelIndex, QPoint, object)
     actionRequested = Signal(str, QModelIndex)
     startWanted = Signal()
+    clearOfChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -240,7 +242,7 @@ class TranscriptListView(QListView):
     def content_height(self) -> int:
         """Height (px) of everything: rows, footer, bottom padding (and the room kept
         under the end for what floats over the view, see :meth:`keep_clear_of`)."""
-        return self._rows.total + self._footer_height() + BOTTOM_PAD + self._floating_inset()
+        return self._rows.total + self._footer_height() + BOTTOM_PAD + self.floating_inset()
 
     def keep_clear_of(self, rect: QRect) -> None:
         """Keep the end of the transcript clear of a rect floating over the view.
@@ -255,8 +257,9 @@ class TranscriptListView(QListView):
         self._clear_of = QRect(rect)
         self.updateGeometries()
         self.viewport().update()
+        self.clearOfChanged.emit()
 
-    def _floating_inset(self) -> int:
+    def floating_inset(self) -> int:
         """px of the viewport's bottom covered by :meth:`keep_clear_of`'s rect."""
         rect = self._clear_of
         if rect.isEmpty():

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, Qt
 
 from core.cache_timer import CacheTimer, ManualClock
 from core.content import CompactSummaryBlock, Turn
@@ -184,6 +184,12 @@ def test_sending_while_scrolled_up_scrolls_to_the_message_and_jump_to_latest(
 
     bar.setValue(bar.maximum() // 2)
     driver.until(jump.isVisible)
+    w.resize(760, w.height())  # narrow: the toast reaches the button's corner
+    w.undo.notice("Something happened elsewhere.")  # a toast floats over the bottom
+    driver.until(w.toast.isVisible)
+    driver.until(lambda: not w.toast.geometry().intersects(
+        QRect(jump.mapTo(w, jump.rect().topLeft()), jump.size())))  # moved above it
+    assert jump.isVisible()
     driver.fake.script("Got it.")
     driver.send("A new message, sent while reading far up", w, wait=True)
     mine = next(t for t in reversed(w.chat.turns) if t.role == "user")
