@@ -206,8 +206,9 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
     # --- request building ------------------------------------------------
 
     def model_info(self, model_id: str) -> ModelInfo:
-        """Return the catalog entry of a model (with settings overrides)."""
-        return catalog.lookup("anthropic", model_id, self.model_overrides)
+        """Return what is known of a model: the limits the API listed for it, else the
+        catalog entry (with settings overrides)."""
+        return self._with_reported(catalog.lookup("anthropic", model_id, self.model_overrides))
 
     def request_params(self, request: ChatRequest) -> dict[str, Any]:
         """Return the Messages API parameters for a request (without ``stream``).
@@ -320,20 +321,26 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
         return await call_with_retries(call, self.retry, self._sleep)
 
     async def list_models(self) -> list[ModelInfo]:
-        """Return the models the API lists, with catalog data (API limits win when given)."""
+        """Return the models the API lists, with catalog data.
+
+        The limits the API gives (``max_input_tokens``, ``max_tokens``) win over
+        the catalog's and are remembered for :meth:`model_info`.
+        """
         client = self._require_client()
 
         async def call() -> list[ModelInfo]:
             out: list[ModelInfo] = []
             try:
                 async for m in client.models.list(limit=100):
+                    window = getattr(m, "max_input_tokens", None)
+                    output = getattr(m, "max_tokens", None)
+                    self.remember_limits(
+                        m.id,
+                        window if isinstance(window, int) else None,
+                        output if isinstance(output, int) else None,
+                    )
                     info = self.model_info(m.id)
-                    changes: dict[str, Any] = {"display_name": m.display_name or info.display_name}
-                    if m.max_input_tokens:
-                        changes["context_window"] = m.max_input_tokens
-                    if m.max_tokens:
-                        changes["max_output_tokens"] = m.max_tokens
-                    out.append(replace(info, **changes))
+                    out.append(replace(info, display_name=m.display_name or info.display_name))
             except (anthropic.APIError, httpx2.HTTPError) as exc:
                 raise self._map(exc, "", in_stream=False) from None
             return out

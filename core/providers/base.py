@@ -27,6 +27,11 @@ from core.content import Turn, Usage
 from core.providers.capabilities import ProviderCaps
 
 ThinkingMode: TypeAlias = Literal["budget", "adaptive", "effort", "none"]
+#: Where a model's context window or output limit came from: the provider itself
+#: (its model list, a local server's ``/props`` or ``/api/show``, or the limit it
+#: named when it refused a request), the user's ``model_overrides`` setting, the
+#: built-in catalog, or a safe default for a model nobody described.
+LimitSource: TypeAlias = Literal["provider", "settings", "catalog", "default"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class ModelInfo:
         accepts_temperature: False for models that reject a non-default
             temperature.
         known: False when this is a default guessed for an unknown model.
+        window_source: where ``context_window`` came from (:data:`LimitSource`).
+        output_source: where ``max_output_tokens`` came from.
     """
 
     id: str
@@ -64,6 +71,8 @@ class ModelInfo:
     thinking: ThinkingMode = "none"
     accepts_temperature: bool = True
     known: bool = True
+    window_source: LimitSource = "catalog"
+    output_source: LimitSource = "catalog"
 
     def cost_usd(self, usage: Usage, *, cache_write_hour: bool = False) -> float:
         """Return the cost of ``usage`` in USD (unknown prices count as 0).
@@ -109,8 +118,9 @@ class ChatRequest:
             rules and converts them.
         system: the system prompt.
         max_tokens: output limit; None means the model's output limit capped
-            at :data:`DEFAULT_MAX_TOKENS_CAP` (Anthropic) or left to the server
-            (OpenAI-style APIs).
+            at :data:`DEFAULT_MAX_TOKENS_CAP` (Anthropic), the model's output
+            limit bounded by what the input leaves of the window
+            (OpenAI-compatible servers), or left to the server (OpenAI).
         tools: tools the model may call.
         thinking_budget: thinking tokens to allow (None: no extended
             thinking). Adaptive models ignore the number; OpenAI reasoning

@@ -9,8 +9,13 @@ models (:func:`lookup`'s ``overrides``), so a price change needs no release.
 
 Unknown models get safe defaults: an unknown Claude model the newest
 generation's limits without prices; an unknown OpenAI model 128k/16k; a local
-(OpenAI-compatible) model 8,192 tokens of context and 4,096 of output, which
-the server's own limit may raise through the overrides.
+(OpenAI-compatible) model 8,192 tokens of context and 4,096 of output.
+
+The catalog is the last word only when nothing better is known: the limits a
+provider reports for its models (Anthropic's model list, a local server's
+``/props`` or ``/api/show``) come first (:func:`with_reported`), then the
+user's overrides. Each :class:`ModelInfo` says where its window and output
+limit came from (``window_source`` / ``output_source``).
 """
 
 from __future__ import annotations
@@ -132,19 +137,60 @@ def _base_id(model_id: str) -> str:
 
 
 def _default(kind: ProviderKind, model_id: str) -> ModelInfo:
+    unknown: dict[str, Any] = {
+        "display_name": model_id, "known": False,
+        "window_source": "default", "output_source": "default",
+    }
     if kind == "anthropic":
-        return ModelInfo(
-            model_id, 200 * K, 64 * K, display_name=model_id, thinking="budget", known=False
-        )
+        return ModelInfo(model_id, 200 * K, 64 * K, thinking="budget", **unknown)
     if kind == "openai":
-        return ModelInfo(model_id, 128 * K, 16_384, display_name=model_id, known=False)
-    return ModelInfo(model_id, 8_192, 4_096, display_name=model_id, known=False)
+        return ModelInfo(model_id, 128 * K, 16_384, **unknown)
+    return ModelInfo(model_id, 8_192, 4_096, **unknown)
+
+
+_SOURCE_FIELDS = {"known", "window_source", "output_source"}
 
 
 def _apply(info: ModelInfo, override: Mapping[str, Any]) -> ModelInfo:
-    names = {f.name for f in fields(ModelInfo)} - {"id"}
+    names = {f.name for f in fields(ModelInfo)} - {"id"} - _SOURCE_FIELDS
     changes = {k: v for k, v in override.items() if k in names}
+    if "context_window" in changes:
+        changes["window_source"] = "settings"
+    if "max_output_tokens" in changes:
+        changes["output_source"] = "settings"
     return replace(info, known=True, **changes) if changes else info
+
+
+def _positive(value: Any) -> int | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value > 0
+    return value if ok else None
+
+
+def with_reported(info: ModelInfo, window: Any = None, output: Any = None) -> ModelInfo:
+    """Return ``info`` with the limits a provider reported for the model.
+
+    The provider's numbers come first: they replace the catalog's and the
+    defaults (the source becomes ``provider``). A limit the user set
+    (``model_overrides``, source ``settings``) is kept only when it is
+    smaller, since a request over the provider's own limit is refused anyway.
+
+    Args:
+        info: what Parley knows (:func:`lookup`).
+        window: the context window the provider reported, tokens (None, 0 or
+            a non-integer: not reported).
+        output: the output limit it reported, tokens.
+
+    Returns:
+        The updated info (``known`` True once the provider gave a window).
+    """
+    changes: dict[str, Any] = {}
+    reported = _positive(window)
+    if reported and not (info.window_source == "settings" and info.context_window <= reported):
+        changes.update(context_window=reported, window_source="provider", known=True)
+    reported = _positive(output)
+    if reported and not (info.output_source == "settings" and info.max_output_tokens <= reported):
+        changes.update(max_output_tokens=reported, output_source="provider")
+    return replace(info, **changes) if changes else info
 
 
 def lookup(

@@ -13,15 +13,18 @@ worker thread of their own, never on the caller's event loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from typing import Any
 
+from core.errors import ParleyError
 from core.keys import KeyStore
 from core.providers.base import ModelInfo, Provider
 from core.providers.capabilities import ProviderKind
-from core.providers.catalog import lookup
+from core.providers.catalog import lookup, with_reported
 from core.providers.model_ref import format_model_ref, parse_model_ref
 from core.providers.registry import (
     BUILTIN_PROVIDERS,
@@ -31,6 +34,13 @@ from core.providers.registry import (
     make_provider,
 )
 from core.providers.retry import RetryPolicy
+
+log = logging.getLogger(__name__)
+
+#: Seconds :meth:`ProviderHub.fetch_model_info` waits for a provider's model list.
+LIST_TIMEOUT_S = 10.0
+#: Seconds before a provider whose model list could not be read is asked again.
+LIST_RETRY_S = 300.0
 
 SETTING_PROVIDERS = "providers"
 SETTING_DEFAULT_MODEL = "default_model"
@@ -88,6 +98,9 @@ class ProviderHub:
         self._overrides: dict[str, Any] = {}
         self._default_model: str | None = None
         self._anthropic_ttl_s = 300
+        # Limits the providers gave: {provider id: {model id: (window, output)}}.
+        self._reported: dict[str, dict[str, tuple[int | None, int | None]]] = {}
+        self._listed_at: dict[str, tuple[float, bool]] = {}  # id -> (when, it worked)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-keys")
 
     async def _in_keys_thread(self, fn: Any, *args: Any) -> Any:
@@ -193,6 +206,7 @@ class ProviderHub:
         if api_key and api_key.strip():
             await self._in_keys_thread(self.keys.set, pid, api_key)
         self._saved = [c for c in self._saved if c.id != pid] + [config]
+        self.forget_limits(pid)  # another server or key may serve other models
         await self.store.set_setting(SETTING_PROVIDERS, [asdict(c) for c in self._saved])
         if default_model and not self._default_model:
             await self.set_default_model(format_model_ref(pid, default_model))
@@ -202,6 +216,7 @@ class ProviderHub:
     async def remove_provider(self, provider_id: str) -> None:
         """Forget a saved provider and its saved key."""
         self._saved = [c for c in self._saved if c.id != provider_id]
+        self.forget_limits(provider_id)
         await self.store.set_setting(SETTING_PROVIDERS, [asdict(c) for c in self._saved])
         await self._in_keys_thread(self.keys.delete, provider_id)
         await self.load()
@@ -241,6 +256,7 @@ class ProviderHub:
                 model_overrides=self._overrides,
                 environ=self.environ,
             )
+            self._share_limits(provider_id)
         return self._providers[provider_id]
 
     def resolve(self, model_ref: str) -> tuple[Provider, str]:
@@ -254,21 +270,99 @@ class ProviderHub:
         return self.get(pid), model_id
 
     def model_info(self, model_ref: str) -> ModelInfo:
-        """Catalog facts (context window, output limit, prices) for a model reference."""
+        """What Parley knows of a model: context window, output limit, prices.
+
+        The limits the provider gave (its model list, a local server's own
+        endpoints, the limit it named when refusing a request) come first,
+        then the user's ``model_overrides`` (kept when smaller), then the
+        catalog, then a safe default; ``window_source`` / ``output_source``
+        say which. Never makes a request (see :meth:`fetch_model_info`).
+        """
         pid, model_id = parse_model_ref(model_ref)
         kind: ProviderKind = "openai_compatible"
         for c in self._all_candidates():
             if c.id == pid:
                 kind = c.kind
-        return lookup(kind, model_id, self._overrides)
+        window, output = self._reported.get(pid, {}).get(model_id, (None, None))
+        return with_reported(lookup(kind, model_id, self._overrides), window, output)
+
+    async def fetch_model_info(self, model_ref: str) -> ModelInfo:
+        """:meth:`model_info`, after asking the provider for its model list once.
+
+        The list is asked for at most once per provider (again after
+        :data:`LIST_RETRY_S` seconds when it failed), within
+        :data:`LIST_TIMEOUT_S` seconds; a provider that cannot list its models
+        leaves the settings, the catalog or the default in place.
+
+        Raises:
+            InvalidModelRef: not ``provider:model``.
+        """
+        pid, _ = parse_model_ref(model_ref)
+        when, worked = self._listed_at.get(pid, (None, False))
+        fresh = when is not None and (worked or time.monotonic() - when < LIST_RETRY_S)
+        if not fresh and any(c.id == pid for c in self.configs):
+            try:
+                await asyncio.wait_for(self.list_models(pid), LIST_TIMEOUT_S)
+            except (TimeoutError, ParleyError) as exc:
+                log.info("no model list from %s: %s", pid, exc)
+                self._listed_at[pid] = (time.monotonic(), False)
+        return self.model_info(model_ref)
 
     async def list_models(self, provider_id: str) -> list[ModelInfo]:
-        """Ask the provider which models it serves.
+        """Ask the provider which models it serves (and remember the limits it gives).
 
         Raises:
             ProviderError: the provider could not be reached or refused the key.
         """
-        return await self.get(provider_id).list_models()
+        models = await self.get(provider_id).list_models()
+        self.remember_models(provider_id, models)
+        return models
+
+    def remember_models(self, provider_id: str, models: list[ModelInfo]) -> None:
+        """Keep the limits of a provider's listed models for :meth:`model_info`.
+
+        Args:
+            provider_id: the provider that listed them.
+            models: its :meth:`list_models` result (or the same read back from a
+                cache); only limits whose source is ``provider`` are kept.
+        """
+        known = self._reported.setdefault(provider_id, {})
+        for m in models:
+            window = m.context_window if m.window_source == "provider" else None
+            output = m.max_output_tokens if m.output_source == "provider" else None
+            if window or output:
+                known[m.id] = (window, output)
+        self._listed_at[provider_id] = (time.monotonic(), True)
+        self._share_limits(provider_id)
+
+    def learn_limits(self, model_ref: str, window: int | None) -> None:
+        """Remember a context window the provider named (e.g. when it refused a request
+        as too long) for :meth:`model_info` and the adapter.
+
+        Args:
+            model_ref: ``provider:model``.
+            window: the window in tokens (None or 0: nothing learnt).
+        """
+        if not window or window <= 0:
+            return
+        pid, model_id = parse_model_ref(model_ref)
+        known = self._reported.setdefault(pid, {})
+        known[model_id] = (window, known.get(model_id, (None, None))[1])
+        self._share_limits(pid)
+
+    def forget_limits(self, provider_id: str) -> None:
+        """Drop what a provider said of its models (its address or key changed)."""
+        self._reported.pop(provider_id, None)
+        self._listed_at.pop(provider_id, None)
+
+    def _share_limits(self, provider_id: str) -> None:
+        """Give the provider's adapter, if built, the limits the hub knows."""
+        adapter = self._providers.get(provider_id)
+        remember = getattr(adapter, "remember_limits", None)
+        if remember is None:
+            return
+        for model_id, (window, output) in self._reported.get(provider_id, {}).items():
+            remember(model_id, window, output)
 
     async def test_connection(
         self, kind: ProviderKind, base_url: str | None, api_key: str | None

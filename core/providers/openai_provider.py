@@ -9,7 +9,10 @@ where the key is optional and the model list comes from ``GET /v1/models``.
 Streams ask for ``stream_options.include_usage`` so the last chunk carries the
 usage, including ``prompt_tokens_details.cached_tokens`` (OpenAI's automatic
 prompt cache). Compatible servers' ``reasoning_content`` / ``reasoning``
-deltas become thinking.
+deltas become thinking. A compatible server's requests always carry
+``max_tokens`` (:func:`core.providers.server_limits.output_budget`), and its
+model list is completed with the limits the server tells
+(:mod:`core.providers.server_limits`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import openai
 from core import wire
 from core.content import Usage
 from core.convert.openai import to_openai
-from core.providers import catalog
+from core.providers import catalog, server_limits
 from core.providers.anthropic_provider import parse_tool_input
 from core.providers.base import (
     ChatRequest,
@@ -49,12 +52,17 @@ from core.providers.errors import (
     StreamInterrupted,
 )
 from core.providers.failures import classify
+from core.providers.openai_client import make_client
 from core.providers.retry import RetryPolicy, call_with_retries
 from core.providers.sdk_provider import SdkProvider
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: Seconds to wait for a compatible server's ``/props`` or ``/api/show``.
+SERVER_PROBE_TIMEOUT_S = 5.0
+#: At most this many models of one server are asked for their window one by one.
+MAX_SHOW_PROBES = 32
 
 FINISH_REASONS = {
     "stop": "end_turn",
@@ -224,7 +232,10 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         self.kind: ProviderKind = kind
         self.caps = CAPS_BY_KIND[kind]
         if self._key or kind == "openai_compatible":
-            self._client = _client(self._key, self.base_url, timeout_s, connect_timeout_s)
+            self._client = make_client(
+                self._key, self.base_url, timeout_s, connect_timeout_s,
+                error_lines=kind == "openai_compatible",
+            )
         # Without a key, each request says it has no Authorization header on purpose.
         self._headers: dict[str, Any] = {} if self._key else {"Authorization": openai.Omit()}
 
@@ -236,8 +247,9 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         )
 
     def model_info(self, model_id: str) -> ModelInfo:
-        """Return the catalog entry of a model (with settings overrides)."""
-        return catalog.lookup(self.kind, model_id, self.model_overrides)
+        """Return what is known of a model: the limits the server gave for it, else
+        the catalog entry (with settings overrides) or the local defaults."""
+        return self._with_reported(catalog.lookup(self.kind, model_id, self.model_overrides))
 
     def request_params(self, request: ChatRequest) -> dict[str, Any]:
         """Return the Chat Completions parameters for a request (streaming, usage included)."""
@@ -269,6 +281,9 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
             # OpenAI's reasoning models take only max_completion_tokens; servers know max_tokens.
             key = "max_completion_tokens" if self.kind == "openai" else "max_tokens"
             params[key] = request.max_tokens
+        elif self.kind == "openai_compatible":
+            # Without it a local model may write until its whole window is full.
+            params["max_tokens"] = server_limits.output_budget(info, turns, request)
         thinking = bool(request.thinking_budget) and info.thinking == "effort"
         if thinking and request.thinking_budget:
             params["reasoning_effort"] = reasoning_effort(request.thinking_budget)
@@ -332,39 +347,63 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         return None
 
     async def list_models(self) -> list[ModelInfo]:
-        """Return the models ``GET /models`` lists, with catalog data."""
+        """Return the models ``GET /models`` lists, with catalog data.
+
+        A compatible server is also asked for its models' limits where it says
+        them (:mod:`core.providers.server_limits`: the list's own fields, then
+        llama.cpp's ``/props``, then Ollama's ``/api/show``); they are
+        remembered for :meth:`model_info`.
+        """
         client = self._require_client()
 
         async def call() -> list[ModelInfo]:
             try:
                 models = client.models.list(extra_headers=self._headers)
-                ids = [m.id async for m in models]
+                entries = [m async for m in models]
             except (openai.APIError, httpx2.HTTPError) as exc:
                 raise self._map(exc, "", in_stream=False) from None
+            ids = [m.id for m in entries]
             if self.kind == "openai":
-                ids = chat_models_first(ids)
+                return [self.model_info(i) for i in chat_models_first(ids)]
+            for m in entries:
+                self.remember_limits(m.id, *server_limits.entry_limits(m.model_extra or {}))
+            await self._ask_server_limits([i for i in ids if not self.reported[i][0]])
             return [self.model_info(i) for i in ids]
 
         return await call_with_retries(call, self.retry, self._sleep)
 
+    async def _server_json(self, method: str, path: str, body: Any = None) -> Any:
+        """GET or POST one of the server's own endpoints; None when it fails or is not JSON."""
+        client = self._require_client()
+        url = server_limits.server_root(self.base_url) + path
+        options: Any = {"headers": self._headers, "timeout": SERVER_PROBE_TIMEOUT_S}
+        try:
+            if method == "post":
+                response = await client.post(url, body=body, cast_to=httpx2.Response,
+                                             options=options)
+            else:
+                response = await client.get(url, cast_to=httpx2.Response, options=options)
+            return response.json()
+        except (openai.APIError, httpx2.HTTPError, ValueError):
+            return None
 
-def _client(
-    key: str | None, base_url: str, timeout_s: float, connect_s: float
-) -> openai.AsyncOpenAI:
-    timeout = httpx2.Timeout(timeout_s, connect=connect_s)
-    if key:
-        return openai.AsyncOpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=timeout)
-    # A local server without a key: send no Authorization header at all (and never the
-    # OPENAI_API_KEY of the environment, which belongs to OpenAI, not to this server).
-    try:
-        return openai.AsyncOpenAI(
-            api_key="",
-            base_url=base_url,
-            max_retries=0,
-            timeout=timeout,
-            _enforce_credentials=False,
-        )
-    except TypeError:  # an SDK without that switch: a placeholder most servers ignore
-        return openai.AsyncOpenAI(
-            api_key="no-key", base_url=base_url, max_retries=0, timeout=timeout
-        )
+    async def _ask_server_limits(self, ids: list[str]) -> None:
+        """Ask llama.cpp's ``/props``, then Ollama's ``/api/show``, for the windows of ``ids``."""
+        if not ids:
+            return
+        window = server_limits.props_window(await self._server_json("get", "/props"))
+        if window:
+            for model_id in ids:
+                self.remember_limits(model_id, window)
+            return
+        gate = asyncio.Semaphore(4)
+
+        async def show(model_id: str) -> None:
+            async with gate:
+                body = await self._server_json(
+                    "post", "/api/show", {"model": model_id, "name": model_id}
+                )
+            self.remember_limits(model_id, server_limits.ollama_window(body))
+
+        await asyncio.gather(*(show(i) for i in ids[:MAX_SHOW_PROBES]))
+

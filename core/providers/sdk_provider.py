@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import Any, Generic, Protocol, TypeVar
 
 from core.providers.base import ChatRequest, Event, ModelInfo
+from core.providers.catalog import with_reported
 from core.providers.errors import AuthenticationFailed
 from core.providers.retry import RetryPolicy, stream_with_retries
 
@@ -36,6 +37,9 @@ class SdkProvider(Generic[ClientT]):
         base_url: the API root, without a trailing slash.
         retry: when to send a failed request again.
         model_overrides: catalog overrides from settings, ``{model_id: {field: value}}``.
+        reported: limits the provider itself gave, ``{model_id: (context window,
+            output limit)}`` in tokens (None: not given); filled by ``list_models``
+            and :meth:`remember_limits`, read by ``model_info``.
     """
 
     _client: ClientT | None
@@ -60,6 +64,25 @@ class SdkProvider(Generic[ClientT]):
         self._sleep = sleep
         self._key = api_key or None
         self._client = None
+        self.reported: dict[str, tuple[int | None, int | None]] = {}
+
+    def remember_limits(
+        self, model_id: str, window: int | None = None, output: int | None = None
+    ) -> None:
+        """Record limits the provider gave for a model (None keeps what was known).
+
+        Args:
+            model_id: the bare model id.
+            window: its context window, tokens.
+            output: its output limit, tokens.
+        """
+        old_window, old_output = self.reported.get(model_id, (None, None))
+        self.reported[model_id] = (window or old_window, output or old_output)
+
+    def _with_reported(self, info: ModelInfo) -> ModelInfo:
+        """``info`` (catalog and overrides) with the limits the provider gave, when it gave any."""
+        window, output = self.reported.get(info.id, (None, None))
+        return with_reported(info, window, output)
 
     # --- for the subclass ------------------------------------------------------
 

@@ -25,6 +25,7 @@ from tests.fakes import anthropic_api as anth
 from tests.fakes import openai_api as oai
 from tests.fakes.anthropic_api import Unit
 from tests.fakes.cache import PromptCache, count_anthropic_tokens, estimate_tokens, openai_elements
+from tests.fakes.limits import WindowSettings, llamacpp_error, llamacpp_stream_error
 from tests.fakes.script import LOREM, Failure, Item, Reply, ToolCall
 from tests.fakes.validation import validate_anthropic, validate_openai
 
@@ -194,6 +195,7 @@ class FakeApi:
     openai_models: list[dict[str, Any]]
     valid_keys: set[str] | None
     default_delay_ms: float
+    windows: WindowSettings
 
     # --- request plumbing ----------------------------------------------
 
@@ -300,7 +302,7 @@ class FakeApi:
         body = await _json(request)
         if (err := self._anthropic_precheck(body, key)) is not None:
             return err
-        return JSONResponse({"input_tokens": count_anthropic_tokens(body)})
+        return JSONResponse({"input_tokens": self.windows.scaled(count_anthropic_tokens(body))})
 
     async def _anthropic_messages(self, request: Request) -> Response:
         _, key = await self._record(request)
@@ -310,6 +312,12 @@ class FakeApi:
         if "max_tokens" not in body:
             return self._anthropic_error(400, "invalid_request_error", "max_tokens: Field required")
         model = str(body["model"])
+        prompt = self.windows.scaled(count_anthropic_tokens(body))
+        window = self.windows.anthropic_window(self.anthropic_models, model)
+        if window is not None and prompt > window:  # refused before any script is used
+            self.windows.refused += 1
+            message = f"prompt is too long: {prompt} tokens > {window} maximum"
+            return self._anthropic_error(400, "invalid_request_error", message)
         item = self._next() or Reply(token_delay_ms=self.default_delay_ms)
         failure: Failure | None = None
         if isinstance(item, Failure):
@@ -329,7 +337,7 @@ class FakeApi:
         assert isinstance(item, Reply)
         reply = self._with_ids(item, "toolu_")
         text = self._text_of(reply, body)
-        split = self.cache.anthropic(body)
+        split = self.windows.scaled_usage(self.cache.anthropic(body))
         usage = anth.usage_json(split, self._output_tokens(reply, text), reply.usage)
         headers = {"request-id": anth.request_id()}
         if not body.get("stream"):
@@ -378,9 +386,12 @@ class FakeApi:
         if (msg := validate_openai(body)):
             return self._openai_error(400, msg, "invalid_request_error", None, "messages")
         model = str(body["model"])
+        prompt_tokens = self.windows.scaled(sum(estimate_tokens(e) for e in openai_elements(body)))
+        if self.windows.over_openai_window(prompt_tokens):  # before any script is used
+            self.windows.refused += 1
+            return self._openai_overflow(body, prompt_tokens)
         item = self._next() or Reply(token_delay_ms=self.default_delay_ms)
         failure: Failure | None = None
-        prompt_tokens = sum(estimate_tokens(e) for e in openai_elements(body))
         if isinstance(item, Failure):
             if item.kind == "hang":
                 await self._hang(item.seconds)
@@ -398,7 +409,7 @@ class FakeApi:
         assert isinstance(item, Reply)
         reply = self._with_ids(item, "call_")
         text = self._text_of(reply, body)
-        split = self.cache.openai(body)
+        split = self.windows.scaled_usage(self.cache.openai(body))
         usage = oai.usage_json(split, self._output_tokens(reply, text), reply.usage)
         headers = {"x-request-id": anth.request_id()}
         if not body.get("stream"):
@@ -413,6 +424,40 @@ class FakeApi:
             media_type="text/event-stream",
             headers=headers,
         )
+
+    def _openai_overflow(self, body: dict[str, Any], prompt_tokens: int) -> Response:
+        """The refusal of a prompt over ``windows.openai_window``, as ``openai_overflow`` says."""
+        window = self.windows.openai_window or 0
+        style = self.windows.openai_overflow
+        if style == "openai":
+            failure = Failure("prompt_too_long", tokens=prompt_tokens, maximum=window)
+            return JSONResponse(oai.context_overflow(failure, prompt_tokens), status_code=400)
+        if style == "llamacpp_400" or not body.get("stream"):
+            return JSONResponse({"error": llamacpp_error(prompt_tokens, window)}, status_code=400)
+        data = llamacpp_stream_error(prompt_tokens, window, as_data=style == "llamacpp_data")
+
+        async def one() -> AsyncIterator[bytes]:
+            yield data
+
+        return StreamingResponse(one(), media_type="text/event-stream")
+
+    async def _props(self, request: Request) -> Response:
+        """llama.cpp's ``GET /props`` (404 unless ``windows.props`` is set)."""
+        await self._record(request)
+        if self.windows.props is None:
+            return JSONResponse({"error": {"code": 404, "message": "File Not Found"}},
+                                status_code=404)
+        return JSONResponse(self.windows.props)
+
+    async def _ollama_show(self, request: Request) -> Response:
+        """Ollama's ``POST /api/show`` (404 for a model not in ``windows.ollama_show``)."""
+        await self._record(request)
+        body = await _json(request)
+        name = body.get("model") or body.get("name") if isinstance(body, dict) else None
+        shown = self.windows.ollama_show.get(str(name))
+        if shown is None:
+            return JSONResponse({"error": f"model '{name}' not found"}, status_code=404)
+        return JSONResponse(shown)
 
     # --- models ----------------------------------------------------------
 

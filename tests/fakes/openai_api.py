@@ -276,9 +276,10 @@ def models_page(models: list[dict[str, Any]]) -> dict[str, Any]:
         "object": "list",
         "data": [
             {
+                **m,  # what a server adds (vLLM max_model_len, LM Studio context lengths …)
                 "id": m["id"],
                 "object": "model",
-                "created": 1_700_000_000,
+                "created": m.get("created", 1_700_000_000),
                 "owned_by": m.get("owned_by", "fake"),
             }
             for m in models

@@ -7,7 +7,11 @@ Routes:
 - ``POST /v1/messages/count_tokens`` — ``{"input_tokens": n}``;
 - ``POST /v1/chat/completions`` — OpenAI Chat Completions, streaming or not;
 - ``GET /v1/models`` (and ``/v1/models/{id}``) — Anthropic's shape when the
-  request carries ``anthropic-version``, else OpenAI's.
+  request carries ``anthropic-version``, else OpenAI's (OpenAI entries carry
+  any extra fields given, e.g. vLLM's ``max_model_len``);
+- ``GET /props`` (llama.cpp) and ``POST /api/show`` (Ollama), see
+  :mod:`tests.fakes.limits`, which also holds the token scale and the
+  context-window refusals (``server.windows``).
 
 Every request is recorded (headers without credentials, parsed JSON, raw
 bytes). Model requests take the next scripted :class:`Reply` or
@@ -45,6 +49,7 @@ from tests.fakes.handlers import (
     RecordedRequest,
     tool_calls_of,
 )
+from tests.fakes.limits import WindowSettings
 from tests.fakes.script import FAILURE_KINDS, Failure, Item, Reply, ToolCall
 
 
@@ -61,6 +66,8 @@ class FakeProviderServer(FakeApi):
         valid_keys: when set, requests whose key is not in it get a 401.
         default_delay_ms: token delay of unscripted replies (the CLI's
             ``--token-delay-ms``).
+        windows: token scale, context-window refusals and local servers'
+            endpoints (:class:`tests.fakes.limits.WindowSettings`).
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -79,6 +86,7 @@ class FakeProviderServer(FakeApi):
         self.openai_models = list(DEFAULT_OPENAI_MODELS)
         self.valid_keys: set[str] | None = None
         self.default_delay_ms = 0.0
+        self.windows = WindowSettings()
         self.app = Starlette(
             routes=[
                 Route("/v1/messages", self._anthropic_messages, methods=["POST"]),
@@ -86,6 +94,8 @@ class FakeProviderServer(FakeApi):
                 Route("/v1/chat/completions", self._openai_chat, methods=["POST"]),
                 Route("/v1/models", self._models, methods=["GET"]),
                 Route("/v1/models/{model_id:path}", self._model, methods=["GET"]),
+                Route("/props", self._props, methods=["GET"]),
+                Route("/api/show", self._ollama_show, methods=["POST"]),
             ]
         )
         self._server: uvicorn.Server | None = None
@@ -204,6 +214,7 @@ class FakeProviderServer(FakeApi):
         self.default_delay_ms = 0.0
         self.anthropic_models = list(DEFAULT_ANTHROPIC_MODELS)
         self.openai_models = list(DEFAULT_OPENAI_MODELS)
+        self.windows = WindowSettings()
 
     # --- what was received ---------------------------------------------
 

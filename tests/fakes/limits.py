@@ -1,0 +1,118 @@
+"""Context windows in the fake provider: scaled token counts, refusals, local servers' endpoints.
+
+Real providers count more tokens than Parley's character estimate for some
+text (code, numbers, other scripts); ``token_scale`` multiplies every input
+count the fake reports (usage, ``count_tokens``, the size in a refusal) to
+play such a tokenizer. With ``enforce_windows`` the fake refuses a prompt
+over the model's window the way the real servers do:
+
+* Anthropic: the window is the model's ``max_input_tokens`` in
+  ``anthropic_models``; the refusal is HTTP 400 ``invalid_request_error``
+  "prompt is too long: N tokens > M maximum".
+* OpenAI-style: the window is ``openai_window`` (one number, as a llama.cpp
+  server started with ``-c``); ``openai_overflow`` picks the refusal —
+  ``openai`` (HTTP 400 ``context_length_exceeded``), ``llamacpp_line`` (HTTP
+  200, then a stream whose only event is llama.cpp's non-standard
+  ``error: {...}`` line, then the end), ``llamacpp_data`` (the same error as a
+  ``data:`` event) or ``llamacpp_400`` (HTTP 400 ``exceed_context_size_error``).
+
+Local servers' own endpoints: ``GET /props`` (llama.cpp; ``props``, None:
+404) and ``POST /api/show`` (Ollama; ``ollama_show`` by model id, else 404).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from tests.fakes.cache import CacheUsage
+
+OpenAIOverflow: TypeAlias = Literal["openai", "llamacpp_line", "llamacpp_data", "llamacpp_400"]
+
+LLAMACPP_MESSAGE = (
+    "the request exceeds the available context size, try increasing it"
+)
+
+
+@dataclass
+class WindowSettings:
+    """The fake's knobs for token counts and context windows (reset per test).
+
+    Attributes:
+        token_scale: factor on every input token count reported.
+        enforce_windows: refuse prompts over the model's window.
+        openai_window: the window of every OpenAI-style model (None: unlimited).
+        openai_overflow: how an OpenAI-style refusal looks.
+        props: llama.cpp's ``/props`` body (None: the route answers 404).
+        ollama_show: Ollama's ``/api/show`` bodies by model id.
+        refused: how many model requests were refused as over the window.
+    """
+
+    token_scale: float = 1.0
+    enforce_windows: bool = False
+    openai_window: int | None = None
+    openai_overflow: OpenAIOverflow = "openai"
+    props: dict[str, Any] | None = None
+    ollama_show: dict[str, dict[str, Any]] = field(default_factory=dict)
+    refused: int = 0
+
+    def scaled(self, tokens: int) -> int:
+        """``tokens`` as the fake's tokenizer counts them."""
+        return math.ceil(tokens * self.token_scale)
+
+    def scaled_usage(self, split: CacheUsage) -> CacheUsage:
+        """The cache split with each part scaled."""
+        return CacheUsage(
+            self.scaled(split.input_tokens), self.scaled(split.cache_read),
+            self.scaled(split.cache_write),
+        )
+
+    def anthropic_window(self, models: list[dict[str, Any]], model: str) -> int | None:
+        """The listed ``max_input_tokens`` of ``model`` when windows are enforced."""
+        if not self.enforce_windows:
+            return None
+        for m in models:
+            if m.get("id") == model and isinstance(m.get("max_input_tokens"), int):
+                return int(m["max_input_tokens"])
+        return None
+
+    def over_openai_window(self, prompt_tokens: int) -> bool:
+        """True when an OpenAI-style prompt of this many (scaled) tokens is refused."""
+        return (
+            self.enforce_windows
+            and self.openai_window is not None
+            and prompt_tokens > self.openai_window
+        )
+
+    def llamacpp(self, n_ctx: int, overflow: OpenAIOverflow = "llamacpp_line") -> None:
+        """Behave like a llama.cpp server started with ``-c n_ctx``."""
+        self.enforce_windows = True
+        self.openai_window = n_ctx
+        self.openai_overflow = overflow
+        self.props = {
+            "default_generation_settings": {"n_ctx": n_ctx, "params": {"n_predict": -1}},
+            "total_slots": 1,
+            "model_path": "/models/tiny-270m-q8_0.gguf",
+            "chat_template": "",
+        }
+
+
+def llamacpp_error(prompt_tokens: int, n_ctx: int) -> dict[str, Any]:
+    """llama.cpp's error object for a prompt over its context window."""
+    return {
+        "code": 400,
+        "message": LLAMACPP_MESSAGE,
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": prompt_tokens,
+        "n_ctx": n_ctx,
+    }
+
+
+def llamacpp_stream_error(prompt_tokens: int, n_ctx: int, *, as_data: bool) -> bytes:
+    """The whole stream llama.cpp sends for an over-window streaming request."""
+    error = llamacpp_error(prompt_tokens, n_ctx)
+    if as_data:
+        return f"data: {json.dumps({'error': error})}\n\n".encode()
+    return f"error: {json.dumps(error)}\n\n".encode()
