@@ -53,10 +53,12 @@ from core.compaction_wire import (
     stub_for_overflow,
 )
 from core.content import Block, Turn
+from core.context_size import measured_tokens
 from core.errors import ParleyError
 from core.providers.base import ChatRequest, ModelInfo
 from core.providers.capabilities import ProviderKind
 from core.providers.catalog import known_models
+from core.providers.errors import ContextOverflow
 from core.tokens import estimate_tokens
 from core.wire import to_messages
 
@@ -154,10 +156,12 @@ class RunState:
     Attributes:
         summaries: summary turns saved during the run.
         compaction_failed: an auto-compaction failed (not tried again in this run).
+        overflow_compacted: the run compacted after a context overflow (once per run).
     """
 
     summaries: int = 0
     compaction_failed: bool = False
+    overflow_compacted: bool = False
 
 
 @dataclass(frozen=True)
@@ -168,13 +172,25 @@ class _Target:
     model_ref: str
     info: ModelInfo
     trigger: int
+    sent: Any = None  # the session's last accepted request (core.compaction.SentRequest)
+    scale: float = 1.0  # provider tokens per estimated token, when a reply said (>= 1)
 
     @property
     def window(self) -> int:
         return int(self.info.context_window)
 
     async def tokens(self, request: ChatRequest) -> int:
+        """The request's input tokens: the last reply's reported input plus an estimate
+        of what was added since; without such a reply, the provider's count near the
+        trigger, else the estimate (system prompt and tools included everywhere)."""
+        measured = measured_tokens(self.provider.caps, request, self.model_ref, self.sent)
+        if measured is not None:
+            return measured
         return await context_tokens(self.provider, request, self.trigger)
+
+    def estimate(self, request: ChatRequest) -> int:
+        """The local estimate, scaled by what the provider's counts showed of it."""
+        return int(estimate_request(self.provider, request) * self.scale)
 
     def too_long(self, tokens: int, compacted: bool) -> HistoryTooLong:
         name = _name(self.info, self.model_ref)
@@ -285,11 +301,12 @@ class RunCompaction:
         settings = await load_settings(self.store)
         stored = request.turns
         try:
-            info: ModelInfo = self.hub.model_info(model_ref)
+            info = await self.limits(model_ref)
         except ParleyError:
             return stored, request
-        target = _Target(provider, model_ref, info, int(settings.threshold * info.context_window))
+        target = self._target(session_id, provider, model_ref, info, settings)
         tokens = await target.tokens(request)
+        target = replace(target, scale=_scale(tokens, estimate_request(provider, request)))
         if not settings.auto or tokens < target.trigger:
             return stored, request
         summaries = state.summaries
@@ -307,6 +324,21 @@ class RunCompaction:
         if tokens <= target.window:
             return stored, request
         return await self._fit(state, settings, session_id, target, stored, request, tokens, emit)
+
+    async def limits(self, model_ref: str) -> ModelInfo:
+        """The model's window and output limit, the provider's own numbers first
+        (``ProviderHub.fetch_model_info`` lists its models once)."""
+        fetch = getattr(self.hub, "fetch_model_info", None)
+        info: ModelInfo = await fetch(model_ref) if fetch else self.hub.model_info(model_ref)
+        return info
+
+    def _target(
+        self, session_id: str, provider: Any, model_ref: str, info: ModelInfo,
+        settings: CompactionSettings,
+    ) -> _Target:
+        trigger = int(settings.threshold * info.context_window)
+        sent = self.compactor.sent.get(session_id)
+        return _Target(provider, model_ref, info, trigger, sent)
 
     async def _fit(
         self,
@@ -333,7 +365,7 @@ class RunCompaction:
 
         def fits(kept: list[Turn]) -> bool:
             wire = replace(request, turns=stub_for_overflow(kept))
-            return estimate_request(target.provider, wire) + room <= target.window
+            return target.estimate(wire) + room <= target.window
 
         keep = fit_keep_turns(stored, settings.keep_turns, fits)
         if keep is None:
@@ -360,21 +392,68 @@ class RunCompaction:
         stored: list[Turn],
         request: ChatRequest,
         emit: Callable[[CompactEvent], None],
+        error: ContextOverflow | None = None,
     ) -> tuple[list[Turn], ChatRequest] | None:
         """The next request to try after the ``attempt``-th context overflow (1, 2, …).
+
+        The window the provider named in its refusal is remembered
+        (``ProviderHub.learn_limits``). First older tool output and files are
+        stubbed, when there are any; then (at once when there were none) the
+        session is compacted once, keeping as many recent turns verbatim as the
+        window takes by the provider's count, and the compacted history is
+        sent; after that the run gives up.
 
         Args:
             stored: the stored turns the failed request was built from.
             request: the failed request.
+            error: the refusal (its ``tokens`` / ``maximum`` when the provider said).
 
         Returns:
             (the stored turns now, the request to send), or None to give up.
         """
+        learn = getattr(self.hub, "learn_limits", None)
+        if error is not None and error.maximum and learn is not None:
+            learn(model_ref, error.maximum)
         if attempt == 1:
-            return stored, replace(request, turns=stub_for_overflow(request.turns))
-        if attempt != 2 or state.compaction_failed:
+            stubbed = stub_for_overflow(request.turns)
+            if stubbed != request.turns:
+                return stored, replace(request, turns=stubbed)
+        if state.overflow_compacted or state.compaction_failed:
             return None
-        if not await self._compact(state, session_id, model_ref, emit):
+        state.overflow_compacted = True
+        keep = await self._overflow_keep(model_ref, stored, request, error)
+        if not await self._compact(state, session_id, model_ref, emit, keep_turns=keep):
             return None
         stored = await self.store.get_turns(session_id)
         return stored, replace(request, turns=stub_for_overflow(stored))
+
+    async def _overflow_keep(
+        self, model_ref: str, stored: list[Turn], request: ChatRequest,
+        error: ContextOverflow | None,
+    ) -> int | None:
+        """Recent turns to keep verbatim in a compaction after an overflow: the setting,
+        or fewer when the kept turns would not fit the window by the provider's count
+        (the refusal's token figure against the local estimate)."""
+        settings = await load_settings(self.store)
+        try:
+            info = await self.limits(model_ref)
+            provider, _ = self.hub.resolve(model_ref)
+        except ParleyError:
+            return None
+        estimate = estimate_request(provider, request)
+        scale = _scale(error.tokens if error is not None and error.tokens else 0, estimate)
+        target = replace(self._target("", provider, model_ref, info, settings), scale=scale)
+        room = min(SUMMARY_MAX_TOKENS, int(target.window * SUMMARY_ROOM_SHARE))
+
+        def fits(kept: list[Turn]) -> bool:
+            wire = replace(request, turns=stub_for_overflow(kept))
+            return target.estimate(wire) + room <= target.window
+
+        return fit_keep_turns(stored, settings.keep_turns, fits)
+
+
+def _scale(counted: int, estimated: int) -> float:
+    """Provider tokens per estimated token (at least 1: the estimate is never scaled down)."""
+    if counted <= 0 or estimated <= 0:
+        return 1.0
+    return max(1.0, counted / estimated)

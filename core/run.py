@@ -515,7 +515,7 @@ class ChatRunner:
                     raise
                 attempt += 1
                 retry = await self._compaction.recover(
-                    state, attempt, session_id, model_ref, stored, request, emit
+                    state, attempt, session_id, model_ref, stored, request, emit, error=exc
                 )
                 if retry is None:
                     raise CompactPromptTooLongError(model_ref, during="run") from exc

@@ -1,0 +1,133 @@
+"""How many input tokens a request holds, from the provider's own numbers where it gave them.
+
+Every reply's usage says exactly how many input tokens its request held
+(uncached + cache read + cache write: system prompt, tools and every message,
+as the provider's tokenizer counts them). The next request is that request
+plus what was added since (the reply itself, tool results, the new message),
+so its size is the reported figure plus a local estimate of the difference
+(:func:`core.tokens.estimate_tokens`, which may be far off for code, numbers
+or other scripts, but only over the few turns added).
+
+The reported figure stands for the history only while that history is still
+the prefix: the anchor is the last complete assistant turn with usage, written
+by the same model, with no compaction summary saved after it. The difference
+is taken against the request exactly as it was sent when the run loop still
+has it (``SentRequest``: stubbed tool output and all), else against the stored
+turns before the anchor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from core.content import CompactSummaryBlock, Turn
+from core.providers.base import ChatRequest
+from core.tokens import estimate_tokens
+from core.wire import to_messages
+
+__all__ = ["Anchor", "find_anchor", "measured_tokens", "request_estimate"]
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """The last reply whose usage gives its request's exact size.
+
+    Attributes:
+        index: its position in the stored turns.
+        input_tokens: all input tokens its request held, as the provider counted.
+    """
+
+    index: int
+    input_tokens: int
+
+
+def _is_summary(turn: Turn) -> bool:
+    return any(isinstance(b, CompactSummaryBlock) for b in turn.blocks)
+
+
+def find_anchor(stored: Sequence[Turn], model_ref: str | None) -> Anchor | None:
+    """Return the last reply whose reported input still measures the history, or None.
+
+    Args:
+        stored: the session's stored turns in order (summary turns included).
+        model_ref: ``provider:model`` the next request goes to; a reply by another
+            model (another tokenizer) does not count. None accepts any model.
+
+    Returns:
+        None when no complete reply reported input tokens, when a summary was
+        saved after the last one that did (the history changed before it), or
+        when it was written by another model.
+    """
+    for i in range(len(stored) - 1, -1, -1):
+        turn = stored[i]
+        if _is_summary(turn):
+            return None
+        if turn.role != "assistant" or turn.aborted or turn.usage is None:
+            continue
+        total = turn.usage.total_input_tokens
+        if total <= 0:
+            continue  # a server that reports no usage
+        if model_ref is not None and turn.model is not None and turn.model != model_ref:
+            return None
+        return Anchor(i, total)
+    return None
+
+
+def _tool_dicts(request: ChatRequest) -> list[dict[str, Any]]:
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in request.tools
+    ]
+
+
+def request_estimate(caps: Any, request: ChatRequest) -> int:
+    """Local estimate of a request's input tokens: wire turns, system prompt and tools.
+
+    Args:
+        caps: the provider's ``ProviderCaps`` (the wire rules depend on it).
+        request: the request (``turns`` as stored, or transformed).
+    """
+    turns = to_messages(request.turns, provider=caps)
+    return estimate_tokens(turns, system=request.system, tools=_tool_dicts(request))
+
+
+def measured_tokens(
+    caps: Any, request: ChatRequest, model_ref: str | None, sent: Any = None
+) -> int | None:
+    """Return the request's input tokens from the last reply's usage, or None when unknown.
+
+    Args:
+        caps: the provider's ``ProviderCaps``.
+        request: the request about to be sent; its ``turns`` are the stored
+            turns (possibly transformed, same ids).
+        model_ref: ``provider:model`` it goes to.
+        sent: the session's last accepted request (``core.compaction.SentRequest``)
+            or None; used when it is the one the anchor answered.
+
+    Returns:
+        The anchor's reported input tokens plus the estimated tokens added (or
+        removed) since; None without an anchor (:func:`find_anchor`).
+    """
+    turns = request.turns
+    anchor = find_anchor(turns, model_ref)
+    if anchor is None:
+        return None
+    prefix = turns[: anchor.index]
+    if sent is not None and _answered(sent, prefix, model_ref):
+        before = request_estimate(caps, sent.request)
+    else:
+        before = request_estimate(caps, replace(request, turns=list(prefix)))
+    now = request_estimate(caps, request)
+    return max(0, anchor.input_tokens + now - before)
+
+
+def _answered(sent: Any, prefix: Sequence[Turn], model_ref: str | None) -> bool:
+    """True when ``sent`` was built from exactly ``prefix`` (the anchor answers it)."""
+    stored = getattr(sent, "stored_turns", ())
+    if model_ref is not None and getattr(sent, "model_ref", model_ref) != model_ref:
+        return False
+    return len(stored) == len(prefix) and all(
+        a.id == b.id for a, b in zip(stored, prefix, strict=True)
+    )
