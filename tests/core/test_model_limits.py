@@ -54,8 +54,9 @@ async def test_anthropic_window_comes_from_the_model_list_not_the_catalog(hub, f
 
 async def test_a_smaller_user_setting_stays_a_larger_one_gives_way(hub, fake_provider):
     fake_provider.anthropic_models = [{"id": "claude-sonnet-4-6", "max_input_tokens": 200_000}]
-    await hub.store.set_setting("model_overrides", {"claude-sonnet-4-6": {"context_window": 50_000},
-                                                    "claude-haiku-4-5": {"context_window": 900_000}})
+    await hub.store.set_setting("model_overrides", {
+        "claude-sonnet-4-6": {"context_window": 50_000},
+        "claude-haiku-4-5": {"context_window": 900_000}})
     await hub.load()
     await hub.list_models("anthropic")
     info = hub.model_info("anthropic:claude-sonnet-4-6")

@@ -1,0 +1,125 @@
+"""A provider's over-window refusal, in each of its forms, is a context overflow: the chat is
+compacted and the request sent once more, and the window the refusal named is remembered.
+
+Anthropic's "prompt is too long", OpenAI's ``context_length_exceeded`` and llama.cpp's stream
+that aborts with ``exceed_context_size_error`` (its non-standard ``error:`` line, which used to
+end as "the connection broke off… send again"). Real sessions.db, real SDKs, the fake server.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+
+import pytest
+
+from core.compaction import CompactPromptTooLongError
+from core.content import TextBlock, Turn
+from core.run import ChatRunner, RunFailed
+from core.store.async_store import AsyncStore
+from core.wire import SUMMARY_HEADING
+from tests.core.hubs import fake_hub
+from tests.core.test_compaction_support import GPT, SONNET, Env, blocks_text, validate
+
+TINY = "/models/tiny-270m-q8_0.gguf"
+LOCAL = f"local:{TINY}"
+
+
+@asynccontextmanager
+async def local_env(tmp_path, fake_provider):
+    store = await AsyncStore.open(tmp_path / "sessions.db")
+    hub = await fake_hub(store, tmp_path, fake_provider, compatible={
+        "name": "Local", "provider_id": "local", "default_model": TINY})
+    try:
+        runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+        session = await store.create_session()
+        yield Env(store, hub, runner, session.id)
+    finally:
+        await hub.aclose()
+        await store.close()
+
+
+@pytest.fixture
+async def env(tmp_path, fake_provider):
+    async with local_env(tmp_path, fake_provider) as opened:
+        yield opened
+
+
+async def send(env, text: str, model: str) -> tuple[Turn | None, list]:
+    events: list = []
+    reply = await env.runner.send(env.sid, [TextBlock(text)], model_ref=model,
+                                  on_event=events.append)
+    return reply, events
+
+
+def assert_compacted_then_answered(fake_provider, reply, events) -> None:
+    assert reply is not None, [e for e in events if isinstance(e, RunFailed)]
+    assert not [e for e in events if isinstance(e, RunFailed)]
+    final = fake_provider.model_requests[-1]
+    sent = [m for m in final.body["messages"] if m["role"] != "system"]
+    assert blocks_text(sent[0]).startswith(SUMMARY_HEADING)
+    assert validate(final) is None
+
+
+@pytest.mark.parametrize("style", ["llamacpp_line", "llamacpp_data", "llamacpp_400"])
+async def test_llamacpp_refusal_is_compacted_and_retried(env, fake_provider, style):
+    # The server's window (7,000) is not told anywhere (no /props): Parley assumes 8,192
+    # and learns the real one from the refusal. The server counts twice Parley's estimate.
+    fake_provider.windows.enforce_windows = True
+    fake_provider.windows.token_scale = 2.0
+    fake_provider.windows.openai_window = 7_000
+    fake_provider.windows.openai_overflow = style
+    fake_provider.openai_models = [{"id": TINY}]
+    await env.seed(8, words=140)  # about 3,700 tokens by the estimate (under 0.8 × 8,192)
+
+    reply, events = await send(env, "And now?", LOCAL)
+
+    assert fake_provider.windows.refused == 1  # one refusal, then compaction and one retry
+    assert_compacted_then_answered(fake_provider, reply, events)
+    (row,) = await env.store.list_compactions(env.sid)
+    assert row.reason == "auto"
+    info = env.hub.model_info(LOCAL)
+    assert (info.context_window, info.window_source) == (7_000, "provider")
+    for req in fake_provider.model_requests:  # max_tokens on every request, summary included
+        assert req.body["max_tokens"] >= 1
+
+
+async def test_openai_context_length_exceeded_is_compacted_and_retried(env, fake_provider):
+    fake_provider.windows.enforce_windows = True
+    fake_provider.windows.token_scale = 2.0
+    fake_provider.windows.openai_window = 7_000  # GPT-5 by the catalog: 400k
+    fake_provider.windows.openai_overflow = "openai"
+    await env.seed(8, words=140)
+
+    reply, events = await send(env, "And now?", GPT)
+
+    assert fake_provider.windows.refused == 1
+    assert_compacted_then_answered(fake_provider, reply, events)
+    assert env.hub.model_info(GPT).context_window == 7_000
+
+
+async def test_anthropic_prompt_too_long_is_compacted_and_retried(env, fake_provider):
+    await env.seed(6, words=20)
+    fake_provider.fail("prompt_too_long", tokens=212_000, maximum=200_000)
+
+    reply, events = await send(env, "And now?", SONNET)
+
+    assert_compacted_then_answered(fake_provider, reply, events)
+    refused, *rest = fake_provider.model_requests
+    assert len(rest) == 2  # the summary, then the one retry (no identical resend first)
+    info = env.hub.model_info(SONNET)
+    assert (info.context_window, info.window_source) == (200_000, "provider")
+
+
+async def test_refused_again_after_compaction_is_said_in_words(env, fake_provider):
+    await env.seed(6, words=20)
+    fake_provider.fail("prompt_too_long").script("<summary>Short.</summary>")
+    fake_provider.fail("prompt_too_long")
+
+    reply, events = await send(env, "And now?", SONNET)
+
+    assert reply is None
+    (failed,) = [e for e in events if isinstance(e, RunFailed)]
+    assert isinstance(failed.error, CompactPromptTooLongError)
+    assert "still too long" in failed.error.message and "Nothing was lost" in failed.error.message
+    assert "connection" not in failed.error.message
+    assert len(fake_provider.model_requests) == 3  # refused, summary, refused: then it stops
