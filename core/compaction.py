@@ -388,9 +388,12 @@ class Compactor:
             for s in skills
         )
         turn = Turn("user", blocks)
-        system = system_prompt or None
-        before = estimate_request(provider, ChatRequest("", list(stored), system))
-        after = estimate_request(provider, ChatRequest("", [*stored, turn], system))
+        # The system prompt and tools as the chat's requests send them (memory, skills).
+        sent = self.sent.get(session_id)
+        system = sent.request.system if sent is not None else system_prompt or None
+        tools = list(sent.request.tools) if sent is not None else []
+        before = estimate_request(provider, ChatRequest("", list(stored), system, tools=tools))
+        after = estimate_request(provider, ChatRequest("", [*stored, turn], system, tools=tools))
         row = await asyncio.shield(
             self.store.record_compaction(
                 session_id,

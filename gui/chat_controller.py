@@ -520,15 +520,23 @@ class ChatController:
         them (~0.3 s for 10,000 turns) happen off the GUI thread."""
         turns = await self.store.get_turns(sid)
         system = self._system_prompt(sid)
-        figures = await asyncio.to_thread(measure, turns, system, self.current_model(), self.hub)
+        figures = await asyncio.to_thread(measure, turns, system, self.current_model(), self.hub,
+                                          self._last_request(sid))
         if sid == self.session_id:
             self.w.context_meter.set_usage(*figures)
             self.show_cache_expiry()
 
     def _show_meter(self, turns: list[Turn]) -> None:
         system = self._system_prompt(self.session_id)
-        self.w.context_meter.set_usage(*measure(turns, system, self.current_model(), self.hub))
+        self.w.context_meter.set_usage(*measure(turns, system, self.current_model(), self.hub,
+                                                self._last_request(self.session_id)))
         self.show_cache_expiry()
+
+    def _last_request(self, sid: str | None) -> Any:
+        """The chat's last request as the run loop sent it (its frozen system prompt and
+        tools count in the meter), or None."""
+        sent = getattr(self.runner, "sent", None)
+        return sent.get(sid or "") if isinstance(sent, dict) else None
 
     def _system_prompt(self, sid: str | None) -> str | None:
         """The system prompt a chat's next request sends: its own, or for a new chat not

@@ -1,9 +1,12 @@
 """The context meter: how much of the model's context window the chat uses.
 
-Shows a small ring and "12.3k / 200k"; the tooltip gives exact figures and
-the prompt-cache read tokens of the last reply. The numbers come from the
-window (``core.tokens.estimate_tokens`` and the model catalog); this widget
-only displays them.
+Shows a small ring and "12.3k / 200k"; the tooltip gives exact figures, where
+the window came from and the prompt-cache read tokens of the last reply. The
+numbers come from :func:`measure`: the tokens the last reply's request held by
+the provider's own count plus an estimate of what was added since
+(``core.context_size``), else ``core.tokens.estimate_tokens``; the window the
+provider gave, else settings, the catalog or a default
+(``ProviderHub.model_info``). This widget only displays them.
 """
 
 from __future__ import annotations
@@ -20,41 +23,63 @@ from gui import appearance
 
 
 def measure(turns: Sequence[Any], system: str | None, model_ref: str | None,
-            hub: Any) -> tuple[int, int | None, int]:
-    """Return what the meter shows for a chat: (tokens used, context window, cache read).
+            hub: Any, sent: Any = None) -> tuple[int, int | None, int, str | None, bool]:
+    """Return what the meter shows for a chat.
 
     Args:
         turns: the chat's stored turns (``core.content.Turn``).
-        system: its system prompt, if any.
+        system: its system prompt, if any (used when ``sent`` is None).
         model_ref: ``provider:model`` answering next, or None.
         hub: the ``ProviderHub`` (None before it is loaded: window unknown).
+        sent: the chat's last request as the run loop sent it
+            (``core.compaction.SentRequest``), or None: its system prompt (memory
+            and skills included) and tools are counted.
 
     Returns:
-        ``core.tokens.estimate_tokens`` of what would be sent (the wire rules
-        applied for the model's provider), the model's context window in tokens
-        from the catalog (None when unknown), and the prompt-cache read tokens
-        of the last reply (0 if none).
+        (tokens the next request holds — the last reply's reported input plus
+        the estimated tokens added since, else ``core.tokens.estimate_tokens``
+        over the wire turns, system prompt and tools —, the model's context
+        window in tokens (None when unknown), the prompt-cache read tokens of
+        the last reply (0 if none), where the window came from (``provider``,
+        ``settings``, ``catalog``, ``default``; None when unknown), whether the
+        tokens rest on the provider's count).
     """
+    from core.context_size import measured_tokens, request_estimate
     from core.errors import ParleyError
+    from core.providers.base import ChatRequest
     from core.providers.capabilities import CAPS_BY_KIND
     from core.providers.catalog import builtin_model
-    from core.tokens import estimate_tokens
-    from core.wire import to_messages
 
-    window = None
+    window, source = None, None
     caps = CAPS_BY_KIND["anthropic"]
     if model_ref and hub is None:  # providers not loaded yet: the catalog, if it knows
         known = builtin_model(model_ref)
-        window = known.context_window if known is not None else None
+        if known is not None:
+            window, source = known.context_window, known.window_source
     if model_ref and hub is not None:
         try:
-            window = hub.model_info(model_ref).context_window
+            info = hub.model_info(model_ref)
+            window, source = info.context_window, info.window_source
             caps = CAPS_BY_KIND[hub.config(model_ref.split(":", 1)[0]).kind]
         except ParleyError:
             pass  # a provider no longer set up: estimate as Anthropic, window unknown
-    used = estimate_tokens(to_messages(turns, caps), system=system)
+    request = ChatRequest("", list(turns), system)
+    if sent is not None:
+        request = ChatRequest("", list(turns), sent.request.system, tools=sent.request.tools)
+    measured = measured_tokens(caps, request, model_ref, sent)
+    used = measured if measured is not None else request_estimate(caps, request)
     last = next((t for t in reversed(turns) if t.role == "assistant" and t.usage), None)
-    return used, window, last.usage.cache_read_tokens if last and last.usage else 0
+    cache_read = last.usage.cache_read_tokens if last and last.usage else 0
+    return used, window, cache_read, source, measured is not None
+
+
+#: How the tooltip names where a context window came from.
+WINDOW_SOURCES = {
+    "provider": "as the provider reports it",
+    "settings": "as set in model_overrides",
+    "catalog": "from Parley's model catalog",
+    "default": "a safe default: the provider does not say",
+}
 
 
 def short_count(n: int) -> str:
@@ -109,19 +134,25 @@ class ContextMeter(QWidget):
         self.used = 0
         self.window: int | None = None
         self.cache_read = 0
+        self.window_source: str | None = None
+        self.measured = False
         self.cache_expiry: datetime | None = None
         self.compact_at: datetime | None = None
         self.set_usage(0, None)
 
-    def set_usage(self, used: int, window: int | None, cache_read: int = 0) -> None:
-        """Show ``used`` tokens (estimated) of a ``window``-token context window.
+    def set_usage(self, used: int, window: int | None, cache_read: int = 0,
+                  window_source: str | None = None, measured: bool = False) -> None:
+        """Show ``used`` tokens of a ``window``-token context window (:func:`measure`).
 
         Args:
-            used: estimated tokens the next request would send (history + system).
+            used: tokens the next request would send (history, system prompt, tools).
             window: the model's context window in tokens, or None when unknown.
             cache_read: prompt-cache read tokens of the last reply (0 if none).
+            window_source: where the window came from (:data:`WINDOW_SOURCES` keys).
+            measured: ``used`` rests on the provider's count of the last request.
         """
         self.used, self.window, self.cache_read = used, window, cache_read
+        self.window_source, self.measured = window_source, measured
         self.ring.fraction = used / window if window else 0.0
         self.ring.update()
         self._show()
@@ -149,6 +180,8 @@ class ContextMeter(QWidget):
             text = f"{short_count(used)} / {short_count(window)}"
             tip = (f"About {used:,} of this model's {window:,}-token context window "
                    f"are in use ({100 * used / window:.0f}%).")
+            if self.window_source in WINDOW_SOURCES:
+                tip += f"\nThe window is {WINDOW_SOURCES[self.window_source]}."
         else:
             text = f"{short_count(used)} tokens"
             tip = f"About {used:,} tokens are in use; this model's context window is unknown."
@@ -157,6 +190,9 @@ class ContextMeter(QWidget):
         if compact_at is not None:
             parts.append(f"compacts {compact_at:%H:%M} if idle")
         self.label.setText("  ·  ".join(parts))
+        if self.measured:
+            tip += ("\nCounted by the provider for the last reply, plus an estimate of "
+                    "what was added since.")
         if cache_read:
             tip += f"\nThe last reply read {cache_read:,} tokens from the prompt cache."
         if warm:

@@ -322,6 +322,7 @@ class SettingsDialog(QDialog):
         self.models = await model_choices(self.hub)
         for editor in self.editors.values():
             editor.set_model_choices(self.models)
+        self.providers.show_limits()  # the listing brought the providers' own limits
 
     def _providers_changed(self) -> None:
         """Re-list the models here and in the parent window's model picker."""

@@ -15,7 +15,7 @@ change of the provider list is reported through the dialog's
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtWidgets import (
@@ -59,6 +59,10 @@ CHECKING_TEXT = "Testing the connection…"
 SAVE_ANYWAY = "Save anyway"
 TEST_TIMEOUT_S = 20.0  # the longest "Save provider" waits for the provider to answer
 NOT_SAVED = "Not saved:"
+#: Where a model's context window or output limit came from, in words ({name}: the provider).
+LIMIT_SOURCES = {"provider": "reported by {name}", "settings": "from the model_overrides setting",
+                 "catalog": "from Parley's model catalog",
+                 "default": "a safe default: {name} does not say"}
 
 
 class _ListWide(QStyledItemDelegate):
@@ -97,11 +101,13 @@ class ProvidersPage(QWidget):
         self.key.setEchoMode(QLineEdit.EchoMode.Password)
         self.kind_label = QLabel(self)
         self.url_hint, self.key_hint = hint("", self), hint("", self)
+        self.limits_hint = hint("", self)
+        self.limits_hint.setAccessibleName("Model limits")
         form = QFormLayout()
         form.addRow("Kind", self.kind_label)
         for label, edit, note in (("Name", self.name, None), ("Server address", self.url,
                                   self.url_hint), ("API key", self.key, self.key_hint),
-                                  ("Default model", self.model, None)):
+                                  ("Default model", self.model, self.limits_hint)):
             edit.setAccessibleName(label)
             edit.textEdited.connect(lambda *_: self._edited())
             form.addRow(label, edit)
@@ -205,6 +211,7 @@ class ProvidersPage(QWidget):
         self.key.setPlaceholderText("Optional for most local servers"
                                     if kind == "openai_compatible" else "")
         self.name.setText(KIND_LABELS[kind] if kind != "openai_compatible" else "")
+        self.limits_hint.setText("")
         self.url_hint.setText("For example http://localhost:11434/v1 (Ollama)."
                               if kind == "openai_compatible" else "Empty: the usual address.")
         self.key_hint.setText(f"Saved in {self.key_destination()}, never in sessions.db.")
@@ -237,6 +244,22 @@ class ProvidersPage(QWidget):
                                   f"is saved in {self.key_destination()}.")
         else:
             self.key_hint.setText(f"Key: {SOURCE_WORDS[source]}.")
+        self.show_limits()
+
+    def show_limits(self) -> None:
+        """Say the default model's context window and output limit, and where each came
+        from (the provider's model list, settings, the catalog or a default)."""
+        pid = self.selected_id()
+        config = self.hub.config(pid) if pid is not None else None
+        if config is None or not config.default_model:
+            self.limits_hint.setText("")
+            return
+        try:
+            info = self.hub.model_info(f"{config.id}:{config.default_model}")
+        except ParleyError:
+            self.limits_hint.setText("")
+            return
+        self.limits_hint.setText(limits_text(info, config.name))
 
     def _start_save(self, *, test: bool) -> None:
         if self._saving is not None and not self._saving.done():
@@ -327,3 +350,13 @@ class ProvidersPage(QWidget):
         else:
             await self.hub.set_default_model(ref)
         self.default_model.setText(self.hub.default_model_ref() or "")
+
+
+def limits_text(info: Any, provider_name: str) -> str:
+    """One line for a model's limits and their sources, e.g. "Context window 200,000 tokens
+    (reported by Anthropic); replies up to 64,000 tokens (from Parley's model catalog)."."""
+    def source(key: str) -> str:
+        return LIMIT_SOURCES.get(key, key).format(name=provider_name)
+
+    return (f"Context window {info.context_window:,} tokens ({source(info.window_source)}); "
+            f"replies up to {info.max_output_tokens:,} tokens ({source(info.output_source)}).")

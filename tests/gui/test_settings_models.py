@@ -200,3 +200,17 @@ def test_the_key_wording_follows_where_keys_really_go(make_hub, open_dialog):
     assert page.key_hint.text() == "Key: saved in the keyring."
     page.start_new("openai")
     assert page.key_hint.text() == "Saved in the system keyring, never in sessions.db."
+
+
+def test_the_default_models_limits_show_with_where_they_came_from(
+    make_hub, open_dialog, fake_provider, until
+):
+    fake_provider.anthropic_models = [{"id": "claude-haiku-4-5", "display_name": "Haiku",
+                                       "max_input_tokens": 150_000}]  # no output limit listed
+    dialog = open_dialog(make_hub())
+    page = dialog.providers
+    until(lambda: "150,000" in page.limits_hint.text())
+    text = page.limits_hint.text()
+    assert "Context window 150,000 tokens (reported by Anthropic)" in text
+    assert "replies up to 64,000 tokens (from Parley's model catalog)" in text
+    assert page.limits_hint.isVisible()

@@ -1,0 +1,27 @@
+"""The context meter reads the provider's numbers: the window its model list gives (not the
+catalog's) and the input tokens its last reply reported (system prompt and tools included),
+plus an estimate of what was added since. Real window, store, SDK and fake provider."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gui.context_meter import short_count
+
+
+def test_meter_shows_the_listed_window_and_the_reported_tokens(driver: Any) -> None:
+    driver.fake.anthropic_models = [{"id": "claude-sonnet-4-6", "display_name": "Claude Sonnet 4.6",
+                                     "max_input_tokens": 200_000, "max_tokens": 64_000}]
+    driver.fake.windows.token_scale = 2.0  # the provider counts twice Parley's estimate
+    w = driver.configured()
+    driver.send("Count the words of this: " + "alpha beta gamma delta " * 400, wait=True)
+    meter = w.context_meter
+    driver.until(lambda: meter.window == 200_000)
+
+    assert meter.window_source == "provider" and meter.measured
+    reply = w.chat.turns[-1]
+    reported = reply.usage.total_input_tokens
+    assert reported > 0 and meter.used > reported  # the reply itself is added
+    assert f"/ {short_count(200_000)}" in meter.label.text()  # the report: "/ 1M"
+    tip = meter.toolTip()
+    assert "as the provider reports it" in tip and "Counted by the provider" in tip
