@@ -13,11 +13,14 @@ request reaching the threshold) or from the cache timer:
 
 1. plans the cut (:func:`core.compaction_plan.plan_compaction`); nothing to
    cut, or no such session: a result with ``compacted=False`` and no request;
-2. asks for a summary — first by resending the session's last request with a
-   note (cache-friendly), when the session still starts with that request's
-   turns and the cut lies within them; else, or when that fails or brings no
-   summary, by a separate request to the summary model with the turns as a
-   transcript, shortened step by step while it is too long;
+2. asks for a summary and checks it (``core.compaction_summary``) — first by
+   resending the session's last request with a note (cache-friendly), when
+   the session still starts with that request's turns, the cut lies within
+   them and the summary model is the chat's own (``compaction.model`` unset
+   or naming it); else, or when that fails or its answer is refused, by a
+   separate request to the summary model with the turns as a transcript,
+   then in parts that fit; no usable summary: nothing is saved
+   (``CompactNoSummaryError`` says why);
 3. saves, in one transaction, a summary turn (role user: one
    ``CompactSummaryBlock`` with the range, then the restored files and skills),
    the compactions row with ``tokens_before`` / ``tokens_after``, and the
@@ -37,6 +40,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from core.cheap_models import cheap_model_ref
 from core.compaction_plan import (
     Plan,
     file_label,
@@ -45,7 +49,7 @@ from core.compaction_plan import (
     summary_block,
 )
 from core.compaction_prompt import has_content
-from core.compaction_settings import CompactionSettings, load_settings, summary_model_ref
+from core.compaction_settings import CompactionSettings, chosen_model_ref, load_settings
 from core.compaction_summary import Outcome, Summarizer
 from core.compaction_types import (
     CompactEvent,
@@ -167,9 +171,12 @@ class Compactor:
                 window sizes the estimates and restored files, its provider
                 gives the default summary model. Default: the session's model,
                 else the app's default model.
-            summary_model: the model of the separate summary request
-                (default: ``compaction.model``, else a cheap model of the
-                conversation's provider).
+            summary_model: the model that writes the summary (default:
+                ``compaction.model``; when neither is set: the conversation's
+                model from its prompt cache when the cache-friendly request
+                can be made, else a cheap model its provider lists). When set,
+                the cache-friendly request is made only if it is the
+                conversation's model.
             on_event: receives :class:`CompactEvent` values.
 
         Returns:
@@ -184,8 +191,9 @@ class Compactor:
                 text, tool calls or files), ``keep_turns`` < 0, or no model to use.
             InvalidModelRef, UnknownProvider: the conversation's model cannot be used.
             CompactPromptTooLongError: the turns do not fit the summary model
-                even after dropping the oldest.
-            CompactNoSummaryError: the summary model answered with no text.
+                even in parts.
+            CompactNoSummaryError: no answer was a usable summary (none, cut
+                off, or implausibly short; ``reason`` says which).
             UnusableModelSetting: ``compaction.model`` names a provider that is
                 not set up (raised before the separate request; nothing saved).
             ProviderError: the separate summary request failed.
@@ -315,6 +323,8 @@ class Compactor:
                 trigger=trigger,
                 stage=event.stage,
                 received_chars=event.received_chars,
+                part=event.part,
+                parts=event.parts,
                 result=event.result,
                 error=event.error,
             )
@@ -339,10 +349,13 @@ class Compactor:
         emit: Callable[..., None],
     ) -> Outcome | None:
         """Run the summary requests as a task :meth:`cancel` can stop (None: stopped)."""
+        chosen = summary_model or chosen_model_ref(self.hub, conv_ref, settings.model)
         prev = self.summarizer.reusable(self.sent.get(session_id), stored, plan)
+        if prev is not None and chosen is not None and chosen != prev.model_ref:
+            prev = None  # the user chose another model to write summaries
 
-        def summary_ref() -> str:
-            return summary_model or summary_model_ref(self.hub, conv_ref, settings.model)
+        async def summary_ref() -> str:
+            return chosen if chosen is not None else await cheap_model_ref(self.hub, conv_ref)
 
         task = asyncio.ensure_future(self.summarizer.summarize(plan, prev, summary_ref, emit))
         self._tasks[session_id] = task
@@ -401,7 +414,7 @@ class Compactor:
                 first_turn_id=plan.first_turn_id,
                 last_turn_id=plan.last_turn_id,
                 replaced_count=plan.replaced_count,
-                dropped_count=plan.dropped_count + outcome.omitted,
+                dropped_count=plan.dropped_count,
                 model=outcome.model,
                 usage=outcome.usage,
                 reason=trigger,
@@ -418,7 +431,7 @@ class Compactor:
             summary_turn_id=row.summary_turn_id,
             compaction_id=row.id,
             replaced_count=plan.replaced_count,
-            dropped_count=plan.dropped_count + outcome.omitted,
+            dropped_count=plan.dropped_count,
             restored_files=tuple(file_label(f) for f in files),
             restored_skills=tuple(s.name for s in skills),
             model=outcome.model,
@@ -427,6 +440,7 @@ class Compactor:
             tokens_before=before,
             cache_reused=outcome.cache_reused,
             summary_turn=saved,
+            summary_parts=outcome.parts,
         )
 
 

@@ -11,12 +11,16 @@ Two requests write a summary (shared/DESIGN.md, Compaction):
 Both ask for the same fixed structure (:data:`STRUCTURE`) inside
 ``<summary>`` tags, and a re-compaction asks to update the previous summary
 rather than start over (:data:`UPDATE_PREVIOUS`). :func:`extract_summary`
-reads the answer.
+reads the answer: an answer without the tags is no summary.
+
+A conversation too long for the summary model is summarized in parts
+(:func:`part_prompt`, each part a transcript that fits), then the parts'
+summaries are combined (:func:`merge_prompt`).
 
 The transcript is shortened in levels when it does not fit the summary
 model: level 0 caps each tool input / output at :data:`TOOL_CHARS`\\[0] characters,
 level 1 caps tool output harder and long texts too (head and tail kept); the
-caller drops the oldest turns as a last resort.
+caller then summarizes in parts (no turn is ever left out).
 """
 
 from __future__ import annotations
@@ -191,21 +195,40 @@ def has_content(turns: Sequence[Turn]) -> bool:
 
 
 def transcript_prompt(
-    turns: Sequence[Turn], *, level: int, omitted: int, previous: bool = False
+    turns: Sequence[Turn], *, level: int, previous: bool = False
 ) -> str:
     """The one user message of the separate summary request.
 
     Args:
         turns: the turns to summarize, in order (a previous summary first).
         level: shortening level, 0 … ``LEVELS - 1``.
-        omitted: how many of the oldest turns were left out to fit.
         previous: the turns begin with a previous summary.
     """
     lead = "Below is the transcript of the earlier part of a conversation between a user "
     lead += "and an AI assistant."
-    if omitted:
-        lead += f" Its oldest {omitted} message(s) did not fit and were left out."
-    body = "\n\n".join(render_turn(t, level) for t in turns)
+    return _ask(lead, "\n\n".join(render_turn(t, level) for t in turns), previous)
+
+
+def part_prompt(body: str, *, part: int, parts: int, previous: bool = False) -> str:
+    """The one user message asking for a summary of one part of a long transcript.
+
+    Args:
+        body: the part's transcript text (rendered turns, oldest first).
+        part: 1-based number of the part.
+        parts: how many parts there are.
+        previous: the part begins with a previous summary (the first part only).
+    """
+    lead = (
+        f"Below is part {part} of {parts} of the transcript of the earlier part of a "
+        "conversation between a user and an AI assistant. It is too long to summarize "
+        "at once, so each part is summarized on its own and the summaries are then "
+        "combined: summarize this part only, keeping everything later parts may "
+        "depend on."
+    )
+    return _ask(lead, body, previous)
+
+
+def _ask(lead: str, body: str, previous: bool) -> str:
     parts = [
         lead,
         f"<transcript>\n{body}\n</transcript>",
@@ -219,22 +242,48 @@ def transcript_prompt(
     return "\n\n".join(parts)
 
 
+def merge_prompt(summaries: Sequence[str], *, first: int = 1, total: int | None = None) -> str:
+    """The one user message asking to combine the summaries of consecutive parts.
+
+    Args:
+        summaries: the parts' summaries, oldest first.
+        first: the 1-based number of the first of them.
+        total: how many parts the whole transcript has (default ``len(summaries)``).
+    """
+    total = total or len(summaries)
+    body = "\n\n".join(
+        f"## Part {first + i} of {total}\n{s.strip()}" for i, s in enumerate(summaries)
+    )
+    return "\n\n".join([
+        "Below are summaries of consecutive parts of the earlier part of a conversation "
+        "between a user and an AI assistant, oldest first. Combine them into one summary "
+        "of all of it. It will replace those messages in the assistant's context, so it "
+        "must let the assistant continue the work without them. Keep every fact and "
+        "exact detail that may still matter; where a later part changes an earlier one, "
+        "the later part wins.",
+        f"<part_summaries>\n{body}\n</part_summaries>",
+        STRUCTURE,
+        ANSWER_FORMAT,
+    ])
+
+
 _SUMMARY = re.compile(r"<summary>\s*(.*?)\s*(?:</summary>|$)", re.S | re.I)
 
 
 def extract_summary(text: str) -> str | None:
     """Return the summary in a model's answer, or None when there is none.
 
-    The text between ``<summary>`` tags (an unclosed tag: to the end), else the
-    whole answer; None when that is empty or whitespace, or when the answer
-    repeats Parley's own instruction (:data:`ANSWER_FORMAT`): a server that
-    echoes the request (a test double, a misconfigured local model) would
-    otherwise have the word between the instruction's tags ("and") taken for
-    the summary.
+    The text between ``<summary>`` tags (an unclosed tag: to the end; whether
+    it was cut off is the caller's question). None when the answer has no
+    ``<summary>`` tag (an answer that is not a summary — a reply to the
+    conversation, an error page — must not replace anything), when what the
+    tags hold is empty, or when the answer repeats Parley's own instruction
+    (:data:`ANSWER_FORMAT`): a server that echoes the request (a test double,
+    a misconfigured local model) would otherwise have the word between the
+    instruction's tags ("and") taken for the summary.
     """
     if ANSWER_FORMAT in text:
         return None
     match = _SUMMARY.search(text)
-    summary = match.group(1) if match else text
-    summary = summary.strip()
+    summary = match.group(1).strip() if match else ""
     return summary or None

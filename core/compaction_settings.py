@@ -13,7 +13,7 @@ key                     default  meaning
 ``compaction.model``    None     summary model (``provider:model`` of a set-up
                                  provider, or a bare id without a colon: that
                                  model of the conversation's provider); None:
-                                 a cheap model of the conversation's provider
+                                 automatic (``core.cheap_models``)
 ``compaction.strategy`` summary  ``summary`` (write a summary) or ``tail``
                                  (hide older tool output on the wire)
 ======================  =======  ==========================================
@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from core.errors import ParleyError
-from core.providers.catalog import known_models
 from core.providers.model_ref import format_model_ref, parse_model_ref
 from core.settings import SettingsError, spec
 
@@ -88,24 +87,6 @@ async def load_settings(store: Any) -> CompactionSettings:
         model=model.strip() if isinstance(model, str) and model.strip() else None,
         strategy="tail" if strategy == "tail" else "summary",
     )
-
-
-def cheap_model_id(kind: str, model_id: str) -> str:
-    """Return the catalog's cheap sibling of a model, for summaries.
-
-    Anthropic: the newest Haiku in the catalog (the model itself if it is a
-    Haiku); OpenAI: the newest ``mini`` (the model itself if it is a mini or
-    nano); a local server: the same model (it may serve only that one).
-    """
-    if kind == "anthropic":
-        if "haiku" in model_id:
-            return model_id
-        return next((m.id for m in known_models("anthropic") if "haiku" in m.id), model_id)
-    if kind == "openai":
-        if "mini" in model_id or "nano" in model_id:
-            return model_id
-        return next((m.id for m in known_models("openai") if m.id.endswith("-mini")), model_id)
-    return model_id
 
 
 class ModelProviderNotSetUp(SettingsError):
@@ -177,35 +158,32 @@ def check_model_setting(key: str, value: str | None, provider_ids: Sequence[str]
         raise ModelProviderNotSetUp(key, value or "", pid, list(provider_ids))
 
 
-def summary_model_ref(
+def chosen_model_ref(
     hub: Any, conversation_ref: str, setting: str | None, *, key: str = KEY_MODEL
-) -> str:
-    """Return the ``provider:model`` that writes a fallback summary (or a title).
+) -> str | None:
+    """Return the ``provider:model`` a model setting names, or None when it is automatic.
 
     Args:
-        hub: the ``ProviderHub`` (``configs`` are the set-up providers;
-            ``config(provider_id)`` gives the API kind).
+        hub: the ``ProviderHub`` (``configs`` are the set-up providers).
         conversation_ref: the conversation's model reference.
         setting: the model setting (``compaction.model``): ``provider:model``
             whose provider is set up; a bare model id without a colon, meaning
-            that model of the conversation's provider; None for
-            :func:`cheap_model_id` of the conversation's model.
+            that model of the conversation's provider; None (or blank) for
+            automatic (``core.cheap_models.cheap_model_ref``).
         key: which setting ``setting`` is (for the error's wording).
 
     Raises:
         InvalidModelRef: ``conversation_ref`` is not ``provider:model``.
-        UnknownProvider: its provider is not set up.
         UnusableModelSetting: ``setting`` has a colon and names a provider that
             is not set up; it is never sent to another provider.
     """
-    pid, model_id = parse_model_ref(conversation_ref)
-    if setting:
-        setting = setting.strip()
-        head = _provider_part(setting)
-        if head is None:
-            return format_model_ref(pid, setting)
-        if any(c.id == head for c in hub.configs):
-            return setting
-        raise UnusableModelSetting(key, setting, head)
-    kind = hub.config(pid).kind
-    return format_model_ref(pid, cheap_model_id(kind, model_id))
+    pid, _model_id = parse_model_ref(conversation_ref)
+    setting = setting.strip() if setting else None
+    if not setting:
+        return None
+    head = _provider_part(setting)
+    if head is None:
+        return format_model_ref(pid, setting)
+    if any(c.id == head for c in hub.configs):
+        return setting
+    raise UnusableModelSetting(key, setting, head)

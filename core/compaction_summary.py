@@ -1,52 +1,71 @@
-"""Getting a summary written: the cache-friendly request, then the separate one.
+"""Getting a summary written, and checked, before it replaces anything.
 
-Order (shared/DESIGN.md, Compaction):
+Order (shared/DESIGN.md, Compaction; README, Compaction):
 
-1. When the session still starts with the turns of its last accepted request
-   (:class:`~core.compaction_types.SentRequest`), nothing was compacted since,
-   the turns to summarize all lie within it, and its prompt cache is still
-   warm (the provider's TTL; always for local servers), that request is sent
-   again with the summary instruction as a note after its last message
-   (:func:`core.compaction_wire.note_params`), to the same model.
-2. Otherwise, or when that request fails or brings no summary, a separate
-   request goes to the summary model: the turns as a transcript in one user
-   message. While it is too long (by the local estimate, or the provider
-   says so) it is shortened: level 0, level 1 (tool output and long text
-   clipped), then the oldest turns are left out (a previous summary always
-   stays) until the transcript is half of what was refused. Then
-   :class:`~core.compaction_types.CompactPromptTooLongError`.
+1. **Cache-friendly** — when the session still starts with the turns of its
+   last accepted request (:class:`~core.compaction_types.SentRequest`),
+   nothing was compacted since, the turns to summarize all lie within it, its
+   prompt cache is still warm (the provider's TTL; always for local servers),
+   *and the summary model is the chat's own model* (the setting
+   ``compaction.model`` is unset, or names that very model), that request is
+   sent again with the summary instruction as a note after its last message
+   (:func:`core.compaction_wire.note_params`).
+2. **One separate request** to the summary model (the setting, else a cheap
+   model the provider lists: ``core.cheap_models``): the turns as a
+   transcript in one user message; shortened once (level 1: tool output and
+   long text clipped) when it does not fit.
+3. **In parts** — when the transcript does not fit even shortened, or the
+   answer so far was refused: the turns are cut into parts that fit
+   (``core.compaction_parts``; no turn is left out), each part is summarized,
+   then the parts' summaries are combined (in rounds, when they do not fit
+   one request). A refused part or combination is asked once more.
+
+Every answer is checked (``core.compaction_check``): no ``<summary>``
+section, one cut off at the output limit, or one implausibly short for what
+it replaces is refused, and the next step is taken. When the last step is
+refused too, :class:`~core.compaction_types.CompactNoSummaryError` says why
+and nothing is replaced.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from core.compaction_check import Verdict, check_answer
+from core.compaction_parts import group, split_parts, transcript_tokens
 from core.compaction_plan import Plan, summary_block
 from core.compaction_prompt import (
     LEVELS,
     SUMMARIZER_SYSTEM,
-    extract_summary,
+    merge_prompt,
     note_text,
+    part_prompt,
     transcript_prompt,
 )
 from core.compaction_types import CompactNoSummaryError, CompactPromptTooLongError, SentRequest
 from core.compaction_wire import estimate_request, note_params, stream_params
 from core.content import TextBlock, Turn, Usage
 from core.errors import ParleyError
-from core.providers.base import ChatRequest, Event, TextDelta, UsageUpdate
+from core.providers.base import ChatRequest, Event, Stop, TextDelta, UsageUpdate
 from core.providers.errors import ContextOverflow, ProviderError
-from core.tokens import estimate_tokens
+from core.tokens import estimate_tokens, text_tokens
 
 log = logging.getLogger(__name__)
 
-#: Output limit of a separate summary request (tokens), capped by the model's own limit.
+#: Output limit of a separate summary request (tokens), capped by the model's own limit
+#: and by :data:`OUTPUT_SHARE` of its window.
 SUMMARY_MAX_TOKENS = 8_192
-#: Share of the summary model's window the transcript may fill at the last level.
-LAST_LEVEL_SHARE = 0.5
+#: Most of the summary model's window one summary's output may take.
+OUTPUT_SHARE = 0.2
+#: Share of the room left (window less output) one part's transcript may fill: local
+#: estimates may be low for the model's tokenizer.
+PART_SHARE = 0.6
+#: Times the parts are cut smaller after the provider refused one as too long.
+PART_RETRIES = 3
 
 Emit = Callable[..., None]
 
@@ -59,15 +78,76 @@ class Outcome:
         summary: the summary text.
         model: ``provider:model`` that wrote it.
         usage: usage of every summary request made (cost included).
-        omitted: oldest turns left out of the transcript to make it fit.
         cache_reused: it came from the cache-friendly request.
+        parts: how many parts the transcript was summarized in (1: at once).
     """
 
     summary: str
     model: str
     usage: Usage
-    omitted: int
     cache_reused: bool
+    parts: int = 1
+
+
+class _TooLong(Exception):
+    """A summary request does not fit the model (by the estimate, or the provider said so)."""
+
+
+@dataclass
+class _Job:
+    """Separate summary requests to one model, and what they have cost so far."""
+
+    summarizer: Summarizer
+    ref: str
+    emit: Emit
+    usage: Usage = field(default_factory=Usage)
+    attempts: list[str] = field(default_factory=list)
+    last: Verdict | None = None
+
+    def __post_init__(self) -> None:
+        hub = self.summarizer.hub
+        self.provider, self.model_id = hub.resolve(self.ref)
+        info = hub.model_info(self.ref)
+        self.max_out = max(1, min(SUMMARY_MAX_TOKENS, info.max_output_tokens,
+                                  int(info.context_window * OUTPUT_SHARE)))
+        self.budget = int(info.context_window) - self.max_out
+        self.overhead = estimate_tokens([Turn("user", [TextBlock("")])], system=SUMMARIZER_SYSTEM)
+
+    def fits(self, prompt: str) -> bool:
+        return self.overhead + text_tokens(prompt) <= self.budget
+
+    async def ask(self, prompt: str, replaced: int, stage: str, **progress: int) -> Verdict:
+        """Send one summary request and judge its answer.
+
+        Raises:
+            _TooLong: it does not fit the model (nothing was sent, or it was refused).
+            ProviderError: the request failed otherwise.
+        """
+        request = ChatRequest(
+            model=self.model_id,
+            turns=[Turn("user", [TextBlock(prompt)])],
+            system=SUMMARIZER_SYSTEM,
+            max_tokens=self.max_out,
+            cache=False,
+        )
+        if estimate_request(self.provider, request) > self.budget:
+            raise _TooLong()
+        self.emit("compact:progress", stage=stage, **progress)
+        try:
+            text, stop, used = await self.summarizer.read(
+                self.provider.stream(request), self.emit, stage, **progress
+            )
+        except ContextOverflow:
+            raise _TooLong() from None
+        self.usage = self.usage + used
+        self.last = check_answer(text, stop, replaced)
+        if not self.last.ok:
+            log.info("%s: summary refused (%s)", self.ref, self.last.reason)
+        return self.last
+
+    async def ask_twice(self, prompt: str, replaced: int, stage: str, **progress: int) -> Verdict:
+        verdict = await self.ask(prompt, replaced, stage, **progress)
+        return verdict if verdict.ok else await self.ask(prompt, replaced, stage, **progress)
 
 
 class Summarizer:
@@ -93,7 +173,10 @@ class Summarizer:
     def reusable(
         self, prev: SentRequest | None, stored: list[Turn], plan: Plan
     ) -> SentRequest | None:
-        """Return ``prev`` when the cache-friendly request may resend it, else None."""
+        """Return ``prev`` when the cache-friendly request may resend it, else None.
+
+        (Whether the summary model allows it is the caller's question.)
+        """
         if prev is None:
             return None
         n = len(prev.stored_turns)
@@ -114,98 +197,161 @@ class Summarizer:
         self,
         plan: Plan,
         prev: SentRequest | None,
-        summary_ref: Callable[[], str],
+        summary_ref: Callable[[], Awaitable[str]],
         emit: Emit,
     ) -> Outcome:
-        """Get a summary of ``plan.summarized``.
+        """Get a checked summary of ``plan.summarized`` (see the module's order).
 
         Args:
             plan: the cut.
-            prev: the request to resend (see :meth:`reusable`), or None.
-            summary_ref: gives the summary model for the separate request.
+            prev: the request to resend (see :meth:`reusable`; None when the
+                summary model is not the chat's own), or None.
+            summary_ref: gives the summary model for the separate requests.
             emit: ``emit(name, **fields)`` for ``compact:progress``.
 
         Raises:
-            CompactPromptTooLongError: the transcript does not fit, even shortened.
-            CompactNoSummaryError: the separate request brought no summary.
-            ProviderError: the separate request failed otherwise.
+            CompactNoSummaryError: no answer was a usable summary (its
+                ``reason`` is the last refusal's).
+            CompactPromptTooLongError: the turns cannot be cut into parts that fit.
+            ProviderError: a separate request failed otherwise.
+            UnusableModelSetting: the summary model setting cannot be used.
         """
+        replaced = transcript_tokens(plan.summarized)
         usage = Usage()
+        refused: Verdict | None = None
+        cached_try: list[str] = []
         if prev is not None:
             emit("compact:progress", stage="summarizing")
+            cached_try.append("the chat's model (reading the conversation from its cache)")
             try:
-                summary, used = await self._cached(plan, prev, emit)
+                summary, used = await self._cached(plan, prev, replaced, emit)
                 usage = usage + used
-                if summary:
-                    return Outcome(summary, prev.model_ref, usage, 0, True)
-                log.info("the cache-friendly summary request brought no summary")
+                if summary.ok and summary.summary is not None:
+                    return Outcome(summary.summary, prev.model_ref, usage, True)
+                refused = summary
+                log.info("the cache-friendly summary was refused (%s)", summary.reason)
             except ProviderError as exc:
                 log.info("cache-friendly summary request failed, sending a separate one: %s", exc)
+        job = _Job(self, await summary_ref(), emit, usage, cached_try, refused)
         emit("compact:progress", stage="summarizing-separately")
-        return await self._separate(plan, summary_ref(), usage, emit)
+        outcome = await self._at_once(plan, job, replaced)
+        if outcome is None:
+            outcome = await self._in_parts(plan, job, replaced)
+        if outcome is not None:
+            return outcome
+        last = job.last or Verdict(None, "no-summary")
+        raise CompactNoSummaryError(
+            job.ref, last.reason or "no-summary", attempts=tuple(job.attempts),
+            tokens=last.tokens, floor=last.floor,
+        )
 
     async def _cached(
-        self, plan: Plan, prev: SentRequest, emit: Emit
-    ) -> tuple[str | None, Usage]:
+        self, plan: Plan, prev: SentRequest, replaced: int, emit: Emit
+    ) -> tuple[Verdict, Usage]:
         provider, _ = self.hub.resolve(prev.model_ref)
         shown = {t.id for t in prev.stored_turns}
         kept = [t for t in plan.kept if not t.aborted and t.id in shown]
         params = note_params(provider, prev.request, note_text(kept, bool(plan.previous)))
-        text, usage = await self._read(stream_params(provider, params), emit, "summarizing")
-        return extract_summary(text), usage
+        text, stop, usage = await self.read(stream_params(provider, params), emit, "summarizing")
+        return check_answer(text, stop, replaced), usage
 
-    async def _separate(self, plan: Plan, ref: str, usage: Usage, emit: Emit) -> Outcome:
-        provider, model_id = self.hub.resolve(ref)
-        info = self.hub.model_info(ref)
-        max_out = min(SUMMARY_MAX_TOKENS, info.max_output_tokens)
-        budget = info.context_window - max_out
+    async def _at_once(self, plan: Plan, job: _Job, replaced: int) -> Outcome | None:
+        """The whole transcript in one request (shortened once if need be); None when it
+        does not fit or the answer was refused."""
         previous = bool(plan.previous)
-        refused: int | None = None  # estimate of the last transcript the provider refused
-        for level in range(LEVELS + 1):
-            omitted = 0
-            if level < LEVELS:
-                prompt = transcript_prompt(
-                    plan.summarized, level=level, omitted=0, previous=previous
-                )
-            else:
-                # Our estimate may be low for this model: aim well under what was refused.
-                target = int(budget * LAST_LEVEL_SHARE)
-                if refused is not None:  # halve the transcript part of it
-                    empty = _prompt_tokens(transcript_prompt([], level=LEVELS - 1, omitted=0))
-                    target = min(target, empty + (refused - empty) // 2)
-                fitted = _fit_oldest_out(plan.summarized, target, previous)
-                if fitted is None:
-                    break
-                prompt, omitted = fitted
-            request = ChatRequest(
-                model=model_id,
-                turns=[Turn("user", [TextBlock(prompt)])],
-                system=SUMMARIZER_SYSTEM,
-                max_tokens=max_out,
-                cache=False,
-            )
-            size = estimate_request(provider, request)
-            if size > budget:
-                continue  # would overflow: shorten first
+        for level in range(LEVELS):
+            prompt = transcript_prompt(plan.summarized, level=level, previous=previous)
             try:
-                text, used = await self._read(
-                    provider.stream(request), emit, "summarizing-separately"
-                )
-            except ContextOverflow:
-                refused = size
+                verdict = await job.ask(prompt, replaced, "summarizing-separately")
+            except _TooLong:
                 continue
-            summary = extract_summary(text)
-            if summary is None:
-                raise CompactNoSummaryError(ref)
-            return Outcome(summary, ref, usage + used, omitted, False)
-        raise CompactPromptTooLongError(ref)
+            job.attempts.append(f"{job.ref} for the whole conversation")
+            if verdict.ok and verdict.summary is not None:
+                return Outcome(verdict.summary, job.ref, job.usage, False)
+            return None
+        return None
 
-    async def _read(
-        self, events: AsyncIterator[Event], emit: Emit, stage: str
-    ) -> tuple[str, Usage]:
-        """Collect a reply's text and usage, emitting progress as it streams."""
+    async def _in_parts(self, plan: Plan, job: _Job, replaced: int) -> Outcome | None:
+        """Summaries of parts, then of those summaries; None when one was refused twice.
+
+        Raises:
+            CompactPromptTooLongError: parts of :data:`MIN_PART_TOKENS` do not fit.
+        """
+        previous = bool(plan.previous)
+        asking = text_tokens(part_prompt("", part=99, parts=99, previous=previous))
+        target = int(job.budget * PART_SHARE) - job.overhead
+        room = target - asking
+        if job.last is not None:  # an answer was refused: smaller parts, at least two
+            room = min(room, replaced // 2 + 1)
+        for _ in range(PART_RETRIES + 1):
+            bodies = split_parts(plan.summarized, room)
+            n = len(bodies)
+            try:
+                summaries: list[str] = []
+                for k, body in enumerate(bodies, 1):
+                    prompt = part_prompt(body, part=k, parts=n, previous=previous and k == 1)
+                    verdict = await job.ask_twice(
+                        prompt, text_tokens(body), "summarizing-in-parts", part=k, parts=n
+                    )
+                    if not verdict.ok or verdict.summary is None:
+                        job.attempts.append(f"{job.ref} in {n} parts")
+                        return None
+                    summaries.append(verdict.summary)
+                summary = await self._combine(summaries, job, replaced, target)
+            except _TooLong:
+                target, room = target // 2, room // 2
+                continue
+            job.attempts.append(f"{job.ref} in {n} parts")
+            if summary is None:
+                return None
+            return Outcome(summary, job.ref, job.usage, False, parts=n)
+        raise CompactPromptTooLongError(job.ref)
+
+    async def _combine(
+        self, summaries: list[str], job: _Job, replaced: int, target: int
+    ) -> str | None:
+        """One summary of the parts' summaries (in rounds while they do not fit one
+        request); None when a combination was refused twice.
+
+        Raises:
+            _TooLong: two summaries do not fit one request.
+        """
+        total = len(summaries)
+        if total == 1:
+            return summaries[0]
+        items = summaries
+        while True:
+            groups = group(items, target - text_tokens(merge_prompt([""])))
+            if len(groups) == 1:
+                verdict = await job.ask_twice(
+                    merge_prompt(items, total=total), replaced, "combining", parts=total
+                )
+                return verdict.summary if verdict.ok else None
+            if len(groups) == len(items):
+                raise _TooLong()  # no two of them fit together
+            merged: list[str] = []
+            first = 1
+            for g in groups:
+                if len(g) == 1:
+                    merged.append(g[0])
+                else:
+                    verdict = await job.ask_twice(
+                        merge_prompt(g, first=first, total=len(items)),
+                        sum(text_tokens(x) for x in g), "combining", parts=total,
+                    )
+                    if not verdict.ok or verdict.summary is None:
+                        return None
+                    merged.append(verdict.summary)
+                first += len(g)
+            items = merged
+
+    async def read(
+        self, events: AsyncIterator[Event], emit: Emit, stage: str, **progress: int
+    ) -> tuple[str, str | None, Usage]:
+        """Collect a reply's text, stop reason and usage, emitting progress as it streams."""
         parts: list[str] = []
         usage = Usage()
+        stop: str | None = None
         chars = 0
         last = self.clock()
         async for event in events:
@@ -215,40 +361,9 @@ class Summarizer:
                 now = self.clock()
                 if now - last >= self.progress_interval_s:
                     last = now
-                    emit("compact:progress", stage=stage, received_chars=chars)
+                    emit("compact:progress", stage=stage, received_chars=chars, **progress)
             elif isinstance(event, UsageUpdate):
                 usage = event.usage
-        return "".join(parts), usage
-
-
-def _prompt_tokens(prompt: str) -> int:
-    return estimate_tokens([Turn("user", [TextBlock(prompt)])], system=SUMMARIZER_SYSTEM)
-
-
-def _fit_oldest_out(turns: list[Turn], budget: int, previous: bool) -> tuple[str, int] | None:
-    """The last-level transcript without the oldest turns, within ``budget`` tokens.
-
-    A previous summary (first) is always kept; at least the newest turn must
-    fit. Returns (prompt, turns left out), or None when even that is too long.
-    """
-    head = [t for t in turns[:1] if summary_block(t) is not None]
-    body = turns[len(head) :]
-
-    def prompt(dropped: int) -> str:
-        return transcript_prompt(
-            head + body[dropped:], level=LEVELS - 1, omitted=dropped, previous=previous
-        )
-
-    def fits(dropped: int) -> bool:
-        return _prompt_tokens(prompt(dropped)) <= budget
-
-    if not body or not fits(len(body) - 1):
-        return None
-    low, high = 0, len(body) - 1  # the least number dropped that fits lies in [low, high]
-    while low < high:
-        mid = (low + high) // 2
-        if fits(mid):
-            high = mid
-        else:
-            low = mid + 1
-    return prompt(low), low
+            elif isinstance(event, Stop):
+                stop = event.reason
+        return "".join(parts), stop, usage

@@ -57,14 +57,41 @@ class CompactPromptTooLongError(ParleyError):
 
 
 class CompactNoSummaryError(ParleyError):
-    """The summary model answered without a summary."""
+    """No usable summary came, after every way of asking; nothing was replaced.
 
-    def __init__(self, model: str) -> None:
+    Attributes:
+        model: ``provider:model`` asked last.
+        reason: why the last answer was refused: ``no-summary`` (no
+            ``<summary>`` section, or an empty one), ``too-short``
+            (implausibly short for what it would replace), ``cut-off`` (it
+            stopped at the output limit); see ``core.compaction_check``.
+        attempts: how the summary was asked for, in order (``the chat's model
+            from the prompt cache``, ``one request``, ``3 parts``).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        reason: str = "no-summary",
+        *,
+        attempts: tuple[str, ...] = (),
+        tokens: int = 0,
+        floor: int = 0,
+    ) -> None:
+        why = {
+            "too-short": (
+                f"its summary was far too short to stand for the turns it would replace "
+                f"(about {tokens:,} tokens; at least {floor:,} were expected)"
+            ),
+            "cut-off": "its summary was cut off at the model's output limit",
+        }.get(reason, "its answer held no summary")
+        tried = f" Parley asked {', then '.join(attempts)}." if attempts else ""
         super().__init__(
-            f"{model} did not write a summary, so nothing was compacted and the "
-            "conversation is unchanged. Try again, or pick another summary model in "
-            "Settings → Compaction."
+            f"Parley could not get a usable summary from {model}: {why}.{tried} Nothing "
+            "was compacted and the conversation is unchanged. Try again, or pick another "
+            "summary model in Settings → Compaction."
         )
+        self.model, self.reason, self.attempts = model, reason, attempts
 
 
 # --- results and events --------------------------------------------------------
@@ -82,7 +109,8 @@ class CompactResult:
         summary_turn_id: the saved summary turn.
         compaction_id: the saved compactions row.
         replaced_count: stored turns the summary stands for.
-        dropped_count: turns in the range left out without being summarized.
+        dropped_count: turns in the range left out without being summarized
+            (aborted replies; a summary never leaves turns out to fit).
         restored_files: labels of the files added back after the summary.
         restored_skills: names of the skills added back after the summary.
         model: ``provider:model`` that wrote the summary.
@@ -91,6 +119,8 @@ class CompactResult:
         tokens_before: estimated context tokens before.
         cache_reused: the summary came from the cache-friendly request.
         summary_turn: the saved summary turn (for the transcript).
+        summary_parts: how many parts the conversation was summarized in
+            (1: at once; more: a conversation too long for the summary model).
     """
 
     compacted: bool
@@ -108,6 +138,7 @@ class CompactResult:
     tokens_before: int | None = None
     cache_reused: bool = False
     summary_turn: Turn | None = field(default=None, repr=False)
+    summary_parts: int = 1
 
 
 @dataclass(frozen=True)
@@ -119,8 +150,12 @@ class CompactEvent:
         session_id: the session.
         trigger: ``manual`` | ``auto`` | ``cache-timer``.
         stage: progress: ``summarizing`` (cache-friendly request),
-            ``summarizing-separately`` (separate request), ``saving``.
+            ``summarizing-separately`` (separate request),
+            ``summarizing-in-parts`` (one part of a long conversation),
+            ``combining`` (the parts' summaries into one), ``saving``.
         received_chars: progress: summary characters received so far.
+        part: progress in parts: the part being summarized (1-based; 0 otherwise).
+        parts: progress in parts: how many parts there are (0 otherwise).
         result: end: the result (None when it failed).
         error: end: the error, when it failed.
     """
@@ -130,6 +165,8 @@ class CompactEvent:
     trigger: str
     stage: str = ""
     received_chars: int = 0
+    part: int = 0
+    parts: int = 0
     result: CompactResult | None = None
     error: ParleyError | None = None
 

@@ -10,9 +10,9 @@ Rules:
 
 * the title model is the setting ``chat.title_model`` when Parley declares it
   (``provider:model``, or a bare model id of the chat's provider), else the
-  cheap sibling of the chat's model: the newest Haiku for Anthropic, the
-  newest ``-mini`` for OpenAI, the same model for a local server
-  (``core.compaction_settings.cheap_model_id``);
+  cheap sibling of the chat's model that its provider lists: the newest Haiku
+  for Anthropic, the newest ``-mini`` for OpenAI, the same model for a local
+  server or when the provider lists none (``core.cheap_models``);
 * with ``chat.auto_title`` off, or when the call fails, returns nothing or
   only junk, the title is the first line of the first user message (no
   provider call when the setting is off);
@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from core.compaction_settings import summary_model_ref
+from core.cheap_models import summary_model_ref
 from core.content import DocumentBlock, ImageBlock, TextBlock, Turn, Usage
 from core.providers.base import ChatRequest, TextDelta, UsageUpdate
 from core.settings import Settings, UnknownSetting
@@ -154,7 +154,8 @@ async def title_model_ref(hub: Any, store: Any, model_ref: str) -> str:
 
     Returns:
         ``chat.title_model`` (when declared and set; a bare id means that model
-        of the chat's provider), else the cheap sibling of the chat's model.
+        of the chat's provider), else the cheap sibling of the chat's model
+        that the provider lists (``core.cheap_models.cheap_model_ref``).
 
     Raises:
         InvalidModelRef: ``model_ref`` is not ``provider:model``.
@@ -162,7 +163,7 @@ async def title_model_ref(hub: Any, store: Any, model_ref: str) -> str:
     """
     setting = await _setting(store, KEY_TITLE_MODEL, None)
     chosen = setting.strip() if isinstance(setting, str) and setting.strip() else None
-    return str(summary_model_ref(hub, model_ref, chosen, key=KEY_TITLE_MODEL))
+    return await summary_model_ref(hub, model_ref, chosen, key=KEY_TITLE_MODEL)
 
 
 async def _ask_model(hub: Any, ref: str, prompt: str) -> tuple[str, Usage]:

@@ -76,15 +76,15 @@ def main() -> None:
     after = [*turns, summary]
     measure("plan the cut (keep 4)", lambda: plan_compaction(turns, 4))
     measure("restorable files", lambda: restorable_files(plan.summarized, 1_000_000))
-    measure("transcript, level 0", lambda: transcript_prompt(plan.summarized, level=0, omitted=0))
-    measure("transcript, level 1", lambda: transcript_prompt(plan.summarized, level=1, omitted=0))
+    measure("transcript, level 0", lambda: transcript_prompt(plan.summarized, level=0))
+    measure("transcript, level 1", lambda: transcript_prompt(plan.summarized, level=1))
     measure("tail transform (hide tool output)", lambda: hide_tool_output(turns, 4))
     measure("overflow stubs", lambda: stub_for_overflow(turns))
     measure("estimate before (wire + tokens)",
             lambda: estimate_tokens(to_messages(turns, ANTHROPIC)))
     measure("estimate after (wire + tokens)",
             lambda: estimate_tokens(to_messages(after, ANTHROPIC)))
-    chars = len(transcript_prompt(plan.summarized, level=0, omitted=0))
+    chars = len(transcript_prompt(plan.summarized, level=0))
     print(f"transcript level 0: {chars:,} characters; after compaction: "
           f"~{estimate_tokens(to_messages(after, ANTHROPIC)):,} tokens")
 

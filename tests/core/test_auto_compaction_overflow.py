@@ -17,8 +17,8 @@ from core.run import RunFailed, RunFinished
 from core.tokens import estimate_tokens
 from core.wire import SUMMARY_HEADING, to_messages
 from tests.core.test_compaction_support import (
+    LONG,
     SONNET,
-    SUMMARY,
     blocks_text,
     open_env,
     validate,
@@ -43,7 +43,8 @@ async def add(env, role: str, text: str) -> Turn:
 
 
 async def small_window(env, tokens: int = 4_000) -> None:
-    """Sonnet with a small window (its summaries are written by Haiku 5.5, 1M window)."""
+    """Sonnet with a small window (its summaries are written by Haiku 4.5, 200k window, the
+    cheap model the fake server lists)."""
     await env.settings(model_overrides={"claude-sonnet-4-6": {"context_window": tokens}})
 
 
@@ -55,7 +56,7 @@ async def test_the_reported_case_is_compacted_before_the_follow_up(env, fake_pro
     await add(env, "user", paste)
     await add(env, "assistant", "ANSWER-START " + words(129_000, "consectetur adipiscing elit "))
     events: list = []
-    fake_provider.script(f"<summary>{SUMMARY}</summary>").script("Follow-up answered.")
+    fake_provider.script(LONG).script("Follow-up answered.")
 
     reply = await env.send("And the second point?", model=HAIKU, on_event=events.append)
 
@@ -82,14 +83,14 @@ async def test_kept_turns_that_alone_overflow_are_compacted_keeping_fewer(env, f
     await env.settings(compaction__keep_turns=2)
     await add(env, "user", "Write the whole report.")
     await add(env, "assistant", "REPORT-START " + words(3_000))
-    fake_provider.script(f"<summary>{SUMMARY}</summary>").script("answered")
+    fake_provider.script(LONG).script("answered")
     question = "QUESTION " + words(1_200, "what about the budget? ")
 
     reply = await env.send(question)
 
     assert reply is not None and reply.text() == "answered"
     summary_req, final = fake_provider.model_requests
-    assert summary_req.body["model"] == "claude-haiku-5-5"
+    assert summary_req.body["model"] == "claude-haiku-4-5"
     (only,) = final.body["messages"]  # the summary, then the question: one user message
     assert blocks_text(only).startswith(SUMMARY_HEADING) and blocks_text(only).endswith(question)
     assert "REPORT-START" not in str(final.body)  # keep_turns gave way: the report is summarized

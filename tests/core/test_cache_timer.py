@@ -147,7 +147,7 @@ async def test_the_real_compactor_labels_its_summary_as_the_timer_s(rig):
         t_last = rig.clock.time()
         await rig.request(sid, HAIKU_200K, 150_000)
         await rig.advance(10)
-    rig.fake.script("Summary: the user kept asking for more.")
+    rig.fake.script("<summary>The user kept asking for more.</summary>")
     sent_before = len(rig.fake.model_requests)
 
     await rig.advance(t_last + 240 - rig.clock.time())

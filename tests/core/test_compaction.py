@@ -30,6 +30,7 @@ from tests.core.test_compaction_support import (
     GPT,
     SONNET,
     SUMMARY,
+    TAGGED,
     blocks_text,
     open_env,
     summary_turns,
@@ -71,7 +72,7 @@ async def test_manual_compaction_saves_summary_and_reports_every_field(env, fake
     assert result.replaced_count == 6 and result.dropped_count == 0
     assert result.restored_files == ("image (image/png)", "spec.pdf")
     assert result.restored_skills == ()
-    assert result.model == "anthropic:claude-haiku-5-5"  # the cheap default
+    assert result.model == "anthropic:claude-haiku-4-5"  # the cheap default
     assert result.usage is not None and result.usage.output_tokens == 77
     assert result.tokens_before and result.effective_tokens
     assert result.effective_tokens < result.tokens_before
@@ -100,7 +101,7 @@ async def test_manual_compaction_saves_summary_and_reports_every_field(env, fake
     assert session.usage.output_tokens == 77  # the summary's cost counts
 
     (req,) = fake_provider.model_requests
-    assert req.body["model"] == "claude-haiku-5-5"
+    assert req.body["model"] == "claude-haiku-4-5"
     assert req.body["system"][0]["text"] == SUMMARIZER_SYSTEM
     prompt = blocks_text(req.body["messages"][0])
     assert "Question 0" in prompt and "Answer 1" in prompt and "Question 2" not in prompt
@@ -116,7 +117,7 @@ async def test_manual_compaction_saves_summary_and_reports_every_field(env, fake
 async def test_the_next_request_sends_the_summary_then_the_kept_turns(env, fake_provider):
     await env.store.append_turn(env.sid, Turn("user", [ImageBlock("image/png", PNG)]))
     await env.seed(5)
-    fake_provider.script(SUMMARY)
+    fake_provider.script(TAGGED)
     result = await env.runner.compact(env.sid, keep_turns=2, model_ref=GPT)
     assert result.restored_files == ("image (image/png)",)
     fake_provider.script("ok")
@@ -250,23 +251,23 @@ async def test_failed_cache_request_falls_back_to_a_separate_request(env, fake_p
     for i in range(3):
         fake_provider.script(f"reply {i}")
         await env.send(f"message {i}")
-    fake_provider.fail("server_error").script(SUMMARY)
+    fake_provider.fail("server_error").script(TAGGED)
     result = await env.runner.compact(env.sid, keep_turns=2)
     assert result.compacted and not result.cache_reused
-    assert result.model == "anthropic:claude-haiku-5-5"
+    assert result.model == "anthropic:claude-haiku-4-5"
     cache_try, separate = fake_provider.model_requests[-2:]
     assert cache_try.body["model"] == "claude-sonnet-4-6"
-    assert separate.body["model"] == "claude-haiku-5-5"
+    assert separate.body["model"] == "claude-haiku-4-5"
     assert validate(separate) is None
 
     # An answer with no summary in it also falls back.
     fake_provider.script("done")
     await env.send("message 3")
-    fake_provider.script("").script(SUMMARY)
+    fake_provider.script("").script(TAGGED)
     again = await env.runner.compact(env.sid, keep_turns=1)
     assert again.compacted and not again.cache_reused
     assert [r.body["model"] for r in fake_provider.model_requests[-2:]] == [
-        "claude-sonnet-4-6", "claude-haiku-5-5"]
+        "claude-sonnet-4-6", "claude-haiku-4-5"]
 
 
 async def test_an_answer_echoing_the_instruction_is_no_summary(env, fake_provider):
@@ -276,7 +277,7 @@ async def test_an_answer_echoing_the_instruction_is_no_summary(env, fake_provide
         fake_provider.script(f"reply {i}")
         await env.send(f"message {i} about the LISBON-7 trip")
     echo = f"You said: please summarize. {ANSWER_FORMAT}"
-    fake_provider.script(echo).script(SUMMARY)
+    fake_provider.script(echo).script(TAGGED)
     result = await env.runner.compact(env.sid, keep_turns=2)
     assert result.compacted and not result.cache_reused
     [summary] = [t for t in await env.store.get_turns(env.sid) if t.id == result.summary_turn_id]
@@ -303,11 +304,12 @@ async def test_the_fake_servers_cache_friendly_summary_lists_what_the_user_said(
 
 async def test_recompaction_updates_the_previous_summary(env, fake_provider):
     turns = await env.seed(4)
-    fake_provider.script(SUMMARY)
+    fake_provider.script(TAGGED)
     first = await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
     await env.seed(3, start=10)
-    fake_provider.script("## Topic\nZEBRA-42 migration, now scripted.\n## Exact details\n"
-                         "/srv/zebra/config.toml, port 8443")
+    fake_provider.script("<summary>\n## Topic\nZEBRA-42 migration, now scripted.\n"
+                         "## Key points\nThe migration script is written and tested.\n"
+                         "## Exact details\n/srv/zebra/config.toml, port 8443\n</summary>")
     second = await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
     assert second.compacted
 
@@ -334,18 +336,24 @@ async def test_a_failed_summary_leaves_the_session_untouched(env, fake_provider)
     fake_provider.fail("auth")
     with pytest.raises(AuthenticationFailed):
         await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
-    fake_provider.script("   ")
-    with pytest.raises(CompactNoSummaryError):
+    # Blank answers: to the whole transcript, then to the first part twice.
+    fake_provider.script("   ", times=3)
+    with pytest.raises(CompactNoSummaryError) as refused:
         await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
-    fake_provider.fail("prompt_too_long", times=3)
+    assert refused.value.reason == "no-summary" and fake_provider.pending == 0
+    assert "held no summary" in refused.value.message
+    assert "Nothing was compacted" in refused.value.message
+    # Too long for the summary model every time: whole (two levels), then in parts,
+    # cut smaller after each refusal, until parts cannot be made smaller.
+    fake_provider.fail("prompt_too_long", times=20)
     events: list[CompactEvent] = []
     with pytest.raises(CompactPromptTooLongError) as err:
         await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET, on_event=events.append)
     assert "Nothing was changed" in err.value.message
     assert events[-1].name == "compact:end" and events[-1].error is err.value
-    assert len(fake_provider.model_requests) == 5
+    assert len(fake_provider.model_requests) == 1 + 3 + 2 + 4
     last = fake_provider.model_requests[-1]
-    assert "oldest" in blocks_text(last.body["messages"][0])  # the oldest turns left out
+    assert "part 1 of" in blocks_text(last.body["messages"][0])  # never turns left out
     assert await env.store.get_turns(env.sid) == before
     assert await env.store.list_compactions(env.sid) == []
     assert (await env.store.get_session(env.sid)).usage.output_tokens == 0
@@ -353,20 +361,21 @@ async def test_a_failed_summary_leaves_the_session_untouched(env, fake_provider)
 
 
 async def test_too_long_for_the_summary_model_is_shortened_then_refused(env, fake_provider):
-    await env.settings(model_overrides={"claude-haiku-5-5": {"context_window": 10_000,
+    await env.settings(model_overrides={"claude-haiku-4-5": {"context_window": 10_000,
                                                              "max_output_tokens": 1_000}})
     await env.seed(2)
     await env.tool_round("search", "result line\n" * 3000, "toolu_1")  # ~9k tokens of output
     await env.seed(1, start=5)
-    fake_provider.script(SUMMARY)
+    fake_provider.script(TAGGED)
     result = await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
     assert result.compacted and result.dropped_count == 0
     (req,) = fake_provider.model_requests
     prompt = blocks_text(req.body["messages"][0])
     assert "characters left out" in prompt and len(prompt) < 20_000
 
-    await env.settings(model_overrides={"claude-haiku-5-5": {"context_window": 1_200,
-                                                             "max_output_tokens": 200}})
+    # A window too small even for the request asking for one part's summary.
+    await env.settings(model_overrides={"claude-haiku-4-5": {"context_window": 500,
+                                                             "max_output_tokens": 100}})
     await env.seed(3, words=200, start=20)
     with pytest.raises(CompactPromptTooLongError):
         await env.runner.compact(env.sid, keep_turns=1, model_ref=SONNET)
@@ -377,7 +386,7 @@ async def test_skills_and_settings_model_are_used(env, fake_provider):
     env.compactor.skills = lambda sid: [Skill("pdf-tools", "Use pdftotext for PDFs.")]
     await env.settings(compaction__model="gpt-5-mini", compaction__keep_turns=1)
     await env.seed(3)
-    fake_provider.script(SUMMARY)
+    fake_provider.script(TAGGED)
     result = await env.runner.compact(env.sid, model_ref=GPT)
     assert result.model == "openai:gpt-5-mini" and result.restored_skills == ("pdf-tools",)
     assert result.replaced_count == 5

@@ -117,13 +117,13 @@ def test_tail_hides_old_results_and_overflow_stubs_older_output_and_files():
 def test_prompts_and_summary_extraction():
     assert extract_summary("Sure!\n<summary>\n## Topic\nX\n</summary>") == "## Topic\nX"
     assert extract_summary("<summary>cut off") == "cut off"
-    assert extract_summary("plain answer") == "plain answer"
+    assert extract_summary("plain answer") is None  # no tags: not a summary
     assert extract_summary("  <summary> </summary> ") is None
     note = note_text([u("keep me please")], has_previous=True)
     assert "«keep me please»" in note and "Update that summary" in note
-    prompt = transcript_prompt([call(1), result(1, "x" * 20_000)], level=1, omitted=2)
+    prompt = transcript_prompt([call(1), result(1, "x" * 20_000)], level=1)
     assert "called tool `run`" in prompt and "characters left out" in prompt
-    assert "oldest 2 message(s)" in prompt and len(prompt) < 5_000
+    assert "did not fit" not in prompt and len(prompt) < 5_000
 
 
 def _conversation(draw: st.DrawFn) -> list[Turn]:

@@ -13,11 +13,13 @@ from core.run import RunFailed, RunFinished
 from core.wire import SUMMARY_HEADING
 from tests.core.test_compaction_support import (
     GPT,
+    LONG,
     SONNET,
     SUMMARY,
     blocks_text,
     open_env,
     summary_turns,
+    tagged_summary,
     validate,
 )
 
@@ -144,12 +146,12 @@ async def test_overflow_stubs_older_output_and_media_then_retries(env, fake_prov
 
 async def test_overflow_twice_compacts_then_retries(env, fake_provider):
     await env.seed(6)
-    fake_provider.fail("prompt_too_long", times=2).script(SUMMARY).script("answered")
+    fake_provider.fail("prompt_too_long", times=2).script(LONG).script("answered")
     events: list = []
     reply = await env.send("next", on_event=events.append)
     assert reply is not None and reply.text() == "answered"
     summary_req, final = fake_provider.model_requests[2:]
-    assert summary_req.body["model"] == "claude-haiku-5-5"
+    assert summary_req.body["model"] == "claude-haiku-4-5"
     assert blocks_text(final.body["messages"][0]).startswith(SUMMARY_HEADING)
     assert validate(final) is None
     (row,) = await env.store.list_compactions(env.sid)
@@ -159,7 +161,7 @@ async def test_overflow_twice_compacts_then_retries(env, fake_provider):
 
 async def test_overflow_after_compaction_is_reported_in_words(env, fake_provider):
     await env.seed(6)
-    fake_provider.fail("prompt_too_long", times=2).script(SUMMARY)
+    fake_provider.fail("prompt_too_long", times=2).script(LONG)
     fake_provider.fail("prompt_too_long")
     events: list = []
     assert await env.send("next", on_event=events.append) is None
@@ -176,7 +178,7 @@ async def test_kept_turns_over_the_threshold_do_not_cause_a_summary_every_reques
 ):
     await env.settings(model_overrides={"gpt-5": {"context_window": 5_000}})
     await env.seed(6, words=30)
-    fake_provider.script(SUMMARY).script("read it")
+    fake_provider.script(tagged_summary(8)).script("read it")
     await env.send("Please read: " + "lorem ipsum dolor " * 900, model=GPT)
     assert len(fake_provider.model_requests) == 2  # a summary, then the request
     fake_provider.script("ok")
@@ -184,7 +186,7 @@ async def test_kept_turns_over_the_threshold_do_not_cause_a_summary_every_reques
     # Still over the threshold, but only because of the kept paste: no new summary.
     assert len(fake_provider.model_requests) == 3
     assert len(await env.store.list_compactions(env.sid)) == 1
-    fake_provider.script(SUMMARY).script("ok again")
+    fake_provider.script(tagged_summary(8)).script("ok again")
     await env.send("another one", model=GPT)
     # Now the paste left the kept turns: summarizing it is worth a request.
     assert len(fake_provider.model_requests) == 5

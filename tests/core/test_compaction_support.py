@@ -25,6 +25,19 @@ SUMMARY = (
     "## Current state\nDesign agreed.\n## Open items\n- Write the script.\n"
     "## Exact details\n/srv/zebra/config.toml"
 )
+#: SUMMARY as a model answers it: an answer without the tags is no summary.
+TAGGED = f"<summary>\n{SUMMARY}\n</summary>"
+
+
+def tagged_summary(steps: int) -> str:
+    """SUMMARY with ``steps`` more lines (about 13 tokens each), as a model answers it."""
+    lines = "".join(f"\n- Step {i} of the ZEBRA-42 plan was agreed on day {i}."
+                    for i in range(steps))
+    return f"<summary>\n{SUMMARY}{lines}\n</summary>"
+
+
+#: A summary long enough for any conversation (over core.compaction_check.FLOOR_MAX).
+LONG = tagged_summary(60)
 
 
 class Env:

@@ -86,7 +86,7 @@ async def test_parley_title_and_summary_requests_get_plausible_answers(fake_prov
 
     turns = [Turn("user", [TextBlock("How do octopuses sleep?")]),
              Turn("assistant", [TextBlock("They change colour while asleep.")])]
-    ask = transcript_prompt(turns, level=0, omitted=0)
+    ask = transcript_prompt(turns, level=0)
     msg = await claude.messages.create(
         model="claude-haiku-4-5", max_tokens=400, messages=[{"role": "user", "content": ask}]
     )

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
+from core.cheap_models import summary_model_ref
 from core.compaction_settings import (
     ModelProviderNotSetUp,
     UnusableModelSetting,
     check_model_setting,
-    summary_model_ref,
 )
 from core.content import TextBlock, Turn
 from core.run import ChatRunner
@@ -45,18 +45,18 @@ async def anthropic_only(tmp_path, fake_provider):
 async def test_a_provider_that_is_not_set_up_is_an_error_not_another_provider(anthropic_only):
     _store, hub, _runner, _sid = anthropic_only
     with pytest.raises(UnusableModelSetting) as caught:
-        summary_model_ref(hub, SONNET, "openai:gpt-4o")
+        await summary_model_ref(hub, SONNET, "openai:gpt-4o")
     err = caught.value
     assert (err.key, err.ref, err.provider_id) == ("compaction.model", "openai:gpt-4o", "openai")
     assert "summary model openai:gpt-4o" in err.message
     assert "not set up" in err.message and "Settings → Compaction" in err.message
     # An unknown provider part (a bare id with a colon) is refused the same way.
     with pytest.raises(UnusableModelSetting) as caught:
-        summary_model_ref(hub, SONNET, "llama3.2:3b")
+        await summary_model_ref(hub, SONNET, "llama3.2:3b")
     assert caught.value.provider_id == "llama3.2"
     # The title model shares the rule; its error names its own setting and page.
     with pytest.raises(UnusableModelSetting, match="title model .*Settings → Chat"):
-        summary_model_ref(hub, SONNET, "openai:gpt-4o", key="chat.title_model")
+        await summary_model_ref(hub, SONNET, "openai:gpt-4o", key="chat.title_model")
 
 
 async def test_set_up_provider_bare_id_and_automatic_resolve(tmp_path, fake_provider):
@@ -64,14 +64,13 @@ async def test_set_up_provider_bare_id_and_automatic_resolve(tmp_path, fake_prov
     hub = await fake_hub(store, tmp_path, fake_provider, compatible={
         "name": "Ollama", "provider_id": "ollama", "default_model": "llama3.2:3b"})
     try:
-        assert summary_model_ref(hub, SONNET, "openai:gpt-5-mini") == "openai:gpt-5-mini"
-        assert summary_model_ref(hub, SONNET, "ollama:llama3.2:3b") == "ollama:llama3.2:3b"
+        assert await summary_model_ref(hub, SONNET, "openai:gpt-5-mini") == "openai:gpt-5-mini"
+        assert await summary_model_ref(hub, SONNET, "ollama:llama3.2:3b") == "ollama:llama3.2:3b"
         # A bare id (no colon) is that model of the chat's own provider.
-        assert summary_model_ref(hub, "openai:gpt-5", " gpt-4.1 ") == "openai:gpt-4.1"
-        # Automatic: the catalog's cheap sibling of the chat's model, same provider.
-        assert summary_model_ref(hub, SONNET, None).startswith("anthropic:claude-haiku")
-        cheap = summary_model_ref(hub, "openai:gpt-5", None)
-        assert cheap.startswith("openai:gpt-") and cheap.endswith("-mini")
+        assert await summary_model_ref(hub, "openai:gpt-5", " gpt-4.1 ") == "openai:gpt-4.1"
+        # Automatic: a cheap sibling of the chat's model that its provider lists.
+        assert await summary_model_ref(hub, SONNET, None) == "anthropic:claude-haiku-4-5"
+        assert await summary_model_ref(hub, "openai:gpt-5", None) == "openai:gpt-5-mini"
     finally:
         await hub.aclose()
         await store.close()
@@ -107,7 +106,8 @@ async def test_compact_now_sends_a_set_up_providers_model_to_that_provider(
             await store.append_turn(sid, Turn("user", [TextBlock(f"Question {i}")]))
             await store.append_turn(sid, Turn("assistant", [TextBlock(f"Answer {i}")]))
         await store.set_setting("compaction.model", "openai:gpt-5-mini")
-        fake_provider.script("<summary>\n## Topic\nQuestions.\n</summary>")
+        fake_provider.script("<summary>\n## Topic\nFour questions, each answered in turn.\n"
+                             "## Key points\nEvery question got an answer.\n</summary>")
 
         result = await runner.compact(sid, keep_turns=2, model_ref=SONNET)
 

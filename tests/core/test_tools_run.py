@@ -189,7 +189,8 @@ async def test_a_loaded_skill_is_restored_after_a_summary(env):
     await env.send(sid, "Use the bullets skill.")
     env.fake.script("Fine.")
     await env.send(sid, "Next.")
-    env.fake.script("<summary>The user asked for bullets.</summary>")
+    env.fake.script("<summary>The user asked for answers in bullets; the bullets skill was "
+                    "loaded with load_context and the assistant confirmed it.</summary>")
     result = await env.runner.compact(sid, keep_turns=2, model_ref=SONNET)
     assert result.compacted and result.restored_skills == ("bullets",)
     env.fake.script("Still bullets.")

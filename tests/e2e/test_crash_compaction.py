@@ -58,7 +58,8 @@ async def test_a_failure_after_saving_a_compaction_leaves_no_half_saved_compacti
             fake_provider.script(f"Answer {i}.", usage={"output_tokens": 10})
             await runner.send(sid, [TextBlock(f"Question {i}?")], model_ref=MODEL)
         before = (await store.get_session(sid)).usage.output_tokens
-        fake_provider.script("Summary of questions 0 to 2.", usage={"output_tokens": 7})
+        fake_provider.script("<summary>The user asked questions 0, 1 and 2; each got a short "
+                             "answer (answers 0 to 2).</summary>", usage={"output_tokens": 7})
         failing.armed = True
         with contextlib.suppress(StoreError):  # once usage is saved with the row: no error
             await runner.compactor.compact(sid, keep_turns=2, model_ref=MODEL)

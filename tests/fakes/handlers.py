@@ -138,6 +138,8 @@ def _last_user_text(messages: Any) -> str:
 _TITLE_ASK = "Write a title for this conversation."
 _USER_MESSAGE = re.compile(r"<user_message>\s*(.*?)\s*</user_message>", re.S)
 _TRANSCRIPT = re.compile(r"<transcript>\s*(.*?)\s*</transcript>", re.S)
+_PART_SUMMARIES = re.compile(r"<part_summaries>\s*(.*?)\s*</part_summaries>", re.S)
+_POINT = re.compile(r"^- The user said: (.+)$", re.M)
 _SAID_BY_USER = re.compile(r"^User:\s*(.+)$", re.M)
 _SUMMARY_ASK = "between <summary> and </summary>"  # core.compaction_prompt.ANSWER_FORMAT
 _NOTE_START = "[Context compaction"  # core.compaction_prompt.note_text
@@ -161,7 +163,8 @@ def _parley_task_reply(said: str, messages: Any = None) -> str | None:
     """A plausible answer to Parley's own side requests, so the app reads sensibly
     against the fake server: a title from the user's first words, a summary naming what
     the user asked (core.titles, core.compaction_prompt) — from the transcript of a
-    separate summary request, or from the conversation itself when the request is the
+    separate summary request (or of one part of it), from the parts' summaries when
+    asked to combine them, or from the conversation itself when the request is the
     chat resent with the summary instruction added (the cache-friendly summary).
     None for anything else."""
     if said.startswith(_TITLE_ASK):
@@ -172,7 +175,10 @@ def _parley_task_reply(said: str, messages: Any = None) -> str | None:
     if _SUMMARY_ASK not in said:
         return None
     transcript = _TRANSCRIPT.search(said)
-    if transcript:
+    combined = _PART_SUMMARIES.search(said)
+    if combined:  # the summaries of a long conversation's parts: their points, joined
+        asked = _POINT.findall(combined.group(1))
+    elif transcript:
         asked = _SAID_BY_USER.findall(transcript.group(1))
     else:  # the note follows the conversation: the user's messages before it
         asked = [t.split(_NOTE_START)[0] for t in _user_texts(messages)]
