@@ -242,17 +242,28 @@ def _ask(lead: str, body: str, previous: bool) -> str:
     return "\n\n".join(parts)
 
 
-def merge_prompt(summaries: Sequence[str], *, first: int = 1, total: int | None = None) -> str:
+def merge_prompt(
+    summaries: Sequence[str],
+    spans: Sequence[tuple[int, int]] | None = None,
+    total: int | None = None,
+) -> str:
     """The one user message asking to combine the summaries of consecutive parts.
 
     Args:
-        summaries: the parts' summaries, oldest first.
-        first: the 1-based number of the first of them.
+        summaries: the summaries, oldest first.
+        spans: the (first, last) 1-based part numbers each summary covers
+            (default: one part each, numbered from 1).
         total: how many parts the whole transcript has (default ``len(summaries)``).
     """
+    spans = spans or [(i, i) for i in range(1, len(summaries) + 1)]
     total = total or len(summaries)
+
+    def label(first: int, last: int) -> str:
+        return f"Part {first}" if first == last else f"Parts {first}–{last}"
+
     body = "\n\n".join(
-        f"## Part {first + i} of {total}\n{s.strip()}" for i, s in enumerate(summaries)
+        f"## {label(*span)} of {total}\n{s.strip()}"
+        for span, s in zip(spans, summaries, strict=True)
     )
     return "\n\n".join([
         "Below are summaries of consecutive parts of the earlier part of a conversation "

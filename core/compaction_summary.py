@@ -320,30 +320,34 @@ class Summarizer:
         if total == 1:
             return summaries[0]
         items = summaries
+        spans = [(i, i) for i in range(1, total + 1)]
         while True:
             groups = group(items, target - text_tokens(merge_prompt([""])))
             if len(groups) == 1:
                 verdict = await job.ask_twice(
-                    merge_prompt(items, total=total), replaced, "combining", parts=total
+                    merge_prompt(items, spans, total), replaced, "combining", parts=total
                 )
                 return verdict.summary if verdict.ok else None
             if len(groups) == len(items):
                 raise _TooLong()  # no two of them fit together
             merged: list[str] = []
-            first = 1
+            merged_spans: list[tuple[int, int]] = []
+            at = 0
             for g in groups:
+                these = spans[at : at + len(g)]
+                at += len(g)
+                merged_spans.append((these[0][0], these[-1][1]))
                 if len(g) == 1:
                     merged.append(g[0])
-                else:
-                    verdict = await job.ask_twice(
-                        merge_prompt(g, first=first, total=len(items)),
-                        sum(text_tokens(x) for x in g), "combining", parts=total,
-                    )
-                    if not verdict.ok or verdict.summary is None:
-                        return None
-                    merged.append(verdict.summary)
-                first += len(g)
-            items = merged
+                    continue
+                verdict = await job.ask_twice(
+                    merge_prompt(g, these, total),
+                    sum(text_tokens(x) for x in g), "combining", parts=total,
+                )
+                if not verdict.ok or verdict.summary is None:
+                    return None
+                merged.append(verdict.summary)
+            items, spans = merged, merged_spans
 
     async def read(
         self, events: AsyncIterator[Event], emit: Emit, stage: str, **progress: int

@@ -39,8 +39,12 @@ NOT_COMPACTED = {
 STAGES = {
     "summarizing": "Compacting: writing a summary…",
     "summarizing-separately": "Compacting: writing a summary (separate request)…",
+    "summarizing-in-parts": "Compacting a long conversation: summarizing part {part} of {parts}…",
+    "combining": "Compacting: combining the summaries of {parts} parts…",
     "saving": "Compacting: saving the summary…",
 }
+#: Said when a compaction the person did not ask for (before a request) failed.
+AUTO_FAILED = "Automatic compaction did not happen. {message}"
 
 
 def _is_file(block: object) -> bool:
@@ -219,7 +223,8 @@ class ChatEditor:
             self.compacting.add(sid)
             self._show_progress(STAGES["summarizing"])
         elif name == "compact:progress":
-            text = STAGES.get(str(payload.get("stage")), "Compacting…")
+            text = STAGES.get(str(payload.get("stage")), "Compacting…").format(
+                part=payload.get("part") or 0, parts=payload.get("parts") or 0)
             chars = int(payload.get("received_chars") or 0)
             self._show_progress(f"{text} {chars:,} characters" if chars else text)
         elif name == "compact:end":
@@ -230,6 +235,11 @@ class ChatEditor:
             if result is not None and getattr(result, "summary_turn", None) is not None \
                     and sid == self.chat.session_id:
                 self.w.tasks.spawn(self.chat.reload(), name="reload-after-compaction")
+            error = payload.get("error")
+            if error is not None and payload.get("trigger") == "auto":
+                # A manual compaction's error is shown by the task that awaited it, the
+                # idle timer's by its own handler; this one only reached the log.
+                self.w.undo.notice(AUTO_FAILED.format(message=error.message))
 
     def _show_progress(self, text: str) -> None:
         bar = self.w.statusBar()

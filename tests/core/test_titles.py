@@ -40,8 +40,8 @@ async def first_exchange(store, text: str = QUESTION, *, title: str | None = Non
 @pytest.mark.parametrize(
     ("model_ref", "expected_model"),
     [
-        (SONNET, "haiku"),
-        ("openai:gpt-5", "-mini"),
+        (SONNET, "claude-haiku-4-5"),  # the Haiku the fake lists (not the catalog's newest)
+        ("openai:gpt-5", "gpt-5-mini"),
         ("ollama:llama3.2:3b", "llama3.2:3b"),
     ],
 )
@@ -58,10 +58,23 @@ async def test_generated_title_by_a_cheap_model_of_the_same_provider(
     session = await store.get_session(sid)
     assert (session.title, session.title_source) == ("Planning a Lisbon Trip", "auto")
     (request,) = fake_provider.model_requests
-    assert expected_model in request.body["model"]
+    assert request.body["model"] == expected_model
     sent = str(request.body)
     assert "three-day trip to Lisbon" in sent and "Alfama" in sent  # message and reply start
     assert session.usage.output_tokens > 0  # the title request counts in the session's usage
+
+
+async def test_a_provider_that_lists_no_cheap_model_titles_with_the_chats_model(
+    env, fake_provider
+):
+    store, hub = env
+    fake_provider.anthropic_models = [m for m in fake_provider.anthropic_models
+                                      if "haiku" not in m["id"]]
+    sid = await first_exchange(store)
+    fake_provider.script("Lisbon trip planning")
+    assert await generate_title(hub, store, sid, model_ref=SONNET) == "Lisbon trip planning"
+    (request,) = fake_provider.model_requests
+    assert request.body["model"] == "claude-sonnet-4-6"  # never one the provider lacks
 
 
 async def test_run_loop_placeholder_is_replaced_by_the_generated_title(env, fake_provider):

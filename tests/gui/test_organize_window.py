@@ -35,7 +35,8 @@ def test_compact_now_shows_progress_then_the_summary_card(driver, fake_provider)
     w.runner.hooks.on("compact:start",
                       lambda _p: seen.append((w.statusBar().isVisible(),
                                               w.chat.editor.progress_text)))
-    fake_provider.script("The user counted messages from 0 to 7.")
+    fake_provider.script("<summary>The user counted messages from 0 to 7, five times each."
+                         "</summary>")
     assert w.compact_now() is True
     driver.until(lambda: "Compacted" in w.toast.message, timeout=10)
     assert seen and seen[0][0] and seen[0][1].startswith("Compacting")
@@ -59,6 +60,51 @@ def test_compact_now_says_why_nothing_was_compacted(driver, fake_provider):
     driver.until(lambda: w.session_id is None)
     assert w.compact_now() is False
     assert "not saved yet" in w.toast.message
+
+
+def test_compact_now_says_in_words_why_a_summary_was_refused(driver, fake_provider):
+    w = driver.configured()
+    sid, turns = _long_chat(driver, w, 12)
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid)
+    shown: list = []
+    w.show_problem = w.tasks.on_user_error = shown.append
+    # Not a summary: at once, then the first part of the conversation, twice.
+    fake_provider.script("Sure! What would you like to talk about next?", times=3)
+    assert w.compact_now() is True
+    driver.until(lambda: shown and w.tasks.pending == 0, timeout=10)
+    (error,) = shown
+    assert "could not get a usable summary" in error.message
+    assert "its answer held no summary" in error.message
+    assert "Nothing was compacted and the conversation is unchanged" in error.message
+    assert driver.run(w.store.list_compactions(sid)) == []
+    assert len(driver.run(w.store.get_turns(sid))) == len(turns)
+    assert w.chat.editor.progress_text == ""
+    assert not any(r.kind == "card" for r in w.transcript.model.rows)
+
+
+def test_a_refused_automatic_compaction_is_told_and_the_message_still_goes(
+    driver, fake_provider
+):
+    w = driver.configured()
+    driver.run(w.store.set_setting("compaction.threshold", 0.05))  # 50k of a 1M window
+    s = driver.run(w.store.create_session(title="Big", model=w.chat.current_model()))
+
+    async def fill() -> None:
+        for i in range(12):  # ~6k tokens each
+            role = "user" if i % 2 == 0 else "assistant"
+            await w.store.append_turn(s.id, Turn(role, [TextBlock(f"part {i} " * 3_000)]))
+
+    driver.run(fill(), timeout=30)
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(s.id)
+    driver.until(lambda: w.session_id == s.id)
+    fake_provider.script("3:00", times=3).script("Here is my answer.")
+    driver.send("And now?", w, wait=True)
+    driver.until(lambda: "Automatic compaction did not happen" in w.toast.message, timeout=10)
+    assert "could not get a usable summary" in w.toast.message
+    assert driver.run(w.store.list_compactions(s.id)) == []
+    assert driver.run(w.store.get_turns(s.id))[-1].text() == "Here is my answer."
 
 
 def test_a_reply_cut_off_by_a_crash_is_announced(driver, fake_provider, home):
