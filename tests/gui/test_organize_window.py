@@ -64,7 +64,7 @@ def test_compact_now_says_why_nothing_was_compacted(driver, fake_provider):
 
 def test_compact_now_says_in_words_why_a_summary_was_refused(driver, fake_provider):
     w = driver.configured()
-    sid, turns = _long_chat(driver, w, 12)
+    sid, turns = long_chat(driver, w, 12)
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
     shown: list = []
