@@ -21,7 +21,11 @@ pytestmark = pytest.mark.timeout(120)
 
 N = 400
 SUMMARY = ("<summary>The user counted messages from 0 upwards, one per turn, and the "
-           "assistant repeated each number back five times.</summary>")
+           "assistant repeated each number back five times.\n"  # long enough for 396 turns:
+           # core.compaction_check refuses a summary under 2 % of what it replaces
+           + "".join(f"- Messages {k} to {k + 39}: counted and repeated back, none skipped.\n"
+                     for k in range(0, 400, 40))
+           + "</summary>")
 EXPERIMENT = "experimental.compact_before_cache_expiry"
 
 
