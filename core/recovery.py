@@ -8,13 +8,14 @@ when the previous run did not end with :func:`mark_clean_exit`, the sessions
 whose reply was interrupted (:func:`interrupted_replies`) so the window can
 offer Resume.
 
-When the file cannot be used (``DatabaseCorrupt`` at open), the window offers
-two ways on, both over a path and never destroying a byte:
+When the file cannot be used (``DatabaseCorrupt``), the window offers three
+ways on, all over a path and never destroying a byte:
 
-* open the latest backup: :func:`latest_backup` then :func:`restore_backup`;
+* restore a backup: :func:`backups` / :func:`latest_backup`, then :func:`restore_backup`;
+* salvage what it still holds, merged with the newest backup: :func:`salvage_into`;
 * start a new file: :func:`start_fresh`.
 
-Both first move the damaged file (and its ``-wal`` / ``-shm``) aside as
+All first move the damaged file (and its ``-wal`` / ``-shm``) aside as
 ``sessions.db.corrupt-<timestamp>`` (:func:`set_aside`), never over an
 existing file.
 
@@ -38,9 +39,11 @@ from urllib.parse import quote
 
 from core.restart_notice import restart_notice
 from core.store.async_store import AsyncStore
+from core.store.backups import automatic_backups, folder_of
 from core.store.damage import passes_quick_check
 from core.store.errors import CannotOpen, DatabaseCorrupt, StoreError
 from core.store.faults import copy_open_database, free_name, place
+from core.store.salvage import SalvageError, SalvageReport, salvage
 from core.store.schema import dbapi_connection
 from core.store.store import Store, StoreClosed
 
@@ -302,13 +305,14 @@ def is_usable(path: Path) -> bool:
 def backups(path: Path) -> list[Path]:
     """Return the backups of ``path`` that exist, newest (by modification time) first.
 
-    A backup is a file beside it named ``<name>…bak`` — the copies taken before
-    a format upgrade (``sessions.db.parley-pre-v4.bak``, ``….1.bak``, …) and
-    any later kind that follows the same pattern. Unfinished copies
-    (``….partial``) are not backups.
+    A backup is an automatic one in ``backups/`` beside it
+    (``core.store.backups``), or a file beside it named ``<name>…bak`` — the
+    copies taken before a format upgrade (``sessions.db.parley-pre-v4.bak``,
+    ``….1.bak``, …). Unfinished copies (``….partial``) are not backups.
     """
     path = Path(path)
     found = [Path(p) for p in glob.glob(glob.escape(str(path)) + "*.bak")]
+    found += [b.path for b in automatic_backups(folder_of(path))]
     return sorted((p for p in found if p.is_file()), key=lambda p: p.stat().st_mtime_ns,
                   reverse=True)
 
@@ -358,6 +362,41 @@ def restore_backup(path: Path, backup: Path) -> Path | None:
     return aside
 
 
+def salvage_into(path: Path, backup: Path | None) -> tuple[Path | None, SalvageReport]:
+    """Keep the damaged file aside and build a new sessions.db from what it still holds,
+    merged with ``backup`` (``core.store.salvage``).
+
+    Args:
+        path: the damaged sessions.db (no connection may be open on it).
+        backup: the newest sound backup, or None.
+
+    Returns:
+        ``(where the damaged file now is, what the new file holds)``.
+
+    Raises:
+        SalvageError: nothing could be read or written; the damaged file is put
+            back at ``path``, as it was.
+        CannotOpen: the damaged file could not be moved aside (nothing was changed).
+    """
+    path = Path(path)
+    aside = set_aside(path, "corrupt")
+    if aside is None:
+        raise SalvageError(f"There is no {path.name} to salvage.")
+    try:
+        return aside, salvage(aside, path, backup)
+    except BaseException:
+        _put_back(aside, path)
+        raise
+
+
+def _put_back(aside: Path, path: Path) -> None:
+    """Move a file :func:`set_aside` moved back to ``path`` (with its -wal / -shm)."""
+    for suffix in ("", *SIDECARS):
+        src = Path(f"{aside}{suffix}")
+        if os.path.lexists(src) and not os.path.lexists(f"{path}{suffix}"):
+            os.replace(src, Path(f"{path}{suffix}"))
+
+
 # --- a file deleted or replaced under Parley -------------------------------------
 
 
@@ -405,6 +444,7 @@ __all__ = [
     "mark_running",
     "rescue_copy",
     "restore_backup",
+    "salvage_into",
     "set_aside",
     "start_fresh",
 ]

@@ -261,7 +261,7 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     window.show()
     window.start_after_first_paint()
     if instance is not None:
-        instance.activated.connect(lambda: _bring_to_front(window))
+        instance.activated.connect(lambda: _bring_to_front(_current(window)))
     QTimer.singleShot(0, lambda: log.info("Parley %s starting (home: %s)", version(), folder))
     with loop:
         loop.run_forever()
@@ -269,6 +269,13 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
         instance.release()
     log.info("Parley closed")
     return 0
+
+
+def _current(window: Any) -> Any:
+    """The window in use: ``window``, or the one that took its place after a recovery."""
+    while getattr(window, "successor", None) is not None:
+        window = window.successor
+    return window
 
 
 def _bring_to_front(window: Any) -> None:

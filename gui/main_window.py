@@ -103,6 +103,10 @@ class MainWindow(QMainWindow, WindowCommands):
         self.search_popup: SearchPopup | None = None
         self.setup_panel: SetupPanel | None = None
         self.recovery_page: Any = None
+        self.backups: Any = None  # core.backup_schedule.BackupScheduler, set by start
+        self.successor: Any = None  # the window that took this one's place after a recovery
+        self.pending_notice: str | None = None  # told once the chats show (after a recovery)
+        self._recovering = False  # sessions.db is damaged: the recovery page is (being) shown
         self.previous_run: Any = None
         self.ready = False
         self.qactions: dict[str, Any] = {}
@@ -231,22 +235,26 @@ class MainWindow(QMainWindow, WindowCommands):
         from core import paths
         from core.store.async_store import AsyncStore
         from core.store.damage import DamagedWhileOpen
-        from core.store.errors import DatabaseCorrupt
+        from core.store.errors import DatabaseCorrupt, NotAParleyFile
         from gui.chat_controller import ChatController
 
         path = paths.db_path(self.home)
         try:
             self.store = await AsyncStore.open(path, self._upgrade_progress)
-        except DatabaseCorrupt as exc:
-            from gui.recovery_page import show_recovery
+        except (DatabaseCorrupt, NotAParleyFile) as exc:
+            from core.store.backups import automatic_backups, folder_of
+            from gui.recovery_page import AT_START, show_recovery
 
-            self.sidebar.show_status("")
-            await show_recovery(self, path, exc.message)
-            return
+            # Not even an SQLite header, but Parley backed it up: its first page is damaged.
+            if isinstance(exc, DatabaseCorrupt) or automatic_backups(folder_of(path)):
+                self.sidebar.show_status("")
+                self._recovering = True
+                await show_recovery(self, path, AT_START)
+                return
+            self._cannot_open(exc)
+            raise
         except ParleyError as exc:
-            self.loading_page.setText(exc.message)
-            self.loading_page.setWordWrap(True)
-            self.sidebar.show_status("")
+            self._cannot_open(exc)
             raise
         self.store.on_damaged = self._store_damaged
         try:
@@ -275,6 +283,7 @@ class MainWindow(QMainWindow, WindowCommands):
 
         self.compaction_marks = CompactionMarks(self.store, self.runner.hooks)
         self._start_cache_timer()
+        await self._start_backups()
         self.chat.attach(self.hub, self.runner)
         if self.hub.is_configured:
             await self.chat.enter()
@@ -282,6 +291,14 @@ class MainWindow(QMainWindow, WindowCommands):
             self.show_setup()
         self.probe("ready")
         self.ready = True
+        if self.pending_notice:
+            self.undo.notice(self.pending_notice, 15_000)
+            self.pending_notice = None
+
+    def _cannot_open(self, exc: ParleyError) -> None:
+        self.loading_page.setText(exc.message)
+        self.loading_page.setWordWrap(True)
+        self.sidebar.show_status("")
 
     async def _note_previous_run(self) -> None:
         """Record this run; tell the person what the last one left if it did not exit
@@ -301,6 +318,16 @@ class MainWindow(QMainWindow, WindowCommands):
         self.cache_timer = CacheTimer(self.runner, self.runner.compactor.compact,
                                       on_error=self._background_error)
         self.runner.hooks.on("cache:updated", self._cache_updated)
+
+    async def _start_backups(self) -> None:
+        """Automatic backups while the chats are open (``core.backup_schedule``)."""
+        from core.backup_schedule import BackupScheduler
+        from core.settings import Settings
+
+        self.backups = BackupScheduler(
+            self.store, on_damaged=self._store_damaged,
+            on_error=lambda exc: self.statusBar().showMessage(exc.message, 15_000))
+        await self.backups.start(Settings.of(self.store))
 
     def _background_error(self, exc: BaseException) -> None:
         if isinstance(exc, ParleyError):
@@ -373,26 +400,49 @@ class MainWindow(QMainWindow, WindowCommands):
 
     # -- problems ---------------------------------------------------------
     def _store_damaged(self) -> None:
-        """sessions.db was found damaged while open: writes have stopped; say so once."""
-        from core.store.damage import DamagedWhileOpen
+        """sessions.db was found damaged (writes have stopped): the recovery page, once."""
+        if not self._recovering:
+            from gui.recovery_page import on_damage
 
-        if self.store is not None:
-            self.show_problem(DamagedWhileOpen(self.store.path))
+            self.tasks.spawn(on_damage(self, at_start=not self.ready), name="damaged")
 
     async def _damaged_at_start(self, path: Path) -> None:
-        """The file was found damaged while the window was starting: close it and say
-        what to do (the next start checks it whole and offers the recovery page)."""
-        from core.store.errors import DatabaseCorrupt
+        """The file was found damaged while the window was starting: the recovery page."""
+        if not self._recovering:
+            from gui.recovery_page import on_damage
 
+            await on_damage(self, at_start=True)
+
+    async def close_store_for_recovery(self) -> None:
+        """Stop the runs and the backups and close the damaged store (``gui.recovery_page``).
+
+        Nothing more is written to it; what the chats showed as saved stays in it.
+        """
+        self._recovering = True
+        self._damage_told = True  # refusals still in flight go to the status bar only
+        if self.chat is not None and self.runner is not None:
+            for sid in list(self.chat.runs.active):
+                self.runner.cancel(sid)
+        if self.cache_timer is not None:
+            self.cache_timer.close()
+        if self.backups is not None:
+            await self.backups.close(final=False)
         store, self.store = self.store, None
+        for timer in self.findChildren(QTimer):  # drafts, titles…: nothing more to save
+            timer.stop()
+        self.composer_bar.setEnabled(False)
+        self.sidebar.hide()
         if store is not None:
             await store.close()
-        text = DatabaseCorrupt(path, found_while_open=True).message
-        self.loading_page.setText(f"{text}\n\nQuit Parley and start it again to do so.")
-        self.loading_page.setWordWrap(True)
-        self.stack.setCurrentWidget(self.loading_page)
-        self.sidebar.show_status("")
-        self._damage_told = True
+
+    def retire(self) -> None:
+        """Close this window for good after its successor took its place (a recovery)."""
+        self._closed = True
+        for timer in self.findChildren(QTimer):
+            timer.stop()
+        if self.hub is not None:
+            asyncio.ensure_future(self.hub.aclose())
+        self.close()
 
     def show_problem(self, error: ParleyError) -> None:
         """Show an error the person can act on (non-modal). A damaged file, or one
@@ -402,6 +452,9 @@ class MainWindow(QMainWindow, WindowCommands):
         from core.store.errors import DatabaseCorrupt
         from core.store.faults import SAVE_COPY_COMMAND, DatabaseMissing, DatabaseReplaced
 
+        if self._recovering:  # the recovery page says what happened and what to do
+            log.info("after the damage: %s", error.message)
+            return
         if self.chat is not None and self.chat.save_status.absorb(error):
             return  # disk full, file locked…: told in the one bar above the composer
         if isinstance(error, DatabaseMissing | DatabaseReplaced):
@@ -458,7 +511,19 @@ class MainWindow(QMainWindow, WindowCommands):
                 await self.hub.aclose()
             if self.store is not None:
                 await self.store.close()
+            await self._final_backup()
         return True
+
+    async def _final_backup(self) -> None:
+        """At quit: a last automatic backup if anything changed since the previous one."""
+        if self.backups is None:
+            return
+        if self.backups.changed():
+            self.statusBar().showMessage("Backing up your chats…")
+        try:
+            await self.backups.close()
+        except Exception:  # a backup must never stop Parley from closing
+            log.exception("the backup at quit failed")
 
     async def _rescue_if_moved(self) -> bool:
         """Save the geometry: a write, refused when sessions.db moved while open; then

@@ -1,123 +1,269 @@
-"""What the window shows when sessions.db is damaged: two ways on, nothing overwritten.
+"""The one page the window shows when sessions.db is damaged — at start or while in use.
 
-"Open the latest backup" copies the newest readable backup into place
-(``core.recovery.restore_backup``); "Start a new file" lets Parley create an
-empty one (``core.recovery.start_fresh``). Both first move the damaged file
-aside as ``sessions.db.corrupt-<timestamp>``; neither writes over it.
+It offers three ways on (``core.recovery``), each in one click:
+
+* restore a backup — each backup is listed with when it was made and how many
+  turns and chats it holds (``core.store.backups.list_backups``);
+* salvage what can still be read from the damaged file, merged with the newest
+  backup (``core.recovery.salvage_into``);
+* start a new file.
+
+Every one first keeps the damaged file aside as ``sessions.db.corrupt-<date>``;
+none writes over it. Damage met while the window starts or runs
+(:func:`on_damage`) first closes the store (runs stopped, nothing more
+written), then shows this page. After the choice the chats open again: in the
+same window when nothing was built yet, else in a new window that takes this
+one's place (:func:`reopen`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
-from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
-Recover = Callable[[Path | None], Awaitable[None]]
+from core.errors import ParleyError
+
+log = logging.getLogger(__name__)
+
+Kind = Literal["backup", "salvage", "fresh"]
+Recover = Callable[[Kind, Any], Awaitable[None]]
+#: Backups listed on the page (the newest; older ones stay in the folder).
+SHOWN = 12
+
+AT_START = ("sessions.db is damaged: part of it can no longer be read. Parley did not change "
+            "it.")
+WHILE_RUNNING = ("sessions.db was found damaged while Parley was using it: part of it can no "
+                 "longer be read. Parley stopped saving to it then, so nothing more was written "
+                 "over the damage.")
+KEPT_NOTE = ("Whichever you choose, the damaged file is kept beside it (renamed "
+             "“sessions.db.corrupt-<date>”); nothing is written over it.")
+
+
+def backup_line(b: Any) -> str:
+    """How a backup is listed: "today 14:05 — 28 turns in 3 chats (before an upgrade)"."""
+    from core.store.backups import age_text
+
+    what = (f"{b.turns} turns in {b.chats} chats" if b.turns is not None
+            else "cannot be read")
+    kind = "" if b.automatic else " (copy taken before an upgrade)"
+    return f"{age_text(b.made_at)} — {what}{kind}"
 
 
 class RecoveryPage(QWidget):
     """The damaged-file page.
 
     Args:
-        message: the ``DatabaseCorrupt`` error's text.
-        backup: the newest usable backup (``core.recovery.latest_backup``), or None.
-        recover: called with the backup to restore, or None to start a new file.
+        message: what happened (:data:`AT_START` or :data:`WHILE_RUNNING` words).
+        found: the backups (``core.store.backups.Backup``), newest first, counted.
+        recover: called with ("backup", Backup), ("salvage", Backup | None) or
+            ("fresh", None); the page shows its errors and enables the buttons again.
         spawn: runs a coroutine (the window's ``TaskSet.spawn``).
+
+    Attributes:
+        restore_buttons: one "Restore" button per listed backup, newest first.
+        salvage_button, fresh_button: the other two ways.
+        status: what is being done, or why it failed.
     """
 
-    def __init__(self, message: str, backup: Path | None, recover: Recover,
+    def __init__(self, message: str, found: list[Any], recover: Recover,
                  spawn: Callable[..., object]) -> None:
         super().__init__()
         self.setObjectName("RecoveryPage")
         self.setAccessibleName("Damaged chats file")
+        self._recover, self._spawn = recover, spawn
         text = QLabel(message, self)
+        text.setObjectName("RecoveryMessage")
         text.setWordWrap(True)
         text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        note = QLabel("Whichever you choose, the damaged file is kept beside it (renamed "
-                      "“….corrupt-<date>”); nothing is written over it.", self)
+        self.message = text
+        note = QLabel(KEPT_NOTE, self)
         note.setWordWrap(True)
-        self.backup_button = QPushButton(self)
-        self.backup_button.setAccessibleName("Open the latest backup")
-        if backup is not None:
-            when = datetime.fromtimestamp(backup.stat().st_mtime).strftime("%d %b %Y %H:%M")
-            self.backup_button.setText(f"Open the latest backup ({backup.name}, {when})")
-        else:
-            self.backup_button.setText("Open the latest backup (none found)")
-            self.backup_button.setEnabled(False)
+
+        readable = [b for b in found if b.turns is not None]
+        newest = readable[0] if readable else None
+        self.restore_buttons: list[QPushButton] = []
+        listing = QWidget(self)
+        rows = QVBoxLayout(listing)
+        rows.setContentsMargins(0, 0, 0, 0)
+        if not found:
+            rows.addWidget(QLabel("No backups found. Parley makes one at most every 30 "
+                                  "minutes while you use it, and when you quit.", listing))
+        for b in found[:SHOWN]:
+            row = QHBoxLayout()
+            label = QLabel(backup_line(b), listing)
+            label.setToolTip(str(b.path))
+            button = QPushButton("Restore", listing)
+            button.setAccessibleName(f"Restore the backup of {backup_line(b)}")
+            button.setEnabled(b.turns is not None)
+            button.clicked.connect(lambda _=False, b=b: self._go("backup", b))
+            self.restore_buttons.append(button)
+            row.addWidget(label, 1)
+            row.addWidget(button)
+            rows.addLayout(row)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(listing)
+        scroll.setMaximumHeight(260)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+
+        merged = f", merged with the backup of {backup_line(newest)}" if newest else ""
+        self.salvage_button = QPushButton("Salvage what can still be read", self)
+        self.salvage_button.setAccessibleName("Salvage the damaged file")
+        salvage_note = QLabel(f"Reads every message SQLite can still read from the damaged "
+                              f"file{merged}; the backup fills in what was lost.", self)
+        salvage_note.setWordWrap(True)
+        self.salvage_button.clicked.connect(lambda: self._go("salvage", newest))
         self.fresh_button = QPushButton("Start a new file", self)
         self.fresh_button.setAccessibleName("Start a new file")
-        self.backup_button.clicked.connect(lambda: self._go(spawn, recover, backup))
-        self.fresh_button.clicked.connect(lambda: self._go(spawn, recover, None))
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(self.backup_button)
-        buttons.addWidget(self.fresh_button)
-        buttons.addStretch(1)
+        self.fresh_button.clicked.connect(lambda: self._go("fresh", None))
+        self.status = QLabel("", self)
+        self.status.setObjectName("RecoveryStatus")
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
         col = QVBoxLayout(self)
-        col.setContentsMargins(60, 40, 60, 40)
+        col.setContentsMargins(60, 30, 60, 30)
         col.addStretch(1)
         col.addWidget(text)
         col.addWidget(note)
         col.addSpacing(12)
-        col.addLayout(buttons)
+        col.addWidget(QLabel("<b>Restore a backup</b>", self))
+        col.addWidget(scroll)
+        col.addSpacing(8)
+        col.addWidget(QLabel("<b>Or</b>", self))
+        salvage_row = QHBoxLayout()
+        salvage_row.addWidget(salvage_note, 1)
+        salvage_row.addWidget(self.salvage_button)
+        col.addLayout(salvage_row)
+        fresh_row = QHBoxLayout()
+        fresh_row.addWidget(QLabel("Start again with no chats.", self), 1)
+        fresh_row.addWidget(self.fresh_button)
+        col.addLayout(fresh_row)
+        col.addWidget(self.status)
         col.addStretch(2)
 
-    def _go(self, spawn: Callable[..., object], recover: Recover, backup: Path | None) -> None:
-        self.backup_button.setEnabled(False)
-        self.fresh_button.setEnabled(False)
-        spawn(recover(backup), name="recover")
+    def _buttons(self) -> list[QPushButton]:
+        return [*self.restore_buttons, self.salvage_button, self.fresh_button]
+
+    def _go(self, kind: Kind, arg: Any) -> None:
+        for button in self._buttons():
+            button.setEnabled(False)
+        self.status.setText({"backup": "Restoring the backup…",
+                             "salvage": "Salvaging… (about a minute per GB)",
+                             "fresh": "Starting a new file…"}[kind])
+        self._spawn(self._run(kind, arg), name="recover")
+
+    async def _run(self, kind: Kind, arg: Any) -> None:
+        try:
+            await self._recover(kind, arg)
+        except ParleyError as exc:
+            self.status.setText(exc.message)
+            for button in self._buttons():
+                button.setEnabled(button is not self.salvage_button or kind != "salvage")
 
 
 async def show_recovery(window: Any, path: Path, message: str) -> RecoveryPage:
-    """Show the damaged-file page in ``window``; a choice recovers, then starts again.
+    """Show the damaged-file page in ``window``; a choice recovers, then opens the chats.
 
     Args:
-        window: the main window (its ``stack``, ``tasks``, ``start``, ``undo``).
-        path: the damaged sessions.db.
-        message: the ``DatabaseCorrupt`` text.
+        window: the main window (``stack``, ``tasks``, ``start``, ``undo``, ``chat``).
+        path: the damaged sessions.db (no connection open on it).
+        message: what happened (:data:`AT_START` / :data:`WHILE_RUNNING`).
     """
-    backup = await find_backup(path)
+    from core.store.backups import list_backups
 
-    async def chosen(backup: Path | None) -> None:
-        aside = await recover(path, backup)
+    found = await asyncio.to_thread(list_backups, path)
+
+    async def chosen(kind: Kind, arg: Any) -> None:
+        aside, said = await recover(path, kind, arg)
+        if getattr(window, "chat", None) is not None:
+            reopen(window, said)
+            return
         page, window.recovery_page = window.recovery_page, None
         window.stack.setCurrentWidget(window.loading_page)
         if page is not None:
             window.stack.removeWidget(page)
             page.deleteLater()
         await window.start()
-        if aside is not None:
-            window.undo.notice(f"The damaged file was kept as {aside.name}.", 12_000)
+        window.undo.notice(said, 15_000)
 
-    page = RecoveryPage(message, backup, chosen, window.tasks.spawn)
+    page = RecoveryPage(message, found, chosen, window.tasks.spawn)
     window.recovery_page = page
     window.stack.addWidget(page)
     window.stack.setCurrentWidget(page)
+    window.sidebar.show_status("")
     return page
 
 
-async def find_backup(path: Path) -> Path | None:
-    """The newest readable backup of ``path`` (checked off the GUI thread), or None."""
-    from core.recovery import latest_backup
-
-    return await asyncio.to_thread(latest_backup, path)
-
-
-async def recover(path: Path, backup: Path | None) -> Path | None:
-    """Restore ``backup`` to ``path`` (None: start a new file); returns where the
-    damaged file went.
+async def recover(path: Path, kind: Kind, arg: Any) -> tuple[Path | None, str]:
+    """Do the chosen recovery off the GUI thread; return (where the damaged file went,
+    what to tell the person).
 
     Raises:
         DatabaseCorrupt: the backup is damaged too (nothing was changed).
+        SalvageError: nothing could be salvaged (the damaged file is back in place).
         CannotOpen: a file could not be moved or written.
     """
-    from core.recovery import restore_backup, start_fresh
+    from core import recovery
 
-    if backup is not None:
-        return await asyncio.to_thread(restore_backup, path, backup)
-    return await asyncio.to_thread(start_fresh, path)
+    if kind == "backup":
+        aside = await asyncio.to_thread(recovery.restore_backup, path, arg.path)
+        said = f"The backup of {backup_line(arg)} was restored."
+    elif kind == "salvage":
+        aside, report = await asyncio.to_thread(recovery.salvage_into, path,
+                                                arg.path if arg is not None else None)
+        filled = (f", {report.from_backup} of them filled in from the backup"
+                  if report.backup is not None else "")
+        said = f"Salvaged {report.turns} messages in {report.chats} chats{filled}."
+    else:
+        aside = await asyncio.to_thread(recovery.start_fresh, path)
+        said = "A new, empty file was started."
+    if aside is not None:
+        said += f" The damaged file was kept as {aside.name}."
+    return aside, said
+
+
+def reopen(window: Any, notice: str) -> Any:
+    """Open the chats in a new window that takes ``window``'s place, then close it.
+
+    Used after a recovery in a window that had already built its chat view (its
+    controller holds the old store). Returns the new window (also
+    ``window.successor``).
+    """
+    from gui.main_window import MainWindow
+
+    new = MainWindow(home=window.home, probe=None, env=window.env)
+    new.setGeometry(window.geometry())
+    new.pending_notice = notice
+    window.successor = new
+    new.show()
+    new.start_after_first_paint()
+    window.retire()
+    return new
+
+
+async def on_damage(window: Any, *, at_start: bool) -> None:
+    """sessions.db met damage while the window started or ran: stop, close it, offer the page.
+
+    Runs are stopped (what they had saved stays), the backups stop (none of a
+    damaged file is kept), the store is closed; then the page shows, with the
+    words for when it was found.
+    """
+    path = window.store.path if window.store is not None else None
+    await window.close_store_for_recovery()
+    if path is None:
+        return
+    await show_recovery(window, path, AT_START if at_start else WHILE_RUNNING)

@@ -230,6 +230,7 @@ class SettingsDialog(QDialog):
         self.providers = ProvidersPage(self)
         builders: dict[str, Callable[[], QWidget]] = {
             "Providers": lambda: self.providers,
+            "Backups": self._backups_page,
             "Keyboard": self._keyboard_page,
             "Experimental": lambda: self._generated_page("Experimental", EXPERIMENTAL_INTRO),
         }
@@ -279,6 +280,19 @@ class SettingsDialog(QDialog):
             editor.show_value(s.default)
             self.editors[s.key] = editor
             layout.addWidget(editor)
+
+    def _backups_page(self) -> QWidget:
+        """Where the backups are and when the last was made, then the ``backups.*`` fields."""
+        from gui.settings_backups import BackupsInfo
+
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        self.backups_info = BackupsInfo(self.store.path, getattr(self.parentWidget(), "backups",
+                                                                 None), self.tasks, page)
+        lay.addWidget(self.backups_info)
+        self.add_fields("Backups", lay, page)
+        lay.addStretch(1)
+        return page
 
     def _keyboard_page(self) -> QWidget:
         from gui.keymap_editor import KeymapEditor

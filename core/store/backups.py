@@ -55,7 +55,7 @@ STEP_PAUSE_S = 0.002
 KEEP_RECENT = 3
 KEEP_DAYS = 7
 KEEP_WEEKS = 4
-_NAME = re.compile(r"^sessions-(\d{8}-\d{6})(?:-\d+)?\.db$")
+_NAME = re.compile(r"^sessions-(\d{8}-\d{6})(?:-(\d+))?\.db$")
 _STAMP = "%Y%m%d-%H%M%S"
 
 
@@ -240,7 +240,13 @@ def automatic_backups(folder: Path) -> list[Backup]:
                 st = entry.stat()
                 path = Path(entry.path)
                 found.append(Backup(path, _made_at(path, st.st_mtime), st.st_size, True))
-    return sorted(found, key=lambda b: (b.made_at, b.path.name), reverse=True)
+    return sorted(found, key=lambda b: (b.made_at, _nth(b.path)), reverse=True)
+
+
+def _nth(path: Path) -> int:
+    """0 for ``sessions-<time>.db``, n for ``sessions-<time>-<n>.db`` (same second, later)."""
+    m = _NAME.match(path.name)
+    return int(m.group(2)) if m and m.group(2) else 0
 
 
 def upgrade_backups(db: Path) -> list[Backup]:

@@ -148,7 +148,9 @@ class DatabaseCorrupt(StoreError):
 
     def __init__(self, path: Path, *, found_while_open: bool = False) -> None:
         path = Path(path)
-        baks = sorted(p.name for p in path.parent.glob(glob.escape(path.name) + "*.bak"))
+        baks = sorted((p.name for p in path.parent.glob("backups/sessions-*.db")), reverse=True)
+        baks = [f"backups/{b}" for b in baks] or sorted(
+            p.name for p in path.parent.glob(glob.escape(path.name) + "*.bak"))
         restore = (
             f"Restore it from a backup (such as {baks[0]} beside it)"
             if baks else "Restore it from a backup if you have one"

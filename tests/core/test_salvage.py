@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from core.content import TextBlock, Turn
 from core.recovery import set_aside
 from core.store import Store
@@ -82,3 +84,35 @@ def test_turns_of_a_chat_whose_row_was_lost_come_back_as_a_recovered_chat(
         chat = store.get_session(sid)
         assert chat.title == S.RECOVERED_TITLE
         assert len(store.get_turns(sid)) == 20
+
+
+def test_a_salvage_that_reads_nothing_puts_the_damaged_file_back(tmp_path: Path) -> None:
+    from core.recovery import salvage_into
+
+    db = tmp_path / "sessions.db"
+    with Store.open(db) as store:
+        _chat(store, "gone", 10)
+    overwrite_pages(db, [1])  # the header and the list of tables
+    damaged = db.read_bytes()
+    try:
+        salvage_into(db, None)
+    except S.SalvageError as exc:
+        assert "could not read" in exc.message or "cannot open" in exc.message
+    else:
+        raise AssertionError("a file without its first page salvaged")
+    assert db.read_bytes() == damaged  # back where it was, as it was
+    assert not [p for p in tmp_path.iterdir() if ".corrupt-" in p.name]
+
+
+def test_the_shells_recover_is_used_where_it_works(tmp_path: Path) -> None:
+    if not S.cli_recovers():
+        pytest.skip("this sqlite3 shell's .recover does not work (no sqlite_dbpage)")
+    db = tmp_path / "sessions.db"
+    with Store.open(db) as store:
+        sid = _chat(store, "shell", 120)
+    overwrite_pages(db, pages_of(db, "turns")[3:5])
+    aside = set_aside(db)
+    assert aside is not None
+    S.salvage(aside, db)
+    with Store.open(db) as store:
+        assert 100 < len(store.get_turns(sid)) < 120

@@ -1,22 +1,29 @@
-"""The window when sessions.db turns out damaged while it is open (core.store.damage)."""
+"""The window when sessions.db is damaged: one recovery page, at start or while in use.
+
+Real files throughout: the damage is garbage written over pages through a file
+handle of its own (as ``dd conv=notrunc`` does), the backups are the window's
+own automatic ones, salvage reads the damaged file with SQLite.
+"""
 
 from __future__ import annotations
 
-import hashlib
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 
 from core import paths
 from core.content import TextBlock, Turn
 from core.store import Store
 from core.store.errors import DatabaseCorrupt
 from gui import dialogs
-from tests.core.damaged import damage_search_index
+from gui.recovery_page import AT_START, WHILE_RUNNING
+from tests.core.damaged import damage_search_index, overwrite_pages, pages_of
 
-pytestmark = pytest.mark.timeout(60)
-PAGE = 4096
+pytestmark = pytest.mark.timeout(90)
+LEFT = Qt.MouseButton.LeftButton
 
 
 @pytest.fixture
@@ -27,17 +34,48 @@ def dialogs_shown(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return shown
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _set_up_then_closed(driver: Any, home: Path) -> Path:
     """A home past first-run set-up, its window closed; returns its sessions.db."""
     driver.close(driver.configured())
     return paths.db_path(home)
 
 
-def test_damage_found_while_open_is_told_once_and_nothing_more_is_written(
+def _long_chat(path: Path, n: int = 300, title: str = "Long chat") -> str:
+    with Store.open(path) as store:
+        chat = store.create_session(title=title)
+        for i in range(n):
+            role = "user" if i % 2 == 0 else "assistant"
+            store.append_turn(chat.id, Turn(role, [TextBlock(f"turn {i} " + "x" * 500)]))
+        store.set_state("session.last", chat.id)  # reopened at start
+        return chat.id
+
+
+def _all_turns(path: Path) -> dict[str, list[Turn]]:
+    with Store.open(path) as store:
+        return {s.id: store.get_turns(s.id) for s in store.list_sessions(include_archived=True)}
+
+
+def _start(driver: Any, home: Path) -> Any:
+    from gui.main_window import MainWindow
+
+    w = MainWindow(home=home, env={})
+    driver.windows.append(w)
+    w.show()
+    w.start_after_first_paint()
+    return w
+
+
+def _successor(driver: Any, w: Any) -> Any:
+    """The window that took ``w``'s place after a recovery, once ready."""
+    driver.until(lambda: w.successor is not None, 30)
+    new = w.successor
+    driver.windows.remove(w)
+    driver.windows.append(new)
+    driver.until(lambda: new.ready and new.tasks.pending == 0, 40)
+    return new
+
+
+def test_damage_found_while_open_goes_straight_to_the_recovery_page(
     driver: Any, home: Path, dialogs_shown: list[str]
 ) -> None:
     path = _set_up_then_closed(driver, home)
@@ -51,48 +89,98 @@ def test_damage_found_while_open_is_told_once_and_nothing_more_is_written(
     w = driver.open()
     with pytest.raises(DatabaseCorrupt):
         driver.run(w.store.search("word7"))  # what the search panel runs
-    driver.until(lambda: dialogs_shown)
-    assert "stopped saving" in dialogs_shown[0] and "start it again" in dialogs_shown[0]
-    before = _digest(path)
-
-    w.open_session(sound)
-    driver.until(lambda: w.session_id == sound and w.tasks.pending == 0)
-    driver.send("one more message")  # the draft save and the send are both refused
-    driver.until(lambda: w.tasks.pending == 0)
-    driver.until(lambda: "Not saved" in w.statusBar().currentMessage())
-    assert _digest(path) == before
-    assert len(dialogs_shown) == 1  # said once, not at every refused write
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 20)
+    assert w.recovery_page.message.text() == WHILE_RUNNING
+    assert w.store is None and not w.composer_bar.isEnabled()  # nothing more is written
+    assert dialogs_shown == []  # the page says it, once
 
 
-def test_damage_met_while_starting_says_what_to_do_then_recovery_is_offered(
+def test_pages_overwritten_while_open_are_caught_before_the_next_save_and_recovered(
     driver: Any, home: Path, dialogs_shown: list[str]
 ) -> None:
     path = _set_up_then_closed(driver, home)
+    _long_chat(path, 200)
+    w = driver.open()
+    made = driver.run(w.backups.backup_now(), timeout=20)  # the automatic backup's way
+    assert made is not None and made.turns == 200
+    time.sleep(0.02)  # file times tick every few ms
+    overwrite_pages(path, pages_of(path, "turns")[20:26])  # another program, in place
+
+    driver.send("typed after the damage")
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 20)
+    page = w.recovery_page
+    assert page.message.text() == WHILE_RUNNING and dialogs_shown == []
+    for name in (path.name, path.name + "-wal"):  # the message was never saved
+        assert b"typed after the damage" not in (path.parent / name).read_bytes() \
+            if (path.parent / name).exists() else True
+
+    driver.qtbot.mouseClick(page.salvage_button, LEFT)  # salvage, merged with the backup
+    new = _successor(driver, w)
+    assert "Salvaged 200 messages in 1 chats" in new.toast.message
+    turns = driver.run(new.store.get_turns(made_chat(new, driver)))
+    assert [t.text().split()[:2] for t in turns] == [["turn", str(i)] for i in range(200)]
+    aside = [p for p in home.iterdir()
+             if ".corrupt-" in p.name and not p.name.endswith(("-wal", "-shm"))]
+    assert len(aside) == 1  # the damaged file is kept
+
+
+def made_chat(w: Any, driver: Any) -> str:
+    sessions = driver.run(w.store.list_sessions())
+    return next(s.id for s in sessions if s.title == "Long chat")
+
+
+def test_a_file_damaged_while_closed_reaches_the_page_on_the_first_start(
+    driver: Any, home: Path, dialogs_shown: list[str]
+) -> None:
+    path = _set_up_then_closed(driver, home)
+    sid = _long_chat(path)
+    overwrite_pages(path, pages_of(path, "turns")[-8:])  # the chat reopened at start
+
+    w = _start(driver, home)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
+    page = w.recovery_page
+    assert page.message.text() == AT_START
+    assert "while Parley was using it" not in page.message.text()
+    assert path.exists() and dialogs_shown == []  # nothing moved until the person chooses
+    assert page.salvage_button.isEnabled() and page.fresh_button.isEnabled()
+    # The only backup is the one made when set-up was quit: before the chat existed.
+    assert ["0 turns in 0 chats" in b.accessibleName() for b in page.restore_buttons] == [True]
+
+    driver.qtbot.mouseClick(page.salvage_button, LEFT)
+    new = _successor(driver, w)
+    kept = driver.run(new.store.get_turns(sid))
+    assert 230 < len(kept) < 300  # what was on the damaged pages is lost, the rest is back
+    assert all(t.text().startswith(f"turn {t.text().split()[1]} ") for t in kept)
+
+
+@pytest.mark.parametrize("where", ["turns", "first page"])
+def test_a_backup_made_while_in_use_restores_every_turn_in_one_click(
+    driver: Any, home: Path, dialogs_shown: list[str], where: str
+) -> None:
+    w = driver.configured()
+    for text in ("first question", "second question", "third question"):
+        driver.send(text, wait=True)
+    path = w.store.path
+    driver.close(w)  # quitting makes a backup (something changed since the last)
+    before = _all_turns(path)
+    assert sum(len(t) for t in before.values()) == 6
+
+    (sid,) = before
     with Store.open(path) as store:
-        long_chat = store.create_session(title="Long chat")
-        for i in range(300):
-            store.append_turn(long_chat.id, Turn("user", [TextBlock(f"turn {i} " + "x" * 500)]))
-        store.set_state("session.last", long_chat.id)  # reopened at start
-    data = bytearray(path.read_bytes())
-    for start in range(len(data) - 30 * PAGE, len(data), PAGE):
-        data[start : start + PAGE] = b"\x5a" * PAGE
-    path.write_bytes(bytes(data))
+        store.set_state("session.last", sid)
+    # The chat reopened at start; or the header (not even SQLite any more).
+    overwrite_pages(path, pages_of(path, "turns") if where == "turns" else [1])
+    w = _start(driver, home)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
+    page = w.recovery_page
+    assert page.restore_buttons and page.restore_buttons[0].isEnabled()
+    assert "6 turns in 1 chats" in page.restore_buttons[0].accessibleName()
 
-    from gui.main_window import MainWindow
-
-    w = MainWindow(home=home, env={})
-    driver.windows.append(w)
-    w.show()
-    w.start_after_first_paint()
-    driver.until(lambda: "start it again" in w.loading_page.text() and w.tasks.pending == 0)
-    assert w.stack.currentWidget() is w.loading_page and w.store is None
-    assert "found damaged while Parley was using it" in w.loading_page.text()
-    assert len(dialogs_shown) <= 1
-    driver.close(w)
-
-    again = MainWindow(home=home, env={})
-    driver.windows.append(again)
-    again.show()
-    again.start_after_first_paint()
-    driver.until(lambda: again.recovery_page is not None)  # restore a backup / start anew
-    assert path.exists()  # nothing moved until the person chooses
+    driver.qtbot.mouseClick(page.restore_buttons[0], LEFT)
+    if w.chat is not None:
+        w = _successor(driver, w)
+    else:
+        driver.until(lambda: w.ready and w.tasks.pending == 0, 30)
+    assert "was restored" in w.toast.message and "kept as" in w.toast.message
+    after = {s: driver.run(w.store.get_turns(s)) for s in before}
+    assert after == before  # every turn, equal

@@ -143,8 +143,10 @@ def test_a_damaged_file_offers_the_backup_or_a_new_file(driver, fake_provider, h
     driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 20)
     page = w.recovery_page
     assert "damaged" in page.findChild(type(w.loading_page)).text()
-    assert page.backup_button.isEnabled() and ".bak" in page.backup_button.text()
-    button = page.backup_button if choice == "backup" else page.fresh_button
+    newest = page.restore_buttons[0]  # the copy taken before an upgrade, with its counts
+    assert newest.isEnabled()
+    assert "0 turns in 1 chats (copy taken before an upgrade)" in newest.accessibleName()
+    button = newest if choice == "backup" else page.fresh_button
     driver.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     driver.until(lambda: w.ready and w.tasks.pending == 0, 20)
     titles = [s.title for s in driver.run(w.store.list_sessions())]
