@@ -14,17 +14,15 @@ Rules (shared/DESIGN.md, Compaction; README, Compaction):
   request would go to that provider anyway; a model it does not serve would
   only fail there).
 
-The list is read once per provider and kept for :data:`LIST_TTL_S` seconds
-per hub (one ``GET /v1/models`` for all the summaries and titles of that time).
+The list is the one the hub keeps (``ProviderHub.listed_ids``: read once
+per provider, e.g. before the chat's first request); it is asked for only
+when the hub has none.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import time
-import weakref
-from collections.abc import Callable
 from typing import Any
 
 from core.compaction_settings import KEY_MODEL, chosen_model_ref
@@ -34,14 +32,7 @@ from core.providers.model_ref import format_model_ref, parse_model_ref
 
 log = logging.getLogger(__name__)
 
-#: Seconds a provider's model list is reused before it is asked again.
-LIST_TTL_S = 600.0
-
 _DATED = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
-
-# hub -> {(provider id, base url): (monotonic seconds read, listed ids)}
-_LISTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str | None], tuple[float, tuple[str, ...]]]]
-_LISTS = weakref.WeakKeyDictionary()
 
 
 def is_cheap(kind: str, model_id: str) -> bool:
@@ -72,24 +63,17 @@ def cheap_candidates(kind: str, model_id: str) -> list[str]:
     return [m.id for m in known_models("openai") if m.id.endswith("-mini")]
 
 
-async def listed_models(
-    hub: Any, provider_id: str, *, clock: Callable[[], float] = time.monotonic
-) -> tuple[str, ...]:
-    """The model ids a provider lists, read at most once per :data:`LIST_TTL_S`.
+async def listed_models(hub: Any, provider_id: str) -> tuple[str, ...]:
+    """The model ids a provider lists: the hub's, else asked for now (and kept by the hub).
 
     Raises:
-        ProviderError: the list could not be read (nothing is cached then).
+        ProviderError: the list could not be read.
         UnknownProvider: the provider is not set up.
     """
-    config = hub.config(provider_id)
-    key = (provider_id, getattr(config, "base_url", None))
-    lists = _LISTS.setdefault(hub, {})
-    cached = lists.get(key)
-    if cached is not None and clock() - cached[0] < LIST_TTL_S:
-        return cached[1]
-    ids = tuple(m.id for m in await hub.list_models(provider_id))
-    lists[key] = (clock(), ids)
-    return ids
+    listed: tuple[str, ...] | None = hub.listed_ids(provider_id)
+    if listed is None:
+        listed = tuple(m.id for m in await hub.list_models(provider_id))
+    return listed
 
 
 def pick_listed(candidates: list[str], listed: tuple[str, ...]) -> str | None:

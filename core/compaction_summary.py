@@ -232,7 +232,9 @@ class Summarizer:
                 log.info("the cache-friendly summary was refused (%s)", summary.reason)
             except ProviderError as exc:
                 log.info("cache-friendly summary request failed, sending a separate one: %s", exc)
-        job = _Job(self, await summary_ref(), emit, usage, cached_try, refused)
+        ref = await summary_ref()
+        await self.hub.fetch_model_info(ref)  # its window and output limit, as the provider lists
+        job = _Job(self, ref, emit, usage, cached_try, refused)
         emit("compact:progress", stage="summarizing-separately")
         outcome = await self._at_once(plan, job, replaced)
         if outcome is None:

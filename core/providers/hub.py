@@ -101,6 +101,7 @@ class ProviderHub:
         # Limits the providers gave: {provider id: {model id: (window, output)}}.
         self._reported: dict[str, dict[str, tuple[int | None, int | None]]] = {}
         self._listed_at: dict[str, tuple[float, bool]] = {}  # id -> (when, it worked)
+        self._listed_ids: dict[str, tuple[str, ...]] = {}  # id -> the model ids it listed
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-keys")
 
     async def _in_keys_thread(self, fn: Any, *args: Any) -> Any:
@@ -326,6 +327,7 @@ class ProviderHub:
             models: its :meth:`list_models` result (or the same read back from a
                 cache); only limits whose source is ``provider`` are kept.
         """
+        self._listed_ids[provider_id] = tuple(m.id for m in models)
         known = self._reported.setdefault(provider_id, {})
         for m in models:
             window = m.context_window if m.window_source == "provider" else None
@@ -334,6 +336,11 @@ class ProviderHub:
                 known[m.id] = (window, output)
         self._listed_at[provider_id] = (time.monotonic(), True)
         self._share_limits(provider_id)
+
+    def listed_ids(self, provider_id: str) -> tuple[str, ...] | None:
+        """The model ids the provider last listed (:meth:`list_models`), or None when
+        it has not listed them since it was set up (no request is made)."""
+        return self._listed_ids.get(provider_id)
 
     def learn_limits(self, model_ref: str, window: int | None) -> None:
         """Remember a context window the provider named (e.g. when it refused a request
@@ -354,6 +361,7 @@ class ProviderHub:
         """Drop what a provider said of its models (its address or key changed)."""
         self._reported.pop(provider_id, None)
         self._listed_at.pop(provider_id, None)
+        self._listed_ids.pop(provider_id, None)
 
     def _share_limits(self, provider_id: str) -> None:
         """Give the provider's adapter, if built, the limits the hub knows."""

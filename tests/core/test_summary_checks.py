@@ -151,13 +151,19 @@ async def test_a_summary_cut_off_at_the_output_limit_is_not_kept(env, fake_provi
 # -- a chat larger than the summary model's window ---------------------------------
 
 
+@pytest.mark.parametrize("told_by", ["provider", "settings"])
 async def test_a_chat_larger_than_the_summarizers_window_is_summarized_in_parts(
-    env, fake_provider
+    env, fake_provider, told_by
 ):
     window, max_out = 8_192, 1_024  # a small local model's window
-    await env.settings(compaction__model=HAIKU,
-                       model_overrides={"claude-haiku-4-5": {"context_window": window,
-                                                             "max_output_tokens": max_out}})
+    await env.settings(compaction__model=HAIKU)
+    if told_by == "provider":  # its model list says so
+        fake_provider.anthropic_models = [{**m, "max_input_tokens": window, "max_tokens": max_out}
+                                          if m["id"] == "claude-haiku-4-5" else m
+                                          for m in fake_provider.anthropic_models]
+    else:  # Settings → Providers, model limits
+        await env.settings(model_overrides={"claude-haiku-4-5": {
+            "context_window": window, "max_output_tokens": max_out}})
     for i in range(20):  # ~15k tokens in all, ~750 each
         role = "user" if i % 2 == 0 else "assistant"
         words = " ".join(f"t{i}w{k}" for k in range(500))
