@@ -245,6 +245,7 @@ def test_compaction_card_is_collapsed_and_expands_to_the_replaced_turns(view, qt
     assert [n.key for n in view.model.rows] == ["s1", "n1", "n2"]
     card = view.list_view.layout_of(0).plain_text()
     assert "Summarized 2 turns · claude-haiku-4-5" in card
+    assert "originals kept" in card and "not kept" not in card
     click(qtbot, view, view.fold_point("s1", "card"))
     assert [n.key for n in view.model.rows] == ["s1", "o1", "o2", "n1", "n2"]
     assert "They talked about old things." in view.list_view.layout_of(0).plain_text()
@@ -257,6 +258,7 @@ def test_legacy_summary_is_a_card_without_turns(view, qtbot):
     view.set_turns([Turn("user", [CompactSummaryBlock("v3 summary", 7, legacy=True)], id="s"),
                     user("hello", "u1")])
     assert "Summarized 7 turns" in view.list_view.layout_of(0).plain_text()
+    assert "earlier turns not kept" in view.list_view.layout_of(0).plain_text()  # v3 deleted them
     click(qtbot, view, view.fold_point("s", "card"))
     assert [n.key for n in view.model.rows] == ["s", "u1"]
     assert "v3 summary" in view.list_view.layout_of(0).plain_text()

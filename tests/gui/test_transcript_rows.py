@@ -9,7 +9,8 @@ from core.content import (
     ToolUseBlock,
     Turn,
 )
-from gui.transcript.rows import Transcript
+from core.store.outline import Span
+from gui.transcript.rows import Transcript, card_count, merge_turns
 
 
 def t(role: str, tid: str, *blocks) -> Turn:
@@ -82,6 +83,50 @@ def test_legacy_and_dangling_summaries_are_cards_without_turns():
                      t("user", "u1")])
     assert keys(tr.visible_rows()) == ["v3", "gone", "u1"]
     assert tr.nodes["v3"].children is None and tr.nodes["gone"].children is None
+
+
+def span(sid: str, summary_seq: int, first: int, last: int, outer: str | None = None) -> Span:
+    n = last - first + 1
+    return Span(sid, summary_seq, first, last, n, n, outer)
+
+
+def test_a_card_whose_turns_are_not_read_sits_where_its_range_began():
+    # read: t2 … t4 and the summary (stored at 5) of a range t0 … t1 that was not read
+    turns = [t("user", "t2"), t("assistant", "t3"), t("user", "t4"), summary("s", "t0", "t1", 2)]
+    tr = Transcript(turns, seqs={"t2": 2, "t3": 3, "t4": 4, "s": 5},
+                    spans={"s": span("s", 5, 0, 1)})
+    assert keys(tr.visible_rows()) == ["s", "t2", "t3", "t4"]
+    card = tr.nodes["s"]
+    assert card.kind == "card" and card.children == [] and card.missing == 2
+    assert card_count(card) == 2
+    # without positions (the same turns as a plain list) the card had no range: "not kept"
+    assert Transcript(turns).nodes["s"].children is None
+
+
+def test_a_card_in_the_middle_and_its_nested_card_are_placed_by_their_spans():
+    spans = {"s2": span("s2", 9, 0, 6), "s1": span("s1", 3, 0, 2, outer="s2")}
+    seqs = {"t7": 7, "t8": 8, "s2": 9, "t10": 10}
+    turns = [t("user", "t7"), t("assistant", "t8"), summary("s2", "t0", "t6"), t("user", "t10")]
+    tr = Transcript(turns, seqs=seqs, spans=spans)
+    assert keys(tr.visible_rows()) == ["s2", "t7", "t8", "t10"]
+    assert tr.nodes["s2"].missing == 7
+    inside = [t("user", "t0"), t("assistant", "t1"), t("user", "t2"), summary("s1", "t0", "t2"),
+              t("assistant", "t4"), t("user", "t5"), t("assistant", "t6")]
+    more = {"t0": 0, "t1": 1, "t2": 2, "s1": 3, "t4": 4, "t5": 5, "t6": 6}
+    tr.nodes["s2"].expanded = True
+    merged = merge_turns(turns, inside, {**seqs, **more})
+    assert [x.id for x in merged] == [
+        "t0", "t1", "t2", "s1", "t4", "t5", "t6", "t7", "t8", "s2", "t10"]
+    full = Transcript(merged, previous=tr, seqs={**seqs, **more}, spans=spans)
+    assert keys(full.visible_rows()) == ["s2", "s1", "t4", "t5", "t6", "t7", "t8", "t10"]
+    assert full.nodes["s2"].missing == 0
+    assert keys(full.nodes["s1"].children) == ["t0", "t1", "t2"]
+
+
+def test_merging_keeps_a_turn_not_saved_yet_at_the_end():
+    held = [t("user", "t5"), t("assistant", "live")]
+    merged = merge_turns(held, [t("user", "t3"), t("user", "t5")], {"t3": 3, "t5": 5})
+    assert [x.id for x in merged] == ["t3", "t5", "live"]
 
 
 def test_appending_a_result_touches_its_tool_call():
