@@ -286,7 +286,7 @@ class ChatRuns:
                     self.w.transcript.set_save_mark(ev.user_turn.id, None)
                 self._remember(sid, ev.user_turn)
                 if current:  # sending brings the view to the message, however far up it was
-                    self.w.transcript.jump_to_latest()
+                    self.w.transcript.scroll_to_end()
             self._touch(sid)
             if current:
                 self.chat.update_meter()  # the message just saved counts at once
