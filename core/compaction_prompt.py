@@ -19,8 +19,9 @@ summaries are combined (:func:`merge_prompt`).
 
 The transcript is shortened in levels when it does not fit the summary
 model: level 0 caps each tool input / output at :data:`TOOL_CHARS`\\[0] characters,
-level 1 caps tool output harder and long texts too (head and tail kept); the
-caller then summarizes in parts (no turn is ever left out).
+level 1 caps tool output harder (head and tail kept). What the user and the
+assistant wrote is never clipped: a transcript that still does not fit is
+summarized in parts (no turn, and no word of one, is left out).
 """
 
 from __future__ import annotations
@@ -79,9 +80,8 @@ ANSWER_FORMAT = (
 
 SUMMARY_LABEL = "Summary of the earlier conversation:"
 
-#: Characters kept of each tool input / tool output / long text, per level.
+#: Characters kept of each tool input / tool output, per level (text is never clipped).
 TOOL_CHARS = (8_000, 1_000)
-TEXT_CHARS = (None, 6_000)
 LEVELS = len(TOOL_CHARS)
 
 
@@ -160,7 +160,7 @@ def render_turn(turn: Turn, level: int = 0) -> str:
     pieces: list[str] = []
     for b in turn.blocks:
         if isinstance(b, TextBlock):
-            pieces.append(_clip(b.text, TEXT_CHARS[level]))
+            pieces.append(b.text)
         elif isinstance(b, ToolUseBlock):
             pieces.append(_tool_use(b, level))
         elif isinstance(b, ToolResultBlock):

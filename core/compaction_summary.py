@@ -12,8 +12,9 @@ Order (shared/DESIGN.md, Compaction; README, Compaction):
    (:func:`core.compaction_wire.note_params`).
 2. **One separate request** to the summary model (the setting, else a cheap
    model the provider lists: ``core.cheap_models``): the turns as a
-   transcript in one user message; shortened once (level 1: tool output and
-   long text clipped) when it does not fit.
+   transcript in one user message; shortened once (level 1: tool input and
+   output clipped harder; what the user and the assistant wrote never is)
+   when it does not fit.
 3. **In parts** — when the transcript does not fit even shortened, or the
    answer so far was refused: the turns are cut into parts that fit
    (``core.compaction_parts``; no turn is left out), each part is summarized,

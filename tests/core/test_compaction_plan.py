@@ -124,6 +124,8 @@ def test_prompts_and_summary_extraction():
     prompt = transcript_prompt([call(1), result(1, "x" * 20_000)], level=1)
     assert "called tool `run`" in prompt and "characters left out" in prompt
     assert "did not fit" not in prompt and len(prompt) < 5_000
+    long_text = "word " * 4_000  # what people wrote is never clipped, at any level
+    assert long_text.strip() in transcript_prompt([u(long_text)], level=1)
 
 
 def _conversation(draw: st.DrawFn) -> list[Turn]:
