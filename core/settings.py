@@ -119,7 +119,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Give a new chat a title from its first message.", "Chat"),
     Setting("chat.title_model", "model", None, "Title model",
             "The model that names new chats (provider:model, or a model id of the chat's "
-            "provider); empty uses a cheap model of the chat's provider.", "Chat",
+            "provider); empty uses a cheap model the chat's provider lists (else the "
+            "chat's own).", "Chat",
             optional=True, bare_model=True),
     Setting("tools.max_rounds", "int", 8, "Tool rounds per message",
             "How many times the model may call tools (memory, skills, search) before it "
@@ -139,9 +140,10 @@ SETTINGS: tuple[Setting, ...] = (
             minimum=0, maximum=100, unit="turns"),
     Setting("compaction.model", "model", None, "Summary model",
             "The model that writes summaries (provider:model, or a model id of the chat's "
-            "provider); empty uses a cheap model of the chat's provider. While the chat is "
-            "still in the provider's prompt cache, the model that answered last writes the "
-            "summary instead, reading the chat from the cache (cheaper).", "Compaction",
+            "provider); it is always the one used when set. Empty: while the chat is still "
+            "in the provider's prompt cache, the model that answered last writes the "
+            "summary, reading the chat from the cache; otherwise a cheap model the chat's "
+            "provider lists (else the chat's own).", "Compaction",
             optional=True, bare_model=True),
     Setting("compaction.strategy", "choice", "summary", "Strategy",
             "How automatic compaction makes room: Summary replaces older turns with a "
