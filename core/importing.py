@@ -6,7 +6,8 @@ messages (a list, or an object with ``messages``) — as UTF-8 JSON of at most
 :data:`MAX_IMPORT_BYTES`. Anything else is refused with
 :class:`~core.convert.NotAConversation` (its ``reason`` says why) before
 anything is written: an empty file, a binary file, text that is not JSON,
-JSON of another shape, a conversation with no turns.
+JSON of another shape, a conversation with no turns, or one holding a message
+longer than any model can read (``core.text_limits``: :class:`ImportMessageTooLong`).
 
 The new session gets the data's title (or the one given, or "Imported chat"),
 its system prompt (or the space's when it has none), and new ids for every
@@ -40,6 +41,7 @@ from core.content import (
     DocumentBlock,
     ImageBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolResultPart,
     Turn,
@@ -49,6 +51,7 @@ from core.convert import NotAConversation, auto_detect_and_convert
 from core.convert.detect import ImportedConversation, SourceFormat
 from core.store.attachments import missing_data
 from core.store.models import Session
+from core.text_limits import max_text_chars, megabytes, text_chars
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +132,34 @@ def _convert(data: bytes | str) -> ImportedConversation:
         raise NotAConversation("its JSON is nested too deeply") from exc
     if not found.turns:
         raise NotAConversation("it holds no messages")
+    _check_texts(found.turns)
     return found
+
+
+class ImportMessageTooLong(NotAConversation):
+    """A message of the file is longer than any model can read (``core.text_limits``);
+    nothing was imported."""
+
+    def __init__(self, index: int, chars: int, limit: int) -> None:
+        reason = (f"message {index + 1} is {chars:,} characters long ({megabytes(chars)}), "
+                  f"more than any model can read (about {limit:,} characters)")
+        super().__init__(reason)
+        self.message = (f"This conversation cannot be imported: {reason}. Nothing was "
+                        "imported. Shorten that message (or save it as a file and attach it "
+                        "instead), then import again.")
+        self.args = (self.message,)
+        self.chars = chars
+        self.limit = limit
+
+
+def _check_texts(turns: list[Turn]) -> None:
+    """Refuse a conversation holding a message no model can read. Raises ImportMessageTooLong."""
+    limit = max_text_chars()
+    for i, turn in enumerate(turns):
+        chars = max(text_chars(turn.blocks),
+                    sum(len(b.thinking) for b in turn.blocks if isinstance(b, ThinkingBlock)))
+        if chars > limit:
+            raise ImportMessageTooLong(i, chars, limit)
 
 
 def _fresh_ids(turns: list[Turn]) -> list[Turn]:

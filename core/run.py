@@ -103,6 +103,7 @@ from core.run_events import (
     UserTurnSaving,
 )
 from core.save_queue import SaveQueue, SavesPending
+from core.text_limits import check_blocks
 from core.titles import first_line_title, first_reply_titles
 from core.tools.executor import ToolExecutor
 from core.tools.loop import (
@@ -289,9 +290,12 @@ class ChatRunner:
             system: the session's system prompt, if any.
 
         Raises:
+            TextTooLong: its text is longer than any model can read
+                (``core.text_limits``; for any model, known or not).
             MessageTooLong: the message with the system prompt is estimated at more
                 tokens than the model's context window (models the catalog knows).
         """
+        check_blocks(blocks)
         self._compaction.check_message(blocks, model_ref, system)
 
     async def send(

@@ -101,6 +101,7 @@ class ChatController:
         self.regen = ChatRegenerate(window, self)
         w = window
         w.composer.textChanged.connect(self._composer_changed)
+        w.composer.text_refused.connect(self._paste_refused)
         w.composer_bar.send_clicked.connect(self.runs.send_from_composer)
         w.composer_bar.stop_clicked.connect(self.runs.stop)
         w.sidebar.session_activated.connect(self.open_session)
@@ -486,6 +487,15 @@ class ChatController:
         self.runs.activity(self.session_id)
         self.drafts.typed(self.session_id, self.w.composer.text())
         self._draft_timer.start()
+
+    def _paste_refused(self, chars: int) -> None:
+        """A paste was refused: the message would be longer than any model can read."""
+        from core.text_limits import TextTooLong, max_text_chars
+
+        error = TextTooLong("With this paste, the message", chars, max_text_chars(),
+                            "The paste was not taken (nor kept as a draft); attach the text "
+                            "as a file instead, or paste the part you need.")
+        self.w.statusBar().showMessage(error.message, 15_000)
 
     def _save_draft_soon(self) -> None:
         self.w.tasks.spawn(self._stash_draft(), name="save-draft")

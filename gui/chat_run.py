@@ -18,6 +18,7 @@ from PySide6.QtCore import QTimer
 
 from core.content import Block, TextBlock, Turn, new_id, now_ms
 from core.errors import ParleyError
+from core.text_limits import check_blocks
 from gui.chat_attach import Taken
 
 if TYPE_CHECKING:
@@ -80,6 +81,11 @@ class ChatRuns:
         has_files = files.has_pending()
         if not (text.strip() or has_files):
             return True  # nothing to send
+        try:  # longer than any model reads: refused before the box is emptied
+            check_blocks([TextBlock(text)])
+        except ParleyError as exc:
+            self.w.statusBar().showMessage(exc.message, 15_000)
+            return True
         why = self.why_not_send(sid)
         if why is not None:  # keep the text and the files; say why
             self.w.statusBar().showMessage(why, 8_000)

@@ -40,9 +40,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.text_limits import max_text_chars
 from gui import actions, appearance
 from gui.actions import Action
 from gui.attach_tray import AttachTray
+from gui.long_text import has_long_run
 
 MAX_LINES = 12
 
@@ -139,10 +141,13 @@ class Composer(QPlainTextEdit):
     Signals:
         files_given(list): local file paths were dropped or pasted.
         image_given(QImage): an image (no text, no file) was dropped or pasted.
+        text_refused(int): a paste was refused: the text would be longer than any
+            model can read (``core.text_limits``); its length in characters.
     """
 
     files_given = Signal(list)
     image_given = Signal(QImage)
+    text_refused = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -167,7 +172,12 @@ class Composer(QPlainTextEdit):
 
     def set_text(self, text: str) -> None:
         """Replace the text and put the cursor at its end."""
+        long_run = has_long_run(text)
+        if long_run:  # the mode changes before a long line is laid out, and after one goes
+            self._wrap_for(text)
         self.setPlainText(text)
+        if not long_run:
+            self._wrap_for(text, replace=True)
         self.moveCursor(self.textCursor().MoveOperation.End)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt name)
@@ -188,8 +198,28 @@ class Composer(QPlainTextEdit):
             self.files_given.emit(files)
         elif image is not None:
             self.image_given.emit(image)
+        elif source.hasText():
+            text = source.text()
+            cursor = self.textCursor()
+            total = self.document().characterCount() - 1 - len(cursor.selectedText()) + len(text)
+            if total > max_text_chars():  # could never be sent: not taken (nor kept as a draft)
+                self.text_refused.emit(total)
+                return
+            self._wrap_for(text)
+            cursor.insertText(text)
+            self.ensureCursorVisible()
         else:
             super().insertFromMimeData(source)
+
+    def _wrap_for(self, text: str, *, replace: bool = False) -> None:
+        """Wrap anywhere while the text holds a very long unbroken run (word-boundary
+        wrapping lays such a line out in time that grows with its square: seconds
+        for a pasted 256 kB line); back to word wrapping for a text without one."""
+        mode = QTextOption.WrapMode
+        if has_long_run(text):
+            self.setWordWrapMode(mode.WrapAnywhere)
+        elif replace:
+            self.setWordWrapMode(mode.WrapAtWordBoundaryOrAnywhere)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802
         if carries_files(event.mimeData()):

@@ -5,6 +5,11 @@ Each chat's draft lives in memory while Parley runs and in the store's
 has no session yet), written a moment after typing stops and at every switch
 or close. An empty draft deletes the key.
 
+A draft longer than any model can read (``core.text_limits``) is never
+written: it could not be sent, and a 53 MB draft in sessions.db slowed every
+later start. The composer refuses a paste that would make one; a longer draft
+stored by an older Parley is cut to the limit when it is loaded.
+
 When sessions.db was deleted or replaced while open, the store refuses every
 write (``core.store.faults``), so drafts stay in memory only; the window then
 writes them into the copy it saves (:meth:`Drafts.save_into`, called by
@@ -14,8 +19,13 @@ writes them into the copy it saves (:meth:`Drafts.save_into`, called by
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 from typing import Any
+
+from core.text_limits import max_text_chars
+
+log = logging.getLogger(__name__)
 
 NEW = "new"
 
@@ -41,11 +51,20 @@ class Drafts:
         if session_id in self._texts:
             return self._texts[session_id]
         text = await self.store.get_state(draft_key(session_id), None)
-        return text if isinstance(text, str) else ""
+        if not isinstance(text, str):
+            return ""
+        limit = max_text_chars()
+        if len(text) > limit:  # stored by an older Parley: what could ever be sent
+            log.warning("draft of %s cut from %d to %d characters", session_id, len(text), limit)
+            text = text[:limit]
+        return text
 
     async def save(self, session_id: str | None) -> None:
         """Write a chat's draft to the store, if it was typed this run."""
         text = self._texts.get(session_id)
+        if text is not None and len(text) > max_text_chars():
+            log.warning("draft of %s not saved: %d characters", session_id, len(text))
+            return  # never stored: no model could read it (the composer said so)
         if text is not None:
             await self.store.set_state(draft_key(session_id), text or None)
 

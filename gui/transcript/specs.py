@@ -26,6 +26,7 @@ from core.content import (
     Turn,
     UnknownBlock,
 )
+from gui.long_text import breakable, folded_note, shown_text
 from gui.markdown import CodeBlock, parse_fence
 from gui.markdown_blocks import split_blocks_after
 from gui.transcript.pieces import (
@@ -159,17 +160,25 @@ class SpecBuilder:
                 out.append(Spec(caption, "caption"))
             if user and self._file_specs(out, node, i, block):
                 return
+            text, hidden = shown_text(block.text)  # huge texts and long lines: gui.long_text
             if user or block.recovered:
-                if block.text:
-                    out.append(Spec(cache.plain(block.text), "text", copy=True))
-                return
-            self._markdown_specs(out, node.key, i, block.text)
+                if text:
+                    out.append(Spec(cache.plain(text), "text", copy=True))
+            else:
+                self._markdown_specs(out, node.key, i, text)
+            if hidden:
+                note = self._muted(html.escape(folded_note(hidden)))
+                out.append(Spec(cache.line(("folded", hidden), note), "mark"))
         elif isinstance(block, ThinkingBlock):
             key = f"think:{i}"
             opened = key in node.open_folds
             out.append(Spec(self._fold_line(key, opened, "💭", "Thinking…", ""), "fold", key))
             if opened:
-                self._markdown_specs(out, node.key, i, block.thinking, body=True)
+                thinking, hidden = shown_text(block.thinking)
+                self._markdown_specs(out, node.key, i, thinking, body=True)
+                if hidden:
+                    note = self._muted(html.escape(folded_note(hidden)))
+                    out.append(Spec(self.cache.line(("folded", hidden), note), "mark"))
         elif isinstance(block, ToolUseBlock):
             self._tool_specs(out, node, block, tr.result_for(block.id), last)
         elif isinstance(block, ToolResultBlock):
@@ -239,7 +248,7 @@ class SpecBuilder:
         out.append(Spec(cache.code_head(label, block), "codehead", bar=body))
         lines = block.code.splitlines(keepends=True) or [""]
         for start in range(0, len(lines), CODE_GROUP):
-            part = "".join(lines[start : start + CODE_GROUP])
+            part = breakable("".join(lines[start : start + CODE_GROUP]))
             out.append(Spec(cache.code_lines(part, block.language), "code", bar=body,
                              copy=not body))
 

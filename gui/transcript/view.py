@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
+from gui.long_text import unbreak
 from gui.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
 from gui.theme import transcript_colors
 from gui.transcript.jump import JumpButton
@@ -392,7 +393,7 @@ class TranscriptView(QWidget):
         node = self.model.rows[index.row()]
         if href.startswith(COPY_PREFIX):
             try:
-                code = placed.piece.code[int(href[len(COPY_PREFIX) :])].code
+                code = unbreak(placed.piece.code[int(href[len(COPY_PREFIX) :])].code)
             except (ValueError, IndexError):
                 return
             QGuiApplication.clipboard().setText(code)

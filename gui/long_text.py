@@ -1,0 +1,84 @@
+"""Huge messages and very long unbroken lines, shown without blocking the GUI thread.
+
+Qt lays a transcript row out on the GUI thread, and the cost of one unbroken
+line grows with the square of its length. Measured with QTextDocument at a
+700 px width (offscreen, a 2-core machine shared with other work, so rough):
+
+=========  ===============  ===========================================
+chars      unbroken line    same text, a break chance every 100 chars
+=========  ===============  ===========================================
+16,000     9 ms             —
+64,000     61 ms            25 ms
+256,000    1,072 ms         45 ms
+1,000,000  21,532 ms        189 ms
+=========  ===============  ===========================================
+
+So, for display only (the stored text, Copy message and exports keep every
+character):
+
+* a run of more than :data:`LONG_RUN` characters without a space gets a
+  zero-width space every :data:`BREAK_EVERY` characters, so it wraps anywhere
+  (:func:`breakable`; Copy of a code block takes them out again:
+  :func:`unbreak`);
+* a text longer than :data:`FOLD_CHARS` shows its first :data:`SHOWN_CHARS`
+  characters and a line saying how much more there is (:func:`shown_text`).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: A run of non-space characters longer than this gets break chances.
+LONG_RUN = 1_000
+#: One break chance every this many characters in such a run.
+BREAK_EVERY = 100
+#: A text longer than this (characters) is shown folded…
+FOLD_CHARS = 200_000
+#: …as its first this many characters.
+SHOWN_CHARS = 50_000
+ZWSP = "\u200b"
+
+_RUN = re.compile(r"[^\s\u200b]{" + str(LONG_RUN + 1) + ",}")
+
+
+def breakable(text: str) -> str:
+    """``text`` with a zero-width space every :data:`BREAK_EVERY` characters of each
+    run longer than :data:`LONG_RUN` without a space (others are left as they are)."""
+    if len(text) <= LONG_RUN:
+        return text
+
+    def cut(match: re.Match[str]) -> str:
+        run = match.group(0)
+        return ZWSP.join(run[i:i + BREAK_EVERY] for i in range(0, len(run), BREAK_EVERY))
+
+    return _RUN.sub(cut, text)
+
+
+def has_long_run(text: str) -> bool:
+    """True when ``text`` holds a run longer than :data:`LONG_RUN` without a space."""
+    return len(text) > LONG_RUN and _RUN.search(text) is not None
+
+
+def unbreak(text: str) -> str:
+    """Undo :func:`breakable` (for the clipboard)."""
+    return text.replace(ZWSP, "")
+
+
+def shown_text(text: str) -> tuple[str, int]:
+    """What a transcript row shows of ``text``, and how many characters it leaves out.
+
+    Returns:
+        ``(display text, hidden characters)``: the whole text made
+        :func:`breakable` (0 hidden), or for a text over :data:`FOLD_CHARS`
+        its first :data:`SHOWN_CHARS` characters.
+    """
+    if len(text) <= FOLD_CHARS:
+        return breakable(text), 0
+    return breakable(text[:SHOWN_CHARS]), len(text) - SHOWN_CHARS
+
+
+def folded_note(hidden: int) -> str:
+    """The line under a folded text (plain words, no markup)."""
+    size = f"{hidden / 1_000_000:,.1f} million" if hidden >= 1_000_000 else f"{hidden:,}"
+    return (f"… {size} more characters not shown here (so Parley stays quick). The whole "
+            "message is kept: Copy message copies all of it, Export saves it.")

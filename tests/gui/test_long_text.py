@@ -1,0 +1,70 @@
+"""Huge messages and very long unbroken lines stay quick to show and to paste (issue 20, item 5).
+
+Importing two ~10 MB unbroken lines froze the window for minutes: one such
+line takes Qt seconds to minutes to lay out (the cost grows with its square,
+see ``gui.long_text``). Here the real transcript shows them folded, with
+break chances in long runs, so this test finishes in seconds (without the fold
+it would run into its timeout), and the whole text is still what Copy gives.
+The composer refuses a paste longer than any model can read, and wraps a
+long pasted line anywhere.
+"""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QMimeData
+from PySide6.QtGui import QGuiApplication, QTextOption
+
+from core.content import TextBlock, Turn
+from core.text_limits import max_text_chars
+from gui.drafts import draft_key
+from gui.long_text import BREAK_EVERY, FOLD_CHARS, SHOWN_CHARS, ZWSP
+
+pytestmark = pytest.mark.timeout(60)
+
+HUGE = "a" * 10_000_000  # one unbroken 10 MB line, as in the report
+BIG = "b" * 3_000_000 + " the end"
+LONG = "c" * (FOLD_CHARS - 10)  # under the fold: shown whole, wrapped anywhere
+
+
+def shown(view, row: int) -> str:
+    return "".join(p.piece.doc.toPlainText() for p in view.list_view.layout_of(row).pieces)
+
+
+def test_huge_unbroken_lines_are_shown_folded_and_copied_whole(view):
+    view.set_turns([Turn("user", [TextBlock(HUGE)], id="u1"),
+                    Turn("assistant", [TextBlock(BIG)], id="a1", model="anthropic:claude-x"),
+                    Turn("user", [TextBlock(LONG)], id="u2")])
+    view.repaint()
+    for row, text in ((0, HUGE), (1, BIG)):
+        seen = shown(view, row)
+        assert "more characters not shown" in seen and "Copy message copies all" in seen
+        body = seen.replace(ZWSP, "")
+        assert text[:SHOWN_CHARS] in body and len(body) < SHOWN_CHARS + 400
+    long_row = shown(view, 2)
+    assert long_row.replace(ZWSP, "") == LONG  # every character, with break chances
+    assert long_row.count(ZWSP) >= len(LONG) // BREAK_EVERY - 1
+    view.copy_message(0)
+    assert QGuiApplication.clipboard().text() == HUGE  # the whole message, as stored
+
+
+def test_paste_longer_than_any_model_reads_is_refused_and_never_kept(driver):
+    w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-test",
+                         "ANTHROPIC_BASE_URL": driver.fake.anthropic_base_url})
+    mime = QMimeData()
+    mime.setText("x" * (max_text_chars() + 1))
+    w.composer.setFocus()
+    w.composer.insertFromMimeData(mime)
+    assert w.composer.text() == ""
+    message = w.statusBar().currentMessage()
+    assert "more than any model can read" in message and "not taken" in message
+
+    line = "y" * 300_000  # a long unbroken line under the limit: taken, wrapped anywhere
+    mime.setText(line)
+    w.composer.insertFromMimeData(mime)
+    assert w.composer.text() == line
+    assert w.composer.wordWrapMode() == QTextOption.WrapMode.WrapAnywhere
+    driver.run(w.chat.drafts.save(None))
+    assert driver.run(w.store.get_state(draft_key(None))) == line
+    w.composer.set_text("short words again")
+    assert w.composer.wordWrapMode() == QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
