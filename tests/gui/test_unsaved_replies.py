@@ -161,7 +161,8 @@ def test_quit_with_a_reply_not_saved_asks_and_saves_a_rescue_copy_with_it(
     copy.parent.mkdir()
     w.qactions["app.quit"].trigger()
     _click(driver, w, "Save a rescue copy…", save_as=copy)
-    driver.until(lambda: w._closed, timeout=15)  # noqa: SLF001
+    # closed once shut down (the store closed, the quit's backup made)
+    driver.until(lambda: w._closed and not w.isVisible(), timeout=15)  # noqa: SLF001
     with Store.open(copy) as rescued:
         last = rescued.get_turns(sid)[-1]
         assert (last.id, last.text(), last.aborted) == (reply.id, BIG, False)
