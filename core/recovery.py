@@ -27,6 +27,7 @@ still reads to a new file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import glob
 import logging
 import os
@@ -43,6 +44,7 @@ from core.store.backups import automatic_backups, folder_of
 from core.store.damage import passes_quick_check
 from core.store.errors import CannotOpen, DatabaseCorrupt, StoreError
 from core.store.faults import copy_open_database, free_name, place
+from core.store.overwrite import closed_record
 from core.store.salvage import SalvageError, SalvageReport, salvage
 from core.store.schema import dbapi_connection
 from core.store.store import Store, StoreClosed
@@ -260,6 +262,8 @@ def set_aside(path: Path, tag: str = "corrupt") -> Path | None:
     path = Path(path)
     target = free_name(path, tag)
     moved = None
+    with contextlib.suppress(OSError):  # it described the file being moved away
+        closed_record(path).unlink()
     try:
         if os.path.lexists(path):
             place(path, target)

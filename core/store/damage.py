@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from pathlib import Path
-from urllib.parse import quote
 
 from core.store.errors import DatabaseCorrupt, StoreError
 
@@ -73,8 +72,10 @@ def check_marked(db: Path) -> None:
 def passes_quick_check(db: Path) -> bool:
     """True when ``db`` is an SQLite file that passes ``PRAGMA quick_check`` (every page
     and record, without index cross-checks). Opened read-only; nothing is written."""
-    try:
-        con = sqlite3.connect(f"file:{quote(str(db.resolve()))}?mode=ro", uri=True)
+    from core.store.v3_backup import readonly_uri
+
+    try:  # immutable when no -wal / -journal: no -shm is left beside a closed file
+        con = sqlite3.connect(readonly_uri(db), uri=True)
     except sqlite3.Error:
         return False
     try:

@@ -73,13 +73,16 @@ class StoreBase:
         Raises:
             NotAParleyFile: not SQLite, or SQLite without Parley's tables.
             NewerFormat: written by a newer Parley (``user_version`` > 4).
-            DatabaseCorrupt: the file is damaged (it is left as it is).
+            DatabaseCorrupt: the file is damaged (it is left as it is); also when
+                another program wrote it since Parley last closed it and it fails
+                ``quick_check`` (``core.store.overwrite``).
             DatabaseReadOnly: the file or its folder cannot be written.
             UpgradeUnavailable: a v3 file and no upgrade in this build.
             CannotOpen: the folder cannot be created or the file opened.
         """
         path = Path(path).expanduser().absolute()
         damage.check_marked(path)  # found damaged in an earlier run: check it whole
+        overwrite.check_since_closed(path)  # written by another program while closed?
         con, report = open_connection(path, progress, busy_timeout_ms)
         return cls(path, con, report)
 
@@ -94,13 +97,17 @@ class StoreBase:
         con, self._con = self._con, None
         if con is None:
             return
+        moved = False
         try:
-            if self._identity is not None and self._moved(self._identity):
+            moved = self._identity is not None and self._moved(self._identity)
+            if moved:
                 self._rescue(con)
         finally:
             engine = con.engine
             con.close()
             engine.dispose()
+        if not moved and not self.damaged:
+            overwrite.record_closed(self.path)
 
     def _moved(self, identity: faults.FileIdentity) -> bool:
         try:

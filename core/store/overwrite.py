@@ -19,10 +19,18 @@ A damaged file fails the write with ``DatabaseCorrupt`` (nothing more is
 saved, nothing is shown as saved); a sound one (another SQLite program that
 checkpointed) is accepted as the new state. The check reads the whole file
 (about 1-3 s per GB), but only after an outside write.
+
+The same goes for a file written while Parley was closed: a clean close leaves
+the file's state beside it (:func:`record_closed`, ``sessions.db.closed``); the
+next open compares it and checks the whole file when it changed
+(:func:`check_since_closed`), so a file damaged meanwhile is refused at once,
+not once a read meets the damage.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,3 +88,52 @@ class Watch:
         if not passes_quick_check(self.path):
             raise DatabaseCorrupt(self.path, found_while_open=True)
         self.state = now
+
+
+# --- written while Parley was closed -------------------------------------------------
+
+#: Beside sessions.db after a clean close: its (size, mtime, ctime) then, as JSON.
+CLOSED_SUFFIX = ".closed"
+
+
+def closed_record(db: Path) -> Path:
+    """The record :func:`record_closed` leaves beside ``db``."""
+    return db.with_name(db.name + CLOSED_SUFFIX)
+
+
+def record_closed(db: Path) -> None:
+    """After a clean close: remember the file's state (best effort, ``0600``)."""
+    state = FileState.of(db)
+    if state is None:
+        return
+    record = closed_record(db)
+    with contextlib.suppress(OSError):
+        record.unlink()
+    with contextlib.suppress(OSError):
+        fd = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump([state.size, state.mtime_ns, state.ctime_ns], fh)
+
+
+def check_since_closed(db: Path) -> None:
+    """At open: if another program wrote ``db`` since Parley last closed it, check it whole.
+
+    The record of the last clean close is removed (a crash then leaves none, so
+    a start after a crash does not pay for a check). The ctime is not compared:
+    Parley's own ``chmod`` at start changes it.
+
+    Raises:
+        DatabaseCorrupt: it was changed while Parley was closed and fails ``quick_check``
+            (the record is kept, so the next start checks again).
+    """
+    record = closed_record(db)
+    try:
+        size, mtime_ns, _ctime_ns = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return
+    now = FileState.of(db)
+    if now is not None and (now.size, now.mtime_ns) != (size, mtime_ns) \
+            and not passes_quick_check(db):
+        raise DatabaseCorrupt(db)
+    with contextlib.suppress(OSError):
+        record.unlink()

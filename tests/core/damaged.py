@@ -13,7 +13,8 @@ def damage_search_index(path: Path) -> None:
     """Overwrite the leaf pages of the full-text index of ``path`` with garbage.
 
     Opening the file and reading chats still work; a search meets the damage
-    (SQLITE_CORRUPT), as with a disk error in the middle of a real file.
+    (SQLITE_CORRUPT), as with a disk error in the middle of a real file (its
+    modification time is kept, as a disk error keeps it).
     """
     con = sqlite3.connect(path)
     pages = [r[0] for r in con.execute(
@@ -24,7 +25,11 @@ def damage_search_index(path: Path) -> None:
     data = bytearray(path.read_bytes())
     for n in pages:
         data[(n - 1) * PAGE : n * PAGE] = b"\x5a" * PAGE
+    st = os.stat(path)
     path.write_bytes(bytes(data))
+    # As a failing disk does it: the file's times say nothing was written (so only a
+    # read that meets the damage finds it; core.store.overwrite sees no outside write).
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def pages_of(path: Path, table: str, pagetype: str = "leaf") -> list[int]:

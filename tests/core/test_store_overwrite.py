@@ -64,3 +64,30 @@ def test_writes_of_another_sqlite_program_are_checked_and_accepted(tmp_path: Pat
             "from the other one", "and ours", "no second check"]
     finally:
         store.close()
+
+
+def test_a_file_written_over_while_closed_is_refused_at_the_next_open(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    _long_chat(path)  # closed cleanly: its state is recorded beside it
+    time.sleep(0.02)
+    overwrite_pages(path, pages_of(path, "turns")[30:33])  # pages no start would read
+    with pytest.raises(DatabaseCorrupt) as err:
+        Store.open(path)
+    assert "is damaged" in err.value.message and "while Parley" not in err.value.message
+    with pytest.raises(DatabaseCorrupt):
+        Store.open(path)  # and at every start until it is dealt with
+
+
+def test_a_sound_file_another_program_wrote_while_closed_opens(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "sessions.db"
+    sid = _long_chat(path)
+    time.sleep(0.02)
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO settings (key, value) VALUES ('written', '\"elsewhere\"')")
+    con.commit()
+    con.close()
+    with Store.open(path) as store:
+        assert store.get_setting("written") == "elsewhere"
+        assert len(store.get_turns(sid)) == 400
