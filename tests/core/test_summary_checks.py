@@ -157,10 +157,8 @@ async def test_a_chat_larger_than_the_summarizers_window_is_summarized_in_parts(
 ):
     window, max_out = 8_192, 1_024  # a small local model's window
     await env.settings(compaction__model=HAIKU)
-    if told_by == "provider":  # its model list says so
-        fake_provider.anthropic_models = [{**m, "max_input_tokens": window, "max_tokens": max_out}
-                                          if m["id"] == "claude-haiku-4-5" else m
-                                          for m in fake_provider.anthropic_models]
+    if told_by == "provider":  # its model list says so (and it refuses what is over it)
+        small_haiku(fake_provider, window, max_out)
     else:  # Settings → Providers, model limits
         await env.settings(model_overrides={"claude-haiku-4-5": {
             "context_window": window, "max_output_tokens": max_out}})
@@ -190,6 +188,39 @@ async def test_a_chat_larger_than_the_summarizers_window_is_summarized_in_parts(
         assert r.body["model"] == "claude-haiku-4-5" and r.body["max_tokens"] == max_out
         assert text_tokens(prompt_of(r)) + text_tokens(SUMMARIZER_SYSTEM) < window - max_out
     assert "<part_summaries>" in prompt_of(requests[-1])
+    assert fake_provider.windows.refused == 0
+
+
+def small_haiku(fake, window: int, max_out: int) -> None:
+    """The fake lists Claude Haiku 4.5 with this window and refuses prompts over it."""
+    fake.anthropic_models = [{**m, "max_input_tokens": window, "max_tokens": max_out}
+                             if m["id"] == "claude-haiku-4-5" else m
+                             for m in fake.anthropic_models]
+    fake.windows.enforce_windows = True
+
+
+async def test_parts_refused_as_too_long_by_the_provider_are_cut_smaller(env, fake_provider):
+    """The provider's tokenizer counts three times what the fake's own count says: parts
+    it refuses are cut smaller and sent again; every turn still reaches the summarizer."""
+    small_haiku(fake_provider, 8_192, 1_024)
+    fake_provider.windows.token_scale = 3.0
+    await env.settings(compaction__model=HAIKU)
+    for i in range(12):
+        role = "user" if i % 2 == 0 else "assistant"
+        words = " ".join(f"t{i}w{k}" for k in range(500))
+        await env.store.append_turn(env.sid, Turn(role, [TextBlock(f"TURN-{i:02d} {words}")]))
+    stored = await env.store.get_turns(env.sid)
+    fake_provider.script(LONG, times=40)
+
+    result = await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
+
+    assert result.compacted and result.dropped_count == 0
+    assert fake_provider.windows.refused >= 1  # the first cut was refused …
+    parts = [prompt_of(r) for r in fake_provider.model_requests if "<transcript>" in prompt_of(r)]
+    last_cut = [p for p in parts if f"of {result.summary_parts} of the transcript" in p]
+    assert len(last_cut) == result.summary_parts  # … the accepted cut is smaller
+    for turn in stored[:10]:
+        assert turn.text() in "\n".join(last_cut)
 
 
 def test_a_turn_longer_than_a_part_is_cut_into_pieces_that_keep_all_its_text():

@@ -4,6 +4,7 @@ the context meter, Settings."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from datetime import datetime
 
@@ -69,6 +70,8 @@ def test_compact_now_says_in_words_why_a_summary_was_refused(driver, fake_provid
     driver.until(lambda: w.session_id == sid)
     shown: list = []
     w.show_problem = w.tasks.on_user_error = shown.append
+    said: list[str] = []
+    w.runner.hooks.on("compact:progress", lambda _p: said.append(w.chat.editor.progress_text))
     # Not a summary: at once, then the first part of the conversation, twice.
     fake_provider.script("Sure! What would you like to talk about next?", times=3)
     assert w.compact_now() is True
@@ -80,6 +83,8 @@ def test_compact_now_says_in_words_why_a_summary_was_refused(driver, fake_provid
     assert driver.run(w.store.list_compactions(sid)) == []
     assert len(driver.run(w.store.get_turns(sid))) == len(turns)
     assert w.chat.editor.progress_text == ""
+    assert any(re.fullmatch(r"Compacting a long conversation: summarizing part 1 of \d+…", t)
+               for t in said)
     assert not any(r.kind == "card" for r in w.transcript.model.rows)
 
 
