@@ -351,8 +351,8 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
 
         A compatible server is also asked for its models' limits where it says
         them (:mod:`core.providers.server_limits`: the list's own fields, then
-        llama.cpp's ``/props``, then Ollama's ``/api/show``); they are
-        remembered for :meth:`model_info`.
+        llama.cpp's ``/props``, LM Studio's ``/api/v0/models``, Ollama's
+        ``/api/show``); they are remembered for :meth:`model_info`.
         """
         client = self._require_client()
 
@@ -388,7 +388,8 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
             return None
 
     async def _ask_server_limits(self, ids: list[str]) -> None:
-        """Ask llama.cpp's ``/props``, then Ollama's ``/api/show``, for the windows of ``ids``."""
+        """Ask llama.cpp's ``/props``, then LM Studio's ``/api/v0/models``, then Ollama's
+        ``/api/show`` (one model at a time) for the windows of ``ids``."""
         if not ids:
             return
         window = server_limits.props_window(await self._server_json("get", "/props"))
@@ -396,6 +397,11 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
             for model_id in ids:
                 self.remember_limits(model_id, window)
             return
+        lmstudio = server_limits.lmstudio_limits(await self._server_json("get", "/api/v0/models"))
+        for model_id, (window, output) in lmstudio.items():
+            if model_id in ids:
+                self.remember_limits(model_id, window, output)
+        ids = [i for i in ids if not self.reported.get(i, (None, None))[0]]
         gate = asyncio.Semaphore(4)
 
         async def show(model_id: str) -> None:

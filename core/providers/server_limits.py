@@ -11,6 +11,8 @@ each in its own place (read from their public API documentation):
 * llama.cpp: ``GET /props`` (at the server root, beside ``/v1``) has ``n_ctx``
   under ``default_generation_settings`` (and at the top in some versions): the
   window the server was started with, shared by its slots;
+* LM Studio: ``GET /api/v0/models`` (its own REST API) lists every model with
+  ``max_context_length`` and, once loaded, ``loaded_context_length``;
 * Ollama: ``POST /api/show`` ``{"model": id}`` has ``num_ctx`` in its
   ``parameters`` text when the model sets one, else the model's trained
   ``<architecture>.context_length`` in ``model_info``.
@@ -145,6 +147,18 @@ def ollama_window(body: Any) -> int | None:
                 if found:
                     return found
     return None
+
+
+def lmstudio_limits(body: Any) -> dict[str, tuple[int | None, int | None]]:
+    """Return ``{model id: (window, output limit)}`` from LM Studio's ``GET /api/v0/models``."""
+    data = body.get("data") if isinstance(body, Mapping) else None
+    out: dict[str, tuple[int | None, int | None]] = {}
+    for entry in data if isinstance(data, list) else []:
+        if isinstance(entry, Mapping) and isinstance(entry.get("id"), str):
+            window, output = entry_limits(entry)
+            if window or output:
+                out[entry["id"]] = (window, output)
+    return out
 
 
 def server_root(base_url: str) -> str:

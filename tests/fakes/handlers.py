@@ -455,6 +455,13 @@ class FakeApi:
                                 status_code=404)
         return JSONResponse(self.windows.props)
 
+    async def _lmstudio_models(self, request: Request) -> Response:
+        """LM Studio's ``GET /api/v0/models`` (404 unless ``windows.lmstudio_models`` is set)."""
+        await self._record(request)
+        if self.windows.lmstudio_models is None:
+            return JSONResponse({"error": "Unexpected endpoint or method."}, status_code=404)
+        return JSONResponse({"object": "list", "data": self.windows.lmstudio_models})
+
     async def _ollama_show(self, request: Request) -> Response:
         """Ollama's ``POST /api/show`` (404 for a model not in ``windows.ollama_show``)."""
         await self._record(request)

@@ -17,7 +17,8 @@ over the model's window the way the real servers do:
   ``data:`` event) or ``llamacpp_400`` (HTTP 400 ``exceed_context_size_error``).
 
 Local servers' own endpoints: ``GET /props`` (llama.cpp; ``props``, None:
-404) and ``POST /api/show`` (Ollama; ``ollama_show`` by model id, else 404).
+404), ``GET /api/v0/models`` (LM Studio; ``lmstudio_models``, None: 404) and
+``POST /api/show`` (Ollama; ``ollama_show`` by model id, else 404).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class WindowSettings:
         openai_overflow: how an OpenAI-style refusal looks.
         props: llama.cpp's ``/props`` body (None: the route answers 404).
         ollama_show: Ollama's ``/api/show`` bodies by model id.
+        lmstudio_models: LM Studio's ``/api/v0/models`` entries (None: 404).
         refused: how many model requests were refused as over the window.
     """
 
@@ -56,6 +58,7 @@ class WindowSettings:
     openai_overflow: OpenAIOverflow = "openai"
     props: dict[str, Any] | None = None
     ollama_show: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lmstudio_models: list[dict[str, Any]] | None = None
     refused: int = 0
 
     def scaled(self, tokens: int) -> int:

@@ -9,7 +9,8 @@ Routes:
 - ``GET /v1/models`` (and ``/v1/models/{id}``) — Anthropic's shape when the
   request carries ``anthropic-version``, else OpenAI's (OpenAI entries carry
   any extra fields given, e.g. vLLM's ``max_model_len``);
-- ``GET /props`` (llama.cpp) and ``POST /api/show`` (Ollama), see
+- ``GET /props`` (llama.cpp), ``GET /api/v0/models`` (LM Studio) and
+  ``POST /api/show`` (Ollama), see
   :mod:`tests.fakes.limits`, which also holds the token scale and the
   context-window refusals (``server.windows``).
 
@@ -96,6 +97,7 @@ class FakeProviderServer(FakeApi):
                 Route("/v1/models/{model_id:path}", self._model, methods=["GET"]),
                 Route("/props", self._props, methods=["GET"]),
                 Route("/api/show", self._ollama_show, methods=["POST"]),
+                Route("/api/v0/models", self._lmstudio_models, methods=["GET"]),
             ]
         )
         self._server: uvicorn.Server | None = None
