@@ -18,7 +18,14 @@ from core.run import ChatRunner, RunFailed
 from core.store.async_store import AsyncStore
 from core.wire import SUMMARY_HEADING
 from tests.core.hubs import fake_hub
-from tests.core.test_compaction_support import GPT, SONNET, Env, blocks_text, validate
+from tests.core.test_compaction_support import (
+    GPT,
+    SONNET,
+    SUMMARY,
+    Env,
+    blocks_text,
+    validate,
+)
 
 TINY = "/models/tiny-270m-q8_0.gguf"
 LOCAL = f"local:{TINY}"
@@ -112,7 +119,7 @@ async def test_anthropic_prompt_too_long_is_compacted_and_retried(env, fake_prov
 
 async def test_refused_again_after_compaction_is_said_in_words(env, fake_provider):
     await env.seed(6, words=20)
-    fake_provider.fail("prompt_too_long").script("<summary>Short.</summary>")
+    fake_provider.fail("prompt_too_long").script(f"<summary>{SUMMARY}</summary>")
     fake_provider.fail("prompt_too_long")
 
     reply, events = await send(env, "And now?", SONNET)

@@ -37,6 +37,8 @@ def heavy_chat_provider(fake_provider, scale: float = 2.0) -> None:
     ]
     fake_provider.windows.enforce_windows = True
     fake_provider.windows.token_scale = scale
+    # Its summaries quote more of each message: long enough to stand for ~100k tokens.
+    fake_provider.summary_point_chars = 1_500
 
 
 def message(n: int) -> str:

@@ -159,13 +159,14 @@ def _user_texts(messages: Any) -> list[str]:
     return out
 
 
-def _parley_task_reply(said: str, messages: Any = None) -> str | None:
+def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) -> str | None:
     """A plausible answer to Parley's own side requests, so the app reads sensibly
     against the fake server: a title from the user's first words, a summary naming what
     the user asked (core.titles, core.compaction_prompt) — from the transcript of a
     separate summary request (or of one part of it), from the parts' summaries when
     asked to combine them, or from the conversation itself when the request is the
-    chat resent with the summary instruction added (the cache-friendly summary).
+    chat resent with the summary instruction added (the cache-friendly summary); each
+    point quotes at most ``point_chars`` characters of what the user said.
     None for anything else."""
     if said.startswith(_TITLE_ASK):
         match = _USER_MESSAGE.search(said)
@@ -183,7 +184,7 @@ def _parley_task_reply(said: str, messages: Any = None) -> str | None:
     else:  # the note follows the conversation: the user's messages before it
         asked = [t.split(_NOTE_START)[0] for t in _user_texts(messages)]
         asked = [t for t in asked if t.strip() and _SUMMARY_ASK not in t]
-    asked = [" ".join(a.split())[:120] for a in asked]
+    asked = [" ".join(a.split())[:point_chars] for a in asked]
     points = "\n".join(f"- The user said: {a}" for a in asked) or "- (no user messages)"
     return f"<summary>\nWhat happened so far:\n{points}\n</summary>"
 
@@ -202,6 +203,7 @@ class FakeApi:
     valid_keys: set[str] | None
     default_delay_ms: float
     windows: WindowSettings
+    summary_point_chars: int
 
     # --- request plumbing ----------------------------------------------
 
@@ -263,7 +265,8 @@ class FakeApi:
             return reply.text
         said = _last_user_text(body.get("messages"))
         messages = body.get("messages")
-        return _parley_task_reply(said, messages) or (f"You said: {said}" if said else LOREM)
+        reply = _parley_task_reply(said, messages, self.summary_point_chars)
+        return reply or (f"You said: {said}" if said else LOREM)
 
     @staticmethod
     def _with_ids(reply: Reply, prefix: str) -> Reply:

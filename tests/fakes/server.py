@@ -69,6 +69,8 @@ class FakeProviderServer(FakeApi):
             ``--token-delay-ms``).
         windows: token scale, context-window refusals and local servers'
             endpoints (:class:`tests.fakes.limits.WindowSettings`).
+        summary_point_chars: characters of each user message an unscripted
+            summary quotes (longer summaries for long messages).
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -88,6 +90,7 @@ class FakeProviderServer(FakeApi):
         self.valid_keys: set[str] | None = None
         self.default_delay_ms = 0.0
         self.windows = WindowSettings()
+        self.summary_point_chars = 120
         self.app = Starlette(
             routes=[
                 Route("/v1/messages", self._anthropic_messages, methods=["POST"]),
@@ -217,6 +220,7 @@ class FakeProviderServer(FakeApi):
         self.anthropic_models = list(DEFAULT_ANTHROPIC_MODELS)
         self.openai_models = list(DEFAULT_OPENAI_MODELS)
         self.windows = WindowSettings()
+        self.summary_point_chars = 120
 
     # --- what was received ---------------------------------------------
 
