@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PAGE = 50  # sessions per space loaded at a time ("Show more" loads the next page)
-OPEN_TURNS = 200  # turns read when a chat opens; older ones load on scrolling up
+OPEN_TURNS = 200  # top-level items read when a chat opens; older ones load on scrolling up
 LAST_MODEL_KEY = "model.last"
 DRAFT_SAVE_MS = 600
 OLDER_SETTLE_S = 0.5  # scroll events this soon after showing a chat are not the person's
