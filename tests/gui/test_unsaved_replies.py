@@ -166,3 +166,24 @@ def test_quit_with_a_reply_not_saved_asks_and_saves_a_rescue_copy_with_it(
     with Store.open(copy) as rescued:
         last = rescued.get_turns(sid)[-1]
         assert (last.id, last.text(), last.aborted) == (reply.id, BIG, False)
+
+
+def test_message_that_meets_a_full_disk_goes_back_to_the_box_and_is_told_in_the_bar(
+    driver, problems
+):
+    w = _window(driver)
+    driver.fake.script("First answer.")
+    driver.send("first question", wait=True)
+    driver.settle(w)
+    sent = len(driver.fake.model_requests)  # the answer, and the chat's title
+    driver.run(page_limit(w.store, 0))  # not even the question fits now
+    question = "a long question " * 2000
+    w.composer.set_text(question)
+    w.send_from_composer()
+    driver.until(lambda: w.tasks.pending == 0 and w.composer.text() == question, timeout=10)
+    assert "Not saved: the disk is full" in w.chat.save_status.bar.text()
+    assert "stays in the box" in w.chat.save_status.bar.text()
+    assert problems == []  # the bar, not a dialog
+    assert w.transcript.model.transcript.turns[-1].text() == "First answer."  # not shown
+    assert _on_disk(w, driver)[-1] == ("First answer.", False)
+    assert len(driver.fake.model_requests) == sent  # never sent
