@@ -66,7 +66,10 @@ def test_full_disk_reply_is_marked_not_saved_sending_is_held_and_all_is_written_
     assert w.chat.turns[-1].text() == BIG  # shown whole…
     assert (BIG, False) not in _on_disk(w, driver)  # …but not on disk yet: it says so
     assert "not saved yet: the disk is full" in bar.text()
-    assert not w.transcript.can_regenerate() or w.transcript.save_mark(reply.id) is not None
+    row = w.transcript.model.row_of(reply.id)
+    shown = "".join(p.piece.doc.toPlainText()
+                    for p in w.transcript.list_view.layout_of(row, fresh=True).pieces)
+    assert "Not saved yet — Parley keeps trying" in shown and "Regenerate" not in shown
     sent = len(driver.fake.model_requests)
 
     driver.send("third question")  # held: stays in the box, nothing sent
@@ -80,6 +83,9 @@ def test_full_disk_reply_is_marked_not_saved_sending_is_held_and_all_is_written_
     driver.until(lambda: not w.runner.saves.pending(), timeout=10)
     driver.until(lambda: bar.text() == "")
     assert w.transcript.save_mark(reply.id) is None
+    shown = "".join(p.piece.doc.toPlainText()
+                    for p in w.transcript.list_view.layout_of(row, fresh=True).pieces)
+    assert "Not saved yet" not in shown and "Regenerate" in shown
     assert _on_disk(w, driver)[-1] == (BIG, False)
     assert len(driver.fake.model_requests) == sent  # written, not asked again
 
