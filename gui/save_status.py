@@ -187,7 +187,13 @@ async def ask_before_quit(window: Any) -> bool:
         chose to quit without them); False to keep Parley open.
     """
     saves = getattr(window.runner, "saves", None)
-    if saves is None or not saves.pending() or await saves.flush():
+    if saves is None or not saves.pending():
+        return True
+    # Saving fails now: a reply still streaming would be kept too once stopped (closing
+    # stops it), so it is stopped first and the question covers it.
+    for sid in list(window.chat.runs.active):
+        await window.chat.runs.stop_and_wait(sid)
+    if await saves.flush():
         return True
     from gui import rescue
 

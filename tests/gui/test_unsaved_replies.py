@@ -107,10 +107,13 @@ def test_reply_kept_in_memory_shows_whole_when_its_chat_is_opened_again(driver, 
     driver.until(lambda: w.transcript.save_mark(reply.id) is None, timeout=10)
 
 
-def test_message_waiting_for_a_locked_file_shows_as_saving(driver, problems):
+@pytest.mark.parametrize("new_chat", [False, True])
+def test_message_waiting_for_a_locked_file_shows_as_saving(driver, problems, new_chat):
     w = _window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
+    if new_chat:  # its session row waits for the lock too
+        driver.run(w.chat.show_new_chat())
     locker = Locker(w.store.path)
     try:
         driver.fake.script("Second answer.")
