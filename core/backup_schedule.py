@@ -35,6 +35,12 @@ INTERVAL_KEY = "backups.interval_minutes"
 CHECK_EVERY_S = 60.0
 
 
+def _log_failure(task: asyncio.Future[Any]) -> None:
+    """A backup started by the timer failed with a bug (not a BackupError): log it."""
+    if not task.cancelled() and task.exception() is not None:
+        log.error("automatic backup failed", exc_info=task.exception())
+
+
 class BackupScheduler:
     """Automatic backups of one open store.
 
@@ -110,6 +116,7 @@ class BackupScheduler:
         self._timer = None
         if self.due():
             self._running = asyncio.ensure_future(self._backup())
+            self._running.add_done_callback(_log_failure)
         self._arm()
 
     def changed(self) -> bool:

@@ -257,6 +257,9 @@ class MainWindow(QMainWindow, WindowCommands):
             self._cannot_open(exc)
             raise
         self.store.on_damaged = self._store_damaged
+        if self._recovering:  # opened again after the recovery page: a fresh start
+            self._recovering = self._damage_told = False
+            self.sidebar.show()
         try:
             await self._note_previous_run()
             await self._restore_geometry()

@@ -99,7 +99,8 @@ class AsyncStore:
                 loop.call_soon_threadsafe(user_progress, done, total)
 
         opener = functools.partial(
-            Store.open, path, progress=report, busy_timeout_ms=busy_timeout_ms
+            Store.open, path, progress=report, busy_timeout_ms=busy_timeout_ms,
+            watch_closed=True,  # the app's own file: checked at open if changed while closed
         )
         try:
             store = await loop.run_in_executor(executor, opener)

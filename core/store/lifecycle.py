@@ -48,6 +48,8 @@ class StoreBase:
         self.watch = overwrite.Watch(path)
         # Set once a read or write meets a damaged page: writes stop (core.store.damage).
         self.damaged = False
+        # Record the file's state at a clean close (``open(watch_closed=True)``).
+        self.record_on_close = False
 
     # --- lifecycle -------------------------------------------------------------
 
@@ -58,6 +60,7 @@ class StoreBase:
         *,
         progress: Progress | None = None,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        watch_closed: bool = False,
     ) -> Self:
         """Open (or create) sessions.db, upgrading a v3 file first.
 
@@ -65,6 +68,11 @@ class StoreBase:
             path: the file; created with its folders when missing.
             progress: called as ``progress(done, total)`` during a v3 upgrade.
             busy_timeout_ms: how long to wait for another process's lock (ms).
+            watch_closed: this is Parley's own sessions.db (``AsyncStore`` sets it):
+                a clean close records the file's state beside it, and the next
+                such open checks the file whole when another program changed it
+                in between (``core.store.overwrite``). Any open checks against a
+                record that is there.
 
         Returns:
             An open Store. A v4 file is opened as is: nothing is written to it.
@@ -82,9 +90,11 @@ class StoreBase:
         """
         path = Path(path).expanduser().absolute()
         damage.check_marked(path)  # found damaged in an earlier run: check it whole
-        overwrite.check_since_closed(path)  # written by another program while closed?
+        overwrite.check_since_closed(path, consume=watch_closed)  # written while closed?
         con, report = open_connection(path, progress, busy_timeout_ms)
-        return cls(path, con, report)
+        store = cls(path, con, report)
+        store.record_on_close = watch_closed
+        return store
 
     def close(self) -> None:
         """Close the file (idempotent). WAL content is checkpointed by SQLite.
@@ -106,7 +116,7 @@ class StoreBase:
             engine = con.engine
             con.close()
             engine.dispose()
-        if not moved and not self.damaged:
+        if self.record_on_close and not moved and not self.damaged:
             overwrite.record_closed(self.path)
 
     def _moved(self, identity: faults.FileIdentity) -> bool:

@@ -115,12 +115,13 @@ def record_closed(db: Path) -> None:
             json.dump([state.size, state.mtime_ns, state.ctime_ns], fh)
 
 
-def check_since_closed(db: Path) -> None:
+def check_since_closed(db: Path, *, consume: bool) -> None:
     """At open: if another program wrote ``db`` since Parley last closed it, check it whole.
 
-    The record of the last clean close is removed (a crash then leaves none, so
-    a start after a crash does not pay for a check). The ctime is not compared:
-    Parley's own ``chmod`` at start changes it.
+    With ``consume`` (the app's own store) the record of the last clean close is
+    then removed, so a crash leaves none and a start after a crash does not pay
+    for a check. The ctime is not compared: Parley's own ``chmod`` at start
+    changes it.
 
     Raises:
         DatabaseCorrupt: it was changed while Parley was closed and fails ``quick_check``
@@ -135,5 +136,6 @@ def check_since_closed(db: Path) -> None:
     if now is not None and (now.size, now.mtime_ns) != (size, mtime_ns) \
             and not passes_quick_check(db):
         raise DatabaseCorrupt(db)
-    with contextlib.suppress(OSError):
-        record.unlink()
+    if consume:
+        with contextlib.suppress(OSError):
+            record.unlink()

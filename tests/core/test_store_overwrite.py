@@ -15,7 +15,7 @@ from tests.core.damaged import overwrite_pages, pages_of
 
 
 def _long_chat(path: Path) -> str:
-    with Store.open(path) as store:
+    with Store.open(path, watch_closed=True) as store:  # as the app's store
         s = store.create_session(title="long")
         for i in range(400):
             store.append_turn(s.id, Turn("user", [TextBlock(f"turn {i} " + "x" * 400)]))
@@ -72,10 +72,10 @@ def test_a_file_written_over_while_closed_is_refused_at_the_next_open(tmp_path: 
     time.sleep(0.02)
     overwrite_pages(path, pages_of(path, "turns")[30:33])  # pages no start would read
     with pytest.raises(DatabaseCorrupt) as err:
-        Store.open(path)
+        Store.open(path, watch_closed=True)
     assert "is damaged" in err.value.message and "while Parley" not in err.value.message
     with pytest.raises(DatabaseCorrupt):
-        Store.open(path)  # and at every start until it is dealt with
+        Store.open(path, watch_closed=True)  # and at every start until it is dealt with
 
 
 def test_a_sound_file_another_program_wrote_while_closed_opens(tmp_path: Path) -> None:
@@ -88,6 +88,6 @@ def test_a_sound_file_another_program_wrote_while_closed_opens(tmp_path: Path) -
     con.execute("INSERT INTO settings (key, value) VALUES ('written', '\"elsewhere\"')")
     con.commit()
     con.close()
-    with Store.open(path) as store:
+    with Store.open(path, watch_closed=True) as store:
         assert store.get_setting("written") == "elsewhere"
         assert len(store.get_turns(sid)) == 400

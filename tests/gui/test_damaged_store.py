@@ -79,7 +79,7 @@ def test_damage_found_while_open_goes_straight_to_the_recovery_page(
     driver: Any, home: Path, dialogs_shown: list[str]
 ) -> None:
     path = _set_up_then_closed(driver, home)
-    with Store.open(path) as store:
+    with Store.open(path, watch_closed=True) as store:  # as the app left it
         sound = store.create_session().id
         store.append_turn(sound, Turn("user", [TextBlock("an early question")]))
         for i in range(300):
