@@ -52,11 +52,18 @@ KEPT_NOTE = ("Whichever you choose, the damaged file is kept beside it (renamed 
              "“sessions.db.corrupt-<date>”); nothing is written over it.")
 
 
+def holds(messages: int, chats: int | None) -> str:
+    """ "28 messages in 3 chats", "1 message in 1 chat"."""
+    m = "message" if messages == 1 else "messages"
+    c = "chat" if chats == 1 else "chats"
+    return f"{messages} {m} in {chats} {c}"
+
+
 def backup_line(b: Any) -> str:
-    """How a backup is listed: "today 14:05 — 28 turns in 3 chats (before an upgrade)"."""
+    """How a backup is listed: "today 14:05 — 28 messages in 3 chats"."""
     from core.store.backups import age_text
 
-    what = (f"{b.turns} turns in {b.chats} chats" if b.turns is not None
+    what = (holds(b.turns, b.chats) if b.turns is not None
             else "cannot be read")
     kind = "" if b.automatic else " (copy taken before an upgrade)"
     return f"{age_text(b.made_at)} — {what}{kind}"
@@ -227,7 +234,7 @@ async def recover(path: Path, kind: Kind, arg: Any) -> tuple[Path | None, str]:
                                                 arg.path if arg is not None else None)
         filled = (f", {report.from_backup} of them filled in from the backup"
                   if report.backup is not None else "")
-        said = f"Salvaged {report.turns} messages in {report.chats} chats{filled}."
+        said = f"Salvaged {holds(report.turns, report.chats)}{filled}."
     else:
         aside = await asyncio.to_thread(recovery.start_fresh, path)
         said = "A new, empty file was started."

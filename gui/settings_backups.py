@@ -25,12 +25,13 @@ RESTORE_HINT = ("To restore one: quit Parley, then start it again — if session
 
 
 def last_text(backup: Any) -> str:
-    """"Last backup: today 14:05 (28 turns in 3 chats)", or that there is none yet."""
+    """"Last backup: today 14:05 (28 messages in 3 chats)", or that there is none yet."""
     if backup is None:
         return "No backup yet: the first is made after a change, within a minute or two."
     from core.store.backups import age_text
+    from gui.recovery_page import holds
 
-    what = f" ({backup.turns} turns in {backup.chats} chats)" if backup.turns is not None else ""
+    what = f" ({holds(backup.turns, backup.chats)})" if backup.turns is not None else ""
     return f"Last backup: {age_text(backup.made_at)}{what}."
 
 

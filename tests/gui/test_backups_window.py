@@ -28,7 +28,7 @@ def test_settings_show_where_backups_are_and_back_up_now(driver: Any, home: Path
     driver.qtbot.mouseClick(info.now_button, Qt.MouseButton.LeftButton)
     driver.until(lambda: "Last backup: today" in info.last.text() and dlg.tasks.pending == 0,
                  20)
-    assert "(2 turns in 1 chats)" in info.last.text()
+    assert "(2 messages in 1 chat)" in info.last.text()
     (made,) = B.automatic_backups(home / "backups")
     assert stat.S_IMODE(made.path.stat().st_mode) == 0o600
     dlg.close()

@@ -116,7 +116,7 @@ def test_pages_overwritten_while_open_are_caught_before_the_next_save_and_recove
 
     driver.qtbot.mouseClick(page.salvage_button, LEFT)  # salvage, merged with the backup
     new = _successor(driver, w)
-    assert "Salvaged 200 messages in 1 chats" in new.toast.message
+    assert "Salvaged 200 messages in 1 chat" in new.toast.message
     turns = driver.run(new.store.get_turns(made_chat(new, driver)))
     assert [t.text().split()[:2] for t in turns] == [["turn", str(i)] for i in range(200)]
     aside = [p for p in home.iterdir()
@@ -146,7 +146,7 @@ def test_a_file_damaged_while_closed_reaches_the_page_on_the_first_start(
     assert path.exists() and dialogs_shown == []  # nothing moved until the person chooses
     assert page.salvage_button.isEnabled() and page.fresh_button.isEnabled()
     # The only backup is the one made when set-up was quit: before the chats existed.
-    assert ["0 turns in 0 chats" in b.accessibleName() for b in page.restore_buttons] == [True]
+    assert ["0 messages in 0 chats" in b.accessibleName() for b in page.restore_buttons] == [True]
 
     driver.qtbot.mouseClick(page.salvage_button, LEFT)
     if w.chat is not None:
@@ -181,7 +181,7 @@ def test_a_backup_made_while_in_use_restores_every_turn_in_one_click(
     driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
     page = w.recovery_page
     assert page.restore_buttons and page.restore_buttons[0].isEnabled()
-    assert "6 turns in 1 chats" in page.restore_buttons[0].accessibleName()
+    assert "6 messages in 1 chat" in page.restore_buttons[0].accessibleName()
 
     driver.qtbot.mouseClick(page.restore_buttons[0], LEFT)
     if w.chat is not None:

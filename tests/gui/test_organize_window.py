@@ -150,7 +150,7 @@ def test_a_damaged_file_offers_the_backup_or_a_new_file(driver, fake_provider, h
     assert "damaged" in page.findChild(type(w.loading_page)).text()
     newest = page.restore_buttons[0]  # the copy taken before an upgrade, with its counts
     assert newest.isEnabled()
-    assert "0 turns in 1 chats (copy taken before an upgrade)" in newest.accessibleName()
+    assert "0 messages in 1 chat (copy taken before an upgrade)" in newest.accessibleName()
     button = newest if choice == "backup" else page.fresh_button
     driver.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     driver.until(lambda: w.ready and w.tasks.pending == 0, 20)
