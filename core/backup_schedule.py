@@ -156,6 +156,9 @@ class BackupScheduler:
             log.error("%s", exc.message)
             self.last_error = exc.message
             self._stopped = True  # never rotate a sound backup away for a damaged one
+            sync = getattr(self.store, "sync", None)
+            if sync is not None:
+                sync.report_damage()  # no more writes; the next start checks it whole
             if self.on_damaged is not None:
                 self.on_damaged()
             return None

@@ -407,6 +407,7 @@ class MainWindow(QMainWindow, WindowCommands):
         if not self._recovering:
             from gui.recovery_page import on_damage
 
+            self._recovering = True  # once, whoever noticed it first
             self.tasks.spawn(on_damage(self, at_start=not self.ready), name="damaged")
 
     async def _damaged_at_start(self, path: Path) -> None:

@@ -201,6 +201,14 @@ class StoreBase:
             self._found_damaged(exc)
             raise
 
+    def report_damage(self) -> None:
+        """Another reader found the file damaged (an automatic backup's check): stop
+        writing, and have the next start check it whole (``core.store.damage``).
+
+        Safe to call from another thread: it sets a flag and leaves a marker file.
+        """
+        self._found_damaged(DatabaseCorrupt(self.path, found_while_open=True))
+
     def _found_damaged(self, exc: DatabaseCorrupt) -> None:
         if not self.damaged:
             log.error("%s is damaged; no more writes in this run: %s", self.path, exc.__cause__)

@@ -222,3 +222,28 @@ def test_exports_are_written_private(tmp_path: Path) -> None:
     target.chmod(0o644)
     write_private_text(target, "# a chat\n")
     assert target.read_text() == "# a chat\n" and mode(target) == 0o600
+
+
+async def test_a_backup_that_finds_the_file_damaged_stops_writes_and_the_backups(
+    tmp_path: Path,
+) -> None:
+    from core.store.damage import DamagedWhileOpen, marker_path
+
+    db = tmp_path / "sessions.db"
+    fill(db)
+    good = B.make_backup(db, now=datetime(2026, 11, 30, 12, 0))
+    overwrite_pages(db, pages_of(db, "turns")[2:6])  # a disk error nothing has read yet
+    store = await AsyncStore.open(db)
+    told: list[str] = []
+    sched = BackupScheduler(store, on_damaged=lambda: told.append("damaged"))
+    try:
+        await sched.start()
+        s = await store.create_session(title="after")
+        assert await sched.backup_now() is None
+        assert told == ["damaged"] and store.sync.damaged and marker_path(db).exists()
+        with pytest.raises(DamagedWhileOpen):
+            await store.append_turn(s.id, Turn("user", [TextBlock("not written")]))
+        assert not sched.due() and await sched.close() is None  # no more backups
+    finally:
+        await store.close()
+    assert [b.path for b in B.automatic_backups(db.parent / "backups")] == [good.path]
