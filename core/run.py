@@ -346,6 +346,35 @@ class ChatRunner:
         finally:
             self.release(session_id)
 
+    async def send_saved(
+        self,
+        session_id: str,
+        user_turn: Turn,
+        *,
+        model_ref: str,
+        on_event: Listener | None = None,
+    ) -> Turn | None:
+        """Ask the model about ``user_turn``, saved already as the session's last turn
+        (a message written while the providers were still loading: saved at once, as
+        the durability rules want, and sent once its provider is ready). Otherwise
+        as :meth:`send`; a message too long for the model fails the run (``RunFailed``)
+        and stays saved.
+
+        Raises:
+            RunInProgress: a run holds the session; nothing was sent.
+            CompactionInProgress: a compaction holds it; nothing was sent.
+            SessionNotFound: no such session.
+            SavesPending: an earlier reply is not saved yet (:attr:`saves`); nothing
+                was sent.
+        """
+        self.saves.check()
+        self.claim(session_id)
+        try:
+            session = await self.store.get_session(session_id)
+            return await self._run(session_id, model_ref, on_event, user_turn, session)
+        finally:
+            self.release(session_id)
+
     async def retry(
         self, session_id: str, *, model_ref: str, on_event: Listener | None = None
     ) -> Turn | None:

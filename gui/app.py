@@ -11,9 +11,13 @@ Environment:
     PARLEY_THEME: ``light`` or ``dark`` to override the system colour scheme.
     PARLEY_PROBE: when set, print ``parley-probe <event> <epoch s>`` lines on
         stdout at ``first-paint``, ``sessions-listed`` and ``ready`` (providers
-        loaded; used by tests/benchmarks/bench_startup.py and the e2e tests), or
-        ``startup-error`` when Parley cannot start and says why in a message box;
-        ``PARLEY_PROBE=quit`` also closes the window once ready (or the box).
+        loaded; used by tests/benchmarks/bench_startup.py and the e2e tests),
+        ``typed`` when the message box first holds text, or ``startup-error``
+        when Parley cannot start and says why in a message box. Once ready and
+        idle (no task left, e.g. a message sent while starting was answered),
+        ``parley-stat gui-stall-max <s>`` gives the longest the GUI thread went
+        without running its event loop from the first paint on (measured with a
+        5 ms timer). ``PARLEY_PROBE=quit`` also closes the window then (or the box).
 """
 
 from __future__ import annotations
@@ -196,9 +200,22 @@ class CrashHandler:
 class StartupProbe:
     """Prints timing lines for the start-up benchmark (see module docstring)."""
 
+    TICK_MS = 5
+
     def __init__(self, mode: str) -> None:
         self.mode = mode
         self.seen: set[str] = set()
+        self.window: Any = None
+        self.stall_max = 0.0
+        self._last_tick = 0.0
+        self._timer: Any = None
+
+    def watch(self, window: Any) -> None:
+        """Mark ``typed`` when ``window``'s message box first holds text; wait for it to be
+        idle once ready (see the module docstring)."""
+        self.window = window
+        composer = window.composer
+        composer.textChanged.connect(lambda: composer.text() and self.mark("typed"))
 
     def mark(self, event: str) -> None:
         """Print ``parley-probe <event> <epoch seconds>`` once per event."""
@@ -206,11 +223,42 @@ class StartupProbe:
             return
         self.seen.add(event)
         print(f"parley-probe {event} {time.time():.6f}", flush=True)
-        if event == "ready" and self.mode == "quit":
+        if event == "first-paint" and self.window is not None:
+            self._start_stall_meter()
+        if event == "ready":
+            self._when_idle()
+
+    def _start_stall_meter(self) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self._timer = QTimer()
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.setInterval(self.TICK_MS)
+        self._timer.timeout.connect(self._tick)
+        self._last_tick = time.monotonic()
+        self._timer.start()
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        self.stall_max = max(self.stall_max, now - self._last_tick - self.TICK_MS / 1000)
+        self._last_tick = now
+
+    def _when_idle(self) -> None:
+        """Once the window has no task left: print the stall figure; close if asked."""
+        from PySide6.QtCore import QTimer
+
+        window = self.window
+        if window is not None and window.tasks.pending:
+            QTimer.singleShot(20, self._when_idle)
+            return
+        if self._timer is not None:
+            self._timer.stop()
+        print(f"parley-stat gui-stall-max {max(0.0, self.stall_max):.6f}", flush=True)
+        if self.mode == "quit":
             from PySide6.QtWidgets import QApplication
 
-            for window in QApplication.topLevelWidgets():
-                window.close()
+            for top in QApplication.topLevelWidgets():
+                top.close()
 
 
 def run(home: Path | None, qt_argv: list[str]) -> int:
@@ -258,6 +306,8 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     probe_mode = os.environ.get("PARLEY_PROBE")
     probe = StartupProbe(probe_mode) if probe_mode else None
     window = MainWindow(home=home, probe=probe.mark if probe else None)
+    if probe is not None:
+        probe.watch(window)
     window.show()
     window.start_after_first_paint()
     if instance is not None:

@@ -22,8 +22,10 @@ turns load when it is opened.
 Start-up comes in two steps so the chats show before the provider SDKs are
 imported (they take seconds on a cold start): the controller works with the
 store alone first (sidebar, last chat, drafts), and :meth:`attach` hands it
-the providers and the run loop when they are ready; until then Enter keeps
-the message in the composer.
+the providers and the run loop when they are ready. A message sent before
+that is saved at once and waits for its provider (``ChatRuns``). The first
+chat shown keeps what was typed before it appeared: its saved draft, if any,
+comes first, then the new text.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from gui.chat_regenerate import ChatRegenerate
 from gui.chat_run import LAST_SESSION_KEY, ChatRuns
 from gui.context_meter import measure
 from gui.drafts import Drafts
-from gui.model_picker import model_choices
+from gui.model_picker import cached_choices, model_choices
 from gui.save_status import SaveStatus
 from gui.sidebar.organize import Organizer
 from gui.transcript.rows import merge_turns
@@ -94,6 +96,10 @@ class ChatController:
         self._draft_timer.timeout.connect(self._save_draft_soon)
         self._loading_draft = False
         self.save_status = SaveStatus(window, window._chat_layout)
+        #: True until the first chat is shown: it takes over the text typed before then.
+        self.adopting = True
+        #: Set whenever the providers change (attached, set up): queued messages look again.
+        self.providers_changed = asyncio.Event()
         self.runs = ChatRuns(window, self)
         self.attachments = ChatAttachments(window, self)
         self.editor = ChatEditor(window, self)
@@ -143,6 +149,13 @@ class ChatController:
         if any(s.forked_from_turn_id for s in shown):
             self.w.tasks.spawn(self.organizer.describe_forks(shown), name="fork-points")
 
+    async def show_first(self, *, new_chat: bool = False) -> None:
+        """Show the first chat at start-up: the one open when Parley closed, or a new
+        chat when there is none or ``new_chat`` (Ctrl+N pressed while starting)."""
+        # Not when the person opened a chat meanwhile (no longer adopting).
+        if (new_chat or not await self.reopen_last()) and self.adopting:
+            await self._show_new_chat()
+
     async def reopen_last(self) -> bool:
         """Open the chat that was open when Parley closed; False when there is none."""
         last = await self.store.get_state(LAST_SESSION_KEY, None)
@@ -165,20 +178,32 @@ class ChatController:
         self.editor.attach(runner)
         self.save_status.attach(runner.saves)
         self.w.model_picker.set_describe(self._catalog_name)
+        self.w.model_picker.set_choices(cached_choices(hub))  # no server asked yet
         self.w.model_picker.set_current(self.current_model())
         self.update_meter()
+        self.wake_waiting()
 
     async def enter(self) -> None:
-        """Show the chat page (after set-up, or at start when no chat was open) and
-        list the models."""
+        """Show the chat page (after set-up, or at start) and list the models; show the
+        last chat (or a new one) if no chat was shown yet."""
         self.w.show_chat()
+        self.wake_waiting()  # set-up done: a message waiting for it goes
         self.w.tasks.spawn(self.refresh_models(), name="models")
-        if self.session_id is None and not await self.reopen_last():
-            await self._show_new_chat()
+        if self.adopting:
+            await self.show_first()
+        self.w.model_picker.set_current(self.current_model())  # set-up chose one
+        self.update_meter()
+
+    def wake_waiting(self) -> None:
+        """The providers changed: runs waiting for theirs look again (``ChatRuns``)."""
+        changed, self.providers_changed = self.providers_changed, asyncio.Event()
+        changed.set()
 
     # -- models -----------------------------------------------------------
     async def refresh_models(self) -> None:
-        """Fill the model picker from every configured provider's model list."""
+        """Fill the model picker: the lists kept from last time at once, then what every
+        configured provider lists now (their SDKs imported off the GUI thread)."""
+        self.w.model_picker.set_choices(cached_choices(self.hub))
         self.w.model_picker.set_choices(await model_choices(self.hub))
 
     def _catalog_name(self, ref: str) -> str | None:
@@ -212,6 +237,16 @@ class ChatController:
         if self.new_chat_model or self.hub is None:
             return self.new_chat_model
         ref = self.hub.default_model_ref()
+        return str(ref) if ref else None
+
+    def model_for(self, sid: str) -> str | None:
+        """The model that answers the next message in saved chat ``sid`` (open or not)."""
+        session = self.sessions.get(sid)
+        if session is not None and session.model:
+            return str(session.model)
+        if sid == self.session_id:
+            return self.current_model()
+        ref = self.hub.default_model_ref() if self.hub is not None else None
         return str(ref) if ref else None
 
     def choose_model(self, ref: str) -> None:
@@ -402,11 +437,18 @@ class ChatController:
         await self._show_new_chat()
 
     def _after_switch(self, draft: str) -> None:
+        typed = self.w.composer.text() if self.adopting else ""
+        self.adopting = False
+        text = f"{draft.rstrip()}\n\n{typed}" if draft.strip() and typed else (typed or draft)
         self._loading_draft = True
         try:
-            self.w.composer.set_text(draft)
+            if text != self.w.composer.text():
+                self.w.composer.set_text(text)
         finally:
             self._loading_draft = False
+        if typed:  # typed while starting: now this chat's draft
+            self.drafts.typed(self.session_id, text)
+            self._draft_timer.start()
         self.attachments.refresh()  # the tray shows this chat's pending files
         busy = self.runs.running(self.session_id)
         self.w.composer_bar.set_busy(busy)
@@ -415,7 +457,7 @@ class ChatController:
         self.w.model_picker.set_current(self.current_model())
         self.update_title()
         self.update_meter()
-        self.w.composer.setFocus()
+        self.w.focus_composer_unless_moved()
 
     def new_session(self, space_id: str | None = None) -> None:
         """Start a new chat (its session is created when the first message is sent)."""
@@ -482,7 +524,7 @@ class ChatController:
 
     # -- drafts -----------------------------------------------------------
     def _composer_changed(self) -> None:
-        if self._loading_draft:
+        if self._loading_draft or self.adopting:  # adopting: the first chat shown takes it
             return
         self.runs.activity(self.session_id)
         self.drafts.typed(self.session_id, self.w.composer.text())

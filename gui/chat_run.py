@@ -6,11 +6,18 @@ shows their events: the user's turn, the reply growing, the saved reply, an
 inline error, the placeholder title. After a chat's first reply it asks
 ``core.titles.TitleService`` for a title in the background. It keeps no
 state of its own beyond the running tasks; the open chat is the controller's.
+
+A message sent while Parley is still starting is never refused: its user turn
+is saved at once (the durability rule: saved before any request), the chat
+shows it with a quiet "connecting…", and it is sent, once, as soon as its
+provider is ready (``ProviderHub.prepare``: its SDK imported off the GUI
+thread). Retry and Resume wait the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +43,10 @@ NOT_READY = "Parley is still starting: your message stays here; send it in a mom
 #: A message whose save takes longer than this (another program holds the file
 #: locked) is marked "Saving…" under it (ms).
 SAVING_MARK_MS = 300
+WAITING = ("Your message before this one is still waiting to be sent: this one stays here; "
+           "send it once the reply has started.")
+CONNECTING = "Connecting to {name}…"
+CALLED_OFF = ("Not sent: your message is kept in the chat. Retry sends it when you want.")
 
 
 class ChatRuns:
@@ -50,6 +61,8 @@ class ChatRuns:
         #: (Retry answers what was asked of that model, not the chat's).
         self._retry_with: dict[str, str] = {}
         self._saving: set[str] = set()  # ids of messages shown but not saved yet
+        #: Sessions whose run waits for its provider ("connecting…").
+        self._waiting: set[str] = set()
 
     @property
     def active(self) -> dict[str, asyncio.Task[Any]]:
@@ -57,9 +70,18 @@ class ChatRuns:
         return self._runs
 
     def running(self, sid: str | None) -> bool:
-        """True while a run (or a compaction) holds the session."""
+        """True while a run (also one waiting for its provider) or a compaction holds
+        the session."""
+        if sid is None:
+            return False
+        if sid in self._runs:
+            return True
         runner = self.chat.runner
-        return sid is not None and runner is not None and bool(runner.is_running(sid))
+        return runner is not None and bool(runner.is_running(sid))
+
+    def waiting(self, sid: str | None) -> bool:
+        """True while the session's run waits for its provider ("connecting…")."""
+        return sid in self._waiting
 
     def activity(self, sid: str | None) -> None:
         """Something happened in a chat: its pre-cache-expiry compaction is called off."""
@@ -75,6 +97,8 @@ class ChatRuns:
         first, then the text). An edited message holds the files its tray shows
         (the original's, less those removed, plus those added).
         """
+        if self.chat.adopting:  # no chat shown yet: the first one shown takes the message
+            return bool(self.w.queue_early_message())
         text = self.w.composer.text()
         files = self.chat.attachments
         editing, sid = self.chat.editor.editing, self.chat.session_id
@@ -86,21 +110,24 @@ class ChatRuns:
         except ParleyError as exc:
             self.w.statusBar().showMessage(exc.message, 15_000)
             return True
+        starting = self.chat.runner is None
+        model = self.chat.current_model()
         why = self.why_not_send(sid)
+        if why is None and (editing is not None or has_files) and not self._provider_ready(model):
+            why = NOT_READY  # an edit or files wait for the providers: the text stays
         if why is not None:  # keep the text and the files; say why
             self.w.statusBar().showMessage(why, 8_000)
             return True
-        model = self.chat.current_model()
-        if model is None:
+        if model is None and not starting:
             self.w.show_problem(ParleyError("Choose a model first (the menu at the top)."))
             return True
-        if has_files and not files.ready_to_send(model):
+        if has_files and (model is None or not files.ready_to_send(model)):
             return True  # a file is still being read, or over the model's limits (it says)
         taken = files.take()  # before edit mode ends: its tray holds the edited message's
         self.chat.editor.set_editing(None)
         self.w.composer.clear()
         self.chat.drafts.typed(self.chat.session_id, "")
-        if editing is not None and sid is not None:
+        if editing is not None and sid is not None and model is not None:
             self.w.tasks.spawn(self.chat.editor.send_edit(sid, editing, text, model, taken),
                                name="edit")
         else:
@@ -108,20 +135,28 @@ class ChatRuns:
         return True
 
     def why_not_send(self, sid: str | None) -> str | None:
-        """Why a message cannot be sent in chat ``sid`` now (None: it can): Parley is
-        still starting, a reply is still coming, or the chat is being compacted."""
-        if self.chat.runner is None:
-            return NOT_READY
+        """Why a message cannot be sent in chat ``sid`` now (None: it can): the one
+        before is still waiting for its provider, a reply is still coming, or the chat
+        is being compacted. (While Parley is still starting a message can be sent:
+        it waits for its provider.)"""
         held = self.chat.save_status.why_held()
         if held is not None:
             return held
         if not self.running(sid):
             return None
+        if sid in self._waiting:
+            return WAITING
         if sid not in self._runs and sid in self.chat.editor.compacting:
             return COMPACTING
         return STILL_REPLYING
 
-    async def _send(self, text: str, model: str, files: Taken | None = None) -> None:
+    def send_text(self, text: str) -> None:
+        """Send ``text`` to the open chat as if typed and sent (a message written before
+        the chats were open, ``MainWindow.queue_early_message``)."""
+        if text.strip():
+            self.w.tasks.spawn(self._send(text, self.chat.current_model()), name="send")
+
+    async def _send(self, text: str, model: str | None, files: Taken | None = None) -> None:
         """Send ``files`` then ``text`` (either may be empty) as one user turn.
 
         Nothing sent (no session, or the run did not start): the text goes back
@@ -135,8 +170,11 @@ class ChatRuns:
         old = self.chat.session_id
         turn_id = new_id()
         try:
-            # Too long for the model's window: refused before a new chat gets its row.
-            self.chat.runner.check_message(blocks, model_ref=model)
+            # Too long for the model's window: refused before a new chat gets its row
+            # (while its provider loads, the run says so once it is ready).
+            if self._provider_ready(model):
+                assert model is not None
+                self.chat.runner.check_message(blocks, model_ref=model)
             # Shown at once: a new chat's row waits for the file if another program
             # holds it locked, and the message must not seem lost meanwhile.
             self._show_saving(old, Turn("user", blocks, id=turn_id))
@@ -156,7 +194,7 @@ class ChatRuns:
                 self.chat.attachments.give_back(Taken(sid, files.items))
             raise
 
-    async def _session_for_send(self, model: str) -> str:
+    async def _session_for_send(self, model: str | None) -> str:
         """The open chat's id; a new chat gets its session row now (in its space)."""
         sid = self.chat.session_id
         if sid is not None:  # the sent draft is forgotten without waiting for the file
@@ -202,23 +240,28 @@ class ChatRuns:
         self.w.tasks.spawn(self.run(sid, "retry", None, model, None), name="retry")
         return True
 
-    async def run(self, sid: str, how: str, blocks: list[Any] | None, model: str,
+    async def run(self, sid: str, how: str, blocks: list[Any] | None, model: str | None,
                   text: str | None, *, title: str | None = None,
                   turn_id: str | None = None) -> None:
         """Run ``send`` (with ``blocks``, as a user turn of id ``turn_id``), ``retry`` or
         ``regenerate`` (its fork titled ``title``) in a session and show its events.
+        Before the run's provider is ready (Parley starting), a message is saved at
+        once and the run waits for it (``model`` None: the chat's model, once the
+        providers are loaded).
 
         Raises:
-            ParleyError: the run could not start (``text`` goes back to the composer).
+            ParleyError: the run could not start (``text`` goes back to the composer
+                unless the message was saved).
         """
         self._runs[sid] = asyncio.current_task()  # type: ignore[assignment]
-        self._doing[sid] = (how, model)
+        self._doing[sid] = (how, model or "")
         self._retry_with.pop(sid, None)
         self.w.transcript.clear_error()
         self._set_busy(sid, True)
         self.w.sidebar.model.set_running(sid, True)
         started = False
         shown: list[str] = [turn_id] if turn_id else []  # shown before it was saved
+        saved: Turn | None = None
 
         def on_event(ev: RunEvent | ReplySetAside) -> None:
             nonlocal started
@@ -232,7 +275,15 @@ class ChatRuns:
             self._on_event(ev)
 
         try:
-            if how == "send":
+            if not self._provider_ready(model):
+                if how == "send":  # saved before anything is sent, as always
+                    saved = await self._save_message(sid, blocks or [], turn_id)
+                model = await self._wait_for_provider(sid, model)
+                self._doing[sid] = (how, model)
+            assert model is not None
+            if saved is not None:
+                await self.chat.runner.send_saved(sid, saved, model_ref=model, on_event=on_event)
+            elif how == "send":
                 await self.chat.runner.send(sid, blocks or [], model_ref=model,
                                             on_event=on_event, turn_id=turn_id)
             elif how == "regenerate":
@@ -243,10 +294,14 @@ class ChatRuns:
             else:
                 await self.chat.runner.retry(sid, model_ref=model, on_event=on_event)
         except ParleyError:
-            if not started:
+            if not started and saved is None:
                 self._unshow(sid, shown)
-            if text and not started and sid == self.chat.session_id:
+            if text and not started and saved is None and sid == self.chat.session_id:
                 self.give_back(text)
+            raise
+        except asyncio.CancelledError:
+            if saved is not None and not started and sid == self.chat.session_id:
+                self.w.statusBar().showMessage(CALLED_OFF, 10_000)
             raise
         finally:
             self._runs.pop(sid, None)
@@ -254,6 +309,67 @@ class ChatRuns:
             self.chat.partial.pop(sid, None)
             self.w.sidebar.model.set_running(sid, False)
             self._set_busy(sid, False)
+
+    def _provider_ready(self, model: str | None) -> bool:
+        """True when a run with ``model`` can start now: the providers are loaded and
+        its provider's SDK imported (a provider that is not set up is "ready": the run
+        then says so)."""
+        if self.chat.runner is None or model is None:
+            return False
+        from core.providers.hub import UnknownProvider  # loaded with the runner
+
+        try:
+            return bool(self.chat.hub.is_prepared(model))
+        except UnknownProvider:
+            return True
+
+    async def _save_message(self, sid: str, blocks: list[Block],
+                            turn_id: str | None) -> Turn:
+        """Save a message that waits for its provider as the chat's new user turn (of id
+        ``turn_id``, shown "saving" already) and show it saved."""
+        turn = await self.chat.store.append_turn(
+            sid, Turn("user", list(blocks), id=turn_id or new_id()))
+        self._saving.discard(turn.id)
+        self.w.transcript.set_save_mark(turn.id, None)
+        self._remember(sid, turn)
+        self._touch(sid)
+        return turn
+
+    async def _wait_for_provider(self, sid: str, model: str | None) -> str:
+        """Wait ("connecting…") until the providers are loaded, the chat has a model
+        (set-up may come first) and its provider's SDK is imported; return the model."""
+        from core.providers.hub import UnknownProvider
+
+        self._waiting.add(sid)
+        try:
+            while True:
+                changed = self.chat.providers_changed
+                ref = model or self.chat.model_for(sid)
+                if self.chat.runner is not None and ref is not None:
+                    break
+                self._show_connecting(sid, None)
+                await changed.wait()
+            self._show_connecting(sid, ref)
+            with contextlib.suppress(UnknownProvider):  # the run says so
+                await self.chat.hub.prepare(ref)
+            session = self.chat.sessions.get(sid)
+            if session is not None and not session.model:  # sent before it had one
+                self.chat.sessions[sid] = await self.chat.store.set_session_model(sid, ref)
+            return ref
+        finally:
+            self._waiting.discard(sid)
+            if sid == self.chat.session_id:
+                self.w.statusBar().clearMessage()
+
+    def _show_connecting(self, sid: str, model: str | None) -> None:
+        """Say quietly, in the status bar, that the open chat's message waits."""
+        if sid != self.chat.session_id:
+            return
+        name = "your provider"
+        if model is not None and self.chat.hub is not None:
+            with contextlib.suppress(ParleyError):
+                name = self.chat.hub.config(model.split(":", 1)[0]).name
+        self.w.statusBar().showMessage(CONNECTING.format(name=name))
 
     def _set_busy(self, sid: str, busy: bool) -> None:
         """A run of ``sid`` started or ended: Send/Stop, and Regenerate under the reply."""
@@ -395,6 +511,9 @@ class ChatRuns:
     def stop(self) -> bool:
         """Stop the open chat's reply (Esc); else leave edit mode. False if nothing to do."""
         sid = self.chat.session_id
+        if sid is not None and sid in self._waiting and sid in self._runs:
+            self._runs[sid].cancel()  # the saved message stays; Retry sends it
+            return True
         if sid is not None and self.chat.runner is not None and self.chat.runner.cancel(sid):
             return True
         return self.chat.editor.cancel()

@@ -1,13 +1,17 @@
 """The main window: sidebar | (header, transcript, composer), or the set-up panel.
 
-The window is built from cheap widgets only, so it can be shown at once;
+The window is built from cheap widgets only, so it can be shown at once, with
+the message box focused: what a person types from the first paint on is kept.
 :meth:`MainWindow.start` then opens the store and the providers off the GUI
-thread and fills the window. Everything a person does with chats (open, send,
-stop, retry, drafts …) is in :class:`gui.chat_controller.ChatController`
-(spaces and housekeeping in ``gui.sidebar.organize``, edits, forks and
-compaction in ``gui.chat_edit``); the methods the actions call are in
-``gui.window_commands``. This module owns the layout, start-up (recovery
-after a crash, a damaged file), window geometry and shutdown.
+thread and fills the window, never undoing what the person did meanwhile (a
+message sent before the chats are open is kept and goes to the chat shown
+first; Ctrl+N pressed then opens a new chat instead of the last one).
+Everything a person does with chats (open, send, stop, retry, drafts …) is
+in :class:`gui.chat_controller.ChatController` (spaces and housekeeping in
+``gui.sidebar.organize``, edits, forks and compaction in ``gui.chat_edit``);
+the methods the actions call are in ``gui.window_commands``. This module owns
+the layout, start-up (recovery after a crash, a damaged file), window geometry
+and shutdown.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QByteArray, QEvent, QObject, QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -114,6 +119,9 @@ class MainWindow(QMainWindow, WindowCommands):
         self._closing = False
         self._closed = False
         self._started = False
+        #: A message sent (Enter) before the chats were open: sent to the chat shown first.
+        self.early_message: str | None = None
+        self._new_chat_asked = False  # Ctrl+N before the chats were open
         self.setWindowTitle("Parley")
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
@@ -125,6 +133,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.sidebar.import_requested.connect(self.import_conversation)
         actions.install(self)
         self.composer.on_action = lambda action: action.handler(self)
+        self.composer.setFocus()  # keys typed from the first paint on go in the message box
         _FirstPaint(self, lambda: self.probe("first-paint"))
 
     # -- layout -----------------------------------------------------------
@@ -164,7 +173,10 @@ class MainWindow(QMainWindow, WindowCommands):
         # The transcript (markdown, syntax highlighting) is imported and built after
         # the first paint (see start); this placeholder holds its place until then.
         self.transcript: Any = None
-        self._transcript_slot = QWidget(self.chat_page)
+        self._transcript_slot = QLabel("Opening your chats…", self.chat_page)
+        self._transcript_slot.setObjectName("LoadingLabel")
+        self._transcript_slot.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._transcript_slot.setWordWrap(True)
         self.composer_bar = ComposerBar(self.chat_page)
         self.composer_bar.setMaximumWidth(CONTENT_WIDTH)
         self.composer = self.composer_bar.editor
@@ -197,7 +209,7 @@ class MainWindow(QMainWindow, WindowCommands):
         # Made now and kept: a status bar that appeared with its first message would
         # shift the window's layout each time.
         self.statusBar().setSizeGripEnabled(False)
-        self.composer_bar.setEnabled(False)
+        self.stack.setCurrentWidget(self.chat_page)  # typing works before the chats show
 
     def _composer_rect(self) -> QRect | None:
         """Where the composer is (window coordinates) when the chat page shows."""
@@ -220,14 +232,18 @@ class MainWindow(QMainWindow, WindowCommands):
     async def start(self) -> None:
         """Open the store and show the chats, then load the providers.
 
-        Step 1 (store only): the sidebar and the last open chat appear; if the
-        previous run did not exit cleanly and left a reply cut off, a notice
-        says so (the transcript offers Resume). Step 2: the providers and their
-        SDKs (seconds to import on a cold start) are loaded; then set-up is
-        shown if no provider is usable. Imports run in a worker thread so the
-        window keeps painting. A damaged file (``DatabaseCorrupt``) shows the
-        recovery page; another store that cannot be opened (``NewerFormat`` …)
-        is reported in the window.
+        Step 1 (store only): the sidebar and the last open chat appear (a new
+        chat instead when Ctrl+N was pressed meanwhile; what was typed stays in
+        the message box, and a message sent meanwhile is saved in that chat);
+        if the previous run did not exit cleanly and left a reply cut off, a
+        notice says so (the transcript offers Resume). Step 2: the providers'
+        settings and keys are loaded (set-up is shown if none is usable) and
+        messages can be sent; then the SDKs of the providers in use (seconds
+        to import on a cold start) are imported, the first chat's first; a
+        message waits for its provider's ("connecting…"). Imports run in a
+        worker thread so the window keeps painting. A damaged file
+        (``DatabaseCorrupt``) shows the recovery page; another store that
+        cannot be opened (``NewerFormat`` …) is reported in the window.
         """
         self._started = True
         self.sidebar.show_status("Loading chats…")
@@ -268,10 +284,11 @@ class MainWindow(QMainWindow, WindowCommands):
             await self.chat.load_sidebar()
             self.sidebar.show_status("")
             self.probe("sessions-listed")
-            await self.chat.reopen_last()
+            await self.chat.show_first(new_chat=self._new_chat_asked)
         except (DatabaseCorrupt, DamagedWhileOpen):
             await self._damaged_at_start(path)
             return
+        self._send_early_message()
 
         await asyncio.to_thread(_import_providers)
         from core.providers.hub import ProviderHub
@@ -292,6 +309,7 @@ class MainWindow(QMainWindow, WindowCommands):
             await self.chat.enter()
         else:
             self.show_setup()
+        await self.hub.prepare_all(first=self.chat.current_model())
         self.probe("ready")
         self.ready = True
         if self.pending_notice:
@@ -301,7 +319,32 @@ class MainWindow(QMainWindow, WindowCommands):
     def _cannot_open(self, exc: ParleyError) -> None:
         self.loading_page.setText(exc.message)
         self.loading_page.setWordWrap(True)
+        self.stack.setCurrentWidget(self.loading_page)
         self.sidebar.show_status("")
+
+    def queue_early_message(self) -> bool:
+        """Enter before the chats are open: keep the message (the composer's text) and
+        send it to the chat shown first, once the store is open (``start``). One such
+        message at a time; another stays in the composer. Always consumes the key."""
+        text = self.composer.text()
+        if not text.strip():
+            return True
+        if self.early_message is not None:
+            self.statusBar().showMessage(
+                "Your first message is waiting for your chats to open: this one stays here; "
+                "send it in a moment.", 8_000)
+            return True
+        self.early_message = text
+        self.composer.clear()
+        self._transcript_slot.setText(
+            "Opening your chats…\n\nYour message is kept and will be sent in a moment.")
+        return True
+
+    def _send_early_message(self) -> None:
+        """Hand a message sent before the chats were open to the chat shown first."""
+        text, self.early_message = self.early_message, None
+        if text is not None and self.chat is not None:
+            self.chat.runs.send_text(text)
 
     async def _note_previous_run(self) -> None:
         """Record this run; tell the person what the last one left if it did not exit
@@ -344,10 +387,14 @@ class MainWindow(QMainWindow, WindowCommands):
                 payload.get("expires_at"), payload.get("compact_at"))
 
     def _upgrade_progress(self, done: int, total: int) -> None:
-        """Shown while an older sessions.db is upgraded (a backup is made first)."""
+        """Shown while an older sessions.db is upgraded (a backup is made first), in the
+        chat page (the message box stays usable) and on the loading page."""
         percent = f" {100 * done // total}%" if total else ""
-        self.loading_page.setText(f"Upgrading your chats to the new format…{percent}\n"
-                                  "A backup of the old file is kept next to it.")
+        text = (f"Upgrading your chats to the new format…{percent}\n"
+                "A backup of the old file is kept next to it.")
+        self.loading_page.setText(text)
+        if self.transcript is None:
+            self._transcript_slot.setText(text)
 
     def _install_transcript(self) -> None:
         from gui.transcript import TranscriptView
@@ -379,12 +426,24 @@ class MainWindow(QMainWindow, WindowCommands):
         await self.chat.enter()
 
     def show_chat(self) -> None:
-        """Show the chat page and focus the composer."""
+        """Show the chat page and focus the composer (while starting, only if the focus
+        is not somewhere the person put it: the search, the chat list …)."""
         if self.stack.currentWidget() is self.setup_panel:
             self.sidebar.show()
         self.stack.setCurrentWidget(self.chat_page)
         self.composer_bar.setEnabled(True)
-        self.composer.setFocus()
+        self.focus_composer_unless_moved()
+
+    def focus_composer_unless_moved(self) -> None:
+        """Focus the composer; while starting, only when the focus is in the chat page or
+        nowhere (start-up never takes the focus from where the person moved it)."""
+        if self.ready:
+            self.composer.setFocus()
+            return
+        focus = QApplication.focusWidget()
+        if focus is None or focus is self.composer or not focus.isVisible() \
+                or self.chat_page.isAncestorOf(focus):
+            self.composer.setFocus()
 
     # -- geometry ---------------------------------------------------------
     async def _restore_geometry(self) -> None:
@@ -584,13 +643,26 @@ class MainWindow(QMainWindow, WindowCommands):
 
 
 def _import_store() -> None:
-    """Import the store (SQLAlchemy) and the controller; run in a worker thread."""
+    """Import the store (SQLAlchemy), the controller and what showing the first chat
+    needs (its code style too); run in a worker thread: an import on the GUI thread
+    holds the window still."""
+    import core.recovery  # noqa: F401
+    import core.settings  # noqa: F401
     import core.store.async_store  # noqa: F401
     import gui.chat_controller  # noqa: F401
     import gui.transcript  # noqa: F401
+    from gui import theme
+    from gui.markdown import pygments_background
+
+    for style in (theme.LIGHT_CODE_STYLE, theme.DARK_CODE_STYLE):
+        pygments_background(style)
 
 
 def _import_providers() -> None:
-    """Import the providers (the SDKs) and the run loop; run in a worker thread."""
+    """Import the providers' hub (no SDK: ``ProviderHub.prepare`` imports those), the
+    run loop and the tools; run in a worker thread."""
+    import core.backup_schedule  # noqa: F401
+    import core.cache_timer  # noqa: F401
     import core.providers.hub  # noqa: F401
     import core.run  # noqa: F401
+    import core.tools  # noqa: F401

@@ -124,9 +124,10 @@ async def model_choices(hub: Any) -> list[ModelChoice]:
     Returns:
         ``ModelChoice`` values (``ref`` = ``provider:model``) grouped by provider,
         in the hub's order; every provider appears. One whose list could not be
-        fetched (a ``ParleyError``: unreachable, key refused …) offers its configured
-        models (:func:`configured_models`) with ``note`` and ``detail`` saying why,
-        or, with none configured, one entry with ``ref == ""``. One that lists no
+        fetched (a ``ParleyError``: unreachable, key refused …) offers the models it
+        listed last time (``ProviderHub.cached_models``), else its configured
+        models (:func:`configured_models`), with ``note`` and ``detail`` saying why,
+        or, with none of either, one entry with ``ref == ""``. One that lists no
         models offers its configured ones without a note.
     """
     configs = list(hub.configs)
@@ -144,11 +145,29 @@ async def model_choices(hub: Any) -> list[ModelChoice]:
         group = config.name or config.id
         if isinstance(result, ParleyError):
             note, detail = short_reason(result), result.message
-            offered = _configured_choices(hub, config, group, note, detail)
+            kept = hub.cached_models(config.id)
+            offered = ([ModelChoice(f"{config.id}:{m.id}", model_label(m), group, note, detail)
+                        for m in kept] if kept
+                       else _configured_choices(hub, config, group, note, detail))
             choices += offered or [ModelChoice("", "", group, note, detail)]
         elif result:
             choices += [ModelChoice(f"{config.id}:{m.id}", model_label(m), group)
                         for m in result]
+        else:
+            choices += _configured_choices(hub, config, group)
+    return choices
+
+
+def cached_choices(hub: Any) -> list[ModelChoice]:
+    """The picker's entries from the model lists kept in sessions.db, with no server
+    asked and no SDK imported (start-up shows these until :func:`model_choices` answers):
+    a provider never listed offers its configured models."""
+    choices: list[ModelChoice] = []
+    for config in hub.configs:
+        group = config.name or config.id
+        kept = hub.cached_models(config.id)
+        if kept:
+            choices += [ModelChoice(f"{config.id}:{m.id}", model_label(m), group) for m in kept]
         else:
             choices += _configured_choices(hub, config, group)
     return choices

@@ -32,6 +32,8 @@ class WindowCommands:
     sidebar: Any
     composer: Any
     transcript: Any
+    _new_chat_asked: bool
+    queue_early_message: Any
     def _chat_call(self, name: str, *args: Any) -> Any:
         """Call ``name`` (a dotted path from the controller) when the chat page is up."""
         if self.chat is None or self.stack.currentWidget() is not self.chat_page:
@@ -42,6 +44,11 @@ class WindowCommands:
         return target(*args)
 
     def new_session(self) -> Any:
+        """Ctrl+N: a new chat; before the chats are open, the first chat shown is a new
+        one (instead of the last chat)."""
+        if self.chat is None and not self.store_failed():
+            self._new_chat_asked = True
+            return True
         return self._chat_call("new_session")
 
     def _space_row_focused(self) -> bool:
@@ -103,7 +110,16 @@ class WindowCommands:
         return self._chat_call("goto_session", n)
 
     def send_from_composer(self) -> Any:
+        """Enter: send the message (before the chats are open: keep it for the chat shown
+        first, ``MainWindow.queue_early_message``)."""
+        if self.chat is None and not self.store_failed():
+            return self.queue_early_message()
         return self._chat_call("runs.send_from_composer")
+
+    def store_failed(self) -> bool:
+        """True when start-up stopped without opening the chats (an error or the
+        recovery page shows instead of the chat page)."""
+        return self.stack.currentWidget() is not self.chat_page
 
     def stop_run(self) -> Any:
         return self._chat_call("runs.stop")

@@ -45,29 +45,14 @@ from core.providers.errors import (
     StreamInterrupted,
 )
 from core.providers.failures import classify
+from core.providers.registry import DEFAULT_URLS
 from core.providers.retry import RetryPolicy, call_with_retries
-from core.providers.sdk_provider import SdkProvider
+from core.providers.sdk_provider import SdkProvider, parse_tool_input
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
+DEFAULT_BASE_URL = DEFAULT_URLS["anthropic"]
 MIN_THINKING_BUDGET = 1024
-
-
-def parse_tool_input(text: str) -> dict[str, Any]:
-    """Parse a tool call's streamed input JSON; ``""`` is ``{}``.
-
-    Returns:
-        The object; text that is not a JSON object comes back as ``{"_raw_input": text}``
-        so the tool runner can report it instead of losing it.
-    """
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {"_raw_input": text}
-    return value if isinstance(value, dict) else {"_raw_input": text}
 
 
 class _Fold:
@@ -173,6 +158,9 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
         model_overrides: catalog overrides from settings.
         sleep: the wait used between retries (injectable for tests).
     """
+
+    _WARM_ATTRIBUTES = ("messages", "models")
+    _WARM_MODULES = ("anyio._backends._asyncio", "opentelemetry.propagate")
 
     def __init__(
         self,

@@ -8,11 +8,24 @@ usable without any set-up, as people who already use the SDKs expect.
 
 Keyring calls can block (a locked keyring, a slow D-Bus), so they run on one
 worker thread of their own, never on the caller's event loop.
+
+Loading the hub imports no SDK. A provider's adapter is imported (with its
+SDK, seconds on a cold start) and built (its HTTP client, TLS context) by
+:meth:`ProviderHub.prepare` in a worker thread, or at the latest when
+:meth:`ProviderHub.get` first needs it (then on the caller's thread: callers
+on a GUI thread await ``prepare`` first).
+
+The models each provider lists are kept in sessions.db (``app_state`` key
+``models:<provider id>``, the :class:`ModelInfo` fields as JSON, with the
+provider's kind and base URL they came from), so the model picker can show
+them at start-up before any SDK is imported or any server asked;
+:meth:`ProviderHub.list_models` asks the server again and updates that copy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 import time
@@ -31,7 +44,9 @@ from core.providers.registry import (
     ENV_API_KEY,
     ProviderConfig,
     ProviderConfigError,
+    import_adapter,
     make_provider,
+    resolve_base_url,
 )
 from core.providers.retry import RetryPolicy
 
@@ -46,6 +61,8 @@ SETTING_PROVIDERS = "providers"
 SETTING_DEFAULT_MODEL = "default_model"
 SETTING_MODEL_OVERRIDES = "model_overrides"
 SETTING_ANTHROPIC_TTL = "cache.anthropic_ttl"
+#: ``app_state`` key prefix of a provider's cached model list (see the module docstring).
+MODELS_STATE_PREFIX = "models:"
 
 _KIND_NAMES: dict[str, str] = {
     "anthropic": "Anthropic",
@@ -103,9 +120,21 @@ class ProviderHub:
         self._listed_at: dict[str, tuple[float, bool]] = {}  # id -> (when, it worked)
         self._listed_ids: dict[str, tuple[str, ...]] = {}  # id -> the model ids it listed
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-keys")
+        self._building: dict[str, asyncio.Future[Provider]] = {}
+        self._threads: set[asyncio.Future[Any]] = set()  # work in worker threads
+        self._generation = 0  # +1 at each load: adapters being built for older settings
+        self._models: dict[str, list[ModelInfo]] = {}
 
     async def _in_keys_thread(self, fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+
+    def _in_thread(self, fn: Any, *args: Any) -> asyncio.Future[Any]:
+        """Run ``fn`` in a worker thread; :meth:`aclose` waits for it (a thread that
+        finished after its loop closed could not report back)."""
+        future = asyncio.ensure_future(asyncio.to_thread(fn, *args))
+        self._threads.add(future)
+        future.add_done_callback(self._threads.discard)
+        return future
 
     async def load(self) -> None:
         """Read provider settings and keys (keyring on its own thread)."""
@@ -123,6 +152,89 @@ class ProviderHub:
             self._keys[config.id] = key.value if key is not None else None
             self._key_sources[config.id] = key.source if key is not None else "none"
         await self._close_providers()
+        self._models = {}
+        for config in self.configs:
+            cached = _models_from_state(
+                await self.store.get_state(MODELS_STATE_PREFIX + config.id, None),
+                self._cache_origin(config),
+            )
+            if cached is not None:
+                self._models[config.id] = cached
+                # Its limits and ids count until the provider is asked again (it is
+                # still asked: fetch_model_info does not take a kept list as fresh).
+                self.remember_models(config.id, cached)
+                self._listed_at.pop(config.id, None)
+
+    def _cache_origin(self, config: ProviderConfig) -> dict[str, Any]:
+        """What a cached model list must have come from to be used for ``config``."""
+        return {"kind": config.kind, "base_url": resolve_base_url(config, self.environ).value}
+
+    def is_prepared(self, model_or_provider: str) -> bool:
+        """True when the provider's adapter is built (``get`` is then instant).
+
+        Raises:
+            UnknownProvider: no usable provider has that id.
+        """
+        pid = self.config(model_or_provider.split(":", 1)[0]).id
+        return pid in self._providers
+
+    async def prepare(self, model_or_provider: str) -> None:
+        """Import a provider's adapter and SDK and build it, in a worker thread (once;
+        later calls return at once, concurrent ones wait for the same work).
+
+        Args:
+            model_or_provider: a provider id or a model reference (``provider:model``).
+
+        Raises:
+            UnknownProvider: no usable provider has that id.
+            ProviderConfigError: it cannot be built (a compatible server without an
+                address).
+        """
+        config = self.config(model_or_provider.split(":", 1)[0])
+        pid = config.id
+        if pid in self._providers:
+            return
+        generation = self._generation
+        pending = self._building.get(pid)
+        if pending is None:
+            pending = self._in_thread(self._build, config)
+            self._building[pid] = pending
+        provider = await asyncio.shield(pending)
+        if self._building.get(pid) is pending:
+            del self._building[pid]
+        if generation != self._generation or self._providers.setdefault(pid, provider) \
+                is not provider:  # settings changed meanwhile, or get() built one
+            await provider.aclose()
+            return
+        self._share_limits(pid)
+
+    def _build(self, config: ProviderConfig) -> Provider:
+        """Make the adapter of ``config`` (importing its SDK the first time) and load
+        what its SDK loads lazily (``warm``); thread-safe."""
+        provider = make_provider(
+            config,
+            self._keys.get(config.id),
+            retry=self.retry,
+            cache_ttl_s=self._anthropic_ttl_s,
+            model_overrides=self._overrides,
+            environ=self.environ,
+        )
+        warm = getattr(provider, "warm", None)
+        if callable(warm):
+            warm()
+        return provider
+
+    async def prepare_all(self, first: str | None = None) -> None:
+        """:meth:`prepare` every usable provider, ``first`` (a provider id or model
+        reference whose provider is usable) before the others; only the SDKs of the
+        kinds in use are imported. An unknown ``first`` is skipped."""
+        order = [c.id for c in self.configs]
+        head = (first or "").split(":", 1)[0]
+        if head in order:
+            order.remove(head)
+            order.insert(0, head)
+        for pid in order:
+            await self.prepare(pid)
 
     def _all_candidates(self) -> list[ProviderConfig]:
         saved_ids = {c.id for c in self._saved}
@@ -242,7 +354,8 @@ class ProviderHub:
         return None
 
     def get(self, provider_id: str) -> Provider:
-        """Return the adapter of a usable provider (built once, then reused).
+        """Return the adapter of a usable provider (built once, then reused). Imports
+        its SDK on this thread if :meth:`prepare` has not done so.
 
         Raises:
             UnknownProvider: no usable provider has that id.
@@ -310,14 +423,30 @@ class ProviderHub:
         return self.model_info(model_ref)
 
     async def list_models(self, provider_id: str) -> list[ModelInfo]:
-        """Ask the provider which models it serves (and remember the limits it gives).
+        """Ask the provider which models it serves (its SDK imported off this thread
+        first), remember the limits it gives, and keep the list in sessions.db for
+        :meth:`cached_models`.
 
         Raises:
             ProviderError: the provider could not be reached or refused the key.
         """
+        await self.prepare(provider_id)
         models = await self.get(provider_id).list_models()
         self.remember_models(provider_id, models)
+        config = self.config(provider_id)
+        self._models[provider_id] = list(models)
+        entry = {**self._cache_origin(config), "models": [asdict(m) for m in models]}
+        try:
+            await self.store.set_state(MODELS_STATE_PREFIX + provider_id, entry)
+        except ParleyError as exc:  # a full disk …: the list is still shown, just not kept
+            log.warning("model list of %s not kept: %s", provider_id, exc.message)
         return models
+
+    def cached_models(self, provider_id: str) -> list[ModelInfo] | None:
+        """The models the provider listed last time (kept in sessions.db, read by
+        :meth:`load`); None when it was never listed with its current kind and URL."""
+        models = self._models.get(provider_id)
+        return list(models) if models is not None else None
 
     def remember_models(self, provider_id: str, models: list[ModelInfo]) -> None:
         """Keep the limits of a provider's listed models for :meth:`model_info`.
@@ -385,6 +514,7 @@ class ProviderHub:
             ProviderConfigError: a compatible server without an address.
         """
         config = ProviderConfig("test", kind, _KIND_NAMES[kind], base_url or None)
+        await asyncio.shield(self._in_thread(import_adapter, kind))  # the SDK: seconds
         key = (api_key or "").strip() or None
         if key is None and kind != "openai_compatible":
             stored = await self._in_keys_thread(self.keys.get, kind, ENV_API_KEY.get(kind))
@@ -396,15 +526,46 @@ class ProviderHub:
             await provider.aclose()
 
     async def _close_providers(self) -> None:
+        self._generation += 1
+        self._building = {}
         providers, self._providers = self._providers, {}
         for p in providers.values():
             await p.aclose()
 
     async def aclose(self) -> None:
-        """Close every adapter's HTTP client and the keys thread."""
+        """Close every adapter's HTTP client and the keys thread (after the adapters
+        being built in worker threads are done: they are closed too)."""
+        if self._threads:
+            await asyncio.wait(list(self._threads), timeout=30)
+        for pending in self._building.values():
+            if pending.done() and not pending.cancelled() and pending.exception() is None:
+                await pending.result().aclose()
         await self._close_providers()
         self._pool.shutdown(wait=False)
 
     def with_config(self, config: ProviderConfig, **changes: Any) -> ProviderConfig:
         """Return ``config`` with fields changed (helper for Settings)."""
         return replace(config, **changes)
+
+
+_MODEL_FIELDS = {f.name for f in dataclasses.fields(ModelInfo)}
+
+
+def _models_from_state(entry: Any, origin: dict[str, Any]) -> list[ModelInfo] | None:
+    """Read a cached model list (see the module docstring); None when there is none,
+    it came from another kind or URL, or it cannot be read. Fields ModelInfo no
+    longer has are dropped; fields it gained take their defaults."""
+    if not isinstance(entry, dict) or any(entry.get(k) != v for k, v in origin.items()):
+        return None
+    models = entry.get("models")
+    if not isinstance(models, list):
+        return None
+    out: list[ModelInfo] = []
+    for raw in models:
+        if not isinstance(raw, dict):
+            return None
+        try:
+            out.append(ModelInfo(**{k: v for k, v in raw.items() if k in _MODEL_FIELDS}))
+        except TypeError:  # a required field missing: an older or damaged entry
+            return None
+    return out

@@ -32,7 +32,6 @@ from core import wire
 from core.content import Usage
 from core.convert.openai import to_openai
 from core.providers import catalog, server_limits
-from core.providers.anthropic_provider import parse_tool_input
 from core.providers.base import (
     ChatRequest,
     Event,
@@ -53,12 +52,13 @@ from core.providers.errors import (
 )
 from core.providers.failures import classify
 from core.providers.openai_client import make_client
+from core.providers.registry import DEFAULT_URLS
 from core.providers.retry import RetryPolicy, call_with_retries
-from core.providers.sdk_provider import SdkProvider
+from core.providers.sdk_provider import SdkProvider, parse_tool_input
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_BASE_URL = DEFAULT_URLS["openai"]
 #: Seconds to wait for a compatible server's ``/props`` or ``/api/show``.
 SERVER_PROBE_TIMEOUT_S = 5.0
 #: At most this many models of one server are asked for their window one by one.
@@ -210,6 +210,9 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         model_overrides: catalog overrides from settings.
         sleep: the wait used between retries (injectable for tests).
     """
+
+    _WARM_ATTRIBUTES = ("chat.completions", "models")
+    _WARM_MODULES = ("anyio._backends._asyncio", "jiter")
 
     def __init__(
         self,

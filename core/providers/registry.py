@@ -6,23 +6,27 @@ colon separates). Values come from settings first, then the environment
 (``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL``, ``ANTHROPIC_API_KEY`` /
 ``OPENAI_API_KEY``), then built-in defaults, and each resolution reports its
 source so Settings can say "from environment", "from keyring", "from settings".
+
+The adapters are imported when a provider of their kind is first built, not
+with this module: each imports its SDK (``anthropic`` ≈ 0.8–2.3 s, ``openai``
+≈ 0.4–1.0 s on one core), and a person who uses one provider should not wait
+for the other's. :func:`import_adapter` imports one kind's adapter; run it in
+a worker thread (``ProviderHub.prepare``) to keep that off the GUI thread.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Literal, TypeAlias
 
 from core.errors import ParleyError
 from core.keys import ApiKey, KeyStore
-from core.providers.anthropic_provider import DEFAULT_BASE_URL as ANTHROPIC_URL
-from core.providers.anthropic_provider import AnthropicProvider
 from core.providers.base import Provider
 from core.providers.capabilities import ProviderKind
-from core.providers.openai_provider import DEFAULT_BASE_URL as OPENAI_URL
-from core.providers.openai_provider import OpenAIProvider
 from core.providers.retry import RetryPolicy
 
 Source: TypeAlias = Literal["settings", "environment", "keyring", "file", "default", "none"]
@@ -36,7 +40,26 @@ ENV_API_KEY: dict[ProviderKind, str] = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai": "OPENAI_API_KEY",
 }
-DEFAULT_URLS: dict[ProviderKind, str] = {"anthropic": ANTHROPIC_URL, "openai": OPENAI_URL}
+DEFAULT_URLS: dict[ProviderKind, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com/v1",
+}
+#: The module of each kind's adapter (it imports that kind's SDK).
+ADAPTER_MODULES: dict[ProviderKind, str] = {
+    "anthropic": "core.providers.anthropic_provider",
+    "openai": "core.providers.openai_provider",
+    "openai_compatible": "core.providers.openai_provider",
+}
+
+
+def import_adapter(kind: ProviderKind) -> ModuleType:
+    """Import the adapter module of ``kind`` and its SDK (seconds on a cold start;
+    instant once imported). Safe to call from a worker thread.
+
+    Returns:
+        The module (``AnthropicProvider`` or ``OpenAIProvider`` lives in it).
+    """
+    return importlib.import_module(ADAPTER_MODULES[kind])
 
 #: Where the usual local servers listen (their OpenAI-compatible API root).
 LOCAL_SERVERS: dict[str, str] = {
@@ -143,7 +166,8 @@ def make_provider(
     model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Provider:
-    """Build the adapter for a configured provider.
+    """Build the adapter for a configured provider (importing its SDK if not done yet:
+    see :func:`import_adapter`).
 
     Args:
         config: the provider's settings.
@@ -168,10 +192,14 @@ def make_provider(
         "model_overrides": model_overrides,
     }
     if config.kind == "anthropic":
+        from core.providers.anthropic_provider import AnthropicProvider  # the SDK: see module
+
         return AnthropicProvider(api_key, base_url, cache_ttl_s=cache_ttl_s, **common)
     if config.kind == "openai_compatible" and not base_url:
         raise ProviderConfigError(
             f"{config.name} has no server address. Set it in Settings → Providers "
             "(for example http://localhost:11434/v1 for Ollama)."
         )
+    from core.providers.openai_provider import OpenAIProvider  # the SDK: see module
+
     return OpenAIProvider(api_key, base_url, kind=config.kind, **common)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
+import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -19,6 +21,22 @@ from core.providers.base import ChatRequest, Event, ModelInfo
 from core.providers.catalog import with_reported
 from core.providers.errors import AuthenticationFailed
 from core.providers.retry import RetryPolicy, stream_with_retries
+
+
+def parse_tool_input(text: str) -> dict[str, Any]:
+    """Parse a tool call's streamed input JSON; ``""`` is ``{}``.
+
+    Returns:
+        The object; text that is not a JSON object comes back as ``{"_raw_input": text}``
+        so the tool runner can report it instead of losing it.
+    """
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"_raw_input": text}
+    return value if isinstance(value, dict) else {"_raw_input": text}
 
 
 class _SdkClient(Protocol):
@@ -99,6 +117,25 @@ class SdkProvider(Generic[ClientT]):
         raise NotImplementedError
 
     # --- shared ------------------------------------------------------------------
+
+    #: Attribute paths of the SDK client that load lazily (its resources) and modules the
+    #: SDK imports at its first request: :meth:`warm` loads both.
+    _WARM_ATTRIBUTES: tuple[str, ...] = ()
+    _WARM_MODULES: tuple[str, ...] = ("anyio._backends._asyncio",)
+
+    def warm(self) -> None:
+        """Load what the SDK would load at the first request (resources, its async HTTP
+        backend), in the calling thread: ``ProviderHub.prepare`` calls it in a worker
+        thread so the first request does not import on the GUI thread. Never fails:
+        what cannot be loaded now is loaded by the request as before."""
+        client = self._client
+        for path in self._WARM_ATTRIBUTES if client is not None else ():
+            target: Any = client
+            for name in path.split("."):
+                target = getattr(target, name, None)
+        for module in self._WARM_MODULES:
+            with contextlib.suppress(Exception):
+                importlib.import_module(module)
 
     def _require_client(self) -> ClientT:
         if self._client is None:

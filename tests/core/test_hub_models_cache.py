@@ -1,0 +1,134 @@
+"""ProviderHub at start-up: model lists kept in sessions.db, SDKs imported off the caller's
+thread and only for the providers in use."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from core.keys import FileBackend, KeyStore
+from core.providers.hub import MODELS_STATE_PREFIX, ProviderHub
+from core.providers.retry import RetryPolicy
+from core.store.async_store import AsyncStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+async def store(tmp_path):
+    s = await AsyncStore.open(tmp_path / "sessions.db")
+    yield s
+    await s.close()
+
+
+def _hub(store, tmp_path, environ=None) -> ProviderHub:
+    env = environ or {}
+    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ=env)
+    return ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ=env)
+
+
+async def test_a_listed_model_list_is_there_at_the_next_start_without_asking(
+        store, tmp_path, fake_provider):
+    env = {"ANTHROPIC_API_KEY": "sk-ant-x", "ANTHROPIC_BASE_URL": fake_provider.anthropic_base_url}
+    hub = _hub(store, tmp_path, env)
+    await hub.load()
+    assert hub.cached_models("anthropic") is None  # never listed
+    listed = await hub.list_models("anthropic")
+    assert listed and hub.cached_models("anthropic") == listed
+    await hub.aclose()
+
+    asked = len(fake_provider.requests)
+    again = _hub(store, tmp_path, env)
+    await again.load()
+    assert again.cached_models("anthropic") == listed  # every field, as listed
+    assert len(fake_provider.requests) == asked  # from sessions.db, not the server
+    await again.aclose()
+
+
+async def test_a_model_list_from_another_address_is_not_used(store, tmp_path, fake_provider):
+    env = {"ANTHROPIC_API_KEY": "sk-ant-x", "ANTHROPIC_BASE_URL": fake_provider.anthropic_base_url}
+    hub = _hub(store, tmp_path, env)
+    await hub.load()
+    await hub.list_models("anthropic")
+    await hub.aclose()
+
+    moved = _hub(store, tmp_path, {**env, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    await moved.load()
+    assert moved.cached_models("anthropic") is None
+    await moved.aclose()
+
+
+async def test_a_kept_list_with_fields_added_or_dropped_still_reads(store, tmp_path):
+    env = {"OPENAI_API_KEY": "sk-x"}
+    hub = _hub(store, tmp_path, env)
+    origin = {"kind": "openai", "base_url": "https://api.openai.com/v1"}
+    await store.set_state(MODELS_STATE_PREFIX + "openai", {**origin, "models": [
+        {"id": "gpt-x", "context_window": 1000, "max_output_tokens": 100,
+         "a_field_from_a_newer_parley": 7},
+    ]})
+    await hub.load()
+    [model] = hub.cached_models("openai") or []
+    assert (model.id, model.context_window, model.max_output_tokens) == ("gpt-x", 1000, 100)
+    assert model.display_name == ""  # not kept: the default
+
+    await store.set_state(MODELS_STATE_PREFIX + "openai", {**origin, "models": [{"id": "x"}]})
+    await hub.load()
+    assert hub.cached_models("openai") is None  # unreadable: asked again, never guessed
+    await hub.aclose()
+
+
+async def test_prepare_builds_the_adapter_once_in_a_worker_thread(store, tmp_path):
+    hub = _hub(store, tmp_path, {"OPENAI_API_KEY": "sk-x"})
+    built_in: list[str] = []
+    real_build = hub._build
+
+    def recording_build(config):
+        built_in.append(threading.current_thread().name)
+        return real_build(config)
+
+    hub._build = recording_build  # type: ignore[method-assign]
+    await hub.load()
+    assert not hub.is_prepared("openai:gpt-5")
+    await asyncio.gather(hub.prepare_all(first="openai:gpt-5"), hub.prepare("openai"))
+    adapter = hub.get("openai")
+    await hub.prepare("openai:gpt-5")
+    assert hub.is_prepared("openai") and hub.get("openai") is adapter
+    assert len(built_in) == 1 and built_in[0] != threading.current_thread().name
+    await hub.aclose()
+
+
+SCRIPT = """
+import asyncio, sys, tempfile
+from pathlib import Path
+from core.keys import FileBackend, KeyStore
+from core.providers.hub import ProviderHub
+from core.store.async_store import AsyncStore
+
+async def main():
+    folder = Path(tempfile.mkdtemp())
+    store = await AsyncStore.open(folder / "sessions.db")
+    env = {"OPENAI_API_KEY": "sk-x"}
+    hub = ProviderHub(store, keys=KeyStore(backend=FileBackend(folder / "k.json"), environ=env),
+                      environ=env)
+    await hub.load()
+    print("loaded:", sorted(m for m in ("anthropic", "openai") if m in sys.modules))
+    await hub.prepare_all()
+    print("prepared:", sorted(m for m in ("anthropic", "openai") if m in sys.modules))
+    await hub.aclose()
+    await store.close()
+
+asyncio.run(main())
+"""
+
+
+def test_only_the_sdk_of_the_providers_in_use_is_imported() -> None:
+    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert "loaded: []" in out.stdout, out.stdout
+    assert "prepared: ['openai']" in out.stdout, out.stdout

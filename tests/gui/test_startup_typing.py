@@ -1,0 +1,224 @@
+"""Typing while Parley starts: keys go to the message box from the first paint, a
+message sent before the providers are loaded is saved at once and sent once they
+are, and nothing the person did meanwhile is undone when loading finishes.
+
+Keys are sent to the window (its ``QWindow``), as the window system sends them,
+so they land wherever the focus is. The providers' loading is held back by
+gating ``ProviderHub._build`` (the real adapter and SDK are built once the gate
+opens), so "before the providers are loaded" is a state the test controls.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QMenu
+
+from core.providers.hub import ProviderHub
+from gui.chat_run import CONNECTING
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture
+def gate(monkeypatch) -> Iterator[threading.Event]:
+    """Holds every provider adapter's build (so its SDK is 'still loading') until set."""
+    opened = threading.Event()
+    real = ProviderHub._build
+
+    def held(self: ProviderHub, config: Any) -> Any:
+        opened.wait(timeout=60)
+        return real(self, config)
+
+    monkeypatch.setattr(ProviderHub, "_build", held)
+    yield opened
+    opened.set()  # never leave a worker thread waiting
+
+
+def start(driver, env: dict[str, str] | None = None) -> Any:
+    """Show a window and start it as the app does; returns at its first paint."""
+    from gui.main_window import MainWindow
+
+    w = MainWindow(home=driver.home, env=env or {})
+    driver.windows.append(w)  # shut down by the driver at the end
+    painted: list[bool] = []
+    from gui.main_window import _FirstPaint
+
+    _FirstPaint(w, lambda: painted.append(True))
+    w.show()
+    w.start_after_first_paint()
+    driver.until(lambda: painted)
+    return w
+
+
+def type_keys(w, text: str) -> None:
+    """Type ``text`` into the window as the window system would (to its focus)."""
+    for ch in text:
+        QTest.keyClick(w.windowHandle(), ch)
+
+
+def press(w, key: Qt.Key, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+    QTest.keyClick(w.windowHandle(), key, modifier)
+
+
+def fake_env(fake) -> dict[str, str]:
+    return {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": fake.anthropic_base_url}
+
+
+def open_menus() -> list[QMenu]:
+    return [m for m in QApplication.topLevelWidgets() if isinstance(m, QMenu) and m.isVisible()]
+
+
+def test_keys_typed_from_the_first_paint_land_in_the_message_box_intact(driver, fake_provider,
+                                                                        gate):
+    w = start(driver, fake_env(fake_provider))
+    assert w.focusWidget() is w.composer and w.composer.isEnabled()
+    type_keys(w, "Hello, wor")  # before the store is even open
+    assert w.chat is None or w.chat.adopting
+    driver.until(lambda: w.chat is not None and not w.chat.adopting)  # chats shown
+    type_keys(w, "ld! ")  # while the providers load
+    assert not w.ready
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    type_keys(w, "ok")
+    assert w.composer.text() == "Hello, world! ok"
+    assert w.focusWidget() is w.composer
+
+
+def test_a_space_while_loading_opens_nothing(driver, fake_provider, gate):
+    w = start(driver, fake_env(fake_provider))
+    for _ in range(3):
+        type_keys(w, " ")
+        QApplication.processEvents()
+        assert not open_menus()
+    driver.until(lambda: w.chat is not None and not w.chat.adopting)
+    type_keys(w, " ")
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    assert not open_menus()
+    assert w.composer.text() == "    "
+    assert w.focusWidget() is w.composer
+
+
+def test_enter_before_the_providers_are_loaded_saves_then_sends_once_they_are(
+        driver, fake_provider, gate):
+    fake_provider.script("Hi! Sent after loading.")
+    w = start(driver, fake_env(fake_provider))
+    type_keys(w, "Are you there?")
+    press(w, Qt.Key.Key_Return)  # the chats are not even open yet
+    assert w.composer.text() == ""  # taken, not refused
+
+    # Saved as the chat's user turn while the provider is still loading; nothing sent.
+    driver.until(lambda: w.chat is not None and w.session_id is not None
+                 and [t.text() for t in w.chat.turns] == ["Are you there?"])
+    history = driver.run(w.store.history(w.session_id))
+    assert [(t.role, t.text()) for t in history] == [("user", "Are you there?")]
+    assert fake_provider.model_requests == []
+    assert w.chat.runs.waiting(w.session_id) and w.composer_bar.busy
+    assert w.statusBar().currentMessage() == CONNECTING.format(name="Anthropic")
+    press(w, Qt.Key.Key_Return)  # nothing typed: nothing more is sent
+
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0 and not w.composer_bar.busy,
+                 timeout=30)
+    driver.until(lambda: driver.last_text() == "Hi! Sent after loading.")
+    asked = [r for r in fake_provider.model_requests
+             if r.body["messages"][-1]["content"][-1].get("text") == "Are you there?"]
+    assert len(asked) == 1 and len(asked[0].body["messages"]) == 1  # sent exactly once
+    history = driver.run(w.store.history(w.session_id))
+    assert [(t.role, t.text()) for t in history] == [
+        ("user", "Are you there?"), ("assistant", "Hi! Sent after loading.")]
+    assert w.statusBar().currentMessage() == ""
+
+
+def test_a_second_message_waits_in_the_composer_while_the_first_is_queued(
+        driver, fake_provider, gate):
+    w = start(driver, fake_env(fake_provider))
+    driver.until(lambda: w.chat is not None and not w.chat.adopting)
+    type_keys(w, "first")
+    press(w, Qt.Key.Key_Return)
+    driver.until(lambda: w.chat.runs.waiting(w.session_id))
+    type_keys(w, "second")
+    press(w, Qt.Key.Key_Return)
+    assert w.composer.text() == "second"  # kept, and said why
+    assert "still waiting" in w.statusBar().currentMessage()
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0 and not w.composer_bar.busy,
+                 timeout=30)
+    history = driver.run(w.store.history(w.session_id))
+    assert [t.role for t in history] == ["user", "assistant"]
+    assert history[0].text() == "first" and w.composer.text() == "second"
+
+
+def _previous_chat(driver, fake_provider, gate) -> str:
+    """A first run: set up, one exchange, a draft left in it, closed. Returns its id."""
+    gate.set()
+    w = driver.configured()
+    fake_provider.script("Earlier answer")
+    driver.send("An earlier chat", wait=True)
+    sid = w.session_id
+    type_keys(w, "its draft")
+    driver.close(w)
+    gate.clear()
+    return str(sid)
+
+
+def test_ctrl_n_and_typing_while_starting_survive_the_end_of_loading(driver, fake_provider,
+                                                                     gate):
+    earlier = _previous_chat(driver, fake_provider, gate)
+    w = start(driver)
+    press(w, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)  # before the chats open
+    type_keys(w, "a new question")
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    assert w.session_id is None  # the new chat, not the last one reopened
+    assert w.composer.text() == "a new question"
+    assert w.sidebar.model.session_ids() == [earlier]
+    assert w.windowTitle() == "New chat — Parley"
+    # The earlier chat kept its own draft.
+    w.chat.open_session(earlier)
+    driver.until(lambda: w.session_id == earlier and w.tasks.pending == 0)
+    assert w.composer.text() == "its draft"
+
+
+def test_typing_before_the_last_chat_shows_joins_its_draft(driver, fake_provider, gate):
+    earlier = _previous_chat(driver, fake_provider, gate)
+    w = start(driver)
+    type_keys(w, "more")
+    driver.until(lambda: w.chat is not None and not w.chat.adopting)
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    assert w.session_id == earlier  # the last chat, reopened
+    assert w.composer.text() == "its draft\n\nmore"  # neither the draft nor the keys lost
+
+
+def test_a_chat_opened_or_a_search_begun_while_loading_stays(driver, fake_provider, gate):
+    earlier = _previous_chat(driver, fake_provider, gate)
+    gate.set()
+    w = driver.open()  # a second chat, so one can be switched to
+    driver.run(w.chat.show_new_chat())
+    fake_provider.script("Second answer")
+    driver.send("A second chat", wait=True)
+    second = w.session_id
+    driver.close(w)
+    gate.clear()
+
+    w = start(driver)
+    driver.until(lambda: w.chat is not None and w.session_id == second)  # the last one
+    w.chat.open_session(earlier)  # a click in the sidebar, while the providers load
+    driver.until(lambda: w.session_id == earlier)
+    assert w.open_search()
+    type_keys(w, "earlier")  # typed into the search box (it has the focus)
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    assert w.session_id == earlier
+    assert w.search_popup is not None and w.search_popup.isVisible()
+    popup = w.search_popup
+    assert popup.edit.text() == "earlier"
+    assert w.focusWidget() is popup.edit
+    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
