@@ -276,6 +276,8 @@ class MainWindow(QMainWindow, WindowCommands):
         if self._recovering:  # opened again after the recovery page: a fresh start
             self._recovering = self._damage_told = False
             self.sidebar.show()
+        # The providers load while the chats are listed (the store's thread reads them).
+        hub_task = asyncio.ensure_future(self._open_hub())
         try:
             await self._note_previous_run()
             await self._restore_geometry()
@@ -286,17 +288,19 @@ class MainWindow(QMainWindow, WindowCommands):
             self.probe("sessions-listed")
             await self.chat.show_first(new_chat=self._new_chat_asked)
         except (DatabaseCorrupt, DamagedWhileOpen):
+            hub_task.cancel()
+            await asyncio.gather(hub_task, return_exceptions=True)
             await self._damaged_at_start(path)
             return
+        except BaseException:
+            hub_task.cancel()
+            raise
         self._send_early_message()
 
-        await asyncio.to_thread(_import_providers)
-        from core.providers.hub import ProviderHub
+        self.hub = await hub_task
         from core.run import ChatRunner
         from core.tools import ToolExecutor
 
-        self.hub = ProviderHub(self.store, environ=self.env)
-        await self.hub.load()
         # Memory, skills and session search as tools the model can use (issue 11).
         self.runner = ChatRunner(self.store, self.hub, tools=ToolExecutor(self.store))
         from core.recovery import CompactionMarks
@@ -315,6 +319,17 @@ class MainWindow(QMainWindow, WindowCommands):
         if self.pending_notice:
             self.undo.notice(self.pending_notice, 15_000)
             self.pending_notice = None
+
+    async def _open_hub(self) -> Any:
+        """Load the providers' settings and keys and start importing the SDKs of those in
+        use (the default model's first) in worker threads; returns the ``ProviderHub``."""
+        await asyncio.to_thread(_import_providers)
+        from core.providers.hub import ProviderHub
+
+        hub = ProviderHub(self.store, environ=self.env)
+        await hub.load()
+        self.tasks.spawn(hub.prepare_all(first=hub.default_model_ref()), name="providers")
+        return hub
 
     def _cannot_open(self, exc: ParleyError) -> None:
         self.loading_page.setText(exc.message)
@@ -403,6 +418,8 @@ class MainWindow(QMainWindow, WindowCommands):
         view.setAccessibleName("Conversation")
         self._chat_layout.replaceWidget(self._transcript_slot, view)
         self.toast.covers.connect(view.keep_clear_of)  # the last message stays above it
+        if self.toast.isVisible():  # shown before the chats (the restart notice)
+            view.keep_clear_of(self.toast.geometry())
         self._transcript_slot.deleteLater()
         self.transcript = view
 

@@ -227,14 +227,18 @@ class ProviderHub:
     async def prepare_all(self, first: str | None = None) -> None:
         """:meth:`prepare` every usable provider, ``first`` (a provider id or model
         reference whose provider is usable) before the others; only the SDKs of the
-        kinds in use are imported. An unknown ``first`` is skipped."""
+        kinds in use are imported. An unknown ``first`` is skipped; a provider that
+        cannot be built is left for its first use to say why (logged here)."""
         order = [c.id for c in self.configs]
         head = (first or "").split(":", 1)[0]
         if head in order:
             order.remove(head)
             order.insert(0, head)
         for pid in order:
-            await self.prepare(pid)
+            try:
+                await self.prepare(pid)
+            except ParleyError as exc:
+                log.info("provider %s not prepared: %s", pid, exc.message)
 
     def _all_candidates(self) -> list[ProviderConfig]:
         saved_ids = {c.id for c in self._saved}
