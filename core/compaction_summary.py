@@ -114,9 +114,6 @@ class _Job:
         self.budget = int(info.context_window) - self.max_out
         self.overhead = estimate_tokens([Turn("user", [TextBlock("")])], system=SUMMARIZER_SYSTEM)
 
-    def fits(self, prompt: str) -> bool:
-        return self.overhead + text_tokens(prompt) <= self.budget
-
     async def ask(self, prompt: str, replaced: int, stage: str, **progress: int) -> Verdict:
         """Send one summary request and judge its answer.
 

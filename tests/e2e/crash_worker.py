@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from core import recovery
+from core.compaction import CompactNoSummaryError
 from core.content import Turn, Usage, blocks_to_json_text
 from core.keys import FileBackend, KeyStore
 from core.providers.hub import ProviderHub
@@ -148,9 +149,14 @@ async def resume(ctx: Context) -> None:
 
 
 async def compact(ctx: Context) -> None:
-    """Manual compaction keeping the last 2 turns; prints the saved summary turn."""
-    result = await ctx.runner.compactor.compact(ctx.session_id, keep_turns=2,
-                                                model_ref=ctx.model_ref)
+    """Manual compaction keeping the last 2 turns; prints the saved summary turn (or
+    ``not-compacted`` with the reason, a refused summary's included)."""
+    try:
+        result = await ctx.runner.compactor.compact(ctx.session_id, keep_turns=2,
+                                                    model_ref=ctx.model_ref)
+    except CompactNoSummaryError as exc:  # the replies it got were no summaries
+        emit("not-compacted", exc.reason)
+        return
     if result.compacted and result.summary_turn_id:
         summary = await ctx.store.get_turn(result.summary_turn_id)
         emit("saved", summary.id, summary.role, blocks_sha(summary))

@@ -181,7 +181,8 @@ def script_round(fake: Any, rng: random.Random, facts: Facts, number: int) -> No
     delay = rng.choice([0.5, 2.0, 4.0, 8.0])
     for k in range(MESSAGES_PER_ROUND + 2):
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(15, 150)))
-        text = f"Reply r{number}n{k}: {words}."
+        # In tags, so that a reply a compaction gets reads as a summary (the others keep them).
+        text = f"<summary>Reply r{number}n{k}: {words}.</summary>"
         facts.replies.add(text)
         fake.script(text, token_delay_ms=delay, chunk_size=rng.randint(3, 12))
 
