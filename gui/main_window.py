@@ -354,8 +354,9 @@ class MainWindow(QMainWindow, WindowCommands):
             return True
         self.early_message = text
         self.composer.clear()
-        self._transcript_slot.setText(
-            "Opening your chats…\n\nYour message is kept and will be sent in a moment.")
+        if self.transcript is None:  # else the chat shows in a moment, with the message
+            self._transcript_slot.setText(
+                "Opening your chats…\n\nYour message is kept and will be sent in a moment.")
         return True
 
     def _send_early_message(self) -> None:
