@@ -1,10 +1,16 @@
 """Regenerate the last reply: a new answer replaces it, the old one is kept as a fork.
 
-The *reply* is the tail of the session the model wrote in answer to the last
-prompt: its assistant turns and the tool-result turns between them (a reply
-with tool calls spans several turns). The *prompt* is the turn before it —
-the user's message, or a compaction summary when one was written just before
-the reply.
+The *reply* is the tail of the conversation the model wrote in answer to the
+last prompt: its assistant turns and the tool-result turns between them (a
+reply with tool calls spans several turns). The *prompt* is the turn before
+it — the user's message, or a compaction summary when one was written just
+before the reply.
+
+Both are found in conversation order (:func:`core.content.apply_compactions`:
+a summary turn stands where its range began, the turns it replaced are left
+out), not in stored order: a summary turn is stored *after* the turns a
+compaction kept, so right after "Compact now" the last stored turn is the
+summary, while the conversation still ends with the kept reply.
 
 Order, so that a crash at any point loses nothing:
 
@@ -36,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.attachment_limits import AT_SEND, check_turns, limits_for
-from core.content import ToolResultBlock, Turn
+from core.content import ToolResultBlock, Turn, apply_compactions
 from core.errors import ParleyError
 from core.run import RunEvent
 from core.store.models import Session
@@ -100,7 +106,8 @@ def reply_start(turns: Sequence[Turn]) -> int | None:
     """Return the index of the first turn of the last reply, or None when there is none.
 
     Args:
-        turns: a session's stored turns in order (``store.get_turns``).
+        turns: a session's turns in conversation order (``apply_compactions`` of
+            ``store.get_turns``; a session without compactions: as stored).
 
     Returns:
         The index of the first of the trailing assistant / tool-result turns;
@@ -174,14 +181,18 @@ async def regenerate(
     runner.claim(session_id)
     try:
         stored = await runner.store.get_turns(session_id)
-        start = reply_start(stored)
-        if not stored or start == 0:
+        live = apply_compactions(stored)  # conversation order (see the module doc)
+        start = reply_start(live)
+        if not live or start == 0:
             raise NothingToRegenerate()
-        await preflight(runner, model_ref, stored[:start] if start is not None else stored)
+        reply = tuple(t.id for t in live[start:]) if start is not None else ()
+        gone = set(reply)
+        await preflight(runner, model_ref, [t for t in stored if t.id not in gone])
         if start is not None:
-            prompt = stored[start - 1]
-            fork = await runner.store.set_aside_reply(session_id, prompt.id, title=title)
-            emit(ReplySetAside(session_id, fork, tuple(t.id for t in stored[start:])))
+            prompt = live[start - 1]
+            fork = await runner.store.set_aside_reply(session_id, prompt.id, title=title,
+                                                      reply_turn_ids=reply)
+            emit(ReplySetAside(session_id, fork, reply))
     finally:
         runner.release(session_id)
     # retry claims the session again before its first await: nothing runs in between.

@@ -124,7 +124,7 @@ class ChatRegenerate:
         """The title of the fork keeping the current answer, the ``n``-th kept: what
         tells it from the others first ("Answer 2 (Sonnet 4.6, 14:32) · <chat title>"),
         as the sidebar cuts long titles at the end."""
-        reply = self.chat.turns[-1] if self.chat.turns else None
+        reply = self.w.transcript.last_turn()  # conversation order, not stored order
         bits = []
         if reply is not None and reply.role == "assistant":
             if reply.model:

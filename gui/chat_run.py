@@ -226,7 +226,7 @@ class ChatRuns:
         if held is not None:
             self.w.statusBar().showMessage(held, 8_000)
             return False
-        last = self.chat.turns[-1]
+        last = self.w.transcript.last_turn() or self.chat.turns[-1]  # conversation order
         if last.role == "assistant" and not last.aborted:
             # Nothing failed or stopped: sending the history again would add a second answer.
             keys = self.w.keymap.shown("run.regenerate")

@@ -366,11 +366,13 @@ class AsyncStore:
         return await self._write(self._store.delete_turns_after, session_id, turn_id)
 
     async def set_aside_reply(
-        self, session_id: str, prompt_turn_id: str, *, title: str | None = None
+        self, session_id: str, prompt_turn_id: str, *, title: str | None = None,
+        reply_turn_ids: Sequence[str] | None = None,
     ) -> Session:
         """Awaitable :meth:`Store.set_aside_reply`."""
         return await self._write(
-            self._store.set_aside_reply, session_id, prompt_turn_id, title=title
+            self._store.set_aside_reply, session_id, prompt_turn_id, title=title,
+            reply_turn_ids=reply_turn_ids,
         )
 
     async def hydrate(self, turns: Sequence[Turn]) -> list[Turn]:

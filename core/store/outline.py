@@ -17,8 +17,11 @@ answers, independently of what is loaded:
 
 Nesting follows ``gui.transcript.rows.Transcript`` and
 ``core.content.apply_compactions``: the latest summary whose range lies in an
-interval is a card there; earlier summaries inside its range are nested under
-it; the intervals before and after it are arranged the same way.
+interval is a card there; earlier summaries whose range lies inside its range
+are nested under it (in conversation order: a summary belongs where its range
+began, even when it is stored after the range of the later compaction — a
+re-compaction soon after the first keeps turns stored before the first
+summary); the intervals before and after it are arranged the same way.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, func, not_, select
+from sqlalchemy import and_, func, not_, or_, select
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement
 
@@ -47,8 +50,9 @@ class Span:
         summary_seq: where that turn is stored (after its range).
         first_seq / last_seq: the replaced range, inclusive.
         replaced_count: turns the summary stands for (as recorded).
-        stored_count: turns stored in the range now (summary turns of earlier
-            compactions included): all of them are kept.
+        stored_count: turns stored in the range now, with the summary turns of
+            earlier compactions nested in it (wherever they are stored): all of
+            them are kept.
         outer: the summary turn id of the span this one is folded in, or None
             for a top-level span.
     """
@@ -115,12 +119,22 @@ def spans(con: Connection, session_id: str) -> dict[str, Span]:
     ]
     outer: dict[str, str | None] = {}
     _nest(plain, -1, 1 << 62, None, outer)
+    placed = [sp for sp in plain if sp.summary_turn_id in outer]
+    extra = {sp.summary_turn_id: len(_stored_elsewhere(placed, sp)) for sp in placed}
     return {
         sp.summary_turn_id: Span(sp.summary_turn_id, sp.summary_seq, sp.first_seq, sp.last_seq,
-                                 sp.replaced_count, sp.stored_count, outer.get(sp.summary_turn_id))
-        for sp in plain
-        if sp.summary_turn_id in outer
+                                 sp.replaced_count, sp.stored_count + extra[sp.summary_turn_id],
+                                 outer[sp.summary_turn_id])
+        for sp in placed
     }
+
+
+def _stored_elsewhere(all_spans: list[Span], span: Span) -> list[str]:
+    """Summary turns of the spans nested in ``span`` that are stored after its range
+    (they are shown, and read, inside it all the same)."""
+    return [sp.summary_turn_id for sp in all_spans
+            if sp is not span and span.first_seq <= sp.first_seq and sp.last_seq <= span.last_seq
+            and sp.summary_seq > span.last_seq and sp.summary_seq < span.summary_seq]
 
 
 def _stored_counts(con: Connection, session_id: str, ranges: list[tuple[int, int]]) -> list[int]:
@@ -135,11 +149,10 @@ def _stored_counts(con: Connection, session_id: str, ranges: list[tuple[int, int
 
 def _nest(all_spans: list[Span], lo: int, hi: int, parent: str | None,
           outer: dict[str, str | None]) -> None:
-    """Arrange the spans whose summary and range lie in [lo, hi] (see the module doc)."""
+    """Arrange the spans whose range lies in [lo, hi] (see the module doc)."""
     candidates = [
         sp for sp in all_spans
-        if sp.summary_turn_id not in outer and lo <= sp.summary_seq <= hi
-        and lo <= sp.first_seq and sp.last_seq <= hi
+        if sp.summary_turn_id not in outer and lo <= sp.first_seq and sp.last_seq <= hi
     ]
     if not candidates:
         return
@@ -150,11 +163,12 @@ def _nest(all_spans: list[Span], lo: int, hi: int, parent: str | None,
     _nest(all_spans, card.last_seq + 1, hi, parent, outer)
 
 
-def _outside(top: list[Span]) -> ColumnElement[bool]:
-    """Turns shown at the top level: outside every top-level range, not a top summary."""
+def _outside(top: list[Span], every: list[Span]) -> ColumnElement[bool]:
+    """Turns shown at the top level: outside every top-level range, not a summary turn
+    (a top one is a card, read by its span; a nested one is shown in its card)."""
     conds: list[ColumnElement[bool]] = [not_(T.c.seq.between(sp.first_seq, sp.last_seq))
                                         for sp in top]
-    ids = [sp.summary_turn_id for sp in top]
+    ids = [sp.summary_turn_id for sp in every]
     if ids:
         conds.append(T.c.id.not_in(ids))
     return and_(*conds) if conds else T.c.seq >= 0
@@ -185,8 +199,9 @@ def window(
         The :class:`Window`. Raises SessionNotFound.
     """
     all_spans = spans(con, session_id)
-    top = [sp for sp in all_spans.values() if sp.outer is None]
-    where = [T.c.session_id == session_id, _outside(top)]
+    every = list(all_spans.values())
+    top = [sp for sp in every if sp.outer is None]
+    where = [T.c.session_id == session_id, _outside(top, every)]
     if before is not None:
         where.append(T.c.seq < before)
     q = select(*_COLUMNS).where(*where).order_by(T.c.seq.desc())
@@ -208,16 +223,16 @@ def window(
             select(*_COLUMNS).where(T.c.id.in_([sp.summary_turn_id for sp in chosen_cards]))
         ))
     if reveal is not None and all(r.id != reveal for r in chosen_rows):
-        around = _top_span_of(con, session_id, reveal, top)
+        around = _top_span_of(con, session_id, reveal, top, all_spans)
         floor = first_key if first_key is not None else before
         # only under a card that is read now or was before ``before`` (never a range
         # without its card)
         if around is not None and floor is not None and around.first_seq >= floor:
-            chosen_rows += _range_rows(con, session_id, around)
+            chosen_rows += _range_rows(con, session_id, around, every)
     older = 0
     if first_key is not None:
         older = int(con.execute(
-            select(func.count()).where(T.c.session_id == session_id, _outside(top),
+            select(func.count()).where(T.c.session_id == session_id, _outside(top, every),
                                        T.c.seq < first_key)
         ).scalar_one())
         older += sum(1 for sp in top if sp.first_seq < first_key)
@@ -232,7 +247,13 @@ def window(
     )
 
 
-def _top_span_of(con: Connection, session_id: str, turn_id: str, top: list[Span]) -> Span | None:
+def _top_span_of(con: Connection, session_id: str, turn_id: str, top: list[Span],
+                 all_spans: dict[str, Span]) -> Span | None:
+    span = all_spans.get(turn_id)
+    if span is not None and span.outer is not None:  # a nested summary: its top card
+        while span.outer is not None:
+            span = all_spans[span.outer]
+        return span
     seq = con.execute(
         select(T.c.seq).where(T.c.id == turn_id, T.c.session_id == session_id)
     ).scalar()
@@ -241,11 +262,14 @@ def _top_span_of(con: Connection, session_id: str, turn_id: str, top: list[Span]
     return next((sp for sp in top if sp.first_seq <= seq <= sp.last_seq), None)
 
 
-def _range_rows(con: Connection, session_id: str, span: Span) -> list[Row[Any]]:
+def _range_rows(con: Connection, session_id: str, span: Span,
+                every: list[Span]) -> list[Row[Any]]:
+    inside: ColumnElement[bool] = T.c.seq.between(span.first_seq, span.last_seq)
+    nested = _stored_elsewhere(every, span)
+    if nested:
+        inside = or_(inside, T.c.id.in_(nested))
     return list(con.execute(
-        select(*_COLUMNS).where(T.c.session_id == session_id,
-                                T.c.seq.between(span.first_seq, span.last_seq))
-        .order_by(T.c.seq)
+        select(*_COLUMNS).where(T.c.session_id == session_id, inside).order_by(T.c.seq)
     ))
 
 
@@ -255,7 +279,8 @@ def range_turns(
     """Read the turns a compaction replaced (its card's content), in stored order.
 
     Returns:
-        A :class:`Window` of the range's turns (nested summary turns included;
+        A :class:`Window` of the range's turns (nested summary turns included,
+        also those stored after the range;
         ``older`` 0); no turns when the summary turn is not a compaction of
         the session. Raises SessionNotFound.
     """
@@ -263,5 +288,5 @@ def range_turns(
     span = all_spans.get(summary_turn_id)
     if span is None:
         return Window([], {}, all_spans)
-    rows = _range_rows(con, session_id, span)
+    rows = _range_rows(con, session_id, span, list(all_spans.values()))
     return Window(turns._load(con, rows, hydrate), {r.id: r.seq for r in rows}, all_spans)

@@ -296,7 +296,8 @@ class Store(StoreBase):
         return self._w(lambda c: turns.delete_after(c, session_id, turn_id))
 
     def set_aside_reply(
-        self, session_id: str, prompt_turn_id: str, *, title: str | None = None
+        self, session_id: str, prompt_turn_id: str, *, title: str | None = None,
+        reply_turn_ids: Sequence[str] | None = None,
     ) -> Session:
         """Keep a session's last reply in a new fork and remove it from the session.
 
@@ -306,9 +307,12 @@ class Store(StoreBase):
 
         Args:
             session_id: the session.
-            prompt_turn_id: the last turn kept in the session (the user's
-                prompt); every turn after it is the reply set aside.
+            prompt_turn_id: the turn the reply answers (the user's prompt), where
+                the fork parts from the session.
             title: the fork's title; defaults to "<title> (previous answer)".
+            reply_turn_ids: the reply's turns, removed from the session (found
+                in conversation order: a compaction's summary turn stored after
+                them stays). None: every turn stored after ``prompt_turn_id``.
 
         Returns:
             The fork: linked to its parent (``parent_session_id``), with
@@ -328,7 +332,10 @@ class Store(StoreBase):
                 parent = sessions.get(c, session_id)
                 name = f"{parent.title or 'Untitled'} (previous answer)"
             fork = forks.fork(c, session_id, last.id, name)
-            turns.delete_after(c, session_id, prompt_turn_id)
+            if reply_turn_ids is None:
+                turns.delete_after(c, session_id, prompt_turn_id)
+            else:
+                turns.delete_ids(c, session_id, reply_turn_ids)
             return sessions.set_fields(c, fork.id, forked_from_turn_id=prompt_turn_id)
 
         return self._w(run)

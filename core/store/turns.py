@@ -11,6 +11,7 @@ JSON keeps a reference.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, delete, func, select, text, update
@@ -178,6 +179,15 @@ def seq_of(con: Connection, session_id: str, turn_id: str) -> int:
     if seq is None:
         raise TurnNotInSession(turn_id, session_id)
     return int(seq)
+
+
+def delete_ids(con: Connection, session_id: str, turn_ids: Sequence[str]) -> int:
+    """Delete these turns of a session (ids of other sessions are left alone); return how many."""
+    sessions.require(con, session_id)
+    done = con.execute(delete(T).where(T.c.session_id == session_id)
+                       .where(T.c.id.in_(list(turn_ids))))
+    sessions.touch(con, session_id)
+    return int(done.rowcount)
 
 
 def delete_after(con: Connection, session_id: str, turn_id: str) -> int:

@@ -161,6 +161,7 @@ class Transcript:
         self.nodes: dict[str, Node] = {}
         self._results: dict[str, ToolResultBlock] = {}
         self._owner: dict[str, Node] = {}
+        self._place: list[int] = []  # conversation position of each turn (see _build)
         self.roots: list[Node] = self._build(previous)
 
     # -- building ---------------------------------------------------------
@@ -183,6 +184,14 @@ class Transcript:
         seqs = self.seqs
         base = max(seqs.values(), default=-1) + 1
         keys = [seqs.get(t.id, base + i) for i, t in enumerate(self.turns)]
+        # Where each item stands in the conversation: a summary where its range began
+        # (it is stored later, possibly after turns a later compaction replaced too).
+        self._place = list(keys)
+        where = {t.id: i for i, t in enumerate(self.turns)}
+        for k in summaries:
+            found = self._range(k, keys, where)
+            if found is not None:
+                self._place[k] = found[0]
         roots = self._nest(nodes, list(range(len(nodes))), summaries, keys, -1, 1 << 62)
         self._set_depth(roots, 0, None)
         return roots
@@ -244,7 +253,7 @@ class Transcript:
 
     def _nest(self, nodes: list[Node], idxs: list[int], summaries: list[int], keys: list[int],
               lo: int, hi: int) -> list[Node]:
-        """Arrange nodes[idxs] (keys in [lo, hi]) with the latest summary whose range
+        """Arrange nodes[idxs] (placed in [lo, hi]) with the latest summary whose range
         lies in [lo, hi] as a card."""
         pos = set(idxs)
         where = {self.turns[i].id: i for i in idxs}
@@ -256,12 +265,13 @@ class Transcript:
                 continue
             a, b = found
             card = nodes[k]
-            inside = [i for i in idxs if a <= keys[i] <= b and i != k]
+            place = self._place
+            inside = [i for i in idxs if a <= place[i] <= b and i != k]
             card.children = self._nest(nodes, inside, summaries, keys, a, b)
             span = self.spans.get(card.key)
             card.missing = max(0, span.stored_count - len(inside)) if span is not None else 0
-            before = [i for i in idxs if keys[i] < a and i != k]
-            after = [i for i in idxs if keys[i] > b and i != k]
+            before = [i for i in idxs if place[i] < a and i != k]
+            after = [i for i in idxs if place[i] > b and i != k]
             return (
                 self._nest(nodes, before, summaries, keys, lo, a - 1) + [card]
                 + self._nest(nodes, after, summaries, keys, b + 1, hi)

@@ -288,6 +288,12 @@ class TranscriptView(QWidget):
         """The inline error's message, or None when none is shown."""
         return self._error[0] if self._error else None
 
+    def last_turn(self) -> Turn | None:
+        """The conversation's last turn as shown (a compaction summary stands where its
+        range began, though it is stored after the turns it kept); None when empty."""
+        roots = self.model.transcript.roots
+        return roots[-1].turn if roots else None
+
     def turn_ids(self) -> list[str]:
         """Ids of every turn the transcript holds, in order (folded or hidden ones too)."""
         return [t.id for t in self.model.transcript.turns]

@@ -151,7 +151,7 @@ async def test_setting_the_reply_aside_is_all_or_nothing(env, fake_provider, mon
     def crash(*_args):
         raise RuntimeError("power cut between the fork and the removal")
 
-    monkeypatch.setattr(turns_repo, "delete_after", crash)
+    monkeypatch.setattr(turns_repo, "delete_ids", crash)  # the reply's removal
     with pytest.raises(RuntimeError):
         await regenerate(runner, sid, model_ref=CLAUDE)
     assert [t.text() for t in await store.get_turns(sid)] == ["Q", "Answer."]
@@ -164,3 +164,33 @@ def _png() -> bytes:
     buf = io.BytesIO()
     Image.new("RGB", (6, 6), "green").save(buf, "PNG")
     return buf.getvalue()
+
+
+async def test_after_a_compaction_the_kept_reply_is_regenerated_not_the_summary(
+        env, fake_provider):
+    """The summary turn is stored after the turns a compaction kept; the last reply
+    and its prompt are found in conversation order, and the summary stays."""
+    from core.content import CompactSummaryBlock
+
+    store, runner, sid = env
+    stored = [await store.append_turn(sid, Turn("user" if i % 2 == 0 else "assistant",
+                                                [TextBlock(f"turn {i}")]))
+              for i in range(8)]
+    summary = Turn("user", [CompactSummaryBlock("<summary>Turns 0 to 3.</summary>", 4)])
+    await store.record_compaction(sid, summary, first_turn_id=stored[0].id,
+                                  last_turn_id=stored[3].id, replaced_count=4)
+    fake_provider.script("A new turn 7.")
+    events: list = []
+    new = await regenerate(runner, sid, model_ref=CLAUDE, on_event=events.append)
+
+    assert new is not None and new.text() == "A new turn 7."
+    assert events[0].removed_turn_ids == (stored[7].id,)
+    now = [t.id for t in await store.get_turns(sid)]
+    assert now == [*(t.id for t in stored[:7]), summary.id, new.id]
+    [fork] = await store.list_forks(sid)
+    assert fork.forked_from_turn_id == stored[6].id
+    body = fake_provider.model_requests[-1].body
+    # the summary, then turns 4 to 6 (the summary and turn 4 go as one user message)
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    assert "Turns 0 to 3" in str(body["messages"][0]["content"])
+    assert "turn 6" in str(body["messages"][-1]["content"])

@@ -77,6 +77,26 @@ def test_re_compaction_nests_the_earlier_card_and_reveal_reads_a_hit_inside(stor
     assert apply_compactions(store.get_turns(sid))[0].id == "s2"
 
 
+def test_a_re_compaction_one_exchange_later_nests_the_summary_stored_after_its_range(store):
+    sid, turns = chat(store, 400)
+    compact(store, sid, "t0", "t395", 396, "s1")  # stored at seq 400, after t396..t399
+    store.append_turn(sid, Turn("user", [TextBlock("one more")], id="m"))
+    store.append_turn(sid, Turn("assistant", [TextBlock("noted")], id="r"))
+    # keeping t398, t399, m, r: the range ends (t397) before where s1 is stored
+    compact(store, sid, "t0", "t397", 398, "s2")
+    win = store.transcript_window(sid, last=200)
+    assert [t.id for t in win.turns] == ["t398", "t399", "m", "r", "s2"]  # no stray s1
+    assert win.older == 0 and win.first_key == 0
+    assert win.spans["s1"].outer == "s2" and win.spans["s2"].outer is None
+    assert win.spans["s2"].stored_count == 399  # t0..t397 and s1
+    inside = store.compacted_turns(sid, "s2")
+    assert [t.id for t in inside.turns] == [t.id for t in turns[:398]] + ["s1"]
+    assert [t.id for t in store.compacted_turns(sid, "s1").turns] == [
+        t.id for t in turns[:396]]
+    shown = store.transcript_window(sid, reveal="s1")  # a hit on the nested summary
+    assert {"s1", "s2", "t0", "t397"} <= {t.id for t in shown.turns}
+
+
 def test_a_chat_without_compactions_pages_like_stored_turns(store):
     sid, turns = chat(store, 30)
     win = store.transcript_window(sid, last=10)

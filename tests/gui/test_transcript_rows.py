@@ -78,6 +78,27 @@ def test_a_recompaction_nests_the_earlier_card():
     assert tr.ancestors(tr.nodes["o1"]) == [outer, inner]
 
 
+def test_a_recompaction_soon_after_nests_the_earlier_card_stored_after_its_range():
+    # Compacted keeping k1..k4; one exchange later compacted again keeping k3..k4, m, r:
+    # the new range (o1..k2) ends before where the first summary was stored.
+    turns = [t("user", "o1"), t("assistant", "o2"), t("user", "k1"), t("assistant", "k2"),
+             t("user", "k3"), t("assistant", "k4"), summary("s1", "o1", "o2", 2),
+             t("user", "m"), t("assistant", "r"), summary("s2", "o1", "k2", 4),
+             ]
+    tr = Transcript(turns)
+    assert keys(tr.visible_rows()) == ["s2", "k3", "k4", "m", "r"]
+    outer, inner = tr.nodes["s2"], tr.nodes["s1"]
+    assert keys(outer.children) == ["s1", "k1", "k2"]
+    assert inner.parent is outer and keys(inner.children) == ["o1", "o2"]
+    # the same placed by stored positions and spans (a window read from the store)
+    seqs = {x.id: i for i, x in enumerate(turns)}
+    spans = {"s1": Span("s1", 6, 0, 1, 2, 2, "s2"), "s2": Span("s2", 9, 0, 3, 4, 5)}
+    tr = Transcript(turns, seqs=seqs, spans=spans)
+    assert keys(tr.visible_rows()) == ["s2", "k3", "k4", "m", "r"]
+    assert keys(tr.nodes["s2"].children) == ["s1", "k1", "k2"]
+    assert tr.nodes["s2"].missing == 0
+
+
 def test_legacy_and_dangling_summaries_are_cards_without_turns():
     tr = Transcript([summary("v3", None, None, 12, legacy=True), summary("gone", "x", "y"),
                      t("user", "u1")])

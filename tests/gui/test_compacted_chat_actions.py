@@ -1,0 +1,123 @@
+"""What a chat does right after "Compact now": Regenerate, Retry and a second compaction
+follow the conversation's order (a summary stands where its range began, though it is
+stored after the turns kept) — real window, store, SDK and fake provider."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from tests.gui.chats import long_chat
+from tests.gui.test_long_chat_transcript import SUMMARY, N, card_text, restart, rows
+
+pytestmark = pytest.mark.timeout(120)
+
+REGENERATE = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+
+
+def compacted(driver: Any, w: Any, n: int = N) -> tuple[str, list[Any]]:
+    """A chat of ``n`` turns, open, compacted once with Compact now (4 turns kept)."""
+    sid, turns = long_chat(driver, w, n)
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and rows(w))
+    driver.fake.script(SUMMARY)
+    assert w.compact_now() is True
+    driver.until(lambda: "Compacted" in w.toast.message and rows(w)[0].kind == "card",
+                 timeout=30)
+    driver.settle(w)
+    return sid, turns
+
+
+def test_regenerate_right_after_compact_now_replaces_the_answer_and_keeps_a_fork(
+        driver: Any) -> None:
+    w = driver.configured()
+    sid, turns = compacted(driver, w)
+    [compaction] = driver.run(w.store.list_compactions(sid))
+    old_answer, prompt = turns[-1], turns[-2]
+    driver.fake.script("A new answer to the last message.")
+    w.transcript.setFocus()
+    driver.qtbot.keyClick(w.transcript.list_view, Qt.Key.Key_R, REGENERATE)
+    driver.until(lambda: driver.last_text(w) == "A new answer to the last message."
+                 and not w.composer_bar.busy and w.tasks.pending == 0, timeout=15)
+
+    # the request answered the last message, not the summary
+    sent = driver.fake.model_requests[-1].body["messages"]
+    assert sent[-1]["role"] == "user" and "message 398" in str(sent[-1]["content"])
+    stored = driver.run(w.store.get_turns(sid))
+    assert old_answer.id not in [t.id for t in stored]
+    answers = [t for t in stored if t.role == "assistant" and t.id not in
+               {x.id for x in turns}]
+    assert [t.text() for t in answers] == ["A new answer to the last message."]
+    assert compaction.summary_turn_id in [t.id for t in stored]  # the summary stays
+    [fork] = driver.run(w.store.list_forks(sid))
+    assert fork.title.startswith("Answer 1 (")  # the old answer's time (imported: no model)
+    assert fork.title in w.statusBar().currentMessage()
+    assert old_answer.text() in [t.text() for t in driver.run(w.store.get_turns(fork.id))]
+    expected = [compaction.summary_turn_id, *[t.id for t in turns[N - 4:N - 1]]]
+    assert [n.key for n in rows(w)][:-1] == expected
+    assert [n.kind for n in rows(w)][0] == "card"
+    assert rows(w)[-1].turn.text() == "A new answer to the last message."
+    assert prompt.id == rows(w)[-2].key
+
+    w2 = restart(driver, w, sid)
+    assert [n.key for n in rows(w2)][:-1] == expected
+    assert rows(w2)[-1].turn.text() == "A new answer to the last message."
+
+
+def test_retry_right_after_compact_now_sends_nothing(driver: Any) -> None:
+    w = driver.configured()
+    sid, _turns = compacted(driver, w)
+    sent = len(driver.fake.model_requests)
+    w.transcript.setFocus()
+    driver.qtbot.keyClick(w, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)  # Ctrl+R
+    driver.qtbot.wait(200)
+    assert "nothing to retry" in w.statusBar().currentMessage()
+    assert len(driver.fake.model_requests) == sent
+    assert len(driver.run(w.store.get_turns(sid))) == N + 1
+
+
+def test_compacting_again_after_one_exchange_shows_one_card_with_every_turn(
+        driver: Any) -> None:
+    w = driver.configured()
+    sid, turns = compacted(driver, w)
+    [first] = driver.run(w.store.list_compactions(sid))
+    assert first.replaced_count == N - 4
+    driver.fake.script("Noted.")
+    driver.send("One more message", w, wait=True)
+    mine, reply = w.chat.turns[-2:]
+    assert mine.text() == "One more message"
+    driver.fake.script(SUMMARY)
+    assert w.compact_now() is True
+    driver.until(lambda: len(driver.run(w.store.list_compactions(sid))) == 2, timeout=30)
+    driver.settle(w)
+    second = next(c for c in driver.run(w.store.list_compactions(sid))
+                  if c.summary_turn_id != first.summary_turn_id)
+    assert second.replaced_count == N - 2
+
+    def check(win: Any) -> None:
+        kept = [turns[-2].id, turns[-1].id, mine.id, reply.id]
+        driver.until(lambda: [n.key for n in rows(win)] == [second.summary_turn_id, *kept],
+                     timeout=10)
+        assert rows(win)[0].kind == "card"
+        assert f"Summarized {N - 2} turns" in card_text(win)
+        lv = win.transcript.list_view
+        click = win.transcript.fold_point(second.summary_turn_id, "card")
+        driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=click)
+        # the card holds the first summary (a card of its own) and the turns up to the kept
+        driver.until(lambda: first.summary_turn_id in [n.key for n in rows(win)], timeout=10)
+        keys = [n.key for n in rows(win)]
+        assert keys[:2] == [second.summary_turn_id, first.summary_turn_id]
+        inner = rows(win)[1]
+        assert inner.kind == "card" and inner.depth == 1
+        assert keys[2:] == [turns[-4].id, turns[-3].id, *kept]
+        assert [n.depth for n in rows(win)[2:4]] == [1, 1]
+        click = win.transcript.fold_point(first.summary_turn_id, "card")
+        driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=click)
+        driver.until(lambda: len(rows(win)) == 2 + N + 2, timeout=10)
+        assert [n.key for n in rows(win)][2:2 + N - 4] == [t.id for t in turns[:N - 4]]
+        assert all(n.depth == 2 for n in rows(win)[2:2 + N - 4])
+
+    check(w)
+    check(restart(driver, w, sid))
