@@ -9,7 +9,9 @@ anything is written: an empty file, a binary file, text that is not JSON,
 JSON of another shape, a conversation with no turns, or one holding a message
 longer than any model can read (``core.text_limits``: :class:`ImportMessageTooLong`).
 
-The new session gets the data's title (or the one given, or "Imported chat"),
+The new session gets the title given, else the data's title, else one made
+from its first user message the way a new chat is titled from its first
+message (``core.titles.first_line_title``), else "Imported chat",
 its system prompt (or the space's when it has none), and new ids for every
 turn (a file exported from this very database can be imported again);
 compaction summaries of a Parley export are re-linked to the new ids and
@@ -52,6 +54,7 @@ from core.convert.detect import ImportedConversation, SourceFormat
 from core.store.attachments import missing_data
 from core.store.models import Session
 from core.text_limits import max_text_chars, megabytes, text_chars
+from core.titles import first_line_title
 
 log = logging.getLogger(__name__)
 
@@ -282,8 +285,8 @@ async def import_conversation(
         data: the file's content: UTF-8 JSON bytes (a BOM is accepted) or text;
             at most :data:`MAX_IMPORT_BYTES`.
         space_id: the space of the new session (None: the default space).
-        title: the new session's title (None: the file's title, else
-            "Imported chat").
+        title: the new session's title (None: the file's title, else the first
+            line of its first user message (:func:`imported_title`)).
 
     Returns:
         The new session, how many turns were imported, the format recognised
@@ -303,7 +306,7 @@ async def import_conversation(
     known = set(await store.attachment_infos(refs)) if refs else set()
     check = _FileCheck(known)
     turns = await asyncio.to_thread(lambda: check.turns(_fresh_ids(found.turns)))
-    name = (title or "").strip() or (found.title or "").strip() or DEFAULT_TITLE
+    name = (title or "").strip() or (found.title or "").strip() or imported_title(turns)
     session = await store.create_session(space_id=space_id, title=name, system_prompt=found.system)
     written: set[str] = set()
     try:
@@ -316,6 +319,22 @@ async def import_conversation(
     log.info("imported %d turns (%s) as session %s", len(turns), found.source_format, session.id)
     lost = list(found.lost) + check.lost()
     return ImportResult(session, len(turns), found.source_format, lost)
+
+
+def imported_title(turns: list[Turn]) -> str:
+    """The title of an imported conversation whose file names none.
+
+    Args:
+        turns: the conversation's turns, oldest first.
+
+    Returns:
+        The first non-empty line of the first user message with text, cut to a
+        title's length (:func:`core.titles.first_line_title`, as a new chat is
+        titled from its first message); :data:`DEFAULT_TITLE` when no user
+        message has text (tool results and compaction summaries don't count).
+    """
+    first = next((t for t in turns if t.role == "user" and t.text().strip()), None)
+    return first_line_title(first.text()) if first is not None else DEFAULT_TITLE
 
 
 async def _discard(store: Any, session_id: str) -> None:

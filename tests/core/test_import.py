@@ -90,7 +90,7 @@ async def test_provider_exports_import_back(store, fmt):
     exported = (await export_session(store, sid, fmt)).text
     result = await import_conversation(store, exported)
     assert result.source_format == fmt
-    assert result.session.title == importing.DEFAULT_TITLE
+    assert result.session.title == "What is in this picture?"  # no title in the file
     assert result.session.system_prompt == "Be brief."
     turns = await store.get_turns(result.session.id)
     assert turns[0].text() == "What is in this picture?"
@@ -110,6 +110,25 @@ async def test_openai_messages_with_title_and_losses(store):
     assert any("system message" in s for s in result.lost)
     assert [t.text() for t in await store.get_turns(result.session.id)] == ["Hello", "Bonjour"]
     assert (await store.search("Bonjour"))[0].session_id == result.session.id
+
+
+async def test_imports_without_a_title_are_titled_from_their_first_user_message(store):
+    first = [{"role": "user", "content": "\n# Plan a week in Lisbon\nin May, by train"},
+             {"role": "assistant", "content": "Sure."}]
+    second = [{"role": "system", "content": "Be brief."},
+              {"role": "user", "content": [{"type": "text", "text": "x" * 200}]},
+              {"role": "assistant", "content": "Done."}]
+    titles = [(await import_conversation(store, json.dumps(d))).session.title
+              for d in (first, second)]
+    assert titles[0] == "Plan a week in Lisbon"
+    assert titles[1].startswith("xxx") and titles[1].endswith("…") and len(titles[1]) < 200
+    # a file's own title is kept; a conversation with no user text gets the default
+    titled = {"format": "parley", "version": 1, "session": {"title": "From the file"},
+              "turns": [{"role": "user", "blocks": [{"type": "text", "text": "Hi"}]}]}
+    assert (await import_conversation(store, json.dumps(titled))).session.title == (
+        "From the file")
+    assert importing.imported_title([Turn("assistant", [TextBlock("only a reply")])]) == (
+        importing.DEFAULT_TITLE)
 
 
 BAD = [
