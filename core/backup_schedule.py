@@ -45,7 +45,8 @@ class BackupScheduler:
     """Automatic backups of one open store.
 
     Args:
-        store: the open ``AsyncStore`` (its ``path``, ``changes``, ``sync.damaged``).
+        store: the open ``AsyncStore`` (its ``path``, ``changes``, ``sync.damaged``,
+            ``report_damage``).
         interval_min: at most one backup per this many minutes (the setting's
             value; :meth:`start` reads it and follows its changes).
         check_every_s: how often to look whether one is due (seconds).
@@ -156,9 +157,7 @@ class BackupScheduler:
             log.error("%s", exc.message)
             self.last_error = exc.message
             self._stopped = True  # never rotate a sound backup away for a damaged one
-            sync = getattr(self.store, "sync", None)
-            if sync is not None:
-                sync.report_damage()  # no more writes; the next start checks it whole
+            await self.store.report_damage()  # no more writes; the next start checks it whole
             if self.on_damaged is not None:
                 self.on_damaged()
             return None

@@ -186,6 +186,11 @@ class AsyncStore:
         """Awaitable :meth:`Store.backup_to`."""
         return await self._call(self._store.backup_to, dest)
 
+    async def report_damage(self) -> None:
+        """Awaitable :meth:`Store.report_damage` (at once: it sets a flag and leaves a marker,
+        safe beside a call running on the worker)."""
+        self._store.report_damage()
+
     async def maintain(self, budget_ms: float = 20.0) -> bool:
         """Awaitable :meth:`Store.maintain` (normally scheduled by itself after writes)."""
         return await self._call(self._store.maintain, budget_ms)
