@@ -8,7 +8,7 @@ busy timeout, disk error) in memory and writes it again in the background
   trying…" — while anything is kept, gone once all is written; a refusal of
   the same kind met elsewhere (a message that could not be saved, a draft)
   is told in the same bar, never as one dialog per failure;
-* the mark "⚠ Not saved yet" under each kept reply in the transcript
+* the mark "Not saved yet" (after a warning icon) under each kept reply in the transcript
   (``TranscriptView.set_save_mark``), and the kept text itself when the chat
   is opened again (the file holds at most a shorter journalled prefix);
 * sending is held meanwhile (``ChatRuns.why_not_send`` asks :meth:`why_held`).

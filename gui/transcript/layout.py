@@ -16,7 +16,7 @@ from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize
 from PySide6.QtGui import QTextDocument
 
 from gui.markdown import BLOCKED_PREFIX, IMAGE_PREFIX
-from gui.transcript.pieces import Piece, PieceCache
+from gui.transcript.pieces import Piece, PieceCache, icons_in
 from gui.transcript.rows import Node, Transcript
 from gui.transcript.specs import CODE_KINDS, Spec, SpecBuilder
 
@@ -134,6 +134,10 @@ class RowLayout:
     def fold_keys(self) -> list[str]:
         """The keys of the row's fold lines, top to bottom."""
         return [p.fold_key for p in self.pieces if p.fold_key is not None]
+
+    def icons(self) -> list[str]:
+        """The names of the app's icons the row shows (``resources/icons``), top to bottom."""
+        return [name for p in self.pieces for name in icons_in(p.piece.doc)]
 
     def plain_text(self, *, copy_only: bool = False) -> str:
         """The row's text as shown (fold lines and marks too unless ``copy_only``)."""

@@ -1,15 +1,15 @@
 """The pieces a transcript row is made of, each a small QTextDocument.
 
 A row is a vertical stack of pieces: a markdown chunk, a fold line
-("🔧 tool(args…)", "Thinking…"), a code block of a tool call, a thumbnail, the
-"Stopped — reply incomplete" mark… Each piece is rendered once and cached by
-its content (:class:`PieceCache`, a bounded LRU), so a streaming reply whose
-text grows only renders its last markdown chunk again, and rows that come back
-into view cost nothing.
+("tool(args…)", "Thinking…", each after an icon the app draws), a code block
+of a tool call, a thumbnail, the "Stopped — reply incomplete" mark… Each
+piece is rendered once and cached by its content (:class:`PieceCache`, a
+bounded LRU), so a streaming reply whose text grows only renders its last
+markdown chunk again, and rows that come back into view cost nothing.
 
 Safety: documents are :class:`SafeDocument`, which never loads a resource it
 was not given (no file, no network); the only images are thumbnails decoded
-from a block's base64 ``data``.
+from a block's base64 ``data`` and the app's own icons (``resources/icons``).
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ import base64
 import binascii
 import html
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QUrl
-from PySide6.QtGui import QFont, QImage, QTextDocument
+from PySide6.QtGui import QFont, QFontMetricsF, QImage, QTextDocument
 
 from core.attachments import size_text
 from core.content import (
@@ -36,6 +37,7 @@ from core.content import (
     ToolResultPart,
     ToolUseBlock,
 )
+from gui.appearance import icon
 from gui.markdown import (
     COPY_PREFIX,
     CodeBlock,
@@ -52,6 +54,32 @@ MEDIA_PREFIX = "parley:media/"  # anchor of a thumbnail or a file chip: open it 
 OUTPUT_LIMIT = 20_000  # characters of a tool's input/output shown when unfolded
 ARGS_LIMIT = 70  # characters of a tool call's arguments on its fold line
 IMAGE_SCHEME = "parley-img"
+#: Icons drawn by the app in a piece (``icon_html``): no font needs a glyph for them.
+ICON_SCHEME = "parley-icon"
+_ICON_SRC = re.compile(rf'src="{ICON_SCHEME}:([a-z-]+)/([0-9a-f]{{6}})"')
+
+
+def icon_html(name: str, color: str) -> str:
+    """HTML for the app's icon ``resources/icons/<name>.svg`` in ``color`` ("#rrggbb"),
+    sized to the line's text when the piece is made (:meth:`PieceCache.document`)."""
+    return f'<img src="{ICON_SCHEME}:{name}/{color.lstrip("#").lower()}" align="middle">'
+
+
+def icons_in(doc: QTextDocument) -> list[str]:
+    """The names of the app's icons shown in a document, in order."""
+    out: list[str] = []
+    block = doc.begin()
+    while block.isValid():
+        it = block.begin()
+        while not it.atEnd():
+            fmt = it.fragment().charFormat()
+            if fmt.isImageFormat():
+                name = fmt.toImageFormat().name()
+                if name.startswith(f"{ICON_SCHEME}:"):
+                    out.append(name.split(":", 1)[1].split("/", 1)[0])
+            it += 1
+        block = block.next()
+    return out
 
 
 class SafeDocument(QTextDocument):
@@ -132,6 +160,8 @@ class PieceCache:
             font.setPointSizeF(max(6.0, font.pointSizeF() * 0.92))
         doc.setDefaultFont(font)
         doc.setDefaultStyleSheet(self.css)
+        if ICON_SCHEME in html_text:
+            html_text = _add_icons(doc, html_text, font)
         doc.setHtml(html_text)
         return doc
 
@@ -221,11 +251,27 @@ class PieceCache:
         size = len(block.data) * 3 // 4 - block.data[-2:].count("=")  # bytes behind the base64
         name = html.escape(block.name or "document")
         kind = "PDF" if block.media_type == "application/pdf" else block.media_type
-        text = f'📄 <a href="{MEDIA_PREFIX}0"><b>{name}</b></a> ' \
+        text = f'{icon_html("file", self.colors.muted.name())}&nbsp;' \
+            f'<a href="{MEDIA_PREFIX}0"><b>{name}</b></a> ' \
             f"<span style='color:{self.colors.muted.name()}'>· " \
             f"{html.escape(kind)} · {_human_size(size)}</span>"
         key = ("doc", block.attachment_id or block.data, block.name, block.media_type)
         return self.get(key, lambda: Piece(self.document(text), media=(block,)))
+
+
+def _add_icons(doc: QTextDocument, html_text: str, font: QFont) -> str:
+    """Put the icons ``html_text`` names into ``doc`` (drawn at 2x, shown the height of
+    the font's capitals and ascenders); return the HTML with their sizes."""
+    px = max(8, round(QFontMetricsF(font).ascent()))
+
+    def sized(m: re.Match[str]) -> str:
+        name, color = m.group(1), m.group(2)
+        pixmap = icon(name, f"#{color}", px).pixmap(QSize(px, px), 2.0)
+        doc.addResource(QTextDocument.ResourceType.ImageResource,
+                        QUrl(f"{ICON_SCHEME}:{name}/{color}"), pixmap.toImage())
+        return f'{m.group(0)} width="{px}" height="{px}"'
+
+    return _ICON_SRC.sub(sized, html_text)
 
 
 def remote_image_piece(cache: PieceCache, url: str) -> Piece:
@@ -300,7 +346,8 @@ def _limit(text: str) -> str:
 
 
 def result_status(result: ToolResultBlock | None, running: bool) -> tuple[str, str]:
-    """Return (symbol, tooltip word) for a tool call's fold line."""
+    """Return (status, tooltip word) for a tool call's fold line: the icon names
+    ``check`` / ``cross`` for a result, a symbol ("…", "–") without one."""
     if result is None:
         return ("…", "running") if running else ("–", "no result")
-    return ("✗", "failed") if result.is_error else ("✓", "done")
+    return ("cross", "failed") if result.is_error else ("check", "done")

@@ -32,6 +32,7 @@ from gui.markdown_blocks import split_blocks_after
 from gui.transcript.pieces import (
     Piece,
     PieceCache,
+    icon_html,
     result_status,
     result_text,
     tool_args_summary,
@@ -51,7 +52,9 @@ ANSWERED_BY = "Answered by {name}"
 #: ``provider:model`` of a reply -> the display name to show under it, or None for no
 #: The marks of a message not in sessions.db yet (``SpecBuilder.save_marks``).
 SAVING_TEXT = "Saving…"
-UNSAVED_TEXT = "⚠ Not saved yet — Parley keeps trying"
+#: Tool call statuses shown as the app's icons (``resources/icons``).
+STATUS_ICONS = ("check", "cross")
+UNSAVED_TEXT = "Not saved yet — Parley keeps trying"  # after a warning icon
 #: line (the chat's own model). The window sets it (``SpecBuilder.answered_by``).
 ModelNamer = Callable[[str], str | None]
 
@@ -146,7 +149,8 @@ class SpecBuilder:
             text = self._muted(SAVING_TEXT)
         else:
             warn = self.cache.colors.warn_fg.name()
-            text = f'<span style="color:{warn}">{UNSAVED_TEXT}</span>'
+            text = (f'{icon_html("warning", warn)}&nbsp;'
+                    f'<span style="color:{warn}">{UNSAVED_TEXT}</span>')
         return Spec(self.cache.line(("save", mark), text), "mark")
 
     def _block_specs(
@@ -172,7 +176,7 @@ class SpecBuilder:
         elif isinstance(block, ThinkingBlock):
             key = f"think:{i}"
             opened = key in node.open_folds
-            out.append(Spec(self._fold_line(key, opened, "💭", "Thinking…", ""), "fold", key))
+            out.append(Spec(self._fold_line(key, opened, "thinking", "Thinking…", ""), "fold", key))
             if opened:
                 thinking, hidden = shown_text(block.thinking)
                 self._markdown_specs(out, node.key, i, thinking, body=True)
@@ -187,7 +191,7 @@ class SpecBuilder:
             key = f"result:{block.tool_use_id}"
             opened = key in node.open_folds
             word = "Tool error" if block.is_error else "Tool result"
-            out.append(Spec(self._fold_line(key, opened, "🔧", word, ""), "fold", key))
+            out.append(Spec(self._fold_line(key, opened, "tool", word, ""), "fold", key))
             if opened:
                 self._result_specs(out, block)
         elif isinstance(block, ImageBlock):
@@ -211,7 +215,7 @@ class SpecBuilder:
         symbol, _ = result_status(result, running=last and not node.turn.aborted)
         args = html.escape(tool_args_summary(block.input))
         label = f"<b>{html.escape(block.name)}</b>({args})"
-        out.append(Spec(self._fold_line(key, opened, "🔧", label, symbol, raw=True), "fold", key))
+        out.append(Spec(self._fold_line(key, opened, "tool", label, symbol, raw=True), "fold", key))
         if not opened:
             return
         self._code_specs(out, CodeBlock("json", tool_input_text(block)), "input", body=True)
@@ -266,7 +270,7 @@ class SpecBuilder:
             label += self._muted(" · originals kept · loading…")
         else:
             label += self._muted(" · originals kept")
-        out = [Spec(self._fold_line(CARD_FOLD, opened, "🗂", label, "", raw=True), "fold",
+        out = [Spec(self._fold_line(CARD_FOLD, opened, "summary", label, "", raw=True), "fold",
                      CARD_FOLD)]
         if opened and block is not None:
             self._markdown_specs(out, node.key, -1, block.summary)
@@ -285,7 +289,7 @@ class SpecBuilder:
         size = size_text(len(text.encode("utf-8")))
         label = f"<b>{html.escape(name)}</b>" + self._muted(
             f" · {lines:,} line{'s' if lines != 1 else ''} · {size}")
-        out.append(Spec(self._fold_line(key, opened, "📄", label, "", raw=True), "fold", key))
+        out.append(Spec(self._fold_line(key, opened, "file", label, "", raw=True), "fold", key))
         if opened:
             fence = parse_fence(block.text.split("\n", 1)[1])
             language = fence.language if fence is not None else ""
@@ -309,21 +313,26 @@ class SpecBuilder:
     def _fold_line(
         self, key: str, opened: bool, icon: str, label: str, status: str, raw: bool = False
     ) -> Piece:
+        """A fold's line: its arrow, ``icon`` (a name in ``resources/icons``, drawn by the
+        app: no font needs an emoji for it), ``label`` and ``status`` (``check`` /
+        ``cross`` icons, else text)."""
         muted = self.cache.colors.muted.name()
         arrow = "▾" if opened else "▸"
         text = label if raw else html.escape(label)
         tail = ""
         if status:
             color = self._status_color(status)
-            tail = f'&nbsp;&nbsp;<span style="color:{color}">{status}</span>'
-        body = f'<span style="color:{muted}">{arrow}&nbsp;{icon}&nbsp;</span>{text}{tail}'
+            shown = icon_html(status, color) if status in STATUS_ICONS else status
+            tail = f'&nbsp;&nbsp;<span style="color:{color}">{shown}</span>'
+        body = (f'<span style="color:{muted}">{arrow}&nbsp;{icon_html(icon, muted)}&nbsp;</span>'
+                f'{text}{tail}')
         return self.cache.line(("fold", key, opened, label, status), body)
 
     def _status_color(self, status: str) -> str:
         colors = self.cache.colors
-        if status == "✗":
+        if status == "cross":
             return colors.error_fg.name()
-        if status == "✓":
+        if status == "check":
             return "#3fb950" if colors.dark else "#1a7f37"
         return colors.muted.name()
 

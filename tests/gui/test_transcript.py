@@ -164,7 +164,8 @@ def test_tool_calls_and_thinking_are_folded_and_unfold_on_click(view, qtbot):
     assert [n.key for n in view.model.rows] == ["u1", "a1", "a2"]
     assert view.turn_ids() == ["u1", "a1", "r1", "a2"]
     text = view.list_view.layout_of(1).plain_text()
-    assert "🔧" in text and "read_file(path=\"notes.txt\")" in text and "Thinking…" in text
+    assert view.list_view.layout_of(1).icons() == ["thinking", "tool", "check"]  # not emoji
+    assert "read_file(path=\"notes.txt\")" in text and "Thinking…" in text
     assert "file body 42" not in text and "secret reasoning" not in text
     click(qtbot, view, view.fold_point("a1", "tool:t1"))
     text = view.list_view.layout_of(1).plain_text()
@@ -190,9 +191,10 @@ def test_a_result_arriving_later_updates_the_tool_call_row(view):
     turns = tool_turns()
     view.set_turns(turns[:2])
     assert "…" in view.text_of_last()  # running
+    assert view.list_view.layout_of(1, fresh=True).icons() == ["thinking", "tool"]
     view.append_turn(turns[2])
     assert view.model.rowCount() == 2
-    assert "✓" in view.text_of_last()
+    assert view.list_view.layout_of(1, fresh=True).icons() == ["thinking", "tool", "check"]
 
 
 # -- aborted replies, errors -------------------------------------------------------------
