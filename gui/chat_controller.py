@@ -77,6 +77,8 @@ class ChatController:
         self.session_id: str | None = None
         self.space_id: str | None = None
         self.sessions: dict[str, Any] = {}
+        # (chat, model) -> what its next request sends besides the turns, for the meter.
+        self._shapes: dict[tuple[str, str], Any] = {}
         self.turns: list[Turn] = []
         self.older = 0  # top-level items (turns, cards) of the open chat not loaded yet
         self.seqs: dict[str, int] = {}  # stored positions of the loaded turns
@@ -573,7 +575,7 @@ class ChatController:
         turns = await self.store.get_turns(sid)
         system = self._system_prompt(sid)
         figures = await asyncio.to_thread(measure, turns, system, self.current_model(), self.hub,
-                                          self._last_request(sid))
+                                          self.next_request_shape(sid))
         if sid == self.session_id:
             self.w.context_meter.set_usage(*figures)
             self.show_cache_expiry()
@@ -581,14 +583,44 @@ class ChatController:
     def _show_meter(self, turns: list[Turn]) -> None:
         system = self._system_prompt(self.session_id)
         self.w.context_meter.set_usage(*measure(turns, system, self.current_model(), self.hub,
-                                                self._last_request(self.session_id)))
+                                                self.next_request_shape(self.session_id)))
         self.show_cache_expiry()
 
-    def _last_request(self, sid: str | None) -> Any:
-        """The chat's last request as the run loop sent it (its frozen system prompt and
-        tools count in the meter), or None."""
+    def next_request_shape(self, sid: str | None) -> Any:
+        """The chat's last request as the run loop sent it, else the system prompt and
+        tools its next request will send as far as known (both count in the meter), or
+        None; a missing one is worked out in the background (:meth:`_learn_shape`)."""
         sent = getattr(self.runner, "sent", None)
-        return sent.get(sid or "") if isinstance(sent, dict) else None
+        found = sent.get(sid or "") if isinstance(sent, dict) else None
+        if found is not None or sid is None:
+            return found
+        model = self.current_model()
+        key = (sid, model or "")
+        if key not in self._shapes and getattr(self.runner, "tools", None) is not None:
+            self._shapes[key] = None  # asked once
+            self.w.tasks.spawn(self._learn_shape(sid, model), name="meter-shape")
+        return self._shapes.get(key)
+
+    async def _learn_shape(self, sid: str, model: str | None) -> None:
+        """Find the frozen system prompt and the tools a chat's next request sends (when
+        no request was sent since Parley started), then show the meter again."""
+        from core.errors import ParleyError
+        from core.providers.base import ChatRequest
+
+        tools = self.runner.tools
+        session = self.sessions.get(sid)
+        if session is None or model is None or self.hub is None:
+            return
+        try:
+            kind = self.hub.config(model.split(":", 1)[0]).kind
+            on = await tools.enabled(session.space_id, kind, model)
+            system = await tools.prompts.frozen(sid) or session.system_prompt
+        except ParleyError:
+            return
+        request = ChatRequest("", [], system, tools=tools.specs() if on else [])
+        self._shapes[(sid, model)] = _Shape(request)
+        if sid == self.session_id:
+            self.update_meter()
 
     def _system_prompt(self, sid: str | None) -> str | None:
         """The system prompt a chat's next request sends: its own, or for a new chat not
@@ -631,3 +663,14 @@ class ChatController:
         await self._stash_draft()
         if self.session_id:
             await self.store.set_state(LAST_SESSION_KEY, self.session_id)
+
+
+class _Shape:
+    """A request's system prompt and tools, for :func:`gui.context_meter.measure` (which
+    reads ``request``; it answered no reply, so it has no ``stored_turns``)."""
+
+    stored_turns: tuple[Any, ...] = ()
+
+    def __init__(self, request: Any) -> None:
+        self.request = request
+        self.model_ref = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.tokens import estimate_tokens
 from gui.context_meter import short_count
 
 
@@ -25,3 +26,17 @@ def test_meter_shows_the_listed_window_and_the_reported_tokens(driver: Any) -> N
     assert f"/ {short_count(200_000)}" in meter.label.text()  # the report: "/ 1M"
     tip = meter.toolTip()
     assert "as the provider reports it" in tip and "Counted by the provider" in tip
+
+
+def test_without_a_reply_the_meter_counts_the_tools_the_chat_sends(driver: Any) -> None:
+    w = driver.configured()
+    driver.fake.fail("permission")  # the first message gets no reply: nothing measured it
+    driver.send("Hello")
+    driver.until(lambda: bool(driver.error_text()))
+    driver.settle()
+    assert driver.fake.model_requests[-1].body.get("tools")  # its request carried tools
+    specs = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+             for t in w.chat.runner.tools.specs()]
+    tools_alone = estimate_tokens([], tools=specs)
+    driver.until(lambda: w.context_meter.used >= tools_alone)
+    assert not w.context_meter.measured

@@ -173,7 +173,8 @@ def test_a_long_chat_opens_with_its_last_turns_and_loads_older_on_scroll(driver,
     driver.until(lambda: w.tasks.pending == 0)
     from gui.context_meter import measure
 
-    full = measure(turns, None, w.chat.current_model(), w.hub)[0]
+    shape = w.chat.next_request_shape(sid)  # its system prompt and tools count too
+    full = measure(turns, None, w.chat.current_model(), w.hub, shape)[0]
     assert w.context_meter.used == full  # the meter counts every turn, not only those shown
     bar = w.transcript.list_view.verticalScrollBar()
     driver.until(lambda: bar.maximum() > 0)
