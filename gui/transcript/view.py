@@ -131,7 +131,7 @@ class TranscriptView(QWidget):
         self.setFocusProxy(self.list_view)
         lv = self.list_view
         lv.anchorClicked.connect(self._anchor_clicked)
-        lv.foldClicked.connect(lambda index, key: self.model.toggle_fold(index.row(), key))
+        lv.foldClicked.connect(lambda index, key: self.toggle_fold(index.row(), key))
         lv.actionRequested.connect(lambda name, index: self.message_action(name, index.row()))
         lv.menuRequested.connect(self._show_menu)
         lv.startWanted.connect(self.startWanted)
@@ -200,6 +200,17 @@ class TranscriptView(QWidget):
             lv.more_above = more_above
         row = self.model.row_of(keep) if keep else None
         if row is not None and y is not None:
+            lv.place_row(row, y)
+
+    def toggle_fold(self, row: int, key: str) -> None:
+        """Open or close a fold of a row (a tool call, thinking, a card). A card's header
+        stays where it is on screen: its summary and turns grow below it (the view
+        would otherwise follow the end of a long summary when it was at the bottom)."""
+        lv = self.list_view
+        card = key == CARD_FOLD and self.model.rows[row].kind == "card"
+        y = lv.visualRect(self.model.index(row)).top() if card else None
+        self.model.toggle_fold(row, key)
+        if y is not None:
             lv.place_row(row, y)
 
     def set_more_above(self, count: int) -> None:
@@ -434,7 +445,7 @@ class TranscriptView(QWidget):
         row = index.row()
         node = self.model.rows[row]
         if node.kind == "card":
-            self.model.toggle_fold(row, CARD_FOLD)
+            self.toggle_fold(row, CARD_FOLD)
             return
         all_keys = set(self.list_view.layout_of(row).fold_keys())
         if not all_keys:

@@ -17,12 +17,13 @@ pytestmark = pytest.mark.timeout(120)
 REGENERATE = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
 
 
-def compacted(driver: Any, w: Any, n: int = N) -> tuple[str, list[Any]]:
+def compacted(driver: Any, w: Any, n: int = N, summary: str = SUMMARY
+              ) -> tuple[str, list[Any]]:
     """A chat of ``n`` turns, open, compacted once with Compact now (4 turns kept)."""
     sid, turns = long_chat(driver, w, n)
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid and rows(w))
-    driver.fake.script(SUMMARY)
+    driver.fake.script(summary)
     assert w.compact_now() is True
     driver.until(lambda: "Compacted" in w.toast.message and rows(w)[0].kind == "card",
                  timeout=30)
@@ -121,3 +122,28 @@ def test_compacting_again_after_one_exchange_shows_one_card_with_every_turn(
 
     check(w)
     check(restart(driver, w, sid))
+
+
+def test_opening_a_card_keeps_its_header_where_it_was(driver: Any) -> None:
+    w = driver.configured()
+    long_summary = SUMMARY.replace("</summary>", "".join(
+        f"- Message {k}: counted, repeated back five times.\n" for k in range(200))
+        + "</summary>")  # ~200 lines: taller than the view
+    sid, _turns = compacted(driver, w, summary=long_summary)  # the view is at the chat's end
+    [compaction] = driver.run(w.store.list_compactions(sid))
+    view, lv = w.transcript, w.transcript.list_view
+    top = lv.visualRect(view.model.index(0)).top()
+    assert lv.sticks_to_bottom
+    click = view.fold_point(compaction.summary_turn_id, "card")
+    driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=click)
+    driver.until(lambda: len(rows(w)) == 1 + N, timeout=10)  # its turns read and shown
+    driver.qtbot.wait(100)  # rows measured as they are painted
+    assert lv.verticalScrollBar().maximum() > 0  # the chat is taller than the view now
+    assert lv.visualRect(view.model.index(0)).top() == top  # the header stayed put
+    assert "▾" in card_text(w)  # and it says it is open
+    # Space on the card closes it again, the header still in place
+    lv.setFocus()
+    lv.setCurrentIndex(view.model.index(0))
+    driver.qtbot.keyClick(lv, Qt.Key.Key_Space)
+    driver.until(lambda: len(rows(w)) == 5)
+    assert lv.visualRect(view.model.index(0)).top() == top
