@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.compaction import CompactEvent, Compactor, CompactPromptTooLongError
+from core.compaction import CompactEvent, Compactor
 from core.compaction_plan import fit_keep_turns
 from core.compaction_settings import CompactionSettings, load_settings
 from core.compaction_summary import SUMMARY_MAX_TOKENS
@@ -56,11 +56,18 @@ from core.content import Block, Turn
 from core.context_size import measured_tokens
 from core.errors import ParleyError
 from core.providers.base import ChatRequest, ModelInfo
-from core.providers.capabilities import ProviderKind
-from core.providers.catalog import known_models
 from core.providers.errors import ContextOverflow
 from core.tokens import estimate_tokens
+from core.window_errors import HistoryTooLong, MessageTooLong, larger_model, model_name
 from core.wire import to_messages
+
+__all__ = [  # the errors live in core.window_errors; they are part of this API
+    "HistoryTooLong",
+    "MessageTooLong",
+    "RunCompaction",
+    "RunState",
+    "larger_model",
+]
 
 log = logging.getLogger(__name__)
 
@@ -72,82 +79,6 @@ MIN_NEW_SHARE = 0.1
 #: request fits: the separate summary request's output limit, at most this share
 #: of the window.
 SUMMARY_ROOM_SHARE = 0.05
-
-_ADVICE = "or pick a model with a larger context window"
-
-
-def _name(info: ModelInfo, model_ref: str) -> str:
-    return info.display_name or model_ref
-
-
-class MessageTooLong(ParleyError):
-    """A new message does not fit the model's context window; it was neither saved nor sent.
-
-    Attributes:
-        tokens: the message's estimated tokens (system prompt included).
-        window: the model's context window, tokens.
-        model_ref: ``provider:model``.
-        larger: a catalog model of the same provider whose window would hold
-            it (the cheapest), or None.
-    """
-
-    def __init__(
-        self, tokens: int, window: int, model_ref: str, *, name: str = "",
-        larger: ModelInfo | None = None,
-    ) -> None:
-        model = name or model_ref
-        other = ""
-        if larger is not None:
-            other = f" (such as {larger.display_name or larger.id}, {larger.context_window:,})"
-        super().__init__(
-            f"This message is too long for {model}: it is about {tokens:,} tokens, and the "
-            f"model's context window holds {window:,} tokens in all, the reply included. "
-            "Nothing was sent or saved, and your message is still in the box. Shorten it "
-            f"(send only the part that matters), {_ADVICE}{other}."
-        )
-        self.tokens, self.window, self.model_ref, self.larger = tokens, window, model_ref, larger
-
-
-class HistoryTooLong(CompactPromptTooLongError):
-    """A request would not fit the model's context window even after compaction did
-    what it could; it was not sent. The conversation is saved as it was.
-
-    Attributes:
-        tokens: the request's tokens as last measured (provider count or estimate).
-        window: the model's context window, tokens.
-        model_ref: ``provider:model``.
-        compacted: a summary was saved during this run.
-    """
-
-    def __init__(
-        self, tokens: int, window: int, model_ref: str, *, name: str = "", compacted: bool
-    ) -> None:
-        model = name or model_ref
-        if compacted:
-            tried = ("even after Parley compacted the earlier turns and hid older tool output "
-                     "and files")
-        else:
-            tried = ("even with older tool output and files hidden, and the most recent turns "
-                     "alone are too long for a compaction of the earlier ones to help")
-        ParleyError.__init__(
-            self,
-            f"This conversation is about {tokens:,} tokens, more than {model}'s context "
-            f"window of {window:,} tokens, {tried}. Nothing was sent, and nothing was lost: "
-            "the whole conversation is saved. Edit the long message to shorten it, start a "
-            f"new session, {_ADVICE}.",
-        )
-        self.tokens, self.window, self.model_ref = tokens, window, model_ref
-        self.compacted = compacted
-
-
-def larger_model(kind: ProviderKind, tokens: int) -> ModelInfo | None:
-    """The cheapest catalog model of a provider kind whose window exceeds ``tokens``.
-
-    Returns None for local servers (no catalog) or when no model is large enough.
-    """
-    fitting = [m for m in known_models(kind) if m.context_window > tokens]
-    return min(fitting, key=lambda m: m.input_usd_per_mtok or 0.0, default=None)
-
 
 @dataclass
 class RunState:
@@ -193,7 +124,7 @@ class _Target:
         return int(estimate_request(self.provider, request) * self.scale)
 
     def too_long(self, tokens: int, compacted: bool) -> HistoryTooLong:
-        name = _name(self.info, self.model_ref)
+        name = model_name(self.info, self.model_ref)
         return HistoryTooLong(tokens, self.window, self.model_ref, name=name, compacted=compacted)
 
 
@@ -240,7 +171,7 @@ class RunCompaction:
         tokens = estimate_tokens(turns, system=system)
         if tokens > info.context_window:
             raise MessageTooLong(
-                tokens, info.context_window, model_ref, name=_name(info, model_ref),
+                tokens, info.context_window, model_ref, name=model_name(info, model_ref),
                 larger=larger_model(provider.caps.kind, tokens),
             )
 
