@@ -100,6 +100,9 @@ class ChatController:
         self.save_status = SaveStatus(window, window._chat_layout)
         #: True until the first chat is shown: it takes over the text typed before then.
         self.adopting = True
+        #: Every turn of the chat opened in part, read once while starting (_measure_all).
+        self._all_turns: tuple[tuple[str, int, int, str], asyncio.Future[list[Turn]]] | None \
+            = None
         #: Set whenever the providers change (attached, set up): queued messages look again.
         self.providers_changed = asyncio.Event()
         self.runs = ChatRuns(window, self)
@@ -571,8 +574,20 @@ class ChatController:
 
     async def _measure_all(self, sid: str) -> None:
         """The meter of a chat opened in part counts every turn; reading and counting
-        them (~0.3 s for 10,000 turns) happen off the GUI thread."""
-        turns = await self.store.get_turns(sid)
+        them (~0.3 s for 10,000 turns) happen off the GUI thread. While the window
+        starts (the meter is asked again when the providers load) the turns are read
+        once: the same chat with the same turns shown reuses them."""
+        key = (sid, self.older, len(self.turns), self.turns[-1].id if self.turns else "")
+        kept = self._all_turns
+        if self.w.ready:
+            self._all_turns = None
+            turns = await self.store.get_turns(sid)
+        elif kept is not None and kept[0] == key:
+            turns = await asyncio.shield(kept[1])  # read (or being read) already
+        else:
+            reading = asyncio.ensure_future(self.store.get_turns(sid))
+            self._all_turns = (key, reading)
+            turns = await asyncio.shield(reading)
         system = self._system_prompt(sid)
         figures = await asyncio.to_thread(measure, turns, system, self.current_model(), self.hub,
                                           self.next_request_shape(sid))

@@ -222,3 +222,35 @@ def test_a_chat_opened_or_a_search_begun_while_loading_stays(driver, fake_provid
     assert popup.edit.text() == "earlier"
     assert w.focusWidget() is popup.edit
     driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
+
+
+def test_a_long_last_chat_is_read_whole_once_while_starting(driver, fake_provider, gate,
+                                                            monkeypatch):
+    from core.store.async_store import AsyncStore
+    from tests.gui.chats import long_chat
+
+    gate.set()
+    w = driver.open(fake_env(fake_provider))
+    sid, _turns = long_chat(driver, w, 260)  # more than a chat opens with
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and w.tasks.pending == 0)
+    driver.close(w)
+    gate.clear()
+
+    whole: list[str] = []
+    window: list[Any] = []  # the window once made
+    real = AsyncStore.get_turns
+
+    async def counting(self: AsyncStore, session_id: str, *args: Any, **kw: Any) -> Any:
+        if not args and not kw and not (window and window[0].ready):
+            whole.append(session_id)  # every turn of the chat, while starting
+        return await real(self, session_id, *args, **kw)
+
+    monkeypatch.setattr(AsyncStore, "get_turns", counting)
+    w = start(driver, fake_env(fake_provider))
+    window.append(w)
+    driver.until(lambda: w.chat is not None and w.session_id == sid and w.chat.older > 0)
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    assert whole == [sid]  # the meter counts them all: read once, not once per step
+    assert w.context_meter.used > 0
