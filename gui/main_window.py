@@ -276,8 +276,7 @@ class MainWindow(QMainWindow, WindowCommands):
         if self._recovering:  # opened again after the recovery page: a fresh start
             self._recovering = self._damage_told = False
             self.sidebar.show()
-        # The providers load while the chats are listed (the store's thread reads them).
-        hub_task = asyncio.ensure_future(self._open_hub())
+        hub_task: asyncio.Future[Any] | None = None
         try:
             await self._note_previous_run()
             await self._restore_geometry()
@@ -286,14 +285,18 @@ class MainWindow(QMainWindow, WindowCommands):
             await self.chat.load_sidebar()
             self.sidebar.show_status("")
             self.probe("sessions-listed")
+            # The providers load while the first chat is read and shown.
+            hub_task = asyncio.ensure_future(self._open_hub())
             await self.chat.show_first(new_chat=self._new_chat_asked)
         except (DatabaseCorrupt, DamagedWhileOpen):
-            hub_task.cancel()
-            await asyncio.gather(hub_task, return_exceptions=True)
+            if hub_task is not None:
+                hub_task.cancel()
+                await asyncio.gather(hub_task, return_exceptions=True)
             await self._damaged_at_start(path)
             return
         except BaseException:
-            hub_task.cancel()
+            if hub_task is not None:
+                hub_task.cancel()
             raise
         self._send_early_message()
 
@@ -351,8 +354,9 @@ class MainWindow(QMainWindow, WindowCommands):
             return True
         self.early_message = text
         self.composer.clear()
-        self._transcript_slot.setText(
-            "Opening your chats…\n\nYour message is kept and will be sent in a moment.")
+        if self.transcript is None:  # else the chat shows in a moment, with the message
+            self._transcript_slot.setText(
+                "Opening your chats…\n\nYour message is kept and will be sent in a moment.")
         return True
 
     def _send_early_message(self) -> None:

@@ -204,6 +204,10 @@ class SessionTreeModel(QStandardItemModel):
     @staticmethod
     def _insert_sorted(parent: QStandardItem, item: QStandardItem) -> None:
         key = _key_of(item)
+        last = parent.child(parent.rowCount() - 1) if parent.rowCount() else None
+        if last is not None and last.data(KIND) == "session" and key > _key_of(last):
+            parent.appendRow([item])  # after every row: a page read in display order
+            return
         row = 0
         while row < parent.rowCount():
             other = parent.child(row)

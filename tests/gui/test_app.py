@@ -183,3 +183,20 @@ def test_can_show_window_needs_a_display_on_linux(monkeypatch):
     assert not app_module.can_show_window()
     monkeypatch.setenv("DISPLAY", ":0")
     assert app_module.can_show_window()
+
+
+def test_pyside_import_hook_is_dropped_and_qt_still_works():
+    import subprocess
+    import sys
+
+    code = (
+        "import builtins, sys; import gui.app as a; from PySide6.QtWidgets import QApplication, "
+        "QLabel; hooked = builtins.__import__ is not a._PLAIN_IMPORT; "
+        "dropped = a.drop_pyside_import_hook(); import json, PySide6.QtSvg; "
+        "app = QApplication([]); label = QLabel('x'); label.setText('y'); "
+        "print(hooked, dropped, builtins.__import__ is a._PLAIN_IMPORT, label.text())"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True", "True", "y"]

@@ -224,6 +224,34 @@ def test_a_chat_opened_or_a_search_begun_while_loading_stays(driver, fake_provid
     driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
 
 
+def test_enter_while_the_first_chat_is_being_read_goes_to_that_chat(driver, fake_provider,
+                                                                   monkeypatch):
+    import asyncio
+
+    from gui.chat_controller import ChatController
+
+    shown = asyncio.Event()
+    real = ChatController.show_first
+
+    async def held(self: ChatController, **kw: Any) -> None:
+        await shown.wait()
+        await real(self, **kw)
+
+    monkeypatch.setattr(ChatController, "show_first", held)
+    fake_provider.script("Answered.")
+    w = start(driver, fake_env(fake_provider))
+    driver.until(lambda: w.transcript is not None and w.chat is not None)  # chats listed
+    type_keys(w, "Quick one")
+    press(w, Qt.Key.Key_Return)  # the chat it belongs to is not shown yet
+    assert w.composer.text() == "" and w.early_message == "Quick one"
+    shown.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0 and not w.composer_bar.busy,
+                 timeout=30)
+    history = driver.run(w.store.history(w.session_id))
+    assert [(t.role, t.text()) for t in history] == [("user", "Quick one"),
+                                                     ("assistant", "Answered.")]
+
+
 def test_a_long_last_chat_is_read_whole_once_while_starting(driver, fake_provider, gate,
                                                             monkeypatch):
     from core.store.async_store import AsyncStore
