@@ -547,6 +547,10 @@ class ChatController:
     def _save_draft_soon(self) -> None:
         self.w.tasks.spawn(self._stash_draft(), name="save-draft")
 
+    async def stash_draft(self) -> None:
+        """Persist the open chat's draft now (:meth:`Drafts.save`)."""
+        await self._stash_draft()
+
     async def _stash_draft(self) -> None:
         """Persist the open chat's draft now."""
         self._draft_timer.stop()

@@ -23,6 +23,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from core.save_queue import PASSING
+from core.store.errors import StoreError
 from core.text_limits import max_text_chars
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,10 @@ class Drafts:
     def __init__(self, store: Any) -> None:
         self.store = store
         self._texts: dict[str | None, str] = {}
+        #: chats whose draft the store refused last time for a passing reason (disk
+        #: full, file locked…: ``core.save_queue.PASSING``); a moved file is ``gui.rescue``'s
+        self.unsaved: set[str | None] = set()
+        self.error: StoreError | None = None  # why, the last time
 
     def typed(self, session_id: str | None, text: str) -> None:
         """Remember what the composer holds for a chat (saved by :meth:`save`)."""
@@ -66,11 +72,30 @@ class Drafts:
             log.warning("draft of %s not saved: %d characters", session_id, len(text))
             return  # never stored: no model could read it (the composer said so)
         if text is not None:
-            await self.store.set_state(draft_key(session_id), text or None)
+            try:
+                await self.store.set_state(draft_key(session_id), text or None)
+            except PASSING as exc:  # disk full, file locked…: asked about on quitting
+                self.unsaved.add(session_id)
+                self.error = exc
+                raise
+            self.unsaved.discard(session_id)
+
+    async def save_unsaved(self) -> list[str | None]:
+        """Try again to write the drafts the store refused; returns the chats whose
+        non-empty draft is still not saved."""
+        left = []
+        for session_id in list(self.unsaved):
+            try:
+                await self.save(session_id)
+            except StoreError:
+                if self._texts.get(session_id):
+                    left.append(session_id)
+        return left
 
     async def discard(self, session_id: str | None) -> None:
         """Forget a chat's draft (it was sent, or the chat deleted)."""
         self._texts.pop(session_id, None)
+        self.unsaved.discard(session_id)
         await self.store.set_state(draft_key(session_id), None)
 
     async def save_into(self, copy: Path) -> int:

@@ -21,6 +21,7 @@ drafts written into it), quit without them, or keep Parley open.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,8 @@ class SaveStatus:
         layout.insertWidget(max(0, layout.count() - 1), self.bar)
         self.saves: Any = None
         self._problem: str | None = None
+        #: the last passing store failure told in the bar (for the question on quitting)
+        self.last_error: ParleyError | None = None
         self._problem_timer = QTimer(self.bar)
         self._problem_timer.setSingleShot(True)
         self._problem_timer.timeout.connect(self._problem_over)
@@ -154,6 +157,7 @@ class SaveStatus:
         told in the bar for a while, not in a dialog."""
         from core.save_queue import reason
 
+        self.last_error = error
         self._problem = (f"Not saved: {reason(error)}. What you typed stays in the box; "
                          "nothing already saved was lost. Try again in a moment.")
         self._problem_timer.start(PROBLEM_MS)
@@ -187,21 +191,28 @@ async def ask_before_quit(window: Any) -> bool:
         chose to quit without them); False to keep Parley open.
     """
     saves = getattr(window.runner, "saves", None)
-    if saves is None or not saves.pending():
+    drafts = window.chat.drafts
+    with contextlib.suppress(ParleyError):  # the open chat's draft: refused ones are noted
+        await window.chat.stash_draft()
+    if not (saves is not None and saves.pending()) and not await drafts.save_unsaved():
         return True
     # Saving fails now: a reply still streaming would be kept too once stopped (closing
     # stops it), so it is stopped first and the question covers it.
     for sid in list(window.chat.runs.active):
         await window.chat.runs.stop_and_wait(sid)
-    if await saves.flush():
+    if await _all_saved(saves, drafts):
         return True
     from gui import rescue
 
     window.setEnabled(True)  # the questions belong to it; they are window-modal
     while True:
-        kept = saves.pending()
+        kept = saves.pending() if saves is not None else []
+        drafts_left = await drafts.save_unsaved()
+        error = saves.error if saves is not None else None
         choice = await dialogs.ask(
-            window, QMessageBox.Icon.Warning, TITLE, _question(window, kept, saves.error),
+            window, QMessageBox.Icon.Warning, TITLE,
+            _question(window, kept, error or drafts.error or window.chat.save_status.last_error,
+                      len(drafts_left)),
             [("Save a rescue copy…", Role.AcceptRole, SAVE),
              ("Quit without them", Role.DestructiveRole, QUIT),
              ("Keep Parley open", Role.RejectRole, CANCEL)],
@@ -211,7 +222,7 @@ async def ask_before_quit(window: Any) -> bool:
                 log.error("closed with %d replies not saved", len(kept))
                 window.setEnabled(False)
             return choice == QUIT
-        if await saves.flush():  # saved meanwhile (space was freed): nothing to copy
+        if await _all_saved(saves, drafts):  # saved meanwhile (space was freed)
             window.setEnabled(False)
             return True
         dest = await rescue.ask_copy_path(window, window.store.path)
@@ -229,6 +240,12 @@ async def ask_before_quit(window: Any) -> bool:
         return True
 
 
+async def _all_saved(saves: Any, drafts: Any) -> bool:
+    """Try once more to write kept replies and refused drafts; True when all are saved."""
+    replies = saves is None or await saves.flush()
+    return not await drafts.save_unsaved() and replies
+
+
 async def _rescue_copy(window: Any, dest: Path) -> Path:
     """A copy of the store at ``dest``, with the kept replies and the drafts in it."""
     from gui import rescue
@@ -244,15 +261,20 @@ async def _rescue_copy(window: Any, dest: Path) -> Path:
     return copy
 
 
-def _question(window: Any, kept: list[Any], error: ParleyError | None) -> str:
+def _question(window: Any, kept: list[Any], error: ParleyError | None, drafts: int) -> str:
     from core.save_queue import reason
 
-    what = "Your last reply is" if len(kept) == 1 else f"{len(kept)} replies are"
-    return (f"{what} not saved yet: {reason(error)}. Parley still holds "
-            f"{'it' if len(kept) == 1 else 'them'} and would write "
-            f"{'it' if len(kept) == 1 else 'them'} as soon as {window.store.path.name} takes "
-            "it.\n\nSave a rescue copy of your chats, with "
-            f"{'it' if len(kept) == 1 else 'them'}, somewhere else (another disk), keep Parley "
-            "open (and free some space, or close the other program), or quit without "
-            f"{'it' if len(kept) == 1 else 'them'}: sessions.db then keeps at most the part "
-            "that was written while it arrived, marked incomplete.")
+    parts = []
+    if kept:
+        parts.append("your last reply" if len(kept) == 1 else f"{len(kept)} replies")
+    if drafts:
+        parts.append("your unsent text" if drafts == 1 else f"the unsent text of {drafts} chats")
+    what = " and ".join(parts)
+    them = "it" if len(kept) + drafts == 1 else "them"
+    lost = ("sessions.db then keeps at most the part of a reply written while it arrived, "
+            "marked incomplete" if kept else "the unsent text is lost")
+    return (f"Not saved yet: {what} ({reason(error)}). Parley still holds {them} and would "
+            f"write {them} as soon as {window.store.path.name} takes it.\n\nSave a rescue "
+            f"copy of your chats, with {them}, somewhere else (another disk), keep Parley open "
+            f"(and free some space, or close the other program), or quit without {them}: "
+            f"{lost}.")

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from core.store import Store
 from gui import dialogs
+from gui.drafts import draft_key
 from gui.save_status import TITLE
 from tests.core.test_unsaved_replies import BIG, Locker, page_limit
 
@@ -161,7 +162,8 @@ def test_quit_with_a_reply_not_saved_asks_and_saves_a_rescue_copy_with_it(
     sid = w.chat.session_id
     w.qactions["app.quit"].trigger()
     text = _click(driver, w, "Keep Parley open")
-    assert "not saved yet: the disk is full" in text and "rescue copy" in text
+    assert "Not saved yet: your last reply (the disk is full)" in text
+    assert "rescue copy" in text
     driver.until(lambda: not w._closing)  # noqa: SLF001
     assert w.isVisible() and not w._closed  # noqa: SLF001
     assert w.runner.saves.holds(reply.id)
@@ -196,3 +198,26 @@ def test_message_that_meets_a_full_disk_goes_back_to_the_box_and_is_told_in_the_
     assert w.transcript.model.transcript.turns[-1].text() == "First answer."  # not shown
     assert _on_disk(w, driver)[-1] == ("First answer.", False)
     assert len(driver.fake.model_requests) == sent  # never sent
+    driver.run(page_limit(w.store, None))  # space freed: quitting has nothing to ask
+
+
+def test_quit_with_unsent_text_the_disk_refused_asks_and_keeps_it_in_the_rescue_copy(
+    driver, problems, tmp_path: Path
+):
+    w = _window(driver)
+    driver.fake.script("First answer.")
+    driver.send("first question", wait=True)
+    sid = w.chat.session_id
+    driver.settle(w)
+    driver.run(page_limit(w.store, 0))
+    draft = "unsent words " * 3000
+    w.composer.set_text(draft)
+    w.qactions["app.quit"].trigger()
+    copy = tmp_path / "elsewhere" / "rescued.db"
+    copy.parent.mkdir()
+    text = _click(driver, w, "Save a rescue copy…", save_as=copy)
+    assert "Not saved yet: your unsent text (the disk is full)" in text
+    driver.until(lambda: w._closed and not w.isVisible(), timeout=15)  # noqa: SLF001
+    with Store.open(copy) as rescued:
+        assert rescued.get_state(draft_key(sid)) == draft
+        assert [t.text() for t in rescued.get_turns(sid)] == ["first question", "First answer."]
