@@ -32,16 +32,18 @@ import glob
 import logging
 import os
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
+from core import private
 from core.restart_notice import restart_notice
 from core.store.async_store import AsyncStore
 from core.store.backups import automatic_backups, folder_of
-from core.store.damage import passes_quick_check
+from core.store.damage import marker_path, passes_quick_check
 from core.store.errors import CannotOpen, DatabaseCorrupt, StoreError
 from core.store.faults import copy_open_database, free_name, place
 from core.store.overwrite import closed_record
@@ -278,20 +280,32 @@ def set_aside(path: Path, tag: str = "corrupt") -> Path | None:
 
 
 def start_fresh(path: Path) -> Path | None:
-    """Keep the damaged file aside and let Parley create a new, empty sessions.db.
+    """Keep the damaged file aside and put a new, empty sessions.db in its place.
+
+    The empty file is made beside it first and swapped in (:func:`_swap_in`),
+    so there is never a moment without a sessions.db holding the chats' file.
 
     Args:
         path: the damaged sessions.db (no connection may be open on it).
 
     Returns:
         Where the damaged file now is (``sessions.db.corrupt-<timestamp>``),
-        or None when there was no file. ``Store.open(path)`` then creates a
-        new file.
+        or None when there was no file.
 
     Raises:
-        CannotOpen: the file could not be moved (nothing was changed).
+        CannotOpen: the file could not be moved or the new one written
+            (the damaged file is at ``path``).
     """
-    return set_aside(Path(path), "corrupt")
+    path = Path(path)
+    if not os.path.lexists(path):
+        return set_aside(path, "corrupt")  # only stray sidecars: Store.open makes the file
+    new = _building(path)
+    try:
+        Store.open(new).close()
+    except StoreError:
+        _remove_building(path)
+        raise
+    return _swap_in(path, new)
 
 
 def _readonly_uri(path: Path) -> str:
@@ -342,7 +356,9 @@ def restore_backup(path: Path, backup: Path) -> Path | None:
     """Put a copy of ``backup`` at ``path``, keeping the damaged file aside.
 
     The backup itself is left as it is (it is copied, not moved). A backup of
-    the older v3 format is upgraded by ``Store.open`` as usual.
+    the older v3 format is upgraded by ``Store.open`` as usual. The copy is
+    made beside ``path`` first; the damaged file is kept aside only once the
+    copy is complete (:func:`_swap_in`), so a kill midway leaves it in place.
 
     Args:
         path: the damaged sessions.db (no connection may be open on it).
@@ -358,47 +374,116 @@ def restore_backup(path: Path, backup: Path) -> Path | None:
     path, backup = Path(path), Path(backup)
     if not is_usable(backup):
         raise DatabaseCorrupt(backup)
-    aside = set_aside(path, "corrupt")
+    new = _building(path)
     try:
-        _copy_database(backup, path)
+        _copy_database(backup, new)
     except (OSError, sqlite3.Error) as exc:
+        _remove_building(path)
         raise CannotOpen(path, f"could not copy the backup: {exc}") from exc
-    return aside
+    return _swap_in(path, new)
 
 
-def salvage_into(path: Path, backup: Path | None) -> tuple[Path | None, SalvageReport]:
-    """Keep the damaged file aside and build a new sessions.db from what it still holds,
-    merged with ``backup`` (``core.store.salvage``).
+def salvage_into(path: Path, backup: Path | None,
+                 stop: threading.Event | None = None) -> tuple[Path | None, SalvageReport]:
+    """Build a new sessions.db from what the damaged one still holds, merged with
+    ``backup`` (``core.store.salvage``), and keep the damaged file aside.
+
+    The new file is built beside ``path`` (``<name>.recovering``) while the
+    damaged file stays where it is; only once the new file is complete is the
+    damaged one kept aside and the new one put at ``path`` (:func:`_swap_in`).
+    A salvage cut off (stopped, failed, the process killed) leaves the damaged
+    file at ``path``, so the next start offers the recovery page again.
 
     Args:
         path: the damaged sessions.db (no connection may be open on it).
         backup: the newest sound backup, or None.
+        stop: set from another thread to stop (``SalvageCancelled``).
 
     Returns:
         ``(where the damaged file now is, what the new file holds)``.
 
     Raises:
-        SalvageError: nothing could be read or written; the damaged file is put
-            back at ``path``, as it was.
-        CannotOpen: the damaged file could not be moved aside (nothing was changed).
+        SalvageError: nothing could be read or written, or ``stop`` was set;
+            the damaged file is at ``path``, as it was.
+        CannotOpen: the damaged file could not be moved aside.
     """
     path = Path(path)
-    aside = set_aside(path, "corrupt")
-    if aside is None:
+    if not os.path.lexists(path):
         raise SalvageError(f"There is no {path.name} to salvage.")
+    new = _building(path)
     try:
-        return aside, salvage(aside, path, backup)
+        report = salvage(path, new, backup, stop=stop)
     except BaseException:
-        _put_back(aside, path)
+        _remove_building(path)
         raise
+    return _swap_in(path, new), report
 
 
-def _put_back(aside: Path, path: Path) -> None:
-    """Move a file :func:`set_aside` moved back to ``path`` (with its -wal / -shm)."""
-    for suffix in ("", *SIDECARS):
-        src = Path(f"{aside}{suffix}")
-        if os.path.lexists(src) and not os.path.lexists(f"{path}{suffix}"):
-            os.replace(src, Path(f"{path}{suffix}"))
+#: The suffix of a replacement being built beside sessions.db (removed if cut off).
+BUILDING = ".recovering"
+
+
+def _building(path: Path) -> Path:
+    """Where a replacement for ``path`` is built; anything left there by a run cut off
+    midway is removed first."""
+    _remove_building(path)
+    return path.with_name(path.name + BUILDING)
+
+
+def _remove_building(path: Path) -> None:
+    new = path.with_name(path.name + BUILDING)
+    for suffix in ("", *SIDECARS, "-journal", ".partial", ".recovered.partial",
+                   ".partial-journal", ".closed"):
+        with contextlib.suppress(OSError):
+            Path(f"{new}{suffix}").unlink()
+
+
+def _swap_in(path: Path, new: Path) -> Path | None:
+    """Keep the file at ``path`` aside (``<name>.corrupt-<date>``, with its -wal/-shm) and
+    put the complete file ``new`` in its place.
+
+    The damaged file is first given its second name as a hard link (where the
+    file system has them), its sidecars moved beside it, and only then is
+    ``new`` renamed over ``path`` (one atomic step): at no moment is there no
+    file at ``path``. The damage marker goes once the new file is in place.
+
+    Returns:
+        Where the damaged file now is (None when there was none).
+
+    Raises:
+        CannotOpen: a file could not be moved (``new`` is removed; the damaged
+            file is at ``path`` or, with its sidecars, at the returned name).
+    """
+    for suffix in SIDECARS:  # a closed SQLite file has none: never pair it with stale ones
+        with contextlib.suppress(OSError):
+            Path(f"{new}{suffix}").unlink()
+    target = free_name(path, "corrupt")
+    aside = None
+    with contextlib.suppress(OSError):  # it described the file being replaced
+        closed_record(path).unlink()
+    try:
+        if os.path.lexists(path):
+            try:
+                os.link(path, target)
+            except OSError:  # no hard links here (FAT, some network shares): a move
+                place(path, target)
+            private.narrow(target, 0o600)
+            aside = target
+        for suffix in SIDECARS:
+            side = Path(f"{path}{suffix}")
+            if os.path.lexists(side):
+                place(side, Path(f"{target}{suffix}"))
+                private.narrow(Path(f"{target}{suffix}"), 0o600)
+        os.replace(new, path)
+    except OSError as exc:
+        _remove_building(path)
+        raise CannotOpen(path, f"could not put the new file in place: {exc.strerror or exc}") \
+            from exc
+    private.secure_store_files(path)
+    _remove_building(path)  # the record a close left beside the built file
+    with contextlib.suppress(OSError):
+        marker_path(path).unlink()
+    return aside
 
 
 # --- a file deleted or replaced under Parley -------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -39,7 +40,7 @@ from core.errors import ParleyError
 log = logging.getLogger(__name__)
 
 Kind = Literal["backup", "salvage", "fresh"]
-Recover = Callable[[Kind, Any], Awaitable[None]]
+Recover = Callable[[Kind, Any, threading.Event], Awaitable[None]]
 #: Backups listed on the page (the newest; older ones stay in the folder).
 SHOWN = 12
 
@@ -76,12 +77,14 @@ class RecoveryPage(QWidget):
         message: what happened (:data:`AT_START` or :data:`WHILE_RUNNING` words).
         found: the backups (``core.store.backups.Backup``), newest first, counted.
         recover: called with ("backup", Backup), ("salvage", Backup | None) or
-            ("fresh", None); the page shows its errors and enables the buttons again.
+            ("fresh", None), and the event "Stop salvaging" sets; the page shows its
+            errors and enables the buttons again.
         spawn: runs a coroutine (the window's ``TaskSet.spawn``).
 
     Attributes:
         restore_buttons: one "Restore" button per listed backup, newest first.
         salvage_button, fresh_button: the other two ways.
+        stop_button: "Stop salvaging", shown while a salvage runs.
         status: what is being done, or why it failed.
     """
 
@@ -136,6 +139,11 @@ class RecoveryPage(QWidget):
         self.fresh_button = QPushButton("Start a new file", self)
         self.fresh_button.setAccessibleName("Start a new file")
         self.fresh_button.clicked.connect(lambda: self._go("fresh", None))
+        self.stop_button = QPushButton("Stop salvaging", self)
+        self.stop_button.setAccessibleName("Stop salvaging")
+        self.stop_button.hide()
+        self.stop_button.clicked.connect(self._stop)
+        self._stop_event = threading.Event()
         self.status = QLabel("", self)
         self.status.setObjectName("RecoveryStatus")
         self.status.setWordWrap(True)
@@ -160,6 +168,7 @@ class RecoveryPage(QWidget):
         fresh_row.addWidget(self.fresh_button)
         col.addLayout(fresh_row)
         col.addWidget(self.status)
+        col.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignLeft)
         col.addStretch(2)
 
     def _buttons(self) -> list[QPushButton]:
@@ -171,15 +180,29 @@ class RecoveryPage(QWidget):
         self.status.setText({"backup": "Restoring the backup…",
                              "salvage": "Salvaging… (about a minute per GB)",
                              "fresh": "Starting a new file…"}[kind])
+        self._stop_event = threading.Event()
+        self.stop_button.setVisible(kind == "salvage")
+        self.stop_button.setEnabled(True)
         self._spawn(self._run(kind, arg), name="recover")
 
+    def _stop(self) -> None:
+        """Stop the salvage under way (it ends at its next range; nothing is changed)."""
+        self._stop_event.set()
+        self.stop_button.setEnabled(False)
+        self.status.setText("Stopping…")
+
     async def _run(self, kind: Kind, arg: Any) -> None:
+        from core.store.salvage import SalvageCancelled
+
         try:
-            await self._recover(kind, arg)
+            await self._recover(kind, arg, self._stop_event)
         except ParleyError as exc:
+            self.stop_button.hide()
             self.status.setText(exc.message)
+            stopped = isinstance(exc, SalvageCancelled)
             for button in self._buttons():
-                button.setEnabled(button is not self.salvage_button or kind != "salvage")
+                button.setEnabled(stopped or button is not self.salvage_button
+                                  or kind != "salvage")
 
 
 async def show_recovery(window: Any, path: Path, message: str) -> RecoveryPage:
@@ -194,8 +217,8 @@ async def show_recovery(window: Any, path: Path, message: str) -> RecoveryPage:
 
     found = await asyncio.to_thread(list_backups, path)
 
-    async def chosen(kind: Kind, arg: Any) -> None:
-        aside, said = await recover(path, kind, arg)
+    async def chosen(kind: Kind, arg: Any, stop: threading.Event) -> None:
+        aside, said = await recover(path, kind, arg, stop)
         if getattr(window, "chat", None) is not None:
             reopen(window, said)
             return
@@ -215,9 +238,10 @@ async def show_recovery(window: Any, path: Path, message: str) -> RecoveryPage:
     return page
 
 
-async def recover(path: Path, kind: Kind, arg: Any) -> tuple[Path | None, str]:
+async def recover(path: Path, kind: Kind, arg: Any,
+                  stop: threading.Event | None = None) -> tuple[Path | None, str]:
     """Do the chosen recovery off the GUI thread; return (where the damaged file went,
-    what to tell the person).
+    what to tell the person). Setting ``stop`` stops a salvage (``SalvageCancelled``).
 
     Raises:
         DatabaseCorrupt: the backup is damaged too (nothing was changed).
@@ -231,7 +255,7 @@ async def recover(path: Path, kind: Kind, arg: Any) -> tuple[Path | None, str]:
         said = f"The backup of {backup_line(arg)} was restored."
     elif kind == "salvage":
         aside, report = await asyncio.to_thread(recovery.salvage_into, path,
-                                                arg.path if arg is not None else None)
+                                                arg.path if arg is not None else None, stop)
         filled = (f", {report.from_backup} of them filled in from the backup"
                   if report.backup is not None else "")
         said = f"Salvaged {holds(report.turns, report.chats)}{filled}."

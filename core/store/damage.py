@@ -21,6 +21,8 @@ the marker keeps it to the starts that need it.
 from __future__ import annotations
 
 import contextlib
+import glob
+import os
 import sqlite3
 from pathlib import Path
 
@@ -57,16 +59,47 @@ def mark(db: Path, why: str) -> None:
 def check_marked(db: Path) -> None:
     """At open: if ``db`` was marked damaged, check the whole file with ``quick_check``.
 
+    When the marker is there but ``db`` is not, the newest file kept aside by a
+    recovery that was cut off is put back first (:func:`_put_back_kept_aside`).
+
     Raises:
         DatabaseCorrupt: the check fails (the file and the marker are left as they are).
     """
     marker = marker_path(db)
-    if not marker.exists() or not db.exists():
+    if not marker.exists():
+        return
+    if not os.path.lexists(db) and not _put_back_kept_aside(db):
         return
     if not passes_quick_check(db):
         raise DatabaseCorrupt(db, found_while_open=True)
     with contextlib.suppress(OSError):
         marker.unlink()
+
+
+def _put_back_kept_aside(db: Path) -> bool:
+    """The marker is there but ``db`` is not: a recovery that kept the damaged file aside
+    (``<name>.corrupt-<date>``) was cut off before its replacement was in place (an older
+    Parley killed mid-salvage). Move the newest kept-aside file (and its -wal / -shm)
+    back, so the recovery page is offered again rather than an empty new file.
+
+    Returns:
+        True when a file was put back at ``db``.
+    """
+    kept = [Path(p) for p in glob.glob(glob.escape(str(db)) + ".corrupt-*")
+            if not p.endswith(("-wal", "-shm", "-journal"))]
+    if not kept:
+        return False
+    newest = max(kept, key=lambda p: p.stat().st_mtime_ns)
+    try:
+        os.rename(newest, db)
+    except OSError:
+        return False
+    for suffix in ("-wal", "-shm"):
+        side = Path(f"{newest}{suffix}")
+        if os.path.lexists(side) and not os.path.lexists(f"{db}{suffix}"):
+            with contextlib.suppress(OSError):
+                os.rename(side, f"{db}{suffix}")
+    return True
 
 
 def passes_quick_check(db: Path) -> bool:

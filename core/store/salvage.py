@@ -28,6 +28,7 @@ import contextlib
 import shutil
 import sqlite3
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,14 @@ CLI = "sqlite3"
 
 class SalvageError(StoreError):
     """Salvaging failed; the damaged file and the backups are as they were."""
+
+
+class SalvageCancelled(SalvageError):
+    """The salvage was stopped before it finished; nothing was changed."""
+
+    def __init__(self) -> None:
+        super().__init__("Salvaging was stopped. The damaged file is kept as it was; "
+                         "you can salvage it again or choose another way.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,17 +106,25 @@ def cli_recovers() -> bool:
     return done.returncode == 0
 
 
-def recover_rows(damaged: Path, scratch: Path, *, timeout_s: float = 3600) -> None:
+def recover_rows(damaged: Path, scratch: Path, *, timeout_s: float = 3600,
+                 stop: threading.Event | None = None) -> None:
     """Write every row SQLite can read from ``damaged`` into a new file ``scratch``.
 
     With the shell's ``.recover`` (:func:`cli_recovers`), which also finds rows
     on pages cut off from their table; otherwise with :func:`read_rows`.
 
+    Args:
+        damaged: the damaged file (opened read-only).
+        scratch: the new file of salvaged rows (made ``0600``).
+        timeout_s: at most this many seconds for the shell's ``.recover``.
+        stop: set from another thread to stop (:class:`SalvageCancelled`).
+
     Raises:
         SalvageError: nothing could be read (its message says why).
+        SalvageCancelled: ``stop`` was set.
     """
     if not cli_recovers():
-        read_rows(damaged, scratch)
+        read_rows(damaged, scratch, stop=stop)
         return
     tool = cli()
     assert tool is not None
@@ -134,7 +151,7 @@ def recover_rows(damaged: Path, scratch: Path, *, timeout_s: float = 3600) -> No
 WINDOW = 2048
 
 
-def read_rows(damaged: Path, scratch: Path) -> None:
+def read_rows(damaged: Path, scratch: Path, stop: threading.Event | None = None) -> None:
     """Copy every row of Parley's tables that SQLite can still read into ``scratch``.
 
     SQLite reads its own b-trees; a query that meets a damaged page fails with
@@ -143,9 +160,19 @@ def read_rows(damaged: Path, scratch: Path) -> None:
     those on damaged pages are left behind. It finds fewer rows than
     ``.recover`` when a table's inner pages are damaged (the rows below them
     cannot be reached through the table), as many when only leaf pages are.
+    The search is bounded: an end of a table that cannot be read is bounded by
+    the file's size (:func:`_bounds`), a table whose first page is damaged is
+    skipped, and a table gives up its still-failing ranges after
+    :data:`FAIL_BUDGET_S` seconds of failing queries.
+
+    Args:
+        damaged: the damaged file (opened read-only).
+        scratch: the new file of salvaged rows.
+        stop: set from another thread to stop (:class:`SalvageCancelled`).
 
     Raises:
         SalvageError: not even the list of tables can be read.
+        SalvageCancelled: ``stop`` was set.
     """
     try:
         src = sqlite3.connect(f"file:{quote(str(damaged.resolve()))}?mode=ro", uri=True)
@@ -162,7 +189,7 @@ def read_rows(damaged: Path, scratch: Path) -> None:
                 continue
             read_any = True
             dst.execute(f"CREATE TABLE {table} ({', '.join(cols)})")
-            _read_table(src, dst, table, cols)
+            _read_table(src, dst, table, cols, stop)
         dst.execute("COMMIT")
         if not read_any:
             raise SalvageError(f"SQLite could not read the list of tables of {damaged.name}: "
@@ -172,29 +199,86 @@ def read_rows(damaged: Path, scratch: Path) -> None:
         dst.close()
 
 
+#: Seconds a table may spend on queries that meet damage before the ranges still
+#: failing are given up (the rows read so far are kept).
+FAIL_BUDGET_S = 20.0
+#: Points probed when neither end of a table can be read: all failing means its
+#: first (root) page is damaged and no row can be reached through it.
+PROBES = 16
+_FAILED = object()
+
+
+def _scalar(src: sqlite3.Connection, sql: str) -> object:
+    """The one value ``sql`` returns, or :data:`_FAILED` when it meets damage."""
+    try:
+        row = src.execute(sql).fetchone()
+    except sqlite3.DatabaseError:
+        return _FAILED
+    return row[0] if row else None
+
+
+def _bounds(src: sqlite3.Connection, table: str) -> tuple[int, int] | None:
+    """The rowid range worth searching in ``table``: ``(lo, hi)``, or None when there is
+    nothing to read (empty, or its root page damaged).
+
+    When an end of the table cannot be read, that end is bounded by what the
+    file can hold: no table has more rows than the file has pages times the
+    rows a page can hold (a row takes at least 4 bytes), nor rowids above its
+    ``sqlite_sequence`` entry when it has one.
+    """
+    lo, hi = _scalar(src, f"SELECT min(rowid) FROM {table}"), \
+        _scalar(src, f"SELECT max(rowid) FROM {table}")
+    if lo is not _FAILED and hi is not _FAILED:
+        return None if lo is None or hi is None else (int(lo), int(hi))  # type: ignore[call-overload]
+    pages = _scalar(src, "PRAGMA page_count")
+    size = _scalar(src, "PRAGMA page_size")
+    most = (int(pages) if isinstance(pages, int) else 1 << 20) \
+        * ((int(size) if isinstance(size, int) else 4096) // 4)
+    seq = _scalar(src, f"SELECT seq FROM sqlite_sequence WHERE name = '{table}'")
+    if isinstance(seq, int):
+        most = max(most, seq)
+    both_failed = lo is _FAILED and hi is _FAILED
+    if hi is _FAILED:
+        start = lo if isinstance(lo, int) else 1
+        hi = max(start, 0) + most
+    if lo is _FAILED:
+        lo = min(1, int(hi))  # type: ignore[call-overload]
+    lo_i, hi_i = int(lo), int(hi)  # type: ignore[call-overload]
+    if both_failed:
+        step = max(1, (hi_i - lo_i) // PROBES)
+        points = range(lo_i, hi_i + 1, step)
+        if all(_scalar(src, f"SELECT rowid FROM {table} WHERE rowid = {p}") is _FAILED
+               for p in points):
+            return None  # every path from its root fails: the root page is damaged
+    return lo_i, hi_i
+
+
 def _read_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str,
-                cols: list[str]) -> None:
+                cols: list[str], stop: threading.Event | None = None) -> None:
     names = ", ".join(cols)
     insert = f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(cols))})"
     select = f"SELECT {names} FROM {table} WHERE rowid BETWEEN ? AND ?"
-    try:
-        lo, hi = src.execute(f"SELECT min(rowid), max(rowid) FROM {table}").fetchone()
-    except sqlite3.DatabaseError:
-        lo, hi = None, None
-    if lo is None or hi is None:
-        lo, hi = -(2**63), 2**63 - 1  # an end of the table is damaged: look everywhere
+    bounds = _bounds(src, table)
+    if bounds is None:
+        return
+    lo, hi = bounds
     todo = [(a, min(a + WINDOW - 1, hi)) for a in range(lo, hi + 1, WINDOW)] \
         if hi - lo < 2**32 else [(lo, hi)]
     todo.reverse()
+    failing = 0.0  # seconds spent on queries that met damage
     while todo:
+        if stop is not None and stop.is_set():
+            raise SalvageCancelled()
         a, b = todo.pop()
+        began = time.monotonic()
         try:
             rows = src.execute(select, (a, b)).fetchall()
         except sqlite3.DatabaseError:
-            if a < b:
+            failing += time.monotonic() - began
+            if a < b and failing < FAIL_BUDGET_S:
                 mid = a + (b - a) // 2
                 todo.extend([(mid + 1, b), (a, mid)])
-            continue  # one row on a damaged page: lost
+            continue  # one row on a damaged page (or out of time for this table): lost
         dst.executemany(insert, rows)
 
 
@@ -247,7 +331,8 @@ def _fix_orphans(con: sqlite3.Connection) -> None:
     con.execute("UPDATE sessions SET updated_at = ? WHERE updated_at IS NULL", (now,))
 
 
-def salvage(damaged: Path, dest: Path, backup: Path | None = None) -> SalvageReport:
+def salvage(damaged: Path, dest: Path, backup: Path | None = None,
+            stop: threading.Event | None = None) -> SalvageReport:
     """Build a new sessions.db at ``dest`` from what ``damaged`` still holds and ``backup``.
 
     Takes seconds (about a minute per GB: the search index is rebuilt). Run it
@@ -257,6 +342,7 @@ def salvage(damaged: Path, dest: Path, backup: Path | None = None) -> SalvageRep
         damaged: the damaged file (read only).
         dest: the new file (must not exist; made ``0600``).
         backup: the newest sound backup to fill in what the salvage lost, or None.
+        stop: set from another thread to stop reading (:class:`SalvageCancelled`).
 
     Returns:
         What the new file holds.
@@ -271,7 +357,7 @@ def salvage(damaged: Path, dest: Path, backup: Path | None = None) -> SalvageRep
     with contextlib.suppress(FileNotFoundError):
         scratch.unlink()
     try:
-        recover_rows(damaged, scratch)
+        recover_rows(damaged, scratch, stop=stop)
         Store.open(dest).close()  # an empty v4 file: schema, default space, WAL
         report = _merge(dest, scratch, backup)
     except sqlite3.Error as exc:

@@ -1,0 +1,40 @@
+"""Salvage from the recovery page when the first page of a table is damaged (the tester's
+``dd … seek=3 count=4``): it ends, and the chats come back."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from tests.core.damaged import overwrite_pages, pages_of
+from tests.gui.test_damaged_store import _long_chat, _set_up_then_closed, _successor, made_chat
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def test_salvage_with_the_settings_tables_first_pages_damaged_ends_with_every_chat(
+    driver: Any, home: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gui import dialogs
+
+    monkeypatch.setattr(dialogs, "show_problem", lambda *a: None)
+    path = _set_up_then_closed(driver, home)
+    _long_chat(path, 120)
+    w = driver.open()
+    time.sleep(0.02)  # file times tick every few ms
+    hit = pages_of(path, "settings") + pages_of(path, "app_state")
+    assert hit and max(hit) < min(pages_of(path, "turns"))
+    overwrite_pages(path, hit)
+
+    driver.send("typed after the damage")
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 20)
+    page = w.recovery_page
+    driver.qtbot.mouseClick(page.salvage_button, Qt.MouseButton.LeftButton)
+    assert page.stop_button.isVisible()
+    new = _successor(driver, w)  # before the fix: "Salvaging…" for ever
+    assert "Salvaged 120 messages in 1 chat" in new.toast.message
+    assert len(driver.run(new.store.get_turns(made_chat(new, driver)))) == 120
