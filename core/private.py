@@ -75,6 +75,24 @@ def secure_store_files(db: Path) -> None:
         narrow(db.with_name(db.name + suffix), FILE_MODE)
 
 
+def secure_leftovers(db: Path) -> None:
+    """Make ``0600`` every file beside ``db`` whose name starts with its name — the
+    damaged copies kept aside (``sessions.db.corrupt-*`` with their ``-wal`` / ``-shm``),
+    the damage marker, rescued copies, the closed-state record, upgrade backups — and
+    the lock file ``parley.lock`` (best effort; a listing of one folder, at start).
+    """
+    folder = db.parent
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            ours = entry.name.startswith(db.name) or entry.name == LOCK_NAME
+            if ours and entry.is_file(follow_symlinks=False):
+                narrow(Path(entry.path), FILE_MODE)
+
+
+#: The one-Parley-per-folder lock file in the data folder (``gui.single_instance``).
+LOCK_NAME = "parley.lock"
+
+
 def write_private_text(path: Path, text: str) -> None:
     """Write ``text`` (UTF-8) to ``path``, created or truncated, with mode ``0600``.
 

@@ -276,6 +276,7 @@ def set_aside(path: Path, tag: str = "corrupt") -> Path | None:
                 place(side, Path(f"{target}{suffix}"))
     except OSError as exc:
         raise CannotOpen(path, f"could not move it aside: {exc.strerror or exc}") from exc
+    private.secure_store_files(target)  # what is kept aside stays as private
     return moved
 
 

@@ -98,9 +98,10 @@ def setup_logging(log_dir: Path) -> Path | None:
     path = log_dir / LOG_FILE
     handler: logging.Handler | None = None
     try:
-        log_dir.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3,
-                                                       encoding="utf-8")
+        from gui.log_file import PrivateLogFile, private_log_dir
+
+        private_log_dir(log_dir)  # 0700, the file 0600; a failing write is told once
+        handler = PrivateLogFile(path, 2_000_000, 3)
         _log_native_crashes(log_dir / FAULT_LOG)
     except OSError as exc:
         from core.paths import cannot_create_reason
@@ -139,7 +140,11 @@ def _log_native_crashes(path: Path | None) -> None:
         with contextlib.suppress(AttributeError, ValueError, OSError, RuntimeError):
             faulthandler.enable()  # to sys.stderr
         return
-    _fault_file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open for the whole run
+    from core import private
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, private.FILE_MODE)
+    private.narrow(path, private.FILE_MODE)
+    _fault_file = os.fdopen(fd, "a", encoding="utf-8")  # open for the whole run
     faulthandler.enable(_fault_file)
 
 
@@ -313,12 +318,21 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     appearance.pick_font(app)
     appearance.apply(app)
 
-    from gui.single_instance import SingleInstance
+    from gui.single_instance import LockUnavailable, SingleInstance
 
     instance: SingleInstance | None = None
     if paths.is_writable(folder):
         instance = SingleInstance(folder)
-        if not instance.acquire():
+        try:
+            acquired = instance.acquire()
+        except LockUnavailable as exc:
+            from core.paths import DataDirError
+
+            advice = ("Free some space on that disk, then start Parley again."
+                      if exc.disk_full else "Check that folder, then start Parley again.")
+            log.warning("cannot take the lock in %s: %s", folder, exc.why)
+            return report_startup_error(DataDirError(folder, exc.why, advice))
+        if not acquired:
             print("Parley is already running with this data folder; its window was brought "
                   "to the front.")
             log.info("another Parley owns %s; asked it to show its window", folder)

@@ -5,19 +5,47 @@ started on a data directory holds a lock file there (``QLockFile``; a lock left
 by a process that died is taken over) and listens on a local socket named
 after the directory (``QLocalServer``). A later launch on the same directory
 finds the lock taken, asks the first one over the socket to show its window,
-and exits.
+and exits. A lock file that cannot be made at all (a full disk, a file system
+error) is not someone else's lock: :meth:`SingleInstance.acquire` raises
+:class:`LockUnavailable` with the reason.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QLockFile, QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-LOCK_NAME = "parley.lock"
+from core import private
+
+LOCK_NAME = private.LOCK_NAME
 ACTIVATE = b"activate\n"
+
+
+class LockUnavailable(Exception):
+    """The lock file could not be made or written (not: another Parley holds it).
+
+    Attributes:
+        why: what is wrong, for "Parley cannot keep its data in <folder>: <why>",
+            e.g. "the disk it is on is full".
+        disk_full: True when the disk holding the folder has no free space left.
+    """
+
+    def __init__(self, why: str, disk_full: bool) -> None:
+        super().__init__(why)
+        self.why = why
+        self.disk_full = disk_full
+
+
+def _disk_full(folder: Path) -> bool:
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        return False
+    return st.f_bavail == 0 or (st.f_files > 0 and st.f_favail == 0)
 
 
 def server_name(data_dir: Path) -> str:
@@ -53,10 +81,22 @@ class SingleInstance(QObject):
             True when this process now owns the directory (and listens for later
             launches); False when another live Parley owns it — it has been asked
             to bring its window to the front.
+
+        Raises:
+            LockUnavailable: the lock file could not be made or written (a full
+                disk, no permission, a file system error): nobody holds it.
         """
         if not self._lock.tryLock(200):
+            error = self._lock.error()
+            if error != QLockFile.LockError.LockFailedError:
+                full = _disk_full(self.data_dir)
+                why = ("the disk it is on is full (Parley could not write its lock file "
+                       f"{LOCK_NAME} there)" if full else
+                       f"Parley could not make its lock file {LOCK_NAME} there ({error.name})")
+                raise LockUnavailable(why, full)
             self._notify_owner()
             return False
+        private.narrow(self.data_dir / LOCK_NAME, private.FILE_MODE)  # made with the umask
         QLocalServer.removeServer(self.name)  # a socket file left by a crash
         self._server = QLocalServer(self)
         self._server.newConnection.connect(self._on_connection)

@@ -26,6 +26,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from core import private
 from core.store.errors import DatabaseCorrupt, StoreError
 
 MARKER_SUFFIX = ".damaged"
@@ -53,7 +54,7 @@ def marker_path(db: Path) -> Path:
 def mark(db: Path, why: str) -> None:
     """Leave the marker (best effort: the folder may be read-only too)."""
     with contextlib.suppress(OSError):
-        marker_path(db).write_text(why + "\n", encoding="utf-8")
+        private.write_private_text(marker_path(db), why + "\n")
 
 
 def check_marked(db: Path) -> None:

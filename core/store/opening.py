@@ -80,6 +80,7 @@ def open_connection(
         with contextlib.suppress(OSError):  # SQLite says why if it cannot either
             private.create_private(path)  # 0600 before SQLite makes it (and its -wal) 0644
     private.secure_store_files(path)  # also the files of an older Parley
+    private.secure_leftovers(path)  # copies kept aside, markers, the lock file
     engine = make_engine(path, busy_timeout_ms=busy_timeout_ms)
     con = engine.connect()
     try:
