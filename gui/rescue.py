@@ -198,16 +198,31 @@ def _failed_text(path: Path, moved: ParleyError, failed: faults.RescueFailed) ->
 
 
 # -- dialogs ------------------------------------------------------------------------
-async def ask_copy_path(window: Any, db_path: Path) -> Path | None:
+def elsewhere(db_path: Path) -> Path:
+    """A folder for a rescue copy away from sessions.db's disk when there is one: the
+    first of ``~/Documents`` and ``~`` on another file system than sessions.db's folder,
+    else ``~/Documents`` (or ``~`` when it has none)."""
+    home = Path.home()
+    choices = [p for p in (home / "Documents", home) if p.is_dir()] or [home]
+    try:
+        here = next(p for p in (db_path, *db_path.parents) if p.exists()).stat().st_dev
+        return next((p for p in choices if p.stat().st_dev != here), choices[0])
+    except (OSError, StopIteration):
+        return choices[0]
+
+
+async def ask_copy_path(window: Any, db_path: Path, start: Path | None = None) -> Path | None:
     """Ask where to save a copy of the chats (a Save dialog); None when cancelled.
 
-    Starts in sessions.db's folder (or the nearest one that still exists) with
-    ``sessions-copy-<time>.db``. A test answers through ``gui.dialogs.answers``.
+    Starts in ``start``, else in sessions.db's folder (or the nearest one that
+    still exists), with ``sessions-copy-<time>.db``. A test answers through
+    ``gui.dialogs.answers``.
     """
     if dialogs.answers:
         answer = dialogs.answers.popleft()
         return Path(answer) if answer else None
-    folder = next((p for p in db_path.parents if p.is_dir()), Path.home())
+    folder = start if start is not None and start.is_dir() else \
+        next((p for p in db_path.parents if p.is_dir()), Path.home())
     dlg = QFileDialog(window, "Save a copy of your chats")
     dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
     dlg.setOption(QFileDialog.Option.DontConfirmOverwrite)  # never replaced: it says so

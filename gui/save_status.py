@@ -205,14 +205,16 @@ async def ask_before_quit(window: Any) -> bool:
     from gui import rescue
 
     window.setEnabled(True)  # the questions belong to it; they are window-modal
+    copy_failed = ""  # why the last rescue copy was not saved, said at the question's top
     while True:
         kept = saves.pending() if saves is not None else []
         drafts_left = await drafts.save_unsaved()
         error = saves.error if saves is not None else None
         choice = await dialogs.ask(
             window, QMessageBox.Icon.Warning, TITLE,
-            _question(window, kept, error or drafts.error or window.chat.save_status.last_error,
-                      len(drafts_left)),
+            copy_failed + _question(
+                window, kept, error or drafts.error or window.chat.save_status.last_error,
+                len(drafts_left)),
             [("Save a rescue copy…", Role.AcceptRole, SAVE),
              ("Quit without them", Role.DestructiveRole, QUIT),
              ("Keep Parley open", Role.RejectRole, CANCEL)],
@@ -225,14 +227,17 @@ async def ask_before_quit(window: Any) -> bool:
         if await _all_saved(saves, drafts):  # saved meanwhile (space was freed)
             window.setEnabled(False)
             return True
-        dest = await rescue.ask_copy_path(window, window.store.path)
+        # Not in the data folder: its disk is the one refusing (full, failing).
+        dest = await rescue.ask_copy_path(window, window.store.path,
+                                          start=rescue.elsewhere(window.store.path))
         if dest is None:
             continue
         try:
             copy = await _rescue_copy(window, dest)
         except ParleyError as exc:
             log.warning("rescue copy: %s", exc.message)
-            window.show_problem(exc)
+            copy_failed = (f"The rescue copy was not saved. {exc.message}\n\nChoose another "
+                           "place for it (another disk), or one of the ways below.\n\n")
             continue
         window.undo.notice(f"Saved a copy of your chats with the unsaved replies as {copy}.")
         log.warning("replies not saved were written into %s", copy)
