@@ -46,6 +46,8 @@ SAVING_MARK_MS = 300
 WAITING = ("Your message before this one is still waiting to be sent: this one stays here; "
            "send it once the reply has started.")
 CONNECTING = "Connecting to {name}…"
+#: Seconds between two tries of a message waiting for another program's lock.
+LOCK_RETRY_S = 1.0
 CALLED_OFF = ("Not sent: your message is kept in the chat. Retry sends it when you want.")
 
 
@@ -57,6 +59,7 @@ class ChatRuns:
         self.chat = chat
         self._runs: dict[str, asyncio.Task[Any]] = {}
         self._doing: dict[str, tuple[str, str]] = {}  # sid -> (how, model) of its run
+        self._lock_waits: set[str] = set()  # chats whose sent message waits for a lock
         #: sid -> the model Retry / Resume asks: a failed or stopped regeneration's own
         #: (Retry answers what was asked of that model, not the chat's).
         self._retry_with: dict[str, str] = {}
@@ -284,8 +287,7 @@ class ChatRuns:
             if saved is not None:
                 await self.chat.runner.send_saved(sid, saved, model_ref=model, on_event=on_event)
             elif how == "send":
-                await self.chat.runner.send(sid, blocks or [], model_ref=model,
-                                            on_event=on_event, turn_id=turn_id)
+                await self._send_when_unlocked(sid, blocks or [], model, on_event, turn_id)
             elif how == "regenerate":
                 from core.regenerate import regenerate  # imports the SDKs: not at start-up
 
@@ -302,6 +304,10 @@ class ChatRuns:
         except asyncio.CancelledError:
             if saved is not None and not started and sid == self.chat.session_id:
                 self.w.statusBar().showMessage(CALLED_OFF, 10_000)
+            elif how == "send" and not started and saved is None and turn_id in self._saving:
+                self._unshow(sid, shown)  # stopped while waiting for the lock: never saved
+                if text and sid == self.chat.session_id:
+                    self.give_back(text)
             raise
         finally:
             self._runs.pop(sid, None)
@@ -309,6 +315,31 @@ class ChatRuns:
             self.chat.partial.pop(sid, None)
             self.w.sidebar.model.set_running(sid, False)
             self._set_busy(sid, False)
+
+    async def _send_when_unlocked(self, sid: str, blocks: list[Any], model: str,
+                                  on_event: Any, turn_id: str | None) -> None:
+        """``runner.send``; while another program holds sessions.db locked (the store's
+        own attempts ran out: ``DatabaseBusy``), the message stays shown "Saving…", the
+        bar says who holds it, and the send is tried again every
+        :data:`LOCK_RETRY_S` until the lock clears (Esc stops it: the text goes back to
+        the box). Nothing was written or sent while it waits."""
+        from core.store.errors import DatabaseBusy
+
+        try:
+            while True:
+                try:
+                    await self.chat.runner.send(sid, blocks, model_ref=model,
+                                                on_event=on_event, turn_id=turn_id)
+                    return
+                except DatabaseBusy as exc:
+                    if turn_id is None or turn_id not in self._saving:
+                        raise  # not a message shown waiting (nothing to keep waiting)
+                    self._lock_waits.add(sid)
+                    self.chat.save_status.waiting_for_lock(exc)
+                    await asyncio.sleep(LOCK_RETRY_S)
+        finally:
+            self._lock_waits.discard(sid)
+            self.chat.save_status.waiting_for_lock(None)
 
     def _provider_ready(self, model: str | None) -> bool:
         """True when a run with ``model`` can start now: the providers are loaded and
@@ -514,11 +545,17 @@ class ChatRuns:
         if sid is not None and sid in self._waiting and sid in self._runs:
             self._runs[sid].cancel()  # the saved message stays; Retry sends it
             return True
+        if sid is not None and sid in self._lock_waits and sid in self._runs:
+            self._runs[sid].cancel()  # never saved: the text goes back to the box
+            return True
         if sid is not None and self.chat.runner is not None and self.chat.runner.cancel(sid):
             return True
         return self.chat.editor.cancel()
 
     async def stop_and_wait(self, sid: str, timeout_s: float = 5.0) -> None:
         """Stop a chat's run (its partial reply is kept) and wait until it ended."""
-        if self.chat.runner is not None and self.chat.runner.cancel(sid) and sid in self._runs:
+        if sid in self._lock_waits and sid in self._runs:
+            self._runs[sid].cancel()  # a message waiting for a lock: back to the box
+            await asyncio.wait([self._runs[sid]], timeout=timeout_s)
+        elif self.chat.runner is not None and self.chat.runner.cancel(sid) and sid in self._runs:
             await asyncio.wait([self._runs[sid]], timeout=timeout_s)

@@ -66,7 +66,13 @@ class Drafts:
         return text
 
     async def save(self, session_id: str | None) -> None:
-        """Write a chat's draft to the store, if it was typed this run."""
+        """Write a chat's draft to the store, if it was typed this run.
+
+        Raises:
+            StoreError: the store refused a non-empty draft (a passing refusal is
+                noted in :attr:`unsaved` for :meth:`save_unsaved`); an empty one
+                refused for a passing reason is only noted.
+        """
         text = self._texts.get(session_id)
         if text is not None and len(text) > max_text_chars():
             log.warning("draft of %s not saved: %d characters", session_id, len(text))
@@ -77,6 +83,9 @@ class Drafts:
             except PASSING as exc:  # disk full, file locked…: asked about on quitting
                 self.unsaved.add(session_id)
                 self.error = exc
+                if not text:  # an emptied box (a message sent): nothing typed is at stake
+                    log.info("empty draft of %s not written yet: %s", session_id, exc.message)
+                    return
                 raise
             self.unsaved.discard(session_id)
 
@@ -93,10 +102,26 @@ class Drafts:
         return left
 
     async def discard(self, session_id: str | None) -> None:
-        """Forget a chat's draft (it was sent, or the chat deleted)."""
+        """Forget a chat's draft (it was sent, or the chat deleted).
+
+        A store that refuses the write for a passing reason (``PASSING``: locked,
+        disk full) does not fail it: the draft is forgotten in memory and the empty
+        draft written by a later :meth:`save_unsaved`.
+
+        Raises:
+            StoreError: another store failure (a damaged or moved file).
+        """
         self._texts.pop(session_id, None)
         self.unsaved.discard(session_id)
-        await self.store.set_state(draft_key(session_id), None)
+        try:
+            await self.store.set_state(draft_key(session_id), None)
+        except PASSING as exc:  # locked, disk full…: forgotten by a later save, quietly
+            # Nothing typed is at stake (it was sent): no message. An empty draft is
+            # written by the next save_unsaved() unless a new one was typed meanwhile.
+            log.info("sent draft of %s not forgotten yet: %s", session_id, exc.message)
+            self._texts.setdefault(session_id, "")
+            self.unsaved.add(session_id)
+            self.error = exc
 
     async def save_into(self, copy: Path) -> int:
         """Write every draft typed this run into another sessions.db (a copy of the store).

@@ -89,6 +89,7 @@ class SaveStatus:
         layout.insertWidget(max(0, layout.count() - 1), self.bar)
         self.saves: Any = None
         self._problem: str | None = None
+        self._waiting: str | None = None  # a sent message waits for another program's lock
         #: the last passing store failure told in the bar (for the question on quitting)
         self.last_error: ParleyError | None = None
         self._problem_timer = QTimer(self.bar)
@@ -163,6 +164,20 @@ class SaveStatus:
         self._problem_timer.start(PROBLEM_MS)
         self.refresh()
 
+    def waiting_for_lock(self, error: ParleyError | None) -> None:
+        """A sent message waits for another program's lock (``error``: its
+        ``DatabaseBusy``), or no longer does (None): said in the bar meanwhile."""
+        if error is None:
+            if self._waiting is not None:
+                self._waiting = None
+                self.refresh()
+            return
+        self.last_error = error
+        self._waiting = (f"Saving your message: {_holder(error)}. Parley keeps waiting for "
+                         "it and sends your message once it is saved; nothing already saved "
+                         "is lost. Press Esc to stop waiting.")
+        self.refresh()
+
     def _problem_over(self) -> None:
         self._problem = None
         self.refresh()
@@ -177,9 +192,15 @@ class SaveStatus:
             text = (f"{what} not saved yet: {reason(self.saves.error)}. Parley keeps trying "
                     "and holds new messages until it is saved.")
         else:
-            text = self._problem or ""
+            text = self._waiting or self._problem or ""
         self.bar.label.setText(text)
         self.bar.setVisible(bool(text))
+
+
+def _holder(error: ParleyError) -> str:
+    path = getattr(error, "path", None)
+    name = Path(path).name if path is not None else "sessions.db"
+    return f"another program holds {name} locked"
 
 
 # -- quitting ------------------------------------------------------------------------
