@@ -1,15 +1,17 @@
 """Compaction settings and the default summary model.
 
-The keys below are read with ``store.get_setting(key, default)``; their
-declaration (type, description, the Settings page) belongs to
-``core.settings``, which uses the same keys and defaults:
+The keys below are declared once in ``core.settings`` (type, bounds,
+default, the Settings page) and read through that declaration
+(:meth:`core.settings.Settings.values`: a stored value that breaks it is read
+as its default); the table repeats the defaults for readers:
 
 ======================  =======  ==========================================
 key                     default  meaning
 ======================  =======  ==========================================
 ``compaction.auto``     True     compact automatically before a request
-``compaction.threshold`` 0.8     fraction of the context window that triggers it
-``compaction.keep_turns`` 4      recent turns kept verbatim
+``compaction.threshold`` 0.8     fraction (0.2–0.95) of the context window
+                                 that triggers it
+``compaction.keep_turns`` 4      recent turns kept verbatim (0–100)
 ``compaction.model``    None     summary model (``provider:model`` of a set-up
                                  provider, or a bare id without a colon: that
                                  model of the conversation's provider); None:
@@ -27,7 +29,7 @@ from typing import Any, Literal, TypeAlias
 
 from core.errors import ParleyError
 from core.providers.model_ref import format_model_ref, parse_model_ref
-from core.settings import SettingsError, spec
+from core.settings import Settings, SettingsError, spec
 
 Strategy: TypeAlias = Literal["summary", "tail"]
 
@@ -37,10 +39,12 @@ KEY_KEEP_TURNS = "compaction.keep_turns"
 KEY_MODEL = "compaction.model"
 KEY_STRATEGY = "compaction.strategy"
 
-DEFAULT_AUTO = True
-DEFAULT_THRESHOLD = 0.8
-DEFAULT_KEEP_TURNS = 4
-DEFAULT_STRATEGY: Strategy = "summary"
+KEYS = (KEY_AUTO, KEY_THRESHOLD, KEY_KEEP_TURNS, KEY_MODEL, KEY_STRATEGY)
+
+DEFAULT_AUTO: bool = spec(KEY_AUTO).default
+DEFAULT_THRESHOLD: float = spec(KEY_THRESHOLD).default
+DEFAULT_KEEP_TURNS: int = spec(KEY_KEEP_TURNS).default
+DEFAULT_STRATEGY: Strategy = spec(KEY_STRATEGY).default
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +53,9 @@ class CompactionSettings:
 
     Attributes:
         auto: compact automatically before a request that reaches the threshold.
-        threshold: fraction (0 < t <= 1) of the model's context window
-            (tokens) at which auto-compaction fires.
-        keep_turns: recent turns kept verbatim (>= 0).
+        threshold: fraction of the model's context window (tokens) at which
+            auto-compaction fires, within the declared 0.2–0.95.
+        keep_turns: recent turns kept verbatim, within the declared 0–100.
         model: the summary model as set, or None for the default.
         strategy: ``summary`` or ``tail``.
     """
@@ -63,29 +67,22 @@ class CompactionSettings:
     strategy: Strategy = DEFAULT_STRATEGY
 
 
-def _number(value: Any, default: float, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return default
-    return default if not low <= value <= high else float(value)
-
-
 async def load_settings(store: Any) -> CompactionSettings:
-    """Read the compaction settings; a value of the wrong type or range gets its default.
+    """Read the compaction settings in one store read, each through its declaration.
+
+    A stored value of the wrong type or out of its declared bounds is read as
+    its default (the rule of :func:`core.settings.read`).
 
     Args:
-        store: an ``AsyncStore`` (``get_setting`` awaited).
+        store: an ``AsyncStore`` (``all_settings`` awaited).
     """
-    auto = await store.get_setting(KEY_AUTO, DEFAULT_AUTO)
-    threshold = await store.get_setting(KEY_THRESHOLD, DEFAULT_THRESHOLD)
-    keep = await store.get_setting(KEY_KEEP_TURNS, DEFAULT_KEEP_TURNS)
-    model = await store.get_setting(KEY_MODEL, None)
-    strategy = await store.get_setting(KEY_STRATEGY, DEFAULT_STRATEGY)
+    v = await Settings.of(store).values(KEYS)
     return CompactionSettings(
-        auto=auto if isinstance(auto, bool) else DEFAULT_AUTO,
-        threshold=_number(threshold, DEFAULT_THRESHOLD, 0.05, 1.0),
-        keep_turns=int(_number(keep, DEFAULT_KEEP_TURNS, 0, 10_000)),
-        model=model.strip() if isinstance(model, str) and model.strip() else None,
-        strategy="tail" if strategy == "tail" else "summary",
+        auto=v[KEY_AUTO],
+        threshold=v[KEY_THRESHOLD],
+        keep_turns=v[KEY_KEEP_TURNS],
+        model=v[KEY_MODEL],
+        strategy=v[KEY_STRATEGY],
     )
 
 

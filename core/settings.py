@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -337,7 +337,40 @@ def validate(key: str, value: Any) -> Any:
     return _COERCE[s.kind](s, value)
 
 
-_MISSING = object()
+_MISSING: Any = object()
+
+
+def read(key: str, raw: Any = _MISSING) -> Any:
+    """Return the value a stored setting has in effect, by its one declaration.
+
+    Every reader of a setting goes through here (directly, or through
+    :meth:`Settings.get` / :meth:`Settings.values`), so the type, bounds,
+    choices and default used when reading are the ones :data:`SETTINGS`
+    declares and the dialog enforces when writing.
+
+    The rule: an unset value (``raw`` omitted or None) is the default; a
+    stored value that breaks the declaration (wrong type, out of bounds, not a
+    choice: a hand-edited file or an older Parley's value) is also read as the
+    default, and logged; the stored value itself is left as it is.
+
+    Args:
+        key: a declared setting key.
+        raw: the value as stored (JSON type); omitted when unset.
+
+    Returns:
+        The value in its declared type (see :func:`validate`).
+
+    Raises:
+        UnknownSetting: no such key.
+    """
+    s = spec(key)
+    if raw is _MISSING or raw is None:
+        return s.default
+    try:
+        return validate(key, raw)
+    except InvalidSetting as exc:
+        log.warning("ignoring stored %s=%r (%s); using the default", key, raw, exc)
+        return s.default
 
 
 class Settings:
@@ -369,17 +402,6 @@ class Settings:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    @staticmethod
-    def _typed(key: str, raw: Any) -> Any:
-        s = spec(key)
-        if raw is _MISSING or raw is None:
-            return s.default
-        try:
-            return validate(key, raw)
-        except InvalidSetting as exc:  # hand-edited file, or an older Parley's value
-            log.warning("ignoring stored %s=%r (%s); using the default", key, raw, exc)
-            return s.default
-
     async def get(self, key: str) -> Any:
         """Return a setting's value, or its default when unset or no longer valid.
 
@@ -387,12 +409,20 @@ class Settings:
             UnknownSetting: no such key.
         """
         spec(key)
-        return self._typed(key, await self.store.get_setting(key, _MISSING))
+        return read(key, await self.store.get_setting(key, _MISSING))
 
-    async def values(self) -> dict[str, Any]:
-        """Return ``{key: value}`` for every declared setting (one store read)."""
+    async def values(self, keys: Iterable[str] | None = None) -> dict[str, Any]:
+        """Return ``{key: value}`` for ``keys`` (default: every declared setting).
+
+        One store read however many keys: a request takes its settings as one
+        snapshot. Each value is read by :func:`read` (unset or invalid: default).
+
+        Raises:
+            UnknownSetting: a key is not declared.
+        """
+        wanted = [s.key for s in SETTINGS] if keys is None else [spec(k).key for k in keys]
         stored = await self.store.all_settings()
-        return {s.key: self._typed(s.key, stored.get(s.key, _MISSING)) for s in SETTINGS}
+        return {key: read(key, stored.get(key, _MISSING)) for key in wanted}
 
     async def set(self, key: str, value: Any) -> Any:
         """Validate, store and announce a new value; returns the stored form.

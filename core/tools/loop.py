@@ -27,14 +27,14 @@ from typing import Any
 from core.content import Block, ToolUseBlock, Turn
 from core.providers.base import ChatRequest
 from core.providers.errors import BadRequest, ProviderError, ServerError
+from core.settings import Settings, spec
 from core.tools.executor import ToolExecutor
 from core.tools.registry import ToolContext, text_result
 
 log = logging.getLogger(__name__)
 
 MAX_ROUNDS_KEY = "tools.max_rounds"
-DEFAULT_MAX_ROUNDS = 8
-MAX_ROUNDS_BOUNDS = (1, 100)
+DEFAULT_MAX_ROUNDS: int = spec(MAX_ROUNDS_KEY).default
 #: How servers that take no tools say so: the parameter's name, or "tool choice".
 #: (Pairing errors name ``tool_use`` / ``tool_calls`` / ``tool_call_id``, not these.)
 _REJECTS_TOOLS = re.compile(r"\btools\b|\btool[ _-]?choice\b", re.IGNORECASE)
@@ -79,15 +79,13 @@ class ToolRoundLimit:
 
 
 async def max_rounds(store: Any) -> int:
-    """Return the setting ``tools.max_rounds`` (tool rounds per message), within bounds.
+    """Return the setting ``tools.max_rounds`` (tool rounds per message).
 
-    An unset, non-integer or out-of-range value gives :data:`DEFAULT_MAX_ROUNDS`.
+    Read through its declaration in ``core.settings`` (1–100): an unset,
+    non-integer or out-of-range value gives :data:`DEFAULT_MAX_ROUNDS`.
     """
-    value = await store.get_setting(MAX_ROUNDS_KEY, DEFAULT_MAX_ROUNDS)
-    low, high = MAX_ROUNDS_BOUNDS
-    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
-        return value
-    return DEFAULT_MAX_ROUNDS
+    rounds: int = await Settings.of(store).get(MAX_ROUNDS_KEY)
+    return rounds
 
 
 def tool_calls(turn: Turn) -> list[ToolUseBlock]:

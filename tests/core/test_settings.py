@@ -197,3 +197,96 @@ async def test_one_shared_instance_per_store(store, tmp_path):
         assert Settings.of(other) is not Settings.of(store)
     finally:
         await other.close()
+
+
+# -- readers go through the declaration --------------------------------------------
+# Stored values the readers once accepted under bounds of their own (threshold
+# 0.05–1.0, keep_turns up to 10,000) but the declaration refuses: read as the default.
+
+
+@pytest.mark.parametrize(
+    ("key", "stored"),
+    [
+        ("compaction.threshold", 0.1),
+        ("compaction.threshold", 1.0),
+        ("compaction.threshold", 0.05),
+        ("compaction.keep_turns", 101),
+        ("compaction.keep_turns", 10_000),
+        ("compaction.keep_turns", 2.5),
+        ("compaction.auto", "maybe"),
+        ("compaction.strategy", "fold"),
+        ("tools.max_rounds", 101),
+        ("tools.max_rounds", 0),
+        ("tools.max_rounds", True),
+    ],
+)
+async def test_readers_take_an_out_of_range_stored_value_as_the_default(store, key, stored):
+    from core.compaction_settings import load_settings
+    from core.tools.loop import max_rounds
+
+    await store.set_setting(key, stored)
+    read = {
+        "compaction.threshold": lambda c: c.threshold,
+        "compaction.keep_turns": lambda c: c.keep_turns,
+        "compaction.auto": lambda c: c.auto,
+        "compaction.strategy": lambda c: c.strategy,
+    }
+    if key == "tools.max_rounds":
+        assert await max_rounds(store) == spec(key).default == 8
+    else:
+        assert read[key](await load_settings(store)) == spec(key).default
+    assert S.read(key, stored) == spec(key).default
+    assert await store.get_setting(key) == stored  # the stored value is left as it is
+
+
+@pytest.mark.parametrize(
+    ("key", "stored", "expected"),
+    [
+        ("compaction.threshold", 0.2, 0.2),
+        ("compaction.threshold", 0.95, 0.95),
+        ("compaction.threshold", "70%", 0.7),
+        ("compaction.keep_turns", 0, 0),
+        ("compaction.keep_turns", 100, 100),
+        ("tools.max_rounds", 1, 1),
+        ("tools.max_rounds", 100, 100),
+        ("tools.max_rounds", "5", 5),
+    ],
+)
+async def test_readers_keep_a_value_at_the_declared_bounds(store, key, stored, expected):
+    from core.compaction_settings import load_settings
+    from core.tools.loop import max_rounds
+
+    await store.set_setting(key, stored)
+    if key == "tools.max_rounds":
+        assert await max_rounds(store) == expected
+    else:
+        got = await load_settings(store)
+        assert {"compaction.threshold": got.threshold,
+                "compaction.keep_turns": got.keep_turns}[key] == expected
+
+
+async def test_compaction_settings_read_the_summary_model_as_declared(store):
+    from core.compaction_settings import load_settings
+
+    assert (await load_settings(store)).model is None
+    await store.set_setting("compaction.model", "  haiku-mini  ")
+    assert (await load_settings(store)).model == "haiku-mini"  # a bare id: the chat's provider
+    await store.set_setting("compaction.model", "   ")
+    assert (await load_settings(store)).model is None
+    await store.set_setting("compaction.model", 42)
+    assert (await load_settings(store)).model is None
+
+
+async def test_values_of_some_keys_is_one_snapshot(store):
+    await store.set_setting("compaction.keep_turns", 7)
+    got = await Settings(store).values(["compaction.keep_turns", "tools.max_rounds"])
+    assert got == {"compaction.keep_turns": 7, "tools.max_rounds": 8}
+    with pytest.raises(UnknownSetting):
+        await Settings(store).values(["no.such"])
+
+
+def test_read_without_a_stored_value_is_the_default():
+    assert S.read("compaction.threshold") == 0.8
+    assert S.read("compaction.threshold", None) == 0.8
+    with pytest.raises(UnknownSetting):
+        S.read("no.such", 1)

@@ -92,8 +92,8 @@ def test_a_refused_automatic_compaction_is_told_and_the_message_still_goes(
     driver, fake_provider
 ):
     w = driver.configured()
-    driver.run(w.store.set_setting("compaction.threshold", 0.05))  # 50k of a 1M window
-    s = driver.run(w.store.create_session(title="Big", model=w.chat.current_model()))
+    driver.run(w.store.set_setting("compaction.threshold", 0.25))  # 50k of a 200k window
+    s = driver.run(w.store.create_session(title="Big", model="anthropic:claude-opus-4-1"))
 
     async def fill() -> None:
         for i in range(12):  # ~6k tokens each
