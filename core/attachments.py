@@ -11,8 +11,8 @@ What a file becomes is decided by its bytes, never its name (magic numbers):
 
 :func:`read_file` / :func:`from_bytes` give an :class:`Attachment` (bytes,
 kind, image size, PDF pages); :mod:`core.attachment_limits` checks it against
-a provider's limits and downscales images; :func:`attach` does all of it and
-returns the block. Once sent, the store keeps the bytes once, by content
+a provider's limits and downscales images; :meth:`Attachment.to_block` gives
+the block. Once sent, the store keeps the bytes once, by content
 (:mod:`core.store.attachments`).
 
 Every function here is synchronous and may take a while (reading, decoding):
@@ -35,7 +35,6 @@ from PIL import Image, UnidentifiedImageError
 
 from core.content import Block, DocumentBlock, ImageBlock, TextBlock
 from core.errors import ParleyError
-from core.providers.capabilities import ProviderKind
 
 MB = 1024 * 1024
 #: Files above this size are refused before being read (bytes).
@@ -423,39 +422,3 @@ def pdf_pages(data: bytes) -> int | None:
         if budget <= 0:
             break
     return count or None
-
-
-# --- all in one ---------------------------------------------------------------
-
-
-def attach(
-    source: Path | str | bytes,
-    kind: ProviderKind,
-    *,
-    name: str | None = None,
-    downscale: bool = False,
-    max_side_px: int | None = None,
-) -> Block:
-    """Read (or take) a file, check it against a provider kind's limits, return its block.
-
-    Args:
-        source: a path, or the bytes of a pasted/dropped file (then give ``name``).
-        kind: the provider kind of the model it will be sent to.
-        name: the file name for bytes (default "Pasted image").
-        downscale: shrink an image over a limit instead of refusing it (the
-            "Downscale" answer to :class:`AttachmentTooLarge`).
-        max_side_px: see :func:`check`.
-
-    Raises:
-        FileUnreadable, UnsupportedFile, AttachmentTooLarge, MediaNotAccepted.
-    """
-    from core.attachment_limits import check, fit, limits_for  # it imports this module
-
-    if isinstance(source, bytes):
-        att = from_bytes(source, name or "Pasted image")
-    else:
-        att = read_file(source)
-    limits = limits_for(kind)
-    att = fit(att, limits, max_side_px=max_side_px) if downscale else att
-    check(att, limits, max_side_px=max_side_px)
-    return att.to_block()

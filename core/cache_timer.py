@@ -1,4 +1,4 @@
-"""Compact before the cache expires: the experimental idle-timer (shared/DESIGN.md).
+"""Compact before the cache expires: the experimental idle-timer.
 
 After each completed request the timer estimates when that session's prompt
 cache expires: the request's start time + the provider's TTL (Anthropic: the
@@ -136,7 +136,7 @@ class ManualClock:
 def long_threshold(context_window: int | None, threshold: float) -> int:
     """Return the input tokens from which a session counts as long.
 
-    Rule (shared/DESIGN.md): at least :data:`MIN_LONG_TOKENS`, or half the
+    Rule: at least :data:`MIN_LONG_TOKENS`, or half the
     token count at which auto-compaction fires (``threshold`` × context
     window) if that is more. The auto-compaction trigger is used whether or
     not auto-compaction is on.

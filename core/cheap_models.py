@@ -1,6 +1,6 @@
 """Which model writes summaries and titles: the one set, else a cheap one the provider lists.
 
-Rules (shared/DESIGN.md, Compaction; README, Compaction):
+Rules (README, Compaction):
 
 * a model setting (``compaction.model``, ``chat.title_model``) is honoured
   as set (:func:`core.compaction_settings.chosen_model_ref`);

@@ -1,6 +1,6 @@
 """Compaction: older turns summarized by a model, the summary standing in for them.
 
-Rules from shared/DESIGN.md (Compaction); the parts live in
+The rules are in the README (Compaction); the parts live in
 ``core.compaction_plan`` (where to cut), ``core.compaction_summary`` (which
 request writes the summary), ``core.compaction_prompt`` (what the model is
 asked), ``core.compaction_wire`` (request transforms and the cache-friendly

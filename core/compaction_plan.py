@@ -1,7 +1,6 @@
 """Where a compaction cuts: the boundary, the stored range it replaces, what it restores.
 
-Pure functions over a session's stored turns (no I/O). Rules (shared/DESIGN.md,
-Compaction):
+Pure functions over a session's stored turns (no I/O). Rules:
 
 * Turns are counted on the model's view (:func:`core.content.apply_compactions`):
   the last ``keep_turns`` non-aborted turns stay verbatim; everything before

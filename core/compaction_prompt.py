@@ -1,6 +1,6 @@
 """What the summarizing model is asked, and how its answer is read.
 
-Two requests write a summary (shared/DESIGN.md, Compaction):
+Two requests write a summary (the order is ``core.compaction_summary``'s):
 
 * the *cache-friendly* one resends the last request with :func:`note_text`
   added after its last message, so the conversation is read from the prompt

@@ -1,6 +1,6 @@
 """Compaction's part in a run: the context window before a request, overflow recovery.
 
-Rules (shared/DESIGN.md, Compaction; settings in ``core.compaction_settings``):
+Rules (settings in ``core.compaction_settings``):
 
 * A new message: when it alone, with the system prompt, is longer than the
   model's context window (``core.tokens.estimate_tokens``, the estimate the

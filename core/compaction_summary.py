@@ -1,6 +1,6 @@
 """Getting a summary written, and checked, before it replaces anything.
 
-Order (shared/DESIGN.md, Compaction; README, Compaction):
+Order (README, Compaction):
 
 1. **Cache-friendly** — when the session still starts with the turns of its
    last accepted request (:class:`~core.compaction_types.SentRequest`),

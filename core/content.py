@@ -8,7 +8,6 @@ dataclasses; every one round-trips losslessly through JSON with
 is kept as :class:`UnknownBlock` holding its raw JSON, so nothing a newer
 version or a provider wrote is ever dropped.
 
-The block list follows ``shared/DESIGN.md`` (Core contracts: Message model).
 Timestamps are Unix epoch milliseconds, UTC.
 """
 
@@ -66,7 +65,7 @@ class TextBlock:
         text: the text.
         origin: where it came from, when not typed by the user.
         recovered: True for legacy content that could not be parsed and was
-            kept verbatim (see shared/spec/v3-format.md, point 5).
+            kept verbatim (``core.store.v3_convert``).
     """
 
     text: str

@@ -1,7 +1,7 @@
 """Edit an earlier user message: the edit goes to a fork, the original stays intact.
 
-Rule (issue 9): "Editing an earlier user message and sending it forks instead
-of destroying what followed; the original stays intact." So an edit never
+Rule: editing an earlier user message and sending it forks instead of
+destroying what followed; the original stays intact. So an edit never
 deletes or rewrites a turn of the session it is made in. It makes a fork
 holding the turns before the edited message, then the edited message; the
 caller sends it with ``ChatRunner.retry(fork.id, ...)``. The same happens

@@ -70,7 +70,6 @@ LOST_COMPACTED = (
 )
 LOST_THINKING = "{n} thinking block(s) were left out (the format cannot carry them)."
 LOST_UNKNOWN = "{n} block(s) of a kind the format does not know were left out."
-LOST_WIRE_EMPTY = "{n} turn(s) left with nothing the format can carry were left out."
 
 
 @dataclass(frozen=True, slots=True)

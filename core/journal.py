@@ -1,4 +1,4 @@
-"""Journalling of a streaming reply (shared/DESIGN.md, Durability).
+"""Journalling of a streaming reply (used by ``core.run``).
 
 While a reply streams, it is written to sessions.db as an assistant turn
 marked ``aborted`` at most every ``interval_s`` seconds — and at the latest

@@ -1,7 +1,7 @@
 """``parley --migrate-only``: upgrade sessions.db without a window, for scripted upgrades.
 
 Opening a v3 file through :meth:`core.store.store.Store.open` backs it up and
-migrates it (shared/spec/v3-format.md); this command does only that, prints
+migrates it (``core.store.v3``); this command does only that, prints
 the counts, and exits. A v4 file is opened and left untouched. Where there is
 no sessions.db, nothing is created: not the file, not its folder.
 """

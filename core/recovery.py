@@ -1,6 +1,6 @@
 """What Parley does after a crash or when sessions.db is damaged, deleted or replaced.
 
-At start (shared/DESIGN.md, Durability): a reply cut off by a process death is
+At start: a reply cut off by a process death is
 already in the file as an assistant turn marked ``aborted`` (the run loop
 journals it while it streams), so nothing has to be rebuilt. What is left is
 to tell the person: :func:`mark_running` records that Parley runs and returns,

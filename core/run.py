@@ -1,6 +1,6 @@
 """One run: save the user's turn, stream the reply, journal it, save it.
 
-Durability rules (shared/DESIGN.md, Durability):
+Durability rules (the journal is ``core.journal``'s):
 
 * the user's turn is committed before the request leaves;
 * the streamed reply is journalled as it arrives, at most every
@@ -26,7 +26,7 @@ at most one per ``emit_interval_s`` so a GUI never falls behind a fast stream.
 Hooks ``session:start`` and ``session:end`` (status, turn range) fire at run
 boundaries.
 
-Compaction (shared/DESIGN.md, Compaction; ``core.compaction``):
+Compaction (``core.compaction``, ``core.compaction_run``):
 
 * before a request whose context (``core.compaction_wire.context_tokens``)
   reaches ``compaction.threshold`` of the model's context window, and with

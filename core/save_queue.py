@@ -1,7 +1,7 @@
 """Replies whose save failed for a reason that passes, kept in memory and written again.
 
-A reply is shown as saved only once it is in sessions.db (shared/DESIGN.md,
-Durability). When its save fails because the disk is full, another program
+A reply is shown as saved only once it is in sessions.db. When its save fails
+because the disk is full, another program
 holds the file's write lock past the busy timeout, the disk reported an error,
 or the file turned read-only, the complete reply is not lost and no
 truncated prefix stands in for it: :class:`SaveQueue` keeps the whole turn in

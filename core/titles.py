@@ -1,6 +1,6 @@
 """Automatic session titles: a few words written by a cheap model after the first exchange.
 
-Order of events (shared/DESIGN.md, ``core/titles.py``): the run loop saves the
+Order of events: the run loop saves the
 first reply and gives the session a placeholder title from the first line of
 the first user message (:func:`first_line_title`); then, in the background,
 :meth:`TitleService.on_first_exchange` asks a cheap model of the same

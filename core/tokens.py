@@ -2,9 +2,8 @@
 
 Used for the context meter and to decide when to compact; the provider's own
 count (``count_tokens``, or the usage of the last reply) is the truth when it
-is there. Budget: 20 ms for a 200k-token history on a 2-core machine
-(shared/DESIGN.md, Budgets); ``python -m tests.benchmarks.bench_tokens``
-measures it.
+is there. Budget: 20 ms for a 200k-token history on a 2-core machine;
+``python -m tests.benchmarks.bench_tokens`` measures it.
 
 Heuristics (all counts are tokens):
 

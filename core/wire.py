@@ -1,4 +1,4 @@
-"""What is actually sent to a provider: the wire rules of shared/DESIGN.md.
+"""What is actually sent to a provider: the wire rules.
 
 Code that builds a provider request calls :func:`to_messages` and converts its
 result with ``core.convert`` (``to_anthropic`` / ``to_openai``); it never sends
@@ -6,7 +6,7 @@ the stored turns. :func:`to_messages` is pure: the stored turns are read, never
 changed, and every turn it returns is a new object, so nothing done to the
 result can reach the store.
 
-The rules, in the order DESIGN.md gives them, with the choices made here:
+The rules, in the order they apply, with the choices made here:
 
 1. Aborted turns are left out. (Compaction ranges are resolved on the full
    list first, so a range whose first or last turn was aborted still applies;

@@ -17,15 +17,13 @@ Contexts (where a key works):
         or resumes, Space folds and unfolds).
     ``sidebar``: while the chat list has focus.
 
-Defaults follow the desktop chat apps (shared/DESIGN.md): Enter sends,
+Defaults follow the desktop chat apps: Enter sends,
 Shift+Enter adds a line, Esc stops, Ctrl+N new chat, Ctrl+, settings, F2
 renames, Up edits the last message, Ctrl+Shift+F forks here. Qt's StandardKey
 is used where one exists (:class:`Std`), so macOS gets Cmd and its own keys;
 portable texts like "Ctrl+N" are Cmd+N on macOS anyway.
 
-Ctrl+K: DESIGN says "Ctrl+K search / palette" and issue 9 proposed search on
-Ctrl+K / Ctrl+Shift+F, which is also DESIGN's "fork here". Decision: Ctrl+K and
-Ctrl+Shift+P open the command palette, and the palette *is* the quick search:
+Ctrl+K and Ctrl+Shift+P open the command palette, and the palette *is* the quick search:
 what is typed matches commands, chat titles and (full-text, as you type) the
 words of messages. Ctrl+F opens the message search (the palette until the
 window has its own search view); Ctrl+Shift+F forks at the focused message.
@@ -33,9 +31,8 @@ In the message box, Ctrl+K (and every other window shortcut) wins while the
 box is empty; once text is typed the box keeps the keys it uses for editing
 on this platform (Ctrl+K deletes to the end of the line on Linux and macOS).
 
-A handler is usually a :class:`Call` of a window method by name. Window
-features still being built (see issue 9) may not exist yet: such an action
-is disabled (menus, palette) instead of failing.
+A handler is usually a :class:`Call` of a window method by name. A window
+method that does not exist makes its action disabled (menus, palette) instead of failing.
 """
 
 from __future__ import annotations

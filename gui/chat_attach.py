@@ -408,10 +408,6 @@ class ChatAttachments:
         self.refresh()
         return Taken(key, taken)
 
-    def take_blocks(self) -> list[Block]:
-        """:meth:`take`, as content blocks."""
-        return self.take().blocks
-
     def give_back(self, taken: Taken) -> None:
         """A send failed before its run started: its files go back to their chat's tray."""
         if not taken.items:

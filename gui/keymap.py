@@ -138,9 +138,6 @@ class Keymap:
         """The keys as this platform writes them, comma-separated ("" for none)."""
         return ", ".join(native(k) for k in self._keys[action_id])
 
-    def default_keys(self, action_id: str) -> tuple[str, ...]:
-        return self._defaults[action_id]
-
     def is_default(self, action_id: str) -> bool:
         return self._keys[action_id] == self._defaults[action_id]
 

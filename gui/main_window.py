@@ -304,7 +304,7 @@ class MainWindow(QMainWindow, WindowCommands):
         from core.run import ChatRunner
         from core.tools import ToolExecutor
 
-        # Memory, skills and session search as tools the model can use (issue 11).
+        # Memory, skills and session search as tools the model can use (core.tools).
         self.runner = ChatRunner(self.store, self.hub, tools=ToolExecutor(self.store))
         from core.recovery import CompactionMarks
 

@@ -1,6 +1,6 @@
 """Generate legacy v3 ``sessions.db`` files for tests and benchmarks.
 
-The layout and every quirk come from ``shared/spec/v3-format.md``. A file is
+The layout and every quirk are those of Parley v3's files (``core.store.v3``). A file is
 deterministic for a given seed (ids, texts, timestamps): the same call writes
 the same rows, so a benchmark can cache a large file in /tmp.
 
@@ -535,7 +535,7 @@ def iter_turns(path: Path, batch: int = 10_000) -> Iterator[list[V3Turn]]:
 def expected_blocks(role: str, content: str) -> tuple[str, list[Any], bool]:
     """What the v4 API must return for one v3 turn: ``(role, blocks, recovered)``.
 
-    Written from shared/spec/v3-format.md and the brief, separately from the
+    Written from the v3 format's rules, separately from the
     migration's own converter, so a test comparing the two can fail.
     """
     from core.content import TextBlock

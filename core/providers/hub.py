@@ -30,7 +30,7 @@ import logging
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import Any
 
 from core.errors import ParleyError
@@ -546,10 +546,6 @@ class ProviderHub:
                 await pending.result().aclose()
         await self._close_providers()
         self._pool.shutdown(wait=False)
-
-    def with_config(self, config: ProviderConfig, **changes: Any) -> ProviderConfig:
-        """Return ``config`` with fields changed (helper for Settings)."""
-        return replace(config, **changes)
 
 
 _MODEL_FIELDS = {f.name for f in dataclasses.fields(ModelInfo)}

@@ -59,9 +59,6 @@ class RetryPolicy:
         return backoff * (1 - self.jitter * random.random())
 
 
-NO_RETRY = RetryPolicy(max_retries=0)
-
-
 async def stream_with_retries(
     attempt: Callable[[], AsyncGenerator[T, None]],
     policy: RetryPolicy,

@@ -7,7 +7,7 @@ it and sorts it into one of :class:`FileKind`:
 * ``CURRENT``: ``user_version`` 4 with Parley's tables → open as is, write nothing;
 * ``V3``: ``user_version`` 3, or 0 with the v3 tables (``sessions.fork_idx``,
   ``turns.idx``) → :func:`upgrade_v3` (``core.store.v3.upgrade_file``, which
-  backs the file up first, see shared/spec/v3-format.md);
+  backs the file up first);
 * newer ``user_version`` → :class:`NewerFormat`; not SQLite, or SQLite without
   Parley's tables → :class:`NotAParleyFile`; unreadable → :class:`DatabaseCorrupt`.
 

@@ -1,7 +1,7 @@
 """Upgrading a legacy v3 ``sessions.db`` to v4, in place, after a backup.
 
-The contract is shared/spec/v3-format.md ("point N" below refers to it).
-:func:`upgrade_file` does, in order:
+:func:`upgrade_file` does, in order (tests/core/test_v3_migrate.py checks each
+rule, numbered there and below as "point N"):
 
 1. Read the file's version without writing to it. A v4 file is left alone
    (not one byte changes); a file newer than v4 is refused (:class:`NewerFormat`).

@@ -1,4 +1,4 @@
-"""The backup taken before a v3 file is upgraded (shared/spec/v3-format.md, point 1).
+"""The backup taken before a v3 file is upgraded (point 1 of ``core.store.v3``).
 
 The copy is made with SQLite's online backup API from a read-only connection,
 so it holds what a reader sees — rows still in the ``-wal`` file included —
@@ -63,17 +63,6 @@ def backup_names(path: Path) -> Iterator[Path]:
     while True:
         yield path.with_name(f"{path.name}.parley-pre-v4.{n}.bak")
         n += 1
-
-
-def existing_backups(path: Path) -> list[Path]:
-    """Return the backups of ``path`` that exist, oldest name first."""
-    found = []
-    for i, candidate in enumerate(backup_names(path)):
-        if candidate.exists():
-            found.append(candidate)
-        elif i > 0:
-            break
-    return found
 
 
 def _free_name(path: Path) -> Path:

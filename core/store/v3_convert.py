@@ -1,4 +1,4 @@
-"""One v3 turn's ``content`` -> v4 blocks (shared/spec/v3-format.md, points 2, 5, 6).
+"""One v3 turn's ``content`` -> v4 blocks (points 2, 5, 6 of ``core.store.v3``).
 
 v3 block -> v4 block (``core.content`` JSON):
 

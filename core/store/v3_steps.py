@@ -5,7 +5,7 @@ registered with :func:`step` and a name saying what it does. :mod:`core.store.v3
 runs :data:`STEPS` inside one ``BEGIN`` … ``COMMIT`` (the first step takes the
 write lock), so an interrupted upgrade leaves the v3 file as it was (SQLite
 rolls the transaction back on the next open) and a finished one leaves a v4
-file — never a mix. Rules quoted as "point N" come from shared/spec/v3-format.md.
+file — never a mix. "Point N" is a rule of the upgrade as ``core.store.v3`` numbers it.
 
 The v3 tables are first renamed aside (``v3_sessions``, ``v3_turns``,
 ``v3_app_state``) so the v4 schema (``core.store.schema.create_all``) can use

@@ -8,7 +8,7 @@ tests.v3gen, the last rows still in -wal) is generated once and cached in
 and is flushed to disk first, as a user's file would be) and prints the wall
 time of ``core.store.v3.upgrade_file`` with its phases, the CPU time of each of
 its two threads during the turns step (the step takes as long as the busier
-one), the CPU time, peak memory, and the budget from shared/DESIGN.md. The
+one), the CPU time, peak memory, and the budget. The
 machine must be otherwise idle for the figure to mean anything: the upgrade
 uses both cores. The calibration loop printed before each run shows how fast
 the machine was at that moment (0.32-0.34 s when quiet on the 2-core box).

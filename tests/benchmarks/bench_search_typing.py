@@ -10,8 +10,8 @@ Usage::
 Each query is typed one character at a time and ``store.search(prefix_so_far,
 limit=50)`` is timed after every keystroke, as the sidebar's search box would
 (no debounce). The first pass reads from a page cache that may be cold; the
-figures of the later passes are on a warm cache (``--passes``). Budget
-(shared/DESIGN.md): full-text search over 1M turns ≤ 50 ms median. The file
+figures of the later passes are on a warm cache (``--passes``). Budget:
+full-text search over 1M turns ≤ 50 ms median. The file
 comes from :func:`tests.benchmarks.gen_store.cached_store` (made once in
 /tmp/parley-bench); nothing is written to it but the store's own upkeep.
 """

@@ -10,7 +10,7 @@ The file comes from :func:`tests.benchmarks.gen_store.cached_store` (generated
 once into /tmp/parley-bench, ~3 min at full size). Figures are wall-clock on
 a warm OS page cache (the second and later runs of each operation). Writes go
 to a scratch session that is deleted at the end, so the cached file stays
-usable. Prints a table of median / p99 and the budget from shared/DESIGN.md.
+usable. Prints a table of median / p99 and the budget.
 """
 
 from __future__ import annotations

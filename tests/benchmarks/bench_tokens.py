@@ -1,6 +1,6 @@
 """Benchmark: estimate the context tokens of a 200k-token history.
 
-Budget (shared/DESIGN.md): <= 20 ms on a 2-core machine. Run with
+Budget: <= 20 ms on a 2-core machine. Run with
 ``python -m tests.benchmarks.bench_tokens``; prints the estimate, the first
 (cold) call and the median / p95 of warm calls, with and without the wire rules.
 """

@@ -2,7 +2,7 @@
 
     QT_QPA_PLATFORM=offscreen python -m tests.benchmarks.bench_transcript [--turns 10000]
 
-Prints, against the budgets of shared/DESIGN.md:
+Prints, against the budgets (README, Performance):
 
 * first paint: ``set_turns`` of a 10,000-turn session until the viewport has
   been painted (synchronous ``repaint``), median and worst of fresh views —

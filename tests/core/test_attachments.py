@@ -17,7 +17,6 @@ from core.attachments import (
     FileUnreadable,
     MediaNotAccepted,
     UnsupportedFile,
-    attach,
     from_bytes,
     parse_text_file,
     pdf_pages,
@@ -233,17 +232,23 @@ def test_pdf_limits_and_providers_that_take_no_pdf():
         lim.check(short, lim.limits_for("openai_compatible"))
 
 
-def test_attach_reads_checks_and_returns_the_block(tmp_path):
-    wide = image_bytes((8100, 20))
+def test_a_file_read_checked_and_fitted_becomes_its_block(tmp_path):
+    # The path the composer takes (gui.attach_work): read, then the kind's limits.
+    wide = from_bytes(image_bytes((8100, 20)), "Pasted image")
+    limits = lim.limits_for("anthropic")
     with pytest.raises(AttachmentTooLarge):
-        attach(wide, "anthropic", name="Pasted image")
-    block = attach(wide, "anthropic", name="Pasted image", downscale=True)
+        lim.check(wide, limits)
+    fitted = lim.fit(wide, limits)
+    lim.check(fitted, limits)
+    block = fitted.to_block()
     assert isinstance(block, ImageBlock)
     with opened(base64.b64decode(block.data)) as im:
         assert im.size[0] == 8000
     path = tmp_path / "a.md"
     path.write_text("# Title\n")
-    text = attach(path, "openai_compatible")
+    doc = read_file(path)
+    lim.check(doc, lim.limits_for("openai_compatible"))
+    text = doc.to_block()
     assert isinstance(text, TextBlock) and text.text.startswith("File: a.md\n```markdown\n")
 
 

@@ -1,4 +1,4 @@
-"""The restart notice says what the previous run really left (issue 20, item 7).
+"""The restart notice says what the previous run really left.
 
 After a kill during an automatic compaction only an unanswered message was
 left, and the notice spoke of "the cut-off reply". Here the store is real and

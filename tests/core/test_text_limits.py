@@ -1,4 +1,4 @@
-"""Text longer than any model can read is refused before it is stored (issue 20, item 5).
+"""Text longer than any model can read is refused before it is stored.
 
 The limit comes from the catalog's largest context window (``core.text_limits``).
 A message over it is refused before it is saved or sent, for any model (known

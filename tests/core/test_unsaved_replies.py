@@ -1,4 +1,4 @@
-"""A reply is kept as saved only once it is in sessions.db complete (issue 20, part A).
+"""A reply is kept as saved only once it is in sessions.db complete.
 
 Real faults on real files: a full disk (``PRAGMA max_page_count`` on the
 store's own connection makes SQLite's pager return SQLITE_FULL through the

@@ -1,4 +1,4 @@
-"""v3 block -> v4 block conversion, one rule at a time (shared/spec/v3-format.md points 2, 5, 6)."""
+"""v3 block -> v4 block conversion, one rule at a time (points 2, 5, 6 of core.store.v3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""All or nothing (shared/spec/v3-format.md, point 7): an upgrade killed at any point.
+"""All or nothing (point 7 of core.store.v3): an upgrade killed at any point.
 
 A child process upgrades a copy of a generated v3 file and is SIGKILLed: right
 after each step (inside the transaction), just after the commit, at the n-th

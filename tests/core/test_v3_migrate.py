@@ -1,4 +1,4 @@
-"""Upgrading generated v3 files: the ten points of shared/spec/v3-format.md.
+"""Upgrading generated v3 files: the rules of core.store.v3, point by point.
 
 The v3 file is read with plain sqlite3 before (tests.v3gen.read_v3 / the
 generator's own record) and the result through the v4 Store API after; every

@@ -1,4 +1,4 @@
-"""The wire rules (shared/DESIGN.md "Wire rules"), one by one."""
+"""The wire rules (core.wire), one by one."""
 
 from __future__ import annotations
 

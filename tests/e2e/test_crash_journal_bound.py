@@ -1,6 +1,6 @@
 """A crash loses at most ~one journal interval of a reply, even when the stream pauses.
 
-DESIGN.md (Durability): "Streamed output is journalled as it arrives
+core.journal: "Streamed output is journalled as it arrives
 (throttled, e.g. every ~250 ms) so a crash loses at most that much." Models
 pause mid-reply (long thinking, a tool call's input being generated, a slow
 network): text that arrived just after a journal write must still reach the

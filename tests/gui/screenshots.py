@@ -5,7 +5,7 @@ Usage::
     .venv/bin/python -m tests.gui.screenshots [--out resources/screenshots]
 
 Needs ``Xvfb`` and ImageMagick's ``import`` (Debian: ``xvfb imagemagick``
-plus Qt's xcb libraries, see shared/DESIGN.md). For each colour scheme a
+plus Qt's xcb libraries). For each colour scheme a
 child process starts the fake provider server, fills a Parley home with a few
 chats, opens the real window on Xvfb's screen and captures it with
 ``import -window root``: the first-run set-up, a chat with markdown and code,

@@ -1,4 +1,4 @@
-"""Attaching files in the composer (issue 13): drop, paste, Ctrl+O, the tray, sending.
+"""Attaching files in the composer: drop, paste, Ctrl+O, the tray, sending.
 
 Real windows on a real sessions.db, the real SDKs against the fake provider
 server: what the server receives is what the person attached.

@@ -18,11 +18,6 @@ from gui.keymap import Keymap, KeymapError, normalize, reserved_reason
 
 pytestmark = pytest.mark.timeout(60)
 
-#: Actions whose window method is still being built (issue 9). They are disabled in
-#: the window meanwhile; the walk below prints them so the gap stays visible.
-PENDING: frozenset[str] = frozenset()
-
-
 # -- the defaults -----------------------------------------------------------------------
 def test_default_shortcuts_do_not_conflict(qapp):
     keymap = Keymap()
@@ -114,13 +109,9 @@ def test_every_action_can_be_reached_from_the_keyboard(driver, fake_provider, qt
     driver.until(w.isActiveWindow)
 
     unavailable = {a.id for a in ACTIONS if not available(a, w)}
-    with capsys.disabled():
-        print(f"\npending actions (window method not there yet): {sorted(PENDING) or 'none'}")
-        if PENDING - unavailable:
-            print(f"no longer pending, drop from PENDING: {sorted(PENDING - unavailable)}")
-    assert unavailable <= PENDING, f"actions that cannot run: {sorted(unavailable - PENDING)}"
+    assert not unavailable, f"actions that cannot run: {sorted(unavailable)}"
     for action in ACTIONS:
-        if isinstance(action.handler, Call) and action.id not in PENDING:
+        if isinstance(action.handler, Call):
             assert action.handler.target(w) is not None or action.handler.fallback, action.id
 
     reached: list[str] = []

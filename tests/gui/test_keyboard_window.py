@@ -171,10 +171,6 @@ def test_search_messages_with_keys_only(driver, fake_provider, qtbot):
 
 
 def test_compact_with_keys_only(driver, fake_provider, qtbot):
-    from gui.main_window import MainWindow
-
-    if not hasattr(MainWindow, "compact_now"):
-        pytest.skip("pending: MainWindow.compact_now (issue 9) is not there yet")
     w = chat_window(driver, fake_provider)
     key(qtbot, "Ctrl+L")
     for n in range(6):

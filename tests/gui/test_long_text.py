@@ -1,4 +1,4 @@
-"""Huge messages and very long unbroken lines stay quick to show and to paste (issue 20, item 5).
+"""Huge messages and very long unbroken lines stay quick to show and to paste.
 
 Importing two ~10 MB unbroken lines froze the window for minutes: one such
 line takes Qt seconds to minutes to lay out (the cost grows with its square,

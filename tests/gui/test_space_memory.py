@@ -1,4 +1,4 @@
-"""A space's memory and tools switch in the space dialog, on the real window (issue 11):
+"""A space's memory and tools switch in the space dialog, on the real window:
 what the model wrote shows, the user's edit reaches new chats, an over-limit edit is
 refused in words, and unticking tools sends no tools."""
 

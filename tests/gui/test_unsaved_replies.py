@@ -1,4 +1,4 @@
-"""The window never shows a reply as saved before it is in sessions.db (issue 20, part A).
+"""The window never shows a reply as saved before it is in sessions.db.
 
 A real window on a real file: the disk fills up (``PRAGMA max_page_count`` on
 the store's own connection: SQLite's real SQLITE_FULL path) or another process

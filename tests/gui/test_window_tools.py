@@ -1,4 +1,4 @@
-"""The model uses Parley's tools from the real window (issue 11 wiring)."""
+"""The model uses Parley's tools from the real window."""
 
 from __future__ import annotations
 
