@@ -57,134 +57,127 @@ def raw_rows_path(path, sql: str) -> list[tuple]:
         con.close()
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store.open(tmp_path / "sessions.db")
-    yield s
-    s.close()
-
-
-def raw_rows(store: Store, sql: str) -> list[tuple]:
-    return raw_rows_path(store.path, sql)
+def raw_rows(db: Store, sql: str) -> list[tuple]:
+    return raw_rows_path(db.path, sql)
 
 
 # --- stored once, referenced, hydrated ---------------------------------------------------
 
 
-def test_the_same_file_attached_twice_is_stored_once(store):
+def test_the_same_file_attached_twice_is_stored_once(db):
     data = png()
-    a, b = store.create_session(), store.create_session()
-    store.append_turn(a.id, with_image("first", data))
-    store.append_turn(a.id, with_image("again", data))
-    store.append_turn(b.id, with_image("elsewhere", data))
-    assert store.attachment_usage() == (1, len(data))
+    a, b = db.create_session(), db.create_session()
+    db.append_turn(a.id, with_image("first", data))
+    db.append_turn(a.id, with_image("again", data))
+    db.append_turn(b.id, with_image("elsewhere", data))
+    assert db.attachment_usage() == (1, len(data))
     # The turns hold a reference, not the bytes.
-    for (blocks,) in raw_rows(store, "SELECT blocks FROM turns"):
+    for (blocks,) in raw_rows(db, "SELECT blocks FROM turns"):
         assert b64(data) not in blocks and f'"attachment":"{sha(data)}"' in blocks
-    assert raw_rows(store, "SELECT count(*) FROM turn_attachments") == [(3,)]
-    info = store.attachment_infos([sha(data), "f" * 64])
+    assert raw_rows(db, "SELECT count(*) FROM turn_attachments") == [(3,)]
+    info = db.attachment_infos([sha(data), "f" * 64])
     assert list(info) == [sha(data)]
     assert (info[sha(data)].media_type, info[sha(data)].size_bytes) == ("image/png", len(data))
 
 
-def test_turns_come_back_with_their_bytes_or_as_references(store):
+def test_turns_come_back_with_their_bytes_or_as_references(db):
     data, doc = png(), pdf()
-    s = store.create_session()
+    s = db.create_session()
     turn = Turn("user", [TextBlock("see"), ImageBlock("image/png", b64(data)),
                          DocumentBlock("application/pdf", b64(doc), "spec.pdf")])  # fmt: skip
-    store.append_turn(s.id, turn)
+    db.append_turn(s.id, turn)
 
-    [full] = store.get_turns(s.id)
+    [full] = db.get_turns(s.id)
     image, document = full.blocks[1], full.blocks[2]
     assert isinstance(image, ImageBlock) and image.data == b64(data)
     assert image.attachment_id == sha(data)
     assert isinstance(document, DocumentBlock) and document.data == b64(doc)
     assert (document.name, document.attachment_id) == ("spec.pdf", sha(doc))
-    assert store.get_turn(turn.id) == full and store.history(s.id) == [full]
+    assert db.get_turn(turn.id) == full and db.history(s.id) == [full]
 
-    [light] = store.get_turns(s.id, hydrate=False)
+    [light] = db.get_turns(s.id, hydrate=False)
     assert light.blocks[1] == ImageBlock("image/png", None, None, sha(data))
     assert light.blocks[2] == DocumentBlock("application/pdf", "", "spec.pdf", sha(doc))
-    assert store.hydrate([light]) == [full]
-    assert store.attachment_data(sha(data)) == data
+    assert db.hydrate([light]) == [full]
+    assert db.attachment_data(sha(data)) == data
     text_only = Turn("user", [TextBlock("no files")])
-    assert store.hydrate([text_only])[0] is text_only
+    assert db.hydrate([text_only])[0] is text_only
 
 
 def test_restart_brings_the_files_back(tmp_path):
     path = tmp_path / "sessions.db"
     data = png()
-    with Store.open(path) as store:
-        s = store.create_session()
-        store.append_turn(s.id, with_image("a picture", data))
-    with Store.open(path) as store:
-        [turn] = store.get_turns(s.id, hydrate=False)
+    with Store.open(path) as db:
+        s = db.create_session()
+        db.append_turn(s.id, with_image("a picture", data))
+    with Store.open(path) as db:
+        [turn] = db.get_turns(s.id, hydrate=False)
         ref = turn.blocks[1]
         assert isinstance(ref, ImageBlock) and ref.data is None
         assert ref.name == "picture.png"  # the file name it was attached as
-        assert store.attachment_data(ref.attachment_id or "") == data  # the thumbnail's bytes
+        assert db.attachment_data(ref.attachment_id or "") == data  # the thumbnail's bytes
 
 
-def test_the_last_session_using_a_file_frees_it(store):
+def test_the_last_session_using_a_file_frees_it(db):
     data, other = png(), png((1, 2, 3))
-    a, b = store.create_session(), store.create_session()
-    store.append_turn(a.id, with_image("in a", data))
-    store.append_turn(b.id, with_image("in b", data))
-    store.append_turn(b.id, with_image("only in b", other))
-    assert store.attachment_usage()[0] == 2
-    store.delete_session(a.id)
-    assert store.attachment_usage() == (2, len(data) + len(other))
-    store.delete_session(b.id)
-    assert store.attachment_usage() == (0, 0)
-    assert raw_rows(store, "SELECT count(*) FROM turn_attachments") == [(0,)]
+    a, b = db.create_session(), db.create_session()
+    db.append_turn(a.id, with_image("in a", data))
+    db.append_turn(b.id, with_image("in b", data))
+    db.append_turn(b.id, with_image("only in b", other))
+    assert db.attachment_usage()[0] == 2
+    db.delete_session(a.id)
+    assert db.attachment_usage() == (2, len(data) + len(other))
+    db.delete_session(b.id)
+    assert db.attachment_usage() == (0, 0)
+    assert raw_rows(db, "SELECT count(*) FROM turn_attachments") == [(0,)]
     with pytest.raises(AttachmentNotFound):
-        store.attachment_data(sha(data))
+        db.attachment_data(sha(data))
 
 
-def test_forks_share_files_and_keep_them_when_the_parent_goes(store):
+def test_forks_share_files_and_keep_them_when_the_parent_goes(db):
     data = png()
-    parent = store.create_session(title="p")
-    t = store.append_turn(parent.id, with_image("look", data))
-    fork = store.fork(parent.id, t.id)
-    assert store.attachment_usage()[0] == 1
-    store.delete_session(parent.id)
-    assert store.get_turns(fork.id)[0].blocks[1].data == b64(data)
-    store.delete_session(fork.id)
-    assert store.attachment_usage() == (0, 0)
+    parent = db.create_session(title="p")
+    t = db.append_turn(parent.id, with_image("look", data))
+    fork = db.fork(parent.id, t.id)
+    assert db.attachment_usage()[0] == 1
+    db.delete_session(parent.id)
+    assert db.get_turns(fork.id)[0].blocks[1].data == b64(data)
+    db.delete_session(fork.id)
+    assert db.attachment_usage() == (0, 0)
 
 
-def test_deleting_or_rewriting_turns_frees_what_they_alone_used(store):
+def test_deleting_or_rewriting_turns_frees_what_they_alone_used(db):
     first, second = png(), png((9, 9, 9))
-    s = store.create_session()
-    keep = store.append_turn(s.id, Turn("user", [TextBlock("text")]))
-    store.append_turn(s.id, with_image("a", first))
-    assert store.delete_turns_after(s.id, keep.id) == 1
-    assert store.attachment_usage() == (0, 0)
+    s = db.create_session()
+    keep = db.append_turn(s.id, Turn("user", [TextBlock("text")]))
+    db.append_turn(s.id, with_image("a", first))
+    assert db.delete_turns_after(s.id, keep.id) == 1
+    assert db.attachment_usage() == (0, 0)
 
     turn = with_image("b", first)
-    store.append_turn(s.id, turn)
+    db.append_turn(s.id, turn)
     replaced = [TextBlock("b"), ImageBlock("image/png", b64(second))]
-    store.upsert_turn(s.id, turn.with_blocks(replaced))
-    assert store.attachment_infos([sha(first), sha(second)]).keys() == {sha(second)}
+    db.upsert_turn(s.id, turn.with_blocks(replaced))
+    assert db.attachment_infos([sha(first), sha(second)]).keys() == {sha(second)}
     # The same blocks again (a journal write): nothing is released in between.
-    store.upsert_turn(s.id, store.get_turn(turn.id))
-    assert store.attachment_usage() == (1, len(second))
+    db.upsert_turn(s.id, db.get_turn(turn.id))
+    assert db.attachment_usage() == (1, len(second))
 
 
-def test_a_reference_to_a_file_that_is_not_stored_is_refused(store):
-    s = store.create_session()
+def test_a_reference_to_a_file_that_is_not_stored_is_refused(db):
+    s = db.create_session()
     with pytest.raises(AttachmentNotFound):
-        store.append_turn(s.id, Turn("user", [ImageBlock("image/png", attachment_id="0" * 64)]))
-    assert store.count_turns(s.id) == 0
+        db.append_turn(s.id, Turn("user", [ImageBlock("image/png", attachment_id="0" * 64)]))
+    assert db.count_turns(s.id) == 0
 
 
-def test_files_in_tool_results_and_undecodable_data_stay_inline(store):
-    s = store.create_session()
+def test_files_in_tool_results_and_undecodable_data_stay_inline(db):
+    s = db.create_session()
     part = ImageBlock("image/png", b64(png()))
     turn = Turn("user", [ToolResultBlock("t1", (part,)), ImageBlock("image/png", "not base64!")])
-    store.append_turn(s.id, turn)
-    assert store.get_turns(s.id) == [turn]
-    assert store.attachment_usage() == (0, 0)
+    db.append_turn(s.id, turn)
+    assert db.get_turns(s.id) == [turn]
+    assert db.attachment_usage() == (0, 0)
 
 
 # --- older v4 files get the attachment store -----------------------------------------------
@@ -192,9 +185,9 @@ def test_files_in_tool_results_and_undecodable_data_stay_inline(store):
 
 def test_a_v4_file_made_before_attachments_gets_them_without_a_version_bump(tmp_path):
     path = tmp_path / "sessions.db"
-    with Store.open(path) as store:
-        s = store.create_session(title="old")
-        store.append_turn(s.id, Turn("user", [TextBlock("kept")]))
+    with Store.open(path) as db:
+        s = db.create_session(title="old")
+        db.append_turn(s.id, Turn("user", [TextBlock("kept")]))
     con = sqlite3.connect(path)
     for name in ("turns_attachments_insert", "turns_attachments_update",
                  "turns_attachments_delete", "attachments_release"):  # fmt: skip
@@ -205,10 +198,10 @@ def test_a_v4_file_made_before_attachments_gets_them_without_a_version_bump(tmp_
     con.close()
     assert inspect_file(path).kind is FileKind.OLDER_V4
 
-    with Store.open(path) as store:
-        assert store.get_turns(s.id)[0].text() == "kept"
-        store.append_turn(s.id, with_image("new", png()))
-        assert store.attachment_usage()[0] == 1
+    with Store.open(path) as db:
+        assert db.get_turns(s.id)[0].text() == "kept"
+        db.append_turn(s.id, with_image("new", png()))
+        assert db.attachment_usage()[0] == 1
     info = inspect_file(path)
     assert (info.kind, info.user_version) == (FileKind.CURRENT, 4)
     names = {r[0] for r in raw_rows_path(path, "SELECT name FROM sqlite_master")}
@@ -220,14 +213,14 @@ def test_a_v4_file_made_before_attachments_gets_them_without_a_version_bump(tmp_
 
 @pytest.fixture
 async def env(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
-    hub = await fake_hub(store, tmp_path, fake_provider,
+    db = await AsyncStore.open(tmp_path / "sessions.db")
+    hub = await fake_hub(db, tmp_path, fake_provider,
                          compatible={"name": "Local", "default_model": "llama3"})
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
-    session = await store.create_session()
-    yield store, runner, session.id
+    runner = ChatRunner(db, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    session = await db.create_session()
+    yield db, runner, session.id
     await hub.aclose()
-    await store.close()
+    await db.close()
 
 
 def attachment_blocks(image: bytes, doc: bytes) -> list:
@@ -239,7 +232,7 @@ def attachment_blocks(image: bytes, doc: bytes) -> list:
 
 
 async def test_anthropic_receives_image_and_document_blocks(env, fake_provider):
-    store, runner, sid = env
+    db, runner, sid = env
     image, doc = png(), pdf()
     fake_provider.script("A chart and a spec.").script("Still there.")
     model = "anthropic:claude-sonnet-4-6"
@@ -257,11 +250,11 @@ async def test_anthropic_receives_image_and_document_blocks(env, fake_provider):
         assert content[2]["type"] == "document" and content[2]["title"] == "spec.pdf"
         assert content[2]["source"]["media_type"] == "application/pdf"
         assert base64.b64decode(content[2]["source"]["data"]) == doc
-    assert await store.attachment_usage() == (2, len(image) + len(doc))
+    assert await db.attachment_usage() == (2, len(image) + len(doc))
 
 
 async def test_openai_receives_image_url_and_file_parts(env, fake_provider):
-    store, runner, sid = env
+    db, runner, sid = env
     image, doc = png(), pdf()
     fake_provider.script("ok").script("ok again")
     assert await runner.send(sid, attachment_blocks(image, doc), model_ref="openai:gpt-5")
@@ -281,13 +274,13 @@ async def test_openai_receives_image_url_and_file_parts(env, fake_provider):
 
 
 async def test_a_server_refusing_images_gets_an_error_naming_the_model(env, fake_provider):
-    store, runner, sid = env
+    db, runner, sid = env
     fake_provider.fail("bad_request", message="image input is not supported - hint: mmproj")
     events: list = []
     blocks = [TextBlock("Describe"), from_bytes(png(), "x.png").to_block()]
     assert await runner.send(sid, blocks, model_ref="local:llama3", on_event=events.append) is None
     [failed] = [e for e in events if isinstance(e, RunFailed)]
-    turns = await store.get_turns(sid)
+    turns = await db.get_turns(sid)
     err = explain_refusal(failed.error, model_ref="local:llama3", turns=turns)
     assert isinstance(err, MediaRefused)
     assert "The model 'local:llama3' does not take images" in str(err)

@@ -8,8 +8,6 @@ whatever is sent is answered: each test checks what was sent).
 
 from __future__ import annotations
 
-import pytest
-
 from core.compaction import CompactEvent, CompactPromptTooLongError
 from core.compaction_run import HistoryTooLong
 from core.content import TextBlock, Turn
@@ -20,17 +18,10 @@ from tests.core.test_compaction_support import (
     LONG,
     SONNET,
     blocks_text,
-    open_env,
     validate,
 )
 
 HAIKU = "anthropic:claude-haiku-4-5"  # 200,000-token window; writes its own summaries
-
-
-@pytest.fixture
-async def env(tmp_path, fake_provider):
-    async with open_env(tmp_path, fake_provider) as opened:
-        yield opened
 
 
 def words(n_tokens: int, word: str = "lorem ipsum dolor sit amet ") -> str:

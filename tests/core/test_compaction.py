@@ -32,17 +32,9 @@ from tests.core.test_compaction_support import (
     SUMMARY,
     TAGGED,
     blocks_text,
-    open_env,
     summary_turns,
     validate,
 )
-
-
-@pytest.fixture
-async def env(tmp_path, fake_provider):
-    async with open_env(tmp_path, fake_provider) as opened:
-        yield opened
-
 
 PNG = base64.b64encode(
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x02\x00\x00\x00"

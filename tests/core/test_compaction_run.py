@@ -17,18 +17,10 @@ from tests.core.test_compaction_support import (
     SONNET,
     SUMMARY,
     blocks_text,
-    open_env,
     summary_turns,
     tagged_summary,
     validate,
 )
-
-
-@pytest.fixture
-async def env(tmp_path, fake_provider):
-    async with open_env(tmp_path, fake_provider) as opened:
-        yield opened
-
 
 PNG = base64.b64encode(
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x02\x00\x00\x00"

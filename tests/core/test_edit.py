@@ -10,18 +10,10 @@ from core.keys import FileBackend, KeyStore
 from core.providers.hub import ProviderHub
 from core.providers.retry import RetryPolicy
 from core.run import ChatRunner
-from core.store.async_store import AsyncStore
 from core.store.errors import DiskFull, SessionNotFound, TurnNotInSession
 from tests.fakes.validation import validate_anthropic
 
 MODEL = "anthropic:claude-sonnet-4-6"
-
-
-@pytest.fixture
-async def store(tmp_path):
-    s = await AsyncStore.open(tmp_path / "sessions.db")
-    yield s
-    await s.close()
 
 
 async def chat(store, *texts: str, title: str | None = "Trip") -> tuple[str, list[Turn]]:

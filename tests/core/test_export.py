@@ -21,20 +21,12 @@ from core.content import (
 )
 from core.convert import auto_detect_and_convert
 from core.export import export_session, fence, suggested_filename
-from core.store.async_store import AsyncStore
 from core.store.errors import SessionNotFound
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 PNG = "iVBORw0KGgo="
 PDF = "JVBERi0xLjQ="
 MODEL = "anthropic:claude-sonnet-4-6"
-
-
-@pytest.fixture
-async def store(tmp_path):
-    s = await AsyncStore.open(tmp_path / "sessions.db")
-    yield s
-    await s.close()
 
 
 def rich_turns() -> list[Turn]:

@@ -9,16 +9,8 @@ from core.providers.errors import AuthenticationFailed, NetworkError
 from core.providers.hub import ProviderHub, UnknownProvider
 from core.providers.registry import ProviderConfigError
 from core.providers.retry import RetryPolicy
-from core.store.async_store import AsyncStore
 
 FAST = RetryPolicy(max_retries=0)
-
-
-@pytest.fixture
-async def store(tmp_path):
-    s = await AsyncStore.open(tmp_path / "sessions.db")
-    yield s
-    await s.close()
 
 
 def _hub(store, tmp_path, environ=None):

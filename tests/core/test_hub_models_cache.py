@@ -9,21 +9,11 @@ import sys
 import threading
 from pathlib import Path
 
-import pytest
-
 from core.keys import FileBackend, KeyStore
 from core.providers.hub import MODELS_STATE_PREFIX, ProviderHub
 from core.providers.retry import RetryPolicy
-from core.store.async_store import AsyncStore
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-async def store(tmp_path):
-    s = await AsyncStore.open(tmp_path / "sessions.db")
-    yield s
-    await s.close()
 
 
 def _hub(store, tmp_path, environ=None) -> ProviderHub:

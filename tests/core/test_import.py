@@ -11,16 +11,8 @@ from core.content import CompactSummaryBlock, TextBlock, Turn
 from core.convert import NotAConversation
 from core.export import export_session
 from core.importing import ImportTooLarge, import_conversation, import_file
-from core.store.async_store import AsyncStore
 from core.store.errors import DiskFull, SpaceNotFound
 from tests.core.test_export import make_session, rich_turns
-
-
-@pytest.fixture
-async def store(tmp_path):
-    s = await AsyncStore.open(tmp_path / "sessions.db")
-    yield s
-    await s.close()
 
 
 async def session_count(store) -> int:

@@ -13,16 +13,10 @@ from core.store.async_store import AsyncStore
 from core.tokens import estimate_tokens
 from core.wire import to_messages
 from tests.core.hubs import fake_hub
-from tests.core.test_compaction_support import SONNET, open_env
+from tests.core.test_compaction_support import SONNET
 
 HAIKU = "anthropic:claude-haiku-4-5"  # 200,000-token context window in the catalog
 COMPATIBLE = "local:llama-test"  # a model the catalog does not know (a guessed 8,192)
-
-
-@pytest.fixture
-async def env(tmp_path, fake_provider):
-    async with open_env(tmp_path, fake_provider) as opened:
-        yield opened
 
 
 def words(n_tokens: int) -> str:

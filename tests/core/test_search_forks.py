@@ -18,10 +18,10 @@ from core.store import search as search_mod
 T0 = 1_700_000_000_000
 
 
-def _chat(store: Store, title: str, texts: list[str], start: int = T0, space=None):
-    s = store.create_session(title=title, space_id=space)
+def _chat(db: Store, title: str, texts: list[str], start: int = T0, space=None):
+    s = db.create_session(title=title, space_id=space)
     turns = [
-        store.append_turn(
+        db.append_turn(
             s.id,
             Turn("user" if i % 2 == 0 else "assistant", [TextBlock(t)], created_at=start + i),
         )
@@ -31,20 +31,13 @@ def _chat(store: Store, title: str, texts: list[str], start: int = T0, space=Non
 
 
 @pytest.fixture
-def store(tmp_path):
-    st = Store.open(tmp_path / "sessions.db")
-    yield st
-    st.close()
-
-
-@pytest.fixture
-def family(store):
+def family(db):
     """A chat forked five ways: twice from it, a fork of a fork, one Regenerate, one late fork.
 
     Every fork holds a copy of the first message ("… Zanzibar …").
     """
     orig, turns = _chat(
-        store,
+        db,
         "Trip planning",
         [
             "Let's plan the Zanzibar trip for June",
@@ -53,89 +46,89 @@ def family(store):
             "Ferries leave Dar es Salaam four times a day.",
         ],
     )
-    f1 = store.fork(orig.id, turns[1].id)
-    f2 = store.fork(orig.id, turns[3].id)
-    f1a = store.fork(f1.id, store.get_turns(f1.id)[1].id)
-    f3 = store.set_aside_reply(orig.id, turns[2].id)  # Regenerate: keeps the old answer
-    store.append_turn(orig.id, Turn("assistant", [TextBlock("Ferries run hourly.")]))
-    f4 = store.fork(orig.id, store.get_turns(orig.id)[-1].id)
+    f1 = db.fork(orig.id, turns[1].id)
+    f2 = db.fork(orig.id, turns[3].id)
+    f1a = db.fork(f1.id, db.get_turns(f1.id)[1].id)
+    f3 = db.set_aside_reply(orig.id, turns[2].id)  # Regenerate: keeps the old answer
+    db.append_turn(orig.id, Turn("assistant", [TextBlock("Ferries run hourly.")]))
+    f4 = db.fork(orig.id, db.get_turns(orig.id)[-1].id)
     return orig, turns, [f1, f2, f1a, f3, f4]
 
 
-def test_a_copied_message_is_one_hit_in_the_original(store, family):
+def test_a_copied_message_is_one_hit_in_the_original(db, family):
     orig, turns, forks = family
-    assert all(t.text() != "" for t in store.get_turns(forks[2].id))  # really copies
-    [hit] = store.search("zanzibar")
+    assert all(t.text() != "" for t in db.get_turns(forks[2].id))  # really copies
+    [hit] = db.search("zanzibar")
     assert (hit.session_id, hit.turn_id) == (orig.id, turns[0].id)
     assert hit.session_title == "Trip planning"
     assert hit.fork_copies == len(forks) == 5
     assert "\x02Zanzibar\x03" in hit.snippet
     # search as you type (prefix), and a phrase: the same single hit
-    assert [h.turn_id for h in store.search("zanzib")] == [turns[0].id]
-    assert [h.turn_id for h in store.search('"zanzibar trip"')] == [turns[0].id]
+    assert [h.turn_id for h in db.search("zanzib")] == [turns[0].id]
+    assert [h.turn_id for h in db.search('"zanzibar trip"')] == [turns[0].id]
 
 
-def test_the_original_deleted_the_oldest_surviving_copy_stands_for_it(store, family):
+def test_the_original_deleted_the_oldest_surviving_copy_stands_for_it(db, family):
     orig, _turns, forks = family
-    store.delete_session(orig.id)  # the forks are kept, "parent deleted"
-    [hit] = store.search("zanzibar")
+    db.delete_session(orig.id)  # the forks are kept, "parent deleted"
+    [hit] = db.search("zanzibar")
     oldest = forks[0]
     assert hit.session_id == oldest.id
-    assert hit.turn_id == store.get_turns(oldest.id)[0].id
+    assert hit.turn_id == db.get_turns(oldest.id)[0].id
     assert hit.fork_copies == 4  # the other forks, the fork of a fork included
     # The fork of a fork loses its parent too: nothing links it to the others any
     # more (a known limit), so it is a family, and a hit, of its own.
-    store.delete_session(oldest.id)
-    hits = store.search("zanzibar")
+    db.delete_session(oldest.id)
+    hits = db.search("zanzibar")
     assert {(h.session_id, h.fork_copies) for h in hits} == {(forks[1].id, 2), (forks[2].id, 0)}
 
 
-def test_a_forks_own_later_message_is_found(store, family):
+def test_a_forks_own_later_message_is_found(db, family):
     orig, turns, forks = family
     f1 = forks[0]
-    own = store.append_turn(f1.id, Turn("user", [TextBlock("Zanzibar ferry timetable?")]))
-    hits = store.search("zanzibar")
+    own = db.append_turn(f1.id, Turn("user", [TextBlock("Zanzibar ferry timetable?")]))
+    hits = db.search("zanzibar")
     assert {(h.session_id, h.turn_id, h.fork_copies) for h in hits} == {
         (orig.id, turns[0].id, 5),
         (f1.id, own.id, 0),
     }
     # the fork's own turn is copied into a fork of it: one hit, in the fork it was written in
-    store.fork(f1.id, own.id)
-    hits = store.search("timetable")
+    db.fork(f1.id, own.id)
+    hits = db.search("timetable")
     assert [(h.session_id, h.turn_id, h.fork_copies) for h in hits] == [(f1.id, own.id, 1)]
 
 
-def test_the_same_text_written_after_the_fork_point_is_another_message(store):
-    orig, turns = _chat(store, "Chat", ["hello there", "hi", "say papaya", "papaya"])
-    fork = store.fork(orig.id, turns[1].id)
+def test_the_same_text_written_after_the_fork_point_is_another_message(db):
+    orig, turns = _chat(db, "Chat", ["hello there", "hi", "say papaya", "papaya"])
+    fork = db.fork(orig.id, turns[1].id)
     # typed again in the fork at the same position, later: not a copy
-    store.append_turn(fork.id, Turn("user", [TextBlock("say papaya")], created_at=T0 + 999))
-    hits = store.search("papaya say")
+    db.append_turn(fork.id, Turn("user", [TextBlock("say papaya")], created_at=T0 + 999))
+    hits = db.search("papaya say")
     assert len(hits) == 2 and {h.session_id for h in hits} == {orig.id, fork.id}
     assert all(h.fork_copies == 0 for h in hits)
 
 
-def test_identical_text_in_unrelated_chats_is_two_hits(store):
+def test_identical_text_in_unrelated_chats_is_two_hits(db):
     # Same text, same position, even the same millisecond: not forks of each other.
-    a, _ = _chat(store, "A", ["the quokka smiled"])
-    b, _ = _chat(store, "B", ["the quokka smiled"])
-    hits = store.search("quokka")
+    a, _ = _chat(db, "A", ["the quokka smiled"])
+    b, _ = _chat(db, "B", ["the quokka smiled"])
+    hits = db.search("quokka")
     assert sorted(h.session_id for h in hits) == sorted([a.id, b.id])
     assert all(h.fork_copies == 0 for h in hits)
 
 
 @pytest.mark.parametrize("common", [False, True], ids=["ranked", "newest-first"])
-def test_the_limit_counts_messages_not_copies(store, monkeypatch, common):
+def test_the_limit_counts_messages_not_copies(db, monkeypatch, common):
     if common:  # every word counts as common: hits come newest first (rank 0.0)
         monkeypatch.setattr(search_mod, "COMMON_ROWS", 0)
     originals = []
     for i in range(6):
-        s, turns = _chat(store, f"Chat {i}", [f"walrus number {i}", "ok"], start=T0 + 100 * i)
+        s, turns = _chat(db, f"Chat {i}", [f"walrus number {i}", "ok"], start=T0 + 100 * i)
         for _ in range(8):
-            store.fork(s.id, turns[1].id)
+            db.fork(s.id, turns[1].id)
         originals.append((s.id, turns[0].id))
     for limit in (1, 3, 6, 20):
-        hits = store.search("walrus", limit=limit)
+        hits = db.search("walrus", limit=limit)
         assert len(hits) == min(limit, 6)
         assert len({h.turn_id for h in hits}) == len(hits)
         assert all((h.session_id, h.turn_id) in originals for h in hits)
@@ -143,51 +136,51 @@ def test_the_limit_counts_messages_not_copies(store, monkeypatch, common):
         assert all((h.rank == 0.0) == common for h in hits)
 
 
-def test_scopes_and_exclusions(store, family):
+def test_scopes_and_exclusions(db, family):
     orig, turns, forks = family
-    work = store.create_space("Work")
-    store.move_session(forks[1].id, work.id)
-    moved_copy = store.get_turns(forks[1].id)[0].id
+    work = db.create_space("Work")
+    db.move_session(forks[1].id, work.id)
+    moved_copy = db.get_turns(forks[1].id)[0].id
     # This space: only the copies there count; the one there stands for the message.
-    [hit] = store.search("zanzibar", space_id=work.id)
+    [hit] = db.search("zanzibar", space_id=work.id)
     assert (hit.session_id, hit.turn_id, hit.fork_copies) == (forks[1].id, moved_copy, 0)
-    [hit] = store.search("zanzibar", space_id=orig.space_id)
+    [hit] = db.search("zanzibar", space_id=orig.space_id)
     assert (hit.session_id, hit.fork_copies) == (orig.id, 4)
     # This chat: a fork's own copy, nothing collapsed into another chat.
-    [hit] = store.search("zanzibar", session_id=forks[2].id)
+    [hit] = db.search("zanzibar", session_id=forks[2].id)
     assert hit.session_id == forks[2].id and hit.fork_copies == 0
     # A chat left out (a delete still undoable): as if deleted, its copy included.
-    [hit] = store.search("zanzibar", exclude_session_ids={orig.id})
+    [hit] = db.search("zanzibar", exclude_session_ids={orig.id})
     assert (hit.session_id, hit.fork_copies) == (forks[0].id, 4)
-    assert store.search("zanzibar", exclude_session_ids={orig.id, *(f.id for f in forks)}) == []
+    assert db.search("zanzibar", exclude_session_ids={orig.id, *(f.id for f in forks)}) == []
 
 
-def test_a_copied_compaction_summary_is_one_hit(store):
-    orig, turns = _chat(store, "Long", ["first", "second", "third", "fourth"])
-    store.record_compaction(
+def test_a_copied_compaction_summary_is_one_hit(db):
+    orig, turns = _chat(db, "Long", ["first", "second", "third", "fourth"])
+    db.record_compaction(
         orig.id,
         Turn("user", [CompactSummaryBlock("we compared narwhal tusks")], created_at=T0 + 10),
         first_turn_id=turns[0].id,
         last_turn_id=turns[1].id,
         replaced_count=2,
     )
-    summary = store.get_turns(orig.id)[-1]
-    fork = store.fork(orig.id, summary.id)
-    copy = store.get_turns(fork.id)[-1]
+    summary = db.get_turns(orig.id)[-1]
+    fork = db.fork(orig.id, summary.id)
+    copy = db.get_turns(fork.id)[-1]
     assert copy.blocks[0].compaction_id != summary.blocks[0].compaction_id  # re-linked
-    [hit] = store.search("narwhal")
+    [hit] = db.search("narwhal")
     assert (hit.session_id, hit.turn_id, hit.fork_copies) == (orig.id, summary.id, 1)
 
 
 async def test_async_store_passes_the_count_and_the_exclusions(tmp_path):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
+    db = await AsyncStore.open(tmp_path / "sessions.db")
     try:
-        s = await store.create_session(title="Async")
-        t = await store.append_turn(s.id, Turn("user", [TextBlock("ocelot sighting")]))
-        fork = await store.fork(s.id, t.id)
-        [hit] = await store.search("ocelot")
+        s = await db.create_session(title="Async")
+        t = await db.append_turn(s.id, Turn("user", [TextBlock("ocelot sighting")]))
+        fork = await db.fork(s.id, t.id)
+        [hit] = await db.search("ocelot")
         assert (hit.session_id, hit.fork_copies) == (s.id, 1)
-        [hit] = await store.search("ocelot", exclude_session_ids=[s.id])
+        [hit] = await db.search("ocelot", exclude_session_ids=[s.id])
         assert (hit.session_id, hit.fork_copies) == (fork.id, 0)
     finally:
-        await store.close()
+        await db.close()

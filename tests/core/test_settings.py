@@ -132,13 +132,6 @@ def test_threshold_accepted_exactly_in_its_range(x):
             validate(s.key, x)
 
 
-@pytest.fixture
-async def store(tmp_path):
-    s = await AsyncStore.open(tmp_path / "sessions.db")
-    yield s
-    await s.close()
-
-
 async def test_get_returns_defaults_until_set_and_set_persists(tmp_path, store):
     settings = Settings(store)
     assert await settings.get("compaction.threshold") == 0.8

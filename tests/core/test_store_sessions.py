@@ -17,153 +17,146 @@ from core.store.errors import (
 )
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store.open(tmp_path / "db" / "sessions.db")
-    yield s
-    s.close()
-
-
-def say(store: Store, session_id: str, text: str, role: str = "user") -> Turn:
-    return store.append_turn(session_id, Turn(role, [TextBlock(text)]))  # type: ignore[arg-type]
+def say(db: Store, session_id: str, text: str, role: str = "user") -> Turn:
+    return db.append_turn(session_id, Turn(role, [TextBlock(text)]))  # type: ignore[arg-type]
 
 
 # --- spaces -----------------------------------------------------------------------------
 
 
-def test_spaces_are_created_in_order_renamed_and_updated(store):
-    work = store.create_space("Work", system_prompt="Be terse.", default_model="openai:gpt-5")
-    home = store.create_space("home")
-    assert [s.name for s in store.list_spaces()] == ["General", "Work", "home"]
-    assert [s.position for s in store.list_spaces()] == [0, 1, 2]
-    assert store.rename_space(home.id, "  Home  ").name == "Home"
-    updated = store.update_space(work.id, default_model=None)
+def test_spaces_are_created_in_order_renamed_and_updated(db):
+    work = db.create_space("Work", system_prompt="Be terse.", default_model="openai:gpt-5")
+    home = db.create_space("home")
+    assert [s.name for s in db.list_spaces()] == ["General", "Work", "home"]
+    assert [s.position for s in db.list_spaces()] == [0, 1, 2]
+    assert db.rename_space(home.id, "  Home  ").name == "Home"
+    updated = db.update_space(work.id, default_model=None)
     assert (updated.system_prompt, updated.default_model) == ("Be terse.", None)
-    same = store.update_space(work.id, system_prompt=UNCHANGED)
+    same = db.update_space(work.id, system_prompt=UNCHANGED)
     assert same == updated
-    assert store.update_space(work.id, system_prompt="New").system_prompt == "New"
-    assert store.get_space(work.id).system_prompt == "New"
+    assert db.update_space(work.id, system_prompt="New").system_prompt == "New"
+    assert db.get_space(work.id).system_prompt == "New"
 
 
-def test_space_names_are_kept_exactly(store):
-    a = store.create_space("Work")
-    b = store.create_space("work")
+def test_space_names_are_kept_exactly(db):
+    a = db.create_space("Work")
+    b = db.create_space("work")
     assert a.id != b.id
-    assert {s.name for s in store.list_spaces()} == {"General", "Work", "work"}
+    assert {s.name for s in db.list_spaces()} == {"General", "Work", "work"}
 
 
-def test_bad_space_inputs(store):
+def test_bad_space_inputs(db):
     with pytest.raises(EmptyName):
-        store.create_space("   ")
+        db.create_space("   ")
     with pytest.raises(SpaceNotFound):
-        store.rename_space("nope", "x")
+        db.rename_space("nope", "x")
     with pytest.raises(SpaceNotFound):
-        store.update_space("nope", system_prompt="x")
+        db.update_space("nope", system_prompt="x")
     with pytest.raises(SpaceNotFound):
-        store.delete_space("nope")
+        db.delete_space("nope")
     with pytest.raises(CannotDeleteDefaultSpace):
-        store.delete_space(store.default_space().id)
-    assert [s.name for s in store.list_spaces()] == ["General"]
+        db.delete_space(db.default_space().id)
+    assert [s.name for s in db.list_spaces()] == ["General"]
 
 
-def test_reorder_spaces_needs_every_space_once(store):
-    a, b = store.create_space("A"), store.create_space("B")
-    general = store.default_space()
-    assert [s.id for s in store.reorder_spaces([b.id, general.id, a.id])] == [
+def test_reorder_spaces_needs_every_space_once(db):
+    a, b = db.create_space("A"), db.create_space("B")
+    general = db.default_space()
+    assert [s.id for s in db.reorder_spaces([b.id, general.id, a.id])] == [
         b.id,
         general.id,
         a.id,
     ]
     for bad in ([b.id, a.id], [b.id, a.id, a.id], [b.id, a.id, general.id, "x"]):
         with pytest.raises(InvalidSpaceOrder):
-            store.reorder_spaces(bad)
-    assert [s.name for s in store.list_spaces()] == ["B", "General", "A"]
+            db.reorder_spaces(bad)
+    assert [s.name for s in db.list_spaces()] == ["B", "General", "A"]
 
 
-def test_delete_space_moves_or_deletes_its_sessions(store):
-    work = store.create_space("Work")
-    kept = store.create_session(space_id=work.id, title="kept")
-    say(store, kept.id, "still here")
-    store.delete_space(work.id)
-    assert store.get_session(kept.id).space_id == store.default_space().id
-    assert store.search("still")[0].session_id == kept.id
+def test_delete_space_moves_or_deletes_its_sessions(db):
+    work = db.create_space("Work")
+    kept = db.create_session(space_id=work.id, title="kept")
+    say(db, kept.id, "still here")
+    db.delete_space(work.id)
+    assert db.get_session(kept.id).space_id == db.default_space().id
+    assert db.search("still")[0].session_id == kept.id
 
-    play = store.create_space("Play")
-    gone = store.create_session(space_id=play.id, title="gone")
-    say(store, gone.id, "vanishing words")
-    store.delete_space(play.id, delete_sessions=True)
+    play = db.create_space("Play")
+    gone = db.create_session(space_id=play.id, title="gone")
+    say(db, gone.id, "vanishing words")
+    db.delete_space(play.id, delete_sessions=True)
     with pytest.raises(SessionNotFound):
-        store.get_session(gone.id)
-    assert store.search("vanishing") == []
-    assert [s.name for s in store.list_spaces()] == ["General"]
+        db.get_session(gone.id)
+    assert db.search("vanishing") == []
+    assert [s.name for s in db.list_spaces()] == ["General"]
 
 
 # --- sessions ---------------------------------------------------------------------------
 
 
-def test_new_session_takes_space_defaults(store):
-    work = store.create_space("Work", system_prompt="Be terse.", default_model="openai:gpt-5")
-    s = store.create_session(space_id=work.id)
+def test_new_session_takes_space_defaults(db):
+    work = db.create_space("Work", system_prompt="Be terse.", default_model="openai:gpt-5")
+    s = db.create_session(space_id=work.id)
     assert (s.space_id, s.model, s.system_prompt) == (work.id, "openai:gpt-5", "Be terse.")
     assert (s.title, s.title_source, s.turn_count, s.usage) == (None, None, 0, Usage())
-    own = store.create_session(space_id=work.id, model="anthropic:x", system_prompt="Own")
+    own = db.create_session(space_id=work.id, model="anthropic:x", system_prompt="Own")
     assert (own.model, own.system_prompt) == ("anthropic:x", "Own")
-    default = store.create_session(title="Hi")
+    default = db.create_session(title="Hi")
     assert (default.space_id, default.title, default.title_source) == ("default", "Hi", "user")
     assert not default.is_fork and default.parent_exists
     with pytest.raises(SpaceNotFound):
-        store.create_session(space_id="missing")
+        db.create_session(space_id="missing")
 
 
-def test_list_sessions_newest_activity_first_pinned_on_top(store):
-    a = store.create_session(title="a")
-    b = store.create_session(title="b")
-    c = store.create_session(title="c")
-    say(store, a.id, "bump a")  # a is now the most recent
-    assert [s.title for s in store.list_sessions()] == ["a", "c", "b"]
-    store.pin_session(b.id, True)
-    assert [s.title for s in store.list_sessions()] == ["b", "a", "c"]
-    assert [s.title for s in store.list_sessions(pinned_first=False)] == ["a", "c", "b"]
-    store.archive_session(c.id, True)
-    assert [s.title for s in store.list_sessions()] == ["b", "a"]
-    assert [s.title for s in store.list_sessions(include_archived=True)] == ["b", "a", "c"]
-    assert [s.title for s in store.list_sessions(limit=1, offset=1)] == ["a"]
-    assert store.list_sessions()[1].turn_count == 1
+def test_list_sessions_newest_activity_first_pinned_on_top(db):
+    a = db.create_session(title="a")
+    b = db.create_session(title="b")
+    c = db.create_session(title="c")
+    say(db, a.id, "bump a")  # a is now the most recent
+    assert [s.title for s in db.list_sessions()] == ["a", "c", "b"]
+    db.pin_session(b.id, True)
+    assert [s.title for s in db.list_sessions()] == ["b", "a", "c"]
+    assert [s.title for s in db.list_sessions(pinned_first=False)] == ["a", "c", "b"]
+    db.archive_session(c.id, True)
+    assert [s.title for s in db.list_sessions()] == ["b", "a"]
+    assert [s.title for s in db.list_sessions(include_archived=True)] == ["b", "a", "c"]
+    assert [s.title for s in db.list_sessions(limit=1, offset=1)] == ["a"]
+    assert db.list_sessions()[1].turn_count == 1
 
 
-def test_list_sessions_by_space(store):
-    work = store.create_space("Work")
-    w = store.create_session(space_id=work.id, title="w")
-    store.create_session(title="g")
-    assert [s.id for s in store.list_sessions(space_id=work.id)] == [w.id]
-    assert len(store.list_sessions()) == 2
+def test_list_sessions_by_space(db):
+    work = db.create_space("Work")
+    w = db.create_session(space_id=work.id, title="w")
+    db.create_session(title="g")
+    assert [s.id for s in db.list_sessions(space_id=work.id)] == [w.id]
+    assert len(db.list_sessions()) == 2
 
 
-def test_titles_user_and_auto(store):
-    s = store.create_session()
-    assert store.set_auto_title(s.id, "Auto title") is True
-    assert store.get_session(s.id).title_source == "auto"
-    assert store.set_auto_title(s.id, "Better auto") is True
-    renamed = store.rename_session(s.id, "  Mine\n ")
+def test_titles_user_and_auto(db):
+    s = db.create_session()
+    assert db.set_auto_title(s.id, "Auto title") is True
+    assert db.get_session(s.id).title_source == "auto"
+    assert db.set_auto_title(s.id, "Better auto") is True
+    renamed = db.rename_session(s.id, "  Mine\n ")
     assert (renamed.title, renamed.title_source) == ("Mine", "user")
-    assert store.set_auto_title(s.id, "Never") is False
-    assert store.get_session(s.id).title == "Mine"
-    cleared = store.rename_session(s.id, "")
+    assert db.set_auto_title(s.id, "Never") is False
+    assert db.get_session(s.id).title == "Mine"
+    cleared = db.rename_session(s.id, "")
     assert (cleared.title, cleared.title_source) == (None, None)
-    assert store.set_auto_title(s.id, "   ") is False
+    assert db.set_auto_title(s.id, "   ") is False
     with pytest.raises(ValueError):
-        store.rename_session(s.id, "x", source="robot")  # type: ignore[arg-type]
+        db.rename_session(s.id, "x", source="robot")  # type: ignore[arg-type]
 
 
-def test_session_updates_do_not_reorder_the_list(store):
-    a = store.create_session(title="a")
-    store.create_session(title="b")
-    before = store.get_session(a.id).updated_at
-    store.rename_session(a.id, "renamed")
-    store.set_session_model(a.id, "openai:gpt-5")
-    store.set_session_system_prompt(a.id, "sys")
-    store.set_end_reason(a.id, "end_turn")
-    after = store.get_session(a.id)
+def test_session_updates_do_not_reorder_the_list(db):
+    a = db.create_session(title="a")
+    db.create_session(title="b")
+    before = db.get_session(a.id).updated_at
+    db.rename_session(a.id, "renamed")
+    db.set_session_model(a.id, "openai:gpt-5")
+    db.set_session_system_prompt(a.id, "sys")
+    db.set_end_reason(a.id, "end_turn")
+    after = db.get_session(a.id)
     assert after.updated_at == before
     assert (after.model, after.system_prompt, after.end_reason) == (
         "openai:gpt-5",
@@ -172,21 +165,21 @@ def test_session_updates_do_not_reorder_the_list(store):
     )
 
 
-def test_move_pin_archive_delete(store):
-    work = store.create_space("Work")
-    s = store.create_session()
-    assert store.move_session(s.id, work.id).space_id == work.id
-    assert store.pin_session(s.id, True).pinned
-    assert store.archive_session(s.id, True).archived
-    assert not store.archive_session(s.id, False).archived
+def test_move_pin_archive_delete(db):
+    work = db.create_space("Work")
+    s = db.create_session()
+    assert db.move_session(s.id, work.id).space_id == work.id
+    assert db.pin_session(s.id, True).pinned
+    assert db.archive_session(s.id, True).archived
+    assert not db.archive_session(s.id, False).archived
     with pytest.raises(SpaceNotFound):
-        store.move_session(s.id, "nope")
-    say(store, s.id, "bye")
-    store.delete_session(s.id)
+        db.move_session(s.id, "nope")
+    say(db, s.id, "bye")
+    db.delete_session(s.id)
     with pytest.raises(SessionNotFound):
-        store.get_session(s.id)
+        db.get_session(s.id)
     with pytest.raises(SessionNotFound):
-        store.delete_session(s.id)
+        db.delete_session(s.id)
 
 
 @pytest.mark.parametrize(
@@ -212,55 +205,55 @@ def test_move_pin_archive_delete(store):
         lambda st: st.fork("nope", "t"),
     ],
 )
-def test_unknown_session_is_a_typed_error_and_writes_nothing(store, call):
-    store.create_session(title="only")
-    con = sqlite3.connect(store.path)
+def test_unknown_session_is_a_typed_error_and_writes_nothing(db, call):
+    db.create_session(title="only")
+    con = sqlite3.connect(db.path)
     before = con.execute("SELECT count(*), total(updated_at) FROM sessions").fetchone()
     with pytest.raises(SessionNotFound, match="nope"):
-        call(store)
+        call(db)
     assert con.execute("SELECT count(*), total(updated_at) FROM sessions").fetchone() == before
     assert con.execute("SELECT count(*) FROM turns").fetchone()[0] == 0
     con.close()
 
 
-def test_usage_adds_up(store):
-    s = store.create_session()
-    store.add_usage(s.id, Usage(100, 20, 1000, 50, 0.01))
-    total = store.add_usage(s.id, Usage(10, 2, 0, 0, 0.002)).usage
+def test_usage_adds_up(db):
+    s = db.create_session()
+    db.add_usage(s.id, Usage(100, 20, 1000, 50, 0.01))
+    total = db.add_usage(s.id, Usage(10, 2, 0, 0, 0.002)).usage
     assert total == Usage(110, 22, 1000, 50, pytest.approx(0.012))
-    assert store.get_session(s.id).usage.total_input_tokens == 1160
+    assert db.get_session(s.id).usage.total_input_tokens == 1160
 
 
-def test_meta_unknown_keys_are_kept(store):
-    s = store.create_session()
-    con = sqlite3.connect(store.path)
+def test_meta_unknown_keys_are_kept(db):
+    s = db.create_session()
+    con = sqlite3.connect(db.path)
     con.execute(
         "UPDATE sessions SET meta = ? WHERE id = ?", ('{"futureKey": [1, 2], "x": "y"}', s.id)
     )
     con.commit()
     con.close()
-    assert store.get_session(s.id).meta == {"futureKey": [1, 2], "x": "y"}
-    assert store.rename_session(s.id, "t").meta == {"futureKey": [1, 2], "x": "y"}
+    assert db.get_session(s.id).meta == {"futureKey": [1, 2], "x": "y"}
+    assert db.rename_session(s.id, "t").meta == {"futureKey": [1, 2], "x": "y"}
 
 
-def test_deleting_sessions_and_spaces_forgets_their_app_state(store):
-    work = store.create_space("Work")
-    a = store.create_session(space_id=work.id)
-    b = store.create_session(space_id=work.id)
-    other = store.create_session()
+def test_deleting_sessions_and_spaces_forgets_their_app_state(db):
+    work = db.create_space("Work")
+    a = db.create_session(space_id=work.id)
+    b = db.create_session(space_id=work.id)
+    other = db.create_session()
     for owner in (a.id, b.id, other.id):
-        store.set_state(f"draft:{owner}", "half a thought")
-        store.set_state(f"frozen_prompt:{owner}", "system")
-    store.set_state(f"memory:{work.id}", "likes tea")
-    store.set_state("session.last", a.id)  # a value naming it, not a key: kept
+        db.set_state(f"draft:{owner}", "half a thought")
+        db.set_state(f"frozen_prompt:{owner}", "system")
+    db.set_state(f"memory:{work.id}", "likes tea")
+    db.set_state("session.last", a.id)  # a value naming it, not a key: kept
 
-    store.delete_session(a.id)
-    assert store.get_state(f"draft:{a.id}") is None
-    assert store.get_state(f"frozen_prompt:{a.id}") is None
-    assert store.get_state(f"draft:{b.id}") == "half a thought"
+    db.delete_session(a.id)
+    assert db.get_state(f"draft:{a.id}") is None
+    assert db.get_state(f"frozen_prompt:{a.id}") is None
+    assert db.get_state(f"draft:{b.id}") == "half a thought"
 
-    store.delete_space(work.id, delete_sessions=True)
-    assert store.get_state(f"draft:{b.id}") is None
-    assert store.get_state(f"memory:{work.id}") is None
-    assert store.get_state(f"draft:{other.id}") == "half a thought"
-    assert store.get_state("session.last") == a.id
+    db.delete_space(work.id, delete_sessions=True)
+    assert db.get_state(f"draft:{b.id}") is None
+    assert db.get_state(f"memory:{work.id}") is None
+    assert db.get_state(f"draft:{other.id}") == "half a thought"
+    assert db.get_state("session.last") == a.id

@@ -6,15 +6,6 @@ import math
 
 import pytest
 
-from core.store import Store
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = Store.open(tmp_path / "db" / "sessions.db")
-    yield s
-    s.close()
-
 
 @pytest.mark.parametrize(
     "value",
@@ -28,39 +19,39 @@ def store(tmp_path):
         "ünïcødé 東京",
     ],
 )
-def test_settings_round_trip_any_json_value(store, value):
-    store.set_setting("k", value)
-    assert store.get_setting("k") == value
+def test_settings_round_trip_any_json_value(db, value):
+    db.set_setting("k", value)
+    assert db.get_setting("k") == value
 
 
-def test_settings_defaults_overwrite_remove_and_list(store):
-    assert store.get_setting("missing") is None
-    assert store.get_setting("missing", "fallback") == "fallback"
-    store.set_setting("a", 1)
-    store.set_setting("a", 2)
-    store.set_setting("b", {"x": [1]})
-    assert store.all_settings() == {"a": 2, "b": {"x": [1]}}
-    store.set_setting("a", None)
-    assert store.get_setting("a", "default again") == "default again"
-    assert store.all_settings() == {"b": {"x": [1]}}
+def test_settings_defaults_overwrite_remove_and_list(db):
+    assert db.get_setting("missing") is None
+    assert db.get_setting("missing", "fallback") == "fallback"
+    db.set_setting("a", 1)
+    db.set_setting("a", 2)
+    db.set_setting("b", {"x": [1]})
+    assert db.all_settings() == {"a": 2, "b": {"x": [1]}}
+    db.set_setting("a", None)
+    assert db.get_setting("a", "default again") == "default again"
+    assert db.all_settings() == {"b": {"x": [1]}}
 
 
-def test_settings_and_state_are_separate(store):
-    store.set_state("lastSessionId", "s1")
-    store.set_state("geometry", [0, 0, 800, 600])
-    assert store.get_state("lastSessionId") == "s1"
-    assert store.get_setting("lastSessionId") is None
-    assert store.all_settings() == {}
-    store.set_state("lastSessionId", None)
-    assert store.get_state("lastSessionId", "none") == "none"
+def test_settings_and_state_are_separate(db):
+    db.set_state("lastSessionId", "s1")
+    db.set_state("geometry", [0, 0, 800, 600])
+    assert db.get_state("lastSessionId") == "s1"
+    assert db.get_setting("lastSessionId") is None
+    assert db.all_settings() == {}
+    db.set_state("lastSessionId", None)
+    assert db.get_state("lastSessionId", "none") == "none"
 
 
 @pytest.mark.parametrize("bad", [object(), {1, 2}, math.nan, float("inf")])
-def test_unserializable_values_are_refused_and_nothing_written(store, bad):
-    store.set_setting("k", "before")
+def test_unserializable_values_are_refused_and_nothing_written(db, bad):
+    db.set_setting("k", "before")
     with pytest.raises((TypeError, ValueError)):
-        store.set_setting("k", bad)
+        db.set_setting("k", bad)
     with pytest.raises((TypeError, ValueError)):
-        store.set_state("k", bad)
-    assert store.get_setting("k") == "before"
-    assert store.get_state("k") is None
+        db.set_state("k", bad)
+    assert db.get_setting("k") == "before"
+    assert db.get_state("k") is None

@@ -33,13 +33,6 @@ from core.store.errors import (
 from core.store.textindex import register_functions
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store.open(tmp_path / "db" / "sessions.db")
-    yield s
-    s.close()
-
-
 def user(text: str) -> Turn:
     return Turn("user", [TextBlock(text)])
 
@@ -48,10 +41,10 @@ def assistant(text: str, **kw) -> Turn:
     return Turn("assistant", [TextBlock(text)], **kw)
 
 
-def conversation(store: Store, n: int, title: str = "chat") -> tuple[str, list[Turn]]:
-    s = store.create_session(title=title)
+def conversation(db: Store, n: int, title: str = "chat") -> tuple[str, list[Turn]]:
+    s = db.create_session(title=title)
     turns = [
-        store.append_turn(s.id, user(f"q{i}") if i % 2 == 0 else assistant(f"a{i}"))
+        db.append_turn(s.id, user(f"q{i}") if i % 2 == 0 else assistant(f"a{i}"))
         for i in range(n)
     ]
     return s.id, turns
@@ -60,60 +53,60 @@ def conversation(store: Store, n: int, title: str = "chat") -> tuple[str, list[T
 # --- append / get ------------------------------------------------------------------------
 
 
-def test_append_keeps_order_and_bumps_activity(store):
-    other = store.create_session(title="other")
-    sid, turns = conversation(store, 5)
-    assert [t.id for t in store.get_turns(sid)] == [t.id for t in turns]
-    assert [t.text() for t in store.get_turns(sid, last=2)] == ["a3", "q4"]
-    assert store.get_turns(sid, last=0) == []
-    assert store.get_turns(sid, last=99) == store.get_turns(sid)
-    assert store.count_turns(sid) == 5
-    assert store.get_session(sid).turn_count == 5
-    assert store.list_sessions()[0].id == sid
-    store.append_turn(other.id, user("late"))
-    assert store.list_sessions()[0].id == other.id
+def test_append_keeps_order_and_bumps_activity(db):
+    other = db.create_session(title="other")
+    sid, turns = conversation(db, 5)
+    assert [t.id for t in db.get_turns(sid)] == [t.id for t in turns]
+    assert [t.text() for t in db.get_turns(sid, last=2)] == ["a3", "q4"]
+    assert db.get_turns(sid, last=0) == []
+    assert db.get_turns(sid, last=99) == db.get_turns(sid)
+    assert db.count_turns(sid) == 5
+    assert db.get_session(sid).turn_count == 5
+    assert db.list_sessions()[0].id == sid
+    db.append_turn(other.id, user("late"))
+    assert db.list_sessions()[0].id == other.id
 
 
-def test_get_turn_and_unknown_ids(store):
-    sid, turns = conversation(store, 2)
-    assert store.get_turn(turns[1].id) == turns[1]
+def test_get_turn_and_unknown_ids(db):
+    sid, turns = conversation(db, 2)
+    assert db.get_turn(turns[1].id) == turns[1]
     with pytest.raises(TurnNotFound):
-        store.get_turn("nope")
+        db.get_turn("nope")
     with pytest.raises(DuplicateTurn):
-        store.append_turn(sid, turns[0])
-    other = store.create_session()
+        db.append_turn(sid, turns[0])
+    other = db.create_session()
     with pytest.raises(DuplicateTurn):
-        store.append_turn(other.id, turns[0])
-    assert store.count_turns(other.id) == 0
+        db.append_turn(other.id, turns[0])
+    assert db.count_turns(other.id) == 0
 
 
-def test_upsert_journals_a_streaming_reply(store):
-    sid, _ = conversation(store, 1)
+def test_upsert_journals_a_streaming_reply(db):
+    sid, _ = conversation(db, 1)
     partial = assistant("Once upon", aborted=True)
-    store.upsert_turn(sid, partial)
+    db.upsert_turn(sid, partial)
     grown = partial.with_blocks([TextBlock("Once upon a time")])
-    store.upsert_turn(sid, grown)
-    [_, saved] = store.get_turns(sid)
+    db.upsert_turn(sid, grown)
+    [_, saved] = db.get_turns(sid)
     assert (saved.id, saved.text(), saved.aborted) == (partial.id, "Once upon a time", True)
-    assert store.search("time")[0].turn_id == partial.id
-    assert store.search("upon")[0].turn_id == partial.id
-    other = store.create_session()
+    assert db.search("time")[0].turn_id == partial.id
+    assert db.search("upon")[0].turn_id == partial.id
+    other = db.create_session()
     with pytest.raises(TurnInOtherSession):
-        store.upsert_turn(other.id, grown)
+        db.upsert_turn(other.id, grown)
 
 
-def test_finish_turn_saves_turn_and_usage_together(store):
-    sid, _ = conversation(store, 1)
+def test_finish_turn_saves_turn_and_usage_together(db):
+    sid, _ = conversation(db, 1)
     reply = assistant("done", model="anthropic:claude", usage=Usage(10, 5))
-    store.finish_turn(sid, reply, Usage(10, 5, 100, 0, 0.5))
-    assert store.get_turns(sid)[-1] == reply
-    assert store.get_session(sid).usage == Usage(10, 5, 100, 0, 0.5)
+    db.finish_turn(sid, reply, Usage(10, 5, 100, 0, 0.5))
+    assert db.get_turns(sid)[-1] == reply
+    assert db.get_session(sid).usage == Usage(10, 5, 100, 0, 0.5)
     with pytest.raises(SessionNotFound):
-        store.finish_turn("nope", assistant("x"), Usage(1))
+        db.finish_turn("nope", assistant("x"), Usage(1))
 
 
-def test_finish_turn_is_all_or_nothing(store, monkeypatch):
-    sid, _ = conversation(store, 1)
+def test_finish_turn_is_all_or_nothing(db, monkeypatch):
+    sid, _ = conversation(db, 1)
     from core.store import sessions as repo
 
     def broken(*a, **k):
@@ -121,25 +114,25 @@ def test_finish_turn_is_all_or_nothing(store, monkeypatch):
 
     monkeypatch.setattr(repo, "add_usage", broken)
     with pytest.raises(RuntimeError):
-        store.finish_turn(sid, assistant("lost"), Usage(1))
-    assert store.count_turns(sid) == 1
-    assert store.search("lost") == []
+        db.finish_turn(sid, assistant("lost"), Usage(1))
+    assert db.count_turns(sid) == 1
+    assert db.search("lost") == []
 
 
-def test_delete_turns_after(store):
-    sid, turns = conversation(store, 5)
-    assert store.delete_turns_after(sid, turns[1].id) == 3
-    assert [t.id for t in store.get_turns(sid)] == [t.id for t in turns[:2]]
-    assert store.search("q4") == []
-    store.append_turn(sid, user("again"))
-    assert store.get_turns(sid)[-1].text() == "again"
+def test_delete_turns_after(db):
+    sid, turns = conversation(db, 5)
+    assert db.delete_turns_after(sid, turns[1].id) == 3
+    assert [t.id for t in db.get_turns(sid)] == [t.id for t in turns[:2]]
+    assert db.search("q4") == []
+    db.append_turn(sid, user("again"))
+    assert db.get_turns(sid)[-1].text() == "again"
     with pytest.raises(TurnNotInSession):
-        store.delete_turns_after(sid, turns[4].id)
+        db.delete_turns_after(sid, turns[4].id)
 
 
-def test_loading_the_tail_of_a_long_session(store):
-    s = store.create_session()
-    con = sqlite3.connect(store.path)
+def test_loading_the_tail_of_a_long_session(db):
+    s = db.create_session()
+    con = sqlite3.connect(db.path)
     with pytest.raises(sqlite3.OperationalError, match="parley_turn_text"):
         con.execute(
             "INSERT INTO turns (id, session_id, seq, role, blocks, created_at) "
@@ -156,69 +149,69 @@ def test_loading_the_tail_of_a_long_session(store):
     )
     con.commit()
     con.close()
-    tail = store.get_turns(s.id, last=200)
+    tail = db.get_turns(s.id, last=200)
     assert [t.id for t in tail] == [f"t{i}" for i in range(9800, 10_000)]
-    assert store.count_turns(s.id) == 10_000
-    assert store.search("n9999")[0].turn_id == "t9999"
+    assert db.count_turns(s.id) == 10_000
+    assert db.search("n9999")[0].turn_id == "t9999"
 
 
 # --- fork --------------------------------------------------------------------------------
 
 
-def test_fork_copies_turns_up_to_the_point_with_new_ids(store):
-    work = store.create_space("Work")
-    s = store.create_session(
+def test_fork_copies_turns_up_to_the_point_with_new_ids(db):
+    work = db.create_space("Work")
+    s = db.create_session(
         space_id=work.id, title="Plan", model="openai:gpt-5", system_prompt="sys"
     )
-    turns = [store.append_turn(s.id, t) for t in (user("a"), assistant("b"), user("c"))]
-    store.add_usage(s.id, Usage(100))
-    fork = store.fork(s.id, turns[1].id)
+    turns = [db.append_turn(s.id, t) for t in (user("a"), assistant("b"), user("c"))]
+    db.add_usage(s.id, Usage(100))
+    fork = db.fork(s.id, turns[1].id)
     assert fork.title == "Plan (fork)"
     assert (fork.space_id, fork.model, fork.system_prompt) == (work.id, "openai:gpt-5", "sys")
     assert (fork.parent_session_id, fork.forked_from_turn_id) == (s.id, turns[1].id)
     assert fork.is_fork and fork.parent_exists
     assert fork.turn_count == 2 and fork.usage == Usage()
-    copied = store.get_turns(fork.id)
+    copied = db.get_turns(fork.id)
     assert [t.text() for t in copied] == ["a", "b"]
     assert not {t.id for t in copied} & {t.id for t in turns}
     assert [t.created_at for t in copied] == [t.created_at for t in turns[:2]]
-    assert store.list_forks(s.id) == [store.get_session(fork.id)]
-    store.append_turn(fork.id, user("diverge"))
-    assert store.count_turns(s.id) == 3
-    assert store.fork(s.id, turns[0].id, title="Mine").title == "Mine"
+    assert db.list_forks(s.id) == [db.get_session(fork.id)]
+    db.append_turn(fork.id, user("diverge"))
+    assert db.count_turns(s.id) == 3
+    assert db.fork(s.id, turns[0].id, title="Mine").title == "Mine"
 
 
-def test_fork_of_deleted_parent_keeps_its_turns(store):
-    s = store.create_session(title="Parent")
-    t = store.append_turn(s.id, user("shared words"))
-    fork = store.fork(s.id, t.id)
-    store.delete_session(s.id)
-    orphan = store.get_session(fork.id)
+def test_fork_of_deleted_parent_keeps_its_turns(db):
+    s = db.create_session(title="Parent")
+    t = db.append_turn(s.id, user("shared words"))
+    fork = db.fork(s.id, t.id)
+    db.delete_session(s.id)
+    orphan = db.get_session(fork.id)
     assert orphan.is_fork and not orphan.parent_exists
     assert orphan.parent_session_id == s.id
-    assert store.get_turns(fork.id)[0].text() == "shared words"
-    assert [h.session_id for h in store.search("shared")] == [fork.id]
+    assert db.get_turns(fork.id)[0].text() == "shared words"
+    assert [h.session_id for h in db.search("shared")] == [fork.id]
 
 
-def test_fork_bad_inputs_write_nothing(store):
-    s = store.create_session()
-    other = store.create_session()
-    t = store.append_turn(other.id, user("x"))
+def test_fork_bad_inputs_write_nothing(db):
+    s = db.create_session()
+    other = db.create_session()
+    t = db.append_turn(other.id, user("x"))
     with pytest.raises(TurnNotInSession):
-        store.fork(s.id, t.id)
+        db.fork(s.id, t.id)
     with pytest.raises(TurnNotInSession):
-        store.fork(s.id, "missing")
+        db.fork(s.id, "missing")
     with pytest.raises(SessionNotFound):
-        store.fork("missing", t.id)
-    assert len(store.list_sessions()) == 2
+        db.fork("missing", t.id)
+    assert len(db.list_sessions()) == 2
 
 
 # --- compactions -------------------------------------------------------------------------
 
 
-def compact(store: Store, sid: str, first: Turn, last: Turn, text: str = "summary") -> Turn:
+def compact(db: Store, sid: str, first: Turn, last: Turn, text: str = "summary") -> Turn:
     summary = Turn("user", [CompactSummaryBlock(text)])
-    c = store.record_compaction(
+    c = db.record_compaction(
         sid,
         summary,
         first_turn_id=first.id,
@@ -232,12 +225,12 @@ def compact(store: Store, sid: str, first: Turn, last: Turn, text: str = "summar
         tokens_after=1200,
     )
     assert c.summary_turn_id == summary.id
-    return store.get_turn(summary.id)
+    return db.get_turn(summary.id)
 
 
-def test_record_compaction_and_history(store):
-    sid, turns = conversation(store, 4)
-    saved = compact(store, sid, turns[0], turns[1])
+def test_record_compaction_and_history(db):
+    sid, turns = conversation(db, 4)
+    saved = compact(db, sid, turns[0], turns[1])
     block = saved.blocks[0]
     assert isinstance(block, CompactSummaryBlock)
     assert (block.first_turn_id, block.last_turn_id, block.replaced_count) == (
@@ -245,7 +238,7 @@ def test_record_compaction_and_history(store):
         turns[1].id,
         2,
     )
-    [c] = store.list_compactions(sid)
+    [c] = db.list_compactions(sid)
     assert block.compaction_id == c.id
     assert (c.reason, c.tokens_before, c.tokens_after, c.usage) == (
         "auto",
@@ -254,32 +247,32 @@ def test_record_compaction_and_history(store):
         Usage(50, 10),
     )
     assert (c.dropped_count, c.model) == (1, "anthropic:haiku")
-    assert [t.id for t in store.history(sid)] == [saved.id, turns[2].id, turns[3].id]
-    assert len(store.get_turns(sid)) == 5  # non-destructive
-    assert store.search("summary")[0].turn_id == saved.id
+    assert [t.id for t in db.history(sid)] == [saved.id, turns[2].id, turns[3].id]
+    assert len(db.get_turns(sid)) == 5  # non-destructive
+    assert db.search("summary")[0].turn_id == saved.id
 
 
-def test_record_compaction_rejects_foreign_range(store):
-    sid, turns = conversation(store, 2)
-    other, other_turns = conversation(store, 2)
+def test_record_compaction_rejects_foreign_range(db):
+    sid, turns = conversation(db, 2)
+    other, other_turns = conversation(db, 2)
     with pytest.raises(TurnNotInSession):
-        store.record_compaction(
+        db.record_compaction(
             sid,
             Turn("user", [CompactSummaryBlock("s")]),
             first_turn_id=other_turns[0].id,
             last_turn_id=turns[1].id,
             replaced_count=2,
         )
-    assert store.count_turns(sid) == 2 and store.list_compactions(sid) == []
+    assert db.count_turns(sid) == 2 and db.list_compactions(sid) == []
 
 
-def test_fork_relinks_compaction_to_copied_turns(store):
-    sid, turns = conversation(store, 4)
-    summary = compact(store, sid, turns[0], turns[1])
-    fork = store.fork(s_id := sid, summary.id)
+def test_fork_relinks_compaction_to_copied_turns(db):
+    sid, turns = conversation(db, 4)
+    summary = compact(db, sid, turns[0], turns[1])
+    fork = db.fork(s_id := sid, summary.id)
     assert s_id == sid
-    copied = store.get_turns(fork.id)
-    [fc] = store.list_compactions(fork.id)
+    copied = db.get_turns(fork.id)
+    [fc] = db.list_compactions(fork.id)
     block = copied[-1].blocks[0]
     assert isinstance(block, CompactSummaryBlock)
     assert (block.first_turn_id, block.last_turn_id) == (copied[0].id, copied[1].id)
@@ -289,7 +282,7 @@ def test_fork_relinks_compaction_to_copied_turns(store):
         copied[-1].id,
     )
     assert block.compaction_id == fc.id
-    assert [t.id for t in store.history(fork.id)] == [copied[-1].id, copied[2].id, copied[3].id]
+    assert [t.id for t in db.history(fork.id)] == [copied[-1].id, copied[2].id, copied[3].id]
 
 
 # --- any turn round-trips ------------------------------------------------------------------
@@ -352,21 +345,21 @@ turn_st = st.builds(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(turn=turn_st)
-def test_any_turn_round_trips(store, turn):
-    s = store.create_session()
-    store.append_turn(s.id, turn)
-    assert store.get_turn(turn.id) == turn
-    assert store.get_turns(s.id) == [turn]
-    store.delete_session(s.id)
+def test_any_turn_round_trips(db, turn):
+    s = db.create_session()
+    db.append_turn(s.id, turn)
+    assert db.get_turn(turn.id) == turn
+    assert db.get_turns(s.id) == [turn]
+    db.delete_session(s.id)
 
 
-def test_record_compaction_can_count_its_usage_in_the_same_transaction(store):
-    sid, turns = conversation(store, 2)
-    store.record_compaction(sid, Turn("user", [CompactSummaryBlock("s")]),
+def test_record_compaction_can_count_its_usage_in_the_same_transaction(db):
+    sid, turns = conversation(db, 2)
+    db.record_compaction(sid, Turn("user", [CompactSummaryBlock("s")]),
                             first_turn_id=turns[0].id, last_turn_id=turns[1].id,
                             replaced_count=2, usage=Usage(7, 3, cost_usd=0.5))
-    assert store.get_session(sid).usage == Usage()
-    store.record_compaction(sid, Turn("user", [CompactSummaryBlock("s2")]),
+    assert db.get_session(sid).usage == Usage()
+    db.record_compaction(sid, Turn("user", [CompactSummaryBlock("s2")]),
                             first_turn_id=turns[0].id, last_turn_id=turns[1].id,
                             replaced_count=2, usage=Usage(7, 3, cost_usd=0.5), count_usage=True)
-    assert store.get_session(sid).usage == Usage(7, 3, cost_usd=0.5)
+    assert db.get_session(sid).usage == Usage(7, 3, cost_usd=0.5)

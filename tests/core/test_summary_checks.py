@@ -23,7 +23,6 @@ from tests.core.test_compaction_support import (
     SUMMARY,
     TAGGED,
     blocks_text,
-    open_env,
     summary_turns,
     validate,
 )
@@ -31,12 +30,6 @@ from tests.core.test_compaction_support import (
 HAIKU = "anthropic:claude-haiku-4-5"
 #: 14k characters of an answer that is not a summary (the trial's case).
 ESSAY = "Here is a short essay on gardening, since you asked about it. " * 230
-
-
-@pytest.fixture
-async def env(tmp_path, fake_provider):
-    async with open_env(tmp_path, fake_provider) as opened:
-        yield opened
 
 
 def prompt_of(request) -> str:

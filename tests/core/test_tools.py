@@ -10,7 +10,6 @@ import pytest
 from core.content import CompactSummaryBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from core.providers.base import ToolSpec
 from core.providers.errors import BadRequest, ServerError
-from core.store.async_store import AsyncStore
 from core.tools import ToolContext, ToolError, ToolExecutor
 from core.tools.loop import limit_results, max_rounds, rejects_tools, wants_tools
 from core.tools.memory import (
@@ -28,13 +27,6 @@ from core.tools.skills import (
     stub_unloaded,
 )
 from core.tools.system_prompt import MEMORY_HEADING, SKILLS_HEADING
-
-
-@pytest.fixture
-async def store(tmp_path):
-    s = await AsyncStore.open(tmp_path / "sessions.db")
-    yield s
-    await s.close()
 
 
 @pytest.fixture

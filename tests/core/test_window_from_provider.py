@@ -8,25 +8,17 @@ enforced with the real "prompt is too long" refusal). Real sessions.db, real SDK
 
 from __future__ import annotations
 
-import pytest
-
 from core.compaction import CompactEvent
 from core.context_size import find_anchor, measured_tokens
 from core.providers.base import ChatRequest
 from core.run import RunFailed
-from tests.core.test_compaction_support import SONNET, open_env
+from tests.core.test_compaction_support import SONNET
 
 WINDOW = 200_000
 #: Messages of about 10,000 tokens by Parley's estimate, 20,000 by the provider's count;
 #: the fake echoes each one back, so every exchange adds about 40,000 tokens.
 MESSAGE_TOKENS = 10_000
 MESSAGES = 12
-
-
-@pytest.fixture
-async def env(tmp_path, fake_provider):
-    async with open_env(tmp_path, fake_provider) as opened:
-        yield opened
 
 
 def heavy_chat_provider(fake_provider, scale: float = 2.0) -> None:
