@@ -290,6 +290,10 @@ class Turn:
             transcript but left out of the model context (wire rule 1).
         model: for assistant turns, ``provider:model`` that wrote it.
         usage: for assistant turns, the request's usage.
+        cut_off: for an aborted reply, True when what is kept is what was written
+            while it streamed (``core.journal``): Parley ended (a crash, a kill, a
+            power cut) before the reply finished; False when it was stopped (Esc)
+            or failed, and saved as such.
     """
 
     role: Role
@@ -299,6 +303,7 @@ class Turn:
     aborted: bool = False
     model: str | None = None
     usage: Usage | None = None
+    cut_off: bool = False
 
     def text(self) -> str:
         """Return the concatenated text of the turn's text blocks ('' if none)."""
@@ -318,6 +323,8 @@ class Turn:
         }
         if self.aborted:
             out["aborted"] = True
+            if self.cut_off:
+                out["cut_off"] = True
         if self.model is not None:
             out["model"] = self.model
         if self.usage is not None:
@@ -346,6 +353,7 @@ class Turn:
             aborted=bool(data.get("aborted", False)),
             model=data.get("model"),
             usage=Usage.from_json(usage) if isinstance(usage, Mapping) else None,
+            cut_off=bool(data.get("cut_off", False)),
         )
 
 

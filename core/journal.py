@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from core.reply import ReplyBuilder
@@ -50,7 +51,9 @@ class Journal:
             return
         self.last = self.clock()
         self.write = asyncio.ensure_future(
-            self.store.upsert_turn(self.session_id, self.builder.turn(aborted=True))
+            # Marked cut off: if it is still so when read, Parley ended mid-reply.
+            self.store.upsert_turn(self.session_id,
+                                   replace(self.builder.turn(aborted=True), cut_off=True))
         )
         self.write.add_done_callback(self._done)
 

@@ -208,6 +208,9 @@ class MainWindow(QMainWindow, WindowCommands):
         self.setCentralWidget(self.splitter)
         # Made now and kept: a status bar that appeared with its first message would
         # shift the window's layout each time.
+        from gui.status_line import WrappingStatusBar
+
+        self.setStatusBar(WrappingStatusBar(self))  # a long refusal is shown whole
         self.statusBar().setSizeGripEnabled(False)
         self.stack.setCurrentWidget(self.chat_page)  # typing works before the chats show
 

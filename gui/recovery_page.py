@@ -61,13 +61,14 @@ def holds(messages: int, chats: int | None) -> str:
 
 
 def backup_line(b: Any) -> str:
-    """How a backup is listed: "today 14:05 — 28 messages in 3 chats"."""
+    """How a backup is listed: "today 14:05:09 — 28 messages in 3 chats" (with seconds:
+    two backups made in the same minute — one while in use, one on quitting — differ)."""
     from core.store.backups import age_text
 
     what = (holds(b.turns, b.chats) if b.turns is not None
             else "cannot be read")
     kind = "" if b.automatic else " (copy taken before an upgrade)"
-    return f"{age_text(b.made_at)} — {what}{kind}"
+    return f"{age_text(b.made_at, seconds=True)} — {what}{kind}"
 
 
 class RecoveryPage(QWidget):

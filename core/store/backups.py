@@ -367,15 +367,17 @@ def secure(folder: Path) -> None:
         private.narrow(b.path, private.FILE_MODE)
 
 
-def age_text(made_at: datetime, now: datetime | None = None) -> str:
-    """``made_at`` for people: "today 14:05", "yesterday 09:30", "3 Mar 2026 18:00"."""
+def age_text(made_at: datetime, now: datetime | None = None, *, seconds: bool = False) -> str:
+    """``made_at`` for people: "today 14:05", "yesterday 09:30", "3 Mar 2026 18:00"
+    (``seconds``: "today 14:05:09", to tell apart backups made in the same minute)."""
     now = now or datetime.now()
     days = (now.date() - made_at.date()).days
+    clock = f"{made_at:%H:%M:%S}" if seconds else f"{made_at:%H:%M}"
     if days == 0:
-        return f"today {made_at:%H:%M}"
+        return f"today {clock}"
     if days == 1:
-        return f"yesterday {made_at:%H:%M}"
-    return f"{made_at.day} {made_at:%b %Y %H:%M}"
+        return f"yesterday {clock}"
+    return f"{made_at.day} {made_at:%b %Y} {clock}"
 
 
 __all__ = [

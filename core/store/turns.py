@@ -50,6 +50,11 @@ def usage_from_text(text: str | None) -> Usage | None:
     return Usage.from_json(data) if isinstance(data, dict) else None
 
 
+#: ``turns.aborted`` of a reply kept as journalled while it streamed (``Turn.cut_off``):
+#: 0 complete, 1 stopped or failed, 2 cut off by the end of the process.
+CUT_OFF = 2
+
+
 def to_turn(row: Row) -> Turn:
     return Turn(
         role=row.role,
@@ -59,6 +64,7 @@ def to_turn(row: Row) -> Turn:
         aborted=bool(row.aborted),
         model=row.model,
         usage=usage_from_text(row.usage),
+        cut_off=row.aborted == CUT_OFF,
     )
 
 
@@ -68,7 +74,7 @@ def row_values(turn: Turn) -> dict[str, Any]:
         "id": turn.id,
         "role": turn.role,
         "blocks": blocks_to_json_text(turn.blocks),
-        "aborted": int(turn.aborted),
+        "aborted": CUT_OFF if turn.aborted and turn.cut_off else int(turn.aborted),
         "model": turn.model,
         "usage": usage_to_text(turn.usage),
         "created_at": turn.created_at,

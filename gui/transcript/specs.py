@@ -52,6 +52,9 @@ ANSWERED_BY = "Answered by {name}"
 #: ``provider:model`` of a reply -> the display name to show under it, or None for no
 #: The marks of a message not in sessions.db yet (``SpecBuilder.save_marks``).
 SAVING_TEXT = "Saving…"
+#: Under a reply stopped with Esc (or failed), and one cut off by Parley's end (``Turn.cut_off``).
+STOPPED_MARK = "Stopped — reply incomplete"
+CUT_OFF_MARK = "Cut off — Parley closed before the reply finished"
 #: Tool call statuses shown as the app's icons (``resources/icons``).
 STATUS_ICONS = ("check", "cross")
 UNSAVED_TEXT = "Not saved yet — Parley keeps trying"  # after a warning icon
@@ -305,10 +308,11 @@ class SpecBuilder:
 
     def _aborted_spec(self, turn: Turn, resumable: bool) -> Spec:
         warn = self.cache.colors.warn_fg.name()
-        text = f'<span style="color:{warn}">■ Stopped — reply incomplete</span>'
+        what = (CUT_OFF_MARK if turn.cut_off else STOPPED_MARK)
+        text = f'<span style="color:{warn}">■ {what}</span>'
         if resumable:
             text += f'&nbsp;&nbsp;·&nbsp;&nbsp;<a href="{RESUME_HREF}"><b>Resume</b></a>'
-        return Spec(self.cache.line(("aborted", resumable), text), "mark")
+        return Spec(self.cache.line(("aborted", resumable, turn.cut_off), text), "mark")
 
     def _fold_line(
         self, key: str, opened: bool, icon: str, label: str, status: str, raw: bool = False

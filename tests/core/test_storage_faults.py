@@ -413,7 +413,9 @@ def test_corrupt_file_at_start_then_start_fresh_keeps_the_damaged_file(tmp_path)
 
     aside = recovery.start_fresh(path)
     assert aside is not None and re.fullmatch(r"sessions\.db\.corrupt-\d{8}-\d{6}", aside.name)
-    assert digest(aside) == damaged and not path.exists()
+    # The new, empty file is already in place (made beside it, then swapped in: never a
+    # moment without a sessions.db, so a kill midway cannot start an empty app silently).
+    assert digest(aside) == damaged and recovery.is_usable(path)
     with Store.open(path) as store:
         assert store.list_sessions() == []
 

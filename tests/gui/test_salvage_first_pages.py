@@ -38,3 +38,22 @@ def test_salvage_with_the_settings_tables_first_pages_damaged_ends_with_every_ch
     new = _successor(driver, w)  # before the fix: "Salvaging…" for ever
     assert "Salvaged 120 messages in 1 chat" in new.toast.message
     assert len(driver.run(new.store.get_turns(made_chat(new, driver)))) == 120
+
+
+def test_backups_made_in_the_same_minute_are_listed_apart(driver: Any, home: Path) -> None:
+    from core.store import backups as B
+    from tests.gui.test_damaged_store import _start
+
+    path = _set_up_then_closed(driver, home)
+    _long_chat(path, 10)
+    time.sleep(1.1)  # after the backup made when set-up was quit
+    B.make_backup(path)
+    time.sleep(1.1)  # the next second (backups made at most every 30 min: here by hand)
+    _long_chat(path, 12, title="Second chat")
+    B.make_backup(path)
+    overwrite_pages(path, [1])  # not even SQLite any more
+    w = _start(driver, home)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
+    names = [b.accessibleName() for b in w.recovery_page.restore_buttons]
+    when = [n.split(" — ")[0] for n in names]
+    assert len(set(when)) == len(when), names  # none reads like another
