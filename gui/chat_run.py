@@ -72,6 +72,10 @@ class ChatRuns:
         """{session id: task} of the runs under way."""
         return self._runs
 
+    def lock_waiting(self) -> list[str]:
+        """The chats whose sent message waits for another program's lock (not saved)."""
+        return list(self._lock_waits)
+
     def running(self, sid: str | None) -> bool:
         """True while a run (also one waiting for its provider) or a compaction holds
         the session."""
@@ -308,6 +312,8 @@ class ChatRuns:
                 self._unshow(sid, shown)  # stopped while waiting for the lock: never saved
                 if text and sid == self.chat.session_id:
                     self.give_back(text)
+                elif text:  # another chat's: its draft (asked about on quitting if unsaved)
+                    self.chat.drafts.keep_unsent(sid, text)
             raise
         finally:
             self._runs.pop(sid, None)

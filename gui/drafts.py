@@ -52,6 +52,13 @@ class Drafts:
         """Remember what the composer holds for a chat (saved by :meth:`save`)."""
         self._texts[session_id] = text
 
+    def keep_unsent(self, session_id: str | None, text: str) -> None:
+        """A message of a chat not shown came back unsent: it becomes the chat's draft
+        (unless one was typed since), to be written by :meth:`save_unsaved`."""
+        if not self._texts.get(session_id):
+            self._texts[session_id] = text
+            self.unsaved.add(session_id)
+
     async def load(self, session_id: str | None) -> str:
         """Return a chat's draft ('' when none): memory first, then the store."""
         if session_id in self._texts:

@@ -213,6 +213,10 @@ async def ask_before_quit(window: Any) -> bool:
     """
     saves = getattr(window.runner, "saves", None)
     drafts = window.chat.drafts
+    # A message waiting for another program's lock was never saved: it goes back to its
+    # chat's box (a draft), so the question below covers it and nothing typed is lost.
+    for sid in window.chat.runs.lock_waiting():
+        await window.chat.runs.stop_and_wait(sid)
     with contextlib.suppress(ParleyError):  # the open chat's draft: refused ones are noted
         await window.chat.stash_draft()
     if not (saves is not None and saves.pending()) and not await drafts.save_unsaved():

@@ -70,3 +70,27 @@ def test_esc_while_waiting_for_the_lock_gives_the_text_back(driver, problems):  
     driver.settle(w)
     assert _on_disk(w, driver)[-1] == ("First answer.", False)  # never saved, never sent
     assert len(driver.fake.model_requests) == 2
+
+
+def test_quitting_while_a_message_waits_for_the_lock_asks_and_keeps_the_text(
+    driver, problems,  # noqa: F811
+):
+    from tests.gui.test_unsaved_replies import _click
+
+    w = _window(driver)
+    driver.fake.script("First answer.")
+    driver.send("first question", wait=True)
+    driver.settle(w)
+    driver.run(on_store_thread(w.store, "PRAGMA busy_timeout = 100"))
+    locker = Locker(w.store.path)
+    try:
+        driver.send("typed while locked")
+        driver.until(lambda: "keeps waiting" in w.chat.save_status.bar.text(), timeout=10)
+        w.qactions["app.quit"].trigger()
+        text = _click(driver, w, "Keep Parley open")
+        assert "your unsent text" in text and "another program holds sessions.db" in text
+        driver.until(lambda: w.composer.text() == "typed while locked", timeout=10)
+        assert w.isVisible()
+    finally:
+        locker.release()
+    driver.settle(w)
