@@ -154,12 +154,18 @@ class ChatController:
         if any(s.forked_from_turn_id for s in shown):
             self.w.tasks.spawn(self.organizer.describe_forks(shown), name="fork-points")
 
-    async def show_first(self, *, new_chat: bool = False) -> None:
+    async def show_first(self) -> None:
         """Show the first chat at start-up: the one open when Parley closed, or a new
-        chat when there is none or ``new_chat`` (Ctrl+N pressed while starting)."""
+        chat when there is none or Ctrl+N was pressed while starting (then the last
+        chat does not take the message box's text: ``gui.early_input`` gives it what
+        was typed for it)."""
         # Not when the person opened a chat meanwhile (no longer adopting).
-        if (new_chat or not await self.reopen_last()) and self.adopting:
+        if (self._new_chat_asked() or not await self.reopen_last()) and self.adopting:
             await self._show_new_chat()
+
+    def _new_chat_asked(self) -> bool:
+        early = self.w.early
+        return early is not None and early.new_chat_asked
 
     async def reopen_last(self) -> bool:
         """Open the chat that was open when Parley closed; False when there is none."""
@@ -442,6 +448,8 @@ class ChatController:
         await self._show_new_chat()
 
     def _after_switch(self, draft: str) -> None:
+        if self.adopting and self.session_id is not None and self._new_chat_asked():
+            return  # Ctrl+N pressed while it was read: the new chat takes the box (show_first)
         typed = self.w.composer.text() if self.adopting else ""
         self.adopting = False
         text = f"{draft.rstrip()}\n\n{typed}" if draft.strip() and typed else (typed or draft)
@@ -463,6 +471,21 @@ class ChatController:
         self.update_title()
         self.update_meter()
         self.w.focus_composer_unless_moved()
+
+    async def create_session(self, model: str | None = None) -> str:
+        """Create a chat's session row in the current space (a new chat's first message
+        is being sent) and list it; returns its id."""
+        session = await self.store.create_session(space_id=self.space_id, model=model)
+        self.sessions[session.id] = session
+        self.w.sidebar.model.upsert(session)
+        return str(session.id)
+
+    def keep_draft(self) -> None:
+        """The message box's text is the open chat's draft (written in a moment)."""
+        text = self.w.composer.text()
+        if text:
+            self.drafts.typed(self.session_id, text)
+            self._draft_timer.start()
 
     def new_session(self, space_id: str | None = None) -> None:
         """Start a new chat (its session is created when the first message is sent)."""

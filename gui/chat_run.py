@@ -104,7 +104,7 @@ class ChatRuns:
         first, then the text). An edited message holds the files its tray shows
         (the original's, less those removed, plus those added).
         """
-        if self.chat.adopting:  # no chat shown yet: the first one shown takes the message
+        if self.w.early is not None:  # no chat shown yet: kept for its chat (gui.early_input)
             return bool(self.w.queue_early_message())
         text = self.w.composer.text()
         files = self.chat.attachments
@@ -157,17 +157,32 @@ class ChatRuns:
             return COMPACTING
         return STILL_REPLYING
 
-    def send_text(self, text: str) -> None:
+    async def send_queued(self, text: str) -> None:
         """Send ``text`` to the open chat as if typed and sent (a message written before
-        the chats were open, ``MainWindow.queue_early_message``)."""
-        if text.strip():
-            self.w.tasks.spawn(self._send(text, self.chat.current_model()), name="send")
+        the chats were open, ``gui.early_input``); returns once it has its chat (a new
+        chat got its session), its run going on in the background."""
+        if not text.strip():
+            return
+        placed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.w.tasks.spawn(self._send(text, self.chat.current_model(), placed=placed),
+                           name="send")
+        await placed
 
-    async def _send(self, text: str, model: str | None, files: Taken | None = None) -> None:
+    def send_to(self, sid: str, text: str) -> None:
+        """Send ``text`` in saved chat ``sid``, open or not (a message written for it
+        before the chats were open, ``gui.early_input``): saved, then sent once its
+        provider is ready."""
+        if text.strip():
+            self.w.tasks.spawn(self.run(sid, "send", [TextBlock(text)], None, None,
+                                        turn_id=new_id()), name="send")
+
+    async def _send(self, text: str, model: str | None, files: Taken | None = None, *,
+                    placed: asyncio.Future[None] | None = None) -> None:
         """Send ``files`` then ``text`` (either may be empty) as one user turn.
 
         Nothing sent (no session, or the run did not start): the text goes back
-        to the composer and the files to their chat's tray.
+        to the composer and the files to their chat's tray. ``placed`` is set once
+        the message has its session (or could not have one).
         """
         blocks: list[Block] = []
         if files is not None and files.items:  # base64 of big files: off the GUI thread
@@ -192,6 +207,9 @@ class ChatRuns:
             if files is not None:
                 self.chat.attachments.give_back(files)
             raise
+        finally:
+            if placed is not None and not placed.done():
+                placed.set_result(None)
         if old is None and self.chat.session_id == sid:
             self.chat.attachments.moved(None, sid)  # files attached while it was created
         try:
@@ -207,14 +225,12 @@ class ChatRuns:
         if sid is not None:  # the sent draft is forgotten without waiting for the file
             self.w.tasks.spawn(self.chat.drafts.discard(sid), name="discard-draft")
             return sid
-        session = await self.chat.store.create_session(space_id=self.chat.space_id, model=model)
-        self.chat.sessions[session.id] = session
-        self.chat.session_id = session.id
+        sid = await self.chat.create_session(model)
+        self.chat.session_id = sid
         await self.chat.drafts.discard(None)
-        await self.chat.store.set_state(LAST_SESSION_KEY, session.id)
-        self.w.sidebar.model.upsert(session)
-        self.w.sidebar.select(session.id)
-        return str(session.id)
+        await self.chat.store.set_state(LAST_SESSION_KEY, sid)
+        self.w.sidebar.select(sid)
+        return sid
 
     def give_back(self, text: str) -> None:
         """Nothing was sent: put the text back in an empty composer so no word is lost."""

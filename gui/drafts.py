@@ -96,6 +96,17 @@ class Drafts:
                 raise
             self.unsaved.discard(session_id)
 
+    async def keep(self, session_id: str | None, text: str) -> None:
+        """Add ``text`` to a chat's draft (after what it holds, a blank line between)
+        and write it now: text typed for that chat while it was not in view.
+
+        Raises:
+            StoreError: as :meth:`save`.
+        """
+        had = await self.load(session_id)
+        self.typed(session_id, f"{had.rstrip()}\n\n{text}" if had.strip() else text)
+        await self.save(session_id)
+
     async def save_unsaved(self) -> list[str | None]:
         """Try again to write the drafts the store refused; returns the chats whose
         non-empty draft is still not saved."""

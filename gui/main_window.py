@@ -4,8 +4,9 @@ The window is built from cheap widgets only, so it can be shown at once, with
 the message box focused: what a person types from the first paint on is kept.
 :meth:`MainWindow.start` then opens the store and the providers off the GUI
 thread and fills the window, never undoing what the person did meanwhile (a
-message sent before the chats are open is kept and goes to the chat shown
-first; Ctrl+N pressed then opens a new chat instead of the last one).
+message sent before the chats are open is kept for the chat it was written
+in; Ctrl+N pressed then opens a new chat, and what was typed before it stays
+with the last chat: ``gui.early_input``).
 Everything a person does with chats (open, send, stop, retry, drafts …) is
 in :class:`gui.chat_controller.ChatController` (spaces and housekeeping in
 ``gui.sidebar.organize``, edits, forks and compaction in ``gui.chat_edit``);
@@ -43,6 +44,7 @@ from gui import actions, appearance, dialogs
 from gui.async_bridge import TaskSet, report_bug
 from gui.composer import ComposerBar
 from gui.context_meter import ContextMeter
+from gui.early_input import ONE_WAITING, EarlyInput, replay
 from gui.model_picker import ModelPicker
 from gui.sidebar import Sidebar
 from gui.undo import Toast, UndoManager
@@ -119,9 +121,9 @@ class MainWindow(QMainWindow, WindowCommands):
         self._closing = False
         self._closed = False
         self._started = False
-        #: A message sent (Enter) before the chats were open: sent to the chat shown first.
-        self.early_message: str | None = None
-        self._new_chat_asked = False  # Ctrl+N before the chats were open
+        #: What the person does before the first chat is shown (messages sent, Ctrl+N,
+        #: chat commands), done once it is (``gui.early_input``); None after that.
+        self.early: EarlyInput | None = EarlyInput()
         self.setWindowTitle("Parley")
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
@@ -290,7 +292,10 @@ class MainWindow(QMainWindow, WindowCommands):
             self.probe("sessions-listed")
             # The providers load while the first chat is read and shown.
             hub_task = asyncio.ensure_future(self._open_hub())
-            await self.chat.show_first(new_chat=self._new_chat_asked)
+            await self.chat.show_first()
+            early, self.early = self.early, None  # from now on keys act on the chat shown
+            if early is not None:
+                await replay(self, early)
         except (DatabaseCorrupt, DamagedWhileOpen):
             if hub_task is not None:
                 hub_task.cancel()
@@ -301,7 +306,6 @@ class MainWindow(QMainWindow, WindowCommands):
             if hub_task is not None:
                 hub_task.cancel()
             raise
-        self._send_early_message()
 
         self.hub = await hub_task
         from core.run import ChatRunner
@@ -343,30 +347,27 @@ class MainWindow(QMainWindow, WindowCommands):
         self.stack.setCurrentWidget(self.loading_page)
         self.sidebar.show_status("")
 
+    @property
+    def early_message(self) -> str | None:
+        """The message sent before the chats were open in the chat in view, if any."""
+        return self.early.current.message if self.early is not None else None
+
     def queue_early_message(self) -> bool:
-        """Enter before the chats are open: keep the message (the composer's text) and
-        send it to the chat shown first, once the store is open (``start``). One such
-        message at a time; another stays in the composer. Always consumes the key."""
+        """Enter before the first chat is shown: keep the message (the composer's text)
+        for the chat it was written in (``gui.early_input``): the one start-up shows,
+        or the new chat Ctrl+N made. One waiting message per chat; another stays in
+        the composer, and the status bar says why. Always consumes the key."""
         text = self.composer.text()
-        if not text.strip():
+        if not text.strip() or self.early is None:
             return True
-        if self.early_message is not None:
-            self.statusBar().showMessage(
-                "Your first message is waiting for your chats to open: this one stays here; "
-                "send it in a moment.", 8_000)
+        if not self.early.send(text):
+            self.statusBar().showMessage(ONE_WAITING, 8_000)
             return True
-        self.early_message = text
         self.composer.clear()
         if self.transcript is None:  # else the chat shows in a moment, with the message
             self._transcript_slot.setText(
                 "Opening your chats…\n\nYour message is kept and will be sent in a moment.")
         return True
-
-    def _send_early_message(self) -> None:
-        """Hand a message sent before the chats were open to the chat shown first."""
-        text, self.early_message = self.early_message, None
-        if text is not None and self.chat is not None:
-            self.chat.runs.send_text(text)
 
     async def _note_previous_run(self) -> None:
         """Record this run; tell the person what the last one left if it did not exit

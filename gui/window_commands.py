@@ -32,7 +32,7 @@ class WindowCommands:
     sidebar: Any
     composer: Any
     transcript: Any
-    _new_chat_asked: bool
+    early: Any  # gui.early_input.EarlyInput | None
     queue_early_message: Any
     def _chat_call(self, name: str, *args: Any) -> Any:
         """Call ``name`` (a dotted path from the controller) when the chat page is up."""
@@ -46,8 +46,9 @@ class WindowCommands:
     def new_session(self) -> Any:
         """Ctrl+N: a new chat; before the chats are open, the first chat shown is a new
         one (instead of the last chat)."""
-        if self.chat is None and not self.store_failed():
-            self._new_chat_asked = True
+        if self.early is not None and not self.store_failed():
+            if self.early.new_chat(self.composer.text()):
+                self.composer.clear()  # what was typed stays with its chat
             return True
         return self._chat_call("new_session")
 
@@ -112,7 +113,7 @@ class WindowCommands:
     def send_from_composer(self) -> Any:
         """Enter: send the message (before the chats are open: keep it for the chat shown
         first, ``MainWindow.queue_early_message``)."""
-        if self.chat is None and not self.store_failed():
+        if self.early is not None and not self.store_failed():
             return self.queue_early_message()
         return self._chat_call("runs.send_from_composer")
 

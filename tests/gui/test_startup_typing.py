@@ -282,3 +282,51 @@ def test_a_long_last_chat_is_read_whole_once_while_starting(driver, fake_provide
     driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
     assert whole == [sid]  # the meter counts them all: read once, not once per step
     assert w.context_meter.used > 0
+
+
+def _roles_texts(driver, w, sid: str) -> list[tuple[str, str]]:
+    return [(t.role, t.text()) for t in driver.run(w.store.history(sid))]
+
+
+def test_enter_then_ctrl_n_while_loading_sends_each_message_to_its_own_chat(
+        driver, fake_provider, gate):
+    earlier = _previous_chat(driver, fake_provider, gate)
+    w = start(driver)
+    type_keys(w, "queued one sigma")
+    press(w, Qt.Key.Key_Return)  # for the chat start-up opens: the last one
+    press(w, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    type_keys(w, "queued two tau")
+    press(w, Qt.Key.Key_Return)  # for the new chat: taken too, not ignored
+    assert w.composer.text() == ""
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0 and not w.chat.runs.active,
+                 timeout=30)
+    ids = w.sidebar.model.session_ids()
+    assert earlier in ids and len(ids) == 2
+    new = next(i for i in ids if i != earlier)
+    assert w.session_id == new  # the new chat stays in view
+    driver.until(lambda: len(_roles_texts(driver, w, earlier)) == 4
+                 and len(_roles_texts(driver, w, new)) == 2, timeout=15)
+    assert _roles_texts(driver, w, earlier)[2] == ("user", "queued one sigma")
+    assert _roles_texts(driver, w, new)[0] == ("user", "queued two tau")
+    assert [r for r, _t in _roles_texts(driver, w, new)] == ["user", "assistant"]
+    assert w.composer.text() == ""
+
+
+def test_a_draft_typed_while_loading_stays_with_its_chat_after_ctrl_n(
+        driver, fake_provider, gate):
+    earlier = _previous_chat(driver, fake_provider, gate)
+    w = start(driver)
+    type_keys(w, "draft in chat three")
+    press(w, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    type_keys(w, "fresh chat gamma")
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    assert w.session_id is None and w.composer.text() == "fresh chat gamma"
+    press(w, Qt.Key.Key_Return)
+    driver.until(lambda: w.session_id is not None and w.tasks.pending == 0
+                 and not w.chat.runs.active, timeout=15)
+    assert _roles_texts(driver, w, w.session_id)[0] == ("user", "fresh chat gamma")
+    w.chat.open_session(earlier)
+    driver.until(lambda: w.session_id == earlier and w.tasks.pending == 0)
+    assert w.composer.text() == "its draft\n\ndraft in chat three"

@@ -1,0 +1,139 @@
+"""What a person does before the first chat is shown, kept and done once it is.
+
+From the first paint the message box takes keys, but the chats are not open
+yet (the store is being opened, the last chat read). What the person does
+meanwhile is kept here, per chat, in the order it was done, and
+:func:`replay` does it once the chats are open, as if done then:
+
+- a message sent (Enter) belongs to the chat start-up would show (the last
+  chat) — or, after Ctrl+N, to that new chat; one waiting message per chat
+  (another Enter in the same chat keeps its text in the box and says why,
+  as a second message does while the first waits for its provider);
+- Ctrl+N leaves what was typed with the chat it was typed for (it becomes
+  that chat's draft) and starts a new chat with an empty box;
+- a chat command (Ctrl+Tab, Up to edit the last message, rename …) is done,
+  in order, once the chats are shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gui.main_window import MainWindow
+
+#: Said when a second message is sent in the same chat before the chats are open.
+ONE_WAITING = ("Your message before this one is waiting for your chats to open: this one "
+               "stays here; send it in a moment.")
+
+
+@dataclass
+class EarlyChat:
+    """One chat as the person used it before the chats were open.
+
+    Attributes:
+        new: a new chat (Ctrl+N); False: the chat start-up shows (the last one).
+        message: the message sent in it (Enter), or None.
+        draft: what was typed in it and left there (Ctrl+N moved on), '' when
+            nothing; the chat shown last keeps the message box's text instead.
+    """
+
+    new: bool
+    message: str | None = None
+    draft: str = ""
+
+
+@dataclass
+class EarlyInput:
+    """The chats used and the commands given before the chats were open.
+
+    Attributes:
+        chats: in the order they were used; the first is the chat start-up
+            shows, the last the one the message box belongs to now.
+        commands: chat commands given meanwhile, done in order by :func:`replay`.
+    """
+
+    chats: list[EarlyChat] = field(default_factory=lambda: [EarlyChat(new=False)])
+    commands: list[Callable[[], Any]] = field(default_factory=list)
+
+    @property
+    def current(self) -> EarlyChat:
+        """The chat the message box belongs to now."""
+        return self.chats[-1]
+
+    @property
+    def new_chat_asked(self) -> bool:
+        """True when Ctrl+N was pressed (the chat in view at the end is a new one)."""
+        return self.current.new
+
+    @property
+    def busy(self) -> bool:
+        """True when anything was done that :func:`replay` must do."""
+        return len(self.chats) > 1 or self.chats[0].message is not None or bool(self.commands)
+
+    def send(self, text: str) -> bool:
+        """Enter with ``text``: kept as the current chat's message. False (the text
+        stays in the box) when that chat holds a waiting message already."""
+        if self.current.message is not None:
+            return False
+        self.current.message = text
+        return True
+
+    def new_chat(self, typed: str) -> bool:
+        """Ctrl+N with ``typed`` in the box. Returns True when the box is to be emptied
+        (``typed`` stays with the chat it was typed for); a new chat in which nothing
+        was sent yet stays the same new chat (as Ctrl+N does in a new chat)."""
+        if self.current.new and self.current.message is None:
+            return False
+        self.current.draft = typed
+        self.chats.append(EarlyChat(new=True))
+        return True
+
+
+async def replay(window: MainWindow, early: EarlyInput) -> None:
+    """Do what ``early`` holds, in order, once the first chat is shown
+    (``MainWindow.start``; ``ChatController.show_first`` showed the chat the
+    message box belongs to: the last one, or a new one after Ctrl+N).
+
+    The message box is left as the person has it: it belongs to the chat in
+    view. Each earlier chat gets what was done in it: the last chat its
+    message (saved and sent there, waiting for its provider) and its draft
+    (after the one it had); a new chat its session with its message. The
+    message of the chat in view is sent there (a new chat gets its session).
+    Then the chat commands given meanwhile are done, in order.
+    """
+    from core.store.errors import SessionNotFound
+    from gui.chat_run import LAST_SESSION_KEY
+
+    chat = window.chat
+    assert chat is not None
+    runs = chat.runs
+    for item in early.chats[:-1]:
+        sid: str | None = None
+        if not item.new:  # the chat start-up would have shown
+            last = await chat.store.get_state(LAST_SESSION_KEY, None)
+            if last:
+                try:
+                    chat.sessions[last] = await chat.store.get_session(last)
+                    sid = str(last)
+                except SessionNotFound:
+                    sid = None
+        if sid is None and item.message is not None:
+            sid = await chat.create_session()
+        if item.message is not None and sid is not None:
+            runs.send_to(sid, item.message)
+        if not item.draft.strip():
+            continue
+        if sid is None:  # a new chat with only a draft: nothing lost, it joins the box
+            box = window.composer.text()
+            window.composer.set_text(f"{item.draft.rstrip()}\n\n{box}" if box else item.draft)
+            continue
+        await chat.drafts.keep(sid, item.draft)
+    if early.current.message is not None:
+        await runs.send_queued(early.current.message)
+        chat.keep_draft()  # typed after it: the draft of the chat it went to
+    commands, early.commands = early.commands, []
+    for command in commands:
+        command()
