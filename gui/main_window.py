@@ -124,6 +124,8 @@ class MainWindow(QMainWindow, WindowCommands):
         #: What the person does before the first chat is shown (messages sent, Ctrl+N,
         #: chat commands), done once it is (``gui.early_input``); None after that.
         self.early: EarlyInput | None = EarlyInput()
+        #: Set once the store is open (a search begun while starting waits for it).
+        self.store_opened = asyncio.Event()
         self.setWindowTitle("Parley")
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
@@ -278,6 +280,7 @@ class MainWindow(QMainWindow, WindowCommands):
             self._cannot_open(exc)
             raise
         self.store.on_damaged = self._store_damaged
+        self.store_opened.set()
         if self._recovering:  # opened again after the recovery page: a fresh start
             self._recovering = self._damage_told = False
             self.sidebar.show()

@@ -423,20 +423,33 @@ class SearchPopup(QFrame):
 
 
 def open_search(window: Any) -> bool:
-    """Show ``window``'s search popup (made on first use); False before chats are shown.
+    """Show ``window``'s search popup (made on first use); False when the chat page is
+    not shown (set-up, a store that could not be opened).
 
-    A chosen result opens its chat at the message (``ChatController.open_at``).
-    Sessions deleted with Undo still pending are left out (by the store, so a
-    message they hold still shows in a fork that copied it).
+    Opened while Parley starts, it takes the words typed at once and answers
+    once the store is open (``MainWindow.store_opened``). A chosen result opens
+    its chat at the message (``ChatController.open_at``). Sessions deleted with
+    Undo still pending are left out (by the store, so a message they hold still
+    shows in a fork that copied it).
     """
-    chat = window.chat
-    if chat is None or window.stack.currentWidget() is not window.chat_page:
+    if window.stack.currentWidget() is not window.chat_page:
         return False
     if window.search_popup is None:
-        organizer = chat.organizer
-        popup = SearchPopup(window, window.store.search, window.tasks.spawn,
-                            hidden=lambda: organizer.deleting)
-        popup.chosen.connect(lambda sid, turn, mark: chat.open_at(sid, turn, mark or None))
+        async def search(query: str, **kwargs: Any) -> Any:
+            await window.store_opened.wait()
+            return await window.store.search(query, **kwargs)
+
+        def hidden() -> Collection[str]:
+            return window.chat.organizer.deleting if window.chat is not None else ()
+
+        def chosen(sid: str, turn: Any, mark: str) -> None:
+            if window.chat is not None:
+                window.chat.open_at(sid, turn, mark or None)
+
+        popup = SearchPopup(window, search, window.tasks.spawn, hidden=hidden)
+        popup.chosen.connect(chosen)
         window.search_popup = popup
-    window.search_popup.open(space_id=chat.space_id, session_id=chat.session_id)
+    chat = window.chat
+    window.search_popup.open(space_id=chat.space_id if chat is not None else None,
+                             session_id=chat.session_id if chat is not None else None)
     return True

@@ -35,13 +35,25 @@ class WindowCommands:
     early: Any  # gui.early_input.EarlyInput | None
     queue_early_message: Any
     def _chat_call(self, name: str, *args: Any) -> Any:
-        """Call ``name`` (a dotted path from the controller) when the chat page is up."""
+        """Call ``name`` (a dotted path from the controller) when the chat page is up;
+        before the first chat is shown, once it is (``gui.early_input``)."""
+        if self.early is not None and not self.store_failed():
+            return self._chat_call_later(name, *args)
         if self.chat is None or self.stack.currentWidget() is not self.chat_page:
             return False
         target: Any = self.chat
         for part in name.split("."):
             target = getattr(target, part)
         return target(*args)
+
+    def _chat_call_later(self, name: str, *args: Any) -> Any:
+        """A chat command given before the first chat is shown: done once it is. Up
+        (edit the last message) only with an empty message box (else the key moves
+        the cursor); Esc has nothing to stop yet."""
+        if name == "runs.stop" or (name == "editor.edit_last" and self.composer.text()):
+            return False
+        self.early.commands.append(lambda: self._chat_call(name, *args))
+        return True
 
     def new_session(self) -> Any:
         """Ctrl+N: a new chat; before the chats are open, the first chat shown is a new

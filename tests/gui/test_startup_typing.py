@@ -330,3 +330,55 @@ def test_a_draft_typed_while_loading_stays_with_its_chat_after_ctrl_n(
     w.chat.open_session(earlier)
     driver.until(lambda: w.session_id == earlier and w.tasks.pending == 0)
     assert w.composer.text() == "its draft\n\ndraft in chat three"
+
+
+def test_ctrl_f_while_loading_opens_the_search_and_takes_the_words(driver, fake_provider,
+                                                                   gate):
+    _previous_chat(driver, fake_provider, gate)
+    w = start(driver)
+    press(w, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)  # before the chats open
+    type_keys(w, "earlier")
+    popup = w.search_popup
+    assert popup is not None and popup.isVisible() and popup.edit.text() == "earlier"
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    driver.until(lambda: popup.answered == popup.generation and popup.hits)
+    assert w.composer.text() == "its draft"  # the words went to the search, not the box
+    assert w.focusWidget() is popup.edit
+
+
+def _two_chats(driver, fake_provider, gate) -> tuple[str, str]:
+    """Two chats without drafts, the second one open when Parley closed."""
+    gate.set()
+    w = driver.configured()
+    driver.send("The first chat", wait=True)
+    first = w.session_id
+    driver.run(w.chat.show_new_chat())
+    driver.send("The second chat", wait=True)
+    second = w.session_id
+    driver.close(w)
+    gate.clear()
+    return str(first), str(second)
+
+
+def test_ctrl_tab_while_loading_opens_the_next_chat_once_shown(driver, fake_provider, gate):
+    first, second = _two_chats(driver, fake_provider, gate)
+    w = start(driver)
+    press(w, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: w.chat is not None and not w.chat.adopting and w.tasks.pending <= 2)
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    assert w.sidebar.model.session_ids() == [second, first]
+    assert w.session_id == first  # the one after the last chat, not the last chat
+
+
+def test_up_while_loading_edits_the_last_message_once_shown(driver, fake_provider, gate):
+    _first, second = _two_chats(driver, fake_provider, gate)
+    w = start(driver)
+    press(w, Qt.Key.Key_Up)  # empty box: edit the last message
+    driver.until(lambda: w.chat is not None and w.session_id == second
+                 and w.chat.editor.editing is not None)  # as soon as the chat shows
+    assert w.composer.text() == "The second chat"
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    assert w.chat.editor.editing is not None and w.composer.text() == "The second chat"
