@@ -197,8 +197,19 @@ def test_empty_query_finds_nothing(corpus, query):
 def test_punctuation_and_operators_are_plain_text(corpus, query):
     store, ids, _ = corpus
     hits = store.search(query)
-    assert isinstance(hits, list)
+    # No FTS5 operator took effect: nothing but the two chats saying "cafe" can match
+    # (a NOT, a column filter or a bare * would reach the other chats or fail).
+    assert {h.session_id for h in hits} <= {ids["cafe"][0], ids["cafe2"][0]}
+    if query in _JUST_CAFE:  # punctuation around the one word: the word's own hits
+        assert {h.session_id for h in hits} == {ids["cafe"][0], ids["cafe2"][0]}
+        assert [(h.session_id, h.turn_id) for h in hits] == [
+            (h.session_id, h.turn_id) for h in store.search("cafe")
+        ]
     assert store.get_turns(ids["cafe"][0])  # nothing was dropped
+
+
+_JUST_CAFE = {'cafe"', '"cafe', "cafe*", "*cafe", "-cafe", "(cafe", "cafe)", "^cafe",
+              "cafe'", "{cafe}", "cafe 😀", "cafe%_", "café+"}
 
 
 @pytest.mark.parametrize("query", ['"', "((", "*", "-", ":", "😀", "🎉🎉", '""', "…", "x" * 1001])

@@ -136,7 +136,9 @@ def test_anthropic_rejects_unknown_block_types_like_pydantic():
 
 
 def test_anthropic_rejects_a_tool_use_in_a_user_message():
-    assert anth(a_user([a_use()])) is not None
+    assert anth(a_user([a_use()])) == (
+        "messages.0.content.0: `tool_use` blocks can only be in `assistant` messages"
+    )
 
 
 def o_user(content="hi"):
