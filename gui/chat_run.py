@@ -60,6 +60,7 @@ class ChatRuns:
         self._runs: dict[str, asyncio.Task[Any]] = {}
         self._doing: dict[str, tuple[str, str]] = {}  # sid -> (how, model) of its run
         self._lock_waits: set[str] = set()  # chats whose sent message waits for a lock
+        self._new_chat_wait: asyncio.Task[Any] | None = None  # a new chat's row waits for one
         #: sid -> the model Retry / Resume asks: a failed or stopped regeneration's own
         #: (Retry answers what was asked of that model, not the chat's).
         self._retry_with: dict[str, str] = {}
@@ -201,7 +202,7 @@ class ChatRuns:
             # holds it locked, and the message must not seem lost meanwhile.
             self._show_saving(old, Turn("user", blocks, id=turn_id))
             sid = await self._session_for_send(model)
-        except ParleyError:
+        except (ParleyError, asyncio.CancelledError):  # cancelled: Esc while it waited
             self._unshow(old, [turn_id])
             self.give_back(text)
             if files is not None:
@@ -225,7 +226,7 @@ class ChatRuns:
         if sid is not None:  # the sent draft is forgotten without waiting for the file
             self.w.tasks.spawn(self.chat.drafts.discard(sid), name="discard-draft")
             return sid
-        sid = await self.chat.create_session(model)
+        sid = await self._new_session_when_unlocked(model)
         self.chat.session_id = sid
         await self.chat.drafts.discard(None)
         await self.chat.store.set_state(LAST_SESSION_KEY, sid)
@@ -337,6 +338,24 @@ class ChatRuns:
             self.chat.partial.pop(sid, None)
             self.w.sidebar.model.set_running(sid, False)
             self._set_busy(sid, False)
+
+    async def _new_session_when_unlocked(self, model: str | None) -> str:
+        """A new chat's session row (its id); while another program holds sessions.db locked past
+        the store's attempts, it waits as :meth:`_send_when_unlocked` does (Esc: the
+        text goes back to the box)."""
+        from core.store.errors import DatabaseBusy
+
+        try:
+            while True:
+                try:
+                    return await self.chat.create_session(model)
+                except DatabaseBusy as exc:
+                    self._new_chat_wait = asyncio.current_task()
+                    self.chat.save_status.waiting_for_lock(exc)
+                    await asyncio.sleep(LOCK_RETRY_S)
+        finally:
+            self._new_chat_wait = None
+            self.chat.save_status.waiting_for_lock(None)
 
     async def _send_when_unlocked(self, sid: str, blocks: list[Any], model: str,
                                   on_event: Any, turn_id: str | None) -> None:
@@ -569,6 +588,9 @@ class ChatRuns:
             return True
         if sid is not None and sid in self._lock_waits and sid in self._runs:
             self._runs[sid].cancel()  # never saved: the text goes back to the box
+            return True
+        if sid is None and self._new_chat_wait is not None:
+            self._new_chat_wait.cancel()  # the new chat's row never made: text back too
             return True
         if sid is not None and self.chat.runner is not None and self.chat.runner.cancel(sid):
             return True

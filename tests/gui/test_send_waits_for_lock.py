@@ -94,3 +94,43 @@ def test_quitting_while_a_message_waits_for_the_lock_asks_and_keeps_the_text(
     finally:
         locker.release()
     driver.settle(w)
+
+
+def test_a_new_chats_first_message_waits_for_the_lock_too(driver, problems):  # noqa: F811
+    w = _window(driver)
+    driver.fake.script("First answer.")
+    driver.send("first question", wait=True)
+    driver.settle(w)
+    driver.run(w.chat.show_new_chat())
+    driver.run(on_store_thread(w.store, "PRAGMA busy_timeout = 100"))
+    driver.fake.script("Answer in the new chat.")
+    locker = Locker(w.store.path)
+    try:
+        driver.send("first words of a new chat")
+        driver.until(lambda: "keeps waiting" in w.chat.save_status.bar.text(), timeout=10)
+        driver.qtbot.wait(1500)
+        assert w.composer.text() == "" and w.chat.session_id is None
+    finally:
+        locker.release()
+    driver.until(lambda: w.chat.session_id is not None, timeout=10)
+    driver.settle(w)
+    assert _on_disk(w, driver) == [("first words of a new chat", False),
+                                   ("Answer in the new chat.", False)]
+    assert w.chat.save_status.bar.text() == "" and problems == []
+
+
+def test_esc_while_a_new_chat_waits_gives_the_text_back(driver, problems):  # noqa: F811
+    w = _window(driver)
+    driver.run(w.chat.show_new_chat())
+    driver.run(on_store_thread(w.store, "PRAGMA busy_timeout = 100"))
+    locker = Locker(w.store.path)
+    try:
+        driver.send("not now")
+        driver.until(lambda: "keeps waiting" in w.chat.save_status.bar.text(), timeout=10)
+        assert w.chat.runs.stop()
+        driver.until(lambda: w.composer.text() == "not now", timeout=10)
+        assert "keeps waiting" not in w.chat.save_status.bar.text()
+    finally:
+        locker.release()
+    driver.settle(w)
+    assert w.chat.session_id is None
