@@ -296,6 +296,7 @@ class MainWindow(QMainWindow, WindowCommands):
             # The providers load while the first chat is read and shown.
             hub_task = asyncio.ensure_future(self._open_hub())
             await self.chat.show_first()
+            self._tell_previous_run()  # once a chat shows: told before, a slow start hid it
             early, self.early = self.early, None  # from now on keys act on the chat shown
             if early is not None:
                 await replay(self, early)
@@ -378,7 +379,11 @@ class MainWindow(QMainWindow, WindowCommands):
         from core.recovery import mark_running
 
         self.previous_run = await mark_running(self.store)
-        notice = self.previous_run.notice() if self.previous_run is not None else None
+
+    def _tell_previous_run(self) -> None:
+        """Show what the previous run left (:meth:`_note_previous_run`)."""
+        run = self.previous_run
+        notice = run.notice() if run is not None else None
         if notice:
             self.undo.notice(notice)
 
