@@ -293,6 +293,7 @@ class MainWindow(QMainWindow, WindowCommands):
             await self.chat.load_sidebar()
             self.sidebar.show_status("")
             self.probe("sessions-listed")
+            self._sources_changed()
             # The providers load while the first chat is read and shown.
             hub_task = asyncio.ensure_future(self._open_hub())
             await self.chat.show_first()
@@ -330,9 +331,17 @@ class MainWindow(QMainWindow, WindowCommands):
         await self.hub.prepare_all(first=self.chat.current_model())
         self.probe("ready")
         self.ready = True
+        self._sources_changed()
         if self.pending_notice:
             self.undo.notice(self.pending_notice, 15_000)
             self.pending_notice = None
+
+    def _sources_changed(self) -> None:
+        """The chats are listed, or the commands can run: a palette opened while
+        starting lists them (``CommandPalette.sources_changed``)."""
+        palette = getattr(self, "command_palette", None)
+        if palette is not None:
+            palette.sources_changed()
 
     async def _open_hub(self) -> Any:
         """Load the providers' settings and keys and start importing the SDKs of those in

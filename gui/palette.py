@@ -279,6 +279,13 @@ class CommandPalette(QFrame):
             f"#PaletteList {{ background: transparent; border: none; outline: none; }}"
         )
 
+    def sources_changed(self) -> None:
+        """The chats or the commands the window can run changed (Parley finished
+        starting): list again what is typed, and search the messages again."""
+        if not self.isVisible():
+            return
+        self._typed(self.input.text())
+
     # -- content ----------------------------------------------------------------------
     def entries(self) -> list[Entry]:
         """The rows shown now, in order."""

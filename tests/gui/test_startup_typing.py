@@ -40,6 +40,20 @@ def gate(monkeypatch) -> Iterator[threading.Event]:
     opened.set()  # never leave a worker thread waiting
 
 
+@pytest.fixture
+def store_gate(monkeypatch) -> Iterator[threading.Event]:
+    """While cleared, holds the opening of the store (the chats are 'not open yet')."""
+    import gui.main_window
+
+    opened = threading.Event()
+    opened.set()
+    real = gui.main_window._import_store
+    monkeypatch.setattr(gui.main_window, "_import_store",
+                        lambda: (opened.wait(timeout=60), real()))
+    yield opened
+    opened.set()
+
+
 def start(driver, env: dict[str, str] | None = None) -> Any:
     """Show a window and start it as the app does; returns at its first paint."""
     from gui.main_window import MainWindow
@@ -289,15 +303,17 @@ def _roles_texts(driver, w, sid: str) -> list[tuple[str, str]]:
 
 
 def test_enter_then_ctrl_n_while_loading_sends_each_message_to_its_own_chat(
-        driver, fake_provider, gate):
+        driver, fake_provider, gate, store_gate):
     earlier = _previous_chat(driver, fake_provider, gate)
+    store_gate.clear()
     w = start(driver)
     type_keys(w, "queued one sigma")
     press(w, Qt.Key.Key_Return)  # for the chat start-up opens: the last one
     press(w, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     type_keys(w, "queued two tau")
     press(w, Qt.Key.Key_Return)  # for the new chat: taken too, not ignored
-    assert w.composer.text() == ""
+    assert w.composer.text() == "" and w.chat is None
+    store_gate.set()
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0 and not w.chat.runs.active,
                  timeout=30)
@@ -314,12 +330,15 @@ def test_enter_then_ctrl_n_while_loading_sends_each_message_to_its_own_chat(
 
 
 def test_a_draft_typed_while_loading_stays_with_its_chat_after_ctrl_n(
-        driver, fake_provider, gate):
+        driver, fake_provider, gate, store_gate):
     earlier = _previous_chat(driver, fake_provider, gate)
+    store_gate.clear()
     w = start(driver)
     type_keys(w, "draft in chat three")
     press(w, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     type_keys(w, "fresh chat gamma")
+    assert w.chat is None
+    store_gate.set()
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
     assert w.session_id is None and w.composer.text() == "fresh chat gamma"
@@ -382,3 +401,22 @@ def test_up_while_loading_edits_the_last_message_once_shown(driver, fake_provide
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
     assert w.chat.editor.editing is not None and w.composer.text() == "The second chat"
+
+
+def test_a_palette_opened_while_loading_lists_the_chats_once_they_open(driver, fake_provider,
+                                                                      gate, store_gate):
+    earlier = _previous_chat(driver, fake_provider, gate)
+    store_gate.clear()
+    w = start(driver)
+    press(w, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)  # before the chats open
+    palette = w.command_palette
+    assert palette.isVisible()
+    type_keys(w, "earlier")
+    assert palette.input.text() == "earlier" and w.store is None
+    store_gate.set()
+    driver.until(lambda: w.chat is not None and not w.chat.adopting)
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
+    driver.until(lambda: any(e.kind == "message" for e in palette.entries()))
+    assert earlier in w.sidebar.model.session_ids()
+    assert not palette.note.isVisible()
