@@ -329,6 +329,7 @@ class ChatController:
         self._set_window(win)
         self.editor.set_editing(None)
         self.show_turns()
+        self.runs.offer_retry(session_id)
         self._after_switch(draft)
         if at is not None:
             self.w.transcript.scroll_to_turn(at, highlight)
@@ -692,8 +693,11 @@ class ChatController:
         """Stop every run (partials are kept as aborted turns), make a pending delete
         final, save draft and session."""
         runs = list(self.runs.active.items())
-        for sid, _task in runs:
-            self.runner.cancel(sid)  # runs exist only once the runner is attached
+        for sid, task in runs:
+            if self.runner is None or self.runs.waiting(sid):
+                task.cancel()  # waiting for its provider: the saved message stays, not sent
+            else:
+                self.runner.cancel(sid)
         if runs:
             await asyncio.wait([t for _s, t in runs], timeout=5)
         if self.titles is not None:

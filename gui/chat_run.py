@@ -220,6 +220,19 @@ class ChatRuns:
                 self.chat.attachments.give_back(Taken(sid, files.items))
             raise
 
+    def offer_retry(self, sid: str) -> None:
+        """A chat was opened: a last message that was never answered (Parley closed or
+        stopped while it waited, or crashed) says "Not sent", with Retry."""
+        from core.content import ToolResultBlock
+
+        last = self.w.transcript.last_turn()
+        if sid != self.chat.session_id or last is None or last.role != "user" \
+                or last.id in self.chat.spans or self.running(sid) or last.id in self._saving:
+            return
+        if any(isinstance(b, ToolResultBlock) for b in last.blocks):
+            return  # a tool round's results: the reply was cut off
+        self.w.transcript.show_error(CALLED_OFF)
+
     async def _session_for_send(self, model: str | None) -> str:
         """The open chat's id; a new chat gets its session row now (in its space)."""
         sid = self.chat.session_id
@@ -434,7 +447,14 @@ class ChatRuns:
                 self.w.statusBar().clearMessage()
 
     def _show_connecting(self, sid: str, model: str | None) -> None:
-        """Say quietly, in the status bar, that the open chat's message waits."""
+        """Say quietly, in the status bar, that the open chat's message waits; with no
+        provider set up yet, the set-up panel says it instead (nothing connects)."""
+        hub = self.chat.hub
+        if model is None and hub is not None and not hub.is_configured:
+            self.w.statusBar().clearMessage()
+            if self.w.setup_panel is not None:
+                self.w.setup_panel.note_waiting()
+            return
         if sid != self.chat.session_id:
             return
         name = "your provider"

@@ -72,10 +72,20 @@ class SetupAnswers:
     model: str
 
 
+#: Shown on the panel while a message sent before the set-up waits for it.
+WAITING_FOR_SETUP = ("Your message is kept: it will be sent as soon as a provider is set "
+                     "up here.")
+
+
 class SetupPanel(QScrollArea):
     """Signals: ``completed(SetupAnswers)`` when "Start chatting" is pressed."""
 
     completed = Signal(object)
+
+    def note_waiting(self) -> None:
+        """Say that a message sent before the set-up is kept and goes once it is done."""
+        self.waiting.setText(WAITING_FOR_SETUP)
+        self.waiting.show()
 
     def __init__(self, tester: Tester | None = None, env: dict[str, str] | None = None,
                  parent: QWidget | None = None) -> None:
@@ -110,6 +120,13 @@ class SetupPanel(QScrollArea):
         intro.setObjectName("SetupIntro")
         intro.setWordWrap(True)
         intro.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        #: Says that a message sent while Parley started waits for the set-up.
+        self.waiting = QLabel("", card)
+        self.waiting.setObjectName("SetupWaiting")
+        self.waiting.setAccessibleName("Your message")
+        self.waiting.setWordWrap(True)
+        self.waiting.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.waiting.hide()
 
         self.kind_group = QButtonGroup(self)
         self.kind_buttons: list[QPushButton] = []
@@ -176,6 +193,7 @@ class SetupPanel(QScrollArea):
         lay.addWidget(logo)
         lay.addWidget(title)
         lay.addWidget(intro)
+        lay.addWidget(self.waiting)
         lay.addSpacing(14)
         lay.addLayout(kinds)
         lay.addSpacing(10)

@@ -420,3 +420,53 @@ def test_a_palette_opened_while_loading_lists_the_chats_once_they_open(driver, f
     driver.until(lambda: any(e.kind == "message" for e in palette.entries()))
     assert earlier in w.sidebar.model.session_ids()
     assert not palette.note.isVisible()
+
+
+def test_quitting_with_a_queued_message_leaves_it_not_sent_with_retry(driver, fake_provider,
+                                                                      gate):
+    earlier = _previous_chat(driver, fake_provider, gate)
+    w = start(driver)
+    driver.until(lambda: w.chat is not None and not w.chat.adopting)
+    w.composer.clear()
+    type_keys(w, "Sent just before quitting")
+    press(w, Qt.Key.Key_Return)
+    driver.until(lambda: w.chat.runs.waiting(earlier))  # saved, waiting for its provider
+    import asyncio
+
+    closing = asyncio.ensure_future(w.shutdown())  # quit before the provider loaded
+    driver.until(lambda: not w.chat.runs.active)  # the waiting send is called off at once
+    gate.set()  # (the SDK import itself goes on until it is done)
+    driver.until(closing.done, timeout=10)
+    assert closing.result() is True
+    w.close()
+    driver.windows.remove(w)
+
+    fake_provider.script("Answered on Retry.")
+    w = driver.open()
+    assert w.session_id == earlier and w.chat.turns[-1].text() == "Sent just before quitting"
+    assert w.transcript.error_text() and "Not sent" in w.transcript.error_text()
+    assert w.transcript.error_bar.retry_button.isVisibleTo(w.transcript)
+    w.transcript.error_bar.retry_button.click()
+    driver.until(lambda: driver.last_text() == "Answered on Retry." and w.tasks.pending == 0)
+    assert not w.transcript.error_text()
+
+
+def test_a_message_sent_before_the_first_set_up_is_said_kept_and_sent_after_it(
+        driver, fake_provider):
+    from gui.setup_panel import WAITING_FOR_SETUP
+
+    fake_provider.script("Set up and answered.")
+    w = start(driver)  # a first run: no provider anywhere
+    type_keys(w, "Hello before set-up")
+    press(w, Qt.Key.Key_Return)
+    driver.until(lambda: w.ready and w.setup_panel is not None and w.setup_panel.isVisible(),
+                 timeout=30)  # (the message waits: a task stays pending)
+    driver.until(lambda: w.setup_panel.waiting.isVisibleTo(w.setup_panel))
+    assert w.setup_panel.waiting.text() == WAITING_FOR_SETUP
+    assert "Connecting" not in w.statusBar().currentMessage()
+    driver.set_up_anthropic(w)
+    driver.until(lambda: driver.last_text() == "Set up and answered." and w.tasks.pending == 0,
+                 timeout=30)
+    history = driver.run(w.store.history(w.session_id))
+    assert [(t.role, t.text()) for t in history] == [("user", "Hello before set-up"),
+                                                     ("assistant", "Set up and answered.")]
