@@ -352,13 +352,16 @@ def test_a_draft_typed_while_loading_stays_with_its_chat_after_ctrl_n(
 
 
 def test_ctrl_f_while_loading_opens_the_search_and_takes_the_words(driver, fake_provider,
-                                                                   gate):
+                                                                   gate, store_gate):
     _previous_chat(driver, fake_provider, gate)
+    store_gate.clear()
     w = start(driver)
     press(w, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)  # before the chats open
     type_keys(w, "earlier")
     popup = w.search_popup
     assert popup is not None and popup.isVisible() and popup.edit.text() == "earlier"
+    assert w.store is None
+    store_gate.set()
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
     driver.until(lambda: popup.answered == popup.generation and popup.hits)
@@ -380,21 +383,29 @@ def _two_chats(driver, fake_provider, gate) -> tuple[str, str]:
     return str(first), str(second)
 
 
-def test_ctrl_tab_while_loading_opens_the_next_chat_once_shown(driver, fake_provider, gate):
+def test_ctrl_tab_while_loading_opens_the_next_chat_once_shown(driver, fake_provider, gate,
+                                                               store_gate):
     first, second = _two_chats(driver, fake_provider, gate)
+    store_gate.clear()
     w = start(driver)
     press(w, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
-    driver.until(lambda: w.chat is not None and not w.chat.adopting and w.tasks.pending <= 2)
+    assert w.chat is None  # before the chats are open
+    store_gate.set()
+    driver.until(lambda: w.session_id == first)  # once shown, without the providers
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
     assert w.sidebar.model.session_ids() == [second, first]
     assert w.session_id == first  # the one after the last chat, not the last chat
 
 
-def test_up_while_loading_edits_the_last_message_once_shown(driver, fake_provider, gate):
+def test_up_while_loading_edits_the_last_message_once_shown(driver, fake_provider, gate,
+                                                            store_gate):
     _first, second = _two_chats(driver, fake_provider, gate)
+    store_gate.clear()
     w = start(driver)
     press(w, Qt.Key.Key_Up)  # empty box: edit the last message
+    assert w.chat is None
+    store_gate.set()
     driver.until(lambda: w.chat is not None and w.session_id == second
                  and w.chat.editor.editing is not None)  # as soon as the chat shows
     assert w.composer.text() == "The second chat"
