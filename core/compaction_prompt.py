@@ -279,6 +279,48 @@ def merge_prompt(
 
 
 _SUMMARY = re.compile(r"<summary>\s*(.*?)\s*(?:</summary>|$)", re.S | re.I)
+#: Fenced code blocks (an unclosed fence runs to the end) and inline code spans.
+_CODE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1|\Z)|`[^`\n]+`", re.S | re.M)
+#: An HTML/XML start or end tag (``<details>``, ``</div>``, ``<br/>``).
+_TAG = re.compile(r"<(/?)([A-Za-z][\w:-]*)\b[^<>]*?(/?)>")
+#: Elements that never hold anything (no end tag).
+_VOID = frozenset({
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
+    "source", "track", "wbr",
+})
+
+
+def _open_elements(text: str) -> int:
+    """How many elements are open at the end of ``text`` (void and self-closed ones aside)."""
+    stack: list[str] = []
+    for tag in _TAG.finditer(text):
+        closing, name, self_closed = tag.group(1), tag.group(2).lower(), tag.group(3)
+        if name in _VOID or self_closed:
+            continue
+        if not closing:
+            stack.append(name)
+        elif name in stack:
+            del stack[len(stack) - 1 - stack[::-1].index(name):]
+    return len(stack)
+
+
+def _own_summary(text: str) -> re.Match[str] | None:
+    """The first ``<summary>`` section that is Parley's: at the top level of the answer.
+
+    A ``<summary>`` inside a code block or inline code, or inside another
+    element (HTML's ``<details><summary>Click to expand</summary>``), is part
+    of the answer's content, not the section Parley asked for.
+    """
+    code = [m.span() for m in _CODE.finditer(text)]
+    for match in _SUMMARY.finditer(text):
+        start = match.start()
+        if any(a <= start < b for a, b in code):
+            continue
+        before = _CODE.sub("", text[:start])
+        if _open_elements(before):
+            continue
+        return match
+    return None
 
 
 def extract_summary(text: str) -> str | None:
@@ -288,13 +330,15 @@ def extract_summary(text: str) -> str | None:
     it was cut off is the caller's question). None when the answer has no
     ``<summary>`` tag (an answer that is not a summary — a reply to the
     conversation, an error page — must not replace anything), when what the
-    tags hold is empty, or when the answer repeats Parley's own instruction
+    tags hold is empty, when its only ``<summary>`` tags are nested in other
+    markup or code (an HTML ``<details><summary>…</summary>`` block, a code
+    fence; see :func:`_own_summary`), or when the answer repeats Parley's own instruction
     (:data:`ANSWER_FORMAT`): a server that echoes the request (a test double,
     a misconfigured local model) would otherwise have the word between the
     instruction's tags ("and") taken for the summary.
     """
     if ANSWER_FORMAT in text:
         return None
-    match = _SUMMARY.search(text)
+    match = _own_summary(text)
     summary = match.group(1).strip() if match else ""
     return summary or None

@@ -13,7 +13,7 @@ import pytest
 from core.compaction import CompactNoSummaryError
 from core.compaction_check import FLOOR_MAX, check_answer, summary_floor
 from core.compaction_parts import CONTINUED, CONTINUES, split_parts
-from core.compaction_prompt import SUMMARIZER_SYSTEM, render_turn
+from core.compaction_prompt import SUMMARIZER_SYSTEM, extract_summary, render_turn
 from core.content import TextBlock, Turn
 from core.tokens import text_tokens
 from tests.core.test_compaction_support import (
@@ -139,6 +139,41 @@ async def test_a_summary_cut_off_at_the_output_limit_is_not_kept(env, fake_provi
     result = await env.runner.compact(env.sid, keep_turns=1, model_ref=SONNET)  # then parts
     assert result.compacted and result.summary_parts >= 2
     assert SUMMARY not in result.summary_turn.blocks[0].summary  # type: ignore[union-attr]
+
+
+DETAILS = (
+    "Sure! Here is what we talked about.\n<details><summary>The conversation so far</summary>\n"
+    + "We discussed the LISBON-7 trip at length. " * 20 + "\n</details>"
+)
+
+
+@pytest.mark.parametrize("answer", [
+    DETAILS,
+    "```html\n<summary>" + "A summary in a code block. " * 20 + "</summary>\n```",
+    "Wrap it in `<summary>" + "inline code " * 20 + "</summary>` tags.",
+    "<div><p>Notes</p><summary>" + "nested in a div " * 20 + "</summary></div>",
+])
+def test_a_summary_tag_nested_in_other_markup_or_code_is_no_summary(answer):
+    assert extract_summary(answer) is None
+    assert check_answer(answer, "end_turn", 400).reason == "no-summary"
+    # Parley's own section after such markup still counts; void tags before it do not hide it.
+    assert extract_summary(f"{answer}\n{TAGGED}") == SUMMARY
+    assert extract_summary(f"Here it is:<br>\n{TAGGED}") == SUMMARY
+
+
+async def test_a_details_block_from_a_small_model_replaces_nothing(env, fake_provider):
+    """The tester's SmolLM2 answered with an HTML ``<details><summary>…`` block."""
+    await env.settings(compaction__model=HAIKU)
+    await env.seed(5)
+    before = await env.store.get_turns(env.sid)
+    fake_provider.script(DETAILS, times=3)
+
+    with pytest.raises(CompactNoSummaryError) as caught:
+        await env.runner.compact(env.sid, keep_turns=1, model_ref=SONNET)
+
+    assert caught.value.reason == "no-summary" and fake_provider.pending == 0
+    assert await env.store.get_turns(env.sid) == before
+    assert await env.store.list_compactions(env.sid) == []
 
 
 # -- a chat larger than the summary model's window ---------------------------------
