@@ -188,16 +188,29 @@ class ContextOverflow(ProviderError):
 
 
 class StreamInterrupted(ProviderError):
-    """The reply stream broke off before the provider finished it."""
+    """The reply stream broke off before the provider finished it.
+
+    Attributes:
+        nothing_arrived: True when the stream ended before any part of the reply
+            (the message then does not speak of a kept part).
+    """
 
     retryable = True
 
-    def __init__(self, provider: str, detail: str = "") -> None:
-        super().__init__(
-            f"The connection to {provider} broke off in the middle of the reply"
-            f"{_detail(detail)}. What arrived is kept; send again to get a full answer.",
-            provider=provider,
-        )
+    def __init__(self, provider: str, detail: str = "", *, nothing_arrived: bool = False) -> None:
+        if nothing_arrived:
+            text = (
+                f"{provider} ended the reply before sending any of it{_detail(detail)}. "
+                "Nothing arrived, and your conversation is saved; send again to retry, or "
+                "check the server's own log for the reason."
+            )
+        else:
+            text = (
+                f"The connection to {provider} broke off in the middle of the reply"
+                f"{_detail(detail)}. What arrived is kept; send again to get a full answer."
+            )
+        super().__init__(text, provider=provider)
+        self.nothing_arrived = nothing_arrived
 
 
 class BadRequest(ProviderError):

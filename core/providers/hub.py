@@ -439,11 +439,7 @@ class ProviderHub:
         self.remember_models(provider_id, models)
         config = self.config(provider_id)
         self._models[provider_id] = list(models)
-        entry = {**self._cache_origin(config), "models": [asdict(m) for m in models]}
-        try:
-            await self.store.set_state(MODELS_STATE_PREFIX + provider_id, entry)
-        except ParleyError as exc:  # a full disk …: the list is still shown, just not kept
-            log.warning("model list of %s not kept: %s", provider_id, exc.message)
+        await self._keep_models(config)
         return models
 
     def cached_models(self, provider_id: str) -> list[ModelInfo] | None:
@@ -479,6 +475,9 @@ class ProviderHub:
         """Remember a context window the provider named (e.g. when it refused a request
         as too long) for :meth:`model_info` and the adapter.
 
+        When the provider's model list is kept (``models:<id>`` in sessions.db), the
+        window is written into it too (in the background), so a restart keeps it.
+
         Args:
             model_ref: ``provider:model``.
             window: the window in tokens (None or 0: nothing learnt).
@@ -489,6 +488,27 @@ class ProviderHub:
         known = self._reported.setdefault(pid, {})
         known[model_id] = (window, known.get(model_id, (None, None))[1])
         self._share_limits(pid)
+        models = self._models.get(pid)
+        if models is None or not any(m.id == model_id for m in models):
+            return  # no kept list to carry it over a restart
+        self._models[pid] = [with_reported(m, window) if m.id == model_id else m for m in models]
+        try:
+            config = self.config(pid)
+            task = asyncio.get_running_loop().create_task(self._keep_models(config))
+        except (ParleyError, RuntimeError):  # no such provider now, or no loop (a sync caller)
+            return
+        self._threads.add(task)
+        task.add_done_callback(self._threads.discard)
+
+    async def _keep_models(self, config: ProviderConfig) -> None:
+        """Write the provider's model list as known now to sessions.db (``models:<id>``),
+        for :meth:`load` after a restart; a failure is logged, the list stays in memory."""
+        models = self._models.get(config.id, [])
+        entry = {**self._cache_origin(config), "models": [asdict(m) for m in models]}
+        try:
+            await self.store.set_state(MODELS_STATE_PREFIX + config.id, entry)
+        except ParleyError as exc:  # a full disk …: the list is still used, just not kept
+            log.warning("model list of %s not kept: %s", config.id, exc.message)
 
     def forget_limits(self, provider_id: str) -> None:
         """Drop what a provider said of its models (its address or key changed)."""

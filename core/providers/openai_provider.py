@@ -52,6 +52,7 @@ from core.providers.errors import (
 )
 from core.providers.failures import classify
 from core.providers.openai_client import make_client
+from core.providers.openai_unstreamed import EMPTY_DETAIL, completion_events, plain_params
 from core.providers.registry import DEFAULT_URLS
 from core.providers.retry import RetryPolicy, call_with_retries
 from core.providers.sdk_provider import SdkProvider, parse_tool_input
@@ -294,7 +295,9 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
             params["temperature"] = request.temperature
         return params
 
-    def _map(self, exc: BaseException, model: str, in_stream: bool) -> ProviderError:
+    def _map(
+        self, exc: BaseException, model: str, in_stream: bool, arrived: bool = True
+    ) -> ProviderError:
         if isinstance(exc, openai.APIStatusError):
             return classify(
                 self.name,
@@ -306,11 +309,12 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
             )
         if isinstance(exc, openai.APITimeoutError):
             if in_stream:
-                return StreamInterrupted(self.name, "no data arrived in time")
+                return StreamInterrupted(self.name, "no data arrived in time",
+                                         nothing_arrived=not arrived)
             return NetworkError(self.name, self.base_url, timed_out=True)
         if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
             if in_stream:
-                return StreamInterrupted(self.name)
+                return StreamInterrupted(self.name, nothing_arrived=not arrived)
             return NetworkError(self.name, self.base_url)
         if isinstance(exc, openai.APIError):  # an error object inside the stream
             return classify(
@@ -331,16 +335,53 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         except (openai.APIError, httpx2.HTTPError) as exc:
             raise self._map(exc, params["model"], in_stream=False) from None
         fold = _Fold(info)
+        chunks = 0
         try:
             async for chunk in stream:
+                chunks += 1
                 for event in fold.feed(chunk):
                     yield event
         except (openai.APIError, httpx2.HTTPError, json.JSONDecodeError) as exc:
-            raise self._map(exc, params["model"], in_stream=True) from None
+            raise self._map(exc, params["model"], in_stream=True, arrived=chunks > 0) from None
         finally:
             await stream.close()
+        if not chunks and self.kind == "openai_compatible":
+            async for event in self._unstreamed(params, fold):
+                yield event
+            return
         if fold.finish is None:
+            if not chunks:
+                raise StreamInterrupted(self.name, EMPTY_DETAIL, nothing_arrived=True)
             raise StreamInterrupted(self.name, "the stream ended before the reply was complete")
+        for event in fold.close_calls():
+            yield event
+        yield fold.stop()
+
+    async def _unstreamed(self, params: dict[str, Any], fold: _Fold) -> AsyncGenerator[Event, None]:
+        """Send a request whose stream ended with no chunk at all once more, unstreamed
+        (see :mod:`core.providers.openai_unstreamed`): its whole reply, or its real error.
+
+        Raises:
+            ContextOverflow: the server refused the prompt as over its window.
+            ProviderError: the refusal it gave, mapped; StreamInterrupted
+                (``nothing_arrived``) when it gave nothing readable either.
+        """
+        client = self._require_client()
+        try:
+            completion = await client.chat.completions.create(
+                **plain_params(params), extra_headers=self._headers
+            )
+        except (openai.APIError, httpx2.HTTPError) as exc:
+            error = self._map(exc, params["model"], in_stream=False)
+            if isinstance(error, NetworkError):  # the server is gone: say what happened first
+                raise StreamInterrupted(self.name, EMPTY_DETAIL, nothing_arrived=True) from None
+            raise error from None
+        events = completion_events(completion, fold, lambda i, n: _Call(
+            i or "call_" + uuid.uuid4().hex[:24], n))
+        if not events and not fold.calls:
+            raise StreamInterrupted(self.name, EMPTY_DETAIL, nothing_arrived=True)
+        for event in events:
+            yield event
         for event in fold.close_calls():
             yield event
         yield fold.stop()

@@ -90,6 +90,34 @@ async def test_llamacpp_refusal_is_compacted_and_retried(env, fake_provider, sty
         assert req.body["max_tokens"] >= 1
 
 
+async def test_llama_cpp_python_empty_stream_is_compacted_retried_and_learnt(
+        env, tmp_path, fake_provider):
+    # llama-cpp-python's server: no /props, an over-window stream is HTTP 200 and empty; the
+    # same request unstreamed is refused with "maximum context length is 7000 tokens".
+    fake_provider.windows.llamacpp(7_000, overflow="llamacpp_python")
+    fake_provider.windows.token_scale = 2.0
+    fake_provider.openai_models = [{"id": TINY}]
+    await env.hub.fetch_model_info(LOCAL)  # the list is kept, with the safe default
+    assert env.hub.model_info(LOCAL).window_source == "default"
+    await env.seed(8, words=140)
+
+    reply, events = await send(env, "And now?", LOCAL)
+
+    assert fake_provider.windows.refused == 2  # the empty stream and its unstreamed resend
+    assert_compacted_then_answered(fake_provider, reply, events)
+    streamed = [r.body.get("stream") for r in fake_provider.model_requests]
+    assert streamed[:2] == [True, False] and streamed.count(False) == 1
+    info = env.hub.model_info(LOCAL)
+    assert (info.context_window, info.window_source) == (7_000, "provider")
+    await env.hub.aclose()  # a restart: a new hub on the same sessions.db keeps the window
+    again = await fake_hub(env.store, tmp_path, fake_provider)
+    try:
+        info = again.model_info(LOCAL)
+        assert (info.context_window, info.window_source) == (7_000, "provider")
+    finally:
+        await again.aclose()
+
+
 async def test_openai_context_length_exceeded_is_compacted_and_retried(env, fake_provider):
     fake_provider.windows.enforce_windows = True
     fake_provider.windows.token_scale = 2.0

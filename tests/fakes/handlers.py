@@ -25,7 +25,12 @@ from tests.fakes import anthropic_api as anth
 from tests.fakes import openai_api as oai
 from tests.fakes.anthropic_api import Unit
 from tests.fakes.cache import PromptCache, count_anthropic_tokens, estimate_tokens, openai_elements
-from tests.fakes.limits import WindowSettings, llamacpp_error, llamacpp_stream_error
+from tests.fakes.limits import (
+    WindowSettings,
+    llamacpp_error,
+    llamacpp_python_error,
+    llamacpp_stream_error,
+)
 from tests.fakes.script import LOREM, Failure, Item, Reply, ToolCall
 from tests.fakes.validation import validate_anthropic, validate_openai
 
@@ -396,6 +401,9 @@ class FakeApi:
             return self._openai_error(400, msg, "invalid_request_error", None, "messages")
         model = str(body["model"])
         prompt_tokens = self.windows.scaled(sum(estimate_tokens(e) for e in openai_elements(body)))
+        if body.get("stream") and self.windows.empty_streams > 0:
+            self.windows.empty_streams -= 1
+            return StreamingResponse(_nothing(), media_type="text/event-stream")
         if self.windows.over_openai_window(prompt_tokens):  # before any script is used
             self.windows.refused += 1
             return self._openai_overflow(body, prompt_tokens)
@@ -441,6 +449,13 @@ class FakeApi:
         if style == "openai":
             failure = Failure("prompt_too_long", tokens=prompt_tokens, maximum=window)
             return JSONResponse(oai.context_overflow(failure, prompt_tokens), status_code=400)
+        if style == "llamacpp_python":
+            if body.get("stream"):  # HTTP 200 and nothing at all: the reason is in its log
+                return StreamingResponse(_nothing(), media_type="text/event-stream")
+            max_tokens = body.get("max_tokens")
+            error = llamacpp_python_error(
+                prompt_tokens, window, max_tokens if isinstance(max_tokens, int) else 0)
+            return JSONResponse(error, status_code=400)
         if style == "llamacpp_400" or not body.get("stream"):
             return JSONResponse({"error": llamacpp_error(prompt_tokens, window)}, status_code=400)
         data = llamacpp_stream_error(prompt_tokens, window, as_data=style == "llamacpp_data")
@@ -510,6 +525,12 @@ class FakeApi:
             "invalid_request_error",
             "model_not_found",
         )
+
+
+async def _nothing() -> AsyncIterator[bytes]:
+    """An empty response body (a stream that ends before its first event)."""
+    return
+    yield b""  # pragma: no cover - makes this an async generator
 
 
 async def _json(request: Request) -> Any:

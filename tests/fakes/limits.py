@@ -14,7 +14,10 @@ over the model's window the way the real servers do:
   ``openai`` (HTTP 400 ``context_length_exceeded``), ``llamacpp_line`` (HTTP
   200, then a stream whose only event is llama.cpp's non-standard
   ``error: {...}`` line, then the end), ``llamacpp_data`` (the same error as a
-  ``data:`` event) or ``llamacpp_400`` (HTTP 400 ``exceed_context_size_error``).
+  ``data:`` event), ``llamacpp_400`` (HTTP 400 ``exceed_context_size_error``) or
+  ``llamacpp_python`` (llama-cpp-python 0.3's server: a streamed request gets
+  HTTP 200 and an empty stream — no data line, no ``[DONE]`` — the same request
+  unstreamed gets HTTP 400 ``context_length_exceeded`` in OpenAI's words).
 
 Local servers' own endpoints: ``GET /props`` (llama.cpp; ``props``, None:
 404), ``GET /api/v0/models`` (LM Studio; ``lmstudio_models``, None: 404) and
@@ -30,7 +33,9 @@ from typing import Any, Literal, TypeAlias
 
 from tests.fakes.cache import CacheUsage
 
-OpenAIOverflow: TypeAlias = Literal["openai", "llamacpp_line", "llamacpp_data", "llamacpp_400"]
+OpenAIOverflow: TypeAlias = Literal[
+    "openai", "llamacpp_line", "llamacpp_data", "llamacpp_400", "llamacpp_python"
+]
 
 LLAMACPP_MESSAGE = (
     "the request exceeds the available context size, try increasing it"
@@ -50,6 +55,9 @@ class WindowSettings:
         ollama_show: Ollama's ``/api/show`` bodies by model id.
         lmstudio_models: LM Studio's ``/api/v0/models`` entries (None: 404).
         refused: how many model requests were refused as over the window.
+        empty_streams: the next this many streamed OpenAI-style requests get HTTP
+            200 and an empty stream whatever they ask (llama-cpp-python's answer to
+            an error it only logs); unstreamed ones are answered as usual.
     """
 
     token_scale: float = 1.0
@@ -60,6 +68,7 @@ class WindowSettings:
     ollama_show: dict[str, dict[str, Any]] = field(default_factory=dict)
     lmstudio_models: list[dict[str, Any]] | None = None
     refused: int = 0
+    empty_streams: int = 0
 
     def scaled(self, tokens: int) -> int:
         """``tokens`` as the fake's tokenizer counts them."""
@@ -90,10 +99,14 @@ class WindowSettings:
         )
 
     def llamacpp(self, n_ctx: int, overflow: OpenAIOverflow = "llamacpp_line") -> None:
-        """Behave like a llama.cpp server started with ``-c n_ctx``."""
+        """Behave like a llama.cpp server started with ``-c n_ctx`` (``llamacpp_python``:
+        like ``python -m llama_cpp.server --n_ctx n_ctx``, which has no ``/props``)."""
         self.enforce_windows = True
         self.openai_window = n_ctx
         self.openai_overflow = overflow
+        if overflow == "llamacpp_python":  # llama-cpp-python has no /props
+            self.props = None
+            return
         self.props = {
             "default_generation_settings": {"n_ctx": n_ctx, "params": {"n_predict": -1}},
             "total_slots": 1,
@@ -119,3 +132,18 @@ def llamacpp_stream_error(prompt_tokens: int, n_ctx: int, *, as_data: bool) -> b
     if as_data:
         return f"data: {json.dumps({'error': error})}\n\n".encode()
     return f"error: {json.dumps(error)}\n\n".encode()
+
+
+def llamacpp_python_error(prompt_tokens: int, n_ctx: int, max_tokens: int) -> dict[str, Any]:
+    """llama-cpp-python's (unstreamed) HTTP 400 body for a prompt over ``n_ctx``."""
+    return {
+        "error": {
+            "message": f"This model's maximum context length is {n_ctx} tokens. However, you "
+            f"requested {prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, "
+            f"{max_tokens} in the completion). Please reduce the length of the messages or "
+            "completion.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    }

@@ -1,0 +1,77 @@
+"""A compatible server's stream that ends before its first chunk is read again, unstreamed.
+
+llama-cpp-python 0.3's server answers a streamed prompt over its window with HTTP 200 and
+an empty stream (the reason only in its own log); the same request unstreamed gets HTTP
+400 ``context_length_exceeded``. Parley resends such a request once without streaming:
+a refusal is a context overflow (never "the connection broke off… what arrived is kept"),
+a whole reply is used as the answer. Real SDK, the fake server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from core.providers.base import Stop, TextDelta, UsageUpdate
+from core.providers.errors import ContextOverflow, StreamInterrupted
+from core.providers.retry import RetryPolicy
+from core.store.async_store import AsyncStore
+from tests.core.hubs import fake_hub
+from tests.core.test_model_limits import TINY, request
+
+#: Retries on, as in the app: an overflow must not be retried, an empty stream is resent once.
+RETRY = RetryPolicy(max_retries=3, initial_delay_s=0.01, max_delay_s=0.01)
+
+
+@pytest.fixture
+async def hub(tmp_path, fake_provider):
+    store = await AsyncStore.open(tmp_path / "sessions.db")
+    opened = await fake_hub(store, tmp_path, fake_provider, retry=RETRY, compatible={
+        "name": "Local server", "provider_id": "local", "default_model": TINY})
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
+        await store.close()
+
+
+async def test_empty_stream_over_the_window_is_an_overflow_naming_the_window(hub, fake_provider):
+    fake_provider.windows.llamacpp(2_048, overflow="llamacpp_python")
+    fake_provider.openai_models = [{"id": TINY}]
+    provider, model = hub.resolve(f"local:{TINY}")
+
+    with pytest.raises(ContextOverflow) as caught:
+        _ = [e async for e in provider.stream(request(model, "word " * 4_000))]
+
+    assert caught.value.maximum == 2_048 and caught.value.tokens > 2_048
+    assert "too long for the model" in caught.value.message
+    sent = fake_provider.model_requests
+    assert [r.body.get("stream") for r in sent] == [True, False]  # resent once, not retried
+    assert "stream_options" not in sent[1].body
+    assert sent[1].body["messages"] == sent[0].body["messages"]
+
+
+async def test_empty_stream_whose_resend_answers_gives_that_answer(hub, fake_provider):
+    fake_provider.windows.empty_streams = 1
+    fake_provider.openai_models = [{"id": TINY}]
+    fake_provider.script("Ten.")
+    provider, model = hub.resolve(f"local:{TINY}")
+
+    events = [e async for e in provider.stream(request(model, "Count to 10."))]
+
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Ten."
+    assert isinstance(events[-1], Stop) and events[-1].reason == "end_turn"
+    assert [e for e in events if isinstance(e, UsageUpdate)][0].usage.output_tokens > 0
+    assert [r.body.get("stream") for r in fake_provider.model_requests] == [True, False]
+
+
+async def test_empty_stream_from_openai_says_nothing_arrived(hub, fake_provider):
+    fake_provider.windows.empty_streams = 9
+    provider, model = hub.resolve("openai:gpt-5")
+
+    with pytest.raises(StreamInterrupted) as caught:
+        _ = [e async for e in provider.stream(request(model, "Hello?"))]
+
+    assert caught.value.nothing_arrived
+    assert "What arrived is kept" not in caught.value.message
+    assert "before sending any of it" in caught.value.message
+    assert all(r.body.get("stream") for r in fake_provider.model_requests)  # OpenAI: no resend
