@@ -20,6 +20,12 @@ Rules:
   and no call is made when one is already set); a title that is not the
   placeholder of this session's first message (e.g. a fork's "X (fork)") is
   left alone too;
+* an answer that is no title is refused (:func:`title_problem`): one that
+  starts like a description of the chat ("The user's conversation is",
+  "This conversation has been…", "Title of…"), one cut off mid-word (the
+  model stopped at its output limit inside its first line, or the title was
+  cut to :data:`MAX_TITLE_CHARS`), or one that copies the start of the reply
+  ("The capital of France is Paris"): small local models write these;
 * the title request's tokens and cost count in the session's usage totals;
 * nothing here raises to the caller: failures are logged and fall back.
 """
@@ -35,7 +41,7 @@ from typing import Any
 
 from core.cheap_models import summary_model_ref
 from core.content import DocumentBlock, ImageBlock, TextBlock, Turn, Usage
-from core.providers.base import ChatRequest, TextDelta, UsageUpdate
+from core.providers.base import ChatRequest, Stop, TextDelta, UsageUpdate
 from core.settings import Settings, UnknownSetting
 
 log = logging.getLogger(__name__)
@@ -69,6 +75,15 @@ TitleListener = Callable[[str, str], None]
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _PREFIX = re.compile(r"^\s*(title|titre|titel|título)\s*[:：\-]\s*", re.IGNORECASE)
 _QUOTES = "\"'`“”‘’«»„"
+#: Starts of an answer that describes the chat instead of naming it.
+_META = re.compile(
+    r"^(the user\b|the user['’]s\b|this conversation\b|the conversation\b|this chat\b"
+    r"|the chat\b|title\b|conversation title\b|in this conversation\b)",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"\w+", re.UNICODE)
+#: A title copying this many words or more of the reply's start is refused (fewer can be a topic).
+COPY_MIN_WORDS = 3
 
 
 def first_line_title(text: str, limit: int = MAX_TITLE_CHARS) -> str:
@@ -107,6 +122,38 @@ def clean_title(raw: str) -> str | None:
     if len(title) > MAX_TITLE_CHARS:
         title = title[: MAX_TITLE_CHARS - 1].rstrip() + "…"
     return title or None
+
+
+def title_problem(title: str, raw: str, reply_text: str, stop_reason: str | None) -> str | None:
+    """Why a cleaned title is no title, or None when it may be used.
+
+    Args:
+        title: :func:`clean_title`'s result.
+        raw: the model's whole answer.
+        reply_text: the first reply of the chat (the title model read its start).
+        stop_reason: the title request's ``Stop`` reason (None when none came).
+
+    Returns:
+        ``"meta"`` (it starts like a description of the chat: "The user…",
+        "This conversation…", "The conversation…", "Title…"), ``"cut"`` (cut
+        mid-word: shortened to :data:`MAX_TITLE_CHARS`, or the model hit its
+        output limit within the words kept), ``"copy"`` (the first
+        :data:`COPY_MIN_WORDS`-plus words of the reply, word for word), or None.
+    """
+    if _META.match(title):
+        return "meta"
+    if title.endswith("…"):
+        return "cut"
+    if stop_reason == "max_tokens":
+        answer = _WORD.findall(_PREFIX.sub("", _THINK.sub("", raw)))
+        kept = _WORD.findall(title)
+        if kept and answer and len(answer) <= len(kept) + 1 and kept[-1] == answer[-1]:
+            return "cut"  # the title ends with the answer's last word, which the limit cut
+    words = [w.lower() for w in _WORD.findall(title)]
+    reply_words = [w.lower() for w in _WORD.findall(reply_text[: PROMPT_REPLY_CHARS])]
+    if len(words) >= COPY_MIN_WORDS and reply_words[: len(words)] == words:
+        return "copy"
+    return None
 
 
 def _typed_text(turn: Turn) -> bool:
@@ -166,8 +213,13 @@ async def title_model_ref(hub: Any, store: Any, model_ref: str) -> str:
     return await summary_model_ref(hub, model_ref, chosen, key=KEY_TITLE_MODEL)
 
 
-async def _ask_model(hub: Any, ref: str, prompt: str) -> tuple[str, Usage]:
-    """Stream one title request; return its text (thinking ignored) and usage (cost included)."""
+async def _ask_model(hub: Any, ref: str, prompt: str) -> tuple[str, Usage, str | None]:
+    """Stream one title request.
+
+    Returns:
+        Its text (thinking ignored), usage (cost included) and ``Stop`` reason
+        (None when none came).
+    """
     provider, model_id = hub.resolve(ref)
     reasoning = hub.model_info(ref).thinking == "effort"
     request = ChatRequest(
@@ -180,14 +232,17 @@ async def _ask_model(hub: Any, ref: str, prompt: str) -> tuple[str, Usage]:
     )
     parts: list[str] = []
     usage = Usage()
+    stop: str | None = None
     async for event in provider.stream(request):
         if isinstance(event, TextDelta):
             parts.append(event.text)
         elif isinstance(event, UsageUpdate):
             usage = event.usage
+        elif isinstance(event, Stop):
+            stop = event.reason
     if not usage.cost_usd:
         usage = replace(usage, cost_usd=hub.model_info(ref).cost_usd(usage))
-    return "".join(parts), usage
+    return "".join(parts), usage, stop
 
 
 async def generate_title(hub: Any, store: Any, session_id: str, *, model_ref: str) -> str | None:
@@ -246,7 +301,7 @@ async def _generated(
     ref = model_ref
     try:
         ref = await title_model_ref(hub, store, model_ref)
-        raw, usage = await asyncio.wait_for(
+        raw, usage, stop = await asyncio.wait_for(
             _ask_model(hub, ref, _prompt(user_text, reply_text)), TITLE_TIMEOUT_S
         )
     except asyncio.CancelledError:
@@ -259,6 +314,12 @@ async def _generated(
     title = clean_title(raw)
     if title is None:
         log.info("the title model %s gave no usable title; using the first line", ref)
+        return None
+    problem = title_problem(title, raw, reply_text, stop)
+    if problem is not None:
+        log.info("the title model %s gave no title (%s: %r); using the first line",
+                 ref, problem, title)
+        return None
     return title
 
 

@@ -11,7 +11,13 @@ from core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from core.run import ChatRunner, SessionTitled
 from core.settings import UnknownSetting, spec
 from core.store.async_store import AsyncStore
-from core.titles import TitleService, clean_title, first_line_title, generate_title
+from core.titles import (
+    TitleService,
+    clean_title,
+    first_line_title,
+    generate_title,
+    title_problem,
+)
 from tests.core.hubs import fake_hub
 
 SONNET = "anthropic:claude-sonnet-4-6"
@@ -252,3 +258,46 @@ async def test_title_model_setting_overrides_the_cheap_model(env, fake_provider)
 )
 def test_clean_title(raw, expected):
     assert clean_title(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "stop_reason", "reply"),
+    [  # what SmolLM2-135M wrote on a real llama-cpp-python server
+        ("The user's conversation is", "end_turn", "Day one: start in Alfama, then…"),
+        ("This conversation has been edited to", "max_tokens", "Day one: start in Alfama…"),
+        ("The conversation is about Lisbon", "end_turn", "Day one: start in Alfama…"),
+        ("Title of the chat", "end_turn", "Day one: start in Alfama…"),
+        ("The capital of France is Paris.", "end_turn", "The capital of France is Paris. It…"),
+        ("Planning a Lisbon tri", "max_tokens", "Day one: start in Alfama…"),  # cut mid-word
+    ],
+)
+async def test_an_answer_that_is_no_title_falls_back_to_the_first_line(
+    env, fake_provider, caplog, answer, stop_reason, reply
+):
+    store, hub = env
+    session = await store.create_session()
+    await store.append_turn(session.id, Turn("user", [TextBlock(QUESTION)]))
+    await store.append_turn(session.id, Turn("assistant", [TextBlock(reply)]))
+    fake_provider.script(answer, stop_reason=stop_reason)
+
+    with caplog.at_level(logging.INFO, logger="core.titles"):
+        title = await generate_title(hub, store, session.id, model_ref="ollama:llama3.2:3b")
+
+    assert title == "How do I plan a three-day trip to Lisbon?"
+    assert len(fake_provider.model_requests) == 1
+    assert "gave no title" in caplog.text
+
+
+async def test_a_title_cut_by_the_output_limit_after_its_last_whole_word_is_kept(
+    env, fake_provider
+):
+    """The limit cut a second line (an explanation), not the title."""
+    store, hub = env
+    sid = await first_exchange(store)
+    fake_provider.script("Lisbon trip planning\nThis title was chosen bec",
+                         stop_reason="max_tokens")
+    assert await generate_title(hub, store, sid, model_ref=SONNET) == "Lisbon trip planning"
+    # A topic sharing words with the reply, not copying its start, is a title.
+    reply = "The capital of France is Paris."
+    assert title_problem("Capital of France", "Capital of France", reply, "end_turn") is None
+    assert title_problem("The capital of France", "x", reply, "end_turn") == "copy"
