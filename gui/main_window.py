@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import ParleyError
+from core.gc_pause import pausing_gc
 from core.restart_notice import CUT_OFF
 from gui import actions, appearance, dialogs
 from gui.async_bridge import TaskSet, report_bug
@@ -684,6 +685,7 @@ class MainWindow(QMainWindow, WindowCommands):
         super().changeEvent(event)
 
 
+@pausing_gc
 def _import_store() -> None:
     """Import the store (SQLAlchemy), the controller and what showing the first chat
     needs (its code style too); run in a worker thread: an import on the GUI thread
@@ -700,6 +702,7 @@ def _import_store() -> None:
         pygments_background(style)
 
 
+@pausing_gc
 def _import_providers() -> None:
     """Import the providers' hub (no SDK: ``ProviderHub.prepare`` imports those), the
     run loop and the tools; run in a worker thread."""

@@ -34,6 +34,7 @@ from dataclasses import asdict
 from typing import Any
 
 from core.errors import ParleyError
+from core.gc_pause import gc_paused
 from core.keys import KeyStore
 from core.providers.base import ModelInfo, Provider
 from core.providers.capabilities import ProviderKind
@@ -211,17 +212,18 @@ class ProviderHub:
     def _build(self, config: ProviderConfig) -> Provider:
         """Make the adapter of ``config`` (importing its SDK the first time) and load
         what its SDK loads lazily (``warm``); thread-safe."""
-        provider = make_provider(
-            config,
-            self._keys.get(config.id),
-            retry=self.retry,
-            cache_ttl_s=self._anthropic_ttl_s,
-            model_overrides=self._overrides,
-            environ=self.environ,
-        )
-        warm = getattr(provider, "warm", None)
-        if callable(warm):
-            warm()
+        with gc_paused():  # the SDK's import would stall the GUI thread (core.gc_pause)
+            provider = make_provider(
+                config,
+                self._keys.get(config.id),
+                retry=self.retry,
+                cache_ttl_s=self._anthropic_ttl_s,
+                model_overrides=self._overrides,
+                environ=self.environ,
+            )
+            warm = getattr(provider, "warm", None)
+            if callable(warm):
+                warm()
         return provider
 
     async def prepare_all(self, first: str | None = None) -> None:
