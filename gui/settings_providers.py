@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import ParleyError
-from core.providers.registry import ENV_API_KEY, ProviderConfigError
+from core.providers.registry import ENV_API_KEY, ENV_COMPATIBLE, ProviderConfigError
 from core.settings import SettingsError, validate
 from gui import dialogs
 from gui.settings_widgets import hint
@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 
 KIND_LABELS = {"anthropic": "Anthropic", "openai": "OpenAI",
                "openai_compatible": "OpenAI-compatible server"}
+#: The list's name for the compatible server ``OPENAI_BASE_URL`` names.
+ENV_COMPATIBLE_LABEL = "OpenAI-compatible (from the environment)"
 SOURCE_WORDS = {"settings": "set here", "environment": "from the environment",
                 "default": "the default", "keyring": "saved in the keyring",
                 "file": "saved in Parley's key file", "none": "none"}
@@ -167,6 +169,8 @@ class ProvidersPage(QWidget):
         for config in self.hub.configs:
             kind = KIND_LABELS[config.kind]
             label = config.name if config.name == kind else f"{config.name} — {kind}"
+            if config == ENV_COMPATIBLE:  # OPENAI_BASE_URL names a server other than OpenAI
+                label = ENV_COMPATIBLE_LABEL
             item = QListWidgetItem(label)
             item.setToolTip(label)
             item.setData(Qt.ItemDataRole.UserRole, config.id)
@@ -251,11 +255,13 @@ class ProvidersPage(QWidget):
         from (the provider's model list, settings, the catalog or a default)."""
         pid = self.selected_id()
         config = self.hub.config(pid) if pid is not None else None
-        if config is None or not config.default_model:
+        listed = self.hub.listed_ids(config.id) if config is not None else None
+        model = config.default_model or (listed[0] if listed else None) if config else None
+        if config is None or not model:
             self.limits_hint.setText("")
             return
         try:
-            info = self.hub.model_info(f"{config.id}:{config.default_model}")
+            info = self.hub.model_info(f"{config.id}:{model}")
         except ParleyError:
             self.limits_hint.setText("")
             return

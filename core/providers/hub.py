@@ -41,10 +41,12 @@ from core.providers.capabilities import ProviderKind
 from core.providers.catalog import lookup, with_reported
 from core.providers.model_ref import format_model_ref, parse_model_ref
 from core.providers.registry import (
-    BUILTIN_PROVIDERS,
     ENV_API_KEY,
+    ENV_COMPATIBLE,
     ProviderConfig,
     ProviderConfigError,
+    builtin_providers,
+    env_key_var,
     import_adapter,
     make_provider,
     resolve_base_url,
@@ -147,9 +149,7 @@ class ProviderHub:
         self._anthropic_ttl_s = 3600 if ttl == "1h" else 300
         self._keys, self._key_sources = {}, {}
         for config in self._all_candidates():
-            key = await self._in_keys_thread(
-                self.keys.get, config.id, ENV_API_KEY.get(config.kind)
-            )
+            key = await self._in_keys_thread(self.keys.get, config.id, env_key_var(config))
             self._keys[config.id] = key.value if key is not None else None
             self._key_sources[config.id] = key.source if key is not None else "none"
         await self._close_providers()
@@ -229,8 +229,11 @@ class ProviderHub:
     async def prepare_all(self, first: str | None = None) -> None:
         """:meth:`prepare` every usable provider, ``first`` (a provider id or model
         reference whose provider is usable) before the others; only the SDKs of the
-        kinds in use are imported. An unknown ``first`` is skipped; a provider that
-        cannot be built is left for its first use to say why (logged here)."""
+        kinds in use are imported. A provider with no default model that has not
+        listed its models yet (a compatible server from ``OPENAI_BASE_URL``) is
+        asked for its list, whose first model becomes its default. An unknown
+        ``first`` is skipped; a provider that cannot be built is left for its first
+        use to say why (logged here)."""
         order = [c.id for c in self.configs]
         head = (first or "").split(":", 1)[0]
         if head in order:
@@ -241,18 +244,27 @@ class ProviderHub:
                 await self.prepare(pid)
             except ParleyError as exc:
                 log.info("provider %s not prepared: %s", pid, exc.message)
+        for config in self.configs:  # no model set, none listed yet: its list names one
+            if not config.default_model and config.id not in self._listed_ids:
+                try:
+                    await asyncio.wait_for(self.list_models(config.id), LIST_TIMEOUT_S)
+                except (TimeoutError, ParleyError) as exc:
+                    log.info("no model list from %s: %s", config.id, exc)
 
     def _all_candidates(self) -> list[ProviderConfig]:
         saved_ids = {c.id for c in self._saved}
-        return self._saved + [c for c in BUILTIN_PROVIDERS if c.id not in saved_ids]
+        builtins = builtin_providers(self.environ)
+        return self._saved + [c for c in builtins if c.id not in saved_ids]
 
     @property
     def configs(self) -> list[ProviderConfig]:
         """Usable providers: the saved ones, plus built-ins that have a key
-        (from the keyring or the environment)."""
+        (from the keyring or the environment), plus a compatible server named by
+        ``OPENAI_BASE_URL`` (:data:`ENV_COMPATIBLE`, usable without a key)."""
         saved_ids = {c.id for c in self._saved}
         implicit = [
-            c for c in BUILTIN_PROVIDERS if c.id not in saved_ids and self._keys.get(c.id)
+            c for c in builtin_providers(self.environ)
+            if c.id not in saved_ids and (self._keys.get(c.id) or c == ENV_COMPATIBLE)
         ]
         return self._saved + implicit
 
@@ -357,6 +369,9 @@ class ProviderHub:
         for c in usable.values():
             if c.default_model:
                 return format_model_ref(c.id, c.default_model)
+            listed = self._listed_ids.get(c.id)
+            if listed:  # a compatible server with no model set: the first it lists
+                return format_model_ref(c.id, listed[0])
         return None
 
     def get(self, provider_id: str) -> Provider:

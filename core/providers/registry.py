@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Literal, TypeAlias
+from urllib.parse import urlsplit
 
 from core.errors import ParleyError
 from core.keys import ApiKey, KeyStore
@@ -97,6 +98,52 @@ BUILTIN_PROVIDERS: tuple[ProviderConfig, ...] = (
     ProviderConfig("anthropic", "anthropic", "Anthropic", None, "claude-sonnet-4-6"),
     ProviderConfig("openai", "openai", "OpenAI", None, "gpt-5"),
 )
+#: The built-in ``openai`` provider when ``OPENAI_BASE_URL`` names another server than
+#: OpenAI's: a compatible server, its address and key from the environment, its default
+#: model the first one it lists (see :func:`builtin_providers`).
+ENV_COMPATIBLE = ProviderConfig(
+    "openai", "openai_compatible", "OpenAI-compatible server", None, None
+)
+#: The hosts whose OpenAI-style API is OpenAI's own.
+OPENAI_HOSTS = frozenset({"api.openai.com"})
+
+
+def is_openai_url(url: str | None) -> bool:
+    """True when ``url`` is OpenAI's API (host ``api.openai.com``), not another server."""
+    if not url or not url.strip():
+        return False
+    host = urlsplit(url.strip() if "://" in url else "//" + url.strip()).hostname or ""
+    return host.lower() in OPENAI_HOSTS
+
+
+def builtin_providers(environ: Mapping[str, str] | None = None) -> tuple[ProviderConfig, ...]:
+    """The built-in providers for this environment.
+
+    A provider is "OpenAI" only at OpenAI's address: when ``OPENAI_BASE_URL``
+    names any other server, the built-in ``openai`` provider is
+    :data:`ENV_COMPATIBLE` instead (no OpenAI catalog, model, window, prompt
+    cache or OpenAI-only parameters; tools off by default, as for every
+    compatible server).
+
+    Args:
+        environ: the environment (default ``os.environ``).
+    """
+    env = os.environ if environ is None else environ
+    url = env.get(ENV_BASE_URL["openai"], "").strip()
+    if not url or is_openai_url(url):
+        return BUILTIN_PROVIDERS
+    return tuple(ENV_COMPATIBLE if c.id == "openai" else c for c in BUILTIN_PROVIDERS)
+
+
+def env_kind(config: ProviderConfig) -> ProviderKind:
+    """The kind whose environment variables (``*_BASE_URL``, ``*_API_KEY``) apply to
+    ``config``: its own, or ``openai`` for :data:`ENV_COMPATIBLE`."""
+    return "openai" if config == ENV_COMPATIBLE else config.kind
+
+
+def env_key_var(config: ProviderConfig) -> str | None:
+    """The environment variable of ``config``'s key (None: it has none)."""
+    return ENV_API_KEY.get(env_kind(config))
 
 
 @dataclass(frozen=True)
@@ -127,13 +174,14 @@ def resolve_base_url(config: ProviderConfig, environ: Mapping[str, str] | None =
     """Return the base URL to use and its source: settings → environment → default.
 
     OpenAI-compatible servers have no environment variable or default: their
-    URL must come from settings (source ``none`` otherwise). The value is
+    URL must come from settings (source ``none`` otherwise), except
+    :data:`ENV_COMPATIBLE`, whose URL is ``OPENAI_BASE_URL``. The value is
     normalized (:func:`normalize_base_url`).
     """
     if config.base_url and config.base_url.strip():
         return Resolved(normalize_base_url(config.kind, config.base_url), "settings")
     env = os.environ if environ is None else environ
-    var = ENV_BASE_URL.get(config.kind)
+    var = ENV_BASE_URL.get(env_kind(config))
     if var and env.get(var, "").strip():
         return Resolved(normalize_base_url(config.kind, env[var]), "environment")
     default = DEFAULT_URLS.get(config.kind)
@@ -146,7 +194,7 @@ def resolve_api_key(config: ProviderConfig, keys: KeyStore) -> ApiKey | None:
     The result's ``source`` is ``keyring``, ``file`` or ``environment``; None
     means no key (fine for most local servers).
     """
-    return keys.get(config.id, ENV_API_KEY.get(config.kind))
+    return keys.get(config.id, env_key_var(config))
 
 
 def key_source(config: ProviderConfig, keys: KeyStore) -> Source:

@@ -1,0 +1,55 @@
+"""``OPENAI_BASE_URL`` naming a server other than OpenAI's is an OpenAI-compatible server.
+
+A fresh home with ``OPENAI_BASE_URL`` at the fake server (playing llama-cpp-python's server:
+its model is a file path, no window told) and ``OPENAI_API_KEY`` set: the real window
+offers the server's own model, sends what a compatible server takes (``max_tokens``, no
+tools, no OpenAI-only parameters), shows no OpenAI window or prompt-cache timer, and
+Settings → Providers names it as it is. Real sessions.db, real SDK, the fake server.
+"""
+
+from __future__ import annotations
+
+from core.providers.registry import builtin_providers, is_openai_url
+from gui.settings_providers import ENV_COMPATIBLE_LABEL
+
+TINY = "/models/SmolLM2-135M-Instruct-Q8_0.gguf"
+
+
+def test_only_openais_address_is_openai():
+    assert is_openai_url("https://api.openai.com/v1")
+    assert not is_openai_url("http://127.0.0.1:8794/v1")
+    assert not is_openai_url("https://api.openai.com.example.net/v1")
+    openai = {c.id: c for c in builtin_providers({"OPENAI_BASE_URL": "https://api.openai.com/v1"})}
+    assert openai["openai"].kind == "openai"
+    local = {c.id: c for c in builtin_providers({"OPENAI_BASE_URL": "http://127.0.0.1:8794/v1"})}
+    assert local["openai"].kind == "openai_compatible" and local["openai"].default_model is None
+
+
+def test_a_local_server_behind_openai_base_url_is_not_treated_as_openai(driver, until):
+    fake = driver.fake
+    fake.openai_models = [{"id": TINY}, {"id": "second-model"}]
+    fake.windows.llamacpp(2_048, overflow="llamacpp_python")
+    w = driver.open(env={"OPENAI_BASE_URL": fake.openai_base_url, "OPENAI_API_KEY": "x"})
+    until(lambda: w.stack.currentWidget() is w.chat_page, timeout=10)
+    until(lambda: w.hub.default_model_ref() == f"openai:{TINY}", timeout=10)  # its first model
+
+    driver.send("Hello there", wait=True)
+
+    chats = fake.model_requests
+    assert chats and all(r.body["model"] == TINY for r in chats)
+    for r in chats:  # the chat and the title request alike
+        assert "max_tokens" in r.body and "max_completion_tokens" not in r.body
+        assert "reasoning_effort" not in r.body
+    assert "tools" not in chats[0].body  # tools off by default on a compatible server
+    meter = w.context_meter.label.text()
+    assert "400k" not in meter and "cache warm" not in meter
+    assert "gpt-5" not in [c.ref.split(":", 1)[1] for c in w.model_picker.choices]
+
+    dialog = w.open_settings()
+    until(lambda: dialog.ready and dialog.tasks.pending == 0, timeout=10)
+    page = dialog.providers
+    labels = [page.list.item(i).text() for i in range(page.list.count())]
+    assert labels == [ENV_COMPATIBLE_LABEL]
+    assert "from the environment" in page.url_hint.text()
+    until(lambda: "8,192 tokens" in page.limits_hint.text())  # the server does not say
+    dialog.close()
