@@ -39,6 +39,7 @@ from core.providers.registry import ENV_API_KEY, ENV_COMPATIBLE, ProviderConfigE
 from core.settings import SettingsError, validate
 from gui import dialogs
 from gui.settings_widgets import hint
+from gui.settings_window_field import WindowField
 from gui.setup_panel import ConnectionCheck, check_connection
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ SAVE_ANYWAY = "Save anyway"
 TEST_TIMEOUT_S = 20.0  # the longest "Save provider" waits for the provider to answer
 NOT_SAVED = "Not saved:"
 #: Where a model's context window or output limit came from, in words ({name}: the provider).
-LIMIT_SOURCES = {"provider": "reported by {name}", "settings": "from the model_overrides setting",
+LIMIT_SOURCES = {"provider": "reported by {name}", "settings": "set here (model_overrides)",
                  "catalog": "from Parley's model catalog",
                  "default": "a safe default: {name} does not say"}
 
@@ -115,6 +116,10 @@ class ProvidersPage(QWidget):
             form.addRow(label, edit)
             if note is not None:
                 form.addRow("", note)
+        self.window_field = WindowField(self)  # compatible servers only: see show_limits
+        form.addRow("Context window", self.window_field)
+        self._form = form
+        form.setRowVisible(self.window_field, False)
         self.save_button = QPushButton("Save provider", self)
         self.save_button.clicked.connect(lambda: self._start_save(test=True))
         self.save_anyway = QPushButton(SAVE_ANYWAY, self)
@@ -216,6 +221,7 @@ class ProvidersPage(QWidget):
                                     if kind == "openai_compatible" else "")
         self.name.setText(KIND_LABELS[kind] if kind != "openai_compatible" else "")
         self.limits_hint.setText("")
+        self._form.setRowVisible(self.window_field, False)
         self.url_hint.setText("For example http://localhost:11434/v1 (Ollama)."
                               if kind == "openai_compatible" else "Empty: the usual address.")
         self.key_hint.setText(f"Saved in {self.key_destination()}, never in sessions.db.")
@@ -257,15 +263,20 @@ class ProvidersPage(QWidget):
         config = self.hub.config(pid) if pid is not None else None
         listed = self.hub.listed_ids(config.id) if config is not None else None
         model = config.default_model or (listed[0] if listed else None) if config else None
+        editable = config is not None and config.kind == "openai_compatible" and bool(model)
+        self._form.setRowVisible(self.window_field, editable)
         if config is None or not model:
             self.limits_hint.setText("")
+            self.window_field.show_for(None, None)
             return
         try:
             info = self.hub.model_info(f"{config.id}:{model}")
         except ParleyError:
             self.limits_hint.setText("")
+            self.window_field.show_for(None, None)
             return
         self.limits_hint.setText(limits_text(info, config.name))
+        self.window_field.show_for(model if editable else None, info)
 
     def _start_save(self, *, test: bool) -> None:
         if self._saving is not None and not self._saving.done():

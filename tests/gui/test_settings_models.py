@@ -214,3 +214,37 @@ def test_the_default_models_limits_show_with_where_they_came_from(
     assert "Context window 150,000 tokens (reported by Anthropic)" in text
     assert "replies up to 64,000 tokens (from Parley's model catalog)" in text
     assert page.limits_hint.isVisible()
+
+
+def test_a_compatible_servers_unknown_window_can_be_set_and_says_where_it_came_from(
+    make_hub, open_dialog, fake_provider, run, until, qtbot
+):
+    tiny = "/models/SmolLM2-135M-Instruct-Q8_0.gguf"  # llama-cpp-python: no window told
+    fake_provider.openai_models = [{"id": tiny}]
+    fake_provider.windows.llamacpp(2_048, overflow="llamacpp_python")
+    hub = make_hub()
+    run(hub.add_provider("openai_compatible", name="Local server", provider_id="local",
+                         base_url=fake_provider.openai_base_url, default_model=tiny))
+    dialog = open_dialog(hub)
+    page = dialog.providers
+    page.list.setCurrentRow([c.id for c in hub.configs].index("local"))
+    until(lambda: "Local server does not say" in page.limits_hint.text())
+    assert "8,192 tokens (a safe default" in page.limits_hint.text()
+    field = page.window_field
+    assert field.isVisible() and field.edit.text() == "8192"
+
+    type_into(qtbot, field.edit, "20 tokens")
+    until(lambda: field.error.isVisible())
+    assert "whole number" in field.error.text()
+    type_into(qtbot, field.edit, "2,048")
+    until(lambda: "2,048 tokens (set here" in page.limits_hint.text())
+    assert not field.error.isVisible()
+    assert run(hub.store.get_setting("model_overrides", {})) == {tiny: {"context_window": 2048}}
+    info = hub.model_info(f"local:{tiny}")
+    assert (info.context_window, info.window_source) == (2_048, "settings")
+
+    type_into(qtbot, field.edit, "")  # empty: back to what the server says, or the default
+    until(lambda: "8,192 tokens (a safe default" in page.limits_hint.text())
+    assert run(hub.store.get_setting("model_overrides", {})) == {}
+    page.list.setCurrentRow([c.id for c in hub.configs].index("anthropic"))
+    until(lambda: not field.isVisible())  # Anthropic's window comes from its model list
