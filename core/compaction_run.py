@@ -16,7 +16,13 @@ Rules (settings in ``core.compaction_settings``):
   summarize hold at least :data:`MIN_NEW_SHARE` of the trigger) or its older
   tool output is hidden on the wire (strategy ``tail``). A failed auto-compaction is
   logged (its ``compact:end`` event carries the error) and the request goes
-  out as it is (stubbed, in the steps below).
+  out as it is (stubbed, in the steps below). After a *refused* summary
+  (``CompactNoSummaryError``) automatic compaction of the session waits until
+  its history grew by 10 % of the window or two more messages, the summary
+  model changed, or Compact now was used (``core.compaction_backoff``); while
+  it waits, no summary is asked for before or after the request: the request
+  goes out as it is (older tool output stubbed if over the window), or fails
+  with :class:`HistoryTooLong` when it cannot fit.
 * Still over the context window itself after that (auto on, a window the
   catalog knows, no failed compaction) — too few turns beyond the
   ``keep_turns`` kept ones, kept turns that alone pass the threshold, or a
@@ -42,7 +48,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.compaction import CompactEvent, Compactor
+from core.compaction import CompactEvent, CompactNoSummaryError, Compactor
+from core.compaction_backoff import Backoff, Refusal, written_messages
 from core.compaction_plan import fit_keep_turns
 from core.compaction_settings import CompactionSettings, load_settings
 from core.compaction_summary import SUMMARY_MAX_TOKENS
@@ -88,11 +95,20 @@ class RunState:
         summaries: summary turns saved during the run.
         compaction_failed: an auto-compaction failed (not tried again in this run).
         overflow_compacted: the run compacted after a context overflow (once per run).
+        backed_off: automatic compaction waits after a refused summary
+            (``core.compaction_backoff``): none is tried in this run.
+        tokens: the request's context tokens counted before it was sent (0: not counted).
+        window: the model's context window (0: not known yet).
+        summary_model: the ``compaction.model`` setting (None: the default).
     """
 
     summaries: int = 0
     compaction_failed: bool = False
     overflow_compacted: bool = False
+    backed_off: bool = False
+    tokens: int = 0
+    window: int = 0
+    summary_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +157,8 @@ class RunCompaction:
         self.store = store
         self.hub = hub
         self.compactor = compactor
+        self.backoff = Backoff()
+        compactor.hooks.on("compact:end", self.backoff.on_compact_end)
 
     def check_message(
         self, blocks: Sequence[Block], model_ref: str, system: str | None = None
@@ -197,6 +215,10 @@ class RunCompaction:
         except ParleyError as exc:
             log.warning("auto-compaction of session %s failed: %s", session_id, exc)
             state.compaction_failed = True
+            if isinstance(exc, CompactNoSummaryError):
+                turns = await self.store.get_turns(session_id)
+                self.backoff.refused(session_id, Refusal(
+                    state.tokens, written_messages(turns), state.window, state.summary_model))
             return False
         if result.compacted:
             state.summaries += 1
@@ -238,12 +260,16 @@ class RunCompaction:
         target = self._target(session_id, provider, model_ref, info, settings)
         tokens = await target.tokens(request)
         target = replace(target, scale=_scale(tokens, estimate_request(provider, request)))
+        state.tokens, state.window, state.summary_model = tokens, target.window, settings.model
         if not settings.auto or tokens < target.trigger:
             return stored, request
         summaries = state.summaries
+        if self.backoff.waiting(session_id, tokens, stored, settings.model):
+            log.info("auto-compaction of session %s waits after a refused summary", session_id)
+            state.backed_off = True
         if settings.strategy == "tail":
             request = replace(request, turns=hide_tool_output(stored, settings.keep_turns))
-        else:
+        elif not state.backed_off:
             least = int(target.trigger * MIN_NEW_SHARE)
             if await self._compact(state, session_id, model_ref, emit, least):
                 stored = await self.store.get_turns(session_id)
@@ -292,6 +318,8 @@ class RunCompaction:
             tokens = await target.tokens(stubbed)
             if tokens <= target.window:
                 return stored, stubbed
+        if state.backed_off:  # no summary is asked for: it cannot fit
+            raise target.too_long(tokens, compacted=state.summaries > 0)
         room = min(SUMMARY_MAX_TOKENS, int(target.window * SUMMARY_ROOM_SHARE))
 
         def fits(kept: list[Turn]) -> bool:
@@ -349,7 +377,7 @@ class RunCompaction:
             stubbed = stub_for_overflow(request.turns)
             if stubbed != request.turns:
                 return stored, replace(request, turns=stubbed)
-        if state.overflow_compacted or state.compaction_failed:
+        if state.overflow_compacted or state.compaction_failed or state.backed_off:
             return None
         state.overflow_compacted = True
         keep = await self._overflow_keep(model_ref, stored, request, error)

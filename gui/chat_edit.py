@@ -45,6 +45,14 @@ STAGES = {
 }
 #: Said when a compaction the person did not ask for (before a request) failed.
 AUTO_FAILED = "Automatic compaction did not happen. {message}"
+#: Added when the summary was refused: automatic compaction of the chat waits
+#: (``core.compaction_backoff``).
+AUTO_WAITS = (" Parley will not try again in this chat until it has grown (two more "
+              "messages) or you choose Compact now.")
+#: How long the words stay: a refused summary can come minutes after Send (a slow local
+#: model), so a few seconds of toast are easily missed; the status bar keeps them longer.
+AUTO_FAILED_TOAST_MS = 20_000
+AUTO_FAILED_STATUS_MS = 120_000
 
 
 def _is_file(block: object) -> bool:
@@ -239,7 +247,18 @@ class ChatEditor:
             if error is not None and payload.get("trigger") == "auto":
                 # A manual compaction's error is shown by the task that awaited it, the
                 # idle timer's by its own handler; this one only reached the log.
-                self.w.undo.notice(AUTO_FAILED.format(message=error.message))
+                self._tell_auto_failed(error)
+
+    def _tell_auto_failed(self, error: Any) -> None:
+        """Say once, in words, that an automatic compaction did not happen: a toast, and
+        the status bar (where its progress showed) for a while longer."""
+        from core.compaction import CompactNoSummaryError
+
+        text = AUTO_FAILED.format(message=error.message)
+        if isinstance(error, CompactNoSummaryError):
+            text += AUTO_WAITS
+        self.w.undo.notice(text, AUTO_FAILED_TOAST_MS)
+        self.w.statusBar().showMessage(text, AUTO_FAILED_STATUS_MS)
 
     def _show_progress(self, text: str) -> None:
         bar = self.w.statusBar()

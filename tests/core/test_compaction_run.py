@@ -6,7 +6,8 @@ import base64
 
 import pytest
 
-from core.compaction import CompactEvent, CompactPromptTooLongError
+from core.compaction import CompactEvent, CompactNoSummaryError, CompactPromptTooLongError
+from core.compaction_run import HistoryTooLong
 from core.compaction_wire import HIDDEN_OUTPUT
 from core.content import ImageBlock, TextBlock, Turn
 from core.run import RunFailed, RunFinished
@@ -185,3 +186,69 @@ async def test_kept_turns_over_the_threshold_do_not_cause_a_summary_every_reques
     assert len(await env.store.list_compactions(env.sid)) == 2
     assert "lorem ipsum" not in str(fake_provider.model_requests[-1].body)
     assert validate(fake_provider.model_requests[-1]) is None
+
+
+JUNK = "Sure! Happy to help with that."  # what a tiny local model answers to everything
+
+
+async def refused_once(env, fake_provider) -> None:
+    """A chat over the threshold of a 2,000-token window whose every summary is refused."""
+    await env.settings(model_overrides={"gpt-5": {"context_window": 2_000}})
+    await env.seed(8, words=60)
+    fake_provider.script(JUNK, times=80)
+    await env.send("question 0", model=GPT)  # the estimate is under the trigger
+    sent = len(fake_provider.model_requests)
+    await env.send("question 1", model=GPT)  # the reply's usage is over it: refused
+    assert len(fake_provider.model_requests) - sent > 1
+    assert await env.store.list_compactions(env.sid) == []
+
+
+async def sends(env, fake_provider, text: str) -> tuple[int, list]:
+    """Send ``text``; return (model requests it made, its compaction events)."""
+    before, events = len(fake_provider.model_requests), []
+    await env.send(text, model=GPT, on_event=events.append)
+    return len(fake_provider.model_requests) - before, [
+        e for e in events if isinstance(e, CompactEvent)]
+
+
+async def test_a_refused_auto_compaction_waits_for_two_more_messages(env, fake_provider):
+    """The tester's SmolLM2 on llama-cpp-python: each refused try cost minutes, every send."""
+    await refused_once(env, fake_provider)
+    assert await sends(env, fake_provider, "question 2") == (1, [])  # waits: sent as it is
+    count, events = await sends(env, fake_provider, "question 3")  # two more messages
+    assert count > 1 and events[-1].error is not None  # tried (and refused) again
+    assert await sends(env, fake_provider, "question 4") == (1, [])  # waits again
+
+
+async def test_growth_of_a_tenth_of_the_window_ends_the_wait(env, fake_provider):
+    await refused_once(env, fake_provider)
+    count, events = await sends(env, fake_provider, "paste: " + "lorem ipsum dolor " * 60)
+    assert count > 1 and events and events[0].name == "compact:start"
+
+
+async def test_compact_now_or_another_summary_model_ends_the_wait(env, fake_provider):
+    await refused_once(env, fake_provider)
+    with pytest.raises(CompactNoSummaryError):
+        await env.runner.compact(env.sid)  # Compact now (refused too)
+    count, _ = await sends(env, fake_provider, "question 2")
+    assert count > 1  # tried again at once
+    assert await sends(env, fake_provider, "question 3") == (1, [])
+    await env.settings(compaction__model="openai:gpt-5-mini")
+    count, _ = await sends(env, fake_provider, "question 4")
+    assert count > 1
+    assert fake_provider.model_requests[-2].body["model"] == "gpt-5-mini"
+
+
+async def test_while_waiting_a_history_over_the_window_is_refused_without_a_summary(
+    env, fake_provider
+):
+    await refused_once(env, fake_provider)
+    before = len(fake_provider.model_requests)
+    # The history (over 80 % of 2,000 tokens) is now over the window itself.
+    await env.settings(model_overrides={"gpt-5": {"context_window": 1_500}})
+    events: list = []
+    await env.send("question 2", model=GPT, on_event=events.append)
+    (failed,) = [e for e in events if isinstance(e, RunFailed)]
+    assert isinstance(failed.error, HistoryTooLong)
+    assert not [e for e in events if isinstance(e, CompactEvent)]
+    assert len(fake_provider.model_requests) == before  # nothing was sent

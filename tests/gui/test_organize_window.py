@@ -112,6 +112,37 @@ def test_a_refused_automatic_compaction_is_told_and_the_message_still_goes(
     assert driver.run(w.store.get_turns(s.id))[-1].text() == "Here is my answer."
 
 
+def test_a_refused_automatic_compaction_stays_said_and_is_not_retried_at_every_send(
+    driver, fake_provider
+):
+    """The tester's slow local model: minutes per refused try, the words on screen for
+    seconds only, and the try made again at every send."""
+    w = driver.configured()
+    driver.run(w.store.set_setting("compaction.threshold", 0.25))
+    s = driver.run(w.store.create_session(title="Big", model="anthropic:claude-opus-4-1"))
+
+    async def fill() -> None:
+        for i in range(12):
+            role = "user" if i % 2 == 0 else "assistant"
+            await w.store.append_turn(s.id, Turn(role, [TextBlock(f"part {i} " * 3_000)]))
+
+    driver.run(fill(), timeout=30)
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(s.id)
+    driver.until(lambda: w.session_id == s.id)
+    fake_provider.script("3:00", times=3).script("Here is my answer.")
+    driver.send("And now?", w, wait=True)
+    driver.until(lambda: "Automatic compaction did not happen" in w.toast.message, timeout=10)
+    assert "will not try again in this chat until it has grown" in w.toast.message
+    said = w.statusBar().currentMessage()
+    assert "could not get a usable summary" in said and "Compact now" in said
+    sent = len(fake_provider.model_requests)
+    fake_provider.script("Second answer.")
+    driver.send("And then?", w, wait=True)
+    assert len(fake_provider.model_requests) == sent + 1  # no summary asked for again
+    assert driver.run(w.store.get_turns(s.id))[-1].text() == "Second answer."
+
+
 def test_a_reply_cut_off_by_a_crash_is_announced(driver, fake_provider, home):
     with Store.open(paths.db_path(home)) as store:
         s = store.create_session(title="Interrupted")
