@@ -51,6 +51,7 @@ from core.compaction_types import CompactNoSummaryError, CompactPromptTooLongErr
 from core.compaction_wire import estimate_request, note_params, stream_params
 from core.content import TextBlock, Turn, Usage
 from core.errors import ParleyError
+from core.local_traffic import traffic_for
 from core.providers.base import ChatRequest, Event, Stop, TextDelta, UsageUpdate
 from core.providers.errors import ContextOverflow, ProviderError
 from core.tokens import estimate_tokens, text_tokens
@@ -133,7 +134,8 @@ class _Job:
         self.emit("compact:progress", stage=stage, **progress)
         try:
             text, stop, used = await self.summarizer.read(
-                self.provider.stream(request), self.emit, stage, **progress
+                self.provider.stream(request), self.emit, stage, provider=self.provider,
+                **progress,
             )
         except ContextOverflow:
             raise _TooLong() from None
@@ -252,7 +254,8 @@ class Summarizer:
         shown = {t.id for t in prev.stored_turns}
         kept = [t for t in plan.kept if not t.aborted and t.id in shown]
         params = note_params(provider, prev.request, note_text(kept, bool(plan.previous)))
-        text, stop, usage = await self.read(stream_params(provider, params), emit, "summarizing")
+        text, stop, usage = await self.read(
+            stream_params(provider, params), emit, "summarizing", provider=provider)
         return check_answer(text, stop, replaced), usage
 
     async def _at_once(self, plan: Plan, job: _Job, replaced: int) -> Outcome | None:
@@ -350,9 +353,20 @@ class Summarizer:
             items, spans = merged, merged_spans
 
     async def read(
+        self, events: AsyncIterator[Event], emit: Emit, stage: str, *, provider: Any = None,
+        **progress: int,
+    ) -> tuple[str, str | None, Usage]:
+        """Collect a reply's text, stop reason and usage, emitting progress as it streams.
+
+        A summary request is a foreground one for a local server
+        (``core.local_traffic``): a background title request to the same server waits.
+        """
+        async with traffic_for(self.hub).foreground(provider):
+            return await self._collect(events, emit, stage, **progress)
+
+    async def _collect(
         self, events: AsyncIterator[Event], emit: Emit, stage: str, **progress: int
     ) -> tuple[str, str | None, Usage]:
-        """Collect a reply's text, stop reason and usage, emitting progress as it streams."""
         parts: list[str] = []
         usage = Usage()
         stop: str | None = None

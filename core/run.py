@@ -87,6 +87,7 @@ from core.content import Block, TextBlock, Turn, Usage, new_id
 from core.errors import ParleyError
 from core.hooks import Hooks
 from core.journal import Journal
+from core.local_traffic import traffic_for
 from core.providers.base import ChatRequest, ModelInfo
 from core.providers.errors import ContextOverflow, ProviderError
 from core.reply import ReplyBuilder
@@ -579,19 +580,19 @@ class ChatRunner:
         journal = Journal(self.store, session_id, builder, self.journal_interval_s, self.clock)
         accepted = False
         try:
-            async for event in provider.stream(request):
-                if not accepted:  # the provider took the request: its prefix is in the cache
-                    accepted = True
-                    self._remember_request(
-                        session_id, SentRequest(model_ref, tuple(stored), request, self.clock())
-                    )
-                builder.feed(event)
-                now = self.clock()
-                if builder.has_content and now - last_emit >= self.emit_interval_s:
-                    last_emit = now
-                    emit(ReplyUpdated(session_id, builder.turn(aborted=False)))
-                if builder.has_content:
-                    journal.changed()
+            async with traffic_for(self.hub).foreground(provider):  # titles wait (local)
+                async for event in provider.stream(request):
+                    if not accepted:  # the provider took the request: its prefix is cached
+                        accepted = True
+                        self._remember_request(session_id, SentRequest(
+                            model_ref, tuple(stored), request, self.clock()))
+                    builder.feed(event)
+                    now = self.clock()
+                    if builder.has_content and now - last_emit >= self.emit_interval_s:
+                        last_emit = now
+                        emit(ReplyUpdated(session_id, builder.turn(aborted=False)))
+                    if builder.has_content:
+                        journal.changed()
         finally:
             journal.stop()
         await journal.wait()

@@ -26,6 +26,9 @@ Rules:
   model stopped at its output limit inside its first line, or the title was
   cut to :data:`MAX_TITLE_CHARS`), or one that copies the start of the reply
   ("The capital of France is Paris"): small local models write these;
+* on a local (OpenAI-compatible) server the title request is a background
+  one: it waits while a chat reply or summary of the same server is in flight
+  and is sent again after one that called it off (``core.local_traffic``);
 * the title request's tokens and cost count in the session's usage totals;
 * nothing here raises to the caller: failures are logged and fall back.
 """
@@ -41,6 +44,7 @@ from typing import Any
 
 from core.cheap_models import summary_model_ref
 from core.content import DocumentBlock, ImageBlock, TextBlock, Turn, Usage
+from core.local_traffic import traffic_for
 from core.providers.base import ChatRequest, Stop, TextDelta, UsageUpdate
 from core.settings import Settings, UnknownSetting
 
@@ -301,8 +305,12 @@ async def _generated(
     ref = model_ref
     try:
         ref = await title_model_ref(hub, store, model_ref)
-        raw, usage, stop = await asyncio.wait_for(
-            _ask_model(hub, ref, _prompt(user_text, reply_text)), TITLE_TIMEOUT_S
+        provider, _ = hub.resolve(ref)
+        prompt = _prompt(user_text, reply_text)
+        # A local server's chat requests go first (core.local_traffic); the timeout runs
+        # from when the title request is sent.
+        raw, usage, stop = await traffic_for(hub).background(
+            provider, lambda: asyncio.wait_for(_ask_model(hub, ref, prompt), TITLE_TIMEOUT_S)
         )
     except asyncio.CancelledError:
         raise

@@ -301,3 +301,60 @@ async def test_a_title_cut_by_the_output_limit_after_its_last_whole_word_is_kept
     reply = "The capital of France is Paris."
     assert title_problem("Capital of France", "Capital of France", reply, "end_turn") is None
     assert title_problem("The capital of France", "x", reply, "end_turn") == "copy"
+
+
+# -- a local server that stops the running request when a new one arrives -------------
+
+LOCAL = "ollama:llama3.2:3b"
+LONG_REPLY = "Paris is the capital of France. " * 12
+
+
+async def until_requests(fake_provider, n: int) -> None:
+    for _ in range(500):
+        if len(fake_provider.model_requests) >= n:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the fake never got {n} model requests")
+
+
+async def test_a_title_waits_for_a_chat_reply_streaming_from_the_same_local_server(
+    env, fake_provider
+):
+    """llama-cpp-python's default: the title request cut the chat reply off (twice)."""
+    store, hub = env
+    fake_provider.windows.interrupt_streams = True
+    titled = await first_exchange(store)
+    chat = await store.create_session()
+    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    fake_provider.script(LONG_REPLY, token_delay_ms=15, chunk_size=4)
+    fake_provider.script("Lisbon trip planning")
+    reply = asyncio.ensure_future(
+        runner.send(chat.id, [TextBlock("What is the capital of France?")], model_ref=LOCAL))
+    await until_requests(fake_provider, 1)  # the reply streams …
+    title = await generate_title(hub, store, titled, model_ref=LOCAL)  # … the title waits
+
+    turn = await reply
+    assert turn is not None and turn.text() == LONG_REPLY and not turn.aborted
+    assert title == "Lisbon trip planning"
+    assert fake_provider.windows.interrupted == 0
+    assert len(fake_provider.model_requests) == 2  # nothing sent again
+
+
+async def test_a_chat_request_calls_off_a_running_title_which_goes_again_after_it(
+    env, fake_provider
+):
+    store, hub = env
+    fake_provider.windows.interrupt_streams = True
+    titled = await first_exchange(store)
+    chat = await store.create_session()
+    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    fake_provider.script("Lisbon trip planning " * 10, token_delay_ms=20, chunk_size=2)
+    fake_provider.script("The answer.", token_delay_ms=5, chunk_size=2)
+    fake_provider.script("Lisbon trip planning")
+    title = asyncio.ensure_future(generate_title(hub, store, titled, model_ref=LOCAL))
+    await until_requests(fake_provider, 1)  # the title streams …
+    turn = await runner.send(chat.id, [TextBlock("Quick question")], model_ref=LOCAL)
+
+    assert turn is not None and turn.text() == "The answer." and not turn.aborted
+    assert await title == "Lisbon trip planning"  # asked again once the server was free
+    assert len(fake_provider.model_requests) == 3

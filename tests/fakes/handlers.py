@@ -248,8 +248,11 @@ class FakeApi:
             await asyncio.sleep(0.02)
 
     async def _drive(
-        self, units: list[Unit], failure: Failure | None, error: bytes, delay_ms: float
+        self, units: list[Unit], failure: Failure | None, error: bytes, delay_ms: float,
+        epoch: int | None = None,
     ) -> AsyncIterator[bytes]:
+        """Stream ``units``; ``epoch``: cut when a later request starts a new one
+        (``windows.interrupt_streams``)."""
         emitted = 0
         last_content = max((i for i, u in enumerate(units) if u.chars), default=len(units) - 3)
         for i, unit in enumerate(units):
@@ -260,6 +263,9 @@ class FakeApi:
                     raise _CutConnection("fake provider: connection dropped on purpose")
                 yield error
                 return
+            if epoch is not None and epoch != self.windows.stream_epoch:
+                self.windows.interrupted += 1
+                raise _CutConnection("fake provider: interrupted by a newer request")
             yield unit.data
             emitted += unit.chars
             if unit.chars and delay_ms > 0:
@@ -401,6 +407,10 @@ class FakeApi:
             return self._openai_error(400, msg, "invalid_request_error", None, "messages")
         model = str(body["model"])
         prompt_tokens = self.windows.scaled(sum(estimate_tokens(e) for e in openai_elements(body)))
+        epoch = None
+        if self.windows.interrupt_streams:  # this request interrupts the ones in flight
+            self.windows.stream_epoch += 1
+            epoch = self.windows.stream_epoch
         if body.get("stream") and self.windows.empty_streams > 0:
             self.windows.empty_streams -= 1
             return StreamingResponse(_nothing(), media_type="text/event-stream")
@@ -437,7 +447,7 @@ class FakeApi:
             (failure.message if failure else None) or "The server is overloaded. Please retry."
         )
         return StreamingResponse(
-            self._drive(units, failure, error, reply.token_delay_ms),
+            self._drive(units, failure, error, reply.token_delay_ms, epoch),
             media_type="text/event-stream",
             headers=headers,
         )

@@ -58,6 +58,13 @@ class WindowSettings:
         empty_streams: the next this many streamed OpenAI-style requests get HTTP
             200 and an empty stream whatever they ask (llama-cpp-python's answer to
             an error it only logs); unstreamed ones are answered as usual.
+        interrupt_streams: a new OpenAI-style chat request cuts the streams in
+            flight (llama-cpp-python's default ``interrupt_requests``: the one
+            running stops, its connection drops, the server logs "Disconnected
+            from client").
+        interrupted: how many streams a new request cut so far.
+        stream_epoch: bumped by every OpenAI-style chat request while
+            ``interrupt_streams`` is on (a stream started in an earlier epoch is cut).
     """
 
     token_scale: float = 1.0
@@ -69,6 +76,9 @@ class WindowSettings:
     lmstudio_models: list[dict[str, Any]] | None = None
     refused: int = 0
     empty_streams: int = 0
+    interrupt_streams: bool = False
+    interrupted: int = 0
+    stream_epoch: int = 0
 
     def scaled(self, tokens: int) -> int:
         """``tokens`` as the fake's tokenizer counts them."""
