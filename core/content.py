@@ -294,6 +294,10 @@ class Turn:
             while it streamed (``core.journal``): Parley ended (a crash, a kill, a
             power cut) before the reply finished; False when it was stopped (Esc)
             or failed, and saved as such.
+        stop_reason: for a complete reply that stopped at the output limit,
+            ``"max_tokens"`` (Anthropic ``stop_reason: max_tokens``, OpenAI
+            ``finish_reason: length``); None otherwise (other reasons are not
+            kept). Stored with the usage (``core.store.turns``), no column of its own.
     """
 
     role: Role
@@ -304,6 +308,7 @@ class Turn:
     model: str | None = None
     usage: Usage | None = None
     cut_off: bool = False
+    stop_reason: str | None = None
 
     def text(self) -> str:
         """Return the concatenated text of the turn's text blocks ('' if none)."""
@@ -329,6 +334,8 @@ class Turn:
             out["model"] = self.model
         if self.usage is not None:
             out["usage"] = self.usage.to_json()
+        if self.stop_reason is not None:
+            out["stop_reason"] = self.stop_reason
         return out
 
     @classmethod
@@ -354,6 +361,7 @@ class Turn:
             model=data.get("model"),
             usage=Usage.from_json(usage) if isinstance(usage, Mapping) else None,
             cut_off=bool(data.get("cut_off", False)),
+            stop_reason=str(data["stop_reason"]) if data.get("stop_reason") else None,
         )
 
 

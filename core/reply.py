@@ -124,7 +124,12 @@ class ReplyBuilder:
         return value if isinstance(value, dict) else {}
 
     def turn(self, *, aborted: bool) -> Turn:
-        """Return the reply as an assistant turn (same id and time on every call)."""
+        """Return the reply as an assistant turn (same id and time on every call).
+
+        A complete reply that stopped at the output limit keeps that reason
+        (``Turn.stop_reason == "max_tokens"``).
+        """
+        cut = not aborted and self.stop_reason == "max_tokens"
         return Turn(
             role="assistant",
             blocks=self.blocks(),
@@ -133,4 +138,5 @@ class ReplyBuilder:
             aborted=aborted,
             model=self.model,
             usage=self.usage,
+            stop_reason="max_tokens" if cut else None,
         )

@@ -123,6 +123,7 @@ class ChatController:
         w.model_picker.set_describe(self._catalog_name)  # names before the providers load
         w.transcript.retryRequested.connect(self.runs.retry)
         w.transcript.resumeRequested.connect(lambda _turn_id: self.runs.retry())
+        w.transcript.continueRequested.connect(lambda _turn_id: self.runs.continue_reply())
         w.transcript.linkActivated.connect(QDesktopServices.openUrl)
         w.transcript.list_view.verticalScrollBar().valueChanged.connect(self._scrolled)
         w.transcript.startWanted.connect(

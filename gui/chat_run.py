@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 LAST_SESSION_KEY = "session.last"
 STILL_REPLYING = ("A reply is still coming: press Esc to stop it, or wait — your message "
                   "stays here.")
+#: What Continue under a reply cut at the output limit sends.
+CONTINUE_MESSAGE = "Continue from where you stopped."
 COMPACTING = ("This chat is being compacted: your message stays here; send it when that is "
               "done.")
 NOT_READY = "Parley is still starting: your message stays here; send it in a moment."
@@ -275,6 +277,20 @@ class ChatRuns:
             )
             return False
         self.w.tasks.spawn(self.run(sid, "retry", None, model, None), name="retry")
+        return True
+
+    def continue_reply(self) -> bool:
+        """Continue under the last reply, cut at the model's output limit: send
+        :data:`CONTINUE_MESSAGE` in the open chat, as if typed (False when it cannot be
+        sent now; the status bar says why)."""
+        sid = self.chat.session_id
+        if sid is None:
+            return False
+        why = self.why_not_send(sid)
+        if why is not None:
+            self.w.statusBar().showMessage(why, 8_000)
+            return False
+        self.send_to(sid, CONTINUE_MESSAGE)
         return True
 
     async def run(self, sid: str, how: str, blocks: list[Any] | None, model: str | None,

@@ -39,15 +39,34 @@ _COLUMNS = (
 )
 
 
-def usage_to_text(usage: Usage | None) -> str | None:
-    return None if usage is None else json.dumps(usage.to_json(), separators=(",", ":"))
+#: Key of ``turns.usage``'s JSON that holds ``Turn.stop_reason`` (no column of its own).
+STOP_KEY = "stop_reason"
+
+
+def usage_to_text(usage: Usage | None, stop_reason: str | None = None) -> str | None:
+    """``turns.usage``: the usage's JSON, with the reply's kept stop reason (if any)."""
+    data: dict[str, Any] = {} if usage is None else dict(usage.to_json())
+    if stop_reason is not None:
+        data[STOP_KEY] = stop_reason
+    return json.dumps(data, separators=(",", ":")) if data else None
 
 
 def usage_from_text(text: str | None) -> Usage | None:
     if not text:
         return None
     data = json.loads(text)
-    return Usage.from_json(data) if isinstance(data, dict) else None
+    if not isinstance(data, dict) or set(data) <= {STOP_KEY}:
+        return None
+    return Usage.from_json(data)
+
+
+def stop_from_text(text: str | None) -> str | None:
+    """The stop reason kept in ``turns.usage`` (:func:`usage_to_text`), or None."""
+    if not text or STOP_KEY not in text:
+        return None
+    data = json.loads(text)
+    reason = data.get(STOP_KEY) if isinstance(data, dict) else None
+    return str(reason) if reason else None
 
 
 #: ``turns.aborted`` of a reply kept as journalled while it streamed (``Turn.cut_off``):
@@ -65,6 +84,7 @@ def to_turn(row: Row) -> Turn:
         model=row.model,
         usage=usage_from_text(row.usage),
         cut_off=row.aborted == CUT_OFF,
+        stop_reason=stop_from_text(row.usage),
     )
 
 
@@ -76,7 +96,7 @@ def row_values(turn: Turn) -> dict[str, Any]:
         "blocks": blocks_to_json_text(turn.blocks),
         "aborted": CUT_OFF if turn.aborted and turn.cut_off else int(turn.aborted),
         "model": turn.model,
-        "usage": usage_to_text(turn.usage),
+        "usage": usage_to_text(turn.usage, turn.stop_reason),
         "created_at": turn.created_at,
     }
 

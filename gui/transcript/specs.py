@@ -43,6 +43,7 @@ from gui.transcript.rows import Node, Transcript, card_count, summary_block
 CODE_GROUP = 40  # lines per part of a code block (a streamed block re-renders its last part)
 SPLIT_MEMO = 64  # text blocks whose markdown split is remembered (streaming)
 RESUME_HREF = "parley:resume"
+CONTINUE_HREF = "parley:continue"
 REGENERATE_HREF = "parley:regenerate"
 REGENERATE_WITH_HREF = "parley:regenerate-with"
 CARD_FOLD = "card"
@@ -55,6 +56,8 @@ SAVING_TEXT = "Saving…"
 #: Under a reply stopped with Esc (or failed), and one cut off by Parley's end (``Turn.cut_off``).
 STOPPED_MARK = "Stopped — reply incomplete"
 CUT_OFF_MARK = "Cut off — Parley closed before the reply finished"
+#: Under a complete reply that stopped at the model's output limit (``Turn.stop_reason``).
+LENGTH_MARK = "Stopped at the length limit"
 #: Tool call statuses shown as the app's icons (``resources/icons``).
 STATUS_ICONS = ("check", "cross")
 UNSAVED_TEXT = "Not saved yet — Parley keeps trying"  # after a warning icon
@@ -141,7 +144,9 @@ class SpecBuilder:
         mark = self.save_marks.get(node.key)
         if turn.aborted:
             out.append(self._aborted_spec(turn, resumable=is_last and mark is None))
-        elif is_last and idle and turn.role == "assistant" and mark is None:
+        elif turn.role == "assistant" and turn.stop_reason == "max_tokens":
+            out.append(self._length_spec(continuable=is_last and idle and mark is None))
+        if not turn.aborted and is_last and idle and turn.role == "assistant" and mark is None:
             out.append(self._regenerate_spec())
         if mark is not None:
             out.append(self._save_spec(mark))
@@ -313,6 +318,14 @@ class SpecBuilder:
         if resumable:
             text += f'&nbsp;&nbsp;·&nbsp;&nbsp;<a href="{RESUME_HREF}"><b>Resume</b></a>'
         return Spec(self.cache.line(("aborted", resumable, turn.cut_off), text), "mark")
+
+    def _length_spec(self, continuable: bool) -> Spec:
+        """The mark under a reply cut at the output limit; Continue under the last one."""
+        warn = self.cache.colors.warn_fg.name()
+        text = f'<span style="color:{warn}">■ {LENGTH_MARK}</span>'
+        if continuable:
+            text += f'&nbsp;&nbsp;·&nbsp;&nbsp;<a href="{CONTINUE_HREF}"><b>Continue</b></a>'
+        return Spec(self.cache.line(("length", continuable), text), "mark")
 
     def _fold_line(
         self, key: str, opened: bool, icon: str, label: str, status: str, raw: bool = False

@@ -8,7 +8,12 @@ from gui.markdown import BLOCKED_PREFIX, COPY_PREFIX, IMAGE_PREFIX, is_safe_url
 from gui.transcript.layout import Hit, indexed_target
 from gui.transcript.pieces import MEDIA_PREFIX
 from gui.transcript.rows import Node
-from gui.transcript.specs import REGENERATE_HREF, REGENERATE_WITH_HREF, RESUME_HREF
+from gui.transcript.specs import (
+    CONTINUE_HREF,
+    REGENERATE_HREF,
+    REGENERATE_WITH_HREF,
+    RESUME_HREF,
+)
 
 
 def tooltip_text(node: Node, hit: Hit | None) -> str:
@@ -19,6 +24,8 @@ def tooltip_text(node: Node, hit: Hit | None) -> str:
             return "Copy this code to the clipboard"
         if href == RESUME_HREF:
             return "Send the request again to finish this reply"
+        if href == CONTINUE_HREF:
+            return "The model stopped at its output limit: ask it to go on"
         if href == REGENERATE_HREF:
             return "Another answer to your last message (Ctrl+Shift+R);\n" \
                 "this one is kept as a fork"

@@ -39,6 +39,7 @@ from gui.transcript.pieces import MEDIA_PREFIX, result_text, tool_input_text
 from gui.transcript.rows import Node, summary_block
 from gui.transcript.specs import (
     CARD_FOLD,
+    CONTINUE_HREF,
     REGENERATE_HREF,
     REGENERATE_WITH_HREF,
     RESUME_HREF,
@@ -78,6 +79,8 @@ class TranscriptView(QWidget):
     """The conversation: messages, folded tool calls, compaction cards, an inline error.
 
     Signals:
+        continueRequested(str): Continue under the last reply, cut at the output
+            limit (its turn id): ask the model to go on.
         resumeRequested(str): Resume on an aborted reply (its turn id): the
             link, the context menu, or r on it. The view goes to the end first
             and follows the continuation (until the person scrolls up).
@@ -106,6 +109,7 @@ class TranscriptView(QWidget):
     """
 
     resumeRequested = Signal(str)
+    continueRequested = Signal(str)
     retryRequested = Signal()
     forkRequested = Signal(str)
     editRequested = Signal(str)
@@ -419,6 +423,9 @@ class TranscriptView(QWidget):
         if href == RESUME_HREF:
             if node.turn.aborted:
                 self._resume(node.key)
+            return
+        if href == CONTINUE_HREF:
+            self.continueRequested.emit(node.turn.id)
             return
         if href.startswith(MEDIA_PREFIX):
             media = placed.piece.media

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from core.compaction import CompactionInProgress
-from core.content import TextBlock
+from core.content import TextBlock, Turn
 from core.run import (
     ChatRunner,
     ReplyUpdated,
@@ -186,3 +186,23 @@ async def test_claim_says_whether_a_run_or_a_compaction_holds_the_session(env, f
     runner.release(sid)
     assert not runner.is_running(sid) and await store.get_turns(sid) == []
     assert fake_provider.requests == []
+
+
+@pytest.mark.parametrize("model", ["anthropic:claude-sonnet-4-6", "openai:gpt-5"])
+async def test_a_reply_stopped_at_the_output_limit_keeps_that_reason(env, fake_provider, model):
+    """Anthropic ``stop_reason: max_tokens`` / OpenAI ``finish_reason: length``: kept with
+    the turn (in its usage's stored JSON), read back, exported and copied to a fork."""
+    store, _hub, runner, sid = env
+    fake_provider.script("A long answer that stops in the mid", stop_reason="max_tokens")
+    turn = await runner.send(sid, [TextBlock("Tell me everything")], model_ref=model)
+    assert turn is not None and turn.stop_reason == "max_tokens" and not turn.aborted
+    fake_provider.script("A short answer.")
+    done = await runner.send(sid, [TextBlock("Briefly?")], model_ref=model)
+    assert done is not None and done.stop_reason is None
+
+    cut, complete = [t for t in await store.get_turns(sid) if t.role == "assistant"]
+    assert cut.stop_reason == "max_tokens" and cut.usage is not None
+    assert cut.usage.output_tokens > 0 and complete.stop_reason is None
+    assert Turn.from_json(cut.to_json()) == cut
+    fork = await store.fork(sid, cut.id)
+    assert (await store.get_turns(fork.id))[-1].stop_reason == "max_tokens"
