@@ -68,11 +68,6 @@ class EarlyInput:
         """True when Ctrl+N was pressed (the chat in view at the end is a new one)."""
         return self.current.new
 
-    @property
-    def busy(self) -> bool:
-        """True when anything was done that :func:`replay` must do."""
-        return len(self.chats) > 1 or self.chats[0].message is not None or bool(self.commands)
-
     def send(self, text: str) -> bool:
         """Enter with ``text``: kept as the current chat's message. False (the text
         stays in the box) when that chat holds a waiting message already."""

@@ -242,7 +242,9 @@ class MainWindow(QMainWindow, WindowCommands):
 
         Step 1 (store only): the sidebar and the last open chat appear (a new
         chat instead when Ctrl+N was pressed meanwhile; what was typed stays in
-        the message box, and a message sent meanwhile is saved in that chat);
+        the message box), then what the person did meanwhile is done: messages
+        saved in the chats they were sent in, drafts kept, chat commands run
+        (``gui.early_input``);
         if the previous run did not exit cleanly and left a reply cut off, a
         notice says so (the transcript offers Resume). Step 2: the providers'
         settings and keys are loaded (set-up is shown if none is usable) and
