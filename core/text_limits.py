@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from core.content import Block, TextBlock
 from core.errors import ParleyError
+
+if TYPE_CHECKING:  # the message model is not needed to build the window (start-up)
+    from core.content import Block
 
 #: Characters per token used for the limit (``core.tokens`` estimates ASCII text so).
 CHARS_PER_TOKEN = 4
@@ -69,6 +72,8 @@ class TextTooLong(ParleyError):
 
 def text_chars(blocks: Iterable[Block]) -> int:
     """Characters of the text blocks among ``blocks``."""
+    from core.content import TextBlock
+
     return sum(len(b.text) for b in blocks if isinstance(b, TextBlock))
 
 
