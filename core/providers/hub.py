@@ -4,7 +4,10 @@ Provider settings live in sessions.db (setting ``providers``: a list of
 :class:`ProviderConfig` objects as JSON); keys live in the OS keyring (or its
 fallback, see ``core.keys``) and never in the database. A built-in provider
 whose environment key is set (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``) is
-usable without any set-up, as people who already use the SDKs expect.
+usable without any set-up, as people who already use the SDKs expect; an
+``OPENAI_BASE_URL`` naming another server than OpenAI's makes the built-in
+``openai`` provider an OpenAI-compatible server (``registry.builtin_providers``),
+usable without a key, whose first listed model is its default.
 
 Keyring calls can block (a locked keyring, a slow D-Bus), so they run on one
 worker thread of their own, never on the caller's event loop.

@@ -12,7 +12,10 @@ prompt cache). Compatible servers' ``reasoning_content`` / ``reasoning``
 deltas become thinking. A compatible server's requests always carry
 ``max_tokens`` (:func:`core.providers.server_limits.output_budget`), and its
 model list is completed with the limits the server tells
-(:mod:`core.providers.server_limits`).
+(:mod:`core.providers.server_limits`). A compatible server's stream that ends
+before its first chunk is sent once more unstreamed, to read the real error
+(llama-cpp-python's over-window refusal) or the whole reply
+(:mod:`core.providers.openai_unstreamed`).
 """
 
 from __future__ import annotations

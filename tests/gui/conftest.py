@@ -107,17 +107,19 @@ class WindowDriver:
         self.until(lambda: window.ready and window.tasks.pending == 0, timeout=40)
         return window
 
-    def set_up_anthropic(self, window: Any | None = None) -> None:
-        """Fill the first-run panel for the fake server's Anthropic API and start."""
+    def set_up_anthropic(self, window: Any | None = None, *, openai: bool = False) -> None:
+        """Fill the first-run panel for the fake server's Anthropic API (``openai``: its
+        OpenAI API, as OpenAI at a custom address) and start."""
         from PySide6.QtCore import Qt
 
         w = window or self.windows[-1]
         panel = w.setup_panel
         left = Qt.MouseButton.LeftButton
-        self.qtbot.mouseClick(panel.kind_buttons[0], left)
+        self.qtbot.mouseClick(panel.kind_buttons[1 if openai else 0], left)
         panel.custom_url.setChecked(True)
-        self.qtbot.keyClicks(panel.url_edit, self.fake.anthropic_base_url)
-        self.qtbot.keyClicks(panel.key_edit, "sk-ant-test-key")
+        url = self.fake.openai_base_url if openai else self.fake.anthropic_base_url
+        self.qtbot.keyClicks(panel.url_edit, url)
+        self.qtbot.keyClicks(panel.key_edit, "sk-test-openai-key" if openai else "sk-ant-test-key")
         self.qtbot.mouseClick(panel.test_button, left)
         self.until(lambda: panel.model_combo.count() > 0, timeout=10)
         self.qtbot.mouseClick(panel.start_button, left)

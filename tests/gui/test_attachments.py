@@ -66,8 +66,10 @@ def settled(driver: Any, w: Any, n: int) -> None:
 def open_window(driver: Any, fake: Any, api: str) -> Any:
     if api == "anthropic":
         return driver.configured()
-    w = driver.open(env={"OPENAI_API_KEY": "test-openai-key",
-                         "OPENAI_BASE_URL": fake.openai_base_url})
+    # OpenAI set up at the fake's address (OPENAI_BASE_URL away from api.openai.com would
+    # make it an OpenAI-compatible server, which takes no PDF).
+    w = driver.open()
+    driver.set_up_anthropic(w, openai=True)
     assert w.stack.currentWidget() is w.chat_page
     assert (w.chat.current_model() or "").startswith("openai:")
     return w
