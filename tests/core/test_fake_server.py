@@ -452,3 +452,26 @@ def test_cli_key_option_refuses_other_keys_like_a_real_provider():
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert "only the key(s) given with --key" in out
+
+
+async def test_a_second_summary_carries_the_first_ones_points(fake_provider, claude):
+    """Compacting twice against the fake server (README) works: the second summary,
+    written from a transcript that begins with the first, keeps what the first said
+    (a summary of one new message alone is refused as too short for what it replaces)."""
+    from core.compaction_prompt import extract_summary, transcript_prompt
+    from core.content import CompactSummaryBlock, TextBlock, Turn
+
+    first = "What happened so far:\n" + "\n".join(
+        f"- The user said: question {i} about octopuses" for i in range(40))
+    turns = [Turn("user", [CompactSummaryBlock(summary=first, first_turn_id="a",
+                                               last_turn_id="b")]),
+             Turn("user", [TextBlock("omega three")]),
+             Turn("assistant", [TextBlock("You said: omega three")])]
+    ask = transcript_prompt(turns, level=0, previous=True)
+    msg = await claude.messages.create(
+        model="claude-haiku-4-5", max_tokens=2000, messages=[{"role": "user", "content": ask}]
+    )
+    summary = extract_summary(msg.content[0].text)
+    assert summary is not None
+    assert "question 0 about octopuses" in summary and "question 39 about" in summary
+    assert summary.rstrip().endswith("omega three")

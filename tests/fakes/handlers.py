@@ -145,7 +145,8 @@ _USER_MESSAGE = re.compile(r"<user_message>\s*(.*?)\s*</user_message>", re.S)
 _TRANSCRIPT = re.compile(r"<transcript>\s*(.*?)\s*</transcript>", re.S)
 _PART_SUMMARIES = re.compile(r"<part_summaries>\s*(.*?)\s*</part_summaries>", re.S)
 _POINT = re.compile(r"^- The user said: (.+)$", re.M)
-_SAID_BY_USER = re.compile(r"^User:\s*(.+)$", re.M)
+#: What the user said in a transcript, in order: an earlier summary's points, then turns.
+_SAID = re.compile(r"^(?:- The user said: |User:\s*)(.+)$", re.M)
 _SUMMARY_ASK = "between <summary> and </summary>"  # core.compaction_prompt.ANSWER_FORMAT
 _NOTE_START = "[Context compaction"  # core.compaction_prompt.note_text
 
@@ -170,8 +171,9 @@ def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) 
     the user asked (core.titles, core.compaction_prompt) — from the transcript of a
     separate summary request (or of one part of it), from the parts' summaries when
     asked to combine them, or from the conversation itself when the request is the
-    chat resent with the summary instruction added (the cache-friendly summary); each
-    point quotes at most ``point_chars`` characters of what the user said.
+    chat resent with the summary instruction added (the cache-friendly summary); an
+    earlier summary's points are carried into the new one; each point quotes at most
+    ``point_chars`` characters of what the user said.
     None for anything else."""
     if said.startswith(_TITLE_ASK):
         match = _USER_MESSAGE.search(said)
@@ -184,11 +186,12 @@ def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) 
     combined = _PART_SUMMARIES.search(said)
     if combined:  # the summaries of a long conversation's parts: their points, joined
         asked = _POINT.findall(combined.group(1))
-    elif transcript:
-        asked = _SAID_BY_USER.findall(transcript.group(1))
+    elif transcript:  # an earlier summary's points are carried on, as a model would
+        asked = _SAID.findall(transcript.group(1))
     else:  # the note follows the conversation: the user's messages before it
         asked = [t.split(_NOTE_START)[0] for t in _user_texts(messages)]
-        asked = [t for t in asked if t.strip() and _SUMMARY_ASK not in t]
+        asked = [p for t in asked if t.strip() and _SUMMARY_ASK not in t
+                 for p in (_POINT.findall(t) or [t])]
     asked = [" ".join(a.split())[:point_chars] for a in asked]
     points = "\n".join(f"- The user said: {a}" for a in asked) or "- (no user messages)"
     return f"<summary>\nWhat happened so far:\n{points}\n</summary>"
