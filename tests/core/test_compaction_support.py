@@ -114,10 +114,13 @@ def user_blocks(*blocks: Block) -> Turn:
 
 
 @asynccontextmanager
-async def open_env(tmp_path: Path, fake_provider: Any) -> AsyncIterator[Env]:
-    """A store, a hub with both fake providers set up, a runner and one session."""
+async def open_env(tmp_path: Path, fake_provider: Any,
+                   compatible: dict[str, Any] | None = None) -> AsyncIterator[Env]:
+    """A store, a hub with both fake providers set up (plus an OpenAI-compatible one
+    when ``compatible`` gives its settings: ``tests.core.hubs.fake_hub``), a runner
+    and one session."""
     store = await AsyncStore.open(tmp_path / "sessions.db")
-    hub = await fake_hub(store, tmp_path, fake_provider)
+    hub = await fake_hub(store, tmp_path, fake_provider, compatible=compatible)
     try:
         runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
         session = await store.create_session()

@@ -8,22 +8,19 @@ end as "the connection broke off… send again"). Real sessions.db, real SDKs, t
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
-
 import pytest
 
 from core.compaction import CompactPromptTooLongError
 from core.content import TextBlock, Turn
-from core.run import ChatRunner, RunFailed
-from core.store.async_store import AsyncStore
+from core.run import RunFailed
 from core.wire import SUMMARY_HEADING
 from tests.core.hubs import fake_hub
 from tests.core.test_compaction_support import (
     GPT,
     SONNET,
     SUMMARY,
-    Env,
     blocks_text,
+    open_env,
     validate,
 )
 
@@ -31,18 +28,10 @@ TINY = "/models/tiny-270m-q8_0.gguf"
 LOCAL = f"local:{TINY}"
 
 
-@asynccontextmanager
-async def local_env(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
-    hub = await fake_hub(store, tmp_path, fake_provider, compatible={
+def local_env(tmp_path, fake_provider):
+    """``open_env`` with a compatible server "local" serving ``TINY``."""
+    return open_env(tmp_path, fake_provider, compatible={
         "name": "Local", "provider_id": "local", "default_model": TINY})
-    try:
-        runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
-        session = await store.create_session()
-        yield Env(store, hub, runner, session.id)
-    finally:
-        await hub.aclose()
-        await store.close()
 
 
 @pytest.fixture

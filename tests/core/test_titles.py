@@ -317,15 +317,21 @@ async def until_requests(fake_provider, n: int) -> None:
     raise AssertionError(f"the fake never got {n} model requests")
 
 
+async def interrupting_server_chats(store, hub, fake_provider):
+    """A server that cuts off streams in flight when a request arrives (llama-cpp-python's
+    default); returns (a chat with a first exchange to title, an empty chat, a runner)."""
+    fake_provider.windows.interrupt_streams = True
+    titled = await first_exchange(store)
+    chat = await store.create_session()
+    return titled, chat, ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+
+
 async def test_a_title_waits_for_a_chat_reply_streaming_from_the_same_local_server(
     env, fake_provider
 ):
     """llama-cpp-python's default: the title request cut the chat reply off (twice)."""
     store, hub = env
-    fake_provider.windows.interrupt_streams = True
-    titled = await first_exchange(store)
-    chat = await store.create_session()
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    titled, chat, runner = await interrupting_server_chats(store, hub, fake_provider)
     fake_provider.script(LONG_REPLY, token_delay_ms=15, chunk_size=4)
     fake_provider.script("Lisbon trip planning")
     reply = asyncio.ensure_future(
@@ -344,10 +350,7 @@ async def test_a_chat_request_calls_off_a_running_title_which_goes_again_after_i
     env, fake_provider
 ):
     store, hub = env
-    fake_provider.windows.interrupt_streams = True
-    titled = await first_exchange(store)
-    chat = await store.create_session()
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    titled, chat, runner = await interrupting_server_chats(store, hub, fake_provider)
     fake_provider.script("Lisbon trip planning " * 10, token_delay_ms=20, chunk_size=2)
     fake_provider.script("The answer.", token_delay_ms=5, chunk_size=2)
     fake_provider.script("Lisbon trip planning")
