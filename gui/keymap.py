@@ -303,9 +303,12 @@ def follow_store(window: Any) -> None:
     timer.setInterval(POLL_MS)
 
     def check() -> None:
-        if window.store is not None:
-            timer.stop()
-            timer.deleteLater()
+        store = window.store
+        if store is None:
+            return
+        timer.stop()
+        timer.deleteLater()
+        if not store.closed:  # the window may have closed (and its store) meanwhile
             window.tasks.spawn(track_bindings(window), name="keymap-load")
 
     timer.timeout.connect(check)
@@ -317,13 +320,18 @@ async def track_bindings(window: Any) -> None:
     ``keyboard.bindings`` changes (e.g. from Settings → Keyboard). Idempotent
     per store."""
     from core.settings import Settings
+    from core.store.store import StoreClosed
     from gui.actions import apply_keymap
 
     store = window.store
     if store is None or getattr(window, "_keymap_store", None) is store:
         return
     window._keymap_store = store
-    apply_keymap(window, await load(store))
+    try:
+        keymap = await load(store)
+    except StoreClosed:
+        return  # the window closed while the bindings were read: nothing to apply
+    apply_keymap(window, keymap)
 
     def changed(key: str, value: Any) -> None:
         if key == SETTING_KEY and window.store is store:

@@ -35,7 +35,7 @@ from core.store.models import (
     TitleSource,
     Unchanged,
 )
-from core.store.store import Store
+from core.store.store import Store, StoreClosed
 
 P = ParamSpec("P")
 log = logging.getLogger(__name__)
@@ -132,7 +132,14 @@ class AsyncStore:
         await asyncio.get_running_loop().run_in_executor(self._executor, self._store.close)
         self._executor.shutdown(wait=True)
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has begun; every later call raises StoreClosed."""
+        return self._closed
+
     async def _call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        if self._closed:
+            raise StoreClosed()
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(

@@ -11,6 +11,7 @@ import pytest
 from core.content import TextBlock, Turn
 from core.store import AsyncStore, Store
 from core.store.errors import NotAParleyFile, SessionNotFound
+from core.store.store import StoreClosed
 
 
 def public_methods(cls: type) -> set[str]:
@@ -122,3 +123,21 @@ async def test_upkeep_runs_on_the_worker_after_writes_only(tmp_path, monkeypatch
         await astore.close()
     await asyncio.sleep(0.1)
     assert len(calls) == 1
+
+
+async def test_a_call_after_close_raises_store_closed_and_the_file_keeps_its_rows(tmp_path):
+    astore = await AsyncStore.open(tmp_path / "sessions.db")
+    s = await astore.create_session(title="kept")
+    assert not astore.closed
+    await astore.close()
+    assert astore.closed
+    with pytest.raises(StoreClosed):
+        await astore.get_setting("keyboard.bindings", None)
+    with pytest.raises(StoreClosed):
+        await astore.append_turn(s.id, Turn("user", [TextBlock("late")]))
+    reopened = Store.open(tmp_path / "sessions.db")
+    try:
+        assert reopened.get_session(s.id).title == "kept"
+        assert reopened.get_session(s.id).turn_count == 0
+    finally:
+        reopened.close()
