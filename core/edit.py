@@ -9,7 +9,8 @@ when the edited message is the last one and only a failed or stopped reply
 follows it: one behaviour, nothing lost.
 
 The fork is titled "<parent title> (edited)" (an already edited title is not
-suffixed twice) and nests under its parent like any fork.
+suffixed twice) and is a *version* of the chat (``core.store.versions``): not
+listed as a chat, it shows as ‹ n/m › on the edited message (``core.versions``).
 """
 
 from __future__ import annotations
@@ -102,10 +103,11 @@ async def edit_and_fork(
             blocks of the original turn are kept, before these).
 
     Returns:
-        The fork (``parent_session_id`` = ``session_id``), titled
-        "<parent title> (edited)", in the parent's space with its model and
-        system prompt, holding copies of the turns before the edited one then
-        the edited turn as its last turn (``turn_count`` = its position + 1).
+        The fork (``parent_session_id`` = ``session_id``; a version of the
+        chat: ``is_version``), titled "<parent title> (edited)", in the
+        parent's space with its model and system prompt, holding copies of
+        the turns before the edited one then the edited turn as its last
+        turn (``turn_count`` = its position + 1).
         ``forked_from_turn_id`` is the parent's turn just before the edited
         one — or, when the first turn is edited, that first turn (the store
         cannot fork at "no turn"; the fork then holds a copy of it whose
@@ -130,7 +132,7 @@ async def edit_and_fork(
     parent = await store.get_session(session_id)
     title = edited_title(parent.title)
     at = turns[index - 1].id if index > 0 else original.id
-    fork = await store.fork(session_id, at, title=title)
+    fork = await store.fork(session_id, at, title=title, kind="version")
     try:
         if index > 0:
             await store.append_turn(fork.id, Turn("user", blocks))

@@ -127,7 +127,8 @@ async def interrupted_replies(
     offset = 0
     while len(found) < limit:
         page = await store.list_sessions(
-            include_archived=True, pinned_first=False, limit=PAGE, offset=offset
+            include_archived=True, pinned_first=False, limit=PAGE, offset=offset,
+            include_versions=True,
         )
         for session in page:
             if session.updated_at < since_ms:

@@ -147,7 +147,8 @@ class ChatController:
         model = self.w.sidebar.model
         offset = model.loaded_count(space_id)
         page = await self.store.list_sessions(space_id=space_id, limit=PAGE + 1, offset=offset,
-                                              include_archived=self.w.sidebar.show_archived)
+                                              include_archived=self.w.sidebar.show_archived,
+                                              include_versions=True)
         shown = [s for s in page[:PAGE] if s.id not in self.organizer.deleting]
         for s in shown:
             self.sessions[s.id] = s

@@ -280,6 +280,7 @@ class AsyncStore:
         limit: int = 200,
         offset: int = 0,
         pinned_first: bool = True,
+        include_versions: bool = False,
     ) -> list[Session]:
         """Awaitable :meth:`Store.list_sessions`."""
         return await self._call(
@@ -289,6 +290,7 @@ class AsyncStore:
             limit=limit,
             offset=offset,
             pinned_first=pinned_first,
+            include_versions=include_versions,
         )
 
     async def rename_session(
@@ -339,9 +341,26 @@ class AsyncStore:
         """Awaitable :meth:`Store.list_forks`."""
         return await self._call(self._store.list_forks, session_id)
 
-    async def fork(self, session_id: str, at_turn_id: str, *, title: str | None = None) -> Session:
+    async def fork(
+        self, session_id: str, at_turn_id: str, *, title: str | None = None, kind: str = "fork"
+    ) -> Session:
         """Awaitable :meth:`Store.fork`."""
-        return await self._write(self._store.fork, session_id, at_turn_id, title=title)
+        return await self._write(self._store.fork, session_id, at_turn_id, title=title,
+                                 kind=kind)
+
+    async def versions(self, session_id: str, *, remember: bool = False) -> Any:
+        """Awaitable :meth:`Store.versions`."""
+        if remember:
+            return await self._write(self._store.versions, session_id, remember=True)
+        return await self._call(self._store.versions, session_id)
+
+    async def version_to_open(self, chat_id: str) -> str:
+        """Awaitable :meth:`Store.version_to_open`."""
+        return await self._call(self._store.version_to_open, chat_id)
+
+    async def locate_message(self, session_id: str, turn_id: str) -> tuple[str, str]:
+        """Awaitable :meth:`Store.locate_message`."""
+        return await self._call(self._store.locate_message, session_id, turn_id)
 
     async def append_turn(self, session_id: str, turn: Turn) -> Turn:
         """Awaitable :meth:`Store.append_turn`."""

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from core.content import new_id
-from core.store import sessions, turns
+from core.store import sessions, turns, versions
 from core.store.models import Session
 from core.store.schema import compactions as C
 from core.store.schema import turns as T
@@ -30,10 +30,17 @@ def _remap_blocks(blocks_json: str, ids: dict[str, str]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None) -> Session:
+def fork(
+    con: Connection, session_id: str, at_turn_id: str, title: str | None, kind: str = versions.FORK
+) -> Session:
     """See :meth:`core.store.store.Store.fork`."""
     parent = sessions.get(con, session_id)
     at_seq = turns.seq_of(con, session_id, at_turn_id)
+    if kind not in (versions.FORK, versions.VERSION):
+        raise ValueError(f"fork kind must be 'fork' or 'version', not {kind!r}")
+    # A fork made on purpose from a version is listed under the version's chat.
+    nest = versions.chat_root(con, session_id) if kind == versions.FORK and parent.is_version \
+        else None
     if title is None or not title.strip():
         title, source = f"{parent.title or 'Untitled'} (fork)", "auto"
     else:
@@ -47,7 +54,7 @@ def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None) -
         system_prompt=parent.system_prompt,
         parent_session_id=parent.id,
         forked_from_turn_id=at_turn_id,
-        meta=parent.meta,
+        meta=versions.fork_meta(parent.meta, kind, nest),
     )
     rows = con.execute(
         select(

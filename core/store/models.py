@@ -77,6 +77,9 @@ class Session:
         end_reason: why the last run ended (e.g. 'end_turn', 'aborted'), or None.
         meta: extra keys (kept as found, unknown ones included).
         turn_count: number of stored turns (summary turns and aborted ones included).
+        is_version: a fork made by editing a message or regenerating a reply: a
+            version of its chat, shown on the message rather than listed
+            (``core.store.versions``).
     """
 
     id: str
@@ -96,6 +99,7 @@ class Session:
     end_reason: str | None
     meta: dict[str, Any] = field(default_factory=dict)
     turn_count: int = 0
+    is_version: bool = False
 
     @property
     def is_fork(self) -> bool:

@@ -6,17 +6,18 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import delete, exists, func, select, text, update
+from sqlalchemy import Boolean, delete, exists, func, literal_column, select, text, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement, Select
 
 from core.content import Usage, new_id, now_ms
-from core.store import settings_repo, spaces
+from core.store import settings_repo, spaces, versions
 from core.store.errors import SessionNotFound
 from core.store.models import Session, TitleSource
 from core.store.schema import DEFAULT_SPACE_ID
 from core.store.schema import sessions as S
 from core.store.schema import turns as T
+from core.store.versions import is_version_sql, listed_sql
 
 _parent = S.alias("parent")
 
@@ -42,6 +43,7 @@ def _query(
         *p.c,
         exists().where(_parent.c.id == p.c.parent_session_id).label("parent_exists"),
         select(func.count()).where(T.c.session_id == p.c.id).scalar_subquery().label("turn_count"),
+        literal_column(is_version_sql("page")).label("is_version"),
     ).order_by(*order(p))
 
 
@@ -78,6 +80,7 @@ def _session(row: Row) -> Session:
         end_reason=row.end_reason,
         meta=_meta(row.meta),
         turn_count=row.turn_count,
+        is_version=bool(row.is_version),
     )
 
 
@@ -155,12 +158,15 @@ def list_page(
     limit: int,
     offset: int,
     pinned_first: bool,
+    include_versions: bool = False,
 ) -> list[Session]:
     where = []
     if space_id is not None:
         where.append(S.c.space_id == space_id)
     if not include_archived:
         where.append(S.c.archived == 0)
+    if not include_versions:  # they show on their chat's messages, not in the list
+        where.append(literal_column(listed_sql("sessions"), Boolean))
 
     def order(t: Any) -> list[Any]:
         newest = [t.c.updated_at.desc(), t.c.n.desc()]
@@ -212,8 +218,12 @@ def set_auto_title(con: Connection, session_id: str, title: str) -> bool:
 
 
 def move(con: Connection, session_id: str, space_id: str) -> Session:
+    """Move a chat to a space, with its versions (they show on its messages)."""
     spaces.get(con, space_id)
-    return set_fields(con, session_id, space_id=space_id)
+    require(con, session_id)
+    family = [m.session_id for m in versions.members(con, session_id)]
+    con.execute(update(S).where(S.c.id.in_(family)).values(space_id=space_id))
+    return get(con, session_id)
 
 
 def delete_session(con: Connection, session_id: str) -> None:
@@ -223,9 +233,15 @@ def delete_session(con: Connection, session_id: str) -> None:
 
 
 _LATEST = select(func.max(S.c.updated_at))
+# The session, and for a version the sessions up its parent links to its chat: the
+# chat's row in the list moves up when any of its versions is written to.
 _TOUCH = text(
+    "WITH RECURSIVE up(id, parent, v) AS ("
+    f"SELECT s.id, s.parent_session_id, {is_version_sql('s')} FROM sessions s WHERE s.id = :sid "
+    f"UNION SELECT s.id, s.parent_session_id, {is_version_sql('s')} FROM sessions s "
+    "JOIN up ON s.id = up.parent WHERE up.v) "
     "UPDATE sessions SET updated_at = max(:now, (SELECT coalesce(max(updated_at), 0) + 1 "
-    "FROM sessions)) WHERE id = :sid"
+    "FROM sessions)) WHERE id IN (SELECT id FROM up)"
 )
 
 
@@ -240,7 +256,7 @@ def activity_time(con: Connection) -> int:
 
 
 def touch(con: Connection, session_id: str) -> None:
-    """Mark activity: ``updated_at`` = :func:`activity_time`."""
+    """Mark activity: ``updated_at`` = :func:`activity_time` (of a version: of its chat too)."""
     con.execute(_TOUCH, {"now": now_ms(), "sid": session_id})
 
 

@@ -27,6 +27,7 @@ from core.store import (
     settings_repo,
     spaces,
     turns,
+    versions,
 )
 from core.store.attachments import AttachmentInfo
 from core.store.lifecycle import StoreBase, StoreClosed
@@ -130,14 +131,18 @@ class Store(StoreBase):
         limit: int = 200,
         offset: int = 0,
         pinned_first: bool = True,
+        include_versions: bool = False,
     ) -> list[Session]:
         """Return a page of sessions, newest activity first (pinned ones first).
 
-        ``space_id`` None lists every space. Forks are listed like any session
-        (their ``parent_session_id`` tells where to nest them).
+        ``space_id`` None lists every space. Forks made on purpose are listed
+        like any session (their ``parent_session_id``, or ``meta["nest_under"]``
+        for one made from a version, tells where to nest them); versions of a
+        stored chat are not (:meth:`versions`) unless ``include_versions``.
         """
         return self._r(
-            lambda c: sessions.list_page(c, space_id, include_archived, limit, offset, pinned_first)
+            lambda c: sessions.list_page(c, space_id, include_archived, limit, offset, pinned_first,
+                                         include_versions)
         )
 
     def rename_session(
@@ -199,13 +204,18 @@ class Store(StoreBase):
         """Return the sessions forked from this one, oldest first. Raises SessionNotFound."""
         return self._r(lambda c: sessions.list_forks(c, session_id))
 
-    def fork(self, session_id: str, at_turn_id: str, *, title: str | None = None) -> Session:
+    def fork(
+        self, session_id: str, at_turn_id: str, *, title: str | None = None, kind: str = "fork"
+    ) -> Session:
         """Create a new session holding copies of a session's turns up to a point.
 
         Args:
             session_id: the session to fork from.
             at_turn_id: the last turn copied (inclusive); must belong to `session_id`.
             title: the new session's title; defaults to "<parent title> (fork)".
+            kind: ``"fork"`` (made on purpose: listed as a chat, nested under its
+                parent's chat) or ``"version"`` (an edit's: shown as a version of
+                the chat's message, not listed; ``core.store.versions``).
 
         Returns:
             The new session, linked to its parent (`parent_session_id`,
@@ -218,7 +228,39 @@ class Store(StoreBase):
             SessionNotFound: `session_id` does not exist.
             TurnNotInSession: `at_turn_id` is not a turn of that session.
         """
-        return self._w(lambda c: forks.fork(c, session_id, at_turn_id, title))
+        return self._w(lambda c: forks.fork(c, session_id, at_turn_id, title, kind))
+
+    # --- versions ---------------------------------------------------------------
+
+    def versions(self, session_id: str, *, remember: bool = False) -> Any:
+        """Return the ``core.versions.Versions`` of a session's chat seen from it.
+
+        Args:
+            session_id: the session shown.
+            remember: record it as the version its chat shows (kept in the file:
+                it survives a restart); written only for a chat with versions.
+
+        Raises SessionNotFound.
+        """
+        if remember:
+            return self._w(lambda c: versions.versions(c, session_id, remember=True))
+        return self._r(lambda c: versions.versions(c, session_id, remember=False))
+
+    def version_to_open(self, chat_id: str) -> str:
+        """The session to open for a chat of the list: the version chosen last (else the
+        one with the latest activity); ``chat_id`` itself for a chat without versions.
+
+        Raises SessionNotFound.
+        """
+        return self._r(lambda c: versions.shown_version(c, versions.chat_root(c, chat_id)))
+
+    def locate_message(self, session_id: str, turn_id: str) -> tuple[str, str]:
+        """``(session, turn)`` to show a search hit in: a message all versions share is
+        shown in the version shown now; one of a single version opens that version.
+
+        Raises SessionNotFound.
+        """
+        return self._r(lambda c: versions.locate(c, session_id, turn_id))
 
     # --- turns -----------------------------------------------------------------
 
@@ -315,7 +357,8 @@ class Store(StoreBase):
                 them stays). None: every turn stored after ``prompt_turn_id``.
 
         Returns:
-            The fork: linked to its parent (``parent_session_id``), with
+            The fork, a version of the chat (``is_version``; not listed):
+            linked to its parent (``parent_session_id``), with
             ``forked_from_turn_id`` = ``prompt_turn_id`` (where the two
             answers part), holding the session's turns as they were.
 
@@ -331,7 +374,7 @@ class Store(StoreBase):
             if name is None:
                 parent = sessions.get(c, session_id)
                 name = f"{parent.title or 'Untitled'} (previous answer)"
-            fork = forks.fork(c, session_id, last.id, name)
+            fork = forks.fork(c, session_id, last.id, name, versions.VERSION)
             if reply_turn_ids is None:
                 turns.delete_after(c, session_id, prompt_turn_id)
             else:

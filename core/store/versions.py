@@ -1,0 +1,166 @@
+"""Versions in sessions.db: which forks are versions, a chat's sessions, the one shown.
+
+A fork made by editing a message or regenerating a reply is a *version* of
+its chat, not a chat of its own: it is not listed (``sessions.list_page``
+leaves it out while its parent is stored) and the chat shows it as ‹ n/m ›
+on the message where it parts (``core.versions``). A fork made on purpose
+("Fork from here") is listed, nested under its chat.
+
+The kind is kept in the session's ``meta`` (no column, so files stay v4 and
+an older Parley reads them unchanged): ``{"fork_kind": "version"}`` or
+``{"fork_kind": "fork"}``. Forks written before the kind existed have no key;
+they are recognised by the titles Edit and Regenerate gave them — "<title>
+(edited)", "Answer N (<model>, <time>) · <title>", "<title> (previous
+answer)" — so files made by earlier builds show their edits and regenerations
+as versions with no rewrite of the file.
+
+A chat's *root* is the first session up its parent links that is not a
+version (or whose parent is gone). The version shown is remembered in the
+root's ``meta`` (``shown_version``), so it survives a restart.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from core.store.errors import SessionNotFound
+from core.versions import Member, TurnKey, Versions, branch_points, content_digest, copy_in
+
+KIND_KEY = "fork_kind"
+VERSION = "version"
+FORK = "fork"
+SHOWN_KEY = "shown_version"
+
+#: SQL: 1 when the session row ``{s}`` is a version (see the module doc), else 0.
+IS_VERSION = (
+    "(CASE json_extract(CASE WHEN json_valid({s}.meta) THEN {s}.meta ELSE '{{}}' END, "
+    "'$.fork_kind') WHEN 'version' THEN 1 WHEN 'fork' THEN 0 "
+    "ELSE ({s}.parent_session_id IS NOT NULL AND ({s}.title LIKE '% (edited)' "
+    "OR {s}.title LIKE '% (previous answer)' OR {s}.title GLOB 'Answer [0-9]*')) END)"
+)
+
+
+def is_version_sql(alias: str) -> str:
+    """The :data:`IS_VERSION` expression for the session table or alias ``alias``."""
+    return IS_VERSION.format(s=alias)
+
+
+def listed_sql(alias: str) -> str:
+    """SQL: true for a session that is a chat of the list (not a version of a stored chat)."""
+    return (
+        f"NOT ({is_version_sql(alias)} AND EXISTS (SELECT 1 FROM sessions vp "
+        f"WHERE vp.id = {alias}.parent_session_id))"
+    )
+
+
+def fork_meta(parent_meta: dict[str, Any], kind: str, nest_under: str | None = None
+              ) -> dict[str, Any]:
+    """The ``meta`` of a new fork: the parent's keys, the fork's kind, and for a fork
+    made on purpose from a version, the chat it is listed under (``nest_under``)."""
+    meta = {k: v for k, v in parent_meta.items() if k not in (KIND_KEY, SHOWN_KEY, "nest_under")}
+    meta[KIND_KEY] = kind
+    if nest_under is not None:
+        meta["nest_under"] = nest_under
+    return meta
+
+
+_PARENT = text(
+    f"SELECT s.parent_session_id AS parent, {is_version_sql('s')} AS version, "
+    "EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id) AS parent_stored "
+    "FROM sessions s WHERE s.id = :sid"
+)
+_FAMILY = text(
+    "WITH RECURSIVE fam(id) AS (SELECT :root UNION "
+    f"SELECT s.id FROM sessions s JOIN fam ON s.parent_session_id = fam.id "
+    f"WHERE {is_version_sql('s')}) "
+    "SELECT s.id, s.created_at, s.updated_at FROM sessions s JOIN fam ON fam.id = s.id"
+)
+_TURNS = text(
+    "SELECT t.session_id, t.id, t.role, t.created_at, t.blocks FROM turns t "
+    "WHERE t.session_id IN (SELECT value FROM json_each(:ids)) ORDER BY t.session_id, t.seq"
+)
+_META = text("SELECT meta FROM sessions WHERE id = :sid")
+_SET_SHOWN = text(
+    "UPDATE sessions SET meta = json_set(CASE WHEN json_valid(meta) THEN meta ELSE '{}' END, "
+    "'$.shown_version', :shown) WHERE id = :root"
+)
+
+
+def _meta(raw: str | None) -> dict[str, Any]:
+    try:
+        value = json.loads(raw or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def chat_root(con: Connection, session_id: str) -> str:
+    """The chat a session belongs to: itself, or for a version the root up its parents.
+
+    Raises SessionNotFound.
+    """
+    cur, seen = session_id, {session_id}
+    while True:
+        row = con.execute(_PARENT, {"sid": cur}).first()
+        if row is None:
+            raise SessionNotFound(cur)
+        if not row.version or row.parent is None or not row.parent_stored or row.parent in seen:
+            return cur
+        seen.add(row.parent)
+        cur = row.parent
+
+
+def members(con: Connection, root: str) -> list[Member]:
+    """Every session of the chat ``root`` (root first) with its turns."""
+    rows = list(con.execute(_FAMILY, {"root": root}))
+    rows.sort(key=lambda r: (r.id != root, r.created_at))
+    keys: dict[str, list[TurnKey]] = {r.id: [] for r in rows}
+    for t in con.execute(_TURNS, {"ids": json.dumps(list(keys))}):
+        keys[t.session_id].append(TurnKey(t.id, t.role, t.created_at, content_digest(t.blocks)))
+    return [Member(r.id, r.created_at, r.updated_at, tuple(keys[r.id])) for r in rows]
+
+
+def versions(con: Connection, session_id: str, *, remember: bool) -> Versions:
+    """The versions of ``session_id``'s chat as seen from it; with ``remember``, it is
+    recorded as the version shown (only for a chat that has versions).
+
+    Raises SessionNotFound.
+    """
+    root = chat_root(con, session_id)
+    family = members(con, root)
+    points = branch_points(session_id, family)
+    if remember and len(family) > 1 and shown_version(con, root, family) != session_id:
+        con.execute(_SET_SHOWN, {"shown": session_id, "root": root})
+    return Versions(root, session_id, tuple(m.session_id for m in family), points)
+
+
+def shown_version(con: Connection, root: str, family: list[Member] | None = None) -> str:
+    """The session to open for the chat ``root``: the version chosen last, else (a file
+    from an earlier build) the session with the latest activity."""
+    family = members(con, root) if family is None else family
+    ids = {m.session_id for m in family}
+    meta = _meta(con.execute(_META, {"sid": root}).scalar())
+    chosen = meta.get(SHOWN_KEY)
+    if isinstance(chosen, str) and chosen in ids:
+        return chosen
+    return max(family, key=lambda m: (m.updated_at, m.created_at)).session_id
+
+
+def locate(con: Connection, session_id: str, turn_id: str) -> tuple[str, str]:
+    """Where to show a message found by search: ``(session, turn)``.
+
+    A message every version shares is shown in the version shown now (its copy);
+    a message of one version only opens that version.
+    """
+    root = chat_root(con, session_id)
+    family = members(con, root)
+    if len(family) < 2:
+        return session_id, turn_id
+    shown = shown_version(con, root, family)
+    by_id = {m.session_id: m for m in family}
+    copy = copy_in(by_id[shown], by_id[session_id], turn_id)
+    return (shown, copy) if copy is not None else (session_id, turn_id)

@@ -1,0 +1,192 @@
+"""Versions of a point of a conversation: ‹ n/m › on a message, worked out from forks.
+
+Editing a user message and regenerating a reply never destroy anything: each
+makes a fork session (``core.edit``, ``core.regenerate``), marked as a
+*version* of the chat (``core.store.versions``). A *chat* is the session
+listed in the sidebar (its *root*) with every version made from it or from its
+versions; each of these *members* is a whole linear conversation, and they
+share their beginnings (a fork starts with copies of its parent's turns).
+
+This module is the pure part: given each member's turns as :class:`TurnKey`
+rows, it says where the conversation shown parts from the others
+(:func:`branch_points`) — a message with two or more versions — and which
+member to show for each version. Copies are recognised as a fork makes them:
+same role, same time (ms) and same content (the ids a compaction summary
+holds are re-linked in a fork, so they do not count).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+_ID_KEYS = ("first_turn_id", "last_turn_id", "compaction_id")
+
+
+def content_digest(blocks_json: str) -> str:
+    """The part of a stored turn's blocks (JSON text) that a fork's copy keeps unchanged.
+
+    Args:
+        blocks_json: ``turns.blocks`` as stored.
+
+    Returns:
+        The JSON itself, or for a compaction summary the JSON without the turn and
+        compaction ids a fork re-links (``core.store.forks``).
+    """
+    if '"compact_summary"' not in blocks_json:
+        return blocks_json
+    try:
+        data = json.loads(blocks_json)
+    except ValueError:
+        return blocks_json
+    if isinstance(data, list):
+        for block in data:
+            if isinstance(block, dict) and block.get("type") == "compact_summary":
+                for key in _ID_KEYS:
+                    block.pop(key, None)
+    return json.dumps(data, sort_keys=True)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnKey:
+    """One stored turn, as far as telling copies apart needs.
+
+    Attributes:
+        turn_id: the turn's id in its session.
+        role: ``user`` | ``assistant``.
+        created_at: epoch ms (a fork's copy keeps it).
+        digest: :func:`content_digest` of its blocks.
+    """
+
+    turn_id: str
+    role: str
+    created_at: int
+    digest: str
+
+    @property
+    def same(self) -> tuple[str, int, str]:
+        """What a copy shares with its original."""
+        return (self.role, self.created_at, self.digest)
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A session of a chat (its root or one of its versions).
+
+    Attributes:
+        session_id: the session.
+        created_at: epoch ms of the session.
+        updated_at: epoch ms of its last activity.
+        turns: its stored turns in order.
+    """
+
+    session_id: str
+    created_at: int
+    updated_at: int
+    turns: tuple[TurnKey, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class BranchPoint:
+    """A message of the shown conversation that has other versions.
+
+    Attributes:
+        turn_id: the message (a turn of the shown session).
+        index: which version is shown, 1-based.
+        total: how many versions there are (2 or more).
+        sessions: for each version, in order (oldest first), the session to show.
+        turn_ids: for each version, its turn in that session.
+    """
+
+    turn_id: str
+    index: int
+    total: int
+    sessions: tuple[str, ...]
+    turn_ids: tuple[str, ...]
+
+    def target(self, step: int) -> tuple[str, str] | None:
+        """``(session id, turn id)`` of the version ``step`` away (-1: previous, +1: next),
+        or None past the first or the last."""
+        i = self.index - 1 + step
+        if not 0 <= i < self.total:
+            return None
+        return self.sessions[i], self.turn_ids[i]
+
+
+@dataclass(frozen=True, slots=True)
+class Versions:
+    """The versions of a chat as seen from one of its sessions.
+
+    Attributes:
+        chat_id: the chat's root session (the one the sidebar lists).
+        session_id: the session shown.
+        members: every session of the chat (root first).
+        points: the shown session's messages that have versions, by turn id.
+    """
+
+    chat_id: str
+    session_id: str
+    members: tuple[str, ...]
+    points: dict[str, BranchPoint] = field(default_factory=dict)
+
+
+def _best(group: Sequence[Member], shown: str) -> Member:
+    """The member to show for a version: the one shown, else the latest active."""
+    for m in group:
+        if m.session_id == shown:
+            return m
+    return max(group, key=lambda m: (m.updated_at, m.created_at, m.session_id))
+
+
+def branch_points(shown: str, members: Iterable[Member]) -> dict[str, BranchPoint]:
+    """Where the shown session parts from the chat's other sessions.
+
+    Args:
+        shown: the session shown (one of ``members``).
+        members: every session of the chat with its turns.
+
+    Returns:
+        ``{turn id of the shown session: BranchPoint}`` for each of its turns
+        that other sessions sharing everything before it replace by another
+        turn. Versions are ordered by the time of their turn, then of their
+        session (oldest first). Empty when ``shown`` is not among ``members``.
+    """
+    pool = list(members)
+    me = next((m for m in pool if m.session_id == shown), None)
+    if me is None:
+        return {}
+    points: dict[str, BranchPoint] = {}
+    for i, key in enumerate(me.turns):
+        groups: dict[tuple[str, int, str], list[Member]] = {}
+        for m in pool:
+            if len(m.turns) > i:
+                groups.setdefault(m.turns[i].same, []).append(m)
+        if len(groups) > 1:
+            order = sorted(groups, key=lambda k: (k[1], min(m.created_at for m in groups[k]),
+                                                  k[2]))
+            picks = [_best(groups[k], shown) for k in order]
+            points[key.turn_id] = BranchPoint(
+                key.turn_id,
+                order.index(key.same) + 1,
+                len(order),
+                tuple(p.session_id for p in picks),
+                tuple(p.turns[i].turn_id for p in picks),
+            )
+        pool = groups[key.same]
+    return points
+
+
+def copy_in(target: Member, source: Member, turn_id: str) -> str | None:
+    """The id of ``target``'s copy of ``source``'s turn ``turn_id`` (None: it has none).
+
+    A copy is at the same place, and everything before it is the same too: the
+    shown version of a chat holds a message found by search when the message is
+    in the part every version shares.
+    """
+    i = next((n for n, t in enumerate(source.turns) if t.turn_id == turn_id), None)
+    if i is None or len(target.turns) <= i:
+        return None
+    same = all(a.same == b.same for a, b in zip(target.turns[: i + 1], source.turns[: i + 1],
+                                                 strict=True))
+    return target.turns[i].turn_id if same else None

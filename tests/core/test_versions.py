@@ -1,0 +1,186 @@
+"""Edits and regenerations are versions of the chat, not chats (real sessions.db)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from core.content import TextBlock, Turn
+from core.edit import edit_and_fork
+from core.versions import Member, TurnKey, branch_points
+
+MODEL = "anthropic:claude-sonnet-4-6"
+
+
+def chat(db, *texts: str, title: str = "Trip") -> str:
+    session = db.create_session(title=title, model=MODEL)
+    for i, text in enumerate(texts):
+        db.append_turn(session.id, Turn("user" if i % 2 == 0 else "assistant", [TextBlock(text)]))
+    return session.id
+
+
+def texts(db, sid: str) -> list[str]:
+    return [t.text() for t in db.get_turns(sid)]
+
+
+def regenerate(db, sid: str, answer: str) -> str:
+    """What Regenerate does in the store: the reply to a version, a new one in its place."""
+    turns = db.get_turns(sid)
+    fork = db.set_aside_reply(sid, turns[-2].id, title="Answer 1 (Sonnet, 12:00) · Trip")
+    db.append_turn(sid, Turn("assistant", [TextBlock(answer)]))
+    return fork.id
+
+
+def listed(db) -> list[str]:
+    return [s.id for s in db.list_sessions()]
+
+
+async def test_edits_and_regenerations_are_versions_not_listed(store):
+    sid = (await store.create_session(title="Trip", model=MODEL)).id
+    for role, text in (("user", "Plan Lisbon"), ("assistant", "Day 1"), ("user", "Add Porto"),
+                       ("assistant", "Day 4")):
+        await store.append_turn(sid, Turn(role, [TextBlock(text)]))  # type: ignore[arg-type]
+    turns = await store.get_turns(sid)
+
+    first = await edit_and_fork(store, sid, turns[2].id, [TextBlock("Add Sintra")])
+    second = await edit_and_fork(store, first.id, (await store.get_turns(first.id))[2].id,
+                                 [TextBlock("Add Faro")])
+
+    assert first.is_version and second.is_version
+    assert [s.id for s in await store.list_sessions()] == [sid]
+    v = await store.versions(second.id)
+    assert v.chat_id == sid and set(v.members) == {sid, first.id, second.id}
+    point = v.points[(await store.get_turns(second.id))[2].id]
+    assert (point.index, point.total) == (3, 3)
+    assert point.sessions == (sid, first.id, second.id)
+
+
+def test_regenerations_show_as_n_of_m_on_the_reply(db):
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    a = regenerate(db, sid, "Answer B")
+    b = regenerate(db, sid, "Answer C")
+
+    assert listed(db) == [sid]
+    v = db.versions(sid)
+    reply = db.get_turns(sid)[-1]
+    assert list(v.points) == [reply.id]  # the shared prompt has one version
+    point = v.points[reply.id]
+    assert (point.index, point.total) == (3, 3)
+    assert point.sessions == (a, b, sid)
+    assert texts(db, point.sessions[0]) == ["Plan Lisbon", "Answer A"]
+    assert point.target(-1)[0] == b and point.target(+1) is None
+
+
+def test_the_chosen_version_is_remembered_in_the_file(tmp_path):
+    from core.store.store import Store
+
+    path = tmp_path / "sessions.db"
+    db = Store.open(path)
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    old = regenerate(db, sid, "Answer B")
+    assert db.version_to_open(sid) == sid  # latest activity: the new answer
+    db.versions(old, remember=True)
+    db.close()
+
+    db = Store.open(path)
+    try:
+        assert db.version_to_open(sid) == old
+        assert db.version_to_open(old) == old
+        assert db.versions(old).points[db.get_turns(old)[-1].id].index == 1
+    finally:
+        db.close()
+
+
+def test_a_fork_made_on_purpose_is_listed_and_nests_under_the_chat(db):
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    old = regenerate(db, sid, "Answer B")
+    fork = db.fork(sid, db.get_turns(sid)[0].id)
+    from_version = db.fork(old, db.get_turns(old)[-1].id)
+
+    assert not fork.is_version and not from_version.is_version
+    assert set(listed(db)) == {sid, fork.id, from_version.id}
+    assert from_version.meta.get("nest_under") == sid
+    assert db.versions(fork.id).members == (fork.id,)  # a chat of its own
+
+
+def test_writing_to_a_version_moves_its_chat_up_the_list(db):
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    old = regenerate(db, sid, "Answer B")
+    other = chat(db, "Something else", "Sure")
+    assert listed(db) == [other, sid]
+
+    db.append_turn(old, Turn("user", [TextBlock("And Porto?")]))
+
+    assert listed(db) == [sid, other]
+
+
+def test_search_hits_open_the_version_holding_them(db):
+    sid = chat(db, "Plan Lisbon", "Answer with castles")
+    old = regenerate(db, sid, "Answer with trams")
+    hit = db.search("castles")[0]
+    assert hit.session_id == old
+    assert db.locate_message(hit.session_id, hit.turn_id) == (old, hit.turn_id)
+    # A message every version shares opens in the version shown.
+    prompt = db.search("Lisbon")[0]
+    shown = db.version_to_open(sid)
+    assert db.locate_message(prompt.session_id, prompt.turn_id) == (
+        shown, db.get_turns(shown)[0].id)
+
+
+def test_forks_of_earlier_builds_are_recognised_by_their_titles(tmp_path):
+    from core.store.store import Store
+
+    path = tmp_path / "sessions.db"
+    db = Store.open(path)
+    sid = chat(db, "Plan Lisbon", "Answer A", "More", "Yes")
+    turns = db.get_turns(sid)
+    edited = db.fork(sid, turns[1].id, title="Trip (edited)")
+    kept = db.fork(sid, turns[-1].id, title="Answer 1 (Sonnet 4.6, 14:32) · Trip")
+    previous = db.fork(sid, turns[-1].id, title="Trip (previous answer)")
+    explicit = db.fork(sid, turns[1].id)  # "Trip (fork)"
+    db.close()
+    con = sqlite3.connect(path)  # as an earlier build wrote them: no kind in meta
+    con.execute("UPDATE sessions SET meta = '{}'")
+    con.commit()
+    con.close()
+
+    db = Store.open(path)
+    try:
+        assert set(listed(db)) == {sid, explicit.id}
+        assert {s.id for s in db.list_forks(sid) if s.is_version} == {
+            edited.id, kept.id, previous.id}
+        assert set(db.versions(sid).members) == {sid, edited.id, kept.id, previous.id}
+    finally:
+        db.close()
+
+
+def test_a_version_whose_chat_was_deleted_is_listed_again(db):
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    old = regenerate(db, sid, "Answer B")
+    db.delete_session(sid)
+    assert listed(db) == [old]  # nothing is lost from view
+
+
+def _member(sid: str, *keys: tuple[str, int, str], created: int = 0) -> Member:
+    turns = tuple(TurnKey(f"{sid}-{i}", role, at, text) for i, (role, at, text) in
+                  enumerate(keys))
+    return Member(sid, created, created, turns)
+
+
+def test_branch_points_follow_the_shared_beginning():
+    root = _member("r", ("user", 1, "a"), ("assistant", 2, "b"), ("user", 3, "c"))
+    edit = _member("e", ("user", 1, "a"), ("assistant", 2, "b"), ("user", 9, "c2"), created=9)
+    other = _member("o", ("user", 1, "x"), created=5)  # the first message edited
+    pts = branch_points("e", [root, edit, other])
+    assert [(p.turn_id, p.index, p.total) for p in pts.values()] == [
+        ("e-0", 1, 2), ("e-2", 2, 2)]
+    assert pts["e-2"].sessions == ("r", "e") and pts["e-0"].sessions == ("e", "o")
+    assert branch_points("missing", [root]) == {}
+
+
+def test_moving_a_chat_moves_its_versions(db):
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    old = regenerate(db, sid, "Answer B")
+    work = db.create_space("Work")
+    db.move_session(sid, work.id)
+    assert db.get_session(old).space_id == work.id
+    assert [s.id for s in db.list_sessions(space_id=work.id)] == [sid]
