@@ -8,9 +8,16 @@ result can reach the store.
 
 The rules, in the order they apply, with the choices made here:
 
-1. Aborted turns are left out. (Compaction ranges are resolved on the full
-   list first, so a range whose first or last turn was aborted still applies;
-   an aborted summary turn is ignored.)
+1. Aborted turns are left out, except a stopped (partial) reply that the
+   user answered: an aborted assistant turn directly followed by a user turn
+   is sent as what it was (its text, tool calls and signed thinking; the
+   usual fitting and pairing rules below apply to it, so empty text goes, a
+   tool_use gets a synthetic result) and the user turn after it starts with
+   :data:`STOPPED_NOTE`, so the model knows its reply was cut and the user
+   saw only that part. A trailing aborted reply is still left out (a
+   regeneration or a resend replaces it). (Compaction ranges are resolved on
+   the full list first, so a range whose first or last turn was aborted
+   still applies; an aborted summary turn is ignored.)
 2. Compacted ranges are replaced by their summary, which goes to the model as
    a *user* turn introducing it as a summary of the earlier conversation
    (:func:`render_summary`); a ``compact_summary`` block is never sent raw.
@@ -67,6 +74,7 @@ from core.providers.capabilities import ProviderCaps
 __all__ = [
     "INTERRUPTED_RESULT",
     "LEADING_USER_TEXT",
+    "STOPPED_NOTE",
     "SUMMARY_HEADING",
     "USER_TAIL_TEXT",
     "render_summary",
@@ -80,6 +88,9 @@ SUMMARY_HEADING = (
 )
 LEADING_USER_TEXT = "[The conversation begins with the assistant's message that follows.]"
 USER_TAIL_TEXT = "Please continue."
+STOPPED_NOTE = (
+    "[Your previous reply was stopped before it finished; the user saw only the part above.]"
+)
 
 
 def render_summary(block: CompactSummaryBlock) -> str:
@@ -112,7 +123,7 @@ def to_messages(turns: Sequence[Turn], provider: ProviderCaps) -> list[Turn]:
     """
     keep_thinking = provider.kind == "anthropic"
     live = apply_compactions([t for t in turns if not (t.aborted and _has_summary(t))])
-    fitted = [_fit(t, keep_thinking) for t in live if not t.aborted]
+    fitted = _with_stopped_replies(live, keep_thinking)
     out = _merge(t for t in fitted if t.blocks)
     out = _merge(t for t in _repair_pairs(out) if t.blocks)
     if out and out[0].role == "assistant":
@@ -123,6 +134,42 @@ def to_messages(turns: Sequence[Turn], provider: ProviderCaps) -> list[Turn]:
         out = _end_assistant(out, provider)
     if not provider.image_in_tool_result:
         out = _move_tool_media(out)
+    return out
+
+
+# --- rule 1 ------------------------------------------------------------------
+
+
+def _answered_stop(turns: Sequence[Turn], k: int) -> bool:
+    """True when ``turns[k]`` is a stopped reply the user answered (the next turn is theirs)."""
+    turn = turns[k]
+    return (
+        turn.aborted
+        and turn.role == "assistant"
+        and not _has_summary(turn)
+        and k + 1 < len(turns)
+        and turns[k + 1].role == "user"
+        and not turns[k + 1].aborted
+        and any(_fit_user(b) is not None for b in turns[k + 1].blocks)
+    )
+
+
+def _with_stopped_replies(live: Sequence[Turn], keep_thinking: bool) -> list[Turn]:
+    """Fit the live turns: aborted ones left out but answered stopped replies (rule 1)."""
+    out: list[Turn] = []
+    for k, turn in enumerate(live):
+        if not turn.aborted:
+            out.append(_fit(turn, keep_thinking))
+            continue
+        if not _answered_stop(live, k):
+            continue
+        fitted = _fit(turn, keep_thinking)
+        fitted.aborted = False  # sent as an ordinary assistant turn
+        if not fitted.blocks:
+            continue  # nothing was written before Stop: nothing to tell
+        out.append(fitted)
+        note = Turn("user", [TextBlock(STOPPED_NOTE)], f"{turn.id}-stopped", turn.created_at)
+        out.append(note)  # merged into the user's next turn, before their words
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -20,6 +21,7 @@ from core.run import (
     UserTurnSaving,
 )
 from core.store.async_store import AsyncStore
+from core.wire import STOPPED_NOTE
 from tests.core.hubs import fake_hub
 from tests.fakes.validation import validate_anthropic, validate_openai
 
@@ -99,6 +101,35 @@ async def test_cancel_keeps_partial_as_aborted_and_next_request_leaves_it_out(en
     assert [m["role"] for m in sent] == ["user"]  # the aborted reply is not sent
     turns = await store.get_turns(sid)
     assert [t.aborted for t in turns] == [False, True, False]
+
+
+async def test_a_stopped_reply_goes_with_the_next_message_as_it_was(env, fake_provider):
+    store, _hub, runner, sid = env
+    fake_provider.script("word " * 400, token_delay_ms=5, chunk_size=5)
+    events: list = []
+    task = asyncio.ensure_future(
+        runner.send(sid, [TextBlock("Tell me a story")], model_ref="anthropic:claude-sonnet-4-6",
+                    on_event=events.append)
+    )
+    for _ in range(400):
+        await asyncio.sleep(0.01)
+        if any(isinstance(e, ReplyUpdated) and "word word" in e.turn.text() for e in events):
+            break
+    assert runner.cancel(sid)
+    await task
+    partial = (await store.get_turns(sid))[-1]
+    assert partial.aborted and partial.text().startswith("word word")
+
+    for ref in ("anthropic:claude-sonnet-4-6", "openai:gpt-5"):
+        fake_provider.script("Sure.")
+        await runner.send(sid, [TextBlock("Shorter please")], model_ref=ref)
+        body = fake_provider.model_requests[-1].body
+        sent = [m for m in body["messages"] if m["role"] != "system"]
+        assert [m["role"] for m in sent][:3] == ["user", "assistant", "user"]
+        assert "word word" in json.dumps(sent[1])
+        assert STOPPED_NOTE in json.dumps(sent[2]) and "Shorter please" in json.dumps(sent[2])
+        check = validate_anthropic if ref.startswith("anthropic") else validate_openai
+        assert check(body) is None
 
 
 async def test_provider_error_keeps_user_turn_and_reports_in_words(env, fake_provider):

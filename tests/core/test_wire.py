@@ -21,6 +21,7 @@ from core.providers.capabilities import ANTHROPIC, OPENAI, OPENAI_COMPATIBLE
 from core.wire import (
     INTERRUPTED_RESULT,
     LEADING_USER_TEXT,
+    STOPPED_NOTE,
     SUMMARY_HEADING,
     USER_TAIL_TEXT,
     to_messages,
@@ -65,14 +66,42 @@ def assert_valid(turns: list[Turn]) -> None:
 # --- rule 1 -----------------------------------------------------------------
 
 
-def test_aborted_turns_are_left_out_but_kept_in_the_input():
-    turns = [user("hi"), bot("half a rep", aborted=True), user("again?"), bot("full reply")]
+def test_a_stopped_reply_the_user_answered_is_sent_as_it_was_with_a_note():
+    turns = [user("hi"), bot("half a rep ", aborted=True), user("again?"), bot("full reply")]
+    for caps in (ANTHROPIC, OPENAI):
+        wire = to_messages(turns, caps)
+        assert shape(wire)[:3] == [
+            ("user", [{"type": "text", "text": "hi"}]),
+            ("assistant", [{"type": "text", "text": "half a rep "}]),
+            ("user", [{"type": "text", "text": STOPPED_NOTE}, {"type": "text", "text": "again?"}]),
+        ]
+        assert not any(t.aborted for t in wire)
+    assert len(turns) == 4 and turns[1].aborted  # the stored turn is not changed
+    assert_valid(turns)
+
+
+def test_a_stopped_reply_with_a_tool_call_gets_its_synthetic_result_before_the_note():
+    turns = [user("go"), bot("looking", use("t1"), aborted=True), user("never mind")]
+    for caps in (ANTHROPIC, OPENAI):
+        wire = to_messages(turns, caps)
+        assert [t.role for t in wire] == ["user", "assistant", "user"]
+        first, *rest = wire[2].blocks
+        assert isinstance(first, ToolResultBlock) and first.is_error
+        assert [b.text for b in rest if isinstance(b, TextBlock)] == [STOPPED_NOTE, "never mind"]
+    assert_valid(turns)
+
+
+def test_a_stopped_reply_with_nothing_sendable_is_left_out_without_a_note():
+    unsigned = ThinkingBlock("hmm", None)
+    turns = [user("hi"), bot(unsigned, " ", aborted=True), user("again?")]
     wire = to_messages(turns, ANTHROPIC)
-    assert shape(wire) == [
-        ("user", [{"type": "text", "text": "hi"}, {"type": "text", "text": "again?"}]),
-        ("assistant", [{"type": "text", "text": "full reply"}]),
-    ]
-    assert len(turns) == 4 and turns[1].aborted
+    assert [t.role for t in wire] == ["user"] and texts(wire[0]) == ["hi", "again?"]
+
+
+def test_an_aborted_reply_followed_by_an_empty_user_turn_is_left_out():
+    turns = [user("hi"), bot("half", aborted=True), user(" "), bot("full reply"), user("ok")]
+    wire = to_messages(turns, OPENAI)
+    assert [texts(t) for t in wire] == [["hi"], ["full reply"], ["ok"]]
 
 
 def test_an_aborted_reply_at_the_end_leaves_the_user_turn_last():
