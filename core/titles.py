@@ -25,7 +25,10 @@ Rules:
   "This conversation has been…", "Title of…"), one cut off mid-word (the
   model stopped at its output limit inside its first line, or the title was
   cut to :data:`MAX_TITLE_CHARS`), or one that copies the start of the reply
-  ("The capital of France is Paris"): small local models write these;
+  ("The capital of France is Paris"), or one that only repeats the request's
+  first words ("How do I plan a"): small local models write these;
+* titles are plain text: markdown is taken out of the model's answer and of
+  the first-line placeholder (``core.title_text``);
 * on a local (OpenAI-compatible) server the title request is a background
   one: it waits while a chat reply or summary of the same server is in flight
   and is sent again after one that called it off (``core.local_traffic``);
@@ -47,6 +50,7 @@ from core.content import DocumentBlock, ImageBlock, TextBlock, Turn, Usage
 from core.local_traffic import traffic_for
 from core.providers.base import ChatRequest, Stop, TextDelta, UsageUpdate
 from core.settings import Settings, UnknownSetting
+from core.title_text import echoes_request, plain_text
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +97,13 @@ COPY_MIN_WORDS = 3
 def first_line_title(text: str, limit: int = MAX_TITLE_CHARS) -> str:
     """Return a title from the first non-empty line of ``text`` (≤ ``limit`` chars).
 
-    Markdown heading, quote and list marks are dropped; a longer line is cut
-    and ends with "…". ``"New chat"`` when there is no text. The run loop uses it
-    for the placeholder title it sets after the first exchange.
+    Markdown is taken out (``core.title_text.plain_text``: emphasis, code
+    marks, heading / quote / list marks, links keep their text); a longer line
+    is cut and ends with "…". ``"New chat"`` when there is no text. The run
+    loop uses it for the placeholder title it sets after the first exchange.
     """
     for line in text.splitlines():
-        line = line.strip().lstrip("#>*- ").strip()
+        line = plain_text(line)
         if line:
             return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
     return "New chat"
@@ -117,8 +122,7 @@ def clean_title(raw: str) -> str | None:
     """
     text = _THINK.sub("", raw)
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    line = _PREFIX.sub("", line)
-    line = line.replace("**", "").replace("__", "").lstrip("#>*- ").strip()
+    line = _PREFIX.sub("", plain_text(line))
     line = line.strip(_QUOTES).strip()
     words = line.split()[:MAX_TITLE_WORDS]
     title = " ".join(w.strip(_QUOTES) for w in words).strip()
@@ -128,7 +132,9 @@ def clean_title(raw: str) -> str | None:
     return title or None
 
 
-def title_problem(title: str, raw: str, reply_text: str, stop_reason: str | None) -> str | None:
+def title_problem(
+    title: str, raw: str, reply_text: str, stop_reason: str | None, request: str = ""
+) -> str | None:
     """Why a cleaned title is no title, or None when it may be used.
 
     Args:
@@ -136,13 +142,16 @@ def title_problem(title: str, raw: str, reply_text: str, stop_reason: str | None
         raw: the model's whole answer.
         reply_text: the first reply of the chat (the title model read its start).
         stop_reason: the title request's ``Stop`` reason (None when none came).
+        request: the first user message (``""``: not checked for an echo).
 
     Returns:
         ``"meta"`` (it starts like a description of the chat: "The user…",
         "This conversation…", "The conversation…", "Title…"), ``"cut"`` (cut
         mid-word: shortened to :data:`MAX_TITLE_CHARS`, or the model hit its
         output limit within the words kept), ``"copy"`` (the first
-        :data:`COPY_MIN_WORDS`-plus words of the reply, word for word), or None.
+        :data:`COPY_MIN_WORDS`-plus words of the reply, word for word),
+        ``"echo"`` (only the request's first words, cut before its end:
+        ``core.title_text.echoes_request``), or None.
     """
     if _META.match(title):
         return "meta"
@@ -157,6 +166,8 @@ def title_problem(title: str, raw: str, reply_text: str, stop_reason: str | None
     reply_words = [w.lower() for w in _WORD.findall(reply_text[: PROMPT_REPLY_CHARS])]
     if len(words) >= COPY_MIN_WORDS and reply_words[: len(words)] == words:
         return "copy"
+    if request and echoes_request(title, request):
+        return "echo"
     return None
 
 
@@ -323,7 +334,7 @@ async def _generated(
     if title is None:
         log.info("the title model %s gave no usable title; using the first line", ref)
         return None
-    problem = title_problem(title, raw, reply_text, stop)
+    problem = title_problem(title, raw, reply_text, stop, user_text)
     if problem is not None:
         log.info("the title model %s gave no title (%s: %r); using the first line",
                  ref, problem, title)

@@ -251,6 +251,10 @@ async def test_title_model_setting_overrides_the_cheap_model(env, fake_provider)
         ("<think>the user wants…</think>\n“Rust lifetimes explained”", "Rust lifetimes explained"),
         ("one two three four five six seven eight", "one two three four five six"),
         ("Why is my build slow?", "Why is my build slow?"),
+        ("Here is **bold**, *italic*, `code` and", "Here is bold, italic, code and"),
+        ("## [Lisbon](https://x.example) _food_ guide", "Lisbon food guide"),
+        ("<b>Rust</b> ~~lifetimes~~ `ref`", "Rust lifetimes ref"),
+        ("snake_case names in *Python*", "snake_case names in Python"),
         ("东京三日游计划。", "东京三日游计划"),
         ("  \n ... \n", None),
         ("", None),
@@ -286,6 +290,31 @@ async def test_an_answer_that_is_no_title_falls_back_to_the_first_line(
     assert title == "How do I plan a three-day trip to Lisbon?"
     assert len(fake_provider.model_requests) == 1
     assert "gave no title" in caplog.text
+
+
+def test_the_placeholder_from_the_first_line_is_plain_text():
+    assert first_line_title("# **Fix** the `build` [now](http://x)\nmore") == "Fix the build now"
+    assert first_line_title("> - *quoted* item") == "quoted item"
+
+
+async def test_an_echo_of_the_request_is_refused_for_the_first_line(env, fake_provider, caplog):
+    store, hub = env
+    sid = await first_exchange(store)
+    fake_provider.script("How do I plan a three-day")
+    with caplog.at_level(logging.INFO, logger="core.titles"):
+        title = await generate_title(hub, store, sid, model_ref=SONNET)
+    assert title == "How do I plan a three-day trip to Lisbon?"
+    assert "(echo:" in caplog.text
+    # A short request named by its own words, or a topic sharing its words, is a title.
+    short = "Rust lifetimes"
+    assert title_problem(short, short, "", "end_turn", short) is None
+    assert title_problem("Plan three-day trip Lisbon", "x", "", "end_turn", QUESTION) is None
+
+
+async def test_the_fake_servers_own_title_is_kept(env, fake_provider):
+    store, hub = env
+    sid = await first_exchange(store)
+    assert await generate_title(hub, store, sid, model_ref=SONNET) == "Plan three-day trip Lisbon"
 
 
 async def test_a_title_cut_by_the_output_limit_after_its_last_whole_word_is_kept(

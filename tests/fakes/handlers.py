@@ -141,6 +141,12 @@ def _last_user_text(messages: Any) -> str:
 
 
 _TITLE_ASK = "Write a title for this conversation."
+#: Words a title model leaves out when it names the subject of a request (a title from
+#: the request's first words would be an echo, which core.titles refuses).
+_NOT_TOPIC = frozenset(re.findall(r"\w+", """
+    a an the i me my you your we our to of in on for and or is are do does can could
+    would will please how what why when where which who tell give show write explain
+    about with this that it"""))
 _USER_MESSAGE = re.compile(r"<user_message>\s*(.*?)\s*</user_message>", re.S)
 _TRANSCRIPT = re.compile(r"<transcript>\s*(.*?)\s*</transcript>", re.S)
 _PART_SUMMARIES = re.compile(r"<part_summaries>\s*(.*?)\s*</part_summaries>", re.S)
@@ -167,7 +173,8 @@ def _user_texts(messages: Any) -> list[str]:
 
 def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) -> str | None:
     """A plausible answer to Parley's own side requests, so the app reads sensibly
-    against the fake server: a title from the user's first words, a summary naming what
+    against the fake server: a title from the subject words of the user's first
+    message (at most five; question and filler words left out), a summary naming what
     the user asked (core.titles, core.compaction_prompt) — from the transcript of a
     separate summary request (or of one part of it), from the parts' summaries when
     asked to combine them, or from the conversation itself when the request is the
@@ -177,8 +184,10 @@ def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) 
     None for anything else."""
     if said.startswith(_TITLE_ASK):
         match = _USER_MESSAGE.search(said)
-        words = re.findall(r"[\w'’-]+", match.group(1) if match else "")[:6]
-        title = " ".join(words)
+        first = (match.group(1) if match else "").strip().split("\n")[0]
+        words = re.findall(r"[\w'’-]+", first)
+        topic = [w for w in words if w.lower() not in _NOT_TOPIC] or words
+        title = " ".join(topic[:5])
         return title[:1].upper() + title[1:] if title else None
     if _SUMMARY_ASK not in said:
         return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 FIRST = "Plan a three day trip to Lisbon in May please"
-GENERATED = "Plan a three day trip to"  # the fake server's title: the first six words
+GENERATED = "Plan three day trip Lisbon"  # the fake server's title: its subject words
 
 
 def _title_requests(driver: Any) -> list[Any]:
