@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -62,6 +62,45 @@ class ModelChoice:
 def selectable(choices: Sequence[ModelChoice]) -> list[ModelChoice]:
     """Return the entries that name a model (what a model field may offer)."""
     return [c for c in choices if c.selectable]
+
+
+def distinct(choices: Sequence[ModelChoice]) -> list[ModelChoice]:
+    """Return the entries with each model once and no two models under one name.
+
+    Args:
+        choices: entries in menu order (provider-only entries, ``ref == ""``, kept).
+
+    Returns:
+        The entries in the same order with a repeated ``ref`` left out (the first
+        one stays), and labels made different where two models share one: a model
+        offered by two providers is named with its provider
+        (``"llama3.2:3b (Ollama)"``), two models of one provider with the same
+        display name are named with their id (``"Claude Sonnet 4 (claude-sonnet-4-0)"``).
+    """
+    seen: set[str] = set()
+    kept: list[ModelChoice] = []
+    for c in choices:
+        if c.ref and c.ref in seen:
+            continue
+        seen.add(c.ref)
+        kept.append(c)
+    by_label: dict[str, list[ModelChoice]] = {}
+    for c in kept:
+        if c.selectable:
+            by_label.setdefault(c.label, []).append(c)
+    renamed: dict[str, str] = {}
+    for label, same in by_label.items():
+        if len(same) < 2:
+            continue
+        groups = [c.group for c in same]
+        for c in same:
+            if groups.count(c.group) == 1:
+                renamed[c.ref] = f"{label} ({c.group})"
+            else:
+                model_id = c.ref.split(":", 1)[-1]
+                suffix = model_id if len(set(groups)) == 1 else f"{c.group}, {model_id}"
+                renamed[c.ref] = f"{label} ({suffix})"
+    return [replace(c, label=renamed[c.ref]) if c.ref in renamed else c for c in kept]
 
 
 def short_reason(error: ParleyError) -> str:
@@ -233,8 +272,10 @@ class ModelPicker(QToolButton):
         Each provider's models come under its name (a line that cannot be chosen),
         after a separator from the provider before; a provider whose models could not
         be listed shows its ``note`` under its name. :attr:`choices` keeps only the
-        entries that name a model.
+        entries that name a model. Each model shows once, under a name no other
+        model of the menu has (:func:`distinct`).
         """
+        choices = distinct(choices)
         self._menu.clear()
         self._group = QActionGroup(self)
         self._choices = selectable(choices)

@@ -194,3 +194,37 @@ def test_a_compatible_server_without_an_address_is_not_offered_save_anyway(page,
     until(lambda: page.message.isVisible() and page.dialog.tasks.pending == 0, timeout=10)
     assert "Enter the server's address" in page.message.text()
     assert not page.save_anyway.isVisible()  # saving it as it is would fail the same way
+
+
+def test_a_model_two_providers_offer_shows_once_under_each_with_its_providers_name(
+    driver, run, fake_provider
+):
+    w = driver.configured()
+    for name in ("Ollama", "LM Studio"):  # two servers listing the same models
+        run(w.hub.add_provider("openai_compatible", name=name,
+                               base_url=fake_provider.openai_base_url), timeout=10)
+    run(w.chat.refresh_models(), timeout=20)
+
+    labels = [text for kind, text in menu_lines(w.model_picker) if kind == "model"]
+    assert len(labels) == len(set(labels))  # no two models under one name
+    assert "llama3.2:3b (Ollama)" in labels and "llama3.2:3b (LM Studio)" in labels
+    refs = [c.ref for c in w.model_picker.choices]
+    assert len(refs) == len(set(refs))
+    entry = next(a for a in w.model_picker.menu().actions()
+                 if a.text() == "llama3.2:3b (LM Studio)")
+    entry.trigger()
+    assert w.model_picker.text() == "llama3.2:3b (LM Studio)"  # the button tells them apart
+
+
+def test_distinct_names_models_apart_and_lists_each_once():
+    from gui.model_picker import ModelChoice, distinct
+
+    got = distinct([
+        ModelChoice("a:m1", "Model", "A"), ModelChoice("a:m1", "Model", "A"),
+        ModelChoice("a:m2", "Model", "A"), ModelChoice("b:m1", "Model", "B"),
+        ModelChoice("b:x", "X", "B"), ModelChoice("", "", "C", note="can't connect"),
+    ])
+    assert [(c.ref, c.label) for c in got] == [
+        ("a:m1", "Model (A, m1)"), ("a:m2", "Model (A, m2)"), ("b:m1", "Model (B)"),
+        ("b:x", "X"), ("", ""),
+    ]
