@@ -470,6 +470,9 @@ class ChatController:
         self.w.composer_bar.set_busy(busy)
         self.w.transcript.set_busy(busy)
         self.w.sidebar.select(self.session_id)
+        status = self.w.statusBar()
+        if hasattr(status, "set_chat"):  # the window's WrappingStatusBar
+            status.set_chat(self.session_id)  # another chat's message goes
         self.w.model_picker.set_current(self.current_model())
         self.update_title()
         self.update_meter()

@@ -243,6 +243,9 @@ class ChatRuns:
             return sid
         sid = await self._new_session_when_unlocked(model)
         self.chat.session_id = sid
+        status = self.w.statusBar()
+        if hasattr(status, "chat_created"):  # the window's WrappingStatusBar
+            status.chat_created(sid)
         await self.chat.drafts.discard(None)
         await self.chat.store.set_state(LAST_SESSION_KEY, sid)
         self.w.sidebar.select(sid)

@@ -160,11 +160,14 @@ class PageArea(QScrollArea):
     Its minimum width is the page's (its widest word or field) plus the
     vertical scroll bar, so the dialog's layout never makes it narrower and no
     horizontal scroll bar is ever needed; it is recomputed whenever the page's
-    layout changes (a longer text shown later).
+    layout changes (a longer text shown later). The area itself is no tab stop
+    (it drew no focus mark, so Tab seemed to go nowhere): Tab goes from the
+    section list to the page's first field, which the area scrolls into view.
     """
 
     def __init__(self, page: QWidget, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setWidget(page)

@@ -5,6 +5,10 @@ fit ("…the other taker"): a refusal that explains what to do loses its end.
 :class:`WrappingStatusBar` wraps such a message over as many lines as it
 needs (the bar grows while it shows, and shrinks back after) and gives it as
 the bar's tooltip too. Short messages look as before.
+
+A message belongs to the chat open when it was shown (:meth:`set_chat` says
+which one is open): when another chat opens, it is cleared, so a message
+about one chat is never read as being about the next.
 """
 
 from __future__ import annotations
@@ -23,7 +27,23 @@ class WrappingStatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._one_line = 0  # the bar's height for one line, once known
+        self._chat: str | None = None  # the chat open now
+        self._shown_for: str | None = None  # the chat open when the message was shown
         self.messageChanged.connect(self._changed)
+
+    def set_chat(self, chat_id: str | None) -> None:
+        """Say which chat is open (None: a new chat); a message shown while another
+        chat was open is cleared."""
+        if chat_id != self._chat and self.currentMessage() and self._shown_for != chat_id:
+            self.clearMessage()
+        self._chat = chat_id
+
+    def chat_created(self, chat_id: str) -> None:
+        """The new chat open now got its id (its first message was sent): its message stays."""
+        if self._chat is None:
+            if self._shown_for is None:
+                self._shown_for = chat_id
+            self._chat = chat_id
 
     def wraps(self) -> bool:
         """True while the message shown does not fit on one line (it is wrapped)."""
@@ -34,6 +54,7 @@ class WrappingStatusBar(QStatusBar):
         return max(50, self.width() - 2 * PAD_X)
 
     def _changed(self, text: str) -> None:
+        self._shown_for = self._chat
         self.setToolTip(text)
         if not self._one_line:
             self._one_line = self.sizeHint().height()

@@ -180,3 +180,20 @@ def test_removing_a_provider_asks_first(app, dialog, qtbot, until):
     dialogs.answers.append(True)
     qtbot.mouseClick(page.remove_button, LEFT)
     until(lambda: page.list.count() == 0 and not app.hub.configs)
+
+
+@pytest.mark.parametrize("section", ["Experimental", "Chat"])
+def test_tab_from_the_section_list_goes_to_the_pages_first_field(dialog, qtbot, section):
+    """No invisible tab stop: the scroll area around a page never takes the focus."""
+    open_section(qtbot, dialog, section)
+    dialog.nav.setFocus()
+    stops = []
+    for _ in range(6):
+        qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
+        stops.append(dialog.focusWidget())
+    page = dialog.stack.currentWidget()
+    assert page not in stops
+    first = stops[0]
+    assert page.isAncestorOf(first) and first.isVisible()
+    if section == "Experimental":
+        assert first is dialog.editors[EXPERIMENTAL].input

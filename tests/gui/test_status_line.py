@@ -24,3 +24,30 @@ def test_a_long_refusal_wraps_and_is_the_tooltip(driver: Any) -> None:
     bar.showMessage("Saved.", 8_000)
     driver.until(lambda: bar.height() <= one_line + 1)
     assert not bar.wraps()
+
+
+def test_a_message_goes_when_another_chat_opens_and_stays_in_its_own(driver: Any) -> None:
+    from tests.gui.chats import long_chat
+
+    w = driver.configured()
+    bar = w.statusBar()
+    bar.showMessage("Something about the first chat.", 15_000)  # shown in a new chat
+    driver.fake.script("Hi.")
+    driver.send("first chat", w, wait=True)  # which gets its id now: the message stays
+    first = w.chat.session_id
+    assert bar.currentMessage() == "Something about the first chat."
+
+    other, _turns = long_chat(driver, w, 4, title="Other chat")
+    w.chat.open_session(other)
+    driver.until(lambda: w.chat.session_id == other)
+    assert bar.currentMessage() == ""  # not left ~15 s over the other chat
+
+    bar.showMessage("About the other chat.", 15_000)
+    w.chat.open_session(other)  # already open: nothing changes
+    assert bar.currentMessage() == "About the other chat."
+    w.chat.new_session()
+    driver.until(lambda: w.chat.session_id is None)
+    assert bar.currentMessage() == ""
+    w.chat.open_session(first)
+    driver.until(lambda: w.chat.session_id == first)
+    assert bar.currentMessage() == ""
