@@ -7,7 +7,9 @@ whose environment key is set (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``) is
 usable without any set-up, as people who already use the SDKs expect; an
 ``OPENAI_BASE_URL`` naming another server than OpenAI's makes the built-in
 ``openai`` provider an OpenAI-compatible server (``registry.builtin_providers``),
-usable without a key, whose first listed model is its default.
+usable without a key, whose first listed model is its default. In the same way a
+provider saved with kind ``openai`` at another server's address is used as a
+compatible server (``registry.as_used``; the saved setting is left as it is).
 
 Keyring calls can block (a locked keyring, a slow D-Bus), so they run on one
 worker thread of their own, never on the caller's event loop.
@@ -41,13 +43,14 @@ from core.gc_pause import gc_paused
 from core.keys import KeyStore
 from core.providers.base import ModelInfo, Provider
 from core.providers.capabilities import ProviderKind
-from core.providers.catalog import lookup, with_reported
+from core.providers.catalog import known_models, lookup, with_reported
 from core.providers.model_ref import format_model_ref, parse_model_ref
 from core.providers.registry import (
     ENV_API_KEY,
     ENV_COMPATIBLE,
     ProviderConfig,
     ProviderConfigError,
+    as_used,
     builtin_providers,
     env_key_var,
     import_adapter,
@@ -114,7 +117,9 @@ class ProviderHub:
         self.keys = keys or KeyStore(environ=environ)
         self.retry = retry
         self.environ = environ
-        self._saved: list[ProviderConfig] = []
+        self._stored: list[ProviderConfig] = []  # as saved in settings
+        self._saved: list[ProviderConfig] = []  # as used (registry.as_used)
+        self._reinterpreted: set[str] = set()  # ids saved as OpenAI, used as compatible
         self._keys: dict[str, str | None] = {}
         self._key_sources: dict[str, str] = {}
         self._providers: dict[str, Provider] = {}
@@ -145,7 +150,11 @@ class ProviderHub:
     async def load(self) -> None:
         """Read provider settings and keys (keyring on its own thread)."""
         raw = await self.store.get_setting(SETTING_PROVIDERS, [])
-        self._saved = [ProviderConfig(**c) for c in raw if isinstance(c, dict)]
+        self._stored = [ProviderConfig(**c) for c in raw if isinstance(c, dict)]
+        self._saved = [as_used(c, self.environ) for c in self._stored]
+        self._reinterpreted = {
+            c.id for c, used in zip(self._stored, self._saved, strict=True) if c != used
+        }
         self._default_model = await self.store.get_setting(SETTING_DEFAULT_MODEL, None)
         self._overrides = await self.store.get_setting(SETTING_MODEL_OVERRIDES, {}) or {}
         ttl = await self.store.get_setting(SETTING_ANTHROPIC_TTL, "5m")
@@ -339,19 +348,20 @@ class ProviderHub:
         config = ProviderConfig(pid, kind, name, (base_url or "").strip() or None, default_model)
         if api_key and api_key.strip():
             await self._in_keys_thread(self.keys.set, pid, api_key)
-        self._saved = [c for c in self._saved if c.id != pid] + [config]
+        self._stored = [c for c in self._stored if c.id != pid] + [config]
         self.forget_limits(pid)  # another server or key may serve other models
-        await self.store.set_setting(SETTING_PROVIDERS, [asdict(c) for c in self._saved])
-        if default_model and not self._default_model:
-            await self.set_default_model(format_model_ref(pid, default_model))
+        await self.store.set_setting(SETTING_PROVIDERS, [asdict(c) for c in self._stored])
+        used = as_used(config, self.environ)
+        if used.default_model and not self._default_model:
+            await self.set_default_model(format_model_ref(pid, used.default_model))
         await self.load()
-        return config
+        return used
 
     async def remove_provider(self, provider_id: str) -> None:
         """Forget a saved provider and its saved key."""
-        self._saved = [c for c in self._saved if c.id != provider_id]
+        self._stored = [c for c in self._stored if c.id != provider_id]
         self.forget_limits(provider_id)
-        await self.store.set_setting(SETTING_PROVIDERS, [asdict(c) for c in self._saved])
+        await self.store.set_setting(SETTING_PROVIDERS, [asdict(c) for c in self._stored])
         await self._in_keys_thread(self.keys.delete, provider_id)
         await self.load()
 
@@ -366,8 +376,8 @@ class ProviderHub:
         the first usable provider's default model; None when nothing is set up."""
         usable = {c.id: c for c in self.configs}
         if self._default_model:
-            pid, _ = parse_model_ref(self._default_model)
-            if pid in usable:
+            pid, model_id = parse_model_ref(self._default_model)
+            if pid in usable and not self._openai_default(pid, model_id):
                 return self._default_model
         for c in usable.values():
             if c.default_model:
@@ -376,6 +386,13 @@ class ProviderHub:
             if listed:  # a compatible server with no model set: the first it lists
                 return format_model_ref(c.id, listed[0])
         return None
+
+    def _openai_default(self, provider_id: str, model_id: str) -> bool:
+        """True when ``model_id`` is an OpenAI catalog model that Parley chose for a
+        provider saved as OpenAI but used as a compatible server (not its model)."""
+        if provider_id not in self._reinterpreted:
+            return False
+        return model_id in {m.id for m in known_models("openai")}
 
     def get(self, provider_id: str) -> Provider:
         """Return the adapter of a usable provider (built once, then reused). Imports

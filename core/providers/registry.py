@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any, Literal, TypeAlias
 from urllib.parse import urlsplit
@@ -101,19 +101,30 @@ BUILTIN_PROVIDERS: tuple[ProviderConfig, ...] = (
 #: The built-in ``openai`` provider when ``OPENAI_BASE_URL`` names another server than
 #: OpenAI's: a compatible server, its address and key from the environment, its default
 #: model the first one it lists (see :func:`builtin_providers`).
-ENV_COMPATIBLE = ProviderConfig(
-    "openai", "openai_compatible", "OpenAI-compatible server", None, None
-)
+ENV_COMPATIBLE = ProviderConfig("openai", "openai_compatible", "OpenAI-compatible server")
 #: The hosts whose OpenAI-style API is OpenAI's own.
 OPENAI_HOSTS = frozenset({"api.openai.com"})
+#: Process environment variable: more API roots that are OpenAI's own API, separated by
+#: spaces or commas (a gateway that passes requests to OpenAI unchanged; the tests'
+#: fake server playing OpenAI). Read from ``os.environ`` at each call.
+ENV_OPENAI_URLS = "PARLEY_OPENAI_URLS"
+
+
+def _root(url: str) -> str:
+    return url.strip().rstrip("/").lower()
 
 
 def is_openai_url(url: str | None) -> bool:
-    """True when ``url`` is OpenAI's API (host ``api.openai.com``), not another server."""
+    """True when ``url`` is OpenAI's API (host ``api.openai.com``, or at or under a root
+    listed in ``PARLEY_OPENAI_URLS``), not another server."""
     if not url or not url.strip():
         return False
     host = urlsplit(url.strip() if "://" in url else "//" + url.strip()).hostname or ""
-    return host.lower() in OPENAI_HOSTS
+    if host.lower() in OPENAI_HOSTS:
+        return True
+    wanted = _root(url)
+    listed = os.environ.get(ENV_OPENAI_URLS, "").replace(",", " ").split()
+    return any(wanted == _root(r) or wanted.startswith(_root(r) + "/") for r in listed)
 
 
 def builtin_providers(environ: Mapping[str, str] | None = None) -> tuple[ProviderConfig, ...]:
@@ -128,17 +139,60 @@ def builtin_providers(environ: Mapping[str, str] | None = None) -> tuple[Provide
     Args:
         environ: the environment (default ``os.environ``).
     """
-    env = os.environ if environ is None else environ
-    url = env.get(ENV_BASE_URL["openai"], "").strip()
-    if not url or is_openai_url(url):
-        return BUILTIN_PROVIDERS
-    return tuple(ENV_COMPATIBLE if c.id == "openai" else c for c in BUILTIN_PROVIDERS)
+    return tuple(as_used(c, environ) for c in BUILTIN_PROVIDERS)
+
+
+#: The name Parley gives a provider of kind ``openai`` when none is typed.
+OPENAI_NAME = "OpenAI"
+#: The name of an ``openai`` provider found at another server's address (:func:`as_used`).
+COMPATIBLE_NAME = "OpenAI-compatible server"
+
+
+def as_used(config: ProviderConfig, environ: Mapping[str, str] | None = None) -> ProviderConfig:
+    """The provider as Parley uses it: kind ``openai`` away from OpenAI's address is a
+    compatible server.
+
+    A provider saved with kind ``openai`` and a base URL (from settings, else
+    ``OPENAI_BASE_URL``) that is not OpenAI's (:func:`is_openai_url`) gets
+    kind ``openai_compatible``: its own model list, local limits, tools off
+    by default, no OpenAI-only parameters. Its default model is dropped when
+    it is one of OpenAI's catalog models (Parley filled it in for OpenAI; the
+    server's first listed model is used instead), and the name ``OpenAI``
+    Parley gave it becomes ``OpenAI-compatible server``. Nothing is written:
+    the saved setting is read this way at every start (settings saved by
+    earlier versions included), so naming the address in
+    ``PARLEY_OPENAI_URLS`` makes it OpenAI again.
+
+    Args:
+        config: the provider as saved (or built in).
+        environ: the environment for ``OPENAI_BASE_URL`` (default ``os.environ``).
+
+    Returns:
+        ``config`` itself, or the compatible server it stands for.
+    """
+    if config.kind != "openai":
+        return config
+    url = resolve_base_url(config, environ).value
+    if url is None or is_openai_url(url):
+        return config
+    from core.providers.catalog import known_models
+
+    model = config.default_model
+    if model and model in {m.id for m in known_models("openai")}:
+        model = None
+    name = COMPATIBLE_NAME if config.name == OPENAI_NAME else config.name
+    return replace(config, kind="openai_compatible", name=name, default_model=model)
 
 
 def env_kind(config: ProviderConfig) -> ProviderKind:
     """The kind whose environment variables (``*_BASE_URL``, ``*_API_KEY``) apply to
-    ``config``: its own, or ``openai`` for :data:`ENV_COMPATIBLE`."""
-    return "openai" if config == ENV_COMPATIBLE else config.kind
+    ``config``: its own, or ``openai`` for the ``openai`` provider used as a compatible
+    server with no address of its own (:data:`ENV_COMPATIBLE`, or one saved as OpenAI
+    that :func:`as_used` found at ``OPENAI_BASE_URL``)."""
+    no_url = not (config.base_url or "").strip()
+    if config.kind == "openai_compatible" and config.id == "openai" and no_url:
+        return "openai"
+    return config.kind
 
 
 def env_key_var(config: ProviderConfig) -> str | None:
@@ -218,7 +272,8 @@ def make_provider(
     see :func:`import_adapter`).
 
     Args:
-        config: the provider's settings.
+        config: the provider's settings (read through :func:`as_used`: kind ``openai``
+            at another server's address builds a compatible server).
         api_key: its key (see :func:`resolve_api_key`), None when there is none.
         retry: retry policy (tests pass a fast one).
         timeout_s: read timeout per request, seconds.
@@ -230,6 +285,7 @@ def make_provider(
     Raises:
         ProviderConfigError: an OpenAI-compatible provider without a server address.
     """
+    config = as_used(config, environ)
     base_url = resolve_base_url(config, environ).value
     common: dict[str, Any] = {
         "id": config.id,

@@ -2,7 +2,8 @@
 
 ``fake_hub`` sets up Anthropic (``anthropic:claude-sonnet-4-6``) and OpenAI
 (``openai:gpt-5``) against the fake provider server on 127.0.0.1, plus an
-OpenAI-compatible provider when asked, with retries off so failures show at once.
+OpenAI-compatible provider when asked (OpenAI at the fake's ``openai_own_url``, a
+compatible server at its ``openai_base_url``), with retries off so failures show at once.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ async def fake_hub(store: Any, tmp_path: Path, fake: Any, *, openai: bool = True
     await hub.add_provider("anthropic", base_url=fake.anthropic_base_url,
                            api_key="sk-test-anthropic", default_model="claude-sonnet-4-6")
     if openai:
-        await hub.add_provider("openai", base_url=fake.openai_base_url,
+        await hub.add_provider("openai", base_url=fake.openai_own_url,
                                api_key="sk-test-openai", default_model="gpt-5")
     if compatible is not None:
         await hub.add_provider("openai_compatible", base_url=fake.openai_base_url,

@@ -93,7 +93,7 @@ async def rig(tmp_path, fake_provider):
     await hub.load()
     await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
                            api_key="sk-ant-test", default_model="claude-haiku-4-5")
-    await hub.add_provider("openai", base_url=fake_provider.openai_base_url,
+    await hub.add_provider("openai", base_url=fake_provider.openai_own_url,
                            api_key="sk-test", default_model="gpt-5")
     await hub.add_provider("openai_compatible", name="Local",
                            base_url=fake_provider.openai_base_url)

@@ -68,7 +68,7 @@ async def test_the_model_can_be_switched_for_the_new_answer(env, fake_provider):
     new = await regenerate(runner, sid, model_ref=GPT)
     assert new is not None and new.model == GPT and new.text() == "From GPT."
     req = fake_provider.model_requests[-1]
-    assert req.path == "/v1/chat/completions" and validate_openai(req.body) is None
+    assert req.route == "/v1/chat/completions" and validate_openai(req.body) is None
     [fork] = await store.list_forks(sid)
     assert (await store.get_turns(fork.id))[-1].model == CLAUDE
 

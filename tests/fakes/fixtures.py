@@ -3,7 +3,8 @@
 - ``fake_provider_server``: one server for the whole test session.
 - ``fake_provider``: the same server, reset for this test (empty script, no
   recorded requests, a cold prompt cache). Use ``fake_provider.script(...)``,
-  ``.fail(...)``, ``.anthropic_base_url``, ``.openai_base_url``, ``.requests``,
+  ``.fail(...)``, ``.anthropic_base_url``, ``.openai_base_url`` (a compatible server),
+  ``.openai_own_url`` (playing OpenAI itself), ``.requests``,
   ``.last_request``.
 - ``closed_port_url``: ``http://127.0.0.1:PORT`` where nothing listens
   (network-down tests).
@@ -30,8 +31,13 @@ def fake_provider_server() -> Iterator[FakeProviderServer]:
 
 
 @pytest.fixture
-def fake_provider(fake_provider_server: FakeProviderServer) -> Iterator[FakeProviderServer]:
-    """The session's fake provider, reset before and after this test."""
+def fake_provider(
+    fake_provider_server: FakeProviderServer, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeProviderServer]:
+    """The session's fake provider, reset before and after this test; its
+    ``openai_own_url`` counts as OpenAI's own API (``PARLEY_OPENAI_URLS``)."""
+    monkeypatch.setenv("PARLEY_OPENAI_URLS",  # core.providers.registry.ENV_OPENAI_URLS
+                        fake_provider_server.openai_own_url)
     fake_provider_server.reset()
     yield fake_provider_server
     fake_provider_server.reset()

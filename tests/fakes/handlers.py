@@ -34,6 +34,10 @@ from tests.fakes.limits import (
 from tests.fakes.script import LOREM, Failure, Item, Reply, ToolCall
 from tests.fakes.validation import validate_anthropic, validate_openai
 
+#: Where the fake also serves its OpenAI routes, playing OpenAI's own API (that address
+#: is listed in ``PARLEY_OPENAI_URLS`` by the ``fake_provider`` fixture); at ``/v1`` it
+#: is what every other OpenAI-compatible server is to Parley.
+OPENAI_OWN_PREFIX = "/openai"
 AUTH_HEADERS = frozenset({"x-api-key", "authorization", "api-key"})
 
 DEFAULT_ANTHROPIC_MODELS: list[dict[str, Any]] = [
@@ -103,11 +107,16 @@ class RecordedRequest:
     at: float = field(default_factory=time.monotonic)
 
     @property
+    def route(self) -> str:
+        """The path without :data:`OPENAI_OWN_PREFIX` (the fake playing OpenAI's own API)."""
+        return self.path.removeprefix(OPENAI_OWN_PREFIX)
+
+    @property
     def api(self) -> str:
         """``anthropic``, ``openai`` or ``other`` by path."""
-        if self.path.startswith("/v1/messages"):
+        if self.route.startswith("/v1/messages"):
             return "anthropic"
-        if self.path.startswith("/v1/chat"):
+        if self.route.startswith("/v1/chat"):
             return "openai"
         return "other"
 
@@ -453,7 +462,8 @@ class FakeApi:
         headers = {"x-request-id": anth.request_id()}
         if not body.get("stream"):
             return JSONResponse(oai.completion_json(reply, text, model, usage), headers=headers)
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage")
+                             and self.windows.usage_chunk)
         units = oai.stream_units(reply, text, model, usage, include_usage)
         error = oai.error_chunk(
             (failure.message if failure else None) or "The server is overloaded. Please retry."

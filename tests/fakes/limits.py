@@ -65,6 +65,8 @@ class WindowSettings:
         interrupted: how many streams a new request cut so far.
         stream_epoch: bumped by every OpenAI-style chat request while
             ``interrupt_streams`` is on (a stream started in an earlier epoch is cut).
+        usage_chunk: an OpenAI-style stream asking ``include_usage`` ends with a usage
+            chunk (False: none, as llama-cpp-python's server and older local servers).
     """
 
     token_scale: float = 1.0
@@ -79,6 +81,7 @@ class WindowSettings:
     interrupt_streams: bool = False
     interrupted: int = 0
     stream_epoch: int = 0
+    usage_chunk: bool = True
 
     def scaled(self, tokens: int) -> int:
         """``tokens`` as the fake's tokenizer counts them."""

@@ -9,6 +9,8 @@ Routes:
 - ``GET /v1/models`` (and ``/v1/models/{id}``) — Anthropic's shape when the
   request carries ``anthropic-version``, else OpenAI's (OpenAI entries carry
   any extra fields given, e.g. vLLM's ``max_model_len``);
+- the same OpenAI routes under ``/openai/v1`` (:attr:`FakeProviderServer.openai_own_url`,
+  playing OpenAI's own API);
 - ``GET /props`` (llama.cpp), ``GET /api/v0/models`` (LM Studio) and
   ``POST /api/show`` (Ollama), see
   :mod:`tests.fakes.limits`, which also holds the token scale and the
@@ -39,12 +41,13 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from tests.fakes.cache import PromptCache
 from tests.fakes.handlers import (
     DEFAULT_ANTHROPIC_MODELS,
     DEFAULT_OPENAI_MODELS,
+    OPENAI_OWN_PREFIX,
     FakeApi,
     QuietCut,
     RecordedRequest,
@@ -101,6 +104,11 @@ class FakeProviderServer(FakeApi):
                 Route("/props", self._props, methods=["GET"]),
                 Route("/api/show", self._ollama_show, methods=["POST"]),
                 Route("/api/v0/models", self._lmstudio_models, methods=["GET"]),
+                Mount(OPENAI_OWN_PREFIX + "/v1", routes=[
+                    Route("/chat/completions", self._openai_chat, methods=["POST"]),
+                    Route("/models", self._models, methods=["GET"]),
+                    Route("/models/{model_id:path}", self._model, methods=["GET"]),
+                ]),
             ]
         )
         self._server: uvicorn.Server | None = None
@@ -120,8 +128,16 @@ class FakeProviderServer(FakeApi):
 
     @property
     def openai_base_url(self) -> str:
-        """Base URL for ``AsyncOpenAI`` (includes ``/v1``)."""
+        """Base URL for ``AsyncOpenAI`` (includes ``/v1``): to Parley, an OpenAI-compatible
+        server (llama.cpp, Ollama, vLLM…), whatever kind a provider at it is saved with."""
         return self.base_url + "/v1"
+
+    @property
+    def openai_own_url(self) -> str:
+        """The same OpenAI routes at an address playing OpenAI's own API: a provider of
+        kind ``openai`` there is OpenAI to Parley while the ``fake_provider`` fixture
+        lists it in ``PARLEY_OPENAI_URLS`` (``core.providers.registry.is_openai_url``)."""
+        return self.base_url + OPENAI_OWN_PREFIX + "/v1"
 
     # --- scripting -------------------------------------------------------
 
@@ -233,7 +249,7 @@ class FakeProviderServer(FakeApi):
     @property
     def model_requests(self) -> list[RecordedRequest]:
         """Only the model requests (messages / chat completions)."""
-        return [r for r in self.requests if r.path in ("/v1/messages", "/v1/chat/completions")]
+        return [r for r in self.requests if r.route in ("/v1/messages", "/v1/chat/completions")]
 
     @property
     def last_request(self) -> RecordedRequest | None:

@@ -117,7 +117,7 @@ class WindowDriver:
         left = Qt.MouseButton.LeftButton
         self.qtbot.mouseClick(panel.kind_buttons[1 if openai else 0], left)
         panel.custom_url.setChecked(True)
-        url = self.fake.openai_base_url if openai else self.fake.anthropic_base_url
+        url = self.fake.openai_own_url if openai else self.fake.anthropic_base_url
         self.qtbot.keyClicks(panel.url_edit, url)
         self.qtbot.keyClicks(panel.key_edit, "sk-test-openai-key" if openai else "sk-ant-test-key")
         self.qtbot.mouseClick(panel.test_button, left)

@@ -376,7 +376,7 @@ def test_files_come_back_when_the_send_fails_before_the_run(driver, fake_provide
 def test_a_model_switch_checks_pending_files_again_before_sending(driver, fake_provider,
                                                                  tmp_path, qtbot):
     w = driver.open(env={"OPENAI_API_KEY": "test-openai-key",
-                         "OPENAI_BASE_URL": fake_provider.openai_base_url,
+                         "OPENAI_BASE_URL": fake_provider.openai_own_url,
                          "ANTHROPIC_API_KEY": "test-anthropic-key",
                          "ANTHROPIC_BASE_URL": fake_provider.anthropic_base_url})
     w.chat.choose_model("openai:gpt-5")
