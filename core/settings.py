@@ -125,6 +125,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("tools.max_rounds", "int", 8, "Tool rounds per message",
             "How many times the model may call tools (memory, skills, search) before it "
             "must answer.", "Chat", minimum=1, maximum=100, unit="rounds"),
+    Setting("tools.mcp_timeout_s", "float", 60.0, "MCP tool time limit",
+            "How long a tool of an MCP server may work before the call is abandoned and the "
+            "model is told (a server's own \"timeout\" in mcp.json wins).", "Chat",
+            minimum=1, maximum=3600, unit="seconds"),
     Setting("chat.system_prompt", "text", "", "System prompt for new chats",
             "Instructions sent to the model in every new chat; leave empty for none.",
             "Chat", multiline=True, maximum=100_000),

@@ -47,10 +47,14 @@ class ToolExecutor:
     Args:
         store: the ``AsyncStore``.
         library: the skills (default: bundled ones plus ``<data folder>/skills``).
+        mcp: the MCP servers' tools (``core.mcp.tools.McpTools``), offered after
+            Parley's own; None for none.
     """
 
-    def __init__(self, store: Any, *, library: SkillLibrary | None = None) -> None:
+    def __init__(self, store: Any, *, library: SkillLibrary | None = None,
+                 mcp: Any = None) -> None:
         self.store = store
+        self.mcp = mcp
         self.memories = MemoryStore(store)
         self.library = library or SkillLibrary()
         self.prompts = FrozenPrompts(store, self.memories, self.library)
@@ -72,6 +76,14 @@ class ToolExecutor:
             space: the session's space (reserved: every space offers the same tools).
         """
         return specs_of(list(self.tools.values()))
+
+    async def request_specs(self, session: Any, turns: Sequence[Turn]) -> list[ToolSpec]:
+        """Every tool a session's request carries: Parley's own, then its MCP servers'
+        (their list frozen per session: ``core.mcp.tools``)."""
+        specs = self.specs()
+        if self.mcp is not None:
+            specs += await self.mcp.specs_for(session, turns)
+        return specs
 
     async def enabled(self, space_id: str, kind: ProviderKind, model_ref: str) -> bool:
         """True when tools go with requests of this space to this model.
@@ -136,7 +148,14 @@ class ToolExecutor:
     # --- running calls ----------------------------------------------------------
 
     async def run(self, tool_use: ToolUseBlock, ctx: ToolContext) -> ToolResultBlock:
-        """Run one call; a failure comes back as an ``is_error`` result (never raised)."""
+        """Run one call; a failure comes back as an ``is_error`` result (never raised).
+
+        An MCP tool's call goes to its server, after the user's approval
+        (``core.mcp.tools.McpTools.run``; the time limit counts from approval).
+        """
+        if self.mcp is not None and self.mcp.owns(tool_use.name):
+            result: ToolResultBlock = await self.mcp.run(tool_use, ctx)
+            return result
         return await run_tool(self.tools, tool_use, ctx)
 
     async def run_round(self, calls: Sequence[ToolUseBlock], ctx: ToolContext) -> Turn:

@@ -260,7 +260,8 @@ class RunTools:
         self, session: Any, model_id: str, stored: list[Turn], tools_on: bool
     ) -> ChatRequest:
         """The request for the stored turns, before compaction has its say."""
-        tools = self.executor.specs() if self.executor is not None and tools_on else []
+        tools = (await self.executor.request_specs(session, stored)
+                 if self.executor is not None and tools_on else [])
         system = await self.system(session, stored, tools_on)
         return ChatRequest(model=model_id, turns=stored, system=system, tools=tools)
 
@@ -279,6 +280,9 @@ class RunTools:
             return request
         if compacted:
             request = replace(request, system=await self.system(session, stored, tools_on))
+            if request.tools:  # MCP tools changed since are taken now (core.mcp.tools)
+                request = replace(request,
+                                  tools=await self.executor.request_specs(session, stored))
         return replace(request, turns=self.executor.wire_turns(request.turns))
 
     def rejected(self, exc: BaseException, request: ChatRequest, provider: Any) -> bool:

@@ -50,3 +50,16 @@ def closed_port_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="session")
+def mcp_http_server() -> Iterator[object]:
+    """The fake MCP server (``tests.fakes.mcp_server``) over Streamable HTTP on
+    127.0.0.1, once per test session; ``.url`` is its endpoint."""
+    from tests.fakes.mcp_server import HttpMcpServer
+
+    server = HttpMcpServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

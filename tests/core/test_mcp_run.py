@@ -1,0 +1,275 @@
+"""MCP tools in the tool loop: the fake provider calls a real stdio MCP server's tools
+over real HTTP and SQLite; the approver is scripted."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+
+import pytest
+
+from core.content import ImageBlock, ToolResultBlock
+from core.mcp.host import McpHost
+from core.mcp.tools import ApprovalRequest, McpTools, declined_text
+from core.run import ChatRunner, RunCancelled
+from core.store.async_store import AsyncStore
+from core.tools import ToolExecutor
+from core.tools.skills import SkillLibrary
+from core.wire import INTERRUPTED_RESULT
+from tests.core.hubs import fake_hub
+from tests.core.test_tools_run import GPT, SONNET, Env, tool_names, tool_results, validate
+from tests.fakes.mcp_server import stdio_entry
+
+OWN = ["set_context", "load_context", "unload_context", "session_search"]
+ECHO = "mcp__fake__echo"
+
+
+class Approver:
+    """Answers approval requests from a queue, and records them."""
+
+    def __init__(self) -> None:
+        self.answers: deque[str] = deque()
+        self.asked: list[ApprovalRequest] = []
+
+    async def __call__(self, request: ApprovalRequest) -> str:
+        self.asked.append(request)
+        return self.answers.popleft() if self.answers else "deny"
+
+
+class McpEnv(Env):
+    host: McpHost
+    approver: Approver
+    mcp: McpTools
+    path = None
+
+
+async def open_mcp_env(tmp_path, fake_provider, servers: dict):
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    store = await AsyncStore.open(tmp_path / "sessions.db")
+    hub = await fake_hub(store, tmp_path, fake_provider)
+    host = McpHost(path)
+    host.load()
+    approver = Approver()
+    mcp = McpTools(host, store, approver=approver)
+    tools = ToolExecutor(store, library=SkillLibrary(user_dir=tmp_path, bundled_dir=None),
+                         mcp=mcp)
+    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0, tools=tools)
+    env = McpEnv(store, hub, runner, fake_provider)
+    env.host, env.approver, env.mcp, env.path = host, approver, mcp, path
+    return env
+
+
+@pytest.fixture
+async def env(tmp_path, fake_provider):
+    e = await open_mcp_env(tmp_path, fake_provider, {"fake": stdio_entry()})
+    yield e
+    await e.host.close()
+    await e.hub.aclose()
+    await e.store.close()
+
+
+def echo_call(text: str = "hi", name: str = ECHO) -> dict:
+    return {"name": name, "input": {"text": text}}
+
+
+@pytest.mark.parametrize("model", [SONNET, GPT])
+async def test_mcp_tools_are_offered_after_parleys_and_an_allowed_call_is_answered(env, model):
+    sid = await env.session()
+    env.approver.answers.append("once")
+    env.fake.script("", tool_calls=[echo_call("hello")])
+    env.fake.script("It said hello.")
+    reply = await env.send(sid, "Echo hello.", model)
+    assert reply is not None and reply.text() == "It said hello."
+    ask, answer = env.bodies()
+    names = tool_names(ask)
+    assert names[:4] == OWN and ECHO in names and "mcp__fake__crash" in names
+    assert tool_names(answer) == names  # the same definitions, in the same order
+    for body in (ask, answer):
+        validate(body, model)
+    (result,) = tool_results(answer)
+    assert result["text"] == "echo: hello" and not result["error"]
+    (asked,) = env.approver.asked
+    assert (asked.server, asked.tool, dict(asked.arguments)) == ("fake", "echo",
+                                                                 {"text": "hello"})
+    assert asked.description == "Return the text unchanged."
+
+
+async def test_each_approval_choice(env):
+    first, second = await env.session(), await env.session()
+
+    async def call(sid: str, text: str) -> dict:
+        env.fake.script("", tool_calls=[echo_call(text)])
+        env.fake.script("ok")
+        await env.send(sid, "go", SONNET)
+        return tool_results(env.bodies()[-1])[-1]
+
+    # Deny: the model reads that the user declined.
+    env.approver.answers.append("deny")
+    denied = await call(first, "a")
+    assert denied["error"] and denied["text"] == declined_text("fake", "echo")
+    # Allow once: asked again the next time.
+    env.approver.answers.append("once")
+    assert (await call(first, "b"))["text"] == "echo: b"
+    # Always for this chat: not asked again in this chat, asked in another.
+    env.approver.answers.append("chat")
+    assert (await call(first, "c"))["text"] == "echo: c"
+    assert (await call(first, "d"))["text"] == "echo: d"
+    assert len(env.approver.asked) == 3
+    env.approver.answers.append("tool")
+    assert (await call(second, "e"))["text"] == "echo: e"
+    assert len(env.approver.asked) == 4
+    # Always for this tool: written to mcp.json, so a new chat is not asked either.
+    saved = json.loads(env.path.read_text())["mcpServers"]["fake"]
+    assert saved["alwaysAllow"] == ["echo"]
+    third = await env.session()
+    assert (await call(third, "f"))["text"] == "echo: f"
+    assert len(env.approver.asked) == 4
+
+
+async def test_always_allow_from_the_config_file_needs_no_click(tmp_path, fake_provider):
+    env = await open_mcp_env(tmp_path, fake_provider,
+                             {"fake": stdio_entry(alwaysAllow=["echo"])})
+    try:
+        sid = await env.session()
+        env.fake.script("", tool_calls=[echo_call("x")])
+        env.fake.script("done")
+        await env.send(sid, "go", SONNET)
+        assert tool_results(env.bodies()[-1])[0]["text"] == "echo: x"
+        assert env.approver.asked == []
+    finally:
+        await env.host.close()
+        await env.hub.aclose()
+        await env.store.close()
+
+
+@pytest.mark.parametrize("model", [SONNET, GPT])
+async def test_a_server_crashing_mid_call_gives_the_model_an_error(env, model):
+    sid = await env.session()
+    env.approver.answers.extend(["chat", "chat"])
+    env.fake.script("", tool_calls=[{"name": "mcp__fake__crash", "input": {}}])
+    env.fake.script("The server crashed.")
+    reply = await env.send(sid, "Crash it.", model)
+    assert reply is not None and reply.text() == "The server crashed."
+    body = env.bodies()[-1]
+    validate(body, model)
+    (result,) = tool_results(body)
+    assert result["error"] in (True, None)  # OpenAI has no error flag on the wire
+    assert "stopped while running crash" in result["text"]
+    assert "crashing on purpose" in result["text"]
+    assert env.host.status("fake").state == "failed"
+    # The next call starts the server again.
+    env.fake.script("", tool_calls=[echo_call("again")])
+    env.fake.script("Back.")
+    await env.send(sid, "Again.", model)
+    assert tool_results(env.bodies()[-1])[-1]["text"] == "echo: again"
+
+
+async def test_a_hanging_tool_times_out_with_an_error_result(tmp_path, fake_provider):
+    env = await open_mcp_env(tmp_path, fake_provider, {"fake": stdio_entry(
+        timeout=1, alwaysAllow=["sleep"])})
+    try:
+        sid = await env.session()
+        env.fake.script("", tool_calls=[{"name": "mcp__fake__sleep",
+                                         "input": {"seconds": 30}}])
+        env.fake.script("It hung.")
+        reply = await env.send(sid, "Sleep.", SONNET)
+        assert reply is not None and reply.text() == "It hung."
+        (result,) = tool_results(env.bodies()[-1])
+        assert result["error"] and "did not answer within 1 seconds" in result["text"]
+    finally:
+        await env.host.close()
+        await env.hub.aclose()
+        await env.store.close()
+
+
+async def test_a_huge_result_is_cut_and_an_image_is_sent_as_an_image(env):
+    sid = await env.session()
+    env.approver.answers.extend(["once", "once"])
+    env.fake.script("", tool_calls=[{"name": "mcp__fake__huge", "input": {"n": 500_000}},
+                                    {"name": "mcp__fake__picture", "input": {}}])
+    env.fake.script("Seen.")
+    await env.send(sid, "Big and picture.", SONNET)
+    body = env.bodies()[-1]
+    validate(body, SONNET)
+    huge, picture = tool_results(body)
+    assert len(huge["text"]) < 101_000 and "500,000 characters" in huge["text"]
+    stored = await env.store.get_turns(sid)
+    results = [b for b in stored[2].blocks if isinstance(b, ToolResultBlock)]
+    assert any(isinstance(p, ImageBlock) for p in results[1].content)
+    sent = [b for m in body["messages"] if isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"][1]
+    assert [p["type"] for p in sent["content"]] == ["text", "image"]
+
+
+async def test_the_tool_list_is_frozen_per_chat_until_refresh(env):
+    sid = await env.session()
+    env.approver.answers.append("once")
+    env.fake.script("", tool_calls=[{"name": "mcp__fake__grow", "input": {}}])
+    env.fake.script("Grown.")
+    await env.send(sid, "Grow.", SONNET)
+    for _ in range(100):
+        if "extra" in [t.name for t in env.host.status("fake").tools]:
+            break
+        await asyncio.sleep(0.05)
+    env.fake.script("Same tools.")
+    await env.send(sid, "Next.", SONNET)
+    before = tool_names(env.bodies()[-1])
+    assert "mcp__fake__extra" not in before
+    assert before == tool_names(env.bodies()[0])
+    await env.mcp.refresh(sid)
+    env.fake.script("New tools.")
+    await env.send(sid, "After refresh.", SONNET)
+    assert "mcp__fake__extra" in tool_names(env.bodies()[-1])
+
+
+async def test_a_space_can_turn_a_server_off(env):
+    home = await env.session("Home")
+    space = (await env.store.get_session(home)).space_id
+    await env.mcp.set_server_on(space, "fake", False)
+    env.fake.script("No MCP here.")
+    await env.send(home, "Hi", SONNET)
+    assert tool_names(env.bodies()[-1]) == OWN
+    work = await env.session("Work")
+    env.fake.script("MCP here.")
+    await env.send(work, "Hi", SONNET)
+    assert ECHO in tool_names(env.bodies()[-1])
+    await env.mcp.set_server_on(space, "fake", True)
+    env.fake.script("Back on.")
+    await env.send(home, "Hi again", SONNET)
+    assert ECHO in tool_names(env.bodies()[-1])
+
+
+async def test_stop_during_a_call_cancels_it_and_the_history_stays_valid(env):
+    sid = await env.session()
+    env.approver.answers.append("once")
+    env.fake.script("", tool_calls=[{"name": "mcp__fake__sleep", "input": {"seconds": 30}}])
+    events: list = []
+    task = asyncio.ensure_future(env.send(sid, "Wait.", SONNET, events))
+    for _ in range(200):
+        if env.approver.asked:
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)  # the call is with the server now
+    assert env.runner.cancel(sid)
+    assert await asyncio.wait_for(task, 10) is None
+    assert any(isinstance(e, RunCancelled) for e in events)
+    env.fake.script("Interrupted.")
+    await env.runner.retry(sid, model_ref=SONNET)
+    body = env.bodies()[-1]
+    validate(body, SONNET)
+    assert tool_results(body)[0]["text"].endswith(INTERRUPTED_RESULT)
+    # The server is still usable.
+    assert (await env.host.call("fake", "echo", {"text": "still"}, 10)).content[0].text == \
+        "echo: still"
+
+
+async def test_no_approver_means_denied(env):
+    env.mcp.approver = None
+    sid = await env.session()
+    env.fake.script("", tool_calls=[echo_call()])
+    env.fake.script("ok")
+    await env.send(sid, "go", SONNET)
+    (result,) = tool_results(env.bodies()[-1])
+    assert result["error"] and "declined" in result["text"]
