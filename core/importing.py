@@ -1,8 +1,9 @@
 """Import a conversation file as a new session.
 
 Accepted: whatever ``core.convert.auto_detect_and_convert`` reads — a Parley
-export, a list of Parley turns, Anthropic Messages or OpenAI Chat Completions
-messages (a list, or an object with ``messages``) — as UTF-8 JSON of at most
+export (JSON or Markdown), a list of Parley turns, Anthropic Messages or OpenAI
+Chat Completions messages (a list, or a request body with ``messages``, whose
+``model`` becomes the session's) — as UTF-8 text of at most
 :data:`MAX_IMPORT_BYTES`. Anything else is refused with
 :class:`~core.convert.NotAConversation` (its ``reason`` says why) before
 anything is written: an empty file, a binary file, text that is not JSON,
@@ -104,7 +105,7 @@ class ImportResult:
     Attributes:
         session: the new session (``turn_count`` = ``turns_imported``).
         turns_imported: how many turns were written.
-        source_format: ``parley`` | ``anthropic`` | ``openai``.
+        source_format: ``parley`` | ``markdown`` | ``anthropic`` | ``openai``.
         lost: one sentence per kind of thing that could not be imported.
     """
 
@@ -307,7 +308,8 @@ async def import_conversation(
     check = _FileCheck(known)
     turns = await asyncio.to_thread(lambda: check.turns(_fresh_ids(found.turns)))
     name = (title or "").strip() or (found.title or "").strip() or imported_title(turns)
-    session = await store.create_session(space_id=space_id, title=name, system_prompt=found.system)
+    session = await store.create_session(space_id=space_id, title=name, system_prompt=found.system,
+                                         model=found.model)
     written: set[str] = set()
     try:
         for turn in turns:

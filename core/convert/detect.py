@@ -11,7 +11,16 @@ Recognised, in this order:
   an Anthropic block (``tool_use``, ``tool_result``, ``thinking``, an image or
   document with a ``source``), or a top-level ``system`` field;
 * plain ``{"role", "content": "text"}`` lists, which both APIs read the same
-  way, are reported as ``openai`` (the common chat format).
+  way, are reported as ``openai`` (the common chat format) — unless they come
+  in a request body that is Anthropic's (a ``claude-…`` model, Anthropic-only
+  keys such as ``stop_sequences``/``top_k``/``anthropic_version``, or tools with
+  an ``input_schema``);
+* Parley's Markdown export (``core.convert.markdown``).
+
+A request body's ``model`` is kept (``provider:model``); every other field of
+it (``tools``, ``temperature``, ``max_tokens``…) is named in ``lost``. Chat
+history exports (many conversations) are read by ``core.convert.histories``;
+anything else is refused with what was found and what Parley imports.
 """
 
 from __future__ import annotations
@@ -24,12 +33,14 @@ from typing import Any, Literal, TypeAlias
 from core.content import ContentError, Turn
 from core.convert.anthropic import from_anthropic
 from core.convert.errors import NotAConversation
+from core.convert.histories import describe
+from core.convert.markdown import from_markdown, looks_like_markdown
 from core.convert.openai import from_openai
 from core.convert.parley import FORMAT, import_parley
 
 __all__ = ["ImportedConversation", "SourceFormat", "auto_detect_and_convert"]
 
-SourceFormat: TypeAlias = Literal["parley", "anthropic", "openai"]
+SourceFormat: TypeAlias = Literal["parley", "anthropic", "openai", "markdown"]
 
 _OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
 _OPENAI_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
@@ -48,6 +59,7 @@ class ImportedConversation:
         title: the title, if the data had one (Parley exports only).
         source_format: which format was recognised.
         lost: one sentence per kind of thing that could not be imported.
+        model: ``provider:model`` of a request body's ``model``, else None.
     """
 
     turns: list[Turn]
@@ -55,6 +67,7 @@ class ImportedConversation:
     title: str | None
     source_format: SourceFormat
     lost: list[str] = field(default_factory=list)
+    model: str | None = None
 
 
 def _message_signals(msg: Mapping[str, Any]) -> tuple[bool, bool]:
@@ -79,6 +92,10 @@ def _message_signals(msg: Mapping[str, Any]) -> tuple[bool, bool]:
 def _check_messages(messages: list[Any]) -> None:
     if not messages:
         raise NotAConversation("the list of messages is empty")
+    if all(isinstance(m, Mapping) and "role" not in m for m in messages):
+        raise NotAConversation(
+            f"it is {describe(messages)}; its items have no 'role', so it is neither a chat "
+            "history export nor a list of messages")
     for i, msg in enumerate(messages, start=1):  # counted from 1, for people
         if not isinstance(msg, Mapping):
             raise NotAConversation(f"item {i} of the list is not a message object")
@@ -97,7 +114,52 @@ def _system_text(system: Any) -> str | None:
     raise NotAConversation("its 'system' is neither text nor a list of text blocks")
 
 
-def _from_messages(messages: list[Any], system: Any, has_system_key: bool) -> ImportedConversation:
+_ANTHROPIC_KEYS = frozenset({"anthropic_version", "anthropic_beta", "stop_sequences", "top_k",
+                             "thinking", "mcp_servers", "container", "service_tier_anthropic"})
+_OPENAI_KEYS = frozenset({"max_completion_tokens", "frequency_penalty", "presence_penalty",
+                          "response_format", "n", "logprobs", "top_logprobs", "seed", "stop",
+                          "reasoning_effort", "parallel_tool_calls", "stream_options",
+                          "functions", "function_call", "logit_bias", "modalities", "audio"})
+_OPENAI_MODELS = ("gpt-", "chatgpt", "o1", "o3", "o4", "text-", "davinci")
+
+
+def _body_signals(body: Mapping[str, Any]) -> tuple[bool, bool]:
+    """(looks OpenAI, looks Anthropic) for a request body's own fields."""
+    model = body.get("model")
+    name = model.lower() if isinstance(model, str) else ""
+    given = body.get("tools")
+    tools: list[Any] = given if isinstance(given, list) else []
+    anthropic = (
+        name.startswith("claude")
+        or any(k in body for k in _ANTHROPIC_KEYS)
+        or any(isinstance(t, Mapping) and "input_schema" in t for t in tools)
+    )
+    openai = (
+        name.startswith(_OPENAI_MODELS)
+        or any(k in body for k in _OPENAI_KEYS)
+        or any(isinstance(t, Mapping) and t.get("type") == "function" for t in tools)
+    )
+    return openai, anthropic
+
+
+def _left_out(body: Mapping[str, Any]) -> list[str]:
+    """One sentence naming a request body's fields that are not kept."""
+    names = []
+    for key, value in body.items():
+        if key in ("messages", "system", "model"):
+            continue
+        if isinstance(value, list) and value:
+            names.append(f"{key} ({len(value)})")
+        else:
+            names.append(str(key))
+    if not names:
+        return []
+    return [f"The request's {', '.join(names)} were left out: Parley keeps the conversation "
+            "and its model; your settings apply when you continue it."]
+
+
+def _from_messages(messages: list[Any], system: Any, has_system_key: bool,
+                   body: Mapping[str, Any] | None = None) -> ImportedConversation:
     _check_messages(messages)
     openai = anthropic = False
     for msg in messages:
@@ -105,14 +167,23 @@ def _from_messages(messages: list[Any], system: Any, has_system_key: bool) -> Im
         openai, anthropic = openai or o, anthropic or a
     if openai and anthropic:
         raise NotAConversation("its messages mix the OpenAI and Anthropic formats")
-    lost: list[str] = []
+    if body is not None and not openai and not anthropic:
+        openai, anthropic = _body_signals(body)
+        if openai and anthropic:  # a claude model at an OpenAI-style endpoint, say
+            anthropic = not any(k in body for k in _OPENAI_KEYS)
+            openai = not anthropic
+    lost: list[str] = _left_out(body) if body is not None else []
+    model = body.get("model") if body is not None else None
+    model = model.strip() if isinstance(model, str) and model.strip() else None
     if anthropic or (has_system_key and not openai):
         turns = from_anthropic(messages, lost=lost)
-        return ImportedConversation(turns, _system_text(system), None, "anthropic", lost)
+        return ImportedConversation(turns, _system_text(system), None, "anthropic", lost,
+                                    f"anthropic:{model}" if model else None)
     turns, found_system = from_openai(messages, lost=lost)
     extra = _system_text(system)
     joined = "\n\n".join(s for s in (extra, found_system) if s) or None
-    return ImportedConversation(turns, joined, None, "openai", lost)
+    return ImportedConversation(turns, joined, None, "openai", lost,
+                                f"openai:{model}" if model else None)
 
 
 def _from_parley_turns(items: list[Any]) -> ImportedConversation:
@@ -125,18 +196,35 @@ def _from_parley_turns(items: list[Any]) -> ImportedConversation:
     return ImportedConversation(turns, None, None, "parley", [])
 
 
-def _parse(data: Any) -> Any:
-    if isinstance(data, bytes | bytearray):
-        try:
-            data = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise NotAConversation("it is not UTF-8 text") from exc
+def decode(data: bytes | bytearray | str) -> str:
+    """UTF-8 bytes (a BOM is accepted) as text. Raises NotAConversation."""
     if isinstance(data, str):
-        try:
-            return json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise NotAConversation(f"it is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
-    return data
+        return data
+    try:
+        return bytes(data).decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise NotAConversation("it is not UTF-8 text") from exc
+
+
+def parse_json(text: str) -> Any:
+    """Parse JSON text, refusing what is not JSON with a reason a person reads.
+
+    Raises:
+        NotAConversation: not JSON (Markdown other than Parley's export is named as such).
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if text.lstrip("\ufeff \t\r\n").startswith("#"):
+            raise NotAConversation(
+                "it is Markdown (or other text) but not a Markdown file exported by Parley "
+                "(it has no '- Exported from Parley on' line)") from exc
+        raise NotAConversation(f"it is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+
+
+def _from_markdown(text: str) -> ImportedConversation:
+    chat = from_markdown(text)
+    return ImportedConversation(chat.turns, chat.system, chat.title, "markdown", chat.lost)
 
 
 def auto_detect_and_convert(data: Any) -> ImportedConversation:
@@ -154,7 +242,11 @@ def auto_detect_and_convert(data: Any) -> ImportedConversation:
             content, a mix of formats, or a Parley export this version cannot
             read. The reason says which.
     """
-    data = _parse(data)
+    if isinstance(data, bytes | bytearray | str):
+        text = decode(data)
+        if looks_like_markdown(text):
+            return _from_markdown(text)
+        data = parse_json(text)
     if isinstance(data, Mapping):
         if data.get("format") == FORMAT:
             doc = import_parley(data)
@@ -169,8 +261,8 @@ def auto_detect_and_convert(data: Any) -> ImportedConversation:
             )
         messages = data.get("messages")
         if not isinstance(messages, list):
-            raise NotAConversation("it is an object without a list of 'messages'")
-        return _from_messages(messages, data.get("system"), "system" in data)
+            raise NotAConversation(f"it is {describe(data)}, without a list of 'messages'")
+        return _from_messages(messages, data.get("system"), "system" in data, data)
     if isinstance(data, list):
         if data and all(isinstance(m, Mapping) and "blocks" in m for m in data):
             return _from_parley_turns(data)

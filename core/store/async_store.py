@@ -25,6 +25,7 @@ from core.store import outline
 from core.store.attachments import AttachmentInfo, missing_data
 from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS
 from core.store.errors import StoreError
+from core.store.imports import NewChat, Written
 from core.store.migrations import Progress
 from core.store.models import (
     UNCHANGED,
@@ -361,6 +362,19 @@ class AsyncStore:
     async def locate_message(self, session_id: str, turn_id: str) -> tuple[str, str]:
         """Awaitable :meth:`Store.locate_message`."""
         return await self._call(self._store.locate_message, session_id, turn_id)
+
+    async def import_chats(
+        self,
+        chats: Sequence[NewChat],
+        *,
+        space_id: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> Written:
+        """Awaitable :meth:`Store.import_chats` (``progress`` and ``cancelled`` run on the
+        store's thread)."""
+        return await self._write(self._store.import_chats, chats, space_id=space_id,
+                                 progress=progress, cancelled=cancelled)
 
     async def append_turn(self, session_id: str, turn: Turn) -> Turn:
         """Awaitable :meth:`Store.append_turn`."""

@@ -109,10 +109,16 @@ def insert(
     parent_session_id: str | None = None,
     forked_from_turn_id: str | None = None,
     meta: dict[str, Any] | None = None,
+    created_at: int | None = None,
+    updated_at: int | None = None,
 ) -> str:
-    """Insert a session row and return its id (no checks)."""
+    """Insert a session row and return its id (no checks).
+
+    ``created_at`` / ``updated_at`` (epoch ms) default to :func:`activity_time`;
+    an import gives the conversation's own times.
+    """
     session_id = new_id()
-    now = activity_time(con)
+    now = activity_time(con) if created_at is None or updated_at is None else 0
     con.execute(
         S.insert().values(
             id=session_id,
@@ -123,8 +129,8 @@ def insert(
             system_prompt=system_prompt,
             parent_session_id=parent_session_id,
             forked_from_turn_id=forked_from_turn_id,
-            created_at=now,
-            updated_at=now,
+            created_at=now if created_at is None else created_at,
+            updated_at=now if updated_at is None else updated_at,
             meta=json.dumps(meta or {}, ensure_ascii=False),
         )
     )

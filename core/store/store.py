@@ -11,7 +11,7 @@ of its own).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -21,6 +21,7 @@ from core.store import (
     attachments,
     compactions,
     forks,
+    imports,
     outline,
     search,
     sessions,
@@ -261,6 +262,28 @@ class Store(StoreBase):
         Raises SessionNotFound.
         """
         return self._r(lambda c: versions.locate(c, session_id, turn_id))
+
+    def import_chats(
+        self,
+        chats: Sequence[imports.NewChat],
+        *,
+        space_id: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> imports.Written:
+        """Write imported chats and their forks in one transaction (all or nothing).
+
+        See :func:`core.store.imports.write_chats`: a chat whose source id was
+        imported before is left out (``skipped``); ``progress(done, total)``
+        runs on this store's thread after each chat; ``cancelled()`` returning
+        True rolls everything back.
+
+        Raises:
+            SpaceNotFound: no such space.
+            ImportCancelled: cancelled; nothing was written.
+        """
+        return self._w(lambda c: imports.write_chats(c, space_id, chats, progress=progress,
+                                                      cancelled=cancelled))
 
     # --- turns -----------------------------------------------------------------
 

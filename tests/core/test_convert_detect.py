@@ -141,7 +141,8 @@ def test_openai_messages_are_recognised():
     [
         ([], "the list of messages is empty"),
         (["hello", "there"], "item 1 of the list is not a message object"),
-        ([{"content": "x"}], "message 1 has no 'role'"),
+        ([{"content": "x"}], "the first being a JSON object with the keys 'content'; its items "
+                             "have no 'role'"),
         ([{"role": "user"}], "message 1 has no 'content'"),
         ({"title": "x"}, "without a list of 'messages'"),
         (42, "it is a JSON int"),

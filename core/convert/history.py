@@ -1,0 +1,390 @@
+"""Chat histories: many conversations in one file, each possibly a tree of branches.
+
+The readers of ChatGPT's, Claude.ai's and Open WebUI's exports
+(``core.convert.chatgpt``, ``claude_ai``, ``open_webui``) turn each
+conversation into a :class:`HistoryChat`: the branch the person last looked at
+as the chat's turns, every other branch (an edited message, another answer)
+as a :class:`HistoryFork` of it. They share the tree walk (:func:`branches`)
+and :func:`assemble`, which makes valid Parley turns out of a branch's
+messages: consecutive messages of one side join into one turn, and every tool
+result is paired with the tool call it answers (a call is made up when the
+export holds a result without one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC
+from typing import Literal, TypeAlias
+
+from core.content import Block, TextBlock, ToolResultBlock, ToolResultPart, ToolUseBlock, Turn
+from core.convert._common import short_hash
+
+__all__ = [
+    "HistoryChat",
+    "HistoryFork",
+    "HistoryFormat",
+    "ImportedHistory",
+    "Notes",
+    "Piece",
+    "Result",
+    "assemble",
+    "branches",
+    "chat_from_tree",
+    "seconds_to_ms",
+]
+
+HistoryFormat: TypeAlias = Literal["chatgpt", "claude.ai", "open-webui"]
+
+#: How each format is named to people.
+FORMAT_NAMES: dict[str, str] = {
+    "chatgpt": "ChatGPT export",
+    "claude.ai": "Claude.ai export",
+    "open-webui": "Open WebUI export",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A tool's output before it is paired with its call (see :func:`assemble`).
+
+    Attributes:
+        name: the tool's name as the export gives it (None: unknown).
+        parts: the output.
+        is_error: the tool failed.
+        call_id: the call it answers, when the export says so.
+    """
+
+    name: str | None
+    parts: tuple[ToolResultPart, ...]
+    is_error: bool = False
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One message of an export as Parley content, before turns are assembled.
+
+    Attributes:
+        role: ``user`` or ``assistant`` (a tool's output is a user-side :class:`Result`).
+        blocks: the content; user pieces may hold :class:`Result` items.
+        created_at: epoch ms, or None when the export has no time.
+        model: ``provider:model`` of an assistant message, when known.
+        aborted: the message was cut off before it finished.
+    """
+
+    role: Literal["user", "assistant"]
+    blocks: tuple[Block | Result, ...]
+    created_at: int | None = None
+    model: str | None = None
+    aborted: bool = False
+
+
+@dataclass(slots=True)
+class HistoryFork:
+    """Another branch of a conversation.
+
+    Attributes:
+        turns: the whole branch, oldest first (its shared start included).
+        shared: how many leading turns it shares with the chat (0: the very
+            first message was edited).
+        title_suffix: ``"edited"`` when it parts at a user message,
+            ``"other answer"`` when at a reply.
+        source_id: the export's id of the branch's last message.
+    """
+
+    turns: list[Turn]
+    shared: int
+    title_suffix: str
+    source_id: str | None = None
+
+
+@dataclass(slots=True)
+class HistoryChat:
+    """One conversation of a history export.
+
+    Attributes:
+        source_id: the export's conversation id (recognises a second import).
+        title: the conversation's title, if any.
+        created_at: epoch ms, if known.
+        updated_at: epoch ms, if known.
+        turns: the chat's turns (the branch last shown), oldest first.
+        forks: the other branches.
+        system: a system prompt the conversation carried, if any.
+
+    Which model wrote a reply is on its turn (``Turn.model``); the chat's own
+    model is left to the space's default (an export's model names are often
+    not models an API serves, e.g. ``text-davinci-002-render-sha``).
+    """
+
+    source_id: str | None
+    title: str | None
+    created_at: int | None
+    updated_at: int | None
+    turns: list[Turn]
+    forks: list[HistoryFork] = field(default_factory=list)
+    system: str | None = None
+
+
+class Notes:
+    """What an import could not carry: counted sentences and the files not included."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+        self._missing: dict[tuple[str, str], None] = {}
+
+    def add(self, reason: str, n: int = 1) -> None:
+        """Count ``reason`` (a sentence holding ``{n}``) ``n`` more times."""
+        self._counts[reason] = self._counts.get(reason, 0) + n
+
+    def missing(self, name: str, kind: str = "file") -> None:
+        """A file the export names but does not hold (counted once per name).
+
+        Args:
+            name: its name or asset id.
+            kind: ``image`` or ``file``.
+        """
+        self._missing[(kind, name)] = None
+
+    @property
+    def missing_files(self) -> list[tuple[str, str]]:
+        """(kind, name) of each file given to :meth:`missing`, first-seen order."""
+        return list(self._missing)
+
+    def sentences(self) -> list[str]:
+        """One sentence per reason, in first-seen order."""
+        return [reason.format(n=n) for reason, n in self._counts.items()]
+
+
+@dataclass(slots=True)
+class ImportedHistory:
+    """The result of reading a history export.
+
+    Attributes:
+        source_format: ``chatgpt`` | ``claude.ai`` | ``open-webui``.
+        chats: the conversations, in the file's order (empty ones left out).
+        lost: one sentence per kind of thing that could not be carried.
+        missing_files: (``image`` | ``file``, name) of each file the export names
+            but does not include.
+        empty: conversations left out because they hold no message.
+    """
+
+    source_format: HistoryFormat
+    chats: list[HistoryChat]
+    lost: list[str] = field(default_factory=list)
+    missing_files: list[tuple[str, str]] = field(default_factory=list)
+    empty: int = 0
+
+
+def seconds_to_ms(value: object) -> int | None:
+    """Epoch seconds (int, float or numeric text; ms when it is too large for seconds)
+    or ISO 8601 text as epoch ms; None when it is neither."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return _iso_ms(value)
+    else:
+        return None
+    if number != number or number <= 0:  # NaN, zero or negative
+        return None
+    return int(number) if number > 1e11 else int(number * 1000)
+
+
+def _iso_ms(text: str) -> int | None:
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp() * 1000)
+
+
+# --- the tree ------------------------------------------------------------------
+
+
+def branches(
+    parents: Mapping[str, str | None], current: str | None, order: Sequence[str]
+) -> tuple[list[str], list[list[str]]]:
+    """The branch on ``current`` and every other branch of a message tree.
+
+    Args:
+        parents: node id → its parent's id (None or an unknown id: a root).
+        current: the node the person last looked at; None or unknown: the
+            last leaf in ``order``.
+        order: every node id, oldest first (decides which leaf is "last" and
+            the order of the other branches).
+
+    Returns:
+        (the path root → ``current`` as node ids, the paths root → leaf of
+        every other leaf). A cycle in ``parents`` is cut where it closes.
+    """
+    has_child = {p for p in parents.values() if p is not None and p in parents}
+    leaves = [n for n in order if n not in has_child]
+    if current not in parents:
+        current = leaves[-1] if leaves else (order[-1] if order else None)
+    if current is None:
+        return [], []
+    main = _path(parents, current)
+    on_main = set(main)
+    others = [_path(parents, leaf) for leaf in leaves if leaf not in on_main]
+    return main, others
+
+
+def _path(parents: Mapping[str, str | None], node: str) -> list[str]:
+    path: list[str] = []
+    seen: set[str] = set()
+    at: str | None = node
+    while at is not None and at in parents and at not in seen:
+        seen.add(at)
+        path.append(at)
+        at = parents[at]
+    path.reverse()
+    return path
+
+
+# --- pieces → turns --------------------------------------------------------------
+
+
+def assemble(pieces: Sequence[Piece]) -> list[Turn]:
+    """Make turns out of a branch's messages.
+
+    Consecutive pieces of one side join into one turn (the first one's time,
+    the first known model). A :class:`Result` becomes a ``tool_result`` block
+    answering the latest unanswered call of its name (else any unanswered call,
+    else a call that is added to the reply before it, so the turns stay valid).
+
+    Args:
+        pieces: the branch's messages, oldest first.
+
+    Returns:
+        Turns alternating between user and assistant; times never decrease.
+    """
+    turns: list[Turn] = []
+    open_calls: list[ToolUseBlock] = []
+    last_time = 0
+    for piece in pieces:
+        blocks: list[Block] = []
+        for item in piece.blocks:
+            if isinstance(item, Result):
+                blocks.append(_pair(item, open_calls, turns, piece))
+            else:
+                if isinstance(item, ToolUseBlock):
+                    open_calls.append(item)
+                blocks.append(item)
+        if not blocks:
+            continue
+        when = max(piece.created_at or last_time, last_time)
+        last_time = when
+        prev = turns[-1] if turns else None
+        if prev is not None and prev.role == piece.role:
+            turns[-1] = Turn(prev.role, [*prev.blocks, *blocks], id=prev.id,
+                             created_at=prev.created_at, aborted=prev.aborted or piece.aborted,
+                             model=prev.model or piece.model)
+        else:
+            turns.append(Turn(piece.role, blocks, created_at=when or _now(),
+                              aborted=piece.aborted, model=piece.model))
+    return [_results_first(t) for t in turns]
+
+
+def _now() -> int:
+    from core.content import now_ms
+
+    return now_ms()
+
+
+def _pair(result: Result, open_calls: list[ToolUseBlock], turns: list[Turn],
+          piece: Piece) -> ToolResultBlock:
+    call = next((c for c in open_calls if result.call_id and c.id == result.call_id), None)
+    if call is None:
+        call = next((c for c in reversed(open_calls) if c.name == result.name), None)
+    if call is None and open_calls:
+        call = open_calls[-1]
+    if call is None:
+        call = ToolUseBlock(f"call_{short_hash(repr((len(turns), result.name, result.parts)))}",
+                            _tool_name(result.name), {})
+        if turns and turns[-1].role == "assistant":
+            turns[-1] = turns[-1].with_blocks([*turns[-1].blocks, call])
+        else:
+            turns.append(Turn("assistant", [call], created_at=piece.created_at or _now()))
+    else:
+        open_calls.remove(call)
+    return ToolResultBlock(call.id, result.parts, result.is_error)
+
+
+def _tool_name(name: str | None) -> str:
+    """A tool name the APIs accept (letters, digits, ``_`` and ``-``)."""
+    clean = "".join(c if c.isalnum() or c in "_-" else "_" for c in (name or "tool"))
+    return clean[:64] or "tool"
+
+
+def _results_first(turn: Turn) -> Turn:
+    """A user turn's tool results before its other blocks (as the APIs require)."""
+    if turn.role != "user" or not any(isinstance(b, ToolResultBlock) for b in turn.blocks):
+        return turn
+    results = [b for b in turn.blocks if isinstance(b, ToolResultBlock)]
+    rest = [b for b in turn.blocks if not isinstance(b, ToolResultBlock)]
+    return turn.with_blocks([*results, *rest])
+
+
+def tool_call(source_id: str, name: str | None, arguments: Mapping[str, object]) -> ToolUseBlock:
+    """A tool call with an id made from the export's message id (the same on every branch)."""
+    return ToolUseBlock(f"call_{short_hash(source_id)}", _tool_name(name), dict(arguments))
+
+
+def text_parts(text: str) -> tuple[ToolResultPart, ...]:
+    """A tool output's text as result parts (none for empty text)."""
+    return (TextBlock(text),) if text else ()
+
+
+# --- a tree → a chat and its forks ------------------------------------------------
+
+
+def _shared(a: Sequence[Turn], b: Sequence[Turn]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x.role != y.role or x.blocks != y.blocks:
+            break
+        n += 1
+    return n
+
+
+def chat_from_tree(
+    parents: Mapping[str, str | None],
+    current: str | None,
+    order: Sequence[str],
+    pieces_of: Callable[[Sequence[str]], list[Piece]],
+) -> tuple[list[Turn], list[HistoryFork]]:
+    """The chat's turns (branch on ``current``) and its forks (every other branch).
+
+    Args:
+        parents, current, order: the tree, as for :func:`branches`.
+        pieces_of: converts a branch (node ids root → leaf) to pieces.
+
+    Returns:
+        (turns, forks). A branch holding nothing the chat or an earlier fork
+        does not already hold (e.g. it ends in a hidden message) is left out.
+    """
+    main_path, other_paths = branches(parents, current, order)
+    turns = assemble(pieces_of(main_path))
+    forks: list[HistoryFork] = []
+    seen: list[list[Turn]] = [turns]
+    for path in other_paths:
+        fork_turns = assemble(pieces_of(path))
+        shared = _shared(turns, fork_turns)
+        if shared == len(fork_turns) or any(
+            _shared(s, fork_turns) == len(fork_turns) == len(s) for s in seen[1:]
+        ):
+            continue
+        suffix = "edited" if fork_turns[shared].role == "user" else "other answer"
+        forks.append(HistoryFork(fork_turns, shared, suffix, path[-1] if path else None))
+        seen.append(fork_turns)
+    return turns, forks

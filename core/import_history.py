@@ -1,0 +1,266 @@
+"""Import any file Parley reads: a chat history (many chats) or one conversation.
+
+:func:`import_path` is what File ▸ Import and ``parley --import`` run:
+
+* a ChatGPT, Claude.ai or Open WebUI export (``core.convert.histories``)
+  becomes one chat per conversation, each other branch of a conversation a
+  fork of it, all written in ONE transaction (``Store.import_chats``): a
+  failure or a cancel leaves nothing behind. Conversations imported before
+  (recognised by the export's conversation id, kept in ``sessions.meta``)
+  are left out, so importing the same file twice does not duplicate;
+* anything else goes to ``core.importing.import_conversation`` (a Parley
+  export, JSON or Markdown, an Anthropic or OpenAI message list or request body).
+
+Either way the result is an :class:`ImportSummary` whose :meth:`~ImportSummary.text`
+is the sentence shown to the person ("412 chats, 9,310 messages, 3 forks;
+2 images not included: …").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import mimetypes
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.convert.detect import decode, parse_json
+from core.convert.errors import NotAConversation
+from core.convert.histories import read_history
+from core.convert.history import FORMAT_NAMES, HistoryChat, ImportedHistory
+from core.convert.markdown import looks_like_markdown
+from core.importing import (
+    MAX_IMPORT_BYTES,
+    ImportResult,
+    ImportTooLarge,
+    import_conversation,
+    imported_title,
+)
+from core.store.imports import NewChat, NewFork
+
+__all__ = ["MAX_HISTORY_BYTES", "ImportSummary", "import_data", "import_path"]
+
+log = logging.getLogger(__name__)
+
+#: The largest history export Parley reads (bytes): 1 GiB (years of ChatGPT use
+#: are a few hundred MB; the parsed JSON takes several times that in memory).
+MAX_HISTORY_BYTES = 1024 * 1024 * 1024
+#: How many files of an export's folder are looked at to find its images.
+MAX_FOLDER_FILES = 50_000
+_SNIFF_BYTES = 8192
+#: An export's file name starts with its asset id: ``file-AbC123-cat.png``, ``file_00ab….png``.
+_ASSET = re.compile(r"(file[-_][A-Za-z0-9]+)")
+_NAMED = 5  # missing files named in the summary; the rest are counted
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSummary:
+    """What an import made.
+
+    Attributes:
+        source_format: ``chatgpt`` | ``claude.ai`` | ``open-webui`` | ``parley``
+            | ``markdown`` | ``anthropic`` | ``openai``.
+        session_ids: the new chats (forks not included), in the file's order.
+        messages: messages written (a fork's copies of shared ones not counted).
+        forks: forks written (other branches of the conversations).
+        skipped: conversations left out because they were imported before.
+        empty: conversations left out because they hold no message.
+        lost: one sentence per kind of thing that could not be carried.
+        missing_files: (``image`` | ``file``, name) of files the export named
+            but did not include.
+        single: for one conversation, ``core.importing``'s result (else None).
+    """
+
+    source_format: str
+    session_ids: list[str]
+    messages: int
+    forks: int = 0
+    skipped: int = 0
+    empty: int = 0
+    lost: list[str] = field(default_factory=list)
+    missing_files: list[tuple[str, str]] = field(default_factory=list)
+    single: ImportResult | None = None
+
+    @property
+    def chats(self) -> int:
+        """How many chats were made (forks not counted)."""
+        return len(self.session_ids)
+
+    @property
+    def format_name(self) -> str:
+        """The format named for people ("ChatGPT export", "openai")."""
+        return FORMAT_NAMES.get(self.source_format, self.source_format)
+
+    def text(self) -> str:
+        """The summary for people, e.g. ``"412 chats, 9,310 messages, 3 forks from a
+        ChatGPT export; 2 images not included: a.png, b.png."`` (then what was left
+        out, one sentence per kind)."""
+        head = (f"{_n(self.chats, 'chat')}, {_n(self.messages, 'message')}, "
+                f"{_n(self.forks, 'fork')} from {_article(self.format_name)}")
+        for kind in ("image", "file"):
+            names = [name for k, name in self.missing_files if k == kind]
+            if names:
+                shown = ", ".join(names[:_NAMED])
+                more = f" and {len(names) - _NAMED:,} more" if len(names) > _NAMED else ""
+                head += f"; {_n(len(names), kind)} not included: {shown}{more}"
+        out = [head + "."]
+        if self.skipped:
+            out.append(f"{_n(self.skipped, 'conversation')} imported before "
+                       f"{'was' if self.skipped == 1 else 'were'} left out.")
+        if self.empty:
+            out.append(f"{_n(self.empty, 'empty conversation')} "
+                       f"{'was' if self.empty == 1 else 'were'} left out.")
+        out.extend(self.lost)
+        return " ".join(out)
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def _article(name: str) -> str:
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
+async def import_path(
+    store: Any,
+    path: Path | str,
+    *,
+    space_id: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> ImportSummary:
+    """Import a file: a chat history export, or one conversation.
+
+    Args:
+        store: an ``AsyncStore``.
+        path: the file; images of a ChatGPT export are looked for in its folder.
+        space_id: the space of the new chats (None: the default space).
+        progress: ``progress(done, total)`` after each conversation written
+            (called on the store's thread).
+        cancelled: asked before each conversation; True rolls the import back.
+
+    Returns:
+        The summary.
+
+    Raises:
+        ImportTooLarge: the file is larger than :data:`MAX_HISTORY_BYTES` (or,
+            for a single conversation, ``core.importing.MAX_IMPORT_BYTES``).
+        NotAConversation: the file is none of the formats; its reason says
+            what was found; nothing was written.
+        ImportCancelled: cancelled; nothing was written.
+        SpaceNotFound, StoreError: nothing was written.
+        OSError: the file cannot be read.
+    """
+    p = Path(path)
+    size = await asyncio.to_thread(lambda: p.stat().st_size)
+    if size > MAX_HISTORY_BYTES:
+        raise ImportTooLarge(size, MAX_HISTORY_BYTES)
+    data = await asyncio.to_thread(p.read_bytes)
+    return await import_data(store, data, folder=p.parent, space_id=space_id,
+                             progress=progress, cancelled=cancelled)
+
+
+async def import_data(
+    store: Any,
+    data: bytes | str,
+    *,
+    folder: Path | None = None,
+    space_id: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> ImportSummary:
+    """:func:`import_path` for a file's content (``folder``: where its images are)."""
+    history = await asyncio.to_thread(_read, data, folder)
+    if history is None:
+        size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
+        if size > MAX_IMPORT_BYTES:
+            raise ImportTooLarge(size, MAX_IMPORT_BYTES)
+        result = await import_conversation(store, data, space_id=space_id)
+        return ImportSummary(result.source_format, [result.session.id], result.turns_imported,
+                             lost=list(result.lost), single=result)
+    if not history.chats:
+        raise NotAConversation(
+            f"it is {_article(FORMAT_NAMES[history.source_format])} whose "
+            f"{_n(history.empty, 'conversation')} hold no messages")
+    chats = [_new_chat(c, history.source_format) for c in history.chats]
+    written = await store.import_chats(chats, space_id=space_id, progress=progress,
+                                       cancelled=cancelled)
+    log.info("imported %d chats, %d messages, %d forks (%s); %d already there",
+             len(written.session_ids), written.messages, written.forks,
+             history.source_format, written.skipped)
+    return ImportSummary(history.source_format, written.session_ids, written.messages,
+                         written.forks, written.skipped, history.empty, history.lost,
+                         history.missing_files)
+
+
+def _read(data: bytes | str, folder: Path | None) -> ImportedHistory | None:
+    """Parse and read a history export (worker thread); None when it is something else."""
+    if not data.strip():
+        raise NotAConversation("the file is empty")
+    head = data[:_SNIFF_BYTES]
+    if (b"\x00" in head) if isinstance(head, bytes) else ("\x00" in head):
+        raise NotAConversation("it is a binary file, not JSON text")
+    text = decode(data)
+    if looks_like_markdown(text):
+        return None
+    try:
+        parsed = parse_json(text)
+    except RecursionError as exc:
+        raise NotAConversation("its JSON is nested too deeply") from exc
+    finder = _FolderFiles(folder) if folder is not None else None
+    return read_history(parsed, finder)
+
+
+def _new_chat(chat: HistoryChat, source: str) -> NewChat:
+    title = (chat.title or "").strip() or imported_title(chat.turns)
+    forks = [NewFork(f"{title} ({f.title_suffix})", f.shared, f.turns[f.shared:], f.source_id)
+             for f in chat.forks]
+    return NewChat(title, chat.turns, source, chat.source_id, chat.system,
+                   created_at=chat.created_at, updated_at=chat.updated_at, forks=forks)
+
+
+class _FolderFiles:
+    """Finds an export's images in its folder by asset id (``file-abc`` → ``file-abc-cat.png``).
+
+    The folder and its subfolders (two levels: ChatGPT puts generated images in
+    ``dalle-generations/``) are listed once, on the first look-up.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.by_id: dict[str, list[Path]] | None = None
+
+    def _list(self) -> dict[str, list[Path]]:
+        found: dict[str, list[Path]] = {}
+        count = 0
+        base = len(self.folder.parts)
+        for root, dirs, files in os.walk(self.folder):
+            if len(Path(root).parts) - base >= 2:
+                dirs[:] = []
+            for name in files:
+                key = _ASSET.match(name)
+                if key is not None:
+                    found.setdefault(key.group(1), []).append(Path(root) / name)
+                count += 1
+                if count >= MAX_FOLDER_FILES:
+                    return found
+        return found
+
+    def __call__(self, asset: str) -> tuple[str, str] | None:
+        if self.by_id is None:
+            self.by_id = self._list()
+        for path in self.by_id.get(asset, []):
+            media, _ = mimetypes.guess_type(path.name)
+            if media is None or not media.startswith("image/"):
+                continue
+            try:
+                return media, base64.b64encode(path.read_bytes()).decode("ascii")
+            except OSError:
+                return None
+        return None

@@ -1,0 +1,288 @@
+"""Importing chat history exports (ChatGPT, Claude.ai, Open WebUI) into a real sessions.db:
+every conversation a chat, other branches forks, one transaction, no duplicates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.content import (
+    DocumentBlock,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from core.convert import NotAConversation
+from core.import_history import ImportSummary, import_data, import_path
+from core.store.errors import DiskFull
+from core.store.imports import IMPORT_KEY, ImportCancelled
+from tests.histories import (
+    T0,
+    ChatGPTConversation,
+    chatgpt_export,
+    claude_export,
+    lisbon_trip,
+    webui_export,
+    write_chatgpt_folder,
+)
+
+
+async def all_sessions(store) -> list:
+    return await store.list_sessions(include_archived=True, limit=10_000)
+
+
+async def chats_and_forks(store, summary: ImportSummary):
+    chats = [await store.get_session(sid) for sid in summary.session_ids]
+    forks = {c.id: await store.list_forks(c.id) for c in chats}
+    return chats, forks
+
+
+def blocks_of(turns, kind):
+    return [b for t in turns for b in t.blocks if isinstance(b, kind)]
+
+
+@pytest.fixture
+def chatgpt_file(tmp_path):
+    lisbon, ids = lisbon_trip()
+    linear = ChatGPTConversation("Sourdough", "conv-bread", T0 + 86_400)
+    linear.text("system", "You are a baker.")  # a visible system message: the system prompt
+    linear.text("user", "How long do I proof sourdough?")
+    linear.text("assistant", "4 to 6 hours at room temperature.", model="gpt-4o-mini")
+    empty = ChatGPTConversation("New chat", "conv-empty")  # only the root: left out
+    path = write_chatgpt_folder(
+        tmp_path / "export", [lisbon.to_json(), linear.to_json(), empty.to_json()],
+        {"file-TramPhoto1-tram.png": "file-TramPhoto1", "user-x/file-Unrelated-a.txt": ""})
+    return path, ids
+
+
+async def test_a_chatgpt_export_becomes_chats_with_their_branches_as_forks(store, chatgpt_file):
+    path, _ids = chatgpt_file
+    summary = await import_path(store, path)
+
+    assert summary.source_format == "chatgpt"
+    assert (summary.chats, summary.forks, summary.empty, summary.skipped) == (2, 2, 1, 0)
+    lisbon, bread = (await chats_and_forks(store, summary))[0]
+    assert lisbon.title == "Trip to Lisbon" and bread.title == "Sourdough"
+    assert lisbon.meta[IMPORT_KEY] == {"source": "chatgpt", "id": "conv-lisbon"}
+    assert bread.system_prompt == "You are a baker."
+    assert bread.created_at < bread.updated_at < 2_000_000_000_000  # the export's own times
+    assert lisbon.created_at == pytest.approx(T0 * 1000, abs=60_000)
+
+    turns = await store.get_turns(lisbon.id)
+    assert [t.role for t in turns] == ["user", "assistant"] * 8
+    texts = [t.text() for t in turns]
+    assert texts[0] == "Plan three days in Lisbon."  # hidden system root + custom instructions out
+    assert texts[1].startswith("Day 1: Baixa")  # the answer on current_node's branch
+    assert "Be brief" not in " ".join(texts)
+    assert turns[1].model == "openai:gpt-4o" and turns[15].model == "openai:o1"
+
+    # The photo is in the export's folder: kept (in the attachments table); the other is named.
+    (photo,) = blocks_of(await store.hydrate(turns[2:3]), ImageBlock)
+    assert photo.media_type == "image/png" and photo.data is not None
+    assert "[image not included: file-NotInExport9]" in texts[2]
+    assert "Which tram is this" in texts[2]
+
+    # Code interpreter, DALL·E and browsing: calls paired with their results.
+    calls = blocks_of(turns, ToolUseBlock)
+    results = blocks_of(turns, ToolResultBlock)
+    assert [c.name for c in calls] == ["python", "dalle_text2im", "browser"]
+    assert [r.tool_use_id for r in results] == [c.id for c in calls]
+    assert "date(2024,6,1)" in calls[0].input["code"]
+    assert calls[1].input == {"prompt": "a yellow Lisbon tram", "size": "1024x1024"}
+    assert results[0].content == (TextBlock("12"),)
+    assert "Open daily 7:30-23:00." in results[2].content[0].text  # type: ignore[union-attr]
+    assert "https://example.org/santa-justa" in results[2].content[0].text  # type: ignore[union-attr]
+    (think,) = blocks_of(turns, ThinkingBlock)
+    assert "The page says daily." in think.thinking and think.signature is None
+    assert turns[15].text() == "Yes, it opens every day at 7:30."  # the recap is left out
+
+    forks = await store.list_forks(lisbon.id)
+    by_title = {f.title: f for f in forks}
+    assert set(by_title) == {"Trip to Lisbon (other answer)", "Trip to Lisbon (edited)"}
+    regen = by_title["Trip to Lisbon (other answer)"]
+    regen_turns = await store.get_turns(regen.id)
+    assert [t.text() for t in regen_turns] == [texts[0],
+                                               "Day 1: Alfama. Day 2: Belém. Day 3: Sintra."]
+    assert regen.forked_from_turn_id == turns[0].id  # parts after the question, as Regenerate
+    assert regen_turns[1].model == "openai:gpt-4"
+    edit = by_title["Trip to Lisbon (edited)"]
+    edit_turns = await store.get_turns(edit.id)
+    assert [t.text() for t in edit_turns] == [texts[0], texts[1], "What about Porto?",
+                                              "Porto is 3 hours north by train."]
+    assert edit.forked_from_turn_id == turns[1].id  # the turn before the edited question
+    assert not {t.id for t in edit_turns} & {t.id for t in turns}  # copies, new ids
+    assert edit.meta[IMPORT_KEY]["branch"]
+
+    # 16 + 3 + 1 (the fork's own) + 2 (the edit's own): copies are not counted.
+    assert summary.messages == 16 + 2 + 1 + 2
+    text = summary.text()
+    assert text.startswith("2 chats, 21 messages, 2 forks from a ChatGPT export; 2 images not "
+                           "included: file-NotInExport9, file-DalleTram77.")
+    assert "1 empty conversation was left out." in text
+    assert await store.search("Santa Justa")  # imported text is indexed for search
+
+
+async def test_importing_the_same_export_twice_adds_nothing(store, chatgpt_file):
+    path, _ = chatgpt_file
+    first = await import_path(store, path)
+    before = len(await all_sessions(store))
+    # A fork the person makes of an imported chat copies its meta: still one chat recognised.
+    turns = await store.get_turns(first.session_ids[0])
+    await store.fork(first.session_ids[0], turns[3].id)
+
+    again = await import_path(store, path)
+
+    assert again.chats == 0 and again.skipped == 2 and again.messages == 0
+    assert len(await all_sessions(store)) == before + 1
+    assert "2 conversations imported before were left out." in again.text()
+    # A longer export (the person chatted more since) adds only the new conversation.
+    data = json.loads(path.read_text("utf-8"))
+    data.append(chatgpt_export(1)[0])
+    third = await import_data(store, json.dumps(data))
+    assert (third.chats, third.skipped) == (1, 2)
+
+
+async def test_cancelling_imports_nothing_and_progress_is_reported(store):
+    data = json.dumps(chatgpt_export(30))
+    seen: list[tuple[int, int]] = []
+
+    def cancelled() -> bool:
+        return len(seen) >= 20
+
+    with pytest.raises(ImportCancelled, match="Nothing was imported"):
+        await import_data(store, data, progress=lambda d, t: seen.append((d, t)),
+                          cancelled=cancelled)
+    assert seen[:2] == [(1, 30), (2, 30)] and len(seen) == 20
+    assert await all_sessions(store) == []  # 20 chats were written, then rolled back
+    assert await store.search("eggs") == []
+
+    done = await import_data(store, data, progress=lambda d, t: seen.append((d, t)))
+    assert done.chats == 30 and done.forks == 3 and seen[-1] == (30, 30)
+
+
+async def test_a_write_failure_midway_leaves_nothing(store):
+    data = json.dumps(chatgpt_export(10))
+
+    def fail(done: int, _total: int) -> None:
+        if done == 5:
+            raise DiskFull(store.path)
+
+    with pytest.raises(DiskFull):
+        await import_data(store, data, progress=fail)
+    assert await all_sessions(store) == []
+
+
+async def test_a_claude_ai_export(store, tmp_path):
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(claude_export()), encoding="utf-8")
+    summary = await import_path(store, path)
+
+    assert summary.source_format == "claude.ai"
+    assert (summary.chats, summary.forks, summary.empty) == (2, 1, 1)
+    (tools, haiku), forks = await chats_and_forks(store, summary)
+    assert tools.title == "CSV totals" and tools.meta[IMPORT_KEY]["id"] == "claude-conv-tools"
+    turns = await store.hydrate(await store.get_turns(tools.id))
+    assert [t.role for t in turns] == ["user", "assistant", "user", "assistant", "user",
+                                       "assistant"]
+    (doc,) = blocks_of(turns, DocumentBlock)
+    assert doc.name == "sales.csv" and doc.media_type == "text/plain"
+    assert "[image not included: receipt.png]" in turns[0].text()
+    assert turns[0].text().startswith("Total of the amounts?")
+    assert isinstance(turns[1].blocks[0], ThinkingBlock)
+    (call,) = blocks_of(turns, ToolUseBlock)
+    (result,) = blocks_of(turns, ToolResultBlock)
+    assert call.name == "repl" and call.input == {"code": "3+4"}
+    assert result.tool_use_id == call.id and result.content == (TextBlock("7"),)
+    assert turns[2].blocks == [result]  # the result between the call and the answer
+    assert turns[3].text() == "The total is 7."
+    assert turns[1].created_at == summary_time("2024-05-01T10:02:00Z")
+
+    haiku_turns = await store.get_turns(haiku.id)
+    assert [t.text() for t in haiku_turns] == ["A haiku on rain.", "Soft grey rain falls.",
+                                               "Shorter.", "Rain."]
+    (other,) = forks[haiku.id]
+    assert [t.text() for t in await store.get_turns(other.id)] == ["A haiku on rain.",
+                                                                    "Rain on the roof."]
+    assert other.title == "Haiku (other answer)"
+    text = summary.text()
+    assert "1 image not included: receipt.png" in text
+    assert "1 content block(s) of a kind Parley does not know were left out." in text
+
+
+def summary_time(iso: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+async def test_an_open_webui_export(store, tmp_path):
+    path = tmp_path / "chat-export-1714550000.json"
+    path.write_text(json.dumps(webui_export()), encoding="utf-8")
+    summary = await import_path(store, path)
+
+    assert summary.source_format == "open-webui"
+    assert (summary.chats, summary.forks) == (2, 2)
+    (pixel, pirate), forks = await chats_and_forks(store, summary)
+    turns = await store.hydrate(await store.get_turns(pixel.id))
+    assert [t.text() for t in turns] == ["What is in this picture?", "One white pixel.",
+                                         "What colour exactly?", "White-ish."]
+    (image,) = blocks_of(turns, ImageBlock)
+    assert image.data is not None and image.media_type == "image/png"
+    assert turns[1].model == "open-webui:qwen2.5:7b"
+    titles = sorted(f.title for f in forks[pixel.id])
+    assert titles == ["A pixel (edited)", "A pixel (other answer)"]
+    edited = next(f for f in forks[pixel.id] if f.title == "A pixel (edited)")
+    assert [t.text() for t in await store.get_turns(edited.id)][-2:] == ["Is it transparent?",
+                                                                         "No."]
+    assert pirate.system_prompt == "You are a pirate."
+    assert [t.text() for t in await store.get_turns(pirate.id)] == ["Hello", "Arr!"]
+
+
+async def test_one_open_webui_chat_object_is_accepted(store):
+    (first, _) = webui_export()
+    summary = await import_data(store, json.dumps(first))
+    assert summary.chats == 1 and summary.source_format == "open-webui"
+
+
+REFUSED = [
+    ({"theme": "dark", "fontSize": 12},
+     "it is a JSON object with the keys 'theme', 'fontSize', without a list of 'messages'"),
+    ([{"name": "a", "size": 3}, {"name": "b"}],
+     "it is a JSON list of 2 item(s), the first being a JSON object with the keys 'name', "
+     "'size'; its items have no 'role'"),
+    ([ChatGPTConversation("x").to_json(), {"uuid": "u", "chat_messages": []}],
+     "it looks like a ChatGPT export, but item 2 of its list is a Claude.ai conversation"),
+    ([ChatGPTConversation("x").to_json(), {"title": "y"}],
+     "item 2 of its list is a JSON object with the keys 'title', not a ChatGPT conversation"),
+    ([ChatGPTConversation("x").to_json()], "it is a ChatGPT export whose 1 conversation hold no "
+                                           "messages"),
+]
+
+
+@pytest.mark.parametrize(("data", "why"), REFUSED)
+async def test_unknown_files_are_refused_naming_what_was_found_and_what_is_read(store, data,
+                                                                                why):
+    with pytest.raises(NotAConversation) as info:
+        await import_data(store, json.dumps(data))
+    assert why in info.value.reason
+    message = str(info.value)
+    assert "Nothing was imported" in message
+    for name in ("ChatGPT", "Claude.ai", "Open WebUI", "Markdown", "Anthropic", "OpenAI"):
+        assert name in message
+    assert "message 1 has no 'role'" not in message
+    assert await all_sessions(store) == []
+
+
+async def test_markdown_that_parley_did_not_write_is_named_as_such(store):
+    with pytest.raises(NotAConversation, match="not a Markdown file exported by Parley"):
+        await import_data(store, "# My notes\n\nSome text.\n")
+
+
+async def test_a_single_conversation_goes_through_the_single_import(store):
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]}
+    summary = await import_data(store, json.dumps(body))
+    assert summary.single is not None and summary.chats == 1 and summary.messages == 1
+    assert summary.text().startswith("1 chat, 1 message, 0 forks from an openai")
