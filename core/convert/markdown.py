@@ -35,8 +35,8 @@ LOST_PLACEHOLDER = ("{n} image(s) or file(s) were only named in the Markdown fil
                     "included; their names were kept as text.")
 
 _MARK = re.compile(r"^- Exported from Parley on ", re.MULTILINE)
-_SECTION = re.compile(
-    r"\n---\n\n## (User|Assistant(?: · ([^\n]*))?|Tool result|Summary)\n\n")
+_HEADER = re.compile(r"^## (User|Assistant(?: · (.*))?|Tool result|Summary)$")
+_FENCE_LINE = re.compile(r"^(`{3,})")
 _FENCE = re.compile(r"^(`{3,})([^\n`]*)\n(.*?)\n\1[ \t]*$", re.DOTALL | re.MULTILINE)
 _CALL = re.compile(r"\*\*Tool call:\*\* `([^`\n]+)`\n\n")
 _RESULT = re.compile(r"\*\*Tool (result|error):\*\* `([^`\n]+)`\n\n")
@@ -83,16 +83,14 @@ def from_markdown(text: str) -> MarkdownChat:
     """
     text = text.lstrip("\ufeff").replace("\r\n", "\n")
     notes = Notes()
-    sections = _SECTION.split("\n" + text.strip("\n") + "\n")
-    head = sections[0]
+    head, sections = _sections(text.strip("\n"))
     title_line = head.strip("\n").split("\n", 1)[0][2:].strip()
     system = _SYSTEM.search(head)
     listed = _MODELS.search(head)
     refs = re.findall(r"`([^`]+)`", listed.group(1)) if listed else []
     full = {ref.partition(":")[2] or ref: ref for ref in refs}  # header name → provider:model
     pieces: list[Piece] = []
-    for i in range(1, len(sections) - 1, 3):
-        kind, model, body = sections[i], sections[i + 1], sections[i + 2].strip("\n")
+    for i, (kind, model, body) in enumerate(sections):
         pieces.append(_section(kind, full.get(model, model) if model else None, body, notes, i))
     return MarkdownChat(
         title=None if title_line in ("", "Untitled chat") else title_line,
@@ -100,6 +98,38 @@ def from_markdown(text: str) -> MarkdownChat:
         turns=assemble(pieces),
         lost=notes.sentences(),
     )
+
+
+def _sections(text: str) -> tuple[str, list[tuple[str, str | None, str]]]:
+    """The head and (kind, model, body) of each ``---`` / ``## …`` section.
+
+    A ``---`` line starts a section only between blank lines, before a header
+    the export writes, and outside code fences (a message quoting an export
+    stays one message).
+    """
+    lines = text.split("\n")
+    starts: list[tuple[int, re.Match[str]]] = []
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        run = _FENCE_LINE.match(line)
+        if run is not None:
+            if fence is None:
+                fence = run.group(1)
+            elif line.strip() == run.group(1) and len(run.group(1)) >= len(fence):
+                fence = None
+            continue
+        if fence is None and line == "---" and (i == 0 or lines[i - 1] == "") \
+                and lines[i + 1:i + 2] == [""]:
+            header = _HEADER.match(lines[i + 2]) if i + 2 < len(lines) else None
+            if header is not None and lines[i + 3:i + 4] in ([""], []):
+                starts.append((i, header))
+    head_end = starts[0][0] if starts else len(lines)
+    out: list[tuple[str, str | None, str]] = []
+    for n, (i, header) in enumerate(starts):
+        end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
+        body = "\n".join(lines[i + 4:end]).strip("\n")
+        out.append((header.group(1), header.group(2), body))
+    return "\n".join(lines[:head_end]), out
 
 
 def _unescape(text: str) -> str:
