@@ -75,6 +75,10 @@ def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--migrate-only", action="store_true",
                         help="upgrade an older sessions.db to the current format without "
                              "opening a window, print what was migrated and exit")
+    parser.add_argument("--import", dest="import_file", metavar="FILE",
+                        help="import FILE (a ChatGPT, Claude.ai or Open WebUI export, a Parley "
+                             "export, Anthropic or OpenAI messages) without opening a window, "
+                             "print a summary and exit (2: refused, with the reason)")
     return parser.parse_known_args(list(argv))
 
 
@@ -444,7 +448,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The process exit status: 0 on a normal close, 2 when Parley cannot start
         (the data folder cannot be created: the reason is on stderr and, when
-        a window can be shown, in a message box) or ``--migrate-only`` failed.
+        a window can be shown, in a message box), ``--migrate-only`` failed or
+        ``--import`` refused its file.
     """
     args, qt_argv = parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
@@ -462,6 +467,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from core.migrate_cli import migrate_only
 
         return migrate_only(home)
+    if args.import_file:
+        from core.import_cli import import_only
+
+        return import_only(args.import_file, home)
     from core.paths import DataDirError, data_dir
 
     try:

@@ -1,0 +1,74 @@
+"""``parley --import FILE [--home DIR]``: the import without a window."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+from core.import_cli import import_only
+from core.store.store import Store
+from tests.histories import chatgpt_export, claude_export
+
+
+def _sessions(home) -> list:
+    store = Store.open(home / "sessions.db")
+    try:
+        return store.list_sessions(limit=10_000, include_archived=True)
+    finally:
+        store.close()
+
+
+def test_command_line_imports_a_history_into_a_new_home_and_prints_the_summary(tmp_path):
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(chatgpt_export(12, turns=4)), encoding="utf-8")
+    home = tmp_path / "new" / "home"
+    run = [sys.executable, "-m", "gui.app", "--import", str(export), "--home", str(home)]
+
+    first = subprocess.run(run, capture_output=True, text=True, timeout=120)
+
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == ("Imported conversations.json: 12 chats, 50 messages, 2 forks from "
+                            "a ChatGPT export.\n")
+    assert "Traceback" not in first.stderr
+    assert len([s for s in _sessions(home) if not s.is_fork]) == 12
+
+    again = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "0 chats, 0 messages, 0 forks" in again.stdout
+    assert "12 conversations imported before were left out." in again.stdout
+    assert len(_sessions(home)) == 14
+
+
+def test_a_refused_file_exits_2_with_the_reason(tmp_path):
+    bad = tmp_path / "settings.json"
+    bad.write_text('{"theme": "dark"}', encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "gui.app", "--import", str(bad), "--home", str(tmp_path / "h")],
+        capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert f"Parley did not import {bad}: This is not a conversation" in result.stderr
+    assert "a JSON object with the keys 'theme'" in result.stderr
+    assert "ChatGPT and Claude.ai data exports" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _sessions(tmp_path / "h") == []
+
+
+def test_missing_file_and_folder_are_refused_in_words(tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    assert import_only(tmp_path / "nope.json", tmp_path / "h", out=out, err=err) == 2
+    assert "it cannot be read (there is no such file)" in err.getvalue()
+    assert import_only(tmp_path, tmp_path / "h", out=out, err=err) == 2
+    assert "it is not a file" in err.getvalue()
+    assert out.getvalue() == ""
+
+
+def test_in_process_with_a_claude_export(tmp_path):
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(claude_export()), encoding="utf-8")
+    out = io.StringIO()
+    assert import_only(export, tmp_path / "h", out=out) == 0
+    assert out.getvalue().startswith("Imported conversations.json: 2 chats, 11 messages, 1 fork "
+                                     "from a Claude.ai export; 1 image not included: receipt.png.")
