@@ -10,6 +10,13 @@ leaves those conversations out. Forks carry the same ``imported`` object with
 ``"branch"`` (the export's id of the branch's last message) and are never
 matched themselves: only chats without a parent are (a fork the person makes
 later copies its parent's ``meta``, see ``core.store.forks``).
+
+The other branches of a conversation are edits and regenerations, so their
+forks are *versions* of the chat (``core.store.versions``: ``fork_kind``
+``version``), shown as ‹ n/m › on the message where they part, as Parley's own
+edits and regenerations are: copies of the shared turns keep their time and
+content, and a branch that differs from the first message on parts at the
+chat's first turn (as ``core.edit`` does).
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from sqlalchemy import text
 
 from core.content import Turn, new_id, now_ms
 from core.errors import ParleyError
-from core.store import attachments, sessions, spaces, turns
+from core.store import attachments, sessions, spaces, turns, versions
 from core.store.schema import DEFAULT_SPACE_ID
 from core.store.schema import turns as T
 
@@ -173,39 +180,45 @@ def write_chats(
     return Written(ids, messages, forks, skipped)
 
 
-def _meta(chat: NewChat, branch: str | None = None) -> dict[str, Any]:
+def _meta(chat: NewChat, branch: str | None = None, fork: bool = False) -> dict[str, Any]:
     source: dict[str, Any] = {"source": chat.source}
     if chat.source_id is not None:
         source["id"] = chat.source_id
     if branch is not None:
         source["branch"] = branch
-    return {IMPORT_KEY: source}
+    meta: dict[str, Any] = {IMPORT_KEY: source}
+    if fork:
+        meta[versions.KIND_KEY] = versions.VERSION
+    return meta
 
 
 def _write_chat(con: Any, space_id: str, chat: NewChat) -> str:
     created = chat.created_at or (chat.turns[0].created_at if chat.turns else now_ms())
-    updated = chat.updated_at or (chat.turns[-1].created_at if chat.turns else created)
+    updated = max(chat.updated_at or (chat.turns[-1].created_at if chat.turns else 0), created)
     session_id = sessions.insert(
         con, space_id=space_id, title=chat.title, title_source="user", model=chat.model,
         system_prompt=chat.system_prompt, meta=_meta(chat),
-        created_at=created, updated_at=max(updated, created),
+        created_at=created, updated_at=updated,
     )
     _insert_turns(con, session_id, chat.turns)
     for fork in chat.forks:
-        _write_fork(con, space_id, session_id, chat, fork)
+        _write_fork(con, space_id, session_id, chat, fork, updated)
     return session_id
 
 
-def _write_fork(con: Any, space_id: str, parent_id: str, chat: NewChat, fork: NewFork) -> None:
+def _write_fork(con: Any, space_id: str, parent_id: str, chat: NewChat, fork: NewFork,
+                chat_updated: int) -> None:
+    """Write a branch as a version of the chat; never more recent than the chat, so the
+    chat opens on the branch the export showed (``versions.shown_version``)."""
     copies = [replace(t, id=new_id()) for t in chat.turns[: fork.shared]]
     at = chat.turns[fork.shared - 1] if fork.shared else chat.turns[0]
     own = list(fork.turns)
-    created = own[0].created_at if own else at.created_at
-    updated = own[-1].created_at if own else created
+    created = min(own[0].created_at if own else at.created_at, chat_updated)
+    updated = min(max(own[-1].created_at if own else created, created), chat_updated - 1)
     fork_id = sessions.insert(
         con, space_id=space_id, title=fork.title, title_source="user", model=chat.model,
         system_prompt=chat.system_prompt, parent_session_id=parent_id,
-        forked_from_turn_id=at.id, meta=_meta(chat, fork.branch),
+        forked_from_turn_id=at.id, meta=_meta(chat, fork.branch, fork=True),
         created_at=created, updated_at=updated,
     )
     _insert_turns(con, fork_id, [*copies, *own])

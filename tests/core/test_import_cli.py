@@ -15,7 +15,7 @@ from tests.histories import chatgpt_export, claude_export
 def _sessions(home) -> list:
     store = Store.open(home / "sessions.db")
     try:
-        return store.list_sessions(limit=10_000, include_archived=True)
+        return store.list_sessions(limit=10_000, include_archived=True, include_versions=True)
     finally:
         store.close()
 

@@ -31,7 +31,7 @@ from tests.histories import (
 
 
 async def all_sessions(store) -> list:
-    return await store.list_sessions(include_archived=True, limit=10_000)
+    return await store.list_sessions(include_archived=True, limit=10_000, include_versions=True)
 
 
 async def chats_and_forks(store, summary: ImportSummary):
@@ -286,3 +286,19 @@ async def test_a_single_conversation_goes_through_the_single_import(store):
     summary = await import_data(store, json.dumps(body))
     assert summary.single is not None and summary.chats == 1 and summary.messages == 1
     assert summary.text().startswith("1 chat, 1 message, 0 forks from an openai")
+
+
+async def test_branches_are_versions_of_their_chat_and_the_exported_one_opens(store,
+                                                                              chatgpt_file):
+    path, _ = chatgpt_file
+    summary = await import_path(store, path)
+    lisbon_id = summary.session_ids[0]
+    listed = await store.list_sessions(include_archived=True)
+    assert {s.id for s in listed} == set(summary.session_ids)  # versions are not listed
+    forks = await store.list_forks(lisbon_id)
+    assert all(f.is_version for f in forks) and len(forks) == 2
+    assert await store.version_to_open(lisbon_id) == lisbon_id
+    turns = await store.get_turns(lisbon_id)
+    seen = await store.versions(lisbon_id)
+    assert set(seen.members) == {lisbon_id, *(f.id for f in forks)}
+    assert set(seen.points) == {turns[1].id, turns[2].id}  # the other answer, the edit
