@@ -36,8 +36,9 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QApplication
 
 from core.content import Turn
 from core.errors import ParleyError
@@ -85,6 +86,10 @@ class ChatController:
         self.spans: dict[str, Any] = {}  # the open chat's compactions (core.store.outline.Span)
         self.first_key: int | None = None  # display position of the first loaded item
         self.partial: dict[str, Turn] = {}
+        #: The open chat's versions (``core.versions.Versions``; None for a new chat).
+        self.versions: Any = None
+        #: session id of a version -> its chat's id (the sidebar's row), as far as known.
+        self.chat_ids: dict[str, str] = {}
         self.drafts = Drafts(self.store)
         self.new_chat_model: str | None = None
         self.picked_for_new: str | None = None
@@ -122,6 +127,7 @@ class ChatController:
         w.model_picker.model_chosen.connect(self.choose_model)
         w.model_picker.set_describe(self._catalog_name)  # names before the providers load
         w.transcript.retryRequested.connect(self.runs.retry)
+        w.transcript.versionRequested.connect(self.switch_version)
         w.transcript.resumeRequested.connect(lambda _turn_id: self.runs.retry())
         w.transcript.continueRequested.connect(lambda _turn_id: self.runs.continue_reply())
         w.transcript.linkActivated.connect(QDesktopServices.openUrl)
@@ -141,14 +147,13 @@ class ChatController:
             self.space_id = self.organizer.default_space_id
         for space in spaces:
             await self._load_page(space.id)
-        self.w.sidebar.select(self.session_id)
+        self.w.sidebar.select(self.chat_row)
 
     async def _load_page(self, space_id: str) -> None:
         model = self.w.sidebar.model
         offset = model.loaded_count(space_id)
         page = await self.store.list_sessions(space_id=space_id, limit=PAGE + 1, offset=offset,
-                                              include_archived=self.w.sidebar.show_archived,
-                                              include_versions=True)
+                                              include_archived=self.w.sidebar.show_archived)
         shown = [s for s in page[:PAGE] if s.id not in self.organizer.deleting]
         for s in shown:
             self.sessions[s.id] = s
@@ -284,13 +289,74 @@ class ChatController:
 
     # -- opening chats ----------------------------------------------------
     def open_session(self, session_id: str) -> None:
-        """Open a chat (no-op when it is already open)."""
-        if session_id != self.session_id:
-            self.w.tasks.spawn(self._open(session_id), name="open-session")
+        """Open a chat of the list: the version of it shown last (no-op when it is open)."""
+        if session_id not in (self.session_id, self.chat_row):
+            self.w.tasks.spawn(self._open_chat(session_id), name="open-session")
+
+    async def _open_chat(self, chat_id: str) -> None:
+        await self._open(await self.store.version_to_open(chat_id))
+
+    def chat_of(self, session_id: str) -> str:
+        """The chat (sidebar row) a session belongs to: itself, or a version's chat."""
+        return self.chat_ids.get(session_id, session_id)
+
+    @property
+    def chat_row(self) -> str | None:
+        """The sidebar row of the open chat (None for a new chat)."""
+        return None if self.session_id is None else self.chat_of(self.session_id)
+
+    # -- versions -----------------------------------------------------------
+    def _set_versions(self, versions: Any) -> None:
+        """Show ‹ n/m › under the open chat's messages that have versions."""
+        self.versions = versions
+        if versions is not None:
+            for sid in versions.members:
+                self.chat_ids[sid] = versions.chat_id
+        points = versions.points if versions is not None else {}
+        self.w.transcript.set_versions({k: (p.index, p.total) for k, p in points.items()})
+
+    async def refresh_versions(self) -> None:
+        """Read the open chat's versions again (a reply was written, an edit made one)."""
+        sid = self.session_id
+        if sid is None:
+            return
+        versions = await self.store.versions(sid)
+        if sid == self.session_id:
+            self._set_versions(versions)
+            self.w.sidebar.select(self.chat_row)
+
+    def switch_version(self, turn_id: str, step: int) -> bool:
+        """Show the version ``step`` away (-1 previous, +1 next) of a message of the open
+        chat, with the turns that follow it; False when there is none."""
+        point = self.versions.points.get(turn_id) if self.versions is not None else None
+        target = point.target(step) if point is not None else None
+        if target is None:
+            return False
+        self.w.tasks.spawn(self._switch(*target), name="switch-version")
+        return True
+
+    async def _switch(self, sid: str, turn_id: str) -> None:
+        transcript = self.w.transcript
+        focus = QApplication.focusWidget()
+        had_focus = focus is not None and (focus is transcript or transcript.isAncestorOf(focus))
+        await self._open(sid, at=turn_id)
+        if had_focus and sid == self.session_id:
+            transcript.list_view.setFocus(Qt.FocusReason.OtherFocusReason)
+            transcript.scroll_to_turn(turn_id)
 
     def open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
-        """Open a chat scrolled to ``turn_id`` with ``highlight`` marked (search results)."""
+        """Open a chat scrolled to ``turn_id`` with ``highlight`` marked (search results):
+        a message of one version only opens that version."""
         self.w.show_chat()
+        if turn_id is None:
+            self._open_at(session_id, turn_id, highlight)
+        else:
+            self.w.tasks.spawn(self._locate(session_id, turn_id, highlight), name="open-at")
+
+    async def _locate(self, session_id: str, turn_id: str, highlight: str | None) -> None:
+        self._open_at(*await self.store.locate_message(session_id, turn_id), highlight)
+
+    def _open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
         if session_id == self.session_id and any(t.id == turn_id for t in self.turns):
             self.w.transcript.scroll_to_turn(turn_id, highlight)
             return
@@ -323,12 +389,16 @@ class ChatController:
             # a search hit further back, or under a card: every item, and its card's turns
             win = await self.store.transcript_window(session_id, reveal=at)
         draft = await self.drafts.load(session_id)
+        versions = await self.store.versions(session_id)
         if gen != self._open_gen:
             return  # another chat was opened meanwhile
         self.sessions[session_id] = session
         self.session_id = session_id
         self.space_id = session.space_id
         self._set_window(win)
+        self._set_versions(versions)
+        if len(versions.members) > 1:  # the version shown is kept for the next time
+            self.w.tasks.spawn(self.store.show_version(session_id), name="show-version")
         self.editor.set_editing(None)
         self.show_turns()
         self.runs.offer_retry(session_id)
@@ -441,6 +511,7 @@ class ChatController:
         self.older = 0
         self.picked_for_new = None
         self.editor.set_editing(None)
+        self._set_versions(None)
         self.show_turns()
         self._after_switch(await self.drafts.load(None))
 
@@ -469,10 +540,10 @@ class ChatController:
         busy = self.runs.running(self.session_id)
         self.w.composer_bar.set_busy(busy)
         self.w.transcript.set_busy(busy)
-        self.w.sidebar.select(self.session_id)
+        self.w.sidebar.select(self.chat_row)
         status = self.w.statusBar()
         if hasattr(status, "set_chat"):  # the window's WrappingStatusBar
-            status.set_chat(self.session_id)  # another chat's message goes
+            status.set_chat(self.chat_row)  # another chat's message goes (not a version's)
         self.w.model_picker.set_current(self.current_model())
         self.update_title()
         self.update_meter()
@@ -503,8 +574,8 @@ class ChatController:
         ids = self.w.sidebar.model.session_ids()
         if not ids:
             return
-        if self.session_id in ids:
-            i = (ids.index(self.session_id) + delta) % len(ids)
+        if self.chat_row in ids:
+            i = (ids.index(self.chat_row) + delta) % len(ids)
         else:
             i = 0 if delta > 0 else len(ids) - 1
         self.open_session(ids[i])
@@ -518,13 +589,13 @@ class ChatController:
     async def leave(self, sid: str, ids: list[str]) -> None:
         """The open chat ``sid`` left the list: open its neighbour in ``ids`` (the
         sidebar's order before), or a new chat."""
-        if sid != self.session_id:
+        if sid != self.chat_row:
             return
         self.session_id = None  # nothing to stash: the chat is gone from view
         rest = [i for i in ids if i != sid and self.w.sidebar.model.has(i)]
         if rest:
             i = min(ids.index(sid), len(rest) - 1) if sid in ids else 0
-            await self._open(rest[i])
+            await self._open_chat(rest[i])
         else:
             await self._show_new_chat()
 
@@ -533,7 +604,9 @@ class ChatController:
         """A session changed in the store: update the sidebar row and the window title."""
         self.sessions[session.id] = session
         hidden = session.archived and not self.w.sidebar.show_archived
-        if hidden or session.id in self.organizer.deleting:
+        if getattr(session, "is_version", False) and session.parent_exists:
+            pass  # a version shows on its chat's messages, not as a row
+        elif hidden or session.id in self.organizer.deleting:
             self.w.sidebar.model.remove(session.id)
         else:
             self.w.sidebar.model.upsert(session)
@@ -541,11 +614,14 @@ class ChatController:
                 self.w.tasks.spawn(self.organizer.describe_forks([session]), name="fork-point")
         if session.id == self.session_id:
             self.space_id = session.space_id
-            self.w.sidebar.select(session.id)
+            self.w.sidebar.select(self.chat_row)
             self.update_title()
 
     async def show_fork(self, fork: Any) -> None:
-        """A fork was made: list it under its parent and open it."""
+        """A fork was made: list it under its parent (a version: its chat's row stays)
+        and open it."""
+        if getattr(fork, "is_version", False) and fork.parent_session_id:
+            self.chat_ids[fork.id] = self.chat_of(fork.parent_session_id)
         self.remember_session(fork)
         await self._open(fork.id)
 
@@ -689,7 +765,7 @@ class ChatController:
         self.w.context_meter.set_cache_expiry(timer.expiry(sid), timer.armed(sid))
 
     def update_title(self) -> None:
-        session = self.sessions.get(self.session_id or "")
+        session = self.sessions.get(self.chat_row or "") or self.sessions.get(self.session_id or "")
         title = session.title if session is not None and session.title else "New chat"
         self.w.setWindowTitle(f"{title} — Parley")
 

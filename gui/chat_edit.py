@@ -2,8 +2,9 @@
 
 Nothing here destroys a turn. Editing a user message and sending it makes a
 fork holding the conversation before that message and the edited message
-(``core.edit.edit_and_fork``); the fork opens and is answered, the original
-stays as it was. "Fork from here" copies the conversation up to a message
+(``core.edit.edit_and_fork``): a version of the chat, shown as ‹ n/m › on the
+message rather than listed; it opens and is answered, the original stays as
+it was. "Fork from here" copies the conversation up to a message
 into a new session. Compaction replaces older turns by a summary in the
 model's context only (the transcript shows a card that expands to them);
 its progress shows in the status bar.
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EDIT_BANNER = "Editing a message  ·  Enter sends it as a new fork (the original stays)  ·  " \
+EDIT_BANNER = "Editing a message  ·  Enter sends it as a new version (the original stays)  ·  " \
               "Esc cancels"
 NOT_COMPACTED = {
     "nothing-to-compact": "There is nothing to compact yet: the conversation is shorter than "

@@ -2,10 +2,11 @@
 
 Regenerate (Ctrl+Shift+R, the "↻ Regenerate" link under the last reply, the
 context menu, the palette) asks for another answer to the last message
-(``core.regenerate``): the current answer moves to a fork titled
-"<title> (previous answer)", listed under the chat, and the new answer
-streams in its place. "with another model…" offers the models of the model
-picker; the chat keeps its own model for the messages after.
+(``core.regenerate``): the current answer moves to a fork, a version of
+the chat (not listed: ‹ n/m › under the reply switches between the answers,
+``ChatController.switch_version``), and the new answer streams in its place.
+"with another model…" offers the models of the model picker; the chat keeps
+its own model for the messages after.
 
 What can be checked first is checked before the answer moves
 (``core.regenerate.preflight``: the model's provider is set up, the files of
@@ -30,13 +31,14 @@ if TYPE_CHECKING:
     from gui.chat_controller import ChatController
     from gui.main_window import MainWindow
 
-KEPT_MESSAGE = "The previous answer is kept in “{title}” (under this chat in the list)."
+KEPT_MESSAGE = ("The previous answer is kept: ‹ › under the new one (or Alt+Left / Alt+Right "
+                "on it) switches between the answers.")
 NOTHING_YET = "Nothing to regenerate yet: send a message first."
 NOT_READY = "Parley is still starting; regenerate in a moment."
 BUSY = "A reply is being written: wait for it (or press Esc), then regenerate."
 NO_MODEL = "Choose a model first (the menu at the top)."
-KEPT_AFTER_FAILURE = ("The previous answer is kept in “{title}” (under this chat in the "
-                      "list). Retry asks {model} again.")
+KEPT_AFTER_FAILURE = ("The previous answer is kept as a version of this reply (‹ › under "
+                      "the next answer switches to it). Retry asks {model} again.")
 
 
 class ChatRegenerate:
@@ -146,8 +148,9 @@ class ChatRegenerate:
         return True
 
     def reply_set_aside(self, ev: ReplySetAside) -> None:
-        """The old reply is in its fork: list the fork, drop the reply from the view."""
+        """The old reply is in its fork (a version of the chat): drop it from the view."""
         self.chat.remember_session(ev.fork)
+        self.chat.chat_ids[ev.fork.id] = self.chat.chat_of(ev.session_id)
         self._kept[ev.session_id] = ev.fork.title or ""
         if ev.session_id != self.chat.session_id:
             return

@@ -275,7 +275,7 @@ class ChatRuns:
             self.w.statusBar().showMessage(
                 "The last reply is complete, so there is nothing to retry. For another "
                 f"answer, use Regenerate{f' ({keys})' if keys else ''}: the current one "
-                "is kept as a fork.",
+                "is kept as a version.",
                 8_000,
             )
             return False
@@ -531,6 +531,8 @@ class ChatRuns:
             self.chat.partial.pop(sid, None)
             self._remember(sid, ev.turn)
             self._touch(sid)
+            if current:  # a new answer of a regeneration: ‹ n/m › under it
+                self.w.tasks.spawn(self.chat.refresh_versions(), name="versions")
             if ev.first_reply:
                 self._title_after_first_exchange(sid, ev.turn)
             if current:
@@ -610,14 +612,15 @@ class ChatRuns:
         self.w.transcript.upsert_turn(turn)
 
     def _touch(self, sid: str) -> None:
-        """Move a chat to the top of its space (it just changed)."""
-        session = self.chat.sessions.get(sid)
-        if session is not None:
-            self.chat.sessions[sid] = replace(session, updated_at=now_ms())
-            if self.w.sidebar.model.has(sid) or not session.archived:
-                self.w.sidebar.model.upsert(self.chat.sessions[sid])
-            if sid == self.chat.session_id:
-                self.w.sidebar.select(sid)
+        """Move a chat to the top of its space (it, or a version of it, just changed)."""
+        row = self.chat.chat_of(sid)
+        session = self.chat.sessions.get(row)
+        if session is not None and not getattr(session, "is_version", False):
+            self.chat.sessions[row] = replace(session, updated_at=now_ms())
+            if self.w.sidebar.model.has(row) or not session.archived:
+                self.w.sidebar.model.upsert(self.chat.sessions[row])
+        if sid == self.chat.session_id:
+            self.w.sidebar.select(row)
 
     def stop(self) -> bool:
         """Stop the open chat's reply (Esc); else leave edit mode. False if nothing to do."""

@@ -37,6 +37,7 @@ from core.store.models import (
     Unchanged,
 )
 from core.store.store import Store, StoreClosed
+from core.versions import Versions
 
 P = ParamSpec("P")
 log = logging.getLogger(__name__)
@@ -349,11 +350,13 @@ class AsyncStore:
         return await self._write(self._store.fork, session_id, at_turn_id, title=title,
                                  kind=kind)
 
-    async def versions(self, session_id: str, *, remember: bool = False) -> Any:
+    async def versions(self, session_id: str) -> Versions:
         """Awaitable :meth:`Store.versions`."""
-        if remember:
-            return await self._write(self._store.versions, session_id, remember=True)
         return await self._call(self._store.versions, session_id)
+
+    async def show_version(self, session_id: str) -> None:
+        """Awaitable :meth:`Store.show_version`."""
+        await self._write(self._store.show_version, session_id)
 
     async def version_to_open(self, chat_id: str) -> str:
         """Awaitable :meth:`Store.version_to_open`."""

@@ -43,6 +43,7 @@ from core.store.models import (
 )
 from core.store.schema import DEFAULT_SPACE_ID, app_state
 from core.store.schema import settings as settings_table
+from core.versions import Versions
 
 __all__ = ["Store", "StoreClosed"]
 
@@ -233,19 +234,19 @@ class Store(StoreBase):
 
     # --- versions ---------------------------------------------------------------
 
-    def versions(self, session_id: str, *, remember: bool = False) -> Any:
-        """Return the ``core.versions.Versions`` of a session's chat seen from it.
+    def versions(self, session_id: str) -> Versions:
+        """Return the versions of a session's chat seen from it (``core.versions``):
+        its chat (root), every session of the chat, and the session's messages that
+        have versions (‹ n/m ›). Raises SessionNotFound."""
+        return self._r(lambda c: versions.versions(c, session_id))
 
-        Args:
-            session_id: the session shown.
-            remember: record it as the version its chat shows (kept in the file:
-                it survives a restart); written only for a chat with versions.
+    def show_version(self, session_id: str) -> None:
+        """Remember ``session_id`` as the version its chat shows (kept in the file, so
+        it survives a restart; nothing is written for a chat without versions).
 
         Raises SessionNotFound.
         """
-        if remember:
-            return self._w(lambda c: versions.versions(c, session_id, remember=True))
-        return self._r(lambda c: versions.versions(c, session_id, remember=False))
+        self._w(lambda c: versions.remember(c, session_id))
 
     def version_to_open(self, chat_id: str) -> str:
         """The session to open for a chat of the list: the version chosen last (else the

@@ -80,7 +80,7 @@ _FAMILY = text(
     "SELECT s.id, s.created_at, s.updated_at FROM sessions s JOIN fam ON fam.id = s.id"
 )
 _TURNS = text(
-    "SELECT t.session_id, t.id, t.role, t.created_at, t.blocks FROM turns t "
+    "SELECT t.session_id, t.id, t.seq, t.role, t.created_at, t.blocks FROM turns t "
     "WHERE t.session_id IN (SELECT value FROM json_each(:ids)) ORDER BY t.session_id, t.seq"
 )
 _META = text("SELECT meta FROM sessions WHERE id = :sid")
@@ -114,34 +114,72 @@ def chat_root(con: Connection, session_id: str) -> str:
         cur = row.parent
 
 
-def members(con: Connection, root: str) -> list[Member]:
-    """Every session of the chat ``root`` (root first) with its turns."""
+def members(con: Connection, root: str, *, with_turns: bool = True) -> list[Member]:
+    """Every session of the chat ``root`` (root first), with its turns (``with_turns``;
+    only read when the chat has versions: a chat alone has nothing to compare)."""
     rows = list(con.execute(_FAMILY, {"root": root}))
     rows.sort(key=lambda r: (r.id != root, r.created_at))
     keys: dict[str, list[TurnKey]] = {r.id: [] for r in rows}
-    for t in con.execute(_TURNS, {"ids": json.dumps(list(keys))}):
-        keys[t.session_id].append(TurnKey(t.id, t.role, t.created_at, content_digest(t.blocks)))
+    if with_turns and len(rows) > 1:
+        found: dict[str, list[tuple[float, TurnKey, str | None]]] = {r.id: [] for r in rows}
+        for t in con.execute(_TURNS, {"ids": json.dumps(list(keys))}):
+            key = TurnKey(t.id, t.role, t.created_at, content_digest(t.blocks))
+            found[t.session_id].append((t.seq, key, _summary_start(t.blocks)))
+        for sid, turns in found.items():
+            keys[sid] = [k for _o, k, _s in sorted(_in_conversation_order(turns),
+                                                   key=lambda x: x[0])]
     return [Member(r.id, r.created_at, r.updated_at, tuple(keys[r.id])) for r in rows]
 
 
-def versions(con: Connection, session_id: str, *, remember: bool) -> Versions:
-    """The versions of ``session_id``'s chat as seen from it; with ``remember``, it is
-    recorded as the version shown (only for a chat that has versions).
+def _summary_start(blocks_json: str) -> str | None:
+    """The first turn a compaction summary stands for (None: not a summary)."""
+    if '"compact_summary"' not in blocks_json:
+        return None
+    try:
+        data = json.loads(blocks_json)
+    except ValueError:
+        return None
+    for block in data if isinstance(data, list) else ():
+        if isinstance(block, dict) and block.get("type") == "compact_summary":
+            first = block.get("first_turn_id")
+            return first if isinstance(first, str) else None
+    return None
 
-    Raises SessionNotFound.
-    """
+
+def _in_conversation_order(
+    turns: list[tuple[float, TurnKey, str | None]],
+) -> list[tuple[float, TurnKey, str | None]]:
+    """Place each summary just before the turns it stands for (it is stored after the
+    turns its compaction kept): a reply regenerated after a compaction then parts
+    from the old one where the two replies are, not at the summary."""
+    seq_of = {k.turn_id: seq for seq, k, _s in turns}
+    return [(seq_of[start] - 0.5 if start in seq_of else seq, k, start)
+            for seq, k, start in turns]
+
+
+def versions(con: Connection, session_id: str) -> Versions:
+    """The versions of ``session_id``'s chat as seen from it. Raises SessionNotFound."""
     root = chat_root(con, session_id)
     family = members(con, root)
     points = branch_points(session_id, family)
-    if remember and len(family) > 1 and shown_version(con, root, family) != session_id:
-        con.execute(_SET_SHOWN, {"shown": session_id, "root": root})
     return Versions(root, session_id, tuple(m.session_id for m in family), points)
+
+
+def remember(con: Connection, session_id: str) -> None:
+    """Record ``session_id`` as the version its chat shows (nothing for a chat without
+    versions). Raises SessionNotFound."""
+    root = chat_root(con, session_id)
+    family = members(con, root, with_turns=False)
+    if len(family) > 1 and shown_version(con, root, family) != session_id:
+        con.execute(_SET_SHOWN, {"shown": session_id, "root": root})
 
 
 def shown_version(con: Connection, root: str, family: list[Member] | None = None) -> str:
     """The session to open for the chat ``root``: the version chosen last, else (a file
     from an earlier build) the session with the latest activity."""
-    family = members(con, root) if family is None else family
+    family = members(con, root, with_turns=False) if family is None else family
+    if len(family) == 1:
+        return family[0].session_id
     ids = {m.session_id for m in family}
     meta = _meta(con.execute(_META, {"sid": root}).scalar())
     chosen = meta.get(SHOWN_KEY)

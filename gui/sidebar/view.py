@@ -199,6 +199,9 @@ class Sidebar(QWidget):
         self.default_space_id: str | None = None
         #: ids of the spaces and sessions the person folded (kept while rows move).
         self.folded: set[str] = set()
+        #: ids of the chats whose forks the person unfolded (forks start folded under
+        #: their chat; a fork opened unfolds its chat too).
+        self.unfolded: set[str] = set()
         self._selected: str | None = None
         self._build_top()
         self._build_tree()
@@ -283,7 +286,8 @@ class Sidebar(QWidget):
         self.tree.session_dropped.connect(self._session_dropped)
         self.tree.space_dropped.connect(self.space_dropped)
         self.model.rowsInserted.connect(self._expand_new)
-        self.model.modelReset.connect(self.tree.expandAll)
+        self.model.modelReset.connect(lambda: self._expand_new(QModelIndex(), 0,
+                                                               self.model.rowCount() - 1))
         self.tree.collapsed.connect(lambda index: self._folded(index, True))
         self.tree.expanded.connect(lambda index: self._folded(index, False))
         self.model.rowsInserted.connect(self._reselect)
@@ -347,15 +351,21 @@ class Sidebar(QWidget):
     def _expand_new(self, parent: QModelIndex, first: int, last: int) -> None:
         """Rows (re)inserted open, unless the person folded them (rows that move to
         their new place are removed and inserted, which would forget that)."""
-        if parent.isValid() and parent.data(ID) not in self.folded:
+        if parent.isValid() and self._open_by_default(parent):
             self.tree.expand(parent)
         for row in range(first, last + 1):
             self._expand_tree(self.model.index(row, 0, parent))
 
+    def _open_by_default(self, index: QModelIndex) -> bool:
+        """Spaces are open unless folded; a chat's forks are folded unless unfolded."""
+        if index.data(KIND) == "session":
+            return index.data(ID) in self.unfolded
+        return index.data(ID) not in self.folded
+
     def _expand_tree(self, index: QModelIndex) -> None:
         if not self.model.hasChildren(index):
             return
-        if index.data(ID) not in self.folded:
+        if self._open_by_default(index):
             self.tree.expand(index)
         for row in range(self.model.rowCount(index)):
             self._expand_tree(self.model.index(row, 0, index))
@@ -363,7 +373,12 @@ class Sidebar(QWidget):
     def _folded(self, index: QModelIndex, folded: bool) -> None:
         if self.model.mutating:
             return
-        if folded:
+        if index.data(KIND) == "session":
+            if folded:
+                self.unfolded.discard(index.data(ID))
+            else:
+                self.unfolded.add(index.data(ID))
+        elif folded:
             self.folded.add(index.data(ID))
         else:
             self.folded.discard(index.data(ID))

@@ -109,9 +109,11 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.cache = PieceCache(colors, font)
         answered_by = self.builder.specs.answered_by  # set by the window: kept
         marks = self.builder.specs.save_marks
+        versions = self.builder.specs.versions
         self.builder = RowBuilder(self.cache)
         self.builder.specs.answered_by = answered_by
         self.builder.specs.save_marks = marks
+        self.builder.specs.versions = versions
         self._layouts.clear()
         self._metrics()
         return True

@@ -46,6 +46,10 @@ RESUME_HREF = "parley:resume"
 CONTINUE_HREF = "parley:continue"
 REGENERATE_HREF = "parley:regenerate"
 REGENERATE_WITH_HREF = "parley:regenerate-with"
+#: ‹ n/m › under a message with versions (an edit's, a regeneration's): the previous /
+#: next version (``core.versions``).
+VERSION_PREV_HREF = "parley:version-prev"
+VERSION_NEXT_HREF = "parley:version-next"
 CARD_FOLD = "card"
 CODE_KINDS = ("codehead", "code")
 ANSWERED_BY = "Answered by {name}"
@@ -102,6 +106,8 @@ class SpecBuilder:
         #: turn id -> "saving" (a message waiting for the file's lock) or "unsaved" (a
         #: reply kept in memory until sessions.db takes it); set by the window.
         self.save_marks: dict[str, str] = {}
+        #: turn id -> (version shown, versions) of a message with versions; set by the window.
+        self.versions: dict[str, tuple[int, int]] = {}
         # Last split of each streamed text block: (turn id, block index) -> (text, chunks).
         self._splits: OrderedDict[tuple[str, int], tuple[str, list[str]]] = OrderedDict()
 
@@ -150,7 +156,24 @@ class SpecBuilder:
             out.append(self._regenerate_spec())
         if mark is not None:
             out.append(self._save_spec(mark))
+        shown = self.versions.get(node.key) if node.kind == "turn" else None
+        if shown is not None:
+            out.append(self._versions_spec(*shown))
         return out
+
+    def _versions_spec(self, index: int, total: int) -> Spec:
+        """‹ n/m ›: which version of the message is shown, with links to the others."""
+        muted = self.cache.colors.muted.name()
+
+        def arrow(glyph: str, href: str, live: bool) -> str:
+            if live:
+                return f'<a href="{href}" style="text-decoration:none"><b>{glyph}</b></a>'
+            return f'<span style="color:{muted}">{glyph}</span>'
+
+        text = (f'{arrow("‹", VERSION_PREV_HREF, index > 1)}'
+                f'<span style="color:{muted}">&nbsp;{index}/{total}&nbsp;</span>'
+                f'{arrow("›", VERSION_NEXT_HREF, index < total)}')
+        return Spec(self.cache.line(("versions", index, total), text), "mark")
 
     def _save_spec(self, mark: str) -> Spec:
         if mark == "saving":

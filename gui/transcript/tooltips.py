@@ -13,6 +13,8 @@ from gui.transcript.specs import (
     REGENERATE_HREF,
     REGENERATE_WITH_HREF,
     RESUME_HREF,
+    VERSION_NEXT_HREF,
+    VERSION_PREV_HREF,
 )
 
 
@@ -28,9 +30,13 @@ def tooltip_text(node: Node, hit: Hit | None) -> str:
             return "The model stopped at its output limit: ask it to go on"
         if href == REGENERATE_HREF:
             return "Another answer to your last message (Ctrl+Shift+R);\n" \
-                "this one is kept as a fork"
+                "this one is kept as a version"
         if href == REGENERATE_WITH_HREF:
-            return "Pick a model for another answer; this one is kept as a fork"
+            return "Pick a model for another answer; this one is kept as a version"
+        if href == VERSION_PREV_HREF:
+            return "Show the previous version of this message (Alt+Left)"
+        if href == VERSION_NEXT_HREF:
+            return "Show the next version of this message (Alt+Right)"
         if href.startswith(MEDIA_PREFIX):
             return "Click to open full size"
         if href.startswith(BLOCKED_PREFIX):

@@ -43,6 +43,8 @@ from gui.transcript.specs import (
     REGENERATE_HREF,
     REGENERATE_WITH_HREF,
     RESUME_HREF,
+    VERSION_NEXT_HREF,
+    VERSION_PREV_HREF,
 )
 
 if TYPE_CHECKING:
@@ -99,6 +101,8 @@ class TranscriptView(QWidget):
             store and give them with :meth:`add_turns`.
         startWanted(): Home while older turns are not read (:meth:`set_more_above`):
             read them all, give them with :meth:`add_turns`, then :meth:`go_first`.
+        versionRequested(str, int): ‹ or › under a message with versions (its turn
+            id; -1 previous, +1 next), or Alt+Left / Alt+Right on it.
 
     A "↓ Latest" button (``jump_button``) floats over the bottom-right corner
     while the view is scrolled up; it scrolls to the end.
@@ -118,6 +122,7 @@ class TranscriptView(QWidget):
     mediaRequested = Signal(object)
     compactedTurnsWanted = Signal(str)
     startWanted = Signal()
+    versionRequested = Signal(str, int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -261,6 +266,24 @@ class TranscriptView(QWidget):
         if node is not None:
             node.touch()
             self.model.refresh(node)
+
+    def set_versions(self, shown: Mapping[str, tuple[int, int]]) -> None:
+        """Show ‹ n/m › under the messages with versions: ``{turn id: (n, m)}``."""
+        versions = self.list_view.delegate.builder.specs.versions
+        if versions == shown:
+            return
+        changed = {k for k in set(versions) | set(shown) if versions.get(k) != shown.get(k)}
+        versions.clear()
+        versions.update(shown)
+        for key in changed:
+            node = self.model.transcript.nodes.get(key)
+            if node is not None:
+                node.touch()
+                self.model.refresh(node)
+
+    def version_of(self, turn_id: str) -> tuple[int, int] | None:
+        """``(n, m)`` shown under a message with versions, else None."""
+        return self.list_view.delegate.builder.specs.versions.get(turn_id)
 
     def save_mark(self, turn_id: str) -> str | None:
         """The mark of a message (:meth:`set_save_mark`), None when it is saved."""
@@ -439,6 +462,9 @@ class TranscriptView(QWidget):
         if href == REGENERATE_WITH_HREF:
             self.show_model_menu(QCursor.pos())  # under the link just clicked
             return
+        if href in (VERSION_PREV_HREF, VERSION_NEXT_HREF):
+            self.versionRequested.emit(node.key, -1 if href == VERSION_PREV_HREF else 1)
+            return
         if href.startswith(IMAGE_PREFIX):
             target = indexed_target(placed.piece, href)  # a remote image: open it on click
         elif href.startswith("parley:"):
@@ -484,8 +510,10 @@ class TranscriptView(QWidget):
                 (the last reply: ``regenerateRequested("")``), ``retry``
                 (``resumeRequested`` on an aborted last reply, ``retryRequested``
                 after an error or an unanswered last message), ``toggle`` (open
-                or close its folds / summary card), or a move: ``previous``,
-                ``next``, ``first``, ``last``.
+                or close its folds / summary card), ``version_previous`` /
+                ``version_next`` (a message with versions: ``versionRequested``),
+                ``continue`` (a reply cut at the output limit: ``continueRequested``),
+                or a move: ``previous``, ``next``, ``first``, ``last``.
             row: the row; None for the focused one.
 
         Returns:
@@ -514,6 +542,10 @@ class TranscriptView(QWidget):
                 self.retryRequested.emit()
         elif name == "toggle":
             self._toggle_current(self.model.index(row))
+        elif name in ("version_previous", "version_next") and self._can_step(node, name):
+            self.versionRequested.emit(node.key, -1 if name == "version_previous" else 1)
+        elif name == "continue" and self.continuable(row):
+            self.continueRequested.emit(node.turn.id)
         else:
             return False
         return True
@@ -523,6 +555,20 @@ class TranscriptView(QWidget):
         (until the person scrolls up), as for any reply being written."""
         self.scroll_to_end()
         self.resumeRequested.emit(turn_id)
+
+    def _can_step(self, node: Node, name: str) -> bool:
+        shown = self.version_of(node.key)
+        if shown is None:
+            return False
+        return shown[0] > 1 if name == "version_previous" else shown[0] < shown[1]
+
+    def continuable(self, row: int) -> bool:
+        """True for the last reply when it was cut at the output limit and no reply is
+        being written (Continue asks the model to go on)."""
+        node = self.model.rows[row]
+        return (self.model.is_last(row) and not self.model.busy and node.kind == "turn"
+                and node.turn.role == "assistant" and not node.turn.aborted
+                and node.turn.stop_reason == "max_tokens")
 
     @staticmethod
     def editable(node: Node) -> bool:

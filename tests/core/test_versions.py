@@ -78,7 +78,7 @@ def test_the_chosen_version_is_remembered_in_the_file(tmp_path):
     sid = chat(db, "Plan Lisbon", "Answer A")
     old = regenerate(db, sid, "Answer B")
     assert db.version_to_open(sid) == sid  # latest activity: the new answer
-    db.versions(old, remember=True)
+    db.show_version(old)
     db.close()
 
     db = Store.open(path)

@@ -74,7 +74,7 @@ def test_edit_an_earlier_message_and_send_forks_and_keeps_the_original(driver, f
                                       ("And of Spain?", "Madrid.")])
     w.transcript.editRequested.emit(turns[0].id)  # "Edit message" on the first message
     assert w.composer.text() == "Capital of Frence?" and w.composer_bar.banner.isVisible()
-    assert "fork" in w.composer_bar.banner.text()
+    assert "new version" in w.composer_bar.banner.text()
     w.composer.set_text("Capital of France?")
     fake_provider.script("Paris, of course.")
     qtbot.keyClick(w.composer, Qt.Key.Key_Return)
@@ -88,8 +88,11 @@ def test_edit_an_earlier_message_and_send_forks_and_keeps_the_original(driver, f
     original = driver.run(w.store.get_turns(parent.id))
     assert [t.text() for t in original] == ["Capital of Frence?", "Paris.", "And of Spain?",
                                             "Madrid."]
-    assert w.sidebar.model.forks_of(parent.id) == [fork]
+    # A version of the chat, not a chat: the list shows the chat, ‹ 2/2 › the message.
+    assert w.sidebar.model.forks_of(parent.id) == [] and not w.sidebar.model.has(fork)
+    assert w.sidebar.current_session_id() == parent.id
     assert driver.run(w.store.get_session(fork)).title == "Trip planning (edited)"
+    driver.until(lambda: w.transcript.version_of(history[0].id) == (2, 2))
 
 
 def test_up_then_esc_leaves_edit_mode_without_changes(driver, qtbot):

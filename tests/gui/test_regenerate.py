@@ -67,9 +67,10 @@ def test_regenerate_link_replaces_the_reply_and_keeps_the_old_one_as_a_fork(driv
     assert fork.title.endswith(" · " + driver.run(w.store.get_session(sid)).title)
     kept = driver.run(w.store.get_turns(fork.id))
     assert [t.text() for t in kept] == ["Name a colour", "The first answer."]
-    assert w.sidebar.model.has(fork.id)  # listed under its chat
-    assert fork.title in w.statusBar().currentMessage()
+    assert not w.sidebar.model.has(fork.id)  # a version of the chat, not a chat
+    assert "The previous answer is kept" in w.statusBar().currentMessage()
     assert w.chat.session_id == sid  # the chat stays open
+    driver.until(lambda: w.transcript.version_of(w.chat.turns[-1].id) == (2, 2))
 
 
 def test_regenerate_with_another_model_leaves_the_chat_model(driver: Any) -> None:

@@ -88,10 +88,10 @@ def test_a_failed_request_names_the_fork_and_retry_asks_the_same_model(driver: A
 
     [fork] = driver.run(w.store.list_forks(sid))
     error = driver.error_text(w)
-    assert f"The previous answer is kept in “{fork.title}”" in error
+    assert "The previous answer is kept as a version of this reply" in error
     assert f"Retry asks {other.label} again." in error
     assert driver.run(w.store.get_turns(fork.id))[-1].text() == "The first answer."
-    assert w.sidebar.model.has(fork.id)
+    assert fork.is_version and not w.sidebar.model.has(fork.id)
 
     driver.fake.script("Second try.")
     assert w.retry_run()
