@@ -270,13 +270,16 @@ class ChatRunner:
         )
 
     async def refresh_system_prompt(self, session_id: str) -> None:
-        """Render the session's system prompt (memory, skills) again at its next request.
+        """Render the session's system prompt (memory, skills) again at its next request,
+        and list its MCP tools again (``core.mcp.tools``).
 
         The prompt is otherwise frozen per session (``core.tools.system_prompt``)
         so the provider's prompt cache keeps its prefix. No-op without tools.
         """
         if self.tools is not None:
             await self.tools.prompts.refresh(session_id)
+            if self.tools.mcp is not None:  # the MCP servers' tools are listed again too
+                await self.tools.mcp.refresh(session_id)
 
     def check_message(
         self, blocks: list[Block], *, model_ref: str, system: str | None = None

@@ -271,11 +271,11 @@ ACTIONS: tuple[Action, ...] = (
     _a("session.compact", "Compact now", (), "global", Call("compact_now"), "Chat",
        "Summarize the older turns of this chat so it fits the context window again.",
        keywords="summarize context"),
-    _a("session.refresh_prompt", "Refresh memory and skills", (), "global",
+    _a("session.refresh_prompt", "Refresh memory, skills and tools", (), "global",
        Call("refresh_system_prompt"), "Chat",
-       "Send the space's current memory and skills with this chat's next message "
-       "(otherwise a chat keeps the ones it started with).",
-       keywords="system prompt memory skills reload"),
+       "Send the space's current memory and skills, and the MCP servers' current tools, "
+       "with this chat's next message (otherwise a chat keeps the ones it started with).",
+       keywords="system prompt memory skills reload refresh tools mcp"),
     _a("session.rename", "Rename chat…", ("F2",), "global",
        Call("rename_session", fallback=lambda w: w.rename_current_session()), "Chat",
        "Give the current chat a title.", keywords="title"),

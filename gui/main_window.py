@@ -106,6 +106,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self._damage_told = False  # a damaged sessions.db was told (show_problem)
         self._moved_told = False  # sessions.db deleted or moved while open was told
         self.runner: Any = None
+        self.mcp: Any = None  # core.mcp.McpTools, once the providers are loaded
         self.chat: ChatController | None = None
         self.cache_timer: Any = None
         self.search_popup: SearchPopup | None = None
@@ -319,8 +320,10 @@ class MainWindow(QMainWindow, WindowCommands):
         from core.run import ChatRunner
         from core.tools import ToolExecutor
 
-        # Memory, skills and session search as tools the model can use (core.tools).
-        self.runner = ChatRunner(self.store, self.hub, tools=ToolExecutor(self.store))
+        # Memory, skills and session search as tools the model can use (core.tools),
+        # and the tools of the MCP servers in mcp.json (core.mcp), asked about first.
+        self.runner = ChatRunner(self.store, self.hub,
+                                 tools=ToolExecutor(self.store, mcp=self._open_mcp()))
         from core.recovery import CompactionMarks
 
         self.compaction_marks = CompactionMarks(self.store, self.runner.hooks)
@@ -338,6 +341,19 @@ class MainWindow(QMainWindow, WindowCommands):
         if self.pending_notice:
             self.undo.notice(self.pending_notice, 15_000)
             self.pending_notice = None
+
+    def _open_mcp(self) -> Any:
+        """The MCP servers of ``mcp.json`` (started when a chat first needs them) and their
+        tools, with the approval dialog (``gui.mcp_approval``); kept as ``self.mcp``."""
+        from core import paths
+        from core.mcp import McpHost, McpTools
+        from core.mcp.config import config_path
+        from gui.mcp_approval import DialogApprover
+
+        host = McpHost(config_path(paths.data_dir(self.home)), keys=self.hub.keys)
+        host.load()
+        self.mcp = McpTools(host, self.store, approver=DialogApprover(self))
+        return self.mcp
 
     def _sources_changed(self) -> None:
         """The chats are listed, or the commands can run: a palette opened while
@@ -615,6 +631,8 @@ class MainWindow(QMainWindow, WindowCommands):
             log.warning("not saved while closing: %s", exc.message)
         finally:
             await self.tasks.cancel_all()
+            if self.mcp is not None:  # the servers' programs end with Parley
+                await self.mcp.host.close()
             if self.hub is not None:
                 await self.hub.aclose()
             if self.store is not None:

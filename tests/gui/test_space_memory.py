@@ -68,7 +68,7 @@ def test_the_users_edit_reaches_new_chats_and_refreshed_ones(driver, fake_provid
     driver.send("And now?", wait=True)
     assert "metric" not in _system_text(_last_chat_request(fake_provider))
     refresh = actions.by_id("session.refresh_prompt")
-    assert refresh.label == "Refresh memory and skills" and not refresh.shortcuts
+    assert refresh.label == "Refresh memory, skills and tools" and not refresh.shortcuts
     actions.run(w, refresh)  # as the command palette does
     driver.settle()
     fake_provider.script("Kilometres.")

@@ -1,0 +1,98 @@
+"""Approval before an MCP tool runs, on the real window with a real stdio MCP server:
+the dialog names the server, the tool and its arguments, and is driven by keyboard."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+from shiboken6 import isValid
+
+from core.mcp.tools import declined_text
+from tests.fakes.mcp_server import stdio_entry
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _results(request) -> list[dict]:
+    return [b for m in request.body["messages"] if isinstance(m["content"], list)
+            for b in m["content"] if b.get("type") == "tool_result"]
+
+
+def _last_result(fake) -> dict:
+    """The last tool result the fake model was sent (title requests have none)."""
+    return [_results(r) for r in fake.model_requests if _results(r)][-1][-1]
+
+
+def _text(result: dict) -> str:
+    content = result["content"]
+    return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+
+
+@pytest.fixture
+def mcp_json(home):
+    path = home / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"fake": stdio_entry()}}))
+    return path
+
+
+def _dialog(driver, w):
+    driver.until(lambda: w.mcp.approver.dialog is not None
+                 and w.mcp.approver.dialog.isVisible(), timeout=30)
+    return w.mcp.approver.dialog
+
+
+def _ask_echo(driver, fake, text: str) -> None:
+    fake.script("", tool_calls=[{"name": "mcp__fake__echo", "input": {"text": text}}])
+    fake.script("Done.")
+    driver.send("Echo it")  # typed: ASCII only (QTest)
+
+
+def test_approval_by_keyboard_allow_once_deny_and_always(driver, fake_provider, qtbot,
+                                                         mcp_json):
+    w = driver.configured()
+    _ask_echo(driver, fake_provider, "héllo")
+    dlg = _dialog(driver, w)
+    assert dlg.windowTitle() == "Allow a tool to run?"
+    assert json.loads(dlg.arguments.toPlainText()) == {"text": "héllo"}
+    assert "héllo" in dlg.arguments.toPlainText()  # readable, not \\u-escaped
+    assert QApplication.focusWidget() is dlg.buttons["once"]
+    qtbot.keyClick(dlg.buttons["once"], Qt.Key.Key_Return)  # Enter: Allow once
+    driver.until(lambda: driver.last_text() == "Done.", timeout=30)
+    driver.settle(w)
+    assert _text(_last_result(fake_provider)) == "echo: héllo"
+
+    # Asked again (only once); Escape denies and the model reads that.
+    _ask_echo(driver, fake_provider, "two")
+    dlg = _dialog(driver, w)
+    qtbot.keyClick(dlg, Qt.Key.Key_Escape)
+    driver.until(lambda: driver.last_text() == "Done.", timeout=30)
+    driver.settle(w)
+    denied = _last_result(fake_provider)
+    assert denied["is_error"] and _text(denied) == declined_text("fake", "echo")
+
+    # Alt+T: always for this tool, written to mcp.json; not asked again.
+    _ask_echo(driver, fake_provider, "three")
+    dlg = _dialog(driver, w)
+    qtbot.keyClick(dlg, Qt.Key.Key_T, Qt.KeyboardModifier.AltModifier)
+    driver.until(lambda: driver.last_text() == "Done." and w.tasks.pending == 0, timeout=30)
+    driver.settle(w)
+    assert json.loads(mcp_json.read_text())["mcpServers"]["fake"]["alwaysAllow"] == ["echo"]
+    _ask_echo(driver, fake_provider, "four")
+    driver.until(lambda: _text(_last_result(fake_provider)) == "echo: four", timeout=30)
+    assert w.mcp.approver.dialog is None
+    driver.settle(w)
+
+
+def test_stopping_the_reply_closes_the_dialog_and_runs_nothing(driver, fake_provider, qtbot,
+                                                                mcp_json):
+    w = driver.configured()
+    _ask_echo(driver, fake_provider, "never")
+    dlg = _dialog(driver, w)
+    assert w.stop_run() is not False
+    driver.until(lambda: w.mcp.approver.dialog is None
+                 and (not isValid(dlg) or not dlg.isVisible()), timeout=10)
+    driver.settle(w)
+    assert not any(r.body.get("messages") and _results(r) for r in fake_provider.model_requests)
