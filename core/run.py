@@ -470,6 +470,9 @@ class ChatRunner:
         if self.tools is not None:
             provider, _model_id = self.hub.resolve(model_ref)
             session = await self.store.get_session(session_id)
+            # The provider's model list first (once): a compatible server says there
+            # whether its model takes tools (ModelInfo.tools), and so gets them.
+            await self._compaction.limits(model_ref)
             rounds = await self._tools.rounds(session, provider, model_ref)
         while True:
             tools_on = await self._stream(

@@ -737,7 +737,8 @@ class ChatController:
             return
         try:
             kind = self.hub.config(model.split(":", 1)[0]).kind
-            on = await tools.enabled(session.space_id, kind, model)
+            proven = self.hub.model_info(model).tools is True  # the server said so
+            on = await tools.enabled(session.space_id, kind, model, proven=proven)
             system = await tools.prompts.frozen(sid) or session.system_prompt
         except ParleyError:
             return

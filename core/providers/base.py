@@ -58,6 +58,8 @@ class ModelInfo:
         known: False when this is a default guessed for an unknown model.
         window_source: where ``context_window`` came from (:data:`LimitSource`).
         output_source: where ``max_output_tokens`` came from.
+        tools: whether the server said the model takes tools (a compatible server's
+            ``/props``, ``/api/show``, LM Studio's list); None: not said.
     """
 
     id: str
@@ -73,6 +75,7 @@ class ModelInfo:
     known: bool = True
     window_source: LimitSource = "catalog"
     output_source: LimitSource = "catalog"
+    tools: bool | None = None
 
     def cost_usd(self, usage: Usage, *, cache_write_hour: bool = False) -> float:
         """Return the cost of ``usage`` in USD (unknown prices count as 0).

@@ -128,6 +128,8 @@ class ProviderHub:
         self._anthropic_ttl_s = 300
         # Limits the providers gave: {provider id: {model id: (window, output)}}.
         self._reported: dict[str, dict[str, tuple[int | None, int | None]]] = {}
+        # Whether a compatible server said a model takes tools: {provider id: {model: bool}}.
+        self._tools: dict[str, dict[str, bool]] = {}
         self._listed_at: dict[str, tuple[float, bool]] = {}  # id -> (when, it worked)
         self._listed_ids: dict[str, tuple[str, ...]] = {}  # id -> the model ids it listed
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-keys")
@@ -439,7 +441,9 @@ class ProviderHub:
             if c.id == pid:
                 kind = c.kind
         window, output = self._reported.get(pid, {}).get(model_id, (None, None))
-        return with_reported(lookup(kind, model_id, self._overrides), window, output)
+        info = with_reported(lookup(kind, model_id, self._overrides), window, output)
+        tools = self._tools.get(pid, {}).get(model_id)
+        return dataclasses.replace(info, tools=tools) if tools is not None else info
 
     async def fetch_model_info(self, model_ref: str) -> ModelInfo:
         """:meth:`model_info`, after asking the provider for its model list once.
@@ -500,6 +504,8 @@ class ProviderHub:
             output = m.max_output_tokens if m.output_source == "provider" else None
             if window or output:
                 known[m.id] = (window, output)
+            if m.tools is not None:
+                self._tools.setdefault(provider_id, {})[m.id] = m.tools
         self._listed_at[provider_id] = (time.monotonic(), True)
         self._share_limits(provider_id)
 
@@ -550,6 +556,7 @@ class ProviderHub:
     def forget_limits(self, provider_id: str) -> None:
         """Drop what a provider said of its models (its address or key changed)."""
         self._reported.pop(provider_id, None)
+        self._tools.pop(provider_id, None)
         self._listed_at.pop(provider_id, None)
         self._listed_ids.pop(provider_id, None)
 
@@ -561,6 +568,9 @@ class ProviderHub:
             return
         for model_id, (window, output) in self._reported.get(provider_id, {}).items():
             remember(model_id, window, output)
+        said = getattr(adapter, "tool_support", None)
+        if isinstance(said, dict):
+            said.update(self._tools.get(provider_id, {}))
 
     async def test_connection(
         self, kind: ProviderKind, base_url: str | None, api_key: str | None

@@ -434,20 +434,30 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         except (openai.APIError, httpx2.HTTPError, ValueError):
             return None
 
+    def _remember_tools(self, model_id: str, said: bool | None) -> None:
+        if said is not None:
+            self.tool_support[model_id] = said
+
     async def _ask_server_limits(self, ids: list[str]) -> None:
         """Ask llama.cpp's ``/props``, then LM Studio's ``/api/v0/models``, then Ollama's
-        ``/api/show`` (one model at a time) for the windows of ``ids``."""
+        ``/api/show`` (one model at a time) for the windows of ``ids``, and whether
+        their models take tools where the same answer says so."""
         if not ids:
             return
-        window = server_limits.props_window(await self._server_json("get", "/props"))
+        props = await self._server_json("get", "/props")
+        window = server_limits.props_window(props)
         if window:
             for model_id in ids:
                 self.remember_limits(model_id, window)
+                self._remember_tools(model_id, server_limits.props_tools(props))
             return
-        lmstudio = server_limits.lmstudio_limits(await self._server_json("get", "/api/v0/models"))
-        for model_id, (window, output) in lmstudio.items():
+        body = await self._server_json("get", "/api/v0/models")
+        for model_id, (window, output) in server_limits.lmstudio_limits(body).items():
             if model_id in ids:
                 self.remember_limits(model_id, window, output)
+        for model_id, said in server_limits.lmstudio_tools(body).items():
+            if model_id in ids:
+                self._remember_tools(model_id, said)
         ids = [i for i in ids if not self.reported.get(i, (None, None))[0]]
         gate = asyncio.Semaphore(4)
 
@@ -457,6 +467,7 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
                     "post", "/api/show", {"model": model_id, "name": model_id}
                 )
             self.remember_limits(model_id, server_limits.ollama_window(body))
+            self._remember_tools(model_id, server_limits.capabilities_tools(body))
 
         await asyncio.gather(*(show(i) for i in ids[:MAX_SHOW_PROBES]))
 

@@ -15,6 +15,7 @@ import contextlib
 import importlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from core.providers.base import ChatRequest, Event, ModelInfo
@@ -58,6 +59,8 @@ class SdkProvider(Generic[ClientT]):
         reported: limits the provider itself gave, ``{model_id: (context window,
             output limit)}`` in tokens (None: not given); filled by ``list_models``
             and :meth:`remember_limits`, read by ``model_info``.
+        tool_support: whether the provider said a model takes tools, ``{model_id: bool}``
+            (a compatible server's own endpoints); read by ``model_info``.
     """
 
     _client: ClientT | None
@@ -83,6 +86,7 @@ class SdkProvider(Generic[ClientT]):
         self._key = api_key or None
         self._client = None
         self.reported: dict[str, tuple[int | None, int | None]] = {}
+        self.tool_support: dict[str, bool] = {}
 
     def remember_limits(
         self, model_id: str, window: int | None = None, output: int | None = None
@@ -100,7 +104,9 @@ class SdkProvider(Generic[ClientT]):
     def _with_reported(self, info: ModelInfo) -> ModelInfo:
         """``info`` (catalog and overrides) with the limits the provider gave, when it gave any."""
         window, output = self.reported.get(info.id, (None, None))
-        return with_reported(info, window, output)
+        info = with_reported(info, window, output)
+        tools = self.tool_support.get(info.id)
+        return replace(info, tools=tools) if tools is not None else info
 
     # --- for the subclass ------------------------------------------------------
 

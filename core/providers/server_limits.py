@@ -17,6 +17,11 @@ each in its own place (read from their public API documentation):
   ``parameters`` text when the model sets one, else the model's trained
   ``<architecture>.context_length`` in ``model_info``.
 
+The same answers say whether a model takes tools (``chat_template_caps`` or
+the chat template in ``/props``, ``capabilities`` in Ollama's ``/api/show``
+and LM Studio's list): tools go to a compatible server only when it said so
+(:func:`props_tools`, :func:`capabilities_tools`).
+
 Every request to such a server carries ``max_tokens`` (:func:`output_budget`):
 without it a small local model may write until its whole window is full.
 
@@ -158,6 +163,53 @@ def lmstudio_limits(body: Any) -> dict[str, tuple[int | None, int | None]]:
             window, output = entry_limits(entry)
             if window or output:
                 out[entry["id"]] = (window, output)
+    return out
+
+
+#: Capability names that mean "takes tools" (Ollama ``tools``, LM Studio ``tool_use``).
+TOOL_CAPABILITIES = frozenset({"tools", "tool_use"})
+
+
+def props_tools(body: Any) -> bool | None:
+    """Whether llama.cpp's ``GET /props`` says its model takes tools (None: not said).
+
+    ``chat_template_caps.supports_tools`` (llama.cpp since 2025) is the answer
+    when present; else a ``chat_template`` that never mentions ``tools`` cannot
+    show the model any (False) and one that does may (True).
+    """
+    if not isinstance(body, Mapping):
+        return None
+    caps = body.get("chat_template_caps")
+    if isinstance(caps, Mapping):
+        said = caps.get("supports_tools", caps.get("supports_tool_calls"))
+        if isinstance(said, bool):
+            return said
+    template = body.get("chat_template")
+    if isinstance(template, str) and template.strip():
+        return "tools" in template
+    return None
+
+
+def capabilities_tools(entry: Any) -> bool | None:
+    """Whether a ``capabilities`` list says the model takes tools (None: no list).
+
+    Args:
+        entry: Ollama's ``POST /api/show`` body or an LM Studio ``/api/v0/models`` entry.
+    """
+    caps = entry.get("capabilities") if isinstance(entry, Mapping) else None
+    if not isinstance(caps, list):
+        return None
+    return any(isinstance(c, str) and c.lower() in TOOL_CAPABILITIES for c in caps)
+
+
+def lmstudio_tools(body: Any) -> dict[str, bool]:
+    """Return ``{model id: takes tools}`` from LM Studio's ``GET /api/v0/models``."""
+    data = body.get("data") if isinstance(body, Mapping) else None
+    out: dict[str, bool] = {}
+    for entry in data if isinstance(data, list) else []:
+        said = capabilities_tools(entry)
+        if said is not None and isinstance(entry.get("id"), str):
+            out[entry["id"]] = said
     return out
 
 

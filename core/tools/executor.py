@@ -8,7 +8,9 @@ the per-space tools switch; and assembles the frozen system prompt
 
 The tools switch: app state ``tools_enabled:<space_id>`` (True / False);
 unset means on for Anthropic and OpenAI and off for OpenAI-compatible servers,
-many of which reject tools. A model whose server rejected tools is remembered
+many of which reject tools, unless the server said the model takes them
+(``ModelInfo.tools``: llama.cpp's ``/props``, Ollama's ``/api/show``, LM Studio's
+model list). A model whose server rejected tools is remembered
 (app state ``tools_unsupported``: a list of ``provider:model``) and gets no
 tools until tools are switched on again for a space.
 """
@@ -85,16 +87,20 @@ class ToolExecutor:
             specs += await self.mcp.specs_for(session, turns)
         return specs
 
-    async def enabled(self, space_id: str, kind: ProviderKind, model_ref: str) -> bool:
+    async def enabled(
+        self, space_id: str, kind: ProviderKind, model_ref: str, *, proven: bool = False
+    ) -> bool:
         """True when tools go with requests of this space to this model.
 
         Args:
             space_id: the session's space.
             kind: the provider's API family.
             model_ref: ``provider:model``.
+            proven: the model's server said it takes tools (``ModelInfo.tools``): on
+                by default then, whatever the kind.
         """
         switch = await self.store.get_state(ENABLED_PREFIX + space_id)
-        on = kind in ON_BY_DEFAULT if switch is None else bool(switch)
+        on = (kind in ON_BY_DEFAULT or proven) if switch is None else bool(switch)
         if not on:
             return False
         unsupported = await self.store.get_state(UNSUPPORTED_KEY, [])

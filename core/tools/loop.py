@@ -121,6 +121,21 @@ def rejects_tools(exc: BaseException, kind: str) -> bool:
     return isinstance(exc, ProviderError) and bool(_REJECTS_TOOLS.search(exc.message))
 
 
+def said_tools(provider: Any, model_ref: str) -> bool:
+    """True when the adapter knows that the model's server said it takes tools
+    (``ModelInfo.tools``, learnt when it listed its models); never asks the server.
+
+    Args:
+        provider: the adapter (its ``model_info`` takes the bare model id).
+        model_ref: ``provider:model``.
+    """
+    model_info = getattr(provider, "model_info", None)
+    if model_info is None:
+        return False
+    info = model_info(model_ref.split(":", 1)[-1])
+    return getattr(info, "tools", None) is True
+
+
 def limit_results(calls: Sequence[ToolUseBlock], rounds: int) -> Turn:
     """Return the user turn answering ``calls`` when the round limit is reached.
 
@@ -245,7 +260,9 @@ class RunTools:
         caps = getattr(provider, "caps", None)
         if self.executor is None or caps is None:
             return None
-        if not await self.executor.enabled(session.space_id, caps.kind, model_ref):
+        proven = said_tools(provider, model_ref)
+        if not await self.executor.enabled(session.space_id, caps.kind, model_ref,
+                                           proven=proven):
             return None
         limit = await max_rounds(self.store)
         return ToolRounds(self.executor, self.store, session.id, session.space_id, limit)

@@ -135,16 +135,25 @@ class Organizer:
         except Exception:  # no hub yet, no such provider, a malformed ref
             return "openai_compatible"
 
+    def _said_tools(self, model_ref: str | None) -> bool:
+        """True when ``model_ref``'s server said the model takes tools (``ModelInfo.tools``)."""
+        hub = self.w.hub
+        try:
+            return hub.model_info(model_ref or "").tools is True  # type: ignore[no-any-return]
+        except Exception:  # no hub yet, a malformed ref
+            return False
+
     async def _fill_tools_fields(self, dlg: SpaceDialog, tools: Any, space: Any) -> None:
         hub = self.w.hub
         ref = (space.default_model if space is not None else None) or (
             hub.default_model_ref() if hub is not None else None)
         kind = self._provider_kind(ref)
+        proven = self._said_tools(ref)
         if space is None:  # a new space: empty memory, the switch's default for the model
-            memory, on = Memory(""), kind in ON_BY_DEFAULT
+            memory, on = Memory(""), kind in ON_BY_DEFAULT or proven
         else:
             memory = await tools.memories.get(space.id)
-            on = await tools.enabled(space.id, kind, ref or "")
+            on = await tools.enabled(space.id, kind, ref or "", proven=proven)
         if isValid(dlg) and dlg.isVisible():
             dlg.set_memory(memory.text, memory.limit)
             dlg.set_tools_enabled(on)

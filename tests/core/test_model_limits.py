@@ -100,13 +100,14 @@ async def test_lmstudio_windows_from_its_own_model_list(hub, fake_provider):
     fake_provider.openai_models = [{"id": "qwen2.5-7b-instruct"}, {"id": "gemma-3-4b"}]
     fake_provider.windows.lmstudio_models = [
         {"id": "qwen2.5-7b-instruct", "state": "loaded", "max_context_length": 32_768,
-         "loaded_context_length": 4_096},
+         "loaded_context_length": 4_096, "capabilities": ["tool_use"]},
         {"id": "gemma-3-4b", "state": "not-loaded", "max_context_length": 131_072},
     ]
     models = {m.id: m for m in await hub.list_models("local")}
     assert models["qwen2.5-7b-instruct"].context_window == 4_096  # as loaded, not the maximum
     assert models["gemma-3-4b"].context_window == 131_072
     assert not any(r.path == "/api/show" for r in fake_provider.requests)
+    assert models["qwen2.5-7b-instruct"].tools is True and models["gemma-3-4b"].tools is None
 
 
 async def test_a_server_that_says_nothing_keeps_the_safe_default(hub, fake_provider):

@@ -400,3 +400,60 @@ async def test_a_runner_without_tools_sends_none(env, fake_provider):
     fake_provider.script("ok")
     await plain.send(sid, [TextBlock("hi")], model_ref=SONNET)
     assert "tools" not in env.bodies()[-1] and "system" not in env.bodies()[-1]
+
+
+# --- compatible servers that say their model takes tools ------------------------------
+
+
+def say_tools(fake: Any, how: str, takes: bool) -> None:
+    """Make the fake answer like a server saying whether ``llama3.2`` takes tools."""
+    fake.openai_models = [{"id": "llama3.2"}]
+    if how == "ollama":  # Ollama's /api/show capabilities
+        caps = ["completion", "tools"] if takes else ["completion"]
+        fake.windows.ollama_show["llama3.2"] = {
+            "capabilities": caps, "model_info": {"llama.context_length": 8_192}}
+        return
+    fake.windows.llamacpp(8_192)
+    props = fake.windows.props
+    if how == "props_caps":  # llama.cpp since 2025
+        props["chat_template_caps"] = {"supports_tools": takes, "supports_system_role": True}
+    else:  # an older llama.cpp: only the chat template tells
+        props["chat_template"] = (
+            "{% if tools %}<tools>{{ tools | tojson }}</tools>{% endif %}{{ messages }}"
+            if takes else "{% for m in messages %}{{ m.content }}{% endfor %}")
+
+
+@pytest.mark.parametrize("how", ["props_caps", "props_template", "ollama"])
+async def test_a_compatible_server_that_says_its_model_takes_tools_gets_them(env, how):
+    say_tools(env.fake, how, takes=True)
+    sid = await env.session("Local")
+    env.fake.script("With tools.")
+    await env.send(sid, "hi", LOCAL)
+    body = env.bodies()[-1]
+    assert tool_names(body) == ["set_context", "load_context", "unload_context",
+                                "session_search"]
+    assert "set_context tool" in system_text(body) and "load_context(key)" in system_text(body)
+    assert env.hub.model_info(LOCAL).tools is True
+    space = (await env.store.get_session(sid)).space_id
+    await env.tools.set_enabled(space, False)  # the space's switch still wins
+    env.fake.script("Without.")
+    await env.send(sid, "again", LOCAL)
+    assert "tools" not in env.bodies()[-1]
+
+
+@pytest.mark.parametrize("how", ["props_caps", "props_template", "ollama"])
+async def test_a_compatible_server_saying_no_or_nothing_gets_no_tools_nor_their_prompt(
+    env, how
+):
+    say_tools(env.fake, how, takes=False)
+    sid = await env.session("Local")
+    memories = env.tools.memories
+    await memories.set((await env.store.get_session(sid)).space_id, "Prefers metric units.")
+    env.fake.script("No tools.")
+    await env.send(sid, "hi", LOCAL)
+    body = env.bodies()[-1]
+    assert "tools" not in body and env.hub.model_info(LOCAL).tools is False
+    system = system_text(body)
+    assert "Prefers metric units." in system  # the notes, as plain context
+    assert "set_context" not in system and "load_context" not in system
+    assert "max_tokens" in body
