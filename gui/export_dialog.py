@@ -3,9 +3,11 @@
 Export formats (``core.export``): Markdown to read, Parley JSON to keep
 everything, Anthropic messages JSON and OpenAI chat messages JSON to reuse
 the conversation elsewhere. The Save dialog's file type picks the format.
-Import reads any of the three JSON forms (``core.importing`` detects which)
-and refuses, with its reason, a file that is not a conversation; nothing is
-written then. What a format could not carry is said after the export or import.
+Import reads chat histories (ChatGPT, Claude.ai, Open WebUI exports), Parley's
+own exports (JSON or Markdown) and Anthropic / OpenAI messages
+(``core.import_history`` detects which, ``gui.import_dialog`` runs it) and
+refuses, with its reason, a file that is none of these; nothing is written
+then. What a format could not carry is said after the export or import.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ EXPORT_FILTERS: tuple[tuple[str, str], ...] = (
     ("anthropic", "Anthropic messages JSON (*.anthropic.json *.json)"),
     ("openai", "OpenAI chat messages JSON (*.openai.json *.json)"),
 )
-IMPORT_FILTER = "Conversations (*.json);;All files (*)"
+IMPORT_FILTER = ("Conversations and chat histories (*.json *.md *.markdown);;"
+                 "All files (*)")
 
 
 class CannotWriteFile(ParleyError):
@@ -123,24 +126,6 @@ def ask_import_source(parent: QWidget | None, folder: Path | None = None) -> Pat
     return Path(name) if name else None
 
 
-async def import_from_file(store: Any, path: Path, space_id: str | None) -> Any:
-    """Import a conversation file as a new chat in ``space_id``.
-
-    Returns:
-        ``core.importing.ImportResult`` (the new session, turns imported, format, lost).
-
-    Raises:
-        NotAConversation: the file is not a conversation (its reason says why).
-        CannotReadFile: the file cannot be read.
-    """
-    from core.importing import import_file
-
-    try:
-        return await import_file(store, path, space_id=space_id)
-    except OSError as exc:
-        raise CannotReadFile(path, exc.strerror or str(exc)) from exc
-
-
 def lost_note(lost: list[str]) -> str:
     """One line about what a format left out ('' when nothing)."""
     return (" Left out: " + " ".join(lost)) if lost else ""
@@ -175,8 +160,10 @@ def export_chat(window: Any, session_id: str | None = None) -> bool:
 
 
 def import_chat(window: Any) -> bool:
-    """Ask for a conversation file and import it as a new chat in the current space,
-    which then opens. False when the person cancelled (or chats are not shown yet)."""
+    """Ask for a file and import it into the current space (``gui.import_dialog``): one
+    conversation opens as a new chat; a chat history (ChatGPT, Claude.ai, Open WebUI)
+    imports with a progress dialog and a summary. False when the person cancelled
+    (or chats are not shown yet)."""
     chat = window.chat
     if chat is None:
         return False
@@ -184,16 +171,9 @@ def import_chat(window: Any) -> bool:
     if path is None:
         return False
     _remember_folder(window, path)
+    from gui.import_dialog import start_import
 
-    async def go() -> None:
-        result = await import_from_file(window.store, path, chat.space_id)
-        window.show_chat()
-        await chat.show_fork(result.session)
-        n = result.turns_imported
-        window.undo.notice(f"Imported {n} message{'s' if n != 1 else ''} "
-                           f"({result.source_format}).{lost_note(result.lost)}")
-
-    window.tasks.spawn(go(), name="import")
+    start_import(window, path, chat.space_id)
     return True
 
 

@@ -182,7 +182,8 @@ class WindowCommands:
         return export_chat(self, session_id)
 
     def import_conversation(self) -> bool:
-        """Import a conversation file (Parley, Anthropic or OpenAI JSON) as a new chat."""
+        """Import a chat history (ChatGPT, Claude.ai, Open WebUI) or a conversation file
+        (Parley JSON or Markdown, Anthropic or OpenAI messages)."""
         from gui.export_dialog import import_chat
 
         return import_chat(self)

@@ -1,0 +1,123 @@
+"""File ▸ Import: a chat history (many chats) or one conversation, with progress and a summary.
+
+The file is read by ``core.import_history.import_path``. While it is read and
+written a progress dialog shows how many conversations are in (after a short
+delay, so a single chat does not flash one); Cancel rolls the import back:
+nothing is imported. One conversation opens as the new chat with a short
+notice (as before); a history shows its summary ("412 chats, 9,310 messages,
+3 forks from a ChatGPT export; 2 images not included: …") in a box the person
+closes, and the sidebar lists the new chats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
+
+#: Milliseconds before the progress dialog shows (a small file is done before).
+SHOW_AFTER_MS = 300
+
+
+class ImportProgress(QObject):
+    """A progress dialog for one import, fed from the store's thread.
+
+    Attributes:
+        dialog: the ``QProgressDialog`` (object name ``import-progress``).
+        cancel_asked: set when the person pressed Cancel (read on the store's thread).
+    """
+
+    #: (done, total) conversations written; emitted on the GUI thread.
+    advanced = Signal(int, int)
+
+    def __init__(self, parent: QWidget, name: str) -> None:
+        super().__init__(parent)
+        self.cancel_asked = threading.Event()
+        self.dialog = QProgressDialog(f"Reading {name}…", "Cancel", 0, 0, parent)
+        self.dialog.setObjectName("import-progress")
+        self.dialog.setWindowTitle("Importing")
+        self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        self.dialog.setMinimumDuration(SHOW_AFTER_MS)
+        self.dialog.setAutoClose(False)
+        self.dialog.setAutoReset(False)
+        self.dialog.canceled.connect(self._cancel)
+        self.advanced.connect(self._show)
+        self._loop = asyncio.get_running_loop()  # made inside the import's task
+
+    def _cancel(self) -> None:
+        self.cancel_asked.set()
+        self.dialog.setLabelText("Cancelling… nothing will be imported.")
+
+    def _show(self, done: int, total: int) -> None:
+        if self.cancel_asked.is_set():
+            return
+        self.dialog.setMaximum(total)
+        self.dialog.setValue(done)
+        self.dialog.setLabelText(f"Importing conversation {done:,} of {total:,}…")
+
+    def progress(self, done: int, total: int) -> None:
+        """``core.import_history``'s progress callback (store thread): shown on the GUI."""
+        if done == total or done % 10 == 1:
+            self._loop.call_soon_threadsafe(self.advanced.emit, done, total)
+
+    def cancelled(self) -> bool:
+        """``core.import_history``'s cancel check (store thread)."""
+        return self.cancel_asked.is_set()
+
+    def close(self) -> None:
+        """Close the dialog (the import ended one way or another)."""
+        self.dialog.canceled.disconnect(self._cancel)
+        self.dialog.reset()
+        self.dialog.close()
+        self.dialog.deleteLater()
+        self.deleteLater()
+
+
+def start_import(window: Any, path: Path, space_id: str | None) -> None:
+    """Import ``path`` into ``space_id`` as a task of ``window`` (see the module docstring).
+
+    Errors (a refused file, one that cannot be read) reach the window's problem
+    display; a cancel is said in a notice.
+    """
+    window.tasks.spawn(_run(window, path, space_id), name="import")
+
+
+async def _run(window: Any, path: Path, space_id: str | None) -> None:
+    from core.import_history import import_path
+    from core.store.imports import ImportCancelled
+    from gui.export_dialog import CannotReadFile, lost_note
+
+    progress = ImportProgress(window, path.name)
+    window.import_progress = progress  # tests and a second import see it
+    try:
+        summary = await import_path(window.store, path, space_id=space_id,
+                                    progress=progress.progress, cancelled=progress.cancelled)
+    except ImportCancelled as exc:
+        window.undo.notice(exc.message)
+        return
+    except OSError as exc:
+        raise CannotReadFile(path, exc.strerror or str(exc)) from exc
+    finally:
+        progress.close()
+        window.import_progress = None
+    chat = window.chat
+    if summary.single is not None:
+        result = summary.single
+        window.show_chat()
+        await chat.show_fork(result.session)
+        n = result.turns_imported
+        window.undo.notice(f"Imported {n} message{'s' if n != 1 else ''} "
+                           f"({result.source_format}).{lost_note(result.lost)}")
+        return
+    await chat.load_sidebar()
+    box = QMessageBox(QMessageBox.Icon.Information, "Import finished",
+                      f"Imported {path.name}: {summary.text()}", QMessageBox.StandardButton.Ok,
+                      window)
+    box.setObjectName("import-summary")
+    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    box.open()

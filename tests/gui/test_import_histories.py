@@ -1,0 +1,120 @@
+"""File ▸ Import of chat histories on the real window: a progress dialog, a summary, the
+chats listed (their branches as versions of them), Cancel imports nothing; Markdown opens
+as a chat."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from PySide6.QtWidgets import QMessageBox, QPushButton
+
+from gui import export_dialog
+from gui.import_dialog import ImportProgress
+from tests.histories import chatgpt_export, lisbon_trip, write_chatgpt_folder
+
+pytestmark = pytest.mark.timeout(90)
+
+
+@pytest.fixture(autouse=True)
+def _no_scripted_files():
+    yield
+    export_dialog.answers.clear()
+
+
+def _summary_box(w) -> QMessageBox | None:
+    boxes = [b for b in w.findChildren(QMessageBox, "import-summary") if b.isVisible()]
+    return boxes[0] if boxes else None
+
+
+def _all(driver, w) -> list:
+    return driver.run(w.store.list_sessions(limit=10_000, include_archived=True,
+                                            include_versions=True))
+
+
+def test_a_chatgpt_history_imports_with_a_summary_and_lists_its_chats(driver, tmp_path):
+    w = driver.configured()
+    lisbon, _ = lisbon_trip()
+    path = write_chatgpt_folder(tmp_path / "export", [lisbon.to_json(), *chatgpt_export(20)],
+                                {"file-TramPhoto1-tram.png": "file-TramPhoto1"})
+    export_dialog.answers.append(path)
+
+    assert w.import_conversation() is True
+    driver.until(lambda: _summary_box(w) is not None, timeout=30)
+
+    text = _summary_box(w).text()
+    assert text.startswith("Imported conversations.json: 21 chats, 221 messages, 4 forks from a "
+                           "ChatGPT export; 2 images not included: file-NotInExport9, "
+                           "file-DalleTram77.")
+    listed = [s for s in _all(driver, w) if not s.is_version]
+    assert len(listed) == 21
+    assert all(w.sidebar.model.has(s.id) for s in listed)
+    versions = [s for s in _all(driver, w) if s.is_version]
+    assert len(versions) == 4  # where the sidebar shows versions is the versions work's
+    assert {v.parent_session_id for v in versions} <= {s.id for s in listed}
+    assert w.import_progress is None  # the progress dialog is gone
+    _summary_box(w).accept()
+
+    # The same file again: nothing new, and the summary says so.
+    export_dialog.answers.append(path)
+    assert w.import_conversation() is True
+    driver.until(lambda: _summary_box(w) is not None, timeout=30)
+    assert "21 conversations imported before were left out." in _summary_box(w).text()
+    assert len(_all(driver, w)) == 25
+
+
+def test_cancel_in_the_progress_dialog_imports_nothing(driver, tmp_path, monkeypatch):
+    w = driver.configured()
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(chatgpt_export(100, turns=6)), encoding="utf-8")
+    export_dialog.answers.append(path)
+    seen: list[int] = []
+    clicked = threading.Event()
+    shown = ImportProgress.progress
+
+    def held(self, done: int, total: int) -> None:  # store thread: wait for the click
+        shown(self, done, total)
+        if done == 1:
+            assert clicked.wait(20)
+
+    monkeypatch.setattr(ImportProgress, "progress", held)
+
+    assert w.import_conversation() is True
+    driver.until(lambda: getattr(w, "import_progress", None) is not None)
+    dialog = w.import_progress.dialog
+
+    def first_step(done: int, _total: int) -> None:
+        seen.append(done)
+        dialog.findChild(QPushButton).click()  # the dialog's Cancel button
+        clicked.set()
+
+    w.import_progress.advanced.connect(first_step)
+    driver.until(lambda: "cancelled" in w.toast.message, timeout=30)
+
+    assert seen == [1]  # one chat was written, then all was rolled back
+    assert "Nothing was imported" in w.toast.message
+    assert _all(driver, w) == []
+    assert _summary_box(w) is None and w.import_progress is None
+
+
+def test_a_markdown_export_imports_back_as_a_chat(driver, tmp_path):
+    from core.content import TextBlock, Turn
+
+    w = driver.configured()
+    s = driver.run(w.store.create_session(title="Tea"))
+    for turn in (Turn("user", [TextBlock("Green or black?")]),
+                 Turn("assistant", [TextBlock("Green, at 80 °C.")])):
+        driver.run(w.store.append_turn(s.id, turn))
+    driver.run(w.chat.load_sidebar())
+    export_dialog.answers.append(("markdown", tmp_path / "tea"))
+    w.export_session(s.id)
+    driver.until(lambda: (tmp_path / "tea.md").exists())
+
+    export_dialog.answers.append(tmp_path / "tea.md")
+    assert w.import_conversation() is True
+    driver.until(lambda: w.session_id not in (None, s.id) and "Imported" in w.toast.message)
+    assert "Imported 2 messages (markdown)" in w.toast.message
+    turns = driver.run(w.store.get_turns(w.session_id))
+    assert [t.text() for t in turns] == ["Green or black?", "Green, at 80 °C."]
+    assert driver.run(w.store.get_session(w.session_id)).title == "Tea"
