@@ -61,10 +61,45 @@ def version() -> str:
     return VERSION
 
 
-def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
-    """Parse Parley's options; returns (options, the remaining arguments for Qt)."""
+#: The sentence ``parley`` prints (exit 2) when no window can be shown (:func:`can_show_window`).
+NO_DISPLAY = (
+    "Parley needs a graphical desktop and found none (neither DISPLAY nor WAYLAND_DISPLAY "
+    "is set): start it from a desktop session, or use 'parley --self-test', "
+    "'--migrate-only' or '--import FILE', which need no window."
+)
+
+_EPILOG = """\
+Qt's own options (for example -style Fusion, -platform xcb) go after '--':
+  parley --home ~/parley-test -- -style Fusion
+
+environment:
+  PARLEY_HOME          where Parley keeps its data (--home wins)
+  PARLEY_THEME         light or dark, instead of the desktop's colour scheme
+  OPENAI_BASE_URL      another server than OpenAI's makes the built-in OpenAI
+                       provider an OpenAI-compatible server (llama.cpp, Ollama …)
+  PARLEY_OPENAI_URLS   more API roots that are OpenAI's own (a gateway in front
+                       of OpenAI), space-separated
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL: as the SDKs read them
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``parley`` command line: one ``add_argument`` per option Parley accepts.
+
+    An option that works without a window (``--version``, ``--self-test``,
+    ``--migrate-only``, ``--import``) is handled in :func:`main` before the
+    display check.
+
+    Returns:
+        The parser; ``--help`` prints what it lists, an unknown option is an error
+        (usage on stderr, exit status 2).
+    """
     parser = argparse.ArgumentParser(
-        prog="parley", description="Parley: a desktop chat app for large language models."
+        prog="parley",
+        description="Parley: a desktop chat app for large language models.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
     parser.add_argument("--home", metavar="DIR",
                         help="keep Parley's data in DIR (same as PARLEY_HOME)")
@@ -79,7 +114,28 @@ def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
                         help="import FILE (a ChatGPT, Claude.ai or Open WebUI export, a Parley "
                              "export, Anthropic or OpenAI messages) without opening a window, "
                              "print a summary and exit (2: refused, with the reason)")
-    return parser.parse_known_args(list(argv))
+    return parser
+
+
+def parse_args(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
+    """Parse Parley's options; what follows ``--`` is left for Qt.
+
+    Args:
+        argv: the arguments after the program name.
+
+    Returns:
+        (options, Qt's arguments: those after the first ``--``).
+
+    Raises:
+        SystemExit: 2 after printing the usage and the reason for an unknown option
+            or a missing value; 0 after ``--help``.
+    """
+    args = list(argv)
+    qt_argv: list[str] = []
+    if "--" in args:
+        cut = args.index("--")
+        args, qt_argv = args[:cut], args[cut + 1:]
+    return build_parser().parse_args(args), qt_argv
 
 
 def setup_logging(log_dir: Path) -> Path | None:
@@ -447,9 +503,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         The process exit status: 0 on a normal close, 2 when Parley cannot start
-        (the data folder cannot be created: the reason is on stderr and, when
-        a window can be shown, in a message box), ``--migrate-only`` failed or
-        ``--import`` refused its file.
+        (no display to show a window on: :data:`NO_DISPLAY` on stderr; the data
+        folder cannot be created: the reason is on stderr and, when a window can
+        be shown, in a message box), ``--migrate-only`` failed or ``--import``
+        refused its file.
+
+    Raises:
+        SystemExit: 2 for an unknown option (argparse prints the usage), 0 after
+            ``--help``.
     """
     args, qt_argv = parse_args(sys.argv[1:] if argv is None else argv)
     if args.version:
@@ -471,6 +532,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from core.import_cli import import_only
 
         return import_only(args.import_file, home)
+    if not can_show_window():  # Qt would abort (SIGABRT) with a misleading xcb message
+        print(NO_DISPLAY, file=sys.stderr, flush=True)
+        return EXIT_CANNOT_START
     from core.paths import DataDirError, data_dir
 
     try:

@@ -17,10 +17,47 @@ def test_version_prints_and_exits(capsys):
     assert out.startswith("Parley ") and out.strip() != "Parley"
 
 
-def test_home_option_and_qt_arguments_pass_through(tmp_path):
-    args, rest = parse_args(["--home", str(tmp_path), "-style", "Fusion"])
+def test_home_option_and_qt_arguments_after_a_double_dash_pass_through(tmp_path):
+    args, rest = parse_args(["--home", str(tmp_path), "--", "-style", "Fusion"])
     assert args.home == str(tmp_path) and not args.version
     assert rest == ["-style", "Fusion"]
+
+
+@pytest.mark.parametrize("argv", [["--bogus"], ["-style", "Fusion"], ["--home"], ["--hom", "x"]])
+def test_an_unknown_option_is_an_error_with_the_usage(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: parley [-h] [--home DIR]") and "parley: error: " in err
+
+
+def test_help_lists_what_parley_accepts(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    for option in ("--home DIR", "--version", "--self-test", "--migrate-only", "--import FILE",
+                   "go after '--'", "PARLEY_HOME", "OPENAI_BASE_URL"):
+        assert option in out
+
+
+def test_without_a_display_parley_says_so_in_one_sentence_and_exits_2(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    if sys.platform in ("darwin", "win32"):
+        pytest.skip("a display is always there")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    home = tmp_path / "home"
+    done = subprocess.run([sys.executable, "-m", "gui.app", "--home", str(home)],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2  # was -6 (SIGABRT) after Qt's "xcb-cursor0 is needed"
+    assert done.stderr == app_module.NO_DISPLAY + "\n" and done.stdout == ""
+    assert "DISPLAY" in done.stderr and "xcb" not in done.stderr
+    assert not home.exists()  # nothing was created
 
 
 @pytest.fixture
