@@ -22,13 +22,13 @@ from core.errors import ParleyError
 log = logging.getLogger(__name__)
 
 Kind: TypeAlias = Literal["bool", "int", "float", "text", "choice", "model", "json"]
-Section: TypeAlias = Literal["Providers", "Chat", "Compaction", "Backups", "Keyboard",
+Section: TypeAlias = Literal["Providers", "Chat", "Tools", "Compaction", "Backups", "Keyboard",
                              "Experimental"]
 ChangeListener = Callable[[str, Any], None]
 
 #: The Settings dialog's pages, in order.
-SECTIONS: tuple[Section, ...] = ("Providers", "Chat", "Compaction", "Backups", "Keyboard",
-                                 "Experimental")
+SECTIONS: tuple[Section, ...] = ("Providers", "Chat", "Tools", "Compaction", "Backups",
+                                 "Keyboard", "Experimental")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,10 +124,10 @@ SETTINGS: tuple[Setting, ...] = (
             optional=True, bare_model=True),
     Setting("tools.max_rounds", "int", 8, "Tool rounds per message",
             "How many times the model may call tools (memory, skills, search) before it "
-            "must answer.", "Chat", minimum=1, maximum=100, unit="rounds"),
+            "must answer.", "Tools", minimum=1, maximum=100, unit="rounds"),
     Setting("tools.mcp_timeout_s", "float", 60.0, "MCP tool time limit",
             "How long a tool of an MCP server may work before the call is abandoned and the "
-            "model is told (a server's own \"timeout\" in mcp.json wins).", "Chat",
+            "model is told (a server's own \"timeout\" in mcp.json wins).", "Tools",
             minimum=1, maximum=3600, unit="seconds"),
     Setting("chat.system_prompt", "text", "", "System prompt for new chats",
             "Instructions sent to the model in every new chat; leave empty for none.",

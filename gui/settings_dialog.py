@@ -1,7 +1,8 @@
 """The Settings dialog, generated from ``core.settings.SETTINGS``.
 
 Pages: Providers (``gui.settings_providers``: the providers, their keys and
-server addresses, the model for new chats, the prompt cache), Chat, Compaction,
+server addresses, the model for new chats, the prompt cache), Chat, Tools
+(``gui.settings_tools``: MCP servers, tool rounds), Compaction,
 Keyboard (rebind any action of ``gui.actions``: ``gui.keymap_editor``) and
 Experimental. Every generated field applies at once: a valid value is stored
 in sessions.db (through the shared ``Settings`` of the store, so listeners
@@ -235,6 +236,7 @@ class SettingsDialog(QDialog):
             "Providers": lambda: self.providers,
             "Backups": self._backups_page,
             "Keyboard": self._keyboard_page,
+            "Tools": self._tools_page,
             "Experimental": lambda: self._generated_page("Experimental", EXPERIMENTAL_INTRO),
         }
         for section in SECTIONS:
@@ -294,6 +296,19 @@ class SettingsDialog(QDialog):
                                                                  None), self.tasks, page)
         lay.addWidget(self.backups_info)
         self.add_fields("Backups", lay, page)
+        lay.addStretch(1)
+        return page
+
+    def _tools_page(self) -> QWidget:
+        """The MCP servers (``gui.settings_tools``), then the ``tools.*`` fields."""
+        from gui.settings_tools import ToolsPage
+
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        self.tools_page = ToolsPage(getattr(self.parentWidget(), "mcp", None),
+                                    getattr(self.hub, "keys", None), self.tasks, page)
+        lay.addWidget(self.tools_page)
+        self.add_fields("Tools", lay, page)
         lay.addStretch(1)
         return page
 
@@ -382,4 +397,5 @@ class SettingsDialog(QDialog):
             self._listing.cancel()
         for editor in self.editors.values():
             editor.flush()
+        self.tools_page.close_page()
         super().done(result)

@@ -57,6 +57,7 @@ class McpConfigError(ParleyError):
     Attributes:
         path: the file.
         server: the server's name, or None for the file as a whole.
+        problem: what is wrong, alone (for a form that names the server itself).
     """
 
     def __init__(self, path: Path | str, problem: str, server: str | None = None,
@@ -67,6 +68,7 @@ class McpConfigError(ParleyError):
         super().__init__(f"MCP configuration problem in {where}: {problem}. {advice}")
         self.path = Path(path)
         self.server = server
+        self.problem = problem
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,12 @@ class ServerConfig:
     def kind(self) -> str:
         """``stdio`` or ``http``."""
         return "stdio" if self.command else "http"
+
+    def launch(self) -> tuple[Any, ...]:
+        """What starting or reaching the server depends on: a change here needs a restart
+        (``alwaysAllow``, ``disabledTools`` and ``timeout`` do not)."""
+        return (self.command, self.args, tuple(self.env.items()), self.cwd, self.url,
+                tuple(self.headers.items()))
 
     def describe(self) -> str:
         """One line for people: the command line or the URL."""

@@ -70,8 +70,9 @@ class McpHost:
             self.configs, self.error = {}, exc
 
     async def save(self, servers: Mapping[str, ServerConfig]) -> None:
-        """Write ``servers`` to ``mcp.json`` and use them; a server whose entry changed
-        (or that was removed) is stopped, to start again as configured when next used.
+        """Write ``servers`` to ``mcp.json`` and use them; a server whose command, URL,
+        environment or headers changed (or that was removed) is stopped, to start again as
+        configured when next used.
 
         Raises:
             McpConfigError: the file could not be written (nothing changed).
@@ -79,8 +80,11 @@ class McpHost:
         await asyncio.to_thread(cfg.save, self.path, servers)
         old, self.configs, self.error = self.configs, dict(servers), None
         for name, conf in old.items():
-            if servers.get(name) != conf:
+            new = servers.get(name)
+            if new is None or new.launch() != conf.launch():
                 await self.stop(name)
+            elif name in self._conns:
+                self._conns[name].config = new
 
     # --- the MCP loop -----------------------------------------------------------------
 
@@ -147,7 +151,7 @@ class McpHost:
             raise ServerFailed(name, f"There is no MCP server called “{name}” any more "
                                      "(it was removed in Settings → Tools).")
         conn = self._conns.get(name)
-        if conn is None or conn.config != conf:
+        if conn is None or conn.config.launch() != conf.launch():
             conn = Connection(conf, env=self._secrets(conf, "env", conf.env),
                               headers=self._secrets(conf, "headers", conf.headers),
                               on_change=self._changed)

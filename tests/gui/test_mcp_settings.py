@@ -1,0 +1,139 @@
+"""Settings → Tools on the real window: MCP servers listed with their status, started,
+added, edited, removed, imported from Claude desktop, tools switched off; by keyboard
+where a person would."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+
+from core.mcp.config import KEYRING_MARK
+from gui import dialogs
+from tests.fakes.mcp_server import stdio_entry
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _servers(path) -> dict:
+    return json.loads(path.read_text())["mcpServers"]
+
+
+@pytest.fixture
+def mcp_json(home):
+    path = home / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {
+        "fake": stdio_entry(), "broken": stdio_entry("--fail-start")}}))
+    return path
+
+
+def _tools_page(driver, w):
+    dlg = w.open_settings()
+    dlg.show_section("Tools")
+    driver.until(lambda: dlg.ready)
+    return dlg, dlg.tools_page
+
+
+def _rows(page) -> list[str]:
+    return [page.list.item(i).text() for i in range(page.list.count())]
+
+
+def test_servers_start_show_status_and_tools_can_be_switched_off(driver, qtbot, mcp_json):
+    w = driver.configured()
+    dlg, page = _tools_page(driver, w)
+    assert _rows(page) == ["fake — Not started (starts when a chat first needs it)",
+                           "broken — Not started (starts when a chat first needs it)"]
+    page.list.setFocus()
+    qtbot.keyClick(page.list, Qt.Key.Key_Home)
+    qtbot.keyClick(page, Qt.Key.Key_R, Qt.KeyboardModifier.AltModifier)  # Start / restart
+    driver.until(lambda: _rows(page)[0].startswith("fake — Ready — "), timeout=30)
+    tools = [page.tools.item(i).data(Qt.ItemDataRole.UserRole)
+             for i in range(page.tools.count())]
+    assert tools[:3] == ["echo", "add", "picture"]
+    assert all(page.tools.item(i).checkState() == Qt.CheckState.Checked
+               for i in range(page.tools.count()))
+    # Untick "crash" with the keyboard: it is written to mcp.json.
+    page.tools.setFocus()
+    page.tools.setCurrentRow(tools.index("crash"))
+    qtbot.keyClick(page.tools, Qt.Key.Key_Space)
+    driver.until(lambda: _servers(mcp_json)["fake"].get("disabledTools") == ["crash"]
+                 and page.tools.item(tools.index("crash")).checkState()
+                 == Qt.CheckState.Unchecked and dlg.tasks.pending == 0)
+    assert _rows(page)[0].startswith("fake — Ready — ")  # not restarted for that
+    # The failing server shows the server's own words.
+    page.list.setCurrentRow(1)
+    page.restart_server()
+    driver.until(lambda: _rows(page)[1].startswith("broken — Failed"), timeout=30)
+    assert "cannot open the database /nowhere/db.sqlite" in page.detail.text()
+    dlg.close()
+
+
+def test_add_edit_and_remove_a_server_with_a_secret_in_the_keyring(driver, qtbot, mcp_json):
+    w = driver.configured()
+    dlg, page = _tools_page(driver, w)
+    server = page.add_server()
+    qtbot.keyClicks(server.name_edit, "notes")
+    qtbot.keyClicks(server.command, "npx")
+    qtbot.keyClicks(server.args, '-y server-fs "/my notes"')
+    server.env.setPlainText("DEBUG=1\nNOTES_API_KEY=sk-very-secret")
+    qtbot.keyClick(server.command, Qt.Key.Key_Return)
+    driver.until(lambda: "notes" in _servers(mcp_json))
+    entry = _servers(mcp_json)["notes"]
+    assert entry == {"command": "npx", "args": ["-y", "server-fs", "/my notes"],
+                     "env": {"DEBUG": "1", "NOTES_API_KEY": KEYRING_MARK}}
+    assert "sk-very-secret" not in mcp_json.read_text()
+    driver.until(lambda: w.hub.keys.get("mcp:notes:env:NOTES_API_KEY") is not None)
+    assert w.hub.keys.get("mcp:notes:env:NOTES_API_KEY").value == "sk-very-secret"
+    assert _rows(page)[-1].startswith("notes — ")
+
+    # A bad URL is refused in the dialog, which stays open.
+    edit = page.edit_server()
+    assert edit.env.toPlainText() == f"DEBUG=1\nNOTES_API_KEY={KEYRING_MARK}"
+    edit.kind.setCurrentIndex(1)
+    edit.url.setText("ftp://example.com/mcp")
+    edit.accept()
+    assert edit.isVisible() and "must start with http:// or https://" in edit.error_label.text()
+    edit.url.setText("http://127.0.0.1:9/mcp")
+    edit.accept()
+    driver.until(lambda: _servers(mcp_json)["notes"] == {"url": "http://127.0.0.1:9/mcp"})
+    assert list(_servers(mcp_json)) == ["fake", "broken", "notes"]  # kept its place
+
+    dialogs.answers.append(True)
+    page.remove_server()
+    driver.until(lambda: "notes" not in _servers(mcp_json))
+    assert "notes" not in " ".join(_rows(page))
+    dlg.close()
+
+
+def test_import_from_claude_desktop(driver, qtbot, mcp_json, tmp_path):
+    w = driver.configured()
+    dlg, page = _tools_page(driver, w)
+    page.claude_path = tmp_path / "nothing.json"
+    page.import_claude()
+    assert "Claude desktop's configuration is not there" in page.message.text()
+    claude = tmp_path / "claude_desktop_config.json"
+    claude.write_text(json.dumps({"mcpServers": {
+        "fake": {"command": "other"},
+        "github": {"command": "npx", "args": ["-y", "gh"],
+                   "env": {"GITHUB_TOKEN": "ghp_secret"}}}}))
+    page.claude_path = claude
+    qtbot.keyClick(page, Qt.Key.Key_I, Qt.KeyboardModifier.AltModifier)
+    driver.until(lambda: "github" in _servers(mcp_json))
+    servers = _servers(mcp_json)
+    assert servers["fake"]["args"][-1] == "tests.fakes.mcp_server"  # kept, not overwritten
+    assert servers["github"]["env"] == {"GITHUB_TOKEN": KEYRING_MARK}
+    driver.until(lambda: "Imported from Claude desktop: github." in page.message.text())
+    assert w.hub.keys.get("mcp:github:env:GITHUB_TOKEN").value == "ghp_secret"
+    dlg.close()
+
+
+def test_a_bad_mcp_json_is_explained_on_the_page(driver, home):
+    (home / "mcp.json").write_text('{"mcpServers": {"x": {"command": "a", "url": "http://b"}}}')
+    w = driver.configured()
+    dlg, page = _tools_page(driver, w)
+    assert page.file_error.isVisibleTo(page)
+    assert "the server “x”" in page.file_error.text()
+    assert "both a “command” and a “url”" in page.file_error.text()
+    assert page.list.count() == 0
+    dlg.close()
