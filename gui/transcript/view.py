@@ -30,6 +30,7 @@ from core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
 from gui.long_text import unbreak
 from gui.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
 from gui.theme import transcript_colors
+from gui.transcript.actions_row import MessageActions
 from gui.transcript.jump import JumpButton
 from gui.transcript.layout import Hit, Placed, RowLayout, indexed_target
 from gui.transcript.listview import TranscriptListView
@@ -105,7 +106,9 @@ class TranscriptView(QWidget):
             id; -1 previous, +1 next), or Alt+Left / Alt+Right on it.
 
     A "↓ Latest" button (``jump_button``) floats over the bottom-right corner
-    while the view is scrolled up; it scrolls to the end.
+    while the view is scrolled up; it scrolls to the end. The buttons of the
+    hovered or focused message (``actions_row``: copy, edit, regenerate, fork,
+    continue, ‹ ›) float over its corner (``gui.transcript.actions_row``).
 
     Keys on the focused message (j/k and the arrows, c, e, f, r, Space …)
     are the ``message.*`` actions of ``gui.actions``; they, the context menu
@@ -147,6 +150,8 @@ class TranscriptView(QWidget):
         self.model.rangeWanted.connect(self.compactedTurnsWanted)
         self.jump_button = JumpButton(lv)
         self.jump_button.clicked.connect(self.jump_to_latest)
+        #: copy / edit / regenerate / fork / continue / ‹ › over the hovered or focused message
+        self.actions_row = MessageActions(self)
         self._error: tuple[str, bool] | None = None
         #: () -> [(label, provider:model)] offered by "Regenerate with"; set by the window.
         self.model_choices: Callable[[], list[tuple[str, str]]] = list

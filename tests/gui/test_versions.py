@@ -135,6 +135,25 @@ def test_a_search_hit_in_another_version_opens_that_version(driver: Any) -> None
     _regenerate(driver, w, "Tiles and viewpoints.")
     assert w.session_id == chat and _texts(w)[-1] == "Tiles and viewpoints."
 
+    # The buttons over the reply offer the versions too (Tab reaches them).
+    lv, bar = w.transcript.list_view, w.transcript.actions_row
+    _focus_row(w, 1)
+    driver.until(lambda: bar.isVisible() and bar.row == 1)
+    prev, nxt = bar.buttons["version_previous"], bar.buttons["version_next"]
+    assert not prev.isHidden() and prev.isEnabled() and not nxt.isEnabled()
+    assert prev.toolTip() == "Previous version (Alt+Left, [)"
+    driver.qtbot.keyClick(lv, Qt.Key.Key_Tab)
+    assert prev.hasFocus()
+    driver.qtbot.keyClick(prev, Qt.Key.Key_Space)
+    driver.until(lambda: _texts(w)[-1] == "Castles and trams." and w.tasks.pending == 0)
+    assert _versions(w) == [None, (1, 2)]
+    w.chat.open_session(chat)  # the chat's row: the version shown stays
+    driver.settle(w)
+    assert _texts(w)[-1] == "Castles and trams."
+    _focus_row(w, 1)
+    driver.qtbot.keyClick(lv, Qt.Key.Key_Right, ALT)
+    driver.until(lambda: _texts(w)[-1] == "Tiles and viewpoints." and w.tasks.pending == 0)
+
     [hit] = driver.run(w.store.search("castles"))
     w.chat.open_at(hit.session_id, hit.turn_id, "castles")
     driver.until(lambda: _texts(w) == ["What to see in Lisbon?", "Castles and trams."]

@@ -1,0 +1,268 @@
+"""The row of buttons over a message: copy, edit, regenerate, fork, continue, versions.
+
+:class:`MessageActions` floats over the bottom-right corner of one message of
+the transcript: the one under the pointer, or — while the messages (or these
+buttons) have the keyboard focus — the focused one. Each button does what the
+message's key does (``TranscriptView.message_action``), and its tooltip names
+that key as the keymap has it now. Only the buttons that apply show: Edit on
+a message the person wrote, Regenerate under the last reply, Continue under a
+stopped or cut-off last reply, ‹ › on a message with versions.
+
+Keyboard: Tab on the focused message moves into the buttons, Tab / Shift+Tab
+and Left / Right move between them, Esc goes back to the message, and Tab on
+the last button leaves the transcript as Tab would. Icons are the app's SVGs
+(``resources/icons``), drawn in the text colour: no font is needed for them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
+from PySide6.QtGui import QCursor, QKeyEvent
+from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QToolButton, QToolTip, QWidget
+
+from gui.appearance import icon
+from gui.keymap import keymap_for
+
+if TYPE_CHECKING:
+    from gui.transcript.rows import Node
+    from gui.transcript.view import TranscriptView
+
+#: (name for ``message_action``, icon, label, keymap action id or None)
+BUTTONS: tuple[tuple[str, str, str, str | None], ...] = (
+    ("version_previous", "chevron-left", "Previous version", "message.version_previous"),
+    ("version_next", "chevron-right", "Next version", "message.version_next"),
+    ("copy", "copy", "Copy message", "message.copy"),
+    ("edit", "edit", "Edit message", "message.edit"),
+    ("regenerate", "regenerate", "Regenerate", "message.regenerate"),
+    ("continue", "continue", "Continue the reply", "message.retry"),
+    ("fork", "fork", "Fork from here", "message.fork"),
+)
+INSET = 8  # px between the buttons and the message's right and bottom edges
+ICON_PX = 16
+
+
+class MessageActions(QFrame):
+    """Buttons over the hovered or focused message of ``view`` (module doc).
+
+    Attributes:
+        row: the row the buttons act on (None while hidden).
+        buttons: ``{name: button}`` in :data:`BUTTONS` order.
+    """
+
+    def __init__(self, view: TranscriptView) -> None:
+        lv = view.list_view
+        super().__init__(lv.viewport())
+        self.view = view
+        self.row: int | None = None
+        self._hover: QPoint | None = None
+        self._keys_last = False  # the keyboard was used on the messages after the pointer
+        self.setObjectName("MessageActions")
+        self.setAccessibleName("Message actions")
+        self.setAutoFillBackground(True)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        box = QHBoxLayout(self)
+        box.setContentsMargins(2, 2, 2, 2)
+        box.setSpacing(0)
+        self.buttons: dict[str, QToolButton] = {}
+        for name, icon_name, label, _action in BUTTONS:
+            button = QToolButton(self)
+            button.setObjectName(f"MessageAction-{name}")
+            button.setAutoRaise(True)
+            button.setAccessibleName(label)
+            button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+            button.setCursor(Qt.CursorShape.PointingHandCursor)
+            button.setProperty("icon_name", icon_name)
+            button.clicked.connect(lambda _c=False, n=name: self.trigger(n))
+            button.installEventFilter(self)
+            box.addWidget(button)
+            self.buttons[name] = button
+        self._restyle()
+        self.hide()
+        self._later = QTimer(self, singleShot=True, interval=0)
+        self._later.timeout.connect(self.sync)
+        lv.viewport().installEventFilter(self)
+        lv.installEventFilter(self)
+        lv.verticalScrollBar().valueChanged.connect(self._soon)
+        lv.selectionModel().currentChanged.connect(self._soon)
+        for signal in (view.model.modelReset, view.model.rowsInserted, view.model.rowsRemoved,
+                       view.model.dataChanged):
+            signal.connect(self._soon)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._soon)
+
+    # -- which message --------------------------------------------------------
+    def _soon(self, *_args: object) -> None:
+        self._later.start()
+
+    def focused(self) -> bool:
+        """True while the messages or these buttons have the keyboard focus."""
+        focus = QApplication.focusWidget()
+        return focus is not None and (focus is self.view.list_view or self.isAncestorOf(focus))
+
+    def _target(self) -> int | None:
+        """The buttons' own focus keeps their row; then the focused message while the
+        keyboard was used last (or the pointer is not over the messages); then the
+        message under the pointer."""
+        lv = self.view.list_view
+        focus = QApplication.focusWidget()
+        if focus is not None and self.isAncestorOf(focus) and self.row is not None:
+            return self.row
+        current = lv.currentIndex().row()
+        keyboard = self.focused() and current >= 0
+        if keyboard and (self._keys_last or self._hover is None):
+            return current
+        if self._hover is not None:
+            row = lv.indexAt(self._hover).row()
+            return row if row >= 0 else None
+        return current if keyboard else None
+
+    def sync(self) -> None:
+        """Show the buttons that apply to the hovered / focused message, at its corner."""
+        row = self._target()
+        rows = self.view.model.rows
+        if row is None or not 0 <= row < len(rows):
+            self.row = None
+            focus = QApplication.focusWidget()
+            if focus is None or not self.isAncestorOf(focus):
+                self.hide()
+            return
+        self.row = row
+        node = rows[row]
+        shown = {name: self._applies(name, row, node) for name in self.buttons}
+        keymap = keymap_for(self.view)
+        for (name, _icon, label, action), button in zip(BUTTONS, self.buttons.values(),
+                                                          strict=True):
+            button.setVisible(shown[name] is not None)
+            button.setEnabled(bool(shown[name]))
+            keys = keymap.shown(action) if action else ""
+            button.setToolTip(f"{label} ({keys})" if keys else label)
+        self.adjustSize()
+        self._place(row)
+
+    def _applies(self, name: str, row: int, node: Node) -> bool | None:
+        """True: the button shows and works; False: shows disabled; None: hidden."""
+        view = self.view
+        if name in ("version_previous", "version_next"):
+            shown = view.version_of(node.key) if node.kind == "turn" else None
+            if shown is None:
+                return None
+            return shown[0] > 1 if name == "version_previous" else shown[0] < shown[1]
+        if name == "edit":
+            return True if view.editable(node) else None
+        if name == "regenerate":
+            ok = (node.turn.role == "assistant" and view.model.is_last(row)
+                  and view.can_regenerate())
+            return True if ok else None
+        if name == "continue":
+            return True if view.retry_kind(row) == "resume" or view.continuable(row) else None
+        return True
+
+    def _place(self, row: int) -> None:
+        lv = self.view.list_view
+        rect = lv.visualRect(lv.model().index(row, 0))
+        area = lv.viewport().rect()
+        x = max(0, rect.right() - self.width() - INSET)
+        y = rect.bottom() - self.height() - INSET // 2
+        y = max(area.top(), rect.top(), min(y, area.bottom() - self.height()))
+        self.move(x, y)
+        self.show()
+        self.raise_()
+
+    # -- acting -----------------------------------------------------------------
+    def trigger(self, name: str) -> bool:
+        """Do what button ``name`` does on :attr:`row`; False when it does not apply."""
+        row = self.row
+        if row is None:
+            return False
+        if name == "continue":
+            name = "retry" if self.view.retry_kind(row) == "resume" else "continue"
+        done = self.view.message_action(name, row)
+        if done and name == "copy":
+            QToolTip.showText(QCursor.pos(), "Copied", self)
+        return done
+
+    # -- events -------------------------------------------------------------------
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        lv = self.view.list_view
+        kind = event.type()
+        if obj is lv.viewport():
+            if kind == QEvent.Type.MouseMove:
+                self._hover = event.position().toPoint()  # type: ignore[attr-defined]
+                self._keys_last = False  # the pointer was used last
+                self._soon()
+            elif kind == QEvent.Type.Leave:
+                self._hover = None
+                self._soon()
+            elif kind == QEvent.Type.Resize:
+                self._soon()
+        elif obj is lv and kind == QEvent.Type.FocusIn:
+            if event.reason() != Qt.FocusReason.MouseFocusReason:  # type: ignore[attr-defined]
+                self._keys_last = True
+        elif isinstance(event, QKeyEvent) and kind == QEvent.Type.KeyPress:
+            if obj is lv:
+                self._keys_last = True
+                return self._key_on_messages(event)
+            if isinstance(obj, QToolButton):
+                return self._key_on_button(obj, event)
+        return False
+
+    def _live(self) -> list[QToolButton]:
+        return [b for b in self.buttons.values() if not b.isHidden() and b.isEnabled()]
+
+    def _key_on_messages(self, event: QKeyEvent) -> bool:
+        if event.key() != Qt.Key.Key_Tab or event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            return False
+        self.sync()
+        live = self._live() if self.row is not None else []
+        if not live:
+            return False
+        live[0].setFocus(Qt.FocusReason.TabFocusReason)
+        return True
+
+    def _key_on_button(self, button: QToolButton, event: QKeyEvent) -> bool:
+        live = self._live()
+        if button not in live:
+            return False
+        i = live.index(button)
+        key = event.key()
+        if key == Qt.Key.Key_Escape:
+            self.view.list_view.setFocus(Qt.FocusReason.OtherFocusReason)
+            return True
+        if key in (Qt.Key.Key_Backtab, Qt.Key.Key_Left) or (
+                key == Qt.Key.Key_Tab and event.modifiers() & Qt.KeyboardModifier.ShiftModifier):
+            target: QWidget = live[i - 1] if i > 0 else self.view.list_view
+            target.setFocus(Qt.FocusReason.BacktabFocusReason)
+            return True
+        if key in (Qt.Key.Key_Tab, Qt.Key.Key_Right):
+            if i + 1 < len(live):
+                live[i + 1].setFocus(Qt.FocusReason.TabFocusReason)
+            elif key == Qt.Key.Key_Tab:
+                self._leave()
+            return True
+        return False
+
+    def _leave(self) -> None:
+        """Tab on the last button: on to the next part of the window after the messages."""
+        lv = self.view.list_view
+        widget = lv.nextInFocusChain()
+        while widget is not None and widget is not lv:
+            inside = widget is self.view or self.view.isAncestorOf(widget)
+            if not inside and widget.isVisible() and widget.isEnabled() and \
+                    widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
+                widget.setFocus(Qt.FocusReason.TabFocusReason)
+                return
+            widget = widget.nextInFocusChain()
+        lv.setFocus(Qt.FocusReason.TabFocusReason)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+        super().changeEvent(event)
+
+    def _restyle(self) -> None:
+        color = self.palette().windowText().color().name()
+        for button in self.buttons.values():
+            button.setIcon(icon(str(button.property("icon_name")), color, ICON_PX))
