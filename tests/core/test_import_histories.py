@@ -302,3 +302,19 @@ async def test_branches_are_versions_of_their_chat_and_the_exported_one_opens(st
     seen = await store.versions(lisbon_id)
     assert set(seen.members) == {lisbon_id, *(f.id for f in forks)}
     assert set(seen.points) == {turns[1].id, turns[2].id}  # the other answer, the edit
+
+
+@pytest.mark.parametrize("text", ["[]", " \n[ ]\t", "[1, 2]", '[{"a": [1, {"b": "]"}]}, "x"]\n',
+                                  '{"a": 1}', '"s"', "[[], [[]]]"])
+def test_the_item_by_item_parse_reads_what_json_reads(text):
+    from core.import_history import _parse_gently
+
+    assert _parse_gently(text) == json.loads(text)
+
+
+@pytest.mark.parametrize("text", ["[1,]", "[1 2]", "[1] x", "[", '[{"a": }]', "[1,\n2,"])
+def test_the_item_by_item_parse_refuses_what_json_refuses(text):
+    from core.import_history import _parse_gently
+
+    with pytest.raises(NotAConversation, match="not valid JSON"):
+        _parse_gently(text)
