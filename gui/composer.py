@@ -18,7 +18,7 @@ with text pastes the text. The bar only reports them (``files_given``,
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QEvent, QMimeData, QObject, QSize, Qt, Signal
 from PySide6.QtGui import (
@@ -41,10 +41,12 @@ from PySide6.QtWidgets import (
 )
 
 from core.text_limits import max_text_chars
-from gui import actions, appearance
-from gui.actions import Action
-from gui.attach_tray import AttachTray
+from gui import appearance
 from gui.long_text import has_long_run
+
+if TYPE_CHECKING:
+    from gui.actions import Action
+    from gui.attach_tray import AttachTray
 
 MAX_LINES = 12
 
@@ -152,7 +154,10 @@ class Composer(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.on_action: Callable[[Action], Any] | None = None
-        self._keymap = actions.composer_keymap()
+        #: {portable key text: action}; the defaults are read at the first key (the
+        #: command table is not needed for the first paint), the window sets the keys
+        #: in force (``gui.actions.apply_keymap``).
+        self._keymap: dict[str, Action] | None = None
         self.setObjectName("Composer")
         self.setAccessibleName("Message")
         self.setAccessibleDescription("Type a message. Enter sends, Shift+Enter adds a line.")
@@ -181,6 +186,10 @@ class Composer(QPlainTextEdit):
         self.moveCursor(self.textCursor().MoveOperation.End)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt name)
+        from gui import actions
+
+        if self._keymap is None:
+            self._keymap = actions.composer_keymap()
         action = self._keymap.get(actions.key_text(event.key(), event.modifiers()))
         handler = self.on_action
         if action is not None and handler is not None and handler(action) is not False:
@@ -315,8 +324,7 @@ class ComposerBar(QWidget):
         self.attach_button.setToolTip("Attach images, PDFs or text files (Ctrl+O)")
         self.attach_button.clicked.connect(self.attach_clicked)
 
-        self.tray = AttachTray(self.frame)
-        self.tray.changed.connect(self._refresh_button)
+        self._tray: AttachTray | None = None  # made when first used (not for the first paint)
 
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
@@ -328,8 +336,8 @@ class ComposerBar(QWidget):
         inner.setContentsMargins(10, 10, 10, 10)
         inner.setSpacing(8)
         inner.addWidget(self.banner)
-        inner.addWidget(self.tray)
-        inner.addLayout(row)
+        inner.addLayout(row)  # the tray goes between them (see ``tray``)
+        self._inner = inner
 
         self.hint = QLabel("Enter to send  ·  Shift+Enter for a new line  ·  Esc to stop", self)
         self.hint.setObjectName("ComposerHint")
@@ -346,6 +354,17 @@ class ComposerBar(QWidget):
         self.drop_target = DropTarget(self, self.files_given.emit, self.image_given.emit,
                                       highlight=self.frame)
         self._refresh_button()
+
+    @property
+    def tray(self) -> AttachTray:
+        """The pending files (:class:`gui.attach_tray.AttachTray`), made at first use."""
+        if self._tray is None:
+            from gui.attach_tray import AttachTray
+
+            self._tray = AttachTray(self.frame)
+            self._tray.changed.connect(self._refresh_button)
+            self._inner.insertWidget(1, self._tray)
+        return self._tray
 
     @property
     def busy(self) -> bool:
@@ -370,11 +389,13 @@ class ComposerBar(QWidget):
             self.button.setAccessibleName("Stop")
             self.button.setEnabled(True)
         else:
-            reading = any(item.kind == "reading" for item in self.tray.items())
+            tray = self._tray
+            reading = tray is not None and any(item.kind == "reading" for item in tray.items())
             self.button.setIcon(appearance.icon("send", t.accent_text, 18))
             self.button.setToolTip("Reading the attached file…" if reading else "Send (Enter)")
             self.button.setAccessibleName("Send")
-            has_content = bool(self.editor.text().strip()) or self.tray.count() > 0
+            has_content = bool(self.editor.text().strip()) or (tray is not None
+                                                               and tray.count() > 0)
             self.button.setEnabled(has_content and not reading)
         self.button.setProperty("busy", self._busy)
         self.button.style().unpolish(self.button)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QPoint, QRect, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QGuiApplication, QResizeEvent
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -41,20 +41,21 @@ from PySide6.QtWidgets import (
 from core.errors import ParleyError
 from core.gc_pause import pausing_gc
 from core.restart_notice import CUT_OFF
-from gui import actions, appearance, dialogs
+from gui import appearance
 from gui.async_bridge import TaskSet, report_bug
 from gui.composer import ComposerBar
-from gui.context_meter import ContextMeter
 from gui.early_input import ONE_WAITING, EarlyInput, replay
-from gui.model_picker import ModelPicker
-from gui.sidebar import Sidebar
-from gui.undo import Toast, UndoManager
 from gui.window_commands import WindowCommands
 
 if TYPE_CHECKING:
+    from gui.actions import Action
     from gui.chat_controller import ChatController
+    from gui.context_meter import ContextMeter
+    from gui.model_picker import ModelPicker
     from gui.search import SearchPopup
     from gui.setup_panel import SetupPanel
+    from gui.sidebar import Sidebar
+    from gui.undo import Toast, UndoManager
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,26 @@ class _FirstPaint(QObject):
         return False
 
 
+class _BuildOnCommandKey(QObject):
+    """Until the window is whole: a command key (Ctrl/Alt/Meta + key, F1–F35) pressed
+    in the message box makes the rest of it first, so its shortcut runs
+    (``MainWindow.finish_build``; Qt looks the key up after this event)."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        window.composer.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
+            command = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier \
+                | Qt.KeyboardModifier.MetaModifier
+            if event.modifiers() & command or Qt.Key.Key_F1 <= event.key() <= Qt.Key.Key_F35:
+                obj.removeEventFilter(self)
+                self.window_.finish_build()
+        return False
+
+
 class MainWindow(QMainWindow, WindowCommands):
     """Parley's window.
 
@@ -93,7 +114,15 @@ class MainWindow(QMainWindow, WindowCommands):
         store, hub, runner: set by :meth:`start` (None before).
         chat: the :class:`ChatController`, set by :meth:`start`.
         ready: True once :meth:`start` finished.
+        sidebar, model_picker, context_meter, toast, undo, qactions: made right after
+            the first paint (:meth:`finish_build`, first thing :meth:`start` does).
     """
+
+    sidebar: Sidebar
+    model_picker: ModelPicker
+    context_meter: ContextMeter
+    toast: Toast
+    undo: UndoManager
 
     def __init__(self, home: Path | None = None, *, probe: Callable[[str], None] | None = None,
                  env: dict[str, str] | None = None) -> None:
@@ -131,21 +160,24 @@ class MainWindow(QMainWindow, WindowCommands):
         self.setWindowTitle("Parley")
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
+        #: The parts of the window not needed for its first paint, made right after
+        #: it (``finish_build``); empty once they are.
+        self._to_build: list[Callable[[], None]] = [
+            self._build_sidebar, self._build_header_tools, self._build_actions]
         self._build()
-        self.toast = Toast(self, self._composer_rect, follow=self.composer_bar)
-        self.undo = UndoManager(self.toast, self.tasks)
-        self.sidebar.search_requested.connect(self.open_search)
-        self.sidebar.export_requested.connect(self.export_session)
-        self.sidebar.import_requested.connect(self.import_conversation)
-        actions.install(self)
-        self.composer.on_action = lambda action: action.handler(self)
+        self.composer.on_action = self._composer_action
         self.composer.setFocus()  # keys typed from the first paint on go in the message box
+        _BuildOnCommandKey(self)
         _FirstPaint(self, lambda: self.probe("first-paint"))
 
     # -- layout -----------------------------------------------------------
     def _build(self) -> None:
-        self.sidebar = Sidebar(self)
-        self.sidebar.setMinimumWidth(200)
+        """What the first paint shows: the chat page with its message box (focused), the
+        header's sidebar button, and the sidebar's empty frame (``finish_build`` fills it)."""
+        self._sidebar_frame = QWidget(self)
+        self._sidebar_frame.setObjectName("Sidebar")  # styled as the sidebar it stands for
+        self._sidebar_frame.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self._sidebar_frame.setMinimumWidth(200)
         self.stack = QStackedWidget(self)
         self.stack.setObjectName("MainStack")
 
@@ -165,16 +197,12 @@ class MainWindow(QMainWindow, WindowCommands):
         self.sidebar_button.setAccessibleName("Show or hide the sidebar")
         self.sidebar_button.setToolTip("Show or hide the sidebar (Ctrl+Shift+S)")
         self.sidebar_button.setIcon(appearance.icon("sidebar", appearance.current().muted, 18))
-        self.sidebar_button.clicked.connect(self.toggle_sidebar)
-        self.model_picker = ModelPicker(self.header)
-        self.context_meter = ContextMeter(self.header)
         head = QHBoxLayout(self.header)
         head.setContentsMargins(10, 6, 14, 6)
         head.setSpacing(4)
         head.addWidget(self.sidebar_button)
-        head.addWidget(self.model_picker)
-        head.addStretch(1)
-        head.addWidget(self.context_meter)
+        head.addStretch(1)  # the model picker goes before it, the context meter after
+        self._head = head
 
         # The transcript (markdown, syntax highlighting) is imported and built after
         # the first paint (see start); this placeholder holds its place until then.
@@ -207,7 +235,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.splitter.setObjectName("MainSplitter")
         self.splitter.setHandleWidth(1)
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(self.sidebar)
+        self.splitter.addWidget(self._sidebar_frame)
         self.splitter.addWidget(self.stack)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setSizes([260, 920])
@@ -219,6 +247,59 @@ class MainWindow(QMainWindow, WindowCommands):
         self.setStatusBar(WrappingStatusBar(self))  # a long refusal is shown whole
         self.statusBar().setSizeGripEnabled(False)
         self.stack.setCurrentWidget(self.chat_page)  # typing works before the chats show
+
+    def finish_build(self) -> None:
+        """Make what the first paint did not need (the sidebar, the model picker and
+        the context meter, the toast, the commands and their keys); safe to call again.
+
+        ``start`` makes them one at a time (each ~5-15 ms), letting the window
+        take keys in between; a command key pressed before makes them at once.
+        """
+        while self._to_build:
+            self._to_build.pop(0)()
+
+    @property
+    def built(self) -> bool:
+        """True once the whole window is made (:meth:`finish_build`)."""
+        return not self._to_build
+
+    def _build_sidebar(self) -> None:
+        from gui.sidebar import Sidebar
+
+        self.sidebar = Sidebar(self)
+        self.sidebar.setMinimumWidth(200)
+        self.sidebar.search_requested.connect(self.open_search)
+        self.sidebar.export_requested.connect(self.export_session)
+        self.sidebar.import_requested.connect(self.import_conversation)
+        frame = self._sidebar_frame
+        shown = not frame.isHidden()
+        self.splitter.replaceWidget(0, self.sidebar)  # keeps the frame's width
+        self.sidebar.setVisible(shown)
+        frame.deleteLater()
+        self.sidebar_button.clicked.connect(self.toggle_sidebar)
+
+    def _build_header_tools(self) -> None:
+        from gui.context_meter import ContextMeter
+        from gui.model_picker import ModelPicker
+        from gui.undo import Toast, UndoManager
+
+        self.model_picker = ModelPicker(self.header)
+        self.context_meter = ContextMeter(self.header)
+        self._head.insertWidget(1, self.model_picker)
+        self._head.addWidget(self.context_meter)
+        self.toast = Toast(self, self._composer_rect, follow=self.composer_bar)
+        self.undo = UndoManager(self.toast, self.tasks)
+
+    def _build_actions(self) -> None:
+        from gui import actions
+
+        actions.install(self)
+
+    def _composer_action(self, action: Action) -> Any:
+        """A key of the message box (Enter, Esc, Up …): its command, once the window is
+        whole (a key pressed before it is made makes it at once)."""
+        self.finish_build()
+        return action.handler(self)
 
     def _composer_rect(self) -> QRect | None:
         """Where the composer is (window coordinates) when the chat page shows."""
@@ -257,6 +338,9 @@ class MainWindow(QMainWindow, WindowCommands):
         cannot be opened (``NewerFormat`` …) is reported in the window.
         """
         self._started = True
+        while self._to_build:  # the rest of the window, a part at a time
+            self._to_build.pop(0)()
+            await asyncio.sleep(0)  # keys typed meanwhile are taken in between
         self.sidebar.show_status("Loading chats…")
         await asyncio.to_thread(_import_store)
         from core import paths
@@ -596,6 +680,8 @@ class MainWindow(QMainWindow, WindowCommands):
                 return
             self._damage_told = True
             error = DamagedWhileOpen(error.path)  # what to do, whichever noticed it first
+        from gui import dialogs
+
         dialogs.show_problem(self, "Parley", error.message)
 
     # -- shutdown ---------------------------------------------------------
@@ -693,7 +779,8 @@ class MainWindow(QMainWindow, WindowCommands):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
-        self.toast.place()
+        if self.built:
+            self.toast.place()
         if self.search_popup is not None:
             self.search_popup.place()
 

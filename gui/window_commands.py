@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any, cast
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from gui.sidebar.model import KIND
-
 if TYPE_CHECKING:
     from gui.chat_controller import ChatController
 
@@ -66,6 +64,8 @@ class WindowCommands:
 
     def _space_row_focused(self) -> bool:
         """True when the chat list has focus on a space heading (F2, Delete act on it)."""
+        from gui.sidebar.model import KIND
+
         tree = self.sidebar.tree
         return tree.hasFocus() and tree.currentIndex().data(KIND) == "space"
 
