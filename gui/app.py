@@ -23,7 +23,6 @@ Environment:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import builtins
 import logging
 import logging.handlers
@@ -38,6 +37,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import asyncio
+
     from core.errors import ParleyError
 
 log = logging.getLogger("parley")
@@ -231,11 +232,13 @@ class CrashHandler:
         self._box: Any = None
         self.count = 0
 
-    def install(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Become the handler of uncaught exceptions everywhere."""
+    def install(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Become the handler of uncaught exceptions everywhere (and of ``loop``'s,
+        when given: ``gui.app`` makes its loop after the first paint)."""
         sys.excepthook = self
         threading.excepthook = lambda a: self(a.exc_type, a.exc_value, a.exc_traceback)
-        loop.set_exception_handler(self.loop_handler)
+        if loop is not None:
+            loop.set_exception_handler(self.loop_handler)
 
     def __call__(self, exc_type: type[BaseException], exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -352,8 +355,12 @@ def drop_pyside_import_hook() -> bool:
 
 
 def run(home: Path | None, qt_argv: list[str]) -> int:
-    """Create the application and window, run the event loop until the window closes."""
-    import qasync
+    """Create the application and window, run the event loop until the window closes.
+
+    Only Qt and the window's first-paint widgets come before the first paint;
+    asyncio and qasync (~25 ms) are imported after it, in a worker thread, while
+    Qt's own loop keeps taking keys (:func:`_loop_after_first_paint`).
+    """
     from PySide6.QtCore import Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
@@ -400,9 +407,8 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     else:  # no lock file can be made; opening sessions.db will say the folder is read-only
         log.info("%s cannot be written: not taking the one-Parley-per-folder lock", folder)
 
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    CrashHandler(log_path).install(loop)
+    crash = CrashHandler(log_path)
+    crash.install()
 
     probe_mode = os.environ.get("PARLEY_PROBE")
     probe = StartupProbe(probe_mode) if probe_mode else None
@@ -410,8 +416,15 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     if probe is not None:
         probe.watch(window)
     window.show()
+    loop = _loop_after_first_paint(app, window)
+    if loop is None:  # the window was closed before it had painted
+        if instance is not None:
+            instance.release()
+        return 0
+    crash.install(loop)
     window.start_after_first_paint()
     if instance is not None:
+        instance.listen()
         instance.activated.connect(lambda: _bring_to_front(_current(window)))
     QTimer.singleShot(0, lambda: log.info("Parley %s starting (home: %s)", version(), folder))
     with loop:
@@ -420,6 +433,58 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
         instance.release()
     log.info("Parley closed")
     return 0
+
+
+def _loop_after_first_paint(app: Any, window: Any) -> Any:
+    """Run Qt's event loop until ``window`` has painted and asyncio and qasync are
+    imported (in a worker thread, begun at the first paint: the window takes keys
+    meanwhile); then make qasync's loop on ``app`` and set it as asyncio's.
+
+    Returns:
+        The ``qasync.QEventLoop`` (not running yet), or None when the application
+        was told to quit meanwhile (the window closed before it was ready).
+    """
+    from PySide6.QtCore import QEventLoop, QObject, QTimer, Signal
+
+    from core.gc_pause import pausing_gc
+    from gui.main_window import PAINT_FALLBACK_MS, when_painted
+
+    class _Relay(QObject):
+        imported = Signal()
+
+    relay = _Relay()
+    waiting = QEventLoop()
+    relay.imported.connect(waiting.quit)  # queued: emitted in the worker thread
+
+    @pausing_gc
+    def import_loop() -> None:
+        try:
+            import asyncio  # noqa: F401
+
+            import qasync  # noqa: F401
+        finally:
+            relay.imported.emit()
+
+    worker = threading.Thread(target=import_loop, name="import-asyncio", daemon=True)
+
+    def begin() -> None:
+        if worker.ident is None:
+            worker.start()
+
+    when_painted(window, begin)
+    QTimer.singleShot(PAINT_FALLBACK_MS, begin)  # no paint event (started minimised …)
+    waiting.exec()
+    if worker.ident is not None:
+        worker.join()
+    if not window.isVisible():
+        return None
+    import asyncio
+
+    import qasync
+
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    return loop
 
 
 def _current(window: Any) -> Any:

@@ -11,17 +11,22 @@ routes how it ended:
   sets to its crash handler (log + dialog) and pytest-qt turns into a test
   failure;
 * cancellation is silent.
+
+asyncio is imported when a task is started, not with this module: the main
+window is made (and painted) before asyncio is imported (``gui.app``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.errors import ParleyError
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -40,6 +45,8 @@ class TaskSet:
 
     def spawn(self, coro: Coroutine[Any, Any, T], *, name: str | None = None) -> asyncio.Task[T]:
         """Run ``coro`` as a task on the current event loop; returns the task."""
+        import asyncio
+
         task = asyncio.ensure_future(coro)
         if name:
             task.set_name(name)
@@ -67,6 +74,8 @@ class TaskSet:
 
     async def cancel_all(self, timeout_s: float = 2.0) -> None:
         """Cancel every task and wait (≤ ``timeout_s`` seconds) for them to end."""
+        import asyncio
+
         tasks = [t for t in self._tasks if not t.done()]
         for t in tasks:
             t.cancel()

@@ -17,7 +17,6 @@ and shutdown.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from collections.abc import Callable
@@ -48,6 +47,8 @@ from gui.early_input import ONE_WAITING, EarlyInput, replay
 from gui.window_commands import WindowCommands
 
 if TYPE_CHECKING:
+    import asyncio
+
     from gui.actions import Action
     from gui.chat_controller import ChatController
     from gui.context_meter import ContextMeter
@@ -64,6 +65,16 @@ SPLITTER_KEY = "window.splitter"
 CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript column
 #: The restart notice for a cut-off reply (the others: ``core.restart_notice``).
 INTERRUPTED_NOTICE = CUT_OFF
+
+
+#: ms after which what waits for the first paint goes ahead without it (a window
+#: shown minimised gets no paint event).
+PAINT_FALLBACK_MS = 500
+
+
+def when_painted(target: QWidget, callback: Callable[[], None]) -> None:
+    """Call ``callback`` once, right after ``target``'s first paint has been flushed."""
+    _FirstPaint(target, callback)
 
 
 class _FirstPaint(QObject):
@@ -155,8 +166,7 @@ class MainWindow(QMainWindow, WindowCommands):
         #: What the person does before the first chat is shown (messages sent, Ctrl+N,
         #: chat commands), done once it is (``gui.early_input``); None after that.
         self.early: EarlyInput | None = EarlyInput()
-        #: Set once the store is open (a search begun while starting waits for it).
-        self.store_opened = asyncio.Event()
+        self._store_opened: asyncio.Event | None = None
         self.setWindowTitle("Parley")
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
@@ -168,7 +178,8 @@ class MainWindow(QMainWindow, WindowCommands):
         self.composer.on_action = self._composer_action
         self.composer.setFocus()  # keys typed from the first paint on go in the message box
         _BuildOnCommandKey(self)
-        _FirstPaint(self, lambda: self.probe("first-paint"))
+        self._painted = False
+        _FirstPaint(self, self._first_paint)
 
     # -- layout -----------------------------------------------------------
     def _build(self) -> None:
@@ -301,6 +312,20 @@ class MainWindow(QMainWindow, WindowCommands):
         self.finish_build()
         return action.handler(self)
 
+    @property
+    def store_opened(self) -> asyncio.Event:
+        """Set once the store is open (a search begun while starting waits for it).
+        Made when first asked for: asyncio is imported after the first paint."""
+        if self._store_opened is None:
+            import asyncio
+
+            self._store_opened = asyncio.Event()
+        return self._store_opened
+
+    def _first_paint(self) -> None:
+        self._painted = True
+        self.probe("first-paint")
+
     def _composer_rect(self) -> QRect | None:
         """Where the composer is (window coordinates) when the chat page shows."""
         if self.stack.currentWidget() is not self.chat_page or not self.composer_bar.isVisible():
@@ -310,14 +335,18 @@ class MainWindow(QMainWindow, WindowCommands):
 
     # -- start-up ---------------------------------------------------------
     def start_after_first_paint(self) -> None:
-        """Schedule :meth:`start` right after the first paint (fallback: 500 ms)."""
+        """Schedule :meth:`start` right after the first paint (at once when it was before;
+        fallback: :data:`PAINT_FALLBACK_MS`)."""
         def go() -> None:
             if not self._started:
                 self._started = True
                 self.tasks.spawn(self.start(), name="window-start")
 
+        if self._painted:
+            QTimer.singleShot(0, go)
+            return
         _FirstPaint(self, go)
-        QTimer.singleShot(500, go)
+        QTimer.singleShot(PAINT_FALLBACK_MS, go)
 
     async def start(self) -> None:
         """Open the store and show the chats, then load the providers.
@@ -337,6 +366,8 @@ class MainWindow(QMainWindow, WindowCommands):
         (``DatabaseCorrupt``) shows the recovery page; another store that
         cannot be opened (``NewerFormat`` …) is reported in the window.
         """
+        import asyncio
+
         self._started = True
         while self._to_build:  # the rest of the window, a part at a time
             self._to_build.pop(0)()
@@ -449,6 +480,8 @@ class MainWindow(QMainWindow, WindowCommands):
     async def _open_hub(self) -> Any:
         """Load the providers' settings and keys and start importing the SDKs of those in
         use (the default model's first) in worker threads; returns the ``ProviderHub``."""
+        import asyncio
+
         await asyncio.to_thread(_import_providers)
         from core.providers.hub import ProviderHub
 
@@ -645,6 +678,8 @@ class MainWindow(QMainWindow, WindowCommands):
 
     def retire(self) -> None:
         """Close this window for good after its successor took its place (a recovery)."""
+        import asyncio
+
         self._closed = True
         for timer in self.findChildren(QTimer):
             timer.stop()
@@ -753,6 +788,8 @@ class MainWindow(QMainWindow, WindowCommands):
         return True
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        import asyncio
+
         if self._closed or self.store is None:
             event.accept()
             return

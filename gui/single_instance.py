@@ -15,14 +15,19 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QLockFile, QObject, Signal
-from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from core import private
 
+if TYPE_CHECKING:  # QtNetwork is imported when used: not before the window's first paint
+    from PySide6.QtNetwork import QLocalServer, QLocalSocket
+
 LOCK_NAME = private.LOCK_NAME
 ACTIVATE = b"activate\n"
+NOTIFY_ATTEMPTS = 10
+NOTIFY_RETRY_S = 0.2
 
 
 class LockUnavailable(Exception):
@@ -78,9 +83,10 @@ class SingleInstance(QObject):
         """Become the one Parley of this directory.
 
         Returns:
-            True when this process now owns the directory (and listens for later
-            launches); False when another live Parley owns it — it has been asked
-            to bring its window to the front.
+            True when this process now owns the directory (call :meth:`listen` to
+            hear later launches: ``gui.app`` does after the first paint); False
+            when another live Parley owns it — it has been asked to bring its
+            window to the front.
 
         Raises:
             LockUnavailable: the lock file could not be made or written (a full
@@ -97,19 +103,36 @@ class SingleInstance(QObject):
             self._notify_owner()
             return False
         private.narrow(self.data_dir / LOCK_NAME, private.FILE_MODE)  # made with the umask
+        return True
+
+    def listen(self) -> None:
+        """Hear later launches on this directory (``activated``); once :meth:`acquire`
+        returned True. A second call does nothing."""
+        if self._server is not None:
+            return
+        from PySide6.QtNetwork import QLocalServer
+
         QLocalServer.removeServer(self.name)  # a socket file left by a crash
         self._server = QLocalServer(self)
         self._server.newConnection.connect(self._on_connection)
         self._server.listen(self.name)
-        return True
 
     def _notify_owner(self) -> None:
-        socket = QLocalSocket()
-        socket.connectToServer(self.name)
-        if socket.waitForConnected(1000):
-            socket.write(ACTIVATE)
-            socket.waitForBytesWritten(1000)
-            socket.disconnectFromServer()
+        """Ask the owner to show its window; it listens a moment after it took the lock
+        (after its first paint), so a launch in that moment tries again for ~2 s."""
+        import time
+
+        from PySide6.QtNetwork import QLocalSocket
+
+        for _attempt in range(NOTIFY_ATTEMPTS):
+            socket = QLocalSocket()
+            socket.connectToServer(self.name)
+            if socket.waitForConnected(1000):
+                socket.write(ACTIVATE)
+                socket.waitForBytesWritten(1000)
+                socket.disconnectFromServer()
+                return
+            time.sleep(NOTIFY_RETRY_S)
 
     def _on_connection(self) -> None:
         assert self._server is not None
