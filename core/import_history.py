@@ -42,6 +42,7 @@ from core.importing import (
     ImportTooLarge,
     import_conversation,
     imported_title,
+    refuse_binary,
 )
 from core.store.imports import NewChat, NewFork
 
@@ -54,7 +55,6 @@ log = logging.getLogger(__name__)
 MAX_HISTORY_BYTES = 1024 * 1024 * 1024
 #: How many files of an export's folder are looked at to find its images.
 MAX_FOLDER_FILES = 50_000
-_SNIFF_BYTES = 8192
 #: An export's file name starts with its asset id: ``file-AbC123-cat.png``, ``file_00ab….png``.
 _ASSET = re.compile(r"(file[-_][A-Za-z0-9]+)")
 _NAMED = 5  # missing files named in the summary; the rest are counted
@@ -222,9 +222,7 @@ def _read(data: bytes | str, folder: Path | None) -> ImportedHistory | None:
     """Parse and read a history export (worker thread); None when it is something else."""
     if not data.strip():
         raise NotAConversation("the file is empty")
-    head = data[:_SNIFF_BYTES]
-    if (b"\x00" in head) if isinstance(head, bytes) else ("\x00" in head):
-        raise NotAConversation("it is a binary file, not JSON text")
+    refuse_binary(data)
     text = decode(data)
     if looks_like_markdown(text):
         return None

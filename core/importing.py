@@ -122,8 +122,24 @@ def _check_bytes(data: bytes | str) -> None:
         raise ImportTooLarge(size, MAX_IMPORT_BYTES)
     if not data.strip():
         raise NotAConversation("the file is empty")
+    refuse_binary(data)
+
+
+def refuse_binary(data: bytes | str) -> None:
+    """Refuse a binary file (a NUL byte in its first 8 KiB) with what it seems to be.
+
+    Raises:
+        NotAConversation: "it is a ZIP archive…" (a data export not unzipped yet:
+            the reason says which file inside to import) or "it is a binary file".
+    """
     head = data[:_SNIFF_BYTES]
-    if (b"\x00" in head) if isinstance(head, bytes) else ("\x00" in head):
+    if isinstance(head, str):
+        head = head.encode("utf-8", "replace")
+    if head.startswith(b"PK\x03\x04"):
+        raise NotAConversation(
+            "it is a ZIP archive, not JSON text; a ChatGPT or Claude.ai data export comes "
+            "zipped: unzip it and import the conversations.json inside")
+    if b"\x00" in head:
         raise NotAConversation("it is a binary file, not JSON text")
 
 

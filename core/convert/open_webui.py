@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from core.content import Block, ImageBlock, TextBlock
-from core.convert._common import parse_data_url
+from core.convert._common import guess_media_type, parse_data_url
 from core.convert.history import (
     HistoryChat,
     ImportedHistory,
@@ -145,14 +145,15 @@ def _message(m: Mapping[str, Any], notes: Notes, system: list[str]) -> Piece | N
 
 def _file(f: Mapping[str, Any], notes: Notes) -> Block:
     url = f.get("url")
-    name = str(f.get("name") or (f.get("file") or {}).get("filename") or "a file") \
-        if isinstance(f.get("file"), Mapping | None) else "a file"
-    if f.get("type") == "image" and isinstance(url, str):
+    inner = f.get("file")
+    name = f.get("name") or (inner.get("filename") if isinstance(inner, Mapping) else None)
+    image = f.get("type") == "image"
+    if image and isinstance(url, str):
         data = parse_data_url(url)
         if data is not None:
-            return ImageBlock(data[0], data=data[1])
+            return ImageBlock(data[0], data=data[1], name=name if isinstance(name, str) else None)
         if url.startswith(("http://", "https://")):
-            return ImageBlock("image/*", url=url)
-    notes.missing(name if name != "a file" else str(url or name),
-                  "image" if f.get("type") == "image" else "file")
-    return TextBlock(f"[file not included: {name}]")
+            return ImageBlock(guess_media_type(url, "image/png"), url=url)
+    shown = str(name or url or "a file")
+    notes.missing(shown, "image" if image else "file")
+    return TextBlock(f"[{'image' if image else 'file'} not included: {shown}]")

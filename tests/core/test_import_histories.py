@@ -318,3 +318,14 @@ def test_the_item_by_item_parse_refuses_what_json_refuses(text):
 
     with pytest.raises(NotAConversation, match="not valid JSON"):
         _parse_gently(text)
+
+
+async def test_a_zipped_export_is_named_as_such(store, tmp_path):
+    import zipfile
+
+    path = tmp_path / "chatgpt-export.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("conversations.json", json.dumps(chatgpt_export(2)))
+    with pytest.raises(NotAConversation, match="unzip it and import the conversations.json"):
+        await import_path(store, path)
+    assert await all_sessions(store) == []
