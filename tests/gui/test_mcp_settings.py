@@ -78,14 +78,14 @@ def test_add_edit_and_remove_a_server_with_a_secret_in_the_keyring(driver, qtbot
     qtbot.keyClicks(server.args, '-y server-fs "/my notes"')
     server.env.setPlainText("DEBUG=1\nNOTES_API_KEY=sk-very-secret")
     qtbot.keyClick(server.command, Qt.Key.Key_Return)
-    driver.until(lambda: "notes" in _servers(mcp_json))
+    driver.until(lambda: "notes" in _servers(mcp_json) and dlg.tasks.pending == 0)
     entry = _servers(mcp_json)["notes"]
     assert entry == {"command": "npx", "args": ["-y", "server-fs", "/my notes"],
                      "env": {"DEBUG": "1", "NOTES_API_KEY": KEYRING_MARK}}
     assert "sk-very-secret" not in mcp_json.read_text()
     driver.until(lambda: w.hub.keys.get("mcp:notes:env:NOTES_API_KEY") is not None)
     assert w.hub.keys.get("mcp:notes:env:NOTES_API_KEY").value == "sk-very-secret"
-    assert _rows(page)[-1].startswith("notes — ")
+    assert _rows(page)[-1].startswith("notes — ") and page.selected() == "notes"
 
     # A bad URL is refused in the dialog, which stays open.
     edit = page.edit_server()
@@ -96,12 +96,13 @@ def test_add_edit_and_remove_a_server_with_a_secret_in_the_keyring(driver, qtbot
     assert edit.isVisible() and "must start with http:// or https://" in edit.error_label.text()
     edit.url.setText("http://127.0.0.1:9/mcp")
     edit.accept()
-    driver.until(lambda: _servers(mcp_json)["notes"] == {"url": "http://127.0.0.1:9/mcp"})
+    driver.until(lambda: _servers(mcp_json)["notes"] == {"url": "http://127.0.0.1:9/mcp"}
+                 and dlg.tasks.pending == 0)
     assert list(_servers(mcp_json)) == ["fake", "broken", "notes"]  # kept its place
 
     dialogs.answers.append(True)
     page.remove_server()
-    driver.until(lambda: "notes" not in _servers(mcp_json))
+    driver.until(lambda: "notes" not in _servers(mcp_json) and dlg.tasks.pending == 0)
     assert "notes" not in " ".join(_rows(page))
     dlg.close()
 
@@ -119,7 +120,7 @@ def test_import_from_claude_desktop(driver, qtbot, mcp_json, tmp_path):
                    "env": {"GITHUB_TOKEN": "ghp_secret"}}}}))
     page.claude_path = claude
     qtbot.keyClick(page, Qt.Key.Key_I, Qt.KeyboardModifier.AltModifier)
-    driver.until(lambda: "github" in _servers(mcp_json))
+    driver.until(lambda: "github" in _servers(mcp_json) and dlg.tasks.pending == 0)
     servers = _servers(mcp_json)
     assert servers["fake"]["args"][-1] == "tests.fakes.mcp_server"  # kept, not overwritten
     assert servers["github"]["env"] == {"GITHUB_TOKEN": KEYRING_MARK}
