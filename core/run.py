@@ -90,10 +90,12 @@ from core.journal import Journal
 from core.local_traffic import traffic_for
 from core.providers.base import ChatRequest, ModelInfo
 from core.providers.errors import ContextOverflow, ProviderError
+from core.providers.retry import RetryWait, retry_waits
 from core.reply import ReplyBuilder
 from core.run_events import (
     Listener,
     ReplyUpdated,
+    RetryWaiting,
     RunCancelled,
     RunEvent,
     RunFailed,
@@ -123,6 +125,7 @@ __all__ = [  # the events are defined in core.run_events and are part of this AP
     "Listener",
     "MessageTooLong",
     "ReplyUpdated",
+    "RetryWaiting",
     "RunCancelled",
     "RunEvent",
     "RunFailed",
@@ -585,20 +588,28 @@ class ChatRunner:
         last_emit = self.clock()
         journal = Journal(self.store, session_id, builder, self.journal_interval_s, self.clock)
         accepted = False
+
+        def waiting(wait: RetryWait) -> None:
+            log.info("session %s: retry %d in %.1f s (%s)", session_id, wait.attempt,
+                     wait.seconds, wait.error.message)
+            emit(RetryWaiting(session_id, wait.seconds, wait.rate_limited,
+                              wait.error.message, wait.attempt))
+
         try:
-            async with traffic_for(self.hub).foreground(provider):  # titles wait (local)
-                async for event in provider.stream(request):
-                    if not accepted:  # the provider took the request: its prefix is cached
-                        accepted = True
-                        self._remember_request(session_id, SentRequest(
-                            model_ref, tuple(stored), request, self.clock()))
-                    builder.feed(event)
-                    now = self.clock()
-                    if builder.has_content and now - last_emit >= self.emit_interval_s:
-                        last_emit = now
-                        emit(ReplyUpdated(session_id, builder.turn(aborted=False)))
-                    if builder.has_content:
-                        journal.changed()
+            with retry_waits(waiting):
+                async with traffic_for(self.hub).foreground(provider):  # titles wait (local)
+                    async for event in provider.stream(request):
+                        if not accepted:  # the provider took the request: its prefix is cached
+                            accepted = True
+                            self._remember_request(session_id, SentRequest(
+                                model_ref, tuple(stored), request, self.clock()))
+                        builder.feed(event)
+                        now = self.clock()
+                        if builder.has_content and now - last_emit >= self.emit_interval_s:
+                            last_emit = now
+                            emit(ReplyUpdated(session_id, builder.turn(aborted=False)))
+                        if builder.has_content:
+                            journal.changed()
         finally:
             journal.stop()
         await journal.wait()

@@ -3,7 +3,8 @@
 Events arrive in this order for one run: ``UserTurnSaving`` (a new message,
 before it is written: a locked file may make that wait); ``RunStarted``; ``SessionTitled``
 when the session had no title (named from its first message); ``ReplyUpdated``
-while the reply streams (coalesced, see ``ChatRunner``), compaction and tool
+while the reply streams (coalesced, see ``ChatRunner``), ``RetryWaiting``
+before a failed request is sent again after a wait, compaction and tool
 events between; then exactly one of ``RunFinished``, ``RunFailed`` or
 ``RunCancelled``.
 """
@@ -47,6 +48,29 @@ class RunStarted:
     session_id: str
     user_turn: Turn | None
     reply_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class RetryWaiting:
+    """The request failed for a passing reason and is sent again after a wait.
+
+    Attributes:
+        session_id: the session.
+        seconds: how long the wait is (the provider's ``retry-after`` for a 429).
+        rate_limited: True for the provider's rate limit (HTTP 429); False for an
+            overloaded or failing server or the network.
+        message: the failure in words (the provider's error message).
+        attempt: the number of the retry that follows (1 for the first).
+
+    Stopping the run (``ChatRunner.cancel``) ends the wait; the user's message
+    stays saved.
+    """
+
+    session_id: str
+    seconds: float
+    rate_limited: bool
+    message: str
+    attempt: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +131,7 @@ class SessionTitled:
 RunEvent = (
     UserTurnSaving
     | RunStarted
+    | RetryWaiting
     | ReplyUpdated
     | RunFinished
     | RunFailed

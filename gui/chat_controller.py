@@ -544,6 +544,7 @@ class ChatController:
         status = self.w.statusBar()
         if hasattr(status, "set_chat"):  # the window's WrappingStatusBar
             status.set_chat(self.chat_row)  # another chat's message goes (not a version's)
+        self.runs.retry_notice.refresh()  # this chat's retry wait, if any
         self.w.model_picker.set_current(self.current_model())
         self.update_title()
         self.update_meter()

@@ -69,6 +69,14 @@ class ChatRuns:
         self._saving: set[str] = set()  # ids of messages shown but not saved yet
         #: Sessions whose run waits for its provider ("connecting…").
         self._waiting: set[str] = set()
+        from gui.retry_notice import RetryBar, RetryNotice
+
+        bar = RetryBar(window)
+        layout = window._chat_layout
+        layout.insertWidget(max(0, layout.count() - 1), bar)  # just above the composer
+        #: "Rate limited — retrying in 12 s" with Cancel (stops the run, like Esc).
+        self.retry_notice = RetryNotice(bar, lambda: self.chat.session_id)
+        bar.cancel_clicked.connect(self.stop)
 
     @property
     def active(self) -> dict[str, asyncio.Task[Any]]:
@@ -492,6 +500,7 @@ class ChatRuns:
         from core.regenerate import ReplySetAside
         from core.run import (
             ReplyUpdated,
+            RetryWaiting,
             RunCancelled,
             RunFailed,
             RunFinished,
@@ -508,6 +517,11 @@ class ChatRuns:
 
         sid = ev.session_id
         current = sid == self.chat.session_id
+        if isinstance(ev, RetryWaiting):
+            self.retry_notice.waiting(sid, ev.seconds, ev.rate_limited, ev.message)
+            return
+        if isinstance(ev, ReplyUpdated | RunFinished | RunFailed | RunCancelled):
+            self.retry_notice.over(sid)
         if isinstance(ev, UserTurnSaving):
             self._show_saving(sid, ev.turn)
         elif isinstance(ev, ReplySetAside):

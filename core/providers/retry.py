@@ -8,20 +8,78 @@ off (``max_retries=0``) so this is the one policy: exponential backoff with
 jitter, and the provider's ``retry-after`` honoured when it gives one (a wait
 longer than ``max_retry_after_s`` is not slept through: the error goes to the
 user, who can decide).
+
+Waits are told, not hidden: before each wait the listener set with
+:func:`retry_waits` (if any, for the code running the request: a context
+variable, so concurrent requests each reach their own) gets a
+:class:`RetryWait` with the wait's length and its cause; the run loop turns
+it into a ``RetryWaiting`` event ("Rate limited — retrying in 12 s").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import random
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
 from core.providers.errors import ProviderError, RateLimited
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryWait:
+    """A failed request will be sent again after a wait.
+
+    Attributes:
+        seconds: how long the wait is (the provider's ``retry-after``, or backoff).
+        error: the failure that is waited out (``RateLimited``, ``Overloaded`` …).
+        attempt: the number of the retry that follows the wait (1 for the first).
+    """
+
+    seconds: float
+    error: ProviderError
+    attempt: int
+
+    @property
+    def rate_limited(self) -> bool:
+        """True when the provider refused for its rate limit (HTTP 429)."""
+        return isinstance(self.error, RateLimited)
+
+
+RetryListener = Callable[[RetryWait], None]
+_listener: ContextVar[RetryListener | None] = ContextVar("parley_retry_listener", default=None)
+
+
+@contextlib.contextmanager
+def retry_waits(listener: RetryListener) -> Iterator[None]:
+    """Tell ``listener`` about every retry wait of the requests made inside the block.
+
+    Args:
+        listener: called with a :class:`RetryWait` just before each wait (on the
+            event loop; an exception it raises is logged and ignored).
+    """
+    token = _listener.set(listener)
+    try:
+        yield
+    finally:
+        _listener.reset(token)
+
+
+def _tell(seconds: float, error: ProviderError, attempt: int) -> None:
+    listener = _listener.get()
+    if listener is None:
+        return
+    try:
+        listener(RetryWait(seconds, error, attempt))
+    except Exception:
+        log.exception("retry listener failed")
 
 
 @dataclass(frozen=True)
@@ -89,6 +147,7 @@ async def stream_with_retries(
             if wait is None:
                 raise
             tries += 1
+            _tell(wait, error, tries)
             await sleep(wait)
 
 
@@ -107,4 +166,5 @@ async def call_with_retries(
             if wait is None:
                 raise
             tries += 1
+            _tell(wait, error, tries)
             await sleep(wait)
