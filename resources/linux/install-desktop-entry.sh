@@ -8,7 +8,9 @@
 #   $XDG_DATA_HOME/icons/hicolor/<n>x<n>/apps/org.parley.Parley.png and scalable/.../.svg
 # The entry starts, in order: --exec PATH; the bundled executable next to this
 # script (packaged app); .venv/bin/parley of the source tree this script is in;
-# `parley` found on PATH. --uninstall removes exactly the files listed above.
+# `parley` found on PATH; only one that runs (`PATH --version` answers "Parley …";
+# a script's #! interpreter must exist) is written, else nothing is and the
+# reason is said. --uninstall removes exactly the files listed above.
 # Run it again after moving Parley. Exit status: 0 done, 1 failed, 2 bad usage.
 set -eu
 
@@ -28,7 +30,7 @@ while [ $# -gt 0 ]; do
                 exec_path=$2; shift 2 ;;
         --exec=*) exec_path=${1#--exec=}; shift ;;
         --uninstall) uninstall=1; shift ;;
-        -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,14s/^# \{0,1\}//p' "$0"; exit 0 ;;
         *) echo "usage: $0 [--exec PATH] [--uninstall]" >&2; exit 2 ;;
     esac
 done
@@ -61,16 +63,54 @@ else
     die "cannot find $APP_ID.desktop beside this script"
 fi
 
-if [ -z "$exec_path" ]; then
-    for candidate in "$here/parley" "$here/../../.venv/bin/parley"; do
-        if [ -f "$candidate" ] && [ -x "$candidate" ]; then exec_path=$candidate; break; fi
+# why_not PATH: prints nothing when PATH runs as Parley, else why it does not.
+why_not() {
+    if ! [ -f "$1" ] || ! [ -x "$1" ]; then
+        echo "$1 is not an executable file"; return
+    fi
+    shebang=$(head -c 2 -- "$1" 2>/dev/null || true)
+    if [ "$shebang" = "#!" ]; then
+        interp=$(head -n 1 -- "$1" | sed -e 's/^#![[:space:]]*//' -e 's/[[:space:]].*$//')
+        if ! [ -x "$interp" ]; then
+            echo "$1 does not run: its interpreter $interp does not exist (was Parley's" \
+                 "folder or virtual environment moved? Install Parley again there, e.g." \
+                 "'pip install .' in a new venv, then run this again)"
+            return
+        fi
+    fi
+    if command -v timeout >/dev/null 2>&1; then
+        said=$(QT_QPA_PLATFORM=offscreen timeout 60 "$1" --version 2>&1 </dev/null) || true
+    else
+        said=$(QT_QPA_PLATFORM=offscreen "$1" --version 2>&1 </dev/null) || true
+    fi
+    case "$said" in
+        "Parley "*) ;;
+        *) echo "$1 does not run as Parley: '$1 --version' said:" \
+                "$(printf '%s' "$said" | tail -n 3 | tr '\n' ' ' | cut -c 1-300)" ;;
+    esac
+}
+
+if [ -n "$exec_path" ]; then
+    reason=$(why_not "$exec_path")
+    [ -z "$reason" ] || die "not writing a menu entry: $reason"
+else
+    reasons=""
+    onpath=$(command -v parley 2>/dev/null || true)
+    for candidate in "$here/parley" "$here/../../.venv/bin/parley" "$onpath"; do
+        [ -n "$candidate" ] && [ -e "$candidate" ] || continue
+        candidate=$(CDPATH= cd -- "$(dirname -- "$candidate")" && pwd)/$(basename -- "$candidate")
+        reason=$(why_not "$candidate")
+        if [ -z "$reason" ]; then exec_path=$candidate; break; fi
+        reasons="$reasons
+  $reason"
     done
-fi
-if [ -z "$exec_path" ]; then
-    exec_path=$(command -v parley 2>/dev/null) || \
+    if [ -z "$exec_path" ] && [ -n "$reasons" ]; then
+        die "not writing a menu entry: no Parley here runs:$reasons
+Pass the one to start with --exec PATH."
+    fi
+    [ -n "$exec_path" ] || \
         die "cannot find Parley's executable; install Parley first or pass --exec PATH"
 fi
-[ -f "$exec_path" ] && [ -x "$exec_path" ] || die "$exec_path is not an executable file"
 exec_path=$(CDPATH= cd -- "$(dirname -- "$exec_path")" && pwd)/$(basename -- "$exec_path")
 
 # Desktop-entry quoting (freedesktop Desktop Entry spec, "The Exec key"): a

@@ -54,9 +54,19 @@ def exec_argv(value: str) -> list[str]:
     return [a.replace("%%", "%") for a in args]
 
 
-def run_install(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "XDG_DATA_HOME": str(tmp_path / "d")}
-    return subprocess.run(["sh", str(INSTALL), *args], env=env, capture_output=True, text=True)
+def run_install(tmp_path: Path, *args: str, script: Path = INSTALL,
+                path: str = "/usr/bin:/bin") -> subprocess.CompletedProcess[str]:
+    env = {"HOME": str(tmp_path), "PATH": path, "XDG_DATA_HOME": str(tmp_path / "d")}
+    return subprocess.run(["sh", str(script), *args], env=env, capture_output=True, text=True)
+
+
+def fake_parley(path: Path, body: str = 'echo "Parley 0.1.0"', *,
+                shebang: str = "/bin/sh") -> Path:
+    """An executable script at ``path`` that answers ``--version`` as ``body`` does."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!{shebang}\n{body}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
 
 
 def test_entry_matches_appinfo() -> None:
@@ -86,9 +96,7 @@ def test_exec_argv_parser() -> None:
 def test_install_and_uninstall_with_an_awkward_path(tmp_path: Path) -> None:
     app_dir = tmp_path / 'My Apps $HOME "x" 100%'
     app_dir.mkdir()
-    exe = app_dir / "parley"
-    exe.write_text("#!/bin/sh\n")
-    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    exe = fake_parley(app_dir / "parley")
 
     result = run_install(tmp_path, "--exec", str(exe))
     assert result.returncode == 0, result.stderr
@@ -120,6 +128,52 @@ def test_install_refuses_a_missing_executable(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "is not an executable file" in result.stderr
     assert not (tmp_path / "d" / "applications").exists()
+
+
+@needs_sh
+def test_install_refuses_a_target_whose_interpreter_is_gone(tmp_path: Path) -> None:
+    moved = tmp_path / "old-place" / ".venv" / "bin" / "python3.11"  # the folder moved
+    exe = fake_parley(tmp_path / "new-place" / ".venv" / "bin" / "parley",
+                      "import sys; from gui.app import main; sys.exit(main())",
+                      shebang=str(moved))
+    result = run_install(tmp_path, "--exec", str(exe))
+    assert result.returncode == 1 and result.stdout == ""
+    assert "not writing a menu entry" in result.stderr
+    assert f"its interpreter {moved} does not exist" in result.stderr
+    assert not (tmp_path / "d" / "applications").exists()
+
+
+@needs_sh
+def test_install_refuses_a_target_that_does_not_run_as_parley(tmp_path: Path) -> None:
+    exe = fake_parley(tmp_path / "bin" / "parley",
+                      "echo \"ModuleNotFoundError: No module named 'gui'\" >&2; exit 1")
+    result = run_install(tmp_path, "--exec", str(exe))
+    assert result.returncode == 1
+    assert f"{exe} does not run as Parley" in result.stderr
+    assert "No module named 'gui'" in result.stderr
+    assert not (tmp_path / "d" / "applications").exists()
+
+
+@needs_sh
+def test_a_source_tree_whose_venv_moved_is_skipped_for_a_parley_that_runs(tmp_path: Path) -> None:
+    tree = tmp_path / "moved-checkout"
+    shutil.copytree(LINUX, tree / "resources" / "linux")
+    shutil.copytree(ROOT / "resources" / "icons", tree / "resources" / "icons")
+    script = tree / "resources" / "linux" / INSTALL.name
+    dead = fake_parley(tree / ".venv" / "bin" / "parley", "exit 0",
+                       shebang=str(tmp_path / "checkout" / ".venv" / "bin" / "python"))
+
+    alone = run_install(tmp_path, script=script)  # nothing else on PATH
+    assert alone.returncode == 1 and "no Parley here runs" in alone.stderr
+    assert f"{dead} does not run: its interpreter" in alone.stderr
+    assert "--exec PATH" in alone.stderr
+    assert not (tmp_path / "d" / "applications").exists()
+
+    good = fake_parley(tmp_path / "pipx" / "bin" / "parley")
+    found = run_install(tmp_path, script=script, path=f"{good.parent}:/usr/bin:/bin")
+    assert found.returncode == 0, found.stderr
+    entry = read_entry(tmp_path / "d" / "applications" / f"{appinfo.APP_ID}.desktop")
+    assert exec_argv(entry["Exec"]) == [str(good)]
 
 
 @needs_sh
