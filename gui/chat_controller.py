@@ -613,7 +613,7 @@ class ChatController:
             self.w.sidebar.model.upsert(session)
             if session.forked_from_turn_id:
                 self.w.tasks.spawn(self.organizer.describe_forks([session]), name="fork-point")
-        if session.id == self.session_id:
+        if session.id in (self.session_id, self.chat_row):  # the chat open, or its row
             self.space_id = session.space_id
             self.w.sidebar.select(self.chat_row)
             self.update_title()

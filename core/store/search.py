@@ -40,6 +40,7 @@ from core.store.models import SearchHit
 from core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE
 from core.store.snippets import compile_phrases, make_snippet
 from core.store.textindex import TOKEN_RE, is_split_char, normalize, turn_text
+from core.store.versions import chat_titles
 
 MAX_QUERY_CHARS = 1000
 MAX_PHRASES = 32
@@ -245,11 +246,12 @@ def search(
     texts: dict[int, str] = {}
     if sources:
         texts.update((r.n, r.blocks) for r in con.execute(_BLOCKS, {"ns": sources}))
+    chats = chat_titles(con, {p.session_id for _r, p in picks})  # a version: its chat's
     return [
         SearchHit(
             p.session_id,
             p.turn_id,
-            p.title,
+            chats.get(p.session_id, p.title),
             make_snippet(turn_text(texts.get(p.source)) if p.turn_id else p.title or "", pattern),
             float(row.rank),
             p.created_at,

@@ -233,9 +233,12 @@ def move(con: Connection, session_id: str, space_id: str) -> Session:
 
 
 def delete_session(con: Connection, session_id: str) -> None:
+    """Delete a session with its versions (forks made on purpose are kept)."""
     require(con, session_id)
-    settings_repo.forget_owners(con, "SELECT :sid", {"sid": session_id})
-    con.execute(delete(S).where(S.c.id == session_id))
+    family = [m.session_id for m in versions.members(con, session_id, with_turns=False)]
+    settings_repo.forget_owners(con, "SELECT value FROM json_each(:ids)",
+                                {"ids": json.dumps(family)})
+    con.execute(delete(S).where(S.c.id.in_(family)))
 
 
 _LATEST = select(func.max(S.c.updated_at))

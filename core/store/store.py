@@ -175,7 +175,8 @@ class Store(StoreBase):
         return self._w(lambda c: sessions.set_fields(c, session_id, archived=int(archived)))
 
     def delete_session(self, session_id: str) -> None:
-        """Delete a session with its turns and compactions (its forks are kept).
+        """Delete a session with its turns, compactions and versions (edits and
+        regenerations made in it); forks made on purpose are kept.
 
         Raises SessionNotFound.
         """

@@ -202,3 +202,17 @@ def locate(con: Connection, session_id: str, turn_id: str) -> tuple[str, str]:
     by_id = {m.session_id: m for m in family}
     copy = copy_in(by_id[shown], by_id[session_id], turn_id)
     return (shown, copy) if copy is not None else (session_id, turn_id)
+
+
+_TITLE = text("SELECT title FROM sessions WHERE id = :sid")
+
+
+def chat_titles(con: Connection, session_ids: set[str]) -> dict[str, str | None]:
+    """``{session id: its chat's title}`` for the versions among ``session_ids`` (a
+    version's own title, "<title> (edited)" or "Answer 2 (…)", is never shown)."""
+    out: dict[str, str | None] = {}
+    for sid in session_ids:
+        root = chat_root(con, sid)
+        if root != sid:
+            out[sid] = con.execute(_TITLE, {"sid": root}).scalar()
+    return out

@@ -253,7 +253,7 @@ class Organizer:
             return
         await self.undo_flush()
         await self.store.delete_space(space.id, delete_sessions=choice == "delete")
-        open_here = self.chat.session_id in {s.id for s in chats}
+        open_here = self.chat.chat_row in {s.id for s in chats}
         for s in chats:
             self.chat.sessions.pop(s.id, None)
         await self.chat.load_sidebar()
@@ -281,7 +281,7 @@ class Organizer:
     # -- sessions: rename, pin, move ---------------------------------------------
     def rename_session(self, session_id: str | None = None) -> None:
         """Ask for a new title for a chat (default: the open one)."""
-        sid = session_id or self.chat.session_id
+        sid = session_id or self.chat.chat_row
         if sid is None:
             return
         old = self.chat.sessions[sid].title if sid in self.chat.sessions else ""
@@ -294,7 +294,7 @@ class Organizer:
 
     def pin_session(self, session_id: str | None = None) -> None:
         """Pin a chat to the top of its space, or unpin it (Undo offered)."""
-        sid = session_id or self.chat.session_id
+        sid = session_id or self.chat.chat_row
         session = self.chat.sessions.get(sid or "")
         if session is not None:
             self._spawn(self._pin(session.id, not session.pinned), "pin")
@@ -308,7 +308,7 @@ class Organizer:
 
     def move_session(self, session_id: str | None = None, space_id: str | None = None) -> None:
         """Move a chat to another space; without ``space_id``, a menu of spaces asks."""
-        sid = session_id or self.chat.session_id
+        sid = session_id or self.chat.chat_row
         if sid is None or sid not in self.chat.sessions:
             return
         if space_id is None:
@@ -347,7 +347,7 @@ class Organizer:
     # -- sessions: archive, delete -------------------------------------------------
     def archive_session(self, session_id: str | None = None) -> None:
         """Archive a chat (hidden unless archived chats are shown), or unarchive it."""
-        sid = session_id or self.chat.session_id
+        sid = session_id or self.chat.chat_row
         session = self.chat.sessions.get(sid or "")
         if session is not None:
             self._spawn(self._archive(session.id, not session.archived), "archive")
@@ -371,12 +371,12 @@ class Organizer:
         space = model.space_of(sid)
         ids = [i for i in model.session_ids() if model.space_of(i) == space]
         model.remove(sid)
-        if sid == self.chat.session_id:
+        if sid == self.chat.chat_row:
             await self.chat.leave(sid, ids)
 
     def delete_session(self, session_id: str | None = None) -> None:
         """Delete a chat (default: the open one) after asking; Undo is offered."""
-        sid = session_id or self.chat.session_id
+        sid = session_id or self.chat.chat_row
         if sid is None or sid in self.deleting:
             return
         title = self._title(sid)
@@ -389,7 +389,7 @@ class Organizer:
         await self.chat.runs.stop_and_wait(sid)
         before = self.chat.sessions.get(sid)
         archived_before = bool(before.archived) if before is not None else False
-        was_open = sid == self.chat.session_id
+        was_open = sid == self.chat.chat_row
         await self.store.archive_session(sid, True)  # durable hide, see module doc
         self.deleting.add(sid)
         await self._hide(sid)

@@ -153,11 +153,32 @@ def test_forks_of_earlier_builds_are_recognised_by_their_titles(tmp_path):
         db.close()
 
 
-def test_a_version_whose_chat_was_deleted_is_listed_again(db):
+def test_deleting_a_chat_deletes_its_versions_not_its_forks(db):
     sid = chat(db, "Plan Lisbon", "Answer A")
     old = regenerate(db, sid, "Answer B")
+    fork = db.fork(old, db.get_turns(old)[0].id)
     db.delete_session(sid)
-    assert listed(db) == [old]  # nothing is lost from view
+    assert listed(db) == [fork.id]
+    assert [s.id for s in db.list_sessions(include_versions=True)] == [fork.id]
+
+
+def test_a_version_whose_chat_is_gone_is_listed(tmp_path):
+    from core.store.store import Store
+
+    path = tmp_path / "sessions.db"
+    db = Store.open(path)
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    old = regenerate(db, sid, "Answer B")
+    db.close()
+    con = sqlite3.connect(path)  # an earlier build deleted its chat and kept the fork
+    con.execute("UPDATE sessions SET parent_session_id = 'deleted' WHERE id = ?", (old,))
+    con.commit()
+    con.close()
+    db = Store.open(path)
+    try:
+        assert set(listed(db)) == {sid, old}  # nothing is lost from view
+    finally:
+        db.close()
 
 
 def _member(sid: str, *keys: tuple[str, int, str], created: int = 0) -> Member:
@@ -184,3 +205,11 @@ def test_moving_a_chat_moves_its_versions(db):
     db.move_session(sid, work.id)
     assert db.get_session(old).space_id == work.id
     assert [s.id for s in db.list_sessions(space_id=work.id)] == [sid]
+
+
+def test_a_hit_in_a_version_is_titled_with_its_chat(db):
+    sid = chat(db, "Plan Lisbon", "Answer with castles")
+    regenerate(db, sid, "Answer with trams")
+    db.rename_session(sid, "Lisbon in May")
+    [hit] = db.search("castles")
+    assert hit.session_title == "Lisbon in May"

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from gui import dialogs
 from gui.transcript.specs import VERSION_NEXT_HREF, VERSION_PREV_HREF
 
 pytestmark = pytest.mark.timeout(90)
@@ -167,3 +168,13 @@ def test_a_search_hit_in_another_version_opens_that_version(driver: Any) -> None
     w.chat.open_at(hit.session_id, hit.turn_id, "Lisbon")
     driver.until(lambda: w.tasks.pending == 0)
     assert _texts(w)[-1] == "Castles and trams."
+
+    # Deleting the chat (a version of it open) deletes its versions with it.
+    version = w.session_id
+    assert version != chat
+    dialogs.answers.append(True)  # "Delete chat?" → Delete
+    w.delete_current_session()
+    driver.until(lambda: not w.sidebar.model.has(chat) and w.session_id not in (chat, version)
+                 and w.tasks.pending == 0)
+    driver.run(w.undo.flush())
+    assert driver.run(w.store.list_sessions(include_versions=True)) == []
