@@ -1,6 +1,6 @@
 """Dialogs about spaces: create or edit one (name, system prompt, default model, the
-model's memory and whether it may use tools there), and what to do with a deleted space's
-chats.
+model's memory, whether it may use tools there and which MCP servers' tools), and what to
+do with a deleted space's chats.
 
 A space's system prompt and default model are what its *new* sessions take
 (``Store.create_session`` copies them); existing sessions keep theirs.
@@ -46,6 +46,7 @@ class SpaceValues:
         memory: the memory's new text (stripped; '' empties it), or None when the
             user did not change it (or it was never shown).
         tools_enabled: the tools switch as the user set it, or None when left as shown.
+        mcp_off: the MCP servers turned off in this space, or None when left as shown.
     """
 
     name: str
@@ -53,6 +54,7 @@ class SpaceValues:
     default_model: str | None
     memory: str | None = None
     tools_enabled: bool | None = None
+    mcp_off: list[str] | None = None
 
 
 class SpaceDialog(QDialog):
@@ -149,10 +151,17 @@ class SpaceDialog(QDialog):
                                      self)
         self.tools_check.setEnabled(False)  # until set_tools_enabled
         self._update_hint()
+        self.mcp_checks: dict[str, QCheckBox] = {}
+        self._mcp_shown: list[str] | None = None
+        self.mcp_box = QWidget(self)
+        self.mcp_layout = QVBoxLayout(self.mcp_box)
+        self.mcp_layout.setContentsMargins(0, 0, 0, 0)
+        self.mcp_box.setVisible(False)  # until set_mcp_servers (when there are servers)
         if with_tools:
             form.addRow("Memory", self.memory_edit)
             form.addRow("", self.memory_hint)
             form.addRow("", self.tools_check)
+            form.addRow("MCP servers", self.mcp_box)
         else:
             for widget in (self.memory_edit, self.memory_hint, self.tools_check):
                 widget.setVisible(False)
@@ -170,6 +179,18 @@ class SpaceDialog(QDialog):
         self._tools_shown = on
         self.tools_check.setChecked(on)
         self.tools_check.setEnabled(True)
+
+    def set_mcp_servers(self, servers: Sequence[str], off: Sequence[str]) -> None:
+        """Offer one box per configured MCP server, ticked unless turned off in this space
+        (every server is available in every space until a space turns it off)."""
+        self._mcp_shown = sorted(off)
+        for name in servers:
+            box = QCheckBox(f"Offer the tools of “{name}”", self.mcp_box)
+            box.setAccessibleName(f"MCP server {name}")
+            box.setChecked(name not in off)
+            self.mcp_layout.addWidget(box)
+            self.mcp_checks[name] = box
+        self.mcp_box.setVisible(bool(servers))
 
     def memory_tokens(self) -> int:
         """The memory field's size (tokens, ``core.tokens.text_tokens`` of the stripped text)."""
@@ -211,8 +232,12 @@ class SpaceDialog(QDialog):
         tools: bool | None = self.tools_check.isChecked()
         if self._tools_shown is None or tools == self._tools_shown:
             tools = None
+        mcp_off: list[str] | None = sorted(
+            name for name, box in self.mcp_checks.items() if not box.isChecked())
+        if self._mcp_shown is None or mcp_off == self._mcp_shown:
+            mcp_off = None
         return SpaceValues(self.name_edit.text().strip(), prompt or None,
-                           self.model_combo.currentData(), memory, tools)
+                           self.model_combo.currentData(), memory, tools, mcp_off)
 
 
 def ask_delete_space(parent: QWidget | None, name: str, chats: int,

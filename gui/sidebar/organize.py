@@ -154,9 +154,13 @@ class Organizer:
         else:
             memory = await tools.memories.get(space.id)
             on = await tools.enabled(space.id, kind, ref or "", proven=proven)
+        mcp = getattr(self.w, "mcp", None)
+        servers = list(mcp.host.configs) if mcp is not None else []
+        off = await mcp.servers_off(space.id) if mcp is not None and space is not None else []
         if isValid(dlg) and dlg.isVisible():
             dlg.set_memory(memory.text, memory.limit)
             dlg.set_tools_enabled(on)
+            dlg.set_mcp_servers(servers, off)
 
     async def _save_tools_fields(self, space_id: str, v: SpaceValues) -> None:
         """Save the dialog's memory (``MemoryStore.set``) and tools switch, when changed."""
@@ -167,6 +171,10 @@ class Organizer:
             await tools.memories.set(space_id, v.memory)
         if v.tools_enabled is not None:
             await tools.set_enabled(space_id, v.tools_enabled)
+        mcp = getattr(self.w, "mcp", None)
+        if v.mcp_off is not None and mcp is not None:  # MCP servers switched for the space
+            for name in mcp.host.configs:
+                await mcp.set_server_on(space_id, name, name not in v.mcp_off)
 
     async def _create_space(self, v: SpaceValues) -> None:
         space = await self.store.create_space(v.name, system_prompt=v.system_prompt,

@@ -96,3 +96,32 @@ def test_stopping_the_reply_closes_the_dialog_and_runs_nothing(driver, fake_prov
                  and (not isValid(dlg) or not dlg.isVisible()), timeout=10)
     driver.settle(w)
     assert not any(r.body.get("messages") and _results(r) for r in fake_provider.model_requests)
+
+
+def _chat_requests(fake) -> list:
+    """The chat's requests (they carry Parley's tools; title requests carry none)."""
+    return [r for r in fake.model_requests if r.body.get("tools")]
+
+
+def _tool_names(request) -> list[str]:
+    return [t.get("name") or t["function"]["name"] for t in request.body.get("tools", [])]
+
+
+def test_a_space_turns_an_mcp_server_off_in_its_dialog(driver, fake_provider, qtbot, mcp_json):
+    w = driver.configured()
+    fake_provider.script("With MCP.")
+    driver.send("Hi.", wait=True)
+    assert "mcp__fake__echo" in _tool_names(_chat_requests(fake_provider)[-1])
+    w.chat.organizer.edit_space(w.chat.space_id)
+    dlg = w.chat.organizer.dialog
+    driver.until(lambda: "fake" in dlg.mcp_checks)
+    box = dlg.mcp_checks["fake"]
+    assert box.isChecked() and box.isVisibleTo(dlg)
+    box.setFocus()
+    qtbot.keyClick(box, Qt.Key.Key_Space)
+    qtbot.mouseClick(dlg.ok_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: driver.run(w.mcp.servers_off(w.chat.space_id)) == ["fake"])
+    fake_provider.script("Without MCP.")
+    driver.send("Again.", wait=True)
+    names = _tool_names(_chat_requests(fake_provider)[-1])
+    assert names and not any(n.startswith("mcp__") for n in names)  # Parley's own stay
