@@ -1,4 +1,4 @@
-"""Regenerate the last reply: a new answer replaces it, the old one is kept as a fork.
+"""Regenerate the last reply: a new answer replaces it, the old one is kept as a version.
 
 The *reply* is the tail of the conversation the model wrote in answer to the
 last prompt: its assistant turns and the tool-result turns between them (a
@@ -20,11 +20,13 @@ Order, so that a crash at any point loses nothing:
    limits — a PDF for an OpenAI-compatible server is refused here. A refusal
    raises :class:`RegenerateRefused`: nothing was moved, nothing sent.
 1. one transaction (``store.set_aside_reply``): a fork holding every turn of
-   the session, the reply included, titled "<title> (previous answer)" and
-   linked to the session (``parent_session_id``; ``forked_from_turn_id`` =
-   the prompt, where the two answers part), and the reply's removal from the
-   session. A crash before the commit leaves the session as it was; after
-   it, the old reply is in the fork.
+   the session, the reply included — a version of the chat, shown as ‹ n/m ›
+   on the reply rather than listed (``core.store.versions``) — titled
+   "<title> (previous answer)" and linked to the session
+   (``parent_session_id``; ``forked_from_turn_id`` = the prompt, where the
+   two answers part), and the reply's removal from the session. A crash
+   before the commit leaves the session as it was; after it, the old reply
+   is in the fork.
 2. the request is sent again (``runner.retry``) with the model asked for: the
    new reply is saved, streamed and journalled like any other. If it fails,
    the session ends with the prompt and can be retried (the old answer is
