@@ -22,13 +22,13 @@ from core.errors import ParleyError
 log = logging.getLogger(__name__)
 
 Kind: TypeAlias = Literal["bool", "int", "float", "text", "choice", "model", "json"]
-Section: TypeAlias = Literal["Providers", "Chat", "Tools", "Compaction", "Backups", "Keyboard",
-                             "Experimental"]
+Section: TypeAlias = Literal["Providers", "Chat", "Appearance", "Tools", "Compaction", "Backups",
+                             "Keyboard", "Experimental"]
 ChangeListener = Callable[[str, Any], None]
 
 #: The Settings dialog's pages, in order.
-SECTIONS: tuple[Section, ...] = ("Providers", "Chat", "Tools", "Compaction", "Backups",
-                                 "Keyboard", "Experimental")
+SECTIONS: tuple[Section, ...] = ("Providers", "Chat", "Appearance", "Tools", "Compaction",
+                                 "Backups", "Keyboard", "Experimental")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +122,17 @@ SETTINGS: tuple[Setting, ...] = (
             "provider); empty uses a cheap model the chat's provider lists (else the "
             "chat's own).", "Chat",
             optional=True, bare_model=True),
+    # Appearance (applied by gui.view_prefs)
+    Setting("appearance.theme", "choice", "system", "Theme",
+            "Light or dark; System follows your desktop (or PARLEY_THEME when it is set).",
+            "Appearance", choices=(("system", "System"), ("light", "Light"), ("dark", "Dark"))),
+    Setting("appearance.text_size", "choice", "default", "Text size",
+            "The size of all text in Parley's windows.", "Appearance",
+            choices=(("small", "Small"), ("default", "Default"), ("large", "Large"),
+                     ("larger", "Larger"))),
+    Setting("appearance.zoom", "int", 100, "Conversation zoom",
+            "The conversation's text size, in percent of the rest (Ctrl++, Ctrl+−, Ctrl+0).",
+            "Appearance", minimum=50, maximum=300, unit="%", in_dialog=False),
     Setting("tools.max_rounds", "int", 8, "Tool rounds per message",
             "How many times the model may call tools (memory, skills, search) before it "
             "must answer.", "Tools", minimum=1, maximum=100, unit="rounds"),

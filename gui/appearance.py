@@ -1,7 +1,9 @@
 """Parley's look: colour schemes, the application palette, the style sheet, tinted icons.
 
 Parley follows the system's light or dark colour scheme (Qt's
-``QStyleHints.colorScheme``) unless ``PARLEY_THEME`` is ``light`` or ``dark``.
+``QStyleHints.colorScheme``) unless the person chose one in Settings →
+Appearance (:func:`set_preference`, ``gui.view_prefs``) or, with "System"
+chosen there, ``PARLEY_THEME`` is ``light`` or ``dark``.
 :func:`apply` sets the application palette (``gui.theme`` derives the
 transcript's colours from it) and the style sheet
 ``resources/styles/parley.qss``, whose ``@name`` tokens are replaced by the
@@ -81,6 +83,19 @@ DARK = Scheme(
 )
 
 _current: Scheme = LIGHT
+_preference = "system"  # Settings → Appearance → Theme: system / light / dark
+
+
+def set_preference(theme: str) -> None:
+    """Remember the theme chosen in Settings (``system``, ``light`` or ``dark``);
+    :func:`choose` follows it from now on (call :func:`apply` to show it)."""
+    global _preference
+    _preference = theme if theme in ("system", "light", "dark") else "system"
+
+
+def preference() -> str:
+    """The theme chosen in Settings (``system`` until one is)."""
+    return _preference
 
 
 def current() -> Scheme:
@@ -89,8 +104,10 @@ def current() -> Scheme:
 
 
 def choose(app: QGuiApplication) -> Scheme:
-    """Return the scheme to use: ``PARLEY_THEME`` if set, else the system's."""
-    wanted = os.environ.get("PARLEY_THEME", "").lower()
+    """Return the scheme to use: the one chosen in Settings, else ``PARLEY_THEME`` if
+    set, else the system's."""
+    wanted = _preference if _preference != "system" else \
+        os.environ.get("PARLEY_THEME", "").lower()
     if wanted in ("light", "dark"):
         return DARK if wanted == "dark" else LIGHT
     return DARK if app.styleHints().colorScheme() == Qt.ColorScheme.Dark else LIGHT

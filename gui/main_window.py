@@ -408,6 +408,10 @@ class MainWindow(QMainWindow, WindowCommands):
             await self._note_previous_run()
             await self._restore_geometry()
             self._install_transcript()
+            from gui.view_prefs import ViewPrefs
+
+            self.view_prefs = ViewPrefs(self)  # theme, text size, zoom (Settings → Appearance)
+            await self.view_prefs.load()
             self.chat = ChatController(self)
             await self.chat.load_sidebar()
             self.sidebar.show_status("")
@@ -822,7 +826,8 @@ class MainWindow(QMainWindow, WindowCommands):
             self.search_popup.place()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
-        if event.type() == QEvent.Type.ThemeChange and not os.environ.get("PARLEY_THEME"):
+        if event.type() == QEvent.Type.ThemeChange and not os.environ.get("PARLEY_THEME") \
+                and appearance.preference() == "system":
             app = QGuiApplication.instance()
             if isinstance(app, QGuiApplication) and appearance.choose(app) != appearance.current():
                 appearance.apply(app)

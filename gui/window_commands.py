@@ -223,6 +223,30 @@ class WindowCommands:
     def toggle_sidebar(self) -> None:
         self.sidebar.setVisible(not self.sidebar.isVisible())
 
+    def zoom(self, direction: int) -> Any:
+        """Ctrl++ (1), Ctrl+− (-1), Ctrl+0 (0): the conversation's text size (kept)."""
+        prefs = getattr(self, "view_prefs", None)
+        return prefs.step_zoom(direction) if prefs is not None else False
+
+    def close_chat(self) -> Any:
+        """Ctrl+W: close the open chat, which archives it (Undo in the toast), and show
+        its neighbour; an archived chat (or a new one) is only left."""
+        chat = self.chat
+        if chat is None or self.stack.currentWidget() is not self.chat_page:
+            return False
+        sid = getattr(chat, "chat_row", None) or chat.session_id
+        session = chat.sessions.get(sid or "")
+        if session is None:
+            return False
+        if session.archived:
+            return self._chat_call("new_session")
+        return self._chat_call("organizer.archive_session", sid)
+
+    def toggle_full_screen(self) -> None:
+        """F11: full screen, or back."""
+        window = cast(QWidget, self)
+        window.setWindowState(window.windowState() ^ Qt.WindowState.WindowFullScreen)
+
     @property
     def session_id(self) -> str | None:
         """The open session's id (None for a new chat not yet sent)."""
