@@ -22,7 +22,8 @@ Rules:
   left alone too;
 * an answer that is no title is refused (:func:`title_problem`): one that
   starts like a description of the chat ("The user's conversation is",
-  "This conversation has been…", "Title of…"), one cut off mid-word (the
+  "This conversation has been…", "Title of…"), one that answers the user
+  instead ("I'm not sure what to say", "Sure", "Here is…"), one cut off mid-word (the
   model stopped at its output limit inside its first line, or the title was
   cut to :data:`MAX_TITLE_CHARS`), or one that copies the start of the reply
   ("The capital of France is Paris"), or one that only repeats the request's
@@ -89,6 +90,12 @@ _META = re.compile(
     r"|the chat\b|title\b|conversation title\b|in this conversation\b)",
     re.IGNORECASE,
 )
+#: Starts of a chat answer (the model talking to the user) instead of a title.
+_CHATTER = re.compile(
+    r"^(i['’]m|i am|i['’]d|i['’]ll|i will|i can(not|['’]t)?|i don['’]t|i do not|i have"
+    r"|sorry|as an ai|sure|certainly|of course|here['’]s|here is|okay|ok)\b",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: A title copying this many words or more of the reply's start is refused (fewer can be a topic).
 COPY_MIN_WORDS = 3
@@ -146,7 +153,9 @@ def title_problem(
 
     Returns:
         ``"meta"`` (it starts like a description of the chat: "The user…",
-        "This conversation…", "The conversation…", "Title…"), ``"cut"`` (cut
+        "This conversation…", "The conversation…", "Title…"), ``"chatter"`` (it
+        starts like an answer to the user: "I'm not sure…", "Sure", "Here is…",
+        "Sorry"), ``"cut"`` (cut
         mid-word: shortened to :data:`MAX_TITLE_CHARS`, or the model hit its
         output limit within the words kept), ``"copy"`` (the first
         :data:`COPY_MIN_WORDS`-plus words of the reply, word for word),
@@ -155,6 +164,8 @@ def title_problem(
     """
     if _META.match(title):
         return "meta"
+    if _CHATTER.match(title):
+        return "chatter"
     if title.endswith("…"):
         return "cut"
     if stop_reason == "max_tokens":

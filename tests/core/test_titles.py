@@ -273,6 +273,8 @@ def test_clean_title(raw, expected):
         ("Title of the chat", "end_turn", "Day one: start in Alfama…"),
         ("The capital of France is Paris.", "end_turn", "The capital of France is Paris. It…"),
         ("Planning a Lisbon tri", "max_tokens", "Day one: start in Alfama…"),  # cut mid-word
+        ("I'm not sure what to say", "end_turn", "Day one: start in Alfama…"),  # 2026-12-01
+        ("Sure! Here is a title:", "end_turn", "Day one: start in Alfama…"),
     ],
 )
 async def test_an_answer_that_is_no_title_falls_back_to_the_first_line(
