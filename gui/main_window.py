@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from gui.undo import Toast, UndoManager
 
 log = logging.getLogger(__name__)
+#: How long the notice of a v3 upgrade shows (ms; longer while the pointer rests on it).
+UPGRADE_NOTICE_MS = 30_000
 
 GEOMETRY_KEY = "window.geometry"
 SPLITTER_KEY = "window.splitter"
@@ -155,6 +157,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.backups: Any = None  # core.backup_schedule.BackupScheduler, set by start
         self.successor: Any = None  # the window that took this one's place after a recovery
         self.pending_notice: str | None = None  # told once the chats show (after a recovery)
+        self.upgrade_notice: str | None = None  # told once ready (a v3 file was upgraded)
         self._recovering = False  # sessions.db is damaged: the recovery page is (being) shown
         self.previous_run: Any = None
         self.ready = False
@@ -400,6 +403,7 @@ class MainWindow(QMainWindow, WindowCommands):
             raise
         self.store.on_damaged = self._store_damaged
         self.store_opened.set()
+        self._note_upgrade()
         if self._recovering:  # opened again after the recovery page: a fresh start
             self._recovering = self._damage_told = False
             self.sidebar.show()
@@ -460,6 +464,8 @@ class MainWindow(QMainWindow, WindowCommands):
         if self.pending_notice:
             self.undo.notice(self.pending_notice, 15_000)
             self.pending_notice = None
+        if self.upgrade_notice:  # a v3 file was upgraded as it opened: say so, and where
+            self.undo.notice(self.upgrade_notice, UPGRADE_NOTICE_MS)
 
     def _open_mcp(self) -> Any:
         """The MCP servers of ``mcp.json`` (started when a chat first needs them) and their
@@ -565,6 +571,14 @@ class MainWindow(QMainWindow, WindowCommands):
         if self.chat is not None and payload.get("session_id") == self.chat.session_id:
             self.context_meter.set_cache_expiry(
                 payload.get("expires_at"), payload.get("compact_at"))
+
+    def _note_upgrade(self) -> None:
+        """The store upgraded a v3 file as it opened: keep the words to tell (and log them)."""
+        from core.upgrade_notice import upgrade_notice
+
+        self.upgrade_notice = upgrade_notice(self.store.migration_report)
+        if self.upgrade_notice:
+            log.info("%s", self.upgrade_notice)
 
     def _upgrade_progress(self, done: int, total: int) -> None:
         """Shown while an older sessions.db is upgraded (a backup is made first), in the
