@@ -8,7 +8,7 @@ macOS ``Info.plist``, Windows version resource) and the Linux desktop entry
 
 from __future__ import annotations
 
-from core import __version__
+from parley.core import __version__
 
 NAME = "Parley"
 """The product name shown to people (window title, menus, bundle name)."""

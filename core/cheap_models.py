@@ -3,7 +3,7 @@
 Rules (README, Compaction):
 
 * a model setting (``compaction.model``, ``chat.title_model``) is honoured
-  as set (:func:`core.compaction_settings.chosen_model_ref`);
+  as set (:func:`parley.core.compaction.settings.chosen_model_ref`);
 * without one, the *cheap sibling* of the chat's model is the first of
   :func:`cheap_candidates` that the provider's own model list
   (``GET /v1/models``) holds — a dated listing (``claude-haiku-4-5-20251001``)
@@ -25,10 +25,10 @@ import logging
 import re
 from typing import Any
 
-from core.compaction_settings import KEY_MODEL, chosen_model_ref
-from core.errors import ParleyError
-from core.providers.catalog import known_models
-from core.providers.model_ref import format_model_ref, parse_model_ref
+from parley.core.compaction.settings import KEY_MODEL, chosen_model_ref
+from parley.core.errors import ParleyError
+from parley.core.providers.catalog import known_models
+from parley.core.providers.model_ref import format_model_ref, parse_model_ref
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ async def summary_model_ref(
         key: which setting it is (for the error's wording).
 
     Returns:
-        The setting resolved (:func:`core.compaction_settings.chosen_model_ref`),
+        The setting resolved (:func:`parley.core.compaction.settings.chosen_model_ref`),
         else :func:`cheap_model_ref`.
 
     Raises:

@@ -65,7 +65,7 @@ class TextBlock:
         text: the text.
         origin: where it came from, when not typed by the user.
         recovered: True for legacy content that could not be parsed and was
-            kept verbatim (``core.store.v3_convert``).
+            kept verbatim (``parley.core.store.upgrade.convert``).
     """
 
     text: str
@@ -291,13 +291,13 @@ class Turn:
         model: for assistant turns, ``provider:model`` that wrote it.
         usage: for assistant turns, the request's usage.
         cut_off: for an aborted reply, True when what is kept is what was written
-            while it streamed (``core.journal``): Parley ended (a crash, a kill, a
+            while it streamed (``parley.core.chat.journal``): Parley ended (a crash, a kill, a
             power cut) before the reply finished; False when it was stopped (Esc)
             or failed, and saved as such.
         stop_reason: for a complete reply that stopped at the output limit,
             ``"max_tokens"`` (Anthropic ``stop_reason: max_tokens``, OpenAI
             ``finish_reason: length``); None otherwise (other reasons are not
-            kept). Stored with the usage (``core.store.turns``), no column of its own.
+            kept). Stored with the usage (``parley.core.store.turns``), no column of its own.
     """
 
     role: Role

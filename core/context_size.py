@@ -5,7 +5,7 @@ Every reply's usage says exactly how many input tokens its request held
 as the provider's tokenizer counts them). The next request is that request
 plus what was added since (the reply itself, tool results, the new message),
 so its size is the reported figure plus a local estimate of the difference
-(:func:`core.tokens.estimate_tokens`, which may be far off for code, numbers
+(:func:`parley.core.tokens.estimate_tokens`, which may be far off for code, numbers
 or other scripts, but only over the few turns added).
 
 The reported figure stands for the history only while that history is still
@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.content import CompactSummaryBlock, Turn
-from core.providers.base import ChatRequest
-from core.tokens import estimate_tokens
-from core.wire import to_messages
+from parley.core.content import CompactSummaryBlock, Turn
+from parley.core.providers.base import ChatRequest
+from parley.core.tokens import estimate_tokens
+from parley.core.wire import to_messages
 
 __all__ = ["Anchor", "find_anchor", "measured_tokens", "request_estimate"]
 
@@ -103,7 +103,7 @@ def measured_tokens(
         request: the request about to be sent; its ``turns`` are the stored
             turns (possibly transformed, same ids).
         model_ref: ``provider:model`` it goes to.
-        sent: the session's last accepted request (``core.compaction.SentRequest``)
+        sent: the session's last accepted request (``parley.core.compaction.compact.SentRequest``)
             or None; used when it is the one the anchor answered.
 
     Returns:

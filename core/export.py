@@ -9,12 +9,12 @@ Formats (``fmt`` of :func:`export_session`):
   call's input); thinking folded in ``<details>``; images, documents, audio
   and video as ``[image: …]``-style placeholders. Nothing is reported lost:
   media are placeholders by design.
-* ``parley``: lossless (``core.convert.export_parley``), every stored turn
+* ``parley``: lossless (``parley.core.convert.export_parley``), every stored turn
   with its ids, times, flags, model and usage, and the session's title,
-  system prompt and model. Re-imported by ``core.importing``.
+  system prompt and model. Re-imported by ``parley.core.importing``.
 * ``anthropic``: ``{"system"?: str, "messages": [...]}``, a valid Messages
   API request body minus ``model`` / ``max_tokens``: the turns as the model
-  sees them (``core.wire.to_messages``: aborted replies and compacted turns
+  sees them (``parley.core.wire.to_messages``: aborted replies and compacted turns
   left out, tool pairing repaired), converted with ``to_anthropic``.
 * ``openai``: ``{"messages": [...]}``, a valid Chat Completions ``messages``
   list (system prompt first), through ``to_messages`` and ``to_openai``. A
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
-from core.content import (
+from parley.core.content import (
     Block,
     CompactSummaryBlock,
     DocumentBlock,
@@ -49,10 +49,10 @@ from core.content import (
     apply_compactions,
     now_ms,
 )
-from core.convert import export_parley, to_anthropic, to_openai
-from core.providers.capabilities import ANTHROPIC, OPENAI, ProviderCaps
-from core.store.models import Session
-from core.wire import to_messages
+from parley.core.convert import export_parley, to_anthropic, to_openai
+from parley.core.providers.capabilities import ANTHROPIC, OPENAI, ProviderCaps
+from parley.core.store.models import Session
+from parley.core.wire import to_messages
 
 ExportFormat: TypeAlias = Literal["markdown", "parley", "anthropic", "openai"]
 

@@ -3,7 +3,7 @@
 For scripts and for people moving a whole history: the file is imported into
 the sessions.db of ``--home`` (default: ``PARLEY_HOME`` or the user data
 folder, created when missing) exactly as File ▸ Import does
-(``core.import_history.import_path``), the summary is printed, and the exit
+(``parley.core.import_history.import_path``), the summary is printed, and the exit
 status says how it went: 0 imported (also when everything was imported
 before), 2 refused or failed (the reason on stderr; nothing was imported).
 """
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 __all__ = ["import_only"]
 
@@ -52,15 +52,15 @@ def import_only(file: str | Path, home: Path | None = None, *, out: TextIO | Non
 
 
 def _for_command_line(message: str) -> str:
-    from core.migrate_cli import for_command_line
+    from parley.core.migrate_cli import for_command_line
 
     return for_command_line(message)
 
 
 async def _run(path: Path, home: Path | None, out: TextIO) -> str:
-    from core.import_history import import_path
-    from core.paths import DB_NAME, data_dir
-    from core.store.async_store import AsyncStore
+    from parley.core.import_history import import_path
+    from parley.core.paths import DB_NAME, data_dir
+    from parley.core.store.async_store import AsyncStore
 
     if not path.is_file():
         raise OSError(2, "there is no such file" if not path.exists() else "it is not a file")

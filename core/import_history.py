@@ -2,13 +2,13 @@
 
 :func:`import_path` is what File ▸ Import and ``parley --import`` run:
 
-* a ChatGPT, Claude.ai or Open WebUI export (``core.convert.histories``)
+* a ChatGPT, Claude.ai or Open WebUI export (``parley.core.convert.histories``)
   becomes one chat per conversation, each other branch of a conversation a
   fork of it, all written in ONE transaction (``Store.import_chats``): a
   failure or a cancel leaves nothing behind. Conversations imported before
   (recognised by the export's conversation id, kept in ``sessions.meta``)
   are left out, so importing the same file twice does not duplicate;
-* anything else goes to ``core.importing.import_conversation`` (a Parley
+* anything else goes to ``parley.core.importing.import_conversation`` (a Parley
   export, JSON or Markdown, an Anthropic or OpenAI message list or request body).
 
 Either way the result is an :class:`ImportSummary` whose :meth:`~ImportSummary.text`
@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.convert.detect import decode, parse_json
-from core.convert.errors import NotAConversation
-from core.convert.histories import read_history
-from core.convert.history import FORMAT_NAMES, HistoryChat, ImportedHistory
-from core.convert.markdown import looks_like_markdown
-from core.gc_pause import gc_paused
-from core.importing import (
+from parley.core.convert.detect import decode, parse_json
+from parley.core.convert.errors import NotAConversation
+from parley.core.convert.histories import read_history
+from parley.core.convert.history import FORMAT_NAMES, HistoryChat, ImportedHistory
+from parley.core.convert.markdown import looks_like_markdown
+from parley.core.gc_pause import gc_paused
+from parley.core.importing import (
     MAX_IMPORT_BYTES,
     ImportResult,
     ImportTooLarge,
@@ -44,7 +44,7 @@ from core.importing import (
     imported_title,
     refuse_binary,
 )
-from core.store.imports import NewChat, NewFork
+from parley.core.store.imports import NewChat, NewFork
 
 __all__ = ["MAX_HISTORY_BYTES", "ImportSummary", "import_data", "import_path"]
 
@@ -75,7 +75,7 @@ class ImportSummary:
         lost: one sentence per kind of thing that could not be carried.
         missing_files: (``image`` | ``file``, name) of files the export named
             but did not include.
-        single: for one conversation, ``core.importing``'s result (else None).
+        single: for one conversation, ``parley.core.importing``'s result (else None).
     """
 
     source_format: str
@@ -152,7 +152,7 @@ async def import_path(
 
     Raises:
         ImportTooLarge: the file is larger than :data:`MAX_HISTORY_BYTES` (or,
-            for a single conversation, ``core.importing.MAX_IMPORT_BYTES``).
+            for a single conversation, ``parley.core.importing.MAX_IMPORT_BYTES``).
         NotAConversation: the file is none of the formats; its reason says
             what was found; nothing was written.
         ImportCancelled: cancelled; nothing was written.
@@ -179,7 +179,7 @@ async def import_data(
 ) -> ImportSummary:
     """:func:`import_path` for a file's content (``folder``: where its images are).
 
-    The cyclic garbage collector is paused meanwhile (``core.gc_pause``): a big
+    The cyclic garbage collector is paused meanwhile (``parley.core.gc_pause``): a big
     export makes millions of objects, and each full collection it triggered held
     the GIL, freezing the window, for 100-300 ms.
     """

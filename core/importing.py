@@ -1,18 +1,18 @@
 """Import a conversation file as a new session.
 
-Accepted: whatever ``core.convert.auto_detect_and_convert`` reads — a Parley
+Accepted: whatever ``parley.core.convert.auto_detect_and_convert`` reads — a Parley
 export (JSON or Markdown), a list of Parley turns, Anthropic Messages or OpenAI
 Chat Completions messages (a list, or a request body with ``messages``, whose
 ``model`` becomes the session's) — as UTF-8 text of at most
 :data:`MAX_IMPORT_BYTES`. Anything else is refused with
-:class:`~core.convert.NotAConversation` (its ``reason`` says why) before
+:class:`~parley.core.convert.NotAConversation` (its ``reason`` says why) before
 anything is written: an empty file, a binary file, text that is not JSON,
 JSON of another shape, a conversation with no turns, or one holding a message
-longer than any model can read (``core.text_limits``: :class:`ImportMessageTooLong`).
+longer than any model can read (``parley.core.text_limits``: :class:`ImportMessageTooLong`).
 
 The new session gets the title given, else the data's title, else one made
 from its first user message the way a new chat is titled from its first
-message (``core.titles.first_line_title``), else "Imported chat",
+message (``parley.core.chat.titles.first_line_title``), else "Imported chat",
 its system prompt (or the space's when it has none), and new ids for every
 turn (a file exported from this very database can be imported again);
 compaction summaries of a Parley export are re-linked to the new ids and
@@ -38,7 +38,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.content import (
+from parley.core.chat.titles import first_line_title
+from parley.core.content import (
     Block,
     CompactSummaryBlock,
     DocumentBlock,
@@ -50,12 +51,11 @@ from core.content import (
     Turn,
     new_id,
 )
-from core.convert import NotAConversation, auto_detect_and_convert
-from core.convert.detect import ImportedConversation, SourceFormat
-from core.store.attachments import missing_data
-from core.store.models import Session
-from core.text_limits import max_text_chars, megabytes, text_chars
-from core.titles import first_line_title
+from parley.core.convert import NotAConversation, auto_detect_and_convert
+from parley.core.convert.detect import ImportedConversation, SourceFormat
+from parley.core.store.attachments import missing_data
+from parley.core.store.models import Session
+from parley.core.text_limits import max_text_chars, megabytes, text_chars
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ def _convert(data: bytes | str) -> ImportedConversation:
 
 
 class ImportMessageTooLong(NotAConversation):
-    """A message of the file is longer than any model can read (``core.text_limits``);
+    """A message of the file is longer than any model can read (``parley.core.text_limits``);
     nothing was imported."""
 
     def __init__(self, index: int, chars: int, limit: int) -> None:
@@ -347,7 +347,7 @@ def imported_title(turns: list[Turn]) -> str:
 
     Returns:
         The first non-empty line of the first user message with text, cut to a
-        title's length (:func:`core.titles.first_line_title`, as a new chat is
+        title's length (:func:`parley.core.chat.titles.first_line_title`, as a new chat is
         titled from its first message); :data:`DEFAULT_TITLE` when no user
         message has text (tool results and compaction summaries don't count).
     """

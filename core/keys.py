@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar, cast
 import keyring
 import keyring.errors
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ class FileBackend:
     @property
     def path(self) -> Path:
         if self._path is None:
-            from core.paths import data_dir
+            from parley.core.paths import data_dir
 
             self._path = data_dir() / FILE_NAME
         return self._path

@@ -1,7 +1,7 @@
 """``parley --migrate-only``: upgrade sessions.db without a window, for scripted upgrades.
 
-Opening a v3 file through :meth:`core.store.store.Store.open` backs it up and
-migrates it (``core.store.v3``); this command does only that, prints
+Opening a v3 file through :meth:`parley.core.store.store.Store.open` backs it up and
+migrates it (``parley.core.store.upgrade.v3``); this command does only that, prints
 the counts, and exits. A v4 file is opened and left untouched. Where there is
 no sessions.db, nothing is created: not the file, not its folder.
 """
@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from core.errors import ParleyError
-from core.paths import DB_NAME, DataDirError, cannot_create_reason, find_data_dir
+from parley.core.errors import ParleyError
+from parley.core.paths import DB_NAME, DataDirError, cannot_create_reason, find_data_dir
 
 #: Advice in store messages that only the window can act on, and what to say instead
 #: on the command line (there is no file picker here).
@@ -26,7 +26,7 @@ def for_command_line(message: str) -> str:
     """Reword advice meant for the window so a person at a terminal can follow it.
 
     Args:
-        message: a :class:`~core.errors.ParleyError` message (e.g. ``NotAParleyFile``'s).
+        message: a :class:`~parley.core.errors.ParleyError` message (e.g. ``NotAParleyFile``'s).
 
     Returns:
         The message with "Choose another file, or move this one away" replaced by
@@ -78,7 +78,7 @@ def _refuse(error: DataDirError) -> int:
 
 
 def _migrate(path: Path, out: TextIO) -> int:
-    from core.store.store import Store
+    from parley.core.store.store import Store
 
     shown = False
     live = out.isatty()  # a pipe or a log gets the result only, not a rewritten line

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import platformdirs
 
-from core import private
-from core.errors import ParleyError
+from parley.core import private
+from parley.core.errors import ParleyError
 
 APP_NAME = "Parley"
 HOME_ENV = "PARLEY_HOME"
@@ -66,9 +66,9 @@ def data_dir(home: str | Path | None = None) -> Path:
 
     Returns:
         An absolute path to an existing folder (``~`` expanded), mode ``0700``
-        (made so if it was not: ``core.private``). The folder may still be
+        (made so if it was not: ``parley.core.private``). The folder may still be
         read-only: opening sessions.db then says so
-        (``core.store.errors.DatabaseReadOnly``).
+        (``parley.core.store.errors.DatabaseReadOnly``).
 
     Raises:
         DataDirError: the path is a file, or the folder cannot be created (a

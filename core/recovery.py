@@ -20,7 +20,7 @@ All first move the damaged file (and its ``-wal`` / ``-shm``) aside as
 existing file.
 
 When the file was deleted or replaced under a running Parley
-(``core.store.faults``), :func:`rescue_copy` writes what the open connection
+(``parley.core.store.faults``), :func:`rescue_copy` writes what the open connection
 still reads to a new file.
 """
 
@@ -39,17 +39,17 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from core import private
-from core.restart_notice import restart_notice
-from core.store.async_store import AsyncStore
-from core.store.backups import automatic_backups, folder_of
-from core.store.damage import marker_path, passes_quick_check
-from core.store.errors import CannotOpen, DatabaseCorrupt, StoreError
-from core.store.faults import copy_open_database, free_name, place
-from core.store.overwrite import closed_record
-from core.store.salvage import SalvageError, SalvageReport, salvage
-from core.store.schema import dbapi_connection
-from core.store.store import Store, StoreClosed
+from parley.core import private
+from parley.core.restart_notice import restart_notice
+from parley.core.store.async_store import AsyncStore
+from parley.core.store.backups import automatic_backups, folder_of
+from parley.core.store.damage import marker_path, passes_quick_check
+from parley.core.store.errors import CannotOpen, DatabaseCorrupt, StoreError
+from parley.core.store.faults import copy_open_database, free_name, place
+from parley.core.store.overwrite import closed_record
+from parley.core.store.salvage import SalvageError, SalvageReport, salvage
+from parley.core.store.schema import dbapi_connection
+from parley.core.store.store import Store, StoreClosed
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ class PreviousRun:
     compacting: list[str] = field(default_factory=list)
 
     def notice(self) -> str | None:
-        """What to tell the person (``core.restart_notice``), None when nothing was left."""
+        """What to tell the person (``parley.core.restart_notice``), None when nothing was left."""
         return restart_notice(self.interrupted, self.compacting)
 
 
@@ -326,7 +326,7 @@ def backups(path: Path) -> list[Path]:
     """Return the backups of ``path`` that exist, newest (by modification time) first.
 
     A backup is an automatic one in ``backups/`` beside it
-    (``core.store.backups``), or a file beside it named ``<name>…bak`` — the
+    (``parley.core.store.backups``), or a file beside it named ``<name>…bak`` — the
     copies taken before a format upgrade (``sessions.db.parley-pre-v4.bak``,
     ``….1.bak``, …). Unfinished copies (``….partial``) are not backups.
     """
@@ -388,7 +388,7 @@ def restore_backup(path: Path, backup: Path) -> Path | None:
 def salvage_into(path: Path, backup: Path | None,
                  stop: threading.Event | None = None) -> tuple[Path | None, SalvageReport]:
     """Build a new sessions.db from what the damaged one still holds, merged with
-    ``backup`` (``core.store.salvage``), and keep the damaged file aside.
+    ``backup`` (``parley.core.store.salvage``), and keep the damaged file aside.
 
     The new file is built beside ``path`` (``<name>.recovering``) while the
     damaged file stays where it is; only once the new file is complete is the

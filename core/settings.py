@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class UnknownSetting(SettingsError):
 
 
 SETTINGS: tuple[Setting, ...] = (
-    # Providers: the list and keys are managed by the Providers page (core.providers.hub).
+    # Providers: the list and keys are managed by the Providers page (parley.core.providers.hub).
     Setting("providers", "json", [], "Providers",
             "The providers you set up (API keys are kept in the keyring, not here).",
             "Providers", in_dialog=False),
@@ -122,7 +122,7 @@ SETTINGS: tuple[Setting, ...] = (
             "provider); empty uses a cheap model the chat's provider lists (else the "
             "chat's own).", "Chat",
             optional=True, bare_model=True),
-    # Appearance (applied by gui.view_prefs)
+    # Appearance (applied by parley.gui.view_prefs)
     Setting("appearance.theme", "choice", "system", "Theme",
             "Light or dark; System follows your desktop (or PARLEY_THEME when it is set).",
             "Appearance", choices=(("system", "System"), ("light", "Light"), ("dark", "Dark"))),
@@ -143,7 +143,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("chat.system_prompt", "text", "", "System prompt for new chats",
             "Instructions sent to the model in every new chat; leave empty for none.",
             "Chat", multiline=True, maximum=100_000),
-    # Compaction (read by core.compaction)
+    # Compaction (read by parley.core.compaction.compact)
     Setting("compaction.auto", "bool", True, "Compact long chats automatically",
             "When a chat nears the model's context window, summarize its older turns.",
             "Compaction"),
@@ -165,12 +165,12 @@ SETTINGS: tuple[Setting, ...] = (
             "summary; Tail only hides old tool output. Compact now always writes a summary.",
             "Compaction",
             choices=(("summary", "Summary"), ("tail", "Tail (hide old tool output)"))),
-    # Backups (read by core.backup_schedule; the page also shows where they are)
+    # Backups (read by parley.core.backup_schedule; the page also shows where they are)
     Setting("backups.interval_minutes", "int", 30, "Back up at most every",
             "While you use Parley, a copy of your chats is made in the backups folder at "
             "most this often (and when you quit), if anything changed.", "Backups",
             minimum=5, maximum=1440, unit="minutes"),
-    # Keyboard: edited by its own page (gui/keymap_editor.py); unset actions use their defaults.
+    # Keyboard: edited by its own page (gui/settings/keyboard.py); unset actions use their defaults.
     Setting("keyboard.bindings", "json", {}, "Keyboard shortcuts",
             "The shortcuts you changed: action id → list of key combinations.",
             "Keyboard", in_dialog=False),
@@ -303,7 +303,7 @@ def _as_model(s: Setting, value: Any) -> str | None:
     if s.bare_model and ":" not in value:
         return value  # a model of the chat's own provider
     # The reference rules live with the providers (imported late: the SDKs are heavy).
-    from core.providers.model_ref import InvalidModelRef, format_model_ref, parse_model_ref
+    from parley.core.providers.model_ref import InvalidModelRef, format_model_ref, parse_model_ref
 
     try:
         return format_model_ref(*parse_model_ref(value))

@@ -4,18 +4,18 @@ No model can read a message longer than its context window, so a longer one
 can never be sent; storing it only makes every later start and layout slower
 (a 50 MB paste was kept as a 53 MB draft inside sessions.db). The limit is
 taken from the largest window of any model the catalog knows
-(``core.providers.catalog``: 1,047,576 tokens, GPT-4.1) at
-:data:`CHARS_PER_TOKEN` characters per token — the estimate ``core.tokens``
+(``parley.core.providers.catalog``: 1,047,576 tokens, GPT-4.1) at
+:data:`CHARS_PER_TOKEN` characters per token — the estimate ``parley.core.tokens``
 makes for English text — so about 4.2 million characters (~4 MB of ASCII).
 A text that long can be sent to at least one model; anything over it is
 refused before it is stored:
 
 * a message: :func:`check_blocks` (``ChatRunner.check_message`` calls it for
   any model, known to the catalog or not) raises :class:`TextTooLong`;
-* a draft: not written (``gui.drafts``), and the composer refuses a paste
+* a draft: not written (``parley.gui.composer.drafts``), and the composer refuses a paste
   that would pass it;
 * an imported conversation: refused before anything is written
-  (``core.importing``).
+  (``parley.core.importing``).
 """
 
 from __future__ import annotations
@@ -24,19 +24,19 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 if TYPE_CHECKING:  # the message model is not needed to build the window (start-up)
-    from core.content import Block
+    from parley.core.content import Block
 
-#: Characters per token used for the limit (``core.tokens`` estimates ASCII text so).
+#: Characters per token used for the limit (``parley.core.tokens`` estimates ASCII text so).
 CHARS_PER_TOKEN = 4
 
 
 @lru_cache(maxsize=1)
 def largest_window_tokens() -> int:
     """The largest context window (tokens) of any model in the catalog."""
-    from core.providers.catalog import known_models
+    from parley.core.providers.catalog import known_models
 
     return max(m.context_window for kind in ("anthropic", "openai")
                for m in known_models(kind))
@@ -72,7 +72,7 @@ class TextTooLong(ParleyError):
 
 def text_chars(blocks: Iterable[Block]) -> int:
     """Characters of the text blocks among ``blocks``."""
-    from core.content import TextBlock
+    from parley.core.content import TextBlock
 
     return sum(len(b.text) for b in blocks if isinstance(b, TextBlock))
 

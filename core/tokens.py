@@ -37,7 +37,7 @@ import struct
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from core.content import (
+from parley.core.content import (
     Block,
     CompactSummaryBlock,
     DocumentBlock,
@@ -226,7 +226,7 @@ def estimate_tokens(
     """Estimate the input tokens of a request.
 
     Args:
-        turns: the turns as sent: pass ``core.wire.to_messages(...)`` output to
+        turns: the turns as sent: pass ``parley.core.wire.to_messages(...)`` output to
             estimate the model context (every turn given is counted, aborted
             or summary turns included).
         system: the system prompt.

@@ -1,8 +1,8 @@
 """Versions of a point of a conversation: ‹ n/m › on a message, worked out from forks.
 
 Editing a user message and regenerating a reply never destroy anything: each
-makes a fork session (``core.edit``, ``core.regenerate``), marked as a
-*version* of the chat (``core.store.versions``). A *chat* is the session
+makes a fork session (``parley.core.chat.edit``, ``parley.core.chat.regenerate``), marked as a
+*version* of the chat (``parley.core.store.versions``). A *chat* is the session
 listed in the sidebar (its *root*) with every version made from it or from its
 versions; each of these *members* is a whole linear conversation, and they
 share their beginnings (a fork starts with copies of its parent's turns).
@@ -32,7 +32,7 @@ def content_digest(blocks_json: str) -> str:
 
     Returns:
         The JSON itself, or for a compaction summary the JSON without the turn and
-        compaction ids a fork re-links (``core.store.forks``).
+        compaction ids a fork re-links (``parley.core.store.forks``).
     """
     if '"compact_summary"' not in blocks_json:
         return blocks_json

@@ -2,17 +2,17 @@
 
 :class:`MessageTooLong` (a new message alone is too long; nothing saved) and
 :class:`HistoryTooLong` (the history still too long after compaction did what
-it could; nothing sent) are raised by ``core.compaction_run`` and re-exported
+it could; nothing sent) are raised by ``parley.core.compaction.run`` and re-exported
 there; :func:`larger_model` names a model that would take it.
 """
 
 from __future__ import annotations
 
-from core.compaction_types import CompactPromptTooLongError
-from core.errors import ParleyError
-from core.providers.base import ModelInfo
-from core.providers.capabilities import ProviderKind
-from core.providers.catalog import known_models
+from parley.core.compaction.types import CompactPromptTooLongError
+from parley.core.errors import ParleyError
+from parley.core.providers.base import ModelInfo
+from parley.core.providers.capabilities import ProviderKind
+from parley.core.providers.catalog import known_models
 
 _ADVICE = "or pick a model with a larger context window"
 

@@ -1,7 +1,7 @@
 """What is actually sent to a provider: the wire rules.
 
 Code that builds a provider request calls :func:`to_messages` and converts its
-result with ``core.convert`` (``to_anthropic`` / ``to_openai``); it never sends
+result with ``parley.core.convert`` (``to_anthropic`` / ``to_openai``); it never sends
 the stored turns. :func:`to_messages` is pure: the stored turns are read, never
 changed, and every turn it returns is a new object, so nothing done to the
 result can reach the store.
@@ -55,7 +55,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from core.content import (
+from parley.core.content import (
     Block,
     CompactSummaryBlock,
     DocumentBlock,
@@ -69,7 +69,7 @@ from core.content import (
     UnknownBlock,
     apply_compactions,
 )
-from core.providers.capabilities import ProviderCaps
+from parley.core.providers.capabilities import ProviderCaps
 
 __all__ = [
     "INTERRUPTED_RESULT",

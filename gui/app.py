@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import asyncio
 
-    from core.errors import ParleyError
+    from parley.core.errors import ParleyError
 
 log = logging.getLogger("parley")
 
@@ -56,8 +56,8 @@ EXIT_CANNOT_START = 2
 
 
 def version() -> str:
-    """Return Parley's version ("0.1.0"), from ``core.appinfo`` (also right in a bundle)."""
-    from core.appinfo import VERSION
+    """Return Parley's version ("0.1.0"), from ``parley.core.appinfo`` (also right in a bundle)."""
+    from parley.core.appinfo import VERSION
 
     return VERSION
 
@@ -159,13 +159,13 @@ def setup_logging(log_dir: Path) -> Path | None:
     path = log_dir / LOG_FILE
     handler: logging.Handler | None = None
     try:
-        from gui.log_file import PrivateLogFile, private_log_dir
+        from parley.gui.log_file import PrivateLogFile, private_log_dir
 
         private_log_dir(log_dir)  # 0700, the file 0600; a failing write is told once
         handler = PrivateLogFile(path, 2_000_000, 3)
         _log_native_crashes(log_dir / FAULT_LOG)
     except OSError as exc:
-        from core.paths import cannot_create_reason
+        from parley.core.paths import cannot_create_reason
 
         if handler is not None:
             handler.close()
@@ -201,7 +201,7 @@ def _log_native_crashes(path: Path | None) -> None:
         with contextlib.suppress(AttributeError, ValueError, OSError, RuntimeError):
             faulthandler.enable()  # to sys.stderr
         return
-    from core import private
+    from parley.core import private
 
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, private.FILE_MODE)
     private.narrow(path, private.FILE_MODE)
@@ -213,7 +213,7 @@ class CrashHandler:
     """The one place unexpected exceptions end up: logged, then shown in a dialog.
 
     Installed as ``sys.excepthook`` (exceptions in Qt slots and in tasks, via
-    ``gui.async_bridge.report_bug``), ``threading.excepthook`` and the asyncio
+    ``parley.gui.async_bridge.report_bug``), ``threading.excepthook`` and the asyncio
     loop's exception handler. The app keeps running: what is saved stays saved.
 
     Args:
@@ -234,7 +234,7 @@ class CrashHandler:
 
     def install(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """Become the handler of uncaught exceptions everywhere (and of ``loop``'s,
-        when given: ``gui.app`` makes its loop after the first paint)."""
+        when given: ``parley.gui.app`` makes its loop after the first paint)."""
         sys.excepthook = self
         threading.excepthook = lambda a: self(a.exc_type, a.exc_value, a.exc_traceback)
         if loop is not None:
@@ -262,7 +262,7 @@ class CrashHandler:
     def _show(self, summary: str, details: str) -> None:
         from PySide6.QtWidgets import QApplication
 
-        from gui import dialogs
+        from parley.gui import dialogs
 
         if self._box is not None and self._box.isVisible():
             return  # one dialog at a time; the log has every report
@@ -366,10 +366,10 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
 
     drop_pyside_import_hook()  # every import from here on is faster
 
-    from core import paths
-    from core.appinfo import APP_ID
-    from gui import appearance
-    from gui.main_window import MainWindow
+    from parley.core import paths
+    from parley.core.appinfo import APP_ID
+    from parley.gui import appearance
+    from parley.gui.main_window import MainWindow
 
     folder = paths.data_dir(home)
     log_path = setup_logging(folder / paths.LOGS_NAME)
@@ -385,7 +385,7 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     appearance.pick_font(app)
     appearance.apply(app)
 
-    from gui.single_instance import LockUnavailable, SingleInstance
+    from parley.gui.single_instance import LockUnavailable, SingleInstance
 
     instance: SingleInstance | None = None
     if paths.is_writable(folder):
@@ -393,7 +393,7 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
         try:
             acquired = instance.acquire()
         except LockUnavailable as exc:
-            from core.paths import DataDirError
+            from parley.core.paths import DataDirError
 
             advice = ("Free some space on that disk, then start Parley again."
                       if exc.disk_full else "Check that folder, then start Parley again.")
@@ -446,8 +446,8 @@ def _loop_after_first_paint(app: Any, window: Any) -> Any:
     """
     from PySide6.QtCore import QEventLoop, QObject, QTimer, Signal
 
-    from core.gc_pause import pausing_gc
-    from gui.main_window import PAINT_FALLBACK_MS, when_painted
+    from parley.core.gc_pause import pausing_gc
+    from parley.gui.main_window import PAINT_FALLBACK_MS, when_painted
 
     class _Relay(QObject):
         imported = Signal()
@@ -519,7 +519,7 @@ def report_startup_error(error: ParleyError, qt_argv: Sequence[str] = ()) -> int
     a window can be shown (no traceback: ``error`` is one they can act on).
 
     Args:
-        error: e.g. ``core.paths.DataDirError``; its message is shown as is.
+        error: e.g. ``parley.core.paths.DataDirError``; its message is shown as is.
         qt_argv: Qt's own arguments, for the QApplication of the message box.
 
     Returns:
@@ -582,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Parley {version()}")
         return 0
     if args.self_test:
-        from gui.self_test import run_self_test
+        from parley.gui.self_test import run_self_test
 
         return run_self_test()
     home: Path | None = None
@@ -590,17 +590,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         home = Path(args.home).expanduser().resolve()
         os.environ["PARLEY_HOME"] = str(home)  # the core reads it as well
     if args.migrate_only:  # creates nothing: not even the data folder
-        from core.migrate_cli import migrate_only
+        from parley.core.migrate_cli import migrate_only
 
         return migrate_only(home)
     if args.import_file:
-        from core.import_cli import import_only
+        from parley.core.import_cli import import_only
 
         return import_only(args.import_file, home)
     if not can_show_window():  # Qt would abort (SIGABRT) with a misleading xcb message
         print(NO_DISPLAY, file=sys.stderr, flush=True)
         return EXIT_CANNOT_START
-    from core.paths import DataDirError, data_dir
+    from parley.core.paths import DataDirError, data_dir
 
     try:
         data_dir(home)

@@ -2,9 +2,9 @@
 
 Parley follows the system's light or dark colour scheme (Qt's
 ``QStyleHints.colorScheme``) unless the person chose one in Settings →
-Appearance (:func:`set_preference`, ``gui.view_prefs``) or, with "System"
+Appearance (:func:`set_preference`, ``parley.gui.view_prefs``) or, with "System"
 chosen there, ``PARLEY_THEME`` is ``light`` or ``dark``.
-:func:`apply` sets the application palette (``gui.theme`` derives the
+:func:`apply` sets the application palette (``parley.gui.theme`` derives the
 transcript's colours from it) and the style sheet
 ``resources/styles/parley.qss``, whose ``@name`` tokens are replaced by the
 colours of the active :class:`Scheme`, followed by :data:`DIALOG_RULES` (the
@@ -25,7 +25,10 @@ from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+from parley import resources
+
+#: The bundled files (``styles/``, ``icons/``), found through importlib.resources.
+RESOURCES = resources.folder()
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +272,7 @@ QDialog QTableView::item:selected { background: @selected; color: @text; }
 """
 
 
-#: The lines of the header's model menu that cannot be chosen (``gui.model_picker``): a
+#: The lines of the header's model menu that cannot be chosen (``parley.gui.model_picker``): a
 #: provider's name, and why its models could not be listed.
 MENU_RULES = """
 QMenu QLabel#ModelMenuHeading { color: @muted; font-weight: 600; padding: 6px 12px 2px 12px; }

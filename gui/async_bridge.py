@@ -5,7 +5,7 @@ starts a coroutine as a task on the running (qasync) loop, keeps a reference
 until it ends (a task nobody holds can be garbage-collected mid-flight), and
 routes how it ended:
 
-* a :class:`~core.errors.ParleyError` (something the user can act on) goes to
+* a :class:`~parley.core.errors.ParleyError` (something the user can act on) goes to
   ``on_user_error`` — the window shows it in words;
 * any other exception is a bug: it goes to ``sys.excepthook``, which the app
   sets to its crash handler (log + dialog) and pytest-qt turns into a test
@@ -13,7 +13,7 @@ routes how it ended:
 * cancellation is silent.
 
 asyncio is imported when a task is started, not with this module: the main
-window is made (and painted) before asyncio is imported (``gui.app``).
+window is made (and painted) before asyncio is imported (``parley.gui.app``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 if TYPE_CHECKING:
     import asyncio

@@ -4,7 +4,7 @@ Shows a small ring and "12.3k / 200k"; the tooltip gives exact figures, where
 the window came from and the prompt-cache read tokens of the last reply. The
 numbers come from :func:`measure`: the tokens the last reply's request held by
 the provider's own count plus an estimate of what was added since
-(``core.context_size``), else ``core.tokens.estimate_tokens``; the window the
+(``parley.core.context_size``), else ``parley.core.tokens.estimate_tokens``; the window the
 provider gave, else settings, the catalog or a default
 (``ProviderHub.model_info``). This widget only displays them.
 """
@@ -19,7 +19,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from gui import appearance
+from parley.gui import appearance
 
 
 def measure(turns: Sequence[Any], system: str | None, model_ref: str | None,
@@ -27,28 +27,28 @@ def measure(turns: Sequence[Any], system: str | None, model_ref: str | None,
     """Return what the meter shows for a chat.
 
     Args:
-        turns: the chat's stored turns (``core.content.Turn``).
+        turns: the chat's stored turns (``parley.core.content.Turn``).
         system: its system prompt, if any (used when ``sent`` is None).
         model_ref: ``provider:model`` answering next, or None.
         hub: the ``ProviderHub`` (None before it is loaded: window unknown).
         sent: the chat's last request as the run loop sent it
-            (``core.compaction.SentRequest``), or None: its system prompt (memory
+            (``parley.core.compaction.compact.SentRequest``), or None: its system prompt (memory
             and skills included) and tools are counted.
 
     Returns:
         (tokens the next request holds — the last reply's reported input plus
-        the estimated tokens added since, else ``core.tokens.estimate_tokens``
+        the estimated tokens added since, else ``parley.core.tokens.estimate_tokens``
         over the wire turns, system prompt and tools —, the model's context
         window in tokens (None when unknown), the prompt-cache read tokens of
         the last reply (0 if none), where the window came from (``provider``,
         ``settings``, ``catalog``, ``default``; None when unknown), whether the
         tokens rest on the provider's count).
     """
-    from core.context_size import measured_tokens, request_estimate
-    from core.errors import ParleyError
-    from core.providers.base import ChatRequest
-    from core.providers.capabilities import CAPS_BY_KIND
-    from core.providers.catalog import builtin_model
+    from parley.core.context_size import measured_tokens, request_estimate
+    from parley.core.errors import ParleyError
+    from parley.core.providers.base import ChatRequest
+    from parley.core.providers.capabilities import CAPS_BY_KIND
+    from parley.core.providers.catalog import builtin_model
 
     window, source = None, None
     caps = CAPS_BY_KIND["anthropic"]

@@ -10,7 +10,7 @@ is at least :data:`TEXT_MIN_WIDTH` wide and wider for a longer value, so a
 typical chat title shows whole, and a message box is at least
 :data:`MESSAGE_MIN_WIDTH` wide, so its window title ("Remove provider —
 Parley") is not cut either. Their look (fields, buttons, focus) comes from the
-application's style sheet (``gui.appearance``).
+application's style sheet (``parley.gui.appearance``).
 """
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ async def ask(window: Any, icon: QMessageBox.Icon, title: str, text: str,
     """Ask with a window-modal message box; returns the chosen button's value.
 
     Esc and closing the box choose the last button. A test answers through
-    ``gui.dialogs.answers`` (the value).
+    ``parley.gui.dialogs.answers`` (the value).
     """
     if answers:
         return str(answers.popleft())

@@ -1,11 +1,11 @@
 """Export a chat to a file, import a conversation file as a new chat.
 
-Export formats (``core.export``): Markdown to read, Parley JSON to keep
+Export formats (``parley.core.export``): Markdown to read, Parley JSON to keep
 everything, Anthropic messages JSON and OpenAI chat messages JSON to reuse
 the conversation elsewhere. The Save dialog's file type picks the format.
 Import reads chat histories (ChatGPT, Claude.ai, Open WebUI exports), Parley's
 own exports (JSON or Markdown) and Anthropic / OpenAI messages
-(``core.import_history`` detects which, ``gui.import_dialog`` runs it) and
+(``parley.core.import_history`` detects which, ``parley.gui.import_dialog`` runs it) and
 refuses, with its reason, a file that is none of these; nothing is written
 then. What a format could not carry is said after the export or import.
 """
@@ -20,7 +20,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 #: Scripted answers for the next file dialogs (tests): ``(fmt, path)`` for a save,
 #: a path for an open, None for "cancelled".
@@ -86,7 +86,7 @@ def ask_export_target(parent: QWidget | None, suggested: str,
 
 def with_ending(path: Path, fmt: str) -> Path:
     """``path`` with the format's ending when it has none of its own (``chat`` → ``chat.md``)."""
-    from core.export import FORMATS
+    from parley.core.export import FORMATS
 
     ending = FORMATS[fmt][0]
     name = path.name
@@ -104,8 +104,8 @@ async def export_to_file(store: Any, session_id: str, fmt: str, path: Path) -> E
         SessionNotFound: the chat is gone.
         CannotWriteFile: the file could not be written.
     """
-    from core.export import export_session
-    from core.private import write_private_text
+    from parley.core.export import export_session
+    from parley.core.private import write_private_text
 
     result = await export_session(store, session_id, fmt)  # type: ignore[arg-type]
     target = with_ending(path, fmt)
@@ -138,7 +138,7 @@ def export_chat(window: Any, session_id: str | None = None) -> bool:
     (file name, what the format left out) shows as a notice; errors reach the
     window's problem display.
     """
-    from core.export import suggested_filename
+    from parley.core.export import suggested_filename
 
     chat = window.chat
     sid = session_id or (chat.session_id if chat else None)
@@ -160,7 +160,7 @@ def export_chat(window: Any, session_id: str | None = None) -> bool:
 
 
 def import_chat(window: Any) -> bool:
-    """Ask for a file and import it into the current space (``gui.import_dialog``): one
+    """Ask for a file and import it into the current space (``parley.gui.import_dialog``): one
     conversation opens as a new chat; a chat history (ChatGPT, Claude.ai, Open WebUI)
     imports with a progress dialog and a summary. False when the person cancelled
     (or chats are not shown yet)."""
@@ -171,7 +171,7 @@ def import_chat(window: Any) -> bool:
     if path is None:
         return False
     _remember_folder(window, path)
-    from gui.import_dialog import start_import
+    from parley.gui.import_dialog import start_import
 
     start_import(window, path, chat.space_id)
     return True

@@ -1,6 +1,6 @@
 """File ▸ Import: a chat history (many chats) or one conversation, with progress and a summary.
 
-The file is read by ``core.import_history.import_path``. While it is read and
+The file is read by ``parley.core.import_history.import_path``. While it is read and
 written a progress dialog shows how many conversations are in (after a short
 delay, so a single chat does not flash one); Cancel rolls the import back:
 nothing is imported. One conversation opens as the new chat with a short
@@ -60,12 +60,12 @@ class ImportProgress(QObject):
         self.dialog.setLabelText(f"Importing conversation {done:,} of {total:,}…")
 
     def progress(self, done: int, total: int) -> None:
-        """``core.import_history``'s progress callback (store thread): shown on the GUI."""
+        """``parley.core.import_history``'s progress callback (store thread): shown on the GUI."""
         if done == total or done % 10 == 1:
             self._loop.call_soon_threadsafe(self.advanced.emit, done, total)
 
     def cancelled(self) -> bool:
-        """``core.import_history``'s cancel check (store thread)."""
+        """``parley.core.import_history``'s cancel check (store thread)."""
         return self.cancel_asked.is_set()
 
     def close(self) -> None:
@@ -87,9 +87,9 @@ def start_import(window: Any, path: Path, space_id: str | None) -> None:
 
 
 async def _run(window: Any, path: Path, space_id: str | None) -> None:
-    from core.import_history import import_path
-    from core.store.imports import ImportCancelled
-    from gui.export_dialog import CannotReadFile, lost_note
+    from parley.core.import_history import import_path
+    from parley.core.store.imports import ImportCancelled
+    from parley.gui.export_dialog import CannotReadFile, lost_note
 
     progress = ImportProgress(window, path.name)
     window.import_progress = progress  # tests and a second import see it

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from core import private
+from parley.core import private
 
 
 class PrivateLogFile(logging.handlers.RotatingFileHandler):

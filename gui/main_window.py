@@ -6,11 +6,11 @@ the message box focused: what a person types from the first paint on is kept.
 thread and fills the window, never undoing what the person did meanwhile (a
 message sent before the chats are open is kept for the chat it was written
 in; Ctrl+N pressed then opens a new chat, and what was typed before it stays
-with the last chat: ``gui.early_input``).
+with the last chat: ``parley.gui.composer.early_input``).
 Everything a person does with chats (open, send, stop, retry, drafts …) is
-in :class:`gui.chat_controller.ChatController` (spaces and housekeeping in
-``gui.sidebar.organize``, edits, forks and compaction in ``gui.chat_edit``);
-the methods the actions call are in ``gui.window_commands``. This module owns
+in :class:`parley.gui.chat.controller.ChatController` (spaces and housekeeping in
+``parley.gui.chat.organize``, edits, forks and compaction in ``parley.gui.chat.edit``);
+the methods the actions call are in ``parley.gui.commands.window_commands``. This module owns
 the layout, start-up (recovery after a crash, a damaged file), window geometry
 and shutdown.
 """
@@ -37,26 +37,26 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import ParleyError
-from core.gc_pause import pausing_gc
-from core.restart_notice import CUT_OFF
-from gui import appearance
-from gui.async_bridge import TaskSet, report_bug
-from gui.composer import ComposerBar
-from gui.early_input import ONE_WAITING, EarlyInput, replay
-from gui.window_commands import WindowCommands
+from parley.core.errors import ParleyError
+from parley.core.gc_pause import pausing_gc
+from parley.core.restart_notice import CUT_OFF
+from parley.gui import appearance
+from parley.gui.async_bridge import TaskSet, report_bug
+from parley.gui.commands.window_commands import WindowCommands
+from parley.gui.composer.early_input import ONE_WAITING, EarlyInput, replay
+from parley.gui.composer.widget import ComposerBar
 
 if TYPE_CHECKING:
     import asyncio
 
-    from gui.actions import Action
-    from gui.chat_controller import ChatController
-    from gui.context_meter import ContextMeter
-    from gui.model_picker import ModelPicker
-    from gui.search import SearchPopup
-    from gui.setup_panel import SetupPanel
-    from gui.sidebar import Sidebar
-    from gui.undo import Toast, UndoManager
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.commands.actions import Action
+    from parley.gui.context_meter import ContextMeter
+    from parley.gui.model_picker import ModelPicker
+    from parley.gui.search import SearchPopup
+    from parley.gui.setup_panel import SetupPanel
+    from parley.gui.sidebar import Sidebar
+    from parley.gui.undo import Toast, UndoManager
 
 log = logging.getLogger(__name__)
 #: How long the notice of a v3 upgrade shows (ms; longer while the pointer rests on it).
@@ -65,7 +65,7 @@ UPGRADE_NOTICE_MS = 30_000
 GEOMETRY_KEY = "window.geometry"
 SPLITTER_KEY = "window.splitter"
 CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript column
-#: The restart notice for a cut-off reply (the others: ``core.restart_notice``).
+#: The restart notice for a cut-off reply (the others: ``parley.core.restart_notice``).
 INTERRUPTED_NOTICE = CUT_OFF
 
 
@@ -120,7 +120,7 @@ class MainWindow(QMainWindow, WindowCommands):
 
     Args:
         home: the data directory (None: ``PARLEY_HOME`` or the platform default).
-        probe: start-up probe callback (``gui.app.StartupProbe.mark``) or None.
+        probe: start-up probe callback (``parley.gui.app.StartupProbe.mark``) or None.
         env: environment for provider keys (default ``os.environ``).
 
     Attributes:
@@ -148,13 +148,13 @@ class MainWindow(QMainWindow, WindowCommands):
         self._damage_told = False  # a damaged sessions.db was told (show_problem)
         self._moved_told = False  # sessions.db deleted or moved while open was told
         self.runner: Any = None
-        self.mcp: Any = None  # core.mcp.McpTools, once the providers are loaded
+        self.mcp: Any = None  # parley.core.mcp.McpTools, once the providers are loaded
         self.chat: ChatController | None = None
         self.cache_timer: Any = None
         self.search_popup: SearchPopup | None = None
         self.setup_panel: SetupPanel | None = None
         self.recovery_page: Any = None
-        self.backups: Any = None  # core.backup_schedule.BackupScheduler, set by start
+        self.backups: Any = None  # parley.core.backup_schedule.BackupScheduler, set by start
         self.successor: Any = None  # the window that took this one's place after a recovery
         self.pending_notice: str | None = None  # told once the chats show (after a recovery)
         self.upgrade_notice: str | None = None  # told once ready (a v3 file was upgraded)
@@ -167,7 +167,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self._closed = False
         self._started = False
         #: What the person does before the first chat is shown (messages sent, Ctrl+N,
-        #: chat commands), done once it is (``gui.early_input``); None after that.
+        #: chat commands), done once it is (``parley.gui.composer.early_input``); None after that.
         self.early: EarlyInput | None = EarlyInput()
         self._store_opened: asyncio.Event | None = None
         self.setWindowTitle("Parley")
@@ -256,7 +256,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.setCentralWidget(self.splitter)
         # Made now and kept: a status bar that appeared with its first message would
         # shift the window's layout each time.
-        from gui.status_line import WrappingStatusBar
+        from parley.gui.status_line import WrappingStatusBar
 
         self.setStatusBar(WrappingStatusBar(self))  # a long refusal is shown whole
         self.statusBar().setSizeGripEnabled(False)
@@ -278,7 +278,7 @@ class MainWindow(QMainWindow, WindowCommands):
         return not self._to_build
 
     def _build_sidebar(self) -> None:
-        from gui.sidebar import Sidebar
+        from parley.gui.sidebar import Sidebar
 
         self.sidebar = Sidebar(self)
         self.sidebar.setMinimumWidth(200)
@@ -293,9 +293,9 @@ class MainWindow(QMainWindow, WindowCommands):
         self.sidebar_button.clicked.connect(self.toggle_sidebar)
 
     def _build_header_tools(self) -> None:
-        from gui.context_meter import ContextMeter
-        from gui.model_picker import ModelPicker
-        from gui.undo import Toast, UndoManager
+        from parley.gui.context_meter import ContextMeter
+        from parley.gui.model_picker import ModelPicker
+        from parley.gui.undo import Toast, UndoManager
 
         self.model_picker = ModelPicker(self.header)
         self.context_meter = ContextMeter(self.header)
@@ -305,7 +305,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.undo = UndoManager(self.toast, self.tasks)
 
     def _build_actions(self) -> None:
-        from gui import actions
+        from parley.gui.commands import actions
 
         actions.install(self)
 
@@ -358,7 +358,7 @@ class MainWindow(QMainWindow, WindowCommands):
         chat instead when Ctrl+N was pressed meanwhile; what was typed stays in
         the message box), then what the person did meanwhile is done: messages
         saved in the chats they were sent in, drafts kept, chat commands run
-        (``gui.early_input``);
+        (``parley.gui.composer.early_input``);
         if the previous run did not exit cleanly and left a reply cut off, a
         notice says so (the transcript offers Resume). Step 2: the providers'
         settings and keys are loaded (set-up is shown if none is usable) and
@@ -377,18 +377,18 @@ class MainWindow(QMainWindow, WindowCommands):
             await asyncio.sleep(0)  # keys typed meanwhile are taken in between
         self.sidebar.show_status("Loading chats…")
         await asyncio.to_thread(_import_store)
-        from core import paths
-        from core.store.async_store import AsyncStore
-        from core.store.damage import DamagedWhileOpen
-        from core.store.errors import DatabaseCorrupt, NotAParleyFile
-        from gui.chat_controller import ChatController
+        from parley.core import paths
+        from parley.core.store.async_store import AsyncStore
+        from parley.core.store.damage import DamagedWhileOpen
+        from parley.core.store.errors import DatabaseCorrupt, NotAParleyFile
+        from parley.gui.chat.controller import ChatController
 
         path = paths.db_path(self.home)
         try:
             self.store = await AsyncStore.open(path, self._upgrade_progress)
         except (DatabaseCorrupt, NotAParleyFile) as exc:
-            from core.store.backups import automatic_backups, folder_of
-            from gui.recovery_page import AT_START, show_recovery
+            from parley.core.store.backups import automatic_backups, folder_of
+            from parley.gui.recovery_page import AT_START, show_recovery
 
             # Not even an SQLite header, but Parley backed it up: its first page is damaged.
             if isinstance(exc, DatabaseCorrupt) or automatic_backups(folder_of(path)):
@@ -412,7 +412,7 @@ class MainWindow(QMainWindow, WindowCommands):
             await self._note_previous_run()
             await self._restore_geometry()
             self._install_transcript()
-            from gui.view_prefs import ViewPrefs
+            from parley.gui.view_prefs import ViewPrefs
 
             self.view_prefs = ViewPrefs(self)  # theme, text size, zoom (Settings → Appearance)
             await self.view_prefs.load()
@@ -440,14 +440,14 @@ class MainWindow(QMainWindow, WindowCommands):
             raise
 
         self.hub = await hub_task
-        from core.run import ChatRunner
-        from core.tools import ToolExecutor
+        from parley.core.chat.run import ChatRunner
+        from parley.core.tools import ToolExecutor
 
-        # Memory, skills and session search as tools the model can use (core.tools),
-        # and the tools of the MCP servers in mcp.json (core.mcp), asked about first.
+        # Memory, skills and session search as tools the model can use (parley.core.tools),
+        # and the tools of the MCP servers in mcp.json (parley.core.mcp), asked about first.
         self.runner = ChatRunner(self.store, self.hub,
                                  tools=ToolExecutor(self.store, mcp=self._open_mcp()))
-        from core.recovery import CompactionMarks
+        from parley.core.recovery import CompactionMarks
 
         self.compaction_marks = CompactionMarks(self.store, self.runner.hooks)
         self._start_cache_timer()
@@ -469,11 +469,11 @@ class MainWindow(QMainWindow, WindowCommands):
 
     def _open_mcp(self) -> Any:
         """The MCP servers of ``mcp.json`` (started when a chat first needs them) and their
-        tools, with the approval dialog (``gui.mcp_approval``); kept as ``self.mcp``."""
-        from core import paths
-        from core.mcp import McpHost, McpTools
-        from core.mcp.config import config_path
-        from gui.mcp_approval import DialogApprover
+        tools, with the approval dialog (``parley.gui.mcp_approval``); kept as ``self.mcp``."""
+        from parley.core import paths
+        from parley.core.mcp import McpHost, McpTools
+        from parley.core.mcp.config import config_path
+        from parley.gui.mcp_approval import DialogApprover
 
         host = McpHost(config_path(paths.data_dir(self.home)), keys=self.hub.keys)
         host.load()
@@ -493,7 +493,7 @@ class MainWindow(QMainWindow, WindowCommands):
         import asyncio
 
         await asyncio.to_thread(_import_providers)
-        from core.providers.hub import ProviderHub
+        from parley.core.providers.hub import ProviderHub
 
         hub = ProviderHub(self.store, environ=self.env)
         await hub.load()
@@ -513,7 +513,8 @@ class MainWindow(QMainWindow, WindowCommands):
 
     def queue_early_message(self) -> bool:
         """Enter before the first chat is shown: keep the message (the composer's text)
-        for the chat it was written in (``gui.early_input``): the one start-up shows,
+        for the chat it was written in (``parley.gui.composer.early_input``): the one start-up
+        shows,
         or the new chat Ctrl+N made. One waiting message per chat; another stays in
         the composer, and the status bar says why. Always consumes the key."""
         text = self.composer.text()
@@ -531,7 +532,7 @@ class MainWindow(QMainWindow, WindowCommands):
     async def _note_previous_run(self) -> None:
         """Record this run; tell the person what the last one left if it did not exit
         cleanly (a cut-off reply, an unanswered message, an interrupted compaction)."""
-        from core.recovery import mark_running
+        from parley.core.recovery import mark_running
 
         self.previous_run = await mark_running(self.store)
 
@@ -544,17 +545,17 @@ class MainWindow(QMainWindow, WindowCommands):
 
     def _start_cache_timer(self) -> None:
         """The idle pre-cache-expiry compaction (experimental setting) and the meter's
-        "cache warm until" (``core.cache_timer``)."""
-        from core.cache_timer import CacheTimer
+        "cache warm until" (``parley.core.compaction.cache_timer``)."""
+        from parley.core.compaction.cache_timer import CacheTimer
 
         self.cache_timer = CacheTimer(self.runner, self.runner.compactor.compact,
                                       on_error=self._background_error)
         self.runner.hooks.on("cache:updated", self._cache_updated)
 
     async def _start_backups(self) -> None:
-        """Automatic backups while the chats are open (``core.backup_schedule``)."""
-        from core.backup_schedule import BackupScheduler
-        from core.settings import Settings
+        """Automatic backups while the chats are open (``parley.core.backup_schedule``)."""
+        from parley.core.backup_schedule import BackupScheduler
+        from parley.core.settings import Settings
 
         self.backups = BackupScheduler(
             self.store, on_damaged=self._store_damaged,
@@ -591,7 +592,7 @@ class MainWindow(QMainWindow, WindowCommands):
             self._transcript_slot.setText(text)
 
     def _install_transcript(self) -> None:
-        from gui.transcript import TranscriptView
+        from parley.gui.transcript import TranscriptView
 
         view = TranscriptView(self.chat_page)
         view.setAccessibleName("Conversation")
@@ -604,7 +605,7 @@ class MainWindow(QMainWindow, WindowCommands):
 
     def show_setup(self) -> None:
         """Show the first-run set-up panel instead of the chat."""
-        from gui.setup_panel import SetupPanel
+        from parley.gui.setup_panel import SetupPanel
 
         if self.setup_panel is None:
             self.setup_panel = SetupPanel(tester=self.hub.test_connection, env=self.env)
@@ -660,7 +661,7 @@ class MainWindow(QMainWindow, WindowCommands):
     def _store_damaged(self) -> None:
         """sessions.db was found damaged (writes have stopped): the recovery page, once."""
         if not self._recovering:
-            from gui.recovery_page import on_damage
+            from parley.gui.recovery_page import on_damage
 
             self._recovering = True  # once, whoever noticed it first
             self.tasks.spawn(on_damage(self, at_start=not self.ready), name="damaged")
@@ -668,12 +669,12 @@ class MainWindow(QMainWindow, WindowCommands):
     async def _damaged_at_start(self, path: Path) -> None:
         """The file was found damaged while the window was starting: the recovery page."""
         if not self._recovering:
-            from gui.recovery_page import on_damage
+            from parley.gui.recovery_page import on_damage
 
             await on_damage(self, at_start=True)
 
     async def close_store_for_recovery(self) -> None:
-        """Stop the runs and the backups and close the damaged store (``gui.recovery_page``).
+        """Stop the runs and the backups and close the damaged store (``parley.gui.recovery_page``).
 
         Nothing more is written to it; what the chats showed as saved stays in it.
         """
@@ -709,9 +710,9 @@ class MainWindow(QMainWindow, WindowCommands):
         """Show an error the person can act on (non-modal). A damaged file, or one
         deleted or moved while open, is told in one dialog; later refusals because of
         it only in the status bar."""
-        from core.store.damage import DamagedWhileOpen
-        from core.store.errors import DatabaseCorrupt
-        from core.store.faults import SAVE_COPY_COMMAND, DatabaseMissing, DatabaseReplaced
+        from parley.core.store.damage import DamagedWhileOpen
+        from parley.core.store.errors import DatabaseCorrupt
+        from parley.core.store.faults import SAVE_COPY_COMMAND, DatabaseMissing, DatabaseReplaced
 
         if self._recovering:  # the recovery page says what happened and what to do
             log.info("after the damage: %s", error.message)
@@ -733,7 +734,7 @@ class MainWindow(QMainWindow, WindowCommands):
                 return
             self._damage_told = True
             error = DamagedWhileOpen(error.path)  # what to do, whichever noticed it first
-        from gui import dialogs
+        from parley.gui import dialogs
 
         dialogs.show_problem(self, "Parley", error.message)
 
@@ -744,7 +745,7 @@ class MainWindow(QMainWindow, WindowCommands):
 
         If sessions.db was deleted, moved or replaced while open, a copy of what
         the store holds (with the drafts) is saved first, beside the old name or
-        where the person chooses (``gui.rescue``). Returns False, with nothing
+        where the person chooses (``parley.gui.rescue``). Returns False, with nothing
         stopped or closed, when no copy could be saved and the person chose to
         keep Parley open; True once shut down."""
         if self._closed:
@@ -752,7 +753,7 @@ class MainWindow(QMainWindow, WindowCommands):
         if self.store is not None and not await self._rescue_if_moved():
             return False
         if self.chat is not None:
-            from gui.save_status import ask_before_quit
+            from parley.gui.save_status import ask_before_quit
 
             if not await ask_before_quit(self):  # replies not saved yet: asked
                 return False
@@ -763,7 +764,7 @@ class MainWindow(QMainWindow, WindowCommands):
             if self.chat is not None:
                 await self.chat.shutdown()
             if self.store is not None:
-                from core.recovery import mark_clean_exit
+                from parley.core.recovery import mark_clean_exit
 
                 await mark_clean_exit(self.store)
         except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
@@ -792,13 +793,13 @@ class MainWindow(QMainWindow, WindowCommands):
 
     async def _rescue_if_moved(self) -> bool:
         """Save the geometry: a write, refused when sessions.db moved while open; then
-        save a copy first (``gui.rescue``). False: the person keeps Parley open."""
-        from core.store.faults import DatabaseMissing, DatabaseReplaced
+        save a copy first (``parley.gui.rescue``). False: the person keeps Parley open."""
+        from parley.core.store.faults import DatabaseMissing, DatabaseReplaced
 
         try:
             await self._save_geometry()
         except (DatabaseMissing, DatabaseReplaced) as moved:
-            from gui.rescue import rescue_before_close
+            from parley.gui.rescue import rescue_before_close
 
             return await rescue_before_close(self, moved)
         except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
@@ -853,13 +854,13 @@ def _import_store() -> None:
     """Import the store (SQLAlchemy), the controller and what showing the first chat
     needs (its code style too); run in a worker thread: an import on the GUI thread
     holds the window still."""
-    import core.recovery  # noqa: F401
-    import core.settings  # noqa: F401
-    import core.store.async_store  # noqa: F401
-    import gui.chat_controller  # noqa: F401
-    import gui.transcript  # noqa: F401
-    from gui import theme
-    from gui.markdown import pygments_background
+    import parley.core.recovery  # noqa: F401
+    import parley.core.settings  # noqa: F401
+    import parley.core.store.async_store  # noqa: F401
+    import parley.gui.chat.controller  # noqa: F401
+    import parley.gui.transcript  # noqa: F401
+    from parley.gui import theme
+    from parley.gui.markdown import pygments_background
 
     for style in (theme.LIGHT_CODE_STYLE, theme.DARK_CODE_STYLE):
         pygments_background(style)
@@ -869,8 +870,8 @@ def _import_store() -> None:
 def _import_providers() -> None:
     """Import the providers' hub (no SDK: ``ProviderHub.prepare`` imports those), the
     run loop and the tools; run in a worker thread."""
-    import core.backup_schedule  # noqa: F401
-    import core.cache_timer  # noqa: F401
-    import core.providers.hub  # noqa: F401
-    import core.run  # noqa: F401
-    import core.tools  # noqa: F401
+    import parley.core.backup_schedule  # noqa: F401
+    import parley.core.chat.run  # noqa: F401
+    import parley.core.compaction.cache_timer  # noqa: F401
+    import parley.core.providers.hub  # noqa: F401
+    import parley.core.tools  # noqa: F401

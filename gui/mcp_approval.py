@@ -6,7 +6,7 @@ Enter), **Always for this chat**, **Always for this tool** and **Deny**
 (Escape, or closing the dialog). Alt+A / Alt+C / Alt+T / Alt+D press them;
 Tab moves between them and the arguments.
 
-:class:`DialogApprover` is the ``core.mcp.tools.Approver`` of a window: each
+:class:`DialogApprover` is the ``parley.core.mcp.tools.Approver`` of a window: each
 call opens the dialog (window-modal, so the rest of the window waits but
 other windows do not) and returns the choice; a stopped run (Esc in the chat)
 closes a dialog still open, and the call does not run.
@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.mcp.tools import ApprovalRequest, Decision
-from gui import dialogs
+from parley.core.mcp.tools import ApprovalRequest, Decision
+from parley.gui import dialogs
 
 #: Arguments longer than this are cut in the dialog (the call gets them whole).
 MAX_SHOWN_CHARS = 20_000

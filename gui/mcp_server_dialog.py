@@ -7,12 +7,12 @@ command line (quotes group words); environment variables one ``NAME=value``
 per line; headers one ``Name: value`` per line.
 
 Values of secret-looking variables and headers (``API_KEY``, ``GITHUB_TOKEN``,
-``Authorization`` …: ``core.mcp.config.is_secret_name``) are not written to
+``Authorization`` …: ``parley.core.mcp.config.is_secret_name``) are not written to
 ``mcp.json``: :meth:`ServerDialog.values` returns them apart (``secrets``) for
 the keyring, and the file holds ``<in keyring>`` instead. Editing a server
 shows ``<in keyring>`` for such a value; leaving it so keeps the saved secret.
 
-OK checks the entry with ``core.mcp.config.parse_server`` and shows its
+OK checks the entry with ``parley.core.mcp.config.parse_server`` and shows its
 message in the dialog (which stays open) when something is wrong.
 """
 
@@ -36,8 +36,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.mcp.config import KEYRING_MARK, McpConfigError, ServerConfig, is_secret_name, parse_server
-from gui import dialogs
+from parley.core.mcp.config import (
+    KEYRING_MARK,
+    McpConfigError,
+    ServerConfig,
+    is_secret_name,
+    parse_server,
+)
+from parley.gui import dialogs
 
 
 def _lines(text: str, sep: str, what: str) -> dict[str, str]:

@@ -40,13 +40,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import paths
-from core.content import DocumentBlock, ImageBlock
-from core.errors import ParleyError
-from gui import dialogs
+from parley.core import paths
+from parley.core.content import DocumentBlock, ImageBlock
+from parley.core.errors import ParleyError
+from parley.gui import dialogs
 
 if TYPE_CHECKING:
-    from gui.main_window import MainWindow
+    from parley.gui.main_window import MainWindow
 
 EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif",
               "image/webp": ".webp", "application/pdf": ".pdf"}

@@ -21,8 +21,8 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QLabel, QMenu, QToolButton, QWidget, QWidgetAction
 
-from core.errors import ParleyError
-from gui import appearance
+from parley.core.errors import ParleyError
+from parley.gui import appearance
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def short_reason(error: ParleyError) -> str:
         ``"can't connect — <reason>"`` for an unreachable server or a refused key,
         ``"can't list models — <reason>"`` for any other failure.
     """
-    from core.providers.errors import AuthenticationFailed, NetworkError, ProviderError
+    from parley.core.providers.errors import AuthenticationFailed, NetworkError, ProviderError
 
     if isinstance(error, NetworkError):
         return "can't connect — " + ("no answer in time" if error.timed_out
@@ -215,7 +215,7 @@ def cached_choices(hub: Any) -> list[ModelChoice]:
 def _menu_line(menu: QMenu, text: str, name: str, tooltip: str = "") -> QWidgetAction:
     """A line of the menu that cannot be chosen: a provider's name (``name``
     ``ModelMenuHeading``) or a note (``ModelMenuNote``), coloured by the app's style
-    sheet (``gui.appearance.MENU_RULES``)."""
+    sheet (``parley.gui.appearance.MENU_RULES``)."""
     label = QLabel(text, menu)
     label.setObjectName(name)
     label.setToolTip(tooltip)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 #: How long to wait for more problems after the last one (ms).
 QUIET_MS = 250

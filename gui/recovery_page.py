@@ -1,11 +1,11 @@
 """The one page the window shows when sessions.db is damaged — at start or while in use.
 
-It offers three ways on (``core.recovery``), each in one click:
+It offers three ways on (``parley.core.recovery``), each in one click:
 
 * restore a backup — each backup is listed with when it was made and how many
-  turns and chats it holds (``core.store.backups.list_backups``);
+  turns and chats it holds (``parley.core.store.backups.list_backups``);
 * salvage what can still be read from the damaged file, merged with the newest
-  backup (``core.recovery.salvage_into``);
+  backup (``parley.core.recovery.salvage_into``);
 * start a new file.
 
 Every one first keeps the damaged file aside as ``sessions.db.corrupt-<date>``;
@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +63,7 @@ def holds(messages: int, chats: int | None) -> str:
 def backup_line(b: Any) -> str:
     """How a backup is listed: "today 14:05:09 — 28 messages in 3 chats" (with seconds:
     two backups made in the same minute — one while in use, one on quitting — differ)."""
-    from core.store.backups import age_text
+    from parley.core.store.backups import age_text
 
     what = (holds(b.turns, b.chats) if b.turns is not None
             else "cannot be read")
@@ -76,7 +76,7 @@ class RecoveryPage(QWidget):
 
     Args:
         message: what happened (:data:`AT_START` or :data:`WHILE_RUNNING` words).
-        found: the backups (``core.store.backups.Backup``), newest first, counted.
+        found: the backups (``parley.core.store.backups.Backup``), newest first, counted.
         recover: called with ("backup", Backup), ("salvage", Backup | None) or
             ("fresh", None), and the event "Stop salvaging" sets; the page shows its
             errors and enables the buttons again.
@@ -193,7 +193,7 @@ class RecoveryPage(QWidget):
         self.status.setText("Stopping…")
 
     async def _run(self, kind: Kind, arg: Any) -> None:
-        from core.store.salvage import SalvageCancelled
+        from parley.core.store.salvage import SalvageCancelled
 
         try:
             await self._recover(kind, arg, self._stop_event)
@@ -214,7 +214,7 @@ async def show_recovery(window: Any, path: Path, message: str) -> RecoveryPage:
         path: the damaged sessions.db (no connection open on it).
         message: what happened (:data:`AT_START` / :data:`WHILE_RUNNING`).
     """
-    from core.store.backups import list_backups
+    from parley.core.store.backups import list_backups
 
     found = await asyncio.to_thread(list_backups, path)
 
@@ -249,7 +249,7 @@ async def recover(path: Path, kind: Kind, arg: Any,
         SalvageError: nothing could be salvaged (the damaged file is back in place).
         CannotOpen: a file could not be moved or written.
     """
-    from core import recovery
+    from parley.core import recovery
 
     if kind == "backup":
         aside = await asyncio.to_thread(recovery.restore_backup, path, arg.path)
@@ -275,7 +275,7 @@ def reopen(window: Any, notice: str) -> Any:
     controller holds the old store). Returns the new window (also
     ``window.successor``).
     """
-    from gui.main_window import MainWindow
+    from parley.gui.main_window import MainWindow
 
     new = MainWindow(home=window.home, probe=None, env=window.env)
     new.setGeometry(window.geometry())

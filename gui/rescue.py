@@ -1,21 +1,22 @@
 """Saving a copy of sessions.db from the window: File ▸ Save a copy now…, and on closing.
 
 When sessions.db is deleted, moved or replaced while Parley has it open, the
-store refuses every write (``core.store.faults``) and its message promises a
+store refuses every write (``parley.core.store.faults``) and its message promises a
 copy beside the old name when Parley closes. The store's own close saves one
 but can only log a failure, after which the deleted file is gone. So the
 window saves the copy itself before anything is closed
 (:func:`rescue_before_close`): beside the old name, its folder made again if
 it was deleted too. If even that fails, it says why and asks: save the copy
 elsewhere (a Save dialog), quit without a copy, or keep Parley open. Either
-way the drafts typed this run go into the copy (:meth:`gui.drafts.Drafts.save_into`),
+way the drafts typed this run go into the copy
+(:meth:`parley.gui.composer.drafts.Drafts.save_into`),
 and the person is told where the copy is.
 
 :func:`save_copy_now` is the menu command: ask where, copy, say where.
 
 Every question is window-modal but not a nested event loop (the reply being
 streamed and the store's thread carry on). Tests answer them through
-``gui.dialogs.answers``: a choice (:data:`SAVE`, :data:`QUIT`, :data:`CANCEL`)
+``parley.gui.dialogs.answers``: a choice (:data:`SAVE`, :data:`QUIT`, :data:`CANCEL`)
 for a question, a path (or None) for the Save dialog.
 """
 
@@ -31,9 +32,9 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
-from core.errors import ParleyError
-from core.store import faults
-from gui import dialogs
+from parley.core.errors import ParleyError
+from parley.core.store import faults
+from parley.gui import dialogs
 
 log = logging.getLogger(__name__)
 
@@ -216,7 +217,7 @@ async def ask_copy_path(window: Any, db_path: Path, start: Path | None = None) -
 
     Starts in ``start``, else in sessions.db's folder (or the nearest one that
     still exists), with ``sessions-copy-<time>.db``. A test answers through
-    ``gui.dialogs.answers``.
+    ``parley.gui.dialogs.answers``.
     """
     if dialogs.answers:
         answer = dialogs.answers.popleft()

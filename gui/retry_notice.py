@@ -1,7 +1,7 @@
 """The bar above the composer while a failed request waits to be sent again.
 
 A provider's 429 with ``retry-after`` (or an overloaded server, a dropped
-connection) is waited out by the provider layer (``core.providers.retry``);
+connection) is waited out by the provider layer (``parley.core.providers.retry``);
 the run loop says so with ``RetryWaiting``. Instead of a silent Stop button,
 the open chat shows "Rate limited — retrying in 12 s", counting down each
 second, with Cancel, which stops the run like Esc: the message stays saved

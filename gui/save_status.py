@@ -2,7 +2,7 @@
 
 The run loop keeps a reply whose save failed (disk full, file locked past the
 busy timeout, disk error) in memory and writes it again in the background
-(``core.save_queue.SaveQueue``). :class:`SaveStatus` shows that in one place:
+(``parley.core.chat.save_queue.SaveQueue``). :class:`SaveStatus` shows that in one place:
 
 * a bar above the composer — "Not saved yet: the disk is full. Parley keeps
   trying…" — while anything is kept, gone once all is written; a refusal of
@@ -15,7 +15,7 @@ busy timeout, disk error) in memory and writes it again in the background
 
 On quitting while something is kept (:func:`ask_before_quit`), one last attempt
 is made; if it still fails the person is asked: save a rescue copy elsewhere
-(the store's copy, ``gui.rescue.save_copy``, with the kept replies and the
+(the store's copy, ``parley.gui.rescue.save_copy``, with the kept replies and the
 drafts written into it), quit without them, or keep Parley open.
 """
 
@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QWidget
 
-from core.content import Turn
-from core.errors import ParleyError
-from gui import dialogs
+from parley.core.content import Turn
+from parley.core.errors import ParleyError
+from parley.gui import dialogs
 
 if TYPE_CHECKING:
-    from core.save_queue import SaveNews
+    from parley.core.chat.save_queue import SaveNews
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ PROBLEM_MS = 15_000
 
 def passing(error: ParleyError) -> bool:
     """True for a store failure that passes (disk full, locked, disk error, read-only)."""
-    from core.save_queue import PASSING
+    from parley.core.chat.save_queue import PASSING
 
     return isinstance(error, PASSING)
 
@@ -76,7 +76,7 @@ class SaveBar(QFrame):
 
 
 class SaveStatus:
-    """Connects the window to the run loop's :class:`~core.save_queue.SaveQueue`.
+    """Connects the window to the run loop's :class:`~parley.core.chat.save_queue.SaveQueue`.
 
     Args:
         window: the main window (``transcript``, ``chat``, its chat page layout).
@@ -126,7 +126,7 @@ class SaveStatus:
         """Why sending is held now (None: it is not)."""
         if self.saves is None or not self.saves.pending():
             return None
-        from core.save_queue import SavesPending
+        from parley.core.chat.save_queue import SavesPending
 
         return SavesPending(len(self.saves.pending()), self.saves.error).message
 
@@ -142,7 +142,7 @@ class SaveStatus:
     def absorb(self, error: ParleyError) -> bool:
         """Tell ``error`` in the bar when it belongs there (a passing store failure, a
         message held because a reply is not saved yet); False: show it otherwise."""
-        from core.save_queue import SavesPending
+        from parley.core.chat.save_queue import SavesPending
 
         if isinstance(error, SavesPending):
             self.refresh()
@@ -156,7 +156,7 @@ class SaveStatus:
     def problem(self, error: ParleyError) -> None:
         """A passing store failure met outside the queue (a message not saved, a draft):
         told in the bar for a while, not in a dialog."""
-        from core.save_queue import reason
+        from parley.core.chat.save_queue import reason
 
         self.last_error = error
         self._problem = (f"Not saved: {reason(error)}. What you typed stays in the box; "
@@ -186,7 +186,7 @@ class SaveStatus:
         """Show the bar with what is true now, or hide it."""
         kept = self.saves.pending() if self.saves is not None else []
         if kept:
-            from core.save_queue import reason
+            from parley.core.chat.save_queue import reason
 
             what = "Your last reply is" if len(kept) == 1 else f"{len(kept)} replies are"
             text = (f"{what} not saved yet: {reason(self.saves.error)}. Parley keeps trying "
@@ -227,7 +227,7 @@ async def ask_before_quit(window: Any) -> bool:
         await window.chat.runs.stop_and_wait(sid)
     if await _all_saved(saves, drafts):
         return True
-    from gui import rescue
+    from parley.gui import rescue
 
     window.setEnabled(True)  # the questions belong to it; they are window-modal
     copy_failed = ""  # why the last rescue copy was not saved, said at the question's top
@@ -278,7 +278,7 @@ async def _all_saved(saves: Any, drafts: Any) -> bool:
 
 async def _rescue_copy(window: Any, dest: Path) -> Path:
     """A copy of the store at ``dest``, with the kept replies and the drafts in it."""
-    from gui import rescue
+    from parley.gui import rescue
 
     copy = await rescue.save_copy(window, dest)
     await window.runner.saves.write_into(copy)
@@ -292,7 +292,7 @@ async def _rescue_copy(window: Any, dest: Path) -> Path:
 
 
 def _question(window: Any, kept: list[Any], error: ParleyError | None, drafts: int) -> str:
-    from core.save_queue import reason
+    from parley.core.chat.save_queue import reason
 
     parts = []
     if kept:

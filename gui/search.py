@@ -10,7 +10,7 @@ with a quiet "also in N forks" beside the chat's title (``fork_copies``).
 
 What a person types is never query syntax: quotes make a phrase, anything
 else (``*``, ``-``, ``:``, parentheses, any script, emoji) is plain text
-(``core.store.search``). A query the index cannot search (only punctuation or
+(``parley.core.store.search``). A query the index cannot search (only punctuation or
 emoji, far too long) shows the store's reason under the field, never an error
 dialog. Typing fast costs one query per pause (:data:`DEBOUNCE_MS`), and an
 answer to an older query is dropped.
@@ -62,12 +62,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import ParleyError
-from gui import appearance
-from gui.theme import mix
+from parley.core.errors import ParleyError
+from parley.gui import appearance
+from parley.gui.theme import mix
 
 if TYPE_CHECKING:
-    from core.store.models import SearchHit
+    from parley.core.store.models import SearchHit
 
 DEBOUNCE_MS = 120
 LIMIT = 50

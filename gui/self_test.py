@@ -137,7 +137,7 @@ def run_self_test(out: IO[str] | None = None) -> int:
 
 
 def _version() -> str:
-    from core import appinfo
+    from parley.core import appinfo
 
     return appinfo.VERSION
 
@@ -150,14 +150,14 @@ def _start_qt(test: SelfTest) -> Any:
         from PySide6 import __version__ as pyside_version
         from PySide6.QtWidgets import QApplication
 
-        from core import appinfo
-        from gui import appearance
+        from parley.core import appinfo
+        from parley.gui import appearance
 
         app = QApplication.instance() or QApplication([sys.argv[0]])
         app.setApplicationName(appinfo.NAME)
         app.setOrganizationName(appinfo.ORGANIZATION)
         app.setDesktopFileName(appinfo.APP_ID)
-        app.setStyle("Fusion")  # as gui.app.run does
+        app.setStyle("Fusion")  # as parley.gui.app.run does
         app.setWindowIcon(appearance.app_icon())
         appearance.apply(app)
         return f"PySide6 {pyside_version}, platform {app.platformName()}"
@@ -170,7 +170,7 @@ def _check_image_formats() -> str:
     from PySide6.QtCore import QSize
     from PySide6.QtGui import QImageReader
 
-    from gui import appearance
+    from parley.gui import appearance
 
     formats = {bytes(f.data()).decode() for f in QImageReader.supportedImageFormats()}
     missing = [f for f in IMAGE_FORMATS if f not in formats]
@@ -187,7 +187,7 @@ def _check_attachments() -> str:
 
     from PIL import Image
 
-    from core.attachments import from_bytes
+    from parley.core.attachments.files import from_bytes
 
     buf = io.BytesIO()
     Image.new("RGB", (4, 3), (200, 40, 40)).save(buf, format="PNG")
@@ -198,10 +198,12 @@ def _check_attachments() -> str:
 
 
 def _check_resources() -> str:
-    from gui import appearance
+    from parley.core.tools import skills
+    from parley.gui import appearance
 
     wanted = [appearance.RESOURCES / "styles" / "parley.qss",
-              appearance.RESOURCES / "icons" / "parley.svg"]
+              appearance.RESOURCES / "icons" / "parley.svg",
+              skills.BUNDLED_DIR / "summaries.md"]
     missing = [str(p) for p in wanted if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"missing: {', '.join(missing)}")
@@ -209,7 +211,7 @@ def _check_resources() -> str:
     sheet = appearance.style_sheet(scheme)
     if not sheet or any(f"@{name}" in sheet for name in asdict(scheme)):
         raise RuntimeError("the style sheet is empty or its @colour tokens were not replaced")
-    return f"style sheet and icons in {appearance.RESOURCES}"
+    return f"style sheet, icons and skills in {appearance.RESOURCES}"
 
 
 def _run_async(app: Any, coro: Coroutine[Any, Any, None]) -> None:
@@ -239,10 +241,10 @@ async def _async_checks(test: SelfTest, home: Path) -> None:
 
 async def _check_store(home: Path) -> str:
     """Write a session and a turn, read them back (also after reopening); return the id."""
-    from core import paths
-    from core.content import TextBlock, Turn
-    from core.store.async_store import AsyncStore
-    from core.store.store import Store
+    from parley.core import paths
+    from parley.core.content import TextBlock, Turn
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.store.store import Store
 
     db = paths.db_path(home)
     store = await AsyncStore.open(db)
@@ -285,7 +287,7 @@ def _check_providers() -> str:
 async def _check_window(home: Path, session_id: str) -> str:
     from PySide6.QtWidgets import QApplication
 
-    from gui.main_window import MainWindow
+    from parley.gui.main_window import MainWindow
 
     bugs: list[BaseException] = []
     previous_hook = sys.excepthook

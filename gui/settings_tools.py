@@ -1,13 +1,13 @@
 """Settings → Tools: the MCP servers, their status and their tools.
 
-The page lists the servers of ``mcp.json`` (``core.mcp``) with their status
+The page lists the servers of ``mcp.json`` (``parley.core.mcp``) with their status
 (not started, starting, ready with N tools, failed with the server's own
 words), and for the selected server its tools, each with a box to offer it to
 the model or not (``disabledTools``). Buttons: Add…, Edit…, Remove, Start /
 Restart, and Import from Claude desktop (its ``claude_desktop_config.json``
 where it exists; servers already configured under the same name are kept).
 Every change is written to ``mcp.json`` at once; secrets go to the keyring
-(``gui.mcp_server_dialog``). The generated ``tools.*`` fields (rounds per
+(``parley.gui.mcp_server_dialog``). The generated ``tools.*`` fields (rounds per
 message, the MCP time limit) follow on the page.
 """
 
@@ -30,11 +30,11 @@ from PySide6.QtWidgets import (
 )
 from shiboken6 import isValid
 
-from core.errors import ParleyError
-from core.mcp import config as cfg
-from core.mcp.client import ServerStatus
-from gui.mcp_server_dialog import ServerDialog, split_secrets
-from gui.settings_widgets import hint
+from parley.core.errors import ParleyError
+from parley.core.mcp import config as cfg
+from parley.core.mcp.client import ServerStatus
+from parley.gui.mcp_server_dialog import ServerDialog, split_secrets
+from parley.gui.settings.widgets import hint
 
 INTRO = ("MCP servers give the model more tools: your files, a database, a browser, your "
          "company's services. They are kept in {path}, in the same shape as Claude "
@@ -47,13 +47,13 @@ class ToolsPage(QWidget):
     """The MCP part of Settings → Tools.
 
     Args:
-        mcp: the window's ``core.mcp.McpTools`` (None: the page only says so).
-        keys: the ``core.keys.KeyStore`` for the servers' secrets.
+        mcp: the window's ``parley.core.mcp.McpTools`` (None: the page only says so).
+        keys: the ``parley.core.keys.KeyStore`` for the servers' secrets.
         tasks: the Settings dialog's ``TaskSet``.
 
     Attributes:
         claude_path: where "Import from Claude desktop" reads
-            (``core.mcp.config.claude_desktop_path``).
+            (``parley.core.mcp.config.claude_desktop_path``).
     """
 
     def __init__(self, mcp: Any, keys: Any, tasks: Any, parent: QWidget | None = None) -> None:
@@ -262,7 +262,7 @@ class ToolsPage(QWidget):
     def remove_server(self) -> None:
         """Remove the selected server (its program is stopped; its secrets forgotten)."""
         assert self.host is not None
-        from gui import dialogs
+        from parley.gui import dialogs
 
         name = self.selected()
         conf = self.host.configs.get(name or "")

@@ -28,11 +28,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import ParleyError
-from core.providers.registry import DEFAULT_URLS, ENV_API_KEY
-from gui import appearance
-from gui.async_bridge import TaskSet
-from gui.model_picker import model_label
+from parley.core.errors import ParleyError
+from parley.core.providers.registry import DEFAULT_URLS, ENV_API_KEY
+from parley.gui import appearance
+from parley.gui.async_bridge import TaskSet
+from parley.gui.model_picker import model_label
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,7 +395,7 @@ def setup_message(error: ParleyError, base_url: str | None, *, again: str = "tes
         base_url: the address tried (None: the provider's usual one).
         again: the step after fixing the fields ("test again", "save again").
     """
-    from core.providers.errors import AuthenticationFailed, NetworkError
+    from parley.core.providers.errors import AuthenticationFailed, NetworkError
 
     if isinstance(error, AuthenticationFailed):
         if error.missing:

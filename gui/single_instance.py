@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QLockFile, QObject, Signal
 
-from core import private
+from parley.core import private
 
 if TYPE_CHECKING:  # QtNetwork is imported when used: not before the window's first paint
     from PySide6.QtNetwork import QLocalServer, QLocalSocket
@@ -84,7 +84,7 @@ class SingleInstance(QObject):
 
         Returns:
             True when this process now owns the directory (call :meth:`listen` to
-            hear later launches: ``gui.app`` does after the first paint); False
+            hear later launches: ``parley.gui.app`` does after the first paint); False
             when another live Parley owns it — it has been asked to bring its
             window to the front.
 

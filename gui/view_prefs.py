@@ -1,6 +1,6 @@
 """How the window looks, as the person chose it: theme, text size and transcript zoom.
 
-Three settings (``core.settings``), applied live and kept in sessions.db:
+Three settings (``parley.core.settings``), applied live and kept in sessions.db:
 
 * ``appearance.theme``: ``system`` (follow the desktop, or ``PARLEY_THEME``
   when it is set), ``light`` or ``dark`` — a choice made here wins over
@@ -23,9 +23,9 @@ from typing import Any
 from PySide6.QtGui import QFont, QGuiApplication
 from PySide6.QtWidgets import QApplication
 
-from core.errors import ParleyError
-from core.settings import Settings
-from gui import appearance
+from parley.core.errors import ParleyError
+from parley.core.settings import Settings
+from parley.gui import appearance
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """The packaged app's entry point (PyInstaller runs this script as ``__main__``).
 
-``parley --self-test`` runs :func:`gui.self_test.run_self_test` (checks the
+``parley --self-test`` runs :func:`parley.gui.self_test.run_self_test` (checks the
 bundle offscreen and exits 0 when it works); anything else is
-:func:`gui.app.main`, the same function as the ``parley`` gui-script.
+:func:`parley.gui.app.main`, the same function as the ``parley`` gui-script.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import sys
 def main() -> int:
     """Run the self-test or the app; return the exit status."""
     if "--self-test" in sys.argv[1:]:
-        from gui.self_test import run_self_test
+        from parley.gui.self_test import run_self_test
 
         return run_self_test()
-    from gui.app import main as app_main
+    from parley.gui.app import main as app_main
 
     return app_main()
 

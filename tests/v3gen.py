@@ -1,6 +1,7 @@
 """Generate legacy v3 ``sessions.db`` files for tests and benchmarks.
 
-The layout and every quirk are those of Parley v3's files (``core.store.v3``). A file is
+The layout and every quirk are those of Parley v3's files (``parley.core.store.upgrade.v3``). A
+file is
 deterministic for a given seed (ids, texts, timestamps): the same call writes
 the same rows, so a benchmark can cache a large file in /tmp.
 
@@ -46,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.store.store import Store
+    from parley.core.store.store import Store
 
 V3_SCHEMA = """
 CREATE TABLE sessions (
@@ -529,7 +530,8 @@ def iter_turns(path: Path, batch: int = 10_000) -> Iterator[list[V3Turn]]:
         con.close()
 
 
-# --- what v4 must show for v3 content (independent of core.store.v3_convert) -----------
+# --- what v4 must show for v3 content (independent of parley.core.store.upgrade.convert)
+# -----------
 
 
 def expected_blocks(role: str, content: str) -> tuple[str, list[Any], bool]:
@@ -538,7 +540,7 @@ def expected_blocks(role: str, content: str) -> tuple[str, list[Any], bool]:
     Written from the v3 format's rules, separately from the
     migration's own converter, so a test comparing the two can fail.
     """
-    from core.content import TextBlock
+    from parley.core.content import TextBlock
 
     def recovered() -> tuple[str, list[Any], bool]:
         role4 = role if role in ("user", "assistant") else "user"
@@ -556,7 +558,7 @@ def expected_blocks(role: str, content: str) -> tuple[str, list[Any], bool]:
 
 
 def _expected_block(b: dict[str, Any]) -> Any:
-    from core.content import (
+    from parley.core.content import (
         CompactSummaryBlock,
         DocumentBlock,
         ImageBlock,
@@ -600,7 +602,7 @@ def _expected_block(b: dict[str, Any]) -> Any:
 def expected_settings(app_state: dict[str, str | None]) -> tuple[dict[str, Any], dict[str, Any]]:
     """v4 ``(settings, app_state)`` expected from v3 ``app_state`` rows.
 
-    Known keys get the names core.settings declares (and the GUI's last-session
+    Known keys get the names parley.core.settings declares (and the GUI's last-session
     key); unknown ones keep their v3 name.
     """
     names = {"defaultModel": "default_model", "autoTitle": "chat.auto_title",
@@ -628,7 +630,7 @@ def expected_settings(app_state: dict[str, str | None]) -> tuple[dict[str, Any],
 
 def expected_session(snap: V3Snapshot, sid: str) -> dict[str, Any]:
     """The v4 session fields a v3 session must come out as (spec point 2, 4)."""
-    from core.content import Usage
+    from parley.core.content import Usage
 
     s = snap.sessions[sid]
     try:
@@ -663,7 +665,7 @@ def expected_session(snap: V3Snapshot, sid: str) -> dict[str, Any]:
 
 def check_everything(store: Store, snap: V3Snapshot) -> None:
     """Every session, its space, fork link, meta, and every turn and block (point 2)."""
-    from core.store.schema import DEFAULT_SPACE_ID
+    from parley.core.store.schema import DEFAULT_SPACE_ID
 
     spaces = {s.id: s for s in store.list_spaces()}
     assert {s.name for s in spaces.values() if not s.is_default} == {

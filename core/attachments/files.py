@@ -2,18 +2,18 @@
 
 What a file becomes is decided by its bytes, never its name (magic numbers):
 
-* PNG, JPEG, GIF, WebP → :class:`~core.content.ImageBlock`;
-* PDF → :class:`~core.content.DocumentBlock` (for providers that take PDFs);
+* PNG, JPEG, GIF, WebP → :class:`~parley.core.content.ImageBlock`;
+* PDF → :class:`~parley.core.content.DocumentBlock` (for providers that take PDFs);
 * text and code (UTF-8, UTF-16 with a BOM, or 8-bit legacy text) →
-  :class:`~core.content.TextBlock`: ``File: <name>`` then the text fenced,
+  :class:`~parley.core.content.TextBlock`: ``File: <name>`` then the text fenced,
   with a language hint from the name (:func:`text_file_block`);
 * anything else → :class:`UnsupportedFile`, saying what the file is.
 
 :func:`read_file` / :func:`from_bytes` give an :class:`Attachment` (bytes,
-kind, image size, PDF pages); :mod:`core.attachment_limits` checks it against
+kind, image size, PDF pages); :mod:`parley.core.attachments.limits` checks it against
 a provider's limits and downscales images; :meth:`Attachment.to_block` gives
 the block. Once sent, the store keeps the bytes once, by content
-(:mod:`core.store.attachments`).
+(:mod:`parley.core.store.attachments`).
 
 Every function here is synchronous and may take a while (reading, decoding):
 the GUI calls them off its thread (``asyncio.to_thread``).
@@ -33,8 +33,8 @@ from typing import Literal
 
 from PIL import Image, UnidentifiedImageError
 
-from core.content import Block, DocumentBlock, ImageBlock, TextBlock
-from core.errors import ParleyError
+from parley.core.content import Block, DocumentBlock, ImageBlock, TextBlock
+from parley.core.errors import ParleyError
 
 MB = 1024 * 1024
 #: Files above this size are refused before being read (bytes).
@@ -95,7 +95,7 @@ class AttachmentTooLarge(AttachmentError):
 
     Attributes:
         problem: what is over which limit, e.g. "9000×600 px; Anthropic takes …".
-        can_downscale: True for an image that ``core.attachment_limits.fit``
+        can_downscale: True for an image that ``parley.core.attachments.limits.fit``
             can shrink to fit (the GUI offers "Downscale").
     """
 
@@ -244,7 +244,7 @@ class Attachment:
 
     @property
     def sha256(self) -> str:
-        """The id the store keeps the bytes under (``core.store.attachments``)."""
+        """The id the store keeps the bytes under (``parley.core.store.attachments``)."""
         return hashlib.sha256(self.data).hexdigest()
 
     def to_block(self) -> Block:

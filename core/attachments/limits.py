@@ -8,8 +8,8 @@ when a request holds more than 20 images, PDFs up to 32 MB and 100 pages,
 may still refuse them: :func:`explain_refusal`), PDFs not, since local
 servers do not read ``file`` parts.
 
-* :func:`check` raises :class:`~core.attachments.AttachmentTooLarge`
-  (``can_downscale`` for images) or :class:`~core.attachments.MediaNotAccepted`;
+* :func:`check` raises :class:`~parley.core.attachments.files.AttachmentTooLarge`
+  (``can_downscale`` for images) or :class:`~parley.core.attachments.files.MediaNotAccepted`;
 * :func:`fit` downscales an image to the limits (aspect ratio kept,
   re-encoded with Pillow) — the answer to the "Downscale?" offer;
 * :func:`check_turns` applies the limits to a whole request (a model switch
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from PIL import Image, ImageOps
 
-from core.attachments import (
+from parley.core.attachments.files import (
     IMAGE_TYPES,
     MAX_FILE_BYTES,
     MB,
@@ -47,10 +47,10 @@ from core.attachments import (
     pdf_pages,
     size_text,
 )
-from core.content import DocumentBlock, ImageBlock, ToolResultBlock, Turn
-from core.errors import ParleyError
-from core.providers.capabilities import ProviderKind
-from core.providers.errors import ContextOverflow, ProviderError
+from parley.core.content import DocumentBlock, ImageBlock, ToolResultBlock, Turn
+from parley.core.errors import ParleyError
+from parley.core.providers.capabilities import ProviderKind
+from parley.core.providers.errors import ContextOverflow, ProviderError
 
 #: The end of a message about the files of a request that was not sent.
 AT_SEND = "Nothing was sent; your conversation is saved."

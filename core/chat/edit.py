@@ -9,8 +9,8 @@ when the edited message is the last one and only a failed or stopped reply
 follows it: one behaviour, nothing lost.
 
 The fork is titled "<parent title> (edited)" (an already edited title is not
-suffixed twice) and is a *version* of the chat (``core.store.versions``): not
-listed as a chat, it shows as ‹ n/m › on the edited message (``core.versions``).
+suffixed twice) and is a *version* of the chat (``parley.core.store.versions``): not
+listed as a chat, it shows as ‹ n/m › on the edited message (``parley.core.versions``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from core.content import (
+from parley.core.content import (
     Block,
     CompactSummaryBlock,
     DocumentBlock,
@@ -29,9 +29,9 @@ from core.content import (
     ToolResultBlock,
     Turn,
 )
-from core.errors import ParleyError
-from core.store.errors import TurnNotInSession
-from core.store.models import Session
+from parley.core.errors import ParleyError
+from parley.core.store.errors import TurnNotInSession
+from parley.core.store.models import Session
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""What a run tells its listeners (:class:`core.run.ChatRunner`), and its one refusal.
+"""What a run tells its listeners (:class:`parley.core.chat.run.ChatRunner`), and its one refusal.
 
 Events arrive in this order for one run: ``UserTurnSaving`` (a new message,
 before it is written: a locked file may make that wait); ``RunStarted``; ``SessionTitled``
@@ -14,10 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.compaction import CompactEvent
-from core.content import Turn
-from core.errors import ParleyError
-from core.tools.loop import ToolResultsSaved, ToolRoundLimit, ToolStepFinished, ToolsUnavailable
+from parley.core.compaction.compact import CompactEvent
+from parley.core.content import Turn
+from parley.core.errors import ParleyError
+from parley.core.tools.loop import (
+    ToolResultsSaved,
+    ToolRoundLimit,
+    ToolStepFinished,
+    ToolsUnavailable,
+)
 
 
 class RunInProgress(ParleyError):
@@ -92,8 +97,8 @@ class RunFinished:
         first_reply: True when it is the session's first complete reply
             (earlier ones, if any, were cut off) and its title is only the
             first-line placeholder: the moment to title it
-            (:func:`core.titles.first_reply_titles`).
-        saved: the reply is in sessions.db (False: kept by ``core.save_queue``,
+            (:func:`parley.core.chat.titles.first_reply_titles`).
+        saved: the reply is in sessions.db (False: kept by ``parley.core.chat.save_queue``,
             written again in the background).
     """
 

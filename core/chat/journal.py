@@ -1,4 +1,4 @@
-"""Journalling of a streaming reply (used by ``core.run``).
+"""Journalling of a streaming reply (used by ``parley.core.chat.run``).
 
 While a reply streams, it is written to sessions.db as an assistant turn
 marked ``aborted`` at most every ``interval_s`` seconds — and at the latest
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from core.reply import ReplyBuilder
+from parley.core.chat.reply import ReplyBuilder
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ reply with tool calls spans several turns). The *prompt* is the turn before
 it — the user's message, or a compaction summary when one was written just
 before the reply.
 
-Both are found in conversation order (:func:`core.content.apply_compactions`:
+Both are found in conversation order (:func:`parley.core.content.apply_compactions`:
 a summary turn stands where its range began, the turns it replaced are left
 out), not in stored order: a summary turn is stored *after* the turns a
 compaction kept, so right after "Compact now" the last stored turn is the
@@ -16,12 +16,12 @@ Order, so that a crash at any point loses nothing:
 
 0. what can be known before anything changes is checked (``preflight``): the
    model's provider is set up and usable, and the files of the turns the new
-   request will carry (``core.attachment_limits.check_turns``) are within its
+   request will carry (``parley.core.attachments.limits.check_turns``) are within its
    limits — a PDF for an OpenAI-compatible server is refused here. A refusal
    raises :class:`RegenerateRefused`: nothing was moved, nothing sent.
 1. one transaction (``store.set_aside_reply``): a fork holding every turn of
    the session, the reply included — a version of the chat, shown as ‹ n/m ›
-   on the reply rather than listed (``core.store.versions``) — titled
+   on the reply rather than listed (``parley.core.store.versions``) — titled
    "<title> (previous answer)" and linked to the session
    (``parent_session_id``; ``forked_from_turn_id`` = the prompt, where the
    two answers part), and the reply's removal from the session. A crash
@@ -43,12 +43,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.attachment_limits import AT_SEND, check_turns, limits_for
-from core.content import ToolResultBlock, Turn, apply_compactions
-from core.errors import ParleyError
-from core.run import RunEvent
-from core.store.models import Session
-from core.wire import to_messages
+from parley.core.attachments.limits import AT_SEND, check_turns, limits_for
+from parley.core.chat.run import RunEvent
+from parley.core.content import ToolResultBlock, Turn, apply_compactions
+from parley.core.errors import ParleyError
+from parley.core.store.models import Session
+from parley.core.wire import to_messages
 
 #: How a refusal ends: what it means for the session.
 UNCHANGED = "Nothing was sent, and the answer is unchanged."
@@ -126,7 +126,7 @@ async def preflight(runner: Any, model_ref: str, prompt_turns: Sequence[Turn]) -
     """Check what can be checked before the old reply is moved.
 
     Args:
-        runner: the :class:`core.run.ChatRunner` (its ``hub`` resolves ``model_ref``).
+        runner: the :class:`parley.core.chat.run.ChatRunner` (its ``hub`` resolves ``model_ref``).
         model_ref: ``provider:model`` for the new answer.
         prompt_turns: the stored turns the new request is built from (hydrated:
             files carry their bytes), i.e. the session without its last reply.
@@ -135,7 +135,7 @@ async def preflight(runner: Any, model_ref: str, prompt_turns: Sequence[Turn]) -
         RegenerateRefused: the model reference is malformed, its provider is not
             set up or not usable, or a file of ``prompt_turns`` is one that
             provider takes no files of / is over its limits (the same check a run
-            makes before sending, ``core.run``).
+            makes before sending, ``parley.core.chat.run``).
     """
     try:
         provider, _model_id = runner.hub.resolve(model_ref)
@@ -157,7 +157,7 @@ async def regenerate(
     """Answer the last prompt again; the previous answer is kept as a fork.
 
     Args:
-        runner: the :class:`core.run.ChatRunner` (its ``store`` is an ``AsyncStore``).
+        runner: the :class:`parley.core.chat.run.ChatRunner` (its ``store`` is an ``AsyncStore``).
         session_id: the session.
         model_ref: ``provider:model`` for the new answer (it may differ from
             the one that wrote the old answer; the session's model is not changed).

@@ -1,6 +1,6 @@
 """Assemble a streamed reply into an assistant turn.
 
-Provider adapters yield small events (see ``core.providers.base``); a
+Provider adapters yield small events (see ``parley.core.providers.base``); a
 :class:`ReplyBuilder` folds them, in arrival order, into the content blocks of
 one assistant turn: text, thinking (with its signature) and tool_use (with its
 input JSON, streamed in pieces and parsed at its stop event).
@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.content import (
+from parley.core.content import (
     Block,
     TextBlock,
     ThinkingBlock,
@@ -22,7 +22,7 @@ from core.content import (
     new_id,
     now_ms,
 )
-from core.providers.base import (
+from parley.core.providers.base import (
     Stop,
     TextDelta,
     ThinkingDelta,

@@ -1,6 +1,6 @@
 """One run: save the user's turn, stream the reply, journal it, save it.
 
-Durability rules (the journal is ``core.journal``'s):
+Durability rules (the journal is ``parley.core.chat.journal``'s):
 
 * the user's turn is committed before the request leaves;
 * the streamed reply is journalled as it arrives, at most every
@@ -13,7 +13,7 @@ Durability rules (the journal is ``core.journal``'s):
 * Stop (cancel) ends in the same state as a crash, only cleaner;
 * a save that fails for a passing reason (disk full, the file locked past the
   busy timeout, a disk error) keeps the *complete* turn in memory
-  (``core.save_queue.SaveQueue``, :attr:`ChatRunner.saves`), which writes it in
+  (``parley.core.chat.save_queue.SaveQueue``, :attr:`ChatRunner.saves`), which writes it in
   the background as soon as the store takes it: ``RunFinished.saved`` is False
   until then, and :meth:`ChatRunner.send` / :meth:`ChatRunner.retry` refuse
   with ``SavesPending`` meanwhile, so a journalled prefix never stands in for
@@ -26,36 +26,36 @@ at most one per ``emit_interval_s`` so a GUI never falls behind a fast stream.
 Hooks ``session:start`` and ``session:end`` (status, turn range) fire at run
 boundaries.
 
-Compaction (``core.compaction``, ``core.compaction_run``):
+Compaction (``parley.core.compaction.compact``, ``parley.core.compaction.run``):
 
-* before a request whose context (``core.compaction_wire.context_tokens``)
+* before a request whose context (``parley.core.compaction.wire.context_tokens``)
   reaches ``compaction.threshold`` of the model's context window, and with
   ``compaction.auto`` on, the session is compacted (strategy ``summary``) or
   its older tool output is hidden on the wire (strategy ``tail``); the
-  compaction's :class:`~core.compaction.CompactEvent` values reach listeners
+  compaction's :class:`~parley.core.compaction.compact.CompactEvent` values reach listeners
   like the run's own events. A failed auto-compaction is logged and the
   request is sent as it is;
 * a new message that alone (with the system prompt) is longer than the
   model's context window is refused before it is saved: ``MessageTooLong``;
   a request still over the window after auto-compaction is stubbed, compacted
   keeping fewer turns, or refused before it is sent: ``HistoryTooLong``
-  (``core.compaction_run``);
+  (``parley.core.compaction.run``);
 * a context overflow before any output: older tool output and files are
   stubbed and the request sent once more; then the session is compacted and
   sent again; then the run fails with ``CompactPromptTooLongError``;
 * a session is held by one run *or* one compaction at a time: :meth:`ChatRunner.claim`
   raises ``RunInProgress`` or ``CompactionInProgress``.
 
-Tools (``core.tools``; only for a runner given a ``ToolExecutor``):
+Tools (``parley.core.tools``; only for a runner given a ``ToolExecutor``):
 
 * the request carries the tools (memory, skills, session search) when they are
   on for the session's space and model, and the session's frozen system prompt
-  with its memory and skills blocks (``core.tools.system_prompt``); the output
+  with its memory and skills blocks (``parley.core.tools.system_prompt``); the output
   of unloaded skills is stubbed on the wire;
 * a reply that stops for ``tool_use`` is saved (``finish_turn``, like any
   reply), its calls run and the user turn of their results is saved; then the
   model is asked again, up to ``tools.max_rounds`` rounds per message
-  (``core.tools.loop``). Each saved step is announced (``ToolStepFinished``,
+  (``parley.core.tools.loop``). Each saved step is announced (``ToolStepFinished``,
   ``ToolResultsSaved``); ``RunFinished`` carries the last reply. A tool's
   failure is an error result the model reads, never a failed run. Stop while
   a tool works saves no results: the wire rules answer those calls as interrupted;
@@ -72,27 +72,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from core.attachment_limits import check_turns, explain_refusal, limits_for
-from core.compaction import (
-    CompactEvent,
-    CompactionInProgress,
-    Compactor,
-    CompactPromptTooLongError,
-    CompactResult,
-    SentRequest,
-    Trigger,
-)
-from core.compaction_run import HistoryTooLong, MessageTooLong, RunCompaction, RunState
-from core.content import Block, TextBlock, Turn, Usage, new_id
-from core.errors import ParleyError
-from core.hooks import Hooks
-from core.journal import Journal
-from core.local_traffic import traffic_for
-from core.providers.base import ChatRequest, ModelInfo
-from core.providers.errors import ContextOverflow, ProviderError
-from core.providers.retry import RetryWait, retry_waits
-from core.reply import ReplyBuilder
-from core.run_events import (
+from parley.core.attachments.limits import check_turns, explain_refusal, limits_for
+from parley.core.chat.events import (
     Listener,
     ReplyUpdated,
     RetryWaiting,
@@ -105,21 +86,40 @@ from core.run_events import (
     SessionTitled,
     UserTurnSaving,
 )
-from core.save_queue import SaveQueue, SavesPending
-from core.text_limits import check_blocks
-from core.titles import first_line_title, first_reply_titles
-from core.tools.executor import ToolExecutor
-from core.tools.loop import (
+from parley.core.chat.journal import Journal
+from parley.core.chat.reply import ReplyBuilder
+from parley.core.chat.save_queue import SaveQueue, SavesPending
+from parley.core.chat.titles import first_line_title, first_reply_titles
+from parley.core.compaction.compact import (
+    CompactEvent,
+    CompactionInProgress,
+    Compactor,
+    CompactPromptTooLongError,
+    CompactResult,
+    SentRequest,
+    Trigger,
+)
+from parley.core.compaction.run import HistoryTooLong, MessageTooLong, RunCompaction, RunState
+from parley.core.content import Block, TextBlock, Turn, Usage, new_id
+from parley.core.errors import ParleyError
+from parley.core.hooks import Hooks
+from parley.core.local_traffic import traffic_for
+from parley.core.providers.base import ChatRequest, ModelInfo
+from parley.core.providers.errors import ContextOverflow, ProviderError
+from parley.core.providers.retry import RetryWait, retry_waits
+from parley.core.text_limits import check_blocks
+from parley.core.tools.executor import ToolExecutor
+from parley.core.tools.loop import (
     RunTools,
     ToolStepFinished,
     wants_tools,
 )
-from core.wire import to_messages
+from parley.core.wire import to_messages
 
 if TYPE_CHECKING:
-    from core.store.models import Session
+    from parley.core.store.models import Session
 
-__all__ = [  # the events are defined in core.run_events and are part of this API
+__all__ = [  # the events are defined in parley.core.chat.events and are part of this API
     "ChatRunner",
     "HistoryTooLong",
     "Listener",
@@ -171,10 +171,10 @@ class ChatRunner:
             as it is.
 
     Attributes:
-        compactor: the :class:`~core.compaction.Compactor` sharing this
+        compactor: the :class:`~parley.core.compaction.compact.Compactor` sharing this
             runner's busy marks and last requests (for the cache-friendly summary).
         tools: the ``tools`` argument.
-        saves: the :class:`~core.save_queue.SaveQueue` of replies not saved yet.
+        saves: the :class:`~parley.core.chat.save_queue.SaveQueue` of replies not saved yet.
     """
 
     def __init__(
@@ -258,7 +258,7 @@ class ChatRunner:
         model_ref: str | None = None,
         on_event: Callable[[CompactEvent], None] | None = None,
     ) -> CompactResult:
-        """Compact a session now: :meth:`core.compaction.Compactor.compact`.
+        """Compact a session now: :meth:`parley.core.compaction.compact.Compactor.compact`.
 
         Raises:
             RunInProgress: a run works in the session.
@@ -274,9 +274,9 @@ class ChatRunner:
 
     async def refresh_system_prompt(self, session_id: str) -> None:
         """Render the session's system prompt (memory, skills) again at its next request,
-        and list its MCP tools again (``core.mcp.tools``).
+        and list its MCP tools again (``parley.core.mcp.tools``).
 
-        The prompt is otherwise frozen per session (``core.tools.system_prompt``)
+        The prompt is otherwise frozen per session (``parley.core.tools.system_prompt``)
         so the provider's prompt cache keeps its prefix. No-op without tools.
         """
         if self.tools is not None:
@@ -288,7 +288,7 @@ class ChatRunner:
         self, blocks: list[Block], *, model_ref: str, system: str | None = None
     ) -> None:
         """Refuse a message too long for the model's context window, before anything is
-        saved (:meth:`core.compaction_run.RunCompaction.check_message`; :meth:`send`
+        saved (:meth:`parley.core.compaction.run.RunCompaction.check_message`; :meth:`send`
         calls it, a caller may call it earlier, e.g. before creating a session).
 
         Args:
@@ -298,7 +298,7 @@ class ChatRunner:
 
         Raises:
             TextTooLong: its text is longer than any model can read
-                (``core.text_limits``; for any model, known or not).
+                (``parley.core.text_limits``; for any model, known or not).
             MessageTooLong: the message with the system prompt is estimated at more
                 tokens than the model's context window (models the catalog knows).
         """

@@ -9,7 +9,7 @@ memory ("not saved yet") and writes it again in the background, in order,
 until the store accepts it (the journal's aborted prefix of the same turn id
 is then replaced by the complete reply).
 
-While anything is kept, :class:`core.run.ChatRunner` refuses new messages,
+While anything is kept, :class:`parley.core.chat.run.ChatRunner` refuses new messages,
 retries and regenerations with :class:`SavesPending`, so nothing later is
 saved before an earlier reply. Listeners hear of each change
 (:class:`SaveNews`); a window shows one status for all of them.
@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from core.content import Turn, Usage
-from core.errors import ParleyError
-from core.store.errors import (
+from parley.core.content import Turn, Usage
+from parley.core.errors import ParleyError
+from parley.core.store.errors import (
     DatabaseBusy,
     DatabaseReadOnly,
     DiskError,
@@ -219,7 +219,7 @@ class SaveQueue:
         """Write every kept turn into another sessions.db (a rescue copy of the store).
 
         Args:
-            copy: a complete sessions.db (e.g. ``gui.rescue.save_copy``'s).
+            copy: a complete sessions.db (e.g. ``parley.gui.rescue.save_copy``'s).
 
         Returns:
             How many turns were written.
@@ -281,9 +281,9 @@ def _keepable(exc: StoreError) -> bool:
     itself (deleted, replaced, damaged: it goes into the rescue copy)."""
     if isinstance(exc, PASSING):
         return True
-    from core.store.damage import DamagedWhileOpen
-    from core.store.errors import DatabaseCorrupt
-    from core.store.faults import DatabaseMissing, DatabaseReplaced
+    from parley.core.store.damage import DamagedWhileOpen
+    from parley.core.store.errors import DatabaseCorrupt
+    from parley.core.store.faults import DatabaseMissing, DatabaseReplaced
 
     return isinstance(exc, DatabaseMissing | DatabaseReplaced | DatabaseCorrupt |
                       DamagedWhileOpen)
@@ -291,7 +291,7 @@ def _keepable(exc: StoreError) -> bool:
 
 def _write_turns(path: Path, items: list[Unsaved]) -> None:
     """Write kept turns into the sessions.db at ``path`` (a copy), in order."""
-    from core.store.store import Store  # SQLAlchemy: not imported at start-up
+    from parley.core.store.store import Store  # SQLAlchemy: not imported at start-up
 
     with Store.open(path) as store:
         for item in items:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.content import DocumentBlock, ImageBlock, TextBlock, Turn
+from parley.core.content import DocumentBlock, ImageBlock, TextBlock, Turn
 
 #: Share of the context window the history must grow by before trying again.
 GROWTH_SHARE = 0.1

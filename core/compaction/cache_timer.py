@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from core.errors import ParleyError
-from core.settings import Settings
+from parley.core.errors import ParleyError
+from parley.core.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ class CacheTimer:
             (``session:start`` / ``session:end``; ``compact:start`` /
             ``compact:end`` if compaction fires them there) and ``is_running``.
         compact: ``compact(session_id, reason='cache-timer')`` coroutine function
-            (``core.compaction``); its result's ``compacted`` is read.
+            (``parley.core.compaction.compact``); its result's ``compacted`` is read.
         settings: the shared settings (default ``Settings.of(runner.store)``).
         clock: time and scheduling (default :class:`LoopClock`).
         lead_s: seconds before expiry at which to compact.
@@ -383,7 +383,7 @@ class CacheTimer:
 
     async def _ttl_s(self, model_ref: str) -> int | None:
         """The prompt cache TTL of a model's provider (seconds), None for no cache."""
-        from core.providers.model_ref import parse_model_ref
+        from parley.core.providers.model_ref import parse_model_ref
 
         provider_id, _ = parse_model_ref(model_ref)
         kind = self.hub.config(provider_id).kind

@@ -5,14 +5,14 @@ conversation for the model. An answer is refused (:class:`Verdict` with a
 ``reason``) when:
 
 * ``no-summary`` — it holds no ``<summary>`` section, or an empty one
-  (:func:`core.compaction_prompt.extract_summary`): a reply to the
+  (:func:`parley.core.compaction.prompt.extract_summary`): a reply to the
   conversation, an error page, an echo of the request;
 * ``cut-off`` — the model stopped at its output limit (``Stop`` reason
   ``max_tokens``): the later sections, often the exact details, are missing;
 * ``too-short`` — it is shorter than :func:`summary_floor` of what it
   replaces: "3:00" for nine turns is not a summary.
 
-The floor, in estimated tokens (``core.tokens.text_tokens``) of the text it
+The floor, in estimated tokens (``parley.core.tokens.text_tokens``) of the text it
 replaces as a transcript: :data:`FLOOR_SHARE` (2 %) of it, at least
 :data:`FLOOR_MIN` (25) tokens, at most :data:`FLOOR_MAX` (500) tokens, and
 never more than a quarter of it (a summary of a few short lines may be short).
@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from core.compaction_prompt import extract_summary
-from core.tokens import text_tokens
+from parley.core.compaction.prompt import extract_summary
+from parley.core.tokens import text_tokens
 
 Rejection: TypeAlias = Literal["no-summary", "cut-off", "too-short"]
 

@@ -1,19 +1,19 @@
 """Compaction: older turns summarized by a model, the summary standing in for them.
 
 The rules are in the README (Compaction); the parts live in
-``core.compaction_plan`` (where to cut), ``core.compaction_summary`` (which
-request writes the summary), ``core.compaction_prompt`` (what the model is
-asked), ``core.compaction_wire`` (request transforms and the cache-friendly
-request), ``core.compaction_settings``, ``core.compaction_types`` (errors,
-results, events; re-exported here) and ``core.compaction_run`` (the run
+``parley.core.compaction.plan`` (where to cut), ``parley.core.compaction.summary`` (which
+request writes the summary), ``parley.core.compaction.prompt`` (what the model is
+asked), ``parley.core.compaction.wire`` (request transforms and the cache-friendly
+request), ``parley.core.compaction.settings``, ``parley.core.compaction.types`` (errors,
+results, events; re-exported here) and ``parley.core.compaction.run`` (the run
 loop's part).
 
 A compaction, manual (``keep_turns`` given), automatic (the run loop, before a
 request reaching the threshold) or from the cache timer:
 
-1. plans the cut (:func:`core.compaction_plan.plan_compaction`); nothing to
+1. plans the cut (:func:`parley.core.compaction.plan.plan_compaction`); nothing to
    cut, or no such session: a result with ``compacted=False`` and no request;
-2. asks for a summary and checks it (``core.compaction_summary``) — first by
+2. asks for a summary and checks it (``parley.core.compaction.summary``) — first by
    resending the session's last request with a note (cache-friendly), when
    the session still starts with that request's turns, the cut lies within
    them and the summary model is the chat's own (``compaction.model`` unset
@@ -40,18 +40,18 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from core.cheap_models import cheap_model_ref
-from core.compaction_plan import (
+from parley.core.cheap_models import cheap_model_ref
+from parley.core.compaction.plan import (
     Plan,
     file_label,
     plan_compaction,
     restorable_files,
     summary_block,
 )
-from core.compaction_prompt import has_content
-from core.compaction_settings import CompactionSettings, chosen_model_ref, load_settings
-from core.compaction_summary import Outcome, Summarizer
-from core.compaction_types import (
+from parley.core.compaction.prompt import has_content
+from parley.core.compaction.settings import CompactionSettings, chosen_model_ref, load_settings
+from parley.core.compaction.summary import Outcome, Summarizer
+from parley.core.compaction.types import (
     CompactEvent,
     CompactInvalidInputError,
     CompactionInProgress,
@@ -66,13 +66,13 @@ from core.compaction_types import (
     Skill,
     Trigger,
 )
-from core.compaction_wire import estimate_request
-from core.content import Block, CompactSummaryBlock, TextBlock, Turn
-from core.errors import ParleyError
-from core.hooks import Hooks
-from core.providers.base import ChatRequest
-from core.store.errors import SessionNotFound
-from core.tokens import estimate_tokens
+from parley.core.compaction.wire import estimate_request
+from parley.core.content import Block, CompactSummaryBlock, TextBlock, Turn
+from parley.core.errors import ParleyError
+from parley.core.hooks import Hooks
+from parley.core.providers.base import ChatRequest
+from parley.core.store.errors import SessionNotFound
+from parley.core.tokens import estimate_tokens
 
 __all__ = [
     "CompactEvent",

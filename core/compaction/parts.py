@@ -1,15 +1,15 @@
 """Cutting a transcript too long for the summary model into parts that each fit.
 
-Used by ``core.compaction_summary`` when the turns to summarize do not fit
+Used by ``parley.core.compaction.summary`` when the turns to summarize do not fit
 the summary model's window as one transcript (or the one answer was refused):
-each part is summarized on its own (``core.compaction_prompt.part_prompt``),
+each part is summarized on its own (``parley.core.compaction.prompt.part_prompt``),
 then the parts' summaries are combined — no turn is left out.
 
 Rules:
 
 * turns are rendered in full (``render_turn`` level 0: text whole, tool
   input / output capped at ``TOOL_CHARS[0]`` characters) and packed in order,
-  as many per part as fit ``budget`` tokens (``core.tokens.text_tokens``);
+  as many per part as fit ``budget`` tokens (``parley.core.tokens.text_tokens``);
 * a turn longer than a part on its own is cut into consecutive pieces, each
   in its own part, marked ``[continued in the next part]`` / ``[continued
   from the previous part]``, so its text reaches the summarizer whole;
@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from core.compaction_prompt import render_turn
-from core.content import Turn
-from core.tokens import text_tokens
+from parley.core.compaction.prompt import render_turn
+from parley.core.content import Turn
+from parley.core.tokens import text_tokens
 
 CONTINUES = "[continued in the next part]"
 CONTINUED = "[continued from the previous part]"

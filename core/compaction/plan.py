@@ -2,7 +2,7 @@
 
 Pure functions over a session's stored turns (no I/O). Rules:
 
-* Turns are counted on the model's view (:func:`core.content.apply_compactions`):
+* Turns are counted on the model's view (:func:`parley.core.content.apply_compactions`):
   the last ``keep_turns`` non-aborted turns stay verbatim; everything before
   them, a previous summary included, is summarized.
 * The boundary never separates a tool_use from its tool_result: when the first
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
     ImageBlock,
@@ -32,7 +32,7 @@ from core.content import (
     Turn,
     apply_compactions,
 )
-from core.tokens import estimate_tokens
+from parley.core.tokens import estimate_tokens
 
 RESTORE_FILES = 3
 RESTORE_SHARE = 0.25
@@ -205,7 +205,7 @@ def restorable_files(
     Returns:
         The most recent image and document blocks of user turns (tool output
         excluded), duplicates once, together at most ``RESTORE_SHARE`` of the
-        window by :func:`core.tokens.estimate_tokens`.
+        window by :func:`parley.core.tokens.estimate_tokens`.
     """
     found: list[ImageBlock | DocumentBlock] = []
     seen: set[tuple[str, str | None, str | None]] = set()

@@ -1,6 +1,6 @@
 """What the summarizing model is asked, and how its answer is read.
 
-Two requests write a summary (the order is ``core.compaction_summary``'s):
+Two requests write a summary (the order is ``parley.core.compaction.summary``'s):
 
 * the *cache-friendly* one resends the last request with :func:`note_text`
   added after its last message, so the conversation is read from the prompt
@@ -30,7 +30,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
     ImageBlock,

@@ -1,15 +1,15 @@
 """Compaction's part in a run: the context window before a request, overflow recovery.
 
-Rules (settings in ``core.compaction_settings``):
+Rules (settings in ``parley.core.compaction.settings``):
 
 * A new message: when it alone, with the system prompt, is longer than the
-  model's context window (``core.tokens.estimate_tokens``, the estimate the
+  model's context window (``parley.core.tokens.estimate_tokens``, the estimate the
   context meter shows), :meth:`RunCompaction.check_message` refuses it with
   :class:`MessageTooLong` before it is saved or sent. Only for models whose
   window the catalog (or a model override) knows: an unknown model's window
   is a guess.
 * Before a request: when ``compaction.auto`` is on and the request's context
-  (:func:`core.compaction_wire.context_tokens`: the provider's count near the
+  (:func:`parley.core.compaction.wire.context_tokens`: the provider's count near the
   trigger, else the local estimate over system prompt, tools and every block)
   reaches ``compaction.threshold`` × the model's context window, the session
   is compacted (strategy ``summary``; reason ``auto``; only when the turns to
@@ -19,7 +19,7 @@ Rules (settings in ``core.compaction_settings``):
   out as it is (stubbed, in the steps below). After a *refused* summary
   (``CompactNoSummaryError``) automatic compaction of the session waits until
   its history grew by 10 % of the window or two more messages, the summary
-  model changed, or Compact now was used (``core.compaction_backoff``); while
+  model changed, or Compact now was used (``parley.core.compaction.backoff``); while
   it waits, no summary is asked for before or after the request: the request
   goes out as it is (older tool output stubbed if over the window), or fails
   with :class:`HistoryTooLong` when it cannot fit.
@@ -29,7 +29,7 @@ Rules (settings in ``core.compaction_settings``):
   compaction that did not save enough — the overflow steps are taken before
   sending rather than after the API refuses: older tool output and files are
   stubbed (:func:`stub_for_overflow`); then the session is compacted keeping
-  fewer turns verbatim if it must (:func:`core.compaction_plan.fit_keep_turns`,
+  fewer turns verbatim if it must (:func:`parley.core.compaction.plan.fit_keep_turns`,
   down to the message being answered; a summary is written whatever the
   strategy, as after an overflow); when even that cannot fit, the run
   fails with :class:`HistoryTooLong` (a ``CompactPromptTooLongError``) and
@@ -48,27 +48,27 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.compaction import CompactEvent, CompactNoSummaryError, Compactor
-from core.compaction_backoff import Backoff, Refusal, written_messages
-from core.compaction_plan import fit_keep_turns
-from core.compaction_settings import CompactionSettings, load_settings
-from core.compaction_summary import SUMMARY_MAX_TOKENS
-from core.compaction_wire import (
+from parley.core.compaction.backoff import Backoff, Refusal, written_messages
+from parley.core.compaction.compact import CompactEvent, CompactNoSummaryError, Compactor
+from parley.core.compaction.plan import fit_keep_turns
+from parley.core.compaction.settings import CompactionSettings, load_settings
+from parley.core.compaction.summary import SUMMARY_MAX_TOKENS
+from parley.core.compaction.wire import (
     context_tokens,
     estimate_request,
     hide_tool_output,
     stub_for_overflow,
 )
-from core.content import Block, Turn
-from core.context_size import measured_tokens
-from core.errors import ParleyError
-from core.providers.base import ChatRequest, ModelInfo
-from core.providers.errors import ContextOverflow
-from core.tokens import estimate_tokens
-from core.window_errors import HistoryTooLong, MessageTooLong, larger_model, model_name
-from core.wire import to_messages
+from parley.core.content import Block, Turn
+from parley.core.context_size import measured_tokens
+from parley.core.errors import ParleyError
+from parley.core.providers.base import ChatRequest, ModelInfo
+from parley.core.providers.errors import ContextOverflow
+from parley.core.tokens import estimate_tokens
+from parley.core.window_errors import HistoryTooLong, MessageTooLong, larger_model, model_name
+from parley.core.wire import to_messages
 
-__all__ = [  # the errors live in core.window_errors; they are part of this API
+__all__ = [  # the errors live in parley.core.window_errors; they are part of this API
     "HistoryTooLong",
     "MessageTooLong",
     "RunCompaction",
@@ -96,7 +96,7 @@ class RunState:
         compaction_failed: an auto-compaction failed (not tried again in this run).
         overflow_compacted: the run compacted after a context overflow (once per run).
         backed_off: automatic compaction waits after a refused summary
-            (``core.compaction_backoff``): none is tried in this run.
+            (``parley.core.compaction.backoff``): none is tried in this run.
         tokens: the request's context tokens counted before it was sent (0: not counted).
         window: the model's context window (0: not known yet).
         summary_model: the ``compaction.model`` setting (None: the default).
@@ -119,7 +119,8 @@ class _Target:
     model_ref: str
     info: ModelInfo
     trigger: int
-    sent: Any = None  # the session's last accepted request (core.compaction.SentRequest)
+    # the session's last accepted request (parley.core.compaction.compact.SentRequest)
+    sent: Any = None
     scale: float = 1.0  # provider tokens per estimated token, when a reply said (>= 1)
 
     @property
@@ -172,7 +173,7 @@ class RunCompaction:
 
         Raises:
             MessageTooLong: the message with the system prompt is estimated
-                (``core.tokens.estimate_tokens`` over the wire form, as the
+                (``parley.core.tokens.estimate_tokens`` over the wire form, as the
                 context meter counts) at more tokens than the model's context
                 window. Models the catalog does not know, models whose
                 provider is not set up and malformed references are not

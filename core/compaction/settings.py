@@ -1,8 +1,8 @@
 """Compaction settings and the default summary model.
 
-The keys below are declared once in ``core.settings`` (type, bounds,
+The keys below are declared once in ``parley.core.settings`` (type, bounds,
 default, the Settings page) and read through that declaration
-(:meth:`core.settings.Settings.values`: a stored value that breaks it is read
+(:meth:`parley.core.settings.Settings.values`: a stored value that breaks it is read
 as its default); the table repeats the defaults for readers:
 
 ======================  =======  ==========================================
@@ -15,7 +15,7 @@ key                     default  meaning
 ``compaction.model``    None     summary model (``provider:model`` of a set-up
                                  provider, or a bare id without a colon: that
                                  model of the conversation's provider); None:
-                                 automatic (``core.cheap_models``)
+                                 automatic (``parley.core.cheap_models``)
 ``compaction.strategy`` summary  ``summary`` (write a summary) or ``tail``
                                  (hide older tool output on the wire)
 ======================  =======  ==========================================
@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from core.errors import ParleyError
-from core.providers.model_ref import format_model_ref, parse_model_ref
-from core.settings import Settings, SettingsError, spec
+from parley.core.errors import ParleyError
+from parley.core.providers.model_ref import format_model_ref, parse_model_ref
+from parley.core.settings import Settings, SettingsError, spec
 
 Strategy: TypeAlias = Literal["summary", "tail"]
 
@@ -71,7 +71,7 @@ async def load_settings(store: Any) -> CompactionSettings:
     """Read the compaction settings in one store read, each through its declaration.
 
     A stored value of the wrong type or out of its declared bounds is read as
-    its default (the rule of :func:`core.settings.read`).
+    its default (the rule of :func:`parley.core.settings.read`).
 
     Args:
         store: an ``AsyncStore`` (``all_settings`` awaited).
@@ -139,8 +139,8 @@ def check_model_setting(key: str, value: str | None, provider_ids: Sequence[str]
     """Refuse a model setting whose provider is not set up (the dialog calls it on save).
 
     Args:
-        key: a ``model`` setting of ``core.settings`` (``compaction.model`` …).
-        value: its value after ``core.settings.validate``: None (automatic), a
+        key: a ``model`` setting of ``parley.core.settings`` (``compaction.model`` …).
+        value: its value after ``parley.core.settings.validate``: None (automatic), a
             bare model id without a colon (that model of the chat's provider),
             or ``provider:model``.
         provider_ids: the ids of the providers that are set up (``hub.configs``).
@@ -166,7 +166,7 @@ def chosen_model_ref(
         setting: the model setting (``compaction.model``): ``provider:model``
             whose provider is set up; a bare model id without a colon, meaning
             that model of the conversation's provider; None (or blank) for
-            automatic (``core.cheap_models.cheap_model_ref``).
+            automatic (``parley.core.cheap_models.cheap_model_ref``).
         key: which setting ``setting`` is (for the error's wording).
 
     Raises:

@@ -3,28 +3,28 @@
 Order (README, Compaction):
 
 1. **Cache-friendly** — when the session still starts with the turns of its
-   last accepted request (:class:`~core.compaction_types.SentRequest`),
+   last accepted request (:class:`~parley.core.compaction.types.SentRequest`),
    nothing was compacted since, the turns to summarize all lie within it, its
    prompt cache is still warm (the provider's TTL; always for local servers),
    *and the summary model is the chat's own model* (the setting
    ``compaction.model`` is unset, or names that very model), that request is
    sent again with the summary instruction as a note after its last message
-   (:func:`core.compaction_wire.note_params`).
+   (:func:`parley.core.compaction.wire.note_params`).
 2. **One separate request** to the summary model (the setting, else a cheap
-   model the provider lists: ``core.cheap_models``): the turns as a
+   model the provider lists: ``parley.core.cheap_models``): the turns as a
    transcript in one user message; shortened once (level 1: tool input and
    output clipped harder; what the user and the assistant wrote never is)
    when it does not fit.
 3. **In parts** — when the transcript does not fit even shortened, or the
    answer so far was refused: the turns are cut into parts that fit
-   (``core.compaction_parts``; no turn is left out), each part is summarized,
+   (``parley.core.compaction.parts``; no turn is left out), each part is summarized,
    then the parts' summaries are combined (in rounds, when they do not fit
    one request). A refused part or combination is asked once more.
 
-Every answer is checked (``core.compaction_check``): no ``<summary>``
+Every answer is checked (``parley.core.compaction.check``): no ``<summary>``
 section, one cut off at the output limit, or one implausibly short for what
 it replaces is refused, and the next step is taken. When the last step is
-refused too, :class:`~core.compaction_types.CompactNoSummaryError` says why
+refused too, :class:`~parley.core.compaction.types.CompactNoSummaryError` says why
 and nothing is replaced.
 """
 
@@ -36,10 +36,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.compaction_check import Verdict, check_answer
-from core.compaction_parts import group, split_parts, transcript_tokens
-from core.compaction_plan import Plan, summary_block
-from core.compaction_prompt import (
+from parley.core.compaction.check import Verdict, check_answer
+from parley.core.compaction.parts import group, split_parts, transcript_tokens
+from parley.core.compaction.plan import Plan, summary_block
+from parley.core.compaction.prompt import (
     LEVELS,
     SUMMARIZER_SYSTEM,
     merge_prompt,
@@ -47,14 +47,18 @@ from core.compaction_prompt import (
     part_prompt,
     transcript_prompt,
 )
-from core.compaction_types import CompactNoSummaryError, CompactPromptTooLongError, SentRequest
-from core.compaction_wire import estimate_request, note_params, stream_params
-from core.content import TextBlock, Turn, Usage
-from core.errors import ParleyError
-from core.local_traffic import traffic_for
-from core.providers.base import ChatRequest, Event, Stop, TextDelta, UsageUpdate
-from core.providers.errors import ContextOverflow, ProviderError
-from core.tokens import estimate_tokens, text_tokens
+from parley.core.compaction.types import (
+    CompactNoSummaryError,
+    CompactPromptTooLongError,
+    SentRequest,
+)
+from parley.core.compaction.wire import estimate_request, note_params, stream_params
+from parley.core.content import TextBlock, Turn, Usage
+from parley.core.errors import ParleyError
+from parley.core.local_traffic import traffic_for
+from parley.core.providers.base import ChatRequest, Event, Stop, TextDelta, UsageUpdate
+from parley.core.providers.errors import ContextOverflow, ProviderError
+from parley.core.tokens import estimate_tokens, text_tokens
 
 log = logging.getLogger(__name__)
 
@@ -359,7 +363,7 @@ class Summarizer:
         """Collect a reply's text, stop reason and usage, emitting progress as it streams.
 
         A summary request is a foreground one for a local server
-        (``core.local_traffic``): a background title request to the same server waits.
+        (``parley.core.local_traffic``): a background title request to the same server waits.
         """
         async with traffic_for(self.hub).foreground(provider):
             return await self._collect(events, emit, stage, **progress)

@@ -1,6 +1,6 @@
 """The vocabulary of compaction: errors, results, events, and what the run loop records.
 
-Everything here is re-exported by :mod:`core.compaction`; import it from there.
+Everything here is re-exported by :mod:`parley.core.compaction.compact`; import it from there.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
-from core.content import Turn, Usage
-from core.errors import ParleyError
-from core.providers.base import ChatRequest
+from parley.core.content import Turn, Usage
+from parley.core.errors import ParleyError
+from parley.core.providers.base import ChatRequest
 
 Trigger: TypeAlias = Literal["manual", "auto", "cache-timer"]
 NotCompacted: TypeAlias = Literal["nothing-to-compact", "no-session", "aborted"]
@@ -64,7 +64,7 @@ class CompactNoSummaryError(ParleyError):
         reason: why the last answer was refused: ``no-summary`` (no
             ``<summary>`` section, or an empty one), ``too-short``
             (implausibly short for what it would replace), ``cut-off`` (it
-            stopped at the output limit); see ``core.compaction_check``.
+            stopped at the output limit); see ``parley.core.compaction.check``.
         attempts: how the summary was asked for, in order (``the chat's model
             from the prompt cache``, ``one request``, ``3 parts``).
     """
@@ -200,7 +200,7 @@ class SentRequest:
 
 
 class SessionGuard(Protocol):
-    """Marks sessions busy (``core.run.ChatRunner``)."""
+    """Marks sessions busy (``parley.core.chat.run.ChatRunner``)."""
 
     def claim(self, session_id: str, holder: str = "run") -> None: ...
 

@@ -6,7 +6,7 @@
 * :func:`stub_for_overflow` — after a context overflow: every tool result and
   attached file before the last user turn becomes a stub.
 * :func:`context_tokens` — the input tokens of a request: the provider's own
-  count (``count_tokens``) near the trigger, else ``core.tokens.estimate_tokens``
+  count (``count_tokens``) near the trigger, else ``parley.core.tokens.estimate_tokens``
   over the wire turns, system prompt and tools.
 * :func:`note_params` / :func:`stream_params` — the cache-friendly summary
   request: the exact parameters of an earlier request (same system, messages
@@ -22,7 +22,7 @@ import copy
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from core.content import (
+from parley.core.content import (
     Block,
     CompactSummaryBlock,
     DocumentBlock,
@@ -32,11 +32,11 @@ from core.content import (
     Turn,
     apply_compactions,
 )
-from core.providers.base import ChatRequest, Event
-from core.providers.errors import ProviderError
-from core.providers.retry import stream_with_retries
-from core.tokens import estimate_tokens
-from core.wire import to_messages
+from parley.core.providers.base import ChatRequest, Event
+from parley.core.providers.errors import ProviderError
+from parley.core.providers.retry import stream_with_retries
+from parley.core.tokens import estimate_tokens
+from parley.core.wire import to_messages
 
 HIDDEN_OUTPUT = "[tool output hidden to save context: {tokens:,} tokens]"
 HIDDEN_FILE = "[{what} hidden to save context: {tokens:,} tokens]"
@@ -186,7 +186,7 @@ async def stream_params(provider: Any, params: dict[str, Any]) -> AsyncIterator[
     """Send ready-made API parameters through an adapter and yield its events.
 
     Uses the adapter's ``stream_params`` when it has one; the adapters of
-    ``core.providers`` do not offer it yet, so their per-attempt sender is
+    ``parley.core.providers`` do not offer it yet, so their per-attempt sender is
     used with their retry policy (the same path ``stream`` takes).
 
     Raises:

@@ -8,8 +8,8 @@ import hashlib
 import mimetypes
 from collections.abc import Sequence
 
-from core.content import Turn, now_ms
-from core.convert._lost import LostLog
+from parley.core.content import Turn, now_ms
+from parley.core.convert._lost import LostLog
 
 LOST_ORIGIN = "{n} text block(s) lost where they came from (source, sender); their text was kept."
 LOST_RECOVERED = "{n} text block(s) lost their 'recovered from a damaged file' mark."

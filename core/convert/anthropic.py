@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from core.content import (
+from parley.core.content import (
     Block,
     CompactSummaryBlock,
     DocumentBlock,
@@ -30,7 +30,7 @@ from core.content import (
     Turn,
     UnknownBlock,
 )
-from core.convert._common import (
+from parley.core.convert._common import (
     LOST_ORIGIN,
     LOST_RECOVERED,
     LOST_SUMMARY,
@@ -41,9 +41,9 @@ from core.convert._common import (
     timestamps,
     turn_metadata_losses,
 )
-from core.convert._lost import LostLog
-from core.convert.errors import NotAConversation
-from core.wire import render_summary
+from parley.core.convert._lost import LostLog
+from parley.core.convert.errors import NotAConversation
+from parley.core.wire import render_summary
 
 __all__ = ["ANTHROPIC_PASSTHROUGH_TYPES", "anthropic_tool_id", "from_anthropic", "to_anthropic"]
 
@@ -207,7 +207,7 @@ def to_anthropic(turns: Sequence[Turn], *, lost: list[str] | None = None) -> lis
     """Convert turns to the Messages API ``messages`` parameter.
 
     The conversion is literal: roles, order and pairing are kept as given (use
-    ``core.wire.to_messages`` first to build a valid request).
+    ``parley.core.wire.to_messages`` first to build a valid request).
 
     Args:
         turns: the turns, in order. Not modified.

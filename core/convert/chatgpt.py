@@ -30,8 +30,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from core.content import Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultPart
-from core.convert.history import (
+from parley.core.content import Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultPart
+from parley.core.convert.history import (
     HistoryChat,
     ImportedHistory,
     Notes,

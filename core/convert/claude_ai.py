@@ -27,9 +27,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from core.content import Block, DocumentBlock, TextBlock, ThinkingBlock, ToolResultPart
-from core.convert._common import text_to_b64
-from core.convert.history import (
+from parley.core.content import Block, DocumentBlock, TextBlock, ThinkingBlock, ToolResultPart
+from parley.core.convert._common import text_to_b64
+from parley.core.convert.history import (
     HistoryChat,
     ImportedHistory,
     Notes,

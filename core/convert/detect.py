@@ -2,7 +2,7 @@
 
 Recognised, in this order:
 
-* a Parley export (``{"format": "parley", ...}``, see ``core.convert.parley``);
+* a Parley export (``{"format": "parley", ...}``, see ``parley.core.convert.parley``);
 * a bare list of Parley turns (objects with ``role`` and ``blocks``);
 * OpenAI Chat Completions messages: a list, or ``{"messages": [...]}``, with a
   system / developer / tool / function role, ``tool_calls``, ``tool_call_id``
@@ -15,11 +15,11 @@ Recognised, in this order:
   in a request body that is Anthropic's (a ``claude-…`` model, Anthropic-only
   keys such as ``stop_sequences``/``top_k``/``anthropic_version``, or tools with
   an ``input_schema``);
-* Parley's Markdown export (``core.convert.markdown``).
+* Parley's Markdown export (``parley.core.convert.markdown``).
 
 A request body's ``model`` is kept (``provider:model``); every other field of
 it (``tools``, ``temperature``, ``max_tokens``…) is named in ``lost``. Chat
-history exports (many conversations) are read by ``core.convert.histories``;
+history exports (many conversations) are read by ``parley.core.convert.histories``;
 anything else is refused with what was found and what Parley imports.
 """
 
@@ -30,13 +30,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from core.content import ContentError, Turn
-from core.convert.anthropic import from_anthropic
-from core.convert.errors import NotAConversation
-from core.convert.histories import describe
-from core.convert.markdown import from_markdown, looks_like_markdown
-from core.convert.openai import from_openai
-from core.convert.parley import FORMAT, import_parley
+from parley.core.content import ContentError, Turn
+from parley.core.convert.anthropic import from_anthropic
+from parley.core.convert.errors import NotAConversation
+from parley.core.convert.histories import describe
+from parley.core.convert.markdown import from_markdown, looks_like_markdown
+from parley.core.convert.openai import from_openai
+from parley.core.convert.parley import FORMAT, import_parley
 
 __all__ = ["ImportedConversation", "SourceFormat", "auto_detect_and_convert"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 __all__ = ["EXPECTED", "NotAConversation"]
 

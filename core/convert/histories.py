@@ -1,10 +1,10 @@
 """Recognise a chat history export (many conversations in one file) and read it.
 
 :func:`read_history` takes parsed JSON and returns an
-:class:`~core.convert.history.ImportedHistory` for a ChatGPT, Claude.ai or
+:class:`~parley.core.convert.history.ImportedHistory` for a ChatGPT, Claude.ai or
 Open WebUI export (a list of conversations, or one conversation of such a
 list), None for anything else (a single conversation is left to
-``core.convert.detect``). :func:`describe` says in a few words what some JSON
+``parley.core.convert.detect``). :func:`describe` says in a few words what some JSON
 is, for refusal messages ("a JSON object with the keys 'theme', 'fontSize'").
 """
 
@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from core.convert.chatgpt import FileFinder, from_chatgpt, looks_like_chatgpt
-from core.convert.claude_ai import from_claude_ai, looks_like_claude_ai
-from core.convert.errors import NotAConversation
-from core.convert.history import ImportedHistory
-from core.convert.open_webui import from_open_webui, looks_like_open_webui
+from parley.core.convert.chatgpt import FileFinder, from_chatgpt, looks_like_chatgpt
+from parley.core.convert.claude_ai import from_claude_ai, looks_like_claude_ai
+from parley.core.convert.errors import NotAConversation
+from parley.core.convert.history import ImportedHistory
+from parley.core.convert.open_webui import from_open_webui, looks_like_open_webui
 
 __all__ = ["describe", "read_history"]
 
@@ -39,7 +39,7 @@ def read_history(data: Any, find_file: FileFinder | None = None) -> ImportedHist
     Args:
         data: parsed JSON.
         find_file: finds an image of a ChatGPT export in its folder (see
-            ``core.convert.chatgpt``).
+            ``parley.core.convert.chatgpt``).
 
     Returns:
         The history (possibly with no chats when every conversation is empty),

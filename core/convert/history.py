@@ -1,7 +1,7 @@
 """Chat histories: many conversations in one file, each possibly a tree of branches.
 
 The readers of ChatGPT's, Claude.ai's and Open WebUI's exports
-(``core.convert.chatgpt``, ``claude_ai``, ``open_webui``) turn each
+(``parley.core.convert.chatgpt``, ``claude_ai``, ``open_webui``) turn each
 conversation into a :class:`HistoryChat`: the branch the person last looked at
 as the chat's turns, every other branch (an edited message, another answer)
 as a :class:`HistoryFork` of it. They share the tree walk (:func:`branches`)
@@ -18,8 +18,15 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Literal, TypeAlias
 
-from core.content import Block, TextBlock, ToolResultBlock, ToolResultPart, ToolUseBlock, Turn
-from core.convert._common import short_hash
+from parley.core.content import (
+    Block,
+    TextBlock,
+    ToolResultBlock,
+    ToolResultPart,
+    ToolUseBlock,
+    Turn,
+)
+from parley.core.convert._common import short_hash
 
 __all__ = [
     "HistoryChat",
@@ -296,7 +303,7 @@ def assemble(pieces: Sequence[Piece]) -> list[Turn]:
 
 
 def _now() -> int:
-    from core.content import now_ms
+    from parley.core.content import now_ms
 
     return now_ms()
 

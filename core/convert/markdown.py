@@ -1,4 +1,4 @@
-"""Parley's own Markdown export (``core.export.to_markdown``) read back as a conversation.
+"""Parley's own Markdown export (``parley.core.export.to_markdown``) read back as a conversation.
 
 What the export writes, and what is read back:
 
@@ -24,8 +24,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from core.content import Block, TextBlock, TextOrigin, ThinkingBlock, ToolResultPart, Turn
-from core.convert.history import Notes, Piece, Result, assemble, tool_call
+from parley.core.content import Block, TextBlock, TextOrigin, ThinkingBlock, ToolResultPart, Turn
+from parley.core.convert.history import Notes, Piece, Result, assemble, tool_call
 
 __all__ = ["MarkdownChat", "from_markdown", "looks_like_markdown"]
 

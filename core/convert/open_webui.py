@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from core.content import Block, ImageBlock, TextBlock
-from core.convert._common import guess_media_type, parse_data_url
-from core.convert.history import (
+from parley.core.content import Block, ImageBlock, TextBlock
+from parley.core.convert._common import guess_media_type, parse_data_url
+from parley.core.convert.history import (
     HistoryChat,
     ImportedHistory,
     Notes,

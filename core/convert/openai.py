@@ -10,7 +10,7 @@ A Parley user turn holding tool results becomes one ``role: "tool"`` message
 per tool_result, right after the assistant message, then one user message with
 the turn's other blocks; the importer folds them back into one user turn.
 Tool messages carry text only: a tool result's images and documents become
-placeholders here (``core.wire.to_messages`` moves them to the user message
+placeholders here (``parley.core.wire.to_messages`` moves them to the user message
 first, for requests).
 """
 
@@ -20,7 +20,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from core.content import (
+from parley.core.content import (
     Block,
     CompactSummaryBlock,
     DocumentBlock,
@@ -34,7 +34,7 @@ from core.content import (
     UnknownBlock,
     tool_result_to_text,
 )
-from core.convert._common import (
+from parley.core.convert._common import (
     LOST_ORIGIN,
     LOST_RECOVERED,
     LOST_SUMMARY,
@@ -46,9 +46,9 @@ from core.convert._common import (
     timestamps,
     turn_metadata_losses,
 )
-from core.convert._lost import LostLog
-from core.convert.errors import NotAConversation
-from core.wire import render_summary
+from parley.core.convert._lost import LostLog
+from parley.core.convert.errors import NotAConversation
+from parley.core.wire import render_summary
 
 __all__ = ["OPENAI_PASSTHROUGH_PARTS", "from_openai", "openai_tool_id", "to_openai"]
 
@@ -208,7 +208,7 @@ def to_openai(
     """Convert turns to Chat Completions ``messages``.
 
     The conversion is literal: roles, order and pairing are kept as given (use
-    ``core.wire.to_messages`` first to build a valid request).
+    ``parley.core.wire.to_messages`` first to build a valid request).
 
     Args:
         turns: the turns, in order. Not modified.

@@ -6,7 +6,7 @@ Shape (version 1)::
      "session": {"title": ..., "system": ..., ...},   # free-form metadata
      "turns": [Turn.to_json(), ...]}
 
-Every block round-trips through ``core.content.block_to_json`` /
+Every block round-trips through ``parley.core.content.block_to_json`` /
 ``block_from_json``; a block kind this version does not know is kept as an
 unknown block, so a file written by a newer Parley loses nothing it can carry.
 """
@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.content import ContentError, Turn
-from core.convert.errors import NotAConversation
+from parley.core.content import ContentError, Turn
+from parley.core.convert.errors import NotAConversation
 
 __all__ = ["FORMAT", "VERSION", "ParleyDocument", "export_parley", "import_parley"]
 

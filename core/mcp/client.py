@@ -4,7 +4,7 @@
 program, ``mcp.client.streamable_http.streamable_http_client`` for a URL) and
 the ``mcp.ClientSession`` over it, inside one task (the SDK's transports are
 anyio context managers that must be entered and left in the same task). It
-runs on the MCP event loop (``core.mcp.host``), never on the window's.
+runs on the MCP event loop (``parley.core.mcp.host``), never on the window's.
 
 Its :class:`ServerStatus` says what people see in Settings → Tools:
 ``starting``, ``ready`` (with its tools), ``failed`` (the error, and for a
@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from core.errors import ParleyError
-from core.mcp.config import ServerConfig
+from parley.core.errors import ParleyError
+from parley.core.mcp.config import ServerConfig
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ server:
   ``tools.mcp_timeout_s``).
 
 Secrets: an ``env`` or ``headers`` value written as :data:`KEYRING_MARK` is
-kept in the keyring (``core.keys``) under :func:`secret_id`, not in the file;
+kept in the keyring (``parley.core.keys``) under :func:`secret_id`, not in the file;
 Settings puts values there when a server is saved (:func:`is_secret_name`).
 
 Every problem with the file is a :class:`McpConfigError` naming the file, the
@@ -39,12 +39,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 FILE_NAME = "mcp.json"
 #: An env or header value kept in the keyring instead of the file.
 KEYRING_MARK = "<in keyring>"
-#: Server names: what the file may use (they also name the tools: ``core.mcp.names``).
+#: Server names: what the file may use (they also name the tools: ``parley.core.mcp.names``).
 _NAME_RE = re.compile(r"^[A-Za-z0-9 _.-]{1,40}$")
 _SECRET_RE = re.compile(r"key|token|secret|passw|auth|credential|cookie", re.IGNORECASE)
 _KNOWN_KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "alwaysAllow",

@@ -1,7 +1,7 @@
 """Every configured MCP server, on an event loop of their own.
 
-:class:`McpHost` reads ``mcp.json`` (``core.mcp.config``), keeps one
-:class:`~core.mcp.client.Connection` per server and runs them all on an
+:class:`McpHost` reads ``mcp.json`` (``parley.core.mcp.config``), keeps one
+:class:`~parley.core.mcp.client.Connection` per server and runs them all on an
 asyncio loop in a worker thread ("mcp"): a server that floods its output, a
 slow handshake or a big result is parsed there, never on the window's loop.
 Its coroutines are awaited from the caller's loop as usual (each is handed
@@ -23,9 +23,9 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from core.mcp import config as cfg
-from core.mcp.client import Connection, ServerFailed, ServerStatus
-from core.mcp.config import KEYRING_MARK, McpConfigError, ServerConfig
+from parley.core.mcp import config as cfg
+from parley.core.mcp.client import Connection, ServerFailed, ServerStatus
+from parley.core.mcp.config import KEYRING_MARK, McpConfigError, ServerConfig
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -36,8 +36,8 @@ class McpHost:
     """The MCP servers of ``mcp.json`` and their connections.
 
     Args:
-        path: the ``mcp.json`` file (``core.mcp.config.config_path``).
-        keys: the ``core.keys.KeyStore`` holding the servers' secrets (None: the
+        path: the ``mcp.json`` file (``parley.core.mcp.config.config_path``).
+        keys: the ``parley.core.keys.KeyStore`` holding the servers' secrets (None: the
             values marked as kept in the keyring are sent empty).
 
     Attributes:
@@ -177,7 +177,7 @@ class McpHost:
 
     async def ensure(self, names: Iterable[str] | None = None) -> dict[str, ServerStatus]:
         """Start these servers (default: all) if not running, together, and wait for each
-        to be ready or failed (at most ``core.mcp.client.START_TIMEOUT_S``).
+        to be ready or failed (at most ``parley.core.mcp.client.START_TIMEOUT_S``).
 
         Returns:
             ``{name: status}`` of the servers asked for that are configured.

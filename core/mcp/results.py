@@ -22,7 +22,7 @@ import base64
 import json
 from typing import Any
 
-from core.content import ImageBlock, TextBlock, ToolResultBlock, ToolResultPart
+from parley.core.content import ImageBlock, TextBlock, ToolResultBlock, ToolResultPart
 
 #: At most this many characters of text go back to the model from one call.
 MAX_TEXT_CHARS = 100_000

@@ -1,12 +1,12 @@
 """MCP tools offered to the model next to Parley's own, and running a call.
 
-:class:`McpTools` is what ``core.tools.executor.ToolExecutor`` asks about MCP:
+:class:`McpTools` is what ``parley.core.tools.executor.ToolExecutor`` asks about MCP:
 
 * **What is offered** (:meth:`McpTools.specs_for`): the tools of every
   configured server that is on in the session's space (a space turns servers
   off with :meth:`McpTools.set_server_on`; app state ``mcp_off:<space_id>``),
   minus the tools disabled in Settings (``disabledTools``), named by
-  ``core.mcp.names.wire_name``, in the file's server order and each server's
+  ``parley.core.mcp.names.wire_name``, in the file's server order and each server's
   tool order. The list is **frozen per session** (app state
   ``mcp_tools:<session_id>``) like the system prompt, so the tool definitions
   at the head of every request stay byte-identical for the prompt cache: a
@@ -32,16 +32,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from core.content import ToolResultBlock, ToolUseBlock, Turn
-from core.errors import ParleyError
-from core.mcp.client import ServerFailed
-from core.mcp.config import with_tool_allowed
-from core.mcp.host import McpHost
-from core.mcp.names import is_mcp_name, wire_name, wire_schema
-from core.mcp.results import to_tool_result
-from core.providers.base import ToolSpec
-from core.settings import Settings
-from core.tools.registry import ToolContext, text_result
+from parley.core.content import ToolResultBlock, ToolUseBlock, Turn
+from parley.core.errors import ParleyError
+from parley.core.mcp.client import ServerFailed
+from parley.core.mcp.config import with_tool_allowed
+from parley.core.mcp.host import McpHost
+from parley.core.mcp.names import is_mcp_name, wire_name, wire_schema
+from parley.core.mcp.results import to_tool_result
+from parley.core.providers.base import ToolSpec
+from parley.core.settings import Settings
+from parley.core.tools.registry import ToolContext, text_result
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ class McpTools:
             session: the session (``id``, ``space_id``).
             turns: its stored turns (the latest compaction summary is looked up).
         """
-        from core.tools.system_prompt import latest_summary_id
+        from parley.core.tools.system_prompt import latest_summary_id
 
         if not self.host.configs:
             return []

@@ -1,9 +1,9 @@
 """The Anthropic Messages API adapter (``AsyncAnthropic``, streamed raw events).
 
-Request: the stored turns go through ``core.wire.to_messages`` and
-``core.convert.anthropic.to_anthropic``; then prompt-cache breakpoints are set
-(:mod:`core.providers.cache_points`). Reply: the raw SSE events are folded
-into :mod:`core.providers.base` events; ``message_start``'s usage is held back
+Request: the stored turns go through ``parley.core.wire.to_messages`` and
+``parley.core.convert.anthropic.to_anthropic``; then prompt-cache breakpoints are set
+(:mod:`parley.core.providers.cache_points`). Reply: the raw SSE events are folded
+into :mod:`parley.core.providers.base` events; ``message_start``'s usage is held back
 until the first content so a failed attempt can be retried unseen. Usage
 records ``cache_read_input_tokens`` and ``cache_creation_input_tokens``.
 """
@@ -20,11 +20,11 @@ from typing import Any
 import anthropic
 import httpx2
 
-from core import wire
-from core.content import Usage
-from core.convert.anthropic import to_anthropic
-from core.providers import cache_points, catalog
-from core.providers.base import (
+from parley.core import wire
+from parley.core.content import Usage
+from parley.core.convert.anthropic import to_anthropic
+from parley.core.providers import cache_points, catalog
+from parley.core.providers.base import (
     DEFAULT_MAX_TOKENS_CAP,
     ChatRequest,
     Event,
@@ -38,16 +38,16 @@ from core.providers.base import (
     ToolUseStop,
     UsageUpdate,
 )
-from core.providers.capabilities import ANTHROPIC
-from core.providers.errors import (
+from parley.core.providers.capabilities import ANTHROPIC
+from parley.core.providers.errors import (
     NetworkError,
     ProviderError,
     StreamInterrupted,
 )
-from core.providers.failures import classify
-from core.providers.registry import DEFAULT_URLS
-from core.providers.retry import RetryPolicy, call_with_retries
-from core.providers.sdk_provider import SdkProvider, parse_tool_input
+from parley.core.providers.failures import classify
+from parley.core.providers.registry import DEFAULT_URLS
+from parley.core.providers.retry import RetryPolicy, call_with_retries
+from parley.core.providers.sdk_provider import SdkProvider, parse_tool_input
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +203,7 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
 
         The stored turns go through the wire rules and the converter; breakpoints
         go on the system prompt (or last tool) and on the moving end (see
-        :mod:`core.providers.cache_points`) when ``request.cache``.
+        :mod:`parley.core.providers.cache_points`) when ``request.cache``.
         """
         info = self.model_info(request.model)
         ttl = self.caps.cache_ttl_s or 300

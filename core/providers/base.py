@@ -2,7 +2,7 @@
 
 An adapter (Anthropic, OpenAI, OpenAI-compatible) turns a :class:`ChatRequest`
 holding the *stored* turns into its API's request (applying
-``core.wire.to_messages`` and the matching ``core.convert`` function itself)
+``parley.core.wire.to_messages`` and the matching ``parley.core.convert`` function itself)
 and yields :data:`Event` values while the reply streams:
 
 - :class:`TextDelta` / :class:`ThinkingDelta` / :class:`ThinkingSignature`;
@@ -12,7 +12,7 @@ and yields :data:`Event` values while the reply streams:
   one is the total; input tokens are known once the first content arrives);
 - :class:`Stop` with the stop reason, last.
 
-Failures are raised as :mod:`core.providers.errors` types. Nothing is yielded
+Failures are raised as :mod:`parley.core.providers.errors` types. Nothing is yielded
 before the first piece of content, so an adapter can retry a failed attempt
 without the caller seeing a duplicate.
 """
@@ -23,8 +23,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
-from core.content import Turn, Usage
-from core.providers.capabilities import ProviderCaps
+from parley.core.content import Turn, Usage
+from parley.core.providers.capabilities import ProviderCaps
 
 ThinkingMode: TypeAlias = Literal["budget", "adaptive", "effort", "none"]
 #: Where a model's context window or output limit came from: the provider itself
@@ -238,7 +238,7 @@ class Provider(Protocol):
         """Send the request and yield its reply as events (an async generator).
 
         Raises:
-            ProviderError: a subclass from core.providers.errors.
+            ProviderError: a subclass from parley.core.providers.errors.
         """
         ...
 

@@ -74,7 +74,7 @@ def mark_messages(messages: list[dict[str, Any]], ttl_s: int = 300) -> list[dict
     """Return a copy of ``messages`` with breakpoints 2 and 3 (see the module doc) set.
 
     Args:
-        messages: Messages API messages (as ``core.convert.anthropic.to_anthropic``
+        messages: Messages API messages (as ``parley.core.convert.anthropic.to_anthropic``
             returns them); not modified.
         ttl_s: the cache TTL in seconds (300 or 3600).
 

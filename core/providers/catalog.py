@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import fields, replace
 from typing import Any
 
-from core.providers.base import ModelInfo, ThinkingMode
-from core.providers.capabilities import ProviderKind
+from parley.core.providers.base import ModelInfo, ThinkingMode
+from parley.core.providers.capabilities import ProviderKind
 
 M = 1_000_000
 K = 1_000
@@ -240,7 +240,7 @@ def builtin_model(model_ref: str) -> ModelInfo | None:
     resolve to their catalog entry; anything else (another provider id, a model
     the catalog does not know, a malformed reference) gives None.
     """
-    from core.providers.model_ref import InvalidModelRef, parse_model_ref
+    from parley.core.providers.model_ref import InvalidModelRef, parse_model_ref
 
     try:
         provider_id, model_id = parse_model_ref(model_ref)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 #: Things that look like API keys (``sk-…``, ``sk-ant-…``, masked ``sk-ab***wxyz``).
 _KEYLIKE = re.compile(r"\b(?:sk|key|pk|rk)-[A-Za-z0-9_\-\*\.]{6,}", re.IGNORECASE)

@@ -1,4 +1,4 @@
-"""Classifying provider failures into :mod:`core.providers.errors` types.
+"""Classifying provider failures into :mod:`parley.core.providers.errors` types.
 
 Both SDKs raise an ``APIStatusError`` carrying the HTTP status and the parsed
 body; the Anthropic SDK raises one with status 200 for an ``error`` event in
@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.providers.errors import (
+from parley.core.providers.errors import (
     AuthenticationFailed,
     BadRequest,
     ContextOverflow,

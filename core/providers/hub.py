@@ -2,7 +2,7 @@
 
 Provider settings live in sessions.db (setting ``providers``: a list of
 :class:`ProviderConfig` objects as JSON); keys live in the OS keyring (or its
-fallback, see ``core.keys``) and never in the database. A built-in provider
+fallback, see ``parley.core.keys``) and never in the database. A built-in provider
 whose environment key is set (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``) is
 usable without any set-up, as people who already use the SDKs expect; an
 ``OPENAI_BASE_URL`` naming another server than OpenAI's makes the built-in
@@ -38,14 +38,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Any
 
-from core.errors import ParleyError
-from core.gc_pause import gc_paused
-from core.keys import KeyStore
-from core.providers.base import ModelInfo, Provider
-from core.providers.capabilities import ProviderKind
-from core.providers.catalog import known_models, lookup, with_reported
-from core.providers.model_ref import format_model_ref, parse_model_ref
-from core.providers.registry import (
+from parley.core.errors import ParleyError
+from parley.core.gc_pause import gc_paused
+from parley.core.keys import KeyStore
+from parley.core.providers.base import ModelInfo, Provider
+from parley.core.providers.capabilities import ProviderKind
+from parley.core.providers.catalog import known_models, lookup, with_reported
+from parley.core.providers.model_ref import format_model_ref, parse_model_ref
+from parley.core.providers.registry import (
     ENV_API_KEY,
     ENV_COMPATIBLE,
     ProviderConfig,
@@ -57,7 +57,7 @@ from core.providers.registry import (
     make_provider,
     resolve_base_url,
 )
-from core.providers.retry import RetryPolicy
+from parley.core.providers.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +226,7 @@ class ProviderHub:
     def _build(self, config: ProviderConfig) -> Provider:
         """Make the adapter of ``config`` (importing its SDK the first time) and load
         what its SDK loads lazily (``warm``); thread-safe."""
-        with gc_paused():  # the SDK's import would stall the GUI thread (core.gc_pause)
+        with gc_paused():  # the SDK's import would stall the GUI thread (parley.core.gc_pause)
             provider = make_provider(
                 config,
                 self._keys.get(config.id),
@@ -329,7 +329,7 @@ class ProviderHub:
             kind: the API family.
             name: display name (default: the family's name).
             base_url: API root; required for ``openai_compatible``.
-            api_key: saved through ``core.keys``; None keeps any saved/env key.
+            api_key: saved through ``parley.core.keys``; None keeps any saved/env key.
             default_model: bare model id; it also becomes the app's default
                 model when none is set.
             provider_id: replace the provider with this id instead of adding one.

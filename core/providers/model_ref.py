@@ -1,13 +1,13 @@
 """Model references: ``"provider_id:model_id"`` strings naming one model of one provider.
 
-Kept apart from :mod:`core.providers.registry` so that code which only reads or
+Kept apart from :mod:`parley.core.providers.registry` so that code which only reads or
 writes references (the sidebar, settings) does not import the provider SDKs,
 which take seconds to import on a cold start.
 """
 
 from __future__ import annotations
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 __all__ = ["InvalidModelRef", "format_model_ref", "parse_model_ref"]
 

@@ -5,7 +5,7 @@ window) as a line ``error: {...}`` — not a field the SSE format knows, so the
 SDK's decoder drops it and the stream just ends, which looked like a broken
 connection. For compatible servers the client's decoder reads such a line as
 the ``data: {"error": {...}}`` event other servers send, so the SDK raises the
-error and :func:`core.providers.failures.classify` names it (a context
+error and :func:`parley.core.providers.failures.classify` names it (a context
 overflow, ``exceed_context_size_error``).
 """
 

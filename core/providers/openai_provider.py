@@ -10,12 +10,12 @@ Streams ask for ``stream_options.include_usage`` so the last chunk carries the
 usage, including ``prompt_tokens_details.cached_tokens`` (OpenAI's automatic
 prompt cache). Compatible servers' ``reasoning_content`` / ``reasoning``
 deltas become thinking. A compatible server's requests always carry
-``max_tokens`` (:func:`core.providers.server_limits.output_budget`), and its
+``max_tokens`` (:func:`parley.core.providers.server_limits.output_budget`), and its
 model list is completed with the limits the server tells
-(:mod:`core.providers.server_limits`). A compatible server's stream that ends
+(:mod:`parley.core.providers.server_limits`). A compatible server's stream that ends
 before its first chunk is sent once more unstreamed, to read the real error
 (llama-cpp-python's over-window refusal) or the whole reply
-(:mod:`core.providers.openai_unstreamed`).
+(:mod:`parley.core.providers.openai_unstreamed`).
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from typing import Any
 import httpx2
 import openai
 
-from core import wire
-from core.content import Usage
-from core.convert.openai import to_openai
-from core.providers import catalog, server_limits
-from core.providers.base import (
+from parley.core import wire
+from parley.core.content import Usage
+from parley.core.convert.openai import to_openai
+from parley.core.providers import catalog, server_limits
+from parley.core.providers.base import (
     ChatRequest,
     Event,
     ModelInfo,
@@ -47,18 +47,18 @@ from core.providers.base import (
     ToolUseStop,
     UsageUpdate,
 )
-from core.providers.capabilities import CAPS_BY_KIND, ProviderKind
-from core.providers.errors import (
+from parley.core.providers.capabilities import CAPS_BY_KIND, ProviderKind
+from parley.core.providers.errors import (
     NetworkError,
     ProviderError,
     StreamInterrupted,
 )
-from core.providers.failures import classify
-from core.providers.openai_client import make_client
-from core.providers.openai_unstreamed import EMPTY_DETAIL, completion_events, plain_params
-from core.providers.registry import DEFAULT_URLS
-from core.providers.retry import RetryPolicy, call_with_retries
-from core.providers.sdk_provider import SdkProvider, parse_tool_input
+from parley.core.providers.failures import classify
+from parley.core.providers.openai_client import make_client
+from parley.core.providers.openai_unstreamed import EMPTY_DETAIL, completion_events, plain_params
+from parley.core.providers.registry import DEFAULT_URLS
+from parley.core.providers.retry import RetryPolicy, call_with_retries
+from parley.core.providers.sdk_provider import SdkProvider, parse_tool_input
 
 log = logging.getLogger(__name__)
 
@@ -362,7 +362,7 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
 
     async def _unstreamed(self, params: dict[str, Any], fold: _Fold) -> AsyncGenerator[Event, None]:
         """Send a request whose stream ended with no chunk at all once more, unstreamed
-        (see :mod:`core.providers.openai_unstreamed`): its whole reply, or its real error.
+        (see :mod:`parley.core.providers.openai_unstreamed`): its whole reply, or its real error.
 
         Raises:
             ContextOverflow: the server refused the prompt as over its window.
@@ -397,7 +397,7 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         """Return the models ``GET /models`` lists, with catalog data.
 
         A compatible server is also asked for its models' limits where it says
-        them (:mod:`core.providers.server_limits`: the list's own fields, then
+        them (:mod:`parley.core.providers.server_limits`: the list's own fields, then
         llama.cpp's ``/props``, LM Studio's ``/api/v0/models``, Ollama's
         ``/api/show``); they are remembered for :meth:`model_info`.
         """

@@ -3,7 +3,7 @@
 Some OpenAI-compatible servers answer a streamed request they cannot serve with
 HTTP 200 and an empty stream: no chunk, no ``[DONE]``, no error
 (llama-cpp-python's server does this for a prompt over its context window, and
-writes the reason only to its own log). :class:`core.providers.openai_provider.
+writes the reason only to its own log). :class:`parley.core.providers.openai_provider.
 OpenAIProvider` then sends the same request once more without streaming, which
 such a server answers with its real error (HTTP 400 ``context_length_exceeded``)
 or with a whole reply; :func:`plain_params` makes that request and
@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from core.providers.base import Event, TextDelta, ThinkingDelta, ToolUseInputDelta, ToolUseStart
+from parley.core.providers.base import (
+    Event,
+    TextDelta,
+    ThinkingDelta,
+    ToolUseInputDelta,
+    ToolUseStart,
+)
 
 #: The detail of the error raised when a stream and its unstreamed resend both gave nothing.
 EMPTY_DETAIL = "the server closed the stream without a word"

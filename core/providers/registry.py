@@ -24,11 +24,11 @@ from types import ModuleType
 from typing import Any, Literal, TypeAlias
 from urllib.parse import urlsplit
 
-from core.errors import ParleyError
-from core.keys import ApiKey, KeyStore
-from core.providers.base import Provider
-from core.providers.capabilities import ProviderKind
-from core.providers.retry import RetryPolicy
+from parley.core.errors import ParleyError
+from parley.core.keys import ApiKey, KeyStore
+from parley.core.providers.base import Provider
+from parley.core.providers.capabilities import ProviderKind
+from parley.core.providers.retry import RetryPolicy
 
 Source: TypeAlias = Literal["settings", "environment", "keyring", "file", "default", "none"]
 
@@ -47,9 +47,9 @@ DEFAULT_URLS: dict[ProviderKind, str] = {
 }
 #: The module of each kind's adapter (it imports that kind's SDK).
 ADAPTER_MODULES: dict[ProviderKind, str] = {
-    "anthropic": "core.providers.anthropic_provider",
-    "openai": "core.providers.openai_provider",
-    "openai_compatible": "core.providers.openai_provider",
+    "anthropic": "parley.core.providers.anthropic_provider",
+    "openai": "parley.core.providers.openai_provider",
+    "openai_compatible": "parley.core.providers.openai_provider",
 }
 
 
@@ -175,7 +175,7 @@ def as_used(config: ProviderConfig, environ: Mapping[str, str] | None = None) ->
     url = resolve_base_url(config, environ).value
     if url is None or is_openai_url(url):
         return config
-    from core.providers.catalog import known_models
+    from parley.core.providers.catalog import known_models
 
     model = config.default_model
     if model and model in {m.id for m in known_models("openai")}:
@@ -296,7 +296,9 @@ def make_provider(
         "model_overrides": model_overrides,
     }
     if config.kind == "anthropic":
-        from core.providers.anthropic_provider import AnthropicProvider  # the SDK: see module
+        from parley.core.providers.anthropic_provider import (
+            AnthropicProvider,  # the SDK: see module
+        )
 
         return AnthropicProvider(api_key, base_url, cache_ttl_s=cache_ttl_s, **common)
     if config.kind == "openai_compatible" and not base_url:
@@ -304,6 +306,6 @@ def make_provider(
             f"{config.name} has no server address. Set it in Settings → Providers "
             "(for example http://localhost:11434/v1 for Ollama)."
         )
-    from core.providers.openai_provider import OpenAIProvider  # the SDK: see module
+    from parley.core.providers.openai_provider import OpenAIProvider  # the SDK: see module
 
     return OpenAIProvider(api_key, base_url, kind=config.kind, **common)

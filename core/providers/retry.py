@@ -27,7 +27,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
-from core.providers.errors import ProviderError, RateLimited
+from parley.core.providers.errors import ProviderError, RateLimited
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

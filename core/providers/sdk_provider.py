@@ -1,10 +1,10 @@
 """What the two SDK adapters share: set-up, the retried reply stream, closing.
 
-:class:`core.providers.anthropic_provider.AnthropicProvider` (the ``anthropic``
-SDK) and :class:`core.providers.openai_provider.OpenAIProvider` (the ``openai``
+:class:`parley.core.providers.anthropic_provider.AnthropicProvider` (the ``anthropic``
+SDK) and :class:`parley.core.providers.openai_provider.OpenAIProvider` (the ``openai``
 SDK) differ in how they build a request, read its stream and name failures;
 they keep the same attributes, the same retry rule for a reply (retried only
-while nothing was yielded, :func:`core.providers.retry.stream_with_retries`)
+while nothing was yielded, :func:`parley.core.providers.retry.stream_with_retries`)
 and the same "no key: AuthenticationFailed(missing)" rule, which live here.
 """
 
@@ -18,10 +18,10 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
-from core.providers.base import ChatRequest, Event, ModelInfo
-from core.providers.catalog import with_reported
-from core.providers.errors import AuthenticationFailed
-from core.providers.retry import RetryPolicy, stream_with_retries
+from parley.core.providers.base import ChatRequest, Event, ModelInfo
+from parley.core.providers.catalog import with_reported
+from parley.core.providers.errors import AuthenticationFailed
+from parley.core.providers.retry import RetryPolicy, stream_with_retries
 
 
 def parse_tool_input(text: str) -> dict[str, Any]:
@@ -149,7 +149,7 @@ class SdkProvider(Generic[ClientT]):
         return self._client
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
-        """Stream the reply to ``request`` as events (see :mod:`core.providers.base`).
+        """Stream the reply to ``request`` as events (see :mod:`parley.core.providers.base`).
 
         Failures before any event was yielded are retried per ``self.retry``.
 

@@ -26,7 +26,7 @@ Every request to such a server carries ``max_tokens`` (:func:`output_budget`):
 without it a small local model may write until its whole window is full.
 
 The other functions here only read those bodies; the OpenAI adapter
-(``core.providers.openai_provider``) asks the server, and a failed or unknown
+(``parley.core.providers.openai_provider``) asks the server, and a failed or unknown
 endpoint just means "not said".
 """
 
@@ -37,9 +37,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.content import Turn
-from core.providers.base import ChatRequest, ModelInfo
-from core.tokens import estimate_tokens
+from parley.core.content import Turn
+from parley.core.providers.base import ChatRequest, ModelInfo
+from parley.core.tokens import estimate_tokens
 
 #: Entry fields naming the context window, best first (a loaded window before a maximum).
 WINDOW_FIELDS = (
@@ -67,7 +67,7 @@ def output_budget(info: ModelInfo, wire_turns: Sequence[Turn], request: ChatRequ
 
     Args:
         info: the model's limits (window, output limit; tokens).
-        wire_turns: the turns as sent (``core.wire.to_messages`` output).
+        wire_turns: the turns as sent (``parley.core.wire.to_messages`` output).
         request: the request (its system prompt and tools count too).
 
     Returns:

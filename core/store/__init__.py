@@ -2,14 +2,14 @@
 
 Public entry points: :class:`Store` (synchronous, thread-confined),
 :class:`AsyncStore` (the same API awaitable, on one worker thread), the records
-of :mod:`core.store.models` and the errors of :mod:`core.store.errors`. The
-schema and ``create_all`` live in :mod:`core.store.schema`.
+of :mod:`parley.core.store.models` and the errors of :mod:`parley.core.store.errors`. The
+schema and ``create_all`` live in :mod:`parley.core.store.schema`.
 """
 
-from core.store.async_store import AsyncStore
-from core.store.errors import StoreError
-from core.store.models import UNCHANGED, Compaction, SearchHit, Session, Space
-from core.store.store import Store
+from parley.core.store.async_store import AsyncStore
+from parley.core.store.errors import StoreError
+from parley.core.store.models import UNCHANGED, Compaction, SearchHit, Session, Space
+from parley.core.store.store import Store
 
 __all__ = [
     "UNCHANGED",

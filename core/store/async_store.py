@@ -20,14 +20,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from core.content import Turn, Usage
-from core.store import outline
-from core.store.attachments import AttachmentInfo, missing_data
-from core.store.engine import DEFAULT_BUSY_TIMEOUT_MS
-from core.store.errors import StoreError
-from core.store.imports import NewChat, Written
-from core.store.migrations import Progress
-from core.store.models import (
+from parley.core.content import Turn, Usage
+from parley.core.store import outline
+from parley.core.store.attachments import AttachmentInfo, missing_data
+from parley.core.store.engine import DEFAULT_BUSY_TIMEOUT_MS
+from parley.core.store.errors import StoreError
+from parley.core.store.imports import NewChat, Written
+from parley.core.store.models import (
     UNCHANGED,
     Compaction,
     SearchHit,
@@ -36,8 +35,9 @@ from core.store.models import (
     TitleSource,
     Unchanged,
 )
-from core.store.store import Store, StoreClosed
-from core.versions import Versions
+from parley.core.store.store import Store, StoreClosed
+from parley.core.store.upgrade.migrations import Progress
+from parley.core.versions import Versions
 
 P = ParamSpec("P")
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class AsyncStore:
         self._maintenance: asyncio.TimerHandle | None = None
         self._closed = False
         #: Called once, on the event loop, when the file is first found damaged
-        #: (core.store.damage: writes have stopped); the window tells the person.
+        #: (parley.core.store.damage: writes have stopped); the window tells the person.
         self.on_damaged: Callable[[], None] | None = None
         self._damage_told = False
         #: Writes of chats, spaces and settings so far (app state such as the window's

@@ -9,7 +9,7 @@ again, or in another session, reuse the row) and is saved with
 back is therefore cheap however many files a session holds; :func:`hydrate`
 puts the bytes back (base64) right before a request is built.
 
-The triggers of :mod:`core.store.schema` keep ``turn_attachments`` (which turn
+The triggers of :mod:`parley.core.store.schema` keep ``turn_attachments`` (which turn
 references which file) in step with ``turns.blocks`` and delete a file when its
 last reference goes, in the deleting transaction; forks share their parent's
 rows. Functions take a Connection inside the caller's transaction.
@@ -28,7 +28,7 @@ from typing import TypeAlias
 from sqlalchemy import func, select
 from sqlalchemy.engine import Connection
 
-from core.content import (
+from parley.core.content import (
     Block,
     DocumentBlock,
     ImageBlock,
@@ -38,8 +38,8 @@ from core.content import (
     Turn,
     now_ms,
 )
-from core.store.errors import StoreError
-from core.store.schema import attachments as A
+from parley.core.store.errors import StoreError
+from parley.core.store.schema import attachments as A
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +226,7 @@ def _fill_turn(turn: Turn, data: dict[str, str]) -> Turn:
 
 
 def hydrate(con: Connection, turns: Sequence[Turn]) -> list[Turn]:
-    """See :meth:`core.store.store.Store.hydrate`."""
+    """See :meth:`parley.core.store.store.Store.hydrate`."""
     shas = list(missing_data(turns))
     if not shas:
         return list(turns)

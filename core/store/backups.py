@@ -44,8 +44,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote
 
-from core import private
-from core.store.errors import StoreError
+from parley.core import private
+from parley.core.store.errors import StoreError
 
 FOLDER_NAME = "backups"
 #: Pages copied per backup step (4 MiB with 4 KiB pages); the GIL is released during a step.

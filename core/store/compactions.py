@@ -7,10 +7,10 @@ from dataclasses import replace
 from sqlalchemy import literal_column, select
 from sqlalchemy.engine import Connection, Row
 
-from core.content import CompactSummaryBlock, Turn, Usage, new_id, now_ms
-from core.store import sessions, turns
-from core.store.models import Compaction
-from core.store.schema import compactions as C
+from parley.core.content import CompactSummaryBlock, Turn, Usage, new_id, now_ms
+from parley.core.store import sessions, turns
+from parley.core.store.models import Compaction
+from parley.core.store.schema import compactions as C
 
 
 def _compaction(row: Row) -> Compaction:

@@ -2,7 +2,7 @@
 
 SQLite only notices a damaged page when it reads it, so a file with a few bad
 pages opens fine and most of it keeps working — until a search or a long chat
-reaches them (``SQLITE_CORRUPT``, :class:`core.store.errors.DatabaseCorrupt`).
+reaches them (``SQLITE_CORRUPT``, :class:`parley.core.store.errors.DatabaseCorrupt`).
 Writing on could make it worse (a write may rebalance a b-tree through the
 damaged pages). So, the first time a read or a write meets the damage:
 
@@ -26,8 +26,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from core import private
-from core.store.errors import DatabaseCorrupt, StoreError
+from parley.core import private
+from parley.core.store.errors import DatabaseCorrupt, StoreError
 
 MARKER_SUFFIX = ".damaged"
 
@@ -106,7 +106,7 @@ def _put_back_kept_aside(db: Path) -> bool:
 def passes_quick_check(db: Path) -> bool:
     """True when ``db`` is an SQLite file that passes ``PRAGMA quick_check`` (every page
     and record, without index cross-checks). Opened read-only; nothing is written."""
-    from core.store.v3_backup import readonly_uri
+    from parley.core.store.upgrade.backup import readonly_uri
 
     try:  # immutable when no -wal / -journal: no -shm is left beside a closed file
         con = sqlite3.connect(readonly_uri(db), uri=True)

@@ -7,7 +7,7 @@ of Parley; a power loss may lose the last commits, never corrupt the file),
 the SQL functions of the search index, and SQLAlchemy's recipe for real
 transactions with the ``sqlite3`` driver (``isolation_level=None`` and our own
 ``BEGIN``). ``journal_mode=WAL`` is a setting stored in the file, so it is set
-once by :class:`core.store.store.Store` when it creates or opens a v4 file —
+once by :class:`parley.core.store.store.Store` when it creates or opens a v4 file —
 not on connect, where it would write to a legacy or foreign file before we
 know what it is.
 
@@ -15,7 +15,7 @@ Transactions: :func:`write` runs a function in ``BEGIN IMMEDIATE`` (takes the
 write lock up front, so two writers never dead-lock on a lock upgrade) and
 retries it when the file stays locked; :func:`read` runs one in a deferred
 transaction (one consistent snapshot). Both map SQLite errors a user can act on
-to :mod:`core.store.errors`.
+to :mod:`parley.core.store.errors`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
 
-from core.store import textindex
-from core.store.errors import DatabaseBusy, translate
+from parley.core.store import textindex
+from parley.core.store.errors import DatabaseBusy, translate
 
 T = TypeVar("T")
 
@@ -90,7 +90,7 @@ def write(con: Connection, fn: Callable[[Connection], T], path: Path) -> T:
     Raises:
         DatabaseBusy: still locked after the last attempt.
         DiskFull, DatabaseReadOnly, DatabaseCorrupt, DiskError: see
-            :func:`core.store.errors.translate`; the transaction was rolled back.
+            :func:`parley.core.store.errors.translate`; the transaction was rolled back.
         StoreError: whatever ``fn`` raised (rolled back: nothing was written).
     """
     for attempt in range(1, WRITE_ATTEMPTS + 1):
@@ -116,7 +116,7 @@ def read(con: Connection, fn: Callable[[Connection], T], path: Path) -> T:
     """Run ``fn(con)`` in one read transaction (one consistent snapshot).
 
     Raises:
-        DatabaseCorrupt, DatabaseBusy, DiskError: see :func:`core.store.errors.translate`.
+        DatabaseCorrupt, DatabaseBusy, DiskError: see :func:`parley.core.store.errors.translate`.
         StoreError: whatever ``fn`` raised.
     """
     try:

@@ -13,7 +13,7 @@ import glob
 import sqlite3
 from pathlib import Path
 
-from core.errors import ParleyError
+from parley.core.errors import ParleyError
 
 # Primary SQLite result codes (https://www.sqlite.org/rescode.html).
 SQLITE_PERM = 3

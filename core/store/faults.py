@@ -37,11 +37,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from core import private
-from core.paths import cannot_create_reason
-from core.store.errors import StoreError
+from parley.core import private
+from parley.core.paths import cannot_create_reason
+from parley.core.store.errors import StoreError
 
-#: The menu command the messages below point to (gui/actions.py, ``app.save_copy``).
+#: The menu command the messages below point to (gui/commands/actions.py, ``app.save_copy``).
 SAVE_COPY_COMMAND = "File ▸ Save a copy now…"
 
 

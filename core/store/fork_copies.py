@@ -1,10 +1,10 @@
 """One search hit per message: a message's copies in forks collapse into one hit.
 
-A fork starts with copies of its parent's turns (:func:`core.store.forks.fork`
+A fork starts with copies of its parent's turns (:func:`parley.core.store.forks.fork`
 and Regenerate's set-aside fork: new ids, same ``seq``, role, blocks and
 ``created_at``), so a word of an early message matches the original and every
 fork's copy. :class:`Collapser` reads the ranked index rows of a search
-(:mod:`core.store.search`) and resolves each to a :class:`Pick`: outside a
+(:mod:`parley.core.store.search`) and resolves each to a :class:`Pick`: outside a
 one-session scope, copies become one hit in the chat where the message was
 written (the oldest session holding it: a parent is always older than its
 forks; if the original was deleted, the oldest surviving copy), counting how
@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, CursorResult
 
-from core.store.schema import TITLE_ROWID_BASE
+from parley.core.store.schema import TITLE_ROWID_BASE
 
 #: Ranked rows read at most to fill a search's limit with distinct messages when
 #: many are copies (a message in 9 chats takes 9 rows). Rows are read as needed:

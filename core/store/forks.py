@@ -8,11 +8,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
-from core.content import new_id
-from core.store import sessions, turns, versions
-from core.store.models import Session
-from core.store.schema import compactions as C
-from core.store.schema import turns as T
+from parley.core.content import new_id
+from parley.core.store import sessions, turns, versions
+from parley.core.store.models import Session
+from parley.core.store.schema import compactions as C
+from parley.core.store.schema import turns as T
 
 _ID_KEYS = ("first_turn_id", "last_turn_id", "compaction_id")
 
@@ -33,7 +33,7 @@ def _remap_blocks(blocks_json: str, ids: dict[str, str]) -> str:
 def fork(
     con: Connection, session_id: str, at_turn_id: str, title: str | None, kind: str = versions.FORK
 ) -> Session:
-    """See :meth:`core.store.store.Store.fork`."""
+    """See :meth:`parley.core.store.store.Store.fork`."""
     parent = sessions.get(con, session_id)
     at_seq = turns.seq_of(con, session_id, at_turn_id)
     if kind not in (versions.FORK, versions.VERSION):

@@ -9,14 +9,14 @@ A second import of the same file finds these ids (:func:`imported_ids`) and
 leaves those conversations out. Forks carry the same ``imported`` object with
 ``"branch"`` (the export's id of the branch's last message) and are never
 matched themselves: only chats without a parent are (a fork the person makes
-later copies its parent's ``meta``, see ``core.store.forks``).
+later copies its parent's ``meta``, see ``parley.core.store.forks``).
 
 The other branches of a conversation are edits and regenerations, so their
-forks are *versions* of the chat (``core.store.versions``: ``fork_kind``
+forks are *versions* of the chat (``parley.core.store.versions``: ``fork_kind``
 ``version``), shown as ‹ n/m › on the message where they part, as Parley's own
 edits and regenerations are: copies of the shared turns keep their time and
 content, and a branch that differs from the first message on parts at the
-chat's first turn (as ``core.edit`` does).
+chat's first turn (as ``parley.core.chat.edit`` does).
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from typing import Any
 
 from sqlalchemy import text
 
-from core.content import Turn, new_id, now_ms
-from core.errors import ParleyError
-from core.store import attachments, sessions, spaces, turns, versions
-from core.store.schema import DEFAULT_SPACE_ID
-from core.store.schema import turns as T
+from parley.core.content import Turn, new_id, now_ms
+from parley.core.errors import ParleyError
+from parley.core.store import attachments, sessions, spaces, turns, versions
+from parley.core.store.schema import DEFAULT_SPACE_ID
+from parley.core.store.schema import turns as T
 
 __all__ = [
     "IMPORT_KEY",

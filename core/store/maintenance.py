@@ -3,7 +3,7 @@
 Saving a turn adds a small segment to the full-text index; FTS5's automatic
 merging is off (``schema.SEARCH_DDL``) so no save pays for a merge. This
 module does that work in bounded steps when Parley is idle
-(:meth:`core.store.async_store.AsyncStore` schedules :meth:`Store.maintain`
+(:meth:`parley.core.store.async_store.AsyncStore` schedules :meth:`Store.maintain`
 after writes), and copies the WAL into the database file (PASSIVE checkpoint:
 never waits for, nor blocks, readers or writers).
 """
@@ -14,7 +14,7 @@ import time
 
 from sqlalchemy.engine import Connection
 
-from core.store.schema import dbapi_connection
+from parley.core.store.schema import dbapi_connection
 
 #: Pages of merge output per FTS5 'merge' command (a few ms each).
 MERGE_PAGES = 64

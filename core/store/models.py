@@ -1,4 +1,4 @@
-"""Frozen records returned by the store's API (turns are :class:`core.content.Turn`).
+"""Frozen records returned by the store's API (turns are :class:`parley.core.content.Turn`).
 
 Times are Unix epoch milliseconds, UTC. Ids are opaque strings.
 """
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
-from core.content import Usage
+from parley.core.content import Usage
 
 TitleSource: TypeAlias = Literal["auto", "user"]
 
@@ -79,7 +79,7 @@ class Session:
         turn_count: number of stored turns (summary turns and aborted ones included).
         is_version: a fork made by editing a message or regenerating a reply: a
             version of its chat, shown on the message rather than listed
-            (``core.store.versions``).
+            (``parley.core.store.versions``).
     """
 
     id: str
@@ -120,12 +120,12 @@ class SearchHit:
             (``\\x02`` … ``\\x03``); "…" marks cut ends.
         rank: FTS5 bm25 score, lower is better (results come best first); 0.0
             for every hit when a word of the query was too common to rank by
-            and hits come newest first (see ``core.store.search``).
+            and hits come newest first (see ``parley.core.store.search``).
         created_at: the turn's time, or the session's last update for a title match.
         fork_copies: how many other chats of the search's scope hold a copy of
             this message (forks of its chat, their forks, sibling forks); 0 for a
             message found once, a title match, and in a one-session search
-            (``core.store.fork_copies``).
+            (``parley.core.store.fork_copies``).
     """
 
     session_id: str

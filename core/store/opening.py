@@ -1,12 +1,12 @@
 """Opening sessions.db: check, classify, upgrade or create, then connect.
 
 Order matters for the "write nothing" promises: the file is classified
-without writing (:func:`core.store.migrations.inspect_file`); a newer or
+without writing (:func:`parley.core.store.upgrade.migrations.inspect_file`); a newer or
 foreign file is refused before anything else; writability is checked before
-any write; a v3 file is upgraded by ``core.store.v3`` (which backs it up
+any write; a v3 file is upgraded by ``parley.core.store.upgrade.v3`` (which backs it up
 first); only then is a connection with Parley's settings opened. A v4 file
 created by Parley is then opened without writing a byte (its mode aside: the
-file and its ``-wal`` / ``-shm`` are made ``0600``, see ``core.private``).
+file and its ``-wal`` / ``-shm`` are made ``0600``, see ``parley.core.private``).
 """
 
 from __future__ import annotations
@@ -20,18 +20,25 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from core import private
-from core.store import spaces
-from core.store.engine import make_engine, read, write
-from core.store.errors import (
+from parley.core import private
+from parley.core.store import spaces
+from parley.core.store.engine import make_engine, read, write
+from parley.core.store.errors import (
     CannotOpen,
     DatabaseReadOnly,
     NewerFormat,
     NotAParleyFile,
     translate,
 )
-from core.store.migrations import FileInfo, FileKind, Progress, inspect_file, migrate, upgrade_v3
-from core.store.schema import SCHEMA_VERSION, create_all, dbapi_connection
+from parley.core.store.schema import SCHEMA_VERSION, create_all, dbapi_connection
+from parley.core.store.upgrade.migrations import (
+    FileInfo,
+    FileKind,
+    Progress,
+    inspect_file,
+    migrate,
+    upgrade_v3,
+)
 
 
 def check_writable(path: Path) -> None:
@@ -62,7 +69,7 @@ def open_connection(
 ) -> tuple[Connection, Any]:
     """Make ``path`` a current v4 file and return ``(connection, v3 upgrade report or None)``.
 
-    Raises: see :meth:`core.store.store.Store.open`.
+    Raises: see :meth:`parley.core.store.store.Store.open`.
     """
     info = inspect_file(path)
     if info.kind is FileKind.NEWER:

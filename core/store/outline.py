@@ -15,8 +15,8 @@ answers, independently of what is loaded:
 * :func:`range_turns`: the turns a span replaced (nested summaries included),
   read when its card is opened.
 
-Nesting follows ``gui.transcript.rows.Transcript`` and
-``core.content.apply_compactions``: the latest summary whose range lies in an
+Nesting follows ``parley.gui.transcript.rows.Transcript`` and
+``parley.core.content.apply_compactions``: the latest summary whose range lies in an
 interval is a card there; earlier summaries whose range lies inside its range
 are nested under it (in conversation order: a summary belongs where its range
 began, even when it is stored after the range of the later compaction — a
@@ -33,10 +33,10 @@ from sqlalchemy import and_, func, not_, or_, select
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement
 
-from core.content import Turn
-from core.store import sessions, turns
-from core.store.schema import compactions as C
-from core.store.schema import turns as T
+from parley.core.content import Turn
+from parley.core.store import sessions, turns
+from parley.core.store.schema import compactions as C
+from parley.core.store.schema import turns as T
 
 _COLUMNS = (T.c.seq, *turns._COLUMNS)
 

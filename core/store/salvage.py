@@ -19,7 +19,7 @@ that meets a damaged page until only the rows on damaged pages are left.
    "Recovered chat"; a chat whose space was lost goes to the default space.
 
 The search index is rebuilt from the result. The damaged file is only read
-(opened read-only); the caller keeps it aside (``core.recovery``).
+(opened read-only); the caller keeps it aside (``parley.core.recovery``).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from core import private
-from core.store import schema, textindex
-from core.store.errors import StoreError
+from parley.core import private
+from parley.core.store import schema, textindex
+from parley.core.store.errors import StoreError
 
 #: Tables copied, parents first; (table, its key columns for "the same row").
 TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -351,7 +351,7 @@ def salvage(damaged: Path, dest: Path, backup: Path | None = None,
         SalvageError: nothing could be read or the new file not written (``dest``
             is not left behind).
     """
-    from core.store.store import Store
+    from parley.core.store.store import Store
 
     scratch = dest.with_name(dest.name + ".recovered.partial")
     with contextlib.suppress(FileNotFoundError):

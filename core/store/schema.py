@@ -1,6 +1,6 @@
 """The v4 schema of sessions.db: SQLAlchemy Core tables, the search index and its triggers.
 
-Conventions: ids are opaque TEXT (32 hex chars from ``core.content.new_id``);
+Conventions: ids are opaque TEXT (32 hex chars from ``parley.core.content.new_id``);
 times are INTEGER Unix epoch milliseconds, UTC; JSON columns hold compact JSON
 text; booleans are INTEGER 0/1. ``sessions`` and ``turns`` also carry an
 ``INTEGER PRIMARY KEY`` (``n``): a stable rowid the contentless full-text index
@@ -19,7 +19,7 @@ itself, so a turn deleted by the cascade of its session's deletion is removed
 with the same values it was indexed with.
 
 The full-text index is kept in step by triggers on ``turns`` and ``sessions``
-that call the SQL functions of :mod:`core.store.textindex` — so any writer
+that call the SQL functions of :mod:`parley.core.store.textindex` — so any writer
 (the store, the v3 migration, the benchmark generator) keeps it right as long
 as its connection has them registered (:func:`create_all` does that for its
 connection; the store's engine does it for every connection).
@@ -46,8 +46,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
-from core.content import now_ms
-from core.store import textindex
+from parley.core.content import now_ms
+from parley.core.store import textindex
 
 SCHEMA_VERSION = 4
 DEFAULT_SPACE_ID = "default"
@@ -159,7 +159,7 @@ app_state = Table(
 # Attached files (images, PDFs), stored once by content: the sha256 of the
 # bytes is the key, so the same file attached twice (or copied into a fork)
 # is one row. A turn's blocks reference it as {"type": "image" | "document",
-# "attachment": "<sha256>", ...} (core.content); ``turn_attachments`` lists
+# "attachment": "<sha256>", ...} (parley.core.content); ``turn_attachments`` lists
 # which turn (``turns.n``) references which file. Triggers keep that list in
 # step with ``turns.blocks`` and delete a file when its last reference goes,
 # in the same transaction (ATTACHMENT_DDL below).
@@ -197,7 +197,7 @@ SEARCH_DDL = [
     # times slower (measured on prose, code and the 1 GB v3 benchmark file, whose
     # upgrade missed its 30 s budget on that alone); search therefore treats only
     # words of 4+ characters as prefixes on files without it (4-character prefixes
-    # never used it: core.store.search.min_prefix_chars).
+    # never used it: parley.core.store.search.min_prefix_chars).
     f"CREATE VIRTUAL TABLE search_fts USING fts5(title, body, scope, content='', "
     f"tokenize=\"{textindex.TOKENIZER}\")",
     # Title matches weigh more than body matches; the scope token does not count.
@@ -310,7 +310,7 @@ def create_attachment_schema(con: Connection) -> None:
 
     Used by :func:`create_all` and by the migration step that adds the
     attachment store to v4 files created before it existed
-    (:mod:`core.store.migrations`). Runs in the caller's transaction.
+    (:mod:`parley.core.store.upgrade.migrations`). Runs in the caller's transaction.
     """
     attachments.create(con, checkfirst=True)
     turn_attachments.create(con, checkfirst=True)  # with its index
@@ -371,7 +371,7 @@ def rebuild_search_index(con: Connection | sqlite3.Connection) -> None:
     """Re-create the full-text index from every turn and title, and its triggers.
 
     Used after a bulk load (with :func:`drop_search_triggers` before it) and by
-    a future migration step that changes :mod:`core.store.textindex`. Runs in
+    a future migration step that changes :mod:`parley.core.store.textindex`. Runs in
     the caller's transaction; takes about a minute per GB of text.
     """
     if isinstance(con, Connection):

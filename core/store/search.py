@@ -2,7 +2,7 @@
 
 What a person types is never passed to FTS5 as query syntax. It is cut into
 words (a ``"quoted phrase"`` stays one phrase; an unbalanced quote is ignored),
-each word is prepared like the indexed text (:func:`core.store.textindex.normalize`)
+each word is prepared like the indexed text (:func:`parley.core.store.textindex.normalize`)
 and becomes a quoted FTS5 phrase, so ``*``, ``-``, ``:``, parentheses and the
 words AND/OR/NOT/NEAR are plain text. All words must match (AND). The last
 word also matches as a prefix (search as you type) unless the query ends with
@@ -20,7 +20,7 @@ of the index itself (cheap); a space scope filters matches by their session's sp
 
 One hit per message: a message copied into forks is one hit, in the chat where
 it was written, with the number of other chats holding it
-(:mod:`core.store.fork_copies`).
+(:mod:`parley.core.store.fork_copies`).
 """
 
 from __future__ import annotations
@@ -34,13 +34,13 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, CursorResult
 from sqlalchemy.exc import OperationalError
 
-from core.store.errors import InvalidSearchQuery
-from core.store.fork_copies import MAX_CANDIDATES, Collapser
-from core.store.models import SearchHit
-from core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE
-from core.store.snippets import compile_phrases, make_snippet
-from core.store.textindex import TOKEN_RE, is_split_char, normalize, turn_text
-from core.store.versions import chat_titles
+from parley.core.store.errors import InvalidSearchQuery
+from parley.core.store.fork_copies import MAX_CANDIDATES, Collapser
+from parley.core.store.models import SearchHit
+from parley.core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE
+from parley.core.store.snippets import compile_phrases, make_snippet
+from parley.core.store.textindex import TOKEN_RE, is_split_char, normalize, turn_text
+from parley.core.store.versions import chat_titles
 
 MAX_QUERY_CHARS = 1000
 MAX_PHRASES = 32
@@ -226,7 +226,7 @@ def search(
     limit: int,
     exclude_session_ids: Collection[str] = (),
 ) -> list[SearchHit]:
-    """See :meth:`core.store.store.Store.search`."""
+    """See :meth:`parley.core.store.store.Store.search`."""
     parsed = parse(query, min_prefix_chars(con))
     if parsed is None or limit <= 0:
         return []

@@ -10,14 +10,14 @@ from sqlalchemy import Boolean, delete, exists, func, literal_column, select, te
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement, Select
 
-from core.content import Usage, new_id, now_ms
-from core.store import settings_repo, spaces, versions
-from core.store.errors import SessionNotFound
-from core.store.models import Session, TitleSource
-from core.store.schema import DEFAULT_SPACE_ID
-from core.store.schema import sessions as S
-from core.store.schema import turns as T
-from core.store.versions import is_version_sql, listed_sql
+from parley.core.content import Usage, new_id, now_ms
+from parley.core.store import settings_repo, spaces, versions
+from parley.core.store.errors import SessionNotFound
+from parley.core.store.models import Session, TitleSource
+from parley.core.store.schema import DEFAULT_SPACE_ID
+from parley.core.store.schema import sessions as S
+from parley.core.store.schema import turns as T
+from parley.core.store.versions import is_version_sql, listed_sql
 
 _parent = S.alias("parent")
 

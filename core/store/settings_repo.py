@@ -1,7 +1,7 @@
 """Key/value rows of ``settings`` (user settings) and ``app_state`` (window state etc.).
 
 Values are any JSON-serializable value, stored as JSON text. What each setting
-key means is declared in ``core.settings``; this module only stores values.
+key means is declared in ``parley.core.settings``; this module only stores values.
 """
 
 from __future__ import annotations

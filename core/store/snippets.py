@@ -1,6 +1,6 @@
 """Search snippets: a short piece of a hit's text with the matches marked.
 
-The index is contentless (see :mod:`core.store.textindex`), so FTS5's own
+The index is contentless (see :mod:`parley.core.store.textindex`), so FTS5's own
 ``snippet()`` cannot be used; the few hits shown are highlighted here instead,
 with a pattern per query phrase that, like the index, ignores case, Latin,
 Greek and Cyrillic diacritics, and Arabic/Hebrew vowel marks.
@@ -12,8 +12,8 @@ import re
 import unicodedata
 from collections import defaultdict
 
-from core.store.models import MATCH_END, MATCH_START
-from core.store.textindex import MARKS, is_split_char
+from parley.core.store.models import MATCH_END, MATCH_START
+from parley.core.store.textindex import MARKS, is_split_char
 
 SNIPPET_CHARS = 160
 CONTEXT_BEFORE = 40

@@ -5,18 +5,18 @@ from __future__ import annotations
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Connection, Row
 
-from core.content import new_id, now_ms
-from core.store import settings_repo
-from core.store.errors import (
+from parley.core.content import new_id, now_ms
+from parley.core.store import settings_repo
+from parley.core.store.errors import (
     CannotDeleteDefaultSpace,
     EmptyName,
     InvalidSpaceOrder,
     SpaceNotFound,
 )
-from core.store.models import UNCHANGED, Space, Unchanged
-from core.store.schema import DEFAULT_SPACE_ID, DEFAULT_SPACE_NAME
-from core.store.schema import sessions as S
-from core.store.schema import spaces as SP
+from parley.core.store.models import UNCHANGED, Space, Unchanged
+from parley.core.store.schema import DEFAULT_SPACE_ID, DEFAULT_SPACE_NAME
+from parley.core.store.schema import sessions as S
+from parley.core.store.schema import spaces as SP
 
 _COLUMNS = (
     SP.c.id,

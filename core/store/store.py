@@ -3,9 +3,9 @@
 :class:`Store` is a facade over the repositories (``spaces``, ``sessions``,
 ``turns``, ``forks``, ``compactions``, ``search``, ``settings_repo``): each
 public method is one transaction — a write either happens whole or not at all
-— and raises only :class:`core.store.errors.StoreError` subclasses for
+— and raises only :class:`parley.core.store.errors.StoreError` subclasses for
 conditions a user can act on. A Store is thread-confined: use it from one
-thread at a time (:class:`core.store.async_store.AsyncStore` gives it a thread
+thread at a time (:class:`parley.core.store.async_store.AsyncStore` gives it a thread
 of its own).
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from core.content import Turn, Usage, apply_compactions
-from core.store import (
+from parley.core.content import Turn, Usage, apply_compactions
+from parley.core.store import (
     attachments,
     compactions,
     forks,
@@ -30,9 +30,9 @@ from core.store import (
     turns,
     versions,
 )
-from core.store.attachments import AttachmentInfo
-from core.store.lifecycle import StoreBase, StoreClosed
-from core.store.models import (
+from parley.core.store.attachments import AttachmentInfo
+from parley.core.store.lifecycle import StoreBase, StoreClosed
+from parley.core.store.models import (
     UNCHANGED,
     Compaction,
     SearchHit,
@@ -41,9 +41,9 @@ from core.store.models import (
     TitleSource,
     Unchanged,
 )
-from core.store.schema import DEFAULT_SPACE_ID, app_state
-from core.store.schema import settings as settings_table
-from core.versions import Versions
+from parley.core.store.schema import DEFAULT_SPACE_ID, app_state
+from parley.core.store.schema import settings as settings_table
+from parley.core.versions import Versions
 
 __all__ = ["Store", "StoreClosed"]
 
@@ -51,7 +51,7 @@ __all__ = ["Store", "StoreClosed"]
 class Store(StoreBase):
     """Parley's sessions, turns, spaces, search index and settings in one SQLite file.
 
-    Open with :meth:`Store.open` (see :class:`core.store.lifecycle.StoreBase`).
+    Open with :meth:`Store.open` (see :class:`parley.core.store.lifecycle.StoreBase`).
     """
 
     # --- spaces ----------------------------------------------------------------
@@ -218,7 +218,7 @@ class Store(StoreBase):
             title: the new session's title; defaults to "<parent title> (fork)".
             kind: ``"fork"`` (made on purpose: listed as a chat, nested under its
                 parent's chat) or ``"version"`` (an edit's: shown as a version of
-                the chat's message, not listed; ``core.store.versions``).
+                the chat's message, not listed; ``parley.core.store.versions``).
 
         Returns:
             The new session, linked to its parent (`parent_session_id`,
@@ -236,7 +236,7 @@ class Store(StoreBase):
     # --- versions ---------------------------------------------------------------
 
     def versions(self, session_id: str) -> Versions:
-        """Return the versions of a session's chat seen from it (``core.versions``):
+        """Return the versions of a session's chat seen from it (``parley.core.versions``):
         its chat (root), every session of the chat, and the session's messages that
         have versions (‹ n/m ›). Raises SessionNotFound."""
         return self._r(lambda c: versions.versions(c, session_id))
@@ -275,7 +275,7 @@ class Store(StoreBase):
     ) -> imports.Written:
         """Write imported chats and their forks in one transaction (all or nothing).
 
-        See :func:`core.store.imports.write_chats`: a chat whose source id was
+        See :func:`parley.core.store.imports.write_chats`: a chat whose source id was
         imported before is left out (``skipped``); ``progress(done, total)``
         runs on this store's thread after each chat; ``cancelled()`` returning
         True rolls everything back.
@@ -348,7 +348,8 @@ class Store(StoreBase):
         return self._r(lambda c: turns.count(c, session_id))
 
     def history(self, session_id: str, *, hydrate: bool = True) -> list[Turn]:
-        """Return the turns with compaction summaries applied (``core.content.apply_compactions``).
+        """Return the turns with compaction summaries applied
+        (``parley.core.content.apply_compactions``).
 
         Aborted turns are still included (the wire rules leave them out).
         ``hydrate`` as for :meth:`get_turns`. Raises SessionNotFound.
@@ -368,7 +369,7 @@ class Store(StoreBase):
     ) -> Session:
         """Keep a session's last reply in a new fork and remove it from the session.
 
-        Used by Regenerate (``core.regenerate``). One transaction: the fork
+        Used by Regenerate (``parley.core.chat.regenerate``). One transaction: the fork
         holding copies of every turn (the reply included) and the reply's
         removal happen together or not at all, so a crash never loses the reply.
 
@@ -512,7 +513,7 @@ class Store(StoreBase):
         """Return the last ``last`` items a transcript shows at the top level (turns
         outside compacted ranges, and summary turns, which are shown where their
         range began) before display position ``before``, with every compaction
-        span of the session: see :func:`core.store.outline.window`.
+        span of the session: see :func:`parley.core.store.outline.window`.
 
         ``hydrate`` as for :meth:`get_turns`. Raises SessionNotFound.
         """
@@ -523,7 +524,7 @@ class Store(StoreBase):
         self, session_id: str, summary_turn_id: str, *, hydrate: bool = True
     ) -> outline.Window:
         """Return the turns a compaction replaced (they are kept), in stored order:
-        see :func:`core.store.outline.range_turns`. Raises SessionNotFound."""
+        see :func:`parley.core.store.outline.range_turns`. Raises SessionNotFound."""
         return self._r(lambda c: outline.range_turns(c, session_id, summary_turn_id,
                                                      hydrate=hydrate))
 
@@ -541,7 +542,7 @@ class Store(StoreBase):
         """Full-text search over turns and session titles, best match first.
 
         Args:
-            query: what the user typed (not FTS syntax; see :mod:`core.store.search`).
+            query: what the user typed (not FTS syntax; see :mod:`parley.core.store.search`).
             session_id: only this session's turns and title.
             space_id: only sessions of this space (ignored when ``session_id`` is given).
             limit: at most this many hits (counted after copies are collapsed).

@@ -1,13 +1,13 @@
 """What the full-text index holds, and how text is prepared for it.
 
-The index (``search_fts``, see :mod:`core.store.schema`) is a *contentless*
+The index (``search_fts``, see :mod:`parley.core.store.schema`) is a *contentless*
 FTS5 table: it keeps only the inverted index, not a copy of the text, so a 1 GB
 sessions.db does not grow by the size of its text. Its rows are written by SQL
 triggers that call two SQL functions registered on every connection:
 
 * ``parley_turn_text(blocks_json)`` — the searchable text of a turn (text
   blocks, tool_use name and input, tool_result text via
-  :func:`core.content.tool_result_to_text`, thinking, compaction summaries,
+  :func:`parley.core.content.tool_result_to_text`, thinking, compaction summaries,
   document names), prepared by :func:`normalize`;
 * ``parley_title_text(title)`` — a session title, prepared the same way.
 
@@ -39,7 +39,7 @@ import sqlite3
 import unicodedata
 from typing import Any
 
-from core.content import ContentError, ToolResultBlock, block_from_json, tool_result_to_text
+from parley.core.content import ContentError, ToolResultBlock, block_from_json, tool_result_to_text
 
 TOKENIZER = "unicode61 remove_diacritics 2 categories 'L* N* Co M*'"
 
@@ -167,7 +167,7 @@ def turn_text(blocks_json: str | None) -> str:
     """Return the searchable text of a turn, as shown in search snippets.
 
     Args:
-        blocks_json: the turn's blocks as stored (``core.content.blocks_to_json_text``).
+        blocks_json: the turn's blocks as stored (``parley.core.content.blocks_to_json_text``).
 
     Returns:
         The text of its blocks joined by newlines (see the module docstring for

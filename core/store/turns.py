@@ -2,9 +2,9 @@
 
 Functions take a Connection inside the caller's transaction. The search index
 follows every insert, update of ``blocks`` and delete through the triggers of
-:mod:`core.store.schema`, in the same transaction, and so do the links to
+:mod:`parley.core.store.schema`, in the same transaction, and so do the links to
 attached files. A saved turn's image and document bytes go to the
-``attachments`` table (:func:`core.store.attachments.store_blocks`): the turn's
+``attachments`` table (:func:`parley.core.store.attachments.store_blocks`): the turn's
 JSON keeps a reference.
 """
 
@@ -17,16 +17,16 @@ from typing import Any
 from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.engine import Connection, Row
 
-from core.content import Turn, Usage, blocks_from_json_text, blocks_to_json_text
-from core.store import attachments, sessions
-from core.store.errors import (
+from parley.core.content import Turn, Usage, blocks_from_json_text, blocks_to_json_text
+from parley.core.store import attachments, sessions
+from parley.core.store.errors import (
     DuplicateTurn,
     SessionNotFound,
     TurnInOtherSession,
     TurnNotFound,
     TurnNotInSession,
 )
-from core.store.schema import turns as T
+from parley.core.store.schema import turns as T
 
 _COLUMNS = (
     T.c.id,

@@ -3,7 +3,7 @@
 A fork made by editing a message or regenerating a reply is a *version* of
 its chat, not a chat of its own: it is not listed (``sessions.list_page``
 leaves it out while its parent is stored) and the chat shows it as ‹ n/m ›
-on the message where it parts (``core.versions``). A fork made on purpose
+on the message where it parts (``parley.core.versions``). A fork made on purpose
 ("Fork from here") is listed, nested under its chat.
 
 The kind is kept in the session's ``meta`` (no column, so files stay v4 and
@@ -27,8 +27,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from core.store.errors import SessionNotFound
-from core.versions import Member, TurnKey, Versions, branch_points, content_digest, copy_in
+from parley.core.store.errors import SessionNotFound
+from parley.core.versions import Member, TurnKey, Versions, branch_points, content_digest, copy_in
 
 KIND_KEY = "fork_kind"
 VERSION = "version"

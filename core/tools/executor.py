@@ -4,7 +4,7 @@
 ``unload_context`` (skills) and ``session_search``; runs a round of tool calls
 (:meth:`ToolExecutor.run_round`), never raising for a tool's failure; keeps
 the per-space tools switch; and assembles the frozen system prompt
-(``core.tools.system_prompt``).
+(``parley.core.tools.system_prompt``).
 
 The tools switch: app state ``tools_enabled:<space_id>`` (True / False);
 unset means on for Anthropic and OpenAI and off for OpenAI-compatible servers,
@@ -21,21 +21,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from core.compaction_types import Skill as ActiveSkill
-from core.content import Block, ToolResultBlock, ToolUseBlock, Turn
-from core.providers.base import ToolSpec
-from core.providers.capabilities import ProviderKind
-from core.tools.memory import MemoryStore, SetContextTool
-from core.tools.registry import Tool, ToolContext, run_tool, specs_of
-from core.tools.session_search import SessionSearchTool
-from core.tools.skills import (
+from parley.core.compaction.types import Skill as ActiveSkill
+from parley.core.content import Block, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.providers.base import ToolSpec
+from parley.core.providers.capabilities import ProviderKind
+from parley.core.tools.memory import MemoryStore, SetContextTool
+from parley.core.tools.registry import Tool, ToolContext, run_tool, specs_of
+from parley.core.tools.session_search import SessionSearchTool
+from parley.core.tools.skills import (
     LoadContextTool,
     SkillLibrary,
     UnloadContextTool,
     skill_states,
     stub_unloaded,
 )
-from core.tools.system_prompt import FrozenPrompts
+from parley.core.tools.system_prompt import FrozenPrompts
 
 ENABLED_PREFIX = "tools_enabled:"
 UNSUPPORTED_KEY = "tools_unsupported"
@@ -49,7 +49,7 @@ class ToolExecutor:
     Args:
         store: the ``AsyncStore``.
         library: the skills (default: bundled ones plus ``<data folder>/skills``).
-        mcp: the MCP servers' tools (``core.mcp.tools.McpTools``), offered after
+        mcp: the MCP servers' tools (``parley.core.mcp.tools.McpTools``), offered after
             Parley's own; None for none.
     """
 
@@ -81,7 +81,7 @@ class ToolExecutor:
 
     async def request_specs(self, session: Any, turns: Sequence[Turn]) -> list[ToolSpec]:
         """Every tool a session's request carries: Parley's own, then its MCP servers'
-        (their list frozen per session: ``core.mcp.tools``)."""
+        (their list frozen per session: ``parley.core.mcp.tools``)."""
         specs = self.specs()
         if self.mcp is not None:
             specs += await self.mcp.specs_for(session, turns)
@@ -157,7 +157,7 @@ class ToolExecutor:
         """Run one call; a failure comes back as an ``is_error`` result (never raised).
 
         An MCP tool's call goes to its server, after the user's approval
-        (``core.mcp.tools.McpTools.run``; the time limit counts from approval).
+        (``parley.core.mcp.tools.McpTools.run``; the time limit counts from approval).
         """
         if self.mcp is not None and self.mcp.owns(tool_use.name):
             result: ToolResultBlock = await self.mcp.run(tool_use, ctx)

@@ -1,4 +1,4 @@
-"""The tool loop's rules, used by ``core.run``.
+"""The tool loop's rules, used by ``parley.core.chat.run``.
 
 After a reply whose stop reason is ``tool_use`` (OpenAI's ``tool_calls``
 is mapped to it by the adapter) and that holds tool_use blocks, Parley runs
@@ -24,12 +24,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.content import Block, ToolUseBlock, Turn
-from core.providers.base import ChatRequest
-from core.providers.errors import BadRequest, ProviderError, ServerError
-from core.settings import Settings, spec
-from core.tools.executor import ToolExecutor
-from core.tools.registry import ToolContext, text_result
+from parley.core.content import Block, ToolUseBlock, Turn
+from parley.core.providers.base import ChatRequest
+from parley.core.providers.errors import BadRequest, ProviderError, ServerError
+from parley.core.settings import Settings, spec
+from parley.core.tools.executor import ToolExecutor
+from parley.core.tools.registry import ToolContext, text_result
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class ToolRoundLimit:
 async def max_rounds(store: Any) -> int:
     """Return the setting ``tools.max_rounds`` (tool rounds per message).
 
-    Read through its declaration in ``core.settings`` (1–100): an unset,
+    Read through its declaration in ``parley.core.settings`` (1–100): an unset,
     non-integer or out-of-range value gives :data:`DEFAULT_MAX_ROUNDS`.
     """
     rounds: int = await Settings.of(store).get(MAX_ROUNDS_KEY)
@@ -292,12 +292,12 @@ class RunTools:
         compacted: bool,
     ) -> ChatRequest:
         """The request to send: the prompt rendered again after a compaction, and
-        unloaded skills' output stubbed (``core.tools.skills.stub_unloaded``)."""
+        unloaded skills' output stubbed (``parley.core.tools.skills.stub_unloaded``)."""
         if self.executor is None:
             return request
         if compacted:
             request = replace(request, system=await self.system(session, stored, tools_on))
-            if request.tools:  # MCP tools changed since are taken now (core.mcp.tools)
+            if request.tools:  # MCP tools changed since are taken now (parley.core.mcp.tools)
                 request = replace(request,
                                   tools=await self.executor.request_specs(session, stored))
         return replace(request, turns=self.executor.wire_turns(request.turns))

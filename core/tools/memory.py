@@ -2,9 +2,9 @@
 
 A space's memory is a short text the model keeps across the sessions of that
 space (facts about the user, decisions, preferences). It is rendered into the
-system prompt (``core.tools.system_prompt``) and the model changes it with
+system prompt (``parley.core.tools.system_prompt``) and the model changes it with
 ``set_context`` — replacing it, or appending to it — never beyond its token
-limit (:data:`DEFAULT_LIMIT_TOKENS`, counted with ``core.tokens.text_tokens``).
+limit (:data:`DEFAULT_LIMIT_TOKENS`, counted with ``parley.core.tokens.text_tokens``).
 A write that would exceed the limit is refused, nothing changes, and the
 refusal names the limit and the size the write would have made. The user reads
 and edits the same text in the space's settings (:meth:`MemoryStore.set`).
@@ -19,11 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from core.content import now_ms
-from core.errors import ParleyError
-from core.providers.base import ToolSpec
-from core.tokens import text_tokens
-from core.tools.registry import ToolContext, ToolError
+from parley.core.content import now_ms
+from parley.core.errors import ParleyError
+from parley.core.providers.base import ToolSpec
+from parley.core.tokens import text_tokens
+from parley.core.tools.registry import ToolContext, ToolError
 
 #: A space's memory holds at most this many tokens unless its limit was changed.
 DEFAULT_LIMIT_TOKENS = 1_100
@@ -79,7 +79,7 @@ class Memory:
 
     @property
     def tokens(self) -> int:
-        """The text's size in tokens (estimate, ``core.tokens.text_tokens``)."""
+        """The text's size in tokens (estimate, ``parley.core.tokens.text_tokens``)."""
         return text_tokens(self.text)
 
 

@@ -1,6 +1,6 @@
 """Tools the model may call: the protocol one tool implements, and running a call safely.
 
-A tool is a :class:`Tool`: a :class:`~core.providers.base.ToolSpec` (name,
+A tool is a :class:`Tool`: a :class:`~parley.core.providers.base.ToolSpec` (name,
 description, JSON Schema of its input) and ``async run(input, ctx)``
 returning its output text. :func:`run_tool` turns one ``tool_use`` block into
 its ``tool_result`` block and never raises for a tool's failure: a
@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.errors import ParleyError
-from core.providers.base import ToolSpec
+from parley.core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.errors import ParleyError
+from parley.core.providers.base import ToolSpec
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from core.providers.base import ToolSpec
-from core.store.models import MATCH_END, MATCH_START, SearchHit
-from core.tools.registry import ToolContext, ToolError
+from parley.core.providers.base import ToolSpec
+from parley.core.store.models import MATCH_END, MATCH_START, SearchHit
+from parley.core.tools.registry import ToolContext, ToolError
 
 MAX_HITS = 10
 #: Hits asked of the index, so that ``MAX_HITS`` remain once this session's are left out.

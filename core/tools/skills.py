@@ -1,7 +1,7 @@
 """Skills: reference documents the model loads into its context on demand.
 
 A skill is a Markdown file. The user's own skills live in ``<data folder>/skills``
-(``core.paths.data_dir()``); a few are bundled in ``resources/skills``. A user
+(``parley.core.paths.data_dir()``); a few are bundled in ``resources/skills``. A user
 skill with the same key as a bundled one replaces it. The key is the file name
 without ``.md``, lower-cased, other characters than ``a-z 0-9 _ -`` made ``-``.
 An optional front matter gives the name and a one-line description::
@@ -16,7 +16,7 @@ Without front matter the first ``# heading`` is the name and the first line of
 prose the description (cut to :data:`DESCRIPTION_CHARS`).
 
 The system prompt lists every skill by key and description
-(``core.tools.system_prompt``). ``load_context(key)`` returns the body as the
+(``parley.core.tools.system_prompt``). ``load_context(key)`` returns the body as the
 tool's result, so it sits in the history like any tool output;
 ``unload_context(key)`` marks it unloaded, and from then on
 :func:`stub_unloaded` replaces that result with a short stub in what is sent
@@ -34,17 +34,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.content import Block, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.providers.base import ToolSpec
-from core.tokens import text_tokens
-from core.tools.registry import ToolContext, ToolError
+from parley import resources
+from parley.core.content import Block, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.providers.base import ToolSpec
+from parley.core.tokens import text_tokens
+from parley.core.tools.registry import ToolContext, ToolError
 
 log = logging.getLogger(__name__)
 
 LOAD_TOOL = "load_context"
 UNLOAD_TOOL = "unload_context"
 #: The bundled skills shipped with Parley.
-BUNDLED_DIR = Path(__file__).resolve().parents[2] / "resources" / "skills"
+BUNDLED_DIR = resources.folder() / "skills"
 #: A skill longer than this is refused at load time (tokens).
 MAX_SKILL_TOKENS = 20_000
 #: Skill files larger than this are skipped when listing (bytes).
@@ -156,7 +157,7 @@ class SkillLibrary:
     """The skills on offer: bundled ones, then the user's (which win on a shared key).
 
     Args:
-        user_dir: the user's skills folder (None: ``core.paths.data_dir() / "skills"``
+        user_dir: the user's skills folder (None: ``parley.core.paths.data_dir() / "skills"``
             at each listing, so ``PARLEY_HOME`` is honoured).
         bundled_dir: the bundled skills (None: none).
 
@@ -171,7 +172,7 @@ class SkillLibrary:
         """Return the user's skills folder (it may not exist yet)."""
         if self.user_dir is not None:
             return self.user_dir
-        from core.paths import data_dir
+        from parley.core.paths import data_dir
 
         return data_dir() / "skills"
 

@@ -3,7 +3,7 @@
 What the model reads first is the session's own system prompt, then the
 context blocks (:func:`render_system_prompt`):
 
-* **Memory** — the space's memory (``core.tools.memory``) with its size and
+* **Memory** — the space's memory (``parley.core.tools.memory``) with its size and
   limit, and how to change it (``set_context``);
 * **Skills** — every skill by key and one-line description, and how to load
   one (``load_context``) and unload it (``unload_context``).
@@ -35,9 +35,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.content import CompactSummaryBlock, Turn, now_ms
-from core.tools.memory import Memory, MemoryStore
-from core.tools.skills import LOAD_TOOL, UNLOAD_TOOL, Skill, SkillLibrary
+from parley.core.content import CompactSummaryBlock, Turn, now_ms
+from parley.core.tools.memory import Memory, MemoryStore
+from parley.core.tools.skills import LOAD_TOOL, UNLOAD_TOOL, Skill, SkillLibrary
 
 STATE_PREFIX = "frozen_prompt:"
 MEMORY_HEADING = "# Memory"
@@ -141,7 +141,7 @@ class FrozenPrompts:
         """Render the prompt of a session as it would be now (nothing saved).
 
         Args:
-            session: a ``core.store.Session`` (``space_id``, ``system_prompt``).
+            session: a ``parley.core.store.Session`` (``space_id``, ``system_prompt``).
             tools_on: tools are on for the session.
         """
         space = await self.store.get_space(session.space_id)

@@ -4,7 +4,7 @@
 button), from drops on the composer or the chat page, and from the
 clipboard (a pasted screenshot becomes "Pasted image.png"). Each is read,
 recognised and checked against the limits of the provider of the chat's
-model off the GUI thread (``core.attachments``, ``core.attachment_limits``);
+model off the GUI thread (``parley.core.attachments.files``, ``parley.core.attachments.limits``);
 meanwhile the tray shows it as "Reading file…". An image over a limit is
 offered for downscaling (:func:`ask_downscale`); any other refusal is shown
 in words naming the file (``window.show_problem``) and nothing is added.
@@ -14,7 +14,7 @@ own list, as it has its own draft); switching chats switches the tray.
 Sending takes them (:meth:`ChatAttachments.take`); a send that fails
 before its run started gives them back (:meth:`ChatAttachments.give_back`).
 Pending files live in memory only: they are stored (once per content, by
-``core.store.attachments``) when the message is sent.
+``parley.core.store.attachments``) when the message is sent.
 """
 
 from __future__ import annotations
@@ -31,25 +31,25 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
-from core.attachment_limits import MediaLimits, check, fit, limits_for
-from core.attachments import (
+from parley.core.attachments.files import (
     AttachmentError,
     AttachmentTooLarge,
     MediaNotAccepted,
     size_text,
 )
-from core.content import Block, ImageBlock
-from core.errors import ParleyError
-from gui import dialogs
-from gui.attach_tray import TrayItem
-from gui.attach_work import files_of, finish, read_source
-from gui.composer import DropTarget
-from gui.problem_batch import ProblemBatch
+from parley.core.attachments.limits import MediaLimits, check, fit, limits_for
+from parley.core.content import Block, ImageBlock
+from parley.core.errors import ParleyError
+from parley.gui import dialogs
+from parley.gui.composer.attach_tray import TrayItem
+from parley.gui.composer.attach_work import files_of, finish, read_source
+from parley.gui.composer.widget import DropTarget
+from parley.gui.problem_batch import ProblemBatch
 
 if TYPE_CHECKING:
-    from core.attachments import Attachment
-    from gui.chat_controller import ChatController
-    from gui.main_window import MainWindow
+    from parley.core.attachments.files import Attachment
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ DIALOG_FILTERS = ";;".join((
 def choose_files(parent: QWidget | None, folder: Path | None = None) -> list[str]:
     """Ask for files to attach (several at once); [] when cancelled.
 
-    A test answers through ``gui.dialogs.answers`` (a list of paths, or None).
+    A test answers through ``parley.gui.dialogs.answers`` (a list of paths, or None).
     """
     if dialogs.answers:
         answer = dialogs.answers.popleft()
@@ -85,7 +85,7 @@ async def ask_downscale(parent: QWidget | None, error: AttachmentTooLarge) -> bo
     """Offer to downscale an image over a provider's limit: True for "Downscale".
 
     Window-modal but not a nested event loop (the run loop and the reading
-    of other files carry on). A test answers through ``gui.dialogs.answers``
+    of other files carry on). A test answers through ``parley.gui.dialogs.answers``
     (True / False) or replaces this function.
     """
     if dialogs.answers:
@@ -170,7 +170,7 @@ class ChatAttachments:
 
     Args:
         window: the main window (its ``composer_bar``, ``tasks``, ``show_problem``).
-        chat: the window's :class:`~gui.chat_controller.ChatController`.
+        chat: the window's :class:`~parley.gui.chat.controller.ChatController`.
     """
 
     def __init__(self, window: MainWindow, chat: ChatController) -> None:

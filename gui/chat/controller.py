@@ -5,8 +5,8 @@ The controller connects the window's widgets to the core: the store
 (``ChatRunner``). It keeps the little state the screen needs: the open
 session, drafts per session (saved in ``app_state`` as ``draft:<id>``, so
 they survive a restart) and the growing reply of each running session.
-Editing, forking and compacting are in :class:`gui.chat_edit.ChatEditor`;
-spaces, pin, archive, move and delete in :class:`gui.sidebar.organize.Organizer`.
+Editing, forking and compacting are in :class:`parley.gui.chat.edit.ChatEditor`;
+spaces, pin, archive, move and delete in :class:`parley.gui.chat.organize.Organizer`.
 
 A "new chat" has no session row until its first message is sent, so Ctrl+N
 never leaves empty chats behind. It belongs to the space of the chat open
@@ -40,22 +40,22 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
-from core.content import Turn
-from core.errors import ParleyError
-from core.store.errors import SessionNotFound
-from gui.chat_attach import ChatAttachments
-from gui.chat_edit import ChatEditor
-from gui.chat_regenerate import ChatRegenerate
-from gui.chat_run import LAST_SESSION_KEY, ChatRuns
-from gui.context_meter import measure
-from gui.drafts import Drafts
-from gui.model_picker import cached_choices, model_choices
-from gui.save_status import SaveStatus
-from gui.sidebar.organize import Organizer
-from gui.transcript.rows import merge_turns
+from parley.core.content import Turn
+from parley.core.errors import ParleyError
+from parley.core.store.errors import SessionNotFound
+from parley.gui.chat.attach import ChatAttachments
+from parley.gui.chat.edit import ChatEditor
+from parley.gui.chat.organize import Organizer
+from parley.gui.chat.regenerate import ChatRegenerate
+from parley.gui.chat.run import LAST_SESSION_KEY, ChatRuns
+from parley.gui.composer.drafts import Drafts
+from parley.gui.context_meter import measure
+from parley.gui.model_picker import cached_choices, model_choices
+from parley.gui.save_status import SaveStatus
+from parley.gui.transcript.rows import merge_turns
 
 if TYPE_CHECKING:
-    from gui.main_window import MainWindow
+    from parley.gui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ OLDER_SETTLE_S = 0.5  # scroll events this soon after showing a chat are not the
 
 
 class ChatController:
-    """Drives chats for one :class:`~gui.main_window.MainWindow` (after ``start``)."""
+    """Drives chats for one :class:`~parley.gui.main_window.MainWindow` (after ``start``)."""
 
     def __init__(self, window: MainWindow) -> None:
         self.w = window
@@ -83,10 +83,11 @@ class ChatController:
         self.turns: list[Turn] = []
         self.older = 0  # top-level items (turns, cards) of the open chat not loaded yet
         self.seqs: dict[str, int] = {}  # stored positions of the loaded turns
-        self.spans: dict[str, Any] = {}  # the open chat's compactions (core.store.outline.Span)
+        # the open chat's compactions (parley.core.store.outline.Span)
+        self.spans: dict[str, Any] = {}
         self.first_key: int | None = None  # display position of the first loaded item
         self.partial: dict[str, Turn] = {}
-        #: The open chat's versions (``core.versions.Versions``; None for a new chat).
+        #: The open chat's versions (``parley.core.versions.Versions``; None for a new chat).
         self.versions: Any = None
         #: session id of a version -> its chat's id (the sidebar's row), as far as known.
         self.chat_ids: dict[str, str] = {}
@@ -164,7 +165,7 @@ class ChatController:
     async def show_first(self) -> None:
         """Show the first chat at start-up: the one open when Parley closed, or a new
         chat when there is none or Ctrl+N was pressed while starting (then the last
-        chat does not take the message box's text: ``gui.early_input`` gives it what
+        chat does not take the message box's text: ``parley.gui.composer.early_input`` gives it what
         was typed for it)."""
         # Not when the person opened a chat meanwhile (no longer adopting).
         if (self._new_chat_asked() or not await self.reopen_last()) and self.adopting:
@@ -189,7 +190,7 @@ class ChatController:
 
     def attach(self, hub: Any, runner: Any) -> None:
         """Hand over the providers and the run loop (second step of start-up)."""
-        from core.titles import TitleService
+        from parley.core.chat.titles import TitleService
 
         self.hub, self.runner = hub, runner
         self.titles = TitleService(self.store, hub, on_titled=self._titled)
@@ -227,7 +228,7 @@ class ChatController:
     def _catalog_name(self, ref: str) -> str | None:
         """The catalog's name for a model the providers have not listed (yet), if it knows
         it (before the providers are loaded: for the built-in providers' models)."""
-        from core.providers.catalog import builtin_model
+        from parley.core.providers.catalog import builtin_model
 
         if self.hub is None:
             info = builtin_model(ref)
@@ -408,7 +409,7 @@ class ChatController:
         await self.store.set_state(LAST_SESSION_KEY, session_id)
 
     def _set_window(self, win: Any) -> None:
-        """Make a ``core.store.outline.Window`` what the open chat has loaded."""
+        """Make a ``parley.core.store.outline.Window`` what the open chat has loaded."""
         self.turns = list(win.turns)
         self.seqs = dict(win.seqs)
         self.spans = dict(win.spans)
@@ -643,7 +644,7 @@ class ChatController:
 
     def _paste_refused(self, chars: int) -> None:
         """A paste was refused: the message would be longer than any model can read."""
-        from core.text_limits import TextTooLong, max_text_chars
+        from parley.core.text_limits import TextTooLong, max_text_chars
 
         error = TextTooLong("With this paste, the message", chars, max_text_chars(),
                             "The paste was not taken (nor kept as a draft); attach the text "
@@ -729,8 +730,8 @@ class ChatController:
     async def _learn_shape(self, sid: str, model: str | None) -> None:
         """Find the frozen system prompt and the tools a chat's next request sends (when
         no request was sent since Parley started), then show the meter again."""
-        from core.errors import ParleyError
-        from core.providers.base import ChatRequest
+        from parley.core.errors import ParleyError
+        from parley.core.providers.base import ChatRequest
 
         tools = self.runner.tools
         session = self.sessions.get(sid)
@@ -795,7 +796,7 @@ class ChatController:
 
 
 class _Shape:
-    """A request's system prompt and tools, for :func:`gui.context_meter.measure` (which
+    """A request's system prompt and tools, for :func:`parley.gui.context_meter.measure` (which
     reads ``request``; it answered no reply, so it has no ``stored_turns``)."""
 
     stored_turns: tuple[Any, ...] = ()

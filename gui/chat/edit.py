@@ -2,7 +2,7 @@
 
 Nothing here destroys a turn. Editing a user message and sending it makes a
 fork holding the conversation before that message and the edited message
-(``core.edit.edit_and_fork``): a version of the chat, shown as ‹ n/m › on the
+(``parley.core.chat.edit.edit_and_fork``): a version of the chat, shown as ‹ n/m › on the
 message rather than listed; it opens and is answered, the original stays as
 it was. "Fork from here" copies the conversation up to a message
 into a new session. Compaction replaces older turns by a summary in the
@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QLabel, QProgressBar
 
-from core.attachments import parse_text_file
-from core.content import Block, DocumentBlock, ImageBlock, TextBlock, Turn
-from core.errors import ParleyError
+from parley.core.attachments.files import parse_text_file
+from parley.core.content import Block, DocumentBlock, ImageBlock, TextBlock, Turn
+from parley.core.errors import ParleyError
 
 if TYPE_CHECKING:
-    from gui.chat_attach import Taken
-    from gui.chat_controller import ChatController
-    from gui.main_window import MainWindow
+    from parley.gui.chat.attach import Taken
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ STAGES = {
 #: Said when a compaction the person did not ask for (before a request) failed.
 AUTO_FAILED = "Automatic compaction did not happen. {message}"
 #: Added when the summary was refused: automatic compaction of the chat waits
-#: (``core.compaction_backoff``).
+#: (``parley.core.compaction.backoff``).
 AUTO_WAITS = (" Parley will not try again in this chat until it has grown (two more "
               "messages) or you choose Compact now.")
 #: How long the words stay: a refused summary can come minutes after Send (a slow local
@@ -69,7 +69,7 @@ def typed_text(turn: Turn) -> str:
 
 
 class ChatEditor:
-    """Edit, fork and compact for one :class:`~gui.chat_controller.ChatController`."""
+    """Edit, fork and compact for one :class:`~parley.gui.chat.controller.ChatController`."""
 
     def __init__(self, window: MainWindow, chat: ChatController) -> None:
         self.w = window
@@ -146,7 +146,7 @@ class ChatEditor:
                 (``MessageTooLong``) or the fork could not be made (the text goes
                 back to the composer, ``files`` to the tray).
         """
-        from core.edit import edit_and_fork
+        from parley.core.chat.edit import edit_and_fork
 
         self.chat.runs.activity(sid)
         blocks: list[Block] = []
@@ -210,7 +210,7 @@ class ChatEditor:
         return True
 
     async def _compact(self, sid: str) -> None:
-        from core.settings import Settings
+        from parley.core.settings import Settings
 
         keep = await Settings.of(self.chat.store).get("compaction.keep_turns")
         self.chat.runs.activity(sid)
@@ -253,7 +253,7 @@ class ChatEditor:
     def _tell_auto_failed(self, error: Any) -> None:
         """Say once, in words, that an automatic compaction did not happen: a toast, and
         the status bar (where its progress showed) for a while longer."""
-        from core.compaction import CompactNoSummaryError
+        from parley.core.compaction.compact import CompactNoSummaryError
 
         text = AUTO_FAILED.format(message=error.message)
         if isinstance(error, CompactNoSummaryError):

@@ -2,7 +2,7 @@
 (rename, pin, archive, move, delete with Undo).
 
 Every change is written to the store, then shown in the sidebar. Pin,
-archive, move and delete offer Undo for a few seconds (``gui.undo``). A
+archive, move and delete offer Undo for a few seconds (``parley.gui.undo``). A
 delete hides the chat at once and is made durable right away by archiving it
 (so a crash during the undo window loses nothing and shows no ghost); the
 row is deleted for good when the window passes, or when Parley closes.
@@ -19,19 +19,19 @@ from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QMenu
 from shiboken6 import isValid
 
-from core.errors import ParleyError
-from core.providers.capabilities import ProviderKind
-from core.providers.model_ref import parse_model_ref
-from core.store.errors import SessionNotFound, TurnNotFound
-from core.tools.executor import ON_BY_DEFAULT
-from core.tools.memory import Memory
-from gui import dialogs
-from gui.chat_edit import typed_text
-from gui.space_dialog import SpaceDialog, SpaceValues, ask_delete_space
+from parley.core.errors import ParleyError
+from parley.core.providers.capabilities import ProviderKind
+from parley.core.providers.model_ref import parse_model_ref
+from parley.core.store.errors import SessionNotFound, TurnNotFound
+from parley.core.tools.executor import ON_BY_DEFAULT
+from parley.core.tools.memory import Memory
+from parley.gui import dialogs
+from parley.gui.chat.edit import typed_text
+from parley.gui.sidebar.space_dialog import SpaceDialog, SpaceValues, ask_delete_space
 
 if TYPE_CHECKING:
-    from gui.chat_controller import ChatController
-    from gui.main_window import MainWindow
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.main_window import MainWindow
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ class Organizer:
         if space is None:
             return
         if space.is_default:
-            from core.store.errors import CannotDeleteDefaultSpace
+            from parley.core.store.errors import CannotDeleteDefaultSpace
 
             self.w.show_problem(CannotDeleteDefaultSpace())
             return

@@ -2,20 +2,20 @@
 
 Regenerate (Ctrl+Shift+R, the "↻ Regenerate" link under the last reply, the
 context menu, the palette) asks for another answer to the last message
-(``core.regenerate``): the current answer moves to a fork, a version of
+(``parley.core.chat.regenerate``): the current answer moves to a fork, a version of
 the chat (not listed: ‹ n/m › under the reply switches between the answers,
 ``ChatController.switch_version``), and the new answer streams in its place.
 "with another model…" offers the models of the model picker; the chat keeps
 its own model for the messages after.
 
 What can be checked first is checked before the answer moves
-(``core.regenerate.preflight``: the model's provider is set up, the files of
+(``parley.core.chat.regenerate.preflight``: the model's provider is set up, the files of
 the conversation can go to it); a refusal leaves the chat as it was and says
 why. A request that fails after the move says where the previous answer is
 kept, and Retry asks the same model again.
 
 A reply written by a model other than the chat's current one says which in a
-muted line under it ("Answered by Opus 4.6", ``gui.transcript.specs``): this
+muted line under it ("Answered by Opus 4.6", ``parley.gui.transcript.specs``): this
 module names the models for the transcript (:meth:`ChatRegenerate.answered_by`).
 """
 
@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QPoint
 
 if TYPE_CHECKING:
-    from core.regenerate import ReplySetAside
-    from gui.chat_controller import ChatController
-    from gui.main_window import MainWindow
+    from parley.core.chat.regenerate import ReplySetAside
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.main_window import MainWindow
 
 KEPT_MESSAGE = ("The previous answer is kept: ‹ › under the new one (or Alt+Left / Alt+Right "
                 "on it) switches between the answers.")
@@ -198,7 +198,7 @@ class ChatRegenerate:
             self.names_changed()
 
     def open_media(self, block: Any) -> None:
-        """Open an image or document clicked in the transcript (``gui.media_viewer``)."""
-        from gui.media_viewer import open_media
+        """Open an image or document clicked in the transcript (``parley.gui.media_viewer``)."""
+        from parley.gui.media_viewer import open_media
 
         self.w.tasks.spawn(open_media(self.w, block), name="open-media")

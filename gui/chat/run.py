@@ -1,10 +1,10 @@
 """Sending and runs: what happens between Enter and the saved reply.
 
 :class:`ChatRuns` sends the composer's text (or an edit, through
-:class:`gui.chat_edit.ChatEditor`), runs ``ChatRunner.send`` / ``retry`` and
+:class:`parley.gui.chat.edit.ChatEditor`), runs ``ChatRunner.send`` / ``retry`` and
 shows their events: the user's turn, the reply growing, the saved reply, an
 inline error, the placeholder title. After a chat's first reply it asks
-``core.titles.TitleService`` for a title in the background. It keeps no
+``parley.core.chat.titles.TitleService`` for a title in the background. It keeps no
 state of its own beyond the running tasks; the open chat is the controller's.
 
 A message sent while Parley is still starting is never refused: its user turn
@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer
 
-from core.content import Block, TextBlock, Turn, new_id, now_ms
-from core.errors import ParleyError
-from core.text_limits import check_blocks
-from gui.chat_attach import Taken
+from parley.core.content import Block, TextBlock, Turn, new_id, now_ms
+from parley.core.errors import ParleyError
+from parley.core.text_limits import check_blocks
+from parley.gui.chat.attach import Taken
 
 if TYPE_CHECKING:
-    from core.regenerate import ReplySetAside
-    from core.run import RunEvent
-    from gui.chat_controller import ChatController
-    from gui.main_window import MainWindow
+    from parley.core.chat.regenerate import ReplySetAside
+    from parley.core.chat.run import RunEvent
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.main_window import MainWindow
 
 LAST_SESSION_KEY = "session.last"
 STILL_REPLYING = ("A reply is still coming: press Esc to stop it, or wait — your message "
@@ -69,7 +69,7 @@ class ChatRuns:
         self._saving: set[str] = set()  # ids of messages shown but not saved yet
         #: Sessions whose run waits for its provider ("connecting…").
         self._waiting: set[str] = set()
-        from gui.retry_notice import RetryBar, RetryNotice
+        from parley.gui.retry_notice import RetryBar, RetryNotice
 
         bar = RetryBar(window)
         layout = window._chat_layout
@@ -115,7 +115,8 @@ class ChatRuns:
         first, then the text). An edited message holds the files its tray shows
         (the original's, less those removed, plus those added).
         """
-        if self.w.early is not None:  # no chat shown yet: kept for its chat (gui.early_input)
+        # no chat shown yet: kept for its chat (parley.gui.composer.early_input)
+        if self.w.early is not None:
             return bool(self.w.queue_early_message())
         text = self.w.composer.text()
         files = self.chat.attachments
@@ -170,7 +171,8 @@ class ChatRuns:
 
     async def send_queued(self, text: str) -> None:
         """Send ``text`` to the open chat as if typed and sent (a message written before
-        the chats were open, ``gui.early_input``); returns once it has its chat (a new
+        the chats were open, ``parley.gui.composer.early_input``); returns once it has its chat (a
+        new
         chat got its session), its run going on in the background."""
         if not text.strip():
             return
@@ -181,7 +183,7 @@ class ChatRuns:
 
     def send_to(self, sid: str, text: str) -> None:
         """Send ``text`` in saved chat ``sid``, open or not (a message written for it
-        before the chats were open, ``gui.early_input``): saved, then sent once its
+        before the chats were open, ``parley.gui.composer.early_input``): saved, then sent once its
         provider is ready."""
         if text.strip():
             self.w.tasks.spawn(self.run(sid, "send", [TextBlock(text)], None, None,
@@ -233,7 +235,7 @@ class ChatRuns:
     def offer_retry(self, sid: str) -> None:
         """A chat was opened: a last message that was never answered (Parley closed or
         stopped while it waited, or crashed) says "Not sent", with Retry."""
-        from core.content import ToolResultBlock
+        from parley.core.content import ToolResultBlock
 
         last = self.w.transcript.last_turn()
         if sid != self.chat.session_id or last is None or last.role != "user" \
@@ -329,7 +331,7 @@ class ChatRuns:
 
         def on_event(ev: RunEvent | ReplySetAside) -> None:
             nonlocal started
-            from core.run import UserTurnSaving
+            from parley.core.chat.run import UserTurnSaving
 
             if isinstance(ev, UserTurnSaving):
                 if ev.turn.id not in shown:
@@ -350,7 +352,9 @@ class ChatRuns:
             elif how == "send":
                 await self._send_when_unlocked(sid, blocks or [], model, on_event, turn_id)
             elif how == "regenerate":
-                from core.regenerate import regenerate  # imports the SDKs: not at start-up
+                from parley.core.chat.regenerate import (
+                    regenerate,  # imports the SDKs: not at start-up
+                )
 
                 await regenerate(self.chat.runner, sid, model_ref=model, on_event=on_event,
                                  title=title)
@@ -383,7 +387,7 @@ class ChatRuns:
         """A new chat's session row (its id); while another program holds sessions.db locked past
         the store's attempts, it waits as :meth:`_send_when_unlocked` does (Esc: the
         text goes back to the box)."""
-        from core.store.errors import DatabaseBusy
+        from parley.core.store.errors import DatabaseBusy
 
         try:
             while True:
@@ -404,7 +408,7 @@ class ChatRuns:
         bar says who holds it, and the send is tried again every
         :data:`LOCK_RETRY_S` until the lock clears (Esc stops it: the text goes back to
         the box). Nothing was written or sent while it waits."""
-        from core.store.errors import DatabaseBusy
+        from parley.core.store.errors import DatabaseBusy
 
         try:
             while True:
@@ -428,7 +432,7 @@ class ChatRuns:
         then says so)."""
         if self.chat.runner is None or model is None:
             return False
-        from core.providers.hub import UnknownProvider  # loaded with the runner
+        from parley.core.providers.hub import UnknownProvider  # loaded with the runner
 
         try:
             return bool(self.chat.hub.is_prepared(model))
@@ -450,7 +454,7 @@ class ChatRuns:
     async def _wait_for_provider(self, sid: str, model: str | None) -> str:
         """Wait ("connecting…") until the providers are loaded, the chat has a model
         (set-up may come first) and its provider's SDK is imported; return the model."""
-        from core.providers.hub import UnknownProvider
+        from parley.core.providers.hub import UnknownProvider
 
         self._waiting.add(sid)
         try:
@@ -497,8 +501,8 @@ class ChatRuns:
             self.w.transcript.set_busy(busy)
 
     def _on_event(self, ev: RunEvent | ReplySetAside) -> None:
-        from core.regenerate import ReplySetAside
-        from core.run import (
+        from parley.core.chat.regenerate import ReplySetAside
+        from parley.core.chat.run import (
             ReplyUpdated,
             RetryWaiting,
             RunCancelled,
@@ -508,7 +512,7 @@ class ChatRuns:
             SessionTitled,
             UserTurnSaving,
         )
-        from core.tools.loop import (
+        from parley.core.tools.loop import (
             ToolResultsSaved,
             ToolRoundLimit,
             ToolStepFinished,

@@ -3,9 +3,10 @@
 An :class:`Action` is data: id, label, default keys, the context where its keys
 work, the menu it sits in and its handler. The menu bar, the composer's keys,
 the transcript's message keys and its context menu, the command palette
-(``gui.palette``), the shortcut help (``gui.shortcut_help``) and Settings →
-Keyboard (``gui.keymap_editor``) are all built from :data:`ACTIONS`; nothing
-else declares a shortcut. The keys in force are a :class:`gui.keymap.Keymap`
+(``parley.gui.commands.palette``), the shortcut help
+(``parley.gui.commands.shortcut_help``) and Settings →
+Keyboard (``parley.gui.settings.keyboard``) are all built from :data:`ACTIONS`; nothing
+else declares a shortcut. The keys in force are a :class:`parley.gui.commands.keymap.Keymap`
 (defaults plus the person's changes, persisted as ``keyboard.bindings``).
 
 Contexts (where a key works):
@@ -46,8 +47,8 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QApplication
 
 if TYPE_CHECKING:
-    from gui.keymap import Keymap
-    from gui.main_window import MainWindow
+    from parley.gui.commands.keymap import Keymap
+    from parley.gui.main_window import MainWindow
 
 Context = Literal["global", "composer", "transcript", "sidebar"]
 CONTEXTS: tuple[Context, ...] = ("global", "composer", "transcript", "sidebar")
@@ -169,13 +170,13 @@ def available(action: Action, window: Any) -> bool:
 
 # -- handlers that are not plain window methods ---------------------------------
 def _open_palette(w: Any) -> None:
-    from gui.palette import open_palette
+    from parley.gui.commands.palette import open_palette
 
     open_palette(w)
 
 
 def _open_help(w: Any) -> None:
-    from gui.shortcut_help import open_shortcut_help
+    from parley.gui.commands.shortcut_help import open_shortcut_help
 
     open_shortcut_help(w)
 
@@ -422,12 +423,12 @@ def install(window: MainWindow, actions: Iterable[Action] = ACTIONS) -> dict[str
     composer and the transcript read those keys themselves). Actions whose
     window method does not exist yet are disabled. The keymap starts at the
     defaults; the person's bindings are loaded once the window has its store
-    (see :func:`gui.keymap.follow_store`) and follow Settings → Keyboard live.
+    (see :func:`parley.gui.commands.keymap.follow_store`) and follow Settings → Keyboard live.
 
     Returns:
         {action id: QAction}, also stored as ``window.qactions``.
     """
-    from gui.keymap import Keymap, follow_store
+    from parley.gui.commands.keymap import Keymap, follow_store
 
     bar = window.menuBar()
     menus = {name: bar.addMenu(f"&{name}") for name in MENUS}
@@ -484,7 +485,8 @@ def apply_keymap(window: Any, keymap: Keymap) -> None:
     if callable(setter):
         setter(table)
     else:
-        composer._keymap = table  # gui/composer.py reads it on each key press
+        # gui/composer/widget/widget/widget/widget.py reads it on each key press
+        composer._keymap = table
     refresh_enabled(window)
 
 

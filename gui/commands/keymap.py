@@ -31,8 +31,8 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QWidget
 
-from core.errors import ParleyError
-from gui.actions import ACTIONS, Action, Context, native, portable
+from parley.core.errors import ParleyError
+from parley.gui.commands.actions import ACTIONS, Action, Context, native, portable
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class Keymap:
     Args:
         overrides: ``{action id: [key texts]}`` as stored in ``keyboard.bindings``;
             unknown ids and unreadable keys are dropped (logged).
-        actions: the declared actions (default :data:`gui.actions.ACTIONS`).
+        actions: the declared actions (default :data:`parley.gui.commands.actions.ACTIONS`).
     """
 
     def __init__(self, overrides: Mapping[str, Sequence[str]] | None = None,
@@ -272,7 +272,7 @@ def keymap_for(widget: QWidget) -> Keymap:
 # -- persistence ----------------------------------------------------------------------
 async def load(store: Any) -> Keymap:
     """Read ``keyboard.bindings`` from ``store`` (an ``AsyncStore``)."""
-    from core.settings import Settings
+    from parley.core.settings import Settings
 
     return Keymap(await Settings.of(store).get(SETTING_KEY))
 
@@ -283,7 +283,7 @@ async def save(store: Any, keymap: Keymap) -> None:
     Raises:
         StoreError: sessions.db could not be written; the stored bindings stay.
     """
-    from core.settings import Settings
+    from parley.core.settings import Settings
 
     await Settings.of(store).set(SETTING_KEY, keymap.overrides())
 
@@ -319,9 +319,9 @@ async def track_bindings(window: Any) -> None:
     """Apply the bindings stored in ``window.store`` and re-apply them whenever
     ``keyboard.bindings`` changes (e.g. from Settings → Keyboard). Idempotent
     per store."""
-    from core.settings import Settings
-    from core.store.store import StoreClosed
-    from gui.actions import apply_keymap
+    from parley.core.settings import Settings
+    from parley.core.store.store import StoreClosed
+    from parley.gui.commands.actions import apply_keymap
 
     store = window.store
     if store is None or getattr(window, "_keymap_store", None) is store:

@@ -2,7 +2,7 @@
 
 One box, three kinds of results, best first:
 
-* **commands** — every action of ``gui.actions`` the window can run now,
+* **commands** — every action of ``parley.gui.commands.actions`` the window can run now,
   with its key;
 * **chats** — fuzzy over the titles of the chats in the sidebar (and the
   titles the full-text index finds);
@@ -15,7 +15,7 @@ palette is an overlay inside the main window (no separate top-level
 window), so the window's shortcuts keep working and screen readers stay in
 the window.
 
-What is listed and how typing matches it is in ``gui.palette_entries``.
+What is listed and how typing matches it is in ``parley.gui.commands.palette_entries``.
 """
 
 from __future__ import annotations
@@ -50,11 +50,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import ParleyError
-from gui import appearance
-from gui.actions import run
-from gui.keymap import keymap_for
-from gui.palette_entries import (
+from parley.core.errors import ParleyError
+from parley.gui import appearance
+from parley.gui.commands.actions import run
+from parley.gui.commands.keymap import keymap_for
+from parley.gui.commands.palette_entries import (
     MAX_MESSAGES,
     Entry,
     action_entries,

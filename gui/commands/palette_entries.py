@@ -5,7 +5,7 @@ palettes people know: every character of each typed word must appear in
 order; the whole label, its start, word starts and contiguous runs score
 higher. (A library such as rapidfuzz scores edit distance, not this
 "type a few letters of the words" matching.) The rows are plain data
-(:class:`Entry`); ``gui.palette`` shows and runs them.
+(:class:`Entry`); ``parley.gui.commands.palette`` shows and runs them.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gui.actions import available, native
-from gui.keymap import Keymap
+from parley.gui.commands.actions import available, native
+from parley.gui.commands.keymap import Keymap
 
 Kind = Literal["action", "session", "message"]
 MAX_SESSIONS = 8
 RECENT_SESSIONS = 5
 MAX_MESSAGES = 8
-MATCH_START, MATCH_END = "\x02", "\x03"  # the store's snippet markers (core.store.models)
+MATCH_START, MATCH_END = "\x02", "\x03"  # the store's snippet markers (parley.core.store.models)
 
 
 # -- matching ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The shortcut help (Ctrl+/): every command and its keys, grouped by where they work.
 
-Built from the window's keymap (``gui.keymap``), so a key changed in
+Built from the window's keymap (``parley.gui.commands.keymap``), so a key changed in
 Settings → Keyboard shows here at once. A filter box narrows the list by
 command or key ("fork", "ctrl+k"); commands the window cannot run yet are
 listed greyed out.
@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui import appearance
-from gui.actions import CONTEXTS, available
-from gui.keymap import WHERE, Keymap, keymap_for
+from parley.gui import appearance
+from parley.gui.commands.actions import CONTEXTS, available
+from parley.gui.commands.keymap import WHERE, Keymap, keymap_for
 
 HEADINGS = {"global": "Anywhere in the window", "composer": "In the message box",
             "transcript": "On a focused message (Ctrl+Shift+M or F6 to get there)",

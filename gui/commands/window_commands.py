@@ -1,6 +1,6 @@
-"""What the window's commands do: the methods ``gui.actions`` calls by name.
+"""What the window's commands do: the methods ``parley.gui.commands.actions`` calls by name.
 
-:class:`WindowCommands` is a mixin of :class:`gui.main_window.MainWindow`.
+:class:`WindowCommands` is a mixin of :class:`parley.gui.main_window.MainWindow`.
 Most commands act on the open chat through the chat controller
 (``_chat_call``), and do nothing while the set-up panel or a loading page
 is shown; the rest open a dialog or move the focus.
@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 if TYPE_CHECKING:
-    from gui.chat_controller import ChatController
+    from parley.gui.chat.controller import ChatController
 
 
 class WindowCommands:
@@ -30,11 +30,11 @@ class WindowCommands:
     sidebar: Any
     composer: Any
     transcript: Any
-    early: Any  # gui.early_input.EarlyInput | None
+    early: Any  # parley.gui.composer.early_input.EarlyInput | None
     queue_early_message: Any
     def _chat_call(self, name: str, *args: Any) -> Any:
         """Call ``name`` (a dotted path from the controller) when the chat page is up;
-        before the first chat is shown, once it is (``gui.early_input``)."""
+        before the first chat is shown, once it is (``parley.gui.composer.early_input``)."""
         if self.early is not None and not self.store_failed():
             return self._chat_call_later(name, *args)
         if self.chat is None or self.stack.currentWidget() is not self.chat_page:
@@ -64,7 +64,7 @@ class WindowCommands:
 
     def _space_row_focused(self) -> bool:
         """True when the chat list has focus on a space heading (F2, Delete act on it)."""
-        from gui.sidebar.model import KIND
+        from parley.gui.sidebar.model import KIND
 
         tree = self.sidebar.tree
         return tree.hasFocus() and tree.currentIndex().data(KIND) == "space"
@@ -171,29 +171,29 @@ class WindowCommands:
 
     def open_search(self) -> bool:
         """Show the search popup over the window (search every chat as you type)."""
-        from gui.search import open_search
+        from parley.gui.search import open_search
 
         return open_search(self)
 
     def export_session(self, session_id: str | None = None) -> bool:
         """Save a chat (default: the open one) as Markdown or JSON; asks where."""
-        from gui.export_dialog import export_chat
+        from parley.gui.export_dialog import export_chat
 
         return export_chat(self, session_id)
 
     def import_conversation(self) -> bool:
         """Import a chat history (ChatGPT, Claude.ai, Open WebUI) or a conversation file
         (Parley JSON or Markdown, Anthropic or OpenAI messages)."""
-        from gui.export_dialog import import_chat
+        from parley.gui.export_dialog import import_chat
 
         return import_chat(self)
 
     def save_copy_now(self) -> bool:
         """File ▸ Save a copy now…: copy every chat (and this run's drafts) to a file the
-        person chooses; also when sessions.db was deleted or moved (``gui.rescue``)."""
+        person chooses; also when sessions.db was deleted or moved (``parley.gui.rescue``)."""
         if self.store is None:
             return False
-        from gui.rescue import save_copy_now
+        from parley.gui.rescue import save_copy_now
 
         self.tasks.spawn(save_copy_now(self), name="save-copy")
         return True
@@ -202,7 +202,7 @@ class WindowCommands:
         """Settings (non-modal; changes apply at once)."""
         if self.store is None or self.hub is None:
             return None
-        from gui.settings_dialog import SettingsDialog
+        from parley.gui.settings.dialog import SettingsDialog
 
         dlg = SettingsDialog(self.store, self.hub, parent=cast(QWidget, self))
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -6,7 +6,7 @@ a file still being read shows as a chip saying "Reading file…". Each has a
 round ✕ button (reachable with Tab, named "Remove <file>" for screen readers)
 that asks to take it out of the message. The tray is a view only: it shows a
 list of :class:`TrayItem` and emits :attr:`AttachTray.remove_requested`;
-:class:`gui.chat_attach.ChatAttachments` owns what is pending. It hides
+:class:`parley.gui.chat.attach.ChatAttachments` owns what is pending. It hides
 itself when the list is empty.
 """
 
@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui import appearance
+from parley.gui import appearance
 
 THUMB_PX = 56  # side of an image thumbnail and height of a chip, logical px
 CHIP_WIDTH = 208

@@ -15,9 +15,9 @@ from pathlib import Path
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtGui import QImage
 
-from core.attachments import Attachment, from_bytes, parse_text_file, read_file
-from core.content import Block, DocumentBlock, ImageBlock, TextBlock
-from gui.attach_tray import THUMB_PX
+from parley.core.attachments.files import Attachment, from_bytes, parse_text_file, read_file
+from parley.core.content import Block, DocumentBlock, ImageBlock, TextBlock
+from parley.gui.composer.attach_tray import THUMB_PX
 
 
 def png_bytes(image: QImage) -> bytes:
@@ -56,7 +56,7 @@ def thumbnail_png(data: bytes, side: int = 2 * THUMB_PX) -> bytes | None:
 
 def files_of(blocks: Iterable[Block]) -> list[tuple[str, bytes]]:
     """(name, bytes) of the files attached in a sent message's blocks: images, documents
-    and text files (``core.attachments.text_file_block``), in order."""
+    and text files (``parley.core.attachments.files.text_file_block``), in order."""
     out: list[tuple[str, bytes]] = []
     for i, block in enumerate(blocks):
         if isinstance(block, TextBlock):

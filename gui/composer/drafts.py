@@ -5,15 +5,15 @@ Each chat's draft lives in memory while Parley runs and in the store's
 has no session yet), written a moment after typing stops and at every switch
 or close. An empty draft deletes the key.
 
-A draft longer than any model can read (``core.text_limits``) is never
+A draft longer than any model can read (``parley.core.text_limits``) is never
 written: it could not be sent, and a 53 MB draft in sessions.db slowed every
 later start. The composer refuses a paste that would make one; a longer draft
 stored by an older Parley is cut to the limit when it is loaded.
 
 When sessions.db was deleted or replaced while open, the store refuses every
-write (``core.store.faults``), so drafts stay in memory only; the window then
+write (``parley.core.store.faults``), so drafts stay in memory only; the window then
 writes them into the copy it saves (:meth:`Drafts.save_into`, called by
-``gui.rescue``), so no unsent text is lost with the store.
+``parley.gui.rescue``), so no unsent text is lost with the store.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from core.save_queue import PASSING
-from core.store.errors import StoreError
-from core.text_limits import max_text_chars
+from parley.core.chat.save_queue import PASSING
+from parley.core.store.errors import StoreError
+from parley.core.text_limits import max_text_chars
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,8 @@ class Drafts:
         self.store = store
         self._texts: dict[str | None, str] = {}
         #: chats whose draft the store refused last time for a passing reason (disk
-        #: full, file locked…: ``core.save_queue.PASSING``); a moved file is ``gui.rescue``'s
+        #: full, file locked…: ``parley.core.chat.save_queue.PASSING``); a moved file is
+        # ``parley.gui.rescue``'s
         self.unsaved: set[str | None] = set()
         self.error: StoreError | None = None  # why, the last time
 
@@ -150,7 +151,7 @@ class Drafts:
         is opened and closed off the GUI thread.
 
         Args:
-            copy: a complete sessions.db (``core.store.faults.copy_open_database``).
+            copy: a complete sessions.db (``parley.core.store.faults.copy_open_database``).
 
         Returns:
             How many non-empty drafts it now holds from this run.
@@ -168,7 +169,7 @@ class Drafts:
 
 def _write_state(path: Path, values: dict[str, Any]) -> None:
     """Set ``app_state`` keys in the sessions.db at ``path`` (one transaction per key)."""
-    from core.store.store import Store  # SQLAlchemy: not imported at start-up
+    from parley.core.store.store import Store  # SQLAlchemy: not imported at start-up
 
     with Store.open(path) as store:
         for key, value in values.items():

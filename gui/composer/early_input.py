@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gui.main_window import MainWindow
+    from parley.gui.main_window import MainWindow
 
 #: Said when a second message is sent in the same chat before the chats are open.
 ONE_WAITING = ("Your message before this one is waiting for your chats to open: this one "
@@ -99,8 +99,8 @@ async def replay(window: MainWindow, early: EarlyInput) -> None:
     message of the chat in view is sent there (a new chat gets its session).
     Then the chat commands given meanwhile are done, in order.
     """
-    from core.store.errors import SessionNotFound
-    from gui.chat_run import LAST_SESSION_KEY
+    from parley.core.store.errors import SessionNotFound
+    from parley.gui.chat.run import LAST_SESSION_KEY
 
     chat = window.chat
     assert chat is not None

@@ -2,17 +2,17 @@
 
 :class:`Composer` is the text editor itself (tests type into it). Its keys
 (Enter sends, Shift+Enter adds a line, Esc stops, Up in an empty box edits
-the last message) come from :func:`gui.actions.composer_keymap`; the
+the last message) come from :func:`parley.gui.commands.actions.composer_keymap`; the
 composer only reports which action a key means, through ``on_action``.
 :class:`ComposerBar` frames it with the Send/Stop button, an Attach button,
-the tray of files waiting to be sent (:mod:`gui.attach_tray`), a banner shown
+the tray of files waiting to be sent (:mod:`parley.gui.composer.attach_tray`), a banner shown
 while editing the last message, and a one-line hint.
 
 Files come in by drag and drop (anywhere on the bar; :class:`DropTarget`
 extends that to other widgets) and by paste: Ctrl+V with copied files pastes
 them as attachments, with an image alone (a screenshot) pastes the image, and
 with text pastes the text. The bar only reports them (``files_given``,
-``image_given``); :class:`gui.chat_attach.ChatAttachments` reads them.
+``image_given``); :class:`parley.gui.chat.attach.ChatAttachments` reads them.
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.text_limits import max_text_chars
-from gui import appearance
-from gui.long_text import has_long_run
+from parley.core.text_limits import max_text_chars
+from parley.gui import appearance
+from parley.gui.long_text import has_long_run
 
 if TYPE_CHECKING:
-    from gui.actions import Action
-    from gui.attach_tray import AttachTray
+    from parley.gui.commands.actions import Action
+    from parley.gui.composer.attach_tray import AttachTray
 
 MAX_LINES = 12
 
@@ -144,7 +144,7 @@ class Composer(QPlainTextEdit):
         files_given(list): local file paths were dropped or pasted.
         image_given(QImage): an image (no text, no file) was dropped or pasted.
         text_refused(int): a paste was refused: the text would be longer than any
-            model can read (``core.text_limits``); its length in characters.
+            model can read (``parley.core.text_limits``); its length in characters.
     """
 
     files_given = Signal(list)
@@ -156,7 +156,7 @@ class Composer(QPlainTextEdit):
         self.on_action: Callable[[Action], Any] | None = None
         #: {portable key text: action}; the defaults are read at the first key (the
         #: command table is not needed for the first paint), the window sets the keys
-        #: in force (``gui.actions.apply_keymap``).
+        #: in force (``parley.gui.commands.actions.apply_keymap``).
         self._keymap: dict[str, Action] | None = None
         self.setObjectName("Composer")
         self.setAccessibleName("Message")
@@ -186,7 +186,7 @@ class Composer(QPlainTextEdit):
         self.moveCursor(self.textCursor().MoveOperation.End)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt name)
-        from gui import actions
+        from parley.gui.commands import actions
 
         if self._keymap is None:
             self._keymap = actions.composer_keymap()
@@ -286,7 +286,7 @@ class ComposerBar(QWidget):
         image_given(QImage): an image was dropped on the bar or pasted.
 
     Attributes:
-        tray: the pending files (:class:`gui.attach_tray.AttachTray`).
+        tray: the pending files (:class:`parley.gui.composer.attach_tray.AttachTray`).
     """
 
     send_clicked = Signal()
@@ -357,9 +357,10 @@ class ComposerBar(QWidget):
 
     @property
     def tray(self) -> AttachTray:
-        """The pending files (:class:`gui.attach_tray.AttachTray`), made at first use."""
+        """The pending files (:class:`parley.gui.composer.attach_tray.AttachTray`), made at first
+        use."""
         if self._tray is None:
-            from gui.attach_tray import AttachTray
+            from parley.gui.composer.attach_tray import AttachTray
 
             self._tray = AttachTray(self.frame)
             self._tray.changed.connect(self._refresh_button)

@@ -1,7 +1,7 @@
 """The Backups page's head: where the automatic backups are, when the last was made.
 
 Shown above the generated ``backups.*`` fields of the Settings dialog. The
-figures come from the window's ``core.backup_schedule.BackupScheduler`` when
+figures come from the window's ``parley.core.backup_schedule.BackupScheduler`` when
 there is one (else from the folder, read off the GUI thread); "Back up now"
 asks it for a backup at once.
 """
@@ -15,9 +15,9 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from core.errors import ParleyError
-from gui.async_bridge import TaskSet
-from gui.settings_widgets import hint
+from parley.core.errors import ParleyError
+from parley.gui.async_bridge import TaskSet
+from parley.gui.settings.widgets import hint
 
 RESTORE_HINT = ("To restore one: quit Parley, then start it again — if sessions.db is ever "
                 "damaged, Parley offers each backup in one click. By hand: quit Parley and "
@@ -28,8 +28,8 @@ def last_text(backup: Any) -> str:
     """"Last backup: today 14:05 (28 messages in 3 chats)", or that there is none yet."""
     if backup is None:
         return "No backup yet: the first is made after a change, within a minute or two."
-    from core.store.backups import age_text
-    from gui.recovery_page import holds
+    from parley.core.store.backups import age_text
+    from parley.gui.recovery_page import holds
 
     what = f" ({holds(backup.turns, backup.chats)})" if backup.turns is not None else ""
     return f"Last backup: {age_text(backup.made_at)}{what}."
@@ -47,7 +47,7 @@ class BackupsInfo(QWidget):
     def __init__(self, db: Path, scheduler: Any, tasks: TaskSet,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from core.store.backups import folder_of
+        from parley.core.store.backups import folder_of
 
         self.db, self.scheduler, self.tasks = db, scheduler, tasks
         self.folder = folder_of(db)
@@ -74,7 +74,7 @@ class BackupsInfo(QWidget):
 
     async def refresh(self) -> None:
         """Show the newest backup (the scheduler's, or the folder's)."""
-        from core.store.backups import describe, last_backup
+        from parley.core.store.backups import describe, last_backup
 
         newest = getattr(self.scheduler, "last", None)
         if newest is None:

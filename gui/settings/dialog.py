@@ -1,16 +1,17 @@
-"""The Settings dialog, generated from ``core.settings.SETTINGS``.
+"""The Settings dialog, generated from ``parley.core.settings.SETTINGS``.
 
-Pages: Providers (``gui.settings_providers``: the providers, their keys and
+Pages: Providers (``parley.gui.settings.providers``: the providers, their keys and
 server addresses, the model for new chats, the prompt cache), Chat, Tools
-(``gui.settings_tools``: MCP servers, tool rounds), Compaction,
-Keyboard (rebind any action of ``gui.actions``: ``gui.keymap_editor``) and
+(``parley.gui.settings_tools``: MCP servers, tool rounds), Compaction,
+Keyboard (rebind any action of ``parley.gui.commands.actions``: ``parley.gui.settings.keyboard``)
+and
 Experimental. Every generated field applies at once: a valid value is stored
 in sessions.db (through the shared ``Settings`` of the store, so listeners
 such as the cache timer hear it), an invalid one is refused with the rule
 under the field. A model field (summary model, title model) offers the models
 of the set-up providers in an editable combo box and refuses a
 ``provider:model`` whose provider is not set up
-(``core.compaction_settings.check_model_setting``).
+(``parley.core.compaction.settings.check_model_setting``).
 
 When the providers change, ``providers_changed`` is emitted: the model fields
 are re-listed, and the parent window's model picker is refreshed at once
@@ -45,20 +46,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.compaction_settings import check_model_setting
-from core.errors import ParleyError
-from core.settings import SECTIONS, Setting, Settings, SettingsError, in_section, spec, validate
-from gui.async_bridge import TaskSet
-from gui.model_picker import ModelChoice, model_choices
-from gui.settings_providers import ProvidersPage
-from gui.settings_widgets import hint, model_combo, set_model_choices
+from parley.core.compaction.settings import check_model_setting
+from parley.core.errors import ParleyError
+from parley.core.settings import (
+    SECTIONS,
+    Setting,
+    Settings,
+    SettingsError,
+    in_section,
+    spec,
+    validate,
+)
+from parley.gui.async_bridge import TaskSet
+from parley.gui.model_picker import ModelChoice, model_choices
+from parley.gui.settings.providers import ProvidersPage
+from parley.gui.settings.widgets import hint, model_combo, set_model_choices
 
 MODEL_PLACEHOLDER = "Automatic"
 EXPERIMENTAL_INTRO = ("These features are new and may change or go away. "
                       "Each stays off until you turn it on.")
 NAV_WIDTH = 170  # px: the list of sections (at least)
 DEFAULT_SIZE = (780, 560)  # px; wider when a page needs it (see PageArea)
-KEYBINDINGS = "keyboard.bindings"  # edited by the Keyboard page (gui/keymap_editor.py)
+KEYBINDINGS = "keyboard.bindings"  # edited by the Keyboard page (gui/settings/keyboard.py)
 Commit = Callable[[str, Any], None]
 
 
@@ -288,7 +297,7 @@ class SettingsDialog(QDialog):
 
     def _backups_page(self) -> QWidget:
         """Where the backups are and when the last was made, then the ``backups.*`` fields."""
-        from gui.settings_backups import BackupsInfo
+        from parley.gui.settings.backups import BackupsInfo
 
         page = QWidget()
         lay = QVBoxLayout(page)
@@ -300,8 +309,8 @@ class SettingsDialog(QDialog):
         return page
 
     def _tools_page(self) -> QWidget:
-        """The MCP servers (``gui.settings_tools``), then the ``tools.*`` fields."""
-        from gui.settings_tools import ToolsPage
+        """The MCP servers (``parley.gui.settings_tools``), then the ``tools.*`` fields."""
+        from parley.gui.settings_tools import ToolsPage
 
         page = QWidget()
         lay = QVBoxLayout(page)
@@ -313,7 +322,7 @@ class SettingsDialog(QDialog):
         return page
 
     def _keyboard_page(self) -> QWidget:
-        from gui.keymap_editor import KeymapEditor
+        from parley.gui.settings.keyboard import KeymapEditor
 
         self.keyboard = KeymapEditor(self._commit_keymap)
         self.shortcuts = self.keyboard.table
@@ -326,7 +335,7 @@ class SettingsDialog(QDialog):
         self.tasks.spawn(self.settings.set(KEYBINDINGS, value), name="keyboard bindings")
 
     def show_section(self, section: str) -> None:
-        """Show the page of ``section`` (one of ``core.settings.SECTIONS``)."""
+        """Show the page of ``section`` (one of ``parley.core.settings.SECTIONS``)."""
         self.nav.setCurrentRow(SECTIONS.index(section))  # type: ignore[arg-type]
 
     # -- values ---------------------------------------------------------------
@@ -335,7 +344,7 @@ class SettingsDialog(QDialog):
         self.values = await self.settings.values()
         for key, editor in self.editors.items():
             editor.show_value(self.values[key])
-        from gui.keymap import Keymap
+        from parley.gui.commands.keymap import Keymap
 
         self.keyboard.set_keymap(Keymap(self.values.get(KEYBINDINGS)))
         await self.providers.refresh()

@@ -1,11 +1,11 @@
 """Settings → Keyboard: rebind any action, see conflicts, reset to the defaults.
 
-The table lists every action of ``gui.actions`` (command, keys, where they
+The table lists every action of ``parley.gui.commands.actions`` (command, keys, where they
 work). Choose a row, press the new key in the "New key" box, then **Set**
 (replace the keys) or **Add** (one more key). A key that another action
 already answers at the same time, or a typing/editing key for a command
 that works anywhere, is refused with a sentence naming the other action —
-nothing changes until the key is free (:meth:`gui.keymap.Keymap.bind`).
+nothing changes until the key is free (:meth:`parley.gui.commands.keymap.Keymap.bind`).
 **Remove keys**, **Reset** (this action) and **Reset all** do what they say.
 Every change is handed to ``commit`` at once; the Settings dialog stores it
 as ``keyboard.bindings`` and the window applies it live.
@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui import appearance, dialogs
-from gui.actions import PORTABLE
-from gui.keymap import WHERE, Keymap, KeymapError
+from parley.gui import appearance, dialogs
+from parley.gui.commands.actions import PORTABLE
+from parley.gui.commands.keymap import WHERE, Keymap, KeymapError
 
 INTRO = ("Choose a command, press the new key in “New key”, then Set (replace its keys) or "
          "Add (one more). Changes apply at once and are kept.")

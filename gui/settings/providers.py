@@ -2,12 +2,12 @@
 
 A provider's fields are saved together with "Save provider" (a key and its
 server go together). Saving first tests the connection, as first-run set-up's
-"Test connection" does (the same :func:`gui.setup_panel.check_connection`): if
+"Test connection" does (the same :func:`parley.gui.setup_panel.check_connection`): if
 the provider cannot be reached, nothing is saved yet, the problem is shown
 under the fields and "Save anyway" saves it as it is (the model picker then
 lists it with "can't connect"). "Saved." confirms a save, and the key field
 then says a key is stored instead of looking empty. Where a new key goes (the
-system keyring or Parley's key file) is said as ``core.keys`` decides it. Every
+system keyring or Parley's key file) is said as ``parley.core.keys`` decides it. Every
 change of the provider list is reported through the dialog's
 ``providers_changed`` signal.
 """
@@ -34,16 +34,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.errors import ParleyError
-from core.providers.registry import ENV_API_KEY, ENV_COMPATIBLE, ProviderConfigError
-from core.settings import SettingsError, validate
-from gui import dialogs
-from gui.settings_widgets import hint
-from gui.settings_window_field import WindowField
-from gui.setup_panel import ConnectionCheck, check_connection
+from parley.core.errors import ParleyError
+from parley.core.providers.registry import ENV_API_KEY, ENV_COMPATIBLE, ProviderConfigError
+from parley.core.settings import SettingsError, validate
+from parley.gui import dialogs
+from parley.gui.settings.widgets import hint
+from parley.gui.settings.window_field import WindowField
+from parley.gui.setup_panel import ConnectionCheck, check_connection
 
 if TYPE_CHECKING:
-    from gui.settings_dialog import SettingsDialog
+    from parley.gui.settings.dialog import SettingsDialog
 
 KIND_LABELS = {"anthropic": "Anthropic", "openai": "OpenAI",
                "openai_compatible": "OpenAI-compatible server"}
@@ -204,7 +204,7 @@ class ProvidersPage(QWidget):
         self.save_anyway.setVisible(False)
 
     def key_destination(self) -> str:
-        """Where a key typed now will be saved, in words (follows ``core.keys``: the
+        """Where a key typed now will be saved, in words (follows ``parley.core.keys``: the
         system keyring, or Parley's key file where no keyring answers)."""
         return KEY_DESTINATION[self.hub.keys.backend_name]
 
@@ -230,7 +230,7 @@ class ProvidersPage(QWidget):
         self.name.setFocus()
 
     async def _fill(self) -> None:
-        from core.providers.registry import resolve_base_url
+        from parley.core.providers.registry import resolve_base_url
 
         pid = self.selected_id()
         self.remove_button.setEnabled(pid is not None)

@@ -3,7 +3,7 @@
 Many local servers do not say their window (llama-cpp-python's server, vLLM behind a
 proxy…), so Parley assumes a safe 8,192 tokens; this field lets a person give the real
 one. It is stored in the ``model_overrides`` setting (``{model id: {"context_window":
-tokens}}``), which :class:`core.providers.hub.ProviderHub` reads on ``load``; a window the
+tokens}}``), which :class:`parley.core.providers.hub.ProviderHub` reads on ``load``; a window the
 server itself names still wins when it is smaller. Emptying the field removes the
 override. The source of the number in use is said by the page's limits line.
 """
@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
-from core.settings import SettingsError
-from gui.settings_widgets import hint
+from parley.core.settings import SettingsError
+from parley.gui.settings.widgets import hint
 
 if TYPE_CHECKING:
-    from gui.settings_providers import ProvidersPage
+    from parley.gui.settings.providers import ProvidersPage
 
 OVERRIDES = "model_overrides"
 #: The smallest and largest windows the field takes, tokens.

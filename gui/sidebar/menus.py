@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex
 from PySide6.QtWidgets import QMenu
 
-from gui.sidebar.model import ARCHIVED, ID, PINNED, SPACE
+from parley.gui.sidebar.model import ARCHIVED, ID, PINNED, SPACE
 
 if TYPE_CHECKING:
-    from gui.sidebar.view import Sidebar
+    from parley.gui.sidebar.view import Sidebar
 
 
 def session_menu(bar: Sidebar, index: QModelIndex) -> QMenu:

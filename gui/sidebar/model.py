@@ -4,10 +4,10 @@ Rows are kept in display order — pinned first, then newest first by
 ``updated_at`` — the order ``Store.list_sessions`` returns; :meth:`upsert`
 keeps it when a session changes. A fork made on purpose is a child of the
 chat it came from when that chat is loaded in the same space (folded there
-until the person unfolds it: ``gui.sidebar.view``); otherwise (its parent
+until the person unfolds it: ``parley.gui.sidebar.view``); otherwise (its parent
 was deleted, moved away or is not loaded yet) it is a row of its space and
 is adopted as soon as its parent appears. Versions (edits, regenerations:
-``core.store.versions``) have no row: they show on their chat's messages.
+``parley.core.store.versions``) have no row: they show on their chat's messages.
 Only the first page of each space
 is loaded; a "Show more" row asks for the next (start-up stays fast with
 10,000 sessions).
@@ -139,7 +139,7 @@ class SessionTreeModel(QStandardItemModel):
 
         Args:
             space_id: the space they belong to (must have been set).
-            sessions: ``core.store.models.Session`` objects.
+            sessions: ``parley.core.store.models.Session`` objects.
             has_more: whether a further page exists (shows "Show more").
         """
         space = self._spaces.get(space_id)
@@ -168,7 +168,7 @@ class SessionTreeModel(QStandardItemModel):
     def _upsert(self, session: Any) -> QModelIndex:
         space = self._spaces.get(session.space_id)
         if getattr(session, "is_version", False) and getattr(session, "parent_exists", True):
-            space = None  # a version shows on its chat's messages (core.store.versions)
+            space = None  # a version shows on its chat's messages (parley.core.store.versions)
         if space is None:
             self._remove(session.id)  # its space is not shown (or was deleted)
             return QModelIndex()

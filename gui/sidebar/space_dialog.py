@@ -27,10 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.tokens import text_tokens
-from core.tools.memory import DEFAULT_LIMIT_TOKENS, MemoryTooLong
-from gui import dialogs
-from gui.model_picker import ModelChoice, selectable
+from parley.core.tokens import text_tokens
+from parley.core.tools.memory import DEFAULT_LIMIT_TOKENS, MemoryTooLong
+from parley.gui import dialogs
+from parley.gui.model_picker import ModelChoice, selectable
 
 DeleteChoice = Literal["move", "delete"]
 
@@ -64,7 +64,7 @@ class SpaceDialog(QDialog):
     Args:
         parent: the main window.
         models: the models to offer (the model picker's choices).
-        space: the space to edit (``core.store.models.Space``), None to create one.
+        space: the space to edit (``parley.core.store.models.Space``), None to create one.
         with_tools: show the memory and tools fields (False: the window runs without
             Parley's tools).
 
@@ -193,7 +193,8 @@ class SpaceDialog(QDialog):
         self.mcp_box.setVisible(bool(servers))
 
     def memory_tokens(self) -> int:
-        """The memory field's size (tokens, ``core.tokens.text_tokens`` of the stripped text)."""
+        """The memory field's size (tokens, ``parley.core.tokens.text_tokens`` of the stripped
+        text)."""
         return text_tokens(self.memory_edit.toPlainText().strip())
 
     def _update_hint(self) -> None:
@@ -253,7 +254,7 @@ def ask_delete_space(parent: QWidget | None, name: str, chats: int,
     Returns:
         ``"move"`` (to the default space), ``"delete"`` (with the space), or
         None (cancelled). A space without chats asks a plain yes/no question.
-        Tests script the answer through ``gui.dialogs.answers``.
+        Tests script the answer through ``parley.gui.dialogs.answers``.
     """
     if dialogs.answers:
         answer = dialogs.answers.popleft()

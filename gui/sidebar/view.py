@@ -26,10 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui import appearance
-from gui.sidebar.delegate import RowDelegate, chevron_rect
-from gui.sidebar.menus import session_menu, space_menu
-from gui.sidebar.model import ID, KIND, SESSION_MIME, SPACE, SPACE_MIME, SessionTreeModel
+from parley.gui import appearance
+from parley.gui.sidebar.delegate import RowDelegate, chevron_rect
+from parley.gui.sidebar.menus import session_menu, space_menu
+from parley.gui.sidebar.model import ID, KIND, SESSION_MIME, SPACE, SPACE_MIME, SessionTreeModel
 
 
 class SessionTree(QTreeView):

@@ -3,6 +3,6 @@
 Public: :class:`TranscriptView` (see ``gui/transcript/view.py``).
 """
 
-from gui.transcript.view import TranscriptView
+from parley.gui.transcript.view import TranscriptView
 
 __all__ = ["TranscriptView"]

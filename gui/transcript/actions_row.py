@@ -22,12 +22,12 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
 from PySide6.QtGui import QCursor, QKeyEvent
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QToolButton, QToolTip, QWidget
 
-from gui.appearance import icon
-from gui.keymap import keymap_for
+from parley.gui.appearance import icon
+from parley.gui.commands.keymap import keymap_for
 
 if TYPE_CHECKING:
-    from gui.transcript.rows import Node
-    from gui.transcript.view import TranscriptView
+    from parley.gui.transcript.rows import Node
+    from parley.gui.transcript.view import TranscriptView
 
 #: (name for ``message_action``, icon, label, keymap action id or None)
 BUTTONS: tuple[tuple[str, str, str, str | None], ...] = (

@@ -37,8 +37,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from gui.theme import TranscriptColors, mix, transcript_colors
-from gui.transcript.layout import (
+from parley.gui.theme import TranscriptColors, mix, transcript_colors
+from parley.gui.transcript.layout import (
     BAR,
     BUBBLE_PAD,
     BUBBLE_SHARE,
@@ -50,10 +50,10 @@ from gui.transcript.layout import (
     RowBuilder,
     RowLayout,
 )
-from gui.transcript.model import TranscriptModel
-from gui.transcript.pieces import THUMB_MAX, PieceCache
-from gui.transcript.rows import Node
-from gui.transcript.specs import CODE_KINDS
+from parley.gui.transcript.model import TranscriptModel
+from parley.gui.transcript.pieces import THUMB_MAX, PieceCache
+from parley.gui.transcript.rows import Node
+from parley.gui.transcript.specs import CODE_KINDS
 
 LAYOUT_LIMIT = 400  # row layouts kept (rows seen recently)
 THROTTLE_MIN_MS = 8.0  # a streaming row cheaper to lay out than this is never throttled

@@ -8,7 +8,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QToolButton
 
 if TYPE_CHECKING:
-    from gui.transcript.listview import TranscriptListView
+    from parley.gui.transcript.listview import TranscriptListView
 
 MARGIN = 14  # px between the button and the bottom-right corner of the viewport
 SLACK = 4  # px: closer than this to the bottom counts as at the bottom

@@ -1,8 +1,8 @@
 """Laying out one transcript row: where its pieces go, how tall it is, what a click hits.
 
-:class:`RowBuilder` turns a :class:`~gui.transcript.rows.Node` into a
+:class:`RowBuilder` turns a :class:`~parley.gui.transcript.rows.Node` into a
 :class:`RowLayout` for a viewport width: the pieces (from
-:class:`~gui.transcript.specs.SpecBuilder`) stacked in the centred content
+:class:`~parley.gui.transcript.specs.SpecBuilder`) stacked in the centred content
 column — user messages in a right-aligned bubble, compaction summaries in a
 card, code blocks on a rounded box — and what clicks on it mean
 (:meth:`RowLayout.hit`).
@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize
 from PySide6.QtGui import QTextDocument
 
-from gui.markdown import BLOCKED_PREFIX, IMAGE_PREFIX
-from gui.transcript.pieces import Piece, PieceCache, icons_in
-from gui.transcript.rows import Node, Transcript
-from gui.transcript.specs import CODE_KINDS, Spec, SpecBuilder
+from parley.gui.markdown import BLOCKED_PREFIX, IMAGE_PREFIX
+from parley.gui.transcript.pieces import Piece, PieceCache, icons_in
+from parley.gui.transcript.rows import Node, Transcript
+from parley.gui.transcript.specs import CODE_KINDS, Spec, SpecBuilder
 
 SIDE = 20  # px between the viewport's edges and the content column
 MAX_COLUMN = 800  # px: widest content column (the composer uses the same)

@@ -52,13 +52,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.actions import key_text
-from gui.keymap import keymap_for
-from gui.transcript.delegate import TranscriptDelegate
-from gui.transcript.geometry import RowGeometry
-from gui.transcript.layout import Hit, RowLayout
-from gui.transcript.model import TranscriptModel
-from gui.transcript.tooltips import tooltip_text
+from parley.gui.commands.actions import key_text
+from parley.gui.commands.keymap import keymap_for
+from parley.gui.transcript.delegate import TranscriptDelegate
+from parley.gui.transcript.geometry import RowGeometry
+from parley.gui.transcript.layout import Hit, RowLayout
+from parley.gui.transcript.model import TranscriptModel
+from parley.gui.transcript.tooltips import tooltip_text
 
 Index = QModelIndex | QPersistentModelIndex
 BOTTOM_PAD = 12  # px of empty space under the last row
@@ -78,19 +78,19 @@ class TranscriptListView(QListView):
 
     Signals:
         anchorClicked(QModelIndex, str, object): an anchor (href) of a row was
-            clicked; the object is the :class:`~gui.transcript.layout.Placed` piece.
+            clicked; the object is the :class:`~parley.gui.transcript.layout.Placed` piece.
         foldClicked(QModelIndex, str): a fold line (key) of a row was clicked.
         menuRequested(QModelIndex, QPoint, object): context menu at a global
             position; the object is the :class:`Hit` under the pointer or None.
         actionRequested(str, QModelIndex): a message key on the current row;
             the str is the action's name (``copy``, ``copy_markdown``, ``edit``,
-            ``fork``, ``retry``, ``toggle``; see ``message.*`` in gui/actions.py).
+            ``fork``, ``retry``, ``toggle``; see ``message.*`` in gui/commands/actions.py).
         clearOfChanged(): what floats over the view changed (:meth:`keep_clear_of`).
         startWanted(): Home (or the first-message key) while older rows of the
             session are not read yet (:attr:`more_above`): read them, then
             :meth:`move_to` ``first`` again.
 
-    Message keys come from the keymap of the window (``gui.keymap.keymap_for``),
+    Message keys come from the keymap of the window (``parley.gui.commands.keymap.keymap_for``),
     so rebinding them in Settings → Keyboard applies at once. The moves
     (``previous``, ``next``, ``first``, ``last``) are done here; Up, Down,
     Home, End and Page Up/Down always move too, as in any list.

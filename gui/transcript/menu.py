@@ -1,6 +1,6 @@
 """The transcript's context menu, and the model menu of "Regenerate with".
 
-Every entry is a declared ``message.*`` action of :mod:`gui.actions` (its label
+Every entry is a declared ``message.*`` action of :mod:`parley.gui.commands.actions` (its label
 and keys come from there) run through ``TranscriptView.message_action``, so
 the menu, the keys and the window's Message menu always agree.
 """
@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
-from gui.actions import by_id
-from gui.keymap import keymap_for
-from gui.markdown import is_safe_url
+from parley.gui.commands.actions import by_id
+from parley.gui.commands.keymap import keymap_for
+from parley.gui.markdown import is_safe_url
 
 if TYPE_CHECKING:
-    from gui.transcript.layout import Hit
-    from gui.transcript.view import TranscriptView
+    from parley.gui.transcript.layout import Hit
+    from parley.gui.transcript.view import TranscriptView
 
 
 def message_menu(view: TranscriptView, row: int, hit: Hit | None) -> QMenu:

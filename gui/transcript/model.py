@@ -21,12 +21,12 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from core.content import Turn
-from gui.transcript.rows import Node, Transcript, card_count, merge_turns, summary_block
-from gui.transcript.specs import CARD_FOLD
+from parley.core.content import Turn
+from parley.gui.transcript.rows import Node, Transcript, card_count, merge_turns, summary_block
+from parley.gui.transcript.specs import CARD_FOLD
 
 if TYPE_CHECKING:
-    from core.store.outline import Span
+    from parley.core.store.outline import Span
 
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 TURN_ID_ROLE = Qt.ItemDataRole.UserRole + 2

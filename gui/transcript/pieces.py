@@ -27,8 +27,8 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSize, Qt, QUrl
 from PySide6.QtGui import QFont, QFontMetricsF, QImage, QTextDocument
 
-from core.attachments import size_text
-from core.content import (
+from parley.core.attachments.files import size_text
+from parley.core.content import (
     DocumentBlock,
     ImageBlock,
     MediaPart,
@@ -37,8 +37,8 @@ from core.content import (
     ToolResultPart,
     ToolUseBlock,
 )
-from gui.appearance import icon
-from gui.markdown import (
+from parley.gui.appearance import icon
+from parley.gui.markdown import (
     COPY_PREFIX,
     CodeBlock,
     RenderedMarkdown,
@@ -47,7 +47,7 @@ from gui.markdown import (
     render_markdown,
     render_plain,
 )
-from gui.theme import TranscriptColors
+from parley.gui.theme import TranscriptColors
 
 THUMB_MAX = QSize(320, 220)  # px: largest thumbnail of an image block
 MEDIA_PREFIX = "parley:media/"  # anchor of a thumbnail or a file chip: open it full size
@@ -175,7 +175,7 @@ class PieceCache:
 
     # -- the kinds of pieces ------------------------------------------------
     def markdown(self, chunk: str) -> Piece:
-        """A chunk of markdown (see ``gui.markdown.split_blocks``)."""
+        """A chunk of markdown (see ``parley.gui.markdown.split_blocks``)."""
         return self.get(
             ("md", chunk),
             lambda: self.from_rendered(render_markdown(chunk, self.colors.markdown)),

@@ -7,11 +7,11 @@ objects and answers three questions for the item model:
   tool_result blocks is not a row of its own — each result is shown inside the
   fold of the tool_use it answers (``result_for``);
 * where compaction summaries go: a turn holding a ``CompactSummaryBlock`` is
-  shown as a *card* where its replaced range began (as ``core.content.
+  shown as a *card* where its replaced range began (as ``parley.core.content.
   apply_compactions`` places it for the model); the replaced turns become the
   card's children, hidden until the card is expanded. A transcript of a long
   session holds only part of it: given the stored positions (``seqs``) of its
-  turns and the session's compaction spans (``core.store.outline``), a card is
+  turns and the session's compaction spans (``parley.core.store.outline``), a card is
   placed by its span whatever was read, and knows how many of its turns are
   not read yet (``Node.missing``: read when it is opened). A legacy (v3)
   summary, or one whose range is neither read nor known, is a card with no
@@ -25,7 +25,7 @@ import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     ImageBlock,
     TextBlock,
@@ -35,7 +35,7 @@ from core.content import (
 )
 
 if TYPE_CHECKING:
-    from core.store.outline import Span
+    from parley.core.store.outline import Span
 
 NodeKind = Literal["turn", "card"]
 
@@ -140,7 +140,7 @@ class Transcript:
             replaced included.
         previous: a transcript whose open folds and expanded cards are kept
             (matched by turn id), e.g. when rebuilding after a compaction.
-        seqs: stored positions of the turns by id (``core.store.outline.Window``);
+        seqs: stored positions of the turns by id (``parley.core.store.outline.Window``);
             turns without one (appended since) come after every stored one.
             Without seqs the list positions are used.
         spans: the session's compaction spans by summary turn id: a summary with

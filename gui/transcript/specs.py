@@ -5,7 +5,7 @@
 tool calls and thinking (with their bodies when unfolded), thumbnails, the
 "Stopped — reply incomplete" mark, the muted "Answered by <model>" line under a
 reply written by a model other than the chat's. Where they go is
-``gui.transcript.layout``'s job.
+``parley.gui.transcript.layout``'s job.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.attachments import parse_text_file, size_text
-from core.content import (
+from parley.core.attachments.files import parse_text_file, size_text
+from parley.core.content import (
     DocumentBlock,
     ImageBlock,
     TextBlock,
@@ -26,10 +26,10 @@ from core.content import (
     Turn,
     UnknownBlock,
 )
-from gui.long_text import breakable, folded_note, shown_text
-from gui.markdown import CodeBlock, parse_fence
-from gui.markdown_blocks import split_blocks_after
-from gui.transcript.pieces import (
+from parley.gui.long_text import breakable, folded_note, shown_text
+from parley.gui.markdown import CodeBlock, parse_fence
+from parley.gui.markdown_blocks import split_blocks_after
+from parley.gui.transcript.pieces import (
     Piece,
     PieceCache,
     icon_html,
@@ -38,7 +38,7 @@ from gui.transcript.pieces import (
     tool_args_summary,
     tool_input_text,
 )
-from gui.transcript.rows import Node, Transcript, card_count, summary_block
+from parley.gui.transcript.rows import Node, Transcript, card_count, summary_block
 
 CODE_GROUP = 40  # lines per part of a code block (a streamed block re-renders its last part)
 SPLIT_MEMO = 64  # text blocks whose markdown split is remembered (streaming)
@@ -47,7 +47,7 @@ CONTINUE_HREF = "parley:continue"
 REGENERATE_HREF = "parley:regenerate"
 REGENERATE_WITH_HREF = "parley:regenerate-with"
 #: ‹ n/m › under a message with versions (an edit's, a regeneration's): the previous /
-#: next version (``core.versions``).
+#: next version (``parley.core.versions``).
 VERSION_PREV_HREF = "parley:version-prev"
 VERSION_NEXT_HREF = "parley:version-next"
 CARD_FOLD = "card"
@@ -195,7 +195,7 @@ class SpecBuilder:
                 out.append(Spec(caption, "caption"))
             if user and self._file_specs(out, node, i, block):
                 return
-            text, hidden = shown_text(block.text)  # huge texts and long lines: gui.long_text
+            text, hidden = shown_text(block.text)  # huge texts and long lines: parley.gui.long_text
             if user or block.recovered:
                 if text:
                     out.append(Spec(cache.plain(text), "text", copy=True))
@@ -309,7 +309,7 @@ class SpecBuilder:
 
     def _file_specs(self, out: list[Spec], node: Node, i: int, block: TextBlock) -> bool:
         """A text file the person attached: a chip that unfolds to its text. False when
-        the block is not an attached file (``core.attachments.text_file_block``)."""
+        the block is not an attached file (``parley.core.attachments.files.text_file_block``)."""
         parsed = parse_text_file(block)
         if parsed is None:
             return False

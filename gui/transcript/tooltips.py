@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gui.markdown import BLOCKED_PREFIX, COPY_PREFIX, IMAGE_PREFIX, is_safe_url
-from gui.transcript.layout import Hit, indexed_target
-from gui.transcript.pieces import MEDIA_PREFIX
-from gui.transcript.rows import Node
-from gui.transcript.specs import (
+from parley.gui.markdown import BLOCKED_PREFIX, COPY_PREFIX, IMAGE_PREFIX, is_safe_url
+from parley.gui.transcript.layout import Hit, indexed_target
+from parley.gui.transcript.pieces import MEDIA_PREFIX
+from parley.gui.transcript.rows import Node
+from parley.gui.transcript.specs import (
     CONTINUE_HREF,
     REGENERATE_HREF,
     REGENERATE_WITH_HREF,

@@ -26,19 +26,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
-from gui.long_text import unbreak
-from gui.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
-from gui.theme import transcript_colors
-from gui.transcript.actions_row import MessageActions
-from gui.transcript.jump import JumpButton
-from gui.transcript.layout import Hit, Placed, RowLayout, indexed_target
-from gui.transcript.listview import TranscriptListView
-from gui.transcript.menu import message_menu, models_menu
-from gui.transcript.model import TranscriptModel
-from gui.transcript.pieces import MEDIA_PREFIX, result_text, tool_input_text
-from gui.transcript.rows import Node, summary_block
-from gui.transcript.specs import (
+from parley.core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
+from parley.gui.long_text import unbreak
+from parley.gui.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
+from parley.gui.theme import transcript_colors
+from parley.gui.transcript.actions_row import MessageActions
+from parley.gui.transcript.jump import JumpButton
+from parley.gui.transcript.layout import Hit, Placed, RowLayout, indexed_target
+from parley.gui.transcript.listview import TranscriptListView
+from parley.gui.transcript.menu import message_menu, models_menu
+from parley.gui.transcript.model import TranscriptModel
+from parley.gui.transcript.pieces import MEDIA_PREFIX, result_text, tool_input_text
+from parley.gui.transcript.rows import Node, summary_block
+from parley.gui.transcript.specs import (
     CARD_FOLD,
     CONTINUE_HREF,
     REGENERATE_HREF,
@@ -49,7 +49,7 @@ from gui.transcript.specs import (
 )
 
 if TYPE_CHECKING:
-    from core.store.outline import Span
+    from parley.core.store.outline import Span
 
 
 class ErrorBar(QFrame):
@@ -108,10 +108,10 @@ class TranscriptView(QWidget):
     A "↓ Latest" button (``jump_button``) floats over the bottom-right corner
     while the view is scrolled up; it scrolls to the end. The buttons of the
     hovered or focused message (``actions_row``: copy, edit, regenerate, fork,
-    continue, ‹ ›) float over its corner (``gui.transcript.actions_row``).
+    continue, ‹ ›) float over its corner (``parley.gui.transcript.actions_row``).
 
     Keys on the focused message (j/k and the arrows, c, e, f, r, Space …)
-    are the ``message.*`` actions of ``gui.actions``; they, the context menu
+    are the ``message.*`` actions of ``parley.gui.commands.actions``; they, the context menu
     and the window's Message menu all go through :meth:`message_action`.
     """
 
@@ -172,7 +172,7 @@ class TranscriptView(QWidget):
         Args:
             turns: the turns read, in stored order.
             seqs: their stored positions, and ``spans`` the session's compaction
-                spans (``core.store.outline.Window``): with them a card is in
+                spans (``parley.core.store.outline.Window``): with them a card is in
                 its place and knows its turns however few of them are read.
             more_above: top-level rows of the session before the first one given
                 (Home reads them: ``startWanted``).

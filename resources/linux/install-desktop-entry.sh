@@ -54,11 +54,11 @@ if [ "$uninstall" = 1 ]; then
 fi
 
 # Where the entry template and icons are: beside this script (source tree,
-# resources/linux) or inside a packaged app (_internal/resources/linux).
+# resources/linux) or inside a packaged app (_internal/parley/resources/linux).
 if [ -f "$here/$APP_ID.desktop" ]; then
     res="$here"
-elif [ -f "$here/_internal/resources/linux/$APP_ID.desktop" ]; then
-    res="$here/_internal/resources/linux"
+elif [ -f "$here/_internal/parley/resources/linux/$APP_ID.desktop" ]; then
+    res="$here/_internal/parley/resources/linux"
 else
     die "cannot find $APP_ID.desktop beside this script"
 fi

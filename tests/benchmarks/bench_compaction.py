@@ -15,13 +15,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from core.compaction_plan import plan_compaction, restorable_files
-from core.compaction_prompt import transcript_prompt
-from core.compaction_wire import hide_tool_output, stub_for_overflow
-from core.content import CompactSummaryBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.providers.capabilities import ANTHROPIC
-from core.tokens import estimate_tokens
-from core.wire import to_messages
+from parley.core.compaction.plan import plan_compaction, restorable_files
+from parley.core.compaction.prompt import transcript_prompt
+from parley.core.compaction.wire import hide_tool_output, stub_for_overflow
+from parley.core.content import CompactSummaryBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.providers.capabilities import ANTHROPIC
+from parley.core.tokens import estimate_tokens
+from parley.core.wire import to_messages
 
 TARGET_TOKENS = 200_000
 _TEXT = (

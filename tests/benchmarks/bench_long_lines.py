@@ -5,7 +5,7 @@
 Prints the wall time of each GUI-thread step (the stall a person would feel):
 
 * showing an imported chat with two ~10 MB unbroken lines (the report: minutes
-  before ``gui.long_text``), until the viewport has been painted;
+  before ``parley.gui.long_text``), until the viewport has been painted;
 * showing a 150,000-character unbroken line (under the fold: shown whole,
   with break chances);
 * pasting a 300,000-character unbroken line into the composer, and clearing it.
@@ -23,7 +23,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QMimeData  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from core.content import TextBlock, Turn  # noqa: E402
+from parley.core.content import TextBlock, Turn  # noqa: E402
 
 
 def _ms(start: float) -> str:
@@ -32,8 +32,8 @@ def _ms(start: float) -> str:
 
 def main() -> None:
     app = QApplication.instance() or QApplication([])
-    from gui.composer import Composer
-    from gui.transcript import TranscriptView
+    from parley.gui.composer.widget import Composer
+    from parley.gui.transcript import TranscriptView
 
     print(f"load average: {os.getloadavg()[0]:.1f}")
     view = TranscriptView()

@@ -6,7 +6,7 @@ The v3 file (10,000 sessions x 100 turns, ~1 GB, every quirk of
 tests.v3gen, the last rows still in -wal) is generated once and cached in
 /tmp/parley-bench-v3/. Each run upgrades a fresh copy (the copy is not timed,
 and is flushed to disk first, as a user's file would be) and prints the wall
-time of ``core.store.v3.upgrade_file`` with its phases, the CPU time of each of
+time of ``parley.core.store.upgrade.v3.upgrade_file`` with its phases, the CPU time of each of
 its two threads during the turns step (the step takes as long as the busier
 one), the CPU time, peak memory, and the budget. The
 machine must be otherwise idle for the figure to mean anything: the upgrade
@@ -28,8 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from core.store import v3, v3_steps, v3_turns  # noqa: E402
-from core.store.store import Store  # noqa: E402
+from parley.core.store.store import Store  # noqa: E402
+from parley.core.store.upgrade import steps as v3_steps  # noqa: E402
+from parley.core.store.upgrade import turns as v3_turns  # noqa: E402
+from parley.core.store.upgrade import v3  # noqa: E402
 from tests.v3gen import BIG_MARKER, WAL_MARKER, generate  # noqa: E402
 
 CACHE = Path("/tmp/parley-bench-v3")

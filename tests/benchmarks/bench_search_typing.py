@@ -27,8 +27,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.store import AsyncStore, Store
-from core.store.errors import InvalidSearchQuery
+from parley.core.store import AsyncStore, Store
+from parley.core.store.errors import InvalidSearchQuery
 from tests.benchmarks.gen_store import SIZES, TextMaker, cached_store
 
 BUDGET_MS = 50.0

@@ -1,6 +1,6 @@
 """Start-up: first paint, first keystroke kept, chats listed, first message sent.
 
-Runs ``python -m gui.app --home DIR`` in a subprocess (``PARLEY_PROBE=quit``):
+Runs ``python -m parley.gui.app --home DIR`` in a subprocess (``PARLEY_PROBE=quit``):
 the app prints ``parley-probe <event> <epoch s>`` at its first paint, when the
 message box first holds text (``typed``), when the sidebar lists the sessions
 and when the providers are ready, and once idle the longest GUI-thread stall
@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
            if not k.endswith(("_API_KEY", "_BASE_URL")) and k != "PARLEY_HOME"}
     env.update(PARLEY_PROBE="quit", PARLEY_KEYRING="file", ANTHROPIC_API_KEY="sk-ant-bench",
                ANTHROPIC_BASE_URL=fake.anthropic_base_url)
-    app_cmd = [sys.executable, "-m", "gui.app"]
+    app_cmd = [sys.executable, "-m", "parley.gui.app"]
     bare_cmd = [sys.executable, "-c", BARE]
     load_before = os.getloadavg()
     with contextlib.ExitStack() as stack:

@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core.content import TextBlock, Turn, Usage
-from core.store import Store
+from parley.core.content import TextBlock, Turn, Usage
+from parley.core.store import Store
 from tests.benchmarks.gen_store import SIZES, TextMaker, cached_store
 
 

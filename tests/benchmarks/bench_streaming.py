@@ -56,8 +56,8 @@ def main() -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from gui import appearance
-    from gui.main_window import MainWindow
+    from parley.gui import appearance
+    from parley.gui.main_window import MainWindow
     from tests.fakes.server import FakeProviderServer
 
     server = FakeProviderServer().start()

@@ -14,8 +14,8 @@ import struct
 import time
 import zlib
 
-from core import tokens
-from core.content import (
+from parley.core import tokens
+from parley.core.content import (
     Block,
     DocumentBlock,
     ImageBlock,
@@ -25,9 +25,9 @@ from core.content import (
     ToolUseBlock,
     Turn,
 )
-from core.providers.capabilities import ANTHROPIC
-from core.tokens import estimate_tokens
-from core.wire import to_messages
+from parley.core.providers.capabilities import ANTHROPIC
+from parley.core.tokens import estimate_tokens
+from parley.core.wire import to_messages
 
 BUDGET_MS = 20.0
 TARGET_TOKENS = 200_000

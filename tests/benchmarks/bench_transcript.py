@@ -35,15 +35,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from core.content import (  # noqa: E402
+from parley.core.content import (  # noqa: E402
     CompactSummaryBlock,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     Turn,
 )
-from core.store.outline import Span  # noqa: E402
-from gui.transcript import TranscriptView  # noqa: E402
+from parley.core.store.outline import Span  # noqa: E402
+from parley.gui.transcript import TranscriptView  # noqa: E402
 
 FIRST_PAINT_BUDGET_MS = 150.0
 MEMORY_BUDGET_MB = 60.0

@@ -5,7 +5,7 @@ Usage::
     python -m tests.benchmarks.gen_store OUT.db --sessions 10000 --turns 1000000
     python -m tests.benchmarks.gen_store OUT.db --size small     # 1k sessions, 100k turns
 
-The schema comes from ``core.store.schema.create_all`` (via ``Store.open``);
+The schema comes from ``parley.core.store.schema.create_all`` (via ``Store.open``);
 rows are written with raw ``sqlite3`` ``executemany`` in big transactions with
 the search triggers dropped, and the full-text index is built at the end with
 ``schema.rebuild_search_index`` (which puts the triggers back). The file is a
@@ -34,8 +34,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from core.store import Store, schema
-from core.store.textindex import register_functions
+from parley.core.store import Store, schema
+from parley.core.store.textindex import register_functions
 
 GEN_VERSION = 6  # 6: search table without the prefix index
 CACHE_DIR = Path(os.environ.get("PARLEY_BENCH_CACHE", "/tmp/parley-bench"))

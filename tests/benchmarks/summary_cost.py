@@ -11,7 +11,7 @@ warm), then compacted three ways on identical copies:
 
 The summary is the same scripted ~1,900-token answer to every summary request
 (parts, their combination); the cost is
-the adapters' own, from ``core.providers.catalog`` prices. Run with
+the adapters' own, from ``parley.core.providers.catalog`` prices. Run with
 ``python -m tests.benchmarks.summary_cost``.
 """
 
@@ -21,12 +21,12 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from core.content import TextBlock
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
-from core.run import ChatRunner
-from core.store.async_store import AsyncStore
+from parley.core.chat.run import ChatRunner
+from parley.core.content import TextBlock
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.retry import RetryPolicy
+from parley.core.store.async_store import AsyncStore
 from tests.fakes.server import FakeProviderServer
 
 EXCHANGES = 20

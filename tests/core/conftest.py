@@ -1,8 +1,8 @@
 """Fixtures shared by the core tests: a real sessions.db, and a chat over the fake server.
 
-* ``store``: an :class:`~core.store.async_store.AsyncStore` on a new
+* ``store``: an :class:`~parley.core.store.async_store.AsyncStore` on a new
   ``sessions.db`` in the test's ``tmp_path``, closed after the test.
-* ``db``: the synchronous :class:`~core.store.store.Store` on the same path,
+* ``db``: the synchronous :class:`~parley.core.store.store.Store` on the same path,
   for the store's own tests.
 * ``env``: :func:`tests.core.test_compaction_support.open_env`: that store,
   a hub with both fake providers set up, a runner and one session
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from core.store.async_store import AsyncStore
-from core.store.store import Store
+from parley.core.store.async_store import AsyncStore
+from parley.core.store.store import Store
 from tests.core.test_compaction_support import Env, open_env
 
 

@@ -10,8 +10,8 @@ import zlib
 import pytest
 from PIL import Image
 
-from core import attachment_limits as lim
-from core.attachments import (
+from parley.core.attachments import limits as lim
+from parley.core.attachments.files import (
     TEXT_MAX_BYTES,
     AttachmentTooLarge,
     FileUnreadable,
@@ -24,8 +24,8 @@ from core.attachments import (
     sniff,
     text_file_block,
 )
-from core.content import DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, Turn
-from core.providers.errors import BadRequest, ContextOverflow, ServerError
+from parley.core.content import DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, Turn
+from parley.core.providers.errors import BadRequest, ContextOverflow, ServerError
 
 
 def image_bytes(size=(40, 30), fmt="PNG", color=(200, 30, 30), mode="RGB") -> bytes:
@@ -233,7 +233,7 @@ def test_pdf_limits_and_providers_that_take_no_pdf():
 
 
 def test_a_file_read_checked_and_fitted_becomes_its_block(tmp_path):
-    # The path the composer takes (gui.attach_work): read, then the kind's limits.
+    # The path the composer takes (parley.gui.composer.attach_work): read, then the kind's limits.
     wide = from_bytes(image_bytes((8100, 20)), "Pasted image")
     limits = lim.limits_for("anthropic")
     with pytest.raises(AttachmentTooLarge):

@@ -11,15 +11,15 @@ import sqlite3
 import pytest
 from PIL import Image
 
-from core.attachment_limits import MediaRefused, explain_refusal
-from core.attachments import from_bytes
-from core.content import DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, Turn
-from core.run import ChatRunner, RunFailed
-from core.store import Store
-from core.store import schema as S
-from core.store.async_store import AsyncStore
-from core.store.attachments import AttachmentNotFound
-from core.store.migrations import FileKind, inspect_file
+from parley.core.attachments.files import from_bytes
+from parley.core.attachments.limits import MediaRefused, explain_refusal
+from parley.core.chat.run import ChatRunner, RunFailed
+from parley.core.content import DocumentBlock, ImageBlock, TextBlock, ToolResultBlock, Turn
+from parley.core.store import Store
+from parley.core.store import schema as S
+from parley.core.store.async_store import AsyncStore
+from parley.core.store.attachments import AttachmentNotFound
+from parley.core.store.upgrade.migrations import FileKind, inspect_file
 from tests.core.hubs import fake_hub
 from tests.core.test_compaction_support import SONNET, SUMMARY, open_env
 from tests.fakes.validation import validate_anthropic, validate_openai

@@ -8,12 +8,12 @@ whatever is sent is answered: each test checks what was sent).
 
 from __future__ import annotations
 
-from core.compaction import CompactEvent, CompactPromptTooLongError
-from core.compaction_run import HistoryTooLong
-from core.content import TextBlock, Turn
-from core.run import RunFailed, RunFinished
-from core.tokens import estimate_tokens
-from core.wire import SUMMARY_HEADING, to_messages
+from parley.core.chat.run import RunFailed, RunFinished
+from parley.core.compaction.compact import CompactEvent, CompactPromptTooLongError
+from parley.core.compaction.run import HistoryTooLong
+from parley.core.content import TextBlock, Turn
+from parley.core.tokens import estimate_tokens
+from parley.core.wire import SUMMARY_HEADING, to_messages
 from tests.core.test_compaction_support import (
     LONG,
     SONNET,

@@ -1,4 +1,4 @@
-"""Automatic backups (core.store.backups, core.backup_schedule), on real files."""
+"""Automatic backups (parley.core.store.backups, parley.core.backup_schedule), on real files."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from core.backup_schedule import BackupScheduler
-from core.content import TextBlock, Turn
-from core.recovery import restore_backup
-from core.store import AsyncStore, Store
-from core.store import backups as B
+from parley.core.backup_schedule import BackupScheduler
+from parley.core.content import TextBlock, Turn
+from parley.core.recovery import restore_backup
+from parley.core.store import AsyncStore, Store
+from parley.core.store import backups as B
 from tests.core.damaged import overwrite_pages, pages_of
 
 
@@ -180,7 +180,7 @@ async def test_scheduler_backs_up_after_changes_at_most_every_interval_and_at_qu
 
 
 def test_store_files_and_the_data_folder_are_private_whatever_the_umask(tmp_path: Path) -> None:
-    from core import paths
+    from parley.core import paths
 
     home = tmp_path / "home"
     old = os.umask(0)
@@ -198,7 +198,7 @@ def test_store_files_and_the_data_folder_are_private_whatever_the_umask(tmp_path
 
 
 def test_files_an_older_parley_left_readable_are_narrowed_at_start(tmp_path: Path) -> None:
-    from core import paths
+    from parley.core import paths
 
     home = tmp_path / "home"
     db = paths.db_path(home)
@@ -215,7 +215,7 @@ def test_files_an_older_parley_left_readable_are_narrowed_at_start(tmp_path: Pat
 
 
 def test_exports_are_written_private(tmp_path: Path) -> None:
-    from core.private import write_private_text
+    from parley.core.private import write_private_text
 
     target = tmp_path / "chat.md"
     target.write_text("old")
@@ -227,7 +227,7 @@ def test_exports_are_written_private(tmp_path: Path) -> None:
 async def test_a_backup_that_finds_the_file_damaged_stops_writes_and_the_backups(
     tmp_path: Path,
 ) -> None:
-    from core.store.damage import DamagedWhileOpen, marker_path
+    from parley.core.store.damage import DamagedWhileOpen, marker_path
 
     db = tmp_path / "sessions.db"
     fill(db)

@@ -2,7 +2,7 @@
 
 Requests go over real HTTP to the fake provider server with scripted usage;
 the clock is a :class:`ManualClock`, so nothing sleeps. Compaction itself is
-injected (``core.compaction`` is tested on its own): the stand-in records the
+injected (``parley.core.compaction.compact`` is tested on its own): the stand-in records the
 call and writes a compactions row with the reason it was given.
 """
 
@@ -13,16 +13,22 @@ from datetime import datetime
 
 import pytest
 
-from core.cache_timer import LEAD_S, QUIET_S, CacheTimer, ManualClock, long_threshold
-from core.content import CompactSummaryBlock, TextBlock, Turn
-from core.errors import ParleyError
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.registry import make_provider
-from core.providers.retry import RetryPolicy
-from core.run import ChatRunner
-from core.settings import Settings
-from core.store.async_store import AsyncStore
+from parley.core.chat.run import ChatRunner
+from parley.core.compaction.cache_timer import (
+    LEAD_S,
+    QUIET_S,
+    CacheTimer,
+    ManualClock,
+    long_threshold,
+)
+from parley.core.content import CompactSummaryBlock, TextBlock, Turn
+from parley.core.errors import ParleyError
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.registry import make_provider
+from parley.core.providers.retry import RetryPolicy
+from parley.core.settings import Settings
+from parley.core.store.async_store import AsyncStore
 
 FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
 HAIKU_200K = "anthropic:claude-haiku-4-5"  # 200k window: long from 100k tokens

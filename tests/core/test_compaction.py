@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from core.compaction import (
+from parley.core.chat.run import RunInProgress
+from parley.core.compaction.compact import (
     CompactEvent,
     CompactInvalidInputError,
     CompactionInProgress,
@@ -16,16 +17,15 @@ from core.compaction import (
     CompactPromptTooLongError,
     Skill,
 )
-from core.compaction_prompt import (
+from parley.core.compaction.prompt import (
     ANSWER_FORMAT,
     SUMMARIZER_SYSTEM,
     UPDATE_PREVIOUS,
     extract_summary,
 )
-from core.content import CompactSummaryBlock, DocumentBlock, ImageBlock, TextBlock, Turn
-from core.providers.errors import AuthenticationFailed
-from core.run import RunInProgress
-from core.wire import SUMMARY_HEADING
+from parley.core.content import CompactSummaryBlock, DocumentBlock, ImageBlock, TextBlock, Turn
+from parley.core.providers.errors import AuthenticationFailed
+from parley.core.wire import SUMMARY_HEADING
 from tests.core.test_compaction_support import (
     GPT,
     SONNET,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.compaction_plan import plan_compaction, restorable_files
-from core.compaction_prompt import extract_summary, note_text, transcript_prompt
-from core.compaction_wire import hide_tool_output, stub_for_overflow
-from core.content import (
+from parley.core.compaction.plan import plan_compaction, restorable_files
+from parley.core.compaction.prompt import extract_summary, note_text, transcript_prompt
+from parley.core.compaction.wire import hide_tool_output, stub_for_overflow
+from parley.core.content import (
     CompactSummaryBlock,
     ImageBlock,
     TextBlock,
@@ -17,10 +17,10 @@ from core.content import (
     Turn,
     apply_compactions,
 )
-from core.convert.anthropic import to_anthropic
-from core.convert.openai import to_openai
-from core.providers.capabilities import ANTHROPIC, OPENAI
-from core.wire import to_messages
+from parley.core.convert.anthropic import to_anthropic
+from parley.core.convert.openai import to_openai
+from parley.core.providers.capabilities import ANTHROPIC, OPENAI
+from parley.core.wire import to_messages
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 

@@ -6,12 +6,16 @@ import base64
 
 import pytest
 
-from core.compaction import CompactEvent, CompactNoSummaryError, CompactPromptTooLongError
-from core.compaction_run import HistoryTooLong
-from core.compaction_wire import HIDDEN_OUTPUT
-from core.content import ImageBlock, TextBlock, Turn
-from core.run import RunFailed, RunFinished
-from core.wire import SUMMARY_HEADING
+from parley.core.chat.run import RunFailed, RunFinished
+from parley.core.compaction.compact import (
+    CompactEvent,
+    CompactNoSummaryError,
+    CompactPromptTooLongError,
+)
+from parley.core.compaction.run import HistoryTooLong
+from parley.core.compaction.wire import HIDDEN_OUTPUT
+from parley.core.content import ImageBlock, TextBlock, Turn
+from parley.core.wire import SUMMARY_HEADING
 from tests.core.test_compaction_support import (
     GPT,
     LONG,

@@ -11,10 +11,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from core.content import Block, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.providers.hub import ProviderHub
-from core.run import ChatRunner
-from core.store.async_store import AsyncStore
+from parley.core.chat.run import ChatRunner
+from parley.core.content import Block, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.providers.hub import ProviderHub
+from parley.core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
 from tests.fakes.validation import validate_anthropic, validate_openai
 
@@ -36,7 +36,7 @@ def tagged_summary(steps: int) -> str:
     return f"<summary>\n{SUMMARY}{lines}\n</summary>"
 
 
-#: A summary long enough for any conversation (over core.compaction_check.FLOOR_MAX).
+#: A summary long enough for any conversation (over parley.core.compaction.check.FLOOR_MAX).
 LONG = tagged_summary(60)
 
 

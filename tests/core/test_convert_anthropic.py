@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
     ImageBlock,
@@ -17,10 +17,10 @@ from core.content import (
     Turn,
     UnknownBlock,
 )
-from core.convert import NotAConversation, from_anthropic, to_anthropic
-from core.convert.anthropic import anthropic_tool_id
-from core.convert.errors import NotAConversation as NotAConversationDirect
-from core.errors import ParleyError
+from parley.core.convert import NotAConversation, from_anthropic, to_anthropic
+from parley.core.convert.anthropic import anthropic_tool_id
+from parley.core.convert.errors import NotAConversation as NotAConversationDirect
+from parley.core.errors import ParleyError
 
 PNG = ImageBlock("image/png", "iVBORw0KGgo=")
 PDF = DocumentBlock("application/pdf", "JVBERi0=", "report.pdf")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
     ImageBlock,
@@ -20,7 +20,7 @@ from core.content import (
     UnknownBlock,
     Usage,
 )
-from core.convert import (
+from parley.core.convert import (
     NotAConversation,
     auto_detect_and_convert,
     export_parley,

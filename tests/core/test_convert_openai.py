@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.content import (
+from parley.core.content import (
     DocumentBlock,
     ImageBlock,
     TextBlock,
@@ -16,8 +16,8 @@ from core.content import (
     Turn,
     UnknownBlock,
 )
-from core.convert import NotAConversation, from_openai, to_openai
-from core.convert.openai import openai_tool_id
+from parley.core.convert import NotAConversation, from_openai, to_openai
+from parley.core.convert.openai import openai_tool_id
 
 PNG = ImageBlock("image/png", "iVBORw0KGgo=")
 PDF = DocumentBlock("application/pdf", "JVBERi0=", "report.pdf")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.content import (
+from parley.core.content import (
     Block,
     CompactSummaryBlock,
     DocumentBlock,
@@ -25,7 +25,7 @@ from core.content import (
     UnknownBlock,
     block_to_json,
 )
-from core.convert import from_anthropic, from_openai, to_anthropic, to_openai
+from parley.core.convert import from_anthropic, from_openai, to_anthropic, to_openai
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

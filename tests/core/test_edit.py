@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.edit import CannotEditTurn, EmptyEdit, edit_and_fork, edited_title
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
-from core.run import ChatRunner
-from core.store.errors import DiskFull, SessionNotFound, TurnNotInSession
+from parley.core.chat.edit import CannotEditTurn, EmptyEdit, edit_and_fork, edited_title
+from parley.core.chat.run import ChatRunner
+from parley.core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.retry import RetryPolicy
+from parley.core.store.errors import DiskFull, SessionNotFound, TurnNotInSession
 from tests.fakes.validation import validate_anthropic
 
 MODEL = "anthropic:claude-sonnet-4-6"

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.providers.base import Stop, TextDelta, UsageUpdate
-from core.providers.errors import ContextOverflow, StreamInterrupted
-from core.providers.retry import RetryPolicy
-from core.store.async_store import AsyncStore
+from parley.core.providers.base import Stop, TextDelta, UsageUpdate
+from parley.core.providers.errors import ContextOverflow, StreamInterrupted
+from parley.core.providers.retry import RetryPolicy
+from parley.core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
 from tests.core.test_model_limits import TINY, request
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
     ImageBlock,
@@ -19,9 +19,9 @@ from core.content import (
     Turn,
     Usage,
 )
-from core.convert import auto_detect_and_convert
-from core.export import export_session, fence, suggested_filename
-from core.store.errors import SessionNotFound
+from parley.core.convert import auto_detect_and_convert
+from parley.core.export import export_session, fence, suggested_filename
+from parley.core.store.errors import SessionNotFound
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 PNG = "iVBORw0KGgo="

@@ -74,9 +74,9 @@ async def test_default_reply_echoes_the_last_user_message(fake_provider, claude)
 async def test_parley_title_and_summary_requests_get_plausible_answers(fake_provider, claude):
     """Against the fake server (README: trying Parley without a key) titles and
     compaction summaries read like ones, instead of echoing Parley's own prompt."""
-    from core.compaction_prompt import extract_summary, transcript_prompt
-    from core.content import TextBlock, Turn
-    from core.titles import _prompt as title_prompt
+    from parley.core.chat.titles import _prompt as title_prompt
+    from parley.core.compaction.prompt import extract_summary, transcript_prompt
+    from parley.core.content import TextBlock, Turn
 
     ask = title_prompt("plan a weekend trip to Lisbon, please!", "Sure — here is a plan")
     msg = await claude.messages.create(
@@ -458,8 +458,8 @@ async def test_a_second_summary_carries_the_first_ones_points(fake_provider, cla
     """Compacting twice against the fake server (README) works: the second summary,
     written from a transcript that begins with the first, keeps what the first said
     (a summary of one new message alone is refused as too short for what it replaces)."""
-    from core.compaction_prompt import extract_summary, transcript_prompt
-    from core.content import CompactSummaryBlock, TextBlock, Turn
+    from parley.core.compaction.prompt import extract_summary, transcript_prompt
+    from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 
     first = "What happened so far:\n" + "\n".join(
         f"- The user said: question {i} about octopuses" for i in range(40))

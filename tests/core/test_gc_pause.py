@@ -1,4 +1,4 @@
-"""core.gc_pause: the collector is paused while start-up imports run, then what they
+"""parley.core.gc_pause: the collector is paused while start-up imports run, then what they
 made is frozen so later collections do not walk it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import threading
 
-from core.gc_pause import gc_paused, pausing_gc
+from parley.core.gc_pause import gc_paused, pausing_gc
 
 
 def test_paused_inside_frozen_and_enabled_after() -> None:

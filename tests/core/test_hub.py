@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.keys import FileBackend, KeyStore
-from core.providers.errors import AuthenticationFailed, NetworkError
-from core.providers.hub import ProviderHub, UnknownProvider
-from core.providers.registry import ProviderConfigError
-from core.providers.retry import RetryPolicy
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.errors import AuthenticationFailed, NetworkError
+from parley.core.providers.hub import ProviderHub, UnknownProvider
+from parley.core.providers.registry import ProviderConfigError
+from parley.core.providers.retry import RetryPolicy
 
 FAST = RetryPolicy(max_retries=0)
 

@@ -9,9 +9,9 @@ import sys
 import threading
 from pathlib import Path
 
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import MODELS_STATE_PREFIX, ProviderHub
-from core.providers.retry import RetryPolicy
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import MODELS_STATE_PREFIX, ProviderHub
+from parley.core.providers.retry import RetryPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,9 +95,9 @@ async def test_prepare_builds_the_adapter_once_in_a_worker_thread(store, tmp_pat
 SCRIPT = """
 import asyncio, sys, tempfile
 from pathlib import Path
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.store.async_store import AsyncStore
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.store.async_store import AsyncStore
 
 async def main():
     folder = Path(tempfile.mkdtemp())

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-import core.importing as importing
-from core.content import CompactSummaryBlock, TextBlock, Turn
-from core.convert import NotAConversation
-from core.export import export_session
-from core.importing import ImportTooLarge, import_conversation, import_file
-from core.store.errors import DiskFull, SpaceNotFound
+import parley.core.importing as importing
+from parley.core.content import CompactSummaryBlock, TextBlock, Turn
+from parley.core.convert import NotAConversation
+from parley.core.export import export_session
+from parley.core.importing import ImportTooLarge, import_conversation, import_file
+from parley.core.store.errors import DiskFull, SpaceNotFound
 from tests.core.test_export import make_session, rich_turns
 
 
@@ -275,7 +275,7 @@ async def test_bare_parley_turn_list_is_accepted(store):
 
 
 async def test_attached_files_referenced_damaged_or_known(store):
-    from core.convert import export_parley
+    from parley.core.convert import export_parley
     from tests.core.test_export import PNG
 
     sid = await make_session(store)  # stores PNG in this store's attachments

@@ -7,8 +7,8 @@ import json
 import subprocess
 import sys
 
-from core.import_cli import import_only
-from core.store.store import Store
+from parley.core.import_cli import import_only
+from parley.core.store.store import Store
 from tests.histories import chatgpt_export, claude_export
 
 
@@ -24,7 +24,7 @@ def test_command_line_imports_a_history_into_a_new_home_and_prints_the_summary(t
     export = tmp_path / "conversations.json"
     export.write_text(json.dumps(chatgpt_export(12, turns=4)), encoding="utf-8")
     home = tmp_path / "new" / "home"
-    run = [sys.executable, "-m", "gui.app", "--import", str(export), "--home", str(home)]
+    run = [sys.executable, "-m", "parley.gui.app", "--import", str(export), "--home", str(home)]
 
     first = subprocess.run(run, capture_output=True, text=True, timeout=120)
 
@@ -45,7 +45,8 @@ def test_a_refused_file_exits_2_with_the_reason(tmp_path):
     bad = tmp_path / "settings.json"
     bad.write_text('{"theme": "dark"}', encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "gui.app", "--import", str(bad), "--home", str(tmp_path / "h")],
+        [sys.executable, "-m", "parley.gui.app", "--import", str(bad),
+         "--home", str(tmp_path / "h")],
         capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert result.stdout == ""

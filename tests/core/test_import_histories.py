@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core.content import (
+from parley.core.content import (
     DocumentBlock,
     ImageBlock,
     TextBlock,
@@ -15,10 +15,10 @@ from core.content import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from core.convert import NotAConversation
-from core.import_history import ImportSummary, import_data, import_path
-from core.store.errors import DiskFull
-from core.store.imports import IMPORT_KEY, ImportCancelled
+from parley.core.convert import NotAConversation
+from parley.core.import_history import ImportSummary, import_data, import_path
+from parley.core.store.errors import DiskFull
+from parley.core.store.imports import IMPORT_KEY, ImportCancelled
 from tests.histories import (
     T0,
     ChatGPTConversation,
@@ -307,14 +307,14 @@ async def test_branches_are_versions_of_their_chat_and_the_exported_one_opens(st
 @pytest.mark.parametrize("text", ["[]", " \n[ ]\t", "[1, 2]", '[{"a": [1, {"b": "]"}]}, "x"]\n',
                                   '{"a": 1}', '"s"', "[[], [[]]]"])
 def test_the_item_by_item_parse_reads_what_json_reads(text):
-    from core.import_history import _parse_gently
+    from parley.core.import_history import _parse_gently
 
     assert _parse_gently(text) == json.loads(text)
 
 
 @pytest.mark.parametrize("text", ["[1,]", "[1 2]", "[1] x", "[", '[{"a": }]', "[1,\n2,"])
 def test_the_item_by_item_parse_refuses_what_json_refuses(text):
-    from core.import_history import _parse_gently
+    from parley.core.import_history import _parse_gently
 
     with pytest.raises(NotAConversation, match="not valid JSON"):
         _parse_gently(text)

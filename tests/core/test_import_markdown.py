@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core.content import (
+from parley.core.content import (
     TextBlock,
     TextOrigin,
     ThinkingBlock,
@@ -15,10 +15,10 @@ from core.content import (
     ToolUseBlock,
     Turn,
 )
-from core.convert.markdown import from_markdown, looks_like_markdown
-from core.export import export_session
-from core.import_history import import_data
-from core.importing import import_conversation
+from parley.core.convert.markdown import from_markdown, looks_like_markdown
+from parley.core.export import export_session
+from parley.core.import_history import import_data
+from parley.core.importing import import_conversation
 from tests.core.test_export import MODEL, make_session, rich_turns
 
 

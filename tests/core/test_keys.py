@@ -14,7 +14,7 @@ import keyring.backends.fail
 import keyring.errors
 import pytest
 
-from core.keys import (
+from parley.core.keys import (
     ApiKey,
     FileBackend,
     KeyringBackend,

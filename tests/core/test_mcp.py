@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.content import ImageBlock, TextBlock
-from core.mcp import config as cfg
-from core.mcp.config import KEYRING_MARK, McpConfigError
-from core.mcp.host import McpHost
-from core.mcp.names import NAME_RE, wire_name, wire_schema
-from core.mcp.results import MAX_TEXT_CHARS, to_tool_result
+from parley.core.content import ImageBlock, TextBlock
+from parley.core.mcp import config as cfg
+from parley.core.mcp.config import KEYRING_MARK, McpConfigError
+from parley.core.mcp.host import McpHost
+from parley.core.mcp.names import NAME_RE, wire_name, wire_schema
+from parley.core.mcp.results import MAX_TEXT_CHARS, to_tool_result
 from tests.fakes.mcp_server import PNG, stdio_entry
 
 
@@ -202,7 +202,7 @@ async def test_a_server_that_cannot_start_fails_with_its_own_stderr(host):
 
 
 async def test_a_crash_mid_call_fails_that_call_and_the_next_use_restarts(host):
-    from core.mcp.client import ServerFailed
+    from parley.core.mcp.client import ServerFailed
 
     h = host({"fake": stdio_entry()})
     with pytest.raises(ServerFailed) as err:

@@ -9,14 +9,14 @@ from collections import deque
 
 import pytest
 
-from core.content import ImageBlock, ToolResultBlock
-from core.mcp.host import McpHost
-from core.mcp.tools import ApprovalRequest, McpTools, declined_text
-from core.run import ChatRunner, RunCancelled
-from core.store.async_store import AsyncStore
-from core.tools import ToolExecutor
-from core.tools.skills import SkillLibrary
-from core.wire import INTERRUPTED_RESULT
+from parley.core.chat.run import ChatRunner, RunCancelled
+from parley.core.content import ImageBlock, ToolResultBlock
+from parley.core.mcp.host import McpHost
+from parley.core.mcp.tools import ApprovalRequest, McpTools, declined_text
+from parley.core.store.async_store import AsyncStore
+from parley.core.tools import ToolExecutor
+from parley.core.tools.skills import SkillLibrary
+from parley.core.wire import INTERRUPTED_RESULT
 from tests.core.hubs import fake_hub
 from tests.core.test_tools_run import GPT, SONNET, Env, tool_names, tool_results, validate
 from tests.fakes.mcp_server import stdio_entry

@@ -6,8 +6,8 @@ import io
 import subprocess
 import sys
 
-from core.migrate_cli import migrate_only
-from core.store.store import Store
+from parley.core.migrate_cli import migrate_only
+from parley.core.store.store import Store
 
 
 def test_no_file_is_nothing_to_migrate(tmp_path):
@@ -71,7 +71,7 @@ def test_not_a_database_is_refused_in_words(tmp_path, capsys):
 
 
 def test_command_line_wording_leaves_other_messages_alone():
-    from core.migrate_cli import for_command_line
+    from parley.core.migrate_cli import for_command_line
 
     assert for_command_line("Restore it from a backup.") == "Restore it from a backup."
     assert for_command_line("x. Choose another file, or move this one away and y.") == (
@@ -81,7 +81,7 @@ def test_command_line_wording_leaves_other_messages_alone():
 def test_command_line_on_a_missing_folder_creates_nothing(tmp_path):
     home = tmp_path / "does" / "not" / "exist"
     result = subprocess.run(
-        [sys.executable, "-m", "gui.app", "--migrate-only", "--home", str(home)],
+        [sys.executable, "-m", "parley.gui.app", "--migrate-only", "--home", str(home)],
         capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 0, result.stderr
@@ -95,7 +95,7 @@ def test_command_line_migrates_a_v3_file_and_prints_counts(tmp_path):
 
     gen = generate(tmp_path / "sessions.db", wal_pending=False)
     result = subprocess.run(
-        [sys.executable, "-m", "gui.app", "--migrate-only", "--home", str(tmp_path)],
+        [sys.executable, "-m", "parley.gui.app", "--migrate-only", "--home", str(tmp_path)],
         capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stderr

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.content import TextBlock, Turn
-from core.providers.base import ChatRequest
-from core.providers.errors import ContextOverflow, StreamInterrupted
-from core.providers.server_limits import MIN_OUTPUT_TOKENS
-from core.store.async_store import AsyncStore
+from parley.core.content import TextBlock, Turn
+from parley.core.providers.base import ChatRequest
+from parley.core.providers.errors import ContextOverflow, StreamInterrupted
+from parley.core.providers.server_limits import MIN_OUTPUT_TOKENS
+from parley.core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
 
 TINY = "/models/tiny-270m-q8_0.gguf"  # llama.cpp names the model by its file

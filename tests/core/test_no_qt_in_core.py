@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import core
+from parley import core
 
 FORBIDDEN = {"PySide6", "qasync", "shiboken6", "PyQt5", "PyQt6"}
 CORE = Path(core.__file__).parent

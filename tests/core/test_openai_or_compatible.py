@@ -10,11 +10,11 @@ by the ``fake_provider`` fixture). Real sessions.db, real SDK, real HTTP.
 
 from __future__ import annotations
 
-from core.content import TextBlock, Turn
-from core.keys import FileBackend, KeyStore
-from core.providers.base import ChatRequest, Stop, TextDelta, UsageUpdate
-from core.providers.hub import ProviderHub
-from core.providers.registry import (
+from parley.core.content import TextBlock, Turn
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.base import ChatRequest, Stop, TextDelta, UsageUpdate
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.registry import (
     BUILTIN_PROVIDERS,
     ENV_COMPATIBLE,
     ENV_OPENAI_URLS,
@@ -24,7 +24,7 @@ from core.providers.registry import (
     is_openai_url,
     make_provider,
 )
-from core.providers.retry import RetryPolicy
+from parley.core.providers.retry import RetryPolicy
 
 TINY = "/models/SmolLM2-135M-Instruct-Q8_0.gguf"  # llama.cpp names the model by its file
 OPENAI = BUILTIN_PROVIDERS[1]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.compaction import CompactPromptTooLongError
-from core.content import TextBlock, Turn
-from core.run import RunFailed
-from core.wire import SUMMARY_HEADING
+from parley.core.chat.run import RunFailed
+from parley.core.compaction.compact import CompactPromptTooLongError
+from parley.core.content import TextBlock, Turn
+from parley.core.wire import SUMMARY_HEADING
 from tests.core.hubs import fake_hub
 from tests.core.test_compaction_support import (
     GPT,

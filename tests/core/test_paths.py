@@ -6,7 +6,7 @@ from pathlib import Path
 
 import platformdirs
 
-from core import paths
+from parley.core import paths
 
 
 def test_explicit_home_wins_over_env_and_is_created(tmp_path, monkeypatch):
@@ -44,7 +44,7 @@ def test_relative_and_tilde_homes_become_absolute(tmp_path, monkeypatch):
 def test_a_file_as_home_is_refused_in_words(tmp_path):
     import pytest
 
-    from core.paths import DataDirError, data_dir
+    from parley.core.paths import DataDirError, data_dir
 
     afile = tmp_path / "afile"
     afile.write_text("not a folder")
@@ -58,7 +58,7 @@ def test_a_file_as_home_is_refused_in_words(tmp_path):
 def test_a_file_in_the_way_is_refused_in_words_and_nothing_is_created(tmp_path):
     import pytest
 
-    from core.paths import DataDirError, data_dir
+    from parley.core.paths import DataDirError, data_dir
 
     afile = tmp_path / "afile"
     afile.write_text("not a folder")

@@ -6,9 +6,9 @@ import os
 import stat
 from pathlib import Path
 
-from core.recovery import set_aside
-from core.store import Store
-from core.store.damage import mark, marker_path
+from parley.core.recovery import set_aside
+from parley.core.store import Store
+from parley.core.store.damage import mark, marker_path
 
 
 def _mode(path: Path) -> int:

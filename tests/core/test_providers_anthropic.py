@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.providers.anthropic_provider import AnthropicProvider
-from core.providers.base import (
+from parley.core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.providers.anthropic_provider import AnthropicProvider
+from parley.core.providers.base import (
     ChatRequest,
     Stop,
     TextDelta,
@@ -21,7 +21,7 @@ from core.providers.base import (
     ToolUseStop,
     UsageUpdate,
 )
-from core.providers.errors import (
+from parley.core.providers.errors import (
     AuthenticationFailed,
     ContextOverflow,
     ModelNotFound,
@@ -32,7 +32,7 @@ from core.providers.errors import (
     ServerError,
     StreamInterrupted,
 )
-from core.providers.retry import RetryPolicy
+from parley.core.providers.retry import RetryPolicy
 
 KEY = "sk-ant-fake.SECRETSECRETSECRET-0123456789"
 MODEL = "claude-haiku-4-5"

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from core.content import TextBlock, Turn
-from core.providers.base import (
+from parley.core.content import TextBlock, Turn
+from parley.core.providers.base import (
     ChatRequest,
     Stop,
     TextDelta,
@@ -18,7 +18,7 @@ from core.providers.base import (
     ToolUseStop,
     UsageUpdate,
 )
-from core.providers.errors import (
+from parley.core.providers.errors import (
     AuthenticationFailed,
     ContextOverflow,
     NetworkError,
@@ -27,8 +27,8 @@ from core.providers.errors import (
     ServerError,
     StreamInterrupted,
 )
-from core.providers.openai_provider import OpenAIProvider, reasoning_effort
-from core.providers.retry import RetryPolicy
+from parley.core.providers.openai_provider import OpenAIProvider, reasoning_effort
+from parley.core.providers.retry import RetryPolicy
 
 KEY = "sk-proj-SECRETSECRETSECRET-0123456789abcd"
 FAST = RetryPolicy(max_retries=2, initial_delay_s=0.001, max_delay_s=0.002, max_retry_after_s=5)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from core.content import Usage
-from core.keys import FileBackend, KeyStore
-from core.providers import cache_points, catalog
-from core.providers.anthropic_provider import AnthropicProvider, parse_tool_input
-from core.providers.base import Provider
-from core.providers.errors import (
+from parley.core.content import Usage
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers import cache_points, catalog
+from parley.core.providers.anthropic_provider import AnthropicProvider, parse_tool_input
+from parley.core.providers.base import Provider
+from parley.core.providers.errors import (
     AuthenticationFailed,
     BadRequest,
     ContextOverflow,
@@ -21,10 +21,10 @@ from core.providers.errors import (
     StreamInterrupted,
     scrub,
 )
-from core.providers.failures import classify, retry_after_s
-from core.providers.model_ref import InvalidModelRef, format_model_ref, parse_model_ref
-from core.providers.openai_provider import OpenAIProvider
-from core.providers.registry import (
+from parley.core.providers.failures import classify, retry_after_s
+from parley.core.providers.model_ref import InvalidModelRef, format_model_ref, parse_model_ref
+from parley.core.providers.openai_provider import OpenAIProvider
+from parley.core.providers.registry import (
     BUILTIN_PROVIDERS,
     ProviderConfig,
     ProviderConfigError,
@@ -33,7 +33,7 @@ from core.providers.registry import (
     resolve_api_key,
     resolve_base_url,
 )
-from core.providers.retry import RetryPolicy, stream_with_retries
+from parley.core.providers.retry import RetryPolicy, stream_with_retries
 
 # --- model references -------------------------------------------------------
 

@@ -8,11 +8,11 @@ import io
 import pytest
 from PIL import Image
 
-from core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.regenerate import NothingToRegenerate, ReplySetAside, regenerate, reply_start
-from core.run import ChatRunner, RunFailed, RunFinished, RunInProgress, RunStarted
-from core.store import turns as turns_repo
-from core.store.async_store import AsyncStore
+from parley.core.chat.regenerate import NothingToRegenerate, ReplySetAside, regenerate, reply_start
+from parley.core.chat.run import ChatRunner, RunFailed, RunFinished, RunInProgress, RunStarted
+from parley.core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.store import turns as turns_repo
+from parley.core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
 from tests.fakes.validation import validate_anthropic, validate_openai
 
@@ -170,7 +170,7 @@ async def test_after_a_compaction_the_kept_reply_is_regenerated_not_the_summary(
         env, fake_provider):
     """The summary turn is stored after the turns a compaction kept; the last reply
     and its prompt are found in conversation order, and the summary stays."""
-    from core.content import CompactSummaryBlock
+    from parley.core.content import CompactSummaryBlock
 
     store, runner, sid = env
     stored = [await store.append_turn(sid, Turn("user" if i % 2 == 0 else "assistant",

@@ -6,10 +6,10 @@ import base64
 
 import pytest
 
-from core.content import DocumentBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.regenerate import RegenerateRefused, regenerate
-from core.run import ChatRunner, RunFailed
-from core.store.async_store import AsyncStore
+from parley.core.chat.regenerate import RegenerateRefused, regenerate
+from parley.core.chat.run import ChatRunner, RunFailed
+from parley.core.content import DocumentBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
 
 CLAUDE = "anthropic:claude-sonnet-4-6"

@@ -1,4 +1,4 @@
-"""The copy saved when sessions.db vanished while open (core.store.faults), on real files.
+"""The copy saved when sessions.db vanished while open (parley.core.store.faults), on real files.
 
 The data folder is deleted for real (``shutil.rmtree``) under an open store;
 the store still reads the deleted file through its descriptor. Closing must
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from core.content import TextBlock, Turn
-from core.store import Store
-from core.store.faults import DatabaseMissing, RescueFailed, current_copy, rescue_name
-from core.store.schema import dbapi_connection
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store
+from parley.core.store.faults import DatabaseMissing, RescueFailed, current_copy, rescue_name
+from parley.core.store.schema import dbapi_connection
 
 
 def _chat(store: Store, *texts: str) -> str:

@@ -8,17 +8,17 @@ is the process leaving without its clean exit or the compaction's end.
 
 from __future__ import annotations
 
-from core import recovery
-from core.content import TextBlock, Turn
-from core.hooks import Hooks
-from core.restart_notice import (
+from parley.core import recovery
+from parley.core.content import TextBlock, Turn
+from parley.core.hooks import Hooks
+from parley.core.restart_notice import (
     COMPACTION,
     COMPACTION_UNANSWERED,
     CUT_OFF,
     UNANSWERED,
     restart_notice,
 )
-from core.store import AsyncStore
+from parley.core.store import AsyncStore
 
 
 async def _crashed_run(path, *, cut: bool, unanswered: bool, compacting: bool):

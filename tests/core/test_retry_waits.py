@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from core.content import TextBlock
-from core.providers.errors import RateLimited
-from core.providers.retry import RetryPolicy, RetryWait, retry_waits, stream_with_retries
-from core.run import ChatRunner, RetryWaiting, RunCancelled, RunFinished
-from core.store.async_store import AsyncStore
+from parley.core.chat.run import ChatRunner, RetryWaiting, RunCancelled, RunFinished
+from parley.core.content import TextBlock
+from parley.core.providers.errors import RateLimited
+from parley.core.providers.retry import RetryPolicy, RetryWait, retry_waits, stream_with_retries
+from parley.core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
 
 SONNET = "anthropic:claude-sonnet-4-6"

@@ -7,9 +7,7 @@ import json
 
 import pytest
 
-from core.compaction import CompactionInProgress
-from core.content import TextBlock, Turn
-from core.run import (
+from parley.core.chat.run import (
     ChatRunner,
     ReplyUpdated,
     RunCancelled,
@@ -20,8 +18,10 @@ from core.run import (
     SessionTitled,
     UserTurnSaving,
 )
-from core.store.async_store import AsyncStore
-from core.wire import STOPPED_NOTE
+from parley.core.compaction.compact import CompactionInProgress
+from parley.core.content import TextBlock, Turn
+from parley.core.store.async_store import AsyncStore
+from parley.core.wire import STOPPED_NOTE
 from tests.core.hubs import fake_hub
 from tests.fakes.validation import validate_anthropic, validate_openai
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from core.content import TextBlock, Turn
-from core.recovery import set_aside
-from core.store import Store
-from core.store import backups as B
-from core.store import salvage as S
+from parley.core.content import TextBlock, Turn
+from parley.core.recovery import set_aside
+from parley.core.store import Store
+from parley.core.store import backups as B
+from parley.core.store import salvage as S
 from tests.core.damaged import overwrite_pages, pages_of
 
 
@@ -87,7 +87,7 @@ def test_turns_of_a_chat_whose_row_was_lost_come_back_as_a_recovered_chat(
 
 
 def test_a_salvage_that_reads_nothing_puts_the_damaged_file_back(tmp_path: Path) -> None:
-    from core.recovery import salvage_into
+    from parley.core.recovery import salvage_into
 
     db = tmp_path / "sessions.db"
     with Store.open(db) as store:

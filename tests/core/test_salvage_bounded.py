@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from core import recovery
-from core.content import TextBlock, Turn
-from core.store import Store
-from core.store import salvage as S
-from core.store.damage import mark, marker_path
-from core.store.errors import DatabaseCorrupt
+from parley.core import recovery
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store
+from parley.core.store import salvage as S
+from parley.core.store.damage import mark, marker_path
+from parley.core.store.errors import DatabaseCorrupt
 from tests.core.damaged import overwrite_pages, pages_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,7 +133,7 @@ def test_a_salvage_keeps_the_damaged_file_aside_and_drops_the_marker(tmp_path: P
 KILLED = """
 import sys
 from pathlib import Path
-from core import recovery
+from parley.core import recovery
 print("go", flush=True)
 recovery.salvage_into(Path(sys.argv[1]), None)
 print("done", flush=True)
@@ -186,7 +186,7 @@ def test_an_older_salvage_cut_off_after_moving_the_file_aside_is_offered_again(
 
 
 def test_start_fresh_and_restore_never_leave_no_file(tmp_path: Path) -> None:
-    from core.store import backups as B
+    from parley.core.store import backups as B
 
     db = tmp_path / "sessions.db"
     _fill(db)

@@ -1,4 +1,4 @@
-"""Search lists a message once, however many forks copied it (``core.store.search``).
+"""Search lists a message once, however many forks copied it (``parley.core.store.search``).
 
 A fork starts with copies of its parent's turns (``Store.fork``, ``set_aside_reply``).
 Searching a word of an early message must give one hit, in the chat where it was
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.content import CompactSummaryBlock, TextBlock, Turn
-from core.store import AsyncStore, Store
-from core.store import search as search_mod
+from parley.core.content import CompactSummaryBlock, TextBlock, Turn
+from parley.core.store import AsyncStore, Store
+from parley.core.store import search as search_mod
 
 T0 = 1_700_000_000_000
 
@@ -76,7 +76,7 @@ def test_the_original_deleted_the_oldest_surviving_copy_stands_for_it(db, family
     assert hit.session_id == oldest.id
     assert hit.turn_id == db.get_turns(oldest.id)[0].id
     # the other forks, the fork of a fork included; Regenerate's fork (a version of
-    # the chat: core.store.versions) went with its chat
+    # the chat: parley.core.store.versions) went with its chat
     assert hit.fork_copies == 3
     # The fork of a fork loses its parent too: nothing links it to the others any
     # more (a known limit), so it is a family, and a hit, of its own.

@@ -4,7 +4,7 @@ v4 files made before ``schema.SEARCH_DDL`` dropped ``prefix='3'`` keep that
 index; files made now have none. Both must keep working the same way (the
 table definition lives in each file), and search picks the shortest prefix it
 can serve cheaply: 3 characters where the 3-character prefix index exists,
-4 elsewhere (``core.store.search.min_prefix_chars``).
+4 elsewhere (``parley.core.store.search.min_prefix_chars``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from core.content import TextBlock, Turn
-from core.store import Store, schema
-from core.store.search import MIN_PREFIX_CHARS, min_prefix_chars
-from core.store.textindex import TOKENIZER
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store, schema
+from parley.core.store.search import MIN_PREFIX_CHARS, min_prefix_chars
+from parley.core.store.textindex import TOKENIZER
 
 #: The full-text table as builds before this change created it.
 OLD_SEARCH_TABLE = (

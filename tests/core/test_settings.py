@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core import settings as S
-from core.settings import InvalidSetting, Settings, UnknownSetting, spec, validate
-from core.store.async_store import AsyncStore
+from parley.core import settings as S
+from parley.core.settings import InvalidSetting, Settings, UnknownSetting, spec, validate
+from parley.core.store.async_store import AsyncStore
 
-# The keys other modules read (core.compaction, core.cache_timer, titles, chat), with
+# The keys other modules read (parley.core.compaction.compact, parley.core.compaction.cache_timer,
+# titles, chat), with
 # the defaults the issue fixes.
 EXPECTED_DEFAULTS = {
     "compaction.auto": True,
@@ -214,8 +215,8 @@ async def test_one_shared_instance_per_store(store, tmp_path):
     ],
 )
 async def test_readers_take_an_out_of_range_stored_value_as_the_default(store, key, stored):
-    from core.compaction_settings import load_settings
-    from core.tools.loop import max_rounds
+    from parley.core.compaction.settings import load_settings
+    from parley.core.tools.loop import max_rounds
 
     await store.set_setting(key, stored)
     read = {
@@ -246,8 +247,8 @@ async def test_readers_take_an_out_of_range_stored_value_as_the_default(store, k
     ],
 )
 async def test_readers_keep_a_value_at_the_declared_bounds(store, key, stored, expected):
-    from core.compaction_settings import load_settings
-    from core.tools.loop import max_rounds
+    from parley.core.compaction.settings import load_settings
+    from parley.core.tools.loop import max_rounds
 
     await store.set_setting(key, stored)
     if key == "tools.max_rounds":
@@ -259,7 +260,7 @@ async def test_readers_keep_a_value_at_the_declared_bounds(store, key, stored, e
 
 
 async def test_compaction_settings_read_the_summary_model_as_declared(store):
-    from core.compaction_settings import load_settings
+    from parley.core.compaction.settings import load_settings
 
     assert (await load_settings(store)).model is None
     await store.set_setting("compaction.model", "  haiku-mini  ")

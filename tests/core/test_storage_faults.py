@@ -17,9 +17,9 @@ How each fault is produced, and why that exercises the real code path:
   SQLITE_READONLY, the code a read-only connection gets.
 * **Deleted or replaced.** Real ``unlink`` / ``rename`` under an open store.
   SQLite alone keeps writing into the old file (shown below), so detection is
-  Parley's job (``core.store.faults``); ``core.recovery.rescue_copy`` saves
+  Parley's job (``parley.core.store.faults``); ``parley.core.recovery.rescue_copy`` saves
   what the old file holds.
-* **Corrupt at start.** Real damaged bytes; ``core.recovery`` offers the
+* **Corrupt at start.** Real damaged bytes; ``parley.core.recovery`` offers the
   latest usable backup or a new file and never overwrites the damaged one.
 """
 
@@ -39,22 +39,22 @@ from pathlib import Path
 
 import pytest
 
-from core import recovery
-from core.content import TextBlock, Turn
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
-from core.run import ChatRunner
-from core.store import AsyncStore, Store
-from core.store.errors import DatabaseCorrupt, DatabaseReadOnly, DiskFull, StoreError
-from core.store.faults import (
+from parley.core import recovery
+from parley.core.chat.run import ChatRunner
+from parley.core.content import TextBlock, Turn
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.retry import RetryPolicy
+from parley.core.store import AsyncStore, Store
+from parley.core.store.errors import DatabaseCorrupt, DatabaseReadOnly, DiskFull, StoreError
+from parley.core.store.faults import (
     DatabaseMissing,
     DatabaseReplaced,
     FileIdentity,
     check_identity,
     release_moved_file,
 )
-from core.store.schema import dbapi_connection
+from parley.core.store.schema import dbapi_connection
 from tests.fakes.validation import validate_anthropic
 
 MODEL = "anthropic:claude-sonnet-4-6"

@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from core.content import TextBlock, Turn
-from core.store import AsyncStore, Store
-from core.store.errors import NotAParleyFile, SessionNotFound
-from core.store.store import StoreClosed
+from parley.core.content import TextBlock, Turn
+from parley.core.store import AsyncStore, Store
+from parley.core.store.errors import NotAParleyFile, SessionNotFound
+from parley.core.store.store import StoreClosed
 
 
 def public_methods(cls: type) -> set[str]:
@@ -84,7 +84,7 @@ async def test_upgrade_progress_is_reported_on_the_loop_thread(tmp_path, monkeyp
 
     from tests.core.test_store_open import fake_upgrader, make_v3
 
-    monkeypatch.setitem(sys.modules, "core.store.v3", fake_upgrader([]))
+    monkeypatch.setitem(sys.modules, "parley.core.store.upgrade.v3", fake_upgrader([]))
     path = tmp_path / "sessions.db"
     make_v3(path)
     seen: list[tuple[int, int, str]] = []

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from core.content import TextBlock, Turn
-from core.store import Store
-from core.store.damage import DamagedWhileOpen, marker_path
-from core.store.errors import DatabaseCorrupt
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store
+from parley.core.store.damage import DamagedWhileOpen, marker_path
+from parley.core.store.errors import DatabaseCorrupt
 from tests.core.damaged import damage_search_index
 
 

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from core.content import TextBlock, Turn
-from core.store import Store
-from core.store.errors import (
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store
+from parley.core.store.errors import (
     DatabaseBusy,
     DatabaseCorrupt,
     DatabaseReadOnly,
@@ -18,7 +18,7 @@ from core.store.errors import (
     DiskFull,
     translate,
 )
-from core.store.schema import dbapi_connection
+from parley.core.store.schema import dbapi_connection
 
 
 @pytest.fixture
@@ -118,7 +118,7 @@ def test_translate_ignores_non_sqlite_errors(tmp_path):
 
 
 def test_write_to_a_deleted_file_is_refused_and_close_saves_a_copy(tmp_path):
-    from core.store.faults import DatabaseMissing
+    from parley.core.store.faults import DatabaseMissing
 
     path = tmp_path / "db" / "sessions.db"
     with Store.open(path) as store:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from core.content import TextBlock, Turn
-from core.store import Store, migrations, schema
-from core.store.engine import make_engine, write
-from core.store.errors import (
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store, schema
+from parley.core.store.engine import make_engine, write
+from parley.core.store.errors import (
     DatabaseCorrupt,
     DatabaseReadOnly,
     NewerFormat,
@@ -22,7 +22,8 @@ from core.store.errors import (
     StoreError,
     UpgradeUnavailable,
 )
-from core.store.store import StoreClosed
+from parley.core.store.store import StoreClosed
+from parley.core.store.upgrade import migrations
 
 
 def fingerprint(path: Path) -> tuple[str, int, int]:
@@ -232,7 +233,8 @@ def test_read_only_file_is_refused(tmp_path):
 
 @pytest.mark.parametrize("user_version", [3, 0])
 def test_v3_file_without_upgrader_is_refused_untouched(tmp_path, monkeypatch, user_version):
-    monkeypatch.setitem(sys.modules, "core.store.v3", None)  # as if v3.py did not exist
+    # as if v3.py did not exist
+    monkeypatch.setitem(sys.modules, "parley.core.store.upgrade.v3", None)
     path = tmp_path / "sessions.db"
     make_v3(path, user_version)
     err = assert_refused(path, UpgradeUnavailable)
@@ -240,7 +242,7 @@ def test_v3_file_without_upgrader_is_refused_untouched(tmp_path, monkeypatch, us
 
 
 def fake_upgrader(calls: list) -> types.ModuleType:
-    """A stand-in core.store.v3: rename the v3 tables away and create v4."""
+    """A stand-in parley.core.store.upgrade.v3: rename the v3 tables away and create v4."""
 
     def upgrade_file(path: Path, progress=None):
         calls.append(path)
@@ -259,7 +261,7 @@ def fake_upgrader(calls: list) -> types.ModuleType:
         engine.dispose()
         return {"sessions": 1}
 
-    module = types.ModuleType("core.store.v3")
+    module = types.ModuleType("parley.core.store.upgrade.v3")
     module.upgrade_file = upgrade_file  # type: ignore[attr-defined]
     return module
 
@@ -267,7 +269,7 @@ def fake_upgrader(calls: list) -> types.ModuleType:
 @pytest.mark.parametrize("user_version", [3, 0])
 def test_v3_file_is_upgraded_through_core_store_v3(tmp_path, monkeypatch, user_version):
     calls: list = []
-    monkeypatch.setitem(sys.modules, "core.store.v3", fake_upgrader(calls))
+    monkeypatch.setitem(sys.modules, "parley.core.store.upgrade.v3", fake_upgrader(calls))
     path = tmp_path / "sessions.db"
     make_v3(path, user_version)
     seen = []
@@ -357,7 +359,7 @@ def test_create_all_runs_inside_callers_transaction(tmp_path):
 def test_looking_at_a_v3_file_writes_nothing_to_it(tmp_path):
     """Point 1 of spec/v3-format.md: nothing is written before the backup exists —
     not even a checkpoint of the -wal into the main file."""
-    from core.store.migrations import inspect_file
+    from parley.core.store.upgrade.migrations import inspect_file
     from tests.v3gen import generate
 
     gen = generate(tmp_path / "sessions.db", wal_pending=True)

@@ -1,9 +1,9 @@
-"""Transcript windows over compacted sessions (core.store.outline), on a real SQLite file."""
+"""Transcript windows over compacted sessions (parley.core.store.outline), on a real SQLite file."""
 
 from __future__ import annotations
 
-from core.content import CompactSummaryBlock, TextBlock, Turn, apply_compactions
-from core.store import Store
+from parley.core.content import CompactSummaryBlock, TextBlock, Turn, apply_compactions
+from parley.core.store import Store
 
 
 def chat(db: Store, n: int) -> tuple[str, list[Turn]]:

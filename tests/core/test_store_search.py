@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     ImageBlock,
     TextBlock,
@@ -15,10 +15,10 @@ from core.content import (
     ToolUseBlock,
     Turn,
 )
-from core.store import Store
-from core.store.errors import InvalidSearchQuery
-from core.store.schema import SCOPE_MARK
-from core.store.search import parse
+from parley.core.store import Store
+from parley.core.store.errors import InvalidSearchQuery
+from parley.core.store.schema import SCOPE_MARK
+from parley.core.store.search import parse
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +263,7 @@ def test_index_follows_renames_and_deletes(tmp_path):
 
 
 def test_ranking_window_keeps_the_newest_matches_and_every_title(tmp_path, monkeypatch):
-    from core.store import search as search_module
+    from parley.core.store import search as search_module
 
     monkeypatch.setattr(search_module, "RECENT_WINDOW", 3)
     with Store.open(tmp_path / "s.db") as store:
@@ -294,7 +294,7 @@ def test_scope_token_is_not_searchable_text(tmp_path):
 
 
 def test_common_words_list_newest_first(tmp_path, monkeypatch):
-    from core.store import search as search_module
+    from parley.core.store import search as search_module
 
     monkeypatch.setattr(search_module, "COMMON_ROWS", 2)
     with Store.open(tmp_path / "s.db") as store:
@@ -316,7 +316,7 @@ def test_common_words_list_newest_first(tmp_path, monkeypatch):
 
 
 def test_maintain_merges_index_segments_in_steps(tmp_path):
-    from core.store.schema import dbapi_connection
+    from parley.core.store.schema import dbapi_connection
 
     with Store.open(tmp_path / "s.db") as store:
         s = store.create_session(title="segments")

@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from core.content import TextBlock, Turn, Usage
-from core.store import UNCHANGED, Store
-from core.store.errors import (
+from parley.core.content import TextBlock, Turn, Usage
+from parley.core.store import UNCHANGED, Store
+from parley.core.store.errors import (
     CannotDeleteDefaultSpace,
     EmptyName,
     InvalidSpaceOrder,

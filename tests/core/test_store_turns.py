@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
     ImageBlock,
@@ -22,15 +22,15 @@ from core.content import (
     UnknownBlock,
     Usage,
 )
-from core.store import Store
-from core.store.errors import (
+from parley.core.store import Store
+from parley.core.store.errors import (
     DuplicateTurn,
     SessionNotFound,
     TurnInOtherSession,
     TurnNotFound,
     TurnNotInSession,
 )
-from core.store.textindex import register_functions
+from parley.core.store.textindex import register_functions
 
 
 def user(text: str) -> Turn:
@@ -107,7 +107,7 @@ def test_finish_turn_saves_turn_and_usage_together(db):
 
 def test_finish_turn_is_all_or_nothing(db, monkeypatch):
     sid, _ = conversation(db, 1)
-    from core.store import sessions as repo
+    from parley.core.store import sessions as repo
 
     def broken(*a, **k):
         raise RuntimeError("crash between the two writes")

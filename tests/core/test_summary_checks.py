@@ -10,12 +10,12 @@ import re
 
 import pytest
 
-from core.compaction import CompactNoSummaryError
-from core.compaction_check import FLOOR_MAX, check_answer, summary_floor
-from core.compaction_parts import CONTINUED, CONTINUES, split_parts
-from core.compaction_prompt import SUMMARIZER_SYSTEM, extract_summary, render_turn
-from core.content import TextBlock, Turn
-from core.tokens import text_tokens
+from parley.core.compaction.check import FLOOR_MAX, check_answer, summary_floor
+from parley.core.compaction.compact import CompactNoSummaryError
+from parley.core.compaction.parts import CONTINUED, CONTINUES, split_parts
+from parley.core.compaction.prompt import SUMMARIZER_SYSTEM, extract_summary, render_turn
+from parley.core.content import TextBlock, Turn
+from parley.core.tokens import text_tokens
 from tests.core.test_compaction_support import (
     GPT,
     LONG,

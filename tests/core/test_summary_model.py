@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import pytest
 
-from core.cheap_models import summary_model_ref
-from core.compaction_settings import (
+from parley.core.chat.run import ChatRunner
+from parley.core.cheap_models import summary_model_ref
+from parley.core.compaction.settings import (
     ModelProviderNotSetUp,
     UnusableModelSetting,
     check_model_setting,
 )
-from core.content import TextBlock, Turn
-from core.run import ChatRunner
-from core.settings import SettingsError
-from core.store.async_store import AsyncStore
+from parley.core.content import TextBlock, Turn
+from parley.core.settings import SettingsError
+from parley.core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
 
 SONNET = "anthropic:claude-sonnet-4-6"

@@ -7,17 +7,17 @@ import logging
 
 import pytest
 
-from core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.run import ChatRunner, SessionTitled
-from core.settings import UnknownSetting, spec
-from core.store.async_store import AsyncStore
-from core.titles import (
+from parley.core.chat.run import ChatRunner, SessionTitled
+from parley.core.chat.titles import (
     TitleService,
     clean_title,
     first_line_title,
     generate_title,
     title_problem,
 )
+from parley.core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.settings import UnknownSetting, spec
+from parley.core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
 
 SONNET = "anthropic:claude-sonnet-4-6"
@@ -141,7 +141,7 @@ async def test_failed_call_falls_back_to_the_first_line(env, fake_provider, capl
     sid = await first_exchange(store)
     fake_provider.fail(failure)
 
-    with caplog.at_level(logging.WARNING, logger="core.titles"):
+    with caplog.at_level(logging.WARNING, logger="parley.core.chat.titles"):
         title = await generate_title(hub, store, sid, model_ref=SONNET)
 
     assert title == "How do I plan a three-day trip to Lisbon?"
@@ -218,7 +218,7 @@ async def test_aclose_cancels_a_pending_title(env, fake_provider):
 
 async def test_missing_session_is_logged_not_raised(env, caplog):
     store, hub = env
-    with caplog.at_level(logging.ERROR, logger="core.titles"):
+    with caplog.at_level(logging.ERROR, logger="parley.core.chat.titles"):
         assert await generate_title(hub, store, "no-such-session", model_ref=SONNET) is None
         assert await TitleService(store, hub).on_first_exchange("no-such", SONNET) is None
     assert caplog.records
@@ -232,7 +232,8 @@ def _title_model_declared() -> bool:
     return True
 
 
-@pytest.mark.skipif(not _title_model_declared(), reason="core.settings lacks chat.title_model")
+@pytest.mark.skipif(not _title_model_declared(),
+                    reason="parley.core.settings lacks chat.title_model")
 async def test_title_model_setting_overrides_the_cheap_model(env, fake_provider):
     store, hub = env
     await store.set_setting("chat.title_model", "claude-opus-4-6")
@@ -286,7 +287,7 @@ async def test_an_answer_that_is_no_title_falls_back_to_the_first_line(
     await store.append_turn(session.id, Turn("assistant", [TextBlock(reply)]))
     fake_provider.script(answer, stop_reason=stop_reason)
 
-    with caplog.at_level(logging.INFO, logger="core.titles"):
+    with caplog.at_level(logging.INFO, logger="parley.core.chat.titles"):
         title = await generate_title(hub, store, session.id, model_ref="ollama:llama3.2:3b")
 
     assert title == "How do I plan a three-day trip to Lisbon?"
@@ -303,7 +304,7 @@ async def test_an_echo_of_the_request_is_refused_for_the_first_line(env, fake_pr
     store, hub = env
     sid = await first_exchange(store)
     fake_provider.script("How do I plan a three-day")
-    with caplog.at_level(logging.INFO, logger="core.titles"):
+    with caplog.at_level(logging.INFO, logger="parley.core.chat.titles"):
         title = await generate_title(hub, store, sid, model_ref=SONNET)
     assert title == "How do I plan a three-day trip to Lisbon?"
     assert "(echo:" in caplog.text

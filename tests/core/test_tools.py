@@ -7,26 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from core.content import CompactSummaryBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.providers.base import ToolSpec
-from core.providers.errors import BadRequest, ServerError
-from core.tools import ToolContext, ToolError, ToolExecutor
-from core.tools.loop import limit_results, max_rounds, rejects_tools, wants_tools
-from core.tools.memory import (
+from parley.core.content import CompactSummaryBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.providers.base import ToolSpec
+from parley.core.providers.errors import BadRequest, ServerError
+from parley.core.tools import ToolContext, ToolError, ToolExecutor
+from parley.core.tools.loop import limit_results, max_rounds, rejects_tools, wants_tools
+from parley.core.tools.memory import (
     DEFAULT_LIMIT_TOKENS,
     InvalidMemoryLimit,
     MemoryStore,
     MemoryTooLong,
 )
-from core.tools.registry import check_input, run_tool
-from core.tools.skills import (
+from parley.core.tools.registry import check_input, run_tool
+from parley.core.tools.skills import (
     BUNDLED_DIR,
     SkillLibrary,
     parse_skill,
     skill_states,
     stub_unloaded,
 )
-from core.tools.system_prompt import MEMORY_HEADING, SKILLS_HEADING
+from parley.core.tools.system_prompt import MEMORY_HEADING, SKILLS_HEADING
 
 
 @pytest.fixture

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from core.content import TextBlock
-from core.context_size import measured_tokens, request_estimate
-from core.providers.base import ChatRequest
-from core.run import ChatRunner
-from core.store.async_store import AsyncStore
-from core.tokens import estimate_tokens
-from core.tools import ToolExecutor
-from core.tools.skills import SkillLibrary
-from core.wire import to_messages
+from parley.core.chat.run import ChatRunner
+from parley.core.content import TextBlock
+from parley.core.context_size import measured_tokens, request_estimate
+from parley.core.providers.base import ChatRequest
+from parley.core.store.async_store import AsyncStore
+from parley.core.tokens import estimate_tokens
+from parley.core.tools import ToolExecutor
+from parley.core.tools.skills import SkillLibrary
+from parley.core.wire import to_messages
 from tests.core.hubs import fake_hub
 from tests.fakes.cache import count_anthropic_tokens
 

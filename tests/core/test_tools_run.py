@@ -8,15 +8,20 @@ from typing import Any
 
 import pytest
 
-from core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from core.providers.base import ToolSpec
-from core.providers.hub import ProviderHub
-from core.run import ChatRunner, RunCancelled, RunFinished
-from core.store.async_store import AsyncStore
-from core.tools import ToolExecutor
-from core.tools.loop import ToolResultsSaved, ToolRoundLimit, ToolStepFinished, ToolsUnavailable
-from core.tools.skills import SkillLibrary
-from core.wire import INTERRUPTED_RESULT
+from parley.core.chat.run import ChatRunner, RunCancelled, RunFinished
+from parley.core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.providers.base import ToolSpec
+from parley.core.providers.hub import ProviderHub
+from parley.core.store.async_store import AsyncStore
+from parley.core.tools import ToolExecutor
+from parley.core.tools.loop import (
+    ToolResultsSaved,
+    ToolRoundLimit,
+    ToolStepFinished,
+    ToolsUnavailable,
+)
+from parley.core.tools.skills import SkillLibrary
+from parley.core.wire import INTERRUPTED_RESULT
 from tests.core.hubs import fake_hub
 from tests.fakes.validation import validate_anthropic, validate_openai
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from core.store import Store
+from parley.core.store import Store
 from tests.e2e.two_process_worker import token
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,14 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from core.content import TextBlock, Turn
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
-from core.run import ChatRunner, RunFinished, RunStarted, SavesPending, UserTurnSaving
-from core.save_queue import SaveNews
-from core.store import AsyncStore
-from core.store.errors import DatabaseBusy, DiskFull, StoreError
+from parley.core.chat.run import ChatRunner, RunFinished, RunStarted, SavesPending, UserTurnSaving
+from parley.core.chat.save_queue import SaveNews
+from parley.core.content import TextBlock, Turn
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.retry import RetryPolicy
+from parley.core.store import AsyncStore
+from parley.core.store.errors import DatabaseBusy, DiskFull, StoreError
 from tests.core.test_storage_faults import fill, mount, on_store_thread, raw, umount
 from tests.fakes.validation import validate_anthropic
 

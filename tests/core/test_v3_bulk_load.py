@@ -16,11 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from core.content import ImageBlock, Turn
-from core.store import Store
-from core.store.textindex import index_turn_text
-from core.store.v3 import upgrade_file
-from core.store.v3_convert import convert_turn, convert_turn_indexed, convert_turn_indexed_json
+from parley.core.content import ImageBlock, Turn
+from parley.core.store import Store
+from parley.core.store.textindex import index_turn_text
+from parley.core.store.upgrade.convert import (
+    convert_turn,
+    convert_turn_indexed,
+    convert_turn_indexed_json,
+)
+from parley.core.store.upgrade.v3 import upgrade_file
 from tests.v3gen import PNG_1PX, check_everything, generate, read_v3
 
 

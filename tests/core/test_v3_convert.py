@@ -1,4 +1,5 @@
-"""v3 block -> v4 block conversion, one rule at a time (points 2, 5, 6 of core.store.v3)."""
+"""v3 block -> v4 block conversion, one rule at a time (points 2, 5, 6 of
+parley.core.store.upgrade.v3)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 
 import pytest
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     ImageBlock,
     TextBlock,
@@ -16,7 +17,7 @@ from core.content import (
     UnknownBlock,
     blocks_from_json_text,
 )
-from core.store.v3_convert import convert_turn
+from parley.core.store.upgrade.convert import convert_turn
 
 
 def convert(*blocks: object, role: str = "user") -> list[object]:
@@ -124,8 +125,8 @@ def test_lone_surrogate_escape_replaced_not_dropped() -> None:
 
 def test_search_text_is_what_the_v4_triggers_index(tmp_path) -> None:
     """The fast path for plain-text turns must index exactly what parley_turn_text does."""
-    from core.store.textindex import index_turn_text
-    from core.store.v3_convert import convert_turn_indexed
+    from parley.core.store.textindex import index_turn_text
+    from parley.core.store.upgrade.convert import convert_turn_indexed
     from tests.v3gen import generate
 
     gen = generate(tmp_path / "s.db", seed=4, sessions=20, turns_per_session=20)

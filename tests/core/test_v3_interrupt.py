@@ -1,4 +1,4 @@
-"""All or nothing (point 7 of core.store.v3): an upgrade killed at any point.
+"""All or nothing (point 7 of parley.core.store.upgrade.v3): an upgrade killed at any point.
 
 A child process upgrades a copy of a generated v3 file and is SIGKILLed: right
 after each step (inside the transaction), just after the commit, at the n-th
@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from core.store import v3_steps
-from core.store.schema import V4_TABLES
-from core.store.store import Store
-from core.store.v3 import upgrade_file
+from parley.core.store.schema import V4_TABLES
+from parley.core.store.store import Store
+from parley.core.store.upgrade import steps as v3_steps
+from parley.core.store.upgrade.v3 import upgrade_file
 from tests.v3gen import GeneratedV3, check_everything, generate, read_v3
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +35,10 @@ CHILD = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, {root!r})
     from pathlib import Path
-    from core.store import v3, v3_backup, v3_steps, v3_turns
+    from parley.core.store.upgrade import v3
+    from parley.core.store.upgrade import backup as v3_backup
+    from parley.core.store.upgrade import steps as v3_steps
+    from parley.core.store.upgrade import turns as v3_turns
 
     path, mode, arg = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     v3_turns.BATCH = 40  # many batches, many places to die at

@@ -1,4 +1,4 @@
-"""Upgrading generated v3 files: the rules of core.store.v3, point by point.
+"""Upgrading generated v3 files: the rules of parley.core.store.upgrade.v3, point by point.
 
 The v3 file is read with plain sqlite3 before (tests.v3gen.read_v3 / the
 generator's own record) and the result through the v4 Store API after; every
@@ -21,12 +21,13 @@ from typing import Any
 
 import pytest
 
-from core.content import CompactSummaryBlock, TextBlock, Usage
-from core.store import schema, v3_steps
-from core.store.errors import NewerFormat
-from core.store.schema import DEFAULT_SPACE_ID
-from core.store.store import Store
-from core.store.v3 import (
+from parley.core.content import CompactSummaryBlock, TextBlock, Usage
+from parley.core.store import schema
+from parley.core.store.errors import NewerFormat
+from parley.core.store.schema import DEFAULT_SPACE_ID
+from parley.core.store.store import Store
+from parley.core.store.upgrade import steps as v3_steps
+from parley.core.store.upgrade.v3 import (
     MigrationBackupFailed,
     MigrationFailed,
     rollback_instructions,
@@ -123,7 +124,7 @@ def test_backup_failure_disk_full_leaves_file_untouched(tmp_path: Path) -> None:
         sys.path.insert(0, {str(ROOT)!r})
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() fails with EFBIG instead
         resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
-        from core.store.v3 import upgrade_file, MigrationBackupFailed
+        from parley.core.store.upgrade.v3 import upgrade_file, MigrationBackupFailed
         try:
             upgrade_file({str(gen.path)!r})
         except MigrationBackupFailed as exc:
@@ -142,7 +143,7 @@ def test_too_little_free_space_is_refused_before_copying(tmp_path: Path, monkeyp
     """The free space is checked first; the message gives both sizes and what they are."""
     import shutil as shutil_module
 
-    from core.store import v3_backup
+    from parley.core.store.upgrade import backup as v3_backup
 
     gen = fresh(tmp_path / "data")
     before = digest(gen.path)
@@ -198,7 +199,7 @@ def test_a_second_upgrade_of_the_same_file_waits_its_turn(tmp_path: Path) -> Non
     it left the first's backup copy half-deleted before — and says why."""
     from filelock import FileLock
 
-    from core.store.v3 import UPGRADE_LOCK_SUFFIX, UpgradeInProgress
+    from parley.core.store.upgrade.v3 import UPGRADE_LOCK_SUFFIX, UpgradeInProgress
 
     gen = fresh(tmp_path / "data")
     before = digest(gen.path)
@@ -317,8 +318,8 @@ def test_unknown_meta_settings_and_state_kept(migrated) -> None:
 
 
 def test_settings_land_on_declared_v4_keys(migrated) -> None:
-    """Every known v3 setting maps to a key core.settings declares, with a valid value."""
-    from core import settings as declared
+    """Every known v3 setting maps to a key parley.core.settings declares, with a valid value."""
+    from parley.core import settings as declared
 
     for v3_key, v4_key in [*v3_steps.SETTINGS_KEYS.items(), *v3_steps.AUTO_COMPACT_KEYS.items()]:
         declared.spec(v4_key)  # raises UnknownSetting for a key v4 does not know

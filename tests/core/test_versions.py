@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from core.content import TextBlock, Turn
-from core.edit import edit_and_fork
-from core.versions import Member, TurnKey, branch_points
+from parley.core.chat.edit import edit_and_fork
+from parley.core.content import TextBlock, Turn
+from parley.core.versions import Member, TurnKey, branch_points
 
 MODEL = "anthropic:claude-sonnet-4-6"
 
@@ -71,7 +71,7 @@ def test_regenerations_show_as_n_of_m_on_the_reply(db):
 
 
 def test_the_chosen_version_is_remembered_in_the_file(tmp_path):
-    from core.store.store import Store
+    from parley.core.store.store import Store
 
     path = tmp_path / "sessions.db"
     db = Store.open(path)
@@ -127,7 +127,7 @@ def test_search_hits_open_the_version_holding_them(db):
 
 
 def test_forks_of_earlier_builds_are_recognised_by_their_titles(tmp_path):
-    from core.store.store import Store
+    from parley.core.store.store import Store
 
     path = tmp_path / "sessions.db"
     db = Store.open(path)
@@ -163,7 +163,7 @@ def test_deleting_a_chat_deletes_its_versions_not_its_forks(db):
 
 
 def test_a_version_whose_chat_is_gone_is_listed(tmp_path):
-    from core.store.store import Store
+    from parley.core.store.store import Store
 
     path = tmp_path / "sessions.db"
     db = Store.open(path)

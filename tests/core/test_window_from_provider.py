@@ -8,10 +8,10 @@ enforced with the real "prompt is too long" refusal). Real sessions.db, real SDK
 
 from __future__ import annotations
 
-from core.compaction import CompactEvent
-from core.context_size import find_anchor, measured_tokens
-from core.providers.base import ChatRequest
-from core.run import RunFailed
+from parley.core.chat.run import RunFailed
+from parley.core.compaction.compact import CompactEvent
+from parley.core.context_size import find_anchor, measured_tokens
+from parley.core.providers.base import ChatRequest
 from tests.core.test_compaction_support import SONNET
 
 WINDOW = 200_000

@@ -1,10 +1,10 @@
-"""The wire rules (core.wire), one by one."""
+"""The wire rules (parley.core.wire), one by one."""
 
 from __future__ import annotations
 
 import copy
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
     ImageBlock,
@@ -16,9 +16,9 @@ from core.content import (
     UnknownBlock,
     block_to_json,
 )
-from core.convert import to_anthropic, to_openai
-from core.providers.capabilities import ANTHROPIC, OPENAI, OPENAI_COMPATIBLE
-from core.wire import (
+from parley.core.convert import to_anthropic, to_openai
+from parley.core.providers.capabilities import ANTHROPIC, OPENAI, OPENAI_COMPATIBLE
+from parley.core.wire import (
     INTERRUPTED_RESULT,
     LEADING_USER_TEXT,
     STOPPED_NOTE,

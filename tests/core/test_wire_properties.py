@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
     ImageBlock,
@@ -24,9 +24,9 @@ from core.content import (
     Turn,
     UnknownBlock,
 )
-from core.convert import to_anthropic, to_openai
-from core.providers.capabilities import ANTHROPIC, OPENAI, OPENAI_COMPATIBLE
-from core.wire import to_messages
+from parley.core.convert import to_anthropic, to_openai
+from parley.core.providers.capabilities import ANTHROPIC, OPENAI, OPENAI_COMPATIBLE
+from parley.core.wire import to_messages
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 SETTINGS = settings(

@@ -8,8 +8,8 @@ import zlib
 
 import pytest
 
-from core import tokens
-from core.content import (
+from parley.core import tokens
+from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
     ImageBlock,
@@ -21,7 +21,7 @@ from core.content import (
     Turn,
     UnknownBlock,
 )
-from core.tokens import estimate_tokens, image_size, text_tokens
+from parley.core.tokens import estimate_tokens, image_size, text_tokens
 
 
 def b64(raw: bytes) -> str:

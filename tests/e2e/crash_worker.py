@@ -1,11 +1,11 @@
 """A process that runs Parley's real run loop against the fake provider, so a test can kill it.
 
-It opens sessions.db with :class:`core.store.AsyncStore`, builds a
-:class:`core.providers.hub.ProviderHub` whose built-in Anthropic and OpenAI
+It opens sessions.db with :class:`parley.core.store.AsyncStore`, builds a
+:class:`parley.core.providers.hub.ProviderHub` whose built-in Anthropic and OpenAI
 providers point at the fake provider (URL on argv, keys from a private
 environment: nothing is written at start but the run marker of
-:mod:`core.recovery`), and sends messages in a loop through
-:class:`core.run.ChatRunner`: each streamed reply is journalled and saved as in
+:mod:`parley.core.recovery`), and sends messages in a loop through
+:class:`parley.core.chat.run.ChatRunner`: each streamed reply is journalled and saved as in
 the app. It prints what it has committed, so the killing test knows which turns
 must survive.
 
@@ -27,7 +27,7 @@ Lines a worker prints (each with one ``write``, so lines never interleave):
 - ``ready <pid> <session_id>`` — store open, provider set up, about to send;
 - ``saved <turn_id> <role> <sha256>`` — a user turn (``append_turn``) or a
   completed reply (``finish_turn``) was committed; sha256 of the stored blocks
-  JSON (``core.content.blocks_to_json_text``, UTF-8);
+  JSON (``parley.core.content.blocks_to_json_text``, UTF-8);
 - ``journal <turn_id> <chars> <sha256> <t>`` — a journal write of the
   streaming reply (an aborted turn holding ``chars`` characters of text) was
   committed; ``t`` is ``time.monotonic()`` (CLOCK_MONOTONIC: one clock for
@@ -61,14 +61,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import recovery
-from core.compaction import CompactNoSummaryError
-from core.content import Turn, Usage, blocks_to_json_text
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
-from core.run import ChatRunner, ReplyUpdated, RunEvent, RunFailed, text_blocks
-from core.store.async_store import AsyncStore
+from parley.core import recovery
+from parley.core.chat.run import ChatRunner, ReplyUpdated, RunEvent, RunFailed, text_blocks
+from parley.core.compaction.compact import CompactNoSummaryError
+from parley.core.content import Turn, Usage, blocks_to_json_text
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.retry import RetryPolicy
+from parley.core.store.async_store import AsyncStore
 
 MODELS = {"anthropic": "anthropic:claude-sonnet-4-6", "openai": "openai:gpt-5"}
 WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",

@@ -18,7 +18,7 @@ def _run(home: Path, *args: str, probe: str | None = "quit") -> subprocess.Compl
     env.pop("PARLEY_HOME", None)
     if probe:
         env["PARLEY_PROBE"] = probe
-    return subprocess.run([sys.executable, "-m", "gui.app", *args], env=env, text=True,
+    return subprocess.run([sys.executable, "-m", "parley.gui.app", *args], env=env, text=True,
                           capture_output=True, timeout=90,
                           cwd=Path(__file__).resolve().parents[2])
 
@@ -51,7 +51,7 @@ def test_second_launch_on_the_same_home_hands_over_to_the_first(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(QT_QPA_PLATFORM="offscreen", PARLEY_KEYRING="file", PARLEY_PROBE="1")
     env.pop("PARLEY_HOME", None)
-    first = subprocess.Popen([sys.executable, "-m", "gui.app", "--home", str(home)], env=env,
+    first = subprocess.Popen([sys.executable, "-m", "parley.gui.app", "--home", str(home)], env=env,
                              text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              cwd=Path(__file__).resolve().parents[2])
     try:

@@ -26,7 +26,7 @@ of Parley would, and checks (see :data:`CHECKS`):
 * the next request built from the history (``to_messages`` → ``to_anthropic``
   / ``to_openai``) passes the fake provider's pairing validation — and the
   next round really sends it;
-* ``core.recovery.mark_running`` reports the killed run and its interrupted
+* ``parley.core.recovery.mark_running`` reports the killed run and its interrupted
   reply.
 
 Seeded: ``PARLEY_CRASH_SEED`` (default below), ``PARLEY_CRASH_KILLS`` and
@@ -56,13 +56,13 @@ from typing import Any
 
 import pytest
 
-from core import recovery
-from core.content import Turn
-from core.convert import to_anthropic, to_openai
-from core.providers.capabilities import ANTHROPIC, OPENAI
-from core.store import AsyncStore, Store
-from core.store.textindex import register_functions
-from core.wire import to_messages
+from parley.core import recovery
+from parley.core.content import Turn
+from parley.core.convert import to_anthropic, to_openai
+from parley.core.providers.capabilities import ANTHROPIC, OPENAI
+from parley.core.store import AsyncStore, Store
+from parley.core.store.textindex import register_functions
+from parley.core.wire import to_messages
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 pytestmark = [

@@ -1,6 +1,7 @@
 """A compaction is saved whole or not at all, usage included, whatever stops it.
 
-``Compactor._save`` (core/compaction.py) writes the summary turn and its
+``Compactor._save`` (core/compaction/compact/compact/compact/compact.py) writes the summary turn
+and its
 compactions row in one transaction (``Store.record_compaction``), then adds
 the summary request's usage to the session in a second one
 (``Store.add_usage``). A process death or a storage error between the two —
@@ -14,13 +15,13 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from core.content import TextBlock, Usage
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
-from core.run import ChatRunner
-from core.store import AsyncStore
-from core.store.errors import DiskFull, StoreError
+from parley.core.chat.run import ChatRunner
+from parley.core.content import TextBlock, Usage
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.retry import RetryPolicy
+from parley.core.store import AsyncStore
+from parley.core.store.errors import DiskFull, StoreError
 
 MODEL = "anthropic:claude-sonnet-4-6"
 

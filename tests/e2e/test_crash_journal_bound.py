@@ -1,6 +1,6 @@
 """A crash loses at most ~one journal interval of a reply, even when the stream pauses.
 
-core.journal: "Streamed output is journalled as it arrives
+parley.core.chat.journal: "Streamed output is journalled as it arrives
 (throttled, e.g. every ~250 ms) so a crash loses at most that much." Models
 pause mid-reply (long thinking, a tool call's input being generated, a slow
 network): text that arrived just after a journal write must still reach the
@@ -17,11 +17,11 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from core.errors import ParleyError
-from core.providers.base import Stop, TextDelta
-from core.providers.capabilities import ANTHROPIC
-from core.run import ChatRunner, text_blocks
-from core.store import AsyncStore
+from parley.core.chat.run import ChatRunner, text_blocks
+from parley.core.errors import ParleyError
+from parley.core.providers.base import Stop, TextDelta
+from parley.core.providers.capabilities import ANTHROPIC
+from parley.core.store import AsyncStore
 
 INTERVAL_S = 0.25
 BURST = [f"piece {i} " for i in range(5)]

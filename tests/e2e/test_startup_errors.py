@@ -33,7 +33,7 @@ def _env(probe: str | None = "quit") -> dict[str, str]:
 
 
 def _parley(*args: str) -> list[str]:
-    return [sys.executable, "-m", "gui.app", *args]
+    return [sys.executable, "-m", "parley.gui.app", *args]
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
@@ -138,7 +138,7 @@ def test_a_read_only_data_folder_starts_and_the_store_says_so(read_only, with_fi
     home = read_only / "home"
     home.mkdir()
     if with_file:
-        from core.store.store import Store
+        from parley.core.store.store import Store
 
         Store.open(home / "sessions.db").close()
     before = _listing(read_only)

@@ -4,7 +4,7 @@
         [--count 300] [--journal-every 5]
     python -m tests.e2e.two_process_worker read --db PATH --shared SID
 
-Both open the file with :class:`core.store.Store` (the app's own settings:
+Both open the file with :class:`parley.core.store.Store` (the app's own settings:
 WAL, busy timeout, ``BEGIN IMMEDIATE`` writes with retries), print ``ready``,
 wait for a ``go`` line on stdin, then work as fast as they can:
 
@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from core.content import TextBlock, Turn, Usage
-from core.store import Store
+from parley.core.content import TextBlock, Turn, Usage
+from parley.core.store import Store
 
 
 def token(tag: str, i: int) -> str:
@@ -90,7 +90,7 @@ def write(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def stream_reply(store: Store, rec: Recorder, session_id: str, text: str) -> list[str]:
-    """Journal a reply three times as it grows, then finish it (as core.run does)."""
+    """Journal a reply three times as it grows, then finish it (as parley.core.chat.run does)."""
     reply = Turn("assistant", [], aborted=True, model="fake:model")
     words = text.split()
     for n in range(1, 4):

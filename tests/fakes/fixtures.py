@@ -36,7 +36,7 @@ def fake_provider(
 ) -> Iterator[FakeProviderServer]:
     """The session's fake provider, reset before and after this test; its
     ``openai_own_url`` counts as OpenAI's own API (``PARLEY_OPENAI_URLS``)."""
-    monkeypatch.setenv("PARLEY_OPENAI_URLS",  # core.providers.registry.ENV_OPENAI_URLS
+    monkeypatch.setenv("PARLEY_OPENAI_URLS",  # parley.core.providers.registry.ENV_OPENAI_URLS
                         fake_provider_server.openai_own_url)
     fake_provider_server.reset()
     yield fake_provider_server

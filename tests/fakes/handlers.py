@@ -151,7 +151,7 @@ def _last_user_text(messages: Any) -> str:
 
 _TITLE_ASK = "Write a title for this conversation."
 #: Words a title model leaves out when it names the subject of a request (a title from
-#: the request's first words would be an echo, which core.titles refuses).
+#: the request's first words would be an echo, which parley.core.chat.titles refuses).
 _NOT_TOPIC = frozenset(re.findall(r"\w+", """
     a an the i me my you your we our to of in on for and or is are do does can could
     would will please how what why when where which who tell give show write explain
@@ -162,8 +162,8 @@ _PART_SUMMARIES = re.compile(r"<part_summaries>\s*(.*?)\s*</part_summaries>", re
 _POINT = re.compile(r"^- The user said: (.+)$", re.M)
 #: What the user said in a transcript, in order: an earlier summary's points, then turns.
 _SAID = re.compile(r"^(?:- The user said: |User:\s*)(.+)$", re.M)
-_SUMMARY_ASK = "between <summary> and </summary>"  # core.compaction_prompt.ANSWER_FORMAT
-_NOTE_START = "[Context compaction"  # core.compaction_prompt.note_text
+_SUMMARY_ASK = "between <summary> and </summary>"  # parley.core.compaction.prompt.ANSWER_FORMAT
+_NOTE_START = "[Context compaction"  # parley.core.compaction.prompt.note_text
 
 
 def _user_texts(messages: Any) -> list[str]:
@@ -184,7 +184,8 @@ def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) 
     """A plausible answer to Parley's own side requests, so the app reads sensibly
     against the fake server: a title from the subject words of the user's first
     message (at most five; question and filler words left out), a summary naming what
-    the user asked (core.titles, core.compaction_prompt) — from the transcript of a
+    the user asked (parley.core.chat.titles, parley.core.compaction.prompt) — from the transcript
+    of a
     separate summary request (or of one part of it), from the parts' summaries when
     asked to combine them, or from the conversation itself when the request is the
     chat resent with the summary instruction added (the cache-friendly summary); an

@@ -136,7 +136,7 @@ class FakeProviderServer(FakeApi):
     def openai_own_url(self) -> str:
         """The same OpenAI routes at an address playing OpenAI's own API: a provider of
         kind ``openai`` there is OpenAI to Parley while the ``fake_provider`` fixture
-        lists it in ``PARLEY_OPENAI_URLS`` (``core.providers.registry.is_openai_url``)."""
+        lists it in ``PARLEY_OPENAI_URLS`` (``parley.core.providers.registry.is_openai_url``)."""
         return self.base_url + OPENAI_OWN_PREFIX + "/v1"
 
     # --- scripting -------------------------------------------------------

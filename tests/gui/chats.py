@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.content import TextBlock, Turn
+from parley.core.content import TextBlock, Turn
 
 
 def long_chat(driver: Any, w: Any, n: int, title: str = "Long chat") -> tuple[str, list[Turn]]:

@@ -18,7 +18,7 @@ import qasync
 import shiboken6
 from PySide6.QtWidgets import QApplication
 
-from gui import dialogs
+from parley.gui import dialogs
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ class WindowDriver:
 
     def open(self, env: dict[str, str] | None = None) -> Any:
         """Show a new window on the home directory and wait until it is ready."""
-        from gui.main_window import MainWindow
+        from parley.gui.main_window import MainWindow
 
         window = MainWindow(home=self.home, env=env or {})
         # Not qtbot.addWidget: pytest-qt would close and delete it before the
@@ -190,7 +190,7 @@ def driver(qtbot: Any, until: Until, run: Callable[..., Any], home: Path,
 @pytest.fixture
 def view(qtbot: Any) -> Any:
     """A bare transcript view, 760x560, shown (test files may define their own ``view``)."""
-    from gui.transcript import TranscriptView
+    from parley.gui.transcript import TranscriptView
 
     v = TranscriptView()
     qtbot.addWidget(v)

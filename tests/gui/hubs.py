@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
-from core.store.async_store import AsyncStore
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.retry import RetryPolicy
+from parley.core.store.async_store import AsyncStore
 
 
 async def open_hub(folder: Path, environ: dict[str, str] | None = None) -> ProviderHub:

@@ -161,7 +161,7 @@ async def settle(seconds: float = 0.6) -> None:
 
 
 async def fill_store(store: object, fake_url: str) -> None:
-    from core.content import ImageBlock, TextBlock, Turn, Usage
+    from parley.core.content import ImageBlock, TextBlock, Turn, Usage
 
     spaces = {s.name: s.id for s in await store.list_spaces()}  # type: ignore[attr-defined]
     if "Work" not in spaces:
@@ -185,8 +185,8 @@ def child(scheme: str, out: Path) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from gui import appearance
-    from gui.main_window import MainWindow
+    from parley.gui import appearance
+    from parley.gui.main_window import MainWindow
     from tests.fakes.server import FakeProviderServer
 
     server = FakeProviderServer().start()

@@ -18,7 +18,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QApplication
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     ImageBlock,
     TextBlock,
@@ -27,7 +27,7 @@ from core.content import (
     ToolUseBlock,
     Turn,
 )
-from gui.transcript import TranscriptView
+from parley.gui.transcript import TranscriptView
 
 REPLY = """## Reading a CSV in Python
 

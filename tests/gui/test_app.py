@@ -7,8 +7,8 @@ import logging
 import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from gui import app as app_module
-from gui.app import CrashHandler, main, parse_args, setup_logging
+from parley.gui import app as app_module
+from parley.gui.app import CrashHandler, main, parse_args, setup_logging
 
 
 def test_version_prints_and_exits(capsys):
@@ -52,7 +52,7 @@ def test_without_a_display_parley_says_so_in_one_sentence_and_exits_2(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     home = tmp_path / "home"
-    done = subprocess.run([sys.executable, "-m", "gui.app", "--home", str(home)],
+    done = subprocess.run([sys.executable, "-m", "parley.gui.app", "--home", str(home)],
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2  # was -6 (SIGABRT) after Qt's "xcb-cursor0 is needed"
     assert done.stderr == app_module.NO_DISPLAY + "\n" and done.stdout == ""
@@ -123,7 +123,8 @@ def test_a_native_crash_leaves_its_stack_in_the_log_folder(tmp_path):
     import sys
 
     code = (
-        "import sys, faulthandler; from pathlib import Path; from gui.app import setup_logging; "
+        "import sys, faulthandler; from pathlib import Path; "
+        "from parley.gui.app import setup_logging; "
         f"setup_logging(Path({str(tmp_path)!r})); faulthandler._sigsegv()"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -180,7 +181,7 @@ def _close_startup_box_later(seen: list[tuple[str, str]]) -> None:
 
 
 def test_startup_error_is_shown_in_a_box(qtbot, tmp_path, monkeypatch):
-    from core.paths import DataDirError
+    from parley.core.paths import DataDirError
 
     monkeypatch.delenv("PARLEY_PROBE", raising=False)
     seen: list[tuple[str, str]] = []
@@ -227,7 +228,8 @@ def test_pyside_import_hook_is_dropped_and_qt_still_works():
     import sys
 
     code = (
-        "import builtins, sys; import gui.app as a; from PySide6.QtWidgets import QApplication, "
+        "import builtins, sys; import parley.gui.app as a; "
+        "from PySide6.QtWidgets import QApplication, "
         "QLabel; hooked = builtins.__import__ is not a._PLAIN_IMPORT; "
         "dropped = a.drop_pyside_import_hook(); import json, PySide6.QtSvg; "
         "app = QApplication([]); label = QLabel('x'); label.setText('y'); "

@@ -18,8 +18,9 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QMessageBox, QWidget
 
-from core.attachments import AttachmentTooLarge
-from gui import chat_attach, dialogs
+from parley.core.attachments.files import AttachmentTooLarge
+from parley.gui import dialogs
+from parley.gui.chat import attach as chat_attach
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -353,7 +354,7 @@ def test_each_chat_keeps_its_own_pending_files(driver, fake_provider, tmp_path):
 
 def test_files_come_back_when_the_send_fails_before_the_run(driver, fake_provider, tmp_path,
                                                             monkeypatch):
-    from core.errors import ParleyError
+    from parley.core.errors import ParleyError
 
     w = driver.configured()
     fake_provider.script("ok")

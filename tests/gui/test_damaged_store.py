@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from core import paths
-from core.content import TextBlock, Turn
-from core.store import Store
-from core.store.errors import DatabaseCorrupt
-from gui import dialogs
-from gui.recovery_page import AT_START, WHILE_RUNNING
+from parley.core import paths
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store
+from parley.core.store.errors import DatabaseCorrupt
+from parley.gui import dialogs
+from parley.gui.recovery_page import AT_START, WHILE_RUNNING
 from tests.core.damaged import damage_search_index, overwrite_pages, pages_of
 
 pytestmark = pytest.mark.timeout(90)
@@ -56,7 +56,7 @@ def _all_turns(path: Path) -> dict[str, list[Turn]]:
 
 
 def _start(driver: Any, home: Path) -> Any:
-    from gui.main_window import MainWindow
+    from parley.gui.main_window import MainWindow
 
     w = MainWindow(home=home, env={})
     driver.windows.append(w)

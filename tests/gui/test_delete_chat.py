@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from core.content import TextBlock, Turn
-from gui import dialogs
+from parley.core.content import TextBlock, Turn
+from parley.gui import dialogs
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,7 +1,7 @@
 """Dialogs look like the rest of Parley and are big enough to read: the rename box shows
 a whole title, selected; message boxes and the space dialog are not tiny; fields and
 buttons in dialogs take the app's colours, with a rounded focus ring instead of a square
-accent frame (the app's style sheet applied as ``gui.app`` does; pixels read back)."""
+accent frame (the app's style sheet applied as ``parley.gui.app`` does; pixels read back)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QCheckBox, QLabel, QMessageBox, QWidget
 
-from gui import appearance, dialogs
-from gui.dialogs import MESSAGE_MIN_WIDTH, TEXT_MAX_WIDTH, TEXT_MIN_WIDTH, TextDialog
-from gui.space_dialog import SpaceDialog
+from parley.gui import appearance, dialogs
+from parley.gui.dialogs import MESSAGE_MIN_WIDTH, TEXT_MAX_WIDTH, TEXT_MIN_WIDTH, TextDialog
+from parley.gui.sidebar.space_dialog import SpaceDialog
 
 TITLE = "Reading a large CSV without running out of memory in Python"
 
@@ -99,7 +99,7 @@ def test_the_space_dialog_cannot_be_squeezed_below_a_readable_width(qtbot):
 
 @pytest.fixture(params=[appearance.LIGHT, appearance.DARK], ids=["light", "dark"])
 def scheme(request, qapp, monkeypatch) -> Iterator[appearance.Scheme]:
-    """The app's palette and style sheet, as ``gui.app`` applies them; undone afterwards."""
+    """The app's palette and style sheet, as ``parley.gui.app`` applies them; undone afterwards."""
     palette, sheet = qapp.palette(), qapp.styleSheet()
     monkeypatch.setattr(appearance, "_current", appearance.current())
     yield appearance.apply(qapp, request.param)

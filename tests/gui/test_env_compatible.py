@@ -9,8 +9,8 @@ Settings → Providers names it as it is. Real sessions.db, real SDK, the fake s
 
 from __future__ import annotations
 
-from core.providers.registry import builtin_providers, is_openai_url
-from gui.settings_providers import ENV_COMPATIBLE_LABEL
+from parley.core.providers.registry import builtin_providers, is_openai_url
+from parley.gui.settings.providers import ENV_COMPATIBLE_LABEL
 
 TINY = "/models/SmolLM2-135M-Instruct-Q8_0.gguf"
 

@@ -10,8 +10,8 @@ import threading
 import pytest
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
-from gui import export_dialog
-from gui.import_dialog import ImportProgress
+from parley.gui import export_dialog
+from parley.gui.import_dialog import ImportProgress
 from tests.histories import chatgpt_export, lisbon_trip, write_chatgpt_folder
 
 pytestmark = pytest.mark.timeout(90)
@@ -99,7 +99,7 @@ def test_cancel_in_the_progress_dialog_imports_nothing(driver, tmp_path, monkeyp
 
 
 def test_a_markdown_export_imports_back_as_a_chat(driver, tmp_path):
-    from core.content import TextBlock, Turn
+    from parley.core.content import TextBlock, Turn
 
     w = driver.configured()
     s = driver.run(w.store.create_session(title="Tea"))

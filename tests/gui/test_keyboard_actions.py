@@ -10,11 +10,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication
 
-from core.settings import Settings
-from gui import actions as actions_mod
-from gui import palette as palette_mod
-from gui.actions import ACTIONS, Call, available
-from gui.keymap import Keymap, KeymapError, normalize, reserved_reason
+from parley.core.settings import Settings
+from parley.gui.commands import actions as actions_mod
+from parley.gui.commands import palette as palette_mod
+from parley.gui.commands.actions import ACTIONS, Call, available
+from parley.gui.commands.keymap import Keymap, KeymapError, normalize, reserved_reason
 
 pytestmark = pytest.mark.timeout(60)
 

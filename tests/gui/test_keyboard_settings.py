@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from gui import dialogs
-from gui.keymap import Keymap
-from gui.keymap_editor import KeymapEditor
+from parley.gui import dialogs
+from parley.gui.commands.keymap import Keymap
+from parley.gui.settings.keyboard import KeymapEditor
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 ALT = Qt.KeyboardModifier.AltModifier

@@ -8,9 +8,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from core.content import CompactSummaryBlock, TextBlock, Turn
-from gui.keymap import Keymap
-from gui.transcript import TranscriptView
+from parley.core.content import CompactSummaryBlock, TextBlock, Turn
+from parley.gui.commands.keymap import Keymap
+from parley.gui.transcript import TranscriptView
 
 K = Qt.Key
 

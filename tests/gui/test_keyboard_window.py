@@ -2,7 +2,7 @@
 
 Every key goes to the widget that has the focus, as on a real keyboard; the
 only non-key input is the scripted answer of a rename dialog (see
-``gui.dialogs.answers``). Rebinding in Settings → Keyboard is checked end to
+``parley.gui.dialogs.answers``). Rebinding in Settings → Keyboard is checked end to
 end: applied live, refused on conflict, kept across a restart.
 """
 
@@ -15,9 +15,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QApplication, QLineEdit
 
-from core.settings import Settings
-from gui import dialogs
-from gui.keymap import Keymap
+from parley.core.settings import Settings
+from parley.gui import dialogs
+from parley.gui.commands.keymap import Keymap
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -187,7 +187,7 @@ def test_compact_with_keys_only(driver, fake_provider, qtbot):
 
 
 def test_rebinding_in_settings_applies_at_once_and_is_kept(driver, fake_provider, qtbot):
-    from gui.settings_dialog import SettingsDialog
+    from parley.gui.settings.dialog import SettingsDialog
 
     w = chat_window(driver, fake_provider)
     key(qtbot, "Ctrl+L")
@@ -231,7 +231,7 @@ def test_window_keys_beat_editing_keys_only_in_an_empty_message_box(driver, fake
     """Ctrl+K "when no text is typed": a text box may claim a key for editing (Ctrl+K
     deletes to the end of the line on Linux). Here palette.open is bound to Ctrl+Z, which
     the message box claims for Undo on every platform."""
-    from gui.actions import apply_keymap
+    from parley.gui.commands.actions import apply_keymap
 
     w = chat_window(driver, fake_provider)
     apply_keymap(w, Keymap({"palette.open": ["Ctrl+K", "Ctrl+Z"]}))

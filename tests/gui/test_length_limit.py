@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.content import TextBlock, Turn
-from gui.chat_run import CONTINUE_MESSAGE
-from gui.transcript.specs import CONTINUE_HREF, LENGTH_MARK, STOPPED_MARK
+from parley.core.content import TextBlock, Turn
+from parley.gui.chat.run import CONTINUE_MESSAGE
+from parley.gui.transcript.specs import CONTINUE_HREF, LENGTH_MARK, STOPPED_MARK
 from tests.gui.test_regenerate import _answered, _click_anchor
 
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QRect, Qt
 
-from core.cache_timer import CacheTimer, ManualClock
-from core.content import CompactSummaryBlock, Turn
-from core.settings import Settings
-from gui import chat_controller
+from parley.core.compaction.cache_timer import CacheTimer, ManualClock
+from parley.core.content import CompactSummaryBlock, Turn
+from parley.core.settings import Settings
+from parley.gui.chat import controller as chat_controller
 from tests.gui.chats import long_chat
 
 pytestmark = pytest.mark.timeout(120)
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.timeout(120)
 N = 400
 SUMMARY = ("<summary>The user counted messages from 0 upwards, one per turn, and the "
            "assistant repeated each number back five times.\n"  # long enough for 396 turns:
-           # core.compaction_check refuses a summary under 2 % of what it replaces
+           # parley.core.compaction.check refuses a summary under 2 % of what it replaces
            + "".join(f"- Messages {k} to {k + 39}: counted and repeated back, none skipped.\n"
                      for k in range(0, 400, 40))
            + "</summary>")

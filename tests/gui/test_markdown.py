@@ -1,4 +1,4 @@
-"""gui.markdown: markdown → QTextDocument HTML, safe links, no images, chunking."""
+"""parley.gui.markdown: markdown → QTextDocument HTML, safe links, no images, chunking."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6.QtGui import QTextDocument
 
-from gui.markdown import (
+from parley.gui.markdown import (
     CodeBlock,
     MarkdownStyle,
     document_stylesheet,
@@ -18,7 +18,7 @@ from gui.markdown import (
     render_code,
     render_markdown,
 )
-from gui.markdown_blocks import split_blocks, split_blocks_after
+from parley.gui.markdown_blocks import split_blocks, split_blocks_after
 
 CODE = 'def greet(name: str) -> str:\n    return f"hello {name}"  # greet\n'
 

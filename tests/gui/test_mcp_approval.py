@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 from shiboken6 import isValid
 
-from core.mcp.tools import declined_text
+from parley.core.mcp.tools import declined_text
 from tests.fakes.mcp_server import stdio_entry
 
 pytestmark = pytest.mark.timeout(90)

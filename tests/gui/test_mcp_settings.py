@@ -9,8 +9,8 @@ import json
 import pytest
 from PySide6.QtCore import Qt
 
-from core.mcp.config import KEYRING_MARK
-from gui import dialogs
+from parley.core.mcp.config import KEYRING_MARK
+from parley.gui import dialogs
 from tests.fakes.mcp_server import stdio_entry
 
 pytestmark = pytest.mark.timeout(90)

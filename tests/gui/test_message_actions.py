@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from core.content import TextBlock, Turn
+from parley.core.content import TextBlock, Turn
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from core.settings import Settings
+from parley.core.settings import Settings
 
 EXPERIMENT = "experimental.compact_before_cache_expiry"
 

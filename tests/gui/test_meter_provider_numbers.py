@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.tokens import estimate_tokens
-from gui.context_meter import short_count
+from parley.core.tokens import estimate_tokens
+from parley.gui.context_meter import short_count
 
 
 def test_meter_shows_the_listed_window_and_the_reported_tokens(driver: Any) -> None:

@@ -8,8 +8,8 @@ import json
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from core.content import TextBlock, ThinkingBlock, Turn
-from gui import export_dialog
+from parley.core.content import TextBlock, ThinkingBlock, Turn
+from parley.gui import export_dialog
 
 pytestmark = pytest.mark.timeout(60)
 

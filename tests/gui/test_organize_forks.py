@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from core.content import TextBlock, Turn
-from gui import dialogs
-from gui.sidebar.model import FORK_POINT, PARENT_GONE
+from parley.core.content import TextBlock, Turn
+from parley.gui import dialogs
+from parley.gui.sidebar.model import FORK_POINT, PARENT_GONE
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -143,7 +143,7 @@ def test_first_exchange_gets_a_generated_title_and_f2_wins(driver, fake_provider
 
 
 def test_titles_off_use_the_first_line(driver, fake_provider, qtbot):
-    from core.settings import Settings
+    from parley.core.settings import Settings
 
     w = driver.configured()
     driver.run(Settings.of(w.store).set("chat.auto_title", False))

@@ -8,9 +8,9 @@ from PySide6.QtCore import QByteArray, QMimeData, QPointF, Qt
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QMenu
 
-from core.content import TextBlock, Turn
-from gui import dialogs
-from gui.sidebar.model import ARCHIVED, PINNED, SESSION_MIME
+from parley.core.content import TextBlock, Turn
+from parley.gui import dialogs
+from parley.gui.sidebar.model import ARCHIVED, PINNED, SESSION_MIME
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -7,9 +7,9 @@ import pytest
 from PySide6.QtCore import QByteArray, QMimeData, QPointF, Qt
 from PySide6.QtGui import QDropEvent
 
-from core.content import TextBlock, Turn
-from gui import dialogs
-from gui.sidebar.model import SPACE_MIME
+from parley.core.content import TextBlock, Turn
+from parley.gui import dialogs
+from parley.gui.sidebar.model import SPACE_MIME
 
 pytestmark = pytest.mark.timeout(60)
 

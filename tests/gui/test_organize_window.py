@@ -11,12 +11,12 @@ from datetime import datetime
 import pytest
 from PySide6.QtCore import Qt
 
-from core import paths
-from core.content import TextBlock, Turn
-from core.recovery import RUN_MARKER
-from core.store import Store
-from gui import chat_controller
-from gui.main_window import INTERRUPTED_NOTICE
+from parley.core import paths
+from parley.core.content import TextBlock, Turn
+from parley.core.recovery import RUN_MARKER
+from parley.core.store import Store
+from parley.gui.chat import controller as chat_controller
+from parley.gui.main_window import INTERRUPTED_NOTICE
 from tests.gui.chats import long_chat
 
 pytestmark = pytest.mark.timeout(60)
@@ -161,7 +161,7 @@ def test_a_reply_cut_off_by_a_crash_is_announced(driver, fake_provider, home):
 
 @pytest.mark.parametrize("choice", ["backup", "fresh"])
 def test_a_damaged_file_offers_the_backup_or_a_new_file(driver, fake_provider, home, choice):
-    from gui.main_window import MainWindow
+    from parley.gui.main_window import MainWindow
 
     db = paths.db_path(home)
     with Store.open(db) as store:
@@ -202,7 +202,7 @@ def test_a_long_chat_opens_with_its_last_turns_and_loads_older_on_scroll(driver,
     assert len(w.chat.turns) == chat_controller.OPEN_TURNS and w.chat.older == 50
     assert w.transcript.turn_ids()[0] == turns[50].id
     driver.until(lambda: w.tasks.pending == 0)
-    from gui.context_meter import measure
+    from parley.gui.context_meter import measure
 
     shape = w.chat.next_request_shape(sid)  # its system prompt and tools count too
     full = measure(turns, None, w.chat.current_model(), w.hub, shape)[0]

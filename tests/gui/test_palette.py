@@ -8,11 +8,11 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QMainWindow, QVBoxLayout, QWidget
 
-from gui.actions import ACTIONS
-from gui.keymap import Keymap
-from gui.palette import open_palette
-from gui.palette_entries import Entry, fuzzy_match, hit_entries, segments
-from gui.shortcut_help import markdown_table, open_shortcut_help
+from parley.gui.commands.actions import ACTIONS
+from parley.gui.commands.keymap import Keymap
+from parley.gui.commands.palette import open_palette
+from parley.gui.commands.palette_entries import Entry, fuzzy_match, hit_entries, segments
+from parley.gui.commands.shortcut_help import markdown_table, open_shortcut_help
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -187,7 +187,7 @@ def test_palette_offers_recent_chats_first_and_opens_them(driver, fake_provider,
 def test_every_control_of_the_palette_help_and_keyboard_page_has_a_name(window, qtbot):
     from PySide6.QtWidgets import QAbstractButton, QAbstractItemView, QKeySequenceEdit
 
-    from gui.keymap_editor import KeymapEditor
+    from parley.gui.settings.keyboard import KeymapEditor
 
     editor = KeymapEditor(lambda _keymap: None)
     qtbot.addWidget(editor)

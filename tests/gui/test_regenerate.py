@@ -15,10 +15,10 @@ from PySide6.QtCore import QObject, QPoint, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMenu
 
-from core.attachments import text_file_block
-from core.content import DocumentBlock, ImageBlock, TextBlock, Turn
-from gui.media_viewer import ImageViewer
-from gui.transcript.specs import REGENERATE_HREF, REGENERATE_WITH_HREF
+from parley.core.attachments.files import text_file_block
+from parley.core.content import DocumentBlock, ImageBlock, TextBlock, Turn
+from parley.gui.media_viewer import ImageViewer
+from parley.gui.transcript.specs import REGENERATE_HREF, REGENERATE_WITH_HREF
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -306,7 +306,7 @@ def test_a_press_and_a_release_on_two_different_images_open_nothing(driver: Any)
 
 
 def test_a_document_no_app_opens_is_offered_for_saving(driver: Any, tmp_path: Path) -> None:
-    from gui import dialogs
+    from parley.gui import dialogs
 
     pdf = b"%PDF-1.4\n%%EOF\n"
     doc = DocumentBlock("application/pdf", base64.b64encode(pdf).decode(), "notes.pdf")
@@ -315,7 +315,7 @@ def test_a_document_no_app_opens_is_offered_for_saving(driver: Any, tmp_path: Pa
     assert "notes.pdf · PDF · 15 B" in chip  # the exact size, not the base64's
     target = tmp_path / "saved.pdf"
     dialogs.answers.append(str(target))
-    from gui import media_viewer
+    from parley.gui import media_viewer
 
     shown = media_viewer.QDesktopServices
     try:

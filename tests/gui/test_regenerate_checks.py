@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from core.content import DocumentBlock, TextBlock
+from parley.core.content import DocumentBlock, TextBlock
 from tests.gui.test_regenerate import _answered, _chat_with_answer, _open_chat_with
 
 PDF = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<<>>\n%%EOF\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QFileDialog
 
-from core.store import Store
-from gui import rescue
+from parley.core.store import Store
+from parley.gui import rescue
 from tests.gui.test_unsaved_replies import (  # noqa: F401 - the problems fixture
     BIG,
     _box,

@@ -1,11 +1,12 @@
-"""Quitting after the data folder was deleted while Parley runs (gui.rescue, core.store.faults).
+"""Quitting after the data folder was deleted while Parley runs (parley.gui.rescue,
+parley.core.store.faults).
 
 The report: start on a home folder, send a message, ``rm -rf`` the folder, send
 another, Ctrl+Q. The window closed without a word, no copy was saved and the
 unsent text was lost. Here the folder is deleted for real and the window is
 closed through its Quit action; the questions are real window-modal message
 boxes, clicked as a person would (the Save dialog is answered through
-``gui.dialogs.answers``, except in the menu test, which fills the real one).
+``parley.gui.dialogs.answers``, except in the menu test, which fills the real one).
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QFileDialog, QLineEdit, QMessageBox
 
-from core import paths
-from core.store import Store
-from gui import dialogs
-from gui.drafts import draft_key
-from gui.rescue import TITLE
+from parley.core import paths
+from parley.core.store import Store
+from parley.gui import dialogs
+from parley.gui.composer.drafts import draft_key
+from parley.gui.rescue import TITLE
 
 pytestmark = pytest.mark.timeout(60)
 

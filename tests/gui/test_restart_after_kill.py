@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from core.restart_notice import COMPACTION
+from parley.core.restart_notice import COMPACTION
 from tests.gui.chats import long_chat
 from tests.gui.test_long_chat_transcript import N, rows
 
@@ -55,7 +55,7 @@ def test_a_compaction_cut_off_by_a_kill_is_named_on_the_next_start(
 def test_a_reply_cut_off_by_a_kill_says_cut_off_and_one_stopped_says_stopped(
     driver: Any, home: Path,
 ) -> None:
-    from gui.transcript.specs import CUT_OFF_MARK, STOPPED_MARK
+    from parley.gui.transcript.specs import CUT_OFF_MARK, STOPPED_MARK
 
     w = driver.configured()
     driver.fake.script("Words that keep coming. " * 200, token_delay_ms=20, chunk_size=10)

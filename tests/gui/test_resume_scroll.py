@@ -8,11 +8,11 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QAbstractSlider
 
-from core import paths
-from core.content import TextBlock, Turn
-from core.store import Store
-from gui.chat_run import LAST_SESSION_KEY
-from gui.transcript.listview import STICK_SLACK
+from parley.core import paths
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store
+from parley.gui.chat.run import LAST_SESSION_KEY
+from parley.gui.transcript.listview import STICK_SLACK
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(90)
 def test_salvage_with_the_settings_tables_first_pages_damaged_ends_with_every_chat(
     driver: Any, home: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from gui import dialogs
+    from parley.gui import dialogs
 
     monkeypatch.setattr(dialogs, "show_problem", lambda *a: None)
     path = _set_up_then_closed(driver, home)
@@ -41,7 +41,7 @@ def test_salvage_with_the_settings_tables_first_pages_damaged_ends_with_every_ch
 
 
 def test_backups_made_in_the_same_minute_are_listed_apart(driver: Any, home: Path) -> None:
-    from core.store import backups as B
+    from parley.core.store import backups as B
     from tests.gui.test_damaged_store import _start
 
     path = _set_up_then_closed(driver, home)

@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 
-from core.content import TextBlock, Turn
-from gui.search import hit_html
+from parley.core.content import TextBlock, Turn
+from parley.gui.search import hit_html
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -78,7 +78,7 @@ def test_a_message_found_once_has_no_hint(driver, qtbot):
 
 
 def test_while_the_originals_delete_can_be_undone_a_fork_stands_for_it(driver, qtbot):
-    from gui import dialogs
+    from parley.gui import dialogs
 
     w = driver.configured()
     sid, _turns, forks = _forked_chat(driver, w, 3)

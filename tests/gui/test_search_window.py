@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from core.content import TextBlock, Turn
-from gui.search import first_match, snippet_html
+from parley.core.content import TextBlock, Turn
+from parley.gui.search import first_match, snippet_html
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -103,7 +103,7 @@ def test_odd_queries_answer_or_explain_never_raise(driver, qtbot):
 
 
 def test_search_ignores_a_chat_whose_delete_can_still_be_undone(driver, qtbot):
-    from gui import dialogs
+    from parley.gui import dialogs
 
     w = driver.configured()
     a, _ = _chat(driver, w, "Zanzibar trip", ["zanzibar beaches", "nice"])

@@ -6,12 +6,12 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QCheckBox, QLabel, QLineEdit
 
-from core.cache_timer import CacheTimer, ManualClock
-from core.content import TextBlock
-from core.run import ChatRunner
-from gui import dialogs
-from gui.actions import ACTIONS
-from gui.settings_dialog import EXPERIMENTAL_INTRO, SettingsDialog
+from parley.core.chat.run import ChatRunner
+from parley.core.compaction.cache_timer import CacheTimer, ManualClock
+from parley.core.content import TextBlock
+from parley.gui import dialogs
+from parley.gui.commands.actions import ACTIONS
+from parley.gui.settings.dialog import EXPERIMENTAL_INTRO, SettingsDialog
 from tests.gui.hubs import open_hub
 
 LEFT = Qt.MouseButton.LeftButton

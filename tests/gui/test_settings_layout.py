@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QAbstractScrollArea, QLabel
 
-from core.providers.hub import ProviderHub
-from gui.settings_dialog import DEFAULT_SIZE, SettingsDialog
+from parley.core.providers.hub import ProviderHub
+from parley.gui.settings.dialog import DEFAULT_SIZE, SettingsDialog
 from tests.gui.hubs import open_hub
 
 pytestmark = pytest.mark.timeout(60)
@@ -79,7 +79,7 @@ def test_the_dialog_is_never_made_so_narrow_that_a_page_scrolls_sideways(dialog,
     qtbot.waitUntil(lambda: dialog.width() >= dialog.minimumSizeHint().width())
     assert dialog.width() > 300
     problems = sideways(dialog, qtbot)
-    # The Keyboard table's own columns are gui/keymap_editor.py's (not checked here).
+    # The Keyboard table's own columns are gui/settings/keyboard.py's (not checked here).
     assert [p for p in problems if "QTableWidget" not in p] == []
 
 

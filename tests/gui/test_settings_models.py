@@ -8,13 +8,13 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QToolButton
 
-from core.keys import FileBackend, KeyStore
-from core.providers.hub import ProviderHub
-from core.providers.retry import RetryPolicy
-from core.store.async_store import AsyncStore
-from gui import dialogs
-from gui.settings_dialog import SettingsDialog
-from gui.settings_providers import KEY_SAVED_PLACEHOLDER, SAVED_TEXT
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.retry import RetryPolicy
+from parley.core.store.async_store import AsyncStore
+from parley.gui import dialogs
+from parley.gui.settings.dialog import SettingsDialog
+from parley.gui.settings.providers import KEY_SAVED_PLACEHOLDER, SAVED_TEXT
 
 LEFT = Qt.MouseButton.LeftButton
 SUMMARY_MODEL = "compaction.model"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gui.sidebar.model import ID, PARENT_GONE, SESSION_MIME, SPACE_MIME, SessionTreeModel
+from parley.gui.sidebar.model import ID, PARENT_GONE, SESSION_MIME, SPACE_MIME, SessionTreeModel
 
 
 @dataclass

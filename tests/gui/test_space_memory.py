@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import Qt
 from shiboken6 import isValid
 
-from core.tools.memory import MemoryStore
-from gui import actions
+from parley.core.tools.memory import MemoryStore
+from parley.gui.commands import actions
 
 pytestmark = pytest.mark.timeout(60)
 

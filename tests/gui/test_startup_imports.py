@@ -1,8 +1,8 @@
 """The chats appear before the provider SDKs are imported (they take seconds cold).
 
-gui.main_window lists the sessions after importing only what ``_import_store``
+parley.gui.main_window lists the sessions after importing only what ``_import_store``
 imports; the SDKs come later, with the providers. A module on that path that
-imports ``core.providers.registry`` (or an adapter) pulls both SDKs in and
+imports ``parley.core.providers.registry`` (or an adapter) pulls both SDKs in and
 holds the sidebar back by ~3 s — this test fails if one does. Loading the providers'
 hub and the run loop imports no SDK either: each is imported off the GUI thread
 when its provider is prepared, and only for the providers set up.
@@ -18,9 +18,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import sys
-from gui.main_window import _import_providers, _import_store
+from parley.gui.main_window import _import_providers, _import_store
 _import_store()
-heavy = sorted(m for m in ("anthropic", "openai", "core.providers.registry") if m in sys.modules)
+heavy = sorted(m for m in ("anthropic", "openai", "parley.core.providers.registry")
+               if m in sys.modules)
 print("imported:", heavy)
 _import_providers()  # the hub and the run loop: still no SDK (ProviderHub.prepare imports it)
 print("then:", sorted(m for m in ("anthropic", "openai") if m in sys.modules))

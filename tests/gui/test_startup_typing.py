@@ -19,8 +19,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu
 
-from core.providers.hub import ProviderHub
-from gui.chat_run import CONNECTING
+from parley.core.providers.hub import ProviderHub
+from parley.gui.chat.run import CONNECTING
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -43,12 +43,12 @@ def gate(monkeypatch) -> Iterator[threading.Event]:
 @pytest.fixture
 def store_gate(monkeypatch) -> Iterator[threading.Event]:
     """While cleared, holds the opening of the store (the chats are 'not open yet')."""
-    import gui.main_window
+    import parley.gui.main_window
 
     opened = threading.Event()
     opened.set()
-    real = gui.main_window._import_store
-    monkeypatch.setattr(gui.main_window, "_import_store",
+    real = parley.gui.main_window._import_store
+    monkeypatch.setattr(parley.gui.main_window, "_import_store",
                         lambda: (opened.wait(timeout=60), real()))
     yield opened
     opened.set()
@@ -56,12 +56,12 @@ def store_gate(monkeypatch) -> Iterator[threading.Event]:
 
 def start(driver, env: dict[str, str] | None = None) -> Any:
     """Show a window and start it as the app does; returns at its first paint."""
-    from gui.main_window import MainWindow
+    from parley.gui.main_window import MainWindow
 
     w = MainWindow(home=driver.home, env=env or {})
     driver.windows.append(w)  # shut down by the driver at the end
     painted: list[bool] = []
-    from gui.main_window import _FirstPaint
+    from parley.gui.main_window import _FirstPaint
 
     _FirstPaint(w, lambda: painted.append(True))
     w.show()
@@ -242,7 +242,7 @@ def test_enter_while_the_first_chat_is_being_read_goes_to_that_chat(driver, fake
                                                                    monkeypatch):
     import asyncio
 
-    from gui.chat_controller import ChatController
+    from parley.gui.chat.controller import ChatController
 
     shown = asyncio.Event()
     real = ChatController.show_first
@@ -268,7 +268,7 @@ def test_enter_while_the_first_chat_is_being_read_goes_to_that_chat(driver, fake
 
 def test_a_long_last_chat_is_read_whole_once_while_starting(driver, fake_provider, gate,
                                                             monkeypatch):
-    from core.store.async_store import AsyncStore
+    from parley.core.store.async_store import AsyncStore
     from tests.gui.chats import long_chat
 
     gate.set()
@@ -464,7 +464,7 @@ def test_quitting_with_a_queued_message_leaves_it_not_sent_with_retry(driver, fa
 
 def test_a_message_sent_before_the_first_set_up_is_said_kept_and_sent_after_it(
         driver, fake_provider):
-    from gui.setup_panel import WAITING_FOR_SETUP
+    from parley.gui.setup_panel import WAITING_FOR_SETUP
 
     fake_provider.script("Set up and answered.")
     w = start(driver)  # a first run: no provider anywhere

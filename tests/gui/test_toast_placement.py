@@ -9,15 +9,15 @@ from PySide6.QtCore import QPoint, QPointF, QRect, Qt
 from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QAbstractSlider, QApplication, QWidget
 
-from core import paths
-from core.content import TextBlock, Turn
-from core.recovery import RUN_MARKER
-from core.store import Store
-from gui import dialogs
-from gui.async_bridge import TaskSet
-from gui.chat_run import LAST_SESSION_KEY
-from gui.main_window import INTERRUPTED_NOTICE
-from gui.undo import (
+from parley.core import paths
+from parley.core.content import TextBlock, Turn
+from parley.core.recovery import RUN_MARKER
+from parley.core.store import Store
+from parley.gui import dialogs
+from parley.gui.async_bridge import TaskSet
+from parley.gui.chat.run import LAST_SESSION_KEY
+from parley.gui.main_window import INTERRUPTED_NOTICE
+from parley.gui.undo import (
     HOLD_GRACE_MS,
     NOTICE_MAX_MS,
     NOTICE_MIN_MS,

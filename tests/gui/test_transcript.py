@@ -7,7 +7,7 @@ import time
 from PySide6.QtCore import QPoint, Qt, QUrl
 from PySide6.QtGui import QGuiApplication, QKeySequence
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     ImageBlock,
     TextBlock,
@@ -16,8 +16,8 @@ from core.content import (
     ToolUseBlock,
     Turn,
 )
-from gui.transcript import TranscriptView
-from gui.transcript.pieces import SafeDocument
+from parley.gui.transcript import TranscriptView
+from parley.gui.transcript.pieces import SafeDocument
 from tests.gui.show_transcript import dark_palette, png_base64
 
 LEFT = Qt.MouseButton.LeftButton
@@ -325,7 +325,7 @@ def test_streaming_renders_only_the_new_chunk(view, qtbot):
 
 
 def test_an_expensive_streaming_row_is_laid_out_at_most_every_few_costs(view, qtbot, monkeypatch):
-    from gui.transcript import delegate as delegate_module
+    from parley.gui.transcript import delegate as delegate_module
 
     monkeypatch.setattr(delegate_module, "THROTTLE_MIN_MS", 0.0)
     monkeypatch.setattr(delegate_module, "THROTTLE_MAX_MS", 100.0)

@@ -10,8 +10,8 @@ from typing import Any
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextDocument
 
-from core.attachments import text_file_block
-from core.content import (
+from parley.core.attachments.files import text_file_block
+from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
     TextBlock,
@@ -20,8 +20,8 @@ from core.content import (
     ToolUseBlock,
     Turn,
 )
-from gui.transcript.pieces import ICON_SCHEME
-from gui.transcript.specs import CARD_FOLD
+from parley.gui.transcript.pieces import ICON_SCHEME
+from parley.gui.transcript.specs import CARD_FOLD
 
 #: Emoji and the symbol blocks fonts without emoji lack (Misc Symbols, Dingbats).
 EMOJI = [(0x1F000, 0x1FFFF), (0x2600, 0x27BF)]

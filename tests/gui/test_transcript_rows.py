@@ -1,16 +1,16 @@
-"""gui.transcript.rows: which turns are rows, where compaction cards go (no Qt needed)."""
+"""parley.gui.transcript.rows: which turns are rows, where compaction cards go (no Qt needed)."""
 
 from __future__ import annotations
 
-from core.content import (
+from parley.core.content import (
     CompactSummaryBlock,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
     Turn,
 )
-from core.store.outline import Span
-from gui.transcript.rows import Transcript, card_count, merge_turns
+from parley.core.store.outline import Span
+from parley.gui.transcript.rows import Transcript, card_count, merge_turns
 
 
 def t(role: str, tid: str, *blocks) -> Turn:
@@ -166,7 +166,7 @@ def test_a_new_summary_needs_a_rebuild_an_update_does_not():
 
 
 def test_row_geometry_positions_and_visible_range():
-    from gui.transcript.geometry import RowGeometry
+    from parley.gui.transcript.geometry import RowGeometry
 
     geo = RowGeometry()
     geo.reset([10, 20, 30])

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from PySide6.QtWidgets import QMessageBox
 
-from core.store import Store
-from gui import dialogs
-from gui.drafts import draft_key
-from gui.save_status import TITLE
+from parley.core.store import Store
+from parley.gui import dialogs
+from parley.gui.composer.drafts import draft_key
+from parley.gui.save_status import TITLE
 from tests.core.test_unsaved_replies import BIG, Locker, page_limit
 
 pytestmark = pytest.mark.timeout(90)

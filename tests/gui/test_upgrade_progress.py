@@ -17,8 +17,8 @@ import time
 import pytest
 from PySide6.QtCore import QTimer
 
-from core import paths
-from core.store import v3_turns
+from parley.core import paths
+from parley.core.store.upgrade import turns as v3_turns
 from tests.v3gen import generate
 
 pytestmark = pytest.mark.timeout(60)

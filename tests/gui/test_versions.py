@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from gui import dialogs
-from gui.transcript.specs import VERSION_NEXT_HREF, VERSION_PREV_HREF
+from parley.gui import dialogs
+from parley.gui.transcript.specs import VERSION_NEXT_HREF, VERSION_PREV_HREF
 
 pytestmark = pytest.mark.timeout(90)
 LEFT = Qt.MouseButton.LeftButton

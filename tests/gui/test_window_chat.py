@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui import dialogs
+from parley.gui import dialogs
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -221,8 +221,8 @@ def test_model_picker_sets_the_chats_model(driver, fake_provider):
 
 
 def test_sidebar_loads_more_chats_on_demand(driver, fake_provider, monkeypatch, qtbot):
-    from gui import chat_controller
-    from gui.sidebar.model import KIND
+    from parley.gui.chat import controller as chat_controller
+    from parley.gui.sidebar.model import KIND
 
     monkeypatch.setattr(chat_controller, "PAGE", 2)
     w = driver.configured()
@@ -273,7 +273,7 @@ def test_the_context_meter_counts_a_message_whose_reply_failed(driver, fake_prov
 def test_before_the_providers_load_the_header_names_the_model_and_its_window(driver):
     """The providers' SDKs load seconds after the chats appear; meanwhile the header
     shows the catalog's name and context window, not the bare id and a bare count."""
-    from gui.context_meter import measure
+    from parley.gui.context_meter import measure
 
     w = driver.configured()
     ref = w.chat.current_model()

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 import pytest
 from PySide6.QtCore import Qt
 
-from core.providers.base import ModelInfo
-from core.providers.errors import AuthenticationFailed, NetworkError
-from gui import actions
-from gui.composer import ComposerBar
-from gui.context_meter import ContextMeter, short_count
-from gui.setup_panel import SetupAnswers, SetupPanel
-from gui.sidebar.model import SessionTreeModel
+from parley.core.providers.base import ModelInfo
+from parley.core.providers.errors import AuthenticationFailed, NetworkError
+from parley.gui.commands import actions
+from parley.gui.composer.widget import ComposerBar
+from parley.gui.context_meter import ContextMeter, short_count
+from parley.gui.setup_panel import SetupAnswers, SetupPanel
+from parley.gui.sidebar.model import SessionTreeModel
 
 
 # -- composer ---------------------------------------------------------------
@@ -91,7 +91,7 @@ class _Space:
 
 
 @dataclass(frozen=True)
-class _Session:  # the fields of core.store.models.Session the sidebar reads
+class _Session:  # the fields of parley.core.store.models.Session the sidebar reads
     id: str
     space_id: str
     title: str | None

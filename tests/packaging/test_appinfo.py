@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from core import appinfo
+from parley.core import appinfo
 from tests.packaging.support import ROOT
 
 

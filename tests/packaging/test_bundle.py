@@ -87,15 +87,15 @@ def test_bundle_size_and_contents(built: dict[str, str]) -> None:
         assert not list((internal / "PySide6").glob(f"{module}.*"))
     for tool in ("mypy", "hypothesis", "pytest", "_pytest"):
         assert not (internal / tool).exists()
-    assert (internal / "resources" / "icons" / "parley.svg").is_file()
-    assert not (internal / "resources" / "screenshots").exists()
+    assert (internal / "parley" / "resources" / "icons" / "parley.svg").is_file()
+    assert not (internal / "parley" / "resources" / "screenshots").exists()
 
 
 @pytest.mark.timeout(BUILD_TIMEOUT_S + 120)
 def test_self_test_fails_on_a_broken_bundle(built: dict[str, str], tmp_path: Path) -> None:
     broken = tmp_path / "Parley"
     shutil.copytree(built["bundle"], broken, symlinks=True)
-    (broken / "_internal" / "resources" / "styles" / "parley.qss").unlink()
+    (broken / "_internal" / "parley" / "resources" / "styles" / "parley.qss").unlink()
     result = load("build").run_bundle_self_test(broken / "parley", tmp_path / "home")
     assert result.returncode == 1, result.stdout
     assert re.search(r"^self-test: FAIL resources - ", result.stdout, re.MULTILINE)

@@ -48,7 +48,7 @@ def test_keep_plugin(plugin_type: str, filename: str, kept: bool) -> None:
     ("PySide6/Qt/plugins/platforms/libqxcb.so", True),
     ("PySide6/Qt/plugins/wayland-shell-integration/libivi-shell.so", False),
     ("PySide6/Qt/lib/libQt6Core.so.6", True),
-    ("resources/icons/parley.svg", True),
+    ("parley/resources/icons/parley.svg", True),
     ("pygments/lexers/python.py", True),
 ])
 def test_keep_entry(dest: str, kept: bool) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core import appinfo
+from parley.core import appinfo
 from tests.packaging.support import ROOT, load
 
 LINUX = ROOT / "resources" / "linux"
@@ -134,7 +134,7 @@ def test_install_refuses_a_missing_executable(tmp_path: Path) -> None:
 def test_install_refuses_a_target_whose_interpreter_is_gone(tmp_path: Path) -> None:
     moved = tmp_path / "old-place" / ".venv" / "bin" / "python3.11"  # the folder moved
     exe = fake_parley(tmp_path / "new-place" / ".venv" / "bin" / "parley",
-                      "import sys; from gui.app import main; sys.exit(main())",
+                      "import sys; from parley.gui.app import main; sys.exit(main())",
                       shebang=str(moved))
     result = run_install(tmp_path, "--exec", str(exe))
     assert result.returncode == 1 and result.stdout == ""

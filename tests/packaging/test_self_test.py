@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gui.self_test import SelfTest
+from parley.gui.self_test import SelfTest
 from tests.packaging.support import ROOT
 
 CHECKS = ("qt", "image formats", "resources", "store", "providers", "window")

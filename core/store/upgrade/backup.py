@@ -1,4 +1,4 @@
-"""The backup taken before a v3 file is upgraded (point 1 of ``core.store.v3``).
+"""The backup taken before a v3 file is upgraded (point 1 of ``parley.core.store.upgrade.v3``).
 
 The copy is made with SQLite's online backup API from a read-only connection,
 so it holds what a reader sees — rows still in the ``-wal`` file included —
@@ -31,8 +31,8 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from core import private
-from core.store.errors import StoreError
+from parley.core import private
+from parley.core.store.errors import StoreError
 
 BACKUP_SUFFIX = ".parley-pre-v4.bak"
 PARTIAL_SUFFIX = ".partial"

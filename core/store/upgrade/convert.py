@@ -1,6 +1,6 @@
-"""One v3 turn's ``content`` -> v4 blocks (points 2, 5, 6 of ``core.store.v3``).
+"""One v3 turn's ``content`` -> v4 blocks (points 2, 5, 6 of ``parley.core.store.upgrade.v3``).
 
-v3 block -> v4 block (``core.content`` JSON):
+v3 block -> v4 block (``parley.core.content`` JSON):
 
 ==================== ==========================================================
 ``text``             ``text``; ``origin.messageId`` -> ``message_id``; a missing
@@ -36,8 +36,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from core.store import textindex
-from core.store.textindex import block_text
+from parley.core.store import textindex
+from parley.core.store.textindex import block_text
 
 JSON = dict[str, Any]
 ROLES = ("user", "assistant")
@@ -224,7 +224,7 @@ def convert_turn_indexed(role: Any, content: Any) -> tuple[str, str, bool, str]:
 
     Returns:
         ``(role, blocks, recovered, search_text)``; ``search_text`` equals
-        ``core.store.textindex.index_turn_text(blocks)`` — what the v4 triggers
+        ``parley.core.store.textindex.index_turn_text(blocks)`` — what the v4 triggers
         index — computed from the blocks already in memory, without parsing
         ``blocks`` again.
     """

@@ -6,7 +6,7 @@ it and sorts it into one of :class:`FileKind`:
 * ``NEW``: missing, 0 bytes, or an SQLite file with no tables → create v4;
 * ``CURRENT``: ``user_version`` 4 with Parley's tables → open as is, write nothing;
 * ``V3``: ``user_version`` 3, or 0 with the v3 tables (``sessions.fork_idx``,
-  ``turns.idx``) → :func:`upgrade_v3` (``core.store.v3.upgrade_file``, which
+  ``turns.idx``) → :func:`upgrade_v3` (``parley.core.store.upgrade.v3.upgrade_file``, which
   backs the file up first);
 * newer ``user_version`` → :class:`NewerFormat`; not SQLite, or SQLite without
   Parley's tables → :class:`NotAParleyFile`; unreadable → :class:`DatabaseCorrupt`.
@@ -43,7 +43,7 @@ from urllib.parse import quote
 
 from sqlalchemy.engine import Connection
 
-from core.store.errors import (
+from parley.core.store.errors import (
     SQLITE_CANTOPEN,
     SQLITE_PERM,
     SQLITE_READONLY,
@@ -55,7 +55,7 @@ from core.store.errors import (
     primary_code,
     translate,
 )
-from core.store.schema import (
+from parley.core.store.schema import (
     ATTACHMENT_OBJECTS,
     SCHEMA_VERSION,
     V4_TABLES,
@@ -237,7 +237,7 @@ def inspect_file(path: Path) -> FileInfo:
 
 
 def _readonly_uri(path: Path) -> str:
-    from core.store.v3_backup import readonly_uri
+    from parley.core.store.upgrade.backup import readonly_uri
 
     return readonly_uri(path)
 
@@ -271,7 +271,8 @@ def _open_error(exc: sqlite3.Error, path: Path) -> StoreError | None:
 
 
 def upgrade_v3(path: Path, progress: Progress | None) -> Any:
-    """Upgrade a v3 file in place with ``core.store.v3.upgrade_file`` (imported lazily).
+    """Upgrade a v3 file in place with ``parley.core.store.upgrade.v3.upgrade_file`` (imported
+    lazily).
 
     Returns:
         Its ``MigrationReport``.
@@ -281,9 +282,9 @@ def upgrade_v3(path: Path, progress: Progress | None) -> Any:
         StoreError: whatever the upgrade raises (it leaves the file as it was).
     """
     try:  # lazy: only old files need it
-        v3 = importlib.import_module("core.store.v3")
+        v3 = importlib.import_module("parley.core.store.upgrade.v3")
     except ModuleNotFoundError as exc:
-        if exc.name != "core.store.v3":
+        if exc.name != "parley.core.store.upgrade.v3":
             raise
         raise UpgradeUnavailable(path, 3) from exc
     upgrade = getattr(v3, "upgrade_file", None)

@@ -1,17 +1,18 @@
 """The v3 → v4 upgrade as small named steps, run in order in one transaction.
 
 In the style of simonw/llm's ``migrations.py``: each step is a function
-registered with :func:`step` and a name saying what it does. :mod:`core.store.v3`
+registered with :func:`step` and a name saying what it does. :mod:`parley.core.store.upgrade.v3`
 runs :data:`STEPS` inside one ``BEGIN`` … ``COMMIT`` (the first step takes the
 write lock), so an interrupted upgrade leaves the v3 file as it was (SQLite
 rolls the transaction back on the next open) and a finished one leaves a v4
-file — never a mix. "Point N" is a rule of the upgrade as ``core.store.v3`` numbers it.
+file — never a mix. "Point N" is a rule of the upgrade as
+``parley.core.store.upgrade.v3`` numbers it.
 
 The v3 tables are first renamed aside (``v3_sessions``, ``v3_turns``,
-``v3_app_state``) so the v4 schema (``core.store.schema.create_all``) can use
+``v3_app_state``) so the v4 schema (``parley.core.store.schema.create_all``) can use
 its own names; they are dropped at the end. Turns are converted in Python and
 inserted in big ``executemany`` batches, which also pace the progress callback,
-while a second thread indexes them (:mod:`core.store.v3_turns`); sessions,
+while a second thread indexes them (:mod:`parley.core.store.upgrade.turns`); sessions,
 spaces and settings are few and converted in Python too, where the rules are
 easy to read.
 """
@@ -26,14 +27,14 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
-from core.content import new_id
-from core.store import schema
-from core.store.v3_turns import TurnPipeline
+from parley.core.content import new_id
+from parley.core.store import schema
+from parley.core.store.upgrade.turns import TurnPipeline
 
 V3_TABLES = ("sessions", "turns", "app_state")
 LEGACY_PREFIX = "v3_"
 
-#: v3 ``app_state['settings']`` keys -> v4 ``settings`` keys (declared in core.settings).
+#: v3 ``app_state['settings']`` keys -> v4 ``settings`` keys (declared in parley.core.settings).
 #: Keys not listed here are kept under their v3 name (point 2: unknown keys must survive).
 SETTINGS_KEYS = {
     "defaultModel": "default_model",
@@ -48,7 +49,7 @@ AUTO_COMPACT_KEYS = {
     "model": "compaction.model",
 }
 #: v3 ``app_state`` keys -> v4 ``app_state`` keys (others keep their name). ``session.last``
-#: is the GUI's LAST_SESSION_KEY (gui/chat_run.py): the session reopened at start.
+#: is the GUI's LAST_SESSION_KEY (gui/chat/run.py): the session reopened at start.
 STATE_KEYS = {"lastSessionId": "session.last"}
 #: v4 ``sessions.meta`` key holding a v3 ``meta`` that was not a JSON object.
 UNREADABLE_META_KEY = "v3_meta"
@@ -78,7 +79,7 @@ class Migration:
     Attributes:
         con: SQLAlchemy connection inside the upgrade's transaction.
         raw: the ``sqlite3`` connection under it (bulk SQL).
-        turns_in: converted turns, from the threads of :mod:`core.store.v3_turns`.
+        turns_in: converted turns, from the threads of :mod:`parley.core.store.upgrade.turns`.
         report: called as ``report(done, total)`` in v3 turn rows.
         total_rows: v3 turn rows (the progress total).
         rows_written: v3 turn rows written (or skipped: their session is gone).
@@ -134,7 +135,7 @@ def step(name: str) -> Callable[[StepFn], StepFn]:
 
 @step("v3 tables set aside")
 def set_aside(m: Migration) -> None:
-    # The transaction is DEFERRED (see core.store.v3_turns): take the write lock on the
+    # The transaction is DEFERRED (see parley.core.store.upgrade.turns): take the write lock on the
     # main file now, before looking, so nothing changes between the check and the work.
     m.raw.execute("UPDATE main.sessions SET id = id WHERE 0")
     version = m.raw.execute("PRAGMA user_version").fetchone()[0]
@@ -157,7 +158,7 @@ def create_schema(m: Migration) -> None:
     # Bulk load without the per-row index triggers; "search index built" re-creates them.
     schema.drop_search_triggers(m.con)
     # Nor the attachment-link trigger: no converted v3 block references a stored
-    # attachment (v3 media is inline; core.store.v3_convert), yet its WHEN clause
+    # attachment (v3 media is inline; parley.core.store.upgrade.convert), yet its WHEN clause
     # scans every turn's JSON (about 7 s per GB). "search index built" re-creates it.
     m.raw.execute(f"DROP TRIGGER {ATTACHMENT_LINK_TRIGGER}")
 
@@ -257,7 +258,7 @@ def settings_and_state(m: Migration) -> None:
 
 @step("search index built")
 def search_index(m: Migration) -> None:
-    # The indexer thread indexed the rows the triggers of core.store.schema would have
+    # The indexer thread indexed the rows the triggers of parley.core.store.schema would have
     # written (point 9; same row expressions): copy its index in, then add the triggers.
     m.turns_in.copy_index(m.raw, m.tick)
     for ddl in schema.TRIGGER_DDL:

@@ -7,11 +7,11 @@ after it, on the machine's second core. Measured on the 1 GB benchmark file
 
 * the upgrade's own thread reads the v3 turns (``v3_turns``, in its own
   transaction), converts them and prepares their search text
-  (:func:`core.store.v3_convert.convert_turn_indexed_json` — exactly what the
+  (:func:`parley.core.store.upgrade.convert.convert_turn_indexed_json` — exactly what the
   v4 triggers index), inserts the turns, and hands the text to the indexer
   (:meth:`TurnPipeline.turns`);
 * the *indexer* thread feeds that text, then the session titles, into an FTS5
-  table of the same definition (``core.store.schema.SEARCH_DDL``) in a scratch
+  table of the same definition (``parley.core.store.schema.SEARCH_DDL``) in a scratch
   file beside the database, through the schema's own row expressions (the ones
   its triggers use) with ``parley_turn_text`` made the identity: the text is
   already prepared. Not through the triggers themselves, row by row: that
@@ -48,8 +48,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from core.store import schema, textindex
-from core.store.v3_convert import convert_turn_indexed_json
+from parley.core.store import schema, textindex
+from parley.core.store.upgrade.convert import convert_turn_indexed_json
 
 BATCH = 5_000  # v3 rows per batch
 QUEUE_BATCHES = 8  # batches of text waiting for the indexer (bounds memory to ~30 MB)
@@ -61,7 +61,7 @@ SCRATCH_MMAP_BYTES = 1 << 31  # read the finished index through a memory map (SQ
 _DONE = object()
 
 # The rows the schema's triggers index for a turn and for a session title, as SQL over
-# a row alias (core.store.schema).
+# a row alias (parley.core.store.schema).
 TURN_ROW_SQL: str = schema.TURN_SEARCH_ROW
 TITLE_ROW_SQL: str = schema.TITLE_SEARCH_ROW
 # Titles come as one JSON array of [a, b, c] arrays, named by ``c``.

@@ -7,13 +7,13 @@ rule, numbered there and below as "point N"):
    (not one byte changes); a file newer than v4 is refused (:class:`NewerFormat`).
 2. Back it up with SQLite's backup API to ``<db>.parley-pre-v4.bak`` (or the
    next free numbered name: an existing backup is never overwritten), rows
-   still in ``-wal`` included (:mod:`core.store.v3_backup`). If the copy fails
+   still in ``-wal`` included (:mod:`parley.core.store.upgrade.backup`). If the copy fails
    nothing else happens (:class:`MigrationBackupFailed`). The copy is flushed
    to disk on a thread while step 3 runs, and named before step 3 commits; if
    that fails, step 3 is rolled back and the same error is raised.
-3. Run the steps of :mod:`core.store.v3_steps` in one transaction, which
+3. Run the steps of :mod:`parley.core.store.upgrade.steps` in one transaction, which
    holds the file's write lock from its first statement, and commit. A
-   second thread indexes the turns meanwhile (:mod:`core.store.v3_turns`).
+   second thread indexes the turns meanwhile (:mod:`parley.core.store.upgrade.turns`).
    During it the file is switched from WAL to a rollback journal (new pages
    are then written once, not twice) and back to WAL after.
 
@@ -42,24 +42,25 @@ from filelock import FileLock, Timeout
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
-from core.content import new_id
-from core.store import textindex, v3_steps
-from core.store.errors import (
+from parley.core.content import new_id
+from parley.core.store import textindex
+from parley.core.store.errors import (
     NewerFormat,
     NotAParleyFile,
     StoreError,
     UpgradeUnavailable,
     translate,
 )
-from core.store.schema import SCHEMA_VERSION, V4_TABLES
-from core.store.v3_backup import (
+from parley.core.store.schema import SCHEMA_VERSION, V4_TABLES
+from parley.core.store.upgrade import steps as v3_steps
+from parley.core.store.upgrade.backup import (
     CopiedBackup,
     MigrationBackupFailed,
     copy_backup,
     readonly_uri,
 )
-from core.store.v3_steps import AlreadyCurrent, Migration
-from core.store.v3_turns import SCRATCH, TurnPipeline, index_path_for
+from parley.core.store.upgrade.steps import AlreadyCurrent, Migration
+from parley.core.store.upgrade.turns import SCRATCH, TurnPipeline, index_path_for
 
 __all__ = [
     "MigrationBackupFailed",

@@ -1,0 +1,1 @@
+"""The Settings dialog and its pages (providers, keyboard, backups, shared widgets)."""
