@@ -14,7 +14,7 @@ NAME = "Parley"
 """The product name shown to people (window title, menus, bundle name)."""
 
 VERSION = __version__
-"""The release, ``MAJOR.MINOR.PATCH`` (from ``core.__version__``)."""
+"""The release, ``MAJOR.MINOR.PATCH`` (from ``parley.core.__version__``)."""
 
 DESCRIPTION = "A desktop chat application for large language models that never loses a word."
 """One sentence saying what Parley is (pyproject description, bundle metadata)."""

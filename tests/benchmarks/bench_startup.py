@@ -227,6 +227,20 @@ def verdicts(name: str, res: dict[str, list[float]], floor: float) -> list[str]:
     return out
 
 
+def app_command(app_root: Path, env: dict[str, str]) -> list[str]:
+    """The command that starts the Parley of ``app_root`` (``env`` gets its PYTHONPATH).
+
+    A checkout with the ``parley`` namespace (``.namespace/parley``) is imported from its
+    own folders, ahead of the editable install of this one; an older checkout (top-level
+    ``gui`` package) is started from its folder, which the process's cwd puts first.
+    """
+    if (app_root / ".namespace" / "parley").is_dir():
+        if app_root.resolve() != ROOT:
+            env["PYTHONPATH"] = str(app_root.resolve() / ".namespace")
+        return [sys.executable, "-m", "parley.gui.app"]
+    return [sys.executable, "-m", ".".join(("gui", "app"))]  # the layout before parley.gui
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     p.add_argument("--runs", type=int, default=5)
@@ -249,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
            if not k.endswith(("_API_KEY", "_BASE_URL")) and k != "PARLEY_HOME"}
     env.update(PARLEY_PROBE="quit", PARLEY_KEYRING="file", ANTHROPIC_API_KEY="sk-ant-bench",
                ANTHROPIC_BASE_URL=fake.anthropic_base_url)
-    app_cmd = [sys.executable, "-m", "parley.gui.app"]
+    app_cmd = app_command(args.app_root, env)
     bare_cmd = [sys.executable, "-c", BARE]
     load_before = os.getloadavg()
     with contextlib.ExitStack() as stack:
