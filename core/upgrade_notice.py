@@ -1,6 +1,6 @@
 """What Parley tells a person after it upgraded their sessions.db from the v3 format.
 
-The upgrade (``core.store.v3.upgrade_file``) runs while the store opens and
+The upgrade (``parley.core.store.upgrade.v3.upgrade_file``) runs while the store opens and
 backs the old file up first; its report (``Store.migration_report``) says how
 many chats were upgraded and where the backup is. An upgrade is never silent:
 the window shows :func:`upgrade_notice`'s words once the chats show, and the
@@ -16,7 +16,7 @@ def upgrade_notice(report: Any) -> str | None:
     """The words for an upgrade just made, or None when nothing was upgraded.
 
     Args:
-        report: a ``core.store.v3.MigrationReport`` (``sessions``, ``backup_path``),
+        report: a ``parley.core.store.upgrade.v3.MigrationReport`` (``sessions``, ``backup_path``),
             or None (the file was already current).
 
     Returns:

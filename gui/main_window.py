@@ -575,7 +575,7 @@ class MainWindow(QMainWindow, WindowCommands):
 
     def _note_upgrade(self) -> None:
         """The store upgraded a v3 file as it opened: keep the words to tell (and log them)."""
-        from core.upgrade_notice import upgrade_notice
+        from parley.core.upgrade_notice import upgrade_notice
 
         self.upgrade_notice = upgrade_notice(self.store.migration_report)
         if self.upgrade_notice:
