@@ -213,7 +213,7 @@ class CrashHandler:
     """The one place unexpected exceptions end up: logged, then shown in a dialog.
 
     Installed as ``sys.excepthook`` (exceptions in Qt slots and in tasks, via
-    ``parley.gui.async_bridge.report_bug``), ``threading.excepthook`` and the asyncio
+    ``parley.core.tasks.report_bug``), ``threading.excepthook`` and the asyncio
     loop's exception handler. The app keeps running: what is saved stays saved.
 
     Args:

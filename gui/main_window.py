@@ -40,8 +40,8 @@ from PySide6.QtWidgets import (
 from parley.core.errors import ParleyError
 from parley.core.gc_pause import pausing_gc
 from parley.core.restart_notice import CUT_OFF
+from parley.core.tasks import TaskSet, report_bug
 from parley.gui import appearance
-from parley.gui.async_bridge import TaskSet, report_bug
 from parley.gui.commands.window_commands import WindowCommands
 from parley.gui.composer.early_input import ONE_WAITING, EarlyInput, replay
 from parley.gui.composer.widget import ComposerBar

@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 
 from parley.core.errors import ParleyError
 from parley.core.providers.registry import DEFAULT_URLS, ENV_API_KEY
+from parley.core.tasks import TaskSet
 from parley.gui import appearance
-from parley.gui.async_bridge import TaskSet
 from parley.gui.model_picker import model_label
 
 

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 
 from parley.core.errors import ParleyError
 from parley.core.settings import Settings
+from parley.core.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +223,7 @@ class CacheTimer:
         self._states: dict[str, _State] = {}
         self._handle: Handle | None = None
         self._handle_at: float | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = TaskSet(on_user_error=lambda e: self.on_error(e), on_bug=self._bug)
         self._compacting: dict[str, asyncio.Task[Any]] = {}
         self._closed = False
         self._unsubscribe = [
@@ -294,13 +295,12 @@ class CacheTimer:
         if self._handle is not None:
             self._handle.cancel()
         self._handle = self._handle_at = None
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
         self._states.clear()
 
     async def aclose(self) -> None:
         """:meth:`close`, then wait for the cancelled tasks to end."""
-        tasks = list(self._tasks)
+        tasks = self._tasks.cancel()
         self.close()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -308,8 +308,7 @@ class CacheTimer:
     async def wait_idle(self) -> None:
         """Wait until the timer's background work (reading a finished request,
         a compaction it started) is done. For tests and orderly shutdown."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.wait_idle()
 
     # -- hooks --------------------------------------------------------------
     def _state(self, session_id: str) -> _State:
@@ -510,17 +509,8 @@ class CacheTimer:
                 del self._compacting[session_id]
 
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._done)
-        return task
+        return self._tasks.spawn(coro)
 
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if exc is not None:
-            if not isinstance(exc, ParleyError):
-                log.error("cache timer bug", exc_info=exc)
-            self.on_error(exc)
+    def _bug(self, exc: BaseException) -> None:
+        log.error("cache timer bug", exc_info=exc)
+        self.on_error(exc)

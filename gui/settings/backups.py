@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from parley.core.errors import ParleyError
-from parley.gui.async_bridge import TaskSet
+from parley.core.tasks import TaskSet
 from parley.gui.settings.widgets import hint
 
 RESTORE_HINT = ("To restore one: quit Parley, then start it again — if sessions.db is ever "

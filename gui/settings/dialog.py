@@ -57,7 +57,7 @@ from parley.core.settings import (
     spec,
     validate,
 )
-from parley.gui.async_bridge import TaskSet
+from parley.core.tasks import TaskSet
 from parley.gui.model_picker import ModelChoice, model_choices
 from parley.gui.settings.providers import ProvidersPage
 from parley.gui.settings.widgets import hint, model_combo, set_model_choices

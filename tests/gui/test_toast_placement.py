@@ -13,8 +13,8 @@ from parley.core import paths
 from parley.core.content import TextBlock, Turn
 from parley.core.recovery import RUN_MARKER
 from parley.core.store import Store
+from parley.core.tasks import TaskSet
 from parley.gui import dialogs
-from parley.gui.async_bridge import TaskSet
 from parley.gui.chat.run import LAST_SESSION_KEY
 from parley.gui.main_window import INTERRUPTED_NOTICE
 from parley.gui.undo import (
