@@ -485,7 +485,7 @@ def apply_keymap(window: Any, keymap: Keymap) -> None:
     if callable(setter):
         setter(table)
     else:
-        # gui/composer/widget/widget/widget/widget/widget.py reads it on each key press
+        # gui/composer/widget.py reads it on each key press
         composer._keymap = table
     refresh_enabled(window)
 

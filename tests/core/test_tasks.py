@@ -1,4 +1,4 @@
-"""core.tasks.TaskSet: errors of background tasks reach their handler, never vanish."""
+"""parley.core.tasks.TaskSet: errors of background tasks reach their handler, never vanish."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """A compaction is saved whole or not at all, usage included, whatever stops it.
 
-``Compactor._save`` (core/compaction/compact/compact/compact/compact/compact.py) writes the summary
-turn
-and its
+``Compactor._save`` (core/compaction/compact.py) writes the summary turn and its
 compactions row in one transaction (``Store.record_compaction``), then adds
 the summary request's usage to the session in a second one
 (``Store.add_usage``). A process death or a storage error between the two —
