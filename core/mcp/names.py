@@ -39,6 +39,15 @@ def is_mcp_name(name: str) -> bool:
     return name.startswith(PREFIX)
 
 
+def display_name(name: str) -> str:
+    """How a tool call is labelled for people: ``files › read_file`` for an MCP tool
+    (as :func:`wire_name` wrote it), the name itself for any other tool."""
+    if not is_mcp_name(name):
+        return name
+    server, sep, tool = name[len(PREFIX):].partition("__")
+    return f"{server} › {tool}" if sep else name
+
+
 def wire_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
     """Return an MCP tool's input schema as the providers take it.
 

@@ -26,6 +26,7 @@ from parley.core.content import (
     Turn,
     UnknownBlock,
 )
+from parley.core.mcp.names import display_name
 from parley.gui.long_text import breakable, folded_note, shown_text
 from parley.gui.markdown import CodeBlock, parse_fence
 from parley.gui.markdown_blocks import split_blocks_after
@@ -245,7 +246,7 @@ class SpecBuilder:
         opened = key in node.open_folds
         symbol, _ = result_status(result, running=last and not node.turn.aborted)
         args = html.escape(tool_args_summary(block.input))
-        label = f"<b>{html.escape(block.name)}</b>({args})"
+        label = f"<b>{html.escape(display_name(block.name))}</b>({args})"
         out.append(Spec(self._fold_line(key, opened, "tool", label, symbol, raw=True), "fold", key))
         if not opened:
             return

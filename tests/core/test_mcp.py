@@ -259,3 +259,10 @@ async def test_a_changed_tool_list_is_fetched_again(host):
 
         await asyncio.sleep(0.05)
     assert "extra" in [t.name for t in h.status("fake").tools]
+
+
+def test_display_names():
+    from parley.core.mcp.names import display_name
+
+    assert display_name("mcp__files__read_file") == "files › read_file"
+    assert display_name("set_context") == "set_context"

@@ -273,3 +273,41 @@ async def test_no_approver_means_denied(env):
     await env.send(sid, "go", SONNET)
     (result,) = tool_results(env.bodies()[-1])
     assert result["error"] and "declined" in result["text"]
+
+
+async def test_parley_closing_mid_round_leaves_a_valid_history(tmp_path, fake_provider):
+    servers = {"fake": stdio_entry(alwaysAllow=["sleep"])}
+    env = await open_mcp_env(tmp_path, fake_provider, servers)
+    sid = await env.session()
+    env.fake.script("", tool_calls=[{"name": "mcp__fake__sleep", "input": {"seconds": 30}}])
+    task = asyncio.ensure_future(env.send(sid, "Wait.", SONNET))
+    for _ in range(200):
+        if env.host.status("fake").state == "ready":
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)
+    # Parley quits while the server works: the run is stopped, the servers and store close.
+    env.runner.cancel(sid)
+    await asyncio.wait_for(task, 10)
+    await env.host.close()
+    await env.hub.aclose()
+    await env.store.close()
+
+    again = await open_mcp_env(tmp_path, fake_provider, servers)
+    try:
+        stored = await again.store.get_turns(sid)
+        assert [t.role for t in stored] == ["user", "assistant"]
+        again.fake.script("", tool_calls=[echo_call("after restart")])
+        again.fake.script("Back.")
+        again.approver.answers.append("once")
+        await again.runner.retry(sid, model_ref=SONNET)
+        for body in again.bodies()[-2:]:
+            validate(body, SONNET)
+        first, last = again.bodies()[-2:]
+        assert tool_results(first)[0]["text"].endswith(INTERRUPTED_RESULT)
+        texts = sorted(r["text"] for r in tool_results(last))
+        assert texts[0] == "echo: after restart" and texts[1].endswith(INTERRUPTED_RESULT)
+    finally:
+        await again.host.close()
+        await again.hub.aclose()
+        await again.store.close()
