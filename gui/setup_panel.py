@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.errors import ParleyError
-from parley.core.providers.registry import DEFAULT_URLS, ENV_API_KEY
+from parley.core.providers.registry import DEFAULT_URLS, ENV_API_KEY, is_openai_url
 from parley.core.tasks import TaskSet
 from parley.gui import appearance
 from parley.gui.model_picker import model_label
@@ -58,6 +58,10 @@ CHOICES: tuple[ProviderChoice, ...] = (
 
 COMPATIBLE_HINT = ("Ollama: http://localhost:11434/v1  ·  llama.cpp: http://localhost:8080/v1"
                    "  ·  LM Studio: http://localhost:1234/v1")
+#: Said under the address when "OpenAI" is given another server's address
+#: (``core.providers.registry.as_used``).
+NOT_OPENAI_HINT = ("Not OpenAI's address: Parley uses it as an OpenAI-compatible server "
+                   "(the server's own models and limits; tools only if it says it takes them).")
 
 Tester = Callable[[str, str | None, str | None], Awaitable[Sequence[Any]]]
 
@@ -153,6 +157,7 @@ class SetupPanel(QScrollArea):
         self.url_hint = QLabel(COMPATIBLE_HINT, card)
         self.url_hint.setObjectName("FieldHint")
         self.url_hint.setWordWrap(True)
+        self.url_edit.textChanged.connect(self._show_fields)
 
         self.key_label = QLabel("API key", card)
         self.key_edit = QLineEdit(card)
@@ -266,10 +271,19 @@ class SetupPanel(QScrollArea):
         show_url = compatible or self.custom_url.isChecked()
         for w in (self.url_label, self.url_edit):
             w.setVisible(show_url)
-        self.url_hint.setVisible(compatible)
+        not_openai = c.kind == "openai" and show_url and self._not_openai_url()
+        self.url_hint.setText(NOT_OPENAI_HINT if not_openai else COMPATIBLE_HINT)
+        self.url_hint.setVisible(compatible or not_openai)
         self.url_edit.setPlaceholderText(c.default_url)
         self.key_label.setText("API key" if c.key_required else "API key (optional)")
         self.key_edit.setPlaceholderText(c.key_placeholder)
+
+    def _not_openai_url(self) -> bool:
+        """True when the address typed is another server's than OpenAI's."""
+        url = self.url_edit.text().strip()
+        if not url:
+            return False
+        return not is_openai_url(url)
 
     def _set_models(self, models: Sequence[Any]) -> None:
         self.model_combo.clear()

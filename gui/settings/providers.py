@@ -33,14 +33,20 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+from shiboken6 import isValid
 
 from parley.core.errors import ParleyError
-from parley.core.providers.registry import ENV_API_KEY, ENV_COMPATIBLE, ProviderConfigError
+from parley.core.providers.registry import (
+    ENV_API_KEY,
+    ENV_COMPATIBLE,
+    ProviderConfigError,
+    is_openai_url,
+)
 from parley.core.settings import SettingsError, validate
 from parley.gui import dialogs
 from parley.gui.settings.widgets import hint
 from parley.gui.settings.window_field import WindowField
-from parley.gui.setup_panel import ConnectionCheck, check_connection
+from parley.gui.setup_panel import NOT_OPENAI_HINT, ConnectionCheck, check_connection
 
 if TYPE_CHECKING:
     from parley.gui.settings.dialog import SettingsDialog
@@ -116,6 +122,7 @@ class ProvidersPage(QWidget):
             form.addRow(label, edit)
             if note is not None:
                 form.addRow("", note)
+        self.url.textEdited.connect(lambda *_: self._say_compatible())
         self.window_field = WindowField(self)  # compatible servers only: see show_limits
         form.addRow("Context window", self.window_field)
         self._form = form
@@ -202,6 +209,15 @@ class ProvidersPage(QWidget):
         self.saved_note.setVisible(False)
         self.message.setVisible(False)
         self.save_anyway.setVisible(False)
+
+    def _say_compatible(self) -> None:
+        """Under the address of a new "OpenAI" provider: say that another server's
+        address makes it an OpenAI-compatible server (``registry.as_used``)."""
+        if self._new_kind != "openai":
+            return
+        url = self.url.text().strip()
+        self.url_hint.setText(NOT_OPENAI_HINT if url and not is_openai_url(url)
+                              else "Empty: the usual address.")
 
     def key_destination(self) -> str:
         """Where a key typed now will be saved, in words (follows ``parley.core.keys``: the
@@ -352,6 +368,8 @@ class ProvidersPage(QWidget):
         self.dialog.providers_changed.emit()
 
     async def _set_default(self, text: str) -> None:
+        if not isValid(self.default_error):  # the dialog closed before this task ran
+            return
         try:
             ref = validate("default_model", text)
         except SettingsError as exc:
