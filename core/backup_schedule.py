@@ -26,7 +26,8 @@ from typing import Any
 
 from parley.core.settings import Settings, spec
 from parley.core.store import backups
-from parley.core.store.backups import Backup, BackupError, SourceDamaged
+from parley.core.store.backups import Backup
+from parley.core.store.errors import BackupError, SourceDamaged
 
 log = logging.getLogger(__name__)
 

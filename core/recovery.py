@@ -44,12 +44,18 @@ from parley.core.restart_notice import restart_notice
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.backups import automatic_backups, folder_of
 from parley.core.store.damage import marker_path, passes_quick_check
-from parley.core.store.errors import CannotOpen, DatabaseCorrupt, StoreError
+from parley.core.store.errors import (
+    CannotOpen,
+    DatabaseCorrupt,
+    SalvageError,
+    StoreClosed,
+    StoreError,
+)
 from parley.core.store.faults import copy_open_database, free_name, place
 from parley.core.store.overwrite import closed_record
-from parley.core.store.salvage import SalvageError, SalvageReport, salvage
+from parley.core.store.salvage import SalvageReport, salvage
 from parley.core.store.schema import dbapi_connection
-from parley.core.store.store import Store, StoreClosed
+from parley.core.store.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -379,8 +379,7 @@ class MainWindow(QMainWindow, WindowCommands):
         await asyncio.to_thread(_import_store)
         from parley.core import paths
         from parley.core.store.async_store import AsyncStore
-        from parley.core.store.damage import DamagedWhileOpen
-        from parley.core.store.errors import DatabaseCorrupt, NotAParleyFile
+        from parley.core.store.errors import DamagedWhileOpen, DatabaseCorrupt, NotAParleyFile
         from parley.gui.chat.controller import ChatController
 
         path = paths.db_path(self.home)
@@ -710,9 +709,13 @@ class MainWindow(QMainWindow, WindowCommands):
         """Show an error the person can act on (non-modal). A damaged file, or one
         deleted or moved while open, is told in one dialog; later refusals because of
         it only in the status bar."""
-        from parley.core.store.damage import DamagedWhileOpen
-        from parley.core.store.errors import DatabaseCorrupt
-        from parley.core.store.faults import SAVE_COPY_COMMAND, DatabaseMissing, DatabaseReplaced
+        from parley.core.store.errors import (
+            SAVE_COPY_COMMAND,
+            DamagedWhileOpen,
+            DatabaseCorrupt,
+            DatabaseMissing,
+            DatabaseReplaced,
+        )
 
         if self._recovering:  # the recovery page says what happened and what to do
             log.info("after the damage: %s", error.message)
@@ -794,7 +797,7 @@ class MainWindow(QMainWindow, WindowCommands):
     async def _rescue_if_moved(self) -> bool:
         """Save the geometry: a write, refused when sessions.db moved while open; then
         save a copy first (``parley.gui.rescue``). False: the person keeps Parley open."""
-        from parley.core.store.faults import DatabaseMissing, DatabaseReplaced
+        from parley.core.store.errors import DatabaseMissing, DatabaseReplaced
 
         try:
             await self._save_geometry()

@@ -193,7 +193,7 @@ class RecoveryPage(QWidget):
         self.status.setText("Stopping…")
 
     async def _run(self, kind: Kind, arg: Any) -> None:
-        from parley.core.store.salvage import SalvageCancelled
+        from parley.core.store.errors import SalvageCancelled
 
         try:
             await self._recover(kind, arg, self._stop_event)

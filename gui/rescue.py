@@ -34,6 +34,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
 from parley.core.errors import ParleyError
 from parley.core.store import faults
+from parley.core.store.errors import DatabaseReplaced, RescueFailed
 from parley.gui import dialogs
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ async def save_copy(window: Any, dest: Path | None = None) -> Path:
             target = await asyncio.to_thread(faults.rescue_name, store.path)
         copy: Path = await store.backup_to(target)
     except (OSError, sqlite3.Error) as exc:
-        raise faults.RescueFailed.of(target, exc) from exc
+        raise RescueFailed.of(target, exc) from exc
     return copy
 
 
@@ -106,7 +107,7 @@ async def rescue_before_close(window: Any, moved: ParleyError) -> bool:
     log.warning("closing: %s", moved.message)
     try:
         copy = await save_copy(window)
-    except faults.RescueFailed as exc:
+    except RescueFailed as exc:
         log.warning("closing: %s", exc.message)
         window.setEnabled(True)  # the questions belong to it; they are window-modal
         chosen = await _copy_elsewhere(window, moved, exc)
@@ -131,7 +132,7 @@ async def rescue_before_close(window: Any, moved: ParleyError) -> bool:
 
 
 async def _copy_elsewhere(window: Any, moved: ParleyError,
-                          failed: faults.RescueFailed) -> Path | str:
+                          failed: RescueFailed) -> Path | str:
     """Ask until a copy is saved elsewhere (its path), or QUIT / CANCEL is chosen."""
     while True:
         choice = await dialogs.ask(window, QMessageBox.Icon.Warning, TITLE,
@@ -147,7 +148,7 @@ async def _copy_elsewhere(window: Any, moved: ParleyError,
             continue
         try:
             return await save_copy(window, dest)
-        except faults.RescueFailed as exc:
+        except RescueFailed as exc:
             log.warning("closing: %s", exc.message)
             failed = exc
 
@@ -169,13 +170,13 @@ async def _drafts_into(window: Any, copy: Path) -> tuple[str, bool]:
 
 
 def _moved_sentence(path: Path, moved: ParleyError) -> str:
-    if isinstance(moved, faults.DatabaseReplaced):
+    if isinstance(moved, DatabaseReplaced):
         return f"{path} was replaced by another file while Parley was running"
     return f"{path} was deleted or moved while Parley was running"
 
 
 def _saved_text(path: Path, moved: ParleyError, copy: Path, drafts: str, ok: bool) -> str:
-    if isinstance(moved, faults.DatabaseReplaced):
+    if isinstance(moved, DatabaseReplaced):
         after = (f"The file now named {path.name} was left as it is. To go on with the chats "
                  f"of this window instead, rename the copy to {path.name} while Parley is "
                  "closed.")
@@ -190,7 +191,7 @@ def _saved_text(path: Path, moved: ParleyError, copy: Path, drafts: str, ok: boo
     return text
 
 
-def _failed_text(path: Path, moved: ParleyError, failed: faults.RescueFailed) -> str:
+def _failed_text(path: Path, moved: ParleyError, failed: RescueFailed) -> str:
     return (f"{_moved_sentence(path, moved)}, and the copy Parley promised could not be "
             f"saved as {failed.dest}: {failed.reason}.\n\nEverything is still in Parley "
             "while it stays open. Save the copy somewhere else, or keep Parley open (and put "

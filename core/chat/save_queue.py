@@ -281,9 +281,12 @@ def _keepable(exc: StoreError) -> bool:
     itself (deleted, replaced, damaged: it goes into the rescue copy)."""
     if isinstance(exc, PASSING):
         return True
-    from parley.core.store.damage import DamagedWhileOpen
-    from parley.core.store.errors import DatabaseCorrupt
-    from parley.core.store.faults import DatabaseMissing, DatabaseReplaced
+    from parley.core.store.errors import (
+        DamagedWhileOpen,
+        DatabaseCorrupt,
+        DatabaseMissing,
+        DatabaseReplaced,
+    )
 
     return isinstance(exc, DatabaseMissing | DatabaseReplaced | DatabaseCorrupt |
                       DamagedWhileOpen)

@@ -24,7 +24,7 @@ from parley.core.content import Turn, Usage
 from parley.core.store import outline
 from parley.core.store.attachments import AttachmentInfo, missing_data
 from parley.core.store.engine import DEFAULT_BUSY_TIMEOUT_MS
-from parley.core.store.errors import StoreError
+from parley.core.store.errors import StoreClosed, StoreError
 from parley.core.store.imports import NewChat, Written
 from parley.core.store.models import (
     UNCHANGED,
@@ -35,7 +35,7 @@ from parley.core.store.models import (
     TitleSource,
     Unchanged,
 )
-from parley.core.store.store import Store, StoreClosed
+from parley.core.store.store import Store
 from parley.core.store.upgrade.migrations import Progress
 from parley.core.versions import Versions
 

@@ -38,7 +38,7 @@ from parley.core.content import (
     Turn,
     now_ms,
 )
-from parley.core.store.errors import StoreError
+from parley.core.store.errors import AttachmentNotFound
 from parley.core.store.schema import attachments as A
 
 log = logging.getLogger(__name__)
@@ -46,17 +46,6 @@ log = logging.getLogger(__name__)
 File: TypeAlias = ImageBlock | DocumentBlock
 #: Ids per ``IN (...)`` query (SQLite's default host-parameter limit is far above).
 _CHUNK = 500
-
-
-class AttachmentNotFound(StoreError):
-    """No stored file has this id (it was never saved, or its last turn was deleted)."""
-
-    def __init__(self, sha256: str) -> None:
-        super().__init__(
-            f"The attached file {sha256[:12]}… is not in Parley's data (it may belong to a "
-            "deleted session). Nothing else was changed; attach the file again if you need it."
-        )
-        self.sha256 = sha256
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,7 +45,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from parley.core import private
-from parley.core.store.errors import StoreError
+from parley.core.store.errors import (
+    BackupError,
+    CannotBackUp,
+    NotEnoughSpace,
+    SourceDamaged,
+)
 
 FOLDER_NAME = "backups"
 #: Pages copied per backup step (4 MiB with 4 KiB pages); the GIL is released during a step.
@@ -57,40 +62,6 @@ KEEP_DAYS = 7
 KEEP_WEEKS = 4
 _NAME = re.compile(r"^sessions-(\d{8}-\d{6})(?:-(\d+))?\.db$")
 _STAMP = "%Y%m%d-%H%M%S"
-
-
-class BackupError(StoreError):
-    """An automatic backup could not be made (the message says why; nothing was lost)."""
-
-
-class NotEnoughSpace(BackupError):
-    def __init__(self, folder: Path, needed: int, free: int) -> None:
-        super().__init__(
-            f"Parley skipped an automatic backup: {folder} has {free / 1e6:.0f} MB free and a "
-            f"backup needs about {needed / 1e6:.0f} MB. Your chats are safe in sessions.db; "
-            "free some disk space (or delete old backups there) and Parley backs up again."
-        )
-        self.folder = folder
-
-
-class SourceDamaged(BackupError):
-    """The copy failed its check: sessions.db itself is damaged (the copy was deleted)."""
-
-    def __init__(self, db: Path) -> None:
-        super().__init__(
-            f"An automatic backup of {db} failed its check: sessions.db is damaged. The "
-            "damaged copy was not kept, and the earlier backups are as they were."
-        )
-        self.path = db
-
-
-class CannotBackUp(BackupError):
-    def __init__(self, folder: Path, why: str) -> None:
-        super().__init__(
-            f"Parley could not make an automatic backup in {folder} ({why}). Your chats are "
-            "safe in sessions.db; Parley tries again later."
-        )
-        self.folder = folder
 
 
 @dataclass(frozen=True, slots=True)

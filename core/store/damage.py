@@ -27,23 +27,9 @@ import sqlite3
 from pathlib import Path
 
 from parley.core import private
-from parley.core.store.errors import DatabaseCorrupt, StoreError
+from parley.core.store.errors import DatabaseCorrupt
 
 MARKER_SUFFIX = ".damaged"
-
-
-class DamagedWhileOpen(StoreError):
-    """A write refused because the file was found damaged earlier in this run."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"{path} is damaged: part of it can no longer be read. Parley stopped saving to "
-            "it so as not to damage it further; everything saved before is as it was, and "
-            "the chats you see can still be read and copied. Quit Parley and start it "
-            "again: it will check the file and offer to restore a backup or start a new "
-            "file, keeping the damaged one aside."
-        )
-        self.path = path
 
 
 def marker_path(db: Path) -> Path:

@@ -1,10 +1,11 @@
-"""Errors of the session store, and the one place where SQLite errors are mapped to them.
+"""Every error of the session store, and the one place where SQLite errors are mapped to them.
 
 Following qutebrowser's ``misc/sql.py``: an SQLite error a person can act on
 (disk full, read-only file, corrupt file, file busy) becomes a typed
 :class:`StoreError` with a message saying what happened, what was kept and what
 to do. Any other SQLite error is a bug and propagates unchanged to the crash
-handler (see :func:`translate`).
+handler (see :func:`translate`). The errors of the other store modules (backups,
+salvage, faults, the v3 upgrade…) are here too, each group under the module that raises it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from parley.core.errors import ParleyError
+from parley.core.paths import cannot_create_reason
 
 # Primary SQLite result codes (https://www.sqlite.org/rescode.html).
 SQLITE_PERM = 3
@@ -255,3 +257,195 @@ def translate(exc: BaseException, path: Path) -> StoreError | None:
     if code == SQLITE_CANTOPEN:
         return CannotOpen(path)
     return None
+
+
+# -- Attached files (core/store/attachments.py). -----------------------------------------------
+
+class AttachmentNotFound(StoreError):
+    """No stored file has this id (it was never saved, or its last turn was deleted)."""
+
+    def __init__(self, sha256: str) -> None:
+        super().__init__(
+            f"The attached file {sha256[:12]}… is not in Parley's data (it may belong to a "
+            "deleted session). Nothing else was changed; attach the file again if you need it."
+        )
+        self.sha256 = sha256
+
+
+# -- Automatic backups (core/store/backups.py): a backup could not be made. --------------------
+
+class BackupError(StoreError):
+    """An automatic backup could not be made (the message says why; nothing was lost)."""
+
+
+class NotEnoughSpace(BackupError):
+    def __init__(self, folder: Path, needed: int, free: int) -> None:
+        super().__init__(
+            f"Parley skipped an automatic backup: {folder} has {free / 1e6:.0f} MB free and a "
+            f"backup needs about {needed / 1e6:.0f} MB. Your chats are safe in sessions.db; "
+            "free some disk space (or delete old backups there) and Parley backs up again."
+        )
+        self.folder = folder
+
+
+class SourceDamaged(BackupError):
+    """The copy failed its check: sessions.db itself is damaged (the copy was deleted)."""
+
+    def __init__(self, db: Path) -> None:
+        super().__init__(
+            f"An automatic backup of {db} failed its check: sessions.db is damaged. The "
+            "damaged copy was not kept, and the earlier backups are as they were."
+        )
+        self.path = db
+
+
+class CannotBackUp(BackupError):
+    def __init__(self, folder: Path, why: str) -> None:
+        super().__init__(
+            f"Parley could not make an automatic backup in {folder} ({why}). Your chats are "
+            "safe in sessions.db; Parley tries again later."
+        )
+        self.folder = folder
+
+
+# -- A file found damaged while Parley runs (core/store/damage.py). ----------------------------
+
+class DamagedWhileOpen(StoreError):
+    """A write refused because the file was found damaged earlier in this run."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} is damaged: part of it can no longer be read. Parley stopped saving to "
+            "it so as not to damage it further; everything saved before is as it was, and "
+            "the chats you see can still be read and copied. Quit Parley and start it "
+            "again: it will check the file and offer to restore a backup or start a new "
+            "file, keeping the damaged one aside."
+        )
+        self.path = path
+
+
+# -- sessions.db deleted, moved or replaced while open (core/store/faults.py). -----------------
+
+#: The menu command the messages below point to (gui/commands/actions.py, ``app.save_copy``).
+SAVE_COPY_COMMAND = "File ▸ Save a copy now…"
+
+
+class DatabaseMissing(StoreError):
+    """The file Parley opened is no longer at its path (deleted, or moved away)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} was deleted or moved while Parley was running. Parley stopped saving, so "
+            "nothing is written to a file you can no longer see. Nothing already saved was "
+            "lost: Parley can still read it and will save a copy beside the old name when it "
+            f"closes (or choose {SAVE_COPY_COMMAND}). To keep going, put the file back and try "
+            "again."
+        )
+        self.path = path
+
+
+class DatabaseReplaced(StoreError):
+    """Another file now has the path of the file Parley opened."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} was replaced by another file while Parley was running (restored from a "
+            "backup, or synced from another computer?). Parley stopped saving to it so the new "
+            "file is not damaged. Nothing already saved was lost: Parley will save what it "
+            f"holds as a copy beside it when it closes (or choose {SAVE_COPY_COMMAND}). "
+            "Restart Parley to use the new file."
+        )
+        self.path = path
+
+
+class RescueFailed(StoreError):
+    """A copy of what Parley holds could not be written (the folder cannot be made, disk full…).
+
+    Attributes:
+        dest: the copy that could not be written.
+        reason: why, in words ("the disk is full").
+    """
+
+    def __init__(self, dest: Path, reason: str) -> None:
+        super().__init__(
+            f"Parley could not save a copy of your chats as {dest}: {reason}. Nothing is lost "
+            "yet: Parley still holds everything while it stays open. Choose another place for "
+            "the copy (a folder you can write to, on a disk with free space)."
+        )
+        self.dest = dest
+        self.reason = reason
+
+    @classmethod
+    def of(cls, dest: Path, exc: BaseException) -> RescueFailed:
+        """The typed error for ``exc`` (OSError, sqlite3.Error) met writing ``dest``."""
+        if isinstance(exc, FileExistsError) and exc.filename in (str(dest), None):
+            reason = "a file with that name already exists (choose another name)"
+        elif isinstance(exc, OSError):
+            reason = cannot_create_reason(exc)
+        else:
+            reason = str(exc).rstrip(".") or type(exc).__name__
+        return cls(dest, reason)
+
+
+# -- The store's lifecycle (core/store/lifecycle.py). ------------------------------------------
+
+class StoreClosed(StoreError):
+    def __init__(self) -> None:
+        super().__init__("The session store was closed; reopen Parley's data to continue.")
+
+
+# -- Salvage of a damaged file (core/store/salvage.py). ----------------------------------------
+
+class SalvageError(StoreError):
+    """Salvaging failed; the damaged file and the backups are as they were."""
+
+
+class SalvageCancelled(SalvageError):
+    """The salvage was stopped before it finished; nothing was changed."""
+
+    def __init__(self) -> None:
+        super().__init__("Salvaging was stopped. The damaged file is kept as it was; "
+                         "you can salvage it again or choose another way.")
+
+
+# -- The v3 upgrade (core/store/upgrade/). -----------------------------------------------------
+
+class MigrationBackupFailed(StoreError):
+    """The copy taken before upgrading could not be made; the file was not touched."""
+
+    def __init__(self, path: Path, backup: Path, why: str) -> None:
+        super().__init__(
+            f"Parley needs to upgrade {path} to a new format and first makes a copy of it, "
+            f"but the copy to {backup} failed ({why}). Nothing was changed: your sessions "
+            "are as they were. Free some disk space (the copy needs about the size of the "
+            "file) or make the folder writable, then start Parley again."
+        )
+        self.path = path
+        self.backup = backup
+        self.why = why
+
+
+class MigrationFailed(StoreError):
+    """The upgrade stopped; the file was left as it was (v3) and the backup is kept."""
+
+    def __init__(self, path: Path, backup: Path, why: str) -> None:
+        super().__init__(
+            f"Parley could not upgrade {path} to its new format ({why}). The file was left "
+            f"as it was, in the old format, and nothing was lost; a copy made before the "
+            f"upgrade is at {backup}. Start Parley again to retry; if it keeps failing, "
+            "keep both files and report the problem."
+        )
+        self.path = path
+        self.backup = backup
+        self.why = why
+
+
+class UpgradeInProgress(StoreError):
+    """Another process (a second Parley, ``--migrate-only``) is upgrading the same file."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"Another Parley is upgrading {path} to the new format right now. This one "
+            "changed nothing; wait until the other has finished, then start Parley again."
+        )
+        self.path = path

@@ -38,11 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parley.core import private
-from parley.core.paths import cannot_create_reason
-from parley.core.store.errors import StoreError
-
-#: The menu command the messages below point to (gui/commands/actions.py, ``app.save_copy``).
-SAVE_COPY_COMMAND = "File ▸ Save a copy now…"
+from parley.core.store.errors import DatabaseMissing, DatabaseReplaced
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,63 +63,6 @@ class FileIdentity:
         except (FileNotFoundError, NotADirectoryError):
             return None
         return cls(st.st_dev, st.st_ino)
-
-
-class DatabaseMissing(StoreError):
-    """The file Parley opened is no longer at its path (deleted, or moved away)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"{path} was deleted or moved while Parley was running. Parley stopped saving, so "
-            "nothing is written to a file you can no longer see. Nothing already saved was "
-            "lost: Parley can still read it and will save a copy beside the old name when it "
-            f"closes (or choose {SAVE_COPY_COMMAND}). To keep going, put the file back and try "
-            "again."
-        )
-        self.path = path
-
-
-class DatabaseReplaced(StoreError):
-    """Another file now has the path of the file Parley opened."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"{path} was replaced by another file while Parley was running (restored from a "
-            "backup, or synced from another computer?). Parley stopped saving to it so the new "
-            "file is not damaged. Nothing already saved was lost: Parley will save what it "
-            f"holds as a copy beside it when it closes (or choose {SAVE_COPY_COMMAND}). "
-            "Restart Parley to use the new file."
-        )
-        self.path = path
-
-
-class RescueFailed(StoreError):
-    """A copy of what Parley holds could not be written (the folder cannot be made, disk full…).
-
-    Attributes:
-        dest: the copy that could not be written.
-        reason: why, in words ("the disk is full").
-    """
-
-    def __init__(self, dest: Path, reason: str) -> None:
-        super().__init__(
-            f"Parley could not save a copy of your chats as {dest}: {reason}. Nothing is lost "
-            "yet: Parley still holds everything while it stays open. Choose another place for "
-            "the copy (a folder you can write to, on a disk with free space)."
-        )
-        self.dest = dest
-        self.reason = reason
-
-    @classmethod
-    def of(cls, dest: Path, exc: BaseException) -> RescueFailed:
-        """The typed error for ``exc`` (OSError, sqlite3.Error) met writing ``dest``."""
-        if isinstance(exc, FileExistsError) and exc.filename in (str(dest), None):
-            reason = "a file with that name already exists (choose another name)"
-        elif isinstance(exc, OSError):
-            reason = cannot_create_reason(exc)
-        else:
-            reason = str(exc).rstrip(".") or type(exc).__name__
-        return cls(dest, reason)
 
 
 def check_identity(path: Path, expected: FileIdentity) -> None:

@@ -19,18 +19,19 @@ from sqlalchemy.engine import Connection
 
 from parley.core.store import damage, faults, maintenance, overwrite
 from parley.core.store.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
-from parley.core.store.errors import DatabaseCorrupt, StoreError
+from parley.core.store.errors import (
+    DamagedWhileOpen,
+    DatabaseCorrupt,
+    DatabaseMissing,
+    DatabaseReplaced,
+    StoreClosed,
+)
 from parley.core.store.opening import open_connection
 from parley.core.store.schema import dbapi_connection
 from parley.core.store.upgrade.migrations import Progress
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-
-
-class StoreClosed(StoreError):
-    def __init__(self) -> None:
-        super().__init__("The session store was closed; reopen Parley's data to continue.")
 
 
 class StoreBase:
@@ -122,7 +123,7 @@ class StoreBase:
     def _moved(self, identity: faults.FileIdentity) -> bool:
         try:
             faults.check_identity(self.path, identity)
-        except (faults.DatabaseMissing, faults.DatabaseReplaced):
+        except (DatabaseMissing, DatabaseReplaced):
             return True
         return False
 
@@ -175,7 +176,7 @@ class StoreBase:
         if self._con is None:
             raise StoreClosed()
         if self.damaged:
-            raise damage.DamagedWhileOpen(self.path)
+            raise DamagedWhileOpen(self.path)
         identity = self._identity
 
         def guarded(con: Connection) -> T:

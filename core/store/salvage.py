@@ -36,7 +36,7 @@ from urllib.parse import quote
 
 from parley.core import private
 from parley.core.store import schema, textindex
-from parley.core.store.errors import StoreError
+from parley.core.store.errors import SalvageCancelled, SalvageError
 
 #: Tables copied, parents first; (table, its key columns for "the same row").
 TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -50,18 +50,6 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 RECOVERED_TITLE = "Recovered chat"
 CLI = "sqlite3"
-
-
-class SalvageError(StoreError):
-    """Salvaging failed; the damaged file and the backups are as they were."""
-
-
-class SalvageCancelled(SalvageError):
-    """The salvage was stopped before it finished; nothing was changed."""
-
-    def __init__(self) -> None:
-        super().__init__("Salvaging was stopped. The damaged file is kept as it was; "
-                         "you can salvage it again or choose another way.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,8 @@ from parley.core.store import (
     versions,
 )
 from parley.core.store.attachments import AttachmentInfo
-from parley.core.store.lifecycle import StoreBase, StoreClosed
+from parley.core.store.errors import StoreClosed
+from parley.core.store.lifecycle import StoreBase
 from parley.core.store.models import (
     UNCHANGED,
     Compaction,

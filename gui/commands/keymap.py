@@ -320,7 +320,7 @@ async def track_bindings(window: Any) -> None:
     ``keyboard.bindings`` changes (e.g. from Settings → Keyboard). Idempotent
     per store."""
     from parley.core.settings import Settings
-    from parley.core.store.store import StoreClosed
+    from parley.core.store.errors import StoreClosed
     from parley.gui.commands.actions import apply_keymap
 
     store = window.store

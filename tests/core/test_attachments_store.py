@@ -18,7 +18,7 @@ from parley.core.content import DocumentBlock, ImageBlock, TextBlock, ToolResult
 from parley.core.store import Store
 from parley.core.store import schema as S
 from parley.core.store.async_store import AsyncStore
-from parley.core.store.attachments import AttachmentNotFound
+from parley.core.store.errors import AttachmentNotFound
 from parley.core.store.upgrade.migrations import FileKind, inspect_file
 from tests.core.hubs import fake_hub
 from tests.core.test_compaction_support import SONNET, SUMMARY, open_env

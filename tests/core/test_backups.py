@@ -227,7 +227,8 @@ def test_exports_are_written_private(tmp_path: Path) -> None:
 async def test_a_backup_that_finds_the_file_damaged_stops_writes_and_the_backups(
     tmp_path: Path,
 ) -> None:
-    from parley.core.store.damage import DamagedWhileOpen, marker_path
+    from parley.core.store.damage import marker_path
+    from parley.core.store.errors import DamagedWhileOpen
 
     db = tmp_path / "sessions.db"
     fill(db)

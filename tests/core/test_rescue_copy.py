@@ -17,7 +17,8 @@ import pytest
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
-from parley.core.store.faults import DatabaseMissing, RescueFailed, current_copy, rescue_name
+from parley.core.store.errors import DatabaseMissing, RescueFailed
+from parley.core.store.faults import current_copy, rescue_name
 from parley.core.store.schema import dbapi_connection
 
 

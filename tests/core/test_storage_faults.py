@@ -46,14 +46,15 @@ from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers.hub import ProviderHub
 from parley.core.providers.retry import RetryPolicy
 from parley.core.store import AsyncStore, Store
-from parley.core.store.errors import DatabaseCorrupt, DatabaseReadOnly, DiskFull, StoreError
-from parley.core.store.faults import (
+from parley.core.store.errors import (
+    DatabaseCorrupt,
     DatabaseMissing,
+    DatabaseReadOnly,
     DatabaseReplaced,
-    FileIdentity,
-    check_identity,
-    release_moved_file,
+    DiskFull,
+    StoreError,
 )
+from parley.core.store.faults import FileIdentity, check_identity, release_moved_file
 from parley.core.store.schema import dbapi_connection
 from tests.fakes.validation import validate_anthropic
 

@@ -10,8 +10,7 @@ import pytest
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store import AsyncStore, Store
-from parley.core.store.errors import NotAParleyFile, SessionNotFound
-from parley.core.store.store import StoreClosed
+from parley.core.store.errors import NotAParleyFile, SessionNotFound, StoreClosed
 
 
 def public_methods(cls: type) -> set[str]:

@@ -118,7 +118,7 @@ def test_translate_ignores_non_sqlite_errors(tmp_path):
 
 
 def test_write_to_a_deleted_file_is_refused_and_close_saves_a_copy(tmp_path):
-    from parley.core.store.faults import DatabaseMissing
+    from parley.core.store.errors import DatabaseMissing
 
     path = tmp_path / "db" / "sessions.db"
     with Store.open(path) as store:
@@ -142,3 +142,24 @@ def test_backup_to_copies_wal_content_and_never_overwrites(store, tmp_path):
         assert other.search("wal")[0].session_id == s.id
     with pytest.raises(FileExistsError):
         store.backup_to(copy)
+
+
+def test_every_store_error_is_declared_in_the_errors_module() -> None:
+    import importlib
+    import pkgutil
+
+    import parley.core.store as store_pkg
+    from parley.core.store.errors import StoreError
+
+    for info in pkgutil.walk_packages(store_pkg.__path__, "parley.core.store."):
+        importlib.import_module(info.name)
+    found, todo = set(), [StoreError]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub.__module__.startswith("parley.core.store") and sub not in found:
+                found.add(sub)
+                todo.append(sub)
+    assert len(found) > 20
+    elsewhere = sorted(f"{c.__module__}.{c.__name__}" for c in found
+                       if c.__module__ != "parley.core.store.errors")
+    assert elsewhere == []

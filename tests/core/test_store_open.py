@@ -19,10 +19,10 @@ from parley.core.store.errors import (
     DatabaseReadOnly,
     NewerFormat,
     NotAParleyFile,
+    StoreClosed,
     StoreError,
     UpgradeUnavailable,
 )
-from parley.core.store.store import StoreClosed
 from parley.core.store.upgrade import migrations
 
 

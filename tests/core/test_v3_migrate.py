@@ -23,16 +23,11 @@ import pytest
 
 from parley.core.content import CompactSummaryBlock, TextBlock, Usage
 from parley.core.store import schema
-from parley.core.store.errors import NewerFormat
+from parley.core.store.errors import MigrationBackupFailed, MigrationFailed, NewerFormat
 from parley.core.store.schema import DEFAULT_SPACE_ID
 from parley.core.store.store import Store
 from parley.core.store.upgrade import steps as v3_steps
-from parley.core.store.upgrade.v3 import (
-    MigrationBackupFailed,
-    MigrationFailed,
-    rollback_instructions,
-    upgrade_file,
-)
+from parley.core.store.upgrade.v3 import rollback_instructions, upgrade_file
 from tests.v3gen import (
     BIG_MARKER,
     RTL_AR,
@@ -124,7 +119,8 @@ def test_backup_failure_disk_full_leaves_file_untouched(tmp_path: Path) -> None:
         sys.path.insert(0, {str(ROOT)!r})
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() fails with EFBIG instead
         resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
-        from parley.core.store.upgrade.v3 import upgrade_file, MigrationBackupFailed
+        from parley.core.store.upgrade.v3 import upgrade_file
+        from parley.core.store.errors import MigrationBackupFailed
         try:
             upgrade_file({str(gen.path)!r})
         except MigrationBackupFailed as exc:
@@ -199,7 +195,8 @@ def test_a_second_upgrade_of_the_same_file_waits_its_turn(tmp_path: Path) -> Non
     it left the first's backup copy half-deleted before — and says why."""
     from filelock import FileLock
 
-    from parley.core.store.upgrade.v3 import UPGRADE_LOCK_SUFFIX, UpgradeInProgress
+    from parley.core.store.errors import UpgradeInProgress
+    from parley.core.store.upgrade.v3 import UPGRADE_LOCK_SUFFIX
 
     gen = fresh(tmp_path / "data")
     before = digest(gen.path)

@@ -32,28 +32,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from parley.core import private
-from parley.core.store.errors import StoreError
+from parley.core.store.errors import MigrationBackupFailed
 
 BACKUP_SUFFIX = ".parley-pre-v4.bak"
 PARTIAL_SUFFIX = ".partial"
 PAGES_PER_STEP = 4096  # 16 MB at 4 KiB pages: progress is reported between steps
 SPARE_BYTES = 16 * 1024 * 1024
 SOURCE_MMAP_BYTES = 1 << 31  # read the source mapped, not copied page by page into a cache
-
-
-class MigrationBackupFailed(StoreError):
-    """The copy taken before upgrading could not be made; the file was not touched."""
-
-    def __init__(self, path: Path, backup: Path, why: str) -> None:
-        super().__init__(
-            f"Parley needs to upgrade {path} to a new format and first makes a copy of it, "
-            f"but the copy to {backup} failed ({why}). Nothing was changed: your sessions "
-            "are as they were. Free some disk space (the copy needs about the size of the "
-            "file) or make the folder writable, then start Parley again."
-        )
-        self.path = path
-        self.backup = backup
-        self.why = why
 
 
 def backup_names(path: Path) -> Iterator[Path]:

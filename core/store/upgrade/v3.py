@@ -45,9 +45,12 @@ from sqlalchemy.pool import NullPool
 from parley.core.content import new_id
 from parley.core.store import textindex
 from parley.core.store.errors import (
+    MigrationBackupFailed,
+    MigrationFailed,
     NewerFormat,
     NotAParleyFile,
     StoreError,
+    UpgradeInProgress,
     UpgradeUnavailable,
     translate,
 )
@@ -55,7 +58,6 @@ from parley.core.store.schema import SCHEMA_VERSION, V4_TABLES
 from parley.core.store.upgrade import steps as v3_steps
 from parley.core.store.upgrade.backup import (
     CopiedBackup,
-    MigrationBackupFailed,
     copy_backup,
     readonly_uri,
 )
@@ -63,9 +65,6 @@ from parley.core.store.upgrade.steps import AlreadyCurrent, Migration
 from parley.core.store.upgrade.turns import SCRATCH, TurnPipeline, index_path_for
 
 __all__ = [
-    "MigrationBackupFailed",
-    "MigrationFailed",
-    "UpgradeInProgress",
     "MigrationReport",
     "rollback_instructions",
     "upgrade_file",
@@ -107,32 +106,6 @@ class MigrationReport:
     spaces: int
     backup_path: Path | None
     seconds: float
-
-
-class MigrationFailed(StoreError):
-    """The upgrade stopped; the file was left as it was (v3) and the backup is kept."""
-
-    def __init__(self, path: Path, backup: Path, why: str) -> None:
-        super().__init__(
-            f"Parley could not upgrade {path} to its new format ({why}). The file was left "
-            f"as it was, in the old format, and nothing was lost; a copy made before the "
-            f"upgrade is at {backup}. Start Parley again to retry; if it keeps failing, "
-            "keep both files and report the problem."
-        )
-        self.path = path
-        self.backup = backup
-        self.why = why
-
-
-class UpgradeInProgress(StoreError):
-    """Another process (a second Parley, ``--migrate-only``) is upgrading the same file."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"Another Parley is upgrading {path} to the new format right now. This one "
-            "changed nothing; wait until the other has finished, then start Parley again."
-        )
-        self.path = path
 
 
 #: Held (``filelock``) from the backup to the commit, beside the file; removed after.
