@@ -59,7 +59,7 @@ CHOICES: tuple[ProviderChoice, ...] = (
 COMPATIBLE_HINT = ("Ollama: http://localhost:11434/v1  ·  llama.cpp: http://localhost:8080/v1"
                    "  ·  LM Studio: http://localhost:1234/v1")
 #: Said under the address when "OpenAI" is given another server's address
-#: (``core.providers.registry.as_used``).
+#: (``parley.core.providers.registry.as_used``).
 NOT_OPENAI_HINT = ("Not OpenAI's address: Parley uses it as an OpenAI-compatible server "
                    "(the server's own models and limits; tools only if it says it takes them).")
 
