@@ -2,7 +2,7 @@
 
 Pages: Providers (``parley.gui.settings.providers``: the providers, their keys and
 server addresses, the model for new chats, the prompt cache), Chat, Tools
-(``parley.gui.settings_tools``: MCP servers, tool rounds), Compaction,
+(``parley.gui.settings.tools``: MCP servers, tool rounds), Compaction,
 Keyboard (rebind any action of ``parley.gui.commands.actions``: ``parley.gui.settings.keyboard``)
 and
 Experimental. Every generated field applies at once: a valid value is stored
@@ -309,8 +309,8 @@ class SettingsDialog(QDialog):
         return page
 
     def _tools_page(self) -> QWidget:
-        """The MCP servers (``parley.gui.settings_tools``), then the ``tools.*`` fields."""
-        from parley.gui.settings_tools import ToolsPage
+        """The MCP servers (``parley.gui.settings.tools``), then the ``tools.*`` fields."""
+        from parley.gui.settings.tools import ToolsPage
 
         page = QWidget()
         lay = QVBoxLayout(page)

@@ -266,3 +266,10 @@ def test_display_names():
 
     assert display_name("mcp__files__read_file") == "files › read_file"
     assert display_name("set_context") == "set_context"
+
+
+async def test_a_server_printing_garbage_on_stdout_still_works(host):
+    h = host({"noisy": stdio_entry("--garbage")})
+    status = (await h.ensure())["noisy"]
+    assert status.state == "ready", status.error
+    assert (await h.call("noisy", "echo", {"text": "ok"}, 10)).content[0].text == "echo: ok"

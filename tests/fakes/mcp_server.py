@@ -1,7 +1,8 @@
 """A real MCP server for the tests, written with the SDK's own server API (``MCPServer``).
 
 Run as a program it serves over stdio (Parley starts it as a subprocess):
-``python -m tests.fakes.mcp_server [--fail-start]``. :func:`http_app` is the
+``python -m tests.fakes.mcp_server [--fail-start | --garbage]`` (``--garbage``: prints
+lines that are not JSON-RPC on stdout first). :func:`http_app` is the
 same server over Streamable HTTP, served on 127.0.0.1 by a test fixture.
 
 Tools: ``echo`` (text back), ``add`` (numbers), ``picture`` (a 1×1 PNG and a
@@ -98,6 +99,9 @@ def main() -> None:
     if "--fail-start" in sys.argv:
         sys.stderr.write("fake server: cannot open the database /nowhere/db.sqlite\n")
         sys.exit(2)
+    if "--garbage" in sys.argv:  # a server that prints what is not JSON-RPC on stdout
+        print("Welcome to the fake server! {not json", flush=True)
+        print("\x00\xff binary-ish junk", flush=True)
     sys.stderr.write("fake server: ready on stdio\n")
     sys.stderr.flush()
     build().run("stdio")

@@ -7,7 +7,7 @@ the model or not (``disabledTools``). Buttons: Add…, Edit…, Remove, Start /
 Restart, and Import from Claude desktop (its ``claude_desktop_config.json``
 where it exists; servers already configured under the same name are kept).
 Every change is written to ``mcp.json`` at once; secrets go to the keyring
-(``parley.gui.mcp_server_dialog``). The generated ``tools.*`` fields (rounds per
+(``parley.gui.settings.mcp_server``). The generated ``tools.*`` fields (rounds per
 message, the MCP time limit) follow on the page.
 """
 
@@ -33,7 +33,7 @@ from shiboken6 import isValid
 from parley.core.errors import ParleyError
 from parley.core.mcp import config as cfg
 from parley.core.mcp.client import ServerStatus
-from parley.gui.mcp_server_dialog import ServerDialog, split_secrets
+from parley.gui.settings.mcp_server import ServerDialog, split_secrets
 from parley.gui.settings.widgets import hint
 
 INTRO = ("MCP servers give the model more tools: your files, a database, a browser, your "
