@@ -477,6 +477,9 @@ class MainWindow(QMainWindow, WindowCommands):
         host = McpHost(config_path(paths.data_dir(self.home)), keys=self.hub.keys)
         host.load()
         self.mcp = McpTools(host, self.store, approver=DialogApprover(self))
+        from parley.gui import mcp_status
+
+        mcp_status.watch(self, host)  # starting / failed servers in the status bar
         return self.mcp
 
     def _sources_changed(self) -> None:

@@ -311,3 +311,26 @@ async def test_parley_closing_mid_round_leaves_a_valid_history(tmp_path, fake_pr
         await again.host.close()
         await again.hub.aclose()
         await again.store.close()
+
+
+async def test_a_changed_tool_list_is_taken_at_the_next_compaction(env):
+    sid = await env.session()
+    env.approver.answers.append("once")
+    env.fake.script("", tool_calls=[{"name": "mcp__fake__grow", "input": {}}])
+    env.fake.script("Grown.")
+    await env.send(sid, "Grow.", SONNET)
+    for _ in range(100):
+        if "extra" in [t.name for t in env.host.status("fake").tools]:
+            break
+        await asyncio.sleep(0.05)
+    env.fake.script("Still the same tools.")
+    await env.send(sid, "Next.", SONNET)
+    assert "mcp__fake__extra" not in tool_names(env.bodies()[-1])
+    env.fake.script("## Summary\nThe user asked the fake server to grow its tools; it did, "
+                    "and the assistant confirmed it. Nothing else is pending. " * 3)
+    await env.runner.compact(sid, keep_turns=1, model_ref=SONNET)
+    env.fake.script("New tools.")
+    await env.send(sid, "After the compaction.", SONNET)
+    body = env.bodies()[-1]
+    validate(body, SONNET)
+    assert "mcp__fake__extra" in tool_names(body)

@@ -125,3 +125,27 @@ def test_a_space_turns_an_mcp_server_off_in_its_dialog(driver, fake_provider, qt
     driver.send("Again.", wait=True)
     names = _tool_names(_chat_requests(fake_provider)[-1])
     assert names and not any(n.startswith("mcp__") for n in names)  # Parley's own stay
+
+
+def test_a_failing_server_is_told_in_the_status_bar_and_the_model_gets_the_error(
+        driver, fake_provider, home):
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "fake": stdio_entry(alwaysAllow=["crash"])}}))
+    w = driver.configured()
+    fake_provider.script("", tool_calls=[{"name": "mcp__fake__crash", "input": {}}])
+    fake_provider.script("It crashed.")
+    driver.send("Crash it")
+    driver.until(lambda: driver.last_text() == "It crashed.", timeout=30)
+    assert w.statusBar().currentMessage().startswith("The MCP server “fake” failed: ")
+    assert "See Settings → Tools." in w.statusBar().currentMessage()
+    result = _last_result(fake_provider)
+    assert result["is_error"] and "crashing on purpose" in _text(result)
+    driver.settle(w)
+
+
+def test_a_bad_mcp_json_is_told_when_the_window_opens(driver, home):
+    (home / "mcp.json").write_text("{broken")
+    w = driver.configured()
+    driver.until(lambda: "not valid JSON" in w.toast.message, timeout=10)
+    assert str(home / "mcp.json") in w.toast.message
+    assert "MCP servers stay off until then" in w.toast.message
