@@ -209,7 +209,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.sidebar_button = QToolButton(self.header)
         self.sidebar_button.setObjectName("HeaderButton")
         self.sidebar_button.setAccessibleName("Show or hide the sidebar")
-        self.sidebar_button.setToolTip("Show or hide the sidebar (Ctrl+Shift+S)")
+        self.sidebar_button.setToolTip("Show or hide the sidebar (Ctrl+B)")
         self.sidebar_button.setIcon(appearance.icon("sidebar", appearance.current().muted, 18))
         head = QHBoxLayout(self.header)
         head.setContentsMargins(10, 6, 14, 6)
@@ -293,13 +293,17 @@ class MainWindow(QMainWindow, WindowCommands):
         self.sidebar_button.clicked.connect(self.toggle_sidebar)
 
     def _build_header_tools(self) -> None:
+        from parley.gui.chat_heading import ChatHeading
         from parley.gui.context_meter import ContextMeter
         from parley.gui.model_picker import ModelPicker
         from parley.gui.undo import Toast, UndoManager
 
         self.model_picker = ModelPicker(self.header)
         self.context_meter = ContextMeter(self.header)
+        self.chat_heading = ChatHeading(self.header)  # the chat's title (renamed in place)
         self._head.insertWidget(1, self.model_picker)
+        self._head.addWidget(self.chat_heading)
+        self._head.addStretch(1)
         self._head.addWidget(self.context_meter)
         self.toast = Toast(self, self._composer_rect, follow=self.composer_bar)
         self.undo = UndoManager(self.toast, self.tasks)
@@ -604,6 +608,17 @@ class MainWindow(QMainWindow, WindowCommands):
             view.keep_clear_of(self.toast.geometry())
         self._transcript_slot.deleteLater()
         self.transcript = view
+        from parley.gui.greeting import Greeting
+
+        self.greeting = Greeting(view.list_view, view.model, self._first_key)
+
+    def _first_key(self, action_id: str) -> str:
+        """The first key of an action as this platform writes it ("" for none)."""
+        keymap = getattr(self, "keymap", None)
+        if keymap is None:
+            return ""
+        first = keymap.shown(action_id).split(", ")[0]
+        return first.replace("Return", "Enter")  # the key's name on most keyboards
 
     def show_setup(self) -> None:
         """Show the first-run set-up panel instead of the chat."""

@@ -127,6 +127,12 @@ class ChatController:
             lambda space: w.tasks.spawn(self._load_page(space), name="load-more"))
         w.model_picker.model_chosen.connect(self.choose_model)
         w.model_picker.set_describe(self._catalog_name)  # names before the providers load
+        # The greeting names the model (a new one picked, or names listed later).
+        w.model_picker.model_chosen.connect(lambda _ref: self.update_title())
+        w.model_picker.choices_changed.connect(self.update_title)
+        heading = getattr(w, "chat_heading", None)
+        if heading is not None:  # renamed in place in the header
+            heading.renamed.connect(self.organizer.rename_open)
         w.transcript.retryRequested.connect(self.runs.retry)
         w.transcript.versionRequested.connect(self.switch_version)
         w.transcript.resumeRequested.connect(lambda _turn_id: self.runs.retry())
@@ -768,9 +774,21 @@ class ChatController:
         self.w.context_meter.set_cache_expiry(timer.expiry(sid), timer.armed(sid))
 
     def update_title(self) -> None:
+        """The window title and the header's heading (title, space) of the open chat."""
         session = self.sessions.get(self.chat_row or "") or self.sessions.get(self.session_id or "")
         title = session.title if session is not None and session.title else "New chat"
         self.w.setWindowTitle(f"{title} — Parley")
+        heading = getattr(self.w, "chat_heading", None)
+        if heading is not None:
+            space = self.organizer.spaces.get(
+                (session.space_id if session is not None else None) or self.space_id or "")
+            heading.set_chat(title, getattr(space, "name", None), editable=session is not None)
+        greeting = getattr(self.w, "greeting", None)
+        if greeting is not None:  # shown while the conversation is empty (a new chat)
+            space = self.organizer.spaces.get(self.space_id or "")
+            model = self.current_model()
+            greeting.set_chat(getattr(space, "name", None),
+                              self.w.model_picker.label_of(model) if model else None)
 
     # -- shutdown ---------------------------------------------------------
     async def shutdown(self) -> None:

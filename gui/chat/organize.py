@@ -297,6 +297,12 @@ class Organizer:
         if title:
             self._spawn(self._rename(sid, title), "rename")
 
+    def rename_open(self, title: str) -> None:
+        """The open chat was renamed in place (the header's heading): save the title."""
+        sid = self.chat.chat_row
+        if sid is not None and title.strip():
+            self._spawn(self._rename(sid, title.strip()), "rename")
+
     async def _rename(self, sid: str, title: str) -> None:
         self.chat.remember_session(await self.store.rename_session(sid, title))
 

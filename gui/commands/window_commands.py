@@ -70,9 +70,15 @@ class WindowCommands:
         return tree.hasFocus() and tree.currentIndex().data(KIND) == "space"
 
     def rename_session(self) -> Any:
-        """F2: rename the open chat (or the focused space heading)."""
+        """F2: rename the focused space heading, the chat focused in the list (a dialog),
+        else the open chat in place, in the header's heading (``parley.gui.chat_heading``)."""
         if self._space_row_focused():
             return self._chat_call("organizer.rename_space")
+        heading = getattr(self, "chat_heading", None)
+        in_list = self.sidebar.tree.hasFocus()
+        if heading is not None and not in_list and self.early is None and self.chat is not None \
+                and self.stack.currentWidget() is self.chat_page:
+            return heading.begin_edit()
         return self._chat_call("organizer.rename_session")
 
     rename_current_session = rename_session

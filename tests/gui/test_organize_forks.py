@@ -132,8 +132,9 @@ def test_first_exchange_gets_a_generated_title_and_f2_wins(driver, fake_provider
     assert w.windowTitle() == "Lisbon day trips — Parley"
     title_request = fake_provider.model_requests[-1].body
     assert "Lisbon" in str(title_request["messages"])
-    dialogs.answers.append("My Lisbon notes")
-    w.rename_session()  # F2
+    assert w.rename_session()  # F2: the title is edited in place, in the header
+    w.chat_heading.editor.setText("My Lisbon notes")
+    w.chat_heading.editor.returnPressed.emit()  # Enter
     driver.until(lambda: w.sidebar.model.index_of(sid).data() == "My Lisbon notes")
     session = driver.run(w.store.get_session(sid))
     assert (session.title, session.title_source) == ("My Lisbon notes", "user")

@@ -1,0 +1,173 @@
+"""The header's heading: the open chat's title and its space, renamed in place.
+
+The title is a flat button (elided when long) followed by the space's name in
+the muted colour. A click on the title, or F2 (``session.rename``) while the
+focus is not in the chat list, puts a line edit in its place: Enter saves the
+new title (as the user's: an automatic title never replaces it), Esc or
+leaving the field with nothing changed cancels. A new chat (not sent yet)
+shows "New chat" and cannot be renamed.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QFontMetrics, QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSizePolicy,
+    QStackedWidget,
+    QToolButton,
+    QWidget,
+)
+
+from parley.gui import appearance
+
+#: Widest the title may be before it is elided (px).
+TITLE_MAX_PX = 420
+NEW_CHAT = "New chat"
+
+
+class ChatHeading(QWidget):
+    """Signals: ``renamed(str)`` when Enter saves a new, non-empty title."""
+
+    renamed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ChatHeading")
+        self._title = NEW_CHAT
+        self._editable = False
+        self._ending = False
+        self.button = QToolButton(self)
+        self.button.setObjectName("ChatTitle")
+        self.button.setAutoRaise(True)
+        self.button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.button.setAccessibleName("Chat title")
+        self.button.clicked.connect(self.begin_edit)
+        self.editor = QLineEdit(self)
+        self.editor.setObjectName("ChatTitleEditor")
+        self.editor.setAccessibleName("Chat title")
+        self.editor.setPlaceholderText("Chat title")
+        self.editor.installEventFilter(self)
+        self.editor.returnPressed.connect(self.commit)
+        self.editor.editingFinished.connect(self._left)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.button)
+        self.stack.addWidget(self.editor)
+        self.stack.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
+        self.space = QLabel(self)
+        self.space.setObjectName("ChatSpace")
+        self.space.setTextFormat(Qt.TextFormat.PlainText)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(6)
+        row.addWidget(self.stack)
+        row.addWidget(self.space)
+        self.restyle()
+        self._show_title()
+
+    def restyle(self) -> None:
+        """Colours of the current scheme (call after the theme changed)."""
+        t = appearance.current()
+        self.button.setStyleSheet(f"QToolButton {{ color: {t.text}; font-weight: 600;"
+                                  f" border: none; padding: 2px 6px; border-radius: 6px; }}"
+                                  f"QToolButton:hover {{ background: {t.hover}; }}")
+        self.space.setStyleSheet(f"color: {t.muted};")
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.PaletteChange:
+            self.restyle()
+        super().changeEvent(event)
+
+    # -- what it shows ---------------------------------------------------------
+    @property
+    def title(self) -> str:
+        """The title shown (``"New chat"`` for a chat not sent yet)."""
+        return self._title
+
+    @property
+    def editing(self) -> bool:
+        """True while the line edit is shown."""
+        return self.stack.currentWidget() is self.editor
+
+    def set_chat(self, title: str | None, space: str | None, *, editable: bool) -> None:
+        """Show a chat's title and space name.
+
+        Args:
+            title: the chat's title (None or empty: "New chat").
+            space: the space's name ('' or None: no space shown).
+            editable: False for a new chat, which has nothing to rename yet.
+        """
+        self._title = title or NEW_CHAT
+        self._editable = editable
+        self.space.setText(f"· {space}" if space else "")
+        self.space.setVisible(bool(space))
+        if self.editing and not editable:
+            self.cancel()
+        self._show_title()
+
+    def _show_title(self) -> None:
+        metrics = QFontMetrics(self.button.font())
+        shown = metrics.elidedText(self._title, Qt.TextElideMode.ElideRight, TITLE_MAX_PX)
+        self.button.setText(shown.replace("&", "&&"))
+        self.button.setToolTip(f"{self._title} — click or press F2 to rename"
+                               if self._editable else self._title)
+        self.button.setEnabled(self._editable)
+
+    # -- renaming ---------------------------------------------------------------
+    def begin_edit(self) -> bool:
+        """Put a line edit with the title (selected) in its place; False for a new chat."""
+        if not self._editable:
+            return False
+        self.editor.setText(self._title)
+        self.editor.setMinimumWidth(min(TITLE_MAX_PX, max(
+            200, QFontMetrics(self.editor.font()).horizontalAdvance(self._title) + 40)))
+        self.stack.setCurrentWidget(self.editor)
+        self.editor.selectAll()
+        self.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        return True
+
+    def commit(self) -> None:
+        """Enter: save the typed title (unchanged or empty: nothing happens)."""
+        if not self.editing:
+            return
+        text = " ".join(self.editor.text().split())
+        self._end()
+        if text and text != self._title:
+            self._title = text
+            self._show_title()
+            self.renamed.emit(text)
+
+    def cancel(self) -> None:
+        """Esc: leave the title as it was."""
+        if self.editing:
+            self.editor.setText(self._title)  # the focus leaving must not save what was typed
+            self._end()
+
+    def _left(self) -> None:
+        """The field lost the focus (a click elsewhere): keep what was typed, as Enter."""
+        if self.editing and not self._ending and not self.editor.hasFocus():
+            self.commit()
+
+    def _end(self) -> None:
+        had_focus = self.editor.hasFocus()
+        self._ending = True
+        try:
+            self.stack.setCurrentWidget(self.button)
+        finally:
+            self._ending = False
+        if had_focus:
+            window = self.window()
+            focus = getattr(window, "focus_composer", None)
+            if callable(focus):
+                focus()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if obj is self.editor and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() == Qt.Key.Key_Escape:
+                self.cancel()
+                return True
+        return super().eventFilter(obj, event)

@@ -1,0 +1,116 @@
+"""The greeting of a new chat: where it is, which model answers, and a few keys.
+
+A new chat is not a blank page: over the empty conversation, centred, it
+says "New chat in <space>", "<model> answers", and three keyboard hints
+(send, new line, find anything), with the keys the person's key map has.
+It shows while the conversation has no row, so the first message sent makes
+it go; it never takes the focus or a click.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from parley.gui import appearance
+
+#: (action id, what its key does) of the hints, in order.
+HINTS = (("composer.send", "sends"), ("composer.newline", "adds a line"),
+         ("palette.open", "finds chats, messages and commands"))
+
+
+class Greeting(QWidget):
+    """Centred over ``view``'s viewport while ``model`` has no row.
+
+    Args:
+        view: the transcript's list view (the greeting floats over its viewport).
+        model: the transcript model (rows inserted, removed, reset are followed).
+        keys: ``keys(action_id)`` -> the key as shown ("Enter"); "" for none.
+    """
+
+    def __init__(self, view: QWidget, model: QObject, keys: Callable[[str], str]) -> None:
+        viewport = getattr(view, "viewport", lambda: view)()
+        super().__init__(viewport)
+        self.setObjectName("Greeting")
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents, True)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self._keys = keys
+        self._model = model
+        self._space = ""
+        self._model_name = ""
+        self.heading = QLabel(self)
+        self.heading.setObjectName("GreetingHeading")
+        self.line = QLabel(self)
+        self.line.setObjectName("GreetingModel")
+        self.hints = QLabel(self)
+        self.hints.setObjectName("GreetingHints")
+        for label in (self.heading, self.line, self.hints):
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            label.setWordWrap(True)
+        col = QVBoxLayout(self)
+        col.setSpacing(6)
+        col.addWidget(self.heading)
+        col.addWidget(self.line)
+        col.addSpacing(10)
+        col.addWidget(self.hints)
+        for signal in ("rowsInserted", "rowsRemoved", "modelReset", "layoutChanged"):
+            getattr(model, signal).connect(self.refresh)
+        viewport.installEventFilter(self)
+        self.restyle()
+        self.refresh()
+
+    def restyle(self) -> None:
+        t = appearance.current()
+        size = self.font().pointSizeF()
+        self.heading.setStyleSheet(f"color: {t.text}; font-size: {size * 1.5:.1f}pt;"
+                                   " font-weight: 600;")
+        self.line.setStyleSheet(f"color: {t.muted};")
+        self.hints.setStyleSheet(f"color: {t.faint};")
+
+    def set_chat(self, space: str | None, model_name: str | None) -> None:
+        """Say which space the new chat is in and which model answers it."""
+        self._space = space or ""
+        self._model_name = model_name or ""
+        self.refresh()
+
+    def text(self) -> str:
+        """What the greeting says, one line per label ('' when hidden)."""
+        if self.isHidden():
+            return ""
+        return "\n".join(label.text() for label in (self.heading, self.line, self.hints))
+
+    def refresh(self) -> None:
+        """Show it (with current words) while the conversation is empty, else hide it."""
+        empty = self._model.rowCount() == 0  # type: ignore[attr-defined]
+        if not empty:
+            self.hide()
+            return
+        self.heading.setText(f"New chat in {self._space}" if self._space else "New chat")
+        self.line.setText(f"{self._model_name} answers" if self._model_name
+                          else "Choose a model above to start")
+        hints = [f"{key} {what}" for action, what in HINTS if (key := self._keys(action))]
+        self.hints.setText("   ·   ".join(hints))
+        self.place()
+        self.show()
+
+    def place(self) -> None:
+        parent = self.parentWidget()
+        if parent is None:
+            return
+        width = min(560, max(240, parent.width() - 48))
+        self.setFixedWidth(width)
+        self.adjustSize()
+        self.move((parent.width() - width) // 2, max(12, (parent.height() - self.height()) // 3))
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Resize and self.isVisible():
+            self.place()
+        return False
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange):
+            self.restyle()
+        super().changeEvent(event)

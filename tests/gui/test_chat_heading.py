@@ -1,0 +1,73 @@
+"""The header names the open chat and its space, renames it in place (click or F2, Enter
+saves, Esc cancels), and a new chat greets with its space, model and a few keys (real
+window, real sessions.db, the fake provider server)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from tests.gui.chats import long_chat
+from tests.gui.test_keyboard_window import chat_window, key, type_text
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def test_the_header_shows_the_title_and_space_and_renames_in_place(
+    driver: Any, fake_provider: Any, qtbot: Any
+) -> None:
+    w = chat_window(driver, fake_provider)
+    sid, _ = long_chat(driver, w, 2, title="Trip notes")
+    w.chat.open_session(sid)
+    driver.until(lambda: w.chat.session_id == sid)
+    heading = w.chat_heading
+    assert heading.button.text() == "Trip notes" and heading.isVisible()
+    space = w.chat.organizer.spaces[w.chat.space_id].name
+    assert heading.space.text() == f"· {space}" and heading.space.isVisible()
+
+    w.composer.setFocus()
+    key(qtbot, "F2")  # in place, not a dialog
+    assert QApplication.focusWidget() is heading.editor and heading.editor.selectedText()
+    type_text(qtbot, "Never mind")
+    key(qtbot, "Esc")
+    assert not heading.editing and heading.button.text() == "Trip notes"
+    assert driver.run(w.store.get_session(sid)).title == "Trip notes"
+
+    qtbot.mouseClick(heading.button, Qt.MouseButton.LeftButton)
+    assert QApplication.focusWidget() is heading.editor
+    key(qtbot, "Ctrl+A")
+    type_text(qtbot, "Lisbon in May")
+    key(qtbot, "Return")
+    driver.until(lambda: driver.run(w.store.get_session(sid)).title == "Lisbon in May")
+    session = driver.run(w.store.get_session(sid))
+    assert session.title_source == "user"
+    assert heading.button.text() == "Lisbon in May" and not heading.editing
+    driver.until(lambda: w.sidebar.model.index_of(sid).data() == "Lisbon in May")
+    assert w.windowTitle() == "Lisbon in May — Parley"
+    assert QApplication.focusWidget() is w.composer  # back to writing
+
+
+def test_a_new_chat_greets_with_its_space_model_and_keys_until_the_first_message(
+    driver: Any, fake_provider: Any
+) -> None:
+    w = chat_window(driver, fake_provider)
+    w.chat.new_session()
+    driver.until(lambda: w.chat.session_id is None and w.tasks.pending == 0)
+    greeting = w.greeting
+    driver.until(lambda: greeting.isVisible())
+    space = w.chat.organizer.spaces[w.chat.space_id].name
+    model = w.model_picker.label_of(w.chat.current_model())
+    lines = greeting.text().split("\n")
+    assert lines[0] == f"New chat in {space}"
+    assert lines[1] == f"{model} answers"
+    assert "Enter sends" in lines[2] and "Shift+Enter adds a line" in lines[2]
+    assert "Ctrl+K finds" in lines[2]
+    assert not w.chat_heading.button.isEnabled()  # nothing to rename yet
+
+    driver.fake.script("Hello!")
+    driver.send("hi", w, wait=True)
+    assert not greeting.isVisible() and greeting.text() == ""
+    assert w.chat_heading.button.isEnabled()
