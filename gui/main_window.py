@@ -535,6 +535,19 @@ class MainWindow(QMainWindow, WindowCommands):
                 "Opening your chats…\n\nYour message is kept and will be sent in a moment.")
         return True
 
+    def take_back_early_message(self) -> bool:
+        """Esc before the first chat is shown: the message sent meanwhile in the chat in
+        view comes back into the box (what was typed since stays after it). False
+        when no message waits there."""
+        text = self.early.take_back() if self.early is not None else None
+        if text is None:
+            return False
+        box = self.composer.text()
+        self.composer.set_text(f"{text}\n\n{box}" if box.strip() else text)
+        if self.transcript is None:
+            self._transcript_slot.setText("Opening your chats…")
+        return True
+
     async def _note_previous_run(self) -> None:
         """Record this run; tell the person what the last one left if it did not exit
         cleanly (a cut-off reply, an unanswered message, an interrupted compaction)."""
@@ -766,11 +779,17 @@ class MainWindow(QMainWindow, WindowCommands):
 
         If sessions.db was deleted, moved or replaced while open, a copy of what
         the store holds (with the drafts) is saved first, beside the old name or
-        where the person chooses (``parley.gui.rescue``). Returns False, with nothing
-        stopped or closed, when no copy could be saved and the person chose to
-        keep Parley open; True once shut down."""
+        where the person chooses (``parley.gui.rescue``). A message still waiting to be
+        sent (Parley starting) is asked about first (``parley.gui.quit_waiting``).
+        Returns False, with nothing stopped or closed, when the person chose to
+        keep Parley open (a message waits, or no copy could be saved); True once
+        shut down."""
         if self._closed:
             return True
+        from gui import quit_waiting
+
+        if not await quit_waiting.ask_before_quit(self):  # a message waits to be sent: asked
+            return False
         if self.store is not None and not await self._rescue_if_moved():
             return False
         if self.chat is not None:
@@ -830,7 +849,9 @@ class MainWindow(QMainWindow, WindowCommands):
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         import asyncio
 
-        if self._closed or self.store is None:
+        early_waits = self.early is not None and any(c.message is not None
+                                                     for c in self.early.chats)
+        if self._closed or (self.store is None and not early_waits):
             event.accept()
             return
         event.ignore()

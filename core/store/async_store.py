@@ -409,6 +409,10 @@ class AsyncStore:
         """Awaitable :meth:`Store.history`."""
         return await self._call(self._store.history, session_id, hydrate=hydrate)
 
+    async def delete_turns(self, session_id: str, turn_ids: Sequence[str]) -> int:
+        """Awaitable :meth:`Store.delete_turns`."""
+        return await self._write(self._store.delete_turns, session_id, turn_ids)
+
     async def delete_turns_after(self, session_id: str, turn_id: str) -> int:
         """Awaitable :meth:`Store.delete_turns_after`."""
         return await self._write(self._store.delete_turns_after, session_id, turn_id)

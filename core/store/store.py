@@ -364,6 +364,14 @@ class Store(StoreBase):
         """
         return self._w(lambda c: turns.delete_after(c, session_id, turn_id))
 
+    def delete_turns(self, session_id: str, turn_ids: Sequence[str]) -> int:
+        """Delete these turns of a session (a message taken back before it was sent);
+        ids of other sessions are left alone. Returns how many were deleted.
+
+        Raises SessionNotFound.
+        """
+        return self._w(lambda c: turns.delete_ids(c, session_id, turn_ids))
+
     def set_aside_reply(
         self, session_id: str, prompt_turn_id: str, *, title: str | None = None,
         reply_turn_ids: Sequence[str] | None = None,

@@ -12,7 +12,9 @@ What can be checked first is checked before the answer moves
 (``parley.core.chat.regenerate.preflight``: the model's provider is set up, the files of
 the conversation can go to it); a refusal leaves the chat as it was and says
 why. A request that fails after the move says where the previous answer is
-kept, and Retry asks the same model again.
+kept, and Retry asks the same model again. Pressed while Parley is still
+starting, it waits for the model's provider ("Connecting to …", Esc calls it
+off) as a message does, then regenerates.
 
 A reply written by a model other than the chat's current one says which in a
 muted line under it ("Answered by Opus 4.6", ``parley.gui.transcript.specs``): this
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
 KEPT_MESSAGE = ("The previous answer is kept: ‹ › under the new one (or Alt+Left / Alt+Right "
                 "on it) switches between the answers.")
 NOTHING_YET = "Nothing to regenerate yet: send a message first."
-NOT_READY = "Parley is still starting; regenerate in a moment."
 BUSY = "A reply is being written: wait for it (or press Esc), then regenerate."
 NO_MODEL = "Choose a model first (the menu at the top)."
 KEPT_AFTER_FAILURE = ("The previous answer is kept as a version of this reply (‹ › under "
@@ -74,8 +75,6 @@ class ChatRegenerate:
         sid = self.chat.session_id
         if sid is None or not self.chat.turns:
             return NOTHING_YET
-        if self.chat.runner is None:
-            return NOT_READY
         if self.chat.runs.running(sid):
             return BUSY
         return None
@@ -83,22 +82,25 @@ class ChatRegenerate:
     def regenerate(self, model_ref: str | None = None) -> bool:
         """Answer the open chat's last message again, with ``model_ref`` (default: the
         chat's model). False when there is nothing to regenerate now (no saved chat,
-        a reply is being written, no model); the status bar says why."""
+        a reply is being written, no model); the status bar says why. While Parley
+        is starting it waits for the providers (``ChatRuns.run``; with no model
+        yet, the chat's once they are loaded)."""
         model = model_ref or self.chat.current_model()
-        why = self.why_not() or (None if model else NO_MODEL)
-        if why is not None or model is None:
-            self.w.statusBar().showMessage(why or NO_MODEL, 8_000)
+        starting = self.chat.runner is None
+        why = self.why_not() or (None if model or starting else NO_MODEL)
+        if why is not None:
+            self.w.statusBar().showMessage(why, 8_000)
             return False
         sid = str(self.chat.session_id)
         self.w.tasks.spawn(self._regenerate(sid, model), name="regenerate")
         return True
 
-    async def _regenerate(self, sid: str, model: str) -> None:
+    async def _regenerate(self, sid: str, model: str | None) -> None:
         """Run the regeneration (a refusal raises ``RegenerateRefused``, which the
         window shows; nothing changed then)."""
         forks = await self.chat.store.list_forks(sid)
         kept = sum(1 for f in forks if (f.title or "").startswith("Answer "))
-        self._asked[sid] = model
+        self._asked[sid] = model or ""  # "": the chat's, once the providers are loaded
         try:
             await self.chat.runs.run(sid, "regenerate", None, model, None,
                                      title=self.fork_title(kept + 1))
@@ -109,7 +111,8 @@ class ChatRegenerate:
     def after_failure(self, sid: str, message: str) -> str:
         """The inline error of a failed run in ``sid``: ``message``, plus where the
         previous answer is when the run was a regeneration that had moved it."""
-        title, model = self._kept.get(sid), self._asked.get(sid)
+        title = self._kept.get(sid)
+        model = self._asked.get(sid) or self.chat.current_model()
         if title is None or model is None:
             return message
         note = KEPT_AFTER_FAILURE.format(title=title, model=self.w.model_picker.label_of(model))

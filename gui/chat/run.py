@@ -11,7 +11,10 @@ A message sent while Parley is still starting is never refused: its user turn
 is saved at once (the durability rule: saved before any request), the chat
 shows it with a quiet "connecting…", and it is sent, once, as soon as its
 provider is ready (``ProviderHub.prepare``: its SDK imported off the GUI
-thread). Retry and Resume wait the same way.
+thread). Retry, Resume and Regenerate wait the same way. Esc takes such a
+message back (its turn deleted, its text back in the box). A message with
+files, or an edit, waits in the box instead, and is sent once the provider
+is ready (the files are checked against that model's limits then).
 """
 
 from __future__ import annotations
@@ -41,13 +44,15 @@ STILL_REPLYING = ("A reply is still coming: press Esc to stop it, or wait — yo
 CONTINUE_MESSAGE = "Continue from where you stopped."
 COMPACTING = ("This chat is being compacted: your message stays here; send it when that is "
               "done.")
-NOT_READY = "Parley is still starting: your message stays here; send it in a moment."
 #: A message whose save takes longer than this (another program holds the file
 #: locked) is marked "Saving…" under it (ms).
 SAVING_MARK_MS = 300
 WAITING = ("Your message before this one is still waiting to be sent: this one stays here; "
            "send it once the reply has started.")
 CONNECTING = "Connecting to {name}…"
+#: "Connecting to …" is said once a message has waited this long (ms): a provider
+#: ready a moment later (or a first run, with no provider to connect to) says nothing.
+CONNECTING_AFTER_MS = 250
 #: Seconds between two tries of a message waiting for another program's lock.
 LOCK_RETRY_S = 1.0
 CALLED_OFF = ("Not sent: your message is kept in the chat. Retry sends it when you want.")
@@ -67,8 +72,15 @@ class ChatRuns:
         #: (Retry answers what was asked of that model, not the chat's).
         self._retry_with: dict[str, str] = {}
         self._saving: set[str] = set()  # ids of messages shown but not saved yet
-        #: Sessions whose run waits for its provider ("connecting…").
-        self._waiting: set[str] = set()
+        #: Sessions whose run waits for its provider ("connecting…"); None: a new chat
+        #: whose message (with files, or an edit) waits in the box (:meth:`_send_when_ready`).
+        self._waiting: set[str | None] = set()
+        #: The message with files (or the edit) waiting in the box for its provider.
+        self._held: asyncio.Task[Any] | None = None
+        #: Sessions whose waiting message Esc takes back (:meth:`stop`).
+        self._taking_back: set[str] = set()
+        #: sid -> the model the waiting run of the session is for (None: not known yet).
+        self._connecting_to: dict[str | None, str | None] = {}
         from parley.gui.retry_notice import RetryBar, RetryNotice
 
         bar = RetryBar(window)
@@ -100,6 +112,10 @@ class ChatRuns:
     def waiting(self, sid: str | None) -> bool:
         """True while the session's run waits for its provider ("connecting…")."""
         return sid in self._waiting
+
+    def waiting_messages(self) -> list[str]:
+        """The chats whose sent message waits for its provider (saved, not sent yet)."""
+        return [sid for sid in self._waiting if self._doing.get(sid, ("", ""))[0] == "send"]
 
     def activity(self, sid: str | None) -> None:
         """Something happened in a chat: its pre-cache-expiry compaction is called off."""
@@ -133,7 +149,8 @@ class ChatRuns:
         model = self.chat.current_model()
         why = self.why_not_send(sid)
         if why is None and (editing is not None or has_files) and not self._provider_ready(model):
-            why = NOT_READY  # an edit or files wait for the providers: the text stays
+            self._send_when_ready(sid, model)  # the files' limits are the model's: checked then
+            return True
         if why is not None:  # keep the text and the files; say why
             self.w.statusBar().showMessage(why, 8_000)
             return True
@@ -152,6 +169,26 @@ class ChatRuns:
         else:
             self.w.tasks.spawn(self._send(text, model, taken), name="send")
         return True
+
+    def _send_when_ready(self, sid: str | None, model: str | None) -> None:
+        """Enter with files (or on an edit) while Parley starts: the message stays in the
+        box and the tray ("Connecting to …", Stop calls it off) and is sent, as Enter
+        sends it, once its provider is ready: the files are checked against that
+        model's limits then. A second Enter meanwhile does nothing more."""
+        if self._held is not None and not self._held.done():
+            return
+        self.w.composer_bar.set_busy(True)
+        self._held = self.w.tasks.spawn(self._hold(sid, model), name="send-when-ready")
+
+    async def _hold(self, sid: str | None, model: str | None) -> None:
+        try:
+            await self._wait_for_provider(sid, model)
+        finally:
+            self._held = None
+            if sid == self.chat.session_id:
+                self.w.composer_bar.set_busy(False)
+        if sid == self.chat.session_id:  # another chat opened meanwhile: its box is its own
+            self.send_from_composer()
 
     def why_not_send(self, sid: str | None) -> str | None:
         """Why a message cannot be sent in chat ``sid`` now (None: it can): the one
@@ -367,7 +404,9 @@ class ChatRuns:
                 self.give_back(text)
             raise
         except asyncio.CancelledError:
-            if saved is not None and not started and sid == self.chat.session_id:
+            if saved is not None and not started and sid in self._taking_back:
+                await self._take_back(sid, saved, text)
+            elif saved is not None and not started and sid == self.chat.session_id:
                 self.w.statusBar().showMessage(CALLED_OFF, 10_000)
             elif how == "send" and not started and saved is None and turn_id in self._saving:
                 self._unshow(sid, shown)  # stopped while waiting for the lock: never saved
@@ -377,6 +416,7 @@ class ChatRuns:
                     self.chat.drafts.keep_unsent(sid, text)
             raise
         finally:
+            self._taking_back.discard(sid)
             self._runs.pop(sid, None)
             self._doing.pop(sid, None)
             self.chat.partial.pop(sid, None)
@@ -451,7 +491,7 @@ class ChatRuns:
         self._touch(sid)
         return turn
 
-    async def _wait_for_provider(self, sid: str, model: str | None) -> str:
+    async def _wait_for_provider(self, sid: str | None, model: str | None) -> str:
         """Wait ("connecting…") until the providers are loaded, the chat has a model
         (set-up may come first) and its provider's SDK is imported; return the model."""
         from parley.core.providers.hub import UnknownProvider
@@ -460,7 +500,8 @@ class ChatRuns:
         try:
             while True:
                 changed = self.chat.providers_changed
-                ref = model or self.chat.model_for(sid)
+                ref = model or (self.chat.model_for(sid) if sid is not None
+                                else self.chat.current_model())
                 if self.chat.runner is not None and ref is not None:
                     break
                 self._show_connecting(sid, None)
@@ -474,22 +515,35 @@ class ChatRuns:
             return ref
         finally:
             self._waiting.discard(sid)
+            self._connecting_to.pop(sid, None)
             if sid == self.chat.session_id:
                 self.w.statusBar().clearMessage()
 
-    def _show_connecting(self, sid: str, model: str | None) -> None:
-        """Say quietly, in the status bar, that the open chat's message waits; with no
-        provider set up yet, the set-up panel says it instead (nothing connects)."""
+    def _show_connecting(self, sid: str | None, model: str | None) -> None:
+        """Say quietly, in the status bar, that the open chat's message waits (once it
+        has waited :data:`CONNECTING_AFTER_MS`); with no provider set up yet, the
+        set-up panel says it instead (nothing connects). Nothing is said while the
+        providers' settings are read (a moment: a first run has none)."""
         hub = self.chat.hub
-        if model is None and hub is not None and not hub.is_configured:
+        if hub is None:
+            return
+        if model is None and not hub.is_configured:
             self.w.statusBar().clearMessage()
             if self.w.setup_panel is not None:
                 self.w.setup_panel.note_waiting()
             return
         if sid != self.chat.session_id:
             return
+        self._connecting_to[sid] = model
+        bar = self.w.statusBar()
+        QTimer.singleShot(CONNECTING_AFTER_MS, bar, lambda: self._say_connecting(sid))
+
+    def _say_connecting(self, sid: str | None) -> None:
+        if sid not in self._waiting or sid != self.chat.session_id or self.chat.hub is None:
+            return
+        model = self._connecting_to.get(sid)
         name = "your provider"
-        if model is not None and self.chat.hub is not None:
+        if model is not None:
             with contextlib.suppress(ParleyError):
                 name = self.chat.hub.config(model.split(":", 1)[0]).name
         self.w.statusBar().showMessage(CONNECTING.format(name=name))
@@ -595,6 +649,23 @@ class ChatRuns:
 
         QTimer.singleShot(SAVING_MARK_MS, mark)
 
+    async def _take_back(self, sid: str, saved: Turn, text: str | None) -> None:
+        """Esc on a saved message still waiting for its provider: delete it, drop it from
+        the view and put its text back in the box (nothing was sent)."""
+        with contextlib.suppress(ParleyError):  # not deleted: it stays, and Retry sends it
+            await self.chat.store.delete_turns(sid, [saved.id])
+            back = text if text is not None else saved.text()
+            if sid == self.chat.session_id:
+                self.chat.turns = [t for t in self.chat.turns if t.id != saved.id]
+                self.chat.show_turns()
+                box = self.w.composer.text()  # typed since: after the message
+                self.w.composer.set_text(f"{back}\n\n{box}" if box.strip() else back)
+            else:
+                self.chat.drafts.keep_unsent(sid, back)
+            return
+        if sid == self.chat.session_id:
+            self.w.statusBar().showMessage(CALLED_OFF, 10_000)
+
     def _unshow(self, sid: str, ids: list[str]) -> None:
         """A message shown as "Saving…" could not be saved: it leaves the transcript
         (its text goes back to the composer)."""
@@ -641,10 +712,18 @@ class ChatRuns:
             self.w.sidebar.select(row)
 
     def stop(self) -> bool:
-        """Stop the open chat's reply (Esc); else leave edit mode. False if nothing to do."""
+        """Stop the open chat's reply (Esc); else leave edit mode. False if nothing to do.
+
+        A message waiting for its provider (Parley starting) is taken back: its
+        saved turn is deleted and its text goes back to the box, as for a message
+        waiting for a lock; a Retry or Regenerate waiting so is called off."""
         sid = self.chat.session_id
+        if self._held is not None and not self._held.done():
+            self._held.cancel()  # the message with files stays in the box, not sent
+            return True
         if sid is not None and sid in self._waiting and sid in self._runs:
-            self._runs[sid].cancel()  # the saved message stays; Retry sends it
+            self._taking_back.add(sid)
+            self._runs[sid].cancel()
             return True
         if sid is not None and sid in self._lock_waits and sid in self._runs:
             self._runs[sid].cancel()  # never saved: the text goes back to the box

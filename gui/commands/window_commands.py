@@ -47,8 +47,10 @@ class WindowCommands:
     def _chat_call_later(self, name: str, *args: Any) -> Any:
         """A chat command given before the first chat is shown: done once it is. Up
         (edit the last message) only with an empty message box (else the key moves
-        the cursor); Esc has nothing to stop yet."""
-        if name == "runs.stop" or (name == "editor.edit_last" and self.composer.text()):
+        the cursor); Esc takes back the message sent meanwhile in the chat in view."""
+        if name == "runs.stop":
+            return self.take_back_early_message()
+        if name == "editor.edit_last" and self.composer.text():
             return False
         self.early.commands.append(lambda: self._chat_call(name, *args))
         return True

@@ -9,6 +9,7 @@ meanwhile is kept here, per chat, in the order it was done, and
   chat) — or, after Ctrl+N, to that new chat; one waiting message per chat
   (another Enter in the same chat keeps its text in the box and says why,
   as a second message does while the first waits for its provider);
+- Esc takes that message back into the box (before what was typed since);
 - Ctrl+N leaves what was typed with the chat it was typed for (it becomes
   that chat's draft) and starts a new chat with an empty box;
 - a chat command (Ctrl+Tab, Up to edit the last message, rename …) is done,
@@ -75,6 +76,11 @@ class EarlyInput:
             return False
         self.current.message = text
         return True
+
+    def take_back(self) -> str | None:
+        """Esc: the current chat's message, no longer to be sent (None: none waits)."""
+        message, self.current.message = self.current.message, None
+        return message
 
     def new_chat(self, typed: str) -> bool:
         """Ctrl+N with ``typed`` in the box. Returns True when the box is to be emptied

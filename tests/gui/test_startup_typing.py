@@ -134,7 +134,7 @@ def test_enter_before_the_providers_are_loaded_saves_then_sends_once_they_are(
     assert [(t.role, t.text()) for t in history] == [("user", "Are you there?")]
     assert fake_provider.model_requests == []
     assert w.chat.runs.waiting(w.session_id) and w.composer_bar.busy
-    assert w.statusBar().currentMessage() == CONNECTING.format(name="Anthropic")
+    driver.until(lambda: w.statusBar().currentMessage() == CONNECTING.format(name="Anthropic"))
     press(w, Qt.Key.Key_Return)  # nothing typed: nothing more is sent
 
     gate.set()
@@ -444,6 +444,10 @@ def test_quitting_with_a_queued_message_leaves_it_not_sent_with_retry(driver, fa
     driver.until(lambda: w.chat.runs.waiting(earlier))  # saved, waiting for its provider
     import asyncio
 
+    from gui import dialogs
+    from gui.quit_waiting import QUIT
+
+    dialogs.answers.append(QUIT)  # asked first (tests/gui/test_startup_waits.py): quit
     closing = asyncio.ensure_future(w.shutdown())  # quit before the provider loaded
     driver.until(lambda: not w.chat.runs.active)  # the waiting send is called off at once
     gate.set()  # (the SDK import itself goes on until it is done)

@@ -136,21 +136,23 @@ def test_message_waiting_for_a_locked_file_shows_as_saving(driver, problems, new
     assert problems == []
 
 
-def _box(w: Any) -> QMessageBox | None:
-    boxes = [b for b in w.findChildren(QMessageBox) if b.isVisible() and b.windowTitle() == TITLE]
+def _box(w: Any, title: str = TITLE) -> QMessageBox | None:
+    boxes = [b for b in w.findChildren(QMessageBox) if b.isVisible() and b.windowTitle() == title]
     return boxes[0] if boxes else None
 
 
-def _click(driver: Any, w: Any, label: str, save_as: Path | None = None) -> str:
-    """Wait for the question, click ``label`` (the Save dialog it opens answers ``save_as``)."""
-    driver.until(lambda: _box(w) is not None, timeout=10)
-    box = _box(w)
+def _click(driver: Any, w: Any, label: str, save_as: Path | None = None, *,
+           title: str = TITLE) -> str:
+    """Wait for the question titled ``title``, click ``label`` (the Save dialog it opens
+    answers ``save_as``)."""
+    driver.until(lambda: _box(w, title) is not None, timeout=10)
+    box = _box(w, title)
     assert box is not None
     text = box.text()
     if save_as is not None:
         dialogs.answers.append(str(save_as))
     next(b for b in box.buttons() if b.text() == label).click()
-    driver.until(lambda: _box(w) is None)
+    driver.until(lambda: _box(w, title) is None)
     return text
 
 

@@ -1,0 +1,64 @@
+"""The question on quitting while a message waits to be sent (Parley still starting).
+
+A message sent while Parley starts waits for its provider (``gui.chat_run``:
+saved, "Connecting to …") or, sent before the chats were open, for the chats
+(``gui.early_input``: not saved yet). Quitting then would leave it unsent
+without a word, so the window asks first, as it does for replies not saved
+yet (``gui.save_status.ask_before_quit``): keep Parley open (it is sent in a
+moment) or quit without sending it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QMessageBox
+
+TITLE = "A message is waiting to be sent"
+WAIT, QUIT = "wait", "quit"
+#: What happens to a saved waiting message on quitting.
+SAVED_STAYS = ("it stays in its chat, marked “Not sent”, and Retry sends it when you "
+               "open Parley again")
+#: What happens to one sent before the chats were open (not saved yet) on quitting.
+UNSAVED_LOST = "it is not kept (your chats were not open yet to save it in)"
+
+
+def waiting_messages(window: Any) -> tuple[int, int]:
+    """How many messages wait to be sent: (saved, waiting for their provider; sent
+    before the chats were open, not saved yet)."""
+    saved = len(window.chat.runs.waiting_messages()) if window.chat is not None else 0
+    early = window.early
+    unsaved = sum(1 for c in early.chats if c.message is not None) if early is not None else 0
+    return saved, unsaved
+
+
+def question(saved: int, unsaved: int) -> str:
+    """The question's text for ``saved`` + ``unsaved`` waiting messages (≥ 1)."""
+    count = saved + unsaved
+    what = "Your message is" if count == 1 else f"{count} messages are"
+    them = "it" if count == 1 else "them"
+    fates = []
+    if saved:
+        fates.append(SAVED_STAYS if count == 1 else f"the saved ones: {SAVED_STAYS}")
+    if unsaved:
+        fates.append(UNSAVED_LOST if count == 1 else f"the others: {UNSAVED_LOST}")
+    return (f"{what} waiting to be sent: Parley is still starting.\n\n"
+            f"Keep Parley open and {them} will be sent in a moment, or quit without "
+            f"sending {them}: {'; '.join(fates)}.")
+
+
+async def ask_before_quit(window: Any) -> bool:
+    """Quitting while messages wait to be sent: ask. True to go on closing (none waits,
+    or the person chose to quit); False to keep Parley open."""
+    saved, unsaved = waiting_messages(window)
+    if not saved and not unsaved:
+        return True
+    from gui import dialogs
+
+    role = QMessageBox.ButtonRole
+    choice = await dialogs.ask(
+        window, QMessageBox.Icon.Warning, TITLE, question(saved, unsaved),
+        [("Quit without sending", role.DestructiveRole, QUIT),
+         ("Keep Parley open", role.RejectRole, WAIT)],
+        default=WAIT)
+    return choice == QUIT
