@@ -786,7 +786,7 @@ class MainWindow(QMainWindow, WindowCommands):
         shut down."""
         if self._closed:
             return True
-        from gui import quit_waiting
+        from parley.gui import quit_waiting
 
         if not await quit_waiting.ask_before_quit(self):  # a message waits to be sent: asked
             return False

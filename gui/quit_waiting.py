@@ -1,10 +1,10 @@
 """The question on quitting while a message waits to be sent (Parley still starting).
 
-A message sent while Parley starts waits for its provider (``gui.chat_run``:
+A message sent while Parley starts waits for its provider (``parley.gui.chat.run``:
 saved, "Connecting to …") or, sent before the chats were open, for the chats
-(``gui.early_input``: not saved yet). Quitting then would leave it unsent
+(``parley.gui.composer.early_input``: not saved yet). Quitting then would leave it unsent
 without a word, so the window asks first, as it does for replies not saved
-yet (``gui.save_status.ask_before_quit``): keep Parley open (it is sent in a
+yet (``parley.gui.save_status.ask_before_quit``): keep Parley open (it is sent in a
 moment) or quit without sending it.
 """
 
@@ -53,7 +53,7 @@ async def ask_before_quit(window: Any) -> bool:
     saved, unsaved = waiting_messages(window)
     if not saved and not unsaved:
         return True
-    from gui import dialogs
+    from parley.gui import dialogs
 
     role = QMessageBox.ButtonRole
     choice = await dialogs.ask(

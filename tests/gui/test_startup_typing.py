@@ -444,8 +444,8 @@ def test_quitting_with_a_queued_message_leaves_it_not_sent_with_retry(driver, fa
     driver.until(lambda: w.chat.runs.waiting(earlier))  # saved, waiting for its provider
     import asyncio
 
-    from gui import dialogs
-    from gui.quit_waiting import QUIT
+    from parley.gui import dialogs
+    from parley.gui.quit_waiting import QUIT
 
     dialogs.answers.append(QUIT)  # asked first (tests/gui/test_startup_waits.py): quit
     closing = asyncio.ensure_future(w.shutdown())  # quit before the provider loaded
