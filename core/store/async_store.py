@@ -23,6 +23,7 @@ from typing import Any, ParamSpec, TypeVar
 from parley.core.content import Turn, Usage
 from parley.core.store import outline
 from parley.core.store.attachments import AttachmentInfo, missing_data
+from parley.core.store.backends import open_store
 from parley.core.store.engine import DEFAULT_BUSY_TIMEOUT_MS
 from parley.core.store.errors import StoreClosed, StoreError
 from parley.core.store.imports import NewChat, Written
@@ -84,7 +85,7 @@ class AsyncStore:
         """Open the store on a new worker thread (see :meth:`Store.open` for errors).
 
         Args:
-            path: sessions.db.
+            path: sessions.db, or a ``postgresql://`` URL (``parley.core.store.backends``).
             progress: ``progress(done, total)`` during a v3 upgrade; called on
                 the event loop's thread, not the worker.
             busy_timeout_ms: how long to wait for another process's lock (ms).
@@ -101,7 +102,7 @@ class AsyncStore:
                 loop.call_soon_threadsafe(user_progress, done, total)
 
         opener = functools.partial(
-            Store.open, path, progress=report, busy_timeout_ms=busy_timeout_ms,
+            open_store, path, progress=report, busy_timeout_ms=busy_timeout_ms,
             watch_closed=True,  # the app's own file: checked at open if changed while closed
         )
         try:

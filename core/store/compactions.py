@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sqlalchemy import literal_column, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection, Row
 
 from parley.core.content import CompactSummaryBlock, Turn, Usage, new_id, now_ms
-from parley.core.store import sessions, turns
+from parley.core.store import pg_sql, sessions, turns
+from parley.core.store.dialect import dual_literal
 from parley.core.store.models import Compaction
 from parley.core.store.schema import compactions as C
 
@@ -108,6 +109,6 @@ def list_for(con: Connection, session_id: str) -> list[Compaction]:
     rows = con.execute(
         select(C)
         .where(C.c.session_id == session_id)
-        .order_by(C.c.created_at, literal_column("compactions.rowid"))
+        .order_by(C.c.created_at, dual_literal("compactions.rowid", pg_sql.COMPACTION_ORDER))
     )
     return [_compaction(r) for r in rows]

@@ -28,6 +28,8 @@ from typing import Any, NamedTuple
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, CursorResult
 
+from parley.core.store import pg_sql
+from parley.core.store.dialect import dual_text
 from parley.core.store.schema import TITLE_ROWID_BASE
 
 #: Ranked rows read at most to fill a search's limit with distinct messages when
@@ -45,27 +47,30 @@ _TITLES = text(
     "SELECT s.n, s.id, s.title, s.updated_at FROM sessions s WHERE s.n IN :ns"
 ).bindparams(bindparam("ns", expanding=True))
 # A session's ancestors (ids and parents), then every session under some roots.
-_UP = text(
+_UP = dual_text(
     "WITH RECURSIVE up(id, parent) AS (SELECT id, parent_session_id FROM sessions "
     "WHERE id IN (SELECT value FROM json_each(:ids)) UNION "
     "SELECT s.id, s.parent_session_id FROM up JOIN sessions s ON s.id = up.parent) "
-    "SELECT id, parent FROM up"
+    "SELECT id, parent FROM up",
+    pg_sql.COPIES_UP,
 )
-_DOWN = text(
+_DOWN = dual_text(
     "WITH RECURSIVE fam(root, id) AS (SELECT value, value FROM json_each(:roots) UNION "
     "SELECT fam.root, s.id FROM fam JOIN sessions s ON s.parent_session_id = fam.id) "
     "SELECT fam.root, s.id, s.n, s.created_at, s.space_id, s.title "
-    "FROM fam JOIN sessions s ON s.id = fam.id"
+    "FROM fam JOIN sessions s ON s.id = fam.id",
+    pg_sql.COPIES_DOWN,
 )
 # Copies of turns in given sessions: one index probe per (turn, session) pair.
 # Blocks are compared as stored, else by searchable text (a fork re-links the ids
 # inside compaction summaries).
-_COPIES = text(
+_COPIES = dual_text(
     "SELECT c.n AS cand, t.n, t.id, t.session_id FROM json_each(:pairs) AS p "
     "CROSS JOIN turns AS c ON c.n = json_extract(p.value, '$[0]') "
     "CROSS JOIN turns AS t ON t.session_id = json_extract(p.value, '$[1]') AND t.seq = c.seq "
     "WHERE t.n <> c.n AND t.created_at = c.created_at AND t.role = c.role "
-    "AND (t.blocks = c.blocks OR parley_turn_text(t.blocks) = parley_turn_text(c.blocks))"
+    "AND (t.blocks = c.blocks OR parley_turn_text(t.blocks) = parley_turn_text(c.blocks))",
+    pg_sql.COPIES,
 )
 
 

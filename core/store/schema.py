@@ -31,6 +31,7 @@ import sqlite3
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     Column,
     Float,
@@ -55,22 +56,26 @@ DEFAULT_SPACE_NAME = "General"
 
 metadata = MetaData()
 
+#: INTEGER on SQLite (64-bit there; ``n`` stays the rowid), BIGINT on PostgreSQL
+#: (times are epoch milliseconds, past 32 bits).
+Int = Integer().with_variant(BigInteger(), "postgresql")
+
 spaces = Table(
     "spaces",
     metadata,
     Column("id", Text, primary_key=True),
     Column("name", Text, nullable=False),
-    Column("position", Integer, nullable=False, server_default="0"),
+    Column("position", Int, nullable=False, server_default="0"),
     Column("system_prompt", Text),
     Column("default_model", Text),
-    Column("created_at", Integer, nullable=False),
+    Column("created_at", Int, nullable=False),
     Column("meta", Text, nullable=False, server_default="{}"),
 )
 
 sessions = Table(
     "sessions",
     metadata,
-    Column("n", Integer, primary_key=True),
+    Column("n", Int, primary_key=True),
     Column("id", Text, nullable=False, unique=True),
     Column("space_id", Text, ForeignKey("spaces.id"), nullable=False),
     Column("title", Text),
@@ -80,15 +85,15 @@ sessions = Table(
     Column("forked_from_turn_id", Text),
     Column("model", Text),
     Column("system_prompt", Text),
-    Column("pinned", Integer, nullable=False, server_default="0"),
-    Column("archived", Integer, nullable=False, server_default="0"),
-    Column("input_tokens", Integer, nullable=False, server_default="0"),
-    Column("output_tokens", Integer, nullable=False, server_default="0"),
-    Column("cache_read_tokens", Integer, nullable=False, server_default="0"),
-    Column("cache_write_tokens", Integer, nullable=False, server_default="0"),
+    Column("pinned", Int, nullable=False, server_default="0"),
+    Column("archived", Int, nullable=False, server_default="0"),
+    Column("input_tokens", Int, nullable=False, server_default="0"),
+    Column("output_tokens", Int, nullable=False, server_default="0"),
+    Column("cache_read_tokens", Int, nullable=False, server_default="0"),
+    Column("cache_write_tokens", Int, nullable=False, server_default="0"),
     Column("cost_usd", Float, nullable=False, server_default="0"),
-    Column("created_at", Integer, nullable=False),
-    Column("updated_at", Integer, nullable=False),
+    Column("created_at", Int, nullable=False),
+    Column("updated_at", Int, nullable=False),
     Column("end_reason", Text),
     Column("meta", Text, nullable=False, server_default="{}"),
     CheckConstraint("title_source IN ('auto', 'user')", name="title_source_kind"),
@@ -109,16 +114,16 @@ Index("sessions_by_parent", sessions.c.parent_session_id)
 turns = Table(
     "turns",
     metadata,
-    Column("n", Integer, primary_key=True),
+    Column("n", Int, primary_key=True),
     Column("id", Text, nullable=False, unique=True),
     Column("session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
-    Column("seq", Integer, nullable=False),
+    Column("seq", Int, nullable=False),
     Column("role", Text, nullable=False),
     Column("blocks", Text, nullable=False),
-    Column("aborted", Integer, nullable=False, server_default="0"),
+    Column("aborted", Int, nullable=False, server_default="0"),
     Column("model", Text),
     Column("usage", Text),
-    Column("created_at", Integer, nullable=False),
+    Column("created_at", Int, nullable=False),
     UniqueConstraint("session_id", "seq", name="turns_order"),
     CheckConstraint("role IN ('user', 'assistant')", name="turn_role"),
 )
@@ -131,14 +136,14 @@ compactions = Table(
     Column("summary_turn_id", Text, nullable=False),
     Column("first_turn_id", Text),
     Column("last_turn_id", Text),
-    Column("replaced_count", Integer, nullable=False, server_default="0"),
-    Column("dropped_count", Integer, nullable=False, server_default="0"),
+    Column("replaced_count", Int, nullable=False, server_default="0"),
+    Column("dropped_count", Int, nullable=False, server_default="0"),
     Column("model", Text),
     Column("usage", Text),
     Column("reason", Text, nullable=False),
-    Column("tokens_before", Integer),
-    Column("tokens_after", Integer),
-    Column("created_at", Integer, nullable=False),
+    Column("tokens_before", Int),
+    Column("tokens_after", Int),
+    Column("created_at", Int, nullable=False),
 )
 Index("compactions_by_session", compactions.c.session_id, compactions.c.created_at)
 
@@ -168,15 +173,15 @@ attachments = Table(
     metadata,
     Column("sha256", Text, primary_key=True),
     Column("media_type", Text, nullable=False),
-    Column("size_bytes", Integer, nullable=False),
+    Column("size_bytes", Int, nullable=False),
     Column("data", LargeBinary, nullable=False),
-    Column("created_at", Integer, nullable=False),
+    Column("created_at", Int, nullable=False),
 )
 
 turn_attachments = Table(
     "turn_attachments",
     metadata,
-    Column("turn_n", Integer, nullable=False),
+    Column("turn_n", Int, nullable=False),
     # A turn never references a file that is not stored (checked by SQLite).
     Column("sha256", Text, ForeignKey("attachments.sha256"), nullable=False),
     PrimaryKeyConstraint("turn_n", "sha256"),

@@ -34,6 +34,8 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, CursorResult
 from sqlalchemy.exc import OperationalError
 
+from parley.core.store import pg_search
+from parley.core.store.dialect import is_postgresql
 from parley.core.store.errors import InvalidSearchQuery
 from parley.core.store.fork_copies import MAX_CANDIDATES, Collapser
 from parley.core.store.models import SearchHit
@@ -167,6 +169,8 @@ def min_prefix_chars(con: Connection) -> int:
         prefix index for every length from there up (``prefix='3'`` in files
         made before ``schema.SEARCH_DDL`` dropped it: 3).
     """
+    if is_postgresql(con):
+        return MIN_PREFIX_CHARS
     ddl = con.exec_driver_sql(
         "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'search_fts'"
     ).scalar()
@@ -234,7 +238,11 @@ def search(
     space = space_id if session_id is None else None
     collapser = Collapser(con, space, session_id is None, exclude_session_ids)
     try:
-        ranked = _ranked(con, parsed, expr, space, max(limit, MAX_CANDIDATES))
+        if is_postgresql(con):
+            ranked = pg_search.ranked(con, parsed, session_id, space, max(limit, MAX_CANDIDATES),
+                                      RECENT_WINDOW, COMMON_ROWS)
+        else:
+            ranked = _ranked(con, parsed, expr, space, max(limit, MAX_CANDIDATES))
         with ranked:
             picks = collapser.pick(ranked, limit)
     except OperationalError as exc:  # FTS5 rejected the expression: a bug in parse()

@@ -6,12 +6,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Boolean, delete, exists, func, literal_column, select, text, update
+from sqlalchemy import Boolean, delete, exists, func, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement, Select
 
 from parley.core.content import Usage, new_id, now_ms
-from parley.core.store import settings_repo, spaces, versions
+from parley.core.store import pg_sql, settings_repo, spaces, versions
+from parley.core.store.dialect import dual_literal, dual_text
 from parley.core.store.errors import SessionNotFound
 from parley.core.store.models import Session, TitleSource
 from parley.core.store.schema import DEFAULT_SPACE_ID
@@ -43,7 +44,7 @@ def _query(
         *p.c,
         exists().where(_parent.c.id == p.c.parent_session_id).label("parent_exists"),
         select(func.count()).where(T.c.session_id == p.c.id).scalar_subquery().label("turn_count"),
-        literal_column(is_version_sql("page")).label("is_version"),
+        dual_literal(is_version_sql("page"), pg_sql.is_version("page")).label("is_version"),
     ).order_by(*order(p))
 
 
@@ -172,7 +173,7 @@ def list_page(
     if not include_archived:
         where.append(S.c.archived == 0)
     if not include_versions:  # they show on their chat's messages, not in the list
-        where.append(literal_column(listed_sql("sessions"), Boolean))
+        where.append(dual_literal(listed_sql("sessions"), pg_sql.listed("sessions"), Boolean))
 
     def order(t: Any) -> list[Any]:
         newest = [t.c.updated_at.desc(), t.c.n.desc()]
@@ -244,13 +245,14 @@ def delete_session(con: Connection, session_id: str) -> None:
 _LATEST = select(func.max(S.c.updated_at))
 # The session, and for a version the sessions up its parent links to its chat: the
 # chat's row in the list moves up when any of its versions is written to.
-_TOUCH = text(
+_TOUCH = dual_text(
     "WITH RECURSIVE up(id, parent, v) AS ("
     f"SELECT s.id, s.parent_session_id, {is_version_sql('s')} FROM sessions s WHERE s.id = :sid "
     f"UNION SELECT s.id, s.parent_session_id, {is_version_sql('s')} FROM sessions s "
     "JOIN up ON s.id = up.parent WHERE up.v) "
     "UPDATE sessions SET updated_at = max(:now, (SELECT coalesce(max(updated_at), 0) + 1 "
-    "FROM sessions)) WHERE id IN (SELECT id FROM up)"
+    "FROM sessions)) WHERE id IN (SELECT id FROM up)",
+    pg_sql.TOUCH,
 )
 
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import Table, delete, select, text
+from sqlalchemy import Table, delete, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.engine import Connection
+
+from parley.core.store import pg_sql
+from parley.core.store.dialect import dual_text, is_postgresql
 
 
 def encode(value: Any) -> str:
@@ -35,7 +39,7 @@ def put(con: Connection, table: Table, key: str, value: Any) -> None:
         con.execute(delete(table).where(table.c.key == key))
         return
     raw = encode(value)
-    stmt = insert(table).values(key=key, value=raw)
+    stmt = (pg_insert if is_postgresql(con) else insert)(table).values(key=key, value=raw)
     con.execute(stmt.on_conflict_do_update(index_elements=[table.c.key], set_={"value": raw}))
 
 
@@ -65,4 +69,5 @@ def forget_owners(con: Connection, ids_sql: str, params: dict[str, Any]) -> int:
     Returns:
         How many rows were deleted.
     """
-    return int(con.execute(text(_FORGET.format(ids=ids_sql)), params).rowcount or 0)
+    stmt = dual_text(_FORGET.format(ids=ids_sql), pg_sql.FORGET_OWNERS.format(ids=ids_sql))
+    return int(con.execute(stmt, params).rowcount or 0)

@@ -27,6 +27,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from parley.core.store import pg_sql
+from parley.core.store.dialect import dual_text
 from parley.core.store.errors import SessionNotFound
 from parley.core.versions import Member, TurnKey, Versions, branch_points, content_digest, copy_in
 
@@ -68,25 +70,29 @@ def fork_meta(parent_meta: dict[str, Any], kind: str, nest_under: str | None = N
     return meta
 
 
-_PARENT = text(
+_PARENT = dual_text(
     f"SELECT s.parent_session_id AS parent, {is_version_sql('s')} AS version, "
     "EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id) AS parent_stored "
-    "FROM sessions s WHERE s.id = :sid"
+    "FROM sessions s WHERE s.id = :sid",
+    pg_sql.VERSION_PARENT,
 )
-_FAMILY = text(
+_FAMILY = dual_text(
     "WITH RECURSIVE fam(id) AS (SELECT :root UNION "
     f"SELECT s.id FROM sessions s JOIN fam ON s.parent_session_id = fam.id "
     f"WHERE {is_version_sql('s')}) "
-    "SELECT s.id, s.created_at, s.updated_at FROM sessions s JOIN fam ON fam.id = s.id"
+    "SELECT s.id, s.created_at, s.updated_at FROM sessions s JOIN fam ON fam.id = s.id",
+    pg_sql.VERSION_FAMILY,
 )
-_TURNS = text(
+_TURNS = dual_text(
     "SELECT t.session_id, t.id, t.seq, t.role, t.created_at, t.blocks FROM turns t "
-    "WHERE t.session_id IN (SELECT value FROM json_each(:ids)) ORDER BY t.session_id, t.seq"
+    "WHERE t.session_id IN (SELECT value FROM json_each(:ids)) ORDER BY t.session_id, t.seq",
+    pg_sql.VERSION_TURNS,
 )
 _META = text("SELECT meta FROM sessions WHERE id = :sid")
-_SET_SHOWN = text(
+_SET_SHOWN = dual_text(
     "UPDATE sessions SET meta = json_set(CASE WHEN json_valid(meta) THEN meta ELSE '{}' END, "
-    "'$.shown_version', :shown) WHERE id = :root"
+    "'$.shown_version', :shown) WHERE id = :root",
+    pg_sql.SET_SHOWN,
 )
 
 

@@ -4,6 +4,10 @@
   ``sessions.db`` in the test's ``tmp_path``, closed after the test.
 * ``db``: the synchronous :class:`~parley.core.store.store.Store` on the same path,
   for the store's own tests.
+* ``any_db`` / ``any_store``: the same, once on a sessions.db file and once on a
+  new PostgreSQL database (``postgres_url``): for tests of behaviour both
+  backends share. A test module runs all its ``db`` tests on both by
+  defining a ``db`` fixture that returns ``any_db`` (see test_store_sessions.py).
 * ``env``: :func:`tests.core.test_compaction_support.open_env`: that store,
   a hub with both fake providers set up, a runner and one session
   (``env.store``, ``env.hub``, ``env.runner``, ``env.sid``). A test file that
@@ -19,6 +23,7 @@ from typing import Any
 import pytest
 
 from parley.core.store.async_store import AsyncStore
+from parley.core.store.backends import open_store
 from parley.core.store.store import Store
 from tests.core.test_compaction_support import Env, open_env
 
@@ -35,6 +40,42 @@ def db(tmp_path: Path) -> Iterator[Store]:
     s = Store.open(tmp_path / "sessions.db")
     yield s
     s.close()
+
+
+@pytest.fixture
+def sqlite_db(tmp_path: Path) -> Iterator[Store]:
+    """``db`` on a sessions.db file only, for a module whose ``db`` runs on both backends."""
+    s = Store.open(tmp_path / "sessions.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request: pytest.FixtureRequest) -> str:
+    """Which store backend a parametrized test runs on."""
+    return str(request.param)
+
+
+def _target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str | Path:
+    if backend == "postgresql":
+        return str(request.getfixturevalue("postgres_url"))
+    return tmp_path / "sessions.db"
+
+
+@pytest.fixture
+def any_db(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Store]:
+    s = open_store(_target(backend, tmp_path, request))
+    yield s
+    s.close()
+
+
+@pytest.fixture
+async def any_store(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[AsyncStore]:
+    s = await AsyncStore.open(_target(backend, tmp_path, request))
+    yield s
+    await s.close()
 
 
 @pytest.fixture

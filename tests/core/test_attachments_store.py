@@ -21,8 +21,15 @@ from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import AttachmentNotFound
 from parley.core.store.upgrade.migrations import FileKind, inspect_file
 from tests.core.hubs import fake_hub
+from tests.core.rawdb import raw_rows as any_raw_rows
 from tests.core.test_compaction_support import SONNET, SUMMARY, open_env
 from tests.fakes.validation import validate_anthropic, validate_openai
+
+
+@pytest.fixture
+def db(any_db: Store) -> Store:
+    """This module's tests run on a sessions.db file and on PostgreSQL (tests/core/conftest.py)."""
+    return any_db
 
 
 def png(color=(10, 120, 200), size=(24, 16)) -> bytes:
@@ -58,7 +65,7 @@ def raw_rows_path(path, sql: str) -> list[tuple]:
 
 
 def raw_rows(db: Store, sql: str) -> list[tuple]:
-    return raw_rows_path(db.path, sql)
+    return any_raw_rows(db, sql)
 
 
 # --- stored once, referenced, hydrated ---------------------------------------------------

@@ -15,6 +15,12 @@ from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.core.store import AsyncStore, Store
 from parley.core.store import search as search_mod
 
+
+@pytest.fixture
+def db(any_db: Store) -> Store:
+    """This module's tests run on a sessions.db file and on PostgreSQL (tests/core/conftest.py)."""
+    return any_db
+
 T0 = 1_700_000_000_000
 
 

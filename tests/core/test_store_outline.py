@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn, apply_compactions
 from parley.core.store import Store
+
+
+@pytest.fixture
+def db(any_db: Store) -> Store:
+    """This module's tests run on a sessions.db file and on PostgreSQL (tests/core/conftest.py)."""
+    return any_db
 
 
 def chat(db: Store, n: int) -> tuple[str, list[Turn]]:

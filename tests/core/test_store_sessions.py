@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 from parley.core.content import TextBlock, Turn, Usage
@@ -15,6 +13,13 @@ from parley.core.store.errors import (
     SessionNotFound,
     SpaceNotFound,
 )
+from tests.core.rawdb import raw_rows
+
+
+@pytest.fixture
+def db(any_db: Store) -> Store:
+    """This module's tests run on a sessions.db file and on PostgreSQL (tests/core/conftest.py)."""
+    return any_db
 
 
 def say(db: Store, session_id: str, text: str, role: str = "user") -> Turn:
@@ -207,13 +212,11 @@ def test_move_pin_archive_delete(db):
 )
 def test_unknown_session_is_a_typed_error_and_writes_nothing(db, call):
     db.create_session(title="only")
-    con = sqlite3.connect(db.path)
-    before = con.execute("SELECT count(*), total(updated_at) FROM sessions").fetchone()
+    before = raw_rows(db, "SELECT count(*), sum(updated_at) FROM sessions")
     with pytest.raises(SessionNotFound, match="nope"):
         call(db)
-    assert con.execute("SELECT count(*), total(updated_at) FROM sessions").fetchone() == before
-    assert con.execute("SELECT count(*) FROM turns").fetchone()[0] == 0
-    con.close()
+    assert raw_rows(db, "SELECT count(*), sum(updated_at) FROM sessions") == before
+    assert raw_rows(db, "SELECT count(*) FROM turns")[0][0] == 0
 
 
 def test_usage_adds_up(db):
@@ -226,12 +229,9 @@ def test_usage_adds_up(db):
 
 def test_meta_unknown_keys_are_kept(db):
     s = db.create_session()
-    con = sqlite3.connect(db.path)
-    con.execute(
-        "UPDATE sessions SET meta = ? WHERE id = ?", ('{"futureKey": [1, 2], "x": "y"}', s.id)
+    raw_rows(
+        db, "UPDATE sessions SET meta = ? WHERE id = ?", ('{"futureKey": [1, 2], "x": "y"}', s.id)
     )
-    con.commit()
-    con.close()
     assert db.get_session(s.id).meta == {"futureKey": [1, 2], "x": "y"}
     assert db.rename_session(s.id, "t").meta == {"futureKey": [1, 2], "x": "y"}
 

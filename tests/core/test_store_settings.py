@@ -6,6 +6,14 @@ import math
 
 import pytest
 
+from parley.core.store.store import Store
+
+
+@pytest.fixture
+def db(any_db: Store) -> Store:
+    """This module's tests run on a sessions.db file and on PostgreSQL (tests/core/conftest.py)."""
+    return any_db
+
 
 @pytest.mark.parametrize(
     "value",

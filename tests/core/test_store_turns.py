@@ -33,6 +33,12 @@ from parley.core.store.errors import (
 from parley.core.store.textindex import register_functions
 
 
+@pytest.fixture
+def db(any_db: Store) -> Store:
+    """This module's tests run on a sessions.db file and on PostgreSQL (tests/core/conftest.py)."""
+    return any_db
+
+
 def user(text: str) -> Turn:
     return Turn("user", [TextBlock(text)])
 
@@ -130,7 +136,8 @@ def test_delete_turns_after(db):
         db.delete_turns_after(sid, turns[4].id)
 
 
-def test_loading_the_tail_of_a_long_session(db):
+def test_loading_the_tail_of_a_long_session(sqlite_db):
+    db = sqlite_db
     s = db.create_session()
     con = sqlite3.connect(db.path)
     with pytest.raises(sqlite3.OperationalError, match="parley_turn_text"):

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import sqlite3
 
-from parley.core.chat.edit import edit_and_fork
+import pytest
+
 from parley.core.content import TextBlock, Turn
+from parley.core.chat.edit import edit_and_fork
+from parley.core.store.store import Store
 from parley.core.versions import Member, TurnKey, branch_points
+
+
+@pytest.fixture
+def db(any_db: Store) -> Store:
+    """This module's tests run on a sessions.db file and on PostgreSQL (tests/core/conftest.py)."""
+    return any_db
 
 MODEL = "anthropic:claude-sonnet-4-6"
 

@@ -8,6 +8,8 @@
   ``.last_request``.
 - ``closed_port_url``: ``http://127.0.0.1:PORT`` where nothing listens
   (network-down tests).
+- ``postgres_server``: a real PostgreSQL server for the test session;
+  ``postgres_url``: a new empty database on it (``postgresql://…``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.fakes.postgres import PostgresServer, find_bin_dir
 from tests.fakes.server import FakeProviderServer
 
 
@@ -63,3 +66,25 @@ def mcp_http_server() -> Iterator[object]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server on 127.0.0.1 for the whole test session (tests/fakes/postgres.py).
+
+    Skipped only when no server binaries are installed (``.ci/run`` installs them).
+    """
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl): install Debian's postgresql")
+    server = PostgresServer(bin_dir).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """The URL of a new, empty database on the test session's PostgreSQL server."""
+    return postgres_server.new_database()

@@ -1,0 +1,241 @@
+"""Everything PostgreSQL-specific in the store's SQL, in one place.
+
+The tables themselves come from the shared declarations of
+:mod:`parley.core.store.schema` (``metadata.create_all``). This module adds what
+SQLite does with its own features there:
+
+* the searchable text of a turn (``parley_turn_text``, a SQL function that
+  follows :func:`parley.core.store.textindex.turn_text`), kept in a generated
+  ``tsvector`` column of ``turns`` and of ``sessions`` (titles) with GIN
+  indexes, where SQLite has its FTS5 table and triggers;
+* the links of turns to attached files (``turn_attachments``) and the release
+  of a file with its last reference, as PL/pgSQL triggers (SQLite: JSON1 triggers);
+* ``parley_meta(text)``: a session's ``meta`` as ``jsonb`` (``{}`` when it is
+  not a JSON object), for the versions' SQL;
+* the PostgreSQL spellings of the repositories' SQLite-only statements
+  (chosen per connection by :mod:`parley.core.store.dialect`).
+
+Text search uses the ``simple`` configuration (lower-cased words, no stemming,
+no stop words: like the SQLite index), over the first :data:`MAX_INDEXED_CHARS`
+characters of a turn (a ``tsvector`` is limited to 1 MB). Unlike the SQLite
+index it does not fold diacritics nor split Chinese/Japanese/Thai text into
+characters.
+"""
+
+from __future__ import annotations
+
+#: Characters of a turn's text that PostgreSQL's index reads (the rest is not searchable).
+MAX_INDEXED_CHARS = 300_000
+SEARCH_CONFIG = "simple"
+#: The version of the PostgreSQL schema (kept in ``parley_schema``), like SQLite's user_version.
+SCHEMA_VERSION = 4
+
+FUNCTIONS = [
+    # A session's meta as an object (for the versions' SQL); '{}' when not a JSON object.
+    """CREATE OR REPLACE FUNCTION parley_meta(meta text) RETURNS jsonb
+    LANGUAGE plpgsql IMMUTABLE AS $$
+    DECLARE j jsonb;
+    BEGIN
+        BEGIN
+            j := meta::jsonb;
+        EXCEPTION WHEN others THEN
+            RETURN '{}'::jsonb;
+        END;
+        IF j IS NULL OR jsonb_typeof(j) <> 'object' THEN
+            RETURN '{}'::jsonb;
+        END IF;
+        RETURN j;
+    END $$""",
+    # One block's searchable text (parley.core.store.textindex.block_text).
+    """CREATE OR REPLACE FUNCTION parley_block_text(b jsonb) RETURNS text
+    LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE
+        WHEN jsonb_typeof(b) <> 'object' THEN ''
+        WHEN b->>'type' = 'text' THEN coalesce(b->>'text', '')
+        WHEN b->>'type' = 'thinking' THEN coalesce(b->>'thinking', '')
+        WHEN b->>'type' = 'compact_summary' THEN coalesce(b->>'summary', '')
+        WHEN b->>'type' = 'tool_use' THEN
+            coalesce(b->>'name', '') || ' ' || coalesce((b->'input')::text, '{}')
+        WHEN b->>'type' = 'tool_result' THEN
+            (CASE WHEN b->>'is_error' = 'true' THEN 'Error: ' ELSE '' END) ||
+            (CASE jsonb_typeof(b->'content')
+                WHEN 'string' THEN b->>'content'
+                WHEN 'array' THEN coalesce((
+                    SELECT string_agg(CASE p->>'type'
+                        WHEN 'text' THEN coalesce(p->>'text', '')
+                        WHEN 'document' THEN '[document: ' ||
+                            coalesce(nullif(p->>'name', ''), p->>'media_type', '') || ']'
+                        ELSE '[' || coalesce(p->>'type', '') || ': ' ||
+                            coalesce(p->>'media_type', '') || ']'
+                        END, E'\\n' ORDER BY i)
+                    FROM jsonb_array_elements(b->'content') WITH ORDINALITY AS x(p, i)), '')
+                ELSE '' END)
+        WHEN b->>'type' = 'document' THEN coalesce(b->>'name', '')
+        ELSE '' END
+    $$""",
+    # A turn's searchable text (parley.core.store.textindex.turn_text); raw text when not JSON.
+    """CREATE OR REPLACE FUNCTION parley_turn_text(blocks text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE AS $$
+    DECLARE j jsonb;
+    BEGIN
+        BEGIN
+            j := blocks::jsonb;
+        EXCEPTION WHEN others THEN
+            RETURN coalesce(blocks, '');
+        END;
+        IF j IS NULL OR jsonb_typeof(j) <> 'array' THEN
+            RETURN '';
+        END IF;
+        RETURN coalesce((SELECT string_agg(t, E'\\n' ORDER BY i)
+            FROM jsonb_array_elements(j) WITH ORDINALITY AS x(b, i),
+                 LATERAL parley_block_text(b) AS t WHERE t <> ''), '');
+    END $$""",
+    # The sha256 values a blocks array references (schema._REFS).
+    """CREATE OR REPLACE FUNCTION parley_refs(blocks text) RETURNS SETOF text
+    LANGUAGE plpgsql IMMUTABLE AS $$
+    DECLARE j jsonb;
+    BEGIN
+        BEGIN
+            j := blocks::jsonb;
+        EXCEPTION WHEN others THEN
+            RETURN;
+        END;
+        IF j IS NULL OR jsonb_typeof(j) <> 'array' THEN
+            RETURN;
+        END IF;
+        RETURN QUERY
+            SELECT b->>'attachment' FROM jsonb_array_elements(j) AS b
+            WHERE jsonb_typeof(b) = 'object' AND b->>'type' IN ('image', 'document')
+              AND jsonb_typeof(b->'attachment') = 'string'
+            UNION
+            SELECT p->>'attachment' FROM jsonb_array_elements(j) AS b,
+                jsonb_array_elements(CASE WHEN jsonb_typeof(b->'content') = 'array'
+                                     THEN b->'content' ELSE '[]'::jsonb END) AS p
+            WHERE jsonb_typeof(b) = 'object' AND b->>'type' = 'tool_result'
+              AND jsonb_typeof(p) = 'object' AND p->>'type' IN ('image', 'document')
+              AND jsonb_typeof(p->'attachment') = 'string';
+    END $$""",
+    # turn_attachments follows turns.blocks (schema.ATTACHMENT_DDL).
+    """CREATE OR REPLACE FUNCTION parley_link_attachments() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP IN ('INSERT', 'UPDATE') AND strpos(NEW.blocks, '"attachment"') > 0 THEN
+            INSERT INTO turn_attachments (turn_n, sha256)
+                SELECT NEW.n, r FROM parley_refs(NEW.blocks) AS r ON CONFLICT DO NOTHING;
+        END IF;
+        IF TG_OP = 'UPDATE' AND strpos(OLD.blocks, '"attachment"') > 0 THEN
+            DELETE FROM turn_attachments WHERE turn_n = OLD.n AND (OLD.n <> NEW.n
+                OR sha256 NOT IN (SELECT r FROM parley_refs(NEW.blocks) AS r));
+        END IF;
+        IF TG_OP = 'DELETE' AND strpos(OLD.blocks, '"attachment"') > 0 THEN
+            DELETE FROM turn_attachments WHERE turn_n = OLD.n;
+        END IF;
+        RETURN NULL;
+    END $$""",
+    # The last reference gone: the file goes.
+    """CREATE OR REPLACE FUNCTION parley_release_attachment() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM attachments WHERE sha256 = OLD.sha256 AND NOT EXISTS
+            (SELECT 1 FROM turn_attachments WHERE sha256 = OLD.sha256);
+        RETURN NULL;
+    END $$""",
+]
+
+_TURN_VEC = (
+    f"to_tsvector('{SEARCH_CONFIG}'::regconfig, "
+    f"left(parley_turn_text(blocks), {MAX_INDEXED_CHARS}))"
+)
+_TITLE_VEC = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, coalesce(title, ''))"
+
+SCHEMA_DDL = [
+    f"ALTER TABLE turns ADD COLUMN search_vec tsvector GENERATED ALWAYS AS ({_TURN_VEC}) STORED",
+    f"ALTER TABLE sessions ADD COLUMN title_vec tsvector GENERATED ALWAYS AS ({_TITLE_VEC}) STORED",
+    "CREATE INDEX turns_search ON turns USING gin (search_vec)",
+    "CREATE INDEX sessions_search ON sessions USING gin (title_vec)",
+    "CREATE TRIGGER turns_attachments AFTER INSERT OR UPDATE OF blocks, n OR DELETE ON turns "
+    "FOR EACH ROW EXECUTE FUNCTION parley_link_attachments()",
+    "CREATE TRIGGER attachments_release AFTER DELETE ON turn_attachments "
+    "FOR EACH ROW EXECUTE FUNCTION parley_release_attachment()",
+    "CREATE TABLE parley_schema (version integer NOT NULL)",
+    f"INSERT INTO parley_schema (version) VALUES ({SCHEMA_VERSION})",
+]
+
+# --- the repositories' statements ---------------------------------------------------
+
+#: versions.IS_VERSION: 1 when the session row ``{s}`` is a version, else 0 (NULL: unknown).
+IS_VERSION = (
+    "(CASE parley_meta({s}.meta)->>'fork_kind' WHEN 'version' THEN 1 WHEN 'fork' THEN 0 "
+    "ELSE ({s}.parent_session_id IS NOT NULL AND ({s}.title LIKE '% (edited)' "
+    "OR {s}.title LIKE '% (previous answer)' OR {s}.title ~ '^Answer [0-9]'))::int END)"
+)
+
+
+def is_version(alias: str) -> str:
+    """:data:`IS_VERSION` for the session table or alias ``alias``."""
+    return IS_VERSION.format(s=alias)
+
+
+def listed(alias: str) -> str:
+    """versions.listed_sql: true for a session listed as a chat."""
+    return (
+        f"NOT ({is_version(alias)} = 1 AND EXISTS (SELECT 1 FROM sessions vp "
+        f"WHERE vp.id = {alias}.parent_session_id))"
+    )
+
+
+TOUCH = (
+    "WITH RECURSIVE up(id, parent, v) AS ("
+    f"SELECT s.id, s.parent_session_id, {is_version('s')} FROM sessions s WHERE s.id = :sid "
+    f"UNION SELECT s.id, s.parent_session_id, {is_version('s')} FROM sessions s "
+    "JOIN up ON s.id = up.parent WHERE up.v = 1) "
+    "UPDATE sessions SET updated_at = GREATEST(CAST(:now AS bigint), (SELECT coalesce("
+    "max(updated_at), 0) + 1 FROM sessions)) WHERE id IN (SELECT id FROM up)"
+)
+VERSION_PARENT = (
+    f"SELECT s.parent_session_id AS parent, {is_version('s')} AS version, "
+    "EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id) AS parent_stored "
+    "FROM sessions s WHERE s.id = :sid"
+)
+VERSION_FAMILY = (
+    "WITH RECURSIVE fam(id) AS (SELECT CAST(:root AS text) UNION "
+    "SELECT s.id FROM sessions s JOIN fam ON s.parent_session_id = fam.id "
+    f"WHERE {is_version('s')} = 1) "
+    "SELECT s.id, s.created_at, s.updated_at FROM sessions s JOIN fam ON fam.id = s.id"
+)
+VERSION_TURNS = (
+    "SELECT t.session_id, t.id, t.seq, t.role, t.created_at, t.blocks FROM turns t "
+    "WHERE t.session_id IN (SELECT value FROM json_array_elements_text(CAST(:ids AS json))) "
+    "ORDER BY t.session_id, t.seq"
+)
+SET_SHOWN = (
+    "UPDATE sessions SET meta = (parley_meta(meta) || "
+    "jsonb_build_object('shown_version', CAST(:shown AS text)))::text WHERE id = :root"
+)
+FORGET_OWNERS = (
+    "DELETE FROM app_state WHERE strpos(key, ':') > 0 "
+    "AND substr(key, strpos(key, ':') + 1) IN ({ids})"
+)
+COPIES_UP = (
+    "WITH RECURSIVE up(id, parent) AS (SELECT id, parent_session_id FROM sessions "
+    "WHERE id IN (SELECT value FROM json_array_elements_text(CAST(:ids AS json))) UNION "
+    "SELECT s.id, s.parent_session_id FROM up JOIN sessions s ON s.id = up.parent) "
+    "SELECT id, parent FROM up"
+)
+COPIES_DOWN = (
+    "WITH RECURSIVE fam(root, id) AS (SELECT value, value "
+    "FROM json_array_elements_text(CAST(:roots AS json)) UNION "
+    "SELECT fam.root, s.id FROM fam JOIN sessions s ON s.parent_session_id = fam.id) "
+    "SELECT fam.root, s.id, s.n, s.created_at, s.space_id, s.title "
+    "FROM fam JOIN sessions s ON s.id = fam.id"
+)
+COPIES = (
+    "SELECT c.n AS cand, t.n, t.id, t.session_id "
+    "FROM json_array_elements(CAST(:pairs AS json)) AS p(value) "
+    "JOIN turns AS c ON c.n = CAST(p.value->>0 AS bigint) "
+    "JOIN turns AS t ON t.session_id = p.value->>1 AND t.seq = c.seq "
+    "WHERE t.n <> c.n AND t.created_at = c.created_at AND t.role = c.role "
+    "AND (t.blocks = c.blocks OR parley_turn_text(t.blocks) = parley_turn_text(c.blocks))"
+)
+#: compactions in the order they were written (SQLite: rowid).
+COMPACTION_ORDER = "compactions.ctid"

@@ -1,0 +1,302 @@
+"""The session store on a PostgreSQL server: the same API as the SQLite :class:`Store`.
+
+:class:`PgStore` is :class:`parley.core.store.store.Store` — the same repositories,
+the same one-transaction-per-call methods, the same results and errors — on a
+database given by a URL (``postgresql://user[:password]@host[:port]/database``)
+through SQLAlchemy and psycopg 3. Only the lifecycle differs from a file:
+
+* opening sets the schema up in an empty database (the shared declarations of
+  :mod:`parley.core.store.schema` plus :mod:`parley.core.store.pg_sql`), under an advisory
+  lock so two Parleys starting at once do not both create it; a database with
+  other tables, or a newer schema, is refused without a change;
+* each call takes a connection from a small pool, checked first (a server
+  restarted meanwhile costs one reconnect, not an error); a write that meets
+  another Parley's concurrent write on the same rows (a unique ``seq``, a
+  deadlock, a serialization failure) is run again, so neither turn is lost;
+* server errors a person can act on become :mod:`parley.core.store.pg_errors`
+  (server unreachable, authentication failed, disk full on the server…).
+
+File-only features are not there: no ``backup_to`` (the server's own backups
+apply), no WAL checkpoint or search-index merging (``maintain`` does nothing).
+The password comes from the URL, else from the keyring (:func:`password_for`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, Self, TypeVar
+
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import URL, Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+
+from parley.core.content import now_ms
+from parley.core.store import pg_errors, pg_sql, spaces
+from parley.core.store.errors import NewerFormat, StoreError
+from parley.core.store.lifecycle import StoreClosed
+from parley.core.store.schema import DEFAULT_SPACE_ID, DEFAULT_SPACE_NAME, metadata
+from parley.core.store.schema import spaces as spaces_table
+from parley.core.store.store import Store
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+WRITE_ATTEMPTS = 5
+CONNECT_TIMEOUT_S = 5
+_SCHEMA_LOCK = 0x5041524C  # pg_advisory_xact_lock key: "PARL"
+
+
+class InvalidDatabaseUrl(StoreError):
+    def __init__(self, url: str, why: str) -> None:
+        super().__init__(
+            f"{url!r} is not a PostgreSQL database address ({why}). Nothing was opened. Give "
+            "one like postgresql://user@host:5432/parley."
+        )
+
+
+def is_database_url(target: str | Path) -> bool:
+    """True when ``target`` is a PostgreSQL URL (``postgresql://…``, ``postgres://…``)."""
+    return isinstance(target, str) and target.split("://", 1)[0].split("+", 1)[0] in (
+        "postgresql", "postgres")
+
+
+def parse_url(url: str) -> URL:
+    """Return the SQLAlchemy URL for psycopg 3 (``postgresql+psycopg``).
+
+    Raises:
+        InvalidDatabaseUrl: not a PostgreSQL URL, or no database name.
+    """
+    if not is_database_url(url):
+        raise InvalidDatabaseUrl(_hide_password(url), "it does not start with postgresql://")
+    try:
+        parsed = make_url(url.replace("postgres://", "postgresql://", 1))
+    except ArgumentError as exc:
+        raise InvalidDatabaseUrl(_hide_password(url), "it cannot be read") from exc
+    if not parsed.database:
+        raise InvalidDatabaseUrl(redact(parsed), "it names no database")
+    return parsed.set(drivername="postgresql+psycopg")
+
+
+def _hide_password(url: str) -> str:
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1@", url)
+
+
+def redact(url: URL) -> str:
+    """``user@host:port/database`` — how messages name a database (never the password)."""
+    user = f"{url.username}@" if url.username else ""
+    port = f":{url.port}" if url.port else ""
+    return f"{user}{url.host or 'localhost'}{port}/{url.database}"
+
+
+def keyring_user(url: URL) -> str:
+    """The id a database's password is saved under, beside the API keys (:mod:`parley.core.keys`):
+    ``database:user@host:port/db``."""
+    return (f"database:{url.username or ''}@{url.host or 'localhost'}:{url.port or 5432}"
+            f"/{url.database}")
+
+
+def password_for(url: URL) -> URL:
+    """``url`` with its password: the URL's own, else the one saved in Parley (else none).
+
+    Saved passwords live where API keys do (the OS keyring, or Parley's key file
+    where there is none: :func:`parley.core.keys.detect_backend`). A keyring that cannot
+    be used counts as no password: the server then says whether it needs one
+    (AuthenticationFailed).
+    """
+    if url.password is not None:
+        return url
+    from parley.core.keys import detect_backend
+
+    try:
+        secret = detect_backend().get(keyring_user(url))
+    except Exception:  # noqa: BLE001 - any keyring failure means "no saved password"
+        log.info("no saved password for %s", redact(url))
+        return url
+    return url.set(password=secret) if secret else url
+
+
+def save_password(url: str, password: str) -> None:
+    """Save a database's password where API keys go (Settings → Storage).
+
+    Raises:
+        InvalidDatabaseUrl: ``url`` is not a database URL.
+        KeyStoreError: it could not be saved.
+    """
+    from parley.core.keys import detect_backend
+
+    detect_backend().set(keyring_user(parse_url(url)), password)
+
+
+class DriverMissing(StoreError):
+    def __init__(self) -> None:
+        super().__init__(
+            "This Parley was installed without PostgreSQL support (the psycopg package). "
+            "Nothing was opened. Install it with: pip install 'parley[postgresql]', or start "
+            "Parley without a database address to use your sessions.db file."
+        )
+
+
+def make_engine(url: URL, instance: str) -> Engine:
+    """An engine on the server: a pool of 1 (+2) connections, checked before each use.
+
+    Raises:
+        DriverMissing: psycopg is not installed.
+    """
+    try:
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        raise DriverMissing() from exc
+    return create_engine(
+        url,
+        pool_size=1,
+        max_overflow=2,
+        pool_pre_ping=True,
+        connect_args={
+            "connect_timeout": CONNECT_TIMEOUT_S,
+            "application_name": f"parley:{instance}",
+        },
+    )
+
+
+class PgStore(Store):
+    """Parley's store on a PostgreSQL database (see the module docstring).
+
+    Attributes:
+        url: the database's URL (with the password: never log or show it; use ``where``).
+        where: ``user@host:port/database``, for messages.
+        instance: a random id of this open store, in the server's ``application_name``
+            (``parley:<instance>``) and in change notices (:mod:`parley.core.store.pg_changes`).
+    """
+
+    def __init__(self, url: URL, engine: Engine, instance: str) -> None:
+        """Use :meth:`open_url`."""
+        self.url = url
+        self.where = redact(url)
+        self.instance = instance
+        self.path = Path(self.where)  # for code that names the store; not a file
+        self.migration_report = None
+        self.damaged = False
+        self.record_on_close = False
+        self._engine: Engine | None = engine
+
+    @classmethod
+    def open(cls, path: Path | str, **_kw: Any) -> Self:
+        """Open a database by URL (``path`` must be one); see :meth:`open_url`."""
+        return cls.open_url(str(path))
+
+    @classmethod
+    def open_url(cls, url: str) -> Self:
+        """Connect to the database, setting the schema up in an empty one.
+
+        Args:
+            url: ``postgresql://user[:password]@host[:port]/database``; without a
+                password, the keyring's (:func:`password_for`).
+
+        Raises:
+            InvalidDatabaseUrl: not such a URL.
+            ServerUnreachable, AuthenticationFailed, DatabaseNotFound, ServerReadOnly:
+                see :mod:`parley.core.store.pg_errors`.
+            NotAParleyDatabase: the database holds other tables.
+            NewerFormat: set up by a newer Parley.
+        """
+        parsed = password_for(parse_url(url))
+        instance = uuid.uuid4().hex
+        engine = make_engine(parsed, instance)
+        store = cls(parsed, engine, instance)
+        try:
+            store._w(store._prepare)
+        except BaseException:
+            engine.dispose()
+            raise
+        return store
+
+    def _prepare(self, con: Connection) -> None:
+        con.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
+        if con.execute(text("SELECT to_regclass('parley_schema')")).scalar() is None:
+            if con.execute(text("SELECT to_regclass('sessions')")).scalar() is not None:
+                raise pg_errors.NotAParleyDatabase(self.where, "it has a sessions table of "
+                                                   "another program")
+            create_schema(con)
+            return
+        version = int(con.execute(text("SELECT max(version) FROM parley_schema")).scalar() or 0)
+        if version > pg_sql.SCHEMA_VERSION:
+            raise NewerFormat(self.path, version, pg_sql.SCHEMA_VERSION)
+        spaces.ensure_default(con)
+
+    # --- lifecycle (StoreBase's, for a server) -----------------------------------
+
+    def close(self) -> None:
+        """Close the pool's connections (idempotent)."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.dispose()
+
+    def backup_to(self, dest: Path | str) -> Path:
+        """Not for a server: its own backups apply. Raises StoreError."""
+        raise StoreError(
+            "Parley does not copy a PostgreSQL database to a file; use the server's own backups "
+            "(pg_dump), or copy your chats to a sessions.db file."
+        )
+
+    def maintain(self, budget_ms: float = 20.0) -> bool:
+        """Nothing to do on a server (its autovacuum keeps the indexes): returns False."""
+        return False
+
+    def report_damage(self) -> None:
+        """A file's concern; nothing to do for a server."""
+
+    def _engine_or_closed(self) -> Engine:
+        if self._engine is None:
+            raise StoreClosed()
+        return self._engine
+
+    def _w(self, fn: Callable[[Connection], T]) -> T:
+        engine = self._engine_or_closed()
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                with engine.connect() as con, con.begin():
+                    return fn(con)
+            except DBAPIError as exc:
+                if pg_errors.sqlstate_of(exc) in pg_errors.RETRYABLE and attempt < WRITE_ATTEMPTS:
+                    time.sleep(0.01 * attempt)
+                    continue
+                self._raise(exc)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _r(self, fn: Callable[[Connection], T]) -> T:
+        engine = self._engine_or_closed()
+        try:
+            with engine.connect() as con, con.begin():
+                con.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                return fn(con)
+        except DBAPIError as exc:
+            self._raise(exc)
+
+    def _raise(self, exc: DBAPIError) -> NoReturn:
+        err = pg_errors.translate(exc, self.where)
+        if err is not None:
+            raise err from exc
+        raise exc
+
+
+def create_schema(con: Connection) -> None:
+    """Create Parley's tables, functions, indexes and triggers in the caller's transaction.
+
+    The tables are the shared declarations (:data:`parley.core.store.schema.metadata`);
+    the rest is :mod:`parley.core.store.pg_sql`. Adds the default space ("General").
+    """
+    for ddl in pg_sql.FUNCTIONS:
+        con.exec_driver_sql(ddl)
+    metadata.create_all(con, checkfirst=False)
+    for ddl in pg_sql.SCHEMA_DDL:
+        con.exec_driver_sql(ddl)
+    con.execute(
+        spaces_table.insert().values(
+            id=DEFAULT_SPACE_ID, name=DEFAULT_SPACE_NAME, position=0, created_at=now_ms()
+        )
+    )

@@ -1,0 +1,142 @@
+"""A real PostgreSQL server for the tests, started in a temporary folder.
+
+Not a fake: Debian's ``postgresql`` server binaries (``initdb``, ``pg_ctl``),
+run on 127.0.0.1 on a free port with a data folder of their own, password
+authentication (scram-sha-256) for the role :data:`USER`, and stopped (the
+folder removed) at the end of the test session. ``.ci/run`` installs the
+package when it is missing.
+
+PostgreSQL refuses to run as root, so under root the server runs as the
+``postgres`` system user (created by the Debian package), or ``nobody``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+USER = "parley"
+PASSWORD = "parley-test-password"
+
+
+def find_bin_dir() -> Path | None:
+    """The folder holding ``initdb`` and ``pg_ctl`` (newest Debian version first), or None."""
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)
+    on_path = shutil.which("initdb")
+    if on_path:
+        candidates.append(str(Path(on_path).parent))
+    for folder in candidates:
+        if (Path(folder) / "initdb").exists() and (Path(folder) / "pg_ctl").exists():
+            return Path(folder)
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _run_as() -> str | None:
+    """The system user to run the server as (None: the current user, not root)."""
+    if os.geteuid() != 0:
+        return None
+    for name in ("postgres", "nobody"):
+        with contextlib.suppress(KeyError):
+            pwd.getpwnam(name)
+            return name
+    raise RuntimeError("running as root and no 'postgres' or 'nobody' user to run PostgreSQL as")
+
+
+class PostgresServer:
+    """One PostgreSQL server: :meth:`start`, :meth:`new_database`, :meth:`pause` /
+    :meth:`resume` (the server away and back), :meth:`stop`."""
+
+    def __init__(self, bin_dir: Path) -> None:
+        self.bin_dir = bin_dir
+        self.port = 0
+        self.folder = Path(tempfile.mkdtemp(prefix="parley-pg-"))
+        self.data = self.folder / "data"
+        self.user = _run_as()
+
+    def _cmd(self, *args: str) -> list[str]:
+        if self.user is None:
+            return list(args)
+        return ["runuser", "-u", self.user, "--", *args]
+
+    def start(self) -> PostgresServer:
+        """Create the cluster and start the server (about 1-3 s). Raises RuntimeError."""
+        pwfile = self.folder / "pw"
+        pwfile.write_text(PASSWORD + "\n")
+        if self.user is not None:
+            entry = pwd.getpwnam(self.user)
+            os.chmod(self.folder, 0o700)
+            for p in (self.folder, pwfile):
+                os.chown(p, entry.pw_uid, entry.pw_gid)
+        self.port = _free_port()
+        self._run([str(self.bin_dir / "initdb"), "-D", str(self.data), "-U", USER,
+                   "-A", "scram-sha-256", "--pwfile", str(pwfile), "-E", "UTF8",
+                   "--locale", "C.UTF-8", "--no-sync"])
+        self.resume()
+        return self
+
+    def _run(self, step: list[str]) -> None:
+        done = subprocess.run(self._cmd(*step), capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            log = self.folder / "log"
+            raise RuntimeError(
+                f"{step[0]} failed: {done.stderr or done.stdout}"
+                + (log.read_text() if log.exists() else "")
+            )
+
+    def resume(self) -> None:
+        """Start the server (again) on its port."""
+        self._run([str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-w", "-t", "60",
+                   "-l", str(self.folder / "log"), "-o",
+                   f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.folder} "
+                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+                   "start"])
+
+    def pause(self) -> None:
+        """Stop the server (fast shutdown: clients are disconnected); :meth:`resume` restarts it."""
+        self._run([str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w",
+                   "stop"])
+
+    def url(self, database: str = "postgres", *, password: str | None = PASSWORD) -> str:
+        """A ``postgresql://`` URL of a database on this server."""
+        auth = USER if password is None else f"{USER}:{password}"
+        return f"postgresql://{auth}@127.0.0.1:{self.port}/{database}"
+
+    def new_database(self) -> str:
+        """Create an empty database and return its URL."""
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:16]
+        with psycopg.connect(self.url(), autocommit=True) as con:
+            con.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+    def stop(self) -> None:
+        """Stop the server and remove its folder."""
+        with contextlib.suppress(Exception):
+            subprocess.run(
+                self._cmd(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
+                          "-w", "stop"),
+                capture_output=True, timeout=60,
+            )
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                shutil.rmtree(self.folder)
+                return
+            except OSError:
+                time.sleep(0.1)
