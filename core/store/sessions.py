@@ -237,8 +237,7 @@ def delete_session(con: Connection, session_id: str) -> None:
     """Delete a session with its versions (forks made on purpose are kept)."""
     require(con, session_id)
     family = [m.session_id for m in versions.members(con, session_id, with_turns=False)]
-    settings_repo.forget_owners(con, "SELECT value FROM json_each(:ids)",
-                                {"ids": json.dumps(family)})
+    settings_repo.forget_ids(con, family)
     con.execute(delete(S).where(S.c.id.in_(family)))
 
 

@@ -71,3 +71,11 @@ def forget_owners(con: Connection, ids_sql: str, params: dict[str, Any]) -> int:
     """
     stmt = dual_text(_FORGET.format(ids=ids_sql), pg_sql.FORGET_OWNERS.format(ids=ids_sql))
     return int(con.execute(stmt, params).rowcount or 0)
+
+
+def forget_ids(con: Connection, ids: list[str]) -> int:
+    """:func:`forget_owners` for ids given as a list (one statement per id; either backend).
+
+    Returns how many rows were deleted.
+    """
+    return sum(forget_owners(con, "SELECT :sid", {"sid": i}) for i in ids)
