@@ -114,7 +114,7 @@ def test_a_database_of_another_program_is_left_alone(postgres_url):
         PgStore.open_url(postgres_url)
     with psycopg.connect(postgres_url) as con:
         tables = {r[0] for r in con.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")}
     assert tables == {"sessions"}
 
 

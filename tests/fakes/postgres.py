@@ -67,6 +67,7 @@ class PostgresServer:
         self.folder = Path(tempfile.mkdtemp(prefix="parley-pg-"))
         self.data = self.folder / "data"
         self.user = _run_as()
+        self._tests_db = False
 
     def _cmd(self, *args: str) -> list[str]:
         if self.user is None:
@@ -117,13 +118,22 @@ class PostgresServer:
         return f"postgresql://{auth}@127.0.0.1:{self.port}/{database}"
 
     def new_database(self) -> str:
-        """Create an empty database and return its URL."""
+        """Set up an empty place for one test's store and return its URL.
+
+        A new schema in the database ``parley_tests`` (made on first use), named as
+        the URL's search path (``?options=-csearch_path=…``): to Parley an empty
+        database, made in milliseconds (``CREATE DATABASE`` takes ~0.5 s).
+        """
         import psycopg
 
         name = "t_" + uuid.uuid4().hex[:16]
-        with psycopg.connect(self.url(), autocommit=True) as con:
-            con.execute(f'CREATE DATABASE "{name}"')
-        return self.url(name)
+        if not self._tests_db:
+            with psycopg.connect(self.url(), autocommit=True) as con:
+                con.execute('CREATE DATABASE "parley_tests"')
+            self._tests_db = True
+        with psycopg.connect(self.url("parley_tests"), autocommit=True) as con:
+            con.execute(f'CREATE SCHEMA "{name}"')
+        return self.url("parley_tests") + f"?options=-csearch_path%3D{name}"
 
     def stop(self) -> None:
         """Stop the server and remove its folder."""
