@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from parley.core.content import TextBlock, Turn
 from parley.core.chat.edit import edit_and_fork
+from parley.core.content import TextBlock, Turn
 from parley.core.store.store import Store
 from parley.core.versions import Member, TurnKey, branch_points
 
