@@ -237,5 +237,8 @@ COPIES = (
     "WHERE t.n <> c.n AND t.created_at = c.created_at AND t.role = c.role "
     "AND (t.blocks = c.blocks OR parley_turn_text(t.blocks) = parley_turn_text(c.blocks))"
 )
+#: Taken first when a turn is saved: two Parleys saving to one chat queue here, so
+#: the second reads the first's turn before choosing its ``seq`` (SQLite: BEGIN IMMEDIATE).
+LOCK_SESSION = "SELECT 1 FROM sessions WHERE id = :sid FOR UPDATE"
 #: compactions in the order they were written (SQLite: rowid).
 COMPACTION_ORDER = "compactions.ctid"

@@ -24,6 +24,7 @@ The password comes from the URL, else from the keyring (:func:`password_for`).
 from __future__ import annotations
 
 import logging
+import random
 import re
 import time
 import uuid
@@ -46,7 +47,7 @@ from parley.core.store.store import Store
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-WRITE_ATTEMPTS = 5
+WRITE_ATTEMPTS = 8
 CONNECT_TIMEOUT_S = 5
 _SCHEMA_LOCK = 0x5041524C  # pg_advisory_xact_lock key: "PARL"
 
@@ -263,7 +264,7 @@ class PgStore(Store):
                     return fn(con)
             except DBAPIError as exc:
                 if pg_errors.sqlstate_of(exc) in pg_errors.RETRYABLE and attempt < WRITE_ATTEMPTS:
-                    time.sleep(0.01 * attempt)
+                    time.sleep(random.uniform(0.005, 0.02) * attempt)
                     continue
                 self._raise(exc)
         raise AssertionError("unreachable")  # pragma: no cover

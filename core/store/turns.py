@@ -18,7 +18,8 @@ from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.engine import Connection, Row
 
 from parley.core.content import Turn, Usage, blocks_from_json_text, blocks_to_json_text
-from parley.core.store import attachments, sessions
+from parley.core.store import attachments, pg_sql, sessions
+from parley.core.store.dialect import is_postgresql
 from parley.core.store.errors import (
     DuplicateTurn,
     SessionNotFound,
@@ -116,6 +117,7 @@ _LOOKUP = text(
     "(SELECT session_id FROM turns WHERE id = :tid) AS owner, "
     "(SELECT coalesce(max(seq), -1) + 1 FROM turns WHERE session_id = :sid) AS next_seq"
 )
+_LOCK_SESSION = text(pg_sql.LOCK_SESSION)
 _INSERT = T.insert()
 _UPDATE = (
     update(T)
@@ -130,6 +132,8 @@ _UPDATE = (
 
 
 def _save(con: Connection, session_id: str, turn: Turn, replace: bool) -> Turn:
+    if is_postgresql(con):  # another Parley may be saving to this chat: one at a time
+        con.execute(_LOCK_SESSION, {"sid": session_id})
     found = con.execute(_LOOKUP, {"sid": session_id, "tid": turn.id}).one()
     if found.session_exists is None:
         raise SessionNotFound(session_id)
