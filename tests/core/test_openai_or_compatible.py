@@ -117,3 +117,25 @@ async def test_openai_typed_with_a_local_address_in_settings_lists_the_servers_m
                                   api_key="sk-test-1234567890", provider_id="openai-2")
     assert mine.kind == "openai"  # OpenAI's own address (here: the fake playing it)
     await hub.aclose()
+
+
+async def test_a_servers_word_on_tools_is_kept_with_its_model_list(store, tmp_path, fake_provider):
+    fake_provider.openai_models = [{"id": "qwen3:8b"}, {"id": "gemma3:1b"}]
+    fake_provider.windows.ollama_show = {
+        "qwen3:8b": {"capabilities": ["completion", "tools", "thinking"]},
+        "gemma3:1b": {"capabilities": ["completion"]},
+    }
+    hub = _hub(store, tmp_path)
+    await hub.load()
+    await hub.add_provider("openai_compatible", name="Ollama",
+                           base_url=fake_provider.openai_base_url)
+    listed = {m.id: m.tools for m in await hub.list_models("ollama")}
+    assert listed == {"qwen3:8b": True, "gemma3:1b": False}
+    await hub.aclose()
+
+    again = _hub(store, tmp_path)  # after a restart, before the server is asked again
+    await again.load()
+    assert again.model_info("ollama:qwen3:8b").tools is True
+    assert again.model_info("ollama:gemma3:1b").tools is False
+    assert again.model_info("ollama:unlisted").tools is None
+    await again.aclose()
