@@ -1,7 +1,7 @@
 """What the window says about MCP servers outside Settings: in its status bar.
 
 * a server starting for a chat: "Starting the MCP server “files”…" (cleared when it
-  is ready);
+  is ready), "… (waiting for you to sign in in your browser)" while it asks for a sign-in;
 * a server failing (at start, or mid-call): "The MCP server “files” failed: …  See
   Settings → Tools." for 15 s — the model also gets the failure as the tool's error
   result;
@@ -38,10 +38,11 @@ def watch(window: Any, host: Any) -> None:
     def changed(status: ServerStatus) -> None:
         bar = window.statusBar()
         if status.state == "starting":
-            bar.showMessage(starting_text(status.name), STARTING_MS)
+            extra = f" ({status.error})" if status.error else ""
+            bar.showMessage(starting_text(status.name) + extra, STARTING_MS)
         elif status.state == "failed":
             bar.showMessage(failed_text(status), FAILED_MS)
-        elif bar.currentMessage() == starting_text(status.name):
+        elif bar.currentMessage().startswith(starting_text(status.name)):
             bar.clearMessage()
 
     host.on_change(changed)

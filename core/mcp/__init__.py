@@ -4,6 +4,7 @@
   its errors, secrets in the keyring, importing Claude desktop's servers;
 * :mod:`parley.core.mcp.client` — one server's connection and status;
 * :mod:`parley.core.mcp.host` — every server, on an event loop of their own;
+* :mod:`parley.core.mcp.oauth` — signing in to a server that asks for it (OAuth);
 * :mod:`parley.core.mcp.names` — the tools' names and schemas on the wire;
 * :mod:`parley.core.mcp.results` — a tool's result as a tool_result block;
 * :mod:`parley.core.mcp.tools` — what a chat is offered, approval, running a call.

@@ -89,7 +89,7 @@ class ServerStatus:
             n = len(self.tools)
             return f"Ready — {n} tool{'' if n == 1 else 's'}"
         if self.state == "starting":
-            return "Starting…"
+            return f"Starting… ({self.error})" if self.error else "Starting…"
         if self.state == "failed":
             return f"Failed: {self.error}"
         return "Not started (starts when a chat first needs it)"
@@ -112,9 +112,10 @@ def _words(exc: BaseException) -> str:
         return "the program ended or closed its connection"
     status = getattr(getattr(exc, "response", None), "status_code", None)
     if status == 401 or " 401" in text:
-        return ("the server asks you to sign in (OAuth), which Parley does not support yet; "
-                "if it accepts a token, put it in the server's headers "
-                "(Authorization: Bearer …)")
+        return ("the server refused Parley (401 Unauthorized): check the token in its "
+                "headers, or press Start / restart to sign in again")
+    if type(exc).__name__.startswith("OAuth"):
+        return f"signing in failed ({text})"
     if isinstance(exc, FileNotFoundError):
         return f"the program was not found ({text})"
     return text
@@ -128,12 +129,17 @@ class Connection:
         env: its environment with secrets filled in (stdio).
         headers: its headers with secrets filled in (HTTP).
         on_change: called (on the MCP loop) with the new status whenever it changes.
+        auth: for an HTTP server, makes its sign-in (``core.mcp.oauth.make_auth``) given a
+            callback told when the person is expected to sign in in the browser.
     """
 
     def __init__(self, config: ServerConfig, *, env: Mapping[str, str] | None = None,
                  headers: Mapping[str, str] | None = None,
-                 on_change: Callable[[ServerStatus], None] | None = None) -> None:
+                 on_change: Callable[[ServerStatus], None] | None = None,
+                 auth: Callable[[Callable[[bool], None]], Any] | None = None) -> None:
         self.config = config
+        self.auth = auth
+        self.signing_in = False
         self.env = dict(env if env is not None else config.env)
         self.headers = dict(headers if headers is not None else config.headers)
         self._on_change = on_change
@@ -195,10 +201,19 @@ class Connection:
             async with asyncio.timeout(timeout_s):
                 await self._ready.wait()
         except TimeoutError:
-            await self.stop()
-            self._set("failed", error=self._failure(
-                f"it did not start within {timeout_s:g} seconds"))
+            if not self.signing_in:
+                await self.stop()
+                self._set("failed", error=self._failure(
+                    f"it did not start within {timeout_s:g} seconds"))
+                return self.status
+            await self._ready.wait()  # the sign-in has its own time limit (core.mcp.oauth)
         return self.status
+
+    def _waiting(self, on: bool) -> None:
+        """The person is (no longer) expected to sign in in the browser."""
+        self.signing_in = on
+        if on:
+            self._set("starting", error="waiting for you to sign in in your browser")
 
     async def stop(self) -> None:
         """Stop the server (the program is ended) and wait for it; status ``stopped``
@@ -233,7 +248,8 @@ class Connection:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        client = create_mcp_http_client(headers=self.headers or None)
+        auth = self.auth(self._waiting) if self.auth is not None else None
+        client = create_mcp_http_client(headers=self.headers or None, auth=auth)
         return _owning(client, streamable_http_client(c.url or "", http_client=client))
 
     async def _main(self) -> None:

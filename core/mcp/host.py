@@ -45,9 +45,10 @@ class McpHost:
         error: the problem with ``mcp.json`` when it could not be read (no servers then).
     """
 
-    def __init__(self, path: Path, keys: Any = None) -> None:
+    def __init__(self, path: Path, keys: Any = None, *, open_url: Any = None) -> None:
         self.path = Path(path)
         self.keys = keys
+        self.open_url = open_url
         self.configs: dict[str, ServerConfig] = {}
         self.error: McpConfigError | None = None
         self._conns: dict[str, Connection] = {}
@@ -154,9 +155,18 @@ class McpHost:
         if conn is None or conn.config.launch() != conf.launch():
             conn = Connection(conf, env=self._secrets(conf, "env", conf.env),
                               headers=self._secrets(conf, "headers", conf.headers),
-                              on_change=self._changed)
+                              on_change=self._changed, auth=self._auth(conf))
             self._conns[name] = conn
         return conn
+
+    def _auth(self, conf: ServerConfig) -> Any:
+        """The sign-in maker of an HTTP server (None for a program)."""
+        if conf.command:
+            return None
+        from parley.core.mcp import oauth
+
+        open_url = self.open_url or oauth.open_in_browser
+        return lambda on_wait: oauth.make_auth(conf, self.keys, open_url, on_wait)
 
     async def _start(self, name: str) -> ServerStatus:  # on the MCP loop
         pending = self._starting.get(name)

@@ -273,3 +273,46 @@ async def test_a_server_printing_garbage_on_stdout_still_works(host):
     status = (await h.ensure())["noisy"]
     assert status.state == "ready", status.error
     assert (await h.call("noisy", "echo", {"text": "ok"}, 10)).content[0].text == "echo: ok"
+
+
+async def test_a_server_asking_to_sign_in_gets_oauth_and_the_tokens_are_kept(tmp_path):
+    import asyncio
+    import urllib.request
+
+    from parley.core.keys import FileBackend, KeyStore
+    from tests.fakes.mcp_oauth import FakeOAuthProvider
+    from tests.fakes.mcp_server import HttpMcpServer
+
+    provider = FakeOAuthProvider()
+    server = HttpMcpServer(oauth=provider).start()
+    keys = KeyStore(FileBackend(tmp_path / "keys.json"))
+    opened: list[str] = []
+
+    async def browser(url: str) -> None:  # the person agrees at once
+        opened.append(url)
+        await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=10).read())
+
+    path = write(tmp_path / "mcp.json", {"secure": {"url": server.url}})
+    try:
+        host = McpHost(path, keys, open_url=browser)
+        host.load()
+        seen: list[str] = []
+        host.on_change(lambda s: seen.append(s.describe()))
+        status = (await host.ensure())["secure"]
+        assert status.state == "ready", status.error
+        assert len(opened) == 1 and "/authorize?" in opened[0] and provider.authorized == 1
+        assert "Starting… (waiting for you to sign in in your browser)" in seen
+        result = await host.call("secure", "echo", {"text": "signed"}, 10)
+        assert result.content[0].text == "echo: signed"
+        await host.close()
+        assert keys.get("mcp:secure:oauth:tokens") is not None
+        assert keys.get("mcp:secure:oauth:client") is not None
+
+        # Parley starts again: the kept token is used, no browser.
+        again = McpHost(path, keys, open_url=browser)
+        again.load()
+        assert (await again.ensure())["secure"].state == "ready"
+        assert len(opened) == 1 and provider.authorized == 1
+        await again.close()
+    finally:
+        server.stop()

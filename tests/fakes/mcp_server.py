@@ -30,7 +30,11 @@ PNG = base64.b64decode(
 
 def build(name: str = "fake") -> MCPServer:
     """The server and its tools."""
-    server = MCPServer(name)
+    return _with_tools(MCPServer(name))
+
+
+def _with_tools(server: MCPServer) -> MCPServer:
+    """``server`` with the test tools added."""
 
     @server.tool()
     def echo(text: str) -> str:
@@ -90,9 +94,19 @@ def build(name: str = "fake") -> MCPServer:
     return server
 
 
-def http_app():  # noqa: ANN201 (a Starlette app)
-    """The server over Streamable HTTP at ``/mcp``."""
-    return build("fake-http").streamable_http_app()
+def http_app(oauth: object = None, base_url: str = ""):  # noqa: ANN201 (a Starlette app)
+    """The server over Streamable HTTP at ``/mcp``; with ``oauth`` (a
+    ``tests.fakes.mcp_oauth.FakeOAuthProvider``) every request needs a bearer token
+    it issued, and the SDK's OAuth routes are served at ``base_url``."""
+    if oauth is None:
+        return build("fake-http").streamable_http_app()
+    from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+
+    auth = AuthSettings(issuer_url=base_url, resource_server_url=f"{base_url}/mcp",
+                        client_registration_options=ClientRegistrationOptions(enabled=True),
+                        validate_token_resource=True)
+    server = MCPServer("fake-oauth", auth_server_provider=oauth, auth=auth)  # type: ignore[arg-type]
+    return _with_tools(server).streamable_http_app()
 
 
 def main() -> None:
@@ -124,9 +138,10 @@ def stdio_entry(*extra: str, **fields: object) -> dict:
 class HttpMcpServer:
     """:func:`http_app` served by uvicorn in a daemon thread on 127.0.0.1 (ephemeral port)."""
 
-    def __init__(self) -> None:
+    def __init__(self, oauth: object = None) -> None:
         import socket
 
+        self.oauth = oauth
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._sock.bind(("127.0.0.1", 0))
         self.port = self._sock.getsockname()[1]
@@ -140,7 +155,8 @@ class HttpMcpServer:
 
         import uvicorn
 
-        config = uvicorn.Config(http_app(), log_level="warning", access_log=False,
+        app = http_app(self.oauth, f"http://127.0.0.1:{self.port}")
+        config = uvicorn.Config(app, log_level="warning", access_log=False,
                                 lifespan="on", timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run,
