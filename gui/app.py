@@ -8,6 +8,8 @@ paint, off the GUI thread (see ``MainWindow.start``).
 
 Environment:
     PARLEY_HOME: where Parley keeps its data (``--home`` wins over it).
+    PARLEY_DATABASE_URL: keep the chats in this PostgreSQL database instead of
+        sessions.db (``--database`` wins over it).
     PARLEY_THEME: ``light`` or ``dark`` to override the system colour scheme.
     PARLEY_PROBE: when set, print ``parley-probe <event> <epoch s>`` lines on
         stdout at ``first-paint``, ``sessions-listed`` and ``ready`` (providers
@@ -75,6 +77,7 @@ Qt's own options (for example -style Fusion, -platform xcb) go after '--':
 
 environment:
   PARLEY_HOME          where Parley keeps its data (--home wins)
+  PARLEY_DATABASE_URL  keep the chats in this PostgreSQL database (--database wins)
   PARLEY_THEME         light or dark, instead of the desktop's colour scheme
   OPENAI_BASE_URL      another server than OpenAI's makes the built-in OpenAI
                        provider an OpenAI-compatible server (llama.cpp, Ollama …)
@@ -104,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--home", metavar="DIR",
                         help="keep Parley's data in DIR (same as PARLEY_HOME)")
+    parser.add_argument("--database", metavar="URL",
+                        help="keep the chats in the PostgreSQL database at URL "
+                             "(postgresql://user@host:5432/parley; same as PARLEY_DATABASE_URL) "
+                             "instead of sessions.db")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--self-test", action="store_true",
                         help="check this installation offscreen in a temporary folder and exit "
@@ -589,6 +596,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.home:
         home = Path(args.home).expanduser().resolve()
         os.environ["PARLEY_HOME"] = str(home)  # the core reads it as well
+    if args.database:
+        os.environ["PARLEY_DATABASE_URL"] = args.database  # read where the store opens
     if args.migrate_only:  # creates nothing: not even the data folder
         from parley.core.migrate_cli import migrate_only
 

@@ -121,7 +121,7 @@ class MainWindow(QMainWindow, WindowCommands):
     Args:
         home: the data directory (None: ``PARLEY_HOME`` or the platform default).
         probe: start-up probe callback (``parley.gui.app.StartupProbe.mark``) or None.
-        env: environment for provider keys (default ``os.environ``).
+        env: environment for provider keys and ``PARLEY_DATABASE_URL`` (default ``os.environ``).
 
     Attributes:
         store, hub, runner: set by :meth:`start` (None before).
@@ -383,12 +383,15 @@ class MainWindow(QMainWindow, WindowCommands):
         await asyncio.to_thread(_import_store)
         from parley.core import paths
         from parley.core.store.async_store import AsyncStore
+        from parley.core.store.backends import database_url
         from parley.core.store.errors import DamagedWhileOpen, DatabaseCorrupt, NotAParleyFile
         from parley.gui.chat.controller import ChatController
 
         path = paths.db_path(self.home)
+        # A database URL (--database, PARLEY_DATABASE_URL) puts the chats on PostgreSQL.
+        target = database_url(self.env.get("PARLEY_DATABASE_URL"))
         try:
-            self.store = await AsyncStore.open(path, self._upgrade_progress)
+            self.store = await AsyncStore.open(target or path, self._upgrade_progress)
         except (DatabaseCorrupt, NotAParleyFile) as exc:
             from parley.core.store.backups import automatic_backups, folder_of
             from parley.gui.recovery_page import AT_START, show_recovery
@@ -576,6 +579,8 @@ class MainWindow(QMainWindow, WindowCommands):
         from parley.core.backup_schedule import BackupScheduler
         from parley.core.settings import Settings
 
+        if self.store.on_server:  # PostgreSQL: the server's own backups apply
+            return
         self.backups = BackupScheduler(
             self.store, on_damaged=self._store_damaged,
             on_error=lambda exc: self.statusBar().showMessage(exc.message, 15_000))

@@ -36,6 +36,7 @@ from parley.core.store.models import (
     TitleSource,
     Unchanged,
 )
+from parley.core.store.pg_store import PgStore
 from parley.core.store.store import Store
 from parley.core.store.upgrade.migrations import Progress
 from parley.core.versions import Versions
@@ -120,6 +121,11 @@ class AsyncStore:
     @property
     def path(self) -> Path:
         return self._store.path
+
+    @property
+    def on_server(self) -> bool:
+        """True when the chats are in a PostgreSQL database (no file: no file backups)."""
+        return isinstance(self._store, PgStore)
 
     @property
     def migration_report(self) -> Any:
