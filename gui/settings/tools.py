@@ -197,6 +197,10 @@ class ToolsPage(QWidget):
 
     async def _save(self, servers: dict[str, cfg.ServerConfig], select: str | None) -> None:
         assert self.host is not None
+        if self.host.error is not None:  # rewriting it would lose what the file holds
+            self.say(f"Not saved: {self.host.path} has a problem to fix first (see above); "
+                     "nothing was changed.")
+            return
         try:
             await self.host.save(servers)
         except ParleyError as exc:
@@ -246,8 +250,19 @@ class ToolsPage(QWidget):
         async def save() -> None:
             await self._keep_secrets(new.name, dlg.secrets)
             await self._save(servers, new.name)
+            if old is not None:  # secrets the server no longer uses are forgotten
+                gone = set(_secret_entries(old)) - (
+                    set(_secret_entries(new)) if new.name == old.name else set())
+                await self._forget(old.name, sorted(gone))
 
         self.tasks.spawn(save(), name="mcp-server-save")
+
+    async def _forget(self, name: str, entries: list[tuple[str, str]]) -> None:
+        for where, key in entries:
+            try:
+                await asyncio.to_thread(self.keys.delete, cfg.secret_id(name, where, key))
+            except ParleyError as exc:
+                self.say(exc.message)
 
     def add_server(self) -> ServerDialog:
         """Open the dialog for a new server."""
@@ -260,7 +275,8 @@ class ToolsPage(QWidget):
         return self._open_dialog(conf) if conf is not None else None
 
     def remove_server(self) -> None:
-        """Remove the selected server (its program is stopped; its secrets forgotten)."""
+        """Remove the selected server (its program is stopped; its secrets and sign-in
+        forgotten)."""
         assert self.host is not None
         from parley.gui import dialogs
 
@@ -276,14 +292,7 @@ class ToolsPage(QWidget):
 
         async def remove() -> None:
             await self._save(servers, None)
-            for where, values in (("env", conf.env), ("headers", conf.headers)):
-                for key, value in values.items():
-                    if value == cfg.KEYRING_MARK:
-                        try:
-                            await asyncio.to_thread(
-                                self.keys.delete, cfg.secret_id(conf.name, where, key))
-                        except ParleyError as exc:
-                            self.say(exc.message)
+            await self._forget(conf.name, _secret_entries(conf))
 
         self.tasks.spawn(remove(), name="mcp-server-remove")
 
@@ -321,3 +330,13 @@ class ToolsPage(QWidget):
                 self.say(f"Imported from Claude desktop: {', '.join(added)}.")
 
         self.tasks.spawn(save(), name="mcp-import")
+
+
+def _secret_entries(conf: cfg.ServerConfig) -> list[tuple[str, str]]:
+    """The keyring entries a server may own: its ``<in keyring>`` env variables and
+    headers, and its sign-in (``parley.core.mcp.oauth``) when it is an HTTP server."""
+    out = [(where, key) for where, values in (("env", conf.env), ("headers", conf.headers))
+           for key, value in values.items() if value == cfg.KEYRING_MARK]
+    if conf.url:
+        out += [("oauth", "tokens"), ("oauth", "client")]
+    return out

@@ -100,9 +100,12 @@ def test_add_edit_and_remove_a_server_with_a_secret_in_the_keyring(driver, qtbot
                  and dlg.tasks.pending == 0)
     assert list(_servers(mcp_json)) == ["fake", "broken", "notes"]  # kept its place
 
+    w.hub.keys.set("mcp:notes:oauth:tokens", "{}")  # as a sign-in would have left
     dialogs.answers.append(True)
     page.remove_server()
     driver.until(lambda: "notes" not in _servers(mcp_json) and dlg.tasks.pending == 0)
+    assert w.hub.keys.get("mcp:notes:env:NOTES_API_KEY") is None
+    assert w.hub.keys.get("mcp:notes:oauth:tokens") is None
     assert "notes" not in " ".join(_rows(page))
     dlg.close()
 
@@ -137,4 +140,10 @@ def test_a_bad_mcp_json_is_explained_on_the_page(driver, home):
     assert "the server “x”" in page.file_error.text()
     assert "both a “command” and a “url”" in page.file_error.text()
     assert page.list.count() == 0
+    page.add_server()  # adding would rewrite the file: refused
+    page.dialog.name_edit.setText("new")
+    page.dialog.command.setText("prog")
+    page.dialog.accept()
+    driver.until(lambda: "has a problem to fix first" in page.message.text())
+    assert (home / "mcp.json").read_text().startswith('{"mcpServers": {"x"')  # untouched
     dlg.close()
