@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 PASTED_NAME = "Pasted image.png"
 STATUS_MS = 10_000
 #: The end of a refusal at send time: the file stays in the tray.
-STILL_ATTACHED = "It is still attached: remove it (✕) to send your message without it."
+STILL_ATTACHED = "It is still attached: remove it (×) to send your message without it."
 DIALOG_FILTERS = ";;".join((
     "All files (*)",
     "Images (*.png *.jpg *.jpeg *.gif *.webp)",
@@ -388,7 +388,7 @@ class ChatAttachments:
         asked = AttachmentTooLarge(entry.name, error.problem, can_downscale=True, advice="",
                                    outcome="Your message was not sent yet.")
         if not await _answer(ask_downscale(self.w, asked)):
-            self._status(f"Remove “{entry.name}” (✕) or pick another model to send.")
+            self._status(f"Remove “{entry.name}” (×) or pick another model to send.")
             return
         assert entry.attachment is not None
         fitted = await asyncio.to_thread(fit, entry.attachment, limits, max_side_px=side)
