@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QPainter, QPaintEvent
-from PySide6.QtWidgets import QStatusBar, QStyle, QStyleOption, QWidget
+from PySide6.QtWidgets import QStatusBar, QStyleOption, QWidget
 
 #: Left/right and top/bottom room around a wrapped message (px).
 PAD_X, PAD_Y = 6, 3
@@ -76,6 +76,8 @@ class WrappingStatusBar(QStatusBar):
         if not self.wraps():
             super().paintEvent(event)
             return
+        from PySide6.QtWidgets import QStyle  # its ~600 enum values: not for the first paint
+
         painter = QPainter(self)
         opt = QStyleOption()
         opt.initFrom(self)

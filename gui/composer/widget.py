@@ -314,6 +314,7 @@ class ComposerBar(QWidget):
         self.button.setFixedSize(34, 34)
         self.button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.button.clicked.connect(self._clicked)
+        self.button.setProperty("busy", False)  # before its first polish: none needed now
 
         self.attach_button = QToolButton(self.frame)
         self.attach_button.setObjectName("AttachButton")
@@ -398,9 +399,10 @@ class ComposerBar(QWidget):
             has_content = bool(self.editor.text().strip()) or (tray is not None
                                                                and tray.count() > 0)
             self.button.setEnabled(has_content and not reading)
-        self.button.setProperty("busy", self._busy)
-        self.button.style().unpolish(self.button)
-        self.button.style().polish(self.button)
+        if self.button.property("busy") != self._busy:  # restyled only when it changes
+            self.button.setProperty("busy", self._busy)
+            self.button.style().unpolish(self.button)
+            self.button.style().polish(self.button)
 
     def _clicked(self) -> None:
         (self.stop_clicked if self._busy else self.send_clicked).emit()
