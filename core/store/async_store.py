@@ -36,6 +36,7 @@ from parley.core.store.models import (
     TitleSource,
     Unchanged,
 )
+from parley.core.store.pg_changes import Change
 from parley.core.store.pg_store import PgStore
 from parley.core.store.store import Store
 from parley.core.store.upgrade.migrations import Progress
@@ -66,6 +67,7 @@ class AsyncStore:
         self._maintenance_delay_s = maintenance_delay_s
         self._maintenance: asyncio.TimerHandle | None = None
         self._closed = False
+        self._feeds: list[Any] = []  # change feeds (watch_changes), closed with the store
         #: Called once, on the event loop, when the file is first found damaged
         #: (parley.core.store.damage: writes have stopped); the window tells the person.
         self.on_damaged: Callable[[], None] | None = None
@@ -122,6 +124,31 @@ class AsyncStore:
     def path(self) -> Path:
         return self._store.path
 
+    async def watch_changes(self, on_change: Callable[[Change], None]) -> Any:
+        """Hear the changes other Parleys commit to the same PostgreSQL database.
+
+        Args:
+            on_change: called on the event loop with each
+                :class:`parley.core.store.pg_changes.Change` (a chat's turns or row, the
+                spaces; ``"reconnected"`` after the server was away: read again).
+
+        Returns:
+            The feed (closed with the store, or by its ``close()``), or None for a
+            sessions.db file, where no other process is heard.
+        """
+        if not isinstance(self._store, PgStore):
+            return None
+        loop = asyncio.get_running_loop()
+        store = self._store
+
+        def deliver(change: Change) -> None:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(on_change, change)
+
+        feed = await asyncio.to_thread(store.change_feed, deliver)
+        self._feeds.append(feed)
+        return feed
+
     @property
     def on_server(self) -> bool:
         """True when the chats are in a PostgreSQL database (no file: no file backups)."""
@@ -138,6 +165,8 @@ class AsyncStore:
         self._closed = True
         if self._maintenance is not None:
             self._maintenance.cancel()
+        for feed in self._feeds:
+            await asyncio.to_thread(feed.close)
         await asyncio.get_running_loop().run_in_executor(self._executor, self._store.close)
         self._executor.shutdown(wait=True)
 

@@ -10,6 +10,8 @@ SQLite does with its own features there:
   indexes, where SQLite has its FTS5 table and triggers;
 * the links of turns to attached files (``turn_attachments``) and the release
   of a file with its last reference, as PL/pgSQL triggers (SQLite: JSON1 triggers);
+* a ``NOTIFY`` on ``parley_changes`` for each row of ``turns``, ``sessions``
+  and ``spaces`` written (``parley_notify``: :mod:`core.store.pg_changes`);
 * ``parley_meta(text)``: a session's ``meta`` as ``jsonb`` (``{}`` when it is
   not a JSON object), for the versions' SQL;
 * the PostgreSQL spellings of the repositories' SQLite-only statements
@@ -132,6 +134,23 @@ FUNCTIONS = [
         END IF;
         RETURN NULL;
     END $$""",
+    # Other Parleys hear of each committed change (core.store.pg_changes).
+    """CREATE OR REPLACE FUNCTION parley_notify() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    DECLARE
+        r record;
+        sid text := NULL;
+    BEGIN
+        IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;
+        IF TG_TABLE_NAME = 'turns' THEN
+            sid := r.session_id;
+        ELSIF TG_TABLE_NAME = 'sessions' THEN
+            sid := r.id;
+        END IF;
+        PERFORM pg_notify('parley_changes', json_build_object('table', TG_TABLE_NAME,
+            'session', sid, 'by', current_setting('application_name'))::text);
+        RETURN NULL;
+    END $$""",
     # The last reference gone: the file goes.
     """CREATE OR REPLACE FUNCTION parley_release_attachment() RETURNS trigger
     LANGUAGE plpgsql AS $$
@@ -157,6 +176,8 @@ SCHEMA_DDL = [
     "FOR EACH ROW EXECUTE FUNCTION parley_link_attachments()",
     "CREATE TRIGGER attachments_release AFTER DELETE ON turn_attachments "
     "FOR EACH ROW EXECUTE FUNCTION parley_release_attachment()",
+    *(f"CREATE TRIGGER {t}_notify AFTER INSERT OR UPDATE OR DELETE ON {t} "
+      "FOR EACH ROW EXECUTE FUNCTION parley_notify()" for t in ("turns", "sessions", "spaces")),
     "CREATE TABLE parley_schema (version integer NOT NULL)",
     f"INSERT INTO parley_schema (version) VALUES ({SCHEMA_VERSION})",
 ]

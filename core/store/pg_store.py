@@ -40,6 +40,7 @@ from parley.core.content import now_ms
 from parley.core.store import pg_errors, pg_sql, spaces
 from parley.core.store.errors import NewerFormat, StoreError
 from parley.core.store.lifecycle import StoreClosed
+from parley.core.store.pg_changes import Change, ChangeFeed, conninfo_of
 from parley.core.store.schema import DEFAULT_SPACE_ID, DEFAULT_SPACE_NAME, metadata
 from parley.core.store.schema import spaces as spaces_table
 from parley.core.store.store import Store
@@ -247,6 +248,18 @@ class PgStore(Store):
     def maintain(self, budget_ms: float = 20.0) -> bool:
         """Nothing to do on a server (its autovacuum keeps the indexes): returns False."""
         return False
+
+    def change_feed(self, on_change: Callable[[Change], None]) -> ChangeFeed:
+        """Start hearing other Parleys' changes to this database (:mod:`core.store.pg_changes`).
+
+        Args:
+            on_change: called with each :class:`Change`, on the feed's own thread.
+
+        Returns:
+            The running feed (listening, or still trying to connect after 10 s);
+            ``close()`` it when done.
+        """
+        return ChangeFeed(conninfo_of(self.url), self.instance, on_change).start()
 
     def report_damage(self) -> None:
         """A file's concern; nothing to do for a server."""
