@@ -155,6 +155,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.setup_panel: SetupPanel | None = None
         self.recovery_page: Any = None
         self.backups: Any = None  # parley.core.backup_schedule.BackupScheduler, set by start
+        self.elsewhere: Any = None  # parley.gui.elsewhere.Elsewhere, on a PostgreSQL database
         self.successor: Any = None  # the window that took this one's place after a recovery
         self.pending_notice: str | None = None  # told once the chats show (after a recovery)
         self.upgrade_notice: str | None = None  # told once ready (a v3 file was upgraded)
@@ -430,6 +431,11 @@ class MainWindow(QMainWindow, WindowCommands):
             # The providers load while the first chat is read and shown.
             hub_task = asyncio.ensure_future(self._open_hub())
             await self.chat.show_first()
+            if self.store.on_server:  # other Parleys' changes show without a restart
+                from parley.gui.elsewhere import Elsewhere
+
+                self.elsewhere = Elsewhere(self)
+                await self.elsewhere.start()
             self._tell_previous_run()  # once a chat shows: told before, a slow start hid it
             early, self.early = self.early, None  # from now on keys act on the chat shown
             if early is not None:
@@ -804,6 +810,8 @@ class MainWindow(QMainWindow, WindowCommands):
                 return False
         self._closed = True
         try:
+            if self.elsewhere is not None:
+                self.elsewhere.close()
             if self.cache_timer is not None:
                 self.cache_timer.close()
             if self.chat is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from parley.core import paths
+from parley.core.content import TextBlock, Turn
 from parley.core.store.pg_store import PgStore
 
 
@@ -51,3 +52,21 @@ def test_the_database_option_is_on_the_command_line():
     args, _qt = parse_args(["--database", "postgresql://me@db.example/parley"])
     assert args.database == "postgresql://me@db.example/parley"
     assert "PARLEY_DATABASE_URL" in build_parser().format_help()
+
+
+def test_another_parleys_chat_and_turns_show_without_a_restart(driver, fake_provider,
+                                                               postgres_url):
+    window = driver.open(env={"PARLEY_DATABASE_URL": postgres_url})
+    other = PgStore.open_url(postgres_url)  # another computer's Parley on the same database
+    try:
+        chat = other.create_session(title="Written on the laptop")
+        other.append_turn(chat.id, Turn("user", [TextBlock("first words from the laptop")]))
+        driver.until(lambda: window.sidebar.model.has(chat.id), timeout=15)
+        window.chat.open_session(chat.id)
+        driver.until(lambda: driver.last_text(window) == "first words from the laptop", 15)
+        other.append_turn(chat.id, Turn("assistant", [TextBlock("and the reply it got")]))
+        driver.until(lambda: driver.last_text(window) == "and the reply it got", timeout=15)
+        assert [t.text() for t in window.chat.turns] == [
+            "first words from the laptop", "and the reply it got"]
+    finally:
+        other.close()

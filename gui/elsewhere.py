@@ -1,0 +1,64 @@
+"""Changes another Parley made to the same PostgreSQL database, shown without a restart.
+
+When the chats are on a server (``--database``), :class:`Elsewhere` subscribes to
+the store's change feed (``AsyncStore.watch_changes``: PostgreSQL ``LISTEN``/
+``NOTIFY``). Changes are gathered for :data:`DELAY_S` (a reply streaming on the
+other computer sends several a second), then the sidebar's list is read again
+and, when the open chat was changed and is not running a reply here, its turns
+too. The composer, its draft and edit mode are left as they are. This Parley's
+own writes are not reported back (the feed leaves them out).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: Seconds changes are gathered before the window shows them.
+DELAY_S = 0.3
+#: Stands for "anything may have changed" (the feed reconnected, or spaces changed).
+EVERYTHING = "*"
+
+
+class Elsewhere:
+    """Shows other Parleys' changes in one window (module docstring)."""
+
+    def __init__(self, window: Any) -> None:
+        self.w = window
+        self.feed: Any = None
+        self._pending: set[str] = set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def start(self) -> None:
+        """Subscribe (nothing to do for a sessions.db file)."""
+        self.feed = await self.w.store.watch_changes(self.changed)
+
+    def changed(self, change: Any) -> None:
+        """A change another Parley committed (``parley.core.store.pg_changes.Change``)."""
+        self._pending.add(change.session_id if change.table in ("turns", "sessions")
+                          and change.session_id else EVERYTHING)
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(DELAY_S, self._flush)
+
+    def _flush(self) -> None:
+        self._timer = None
+        ids, self._pending = self._pending, set()
+        self.w.tasks.spawn(self._show(ids), name="changed-elsewhere")
+
+    async def _show(self, ids: set[str]) -> None:
+        chat = self.w.chat
+        if chat is None or self.w.store is None or self.w.store.closed:
+            return
+        await chat.load_sidebar()
+        sid = chat.session_id
+        if sid is not None and (sid in ids or EVERYTHING in ids) and not chat.runs.running(sid):
+            await chat.reload()
+
+    def close(self) -> None:
+        """Stop showing changes (the feed itself closes with the store)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
