@@ -16,8 +16,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QSizePolicy,
-    QStackedWidget,
     QToolButton,
     QWidget,
 )
@@ -53,17 +51,15 @@ class ChatHeading(QWidget):
         self.editor.installEventFilter(self)
         self.editor.returnPressed.connect(self.commit)
         self.editor.editingFinished.connect(self._left)
-        self.stack = QStackedWidget(self)
-        self.stack.addWidget(self.button)
-        self.stack.addWidget(self.editor)
-        self.stack.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
+        self.editor.hide()  # shown in the button's place while renaming
         self.space = QLabel(self)
         self.space.setObjectName("ChatSpace")
         self.space.setTextFormat(Qt.TextFormat.PlainText)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(6)
-        row.addWidget(self.stack)
+        row.addWidget(self.button)
+        row.addWidget(self.editor)
         row.addWidget(self.space)
         self.restyle()
         self._show_title()
@@ -90,7 +86,7 @@ class ChatHeading(QWidget):
     @property
     def editing(self) -> bool:
         """True while the line edit is shown."""
-        return self.stack.currentWidget() is self.editor
+        return not self.editor.isHidden()
 
     def set_chat(self, title: str | None, space: str | None, *, editable: bool) -> None:
         """Show a chat's title and space name.
@@ -124,7 +120,8 @@ class ChatHeading(QWidget):
         self.editor.setText(self._title)
         self.editor.setMinimumWidth(min(TITLE_MAX_PX, max(
             200, QFontMetrics(self.editor.font()).horizontalAdvance(self._title) + 40)))
-        self.stack.setCurrentWidget(self.editor)
+        self.button.hide()
+        self.editor.show()
         self.editor.selectAll()
         self.editor.setFocus(Qt.FocusReason.ShortcutFocusReason)
         return True
@@ -155,7 +152,8 @@ class ChatHeading(QWidget):
         had_focus = self.editor.hasFocus()
         self._ending = True
         try:
-            self.stack.setCurrentWidget(self.button)
+            self.editor.hide()
+            self.button.show()
         finally:
             self._ending = False
         if had_focus:

@@ -10,7 +10,9 @@ child process starts the fake provider server, fills a Parley home with a few
 chats, opens the real window on Xvfb's screen and captures it with
 ``import -window root``: the first-run set-up, a chat with markdown and code,
 and a reply while it streams. Files: ``<out>/<scene>-<scheme>.png`` with scenes
-``setup``, ``parley`` (the chat; the README shows it) and ``streaming``.
+``setup``, ``parley`` (the chat; the README shows it), ``streaming``,
+``versions`` (a regenerated reply: ‹ 2/2 › under it), ``compaction`` (a
+compacted chat's summary card) and ``greeting`` (a new chat).
 """
 
 from __future__ import annotations
@@ -70,6 +72,25 @@ A few things that help further:
 Memory then stays around the size of one chunk, whatever the file size."""),
       ("user", "Nice. Would Polars be faster? Here is what chunked pandas does now.")]),
 ]
+
+
+GARDEN: list[tuple[str, str]] = [
+    ("user", "I have a 4 x 2 m raised bed in full sun. What should I plant this spring?"),
+    ("assistant", "Tomatoes along the north edge, then peppers, lettuce and basil in front."),
+    ("user", "How far apart should the tomatoes be?"),
+    ("assistant", "About 60 cm: four plants fit along the 2 m side with room to prune."),
+    ("user", "And when do I plant the lettuce?"),
+    ("assistant", "As soon as the soil is workable: lettuce likes it cool. Sow every 3 weeks."),
+    ("user", "Which basil grows best next to tomatoes?"),
+    ("assistant", "Genovese basil: it likes the same sun and water as the tomatoes."),
+    ("user", "What about watering in July?"),
+    ("assistant", "Deeply, twice a week, in the morning; mulch keeps the soil from drying."),
+]
+
+VERSION_REPLY = """Often, yes — but measure first. Polars reads the CSV on every core and, with
+`scan_csv(...).collect(streaming=True)`, never loads the whole file. Chunked
+pandas is single-threaded, so on a laptop Polars is typically **3-10x** faster
+for a group-by like yours."""
 
 
 def chart_png() -> bytes:
@@ -167,7 +188,7 @@ async def fill_store(store: object, fake_url: str) -> None:
     if "Work" not in spaces:
         spaces["Work"] = (await store.create_space("Work")).id  # type: ignore[attr-defined]
     t = 1_767_000_000_000
-    for space, title, turns in CHATS:
+    for space, title, turns in [("General", "Planning the spring garden", GARDEN), *CHATS]:
         session = await store.create_session(  # type: ignore[attr-defined]
             space_id=spaces[space], title=title, model="anthropic:claude-sonnet-4-5")
         for role, text in turns:
@@ -245,6 +266,16 @@ def child(scheme: str, out: Path) -> int:
             await settle(1.0)
             grab(out, "parley", scheme)
 
+            print('scene', 'versions', flush=True)
+            # 2b. The same reply regenerated: the earlier answer is a version (‹ 2/2 ›).
+            server.script(VERSION_REPLY, usage={"input_tokens": 1450, "output_tokens": 120})
+            w.regenerate_reply(w.chat.current_model())
+            await settle(0.3)
+            while w.composer_bar.busy or w.tasks.pending:
+                await asyncio.sleep(0.05)
+            await settle(1.0)
+            grab(out, "versions", scheme)
+
             print('scene', '3', flush=True)
             # 3. A reply while it streams (Stop button, growing text).
             server.script(STREAMING_REPLY, token_delay_ms=30, chunk_size=5)
@@ -254,6 +285,27 @@ def child(scheme: str, out: Path) -> int:
             grab(out, "streaming", scheme)
             w.stop_run()
             await settle(0.5)
+
+            print('scene', 'compaction', flush=True)
+            # 4. A chat compacted: its older turns behind a summary card.
+            garden = next(i for i in w.sidebar.model.session_ids()
+                          if w.chat.sessions[i].title == "Planning the spring garden")
+            w.chat.open_session(garden)
+            await settle(1.0)
+            w.compact_now()
+            await settle(0.3)
+            while w.composer_bar.busy or w.tasks.pending:
+                await asyncio.sleep(0.05)
+            w.transcript.list_view.verticalScrollBar().setValue(0)
+            await settle(1.0)
+            grab(out, "compaction", scheme)
+
+            print('scene', 'greeting', flush=True)
+            # 5. A new chat: its greeting.
+            w.toast.dismiss()
+            w.new_session()
+            await settle(1.2)
+            grab(out, "greeting", scheme)
             await w.shutdown()
             w.close()
 
