@@ -121,7 +121,7 @@ def ask_import_source(parent: QWidget | None, folder: Path | None = None) -> Pat
     if answers:
         answer = answers.popleft()
         return Path(answer) if answer else None
-    name, _ = QFileDialog.getOpenFileName(parent, "Import a conversation",
+    name, _ = QFileDialog.getOpenFileName(parent, "Import chats or a conversation",
                                           str(folder or Path.home()), IMPORT_FILTER)
     return Path(name) if name else None
 

@@ -233,7 +233,9 @@ ACTIONS: tuple[Action, ...] = (
        keywords="image picture file pdf upload add"),
     _a("session.import", "Import conversation…", ("Ctrl+Shift+O",), "global",
        Call("import_conversation"), "File",
-       "Open a conversation exported from Parley, Claude or ChatGPT as a new chat."),
+       "Import a chat history (a ChatGPT, Claude.ai or Open WebUI export) or one conversation "
+       "(Parley JSON or Markdown, Anthropic or OpenAI messages) as new chats.",
+       keywords="chatgpt claude open webui history conversations.json markdown"),
     _a("session.export", "Export chat…", (), "global", Call("export_session"), "File",
        "Save the current chat to a file."),
     _a("app.save_copy", "Save a copy now…", (), "global", Call("save_copy_now"), "File",
