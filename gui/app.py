@@ -91,8 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``parley`` command line: one ``add_argument`` per option Parley accepts.
 
     An option that works without a window (``--version``, ``--self-test``,
-    ``--migrate-only``, ``--import``) is handled in :func:`main` before the
-    display check.
+    ``--migrate-only``, ``--import``, ``--copy-to``) is handled in :func:`main`
+    before the display check.
 
     Returns:
         The parser; ``--help`` prints what it lists, an unknown option is an error
@@ -111,6 +111,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="keep the chats in the PostgreSQL database at URL "
                              "(postgresql://user@host:5432/parley; same as PARLEY_DATABASE_URL) "
                              "instead of sessions.db")
+    parser.add_argument("--copy-to", metavar="TARGET",
+                        help="copy every chat (from sessions.db, or from --database) to TARGET: "
+                             "an empty PostgreSQL database (postgresql://…) or a new sessions.db "
+                             "file; verified, the original unchanged; print a summary and exit "
+                             "(2: nothing copied, with the reason)")
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     parser.add_argument("--self-test", action="store_true",
                         help="check this installation offscreen in a temporary folder and exit "
@@ -603,6 +608,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from parley.core.migrate_cli import migrate_only
 
         return migrate_only(home)
+    if args.copy_to:
+        from parley.core.transfer_cli import copy_only
+
+        return copy_only(args.copy_to, home, args.database)
     if args.import_file:
         from parley.core.import_cli import import_only
 

@@ -25,11 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sqlalchemy import text
-
 from parley.core.content import Turn, new_id, now_ms
 from parley.core.errors import ParleyError
-from parley.core.store import attachments, sessions, spaces, turns, versions
+from parley.core.store import attachments, pg_sql, sessions, spaces, turns, versions
+from parley.core.store.dialect import dual_text
 from parley.core.store.schema import DEFAULT_SPACE_ID
 from parley.core.store.schema import turns as T
 
@@ -118,9 +117,10 @@ class Written:
     skipped: int
 
 
-_IDS = text(
+_IDS = dual_text(
     "SELECT json_extract(meta, '$.imported.id') FROM sessions "
-    "WHERE parent_session_id IS NULL AND json_extract(meta, '$.imported.source') = :source"
+    "WHERE parent_session_id IS NULL AND json_extract(meta, '$.imported.source') = :source",
+    pg_sql.IMPORTED_IDS,
 )
 
 

@@ -261,5 +261,9 @@ COPIES = (
 #: Taken first when a turn is saved: two Parleys saving to one chat queue here, so
 #: the second reads the first's turn before choosing its ``seq`` (SQLite: BEGIN IMMEDIATE).
 LOCK_SESSION = "SELECT 1 FROM sessions WHERE id = :sid FOR UPDATE"
+IMPORTED_IDS = (
+    "SELECT parley_meta(meta)->'imported'->>'id' FROM sessions WHERE parent_session_id IS NULL "
+    "AND parley_meta(meta)->'imported'->>'source' = :source"
+)
 #: compactions in the order they were written (SQLite: rowid).
 COMPACTION_ORDER = "compactions.ctid"

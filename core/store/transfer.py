@@ -1,0 +1,197 @@
+"""Copy every chat from one store to another: a sessions.db file to PostgreSQL, and back.
+
+:func:`copy_store` reads the source in one read transaction (one consistent
+snapshot; nothing is written to it) and writes the destination in one write
+transaction: spaces, settings, app state, attached files, sessions, turns and
+compactions, in the source's order. The destination's own indexes follow
+(SQLite: the FTS5 triggers; PostgreSQL: the generated ``tsvector`` columns),
+as do the links of turns to files. Before committing, the copy is verified:
+the rows of every table are counted on both sides and every turn is compared
+(a sha256 over each turn's id, chat, position, role, content and time, in id
+order); any difference rolls the whole copy back — the destination is then as
+it was.
+
+The destination must hold no chats (a new sessions.db, or an empty database:
+:class:`DestinationNotEmpty` otherwise), so a copy never mixes two histories.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Table, delete, func, select
+from sqlalchemy.engine import Connection
+
+from parley.core.store import pg_sql, schema
+from parley.core.store.dialect import dual_literal
+from parley.core.store.errors import StoreError
+from parley.core.store.store import Store
+
+#: ``progress(done, total)``: rows copied so far, of all tables.
+Progress = Callable[[int, int], None]
+BATCH_ROWS = 500
+#: Attached files per batch (they can be large).
+BATCH_FILES = 20
+
+#: Tables copied, in this order (turn_attachments is rebuilt by the destination's triggers).
+TABLES = ("spaces", "settings", "app_state", "attachments", "sessions", "turns", "compactions")
+
+
+class DestinationNotEmpty(StoreError):
+    def __init__(self, where: str, chats: int) -> None:
+        super().__init__(
+            f"{where} already holds {chats} chat{'s' if chats != 1 else ''}; Parley copies "
+            "only into an empty place, so two histories never mix. Nothing was copied. Choose "
+            "a new file or an empty database."
+        )
+
+
+class CopyMismatch(StoreError):
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"The copy did not match the original ({what}), so it was undone: the destination "
+            "is as it was and the original was not changed. Try again; if it happens again, "
+            "keep using the original."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CopyReport:
+    """What was copied (and verified equal on both sides).
+
+    Attributes:
+        counts: rows per table, ``{"sessions": 12, "turns": 340, …}``.
+        turns_digest: the sha256 (hex) both sides' turns gave.
+    """
+
+    counts: dict[str, int]
+    turns_digest: str
+
+    def summary(self) -> str:
+        """One line for a person: ``12 chats, 340 messages, 2 files, 3 spaces``."""
+        c = self.counts
+        return (f"{c['sessions']} chats, {c['turns']} messages, {c['attachments']} attached "
+                f"files, {c['spaces']} spaces, {c['compactions']} compactions")
+
+
+def _where(store: Store) -> str:
+    return str(getattr(store, "where", None) or store.path)
+
+
+def _table(name: str) -> Table:
+    return schema.metadata.tables[name]
+
+
+def _columns(table: Table) -> list[Any]:
+    """The columns copied: all declared ones but the destination's own row numbers."""
+    return [c for c in table.columns if not (c.name == "n" and table.name in ("sessions",
+                                                                              "turns"))]
+
+
+def _order(table: Table) -> list[Any]:
+    if table.name in ("sessions", "turns"):
+        return [table.c.n]
+    return [c for c in table.primary_key.columns]
+
+
+def _count(con: Connection, name: str) -> int:
+    return int(con.execute(select(func.count()).select_from(_table(name))).scalar_one())
+
+
+def _rows(con: Connection, table: Table, batch: int) -> Iterator[list[dict[str, Any]]]:
+    """The table's rows as dicts, in order, ``batch`` at a time (keyset pagination)."""
+    cols = _columns(table)
+    if table.name == "compactions":  # few; in the order they were written
+        order_written = dual_literal("compactions.rowid", pg_sql.COMPACTION_ORDER)
+        rows = con.execute(select(*cols).order_by(table.c.created_at, order_written)).all()
+        for i in range(0, len(rows), batch):
+            yield [{c.name: getattr(r, c.name) for c in cols} for r in rows[i : i + batch]]
+        return
+    order = _order(table)
+    key = order[0]
+    last: Any = None
+    while True:
+        q = select(*cols, *([key] if key not in cols else [])).order_by(*order).limit(batch)
+        if last is not None:
+            q = q.where(key > last)
+        rows = con.execute(q).all()
+        if not rows:
+            return
+        last = getattr(rows[-1], key.name)
+        yield [{c.name: getattr(r, c.name) for c in cols} for r in rows]
+
+
+def turns_digest(con: Connection) -> str:
+    """sha256 over every turn (id, chat, position, role, content, flags, time), in id order."""
+    t = _table("turns")
+    h = hashlib.sha256()
+    cols = (t.c.id, t.c.session_id, t.c.seq, t.c.role, t.c.blocks, t.c.aborted, t.c.model,
+            t.c.usage, t.c.created_at)
+    last = ""
+    while True:
+        rows = con.execute(select(*cols).where(t.c.id > last).order_by(t.c.id)
+                           .limit(BATCH_ROWS)).all()
+        if not rows:
+            return h.hexdigest()
+        for r in rows:
+            h.update("\x1f".join("" if v is None else str(v) for v in r).encode("utf-8"))
+            h.update(b"\x1e")
+        last = rows[-1].id
+
+
+def _check_empty(dst: Connection, where: str) -> None:
+    chats = _count(dst, "sessions")
+    if chats:
+        raise DestinationNotEmpty(where, chats)
+
+
+def _copy(src: Connection, dst: Connection, progress: Progress | None) -> CopyReport:
+    counts = {name: _count(src, name) for name in TABLES}
+    total, done = sum(counts.values()), 0
+    # The destination's default space, settings and state give way to the source's.
+    for name in ("spaces", "settings", "app_state"):
+        dst.execute(delete(_table(name)))
+    for name in TABLES:
+        table = _table(name)
+        for rows in _rows(src, table, BATCH_FILES if name == "attachments" else BATCH_ROWS):
+            dst.execute(table.insert(), rows)
+            done += len(rows)
+            if progress is not None:
+                progress(done, total)
+    for name in TABLES:
+        got = _count(dst, name)
+        if got != counts[name]:
+            raise CopyMismatch(f"{counts[name]} {name} in the original, {got} in the copy")
+    digest = turns_digest(src)
+    if turns_digest(dst) != digest:
+        raise CopyMismatch("the messages differ")
+    return CopyReport(counts, digest)
+
+
+def copy_store(source: Store, dest: Store, progress: Progress | None = None) -> CopyReport:
+    """Copy every chat of ``source`` into ``dest`` (module docstring), verified.
+
+    Args:
+        source: an open store (file or database); only read.
+        dest: an open store holding no chats (file or database).
+        progress: called as ``progress(done, total)`` rows, on this thread.
+
+    Returns:
+        The report: rows per table and the turns' digest, equal on both sides.
+
+    Raises:
+        DestinationNotEmpty: ``dest`` holds chats (nothing was written).
+        CopyMismatch: the copy differed from the original (it was rolled back).
+        StoreError: either store's errors (server unreachable, disk full…); the
+            destination's transaction was rolled back.
+    """
+    where = _where(dest)
+
+    def write(dst: Connection) -> CopyReport:
+        _check_empty(dst, where)
+        return source._r(lambda src: _copy(src, dst, progress))
+
+    return dest._w(write)

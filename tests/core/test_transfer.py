@@ -1,0 +1,193 @@
+"""Copying every chat from a sessions.db file to PostgreSQL and back (real file, real server)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from pathlib import Path
+
+import pytest
+
+from parley.core.content import (
+    CompactSummaryBlock,
+    ImageBlock,
+    TextBlock,
+    Turn,
+    Usage,
+)
+from parley.core.store.imports import NewChat
+from parley.core.store.pg_store import PgStore
+from parley.core.store.store import Store
+from parley.core.store.transfer import CopyMismatch, DestinationNotEmpty, copy_store
+from parley.core.transfer_cli import copy_only
+from tests.core.rawdb import raw_rows
+from tests.core.test_attachments_store import b64, png
+
+
+def fill(db: Store) -> dict[str, str]:
+    """A store with some of everything: spaces, chats, a fork, a version, a compaction,
+    an attached picture, usage, settings and window state."""
+    work = db.create_space("Work", system_prompt="Be brief.")
+    a = db.create_session(title="Trip to Lisbon")
+    t1 = db.append_turn(a.id, Turn("user", [TextBlock("Where is the best café?"),
+                                            ImageBlock("image/png", b64(png()))]))
+    t2 = db.append_turn(a.id, Turn("assistant", [TextBlock("Try the pastéis place.")],
+                                   model="anthropic:claude", usage=Usage(12, 30)))
+    db.append_turn(a.id, Turn("user", [TextBlock("And the tram?")]))
+    db.add_usage(a.id, Usage(12, 30, 0, 0, 0.25))
+    summary = Turn("user", [CompactSummaryBlock("we talked about Lisbon", None, None, None, 0)])
+    db.record_compaction(a.id, summary, first_turn_id=t1.id, last_turn_id=t2.id,
+                         replaced_count=2, reason="manual")
+    fork = db.fork(a.id, t2.id, title="Lisbon, another way")
+    db.fork(a.id, t1.id, kind="version")
+    b = db.create_session(title="Budget", space_id=work.id)
+    db.append_turn(b.id, Turn("user", [TextBlock("quarterly numbers please")]))
+    db.pin_session(b.id, True)
+    db.set_setting("theme", "dark")
+    db.set_state(f"draft:{b.id}", "half a sentence")
+    return {"a": a.id, "b": b.id, "fork": fork.id, "work": work.id}
+
+
+def snapshot(db: Store) -> dict[str, object]:
+    """Everything a person sees, through the store's API (ids, titles, turns, files…)."""
+    chats = db.list_sessions(include_archived=True, include_versions=True, limit=10_000)
+    return {
+        "spaces": [(s.id, s.name, s.position, s.system_prompt) for s in db.list_spaces()],
+        "chats": [(s.id, s.title, s.space_id, s.parent_session_id, s.pinned, s.usage,
+                   s.created_at, s.meta, s.turn_count, s.is_version) for s in chats],
+        "turns": {s.id: [(t.id, t.role, t.blocks, t.model, t.usage, t.created_at)
+                         for t in db.get_turns(s.id)] for s in chats},
+        "compactions": {s.id: [(c.id, c.summary_turn_id, c.replaced_count)
+                               for c in db.list_compactions(s.id)] for s in chats},
+        "files": db.attachment_usage(),
+        "settings": db.all_settings(),
+    }
+
+
+def file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_file_copies_to_postgresql_and_back_unchanged(tmp_path, postgres_url):
+    path = tmp_path / "sessions.db"
+    src = Store.open(path)
+    ids = fill(src)
+    before = snapshot(src)
+    src.close()
+    original = file_hash(path)
+
+    src, pg = Store.open(path), PgStore.open_url(postgres_url)
+    seen: list[tuple[int, int]] = []
+    try:
+        report = copy_store(src, pg, lambda done, total: seen.append((done, total)))
+        assert snapshot(pg) == before
+        assert pg.get_state(f"draft:{ids['b']}") == "half a sentence"
+        assert [h.session_id for h in pg.search("pastéis")][:1] == [ids["a"]]
+        assert {h.session_id for h in pg.search("quarterly")} == {ids["b"]}
+    finally:
+        src.close()
+    assert file_hash(path) == original  # the source was only read
+    assert report.counts["sessions"] == 4 and report.counts["attachments"] == 1
+    assert seen[-1][0] == seen[-1][1] == sum(report.counts.values())
+
+    back_path = tmp_path / "back" / "sessions.db"
+    back = Store.open(back_path)
+    try:
+        again = copy_store(pg, back)
+        assert again.turns_digest == report.turns_digest
+        assert snapshot(back) == before
+        assert {h.session_id for h in back.search("quarterly")} == {ids["b"]}
+        assert back.attachment_data(next(iter(
+            b.attachment_id for t in back.get_turns(ids["a"], hydrate=False) for b in t.blocks
+            if isinstance(b, ImageBlock)))) == png()
+    finally:
+        back.close()
+        pg.close()
+
+
+def test_a_destination_with_chats_is_left_alone(tmp_path, postgres_url):
+    src = Store.open(tmp_path / "sessions.db")
+    pg = PgStore.open_url(postgres_url)
+    try:
+        fill(src)
+        mine = pg.create_session(title="Already here")
+        with pytest.raises(DestinationNotEmpty, match="already holds 1 chat;"):
+            copy_store(src, pg)
+        assert [s.id for s in pg.list_sessions()] == [mine.id]
+    finally:
+        src.close()
+        pg.close()
+
+
+def test_a_copy_that_differs_is_undone(tmp_path, postgres_url):
+    src = Store.open(tmp_path / "sessions.db")
+    pg = PgStore.open_url(postgres_url)
+    try:
+        fill(src)
+        # The server changes one message as it is written: the check must catch it.
+        raw_rows(pg, "CREATE FUNCTION garble() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                     "NEW.blocks := replace(NEW.blocks, 'tram', 'bus'); RETURN NEW; END $$")
+        raw_rows(pg, "CREATE TRIGGER garble BEFORE INSERT ON turns FOR EACH ROW "
+                     "EXECUTE FUNCTION garble()")
+        with pytest.raises(CopyMismatch, match="the messages differ"):
+            copy_store(src, pg)
+        assert pg.list_sessions() == []
+        assert [s.name for s in pg.list_spaces()] == ["General"]
+    finally:
+        src.close()
+        pg.close()
+
+
+@pytest.mark.slow  # ~20 s
+def test_ten_thousand_chats_copy_to_postgresql_turn_for_turn(tmp_path, postgres_url):
+    src = Store.open(tmp_path / "sessions.db")
+    pg = PgStore.open_url(postgres_url)
+    try:
+        chats = [NewChat(f"Chat {i}", [Turn("user", [TextBlock(f"question number {i}")]),
+                                       Turn("assistant", [TextBlock(f"answer {i} ✓")])],
+                         source="test", source_id=str(i)) for i in range(10_000)]
+        src.import_chats(chats)
+        report = copy_store(src, pg)
+        assert report.counts["sessions"] == 10_000 and report.counts["turns"] == 20_000
+        sql = ("SELECT id, session_id, seq, role, blocks, aborted, model, usage, created_at "
+               "FROM turns ORDER BY id")
+        assert raw_rows(pg, sql) == raw_rows(src, sql)  # every turn, compared
+        assert pg.search("\"question number 9999\"")[0].session_id == \
+            src.search("\"question number 9999\"")[0].session_id
+    finally:
+        src.close()
+        pg.close()
+
+
+def test_the_command_line_copies_and_says_what(tmp_path, postgres_url):
+    home = tmp_path / "home"
+    with Store.open(home / "sessions.db") as db:
+        fill(db)
+    out, err = io.StringIO(), io.StringIO()
+    assert copy_only(postgres_url, home, out=out, err=err) == 0
+    assert out.getvalue().startswith("Copied 4 chats, 8 messages, 1 attached files, 2 spaces, "
+                                     "1 compactions to parley@127.0.0.1:")
+    assert "was not changed" in out.getvalue()
+    assert "100%" in err.getvalue()
+    assert "parley-test-password" not in out.getvalue()
+
+    # and back, from the database to a new file
+    out, err = io.StringIO(), io.StringIO()
+    target = tmp_path / "copy" / "sessions.db"
+    assert copy_only(str(target), tmp_path / "other-home", database=postgres_url,
+                     out=out, err=err) == 0
+    with Store.open(target) as copy, Store.open(home / "sessions.db") as original:
+        assert snapshot(copy) == snapshot(original)
+
+    # a second copy into the same place is refused, with the reason
+    out, err = io.StringIO(), io.StringIO()
+    assert copy_only(postgres_url, home, out=out, err=err) == 2
+    assert "already holds 4 chats" in err.getvalue()
+    assert out.getvalue() == ""
+
+
+def test_nothing_to_copy_without_a_sessions_file(tmp_path):
+    err = io.StringIO()
+    assert copy_only(str(tmp_path / "x.db"), tmp_path / "empty-home", err=err) == 2
+    assert "Nothing to copy" in err.getvalue()
+    assert not (tmp_path / "empty-home").exists()
