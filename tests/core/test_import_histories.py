@@ -329,3 +329,45 @@ async def test_a_zipped_export_is_named_as_such(store, tmp_path):
     with pytest.raises(NotAConversation, match="unzip it and import the conversations.json"):
         await import_path(store, path)
     assert await all_sessions(store) == []
+
+
+async def test_odd_but_plausible_exports_import_without_losing_what_can_be_read(store):
+    odd = ChatGPTConversation(None, "conv-odd")  # type: ignore[arg-type]
+    odd.text("user", "First question")
+    odd.add(None, "assistant", {"content_type": "text", "parts": [None, 3, "Answer one"]},
+            model="gpt-4o")
+    odd.add(None, "user", None)  # type: ignore[arg-type]  # no content at all
+    odd.text("user", "Second question")
+    odd.text("assistant", "Answer two", model="gpt-4o")
+    conv = odd.to_json(current="no-such-node")  # unknown: the newest leaf is shown
+    conv["create_time"] = None
+    conv["mapping"]["orphan"] = {"id": "orphan", "parent": "gone", "children": [],
+                                 "message": {"id": "orphan", "author": {"role": "user"},
+                                             "content": {"content_type": "text",
+                                                         "parts": ["An orphan"]},
+                                             "create_time": T0 - 50}}
+    conv["mapping"]["loop-a"] = {"id": "loop-a", "parent": "loop-b", "children": ["loop-b"],
+                                 "message": None}
+    conv["mapping"]["loop-b"] = {"id": "loop-b", "parent": "loop-a", "children": ["loop-a"],
+                                 "message": None}
+    audio = ChatGPTConversation("Voice", "conv-voice")
+    audio.add(audio.root, "user", {"content_type": "multimodal_text", "parts": [
+        {"content_type": "audio_transcription", "text": "what time is it", "direction": "in"},
+        {"content_type": "audio_asset_pointer", "asset_pointer": "sediment://file_1"}]})
+    audio.add(None, "assistant", {"content_type": "multimodal_text", "parts": [
+        {"content_type": "audio_transcription", "text": "It is noon.", "direction": "out"}]},
+        model="gpt-4o")
+    summary = await import_data(store, json.dumps([conv, audio.to_json()]))
+
+    first, voice = [await store.get_session(s) for s in summary.session_ids]
+    turns = await store.get_turns(first.id)
+    assert [t.text() for t in turns] == ["First question", "Answer one", "Second question",
+                                         "Answer two"]
+    assert first.title == "First question"  # no title: from the first message, as new chats
+    assert [t.text() for t in await store.get_turns(voice.id)] == ["what time is it",
+                                                                    "It is noon."]
+    assert "1 voice recording(s) were left out (their transcripts were kept)." in summary.text()
+    # The orphan is a branch of its own (no shared start): a version from the first message.
+    (orphan,) = await store.list_forks(first.id)
+    assert [t.text() for t in await store.get_turns(orphan.id)] == ["An orphan"]
+    assert orphan.forked_from_turn_id == turns[0].id
