@@ -6,7 +6,8 @@ message box first holds text (``typed``), when the sidebar lists the sessions
 and when the providers are ready, and once idle the longest GUI-thread stall
 since the first paint (``parley-stat gui-stall-max <s>``), then closes. Times
 are from just before the process is spawned (interpreter start and imports
-included). A bare PySide6 window is measured the same way: the floor.
+included). A bare PySide6 window is measured the same way: the floor (launched
+before each launch of the app, so both meet the same load on a shared machine).
 
 Under Xvfb (the default when ``Xvfb`` and ``xdotool`` are installed) the
 benchmark types a message and Enter with ``xdotool`` (real X key events) the
@@ -158,27 +159,25 @@ def message_arrival(fake: FakeProviderServer, m0: float) -> float | None:
     return sent[0].at - m0
 
 
-def measure_store(name: str, runs: int, app_cmd: list[str], base_env: dict[str, str],
-                  cwd: Path, fake: FakeProviderServer, typing: bool) -> dict[str, list[float]]:
-    """Launch the app ``runs`` times (after one warm-up) on store ``name``."""
-    out: dict[str, list[float]] = {k: [] for k in FIGURES}
-    for i in range(runs + 1):
-        home = home_for(name)
-        env = {**base_env}
-        fake.reset()
-        m0 = time.monotonic()
-        events = run_once([*app_cmd, "--home", str(home)], env, cwd, typing=typing)
-        sent = message_arrival(fake, m0) if typing else None
-        if i == 0:
-            continue  # warm-up: OS file cache, .pyc files
-        for key in ("first-paint", "sessions-listed", "ready", "gui-stall-max"):
-            if key in events:
-                out[key].append(events[key])
-        if typing and "typed" in events:
-            out["first-keystroke-kept"].append(events["typed"])
-        if sent is not None:
-            out["message-sent"].append(sent)
-    return out
+def launch(name: str, app_cmd: list[str], base_env: dict[str, str], cwd: Path,
+           fake: FakeProviderServer, typing: bool, out: dict[str, list[float]] | None) -> None:
+    """Launch the app once on store ``name``; add its figures to ``out`` (None: a
+    warm-up launch, for the OS file cache and the .pyc files)."""
+    home = home_for(name)
+    env = {**base_env}
+    fake.reset()
+    m0 = time.monotonic()
+    events = run_once([*app_cmd, "--home", str(home)], env, cwd, typing=typing)
+    sent = message_arrival(fake, m0) if typing else None
+    if out is None:
+        return
+    for key in ("first-paint", "sessions-listed", "ready", "gui-stall-max"):
+        if key in events:
+            out[key].append(events[key])
+    if typing and "typed" in events:
+        out["first-keystroke-kept"].append(events["typed"])
+    if sent is not None:
+        out["message-sent"].append(sent)
 
 
 _EMPTY_HOMES: list[Path] = []
@@ -273,16 +272,26 @@ def main(argv: list[str] | None = None) -> int:
         else:
             env["QT_QPA_PLATFORM"] = "offscreen"
             print("offscreen: no keys can be typed; keystroke and message figures are left out")
-        bare = [run_once(bare_cmd, env, ROOT)["first-paint"] for _ in range(args.runs + 1)][1:]
+        # The floor and the app launched in turn: a shared machine's load changes from
+        # minute to minute, and the ratios compare launches made under the same load.
+        bare: list[float] = []
+        results: dict[str, dict[str, list[float]]] = {
+            name: {k: [] for k in FIGURES} for name in stores}
+        for i in range(args.runs + 1):  # the first round warms up
+            paint = run_once(bare_cmd, env, ROOT)["first-paint"]
+            if i:
+                bare.append(paint)
+            for name in stores:
+                launch(name, app_cmd, env, args.app_root, fake, typing,
+                       results[name] if i else None)
         floor = statistics.median(bare)
-        results = {name: measure_store(name, args.runs, app_cmd, env, args.app_root, fake,
-                                       typing) for name in stores}
     fake.stop()
     for home in _EMPTY_HOMES:
         shutil.rmtree(home, ignore_errors=True)
 
     load_after = os.getloadavg()
-    print(f"app: {args.app_root}; {args.runs} launches per store after a warm-up, "
+    print(f"app: {args.app_root}; {args.runs} launches per store after a warm-up, each "
+          "after one of the bare window, "
           f"{args.display}; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
     print(f"floor (bare PySide6 window, first paint) {floor:.3f} 1.00")
     for name, res in results.items():
