@@ -115,7 +115,8 @@ class ChatRuns:
 
     def waiting_messages(self) -> list[str]:
         """The chats whose sent message waits for its provider (saved, not sent yet)."""
-        return [sid for sid in self._waiting if self._doing.get(sid, ("", ""))[0] == "send"]
+        return [sid for sid in self._waiting
+                if sid is not None and self._doing.get(sid, ("", ""))[0] == "send"]
 
     def activity(self, sid: str | None) -> None:
         """Something happened in a chat: its pre-cache-expiry compaction is called off."""
@@ -509,8 +510,9 @@ class ChatRuns:
             self._show_connecting(sid, ref)
             with contextlib.suppress(UnknownProvider):  # the run says so
                 await self.chat.hub.prepare(ref)
-            session = self.chat.sessions.get(sid)
-            if session is not None and not session.model:  # sent before it had one
+            session = self.chat.sessions.get(sid) if sid is not None else None
+            if sid is not None and session is not None and not session.model:
+                # Sent before it had one: its chat keeps the model it was sent to.
                 self.chat.sessions[sid] = await self.chat.store.set_session_model(sid, ref)
             return ref
         finally:

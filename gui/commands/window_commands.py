@@ -32,6 +32,7 @@ class WindowCommands:
     transcript: Any
     early: Any  # parley.gui.composer.early_input.EarlyInput | None
     queue_early_message: Any
+    take_back_early_message: Any
     def _chat_call(self, name: str, *args: Any) -> Any:
         """Call ``name`` (a dotted path from the controller) when the chat page is up;
         before the first chat is shown, once it is (``parley.gui.composer.early_input``)."""
