@@ -459,7 +459,9 @@ def test_editing_a_message_shows_its_files_to_keep_remove_or_add(driver, fake_pr
     original = driver.run(w.store.get_turns(original_sid))
     assert original[0].text().endswith("Describe them")  # the original is unchanged
     assert [p.name for p in w.chat.attachments.pending()] == []  # the fork's tray is empty
-    w.open_session(original_sid)
+    # The edit is a version of the chat: ‹ on the message shows the original again.
+    driver.until(lambda: w.transcript.version_of(w.chat.turns[0].id) == (2, 2))
+    assert w.chat.switch_version(w.chat.turns[0].id, -1)
     driver.until(lambda: w.chat.session_id == original_sid)
     assert [p.name for p in w.chat.attachments.pending()] == ["later.txt"]  # back
 
