@@ -37,12 +37,14 @@ VERSION = "version"
 FORK = "fork"
 SHOWN_KEY = "shown_version"
 
-#: SQL: 1 when the session row ``{s}`` is a version (see the module doc), else 0.
+#: SQL: 1 when the session row ``{s}`` is a version (see the module doc), else 0 (never
+#: NULL: an untitled fork is no version).
 IS_VERSION = (
     "(CASE json_extract(CASE WHEN json_valid({s}.meta) THEN {s}.meta ELSE '{{}}' END, "
     "'$.fork_kind') WHEN 'version' THEN 1 WHEN 'fork' THEN 0 "
-    "ELSE ({s}.parent_session_id IS NOT NULL AND ({s}.title LIKE '% (edited)' "
-    "OR {s}.title LIKE '% (previous answer)' OR {s}.title GLOB 'Answer [0-9]*')) END)"
+    "ELSE ({s}.parent_session_id IS NOT NULL AND (coalesce({s}.title, '') LIKE '% (edited)' "
+    "OR coalesce({s}.title, '') LIKE '% (previous answer)' "
+    "OR coalesce({s}.title, '') GLOB 'Answer [0-9]*')) END)"
 )
 
 

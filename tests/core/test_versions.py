@@ -146,6 +146,8 @@ def test_forks_of_earlier_builds_are_recognised_by_their_titles(tmp_path):
     kept = db.fork(sid, turns[-1].id, title="Answer 1 (Sonnet 4.6, 14:32) · Trip")
     previous = db.fork(sid, turns[-1].id, title="Trip (previous answer)")
     explicit = db.fork(sid, turns[1].id)  # "Trip (fork)"
+    untitled = db.fork(sid, turns[1].id)
+    db.rename_session(untitled.id, None)  # an untitled fork (v3 files have them)
     db.close()
     con = sqlite3.connect(path)  # as an earlier build wrote them: no kind in meta
     con.execute("UPDATE sessions SET meta = '{}'")
@@ -154,7 +156,8 @@ def test_forks_of_earlier_builds_are_recognised_by_their_titles(tmp_path):
 
     db = Store.open(path)
     try:
-        assert set(listed(db)) == {sid, explicit.id}
+        assert set(listed(db)) == {sid, explicit.id, untitled.id}
+        assert not db.get_session(untitled.id).is_version
         assert {s.id for s in db.list_forks(sid) if s.is_version} == {
             edited.id, kept.id, previous.id}
         assert set(db.versions(sid).members) == {sid, edited.id, kept.id, previous.id}
