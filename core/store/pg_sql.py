@@ -184,11 +184,13 @@ SCHEMA_DDL = [
 
 # --- the repositories' statements ---------------------------------------------------
 
-#: versions.IS_VERSION: 1 when the session row ``{s}`` is a version, else 0 (NULL: unknown).
+#: versions.IS_VERSION: 1 when the session row ``{s}`` is a version, else 0 (never NULL:
+#: an untitled fork is no version).
 IS_VERSION = (
     "(CASE parley_meta({s}.meta)->>'fork_kind' WHEN 'version' THEN 1 WHEN 'fork' THEN 0 "
-    "ELSE ({s}.parent_session_id IS NOT NULL AND ({s}.title LIKE '% (edited)' "
-    "OR {s}.title LIKE '% (previous answer)' OR {s}.title ~ '^Answer [0-9]'))::int END)"
+    "ELSE ({s}.parent_session_id IS NOT NULL AND (coalesce({s}.title, '') LIKE '% (edited)' "
+    "OR coalesce({s}.title, '') LIKE '% (previous answer)' "
+    "OR coalesce({s}.title, '') ~ '^Answer [0-9]'))::int END)"
 )
 
 

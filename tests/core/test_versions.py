@@ -225,3 +225,11 @@ def test_a_hit_in_a_version_is_titled_with_its_chat(db):
     db.rename_session(sid, "Lisbon in May")
     [hit] = db.search("castles")
     assert hit.session_title == "Lisbon in May"
+
+
+def test_an_untitled_fork_is_a_chat_of_the_list(db):
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    fork = db.fork(sid, db.get_turns(sid)[0].id)
+    db.rename_session(fork.id, None)
+    assert set(listed(db)) == {sid, fork.id}
+    assert not db.get_session(fork.id).is_version
