@@ -17,22 +17,39 @@ SQLite does with its own features there:
 * the PostgreSQL spellings of the repositories' SQLite-only statements
   (chosen per connection by :mod:`parley.core.store.dialect`).
 
-Text search uses the ``simple`` configuration (lower-cased words, no stemming,
-no stop words: like the SQLite index), over the first :data:`MAX_INDEXED_CHARS`
-characters of a turn (a ``tsvector`` is limited to 1 MB). Unlike the SQLite
-index it does not fold diacritics nor split Chinese/Japanese/Thai text into
-characters.
+Text search prepares text like the SQLite index (``parley_normalize``:
+:func:`core.store.textindex.normalize` in SQL) and indexes it with the
+configuration :data:`SEARCH_CONFIG` (``simple``: lower-cased words, no stemming,
+no stop words; diacritics folded by ``unaccent`` when the server has that
+extension), over the first :data:`MAX_INDEXED_CHARS` characters of a turn (a
+``tsvector`` is limited to 1 MB). Words are cut by PostgreSQL's own parser,
+not FTS5's: results can differ on punctuation inside words.
 """
 
 from __future__ import annotations
 
+from parley.core.store import textindex
+
 #: Characters of a turn's text that PostgreSQL's index reads (the rest is not searchable).
 MAX_INDEXED_CHARS = 300_000
-SEARCH_CONFIG = "simple"
+#: The text search configuration of the index and of queries: ``simple`` (lower-cased
+#: words, no stemming, no stop words), with the ``unaccent`` dictionary first when the
+#: server has that extension (diacritics folded, as SQLite's index does).
+SEARCH_CONFIG = "parley_search"
 #: The version of the PostgreSQL schema (kept in ``parley_schema``), like SQLite's user_version.
 SCHEMA_VERSION = 4
 
+# core.store.textindex.normalize in SQL: NFKC, Arabic/Hebrew vowel marks dropped, ё
+# folded, and each character of space-less scripts (CJK, kana, Hangul, Thai…) set apart.
+_NORMALIZE = (
+    "regexp_replace(regexp_replace(translate(normalize(t, NFKC), 'ёЁ', 'еЕ'), "
+    f"'[{textindex.STRIPPED}]', '', 'g'), "
+    f"'([{textindex.SPLIT_BASES}][{textindex.SPLIT_MARKS}]*)', ' \\1 ', 'g')"
+)
+
 FUNCTIONS = [
+    f"""CREATE OR REPLACE FUNCTION parley_normalize(t text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT {_NORMALIZE} $$""",
     # A session's meta as an object (for the versions' SQL); '{}' when not a JSON object.
     """CREATE OR REPLACE FUNCTION parley_meta(meta text) RETURNS jsonb
     LANGUAGE plpgsql IMMUTABLE AS $$
@@ -163,9 +180,20 @@ FUNCTIONS = [
 
 _TURN_VEC = (
     f"to_tsvector('{SEARCH_CONFIG}'::regconfig, "
-    f"left(parley_turn_text(blocks), {MAX_INDEXED_CHARS}))"
+    f"parley_normalize(left(parley_turn_text(blocks), {MAX_INDEXED_CHARS})))"
 )
-_TITLE_VEC = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, coalesce(title, ''))"
+_TITLE_VEC = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, parley_normalize(coalesce(title, '')))"
+
+#: The search configuration (before the tables: their generated columns use it).
+CONFIG_DDL = f"CREATE TEXT SEARCH CONFIGURATION {SEARCH_CONFIG} (COPY = pg_catalog.simple)"
+#: Word kinds whose letters may carry diacritics (the default parser's token types).
+_WORDS = "word, hword, hword_part, numword, numhword, hword_numpart"
+
+
+def unaccent_ddl(schema: str) -> str:
+    """Fold diacritics in the search configuration with ``unaccent`` (in ``schema``)."""
+    return (f"ALTER TEXT SEARCH CONFIGURATION {SEARCH_CONFIG} ALTER MAPPING FOR {_WORDS} "
+            f'WITH "{schema}".unaccent, pg_catalog.simple')
 
 SCHEMA_DDL = [
     f"ALTER TABLE turns ADD COLUMN search_vec tsvector GENERATED ALWAYS AS ({_TURN_VEC}) STORED",

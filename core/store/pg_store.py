@@ -223,6 +223,10 @@ class PgStore(Store):
             if con.execute(text("SELECT to_regclass('sessions')")).scalar() is not None:
                 raise pg_errors.NotAParleyDatabase(self.where, "it has a sessions table of "
                                                    "another program")
+            encoding = con.exec_driver_sql("SHOW server_encoding").scalar()
+            if str(encoding).upper() not in ("UTF8", "UTF-8"):
+                raise pg_errors.NotAParleyDatabase(
+                    self.where, f"its encoding is {encoding}; Parley needs a UTF8 database")
             create_schema(con)
             return
         version = int(con.execute(text("SELECT max(version) FROM parley_schema")).scalar() or 0)
@@ -306,6 +310,8 @@ def create_schema(con: Connection) -> None:
     """
     for ddl in pg_sql.FUNCTIONS:
         con.exec_driver_sql(ddl)
+    con.exec_driver_sql(pg_sql.CONFIG_DDL)
+    _fold_diacritics(con)
     metadata.create_all(con, checkfirst=False)
     for ddl in pg_sql.SCHEMA_DDL:
         con.exec_driver_sql(ddl)
@@ -314,3 +320,21 @@ def create_schema(con: Connection) -> None:
             id=DEFAULT_SPACE_ID, name=DEFAULT_SPACE_NAME, position=0, created_at=now_ms()
         )
     )
+
+
+def _fold_diacritics(con: Connection) -> None:
+    """Add ``unaccent`` to the search configuration when the server has it (or lets us add it).
+
+    Without it (no contrib package, no permission) search works without folding
+    diacritics: ``cafe`` then does not find ``café``.
+    """
+    try:
+        with con.begin_nested():
+            con.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS unaccent")
+            schema = con.execute(text(
+                "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+                "ON n.oid = e.extnamespace WHERE e.extname = 'unaccent'")).scalar_one()
+            con.exec_driver_sql(pg_sql.unaccent_ddl(str(schema)))
+    except DBAPIError as exc:
+        log.warning("search on %s will not fold diacritics (no unaccent): %s",
+                    con.engine.url.database, exc.orig)

@@ -17,14 +17,19 @@ from parley.core.content import (
 )
 from parley.core.store import Store
 from parley.core.store.errors import InvalidSearchQuery
+from parley.core.store.pg_store import PgStore
 from parley.core.store.schema import SCOPE_MARK
 from parley.core.store.search import parse
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """One store with a varied corpus, shared by the read-only tests of this module."""
-    store = Store.open(tmp_path_factory.mktemp("search") / "sessions.db")
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def corpus(request, tmp_path_factory):
+    """One store with a varied corpus, shared by the read-only tests of this module
+    (once on a sessions.db file, once on PostgreSQL)."""
+    if request.param == "postgresql":
+        store = PgStore.open_url(request.getfixturevalue("postgres_server").new_database())
+    else:
+        store = Store.open(tmp_path_factory.mktemp("search") / "sessions.db")
     work = store.create_space("Work")
     ids = {}
 
