@@ -161,11 +161,21 @@ class MessageActions(QFrame):
         return True
 
     def _place(self, row: int) -> None:
+        """Inside the message's column at its bottom-right; beside a user's bubble (on
+        its left, level with its bottom) where there is room, so the text stays clear."""
         lv = self.view.list_view
         rect = lv.visualRect(lv.model().index(row, 0))
         area = lv.viewport().rect()
-        x = max(0, rect.right() - self.width() - INSET)
+        layout = lv.layout_of(row)
+        column = layout.column.translated(rect.topLeft()) if layout.column.isValid() else rect
+        x = column.right() - self.width() - INSET
         y = rect.bottom() - self.height() - INSET // 2
+        if layout.frame is not None and layout.frame_kind == "bubble":
+            bubble = layout.frame.translated(rect.topLeft())
+            if bubble.left() - self.width() - INSET >= column.left():
+                x = bubble.left() - self.width() - INSET
+                y = bubble.bottom() - self.height()
+        x = max(0, x)
         y = max(area.top(), rect.top(), min(y, area.bottom() - self.height()))
         self.move(x, y)
         self.show()
