@@ -139,6 +139,12 @@ def _best(group: Sequence[Member], shown: str) -> Member:
     return max(group, key=lambda m: (m.updated_at, m.created_at, m.session_id))
 
 
+#: The "version" of a place where a session ends while others go on (a regeneration
+#: whose new answer failed: the session ends with the prompt, the old answer is in a
+#: version). It is the newest there: listed last.
+_ENDED = ("", 1 << 62, "")
+
+
 def branch_points(shown: str, members: Iterable[Member]) -> dict[str, BranchPoint]:
     """Where the shown session parts from the chat's other sessions.
 
@@ -150,30 +156,41 @@ def branch_points(shown: str, members: Iterable[Member]) -> dict[str, BranchPoin
         ``{turn id of the shown session: BranchPoint}`` for each of its turns
         that other sessions sharing everything before it replace by another
         turn. Versions are ordered by the time of their turn, then of their
-        session (oldest first). Empty when ``shown`` is not among ``members``.
+        session (oldest first). A session that ends where others sharing all
+        of it go on (a regeneration that failed) counts as the last version
+        there: its point is on its last turn (unless that has one already),
+        and the others' point leads back to it. Empty when ``shown`` is not
+        among ``members``.
     """
     pool = list(members)
     me = next((m for m in pool if m.session_id == shown), None)
-    if me is None:
+    if me is None or not me.turns:
         return {}
     points: dict[str, BranchPoint] = {}
-    for i, key in enumerate(me.turns):
+    for i in range(len(me.turns) + 1):
         groups: dict[tuple[str, int, str], list[Member]] = {}
         for m in pool:
             if len(m.turns) > i:
                 groups.setdefault(m.turns[i].same, []).append(m)
+            elif len(m.turns) == i and i > 0:
+                groups.setdefault(_ENDED, []).append(m)
+        mine = me.turns[i].same if i < len(me.turns) else _ENDED
         if len(groups) > 1:
             order = sorted(groups, key=lambda k: (k[1], min(m.created_at for m in groups[k]),
                                                   k[2]))
             picks = [_best(groups[k], shown) for k in order]
-            points[key.turn_id] = BranchPoint(
-                key.turn_id,
-                order.index(key.same) + 1,
-                len(order),
-                tuple(p.session_id for p in picks),
-                tuple(p.turns[i].turn_id for p in picks),
-            )
-        pool = groups[key.same]
+            at = me.turns[min(i, len(me.turns) - 1)].turn_id
+            if at not in points:
+                points[at] = BranchPoint(
+                    at,
+                    order.index(mine) + 1,
+                    len(order),
+                    tuple(p.session_id for p in picks),
+                    tuple(p.turns[min(i, len(p.turns) - 1)].turn_id for p in picks),
+                )
+        if i == len(me.turns):
+            break
+        pool = groups[mine]
     return points
 
 

@@ -38,8 +38,8 @@ KEPT_MESSAGE = ("The previous answer is kept: ‹ › under the new one (or Alt+
 NOTHING_YET = "Nothing to regenerate yet: send a message first."
 BUSY = "A reply is being written: wait for it (or press Esc), then regenerate."
 NO_MODEL = "Choose a model first (the menu at the top)."
-KEPT_AFTER_FAILURE = ("The previous answer is kept as a version of this reply (‹ › under "
-                      "the next answer switches to it). Retry asks {model} again.")
+KEPT_AFTER_FAILURE = ("The previous answer is kept as a version: ‹ under your message "
+                      "shows it. Retry asks {model} again.")
 
 
 class ChatRegenerate:

@@ -613,6 +613,8 @@ class ChatRuns:
                 self.chat.update_meter()
         elif isinstance(ev, RunFailed | RunCancelled):
             self.chat.partial.pop(sid, None)
+            if current:  # a regeneration that failed: ‹ under the prompt shows the old answer
+                self.w.tasks.spawn(self.chat.refresh_versions(), name="versions")
             if ev.partial is not None:
                 self._remember(sid, ev.partial)
             how, model = self._doing.get(sid, ("", ""))

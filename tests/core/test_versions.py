@@ -233,3 +233,15 @@ def test_an_untitled_fork_is_a_chat_of_the_list(db):
     db.rename_session(fork.id, None)
     assert set(listed(db)) == {sid, fork.id}
     assert not db.get_session(fork.id).is_version
+
+
+def test_a_failed_regeneration_leads_back_to_the_old_answer(db):
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    turns = db.get_turns(sid)
+    old = db.set_aside_reply(sid, turns[0].id).id  # the new answer never came
+    prompt = db.get_turns(sid)[0].id
+    point = db.versions(sid).points[prompt]  # on the prompt the chat now ends with
+    assert (point.index, point.total) == (2, 2)
+    assert point.target(-1) == (old, db.get_turns(old)[1].id)
+    back = db.versions(old).points[db.get_turns(old)[1].id]  # and from the old answer
+    assert (back.index, back.total) == (1, 2) and back.target(+1) == (sid, prompt)

@@ -88,7 +88,9 @@ def test_a_failed_request_names_the_fork_and_retry_asks_the_same_model(driver: A
 
     [fork] = driver.run(w.store.list_forks(sid))
     error = driver.error_text(w)
-    assert "The previous answer is kept as a version of this reply" in error
+    assert "The previous answer is kept as a version: ‹ under your message shows it" in error
+    prompt = w.chat.turns[-1]
+    driver.until(lambda: w.transcript.version_of(prompt.id) == (2, 2))
     assert f"Retry asks {other.label} again." in error
     assert driver.run(w.store.get_turns(fork.id))[-1].text() == "The first answer."
     assert fork.is_version and not w.sidebar.model.has(fork.id)
@@ -96,6 +98,9 @@ def test_a_failed_request_names_the_fork_and_retry_asks_the_same_model(driver: A
     driver.fake.script("Second try.")
     assert w.retry_run()
     _answered(driver, w, "Second try.")
+    # answered: the versions are on the reply again, the prompt has one version
+    driver.until(lambda: w.transcript.version_of(w.chat.turns[-1].id) == (2, 2)
+                 and w.transcript.version_of(prompt.id) is None)
     assert driver.fake.model_requests[-1].body["model"] == other.ref.split(":", 1)[1]
     assert w.chat.turns[-1].model == other.ref
     assert driver.run(w.store.get_session(sid)).model == own  # the chat keeps its model
