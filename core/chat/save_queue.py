@@ -41,12 +41,14 @@ from parley.core.store.errors import (
     SessionNotFound,
     StoreError,
 )
+from parley.core.store.pg_errors import ServerDiskFull, ServerReadOnly, ServerUnreachable
 
 log = logging.getLogger(__name__)
 
 #: Failures that pass on their own or by the person's hand (free space, close the
 #: other program): the turn is kept and written again.
-PASSING = (DiskFull, DatabaseBusy, DiskError, DatabaseReadOnly)
+PASSING = (DiskFull, DatabaseBusy, DiskError, DatabaseReadOnly, ServerUnreachable,
+           ServerDiskFull, ServerReadOnly)
 #: Seconds between attempts: the first retries come soon, then every 5 s.
 RETRY_DELAYS_S = (0.5, 1.0, 2.0, 5.0)
 
@@ -74,6 +76,12 @@ def reason(error: BaseException | None) -> str:
         return "the disk reported an error"
     if isinstance(error, DatabaseReadOnly):
         return "sessions.db is read-only"
+    if isinstance(error, ServerUnreachable):
+        return "the PostgreSQL server cannot be reached"
+    if isinstance(error, ServerDiskFull):
+        return "the disk of the PostgreSQL server is full"
+    if isinstance(error, ServerReadOnly):
+        return "the PostgreSQL database allows only reading"
     if isinstance(error, ParleyError):
         return error.message.split(". ")[0].rstrip(".")
     return "the file could not be written"

@@ -27,7 +27,7 @@ from parley.core.store.pg_errors import (
 from parley.core.store.pg_store import InvalidDatabaseUrl, PgStore, parse_url, save_password
 from parley.core.store.store import Store
 from tests.core.rawdb import raw_rows
-from tests.fakes.postgres import PASSWORD, PostgresServer, find_bin_dir
+from tests.fakes.postgres import PASSWORD
 
 
 def user(text: str) -> Turn:
@@ -216,18 +216,8 @@ def test_two_parleys_set_up_an_empty_database_once(postgres_url):
             s.close()
 
 
-@pytest.fixture
-def own_server():
-    """A server of this test's own, to stop and start."""
-    bin_dir = find_bin_dir()
-    if bin_dir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl): install Debian's postgresql")
-    server = PostgresServer(bin_dir).start()
-    yield server
-    server.stop()
-
-
-def test_a_server_away_then_back_needs_no_restart_of_parley(own_server):
+def test_a_server_away_then_back_needs_no_restart_of_parley(postgres_own_server):
+    own_server = postgres_own_server
     store = PgStore.open_url(own_server.new_database())
     try:
         s = store.create_session(title="before")

@@ -9,7 +9,8 @@
 - ``closed_port_url``: ``http://127.0.0.1:PORT`` where nothing listens
   (network-down tests).
 - ``postgres_server``: a real PostgreSQL server for the test session;
-  ``postgres_url``: a new empty database on it (``postgresql://…``).
+  ``postgres_url``: a new empty database on it (``postgresql://…``);
+  ``postgres_own_server``: a server of the test's own, to stop and start.
 """
 
 from __future__ import annotations
@@ -88,3 +89,16 @@ def postgres_server() -> Iterator[PostgresServer]:
 def postgres_url(postgres_server: PostgresServer) -> str:
     """The URL of a new, empty database on the test session's PostgreSQL server."""
     return postgres_server.new_database()
+
+
+@pytest.fixture
+def postgres_own_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this test's own, to stop and start (``pause``/``resume``)."""
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl): install Debian's postgresql")
+    server = PostgresServer(bin_dir).start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
+
 from parley.core import paths
 from parley.core.content import TextBlock, Turn
 from parley.core.store.pg_store import PgStore
@@ -70,3 +72,36 @@ def test_another_parleys_chat_and_turns_show_without_a_restart(driver, fake_prov
             "first words from the laptop", "and the reply it got"]
     finally:
         other.close()
+
+
+def test_a_message_sent_while_the_server_is_away_is_kept_and_not_sent(postgres_own_server,
+                                                                       driver, fake_provider):
+    url = postgres_own_server.new_database()
+    window = driver.open(env={"PARLEY_DATABASE_URL": url})
+    driver.set_up_anthropic(window)
+    asked = len(fake_provider.requests)
+    postgres_own_server.pause()
+    try:
+        driver.send("typed while the server is away")
+        driver.until(lambda: "PostgreSQL server cannot be reached" in _shown_problem(window), 20)
+        assert len(fake_provider.requests) == asked  # nothing sent that was not saved first
+        assert "typed while the server is away" in window.composer.text()
+    finally:
+        postgres_own_server.resume()
+    # The server back: Enter sends what was kept, saved first as always.
+    fake_provider.script("Got it now.")
+    window.composer.setFocus()
+    driver.qtbot.keyClick(window.composer, Qt.Key.Key_Return)
+    driver.until(lambda: driver.last_text(window) == "Got it now.", 20)
+    store = PgStore.open_url(url)
+    try:
+        chat = store.list_sessions()[0]
+        assert [t.text() for t in store.get_turns(chat.id)] == [
+            "typed while the server is away", "Got it now."]
+    finally:
+        store.close()
+
+
+def _shown_problem(window: Any) -> str:
+    """What the bar above the composer says is not saved ('' when nothing)."""
+    return str(window.chat.save_status.bar.text()) if window.chat is not None else ""
