@@ -31,6 +31,7 @@ from sqlalchemy.engine import Connection, CursorResult
 from parley.core.store import pg_sql
 from parley.core.store.dialect import dual_text
 from parley.core.store.schema import TITLE_ROWID_BASE
+from parley.core.store.versions import is_version_sql
 
 #: Ranked rows read at most to fill a search's limit with distinct messages when
 #: many are copies (a message in 9 chats takes 9 rows). Rows are read as needed:
@@ -57,7 +58,7 @@ _UP = dual_text(
 _DOWN = dual_text(
     "WITH RECURSIVE fam(root, id) AS (SELECT value, value FROM json_each(:roots) UNION "
     "SELECT fam.root, s.id FROM fam JOIN sessions s ON s.parent_session_id = fam.id) "
-    "SELECT fam.root, s.id, s.n, s.created_at, s.space_id, s.title "
+    f"SELECT fam.root, s.id, s.n, s.created_at, s.space_id, s.title, {is_version_sql('s')} AS v "
     "FROM fam JOIN sessions s ON s.id = fam.id",
     pg_sql.COPIES_DOWN,
 )
@@ -94,6 +95,7 @@ class _Member(NamedTuple):
     created_at: int
     space_id: str
     title: str | None
+    version: bool = False  # a version of its chat (core.store.versions): not a chat
 
 
 class Collapser:
@@ -114,6 +116,7 @@ class Collapser:
         self.picks: dict[int, Pick | None] = {}  # rowid -> pick (None: left out)
         self.root_of: dict[str, str] = {}
         self.members: dict[str, list[_Member]] = {}
+        self.versions: dict[str, bool] = {}  # session id -> a version of its chat
 
     def pick(self, ranked: CursorResult[Any], limit: int) -> list[tuple[Any, Pick]]:
         """The first ``limit`` distinct messages/titles of ``ranked`` (best first), each
@@ -187,10 +190,13 @@ class Collapser:
                 group = [(lead.n, lead.id, own), *found.get(lead.n, ())]
                 # the copy in the oldest chat: where the message was written
                 _n, best_id, best = min(group, key=lambda c: (c[2].created_at, c[2].n, c[0]))
+                # other chats holding it: the versions of a chat are not chats of their own
+                chats = sum(1 for _n, _i, m in group
+                            if m.id != best.id and not self.versions.get(m.id, False))
                 for n, _id, _m in group:
                     self.picks[n] = Pick(
                         ("turn", best_id), n, best.id, best_id, best.title, lead.created_at,
-                        len(group) - 1,
+                        chats,
                     )
             rows = [r for r in rest if r.n not in self.picks]
 
@@ -228,8 +234,10 @@ class Collapser:
         new = sorted({r for r in roots.values() if r not in self.members})
         if new:
             for row in self.con.execute(_DOWN, {"roots": json.dumps(new)}):
-                member = _Member(row.id, row.n, row.created_at, row.space_id, row.title)
+                member = _Member(row.id, row.n, row.created_at, row.space_id, row.title,
+                                 bool(row.v))
                 self.members.setdefault(row.root, []).append(member)
+                self.versions[row.id] = member.version
 
 
 def _family_root(session_id: str, parent_of: dict[str, str | None]) -> str:

@@ -245,3 +245,14 @@ def test_a_failed_regeneration_leads_back_to_the_old_answer(db):
     assert point.target(-1) == (old, db.get_turns(old)[1].id)
     back = db.versions(old).points[db.get_turns(old)[1].id]  # and from the old answer
     assert (back.index, back.total) == (1, 2) and back.target(+1) == (sid, prompt)
+
+
+def test_versions_are_not_counted_as_other_chats_in_search(db):
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    regenerate(db, sid, "Answer B")
+    regenerate(db, sid, "Answer C")
+    [hit] = db.search("Lisbon")
+    assert hit.fork_copies == 0  # one chat holds it, in three versions
+    db.fork(sid, db.get_turns(sid)[0].id)
+    [hit] = db.search("Lisbon")
+    assert hit.fork_copies == 1
