@@ -275,8 +275,16 @@ class SetupPanel(QScrollArea):
         self.url_hint.setText(NOT_OPENAI_HINT if not_openai else COMPATIBLE_HINT)
         self.url_hint.setVisible(compatible or not_openai)
         self.url_edit.setPlaceholderText(c.default_url)
-        self.key_label.setText("API key" if c.key_required else "API key (optional)")
+        self.key_label.setText("API key" if self._key_required() else "API key (optional)")
         self.key_edit.setPlaceholderText(c.key_placeholder)
+
+    def _key_required(self) -> bool:
+        """The chosen kind needs a key, and its address is its own (OpenAI's form at
+        another server's address is a compatible server: most need none)."""
+        c = self.choice
+        if c.kind == "openai" and self.custom_url.isChecked() and self._not_openai_url():
+            return False
+        return c.key_required
 
     def _not_openai_url(self) -> bool:
         """True when the address typed is another server's than OpenAI's."""
@@ -310,7 +318,7 @@ class SetupPanel(QScrollArea):
             return None
         a = self.answers()
         c = self.choice
-        if c.key_required and not a.api_key:
+        if self._key_required() and not a.api_key:
             self._set_status(f"Paste your {c.label} API key first.", False)
             self.key_edit.setFocus()
             return None

@@ -33,18 +33,18 @@ def test_first_run_openai_at_a_local_address_sets_up_that_server(driver, qtbot, 
     panel.custom_url.setChecked(True)
     assert not panel.url_hint.isVisible()
     qtbot.keyClicks(panel.url_edit, fake.openai_own_url)  # OpenAI's own address (the fake)
-    assert not panel.url_hint.isVisible()
+    assert not panel.url_hint.isVisible() and panel.key_label.text() == "API key"
     panel.url_edit.clear()
     qtbot.keyClicks(panel.url_edit, fake.openai_base_url)
     assert panel.url_hint.isVisible() and panel.url_hint.text() == NOT_OPENAI_HINT
-    qtbot.keyClicks(panel.key_edit, "sk-local-anything")  # OpenAI's form asks for a key
+    assert panel.key_label.text() == "API key (optional)"  # a local server needs none
 
     qtbot.mouseClick(panel.test_button, LEFT)
-    until(lambda: panel.model_combo.count() > 0, timeout=10)
+    until(lambda: panel.model_combo.count() > 0, timeout=30)
     offered = [panel.model_combo.itemData(i) for i in range(panel.model_combo.count())]
     assert offered == [TINY]  # the server's model, not a list of gpt-*
     qtbot.mouseClick(panel.start_button, LEFT)
-    until(lambda: w.stack.currentWidget() is w.chat_page and w.tasks.pending == 0, timeout=10)
+    until(lambda: w.stack.currentWidget() is w.chat_page and w.tasks.pending == 0, timeout=30)
     assert w.hub.config("openai").kind == "openai_compatible"
 
     driver.send("Count to ten.", wait=True)
@@ -62,7 +62,7 @@ def test_settings_says_what_an_openai_provider_at_a_local_address_is(driver, qtb
     llamacpp(driver.fake)
     window = driver.configured()
     dialog = window.open_settings()
-    until(lambda: dialog.ready and dialog.tasks.pending == 0, timeout=10)
+    until(lambda: dialog.ready and dialog.tasks.pending == 0, timeout=30)
     page = dialog.providers
     add = next(b for b in page.findChildren(QToolButton) if b.text() == "Add provider")
     next(a for a in add.menu().actions() if a.text() == "OpenAI").trigger()
@@ -72,11 +72,11 @@ def test_settings_says_what_an_openai_provider_at_a_local_address_is(driver, qtb
     qtbot.mouseClick(page.save_button, LEFT)
 
     until(lambda: f"openai:{TINY}" in [c.ref for c in window.model_picker.choices],
-          timeout=10)
+          timeout=30)
     assert not any(c.ref.startswith("openai:gpt-") for c in window.model_picker.choices)
     labels = [page.list.item(i).text() for i in range(page.list.count())]
     assert "OpenAI-compatible server" in labels and "OpenAI" not in labels
     page.list.setCurrentRow(labels.index("OpenAI-compatible server"))
-    until(lambda: "2,048 tokens" in page.limits_hint.text(), timeout=10)  # from /props
+    until(lambda: "2,048 tokens" in page.limits_hint.text(), timeout=30)  # from /props
     assert page.window_field.isVisible()  # editable, as for any compatible server
     dialog.close()
