@@ -42,6 +42,7 @@ from parley.core.gc_pause import pausing_gc
 from parley.core.restart_notice import CUT_OFF
 from parley.core.tasks import TaskSet, report_bug
 from parley.gui import appearance
+from parley.gui.commands.registry import Commands
 from parley.gui.commands.window_commands import WindowCommands
 from parley.gui.composer.early_input import ONE_WAITING, EarlyInput, replay
 from parley.gui.composer.widget import ComposerBar
@@ -163,6 +164,8 @@ class MainWindow(QMainWindow, WindowCommands):
         self.previous_run: Any = None
         self.ready = False
         self.qactions: dict[str, Any] = {}
+        #: The handlers of the declared actions, registered where they are written.
+        self.commands = Commands()
         self.tasks = TaskSet(on_user_error=self.show_problem)
         self._closing = False
         self._closed = False
@@ -312,13 +315,14 @@ class MainWindow(QMainWindow, WindowCommands):
     def _build_actions(self) -> None:
         from parley.gui.commands import actions
 
+        self.register_commands(self.commands)
         actions.install(self)
 
     def _composer_action(self, action: Action) -> Any:
         """A key of the message box (Enter, Esc, Up …): its command, once the window is
         whole (a key pressed before it is made makes it at once)."""
         self.finish_build()
-        return action.handler(self)
+        return self.commands.run(action.id)
 
     @property
     def store_opened(self) -> asyncio.Event:
@@ -635,6 +639,7 @@ class MainWindow(QMainWindow, WindowCommands):
         from parley.gui.greeting import Greeting
 
         self.greeting = Greeting(view.list_view, view.model, self._first_key)
+        view.register_commands(self.commands)
 
     def _first_key(self, action_id: str) -> str:
         """The first key of an action as this platform writes it ("" for none)."""

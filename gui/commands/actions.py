@@ -1,7 +1,9 @@
 """Every command of the window, declared once.
 
 An :class:`Action` is data: id, label, default keys, the context where its keys
-work, the menu it sits in and its handler. The menu bar, the composer's keys,
+work, the menu it sits in. What it does is registered where that is written, in the
+window's :class:`~parley.gui.commands.registry.Commands` (``window.commands``). The menu
+bar, the composer's keys,
 the transcript's message keys and its context menu, the command palette
 (``parley.gui.commands.palette``), the shortcut help
 (``parley.gui.commands.shortcut_help``) and Settings →
@@ -32,27 +34,27 @@ In the message box, Ctrl+K (and every other window shortcut) wins while the
 box is empty; once text is typed the box keeps the keys it uses for editing
 on this platform (Ctrl+K deletes to the end of the line on Linux and macOS).
 
-A handler is usually a :class:`Call` of a window method by name. A window
-method that does not exist makes its action disabled (menus, palette) instead of failing.
+Handlers register into the window's :class:`~parley.gui.commands.registry.Commands`:
+the window's own commands in ``WindowCommands.register_commands``
+(``parley.gui.commands.window_commands``), the message commands in
+``TranscriptView.register_commands``. A command with no handler (the conversation is
+not built yet) is disabled in the menus and left out of the palette.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QApplication
 
 if TYPE_CHECKING:
     from parley.gui.commands.keymap import Keymap
-    from parley.gui.main_window import MainWindow
 
 Context = Literal["global", "composer", "transcript", "sidebar"]
 CONTEXTS: tuple[Context, ...] = ("global", "composer", "transcript", "sidebar")
-Handler = Callable[["MainWindow"], Any]
 PORTABLE = QKeySequence.SequenceFormat.PortableText
 NATIVE = QKeySequence.SequenceFormat.NativeText
 SK = QKeySequence.StandardKey
@@ -87,42 +89,6 @@ Key = str | Std
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
-    """A handler that calls a window attribute path, e.g. ``transcript.message_action``.
-
-    Attributes:
-        path: dotted attribute path from the main window to a callable.
-        args: positional arguments of the call.
-        fallback: used while the path does not exist (a window feature not
-            built yet); None: the action is unavailable then.
-    """
-
-    path: str
-    args: tuple[Any, ...] = ()
-    fallback: Handler | None = None
-
-    def target(self, window: Any) -> Callable[..., Any] | None:
-        """The callable at :attr:`path`, or None when an attribute on the way is missing/None."""
-        obj = window
-        for name in self.path.split("."):
-            obj = getattr(obj, name, None)
-            if obj is None:
-                return None
-        return obj if callable(obj) else None
-
-    def available(self, window: Any) -> bool:
-        return self.fallback is not None or self.target(window) is not None
-
-    def __call__(self, window: Any) -> Any:
-        target = self.target(window)
-        if target is not None:
-            return target(*self.args)
-        if self.fallback is not None:
-            return self.fallback(window)
-        return False
-
-
-@dataclass(frozen=True, slots=True)
 class Action:
     """One command.
 
@@ -131,8 +97,6 @@ class Action:
         label: what menus, the palette and the help show ("New chat").
         keys: default keys, portable text ("Ctrl+N") or :class:`Std`; empty for none.
         context: where the keys work (see the module docstring).
-        handler: called with the main window. A composer handler may return
-            False to let the key fall through to the text editor.
         menu: the menu-bar menu holding it, or None.
         description: one sentence for the palette, menus' status tips and the help.
         palette: listed in the command palette (False for keys that only make
@@ -144,7 +108,6 @@ class Action:
     label: str
     keys: tuple[Key, ...]
     context: Context
-    handler: Handler
     menu: str | None = None
     description: str = ""
     palette: bool = True
@@ -162,224 +125,180 @@ class Action:
 
 
 def available(action: Action, window: Any) -> bool:
-    """Whether ``window`` can run ``action`` now (its window method exists, the
-    transcript is built …)."""
-    handler = action.handler
-    return handler.available(window) if isinstance(handler, Call) else True
-
-
-# -- handlers that are not plain window methods ---------------------------------
-def _open_palette(w: Any) -> None:
-    from parley.gui.commands.palette import open_palette
-
-    open_palette(w)
-
-
-def _open_help(w: Any) -> None:
-    from parley.gui.commands.shortcut_help import open_shortcut_help
-
-    open_shortcut_help(w)
-
-
-def _focus_transcript(w: Any) -> None:
-    if w.transcript is not None:
-        w.transcript.setFocus(Qt.FocusReason.ShortcutFocusReason)
-
-
-def _focus_sidebar(w: Any) -> None:
-    w.sidebar.setVisible(True)
-    w.sidebar.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
-
-
-def _cycle_panes(step: int) -> Handler:
-    def cycle(w: Any) -> None:
-        panes = [p for p in (w.sidebar.tree, getattr(w.transcript, "list_view", None), w.composer)
-                 if p is not None and p.isVisible() and p.isEnabled()]
-        if not panes:
-            return
-        focus = QApplication.focusWidget()
-        at = next((i for i, p in enumerate(panes)
-                   if focus is not None and (p is focus or p.isAncestorOf(focus))), -1)
-        start = at if at >= 0 else (-1 if step > 0 else 0)
-        panes[(start + step) % len(panes)].setFocus(Qt.FocusReason.TabFocusReason)
-
-    return cycle
-
-
-def _message(name: str) -> Call:
-    return Call("transcript.message_action", (name,))
+    """Whether ``window`` can run ``action`` now (a handler is registered and ready)."""
+    commands = getattr(window, "commands", None)
+    return commands is not None and commands.available(action.id)
 
 
 def _goto(n: int) -> Action:
     return Action(f"session.goto.{n}", f"Go to chat {n}", (f"Ctrl+{n}",), "global",
-                  Call("goto_session", (n - 1,)), None, f"Open chat number {n} in the list.",
-                  palette=False)
+                  None, f"Open chat number {n} in the list.", palette=False)
 
 
-def _a(id_: str, label: str, keys: tuple[Key, ...], context: Context, handler: Handler,
+def _a(id_: str, label: str, keys: tuple[Key, ...], context: Context,
        menu: str | None, description: str, **kw: Any) -> Action:
-    return Action(id_, label, keys, context, handler, menu, description, **kw)
+    return Action(id_, label, keys, context, menu, description, **kw)
 
 
 ACTIONS: tuple[Action, ...] = (
     # File
-    _a("session.new", "New chat", ("Ctrl+N",), "global", Call("new_session"), "File",
+    _a("session.new", "New chat", ("Ctrl+N",), "global", "File",
        "Start a new chat in the current space."),
-    _a("space.new", "New space…", ("Ctrl+Shift+N",), "global", Call("new_space"), "File",
+    _a("space.new", "New space…", ("Ctrl+Shift+N",), "global", "File",
        "Create a space to group chats."),
     _a("composer.attach", "Attach files…", (Std(SK.Open, "Ctrl+O"),), "global",
-       Call("attach_files"), "File",
+       "File",
        "Add images, PDFs or text files to the message you are writing.",
        keywords="image picture file pdf upload add"),
     _a("session.import", "Import conversation…", ("Ctrl+Shift+O",), "global",
-       Call("import_conversation"), "File",
+       "File",
        "Import a chat history (a ChatGPT, Claude.ai or Open WebUI export) or one conversation "
        "(Parley JSON or Markdown, Anthropic or OpenAI messages) as new chats.",
        keywords="chatgpt claude open webui history conversations.json markdown"),
-    _a("session.export", "Export chat…", (), "global", Call("export_session"), "File",
+    _a("session.export", "Export chat…", (), "global", "File",
        "Save the current chat to a file."),
-    _a("app.save_copy", "Save a copy now…", (), "global", Call("save_copy_now"), "File",
+    _a("app.save_copy", "Save a copy now…", (), "global", "File",
        "Save a copy of every chat to a file you choose (also when sessions.db was deleted "
        "or moved while Parley runs).", keywords="backup rescue database sessions.db"),
     _a("app.settings", "Settings…", (Std(SK.Preferences, "Ctrl+,"),), "global",
-       Call("open_settings"), "File", "Providers, models, compaction and keyboard shortcuts.",
+       "File", "Providers, models, compaction and keyboard shortcuts.",
        keywords="preferences options configure"),
-    _a("app.quit", "Quit", (Std(SK.Quit, "Ctrl+Q"),), "global", Call("close"), "File",
+    _a("app.quit", "Quit", (Std(SK.Quit, "Ctrl+Q"),), "global", "File",
        "Close Parley; drafts and the open chat are kept.", keywords="exit"),
     # Chat
     _a("composer.send", "Send message", ("Return", "Enter"), "composer",
-       Call("send_from_composer"), "Chat", "Send what is in the message box."),
+       "Chat", "Send what is in the message box."),
     _a("composer.newline", "New line", ("Shift+Return", "Shift+Enter"), "composer",
-       Call("composer.insertPlainText", ("\n",)), None,
+       None,
        "Add a line to the message without sending it.", palette=False),
-    _a("run.stop", "Stop", ("Esc",), "composer", Call("stop_run"), "Chat",
+    _a("run.stop", "Stop", ("Esc",), "composer", "Chat",
        "Stop the reply; what arrived is kept.", keywords="cancel abort"),
     _a("composer.edit_last", "Edit last message", ("Up",), "composer",
-       Call("edit_last_message"), "Chat",
+       "Chat",
        "In an empty message box, bring back your last message to edit and resend."),
-    _a("run.retry", "Retry", ("Ctrl+R",), "global", Call("retry_run"), "Chat",
+    _a("run.retry", "Retry", ("Ctrl+R",), "global", "Chat",
        "Send the conversation again after an error or a stopped reply.",
        keywords="resume"),
     _a("run.regenerate", "Regenerate reply", ("Ctrl+Shift+R",), "global",
-       Call("regenerate_reply"), "Chat",
+       "Chat",
        "Ask for another answer to your last message; the current one is kept as a version.",
        keywords="retry again another answer redo"),
     _a("run.regenerate_with", "Regenerate with another model…", (), "global",
-       Call("regenerate_with_model"), "Chat",
+       "Chat",
        "Pick a model for another answer to your last message; the current one is kept "
        "as a version.", keywords="retry again switch model"),
     _a("session.fork", "Fork here", ("Ctrl+Shift+F",), "global",
-       Call("fork_at_focused_message", fallback=_message("fork")), "Chat",
+       "Chat",
        "Start a new chat that copies this one up to the focused message.", keywords="branch"),
-    _a("session.compact", "Compact now", (), "global", Call("compact_now"), "Chat",
+    _a("session.compact", "Compact now", (), "global", "Chat",
        "Summarize the older turns of this chat so it fits the context window again.",
        keywords="summarize context"),
     _a("session.refresh_prompt", "Refresh memory, skills and tools", (), "global",
-       Call("refresh_system_prompt"), "Chat",
+       "Chat",
        "Send the space's current memory and skills, and the MCP servers' current tools, "
        "with this chat's next message (otherwise a chat keeps the ones it started with).",
        keywords="system prompt memory skills reload refresh tools mcp"),
     _a("session.rename", "Rename chat…", ("F2",), "global",
-       Call("rename_session", fallback=lambda w: w.rename_current_session()), "Chat",
+       "Chat",
        "Give the current chat a title.", keywords="title"),
-    _a("session.pin", "Pin or unpin chat", (), "global", Call("pin_session"), "Chat",
+    _a("session.pin", "Pin or unpin chat", (), "global", "Chat",
        "Keep the current chat at the top of its space."),
-    _a("session.move", "Move chat to space…", (), "global", Call("move_session_to_space"),
-       "Chat", "Put the current chat in another space."),
-    _a("session.close", "Close chat", ("Ctrl+W",), "global", Call("close_chat"),
-       "Chat", "Archive the current chat (Undo brings it back) and open the next one.",
+    _a("session.move", "Move chat to space…", (), "global", "Chat",
+       "Put the current chat in another space."),
+    _a("session.close", "Close chat", ("Ctrl+W",), "global", "Chat",
+       "Archive the current chat (Undo brings it back) and open the next one.",
        keywords="archive hide"),
-    _a("session.archive", "Archive or unarchive chat", (), "global", Call("archive_session"),
-       "Chat", "Hide the current chat from the list without deleting it."),
+    _a("session.archive", "Archive or unarchive chat", (), "global", "Chat",
+       "Hide the current chat from the list without deleting it."),
     _a("session.delete", "Delete chat…", ("Ctrl+Shift+Backspace",), "global",
-       Call("delete_current_session"), "Chat", "Delete the current chat after asking.",
+       "Chat", "Delete the current chat after asking.",
        keywords="remove"),
     # Space
-    _a("space.rename", "Rename space…", (), "global", Call("rename_space"), "Space",
+    _a("space.rename", "Rename space…", (), "global", "Space",
        "Give the current space another name."),
-    _a("space.delete", "Delete space…", (), "global", Call("delete_space"), "Space",
+    _a("space.delete", "Delete space…", (), "global", "Space",
        "Delete the current space after asking."),
     # View
     _a("palette.open", "Command palette…", ("Ctrl+K", "Ctrl+Shift+P"), "global",
-       _open_palette, "View", "Run any command, or find a chat or a message by typing.",
+       "View", "Run any command, or find a chat or a message by typing.",
        palette=False),
     _a("search.open", "Search messages…", (Std(SK.Find, "Ctrl+F"),), "global",
-       Call("open_search", fallback=_open_palette), "View",
+       "View",
        "Find words in every chat.", keywords="find"),
     _a("focus.composer", "Focus the message box", ("Ctrl+L", "Shift+Esc"), "global",
-       Call("focus_composer"), "View", "Put the cursor in the message box."),
+       "View", "Put the cursor in the message box."),
     _a("focus.transcript", "Focus the conversation", ("Ctrl+Shift+M",), "global",
-       Call("focus_transcript", fallback=_focus_transcript), "View",
+       "View",
        "Move to the messages, to act on one with the keyboard."),
     _a("focus.sidebar", "Focus the chat list", ("Ctrl+Shift+E",), "global",
-       Call("focus_sidebar", fallback=_focus_sidebar), "View", "Move to the list of chats."),
-    _a("focus.next_pane", "Next pane", ("F6",), "global", _cycle_panes(+1), "View",
+       "View", "Move to the list of chats."),
+    _a("focus.next_pane", "Next pane", ("F6",), "global", "View",
        "Move the focus to the next part of the window."),
-    _a("focus.previous_pane", "Previous pane", ("Shift+F6",), "global", _cycle_panes(-1),
-       "View", "Move the focus to the previous part of the window."),
+    _a("focus.previous_pane", "Previous pane", ("Shift+F6",), "global", "View",
+       "Move the focus to the previous part of the window."),
     _a("sidebar.toggle", "Show or hide the sidebar", ("Ctrl+B", "Ctrl+Shift+S"), "global",
-       Call("toggle_sidebar"), "View", "Show or hide the list of chats.",
+       "View", "Show or hide the list of chats.",
        keywords="chat list panel"),
     _a("view.zoom_in", "Zoom in", (Std(SK.ZoomIn, "Ctrl++"), "Ctrl+="), "global",
-       Call("zoom", (1,)), "View", "Make the conversation's text bigger (kept).",
+       "View", "Make the conversation's text bigger (kept).",
        keywords="text size bigger larger font"),
     _a("view.zoom_out", "Zoom out", (Std(SK.ZoomOut, "Ctrl+-"),), "global",
-       Call("zoom", (-1,)), "View", "Make the conversation's text smaller (kept).",
+       "View", "Make the conversation's text smaller (kept).",
        keywords="text size smaller font"),
-    _a("view.zoom_reset", "Actual size", ("Ctrl+0",), "global", Call("zoom", (0,)), "View",
+    _a("view.zoom_reset", "Actual size", ("Ctrl+0",), "global", "View",
        "Show the conversation's text at its normal size.", keywords="zoom reset 100% font"),
     _a("view.full_screen", "Full screen", ("F11",), "global",
-       Call("toggle_full_screen"), "View", "Fill the screen with the window, or stop."),
+       "View", "Fill the screen with the window, or stop."),
     _a("session.archived", "Show or hide archived chats", (), "global",
-       Call("toggle_archived_visible"), "View", "List archived chats too, or not."),
-    _a("session.next", "Next chat", ("Ctrl+Tab",), "global", Call("step_session", (1,)),
-       "View", "Open the chat below in the list."),
+       "View", "List archived chats too, or not."),
+    _a("session.next", "Next chat", ("Ctrl+Tab",), "global", "View",
+       "Open the chat below in the list."),
     _a("session.previous", "Previous chat", ("Ctrl+Shift+Tab", "Ctrl+Backtab"), "global",
-       Call("step_session", (-1,)), "View", "Open the chat above in the list."),
+       "View", "Open the chat above in the list."),
     *(_goto(n) for n in range(1, 10)),
     # Message (the focused message of the conversation)
-    _a("message.previous", "Previous message", ("Up", "K"), "transcript", _message("previous"),
-       None, "Focus the message above.", palette=False),
-    _a("message.next", "Next message", ("Down", "J"), "transcript", _message("next"), None,
+    _a("message.previous", "Previous message", ("Up", "K"), "transcript", None,
+       "Focus the message above.", palette=False),
+    _a("message.next", "Next message", ("Down", "J"), "transcript", None,
        "Focus the message below.", palette=False),
-    _a("message.first", "First message", ("Home",), "transcript", _message("first"), None,
+    _a("message.first", "First message", ("Home",), "transcript", None,
        "Focus the first message.", palette=False),
-    _a("message.last", "Last message", ("End",), "transcript", _message("last"), None,
+    _a("message.last", "Last message", ("End",), "transcript", None,
        "Focus the last message.", palette=False),
     _a("message.copy", "Copy message", ("C", Std(SK.Copy, "Ctrl+C")), "transcript",
-       _message("copy"), "Message", "Copy the focused message's text."),
+       "Message", "Copy the focused message's text."),
     _a("message.copy_markdown", "Copy as Markdown", ("Shift+C",), "transcript",
-       _message("copy_markdown"), "Message", "Copy the focused message's Markdown source."),
-    _a("message.edit", "Edit message", ("E",), "transcript", _message("edit"), "Message",
+       "Message", "Copy the focused message's Markdown source."),
+    _a("message.edit", "Edit message", ("E",), "transcript", "Message",
        "Edit your focused message and send it again."),
-    _a("message.fork", "Fork from here", ("F",), "transcript", _message("fork"), "Message",
+    _a("message.fork", "Fork from here", ("F",), "transcript", "Message",
        "Start a new chat that copies this one up to the focused message.", palette=False),
-    _a("message.retry", "Retry or resume", ("R",), "transcript", _message("retry"), "Message",
+    _a("message.retry", "Retry or resume", ("R",), "transcript", "Message",
        "Resume a stopped reply, or retry after an error.", palette=False),
-    _a("message.regenerate", "Regenerate", ("Shift+R",), "transcript", _message("regenerate"),
-       "Message", "Another answer to the last message; the current one is kept as a version.",
+    _a("message.regenerate", "Regenerate", ("Shift+R",), "transcript", "Message",
+       "Another answer to the last message; the current one is kept as a version.",
        palette=False),
-    _a("message.toggle", "Expand or collapse", ("Space",), "transcript", _message("toggle"),
-       "Message", "Open or close the focused message's tool calls, thinking or summary.",
+    _a("message.toggle", "Expand or collapse", ("Space",), "transcript", "Message",
+       "Open or close the focused message's tool calls, thinking or summary.",
        keywords="fold unfold"),
     _a("message.version_previous", "Previous version", ("Alt+Left", "["), "transcript",
-       _message("version_previous"), "Message",
+       "Message",
        "Show the previous version of the focused message (an earlier edit or answer).",
        keywords="branch edit regenerate answer"),
     _a("message.version_next", "Next version", ("Alt+Right", "]"), "transcript",
-       _message("version_next"), "Message",
+       "Message",
        "Show the next version of the focused message (a later edit or answer).",
        keywords="branch edit regenerate answer"),
-    _a("message.continue", "Continue reply", (), "transcript", _message("continue"),
-       "Message", "Ask the model to go on with the focused reply, cut at its length limit.",
+    _a("message.continue", "Continue reply", (), "transcript", "Message",
+       "Ask the model to go on with the focused reply, cut at its length limit.",
        keywords="more length limit"),
     # Chat list
     _a("sidebar.delete", "Delete chat…", ("Delete",), "sidebar",
-       Call("delete_current_session"), None, "Delete the selected chat after asking.",
+       None, "Delete the selected chat after asking.",
        palette=False),
     # Help
     _a("help.shortcuts", "Keyboard shortcuts", ("Ctrl+/", Std(SK.HelpContents, "F1")), "global",
-       _open_help, "Help", "List every command and its keys.", keywords="keys hotkeys help"),
+       "Help", "List every command and its keys.", keywords="keys hotkeys help"),
 )
 
 MENUS: tuple[str, ...] = ("File", "View", "Chat", "Space", "Message", "Help")
@@ -417,13 +336,13 @@ def key_text(key: int, modifiers: Qt.KeyboardModifier) -> str:
 
 
 # -- installing in the window ---------------------------------------------------------
-def install(window: MainWindow, actions: Iterable[Action] = ACTIONS) -> dict[str, QAction]:
+def install(window: Any, actions: Iterable[Action] = ACTIONS) -> dict[str, QAction]:
     """Create a QAction per action, add them to ``window`` and its menus, load the keys.
 
     Global and sidebar actions get their keys as QAction shortcuts. Composer
     and transcript actions get a menu entry whose label shows their key (the
-    composer and the transcript read those keys themselves). Actions whose
-    window method does not exist yet are disabled. The keymap starts at the
+    composer and the transcript read those keys themselves). Actions with no
+    handler in ``window.commands`` yet are disabled. The keymap starts at the
     defaults; the person's bindings are loaded once the window has its store
     (see :func:`parley.gui.commands.keymap.follow_store`) and follow Settings → Keyboard live.
 
@@ -459,9 +378,7 @@ def install(window: MainWindow, actions: Iterable[Action] = ACTIONS) -> dict[str
 
 def run(window: Any, action: Action) -> Any:
     """Run ``action`` in ``window`` if it is available there; False otherwise."""
-    if not available(action, window):
-        return False
-    return action.handler(window)
+    return window.commands.run(action.id)
 
 
 def refresh_enabled(window: Any) -> None:

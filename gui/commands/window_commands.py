@@ -1,6 +1,9 @@
-"""What the window's commands do: the methods ``parley.gui.commands.actions`` calls by name.
+"""What the window's commands do, and their registration as handlers of the actions.
 
 :class:`WindowCommands` is a mixin of :class:`parley.gui.main_window.MainWindow`.
+:meth:`WindowCommands.register_commands` registers its methods as the handlers of the
+actions declared in ``parley.gui.commands.actions`` (the message commands are registered
+by the transcript).
 Most commands act on the open chat through the chat controller
 (``_chat_call``), and do nothing while the set-up panel or a loading page
 is shown; the rest open a dialog or move the focus.
@@ -8,13 +11,16 @@ is shown; the rest open a dialog or move the focus.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 if TYPE_CHECKING:
     from parley.gui.chat.controller import ChatController
+    from parley.gui.commands.registry import Commands
 
 
 class WindowCommands:
@@ -33,28 +39,71 @@ class WindowCommands:
     early: Any  # parley.gui.composer.early_input.EarlyInput | None
     queue_early_message: Any
     take_back_early_message: Any
-    def _chat_call(self, name: str, *args: Any) -> Any:
-        """Call ``name`` (a dotted path from the controller) when the chat page is up;
-        before the first chat is shown, once it is (``parley.gui.composer.early_input``)."""
+    def register_commands(self, commands: Commands) -> None:
+        """Register the window's handlers of the declared actions in ``commands``."""
+        handlers: dict[str, Callable[[], Any]] = {
+            "session.new": self.new_session,
+            "space.new": self.new_space,
+            "composer.attach": self.attach_files,
+            "session.import": self.import_conversation,
+            "session.export": self.export_session,
+            "app.save_copy": self.save_copy_now,
+            "app.settings": self.open_settings,
+            "app.quit": cast(QWidget, self).close,
+            "composer.send": self.send_from_composer,
+            "composer.newline": lambda: self.composer.insertPlainText("\n"),
+            "run.stop": self.stop_run,
+            "composer.edit_last": self.edit_last_message,
+            "run.retry": self.retry_run,
+            "run.regenerate": self.regenerate_reply,
+            "run.regenerate_with": self.regenerate_with_model,
+            "session.fork": self.fork_at_focused_message,
+            "session.compact": self.compact_now,
+            "session.refresh_prompt": self.refresh_system_prompt,
+            "session.rename": self.rename_session,
+            "session.pin": self.pin_session,
+            "session.move": self.move_session_to_space,
+            "session.close": self.close_chat,
+            "session.archive": self.archive_session,
+            "session.delete": self.delete_current_session,
+            "sidebar.delete": self.delete_current_session,
+            "space.rename": self.rename_space,
+            "space.delete": self.delete_space,
+            "palette.open": self.open_palette,
+            "search.open": self.open_search,
+            "focus.composer": self.focus_composer,
+            "focus.transcript": self.focus_transcript,
+            "focus.sidebar": self.focus_sidebar,
+            "focus.next_pane": partial(self.cycle_panes, +1),
+            "focus.previous_pane": partial(self.cycle_panes, -1),
+            "sidebar.toggle": self.toggle_sidebar,
+            "view.zoom_in": partial(self.zoom, 1),
+            "view.zoom_out": partial(self.zoom, -1),
+            "view.zoom_reset": partial(self.zoom, 0),
+            "view.full_screen": self.toggle_full_screen,
+            "session.archived": self.toggle_archived_visible,
+            "session.next": partial(self.step_session, 1),
+            "session.previous": partial(self.step_session, -1),
+            "help.shortcuts": self.open_shortcut_help,
+            **{f"session.goto.{n}": partial(self.goto_session, n - 1) for n in range(1, 10)},
+        }
+        for action_id, handler in handlers.items():
+            commands.handle(action_id, handler)
+
+    def _chat_call(self, command: Callable[[ChatController], Any], *,
+                   early: Callable[[], Any] | None = None) -> Any:
+        """Run ``command`` on the chat controller when the chat page is up. Before the first
+        chat is shown: ``early()`` when given (what the command means then), else
+        ``command`` is kept and run once the chat is shown
+        (``parley.gui.composer.early_input``)."""
         if self.early is not None and not self.store_failed():
-            return self._chat_call_later(name, *args)
+            if early is not None:
+                return early()
+            self.early.commands.append(lambda: self._chat_call(command))
+            return True
         if self.chat is None or self.stack.currentWidget() is not self.chat_page:
             return False
-        target: Any = self.chat
-        for part in name.split("."):
-            target = getattr(target, part)
-        return target(*args)
-
-    def _chat_call_later(self, name: str, *args: Any) -> Any:
-        """A chat command given before the first chat is shown: done once it is. Up
-        (edit the last message) only with an empty message box (else the key moves
-        the cursor); Esc takes back the message sent meanwhile in the chat in view."""
-        if name == "runs.stop":
-            return self.take_back_early_message()
-        if name == "editor.edit_last" and self.composer.text():
-            return False
-        self.early.commands.append(lambda: self._chat_call(name, *args))
-        return True
+        return command(self.chat)
 
     def new_session(self) -> Any:
         """Ctrl+N: a new chat; before the chats are open, the first chat shown is a new
@@ -63,7 +112,7 @@ class WindowCommands:
             if self.early.new_chat(self.composer.text()):
                 self.composer.clear()  # what was typed stays with its chat
             return True
-        return self._chat_call("new_session")
+        return self._chat_call(lambda c: c.new_session())
 
     def _space_row_focused(self) -> bool:
         """True when the chat list has focus on a space heading (F2, Delete act on it)."""
@@ -76,67 +125,65 @@ class WindowCommands:
         """F2: rename the focused space heading, the chat focused in the list (a dialog),
         else the open chat in place, in the header's heading (``parley.gui.chat_heading``)."""
         if self._space_row_focused():
-            return self._chat_call("organizer.rename_space")
+            return self._chat_call(lambda c: c.organizer.rename_space())
         heading = getattr(self, "chat_heading", None)
         in_list = self.sidebar.tree.hasFocus()
         if heading is not None and not in_list and self.early is None and self.chat is not None \
                 and self.stack.currentWidget() is self.chat_page:
             return heading.begin_edit()
-        return self._chat_call("organizer.rename_session")
-
-    rename_current_session = rename_session
+        return self._chat_call(lambda c: c.organizer.rename_session())
 
     def delete_current_session(self) -> Any:
         """Delete the open chat (or the focused space heading), after asking."""
         if self._space_row_focused():
-            return self._chat_call("organizer.delete_space")
-        return self._chat_call("organizer.delete_session")
+            return self._chat_call(lambda c: c.organizer.delete_space())
+        return self._chat_call(lambda c: c.organizer.delete_session())
 
     def pin_session(self) -> Any:
-        return self._chat_call("organizer.pin_session")
+        return self._chat_call(lambda c: c.organizer.pin_session())
 
     def archive_session(self) -> Any:
-        return self._chat_call("organizer.archive_session")
+        return self._chat_call(lambda c: c.organizer.archive_session())
 
     def move_session_to_space(self) -> Any:
-        return self._chat_call("organizer.move_session")
+        return self._chat_call(lambda c: c.organizer.move_session())
 
     def toggle_archived_visible(self) -> None:
         self.sidebar.set_show_archived(not self.sidebar.show_archived)
 
     def new_space(self) -> Any:
-        return self._chat_call("organizer.new_space")
+        return self._chat_call(lambda c: c.organizer.new_space())
 
     def rename_space(self) -> Any:
-        return self._chat_call("organizer.rename_space")
+        return self._chat_call(lambda c: c.organizer.rename_space())
 
     def edit_space(self) -> Any:
-        return self._chat_call("organizer.edit_space")
+        return self._chat_call(lambda c: c.organizer.edit_space())
 
     def delete_space(self) -> Any:
-        return self._chat_call("organizer.delete_space")
+        return self._chat_call(lambda c: c.organizer.delete_space())
 
     def open_session(self, session_id: str) -> Any:
-        return self._chat_call("open_session", session_id)
+        return self._chat_call(lambda c: c.open_session(session_id))
 
     def open_session_at(self, session_id: str, turn_id: str | None,
                         highlight: str | None = None) -> Any:
         """Open a chat scrolled to a message with ``highlight`` marked (reads further
         back than the last turns when the message is older)."""
-        return self._chat_call("open_at", session_id, turn_id, highlight)
+        return self._chat_call(lambda c: c.open_at(session_id, turn_id, highlight))
 
     def step_session(self, delta: int) -> Any:
-        return self._chat_call("step_session", delta)
+        return self._chat_call(lambda c: c.step_session(delta))
 
     def goto_session(self, n: int) -> Any:
-        return self._chat_call("goto_session", n)
+        return self._chat_call(lambda c: c.goto_session(n))
 
     def send_from_composer(self) -> Any:
         """Enter: send the message (before the chats are open: keep it for the chat shown
         first, ``MainWindow.queue_early_message``)."""
         if self.early is not None and not self.store_failed():
             return self.queue_early_message()
-        return self._chat_call("runs.send_from_composer")
+        return self._chat_call(lambda c: c.runs.send_from_composer())
 
     def store_failed(self) -> bool:
         """True when start-up stopped without opening the chats (an error or the
@@ -144,32 +191,36 @@ class WindowCommands:
         return self.stack.currentWidget() is not self.chat_page
 
     def stop_run(self) -> Any:
-        return self._chat_call("runs.stop")
+        return self._chat_call(lambda c: c.runs.stop(),
+                               early=self.take_back_early_message)
 
     def retry_run(self) -> Any:
-        return self._chat_call("runs.retry")
+        return self._chat_call(lambda c: c.runs.retry())
 
     def regenerate_reply(self, model_ref: str | None = None) -> Any:
         """Answer the last message again (with ``model_ref``, default the chat's model);
         the current answer is kept as a fork."""
-        return self._chat_call("regen.regenerate", model_ref)
+        return self._chat_call(lambda c: c.regen.regenerate(model_ref))
 
     def regenerate_with_model(self) -> Any:
         """Pick a model, then regenerate the last reply with it."""
-        return self._chat_call("regen.pick_model")
+        return self._chat_call(lambda c: c.regen.pick_model())
 
     def attach_files(self) -> Any:
         """Ctrl+O: choose files to attach to the message being written."""
-        return self._chat_call("attachments.open_dialog")
+        return self._chat_call(lambda c: c.attachments.open_dialog())
 
     def edit_last_message(self) -> Any:
-        return self._chat_call("editor.edit_last")
+        # Up before the chats are shown: only with an empty message box (else the key
+        # moves the cursor).
+        return self._chat_call(lambda c: c.editor.edit_last(),
+                               early=(lambda: False) if self.composer.text() else None)
 
     def fork_at_focused_message(self) -> Any:
-        return self._chat_call("editor.fork_at_focused")
+        return self._chat_call(lambda c: c.editor.fork_at_focused())
 
     def compact_now(self) -> Any:
-        return self._chat_call("editor.compact_now")
+        return self._chat_call(lambda c: c.editor.compact_now())
 
     def refresh_system_prompt(self) -> None:
         """Make the open chat's next request carry its space's current memory and skills
@@ -218,6 +269,32 @@ class WindowCommands:
         dlg.open()
         return dlg
 
+    def open_palette(self) -> None:
+        """Ctrl+K: the command palette."""
+        from parley.gui.commands.palette import open_palette
+
+        open_palette(self)
+
+    def open_shortcut_help(self) -> None:
+        """Ctrl+/: every command and its keys."""
+        from parley.gui.commands.shortcut_help import open_shortcut_help
+
+        open_shortcut_help(self)
+
+    def cycle_panes(self, step: int) -> None:
+        """F6 / Shift+F6: the focus to the next (``step`` 1) or previous (-1) pane: the chat
+        list, the conversation, the message box (those shown)."""
+        panes = [p for p in (self.sidebar.tree, getattr(self.transcript, "list_view", None),
+                             self.composer)
+                 if p is not None and p.isVisible() and p.isEnabled()]
+        if not panes:
+            return
+        focus = QApplication.focusWidget()
+        at = next((i for i, p in enumerate(panes)
+                   if focus is not None and (p is focus or p.isAncestorOf(focus))), -1)
+        start = at if at >= 0 else (-1 if step > 0 else 0)
+        panes[(start + step) % len(panes)].setFocus(Qt.FocusReason.TabFocusReason)
+
     def focus_composer(self) -> None:
         self.composer.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
@@ -248,8 +325,8 @@ class WindowCommands:
         if session is None:
             return False
         if session.archived:
-            return self._chat_call("new_session")
-        return self._chat_call("organizer.archive_session", sid)
+            return self._chat_call(lambda c: c.new_session())
+        return self._chat_call(lambda c: c.organizer.archive_session(sid))
 
     def toggle_full_screen(self) -> None:
         """F11: full screen, or back."""

@@ -50,6 +50,7 @@ from parley.gui.transcript.specs import (
 
 if TYPE_CHECKING:
     from parley.core.store.outline import Span
+    from parley.gui.commands.registry import Commands
 
 
 class ErrorBar(QFrame):
@@ -506,6 +507,17 @@ class TranscriptView(QWidget):
         return menu
 
     # -- message keys ----------------------------------------------------------------
+    def register_commands(self, commands: Commands) -> None:
+        """Register :meth:`message_action` as the handler of every ``message.*`` action
+        (the keys, context menu and Message menu of the focused message)."""
+        from parley.gui.commands.actions import ACTIONS
+
+        for action in ACTIONS:
+            if action.context == "transcript":
+                name = action.id.removeprefix("message.")
+                commands.handle(action.id, lambda name=name: self.message_action(name),
+                                replace=True)  # a new view takes over
+
     def message_action(self, name: str, row: int | None = None) -> bool:
         """Act on a message, as its key or context-menu entry does.
 

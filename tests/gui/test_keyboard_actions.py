@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from parley.core.settings import Settings
 from parley.gui.commands import actions as actions_mod
 from parley.gui.commands import palette as palette_mod
-from parley.gui.commands.actions import ACTIONS, Call, available
+from parley.gui.commands.actions import ACTIONS, available
 from parley.gui.commands.keymap import Keymap, KeymapError, normalize, reserved_reason
 
 pytestmark = pytest.mark.timeout(60)
@@ -108,11 +108,9 @@ def test_every_action_can_be_reached_from_the_keyboard(driver, fake_provider, qt
     w.activateWindow()
     driver.until(w.isActiveWindow)
 
+    assert w.commands.missing() == set()  # every declared action has a handler
     unavailable = {a.id for a in ACTIONS if not available(a, w)}
     assert not unavailable, f"actions that cannot run: {sorted(unavailable)}"
-    for action in ACTIONS:
-        if isinstance(action.handler, Call):
-            assert action.handler.target(w) is not None or action.handler.fallback, action.id
 
     reached: list[str] = []
 

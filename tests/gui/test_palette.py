@@ -12,6 +12,7 @@ from parley.gui.commands.actions import ACTIONS
 from parley.gui.commands.keymap import Keymap
 from parley.gui.commands.palette import open_palette
 from parley.gui.commands.palette_entries import Entry, fuzzy_match, hit_entries, segments
+from parley.gui.commands.registry import Commands
 from parley.gui.commands.shortcut_help import markdown_table, open_shortcut_help
 
 pytestmark = pytest.mark.timeout(60)
@@ -55,7 +56,7 @@ def test_title_hits_become_chats_and_turn_hits_messages():
 
 # -- the palette on a small window ---------------------------------------------------------
 class Window(QMainWindow):
-    """A window with a few of MainWindow's methods: the palette lists what it can run."""
+    """A window handling a few of the commands: the palette lists what it can run."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -67,6 +68,11 @@ class Window(QMainWindow):
         self.composer.setAccessibleName("Message")
         QVBoxLayout(body).addWidget(self.composer)
         self.setCentralWidget(body)
+        self.commands = Commands()
+        self.commands.handle("session.new", self.new_session)
+        self.commands.handle("session.rename", self.rename_session)
+        self.commands.handle("help.shortcuts", lambda: open_shortcut_help(self))
+        self.commands.handle("focus.next_pane", self.composer.setFocus)
 
     def new_session(self) -> None:
         self.calls.append("new")
@@ -92,7 +98,7 @@ def test_palette_lists_what_the_window_can_run_with_keys(window, qtbot):
     palette = open_palette(window)
     rows = {e.ref: e.detail for e in palette.entries()}
     assert rows["session.new"] == "Ctrl+N" and rows["session.rename"] == "F2"
-    assert "session.pin" not in rows  # this window has no pin_session: not offered
+    assert "session.pin" not in rows  # no handler in this window: not offered
     assert "composer.newline" not in rows  # keys that only make sense in place
     assert "help.shortcuts" in rows and "focus.next_pane" in rows
     assert QApplication.focusWidget() is palette.input
