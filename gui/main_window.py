@@ -164,6 +164,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.previous_run: Any = None
         self.ready = False
         self.qactions: dict[str, Any] = {}
+        self.keymap: Any = None  # the keys in force, set by actions.install (a Keymap)
         #: The handlers of the declared actions, registered where they are written.
         self.commands = Commands()
         self.tasks = TaskSet(on_user_error=self.show_problem)

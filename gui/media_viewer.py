@@ -46,7 +46,7 @@ from parley.core.errors import ParleyError
 from parley.gui import dialogs
 
 if TYPE_CHECKING:
-    from parley.gui.main_window import MainWindow
+    from parley.gui.chat.interfaces import ChatWindow
 
 EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif",
               "image/webp": ".webp", "application/pdf": ".pdf"}
@@ -79,7 +79,7 @@ def safe_name(name: str | None, media_type: str) -> str:
     return stem if not ext or stem.lower().endswith(ext) else stem + ext
 
 
-async def block_bytes(window: MainWindow, block: ImageBlock | DocumentBlock) -> bytes:
+async def block_bytes(window: ChatWindow, block: ImageBlock | DocumentBlock) -> bytes:
     """The bytes of an image or document block: its base64 data, or the store's copy.
 
     Raises:
@@ -99,7 +99,7 @@ async def block_bytes(window: MainWindow, block: ImageBlock | DocumentBlock) -> 
     raise MediaUnavailable(what)
 
 
-async def open_media(window: MainWindow, block: ImageBlock | DocumentBlock) -> Any:
+async def open_media(window: ChatWindow, block: ImageBlock | DocumentBlock) -> Any:
     """Open an attachment clicked in the transcript (see the module docstring).
 
     Returns:
@@ -115,7 +115,7 @@ async def open_media(window: MainWindow, block: ImageBlock | DocumentBlock) -> A
         if not image.loadFromData(QByteArray(data)):
             raise MediaUnavailable("image")
         name = safe_name(block.name or "Image", block.media_type)
-        viewer = ImageViewer(image, data, name, window)
+        viewer = ImageViewer(image, data, name, window.window())
         viewer.show()
         viewer.raise_()
         viewer.activateWindow()  # its keys (Esc) work at once
@@ -129,7 +129,7 @@ async def open_media(window: MainWindow, block: ImageBlock | DocumentBlock) -> A
     except OSError as exc:
         raise MediaNotWritten(path, exc) from exc
     if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
-        offer_save(window, data, name)
+        offer_save(window.window(), data, name)
     return path
 
 

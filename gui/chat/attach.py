@@ -48,8 +48,7 @@ from parley.gui.problem_batch import ProblemBatch
 
 if TYPE_CHECKING:
     from parley.core.attachments.files import Attachment
-    from parley.gui.chat.controller import ChatController
-    from parley.gui.main_window import MainWindow
+    from parley.gui.chat.interfaces import ChatWindow, OpenChat
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +172,7 @@ class ChatAttachments:
         chat: the window's :class:`~parley.gui.chat.controller.ChatController`.
     """
 
-    def __init__(self, window: MainWindow, chat: ChatController) -> None:
+    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
         self.w = window
         self.chat = chat
         self._lists: dict[str | None, list[Pending]] = {}
@@ -186,7 +185,7 @@ class ChatAttachments:
         bar.tray.remove_requested.connect(self.remove)
         # Files refused together (a drop of several) are told in one dialog.
         self.refusals = ProblemBatch(lambda e: self.w.show_problem(e),
-                                     "{n} files were not attached:", window)
+                                     "{n} files were not attached:", window.window())
         # Files dropped on the transcript (anywhere on the chat page) are attached too.
         self.page_drop = DropTarget(window.chat_page, self.add_paths, self.add_image,
                                     highlight=bar.frame)
@@ -225,7 +224,7 @@ class ChatAttachments:
     # -- adding -----------------------------------------------------------------------
     def open_dialog(self) -> bool:
         """Ctrl+O / the + button: choose files and attach them."""
-        paths = choose_files(self.w, self._folder)
+        paths = choose_files(self.w.window(), self._folder)
         if paths:
             self._folder = Path(paths[0]).parent
             self.add_paths(paths)
@@ -340,7 +339,7 @@ class ChatAttachments:
         except AttachmentTooLarge as exc:
             if not exc.can_downscale or self._list_of(entry) is None:
                 raise
-            if not await _answer(ask_downscale(self.w, exc)):
+            if not await _answer(ask_downscale(self.w.window(), exc)):
                 return None
         entry.status = "Downscaling…"
         self.refresh()
@@ -387,7 +386,7 @@ class ChatAttachments:
         """A pending image is over the limits of the model now picked: offer to shrink it."""
         asked = AttachmentTooLarge(entry.name, error.problem, can_downscale=True, advice="",
                                    outcome="Your message was not sent yet.")
-        if not await _answer(ask_downscale(self.w, asked)):
+        if not await _answer(ask_downscale(self.w.window(), asked)):
             self._status(f"Remove “{entry.name}” (×) or pick another model to send.")
             return
         assert entry.attachment is not None

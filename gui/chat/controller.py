@@ -55,7 +55,7 @@ from parley.gui.save_status import SaveStatus
 from parley.gui.transcript.rows import merge_turns
 
 if TYPE_CHECKING:
-    from parley.gui.main_window import MainWindow
+    from parley.gui.chat.interfaces import ChatWindow
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ OLDER_SETTLE_S = 0.5  # scroll events this soon after showing a chat are not the
 class ChatController:
     """Drives chats for one :class:`~parley.gui.main_window.MainWindow` (after ``start``)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: ChatWindow) -> None:
         self.w = window
         self.store = window.store
         self.hub: Any = None
@@ -98,7 +98,7 @@ class ChatController:
         self._shown_at = 0.0
         self._loading_older = False
         self._older_lock = asyncio.Lock()
-        self._draft_timer = QTimer(window)
+        self._draft_timer = QTimer(window.window())
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_SAVE_MS)
         self._draft_timer.timeout.connect(self._save_draft_soon)

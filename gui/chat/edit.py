@@ -24,8 +24,7 @@ from parley.core.errors import ParleyError
 
 if TYPE_CHECKING:
     from parley.gui.chat.attach import Taken
-    from parley.gui.chat.controller import ChatController
-    from parley.gui.main_window import MainWindow
+    from parley.gui.chat.interfaces import ChatWindow, OpenChat
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +70,7 @@ def typed_text(turn: Turn) -> str:
 class ChatEditor:
     """Edit, fork and compact for one :class:`~parley.gui.chat.controller.ChatController`."""
 
-    def __init__(self, window: MainWindow, chat: ChatController) -> None:
+    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
         self.w = window
         self.chat = chat
         self.editing: Turn | None = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QCursor
@@ -30,8 +31,7 @@ from parley.gui.chat.edit import typed_text
 from parley.gui.sidebar.space_dialog import SpaceDialog, SpaceValues, ask_delete_space
 
 if TYPE_CHECKING:
-    from parley.gui.chat.controller import ChatController
-    from parley.gui.main_window import MainWindow
+    from parley.gui.chat.interfaces import ChatWindow, OpenChat
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def fork_point_text(text: str) -> str:
 class Organizer:
     """Spaces and session housekeeping for one window (after ``start``)."""
 
-    def __init__(self, window: MainWindow, chat: ChatController) -> None:
+    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
         self.w = window
         self.chat = chat
         self.store = window.store
@@ -121,7 +121,7 @@ class Organizer:
     def _space_dialog(self, space: Any) -> SpaceDialog:
         """A space dialog; its memory and tools switch are filled in the background."""
         tools = getattr(self.w.runner, "tools", None)
-        dlg = SpaceDialog(self.w, self.w.model_picker.choices, space,
+        dlg = SpaceDialog(self.w.window(), self.w.model_picker.choices, space,
                           with_tools=tools is not None)
         if tools is not None:
             self._spawn(self._fill_tools_fields(dlg, tools, space), "space-dialog-memory")
@@ -208,7 +208,7 @@ class Organizer:
         space = self.spaces.get(space_id or self.current_space() or "")
         if space is None:
             return
-        name = dialogs.ask_text(self.w, "Rename space", "Name:", space.name)
+        name = dialogs.ask_text(self.w.window(), "Rename space", "Name:", space.name)
         if name and name != space.name:
             self._spawn(self._rename_space(space.id, name), "rename-space")
 
@@ -255,7 +255,7 @@ class Organizer:
         chats = await self.store.list_sessions(space_id=space.id, include_archived=True,
                                                limit=10_000)
         default = self.spaces.get(self.default_space_id or "")
-        choice = ask_delete_space(self.w, space.name, len(chats),
+        choice = ask_delete_space(self.w.window(), space.name, len(chats),
                                   default.name if default else "the default space")
         if choice is None:
             return
@@ -293,7 +293,7 @@ class Organizer:
         if sid is None:
             return
         old = self.chat.sessions[sid].title if sid in self.chat.sessions else ""
-        title = dialogs.ask_text(self.w, "Rename chat", "Title:", old or "")
+        title = dialogs.ask_text(self.w.window(), "Rename chat", "Title:", old or "")
         if title:
             self._spawn(self._rename(sid, title), "rename")
 
@@ -332,13 +332,13 @@ class Organizer:
             self._spawn(self._move(sid, space_id), "move")
 
     def _ask_space(self, sid: str) -> QMenu:
-        menu = QMenu(self.w)
+        menu = QMenu(self.w.window())
         menu.setAccessibleName("Move to space")
         here = self.chat.sessions[sid].space_id
         for space_id in self.w.sidebar.model.space_ids():
             entry = menu.addAction(self.spaces[space_id].name if space_id in self.spaces
                                    else space_id,
-                                   lambda s=space_id: self.move_session(sid, s))
+                                   partial(self.move_session, sid, space_id))
             entry.setEnabled(space_id != here)
         self.space_menu = menu  # kept for tests
         index = self.w.sidebar.model.index_of(sid)
@@ -394,7 +394,7 @@ class Organizer:
         if sid is None or sid in self.deleting:
             return
         title = self._title(sid)
-        if dialogs.confirm(self.w, "Delete chat",
+        if dialogs.confirm(self.w.window(), "Delete chat",
                            f"Delete “{title}”? You can undo this for a few seconds; its "
                            "forks are kept.", action="Delete", destructive=True):
             self._spawn(self._delete(sid), "delete")

@@ -30,8 +30,7 @@ from PySide6.QtCore import QPoint
 
 if TYPE_CHECKING:
     from parley.core.chat.regenerate import ReplySetAside
-    from parley.gui.chat.controller import ChatController
-    from parley.gui.main_window import MainWindow
+    from parley.gui.chat.interfaces import ChatWindow, OpenChat
 
 KEPT_MESSAGE = ("The previous answer is kept: ‹ › under the new one (or Alt+Left / Alt+Right "
                 "on it) switches between the answers.")
@@ -45,7 +44,7 @@ KEPT_AFTER_FAILURE = ("The previous answer is kept as a version: ‹ under your 
 class ChatRegenerate:
     """Regenerate and open-attachment handling for one chat controller."""
 
-    def __init__(self, window: MainWindow, chat: ChatController) -> None:
+    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
         self.w = window
         self.chat = chat
         self._asked: dict[str, str] = {}  # sid -> the model of its regeneration under way

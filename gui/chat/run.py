@@ -34,8 +34,7 @@ from parley.gui.chat.attach import Taken
 if TYPE_CHECKING:
     from parley.core.chat.regenerate import ReplySetAside
     from parley.core.chat.run import RunEvent
-    from parley.gui.chat.controller import ChatController
-    from parley.gui.main_window import MainWindow
+    from parley.gui.chat.interfaces import ChatWindow, OpenChat
 
 LAST_SESSION_KEY = "session.last"
 STILL_REPLYING = ("A reply is still coming: press Esc to stop it, or wait — your message "
@@ -61,7 +60,7 @@ CALLED_OFF = ("Not sent: your message is kept in the chat. Retry sends it when y
 class ChatRuns:
     """Runs of one window's chats (see the module docstring)."""
 
-    def __init__(self, window: MainWindow, chat: ChatController) -> None:
+    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
         self.w = window
         self.chat = chat
         self._runs: dict[str, asyncio.Task[Any]] = {}
@@ -83,7 +82,7 @@ class ChatRuns:
         self._connecting_to: dict[str | None, str | None] = {}
         from parley.gui.retry_notice import RetryBar, RetryNotice
 
-        bar = RetryBar(window)
+        bar = RetryBar(window.window())
         layout = window._chat_layout
         layout.insertWidget(max(0, layout.count() - 1), bar)  # just above the composer
         #: "Rate limited — retrying in 12 s" with Cancel (stops the run, like Esc).

@@ -45,13 +45,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
-
-if TYPE_CHECKING:
-    from parley.gui.commands.keymap import Keymap
 
 Context = Literal["global", "composer", "transcript", "sidebar"]
 CONTEXTS: tuple[Context, ...] = ("global", "composer", "transcript", "sidebar")
@@ -349,7 +346,7 @@ def install(window: Any, actions: Iterable[Action] = ACTIONS) -> dict[str, QActi
     Returns:
         {action id: QAction}, also stored as ``window.qactions``.
     """
-    from parley.gui.commands.keymap import Keymap, follow_store
+    from parley.gui.commands.keymap import Keymap, apply_keymap, follow_store
 
     bar = window.menuBar()
     menus = {name: bar.addMenu(f"&{name}") for name in MENUS}
@@ -385,28 +382,6 @@ def refresh_enabled(window: Any) -> None:
     """Enable exactly the QActions whose handler can run now."""
     for action_id, qa in getattr(window, "qactions", {}).items():
         qa.setEnabled(available(by_id(action_id), window))
-
-
-def apply_keymap(window: Any, keymap: Keymap) -> None:
-    """Make ``keymap`` the keys in force in ``window``: QAction shortcuts, menu labels,
-    the composer's and the transcript's keys (they read ``window.keymap``)."""
-    window.keymap = keymap
-    for action_id, qa in window.qactions.items():
-        action = by_id(action_id)
-        keys = keymap.keys(action_id)
-        if action.context in ("global", "sidebar"):
-            qa.setShortcuts([QKeySequence(k) for k in keys])
-        else:
-            qa.setText(f"{action.label}\t{native(keys[0])}" if keys else action.label)
-    composer = window.composer
-    table = keymap.context_keys("composer")
-    setter = getattr(composer, "set_keymap", None)
-    if callable(setter):
-        setter(table)
-    else:
-        # gui/composer/widget.py reads it on each key press
-        composer._keymap = table
-    refresh_enabled(window)
 
 
 class _WindowKeysFirst(QObject):

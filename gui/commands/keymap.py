@@ -32,7 +32,15 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QWidget
 
 from parley.core.errors import ParleyError
-from parley.gui.commands.actions import ACTIONS, Action, Context, native, portable
+from parley.gui.commands.actions import (
+    ACTIONS,
+    Action,
+    Context,
+    by_id,
+    native,
+    portable,
+    refresh_enabled,
+)
 
 log = logging.getLogger(__name__)
 
@@ -321,7 +329,6 @@ async def track_bindings(window: Any) -> None:
     per store."""
     from parley.core.settings import Settings
     from parley.core.store.errors import StoreClosed
-    from parley.gui.commands.actions import apply_keymap
 
     store = window.store
     if store is None or getattr(window, "_keymap_store", None) is store:
@@ -340,3 +347,25 @@ async def track_bindings(window: Any) -> None:
     unsubscribe = Settings.of(store).on_change(changed)
     if isinstance(window, QObject):
         window.destroyed.connect(lambda *_: unsubscribe())
+
+
+def apply_keymap(window: Any, keymap: Keymap) -> None:
+    """Make ``keymap`` the keys in force in ``window``: QAction shortcuts, menu labels,
+    the composer's and the transcript's keys (they read ``window.keymap``)."""
+    window.keymap = keymap
+    for action_id, qa in window.qactions.items():
+        action = by_id(action_id)
+        keys = keymap.keys(action_id)
+        if action.context in ("global", "sidebar"):
+            qa.setShortcuts([QKeySequence(k) for k in keys])
+        else:
+            qa.setText(f"{action.label}\t{native(keys[0])}" if keys else action.label)
+    composer = window.composer
+    table = keymap.context_keys("composer")
+    setter = getattr(composer, "set_keymap", None)
+    if callable(setter):
+        setter(table)
+    else:
+        # gui/composer/widget.py reads it on each key press
+        composer._keymap = table
+    refresh_enabled(window)

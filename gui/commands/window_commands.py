@@ -19,14 +19,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QWidget
 
 if TYPE_CHECKING:
-    from parley.gui.chat.controller import ChatController
+    from parley.gui.chat.interfaces import OpenChat
     from parley.gui.commands.registry import Commands
 
 
 class WindowCommands:
     """The window's command methods (mixed into ``MainWindow``, whose widgets they use)."""
 
-    chat: ChatController | None
+    chat: OpenChat | None
     store: Any
     hub: Any
     runner: Any
@@ -90,7 +90,7 @@ class WindowCommands:
         for action_id, handler in handlers.items():
             commands.handle(action_id, handler)
 
-    def _chat_call(self, command: Callable[[ChatController], Any], *,
+    def _chat_call(self, command: Callable[[OpenChat], Any], *,
                    early: Callable[[], Any] | None = None) -> Any:
         """Run ``command`` on the chat controller when the chat page is up. Before the first
         chat is shown: ``early()`` when given (what the command means then), else

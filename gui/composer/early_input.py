@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from parley.gui.main_window import MainWindow
+    from parley.gui.chat.interfaces import ChatWindow
 
 #: Said when a second message is sent in the same chat before the chats are open.
 ONE_WAITING = ("Your message before this one is waiting for your chats to open: this one "
@@ -93,7 +93,7 @@ class EarlyInput:
         return True
 
 
-async def replay(window: MainWindow, early: EarlyInput) -> None:
+async def replay(window: ChatWindow, early: EarlyInput) -> None:
     """Do what ``early`` holds, in order, once the first chat is shown
     (``MainWindow.start``; ``ChatController.show_first`` showed the chat the
     message box belongs to: the last one, or a new one after Ctrl+N).

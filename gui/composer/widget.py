@@ -156,7 +156,7 @@ class Composer(QPlainTextEdit):
         self.on_action: Callable[[Action], Any] | None = None
         #: {portable key text: action}; the defaults are read at the first key (the
         #: command table is not needed for the first paint), the window sets the keys
-        #: in force (``parley.gui.commands.actions.apply_keymap``).
+        #: in force (``parley.gui.commands.keymap.apply_keymap``).
         self._keymap: dict[str, Action] | None = None
         self.setObjectName("Composer")
         self.setAccessibleName("Message")

@@ -15,7 +15,7 @@ change of the provider list is reported through the dialog's
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtWidgets import (
@@ -49,7 +49,33 @@ from parley.gui.settings.window_field import WindowField
 from parley.gui.setup_panel import NOT_OPENAI_HINT, ConnectionCheck, check_connection
 
 if TYPE_CHECKING:
-    from parley.gui.settings.dialog import SettingsDialog
+    from PySide6.QtWidgets import QVBoxLayout
+
+    from parley.core.settings import Settings
+    from parley.core.tasks import TaskSet
+
+
+class SettingsHost(Protocol):
+    """What the Providers page uses of the Settings dialog
+    (``parley.gui.settings.dialog.SettingsDialog``), typed here so this module does not
+    import the dialog that imports it."""
+
+    @property
+    def hub(self) -> Any: ...  # ProviderHub
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def tasks(self) -> TaskSet: ...
+
+    @property
+    def providers_changed(self) -> Any: ...  # its Qt signal
+
+    @property
+    def finished(self) -> Any: ...  # QDialog's signal
+
+    def add_fields(self, section: str, layout: QVBoxLayout, parent: QWidget) -> None: ...
 
 KIND_LABELS = {"anthropic": "Anthropic", "openai": "OpenAI",
                "openai_compatible": "OpenAI-compatible server"}
@@ -85,7 +111,7 @@ class _ListWide(QStyledItemDelegate):
 class ProvidersPage(QWidget):
     """The providers, their keys and addresses, the model for new chats, the prompt cache."""
 
-    def __init__(self, dialog: SettingsDialog) -> None:
+    def __init__(self, dialog: SettingsHost) -> None:
         super().__init__()
         self.dialog, self.hub = dialog, dialog.hub
         self._new_kind: str | None = None

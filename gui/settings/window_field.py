@@ -10,15 +10,26 @@ override. The source of the number in use is said by the page's limits line.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, cast
 
 from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
 from parley.core.settings import SettingsError
 from parley.gui.settings.widgets import hint
 
-if TYPE_CHECKING:
-    from parley.gui.settings.providers import ProvidersPage
+
+class ProvidersHost(Protocol):
+    """What the field uses of the Providers page (``parley.gui.settings.providers.
+    ProvidersPage``, a QWidget: the field's parent), typed here so this module does not
+    import the page that imports it."""
+
+    @property
+    def dialog(self) -> Any: ...  # the Settings dialog (settings, tasks, providers_changed)
+
+    @property
+    def hub(self) -> Any: ...  # ProviderHub
+
+    def show_limits(self) -> None: ...
 
 OVERRIDES = "model_overrides"
 #: The smallest and largest windows the field takes, tokens.
@@ -50,8 +61,8 @@ class WindowField(QWidget):
         page: the Providers page (its dialog's settings, hub and tasks are used).
     """
 
-    def __init__(self, page: ProvidersPage) -> None:
-        super().__init__(page)
+    def __init__(self, page: ProvidersHost) -> None:
+        super().__init__(cast(QWidget, page))  # the page widget
         self.page = page
         self.model: str | None = None
         self._shown = ""

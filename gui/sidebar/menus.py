@@ -3,21 +3,53 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Any, Protocol, cast
 
 from PySide6.QtCore import QModelIndex
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QMenu, QWidget
 
-from parley.gui.sidebar.model import ARCHIVED, ID, PINNED, SPACE
-
-if TYPE_CHECKING:
-    from parley.gui.sidebar.view import Sidebar
+from parley.gui.sidebar.model import ARCHIVED, ID, PINNED, SPACE, SessionTreeModel
 
 
-def session_menu(bar: Sidebar, index: QModelIndex) -> QMenu:
+class SidebarView(Protocol):
+    """What the menus use of the sidebar (``parley.gui.sidebar.view.Sidebar``, a QWidget:
+    the menus' parent). Typed here so this module does not import the view."""
+
+    @property
+    def archive_requested(self) -> Any: ...
+
+    @property
+    def default_space_id(self) -> Any: ...
+
+    @property
+    def delete_requested(self) -> Any: ...
+
+    @property
+    def export_requested(self) -> Any: ...
+
+    @property
+    def model(self) -> SessionTreeModel: ...
+
+    @property
+    def move_requested(self) -> Any: ...
+
+    @property
+    def pin_requested(self) -> Any: ...
+
+    @property
+    def rename_requested(self) -> Any: ...
+
+    @property
+    def session_activated(self) -> Any: ...
+
+    @property
+    def space_action(self) -> Any: ...
+
+
+def session_menu(bar: SidebarView, index: QModelIndex) -> QMenu:
     """Open, rename, pin, move to a space, export, archive, delete — for one chat."""
     sid = str(index.data(ID))
-    menu = QMenu(bar)
+    menu = QMenu(cast(QWidget, bar))  # the sidebar widget
     menu.addAction("Open", lambda: bar.session_activated.emit(sid))
     rename = menu.addAction("Rename…", lambda: bar.rename_requested.emit(sid))
     rename.setShortcut("F2")
@@ -38,11 +70,11 @@ def session_menu(bar: Sidebar, index: QModelIndex) -> QMenu:
     return menu
 
 
-def space_menu(bar: Sidebar, index: QModelIndex) -> QMenu:
+def space_menu(bar: SidebarView, index: QModelIndex) -> QMenu:
     """New chat here, rename, edit defaults, move up/down, delete — for one space."""
     space_id = str(index.data(ID))
     ids = bar.model.space_ids()
-    menu = QMenu(bar)
+    menu = QMenu(cast(QWidget, bar))  # the sidebar widget
 
     def add(label: str, action: str, enabled: bool = True) -> None:
         entry = menu.addAction(label, lambda: bar.space_action.emit(action, space_id))

@@ -26,8 +26,8 @@ from parley.gui.appearance import icon
 from parley.gui.commands.keymap import keymap_for
 
 if TYPE_CHECKING:
+    from parley.gui.transcript.message_view import MessageView
     from parley.gui.transcript.rows import Node
-    from parley.gui.transcript.view import TranscriptView
 
 #: (name for ``message_action``, icon, label, keymap action id or None)
 BUTTONS: tuple[tuple[str, str, str, str | None], ...] = (
@@ -51,7 +51,7 @@ class MessageActions(QFrame):
         buttons: ``{name: button}`` in :data:`BUTTONS` order.
     """
 
-    def __init__(self, view: TranscriptView) -> None:
+    def __init__(self, view: MessageView) -> None:
         lv = view.list_view
         super().__init__(lv.viewport())
         self.view = view
@@ -132,7 +132,7 @@ class MessageActions(QFrame):
         self.row = row
         node = rows[row]
         shown = {name: self._applies(name, row, node) for name in self.buttons}
-        keymap = keymap_for(self.view)
+        keymap = keymap_for(self)  # the same window as the view
         for (name, _icon, label, action), button in zip(BUTTONS, self.buttons.values(),
                                                           strict=True):
             button.setVisible(shown[name] is not None)

@@ -7,7 +7,7 @@ the menu, the keys and the window's Message menu always agree.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
@@ -18,10 +18,10 @@ from parley.gui.markdown import is_safe_url
 
 if TYPE_CHECKING:
     from parley.gui.transcript.layout import Hit
-    from parley.gui.transcript.view import TranscriptView
+    from parley.gui.transcript.message_view import MessageView
 
 
-def message_menu(view: TranscriptView, row: int, hit: Hit | None) -> QMenu:
+def message_menu(view: MessageView, row: int, hit: Hit | None) -> QMenu:
     """The context menu of a row: copy, edit, retry/resume, regenerate, fork, fold.
 
     Args:
@@ -33,7 +33,7 @@ def message_menu(view: TranscriptView, row: int, hit: Hit | None) -> QMenu:
         The menu, not shown yet.
     """
     node = view.model.rows[row]
-    menu = QMenu(view)
+    menu = QMenu(cast(QWidget, view))  # the view widget
     menu.setAccessibleName("Message actions")
     if hit is not None and hit.href and is_safe_url(hit.href):
         url = hit.href
@@ -59,7 +59,7 @@ def message_menu(view: TranscriptView, row: int, hit: Hit | None) -> QMenu:
     return menu
 
 
-def models_menu(view: TranscriptView, parent: QWidget, title: str = "") -> QMenu:
+def models_menu(view: MessageView, parent: QWidget, title: str = "") -> QMenu:
     """A menu of the models the window offers (``view.model_choices``); picking one
     emits ``view.regenerateRequested(ref)``. Disabled when there are none."""
     menu = QMenu(title, parent)
@@ -74,11 +74,11 @@ def models_menu(view: TranscriptView, parent: QWidget, title: str = "") -> QMenu
     return menu
 
 
-def _entry(view: TranscriptView, menu: QMenu, name: str, row: int, label: str | None = None
+def _entry(view: MessageView, menu: QMenu, name: str, row: int, label: str | None = None
            ) -> None:
     """An entry from the declared action ``message.<name>``, showing its keys (which
     also work while the menu is open)."""
     action_id = f"message.{name}"
     entry = menu.addAction(label or by_id(action_id).label,
                            lambda: view.message_action(name, row))
-    entry.setShortcuts([QKeySequence(k) for k in keymap_for(view).keys(action_id)])
+    entry.setShortcuts([QKeySequence(k) for k in keymap_for(cast(QWidget, view)).keys(action_id)])

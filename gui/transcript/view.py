@@ -10,6 +10,7 @@ open them, e.g. with ``QDesktopServices.openUrl``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QPoint, QRect, Qt, QUrl, Signal
@@ -515,7 +516,7 @@ class TranscriptView(QWidget):
         for action in ACTIONS:
             if action.context == "transcript":
                 name = action.id.removeprefix("message.")
-                commands.handle(action.id, lambda name=name: self.message_action(name),
+                commands.handle(action.id, partial(self.message_action, name),
                                 replace=True)  # a new view takes over
 
     def message_action(self, name: str, row: int | None = None) -> bool:
