@@ -129,7 +129,7 @@ class Connection:
         env: its environment with secrets filled in (stdio).
         headers: its headers with secrets filled in (HTTP).
         on_change: called (on the MCP loop) with the new status whenever it changes.
-        auth: for an HTTP server, makes its sign-in (``core.mcp.oauth.make_auth``) given a
+        auth: for an HTTP server, makes its sign-in (``parley.core.mcp.oauth.make_auth``) given a
             callback told when the person is expected to sign in in the browser.
     """
 
@@ -206,7 +206,7 @@ class Connection:
                 self._set("failed", error=self._failure(
                     f"it did not start within {timeout_s:g} seconds"))
                 return self.status
-            await self._ready.wait()  # the sign-in has its own time limit (core.mcp.oauth)
+            await self._ready.wait()  # the sign-in has its own time limit (parley.core.mcp.oauth)
         return self.status
 
     def _waiting(self, on: bool) -> None:

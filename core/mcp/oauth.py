@@ -43,7 +43,7 @@ async def open_in_browser(url: str) -> None:
 
 
 class KeyringTokenStorage:
-    """The SDK's ``TokenStorage`` in Parley's key store (``core.keys.KeyStore``), or in
+    """The SDK's ``TokenStorage`` in Parley's key store (``parley.core.keys.KeyStore``), or in
     memory when there is none.
 
     Args:

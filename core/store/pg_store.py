@@ -254,7 +254,8 @@ class PgStore(Store):
         return False
 
     def change_feed(self, on_change: Callable[[Change], None]) -> ChangeFeed:
-        """Start hearing other Parleys' changes to this database (:mod:`core.store.pg_changes`).
+        """Start hearing other Parleys' changes to this database
+        (:mod:`parley.core.store.pg_changes`).
 
         Args:
             on_change: called with each :class:`Change`, on the feed's own thread.

@@ -34,7 +34,6 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, CursorResult
 from sqlalchemy.exc import OperationalError
 
-from parley.core.store import pg_search
 from parley.core.store.dialect import is_postgresql
 from parley.core.store.errors import InvalidSearchQuery
 from parley.core.store.fork_copies import MAX_CANDIDATES, Collapser
@@ -239,6 +238,8 @@ def search(
     collapser = Collapser(con, space, session_id is None, exclude_session_ids)
     try:
         if is_postgresql(con):
+            from parley.core.store import pg_search  # (it types its input with ParsedQuery)
+
             ranked = pg_search.ranked(con, parsed, session_id, space, max(limit, MAX_CANDIDATES),
                                       RECENT_WINDOW, COMMON_ROWS)
         else:
