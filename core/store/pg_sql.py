@@ -18,7 +18,7 @@ SQLite does with its own features there:
   (chosen per connection by :mod:`parley.core.store.dialect`).
 
 Text search prepares text like the SQLite index (``parley_normalize``:
-:func:`core.store.textindex.normalize` in SQL) and indexes it with the
+:func:`parley.core.store.textindex.normalize` in SQL) and indexes it with the
 configuration :data:`SEARCH_CONFIG` (``simple``: lower-cased words, no stemming,
 no stop words; diacritics folded by ``unaccent`` when the server has that
 extension), over the first :data:`MAX_INDEXED_CHARS` characters of a turn (a
@@ -39,7 +39,7 @@ SEARCH_CONFIG = "parley_search"
 #: The version of the PostgreSQL schema (kept in ``parley_schema``), like SQLite's user_version.
 SCHEMA_VERSION = 4
 
-# core.store.textindex.normalize in SQL: NFKC, Arabic/Hebrew vowel marks dropped, ё
+# parley.core.store.textindex.normalize in SQL: NFKC, Arabic/Hebrew vowel marks dropped, ё
 # folded, and each character of space-less scripts (CJK, kana, Hangul, Thai…) set apart.
 _NORMALIZE = (
     "regexp_replace(regexp_replace(translate(normalize(t, NFKC), 'ёЁ', 'еЕ'), "
