@@ -132,7 +132,9 @@ class ChatRuns:
         (the original's, less those removed, plus those added).
         """
         # no chat shown yet: kept for its chat (parley.gui.composer.early_input)
-        if self.w.early is not None:
+        if self.w.early is not None and not self.chat.attachments.has_pending():
+            # The chats are still being opened: kept for its chat (early_input). With
+            # files (attached to the chat shown) it waits in the box for the provider.
             return bool(self.w.queue_early_message())
         text = self.w.composer.text()
         files = self.chat.attachments

@@ -17,6 +17,7 @@ from parley.gui.quit_waiting import QUIT, SAVED_STAYS, TITLE, UNSAVED_LOST
 from tests.gui.test_attachments import png, ready
 from tests.gui.test_startup_typing import (  # noqa: F401  (fixtures)
     _previous_chat,
+    fake_env,
     gate,
     press,
     start,
@@ -148,23 +149,22 @@ def test_quitting_before_the_chats_open_with_a_queued_message_asks(
 
 def test_a_message_with_files_sent_while_loading_is_sent_once_the_provider_is_ready(
         driver, fake_provider, gate, tmp_path):  # noqa: F811
-    earlier = _previous_chat(driver, fake_provider, gate)
-    w = start(driver)
+    w = start(driver, fake_env(fake_provider))  # a new chat: its session comes with the message
     _chats_shown(driver, w)
-    w.composer.clear()
     w.chat.attachments.add_paths([png(tmp_path / "chart.png")])
     driver.until(lambda: len(ready(w)) == 1)
     type_keys(w, "What is in this chart?")
     fake_provider.script("A bar chart.")
     press(w, Qt.Key.Key_Return)  # the model's limits for files are not known yet
     driver.until(lambda: w.statusBar().currentMessage() == CONNECTING.format(name="Anthropic"))
-    assert "starting" not in w.statusBar().currentMessage()
     assert w.composer.text() == "What is in this chart?" and w.composer_bar.busy
+    assert w.composer_bar.tray.count() == 1 and fake_provider.model_requests == []
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0 and not w.composer_bar.busy,
                  timeout=30)
     assert w.composer.text() == "" and w.composer_bar.tray.count() == 0
-    [user, reply] = driver.run(w.store.history(earlier))[-2:]
+    assert w.session_id is not None
+    [user, reply] = driver.run(w.store.history(w.session_id))
     assert user.text() == "What is in this chart?" and len(user.blocks) == 2
     assert reply.text() == "A bar chart."
 
