@@ -71,6 +71,14 @@ NO_DISPLAY = (
     "'--migrate-only' or '--import FILE', which need no window."
 )
 
+#: Said (exit 2) when ``DISPLAY`` names a local X display where no X server answers.
+NO_X_SERVER = (
+    "Parley cannot open a window: no X server answers at DISPLAY={display} (a desktop "
+    "session that has ended, or a login without X forwarding?): start it from a running "
+    "desktop session, or use 'parley --self-test', '--migrate-only' or '--import FILE', "
+    "which need no window."
+)
+
 _EPILOG = """\
 Qt's own options (for example -style Fusion, -platform xcb) go after '--':
   parley --home ~/parley-test -- -style Fusion
@@ -527,6 +535,61 @@ def can_show_window() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+def x_server_answers(display: str) -> bool | None:
+    """Whether an X server listens at a local X display (``:N`` or ``:N.S``).
+
+    Connects to its socket (Linux's abstract ``@/tmp/.X11-unix/XN``, then the
+    file), as Xlib would; a refused or missing socket answers within
+    microseconds.
+
+    Args:
+        display: the ``DISPLAY`` value.
+
+    Returns:
+        True or False; None for a display that is not a local one (``host:N``:
+        not checked).
+    """
+    import re
+    import socket
+
+    match = re.fullmatch(r"(?:unix)?:(\d+)(?:\.\d+)?", display.strip())
+    if match is None:
+        return None
+    path = f"/tmp/.X11-unix/X{match.group(1)}"
+    for address in ("\0" + path, path):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(1.0)
+            try:
+                conn.connect(address)
+            except OSError:
+                continue
+            return True
+    return False
+
+
+def display_problem() -> str | None:
+    """Why Qt could not open a window here, in one sentence (None: no reason known).
+
+    Qt aborts the process (SIGABRT) when it cannot reach a display, after a
+    misleading hint about ``xcb-cursor0``; this says the real reason first:
+    no ``DISPLAY``/``WAYLAND_DISPLAY`` at all (:data:`NO_DISPLAY`), or a local
+    ``DISPLAY`` where no X server answers, on X11 (:data:`NO_X_SERVER`).
+    """
+    if not can_show_window():
+        return NO_DISPLAY
+    if sys.platform != "linux":
+        return None
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if platform and not platform.startswith("xcb"):
+        return None
+    if os.environ.get("WAYLAND_DISPLAY") and not platform:
+        return None  # Qt may use Wayland
+    display = os.environ.get("DISPLAY", "")
+    if display and x_server_answers(display) is False:
+        return NO_X_SERVER.format(display=display)
+    return None
+
+
 def report_startup_error(error: ParleyError, qt_argv: Sequence[str] = ()) -> int:
     """Tell the person why Parley cannot start: on stderr, and in a message box when
     a window can be shown (no traceback: ``error`` is one they can act on).
@@ -581,7 +644,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns:
         The process exit status: 0 on a normal close, 2 when Parley cannot start
-        (no display to show a window on: :data:`NO_DISPLAY` on stderr; the data
+        (no display to show a window on: :func:`display_problem` on stderr; the data
         folder cannot be created: the reason is on stderr and, when a window can
         be shown, in a message box), ``--migrate-only`` failed or ``--import``
         refused its file.
@@ -616,8 +679,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from parley.core.import_cli import import_only
 
         return import_only(args.import_file, home)
-    if not can_show_window():  # Qt would abort (SIGABRT) with a misleading xcb message
-        print(NO_DISPLAY, file=sys.stderr, flush=True)
+    problem = display_problem()  # Qt would abort (SIGABRT) with a misleading xcb message
+    if problem is not None:
+        print(problem, file=sys.stderr, flush=True)
         return EXIT_CANNOT_START
     from parley.core.paths import DataDirError, data_dir
 

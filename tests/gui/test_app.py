@@ -60,6 +60,30 @@ def test_without_a_display_parley_says_so_in_one_sentence_and_exits_2(tmp_path):
     assert not home.exists()  # nothing was created
 
 
+def test_a_display_where_no_x_server_answers_is_said_too(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    if sys.platform != "linux":
+        pytest.skip("X11 sockets")
+    free = next(n for n in range(59, 99) if app_module.x_server_answers(f":{n}") is False)
+    env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["DISPLAY"] = f":{free}.0"
+    done = subprocess.run([sys.executable, "-m", "parley.gui.app", "--home", str(tmp_path / "h")],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2  # not SIGABRT
+    assert done.stderr == app_module.NO_X_SERVER.format(display=f":{free}.0") + "\n"
+    assert not (tmp_path / "h").exists()
+
+    assert app_module.x_server_answers("remote-host:0") is None  # not checked
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind("\0/tmp/.X11-unix/X" + str(free))  # where an X server listens on Linux
+        server.listen(1)
+        assert app_module.x_server_answers(f":{free}") is True
+
+
 @pytest.fixture
 def restore_logging():
     root = logging.getLogger()
