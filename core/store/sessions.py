@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Boolean, delete, exists, func, select, update
@@ -180,7 +181,20 @@ def list_page(
         return [t.c.pinned.desc(), *newest] if pinned_first else newest
 
     q = _query(*where, order=order, limit=limit, offset=offset)
-    return [_session(r) for r in con.execute(q)]
+    return [_nested(con, _session(r)) for r in con.execute(q)]
+
+
+def _nested(con: Connection, s: Session) -> Session:
+    """A fork made on purpose from a version, by a build that did not note the chat to
+    list it under (``meta["nest_under"]``, ``core.store.versions``): noted now, in the
+    returned record only (the file is not written)."""
+    if s.parent_session_id is None or s.is_version or "nest_under" in s.meta:
+        return s
+    try:
+        chat = versions.chat_root(con, s.parent_session_id)
+    except SessionNotFound:
+        return s  # its parent was deleted
+    return s if chat == s.parent_session_id else replace(s, meta={**s.meta, "nest_under": chat})
 
 
 def list_forks(con: Connection, session_id: str) -> list[Session]:

@@ -346,8 +346,16 @@ class ChatController:
         transcript = self.w.transcript
         focus = QApplication.focusWidget()
         had_focus = focus is not None and (focus is transcript or transcript.isAncestorOf(focus))
+        typed, before = self.w.composer.text(), self.session_id
         await self._open(sid, at=turn_id)
-        if had_focus and sid == self.session_id:
+        if sid != self.session_id:
+            return
+        if typed and not self.w.composer.text() and before is not None:
+            # What is being written goes on with the chat, whichever version is shown.
+            self.drafts.typed(before, "")
+            self.w.tasks.spawn(self.drafts.save(before), name="draft")
+            self.w.composer.set_text(typed)
+        if had_focus:
             transcript.list_view.setFocus(Qt.FocusReason.OtherFocusReason)
             transcript.scroll_to_turn(turn_id)
 

@@ -400,7 +400,8 @@ class Organizer:
             self._spawn(self._delete(sid), "delete")
 
     async def _delete(self, sid: str) -> None:
-        await self.chat.runs.stop_and_wait(sid)
+        for member in [sid, *(v for v, c in self.chat.chat_ids.items() if c == sid and v != sid)]:
+            await self.chat.runs.stop_and_wait(member)  # its versions go with it
         before = self.chat.sessions.get(sid)
         archived_before = bool(before.archived) if before is not None else False
         was_open = sid == self.chat.chat_row

@@ -146,6 +146,7 @@ def test_forks_of_earlier_builds_are_recognised_by_their_titles(tmp_path):
     kept = db.fork(sid, turns[-1].id, title="Answer 1 (Sonnet 4.6, 14:32) · Trip")
     previous = db.fork(sid, turns[-1].id, title="Trip (previous answer)")
     explicit = db.fork(sid, turns[1].id)  # "Trip (fork)"
+    from_edit = db.fork(edited.id, db.get_turns(edited.id)[-1].id)  # Fork from here, in it
     untitled = db.fork(sid, turns[1].id)
     db.rename_session(untitled.id, None)  # an untitled fork (v3 files have them)
     db.close()
@@ -156,7 +157,10 @@ def test_forks_of_earlier_builds_are_recognised_by_their_titles(tmp_path):
 
     db = Store.open(path)
     try:
-        assert set(listed(db)) == {sid, explicit.id, untitled.id}
+        assert set(listed(db)) == {sid, explicit.id, untitled.id, from_edit.id}
+        # a fork made in an edit is listed under the chat, as one made now would be
+        [nested] = [s for s in db.list_sessions() if s.id == from_edit.id]
+        assert nested.meta["nest_under"] == sid
         assert not db.get_session(untitled.id).is_version
         assert {s.id for s in db.list_forks(sid) if s.is_version} == {
             edited.id, kept.id, previous.id}

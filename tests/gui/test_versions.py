@@ -138,6 +138,7 @@ def test_a_search_hit_in_another_version_opens_that_version(driver: Any) -> None
 
     # The buttons over the reply offer the versions too (Tab reaches them).
     lv, bar = w.transcript.list_view, w.transcript.actions_row
+    w.composer.set_text("Half a thought")  # being written: it stays with the chat
     _focus_row(w, 1)
     driver.until(lambda: bar.isVisible() and bar.row == 1)
     prev, nxt = bar.buttons["version_previous"], bar.buttons["version_next"]
@@ -148,12 +149,15 @@ def test_a_search_hit_in_another_version_opens_that_version(driver: Any) -> None
     driver.qtbot.keyClick(prev, Qt.Key.Key_Space)
     driver.until(lambda: _texts(w)[-1] == "Castles and trams." and w.tasks.pending == 0)
     assert _versions(w) == [None, (1, 2)]
+    assert w.composer.text() == "Half a thought"
     w.chat.open_session(chat)  # the chat's row: the version shown stays
     driver.settle(w)
     assert _texts(w)[-1] == "Castles and trams."
     _focus_row(w, 1)
     driver.qtbot.keyClick(lv, Qt.Key.Key_Right, ALT)
     driver.until(lambda: _texts(w)[-1] == "Tiles and viewpoints." and w.tasks.pending == 0)
+    assert w.composer.text() == "Half a thought"
+    w.composer.clear()
 
     [hit] = driver.run(w.store.search("castles"))
     w.chat.open_at(hit.session_id, hit.turn_id, "castles")
