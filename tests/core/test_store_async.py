@@ -67,15 +67,12 @@ async def test_open_errors_are_raised_from_await(tmp_path):
         await AsyncStore.open(bad)
 
 
-async def test_writes_are_serialized_in_order(tmp_path):
-    astore = await AsyncStore.open(tmp_path / "sessions.db")
-    try:
-        s = await astore.create_session()
-        turns = [Turn("user", [TextBlock(f"m{i}")]) for i in range(30)]
-        await asyncio.gather(*(astore.append_turn(s.id, t) for t in turns))
-        assert [t.text() for t in await astore.get_turns(s.id)] == [f"m{i}" for i in range(30)]
-    finally:
-        await astore.close()
+async def test_writes_are_serialized_in_order(any_store):
+    astore = any_store  # a sessions.db file, then a PostgreSQL database
+    s = await astore.create_session()
+    turns = [Turn("user", [TextBlock(f"m{i}")]) for i in range(30)]
+    await asyncio.gather(*(astore.append_turn(s.id, t) for t in turns))
+    assert [t.text() for t in await astore.get_turns(s.id)] == [f"m{i}" for i in range(30)]
 
 
 async def test_upgrade_progress_is_reported_on_the_loop_thread(tmp_path, monkeypatch):

@@ -61,8 +61,11 @@ class PostgresServer:
     """One PostgreSQL server: :meth:`start`, :meth:`new_database`, :meth:`pause` /
     :meth:`resume` (the server away and back), :meth:`stop`."""
 
-    def __init__(self, bin_dir: Path) -> None:
+    def __init__(self, bin_dir: Path, *, durable: bool = False) -> None:
+        """``durable``: commits flushed to disk as on a real server (benchmarks); tests run
+        without (``fsync=off``, ``synchronous_commit=off``: faster, nothing else changes)."""
         self.bin_dir = bin_dir
+        self.durable = durable
         self.port = 0
         self.folder = Path(tempfile.mkdtemp(prefix="parley-pg-"))
         self.data = self.folder / "data"
@@ -103,8 +106,9 @@ class PostgresServer:
         """Start the server (again) on its port."""
         self._run([str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-w", "-t", "60",
                    "-l", str(self.folder / "log"), "-o",
-                   f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.folder} "
-                   "-c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+                   f"-p {self.port} -c listen_addresses=127.0.0.1 -k {self.folder}"
+                   + ("" if self.durable else
+                      " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"),
                    "start"])
 
     def pause(self) -> None:
