@@ -38,10 +38,12 @@ from parley.core.store.errors import (
     DatabaseReadOnly,
     DiskError,
     DiskFull,
+    ServerDiskFull,
+    ServerReadOnly,
+    ServerUnreachable,
     SessionNotFound,
     StoreError,
 )
-from parley.core.store.pg_errors import ServerDiskFull, ServerReadOnly, ServerUnreachable
 
 log = logging.getLogger(__name__)
 

@@ -449,3 +449,115 @@ class UpgradeInProgress(StoreError):
             "changed nothing; wait until the other has finished, then start Parley again."
         )
         self.path = path
+
+
+# -- The PostgreSQL store (core/store/pg_errors.py maps the server's errors to these). -------------
+
+_PG_KEPT = "Nothing already saved was lost, and what you typed is kept."
+
+
+class ServerUnreachable(StoreError):
+    """The PostgreSQL server cannot be reached (down, wrong address, network away)."""
+
+    def __init__(self, where: str, why: str = "") -> None:
+        detail = f" ({why})" if why else ""
+        super().__init__(
+            f"Parley cannot reach the PostgreSQL server of {where}{detail}. {_PG_KEPT} "
+            "Check that the server is running and that this computer can reach it, then "
+            "try again."
+        )
+        self.where = where
+
+class AuthenticationFailed(StoreError):
+    """The server refused the user name or password."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"The PostgreSQL server refused to let Parley in as {where}: wrong user name or "
+            "password. Nothing was changed. Check the database address and password "
+            "(Settings → Storage, or --database / PARLEY_DATABASE_URL), then try again."
+        )
+        self.where = where
+
+class ServerDiskFull(StoreError):
+    """The server could not write: its disk is full."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"Parley could not save: the disk of the PostgreSQL server of {where} is full. "
+            f"{_PG_KEPT} Ask whoever runs the server to free some space, then try again."
+        )
+        self.where = where
+
+class DatabaseNotFound(StoreError):
+    """The server has no database of the name given."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"The PostgreSQL server has no database {where}. Nothing was changed. Create it "
+            "(for example with createdb), or check the name in the database address."
+        )
+        self.where = where
+
+class ServerReadOnly(StoreError):
+    """The database may only be read (a standby server, or no write permission)."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"Parley cannot write to the PostgreSQL database {where}: the server allows "
+            f"only reading there (a standby, or missing permissions). {_PG_KEPT} Connect to the "
+            "primary server, or ask for write permission, then try again."
+        )
+        self.where = where
+
+class NotAParleyDatabase(StoreError):
+    """The database holds tables of another program (or of a newer Parley)."""
+
+    def __init__(self, where: str, why: str) -> None:
+        super().__init__(
+            f"The PostgreSQL database {where} is not a Parley database ({why}). Parley did "
+            "not change it. Give Parley a database of its own (an empty one is set up on "
+            "first use)."
+        )
+        self.where = where
+
+
+# -- The PostgreSQL store's address and driver (core/store/pg_store.py). ---------------------------
+
+
+class InvalidDatabaseUrl(StoreError):
+    def __init__(self, url: str, why: str) -> None:
+        super().__init__(
+            f"{url!r} is not a PostgreSQL database address ({why}). Nothing was opened. Give "
+            "one like postgresql://user@host:5432/parley."
+        )
+
+
+class DriverMissing(StoreError):
+    def __init__(self) -> None:
+        super().__init__(
+            "This Parley was installed without PostgreSQL support (the psycopg package). "
+            "Nothing was opened. Install it with: pip install 'parley[postgresql]', or start "
+            "Parley without a database address to use your sessions.db file."
+        )
+
+
+# -- Copying the chats to another store (core/store/transfer.py). ----------------------------------
+
+
+class DestinationNotEmpty(StoreError):
+    def __init__(self, where: str, chats: int) -> None:
+        super().__init__(
+            f"{where} already holds {chats} chat{'s' if chats != 1 else ''}; Parley copies "
+            "only into an empty place, so two histories never mix. Nothing was copied. Choose "
+            "a new file or an empty database."
+        )
+
+
+class CopyMismatch(StoreError):
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"The copy did not match the original ({what}), so it was undone: the destination "
+            "is as it was and the original was not changed. Try again; if it happens again, "
+            "keep using the original."
+        )

@@ -1,18 +1,24 @@
-"""Errors of the PostgreSQL store, and the one place where server errors are mapped to them.
+"""The one place where PostgreSQL server errors are mapped to the store's errors.
 
 Like :mod:`parley.core.store.errors` for SQLite: a server error a person can act on
 (the server cannot be reached, the password is refused, the server's disk is
 full, the database does not exist, it is read-only) becomes a typed
-:class:`parley.core.store.errors.StoreError` whose message says what happened, what
+:class:`parley.core.store.errors.StoreError` (declared with the others in
+:mod:`parley.core.store.errors`) whose message says what happened, what
 was kept and what to do. Any other error is a bug and propagates unchanged.
 Messages name the server as ``user@host:port/database``: never the password.
 """
 
 from __future__ import annotations
 
-from parley.core.store.errors import StoreError
-
-_KEPT = "Nothing already saved was lost, and what you typed is kept."
+from parley.core.store.errors import (
+    AuthenticationFailed,
+    DatabaseNotFound,
+    ServerDiskFull,
+    ServerReadOnly,
+    ServerUnreachable,
+    StoreError,
+)
 
 # SQLSTATE codes (https://www.postgresql.org/docs/current/errcodes-appendix.html).
 INVALID_PASSWORD = "28P01"
@@ -27,77 +33,6 @@ ADMIN_SHUTDOWN = "57P01"
 CANNOT_CONNECT_NOW = "57P03"
 #: A write that met another Parley's concurrent write: run it again.
 RETRYABLE = frozenset({"40001", "40P01", "23505"})
-
-
-class ServerUnreachable(StoreError):
-    """The PostgreSQL server cannot be reached (down, wrong address, network away)."""
-
-    def __init__(self, where: str, why: str = "") -> None:
-        detail = f" ({why})" if why else ""
-        super().__init__(
-            f"Parley cannot reach the PostgreSQL server of {where}{detail}. {_KEPT} "
-            "Check that the server is running and that this computer can reach it, then "
-            "try again."
-        )
-        self.where = where
-
-
-class AuthenticationFailed(StoreError):
-    """The server refused the user name or password."""
-
-    def __init__(self, where: str) -> None:
-        super().__init__(
-            f"The PostgreSQL server refused to let Parley in as {where}: wrong user name or "
-            "password. Nothing was changed. Check the database address and password "
-            "(Settings → Storage, or --database / PARLEY_DATABASE_URL), then try again."
-        )
-        self.where = where
-
-
-class ServerDiskFull(StoreError):
-    """The server could not write: its disk is full."""
-
-    def __init__(self, where: str) -> None:
-        super().__init__(
-            f"Parley could not save: the disk of the PostgreSQL server of {where} is full. "
-            f"{_KEPT} Ask whoever runs the server to free some space, then try again."
-        )
-        self.where = where
-
-
-class DatabaseNotFound(StoreError):
-    """The server has no database of the name given."""
-
-    def __init__(self, where: str) -> None:
-        super().__init__(
-            f"The PostgreSQL server has no database {where}. Nothing was changed. Create it "
-            "(for example with createdb), or check the name in the database address."
-        )
-        self.where = where
-
-
-class ServerReadOnly(StoreError):
-    """The database may only be read (a standby server, or no write permission)."""
-
-    def __init__(self, where: str) -> None:
-        super().__init__(
-            f"Parley cannot write to the PostgreSQL database {where}: the server allows "
-            f"only reading there (a standby, or missing permissions). {_KEPT} Connect to the "
-            "primary server, or ask for write permission, then try again."
-        )
-        self.where = where
-
-
-class NotAParleyDatabase(StoreError):
-    """The database holds tables of another program (or of a newer Parley)."""
-
-    def __init__(self, where: str, why: str) -> None:
-        super().__init__(
-            f"The PostgreSQL database {where} is not a Parley database ({why}). Parley did "
-            "not change it. Give Parley a database of its own (an empty one is set up on "
-            "first use)."
-        )
-        self.where = where
 
 
 def sqlstate_of(exc: BaseException) -> str | None:

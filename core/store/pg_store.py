@@ -38,7 +38,13 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from parley.core.content import now_ms
 from parley.core.store import pg_errors, pg_sql, spaces
-from parley.core.store.errors import NewerFormat, StoreError
+from parley.core.store.errors import (
+    DriverMissing,
+    InvalidDatabaseUrl,
+    NewerFormat,
+    NotAParleyDatabase,
+    StoreError,
+)
 from parley.core.store.lifecycle import StoreClosed
 from parley.core.store.pg_changes import Change, ChangeFeed, conninfo_of
 from parley.core.store.schema import DEFAULT_SPACE_ID, DEFAULT_SPACE_NAME, metadata
@@ -51,14 +57,6 @@ log = logging.getLogger(__name__)
 WRITE_ATTEMPTS = 8
 CONNECT_TIMEOUT_S = 5
 _SCHEMA_LOCK = 0x5041524C  # pg_advisory_xact_lock key: "PARL"
-
-
-class InvalidDatabaseUrl(StoreError):
-    def __init__(self, url: str, why: str) -> None:
-        super().__init__(
-            f"{url!r} is not a PostgreSQL database address ({why}). Nothing was opened. Give "
-            "one like postgresql://user@host:5432/parley."
-        )
 
 
 def is_database_url(target: str | Path) -> bool:
@@ -132,15 +130,6 @@ def save_password(url: str, password: str) -> None:
     from parley.core.keys import detect_backend
 
     detect_backend().set(keyring_user(parse_url(url)), password)
-
-
-class DriverMissing(StoreError):
-    def __init__(self) -> None:
-        super().__init__(
-            "This Parley was installed without PostgreSQL support (the psycopg package). "
-            "Nothing was opened. Install it with: pip install 'parley[postgresql]', or start "
-            "Parley without a database address to use your sessions.db file."
-        )
 
 
 def make_engine(url: URL, instance: str) -> Engine:
@@ -221,11 +210,11 @@ class PgStore(Store):
         con.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK})
         if con.execute(text("SELECT to_regclass('parley_schema')")).scalar() is None:
             if con.execute(text("SELECT to_regclass('sessions')")).scalar() is not None:
-                raise pg_errors.NotAParleyDatabase(self.where, "it has a sessions table of "
+                raise NotAParleyDatabase(self.where, "it has a sessions table of "
                                                    "another program")
             encoding = con.exec_driver_sql("SHOW server_encoding").scalar()
             if str(encoding).upper() not in ("UTF8", "UTF-8"):
-                raise pg_errors.NotAParleyDatabase(
+                raise NotAParleyDatabase(
                     self.where, f"its encoding is {encoding}; Parley needs a UTF8 database")
             create_schema(con)
             return

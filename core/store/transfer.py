@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection
 
 from parley.core.store import pg_sql, schema
 from parley.core.store.dialect import dual_literal
-from parley.core.store.errors import StoreError
+from parley.core.store.errors import CopyMismatch, DestinationNotEmpty
 from parley.core.store.store import Store
 
 #: ``progress(done, total)``: rows copied so far, of all tables.
@@ -38,24 +38,6 @@ BATCH_FILES = 20
 
 #: Tables copied, in this order (turn_attachments is rebuilt by the destination's triggers).
 TABLES = ("spaces", "settings", "app_state", "attachments", "sessions", "turns", "compactions")
-
-
-class DestinationNotEmpty(StoreError):
-    def __init__(self, where: str, chats: int) -> None:
-        super().__init__(
-            f"{where} already holds {chats} chat{'s' if chats != 1 else ''}; Parley copies "
-            "only into an empty place, so two histories never mix. Nothing was copied. Choose "
-            "a new file or an empty database."
-        )
-
-
-class CopyMismatch(StoreError):
-    def __init__(self, what: str) -> None:
-        super().__init__(
-            f"The copy did not match the original ({what}), so it was undone: the destination "
-            "is as it was and the original was not changed. Try again; if it happens again, "
-            "keep using the original."
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,15 +16,16 @@ import pytest
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store.backends import DATABASE_URL_ENV, database_url, open_store
-from parley.core.store.errors import NewerFormat
-from parley.core.store.pg_errors import (
+from parley.core.store.errors import (
     AuthenticationFailed,
     DatabaseNotFound,
+    InvalidDatabaseUrl,
+    NewerFormat,
     NotAParleyDatabase,
     ServerDiskFull,
     ServerUnreachable,
 )
-from parley.core.store.pg_store import InvalidDatabaseUrl, PgStore, parse_url, save_password
+from parley.core.store.pg_store import PgStore, parse_url, save_password
 from parley.core.store.store import Store
 from tests.core.rawdb import raw_rows
 from tests.fakes.postgres import PASSWORD

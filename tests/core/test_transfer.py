@@ -15,10 +15,11 @@ from parley.core.content import (
     Turn,
     Usage,
 )
+from parley.core.store.errors import CopyMismatch, DestinationNotEmpty
 from parley.core.store.imports import NewChat
 from parley.core.store.pg_store import PgStore
 from parley.core.store.store import Store
-from parley.core.store.transfer import CopyMismatch, DestinationNotEmpty, copy_store
+from parley.core.store.transfer import copy_store
 from parley.core.transfer_cli import copy_only
 from tests.core.rawdb import raw_rows
 from tests.core.test_attachments_store import b64, png
