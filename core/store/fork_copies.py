@@ -95,7 +95,7 @@ class _Member(NamedTuple):
     created_at: int
     space_id: str
     title: str | None
-    version: bool = False  # a version of its chat (core.store.versions): not a chat
+    version: bool = False  # a version of its chat (parley.core.store.versions): not a chat
 
 
 class Collapser:

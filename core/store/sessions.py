@@ -186,7 +186,7 @@ def list_page(
 
 def _nested(con: Connection, s: Session) -> Session:
     """A fork made on purpose from a version, by a build that did not note the chat to
-    list it under (``meta["nest_under"]``, ``core.store.versions``): noted now, in the
+    list it under (``meta["nest_under"]``, ``parley.core.store.versions``): noted now, in the
     returned record only (the file is not written)."""
     if s.parent_session_id is None or s.is_version or "nest_under" in s.meta:
         return s

@@ -68,7 +68,7 @@ def test_a_copied_message_is_one_hit_in_the_original(db, family):
     assert (hit.session_id, hit.turn_id) == (orig.id, turns[0].id)
     assert hit.session_title == "Trip planning"
     # the other chats holding it: the forks, not Regenerate's (a version of the chat,
-    # shown on its message: core.store.versions)
+    # shown on its message: parley.core.store.versions)
     assert len(forks) == 5 and forks[3].is_version
     assert hit.fork_copies == 4
     assert "\x02Zanzibar\x03" in hit.snippet
