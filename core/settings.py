@@ -23,12 +23,12 @@ log = logging.getLogger(__name__)
 
 Kind: TypeAlias = Literal["bool", "int", "float", "text", "choice", "model", "json"]
 Section: TypeAlias = Literal["Providers", "Chat", "Appearance", "Tools", "Compaction", "Backups",
-                             "Keyboard", "Experimental"]
+                             "Storage", "Keyboard", "Experimental"]
 ChangeListener = Callable[[str, Any], None]
 
 #: The Settings dialog's pages, in order.
 SECTIONS: tuple[Section, ...] = ("Providers", "Chat", "Appearance", "Tools", "Compaction",
-                                 "Backups", "Keyboard", "Experimental")
+                                 "Backups", "Storage", "Keyboard", "Experimental")
 
 
 @dataclass(frozen=True, slots=True)

@@ -395,7 +395,7 @@ class MainWindow(QMainWindow, WindowCommands):
 
         path = paths.db_path(self.home)
         # A database URL (--database, PARLEY_DATABASE_URL) puts the chats on PostgreSQL.
-        target = database_url(self.env.get("PARLEY_DATABASE_URL"))
+        target = database_url(self.env.get("PARLEY_DATABASE_URL"), paths.data_dir(self.home))
         try:
             self.store = await AsyncStore.open(target or path, self._upgrade_progress)
         except (DatabaseCorrupt, NotAParleyFile) as exc:

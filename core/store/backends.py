@@ -1,8 +1,9 @@
 """Which store to open: a sessions.db file (SQLite, the default) or a PostgreSQL database.
 
-A target that is a ``postgresql://`` URL (``--database``, ``PARLEY_DATABASE_URL``)
-opens :class:`parley.core.store.pg_store.PgStore`; anything else is a file path and
-opens :class:`parley.core.store.store.Store` exactly as before.
+A target that is a ``postgresql://`` URL (``--database``, ``PARLEY_DATABASE_URL``,
+or the choice saved by Settings → Storage in the data folder) opens
+:class:`parley.core.store.pg_store.PgStore`; anything else is a file path and opens
+:class:`parley.core.store.store.Store` exactly as before.
 """
 
 from __future__ import annotations
@@ -11,17 +12,60 @@ import os
 from pathlib import Path
 from typing import Any
 
-from parley.core.store.pg_store import PgStore, is_database_url
+from parley.core.private import write_private_text
+from parley.core.store.pg_store import PgStore, is_database_url, parse_url, save_password
 from parley.core.store.store import Store
 
 #: Environment variable naming the database to use instead of sessions.db.
 DATABASE_URL_ENV = "PARLEY_DATABASE_URL"
 
 
-def database_url(cli_value: str | None = None) -> str | None:
-    """The database URL chosen: ``--database`` first, then ``PARLEY_DATABASE_URL``; else None."""
+#: In the data folder: the database chosen in Settings → Storage (its URL, no password).
+CHOICE_FILE = "database.txt"
+
+
+def database_url(cli_value: str | None = None, folder: Path | None = None) -> str | None:
+    """The database URL chosen: ``--database`` (or the window's environment) first, then
+    ``PARLEY_DATABASE_URL``, then the choice saved in ``folder`` (Settings → Storage);
+    None: the sessions.db file."""
     value = cli_value or os.environ.get(DATABASE_URL_ENV) or None
+    if value is None and folder is not None:
+        value = saved_database_url(folder)
     return value.strip() if value else None
+
+
+def saved_database_url(folder: Path) -> str | None:
+    """The database saved as the place of the chats in ``folder`` (None: none, or unreadable)."""
+    try:
+        value = (folder / CHOICE_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return value if is_database_url(value) else None
+
+
+def save_database_choice(folder: Path, url: str | None) -> None:
+    """Keep the chats in the database ``url`` from the next start (None: in sessions.db).
+
+    A password in ``url`` is saved where API keys go (``pg_store.save_password``),
+    never in the file, which holds the URL without it (mode 0600).
+
+    Raises:
+        InvalidDatabaseUrl: ``url`` is not a PostgreSQL URL.
+        OSError: the file could not be written (the choice is unchanged).
+        KeyStoreError: the password could not be saved.
+    """
+    path = folder / CHOICE_FILE
+    if url is None:
+        path.unlink(missing_ok=True)
+        return
+    parsed = parse_url(url)
+    if parsed.password:
+        save_password(url, parsed.password)
+    plain = parsed.set(drivername="postgresql")._replace(password=None).render_as_string()
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    write_private_text(tmp, plain + "\n")
+    os.replace(tmp, path)
 
 
 def open_store(target: Path | str, **kwargs: Any) -> Store:

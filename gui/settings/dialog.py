@@ -2,7 +2,8 @@
 
 Pages: Providers (``parley.gui.settings.providers``: the providers, their keys and
 server addresses, the model for new chats, the prompt cache), Chat, Tools
-(``parley.gui.settings.tools``: MCP servers, tool rounds), Compaction,
+(``parley.gui.settings.tools``: MCP servers, tool rounds), Compaction, Backups, Storage
+(``parley.gui.settings.storage``: sessions.db or a PostgreSQL database),
 Keyboard (rebind any action of ``parley.gui.commands.actions``: ``parley.gui.settings.keyboard``)
 and
 Experimental. Every generated field applies at once: a valid value is stored
@@ -244,6 +245,7 @@ class SettingsDialog(QDialog):
         builders: dict[str, Callable[[], QWidget]] = {
             "Providers": lambda: self.providers,
             "Backups": self._backups_page,
+            "Storage": self._storage_page,
             "Keyboard": self._keyboard_page,
             "Tools": self._tools_page,
             "Experimental": lambda: self._generated_page("Experimental", EXPERIMENTAL_INTRO),
@@ -301,12 +303,28 @@ class SettingsDialog(QDialog):
 
         page = QWidget()
         lay = QVBoxLayout(page)
+        if getattr(self.store, "on_server", False):  # no file to back up
+            lay.addWidget(hint("Your chats are in a PostgreSQL database (Settings → Storage): "
+                               "Parley makes no backups of it; use the server's own "
+                               "(pg_dump), or copy the chats to a file with "
+                               "parley --copy-to.", page))
+            lay.addStretch(1)
+            return page
         self.backups_info = BackupsInfo(self.store.path, getattr(self.parentWidget(), "backups",
                                                                  None), self.tasks, page)
         lay.addWidget(self.backups_info)
         self.add_fields("Backups", lay, page)
         lay.addStretch(1)
         return page
+
+    def _storage_page(self) -> QWidget:
+        """Where the chats are; a PostgreSQL database for them (``parley.gui.settings.storage``)."""
+        from parley.core import paths
+        from parley.gui.settings.storage import StoragePage
+
+        folder = paths.data_dir(getattr(self.parentWidget(), "home", None))
+        self.storage = StoragePage(self.store, folder, self.tasks)
+        return self.storage
 
     def _tools_page(self) -> QWidget:
         """The MCP servers (``parley.gui.settings.tools``), then the ``tools.*`` fields."""

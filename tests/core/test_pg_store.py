@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from parley.core.content import TextBlock, Turn
-from parley.core.store.backends import DATABASE_URL_ENV, database_url, open_store
+from parley.core.store.backends import (
+    CHOICE_FILE,
+    DATABASE_URL_ENV,
+    database_url,
+    open_store,
+    save_database_choice,
+)
 from parley.core.store.errors import (
     AuthenticationFailed,
     DatabaseNotFound,
@@ -54,6 +60,21 @@ def test_the_url_comes_from_the_option_then_the_environment(monkeypatch):
     monkeypatch.setenv(DATABASE_URL_ENV, " postgresql://a@h/db ")
     assert database_url(None) == "postgresql://a@h/db"
     assert database_url("postgresql://b@h/other") == "postgresql://b@h/other"
+
+
+def test_a_choice_saved_in_the_data_folder_comes_after_option_and_environment(
+        tmp_path, monkeypatch):
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    save_database_choice(tmp_path, "postgresql://me:secret@db.example/chats")
+    saved = (tmp_path / CHOICE_FILE).read_text()
+    assert "secret" not in saved
+    assert database_url(None, tmp_path) == "postgresql://me@db.example/chats"
+    monkeypatch.setenv(DATABASE_URL_ENV, "postgresql://env@h/db")
+    assert database_url(None, tmp_path) == "postgresql://env@h/db"
+    assert database_url("postgresql://cli@h/db", tmp_path) == "postgresql://cli@h/db"
+    save_database_choice(tmp_path, None)
+    monkeypatch.delenv(DATABASE_URL_ENV)
+    assert database_url(None, tmp_path) is None
 
 
 def test_sqlite_users_never_load_the_postgresql_driver(tmp_path):

@@ -105,3 +105,44 @@ def test_a_message_sent_while_the_server_is_away_is_kept_and_not_sent(postgres_o
 def _shown_problem(window: Any) -> str:
     """What the bar above the composer says is not saved ('' when nothing)."""
     return str(window.chat.save_status.bar.text()) if window.chat is not None else ""
+
+
+def test_settings_storage_chooses_the_database_for_the_next_start(driver, postgres_url, home):
+    from parley.core.store.backends import CHOICE_FILE
+    from parley.gui.settings.dialog import SettingsDialog
+    from tests.fakes.postgres import PASSWORD
+
+    window = driver.open()
+    assert "on this computer" in _storage(driver, window, SettingsDialog).where.text()
+    dialog = window.findChild(SettingsDialog)
+    page = dialog.storage
+    driver.qtbot.keyClicks(page.url, postgres_url.replace(f":{PASSWORD}@", "@"))
+    driver.qtbot.keyClicks(page.password, PASSWORD)
+    left = Qt.MouseButton.LeftButton
+    driver.qtbot.mouseClick(page.test_button, left)
+    driver.until(lambda: page.status.text().startswith("Connected to parley@127.0.0.1:"), 15)
+    assert "0 chats there" in page.status.text()
+    driver.qtbot.mouseClick(page.use_button, left)
+    driver.until(lambda: "from the next start" in page.status.text(), 15)
+    saved = (home / CHOICE_FILE).read_text()
+    assert PASSWORD not in saved and "@127.0.0.1:" in saved
+    assert (home / CHOICE_FILE).stat().st_mode & 0o077 == 0
+    dialog.close()
+    driver.close(window)
+
+    again = driver.open()  # no --database: the choice made in Settings
+    assert again.store.on_server
+    assert "PostgreSQL database parley@127.0.0.1:" in _storage(driver, again,
+                                                                  SettingsDialog).where.text()
+    page = again.findChild(SettingsDialog).storage
+    driver.qtbot.mouseClick(page.file_button, left)
+    driver.until(lambda: "sessions.db from the next start" in page.status.text(), 15)
+    assert not (home / CHOICE_FILE).exists()
+
+
+def _storage(driver: Any, window: Any, dialog_class: Any) -> Any:
+    dialog = dialog_class(window.store, window.hub, window)
+    dialog.show()
+    driver.until(lambda: dialog.ready, 10)
+    dialog.show_section("Storage")
+    return dialog.storage
