@@ -382,7 +382,9 @@ class MainWindow(QMainWindow, WindowCommands):
         import asyncio
 
         self._started = True
-        while self._to_build:  # the rest of the window, a part at a time
+        if self._to_build:  # the rest of the window: its modules off the GUI thread, then
+            await asyncio.to_thread(_import_window_parts)  # made a part at a time
+        while self._to_build:
             self._to_build.pop(0)()
             await asyncio.sleep(0)  # keys typed meanwhile are taken in between
         self.sidebar.show_status("Loading chats…")
@@ -908,6 +910,19 @@ class MainWindow(QMainWindow, WindowCommands):
             if isinstance(app, QGuiApplication) and appearance.choose(app) != appearance.current():
                 appearance.apply(app)
         super().changeEvent(event)
+
+
+@pausing_gc
+def _import_window_parts() -> None:
+    """Import what :meth:`MainWindow.finish_build` makes (the sidebar, the header's
+    tools, the toast, the commands); run in a worker thread: ~30 ms on an idle core
+    that would otherwise hold the window still just after its first paint."""
+    import parley.gui.commands.actions  # noqa: F401
+    import parley.gui.commands.keymap  # noqa: F401
+    import parley.gui.context_meter  # noqa: F401
+    import parley.gui.model_picker  # noqa: F401
+    import parley.gui.sidebar  # noqa: F401
+    import parley.gui.undo  # noqa: F401
 
 
 @pausing_gc

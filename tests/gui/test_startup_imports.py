@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import sys
-from parley.gui.main_window import _import_providers, _import_store
+from parley.gui.main_window import _import_providers, _import_store, _import_window_parts
+_import_window_parts()  # the sidebar, the header's tools, the commands (right after the paint)
 _import_store()
 heavy = sorted(m for m in ("anthropic", "openai", "parley.core.providers.registry")
                if m in sys.modules)
