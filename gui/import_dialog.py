@@ -42,6 +42,7 @@ class ImportProgress(QObject):
         self.dialog.setWindowTitle("Importing")
         self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
         self.dialog.setMinimumDuration(SHOW_AFTER_MS)
+        self.dialog.setMinimumWidth(400)  # the label names the file and counts
         self.dialog.setAutoClose(False)
         self.dialog.setAutoReset(False)
         self.dialog.canceled.connect(self._cancel)
