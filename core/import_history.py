@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 #: The largest history export Parley reads (bytes): 1 GiB (years of ChatGPT use
 #: are a few hundred MB; the parsed JSON takes several times that in memory).
 MAX_HISTORY_BYTES = 1024 * 1024 * 1024
-#: How many files of an export's folder are looked at to find its images.
+#: How many files of an export's folder are looked at to find its images and files.
 MAX_FOLDER_FILES = 50_000
 #: An export's file name starts with its asset id: ``file-AbC123-cat.png``, ``file_00ab….png``.
 _ASSET = re.compile(r"(file[-_][A-Za-z0-9]+)")
@@ -282,7 +282,7 @@ def _new_chat(chat: HistoryChat, source: str) -> NewChat:
 
 
 class _FolderFiles:
-    """Finds an export's images in its folder by asset id (``file-abc`` → ``file-abc-cat.png``).
+    """Finds an export's files in its folder by asset id (``file-abc`` → ``file-abc-cat.png``).
 
     The folder and its subfolders (two levels: ChatGPT puts generated images in
     ``dalle-generations/``) are listed once, on the first look-up.
@@ -313,10 +313,9 @@ class _FolderFiles:
             self.by_id = self._list()
         for path in self.by_id.get(asset, []):
             media, _ = mimetypes.guess_type(path.name)
-            if media is None or not media.startswith("image/"):
-                continue
             try:
-                return media, base64.b64encode(path.read_bytes()).decode("ascii")
+                data = base64.b64encode(path.read_bytes()).decode("ascii")
             except OSError:
-                return None
+                continue
+            return media or "application/octet-stream", data
         return None

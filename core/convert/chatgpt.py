@@ -20,7 +20,9 @@ prompt. An assistant message addressed to a tool (``recipient`` other than
 call, and the tool's message (``execution_output``, ``tether_quote``,
 browsing results, images) its result. Images (``image_asset_pointer``) are
 taken from the export's folder when the file is there (``find_file``); else
-they become a ``[image not included: …]`` note. Reasoning (``thoughts``)
+they become a ``[image not included: …]`` note; other uploaded files
+(``metadata.attachments``) come as documents when they are PDFs or text, else
+as a ``[file not included: …]`` note. Reasoning (``thoughts``)
 becomes thinking blocks; anything else with no text is counted as left out.
 """
 
@@ -30,7 +32,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from parley.core.content import Block, ImageBlock, TextBlock, ThinkingBlock, ToolResultPart
+from parley.core.content import (
+    Block,
+    DocumentBlock,
+    ImageBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultPart,
+)
 from parley.core.convert.history import (
     HistoryChat,
     ImportedHistory,
@@ -45,7 +54,8 @@ from parley.core.convert.history import (
 
 __all__ = ["from_chatgpt", "looks_like_chatgpt"]
 
-#: Finds an export's file by its asset id: returns (media type, base64 data) or None.
+#: Finds an export's file by its asset id: (media type guessed from its name, base64 data),
+#: or None when the export's folder does not hold it.
 FileFinder = Callable[[str], tuple[str, str] | None]
 
 LOST_KIND = "{n} message(s) of a kind Parley cannot show (e.g. audio) were left out."
@@ -162,6 +172,8 @@ class _Reader:
             result = self._tool_output(content, author.get("name"), kind)
             return [Piece("user", (result,), when)] if result is not None else []
         blocks = self._blocks(content, kind, msg_id)
+        if role == "user":
+            blocks.extend(self._attachments(meta))
         if not blocks:
             return []
         recipient = message.get("recipient")
@@ -230,10 +242,33 @@ class _Reader:
         pointer = str(part.get("asset_pointer") or "")
         asset = pointer.split("://", 1)[-1] or "an image"
         found = self.find_file(asset) if self.find_file and pointer else None
-        if found is not None:
+        if found is not None and found[0].startswith("image/"):
             return ImageBlock(found[0], data=found[1], name=asset)
         self.notes.missing(asset, "image")
         return TextBlock(f"[image not included: {asset}]")
+
+    def _attachments(self, meta: Mapping[str, Any]) -> list[Block]:
+        """A user message's uploaded files other than images (those are image parts):
+        PDFs and text files from the export's folder as documents, others named."""
+        out: list[Block] = []
+        items = meta.get("attachments")
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
+                continue
+            mime = str(item.get("mimeType") or item.get("mime_type") or "")
+            if mime.startswith("image/"):
+                continue
+            name = str(item.get("name") or item["id"])
+            found = self.find_file(item["id"]) if self.find_file else None
+            media = found[0] if found else ""
+            if found is not None and (media == "application/pdf" or mime == "application/pdf"):
+                out.append(DocumentBlock("application/pdf", found[1], name=name))
+            elif found is not None and _is_text(media or mime, name):
+                out.append(DocumentBlock("text/plain", found[1], name=name))
+            else:
+                self.notes.missing(name, "file")
+                out.append(TextBlock(f"[file not included: {name}]"))
+        return out
 
     def _tool_output(self, content: Mapping[str, Any], name: Any, kind: Any) -> Result | None:
         tool = name if isinstance(name, str) else None
@@ -251,6 +286,17 @@ class _Reader:
         if not parts:
             return None
         return Result(tool, parts)
+
+
+_TEXT_TYPES = ("application/json", "application/xml", "application/x-yaml", "application/csv")
+_TEXT_ENDINGS = (".txt", ".md", ".csv", ".json", ".py", ".js", ".ts", ".html", ".xml", ".yaml",
+                 ".yml", ".toml", ".ini", ".log", ".sql", ".sh", ".c", ".h", ".cpp", ".java",
+                 ".rs", ".go", ".rb", ".tex")
+
+
+def _is_text(media: str, name: str) -> bool:
+    return (media.startswith("text/") or media in _TEXT_TYPES
+            or name.lower().endswith(_TEXT_ENDINGS))
 
 
 def _obj(value: Any) -> Mapping[str, Any]:

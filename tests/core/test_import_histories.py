@@ -3,6 +3,7 @@ every conversation a chat, other branches forks, one transaction, no duplicates.
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -24,6 +25,7 @@ from tests.histories import (
     ChatGPTConversation,
     chatgpt_export,
     claude_export,
+    image_part,
     lisbon_trip,
     webui_export,
     write_chatgpt_folder,
@@ -371,3 +373,33 @@ async def test_odd_but_plausible_exports_import_without_losing_what_can_be_read(
     (orphan,) = await store.list_forks(first.id)
     assert [t.text() for t in await store.get_turns(orphan.id)] == ["An orphan"]
     assert orphan.forked_from_turn_id == turns[0].id
+
+
+async def test_uploaded_files_come_from_the_export_folder_or_are_named(store, tmp_path):
+    c = ChatGPTConversation("Files", "conv-files")
+    c.add(c.root, "user", {"content_type": "multimodal_text", "parts": [
+        image_part("file-Chart1"), "Compare the report, the notes and the sheet."]},
+        metadata={"attachments": [
+            {"id": "file-Chart1", "name": "chart.png", "mimeType": "image/png"},
+            {"id": "file-Report2", "name": "report.pdf", "mimeType": "application/pdf"},
+            {"id": "file-Notes3", "name": "notes.md", "mimeType": "text/markdown"},
+            {"id": "file-Sheet4", "name": "sheet.xlsx", "mimeType":
+             "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"}]})
+    c.text("assistant", "The report and the notes agree.", model="gpt-4o")
+    path = write_chatgpt_folder(tmp_path / "export", [c.to_json()], {
+        "file-Chart1-chart.png": "", "file-Report2-report.pdf": "", "file-Notes3-notes.md": ""})
+    (tmp_path / "export" / "file-Report2-report.pdf").write_bytes(b"%PDF-1.4 report")
+    (tmp_path / "export" / "file-Notes3-notes.md").write_text("# Notes\n", encoding="utf-8")
+
+    summary = await import_path(store, path)
+
+    (turn, _) = await store.hydrate(await store.get_turns(summary.session_ids[0]))
+    (image,) = blocks_of([turn], ImageBlock)
+    assert image.data is not None
+    docs = blocks_of([turn], DocumentBlock)
+    assert [(d.name, d.media_type) for d in docs] == [("report.pdf", "application/pdf"),
+                                                      ("notes.md", "text/plain")]
+    assert base64.b64decode(docs[0].data) == b"%PDF-1.4 report"
+    assert base64.b64decode(docs[1].data) == b"# Notes\n"
+    assert "[file not included: sheet.xlsx]" in turn.text()
+    assert summary.text().endswith("; 1 file not included: sheet.xlsx.")
