@@ -97,6 +97,8 @@ _CHATTER = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"\w+", re.UNICODE)
+#: The end of a sentence followed by more words: a title is at most one sentence.
+_SENTENCE_END = re.compile(r"[.?!。？！](?=\s+\S)")
 #: A title copying this many words or more of the reply's start is refused (fewer can be a topic).
 COPY_MIN_WORDS = 3
 
@@ -128,9 +130,13 @@ def clean_title(raw: str) -> str | None:
         characters), or None when nothing usable is left.
     """
     text = _THINK.sub("", raw)
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    line = _PREFIX.sub("", plain_text(line))
+    # the first line with words once markup is out: "<user_message>" alone is no line
+    line = next((p for p in (plain_text(ln) for ln in text.splitlines()) if p.strip(" .…")), "")
+    line = _PREFIX.sub("", line)
     line = line.strip(_QUOTES).strip()
+    first = _SENTENCE_END.search(line)
+    if first is not None and len(line[: first.start() + 1].split()) >= 2:
+        line = line[: first.start() + 1]  # "What's the capital of France? A…": one sentence
     words = line.split()[:MAX_TITLE_WORDS]
     title = " ".join(w.strip(_QUOTES) for w in words).strip()
     title = title.rstrip(" .。:;,-").strip(_QUOTES).strip()
