@@ -74,13 +74,14 @@ class ApprovalDialog(QDialog):
         args_label.setBuddy(self.arguments)
         row = QHBoxLayout()
         self.buttons: dict[Decision, QPushButton] = {}
-        for decision, text, tip in (
+        choices: tuple[tuple[Decision, str, str], ...] = (
             ("once", "&Allow once", "Run this call only."),
             ("chat", "Always for this &chat", "Run this tool without asking in this chat."),
             ("tool", "Always for this &tool", "Run this tool without asking in every chat "
                                               "(added to “alwaysAllow” in mcp.json)."),
             ("deny", "&Deny", "Do not run it; the model is told you declined."),
-        ):
+        )
+        for decision, text, tip in choices:
             button = QPushButton(text, self)
             button.setToolTip(tip)
             button.setAccessibleDescription(tip)
@@ -136,8 +137,11 @@ class DialogApprover:
         async with self._lock:  # two chats asking at once: one dialog after the other
             dlg = ApprovalDialog(request, self.parent)
             done: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
-            dlg.finished.connect(
-                lambda _r: done.done() or done.set_result(dlg.decision))
+            def finished(_result: int) -> None:
+                if not done.done():
+                    done.set_result(dlg.decision)
+
+            dlg.finished.connect(finished)
             self.dialog = dlg
             dlg.open()
             dlg.raise_()
