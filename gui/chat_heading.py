@@ -10,8 +10,8 @@ shows "New chat" and cannot be renamed.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QFontMetrics, QKeyEvent
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -22,8 +22,10 @@ from PySide6.QtWidgets import (
 
 from parley.gui import appearance
 
-#: Widest the title may be before it is elided (px).
+#: Widest the title may be before it is elided (px); narrower when the header is.
 TITLE_MAX_PX = 420
+#: The least the heading needs (px): a long title never widens the window.
+MIN_WIDTH = 0
 NEW_CHAT = "New chat"
 
 
@@ -43,6 +45,10 @@ class ChatHeading(QWidget):
         self.button.setAutoRaise(True)
         self.button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.button.setAccessibleName("Chat title")
+        self.button.setMinimumWidth(1)  # elided to the room it gets (resizeEvent)
+        bold = QFont(self.button.font())
+        bold.setWeight(QFont.Weight.DemiBold)  # set here, not in the style sheet: measured
+        self.button.setFont(bold)
         self.button.clicked.connect(self.begin_edit)
         self.editor = QLineEdit(self)
         self.editor.setObjectName("ChatTitleEditor")
@@ -55,6 +61,7 @@ class ChatHeading(QWidget):
         self.space = QLabel(self)
         self.space.setObjectName("ChatSpace")
         self.space.setTextFormat(Qt.TextFormat.PlainText)
+        self.space.setMinimumWidth(1)  # cut in a very narrow window rather than widen it
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(6)
@@ -67,7 +74,7 @@ class ChatHeading(QWidget):
     def restyle(self) -> None:
         """Colours of the current scheme (call after the theme changed)."""
         t = appearance.current()
-        self.button.setStyleSheet(f"QToolButton {{ color: {t.text}; font-weight: 600;"
+        self.button.setStyleSheet(f"QToolButton {{ color: {t.text};"
                                   f" border: none; padding: 2px 6px; border-radius: 6px; }}"
                                   f"QToolButton:hover {{ background: {t.hover}; }}")
         self.space.setStyleSheet(f"color: {t.muted};")
@@ -104,13 +111,36 @@ class ChatHeading(QWidget):
             self.cancel()
         self._show_title()
 
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(MIN_WIDTH, super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """Room for the whole title (up to :data:`TITLE_MAX_PX`) and the space's name,
+        whatever is shown now (the shown text is elided to the width given)."""
+        title = QFontMetrics(self.button.font()).horizontalAdvance(self._title)
+        space = self.space.sizeHint().width() + 6 if not self.space.isHidden() else 0
+        return QSize(min(TITLE_MAX_PX, title + 4) + 20 + space, super().sizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._show_title()
+
+    def _room(self) -> int:
+        """Width the title may take (px): the heading's, less the space's name."""
+        if not self.isVisible():
+            return TITLE_MAX_PX
+        space = self.space.sizeHint().width() + 6 if not self.space.isHidden() else 0
+        return max(12, min(TITLE_MAX_PX, self.width() - space - 20))
+
     def _show_title(self) -> None:
         metrics = QFontMetrics(self.button.font())
-        shown = metrics.elidedText(self._title, Qt.TextElideMode.ElideRight, TITLE_MAX_PX)
+        shown = metrics.elidedText(self._title, Qt.TextElideMode.ElideRight, self._room())
         self.button.setText(shown.replace("&", "&&"))
         self.button.setToolTip(f"{self._title} — click or press F2 to rename"
                                if self._editable else self._title)
         self.button.setEnabled(self._editable)
+        self.updateGeometry()  # a longer title asks for more room (then resizeEvent)
 
     # -- renaming ---------------------------------------------------------------
     def begin_edit(self) -> bool:

@@ -71,3 +71,21 @@ def test_a_new_chat_greets_with_its_space_model_and_keys_until_the_first_message
     driver.send("hi", w, wait=True)
     assert not greeting.isVisible() and greeting.text() == ""
     assert w.chat_heading.button.isEnabled()
+
+
+def test_a_long_title_is_cut_to_the_room_and_never_widens_the_window(
+    driver: Any, fake_provider: Any
+) -> None:
+    w = chat_window(driver, fake_provider)
+    title = "A very long title about " + "many things " * 20
+    sid, _ = long_chat(driver, w, 2, title=title.strip())
+    w.chat.open_session(sid)
+    driver.until(lambda: w.chat.session_id == sid)
+    heading = w.chat_heading
+    driver.until(lambda: heading.button.text().endswith("…"))
+    assert title.strip() in heading.button.toolTip()
+    assert w.minimumSizeHint().width() < 700
+    w.resize(640, w.height())
+    driver.until(lambda: w.width() == 640)
+    driver.qtbot.wait(50)
+    assert heading.button.text().endswith("…") and heading.geometry().right() <= w.header.width()
