@@ -224,6 +224,9 @@ def _write_fork(con: Any, space_id: str, parent_id: str, chat: NewChat, fork: Ne
     _insert_turns(con, fork_id, [*copies, *own])
 
 
+_INSERT_TURNS = T.insert()
+
+
 def _insert_turns(con: Any, session_id: str, items: Sequence[Turn]) -> None:
     """Insert a new session's turns in one statement (files go to the attachments table)."""
     rows = []
@@ -233,4 +236,4 @@ def _insert_turns(con: Any, session_id: str, items: Sequence[Turn]) -> None:
         values["seq"] = seq
         rows.append(values)
     if rows:
-        con.execute(T.insert(), rows)
+        con.execute(_INSERT_TURNS, rows)

@@ -100,6 +100,9 @@ def require(con: Connection, session_id: str) -> None:
         raise SessionNotFound(session_id)
 
 
+_INSERT = S.insert()  # built once: its compiled form is cached (an import inserts thousands)
+
+
 def insert(
     con: Connection,
     *,
@@ -121,21 +124,19 @@ def insert(
     """
     session_id = new_id()
     now = activity_time(con) if created_at is None or updated_at is None else 0
-    con.execute(
-        S.insert().values(
-            id=session_id,
-            space_id=space_id,
-            title=title,
-            title_source=title_source if title is not None else None,
-            model=model,
-            system_prompt=system_prompt,
-            parent_session_id=parent_session_id,
-            forked_from_turn_id=forked_from_turn_id,
-            created_at=now if created_at is None else created_at,
-            updated_at=now if updated_at is None else updated_at,
-            meta=json.dumps(meta or {}, ensure_ascii=False),
-        )
-    )
+    con.execute(_INSERT, {
+        "id": session_id,
+        "space_id": space_id,
+        "title": title,
+        "title_source": title_source if title is not None else None,
+        "model": model,
+        "system_prompt": system_prompt,
+        "parent_session_id": parent_session_id,
+        "forked_from_turn_id": forked_from_turn_id,
+        "created_at": now if created_at is None else created_at,
+        "updated_at": now if updated_at is None else updated_at,
+        "meta": json.dumps(meta or {}, ensure_ascii=False),
+    })
     return session_id
 
 
