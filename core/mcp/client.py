@@ -20,6 +20,7 @@ import contextlib
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -144,6 +145,7 @@ class Connection:
         self.headers = dict(headers if headers is not None else config.headers)
         self._on_change = on_change
         self.status = ServerStatus(config.name)
+        self.failed_at: float | None = None  # time.monotonic() of the last failure
         self.session: Any = None
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
@@ -155,6 +157,8 @@ class Connection:
 
     def _set(self, state: State, *, tools: tuple[ToolInfo, ...] = (), error: str = "") -> None:
         self.status = ServerStatus(self.config.name, state, tools, error)
+        if state == "failed":
+            self.failed_at = time.monotonic()
         if self._on_change is not None:
             try:
                 self._on_change(self.status)

@@ -19,6 +19,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
+import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +30,9 @@ from parley.core.mcp.config import KEYRING_MARK, McpConfigError, ServerConfig
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: A failed server is not started again for a chat's tool list for this long (seconds);
+#: a call, Refresh or Start / restart tries at once.
+RETRY_AFTER_S = 600.0
 StatusListener = Callable[[ServerStatus], None]
 
 
@@ -168,7 +172,14 @@ class McpHost:
         open_url = self.open_url or oauth.open_in_browser
         return lambda on_wait: oauth.make_auth(conf, self.keys, open_url, on_wait)
 
-    async def _start(self, name: str) -> ServerStatus:  # on the MCP loop
+    async def _start(self, name: str, *, retry_failed: bool = True) -> ServerStatus:
+        # On the MCP loop. retry_failed=False: a server that failed within RETRY_AFTER_S
+        # keeps its failure (a chat's tool list is not held up by it again and again).
+        conn = self._conns.get(name)
+        if (not retry_failed and conn is not None and conn.status.state == "failed"
+                and conn.failed_at is not None
+                and time.monotonic() - conn.failed_at < RETRY_AFTER_S):
+            return conn.status
         pending = self._starting.get(name)
         if pending is not None:
             return await asyncio.shield(pending)
@@ -185,9 +196,15 @@ class McpHost:
         finally:
             del self._starting[name]
 
-    async def ensure(self, names: Iterable[str] | None = None) -> dict[str, ServerStatus]:
+    async def ensure(self, names: Iterable[str] | None = None, *,
+                     retry_failed: bool = True) -> dict[str, ServerStatus]:
         """Start these servers (default: all) if not running, together, and wait for each
         to be ready or failed (at most ``parley.core.mcp.client.START_TIMEOUT_S``).
+
+        Args:
+            names: the servers (default: every configured one).
+            retry_failed: False leaves a server that failed less than
+                :data:`RETRY_AFTER_S` ago failed (its status is returned as it is).
 
         Returns:
             ``{name: status}`` of the servers asked for that are configured.
@@ -197,7 +214,8 @@ class McpHost:
             return {}
 
         async def all_of() -> list[ServerStatus]:
-            return list(await asyncio.gather(*(self._start(n) for n in wanted)))
+            return list(await asyncio.gather(
+                *(self._start(n, retry_failed=retry_failed) for n in wanted)))
 
         return dict(zip(wanted, await self._on_mcp(all_of()), strict=True))
 

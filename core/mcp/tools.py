@@ -124,7 +124,7 @@ class McpTools:
 
     async def _build(self, off: Sequence[str]) -> list[_Entry]:
         names = [n for n in self.host.configs if n not in off]
-        statuses = await self.host.ensure(names)
+        statuses = await self.host.ensure(names, retry_failed=False)
         out: list[_Entry] = []
         for name in names:
             status = statuses.get(name)

@@ -334,3 +334,26 @@ async def test_a_changed_tool_list_is_taken_at_the_next_compaction(env):
     body = env.bodies()[-1]
     validate(body, SONNET)
     assert "mcp__fake__extra" in tool_names(body)
+
+
+async def test_a_failed_server_does_not_hold_up_every_new_chat(tmp_path, fake_provider):
+    env = await open_mcp_env(tmp_path, fake_provider, {
+        "fake": stdio_entry(), "broken": stdio_entry("--fail-start")})
+    try:
+        starts: list[str] = []
+        env.host.on_change(lambda s: starts.append(s.name) if s.state == "starting" else None)
+        for text in ("first", "second"):
+            sid = await env.session()
+            env.fake.script("ok")
+            await env.send(sid, text, SONNET)
+            assert ECHO in tool_names(env.bodies()[-1])
+        await asyncio.sleep(0.1)  # the listeners run on this loop
+        assert starts.count("broken") == 1 and env.host.status("broken").state == "failed"
+        # Start / restart tries again at once.
+        assert (await env.host.restart("broken")).state == "failed"
+        await asyncio.sleep(0.1)
+        assert starts.count("broken") == 2
+    finally:
+        await env.host.close()
+        await env.hub.aclose()
+        await env.store.close()
