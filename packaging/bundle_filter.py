@@ -40,6 +40,10 @@ EXCLUDED_MODULES: list[str] = [
     # httpx2's command-line client (needs click); the library works without it.
     "click",
     "tkinter", "_tkinter",
+    # The PostgreSQL store's driver is the optional 'postgresql' extra (pyproject.toml), not a
+    # dependency: the bundle opens sessions.db files and, given a database address, says
+    # PostgreSQL support is not installed (parley.core.store.errors.DriverMissing).
+    "psycopg", "psycopg_binary", "psycopg_c", "psycopg_pool",
 ]
 
 #: Qt plugins kept, by plugin type: a set of plugin names (file name without

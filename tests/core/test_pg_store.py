@@ -260,3 +260,14 @@ def test_a_parse_keeps_the_password_out_of_messages():
     with pytest.raises(InvalidDatabaseUrl) as err:
         parse_url("postgresql://me:hunter2@db.example:6543/")
     assert "hunter2" not in str(err.value)
+
+
+def test_a_database_address_without_the_driver_says_how_to_install_it(monkeypatch):
+    """The bundle leaves psycopg out (the optional 'postgresql' extra): an address then
+    gives DriverMissing in words, and nothing is opened."""
+    from parley.core.store.backends import open_store
+    from parley.core.store.errors import DriverMissing
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg -> ImportError
+    with pytest.raises(DriverMissing, match=r"pip install 'parley\[postgresql\]'"):
+        open_store("postgresql://parley@127.0.0.1:1/parley")

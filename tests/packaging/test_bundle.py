@@ -87,6 +87,8 @@ def test_bundle_size_and_contents(built: dict[str, str]) -> None:
         assert not list((internal / "PySide6").glob(f"{module}.*"))
     for tool in ("mypy", "hypothesis", "pytest", "_pytest"):
         assert not (internal / tool).exists()
+    # the optional PostgreSQL driver is not bundled (bundle_filter.EXCLUDED_MODULES)
+    assert not list(internal.glob("psycopg*")), sorted(p.name for p in internal.glob("psycopg*"))
     assert (internal / "parley" / "resources" / "icons" / "parley.svg").is_file()
     assert not (internal / "parley" / "resources" / "screenshots").exists()
 
