@@ -92,7 +92,7 @@ def ranked(
         turn_scope += " AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = t.session_id " \
                       "AND s.space_id = :space)"
         title_scope += " AND s.space_id = :space"
-    params = {
+    params: dict[str, Any] = {
         "web": web,
         "prefix": prefix,
         "sid": session_id,
@@ -102,28 +102,31 @@ def ranked(
         "limit": limit,
         "common": common_rows,
     }
-    probe = (
-        f"WITH q AS (SELECT {query} AS q) SELECT count(*) FROM (SELECT 1 FROM turns t, q "
-        "WHERE t.search_vec @@ q.q LIMIT :common + 1) x"
-    )
-    if int(con.execute(text(probe), params).scalar_one()) > common_rows:
+    # The query is written out where it is used (not joined from a CTE), so the planner
+    # sees it and estimates its matches: a rare word then reads the GIN index, not every row.
+    q = f"({query})"
+    found = [r[0] for r in con.execute(text(
+        f"SELECT t.n FROM turns t WHERE t.search_vec @@ {q}{turn_scope} LIMIT :common + 1"),
+        params)]
+    if len(found) > common_rows:
         newest = (
-            f"WITH q AS (SELECT {query} AS q) SELECT r, 0.0 AS rank FROM ("
-            f"SELECT t.n AS r FROM turns t, q WHERE t.search_vec @@ q.q{turn_scope} "
+            "SELECT r, 0.0 AS rank FROM ("
+            f"(SELECT t.n AS r FROM turns t WHERE t.search_vec @@ {q}{turn_scope} "
+            "ORDER BY t.n DESC LIMIT :limit) "
             "UNION ALL "
-            f"SELECT :tb + s.n AS r FROM sessions s, q WHERE s.title_vec @@ q.q{title_scope}"
+            f"SELECT :tb + s.n AS r FROM sessions s WHERE s.title_vec @@ {q}{title_scope}"
             ") hits ORDER BY r DESC LIMIT :limit"
         )
         return con.execute(text(newest), params)
+    # Few enough to rank: the newest window of the turns found, and every matching title.
+    params["ns"] = sorted(found, reverse=True)[:window]
     sql = (
-        f"WITH q AS (SELECT {query} AS q), "
-        "m AS (SELECT t.n, t.search_vec FROM turns t, q WHERE t.search_vec @@ q.q"
-        f"{turn_scope} ORDER BY t.n DESC LIMIT :window) "
         "SELECT r, rank FROM ("
-        "SELECT m.n AS r, -ts_rank(m.search_vec, q.q) AS rank FROM m, q "
+        f"SELECT t.n AS r, -ts_rank(t.search_vec, {q}) AS rank FROM turns t "
+        "WHERE t.n = ANY(:ns) "
         "UNION ALL "
-        "SELECT :tb + s.n AS r, -4 * ts_rank(s.title_vec, q.q) AS rank FROM sessions s, q "
-        f"WHERE s.title_vec @@ q.q{title_scope}"
+        f"SELECT :tb + s.n AS r, -4 * ts_rank(s.title_vec, {q}) AS rank FROM sessions s "
+        f"WHERE s.title_vec @@ {q}{title_scope}"
         ") hits ORDER BY rank, r DESC LIMIT :limit"
     )
     return con.execute(text(sql), params)
