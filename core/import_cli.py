@@ -81,4 +81,4 @@ async def _run(path: Path, home: Path | None, out: TextIO) -> str:
         await store.close()
         if live:
             print(file=out)
-    return f"Imported {path.name}: {summary.text()}"
+    return summary.line(path.name)

@@ -8,6 +8,9 @@
   failure or a cancel leaves nothing behind. Conversations imported before
   (recognised by the export's conversation id, kept in ``sessions.meta``)
   are left out, so importing the same file twice does not duplicate;
+* Parley's Markdown export is written the same way (one chat; its
+  ``source_id`` is a digest of the file's text without its export date), so
+  importing the same export again adds nothing either;
 * anything else goes to ``parley.core.importing.import_conversation`` (a Parley
   export, JSON or Markdown, an Anthropic or OpenAI message list or request body).
 
@@ -20,26 +23,30 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import logging
 import mimetypes
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from parley.core.content import ToolResultBlock, Turn
 from parley.core.convert.detect import decode, parse_json
 from parley.core.convert.errors import NotAConversation
 from parley.core.convert.histories import read_history
 from parley.core.convert.history import FORMAT_NAMES, HistoryChat, ImportedHistory
-from parley.core.convert.markdown import looks_like_markdown
+from parley.core.convert.markdown import from_markdown, looks_like_markdown
 from parley.core.gc_pause import gc_paused
 from parley.core.importing import (
     MAX_IMPORT_BYTES,
     ImportResult,
     ImportTooLarge,
+    check_texts,
+    fresh_ids,
     import_conversation,
     imported_title,
     refuse_binary,
@@ -98,12 +105,28 @@ class ImportSummary:
         """The format named for people ("ChatGPT export", "openai")."""
         return FORMAT_NAMES.get(self.source_format, self.source_format)
 
+    def line(self, file_name: str) -> str:
+        """The summary after the file's name: ``"Imported x.json: 3 chats, …"``, or
+        ``"x.json: Nothing new: …"`` when nothing came in."""
+        return f"{'Imported ' if self.chats else ''}{file_name}: {self.text()}"
+
     def text(self) -> str:
-        """The summary for people, e.g. ``"412 chats, 9,310 messages, 3 forks from a
+        """The summary for people, e.g. ``"412 chats, 9,310 messages, 3 versions from a
         ChatGPT export; 2 images not included: a.png, b.png."`` (then what was left
-        out, one sentence per kind)."""
-        head = (f"{_n(self.chats, 'chat')}, {_n(self.messages, 'message')}, "
-                f"{_n(self.forks, 'fork')} from {_article(self.format_name)}")
+        out, one sentence per kind). Zero counts are not named (versions, files,
+        notes); when nothing new came in, the files the export lacks are not named
+        either (they belong to chats imported before)."""
+        if not self.chats and self.skipped:
+            what = ("the conversation" if self.skipped == 1
+                    else f"the {self.skipped:,} conversations")
+            empty = (f" {_n(self.empty, 'empty conversation')} "
+                     f"{'was' if self.empty == 1 else 'were'} left out." if self.empty else "")
+            return (f"Nothing new: {what} of this {_format_noun(self.format_name)} "
+                    f"{'was' if self.skipped == 1 else 'were'} imported before.{empty}")
+        parts = [_n(self.chats, "chat"), _n(self.messages, "message")]
+        if self.forks:
+            parts.append(_n(self.forks, "other version"))
+        head = f"{', '.join(parts)} from {_from(self.format_name)}"
         for kind in ("image", "file"):
             names = [name for k, name in self.missing_files if k == kind]
             if names:
@@ -127,6 +150,16 @@ def _n(count: int, word: str) -> str:
 
 def _article(name: str) -> str:
     return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
+def _from(name: str) -> str:
+    """"a ChatGPT export", "Parley's Markdown export": the format after "from"."""
+    return name if name.startswith("Parley") else _article(name)
+
+
+def _format_noun(name: str) -> str:
+    """"ChatGPT export", "file" (a single conversation's format is no export)."""
+    return name.split("'s ", 1)[-1] if name.startswith("Parley") else name
 
 
 async def import_path(
@@ -200,6 +233,9 @@ async def _import(
         size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
         if size > MAX_IMPORT_BYTES:
             raise ImportTooLarge(size, MAX_IMPORT_BYTES)
+        markdown = await asyncio.to_thread(_markdown_chat, data)
+        if markdown is not None:
+            return await _import_markdown(store, markdown, space_id)
         result = await import_conversation(store, data, space_id=space_id)
         return ImportSummary(result.source_format, [result.session.id], result.turns_imported,
                              lost=list(result.lost), single=result)
@@ -216,6 +252,38 @@ async def _import(
     return ImportSummary(history.source_format, written.session_ids, written.messages,
                          written.forks, written.skipped, history.empty, history.lost,
                          history.missing_files)
+
+
+_EXPORT_DATE = re.compile(r"^- Exported from Parley on .*$", re.MULTILINE)
+
+
+def _markdown_chat(data: bytes | str) -> tuple[NewChat, list[str]] | None:
+    """Parley's Markdown export as one chat recognised again by its digest; None for
+    anything else (worker thread). Raises NotAConversation (no messages, too long)."""
+    text = decode(data)
+    if not looks_like_markdown(text):
+        return None
+    chat = from_markdown(text)
+    if not chat.turns:
+        raise NotAConversation("it holds no messages")
+    check_texts(chat.turns)
+    turns = fresh_ids(chat.turns)
+    digest = hashlib.sha256(_EXPORT_DATE.sub("", text.replace("\r\n", "\n"), count=1)
+                            .strip().encode("utf-8")).hexdigest()
+    title = (chat.title or "").strip() or imported_title(turns)
+    return NewChat(title, turns, "markdown", digest, chat.system), chat.lost
+
+
+async def _import_markdown(store: Any, found: tuple[NewChat, list[str]],
+                           space_id: str | None) -> ImportSummary:
+    chat, lost = found
+    written = await store.import_chats([chat], space_id=space_id)
+    if not written.session_ids:
+        return ImportSummary("markdown", [], 0, skipped=written.skipped)
+    session = await store.get_session(written.session_ids[0])
+    result = ImportResult(session, len(chat.turns), "markdown", list(lost))
+    return ImportSummary("markdown", written.session_ids, written.messages, lost=list(lost),
+                         single=result)
 
 
 def _read(data: bytes | str, folder: Path | None) -> ImportedHistory | None:
@@ -275,10 +343,30 @@ def _parse_gently(text: str) -> Any:
 
 def _new_chat(chat: HistoryChat, source: str) -> NewChat:
     title = (chat.title or "").strip() or imported_title(chat.turns)
-    forks = [NewFork(f"{title} ({f.title_suffix})", f.shared, f.turns[f.shared:], f.source_id)
+    forks = [NewFork(f"{title} ({f.title_suffix})", f.shared, f.turns[f.shared:], f.source_id,
+                     messages=message_count(f.turns[f.shared:]))
              for f in chat.forks]
     return NewChat(title, chat.turns, source, chat.source_id, chat.system,
-                   created_at=chat.created_at, updated_at=chat.updated_at, forks=forks)
+                   created_at=chat.created_at, updated_at=chat.updated_at, forks=forks,
+                   messages=message_count(chat.turns))
+
+
+def message_count(turns: Sequence[Turn]) -> int:
+    """How many messages a person sees in ``turns``: each user message, and each reply
+    once however many tool calls it made (its tool results and the turns after them,
+    until the next user message, are the same reply, as an export keeps them)."""
+    count = 0
+    replying = False
+    for turn in turns:
+        if turn.role == "assistant":
+            count += 0 if replying else 1
+            replying = True
+        elif turn.blocks and all(isinstance(b, ToolResultBlock) for b in turn.blocks):
+            count += 0 if replying else 1
+        else:
+            count += 1
+            replying = False
+    return count
 
 
 class _FolderFiles:

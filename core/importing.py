@@ -152,7 +152,7 @@ def _convert(data: bytes | str) -> ImportedConversation:
         raise NotAConversation("its JSON is nested too deeply") from exc
     if not found.turns:
         raise NotAConversation("it holds no messages")
-    _check_texts(found.turns)
+    check_texts(found.turns)
     return found
 
 
@@ -172,7 +172,7 @@ class ImportMessageTooLong(NotAConversation):
         self.limit = limit
 
 
-def _check_texts(turns: list[Turn]) -> None:
+def check_texts(turns: list[Turn]) -> None:
     """Refuse a conversation holding a message no model can read. Raises ImportMessageTooLong."""
     limit = max_text_chars()
     for i, turn in enumerate(turns):
@@ -182,7 +182,7 @@ def _check_texts(turns: list[Turn]) -> None:
             raise ImportMessageTooLong(i, chars, limit)
 
 
-def _fresh_ids(turns: list[Turn]) -> list[Turn]:
+def fresh_ids(turns: list[Turn]) -> list[Turn]:
     """Copies of the turns with new ids; summary blocks re-linked to them."""
     ids = {t.id: new_id() for t in turns}
     out: list[Turn] = []
@@ -322,7 +322,7 @@ async def import_conversation(
     refs = missing_data(found.turns)
     known = set(await store.attachment_infos(refs)) if refs else set()
     check = _FileCheck(known)
-    turns = await asyncio.to_thread(lambda: check.turns(_fresh_ids(found.turns)))
+    turns = await asyncio.to_thread(lambda: check.turns(fresh_ids(found.turns)))
     name = (title or "").strip() or (found.title or "").strip() or imported_title(turns)
     session = await store.create_session(space_id=space_id, title=name, system_prompt=found.system,
                                          model=found.model)
@@ -388,6 +388,8 @@ __all__ = [
     "ImportResult",
     "ImportTooLarge",
     "NotAConversation",
+    "check_texts",
+    "fresh_ids",
     "import_conversation",
     "import_file",
 ]

@@ -112,11 +112,11 @@ async def _run(window: Any, path: Path, space_id: str | None) -> None:
         await chat.show_fork(result.session)
         n = result.turns_imported
         window.undo.notice(f"Imported {n} message{'s' if n != 1 else ''} "
-                           f"({result.source_format}).{lost_note(result.lost)}")
+                           f"from {summary.format_name}.{lost_note(result.lost)}")
         return
     await chat.load_sidebar()
     box = QMessageBox(QMessageBox.Icon.Information, "Import finished",
-                      f"Imported {path.name}: {summary.text()}", QMessageBox.StandardButton.Ok,
+                      summary.line(path.name), QMessageBox.StandardButton.Ok,
                       window)
     box.setObjectName("import-summary")
     box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -14,7 +14,9 @@ class LostLog:
         self._counts: dict[str, int] = {}
 
     def add(self, reason: str, n: int = 1) -> None:
-        """Record that `reason` happened `n` more times."""
+        """Record that `reason` happened `n` more times (0: nothing)."""
+        if n <= 0:
+            return
         self._counts[reason] = self._counts.get(reason, 0) + n
 
     def flush(self, target: list[str] | None) -> None:

@@ -219,7 +219,14 @@ def parse_json(text: str) -> Any:
             raise NotAConversation(
                 "it is Markdown (or other text) but not a Markdown file exported by Parley "
                 "(it has no '- Exported from Parley on' line)") from exc
-        raise NotAConversation(f"it is not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+        if exc.msg.startswith("Unterminated") or exc.pos >= len(text.rstrip()):
+            # The parser met the end of the text inside a value: the file was cut short.
+            raise NotAConversation(
+                f"it looks cut off: its JSON stops in the middle (line {exc.lineno}, column "
+                f"{exc.colno}); download or export it again") from exc
+        raise NotAConversation(
+            f"it is not valid JSON ({exc.msg.lower()} at line {exc.lineno}, column "
+            f"{exc.colno})") from exc
 
 
 def _from_markdown(text: str) -> ImportedConversation:

@@ -49,6 +49,10 @@ FORMAT_NAMES: dict[str, str] = {
     "chatgpt": "ChatGPT export",
     "claude.ai": "Claude.ai export",
     "open-webui": "Open WebUI export",
+    "parley": "Parley's JSON export",
+    "markdown": "Parley's Markdown export",
+    "anthropic": "Anthropic message list",
+    "openai": "OpenAI message list",
 }
 
 
@@ -142,7 +146,9 @@ class Notes:
         self._missing: dict[tuple[str, str], None] = {}
 
     def add(self, reason: str, n: int = 1) -> None:
-        """Count ``reason`` (a sentence holding ``{n}``) ``n`` more times."""
+        """Count ``reason`` (a sentence holding ``{n}``) ``n`` more times (0: nothing)."""
+        if n <= 0:
+            return
         self._counts[reason] = self._counts.get(reason, 0) + n
 
     def missing(self, name: str, kind: str = "file") -> None:

@@ -64,12 +64,16 @@ class NewFork:
             chat's first turn, as an edit of the first message does).
         turns: the branch's own turns (after the shared ones), oldest first.
         branch: the export's id of the branch (kept in ``meta``), if any.
+        messages: how many messages of the export its own turns stand for
+            (None: one per turn; a reply that called tools is one message
+            of the export but several turns).
     """
 
     title: str
     shared: int
     turns: Sequence[Turn]
     branch: str | None = None
+    messages: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +90,8 @@ class NewChat:
         created_at: epoch ms (None: now).
         updated_at: epoch ms (None: its last turn's time, else ``created_at``).
         forks: its other branches.
+        messages: how many messages of the export its turns stand for (None:
+            one per turn), its forks' not included.
     """
 
     title: str
@@ -97,6 +103,7 @@ class NewChat:
     created_at: int | None = None
     updated_at: int | None = None
     forks: Sequence[NewFork] = field(default_factory=tuple)
+    messages: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,11 +180,16 @@ def write_chats(
             ids.append(_write_chat(con, space.id, chat))
             if chat.source_id is not None:
                 seen.add(chat.source_id)
-            messages += len(chat.turns) + sum(len(f.turns) for f in chat.forks)
+            messages += _count(chat.messages, chat.turns) + sum(
+                _count(f.messages, f.turns) for f in chat.forks)
             forks += len(chat.forks)
         if progress is not None:
             progress(done, len(chats))
     return Written(ids, messages, forks, skipped)
+
+
+def _count(messages: int | None, items: Sequence[Turn]) -> int:
+    return len(items) if messages is None else messages
 
 
 def _meta(chat: NewChat, branch: str | None = None, fork: bool = False) -> dict[str, Any]:

@@ -146,7 +146,11 @@ def test_openai_messages_are_recognised():
         ([{"role": "user"}], "message 1 has no 'content'"),
         ({"title": "x"}, "without a list of 'messages'"),
         (42, "it is a JSON int"),
-        ("{not json", "it is not valid JSON"),
+        ("{not json", "it is not valid JSON (expecting property name enclosed in double "
+                      "quotes at line 1, column 2)"),
+        # A file cut short (a download stopped): said so, with where it stops.
+        ('{"messages": [\n {"role": "user", "content": "Hel', "it looks cut off: its JSON stops "
+                                                           "in the middle (line 2, column 30)"),
         (b"\xff\xfe\x00", "not UTF-8"),
         (
             [

@@ -127,7 +127,7 @@ BAD = [
     (b"", "empty"),
     (b"  \n\t ", "empty"),
     (b"hello, this is a note", "not valid JSON"),
-    (b'{"messages": [{"role": "user"', "not valid JSON"),
+    (b'{"messages": [{"role": "user"', "looks cut off: its JSON stops in the middle"),
     (b'{"foo": 1}', "without a list of 'messages'"),
     (b"[1, 2, 3]", "not a message object"),
     (b"[]", "empty"),

@@ -29,15 +29,15 @@ def test_command_line_imports_a_history_into_a_new_home_and_prints_the_summary(t
     first = subprocess.run(run, capture_output=True, text=True, timeout=120)
 
     assert first.returncode == 0, first.stderr
-    assert first.stdout == ("Imported conversations.json: 12 chats, 50 messages, 2 forks from "
-                            "a ChatGPT export.\n")
+    assert first.stdout == ("Imported conversations.json: 12 chats, 50 messages, 2 other "
+                            "versions from a ChatGPT export.\n")
     assert "Traceback" not in first.stderr
     assert len([s for s in _sessions(home) if not s.is_fork]) == 12
 
     again = subprocess.run(run, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
-    assert "0 chats, 0 messages, 0 forks" in again.stdout
-    assert "12 conversations imported before were left out." in again.stdout
+    assert again.stdout == ("conversations.json: Nothing new: the 12 conversations of this "
+                            "ChatGPT export were imported before.\n")
     assert len(_sessions(home)) == 14
 
 
@@ -71,5 +71,6 @@ def test_in_process_with_a_claude_export(tmp_path):
     export.write_text(json.dumps(claude_export()), encoding="utf-8")
     out = io.StringIO()
     assert import_only(export, tmp_path / "h", out=out) == 0
-    assert out.getvalue().startswith("Imported conversations.json: 2 chats, 11 messages, 1 fork "
-                                     "from a Claude.ai export; 1 image not included: receipt.png.")
+    assert out.getvalue().startswith("Imported conversations.json: 2 chats, 9 messages, 1 other "
+                                     "version from a Claude.ai export; 1 image not included: "
+                                     "receipt.png.")

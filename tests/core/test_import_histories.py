@@ -118,10 +118,13 @@ async def test_a_chatgpt_export_becomes_chats_with_their_branches_as_forks(store
     assert not {t.id for t in edit_turns} & {t.id for t in turns}  # copies, new ids
     assert edit.meta[IMPORT_KEY]["branch"]
 
-    # 16 + 3 + 1 (the fork's own) + 2 (the edit's own): copies are not counted.
-    assert summary.messages == 16 + 2 + 1 + 2
+    # Messages as the export holds them: Lisbon's 16 turns are 10 messages (a reply's tool
+    # calls and results are part of it), Sourdough's 2, the fork's own 1, the edit's own 2
+    # (copies are not counted).
+    assert summary.messages == 10 + 2 + 1 + 2
     text = summary.text()
-    assert text.startswith("2 chats, 21 messages, 2 forks from a ChatGPT export; 2 images not "
+    assert text.startswith("2 chats, 15 messages, 2 other versions from a ChatGPT export; "
+                           "2 images not "
                            "included: file-NotInExport9, file-DalleTram77.")
     assert "1 empty conversation was left out." in text
     assert await store.search("Santa Justa")  # imported text is indexed for search
@@ -139,7 +142,9 @@ async def test_importing_the_same_export_twice_adds_nothing(store, chatgpt_file)
 
     assert again.chats == 0 and again.skipped == 2 and again.messages == 0
     assert len(await all_sessions(store)) == before + 1
-    assert "2 conversations imported before were left out." in again.text()
+    # Nothing came in: no counts of nothing, no files "not included" (named the first time).
+    assert again.text() == ("Nothing new: the 2 conversations of this ChatGPT export were "
+                            "imported before. 1 empty conversation was left out.")
     # A longer export (the person chatted more since) adds only the new conversation.
     data = json.loads(path.read_text("utf-8"))
     data.append(chatgpt_export(1)[0])
@@ -184,6 +189,8 @@ async def test_a_claude_ai_export(store, tmp_path):
 
     assert summary.source_format == "claude.ai"
     assert (summary.chats, summary.forks, summary.empty) == (2, 1, 1)
+    # The export's messages (4 + 4, the other answer's 1), not the 6 turns the tool call made.
+    assert summary.messages == 4 + 4 + 1
     (tools, haiku), forks = await chats_and_forks(store, summary)
     assert tools.title == "CSV totals" and tools.meta[IMPORT_KEY]["id"] == "claude-conv-tools"
     turns = await store.hydrate(await store.get_turns(tools.id))
@@ -287,7 +294,7 @@ async def test_a_single_conversation_goes_through_the_single_import(store):
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi"}]}
     summary = await import_data(store, json.dumps(body))
     assert summary.single is not None and summary.chats == 1 and summary.messages == 1
-    assert summary.text().startswith("1 chat, 1 message, 0 forks from an openai")
+    assert summary.text().startswith("1 chat, 1 message from an OpenAI message list")
 
 
 async def test_branches_are_versions_of_their_chat_and_the_exported_one_opens(store,
@@ -314,11 +321,16 @@ def test_the_item_by_item_parse_reads_what_json_reads(text):
     assert _parse_gently(text) == json.loads(text)
 
 
-@pytest.mark.parametrize("text", ["[1,]", "[1 2]", "[1] x", "[", '[{"a": }]', "[1,\n2,"])
-def test_the_item_by_item_parse_refuses_what_json_refuses(text):
+@pytest.mark.parametrize(("text", "reason"), [
+    ("[1,]", "not valid JSON"), ("[1 2]", "not valid JSON"), ("[1] x", "not valid JSON"),
+    ('[{"a": }]', "not valid JSON"),
+    ("[", r"looks cut off: its JSON stops in the middle \(line 1, column 2\)"),
+    ("[1,\n2,", r"looks cut off: its JSON stops in the middle \(line 2, column 3\)"),
+])
+def test_the_item_by_item_parse_refuses_what_json_refuses(text, reason):
     from parley.core.import_history import _parse_gently
 
-    with pytest.raises(NotAConversation, match="not valid JSON"):
+    with pytest.raises(NotAConversation, match=reason):
         _parse_gently(text)
 
 

@@ -121,3 +121,28 @@ async def test_request_bodies_keep_their_model_and_say_what_they_left_out(store,
         assert "messages" not in sentence and "model" not in sentence.split(":")[0]
     else:
         assert not any(s.startswith("The request's") for s in result.lost)
+
+
+async def test_importing_the_same_markdown_export_twice_adds_it_once(store, tmp_path):
+    """Re-importing adds only conversations not imported before (README), Parley's own
+    Markdown export included; the summary names the format and no zero counts."""
+    from parley.core.export import to_markdown
+    from parley.core.import_history import import_path
+
+    s = await store.create_session(title="Bread")
+    await store.append_turn(s.id, Turn("user", [TextBlock("How long to proof?")]))
+    await store.append_turn(s.id, Turn("assistant", [TextBlock("4 to 6 hours.")]))
+    path = tmp_path / "bread.md"
+    path.write_text(to_markdown(await store.get_session(s.id), await store.get_turns(s.id)),
+                    encoding="utf-8")
+
+    first = await import_path(store, path)
+    again = await import_path(store, path)
+
+    assert first.chats == 1 and first.single is not None
+    assert first.text() == "1 chat, 2 messages from Parley's Markdown export."
+    assert again.chats == 0 and again.skipped == 1 and again.single is None
+    assert again.text() == ("Nothing new: the conversation of this Markdown export was "
+                            "imported before.")
+    titles = [x.title for x in await store.list_sessions()]
+    assert titles.count("Bread") == 2  # the original and one import, not two

@@ -44,7 +44,8 @@ def test_a_chatgpt_history_imports_with_a_summary_and_lists_its_chats(driver, tm
     driver.until(lambda: _summary_box(w) is not None, timeout=30)
 
     text = _summary_box(w).text()
-    assert text.startswith("Imported conversations.json: 21 chats, 221 messages, 4 forks from a "
+    assert text.startswith("Imported conversations.json: 21 chats, 215 messages, 4 other versions "
+                           "from a "
                            "ChatGPT export; 2 images not included: file-NotInExport9, "
                            "file-DalleTram77.")
     listed = [s for s in _all(driver, w) if not s.is_version]
@@ -60,7 +61,8 @@ def test_a_chatgpt_history_imports_with_a_summary_and_lists_its_chats(driver, tm
     export_dialog.answers.append(path)
     assert w.import_conversation() is True
     driver.until(lambda: _summary_box(w) is not None, timeout=30)
-    assert "21 conversations imported before were left out." in _summary_box(w).text()
+    assert _summary_box(w).text() == ("conversations.json: Nothing new: the 21 conversations of "
+                                      "this ChatGPT export were imported before.")
     assert len(_all(driver, w)) == 25
 
 
@@ -114,7 +116,16 @@ def test_a_markdown_export_imports_back_as_a_chat(driver, tmp_path):
     export_dialog.answers.append(tmp_path / "tea.md")
     assert w.import_conversation() is True
     driver.until(lambda: w.session_id not in (None, s.id) and "Imported" in w.toast.message)
-    assert "Imported 2 messages (markdown)" in w.toast.message
+    assert "Imported 2 messages from Parley's Markdown export." in w.toast.message
+    assert "Left out" not in w.toast.message  # no "0 image(s) or file(s)…" note
     turns = driver.run(w.store.get_turns(w.session_id))
     assert [t.text() for t in turns] == ["Green or black?", "Green, at 80 °C."]
     assert driver.run(w.store.get_session(w.session_id)).title == "Tea"
+
+    # The same export again adds nothing, and says so.
+    export_dialog.answers.append(tmp_path / "tea.md")
+    assert w.import_conversation() is True
+    driver.until(lambda: _summary_box(w) is not None, timeout=30)
+    assert _summary_box(w).text() == ("tea.md: Nothing new: the conversation of this Markdown "
+                                      "export was imported before.")
+    assert [x.title for x in _all(driver, w)].count("Tea") == 2
