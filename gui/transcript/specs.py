@@ -54,6 +54,9 @@ VERSION_NEXT_HREF = "parley:version-next"
 CARD_FOLD = "card"
 CODE_KINDS = ("codehead", "code")
 ANSWERED_BY = "Answered by {name}"
+#: A thinking block's fold line while the model writes it, and once it is done.
+THINKING_LIVE = "Thinking…"
+THINKING_DONE = "Thought"
 
 #: ``provider:model`` of a reply -> the display name to show under it, or None for no
 #: The marks of a message not in sessions.db yet (``SpecBuilder.save_marks``).
@@ -139,8 +142,10 @@ class SpecBuilder:
             return self._card_specs(node)
         turn = node.turn
         out: list[Spec] = []
+        writing = is_last and not idle and not turn.aborted and turn.role == "assistant"
         for i, block in enumerate(turn.blocks):
-            self._block_specs(out, node, transcript, i, block, is_last)
+            live = writing and i == len(turn.blocks) - 1  # the block being written now
+            self._block_specs(out, node, transcript, i, block, is_last, live)
         if turn.role == "assistant" and not out and not turn.aborted:
             out.append(Spec(self.cache.line("typing", self._muted("…")), "mark"))
         if turn.role == "assistant" and turn.model:
@@ -186,8 +191,11 @@ class SpecBuilder:
         return Spec(self.cache.line(("save", mark), text), "mark")
 
     def _block_specs(
-        self, out: list[Spec], node: Node, tr: Transcript, i: int, block: object, last: bool
+        self, out: list[Spec], node: Node, tr: Transcript, i: int, block: object, last: bool,
+        live: bool = False,
     ) -> None:
+        """The pieces of block ``i``; ``live``: it is being written now (a thinking
+        block reads "Thinking…" then, "Thought" once it is done)."""
         cache = self.cache
         user = node.turn.role == "user"
         if isinstance(block, TextBlock):
@@ -208,7 +216,8 @@ class SpecBuilder:
         elif isinstance(block, ThinkingBlock):
             key = f"think:{i}"
             opened = key in node.open_folds
-            out.append(Spec(self._fold_line(key, opened, "thinking", "Thinking…", ""), "fold", key))
+            label = THINKING_LIVE if live else THINKING_DONE
+            out.append(Spec(self._fold_line(key, opened, "thinking", label, ""), "fold", key))
             if opened:
                 thinking, hidden = shown_text(block.thinking)
                 self._markdown_specs(out, node.key, i, thinking, body=True)

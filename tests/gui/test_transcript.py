@@ -158,6 +158,16 @@ def tool_turns() -> list[Turn]:
     ]
 
 
+def test_thinking_reads_thinking_while_written_and_thought_once_done(view):
+    turns = [user("why?", "u1"), Turn("assistant", [ThinkingBlock("weighing it")], id="a1")]
+    view.set_turns(turns)
+    view.set_busy(True)  # the reply is being written: its thinking is still going
+    assert "Thinking…" in view.list_view.layout_of(1).plain_text()
+    view.set_busy(False)  # done (or an imported reply): it reads as finished
+    text = view.list_view.layout_of(1).plain_text()
+    assert "Thought" in text and "Thinking…" not in text
+
+
 def test_tool_calls_and_thinking_are_folded_and_unfold_on_click(view, qtbot):
     view.set_turns(tool_turns())
     # The tool_result turn is not a row: its output lives in the tool call's fold.
@@ -165,7 +175,9 @@ def test_tool_calls_and_thinking_are_folded_and_unfold_on_click(view, qtbot):
     assert view.turn_ids() == ["u1", "a1", "r1", "a2"]
     text = view.list_view.layout_of(1).plain_text()
     assert view.list_view.layout_of(1).icons() == ["thinking", "tool", "check"]  # not emoji
-    assert "read_file(path=\"notes.txt\")" in text and "Thinking…" in text
+    # A finished reply's thinking reads as done, not as still going.
+    assert "read_file(path=\"notes.txt\")" in text and "Thought" in text
+    assert "Thinking…" not in text
     assert "file body 42" not in text and "secret reasoning" not in text
     click(qtbot, view, view.fold_point("a1", "tool:t1"))
     text = view.list_view.layout_of(1).plain_text()
