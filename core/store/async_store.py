@@ -124,6 +124,35 @@ class AsyncStore:
     def path(self) -> Path:
         return self._store.path
 
+    async def copy_to(self, target: str | Path,
+                      progress: Callable[[int, int], None] | None = None) -> Any:
+        """Copy every chat of this store into ``target`` (an empty database URL, or a new
+        sessions.db path): :func:`parley.core.store.transfer.copy_store`, verified.
+
+        Runs on the store's worker (this store is only read); ``progress(done, total)``
+        is called on the event loop. Returns the ``CopyReport``.
+
+        Raises:
+            DestinationNotEmpty, CopyMismatch, StoreError: see ``copy_store``; the
+                destination is then as it was.
+        """
+        from parley.core.store.transfer import copy_store
+
+        loop = asyncio.get_running_loop()
+
+        def report(done: int, total: int) -> None:
+            if progress is not None:
+                loop.call_soon_threadsafe(progress, done, total)
+
+        def run() -> Any:
+            dest = open_store(target)
+            try:
+                return copy_store(self._store, dest, report)
+            finally:
+                dest.close()
+
+        return await self._call(run)
+
     async def watch_changes(self, on_change: Callable[[Change], None]) -> Any:
         """Hear the changes other Parleys commit to the same PostgreSQL database.
 

@@ -8,7 +8,8 @@ database"): the address is saved in the data folder without its password, the
 password where API keys go (``parley.core.store.backends.save_database_choice``).
 "Use sessions.db" goes back to the file. ``--database`` and
 ``PARLEY_DATABASE_URL`` still win over the choice saved here. Chats are not
-moved by a choice: ``parley --copy-to`` copies them (said on the page).
+moved by a choice: "Copy my chats there" copies them into an empty database
+(``AsyncStore.copy_to``: verified, with progress, the open store only read).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class StoragePage(QWidget):
         self.test_button = QPushButton("Test connection", self)
         self.use_button = QPushButton("Use this database", self)
         self.file_button = QPushButton("Use sessions.db", self)
+        self.copy_button = QPushButton("Copy my chats there", self)
         self.status = QLabel("", self)
         self.status.setObjectName("StorageStatus")
         self.status.setWordWrap(True)
@@ -84,8 +86,9 @@ class StoragePage(QWidget):
         self.use_button.clicked.connect(lambda: self.tasks.spawn(self.use(), name="db-use"))
         self.file_button.clicked.connect(
             lambda: self.tasks.spawn(self.use_file(), name="db-file"))
+        self.copy_button.clicked.connect(lambda: self.tasks.spawn(self.copy(), name="db-copy"))
         buttons = QHBoxLayout()
-        for b in (self.test_button, self.use_button, self.file_button):
+        for b in (self.test_button, self.use_button, self.copy_button, self.file_button):
             b.setAccessibleName(b.text())
             buttons.addWidget(b)
         buttons.addStretch(1)
@@ -93,8 +96,9 @@ class StoragePage(QWidget):
         col.setContentsMargins(0, 0, 0, 8)
         col.addWidget(self.where)
         col.addWidget(hint("Keep the chats in a PostgreSQL database to share them between "
-                           "computers. The choice applies from the next start; to bring your "
-                           "chats along, run: parley --copy-to <database address>.", self))
+                           "computers. The choice applies from the next start. \"Copy my chats "
+                           "there\" copies every chat into the (empty) database first, checks "
+                           "every message and leaves these unchanged.", self))
         col.addWidget(self.url)
         col.addWidget(self.password)
         col.addLayout(buttons)
@@ -135,6 +139,28 @@ class StoragePage(QWidget):
             return
         self.password.clear()
         self.status.setText(f"{found} Parley keeps the chats there from the next start.")
+
+    async def copy(self) -> None:
+        """Copy every chat into the database given (empty), with progress; say what was copied."""
+        buttons = (self.test_button, self.use_button, self.copy_button, self.file_button)
+        for b in buttons:
+            b.setEnabled(False)
+        self.status.setText("Copying…")
+
+        def progress(done: int, total: int) -> None:
+            self.status.setText(f"Copying… {100 * done // max(1, total)}% "
+                                f"({done:,} of {total:,} rows)")
+
+        try:
+            report = await self.store.copy_to(self._target(), progress)
+        except ParleyError as exc:
+            self.status.setText(exc.message)
+            return
+        finally:
+            for b in buttons:
+                b.setEnabled(True)
+        self.status.setText(f"Copied {report.summary()}; every message checked, the original "
+                            "unchanged. \"Use this database\" to keep the chats there.")
 
     async def use_file(self) -> None:
         """Keep the chats in sessions.db from the next start."""

@@ -146,3 +146,29 @@ def _storage(driver: Any, window: Any, dialog_class: Any) -> Any:
     driver.until(lambda: dialog.ready, 10)
     dialog.show_section("Storage")
     return dialog.storage
+
+
+def test_settings_storage_copies_the_chats_into_the_database(driver, fake_provider,
+                                                             postgres_url):
+    from parley.gui.settings.dialog import SettingsDialog
+
+    window = driver.configured()
+    fake_provider.script("Kept on the server too.")
+    driver.send("copy me", wait=True)
+    page = _storage(driver, window, SettingsDialog)
+    driver.qtbot.keyClicks(page.url, postgres_url)
+    left = Qt.MouseButton.LeftButton
+    driver.qtbot.mouseClick(page.copy_button, left)
+    driver.until(lambda: page.status.text().startswith("Copied 1 chats, 2 messages"), 20)
+    assert "the original unchanged" in page.status.text()
+    store = PgStore.open_url(postgres_url)
+    try:
+        chat = store.list_sessions()[0]
+        assert [t.text() for t in store.get_turns(chat.id)] == ["copy me",
+                                                                "Kept on the server too."]
+    finally:
+        store.close()
+    assert [t.text() for t in window.chat.turns] == ["copy me", "Kept on the server too."]
+    driver.qtbot.mouseClick(page.copy_button, left)  # a second copy: refused, nothing mixed
+    driver.until(lambda: "already holds 1 chat;" in page.status.text(), 20)
+    window.findChild(SettingsDialog).close()
