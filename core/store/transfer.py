@@ -53,10 +53,18 @@ class CopyReport:
     turns_digest: str
 
     def summary(self) -> str:
-        """One line for a person: ``12 chats, 340 messages, 2 files, 3 spaces``."""
+        """One line for a person: ``12 chats, 340 messages, 1 attached file, 3 spaces, 0
+        compactions``."""
         c = self.counts
-        return (f"{c['sessions']} chats, {c['turns']} messages, {c['attachments']} attached "
-                f"files, {c['spaces']} spaces, {c['compactions']} compactions")
+
+        def n(count: int, one: str, many: str) -> str:
+            return f"{count} {one if count == 1 else many}"
+
+        return ", ".join([
+            n(c["sessions"], "chat", "chats"), n(c["turns"], "message", "messages"),
+            n(c["attachments"], "attached file", "attached files"),
+            n(c["spaces"], "space", "spaces"), n(c["compactions"], "compaction", "compactions"),
+        ])
 
 
 def _where(store: Store) -> str:

@@ -166,8 +166,8 @@ def test_the_command_line_copies_and_says_what(tmp_path, postgres_url):
         fill(db)
     out, err = io.StringIO(), io.StringIO()
     assert copy_only(postgres_url, home, out=out, err=err) == 0
-    assert out.getvalue().startswith("Copied 4 chats, 8 messages, 1 attached files, 2 spaces, "
-                                     "1 compactions to parley@127.0.0.1:")
+    assert out.getvalue().startswith("Copied 4 chats, 8 messages, 1 attached file, 2 spaces, "
+                                     "1 compaction to parley@127.0.0.1:")
     assert "was not changed" in out.getvalue()
     assert "100%" in err.getvalue()
     assert "parley-test-password" not in out.getvalue()

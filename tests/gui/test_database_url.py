@@ -159,7 +159,8 @@ def test_settings_storage_copies_the_chats_into_the_database(driver, fake_provid
     driver.qtbot.keyClicks(page.url, postgres_url)
     left = Qt.MouseButton.LeftButton
     driver.qtbot.mouseClick(page.copy_button, left)
-    driver.until(lambda: page.status.text().startswith("Copied 1 chats, 2 messages"), 20)
+    copied = "Copied 1 chat, 2 messages, 0 attached files, 1 space, 0 compactions;"
+    driver.until(lambda: page.status.text().startswith(copied), 20)
     assert "the original unchanged" in page.status.text()
     store = PgStore.open_url(postgres_url)
     try:
