@@ -302,12 +302,16 @@ class ChatAttachments:
 
     # -- limits -----------------------------------------------------------------------
     def limits(self, model_ref: str | None = None) -> MediaLimits | None:
-        """The limits of the provider that will get the message (None: not known yet)."""
+        """The limits of the provider that will get the message (None: not known yet:
+        while Parley starts its SDK loads in a worker thread, and is not imported
+        here, on the GUI thread)."""
         ref = model_ref or self.chat.current_model()
         hub = self.chat.hub
         if ref is None or hub is None:
             return None
         try:
+            if not self.w.ready and not hub.is_prepared(ref):  # checked when it is sent
+                return None
             provider, _model = hub.resolve(ref)
         except ParleyError:
             return None

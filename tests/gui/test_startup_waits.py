@@ -181,3 +181,14 @@ def test_a_first_run_says_connecting_to_nobody(driver, fake_provider):
     assert not [m for m in said if m.startswith("Connecting")], said
     dialogs.answers.append(QUIT)  # the message still waits for the set-up: quit without it
 
+
+
+def test_a_file_attached_while_loading_does_not_import_the_sdk_on_the_gui_thread(
+        driver, fake_provider, gate, tmp_path):  # noqa: F811
+    w = start(driver, fake_env(fake_provider))
+    driver.until(lambda: w.chat is not None and w.chat.hub is not None
+                 and w.chat.current_model() is not None)
+    w.chat.attachments.add_paths([png(tmp_path / "early.png")])
+    driver.until(lambda: len(ready(w)) == 1)
+    # Its limits are checked when it is sent; the adapter (and SDK) was not built here.
+    assert not w.chat.hub.is_prepared(w.chat.current_model())
