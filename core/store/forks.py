@@ -39,10 +39,13 @@ def fork(
     if kind not in (versions.FORK, versions.VERSION):
         raise ValueError(f"fork kind must be 'fork' or 'version', not {kind!r}")
     # A fork made on purpose from a version is listed under the version's chat.
-    nest = versions.chat_root(con, session_id) if kind == versions.FORK and parent.is_version \
-        else None
+    root = versions.chat_root(con, session_id) if parent.is_version else session_id
+    nest = root if kind == versions.FORK and parent.is_version else None
     if title is None or not title.strip():
-        title, source = f"{parent.title or 'Untitled'} (fork)", "auto"
+        # A version's own title ("<title> (edited)", "Answer 1 (…) · <title>") is
+        # internal: the fork is named after the chat it comes from.
+        chat_title = parent.title if root == session_id else sessions.get(con, root).title
+        title, source = f"{chat_title or 'Untitled'} (fork)", "auto"
     else:
         source = "user"
     fork_id = sessions.insert(

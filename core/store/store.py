@@ -216,7 +216,8 @@ class Store(StoreBase):
         Args:
             session_id: the session to fork from.
             at_turn_id: the last turn copied (inclusive); must belong to `session_id`.
-            title: the new session's title; defaults to "<parent title> (fork)".
+            title: the new session's title; defaults to "<chat title> (fork)" (for a
+                version, the title of the chat it is a version of).
             kind: ``"fork"`` (made on purpose: listed as a chat, nested under its
                 parent's chat) or ``"version"`` (an edit's: shown as a version of
                 the chat's message, not listed; ``parley.core.store.versions``).

@@ -111,6 +111,18 @@ def test_a_fork_made_on_purpose_is_listed_and_nests_under_the_chat(db):
     assert db.versions(fork.id).members == (fork.id,)  # a chat of its own
 
 
+def test_a_fork_of_a_version_is_titled_with_its_chat(db):
+    """A version's own title ("Answer 1 (…) · Trip", "Trip (edited)") is internal:
+    a fork made from it on purpose reads "<the chat's title> (fork)"."""
+    sid = chat(db, "Plan Lisbon", "Answer A")
+    old = regenerate(db, sid, "Answer B")
+    edited = db.fork(old, db.get_turns(old)[0].id, title="Trip (edited)", kind="version")
+
+    assert db.fork(old, db.get_turns(old)[-1].id).title == "Trip (fork)"
+    assert db.fork(edited.id, db.get_turns(edited.id)[0].id).title == "Trip (fork)"
+    assert db.fork(sid, db.get_turns(sid)[-1].id).title == "Trip (fork)"
+
+
 def test_writing_to_a_version_moves_its_chat_up_the_list(db):
     sid = chat(db, "Plan Lisbon", "Answer A")
     old = regenerate(db, sid, "Answer B")
