@@ -40,6 +40,7 @@ class Greeting(QWidget):
         self._model = model
         self._space = ""
         self._model_name = ""
+        self._problem = ""
         self.heading = QLabel(self)
         self.heading.setObjectName("GreetingHeading")
         self.line = QLabel(self)
@@ -70,10 +71,13 @@ class Greeting(QWidget):
         self.line.setStyleSheet(f"color: {t.muted};")
         self.hints.setStyleSheet(f"color: {t.faint};")
 
-    def set_chat(self, space: str | None, model_name: str | None) -> None:
-        """Say which space the new chat is in and which model answers it."""
+    def set_chat(self, space: str | None, model_name: str | None,
+                 problem: str | None = None) -> None:
+        """Say which space the new chat is in and which model answers it (with no model:
+        ``problem``, why there is none, e.g. a server that cannot be reached)."""
         self._space = space or ""
         self._model_name = model_name or ""
+        self._problem = problem or ""
         self.refresh()
 
     def text(self) -> str:
@@ -90,7 +94,7 @@ class Greeting(QWidget):
             return
         self.heading.setText(f"New chat in {self._space}" if self._space else "New chat")
         self.line.setText(f"{self._model_name} answers" if self._model_name
-                          else "Choose a model above to start")
+                          else self._problem or "Choose a model above to start")
         hints = [f"{key} {what}" for action, what in HINTS if (key := self._keys(action))]
         self.hints.setText("   ·   ".join(hints))
         self.place()

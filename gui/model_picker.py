@@ -43,7 +43,8 @@ class ModelChoice:
         label: the model's display name.
         group: the provider's display name (menu section).
         note: why the provider's models could not be listed, in a few words
-            (``"can't connect — server not reachable"``); ``""`` when they were.
+            (``"can't connect — server not reachable at http://…/v1"``); ``""``
+            when they were.
         detail: the full message of that failure (the entries' tooltip); ``""`` if none.
     """
 
@@ -103,11 +104,12 @@ def distinct(choices: Sequence[ModelChoice]) -> list[ModelChoice]:
     return [replace(c, label=renamed[c.ref]) if c.ref in renamed else c for c in kept]
 
 
-def short_reason(error: ParleyError) -> str:
+def short_reason(error: ParleyError, where: str | None = None) -> str:
     """Say in a few words why a provider's models could not be listed (a menu note).
 
     Args:
         error: what ``ProviderHub.list_models`` raised.
+        where: the address asked (named for an unreachable server), if known.
 
     Returns:
         ``"can't connect — <reason>"`` for an unreachable server or a refused key,
@@ -116,8 +118,9 @@ def short_reason(error: ParleyError) -> str:
     from parley.core.providers.errors import AuthenticationFailed, NetworkError, ProviderError
 
     if isinstance(error, NetworkError):
-        return "can't connect — " + ("no answer in time" if error.timed_out
-                                     else "server not reachable")
+        at = f" at {where}" if where else ""
+        return "can't connect — " + (f"no answer in time{at}" if error.timed_out
+                                     else f"server not reachable{at}")
     if isinstance(error, AuthenticationFailed):
         return "can't connect — " + ("no API key" if error.missing else "API key refused")
     status = getattr(error, "status", None) if isinstance(error, ProviderError) else None
@@ -183,7 +186,7 @@ async def model_choices(hub: Any) -> list[ModelChoice]:
     for config, result in zip(configs, results, strict=True):
         group = config.name or config.id
         if isinstance(result, ParleyError):
-            note, detail = short_reason(result), result.message
+            note, detail = short_reason(result, _address(hub, config)), result.message
             kept = hub.cached_models(config.id)
             offered = ([ModelChoice(f"{config.id}:{m.id}", model_label(m), group, note, detail)
                         for m in kept] if kept
@@ -195,6 +198,13 @@ async def model_choices(hub: Any) -> list[ModelChoice]:
         else:
             choices += _configured_choices(hub, config, group)
     return choices
+
+
+def _address(hub: Any, config: Any) -> str | None:
+    """The API root ``config`` is asked at (settings, else the environment), if any."""
+    from parley.core.providers.registry import resolve_base_url
+
+    return resolve_base_url(config, getattr(hub, "environ", None)).value
 
 
 def cached_choices(hub: Any) -> list[ModelChoice]:
@@ -266,6 +276,12 @@ class ModelPicker(QToolButton):
         """The models offered, in menu order."""
         return list(self._choices)
 
+    @property
+    def problems(self) -> list[ModelChoice]:
+        """One entry per provider whose models could not be listed (its ``note`` and
+        ``detail`` say why; ``ref`` is ``""`` when it offers no model at all)."""
+        return list(getattr(self, "_problems", []))
+
     def set_choices(self, choices: Sequence[ModelChoice]) -> None:
         """Replace the menu's models (keeps the current one selected if present).
 
@@ -279,6 +295,7 @@ class ModelPicker(QToolButton):
         self._menu.clear()
         self._group = QActionGroup(self)
         self._choices = selectable(choices)
+        self._problems = [c for c in choices if c.note]
         groups: dict[str, list[ModelChoice]] = {}
         for choice in choices:
             groups.setdefault(choice.group, []).append(choice)

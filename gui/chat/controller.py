@@ -46,6 +46,7 @@ from parley.core.store.errors import SessionNotFound
 from parley.gui.chat.attach import ChatAttachments
 from parley.gui.chat.edit import ChatEditor
 from parley.gui.chat.organize import Organizer
+from parley.gui.chat.regenerate import NO_MODEL as NO_MODEL_TEXT
 from parley.gui.chat.regenerate import ChatRegenerate
 from parley.gui.chat.run import LAST_SESSION_KEY, ChatRuns
 from parley.gui.composer.drafts import Drafts
@@ -230,6 +231,12 @@ class ChatController:
         configured provider lists now (their SDKs imported off the GUI thread)."""
         self.w.model_picker.set_choices(cached_choices(self.hub))
         self.w.model_picker.set_choices(await model_choices(self.hub))
+        if self.w.model_picker.current != self.current_model():
+            # A server with no default model (OPENAI_BASE_URL) has one now: its first listed.
+            self.w.model_picker.set_current(self.current_model())
+            self.update_meter()
+        if self.session_id is None:
+            self.update_title()  # the greeting names the model, or why there is none
 
     def _catalog_name(self, ref: str) -> str | None:
         """The catalog's name for a model the providers have not listed (yet), if it knows
@@ -263,6 +270,27 @@ class ChatController:
             return self.new_chat_model
         ref = self.hub.default_model_ref()
         return str(ref) if ref else None
+
+    def no_model_reason(self) -> str:
+        """Why no model answers (for a send with none): a server that cannot be reached
+        is named with its address and what to do; else "choose a model"."""
+        from parley.core.providers.registry import ENV_BASE_URL, env_kind, resolve_base_url
+
+        by_group = {(c.name or c.id): c for c in (self.hub.configs if self.hub else [])}
+        for choice in self.w.model_picker.problems:
+            config = by_group.get(choice.group)
+            if choice.ref or not choice.note.startswith("can't connect") or config is None:
+                continue
+            url = resolve_base_url(config, getattr(self.hub, "environ", None))
+            var = ENV_BASE_URL.get(env_kind(config))
+            where = url.value or choice.group
+            if url.source == "environment" and var:
+                where += f" (from {var})"
+            return (f"Parley could not reach {where}, so no model can answer. Check the "
+                    "address, and that the server is running (for a local server) or that "
+                    "you are online. Your message is kept: send it again once the server "
+                    "answers.")
+        return NO_MODEL_TEXT
 
     def model_for(self, sid: str) -> str | None:
         """The model that answers the next message in saved chat ``sid`` (open or not)."""
@@ -796,7 +824,8 @@ class ChatController:
             space = self.organizer.spaces.get(self.space_id or "")
             model = self.current_model()
             greeting.set_chat(getattr(space, "name", None),
-                              self.w.model_picker.label_of(model) if model else None)
+                              self.w.model_picker.label_of(model) if model else None,
+                              problem=None if model else self.no_model_reason())
 
     # -- shutdown ---------------------------------------------------------
     async def shutdown(self) -> None:

@@ -127,6 +127,9 @@ class OpenChat(Protocol):
     def drafts(self) -> Any: ...
 
     @property
+    def no_model_reason(self) -> Any: ...
+
+    @property
     def editor(self) -> Any: ...
 
     @property

@@ -86,7 +86,7 @@ class ChatRegenerate:
         yet, the chat's once they are loaded)."""
         model = model_ref or self.chat.current_model()
         starting = self.chat.runner is None
-        why = self.why_not() or (None if model or starting else NO_MODEL)
+        why = self.why_not() or (None if model or starting else self.chat.no_model_reason())
         if why is not None:
             self.w.statusBar().showMessage(why, 8_000)
             return False

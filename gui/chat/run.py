@@ -157,7 +157,7 @@ class ChatRuns:
             self.w.statusBar().showMessage(why, 8_000)
             return True
         if model is None and not starting:
-            self.w.show_problem(ParleyError("Choose a model first (the menu at the top)."))
+            self.w.show_problem(ParleyError(self.chat.no_model_reason()))
             return True
         if has_files and (model is None or not files.ready_to_send(model)):
             return True  # a file is still being read, or over the model's limits (it says)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from parley.core.providers.registry import builtin_providers, is_openai_url
 from parley.gui.settings.providers import ENV_COMPATIBLE_LABEL
+from tests.gui.test_message_too_long import problem_boxes
 
 TINY = "/models/SmolLM2-135M-Instruct-Q8_0.gguf"
 
@@ -53,3 +54,39 @@ def test_a_local_server_behind_openai_base_url_is_not_treated_as_openai(driver, 
     assert "from the environment" in page.url_hint.text()
     until(lambda: "8,192 tokens" in page.limits_hint.text())  # the server does not say
     dialog.close()
+
+
+def test_the_header_shows_the_servers_model_once_it_is_listed(driver, until):
+    """Only ``OPENAI_BASE_URL`` (no key, no provider saved): the picker shows the model the
+    server lists, not "No model", before and after a message is sent."""
+    fake = driver.fake
+    fake.openai_models = [{"id": TINY}]
+    w = driver.open(env={"OPENAI_BASE_URL": fake.openai_base_url})
+    until(lambda: w.stack.currentWidget() is w.chat_page, timeout=10)
+    until(lambda: w.model_picker.current == f"openai:{TINY}", timeout=10)
+    assert w.model_picker.text() != "No model"
+    assert "0 tokens" not in w.context_meter.label.text()
+
+    driver.send("Hello there", wait=True)
+    assert w.model_picker.current == f"openai:{TINY}" and w.model_picker.text() != "No model"
+
+
+def test_a_server_that_cannot_be_reached_is_named_and_the_message_kept(
+        driver, until, closed_port_url):
+    """``OPENAI_BASE_URL`` where nothing listens: the greeting and a send say the server
+    at that address cannot be reached (not "choose a model"), and the typed text stays."""
+    url = closed_port_url + "/v1"
+    w = driver.open(env={"OPENAI_BASE_URL": url})
+    until(lambda: w.stack.currentWidget() is w.chat_page, timeout=10)
+    until(lambda: w.model_picker.problems, timeout=20)
+    until(lambda: f"could not reach {url} (from OPENAI_BASE_URL)" in w.greeting.text())
+    (problem,) = w.model_picker.problems
+    note = problem.note
+    assert url in note  # the menu says where it tried
+
+    driver.send("Are you there?")
+    until(lambda: problem_boxes(w))
+    (box,) = problem_boxes(w)
+    assert f"could not reach {url} (from OPENAI_BASE_URL)" in box.text()
+    assert "Check the address, and that the server is running" in box.text()
+    assert w.composer.toPlainText() == "Are you there?"

@@ -43,7 +43,8 @@ def test_an_unreachable_provider_stays_in_the_picker_with_its_model_and_why(
     lines = menu_lines(w.model_picker)
     at = lines.index(("heading", "broken-url"))
     assert lines[at - 1] == ("separator", "")
-    assert lines[at + 1] == ("note", "can't connect — server not reachable")
+    assert lines[at + 1] == ("note", "can't connect — server not reachable at "
+                                     f"{closed_port_url}/v1")
     assert lines[at + 2] == ("model", "mymodel")
     entry = next(a for a in w.model_picker.menu().actions() if a.text() == "mymodel")
     assert entry.isEnabled() and "could not reach" in entry.toolTip()
@@ -109,7 +110,8 @@ def test_an_unreachable_provider_with_no_model_set_still_shows_its_name_and_why(
     picker.set_choices(run(model_choices(hub), timeout=20))
     lines = menu_lines(picker)
     assert lines[-3:] == [("separator", ""), ("heading", "Nowhere"),
-                          ("note", "can't connect — server not reachable")]
+                          ("note", "can't connect — server not reachable at "
+                                   f"{closed_port_url}/v1")]
     assert all(c.ref.startswith("anthropic:") for c in picker.choices)  # nothing to pick
 
 
@@ -140,7 +142,7 @@ def test_saving_an_unreachable_provider_says_so_and_offers_save_anyway(
     assert [c.name for c in hub.configs] == ["Anthropic", "broken-url"]
     until(lambda: any(c.ref == "broken-url:mymodel" for c in page.dialog.models), timeout=10)
     mine = next(c for c in page.dialog.models if c.ref == "broken-url:mymodel")
-    assert mine.note == "can't connect — server not reachable"
+    assert mine.note == f"can't connect — server not reachable at {closed_port_url}/v1"
 
 
 def test_fixing_the_address_after_a_failed_test_saves_at_once(
