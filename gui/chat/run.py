@@ -55,6 +55,8 @@ CONNECTING_AFTER_MS = 250
 #: Seconds between two tries of a message waiting for another program's lock.
 LOCK_RETRY_S = 1.0
 CALLED_OFF = ("Not sent: your message is kept in the chat. Retry sends it when you want.")
+#: Under a fork made at one's own message (nothing failed: it was never sent from here).
+FORKED_AT_MESSAGE = "This fork ends with your message. Send it to get a new answer here."
 
 
 class ChatRuns:
@@ -282,6 +284,14 @@ class ChatRuns:
             return
         if any(isinstance(b, ToolResultBlock) for b in last.blocks):
             return  # a tool round's results: the reply was cut off
+        session = self.chat.sessions.get(sid)
+        if session is not None and session.parent_session_id is not None \
+                and not session.is_version \
+                and last.created_at <= session.created_at:
+            # The fork's copy of a message written before it was made: it ends at
+            # one's own message on purpose, ready to be asked again.
+            self.w.transcript.show_notice(FORKED_AT_MESSAGE, "Send")
+            return
         self.w.transcript.show_error(CALLED_OFF)
 
     async def _session_for_send(self, model: str | None) -> str:

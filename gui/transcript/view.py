@@ -154,7 +154,8 @@ class TranscriptView(QWidget):
         self.jump_button.clicked.connect(self.jump_to_latest)
         #: copy / edit / regenerate / fork / continue / ‹ › over the hovered or focused message
         self.actions_row = MessageActions(self)
-        self._error: tuple[str, bool] | None = None
+        self._error: tuple[str, bool] | None = None  # the bar's (message, with a button)
+        self._notice = False  # the bar says a neutral note, not an error
         #: () -> [(label, provider:model)] offered by "Regenerate with"; set by the window.
         self.model_choices: Callable[[], list[tuple[str, str]]] = list
 
@@ -311,8 +312,21 @@ class TranscriptView(QWidget):
 
     def show_error(self, message: str, *, retry: bool = True) -> None:
         """Show an inline error under the last message, with a Retry button if ``retry``."""
+        self._show_bar(message, retry, "Retry", notice=False)
+
+    def show_notice(self, message: str, button: str) -> None:
+        """Show a neutral note under the last message (nothing went wrong), with a
+        button named ``button`` that does what Retry does (sends the history as it is):
+        e.g. a fork made at one's own message, ready to be asked again."""
+        self._show_bar(message, True, button, notice=True)
+
+    def _show_bar(self, message: str, retry: bool, button: str, *, notice: bool) -> None:
         self._error = (message, retry)
+        self._notice = notice
+        self.error_bar.setAccessibleName("Note" if notice else "Error")
         self.error_bar.label.setText(message)
+        self.error_bar.retry_button.setText(button)
+        self.error_bar.retry_button.setAccessibleName(button)
         self.error_bar.retry_button.setVisible(retry)
         self._style_error()
         self.list_view.set_footer(self.error_bar)
@@ -320,18 +334,27 @@ class TranscriptView(QWidget):
 
     def _style_error(self) -> None:
         colors = transcript_colors(self.palette())
+        if self._notice:
+            self.error_bar.restyle(colors.text.name(), colors.card_bg.name(),
+                                   colors.card_border.name())
+            return
         fg = colors.error_fg.name()
         self.error_bar.restyle(fg, colors.error_bg.name(), fg)
 
     def clear_error(self) -> None:
-        """Remove the inline error, if any."""
+        """Remove the inline error (or note), if any."""
         self._error = None
+        self._notice = False
         if self.list_view.footer() is not None:
             self.list_view.set_footer(None)
 
     def error_text(self) -> str | None:
-        """The inline error's message, or None when none is shown."""
-        return self._error[0] if self._error else None
+        """The inline error's message, or None when none is shown (a note is no error)."""
+        return self._error[0] if self._error and not self._notice else None
+
+    def notice_text(self) -> str | None:
+        """The neutral note's message (:meth:`show_notice`), or None when none is shown."""
+        return self._error[0] if self._error and self._notice else None
 
     def last_turn(self) -> Turn | None:
         """The conversation's last turn as shown (a compaction summary stands where its

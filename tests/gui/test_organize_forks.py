@@ -67,6 +67,24 @@ def test_fork_at_the_focused_message(driver):
     assert w.sidebar.model.forks_of(parent.id) == [w.session_id]
 
 
+def test_a_fork_at_ones_own_message_offers_to_send_it_without_an_error(driver, fake_provider,
+                                                                     qtbot):
+    """Nothing was sent or failed: the fork says so in neutral words, and Send asks it."""
+    w = driver.configured()
+    parent, turns = _chat(driver, w, [("one", "two"), ("three", "four")])
+    w.transcript.forkRequested.emit(turns[2].id)  # "Fork from here" on "three"
+    driver.until(lambda: w.session_id not in (None, parent.id))
+    driver.until(lambda: w.transcript.notice_text() is not None)
+    assert w.transcript.error_text() is None
+    assert "Not sent" not in w.transcript.notice_text()
+    bar = w.transcript.error_bar
+    assert bar.accessibleName() == "Note" and bar.retry_button.text() == "Send"
+    fake_provider.script("Five.")
+    qtbot.mouseClick(bar.retry_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: [t.text() for t in w.chat.turns] == ["one", "two", "three", "Five."])
+    assert w.transcript.notice_text() is None and w.transcript.error_text() is None
+
+
 def test_edit_an_earlier_message_and_send_forks_and_keeps_the_original(driver, fake_provider,
                                                                         qtbot):
     w = driver.configured()
