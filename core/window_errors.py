@@ -82,6 +82,28 @@ class HistoryTooLong(CompactPromptTooLongError):
         self.compacted = compacted
 
 
+class SentMessageTooLong(HistoryTooLong):
+    """The message just sent is too long for the model's context window by itself (the
+    provider refused it, and compacting earlier turns cannot help); it is saved in the
+    chat but was not answered.
+
+    Attributes: those of :class:`HistoryTooLong` (``tokens``: the request's tokens as
+    the provider counted them, else estimated; ``compacted`` is False).
+    """
+
+    def __init__(self, tokens: int, window: int, model_ref: str, *, name: str = "") -> None:
+        model = name or model_ref
+        ParleyError.__init__(
+            self,
+            f"Your message is too long for {model}: the request is about {tokens:,} tokens, "
+            f"and the model's context window holds {window:,} tokens in all, the reply "
+            "included. It was not answered; it is kept in the chat. Edit it to shorten it "
+            f"(send only the part that matters), {_ADVICE}.",
+        )
+        self.tokens, self.window, self.model_ref = tokens, window, model_ref
+        self.compacted = False
+
+
 def larger_model(kind: ProviderKind, tokens: int) -> ModelInfo | None:
     """The cheapest catalog model of a provider kind whose window exceeds ``tokens``.
 

@@ -108,12 +108,14 @@ from parley.core.providers.base import ChatRequest, ModelInfo
 from parley.core.providers.errors import ContextOverflow, ProviderError
 from parley.core.providers.retry import RetryWait, retry_waits
 from parley.core.text_limits import check_blocks
+from parley.core.tokens import estimate_tokens
 from parley.core.tools.executor import ToolExecutor
 from parley.core.tools.loop import (
     RunTools,
     ToolStepFinished,
     wants_tools,
 )
+from parley.core.window_errors import SentMessageTooLong, model_name
 from parley.core.wire import to_messages
 
 if TYPE_CHECKING:
@@ -561,7 +563,8 @@ class ChatRunner:
                     state, attempt, session_id, model_ref, stored, request, emit, error=exc
                 )
                 if retry is None:
-                    raise CompactPromptTooLongError(model_ref, during="run") from exc
+                    raise self._too_long(model_ref, stored, request, exc,
+                                         compacted=state.summaries != summaries) from exc
                 stored, request = retry
                 compacted = state.summaries != summaries
                 request = await self._tools.finish(
@@ -574,6 +577,24 @@ class ChatRunner:
                 request = await self._tools.without_tools(
                     request, session, stored, model_ref, exc, emit
                 )
+
+    def _too_long(self, model_ref: str, stored: list[Turn], request: ChatRequest,
+                  error: ContextOverflow, *, compacted: bool) -> ParleyError:
+        """Why a refused request was given up, with the numbers: the new message alone
+        too long for the window (nothing earlier to compact, or it fills the window by
+        itself), the history too long with nothing compacted, or still too long after a
+        compaction."""
+        if compacted:
+            return CompactPromptTooLongError(model_ref, during="run")
+        info = self.hub.model_info(model_ref)
+        window = error.maximum or info.context_window
+        tokens = error.tokens or estimate_tokens(request.turns, system=request.system)
+        name = model_name(info, model_ref)
+        last = stored[-1] if stored and stored[-1].role == "user" else None
+        alone = estimate_tokens([last]) if last is not None else 0
+        if last is not None and (len(stored) == 1 or alone * 2 >= window):
+            return SentMessageTooLong(tokens, window, model_ref, name=name)
+        return HistoryTooLong(tokens, window, model_ref, name=name, compacted=False)
 
     async def _stream_once(
         self,

@@ -122,3 +122,34 @@ def test_only_the_sdk_of_the_providers_in_use_is_imported() -> None:
     assert out.returncode == 0, out.stderr
     assert "loaded: []" in out.stdout, out.stdout
     assert "prepared: ['openai']" in out.stdout, out.stdout
+
+
+async def test_a_learnt_window_outlives_a_restart_and_a_new_model_list(
+        store, tmp_path, fake_provider):
+    """A server that names no window (llama-cpp-python: no /props) refused a request at
+    2,048 tokens: the window learnt is kept with the model list, read back at the next
+    start, and not lost when the server lists its models again (without a window)."""
+    tiny = "/models/tiny.gguf"
+    fake_provider.openai_models = [{"id": tiny}]
+    fake_provider.windows.llamacpp(2_048, overflow="llamacpp_python")
+    env = {"OPENAI_BASE_URL": fake_provider.openai_base_url}
+    hub = _hub(store, tmp_path, env)
+    await hub.load()
+    await hub.list_models("openai")
+    assert hub.model_info(f"openai:{tiny}").context_window != 2_048  # not said yet
+    hub.learn_limits(f"openai:{tiny}", 2_048)
+    assert hub.model_info(f"openai:{tiny}").context_window == 2_048
+    await asyncio.sleep(0.2)  # the kept list is written in the background
+    await hub.aclose()
+
+    again = _hub(store, tmp_path, env)
+    await again.load()
+    assert again.model_info(f"openai:{tiny}").context_window == 2_048  # from sessions.db
+    await again.list_models("openai")  # the server still names no window
+    assert again.model_info(f"openai:{tiny}").context_window == 2_048
+    await again.aclose()
+
+    third = _hub(store, tmp_path, env)
+    await third.load()
+    assert third.model_info(f"openai:{tiny}").context_window == 2_048
+    await third.aclose()

@@ -147,3 +147,26 @@ async def test_refused_again_after_compaction_is_said_in_words(env, fake_provide
     assert "still too long" in failed.error.message and "Nothing was lost" in failed.error.message
     assert "connection" not in failed.error.message
     assert len(fake_provider.model_requests) == 3  # refused, summary, refused: then it stops
+
+
+async def test_a_first_message_over_the_window_is_said_to_be_too_long_itself(env, fake_provider):
+    """llama-cpp-python started with ``--n_ctx 2048`` (no /props): a first message of about
+    4,600 tokens is refused; there is nothing to compact, so Parley says the message itself
+    is too long for the window, with the numbers (not "even after compacting it"), asks for
+    no summary, and keeps the message."""
+    fake_provider.windows.llamacpp(2_048, overflow="llamacpp_python")
+    fake_provider.openai_models = [{"id": TINY}]
+    text = " ".join(f"word{i}" for i in range(4_600))
+
+    reply, events = await send(env, text, LOCAL)
+
+    assert reply is None
+    (failed,) = [e for e in events if isinstance(e, RunFailed)]
+    message = failed.error.message
+    assert message.startswith("Your message is too long for ")
+    assert "context window holds 2,048 tokens" in message and "compacting" not in message
+    assert isinstance(failed.error, CompactPromptTooLongError)  # shown as before (Edit…)
+    assert all("summary" not in str(r.body).lower()[:2000] for r in fake_provider.model_requests)
+    stored = await env.store.get_turns(env.sid)
+    assert stored and stored[-1].text() == text  # kept in the chat
+    assert env.hub.model_info(LOCAL).context_window == 2_048  # learnt from the refusal
