@@ -10,6 +10,11 @@ password where API keys go (``parley.core.store.backends.save_database_choice``)
 ``PARLEY_DATABASE_URL`` still win over the choice saved here. Chats are not
 moved by a choice: "Copy my chats there" copies them into an empty database
 (``AsyncStore.copy_to``: verified, with progress, the open store only read).
+When the chats are in a database, "Copy my chats to a file…" copies them back
+out into a new sessions.db (a Save dialog asks where; the data folder's
+sessions.db is suggested when there is none, so "Use sessions.db" then keeps
+them there). Both copies show a progress dialog with the rows copied and
+leave the source unchanged.
 """
 
 from __future__ import annotations
@@ -18,7 +23,18 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressDialog,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from parley.core.errors import ParleyError
 from parley.core.tasks import TaskSet
@@ -79,6 +95,9 @@ class StoragePage(QWidget):
         self.use_button = QPushButton("Use this database", self)
         self.file_button = QPushButton("Use sessions.db", self)
         self.copy_button = QPushButton("Copy my chats there", self)
+        self.to_file_button = QPushButton("Copy my chats to a file…", self)
+        self.to_file_button.setVisible(bool(getattr(store, "on_server", False)))
+        self.progress: QProgressDialog | None = None
         self.status = QLabel("", self)
         self.status.setObjectName("StorageStatus")
         self.status.setWordWrap(True)
@@ -87,8 +106,10 @@ class StoragePage(QWidget):
         self.file_button.clicked.connect(
             lambda: self.tasks.spawn(self.use_file(), name="db-file"))
         self.copy_button.clicked.connect(lambda: self.tasks.spawn(self.copy(), name="db-copy"))
+        self.to_file_button.clicked.connect(
+            lambda: self.tasks.spawn(self.copy_to_file(), name="db-copy-out"))
         buttons = QHBoxLayout()
-        for b in (self.test_button, self.use_button, self.copy_button, self.file_button):
+        for b in self._buttons():
             b.setAccessibleName(b.text())
             buttons.addWidget(b)
         buttons.addStretch(1)
@@ -103,6 +124,10 @@ class StoragePage(QWidget):
         col.addWidget(self.password)
         col.addLayout(buttons)
         col.addWidget(self.status)
+
+    def _buttons(self) -> tuple[QPushButton, ...]:
+        return (self.test_button, self.use_button, self.copy_button, self.to_file_button,
+                self.file_button)
 
     def _where_text(self) -> str:
         if getattr(self.store, "on_server", False):
@@ -142,25 +167,106 @@ class StoragePage(QWidget):
 
     async def copy(self) -> None:
         """Copy every chat into the database given (empty), with progress; say what was copied."""
-        buttons = (self.test_button, self.use_button, self.copy_button, self.file_button)
-        for b in buttons:
+        report = await self._copy(self._target(), "the database")
+        if report is not None:
+            self.status.setText(f"Copied {report.summary()}; every message checked, the "
+                                "original unchanged. \"Use this database\" to keep the chats "
+                                "there.")
+
+    async def copy_to_file(self) -> None:
+        """Copy every chat of the database into a new sessions.db the person names."""
+        path = await self.ask_file()
+        if path is None:
+            return
+        report = await self._copy(path, path.name)
+        if report is None:
+            return
+        from parley.core.paths import DB_NAME
+
+        then = ("\"Use sessions.db\" to keep the chats in it from the next start."
+                if path == self.folder / DB_NAME else
+                f"To keep the chats in it, put it in {self.folder} as {DB_NAME} and choose "
+                "\"Use sessions.db\".")
+        self.status.setText(f"Copied {report.summary()} to {path}; every message checked, the "
+                            f"database unchanged. {then}")
+
+    def suggested_file(self) -> Path:
+        """Where "Copy my chats to a file…" proposes to write: sessions.db of the data folder
+        when there is none, else a new ``sessions-from-database-<n>.db`` beside it."""
+        from parley.core.paths import DB_NAME
+
+        if not (self.folder / DB_NAME).exists():
+            return self.folder / DB_NAME
+        n = 1
+        while (self.folder / f"sessions-from-database-{n}.db").exists():
+            n += 1
+        return self.folder / f"sessions-from-database-{n}.db"
+
+    async def ask_file(self) -> Path | None:
+        """A Save dialog for the new sessions.db (window-modal, not blocking the loop); None
+        when cancelled. An existing file is not replaced: the copy refuses one with chats."""
+        suggested = self.suggested_file()
+        dlg = QFileDialog(self, "Copy my chats to a file")
+        dlg.setObjectName("copy-to-file")
+        dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dlg.setOption(QFileDialog.Option.DontConfirmOverwrite)  # refused with the reason
+        dlg.setNameFilters(["Parley chats (*.db)", "All files (*)"])
+        if suggested.parent.is_dir():
+            dlg.setDirectory(str(suggested.parent))
+        dlg.selectFile(suggested.name)
+        dlg.setWindowModality(Qt.WindowModality.WindowModal)
+        answered: asyncio.Future[Path | None] = asyncio.get_running_loop().create_future()
+
+        def finished(result: int) -> None:
+            files = dlg.selectedFiles()
+            ok = int(result) == QDialog.DialogCode.Accepted.value and files
+            if not answered.done():
+                answered.set_result(Path(files[0]) if ok else None)
+
+        dlg.finished.connect(finished)
+        dlg.open()
+        try:
+            return await answered
+        finally:
+            dlg.deleteLater()
+
+    async def _copy(self, target: str | Path, name: str) -> Any:
+        """Run ``AsyncStore.copy_to`` with a progress dialog (rows copied, of all); the report,
+        or None when refused or failed (the reason is on the page)."""
+        for b in self._buttons():
             b.setEnabled(False)
         self.status.setText("Copying…")
+        dialog = QProgressDialog(f"Copying your chats to {name}…", "", 0, 0, self)
+        dialog.setObjectName("copy-progress")
+        dialog.setWindowTitle("Copying chats")
+        dialog.setCancelButton(None)  # one transaction: it ends whole, or not at all
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setMinimumDuration(0)
+        dialog.setMinimumWidth(400)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        self.progress = dialog
 
         def progress(done: int, total: int) -> None:
-            self.status.setText(f"Copying… {100 * done // max(1, total)}% "
-                                f"({done:,} of {total:,} rows)")
+            if self.progress is not dialog:  # a late report after the copy ended
+                return
+            text = f"Copying… {100 * done // max(1, total)}% ({done:,} of {total:,} rows)"
+            self.status.setText(text)
+            dialog.setMaximum(max(1, total))
+            dialog.setValue(done)
+            dialog.setLabelText(f"Copying your chats to {name}: {done:,} of {total:,} rows")
 
         try:
-            report = await self.store.copy_to(self._target(), progress)
+            return await self.store.copy_to(target, progress)
         except ParleyError as exc:
             self.status.setText(exc.message)
-            return
+            return None
         finally:
-            for b in buttons:
+            dialog.close()
+            dialog.deleteLater()
+            self.progress = None
+            for b in self._buttons():
                 b.setEnabled(True)
-        self.status.setText(f"Copied {report.summary()}; every message checked, the original "
-                            "unchanged. \"Use this database\" to keep the chats there.")
 
     async def use_file(self) -> None:
         """Keep the chats in sessions.db from the next start."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -172,4 +173,82 @@ def test_settings_storage_copies_the_chats_into_the_database(driver, fake_provid
     assert [t.text() for t in window.chat.turns] == ["copy me", "Kept on the server too."]
     driver.qtbot.mouseClick(page.copy_button, left)  # a second copy: refused, nothing mixed
     driver.until(lambda: "already holds 1 chat;" in page.status.text(), 20)
+    window.findChild(SettingsDialog).close()
+
+
+def test_settings_storage_copies_the_chats_back_out_to_a_file(driver, fake_provider,
+                                                              postgres_url, home, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog, QLineEdit
+
+    from parley.core.paths import DB_NAME
+    from parley.core.store.store import Store
+    from parley.core.store.transfer import turns_digest
+    from parley.gui.settings import storage
+    from parley.gui.settings.dialog import SettingsDialog
+
+    fake_provider.script("Kept in the file too.")
+    window = driver.open(env={"PARLEY_DATABASE_URL": postgres_url})
+    driver.set_up_anthropic(window)
+    driver.send("move me back out", wait=True)
+    source = PgStore.open_url(postgres_url)
+    try:
+        before = (source._r(turns_digest), len(source.list_sessions(include_archived=True)))
+    finally:
+        source.close()
+    shown: list[str] = []
+    real_label = storage.QProgressDialog.setLabelText
+
+    def seen(dialog: Any, text: str) -> None:
+        shown.append(text)
+        real_label(dialog, text)
+
+    monkeypatch.setattr(storage.QProgressDialog, "setLabelText", seen)
+    page = _storage(driver, window, SettingsDialog)
+    assert page.to_file_button.isVisible()
+    driver.qtbot.mouseClick(page.to_file_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: any(d.isVisible() for d in page.findChildren(QFileDialog)), 10)
+    dlg = next(d for d in page.findChildren(QFileDialog) if d.isVisible())
+    assert dlg.acceptMode() == QFileDialog.AcceptMode.AcceptSave
+    assert dlg.findChild(QLineEdit, "fileNameEdit").text() == DB_NAME  # none there yet
+    dlg.accept()
+    copied = "Copied 1 chat, 2 messages, 0 attached files, 1 space, 0 compactions to "
+    driver.until(lambda: page.status.text().startswith(copied), 30)
+    assert "the database unchanged" in page.status.text()
+    counts = [re.fullmatch(r"Copying your chats to sessions\.db: (\d+) of (\d+) rows", t)
+              for t in shown]
+    assert all(counts) and len(counts) > 1, shown  # the counts, as they go
+    assert counts[-1] is not None and counts[-1][1] == counts[-1][2]
+    assert page.progress is None and all(b.isEnabled() for b in page._buttons())
+
+    copy = Store.open(home / DB_NAME)
+    try:
+        chat = copy.list_sessions()[0]
+        assert [t.text() for t in copy.get_turns(chat.id)] == ["move me back out",
+                                                               "Kept in the file too."]
+    finally:
+        copy.close()
+    source = PgStore.open_url(postgres_url)
+    try:  # the database as it was
+        assert (source._r(turns_digest), len(source.list_sessions(include_archived=True))) \
+            == before
+    finally:
+        source.close()
+
+    # A second copy into the same file is refused; the file keeps its one chat.
+    driver.qtbot.mouseClick(page.to_file_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: any(d.isVisible() for d in page.findChildren(QFileDialog)), 10)
+    dlg = next(d for d in page.findChildren(QFileDialog) if d.isVisible())
+    assert dlg.findChild(QLineEdit, "fileNameEdit").text() == "sessions-from-database-1.db"
+    dlg.findChild(QLineEdit, "fileNameEdit").setText(str(home / DB_NAME))
+    dlg.accept()
+    driver.until(lambda: "already holds 1 chat;" in page.status.text(), 30)
+    window.findChild(SettingsDialog).close()
+
+
+def test_the_copy_to_a_file_is_offered_only_when_the_chats_are_in_a_database(driver):
+    from parley.gui.settings.dialog import SettingsDialog
+
+    window = driver.open()
+    page = _storage(driver, window, SettingsDialog)
+    assert not page.to_file_button.isVisible()
     window.findChild(SettingsDialog).close()
