@@ -208,6 +208,8 @@ class ChatController:
         self.w.model_picker.set_current(self.current_model())
         self.update_meter()
         self.wake_waiting()
+        if self.session_id is not None and not self.runs.running(self.session_id):
+            self.runs.offer_retry(self.session_id)  # now it can say why, if it knows
 
     async def enter(self) -> None:
         """Show the chat page (after set-up, or at start) and list the models; show the

@@ -292,7 +292,27 @@ class ChatRuns:
             # one's own message on purpose, ready to be asked again.
             self.w.transcript.show_notice(FORKED_AT_MESSAGE, "Send")
             return
-        self.w.transcript.show_error(CALLED_OFF)
+        self.w.transcript.show_error(self._too_long_note(last) or CALLED_OFF)
+
+    def _too_long_note(self, last: Turn) -> str | None:
+        """Why an unanswered last message was not answered when it does not fit the chat
+        model's context window by itself (as the run said before a restart), else None."""
+        from parley.core.tokens import estimate_tokens
+        from parley.core.window_errors import SentMessageTooLong, model_name
+
+        model, hub = self.chat.current_model(), self.chat.hub
+        if not model or hub is None:
+            return None
+        try:
+            info = hub.model_info(model)
+        except ParleyError:
+            return None
+        if estimate_tokens([last]) * 2 < info.context_window:
+            return None
+        tokens = estimate_tokens(list(self.chat.turns))
+        error = SentMessageTooLong(tokens, info.context_window, model,
+                                   name=model_name(info, model))
+        return error.message
 
     async def _session_for_send(self, model: str | None) -> str:
         """The open chat's id; a new chat gets its session row now (in its space)."""

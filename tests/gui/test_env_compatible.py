@@ -9,6 +9,8 @@ Settings → Providers names it as it is. Real sessions.db, real SDK, the fake s
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 from parley.core.providers.registry import builtin_providers, is_openai_url
 from parley.gui.settings.providers import ENV_COMPATIBLE_LABEL
 from tests.gui.test_message_too_long import problem_boxes
@@ -90,3 +92,32 @@ def test_a_server_that_cannot_be_reached_is_named_and_the_message_kept(
     assert f"could not reach {url} (from OPENAI_BASE_URL)" in box.text()
     assert "Check the address, and that the server is running" in box.text()
     assert w.composer.toPlainText() == "Are you there?"
+
+
+def test_a_message_over_the_servers_window_says_why_now_and_after_a_restart(driver, until):
+    """llama-cpp-python with ``--n_ctx 2048`` (no /props): a ~4,600-token first message is
+    refused; the window learnt stays over a restart, and the unanswered message then says
+    why it was not answered (not a bare "Not sent")."""
+    fake = driver.fake
+    fake.openai_models = [{"id": TINY}]
+    fake.windows.llamacpp(2_048, overflow="llamacpp_python")
+    env = {"OPENAI_BASE_URL": fake.openai_base_url}
+    w = driver.open(env=env)
+    until(lambda: w.model_picker.current == f"openai:{TINY}", timeout=10)
+    text = " ".join(f"word{i}" for i in range(4_600))
+    w.composer.set_text(text)
+    w.composer.setFocus()
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+    until(lambda: "too long" in driver.error_text(w), timeout=20)
+    assert "Your message is too long" in driver.error_text(w)
+    assert "2,048" in driver.error_text(w) and "compacting" not in driver.error_text(w)
+    until(lambda: "2k" in w.context_meter.label.text(), timeout=10)
+    driver.settle(w)
+    driver.close(w)
+
+    again = driver.open(env=env)
+    until(lambda: again.chat.session_id is not None and again.chat.turns, timeout=10)
+    assert again.hub.model_info(f"openai:{TINY}").context_window == 2_048
+    until(lambda: "2k" in again.context_meter.label.text(), timeout=10)
+    until(lambda: driver.error_text(again), timeout=10)
+    assert "too long" in driver.error_text(again) and "2,048" in driver.error_text(again)
