@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from parley.core.content import ToolResultBlock, Turn
+from parley.core.content import ThinkingBlock, ToolResultBlock, Turn
 from parley.core.convert.detect import decode, parse_json
 from parley.core.convert.errors import NotAConversation
 from parley.core.convert.histories import read_history
@@ -52,6 +52,7 @@ from parley.core.importing import (
     refuse_binary,
 )
 from parley.core.store.imports import NewChat, NewFork
+from parley.core.text_limits import max_text_chars, text_chars
 
 __all__ = ["MAX_HISTORY_BYTES", "ImportSummary", "import_data", "import_path"]
 
@@ -94,6 +95,7 @@ class ImportSummary:
     lost: list[str] = field(default_factory=list)
     missing_files: list[tuple[str, str]] = field(default_factory=list)
     single: ImportResult | None = None
+    too_long: list[str] = field(default_factory=list)
 
     @property
     def chats(self) -> int:
@@ -122,7 +124,8 @@ class ImportSummary:
             empty = (f" {_n(self.empty, 'empty conversation')} "
                      f"{'was' if self.empty == 1 else 'were'} left out." if self.empty else "")
             return (f"Nothing new: {what} of this {_format_noun(self.format_name)} "
-                    f"{'was' if self.skipped == 1 else 'were'} imported before.{empty}")
+                    f"{'was' if self.skipped == 1 else 'were'} imported before.{empty}"
+                    + "".join(f" {s}" for s in self._too_long()))
         parts = [_n(self.chats, "chat"), _n(self.messages, "message")]
         if self.forks:
             parts.append(_n(self.forks, "other version"))
@@ -140,8 +143,19 @@ class ImportSummary:
         if self.empty:
             out.append(f"{_n(self.empty, 'empty conversation')} "
                        f"{'was' if self.empty == 1 else 'were'} left out.")
+        out.extend(self._too_long())
         out.extend(self.lost)
         return " ".join(out)
+
+    def _too_long(self) -> list[str]:
+        """The sentence naming the conversations left out for a too long message, if any."""
+        n = len(self.too_long)
+        if not n:
+            return []
+        titles = ", ".join(f"“{t}”" for t in self.too_long[:_NAMED])
+        extra = f" and {n - _NAMED:,} more" if n > _NAMED else ""
+        return [f"{_n(n, 'conversation')} holding a message longer than any model can read "
+                f"{'was' if n == 1 else 'were'} left out: {titles}{extra}."]
 
 
 def _n(count: int, word: str) -> str:
@@ -243,7 +257,7 @@ async def _import(
         raise NotAConversation(
             f"it is {_article(FORMAT_NAMES[history.source_format])} whose "
             f"{_n(history.empty, 'conversation')} hold no messages")
-    chats = [_new_chat(c, history.source_format) for c in history.chats]
+    chats, too_long = await asyncio.to_thread(_prepare, history)
     written = await store.import_chats(chats, space_id=space_id, progress=progress,
                                        cancelled=cancelled)
     log.info("imported %d chats, %d messages, %d forks (%s); %d already there",
@@ -251,7 +265,29 @@ async def _import(
              history.source_format, written.skipped)
     return ImportSummary(history.source_format, written.session_ids, written.messages,
                          written.forks, written.skipped, history.empty, history.lost,
-                         history.missing_files)
+                         history.missing_files, too_long=too_long)
+
+
+def _prepare(history: ImportedHistory) -> tuple[list[NewChat], list[str]]:
+    """The chats to write, and the titles of those left out because a message of theirs
+    is longer than any model can read (``core.text_limits``; never saved, as for a single
+    conversation); worker thread."""
+    limit = max_text_chars()
+    chats: list[NewChat] = []
+    too_long: list[str] = []
+    for chat in history.chats:
+        new = _new_chat(chat, history.source_format)
+        branches = [chat.turns, *(f.turns for f in chat.forks)]
+        if any(_chars(t) > limit for turns in branches for t in turns):
+            too_long.append(new.title)
+        else:
+            chats.append(new)
+    return chats, too_long
+
+
+def _chars(turn: Turn) -> int:
+    return max(text_chars(turn.blocks),
+               sum(len(b.thinking) for b in turn.blocks if isinstance(b, ThinkingBlock)))
 
 
 _EXPORT_DATE = re.compile(r"^- Exported from Parley on .*$", re.MULTILINE)

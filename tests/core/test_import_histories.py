@@ -415,3 +415,21 @@ async def test_uploaded_files_come_from_the_export_folder_or_are_named(store, tm
     assert base64.b64decode(docs[1].data) == b"# Notes\n"
     assert "[file not included: sheet.xlsx]" in turn.text()
     assert summary.text().endswith("; 1 file not included: sheet.xlsx.")
+
+
+async def test_a_conversation_with_a_message_no_model_can_read_is_left_out(store, monkeypatch):
+    from parley.core import import_history
+
+    monkeypatch.setattr(import_history, "max_text_chars", lambda: 1000)
+    data = chatgpt_export(3, turns=4)
+    huge = ChatGPTConversation("Huge paste", "conv-huge")
+    huge.text("user", "x" * 1001)
+    huge.text("assistant", "Too long to read.", model="gpt-4o")
+    data.insert(1, huge.to_json())
+
+    summary = await import_data(store, json.dumps(data))
+
+    assert summary.chats == 3 and summary.too_long == ["Huge paste"]
+    assert ("1 conversation holding a message longer than any model can read was left out: "
+            "“Huge paste”.") in summary.text()
+    assert not any(s.title == "Huge paste" for s in await all_sessions(store))
