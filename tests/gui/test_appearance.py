@@ -23,11 +23,16 @@ pytestmark = pytest.mark.timeout(90)
 
 @pytest.fixture(autouse=True)
 def _restore_look(qapp: QApplication) -> Iterator[None]:
-    """The theme and the font are the application's: put them back for later tests."""
-    font = qapp.font()
+    """The theme, style sheet and font are the application's: put back exactly what was
+    there for later tests (a style sheet left set changes other tests' widgets)."""
+    font, palette, sheet = qapp.font(), qapp.palette(), qapp.styleSheet()
+    scheme = appearance.current()
     yield
     appearance.set_preference("system")
-    appearance.apply(qapp)
+    appearance._current = scheme  # noqa: SLF001 - the module's own record of what is applied
+    appearance.icon.cache_clear()
+    qapp.setStyleSheet(sheet)
+    qapp.setPalette(palette)
     qapp.setFont(font)
 
 
