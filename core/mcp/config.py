@@ -63,7 +63,8 @@ class McpConfigError(ParleyError):
     def __init__(self, path: Path | str, problem: str, server: str | None = None,
                  advice: str = "") -> None:
         where = f"the server “{server}” in {path}" if server else str(path)
-        advice = advice or ("Fix the file (or the server in Settings → Tools); "
+        advice = advice or ("Fix the file, then choose Refresh memory, skills and tools "
+                            "(or open Settings → Tools) to read it again, no restart needed; "
                             "MCP servers stay off until then.")
         super().__init__(f"MCP configuration problem in {where}: {problem}. {advice}")
         self.path = Path(path)

@@ -83,7 +83,32 @@ class McpHost:
             McpConfigError: the file could not be written (nothing changed).
         """
         await asyncio.to_thread(cfg.save, self.path, servers)
-        old, self.configs, self.error = self.configs, dict(servers), None
+        await self._use(dict(servers), None)
+
+    async def reload(self) -> bool:
+        """Read ``mcp.json`` again (fixed, written or edited while Parley runs) and use
+        what it holds: a server whose launch changed, or that is gone, is stopped (to start
+        as configured when next used); a bad file leaves no servers and :attr:`error` set.
+
+        Returns:
+            True when the servers or the file's problem changed.
+        """
+        try:
+            servers, error = await asyncio.to_thread(cfg.load, self.path), None
+        except McpConfigError as exc:
+            servers, error = {}, exc
+        old_error = self.error.message if self.error is not None else None
+        changed = servers != self.configs or \
+            (error.message if error is not None else None) != old_error
+        if error is not None and error.message != old_error:
+            log.warning("%s", error.message)
+        await self._use(servers, error)
+        return changed
+
+    async def _use(self, servers: dict[str, ServerConfig], error: McpConfigError | None
+                   ) -> None:
+        """Take ``servers`` as the configuration, stopping the servers changed or gone."""
+        old, self.configs, self.error = self.configs, servers, error
         for name, conf in old.items():
             new = servers.get(name)
             if new is None or new.launch() != conf.launch():

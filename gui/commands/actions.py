@@ -192,8 +192,9 @@ ACTIONS: tuple[Action, ...] = (
        keywords="summarize context"),
     _a("session.refresh_prompt", "Refresh memory, skills and tools", (), "global",
        "Chat",
-       "Send the space's current memory and skills, and the MCP servers' current tools, "
-       "with this chat's next message (otherwise a chat keeps the ones it started with).",
+       "Read mcp.json again, and send the space's current memory and skills, and the MCP "
+       "servers' current tools, with this chat's next message (otherwise a chat keeps the "
+       "ones it started with).",
        keywords="system prompt memory skills reload refresh tools mcp"),
     _a("session.rename", "Rename chat…", ("F2",), "global",
        "Chat",

@@ -223,11 +223,30 @@ class WindowCommands:
         return self._chat_call(lambda c: c.editor.compact_now())
 
     def refresh_system_prompt(self) -> None:
-        """Make the open chat's next request carry its space's current memory and skills
-        (``ChatRunner.refresh_system_prompt``); no-op without an open saved chat."""
-        if self.runner is not None and self.session_id is not None:
-            self.tasks.spawn(self.runner.refresh_system_prompt(self.session_id),
-                             name="refresh-system-prompt")
+        """Read ``mcp.json`` again (fixed or written while Parley runs: every chat's next
+        list of tools takes it), then make the open chat's next request carry its space's
+        current memory and skills and the servers' current tools
+        (``ChatRunner.refresh_system_prompt``; not without an open saved chat). A file
+        still broken says so in the status bar."""
+        mcp = getattr(self, "mcp", None)
+        sid = self.session_id if self.runner is not None else None
+        if mcp is None and sid is None:
+            return
+
+        async def refresh() -> None:
+            if mcp is not None:
+                changed = await mcp.host.reload()
+                error = mcp.host.error
+                if error is not None:
+                    cast(Any, self).statusBar().showMessage(error.message, 15_000)
+                elif changed:
+                    names = ", ".join(f"“{n}”" for n in mcp.host.configs) or "none"
+                    cast(Any, self).statusBar().showMessage(
+                        f"MCP servers read again from {mcp.host.path.name}: {names}.", 8_000)
+            if sid is not None:
+                await self.runner.refresh_system_prompt(sid)
+
+        self.tasks.spawn(refresh(), name="refresh-system-prompt")
 
     def open_search(self) -> bool:
         """Show the search popup over the window (search every chat as you type)."""

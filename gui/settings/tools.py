@@ -103,6 +103,14 @@ class ToolsPage(QWidget):
         self.tools.itemChanged.connect(self._tool_toggled)
         self._unlisten = self.host.on_change(self._status_changed)
         self.refresh()
+        self.tasks.spawn(self._reload(), name="mcp-reload")
+
+    async def _reload(self) -> None:
+        """Read ``mcp.json`` again as the page opens (it may have been fixed or written
+        since Parley started) and list what it holds."""
+        assert self.host is not None
+        if await self.host.reload() and isValid(self):
+            self.refresh()
 
     def _button(self, text: str, row: QHBoxLayout, slot: Any) -> QPushButton:
         button = QPushButton(text, self)
@@ -129,7 +137,8 @@ class ToolsPage(QWidget):
         assert self.host is not None
         select = select or self.selected()
         error = self.host.error
-        self.file_error.setText(error.message if error else "")
+        self.file_error.setText(f"{error.message} Add… and Import wait until then."
+                                if error else "")
         self.file_error.setVisible(error is not None)
         self.list.blockSignals(True)
         self.list.clear()
@@ -145,6 +154,12 @@ class ToolsPage(QWidget):
         has = self.list.count() > 0
         for button in (self.edit_button, self.remove_button, self.restart_button):
             button.setEnabled(has)
+        # Adding rewrites the file: not while it holds something Parley cannot read.
+        why = (f"{self.host.path.name} has a problem to fix first (see above)"
+               if error is not None else "")
+        for button in (self.add_button, self.import_button):
+            button.setEnabled(error is None)
+            button.setToolTip(why)
         self._show_selected()
 
     @staticmethod
@@ -170,7 +185,9 @@ class ToolsPage(QWidget):
         self.tools.clear()
         conf = self.host.configs.get(name or "")
         if name is None or conf is None:
-            self.detail.setText("No MCP servers yet: add one, or import Claude desktop's.")
+            self.detail.setText(
+                "" if self.host.error is not None  # the file's problem is said above
+                else "No MCP servers yet: add one, or import Claude desktop's.")
             self.tools.blockSignals(False)
             return
         status = self.host.status(name)

@@ -192,6 +192,27 @@ async def test_stdio_server_starts_on_first_use_lists_and_calls_tools_and_stops(
     assert seen[:2] == ["starting", "ready"] and h.status("fake").state == "stopped"
 
 
+async def test_reload_reads_a_fixed_or_changed_file_while_parley_runs(host, tmp_path):
+    h = host({"x": {"command": ""}})  # broken when Parley started
+    assert h.configs == {} and h.error is not None
+    assert "Refresh memory, skills and tools" in h.error.message  # no restart needed
+
+    write(tmp_path / "mcp.json", {"fake": stdio_entry()})  # fixed while running
+    assert await h.reload() is True
+    assert h.error is None and list(h.configs) == ["fake"]
+    assert (await h.ensure())["fake"].state == "ready"
+    assert await h.reload() is False  # nothing changed: the running server is kept
+    assert h.status("fake").state == "ready"
+
+    write(tmp_path / "mcp.json", {"other": stdio_entry()})  # "fake" removed: stopped
+    assert await h.reload() is True
+    assert list(h.configs) == ["other"] and h.status("fake").state == "stopped"
+
+    (tmp_path / "mcp.json").write_text("{not json")  # broken again: no servers, the error
+    assert await h.reload() is True
+    assert h.configs == {} and h.error is not None
+
+
 async def test_a_server_that_cannot_start_fails_with_its_own_stderr(host):
     h = host({"broken": stdio_entry("--fail-start"), "absent": {"command": "/no/such/prog"}})
     statuses = await h.ensure()

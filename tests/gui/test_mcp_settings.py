@@ -140,10 +140,46 @@ def test_a_bad_mcp_json_is_explained_on_the_page(driver, home):
     assert "the server “x”" in page.file_error.text()
     assert "both a “command” and a “url”" in page.file_error.text()
     assert page.list.count() == 0
-    page.add_server()  # adding would rewrite the file: refused
+    # Adding would rewrite the file: Add… and Import say why they wait; no "add one".
+    assert not page.add_button.isEnabled() and not page.import_button.isEnabled()
+    assert "problem to fix first" in page.add_button.toolTip()
+    assert "No MCP servers yet" not in page.detail.text()
+    page.add_server()  # refused even when called
     page.dialog.name_edit.setText("new")
     page.dialog.command.setText("prog")
     page.dialog.accept()
     driver.until(lambda: "has a problem to fix first" in page.message.text())
     assert (home / "mcp.json").read_text().startswith('{"mcpServers": {"x"')  # untouched
+    dlg.close()
+
+
+def test_a_fixed_mcp_json_is_read_again_by_refresh_and_by_the_tools_page(driver, home,
+                                                                       fake_provider):
+    """No restart: Refresh memory, skills and tools (or Settings → Tools) reads the file
+    again, and a new chat's request carries the servers' tools."""
+    path = home / "mcp.json"
+    path.write_text('{"mcpServers": {')  # broken at start
+    w = driver.configured()
+    assert w.mcp.host.error is not None
+    assert "Refresh memory, skills and tools" in w.mcp.host.error.message
+
+    w.commands.run("session.refresh_prompt")  # still broken: said again
+    driver.until(lambda: w.statusBar().currentMessage() == w.mcp.host.error.message)
+
+    path.write_text(json.dumps({"mcpServers": {"fake": stdio_entry()}}))
+    w.commands.run("session.refresh_prompt")
+    driver.until(lambda: w.mcp.host.error is None and list(w.mcp.host.configs) == ["fake"])
+    assert "“fake”" in w.statusBar().currentMessage()
+    fake_provider.script("Hi.")
+    driver.send("Hello")
+    driver.until(lambda: driver.last_text() == "Hi.", timeout=30)
+    sent = [r for r in fake_provider.model_requests if r.body.get("tools")][-1]
+    assert "mcp__fake__echo" in [t["name"] for t in sent.body["tools"]]
+
+    # Written while running, seen when Settings → Tools opens.
+    path.write_text(json.dumps({"mcpServers": {"fake": stdio_entry(),
+                                               "second": stdio_entry()}}))
+    dlg, page = _tools_page(driver, w)
+    driver.until(lambda: [r.split(" — ")[0] for r in _rows(page)] == ["fake", "second"])
+    assert page.add_button.isEnabled() and not page.file_error.isVisibleTo(page)
     dlg.close()
