@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
@@ -110,10 +110,12 @@ async def export_session(store: Any, session_id: str, fmt: ExportFormat) -> Expo
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; one of {sorted(FORMATS)}")
     session = await store.get_session(session_id)
+    title, note = await version_title(store, session)
+    session = replace(session, title=title)
     turns = await store.get_turns(session_id)
     name = suggested_filename(session.title, fmt)
     if fmt == "markdown":
-        return ExportResult(to_markdown(session, turns), name, [])
+        return ExportResult(to_markdown(session, turns, note=note), name, [])
     turns = await store.hydrate(turns)  # the attached files' bytes, kept apart in the store
     if fmt == "parley":
         doc = export_parley(turns, session=_session_meta(session))
@@ -290,17 +292,45 @@ def _models(session: Session, turns: Sequence[Turn]) -> list[str]:
     return found or ([session.model] if session.model else [])
 
 
-def to_markdown(session: Session, turns: Sequence[Turn]) -> str:
+async def version_title(store: Any, session: Session) -> tuple[str | None, str | None]:
+    """The title an export of ``session`` carries, and a line saying which version it is.
+
+    A chat's versions (its edits and regenerations, ‹ n/m ›) are sessions titled
+    "… (edited)" or "… (other answer)"; an export of any of them carries the chat's
+    own title, and says that other versions exist.
+
+    Args:
+        store: an ``AsyncStore``.
+        session: the session exported.
+
+    Returns:
+        (title, note): the chat's title (None: untitled) and e.g. ``"Version 1 of 2
+        (the chat has other versions: edits or regenerations)"``, or None when the
+        chat has one version.
+    """
+    family = await store.versions(session.id)
+    if len(family.members) < 2:
+        return session.title, None
+    root = session if family.chat_id == session.id else await store.get_session(family.chat_id)
+    n = family.members.index(session.id) + 1 if session.id in family.members else 1
+    return root.title, (f"Version {n} of {len(family.members)} (the chat has other "
+                        "versions: edits or regenerations)")
+
+
+def to_markdown(session: Session, turns: Sequence[Turn], *, note: str | None = None) -> str:
     """Render a session as Markdown (see the module docstring for what is shown how).
 
     Args:
         session: the session (title, date, model, system prompt).
         turns: its stored turns in order (``Store.get_turns``: raw, everything kept).
+        note: a line under the heading (which version of the chat this is), if any.
 
     Returns:
         Markdown text ending with a newline. Dates are local time.
     """
     lines = [f"# {session.title or 'Untitled chat'}", "", f"- Date: {_when(session.created_at)}"]
+    if note:
+        lines.append(f"- {note}")
     models = _models(session, turns)
     if models:
         lines.append("- Model: " + ", ".join(f"`{m}`" for m in models))

@@ -220,3 +220,24 @@ async def test_export_of_missing_session_or_format(store):
 )
 def test_suggested_filename(title, expected):
     assert suggested_filename(title, "markdown") == expected
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "parley"])
+async def test_a_version_exports_with_the_chats_title_and_says_others_exist(store, fmt):
+    """An edit makes a version titled "… (edited)": neither version's export carries
+    that in its title or file name; the Markdown says which version it is."""
+    from parley.core.chat.edit import edit_and_fork
+
+    s = await store.create_session(title="Lisbon")
+    first = await store.append_turn(s.id, Turn("user", [TextBlock("Three days?")]))
+    await store.append_turn(s.id, Turn("assistant", [TextBlock("Alfama, Belém, Sintra.")]))
+    edited = await edit_and_fork(store, s.id, first.id, [TextBlock("Two days?")])
+    assert edited.title == "Lisbon (edited)"
+
+    for sid, n in ((s.id, 1), (edited.id, 2)):
+        result = await export_session(store, sid, fmt)
+        assert result.suggested_filename == suggested_filename("Lisbon", fmt)
+        assert "(edited)" not in result.text
+        if fmt == "markdown":
+            assert result.text.startswith("# Lisbon\n")
+            assert f"- Version {n} of 2 (the chat has other versions" in result.text

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from parley.core.content import TextBlock, ThinkingBlock, Turn
+from parley.core.convert.history import FORMAT_NAMES
 from parley.gui import export_dialog
 
 pytestmark = pytest.mark.timeout(60)
@@ -63,7 +64,8 @@ def test_export_every_format_then_import_the_json_ones(driver, tmp_path):
         turns = driver.run(w.store.get_turns(new))
         assert [t.role for t in turns][:2] == ["user", "assistant"], fmt
         assert "gazpacho" in turns[0].text()
-        assert w.sidebar.model.has(new) and fmt in w.toast.message
+        assert w.sidebar.model.has(new)
+        assert f"from {FORMAT_NAMES[fmt]}." in w.toast.message  # "Parley's JSON export"…
         w.chat.open_session(sid)
         driver.until(lambda: w.session_id == sid)
     assert len(driver.run(w.store.list_sessions())) == 4
