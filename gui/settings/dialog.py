@@ -419,6 +419,13 @@ class SettingsDialog(QDialog):
         self.status.setText(error.message)
         self.status.setVisible(True)
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.PaletteChange:  # the theme changed (Appearance)
+            from parley.gui.settings.widgets import restyle_hints
+
+            restyle_hints(self)
+        super().changeEvent(event)
+
     def done(self, result: int) -> None:
         if self._listing is not None:
             self._listing.cancel()

@@ -25,10 +25,23 @@ def hint(text: str, parent: QWidget, *, error: bool = False) -> QLabel:
     label = QLabel(text, parent)
     label.setObjectName("SettingError" if error else "FieldHint")
     label.setWordWrap(True)
-    scheme = appearance.current()
-    label.setStyleSheet(f"color: {scheme.danger if error else scheme.muted}; font-size: 11px;")
+    _hint_style(label)
     label.setVisible(bool(text) or not error)
     return label
+
+
+def _hint_style(label: QLabel) -> None:
+    scheme = appearance.current()
+    error = label.objectName() == "SettingError"
+    label.setStyleSheet(f"color: {scheme.danger if error else scheme.muted}; font-size: 11px;")
+
+
+def restyle_hints(root: QWidget) -> None:
+    """Colour the hint and error lines under ``root`` for the scheme now applied (the
+    theme changed while they show: Settings → Appearance)."""
+    for label in root.findChildren(QLabel):
+        if label.objectName() in ("FieldHint", "SettingError"):
+            _hint_style(label)
 
 
 def model_combo(parent: QWidget, placeholder: str) -> QComboBox:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QApplication, QComboBox
+from PySide6.QtWidgets import QApplication, QComboBox, QLabel
 
 from parley.core.settings import Settings
 from parley.gui import appearance
@@ -63,6 +63,8 @@ def test_the_theme_is_applied_at_once_and_kept_across_a_restart(driver: Any, qap
     assert labels == ["System", "Light", "Dark"]
     choose(driver, dialog, "appearance.theme", "Dark")
     assert appearance.current() is appearance.DARK and base_colour(qapp) == appearance.DARK.base
+    hints = [h for h in dialog.findChildren(QLabel, "FieldHint") if h.text()]
+    assert hints and all(appearance.DARK.muted in h.styleSheet() for h in hints)  # restyled
     choose(driver, dialog, "appearance.theme", "Light")
     assert appearance.current() is appearance.LIGHT and base_colour(qapp) == "#ffffff"
     choose(driver, dialog, "appearance.theme", "Dark")
