@@ -164,6 +164,18 @@ class SaveStatus:
         self._problem_timer.start(PROBLEM_MS)
         self.refresh()
 
+    def not_opened(self, error: ParleyError) -> None:
+        """A chat could not be opened for a passing store failure (``error``): told in the
+        bar for a while; the chat shown and its box are as they were."""
+        from parley.core.chat.save_queue import reason
+
+        self.last_error = error
+        self._problem = (f"That chat could not be opened: {reason(error)}. This chat stays "
+                         "open and what you typed stays in the box; nothing was lost. Try "
+                         "again in a moment.")
+        self._problem_timer.start(PROBLEM_MS)
+        self.refresh()
+
     def waiting_for_lock(self, error: ParleyError | None) -> None:
         """A sent message waits for another program's lock (``error``: its
         ``DatabaseBusy``), or no longer does (None): said in the bar meanwhile."""

@@ -52,7 +52,7 @@ from parley.gui.chat.run import LAST_SESSION_KEY, ChatRuns
 from parley.gui.composer.drafts import Drafts
 from parley.gui.context_meter import measure
 from parley.gui.model_picker import cached_choices, model_choices
-from parley.gui.save_status import SaveStatus
+from parley.gui.save_status import SaveStatus, passing
 from parley.gui.transcript.rows import merge_turns
 
 if TYPE_CHECKING:
@@ -331,7 +331,21 @@ class ChatController:
             self.w.tasks.spawn(self._open_chat(session_id), name="open-session")
 
     async def _open_chat(self, chat_id: str) -> None:
-        await self._open(await self.store.version_to_open(chat_id))
+        try:
+            target = await self.store.version_to_open(chat_id)
+        except ParleyError as exc:
+            self._not_opened(exc)
+            return
+        await self._open(target)
+
+    def _not_opened(self, error: ParleyError) -> None:
+        """A chat could not be opened because the store is away for a while (a PostgreSQL
+        server down, sessions.db locked…): said in the bar, the open chat (and what is
+        typed in its box) stays as it was, and the list shows it again. Others: raised."""
+        if not passing(error):
+            raise error
+        self.save_status.not_opened(error)
+        self.w.sidebar.select(self.chat_row)
 
     def chat_of(self, session_id: str) -> str:
         """The chat (sidebar row) a session belongs to: itself, or a version's chat."""
@@ -425,9 +439,21 @@ class ChatController:
 
     async def _open(self, session_id: str, *, at: str | None = None,
                     highlight: str | None = None) -> None:
+        try:
+            await self._open_now(session_id, at=at, highlight=highlight)
+        except ParleyError as exc:
+            self._not_opened(exc)
+
+    async def _open_now(self, session_id: str, *, at: str | None,
+                        highlight: str | None) -> None:
         self._open_gen += 1
         gen = self._open_gen
-        await self._stash_draft()
+        try:
+            await self._stash_draft()
+        except ParleyError as exc:  # kept in memory (Drafts), written by a later save
+            if not passing(exc):
+                raise
+            self.save_status.problem(exc)
         session = await self.store.get_session(session_id)
         win = await self.store.transcript_window(session_id, last=OPEN_TURNS)
         if at is not None and all(t.id != at for t in win.turns):

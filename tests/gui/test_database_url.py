@@ -252,3 +252,51 @@ def test_the_copy_to_a_file_is_offered_only_when_the_chats_are_in_a_database(dri
     page = _storage(driver, window, SettingsDialog)
     assert not page.to_file_button.isVisible()
     window.findChild(SettingsDialog).close()
+
+
+def test_drafts_typed_and_a_chat_switch_while_the_server_is_away_lose_nothing(
+        postgres_own_server, driver):
+    from parley.gui.composer.drafts import draft_key
+
+    url = postgres_own_server.new_database()
+    setup = PgStore.open_url(url)
+    try:
+        first = setup.create_session(title="First chat")
+        setup.append_turn(first.id, Turn("user", [TextBlock("the first chat's question")]))
+        second = setup.create_session(title="Second chat")
+        setup.append_turn(second.id, Turn("user", [TextBlock("the second chat's question")]))
+    finally:
+        setup.close()
+    window = driver.open(env={"PARLEY_DATABASE_URL": url})
+    window.chat.open_session(first.id)
+    driver.until(lambda: driver.last_text(window) == "the first chat's question", 15)
+    postgres_own_server.pause()
+    try:
+        window.composer.setFocus()
+        driver.qtbot.keyClicks(window.composer, "a draft typed while the server is away")
+        # The draft is written a moment after typing stops: refused, and said so.
+        driver.until(lambda: "PostgreSQL server cannot be reached" in _shown_problem(window), 20)
+        assert "stays in the box" in _shown_problem(window)
+        # A switch in the list: the other chat cannot be read while the server is away.
+        window.sidebar.tree.setCurrentIndex(window.sidebar.model.index_of(second.id))
+        driver.until(lambda: _shown_problem(window).startswith(
+            "That chat could not be opened: the PostgreSQL server cannot be reached."), 20)
+        assert "nothing was lost" in _shown_problem(window)
+        assert window.sidebar.current_session_id() == first.id
+        assert window.chat.session_id == first.id  # still the chat the draft belongs to
+        assert driver.last_text(window) == "the first chat's question"
+        assert window.composer.text() == "a draft typed while the server is away"
+    finally:
+        postgres_own_server.resume()
+    # The server back: the switch works, the draft is written and comes back with its chat.
+    window.chat.open_session(second.id)
+    driver.until(lambda: driver.last_text(window) == "the second chat's question", 20)
+    assert window.composer.text() == ""
+    window.chat.open_session(first.id)
+    driver.until(lambda: driver.last_text(window) == "the first chat's question", 20)
+    assert window.composer.text() == "a draft typed while the server is away"
+    store = PgStore.open_url(url)
+    try:
+        assert store.get_state(draft_key(first.id)) == "a draft typed while the server is away"
+    finally:
+        store.close()
