@@ -4,6 +4,7 @@ the dialog names the server, the tool and its arguments, and is driven by keyboa
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from PySide6.QtCore import Qt
@@ -149,3 +150,25 @@ def test_a_bad_mcp_json_is_told_when_the_window_opens(driver, home):
     driver.until(lambda: "not valid JSON" in w.toast.message, timeout=10)
     assert str(home / "mcp.json") in w.toast.message
     assert "MCP servers stay off until then" in w.toast.message
+
+
+def test_a_failing_server_is_quoted_by_its_error_line_once_per_failure(driver, home):
+    """A Python server's traceback is quoted by its last line (the error), not by
+    "Traceback (most recent call last):"; starting it again for another chat does not
+    say the same failure again."""
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": {"py": {
+        "command": sys.executable, "args": ["-c", "import parley_no_such_module"]}}}))
+    w = driver.configured()
+    bar = w.statusBar()
+    status = driver.run(w.mcp.host.restart("py"))
+    assert status.state == "failed" and "Traceback" in status.error
+    driver.until(lambda: "failed" in bar.currentMessage())
+    said = bar.currentMessage()
+    assert said.startswith("The MCP server “py” failed: ")
+    assert "ModuleNotFoundError: No module named 'parley_no_such_module'" in said
+    assert "Traceback" not in said and said.endswith(". See Settings → Tools.")
+
+    bar.clearMessage()
+    driver.run(w.mcp.host.restart("py"))  # the same failure again (e.g. a new chat)
+    driver.settle(w)
+    assert "failed" not in bar.currentMessage()
