@@ -447,6 +447,7 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     if instance is not None:
         instance.listen()
         instance.activated.connect(lambda: _bring_to_front(_current(window)))
+        instance.imported.connect(lambda: _list_imported(_current(window)))
     QTimer.singleShot(0, lambda: log.info("Parley %s starting (home: %s)", version(), folder))
     with loop:
         loop.run_forever()
@@ -506,6 +507,26 @@ def _loop_after_first_paint(app: Any, window: Any) -> Any:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     return loop
+
+
+def _tell_open_window(home: Path | None) -> None:
+    """After ``parley --import``: a Parley open on that data folder lists the new chats."""
+    from parley.core.paths import DataDirError, data_dir
+    from parley.gui.single_instance import tell_imported
+
+    try:
+        told = tell_imported(data_dir(home))
+    except (DataDirError, OSError) as exc:
+        log.info("could not tell an open Parley about the import: %s", exc)
+        return
+    if told:
+        print("The Parley window open on this data folder lists them now.")
+
+
+def _list_imported(window: Any) -> None:
+    from parley.gui.import_dialog import list_imported  # not before the first paint
+
+    list_imported(window)
 
 
 def _current(window: Any) -> Any:
@@ -678,7 +699,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.import_file:
         from parley.core.import_cli import import_only
 
-        return import_only(args.import_file, home)
+        code = import_only(args.import_file, home)
+        if code == 0:
+            _tell_open_window(home)
+        return code
     problem = display_problem()  # Qt would abort (SIGABRT) with a misleading xcb message
     if problem is not None:
         print(problem, file=sys.stderr, flush=True)

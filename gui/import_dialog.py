@@ -122,3 +122,13 @@ async def _run(window: Any, path: Path, space_id: str | None) -> None:
     box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
+
+
+def list_imported(window: Any) -> None:
+    """``parley --import`` wrote chats into this window's sessions.db: list them (the
+    sidebar is read again; a window still at set-up reads it when it gets there)."""
+    chat = getattr(window, "chat", None)
+    if chat is None or getattr(window, "store", None) is None:
+        return
+    window.tasks.spawn(chat.load_sidebar(), name="sidebar-after-import")
+    window.undo.notice("Chats imported from the command line are listed now.")

@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # QtNetwork is imported when used: not before the window's fi
 
 LOCK_NAME = private.LOCK_NAME
 ACTIVATE = b"activate\n"
+#: Sent by ``parley --import`` after it wrote chats into the directory's sessions.db.
+IMPORTED = b"imported\n"
 NOTIFY_ATTEMPTS = 10
 NOTIFY_RETRY_S = 0.2
 
@@ -67,9 +69,12 @@ class SingleInstance(QObject):
 
     Signals:
         activated: another launch on the same directory asked us to show the window.
+        imported: ``parley --import`` wrote chats into this directory's sessions.db
+            (:func:`tell_imported`): the window lists them again.
     """
 
     activated = Signal()
+    imported = Signal()
 
     def __init__(self, data_dir: Path) -> None:
         super().__init__()
@@ -141,8 +146,11 @@ class SingleInstance(QObject):
             conn.disconnected.connect(conn.deleteLater)
 
     def _on_message(self, conn: QLocalSocket) -> None:
-        if bytes(conn.readAll().data()).startswith(ACTIVATE.strip()):
+        data = bytes(conn.readAll().data())
+        if data.startswith(ACTIVATE.strip()):
             self.activated.emit()
+        elif data.startswith(IMPORTED.strip()):
+            self.imported.emit()
 
     def release(self) -> None:
         """Stop listening and free the lock (at exit)."""
@@ -150,3 +158,24 @@ class SingleInstance(QObject):
             self._server.close()
             self._server = None
         self._lock.unlock()
+
+
+def tell_imported(data_dir: Path) -> bool:
+    """Tell the Parley open on ``data_dir`` (if any) that chats were imported into its
+    sessions.db, so that its sidebar lists them (``parley --import`` calls this).
+
+    Returns:
+        True when a Parley listens on that directory and was told.
+    """
+    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtNetwork import QLocalSocket
+
+    _app = QCoreApplication.instance() or QCoreApplication([])  # sockets need one
+    socket = QLocalSocket()
+    socket.connectToServer(server_name(data_dir))
+    if not socket.waitForConnected(1000):
+        return False
+    socket.write(IMPORTED)
+    told = socket.waitForBytesWritten(1000)
+    socket.disconnectFromServer()
+    return told

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QMessageBox, QPushButton
 
 from parley.gui import export_dialog
 from parley.gui.import_dialog import ImportProgress
-from tests.histories import chatgpt_export, lisbon_trip, write_chatgpt_folder
+from tests.histories import chatgpt_export, claude_export, lisbon_trip, write_chatgpt_folder
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -129,3 +129,36 @@ def test_a_markdown_export_imports_back_as_a_chat(driver, tmp_path):
     assert _summary_box(w).text() == ("tea.md: Nothing new: the conversation of this Markdown "
                                       "export was imported before.")
     assert [x.title for x in _all(driver, w)].count("Tea") == 2
+
+
+def test_an_import_from_the_command_line_shows_in_the_open_window(driver, tmp_path):
+    """``parley --import FILE --home DIR`` while a window is open on DIR: the window lists
+    the new chats (told over the one-Parley-per-folder socket), and the command says so."""
+    import subprocess
+    import sys
+
+    from parley.core.paths import data_dir
+    from parley.gui.app import _list_imported
+    from parley.gui.single_instance import SingleInstance
+
+    w = driver.configured()
+    instance = SingleInstance(data_dir(driver.home))
+    instance.listen()  # as gui.app does for the window it opened
+    instance.imported.connect(lambda: _list_imported(w))
+    try:
+        export = tmp_path / "conversations.json"
+        export.write_text(json.dumps(claude_export()), encoding="utf-8")
+        run = subprocess.Popen(
+            [sys.executable, "-m", "parley.gui.app", "--import", str(export),
+             "--home", str(driver.home)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        driver.until(lambda: run.poll() is not None, timeout=60)
+        out, errors = run.communicate()
+        assert run.returncode == 0, errors
+        assert out.endswith("The Parley window open on this data folder lists them now.\n")
+        titles = {"CSV totals", "Haiku"}
+        driver.until(lambda: titles <= {s.title for s in w.chat.sessions.values()}, timeout=10)
+        driver.until(lambda: all(w.sidebar.model.has(s.id) for s in w.chat.sessions.values()
+                                 if s.title in titles), timeout=10)
+    finally:
+        instance.release()
