@@ -131,11 +131,16 @@ class Versions:
     points: dict[str, BranchPoint] = field(default_factory=dict)
 
 
-def _best(group: Sequence[Member], shown: str) -> Member:
-    """The member to show for a version: the one shown, else the latest active."""
+def _best(group: Sequence[Member], shown: str, rank: dict[str, int]) -> Member:
+    """The member to show for a version: the one shown, else the one shown most recently
+    (``rank``: session id -> 0 for the latest shown), else the latest active. So each
+    branch point below keeps the version last chosen there."""
     for m in group:
         if m.session_id == shown:
             return m
+    seen = [m for m in group if m.session_id in rank]
+    if seen:
+        return min(seen, key=lambda m: rank[m.session_id])
     return max(group, key=lambda m: (m.updated_at, m.created_at, m.session_id))
 
 
@@ -145,12 +150,17 @@ def _best(group: Sequence[Member], shown: str) -> Member:
 _ENDED = ("", 1 << 62, "")
 
 
-def branch_points(shown: str, members: Iterable[Member]) -> dict[str, BranchPoint]:
+def branch_points(shown: str, members: Iterable[Member], recent: Sequence[str] = ()
+                  ) -> dict[str, BranchPoint]:
     """Where the shown session parts from the chat's other sessions.
 
     Args:
         shown: the session shown (one of ``members``).
         members: every session of the chat with its turns.
+        recent: sessions of the chat shown before, the latest first: each version
+            leads to the session last shown among those holding it (the reply
+            version chosen under an edit comes back with that edit), else to the
+            latest active one.
 
     Returns:
         ``{turn id of the shown session: BranchPoint}`` for each of its turns
@@ -167,6 +177,7 @@ def branch_points(shown: str, members: Iterable[Member]) -> dict[str, BranchPoin
     if me is None or not me.turns:
         return {}
     points: dict[str, BranchPoint] = {}
+    rank = {sid: n for n, sid in reversed(list(enumerate(recent)))}
     for i in range(len(me.turns) + 1):
         groups: dict[tuple[str, int, str], list[Member]] = {}
         for m in pool:
@@ -178,7 +189,7 @@ def branch_points(shown: str, members: Iterable[Member]) -> dict[str, BranchPoin
         if len(groups) > 1:
             order = sorted(groups, key=lambda k: (k[1], min(m.created_at for m in groups[k]),
                                                   k[2]))
-            picks = [_best(groups[k], shown) for k in order]
+            picks = [_best(groups[k], shown, rank) for k in order]
             at = me.turns[min(i, len(me.turns) - 1)].turn_id
             if at not in points:
                 points[at] = BranchPoint(

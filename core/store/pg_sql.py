@@ -261,7 +261,8 @@ VERSION_TURNS = (
 )
 SET_SHOWN = (
     "UPDATE sessions SET meta = (parley_meta(meta) || "
-    "jsonb_build_object('shown_version', CAST(:shown AS text)))::text WHERE id = :root"
+    "jsonb_build_object('shown_version', CAST(:shown AS text), "
+    "'recent_versions', CAST(:recent AS jsonb)))::text WHERE id = :root"
 )
 FORGET_OWNERS = (
     "DELETE FROM app_state WHERE strpos(key, ':') > 0 "

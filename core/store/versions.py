@@ -36,6 +36,9 @@ KIND_KEY = "fork_kind"
 VERSION = "version"
 FORK = "fork"
 SHOWN_KEY = "shown_version"
+#: The root's ``meta`` key of the sessions shown, the latest first (at most RECENT_MAX).
+RECENT_KEY = "recent_versions"
+RECENT_MAX = 100
 
 #: SQL: 1 when the session row ``{s}`` is a version (see the module doc), else 0 (never
 #: NULL: an untitled fork is no version).
@@ -65,7 +68,8 @@ def fork_meta(parent_meta: dict[str, Any], kind: str, nest_under: str | None = N
               ) -> dict[str, Any]:
     """The ``meta`` of a new fork: the parent's keys, the fork's kind, and for a fork
     made on purpose from a version, the chat it is listed under (``nest_under``)."""
-    meta = {k: v for k, v in parent_meta.items() if k not in (KIND_KEY, SHOWN_KEY, "nest_under")}
+    meta = {k: v for k, v in parent_meta.items()
+            if k not in (KIND_KEY, SHOWN_KEY, RECENT_KEY, "nest_under")}
     meta[KIND_KEY] = kind
     if nest_under is not None:
         meta["nest_under"] = nest_under
@@ -93,7 +97,7 @@ _TURNS = dual_text(
 _META = text("SELECT meta FROM sessions WHERE id = :sid")
 _SET_SHOWN = dual_text(
     "UPDATE sessions SET meta = json_set(CASE WHEN json_valid(meta) THEN meta ELSE '{}' END, "
-    "'$.shown_version', :shown) WHERE id = :root",
+    "'$.shown_version', :shown, '$.recent_versions', json(:recent)) WHERE id = :root",
     pg_sql.SET_SHOWN,
 )
 
@@ -169,17 +173,31 @@ def versions(con: Connection, session_id: str) -> Versions:
     """The versions of ``session_id``'s chat as seen from it. Raises SessionNotFound."""
     root = chat_root(con, session_id)
     family = members(con, root)
-    points = branch_points(session_id, family)
+    recent = _recent(con, root) if len(family) > 1 else []
+    points = branch_points(session_id, family, recent)
     return Versions(root, session_id, tuple(m.session_id for m in family), points)
 
 
+def _recent(con: Connection, root: str) -> list[str]:
+    """The sessions of the chat ``root`` shown before, the latest first."""
+    value = _meta(con.execute(_META, {"sid": root}).scalar()).get(RECENT_KEY)
+    return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
+
+
 def remember(con: Connection, session_id: str) -> None:
-    """Record ``session_id`` as the version its chat shows (nothing for a chat without
-    versions). Raises SessionNotFound."""
+    """Record ``session_id`` as the version its chat shows, and first of those shown
+    lately (each branch point then leads back to the version last chosen there); nothing
+    for a chat without versions. Raises SessionNotFound."""
     root = chat_root(con, session_id)
     family = members(con, root, with_turns=False)
-    if len(family) > 1 and shown_version(con, root, family) != session_id:
-        con.execute(_SET_SHOWN, {"shown": session_id, "root": root})
+    if len(family) < 2:
+        return
+    recent = _recent(con, root)
+    if shown_version(con, root, family) == session_id and recent[:1] == [session_id]:
+        return
+    ids = {m.session_id for m in family}
+    recent = [session_id, *(s for s in recent if s != session_id and s in ids)][:RECENT_MAX]
+    con.execute(_SET_SHOWN, {"shown": session_id, "root": root, "recent": json.dumps(recent)})
 
 
 def shown_version(con: Connection, root: str, family: list[Member] | None = None) -> str:

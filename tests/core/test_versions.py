@@ -123,6 +123,38 @@ def test_a_fork_of_a_version_is_titled_with_its_chat(db):
     assert db.fork(sid, db.get_turns(sid)[-1].id).title == "Trip (fork)"
 
 
+def test_each_branch_point_keeps_the_version_last_chosen_there(db):
+    """Edit 3/3 with reply 2/4 chosen; switching the edit to 2/3 and back shows reply
+    2/4 again (not the latest reply, 4/4)."""
+    def edit(sid: str, text: str) -> str:  # what Edit does: a version from the prompt on
+        fork = db.fork(sid, db.get_turns(sid)[1].id, title="Trip (edited)", kind="version")
+        db.append_turn(fork.id, Turn("user", [TextBlock(text)]))
+        return fork.id
+
+    sid = chat(db, "Hi", "Hello", "Plan Lisbon", "Day 1")
+    e2 = edit(sid, "Plan Porto")
+    db.append_turn(e2, Turn("assistant", [TextBlock("Porto day 1")]))
+    e3 = edit(e2, "Plan Faro")
+    db.append_turn(e3, Turn("assistant", [TextBlock("Reply 1")]))
+    replies = [regenerate(db, e3, f"Reply {n}") for n in (2, 3, 4)]  # e3 shows reply 4
+
+    def point(sid: str, n: int):
+        return db.versions(sid).points[db.get_turns(sid)[n].id]
+
+    second = point(e3, 3).sessions[1]  # choose reply 2/4
+    assert second == replies[1] and texts(db, second)[-1] == "Reply 2"
+    db.show_version(second)
+    edit_point = point(second, 2)
+    assert (edit_point.index, edit_point.total) == (3, 3)
+    back_to = edit_point.sessions[1]  # the edit to 2/3
+    assert back_to == e2
+    db.show_version(e2)
+
+    again = point(e2, 2).sessions[2]  # and back to 3/3
+    assert again == second
+    assert (point(again, 3).index, point(again, 3).total) == (2, 4)
+
+
 def test_writing_to_a_version_moves_its_chat_up_the_list(db):
     sid = chat(db, "Plan Lisbon", "Answer A")
     old = regenerate(db, sid, "Answer B")
