@@ -8,6 +8,8 @@
   new PostgreSQL database (``postgres_url``): for tests of behaviour both
   backends share. A test module runs all its ``db`` tests on both by
   defining a ``db`` fixture that returns ``any_db`` (see test_store_sessions.py).
+* ``any_target``: where such a store goes (a path, or a new database's URL), for
+  tests that open and close it themselves.
 * ``env``: :func:`tests.core.test_compaction_support.open_env`: that store,
   a hub with both fake providers set up, a runner and one session
   (``env.store``, ``env.hub``, ``env.runner``, ``env.sid``). A test file that
@@ -60,6 +62,12 @@ def _target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str
     if backend == "postgresql":
         return str(request.getfixturevalue("postgres_url"))
     return tmp_path / "sessions.db"
+
+
+@pytest.fixture
+def any_target(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str | Path:
+    """Where a new store goes on ``backend``: a sessions.db path, or a new database's URL."""
+    return _target(backend, tmp_path, request)
 
 
 @pytest.fixture

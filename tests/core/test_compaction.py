@@ -1,10 +1,17 @@
-"""Manual compaction against a real sessions.db and the fake provider over real HTTP."""
+"""Manual compaction against a real store and the fake provider over real HTTP.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``env`` below):
+compactions are saved and read back the same way on both.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,10 +38,20 @@ from tests.core.test_compaction_support import (
     SONNET,
     SUMMARY,
     TAGGED,
+    Env,
     blocks_text,
+    open_env,
     summary_turns,
     validate,
 )
+
+
+@pytest.fixture
+async def env(tmp_path: Path, fake_provider: Any, any_target: Path | str) -> AsyncIterator[Env]:
+    """The shared ``env`` (tests/core/conftest.py), once on each store backend."""
+    async with open_env(tmp_path, fake_provider, at=any_target) as opened:
+        yield opened
+
 
 PNG = base64.b64encode(
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10\x00\x00\x00\x10\x08\x02\x00\x00\x00"

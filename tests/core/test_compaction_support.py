@@ -115,11 +115,13 @@ def user_blocks(*blocks: Block) -> Turn:
 
 @asynccontextmanager
 async def open_env(tmp_path: Path, fake_provider: Any,
-                   compatible: dict[str, Any] | None = None) -> AsyncIterator[Env]:
+                   compatible: dict[str, Any] | None = None,
+                   at: Path | str | None = None) -> AsyncIterator[Env]:
     """A store, a hub with both fake providers set up (plus an OpenAI-compatible one
     when ``compatible`` gives its settings: ``tests.core.hubs.fake_hub``), a runner
-    and one session."""
-    store = await AsyncStore.open(tmp_path / "sessions.db")
+    and one session. ``at``: where the store is (a sessions.db path or a PostgreSQL
+    URL; default ``tmp_path/sessions.db``)."""
+    store = await AsyncStore.open(at if at is not None else tmp_path / "sessions.db")
     hub = await fake_hub(store, tmp_path, fake_provider, compatible=compatible)
     try:
         runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)

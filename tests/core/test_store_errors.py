@@ -53,6 +53,25 @@ def test_read_only_connection_is_typed(store):
     assert store.get_session(s.id).title is None
 
 
+def test_a_read_only_database_is_typed_and_keeps_what_was_saved(postgres_url):
+    """The PostgreSQL side of the test above: a server (or replica) allowing only reads."""
+    from parley.core.store.errors import ServerReadOnly
+    from parley.core.store.pg_store import PgStore
+
+    with PgStore.open_url(postgres_url) as writer:
+        s = writer.create_session(title="kept")
+        writer.append_turn(s.id, Turn("user", [TextBlock("saved before")]))
+    read_only = postgres_url + "%20-cdefault_transaction_read_only%3Don"
+    with PgStore.open_url(read_only) as store:
+        with pytest.raises(ServerReadOnly) as info:
+            store.rename_session(s.id, "x")
+        assert "allows only reading" in str(info.value)
+        with pytest.raises(ServerReadOnly):
+            store.append_turn(s.id, Turn("user", [TextBlock("not saved")]))
+        assert store.get_session(s.id).title == "kept"
+        assert [t.text() for t in store.get_turns(s.id)] == ["saved before"]
+
+
 def test_busy_file_is_retried_then_typed(store):
     s = store.create_session()
     other = sqlite3.connect(store.path, isolation_level=None)

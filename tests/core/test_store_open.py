@@ -1,4 +1,9 @@
-"""Opening sessions.db: new, current, legacy, newer, foreign, corrupt and read-only files."""
+"""Opening sessions.db: new, current, legacy, newer, foreign, corrupt and read-only files.
+
+The tests taking ``any_target`` run on a sessions.db file and on a PostgreSQL
+database (tests/core/conftest.py); a newer schema and another program's tables
+in a database are refused in tests/core/test_pg_store.py.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import pytest
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store, schema
+from parley.core.store.backends import open_store
 from parley.core.store.engine import make_engine, write
 from parley.core.store.errors import (
     DatabaseCorrupt,
@@ -111,20 +117,34 @@ def test_reopening_a_v4_file_writes_not_one_byte(tmp_path):
     assert sidecars(path) == []
 
 
-def test_two_stores_on_one_file_see_each_others_writes(tmp_path):
-    path = tmp_path / "sessions.db"
-    with Store.open(path) as a, Store.open(path) as b:
+def test_a_new_store_has_only_the_default_space_on_both_backends(any_target):
+    with open_store(any_target) as store:
+        space = store.default_space()
+        assert (space.name, space.is_default) == ("General", True)
+        assert store.list_spaces() == [space]
+        assert store.list_sessions(include_archived=True) == []
+        assert store.migration_report is None
+
+
+def test_two_stores_on_one_file_see_each_others_writes(any_target):
+    with open_store(any_target) as a, open_store(any_target) as b:
         s = a.create_session(title="shared")
         b.append_turn(s.id, Turn("user", [TextBlock("from b")]))
         assert a.get_turns(s.id)[0].text() == "from b"
+        b.set_setting("theme", "dark")
+        assert a.get_setting("theme") == "dark"
 
 
-def test_closed_store_raises_and_close_is_idempotent(tmp_path):
-    store = Store.open(tmp_path / "sessions.db")
+def test_closed_store_raises_and_close_is_idempotent(any_target):
+    store = open_store(any_target)
     store.close()
     store.close()
     with pytest.raises(StoreClosed):
         store.list_sessions()
+    with pytest.raises(StoreClosed):
+        store.create_session(title="after closing")
+    with open_store(any_target) as again:  # nothing was written after the close
+        assert again.list_sessions(include_archived=True) == []
 
 
 # --- files that are refused, untouched -------------------------------------------
