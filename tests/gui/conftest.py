@@ -126,11 +126,46 @@ class WindowDriver:
         self.until(lambda: w.stack.currentWidget() is w.chat_page and w.tasks.pending == 0,
                    timeout=10)
 
-    def configured(self) -> Any:
-        """A window past first-run set-up."""
+    def set_up(self) -> Any:
+        """A new window taken through first-run set-up by clicking through the panel
+        (its writes, e.g. the backup at quit they cause, are part of the test)."""
         window = self.open()
         self.set_up_anthropic(window)
         return window
+
+    def configured(self) -> Any:
+        """A window past first-run set-up, opened the way a second start finds it.
+
+        The fake server's Anthropic API is saved in this home first (what "Start
+        chatting" saves: the provider setting, its key in the key file, its first
+        model as the default), so the window opens on the chat without the set-up
+        panel. The set-up tests click through the panel (:meth:`set_up_anthropic`).
+        """
+        self.run(self.save_anthropic(), timeout=20)
+        window = self.open()
+        assert window.setup_panel is None, "the saved provider was not found at start"
+        return window
+
+    async def save_anthropic(self) -> None:
+        """Save the fake server's Anthropic API in this home as first-run set-up
+        does (``MainWindow._finish_setup``): same test of the connection for the
+        models, same provider, key and default model (the first model offered)."""
+        from parley.core import paths
+        from parley.core.providers.hub import ProviderHub
+        from parley.core.store.async_store import AsyncStore
+
+        store = await AsyncStore.open(paths.db_path(self.home))
+        hub = ProviderHub(store, environ={})
+        try:
+            await hub.load()
+            if hub.default_model_ref() is None:
+                url, key = self.fake.anthropic_base_url, "sk-ant-test-key"
+                models = await hub.test_connection("anthropic", url, key)
+                await hub.add_provider("anthropic", base_url=url, api_key=key,
+                                       default_model=models[0].id)
+        finally:
+            await hub.aclose()
+            await store.close()
 
     def send(self, text: str, window: Any | None = None, *, wait: bool = False) -> None:
         """Type ``text`` into the composer and press Enter (``wait``: until answered)."""
