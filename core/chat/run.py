@@ -68,7 +68,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +100,8 @@ from parley.core.compaction.compact import (
     Trigger,
 )
 from parley.core.compaction.run import HistoryTooLong, MessageTooLong, RunCompaction, RunState
+from parley.core.compaction.settings import CompactionSettings
+from parley.core.compaction.settings import from_values as compaction_settings
 from parley.core.content import Block, TextBlock, Turn, Usage, new_id
 from parley.core.errors import ParleyError
 from parley.core.hooks import Hooks
@@ -107,10 +109,12 @@ from parley.core.local_traffic import traffic_for
 from parley.core.providers.base import ChatRequest, ModelInfo
 from parley.core.providers.errors import ContextOverflow, ProviderError
 from parley.core.providers.retry import RetryWait, retry_waits
+from parley.core.settings import Settings
 from parley.core.text_limits import check_blocks
 from parley.core.tokens import estimate_tokens
 from parley.core.tools.executor import ToolExecutor
 from parley.core.tools.loop import (
+    MAX_ROUNDS_KEY,
     RunTools,
     ToolStepFinished,
     wants_tools,
@@ -415,14 +419,15 @@ class ChatRunner:
         progress = _Progress(ReplyBuilder(model=model_ref))
         emit(RunStarted(session_id, user_turn, progress.builder.turn_id))
         turns = await self.store.get_turns(session_id)
+        ctx = await self._context(session_id, session)
         # Titled from the first message at once, so a chat whose reply never finishes
         # (Stop, Parley quit) is not left as "New chat"; TitleService improves it later.
-        was_untitled = await self._auto_title(session_id, turns, emit, session)
+        was_untitled = await self._auto_title(session_id, turns, emit, ctx.session)
         first_seq = max(0, len(turns) - (1 if user_turn else 0))
-        state = RunState()
+        state = RunState(settings=ctx.compaction)
         self.hooks.fire("session:start", session_id=session_id, model=model_ref)
         task = asyncio.ensure_future(
-            self._steps(session_id, model_ref, turns, progress, emit, state)
+            self._steps(ctx, model_ref, turns, progress, emit, state)
         )
         self._tasks[session_id] = task
         status = "error"
@@ -457,9 +462,16 @@ class ChatRunner:
                 turn_range=(first_seq, first_seq + added),
             )
 
+    async def _context(self, session_id: str, session: Session | None) -> RunContext:
+        """The run's :class:`RunContext`: ``session`` as the caller read it (None: read
+        now) and one snapshot of the settings (one store read)."""
+        if session is None:
+            session = await self.store.get_session(session_id)
+        return RunContext(session, await Settings.of(self.store).values())
+
     async def _steps(
         self,
-        session_id: str,
+        ctx: RunContext,
         model_ref: str,
         stored: list[Turn],
         progress: _Progress,
@@ -471,17 +483,18 @@ class ChatRunner:
         The last reply is left in ``progress.builder`` for ``_run`` to save,
         unless the tool-round limit ended the run (``progress.final``).
         """
+        session_id = ctx.session.id
         rounds = None
         if self.tools is not None:
             provider, _model_id = self.hub.resolve(model_ref)
-            session = await self.store.get_session(session_id)
             # The provider's model list first (once): a compatible server says there
             # whether its model takes tools (ModelInfo.tools), and so gets them.
             await self._compaction.limits(model_ref)
-            rounds = await self._tools.rounds(session, provider, model_ref)
+            rounds = await self._tools.rounds(ctx.session, provider, model_ref,
+                                              ctx.max_rounds)
         while True:
             tools_on = await self._stream(
-                session_id, model_ref, stored, progress.builder, emit, state,
+                ctx, model_ref, stored, progress.builder, emit, state,
                 tools_on=rounds is not None,
             )
             builder = progress.builder
@@ -522,7 +535,7 @@ class ChatRunner:
 
     async def _stream(
         self,
-        session_id: str,
+        ctx: RunContext,
         model_ref: str,
         stored: list[Turn],
         builder: ReplyBuilder,
@@ -540,7 +553,7 @@ class ChatRunner:
         # Files over the provider's limits fail here, in words, before anything is sent.
         # (Only what is sent counts: aborted and compacted turns are left out.)
         check_turns(to_messages(stored, provider.caps), limits_for(provider.caps.kind))
-        session = await self.store.get_session(session_id)
+        session_id, session = ctx.session.id, ctx.session
         request = await self._tools.request(session, model_id, stored, tools_on)
         summaries = state.summaries
         stored, request = await self._compaction.prepare(
@@ -679,6 +692,31 @@ class ChatRunner:
         if await self.store.set_auto_title(session_id, title):
             emit(SessionTitled(session_id, title))
         return True
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What one run reads once and passes to its steps (each request of a tool loop).
+
+    Attributes:
+        session: the session as the run started (``id``, ``space_id``,
+            ``system_prompt`` …).
+        settings: every declared setting, read once through its declaration
+            (:meth:`parley.core.settings.Settings.values`): key -> value.
+    """
+
+    session: Session
+    settings: Mapping[str, Any]
+
+    @property
+    def compaction(self) -> CompactionSettings:
+        """The compaction settings of the snapshot."""
+        return compaction_settings(self.settings)
+
+    @property
+    def max_rounds(self) -> int:
+        """The ``tools.max_rounds`` setting of the snapshot (tool rounds per message)."""
+        return int(self.settings[MAX_ROUNDS_KEY])
 
 
 @dataclass

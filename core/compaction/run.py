@@ -100,6 +100,8 @@ class RunState:
         tokens: the request's context tokens counted before it was sent (0: not counted).
         window: the model's context window (0: not known yet).
         summary_model: the ``compaction.model`` setting (None: the default).
+        settings: the compaction settings of the run's settings snapshot (None: read
+            them when needed).
     """
 
     summaries: int = 0
@@ -109,6 +111,12 @@ class RunState:
     tokens: int = 0
     window: int = 0
     summary_model: str | None = None
+    settings: CompactionSettings | None = None
+
+    async def compaction_settings(self, store: Any) -> CompactionSettings:
+        """The run's compaction settings: :attr:`settings` when the run read them with
+        its other settings, else read now (``load_settings``)."""
+        return self.settings if self.settings is not None else await load_settings(store)
 
 
 @dataclass(frozen=True)
@@ -252,7 +260,7 @@ class RunCompaction:
                 model's context window and neither stubbing nor compaction can
                 bring it under; nothing was sent.
         """
-        settings = await load_settings(self.store)
+        settings = await state.compaction_settings(self.store)
         stored = request.turns
         try:
             info = await self.limits(model_ref)
@@ -381,20 +389,20 @@ class RunCompaction:
         if state.overflow_compacted or state.compaction_failed or state.backed_off:
             return None
         state.overflow_compacted = True
-        keep = await self._overflow_keep(model_ref, stored, request, error)
+        keep = await self._overflow_keep(state, model_ref, stored, request, error)
         if not await self._compact(state, session_id, model_ref, emit, keep_turns=keep):
             return None
         stored = await self.store.get_turns(session_id)
         return stored, replace(request, turns=stub_for_overflow(stored))
 
     async def _overflow_keep(
-        self, model_ref: str, stored: list[Turn], request: ChatRequest,
+        self, state: RunState, model_ref: str, stored: list[Turn], request: ChatRequest,
         error: ContextOverflow | None,
     ) -> int | None:
         """Recent turns to keep verbatim in a compaction after an overflow: the setting,
         or fewer when the kept turns would not fit the window by the provider's count
         (the refusal's token figure against the local estimate)."""
-        settings = await load_settings(self.store)
+        settings = await state.compaction_settings(self.store)
         try:
             info = await self.limits(model_ref)
             provider, _ = self.hub.resolve(model_ref)

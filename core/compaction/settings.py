@@ -23,7 +23,7 @@ key                     default  meaning
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
@@ -76,7 +76,16 @@ async def load_settings(store: Any) -> CompactionSettings:
     Args:
         store: an ``AsyncStore`` (``all_settings`` awaited).
     """
-    v = await Settings.of(store).values(KEYS)
+    return from_values(await Settings.of(store).values(KEYS))
+
+
+def from_values(v: Mapping[str, Any]) -> CompactionSettings:
+    """The compaction settings of a snapshot read with
+    :meth:`parley.core.settings.Settings.values` (its ``KEYS`` included).
+
+    Raises:
+        KeyError: the snapshot lacks one of :data:`KEYS`.
+    """
     return CompactionSettings(
         auto=v[KEY_AUTO],
         threshold=v[KEY_THRESHOLD],

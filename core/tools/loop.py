@@ -249,13 +249,16 @@ class RunTools:
         self.executor = executor
         self.store = store
 
-    async def rounds(self, session: Any, provider: Any, model_ref: str) -> ToolRounds | None:
+    async def rounds(
+        self, session: Any, provider: Any, model_ref: str, limit: int | None = None
+    ) -> ToolRounds | None:
         """The tool rounds of a run, or None when no tools go with its requests.
 
         Args:
             session: the session (``id``, ``space_id``).
             provider: the adapter (its ``caps.kind`` picks the switch's default).
             model_ref: ``provider:model``.
+            limit: the ``tools.max_rounds`` setting as the run read it (None: read now).
         """
         caps = getattr(provider, "caps", None)
         if self.executor is None or caps is None:
@@ -264,7 +267,8 @@ class RunTools:
         if not await self.executor.enabled(session.space_id, caps.kind, model_ref,
                                            proven=proven):
             return None
-        limit = await max_rounds(self.store)
+        if limit is None:
+            limit = await max_rounds(self.store)
         return ToolRounds(self.executor, self.store, session.id, session.space_id, limit)
 
     async def system(self, session: Any, stored: Sequence[Turn], tools_on: bool) -> str | None:
