@@ -60,6 +60,9 @@ if TYPE_CHECKING:
     from parley.gui.undo import Toast, UndoManager
 
 log = logging.getLogger(__name__)
+#: The status line while the chats are read before a provider is set up.
+READING_ONLY = ("No provider is set up yet: you can read your chats. Sending a message takes "
+                "you to the set-up page (the message is kept).")
 #: How long the notice of a v3 upgrade shows (ms; longer while the pointer rests on it).
 UPGRADE_NOTICE_MS = 30_000
 
@@ -660,10 +663,26 @@ class MainWindow(QMainWindow, WindowCommands):
             self.setup_panel = SetupPanel(tester=self.hub.test_connection, env=self.env)
             self.setup_panel.completed.connect(
                 lambda answers: self.tasks.spawn(self._finish_setup(answers), name="setup"))
+            self.setup_panel.read_first.connect(self._read_before_setup)
             self.stack.addWidget(self.setup_panel)
+            self.tasks.spawn(self._offer_reading(), name="setup-chats")
         self.stack.setCurrentWidget(self.setup_panel)
-        self.sidebar.hide()  # nothing to list or open before a provider is set up
+        self.sidebar.hide()  # the chats are listed once a provider is set up, or to read
         self.setup_panel.kind_buttons[0].setFocus()
+
+    async def _offer_reading(self) -> None:
+        """Chats already stored (imported before any provider was set up) can be read
+        first: the set-up page offers it."""
+        listed = await self.store.list_sessions(limit=100_000)
+        chats = sum(1 for s in listed if s.parent_session_id is None)
+        if self.setup_panel is not None:
+            self.setup_panel.offer_reading(chats)
+
+    def _read_before_setup(self) -> None:
+        """Show the chats (sidebar, transcript) with no provider set up; sending goes back
+        to the set-up page, the message kept (``ChatRuns``)."""
+        self.show_chat()
+        self.statusBar().showMessage(READING_ONLY, 15_000)
 
     async def _finish_setup(self, answers: Any) -> None:
         assert self.chat is not None

@@ -82,14 +82,22 @@ WAITING_FOR_SETUP = ("Your message is kept: it will be sent as soon as a provide
 
 
 class SetupPanel(QScrollArea):
-    """Signals: ``completed(SetupAnswers)`` when "Start chatting" is pressed."""
+    """Signals: ``completed(SetupAnswers)`` when "Start chatting" is pressed;
+    ``read_first()`` when the person chose to read the chats already stored first."""
 
     completed = Signal(object)
+    read_first = Signal()
 
-    def note_waiting(self) -> None:
-        """Say that a message sent before the set-up is kept and goes once it is done."""
-        self.waiting.setText(WAITING_FOR_SETUP)
+    def note_waiting(self, text: str = "") -> None:
+        """Say that a message sent before the set-up is kept and goes once it is done
+        (``text``: another sentence about the message)."""
+        self.waiting.setText(text or WAITING_FOR_SETUP)
         self.waiting.show()
+
+    def offer_reading(self, chats: int) -> None:
+        """Offer to read the ``chats`` stored (imported) before setting up (0: hide it)."""
+        self.read_button.setText(f"Read your {chats:,} chat{'s' if chats != 1 else ''} first")
+        self.read_button.setVisible(chats > 0)
 
     def __init__(self, tester: Tester | None = None, env: dict[str, str] | None = None,
                  parent: QWidget | None = None) -> None:
@@ -131,6 +139,14 @@ class SetupPanel(QScrollArea):
         self.waiting.setWordWrap(True)
         self.waiting.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.waiting.hide()
+
+        #: Shown when the store already holds chats (an import): read them before set-up.
+        self.read_button = QPushButton("", card)
+        self.read_button.setObjectName("SetupReadFirst")
+        self.read_button.setFlat(True)
+        self.read_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.read_button.clicked.connect(self.read_first.emit)
+        self.read_button.hide()
 
         self.kind_group = QButtonGroup(self)
         self.kind_buttons: list[QPushButton] = []
@@ -199,6 +215,7 @@ class SetupPanel(QScrollArea):
         lay.addWidget(title)
         lay.addWidget(intro)
         lay.addWidget(self.waiting)
+        lay.addWidget(self.read_button, 0, Qt.AlignmentFlag.AlignHCenter)
         lay.addSpacing(14)
         lay.addLayout(kinds)
         lay.addSpacing(10)

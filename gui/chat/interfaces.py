@@ -83,6 +83,9 @@ class ChatWindow(Protocol):
     def show_problem(self) -> Any: ...
 
     @property
+    def show_setup(self) -> Any: ...
+
+    @property
     def sidebar(self) -> Any: ...
 
     @property

@@ -54,6 +54,9 @@ CONNECTING = "Connecting to {name}…"
 CONNECTING_AFTER_MS = 250
 #: Seconds between two tries of a message waiting for another program's lock.
 LOCK_RETRY_S = 1.0
+#: The set-up page's note when a message was typed while reading chats before set-up.
+KEPT_FOR_SETUP = ("Your message is kept in the chat's box: set up a provider here, then send "
+                  "it.")
 CALLED_OFF = ("Not sent: your message is kept in the chat. Retry sends it when you want.")
 #: Under a fork made at one's own message (nothing failed: it was never sent from here).
 FORKED_AT_MESSAGE = "This fork ends with your message. Send it to get a new answer here."
@@ -159,6 +162,12 @@ class ChatRuns:
             self.w.statusBar().showMessage(why, 8_000)
             return True
         if model is None and not starting:
+            hub = self.chat.hub
+            if hub is not None and not hub.is_configured:  # reading chats before set-up
+                self.w.show_setup()
+                if self.w.setup_panel is not None:
+                    self.w.setup_panel.note_waiting(KEPT_FOR_SETUP)
+                return True  # the text stays in the box
             self.w.show_problem(ParleyError(self.chat.no_model_reason()))
             return True
         if has_files and (model is None or not files.ready_to_send(model)):

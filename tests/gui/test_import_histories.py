@@ -4,6 +4,7 @@ as a chat."""
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 
@@ -162,3 +163,43 @@ def test_an_import_from_the_command_line_shows_in_the_open_window(driver, tmp_pa
                                  if s.title in titles), timeout=10)
     finally:
         instance.release()
+
+
+def test_imported_chats_can_be_read_before_a_provider_is_set_up(driver, tmp_path):
+    """A history imported into a new home (``parley --import … --home``): the first start
+    shows the set-up page, which offers to read the chats first; the sidebar and the
+    transcript work, and sending goes back to set-up with the message kept."""
+    from PySide6.QtCore import Qt
+
+    from parley.core.import_cli import import_only
+
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(claude_export()), encoding="utf-8")
+    codes: list[int] = []  # the command's own event loop: not in this test's thread
+    worker = threading.Thread(
+        target=lambda: codes.append(import_only(export, driver.home, out=io.StringIO())))
+    worker.start()
+    worker.join(60)
+    assert codes == [0]
+
+    w = driver.open()
+    panel = w.setup_panel
+    assert panel is not None and w.stack.currentWidget() is panel
+    driver.until(lambda: panel.read_button.isVisible())
+    assert panel.read_button.text() == "Read your 2 chats first"
+
+    driver.qtbot.mouseClick(panel.read_button, Qt.MouseButton.LeftButton)
+    assert w.stack.currentWidget() is w.chat_page and w.sidebar.isVisible()
+    haiku = next(s for s in _all(driver, w) if s.title == "Haiku" and not s.is_version)
+    driver.until(lambda: w.sidebar.model.has(haiku.id))
+    w.chat.open_session(haiku.id)
+    driver.until(lambda: w.session_id == haiku.id and w.chat.turns)
+    assert "Soft grey rain falls." in [t.text() for t in w.chat.turns]
+
+    w.composer.setFocus()
+    driver.qtbot.keyClicks(w.composer, "One more haiku?")
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+    driver.until(lambda: w.stack.currentWidget() is panel)
+    assert panel.waiting.isVisible() and "kept" in panel.waiting.text()
+    assert w.composer.toPlainText() == "One more haiku?"
+    assert [t.text() for t in driver.run(w.store.get_turns(haiku.id))][-1] == "Rain."
