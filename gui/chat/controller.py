@@ -136,7 +136,9 @@ class ChatController:
             heading.renamed.connect(self.organizer.rename_open)
         w.transcript.retryRequested.connect(self.runs.retry)
         w.transcript.versionRequested.connect(self.switch_version)
-        w.transcript.resumeRequested.connect(lambda _turn_id: self.runs.retry())
+        # Continue on a stopped reply: the model goes on from what it wrote (like
+        # Continue under a reply cut at the length limit), not a fresh answer.
+        w.transcript.resumeRequested.connect(lambda _turn_id: self.runs.continue_reply())
         w.transcript.continueRequested.connect(lambda _turn_id: self.runs.continue_reply())
         w.transcript.linkActivated.connect(QDesktopServices.openUrl)
         w.transcript.list_view.verticalScrollBar().valueChanged.connect(self._scrolled)

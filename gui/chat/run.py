@@ -30,6 +30,7 @@ from parley.core.content import Block, TextBlock, Turn, new_id, now_ms
 from parley.core.errors import ParleyError
 from parley.core.text_limits import check_blocks
 from parley.gui.chat.attach import Taken
+from parley.gui.transcript.specs import CONTINUE_MESSAGE
 
 if TYPE_CHECKING:
     from parley.core.chat.regenerate import ReplySetAside
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
 LAST_SESSION_KEY = "session.last"
 STILL_REPLYING = ("A reply is still coming: press Esc to stop it, or wait — your message "
                   "stays here.")
-#: What Continue under a reply cut at the output limit sends.
-CONTINUE_MESSAGE = "Continue from where you stopped."
 COMPACTING = ("This chat is being compacted: your message stays here; send it when that is "
               "done.")
 #: A message whose save takes longer than this (another program holds the file
@@ -371,9 +370,10 @@ class ChatRuns:
         return True
 
     def continue_reply(self) -> bool:
-        """Continue under the last reply, cut at the model's output limit: send
-        :data:`CONTINUE_MESSAGE` in the open chat, as if typed (False when it cannot be
-        sent now; the status bar says why)."""
+        """Continue under the last reply, stopped (Esc, a failure, Parley closing) or cut
+        at the model's output limit: send :data:`CONTINUE_MESSAGE` in the open chat, as
+        if typed; the model reads its partial reply and goes on where it stopped (False
+        when it cannot be sent now; the status bar says why)."""
         sid = self.chat.session_id
         if sid is None:
             return False

@@ -46,7 +46,7 @@ def message_menu(view: MessageView, row: int, hit: Hit | None) -> QMenu:
         _entry(view, menu, "edit", row)
     retry = view.retry_kind(row)
     if retry:
-        _entry(view, menu, "retry", row, retry.capitalize())
+        _entry(view, menu, "retry", row, "Continue" if retry == "resume" else "Retry")
     if view.model.is_last(row) and view.can_regenerate():
         _entry(view, menu, "regenerate", row)
         sub = models_menu(view, menu, "Regenerate with")

@@ -63,6 +63,11 @@ THINKING_DONE = "Thought"
 SAVING_TEXT = "Saving…"
 #: Under a reply stopped with Esc (or failed), and one cut off by Parley's end (``Turn.cut_off``).
 STOPPED_MARK = "Stopped — reply incomplete"
+#: Under a stopped reply that Continue took up (the continuation follows below it).
+CONTINUED_MARK = "Stopped — continued below"
+#: What Continue sends under a reply stopped (or cut at the output limit): the model
+#: reads its partial reply and goes on from there (``parley.core.wire`` rule 1).
+CONTINUE_MESSAGE = "Continue from where you stopped."
 CUT_OFF_MARK = "Cut off — Parley closed before the reply finished"
 #: Under a complete reply that stopped at the model's output limit (``Turn.stop_reason``).
 LENGTH_MARK = "Stopped at the length limit"
@@ -155,7 +160,9 @@ class SpecBuilder:
                 out.append(Spec(self.cache.line(("answered-by", name), text), "mark"))
         mark = self.save_marks.get(node.key)
         if turn.aborted:
-            out.append(self._aborted_spec(turn, resumable=is_last and mark is None))
+            out.append(self._aborted_spec(turn, resumable=is_last and mark is None,
+                                          continued=not is_last
+                                          and _continued(turn, transcript)))
         elif turn.role == "assistant" and turn.stop_reason == "max_tokens":
             out.append(self._length_spec(continuable=is_last and idle and mark is None))
         if not turn.aborted and is_last and idle and turn.role == "assistant" and mark is None:
@@ -344,12 +351,17 @@ class SpecBuilder:
                 f'<a href="{REGENERATE_WITH_HREF}">with another model…</a>')
         return Spec(self.cache.line("regenerate", text), "mark")
 
-    def _aborted_spec(self, turn: Turn, resumable: bool) -> Spec:
+    def _aborted_spec(self, turn: Turn, resumable: bool, continued: bool = False) -> Spec:
+        """The mark under a stopped reply: Continue under the last one; a reply that
+        Continue took up says so (its continuation is the reply below)."""
+        if continued:
+            text = self._muted(f"■ {CONTINUED_MARK}")
+            return Spec(self.cache.line(("aborted-continued",), text), "mark")
         warn = self.cache.colors.warn_fg.name()
         what = (CUT_OFF_MARK if turn.cut_off else STOPPED_MARK)
         text = f'<span style="color:{warn}">■ {what}</span>'
         if resumable:
-            text += f'&nbsp;&nbsp;·&nbsp;&nbsp;<a href="{RESUME_HREF}"><b>Resume</b></a>'
+            text += f'&nbsp;&nbsp;·&nbsp;&nbsp;<a href="{RESUME_HREF}"><b>Continue</b></a>'
         return Spec(self.cache.line(("aborted", resumable, turn.cut_off), text), "mark")
 
     def _length_spec(self, continuable: bool) -> Spec:
@@ -396,3 +408,13 @@ class SpecBuilder:
 
     def _muted(self, text: str) -> str:
         return f'<span style="color:{self.cache.colors.muted.name()}">{html.escape(text)}</span>'
+
+
+def _continued(turn: Turn, transcript: Transcript) -> bool:
+    """True when the turn after ``turn`` is Continue's message (:data:`CONTINUE_MESSAGE`)."""
+    turns = transcript.turns
+    for i, t in enumerate(turns):
+        if t.id == turn.id:
+            nxt = turns[i + 1] if i + 1 < len(turns) else None
+            return nxt is not None and nxt.role == "user" and nxt.text() == CONTINUE_MESSAGE
+    return False

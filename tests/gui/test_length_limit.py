@@ -49,3 +49,35 @@ def test_a_reopened_chat_still_marks_the_reply_cut_at_the_length_limit(driver: A
     w.chat.open_session(s.id)
     driver.until(lambda: w.session_id == s.id and bool(w.chat.turns))
     driver.until(lambda: LENGTH_MARK in w.transcript.text_of_last())
+
+
+def test_continue_on_a_stopped_reply_goes_on_from_it_and_reads_as_one_reply(
+    driver: Any,
+) -> None:
+    """One name, Continue: the link under a stopped reply sends Continue's message (the
+    model reads what it wrote and goes on, no fresh answer), and the stopped part then
+    says it was continued below instead of "reply incomplete"."""
+    from parley.gui.transcript.specs import CONTINUED_MARK, RESUME_HREF
+
+    w = driver.configured()
+    s = driver.run(w.store.create_session(title="Stopped", model=w.chat.current_model()))
+    driver.run(w.store.append_turn(s.id, Turn("user", [TextBlock("Long story please")])))
+    stopped = driver.run(w.store.append_turn(s.id, Turn(
+        "assistant", [TextBlock("Once upon a time, in a far")], aborted=True)))
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(s.id)
+    driver.until(lambda: w.session_id == s.id and bool(w.chat.turns))
+    shown = w.transcript.text_of_last()
+    assert STOPPED_MARK in shown and "Continue" in shown and "Resume" not in shown
+
+    driver.fake.script("away land, a story went on.")
+    _click_anchor(driver, w, stopped.id, RESUME_HREF)
+    _answered(driver, w, "away land, a story went on.")
+    turns = driver.run(w.store.get_turns(s.id))
+    assert [t.text() for t in turns[-2:]] == [CONTINUE_MESSAGE, "away land, a story went on."]
+    request = driver.fake.model_requests[-1].body["messages"]
+    assert "in a far" in str(request)  # the stopped part is what the model goes on from
+    view = w.transcript
+    row = view.turn_ids().index(stopped.id)
+    under_stopped = view.list_view.layout_of(row, fresh=True).plain_text()
+    assert CONTINUED_MARK in under_stopped and STOPPED_MARK not in under_stopped

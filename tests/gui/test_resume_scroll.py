@@ -80,7 +80,7 @@ def test_resume_follows_the_continuation_at_the_end(driver, fake_provider, home)
     def done() -> bool:
         if w.composer_bar.busy:
             samples.append((at_end(lv), lv.verticalScrollBar().maximum()))
-        return not w.composer_bar.busy and w.tasks.pending == 0 and len(w.chat.turns) == 3
+        return not w.composer_bar.busy and w.tasks.pending == 0 and len(w.chat.turns) == 4
 
     driver.until(done, timeout=20)
     assert len(samples) > 20  # streamed over more than the ~0.5 s Qt waits after a click
