@@ -248,3 +248,46 @@ async def test_message_waits_for_a_short_lock_and_is_announced_before_it_is_save
     await asyncio.to_thread(locker.release)
     assert (await send) is not None
     assert [t.text() for t in await store.get_turns(sid)] == ["held", "Answer."]
+
+
+async def test_a_reply_arriving_while_the_postgresql_server_is_away_is_kept_then_written(
+    chat, fake_provider, postgres_own_server
+):
+    """The same rule on PostgreSQL: the question is saved before it is sent; the reply
+    that streams in after the server went away is kept whole and written once it is back."""
+    from parley.core.store.errors import ServerUnreachable
+
+    store, runner = await chat(postgres_own_server.new_database())
+    sid = (await store.create_session()).id
+    fake_provider.script(REPLY, token_delay_ms=40, chunk_size=16)  # ~1 s of streaming
+    events: list = []
+    sending = asyncio.create_task(runner.send(sid, [TextBlock("asked before it went away")],
+                                              model_ref=MODEL, on_event=events.append))
+    asked = len(fake_provider.model_requests)
+    for _ in range(1000):  # the request is at the provider: everything before it is done
+        if len(fake_provider.model_requests) > asked:
+            break
+        await asyncio.sleep(0.01)
+    assert [t.text() for t in await store.get_turns(sid)] == ["asked before it went away"]
+    await asyncio.to_thread(postgres_own_server.pause)
+    try:
+        reply = await sending
+        assert reply is not None and reply.text() == REPLY
+        finished = next(e for e in events if isinstance(e, RunFinished))
+        assert finished.saved is False
+        assert runner.saves.holds(reply.id)
+        assert isinstance(runner.saves.error, ServerUnreachable)
+        sent = len(fake_provider.model_requests)
+        with pytest.raises(SavesPending) as refused:
+            await runner.send(sid, [TextBlock("while it is away")], model_ref=MODEL)
+        assert "PostgreSQL server cannot be reached" in refused.value.message
+        assert len(fake_provider.model_requests) == sent
+        with pytest.raises(ServerUnreachable):  # nor searched: said in the search window
+            await store.search("asked")
+    finally:
+        await asyncio.to_thread(postgres_own_server.resume)
+    await wait_saved(runner, timeout=30)
+    turns = await store.get_turns(sid)
+    assert [(t.text(), t.aborted) for t in turns] == [
+        ("asked before it went away", False), (REPLY, False)]
+    assert turns[-1].id == reply.id
