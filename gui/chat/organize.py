@@ -366,17 +366,25 @@ class Organizer:
         if session is not None:
             self._spawn(self._archive(session.id, not session.archived), "archive")
 
-    async def _archive(self, sid: str, archived: bool, *, offer: bool = True) -> None:
+    async def _archive(self, sid: str, archived: bool, *, offer: bool = True,
+                       reopen: bool = False) -> None:
+        """Archive (or unarchive) ``sid``; ``offer``: Undo in the toast, which reopens the
+        chat when it was the open one (Ctrl+W closes the open chat by archiving it);
+        ``reopen``: open it once unarchived."""
+        was_open = sid == self.chat.chat_row
         session = await self.store.archive_session(sid, archived)
         self.chat.sessions[sid] = session
         if archived and not self.w.sidebar.show_archived:
             await self._hide(sid)
         else:
             self.chat.remember_session(session)
+        if reopen and sid != self.chat.chat_row:
+            self.chat.open_session(sid)
         if offer:
             verb = "Archived" if archived else "Unarchived"
             self.w.undo.offer(f"{verb} “{self._title(sid)}”",
-                              undo=lambda: self._archive(sid, not archived, offer=False))
+                              undo=lambda: self._archive(sid, not archived, offer=False,
+                                                         reopen=was_open and archived))
 
     async def _hide(self, sid: str) -> None:
         """Take a chat off the list; if it is open, open its neighbour in the same space

@@ -154,6 +154,20 @@ def test_archive_undo_brings_the_chat_back(driver, qtbot):
     assert not driver.run(w.store.get_session(a)).archived
 
 
+def test_undo_after_ctrl_w_reopens_the_closed_chat(driver, qtbot):
+    w = driver.configured()
+    a, b = _chats(driver, w, "Alpha", "Beta")
+    w.chat.open_session(a)
+    driver.until(lambda: w.session_id == a)
+    qtbot.keyClick(w, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)  # close: archived
+    driver.until(lambda: w.sidebar.model.session_ids() == [b] and w.session_id != a
+                 and w.toast.isVisible() and w.toast.offers_undo)
+    qtbot.mouseClick(w.toast.undo_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: w.session_id == a and a in w.sidebar.model.session_ids())
+    assert w.sidebar.current_session_id() == a
+    assert not driver.run(w.store.get_session(a)).archived
+
+
 def test_move_a_chat_to_another_space_by_menu_and_by_drag(driver):
     w = driver.configured()
     work = driver.run(w.store.create_space("Work"))
