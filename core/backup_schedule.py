@@ -22,12 +22,15 @@ import contextlib
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.settings import Settings, spec
 from parley.core.store import backups
 from parley.core.store.backups import Backup
 from parley.core.store.errors import BackupError, SourceDamaged
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +66,7 @@ class BackupScheduler:
 
     def __init__(
         self,
-        store: Any,
+        store: AsyncStore,
         *,
         interval_min: float | None = None,
         check_every_s: float = CHECK_EVERY_S,

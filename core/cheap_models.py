@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from parley.core.compaction.settings import KEY_MODEL, chosen_model_ref
 from parley.core.errors import ParleyError
 from parley.core.providers.catalog import known_models
 from parley.core.providers.model_ref import format_model_ref, parse_model_ref
+
+if TYPE_CHECKING:
+    from parley.core.providers.hub import ProviderHub
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +66,7 @@ def cheap_candidates(kind: str, model_id: str) -> list[str]:
     return [m.id for m in known_models("openai") if m.id.endswith("-mini")]
 
 
-async def listed_models(hub: Any, provider_id: str) -> tuple[str, ...]:
+async def listed_models(hub: ProviderHub, provider_id: str) -> tuple[str, ...]:
     """The model ids a provider lists: the hub's, else asked for now (and kept by the hub).
 
     Raises:
@@ -88,7 +91,7 @@ def pick_listed(candidates: list[str], listed: tuple[str, ...]) -> str | None:
     return None
 
 
-async def cheap_model_ref(hub: Any, conversation_ref: str) -> str:
+async def cheap_model_ref(hub: ProviderHub, conversation_ref: str) -> str:
     """The default summary / title model for a chat on ``conversation_ref``.
 
     Args:
@@ -121,7 +124,7 @@ async def cheap_model_ref(hub: Any, conversation_ref: str) -> str:
 
 
 async def summary_model_ref(
-    hub: Any, conversation_ref: str, setting: str | None, *, key: str = KEY_MODEL
+    hub: ProviderHub, conversation_ref: str, setting: str | None, *, key: str = KEY_MODEL
 ) -> str:
     """The ``provider:model`` that writes a separate summary (or a title).
 

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from parley.core.content import (
     Block,
@@ -53,6 +53,9 @@ from parley.core.convert import export_parley, to_anthropic, to_openai
 from parley.core.providers.capabilities import ANTHROPIC, OPENAI, ProviderCaps
 from parley.core.store.models import Session
 from parley.core.wire import to_messages
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 ExportFormat: TypeAlias = Literal["markdown", "parley", "anthropic", "openai"]
 
@@ -89,7 +92,7 @@ class ExportResult:
     lost: list[str] = field(default_factory=list)
 
 
-async def export_session(store: Any, session_id: str, fmt: ExportFormat) -> ExportResult:
+async def export_session(store: AsyncStore, session_id: str, fmt: ExportFormat) -> ExportResult:
     """Export one session.
 
     Args:
@@ -292,7 +295,7 @@ def _models(session: Session, turns: Sequence[Turn]) -> list[str]:
     return found or ([session.model] if session.model else [])
 
 
-async def version_title(store: Any, session: Session) -> tuple[str | None, str | None]:
+async def version_title(store: AsyncStore, session: Session) -> tuple[str | None, str | None]:
     """The title an export of ``session`` carries, and a line saying which version it is.
 
     A chat's versions (its edits and regenerations, ‹ n/m ›) are sessions titled

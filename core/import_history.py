@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.content import ThinkingBlock, ToolResultBlock, Turn
 from parley.core.convert.detect import decode, parse_json
@@ -53,6 +53,9 @@ from parley.core.importing import (
 )
 from parley.core.store.imports import NewChat, NewFork
 from parley.core.text_limits import max_text_chars, text_chars
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 __all__ = ["MAX_HISTORY_BYTES", "ImportSummary", "import_data", "import_path"]
 
@@ -177,7 +180,7 @@ def _format_noun(name: str) -> str:
 
 
 async def import_path(
-    store: Any,
+    store: AsyncStore,
     path: Path | str,
     *,
     space_id: str | None = None,
@@ -216,7 +219,7 @@ async def import_path(
 
 
 async def import_data(
-    store: Any,
+    store: AsyncStore,
     data: bytes | str,
     *,
     folder: Path | None = None,
@@ -235,7 +238,7 @@ async def import_data(
 
 
 async def _import(
-    store: Any,
+    store: AsyncStore,
     data: bytes | str,
     folder: Path | None,
     space_id: str | None,
@@ -310,7 +313,7 @@ def _markdown_chat(data: bytes | str) -> tuple[NewChat, list[str]] | None:
     return NewChat(title, turns, "markdown", digest, chat.system), chat.lost
 
 
-async def _import_markdown(store: Any, found: tuple[NewChat, list[str]],
+async def _import_markdown(store: AsyncStore, found: tuple[NewChat, list[str]],
                            space_id: str | None) -> ImportSummary:
     chat, lost = found
     written = await store.import_chats([chat], space_id=space_id)

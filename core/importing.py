@@ -36,7 +36,7 @@ import binascii
 import logging
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from parley.core.chat.titles import first_line_title
 from parley.core.content import (
@@ -56,6 +56,9 @@ from parley.core.convert.detect import ImportedConversation, SourceFormat
 from parley.core.store.attachments import missing_data
 from parley.core.store.models import Session
 from parley.core.text_limits import max_text_chars, megabytes, text_chars
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -270,7 +273,7 @@ def _summary_range(turn: Turn, written: set[str]) -> CompactSummaryBlock | None:
     return None
 
 
-async def _write_turn(store: Any, session_id: str, turn: Turn, written: set[str]) -> None:
+async def _write_turn(store: AsyncStore, session_id: str, turn: Turn, written: set[str]) -> None:
     block = _summary_range(turn, written)
     if block is None:
         await store.append_turn(session_id, turn)
@@ -289,7 +292,7 @@ async def _write_turn(store: Any, session_id: str, turn: Turn, written: set[str]
 
 
 async def import_conversation(
-    store: Any,
+    store: AsyncStore,
     data: bytes | str,
     *,
     space_id: str | None = None,
@@ -355,7 +358,7 @@ def imported_title(turns: list[Turn]) -> str:
     return first_line_title(first.text()) if first is not None else DEFAULT_TITLE
 
 
-async def _discard(store: Any, session_id: str) -> None:
+async def _discard(store: AsyncStore, session_id: str) -> None:
     try:
         await asyncio.shield(store.delete_session(session_id))
     except Exception:
@@ -363,7 +366,7 @@ async def _discard(store: Any, session_id: str) -> None:
 
 
 async def import_file(
-    store: Any, path: Path | str, *, space_id: str | None = None, title: str | None = None
+    store: AsyncStore, path: Path | str, *, space_id: str | None = None, title: str | None = None
 ) -> ImportResult:
     """Import a conversation file (see :func:`import_conversation`).
 

@@ -26,16 +26,20 @@ import asyncio
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from parley.core.providers.base import Provider
+    from parley.core.providers.hub import ProviderHub
 
 T = TypeVar("T")
 
 _BY_HUB: weakref.WeakKeyDictionary[Any, Traffic] = weakref.WeakKeyDictionary()
 
 
-def server_key(provider: Any) -> str | None:
+def server_key(provider: Provider | None) -> str | None:
     """The server a provider adapter talks to when its requests must be kept apart
-    (kind ``openai_compatible``), else None (no waiting)."""
+    (kind ``openai_compatible``), else None (no waiting; also for no provider)."""
     caps = getattr(provider, "caps", None)
     if getattr(caps, "kind", None) != "openai_compatible":
         return None
@@ -57,7 +61,7 @@ class Traffic:
         return self._foreground.get(key, 0) > 0
 
     @asynccontextmanager
-    async def foreground(self, provider: Any) -> AsyncIterator[None]:
+    async def foreground(self, provider: Provider | None) -> AsyncIterator[None]:
         """Hold while a foreground request to ``provider``'s server is in flight.
 
         Background requests of that server running now are called off (and
@@ -85,7 +89,7 @@ class Traffic:
                     if not waiter.done():
                         waiter.set_result(None)
 
-    async def background(self, provider: Any, work: Callable[[], Awaitable[T]]) -> T:
+    async def background(self, provider: Provider, work: Callable[[], Awaitable[T]]) -> T:
         """Run ``work()`` (a request to ``provider``'s server) when the server is free.
 
         Args:
@@ -124,7 +128,7 @@ class Traffic:
                     self._called_off.discard(task)
 
 
-def traffic_for(hub: Any) -> Traffic:
+def traffic_for(hub: ProviderHub) -> Traffic:
     """The :class:`Traffic` of a ``ProviderHub`` (made on first use)."""
     traffic = _BY_HUB.get(hub)
     if traffic is None:

@@ -15,9 +15,12 @@ import math
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from parley.core.errors import ParleyError
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -400,12 +403,12 @@ class Settings:
 
     _shared: weakref.WeakKeyDictionary[Any, Settings] = weakref.WeakKeyDictionary()
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: AsyncStore) -> None:
         self.store = store
         self._listeners: list[ChangeListener] = []
 
     @classmethod
-    def of(cls, store: Any) -> Settings:
+    def of(cls, store: AsyncStore) -> Settings:
         """Return the shared :class:`Settings` of ``store`` (created on first use)."""
         found = cls._shared.get(store)
         if found is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from parley.core.content import (
     Block,
@@ -32,6 +32,9 @@ from parley.core.content import (
 from parley.core.errors import ParleyError
 from parley.core.store.errors import TurnNotInSession
 from parley.core.store.models import Session
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +94,7 @@ def edited_blocks(original: Turn, new_blocks: Sequence[Block]) -> list[Block]:
 
 
 async def edit_and_fork(
-    store: Any, session_id: str, turn_id: str, new_blocks: Sequence[Block]
+    store: AsyncStore, session_id: str, turn_id: str, new_blocks: Sequence[Block]
 ) -> Session:
     """Fork a session before an edited user message and put the edited message in the fork.
 
@@ -146,7 +149,7 @@ async def edit_and_fork(
     return session
 
 
-async def _discard(store: Any, fork_id: str) -> None:
+async def _discard(store: AsyncStore, fork_id: str) -> None:
     try:
         await asyncio.shield(store.delete_session(fork_id))
     except Exception:

@@ -13,9 +13,12 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.chat.reply import ReplyBuilder
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +28,7 @@ class Journal:
     latest ``interval_s`` after new content arrived, even if the stream then pauses."""
 
     def __init__(
-        self, store: Any, session_id: str, builder: ReplyBuilder, interval_s: float,
+        self, store: AsyncStore, session_id: str, builder: ReplyBuilder, interval_s: float,
         clock: Callable[[], float],
     ) -> None:
         self.store, self.session_id, self.builder = store, session_id, builder

@@ -41,7 +41,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from parley.core.attachments.limits import AT_SEND, check_turns, limits_for
 from parley.core.chat.run import RunEvent
@@ -49,6 +49,9 @@ from parley.core.content import ToolResultBlock, Turn, apply_compactions
 from parley.core.errors import ParleyError
 from parley.core.store.models import Session
 from parley.core.wire import to_messages
+
+if TYPE_CHECKING:
+    from parley.core.chat.run import ChatRunner
 
 #: How a refusal ends: what it means for the session.
 UNCHANGED = "Nothing was sent, and the answer is unchanged."
@@ -122,7 +125,7 @@ def reply_start(turns: Sequence[Turn]) -> int | None:
     return None if i == len(turns) else i
 
 
-async def preflight(runner: Any, model_ref: str, prompt_turns: Sequence[Turn]) -> None:
+async def preflight(runner: ChatRunner, model_ref: str, prompt_turns: Sequence[Turn]) -> None:
     """Check what can be checked before the old reply is moved.
 
     Args:
@@ -147,7 +150,7 @@ async def preflight(runner: Any, model_ref: str, prompt_turns: Sequence[Turn]) -
 
 
 async def regenerate(
-    runner: Any,
+    runner: ChatRunner,
     session_id: str,
     *,
     model_ref: str,

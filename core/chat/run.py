@@ -123,6 +123,9 @@ from parley.core.window_errors import SentMessageTooLong, model_name
 from parley.core.wire import to_messages
 
 if TYPE_CHECKING:
+    from parley.core.providers.base import Provider
+    from parley.core.providers.hub import ProviderHub
+    from parley.core.store.async_store import AsyncStore
     from parley.core.store.models import Session
 
 __all__ = [  # the events are defined in parley.core.chat.events and are part of this API
@@ -185,8 +188,8 @@ class ChatRunner:
 
     def __init__(
         self,
-        store: Any,
-        hub: Any,
+        store: AsyncStore,
+        hub: ProviderHub,
         *,
         hooks: Hooks | None = None,
         journal_interval_s: float = 0.25,
@@ -613,7 +616,7 @@ class ChatRunner:
         self,
         session_id: str,
         model_ref: str,
-        provider: Any,
+        provider: Provider,
         stored: list[Turn],
         request: ChatRequest,
         builder: ReplyBuilder,

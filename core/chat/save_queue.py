@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from parley.core.content import Turn, Usage
 from parley.core.errors import ParleyError
@@ -44,6 +44,9 @@ from parley.core.store.errors import (
     SessionNotFound,
     StoreError,
 )
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +134,7 @@ class SaveQueue:
         delays_s: seconds between background attempts (the last one repeats).
     """
 
-    def __init__(self, store: Any, *, delays_s: tuple[float, ...] = RETRY_DELAYS_S) -> None:
+    def __init__(self, store: AsyncStore, *, delays_s: tuple[float, ...] = RETRY_DELAYS_S) -> None:
         self.store = store
         self.delays_s = delays_s
         self._items: dict[str, Unsaved] = {}  # turn id -> kept turn, oldest first

@@ -44,7 +44,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.cheap_models import summary_model_ref
 from parley.core.content import DocumentBlock, ImageBlock, TextBlock, Turn, Usage
@@ -52,6 +52,10 @@ from parley.core.local_traffic import traffic_for
 from parley.core.providers.base import ChatRequest, Stop, TextDelta, UsageUpdate
 from parley.core.settings import Settings, UnknownSetting
 from parley.core.title_text import echoes_request, plain_text
+
+if TYPE_CHECKING:
+    from parley.core.providers.hub import ProviderHub
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +219,7 @@ def _prompt(user_text: str, reply_text: str) -> str:
     return "\n".join(parts)
 
 
-async def _setting(store: Any, key: str, default: Any) -> Any:
+async def _setting(store: AsyncStore, key: str, default: Any) -> Any:
     """A declared setting's value; ``default`` when Parley does not declare ``key``."""
     try:
         return await Settings.of(store).get(key)
@@ -223,7 +227,7 @@ async def _setting(store: Any, key: str, default: Any) -> Any:
         return default
 
 
-async def title_model_ref(hub: Any, store: Any, model_ref: str) -> str:
+async def title_model_ref(hub: ProviderHub, store: AsyncStore, model_ref: str) -> str:
     """Return the ``provider:model`` that writes titles for a chat using ``model_ref``.
 
     Args:
@@ -245,7 +249,7 @@ async def title_model_ref(hub: Any, store: Any, model_ref: str) -> str:
     return await summary_model_ref(hub, model_ref, chosen, key=KEY_TITLE_MODEL)
 
 
-async def _ask_model(hub: Any, ref: str, prompt: str) -> tuple[str, Usage, str | None]:
+async def _ask_model(hub: ProviderHub, ref: str, prompt: str) -> tuple[str, Usage, str | None]:
     """Stream one title request.
 
     Returns:
@@ -277,7 +281,9 @@ async def _ask_model(hub: Any, ref: str, prompt: str) -> tuple[str, Usage, str |
     return "".join(parts), usage, stop
 
 
-async def generate_title(hub: Any, store: Any, session_id: str, *, model_ref: str) -> str | None:
+async def generate_title(
+    hub: ProviderHub, store: AsyncStore, session_id: str, *, model_ref: str
+) -> str | None:
     """Title a session after its first exchange, and save the title as automatic.
 
     Args:
@@ -324,7 +330,8 @@ async def generate_title(hub: Any, store: Any, session_id: str, *, model_ref: st
 
 
 async def _generated(
-    hub: Any, store: Any, session_id: str, model_ref: str, user_text: str, reply_text: str
+    hub: ProviderHub, store: AsyncStore, session_id: str, model_ref: str, user_text: str,
+    reply_text: str,
 ) -> str | None:
     """The title model's title, or None (logged) when it cannot be had.
 
@@ -414,7 +421,9 @@ class TitleService:
     the pending ones (call it before closing the store).
     """
 
-    def __init__(self, store: Any, hub: Any, *, on_titled: TitleListener | None = None) -> None:
+    def __init__(
+        self, store: AsyncStore, hub: ProviderHub, *, on_titled: TitleListener | None = None
+    ) -> None:
         self.store = store
         self.hub = hub
         self.on_titled = on_titled

@@ -33,11 +33,14 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from parley.core.errors import ParleyError
 from parley.core.settings import Settings
 from parley.core.tasks import TaskSet
+
+if TYPE_CHECKING:
+    from parley.core.chat.run import ChatRunner
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +204,7 @@ class CacheTimer:
 
     def __init__(
         self,
-        runner: Any,
+        runner: ChatRunner,
         compact: Compact,
         *,
         settings: Settings | None = None,

@@ -38,7 +38,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.cheap_models import cheap_model_ref
 from parley.core.compaction.plan import (
@@ -73,6 +73,11 @@ from parley.core.hooks import Hooks
 from parley.core.providers.base import ChatRequest
 from parley.core.store.errors import SessionNotFound
 from parley.core.tokens import estimate_tokens
+
+if TYPE_CHECKING:
+    from parley.core.providers.base import Provider
+    from parley.core.providers.hub import ProviderHub
+    from parley.core.store.async_store import AsyncStore
 
 __all__ = [
     "CompactEvent",
@@ -113,8 +118,8 @@ class Compactor:
 
     def __init__(
         self,
-        store: Any,
-        hub: Any,
+        store: AsyncStore,
+        hub: ProviderHub,
         *,
         hooks: Hooks | None = None,
         guard: SessionGuard | None = None,
@@ -377,7 +382,7 @@ class Compactor:
         system_prompt: str | None,
         plan: Plan,
         stored: list[Turn],
-        provider: Any,
+        provider: Provider,
         window: int,
         outcome: Outcome,
         trigger: str,

@@ -46,7 +46,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.compaction.backoff import Backoff, Refusal, written_messages
 from parley.core.compaction.compact import CompactEvent, CompactNoSummaryError, Compactor
@@ -67,6 +67,11 @@ from parley.core.providers.errors import ContextOverflow
 from parley.core.tokens import estimate_tokens
 from parley.core.window_errors import HistoryTooLong, MessageTooLong, larger_model, model_name
 from parley.core.wire import to_messages
+
+if TYPE_CHECKING:
+    from parley.core.providers.base import Provider
+    from parley.core.providers.hub import ProviderHub
+    from parley.core.store.async_store import AsyncStore
 
 __all__ = [  # the errors live in parley.core.window_errors; they are part of this API
     "HistoryTooLong",
@@ -113,7 +118,7 @@ class RunState:
     summary_model: str | None = None
     settings: CompactionSettings | None = None
 
-    async def compaction_settings(self, store: Any) -> CompactionSettings:
+    async def compaction_settings(self, store: AsyncStore) -> CompactionSettings:
         """The run's compaction settings: :attr:`settings` when the run read them with
         its other settings, else read now (``load_settings``)."""
         return self.settings if self.settings is not None else await load_settings(store)
@@ -123,7 +128,7 @@ class RunState:
 class _Target:
     """The model a request goes to, for the context-window steps."""
 
-    provider: Any
+    provider: Provider
     model_ref: str
     info: ModelInfo
     trigger: int
@@ -162,7 +167,7 @@ class RunCompaction:
         compactor: compacts while the run holds the session.
     """
 
-    def __init__(self, store: Any, hub: Any, compactor: Compactor) -> None:
+    def __init__(self, store: AsyncStore, hub: ProviderHub, compactor: Compactor) -> None:
         self.store = store
         self.hub = hub
         self.compactor = compactor
@@ -238,7 +243,7 @@ class RunCompaction:
         state: RunState,
         session_id: str,
         model_ref: str,
-        provider: Any,
+        provider: Provider,
         request: ChatRequest,
         emit: Callable[[CompactEvent], None],
     ) -> tuple[list[Turn], ChatRequest]:
@@ -299,7 +304,7 @@ class RunCompaction:
         return info
 
     def _target(
-        self, session_id: str, provider: Any, model_ref: str, info: ModelInfo,
+        self, session_id: str, provider: Provider, model_ref: str, info: ModelInfo,
         settings: CompactionSettings,
     ) -> _Target:
         trigger = int(settings.threshold * info.context_window)

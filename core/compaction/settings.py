@@ -25,11 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from parley.core.errors import ParleyError
 from parley.core.providers.model_ref import format_model_ref, parse_model_ref
 from parley.core.settings import Settings, SettingsError, spec
+
+if TYPE_CHECKING:
+    from parley.core.providers.hub import ProviderHub
+    from parley.core.store.async_store import AsyncStore
 
 Strategy: TypeAlias = Literal["summary", "tail"]
 
@@ -67,7 +71,7 @@ class CompactionSettings:
     strategy: Strategy = DEFAULT_STRATEGY
 
 
-async def load_settings(store: Any) -> CompactionSettings:
+async def load_settings(store: AsyncStore) -> CompactionSettings:
     """Read the compaction settings in one store read, each through its declaration.
 
     A stored value of the wrong type or out of its declared bounds is read as
@@ -165,7 +169,7 @@ def check_model_setting(key: str, value: str | None, provider_ids: Sequence[str]
 
 
 def chosen_model_ref(
-    hub: Any, conversation_ref: str, setting: str | None, *, key: str = KEY_MODEL
+    hub: ProviderHub, conversation_ref: str, setting: str | None, *, key: str = KEY_MODEL
 ) -> str | None:
     """Return the ``provider:model`` a model setting names, or None when it is automatic.
 

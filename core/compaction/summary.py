@@ -34,7 +34,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from parley.core.compaction.check import Verdict, check_answer
 from parley.core.compaction.parts import group, split_parts, transcript_tokens
@@ -59,6 +59,10 @@ from parley.core.local_traffic import traffic_for
 from parley.core.providers.base import ChatRequest, Event, Stop, TextDelta, UsageUpdate
 from parley.core.providers.errors import ContextOverflow, ProviderError
 from parley.core.tokens import estimate_tokens, text_tokens
+
+if TYPE_CHECKING:
+    from parley.core.providers.base import Provider
+    from parley.core.providers.hub import ProviderHub
 
 log = logging.getLogger(__name__)
 
@@ -165,7 +169,7 @@ class Summarizer:
 
     def __init__(
         self,
-        hub: Any,
+        hub: ProviderHub,
         *,
         clock: Callable[[], float] = time.monotonic,
         progress_interval_s: float = 0.1,
@@ -357,8 +361,8 @@ class Summarizer:
             items, spans = merged, merged_spans
 
     async def read(
-        self, events: AsyncIterator[Event], emit: Emit, stage: str, *, provider: Any = None,
-        **progress: int,
+        self, events: AsyncIterator[Event], emit: Emit, stage: str, *,
+        provider: Provider | None = None, **progress: int,
     ) -> tuple[str, str | None, Usage]:
         """Collect a reply's text, stop reason and usage, emitting progress as it streams.
 

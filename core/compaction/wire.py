@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.content import (
     Block,
@@ -37,6 +37,9 @@ from parley.core.providers.errors import ProviderError
 from parley.core.providers.retry import stream_with_retries
 from parley.core.tokens import estimate_tokens
 from parley.core.wire import to_messages
+
+if TYPE_CHECKING:
+    from parley.core.providers.base import Provider
 
 HIDDEN_OUTPUT = "[tool output hidden to save context: {tokens:,} tokens]"
 HIDDEN_FILE = "[{what} hidden to save context: {tokens:,} tokens]"
@@ -128,13 +131,13 @@ def _tool_dicts(request: ChatRequest) -> list[dict[str, Any]]:
     ]
 
 
-def estimate_request(provider: Any, request: ChatRequest) -> int:
+def estimate_request(provider: Provider, request: ChatRequest) -> int:
     """Local estimate of a request's input tokens (wire turns, system prompt, tools)."""
     turns = to_messages(request.turns, provider=provider.caps)
     return estimate_tokens(turns, system=request.system, tools=_tool_dicts(request))
 
 
-async def context_tokens(provider: Any, request: ChatRequest, trigger: int) -> int:
+async def context_tokens(provider: Provider, request: ChatRequest, trigger: int) -> int:
     """Return the input tokens of ``request``, precise where it matters.
 
     The local estimate is returned when it is below ``COUNT_FROM_SHARE`` of

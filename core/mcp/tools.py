@@ -30,7 +30,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from parley.core.content import ToolResultBlock, ToolUseBlock, Turn
 from parley.core.errors import ParleyError
@@ -42,6 +42,9 @@ from parley.core.mcp.results import to_tool_result
 from parley.core.providers.base import ToolSpec
 from parley.core.settings import Settings
 from parley.core.tools.registry import ToolContext, text_result
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +103,9 @@ class McpTools:
             is not always allowed (nobody to ask).
     """
 
-    def __init__(self, host: McpHost, store: Any, *, approver: Approver | None = None) -> None:
+    def __init__(
+        self, host: McpHost, store: AsyncStore, *, approver: Approver | None = None
+    ) -> None:
         self.host = host
         self.store = store
         self.approver = approver

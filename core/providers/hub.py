@@ -36,7 +36,7 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.errors import ParleyError
 from parley.core.gc_pause import gc_paused
@@ -58,6 +58,9 @@ from parley.core.providers.registry import (
     resolve_base_url,
 )
 from parley.core.providers.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +110,7 @@ class ProviderHub:
 
     def __init__(
         self,
-        store: Any,
+        store: AsyncStore,
         *,
         keys: KeyStore | None = None,
         retry: RetryPolicy | None = None,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.compaction.types import Skill as ActiveSkill
 from parley.core.content import Block, ToolResultBlock, ToolUseBlock, Turn
@@ -37,6 +37,9 @@ from parley.core.tools.skills import (
 )
 from parley.core.tools.system_prompt import FrozenPrompts
 
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
+
 ENABLED_PREFIX = "tools_enabled:"
 UNSUPPORTED_KEY = "tools_unsupported"
 #: Tools are on by default for these provider kinds (the per-space switch overrides).
@@ -53,7 +56,7 @@ class ToolExecutor:
             Parley's own; None for none.
     """
 
-    def __init__(self, store: Any, *, library: SkillLibrary | None = None,
+    def __init__(self, store: AsyncStore, *, library: SkillLibrary | None = None,
                  mcp: Any = None) -> None:
         self.store = store
         self.mcp = mcp

@@ -22,7 +22,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.content import Block, ToolUseBlock, Turn
 from parley.core.providers.base import ChatRequest
@@ -30,6 +30,10 @@ from parley.core.providers.errors import BadRequest, ProviderError, ServerError
 from parley.core.settings import Settings, spec
 from parley.core.tools.executor import ToolExecutor
 from parley.core.tools.registry import ToolContext, text_result
+
+if TYPE_CHECKING:
+    from parley.core.providers.base import Provider
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +82,7 @@ class ToolRoundLimit:
     message: str
 
 
-async def max_rounds(store: Any) -> int:
+async def max_rounds(store: AsyncStore) -> int:
     """Return the setting ``tools.max_rounds`` (tool rounds per message).
 
     Read through its declaration in ``parley.core.settings`` (1–100): an unset,
@@ -121,7 +125,7 @@ def rejects_tools(exc: BaseException, kind: str) -> bool:
     return isinstance(exc, ProviderError) and bool(_REJECTS_TOOLS.search(exc.message))
 
 
-def said_tools(provider: Any, model_ref: str) -> bool:
+def said_tools(provider: Provider, model_ref: str) -> bool:
     """True when the adapter knows that the model's server said it takes tools
     (``ModelInfo.tools``, learnt when it listed its models); never asks the server.
 
@@ -193,7 +197,7 @@ class ToolRounds:
     """
 
     executor: ToolExecutor
-    store: Any
+    store: AsyncStore
     session_id: str
     space_id: str
     limit: int
@@ -245,12 +249,12 @@ class RunTools:
         store: the ``AsyncStore``.
     """
 
-    def __init__(self, executor: ToolExecutor | None, store: Any) -> None:
+    def __init__(self, executor: ToolExecutor | None, store: AsyncStore) -> None:
         self.executor = executor
         self.store = store
 
     async def rounds(
-        self, session: Any, provider: Any, model_ref: str, limit: int | None = None
+        self, session: Any, provider: Provider, model_ref: str, limit: int | None = None
     ) -> ToolRounds | None:
         """The tool rounds of a run, or None when no tools go with its requests.
 
@@ -306,7 +310,7 @@ class RunTools:
                                   tools=await self.executor.request_specs(session, stored))
         return replace(request, turns=self.executor.wire_turns(request.turns))
 
-    def rejected(self, exc: BaseException, request: ChatRequest, provider: Any) -> bool:
+    def rejected(self, exc: BaseException, request: ChatRequest, provider: Provider) -> bool:
         """True when ``exc`` is the server refusing the request's tools (:func:`rejects_tools`)."""
         kind = getattr(getattr(provider, "caps", None), "kind", "")
         return bool(request.tools) and rejects_tools(exc, kind)

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from parley.core.content import now_ms
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ToolSpec
 from parley.core.tokens import text_tokens
 from parley.core.tools.registry import ToolContext, ToolError
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 #: A space's memory holds at most this many tokens unless its limit was changed.
 DEFAULT_LIMIT_TOKENS = 1_100
@@ -90,7 +93,7 @@ class MemoryStore:
         store: the ``AsyncStore`` (``get_state`` / ``set_state``).
     """
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: AsyncStore) -> None:
         self.store = store
 
     async def get(self, space_id: str) -> Memory:

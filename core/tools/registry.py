@@ -22,11 +22,14 @@ import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from parley.core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ToolSpec
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +64,7 @@ class ToolContext:
             turn holding the calls included), oldest first.
     """
 
-    store: Any
+    store: AsyncStore
     session_id: str
     space_id: str
     turns: Sequence[Turn] = field(default_factory=tuple)

@@ -33,11 +33,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parley.core.content import CompactSummaryBlock, Turn, now_ms
 from parley.core.tools.memory import Memory, MemoryStore
 from parley.core.tools.skills import LOAD_TOOL, UNLOAD_TOOL, Skill, SkillLibrary
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
 
 STATE_PREFIX = "frozen_prompt:"
 MEMORY_HEADING = "# Memory"
@@ -132,7 +135,7 @@ class FrozenPrompts:
         library: the skills.
     """
 
-    def __init__(self, store: Any, memories: MemoryStore, library: SkillLibrary) -> None:
+    def __init__(self, store: AsyncStore, memories: MemoryStore, library: SkillLibrary) -> None:
         self.store = store
         self.memories = memories
         self.library = library
