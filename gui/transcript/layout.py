@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QTextBlock, QTextDocument, QTextFragment
 
 from parley.gui.markdown import BLOCKED_PREFIX, IMAGE_PREFIX
 from parley.gui.transcript.pieces import Piece, PieceCache, icons_in
@@ -118,10 +118,16 @@ class RowLayout:
 
     def anchor_point(self, href: str) -> QPoint | None:
         """The centre (row coordinates) of the first anchor whose href starts with ``href``."""
+        box = self.anchor_box(href)
+        return box.center() if box is not None else None
+
+    def anchor_box(self, href: str) -> QRect | None:
+        """Where (row coordinates) the first anchor whose href starts with ``href`` is:
+        the area a click on it hits."""
         for placed in self.pieces:
             rect = anchor_rect(placed.piece.doc, href)
             if rect is not None:
-                return (rect.center() + QPointF(placed.rect.topLeft())).toPoint()
+                return rect.translated(QPointF(placed.rect.topLeft())).toRect()
         return None
 
     def fold_point(self, key: str) -> QPoint | None:
@@ -150,25 +156,38 @@ class RowLayout:
 
 
 def anchor_rect(doc: QTextDocument, href: str) -> QRectF | None:
-    """Where the first anchor whose href starts with ``href`` is in ``doc`` (doc coordinates)."""
+    """Where the first anchor whose href starts with ``href`` is in ``doc`` (doc
+    coordinates): every fragment of that link (its text may change format inside)."""
     block = doc.begin()
     layout = doc.documentLayout()
     while block.isValid():
         it = block.begin()
+        found: QRectF | None = None
+        target = ""
         while not it.atEnd():
             frag = it.fragment()
-            if frag.isValid() and frag.charFormat().anchorHref().startswith(href):
-                box = layout.blockBoundingRect(block)
-                line = block.layout().lineForTextPosition(frag.position() - block.position())
-                if not line.isValid():
-                    return box
-                x0 = line.cursorToX(frag.position() - block.position())[0]
-                x1 = line.cursorToX(frag.position() + frag.length() - block.position())[0]
-                return QRectF(box.left() + x0, box.top() + line.y(), max(1.0, x1 - x0),
-                              line.height())
+            link = frag.charFormat().anchorHref() if frag.isValid() else ""
+            if found is not None and link != target:
+                return found
+            if link and (found is not None or link.startswith(href)):
+                target = link
+                rect = _fragment_rect(layout.blockBoundingRect(block), block, frag)
+                found = rect if found is None else found.united(rect)
             it += 1
+        if found is not None:
+            return found
         block = block.next()
     return None
+
+
+def _fragment_rect(box: QRectF, block: QTextBlock, frag: QTextFragment) -> QRectF:
+    """A text fragment's rect on its line (doc coordinates); ``box``: its block's."""
+    line = block.layout().lineForTextPosition(frag.position() - block.position())
+    if not line.isValid():
+        return box
+    x0 = line.cursorToX(frag.position() - block.position())[0]
+    x1 = line.cursorToX(frag.position() + frag.length() - block.position())[0]
+    return QRectF(box.left() + x0, box.top() + line.y(), max(1.0, x1 - x0), line.height())
 
 
 def indexed_target(piece: Piece, href: str) -> str:

@@ -51,6 +51,9 @@ REGENERATE_WITH_HREF = "parley:regenerate-with"
 #: next version (``parley.core.versions``).
 VERSION_PREV_HREF = "parley:version-prev"
 VERSION_NEXT_HREF = "parley:version-next"
+#: The size of the ‹ › glyphs (pt), and the smallest click target they make (px).
+ARROW_PT = 17
+VERSION_TARGET_PX = 24
 CARD_FOLD = "card"
 CODE_KINDS = ("codehead", "code")
 ANSWERED_BY = "Answered by {name}"
@@ -153,6 +156,7 @@ class SpecBuilder:
             self._block_specs(out, node, transcript, i, block, is_last, live)
         if turn.role == "assistant" and not out and not turn.aborted:
             out.append(Spec(self.cache.line("typing", self._muted("…")), "mark"))
+        content_end = len(out)
         if turn.role == "assistant" and turn.model:
             name = self.answered_by(turn.model)
             if name:
@@ -169,22 +173,27 @@ class SpecBuilder:
             out.append(self._regenerate_spec())
         if mark is not None:
             out.append(self._save_spec(mark))
+        # ‹ n/m › right under the message, before its marks and links, on every message
+        # alike (a user's bubble, a reply).
         shown = self.versions.get(node.key) if node.kind == "turn" else None
         if shown is not None:
-            out.append(self._versions_spec(*shown))
+            out.insert(content_end, self._versions_spec(*shown))
         return out
 
     def _versions_spec(self, index: int, total: int) -> Spec:
         """‹ n/m ›: which version of the message is shown, with links to the others."""
         muted = self.cache.colors.muted.name()
 
+        # Each arrow is a large glyph padded on both sides inside its link: a click
+        # target of at least ~24 px each way (VERSION_TARGET_PX), not a 5 px glyph.
         def arrow(glyph: str, href: str, live: bool) -> str:
+            body = f'&nbsp;&nbsp;<span style="font-size:{ARROW_PT}pt">{glyph}</span>&nbsp;&nbsp;'
             if live:
-                return f'<a href="{href}" style="text-decoration:none"><b>{glyph}</b></a>'
-            return f'<span style="color:{muted}">{glyph}</span>'
+                return f'<a href="{href}" style="text-decoration:none"><b>{body}</b></a>'
+            return f'<span style="color:{muted}">{body}</span>'
 
         text = (f'{arrow("‹", VERSION_PREV_HREF, index > 1)}'
-                f'<span style="color:{muted}">&nbsp;{index}/{total}&nbsp;</span>'
+                f'<span style="color:{muted}">{index}/{total}</span>'
                 f'{arrow("›", VERSION_NEXT_HREF, index < total)}')
         return Spec(self.cache.line(("versions", index, total), text), "mark")
 

@@ -11,7 +11,12 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.gui import dialogs
-from parley.gui.transcript.specs import VERSION_NEXT_HREF, VERSION_PREV_HREF
+from parley.gui.transcript.specs import (
+    REGENERATE_HREF,
+    VERSION_NEXT_HREF,
+    VERSION_PREV_HREF,
+    VERSION_TARGET_PX,
+)
 
 pytestmark = pytest.mark.timeout(90)
 LEFT = Qt.MouseButton.LeftButton
@@ -182,3 +187,36 @@ def test_a_search_hit_in_another_version_opens_that_version(driver: Any) -> None
                  and w.tasks.pending == 0)
     driver.run(w.undo.flush())
     assert driver.run(w.store.list_sessions(include_versions=True)) == []
+
+
+def test_the_version_switcher_is_easy_to_hit_and_sits_under_the_message(driver: Any) -> None:
+    """‹ › are click targets of 24 px or more, hit off their glyph's centre too, and the
+    switcher sits right under the message (above Regenerate), on a bubble as on a reply."""
+    w = driver.configured()
+    driver.fake.script("Lisbon.")
+    driver.send("Where to go in May?", w, wait=True)
+    _edit_first(driver, w, "Where to go in June?", "Oslo.")
+    _regenerate(driver, w, "Porto.")
+    driver.until(lambda: _versions(w) == [(2, 2), (2, 2)])
+    lv = w.transcript.list_view
+    for row in (0, 1):
+        layout = lv.layout_of(row, fresh=True)
+        box = layout.anchor_box(VERSION_PREV_HREF)  # at 2/2 only ‹ is a link
+        assert box is not None and layout.anchor_box(VERSION_NEXT_HREF) is None
+        assert box.width() >= VERSION_TARGET_PX and box.height() >= VERSION_TARGET_PX, box
+    reply = lv.layout_of(1, fresh=True)
+    assert reply.anchor_box(VERSION_PREV_HREF).bottom() <= reply.anchor_box(REGENERATE_HREF).top()
+
+    # A click near the edge of the bubble's ‹ (not on the glyph) still switches.
+    turn = w.chat.turns[0].id
+    assert w.transcript.anchor_point(turn, VERSION_PREV_HREF) is not None  # scrolled to it
+    box = lv.layout_of(0, fresh=True).anchor_box(VERSION_PREV_HREF)
+    point = box.topLeft() + lv.visualRect(w.transcript.model.index(0)).topLeft()
+    point.setX(point.x() + 3)
+    point.setY(point.y() + box.height() - 4)
+    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=point)
+    driver.until(lambda: _texts(w) == ["Where to go in May?", "Lisbon."])
+    driver.until(lambda: _versions(w)[0] == (1, 2))
+    box = lv.layout_of(0, fresh=True).anchor_box(VERSION_NEXT_HREF)
+    assert box is not None
+    assert box.width() >= VERSION_TARGET_PX and box.height() >= VERSION_TARGET_PX, box
