@@ -923,6 +923,9 @@ class MainWindow(QMainWindow, WindowCommands):
             self.search_popup.place()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        if event.type() == QEvent.Type.PaletteChange:  # icons follow the theme's colours
+            self.sidebar_button.setIcon(
+                appearance.icon("sidebar", appearance.current().muted, 18))
         if event.type() == QEvent.Type.ThemeChange and not os.environ.get("PARLEY_THEME") \
                 and appearance.preference() == "system":
             app = QGuiApplication.instance()

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QLabel, QMenu, QToolButton, QWidget, QWidgetAction
 
@@ -344,6 +344,12 @@ class ModelPicker(QToolButton):
         if not ref:
             return "No model"
         return self._describe(ref) or ref.split(":", 1)[-1]
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        """The chevron is tinted with the theme's colours: made again when it changes."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.setIcon(appearance.icon("chevron-down", appearance.current().muted, 14))
 
     def _show(self) -> None:
         self.setText(self.label_of(self.current))

@@ -252,7 +252,6 @@ class Sidebar(QWidget):
         self.new_button.setText("New chat")
         self.new_button.setAccessibleName("New chat")
         self.new_button.setToolTip("New chat (Ctrl+N)")
-        self.new_button.setIcon(appearance.icon("new-chat", appearance.current().text, 16))
         self.new_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.new_button.clicked.connect(self.new_chat_clicked)
         self.search_button = QPushButton(self)
@@ -267,6 +266,8 @@ class Sidebar(QWidget):
     def restyle(self) -> None:
         """Colours of the sidebar's own buttons (the rest comes from the style sheet)."""
         t = appearance.current()
+        # Icons are tinted with the theme's colours: made again when the theme changes.
+        self.new_button.setIcon(appearance.icon("new-chat", t.text, 16))
         self.search_button.setStyleSheet(
             f"#SearchChatsButton {{ text-align: left; padding: 6px 10px; color: {t.faint};"
             f" background: {t.base}; border: 1px solid {t.border}; border-radius: 8px; }}"
