@@ -25,7 +25,6 @@ from typing import Any
 from parley.core.content import CompactSummaryBlock, Turn
 from parley.core.providers.base import ChatRequest
 from parley.core.tokens import estimate_tokens
-from parley.core.wire import to_messages
 
 __all__ = ["Anchor", "find_anchor", "measured_tokens", "request_estimate"]
 
@@ -89,7 +88,7 @@ def request_estimate(caps: Any, request: ChatRequest) -> int:
         caps: the provider's ``ProviderCaps`` (the wire rules depend on it).
         request: the request (``turns`` as stored, or transformed).
     """
-    turns = to_messages(request.turns, provider=caps)
+    turns = request.messages(caps)
     return estimate_tokens(turns, system=request.system, tools=_tool_dicts(request))
 
 

@@ -555,9 +555,11 @@ class ChatRunner:
         provider, model_id = self.hub.resolve(model_ref)
         # Files over the provider's limits fail here, in words, before anything is sent.
         # (Only what is sent counts: aborted and compacted turns are left out.)
-        check_turns(to_messages(stored, provider.caps), limits_for(provider.caps.kind))
+        messages = to_messages(stored, provider.caps)
+        check_turns(messages, limits_for(provider.caps.kind))
         session_id, session = ctx.session.id, ctx.session
         request = await self._tools.request(session, model_id, stored, tools_on)
+        request.keep_messages(stored, provider.caps, messages)  # converted once per request
         summaries = state.summaries
         stored, request = await self._compaction.prepare(
             state, session_id, model_ref, provider, request, emit

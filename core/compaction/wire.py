@@ -36,7 +36,6 @@ from parley.core.providers.base import ChatRequest, Event
 from parley.core.providers.errors import ProviderError
 from parley.core.providers.retry import stream_with_retries
 from parley.core.tokens import estimate_tokens
-from parley.core.wire import to_messages
 
 if TYPE_CHECKING:
     from parley.core.providers.base import Provider
@@ -133,7 +132,7 @@ def _tool_dicts(request: ChatRequest) -> list[dict[str, Any]]:
 
 def estimate_request(provider: Provider, request: ChatRequest) -> int:
     """Local estimate of a request's input tokens (wire turns, system prompt, tools)."""
-    turns = to_messages(request.turns, provider=provider.caps)
+    turns = request.messages(provider.caps)
     return estimate_tokens(turns, system=request.system, tools=_tool_dicts(request))
 
 

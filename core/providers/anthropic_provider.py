@@ -20,7 +20,6 @@ from typing import Any
 import anthropic
 import httpx2
 
-from parley.core import wire
 from parley.core.content import Usage
 from parley.core.convert.anthropic import to_anthropic
 from parley.core.providers import cache_points, catalog
@@ -208,7 +207,7 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
         info = self.model_info(request.model)
         ttl = self.caps.cache_ttl_s or 300
         lost: list[str] = []
-        messages = to_anthropic(wire.to_messages(request.turns, provider=self.caps), lost=lost)
+        messages = to_anthropic(request.messages(self.caps), lost=lost)
         if lost:
             log.debug("not sent to %s: %s", self.name, "; ".join(lost))
         if request.cache:

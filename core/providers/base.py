@@ -131,6 +131,10 @@ class ChatRequest:
         temperature: sampling temperature (dropped with thinking and for
             models that reject it).
         cache: place prompt-cache breakpoints (Anthropic).
+
+    The turns as sent (:meth:`messages`) are converted once per request and API: the
+    length checks, the token estimate and the adapter share them. A request made with
+    ``dataclasses.replace`` converts again; ``turns`` is not changed in place.
     """
 
     model: str
@@ -141,6 +145,26 @@ class ChatRequest:
     thinking_budget: int | None = None
     temperature: float | None = None
     cache: bool = True
+    _wire: tuple[list[Turn], ProviderCaps, list[Turn]] | None = field(
+        default=None, init=False, repr=False, compare=False)
+
+    def messages(self, caps: ProviderCaps) -> list[Turn]:
+        """The turns as sent to an API with ``caps``: ``parley.core.wire.to_messages`` of
+        :attr:`turns`, converted once (read it, do not change it)."""
+        known = self._wire
+        if known is not None and known[0] is self.turns and known[1] == caps:
+            return known[2]
+        from parley.core.wire import to_messages
+
+        out = to_messages(self.turns, caps)
+        self._wire = (self.turns, caps, out)
+        return out
+
+    def keep_messages(self, turns: list[Turn], caps: ProviderCaps, messages: list[Turn]) -> None:
+        """Take ``messages``, ``to_messages(turns, caps)`` converted already, as
+        :meth:`messages` of this request when ``turns`` is its :attr:`turns` (else no-op)."""
+        if turns is self.turns:
+            self._wire = (turns, caps, messages)
 
 
 #: The default output limit asked of models whose limit is higher (tokens).

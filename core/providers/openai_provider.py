@@ -31,7 +31,6 @@ from typing import Any
 import httpx2
 import openai
 
-from parley.core import wire
 from parley.core.content import Usage
 from parley.core.convert.openai import to_openai
 from parley.core.providers import catalog, server_limits
@@ -262,7 +261,7 @@ class OpenAIProvider(SdkProvider[openai.AsyncOpenAI]):
         """Return the Chat Completions parameters for a request (streaming, usage included)."""
         info = self.model_info(request.model)
         lost: list[str] = []
-        turns = wire.to_messages(request.turns, provider=self.caps)
+        turns = request.messages(self.caps)
         messages = to_openai(turns, system=request.system, lost=lost)
         if lost:
             log.debug("not sent to %s: %s", self.name, "; ".join(lost))

@@ -93,3 +93,33 @@ async def test_a_message_with_tools_reads_the_session_once_and_the_settings_once
     assert trips["get_state"] == 3  # the space's tool switch, unsupported models, the prompt
     # it was 11: the session three times, the settings twice
     assert sum(trips.values()) == 8, trips
+
+
+async def test_a_request_is_converted_to_its_wire_form_once(
+    counted: tuple[Any, ...], fake_provider: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The length check, the context estimates and the adapter share one
+    ``to_messages`` of the history per request (it was four, and the new message
+    alone was converted twice)."""
+    from parley.core import wire
+
+    store, hub, _tools = counted
+    runner = ChatRunner(store, hub, journal_interval_s=60, emit_interval_s=0.0)
+    sid = (await store.create_session()).id
+    fake_provider.script("Fine, thanks.")
+    await _send(runner, store, sid, "How are you?")
+    converted: list[int] = []
+    real = wire.apply_compactions  # every to_messages starts with it
+
+    def counting(turns: Any) -> Any:
+        converted.append(len(turns))
+        return real(turns)
+
+    monkeypatch.setattr(wire, "apply_compactions", counting)
+    fake_provider.script("Fine, thanks.")
+    await _send(runner, store, sid, "And now?")
+    # the new message alone (its length check, before it is saved), then the history
+    # once: question, reply, question
+    assert converted == [1, 3]
+    body = fake_provider.requests[-1].body
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
