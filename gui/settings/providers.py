@@ -182,13 +182,18 @@ class ProvidersPage(QWidget):
         for w in (add, self.remove_button):
             buttons.addWidget(w)
         buttons.addStretch(1)
-        buttons.addWidget(self.progress)
-        buttons.addWidget(self.saved_note)
-        buttons.addWidget(self.save_button)
+        # Save provider under the provider's fields: Tab goes down the page (the fields,
+        # Save provider, then the model for new chats), never back up to its top.
+        save_row = QHBoxLayout()
+        save_row.addStretch(1)
+        save_row.addWidget(self.progress)
+        save_row.addWidget(self.saved_note)
+        save_row.addWidget(self.save_button)
         lay = QVBoxLayout(self)
         lay.addWidget(self.list)
         lay.addLayout(buttons)
         lay.addLayout(form)
+        lay.addLayout(save_row)
         problem = QHBoxLayout()
         problem.addWidget(self.message, 1)
         problem.addWidget(self.save_anyway, 0, Qt.AlignmentFlag.AlignTop)

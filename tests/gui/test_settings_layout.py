@@ -109,3 +109,24 @@ def test_a_big_system_font_widens_the_dialog_instead_of_scrolling(hub, qtbot, un
     assert [p for p in sideways(d, qtbot) if "QTableWidget" not in p] == []
     hints = [label for label in d.findChildren(QLabel) if label.objectName() == "FieldHint"]
     assert hints and all(label.wordWrap() for label in hints)
+
+
+def test_tab_on_the_providers_page_goes_down_the_page(dialog, qtbot):
+    """Default model → Save provider (under the fields) → Model for new chats: Tab never
+    jumps back up to the top of the page in between."""
+    from PySide6.QtCore import QPoint, Qt
+
+    dialog.show_section("Providers")
+    page = dialog.providers
+    qtbot.wait(60)
+    page.model.setFocus(Qt.FocusReason.TabFocusReason)
+    seen = [page.model]
+    for _ in range(6):
+        qtbot.keyClick(dialog.focusWidget(), Qt.Key.Key_Tab)
+        seen.append(dialog.focusWidget())
+        if seen[-1] is page.default_model:
+            break
+    assert seen[-1] is page.default_model, [w.accessibleName() or w.text() for w in seen]
+    assert page.save_button in seen
+    tops = [w.mapTo(page, QPoint(0, 0)).y() for w in seen]
+    assert tops == sorted(tops), tops  # each stop is at or below the one before
