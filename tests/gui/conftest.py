@@ -133,35 +133,42 @@ class WindowDriver:
         self.set_up_anthropic(window)
         return window
 
-    def configured(self) -> Any:
+    def configured(self, env: dict[str, str] | None = None, *, openai: bool = False) -> Any:
         """A window past first-run set-up, opened the way a second start finds it.
 
-        The fake server's Anthropic API is saved in this home first (what "Start
-        chatting" saves: the provider setting, its key in the key file, its first
-        model as the default), so the window opens on the chat without the set-up
-        panel. The set-up tests click through the panel (:meth:`set_up_anthropic`).
+        The fake server's Anthropic API (``openai``: its OpenAI API, as OpenAI at a
+        custom address) is saved first where the window keeps its settings (this
+        home, or the database ``env``'s ``PARLEY_DATABASE_URL`` names) as "Start
+        chatting" saves it: the provider, its key in the key file, its first model as
+        the default. So the window opens on the chat without the set-up panel; the
+        set-up tests click through the panel (:meth:`set_up_anthropic`, :meth:`set_up`).
         """
-        self.run(self.save_anthropic(), timeout=20)
-        window = self.open()
+        self.run(self.save_provider(env or {}, openai=openai), timeout=20)
+        window = self.open(env)
         assert window.setup_panel is None, "the saved provider was not found at start"
         return window
 
-    async def save_anthropic(self) -> None:
-        """Save the fake server's Anthropic API in this home as first-run set-up
-        does (``MainWindow._finish_setup``): same test of the connection for the
-        models, same provider, key and default model (the first model offered)."""
+    async def save_provider(self, env: dict[str, str], *, openai: bool = False) -> None:
+        """Save the fake server's API as first-run set-up does
+        (``MainWindow._finish_setup``): the same connection test for the models, then
+        the same provider, key and default model (the first model offered); nothing
+        when a provider is set up already."""
         from parley.core import paths
         from parley.core.providers.hub import ProviderHub
         from parley.core.store.async_store import AsyncStore
+        from parley.core.store.backends import database_url
 
-        store = await AsyncStore.open(paths.db_path(self.home))
-        hub = ProviderHub(store, environ={})
+        target = database_url(env.get("PARLEY_DATABASE_URL"), paths.data_dir(self.home))
+        store = await AsyncStore.open(target or paths.db_path(self.home))
+        hub = ProviderHub(store, environ=env)
         try:
             await hub.load()
             if hub.default_model_ref() is None:
-                url, key = self.fake.anthropic_base_url, "sk-ant-test-key"
-                models = await hub.test_connection("anthropic", url, key)
-                await hub.add_provider("anthropic", base_url=url, api_key=key,
+                kind = "openai" if openai else "anthropic"
+                url = self.fake.openai_own_url if openai else self.fake.anthropic_base_url
+                key = "sk-test-openai-key" if openai else "sk-ant-test-key"
+                models = await hub.test_connection(kind, url, key)
+                await hub.add_provider(kind, base_url=url, api_key=key,
                                        default_model=models[0].id)
         finally:
             await hub.aclose()

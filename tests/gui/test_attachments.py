@@ -69,8 +69,7 @@ def open_window(driver: Any, fake: Any, api: str) -> Any:
         return driver.configured()
     # OpenAI set up at the fake's address (OPENAI_BASE_URL away from api.openai.com would
     # make it an OpenAI-compatible server, which takes no PDF).
-    w = driver.open()
-    driver.set_up_anthropic(w, openai=True)
+    w = driver.configured(openai=True)
     assert w.stack.currentWidget() is w.chat_page
     assert (w.chat.current_model() or "").startswith("openai:")
     return w

@@ -14,9 +14,8 @@ from parley.core.store.pg_store import PgStore
 
 def test_the_chats_go_to_the_database_named_by_the_url(driver, fake_provider, postgres_url, home):
     fake_provider.script("Hello from the fake model.")
-    window = driver.open(env={"PARLEY_DATABASE_URL": postgres_url})
+    window = driver.configured(env={"PARLEY_DATABASE_URL": postgres_url})
     assert window.store.on_server
-    driver.set_up_anthropic(window)
     driver.send("a question kept on the server", wait=True)
     driver.close(window)
 
@@ -78,8 +77,7 @@ def test_another_parleys_chat_and_turns_show_without_a_restart(driver, fake_prov
 def test_a_message_sent_while_the_server_is_away_is_kept_and_not_sent(postgres_own_server,
                                                                        driver, fake_provider):
     url = postgres_own_server.new_database()
-    window = driver.open(env={"PARLEY_DATABASE_URL": url})
-    driver.set_up_anthropic(window)
+    window = driver.configured(env={"PARLEY_DATABASE_URL": url})
     asked = len(fake_provider.requests)
     postgres_own_server.pause()
     try:
