@@ -88,7 +88,7 @@ from parley.core.chat.events import (
 )
 from parley.core.chat.journal import Journal
 from parley.core.chat.reply import ReplyBuilder
-from parley.core.chat.save_queue import SaveQueue, SavesPending
+from parley.core.chat.save_queue import PASSING, SaveQueue, SavesPending
 from parley.core.chat.titles import first_line_title, first_reply_titles
 from parley.core.compaction.compact import (
     CompactEvent,
@@ -694,7 +694,12 @@ class ChatRunner:
         if first_user is None:
             return True
         title = first_line_title(first_user.text())
-        if await self.store.set_auto_title(session_id, title):
+        try:
+            titled = await self.store.set_auto_title(session_id, title)
+        except PASSING as exc:  # the question is saved: its answer matters more than a title
+            log.info("session %s not titled yet: %s", session_id, exc.message)
+            return True  # untitled: titled from the first reply once it can be written
+        if titled:
             emit(SessionTitled(session_id, title))
         return True
 

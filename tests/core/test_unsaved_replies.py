@@ -291,3 +291,31 @@ async def test_a_reply_arriving_while_the_postgresql_server_is_away_is_kept_then
     assert [(t.text(), t.aborted) for t in turns] == [
         ("asked before it went away", False), (REPLY, False)]
     assert turns[-1].id == reply.id
+
+
+async def test_a_title_the_store_cannot_write_does_not_stop_the_saved_question(
+    chat, fake_provider, postgres_url
+):
+    """Between the saved question and the request the chat is titled; a passing refusal
+    there (here the server's disk full, for the title only) leaves the question answered."""
+    from tests.core.rawdb import raw_rows
+
+    store, runner = await chat(postgres_url)
+    sid = (await store.create_session()).id
+    await store._call(lambda: raw_rows(  # noqa: SLF001
+        store.sync, "CREATE FUNCTION full_disk() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                    "BEGIN RAISE EXCEPTION 'could not extend file' USING ERRCODE = "
+                    "'disk_full'; END $$"))
+    await store._call(lambda: raw_rows(  # noqa: SLF001
+        store.sync, "CREATE TRIGGER no_room_for_titles BEFORE UPDATE OF title ON sessions "
+                    "FOR EACH ROW WHEN (OLD.title IS DISTINCT FROM NEW.title) "
+                    "EXECUTE FUNCTION full_disk()"))
+    fake_provider.script("Answered all the same.")
+    events: list = []
+    reply = await runner.send(sid, [TextBlock("a question worth a title")], model_ref=MODEL,
+                              on_event=events.append)
+    assert reply is not None and reply.text() == "Answered all the same."
+    assert next(e for e in events if isinstance(e, RunFinished)).saved is True
+    assert [t.text() for t in await store.get_turns(sid)] == [
+        "a question worth a title", "Answered all the same."]
+    assert (await store.get_session(sid)).title is None  # not titled, nothing else lost
