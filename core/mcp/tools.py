@@ -45,6 +45,7 @@ from parley.core.tools.registry import ToolContext, text_result
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
+    from parley.core.store.models import Session
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,7 @@ class McpTools:
                 out.append(_Entry(spec, name, tool.name))
         return out
 
-    async def specs_for(self, session: Any, turns: Sequence[Turn]) -> list[ToolSpec]:
+    async def specs_for(self, session: Session, turns: Sequence[Turn]) -> list[ToolSpec]:
         """The MCP tools a session's request carries (its frozen list; built, starting
         the servers, on its first request, after a compaction, a refresh or a change of
         the space's servers).

@@ -39,6 +39,7 @@ from parley.core.tools.system_prompt import FrozenPrompts
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
+    from parley.core.store.models import Session
 
 ENABLED_PREFIX = "tools_enabled:"
 UNSUPPORTED_KEY = "tools_unsupported"
@@ -82,7 +83,7 @@ class ToolExecutor:
         """
         return specs_of(list(self.tools.values()))
 
-    async def request_specs(self, session: Any, turns: Sequence[Turn]) -> list[ToolSpec]:
+    async def request_specs(self, session: Session, turns: Sequence[Turn]) -> list[ToolSpec]:
         """Every tool a session's request carries: Parley's own, then its MCP servers'
         (their list frozen per session: ``parley.core.mcp.tools``)."""
         specs = self.specs()
@@ -127,7 +128,7 @@ class ToolExecutor:
     # --- the prompt and the turns sent ---------------------------------------
 
     async def system_prompt(
-        self, session: Any, turns: Sequence[Turn], *, tools_on: bool
+        self, session: Session, turns: Sequence[Turn], *, tools_on: bool
     ) -> str | None:
         """Return the session's frozen system prompt (``FrozenPrompts.get``)."""
         self.note_turns(session.id, turns)

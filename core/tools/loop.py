@@ -22,7 +22,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from parley.core.content import Block, ToolUseBlock, Turn
 from parley.core.providers.base import ChatRequest
@@ -34,6 +34,7 @@ from parley.core.tools.registry import ToolContext, text_result
 if TYPE_CHECKING:
     from parley.core.providers.base import Provider
     from parley.core.store.async_store import AsyncStore
+    from parley.core.store.models import Session
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +255,7 @@ class RunTools:
         self.store = store
 
     async def rounds(
-        self, session: Any, provider: Provider, model_ref: str, limit: int | None = None
+        self, session: Session, provider: Provider, model_ref: str, limit: int | None = None
     ) -> ToolRounds | None:
         """The tool rounds of a run, or None when no tools go with its requests.
 
@@ -275,14 +276,14 @@ class RunTools:
             limit = await max_rounds(self.store)
         return ToolRounds(self.executor, self.store, session.id, session.space_id, limit)
 
-    async def system(self, session: Any, stored: Sequence[Turn], tools_on: bool) -> str | None:
+    async def system(self, session: Session, stored: Sequence[Turn], tools_on: bool) -> str | None:
         """The system prompt: frozen with its blocks, or without tools the session's own."""
         if self.executor is None:
             return session.system_prompt or None
         return await self.executor.system_prompt(session, stored, tools_on=tools_on)
 
     async def request(
-        self, session: Any, model_id: str, stored: list[Turn], tools_on: bool
+        self, session: Session, model_id: str, stored: list[Turn], tools_on: bool
     ) -> ChatRequest:
         """The request for the stored turns, before compaction has its say."""
         tools = (await self.executor.request_specs(session, stored)
@@ -293,7 +294,7 @@ class RunTools:
     async def finish(
         self,
         request: ChatRequest,
-        session: Any,
+        session: Session,
         stored: list[Turn],
         tools_on: bool,
         *,
@@ -318,7 +319,7 @@ class RunTools:
     async def without_tools(
         self,
         request: ChatRequest,
-        session: Any,
+        session: Session,
         stored: list[Turn],
         model_ref: str,
         error: ProviderError,

@@ -41,6 +41,7 @@ from parley.core.tools.skills import LOAD_TOOL, UNLOAD_TOOL, Skill, SkillLibrary
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
+    from parley.core.store.models import Session
 
 STATE_PREFIX = "frozen_prompt:"
 MEMORY_HEADING = "# Memory"
@@ -140,7 +141,7 @@ class FrozenPrompts:
         self.memories = memories
         self.library = library
 
-    async def render(self, session: Any, *, tools_on: bool) -> str | None:
+    async def render(self, session: Session, *, tools_on: bool) -> str | None:
         """Render the prompt of a session as it would be now (nothing saved).
 
         Args:
@@ -154,7 +155,7 @@ class FrozenPrompts:
             session.system_prompt, memory, skills, tools_on=tools_on, space_name=space.name
         )
 
-    async def get(self, session: Any, turns: Sequence[Turn], *, tools_on: bool) -> str | None:
+    async def get(self, session: Session, turns: Sequence[Turn], *, tools_on: bool) -> str | None:
         """Return the system prompt to send for a session: the frozen one, or a new one.
 
         Args:
