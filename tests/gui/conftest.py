@@ -121,7 +121,8 @@ class WindowDriver:
         self.qtbot.keyClicks(panel.url_edit, url)
         self.qtbot.keyClicks(panel.key_edit, "sk-test-openai-key" if openai else "sk-ant-test-key")
         self.qtbot.mouseClick(panel.test_button, left)
-        self.until(lambda: panel.model_combo.count() > 0, timeout=10)
+        # The test imports the provider's SDK first: seconds on a loaded machine.
+        self.until(lambda: panel.model_combo.count() > 0, timeout=30)
         self.qtbot.mouseClick(panel.start_button, left)
         self.until(lambda: w.stack.currentWidget() is w.chat_page and w.tasks.pending == 0,
                    timeout=10)
