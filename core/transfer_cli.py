@@ -30,15 +30,23 @@ def copy_only(target: str, home: Path | None = None, database: str | None = None
             (default stderr).
 
     Returns:
-        0 when copied and verified; 2 when nothing was copied (the message says why).
+        0 when copied and verified; 2 when nothing was copied (the message says why):
+        also for a source or target that looks like an address but is not a complete
+        PostgreSQL one (``postgressql://…``, a port that is not a number).
     """
     from parley.core.store.backends import database_url, open_store
-    from parley.core.store.pg_store import is_database_url
+    from parley.core.store.pg_store import is_database_url, looks_like_address, parse_url
     from parley.core.store.transfer import copy_store
 
     out = out or sys.stdout
     err = err or sys.stderr
-    source_url = database_url(database)
+    try:
+        source_url = database_url(database)
+        if looks_like_address(target):
+            parse_url(target)  # a mistyped address is refused, never made a file
+    except ParleyError as exc:
+        print(exc.message, file=err)
+        return 2
     source_path = find_data_dir(home) / DB_NAME
     if source_url is None and not source_path.exists():
         print(f"Nothing to copy: there is no {source_path}.", file=err)

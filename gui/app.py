@@ -667,7 +667,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         The process exit status: 0 on a normal close, 2 when Parley cannot start
         (no display to show a window on: :func:`display_problem` on stderr; the data
         folder cannot be created: the reason is on stderr and, when a window can
-        be shown, in a message box), ``--migrate-only`` failed or ``--import``
+        be shown, in a message box), ``--database`` is not a PostgreSQL address
+        (InvalidDatabaseUrl's words on stderr), ``--migrate-only`` failed or ``--import``
         refused its file.
 
     Raises:
@@ -687,6 +688,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         home = Path(args.home).expanduser().resolve()
         os.environ["PARLEY_HOME"] = str(home)  # the core reads it as well
     if args.database:
+        from parley.core.store.backends import database_url
+        from parley.core.store.errors import InvalidDatabaseUrl
+
+        try:  # a mistyped address is refused here, never taken as a file to create
+            database_url(args.database)
+        except InvalidDatabaseUrl as exc:
+            print(exc.message, file=sys.stderr, flush=True)
+            return 2
         os.environ["PARLEY_DATABASE_URL"] = args.database  # read where the store opens
     if args.migrate_only:  # creates nothing: not even the data folder
         from parley.core.migrate_cli import migrate_only

@@ -400,8 +400,8 @@ class MainWindow(QMainWindow, WindowCommands):
 
         path = paths.db_path(self.home)
         # A database URL (--database, PARLEY_DATABASE_URL) puts the chats on PostgreSQL.
-        target = database_url(self.env.get("PARLEY_DATABASE_URL"), paths.data_dir(self.home))
-        try:
+        try:  # a mistyped address: InvalidDatabaseUrl, shown in the window
+            target = database_url(self.env.get("PARLEY_DATABASE_URL"), paths.data_dir(self.home))
             self.store = await AsyncStore.open(target or path, self._upgrade_progress)
         except (DatabaseCorrupt, NotAParleyFile) as exc:
             from parley.core.store.backups import automatic_backups, folder_of

@@ -2,8 +2,15 @@
 
 A target that is a ``postgresql://`` URL (``--database``, ``PARLEY_DATABASE_URL``,
 or the choice saved by Settings → Storage in the data folder) opens
-:class:`parley.core.store.pg_store.PgStore`; anything else is a file path and opens
+:class:`parley.core.store.pg_store.PgStore`; a file path opens
 :class:`parley.core.store.store.Store` exactly as before.
+
+``--database`` / ``PARLEY_DATABASE_URL`` take a PostgreSQL address only, never a file
+path: the file store is the data folder's sessions.db (``--home`` chooses the folder),
+and taking any other text as a file name is what turned a mistyped address
+(``postgressql://me:pw@host/db``) into a new file named after it, password included.
+Anything that looks like an address but is not a PostgreSQL one is refused everywhere
+(``InvalidDatabaseUrl``), also where a file path is fine (``--copy-to``).
 """
 
 from __future__ import annotations
@@ -13,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from parley.core.private import write_private_text
-from parley.core.store.pg_store import PgStore, is_database_url, parse_url, save_password
+from parley.core.store.pg_store import (
+    PgStore,
+    is_database_url,
+    looks_like_address,
+    parse_url,
+    save_password,
+)
 from parley.core.store.store import Store
 
 #: Environment variable naming the database to use instead of sessions.db.
@@ -27,11 +40,20 @@ CHOICE_FILE = "database.txt"
 def database_url(cli_value: str | None = None, folder: Path | None = None) -> str | None:
     """The database URL chosen: ``--database`` (or the window's environment) first, then
     ``PARLEY_DATABASE_URL``, then the choice saved in ``folder`` (Settings → Storage);
-    None: the sessions.db file."""
+    None: the sessions.db file.
+
+    Raises:
+        InvalidDatabaseUrl: the address given is not a complete PostgreSQL address (a
+            mistyped scheme, a file path, a port that is not a number, no database name):
+            nothing is opened or created.
+    """
     value = cli_value or os.environ.get(DATABASE_URL_ENV) or None
     if value is None and folder is not None:
         value = saved_database_url(folder)
-    return value.strip() if value else None
+    if not value or not value.strip():
+        return None
+    parse_url(value.strip())
+    return value.strip()
 
 
 def saved_database_url(folder: Path) -> str | None:
@@ -77,8 +99,10 @@ def open_store(target: Path | str, **kwargs: Any) -> Store:
             (ignored for a database).
 
     Raises:
+        InvalidDatabaseUrl: ``target`` looks like an address but is not a PostgreSQL one
+            (nothing is created).
         StoreError: see :meth:`Store.open` and :meth:`PgStore.open_url`.
     """
-    if is_database_url(target):
-        return PgStore.open_url(str(target))
+    if is_database_url(target) or looks_like_address(target):
+        return PgStore.open_url(str(target))  # a mistyped address: InvalidDatabaseUrl
     return Store.open(target, **kwargs)

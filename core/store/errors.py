@@ -528,8 +528,10 @@ class NotAParleyDatabase(StoreError):
 class InvalidDatabaseUrl(StoreError):
     def __init__(self, url: str, why: str) -> None:
         super().__init__(
-            f"{url!r} is not a PostgreSQL database address ({why}). Nothing was opened. Give "
-            "one like postgresql://user@host:5432/parley."
+            f"{url!r} is not a PostgreSQL database address: {why}. Nothing was opened "
+            "and nothing was created. Parley accepts an address like "
+            "postgresql://user@host:5432/parley (or postgres://…); to keep the chats in a "
+            "file, give no database address (--home chooses the data folder)."
         )
 
 

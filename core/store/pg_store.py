@@ -65,32 +65,69 @@ def is_database_url(target: str | Path) -> bool:
         "postgresql", "postgres")
 
 
+#: A scheme at the start (two letters or more, so ``C:\\…`` is not one) followed by
+#: ``:`` or ``//``: ``postgressql://``, ``postgresql:/``, ``postgresql//``, ``mysql:``.
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]+(:|//)")
+#: ``user:password@host``: a password before a host.
+_CREDENTIALS = re.compile(r"[^:/@\s]*:[^@/\s]*@[^@/\s]+")
+
+
+def looks_like_address(target: str | Path) -> bool:
+    """True when ``target`` reads as a network address rather than a file name: a
+    scheme (``something:`` or ``something//``), ``://`` anywhere, or ``user:password@host``.
+
+    Such a target that is not a PostgreSQL URL is a mistyped address: it is refused
+    (:func:`parse_url` says why), never taken as a file to create.
+    """
+    if not isinstance(target, str):
+        return False
+    return bool("://" in target or _SCHEME.match(target) or _CREDENTIALS.search(target))
+
+
 def parse_url(url: str) -> URL:
     """Return the SQLAlchemy URL for psycopg 3 (``postgresql+psycopg``).
 
     Raises:
-        InvalidDatabaseUrl: not a PostgreSQL URL, or no database name.
+        InvalidDatabaseUrl: not a PostgreSQL URL (another scheme, a mistyped one), a port
+            that is not a number, or no database name.
     """
+    shown = hide_password(url)
     if not is_database_url(url):
-        raise InvalidDatabaseUrl(_hide_password(url), "it does not start with postgresql://")
+        scheme = _SCHEME.match(url)
+        given = f"it starts with {scheme.group(0)!r}" if scheme else "it has no scheme"
+        raise InvalidDatabaseUrl(shown, f"{given}, not postgresql:// or postgres://")
+    port = _port_of(url)
+    if port and not port.isdigit():
+        raise InvalidDatabaseUrl(shown, f"the port {port!r} is not a number")
     try:
         parsed = make_url(url.replace("postgres://", "postgresql://", 1))
-    except ArgumentError as exc:
-        raise InvalidDatabaseUrl(_hide_password(url), "it cannot be read") from exc
+    except (ArgumentError, ValueError) as exc:
+        raise InvalidDatabaseUrl(shown, "it cannot be read") from exc
     if not parsed.database:
-        raise InvalidDatabaseUrl(redact(parsed), "it names no database")
+        raise InvalidDatabaseUrl(shown, "the database name is missing (it goes after the "
+                                        "last /, as in …:5432/parley)")
     return parsed.set(drivername="postgresql+psycopg")
 
 
-def _hide_password(url: str) -> str:
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1@", url)
+def _port_of(url: str) -> str:
+    """The port part of ``scheme://user:pw@host:port/db`` as written ('' when none)."""
+    netloc = url.split("://", 1)[-1].split("/", 1)[0].split("?", 1)[0]
+    host = netloc.rsplit("@", 1)[-1]
+    if host.startswith("["):  # [::1]:5432
+        host = host.partition("]")[2]
+    return host.rpartition(":")[2] if ":" in host else ""
+
+
+def hide_password(url: str) -> str:
+    """``url`` as written, with any password (``user:password@``) replaced by ``***``."""
+    return re.sub(r"(^|/)([^:/@]*):[^@]*@", r"\1\2:***@", url)
 
 
 def redact(url: URL) -> str:
     """``user@host:port/database`` — how messages name a database (never the password)."""
     user = f"{url.username}@" if url.username else ""
     port = f":{url.port}" if url.port else ""
-    return f"{user}{url.host or 'localhost'}{port}/{url.database}"
+    return f"{user}{url.host or 'localhost'}{port}/{url.database or ''}"
 
 
 def keyring_user(url: URL) -> str:
