@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from parley.gui.search import SearchPopup
     from parley.gui.setup_panel import SetupPanel
     from parley.gui.sidebar import Sidebar
+    from parley.gui.typed_at_start import TypedAtStart
     from parley.gui.undo import Toast, UndoManager
 
 log = logging.getLogger(__name__)
@@ -177,6 +178,8 @@ class MainWindow(QMainWindow, WindowCommands):
         #: What the person does before the first chat is shown (messages sent, Ctrl+N,
         #: chat commands), done once it is (``parley.gui.composer.early_input``); None after that.
         self.early: EarlyInput | None = EarlyInput()
+        #: Where that text is kept when the chats cannot be opened (set by start).
+        self.typed: TypedAtStart | None = None
         self._store_opened: asyncio.Event | None = None
         self.setWindowTitle("Parley")
         self.setAccessibleName("Parley")
@@ -399,6 +402,10 @@ class MainWindow(QMainWindow, WindowCommands):
         from parley.gui.chat.controller import ChatController
 
         path = paths.db_path(self.home)
+        if self.typed is None:
+            from parley.gui.typed_at_start import TypedAtStart
+
+            self.typed = TypedAtStart(paths.data_dir(self.home))
         # A database URL (--database, PARLEY_DATABASE_URL) puts the chats on PostgreSQL.
         try:  # a mistyped address: InvalidDatabaseUrl, shown in the window
             target = database_url(self.env.get("PARLEY_DATABASE_URL"), paths.data_dir(self.home))
@@ -450,6 +457,8 @@ class MainWindow(QMainWindow, WindowCommands):
             early, self.early = self.early, None  # from now on keys act on the chat shown
             if early is not None:
                 await replay(self, early)
+            if self.typed is not None:  # an earlier run's text typed at start, back in the box
+                self.typed.restore(self)
         except (DatabaseCorrupt, DamagedWhileOpen):
             if hub_task is not None:
                 hub_task.cancel()
@@ -526,9 +535,9 @@ class MainWindow(QMainWindow, WindowCommands):
         return hub
 
     def _cannot_open(self, exc: ParleyError) -> None:
-        self.loading_page.setText(exc.message)
-        self.loading_page.setWordWrap(True)
-        self.stack.setCurrentWidget(self.loading_page)
+        from parley.gui.typed_at_start import show_start_problem
+
+        show_start_problem(self, exc)  # why, where what was typed is kept, "Try again"
         self.sidebar.show_status("")
 
     @property
@@ -891,6 +900,8 @@ class MainWindow(QMainWindow, WindowCommands):
 
         early_waits = self.early is not None and any(c.message is not None
                                                      for c in self.early.chats)
+        if self.typed is not None and self.typed.kept:  # in typed-at-start.txt: not lost
+            early_waits = False
         if self._closed or (self.store is None and not early_waits):
             event.accept()
             return

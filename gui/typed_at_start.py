@@ -1,0 +1,145 @@
+"""What was typed while Parley started, kept in a file when the chats could not be opened.
+
+Before the chats are open, a message sent (Enter) waits in memory
+(``parley.gui.composer.early_input``). When the store cannot be opened at start (the
+PostgreSQL server away, a wrong password …) the window shows why, and that text
+would be lost on quitting. So it is written, privately (mode 0600, like sessions.db),
+to ``typed-at-start.txt`` in the data folder: the messages sent meanwhile, the drafts
+left by Ctrl+N and the message box's text, in that order, a blank line between them.
+
+"Try again" on that page opens the chats in the same run: the waiting messages are
+then sent as usual and the file is removed. Quitting instead leaves the file: the next
+start that opens the chats puts its text back into the message box and removes it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from parley.core.private import write_private_text
+
+log = logging.getLogger(__name__)
+
+#: In the data folder: what was typed while Parley could not open the chats.
+FILE_NAME = "typed-at-start.txt"
+
+
+class TypedAtStart:
+    """The file of text typed while the chats could not be opened, for one window.
+
+    Attributes:
+        path: the file (``<data folder>/typed-at-start.txt``).
+        kept: True once this run's text was written there (start-up failed).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / FILE_NAME
+        self.kept = False
+        self._before: str | None = None  # an earlier run's text, read once
+
+    def before(self) -> str:
+        """The text an earlier run kept ('' when none, or unreadable)."""
+        if self._before is None:
+            try:
+                self._before = self.path.read_text(encoding="utf-8").strip()
+            except OSError:
+                self._before = ""
+        return self._before
+
+    def keep(self, window: Any) -> bool:
+        """Write what ``window`` holds that was typed at start (after an earlier run's).
+
+        Returns:
+            True when the file holds it (or nothing was typed); False when it could not
+            be written (logged; the text then stays in memory only).
+        """
+        parts = [self.before(), *typed_texts(window)]
+        text = "\n\n".join(p.strip() for p in parts if p.strip())
+        if not text:
+            self.kept = True
+            return True
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            write_private_text(tmp, text + "\n")
+            os.replace(tmp, self.path)
+        except OSError as exc:
+            log.warning("could not keep the text typed at start in %s: %s", self.path, exc)
+            return False
+        self.kept = True
+        return True
+
+    def restore(self, window: Any) -> None:
+        """The chats are open: an earlier run's text goes back into the message box (before
+        what is there), and the file is removed (this run's text was sent as usual)."""
+        before = self.before()
+        if before:
+            box = window.composer.text()
+            window.composer.set_text(f"{before}\n\n{box}" if box.strip() else before)
+        self._before = ""
+        self.kept = False
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("could not remove %s: %s", self.path, exc)
+
+
+def typed_texts(window: Any) -> list[str]:
+    """What was typed before the chats were open, in order: messages sent, drafts left
+    by Ctrl+N, then the message box."""
+    texts: list[str] = []
+    early = window.early
+    if early is not None:
+        texts += [c.message for c in early.chats if c.message is not None]
+        texts += [c.draft for c in early.chats if c.draft.strip()]
+    texts.append(window.composer.text())
+    return [t for t in texts if t.strip()]
+
+
+def show_start_problem(window: Any, exc: Any) -> None:
+    """The chats could not be opened at start: say why on the window's page, keep what
+    was typed (:class:`TypedAtStart`) and say where, and offer "Try again" (not for an
+    address that is not one: trying it again cannot help)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QPushButton, QVBoxLayout
+
+    from parley.core.store.errors import InvalidDatabaseUrl
+
+    text = exc.message
+    typed: TypedAtStart | None = getattr(window, "typed", None)
+    if typed is not None and (typed_texts(window) or typed.before()):
+        if typed.keep(window):
+            text += (f"\n\nWhat you typed is kept in {typed.path}: it comes back into the "
+                     "message box when your chats open.")
+        else:
+            text += "\n\nWhat you typed could not be written to a file: keep Parley open."
+    page = window.loading_page
+    page.setText(text)
+    page.setWordWrap(True)
+    button = page.findChild(QPushButton, "TryAgain")
+    if button is None:
+        button = QPushButton("Try again", page)
+        button.setObjectName("TryAgain")
+        button.setAccessibleName("Try again to open your chats")
+        layout = QVBoxLayout(page)
+        layout.addStretch(1)
+        layout.addWidget(button, 0, Qt.AlignmentFlag.AlignHCenter)
+        button.clicked.connect(lambda: retry_start(window))
+    button.setVisible(not isinstance(exc, InvalidDatabaseUrl))
+    window.stack.setCurrentWidget(page)
+
+
+def retry_start(window: Any) -> None:
+    """"Try again": back to the chat page (the message box as it was) and start again."""
+    from PySide6.QtWidgets import QPushButton
+
+    button = window.loading_page.findChild(QPushButton, "TryAgain")
+    if button is not None:
+        button.hide()
+    window.loading_page.setText("Opening your chats…")
+    window.stack.setCurrentWidget(window.chat_page)
+    window.composer.setFocus()
+    window.tasks.spawn(window.start(), name="window-start")
