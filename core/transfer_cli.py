@@ -56,6 +56,11 @@ def copy_only(target: str, home: Path | None = None, database: str | None = None
         if source_url is None and Path(target) == source_path:
             print("The copy must go somewhere else than the original.", file=err)
             return 2
+        if Path(target).is_dir():
+            print(f"Nothing was copied: {target} is a folder. --copy-to needs the path of a "
+                  f"new file (for example {Path(target) / 'copy.db'}) or the address of an "
+                  "empty PostgreSQL database (postgresql://user@host:5432/parley).", file=err)
+            return 2
     shown = [-1]
 
     def progress(done: int, total: int) -> None:

@@ -131,3 +131,19 @@ def test_the_command_line_refuses_a_mistyped_database_with_exit_2(tmp_path, cwd,
     said = capsys.readouterr().err
     assert "postgressql" in said and "secretpw" not in said
     assert list(cwd.iterdir()) == []
+
+
+def test_copy_to_a_folder_says_what_copy_to_needs(tmp_path):
+    from parley.core.store.store import Store
+
+    home = tmp_path / "home"
+    home.mkdir()
+    Store.open(home / "sessions.db").close()
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    out, err = io.StringIO(), io.StringIO()
+    assert copy_only(str(folder), home, out=out, err=err) == 2
+    said = err.getvalue()
+    assert "is a folder" in said and "new file" in said and "empty PostgreSQL database" in said
+    assert "--home" not in said and "Move it away" not in said  # not advice for opening
+    assert list(folder.iterdir()) == []
