@@ -49,16 +49,56 @@ def question(saved: int, unsaved: int) -> str:
 
 async def ask_before_quit(window: Any) -> bool:
     """Quitting while messages wait to be sent: ask. True to go on closing (none waits,
-    or the person chose to quit); False to keep Parley open."""
+    or the person chose to quit); False to keep Parley open.
+
+    While the question is up its reason is watched (every :data:`WATCH_MS`): when fewer
+    messages wait its text follows, and when none waits any more (sent and saved
+    meanwhile) the question closes by itself, Parley stays open and the status bar says
+    why: quitting again closes without a question.
+    """
+    import asyncio
+
     saved, unsaved = waiting_messages(window)
     if not saved and not unsaved:
         return True
     from parley.gui import dialogs
 
     role = QMessageBox.ButtonRole
-    choice = await dialogs.ask(
+    asking = asyncio.ensure_future(dialogs.ask(
         window, QMessageBox.Icon.Warning, TITLE, question(saved, unsaved),
         [("Quit without sending", role.DestructiveRole, QUIT),
          ("Keep Parley open", role.RejectRole, WAIT)],
-        default=WAIT)
-    return choice == QUIT
+        default=WAIT))
+    shown = (saved, unsaved)
+    while not asking.done():
+        await asyncio.wait({asking}, timeout=WATCH_MS / 1000)
+        if asking.done():
+            break
+        now = waiting_messages(window)
+        if now == shown:
+            continue
+        box = _box(window)
+        if now == (0, 0):  # its reason is gone: sent and saved meanwhile
+            if box is not None:
+                box.reject()  # Esc's answer: keep Parley open
+            await asyncio.wait({asking})
+            window.statusBar().showMessage(SENT_MEANWHILE, 10_000)
+            return False
+        shown = now
+        if box is not None:
+            box.setText(question(*now))
+    return asking.result() == QUIT
+
+
+#: How often the question checks whether its messages still wait (ms).
+WATCH_MS = 250
+#: Said when the question closed by itself (no message waits any more).
+SENT_MEANWHILE = "Your message was sent and saved meanwhile: quit again to close Parley."
+
+
+def _box(window: Any) -> QMessageBox | None:
+    """The question's message box, while it is shown."""
+    for box in window.findChildren(QMessageBox):
+        if box.accessibleName() == TITLE and box.isVisible():
+            return box
+    return None
