@@ -190,6 +190,13 @@ class SaveStatus:
                          "is lost. Press Esc to stop waiting.")
         self.refresh()
 
+    def saved(self) -> None:
+        """A message was saved: a passing failure told in the bar is over (the server or
+        the disk is back), so its words go at once, not when their time runs out."""
+        if self._problem is not None:
+            self._problem_timer.stop()
+            self._problem_over()
+
     def _problem_over(self) -> None:
         self._problem = None
         self.refresh()

@@ -528,6 +528,7 @@ class ChatRuns:
             sid, Turn("user", list(blocks), id=turn_id or new_id()))
         self._saving.discard(turn.id)
         self.w.transcript.set_save_mark(turn.id, None)
+        self.chat.save_status.saved()
         self._remember(sid, turn)
         self._touch(sid)
         return turn
@@ -631,6 +632,7 @@ class ChatRuns:
                 self._saving.discard(ev.user_turn.id)
                 if self.w.transcript is not None:
                     self.w.transcript.set_save_mark(ev.user_turn.id, None)
+                self.chat.save_status.saved()  # "Not saved: …" is over
                 self._remember(sid, ev.user_turn)
                 if current:  # sending brings the view to the message, however far up it was
                     self.w.transcript.scroll_to_end()
