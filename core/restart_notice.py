@@ -3,7 +3,7 @@
 What the previous run left is one or more of (``parley.core.recovery.PreviousRun``):
 
 * a cut-off reply: an aborted assistant turn holding what arrived, which can
-  be resumed;
+  be continued;
 * an unanswered message: the question is saved but no reply text arrived;
   Retry asks again;
 * an interrupted compaction: the chat was being compacted (by hand, or
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 #: A reply was cut off (and nothing else was left).
-CUT_OFF = ("Parley was closed while replying; the cut-off reply is marked and can be "
-           "resumed.")
+CUT_OFF = ("Parley was closed while replying; the cut-off reply is marked, with Continue "
+           "under it.")
 #: A message was left without any reply (and nothing else).
 UNANSWERED = ("Parley was closed before the reply came; your message is saved, unanswered. "
               "Use Retry to ask again.")
@@ -53,7 +53,7 @@ def restart_notice(interrupted: Sequence[Any], compacting: Sequence[str] = ()) -
     if partial:
         parts.append(CUT_OFF if len(partial) == 1 else
                      f"Parley was closed while replying in {len(partial)} chats; the cut-off "
-                     "replies are marked and can be resumed.")
+                     "replies are marked, with Continue under each.")
     if waiting_after_compaction:
         parts.append(COMPACTION_UNANSWERED)
     elif compacted:

@@ -64,7 +64,7 @@ async def test_kill_during_auto_compaction_tells_an_unanswered_message_not_a_cut
     assert previous.compacting == [previous.interrupted[0].session_id]
     notice = previous.notice()
     assert notice == COMPACTION_UNANSWERED
-    assert "cut-off" not in notice and "resumed" not in notice
+    assert "cut-off" not in notice and "Continue" not in notice
 
 
 async def test_each_kind_of_leftover_gets_its_own_words(tmp_path):
