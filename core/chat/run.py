@@ -499,6 +499,8 @@ class ChatRunner:
             tools_on = await self._stream(
                 ctx, model_ref, stored, progress.builder, emit, state,
                 tools_on=rounds is not None,
+                own=rounds is not None and rounds.own,
+                mcp=rounds is not None and rounds.mcp,
             )
             builder = progress.builder
             if not tools_on or rounds is None:
@@ -546,8 +548,12 @@ class ChatRunner:
         state: RunState,
         *,
         tools_on: bool = False,
+        own: bool = False,
+        mcp: bool = False,
     ) -> bool:
         """Send one request and stream its reply into ``builder``.
+
+        ``tools_on``: tools go at all; ``own`` / ``mcp``: which (``RunTools.request``).
 
         Returns:
             Whether the request carried tools (False once a server rejected them).
@@ -558,14 +564,16 @@ class ChatRunner:
         messages = to_messages(stored, provider.caps)
         check_turns(messages, limits_for(provider.caps.kind))
         session_id, session = ctx.session.id, ctx.session
-        request = await self._tools.request(session, model_id, stored, tools_on)
+        request = await self._tools.request(session, model_id, stored, tools_on,
+                                            own=own, mcp=mcp)
         request.keep_messages(stored, provider.caps, messages)  # converted once per request
         summaries = state.summaries
         stored, request = await self._compaction.prepare(
             state, session_id, model_ref, provider, request, emit
         )
         compacted = state.summaries != summaries  # the frozen prompt is rendered again
-        request = await self._tools.finish(request, session, stored, tools_on, compacted=compacted)
+        request = await self._tools.finish(request, session, stored, tools_on,
+                                           compacted=compacted, own=own, mcp=mcp)
         attempt = 0
         while True:
             try:
@@ -586,7 +594,7 @@ class ChatRunner:
                 stored, request = retry
                 compacted = state.summaries != summaries
                 request = await self._tools.finish(
-                    request, session, stored, tools_on, compacted=compacted
+                    request, session, stored, tools_on, compacted=compacted, own=own, mcp=mcp
                 )
             except ProviderError as exc:
                 if builder.has_content or not self._tools.rejected(exc, request, provider):

@@ -6,13 +6,19 @@
 the per-space tools switch; and assembles the frozen system prompt
 (``parley.core.tools.system_prompt``).
 
-The tools switch: app state ``tools_enabled:<space_id>`` (True / False);
-unset means on for Anthropic and OpenAI and off for OpenAI-compatible servers,
+The tools switch (Parley's own tools only): app state ``tools_enabled:<space_id>``
+(True / False); unset means on for Anthropic and OpenAI and off for OpenAI-compatible servers,
 many of which reject tools, unless the server said the model takes them
 (``ModelInfo.tools``: llama.cpp's ``/props``, Ollama's ``/api/show``, LM Studio's
 model list). A model whose server rejected tools is remembered
 (app state ``tools_unsupported``: a list of ``provider:model``) and gets no
 tools until tools are switched on again for a space.
+
+MCP servers' tools do not follow that switch: like in Claude desktop, a
+configured server is offered in every space unless the space turns it off
+(``parley.core.mcp.tools.McpTools.set_server_on``). They go to a model that
+takes tools at all (:meth:`ToolExecutor.takes_tools`); :meth:`ToolExecutor.offered`
+says which of the two kinds go with a request.
 """
 
 from __future__ import annotations
@@ -83,11 +89,14 @@ class ToolExecutor:
         """
         return specs_of(list(self.tools.values()))
 
-    async def request_specs(self, session: Session, turns: Sequence[Turn]) -> list[ToolSpec]:
-        """Every tool a session's request carries: Parley's own, then its MCP servers'
-        (their list frozen per session: ``parley.core.mcp.tools``)."""
-        specs = self.specs()
-        if self.mcp is not None:
+    async def request_specs(
+        self, session: Session, turns: Sequence[Turn], *, own: bool = True, mcp: bool = True
+    ) -> list[ToolSpec]:
+        """Every tool a session's request carries: Parley's own (when ``own``), then its
+        MCP servers' (when ``mcp``; their list frozen per session: ``parley.core.mcp.tools``).
+        Either part alone keeps its order, so the list stays byte-identical per chat."""
+        specs = self.specs() if own else []
+        if mcp and self.mcp is not None:
             specs += await self.mcp.specs_for(session, turns)
         return specs
 
@@ -109,6 +118,49 @@ class ToolExecutor:
             return False
         unsupported = await self.store.get_state(UNSUPPORTED_KEY, [])
         return model_ref not in (unsupported or [])
+
+    async def takes_tools(
+        self, space_id: str, kind: ProviderKind, model_ref: str, *, proven: bool = False
+    ) -> bool:
+        """True when this model may be sent tools at all (MCP servers' tools go then).
+
+        That is: its kind takes tools (Anthropic, OpenAI), its server said it does
+        (``proven``), or the user switched Parley's tools on for the space (so
+        vouched for it); and its server has not rejected tools since.
+
+        Args:
+            space_id: the session's space.
+            kind: the provider's API family.
+            model_ref: ``provider:model``.
+            proven: the model's server said it takes tools (``ModelInfo.tools``).
+        """
+        switch = await self.store.get_state(ENABLED_PREFIX + space_id)
+        if not (kind in ON_BY_DEFAULT or proven or switch is True):
+            return False
+        unsupported = await self.store.get_state(UNSUPPORTED_KEY, [])
+        return model_ref not in (unsupported or [])
+
+    async def mcp_on(self, space_id: str) -> bool:
+        """True when some configured MCP server is on in this space."""
+        if self.mcp is None or not self.mcp.host.configs:
+            return False
+        off = set(await self.mcp.servers_off(space_id))
+        return any(name not in off for name in self.mcp.host.configs)
+
+    async def offered(
+        self, space_id: str, kind: ProviderKind, model_ref: str, *, proven: bool = False
+    ) -> tuple[bool, bool]:
+        """Which tools go with requests of this space to this model.
+
+        Returns:
+            ``(own, mcp)``: Parley's own tools (:meth:`enabled`, the space's switch)
+            and the MCP servers' (some server on in the space, and the model
+            :meth:`takes_tools`). ``(False, False)``: no tools go.
+        """
+        own = await self.enabled(space_id, kind, model_ref, proven=proven)
+        mcp = await self.mcp_on(space_id) and (
+            own or await self.takes_tools(space_id, kind, model_ref, proven=proven))
+        return own, mcp
 
     async def set_enabled(self, space_id: str, on: bool | None) -> None:
         """Switch tools on or off for a space (None: back to the provider's default).
@@ -157,18 +209,24 @@ class ToolExecutor:
 
     # --- running calls ----------------------------------------------------------
 
-    async def run(self, tool_use: ToolUseBlock, ctx: ToolContext) -> ToolResultBlock:
+    async def run(
+        self, tool_use: ToolUseBlock, ctx: ToolContext, *, own: bool = True
+    ) -> ToolResultBlock:
         """Run one call; a failure comes back as an ``is_error`` result (never raised).
 
         An MCP tool's call goes to its server, after the user's approval
         (``parley.core.mcp.tools.McpTools.run``; the time limit counts from approval).
+        With ``own`` False (Parley's tools off in the space) a call of one of them
+        is refused as an unknown tool.
         """
         if self.mcp is not None and self.mcp.owns(tool_use.name):
             result: ToolResultBlock = await self.mcp.run(tool_use, ctx)
             return result
-        return await run_tool(self.tools, tool_use, ctx)
+        return await run_tool(self.tools if own else {}, tool_use, ctx)
 
-    async def run_round(self, calls: Sequence[ToolUseBlock], ctx: ToolContext) -> Turn:
+    async def run_round(
+        self, calls: Sequence[ToolUseBlock], ctx: ToolContext, *, own: bool = True
+    ) -> Turn:
         """Run the calls of one assistant turn, in order, and return the user turn of results.
 
         Each call sees the results of the calls before it (``ctx.turns`` grows),
@@ -177,6 +235,7 @@ class ToolExecutor:
         Args:
             calls: the assistant turn's tool_use blocks.
             ctx: the session; ``ctx.turns`` ends with that assistant turn.
+            own: Parley's own tools are on (else only MCP tools run: :meth:`run`).
 
         Returns:
             A user turn holding one tool_result per call, in the calls' order.
@@ -188,7 +247,7 @@ class ToolExecutor:
         base = list(ctx.turns)
         for call in calls:
             step = replace(ctx, turns=[*base, Turn("user", list(results))])
-            results.append(await self.run(call, step))
+            results.append(await self.run(call, step, own=own))
         turn = Turn("user", results)
         self.note_turns(ctx.session_id, [*base, turn])
         return turn

@@ -195,6 +195,8 @@ class ToolRounds:
         space_id: its space.
         limit: rounds allowed (``tools.max_rounds``).
         rounds: rounds answered so far (the limit's refusals included).
+        own: Parley's own tools go with the requests (the space's tools switch).
+        mcp: the MCP servers' tools go with them (some server on in the space).
     """
 
     executor: ToolExecutor
@@ -203,6 +205,8 @@ class ToolRounds:
     space_id: str
     limit: int
     rounds: int = 0
+    own: bool = True
+    mcp: bool = True
 
     async def answer(
         self, turn: Turn, stored: Sequence[Turn], emit: Callable[[ToolEvent], None]
@@ -231,7 +235,7 @@ class ToolRounds:
         answered = self.rounds
         if answered < self.limit:
             ctx = ToolContext(self.store, self.session_id, self.space_id, [*stored, turn])
-            results = await self.executor.run_round(calls, ctx)
+            results = await self.executor.run_round(calls, ctx, own=self.own)
         else:
             results = limit_results(calls, self.limit)
             if answered == self.limit:
@@ -259,6 +263,10 @@ class RunTools:
     ) -> ToolRounds | None:
         """The tool rounds of a run, or None when no tools go with its requests.
 
+        Parley's own tools follow the space's switch; the MCP servers' go when some
+        server is on in the space and the model takes tools
+        (``ToolExecutor.offered``): either may go without the other.
+
         Args:
             session: the session (``id``, ``space_id``).
             provider: the adapter (its ``caps.kind`` picks the switch's default).
@@ -269,26 +277,39 @@ class RunTools:
         if self.executor is None or caps is None:
             return None
         proven = said_tools(provider, model_ref)
-        if not await self.executor.enabled(session.space_id, caps.kind, model_ref,
-                                           proven=proven):
+        own, mcp = await self.executor.offered(session.space_id, caps.kind, model_ref,
+                                               proven=proven)
+        if not (own or mcp):
             return None
         if limit is None:
             limit = await max_rounds(self.store)
-        return ToolRounds(self.executor, self.store, session.id, session.space_id, limit)
+        return ToolRounds(self.executor, self.store, session.id, session.space_id, limit,
+                          own=own, mcp=mcp)
 
     async def system(self, session: Session, stored: Sequence[Turn], tools_on: bool) -> str | None:
-        """The system prompt: frozen with its blocks, or without tools the session's own."""
+        """The system prompt: frozen with its blocks, or without Parley's own tools
+        (``tools_on`` False) the session's own with the space's notes."""
         if self.executor is None:
             return session.system_prompt or None
         return await self.executor.system_prompt(session, stored, tools_on=tools_on)
 
     async def request(
-        self, session: Session, model_id: str, stored: list[Turn], tools_on: bool
+        self, session: Session, model_id: str, stored: list[Turn], tools_on: bool,
+        *, own: bool = True, mcp: bool = True,
     ) -> ChatRequest:
-        """The request for the stored turns, before compaction has its say."""
-        tools = (await self.executor.request_specs(session, stored)
+        """The request for the stored turns, before compaction has its say.
+
+        Args:
+            session: the session.
+            model_id: the model's id at its provider.
+            stored: the session's stored turns.
+            tools_on: tools go with the request at all.
+            own: Parley's own tools go (and their part of the system prompt).
+            mcp: the MCP servers' tools go.
+        """
+        tools = (await self.executor.request_specs(session, stored, own=own, mcp=mcp)
                  if self.executor is not None and tools_on else [])
-        system = await self.system(session, stored, tools_on)
+        system = await self.system(session, stored, tools_on and own)
         return ChatRequest(model=model_id, turns=stored, system=system, tools=tools)
 
     async def finish(
@@ -299,16 +320,20 @@ class RunTools:
         tools_on: bool,
         *,
         compacted: bool,
+        own: bool = True,
+        mcp: bool = True,
     ) -> ChatRequest:
         """The request to send: the prompt rendered again after a compaction, and
-        unloaded skills' output stubbed (``parley.core.tools.skills.stub_unloaded``)."""
+        unloaded skills' output stubbed (``parley.core.tools.skills.stub_unloaded``).
+        ``tools_on``, ``own`` and ``mcp`` as for :meth:`request`."""
         if self.executor is None:
             return request
         if compacted:
-            request = replace(request, system=await self.system(session, stored, tools_on))
-            if request.tools:  # MCP tools changed since are taken now (parley.core.mcp.tools)
-                request = replace(request,
-                                  tools=await self.executor.request_specs(session, stored))
+            request = replace(request,
+                              system=await self.system(session, stored, tools_on and own))
+            if tools_on:  # MCP tools changed since are taken now (parley.core.mcp.tools)
+                request = replace(request, tools=await self.executor.request_specs(
+                    session, stored, own=own, mcp=mcp))
         return replace(request, turns=self.executor.wire_turns(request.turns))
 
     def rejected(self, exc: BaseException, request: ChatRequest, provider: Provider) -> bool:

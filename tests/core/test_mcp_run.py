@@ -44,11 +44,12 @@ class McpEnv(Env):
     path = None
 
 
-async def open_mcp_env(tmp_path, fake_provider, servers: dict):
+async def open_mcp_env(tmp_path, fake_provider, servers: dict,
+                       compatible: dict | None = None):
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"mcpServers": servers}))
     store = await AsyncStore.open(tmp_path / "sessions.db")
-    hub = await fake_hub(store, tmp_path, fake_provider)
+    hub = await fake_hub(store, tmp_path, fake_provider, compatible=compatible)
     host = McpHost(path)
     host.load()
     approver = Approver()
