@@ -258,8 +258,12 @@ def main(argv: list[str] | None = None) -> int:
             home_for(name)
 
     fake = FakeProviderServer().start()
+    # PYTHONDONTWRITEBYTECODE (set on some CI machines) is left out: the warm-up launch
+    # writes the app's .pyc files as a person's first start does (an installed wheel has
+    # them from pip), so the launches measured do not compile the app's modules again.
     env = {k: v for k, v in os.environ.items()
-           if not k.endswith(("_API_KEY", "_BASE_URL")) and k != "PARLEY_HOME"}
+           if not k.endswith(("_API_KEY", "_BASE_URL"))
+           and k not in ("PARLEY_HOME", "PYTHONDONTWRITEBYTECODE")}
     env.update(PARLEY_PROBE="quit", PARLEY_KEYRING="file", ANTHROPIC_API_KEY="sk-ant-bench",
                ANTHROPIC_BASE_URL=fake.anthropic_base_url)
     app_cmd = app_command(args.app_root, env)
