@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -24,6 +25,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QGridLayout,
     QLabel,
     QLineEdit,
@@ -221,3 +223,44 @@ async def ask(window: Any, icon: QMessageBox.Icon, title: str, text: str,
         return await answered
     finally:
         box.deleteLater()
+
+
+async def ask_new_db_file(parent: QWidget, title: str, folder: Path, name: str,
+                          *, object_name: str = "") -> Path | None:
+    """Ask where to write a new sessions file with a window-modal Save dialog (the
+    event loop keeps running); the path chosen, or None when cancelled.
+
+    Args:
+        parent: the dialog's parent.
+        title: the dialog's title.
+        folder: where it opens (used when it is a folder).
+        name: the file name suggested.
+        object_name: the dialog's object name (tests find the dialog by it).
+
+    An existing file is not confirmed for overwrite here: the callers never replace
+    one and say so themselves.
+    """
+    dlg = QFileDialog(parent, title)
+    if object_name:
+        dlg.setObjectName(object_name)
+    dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    dlg.setOption(QFileDialog.Option.DontConfirmOverwrite)
+    dlg.setNameFilters(["Parley chats (*.db)", "All files (*)"])
+    if folder.is_dir():
+        dlg.setDirectory(str(folder))
+    dlg.selectFile(name)
+    dlg.setWindowModality(Qt.WindowModality.WindowModal)
+    answered: asyncio.Future[Path | None] = asyncio.get_running_loop().create_future()
+
+    def finished(result: int) -> None:
+        files = dlg.selectedFiles()
+        ok = int(result) == QDialog.DialogCode.Accepted.value and files
+        if not answered.done():
+            answered.set_result(Path(files[0]) if ok else None)
+
+    dlg.finished.connect(finished)
+    dlg.open()
+    try:
+        return await answered
+    finally:
+        dlg.deleteLater()

@@ -29,8 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from parley.core.errors import ParleyError
 from parley.core.store import faults
@@ -225,24 +224,6 @@ async def ask_copy_path(window: Any, db_path: Path, start: Path | None = None) -
         return Path(answer) if answer else None
     folder = start if start is not None and start.is_dir() else \
         next((p for p in db_path.parents if p.is_dir()), Path.home())
-    dlg = QFileDialog(window, "Save a copy of your chats")
-    dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-    dlg.setOption(QFileDialog.Option.DontConfirmOverwrite)  # never replaced: it says so
-    dlg.setNameFilters(["Parley chats (*.db)", "All files (*)"])
-    dlg.setDirectory(str(folder))
-    dlg.selectFile(f"sessions-copy-{time.strftime('%Y%m%d-%H%M%S')}.db")
-    dlg.setWindowModality(Qt.WindowModality.WindowModal)
-    answered: asyncio.Future[Path | None] = asyncio.get_running_loop().create_future()
-
-    def finished(result: int) -> None:
-        files = dlg.selectedFiles()
-        ok = int(result) == QDialog.DialogCode.Accepted.value and files
-        if not answered.done():
-            answered.set_result(Path(files[0]) if ok else None)
-
-    dlg.finished.connect(finished)
-    dlg.open()
-    try:
-        return await answered
-    finally:
-        dlg.deleteLater()
+    return await dialogs.ask_new_db_file(
+        window, "Save a copy of your chats", folder,
+        f"sessions-copy-{time.strftime('%Y%m%d-%H%M%S')}.db")

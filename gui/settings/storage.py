@@ -25,8 +25,6 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QDialog,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -38,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from parley.core.errors import ParleyError
 from parley.core.tasks import TaskSet
+from parley.gui import dialogs
 from parley.gui.settings.widgets import hint
 
 PLACEHOLDER = "postgresql://you@db.example:5432/parley"
@@ -206,29 +205,8 @@ class StoragePage(QWidget):
         """A Save dialog for the new sessions.db (window-modal, not blocking the loop); None
         when cancelled. An existing file is not replaced: the copy refuses one with chats."""
         suggested = self.suggested_file()
-        dlg = QFileDialog(self, "Copy my chats to a file")
-        dlg.setObjectName("copy-to-file")
-        dlg.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dlg.setOption(QFileDialog.Option.DontConfirmOverwrite)  # refused with the reason
-        dlg.setNameFilters(["Parley chats (*.db)", "All files (*)"])
-        if suggested.parent.is_dir():
-            dlg.setDirectory(str(suggested.parent))
-        dlg.selectFile(suggested.name)
-        dlg.setWindowModality(Qt.WindowModality.WindowModal)
-        answered: asyncio.Future[Path | None] = asyncio.get_running_loop().create_future()
-
-        def finished(result: int) -> None:
-            files = dlg.selectedFiles()
-            ok = int(result) == QDialog.DialogCode.Accepted.value and files
-            if not answered.done():
-                answered.set_result(Path(files[0]) if ok else None)
-
-        dlg.finished.connect(finished)
-        dlg.open()
-        try:
-            return await answered
-        finally:
-            dlg.deleteLater()
+        return await dialogs.ask_new_db_file(self, "Copy my chats to a file", suggested.parent,
+                                             suggested.name, object_name="copy-to-file")
 
     async def _copy(self, target: str | Path, name: str) -> Any:
         """Run ``AsyncStore.copy_to`` with a progress dialog (rows copied, of all); the report,
