@@ -1,13 +1,13 @@
 """When automatic backups are made: at most every N minutes while Parley is used, and at quit.
 
 :class:`BackupScheduler` watches an open :class:`parley.core.store.async_store.AsyncStore`:
-every :data:`CHECK_EVERY_S` it makes a backup (``parley.core.store.backups.make_backup``)
+every :data:`CHECK_EVERY_S` it makes a backup (``parley.core.store.sqlite.backups.make_backup``)
 when something was written since the last one (``AsyncStore.changes``: chats,
 spaces, settings; not the window's geometry) and the last one is at least the
 ``backups.interval_minutes`` setting old. :meth:`BackupScheduler.close` makes a
 last one at quit, if anything changed since. Backups run on a thread of their
 own (never the store's thread, never the GUI's), one at a time; after each the
-folder is rotated (``parley.core.store.backups.rotate``).
+folder is rotated (``parley.core.store.sqlite.backups.rotate``).
 
 A backup whose copy fails its check means sessions.db itself is damaged: the
 scheduler then calls ``on_damaged`` (the window shows its recovery page) and
@@ -25,9 +25,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from parley.core.settings import Settings, spec
-from parley.core.store import backups
-from parley.core.store.backups import Backup
 from parley.core.store.errors import BackupError, SourceDamaged
+from parley.core.store.sqlite import backups
+from parley.core.store.sqlite.backups import Backup
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore

@@ -20,7 +20,7 @@ All first move the damaged file (and its ``-wal`` / ``-shm``) aside as
 existing file.
 
 When the file was deleted or replaced under a running Parley
-(``parley.core.store.faults``), :func:`rescue_copy` writes what the open connection
+(``parley.core.store.sqlite.faults``), :func:`rescue_copy` writes what the open connection
 still reads to a new file.
 """
 
@@ -42,8 +42,6 @@ from urllib.parse import quote
 from parley.core import private
 from parley.core.restart_notice import restart_notice
 from parley.core.store.async_store import AsyncStore
-from parley.core.store.backups import automatic_backups, folder_of
-from parley.core.store.damage import marker_path, passes_quick_check
 from parley.core.store.errors import (
     CannotOpen,
     DatabaseCorrupt,
@@ -51,10 +49,12 @@ from parley.core.store.errors import (
     StoreClosed,
     StoreError,
 )
-from parley.core.store.faults import copy_open_database, free_name, place
-from parley.core.store.overwrite import closed_record
-from parley.core.store.salvage import SalvageReport, salvage
 from parley.core.store.schema import dbapi_connection
+from parley.core.store.sqlite.backups import automatic_backups, folder_of
+from parley.core.store.sqlite.damage import marker_path, passes_quick_check
+from parley.core.store.sqlite.faults import copy_open_database, free_name, place
+from parley.core.store.sqlite.overwrite import closed_record
+from parley.core.store.sqlite.salvage import SalvageReport, salvage
 from parley.core.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -332,7 +332,7 @@ def backups(path: Path) -> list[Path]:
     """Return the backups of ``path`` that exist, newest (by modification time) first.
 
     A backup is an automatic one in ``backups/`` beside it
-    (``parley.core.store.backups``), or a file beside it named ``<name>…bak`` — the
+    (``parley.core.store.sqlite.backups``), or a file beside it named ``<name>…bak`` — the
     copies taken before a format upgrade (``sessions.db.parley-pre-v4.bak``,
     ``….1.bak``, …). Unfinished copies (``….partial``) are not backups.
     """
@@ -394,7 +394,7 @@ def restore_backup(path: Path, backup: Path) -> Path | None:
 def salvage_into(path: Path, backup: Path | None,
                  stop: threading.Event | None = None) -> tuple[Path | None, SalvageReport]:
     """Build a new sessions.db from what the damaged one still holds, merged with
-    ``backup`` (``parley.core.store.salvage``), and keep the damaged file aside.
+    ``backup`` (``parley.core.store.sqlite.salvage``), and keep the damaged file aside.
 
     The new file is built beside ``path`` (``<name>.recovering``) while the
     damaged file stays where it is; only once the new file is complete is the

@@ -35,7 +35,7 @@ def copy_only(target: str, home: Path | None = None, database: str | None = None
         PostgreSQL one (``postgressql://…``, a port that is not a number).
     """
     from parley.core.store.backends import database_url, open_store
-    from parley.core.store.pg_store import is_database_url, looks_like_address, parse_url
+    from parley.core.store.postgres.store import is_database_url, looks_like_address, parse_url
     from parley.core.store.transfer import copy_store
 
     out = out or sys.stdout

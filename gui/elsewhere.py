@@ -37,7 +37,7 @@ class Elsewhere:
         self.feed = await self.w.store.watch_changes(self.changed)
 
     def changed(self, change: Any) -> None:
-        """A change another Parley committed (``parley.core.store.pg_changes.Change``)."""
+        """A change another Parley committed (``parley.core.store.postgres.changes.Change``)."""
         self._pending.add(change.session_id if change.table in ("turns", "sessions")
                           and change.session_id else EVERYTHING)
         if self._timer is None:

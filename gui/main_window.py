@@ -411,7 +411,7 @@ class MainWindow(QMainWindow, WindowCommands):
             target = database_url(self.env.get("PARLEY_DATABASE_URL"), paths.data_dir(self.home))
             self.store = await AsyncStore.open(target or path, self._upgrade_progress)
         except (DatabaseCorrupt, NotAParleyFile) as exc:
-            from parley.core.store.backups import automatic_backups, folder_of
+            from parley.core.store.sqlite.backups import automatic_backups, folder_of
             from parley.gui.recovery_page import AT_START, show_recovery
 
             # Not even an SQLite header, but Parley backed it up: its first page is damaged.

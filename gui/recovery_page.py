@@ -3,7 +3,7 @@
 It offers three ways on (``parley.core.recovery``), each in one click:
 
 * restore a backup — each backup is listed with when it was made and how many
-  turns and chats it holds (``parley.core.store.backups.list_backups``);
+  turns and chats it holds (``parley.core.store.sqlite.backups.list_backups``);
 * salvage what can still be read from the damaged file, merged with the newest
   backup (``parley.core.recovery.salvage_into``);
 * start a new file.
@@ -63,7 +63,7 @@ def holds(messages: int, chats: int | None) -> str:
 def backup_line(b: Any) -> str:
     """How a backup is listed: "today 14:05:09 — 28 messages in 3 chats" (with seconds:
     two backups made in the same minute — one while in use, one on quitting — differ)."""
-    from parley.core.store.backups import age_text
+    from parley.core.store.sqlite.backups import age_text
 
     what = (holds(b.turns, b.chats) if b.turns is not None
             else "cannot be read")
@@ -76,7 +76,7 @@ class RecoveryPage(QWidget):
 
     Args:
         message: what happened (:data:`AT_START` or :data:`WHILE_RUNNING` words).
-        found: the backups (``parley.core.store.backups.Backup``), newest first, counted.
+        found: the backups (``parley.core.store.sqlite.backups.Backup``), newest first, counted.
         recover: called with ("backup", Backup), ("salvage", Backup | None) or
             ("fresh", None), and the event "Stop salvaging" sets; the page shows its
             errors and enables the buttons again.
@@ -214,7 +214,7 @@ async def show_recovery(window: Any, path: Path, message: str) -> RecoveryPage:
         path: the damaged sessions.db (no connection open on it).
         message: what happened (:data:`AT_START` / :data:`WHILE_RUNNING`).
     """
-    from parley.core.store.backups import list_backups
+    from parley.core.store.sqlite.backups import list_backups
 
     found = await asyncio.to_thread(list_backups, path)
 

@@ -1,7 +1,7 @@
 """Saving a copy of sessions.db from the window: File ▸ Save a copy now…, and on closing.
 
 When sessions.db is deleted, moved or replaced while Parley has it open, the
-store refuses every write (``parley.core.store.faults``) and its message promises a
+store refuses every write (``parley.core.store.sqlite.faults``) and its message promises a
 copy beside the old name when Parley closes. The store's own close saves one
 but can only log a failure, after which the deleted file is gone. So the
 window saves the copy itself before anything is closed
@@ -32,8 +32,8 @@ from typing import Any
 from PySide6.QtWidgets import QMessageBox
 
 from parley.core.errors import ParleyError
-from parley.core.store import faults
 from parley.core.store.errors import DatabaseReplaced, RescueFailed
+from parley.core.store.sqlite import faults
 from parley.gui import dialogs
 
 log = logging.getLogger(__name__)

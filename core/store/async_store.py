@@ -24,7 +24,6 @@ from parley.core.content import Turn, Usage
 from parley.core.store import outline
 from parley.core.store.attachments import AttachmentInfo, missing_data
 from parley.core.store.backends import open_store
-from parley.core.store.engine import DEFAULT_BUSY_TIMEOUT_MS
 from parley.core.store.errors import StoreClosed, StoreError
 from parley.core.store.imports import NewChat, Written
 from parley.core.store.models import (
@@ -36,8 +35,9 @@ from parley.core.store.models import (
     TitleSource,
     Unchanged,
 )
-from parley.core.store.pg_changes import Change
-from parley.core.store.pg_store import PgStore
+from parley.core.store.postgres.changes import Change
+from parley.core.store.postgres.store import PgStore
+from parley.core.store.sqlite.engine import DEFAULT_BUSY_TIMEOUT_MS
 from parley.core.store.store import Store
 from parley.core.store.upgrade.migrations import Progress
 from parley.core.versions import Versions
@@ -69,7 +69,7 @@ class AsyncStore:
         self._closed = False
         self._feeds: list[Any] = []  # change feeds (watch_changes), closed with the store
         #: Called once, on the event loop, when the file is first found damaged
-        #: (parley.core.store.damage: writes have stopped); the window tells the person.
+        #: (parley.core.store.sqlite.damage: writes have stopped); the window tells the person.
         self.on_damaged: Callable[[], None] | None = None
         self._damage_told = False
         #: Writes of chats, spaces and settings so far (app state such as the window's
@@ -158,7 +158,7 @@ class AsyncStore:
 
         Args:
             on_change: called on the event loop with each
-                :class:`parley.core.store.pg_changes.Change` (a chat's turns or row, the
+                :class:`parley.core.store.postgres.changes.Change` (a chat's turns or row, the
                 spaces; ``"reconnected"`` after the server was away: read again).
 
         Returns:

@@ -2,7 +2,7 @@
 
 A target that is a ``postgresql://`` URL (``--database``, ``PARLEY_DATABASE_URL``,
 or the choice saved by Settings → Storage in the data folder) opens
-:class:`parley.core.store.pg_store.PgStore`; a file path opens
+:class:`parley.core.store.postgres.store.PgStore`; a file path opens
 :class:`parley.core.store.store.Store` exactly as before.
 
 ``--database`` / ``PARLEY_DATABASE_URL`` take a PostgreSQL address only, never a file
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from parley.core.private import write_private_text
-from parley.core.store.pg_store import (
+from parley.core.store.postgres.store import (
     PgStore,
     is_database_url,
     looks_like_address,
@@ -68,7 +68,7 @@ def saved_database_url(folder: Path) -> str | None:
 def save_database_choice(folder: Path, url: str | None) -> None:
     """Keep the chats in the database ``url`` from the next start (None: in sessions.db).
 
-    A password in ``url`` is saved where API keys go (``pg_store.save_password``),
+    A password in ``url`` is saved where API keys go (``postgres.store.save_password``),
     never in the file, which holds the URL without it (mode 0600).
 
     Raises:

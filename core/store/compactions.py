@@ -8,9 +8,10 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection, Row
 
 from parley.core.content import CompactSummaryBlock, Turn, Usage, new_id, now_ms
-from parley.core.store import pg_sql, sessions, turns
+from parley.core.store import sessions, turns
 from parley.core.store.dialect import dual_literal
 from parley.core.store.models import Compaction
+from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import compactions as C
 
 

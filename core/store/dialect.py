@@ -4,7 +4,7 @@ The repositories are shared by both backends. Where a statement needs
 SQLite-only SQL (JSON1's ``json_each``/``json_extract``, ``GLOB``, the scalar
 ``max(a, b)``), it is declared with :func:`dual_text` or :func:`dual_literal`:
 SQLite compiles the SQLite spelling exactly as before, PostgreSQL compiles the
-one from :mod:`parley.core.store.pg_sql`. The choice is made by SQLAlchemy when the
+one from :mod:`parley.core.store.postgres.sql`. The choice is made by SQLAlchemy when the
 statement is compiled for the connection's dialect, so call sites stay the same.
 """
 

@@ -272,7 +272,7 @@ class AttachmentNotFound(StoreError):
         self.sha256 = sha256
 
 
-# -- Automatic backups (core/store/backups.py): a backup could not be made. --------------------
+# -- Automatic backups (core/store/sqlite/backups.py): a backup could not be made. -----------------
 
 class BackupError(StoreError):
     """An automatic backup could not be made (the message says why; nothing was lost)."""
@@ -308,7 +308,7 @@ class CannotBackUp(BackupError):
         self.folder = folder
 
 
-# -- A file found damaged while Parley runs (core/store/damage.py). ----------------------------
+# -- A file found damaged while Parley runs (core/store/sqlite/damage.py). -------------------------
 
 class DamagedWhileOpen(StoreError):
     """A write refused because the file was found damaged earlier in this run."""
@@ -324,7 +324,7 @@ class DamagedWhileOpen(StoreError):
         self.path = path
 
 
-# -- sessions.db deleted, moved or replaced while open (core/store/faults.py). -----------------
+# -- sessions.db deleted, moved or replaced while open (core/store/sqlite/faults.py). --------------
 
 #: The menu command the messages below point to (gui/commands/actions.py, ``app.save_copy``).
 SAVE_COPY_COMMAND = "File ▸ Save a copy now…"
@@ -394,7 +394,7 @@ class StoreClosed(StoreError):
         super().__init__("The session store was closed; reopen Parley's data to continue.")
 
 
-# -- Salvage of a damaged file (core/store/salvage.py). ----------------------------------------
+# -- Salvage of a damaged file (core/store/sqlite/salvage.py). -------------------------------------
 
 class SalvageError(StoreError):
     """Salvaging failed; the damaged file and the backups are as they were."""
@@ -451,7 +451,7 @@ class UpgradeInProgress(StoreError):
         self.path = path
 
 
-# -- The PostgreSQL store (core/store/pg_errors.py maps the server's errors to these). -------------
+# -- The PostgreSQL store (core/store/postgres/errors.py maps the server's errors to these). -------
 
 _PG_KEPT = "Nothing already saved was lost, and what you typed is kept."
 
@@ -522,7 +522,7 @@ class NotAParleyDatabase(StoreError):
         self.where = where
 
 
-# -- The PostgreSQL store's address and driver (core/store/pg_store.py). ---------------------------
+# -- The PostgreSQL store's address and driver (core/store/postgres/store.py). ---------------------
 
 
 class InvalidDatabaseUrl(StoreError):

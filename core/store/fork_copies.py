@@ -28,8 +28,8 @@ from typing import Any, NamedTuple
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, CursorResult
 
-from parley.core.store import pg_sql
 from parley.core.store.dialect import dual_text
+from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import TITLE_ROWID_BASE
 from parley.core.store.versions import is_version_sql
 

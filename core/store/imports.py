@@ -27,8 +27,9 @@ from typing import Any
 
 from parley.core.content import Turn, new_id, now_ms
 from parley.core.errors import ParleyError
-from parley.core.store import attachments, pg_sql, sessions, spaces, turns, versions
+from parley.core.store import attachments, sessions, spaces, turns, versions
 from parley.core.store.dialect import dual_text
+from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import DEFAULT_SPACE_ID
 from parley.core.store.schema import turns as T
 

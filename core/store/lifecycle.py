@@ -2,9 +2,9 @@
 
 :class:`StoreBase` holds the connection; :class:`parley.core.store.store.Store` adds
 the API. Every write first checks that the path still names the file that was
-opened (:mod:`parley.core.store.faults`): a deleted or replaced sessions.db is never
+opened (:mod:`parley.core.store.sqlite.faults`): a deleted or replaced sessions.db is never
 written to, and on close what it holds is saved beside it; and that no other
-program wrote over it in place (:mod:`parley.core.store.overwrite`).
+program wrote over it in place (:mod:`parley.core.store.sqlite.overwrite`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from typing import Any, Self, TypeVar
 
 from sqlalchemy.engine import Connection
 
-from parley.core.store import damage, faults, maintenance, overwrite
-from parley.core.store.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
 from parley.core.store.errors import (
     DamagedWhileOpen,
     DatabaseCorrupt,
@@ -26,8 +24,10 @@ from parley.core.store.errors import (
     DatabaseReplaced,
     StoreClosed,
 )
-from parley.core.store.opening import open_connection
 from parley.core.store.schema import dbapi_connection
+from parley.core.store.sqlite import damage, faults, maintenance, overwrite
+from parley.core.store.sqlite.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
+from parley.core.store.sqlite.opening import open_connection
 from parley.core.store.upgrade.migrations import Progress
 
 T = TypeVar("T")
@@ -45,9 +45,10 @@ class StoreBase:
         # Which file we opened: a write first checks the path still names it.
         self._identity = faults.FileIdentity.of(path)
         # The file's state after our own last write: written by another program in
-        # between, it is checked whole before the next write (parley.core.store.overwrite).
+        # between, it is checked whole before the next write (parley.core.store.sqlite.overwrite).
         self.watch = overwrite.Watch(path)
-        # Set once a read or write meets a damaged page: writes stop (parley.core.store.damage).
+        # Set once a read or write meets a damaged page: writes stop
+        # (parley.core.store.sqlite.damage).
         self.damaged = False
         # Record the file's state at a clean close (``open(watch_closed=True)``).
         self.record_on_close = False
@@ -72,7 +73,7 @@ class StoreBase:
             watch_closed: this is Parley's own sessions.db (``AsyncStore`` sets it):
                 a clean close records the file's state beside it, and the next
                 such open checks the file whole when another program changed it
-                in between (``parley.core.store.overwrite``). Any open checks against a
+                in between (``parley.core.store.sqlite.overwrite``). Any open checks against a
                 record that is there.
 
         Returns:
@@ -84,7 +85,7 @@ class StoreBase:
             NewerFormat: written by a newer Parley (``user_version`` > 4).
             DatabaseCorrupt: the file is damaged (it is left as it is); also when
                 another program wrote it since Parley last closed it and it fails
-                ``quick_check`` (``parley.core.store.overwrite``).
+                ``quick_check`` (``parley.core.store.sqlite.overwrite``).
             DatabaseReadOnly: the file or its folder cannot be written.
             UpgradeUnavailable: a v3 file and no upgrade in this build.
             CannotOpen: the folder cannot be created or the file opened.
@@ -103,7 +104,7 @@ class StoreBase:
         If the file was deleted or replaced while open, what it holds is first
         saved as ``<name>.rescued-<time>`` beside it and its WAL emptied into
         it, so nothing is lost and nothing is replayed into a file now at the
-        path (see :mod:`parley.core.store.faults`).
+        path (see :mod:`parley.core.store.sqlite.faults`).
         """
         con, self._con = self._con, None
         if con is None:
@@ -204,7 +205,7 @@ class StoreBase:
 
     def report_damage(self) -> None:
         """Another reader found the file damaged (an automatic backup's check): stop
-        writing, and have the next start check it whole (``parley.core.store.damage``).
+        writing, and have the next start check it whole (``parley.core.store.sqlite.damage``).
 
         Safe to call from another thread: it sets a flag and leaves a marker file.
         """

@@ -238,7 +238,9 @@ def search(
     collapser = Collapser(con, space, session_id is None, exclude_session_ids)
     try:
         if is_postgresql(con):
-            from parley.core.store import pg_search  # (it types its input with ParsedQuery)
+            from parley.core.store.postgres import (
+                search as pg_search,  # (it types its input with ParsedQuery)
+            )
 
             ranked = pg_search.ranked(con, parsed, session_id, space, max(limit, MAX_CANDIDATES),
                                       RECENT_WINDOW, COMMON_ROWS)

@@ -12,10 +12,11 @@ from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement, Select
 
 from parley.core.content import Usage, new_id, now_ms
-from parley.core.store import pg_sql, settings_repo, spaces, versions
+from parley.core.store import settings_repo, spaces, versions
 from parley.core.store.dialect import dual_literal, dual_text
 from parley.core.store.errors import SessionNotFound
 from parley.core.store.models import Session, TitleSource
+from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import DEFAULT_SPACE_ID
 from parley.core.store.schema import sessions as S
 from parley.core.store.schema import turns as T

@@ -14,8 +14,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.engine import Connection
 
-from parley.core.store import pg_sql
 from parley.core.store.dialect import dual_text, is_postgresql
+from parley.core.store.postgres import sql as pg_sql
 
 
 def encode(value: Any) -> str:

@@ -106,7 +106,7 @@ def _build_tables() -> tuple[str, str, str]:
 
 _SPLIT_BASES, _SPLIT_MARKS, MARKS = _build_tables()
 #: The character classes of :func:`normalize` (regex bracket contents, literal characters),
-#: for the PostgreSQL index's copy of it (``parley.core.store.pg_sql``).
+#: for the PostgreSQL index's copy of it (``parley.core.store.postgres.sql``).
 SPLIT_BASES, SPLIT_MARKS, STRIPPED = _SPLIT_BASES, _SPLIT_MARKS, _STRIPPED
 _SPLIT_RE = re.compile(f"[{_SPLIT_BASES}][{_SPLIT_MARKS}]*")
 _SPLIT_CHAR_RE = re.compile(f"[{_SPLIT_BASES}]")

@@ -25,9 +25,10 @@ from typing import Any
 from sqlalchemy import Table, delete, func, select
 from sqlalchemy.engine import Connection
 
-from parley.core.store import pg_sql, schema
+from parley.core.store import schema
 from parley.core.store.dialect import dual_literal
 from parley.core.store.errors import CopyMismatch, DestinationNotEmpty
+from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.store import Store
 
 #: ``progress(done, total)``: rows copied so far, of all tables.

@@ -18,7 +18,7 @@ from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.engine import Connection, Row
 
 from parley.core.content import Turn, Usage, blocks_from_json_text, blocks_to_json_text
-from parley.core.store import attachments, pg_sql, sessions
+from parley.core.store import attachments, sessions
 from parley.core.store.dialect import is_postgresql
 from parley.core.store.errors import (
     DuplicateTurn,
@@ -27,6 +27,7 @@ from parley.core.store.errors import (
     TurnNotFound,
     TurnNotInSession,
 )
+from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import turns as T
 
 _COLUMNS = (

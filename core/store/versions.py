@@ -27,9 +27,9 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from parley.core.store import pg_sql
 from parley.core.store.dialect import dual_text
 from parley.core.store.errors import SessionNotFound
+from parley.core.store.postgres import sql as pg_sql
 from parley.core.versions import Member, TurnKey, Versions, branch_points, content_digest, copy_in
 
 KIND_KEY = "fork_kind"

@@ -11,7 +11,7 @@ later start. The composer refuses a paste that would make one; a longer draft
 stored by an older Parley is cut to the limit when it is loaded.
 
 When sessions.db was deleted or replaced while open, the store refuses every
-write (``parley.core.store.faults``), so drafts stay in memory only; the window then
+write (``parley.core.store.sqlite.faults``), so drafts stay in memory only; the window then
 writes them into the copy it saves (:meth:`Drafts.save_into`, called by
 ``parley.gui.rescue``), so no unsent text is lost with the store.
 """
@@ -151,7 +151,7 @@ class Drafts:
         is opened and closed off the GUI thread.
 
         Args:
-            copy: a complete sessions.db (``parley.core.store.faults.copy_open_database``).
+            copy: a complete sessions.db (``parley.core.store.sqlite.faults.copy_open_database``).
 
         Returns:
             How many non-empty drafts it now holds from this run.

@@ -28,7 +28,7 @@ def last_text(backup: Any) -> str:
     """"Last backup: today 14:05 (28 messages in 3 chats)", or that there is none yet."""
     if backup is None:
         return "No backup yet: the first is made after a change, within a minute or two."
-    from parley.core.store.backups import age_text
+    from parley.core.store.sqlite.backups import age_text
     from parley.gui.recovery_page import holds
 
     what = f" ({holds(backup.turns, backup.chats)})" if backup.turns is not None else ""
@@ -47,7 +47,7 @@ class BackupsInfo(QWidget):
     def __init__(self, db: Path, scheduler: Any, tasks: TaskSet,
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        from parley.core.store.backups import folder_of
+        from parley.core.store.sqlite.backups import folder_of
 
         self.db, self.scheduler, self.tasks = db, scheduler, tasks
         self.folder = folder_of(db)
@@ -74,7 +74,7 @@ class BackupsInfo(QWidget):
 
     async def refresh(self) -> None:
         """Show the newest backup (the scheduler's, or the folder's)."""
-        from parley.core.store.backups import describe, last_backup
+        from parley.core.store.sqlite.backups import describe, last_backup
 
         newest = getattr(self.scheduler, "last", None)
         if newest is None:

@@ -44,7 +44,7 @@ PLACEHOLDER = "postgresql://you@db.example:5432/parley"
 
 def with_password(url: str, password: str) -> str:
     """``url`` with ``password`` put in (an address that has one keeps its own)."""
-    from parley.core.store.pg_store import parse_url
+    from parley.core.store.postgres.store import parse_url
 
     parsed = parse_url(url)
     if password and parsed.password is None:
@@ -54,7 +54,7 @@ def with_password(url: str, password: str) -> str:
 
 def check_database(url: str) -> str:
     """Open the database (set up when empty), count its chats, close it; a sentence."""
-    from parley.core.store.pg_store import PgStore
+    from parley.core.store.postgres.store import PgStore
 
     store = PgStore.open_url(url)
     try:

@@ -1,7 +1,7 @@
 """An automatic backup of the 1 GB store while chatting: GUI stall (budget ≤ 50 ms) and time.
 
 The Qt event loop (qasync, offscreen) runs what the window runs during a
-backup: the backup itself on a thread of its own (``parley.core.store.backups.make_backup``,
+backup: the backup itself on a thread of its own (``parley.core.store.sqlite.backups.make_backup``,
 what ``BackupScheduler`` calls), and a chat saving a turn every 100 ms through
 the window's ``AsyncStore`` on the same file. A 5 ms QTimer records how late it
 fires (the stall a person would feel); every save's latency is recorded too.
@@ -38,7 +38,7 @@ async def measure(db: Path, folder: Path) -> dict[str, float]:
 
     from parley.core.content import TextBlock, Turn
     from parley.core.store import AsyncStore
-    from parley.core.store.backups import make_backup
+    from parley.core.store.sqlite.backups import make_backup
 
     store = await AsyncStore.open(db)
     lags: list[float] = []

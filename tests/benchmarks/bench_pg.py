@@ -23,7 +23,7 @@ from pathlib import Path
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store.imports import NewChat
-from parley.core.store.pg_store import PgStore
+from parley.core.store.postgres.store import PgStore
 from parley.core.store.store import Store
 from tests.benchmarks.bench_store import pct, timed
 from tests.benchmarks.gen_store import TextMaker

@@ -28,7 +28,8 @@ def damage_search_index(path: Path) -> None:
     st = os.stat(path)
     path.write_bytes(bytes(data))
     # As a failing disk does it: the file's times say nothing was written (so only a
-    # read that meets the damage finds it; parley.core.store.overwrite sees no outside write).
+    # read that meets the damage finds it; parley.core.store.sqlite.overwrite sees no outside
+    # write).
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 

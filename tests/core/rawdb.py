@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from parley.core.store.pg_store import PgStore
+from parley.core.store.postgres.store import PgStore
 from parley.core.store.store import Store
 
 

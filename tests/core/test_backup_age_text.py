@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from parley.core.store.backups import age_text
+from parley.core.store.sqlite.backups import age_text
 
 
 def test_two_backups_in_the_same_minute_read_differently_with_seconds() -> None:

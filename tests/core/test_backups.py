@@ -1,4 +1,5 @@
-"""Automatic backups (parley.core.store.backups, parley.core.backup_schedule), on real files."""
+"""Automatic backups (parley.core.store.sqlite.backups, parley.core.backup_schedule), on real
+files."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from parley.core.backup_schedule import BackupScheduler
 from parley.core.content import TextBlock, Turn
 from parley.core.recovery import restore_backup
 from parley.core.store import AsyncStore, Store
-from parley.core.store import backups as B
+from parley.core.store.sqlite import backups as B
 from tests.core.damaged import overwrite_pages, pages_of
 
 
@@ -227,8 +228,8 @@ def test_exports_are_written_private(tmp_path: Path) -> None:
 async def test_a_backup_that_finds_the_file_damaged_stops_writes_and_the_backups(
     tmp_path: Path,
 ) -> None:
-    from parley.core.store.damage import marker_path
     from parley.core.store.errors import DamagedWhileOpen
+    from parley.core.store.sqlite.damage import marker_path
 
     db = tmp_path / "sessions.db"
     fill(db)

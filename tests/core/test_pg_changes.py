@@ -12,8 +12,8 @@ import pytest
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store.async_store import AsyncStore
-from parley.core.store.pg_changes import Change, parse
-from parley.core.store.pg_store import PgStore
+from parley.core.store.postgres.changes import Change, parse
+from parley.core.store.postgres.store import PgStore
 from tests.fakes.postgres import PostgresServer, find_bin_dir
 
 ROOT = Path(__file__).parents[2]

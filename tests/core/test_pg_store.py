@@ -31,7 +31,7 @@ from parley.core.store.errors import (
     ServerDiskFull,
     ServerUnreachable,
 )
-from parley.core.store.pg_store import PgStore, parse_url, save_password
+from parley.core.store.postgres.store import PgStore, parse_url, save_password
 from parley.core.store.store import Store
 from tests.core.rawdb import raw_rows
 from tests.fakes.postgres import PASSWORD

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from parley.core.recovery import set_aside
 from parley.core.store import Store
-from parley.core.store.damage import mark, marker_path
+from parley.core.store.sqlite.damage import mark, marker_path
 
 
 def _mode(path: Path) -> int:

@@ -1,4 +1,5 @@
-"""The copy saved when sessions.db vanished while open (parley.core.store.faults), on real files.
+"""The copy saved when sessions.db vanished while open (parley.core.store.sqlite.faults), on real
+files.
 
 The data folder is deleted for real (``shutil.rmtree``) under an open store;
 the store still reads the deleted file through its descriptor. Closing must
@@ -18,8 +19,8 @@ import pytest
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
 from parley.core.store.errors import DatabaseMissing, RescueFailed
-from parley.core.store.faults import current_copy, rescue_name
 from parley.core.store.schema import dbapi_connection
+from parley.core.store.sqlite.faults import current_copy, rescue_name
 
 
 def _chat(store: Store, *texts: str) -> str:

@@ -9,8 +9,8 @@ import pytest
 from parley.core.content import TextBlock, Turn
 from parley.core.recovery import set_aside
 from parley.core.store import Store
-from parley.core.store import backups as B
-from parley.core.store import salvage as S
+from parley.core.store.sqlite import backups as B
+from parley.core.store.sqlite import salvage as S
 from tests.core.damaged import overwrite_pages, pages_of
 
 

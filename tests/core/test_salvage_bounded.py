@@ -16,9 +16,9 @@ import pytest
 from parley.core import recovery
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
-from parley.core.store import salvage as S
-from parley.core.store.damage import mark, marker_path
 from parley.core.store.errors import DatabaseCorrupt
+from parley.core.store.sqlite import salvage as S
+from parley.core.store.sqlite.damage import mark, marker_path
 from tests.core.damaged import overwrite_pages, pages_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,7 +186,7 @@ def test_an_older_salvage_cut_off_after_moving_the_file_aside_is_offered_again(
 
 
 def test_start_fresh_and_restore_never_leave_no_file(tmp_path: Path) -> None:
-    from parley.core.store import backups as B
+    from parley.core.store.sqlite import backups as B
 
     db = tmp_path / "sessions.db"
     _fill(db)

@@ -17,7 +17,7 @@ How each fault is produced, and why that exercises the real code path:
   SQLITE_READONLY, the code a read-only connection gets.
 * **Deleted or replaced.** Real ``unlink`` / ``rename`` under an open store.
   SQLite alone keeps writing into the old file (shown below), so detection is
-  Parley's job (``parley.core.store.faults``); ``parley.core.recovery.rescue_copy`` saves
+  Parley's job (``parley.core.store.sqlite.faults``); ``parley.core.recovery.rescue_copy`` saves
   what the old file holds.
 * **Corrupt at start.** Real damaged bytes; ``parley.core.recovery`` offers the
   latest usable backup or a new file and never overwrites the damaged one.
@@ -54,8 +54,8 @@ from parley.core.store.errors import (
     DiskFull,
     StoreError,
 )
-from parley.core.store.faults import FileIdentity, check_identity, release_moved_file
 from parley.core.store.schema import dbapi_connection
+from parley.core.store.sqlite.faults import FileIdentity, check_identity, release_moved_file
 from tests.fakes.validation import validate_anthropic
 
 MODEL = "anthropic:claude-sonnet-4-6"

@@ -56,7 +56,7 @@ def test_read_only_connection_is_typed(store):
 def test_a_read_only_database_is_typed_and_keeps_what_was_saved(postgres_url):
     """The PostgreSQL side of the test above: a server (or replica) allowing only reads."""
     from parley.core.store.errors import ServerReadOnly
-    from parley.core.store.pg_store import PgStore
+    from parley.core.store.postgres.store import PgStore
 
     with PgStore.open_url(postgres_url) as writer:
         s = writer.create_session(title="kept")

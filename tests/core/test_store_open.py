@@ -19,7 +19,6 @@ import pytest
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store, schema
 from parley.core.store.backends import open_store
-from parley.core.store.engine import make_engine, write
 from parley.core.store.errors import (
     DatabaseCorrupt,
     DatabaseReadOnly,
@@ -29,6 +28,7 @@ from parley.core.store.errors import (
     StoreError,
     UpgradeUnavailable,
 )
+from parley.core.store.sqlite.engine import make_engine, write
 from parley.core.store.upgrade import migrations
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
-from parley.core.store.damage import marker_path
 from parley.core.store.errors import DamagedWhileOpen, DatabaseCorrupt
+from parley.core.store.sqlite.damage import marker_path
 from tests.core.damaged import overwrite_pages, pages_of
 
 

@@ -17,7 +17,7 @@ from parley.core.content import (
 )
 from parley.core.store import Store
 from parley.core.store.errors import InvalidSearchQuery
-from parley.core.store.pg_store import PgStore
+from parley.core.store.postgres.store import PgStore
 from parley.core.store.schema import SCOPE_MARK
 from parley.core.store.search import parse
 

@@ -17,7 +17,7 @@ from parley.core.content import (
 )
 from parley.core.store.errors import CopyMismatch, DestinationNotEmpty
 from parley.core.store.imports import NewChat
-from parley.core.store.pg_store import PgStore
+from parley.core.store.postgres.store import PgStore
 from parley.core.store.store import Store
 from parley.core.store.transfer import copy_store
 from parley.core.transfer_cli import copy_only

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from parley.core.store import backups as B
+from parley.core.store.sqlite import backups as B
 
 pytestmark = pytest.mark.timeout(90)
 

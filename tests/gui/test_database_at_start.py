@@ -46,7 +46,7 @@ def test_a_message_sent_while_the_server_is_away_at_start_is_kept_and_sent_on_tr
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QPushButton
 
-    from parley.core.store.pg_store import PgStore
+    from parley.core.store.postgres.store import PgStore
 
     url = postgres_own_server.new_database()
     postgres_own_server.pause()

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from parley.core import paths
 from parley.core.content import TextBlock, Turn
-from parley.core.store.pg_store import PgStore
+from parley.core.store.postgres.store import PgStore
 
 
 def test_the_chats_go_to_the_database_named_by_the_url(driver, fake_provider, postgres_url, home):

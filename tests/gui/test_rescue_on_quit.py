@@ -1,5 +1,5 @@
 """Quitting after the data folder was deleted while Parley runs (parley.gui.rescue,
-parley.core.store.faults).
+parley.core.store.sqlite.faults).
 
 The report: start on a home folder, send a message, ``rm -rf`` the folder, send
 another, Ctrl+Q. The window closed without a word, no copy was saved and the

@@ -41,7 +41,7 @@ def test_salvage_with_the_settings_tables_first_pages_damaged_ends_with_every_ch
 
 
 def test_backups_made_in_the_same_minute_are_listed_apart(driver: Any, home: Path) -> None:
-    from parley.core.store import backups as B
+    from parley.core.store.sqlite import backups as B
     from tests.gui.test_damaged_store import _start
 
     path = _set_up_then_closed(driver, home)

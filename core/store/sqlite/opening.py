@@ -22,7 +22,6 @@ from sqlalchemy.engine import Connection
 
 from parley.core import private
 from parley.core.store import spaces
-from parley.core.store.engine import make_engine, read, write
 from parley.core.store.errors import (
     CannotOpen,
     DatabaseReadOnly,
@@ -31,6 +30,7 @@ from parley.core.store.errors import (
     translate,
 )
 from parley.core.store.schema import SCHEMA_VERSION, create_all, dbapi_connection
+from parley.core.store.sqlite.engine import make_engine, read, write
 from parley.core.store.upgrade.migrations import (
     FileInfo,
     FileKind,

@@ -11,7 +11,7 @@ SQLite does with its own features there:
 * the links of turns to attached files (``turn_attachments``) and the release
   of a file with its last reference, as PL/pgSQL triggers (SQLite: JSON1 triggers);
 * a ``NOTIFY`` on ``parley_changes`` for each row of ``turns``, ``sessions``
-  and ``spaces`` written (``parley_notify``: :mod:`parley.core.store.pg_changes`);
+  and ``spaces`` written (``parley_notify``: :mod:`parley.core.store.postgres.changes`);
 * ``parley_meta(text)``: a session's ``meta`` as ``jsonb`` (``{}`` when it is
   not a JSON object), for the versions' SQL;
 * the PostgreSQL spellings of the repositories' SQLite-only statements
@@ -151,7 +151,7 @@ FUNCTIONS = [
         END IF;
         RETURN NULL;
     END $$""",
-    # Other Parleys hear of each committed change (parley.core.store.pg_changes).
+    # Other Parleys hear of each committed change (parley.core.store.postgres.changes).
     """CREATE OR REPLACE FUNCTION parley_notify() RETURNS trigger
     LANGUAGE plpgsql AS $$
     DECLARE

@@ -1,13 +1,13 @@
 """Changes made by other Parleys on the same PostgreSQL database, as they commit.
 
-Triggers of the schema (:data:`parley.core.store.pg_sql.NOTIFY_DDL`) send a
+Triggers of the schema (:data:`parley.core.store.postgres.sql.NOTIFY_DDL`) send a
 PostgreSQL ``NOTIFY`` on the channel :data:`CHANNEL` for every row of
 ``turns``, ``sessions`` and ``spaces`` written or deleted, delivered when the
 writing transaction commits (never for one rolled back; the same change
 twice in one transaction is sent once). Its payload is JSON:
 ``{"table": "turns" | "sessions" | "spaces", "session": <session id or null>,
 "by": <application_name of the writer>}``; each Parley's connections are named
-``parley:<instance>`` (:class:`parley.core.store.pg_store.PgStore`).
+``parley:<instance>`` (:class:`parley.core.store.postgres.store.PgStore`).
 
 :class:`ChangeFeed` listens on a connection of its own, in a thread of its own,
 and calls ``on_change`` with a :class:`Change` for each notice sent by *another*

@@ -2,7 +2,7 @@
 
 A program that writes over a few pages of the file (``dd conv=notrunc``, a
 sync tool patching blocks, a disk tool) keeps its name and inode, so
-``parley.core.store.faults`` (which compares identities) does not see it, and SQLite
+``parley.core.store.sqlite.faults`` (which compares identities) does not see it, and SQLite
 does not either: in WAL mode it keeps its page cache while no other SQLite
 connection commits, and new pages go to the WAL. Saves then "succeed" on a
 file that is damaged underneath, until a read meets a garbage page — or
@@ -35,8 +35,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from parley.core.store.damage import passes_quick_check
 from parley.core.store.errors import DatabaseCorrupt
+from parley.core.store.sqlite.damage import passes_quick_check
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +83,7 @@ class Watch:
         """
         now = FileState.of(self.path)
         if now is None or now == self.state:
-            return  # unchanged (or gone: parley.core.store.faults reports that)
+            return  # unchanged (or gone: parley.core.store.sqlite.faults reports that)
         self.checks += 1
         if not passes_quick_check(self.path):
             raise DatabaseCorrupt(self.path, found_while_open=True)

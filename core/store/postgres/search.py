@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, CursorResult
 
-from parley.core.store.pg_sql import SEARCH_CONFIG
+from parley.core.store.postgres.sql import SEARCH_CONFIG
 from parley.core.store.schema import TITLE_ROWID_BASE
 
 if TYPE_CHECKING:

@@ -6,14 +6,14 @@ database given by a URL (``postgresql://user[:password]@host[:port]/database``)
 through SQLAlchemy and psycopg 3. Only the lifecycle differs from a file:
 
 * opening sets the schema up in an empty database (the shared declarations of
-  :mod:`parley.core.store.schema` plus :mod:`parley.core.store.pg_sql`), under an advisory
+  :mod:`parley.core.store.schema` plus :mod:`parley.core.store.postgres.sql`), under an advisory
   lock so two Parleys starting at once do not both create it; a database with
   other tables, or a newer schema, is refused without a change;
 * each call takes a connection from a small pool, checked first (a server
   restarted meanwhile costs one reconnect, not an error); a write that meets
   another Parley's concurrent write on the same rows (a unique ``seq``, a
   deadlock, a serialization failure) is run again, so neither turn is lost;
-* server errors a person can act on become :mod:`parley.core.store.pg_errors`
+* server errors a person can act on become :mod:`parley.core.store.postgres.errors`
   (server unreachable, authentication failed, disk full on the server…).
 
 File-only features are not there: no ``backup_to`` (the server's own backups
@@ -37,7 +37,7 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from parley.core.content import now_ms
-from parley.core.store import pg_errors, pg_sql, spaces
+from parley.core.store import spaces
 from parley.core.store.errors import (
     DriverMissing,
     InvalidDatabaseUrl,
@@ -46,7 +46,9 @@ from parley.core.store.errors import (
     StoreError,
 )
 from parley.core.store.lifecycle import StoreClosed
-from parley.core.store.pg_changes import Change, ChangeFeed, conninfo_of
+from parley.core.store.postgres import errors as pg_errors
+from parley.core.store.postgres import sql as pg_sql
+from parley.core.store.postgres.changes import Change, ChangeFeed, conninfo_of
 from parley.core.store.schema import DEFAULT_SPACE_ID, DEFAULT_SPACE_NAME, metadata
 from parley.core.store.schema import spaces as spaces_table
 from parley.core.store.store import Store
@@ -198,7 +200,8 @@ class PgStore(Store):
         url: the database's URL (with the password: never log or show it; use ``where``).
         where: ``user@host:port/database``, for messages.
         instance: a random id of this open store, in the server's ``application_name``
-            (``parley:<instance>``) and in change notices (:mod:`parley.core.store.pg_changes`).
+            (``parley:<instance>``) and in change notices
+            (:mod:`parley.core.store.postgres.changes`).
     """
 
     def __init__(self, url: URL, engine: Engine, instance: str) -> None:
@@ -228,7 +231,7 @@ class PgStore(Store):
         Raises:
             InvalidDatabaseUrl: not such a URL.
             ServerUnreachable, AuthenticationFailed, DatabaseNotFound, ServerReadOnly:
-                see :mod:`parley.core.store.pg_errors`.
+                see :mod:`parley.core.store.postgres.errors`.
             NotAParleyDatabase: the database holds other tables.
             NewerFormat: set up by a newer Parley.
         """
@@ -281,7 +284,7 @@ class PgStore(Store):
 
     def change_feed(self, on_change: Callable[[Change], None]) -> ChangeFeed:
         """Start hearing other Parleys' changes to this database
-        (:mod:`parley.core.store.pg_changes`).
+        (:mod:`parley.core.store.postgres.changes`).
 
         Args:
             on_change: called with each :class:`Change`, on the feed's own thread.
@@ -333,7 +336,7 @@ def create_schema(con: Connection) -> None:
     """Create Parley's tables, functions, indexes and triggers in the caller's transaction.
 
     The tables are the shared declarations (:data:`parley.core.store.schema.metadata`);
-    the rest is :mod:`parley.core.store.pg_sql`. Adds the default space ("General").
+    the rest is :mod:`parley.core.store.postgres.sql`. Adds the default space ("General").
     """
     for ddl in pg_sql.FUNCTIONS:
         con.exec_driver_sql(ddl)
