@@ -89,7 +89,7 @@ def secure_leftovers(db: Path) -> None:
                 narrow(Path(entry.path), FILE_MODE)
 
 
-#: The one-Parley-per-folder lock file in the data folder (``parley.gui.single_instance``).
+#: The one-Parley-per-folder lock file in the data folder (``parley.gui.startup.single_instance``).
 LOCK_NAME = "parley.lock"
 
 

@@ -125,7 +125,7 @@ SETTINGS: tuple[Setting, ...] = (
             "provider); empty uses a cheap model the chat's provider lists (else the "
             "chat's own).", "Chat",
             optional=True, bare_model=True),
-    # Appearance (applied by parley.gui.view_prefs)
+    # Appearance (applied by parley.gui.look.view_prefs)
     Setting("appearance.theme", "choice", "system", "Theme",
             "Light or dark; System follows your desktop (or PARLEY_THEME when it is set).",
             "Appearance", choices=(("system", "System"), ("light", "Light"), ("dark", "Dark"))),

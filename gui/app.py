@@ -179,7 +179,7 @@ def setup_logging(log_dir: Path) -> Path | None:
     path = log_dir / LOG_FILE
     handler: logging.Handler | None = None
     try:
-        from parley.gui.log_file import PrivateLogFile, private_log_dir
+        from parley.gui.startup.log_file import PrivateLogFile, private_log_dir
 
         private_log_dir(log_dir)  # 0700, the file 0600; a failing write is told once
         handler = PrivateLogFile(path, 2_000_000, 3)
@@ -388,7 +388,7 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
 
     from parley.core import paths
     from parley.core.appinfo import APP_ID
-    from parley.gui import appearance
+    from parley.gui.look import appearance
     from parley.gui.main_window import MainWindow
 
     folder = paths.data_dir(home)
@@ -406,7 +406,7 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     appearance.pick_font(app)
     appearance.apply(app)
 
-    from parley.gui.single_instance import LockUnavailable, SingleInstance
+    from parley.gui.startup.single_instance import LockUnavailable, SingleInstance
 
     instance: SingleInstance | None = None
     if paths.is_writable(folder):
@@ -512,7 +512,7 @@ def _loop_after_first_paint(app: Any, window: Any) -> Any:
 def _tell_open_window(home: Path | None) -> None:
     """After ``parley --import``: a Parley open on that data folder lists the new chats."""
     from parley.core.paths import DataDirError, data_dir
-    from parley.gui.single_instance import tell_imported
+    from parley.gui.startup.single_instance import tell_imported
 
     try:
         told = tell_imported(data_dir(home))
@@ -524,7 +524,7 @@ def _tell_open_window(home: Path | None) -> None:
 
 
 def _list_imported(window: Any) -> None:
-    from parley.gui.import_dialog import list_imported  # not before the first paint
+    from parley.gui.dialogs.import_dialog import list_imported  # not before the first paint
 
     list_imported(window)
 
@@ -680,7 +680,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Parley {version()}")
         return 0
     if args.self_test:
-        from parley.gui.self_test import run_self_test
+        from parley.gui.startup.self_test import run_self_test
 
         return run_self_test()
     home: Path | None = None

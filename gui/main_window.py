@@ -41,24 +41,24 @@ from parley.core.errors import ParleyError
 from parley.core.gc_pause import pausing_gc
 from parley.core.restart_notice import CUT_OFF
 from parley.core.tasks import TaskSet, report_bug
-from parley.gui import appearance
 from parley.gui.commands.registry import Commands
 from parley.gui.commands.window_commands import WindowCommands
 from parley.gui.composer.early_input import ONE_WAITING, EarlyInput, replay
 from parley.gui.composer.widget import ComposerBar
+from parley.gui.look import appearance
 
 if TYPE_CHECKING:
     import asyncio
 
     from parley.gui.chat.controller import ChatController
     from parley.gui.commands.actions import Action
-    from parley.gui.context_meter import ContextMeter
-    from parley.gui.model_picker import ModelPicker
-    from parley.gui.search import SearchPopup
-    from parley.gui.setup_panel import SetupPanel
+    from parley.gui.dialogs.search import SearchPopup
+    from parley.gui.header.context_meter import ContextMeter
+    from parley.gui.header.model_picker import ModelPicker
+    from parley.gui.notices.undo import Toast, UndoManager
     from parley.gui.sidebar import Sidebar
-    from parley.gui.typed_at_start import TypedAtStart
-    from parley.gui.undo import Toast, UndoManager
+    from parley.gui.startup.setup_panel import SetupPanel
+    from parley.gui.startup.typed_at_start import TypedAtStart
 
 log = logging.getLogger(__name__)
 #: The status line while the chats are read before a provider is set up.
@@ -160,7 +160,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.setup_panel: SetupPanel | None = None
         self.recovery_page: Any = None
         self.backups: Any = None  # parley.core.backup_schedule.BackupScheduler, set by start
-        self.elsewhere: Any = None  # parley.gui.elsewhere.Elsewhere, on a PostgreSQL database
+        self.elsewhere: Any = None  # gui.database.elsewhere.Elsewhere, on PostgreSQL
         self.successor: Any = None  # the window that took this one's place after a recovery
         self.pending_notice: str | None = None  # told once the chats show (after a recovery)
         self.upgrade_notice: str | None = None  # told once ready (a v3 file was upgraded)
@@ -267,7 +267,7 @@ class MainWindow(QMainWindow, WindowCommands):
         self.setCentralWidget(self.splitter)
         # Made now and kept: a status bar that appeared with its first message would
         # shift the window's layout each time.
-        from parley.gui.status_line import WrappingStatusBar
+        from parley.gui.notices.status_line import WrappingStatusBar
 
         self.setStatusBar(WrappingStatusBar(self))  # a long refusal is shown whole
         self.statusBar().setSizeGripEnabled(False)
@@ -304,10 +304,10 @@ class MainWindow(QMainWindow, WindowCommands):
         self.sidebar_button.clicked.connect(self.toggle_sidebar)
 
     def _build_header_tools(self) -> None:
-        from parley.gui.chat_heading import ChatHeading
-        from parley.gui.context_meter import ContextMeter
-        from parley.gui.model_picker import ModelPicker
-        from parley.gui.undo import Toast, UndoManager
+        from parley.gui.header.chat_heading import ChatHeading
+        from parley.gui.header.context_meter import ContextMeter
+        from parley.gui.header.model_picker import ModelPicker
+        from parley.gui.notices.undo import Toast, UndoManager
 
         self.model_picker = ModelPicker(self.header)
         self.context_meter = ContextMeter(self.header)
@@ -403,7 +403,7 @@ class MainWindow(QMainWindow, WindowCommands):
 
         path = paths.db_path(self.home)
         if self.typed is None:
-            from parley.gui.typed_at_start import TypedAtStart
+            from parley.gui.startup.typed_at_start import TypedAtStart
 
             self.typed = TypedAtStart(paths.data_dir(self.home))
         # A database URL (--database, PARLEY_DATABASE_URL) puts the chats on PostgreSQL.
@@ -412,7 +412,7 @@ class MainWindow(QMainWindow, WindowCommands):
             self.store = await AsyncStore.open(target or path, self._upgrade_progress)
         except (DatabaseCorrupt, NotAParleyFile) as exc:
             from parley.core.store.sqlite.backups import automatic_backups, folder_of
-            from parley.gui.recovery_page import AT_START, show_recovery
+            from parley.gui.database.recovery_page import AT_START, show_recovery
 
             # Not even an SQLite header, but Parley backed it up: its first page is damaged.
             if isinstance(exc, DatabaseCorrupt) or automatic_backups(folder_of(path)):
@@ -436,7 +436,7 @@ class MainWindow(QMainWindow, WindowCommands):
             await self._note_previous_run()
             await self._restore_geometry()
             self._install_transcript()
-            from parley.gui.view_prefs import ViewPrefs
+            from parley.gui.look.view_prefs import ViewPrefs
 
             self.view_prefs = ViewPrefs(self)  # theme, text size, zoom (Settings → Appearance)
             await self.view_prefs.load()
@@ -449,7 +449,7 @@ class MainWindow(QMainWindow, WindowCommands):
             hub_task = asyncio.ensure_future(self._open_hub())
             await self.chat.show_first()
             if self.store.on_server:  # other Parleys' changes show without a restart
-                from parley.gui.elsewhere import Elsewhere
+                from parley.gui.database.elsewhere import Elsewhere
 
                 self.elsewhere = Elsewhere(self)
                 await self.elsewhere.start()
@@ -500,16 +500,17 @@ class MainWindow(QMainWindow, WindowCommands):
 
     def _open_mcp(self) -> Any:
         """The MCP servers of ``mcp.json`` (started when a chat first needs them) and their
-        tools, with the approval dialog (``parley.gui.mcp_approval``); kept as ``self.mcp``."""
+        tools, with the approval dialog (``parley.gui.dialogs.mcp_approval``); kept as
+        ``self.mcp``."""
         from parley.core import paths
         from parley.core.mcp import McpHost, McpTools
         from parley.core.mcp.config import config_path
-        from parley.gui.mcp_approval import DialogApprover
+        from parley.gui.dialogs.mcp_approval import DialogApprover
 
         host = McpHost(config_path(paths.data_dir(self.home)), keys=self.hub.keys)
         host.load()
         self.mcp = McpTools(host, self.store, approver=DialogApprover(self))
-        from parley.gui import mcp_status
+        from parley.gui.notices import mcp_status
 
         mcp_status.watch(self, host)  # starting / failed servers in the status bar
         return self.mcp
@@ -535,7 +536,7 @@ class MainWindow(QMainWindow, WindowCommands):
         return hub
 
     def _cannot_open(self, exc: ParleyError) -> None:
-        from parley.gui.typed_at_start import show_start_problem
+        from parley.gui.startup.typed_at_start import show_start_problem
 
         show_start_problem(self, exc)  # why, where what was typed is kept, "Try again"
         self.sidebar.show_status("")
@@ -651,7 +652,7 @@ class MainWindow(QMainWindow, WindowCommands):
             view.keep_clear_of(self.toast.geometry())
         self._transcript_slot.deleteLater()
         self.transcript = view
-        from parley.gui.greeting import Greeting
+        from parley.gui.header.greeting import Greeting
 
         self.greeting = Greeting(view.list_view, view.model, self._first_key)
         view.register_commands(self.commands)
@@ -666,7 +667,7 @@ class MainWindow(QMainWindow, WindowCommands):
 
     def show_setup(self) -> None:
         """Show the first-run set-up panel instead of the chat."""
-        from parley.gui.setup_panel import SetupPanel
+        from parley.gui.startup.setup_panel import SetupPanel
 
         if self.setup_panel is None:
             self.setup_panel = SetupPanel(tester=self.hub.test_connection, env=self.env)
@@ -738,7 +739,7 @@ class MainWindow(QMainWindow, WindowCommands):
     def _store_damaged(self) -> None:
         """sessions.db was found damaged (writes have stopped): the recovery page, once."""
         if not self._recovering:
-            from parley.gui.recovery_page import on_damage
+            from parley.gui.database.recovery_page import on_damage
 
             self._recovering = True  # once, whoever noticed it first
             self.tasks.spawn(on_damage(self, at_start=not self.ready), name="damaged")
@@ -746,12 +747,13 @@ class MainWindow(QMainWindow, WindowCommands):
     async def _damaged_at_start(self, path: Path) -> None:
         """The file was found damaged while the window was starting: the recovery page."""
         if not self._recovering:
-            from parley.gui.recovery_page import on_damage
+            from parley.gui.database.recovery_page import on_damage
 
             await on_damage(self, at_start=True)
 
     async def close_store_for_recovery(self) -> None:
-        """Stop the runs and the backups and close the damaged store (``parley.gui.recovery_page``).
+        """Stop the runs and the backups and close the damaged store
+        (``parley.gui.database.recovery_page``).
 
         Nothing more is written to it; what the chats showed as saved stays in it.
         """
@@ -826,21 +828,21 @@ class MainWindow(QMainWindow, WindowCommands):
 
         If sessions.db was deleted, moved or replaced while open, a copy of what
         the store holds (with the drafts) is saved first, beside the old name or
-        where the person chooses (``parley.gui.rescue``). A message still waiting to be
-        sent (Parley starting) is asked about first (``parley.gui.quit_waiting``).
+        where the person chooses (``parley.gui.database.rescue``). A message still waiting to be
+        sent (Parley starting) is asked about first (``parley.gui.startup.quit_waiting``).
         Returns False, with nothing stopped or closed, when the person chose to
         keep Parley open (a message waits, or no copy could be saved); True once
         shut down."""
         if self._closed:
             return True
-        from parley.gui import quit_waiting
+        from parley.gui.startup import quit_waiting
 
         if not await quit_waiting.ask_before_quit(self):  # a message waits to be sent: asked
             return False
         if self.store is not None and not await self._rescue_if_moved():
             return False
         if self.chat is not None:
-            from parley.gui.save_status import ask_before_quit
+            from parley.gui.database.save_status import ask_before_quit
 
             if not await ask_before_quit(self):  # replies not saved yet: asked
                 return False
@@ -882,13 +884,13 @@ class MainWindow(QMainWindow, WindowCommands):
 
     async def _rescue_if_moved(self) -> bool:
         """Save the geometry: a write, refused when sessions.db moved while open; then
-        save a copy first (``parley.gui.rescue``). False: the person keeps Parley open."""
+        save a copy first (``parley.gui.database.rescue``). False: the person keeps Parley open."""
         from parley.core.store.errors import DatabaseMissing, DatabaseReplaced
 
         try:
             await self._save_geometry()
         except (DatabaseMissing, DatabaseReplaced) as moved:
-            from parley.gui.rescue import rescue_before_close
+            from parley.gui.database.rescue import rescue_before_close
 
             return await rescue_before_close(self, moved)
         except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
@@ -952,10 +954,10 @@ def _import_window_parts() -> None:
     that would otherwise hold the window still just after its first paint."""
     import parley.gui.commands.actions  # noqa: F401
     import parley.gui.commands.keymap  # noqa: F401
-    import parley.gui.context_meter  # noqa: F401
-    import parley.gui.model_picker  # noqa: F401
+    import parley.gui.header.context_meter  # noqa: F401
+    import parley.gui.header.model_picker  # noqa: F401
+    import parley.gui.notices.undo  # noqa: F401
     import parley.gui.sidebar  # noqa: F401
-    import parley.gui.undo  # noqa: F401
 
 
 @pausing_gc
@@ -968,8 +970,8 @@ def _import_store() -> None:
     import parley.core.store.async_store  # noqa: F401
     import parley.gui.chat.controller  # noqa: F401
     import parley.gui.transcript  # noqa: F401
-    from parley.gui import theme
-    from parley.gui.markdown import pygments_background
+    from parley.gui.look import theme
+    from parley.gui.text.markdown import pygments_background
 
     for style in (theme.LIGHT_CODE_STYLE, theme.DARK_CODE_STYLE):
         pygments_background(style)

@@ -232,7 +232,7 @@ class SaveQueue:
         """Write every kept turn into another sessions.db (a rescue copy of the store).
 
         Args:
-            copy: a complete sessions.db (e.g. ``parley.gui.rescue.save_copy``'s).
+            copy: a complete sessions.db (e.g. ``parley.gui.database.rescue.save_copy``'s).
 
         Returns:
             How many turns were written.

@@ -44,7 +44,7 @@ from parley.gui import dialogs
 from parley.gui.composer.attach_tray import TrayItem
 from parley.gui.composer.attach_work import files_of, finish, read_source
 from parley.gui.composer.widget import DropTarget
-from parley.gui.problem_batch import ProblemBatch
+from parley.gui.dialogs.problem_batch import ProblemBatch
 
 if TYPE_CHECKING:
     from parley.core.attachments.files import Attachment

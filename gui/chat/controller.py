@@ -50,9 +50,9 @@ from parley.gui.chat.regenerate import NO_MODEL as NO_MODEL_TEXT
 from parley.gui.chat.regenerate import ChatRegenerate
 from parley.gui.chat.run import LAST_SESSION_KEY, ChatRuns
 from parley.gui.composer.drafts import Drafts
-from parley.gui.context_meter import measure
-from parley.gui.model_picker import cached_choices, model_choices
-from parley.gui.save_status import SaveStatus, passing
+from parley.gui.database.save_status import SaveStatus, passing
+from parley.gui.header.context_meter import measure
+from parley.gui.header.model_picker import cached_choices, model_choices
 from parley.gui.transcript.rows import merge_turns
 
 if TYPE_CHECKING:
@@ -881,8 +881,9 @@ class ChatController:
 
 
 class _Shape:
-    """A request's system prompt and tools, for :func:`parley.gui.context_meter.measure` (which
-    reads ``request``; it answered no reply, so it has no ``stored_turns``)."""
+    """A request's system prompt and tools, for
+    :func:`parley.gui.header.context_meter.measure` (which reads ``request``; it answered
+    no reply, so it has no ``stored_turns``)."""
 
     stored_turns: tuple[Any, ...] = ()
 

@@ -2,7 +2,7 @@
 (rename, pin, archive, move, delete with Undo).
 
 Every change is written to the store, then shown in the sidebar. Pin,
-archive, move and delete offer Undo for a few seconds (``parley.gui.undo``). A
+archive, move and delete offer Undo for a few seconds (``parley.gui.notices.undo``). A
 delete hides the chat at once and is made durable right away by archiving it
 (so a crash during the undo window loses nothing and shows no ghost); the
 row is deleted for good when the window passes, or when Parley closes.

@@ -200,7 +200,8 @@ class ChatRegenerate:
             self.names_changed()
 
     def open_media(self, block: Any) -> None:
-        """Open an image or document clicked in the transcript (``parley.gui.media_viewer``)."""
-        from parley.gui.media_viewer import open_media
+        """Open an image or document clicked in the transcript
+        (``parley.gui.dialogs.media_viewer``)."""
+        from parley.gui.dialogs.media_viewer import open_media
 
         self.w.tasks.spawn(open_media(self.w, block), name="open-media")

@@ -84,7 +84,7 @@ class ChatRuns:
         self._taking_back: set[str] = set()
         #: sid -> the model the waiting run of the session is for (None: not known yet).
         self._connecting_to: dict[str | None, str | None] = {}
-        from parley.gui.retry_notice import RetryBar, RetryNotice
+        from parley.gui.notices.retry_notice import RetryBar, RetryNotice
 
         bar = RetryBar(window.window())
         layout = window._chat_layout

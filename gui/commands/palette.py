@@ -51,7 +51,6 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.errors import ParleyError
-from parley.gui import appearance
 from parley.gui.commands.actions import run
 from parley.gui.commands.keymap import keymap_for
 from parley.gui.commands.palette_entries import (
@@ -64,6 +63,7 @@ from parley.gui.commands.palette_entries import (
     session_entries,
     sidebar_sessions,
 )
+from parley.gui.look import appearance
 
 log = logging.getLogger(__name__)
 

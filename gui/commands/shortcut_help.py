@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.gui import appearance
 from parley.gui.commands.actions import CONTEXTS, available
 from parley.gui.commands.keymap import WHERE, Keymap, keymap_for
+from parley.gui.look import appearance
 
 HEADINGS = {"global": "Anywhere in the window", "composer": "In the message box",
             "transcript": "On a focused message (Ctrl+Shift+M or F6 to get there)",

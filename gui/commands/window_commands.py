@@ -123,7 +123,8 @@ class WindowCommands:
 
     def rename_session(self) -> Any:
         """F2: rename the focused space heading, the chat focused in the list (a dialog),
-        else the open chat in place, in the header's heading (``parley.gui.chat_heading``)."""
+        else the open chat in place, in the header's heading
+        (``parley.gui.header.chat_heading``)."""
         if self._space_row_focused():
             return self._chat_call(lambda c: c.organizer.rename_space())
         heading = getattr(self, "chat_heading", None)
@@ -250,29 +251,30 @@ class WindowCommands:
 
     def open_search(self) -> bool:
         """Show the search popup over the window (search every chat as you type)."""
-        from parley.gui.search import open_search
+        from parley.gui.dialogs.search import open_search
 
         return open_search(self)
 
     def export_session(self, session_id: str | None = None) -> bool:
         """Save a chat (default: the open one) as Markdown or JSON; asks where."""
-        from parley.gui.export_dialog import export_chat
+        from parley.gui.dialogs.export_dialog import export_chat
 
         return export_chat(self, session_id)
 
     def import_conversation(self) -> bool:
         """Import a chat history (ChatGPT, Claude.ai, Open WebUI) or a conversation file
         (Parley JSON or Markdown, Anthropic or OpenAI messages)."""
-        from parley.gui.export_dialog import import_chat
+        from parley.gui.dialogs.export_dialog import import_chat
 
         return import_chat(self)
 
     def save_copy_now(self) -> bool:
         """File ▸ Save a copy now…: copy every chat (and this run's drafts) to a file the
-        person chooses; also when sessions.db was deleted or moved (``parley.gui.rescue``)."""
+        person chooses; also when sessions.db was deleted or moved
+        (``parley.gui.database.rescue``)."""
         if self.store is None:
             return False
-        from parley.gui.rescue import save_copy_now
+        from parley.gui.database.rescue import save_copy_now
 
         self.tasks.spawn(save_copy_now(self), name="save-copy")
         return True

@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.gui import appearance
+from parley.gui.look import appearance
 
 THUMB_PX = 56  # side of an image thumbnail and height of a chip, logical px
 CHIP_WIDTH = 208

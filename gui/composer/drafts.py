@@ -13,7 +13,7 @@ stored by an older Parley is cut to the limit when it is loaded.
 When sessions.db was deleted or replaced while open, the store refuses every
 write (``parley.core.store.sqlite.faults``), so drafts stay in memory only; the window then
 writes them into the copy it saves (:meth:`Drafts.save_into`, called by
-``parley.gui.rescue``), so no unsent text is lost with the store.
+``parley.gui.database.rescue``), so no unsent text is lost with the store.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Drafts:
         self._texts: dict[str | None, str] = {}
         #: chats whose draft the store refused last time for a passing reason (disk
         #: full, file locked…: ``parley.core.chat.save_queue.PASSING``); a moved file is
-        # ``parley.gui.rescue``'s
+        # ``parley.gui.database.rescue``'s
         self.unsaved: set[str | None] = set()
         self.error: StoreError | None = None  # why, the last time
 

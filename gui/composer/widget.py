@@ -41,8 +41,8 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.text_limits import max_text_chars
-from parley.gui import appearance
-from parley.gui.long_text import has_long_run
+from parley.gui.look import appearance
+from parley.gui.text.long_text import has_long_run
 
 if TYPE_CHECKING:
     from parley.gui.commands.actions import Action

@@ -29,7 +29,7 @@ def last_text(backup: Any) -> str:
     if backup is None:
         return "No backup yet: the first is made after a change, within a minute or two."
     from parley.core.store.sqlite.backups import age_text
-    from parley.gui.recovery_page import holds
+    from parley.gui.database.recovery_page import holds
 
     what = f" ({holds(backup.turns, backup.chats)})" if backup.turns is not None else ""
     return f"Last backup: {age_text(backup.made_at)}{what}."

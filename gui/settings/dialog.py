@@ -59,7 +59,7 @@ from parley.core.settings import (
     validate,
 )
 from parley.core.tasks import TaskSet
-from parley.gui.model_picker import ModelChoice, model_choices
+from parley.gui.header.model_picker import ModelChoice, model_choices
 from parley.gui.settings.providers import ProvidersPage
 from parley.gui.settings.widgets import hint, model_combo, set_model_choices
 

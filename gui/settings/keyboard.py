@@ -31,9 +31,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.gui import appearance, dialogs
+from parley.gui import dialogs
 from parley.gui.commands.actions import PORTABLE
 from parley.gui.commands.keymap import WHERE, Keymap, KeymapError
+from parley.gui.look import appearance
 
 INTRO = ("Choose a command, press the new key in “New key”, then Set (replace its keys) or "
          "Add (one more). Changes apply at once and are kept.")

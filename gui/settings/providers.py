@@ -2,7 +2,7 @@
 
 A provider's fields are saved together with "Save provider" (a key and its
 server go together). Saving first tests the connection, as first-run set-up's
-"Test connection" does (the same :func:`parley.gui.setup_panel.check_connection`): if
+"Test connection" does (the same :func:`parley.gui.startup.setup_panel.check_connection`): if
 the provider cannot be reached, nothing is saved yet, the problem is shown
 under the fields and "Save anyway" saves it as it is (the model picker then
 lists it with "can't connect"). "Saved." confirms a save, and the key field
@@ -46,7 +46,7 @@ from parley.core.settings import SettingsError, validate
 from parley.gui import dialogs
 from parley.gui.settings.widgets import hint
 from parley.gui.settings.window_field import WindowField
-from parley.gui.setup_panel import NOT_OPENAI_HINT, ConnectionCheck, check_connection
+from parley.gui.startup.setup_panel import NOT_OPENAI_HINT, ConnectionCheck, check_connection
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QVBoxLayout

@@ -2,8 +2,9 @@
 
 A ``model`` setting (the summary model, the title model) is edited in an
 editable combo box offering the models of every set-up provider — the list
-the header's model picker shows (:func:`parley.gui.model_picker.model_choices`) — while any text can
-still be typed. Each entry's text is its ``provider:model`` reference, so what
+the header's model picker shows
+(:func:`parley.gui.header.model_picker.model_choices`) — while any text can still be
+typed. Each entry's text is its ``provider:model`` reference, so what
 is shown is what is stored.
 """
 
@@ -12,8 +13,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QLabel, QWidget
 
-from parley.gui import appearance
-from parley.gui.model_picker import ModelChoice, selectable
+from parley.gui.header.model_picker import ModelChoice, selectable
+from parley.gui.look import appearance
 
 
 def hint(text: str, parent: QWidget, *, error: bool = False) -> QLabel:

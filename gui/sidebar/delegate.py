@@ -6,7 +6,7 @@ from PySide6.QtCore import QModelIndex, QPoint, QPointF, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from parley.gui import appearance
+from parley.gui.look import appearance
 from parley.gui.sidebar.model import (
     ARCHIVED,
     FORK_POINT,

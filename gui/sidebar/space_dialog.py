@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from parley.core.tokens import text_tokens
 from parley.core.tools.memory import DEFAULT_LIMIT_TOKENS, MemoryTooLong
 from parley.gui import dialogs
-from parley.gui.model_picker import ModelChoice, selectable
+from parley.gui.header.model_picker import ModelChoice, selectable
 
 DeleteChoice = Literal["move", "delete"]
 

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.gui import appearance
+from parley.gui.look import appearance
 from parley.gui.sidebar.delegate import RowDelegate, chevron_rect
 from parley.gui.sidebar.menus import session_menu, space_menu
 from parley.gui.sidebar.model import ID, KIND, SESSION_MIME, SPACE, SPACE_MIME, SessionTreeModel

@@ -22,8 +22,8 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
 from PySide6.QtGui import QCursor, QKeyEvent
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QToolButton, QToolTip, QWidget
 
-from parley.gui.appearance import icon
 from parley.gui.commands.keymap import keymap_for
+from parley.gui.look.appearance import icon
 
 if TYPE_CHECKING:
     from parley.gui.transcript.message_view import MessageView

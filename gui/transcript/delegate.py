@@ -37,7 +37,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
-from parley.gui.theme import TranscriptColors, mix, transcript_colors
+from parley.gui.look.theme import TranscriptColors, mix, transcript_colors
 from parley.gui.transcript.layout import (
     BAR,
     BUBBLE_PAD,

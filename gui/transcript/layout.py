@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize
 from PySide6.QtGui import QTextBlock, QTextDocument, QTextFragment
 
-from parley.gui.markdown import BLOCKED_PREFIX, IMAGE_PREFIX
+from parley.gui.text.markdown import BLOCKED_PREFIX, IMAGE_PREFIX
 from parley.gui.transcript.pieces import Piece, PieceCache, icons_in
 from parley.gui.transcript.rows import Node, Transcript
 from parley.gui.transcript.specs import CODE_KINDS, Spec, SpecBuilder

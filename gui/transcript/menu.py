@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 
 from parley.gui.commands.actions import by_id
 from parley.gui.commands.keymap import keymap_for
-from parley.gui.markdown import is_safe_url
+from parley.gui.text.markdown import is_safe_url
 
 if TYPE_CHECKING:
     from parley.gui.transcript.layout import Hit

@@ -37,8 +37,9 @@ from parley.core.content import (
     ToolResultPart,
     ToolUseBlock,
 )
-from parley.gui.appearance import icon
-from parley.gui.markdown import (
+from parley.gui.look.appearance import icon
+from parley.gui.look.theme import TranscriptColors
+from parley.gui.text.markdown import (
     COPY_PREFIX,
     CodeBlock,
     RenderedMarkdown,
@@ -47,7 +48,6 @@ from parley.gui.markdown import (
     render_markdown,
     render_plain,
 )
-from parley.gui.theme import TranscriptColors
 
 THUMB_MAX = QSize(320, 220)  # px: largest thumbnail of an image block
 MEDIA_PREFIX = "parley:media/"  # anchor of a thumbnail or a file chip: open it full size
@@ -175,7 +175,7 @@ class PieceCache:
 
     # -- the kinds of pieces ------------------------------------------------
     def markdown(self, chunk: str) -> Piece:
-        """A chunk of markdown (see ``parley.gui.markdown.split_blocks``)."""
+        """A chunk of markdown (see ``parley.gui.text.markdown.split_blocks``)."""
         return self.get(
             ("md", chunk),
             lambda: self.from_rendered(render_markdown(chunk, self.colors.markdown)),

@@ -27,9 +27,9 @@ from parley.core.content import (
     UnknownBlock,
 )
 from parley.core.mcp.names import display_name
-from parley.gui.long_text import breakable, folded_note, shown_text
-from parley.gui.markdown import CodeBlock, parse_fence
-from parley.gui.markdown_blocks import split_blocks_after
+from parley.gui.text.long_text import breakable, folded_note, shown_text
+from parley.gui.text.markdown import CodeBlock, parse_fence
+from parley.gui.text.markdown_blocks import split_blocks_after
 from parley.gui.transcript.pieces import (
     Piece,
     PieceCache,
@@ -220,7 +220,7 @@ class SpecBuilder:
                 out.append(Spec(caption, "caption"))
             if user and self._file_specs(out, node, i, block):
                 return
-            text, hidden = shown_text(block.text)  # huge texts and long lines: parley.gui.long_text
+            text, hidden = shown_text(block.text)  # huge texts, long lines: gui.text.long_text
             if user or block.recovered:
                 if text:
                     out.append(Spec(cache.plain(text), "text", copy=True))

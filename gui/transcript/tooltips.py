@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from parley.gui.markdown import BLOCKED_PREFIX, COPY_PREFIX, IMAGE_PREFIX, is_safe_url
+from parley.gui.text.markdown import BLOCKED_PREFIX, COPY_PREFIX, IMAGE_PREFIX, is_safe_url
 from parley.gui.transcript.layout import Hit, indexed_target
 from parley.gui.transcript.pieces import MEDIA_PREFIX
 from parley.gui.transcript.rows import Node

@@ -28,9 +28,9 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
-from parley.gui.long_text import unbreak
-from parley.gui.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
-from parley.gui.theme import transcript_colors
+from parley.gui.look.theme import transcript_colors
+from parley.gui.text.long_text import unbreak
+from parley.gui.text.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
 from parley.gui.transcript.actions_row import MessageActions
 from parley.gui.transcript.jump import JumpButton
 from parley.gui.transcript.layout import Hit, Placed, RowLayout, indexed_target

@@ -5,7 +5,7 @@
 Prints the wall time of each GUI-thread step (the stall a person would feel):
 
 * showing an imported chat with two ~10 MB unbroken lines (the report: minutes
-  before ``parley.gui.long_text``), until the viewport has been painted;
+  before ``parley.gui.text.long_text``), until the viewport has been painted;
 * showing a 150,000-character unbroken line (under the fold: shown whole,
   with break chances);
 * pasting a 300,000-character unbroken line into the composer, and clearing it.

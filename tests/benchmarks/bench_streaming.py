@@ -56,7 +56,7 @@ def main() -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from parley.gui import appearance
+    from parley.gui.look import appearance
     from parley.gui.main_window import MainWindow
     from tests.fakes.server import FakeProviderServer
 

@@ -206,7 +206,7 @@ def child(scheme: str, out: Path) -> int:
     import qasync
     from PySide6.QtWidgets import QApplication
 
-    from parley.gui import appearance
+    from parley.gui.look import appearance
     from parley.gui.main_window import MainWindow
     from tests.fakes.server import FakeProviderServer
 

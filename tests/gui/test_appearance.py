@@ -13,8 +13,8 @@ from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QComboBox, QLabel
 
 from parley.core.settings import Settings
-from parley.gui import appearance
-from parley.gui.view_prefs import ZOOM_STEPS, zoom_step
+from parley.gui.look import appearance
+from parley.gui.look.view_prefs import ZOOM_STEPS, zoom_step
 from tests.gui.chats import long_chat
 from tests.gui.test_keyboard_window import chat_window, key
 

@@ -19,7 +19,7 @@ from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
 from parley.core.store.errors import DatabaseCorrupt
 from parley.gui import dialogs
-from parley.gui.recovery_page import AT_START, WHILE_RUNNING
+from parley.gui.database.recovery_page import AT_START, WHILE_RUNNING
 from tests.core.damaged import damage_search_index, overwrite_pages, pages_of
 
 pytestmark = pytest.mark.timeout(90)

@@ -29,7 +29,7 @@ def test_a_port_that_is_not_a_number_is_said_in_the_window(driver, home):
 
 def _typed_file(home: Any) -> Any:
     from parley.core import paths
-    from parley.gui.typed_at_start import FILE_NAME
+    from parley.gui.startup.typed_at_start import FILE_NAME
 
     return paths.data_dir(home) / FILE_NAME
 

@@ -12,8 +12,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QCheckBox, QLabel, QMessageBox, QWidget
 
-from parley.gui import appearance, dialogs
+from parley.gui import dialogs
 from parley.gui.dialogs import MESSAGE_MIN_WIDTH, TEXT_MAX_WIDTH, TEXT_MIN_WIDTH, TextDialog
+from parley.gui.look import appearance
 from parley.gui.sidebar.space_dialog import SpaceDialog
 
 TITLE = "Reading a large CSV without running out of memory in Python"

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtGui import QColor, QIcon
 from PySide6.QtWidgets import QApplication
 
-from parley.gui import appearance
+from parley.gui.look import appearance
 from tests.gui.test_appearance import _restore_look, choose, open_appearance
 
 pytestmark = pytest.mark.timeout(90)

@@ -11,8 +11,8 @@ import threading
 import pytest
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
-from parley.gui import export_dialog
-from parley.gui.import_dialog import ImportProgress
+from parley.gui.dialogs import export_dialog
+from parley.gui.dialogs.import_dialog import ImportProgress
 from tests.histories import chatgpt_export, claude_export, lisbon_trip, write_chatgpt_folder
 
 pytestmark = pytest.mark.timeout(90)
@@ -140,7 +140,7 @@ def test_an_import_from_the_command_line_shows_in_the_open_window(driver, tmp_pa
 
     from parley.core.paths import data_dir
     from parley.gui.app import _list_imported
-    from parley.gui.single_instance import SingleInstance
+    from parley.gui.startup.single_instance import SingleInstance
 
     w = driver.configured()
     instance = SingleInstance(data_dir(driver.home))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from parley.gui.log_file import PrivateLogFile, private_log_dir
+from parley.gui.startup.log_file import PrivateLogFile, private_log_dir
 from tests.core.test_storage_faults import fill, small_disk  # noqa: F401 - fixture
 
 

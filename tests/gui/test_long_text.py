@@ -2,7 +2,7 @@
 
 Importing two ~10 MB unbroken lines froze the window for minutes: one such
 line takes Qt seconds to minutes to lay out (the cost grows with its square,
-see ``parley.gui.long_text``). Here the real transcript shows them folded, with
+see ``parley.gui.text.long_text``). Here the real transcript shows them folded, with
 break chances in long runs, so this test finishes in seconds (without the fold
 it would run into its timeout), and the whole text is still what Copy gives.
 The composer refuses a paste longer than any model can read, and wraps a
@@ -18,7 +18,7 @@ from PySide6.QtGui import QGuiApplication, QTextOption
 from parley.core.content import TextBlock, Turn
 from parley.core.text_limits import max_text_chars
 from parley.gui.composer.drafts import draft_key
-from parley.gui.long_text import BREAK_EVERY, FOLD_CHARS, SHOWN_CHARS, ZWSP
+from parley.gui.text.long_text import BREAK_EVERY, FOLD_CHARS, SHOWN_CHARS, ZWSP
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -1,4 +1,4 @@
-"""parley.gui.markdown: markdown → QTextDocument HTML, safe links, no images, chunking."""
+"""parley.gui.text.markdown: markdown → QTextDocument HTML, safe links, no images, chunking."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6.QtGui import QTextDocument
 
-from parley.gui.markdown import (
+from parley.gui.text.markdown import (
     CodeBlock,
     MarkdownStyle,
     document_stylesheet,
@@ -18,7 +18,7 @@ from parley.gui.markdown import (
     render_code,
     render_markdown,
 )
-from parley.gui.markdown_blocks import split_blocks, split_blocks_after
+from parley.gui.text.markdown_blocks import split_blocks, split_blocks_after
 
 CODE = 'def greet(name: str) -> str:\n    return f"hello {name}"  # greet\n'
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from parley.core.tokens import estimate_tokens
-from parley.gui.context_meter import short_count
+from parley.gui.header.context_meter import short_count
 
 
 def test_meter_shows_the_listed_window_and_the_reported_tokens(driver: Any) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolButton
 
-from parley.gui.setup_panel import COMPATIBLE_HINT, NOT_OPENAI_HINT
+from parley.gui.startup.setup_panel import COMPATIBLE_HINT, NOT_OPENAI_HINT
 
 LEFT = Qt.MouseButton.LeftButton
 TINY = "/models/SmolLM2-135M-Instruct-Q8_0.gguf"

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from parley.core.content import TextBlock, ThinkingBlock, Turn
 from parley.core.convert.history import FORMAT_NAMES
-from parley.gui import export_dialog
+from parley.gui.dialogs import export_dialog
 
 pytestmark = pytest.mark.timeout(60)
 

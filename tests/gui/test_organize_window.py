@@ -202,7 +202,7 @@ def test_a_long_chat_opens_with_its_last_turns_and_loads_older_on_scroll(driver,
     assert len(w.chat.turns) == chat_controller.OPEN_TURNS and w.chat.older == 50
     assert w.transcript.turn_ids()[0] == turns[50].id
     driver.until(lambda: w.tasks.pending == 0)
-    from parley.gui.context_meter import measure
+    from parley.gui.header.context_meter import measure
 
     shape = w.chat.next_request_shape(sid)  # its system prompt and tools count too
     full = measure(turns, None, w.chat.current_model(), w.hub, shape)[0]

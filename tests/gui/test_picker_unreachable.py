@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolButton
 
 from parley.core.providers.hub import ProviderHub
-from parley.gui.model_picker import ModelPicker, model_choices
+from parley.gui.header.model_picker import ModelPicker, model_choices
 from parley.gui.settings.dialog import SettingsDialog
 from parley.gui.settings.providers import NOT_SAVED, SAVED_TEXT
 from tests.gui.hubs import open_hub
@@ -219,7 +219,7 @@ def test_a_model_two_providers_offer_shows_once_under_each_with_its_providers_na
 
 
 def test_distinct_names_models_apart_and_lists_each_once():
-    from parley.gui.model_picker import ModelChoice, distinct
+    from parley.gui.header.model_picker import ModelChoice, distinct
 
     got = distinct([
         ModelChoice("a:m1", "Model", "A"), ModelChoice("a:m1", "Model", "A"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from parley.gui.quit_waiting import SENT_MEANWHILE, TITLE
+from parley.gui.startup.quit_waiting import SENT_MEANWHILE, TITLE
 from tests.gui.test_startup_typing import (  # noqa: F401  (fixtures)
     _previous_chat,
     gate,

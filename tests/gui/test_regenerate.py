@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QMenu
 
 from parley.core.attachments.files import text_file_block
 from parley.core.content import DocumentBlock, ImageBlock, TextBlock, Turn
-from parley.gui.media_viewer import ImageViewer
+from parley.gui.dialogs.media_viewer import ImageViewer
 from parley.gui.transcript.specs import REGENERATE_HREF, REGENERATE_WITH_HREF
 
 LEFT = Qt.MouseButton.LeftButton
@@ -315,7 +315,7 @@ def test_a_document_no_app_opens_is_offered_for_saving(driver: Any, tmp_path: Pa
     assert "notes.pdf · PDF · 15 B" in chip  # the exact size, not the base64's
     target = tmp_path / "saved.pdf"
     dialogs.answers.append(str(target))
-    from parley.gui import media_viewer
+    from parley.gui.dialogs import media_viewer
 
     shown = media_viewer.QDesktopServices
     try:

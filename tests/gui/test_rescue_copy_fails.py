@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 from parley.core.store import Store
-from parley.gui import rescue
+from parley.gui.database import rescue
 from tests.gui.test_unsaved_replies import (  # noqa: F401 - the problems fixture
     BIG,
     _box,

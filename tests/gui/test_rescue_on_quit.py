@@ -1,4 +1,4 @@
-"""Quitting after the data folder was deleted while Parley runs (parley.gui.rescue,
+"""Quitting after the data folder was deleted while Parley runs (parley.gui.database.rescue,
 parley.core.store.sqlite.faults).
 
 The report: start on a home folder, send a message, ``rm -rf`` the folder, send
@@ -22,7 +22,7 @@ from parley.core import paths
 from parley.core.store import Store
 from parley.gui import dialogs
 from parley.gui.composer.drafts import draft_key
-from parley.gui.rescue import TITLE
+from parley.gui.database.rescue import TITLE
 
 pytestmark = pytest.mark.timeout(60)
 

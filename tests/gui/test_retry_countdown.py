@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from parley.gui.retry_notice import wait_text
+from parley.gui.notices.retry_notice import wait_text
 
 
 def bar_text(w: Any) -> str:

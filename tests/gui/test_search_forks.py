@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextDocument
 
 from parley.core.content import TextBlock, Turn
-from parley.gui.search import hit_html
+from parley.gui.dialogs.search import hit_html
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.core.content import TextBlock, Turn
-from parley.gui.search import first_match, snippet_html
+from parley.gui.dialogs.search import first_match, snippet_html
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -445,7 +445,7 @@ def test_quitting_with_a_queued_message_leaves_it_not_sent_with_retry(driver, fa
     import asyncio
 
     from parley.gui import dialogs
-    from parley.gui.quit_waiting import QUIT
+    from parley.gui.startup.quit_waiting import QUIT
 
     dialogs.answers.append(QUIT)  # asked first (tests/gui/test_startup_waits.py): quit
     closing = asyncio.ensure_future(w.shutdown())  # quit before the provider loaded
@@ -468,7 +468,7 @@ def test_quitting_with_a_queued_message_leaves_it_not_sent_with_retry(driver, fa
 
 def test_a_message_sent_before_the_first_set_up_is_said_kept_and_sent_after_it(
         driver, fake_provider):
-    from parley.gui.setup_panel import WAITING_FOR_SETUP
+    from parley.gui.startup.setup_panel import WAITING_FOR_SETUP
 
     fake_provider.script("Set up and answered.")
     w = start(driver)  # a first run: no provider anywhere

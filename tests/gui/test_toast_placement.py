@@ -17,7 +17,7 @@ from parley.core.tasks import TaskSet
 from parley.gui import dialogs
 from parley.gui.chat.run import LAST_SESSION_KEY
 from parley.gui.main_window import INTERRUPTED_NOTICE
-from parley.gui.undo import (
+from parley.gui.notices.undo import (
     HOLD_GRACE_MS,
     NOTICE_MAX_MS,
     NOTICE_MIN_MS,

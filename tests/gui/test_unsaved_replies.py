@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QMessageBox
 from parley.core.store import Store
 from parley.gui import dialogs
 from parley.gui.composer.drafts import draft_key
-from parley.gui.save_status import TITLE
+from parley.gui.database.save_status import TITLE
 from tests.core.test_unsaved_replies import BIG, Locker, page_limit
 
 pytestmark = pytest.mark.timeout(90)

@@ -273,7 +273,7 @@ def test_the_context_meter_counts_a_message_whose_reply_failed(driver, fake_prov
 def test_before_the_providers_load_the_header_names_the_model_and_its_window(driver):
     """The providers' SDKs load seconds after the chats appear; meanwhile the header
     shows the catalog's name and context window, not the bare id and a bare count."""
-    from parley.gui.context_meter import measure
+    from parley.gui.header.context_meter import measure
 
     w = driver.configured()
     ref = w.chat.current_model()

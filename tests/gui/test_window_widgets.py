@@ -11,9 +11,9 @@ from parley.core.providers.base import ModelInfo
 from parley.core.providers.errors import AuthenticationFailed, NetworkError
 from parley.gui.commands import actions
 from parley.gui.composer.widget import ComposerBar
-from parley.gui.context_meter import ContextMeter, short_count
-from parley.gui.setup_panel import SetupAnswers, SetupPanel
+from parley.gui.header.context_meter import ContextMeter, short_count
 from parley.gui.sidebar.model import SessionTreeModel
+from parley.gui.startup.setup_panel import SetupAnswers, SetupPanel
 
 
 # -- composer ---------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``parley --self-test`` (gui/self_test.py) from the source tree, and its report."""
+"""``parley --self-test`` (gui/startup/self_test.py) from the source tree, and its report."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from parley.gui.self_test import SelfTest
+from parley.gui.startup.self_test import SelfTest
 from tests.packaging.support import ROOT
 
 CHECKS = ("qt", "image formats", "resources", "store", "providers", "window")

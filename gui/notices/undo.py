@@ -30,7 +30,7 @@ from PySide6.QtGui import QEnterEvent, QHideEvent, QKeyEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
 from parley.core.tasks import TaskSet
-from parley.gui import appearance
+from parley.gui.look import appearance
 
 UNDO_WINDOW_MS = 5000  # how long Undo is offered (Material, Apple HIG: 4-10 s; we take 5)
 NOTICE_MIN_MS = 3000  # a short notice without Undo (shorter than Undo's window)

@@ -5,7 +5,7 @@ everything, Anthropic messages JSON and OpenAI chat messages JSON to reuse
 the conversation elsewhere. The Save dialog's file type picks the format.
 Import reads chat histories (ChatGPT, Claude.ai, Open WebUI exports), Parley's
 own exports (JSON or Markdown) and Anthropic / OpenAI messages
-(``parley.core.import_history`` detects which, ``parley.gui.import_dialog`` runs it) and
+(``parley.core.import_history`` detects which, ``parley.gui.dialogs.import_dialog`` runs it) and
 refuses, with its reason, a file that is none of these; nothing is written
 then. What a format could not carry is said after the export or import.
 """
@@ -174,10 +174,10 @@ def _chat_title(title: str | None) -> str | None:
 
 
 def import_chat(window: Any) -> bool:
-    """Ask for a file and import it into the current space (``parley.gui.import_dialog``): one
-    conversation opens as a new chat; a chat history (ChatGPT, Claude.ai, Open WebUI)
-    imports with a progress dialog and a summary. False when the person cancelled
-    (or chats are not shown yet)."""
+    """Ask for a file and import it into the current space
+    (``parley.gui.dialogs.import_dialog``): one conversation opens as a new chat; a chat
+    history (ChatGPT, Claude.ai, Open WebUI) imports with a progress dialog and a summary.
+    False when the person cancelled (or chats are not shown yet)."""
     chat = window.chat
     if chat is None:
         return False
@@ -185,7 +185,7 @@ def import_chat(window: Any) -> bool:
     if path is None:
         return False
     _remember_folder(window, path)
-    from parley.gui.import_dialog import start_import
+    from parley.gui.dialogs.import_dialog import start_import
 
     start_import(window, path, chat.space_id)
     return True

@@ -4,7 +4,7 @@ A message sent while Parley starts waits for its provider (``parley.gui.chat.run
 saved, "Connecting to …") or, sent before the chats were open, for the chats
 (``parley.gui.composer.early_input``: not saved yet). Quitting then would leave it unsent
 without a word, so the window asks first, as it does for replies not saved
-yet (``parley.gui.save_status.ask_before_quit``): keep Parley open (it is sent in a
+yet (``parley.gui.database.save_status.ask_before_quit``): keep Parley open (it is sent in a
 moment) or quit without sending it.
 """
 

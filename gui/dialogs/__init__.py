@@ -10,7 +10,7 @@ is at least :data:`TEXT_MIN_WIDTH` wide and wider for a longer value, so a
 typical chat title shows whole, and a message box is at least
 :data:`MESSAGE_MIN_WIDTH` wide, so its window title ("Remove provider —
 Parley") is not cut either. Their look (fields, buttons, focus) comes from the
-application's style sheet (``parley.gui.appearance``).
+application's style sheet (``parley.gui.look.appearance``).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QLabel, QMenu, QToolButton, QWidget, QWidgetAction
 
 from parley.core.errors import ParleyError
-from parley.gui import appearance
+from parley.gui.look import appearance
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +225,7 @@ def cached_choices(hub: Any) -> list[ModelChoice]:
 def _menu_line(menu: QMenu, text: str, name: str, tooltip: str = "") -> QWidgetAction:
     """A line of the menu that cannot be chosen: a provider's name (``name``
     ``ModelMenuHeading``) or a note (``ModelMenuNote``), coloured by the app's style
-    sheet (``parley.gui.appearance.MENU_RULES``)."""
+    sheet (``parley.gui.look.appearance.MENU_RULES``)."""
     label = QLabel(text, menu)
     label.setObjectName(name)
     label.setToolTip(tooltip)

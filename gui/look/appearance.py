@@ -2,9 +2,9 @@
 
 Parley follows the system's light or dark colour scheme (Qt's
 ``QStyleHints.colorScheme``) unless the person chose one in Settings →
-Appearance (:func:`set_preference`, ``parley.gui.view_prefs``) or, with "System"
+Appearance (:func:`set_preference`, ``parley.gui.look.view_prefs``) or, with "System"
 chosen there, ``PARLEY_THEME`` is ``light`` or ``dark``.
-:func:`apply` sets the application palette (``parley.gui.theme`` derives the
+:func:`apply` sets the application palette (``parley.gui.look.theme`` derives the
 transcript's colours from it) and the style sheet
 ``resources/styles/parley.qss``, whose ``@name`` tokens are replaced by the
 colours of the active :class:`Scheme`, followed by :data:`DIALOG_RULES` (the
@@ -154,7 +154,7 @@ def palette(scheme: Scheme) -> QPalette:
 #: border: 2px solid @accent }``) drew a square accent frame around Qt's default-looking
 #: controls: the "red rectangles" of dialogs. Item views keep a 1 px accent frame.
 DIALOG_RULES = """
-/* ---- dialogs: Settings, spaces, rename, message boxes (gui/appearance.py) ---- */
+/* ---- dialogs: Settings, spaces, rename, message boxes (gui/look/appearance.py) ---- */
 QDialog { background: @base; color: @text; }
 QDialog QLineEdit, QDialog QComboBox {
     background: @base;
@@ -272,8 +272,8 @@ QDialog QTableView::item:selected { background: @selected; color: @text; }
 """
 
 
-#: The lines of the header's model menu that cannot be chosen (``parley.gui.model_picker``): a
-#: provider's name, and why its models could not be listed.
+#: The lines of the header's model menu that cannot be chosen
+#: (``parley.gui.header.model_picker``): a provider's name, and why its models could not be listed.
 MENU_RULES = """
 QMenu QLabel#ModelMenuHeading { color: @muted; font-weight: 600; padding: 6px 12px 2px 12px; }
 QMenu QLabel#ModelMenuNote { color: @danger; padding: 0 12px 4px 12px; }

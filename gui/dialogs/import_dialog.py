@@ -90,7 +90,7 @@ def start_import(window: Any, path: Path, space_id: str | None) -> None:
 async def _run(window: Any, path: Path, space_id: str | None) -> None:
     from parley.core.import_history import import_path
     from parley.core.store.imports import ImportCancelled
-    from parley.gui.export_dialog import CannotReadFile, lost_note
+    from parley.gui.dialogs.export_dialog import CannotReadFile, lost_note
 
     progress = ImportProgress(window, path.name)
     window.import_progress = progress  # tests and a second import see it

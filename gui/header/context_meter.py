@@ -19,7 +19,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
-from parley.gui import appearance
+from parley.gui.look import appearance
 
 
 def measure(turns: Sequence[Any], system: str | None, model_ref: str | None,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QFontDatabase, QPalette
 
-from parley.gui.markdown import MarkdownStyle, pygments_background
+from parley.gui.text.markdown import MarkdownStyle, pygments_background
 
 LIGHT_CODE_STYLE = "default"
 DARK_CODE_STYLE = "github-dark"
@@ -58,7 +58,7 @@ class TranscriptColors:
         warn_fg: the "Stopped — reply incomplete" mark.
         focus: outline of the focused message.
         match_bg: background of search matches.
-        markdown: the style handed to :func:`parley.gui.markdown.render_markdown`.
+        markdown: the style handed to :func:`parley.gui.text.markdown.render_markdown`.
         key: a hashable identity of the palette's colours (cache key).
     """
 

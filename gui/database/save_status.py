@@ -15,7 +15,7 @@ busy timeout, disk error) in memory and writes it again in the background
 
 On quitting while something is kept (:func:`ask_before_quit`), one last attempt
 is made; if it still fails the person is asked: save a rescue copy elsewhere
-(the store's copy, ``parley.gui.rescue.save_copy``, with the kept replies and the
+(the store's copy, ``parley.gui.database.rescue.save_copy``, with the kept replies and the
 drafts written into it), quit without them, or keep Parley open.
 """
 
@@ -246,7 +246,7 @@ async def ask_before_quit(window: Any) -> bool:
         await window.chat.runs.stop_and_wait(sid)
     if await _all_saved(saves, drafts):
         return True
-    from parley.gui import rescue
+    from parley.gui.database import rescue
 
     window.setEnabled(True)  # the questions belong to it; they are window-modal
     copy_failed = ""  # why the last rescue copy was not saved, said at the question's top
@@ -297,7 +297,7 @@ async def _all_saved(saves: Any, drafts: Any) -> bool:
 
 async def _rescue_copy(window: Any, dest: Path) -> Path:
     """A copy of the store at ``dest``, with the kept replies and the drafts in it."""
-    from parley.gui import rescue
+    from parley.gui.database import rescue
 
     copy = await rescue.save_copy(window, dest)
     await window.runner.saves.write_into(copy)

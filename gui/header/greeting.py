@@ -14,7 +14,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from parley.gui import appearance
+from parley.gui.look import appearance
 
 #: (action id, what its key does) of the hints, in order.
 HINTS = (("composer.send", "sends"), ("composer.newline", "adds a line"),

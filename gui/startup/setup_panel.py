@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 from parley.core.errors import ParleyError
 from parley.core.providers.registry import DEFAULT_URLS, ENV_API_KEY, is_openai_url
 from parley.core.tasks import TaskSet
-from parley.gui import appearance
-from parley.gui.model_picker import model_label
+from parley.gui.header.model_picker import model_label
+from parley.gui.look import appearance
 
 
 @dataclass(frozen=True, slots=True)

@@ -63,8 +63,8 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.errors import ParleyError
-from parley.gui import appearance
-from parley.gui.theme import mix
+from parley.gui.look import appearance
+from parley.gui.look.theme import mix
 
 if TYPE_CHECKING:
     from parley.core.store.models import SearchHit

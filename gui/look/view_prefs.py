@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QApplication
 
 from parley.core.errors import ParleyError
 from parley.core.settings import Settings
-from parley.gui import appearance
+from parley.gui.look import appearance
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.gui import appearance
+from parley.gui.look import appearance
 
 #: Widest the title may be before it is elided (px); narrower when the header is.
 TITLE_MAX_PX = 420

@@ -14,7 +14,7 @@ Fenced code blocks are highlighted with Pygments (inline ``style`` colours, no
 CSS classes) and carry a copy anchor ``parley:copy/<i>``; the caller maps the
 index back to :attr:`RenderedMarkdown.code_blocks` to put the code on the clipboard.
 
-For streaming, :mod:`parley.gui.markdown_blocks` cuts markdown at top-level block
+For streaming, :mod:`parley.gui.text.markdown_blocks` cuts markdown at top-level block
 boundaries so that a growing reply only re-renders its last chunk.
 
 This module does not import Qt: it returns strings.
@@ -314,9 +314,8 @@ _FENCE_LINE = re.compile(r"(`{3,}|~{3,})([^\n]*)(\n|$)")
 def parse_fence(chunk: str) -> CodeBlock | None:
     """Read a chunk that is one fenced code block starting in column 0.
 
-    Such chunks come out of :func:`parley.gui.markdown_blocks.split_blocks`; the closing fence may
-    be
-    missing while a reply is still streaming.
+    Such chunks come out of :func:`parley.gui.text.markdown_blocks.split_blocks`; the
+    closing fence may be missing while a reply is still streaming.
 
     Returns:
         The block's language (first word of the info string, '' if none) and

@@ -151,7 +151,7 @@ def _start_qt(test: SelfTest) -> Any:
         from PySide6.QtWidgets import QApplication
 
         from parley.core import appinfo
-        from parley.gui import appearance
+        from parley.gui.look import appearance
 
         app = QApplication.instance() or QApplication([sys.argv[0]])
         app.setApplicationName(appinfo.NAME)
@@ -170,7 +170,7 @@ def _check_image_formats() -> str:
     from PySide6.QtCore import QSize
     from PySide6.QtGui import QImageReader
 
-    from parley.gui import appearance
+    from parley.gui.look import appearance
 
     formats = {bytes(f.data()).decode() for f in QImageReader.supportedImageFormats()}
     missing = [f for f in IMAGE_FORMATS if f not in formats]
@@ -199,7 +199,7 @@ def _check_attachments() -> str:
 
 def _check_resources() -> str:
     from parley.core.tools import skills
-    from parley.gui import appearance
+    from parley.gui.look import appearance
 
     wanted = [appearance.RESOURCES / "styles" / "parley.qss",
               appearance.RESOURCES / "icons" / "parley.svg",
