@@ -141,7 +141,7 @@ _IN_SPACE = """ AND CASE WHEN search_fts.rowid < :tb
     END"""
 _CUT = (
     "SELECT search_fts.rowid FROM search_fts WHERE search_fts MATCH :q AND search_fts.rowid < :tb"
-    "{scope} ORDER BY search_fts.rowid DESC LIMIT 1 OFFSET :window"
+    "{scope} ORDER BY search_fts.rowid DESC LIMIT 1 OFFSET :window - 1"
 )
 _RANKED = (
     "SELECT search_fts.rowid AS r, rank FROM search_fts WHERE search_fts MATCH :q "

@@ -1,5 +1,9 @@
-"""Attachments in sessions.db: stored once, referenced from turns, freed with their last turn;
-and what the providers receive (real SDKs against the fake provider server)."""
+"""Attachments in the store: stored once, referenced from turns, freed with their last turn;
+and what the providers receive (real SDKs against the fake provider server).
+
+Every test runs on a sessions.db file and on a PostgreSQL database
+(tests/core/conftest.py), but the one on v4 files made before attachments existed.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from parley.core.content import DocumentBlock, ImageBlock, TextBlock, ToolResult
 from parley.core.store import Store
 from parley.core.store import schema as S
 from parley.core.store.async_store import AsyncStore
+from parley.core.store.backends import open_store
 from parley.core.store.errors import AttachmentNotFound
 from parley.core.store.upgrade.migrations import FileKind, inspect_file
 from tests.core.hubs import fake_hub
@@ -111,13 +116,12 @@ def test_turns_come_back_with_their_bytes_or_as_references(db):
     assert db.hydrate([text_only])[0] is text_only
 
 
-def test_restart_brings_the_files_back(tmp_path):
-    path = tmp_path / "sessions.db"
+def test_restart_brings_the_files_back(any_target):
     data = png()
-    with Store.open(path) as db:
+    with open_store(any_target) as db:
         s = db.create_session()
         db.append_turn(s.id, with_image("a picture", data))
-    with Store.open(path) as db:
+    with open_store(any_target) as db:
         [turn] = db.get_turns(s.id, hydrate=False)
         ref = turn.blocks[1]
         assert isinstance(ref, ImageBlock) and ref.data is None
@@ -219,8 +223,8 @@ def test_a_v4_file_made_before_attachments_gets_them_without_a_version_bump(tmp_
 
 
 @pytest.fixture
-async def env(tmp_path, fake_provider):
-    db = await AsyncStore.open(tmp_path / "sessions.db")
+async def env(tmp_path, fake_provider, any_target):
+    db = await AsyncStore.open(any_target)
     hub = await fake_hub(db, tmp_path, fake_provider,
                          compatible={"name": "Local", "default_model": "llama3"})
     runner = ChatRunner(db, hub, journal_interval_s=0.02, emit_interval_s=0.0)
@@ -294,9 +298,11 @@ async def test_a_server_refusing_images_gets_an_error_naming_the_model(env, fake
     assert turns[0].role == "user" and isinstance(turns[0].blocks[1], ImageBlock)  # kept
 
 
-async def test_compaction_adds_files_back_without_storing_them_again(tmp_path, fake_provider):
+async def test_compaction_adds_files_back_without_storing_them_again(
+    tmp_path, fake_provider, any_target
+):
     image, doc = png(), pdf()
-    async with open_env(tmp_path, fake_provider) as env:
+    async with open_env(tmp_path, fake_provider, at=any_target) as env:
         await env.store.append_turn(env.sid, Turn("user", attachment_blocks(image, doc)))
         await env.seed(4)
         fake_provider.script(SUMMARY)

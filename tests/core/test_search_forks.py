@@ -4,7 +4,8 @@ A fork starts with copies of its parent's turns (``Store.fork``, ``set_aside_rep
 Searching a word of an early message must give one hit, in the chat where it was
 written (or the oldest surviving copy), saying how many other chats hold it; the
 limit counts messages; a fork's own later turns and identical text in unrelated
-chats stay separate hits. Real SQLite files, the store's real fork functions.
+chats stay separate hits. Real stores (a sessions.db file and a PostgreSQL database),
+the store's real fork functions.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
-from parley.core.store import AsyncStore, Store
+from parley.core.store import Store
 from parley.core.store import search as search_mod
 
 
@@ -183,15 +184,12 @@ def test_a_copied_compaction_summary_is_one_hit(db):
     assert (hit.session_id, hit.turn_id, hit.fork_copies) == (orig.id, summary.id, 1)
 
 
-async def test_async_store_passes_the_count_and_the_exclusions(tmp_path):
-    db = await AsyncStore.open(tmp_path / "sessions.db")
-    try:
-        s = await db.create_session(title="Async")
-        t = await db.append_turn(s.id, Turn("user", [TextBlock("ocelot sighting")]))
-        fork = await db.fork(s.id, t.id)
-        [hit] = await db.search("ocelot")
-        assert (hit.session_id, hit.fork_copies) == (s.id, 1)
-        [hit] = await db.search("ocelot", exclude_session_ids=[s.id])
-        assert (hit.session_id, hit.fork_copies) == (fork.id, 0)
-    finally:
-        await db.close()
+async def test_async_store_passes_the_count_and_the_exclusions(any_store):
+    db = any_store
+    s = await db.create_session(title="Async")
+    t = await db.append_turn(s.id, Turn("user", [TextBlock("ocelot sighting")]))
+    fork = await db.fork(s.id, t.id)
+    [hit] = await db.search("ocelot")
+    assert (hit.session_id, hit.fork_copies) == (s.id, 1)
+    [hit] = await db.search("ocelot", exclude_session_ids=[s.id])
+    assert (hit.session_id, hit.fork_copies) == (fork.id, 0)

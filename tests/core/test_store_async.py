@@ -1,4 +1,9 @@
-"""AsyncStore: the same API awaitable, every call on one worker thread."""
+"""AsyncStore: the same API awaitable, every call on one worker thread.
+
+Tests taking ``any_target``/``any_store`` run on a sessions.db file and on PostgreSQL;
+the others are about files only (a file that is not a database, the v3 upgrade, the
+file's upkeep: ``maintain`` does nothing on a server).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import pytest
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store import AsyncStore, Store
+from parley.core.store.backends import open_store
 from parley.core.store.errors import NotAParleyFile, SessionNotFound, StoreClosed
 
 
@@ -31,7 +37,7 @@ def test_every_store_method_has_an_awaitable_twin_with_the_same_signature():
         ], name
 
 
-async def test_calls_run_on_one_worker_thread(tmp_path, monkeypatch):
+async def test_calls_run_on_one_worker_thread(any_target, monkeypatch):
     threads: set[str] = set()
     original = Store.get_session
 
@@ -40,7 +46,7 @@ async def test_calls_run_on_one_worker_thread(tmp_path, monkeypatch):
         return original(self, session_id)
 
     monkeypatch.setattr(Store, "get_session", spy)
-    astore = await AsyncStore.open(tmp_path / "sessions.db")
+    astore = await AsyncStore.open(any_target)
     try:
         s = await astore.create_session(title="async")
         await astore.append_turn(s.id, Turn("user", [TextBlock("hello")]))
@@ -51,7 +57,7 @@ async def test_calls_run_on_one_worker_thread(tmp_path, monkeypatch):
         assert threading.current_thread().name not in threads
         assert (await astore.search("hello"))[0].session_id == s.id
         assert astore.sync.get_session(s.id).title == "async"
-        assert astore.path == tmp_path / "sessions.db"
+        assert astore.path == astore.sync.path and astore.path.name in str(any_target)
         assert astore.migration_report is None
         with pytest.raises(SessionNotFound):
             await astore.get_session("nope")
@@ -121,8 +127,8 @@ async def test_upkeep_runs_on_the_worker_after_writes_only(tmp_path, monkeypatch
     assert len(calls) == 1
 
 
-async def test_a_call_after_close_raises_store_closed_and_the_file_keeps_its_rows(tmp_path):
-    astore = await AsyncStore.open(tmp_path / "sessions.db")
+async def test_a_call_after_close_raises_store_closed_and_the_store_keeps_its_rows(any_target):
+    astore = await AsyncStore.open(any_target)
     s = await astore.create_session(title="kept")
     assert not astore.closed
     await astore.close()
@@ -131,7 +137,7 @@ async def test_a_call_after_close_raises_store_closed_and_the_file_keeps_its_row
         await astore.get_setting("keyboard.bindings", None)
     with pytest.raises(StoreClosed):
         await astore.append_turn(s.id, Turn("user", [TextBlock("late")]))
-    reopened = Store.open(tmp_path / "sessions.db")
+    reopened = open_store(any_target)
     try:
         assert reopened.get_session(s.id).title == "kept"
         assert reopened.get_session(s.id).turn_count == 0

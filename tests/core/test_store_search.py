@@ -247,19 +247,29 @@ def test_any_text_is_a_result_or_invalid_query(corpus, query):
     assert all("\x02" not in h.snippet or "\x03" in h.snippet for h in hits)
 
 
-def test_index_follows_renames_and_deletes(tmp_path):
+def _rename_edit_delete(store):
+    """Rename a chat, edit its turn and delete it, checking search follows each step."""
+    s = store.create_session(title="Alpha plans")
+    t = store.append_turn(s.id, Turn("user", [TextBlock("bravo charlie")]))
+    store.rename_session(s.id, "Delta plans")
+    assert store.search("alpha") == []
+    assert store.search("delta")[0].turn_id is None
+    store.set_auto_title(s.id, "never")
+    store.upsert_turn(s.id, Turn("user", [TextBlock("echo")], id=t.id))
+    assert store.search("bravo") == []
+    assert store.search("echo")[0].turn_id == t.id
+    store.delete_session(s.id)
+    assert store.search("echo") == [] and store.search("delta") == []
+
+
+def test_index_follows_renames_edits_and_deletes(any_db):
+    _rename_edit_delete(any_db)
+
+
+def test_fts_index_holds_nothing_of_a_deleted_chat(tmp_path):
+    # SQLite's own index tables (PostgreSQL's generated column goes with its row).
     with Store.open(tmp_path / "s.db") as store:
-        s = store.create_session(title="Alpha plans")
-        t = store.append_turn(s.id, Turn("user", [TextBlock("bravo charlie")]))
-        store.rename_session(s.id, "Delta plans")
-        assert store.search("alpha") == []
-        assert store.search("delta")[0].turn_id is None
-        store.set_auto_title(s.id, "never")
-        store.upsert_turn(s.id, Turn("user", [TextBlock("echo")], id=t.id))
-        assert store.search("bravo") == []
-        assert store.search("echo")[0].turn_id == t.id
-        store.delete_session(s.id)
-        assert store.search("echo") == [] and store.search("delta") == []
+        _rename_edit_delete(store)
         con = store._con  # noqa: SLF001
         assert con is not None
         with con.begin():
@@ -267,26 +277,26 @@ def test_index_follows_renames_and_deletes(tmp_path):
             assert con.exec_driver_sql("SELECT count(*) FROM search_fts_docsize").scalar() == 0
 
 
-def test_ranking_window_keeps_the_newest_matches_and_every_title(tmp_path, monkeypatch):
+def test_ranking_window_keeps_the_newest_matches_and_every_title(any_db, monkeypatch):
     from parley.core.store import search as search_module
 
     monkeypatch.setattr(search_module, "RECENT_WINDOW", 3)
-    with Store.open(tmp_path / "s.db") as store:
+    with any_db as store:
         old = store.create_session(title="walrus facts")
         turns = [
             store.append_turn(old.id, Turn("user", [TextBlock(f"walrus number {i}")]))
             for i in range(10)
         ]
-        hits = store.search("walrus")
-        assert {h.turn_id for h in hits} == {None} | {t.id for t in turns[-4:]}
+        hits = store.search("walrus")  # the 3 newest turns ranked, and the title
+        assert {h.turn_id for h in hits} == {None} | {t.id for t in turns[-3:]}
         scoped = store.search("walrus", session_id=old.id)
-        assert len(scoped) == 5
+        assert len(scoped) == 4
         monkeypatch.setattr(search_module, "RECENT_WINDOW", 100)
         assert len(store.search("walrus")) == 11
 
 
-def test_scope_token_is_not_searchable_text(tmp_path):
-    with Store.open(tmp_path / "s.db") as store:
+def test_scope_token_is_not_searchable_text(any_db):
+    with any_db as store:
         s = store.create_session(title="x")
         store.append_turn(s.id, Turn("user", [TextBlock("plain words")]))
         token = SCOPE_MARK + s.id.encode().hex()
@@ -298,11 +308,11 @@ def test_scope_token_is_not_searchable_text(tmp_path):
         assert [h.session_id for h in store.search("plain", session_id=s.id)] == [s.id]
 
 
-def test_common_words_list_newest_first(tmp_path, monkeypatch):
+def test_common_words_list_newest_first(any_db, monkeypatch):
     from parley.core.store import search as search_module
 
     monkeypatch.setattr(search_module, "COMMON_ROWS", 2)
-    with Store.open(tmp_path / "s.db") as store:
+    with any_db as store:
         a = store.create_session(title="otter notes")
         turns = [
             store.append_turn(a.id, Turn("user", [TextBlock(f"otter {'otter ' * i}")]))
@@ -321,6 +331,7 @@ def test_common_words_list_newest_first(tmp_path, monkeypatch):
 
 
 def test_maintain_merges_index_segments_in_steps(tmp_path):
+    # SQLite's FTS5 segments (PostgreSQL's autovacuum keeps its GIN indexes: maintain is a no-op).
     from parley.core.store.schema import dbapi_connection
 
     with Store.open(tmp_path / "s.db") as store:

@@ -1,4 +1,4 @@
-"""Turns, forks and compactions through the Store API, on a real SQLite file."""
+"""Turns, forks and compactions through the Store API, on a sessions.db file and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from parley.core.store.errors import (
     TurnNotFound,
     TurnNotInSession,
 )
+from parley.core.store.imports import NewChat
 from parley.core.store.textindex import register_functions
 
 
@@ -136,7 +137,18 @@ def test_delete_turns_after(db):
         db.delete_turns_after(sid, turns[4].id)
 
 
-def test_loading_the_tail_of_a_long_session(sqlite_db):
+def test_loading_the_tail_of_a_long_session(db):
+    chat = NewChat("long", [Turn("user", [TextBlock(f"n{i}")], id=f"t{i}", created_at=i)
+                            for i in range(10_000)], source="test")
+    [sid] = db.import_chats([chat]).session_ids
+    tail = db.get_turns(sid, last=200)
+    assert [t.text() for t in tail] == [f"n{i}" for i in range(9800, 10_000)]
+    assert db.count_turns(sid) == 10_000
+    assert db.search("n9999")[0].turn_id == tail[-1].id
+
+
+def test_a_raw_writer_of_the_file_must_register_the_index_functions(sqlite_db):
+    # The file's search triggers call Python functions (PostgreSQL's are in the database).
     db = sqlite_db
     s = db.create_session()
     con = sqlite3.connect(db.path)
@@ -146,20 +158,15 @@ def test_loading_the_tail_of_a_long_session(sqlite_db):
             "VALUES ('x', ?, 0, 'user', '[]', 0)",
             (s.id,),
         )
-    register_functions(con)  # a raw writer must register the index functions
+    register_functions(con)
     con.executemany(
         "INSERT INTO turns (id, session_id, seq, role, blocks, created_at) VALUES (?,?,?,?,?,?)",
-        [
-            (f"t{i}", s.id, i, "user", f'[{{"type":"text","text":"n{i}"}}]', i)
-            for i in range(10_000)
-        ],
+        [(f"t{i}", s.id, i, "user", f'[{{"type":"text","text":"n{i}"}}]', i) for i in range(10)],
     )
     con.commit()
     con.close()
-    tail = db.get_turns(s.id, last=200)
-    assert [t.id for t in tail] == [f"t{i}" for i in range(9800, 10_000)]
-    assert db.count_turns(s.id) == 10_000
-    assert db.search("n9999")[0].turn_id == "t9999"
+    assert [t.id for t in db.get_turns(s.id, last=2)] == ["t8", "t9"]
+    assert db.search("n9")[0].turn_id == "t9"
 
 
 # --- fork --------------------------------------------------------------------------------

@@ -1,21 +1,32 @@
-"""Edits and regenerations are versions of the chat, not chats (real sessions.db)."""
+"""Edits and regenerations are versions of the chat, not chats.
+
+Every store test here runs on a sessions.db file and on a PostgreSQL database
+(``db``, ``store`` and ``any_target``: tests/core/conftest.py).
+"""
 
 from __future__ import annotations
-
-import sqlite3
 
 import pytest
 
 from parley.core.chat.edit import edit_and_fork
 from parley.core.content import TextBlock, Turn
+from parley.core.store.async_store import AsyncStore
+from parley.core.store.backends import open_store
 from parley.core.store.store import Store
 from parley.core.versions import Member, TurnKey, branch_points
+from tests.core.rawdb import raw_rows
 
 
 @pytest.fixture
 def db(any_db: Store) -> Store:
     """This module's tests run on a sessions.db file and on PostgreSQL (tests/core/conftest.py)."""
     return any_db
+
+
+@pytest.fixture
+def store(any_store: AsyncStore) -> AsyncStore:
+    """The async store, on both backends too."""
+    return any_store
 
 MODEL = "anthropic:claude-sonnet-4-6"
 
@@ -79,18 +90,15 @@ def test_regenerations_show_as_n_of_m_on_the_reply(db):
     assert point.target(-1)[0] == b and point.target(+1) is None
 
 
-def test_the_chosen_version_is_remembered_in_the_file(tmp_path):
-    from parley.core.store.store import Store
-
-    path = tmp_path / "sessions.db"
-    db = Store.open(path)
+def test_the_chosen_version_is_remembered_in_the_store(any_target):
+    db = open_store(any_target)
     sid = chat(db, "Plan Lisbon", "Answer A")
     old = regenerate(db, sid, "Answer B")
     assert db.version_to_open(sid) == sid  # latest activity: the new answer
     db.show_version(old)
     db.close()
 
-    db = Store.open(path)
+    db = open_store(any_target)
     try:
         assert db.version_to_open(sid) == old
         assert db.version_to_open(old) == old
@@ -179,11 +187,8 @@ def test_search_hits_open_the_version_holding_them(db):
         shown, db.get_turns(shown)[0].id)
 
 
-def test_forks_of_earlier_builds_are_recognised_by_their_titles(tmp_path):
-    from parley.core.store.store import Store
-
-    path = tmp_path / "sessions.db"
-    db = Store.open(path)
+def test_forks_of_earlier_builds_are_recognised_by_their_titles(any_target):
+    db = open_store(any_target)
     sid = chat(db, "Plan Lisbon", "Answer A", "More", "Yes")
     turns = db.get_turns(sid)
     edited = db.fork(sid, turns[1].id, title="Trip (edited)")
@@ -194,12 +199,9 @@ def test_forks_of_earlier_builds_are_recognised_by_their_titles(tmp_path):
     untitled = db.fork(sid, turns[1].id)
     db.rename_session(untitled.id, None)  # an untitled fork (v3 files have them)
     db.close()
-    con = sqlite3.connect(path)  # as an earlier build wrote them: no kind in meta
-    con.execute("UPDATE sessions SET meta = '{}'")
-    con.commit()
-    con.close()
+    raw_rows(db, "UPDATE sessions SET meta = '{}'")  # as an earlier build wrote them: no kind
 
-    db = Store.open(path)
+    db = open_store(any_target)
     try:
         assert set(listed(db)) == {sid, explicit.id, untitled.id, from_edit.id}
         # a fork made in an edit is listed under the chat, as one made now would be
@@ -222,19 +224,14 @@ def test_deleting_a_chat_deletes_its_versions_not_its_forks(db):
     assert [s.id for s in db.list_sessions(include_versions=True)] == [fork.id]
 
 
-def test_a_version_whose_chat_is_gone_is_listed(tmp_path):
-    from parley.core.store.store import Store
-
-    path = tmp_path / "sessions.db"
-    db = Store.open(path)
+def test_a_version_whose_chat_is_gone_is_listed(any_target):
+    db = open_store(any_target)
     sid = chat(db, "Plan Lisbon", "Answer A")
     old = regenerate(db, sid, "Answer B")
     db.close()
-    con = sqlite3.connect(path)  # an earlier build deleted its chat and kept the fork
-    con.execute("UPDATE sessions SET parent_session_id = 'deleted' WHERE id = ?", (old,))
-    con.commit()
-    con.close()
-    db = Store.open(path)
+    # an earlier build deleted its chat and kept the fork
+    raw_rows(db, "UPDATE sessions SET parent_session_id = 'deleted' WHERE id = ?", (old,))
+    db = open_store(any_target)
     try:
         assert set(listed(db)) == {sid, old}  # nothing is lost from view
     finally:
