@@ -14,6 +14,8 @@
   a hub with both fake providers set up, a runner and one session
   (``env.store``, ``env.hub``, ``env.runner``, ``env.sid``). A test file that
   needs another set-up defines its own ``env``, which takes precedence.
+* ``any_env``: the same on each backend; a module runs all its ``env`` tests on
+  both by defining an ``env`` fixture that returns ``any_env`` (test_compaction.py).
 """
 
 from __future__ import annotations
@@ -89,4 +91,12 @@ async def any_store(
 @pytest.fixture
 async def env(tmp_path: Path, fake_provider: Any) -> AsyncIterator[Env]:
     async with open_env(tmp_path, fake_provider) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def any_env(tmp_path: Path, fake_provider: Any, any_target: Path | str
+                  ) -> AsyncIterator[Env]:
+    """``env`` once on each store backend."""
+    async with open_env(tmp_path, fake_provider, at=any_target) as opened:
         yield opened

@@ -2,11 +2,14 @@
 done: older tool output is stubbed, then the session compacted (keeping fewer turns verbatim
 if it must); when even the turns it must keep do not fit, the run fails before sending.
 
-Real sessions.db, real SDKs, the fake provider server (which enforces no context limit, so
-whatever is sent is answered: each test checks what was sent).
+Real stores (each test on a sessions.db file and on PostgreSQL), real SDKs, the fake
+provider server (which enforces no context limit, so whatever is sent is answered: each
+test checks what was sent).
 """
 
 from __future__ import annotations
+
+import pytest
 
 from parley.core.chat.run import RunFailed, RunFinished
 from parley.core.compaction.compact import CompactEvent, CompactPromptTooLongError
@@ -17,9 +20,17 @@ from parley.core.wire import SUMMARY_HEADING, to_messages
 from tests.core.test_compaction_support import (
     LONG,
     SONNET,
+    Env,
     blocks_text,
     validate,
 )
+
+
+@pytest.fixture
+def env(any_env: Env) -> Env:
+    """The shared ``env`` (tests/core/conftest.py), once on each store backend."""
+    return any_env
+
 
 HAIKU = "anthropic:claude-haiku-4-5"  # 200,000-token window; writes its own summaries
 

@@ -9,9 +9,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -40,17 +37,15 @@ from tests.core.test_compaction_support import (
     TAGGED,
     Env,
     blocks_text,
-    open_env,
     summary_turns,
     validate,
 )
 
 
 @pytest.fixture
-async def env(tmp_path: Path, fake_provider: Any, any_target: Path | str) -> AsyncIterator[Env]:
+def env(any_env: Env) -> Env:
     """The shared ``env`` (tests/core/conftest.py), once on each store backend."""
-    async with open_env(tmp_path, fake_provider, at=any_target) as opened:
-        yield opened
+    return any_env
 
 
 PNG = base64.b64encode(

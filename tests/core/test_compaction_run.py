@@ -1,4 +1,7 @@
-"""Compaction inside the run loop: auto trigger, tail strategy, context-overflow recovery."""
+"""Compaction inside the run loop: auto trigger, tail strategy, context-overflow recovery.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``env`` below).
+"""
 
 from __future__ import annotations
 
@@ -21,11 +24,19 @@ from tests.core.test_compaction_support import (
     LONG,
     SONNET,
     SUMMARY,
+    Env,
     blocks_text,
     summary_turns,
     tagged_summary,
     validate,
 )
+
+
+@pytest.fixture
+def env(any_env: Env) -> Env:
+    """The shared ``env`` (tests/core/conftest.py), once on each store backend."""
+    return any_env
+
 
 PNG = base64.b64encode(
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00\x00\x00\x01\x00\x08\x02\x00\x00\x00"

@@ -1,4 +1,7 @@
-"""Editing an earlier user message forks; the original session stays intact (real sessions.db)."""
+"""Editing an earlier user message forks; the original session stays intact.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``store`` below).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +13,17 @@ from parley.core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseB
 from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers.hub import ProviderHub
 from parley.core.providers.retry import RetryPolicy
+from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import DiskFull, SessionNotFound, TurnNotInSession
 from tests.fakes.validation import validate_anthropic
 
 MODEL = "anthropic:claude-sonnet-4-6"
+
+
+@pytest.fixture
+def store(any_store: AsyncStore) -> AsyncStore:
+    """The shared ``store`` (tests/core/conftest.py), once on each backend."""
+    return any_store
 
 
 async def chat(store, *texts: str, title: str | None = "Trip") -> tuple[str, list[Turn]]:

@@ -1,4 +1,7 @@
-"""Regenerate: the new answer replaces the last reply, the old one is kept as a fork."""
+"""Regenerate: the new answer replaces the last reply, the old one is kept as a fork.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``env`` below).
+"""
 
 from __future__ import annotations
 
@@ -21,8 +24,8 @@ GPT = "openai:gpt-5"
 
 
 @pytest.fixture
-async def env(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
+async def env(tmp_path, fake_provider, any_target):
+    store = await AsyncStore.open(any_target)  # a sessions.db file, then PostgreSQL
     hub = await fake_hub(store, tmp_path, fake_provider)
     runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
     session = await store.create_session(title="Trip")

@@ -1,4 +1,7 @@
-"""The run loop against a real sessions.db and the fake provider over real HTTP."""
+"""The run loop against a real store and the fake provider over real HTTP.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``env`` below).
+"""
 
 from __future__ import annotations
 
@@ -27,8 +30,8 @@ from tests.fakes.validation import validate_anthropic, validate_openai
 
 
 @pytest.fixture
-async def env(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
+async def env(tmp_path, fake_provider, any_target):
+    store = await AsyncStore.open(any_target)  # a sessions.db file, then PostgreSQL
     hub = await fake_hub(store, tmp_path, fake_provider)
     runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
     session = await store.create_session()

@@ -1,4 +1,7 @@
-"""The tool loop of a run: the fake provider calls Parley's tools over real HTTP, real SQLite."""
+"""The tool loop of a run: the fake provider calls Parley's tools over real HTTP.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``env`` below).
+"""
 
 from __future__ import annotations
 
@@ -54,8 +57,8 @@ class Env:
 
 
 @pytest.fixture
-async def env(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
+async def env(tmp_path, fake_provider, any_target):
+    store = await AsyncStore.open(any_target)  # a sessions.db file, then PostgreSQL
     hub = await fake_hub(store, tmp_path, fake_provider, compatible={
         "name": "Local", "provider_id": "local", "default_model": "llama3.2"})
     skills = tmp_path / "skills"
