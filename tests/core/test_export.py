@@ -1,4 +1,7 @@
-"""Exporting sessions: Markdown, Parley JSON, Anthropic and OpenAI messages (real sessions.db)."""
+"""Exporting sessions: Markdown, Parley JSON, Anthropic and OpenAI messages.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``store`` below).
+"""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from parley.core.content import (
 )
 from parley.core.convert import auto_detect_and_convert
 from parley.core.export import export_session, fence, suggested_filename
+from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import SessionNotFound
 from tests.fakes.validation import validate_anthropic, validate_openai
 
@@ -66,6 +70,12 @@ def rich_turns() -> list[Turn]:
         ),
         Turn("assistant", [TextBlock("The plan says")], aborted=True, model=MODEL),
     ]
+
+
+@pytest.fixture
+def store(any_store: AsyncStore) -> AsyncStore:
+    """The shared ``store`` (tests/core/conftest.py), once on each backend."""
+    return any_store
 
 
 async def make_session(store, turns=None, *, title="Bridges & plans: a chat?") -> str:

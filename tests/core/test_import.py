@@ -1,4 +1,7 @@
-"""Importing conversation files as new sessions (real sessions.db)."""
+"""Importing conversation files as new sessions.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``store`` below).
+"""
 
 from __future__ import annotations
 
@@ -11,8 +14,15 @@ from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.core.convert import NotAConversation
 from parley.core.export import export_session
 from parley.core.importing import ImportTooLarge, import_conversation, import_file
+from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import DiskFull, SpaceNotFound
 from tests.core.test_export import make_session, rich_turns
+
+
+@pytest.fixture
+def store(any_store: AsyncStore) -> AsyncStore:
+    """The shared ``store`` (tests/core/conftest.py), once on each backend."""
+    return any_store
 
 
 async def session_count(store) -> int:

@@ -1,5 +1,8 @@
-"""Importing chat history exports (ChatGPT, Claude.ai, Open WebUI) into a real sessions.db:
-every conversation a chat, other branches forks, one transaction, no duplicates."""
+"""Importing chat history exports (ChatGPT, Claude.ai, Open WebUI) into a real store:
+every conversation a chat, other branches forks, one transaction, no duplicates.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``store`` below).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from parley.core.content import (
 )
 from parley.core.convert import NotAConversation
 from parley.core.import_history import ImportSummary, import_data, import_path
+from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import DiskFull
 from parley.core.store.imports import IMPORT_KEY, ImportCancelled
 from tests.histories import (
@@ -44,6 +48,12 @@ async def chats_and_forks(store, summary: ImportSummary):
 
 def blocks_of(turns, kind):
     return [b for t in turns for b in t.blocks if isinstance(b, kind)]
+
+
+@pytest.fixture
+def store(any_store: AsyncStore) -> AsyncStore:
+    """The shared ``store`` (tests/core/conftest.py), once on each backend."""
+    return any_store
 
 
 @pytest.fixture

@@ -1,5 +1,8 @@
 """Parley's Markdown export imported back (round trip), and single request bodies that keep
-their model and say what they left out."""
+their model and say what they left out.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``store`` below).
+"""
 
 from __future__ import annotations
 
@@ -19,7 +22,14 @@ from parley.core.convert.markdown import from_markdown, looks_like_markdown
 from parley.core.export import export_session
 from parley.core.import_history import import_data
 from parley.core.importing import import_conversation
+from parley.core.store.async_store import AsyncStore
 from tests.core.test_export import MODEL, make_session, rich_turns
+
+
+@pytest.fixture
+def store(any_store: AsyncStore) -> AsyncStore:
+    """The shared ``store`` (tests/core/conftest.py), once on each backend."""
+    return any_store
 
 
 async def test_markdown_export_round_trip(store, tmp_path):

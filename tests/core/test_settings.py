@@ -1,4 +1,7 @@
-"""Settings declared once: rules, typed values, persistence in a real sessions.db."""
+"""Settings declared once: rules, typed values, persistence in a real store.
+
+The tests of stored settings run on a sessions.db file and on PostgreSQL (``store`` below).
+"""
 
 from __future__ import annotations
 
@@ -27,6 +30,12 @@ EXPECTED_DEFAULTS = {
     "cache.openai_ttl_estimate_s": 300,
     "cache.anthropic_ttl": "5m",
 }
+
+
+@pytest.fixture
+def store(any_store: AsyncStore) -> AsyncStore:
+    """The shared ``store`` (tests/core/conftest.py), once on each backend."""
+    return any_store
 
 
 def test_declared_keys_and_defaults():
@@ -133,14 +142,14 @@ def test_threshold_accepted_exactly_in_its_range(x):
             validate(s.key, x)
 
 
-async def test_get_returns_defaults_until_set_and_set_persists(tmp_path, store):
+async def test_get_returns_defaults_until_set_and_set_persists(any_target, store):
     settings = Settings(store)
     assert await settings.get("compaction.threshold") == 0.8
     assert await settings.set("compaction.threshold", "70%") == 0.7
     assert await settings.get("compaction.threshold") == 0.7
     await store.close()
 
-    reopened = await AsyncStore.open(tmp_path / "sessions.db")
+    reopened = await AsyncStore.open(any_target)
     try:
         assert await Settings(reopened).get("compaction.threshold") == 0.7
         assert await reopened.get_setting("compaction.threshold") == 0.7  # plain JSON

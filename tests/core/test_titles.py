@@ -1,4 +1,7 @@
-"""Automatic titles against a real sessions.db and the fake provider over real HTTP."""
+"""Automatic titles against a real store and the fake provider over real HTTP.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``env`` below).
+"""
 
 from __future__ import annotations
 
@@ -25,8 +28,8 @@ QUESTION = "How do I plan a three-day trip to Lisbon?\nI like museums and food."
 
 
 @pytest.fixture
-async def env(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
+async def env(tmp_path, fake_provider, any_target):
+    store = await AsyncStore.open(any_target)  # a sessions.db file, then PostgreSQL
     hub = await fake_hub(store, tmp_path, fake_provider,
                          compatible={"name": "Ollama", "default_model": "llama3.2:3b"})
     yield store, hub

@@ -1,4 +1,7 @@
-"""Parley's tools on a real sessions.db: memory, skills, session search, the frozen prompt."""
+"""Parley's tools on a real store: memory, skills, session search, the frozen prompt.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``store`` below).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import pytest
 from parley.core.content import CompactSummaryBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from parley.core.providers.base import ToolSpec
 from parley.core.providers.errors import BadRequest, ServerError
+from parley.core.store.async_store import AsyncStore
 from parley.core.tools import ToolContext, ToolError, ToolExecutor
 from parley.core.tools.loop import limit_results, max_rounds, rejects_tools, wants_tools
 from parley.core.tools.memory import (
@@ -27,6 +31,12 @@ from parley.core.tools.skills import (
     stub_unloaded,
 )
 from parley.core.tools.system_prompt import MEMORY_HEADING, SKILLS_HEADING
+
+
+@pytest.fixture
+def store(any_store: AsyncStore) -> AsyncStore:
+    """The shared ``store`` (tests/core/conftest.py), once on each backend."""
+    return any_store
 
 
 @pytest.fixture
