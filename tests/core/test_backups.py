@@ -1,5 +1,8 @@
 """Automatic backups (parley.core.store.sqlite.backups, parley.core.backup_schedule), on real
-files."""
+files.
+
+SQLite only: Parley backs up its file; a server has its own backups (pg_dump).
+"""
 
 from __future__ import annotations
 

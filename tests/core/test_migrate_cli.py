@@ -1,4 +1,7 @@
-"""``parley --migrate-only`` on a generated v3 file, a v4 file and no file."""
+"""``parley --migrate-only`` on a generated v3 file, a v4 file and no file.
+
+SQLite only: the v3 upgrade works on files only.
+"""
 
 from __future__ import annotations
 

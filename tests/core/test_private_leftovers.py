@@ -1,4 +1,7 @@
-"""Files Parley leaves beside sessions.db are private: made 0600, and narrowed at start."""
+"""Files Parley leaves beside sessions.db are private: made 0600, and narrowed at start.
+
+SQLite only: files beside sessions.db.
+"""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ the store still reads the deleted file through its descriptor. Closing must
 save the copy where ``DatabaseMissing`` promised (beside the old name, the
 folder made again), never twice for the same content, and a copy that cannot
 be written is a typed error saying why.
+
+SQLite only: a file deleted under an open store.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Salvaging a damaged sessions.db with SQLite's ``.recover``, merged with the newest backup."""
+"""Salvaging a damaged sessions.db with SQLite's ``.recover``, merged with the newest backup.
+
+SQLite only: the salvage of a damaged file.
+"""
 
 from __future__ import annotations
 

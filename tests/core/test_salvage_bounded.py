@@ -1,5 +1,8 @@
 """Salvage by rowid ranges (no working ``.recover``) stays bounded, can be stopped, and a
-salvage cut off — stopped, failed or its process killed — leaves the damaged file in place."""
+salvage cut off — stopped, failed or its process killed — leaves the damaged file in place.
+
+SQLite only: the salvage of a damaged file.
+"""
 
 from __future__ import annotations
 

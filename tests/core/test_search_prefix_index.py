@@ -5,6 +5,9 @@ index; files made now have none. Both must keep working the same way (the
 table definition lives in each file), and search picks the shortest prefix it
 can serve cheaply: 3 characters where the 3-character prefix index exists,
 4 elsewhere (``parley.core.store.search.min_prefix_chars``).
+
+SQLite only (FTS5's index options in the file), but for the 4-letter rule, which
+PostgreSQL follows too.
 """
 
 from __future__ import annotations
@@ -72,16 +75,19 @@ def _fts_integrity(path: Path) -> None:
         con.close()
 
 
-def test_new_files_have_no_prefix_index_and_prefix_from_four_letters(tmp_path: Path) -> None:
-    path = tmp_path / "sessions.db"
-    with Store.open(path) as store:
-        ids = _fill(store)
-        assert _found(store, "migr") == {ids["migration"]}  # typing "migr" finds "migration"
-        assert _found(store, "migration") == {ids["migration"]}
-        assert _found(store, "mig") == {ids["mig"]}  # 3 letters: the whole word only
-        assert _found(store, "mig ") == {ids["mig"]}
-    assert "prefix" not in _search_table_sql(path)
+def test_a_prefix_needs_four_letters(any_db: Store) -> None:
+    ids = _fill(any_db)  # on a new sessions.db file, and on PostgreSQL
+    assert _found(any_db, "migr") == {ids["migration"]}  # typing "migr" finds "migration"
+    assert _found(any_db, "migration") == {ids["migration"]}
+    assert _found(any_db, "mig") == {ids["mig"]}  # 3 letters: the whole word only
+    assert _found(any_db, "mig ") == {ids["mig"]}
     assert MIN_PREFIX_CHARS == 4
+
+
+def test_new_files_have_no_prefix_index(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    Store.open(path).close()
+    assert "prefix" not in _search_table_sql(path)
 
 
 def test_files_of_older_builds_keep_their_prefix_index_and_3_letter_prefixes(

@@ -21,6 +21,11 @@ How each fault is produced, and why that exercises the real code path:
   what the old file holds.
 * **Corrupt at start.** Real damaged bytes; ``parley.core.recovery`` offers the
   latest usable backup or a new file and never overwrites the damaged one.
+
+These faults are of files, so the tests run on sessions.db only; the report of
+interrupted replies at start runs on PostgreSQL too. PostgreSQL's own faults
+(disk full on the server, the server away) are in test_unsaved_replies.py and
+test_pg_store.py.
 """
 
 from __future__ import annotations
@@ -489,10 +494,10 @@ def test_restore_backup_opens_a_copy_and_keeps_backup_and_damaged_file(tmp_path)
 # --- the start-up report of interrupted replies -----------------------------------------
 
 
-async def test_start_after_a_crash_reports_interrupted_replies(tmp_path):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
+async def test_start_after_a_crash_reports_interrupted_replies(any_target):
+    store = await AsyncStore.open(any_target)
     try:
-        assert await recovery.mark_running(store, pid=1, now_ms=1) is None  # a new file
+        assert await recovery.mark_running(store, pid=1, now_ms=1) is None  # a new store
         cut = (await store.create_session(title="cut")).id
         await store.append_turn(cut, Turn("user", [TextBlock("tell me")]))
         reply = Turn("assistant", [TextBlock("Once upon")], aborted=True)

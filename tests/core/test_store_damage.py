@@ -1,4 +1,7 @@
-"""A sessions.db found damaged while open: writes stop, a full check at the next start."""
+"""A sessions.db found damaged while open: writes stop, a full check at the next start.
+
+SQLite only: damaged pages of a file (a server's storage is its own business).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""SQLite conditions a user can act on become typed errors, and nothing saved is lost."""
+"""SQLite conditions a user can act on become typed errors, and nothing saved is lost.
+
+SQLite only (SQLite's error codes, locks and files); PostgreSQL's errors are in
+test_pg_store.py, but for the read-only database here.
+"""
 
 from __future__ import annotations
 

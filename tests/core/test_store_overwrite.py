@@ -1,4 +1,7 @@
-"""sessions.db written over in place while open (``dd conv=notrunc``): caught before a save."""
+"""sessions.db written over in place while open (``dd conv=notrunc``): caught before a save.
+
+SQLite only: the pages of a file written over by another program.
+"""
 
 from __future__ import annotations
 

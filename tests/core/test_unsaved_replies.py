@@ -1,12 +1,14 @@
-"""A reply is kept as saved only once it is in sessions.db complete.
+"""A reply is kept as saved only once it is in the store complete.
 
 Real faults on real files: a full disk (``PRAGMA max_page_count`` on the
 store's own connection makes SQLite's pager return SQLITE_FULL through the
 same transaction path as a full filesystem; a real tiny tmpfs where ``mount``
 is allowed), and the write lock held by another *process* past the busy
-timeout. In each, while the fault lasts no reply counts as saved unless it is
-in the file complete, new messages are refused, and once it clears the whole
-reply is on disk, complete, not aborted — without anything being sent again.
+timeout. On PostgreSQL: the server's own disk-full error (SQLSTATE 53100, raised
+by a trigger for rows too big for the room left) and the server going away. In
+each, while the fault lasts no reply counts as saved unless it is in the store
+complete, new messages are refused, and once it clears the whole reply is
+stored, complete, not aborted — without anything being sent again.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers.hub import ProviderHub
 from parley.core.providers.retry import RetryPolicy
 from parley.core.store import AsyncStore
-from parley.core.store.errors import DatabaseBusy, DiskFull, StoreError
+from parley.core.store.errors import DatabaseBusy, DiskFull, ServerDiskFull, StoreError
+from parley.core.store.postgres.store import PgStore
+from tests.core.rawdb import raw_rows
 from tests.core.test_storage_faults import fill, mount, on_store_thread, raw, umount
 from tests.fakes.validation import validate_anthropic
 
@@ -71,6 +75,31 @@ async def page_limit(store: AsyncStore, extra: int | None) -> None:
     await on_store_thread(store, f"PRAGMA max_page_count = {pages + extra}")
 
 
+#: A trigger function raising the server's own "disk full" (SQLSTATE 53100).
+PG_FULL_DISK = ("CREATE FUNCTION full_disk() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                "BEGIN RAISE EXCEPTION 'could not extend file' USING ERRCODE = 'disk_full'; "
+                "END $$")
+
+
+async def disk_nearly_full(store: AsyncStore) -> None:
+    """Leave room for small turns only: a long reply's writes meet a full disk."""
+    if not isinstance(store.sync, PgStore):
+        await page_limit(store, 2)
+        return
+    await store._call(lambda: raw_rows(store.sync, PG_FULL_DISK))  # noqa: SLF001
+    await store._call(lambda: raw_rows(  # noqa: SLF001
+        store.sync, "CREATE TRIGGER disk_is_full BEFORE INSERT OR UPDATE ON turns FOR EACH ROW "
+                    "WHEN (length(NEW.blocks) > 8000) EXECUTE FUNCTION full_disk()"))
+
+
+async def disk_freed(store: AsyncStore) -> None:
+    if not isinstance(store.sync, PgStore):
+        await page_limit(store, None)
+        return
+    await store._call(lambda: raw_rows(  # noqa: SLF001
+        store.sync, "DROP TRIGGER disk_is_full ON turns"))
+
+
 async def wait_saved(runner: ChatRunner, timeout: float = 10.0) -> None:
     for _ in range(int(timeout / 0.02)):
         if not runner.saves.pending():
@@ -87,10 +116,11 @@ async def fill_wal_room(store: AsyncStore, sid: str) -> None:
 
 
 async def test_reply_whose_save_meets_a_full_disk_is_kept_whole_and_written_later(
-    tmp_path, chat, fake_provider
+    any_target, chat, fake_provider
 ):
-    path = tmp_path / "sessions.db"
-    store, runner = await chat(path)
+    store, runner = await chat(any_target)
+    full, why = ((ServerDiskFull, "the disk of the PostgreSQL server is full")
+                 if isinstance(store.sync, PgStore) else (DiskFull, "the disk is full"))
     sid = (await store.create_session()).id
     fake_provider.script("First answer.")
     await runner.send(sid, [TextBlock("first question")], model_ref=MODEL)
@@ -98,7 +128,7 @@ async def test_reply_whose_save_meets_a_full_disk_is_kept_whole_and_written_late
     runner.saves.listen(news.append)
 
     # Room for the question only: the journal and the final save hit the limit.
-    await page_limit(store, 2)
+    await disk_nearly_full(store)
     fake_provider.script(BIG, token_delay_ms=1, chunk_size=2000)
     events: list = []
     reply = await runner.send(sid, [TextBlock("second question")],
@@ -106,7 +136,7 @@ async def test_reply_whose_save_meets_a_full_disk_is_kept_whole_and_written_late
     assert reply is not None and reply.text() == BIG and not reply.aborted
     finished = next(e for e in events if isinstance(e, RunFinished))
     assert finished.saved is False  # told: not saved yet
-    assert runner.saves.holds(reply.id) and isinstance(runner.saves.error, DiskFull)
+    assert runner.saves.holds(reply.id) and isinstance(runner.saves.error, full)
     assert [n.kind for n in news] == ["kept"]
     on_disk = {t.id: t for t in await store.get_turns(sid)}
     # Not in the file complete: at most the journal's aborted prefix is.
@@ -115,14 +145,14 @@ async def test_reply_whose_save_meets_a_full_disk_is_kept_whole_and_written_late
     sent = len(fake_provider.model_requests)
     with pytest.raises(SavesPending) as refused:
         await runner.send(sid, [TextBlock("third question")], model_ref=MODEL)
-    assert "not saved yet (the disk is full)" in refused.value.message
+    assert f"not saved yet ({why})" in refused.value.message
     with pytest.raises(SavesPending):
         await runner.retry(sid, model_ref=MODEL)
     assert len(fake_provider.model_requests) == sent
     await asyncio.sleep(0.3)  # attempts go on in the background, and fail
     assert runner.saves.holds(reply.id)
 
-    await page_limit(store, None)  # space freed
+    await disk_freed(store)  # space freed
     await wait_saved(runner)
     assert news[-1].kind == "saved" and runner.saves.error is None
     saved = (await store.get_turns(sid))[-1]
@@ -298,14 +328,9 @@ async def test_a_title_the_store_cannot_write_does_not_stop_the_saved_question(
 ):
     """Between the saved question and the request the chat is titled; a passing refusal
     there (here the server's disk full, for the title only) leaves the question answered."""
-    from tests.core.rawdb import raw_rows
-
     store, runner = await chat(postgres_url)
     sid = (await store.create_session()).id
-    await store._call(lambda: raw_rows(  # noqa: SLF001
-        store.sync, "CREATE FUNCTION full_disk() RETURNS trigger LANGUAGE plpgsql AS $$ "
-                    "BEGIN RAISE EXCEPTION 'could not extend file' USING ERRCODE = "
-                    "'disk_full'; END $$"))
+    await store._call(lambda: raw_rows(store.sync, PG_FULL_DISK))  # noqa: SLF001
     await store._call(lambda: raw_rows(  # noqa: SLF001
         store.sync, "CREATE TRIGGER no_room_for_titles BEFORE UPDATE OF title ON sessions "
                     "FOR EACH ROW WHEN (OLD.title IS DISTINCT FROM NEW.title) "

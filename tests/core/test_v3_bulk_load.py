@@ -6,6 +6,8 @@ out of the v3 JSON, and hands that text over as one JSON object per batch
 keyed by ``"<n> <session id>"``. These tests pin that down: the file ends with
 exactly the schema a new v4 file has, any session id survives the hand-over,
 and the search text equals what ``parley_turn_text`` indexes.
+
+SQLite only: the v3 upgrade works on files only.
 """
 
 from __future__ import annotations

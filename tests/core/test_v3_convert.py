@@ -1,5 +1,8 @@
 """v3 block -> v4 block conversion, one rule at a time (points 2, 5, 6 of
-parley.core.store.upgrade.v3)."""
+parley.core.store.upgrade.v3).
+
+SQLite only: the v3 upgrade works on files only.
+"""
 
 from __future__ import annotations
 

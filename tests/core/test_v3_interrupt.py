@@ -7,6 +7,8 @@ After every kill the file must pass ``PRAGMA integrity_check`` and be either
 the untouched v3 file or a complete v4 file; a later upgrade must then finish
 with every session, turn and block there, and every backup left behind must be
 a full v3 copy.
+
+SQLite only: the v3 upgrade works on files only.
 """
 
 from __future__ import annotations

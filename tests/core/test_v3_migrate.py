@@ -4,6 +4,8 @@ The v3 file is read with plain sqlite3 before (tests.v3gen.read_v3 / the
 generator's own record) and the result through the v4 Store API after; every
 session, turn and block is compared, against expectations written separately
 from the migration's converter (tests.v3gen.expected_blocks).
+
+SQLite only: the v3 upgrade works on files only.
 """
 
 from __future__ import annotations
