@@ -31,6 +31,7 @@ import contextlib
 import glob
 import logging
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -59,9 +60,11 @@ from parley.core.store.store import Store
 
 log = logging.getLogger(__name__)
 
-#: app_state key of the run marker: ``{"pid": int, "started_at": epoch ms}``.
+#: app_state key of the run marker: ``{"pid": int, "started_at": epoch ms}``
+#: (in a PostgreSQL database, one per machine: :func:`machine_key`).
 RUN_MARKER = "recovery.run"
-#: app_state key of the compactions at work: ``{session id: started_at epoch ms}``.
+#: app_state key of the compactions at work: ``{session id: started_at epoch ms}``
+#: (in a PostgreSQL database, one per machine: :func:`machine_key`).
 COMPACTING = "recovery.compacting"
 SIDECARS = ("-wal", "-shm")
 PAGE = 200
@@ -109,6 +112,23 @@ class PreviousRun:
     def notice(self) -> str | None:
         """What to tell the person (``parley.core.restart_notice``), None when nothing was left."""
         return restart_notice(self.interrupted, self.compacting)
+
+
+def machine_name() -> str:
+    """This computer's name (the host name), which tells machines sharing a database apart."""
+    return socket.gethostname()
+
+
+def machine_key(store: AsyncStore, key: str) -> str:
+    """The app_state key of this machine's own :data:`RUN_MARKER` or :data:`COMPACTING`.
+
+    A sessions.db file is used by one Parley at a time: ``key`` itself. A PostgreSQL
+    database is shared by the Parleys of several machines (one per machine), each
+    with its own run: ``key@<machine name>``. So a Parley starting while another
+    machine's runs reports no previous run of that one, and a clean exit clears its
+    own marker only.
+    """
+    return f"{key}@{machine_name()}" if store.on_server else key
 
 
 async def interrupted_replies(
@@ -166,6 +186,9 @@ async def mark_running(
 ) -> PreviousRun | None:
     """Call once at start: report an unclean previous run, then record this one.
 
+    In a PostgreSQL database the run is this machine's (:func:`machine_key`): other
+    machines' Parleys running meanwhile are no previous run.
+
     Args:
         store: the open store.
         pid: this process's id (default ``os.getpid()``).
@@ -179,8 +202,9 @@ async def mark_running(
     Raises:
         StoreError: the file cannot be read or written (e.g. DiskFull).
     """
-    previous = await store.get_state(RUN_MARKER)
-    compacting = await store.get_state(COMPACTING)
+    run_key, compacting_key = machine_key(store, RUN_MARKER), machine_key(store, COMPACTING)
+    previous = await store.get_state(run_key)
+    compacting = await store.get_state(compacting_key)
     result = None
     if isinstance(previous, dict) and isinstance(previous.get("started_at"), int):
         started = int(previous["started_at"])
@@ -188,18 +212,18 @@ async def mark_running(
         cut = sorted(compacting) if isinstance(compacting, dict) else []
         result = PreviousRun(int(previous.get("pid") or 0), started, interrupted, cut)
     if compacting is not None:
-        await store.set_state(COMPACTING, None)
+        await store.set_state(compacting_key, None)
     marker = {
         "pid": os.getpid() if pid is None else pid,
         "started_at": int(time.time() * 1000) if now_ms is None else now_ms,
     }
-    await store.set_state(RUN_MARKER, marker)
+    await store.set_state(run_key, marker)
     return result
 
 
 async def mark_clean_exit(store: AsyncStore) -> None:
     """Call at a normal exit (after the last run ended): the next start finds no marker."""
-    await store.set_state(RUN_MARKER, None)
+    await store.set_state(machine_key(store, RUN_MARKER), None)
 
 
 class CompactionMarks:
@@ -237,7 +261,7 @@ class CompactionMarks:
 
     async def _set(self, value: dict[str, int] | None) -> None:
         try:
-            await self.store.set_state(COMPACTING, value)
+            await self.store.set_state(machine_key(self.store, COMPACTING), value)
         except StoreError as exc:  # only the restart notice's words depend on it
             log.info("compaction mark not written: %s", exc.message)
 

@@ -4,6 +4,9 @@ After a kill during an automatic compaction only an unanswered message was
 left, and the notice spoke of "the cut-off reply". Here the store is real and
 the compaction marks are written through the run loop's own hooks; the kill
 is the process leaving without its clean exit or the compaction's end.
+
+The tests taking ``any_target`` run on a sessions.db file and on PostgreSQL, where
+each machine sharing the database has its own run (``recovery.machine_key``).
 """
 
 from __future__ import annotations
@@ -48,16 +51,16 @@ async def _next_start(path) -> recovery.PreviousRun:
     try:
         previous = await recovery.mark_running(store, pid=2)
         assert previous is not None
-        assert await store.get_state(recovery.COMPACTING) is None  # told once
+        assert await store.get_state(recovery.machine_key(store, recovery.COMPACTING)) is None
         return previous
     finally:
         await store.close()
 
 
 async def test_kill_during_auto_compaction_tells_an_unanswered_message_not_a_cut_off_reply(
-    tmp_path,
+    any_target,
 ):
-    path = tmp_path / "sessions.db"
+    path = any_target
     await _crashed_run(path, cut=False, unanswered=True, compacting=True)
     previous = await _next_start(path)
     assert [i.kind for i in previous.interrupted] == ["unanswered"]
@@ -79,8 +82,8 @@ async def test_each_kind_of_leftover_gets_its_own_words(tmp_path):
         assert (await _next_start(path)).notice() == words, name
 
 
-async def test_a_compaction_that_ended_leaves_no_mark(tmp_path):
-    path = tmp_path / "sessions.db"
+async def test_a_compaction_that_ended_leaves_no_mark(any_target):
+    path = any_target
     store = await AsyncStore.open(path)
     hooks = Hooks()
     marks = recovery.CompactionMarks(store, hooks)
@@ -88,10 +91,40 @@ async def test_a_compaction_that_ended_leaves_no_mark(tmp_path):
     hooks.fire("compact:start", session_id="s1", trigger="manual")
     hooks.fire("compact:end", session_id="s1", trigger="manual")
     await marks.wait()
-    assert await store.get_state(recovery.COMPACTING) is None
+    assert await store.get_state(recovery.machine_key(store, recovery.COMPACTING)) is None
     await store.close()
     previous = await _next_start(path)
     assert previous.compacting == [] and previous.notice() is None
+
+
+async def test_a_parley_starting_beside_another_machines_tells_nothing_of_its_run(
+    postgres_url, monkeypatch
+):
+    """Two machines on one PostgreSQL database: each start and exit is its own machine's."""
+    monkeypatch.setattr(recovery, "machine_name", lambda: "laptop")
+    laptop = await AsyncStore.open(postgres_url)
+    desktop = await AsyncStore.open(postgres_url)
+    try:
+        assert await recovery.mark_running(laptop, pid=1, now_ms=1) is None
+        hooks = Hooks()
+        marks = recovery.CompactionMarks(laptop, hooks)
+        sid = (await laptop.create_session(title="streaming on the laptop")).id
+        await laptop.append_turn(sid, Turn("user", [TextBlock("asked, the reply on its way")]))
+        hooks.fire("compact:start", session_id=sid, trigger="auto")
+        await marks.wait()
+
+        monkeypatch.setattr(recovery, "machine_name", lambda: "desktop")
+        assert await recovery.mark_running(desktop, pid=2) is None  # the laptop runs on
+        await recovery.mark_clean_exit(desktop)
+
+        monkeypatch.setattr(recovery, "machine_name", lambda: "laptop")
+        previous = await recovery.mark_running(laptop, pid=3)  # the laptop was killed
+        assert previous is not None and previous.pid == 1
+        assert [i.session_id for i in previous.interrupted] == [sid]
+        assert previous.compacting == [sid]
+    finally:
+        await laptop.close()
+        await desktop.close()
 
 
 def test_mixed_leftovers_are_all_named():
