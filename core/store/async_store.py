@@ -8,48 +8,109 @@ writes, once Parley has been idle for :data:`MAINTENANCE_DELAY_S`, it runs
 :meth:`Store.maintain` there too (search-index merging, WAL checkpoint). Each
 method has the signature, result and errors of the :class:`Store` method of
 the same name (see there); errors are raised from the ``await``.
+
+Most methods only forward: they are declared as ``append_turn = writes(Store.append_turn)``
+(:func:`reads`, :func:`writes`). The descriptor keeps the Store method's parameters for
+mypy (``ParamSpec``): ``await astore.append_turn(session_id, turn)`` is checked against
+:meth:`Store.append_turn` and returns its :class:`Turn`. At run time it calls the open
+backend's method of that name (:class:`PgStore` overrides some) on the worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import logging
-from collections.abc import Callable, Collection, Iterable, Sequence
+import types
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
-from parley.core.content import Turn, Usage
-from parley.core.store import outline
+from parley.core.content import Turn
 from parley.core.store.attachments import AttachmentInfo, missing_data
 from parley.core.store.backends import open_store
 from parley.core.store.errors import StoreClosed, StoreError
-from parley.core.store.imports import NewChat, Written
-from parley.core.store.models import (
-    UNCHANGED,
-    Compaction,
-    SearchHit,
-    Session,
-    Space,
-    TitleSource,
-    Unchanged,
-)
 from parley.core.store.postgres.changes import Change
 from parley.core.store.postgres.store import PgStore
 from parley.core.store.sqlite.engine import DEFAULT_BUSY_TIMEOUT_MS
 from parley.core.store.store import Store
 from parley.core.store.upgrade.migrations import Progress
-from parley.core.versions import Versions
 
 P = ParamSpec("P")
+T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 #: Idle time after the last write before the store's upkeep runs (seconds).
 MAINTENANCE_DELAY_S = 2.0
 #: Pause between upkeep steps while merging work remains (seconds).
 MAINTENANCE_STEP_S = 0.25
-T = TypeVar("T")
+
+
+class _Forward(Generic[P, T]):
+    """A method of :class:`AsyncStore` that awaits the :class:`Store` method it was made from.
+
+    Typed from that method: read from an ``AsyncStore`` it is ``Callable[P, Coroutine[..., T]]``
+    where the Store method is ``Callable[Concatenate[Store, P], T]``. Read from the class it is
+    a plain ``async def`` function with the Store method's name, docstring and signature
+    (``inspect.signature``), as a hand-written method would be.
+    """
+
+    def __init__(self, method: Callable[Concatenate[Store, P], T], *, write: bool,
+                 counted: bool) -> None:
+        name = method.__name__
+
+        async def forwarder(astore: AsyncStore, /, *args: P.args, **kwargs: P.kwargs) -> T:
+            # By name: the open backend's own method (PgStore overrides e.g. backup_to).
+            fn: Callable[P, T] = getattr(astore._store, name)
+            if write:
+                return await astore._write(counted, fn, *args, **kwargs)
+            return await astore._call(fn, *args, **kwargs)
+
+        forwarder.__name__ = name
+        forwarder.__qualname__ = f"AsyncStore.{name}"
+        forwarder.__doc__ = f"Awaitable :meth:`Store.{name}`."
+        forwarder.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]
+        self._name = name
+        self._function = forwarder
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        if name != self._name:  # e.g. ``get_turns = reads(Store.get_turn)``
+            raise TypeError(f"{owner.__name__}.{name} forwards Store.{self._name}")
+
+    @overload
+    def __get__(
+        self, obj: None, owner: type | None = None
+    ) -> Callable[Concatenate[AsyncStore, P], Coroutine[Any, Any, T]]: ...
+
+    @overload
+    def __get__(
+        self, obj: AsyncStore, owner: type | None = None
+    ) -> Callable[P, Coroutine[Any, Any, T]]: ...
+
+    def __get__(self, obj: AsyncStore | None, owner: type | None = None) -> Callable[..., Any]:
+        if obj is None:
+            return self._function
+        return types.MethodType(self._function, obj)
+
+
+def reads(method: Callable[Concatenate[Store, P], T]) -> _Forward[P, T]:
+    """An awaitable twin of a Store method that only reads (runs on the store's worker)."""
+    return _Forward(method, write=False, counted=False)
+
+
+def writes(method: Callable[Concatenate[Store, P], T], *, counted: bool = True) -> _Forward[P, T]:
+    """An awaitable twin of a Store method that writes.
+
+    Args:
+        method: the :class:`Store` method.
+        counted: the write is a change of chats, spaces or settings (``AsyncStore.changes``,
+            which the automatic backups follow); False for app state (window geometry…).
+
+    Every write (re)starts the idle timer of the store's upkeep.
+    """
+    return _Forward(method, write=True, counted=counted)
 
 
 class AsyncStore:
@@ -218,11 +279,12 @@ class AsyncStore:
                 if self.on_damaged is not None:
                     self.on_damaged()
 
-    async def _write(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    async def _write(self, counted: bool, fn: Callable[P, T], *args: P.args,
+                     **kwargs: P.kwargs) -> T:
         try:
             return await self._call(fn, *args, **kwargs)
         finally:
-            if fn != self._store.set_state:
+            if counted:
                 self.changes += 1
             self._schedule_maintenance(self._maintenance_delay_s)
 
@@ -256,241 +318,10 @@ class AsyncStore:
         if more and self._maintenance is None:  # and no newer write rescheduled it
             self._schedule_maintenance(MAINTENANCE_STEP_S)
 
-    async def backup_to(self, dest: Path | str) -> Path:
-        """Awaitable :meth:`Store.backup_to`."""
-        return await self._call(self._store.backup_to, dest)
-
     async def report_damage(self) -> None:
         """Awaitable :meth:`Store.report_damage` (at once: it sets a flag and leaves a marker,
         safe beside a call running on the worker)."""
         self._store.report_damage()
-
-    async def maintain(self, budget_ms: float = 20.0) -> bool:
-        """Awaitable :meth:`Store.maintain` (normally scheduled by itself after writes)."""
-        return await self._call(self._store.maintain, budget_ms)
-
-    async def default_space(self) -> Space:
-        """Awaitable :meth:`Store.default_space`."""
-        return await self._call(self._store.default_space)
-
-    async def get_space(self, space_id: str) -> Space:
-        """Awaitable :meth:`Store.get_space`."""
-        return await self._call(self._store.get_space, space_id)
-
-    async def create_space(
-        self, name: str, *, system_prompt: str | None = None, default_model: str | None = None
-    ) -> Space:
-        """Awaitable :meth:`Store.create_space`."""
-        return await self._write(
-            self._store.create_space, name, system_prompt=system_prompt, default_model=default_model
-        )
-
-    async def rename_space(self, space_id: str, name: str) -> Space:
-        """Awaitable :meth:`Store.rename_space`."""
-        return await self._write(self._store.rename_space, space_id, name)
-
-    async def update_space(
-        self,
-        space_id: str,
-        *,
-        system_prompt: str | None | Unchanged = UNCHANGED,
-        default_model: str | None | Unchanged = UNCHANGED,
-    ) -> Space:
-        """Awaitable :meth:`Store.update_space`."""
-        return await self._write(
-            self._store.update_space,
-            space_id,
-            system_prompt=system_prompt,
-            default_model=default_model,
-        )
-
-    async def list_spaces(self) -> list[Space]:
-        """Awaitable :meth:`Store.list_spaces`."""
-        return await self._call(self._store.list_spaces)
-
-    async def reorder_spaces(self, ids: list[str]) -> list[Space]:
-        """Awaitable :meth:`Store.reorder_spaces`."""
-        return await self._write(self._store.reorder_spaces, ids)
-
-    async def delete_space(self, space_id: str, *, delete_sessions: bool = False) -> None:
-        """Awaitable :meth:`Store.delete_space`."""
-        return await self._write(
-            self._store.delete_space, space_id, delete_sessions=delete_sessions
-        )
-
-    async def create_session(
-        self,
-        *,
-        space_id: str | None = None,
-        title: str | None = None,
-        model: str | None = None,
-        system_prompt: str | None = None,
-    ) -> Session:
-        """Awaitable :meth:`Store.create_session`."""
-        return await self._write(
-            self._store.create_session,
-            space_id=space_id,
-            title=title,
-            model=model,
-            system_prompt=system_prompt,
-        )
-
-    async def get_session(self, session_id: str) -> Session:
-        """Awaitable :meth:`Store.get_session`."""
-        return await self._call(self._store.get_session, session_id)
-
-    async def list_sessions(
-        self,
-        *,
-        space_id: str | None = None,
-        include_archived: bool = False,
-        limit: int = 200,
-        offset: int = 0,
-        pinned_first: bool = True,
-        include_versions: bool = False,
-    ) -> list[Session]:
-        """Awaitable :meth:`Store.list_sessions`."""
-        return await self._call(
-            self._store.list_sessions,
-            space_id=space_id,
-            include_archived=include_archived,
-            limit=limit,
-            offset=offset,
-            pinned_first=pinned_first,
-            include_versions=include_versions,
-        )
-
-    async def rename_session(
-        self, session_id: str, title: str | None, *, source: TitleSource = "user"
-    ) -> Session:
-        """Awaitable :meth:`Store.rename_session`."""
-        return await self._write(self._store.rename_session, session_id, title, source=source)
-
-    async def set_auto_title(self, session_id: str, title: str) -> bool:
-        """Awaitable :meth:`Store.set_auto_title`."""
-        return await self._write(self._store.set_auto_title, session_id, title)
-
-    async def move_session(self, session_id: str, space_id: str) -> Session:
-        """Awaitable :meth:`Store.move_session`."""
-        return await self._write(self._store.move_session, session_id, space_id)
-
-    async def pin_session(self, session_id: str, pinned: bool) -> Session:
-        """Awaitable :meth:`Store.pin_session`."""
-        return await self._write(self._store.pin_session, session_id, pinned)
-
-    async def archive_session(self, session_id: str, archived: bool) -> Session:
-        """Awaitable :meth:`Store.archive_session`."""
-        return await self._write(self._store.archive_session, session_id, archived)
-
-    async def delete_session(self, session_id: str) -> None:
-        """Awaitable :meth:`Store.delete_session`."""
-        return await self._write(self._store.delete_session, session_id)
-
-    async def set_session_model(self, session_id: str, model: str | None) -> Session:
-        """Awaitable :meth:`Store.set_session_model`."""
-        return await self._write(self._store.set_session_model, session_id, model)
-
-    async def set_session_system_prompt(
-        self, session_id: str, system_prompt: str | None
-    ) -> Session:
-        """Awaitable :meth:`Store.set_session_system_prompt`."""
-        return await self._write(self._store.set_session_system_prompt, session_id, system_prompt)
-
-    async def set_end_reason(self, session_id: str, reason: str | None) -> Session:
-        """Awaitable :meth:`Store.set_end_reason`."""
-        return await self._write(self._store.set_end_reason, session_id, reason)
-
-    async def add_usage(self, session_id: str, usage: Usage) -> Session:
-        """Awaitable :meth:`Store.add_usage`."""
-        return await self._write(self._store.add_usage, session_id, usage)
-
-    async def list_forks(self, session_id: str) -> list[Session]:
-        """Awaitable :meth:`Store.list_forks`."""
-        return await self._call(self._store.list_forks, session_id)
-
-    async def fork(
-        self, session_id: str, at_turn_id: str, *, title: str | None = None, kind: str = "fork"
-    ) -> Session:
-        """Awaitable :meth:`Store.fork`."""
-        return await self._write(self._store.fork, session_id, at_turn_id, title=title,
-                                 kind=kind)
-
-    async def versions(self, session_id: str) -> Versions:
-        """Awaitable :meth:`Store.versions`."""
-        return await self._call(self._store.versions, session_id)
-
-    async def show_version(self, session_id: str) -> None:
-        """Awaitable :meth:`Store.show_version`."""
-        await self._write(self._store.show_version, session_id)
-
-    async def version_to_open(self, chat_id: str) -> str:
-        """Awaitable :meth:`Store.version_to_open`."""
-        return await self._call(self._store.version_to_open, chat_id)
-
-    async def locate_message(self, session_id: str, turn_id: str) -> tuple[str, str]:
-        """Awaitable :meth:`Store.locate_message`."""
-        return await self._call(self._store.locate_message, session_id, turn_id)
-
-    async def import_chats(
-        self,
-        chats: Sequence[NewChat],
-        *,
-        space_id: str | None = None,
-        progress: Callable[[int, int], None] | None = None,
-        cancelled: Callable[[], bool] | None = None,
-    ) -> Written:
-        """Awaitable :meth:`Store.import_chats` (``progress`` and ``cancelled`` run on the
-        store's thread)."""
-        return await self._write(self._store.import_chats, chats, space_id=space_id,
-                                 progress=progress, cancelled=cancelled)
-
-    async def append_turn(self, session_id: str, turn: Turn) -> Turn:
-        """Awaitable :meth:`Store.append_turn`."""
-        return await self._write(self._store.append_turn, session_id, turn)
-
-    async def upsert_turn(self, session_id: str, turn: Turn) -> Turn:
-        """Awaitable :meth:`Store.upsert_turn`."""
-        return await self._write(self._store.upsert_turn, session_id, turn)
-
-    async def finish_turn(self, session_id: str, turn: Turn, usage: Usage) -> Turn:
-        """Awaitable :meth:`Store.finish_turn`."""
-        return await self._write(self._store.finish_turn, session_id, turn, usage)
-
-    async def get_turn(self, turn_id: str, *, hydrate: bool = True) -> Turn:
-        """Awaitable :meth:`Store.get_turn`."""
-        return await self._call(self._store.get_turn, turn_id, hydrate=hydrate)
-
-    async def get_turns(
-        self, session_id: str, *, last: int | None = None, hydrate: bool = True
-    ) -> list[Turn]:
-        """Awaitable :meth:`Store.get_turns`."""
-        return await self._call(self._store.get_turns, session_id, last=last, hydrate=hydrate)
-
-    async def count_turns(self, session_id: str) -> int:
-        """Awaitable :meth:`Store.count_turns`."""
-        return await self._call(self._store.count_turns, session_id)
-
-    async def history(self, session_id: str, *, hydrate: bool = True) -> list[Turn]:
-        """Awaitable :meth:`Store.history`."""
-        return await self._call(self._store.history, session_id, hydrate=hydrate)
-
-    async def delete_turns(self, session_id: str, turn_ids: Sequence[str]) -> int:
-        """Awaitable :meth:`Store.delete_turns`."""
-        return await self._write(self._store.delete_turns, session_id, turn_ids)
-
-    async def delete_turns_after(self, session_id: str, turn_id: str) -> int:
-        """Awaitable :meth:`Store.delete_turns_after`."""
-        return await self._write(self._store.delete_turns_after, session_id, turn_id)
-
-    async def set_aside_reply(
-        self, session_id: str, prompt_turn_id: str, *, title: str | None = None,
-        reply_turn_ids: Sequence[str] | None = None,
-    ) -> Session:
-        """Awaitable :meth:`Store.set_aside_reply`."""
-        return await self._write(
-            self._store.set_aside_reply, session_id, prompt_turn_id, title=title,
-            reply_turn_ids=reply_turn_ids,
-        )
 
     async def hydrate(self, turns: Sequence[Turn]) -> list[Turn]:
         """Awaitable :meth:`Store.hydrate` (no thread hop when no turn references a file)."""
@@ -498,110 +329,71 @@ class AsyncStore:
             return list(turns)
         return await self._call(self._store.hydrate, list(turns))
 
-    async def attachment_data(self, sha256: str) -> bytes:
-        """Awaitable :meth:`Store.attachment_data`."""
-        return await self._call(self._store.attachment_data, sha256)
-
     async def attachment_infos(self, sha256s: Iterable[str]) -> dict[str, AttachmentInfo]:
-        """Awaitable :meth:`Store.attachment_infos`."""
+        """Awaitable :meth:`Store.attachment_infos` (``sha256s`` read here, not on the worker)."""
         return await self._call(self._store.attachment_infos, list(sha256s))
 
-    async def attachment_usage(self) -> tuple[int, int]:
-        """Awaitable :meth:`Store.attachment_usage`."""
-        return await self._call(self._store.attachment_usage)
+    # -- The Store's methods, forwarded (see _Forward: checked by mypy like the originals) --------
 
-    async def record_compaction(
-        self,
-        session_id: str,
-        summary_turn: Turn,
-        *,
-        first_turn_id: str,
-        last_turn_id: str,
-        replaced_count: int,
-        dropped_count: int = 0,
-        model: str | None = None,
-        usage: Usage | None = None,
-        reason: str = "manual",
-        tokens_before: int | None = None,
-        tokens_after: int | None = None,
-        count_usage: bool = False,
-    ) -> Compaction:
-        """Awaitable :meth:`Store.record_compaction`."""
-        return await self._write(
-            self._store.record_compaction,
-            session_id,
-            summary_turn,
-            first_turn_id=first_turn_id,
-            last_turn_id=last_turn_id,
-            replaced_count=replaced_count,
-            dropped_count=dropped_count,
-            model=model,
-            usage=usage,
-            reason=reason,
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            count_usage=count_usage,
-        )
+    backup_to = reads(Store.backup_to)
+    maintain = reads(Store.maintain)  # normally scheduled by itself after writes
 
-    async def list_compactions(self, session_id: str) -> list[Compaction]:
-        """Awaitable :meth:`Store.list_compactions`."""
-        return await self._call(self._store.list_compactions, session_id)
+    default_space = reads(Store.default_space)
+    get_space = reads(Store.get_space)
+    list_spaces = reads(Store.list_spaces)
+    create_space = writes(Store.create_space)
+    rename_space = writes(Store.rename_space)
+    update_space = writes(Store.update_space)
+    reorder_spaces = writes(Store.reorder_spaces)
+    delete_space = writes(Store.delete_space)
 
-    async def transcript_window(
-        self,
-        session_id: str,
-        *,
-        last: int | None = None,
-        before: int | None = None,
-        reveal: str | None = None,
-        hydrate: bool = True,
-    ) -> outline.Window:
-        """Awaitable :meth:`Store.transcript_window`."""
-        return await self._call(self._store.transcript_window, session_id, last=last,
-                                before=before, reveal=reveal, hydrate=hydrate)
+    get_session = reads(Store.get_session)
+    list_sessions = reads(Store.list_sessions)
+    create_session = writes(Store.create_session)
+    rename_session = writes(Store.rename_session)
+    set_auto_title = writes(Store.set_auto_title)
+    move_session = writes(Store.move_session)
+    pin_session = writes(Store.pin_session)
+    archive_session = writes(Store.archive_session)
+    delete_session = writes(Store.delete_session)
+    set_session_model = writes(Store.set_session_model)
+    set_session_system_prompt = writes(Store.set_session_system_prompt)
+    set_end_reason = writes(Store.set_end_reason)
+    add_usage = writes(Store.add_usage)
 
-    async def compacted_turns(
-        self, session_id: str, summary_turn_id: str, *, hydrate: bool = True
-    ) -> outline.Window:
-        """Awaitable :meth:`Store.compacted_turns`."""
-        return await self._call(self._store.compacted_turns, session_id, summary_turn_id,
-                                hydrate=hydrate)
+    list_forks = reads(Store.list_forks)
+    fork = writes(Store.fork)
+    versions = reads(Store.versions)
+    version_to_open = reads(Store.version_to_open)
+    locate_message = reads(Store.locate_message)
+    show_version = writes(Store.show_version)
+    # ``progress`` and ``cancelled`` are called on the store's thread.
+    import_chats = writes(Store.import_chats)
 
-    async def search(
-        self,
-        query: str,
-        *,
-        session_id: str | None = None,
-        space_id: str | None = None,
-        limit: int = 50,
-        exclude_session_ids: Collection[str] = (),
-    ) -> list[SearchHit]:
-        """Awaitable :meth:`Store.search`."""
-        return await self._call(
-            self._store.search,
-            query,
-            session_id=session_id,
-            space_id=space_id,
-            limit=limit,
-            exclude_session_ids=exclude_session_ids,
-        )
+    get_turn = reads(Store.get_turn)
+    get_turns = reads(Store.get_turns)
+    count_turns = reads(Store.count_turns)
+    history = reads(Store.history)
+    append_turn = writes(Store.append_turn)
+    upsert_turn = writes(Store.upsert_turn)
+    finish_turn = writes(Store.finish_turn)
+    delete_turns = writes(Store.delete_turns)
+    delete_turns_after = writes(Store.delete_turns_after)
+    set_aside_reply = writes(Store.set_aside_reply)
 
-    async def get_setting(self, key: str, default: Any = None) -> Any:
-        """Awaitable :meth:`Store.get_setting`."""
-        return await self._call(self._store.get_setting, key, default)
+    attachment_data = reads(Store.attachment_data)
+    attachment_usage = reads(Store.attachment_usage)
 
-    async def set_setting(self, key: str, value: Any) -> None:
-        """Awaitable :meth:`Store.set_setting`."""
-        return await self._write(self._store.set_setting, key, value)
+    list_compactions = reads(Store.list_compactions)
+    record_compaction = writes(Store.record_compaction)
+    transcript_window = reads(Store.transcript_window)
+    compacted_turns = reads(Store.compacted_turns)
 
-    async def all_settings(self) -> dict[str, Any]:
-        """Awaitable :meth:`Store.all_settings`."""
-        return await self._call(self._store.all_settings)
+    search = reads(Store.search)
 
-    async def get_state(self, key: str, default: Any = None) -> Any:
-        """Awaitable :meth:`Store.get_state`."""
-        return await self._call(self._store.get_state, key, default)
-
-    async def set_state(self, key: str, value: Any) -> None:
-        """Awaitable :meth:`Store.set_state`."""
-        return await self._write(self._store.set_state, key, value)
+    get_setting = reads(Store.get_setting)
+    all_settings = reads(Store.all_settings)
+    set_setting = writes(Store.set_setting)
+    get_state = reads(Store.get_state)
+    # Window geometry and the like: not a change of chats or settings (see ``changes``).
+    set_state = writes(Store.set_state, counted=False)

@@ -16,7 +16,7 @@ import pytest
 from parley.core.content import TextBlock, Turn
 from parley.core.store import AsyncStore, Store
 from parley.core.store.backends import open_store
-from parley.core.store.errors import NotAParleyFile, SessionNotFound, StoreClosed
+from parley.core.store.errors import NotAParleyFile, SessionNotFound, StoreClosed, StoreError
 
 
 def public_methods(cls: type) -> set[str]:
@@ -143,3 +143,38 @@ async def test_a_call_after_close_raises_store_closed_and_the_store_keeps_its_ro
         assert reopened.get_session(s.id).turn_count == 0
     finally:
         reopened.close()
+
+
+async def test_forwarded_calls_reach_the_open_backends_own_method(any_store, tmp_path):
+    astore = any_store  # a sessions.db file, then a PostgreSQL database (PgStore overrides some)
+    if astore.on_server:
+        with pytest.raises(StoreError, match="pg_dump"):
+            await astore.backup_to(tmp_path / "copy.db")
+        assert await astore.maintain() is False
+    else:
+        copy = await astore.backup_to(tmp_path / "copy.db")
+        assert copy.exists() and copy.stat().st_size > 0
+
+
+async def test_writes_count_changes_except_app_state(any_store):
+    astore = any_store
+    assert astore.changes == 0
+    s = await astore.create_session(title="counted")
+    await astore.append_turn(s.id, Turn("user", [TextBlock("one")]))
+    await astore.set_setting("compaction.auto", False)
+    assert astore.changes == 3
+    await astore.set_state("window.geometry", [1, 2, 3, 4])
+    await astore.get_session(s.id)
+    await astore.list_sessions()
+    assert astore.changes == 3
+    assert await astore.get_state("window.geometry") == [1, 2, 3, 4]
+
+
+def test_a_forward_under_another_name_is_refused_when_the_class_is_made():
+    from parley.core.store.async_store import reads
+
+    with pytest.raises((TypeError, RuntimeError)) as raised:  # Python 3.11 wraps it in RuntimeError
+        class Wrong(AsyncStore):
+            get_turns = reads(Store.get_turn)
+    error = raised.value.__cause__ or raised.value
+    assert str(error) == "Wrong.get_turns forwards Store.get_turn"
