@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -49,13 +50,14 @@ from parley.gui.chat.organize import Organizer
 from parley.gui.chat.regenerate import NO_MODEL as NO_MODEL_TEXT
 from parley.gui.chat.regenerate import ChatRegenerate
 from parley.gui.chat.run import LAST_SESSION_KEY, ChatRuns
+from parley.gui.chat.state import OpenChatState
 from parley.gui.composer.drafts import Drafts
 from parley.gui.database.save_status import SaveStatus, passing
 from parley.gui.header.context_meter import measure
 from parley.gui.header.model_picker import cached_choices, model_choices
-from parley.gui.transcript.rows import merge_turns
 
 if TYPE_CHECKING:
+    from parley.core.store.outline import Span
     from parley.gui.chat.interfaces import ChatWindow
 
 log = logging.getLogger(__name__)
@@ -76,18 +78,12 @@ class ChatController:
         self.hub: Any = None
         self.runner: Any = None
         self.titles: Any = None
-        self.session_id: str | None = None
+        #: The open chat's turns (the one copy; the transcript reads them from it).
+        self.state = OpenChatState(window.window())
         self.space_id: str | None = None
         self.sessions: dict[str, Any] = {}
         # (chat, model) -> what its next request sends besides the turns, for the meter.
         self._shapes: dict[tuple[str, str], Any] = {}
-        self.turns: list[Turn] = []
-        self.older = 0  # top-level items (turns, cards) of the open chat not loaded yet
-        self.seqs: dict[str, int] = {}  # stored positions of the loaded turns
-        # the open chat's compactions (parley.core.store.outline.Span)
-        self.spans: dict[str, Any] = {}
-        self.first_key: int | None = None  # display position of the first loaded item
-        self.partial: dict[str, Turn] = {}
         #: The open chat's versions (``parley.core.versions.Versions``; None for a new chat).
         self.versions: Any = None
         #: session id of a version -> its chat's id (the sidebar's row), as far as known.
@@ -118,6 +114,10 @@ class ChatController:
         self.organizer = Organizer(window, self)
         self.regen = ChatRegenerate(window, self)
         w = window
+        w.transcript.follow(self.state)
+        self.state.reset.connect(w.transcript.show_reset)
+        self.state.grown.connect(w.transcript.show_grown)
+        self.state.turn_changed.connect(w.transcript.show_changed)
         w.composer.textChanged.connect(self._composer_changed)
         w.composer.text_refused.connect(self._paste_refused)
         w.composer_bar.send_clicked.connect(self.runs.send_from_composer)
@@ -147,6 +147,36 @@ class ChatController:
         w.transcript.compactedTurnsWanted.connect(
             lambda summary_id: w.tasks.spawn(self.load_compacted(summary_id),
                                              name="compacted-turns"))
+
+    # -- the open chat (held by self.state) ---------------------------------------
+    @property
+    def session_id(self) -> str | None:
+        """The open chat's session (None: a new chat): :attr:`OpenChatState.session_id`."""
+        return self.state.session_id
+
+    @session_id.setter
+    def session_id(self, sid: str | None) -> None:
+        self.state.session_id = sid
+
+    @property
+    def turns(self) -> Sequence[Turn]:
+        """:attr:`OpenChatState.turns`."""
+        return self.state.turns
+
+    @property
+    def older(self) -> int:
+        """:attr:`OpenChatState.older`."""
+        return self.state.older
+
+    @property
+    def spans(self) -> Mapping[str, Span]:
+        """:attr:`OpenChatState.spans`."""
+        return self.state.spans
+
+    @property
+    def partial(self) -> dict[str, Turn]:
+        """:attr:`OpenChatState.partial`."""
+        return self.state.partial
 
     # -- start ------------------------------------------------------------
     async def load_sidebar(self) -> None:
@@ -418,7 +448,7 @@ class ChatController:
         self._open_at(*await self.store.locate_message(session_id, turn_id), highlight)
 
     def _open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
-        if session_id == self.session_id and any(t.id == turn_id for t in self.turns):
+        if session_id == self.session_id and self.state.holds(turn_id):
             self.w.transcript.scroll_to_turn(turn_id, highlight)
             return
         if session_id == self.session_id and turn_id is not None:
@@ -433,10 +463,11 @@ class ChatController:
         async with self._older_lock:
             if sid != self.session_id:
                 return
-            win = await self.store.transcript_window(sid, before=self.first_key, reveal=turn_id)
+            win = await self.store.transcript_window(sid, before=self.state.first_key,
+                                                     reveal=turn_id)
             if sid != self.session_id:
                 return
-            self._take(win, older=True)
+            self.state.take(win, older=True)
         self.w.transcript.scroll_to_turn(turn_id, highlight)
 
     async def _open(self, session_id: str, *, at: str | None = None,
@@ -466,9 +497,8 @@ class ChatController:
         if gen != self._open_gen:
             return  # another chat was opened meanwhile
         self.sessions[session_id] = session
-        self.session_id = session_id
+        self.state.load(session_id, win)
         self.space_id = session.space_id
-        self._set_window(win)
         self._set_versions(versions)
         if len(versions.members) > 1:  # the version shown is kept for the next time
             self.w.tasks.spawn(self.store.show_version(session_id), name="show-version")
@@ -480,38 +510,12 @@ class ChatController:
             self.w.transcript.scroll_to_turn(at, highlight)
         await self.store.set_state(LAST_SESSION_KEY, session_id)
 
-    def _set_window(self, win: Any) -> None:
-        """Make a ``parley.core.store.outline.Window`` what the open chat has loaded."""
-        self.turns = list(win.turns)
-        self.seqs = dict(win.seqs)
-        self.spans = dict(win.spans)
-        self.older = win.older
-        self.first_key = win.first_key
-
-    def _take(self, win: Any, *, older: bool = False, keep: str | None = None) -> None:
-        """Add the turns of a window read later (older items, a card's range) to the
-        open chat and show them in place."""
-        self.seqs.update(win.seqs)
-        self.spans = dict(win.spans)
-        self.turns = merge_turns(self.turns, win.turns, self.seqs)
-        if older:
-            self.older = win.older
-            if win.first_key is not None:
-                self.first_key = win.first_key
-        self.w.transcript.add_turns(win.turns, win.seqs, win.spans, more_above=self.older,
-                                    keep=keep)
-
     def show_turns(self) -> None:
-        """Show ``self.turns`` (with a reply still streaming, and the replies kept in
-        memory until sessions.db takes them) in the transcript."""
-        self.turns = self.save_status.overlay(self.session_id, self.turns)
-        shown = list(self.turns)
-        running = self.partial.get(self.session_id or "")
-        if running is not None:
-            shown = [t for t in shown if t.id != running.id] + [running]
+        """Show the open chat's turns afresh (with a reply still streaming, and the
+        replies kept in memory until sessions.db takes them) in the transcript."""
+        self.state.keep_unsaved(self.save_status.kept(self.session_id or ""))
         self._shown_at = time.monotonic()
-        self.w.transcript.set_turns(shown, seqs=self.seqs, spans=self.spans,
-                                    more_above=self.older)
+        self.state.show()
         self.save_status.mark_shown(self.session_id)
 
     async def reload(self) -> None:
@@ -525,7 +529,7 @@ class ChatController:
         if sid != self.session_id:
             return
         self.sessions[sid] = session
-        self._set_window(win)
+        self.state.load(sid, win)
         self.show_turns()
         self.update_meter()
 
@@ -547,10 +551,10 @@ class ChatController:
                 shown = self.w.transcript.model.rows
                 first = shown[0].key if shown else None  # stays in view (maybe a card)
                 win = await self.store.transcript_window(
-                    sid, last=None if everything else OPEN_TURNS, before=self.first_key)
+                    sid, last=None if everything else OPEN_TURNS, before=self.state.first_key)
                 if sid != self.session_id:
                     return 0
-                self._take(win, older=True)
+                self.state.take(win, older=True)
                 if first is not None and not everything:
                     self.w.transcript.scroll_to_turn(first)
                 return len(win.turns)
@@ -573,15 +577,12 @@ class ChatController:
         win = await self.store.compacted_turns(sid, summary_turn_id)
         if sid != self.session_id or not win.turns:
             return
-        self._take(win, keep=summary_turn_id)
+        self.state.take(win, keep=summary_turn_id)
 
     async def _show_new_chat(self) -> None:
         self._open_gen += 1
         await self._stash_draft()
-        self.session_id = None
-        self.turns = []
-        self.seqs, self.spans, self.first_key = {}, {}, None
-        self.older = 0
+        self.state.clear()
         self.picked_for_new = None
         self.editor.set_editing(None)
         self._set_versions(None)
@@ -778,7 +779,7 @@ class ChatController:
             self.w.context_meter.set_usage(*figures)
             self.show_cache_expiry()
 
-    def _show_meter(self, turns: list[Turn]) -> None:
+    def _show_meter(self, turns: Sequence[Turn]) -> None:
         system = self._system_prompt(self.session_id)
         self.w.context_meter.set_usage(*measure(turns, system, self.current_model(), self.hub,
                                                 self.next_request_shape(self.session_id)))

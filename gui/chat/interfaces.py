@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
+    from parley.gui.chat.state import OpenChatState
+
 
 class ChatWindow(Protocol):
     """What the chat's controllers use of the main window (``MainWindow``).
@@ -220,7 +222,11 @@ class OpenChat(Protocol):
     @property
     def titles(self) -> Any: ...
 
-    turns: Any
+    @property
+    def state(self) -> OpenChatState: ...
+
+    @property
+    def turns(self) -> Any: ...
 
     @property
     def update_meter(self) -> Any: ...

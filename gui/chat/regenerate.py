@@ -157,7 +157,7 @@ class ChatRegenerate:
         if ev.session_id != self.chat.session_id:
             return
         removed = set(ev.removed_turn_ids)
-        self.chat.turns = [t for t in self.chat.turns if t.id not in removed]
+        self.chat.state.drop(removed)
         self.chat.show_turns()  # cards stay in place (stored positions, compaction spans)
         self.w.transcript.set_busy(True)
         self.w.statusBar().showMessage(KEPT_MESSAGE.format(title=ev.fork.title), 15_000)

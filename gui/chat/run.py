@@ -640,9 +640,7 @@ class ChatRuns:
             if current:
                 self.chat.update_meter()  # the message just saved counts at once
         elif isinstance(ev, ReplyUpdated):
-            self.chat.partial[sid] = ev.turn
-            if current:
-                self.w.transcript.upsert_turn(ev.turn)
+            self.chat.state.stream(sid, ev.turn)
         elif isinstance(ev, RunFinished):
             self.chat.partial.pop(sid, None)
             self._remember(sid, ev.turn)
@@ -686,8 +684,7 @@ class ChatRuns:
         if turn.id in self._saving:
             return  # shown already (before its new chat got its row)
         self._saving.add(turn.id)
-        if sid == self.chat.session_id:
-            self.w.transcript.upsert_turn(turn)
+        self.chat.state.show_unsaved(sid, turn)
 
         def mark() -> None:
             if turn.id in self._saving and self.w.transcript is not None:
@@ -702,7 +699,7 @@ class ChatRuns:
             await self.chat.store.delete_turns(sid, [saved.id])
             back = text if text is not None else saved.text()
             if sid == self.chat.session_id:
-                self.chat.turns = [t for t in self.chat.turns if t.id != saved.id]
+                self.chat.state.drop([saved.id])
                 self.chat.show_turns()
                 box = self.w.composer.text()  # typed since: after the message
                 self.w.composer.set_text(f"{back}\n\n{box}" if box.strip() else back)
@@ -718,6 +715,7 @@ class ChatRuns:
         for turn_id in ids:
             self._saving.discard(turn_id)
             self.w.transcript.set_save_mark(turn_id, None)
+        self.chat.state.unshow(ids)
         if ids and sid == self.chat.session_id and self.w.transcript is not None:
             self.chat.show_turns()
 
@@ -736,15 +734,7 @@ class ChatRuns:
 
     def _remember(self, sid: str, turn: Turn) -> None:
         """Show a saved turn (new or updated) in the open chat's transcript."""
-        if sid != self.chat.session_id:
-            return
-        for i, t in enumerate(self.chat.turns):
-            if t.id == turn.id:
-                self.chat.turns[i] = turn
-                break
-        else:
-            self.chat.turns.append(turn)
-        self.w.transcript.upsert_turn(turn)
+        self.chat.state.remember(sid, turn)
 
     def _touch(self, sid: str) -> None:
         """Move a chat to the top of its space (it, or a version of it, just changed)."""

@@ -108,15 +108,6 @@ class SaveStatus:
             return []
         return [u.turn for u in self.saves.pending(session_id)]
 
-    def overlay(self, session_id: str | None, turns: list[Turn]) -> list[Turn]:
-        """``turns`` read from the file, with the kept versions of their replies (the
-        file holds at most a journalled prefix of them) — what the chat really holds."""
-        kept = {t.id: t for t in self.kept(session_id or "")}
-        if not kept:
-            return turns
-        out = [kept.pop(t.id, t) for t in turns]
-        return out + list(kept.values())
-
     def mark_shown(self, session_id: str | None) -> None:
         """Mark the kept replies of the chat now shown."""
         for turn in self.kept(session_id or ""):

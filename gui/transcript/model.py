@@ -1,5 +1,8 @@
 """The transcript's item model: one row per shown node of a :class:`Transcript`.
 
+The turns are read from the model's ``source`` (``parley.gui.transcript.source``),
+never copied into a list of the model's own.
+
 Rows change in the smallest steps Qt offers, so the view keeps its measured
 heights: a streamed update is one ``dataChanged``; a new turn one
 ``rowsInserted``; opening a compaction card inserts its replaced turns under
@@ -9,8 +12,7 @@ structure (a new compaction summary, turns read further back) resets the model.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -22,11 +24,9 @@ from PySide6.QtCore import (
 )
 
 from parley.core.content import Turn
-from parley.gui.transcript.rows import Node, Transcript, card_count, merge_turns, summary_block
+from parley.gui.transcript.rows import Node, Transcript, card_count, summary_block
+from parley.gui.transcript.source import TurnList, TurnSource
 from parley.gui.transcript.specs import CARD_FOLD
-
-if TYPE_CHECKING:
-    from parley.core.store.outline import Span
 
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 TURN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -40,13 +40,15 @@ class TranscriptModel(QAbstractListModel):
 
     Signals:
         rangeWanted(str): a card was opened whose replaced turns are not all
-            read (its summary turn id): give them with :meth:`add_turns`.
+            read (its summary turn id): add them to the source, then :meth:`grow`.
     """
 
     rangeWanted = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        #: Where the turns shown are read (:meth:`reset`, :meth:`grow`, :meth:`upsert`).
+        self.source: TurnSource = TurnList()
         self.transcript = Transcript([])
         self.rows: list[Node] = []
         self._row_of: dict[str, int] | None = {}
@@ -87,47 +89,25 @@ class TranscriptModel(QAbstractListModel):
         return row == len(self.rows) - 1
 
     # -- changes ------------------------------------------------------------
-    def set_turns(
-        self,
-        turns: Sequence[Turn],
-        seqs: Mapping[str, int] | None = None,
-        spans: Mapping[str, Span] | None = None,
-    ) -> None:
-        """Replace everything (folds and cards start closed); ``seqs`` and ``spans``
-        as for :class:`Transcript`."""
-        self._reset(Transcript(turns, seqs=seqs, spans=spans))
+    def reset(self) -> None:
+        """Rebuild every row from the source (folds and cards start closed)."""
+        src = self.source
+        self._reset(Transcript(src.shown_turns(), seqs=src.seqs, spans=src.spans))
 
-    def add_turns(
-        self,
-        turns: Sequence[Turn],
-        seqs: Mapping[str, int],
-        spans: Mapping[str, Span] | None = None,
-    ) -> None:
-        """Show more turns of the session read from the store (older ones, a card's
-        range): merged by stored position; open folds and cards stay open.
-
-        Args:
-            turns: turns read (those already shown are replaced by them).
-            seqs: their stored positions by id.
-            spans: the session's compaction spans (default: the ones known).
-        """
-        tr = self.transcript
-        merged_seqs = {**tr.seqs, **seqs}
-        self._reset(Transcript(merge_turns(tr.turns, turns, merged_seqs), previous=tr,
-                               seqs=merged_seqs, spans=spans if spans is not None else tr.spans))
+    def grow(self) -> None:
+        """Rebuild the rows from the source after turns were added or a change moved rows
+        (older turns read, a card's range, a new compaction summary): open folds and
+        cards stay open."""
+        src = self.source
+        self._reset(Transcript(src.shown_turns(), previous=self.transcript, seqs=src.seqs,
+                               spans=src.spans))
 
     def upsert(self, turn: Turn) -> None:
-        """Show a new turn at the end, or the new content of a turn already shown."""
+        """Show a turn the source holds now: new at the end, or new content of a turn
+        already shown (a change of structure rebuilds: :meth:`grow`)."""
         tr = self.transcript
         if tr.needs_rebuild(turn):
-            turns = list(tr.turns)
-            for i in range(len(turns) - 1, -1, -1):
-                if turns[i].id == turn.id:
-                    turns[i] = turn
-                    break
-            else:
-                turns.append(turn)
-            self._reset(Transcript(turns, previous=tr, seqs=tr.seqs, spans=tr.spans))
+            self.grow()
             return
         changed: list[Node]
         if turn.id in tr.nodes:

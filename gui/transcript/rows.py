@@ -1,7 +1,8 @@
 """What the transcript shows for a list of turns: rows, tool results, compaction cards.
 
-Qt-free. A :class:`Transcript` holds the turns of one session as :class:`Node`
-objects and answers three questions for the item model:
+Qt-free. A :class:`Transcript` arranges the turns of one session as :class:`Node`
+objects (each node holds its turn: no list of turns is kept beside them) and
+answers three questions for the item model:
 
 * which nodes are rows (``visible_rows``): a user turn holding only
   tool_result blocks is not a row of its own — each result is shown inside the
@@ -155,22 +156,36 @@ class Transcript:
         seqs: Mapping[str, int] | None = None,
         spans: Mapping[str, Span] | None = None,
     ) -> None:
-        self.turns: list[Turn] = list(turns)
         self.seqs: Mapping[str, int] = seqs if seqs is not None else {}
         self.spans: Mapping[str, Span] = spans if spans is not None else {}
         self.nodes: dict[str, Node] = {}
+        #: Every node in the order of the turns given (appended ones last).
+        self.order: list[Node] = []
+        self._index_of: dict[str, int] | None = None  # turn id -> place in ``order``
         self._results: dict[str, ToolResultBlock] = {}
         self._owner: dict[str, Node] = {}
         self._place: list[int] = []  # conversation position of each turn (see _build)
-        self.roots: list[Node] = self._build(previous)
+        self.roots: list[Node] = self._build(turns, previous)
+
+    @property
+    def turns(self) -> list[Turn]:
+        """The turns shown, in the order given (a new list, read from the nodes)."""
+        return [n.turn for n in self.order]
+
+    def after(self, turn_id: str) -> Turn | None:
+        """The turn given after the one with that id (None: it is the last, or unknown)."""
+        if self._index_of is None:
+            self._index_of = {n.key: i for i, n in enumerate(self.order)}
+        i = self._index_of.get(turn_id)
+        return self.order[i + 1].turn if i is not None and i + 1 < len(self.order) else None
 
     # -- building ---------------------------------------------------------
-    def _build(self, previous: Transcript | None) -> list[Node]:
-        nodes: list[Node] = []
+    def _build(self, turns: Sequence[Turn], previous: Transcript | None) -> list[Node]:
+        nodes = self.order
         summaries: list[int] = []
         old_nodes = previous.nodes if previous is not None else {}
         index, by_id = self._index, self.nodes
-        for i, turn in enumerate(self.turns):
+        for i, turn in enumerate(turns):
             node = Node(turn)
             if index(node):
                 summaries.append(i)
@@ -180,19 +195,19 @@ class Transcript:
             by_id[turn.id] = node
             nodes.append(node)
         if not summaries:
-            return nodes
+            return list(nodes)
         seqs = self.seqs
         base = max(seqs.values(), default=-1) + 1
-        keys = [seqs.get(t.id, base + i) for i, t in enumerate(self.turns)]
+        keys = [seqs.get(t.id, base + i) for i, t in enumerate(turns)]
         # Where each item stands in the conversation: a summary where its range began
         # (it is stored later, possibly after turns a later compaction replaced too).
         self._place = list(keys)
-        where = {t.id: i for i, t in enumerate(self.turns)}
+        where = {t.id: i for i, t in enumerate(turns)}
         for k in summaries:
             found = self._range(k, keys, where)
             if found is not None:
                 self._place[k] = found[0]
-        roots = self._nest(nodes, list(range(len(nodes))), summaries, keys, -1, 1 << 62)
+        roots = self._nest(list(nodes), list(range(len(nodes))), summaries, keys, -1, 1 << 62)
         self._set_depth(roots, 0, None)
         return roots
 
@@ -239,7 +254,7 @@ class Transcript:
     def _range(self, k: int, keys: list[int], where: dict[str, int]) -> tuple[int, int] | None:
         """The replaced range of summary turn ``k`` as keys: by its span, else by the
         ids in its block when both turns are read; None for a legacy summary."""
-        turn = self.turns[k]
+        turn = self.order[k].turn
         span = self.spans.get(turn.id)
         if span is not None:
             return span.first_seq, span.last_seq
@@ -256,7 +271,7 @@ class Transcript:
         """Arrange nodes[idxs] (placed in [lo, hi]) with the latest summary whose range
         lies in [lo, hi] as a card."""
         pos = set(idxs)
-        where = {self.turns[i].id: i for i in idxs}
+        where = {self.order[i].key: i for i in idxs}
         for k in reversed(summaries):
             if k not in pos:
                 continue
@@ -361,7 +376,9 @@ class Transcript:
             (tool_use owners of results it carries).
         """
         node = Node(turn)
-        self.turns.append(turn)
+        if self._index_of is not None:
+            self._index_of[turn.id] = len(self.order)
+        self.order.append(node)
         self.nodes[turn.id] = node
         self._index(node)
         self.roots.append(node)
@@ -374,10 +391,6 @@ class Transcript:
             Its node and the other rows whose content changed (tool_use owners).
         """
         node = self.nodes[turn.id]
-        for i in range(len(self.turns) - 1, -1, -1):
-            if self.turns[i].id == turn.id:
-                self.turns[i] = turn
-                break
         node.turn = turn
         node.touch()
         self._index(node)

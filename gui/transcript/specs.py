@@ -421,9 +421,5 @@ class SpecBuilder:
 
 def _continued(turn: Turn, transcript: Transcript) -> bool:
     """True when the turn after ``turn`` is Continue's message (:data:`CONTINUE_MESSAGE`)."""
-    turns = transcript.turns
-    for i, t in enumerate(turns):
-        if t.id == turn.id:
-            nxt = turns[i + 1] if i + 1 < len(turns) else None
-            return nxt is not None and nxt.role == "user" and nxt.text() == CONTINUE_MESSAGE
-    return False
+    nxt = transcript.after(turn.id)
+    return nxt is not None and nxt.role == "user" and nxt.text() == CONTINUE_MESSAGE

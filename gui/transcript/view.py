@@ -39,6 +39,7 @@ from parley.gui.transcript.menu import message_menu, models_menu
 from parley.gui.transcript.model import TranscriptModel
 from parley.gui.transcript.pieces import MEDIA_PREFIX, result_text, tool_input_text
 from parley.gui.transcript.rows import Node, summary_block
+from parley.gui.transcript.source import TurnList, TurnSource
 from parley.gui.transcript.specs import (
     CARD_FOLD,
     CONTINUE_HREF,
@@ -101,9 +102,9 @@ class TranscriptView(QWidget):
             ``ImageBlock`` / ``DocumentBlock``): open it full size.
         compactedTurnsWanted(str): a compaction card was opened whose replaced
             turns are not all read (its summary turn id): read them from the
-            store and give them with :meth:`add_turns`.
+            store and show them (:meth:`show_grown`, or :meth:`add_turns`).
         startWanted(): Home while older turns are not read (:meth:`set_more_above`):
-            read them all, give them with :meth:`add_turns`, then :meth:`go_first`.
+            read them all, show them (:meth:`show_grown`), then :meth:`go_first`.
         versionRequested(str, int): ‹ or › under a message with versions (its turn
             id; -1 previous, +1 next), or Alt+Left / Alt+Right on it.
 
@@ -160,6 +161,21 @@ class TranscriptView(QWidget):
         self.model_choices: Callable[[], list[tuple[str, str]]] = list
 
     # -- public API -------------------------------------------------------------
+    def follow(self, source: TurnSource) -> None:
+        """Show the turns ``source`` holds (the open chat's state) instead of turns given
+        to this view; the source's owner then calls :meth:`show_reset`,
+        :meth:`show_grown` and :meth:`show_changed` when they change."""
+        self.model.source = source
+        self.show_reset()
+
+    def _own(self) -> TurnList:
+        """The view's own turns (:meth:`set_turns`), for a view that follows no chat."""
+        own = self.model.source
+        if not isinstance(own, TurnList):
+            raise TypeError("this transcript shows the open chat's turns (follow): "
+                            "change them there, not here")
+        return own
+
     def set_turns(
         self,
         turns: Sequence[Turn],
@@ -168,9 +184,8 @@ class TranscriptView(QWidget):
         spans: Mapping[str, Span] | None = None,
         more_above: int = 0,
     ) -> None:
-        """Show these turns instead of the current ones and scroll to the end.
-
-        Folds and cards start closed; the inline error is cleared.
+        """Show these turns instead of the current ones and scroll to the end (a view that
+        follows no chat; see :meth:`show_reset`).
 
         Args:
             turns: the turns read, in stored order.
@@ -180,10 +195,16 @@ class TranscriptView(QWidget):
             more_above: top-level rows of the session before the first one given
                 (Home reads them: ``startWanted``).
         """
+        self._own().replace(turns, seqs, spans, more_above)
+        self.show_reset()
+
+    def show_reset(self) -> None:
+        """Show the source's turns afresh and scroll to the end: folds and cards start
+        closed, the inline error is cleared, keyboard focus goes to the newest message."""
         self.list_view.delegate.highlight = None
         self.clear_error()
-        self.model.set_turns(turns, seqs, spans)
-        self.list_view.more_above = more_above
+        self.model.reset()
+        self.list_view.more_above = self.model.source.older
         if self.model.rows:  # keyboard focus starts on the newest message
             self.list_view.set_current_row(len(self.model.rows) - 1)
         self.list_view.stick_to_bottom()
@@ -197,27 +218,42 @@ class TranscriptView(QWidget):
         more_above: int | None = None,
         keep: str | None = None,
     ) -> None:
-        """Show more of the session: older turns, or the turns of an opened card.
-
-        Open folds and cards stay open; what is on screen stays where it is.
+        """Show more of the session: older turns, or the turns of an opened card (a view
+        that follows no chat; see :meth:`show_grown`).
 
         Args:
             turns: turns read from the store (any order; merged by ``seqs``).
             seqs: their stored positions by id.
             spans: the session's compaction spans (default: those known).
             more_above: top-level rows still not read above (None: unchanged).
+            keep: as for :meth:`show_grown`.
+        """
+        own = self._own()
+        own.merge(turns, seqs, spans)
+        if more_above is not None:
+            own.older = more_above
+        self.show_grown(keep)
+
+    def show_grown(self, keep: str | None = None) -> None:
+        """Show more of the source's turns (older ones, those of an opened card): open
+        folds and cards stay open; what is on screen stays where it is.
+
+        Args:
             keep: a row (turn id) to keep at the same place on screen, e.g. the
                 card just opened (default: the row at the top of the view).
         """
         lv = self.list_view
         row = self.model.row_of(keep) if keep else None
         y = lv.visualRect(self.model.index(row)).top() if row is not None else None
-        self.model.add_turns(turns, seqs, spans)
-        if more_above is not None:
-            lv.more_above = more_above
+        self.model.grow()
+        lv.more_above = self.model.source.older
         row = self.model.row_of(keep) if keep else None
         if row is not None and y is not None:
             lv.place_row(row, y)
+
+    def show_changed(self, turn: Turn) -> None:
+        """Show a turn the source holds now, new or changed (:meth:`update_turn`)."""
+        self.model.upsert(turn)
 
     def toggle_fold(self, row: int, key: str) -> None:
         """Open or close a fold of a row (a tool call, thinking, a card). A card's header
@@ -246,15 +282,17 @@ class TranscriptView(QWidget):
 
     def append_turn(self, turn: Turn) -> None:
         """Add a turn at the end (same as :meth:`update_turn` for a new id)."""
-        self.model.upsert(turn)
+        self.update_turn(turn)
 
     def update_turn(self, turn: Turn) -> None:
-        """Show the new content of the turn with that id (streaming); append if unknown.
+        """Show the new content of the turn with that id (streaming); append if unknown
+        (a view that follows no chat; see :meth:`show_changed`).
 
         Cheap enough for ~20 calls a second: only that row is rendered again,
         and only its last markdown chunk is new work. The view follows the end
         unless the user scrolled up.
         """
+        self._own().upsert(turn)
         self.model.upsert(turn)
 
     upsert_turn = update_turn
