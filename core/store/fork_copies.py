@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection, CursorResult
 from parley.core.store.dialect import dual_text
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import TITLE_ROWID_BASE
-from parley.core.store.versions import is_version_sql
+from parley.core.store.version_kind import is_version_sql
 
 #: Ranked rows read at most to fill a search's limit with distinct messages when
 #: many are copies (a message in 9 chats takes 9 rows). Rows are read as needed:
@@ -58,7 +58,8 @@ _UP = dual_text(
 _DOWN = dual_text(
     "WITH RECURSIVE fam(root, id) AS (SELECT value, value FROM json_each(:roots) UNION "
     "SELECT fam.root, s.id FROM fam JOIN sessions s ON s.parent_session_id = fam.id) "
-    f"SELECT fam.root, s.id, s.n, s.created_at, s.space_id, s.title, {is_version_sql('s')} AS v "
+    "SELECT fam.root, s.id, s.n, s.created_at, s.space_id, s.title, "
+    f"{is_version_sql('s', 'sqlite')} AS v "
     "FROM fam JOIN sessions s ON s.id = fam.id",
     pg_sql.COPIES_DOWN,
 )

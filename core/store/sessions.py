@@ -7,20 +7,20 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Boolean, delete, exists, func, select, update
+from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement, Select
 
 from parley.core.content import Usage, new_id, now_ms
 from parley.core.store import settings_repo, spaces, versions
-from parley.core.store.dialect import dual_literal, dual_text
+from parley.core.store.dialect import dual_text
 from parley.core.store.errors import SessionNotFound
 from parley.core.store.models import Session, TitleSource
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import DEFAULT_SPACE_ID
 from parley.core.store.schema import sessions as S
 from parley.core.store.schema import turns as T
-from parley.core.store.versions import is_version_sql, listed_sql
+from parley.core.store.version_kind import is_version, is_version_sql, listed
 
 _parent = S.alias("parent")
 
@@ -46,7 +46,7 @@ def _query(
         *p.c,
         exists().where(_parent.c.id == p.c.parent_session_id).label("parent_exists"),
         select(func.count()).where(T.c.session_id == p.c.id).scalar_subquery().label("turn_count"),
-        dual_literal(is_version_sql("page"), pg_sql.is_version("page")).label("is_version"),
+        is_version(p).label("is_version"),
     ).order_by(*order(p))
 
 
@@ -176,7 +176,7 @@ def list_page(
     if not include_archived:
         where.append(S.c.archived == 0)
     if not include_versions:  # they show on their chat's messages, not in the list
-        where.append(dual_literal(listed_sql("sessions"), pg_sql.listed("sessions"), Boolean))
+        where.append(listed(S))
 
     def order(t: Any) -> list[Any]:
         newest = [t.c.updated_at.desc(), t.c.n.desc()]
@@ -262,9 +262,10 @@ _LATEST = select(func.max(S.c.updated_at))
 # chat's row in the list moves up when any of its versions is written to.
 _TOUCH = dual_text(
     "WITH RECURSIVE up(id, parent, v) AS ("
-    f"SELECT s.id, s.parent_session_id, {is_version_sql('s')} FROM sessions s WHERE s.id = :sid "
-    f"UNION SELECT s.id, s.parent_session_id, {is_version_sql('s')} FROM sessions s "
-    "JOIN up ON s.id = up.parent WHERE up.v) "
+    f"SELECT s.id, s.parent_session_id, {is_version_sql('s', 'sqlite')} FROM sessions s "
+    "WHERE s.id = :sid "
+    f"UNION SELECT s.id, s.parent_session_id, {is_version_sql('s', 'sqlite')} FROM sessions s "
+    "JOIN up ON s.id = up.parent WHERE up.v = 1) "
     "UPDATE sessions SET updated_at = max(:now, (SELECT coalesce(max(updated_at), 0) + 1 "
     "FROM sessions)) WHERE id IN (SELECT id FROM up)",
     pg_sql.TOUCH,

@@ -12,7 +12,8 @@ an older Parley reads them unchanged): ``{"fork_kind": "version"}`` or
 they are recognised by the titles Edit and Regenerate gave them — "<title>
 (edited)", "Answer N (<model>, <time>) · <title>", "<title> (previous
 answer)" — so files made by earlier builds show their edits and regenerations
-as versions with no rewrite of the file.
+as versions with no rewrite of the file. The rule in SQL, for both backends,
+is :mod:`parley.core.store.version_kind`.
 
 A chat's *root* is the first session up its parent links that is not a
 version (or whose parent is gone). The version shown is remembered in the
@@ -30,6 +31,7 @@ from sqlalchemy.engine import Connection
 from parley.core.store.dialect import dual_text
 from parley.core.store.errors import SessionNotFound
 from parley.core.store.postgres import sql as pg_sql
+from parley.core.store.version_kind import is_version_sql
 from parley.core.versions import Member, TurnKey, Versions, branch_points, content_digest, copy_in
 
 KIND_KEY = "fork_kind"
@@ -39,30 +41,6 @@ SHOWN_KEY = "shown_version"
 #: The root's ``meta`` key of the sessions shown, the latest first (at most RECENT_MAX).
 RECENT_KEY = "recent_versions"
 RECENT_MAX = 100
-
-#: SQL: 1 when the session row ``{s}`` is a version (see the module doc), else 0 (never
-#: NULL: an untitled fork is no version).
-IS_VERSION = (
-    "(CASE json_extract(CASE WHEN json_valid({s}.meta) THEN {s}.meta ELSE '{{}}' END, "
-    "'$.fork_kind') WHEN 'version' THEN 1 WHEN 'fork' THEN 0 "
-    "ELSE ({s}.parent_session_id IS NOT NULL AND (coalesce({s}.title, '') LIKE '% (edited)' "
-    "OR coalesce({s}.title, '') LIKE '% (previous answer)' "
-    "OR coalesce({s}.title, '') GLOB 'Answer [0-9]*')) END)"
-)
-
-
-def is_version_sql(alias: str) -> str:
-    """The :data:`IS_VERSION` expression for the session table or alias ``alias``."""
-    return IS_VERSION.format(s=alias)
-
-
-def listed_sql(alias: str) -> str:
-    """SQL: true for a session that is a chat of the list (not a version of a stored chat)."""
-    return (
-        f"NOT ({is_version_sql(alias)} AND EXISTS (SELECT 1 FROM sessions vp "
-        f"WHERE vp.id = {alias}.parent_session_id))"
-    )
-
 
 def fork_meta(parent_meta: dict[str, Any], kind: str, nest_under: str | None = None
               ) -> dict[str, Any]:
@@ -77,7 +55,7 @@ def fork_meta(parent_meta: dict[str, Any], kind: str, nest_under: str | None = N
 
 
 _PARENT = dual_text(
-    f"SELECT s.parent_session_id AS parent, {is_version_sql('s')} AS version, "
+    f"SELECT s.parent_session_id AS parent, {is_version_sql('s', 'sqlite')} AS version, "
     "EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id) AS parent_stored "
     "FROM sessions s WHERE s.id = :sid",
     pg_sql.VERSION_PARENT,
@@ -85,7 +63,7 @@ _PARENT = dual_text(
 _FAMILY = dual_text(
     "WITH RECURSIVE fam(id) AS (SELECT :root UNION "
     f"SELECT s.id FROM sessions s JOIN fam ON s.parent_session_id = fam.id "
-    f"WHERE {is_version_sql('s')}) "
+    f"WHERE {is_version_sql('s', 'sqlite')} = 1) "
     "SELECT s.id, s.created_at, s.updated_at FROM sessions s JOIN fam ON fam.id = s.id",
     pg_sql.VERSION_FAMILY,
 )

@@ -28,7 +28,7 @@ not FTS5's: results can differ on punctuation inside words.
 
 from __future__ import annotations
 
-from parley.core.store import textindex
+from parley.core.store import textindex, version_kind
 
 #: Characters of a turn's text that PostgreSQL's index reads (the rest is not searchable).
 MAX_INDEXED_CHARS = 300_000
@@ -212,27 +212,11 @@ SCHEMA_DDL = [
 
 # --- the repositories' statements ---------------------------------------------------
 
-#: versions.IS_VERSION: 1 when the session row ``{s}`` is a version, else 0 (never NULL:
-#: an untitled fork is no version).
-IS_VERSION = (
-    "(CASE parley_meta({s}.meta)->>'fork_kind' WHEN 'version' THEN 1 WHEN 'fork' THEN 0 "
-    "ELSE ({s}.parent_session_id IS NOT NULL AND (coalesce({s}.title, '') LIKE '% (edited)' "
-    "OR coalesce({s}.title, '') LIKE '% (previous answer)' "
-    "OR coalesce({s}.title, '') ~ '^Answer [0-9]'))::int END)"
-)
 
 
 def is_version(alias: str) -> str:
-    """:data:`IS_VERSION` for the session table or alias ``alias``."""
-    return IS_VERSION.format(s=alias)
-
-
-def listed(alias: str) -> str:
-    """versions.listed_sql: true for a session listed as a chat."""
-    return (
-        f"NOT ({is_version(alias)} = 1 AND EXISTS (SELECT 1 FROM sessions vp "
-        f"WHERE vp.id = {alias}.parent_session_id))"
-    )
+    """:func:`parley.core.store.version_kind.is_version` in PostgreSQL's SQL, for ``alias``."""
+    return version_kind.is_version_sql(alias, "postgresql")
 
 
 TOUCH = (
