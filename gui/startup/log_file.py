@@ -14,8 +14,15 @@ import logging.handlers
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from parley.core import private
+
+log = logging.getLogger("parley")
+
+LOG_FILE = "parley.log"
+FAULT_LOG = "native-crashes.log"
+_fault_file: Any = None
 
 
 class PrivateLogFile(logging.handlers.RotatingFileHandler):
@@ -74,3 +81,69 @@ def private_log_dir(log_dir: Path) -> None:
         OSError: it cannot be created.
     """
     private.private_dir(log_dir)
+
+
+def setup_logging(log_dir: Path) -> Path | None:
+    """Log to ``<log_dir>/parley.log`` (rotated at 2 MB, 3 kept) and warnings to stderr.
+
+    The folder is created if missing. When it cannot be created or written (a
+    read-only data folder, a file named ``logs`` in the way), Parley still
+    starts: one warning naming the folder goes to stderr, and from then on the
+    whole log (INFO and up) and native crash stacks go to stderr instead.
+
+    Returns:
+        The log file's path (shown in the crash dialog), or None when logging
+        to stderr only.
+    """
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    console = logging.StreamHandler()
+    root.addHandler(console)
+    formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    path = log_dir / LOG_FILE
+    handler: logging.Handler | None = None
+    try:
+        private_log_dir(log_dir)  # 0700, the file 0600; a failing write is told once
+        handler = PrivateLogFile(path, 2_000_000, 3)
+        _log_native_crashes(log_dir / FAULT_LOG)
+    except OSError as exc:
+        from parley.core.paths import cannot_create_reason
+
+        if handler is not None:
+            handler.close()
+        console.setFormatter(formatter)
+        console.setLevel(logging.INFO)
+        log.warning("Parley cannot write its log in %s: %s. Logging to standard error only.",
+                    log_dir, cannot_create_reason(exc))
+        _log_native_crashes(None)
+        return None
+    handler.setFormatter(formatter)
+    root.addHandler(handler)
+    console.setLevel(logging.WARNING)
+    return path
+
+
+
+def _log_native_crashes(path: Path | None) -> None:
+    """Write the Python stack of a native crash (segfault, abort) to ``path`` (None:
+    stderr), which the Python logger cannot do: the process dies before any handler runs.
+
+    Raises:
+        OSError: ``path`` cannot be opened for appending.
+    """
+    import contextlib
+    import faulthandler
+
+    global _fault_file
+    if path is None:
+        # No stderr with a file number (a windowed app, a captured stream): no stacks.
+        with contextlib.suppress(AttributeError, ValueError, OSError, RuntimeError):
+            faulthandler.enable()  # to sys.stderr
+        return
+    from parley.core import private
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, private.FILE_MODE)
+    private.narrow(path, private.FILE_MODE)
+    _fault_file = os.fdopen(fd, "a", encoding="utf-8")  # open for the whole run
+    faulthandler.enable(_fault_file)
+

@@ -7,8 +7,12 @@ import logging
 import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from parley.gui import app as app_module
-from parley.gui.app import CrashHandler, main, parse_args, setup_logging
+from parley.gui.app import main
+from parley.gui.startup import display
+from parley.gui.startup.command_line import parse_args
+from parley.gui.startup.crash import CrashHandler
+from parley.gui.startup.log_file import setup_logging
+from parley.gui.startup.probe import StartupProbe
 
 
 def test_version_prints_and_exits(capsys):
@@ -55,7 +59,7 @@ def test_without_a_display_parley_says_so_in_one_sentence_and_exits_2(tmp_path):
     done = subprocess.run([sys.executable, "-m", "parley.gui.app", "--home", str(home)],
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2  # was -6 (SIGABRT) after Qt's "xcb-cursor0 is needed"
-    assert done.stderr == app_module.NO_DISPLAY + "\n" and done.stdout == ""
+    assert done.stderr == display.NO_DISPLAY + "\n" and done.stdout == ""
     assert "DISPLAY" in done.stderr and "xcb" not in done.stderr
     assert not home.exists()  # nothing was created
 
@@ -68,20 +72,20 @@ def test_a_display_where_no_x_server_answers_is_said_too(tmp_path):
 
     if sys.platform != "linux":
         pytest.skip("X11 sockets")
-    free = next(n for n in range(59, 99) if app_module.x_server_answers(f":{n}") is False)
+    free = next(n for n in range(59, 99) if display.x_server_answers(f":{n}") is False)
     env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env["DISPLAY"] = f":{free}.0"
     done = subprocess.run([sys.executable, "-m", "parley.gui.app", "--home", str(tmp_path / "h")],
                           capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2  # not SIGABRT
-    assert done.stderr == app_module.NO_X_SERVER.format(display=f":{free}.0") + "\n"
+    assert done.stderr == display.NO_X_SERVER.format(display=f":{free}.0") + "\n"
     assert not (tmp_path / "h").exists()
 
-    assert app_module.x_server_answers("remote-host:0") is None  # not checked
+    assert display.x_server_answers("remote-host:0") is None  # not checked
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         server.bind("\0/tmp/.X11-unix/X" + str(free))  # where an X server listens on Linux
         server.listen(1)
-        assert app_module.x_server_answers(f":{free}") is True
+        assert display.x_server_answers(f":{free}") is True
 
 
 @pytest.fixture
@@ -135,7 +139,7 @@ def test_asyncio_errors_reach_the_crash_handler(qtbot, tmp_path, restore_logging
 
 
 def test_probe_prints_each_event_once(capsys):
-    probe = app_module.StartupProbe("print")
+    probe = StartupProbe("print")
     probe.mark("first-paint")
     probe.mark("first-paint")
     lines = capsys.readouterr().out.splitlines()
@@ -148,7 +152,7 @@ def test_a_native_crash_leaves_its_stack_in_the_log_folder(tmp_path):
 
     code = (
         "import sys, faulthandler; from pathlib import Path; "
-        "from parley.gui.app import setup_logging; "
+        "from parley.gui.startup.log_file import setup_logging; "
         f"setup_logging(Path({str(tmp_path)!r})); faulthandler._sigsegv()"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -210,7 +214,7 @@ def test_startup_error_is_shown_in_a_box(qtbot, tmp_path, monkeypatch):
     monkeypatch.delenv("PARLEY_PROBE", raising=False)
     seen: list[tuple[str, str]] = []
     _close_startup_box_later(seen)
-    app_module.show_startup_error(DataDirError(tmp_path / "x", "it is a file, not a folder"))
+    display.show_startup_error(DataDirError(tmp_path / "x", "it is a file, not a folder"))
     assert len(seen) == 1
     title, text = seen[0]
     assert title == "Parley cannot start"
@@ -238,13 +242,13 @@ def test_can_show_window_needs_a_display_on_linux(monkeypatch):
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
-    assert app_module.can_show_window()
+    assert display.can_show_window()
     monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
-    assert not app_module.can_show_window()
+    assert not display.can_show_window()
     monkeypatch.delenv("QT_QPA_PLATFORM")
-    assert not app_module.can_show_window()
+    assert not display.can_show_window()
     monkeypatch.setenv("DISPLAY", ":0")
-    assert app_module.can_show_window()
+    assert display.can_show_window()
 
 
 def test_pyside_import_hook_is_dropped_and_qt_still_works():
@@ -252,7 +256,7 @@ def test_pyside_import_hook_is_dropped_and_qt_still_works():
     import sys
 
     code = (
-        "import builtins, sys; import parley.gui.app as a; "
+        "import builtins, sys; import parley.gui.startup.import_hook as a; "
         "from PySide6.QtWidgets import QApplication, "
         "QLabel; hooked = builtins.__import__ is not a._PLAIN_IMPORT; "
         "dropped = a.drop_pyside_import_hook(); import json, PySide6.QtSvg; "

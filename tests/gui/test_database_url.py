@@ -49,7 +49,7 @@ def test_a_server_away_is_said_at_start_and_the_typed_text_is_kept(driver, close
 
 
 def test_the_database_option_is_on_the_command_line():
-    from parley.gui.app import build_parser, parse_args
+    from parley.gui.startup.command_line import build_parser, parse_args
 
     args, _qt = parse_args(["--database", "postgresql://me@db.example/parley"])
     assert args.database == "postgresql://me@db.example/parley"

@@ -1,6 +1,6 @@
 """The chats appear before the provider SDKs are imported (they take seconds cold).
 
-parley.gui.main_window lists the sessions after importing only what ``_import_store``
+parley.gui.startup.phases lists the sessions after importing only what ``_import_store``
 imports; the SDKs come later, with the providers. A module on that path that
 imports ``parley.core.providers.registry`` (or an adapter) pulls both SDKs in and
 holds the sidebar back by ~3 s — this test fails if one does. Loading the providers'
@@ -18,8 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import sys
-from parley.gui.main_window import _import_providers, _import_store, _import_window_parts
-_import_window_parts()  # the sidebar, the header's tools, the commands (right after the paint)
+from parley.gui.startup.phases import _import_providers, _import_store
+from parley.gui.window.layout import import_window_parts
+import_window_parts()  # the sidebar, the header's tools, the commands (right after the paint)
 _import_store()
 heavy = sorted(m for m in ("anthropic", "openai", "parley.core.providers.registry")
                if m in sys.modules)

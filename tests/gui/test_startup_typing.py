@@ -43,12 +43,12 @@ def gate(monkeypatch) -> Iterator[threading.Event]:
 @pytest.fixture
 def store_gate(monkeypatch) -> Iterator[threading.Event]:
     """While cleared, holds the opening of the store (the chats are 'not open yet')."""
-    import parley.gui.main_window
+    import parley.gui.startup.phases
 
     opened = threading.Event()
     opened.set()
-    real = parley.gui.main_window._import_store
-    monkeypatch.setattr(parley.gui.main_window, "_import_store",
+    real = parley.gui.startup.phases._import_store
+    monkeypatch.setattr(parley.gui.startup.phases, "_import_store",
                         lambda: (opened.wait(timeout=60), real()))
     yield opened
     opened.set()
@@ -61,9 +61,9 @@ def start(driver, env: dict[str, str] | None = None) -> Any:
     w = MainWindow(home=driver.home, env=env or {})
     driver.windows.append(w)  # shut down by the driver at the end
     painted: list[bool] = []
-    from parley.gui.main_window import _FirstPaint
+    from parley.gui.startup.first_paint import when_painted
 
-    _FirstPaint(w, lambda: painted.append(True))
+    when_painted(w, lambda: painted.append(True))
     w.show()
     w.start_after_first_paint()
     driver.until(lambda: painted)
