@@ -189,6 +189,11 @@ class MessageActions(QFrame):
             return False
         if name == "continue":
             name = "retry" if self.view.retry_kind(row) == "resume" else "continue"
+        focus = QApplication.focusWidget()
+        if focus is None or not self.isAncestorOf(focus):
+            # Clicked (the buttons take the focus only by Tab): typing goes on in the
+            # message box, as after a click on a link of a message.
+            self.view.list_view.hand_focus_back()
         done = self.view.message_action(name, row)
         if done and name == "copy":
             QToolTip.showText(QCursor.pos(), "Copied", self)

@@ -18,6 +18,7 @@ from Qt; only geometry, painting and cursor movement are overridden.
 from __future__ import annotations
 
 from PySide6.QtCore import (
+    QCoreApplication,
     QEvent,
     QItemSelection,
     QItemSelectionModel,
@@ -68,6 +69,13 @@ RE_ESTIMATE_MS = 150  # after a resize, wait this long before re-estimating ever
 ENSURE_VISIBLE = QAbstractItemView.ScrollHint.EnsureVisible
 PREFETCH_ROWS = 2  # rows laid out per idle step, above and below the view
 PREFETCH_MS = 30  # pause between idle steps
+#: Focus arriving for these reasons does not show the focus frame (message keys stay
+#: off): a click, or the focus coming back to where it was when the window is
+#: activated again or a menu closes (it shows the frame only if it did before).
+_FOCUS_KEEPS_FRAME = (Qt.FocusReason.MouseFocusReason, Qt.FocusReason.ActiveWindowFocusReason,
+                      Qt.FocusReason.PopupFocusReason, Qt.FocusReason.MenuBarFocusReason)
+_COMMAND_MODS = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+                 | Qt.KeyboardModifier.MetaModifier)
 _CURSOR = QAbstractItemView.CursorAction
 _MOVES = {"previous": _CURSOR.MoveUp, "next": _CURSOR.MoveDown, "first": _CURSOR.MoveHome,
           "last": _CURSOR.MoveEnd}
@@ -653,6 +661,7 @@ class TranscriptListView(QListView):
         if (index.row(), hit.href or f"fold:{hit.fold_key}", hit.placed.piece) != pressed:
             return  # released over something else than was pressed
         if hit.href:
+            self.hand_focus_back()  # first: the action may want the focus (a menu)
             self.anchorClicked.emit(index, hit.href, hit.placed)
         elif hit.fold_key is not None:
             self.foldClicked.emit(index, hit.fold_key)
@@ -665,6 +674,8 @@ class TranscriptListView(QListView):
         super().mouseMoveEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        if self._pass_typing_on(event):
+            return
         self._delegate.show_focus = True
         name = keymap_for(self).message_keys().get(key_text(event.key(), event.modifiers()))
         if name is not None and self.message_key(name):
@@ -673,6 +684,50 @@ class TranscriptListView(QListView):
             return
         super().keyPressEvent(event)
         self.viewport().update()
+
+    def _typing_target(self) -> QWidget | None:
+        """The window's message box (``composer``), when it can take typing now."""
+        box = getattr(self.window(), "composer", None)
+        if isinstance(box, QWidget) and box.isVisible() and box.isEnabled():
+            return box
+        return None
+
+    def hand_focus_back(self) -> bool:
+        """Give the keyboard focus to the window's message box (after a click on a link
+        or a button of a message: the click was for that action, not to pick a message,
+        so typing goes on in the box). False when there is no box to take it."""
+        box = self._typing_target()
+        if box is None:
+            return False
+        self._delegate.show_focus = False
+        box.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.viewport().update()
+        return True
+
+    def _pass_typing_on(self, event: QKeyEvent) -> bool:
+        """Text typed while the messages have the focus only because one was clicked
+        goes to the message box: no typed letter is lost or taken for a message key.
+
+        Message keys (c, e, f, r …) act only while the focused message shows its
+        focus frame: the focus came by the keyboard (Tab, F6, Ctrl+Shift+M) or a
+        key such as an arrow was pressed on the messages. Without the frame, a
+        printable key (no Ctrl, Alt or Meta) moves the focus to the box and is
+        typed there. Returns True when the key was passed on.
+        """
+        text = event.text()
+        if (self._delegate.show_focus or not text or not text.isprintable()
+                or event.modifiers() & _COMMAND_MODS):
+            return False
+        box = self._typing_target()
+        if box is None:
+            return False
+        box.setFocus(Qt.FocusReason.OtherFocusReason)
+        typed = QKeyEvent(event.type(), event.key(), event.modifiers(), text,
+                          event.isAutoRepeat(), event.count())
+        QCoreApplication.sendEvent(box, typed)
+        event.accept()
+        self.viewport().update()
+        return True
 
     def message_key(self, name: str) -> bool:
         """Do what a message key means: move (``previous``, ``next``, ``first``,
@@ -697,7 +752,7 @@ class TranscriptListView(QListView):
         return True
 
     def focusInEvent(self, event: QFocusEvent) -> None:  # noqa: N802
-        if event.reason() != Qt.FocusReason.MouseFocusReason:
+        if event.reason() not in _FOCUS_KEEPS_FRAME:
             self._delegate.show_focus = True  # arrived by keyboard: show which message
         if not self.currentIndex().isValid() and self.model() and self.model().rowCount():
             row = self.indexAt(QPoint(0, self.viewport().height() - 1)).row()

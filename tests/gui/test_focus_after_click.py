@@ -1,0 +1,131 @@
+"""Typing after a click in the conversation goes to the message box (real window).
+
+A click on a link or a button of a message (Continue, ↻ Regenerate, ‹ ›, the
+buttons over a message) is for that action: the focus goes back to the message
+box, so what is typed next lands there. A click on a message itself leaves the
+message focused (no focus frame): printable keys then go to the message box
+too, never to the one-letter message keys (``e`` would edit that message).
+Those keys act only while the focus frame shows (the focus came by the keyboard).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QApplication
+
+from parley.core.content import TextBlock, Turn
+from parley.gui.transcript.specs import REGENERATE_HREF, RESUME_HREF
+from tests.gui.test_regenerate import _answered, _click_anchor
+
+pytestmark = pytest.mark.timeout(60)
+LEFT = Qt.MouseButton.LeftButton
+
+
+def _typed(driver: Any, text: str) -> None:
+    """Type on whatever has the focus, as a keyboard does."""
+    for char in text:
+        target = QApplication.focusWidget()
+        assert target is not None, "nothing has the keyboard focus"
+        driver.qtbot.keyClicks(target, char)
+
+
+def _open(driver: Any, w: Any, turns: list[Turn]) -> list[Turn]:
+    s = driver.run(w.store.create_session(title="Story", model=w.chat.current_model()))
+    stored = [driver.run(w.store.append_turn(s.id, t)) for t in turns]
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(s.id)
+    driver.until(lambda: w.session_id == s.id and len(w.chat.turns) == len(turns)
+                 and w.tasks.pending == 0)
+    w.activateWindow()
+    driver.until(w.isActiveWindow)
+    return stored
+
+
+def test_typing_after_clicking_continue_goes_to_the_message_box(driver: Any) -> None:
+    w = driver.configured()
+    _, stopped = _open(driver, w, [
+        Turn("user", [TextBlock("Long story please")]),
+        Turn("assistant", [TextBlock("Once upon a time, in a far")], aborted=True)])
+    driver.fake.script("away land.")
+    _click_anchor(driver, w, stopped.id, RESUME_HREF)
+    _answered(driver, w, "away land.")
+
+    assert QApplication.focusWidget() is w.composer
+    _typed(driver, "hello there")
+    assert w.composer.toPlainText() == "hello there"
+    assert w.chat.editor.editing is None  # "e" edited nothing
+
+    w.composer.clear()
+    driver.qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_N,
+                          Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: w.session_id is None and w.tasks.pending == 0)  # a new chat
+
+
+def test_typing_after_clicking_regenerate_goes_to_the_message_box(driver: Any) -> None:
+    w = driver.configured()
+    driver.fake.script("The first answer.")
+    driver.send("Name a colour", w, wait=True)
+    w.transcript.list_view.setFocus(Qt.FocusReason.ShortcutFocusReason)  # the frame shows
+    driver.fake.script("The second answer.")
+    _click_anchor(driver, w, w.chat.turns[-1].id, REGENERATE_HREF)
+    assert QApplication.focusWidget() is w.composer
+    _typed(driver, "zq")
+    _answered(driver, w, "The second answer.")
+    assert w.composer.toPlainText() == "zq"
+
+
+def test_letters_typed_on_a_clicked_message_go_to_the_message_box(driver: Any) -> None:
+    w = driver.configured()
+    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+                      Turn("assistant", [TextBlock("Teal.")])])
+    lv = w.transcript.list_view
+    rect = lv.visualRect(w.transcript.model.index(0, 0))
+    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=QPoint(rect.center().x(), rect.top() + 8))
+    assert QApplication.focusWidget() is lv  # the message was picked on purpose
+
+    _typed(driver, "every")
+    assert w.composer.toPlainText() == "every" and QApplication.focusWidget() is w.composer
+    assert w.chat.editor.editing is None
+
+    # From the keyboard the message keys still act on the focused message.
+    w.composer.clear()
+    lv.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    lv.set_current_row(0)
+    _typed(driver, "e")
+    driver.until(lambda: w.chat.editor.editing is not None)
+    assert w.composer.toPlainText() == "Name a colour"
+
+
+def test_clicking_a_button_over_a_message_gives_the_focus_back(driver: Any) -> None:
+    w = driver.configured()
+    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+                      Turn("assistant", [TextBlock("Teal.")])])
+    lv, bar = w.transcript.list_view, w.transcript.actions_row
+    rect = lv.visualRect(w.transcript.model.index(1, 0))
+    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=QPoint(rect.center().x(), rect.top() + 8))
+    driver.qtbot.mouseMove(lv.viewport(), rect.center())
+    driver.until(lambda: bar.isVisible() and bar.row == 1)
+    driver.qtbot.mouseClick(bar.buttons["copy"], LEFT)
+    assert QApplication.focusWidget() is w.composer
+    _typed(driver, "fine")
+    assert w.composer.toPlainText() == "fine"
+
+
+def test_letters_stay_out_of_message_keys_after_the_window_is_activated_again(
+    driver: Any,
+) -> None:
+    """A dialog closed with Esc gives the focus back to a clicked message: still no frame,
+    so typing still goes to the message box (it started an edit of the first message)."""
+    w = driver.configured()
+    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+                      Turn("assistant", [TextBlock("Teal.")])])
+    lv = w.transcript.list_view
+    rect = lv.visualRect(w.transcript.model.index(0, 0))
+    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=QPoint(rect.center().x(), rect.top() + 8))
+    lv.clearFocus()
+    lv.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
+    _typed(driver, "egg")
+    assert w.composer.toPlainText() == "egg" and w.chat.editor.editing is None
