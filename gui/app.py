@@ -213,15 +213,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         os.environ["PARLEY_DATABASE_URL"] = args.database  # read where the store opens
     if args.migrate_only:  # creates nothing: not even the data folder
-        from parley.core.migrate_cli import migrate_only
+        from parley.core.cli.migrate import migrate_only
 
         return migrate_only(home)
     if args.copy_to:
-        from parley.core.transfer_cli import copy_only
+        from parley.core.cli.copy_to import copy_only
 
         return copy_only(args.copy_to, home, args.database)
     if args.import_file:
-        from parley.core.import_cli import import_only
+        from parley.core.cli.import_file import import_only
 
         code = import_only(args.import_file, home)
         if code == 0:

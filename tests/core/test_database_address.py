@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from parley.core.cli.copy_to import copy_only
 from parley.core.store.backends import database_url, open_store, save_database_choice
 from parley.core.store.errors import InvalidDatabaseUrl
-from parley.core.transfer_cli import copy_only
 
 MISTYPED = [
     "postgressql://u:secretpw@127.0.0.1:55432/parley",  # an extra s

@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 
-from parley.core.import_cli import import_only
+from parley.core.cli.import_file import import_only
 from parley.core.store.store import Store
 from tests.histories import chatgpt_export, claude_export
 

@@ -9,7 +9,7 @@ import io
 import subprocess
 import sys
 
-from parley.core.migrate_cli import migrate_only
+from parley.core.cli.migrate import migrate_only
 from parley.core.store.store import Store
 
 
@@ -74,7 +74,7 @@ def test_not_a_database_is_refused_in_words(tmp_path, capsys):
 
 
 def test_command_line_wording_leaves_other_messages_alone():
-    from parley.core.migrate_cli import for_command_line
+    from parley.core.cli.migrate import for_command_line
 
     assert for_command_line("Restore it from a backup.") == "Restore it from a backup."
     assert for_command_line("x. Choose another file, or move this one away and y.") == (

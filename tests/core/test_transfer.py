@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from parley.core.cli.copy_to import copy_only
 from parley.core.content import (
     CompactSummaryBlock,
     ImageBlock,
@@ -20,7 +21,6 @@ from parley.core.store.imports import NewChat
 from parley.core.store.postgres.store import PgStore
 from parley.core.store.store import Store
 from parley.core.store.transfer import copy_store
-from parley.core.transfer_cli import copy_only
 from tests.core.rawdb import raw_rows
 from tests.core.test_attachments_store import b64, png
 

@@ -171,7 +171,7 @@ def test_imported_chats_can_be_read_before_a_provider_is_set_up(driver, tmp_path
     transcript work, and sending goes back to set-up with the message kept."""
     from PySide6.QtCore import Qt
 
-    from parley.core.import_cli import import_only
+    from parley.core.cli.import_file import import_only
 
     export = tmp_path / "conversations.json"
     export.write_text(json.dumps(claude_export()), encoding="utf-8")

@@ -52,7 +52,7 @@ def import_only(file: str | Path, home: Path | None = None, *, out: TextIO | Non
 
 
 def _for_command_line(message: str) -> str:
-    from parley.core.migrate_cli import for_command_line
+    from parley.core.cli.migrate import for_command_line
 
     return for_command_line(message)
 
