@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from parley.core.content import ThinkingBlock, ToolResultBlock, Turn
+from parley.core.context.text_limits import max_text_chars, text_chars
 from parley.core.convert.detect import decode, parse_json
 from parley.core.convert.errors import NotAConversation
 from parley.core.convert.histories import read_history
@@ -52,7 +53,6 @@ from parley.core.importing import (
     refuse_binary,
 )
 from parley.core.store.imports import NewChat, NewFork
-from parley.core.text_limits import max_text_chars, text_chars
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore

@@ -8,7 +8,7 @@ Chat Completions messages (a list, or a request body with ``messages``, whose
 :class:`~parley.core.convert.NotAConversation` (its ``reason`` says why) before
 anything is written: an empty file, a binary file, text that is not JSON,
 JSON of another shape, a conversation with no turns, or one holding a message
-longer than any model can read (``parley.core.text_limits``: :class:`ImportMessageTooLong`).
+longer than any model can read (``parley.core.context.text_limits``: :class:`ImportMessageTooLong`).
 
 The new session gets the title given, else the data's title, else one made
 from its first user message the way a new chat is titled from its first
@@ -51,11 +51,11 @@ from parley.core.content import (
     Turn,
     new_id,
 )
+from parley.core.context.text_limits import max_text_chars, megabytes, text_chars
 from parley.core.convert import NotAConversation, auto_detect_and_convert
 from parley.core.convert.detect import ImportedConversation, SourceFormat
 from parley.core.store.attachments import missing_data
 from parley.core.store.models import Session
-from parley.core.text_limits import max_text_chars, megabytes, text_chars
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
@@ -160,8 +160,8 @@ def _convert(data: bytes | str) -> ImportedConversation:
 
 
 class ImportMessageTooLong(NotAConversation):
-    """A message of the file is longer than any model can read (``parley.core.text_limits``);
-    nothing was imported."""
+    """A message of the file is longer than any model can read
+    (``parley.core.context.text_limits``); nothing was imported."""
 
     def __init__(self, index: int, chars: int, limit: int) -> None:
         reason = (f"message {index + 1} is {chars:,} characters long ({megabytes(chars)}), "

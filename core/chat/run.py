@@ -70,9 +70,9 @@ from parley.core.compaction.compact import (
 )
 from parley.core.compaction.run import HistoryTooLong, MessageTooLong, RunCompaction, RunState
 from parley.core.content import Block, TextBlock, Turn, new_id
+from parley.core.context.text_limits import check_blocks
 from parley.core.errors import ParleyError
 from parley.core.hooks import Hooks
-from parley.core.text_limits import check_blocks
 from parley.core.tools.executor import ToolExecutor
 from parley.core.tools.loop import RunTools
 
@@ -231,7 +231,7 @@ class ChatRunner:
 
         Raises:
             TextTooLong: its text is longer than any model can read
-                (``parley.core.text_limits``; for any model, known or not).
+                (``parley.core.context.text_limits``; for any model, known or not).
             MessageTooLong: the message with the system prompt is estimated at more
                 tokens than the model's context window (models the catalog knows).
         """

@@ -12,7 +12,7 @@ conversation for the model. An answer is refused (:class:`Verdict` with a
 * ``too-short`` — it is shorter than :func:`summary_floor` of what it
   replaces: "3:00" for nine turns is not a summary.
 
-The floor, in estimated tokens (``parley.core.tokens.text_tokens``) of the text it
+The floor, in estimated tokens (``parley.core.context.tokens.text_tokens``) of the text it
 replaces as a transcript: :data:`FLOOR_SHARE` (2 %) of it, at least
 :data:`FLOOR_MIN` (25) tokens, at most :data:`FLOOR_MAX` (500) tokens, and
 never more than a quarter of it (a summary of a few short lines may be short).
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from parley.core.compaction.prompt import extract_summary
-from parley.core.tokens import text_tokens
+from parley.core.context.tokens import text_tokens
 
 Rejection: TypeAlias = Literal["no-summary", "cut-off", "too-short"]
 

@@ -68,11 +68,11 @@ from parley.core.compaction.types import (
 )
 from parley.core.compaction.wire import estimate_request
 from parley.core.content import Block, CompactSummaryBlock, TextBlock, Turn
+from parley.core.context.tokens import estimate_tokens
 from parley.core.errors import ParleyError
 from parley.core.hooks import Hooks
 from parley.core.providers.base import ChatRequest
 from parley.core.store.errors import SessionNotFound
-from parley.core.tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from parley.core.providers.base import Provider

@@ -9,7 +9,7 @@ Rules:
 
 * turns are rendered in full (``render_turn`` level 0: text whole, tool
   input / output capped at ``TOOL_CHARS[0]`` characters) and packed in order,
-  as many per part as fit ``budget`` tokens (``parley.core.tokens.text_tokens``);
+  as many per part as fit ``budget`` tokens (``parley.core.context.tokens.text_tokens``);
 * a turn longer than a part on its own is cut into consecutive pieces, each
   in its own part, marked ``[continued in the next part]`` / ``[continued
   from the previous part]``, so its text reaches the summarizer whole;
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from parley.core.compaction.prompt import render_turn
 from parley.core.content import Turn
-from parley.core.tokens import text_tokens
+from parley.core.context.tokens import text_tokens
 
 CONTINUES = "[continued in the next part]"
 CONTINUED = "[continued from the previous part]"

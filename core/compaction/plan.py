@@ -32,7 +32,7 @@ from parley.core.content import (
     Turn,
     apply_compactions,
 )
-from parley.core.tokens import estimate_tokens
+from parley.core.context.tokens import estimate_tokens
 
 RESTORE_FILES = 3
 RESTORE_SHARE = 0.25
@@ -205,7 +205,7 @@ def restorable_files(
     Returns:
         The most recent image and document blocks of user turns (tool output
         excluded), duplicates once, together at most ``RESTORE_SHARE`` of the
-        window by :func:`parley.core.tokens.estimate_tokens`.
+        window by :func:`parley.core.context.tokens.estimate_tokens`.
     """
     found: list[ImageBlock | DocumentBlock] = []
     seen: set[tuple[str, str | None, str | None]] = set()

@@ -3,7 +3,7 @@
 Rules (settings in ``parley.core.compaction.settings``):
 
 * A new message: when it alone, with the system prompt, is longer than the
-  model's context window (``parley.core.tokens.estimate_tokens``, the estimate the
+  model's context window (``parley.core.context.tokens.estimate_tokens``, the estimate the
   context meter shows), :meth:`RunCompaction.check_message` refuses it with
   :class:`MessageTooLong` before it is saved or sent. Only for models whose
   window the catalog (or a model override) knows: an unknown model's window
@@ -60,12 +60,12 @@ from parley.core.compaction.wire import (
     stub_for_overflow,
 )
 from parley.core.content import Block, Turn
-from parley.core.context_size import measured_tokens
+from parley.core.context.size import measured_tokens
+from parley.core.context.tokens import estimate_tokens
+from parley.core.context.too_long import HistoryTooLong, MessageTooLong, larger_model, model_name
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest, ModelInfo
 from parley.core.providers.errors import ContextOverflow
-from parley.core.tokens import estimate_tokens
-from parley.core.window_errors import HistoryTooLong, MessageTooLong, larger_model, model_name
 from parley.core.wire import to_messages
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from parley.core.providers.hub import ProviderHub
     from parley.core.store.async_store import AsyncStore
 
-__all__ = [  # the errors live in parley.core.window_errors; they are part of this API
+__all__ = [  # the errors live in parley.core.context.too_long; they are part of this API
     "HistoryTooLong",
     "MessageTooLong",
     "RunCompaction",
@@ -186,7 +186,7 @@ class RunCompaction:
 
         Raises:
             MessageTooLong: the message with the system prompt is estimated
-                (``parley.core.tokens.estimate_tokens`` over the wire form, as the
+                (``parley.core.context.tokens.estimate_tokens`` over the wire form, as the
                 context meter counts) at more tokens than the model's context
                 window. Models the catalog does not know, models whose
                 provider is not set up and malformed references are not

@@ -54,11 +54,11 @@ from parley.core.compaction.types import (
 )
 from parley.core.compaction.wire import estimate_request, note_params, stream_params
 from parley.core.content import TextBlock, Turn, Usage
+from parley.core.context.tokens import estimate_tokens, text_tokens
 from parley.core.errors import ParleyError
 from parley.core.local_traffic import traffic_for
 from parley.core.providers.base import ChatRequest, Event, Stop, TextDelta, UsageUpdate
 from parley.core.providers.errors import ContextOverflow, ProviderError
-from parley.core.tokens import estimate_tokens, text_tokens
 
 if TYPE_CHECKING:
     from parley.core.providers.base import Provider

@@ -6,7 +6,7 @@
 * :func:`stub_for_overflow` — after a context overflow: every tool result and
   attached file before the last user turn becomes a stub.
 * :func:`context_tokens` — the input tokens of a request: the provider's own
-  count (``count_tokens``) near the trigger, else ``parley.core.tokens.estimate_tokens``
+  count (``count_tokens``) near the trigger, else ``parley.core.context.tokens.estimate_tokens``
   over the wire turns, system prompt and tools.
 * :func:`note_params` / :func:`stream_params` — the cache-friendly summary
   request: the exact parameters of an earlier request (same system, messages
@@ -32,10 +32,10 @@ from parley.core.content import (
     Turn,
     apply_compactions,
 )
+from parley.core.context.tokens import estimate_tokens
 from parley.core.providers.base import ChatRequest, Event
 from parley.core.providers.errors import ProviderError
 from parley.core.providers.retry import stream_with_retries
-from parley.core.tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from parley.core.providers.base import Provider

@@ -38,8 +38,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parley.core.content import Turn
+from parley.core.context.tokens import estimate_tokens
 from parley.core.providers.base import ChatRequest, ModelInfo
-from parley.core.tokens import estimate_tokens
 
 #: Entry fields naming the context window, best first (a loaded window before a maximum).
 WINDOW_FIELDS = (

@@ -4,7 +4,7 @@ A space's memory is a short text the model keeps across the sessions of that
 space (facts about the user, decisions, preferences). It is rendered into the
 system prompt (``parley.core.tools.system_prompt``) and the model changes it with
 ``set_context`` — replacing it, or appending to it — never beyond its token
-limit (:data:`DEFAULT_LIMIT_TOKENS`, counted with ``parley.core.tokens.text_tokens``).
+limit (:data:`DEFAULT_LIMIT_TOKENS`, counted with ``parley.core.context.tokens.text_tokens``).
 A write that would exceed the limit is refused, nothing changes, and the
 refusal names the limit and the size the write would have made. The user reads
 and edits the same text in the space's settings (:meth:`MemoryStore.set`).
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from parley.core.content import now_ms
+from parley.core.context.tokens import text_tokens
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ToolSpec
-from parley.core.tokens import text_tokens
 from parley.core.tools.registry import ToolContext, ToolError
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class Memory:
 
     @property
     def tokens(self) -> int:
-        """The text's size in tokens (estimate, ``parley.core.tokens.text_tokens``)."""
+        """The text's size in tokens (estimate, ``parley.core.context.tokens.text_tokens``)."""
         return text_tokens(self.text)
 
 

@@ -36,8 +36,8 @@ from typing import Any
 
 from parley import resources
 from parley.core.content import Block, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.context.tokens import text_tokens
 from parley.core.providers.base import ToolSpec
-from parley.core.tokens import text_tokens
 from parley.core.tools.registry import ToolContext, ToolError
 
 log = logging.getLogger(__name__)

@@ -717,7 +717,7 @@ class ChatController:
 
     def _paste_refused(self, chars: int) -> None:
         """A paste was refused: the message would be longer than any model can read."""
-        from parley.core.text_limits import TextTooLong, max_text_chars
+        from parley.core.context.text_limits import TextTooLong, max_text_chars
 
         error = TextTooLong("With this paste, the message", chars, max_text_chars(),
                             "The paste was not taken (nor kept as a draft); attach the text "

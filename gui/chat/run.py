@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QTimer
 
 from parley.core.content import Block, TextBlock, Turn, new_id, now_ms
+from parley.core.context.text_limits import check_blocks
 from parley.core.errors import ParleyError
-from parley.core.text_limits import check_blocks
 from parley.gui.chat.attach import Taken
 from parley.gui.transcript.specs import CONTINUE_MESSAGE
 
@@ -305,8 +305,8 @@ class ChatRuns:
     def _too_long_note(self, last: Turn) -> str | None:
         """Why an unanswered last message was not answered when it does not fit the chat
         model's context window by itself (as the run said before a restart), else None."""
-        from parley.core.tokens import estimate_tokens
-        from parley.core.window_errors import SentMessageTooLong, model_name
+        from parley.core.context.tokens import estimate_tokens
+        from parley.core.context.too_long import SentMessageTooLong, model_name
 
         model, hub = self.chat.current_model(), self.chat.hub
         if not model or hub is None:

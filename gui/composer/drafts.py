@@ -5,7 +5,7 @@ Each chat's draft lives in memory while Parley runs and in the store's
 has no session yet), written a moment after typing stops and at every switch
 or close. An empty draft deletes the key.
 
-A draft longer than any model can read (``parley.core.text_limits``) is never
+A draft longer than any model can read (``parley.core.context.text_limits``) is never
 written: it could not be sent, and a 53 MB draft in sessions.db slowed every
 later start. The composer refuses a paste that would make one; a longer draft
 stored by an older Parley is cut to the limit when it is loaded.
@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from parley.core.chat.save_queue import PASSING
+from parley.core.context.text_limits import max_text_chars
 from parley.core.store.errors import StoreError
-from parley.core.text_limits import max_text_chars
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.core.text_limits import max_text_chars
+from parley.core.context.text_limits import max_text_chars
 from parley.gui.look import appearance
 from parley.gui.text.long_text import has_long_run
 
@@ -144,7 +144,7 @@ class Composer(QPlainTextEdit):
         files_given(list): local file paths were dropped or pasted.
         image_given(QImage): an image (no text, no file) was dropped or pasted.
         text_refused(int): a paste was refused: the text would be longer than any
-            model can read (``parley.core.text_limits``); its length in characters.
+            model can read (``parley.core.context.text_limits``); its length in characters.
     """
 
     files_given = Signal(list)

@@ -4,7 +4,7 @@ Shows a small ring and "12.3k / 200k"; the tooltip gives exact figures, where
 the window came from and the prompt-cache read tokens of the last reply. The
 numbers come from :func:`measure`: the tokens the last reply's request held by
 the provider's own count plus an estimate of what was added since
-(``parley.core.context_size``), else ``parley.core.tokens.estimate_tokens``; the window the
+(``parley.core.context.size``), else ``parley.core.context.tokens.estimate_tokens``; the window the
 provider gave, else settings, the catalog or a default
 (``ProviderHub.model_info``). This widget only displays them.
 """
@@ -37,14 +37,14 @@ def measure(turns: Sequence[Any], system: str | None, model_ref: str | None,
 
     Returns:
         (tokens the next request holds — the last reply's reported input plus
-        the estimated tokens added since, else ``parley.core.tokens.estimate_tokens``
+        the estimated tokens added since, else ``parley.core.context.tokens.estimate_tokens``
         over the wire turns, system prompt and tools —, the model's context
         window in tokens (None when unknown), the prompt-cache read tokens of
         the last reply (0 if none), where the window came from (``provider``,
         ``settings``, ``catalog``, ``default``; None when unknown), whether the
         tokens rest on the provider's count).
     """
-    from parley.core.context_size import measured_tokens, request_estimate
+    from parley.core.context.size import measured_tokens, request_estimate
     from parley.core.errors import ParleyError
     from parley.core.providers.base import ChatRequest
     from parley.core.providers.capabilities import CAPS_BY_KIND

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.core.tokens import text_tokens
+from parley.core.context.tokens import text_tokens
 from parley.core.tools.memory import DEFAULT_LIMIT_TOKENS, MemoryTooLong
 from parley.gui import dialogs
 from parley.gui.header.model_picker import ModelChoice, selectable
@@ -193,8 +193,8 @@ class SpaceDialog(QDialog):
         self.mcp_box.setVisible(bool(servers))
 
     def memory_tokens(self) -> int:
-        """The memory field's size (tokens, ``parley.core.tokens.text_tokens`` of the stripped
-        text)."""
+        """The memory field's size (tokens, ``parley.core.context.tokens.text_tokens`` of the
+        stripped text)."""
         return text_tokens(self.memory_edit.toPlainText().strip())
 
     def _update_hint(self) -> None:

@@ -19,8 +19,8 @@ from parley.core.compaction.plan import plan_compaction, restorable_files
 from parley.core.compaction.prompt import transcript_prompt
 from parley.core.compaction.wire import hide_tool_output, stub_for_overflow
 from parley.core.content import CompactSummaryBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.context.tokens import estimate_tokens
 from parley.core.providers.capabilities import ANTHROPIC
-from parley.core.tokens import estimate_tokens
 from parley.core.wire import to_messages
 
 TARGET_TOKENS = 200_000

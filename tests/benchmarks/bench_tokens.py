@@ -14,7 +14,6 @@ import struct
 import time
 import zlib
 
-from parley.core import tokens
 from parley.core.content import (
     Block,
     DocumentBlock,
@@ -25,8 +24,9 @@ from parley.core.content import (
     ToolUseBlock,
     Turn,
 )
+from parley.core.context import tokens
+from parley.core.context.tokens import estimate_tokens
 from parley.core.providers.capabilities import ANTHROPIC
-from parley.core.tokens import estimate_tokens
 from parley.core.wire import to_messages
 
 BUDGET_MS = 20.0

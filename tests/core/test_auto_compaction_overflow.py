@@ -15,7 +15,7 @@ from parley.core.chat.run import RunFailed, RunFinished
 from parley.core.compaction.compact import CompactEvent, CompactPromptTooLongError
 from parley.core.compaction.run import HistoryTooLong
 from parley.core.content import TextBlock, Turn
-from parley.core.tokens import estimate_tokens
+from parley.core.context.tokens import estimate_tokens
 from parley.core.wire import SUMMARY_HEADING, to_messages
 from tests.core.test_compaction_support import (
     LONG,

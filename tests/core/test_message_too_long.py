@@ -8,9 +8,9 @@ import pytest
 from parley.core.chat.run import ChatRunner, RunFinished
 from parley.core.compaction.run import MessageTooLong
 from parley.core.content import TextBlock, Turn
+from parley.core.context.tokens import estimate_tokens
 from parley.core.errors import ParleyError
 from parley.core.store.async_store import AsyncStore
-from parley.core.tokens import estimate_tokens
 from parley.core.wire import to_messages
 from tests.core.hubs import fake_hub
 from tests.core.test_compaction_support import SONNET

@@ -15,7 +15,7 @@ from parley.core.compaction.compact import CompactNoSummaryError
 from parley.core.compaction.parts import CONTINUED, CONTINUES, split_parts
 from parley.core.compaction.prompt import SUMMARIZER_SYSTEM, extract_summary, render_turn
 from parley.core.content import TextBlock, Turn
-from parley.core.tokens import text_tokens
+from parley.core.context.tokens import text_tokens
 from tests.core.test_compaction_support import (
     GPT,
     LONG,

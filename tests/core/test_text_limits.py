@@ -1,6 +1,6 @@
 """Text longer than any model can read is refused before it is stored.
 
-The limit comes from the catalog's largest context window (``parley.core.text_limits``).
+The limit comes from the catalog's largest context window (``parley.core.context.text_limits``).
 A message over it is refused before it is saved or sent, for any model (known
 to the catalog or not); an import holding one writes nothing; a draft over it
 is never written to sessions.db. Real store, real HTTP to the fake provider.
@@ -13,10 +13,10 @@ import json
 import pytest
 
 from parley.core.content import TextBlock
+from parley.core.context.text_limits import CHARS_PER_TOKEN, TextTooLong, max_text_chars
 from parley.core.importing import ImportMessageTooLong, import_conversation
 from parley.core.providers.catalog import known_models
 from parley.core.store import AsyncStore
-from parley.core.text_limits import CHARS_PER_TOKEN, TextTooLong, max_text_chars
 from parley.gui.composer.drafts import Drafts, draft_key
 from tests.core.test_unsaved_replies import MODEL, chat  # noqa: F401 - the fixture
 

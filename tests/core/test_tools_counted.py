@@ -9,10 +9,10 @@ import pytest
 
 from parley.core.chat.run import ChatRunner
 from parley.core.content import TextBlock
-from parley.core.context_size import measured_tokens, request_estimate
+from parley.core.context.size import measured_tokens, request_estimate
+from parley.core.context.tokens import estimate_tokens
 from parley.core.providers.base import ChatRequest
 from parley.core.store.async_store import AsyncStore
-from parley.core.tokens import estimate_tokens
 from parley.core.tools import ToolExecutor
 from parley.core.tools.skills import SkillLibrary
 from parley.core.wire import to_messages

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from parley.core.chat.run import RunFailed
 from parley.core.compaction.compact import CompactEvent
-from parley.core.context_size import find_anchor, measured_tokens
+from parley.core.context.size import find_anchor, measured_tokens
 from parley.core.providers.base import ChatRequest
 from tests.core.test_compaction_support import SONNET
 

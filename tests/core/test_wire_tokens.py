@@ -1,4 +1,4 @@
-"""The local token estimate (core/tokens.py) of what goes on the wire."""
+"""The local token estimate (core/context/tokens.py) of what goes on the wire."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import zlib
 
 import pytest
 
-from parley.core import tokens
 from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
@@ -21,7 +20,8 @@ from parley.core.content import (
     Turn,
     UnknownBlock,
 )
-from parley.core.tokens import estimate_tokens, image_size, text_tokens
+from parley.core.context import tokens
+from parley.core.context.tokens import estimate_tokens, image_size, text_tokens
 
 
 def b64(raw: bytes) -> str:

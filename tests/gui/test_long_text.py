@@ -16,7 +16,7 @@ from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QGuiApplication, QTextOption
 
 from parley.core.content import TextBlock, Turn
-from parley.core.text_limits import max_text_chars
+from parley.core.context.text_limits import max_text_chars
 from parley.gui.composer.drafts import draft_key
 from parley.gui.text.long_text import BREAK_EVERY, FOLD_CHARS, SHOWN_CHARS, ZWSP
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from parley.core.tokens import text_tokens
+from parley.core.context.tokens import text_tokens
 
 PROMPT = "You are a meticulous travel planner. " * 40
 

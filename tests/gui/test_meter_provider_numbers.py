@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from parley.core.tokens import estimate_tokens
+from parley.core.context.tokens import estimate_tokens
 from parley.gui.header.context_meter import short_count
 
 

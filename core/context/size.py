@@ -5,7 +5,7 @@ Every reply's usage says exactly how many input tokens its request held
 as the provider's tokenizer counts them). The next request is that request
 plus what was added since (the reply itself, tool results, the new message),
 so its size is the reported figure plus a local estimate of the difference
-(:func:`parley.core.tokens.estimate_tokens`, which may be far off for code, numbers
+(:func:`parley.core.context.tokens.estimate_tokens`, which may be far off for code, numbers
 or other scripts, but only over the few turns added).
 
 The reported figure stands for the history only while that history is still
@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from parley.core.content import CompactSummaryBlock, Turn
+from parley.core.context.tokens import estimate_tokens
 from parley.core.providers.base import ChatRequest
-from parley.core.tokens import estimate_tokens
 
 __all__ = ["Anchor", "find_anchor", "measured_tokens", "request_estimate"]
 

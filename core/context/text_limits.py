@@ -5,7 +5,7 @@ can never be sent; storing it only makes every later start and layout slower
 (a 50 MB paste was kept as a 53 MB draft inside sessions.db). The limit is
 taken from the largest window of any model the catalog knows
 (``parley.core.providers.catalog``: 1,047,576 tokens, GPT-4.1) at
-:data:`CHARS_PER_TOKEN` characters per token — the estimate ``parley.core.tokens``
+:data:`CHARS_PER_TOKEN` characters per token — the estimate ``parley.core.context.tokens``
 makes for English text — so about 4.2 million characters (~4 MB of ASCII).
 A text that long can be sent to at least one model; anything over it is
 refused before it is stored:
@@ -29,7 +29,7 @@ from parley.core.errors import ParleyError
 if TYPE_CHECKING:  # the message model is not needed to build the window (start-up)
     from parley.core.content import Block
 
-#: Characters per token used for the limit (``parley.core.tokens`` estimates ASCII text so).
+#: Characters per token used for the limit (``parley.core.context.tokens`` estimates ASCII text so).
 CHARS_PER_TOKEN = 4
 
 
