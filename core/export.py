@@ -11,7 +11,7 @@ Formats (``fmt`` of :func:`export_session`):
   media are placeholders by design.
 * ``parley``: lossless (``parley.core.convert.export_parley``), every stored turn
   with its ids, times, flags, model and usage, and the session's title,
-  system prompt and model. Re-imported by ``parley.core.importing``.
+  system prompt and model. Re-imported by ``parley.core.importing.conversation``.
 * ``anthropic``: ``{"system"?: str, "messages": [...]}``, a valid Messages
   API request body minus ``model`` / ``max_tokens``: the turns as the model
   sees them (``parley.core.wire.to_messages``: aborted replies and compacted turns

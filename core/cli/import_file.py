@@ -3,7 +3,7 @@
 For scripts and for people moving a whole history: the file is imported into
 the sessions.db of ``--home`` (default: ``PARLEY_HOME`` or the user data
 folder, created when missing) exactly as File ▸ Import does
-(``parley.core.import_history.import_path``), the summary is printed, and the exit
+(``parley.core.importing.files.import_path``), the summary is printed, and the exit
 status says how it went: 0 imported (also when everything was imported
 before), 2 refused or failed (the reason on stderr; nothing was imported).
 """
@@ -58,7 +58,7 @@ def _for_command_line(message: str) -> str:
 
 
 async def _run(path: Path, home: Path | None, out: TextIO) -> str:
-    from parley.core.import_history import import_path
+    from parley.core.importing.files import import_path
     from parley.core.paths import DB_NAME, data_dir
     from parley.core.store.async_store import AsyncStore
 

@@ -15,7 +15,7 @@ refused before it is stored:
 * a draft: not written (``parley.gui.composer.drafts``), and the composer refuses a paste
   that would pass it;
 * an imported conversation: refused before anything is written
-  (``parley.core.importing``).
+  (``parley.core.importing.conversation``).
 """
 
 from __future__ import annotations

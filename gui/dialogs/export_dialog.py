@@ -5,7 +5,7 @@ everything, Anthropic messages JSON and OpenAI chat messages JSON to reuse
 the conversation elsewhere. The Save dialog's file type picks the format.
 Import reads chat histories (ChatGPT, Claude.ai, Open WebUI exports), Parley's
 own exports (JSON or Markdown) and Anthropic / OpenAI messages
-(``parley.core.import_history`` detects which, ``parley.gui.dialogs.import_dialog`` runs it) and
+(``parley.core.importing.files`` detects which, ``parley.gui.dialogs.import_dialog`` runs it) and
 refuses, with its reason, a file that is none of these; nothing is written
 then. What a format could not carry is said after the export or import.
 """

@@ -1,6 +1,6 @@
 """File ▸ Import: a chat history (many chats) or one conversation, with progress and a summary.
 
-The file is read by ``parley.core.import_history.import_path``. While it is read and
+The file is read by ``parley.core.importing.files.import_path``. While it is read and
 written a progress dialog shows how many conversations are in (after a short
 delay, so a single chat does not flash one); Cancel rolls the import back:
 nothing is imported. One conversation opens as the new chat with a short
@@ -61,12 +61,12 @@ class ImportProgress(QObject):
         self.dialog.setLabelText(f"Importing conversation {done:,} of {total:,}…")
 
     def progress(self, done: int, total: int) -> None:
-        """``parley.core.import_history``'s progress callback (store thread): shown on the GUI."""
+        """``parley.core.importing.files``'s progress callback (store thread): shown on the GUI."""
         if done == total or done % 10 == 1:
             self._loop.call_soon_threadsafe(self.advanced.emit, done, total)
 
     def cancelled(self) -> bool:
-        """``parley.core.import_history``'s cancel check (store thread)."""
+        """``parley.core.importing.files``'s cancel check (store thread)."""
         return self.cancel_asked.is_set()
 
     def close(self) -> None:
@@ -88,7 +88,7 @@ def start_import(window: Any, path: Path, space_id: str | None) -> None:
 
 
 async def _run(window: Any, path: Path, space_id: str | None) -> None:
-    from parley.core.import_history import import_path
+    from parley.core.importing.files import import_path
     from parley.core.store.imports import ImportCancelled
     from parley.gui.dialogs.export_dialog import CannotReadFile, lost_note
 

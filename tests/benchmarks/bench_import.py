@@ -5,7 +5,7 @@
 The export (``tests.histories``: 1,000 conversations of 4 to 40 messages,
 ~22 on average, a regenerated answer in every tenth: 21,596 messages, 18 MB)
 is generated once per size into /tmp/parley-bench-import/. Each run imports
-it into a new, empty sessions.db with ``parley.core.import_history.import_path``, as
+it into a new, empty sessions.db with ``parley.core.importing.files.import_path``, as
 File ▸ Import and ``parley --import`` do, and prints the wall time of the
 whole import (read, parse, convert; then the one write transaction, search
 index included), the longest stall of an asyncio ticker running meanwhile
@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from parley.core.import_history import import_path  # noqa: E402
+from parley.core.importing.files import import_path  # noqa: E402
 from parley.core.store.async_store import AsyncStore  # noqa: E402
 from tests.histories import plain_chat  # noqa: E402
 

@@ -9,11 +9,11 @@ import json
 
 import pytest
 
-import parley.core.importing as importing
+import parley.core.importing.conversation as importing
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.core.convert import NotAConversation
 from parley.core.export import export_session
-from parley.core.importing import ImportTooLarge, import_conversation, import_file
+from parley.core.importing.conversation import ImportTooLarge, import_conversation, import_file
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import DiskFull, SpaceNotFound
 from tests.core.test_export import make_session, rich_turns

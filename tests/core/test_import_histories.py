@@ -20,7 +20,7 @@ from parley.core.content import (
     ToolUseBlock,
 )
 from parley.core.convert import NotAConversation
-from parley.core.import_history import ImportSummary, import_data, import_path
+from parley.core.importing.files import ImportSummary, import_data, import_path
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import DiskFull
 from parley.core.store.imports import IMPORT_KEY, ImportCancelled
@@ -326,7 +326,7 @@ async def test_branches_are_versions_of_their_chat_and_the_exported_one_opens(st
 @pytest.mark.parametrize("text", ["[]", " \n[ ]\t", "[1, 2]", '[{"a": [1, {"b": "]"}]}, "x"]\n',
                                   '{"a": 1}', '"s"', "[[], [[]]]"])
 def test_the_item_by_item_parse_reads_what_json_reads(text):
-    from parley.core.import_history import _parse_gently
+    from parley.core.importing.files import _parse_gently
 
     assert _parse_gently(text) == json.loads(text)
 
@@ -338,7 +338,7 @@ def test_the_item_by_item_parse_reads_what_json_reads(text):
     ("[1,\n2,", r"looks cut off: its JSON stops in the middle \(line 2, column 3\)"),
 ])
 def test_the_item_by_item_parse_refuses_what_json_refuses(text, reason):
-    from parley.core.import_history import _parse_gently
+    from parley.core.importing.files import _parse_gently
 
     with pytest.raises(NotAConversation, match=reason):
         _parse_gently(text)
@@ -428,7 +428,7 @@ async def test_uploaded_files_come_from_the_export_folder_or_are_named(store, tm
 
 
 async def test_a_conversation_with_a_message_no_model_can_read_is_left_out(store, monkeypatch):
-    from parley.core import import_history
+    from parley.core.importing import files as import_history
 
     monkeypatch.setattr(import_history, "max_text_chars", lambda: 1000)
     data = chatgpt_export(3, turns=4)

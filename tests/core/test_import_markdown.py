@@ -20,8 +20,8 @@ from parley.core.content import (
 )
 from parley.core.convert.markdown import from_markdown, looks_like_markdown
 from parley.core.export import export_session
-from parley.core.import_history import import_data
-from parley.core.importing import import_conversation
+from parley.core.importing.conversation import import_conversation
+from parley.core.importing.files import import_data
 from parley.core.store.async_store import AsyncStore
 from tests.core.test_export import MODEL, make_session, rich_turns
 
@@ -137,7 +137,7 @@ async def test_importing_the_same_markdown_export_twice_adds_it_once(store, tmp_
     """Re-importing adds only conversations not imported before (README), Parley's own
     Markdown export included; the summary names the format and no zero counts."""
     from parley.core.export import to_markdown
-    from parley.core.import_history import import_path
+    from parley.core.importing.files import import_path
 
     s = await store.create_session(title="Bread")
     await store.append_turn(s.id, Turn("user", [TextBlock("How long to proof?")]))

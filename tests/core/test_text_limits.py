@@ -14,7 +14,7 @@ import pytest
 
 from parley.core.content import TextBlock
 from parley.core.context.text_limits import CHARS_PER_TOKEN, TextTooLong, max_text_chars
-from parley.core.importing import ImportMessageTooLong, import_conversation
+from parley.core.importing.conversation import ImportMessageTooLong, import_conversation
 from parley.core.providers.catalog import known_models
 from parley.core.store import AsyncStore
 from parley.gui.composer.drafts import Drafts, draft_key

@@ -11,7 +11,7 @@
 * Parley's Markdown export is written the same way (one chat; its
   ``source_id`` is a digest of the file's text without its export date), so
   importing the same export again adds nothing either;
-* anything else goes to ``parley.core.importing.import_conversation`` (a Parley
+* anything else goes to ``parley.core.importing.conversation.import_conversation`` (a Parley
   export, JSON or Markdown, an Anthropic or OpenAI message list or request body).
 
 Either way the result is an :class:`ImportSummary` whose :meth:`~ImportSummary.text`
@@ -42,7 +42,7 @@ from parley.core.convert.histories import read_history
 from parley.core.convert.history import FORMAT_NAMES, HistoryChat, ImportedHistory
 from parley.core.convert.markdown import from_markdown, looks_like_markdown
 from parley.core.gc_pause import gc_paused
-from parley.core.importing import (
+from parley.core.importing.conversation import (
     MAX_IMPORT_BYTES,
     ImportResult,
     ImportTooLarge,
@@ -86,7 +86,7 @@ class ImportSummary:
         lost: one sentence per kind of thing that could not be carried.
         missing_files: (``image`` | ``file``, name) of files the export named
             but did not include.
-        single: for one conversation, ``parley.core.importing``'s result (else None).
+        single: for one conversation, ``parley.core.importing.conversation``'s result (else None).
     """
 
     source_format: str
@@ -202,7 +202,7 @@ async def import_path(
 
     Raises:
         ImportTooLarge: the file is larger than :data:`MAX_HISTORY_BYTES` (or,
-            for a single conversation, ``parley.core.importing.MAX_IMPORT_BYTES``).
+            for a single conversation, ``parley.core.importing.conversation.MAX_IMPORT_BYTES``).
         NotAConversation: the file is none of the formats; its reason says
             what was found; nothing was written.
         ImportCancelled: cancelled; nothing was written.
