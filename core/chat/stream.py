@@ -50,9 +50,9 @@ from parley.core.content import Turn
 from parley.core.context.tokens import estimate_tokens
 from parley.core.context.too_long import SentMessageTooLong, model_name
 from parley.core.errors import ParleyError
-from parley.core.local_traffic import traffic_for
 from parley.core.providers.base import ChatRequest
 from parley.core.providers.errors import ContextOverflow, ProviderError
+from parley.core.providers.local_traffic import traffic_for
 from parley.core.providers.retry import RetryWait, retry_waits
 from parley.core.tools.loop import RunTools
 from parley.core.wire import to_messages

@@ -12,7 +12,7 @@ Rules:
   (``provider:model``, or a bare model id of the chat's provider), else the
   cheap sibling of the chat's model that its provider lists: the newest Haiku
   for Anthropic, the newest ``-mini`` for OpenAI, the same model for a local
-  server or when the provider lists none (``parley.core.cheap_models``);
+  server or when the provider lists none (``parley.core.providers.cheap_models``);
 * with ``chat.auto_title`` off, or when the call fails, returns nothing or
   only junk, the title is the first line of the first user message (no
   provider call when the setting is off);
@@ -29,10 +29,10 @@ Rules:
   ("The capital of France is Paris"), or one that only repeats the request's
   first words ("How do I plan a"): small local models write these;
 * titles are plain text: markdown is taken out of the model's answer and of
-  the first-line placeholder (``parley.core.title_text``);
+  the first-line placeholder (``parley.core.chat.title_text``);
 * on a local (OpenAI-compatible) server the title request is a background
   one: it waits while a chat reply or summary of the same server is in flight
-  and is sent again after one that called it off (``parley.core.local_traffic``);
+  and is sent again after one that called it off (``parley.core.providers.local_traffic``);
 * the title request's tokens and cost count in the session's usage totals;
 * nothing here raises to the caller: failures are logged and fall back.
 """
@@ -46,12 +46,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from parley.core.cheap_models import summary_model_ref
+from parley.core.chat.title_text import echoes_request, plain_text
 from parley.core.content import DocumentBlock, ImageBlock, TextBlock, Turn, Usage
-from parley.core.local_traffic import traffic_for
 from parley.core.providers.base import ChatRequest, Stop, TextDelta, UsageUpdate
+from parley.core.providers.cheap_models import summary_model_ref
+from parley.core.providers.local_traffic import traffic_for
 from parley.core.settings import Settings, UnknownSetting
-from parley.core.title_text import echoes_request, plain_text
 
 if TYPE_CHECKING:
     from parley.core.providers.hub import ProviderHub
@@ -110,7 +110,7 @@ COPY_MIN_WORDS = 3
 def first_line_title(text: str, limit: int = MAX_TITLE_CHARS) -> str:
     """Return a title from the first non-empty line of ``text`` (≤ ``limit`` chars).
 
-    Markdown is taken out (``parley.core.title_text.plain_text``: emphasis, code
+    Markdown is taken out (``parley.core.chat.title_text.plain_text``: emphasis, code
     marks, heading / quote / list marks, links keep their text); a longer line
     is cut and ends with "…". ``"New chat"`` when there is no text. The run
     loop uses it for the placeholder title it sets after the first exchange.
@@ -170,7 +170,7 @@ def title_problem(
         output limit within the words kept), ``"copy"`` (the first
         :data:`COPY_MIN_WORDS`-plus words of the reply, word for word),
         ``"echo"`` (only the request's first words, cut before its end:
-        ``parley.core.title_text.echoes_request``), or None.
+        ``parley.core.chat.title_text.echoes_request``), or None.
     """
     if _META.match(title):
         return "meta"
@@ -238,7 +238,7 @@ async def title_model_ref(hub: ProviderHub, store: AsyncStore, model_ref: str) -
     Returns:
         ``chat.title_model`` (when declared and set; a bare id means that model
         of the chat's provider), else the cheap sibling of the chat's model
-        that the provider lists (``parley.core.cheap_models.cheap_model_ref``).
+        that the provider lists (``parley.core.providers.cheap_models.cheap_model_ref``).
 
     Raises:
         InvalidModelRef: ``model_ref`` is not ``provider:model``.
@@ -342,8 +342,8 @@ async def _generated(
         ref = await title_model_ref(hub, store, model_ref)
         provider, _ = hub.resolve(ref)
         prompt = _prompt(user_text, reply_text)
-        # A local server's chat requests go first (parley.core.local_traffic); the timeout runs
-        # from when the title request is sent.
+        # A local server's chat requests go first (parley.core.providers.local_traffic); the
+        # timeout runs from when the title request is sent.
         raw, usage, stop = await traffic_for(hub).background(
             provider, lambda: asyncio.wait_for(_ask_model(hub, ref, prompt), TITLE_TIMEOUT_S)
         )

@@ -40,7 +40,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from parley.core.cheap_models import cheap_model_ref
 from parley.core.compaction.plan import (
     Plan,
     file_label,
@@ -72,6 +71,7 @@ from parley.core.context.tokens import estimate_tokens
 from parley.core.errors import ParleyError
 from parley.core.hooks import Hooks
 from parley.core.providers.base import ChatRequest
+from parley.core.providers.cheap_models import cheap_model_ref
 from parley.core.store.errors import SessionNotFound
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ key                     default  meaning
 ``compaction.model``    None     summary model (``provider:model`` of a set-up
                                  provider, or a bare id without a colon: that
                                  model of the conversation's provider); None:
-                                 automatic (``parley.core.cheap_models``)
+                                 automatic (``parley.core.providers.cheap_models``)
 ``compaction.strategy`` summary  ``summary`` (write a summary) or ``tail``
                                  (hide older tool output on the wire)
 ======================  =======  ==========================================
@@ -179,7 +179,7 @@ def chosen_model_ref(
         setting: the model setting (``compaction.model``): ``provider:model``
             whose provider is set up; a bare model id without a colon, meaning
             that model of the conversation's provider; None (or blank) for
-            automatic (``parley.core.cheap_models.cheap_model_ref``).
+            automatic (``parley.core.providers.cheap_models.cheap_model_ref``).
         key: which setting ``setting`` is (for the error's wording).
 
     Raises:

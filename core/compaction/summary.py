@@ -11,7 +11,7 @@ Order (README, Compaction):
    sent again with the summary instruction as a note after its last message
    (:func:`parley.core.compaction.wire.note_params`).
 2. **One separate request** to the summary model (the setting, else a cheap
-   model the provider lists: ``parley.core.cheap_models``): the turns as a
+   model the provider lists: ``parley.core.providers.cheap_models``): the turns as a
    transcript in one user message; shortened once (level 1: tool input and
    output clipped harder; what the user and the assistant wrote never is)
    when it does not fit.
@@ -56,9 +56,9 @@ from parley.core.compaction.wire import estimate_request, note_params, stream_pa
 from parley.core.content import TextBlock, Turn, Usage
 from parley.core.context.tokens import estimate_tokens, text_tokens
 from parley.core.errors import ParleyError
-from parley.core.local_traffic import traffic_for
 from parley.core.providers.base import ChatRequest, Event, Stop, TextDelta, UsageUpdate
 from parley.core.providers.errors import ContextOverflow, ProviderError
+from parley.core.providers.local_traffic import traffic_for
 
 if TYPE_CHECKING:
     from parley.core.providers.base import Provider
@@ -367,7 +367,8 @@ class Summarizer:
         """Collect a reply's text, stop reason and usage, emitting progress as it streams.
 
         A summary request is a foreground one for a local server
-        (``parley.core.local_traffic``): a background title request to the same server waits.
+        (``parley.core.providers.local_traffic``): a background title request to the same server
+        waits.
         """
         async with traffic_for(self.hub).foreground(provider):
             return await self._collect(events, emit, stage, **progress)

@@ -11,13 +11,13 @@ from __future__ import annotations
 import pytest
 
 from parley.core.chat.run import ChatRunner
-from parley.core.cheap_models import summary_model_ref
 from parley.core.compaction.settings import (
     ModelProviderNotSetUp,
     UnusableModelSetting,
     check_model_setting,
 )
 from parley.core.content import TextBlock, Turn
+from parley.core.providers.cheap_models import summary_model_ref
 from parley.core.settings import SettingsError
 from parley.core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
