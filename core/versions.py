@@ -11,8 +11,12 @@ This module is the pure part: given each member's turns as :class:`TurnKey`
 rows, it says where the conversation shown parts from the others
 (:func:`branch_points`) — a message with two or more versions — and which
 member to show for each version. Copies are recognised as a fork makes them:
-same role, same time (ms) and same content (the ids a compaction summary
-holds are re-linked in a fork, so they do not count).
+same role, same time (ms) and same content. A compaction's summary is no
+message of the conversation and is left out (:func:`is_summary`): it is
+stored after the turns its compaction kept, and the versions made before the
+compaction have none, so with it the compacted session would part from them
+at its first turn and the edits and regenerations made before would be lost
+from view.
 """
 
 from __future__ import annotations
@@ -21,31 +25,22 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-_ID_KEYS = ("first_turn_id", "last_turn_id", "compaction_id")
 
-
-def content_digest(blocks_json: str) -> str:
-    """The part of a stored turn's blocks (JSON text) that a fork's copy keeps unchanged.
+def is_summary(blocks_json: str) -> bool:
+    """True when a stored turn's blocks (``turns.blocks``, JSON text) are a compaction
+    summary (a ``compact_summary`` block), not a message.
 
     Args:
         blocks_json: ``turns.blocks`` as stored.
-
-    Returns:
-        The JSON itself, or for a compaction summary the JSON without the turn and
-        compaction ids a fork re-links (``parley.core.store.forks``).
     """
     if '"compact_summary"' not in blocks_json:
-        return blocks_json
+        return False  # a message quoting the word holds it escaped: \\"compact_summary\\"
     try:
         data = json.loads(blocks_json)
     except ValueError:
-        return blocks_json
-    if isinstance(data, list):
-        for block in data:
-            if isinstance(block, dict) and block.get("type") == "compact_summary":
-                for key in _ID_KEYS:
-                    block.pop(key, None)
-    return json.dumps(data, sort_keys=True)
+        return False
+    return isinstance(data, list) and any(
+        isinstance(b, dict) and b.get("type") == "compact_summary" for b in data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +51,7 @@ class TurnKey:
         turn_id: the turn's id in its session.
         role: ``user`` | ``assistant``.
         created_at: epoch ms (a fork's copy keeps it).
-        digest: :func:`content_digest` of its blocks.
+        digest: its blocks as stored (JSON text; a fork's copy keeps them).
     """
 
     turn_id: str
@@ -78,7 +73,7 @@ class Member:
         session_id: the session.
         created_at: epoch ms of the session.
         updated_at: epoch ms of its last activity.
-        turns: its stored turns in order.
+        turns: its stored messages in order (compaction summaries left out).
     """
 
     session_id: str

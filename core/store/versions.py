@@ -32,7 +32,7 @@ from parley.core.store.dialect import dual_text
 from parley.core.store.errors import SessionNotFound
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.version_kind import is_version_sql
-from parley.core.versions import Member, TurnKey, Versions, branch_points, content_digest, copy_in
+from parley.core.versions import Member, TurnKey, Versions, branch_points, copy_in, is_summary
 
 KIND_KEY = "fork_kind"
 VERSION = "version"
@@ -111,40 +111,10 @@ def members(con: Connection, root: str, *, with_turns: bool = True) -> list[Memb
     rows.sort(key=lambda r: (r.id != root, r.created_at))
     keys: dict[str, list[TurnKey]] = {r.id: [] for r in rows}
     if with_turns and len(rows) > 1:
-        found: dict[str, list[tuple[float, TurnKey, str | None]]] = {r.id: [] for r in rows}
         for t in con.execute(_TURNS, {"ids": json.dumps(list(keys))}):
-            key = TurnKey(t.id, t.role, t.created_at, content_digest(t.blocks))
-            found[t.session_id].append((t.seq, key, _summary_start(t.blocks)))
-        for sid, turns in found.items():
-            keys[sid] = [k for _o, k, _s in sorted(_in_conversation_order(turns),
-                                                   key=lambda x: x[0])]
+            if not is_summary(t.blocks):  # no message (parley.core.versions)
+                keys[t.session_id].append(TurnKey(t.id, t.role, t.created_at, t.blocks))
     return [Member(r.id, r.created_at, r.updated_at, tuple(keys[r.id])) for r in rows]
-
-
-def _summary_start(blocks_json: str) -> str | None:
-    """The first turn a compaction summary stands for (None: not a summary)."""
-    if '"compact_summary"' not in blocks_json:
-        return None
-    try:
-        data = json.loads(blocks_json)
-    except ValueError:
-        return None
-    for block in data if isinstance(data, list) else ():
-        if isinstance(block, dict) and block.get("type") == "compact_summary":
-            first = block.get("first_turn_id")
-            return first if isinstance(first, str) else None
-    return None
-
-
-def _in_conversation_order(
-    turns: list[tuple[float, TurnKey, str | None]],
-) -> list[tuple[float, TurnKey, str | None]]:
-    """Place each summary just before the turns it stands for (it is stored after the
-    turns its compaction kept): a reply regenerated after a compaction then parts
-    from the old one where the two replies are, not at the summary."""
-    seq_of = {k.turn_id: seq for seq, k, _s in turns}
-    return [(seq_of[start] - 0.5 if start in seq_of else seq, k, start)
-            for seq, k, start in turns]
 
 
 def versions(con: Connection, session_id: str) -> Versions:

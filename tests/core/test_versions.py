@@ -301,3 +301,51 @@ def test_versions_are_not_counted_as_other_chats_in_search(db):
     db.fork(sid, db.get_turns(sid)[0].id)
     [hit] = db.search("Lisbon")
     assert hit.fork_copies == 1
+
+
+async def test_versions_made_before_a_compaction_stay_on_their_messages(any_target):
+    """The trial's steps: edit the first message, regenerate its reply, talk on, compact,
+    restart. The summary (stored last, standing for the first turns) is no message: each
+    version is still offered where it parts, and the compacted chat is no version."""
+    from parley.core.content import CompactSummaryBlock
+
+    store = await AsyncStore.open(any_target)
+    try:
+        sid = (await store.create_session(title="Alpha", model=MODEL)).id
+        first = await store.append_turn(sid, Turn("user", [TextBlock("alpha question")]))
+        await store.append_turn(sid, Turn("assistant", [TextBlock("answer one")]))
+        edited = await edit_and_fork(store, sid, first.id, [TextBlock("beta question")])
+        await store.append_turn(edited.id, Turn("assistant", [TextBlock("answer two")]))
+        beta = (await store.get_turns(edited.id))[0]
+        old = (await store.set_aside_reply(edited.id, beta.id,
+                                           title="Answer 1 (Sonnet, 21:40) · Alpha")).id
+        await store.append_turn(edited.id, Turn("assistant", [TextBlock("answer three")]))
+        for n in range(3):
+            await store.append_turn(edited.id, Turn("user", [TextBlock(f"more {n}")]))
+            await store.append_turn(edited.id, Turn("assistant", [TextBlock(f"reply {n}")]))
+        shown = await store.get_turns(edited.id)
+        await store.record_compaction(
+            edited.id, Turn("user", [CompactSummaryBlock("<summary>beta…</summary>", 4)]),
+            first_turn_id=shown[0].id, last_turn_id=shown[3].id, replaced_count=4)
+        await store.show_version(edited.id)
+    finally:
+        await store.close()
+
+    store = await AsyncStore.open(any_target)  # a restart
+    try:
+        v = await store.versions(edited.id)
+        got = {k: (p.index, p.total) for k, p in v.points.items()}
+        # on the edited message (inside the summary card) and on its regenerated reply
+        assert got == {shown[0].id: (2, 2), shown[1].id: (2, 2)}
+        assert v.points[shown[0].id].target(-1) == (sid, first.id)
+        assert v.points[shown[1].id].target(-1)[0] == old
+        # seen from the first version (as search opens it): one point, two versions
+        back = await store.versions(sid)
+        assert {k: (p.index, p.total) for k, p in back.points.items()} == {first.id: (1, 2)}
+        assert back.points[first.id].target(+1)[0] == edited.id
+        older = await store.versions(old)
+        old_turns = await store.get_turns(old)
+        assert {k: (p.index, p.total) for k, p in older.points.items()} == {
+            old_turns[0].id: (2, 2), old_turns[1].id: (1, 2)}
+    finally:
+        await store.close()
