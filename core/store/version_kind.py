@@ -59,8 +59,9 @@ def is_version(s: Any) -> ColumnElement[int]:
     titled_as_one = and_(
         s.c.parent_session_id.is_not(None),
         or_(
-            title.like(EDITED_SUFFIX),
-            title.like(PREVIOUS_SUFFIX),
+            # Either letter case, as SQLite's LIKE (ASCII) has always taken them.
+            title.ilike(EDITED_SUFFIX),
+            title.ilike(PREVIOUS_SUFFIX),
             and_(func.substr(title, 1, len(ANSWER_PREFIX)) == ANSWER_PREFIX,
                  func.substr(title, len(ANSWER_PREFIX) + 1, 1).in_(_DIGITS)),
         ),

@@ -194,6 +194,7 @@ def test_forks_of_earlier_builds_are_recognised_by_their_titles(any_target):
     edited = db.fork(sid, turns[1].id, title="Trip (edited)")
     kept = db.fork(sid, turns[-1].id, title="Answer 1 (Sonnet 4.6, 14:32) · Trip")
     previous = db.fork(sid, turns[-1].id, title="Trip (previous answer)")
+    shouted = db.fork(sid, turns[1].id, title="Trip (EDITED)")  # either case, either backend
     explicit = db.fork(sid, turns[1].id)  # "Trip (fork)"
     from_edit = db.fork(edited.id, db.get_turns(edited.id)[-1].id)  # Fork from here, in it
     untitled = db.fork(sid, turns[1].id)
@@ -209,8 +210,9 @@ def test_forks_of_earlier_builds_are_recognised_by_their_titles(any_target):
         assert nested.meta["nest_under"] == sid
         assert not db.get_session(untitled.id).is_version
         assert {s.id for s in db.list_forks(sid) if s.is_version} == {
-            edited.id, kept.id, previous.id}
-        assert set(db.versions(sid).members) == {sid, edited.id, kept.id, previous.id}
+            edited.id, kept.id, previous.id, shouted.id}
+        assert set(db.versions(sid).members) == {
+            sid, edited.id, kept.id, previous.id, shouted.id}
     finally:
         db.close()
 
