@@ -1,6 +1,11 @@
-"""ProviderHub: configured providers, keys, default model, connection tests."""
+"""ProviderHub: configured providers, keys, default model, connection tests.
+
+Every test runs on a sessions.db file and on a PostgreSQL database (``store`` below).
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -9,8 +14,28 @@ from parley.core.providers.errors import AuthenticationFailed, NetworkError
 from parley.core.providers.hub import ProviderHub, UnknownProvider
 from parley.core.providers.registry import ProviderConfigError
 from parley.core.providers.retry import RetryPolicy
+from parley.core.store.async_store import AsyncStore
+from tests.core.rawdb import raw_rows
 
 FAST = RetryPolicy(max_retries=0)
+
+
+@pytest.fixture
+def store(any_store: AsyncStore) -> AsyncStore:
+    """The shared ``store`` (tests/core/conftest.py), once on each backend."""
+    return any_store
+
+
+def stored(store: AsyncStore, secret: str) -> bool:
+    """True when ``secret`` is anywhere in the sessions.db file (or its WAL), or in the
+    database's settings and app state."""
+    if not store.on_server:  # the file and its write-ahead log
+        files = [Path(store.path), Path(f"{store.path}-wal")]
+        return any(secret.encode() in f.read_bytes() for f in files if f.exists())
+    [(found,)] = raw_rows(store.sync, "SELECT (SELECT count(*) FROM settings WHERE value LIKE ?)"
+                                      " + (SELECT count(*) FROM app_state WHERE value LIKE ?)",
+                          (f"%{secret}%", f"%{secret}%"))
+    return bool(found)
 
 
 def _hub(store, tmp_path, environ=None):
@@ -56,8 +81,8 @@ async def test_added_provider_persists_with_its_key_outside_the_database(
     assert {c.id for c in again.configs} == {"ollama", "anthropic"}
     assert again.key_source("anthropic") == "file"
     assert again.default_model_ref() == "ollama:llama3.2"  # the first one set up
-    raw = (tmp_path / "sessions.db").read_bytes()
-    assert b"sk-ant-secret-1234" not in raw
+    assert not stored(store, "sk-ant-secret-1234")
+    assert stored(store, "llama3.2")  # (where the providers are kept)
     models = await again.list_models("anthropic")
     assert models
     await again.aclose()

@@ -1,5 +1,8 @@
-"""ProviderHub at start-up: model lists kept in sessions.db, SDKs imported off the caller's
-thread and only for the providers in use."""
+"""ProviderHub at start-up: model lists kept in the store, SDKs imported off the caller's
+thread and only for the providers in use.
+
+The tests of kept model lists run on a sessions.db file and on PostgreSQL (``store`` below).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +12,20 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers.hub import MODELS_STATE_PREFIX, ProviderHub
 from parley.core.providers.retry import RetryPolicy
+from parley.core.store.async_store import AsyncStore
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def store(any_store: AsyncStore) -> AsyncStore:
+    """The shared ``store`` (tests/core/conftest.py), once on each backend."""
+    return any_store
 
 
 def _hub(store, tmp_path, environ=None) -> ProviderHub:
