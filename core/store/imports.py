@@ -3,13 +3,16 @@
 An imported session records where it came from in ``sessions.meta`` (no schema
 change: ``meta`` is the sessions' free-form JSON object, kept as found)::
 
-    {"imported": {"source": "chatgpt", "id": "<the export's conversation id>"}}
+    {"imported": {"source": "chatgpt", "id": "<the export's conversation id>",
+                  "at": <epoch ms of the import>}}
 
 A second import of the same file finds these ids (:func:`imported_ids`) and
-leaves those conversations out. Forks carry the same ``imported`` object with
-``"branch"`` (the export's id of the branch's last message) and are never
-matched themselves: only chats without a parent are (a fork the person makes
-later copies its parent's ``meta``, see ``parley.core.store.forks``).
+leaves those conversations out. ``at`` tells the turns that came with the
+import (none is newer) from the ones written in Parley since. Forks carry the
+same ``imported`` object with ``"branch"`` (the export's id of the branch's
+last message) and are never matched themselves: only chats without a parent
+are (a fork the person makes later copies its parent's ``meta``, see
+``parley.core.store.forks``).
 
 The other branches of a conversation are edits and regenerations, so their
 forks are *versions* of the chat (``parley.core.store.versions``: ``fork_kind``
@@ -197,6 +200,7 @@ def _meta(chat: NewChat, branch: str | None = None, fork: bool = False) -> dict[
     source: dict[str, Any] = {"source": chat.source}
     if chat.source_id is not None:
         source["id"] = chat.source_id
+    source["at"] = now_ms()
     if branch is not None:
         source["branch"] = branch
     meta: dict[str, Any] = {IMPORT_KEY: source}

@@ -59,6 +59,8 @@ KEPT_FOR_SETUP = ("Your message is kept in the chat's box: set up a provider her
 CALLED_OFF = ("Not sent: your message is kept in the chat. Retry sends it when you want.")
 #: Under a fork made at one's own message (nothing failed: it was never sent from here).
 FORKED_AT_MESSAGE = "This fork ends with your message. Send it to get a new answer here."
+IMPORTED_AT_MESSAGE = ("This chat was imported and ends with your message. Send it to get an "
+                       "answer here.")
 
 
 class ChatRuns:
@@ -299,6 +301,10 @@ class ChatRuns:
             # The fork's copy of a message written before it was made: it ends at
             # one's own message on purpose, ready to be asked again.
             self.w.transcript.show_notice(FORKED_AT_MESSAGE, "Send")
+            return
+        if session is not None and _came_with_import(session, last):
+            # Never sent from Parley: no failure to report, a reply can be asked for.
+            self.w.transcript.show_notice(IMPORTED_AT_MESSAGE, "Send")
             return
         self.w.transcript.show_error(self._too_long_note(last) or CALLED_OFF)
 
@@ -778,3 +784,23 @@ class ChatRuns:
             await asyncio.wait([self._runs[sid]], timeout=timeout_s)
         elif self.chat.runner is not None and self.chat.runner.cancel(sid) and sid in self._runs:
             await asyncio.wait([self._runs[sid]], timeout=timeout_s)
+
+
+def _came_with_import(session: Any, last: Turn) -> bool:
+    """True when a chat's unanswered last message came with it from an import file.
+
+    A chat history import marks its chats and their branches with the time of the
+    import (``sessions.meta["imported"]["at"]``, ``parley.core.store.imports``): a
+    message no newer came with it. A conversation file imported on its own is not
+    marked, but its messages are older than its chat (they keep the file's times,
+    or the time it was read, before the chat was made), where one sent from
+    Parley is saved after its chat exists (a fork's copies are older too: forks
+    count only when marked).
+    """
+    from parley.core.store.imports import IMPORT_KEY
+
+    imported = (session.meta or {}).get(IMPORT_KEY)
+    if isinstance(imported, dict):
+        at = imported.get("at")
+        return isinstance(at, int) and last.created_at <= at
+    return session.parent_session_id is None and last.created_at < session.created_at

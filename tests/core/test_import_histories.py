@@ -78,7 +78,9 @@ async def test_a_chatgpt_export_becomes_chats_with_their_branches_as_forks(store
     assert (summary.chats, summary.forks, summary.empty, summary.skipped) == (2, 2, 1, 0)
     lisbon, bread = (await chats_and_forks(store, summary))[0]
     assert lisbon.title == "Trip to Lisbon" and bread.title == "Sourdough"
-    assert lisbon.meta[IMPORT_KEY] == {"source": "chatgpt", "id": "conv-lisbon"}
+    imported = dict(lisbon.meta[IMPORT_KEY])
+    assert imported.pop("at") >= lisbon.updated_at  # when it was imported: after its turns
+    assert imported == {"source": "chatgpt", "id": "conv-lisbon"}
     assert bread.system_prompt == "You are a baker."
     assert bread.created_at < bread.updated_at < 2_000_000_000_000  # the export's own times
     assert lisbon.created_at == pytest.approx(T0 * 1000, abs=60_000)

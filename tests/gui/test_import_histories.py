@@ -11,9 +11,16 @@ import threading
 import pytest
 from PySide6.QtWidgets import QMessageBox, QPushButton
 
+from parley.core.content import TextBlock, Turn
 from parley.gui.dialogs import export_dialog
 from parley.gui.dialogs.import_dialog import ImportProgress
-from tests.histories import chatgpt_export, claude_export, lisbon_trip, write_chatgpt_folder
+from tests.histories import (
+    ChatGPTConversation,
+    chatgpt_export,
+    claude_export,
+    lisbon_trip,
+    write_chatgpt_folder,
+)
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -203,3 +210,57 @@ def test_imported_chats_can_be_read_before_a_provider_is_set_up(driver, tmp_path
     assert panel.waiting.isVisible() and "kept" in panel.waiting.text()
     assert w.composer.toPlainText() == "One more haiku?"
     assert [t.text() for t in driver.run(w.store.get_turns(haiku.id))][-1] == "Rain."
+
+
+def _open_chat(driver, w, sid: str) -> None:
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and bool(w.chat.turns) and w.tasks.pending == 0)
+
+
+def test_an_imported_chat_ending_with_ones_message_says_so_without_an_error(
+        driver, fake_provider, qtbot):
+    """Never sent from Parley: no red "Not sent", a neutral note and Send asks for the
+    answer. A message sent from Parley and left unanswered still says "Not sent"."""
+    from PySide6.QtCore import Qt
+
+    from parley.core.import_history import import_data
+    from parley.core.store.imports import IMPORT_KEY
+    from parley.gui.chat.run import CALLED_OFF
+
+    w = driver.configured()
+    c = ChatGPTConversation("Sourdough", "conv-sourdough")
+    c.add(c.root, "system", {"content_type": "text", "parts": [""]}, hidden=True)
+    c.text("user", "How long do I proof sourdough?")
+    c.text("assistant", "About 4 to 6 hours at room temperature.", model="gpt-4o")
+    c.text("user", "And in the fridge?")
+    summary = driver.run(import_data(w.store, json.dumps([c.to_json()])))
+    sid = summary.session_ids[0]
+    assert IMPORT_KEY in driver.run(w.store.get_session(sid)).meta
+    _open_chat(driver, w, sid)
+    driver.until(lambda: w.transcript.notice_text() is not None)
+    assert w.transcript.error_text() is None
+    assert "imported" in w.transcript.notice_text() and "Not sent" not in \
+        w.transcript.notice_text()
+    bar = w.transcript.error_bar
+    assert bar.accessibleName() == "Note" and bar.retry_button.text() == "Send"
+    fake_provider.script("Overnight, 12 to 16 hours.")
+    qtbot.mouseClick(bar.retry_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: driver.last_text(w) == "Overnight, 12 to 16 hours.", timeout=10)
+    assert w.transcript.notice_text() is None and w.transcript.error_text() is None
+
+    # One conversation file (Anthropic messages) ending with the user's message.
+    from parley.core.importing import import_conversation
+
+    one = driver.run(import_conversation(w.store, json.dumps({"messages": [
+        {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "Rye or wheat?"}]})))
+    _open_chat(driver, w, one.session.id)
+    driver.until(lambda: w.transcript.notice_text() is not None)
+    assert w.transcript.error_text() is None
+
+    # A message of Parley's own, never answered (Parley closed while it waited).
+    own = driver.run(w.store.create_session(title="Own", model=w.chat.current_model()))
+    driver.run(w.store.append_turn(own.id, Turn("user", [TextBlock("Still there?")])))
+    _open_chat(driver, w, own.id)
+    driver.until(lambda: w.transcript.error_text() == CALLED_OFF)
