@@ -448,7 +448,7 @@ class ChatController:
         self._open_at(*await self.store.locate_message(session_id, turn_id), highlight)
 
     def _open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
-        if session_id == self.session_id and self.state.holds(turn_id):
+        if session_id == self.session_id and turn_id is not None and self.state.holds(turn_id):
             self.w.transcript.scroll_to_turn(turn_id, highlight)
             return
         if session_id == self.session_id and turn_id is not None:

@@ -4,7 +4,7 @@ The controllers of :mod:`parley.gui.chat` (and the window's commands) are given 
 window and the chat controller typed by these protocols, not by their classes: a
 controller module then never imports ``parley.gui.main_window`` or
 ``parley.gui.chat.controller``, and the GUI's modules import each other without a
-cycle (``tests/gui/test_import_cycles.py``). Each protocol lists exactly what is used
+cycle (``tests/test_import_cycles.py``). Each protocol lists exactly what is used
 through it; a member added here is a new dependency, made visible.
 """
 
@@ -13,97 +13,121 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QWidget
+    from pathlib import Path
 
+    from PySide6.QtWidgets import QStatusBar, QVBoxLayout, QWidget
+
+    from parley.core.chat.run import ChatRunner
+    from parley.core.errors import ParleyError
+    from parley.core.providers.hub import ProviderHub
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.tasks import TaskSet
     from parley.gui.chat.state import OpenChatState
+    from parley.gui.commands.keymap import Keymap
+    from parley.gui.composer.early_input import EarlyInput
+    from parley.gui.composer.widget import Composer, ComposerBar
+    from parley.gui.header.context_meter import ContextMeter
+    from parley.gui.header.model_picker import ModelPicker
+    from parley.gui.notices.undo import UndoManager
+    from parley.gui.sidebar import Sidebar
+    from parley.gui.startup.setup_panel import SetupPanel
+    from parley.gui.transcript import TranscriptView
 
 
 class ChatWindow(Protocol):
-    """What the chat's controllers use of the main window (``MainWindow``).
+    """What the chat's controllers use of the main window (``MainWindow``): a view.
 
     A dialog or menu the controllers open is parented to :meth:`window` (the main
-    window itself, as a QWidget).
+    window itself, as a QWidget). The controllers are made once the store is open and
+    the transcript is in place (``parley.gui.startup.phases``), so :attr:`store`
+    and :attr:`transcript` are there; the providers (:attr:`hub`, :attr:`runner`) come
+    a moment later, and the set-up panel only when no provider is set up.
     """
 
     def window(self) -> QWidget: ...
 
-    @property
-    def chat(self) -> Any: ...
+    def setWindowTitle(self, title: str, /) -> None: ...  # noqa: N802 - Qt's name
+
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
 
     @property
-    def _chat_layout(self) -> Any: ...
+    def home(self) -> Path | None:
+        """The data folder given at start (None: the default one)."""
 
     @property
-    def chat_page(self) -> Any: ...
+    def ready(self) -> bool:
+        """True once start-up finished (the providers loaded)."""
 
     @property
-    def composer(self) -> Any: ...
+    def store(self) -> AsyncStore:
+        """The open store."""
 
     @property
-    def composer_bar(self) -> Any: ...
+    def hub(self) -> ProviderHub | None:
+        """The providers (None until they are loaded)."""
 
     @property
-    def context_meter(self) -> Any: ...
+    def runner(self) -> ChatRunner | None:
+        """The run loop (None until the providers are loaded)."""
 
     @property
-    def early(self) -> Any: ...
+    def tasks(self) -> TaskSet:
+        """The window's background tasks (a user error told by :meth:`show_problem`)."""
 
     @property
-    def focus_composer_unless_moved(self) -> Any: ...
+    def keymap(self) -> Keymap:
+        """The keys in force (installed before the controllers are made)."""
 
     @property
-    def home(self) -> Any: ...
+    def chat(self) -> OpenChat | None:
+        """The open chat's controller."""
 
     @property
-    def hub(self) -> Any: ...
+    def early(self) -> EarlyInput | None:
+        """What the person did before the first chat showed (None once it showed)."""
+
+    def queue_early_message(self) -> bool:
+        """Keep the message typed before the chats are open for the chat in view."""
+
+    # the window's parts the controllers fill
+    @property
+    def chat_page(self) -> QWidget: ...
 
     @property
-    def keymap(self) -> Any: ...
+    def _chat_layout(self) -> QVBoxLayout: ...
 
     @property
-    def model_picker(self) -> Any: ...
+    def sidebar(self) -> Sidebar: ...
 
     @property
-    def queue_early_message(self) -> Any: ...
+    def transcript(self) -> TranscriptView: ...
 
     @property
-    def ready(self) -> Any: ...
+    def composer(self) -> Composer: ...
 
     @property
-    def runner(self) -> Any: ...
+    def composer_bar(self) -> ComposerBar: ...
 
     @property
-    def setWindowTitle(self) -> Any: ...
+    def model_picker(self) -> ModelPicker: ...
 
     @property
-    def setup_panel(self) -> Any: ...
+    def context_meter(self) -> ContextMeter: ...
 
     @property
-    def show_chat(self) -> Any: ...
+    def undo(self) -> UndoManager: ...
 
     @property
-    def show_problem(self) -> Any: ...
+    def setup_panel(self) -> SetupPanel | None: ...
 
-    @property
-    def show_setup(self) -> Any: ...
+    # pages and problems
+    def show_chat(self) -> None: ...
 
-    @property
-    def sidebar(self) -> Any: ...
+    def show_setup(self) -> None: ...
 
-    @property
-    def statusBar(self) -> Any: ...
+    def focus_composer_unless_moved(self) -> None: ...
 
-    @property
-    def store(self) -> Any: ...
-
-    @property
-    def tasks(self) -> Any: ...
-
-    @property
-    def transcript(self) -> Any: ...
-
-    @property
-    def undo(self) -> Any: ...
+    def show_problem(self, error: ParleyError) -> None: ...
 
 
 class OpenChat(Protocol):
@@ -142,6 +166,8 @@ class OpenChat(Protocol):
 
     @property
     def hub(self) -> Any: ...
+
+    def keep_draft(self) -> None: ...
 
     @property
     def leave(self) -> Any: ...

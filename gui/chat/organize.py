@@ -130,17 +130,21 @@ class Organizer:
     def _provider_kind(self, model_ref: str | None) -> ProviderKind:
         """The API family of ``model_ref``'s provider (openai_compatible when unknown)."""
         hub = self.w.hub
+        if hub is None:  # no hub yet
+            return "openai_compatible"
         try:
-            return hub.config(parse_model_ref(model_ref or "")[0]).kind  # type: ignore[no-any-return]
-        except Exception:  # no hub yet, no such provider, a malformed ref
+            return hub.config(parse_model_ref(model_ref or "")[0]).kind
+        except Exception:  # no such provider, a malformed ref
             return "openai_compatible"
 
     def _said_tools(self, model_ref: str | None) -> bool:
         """True when ``model_ref``'s server said the model takes tools (``ModelInfo.tools``)."""
         hub = self.w.hub
+        if hub is None:  # no hub yet
+            return False
         try:
-            return hub.model_info(model_ref or "").tools is True  # type: ignore[no-any-return]
-        except Exception:  # no hub yet, a malformed ref
+            return hub.model_info(model_ref or "").tools is True
+        except Exception:  # a malformed ref
             return False
 
     async def _fill_tools_fields(self, dlg: SpaceDialog, tools: Any, space: Any) -> None:

@@ -3,7 +3,8 @@
 From the first paint the message box takes keys, but the chats are not open
 yet (the store is being opened, the last chat read). What the person does
 meanwhile is kept here, per chat, in the order it was done, and
-:func:`replay` does it once the chats are open, as if done then:
+``parley.gui.startup.replay_early.replay`` does it once the chats are open, as if done
+then:
 
 - a message sent (Enter) belongs to the chat start-up would show (the last
   chat) — or, after Ctrl+N, to that new chat; one waiting message per chat
@@ -20,10 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from parley.gui.chat.interfaces import ChatWindow
+from typing import Any
 
 #: Said when a second message is sent in the same chat before the chats are open.
 ONE_WAITING = ("Your message before this one is waiting for your chats to open: this one "
@@ -91,50 +89,3 @@ class EarlyInput:
         self.current.draft = typed
         self.chats.append(EarlyChat(new=True))
         return True
-
-
-async def replay(window: ChatWindow, early: EarlyInput) -> None:
-    """Do what ``early`` holds, in order, once the first chat is shown
-    (``MainWindow.start``; ``ChatController.show_first`` showed the chat the
-    message box belongs to: the last one, or a new one after Ctrl+N).
-
-    The message box is left as the person has it: it belongs to the chat in
-    view. Each earlier chat gets what was done in it: the last chat its
-    message (saved and sent there, waiting for its provider) and its draft
-    (after the one it had); a new chat its session with its message. The
-    message of the chat in view is sent there (a new chat gets its session).
-    Then the chat commands given meanwhile are done, in order.
-    """
-    from parley.core.store.errors import SessionNotFound
-    from parley.gui.chat.run import LAST_SESSION_KEY
-
-    chat = window.chat
-    assert chat is not None
-    runs = chat.runs
-    for item in early.chats[:-1]:
-        sid: str | None = None
-        if not item.new:  # the chat start-up would have shown
-            last = await chat.store.get_state(LAST_SESSION_KEY, None)
-            if last:
-                try:
-                    chat.sessions[last] = await chat.store.get_session(last)
-                    sid = str(last)
-                except SessionNotFound:
-                    sid = None
-        if sid is None and item.message is not None:
-            sid = await chat.create_session()
-        if item.message is not None and sid is not None:
-            runs.send_to(sid, item.message)
-        if not item.draft.strip():
-            continue
-        if sid is None:  # a new chat with only a draft: nothing lost, it joins the box
-            box = window.composer.text()
-            window.composer.set_text(f"{item.draft.rstrip()}\n\n{box}" if box else item.draft)
-            continue
-        await chat.drafts.keep(sid, item.draft)
-    if early.current.message is not None:
-        await runs.send_queued(early.current.message)
-        chat.keep_draft()  # typed after it: the draft of the chat it went to
-    commands, early.commands = early.commands, []
-    for command in commands:
-        command()

@@ -21,8 +21,9 @@ from PySide6.QtCore import QTimer
 from parley.core.errors import ParleyError
 from parley.core.gc_pause import pausing_gc
 from parley.core.tasks import report_bug
-from parley.gui.composer.early_input import ONE_WAITING, replay
+from parley.gui.composer.early_input import ONE_WAITING
 from parley.gui.startup.first_paint import PAINT_FALLBACK_MS, when_painted
+from parley.gui.startup.replay_early import replay
 from parley.gui.window.base import WindowBase
 from parley.gui.window.layout import import_window_parts
 
