@@ -1,0 +1,256 @@
+"""The store's API for chats: spaces, sessions, forks, versions, imported histories.
+
+Part of :class:`parley.core.store.store.Store` (which see: one transaction per method,
+errors, thread confinement); the turns of a chat are :mod:`parley.core.store.store_turns`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from sqlalchemy.engine import Connection
+
+from parley.core.content import Usage
+from parley.core.store import forks, imports, sessions, spaces, versions
+from parley.core.store.lifecycle import StoreBase
+from parley.core.store.models import UNCHANGED, Session, Space, TitleSource, Unchanged
+from parley.core.store.schema import DEFAULT_SPACE_ID
+from parley.core.versions import Versions
+
+
+class ChatsStore(StoreBase):
+    """Spaces, sessions (chats and their forks), versions, imports: one transaction each."""
+
+    # --- spaces ----------------------------------------------------------------
+
+    def default_space(self) -> Space:
+        """Return the default space ("General" unless renamed; never deleted)."""
+        return self._r(lambda c: spaces.get(c, DEFAULT_SPACE_ID))
+
+    def get_space(self, space_id: str) -> Space:
+        """Return one space. Raises SpaceNotFound."""
+        return self._r(lambda c: spaces.get(c, space_id))
+
+    def create_space(
+        self, name: str, *, system_prompt: str | None = None, default_model: str | None = None
+    ) -> Space:
+        """Create a space, placed last. Raises EmptyName for a blank name."""
+        return self._w(lambda c: spaces.create(c, name, system_prompt, default_model))
+
+    def rename_space(self, space_id: str, name: str) -> Space:
+        """Rename a space. Raises SpaceNotFound, EmptyName."""
+        return self._w(lambda c: spaces.rename(c, space_id, name))
+
+    def update_space(
+        self,
+        space_id: str,
+        *,
+        system_prompt: str | None | Unchanged = UNCHANGED,
+        default_model: str | None | Unchanged = UNCHANGED,
+    ) -> Space:
+        """Change a space's defaults for new sessions (UNCHANGED keeps, None clears).
+
+        Raises SpaceNotFound.
+        """
+        return self._w(lambda c: spaces.update_defaults(c, space_id, system_prompt, default_model))
+
+    def list_spaces(self) -> list[Space]:
+        """Return every space by position (the default space included)."""
+        return self._r(spaces.list_all)
+
+    def reorder_spaces(self, ids: list[str]) -> list[Space]:
+        """Set the order of spaces. ``ids`` must list every space once (InvalidSpaceOrder)."""
+        return self._w(lambda c: spaces.reorder(c, list(ids)))
+
+    def delete_space(self, space_id: str, *, delete_sessions: bool = False) -> None:
+        """Delete a space; its sessions move to the default space, or are deleted.
+
+        Raises:
+            CannotDeleteDefaultSpace: ``space_id`` is the default space.
+            SpaceNotFound: no such space.
+        """
+        self._w(lambda c: spaces.delete_space(c, space_id, delete_sessions))
+
+    # --- sessions --------------------------------------------------------------
+
+    def create_session(
+        self,
+        *,
+        space_id: str | None = None,
+        title: str | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+    ) -> Session:
+        """Create an empty session (in the default space when ``space_id`` is None).
+
+        ``model`` and ``system_prompt`` default to the space's. A given title is
+        a user title. Raises SpaceNotFound.
+        """
+        return self._w(lambda c: sessions.create(c, space_id, title, model, system_prompt))
+
+    def get_session(self, session_id: str) -> Session:
+        """Return one session. Raises SessionNotFound."""
+        return self._r(lambda c: sessions.get(c, session_id))
+
+    def list_sessions(
+        self,
+        *,
+        space_id: str | None = None,
+        include_archived: bool = False,
+        limit: int = 200,
+        offset: int = 0,
+        pinned_first: bool = True,
+        include_versions: bool = False,
+    ) -> list[Session]:
+        """Return a page of sessions, newest activity first (pinned ones first).
+
+        ``space_id`` None lists every space. Forks made on purpose are listed
+        like any session (their ``parent_session_id``, or ``meta["nest_under"]``
+        for one made from a version, tells where to nest them); versions of a
+        stored chat are not (:meth:`versions`) unless ``include_versions``.
+        """
+        return self._r(
+            lambda c: sessions.list_page(c, space_id, include_archived, limit, offset, pinned_first,
+                                         include_versions)
+        )
+
+    def rename_session(
+        self, session_id: str, title: str | None, *, source: TitleSource = "user"
+    ) -> Session:
+        """Set a session's title ('' or None clears it). Raises SessionNotFound."""
+        if source != "user" and source != "auto":
+            raise ValueError(f"title source must be 'user' or 'auto', not {source!r}")
+        return self._w(lambda c: sessions.rename(c, session_id, title, source))
+
+    def set_auto_title(self, session_id: str, title: str) -> bool:
+        """Set an automatic title unless the user set one. Returns True if written.
+
+        Raises SessionNotFound.
+        """
+        return self._w(lambda c: sessions.set_auto_title(c, session_id, title))
+
+    def move_session(self, session_id: str, space_id: str) -> Session:
+        """Move a session to another space. Raises SessionNotFound, SpaceNotFound."""
+        return self._w(lambda c: sessions.move(c, session_id, space_id))
+
+    def pin_session(self, session_id: str, pinned: bool) -> Session:
+        """Pin or unpin a session. Raises SessionNotFound."""
+        return self._w(lambda c: sessions.set_fields(c, session_id, pinned=int(pinned)))
+
+    def archive_session(self, session_id: str, archived: bool) -> Session:
+        """Archive or unarchive a session. Raises SessionNotFound."""
+        return self._w(lambda c: sessions.set_fields(c, session_id, archived=int(archived)))
+
+    def delete_session(self, session_id: str) -> None:
+        """Delete a session with its turns, compactions and versions (edits and
+        regenerations made in it); forks made on purpose are kept.
+
+        Raises SessionNotFound.
+        """
+        self._w(lambda c: sessions.delete_session(c, session_id))
+
+    def set_session_model(self, session_id: str, model: str | None) -> Session:
+        """Set the ``provider:model`` for the session's next requests. Raises SessionNotFound."""
+        return self._w(lambda c: sessions.set_fields(c, session_id, model=model))
+
+    def set_session_system_prompt(self, session_id: str, system_prompt: str | None) -> Session:
+        """Set the session's system prompt (None clears it). Raises SessionNotFound."""
+        return self._w(lambda c: sessions.set_fields(c, session_id, system_prompt=system_prompt))
+
+    def set_end_reason(self, session_id: str, reason: str | None) -> Session:
+        """Record why the last run ended (e.g. 'end_turn', 'aborted'). Raises SessionNotFound."""
+        return self._w(lambda c: sessions.set_fields(c, session_id, end_reason=reason))
+
+    def add_usage(self, session_id: str, usage: Usage) -> Session:
+        """Add one request's tokens and cost to the session's totals. Raises SessionNotFound."""
+
+        def run(c: Connection) -> Session:
+            sessions.add_usage(c, session_id, usage)
+            return sessions.get(c, session_id)
+
+        return self._w(run)
+
+    def list_forks(self, session_id: str) -> list[Session]:
+        """Return the sessions forked from this one, oldest first. Raises SessionNotFound."""
+        return self._r(lambda c: sessions.list_forks(c, session_id))
+
+    def fork(
+        self, session_id: str, at_turn_id: str, *, title: str | None = None, kind: str = "fork"
+    ) -> Session:
+        """Create a new session holding copies of a session's turns up to a point.
+
+        Args:
+            session_id: the session to fork from.
+            at_turn_id: the last turn copied (inclusive); must belong to `session_id`.
+            title: the new session's title; defaults to "<chat title> (fork)" (for a
+                version, the title of the chat it is a version of).
+            kind: ``"fork"`` (made on purpose: listed as a chat, nested under its
+                parent's chat) or ``"version"`` (an edit's: shown as a version of
+                the chat's message, not listed; ``parley.core.store.versions``).
+
+        Returns:
+            The new session, linked to its parent (`parent_session_id`,
+            `forked_from_turn_id`), in the parent's space, with the parent's
+            model and system prompt, zero usage, and `turn_count` equal to the
+            fork point's position + 1. Copied turns get new ids (compaction
+            summaries and rows are re-linked to them); times are kept.
+
+        Raises:
+            SessionNotFound: `session_id` does not exist.
+            TurnNotInSession: `at_turn_id` is not a turn of that session.
+        """
+        return self._w(lambda c: forks.fork(c, session_id, at_turn_id, title, kind))
+
+    # --- versions ---------------------------------------------------------------
+
+    def versions(self, session_id: str) -> Versions:
+        """Return the versions of a session's chat seen from it (``parley.core.versions``):
+        its chat (root), every session of the chat, and the session's messages that
+        have versions (‹ n/m ›). Raises SessionNotFound."""
+        return self._r(lambda c: versions.versions(c, session_id))
+
+    def show_version(self, session_id: str) -> None:
+        """Remember ``session_id`` as the version its chat shows (kept in the file, so
+        it survives a restart; nothing is written for a chat without versions).
+
+        Raises SessionNotFound.
+        """
+        self._w(lambda c: versions.remember(c, session_id))
+
+    def version_to_open(self, chat_id: str) -> str:
+        """The session to open for a chat of the list: the version chosen last (else the
+        one with the latest activity); ``chat_id`` itself for a chat without versions.
+
+        Raises SessionNotFound.
+        """
+        return self._r(lambda c: versions.shown_version(c, versions.chat_root(c, chat_id)))
+
+    def locate_message(self, session_id: str, turn_id: str) -> tuple[str, str]:
+        """``(session, turn)`` to show a search hit in: a message all versions share is
+        shown in the version shown now; one of a single version opens that version.
+
+        Raises SessionNotFound.
+        """
+        return self._r(lambda c: versions.locate(c, session_id, turn_id))
+
+    def import_chats(
+        self,
+        chats: Sequence[imports.NewChat],
+        *,
+        space_id: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> imports.Written:
+        """Write imported chats and their forks in one transaction (all or nothing).
+
+        See :func:`parley.core.store.imports.write_chats`: a chat whose source id was
+        imported before is left out (``skipped``); ``progress(done, total)``
+        runs on this store's thread after each chat; ``cancelled()`` returning
+        True rolls everything back.
+
+        Raises:
+            SpaceNotFound: no such space.
+            ImportCancelled: cancelled; nothing was written.
+        """
+        return self._w(lambda c: imports.write_chats(c, space_id, chats, progress=progress,
+                                                      cancelled=cancelled))

@@ -1,0 +1,270 @@
+"""The store's API for a chat's contents: turns, attachments, compactions, transcript windows.
+
+Part of :class:`parley.core.store.store.Store` (which see: one transaction per method,
+errors, thread confinement); the chats themselves are :mod:`parley.core.store.store_chats`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy.engine import Connection
+
+from parley.core.content import Turn, Usage, apply_compactions
+from parley.core.store import attachments, compactions, forks, outline, sessions, turns, versions
+from parley.core.store.attachments import AttachmentInfo
+from parley.core.store.lifecycle import StoreBase
+from parley.core.store.models import Compaction, Session
+
+
+class TurnsStore(StoreBase):
+    """A chat's turns, the files they attach, its compactions and transcript windows."""
+
+    # --- turns -----------------------------------------------------------------
+
+    def append_turn(self, session_id: str, turn: Turn) -> Turn:
+        """Save a new turn at the end of a session (and index it for search).
+
+        Returns the turn as given. Bumps the session's ``updated_at``.
+
+        Raises:
+            SessionNotFound: no such session.
+            DuplicateTurn: a turn with this id is already saved.
+        """
+        return self._w(lambda c: turns.append(c, session_id, turn))
+
+    def upsert_turn(self, session_id: str, turn: Turn) -> Turn:
+        """Save a turn, or replace the blocks/aborted/model/usage of the saved one with its id.
+
+        Used to journal a streaming reply. Raises SessionNotFound, TurnInOtherSession.
+        """
+        return self._w(lambda c: turns.upsert(c, session_id, turn))
+
+    def finish_turn(self, session_id: str, turn: Turn, usage: Usage) -> Turn:
+        """:meth:`upsert_turn` and :meth:`add_usage` in one transaction."""
+
+        def run(c: Connection) -> Turn:
+            out = turns.upsert(c, session_id, turn)
+            sessions.add_usage(c, session_id, usage)
+            return out
+
+        return self._w(run)
+
+    def get_turn(self, turn_id: str, *, hydrate: bool = True) -> Turn:
+        """Return one turn (``hydrate`` as for :meth:`get_turns`). Raises TurnNotFound."""
+        return self._r(lambda c: turns.get(c, turn_id, hydrate))
+
+    def get_turns(
+        self, session_id: str, *, last: int | None = None, hydrate: bool = True
+    ) -> list[Turn]:
+        """Return a session's stored turns in order: all, or the last ``last``.
+
+        Raw: summary turns, replaced and aborted turns included (see :meth:`history`).
+
+        Attached files (image and document blocks) are kept in the
+        ``attachments`` table, not in the turns. With ``hydrate`` (default)
+        their bytes are put back (base64 ``data``, ``attachment_id`` kept), so
+        the turns can go into a request as they are; only turns that
+        reference a file cost more than before (~3 ms per MB of files). With
+        ``hydrate=False`` those blocks come back as references
+        (``attachment_id`` set; ``data`` None for images, "" for documents):
+        what a transcript needs to open a long session without reading its
+        files (fetch one with :meth:`attachment_data`, or fill turns later
+        with :meth:`hydrate`).
+
+        Raises SessionNotFound.
+        """
+        return self._r(lambda c: turns.get_many(c, session_id, last, hydrate))
+
+    def count_turns(self, session_id: str) -> int:
+        """Return how many turns a session stores. Raises SessionNotFound."""
+        return self._r(lambda c: turns.count(c, session_id))
+
+    def history(self, session_id: str, *, hydrate: bool = True) -> list[Turn]:
+        """Return the turns with compaction summaries applied
+        (``parley.core.content.apply_compactions``).
+
+        Aborted turns are still included (the wire rules leave them out).
+        ``hydrate`` as for :meth:`get_turns`. Raises SessionNotFound.
+        """
+        return apply_compactions(self.get_turns(session_id, hydrate=hydrate))
+
+    def delete_turns_after(self, session_id: str, turn_id: str) -> int:
+        """Delete every turn after ``turn_id`` (to edit and resend). Returns how many.
+
+        Raises SessionNotFound, TurnNotInSession.
+        """
+        return self._w(lambda c: turns.delete_after(c, session_id, turn_id))
+
+    def delete_turns(self, session_id: str, turn_ids: Sequence[str]) -> int:
+        """Delete these turns of a session (a message taken back before it was sent);
+        ids of other sessions are left alone. Returns how many were deleted.
+
+        Raises SessionNotFound.
+        """
+        return self._w(lambda c: turns.delete_ids(c, session_id, turn_ids))
+
+    def set_aside_reply(
+        self, session_id: str, prompt_turn_id: str, *, title: str | None = None,
+        reply_turn_ids: Sequence[str] | None = None,
+    ) -> Session:
+        """Keep a session's last reply in a new fork and remove it from the session.
+
+        Used by Regenerate (``parley.core.chat.regenerate``). One transaction: the fork
+        holding copies of every turn (the reply included) and the reply's
+        removal happen together or not at all, so a crash never loses the reply.
+
+        Args:
+            session_id: the session.
+            prompt_turn_id: the turn the reply answers (the user's prompt), where
+                the fork parts from the session.
+            title: the fork's title; defaults to "<title> (previous answer)".
+            reply_turn_ids: the reply's turns, removed from the session (found
+                in conversation order: a compaction's summary turn stored after
+                them stays). None: every turn stored after ``prompt_turn_id``.
+
+        Returns:
+            The fork, a version of the chat (``is_version``; not listed):
+            linked to its parent (``parent_session_id``), with
+            ``forked_from_turn_id`` = ``prompt_turn_id`` (where the two
+            answers part), holding the session's turns as they were.
+
+        Raises:
+            SessionNotFound: no such session.
+            TurnNotInSession: ``prompt_turn_id`` is not a turn of that session.
+        """
+
+        def run(c: Connection) -> Session:
+            turns.seq_of(c, session_id, prompt_turn_id)
+            last = turns.get_many(c, session_id, 1)[-1]
+            name = title
+            if name is None:
+                parent = sessions.get(c, session_id)
+                name = f"{parent.title or 'Untitled'} (previous answer)"
+            fork = forks.fork(c, session_id, last.id, name, versions.VERSION)
+            if reply_turn_ids is None:
+                turns.delete_after(c, session_id, prompt_turn_id)
+            else:
+                turns.delete_ids(c, session_id, reply_turn_ids)
+            return sessions.set_fields(c, fork.id, forked_from_turn_id=prompt_turn_id)
+
+        return self._w(run)
+
+    # --- attachments -----------------------------------------------------------
+
+    def hydrate(self, turns: Sequence[Turn]) -> list[Turn]:
+        """Put the stored bytes back into turns read with ``hydrate=False``.
+
+        For turns read as references (see :meth:`get_turns`) that must now go
+        into a request: the adapters need ``data``.
+
+        Args:
+            turns: any turns; those without references are passed through.
+
+        Returns:
+            A new list: turns with no referenced file are the same objects;
+            the others are copies whose blocks (and tool_result parts) carry
+            ``data`` (base64) and keep ``attachment_id``. A file missing from
+            the store (not possible through this API) becomes a text
+            placeholder. One query per 500 distinct files; about 3 ms per MB of files.
+        """
+        if not attachments.missing_data(turns):
+            return list(turns)
+        return self._r(lambda c: attachments.hydrate(c, turns))
+
+    def attachment_data(self, sha256: str) -> bytes:
+        """Return a stored file's bytes (e.g. for a thumbnail). Raises AttachmentNotFound."""
+        return self._r(lambda c: attachments.data_of(c, sha256))
+
+    def attachment_infos(self, sha256s: Iterable[str]) -> dict[str, AttachmentInfo]:
+        """Return ``{sha256: AttachmentInfo}`` (media type, size in bytes, time) of stored files.
+
+        Ids not stored are left out of the result.
+        """
+        wanted = list(sha256s)
+        return self._r(lambda c: attachments.infos(c, wanted))
+
+    def attachment_usage(self) -> tuple[int, int]:
+        """Return ``(files, bytes)``: how many attached files are stored, and their size."""
+        return self._r(attachments.usage)
+
+    # --- compactions -----------------------------------------------------------
+
+    def record_compaction(
+        self,
+        session_id: str,
+        summary_turn: Turn,
+        *,
+        first_turn_id: str,
+        last_turn_id: str,
+        replaced_count: int,
+        dropped_count: int = 0,
+        model: str | None = None,
+        usage: Usage | None = None,
+        reason: str = "manual",
+        tokens_before: int | None = None,
+        tokens_after: int | None = None,
+        count_usage: bool = False,
+    ) -> Compaction:
+        """Append a summary turn and its compaction row in one transaction.
+
+        The summary turn's CompactSummaryBlock gets the fields left None filled
+        in (``compaction_id``, ``first_turn_id``, ``last_turn_id``, and
+        ``replaced_count`` when 0). Read the saved turn back with
+        ``get_turn(result.summary_turn_id)``. With ``count_usage`` the summary
+        request's ``usage`` is also added to the session's totals, in the same
+        transaction (so a crash cannot leave a compaction whose cost is uncounted).
+
+        Raises:
+            SessionNotFound: no such session.
+            TurnNotInSession: the range's first or last turn is not in the session.
+            DuplicateTurn: the summary turn's id is already saved.
+        """
+        return self._w(
+            lambda c: compactions.record(
+                c,
+                session_id,
+                summary_turn,
+                first_turn_id=first_turn_id,
+                last_turn_id=last_turn_id,
+                replaced_count=replaced_count,
+                dropped_count=dropped_count,
+                model=model,
+                usage=usage,
+                reason=reason,
+                tokens_before=tokens_before,
+                tokens_after=tokens_after,
+                count_usage=count_usage,
+            )[0]
+        )
+
+    def list_compactions(self, session_id: str) -> list[Compaction]:
+        """Return a session's compactions, oldest first. Raises SessionNotFound."""
+        return self._r(lambda c: compactions.list_for(c, session_id))
+
+    def transcript_window(
+        self,
+        session_id: str,
+        *,
+        last: int | None = None,
+        before: int | None = None,
+        reveal: str | None = None,
+        hydrate: bool = True,
+    ) -> outline.Window:
+        """Return the last ``last`` items a transcript shows at the top level (turns
+        outside compacted ranges, and summary turns, which are shown where their
+        range began) before display position ``before``, with every compaction
+        span of the session: see :func:`parley.core.store.outline.window`.
+
+        ``hydrate`` as for :meth:`get_turns`. Raises SessionNotFound.
+        """
+        return self._r(lambda c: outline.window(c, session_id, last=last, before=before,
+                                                reveal=reveal, hydrate=hydrate))
+
+    def compacted_turns(
+        self, session_id: str, summary_turn_id: str, *, hydrate: bool = True
+    ) -> outline.Window:
+        """Return the turns a compaction replaced (they are kept), in stored order:
+        see :func:`parley.core.store.outline.range_turns`. Raises SessionNotFound."""
+        return self._r(lambda c: outline.range_turns(c, session_id, summary_turn_id,
+                                                     hydrate=hydrate))
