@@ -3,7 +3,7 @@
 The Settings dialog is generated from :data:`SETTINGS`; code that reads a
 setting goes through :class:`Settings` (typed values, defaults, validation)
 rather than raw ``store.get_setting`` calls, so a key, its default and its
-rules live in one place (qutebrowser's ``configdata.yml`` is the model).
+rules live in one place (as qutebrowser declares its settings).
 Values are stored as JSON in the ``settings`` table of sessions.db; an unset
 key means its default.
 """

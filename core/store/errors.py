@@ -1,6 +1,6 @@
 """Every error of the session store, and the one place where SQLite errors are mapped to them.
 
-Following qutebrowser's ``misc/sql.py``: an SQLite error a person can act on
+As qutebrowser does with its SQL errors: an SQLite error a person can act on
 (disk full, read-only file, corrupt file, file busy) becomes a typed
 :class:`StoreError` with a message saying what happened, what was kept and what
 to do. Any other SQLite error is a bug and propagates unchanged to the crash

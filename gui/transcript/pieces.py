@@ -175,7 +175,7 @@ class PieceCache:
 
     # -- the kinds of pieces ------------------------------------------------
     def markdown(self, chunk: str) -> Piece:
-        """A chunk of markdown (see ``parley.gui.text.markdown.split_blocks``)."""
+        """A chunk of markdown (see ``parley.gui.text.markdown_blocks.split_blocks``)."""
         return self.get(
             ("md", chunk),
             lambda: self.from_rendered(render_markdown(chunk, self.colors.markdown)),

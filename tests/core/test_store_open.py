@@ -377,7 +377,7 @@ def test_create_all_runs_inside_callers_transaction(tmp_path):
 
 
 def test_looking_at_a_v3_file_writes_nothing_to_it(tmp_path):
-    """Point 1 of spec/v3-format.md: nothing is written before the backup exists —
+    """The backup comes first: nothing is written before the backup exists —
     not even a checkpoint of the -wal into the main file."""
     from parley.core.store.upgrade.migrations import inspect_file
     from tests.v3gen import generate

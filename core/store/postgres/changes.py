@@ -1,7 +1,8 @@
 """Changes made by other Parleys on the same PostgreSQL database, as they commit.
 
-Triggers of the schema (:data:`parley.core.store.postgres.sql.NOTIFY_DDL`) send a
-PostgreSQL ``NOTIFY`` on the channel :data:`CHANNEL` for every row of
+Triggers of the schema (``parley_notify``, in
+:data:`parley.core.store.postgres.sql.SCHEMA_DDL`) send a PostgreSQL ``NOTIFY`` on the
+channel :data:`CHANNEL` for every row of
 ``turns``, ``sessions`` and ``spaces`` written or deleted, delivered when the
 writing transaction commits (never for one rolled back; the same change
 twice in one transaction is sent once). Its payload is JSON:

@@ -12,7 +12,7 @@ it and sorts it into one of :class:`FileKind`:
   Parley's tables → :class:`NotAParleyFile`; unreadable → :class:`DatabaseCorrupt`.
 
 Future format changes (v4 → v5 …) are small named functions registered with
-:func:`step`, in the style of simonw/llm's ``migrations.py``; :func:`migrate`
+:func:`step`, in the style of simonw/llm's migrations; :func:`migrate`
 runs the ones a file lacks, in order, inside the caller's transaction, and
 bumps ``user_version`` after each. Adding one means bumping
 ``schema.SCHEMA_VERSION`` and testing it from a file of the previous version.
@@ -227,8 +227,9 @@ def inspect_file(path: Path) -> FileInfo:
     if head != SQLITE_MAGIC:
         raise NotAParleyFile(path, "it is not an SQLite database")
     # Read-only first: closing a read-write connection would checkpoint a v3 file's
-    # -wal into it before its backup is taken (spec/v3-format.md point 1), and write
-    # to a newer file that must stay untouched (point 8).
+    # -wal into it before its backup is taken (the backup comes first and holds the
+    # -wal's content too), and write to a newer file that must stay untouched (a newer
+    # format is refused, the file as it was).
     # Any failure is asked again read-write, whose answer is the one reported (a hot
     # rollback journal, for one, can only be rolled back by a writer).
     with contextlib.suppress(StoreError, sqlite3.Error):

@@ -1,6 +1,6 @@
 """The v3 → v4 upgrade as small named steps, run in order in one transaction.
 
-In the style of simonw/llm's ``migrations.py``: each step is a function
+In the style of simonw/llm's migrations: each step is a function
 registered with :func:`step` and a name saying what it does. :mod:`parley.core.store.upgrade.v3`
 runs :data:`STEPS` inside one ``BEGIN`` … ``COMMIT`` (the first step takes the
 write lock), so an interrupted upgrade leaves the v3 file as it was (SQLite
