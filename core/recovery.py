@@ -6,7 +6,7 @@ journals it while it streams), so nothing has to be rebuilt. What is left is
 to tell the person: :func:`mark_running` records that Parley runs and returns,
 when the previous run did not end with :func:`mark_clean_exit`, the sessions
 whose reply was interrupted (:func:`interrupted_replies`) so the window can
-offer Resume.
+offer Continue.
 
 When the file cannot be used (``DatabaseCorrupt``), the window offers three
 ways on, all over a path and never destroying a byte:
@@ -41,6 +41,7 @@ from typing import Any, Literal
 from urllib.parse import quote
 
 from parley.core import private
+from parley.core.content import CompactSummaryBlock, Turn
 from parley.core.restart_notice import restart_notice
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import (
@@ -68,6 +69,8 @@ RUN_MARKER = "recovery.run"
 COMPACTING = "recovery.compacting"
 SIDECARS = ("-wal", "-shm")
 PAGE = 200
+#: Turns read from a session's end to find its last message (past compaction summaries).
+_TAIL = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +137,7 @@ def machine_key(store: AsyncStore, key: str) -> str:
 async def interrupted_replies(
     store: AsyncStore, *, since_ms: int = 0, limit: int = 100
 ) -> list[InterruptedReply]:
-    """Find sessions whose last turn is an aborted reply or an unanswered message.
+    """Find sessions whose last message is a reply cut off or an unanswered message.
 
     Args:
         store: the open store.
@@ -143,8 +146,12 @@ async def interrupted_replies(
         limit: at most this many results.
 
     Returns:
-        Newest activity first. A reply the user stopped counts too (it is
-        aborted as well): both can be resumed.
+        Newest activity first. A reply counts as cut off when it was kept as
+        journalled while it streamed (``Turn.cut_off``): Parley ended before it
+        finished. A reply the user stopped, or one that failed, was told when it
+        happened and is no leftover of the run. A compaction's summary is no
+        message (it is stored last, with role ``user``): the message before it is
+        the session's last.
 
     Raises:
         StoreError: the file cannot be read.
@@ -159,8 +166,8 @@ async def interrupted_replies(
         for session in page:
             if session.updated_at < since_ms:
                 return found
-            last = await store.get_turns(session.id, last=1)
-            item = _interrupted(session.id, session.title, last[-1] if last else None)
+            last = await _last_message(store, session.id)
+            item = _interrupted(session.id, session.title, last)
             if item is not None:
                 found.append(item)
                 if len(found) >= limit:
@@ -171,10 +178,24 @@ async def interrupted_replies(
     return found
 
 
-def _interrupted(session_id: str, title: str | None, last: Any) -> InterruptedReply | None:
+def _is_summary(turn: Turn) -> bool:
+    return any(isinstance(b, CompactSummaryBlock) for b in turn.blocks)
+
+
+async def _last_message(store: AsyncStore, session_id: str) -> Turn | None:
+    """The session's last stored turn that is no compaction summary (None: none)."""
+    tail = await store.get_turns(session_id, last=_TAIL, hydrate=False)
+    if len(tail) == _TAIL and all(_is_summary(t) for t in tail):  # summaries of summaries
+        tail = await store.get_turns(session_id, hydrate=False)
+    messages = [t for t in tail if not _is_summary(t)]
+    return messages[-1] if messages else None
+
+
+def _interrupted(session_id: str, title: str | None, last: Turn | None
+                 ) -> InterruptedReply | None:
     if last is None:
         return None
-    if last.role == "assistant" and last.aborted:
+    if last.role == "assistant" and last.aborted and last.cut_off:
         return InterruptedReply(session_id, title, last.id, "partial", len(last.text()))
     if last.role == "user":
         return InterruptedReply(session_id, title, last.id, "unanswered", 0)

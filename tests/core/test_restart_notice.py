@@ -12,7 +12,7 @@ each machine sharing the database has its own run (``recovery.machine_key``).
 from __future__ import annotations
 
 from parley.core import recovery
-from parley.core.content import TextBlock, Turn
+from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.core.hooks import Hooks
 from parley.core.restart_notice import (
     COMPACTION,
@@ -34,7 +34,8 @@ async def _crashed_run(path, *, cut: bool, unanswered: bool, compacting: bool):
         if cut:
             sid = (await store.create_session(title="cut")).id
             await store.append_turn(sid, Turn("user", [TextBlock("tell me")]))
-            await store.append_turn(sid, Turn("assistant", [TextBlock("Once")], aborted=True))
+            await store.append_turn(sid, Turn("assistant", [TextBlock("Once")], aborted=True,
+                                                    cut_off=True))  # as journalled
         if unanswered or compacting:
             sid = (await store.create_session(title="waiting")).id
             if unanswered:
@@ -135,3 +136,63 @@ def test_mixed_leftovers_are_all_named():
     both = restart_notice([Item("a", "partial"), Item("b", "unanswered")])
     assert both is not None and both.startswith(CUT_OFF) and "without a reply" in both
     assert restart_notice([]) is None
+
+
+async def _compacted(store, title: str, texts: list[str]) -> tuple[str, list[Turn]]:
+    """A chat of ``texts`` (user and assistant in turn) compacted: its summary stored last."""
+    sid = (await store.create_session(title=title)).id
+    stored = [await store.append_turn(sid, Turn("user" if i % 2 == 0 else "assistant",
+                                                [TextBlock(text)]))
+              for i, text in enumerate(texts)]
+    summary = Turn("user", [CompactSummaryBlock("<summary>So far.</summary>", 2)])
+    await store.record_compaction(sid, summary, first_turn_id=stored[0].id,
+                                  last_turn_id=stored[1].id, replaced_count=2)
+    return sid, stored
+
+
+async def test_compacted_chats_and_a_stopped_reply_are_no_leftovers(any_target):
+    """The trial: after compacting two chats, every start said "2 messages were left
+    without a reply" (the summary is stored last, with role user), and a kill during one
+    reply told "closed while replying in 2 chats" (a reply stopped earlier counted)."""
+    store = await AsyncStore.open(any_target)
+    try:
+        await recovery.mark_running(store, pid=1, now_ms=1)
+        await _compacted(store, "one", ["a", "b", "c", "d"])
+        await _compacted(store, "two", ["e", "f", "g", "h"])
+        stopped = (await store.create_session(title="stopped")).id
+        await store.append_turn(stopped, Turn("user", [TextBlock("tell me")]))
+        await store.append_turn(stopped, Turn("assistant", [TextBlock("Once")], aborted=True))
+    finally:
+        await store.close()
+    store = await AsyncStore.open(any_target)
+    try:
+        previous = await recovery.mark_running(store, pid=2)  # killed, nothing was left
+        assert previous is not None and previous.interrupted == []
+        assert previous.notice() is None
+        # killed while replying in one chat: one cut-off reply told, nothing else
+        cut = (await store.create_session(title="cut")).id
+        await store.append_turn(cut, Turn("user", [TextBlock("go on")]))
+        reply = await store.append_turn(cut, Turn("assistant", [TextBlock("Half")],
+                                                  aborted=True, cut_off=True))
+        previous = await recovery.mark_running(store, pid=3)
+        assert previous is not None
+        assert [(i.session_id, i.turn_id, i.kind) for i in previous.interrupted] == [
+            (cut, reply.id, "partial")]
+        assert previous.notice() == CUT_OFF
+    finally:
+        await store.close()
+
+
+async def test_a_message_waiting_behind_a_summary_is_still_unanswered(any_target):
+    """A compaction made before a reply (automatic), then a kill before the reply: the
+    message before the summary waits, and is told."""
+    store = await AsyncStore.open(any_target)
+    try:
+        await recovery.mark_running(store, pid=1, now_ms=1)
+        sid, stored = await _compacted(store, "waiting", ["a", "b", "c", "d", "e?"])
+        previous = await recovery.mark_running(store, pid=2)
+        assert previous is not None
+        assert [(i.session_id, i.turn_id, i.kind) for i in previous.interrupted] == [
+            (sid, stored[-1].id, "unanswered")]
+    finally:
+        await store.close()

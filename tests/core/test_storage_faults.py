@@ -500,7 +500,7 @@ async def test_start_after_a_crash_reports_interrupted_replies(any_target):
         assert await recovery.mark_running(store, pid=1, now_ms=1) is None  # a new store
         cut = (await store.create_session(title="cut")).id
         await store.append_turn(cut, Turn("user", [TextBlock("tell me")]))
-        reply = Turn("assistant", [TextBlock("Once upon")], aborted=True)
+        reply = Turn("assistant", [TextBlock("Once upon")], aborted=True, cut_off=True)
         await store.append_turn(cut, reply)
         waiting = (await store.create_session(title="waiting")).id
         question = Turn("user", [TextBlock("hello?")])

@@ -147,7 +147,8 @@ def test_a_reply_cut_off_by_a_crash_is_announced(driver, fake_provider, home):
     with Store.open(paths.db_path(home)) as store:
         s = store.create_session(title="Interrupted")
         store.append_turn(s.id, Turn("user", [TextBlock("Tell me a story")]))
-        store.append_turn(s.id, Turn("assistant", [TextBlock("Once upon a")], aborted=True))
+        store.append_turn(s.id, Turn("assistant", [TextBlock("Once upon a")], aborted=True,
+                                         cut_off=True))  # as journalled while it streamed
         store.set_state(RUN_MARKER, {"pid": 1, "started_at": 0})  # no clean exit
     w = driver.open(env=_env(fake_provider))
     assert w.toast.isVisible() and w.toast.message == INTERRUPTED_NOTICE
