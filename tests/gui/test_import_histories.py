@@ -224,7 +224,7 @@ def test_an_imported_chat_ending_with_ones_message_says_so_without_an_error(
     answer. A message sent from Parley and left unanswered still says "Not sent"."""
     from PySide6.QtCore import Qt
 
-    from parley.core.import_history import import_data
+    from parley.core.importing.files import import_data
     from parley.core.store.imports import IMPORT_KEY
     from parley.gui.chat.run import CALLED_OFF
 
@@ -250,7 +250,7 @@ def test_an_imported_chat_ending_with_ones_message_says_so_without_an_error(
     assert w.transcript.notice_text() is None and w.transcript.error_text() is None
 
     # One conversation file (Anthropic messages) ending with the user's message.
-    from parley.core.importing import import_conversation
+    from parley.core.importing.conversation import import_conversation
 
     one = driver.run(import_conversation(w.store, json.dumps({"messages": [
         {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."},
