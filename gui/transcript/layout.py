@@ -18,7 +18,7 @@ from PySide6.QtGui import QTextBlock, QTextDocument, QTextFragment
 from parley.gui.text.markdown import BLOCKED_PREFIX, IMAGE_PREFIX
 from parley.gui.transcript.pieces import Piece, PieceCache, icons_in
 from parley.gui.transcript.rows import Node, Transcript
-from parley.gui.transcript.specs import CODE_KINDS, Spec, SpecBuilder
+from parley.gui.transcript.specs import CODE_KINDS, Spec, SpecBuilder, continue_request
 
 SIDE = 20  # px between the viewport's edges and the content column
 MAX_COLUMN = 800  # px: widest content column (the composer uses the same)
@@ -303,7 +303,7 @@ class RowBuilder:
         guides = [col_x + d * INDENT + INDENT // 2 - 6 for d in range(node.depth)]
         if node.kind == "card":
             return self._boxed(node, specs, width, x, w, guides, "card", CARD_PAD)
-        if node.turn.role == "user":
+        if node.turn.role == "user" and continue_request(node.turn, transcript) is None:
             return self._boxed(node, specs, width, x, w, guides, "bubble", BUBBLE_PAD)
         reuse = previous.pieces if previous is not None and previous.width == width else None
         placed, y = self._stack(specs, x, ROW_PAD, w, reuse)

@@ -27,6 +27,7 @@ from parley.core.content import (
     UnknownBlock,
 )
 from parley.core.mcp.names import display_name
+from parley.core.wire import STOPPED_NOTE
 from parley.gui.text.long_text import breakable, folded_note, shown_text
 from parley.gui.text.markdown import CodeBlock, parse_fence
 from parley.gui.text.markdown_blocks import split_blocks_after
@@ -71,6 +72,12 @@ CONTINUED_MARK = "Stopped — continued below"
 #: What Continue sends under a reply stopped (or cut at the output limit): the model
 #: reads its partial reply and goes on from there (``parley.core.wire`` rule 1).
 CONTINUE_MESSAGE = "Continue from where you stopped."
+#: The fold line standing for Continue's message between a stopped reply and its
+#: continuation (no bubble: the two parts read as one reply); unfolded, it shows the
+#: words the model was sent (:func:`continue_request`).
+CONTINUED_LINE = "continued"
+CONTINUED_FOLD = "continued"
+CONTINUED_SENT = "Parley asked the model to go on with these words:"
 CUT_OFF_MARK = "Cut off — Parley closed before the reply finished"
 #: Under a complete reply that stopped at the model's output limit (``Turn.stop_reason``).
 LENGTH_MARK = "Stopped at the length limit"
@@ -149,6 +156,9 @@ class SpecBuilder:
         if node.kind == "card":
             return self._card_specs(node)
         turn = node.turn
+        sent = continue_request(turn, transcript)
+        if sent is not None:
+            return self._continued_specs(node, sent)
         out: list[Spec] = []
         writing = is_last and not idle and not turn.aborted and turn.role == "assistant"
         for i, block in enumerate(turn.blocks):
@@ -353,6 +363,17 @@ class SpecBuilder:
             self._code_specs(out, CodeBlock(language, text), name, body=True)
         return True
 
+    def _continued_specs(self, node: Node, sent: str) -> list[Spec]:
+        """Continue's message as a quiet fold line; unfolded, the words the model read."""
+        opened = CONTINUED_FOLD in node.open_folds
+        out = [Spec(self._fold_line(CONTINUED_FOLD, opened, "continue", CONTINUED_LINE, ""),
+                    "fold", CONTINUED_FOLD, muted=True)]
+        if opened:
+            out.append(Spec(self.cache.line(("continued-sent",), self._muted(CONTINUED_SENT)),
+                            "mark"))
+            out.append(Spec(self.cache.plain(sent), "body", muted=True, bar=True, copy=True))
+        return out
+
     def _regenerate_spec(self) -> Spec:
         muted = self.cache.colors.muted.name()
         text = (f'<a href="{REGENERATE_HREF}">↻ Regenerate</a>'
@@ -423,3 +444,28 @@ def _continued(turn: Turn, transcript: Transcript) -> bool:
     """True when the turn after ``turn`` is Continue's message (:data:`CONTINUE_MESSAGE`)."""
     nxt = transcript.after(turn.id)
     return nxt is not None and nxt.role == "user" and nxt.text() == CONTINUE_MESSAGE
+
+
+def continue_request(turn: Turn, transcript: Transcript) -> str | None:
+    """The words the model was sent for Continue's message, or None for any other turn.
+
+    Continue's message (:data:`CONTINUE_MESSAGE`) right after a reply stopped or cut
+    at the output limit is shown as a fold line, not as a message of the person's:
+    the reply and its continuation read as one. After a stopped reply the model
+    also read the note ``parley.core.wire`` puts before it (rule 1); that is part
+    of what is shown unfolded.
+    """
+    if turn.role != "user" or len(turn.blocks) != 1 or turn.text() != CONTINUE_MESSAGE:
+        return None
+    before: Turn | None = None
+    for t in transcript.turns:
+        if t.id == turn.id:
+            break
+        before = t
+    else:
+        return None
+    if before is None or before.role != "assistant":
+        return None
+    if before.aborted:
+        return f"{STOPPED_NOTE}\n\n{CONTINUE_MESSAGE}" if before.blocks else CONTINUE_MESSAGE
+    return CONTINUE_MESSAGE if before.stop_reason == "max_tokens" else None

@@ -81,3 +81,67 @@ def test_continue_on_a_stopped_reply_goes_on_from_it_and_reads_as_one_reply(
     row = view.turn_ids().index(stopped.id)
     under_stopped = view.list_view.layout_of(row, fresh=True).plain_text()
     assert CONTINUED_MARK in under_stopped and STOPPED_MARK not in under_stopped
+
+
+def _sent_text(message: dict[str, Any]) -> str:
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "\n\n".join(part["text"] for part in content if part.get("type") == "text")
+
+
+def test_continue_shows_the_words_the_model_was_sent_under_the_reply_not_as_a_message(
+    driver: Any,
+) -> None:
+    """Continue's message is a quiet "continued" fold line between the two parts of the
+    reply, not a bubble of the person's; unfolded, it shows exactly what the model
+    read (after a stopped reply, the wire's note before it). The turns stored, and
+    sent, stay as they were: the request alternates user and assistant."""
+    from parley.gui.transcript.specs import CONTINUED_FOLD, CONTINUED_LINE, RESUME_HREF
+
+    w = driver.configured()
+    s = driver.run(w.store.create_session(title="Stopped", model=w.chat.current_model()))
+    driver.run(w.store.append_turn(s.id, Turn("user", [TextBlock("Long story please")])))
+    stopped = driver.run(w.store.append_turn(s.id, Turn(
+        "assistant", [TextBlock("Once upon a time, in a far")], aborted=True)))
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(s.id)
+    driver.until(lambda: w.session_id == s.id and bool(w.chat.turns))
+    driver.fake.script("away land, a story went on.")
+    _click_anchor(driver, w, stopped.id, RESUME_HREF)
+    _answered(driver, w, "away land, a story went on.")
+
+    request = driver.fake.model_requests[-1].body["messages"]
+    assert [m["role"] for m in request] == ["user", "assistant", "user"]
+    view = w.transcript
+    ids = view.turn_ids()
+    asked = w.chat.turns[-2]
+    assert asked.text() == CONTINUE_MESSAGE and ids.index(asked.id) == ids.index(stopped.id) + 1
+    row = ids.index(asked.id)
+    layout = view.list_view.layout_of(row, fresh=True)
+    assert layout.frame_kind != "bubble"  # no message of the person's between the parts
+    assert layout.plain_text().strip().endswith(CONTINUED_LINE)
+    assert CONTINUE_MESSAGE not in layout.plain_text()
+
+    view.toggle_fold(row, CONTINUED_FOLD)
+    shown = view.list_view.layout_of(row, fresh=True).plain_text()
+    assert _sent_text(request[-1]) in shown  # word for word what the model read
+    assert "stopped before it finished" in shown and CONTINUE_MESSAGE in shown
+
+
+def test_continue_after_the_length_limit_shows_its_words_unfolded(driver: Any) -> None:
+    from parley.gui.transcript.specs import CONTINUED_FOLD
+
+    w = driver.configured()
+    driver.fake.script("The first half, cut in the mid", stop_reason="max_tokens")
+    driver.send("Write a long story", w, wait=True)
+    driver.fake.script("…dle. The end.")
+    _click_anchor(driver, w, w.chat.turns[-1].id, CONTINUE_HREF)
+    _answered(driver, w, "…dle. The end.")
+    view = w.transcript
+    row = view.turn_ids().index(w.chat.turns[-2].id)
+    assert view.list_view.layout_of(row, fresh=True).frame_kind != "bubble"
+    view.toggle_fold(row, CONTINUED_FOLD)
+    shown = view.list_view.layout_of(row, fresh=True).plain_text()
+    request = driver.fake.model_requests[-1].body["messages"]
+    assert _sent_text(request[-1]) == CONTINUE_MESSAGE and CONTINUE_MESSAGE in shown
