@@ -146,7 +146,7 @@ def _tell_open_window(home: Path | None) -> None:
         log.info("could not tell an open Parley about the import: %s", exc)
         return
     if told:
-        print("The Parley window open on this data folder lists them now.")
+        print("The Parley window open on this data folder lists the new chats now.")
 
 
 def _list_imported(window: Any) -> None:
@@ -223,10 +223,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.import_file:
         from parley.core.cli.import_file import import_only
 
-        code = import_only(args.import_file, home)
-        if code == 0:
-            _tell_open_window(home)
-        return code
+        return import_only(args.import_file, home, database=args.database,
+                           on_new=lambda: _tell_open_window(home))
     problem = display_problem()  # Qt would abort (SIGABRT) with a misleading xcb message
     if problem is not None:
         print(problem, file=sys.stderr, flush=True)

@@ -1,17 +1,21 @@
 """``parley --import FILE``: import a chat history or a conversation without a window.
 
 For scripts and for people moving a whole history: the file is imported into
-the sessions.db of ``--home`` (default: ``PARLEY_HOME`` or the user data
-folder, created when missing) exactly as File ▸ Import does
+the store the window would open, exactly as File ▸ Import does: the PostgreSQL
+database of ``--database`` / ``PARLEY_DATABASE_URL`` / the choice saved in
+Settings → Storage, else the sessions.db of ``--home`` (default: ``PARLEY_HOME``
+or the user data folder, created when missing)
 (``parley.core.importing.files.import_path``), the summary is printed, and the exit
 status says how it went: 0 imported (also when everything was imported
-before), 2 refused or failed (the reason on stderr; nothing was imported).
+before), 2 refused or failed (the reason on stderr; nothing was imported), a
+database that cannot be reached or used included (the store's typed error's words).
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -20,16 +24,22 @@ from parley.core.errors import ParleyError
 __all__ = ["import_only"]
 
 
-def import_only(file: str | Path, home: Path | None = None, *, out: TextIO | None = None,
-                err: TextIO | None = None) -> int:
-    """Import ``file`` into the data folder's sessions.db and print the summary.
+def import_only(file: str | Path, home: Path | None = None, *, database: str | None = None,
+                out: TextIO | None = None, err: TextIO | None = None,
+                on_new: Callable[[], None] | None = None) -> int:
+    """Import ``file`` into the current store and print the summary.
 
     Args:
         file: the file to import (a ChatGPT / Claude.ai / Open WebUI export, a
             Parley export, Anthropic or OpenAI messages).
         home: the data folder (``--home``); None: ``PARLEY_HOME`` or the default.
+        database: the PostgreSQL address given as ``--database`` (None: then
+            ``PARLEY_DATABASE_URL``, then the choice saved in the data folder, then
+            its sessions.db: ``parley.core.store.backends.database_url``).
         out: where the summary goes (default stdout).
         err: where a refusal goes (default stderr).
+        on_new: called after chats were imported (not when nothing was new), e.g. to
+            tell a window open on the data folder to list them.
 
     Returns:
         0 when the file was imported (the summary says what), 2 when it was
@@ -39,7 +49,7 @@ def import_only(file: str | Path, home: Path | None = None, *, out: TextIO | Non
     err = err or sys.stderr
     path = Path(file).expanduser()
     try:
-        summary = asyncio.run(_run(path, home, out))
+        summary, new = asyncio.run(_run(path, home, database, out))
     except ParleyError as exc:
         print(f"Parley did not import {path}: {_for_command_line(exc.message)}", file=err)
         return 2
@@ -48,6 +58,8 @@ def import_only(file: str | Path, home: Path | None = None, *, out: TextIO | Non
               f"({exc.strerror or exc}). Nothing was imported.", file=err)
         return 2
     print(summary, file=out)
+    if new and on_new is not None:
+        on_new()
     return 0
 
 
@@ -57,14 +69,20 @@ def _for_command_line(message: str) -> str:
     return for_command_line(message)
 
 
-async def _run(path: Path, home: Path | None, out: TextIO) -> str:
+async def _run(path: Path, home: Path | None, database: str | None, out: TextIO
+               ) -> tuple[str, bool]:
+    """Import ``path``; return the summary line (naming a database imported into) and
+    whether chats came in."""
     from parley.core.importing.files import import_path
     from parley.core.paths import DB_NAME, data_dir
     from parley.core.store.async_store import AsyncStore
+    from parley.core.store.backends import database_url
 
     if not path.is_file():
         raise OSError(2, "there is no such file" if not path.exists() else "it is not a file")
-    store = await AsyncStore.open(data_dir(home) / DB_NAME)
+    folder = data_dir(home)
+    url = database_url(database, folder)  # InvalidDatabaseUrl: refused, nothing opened
+    store = await AsyncStore.open(url or folder / DB_NAME)
     live = out.isatty()
     loop = asyncio.get_running_loop()
 
@@ -81,4 +99,9 @@ async def _run(path: Path, home: Path | None, out: TextIO) -> str:
         await store.close()
         if live:
             print(file=out)
-    return summary.line(path.name)
+    line = summary.line(path.name)
+    if url is not None:
+        from parley.core.store.postgres.store import parse_url, redact
+
+        line += f" Into the database {redact(parse_url(url))}."
+    return line, summary.chats > 0

@@ -147,3 +147,14 @@ def test_copy_to_a_folder_says_what_copy_to_needs(tmp_path):
     assert "is a folder" in said and "new file" in said and "empty PostgreSQL database" in said
     assert "--home" not in said and "Move it away" not in said  # not advice for opening
     assert list(folder.iterdir()) == []
+
+
+def test_an_address_without_a_password_is_shown_as_written():
+    """The trial: ``mysql://x@127.0.0.1/db`` was named 'mysql:***@127.0.0.1/db' (the
+    scheme's colon taken for a password's)."""
+    with pytest.raises(InvalidDatabaseUrl) as err:
+        database_url("mysql://x@127.0.0.1/db")
+    assert "mysql://x@127.0.0.1/db" in err.value.message
+    with pytest.raises(InvalidDatabaseUrl) as err:
+        database_url("mysql://x:secretpw@127.0.0.1/db")
+    assert "mysql://x:***@127.0.0.1/db" in err.value.message

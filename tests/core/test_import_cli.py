@@ -74,3 +74,71 @@ def test_in_process_with_a_claude_export(tmp_path):
     assert out.getvalue().startswith("Imported conversations.json: 2 chats, 9 messages, 1 other "
                                      "version from a Claude.ai export; 1 image not included: "
                                      "receipt.png.")
+
+
+def _pg_sessions(url: str) -> list:
+    from parley.core.store.backends import open_store
+
+    store = open_store(url)
+    try:
+        return store.list_sessions(limit=10_000, include_archived=True, include_versions=True)
+    finally:
+        store.close()
+
+
+def _keep_environment(monkeypatch, tmp_path) -> None:
+    """``main`` sets PARLEY_HOME and PARLEY_DATABASE_URL for the process: put back after."""
+    monkeypatch.setenv("PARLEY_DATABASE_URL", "")
+    monkeypatch.setenv("PARLEY_HOME", str(tmp_path / "home"))
+
+
+def test_import_goes_into_the_database_given(tmp_path, postgres_url, capsys, monkeypatch):
+    """The trial: ``--database postgresql://… --import FILE`` said "Imported", exit 0, and
+    wrote into the home's sessions.db. It imports where the window would open: the
+    database given, also through PARLEY_DATABASE_URL; sessions.db is not made."""
+    from parley.gui.app import main
+
+    _keep_environment(monkeypatch, tmp_path)
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(chatgpt_export(3, turns=2)), encoding="utf-8")
+    home = tmp_path / "home"
+    assert main(["--home", str(home), "--database", postgres_url, "--import", str(export)]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("Imported conversations.json: 3 chats")
+    assert "Into the database parley@127.0.0.1:" in said
+    assert len([s for s in _pg_sessions(postgres_url) if not s.is_fork]) == 3
+    assert not (home / "sessions.db").exists()
+
+    monkeypatch.setenv("PARLEY_DATABASE_URL", postgres_url)
+    out = io.StringIO()
+    assert import_only(export, home, out=out, on_new=lambda: out.write("told\n")) == 0
+    assert "Nothing new" in out.getvalue() and "told" not in out.getvalue()  # nothing to list
+    assert not (home / "sessions.db").exists()
+
+
+def test_an_unreachable_database_is_refused_with_exit_2(tmp_path, capsys, monkeypatch):
+    from parley.gui.app import main
+
+    _keep_environment(monkeypatch, tmp_path)
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(chatgpt_export(2, turns=2)), encoding="utf-8")
+    home = tmp_path / "home"
+    url = "postgresql://parley:secretpw@127.0.0.1:1/parley"
+    assert main(["--home", str(home), "--database", url, "--import", str(export)]) == 2
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert f"Parley did not import {export}: " in said.err
+    assert "127.0.0.1:1" in said.err and "secretpw" not in said.err
+    assert "Traceback" not in said.err
+    assert not (home / "sessions.db").exists()
+
+
+def test_the_summary_says_a_window_lists_new_chats_only(tmp_path):
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(chatgpt_export(2, turns=2)), encoding="utf-8")
+    told: list[int] = []
+    assert import_only(export, tmp_path / "h", out=io.StringIO(),
+                       on_new=lambda: told.append(1)) == 0
+    assert import_only(export, tmp_path / "h", out=io.StringIO(),
+                       on_new=lambda: told.append(2)) == 0
+    assert told == [1]

@@ -121,8 +121,9 @@ def _port_of(url: str) -> str:
 
 
 def hide_password(url: str) -> str:
-    """``url`` as written, with any password (``user:password@``) replaced by ``***``."""
-    return re.sub(r"(^|/)([^:/@]*):[^@]*@", r"\1\2:***@", url)
+    """``url`` as written, with any password (``user:password@``) replaced by ``***``; the
+    ``:`` of a scheme (``mysql://x@…``) is no password's."""
+    return re.sub(r"(^|/)([^:/@]*):(?!//)[^@]*@", r"\1\2:***@", url)
 
 
 def redact(url: URL) -> str:
