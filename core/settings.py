@@ -168,7 +168,7 @@ SETTINGS: tuple[Setting, ...] = (
             "summary; Tail only hides old tool output. Compact now always writes a summary.",
             "Compaction",
             choices=(("summary", "Summary"), ("tail", "Tail (hide old tool output)"))),
-    # Backups (read by parley.core.backup_schedule; the page also shows where they are)
+    # Backups (read by parley.core.recovery.backup_schedule; the page also shows where they are)
     Setting("backups.interval_minutes", "int", 30, "Back up at most every",
             "While you use Parley, a copy of your chats is made in the backups folder at "
             "most this often (and when you quit), if anything changed.", "Backups",

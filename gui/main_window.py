@@ -27,7 +27,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QMainWindow
 
-from parley.core.restart_notice import CUT_OFF
+from parley.core.recovery.restart_notice import CUT_OFF
 from parley.core.tasks import TaskSet
 from parley.gui.commands.registry import Commands
 from parley.gui.commands.window_commands import WindowCommands
@@ -40,7 +40,7 @@ from parley.gui.window.pages import WindowPages
 from parley.gui.window.problems import WindowProblems
 from parley.gui.window.shutdown import WindowShutdown
 
-#: The restart notice for a cut-off reply (the others: ``parley.core.restart_notice``).
+#: The restart notice for a cut-off reply (the others: ``parley.core.recovery.restart_notice``).
 INTERRUPTED_NOTICE = CUT_OFF
 
 
@@ -80,7 +80,7 @@ class MainWindow(WindowLayout, WindowPages, WindowStartup, WindowProblems, Windo
         self.search_popup = None
         self.setup_panel = None
         self.recovery_page = None
-        self.backups = None  # parley.core.backup_schedule.BackupScheduler, set by start
+        self.backups = None  # parley.core.recovery.backup_schedule.BackupScheduler, set by start
         self.elsewhere = None  # gui.database.elsewhere.Elsewhere, on PostgreSQL
         self.successor = None  # the window that took this one's place after a recovery
         self.pending_notice = None  # told once the chats show (after a recovery)

@@ -1,11 +1,11 @@
 """The one page the window shows when sessions.db is damaged — at start or while in use.
 
-It offers three ways on (``parley.core.recovery``), each in one click:
+It offers three ways on (``parley.core.recovery.damaged_file``), each in one click:
 
 * restore a backup — each backup is listed with when it was made and how many
   turns and chats it holds (``parley.core.store.sqlite.backups.list_backups``);
 * salvage what can still be read from the damaged file, merged with the newest
-  backup (``parley.core.recovery.salvage_into``);
+  backup (``parley.core.recovery.damaged_file.salvage_into``);
 * start a new file.
 
 Every one first keeps the damaged file aside as ``sessions.db.corrupt-<date>``;
@@ -249,7 +249,7 @@ async def recover(path: Path, kind: Kind, arg: Any,
         SalvageError: nothing could be salvaged (the damaged file is back in place).
         CannotOpen: a file could not be moved or written.
     """
-    from parley.core import recovery
+    from parley.core.recovery import damaged_file as recovery
 
     if kind == "backup":
         aside = await asyncio.to_thread(recovery.restore_backup, path, arg.path)

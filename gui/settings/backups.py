@@ -1,7 +1,7 @@
 """The Backups page's head: where the automatic backups are, when the last was made.
 
 Shown above the generated ``backups.*`` fields of the Settings dialog. The
-figures come from the window's ``parley.core.backup_schedule.BackupScheduler`` when
+figures come from the window's ``parley.core.recovery.backup_schedule.BackupScheduler`` when
 there is one (else from the folder, read off the GUI thread); "Back up now"
 asks it for a backup at once.
 """

@@ -173,7 +173,7 @@ class WindowStartup(WindowBase):
         # and the tools of the MCP servers in mcp.json (parley.core.mcp), asked about first.
         self.runner = ChatRunner(self.store, self.hub,
                                  tools=ToolExecutor(self.store, mcp=self._open_mcp()))
-        from parley.core.recovery import CompactionMarks
+        from parley.core.recovery.damaged_file import CompactionMarks
 
         self.compaction_marks = CompactionMarks(self.store, self.runner.hooks)
         self._start_cache_timer()
@@ -275,7 +275,7 @@ class WindowStartup(WindowBase):
     async def _note_previous_run(self) -> None:
         """Record this run; tell the person what the last one left if it did not exit
         cleanly (a cut-off reply, an unanswered message, an interrupted compaction)."""
-        from parley.core.recovery import mark_running
+        from parley.core.recovery.damaged_file import mark_running
 
         self.previous_run = await mark_running(self.store)
 
@@ -296,8 +296,8 @@ class WindowStartup(WindowBase):
         self.runner.hooks.on("cache:updated", self._cache_updated)
 
     async def _start_backups(self) -> None:
-        """Automatic backups while the chats are open (``parley.core.backup_schedule``)."""
-        from parley.core.backup_schedule import BackupScheduler
+        """Automatic backups while the chats are open (``parley.core.recovery.backup_schedule``)."""
+        from parley.core.recovery.backup_schedule import BackupScheduler
         from parley.core.settings import Settings
 
         if self.store.on_server:  # PostgreSQL: the server's own backups apply
@@ -320,7 +320,7 @@ class WindowStartup(WindowBase):
 
     def _note_upgrade(self) -> None:
         """The store upgraded a v3 file as it opened: keep the words to tell (and log them)."""
-        from parley.core.upgrade_notice import upgrade_notice
+        from parley.core.recovery.upgrade_notice import upgrade_notice
 
         self.upgrade_notice = upgrade_notice(self.store.migration_report)
         if self.upgrade_notice:
@@ -342,7 +342,7 @@ def _import_store() -> None:
     """Import the store (SQLAlchemy), the controller and what showing the first chat
     needs (its code style too); run in a worker thread: an import on the GUI thread
     holds the window still."""
-    import parley.core.recovery  # noqa: F401
+    import parley.core.recovery.damaged_file  # noqa: F401
     import parley.core.settings  # noqa: F401
     import parley.core.store.async_store  # noqa: F401
     import parley.gui.chat.controller  # noqa: F401
@@ -358,9 +358,9 @@ def _import_store() -> None:
 def _import_providers() -> None:
     """Import the providers' hub (no SDK: ``ProviderHub.prepare`` imports those), the
     run loop and the tools; run in a worker thread."""
-    import parley.core.backup_schedule  # noqa: F401
     import parley.core.chat.run  # noqa: F401
     import parley.core.compaction.cache_timer  # noqa: F401
     import parley.core.providers.hub  # noqa: F401
+    import parley.core.recovery.backup_schedule  # noqa: F401
     import parley.core.tools  # noqa: F401
 

@@ -66,7 +66,7 @@ class WindowBase(_Base):
     search_popup: SearchPopup | None
     setup_panel: SetupPanel | None
     recovery_page: Any
-    backups: Any  # parley.core.backup_schedule.BackupScheduler
+    backups: Any  # parley.core.recovery.backup_schedule.BackupScheduler
     elsewhere: Any  # parley.gui.database.elsewhere.Elsewhere, on PostgreSQL
     successor: Any
     pending_notice: str | None

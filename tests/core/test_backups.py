@@ -1,5 +1,5 @@
-"""Automatic backups (parley.core.store.sqlite.backups, parley.core.backup_schedule), on real
-files.
+"""Automatic backups (parley.core.store.sqlite.backups, parley.core.recovery.backup_schedule),
+on real files.
 
 SQLite only: Parley backs up its file; a server has its own backups (pg_dump).
 """
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from parley.core.backup_schedule import BackupScheduler
 from parley.core.content import TextBlock, Turn
-from parley.core.recovery import restore_backup
+from parley.core.recovery.backup_schedule import BackupScheduler
+from parley.core.recovery.damaged_file import restore_backup
 from parley.core.store import AsyncStore, Store
 from parley.core.store.sqlite import backups as B
 from tests.core.damaged import overwrite_pages, pages_of

@@ -9,7 +9,7 @@ import os
 import stat
 from pathlib import Path
 
-from parley.core.recovery import set_aside
+from parley.core.recovery.damaged_file import set_aside
 from parley.core.store import Store
 from parley.core.store.sqlite.damage import mark, marker_path
 

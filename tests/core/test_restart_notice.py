@@ -11,10 +11,10 @@ each machine sharing the database has its own run (``recovery.machine_key``).
 
 from __future__ import annotations
 
-from parley.core import recovery
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.core.hooks import Hooks
-from parley.core.restart_notice import (
+from parley.core.recovery import damaged_file as recovery
+from parley.core.recovery.restart_notice import (
     COMPACTION,
     COMPACTION_UNANSWERED,
     CUT_OFF,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from parley.core.content import TextBlock, Turn
-from parley.core.recovery import set_aside
+from parley.core.recovery.damaged_file import set_aside
 from parley.core.store import Store
 from parley.core.store.sqlite import backups as B
 from parley.core.store.sqlite import salvage as S
@@ -90,7 +90,7 @@ def test_turns_of_a_chat_whose_row_was_lost_come_back_as_a_recovered_chat(
 
 
 def test_a_salvage_that_reads_nothing_puts_the_damaged_file_back(tmp_path: Path) -> None:
-    from parley.core.recovery import salvage_into
+    from parley.core.recovery.damaged_file import salvage_into
 
     db = tmp_path / "sessions.db"
     with Store.open(db) as store:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from parley.core import recovery
 from parley.core.content import TextBlock, Turn
+from parley.core.recovery import damaged_file as recovery
 from parley.core.store import Store
 from parley.core.store.errors import DatabaseCorrupt
 from parley.core.store.sqlite import salvage as S
@@ -136,7 +136,7 @@ def test_a_salvage_keeps_the_damaged_file_aside_and_drops_the_marker(tmp_path: P
 KILLED = """
 import sys
 from pathlib import Path
-from parley.core import recovery
+from parley.core.recovery import damaged_file as recovery
 print("go", flush=True)
 recovery.salvage_into(Path(sys.argv[1]), None)
 print("done", flush=True)

@@ -17,9 +17,9 @@ How each fault is produced, and why that exercises the real code path:
   SQLITE_READONLY, the code a read-only connection gets.
 * **Deleted or replaced.** Real ``unlink`` / ``rename`` under an open store.
   SQLite alone keeps writing into the old file (shown below), so detection is
-  Parley's job (``parley.core.store.sqlite.faults``); ``parley.core.recovery.rescue_copy`` saves
-  what the old file holds.
-* **Corrupt at start.** Real damaged bytes; ``parley.core.recovery`` offers the
+  Parley's job (``parley.core.store.sqlite.faults``);
+  ``parley.core.recovery.damaged_file.rescue_copy`` saves what the old file holds.
+* **Corrupt at start.** Real damaged bytes; ``parley.core.recovery.damaged_file`` offers the
   latest usable backup or a new file and never overwrites the damaged one.
 
 These faults are of files, so the tests run on sessions.db only; the report of
@@ -44,12 +44,12 @@ from pathlib import Path
 
 import pytest
 
-from parley.core import recovery
 from parley.core.chat.run import ChatRunner
 from parley.core.content import TextBlock, Turn
 from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers.hub import ProviderHub
 from parley.core.providers.retry import RetryPolicy
+from parley.core.recovery import damaged_file as recovery
 from parley.core.store import AsyncStore, Store
 from parley.core.store.errors import (
     DatabaseCorrupt,

@@ -26,7 +26,7 @@ of Parley would, and checks (see :data:`CHECKS`):
 * the next request built from the history (``to_messages`` → ``to_anthropic``
   / ``to_openai``) passes the fake provider's pairing validation — and the
   next round really sends it;
-* ``parley.core.recovery.mark_running`` reports the killed run and its interrupted
+* ``parley.core.recovery.damaged_file.mark_running`` reports the killed run and its interrupted
   reply.
 
 Seeded: ``PARLEY_CRASH_SEED`` (default below), ``PARLEY_CRASH_KILLS`` and
@@ -56,10 +56,10 @@ from typing import Any
 
 import pytest
 
-from parley.core import recovery
 from parley.core.content import Turn
 from parley.core.convert import to_anthropic, to_openai
 from parley.core.providers.capabilities import ANTHROPIC, OPENAI
+from parley.core.recovery import damaged_file as recovery
 from parley.core.store import AsyncStore, Store
 from parley.core.store.textindex import register_functions
 from parley.core.store.turns import CUT_OFF

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from parley.core.restart_notice import COMPACTION
+from parley.core.recovery.restart_notice import COMPACTION
 from tests.gui.chats import long_chat
 from tests.gui.test_long_chat_transcript import N, rows
 

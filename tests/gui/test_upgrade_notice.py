@@ -7,7 +7,7 @@ import logging
 from types import SimpleNamespace
 
 from parley.core import paths
-from parley.core.upgrade_notice import upgrade_notice
+from parley.core.recovery.upgrade_notice import upgrade_notice
 from tests.v3gen import generate
 
 

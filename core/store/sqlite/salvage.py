@@ -19,7 +19,7 @@ that meets a damaged page until only the rows on damaged pages are left.
    "Recovered chat"; a chat whose space was lost goes to the default space.
 
 The search index is rebuilt from the result. The damaged file is only read
-(opened read-only); the caller keeps it aside (``parley.core.recovery``).
+(opened read-only); the caller keeps it aside (``parley.core.recovery.damaged_file``).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from urllib.parse import quote
 
 from parley.core import private
 from parley.core.content import CompactSummaryBlock, Turn
-from parley.core.restart_notice import restart_notice
+from parley.core.recovery.restart_notice import restart_notice
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import (
     CannotOpen,
@@ -113,7 +113,8 @@ class PreviousRun:
     compacting: list[str] = field(default_factory=list)
 
     def notice(self) -> str | None:
-        """What to tell the person (``parley.core.restart_notice``), None when nothing was left."""
+        """What to tell the person (``parley.core.recovery.restart_notice``), None when nothing
+        was left."""
         return restart_notice(self.interrupted, self.compacting)
 
 
