@@ -1,6 +1,6 @@
 """The words of the notice shown after Parley was closed without a clean exit.
 
-What the previous run left is one or more of (``parley.core.recovery.damaged_file.PreviousRun``):
+What the previous run left is one or more of (``parley.core.recovery.previous_run.PreviousRun``):
 
 * a cut-off reply: an aborted assistant turn holding what arrived, which can
   be continued;
@@ -38,7 +38,7 @@ def restart_notice(interrupted: Sequence[Any], compacting: Sequence[str] = ()) -
     """The notice for what a run that did not exit cleanly left.
 
     Args:
-        interrupted: ``parley.core.recovery.damaged_file.InterruptedReply`` values (``session_id``,
+        interrupted: ``parley.core.recovery.previous_run.InterruptedReply`` values (``session_id``,
             ``kind``: ``partial`` or ``unanswered``).
         compacting: ids of the sessions a compaction was working in.
 

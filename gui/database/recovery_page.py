@@ -249,19 +249,19 @@ async def recover(path: Path, kind: Kind, arg: Any,
         SalvageError: nothing could be salvaged (the damaged file is back in place).
         CannotOpen: a file could not be moved or written.
     """
-    from parley.core.recovery import damaged_file as recovery
+    from parley.core.recovery import damaged_file
 
     if kind == "backup":
-        aside = await asyncio.to_thread(recovery.restore_backup, path, arg.path)
+        aside = await asyncio.to_thread(damaged_file.restore_backup, path, arg.path)
         said = f"The backup of {backup_line(arg)} was restored."
     elif kind == "salvage":
-        aside, report = await asyncio.to_thread(recovery.salvage_into, path,
+        aside, report = await asyncio.to_thread(damaged_file.salvage_into, path,
                                                 arg.path if arg is not None else None, stop)
         filled = (f", {report.from_backup} of them filled in from the backup"
                   if report.backup is not None else "")
         said = f"Salvaged {holds(report.turns, report.chats)}{filled}."
     else:
-        aside = await asyncio.to_thread(recovery.start_fresh, path)
+        aside = await asyncio.to_thread(damaged_file.start_fresh, path)
         said = "A new, empty file was started."
     if aside is not None:
         said += f" The damaged file was kept as {aside.name}."

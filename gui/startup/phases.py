@@ -173,7 +173,7 @@ class WindowStartup(WindowBase):
         # and the tools of the MCP servers in mcp.json (parley.core.mcp), asked about first.
         self.runner = ChatRunner(self.store, self.hub,
                                  tools=ToolExecutor(self.store, mcp=self._open_mcp()))
-        from parley.core.recovery.damaged_file import CompactionMarks
+        from parley.core.recovery.previous_run import CompactionMarks
 
         self.compaction_marks = CompactionMarks(self.store, self.runner.hooks)
         self._start_cache_timer()
@@ -275,7 +275,7 @@ class WindowStartup(WindowBase):
     async def _note_previous_run(self) -> None:
         """Record this run; tell the person what the last one left if it did not exit
         cleanly (a cut-off reply, an unanswered message, an interrupted compaction)."""
-        from parley.core.recovery.damaged_file import mark_running
+        from parley.core.recovery.previous_run import mark_running
 
         self.previous_run = await mark_running(self.store)
 
@@ -343,6 +343,7 @@ def _import_store() -> None:
     needs (its code style too); run in a worker thread: an import on the GUI thread
     holds the window still."""
     import parley.core.recovery.damaged_file  # noqa: F401
+    import parley.core.recovery.previous_run  # noqa: F401
     import parley.core.settings  # noqa: F401
     import parley.core.store.async_store  # noqa: F401
     import parley.gui.chat.controller  # noqa: F401

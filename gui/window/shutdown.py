@@ -61,7 +61,7 @@ class WindowShutdown(WindowBase):
             if self.chat is not None:
                 await self.chat.shutdown()
             if self.store is not None:
-                from parley.core.recovery.damaged_file import mark_clean_exit
+                from parley.core.recovery.previous_run import mark_clean_exit
 
                 await mark_clean_exit(self.store)
         except ParleyError as exc:  # a full disk, a damaged file…: closing goes on

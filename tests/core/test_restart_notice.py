@@ -6,14 +6,14 @@ the compaction marks are written through the run loop's own hooks; the kill
 is the process leaving without its clean exit or the compaction's end.
 
 The tests taking ``any_target`` run on a sessions.db file and on PostgreSQL, where
-each machine sharing the database has its own run (``recovery.machine_key``).
+each machine sharing the database has its own run (``previous_run.machine_key``).
 """
 
 from __future__ import annotations
 
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.core.hooks import Hooks
-from parley.core.recovery import damaged_file as recovery
+from parley.core.recovery import previous_run
 from parley.core.recovery.restart_notice import (
     COMPACTION,
     COMPACTION_UNANSWERED,
@@ -28,9 +28,9 @@ async def _crashed_run(path, *, cut: bool, unanswered: bool, compacting: bool):
     """A run that left what is asked, then died (no clean exit, no compact:end)."""
     store = await AsyncStore.open(path)
     try:
-        await recovery.mark_running(store, pid=1, now_ms=1)
+        await previous_run.mark_running(store, pid=1, now_ms=1)
         hooks = Hooks()
-        marks = recovery.CompactionMarks(store, hooks)
+        marks = previous_run.CompactionMarks(store, hooks)
         if cut:
             sid = (await store.create_session(title="cut")).id
             await store.append_turn(sid, Turn("user", [TextBlock("tell me")]))
@@ -47,12 +47,13 @@ async def _crashed_run(path, *, cut: bool, unanswered: bool, compacting: bool):
         await store.close()
 
 
-async def _next_start(path) -> recovery.PreviousRun:
+async def _next_start(path) -> previous_run.PreviousRun:
     store = await AsyncStore.open(path)
     try:
-        previous = await recovery.mark_running(store, pid=2)
+        previous = await previous_run.mark_running(store, pid=2)
         assert previous is not None
-        assert await store.get_state(recovery.machine_key(store, recovery.COMPACTING)) is None
+        compacting = previous_run.machine_key(store, previous_run.COMPACTING)
+        assert await store.get_state(compacting) is None
         return previous
     finally:
         await store.close()
@@ -87,12 +88,12 @@ async def test_a_compaction_that_ended_leaves_no_mark(any_target):
     path = any_target
     store = await AsyncStore.open(path)
     hooks = Hooks()
-    marks = recovery.CompactionMarks(store, hooks)
-    await recovery.mark_running(store, pid=1, now_ms=1)
+    marks = previous_run.CompactionMarks(store, hooks)
+    await previous_run.mark_running(store, pid=1, now_ms=1)
     hooks.fire("compact:start", session_id="s1", trigger="manual")
     hooks.fire("compact:end", session_id="s1", trigger="manual")
     await marks.wait()
-    assert await store.get_state(recovery.machine_key(store, recovery.COMPACTING)) is None
+    assert await store.get_state(previous_run.machine_key(store, previous_run.COMPACTING)) is None
     await store.close()
     previous = await _next_start(path)
     assert previous.compacting == [] and previous.notice() is None
@@ -102,24 +103,24 @@ async def test_a_parley_starting_beside_another_machines_tells_nothing_of_its_ru
     postgres_url, monkeypatch
 ):
     """Two machines on one PostgreSQL database: each start and exit is its own machine's."""
-    monkeypatch.setattr(recovery, "machine_name", lambda: "laptop")
+    monkeypatch.setattr(previous_run, "machine_name", lambda: "laptop")
     laptop = await AsyncStore.open(postgres_url)
     desktop = await AsyncStore.open(postgres_url)
     try:
-        assert await recovery.mark_running(laptop, pid=1, now_ms=1) is None
+        assert await previous_run.mark_running(laptop, pid=1, now_ms=1) is None
         hooks = Hooks()
-        marks = recovery.CompactionMarks(laptop, hooks)
+        marks = previous_run.CompactionMarks(laptop, hooks)
         sid = (await laptop.create_session(title="streaming on the laptop")).id
         await laptop.append_turn(sid, Turn("user", [TextBlock("asked, the reply on its way")]))
         hooks.fire("compact:start", session_id=sid, trigger="auto")
         await marks.wait()
 
-        monkeypatch.setattr(recovery, "machine_name", lambda: "desktop")
-        assert await recovery.mark_running(desktop, pid=2) is None  # the laptop runs on
-        await recovery.mark_clean_exit(desktop)
+        monkeypatch.setattr(previous_run, "machine_name", lambda: "desktop")
+        assert await previous_run.mark_running(desktop, pid=2) is None  # the laptop runs on
+        await previous_run.mark_clean_exit(desktop)
 
-        monkeypatch.setattr(recovery, "machine_name", lambda: "laptop")
-        previous = await recovery.mark_running(laptop, pid=3)  # the laptop was killed
+        monkeypatch.setattr(previous_run, "machine_name", lambda: "laptop")
+        previous = await previous_run.mark_running(laptop, pid=3)  # the laptop was killed
         assert previous is not None and previous.pid == 1
         assert [i.session_id for i in previous.interrupted] == [sid]
         assert previous.compacting == [sid]
@@ -156,7 +157,7 @@ async def test_compacted_chats_and_a_stopped_reply_are_no_leftovers(any_target):
     reply told "closed while replying in 2 chats" (a reply stopped earlier counted)."""
     store = await AsyncStore.open(any_target)
     try:
-        await recovery.mark_running(store, pid=1, now_ms=1)
+        await previous_run.mark_running(store, pid=1, now_ms=1)
         await _compacted(store, "one", ["a", "b", "c", "d"])
         await _compacted(store, "two", ["e", "f", "g", "h"])
         stopped = (await store.create_session(title="stopped")).id
@@ -166,7 +167,7 @@ async def test_compacted_chats_and_a_stopped_reply_are_no_leftovers(any_target):
         await store.close()
     store = await AsyncStore.open(any_target)
     try:
-        previous = await recovery.mark_running(store, pid=2)  # killed, nothing was left
+        previous = await previous_run.mark_running(store, pid=2)  # killed, nothing was left
         assert previous is not None and previous.interrupted == []
         assert previous.notice() is None
         # killed while replying in one chat: one cut-off reply told, nothing else
@@ -174,7 +175,7 @@ async def test_compacted_chats_and_a_stopped_reply_are_no_leftovers(any_target):
         await store.append_turn(cut, Turn("user", [TextBlock("go on")]))
         reply = await store.append_turn(cut, Turn("assistant", [TextBlock("Half")],
                                                   aborted=True, cut_off=True))
-        previous = await recovery.mark_running(store, pid=3)
+        previous = await previous_run.mark_running(store, pid=3)
         assert previous is not None
         assert [(i.session_id, i.turn_id, i.kind) for i in previous.interrupted] == [
             (cut, reply.id, "partial")]
@@ -188,9 +189,9 @@ async def test_a_message_waiting_behind_a_summary_is_still_unanswered(any_target
     message before the summary waits, and is told."""
     store = await AsyncStore.open(any_target)
     try:
-        await recovery.mark_running(store, pid=1, now_ms=1)
+        await previous_run.mark_running(store, pid=1, now_ms=1)
         sid, stored = await _compacted(store, "waiting", ["a", "b", "c", "d", "e?"])
-        previous = await recovery.mark_running(store, pid=2)
+        previous = await previous_run.mark_running(store, pid=2)
         assert previous is not None
         assert [(i.session_id, i.turn_id, i.kind) for i in previous.interrupted] == [
             (sid, stored[-1].id, "unanswered")]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from parley.core.content import TextBlock, Turn
-from parley.core.recovery import damaged_file as recovery
+from parley.core.recovery import damaged_file
 from parley.core.store import Store
 from parley.core.store.errors import DatabaseCorrupt
 from parley.core.store.sqlite import salvage as S
@@ -112,7 +112,7 @@ def test_a_stopped_salvage_changes_nothing(tmp_path: Path) -> None:
     stop = threading.Event()
     stop.set()
     with pytest.raises(S.SalvageCancelled) as info:
-        recovery.salvage_into(db, None, stop=stop)
+        damaged_file.salvage_into(db, None, stop=stop)
     assert "stopped" in info.value.message
     assert db.read_bytes() == before
     assert marker_path(db).exists()
@@ -125,7 +125,7 @@ def test_a_salvage_keeps_the_damaged_file_aside_and_drops_the_marker(tmp_path: P
     overwrite_pages(db, pages_of(db, "settings"))
     mark(db, "damaged")
     before = db.read_bytes()
-    aside, report = recovery.salvage_into(db, None)
+    aside, report = damaged_file.salvage_into(db, None)
     assert aside is not None and aside.read_bytes() == before
     assert report.turns == 120 and _turns(db) == 120
     assert not marker_path(db).exists()
@@ -136,9 +136,9 @@ def test_a_salvage_keeps_the_damaged_file_aside_and_drops_the_marker(tmp_path: P
 KILLED = """
 import sys
 from pathlib import Path
-from parley.core.recovery import damaged_file as recovery
+from parley.core.recovery import damaged_file
 print("go", flush=True)
-recovery.salvage_into(Path(sys.argv[1]), None)
+damaged_file.salvage_into(Path(sys.argv[1]), None)
 print("done", flush=True)
 """
 
@@ -167,7 +167,7 @@ def test_a_salvage_killed_midway_leaves_the_damaged_file_for_the_next_start(
     assert db.read_bytes() == before  # the damaged file, as it was
     with pytest.raises(DatabaseCorrupt):  # the next start: the recovery page again
         Store.open(db)
-    aside, report = recovery.salvage_into(db, None)  # and salvaging again works
+    aside, report = damaged_file.salvage_into(db, None)  # and salvaging again works
     assert report.turns == 1200 and aside is not None
 
 
@@ -180,7 +180,7 @@ def test_an_older_salvage_cut_off_after_moving_the_file_aside_is_offered_again(
     overwrite_pages(db, pages_of(db, "settings"))
     mark(db, "damaged")
     before = db.read_bytes()
-    aside = recovery.set_aside(db)
+    aside = damaged_file.set_aside(db)
     assert aside is not None
     (tmp_path / "sessions.db.recovered.partial").write_bytes(b"")
     with pytest.raises(DatabaseCorrupt):
@@ -195,8 +195,8 @@ def test_start_fresh_and_restore_never_leave_no_file(tmp_path: Path) -> None:
     _fill(db)
     backup = B.make_backup(db).path
     overwrite_pages(db, pages_of(db, "settings"))
-    aside = recovery.restore_backup(db, backup)
+    aside = damaged_file.restore_backup(db, backup)
     assert aside is not None and _turns(db) == 120
-    aside2 = recovery.start_fresh(db)
+    aside2 = damaged_file.start_fresh(db)
     assert aside2 is not None and _turns(db) == 0
     assert not [p for p in tmp_path.iterdir() if "recovering" in p.name]

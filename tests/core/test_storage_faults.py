@@ -49,7 +49,7 @@ from parley.core.content import TextBlock, Turn
 from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers.hub import ProviderHub
 from parley.core.providers.retry import RetryPolicy
-from parley.core.recovery import damaged_file as recovery
+from parley.core.recovery import damaged_file, previous_run
 from parley.core.store import AsyncStore, Store
 from parley.core.store.errors import (
     DatabaseCorrupt,
@@ -361,7 +361,7 @@ def test_rescue_copy_saves_what_a_deleted_file_held(tmp_path):
         path.unlink()
         for suffix in ("-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
-        rescued = recovery.rescue_copy(store)
+        rescued = damaged_file.rescue_copy(store)
     assert re.fullmatch(r"sessions\.db\.rescued-\d{8}-\d{6}", rescued.name)
     assert not path.exists()
     with Store.open(rescued) as store:
@@ -415,19 +415,19 @@ def test_corrupt_file_at_start_then_start_fresh_keeps_the_damaged_file(tmp_path)
     with pytest.raises(DatabaseCorrupt) as info:
         Store.open(path)
     assert "damaged" in str(info.value) and "did not change it" in str(info.value)
-    assert recovery.latest_backup(path) is None
+    assert damaged_file.latest_backup(path) is None
 
-    aside = recovery.start_fresh(path)
+    aside = damaged_file.start_fresh(path)
     assert aside is not None and re.fullmatch(r"sessions\.db\.corrupt-\d{8}-\d{6}", aside.name)
     # The new, empty file is already in place (made beside it, then swapped in: never a
     # moment without a sessions.db, so a kill midway cannot start an empty app silently).
-    assert digest(aside) == damaged and recovery.is_usable(path)
+    assert digest(aside) == damaged and damaged_file.is_usable(path)
     with Store.open(path) as store:
         assert store.list_sessions() == []
 
     make_store(path)  # damaged again, within the same second: a new name, nothing replaced
     damage(path)
-    second = recovery.start_fresh(path)
+    second = damaged_file.start_fresh(path)
     assert second is not None and second != aside
     assert digest(aside) == damaged and digest(second) != damaged
 
@@ -437,7 +437,7 @@ def test_set_aside_moves_the_wal_with_the_file_and_never_overwrites(tmp_path):
     con = _wal_db(path, "rows")  # open: the rows are still in sessions.db-wal
     taken = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
     taken.write_bytes(b"someone else's file")
-    aside = recovery.set_aside(path)
+    aside = damaged_file.set_aside(path)
     con.close()
     assert aside is not None and aside != taken and taken.read_bytes() == b"someone else's file"
     assert Path(f"{aside}-wal").exists() and not Path(f"{path}-wal").exists()
@@ -462,8 +462,8 @@ def test_latest_backup_is_the_newest_usable_one(tmp_path):
     os.utime(newer_but_damaged, ns=(2_000_000_000_000_000_000, 2_000_000_000_000_000_000))
     path.with_name("sessions.db.parley-pre-v4.2.bak.partial").write_bytes(b"unfinished")
 
-    assert recovery.backups(path) == [newer_but_damaged, good]
-    assert recovery.latest_backup(path) == good
+    assert damaged_file.backups(path) == [newer_but_damaged, good]
+    assert damaged_file.latest_backup(path) == good
 
 
 def test_restore_backup_opens_a_copy_and_keeps_backup_and_damaged_file(tmp_path):
@@ -478,7 +478,7 @@ def test_restore_backup_opens_a_copy_and_keeps_backup_and_damaged_file(tmp_path)
     damage(path)
     damaged = digest(path)
 
-    aside = recovery.restore_backup(path, recovery.latest_backup(path))
+    aside = damaged_file.restore_backup(path, damaged_file.latest_backup(path))
     assert aside is not None and digest(aside) == damaged
     assert digest(backup) == kept
     with Store.open(path) as store:
@@ -487,7 +487,7 @@ def test_restore_backup_opens_a_copy_and_keeps_backup_and_damaged_file(tmp_path)
 
     damage(backup)
     with pytest.raises(DatabaseCorrupt):
-        recovery.restore_backup(path, backup)
+        damaged_file.restore_backup(path, backup)
     assert Store.open(path).get_turns(sid)[-1].text() == "after the restore"
 
 
@@ -497,7 +497,7 @@ def test_restore_backup_opens_a_copy_and_keeps_backup_and_damaged_file(tmp_path)
 async def test_start_after_a_crash_reports_interrupted_replies(any_target):
     store = await AsyncStore.open(any_target)
     try:
-        assert await recovery.mark_running(store, pid=1, now_ms=1) is None  # a new store
+        assert await previous_run.mark_running(store, pid=1, now_ms=1) is None  # a new store
         cut = (await store.create_session(title="cut")).id
         await store.append_turn(cut, Turn("user", [TextBlock("tell me")]))
         reply = Turn("assistant", [TextBlock("Once upon")], aborted=True, cut_off=True)
@@ -509,14 +509,15 @@ async def test_start_after_a_crash_reports_interrupted_replies(any_target):
         await store.append_turn(fine, Turn("user", [TextBlock("hi")]))
         await store.append_turn(fine, Turn("assistant", [TextBlock("Hi!")]))
 
-        previous = await recovery.mark_running(store, pid=2)  # no clean exit before
+        previous = await previous_run.mark_running(store, pid=2)  # no clean exit before
         assert previous is not None and previous.pid == 1
         found = {(i.session_id, i.turn_id, i.kind, i.chars) for i in previous.interrupted}
         assert found == {(cut, reply.id, "partial", 9), (waiting, question.id, "unanswered", 0)}
 
-        await recovery.mark_clean_exit(store)
-        assert await recovery.mark_running(store) is None
-        later = await recovery.interrupted_replies(store, since_ms=int(time.time() * 1000) + 60_000)
+        await previous_run.mark_clean_exit(store)
+        assert await previous_run.mark_running(store) is None
+        since_ms = int(time.time() * 1000) + 60_000
+        later = await previous_run.interrupted_replies(store, since_ms=since_ms)
         assert later == []
     finally:
         await store.close()

@@ -4,7 +4,7 @@ It opens sessions.db with :class:`parley.core.store.AsyncStore`, builds a
 :class:`parley.core.providers.hub.ProviderHub` whose built-in Anthropic and OpenAI
 providers point at the fake provider (URL on argv, keys from a private
 environment: nothing is written at start but the run marker of
-:mod:`parley.core.recovery.damaged_file`), and sends messages in a loop through
+:mod:`parley.core.recovery.previous_run`), and sends messages in a loop through
 :class:`parley.core.chat.run.ChatRunner`: each streamed reply is journalled and saved as in
 the app. It prints what it has committed, so the killing test knows which turns
 must survive.
@@ -67,7 +67,7 @@ from parley.core.content import Turn, Usage, blocks_to_json_text
 from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers.hub import ProviderHub
 from parley.core.providers.retry import RetryPolicy
-from parley.core.recovery import damaged_file as recovery
+from parley.core.recovery import previous_run
 from parley.core.store.async_store import AsyncStore
 
 MODELS = {"anthropic": "anthropic:claude-sonnet-4-6", "openai": "openai:gpt-5"}
@@ -219,7 +219,7 @@ async def work(args: argparse.Namespace) -> None:
         "OPENAI_BASE_URL": url + "/v1",
     }
     store = await AsyncStore.open(args.db)
-    await recovery.mark_running(store)  # as the app does at start
+    await previous_run.mark_running(store)  # as the app does at start
     keys = KeyStore(backend=FileBackend(args.db.with_name("keys.json")), environ=env)
     hub = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ=env)
     await hub.load()

@@ -26,7 +26,7 @@ of Parley would, and checks (see :data:`CHECKS`):
 * the next request built from the history (``to_messages`` → ``to_anthropic``
   / ``to_openai``) passes the fake provider's pairing validation — and the
   next round really sends it;
-* ``parley.core.recovery.damaged_file.mark_running`` reports the killed run and its interrupted
+* ``parley.core.recovery.previous_run.mark_running`` reports the killed run and its interrupted
   reply.
 
 Seeded: ``PARLEY_CRASH_SEED`` (default below), ``PARLEY_CRASH_KILLS`` and
@@ -59,7 +59,7 @@ import pytest
 from parley.core.content import Turn
 from parley.core.convert import to_anthropic, to_openai
 from parley.core.providers.capabilities import ANTHROPIC, OPENAI
-from parley.core.recovery import damaged_file as recovery
+from parley.core.recovery import previous_run
 from parley.core.store import AsyncStore, Store
 from parley.core.store.textindex import register_functions
 from parley.core.store.turns import CUT_OFF
@@ -419,10 +419,10 @@ CHECKS: list[Callable[..., None]] = [check_file, check_turns, check_usage, check
 async def open_like_the_app(path: Path, session_ids: list[str]) -> tuple[Any, dict, dict]:
     store = await AsyncStore.open(path)
     try:
-        previous = await recovery.mark_running(store)
+        previous = await previous_run.mark_running(store)
         sessions = {sid: await store.get_session(sid) for sid in session_ids}
         histories = {sid: await store.history(sid) for sid in session_ids}
-        await recovery.mark_clean_exit(store)
+        await previous_run.mark_clean_exit(store)
     finally:
         await store.close()
     return previous, sessions, histories

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from parley.core import paths
 from parley.core.content import TextBlock, Turn
-from parley.core.recovery.damaged_file import RUN_MARKER
+from parley.core.recovery.previous_run import RUN_MARKER
 from parley.core.store import Store
 from parley.gui.chat import controller as chat_controller
 from parley.gui.main_window import INTERRUPTED_NOTICE

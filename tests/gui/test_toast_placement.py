@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QAbstractSlider, QApplication, QWidget
 
 from parley.core import paths
 from parley.core.content import TextBlock, Turn
-from parley.core.recovery.damaged_file import RUN_MARKER
+from parley.core.recovery.previous_run import RUN_MARKER
 from parley.core.store import Store
 from parley.core.tasks import TaskSet
 from parley.gui import dialogs
