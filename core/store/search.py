@@ -269,4 +269,7 @@ def search(
             p.copies,
         )
         for row, p in picks
+        # A version's own title ("… (edited)", "Answer 2 (…) · …") is Parley's, never shown:
+        # its chat's title is a hit of its own.
+        if p.turn_id is not None or p.session_id not in chats
     ]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, delete, func, select
+from sqlalchemy import Table, and_, delete, exists, func, not_, select
 from sqlalchemy.engine import Connection
 
 from parley.core.store import schema
@@ -30,6 +30,7 @@ from parley.core.store.dialect import dual_literal
 from parley.core.store.errors import CopyMismatch, DestinationNotEmpty
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.store import Store
+from parley.core.store.version_kind import listed
 
 #: ``progress(done, total)``: rows copied so far, of all tables.
 Progress = Callable[[int, int], None]
@@ -52,17 +53,26 @@ class CopyReport:
 
     counts: dict[str, int]
     turns_digest: str
+    versions: int = 0
+    forks: int = 0
 
     def summary(self) -> str:
-        """One line for a person: ``12 chats, 340 messages, 1 attached file, 3 spaces, 0
-        compactions``."""
+        """One line for a person, counting chats as the list shows them: ``8 chats (with 5
+        versions and 1 fork), 340 messages, 1 attached file, 3 spaces, 0 compactions``
+        (versions: edits and regenerations, shown on their messages; forks: listed under
+        their chats)."""
         c = self.counts
 
         def n(count: int, one: str, many: str) -> str:
             return f"{count} {one if count == 1 else many}"
 
+        chats = n(c["sessions"] - self.versions - self.forks, "chat", "chats")
+        more = [n(k, one, many) for k, one, many in ((self.versions, "version", "versions"),
+                                                     (self.forks, "fork", "forks")) if k]
+        if more:
+            chats += f" (with {' and '.join(more)})"
         return ", ".join([
-            n(c["sessions"], "chat", "chats"), n(c["turns"], "message", "messages"),
+            chats, n(c["turns"], "message", "messages"),
             n(c["attachments"], "attached file", "attached files"),
             n(c["spaces"], "space", "spaces"), n(c["compactions"], "compaction", "compactions"),
         ])
@@ -159,7 +169,18 @@ def _copy(src: Connection, dst: Connection, progress: Progress | None) -> CopyRe
     digest = turns_digest(src)
     if turns_digest(dst) != digest:
         raise CopyMismatch("the messages differ")
-    return CopyReport(counts, digest)
+    return CopyReport(counts, digest, *_versions_and_forks(src))
+
+
+def _versions_and_forks(con: Connection) -> tuple[int, int]:
+    """``(versions, forks)`` among the sessions: versions of a stored chat (not listed),
+    and listed sessions forked from a stored one."""
+    s, parent = _table("sessions").alias("s"), _table("sessions").alias("p")
+    stored_parent = exists().where(parent.c.id == s.c.parent_session_id)
+    versions = con.execute(select(func.count()).select_from(s).where(not_(listed(s)))).scalar()
+    forks = con.execute(select(func.count()).select_from(s).where(
+        and_(listed(s), stored_parent))).scalar()
+    return int(versions or 0), int(forks or 0)
 
 
 def copy_store(source: Store, dest: Store, progress: Progress | None = None) -> CopyReport:

@@ -166,7 +166,9 @@ def test_the_command_line_copies_and_says_what(tmp_path, postgres_url):
         fill(db)
     out, err = io.StringIO(), io.StringIO()
     assert copy_only(postgres_url, home, out=out, err=err) == 0
-    assert out.getvalue().startswith("Copied 4 chats, 8 messages, 1 attached file, 2 spaces, "
+    # as the list shows them (the trial: "Copied 14 chats" for 8 in the list and a fork)
+    assert out.getvalue().startswith("Copied 2 chats (with 1 version and 1 fork), 8 messages, "
+                                     "1 attached file, 2 spaces, "
                                      "1 compaction to parley@127.0.0.1:")
     assert "was not changed" in out.getvalue()
     assert "100%" in err.getvalue()
@@ -177,6 +179,7 @@ def test_the_command_line_copies_and_says_what(tmp_path, postgres_url):
     target = tmp_path / "copy" / "sessions.db"
     assert copy_only(str(target), tmp_path / "other-home", database=postgres_url,
                      out=out, err=err) == 0
+    assert out.getvalue().startswith("Copied 2 chats (with 1 version and 1 fork), ")
     with Store.open(target) as copy, Store.open(home / "sessions.db") as original:
         assert snapshot(copy) == snapshot(original)
 

@@ -351,3 +351,22 @@ async def test_versions_made_before_a_compaction_stay_on_their_messages(any_targ
             old_turns[0].id: (2, 2), old_turns[1].id: (1, 2)}
     finally:
         await store.close()
+
+
+async def test_search_names_versions_by_their_chat_not_their_own_titles(store):
+    """The trial: "alpha" listed "Alpha question (edited)" and "Answer 1 (…) · Alpha
+    question (edited)" as title matches: names the person never gave, three for one chat."""
+    sid = (await store.create_session(title="Alpha question", model=MODEL)).id
+    first = await store.append_turn(sid, Turn("user", [TextBlock("alpha question")]))
+    await store.append_turn(sid, Turn("assistant", [TextBlock("answer one")]))
+    edited = await edit_and_fork(store, sid, first.id, [TextBlock("beta question")])
+    await store.append_turn(edited.id, Turn("assistant", [TextBlock("answer two")]))
+    beta = (await store.get_turns(edited.id))[0]
+    await store.set_aside_reply(edited.id, beta.id,
+                                title="Answer 1 (Claude Sonnet 4.6, 21:40) · Alpha question "
+                                      "(edited)")
+    hits = await store.search("alpha")
+    titles = [(h.session_title, h.snippet) for h in hits if h.turn_id is None]
+    assert len(titles) == 1 and titles[0][0] == "Alpha question"
+    assert all("(edited)" not in h.snippet and "Answer 1" not in h.snippet for h in hits)
+    assert {h.session_title for h in hits} == {"Alpha question"}
