@@ -162,7 +162,7 @@ class ChatEditor:
             if files is not None:
                 self.chat.attachments.give_back(files)
             raise
-        await self.chat.show_fork(fork)
+        await self.chat.opener.show_fork(fork)
         await self.chat.runs.run(fork.id, "retry", None, model, None)
 
     # -- forking -----------------------------------------------------------------
@@ -185,7 +185,7 @@ class ChatEditor:
 
     async def _fork(self, sid: str, turn_id: str) -> None:
         fork = await self.chat.store.fork(sid, turn_id)
-        await self.chat.show_fork(fork)
+        await self.chat.opener.show_fork(fork)
 
     # -- compaction ------------------------------------------------------------------
     def attach(self, runner: Any) -> None:
@@ -242,7 +242,7 @@ class ChatEditor:
             result = payload.get("result")
             if result is not None and getattr(result, "summary_turn", None) is not None \
                     and sid == self.chat.session_id:
-                self.w.tasks.spawn(self.chat.reload(), name="reload-after-compaction")
+                self.w.tasks.spawn(self.chat.opener.reload(), name="reload-after-compaction")
             error = payload.get("error")
             if error is not None and payload.get("trigger") == "auto":
                 # A manual compaction's error is shown by the task that awaited it, the

@@ -205,7 +205,7 @@ class Organizer:
                                               default_model=v.default_model)
         self.spaces[space.id] = saved
         self.w.sidebar.model.rename_space(space.id, saved.name)
-        self.chat.space_changed(space.id)
+        self.chat.models.space_changed(space.id)
 
     def rename_space(self, space_id: str | None = None) -> None:
         """Ask for a space's new name (default: the current space)."""
@@ -272,9 +272,9 @@ class Organizer:
         if open_here:
             if choice == "delete":
                 self.chat.session_id = None
-                await self.chat.show_new_chat(self.default_space_id)
+                await self.chat.opener.show_new_chat(self.default_space_id)
             else:
-                await self.chat.reload()
+                await self.chat.opener.reload()
         elif self.chat.space_id == space.id:
             self.chat.space_id = self.default_space_id
 
@@ -398,7 +398,7 @@ class Organizer:
         ids = [i for i in model.session_ids() if model.space_of(i) == space]
         model.remove(sid)
         if sid == self.chat.chat_row:
-            await self.chat.leave(sid, ids)
+            await self.chat.opener.leave(sid, ids)
 
     def delete_session(self, session_id: str | None = None) -> None:
         """Delete a chat (default: the open one) after asking; Undo is offered."""

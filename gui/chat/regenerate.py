@@ -86,7 +86,7 @@ class ChatRegenerate:
         yet, the chat's once they are loaded)."""
         model = model_ref or self.chat.current_model()
         starting = self.chat.runner is None
-        why = self.why_not() or (None if model or starting else self.chat.no_model_reason())
+        why = self.why_not() or (None if model or starting else self.chat.models.no_model_reason())
         if why is not None:
             self.w.statusBar().showMessage(why, 8_000)
             return False
@@ -158,7 +158,7 @@ class ChatRegenerate:
             return
         removed = set(ev.removed_turn_ids)
         self.chat.state.drop(removed)
-        self.chat.show_turns()  # cards stay in place (stored positions, compaction spans)
+        self.chat.opener.show_turns()  # cards stay in place (stored positions, compaction spans)
         self.w.transcript.set_busy(True)
         self.w.statusBar().showMessage(KEPT_MESSAGE.format(title=ev.fork.title), 15_000)
 

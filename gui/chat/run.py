@@ -169,7 +169,7 @@ class ChatRuns:
                 if self.w.setup_panel is not None:
                     self.w.setup_panel.note_waiting(KEPT_FOR_SETUP)
                 return True  # the text stays in the box
-            self.w.show_problem(ParleyError(self.chat.no_model_reason()))
+            self.w.show_problem(ParleyError(self.chat.models.no_model_reason()))
             return True
         if has_files and (model is None or not files.ready_to_send(model)):
             return True  # a file is still being read, or over the model's limits (it says)
@@ -548,7 +548,7 @@ class ChatRuns:
         try:
             while True:
                 changed = self.chat.providers_changed
-                ref = model or (self.chat.model_for(sid) if sid is not None
+                ref = model or (self.chat.models.model_for(sid) if sid is not None
                                 else self.chat.current_model())
                 if self.chat.runner is not None and ref is not None:
                     break
@@ -644,7 +644,7 @@ class ChatRuns:
                     self.w.transcript.scroll_to_end()
             self._touch(sid)
             if current:
-                self.chat.update_meter()  # the message just saved counts at once
+                self.chat.meter.update()  # the message just saved counts at once
         elif isinstance(ev, ReplyUpdated):
             self.chat.state.stream(sid, ev.turn)
         elif isinstance(ev, RunFinished):
@@ -652,15 +652,15 @@ class ChatRuns:
             self._remember(sid, ev.turn)
             self._touch(sid)
             if current:  # a new answer of a regeneration: ‹ n/m › under it
-                self.w.tasks.spawn(self.chat.refresh_versions(), name="versions")
+                self.w.tasks.spawn(self.chat.opener.refresh_versions(), name="versions")
             if ev.first_reply:
                 self._title_after_first_exchange(sid, ev.turn)
             if current:
-                self.chat.update_meter()
+                self.chat.meter.update()
         elif isinstance(ev, RunFailed | RunCancelled):
             self.chat.partial.pop(sid, None)
             if current:  # a regeneration that failed: ‹ under the prompt shows the old answer
-                self.w.tasks.spawn(self.chat.refresh_versions(), name="versions")
+                self.w.tasks.spawn(self.chat.opener.refresh_versions(), name="versions")
             if ev.partial is not None:
                 self._remember(sid, ev.partial)
             how, model = self._doing.get(sid, ("", ""))
@@ -671,7 +671,7 @@ class ChatRuns:
             elif current:
                 self.chat.regen.after_stop(sid)
             if current:
-                self.chat.update_meter()  # what was saved before the failure counts
+                self.chat.meter.update()  # what was saved before the failure counts
         elif isinstance(ev, ToolStepFinished | ToolResultsSaved):
             self.chat.partial.pop(sid, None)
             self._remember(sid, ev.turn)  # each tool round shows as it is saved
@@ -682,7 +682,7 @@ class ChatRuns:
             if sid in self.chat.sessions:
                 self.chat.sessions[sid] = replace(self.chat.sessions[sid], title=ev.title)
             self.w.sidebar.model.set_title(sid, ev.title)
-            self.chat.update_title()
+            self.chat.models.update_title()
 
     def _show_saving(self, sid: str, turn: Turn) -> None:
         """A message is being written: show it now (it leaves the composer), marked
@@ -706,7 +706,7 @@ class ChatRuns:
             back = text if text is not None else saved.text()
             if sid == self.chat.session_id:
                 self.chat.state.drop([saved.id])
-                self.chat.show_turns()
+                self.chat.opener.show_turns()
                 box = self.w.composer.text()  # typed since: after the message
                 self.w.composer.set_text(f"{back}\n\n{box}" if box.strip() else back)
             else:
@@ -723,7 +723,7 @@ class ChatRuns:
             self.w.transcript.set_save_mark(turn_id, None)
         self.chat.state.unshow(ids)
         if ids and sid == self.chat.session_id and self.w.transcript is not None:
-            self.chat.show_turns()
+            self.chat.opener.show_turns()
 
     def _title_after_first_exchange(self, sid: str, reply: Turn) -> None:
         """A chat got its first complete reply: title it in the background.

@@ -55,7 +55,7 @@ class Elsewhere:
         await chat.load_sidebar()
         sid = chat.session_id
         if sid is not None and (sid in ids or EVERYTHING in ids) and not chat.runs.running(sid):
-            await chat.reload()
+            await chat.opener.reload()
 
     def close(self) -> None:
         """Stop showing changes (the feed itself closes with the store)."""

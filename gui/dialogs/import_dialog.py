@@ -109,7 +109,7 @@ async def _run(window: Any, path: Path, space_id: str | None) -> None:
     if summary.single is not None:
         result = summary.single
         window.show_chat()
-        await chat.show_fork(result.session)
+        await chat.opener.show_fork(result.session)
         n = result.turns_imported
         window.undo.notice(f"Imported {n} message{'s' if n != 1 else ''} "
                            f"from {summary.format_name}.{lost_note(result.lost)}")

@@ -391,7 +391,7 @@ class SettingsDialog(QDialog):
         if chat is not None and getattr(chat, "hub", None) is self.hub:
             # On the window's own task set: the refresh outlives this dialog.
             tasks = getattr(window, "tasks", self.tasks)
-            tasks.spawn(chat.refresh_models(), name="models")
+            tasks.spawn(chat.models.refresh_models(), name="models")
 
     def commit(self, key: str, raw: Any) -> None:
         """Validate a field's value; store it at once, or show why it is refused."""

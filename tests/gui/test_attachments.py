@@ -379,10 +379,10 @@ def test_a_model_switch_checks_pending_files_again_before_sending(driver, fake_p
                          "OPENAI_BASE_URL": fake_provider.openai_own_url,
                          "ANTHROPIC_API_KEY": "test-anthropic-key",
                          "ANTHROPIC_BASE_URL": fake_provider.anthropic_base_url})
-    w.chat.choose_model("openai:gpt-5")
+    w.chat.models.choose_model("openai:gpt-5")
     assert drop(w.composer, [png(tmp_path / "wide.png", (9000, 100))])
     settled(driver, w, 1)  # OpenAI takes 9000 px
-    w.chat.choose_model("anthropic:claude-sonnet-4-6")
+    w.chat.models.choose_model("anthropic:claude-sonnet-4-6")
     qtbot.keyClicks(w.composer, "see this")
 
     dialogs.answers.append(False)  # "Cancel": nothing is sent, everything stays
@@ -406,7 +406,7 @@ def test_a_pdf_is_refused_for_a_server_that_reads_none(driver, fake_provider, tm
     config = driver.run(w.hub.add_provider(
         "openai_compatible", base_url=fake_provider.openai_base_url, api_key="test-key",
         default_model="llama3.2:3b"))
-    w.chat.choose_model(f"{config.id}:llama3.2:3b")
+    w.chat.models.choose_model(f"{config.id}:llama3.2:3b")
     shown = problems(w)
     report = tmp_path / "report.pdf"
     report.write_bytes(PDF)
@@ -460,7 +460,7 @@ def test_editing_a_message_shows_its_files_to_keep_remove_or_add(driver, fake_pr
     assert [p.name for p in w.chat.attachments.pending()] == []  # the fork's tray is empty
     # The edit is a version of the chat: ‹ on the message shows the original again.
     driver.until(lambda: w.transcript.version_of(w.chat.turns[0].id) == (2, 2))
-    assert w.chat.switch_version(w.chat.turns[0].id, -1)
+    assert w.chat.opener.switch_version(w.chat.turns[0].id, -1)
     driver.until(lambda: w.chat.session_id == original_sid)
     assert [p.name for p in w.chat.attachments.pending()] == ["later.txt"]  # back
 

@@ -14,7 +14,7 @@ from PySide6.QtCore import QRect, Qt
 from parley.core.compaction.cache_timer import CacheTimer, ManualClock
 from parley.core.content import CompactSummaryBlock, Turn
 from parley.core.settings import Settings
-from parley.gui.chat import controller as chat_controller
+from parley.gui.chat import paging
 from tests.gui.chats import long_chat
 
 pytestmark = pytest.mark.timeout(120)
@@ -91,7 +91,7 @@ def test_compact_now_in_a_400_turn_chat_shows_the_card_in_place_before_and_after
     sid, turns = long_chat(driver, w, N)
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
-    assert len(w.chat.turns) == chat_controller.OPEN_TURNS  # opened in part
+    assert len(w.chat.turns) == paging.OPEN_TURNS  # opened in part
     driver.fake.script(SUMMARY)
     assert w.compact_now() is True
     driver.until(lambda: "Compacted" in w.toast.message, timeout=30)
@@ -135,7 +135,7 @@ def test_home_reaches_the_first_turn_and_a_search_hit_far_back_is_shown(driver: 
     sid, turns = long_chat(driver, w, N)
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid and rows(w))
-    assert w.chat.older == N - chat_controller.OPEN_TURNS
+    assert w.chat.older == N - paging.OPEN_TURNS
     lv = w.transcript.list_view
     lv.setFocus()
     driver.qtbot.keyClick(lv, Qt.Key.Key_Home)
@@ -205,7 +205,7 @@ def test_sending_while_scrolled_up_scrolls_to_the_message_and_jump_to_latest(
 
 def test_scrolling_up_reads_older_items_and_a_card_in_the_middle_is_in_its_place(
         driver: Any, monkeypatch: Any) -> None:
-    monkeypatch.setattr(chat_controller, "OLDER_SETTLE_S", 0.0)
+    monkeypatch.setattr(paging, "OLDER_SETTLE_S", 0.0)
     w = driver.configured()
     sid, turns = long_chat(driver, w, 450)
     # turns 100–199 were compacted (as an imported chat may be): the summary is stored last

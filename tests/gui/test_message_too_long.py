@@ -38,7 +38,7 @@ def press_enter(driver: Any, w: Any) -> None:
 
 def test_a_paste_too_long_for_a_new_chat_is_refused_and_kept(driver: Any, tmp_path: Path) -> None:
     w = driver.configured()
-    w.chat.choose_model(HAIKU)
+    w.chat.models.choose_model(HAIKU)
     driver.settle(w)
     attach_note(driver, w, tmp_path)
     driver.fake.script("Here it is.")  # for the shortened message, below
@@ -70,7 +70,7 @@ def test_a_paste_too_long_for_a_new_chat_is_refused_and_kept(driver: Any, tmp_pa
 
 def test_a_paste_too_long_in_a_chat_leaves_the_chat_as_it_was(driver: Any) -> None:
     w = driver.configured()
-    w.chat.choose_model(HAIKU)
+    w.chat.models.choose_model(HAIKU)
     driver.fake.script("Hello!")
     driver.send("Hi", w, wait=True)
     sid = w.chat.session_id
@@ -92,7 +92,7 @@ def test_a_paste_too_long_in_a_chat_leaves_the_chat_as_it_was(driver: Any) -> No
 
 def test_an_edit_too_long_for_the_model_makes_no_fork(driver: Any) -> None:
     w = driver.configured()
-    w.chat.choose_model(HAIKU)
+    w.chat.models.choose_model(HAIKU)
     driver.fake.script("Short answer.")
     driver.send("A short question", w, wait=True)
     sid = w.chat.session_id

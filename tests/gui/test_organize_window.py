@@ -15,7 +15,7 @@ from parley.core import paths
 from parley.core.content import TextBlock, Turn
 from parley.core.recovery.previous_run import RUN_MARKER
 from parley.core.store import Store
-from parley.gui.chat import controller as chat_controller
+from parley.gui.chat import paging
 from parley.gui.main_window import INTERRUPTED_NOTICE
 from tests.gui.chats import long_chat
 
@@ -195,17 +195,17 @@ def test_a_damaged_file_offers_the_backup_or_a_new_file(driver, fake_provider, h
 
 
 def test_a_long_chat_opens_with_its_last_turns_and_loads_older_on_scroll(driver, monkeypatch):
-    monkeypatch.setattr(chat_controller, "OLDER_SETTLE_S", 0.0)
+    monkeypatch.setattr(paging, "OLDER_SETTLE_S", 0.0)
     w = driver.configured()
     sid, turns = long_chat(driver, w, 250)
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
-    assert len(w.chat.turns) == chat_controller.OPEN_TURNS and w.chat.older == 50
+    assert len(w.chat.turns) == paging.OPEN_TURNS and w.chat.older == 50
     assert w.transcript.turn_ids()[0] == turns[50].id
     driver.until(lambda: w.tasks.pending == 0)
     from parley.gui.header.context_meter import measure
 
-    shape = w.chat.next_request_shape(sid)  # its system prompt and tools count too
+    shape = w.chat.meter.next_request_shape(sid)  # its system prompt and tools count too
     full = measure(turns, None, w.chat.current_model(), w.hub, shape)[0]
     assert w.context_meter.used == full  # the meter counts every turn, not only those shown
     bar = w.transcript.list_view.verticalScrollBar()

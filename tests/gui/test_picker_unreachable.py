@@ -38,7 +38,7 @@ def test_an_unreachable_provider_stays_in_the_picker_with_its_model_and_why(
     w = driver.configured()
     run(w.hub.add_provider("openai_compatible", name="broken-url",
                            base_url=closed_port_url + "/v1", default_model="mymodel"), timeout=10)
-    run(w.chat.refresh_models(), timeout=20)
+    run(w.chat.models.refresh_models(), timeout=20)
 
     lines = menu_lines(w.model_picker)
     at = lines.index(("heading", "broken-url"))
@@ -63,7 +63,7 @@ def test_the_menu_puts_models_under_their_provider_without_a_stray_separator(
     w = driver.configured()
     run(w.hub.add_provider("openai_compatible", name="Ollama",
                            base_url=fake_provider.openai_base_url), timeout=10)
-    run(w.chat.refresh_models(), timeout=20)
+    run(w.chat.models.refresh_models(), timeout=20)
 
     lines = menu_lines(w.model_picker)
     assert lines[0] == ("heading", "Anthropic")  # no separator before the first provider
@@ -205,7 +205,7 @@ def test_a_model_two_providers_offer_shows_once_under_each_with_its_providers_na
     for name in ("Ollama", "LM Studio"):  # two servers listing the same models
         run(w.hub.add_provider("openai_compatible", name=name,
                                base_url=fake_provider.openai_base_url), timeout=10)
-    run(w.chat.refresh_models(), timeout=20)
+    run(w.chat.models.refresh_models(), timeout=20)
 
     labels = [text for kind, text in menu_lines(w.model_picker) if kind == "model"]
     assert len(labels) == len(set(labels))  # no two models under one name

@@ -29,7 +29,7 @@ def _pdf_chat_and_local_model(driver: Any) -> tuple[Any, str]:
     config = driver.run(w.hub.add_provider(
         "openai_compatible", base_url=driver.fake.openai_base_url, api_key="test-key",
         default_model="llama3.2:3b"))
-    driver.run(w.chat.refresh_models())
+    driver.run(w.chat.models.refresh_models())
     return w, f"{config.id}:llama3.2:3b"
 
 

@@ -101,7 +101,7 @@ def test_a_new_chats_first_message_waits_for_the_lock_too(driver, problems):  # 
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
     driver.settle(w)
-    driver.run(w.chat.show_new_chat())
+    driver.run(w.chat.opener.show_new_chat())
     driver.run(on_store_thread(w.store, "PRAGMA busy_timeout = 100"))
     driver.fake.script("Answer in the new chat.")
     locker = Locker(w.store.path)
@@ -121,7 +121,7 @@ def test_a_new_chats_first_message_waits_for_the_lock_too(driver, problems):  # 
 
 def test_esc_while_a_new_chat_waits_gives_the_text_back(driver, problems):  # noqa: F811
     w = _window(driver)
-    driver.run(w.chat.show_new_chat())
+    driver.run(w.chat.opener.show_new_chat())
     driver.run(on_store_thread(w.store, "PRAGMA busy_timeout = 100"))
     locker = Locker(w.store.path)
     try:

@@ -215,7 +215,7 @@ def test_a_chat_opened_or_a_search_begun_while_loading_stays(driver, fake_provid
     earlier = _previous_chat(driver, fake_provider, gate)
     gate.set()
     w = driver.open()  # a second chat, so one can be switched to
-    driver.run(w.chat.show_new_chat())
+    driver.run(w.chat.opener.show_new_chat())
     fake_provider.script("Second answer")
     driver.send("A second chat", wait=True)
     second = w.session_id
@@ -375,7 +375,7 @@ def _two_chats(driver, fake_provider, gate) -> tuple[str, str]:
     w = driver.configured()
     driver.send("The first chat", wait=True)
     first = w.session_id
-    driver.run(w.chat.show_new_chat())
+    driver.run(w.chat.opener.show_new_chat())
     driver.send("The second chat", wait=True)
     second = w.session_id
     driver.close(w)

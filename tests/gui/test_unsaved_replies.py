@@ -100,8 +100,8 @@ def test_reply_kept_in_memory_shows_whole_when_its_chat_is_opened_again(driver, 
     w = _window(driver)
     reply = _disk_full_reply(driver, w)
     sid = w.chat.session_id
-    driver.run(w.chat.show_new_chat())
-    driver.run(w.chat._open(sid))  # noqa: SLF001 - the file holds a prefix at most
+    driver.run(w.chat.opener.show_new_chat())
+    driver.run(w.chat.opener.open(sid))  # noqa: SLF001 - the file holds a prefix at most
     assert w.chat.turns[-1].text() == BIG and w.transcript.text_of_last().startswith("Every")
     assert w.transcript.save_mark(reply.id) == "unsaved"
     driver.run(page_limit(w.store, None))
@@ -114,7 +114,7 @@ def test_message_waiting_for_a_locked_file_shows_as_saving(driver, problems, new
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
     if new_chat:  # its session row waits for the lock too
-        driver.run(w.chat.show_new_chat())
+        driver.run(w.chat.opener.show_new_chat())
     locker = Locker(w.store.path)
     try:
         driver.fake.script("Second answer.")

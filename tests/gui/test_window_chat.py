@@ -280,8 +280,8 @@ def test_before_the_providers_load_the_header_names_the_model_and_its_window(dri
     assert ref == "anthropic:claude-sonnet-4-6"
     hub, w.chat.hub = w.chat.hub, None  # as in the seconds before the providers load
     try:
-        assert w.chat._catalog_name(ref) == "Claude Sonnet 4.6"
-        assert w.chat._catalog_name("ollama:llama3.2:3b") is None  # not a built-in provider
+        assert w.chat.models._catalog_name(ref) == "Claude Sonnet 4.6"
+        assert w.chat.models._catalog_name("ollama:llama3.2:3b") is None  # not a built-in provider
         assert measure([], None, ref, None)[1] == 1_000_000
         w.model_picker.set_choices([])
         assert w.model_picker.text() == "Claude Sonnet 4.6"

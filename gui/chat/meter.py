@@ -1,0 +1,139 @@
+"""The context meter of the open chat: how much of the model's window its next request fills.
+
+:class:`ChatMeter` counts the open chat's turns with the system prompt and tools its
+next request sends (``parley.gui.header.context_meter.measure``). A chat opened in
+part (a long one: only its last items are read) is counted whole: its turns are read
+and counted off the GUI thread. The system prompt and tools are those of the chat's
+last request when the run loop sent one since Parley started, else worked out once
+in the background. The meter also shows when the chat's prompt cache expires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from parley.core.content import Turn
+from parley.gui.header.context_meter import measure
+
+if TYPE_CHECKING:
+    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+
+
+class ChatMeter:
+    """The meter of one window's open chat (see the module docstring)."""
+
+    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
+        self.w = window
+        self.chat = chat
+        # (chat, model) -> what its next request sends besides the turns.
+        self._shapes: dict[tuple[str, str], Any] = {}
+        #: Every turn of the chat opened in part, read once while starting (_measure_all).
+        self._all_turns: tuple[tuple[str, int, int, str], asyncio.Future[list[Turn]]] | None \
+            = None
+
+    def update(self) -> None:
+        """Show the open chat's figures (every turn counted, also those not read yet)."""
+        if self.chat.older > 0 and self.chat.session_id is not None:
+            self.w.tasks.spawn(self._measure_all(self.chat.session_id), name="measure")
+            return
+        self._show(self.chat.turns)
+
+    async def _measure_all(self, sid: str) -> None:
+        """The meter of a chat opened in part counts every turn; reading and counting
+        them (~0.3 s for 10,000 turns) happen off the GUI thread. While the window
+        starts (the meter is asked again when the providers load) the turns are read
+        once: the same chat with the same turns shown reuses them."""
+        shown = self.chat.turns
+        key = (sid, self.chat.older, len(shown), shown[-1].id if shown else "")
+        kept = self._all_turns
+        if self.w.ready:
+            self._all_turns = None
+            turns = await self.chat.store.get_turns(sid)
+        elif kept is not None and kept[0] == key:
+            turns = await asyncio.shield(kept[1])  # read (or being read) already
+        else:
+            reading = asyncio.ensure_future(self.chat.store.get_turns(sid))
+            self._all_turns = (key, reading)
+            turns = await asyncio.shield(reading)
+        system = self._system_prompt(sid)
+        figures = await asyncio.to_thread(measure, turns, system, self.chat.current_model(),
+                                          self.chat.hub, self.next_request_shape(sid))
+        if sid == self.chat.session_id:
+            self.w.context_meter.set_usage(*figures)
+            self.show_cache_expiry()
+
+    def _show(self, turns: Sequence[Turn]) -> None:
+        system = self._system_prompt(self.chat.session_id)
+        self.w.context_meter.set_usage(*measure(
+            turns, system, self.chat.current_model(), self.chat.hub,
+            self.next_request_shape(self.chat.session_id)))
+        self.show_cache_expiry()
+
+    def next_request_shape(self, sid: str | None) -> Any:
+        """The chat's last request as the run loop sent it, else the system prompt and
+        tools its next request will send as far as known (both count in the meter), or
+        None; a missing one is worked out in the background (:meth:`_learn_shape`)."""
+        sent = getattr(self.chat.runner, "sent", None)
+        found = sent.get(sid or "") if isinstance(sent, dict) else None
+        if found is not None or sid is None:
+            return found
+        model = self.chat.current_model()
+        key = (sid, model or "")
+        if key not in self._shapes and getattr(self.chat.runner, "tools", None) is not None:
+            self._shapes[key] = None  # asked once
+            self.w.tasks.spawn(self._learn_shape(sid, model), name="meter-shape")
+        return self._shapes.get(key)
+
+    async def _learn_shape(self, sid: str, model: str | None) -> None:
+        """Find the frozen system prompt and the tools a chat's next request sends (when
+        no request was sent since Parley started), then show the meter again."""
+        from parley.core.errors import ParleyError
+        from parley.core.providers.base import ChatRequest
+
+        tools = self.chat.runner.tools
+        session = self.chat.sessions.get(sid)
+        if session is None or model is None or self.chat.hub is None:
+            return
+        try:
+            kind = self.chat.hub.config(model.split(":", 1)[0]).kind
+            proven = self.chat.hub.model_info(model).tools is True  # the server said so
+            on = await tools.enabled(session.space_id, kind, model, proven=proven)
+            system = await tools.prompts.frozen(sid) or session.system_prompt
+        except ParleyError:
+            return
+        request = ChatRequest("", [], system, tools=tools.specs() if on else [])
+        self._shapes[(sid, model)] = _Shape(request)
+        if sid == self.chat.session_id:
+            self.update()
+
+    def _system_prompt(self, sid: str | None) -> str | None:
+        """The system prompt a chat's next request sends: its own, or for a new chat not
+        saved yet, its space's (the store gives it to the chat when it is created)."""
+        session = self.chat.sessions.get(sid or "")
+        if session is not None:
+            return session.system_prompt
+        space = self.chat.organizer.spaces.get(self.chat.space_id or "")
+        return space.system_prompt if space is not None else None
+
+    def show_cache_expiry(self) -> None:
+        """Show when the open chat's prompt cache expires (from the cache timer)."""
+        timer = getattr(self.w, "cache_timer", None)
+        sid = self.chat.session_id
+        if timer is None or sid is None:
+            self.w.context_meter.set_cache_expiry(None)
+            return
+        self.w.context_meter.set_cache_expiry(timer.expiry(sid), timer.armed(sid))
+
+
+class _Shape:
+    """A request's system prompt and tools, for
+    :func:`parley.gui.header.context_meter.measure` (which reads ``request``; it answered
+    no reply, so it has no ``stored_turns``)."""
+
+    stored_turns: tuple[Any, ...] = ()
+
+    def __init__(self, request: Any) -> None:
+        self.request = request
+        self.model_ref = None

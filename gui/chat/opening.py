@@ -1,0 +1,287 @@
+"""Opening chats in a window: which chat (and which of its versions) the window shows.
+
+:class:`ChatOpener` opens a chat of the list (the version of it shown last), a
+search result (scrolled to the message, reading what is needed to show it), a
+fork just made, a new chat (no session row until its first message is sent, so
+Ctrl+N never leaves empty chats behind: it belongs to the space of the chat open
+before and takes that space's default model), the chat open when Parley closed,
+and the neighbour of a chat that left the list. It reads the chat's last items
+(:data:`~parley.gui.chat.paging.OPEN_TURNS`) into the open chat's state and shows
+them, with ‹ n/m › under the messages that have versions. A chat that cannot be
+opened because the store is away for a while is said in the bar; the chat shown
+stays.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from parley.core.errors import ParleyError
+from parley.core.store.errors import SessionNotFound
+from parley.gui.chat.paging import OPEN_TURNS
+from parley.gui.chat.run import LAST_SESSION_KEY
+from parley.gui.database.save_status import passing
+
+if TYPE_CHECKING:
+    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+
+log = logging.getLogger(__name__)
+
+
+class ChatOpener:
+    """Opens chats in one window (see the module docstring)."""
+
+    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
+        self.w = window
+        self.chat = chat
+        #: The open chat's versions (``parley.core.versions.Versions``; None for a new chat).
+        self.versions: Any = None
+        self._open_gen = 0
+        window.sidebar.session_activated.connect(self.open_session)
+        window.sidebar.new_chat_clicked.connect(self.new_session)
+        window.transcript.versionRequested.connect(self.switch_version)
+
+    async def show_first(self) -> None:
+        """Show the first chat at start-up: the one open when Parley closed, or a new
+        chat when there is none or Ctrl+N was pressed while starting (then the last
+        chat does not take the message box's text: ``parley.gui.composer.early_input`` gives it what
+        was typed for it)."""
+        # Not when the person opened a chat meanwhile (no longer adopting).
+        if (self.new_chat_asked() or not await self.reopen_last()) and self.chat.adopting:
+            await self._show_new_chat()
+
+    def new_chat_asked(self) -> bool:
+        early = self.w.early
+        return early is not None and early.new_chat_asked
+
+    async def reopen_last(self) -> bool:
+        """Open the chat that was open when Parley closed; False when there is none."""
+        last = await self.chat.store.get_state(LAST_SESSION_KEY, None)
+        if not last:
+            return False
+        try:
+            await self.open(last)
+        except SessionNotFound:
+            log.info("last session %s is gone", last)
+            return False
+        self.w.show_chat()
+        return True
+
+    def open_session(self, session_id: str) -> None:
+        """Open a chat of the list: the version of it shown last (no-op when it is open)."""
+        if session_id not in (self.chat.session_id, self.chat.chat_row):
+            self.w.tasks.spawn(self._open_chat(session_id), name="open-session")
+
+    async def _open_chat(self, chat_id: str) -> None:
+        try:
+            target = await self.chat.store.version_to_open(chat_id)
+        except ParleyError as exc:
+            self._not_opened(exc)
+            return
+        await self.open(target)
+
+    def _not_opened(self, error: ParleyError) -> None:
+        """A chat could not be opened because the store is away for a while (a PostgreSQL
+        server down, sessions.db locked…): said in the bar, the open chat (and what is
+        typed in its box) stays as it was, and the list shows it again. Others: raised."""
+        if not passing(error):
+            raise error
+        self.chat.save_status.not_opened(error)
+        self.w.sidebar.select(self.chat.chat_row)
+
+    def _set_versions(self, versions: Any) -> None:
+        """Show ‹ n/m › under the open chat's messages that have versions."""
+        self.versions = versions
+        if versions is not None:
+            for sid in versions.members:
+                self.chat.chat_ids[sid] = versions.chat_id
+        points = versions.points if versions is not None else {}
+        self.w.transcript.set_versions({k: (p.index, p.total) for k, p in points.items()})
+
+    async def refresh_versions(self) -> None:
+        """Read the open chat's versions again (a reply was written, an edit made one)."""
+        sid = self.chat.session_id
+        if sid is None:
+            return
+        versions = await self.chat.store.versions(sid)
+        if sid == self.chat.session_id:
+            self._set_versions(versions)
+            self.w.sidebar.select(self.chat.chat_row)
+
+    def switch_version(self, turn_id: str, step: int) -> bool:
+        """Show the version ``step`` away (-1 previous, +1 next) of a message of the open
+        chat, with the turns that follow it; False when there is none."""
+        point = self.versions.points.get(turn_id) if self.versions is not None else None
+        target = point.target(step) if point is not None else None
+        if target is None:
+            return False
+        self.w.tasks.spawn(self._switch(*target), name="switch-version")
+        return True
+
+    async def _switch(self, sid: str, turn_id: str) -> None:
+        transcript = self.w.transcript
+        focus = QApplication.focusWidget()
+        had_focus = focus is not None and (focus is transcript or transcript.isAncestorOf(focus))
+        typed, before = self.w.composer.text(), self.chat.session_id
+        await self.open(sid, at=turn_id)
+        if sid != self.chat.session_id:
+            return
+        if typed and not self.w.composer.text() and before is not None:
+            # What is being written goes on with the chat, whichever version is shown.
+            self.chat.drafts.typed(before, "")
+            self.w.tasks.spawn(self.chat.drafts.save(before), name="draft")
+            self.w.composer.set_text(typed)
+        if had_focus:
+            transcript.list_view.setFocus(Qt.FocusReason.OtherFocusReason)
+            transcript.scroll_to_turn(turn_id)
+
+    def open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
+        """Open a chat scrolled to ``turn_id`` with ``highlight`` marked (search results):
+        a message of one version only opens that version."""
+        self.w.show_chat()
+        if turn_id is None:
+            self._open_at(session_id, turn_id, highlight)
+        else:
+            self.w.tasks.spawn(self._locate(session_id, turn_id, highlight), name="open-at")
+
+    async def _locate(self, session_id: str, turn_id: str, highlight: str | None) -> None:
+        self._open_at(*await self.chat.store.locate_message(session_id, turn_id), highlight)
+
+    def _open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
+        if session_id == self.chat.session_id and turn_id is not None \
+                and self.chat.state.holds(turn_id):
+            self.w.transcript.scroll_to_turn(turn_id, highlight)
+            return
+        if session_id == self.chat.session_id and turn_id is not None:
+            self.w.tasks.spawn(self.chat.paging.reveal(session_id, turn_id, highlight),
+                               name="open-at")
+            return
+        self.w.tasks.spawn(self.open(session_id, at=turn_id, highlight=highlight),
+                           name="open-at")
+
+    async def open(self, session_id: str, *, at: str | None = None,
+                    highlight: str | None = None) -> None:
+        try:
+            await self._open_now(session_id, at=at, highlight=highlight)
+        except ParleyError as exc:
+            self._not_opened(exc)
+
+    async def _open_now(self, session_id: str, *, at: str | None,
+                        highlight: str | None) -> None:
+        self._open_gen += 1
+        gen = self._open_gen
+        try:
+            await self.chat.stash_draft()
+        except ParleyError as exc:  # kept in memory (Drafts), written by a later save
+            if not passing(exc):
+                raise
+            self.chat.save_status.problem(exc)
+        session = await self.chat.store.get_session(session_id)
+        win = await self.chat.store.transcript_window(session_id, last=OPEN_TURNS)
+        if at is not None and all(t.id != at for t in win.turns):
+            # a search hit further back, or under a card: every item, and its card's turns
+            win = await self.chat.store.transcript_window(session_id, reveal=at)
+        draft = await self.chat.drafts.load(session_id)
+        versions = await self.chat.store.versions(session_id)
+        if gen != self._open_gen:
+            return  # another chat was opened meanwhile
+        self.chat.sessions[session_id] = session
+        self.chat.state.load(session_id, win)
+        self.chat.space_id = session.space_id
+        self._set_versions(versions)
+        if len(versions.members) > 1:  # the version shown is kept for the next time
+            self.w.tasks.spawn(self.chat.store.show_version(session_id), name="show-version")
+        self.chat.editor.set_editing(None)
+        self.show_turns()
+        self.chat.runs.offer_retry(session_id)
+        self.chat.after_switch(draft)
+        if at is not None:
+            self.w.transcript.scroll_to_turn(at, highlight)
+        await self.chat.store.set_state(LAST_SESSION_KEY, session_id)
+
+    def show_turns(self) -> None:
+        """Show the open chat's turns afresh (with a reply still streaming, and the
+        replies kept in memory until sessions.db takes them) in the transcript."""
+        self.chat.state.keep_unsaved(self.chat.save_status.kept(self.chat.session_id or ""))
+        self.chat.paging.shown()
+        self.chat.state.show()
+        self.chat.save_status.mark_shown(self.chat.session_id)
+
+    async def reload(self) -> None:
+        """Read the open chat's turns again (a compaction wrote its summary); the
+        composer, the draft and edit mode are left as they are."""
+        sid = self.chat.session_id
+        if sid is None:
+            return
+        session = await self.chat.store.get_session(sid)
+        last = max(OPEN_TURNS, len(self.chat.turns) + 1)
+        win = await self.chat.store.transcript_window(sid, last=last)
+        if sid != self.chat.session_id:
+            return
+        self.chat.sessions[sid] = session
+        self.chat.state.load(sid, win)
+        self.show_turns()
+        self.chat.meter.update()
+
+    async def _show_new_chat(self) -> None:
+        self._open_gen += 1
+        await self.chat.stash_draft()
+        self.chat.state.clear()
+        self.chat.models.picked_for_new = None
+        self.chat.editor.set_editing(None)
+        self._set_versions(None)
+        self.show_turns()
+        self.chat.after_switch(await self.chat.drafts.load(None))
+
+    async def show_new_chat(self, space_id: str | None = None) -> None:
+        """Show an empty new chat (in ``space_id``, default: the current space)."""
+        if space_id is not None:
+            self.chat.space_id = space_id
+        await self._show_new_chat()
+
+    def new_session(self, space_id: str | None = None) -> None:
+        """Start a new chat (its session is created when the first message is sent)."""
+        self.w.show_chat()
+        self.w.tasks.spawn(self.show_new_chat(space_id or None), name="new-chat")
+
+    def step_session(self, delta: int) -> None:
+        """Open the chat ``delta`` rows below (negative: above) in the sidebar, wrapping."""
+        ids = self.w.sidebar.model.session_ids()
+        if not ids:
+            return
+        if self.chat.chat_row in ids:
+            i = (ids.index(self.chat.chat_row) + delta) % len(ids)
+        else:
+            i = 0 if delta > 0 else len(ids) - 1
+        self.open_session(ids[i])
+
+    def goto_session(self, n: int) -> None:
+        """Open the ``n``-th chat of the sidebar (0-based), if there is one."""
+        ids = self.w.sidebar.model.session_ids()
+        if 0 <= n < len(ids):
+            self.open_session(ids[n])
+
+    async def leave(self, sid: str, ids: list[str]) -> None:
+        """The open chat ``sid`` left the list: open its neighbour in ``ids`` (the
+        sidebar's order before), or a new chat."""
+        if sid != self.chat.chat_row:
+            return
+        self.chat.session_id = None  # nothing to stash: the chat is gone from view
+        rest = [i for i in ids if i != sid and self.w.sidebar.model.has(i)]
+        if rest:
+            i = min(ids.index(sid), len(rest) - 1) if sid in ids else 0
+            await self._open_chat(rest[i])
+        else:
+            await self._show_new_chat()
+
+    async def show_fork(self, fork: Any) -> None:
+        """A fork was made: list it under its parent (a version: its chat's row stays)
+        and open it."""
+        if getattr(fork, "is_version", False) and fork.parent_session_id:
+            self.chat.chat_ids[fork.id] = self.chat.chat_of(fork.parent_session_id)
+        self.chat.remember_session(fork)
+        await self.open(fork.id)

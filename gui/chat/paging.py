@@ -1,0 +1,113 @@
+"""Reading more of the open chat: the transcript's window on a long chat grows on demand.
+
+A chat opens with its last :data:`OPEN_TURNS` top-level items (reading 10,000 turns
+would miss the first-paint budget): turns outside compacted ranges and compaction
+cards, which the store places where their range began
+(``Store.transcript_window``). :class:`TranscriptPaging` reads the rest when it is
+wanted: older items when the transcript is scrolled to the top, all of them on Home
+or to show a search result further back, a card's replaced turns when it is opened.
+What it reads goes into the open chat's state (``OpenChatState.take``), which the
+transcript shows in place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from parley.gui.chat.interfaces import ChatWindow
+    from parley.gui.chat.state import OpenChatState
+
+OPEN_TURNS = 200  # top-level items read when a chat opens; older ones load on scrolling up
+OLDER_SETTLE_S = 0.5  # scroll events this soon after showing a chat are not the person's
+
+
+class TranscriptPaging:
+    """Reads older items and compacted ranges of one window's open chat.
+
+    Args:
+        window: the main window (its transcript, its tasks).
+        state: the open chat's turns, where what is read goes.
+        store: the ``AsyncStore`` it is read from.
+    """
+
+    def __init__(self, window: ChatWindow, state: OpenChatState, store: Any) -> None:
+        self.w = window
+        self.state = state
+        self.store = store
+        self._shown_at = 0.0
+        self._loading_older = False
+        self._older_lock = asyncio.Lock()
+        t = window.transcript
+        t.list_view.verticalScrollBar().valueChanged.connect(self._scrolled)
+        t.startWanted.connect(lambda: window.tasks.spawn(self.load_start(), name="first-turns"))
+        t.compactedTurnsWanted.connect(
+            lambda summary_id: window.tasks.spawn(self.load_compacted(summary_id),
+                                                  name="compacted-turns"))
+
+    def shown(self) -> None:
+        """The open chat was just shown afresh: scrolling at once is not the person's."""
+        self._shown_at = time.monotonic()
+
+    async def reveal(self, sid: str, turn_id: str, highlight: str | None) -> None:
+        """Show a search hit of the open chat that is not loaded: older items up to it
+        (all of them), and the compacted range it is in."""
+        async with self._older_lock:
+            if sid != self.state.session_id:
+                return
+            win = await self.store.transcript_window(sid, before=self.state.first_key,
+                                                     reveal=turn_id)
+            if sid != self.state.session_id:
+                return
+            self.state.take(win, older=True)
+        self.w.transcript.scroll_to_turn(turn_id, highlight)
+
+    def _scrolled(self, value: int) -> None:
+        """Scrolled to the top (by the person, not as the chat was shown): read older items."""
+        bar = self.w.transcript.list_view.verticalScrollBar()
+        if value == bar.minimum() < bar.maximum() and self.state.older > 0 and \
+                not self._loading_older and time.monotonic() - self._shown_at > OLDER_SETTLE_S:
+            self._loading_older = True
+            self.w.tasks.spawn(self.load_older(), name="older-turns")
+
+    async def load_older(self, *, everything: bool = False) -> int:
+        """Load up to :data:`OPEN_TURNS` older top-level items of the open chat (all
+        of them with ``everything``); returns how many turns were added."""
+        sid = self.state.session_id
+        try:
+            async with self._older_lock:
+                if sid is None or self.state.older <= 0 or sid != self.state.session_id:
+                    return 0
+                shown = self.w.transcript.model.rows
+                first = shown[0].key if shown else None  # stays in view (maybe a card)
+                win = await self.store.transcript_window(
+                    sid, last=None if everything else OPEN_TURNS, before=self.state.first_key)
+                if sid != self.state.session_id:
+                    return 0
+                self.state.take(win, older=True)
+                if first is not None and not everything:
+                    self.w.transcript.scroll_to_turn(first)
+                return len(win.turns)
+        finally:
+            self._loading_older = False
+
+    async def load_start(self) -> None:
+        """Home: load every older item of the open chat, then show its first row."""
+        sid = self.state.session_id
+        if sid is not None and self.state.older > 0:
+            await self.load_older(everything=True)
+        if sid == self.state.session_id:
+            self.w.transcript.go_first()
+
+    async def load_compacted(self, summary_turn_id: str) -> None:
+        """A card was opened: load the turns its compaction replaced (they are kept)."""
+        sid = self.state.session_id
+        if sid is None:
+            return
+        win = await self.store.compacted_turns(sid, summary_turn_id)
+        if sid != self.state.session_id or not win.turns:
+            return
+        self.state.take(win, keep=summary_turn_id)
+
