@@ -149,7 +149,8 @@ class ChatOpener:
             self.w.tasks.spawn(self._locate(session_id, turn_id, highlight), name="open-at")
 
     async def _locate(self, session_id: str, turn_id: str, highlight: str | None) -> None:
-        self._open_at(*await self.chat.store.locate_message(session_id, turn_id), highlight)
+        sid, tid = await self.chat.store.locate_message(session_id, turn_id)
+        self._open_at(sid, tid, highlight)
 
     def _open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
         if session_id == self.chat.session_id and turn_id is not None \
