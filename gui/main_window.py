@@ -35,6 +35,7 @@ from parley.gui.composer.early_input import EarlyInput
 from parley.gui.look import appearance
 from parley.gui.startup.first_paint import when_painted
 from parley.gui.startup.phases import WindowStartup
+from parley.gui.window.focus_back import FocusBack
 from parley.gui.window.layout import BuildOnCommandKey, WindowLayout
 from parley.gui.window.pages import WindowPages
 from parley.gui.window.problems import WindowProblems
@@ -94,6 +95,7 @@ class MainWindow(WindowLayout, WindowPages, WindowStartup, WindowProblems, Windo
         self.commands = Commands()
         self.tasks = TaskSet(on_user_error=self.show_problem)
         self._closing = False
+        self._focus_before_close = None
         self._closed = False
         self._started = False
         #: What the person does before the first chat is shown (messages sent, Ctrl+N,
@@ -113,6 +115,7 @@ class MainWindow(WindowLayout, WindowPages, WindowStartup, WindowProblems, Windo
         self.composer.on_action = self._composer_action
         self.composer.setFocus()  # keys typed from the first paint on go in the message box
         BuildOnCommandKey(self)
+        FocusBack(self)  # the keys come back to the window when a dialog closes
         self._painted = False
         when_painted(self, self._first_paint)
 

@@ -83,6 +83,7 @@ class WindowBase(_Base):
     _moved_told: bool
     _recovering: bool
     _closing: bool
+    _focus_before_close: QWidget | None  # the focus when a quit began (back there if kept open)
     _closed: bool
     _started: bool
     _painted: bool

@@ -13,7 +13,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QApplication
 
 from parley.core.errors import ParleyError
 from parley.core.tasks import report_bug
@@ -118,6 +120,7 @@ class WindowShutdown(WindowBase):
         event.ignore()
         if not self._closing:
             self._closing = True
+            self._focus_before_close = QApplication.focusWidget()  # back there if it stays open
             self.setEnabled(False)  # not hide(): a hidden window's close does not quit the app
             task = asyncio.ensure_future(self.shutdown())
             task.add_done_callback(self._shutdown_done)
@@ -133,5 +136,9 @@ class WindowShutdown(WindowBase):
             return
         self._closing = False
         self.setEnabled(True)
+        focus, self._focus_before_close = self._focus_before_close, None
+        if focus is not None and shiboken6.isValid(focus) and focus.isVisible() \
+                and focus.window() is self:
+            focus.setFocus()  # disabling the window moved the focus to its first button
         if exc is not None:
             report_bug(exc)

@@ -129,3 +129,31 @@ def test_letters_stay_out_of_message_keys_after_the_window_is_activated_again(
     lv.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
     _typed(driver, "egg")
     assert w.composer.toPlainText() == "egg" and w.chat.editor.editing is None
+
+
+def test_ctrl_n_and_typing_work_after_a_dialog_closed_with_esc(driver: Any) -> None:
+    """Settings closed with Esc after a click on a message: the window is active again (no
+    window was, so Ctrl+N did nothing), and letters still go to the message box."""
+    from PySide6.QtWidgets import QDialog
+
+    w = driver.configured()
+    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+                      Turn("assistant", [TextBlock("Teal.")])])
+    lv = w.transcript.list_view
+    rect = lv.visualRect(w.transcript.model.index(0, 0))
+    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=QPoint(rect.center().x(), rect.top() + 8))
+    w.qactions["app.settings"].trigger()
+    driver.until(lambda: any(d.isVisible() for d in w.findChildren(QDialog)), timeout=10)
+    dialog = next(d for d in w.findChildren(QDialog) if d.isVisible())
+    driver.until(lambda: w.tasks.pending == 0, timeout=10)  # its settings read
+    driver.qtbot.wait(200)
+    driver.qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    driver.until(lambda: not dialog.isVisible())
+    driver.until(w.isActiveWindow, timeout=2)
+
+    _typed(driver, "egg")
+    assert w.composer.toPlainText() == "egg" and w.chat.editor.editing is None
+    w.composer.clear()
+    driver.qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_N,
+                          Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: w.session_id is None and w.tasks.pending == 0)

@@ -223,3 +223,31 @@ def test_quit_with_unsent_text_the_disk_refused_asks_and_keeps_it_in_the_rescue_
     with Store.open(copy) as rescued:
         assert rescued.get_state(draft_key(sid)) == draft
         assert [t.text() for t in rescued.get_turns(sid)] == ["first question", "First answer."]
+
+
+def test_quit_again_after_keep_parley_open_on_a_failed_save_quits(driver, problems):
+    """The question about unsent text the disk refused, answered "Keep Parley open": the
+    window is active again, so the next Ctrl+Q (space freed) quits at once (no window
+    was active after the question closed: Ctrl+Q did nothing until a click)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    w = _window(driver)
+    w.activateWindow()
+    driver.until(w.isActiveWindow)
+    driver.fake.script("First answer.")
+    driver.send("first question", wait=True)
+    driver.settle(w)
+    driver.run(page_limit(w.store, 0))
+    w.composer.set_text("unsent words " * 3000)
+    w.composer.setFocus()
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    _click(driver, w, "Keep Parley open")
+    driver.until(lambda: not w._closing and w.isEnabled())  # noqa: SLF001
+    driver.until(w.isActiveWindow, timeout=2)
+    assert QApplication.focusWidget() is w.composer
+
+    driver.run(page_limit(w.store, None))  # space freed
+    driver.qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Q,
+                          Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: w._closed and not w.isVisible(), timeout=15)  # noqa: SLF001
