@@ -17,6 +17,7 @@ a worker thread (``ProviderHub.prepare``) to keep that off the GUI thread.
 from __future__ import annotations
 
 import importlib
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -208,14 +209,48 @@ class Resolved:
     source: Source
 
 
+def _local_host(host: str) -> bool:
+    """True for a host on this computer or the local network: ``localhost``, a name
+    without dots or ending in ``.local``, a loopback, private or link-local address."""
+    name = host.strip("[]").lower()
+    if name in ("localhost", "") or "." not in name and ":" not in name \
+            or name.endswith((".local", ".localhost")):
+        return True
+    try:
+        ip = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+def with_scheme(url: str) -> str:
+    """``url`` with a scheme: as typed when it has one; else ``http://`` for a server on
+    this computer or the local network (``localhost:8080/v1``, ``192.168.1.5:11434``),
+    which local servers speak, and ``https://`` for any other (``api.example.com/v1``).
+
+    Args:
+        url: an address as a person typed it (stripped).
+    """
+    if "://" in url or not url:
+        return url
+    authority = url.split("/", 1)[0].rsplit("@", 1)[-1]
+    if authority.startswith("["):  # [::1]:8080
+        host = authority.partition("]")[0] + "]"
+    else:
+        host = authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+    return ("http://" if _local_host(host) else "https://") + url
+
+
 def normalize_base_url(kind: ProviderKind, url: str) -> str:
     """Return the API root the SDK expects for a URL a person typed.
 
-    Anthropic's SDK adds ``/v1/…`` itself, so a trailing ``/v1`` is removed;
-    OpenAI-style roots include ``/v1``, so a bare ``http://host:port`` gets it
-    (Ollama, LM Studio and vLLM serve the API there). Trailing slashes go.
+    An address without a scheme gets one (:func:`with_scheme`: ``http://`` on this
+    computer and the local network, else ``https://``). Anthropic's SDK adds
+    ``/v1/…`` itself, so a trailing ``/v1`` is removed; OpenAI-style roots include
+    ``/v1``, so a bare ``http://host:port`` gets it (Ollama, LM Studio and vLLM
+    serve the API there). Trailing slashes go.
     """
-    url = url.strip().rstrip("/")
+    url = with_scheme(url.strip().rstrip("/"))
     if kind == "anthropic":
         return url[: -len("/v1")] if url.endswith("/v1") else url
     scheme, sep, rest = url.partition("://")

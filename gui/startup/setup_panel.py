@@ -375,11 +375,14 @@ class ConnectionCheck:
         models: the provider's models (``ModelInfo``), empty when it failed.
         problem: what went wrong and what to do, in words (None: connected).
         error: the error behind ``problem`` (None: connected, or no answer in time).
+        address: the address used when it is not the one typed (a scheme added:
+            ``localhost:8080`` → ``http://localhost:8080``), else None.
     """
 
     models: list[Any]
     problem: str | None = None
     error: ParleyError | None = None
+    address: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -389,9 +392,10 @@ class ConnectionCheck:
     def summary(self) -> str:
         """One line for a connected provider: how many models it offers."""
         count = len(self.models)
+        where = f" to {self.address}" if self.address else ""
         if not count:
-            return "Connected, but the server lists no models: type one."
-        return f"Connected  ·  {count} model{'s' if count != 1 else ''} available"
+            return f"Connected{where}, but the server lists no models: type one."
+        return f"Connected{where}  ·  {count} model{'s' if count != 1 else ''} available"
 
 
 async def check_connection(tester: Tester, kind: str, base_url: str | None,
@@ -414,14 +418,19 @@ async def check_connection(tester: Tester, kind: str, base_url: str | None,
         The models, or the problem in words (:func:`setup_message`; ``error`` is None
         when ``timeout_s`` ran out); a ``ParleyError`` is never raised.
     """
+    from parley.core.providers.registry import with_scheme
+
+    typed = (base_url or "").strip()
+    used = with_scheme(typed) if typed else None  # as the provider will use it
+    address = used if used != typed else None
     try:
         models = list(await asyncio.wait_for(tester(kind, base_url, api_key), timeout_s))
     except TimeoutError:
-        return ConnectionCheck([], f"{base_url or 'The provider'} did not answer within "
+        return ConnectionCheck([], f"{used or 'The provider'} did not answer within "
                                f"{timeout_s:g} s. Check the address and your connection.")
     except ParleyError as exc:
-        return ConnectionCheck([], setup_message(exc, base_url, again=again), exc)
-    return ConnectionCheck(models)
+        return ConnectionCheck([], setup_message(exc, used, again=again), exc, address)
+    return ConnectionCheck(models, address=address)
 
 
 def setup_message(error: ParleyError, base_url: str | None, *, again: str = "test again"

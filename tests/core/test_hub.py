@@ -121,3 +121,25 @@ async def test_one_hour_cache_setting_reaches_the_anthropic_adapter(store, tmp_p
     await hub.load()
     assert hub.get("anthropic").caps.cache_ttl_s == 3600
     await hub.aclose()
+
+
+async def test_an_address_typed_without_a_scheme_reaches_the_server(store, tmp_path,
+                                                                    fake_provider):
+    """The trial: ``localhost:8766`` said the (running) server could not be reached. A
+    local address gets http://, another https://, and the server answers."""
+    from parley.core.providers.registry import with_scheme
+
+    hub = _hub(store, tmp_path)
+    await hub.load()
+    bare = fake_provider.base_url.removeprefix("http://")  # 127.0.0.1:PORT
+    assert await hub.test_connection("openai_compatible", bare + "/v1", None)
+    assert await hub.test_connection("openai_compatible", "localhost:" + bare.split(":")[1],
+                                     None)
+    config = await hub.add_provider("openai_compatible", name="Local", base_url=bare + "/v1")
+    assert await hub.list_models(config.id)  # saved as typed, used with http://
+    fake_provider.valid_keys = {"good-key"}
+    assert await hub.test_connection("anthropic", bare, "good-key")
+    assert with_scheme("api.example.com/v1") == "https://api.example.com/v1"
+    assert with_scheme("192.168.1.5:11434") == "http://192.168.1.5:11434"
+    assert with_scheme("https://example.com") == "https://example.com"
+    await hub.aclose()

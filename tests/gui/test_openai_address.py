@@ -80,3 +80,18 @@ def test_settings_says_what_an_openai_provider_at_a_local_address_is(driver, qtb
     until(lambda: "2,048 tokens" in page.limits_hint.text(), timeout=30)  # from /props
     assert page.window_field.isVisible()  # editable, as for any compatible server
     dialog.close()
+
+
+def test_an_address_without_http_connects_and_says_what_was_used(driver, qtbot, until):
+    """The trial: a custom URL ``localhost:8766`` (the server running) was "could not
+    reach"; it connects, and the status names the address used."""
+    fake = driver.fake
+    w = driver.open()
+    panel = w.setup_panel
+    qtbot.mouseClick(panel.kind_buttons[1], LEFT)  # OpenAI, at a custom address
+    panel.custom_url.setChecked(True)
+    bare = fake.openai_base_url.removeprefix("http://").replace("127.0.0.1", "localhost")
+    qtbot.keyClicks(panel.url_edit, bare)
+    qtbot.mouseClick(panel.test_button, LEFT)
+    until(lambda: panel.model_combo.count() > 0, timeout=30)
+    assert f"Connected to http://{bare}" in panel.status.text()
