@@ -32,12 +32,14 @@ if TYPE_CHECKING:
     from parley.core.chat.regenerate import ReplySetAside
     from parley.gui.chat.interfaces import ChatWindow, OpenChat
 
-KEPT_MESSAGE = ("The previous answer is kept: ‹ › under the new one (or Alt+Left / Alt+Right "
+#: How the status-bar hints after a regeneration begin (a new message clears them).
+ANSWER_KEPT_HINT = "The previous answer is kept"
+KEPT_MESSAGE = (f"{ANSWER_KEPT_HINT}: ‹ › under the new one (or Alt+Left / Alt+Right "
                 "on it) switches between the answers.")
 NOTHING_YET = "Nothing to regenerate yet: send a message first."
 BUSY = "A reply is being written: wait for it (or press Esc), then regenerate."
 NO_MODEL = "Choose a model first (the menu at the top)."
-KEPT_AFTER_FAILURE = ("The previous answer is kept as a version: ‹ under your message "
+KEPT_AFTER_FAILURE = (f"{ANSWER_KEPT_HINT} as a version: ‹ under your message "
                       "shows it. Retry asks {model} again.")
 
 

@@ -30,6 +30,7 @@ from parley.core.content import Block, TextBlock, Turn, new_id, now_ms
 from parley.core.context.text_limits import check_blocks
 from parley.core.errors import ParleyError
 from parley.gui.chat.attach import Taken
+from parley.gui.chat.regenerate import ANSWER_KEPT_HINT
 from parley.gui.transcript.specs import CONTINUE_MESSAGE
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ KEPT_FOR_SETUP = ("Your message is kept in the chat's box: set up a provider her
 CALLED_OFF = ("Not sent: your message is kept in the chat. Retry sends it when you want.")
 #: Under a fork made at one's own message (nothing failed: it was never sent from here).
 FORKED_AT_MESSAGE = "This fork ends with your message. Send it to get a new answer here."
+EMPTY_EDIT = ("An edited message cannot be empty: type its new text, or press Esc to "
+              "leave the edit (the message stays as it was).")
 IMPORTED_AT_MESSAGE = ("This chat was imported and ends with your message. Send it to get an "
                        "answer here.")
 
@@ -147,6 +150,8 @@ class ChatRuns:
         editing, sid = self.chat.editor.editing, self.chat.session_id
         has_files = files.has_pending()
         if not (text.strip() or has_files):
+            if editing is not None:  # an edit emptied: said, not silently ignored
+                self.w.statusBar().showMessage(EMPTY_EDIT, 10_000)
             return True  # nothing to send
         try:  # longer than any model reads: refused before the box is emptied
             check_blocks([TextBlock(text)])
@@ -174,6 +179,9 @@ class ChatRuns:
         if has_files and (model is None or not files.ready_to_send(model)):
             return True  # a file is still being read, or over the model's limits (it says)
         taken = files.take()  # before edit mode ends: its tray holds the edited message's
+        bar = self.w.statusBar()
+        if bar.currentMessage().startswith(ANSWER_KEPT_HINT):
+            bar.clearMessage()  # about an earlier regeneration, not this message
         self.chat.editor.set_editing(None)
         self.w.composer.clear()
         self.chat.drafts.typed(self.chat.session_id, "")

@@ -203,9 +203,10 @@ ACTIONS: tuple[Action, ...] = (
        "Keep the current chat at the top of its space."),
     _a("session.move", "Move chat to space…", (), "global", "Chat",
        "Put the current chat in another space."),
-    _a("session.close", "Close chat", ("Ctrl+W",), "global", "Chat",
-       "Archive the current chat (Undo brings it back) and open the next one.",
-       keywords="archive hide"),
+    _a("session.close", "Archive and close chat", ("Ctrl+W",), "global", "Chat",
+       "Archive the current chat: it leaves the chat list (View ▸ Show or hide archived "
+       "chats lists it again, Undo brings it back) and the next chat opens.",
+       keywords="close archive hide"),
     _a("session.archive", "Archive or unarchive chat", (), "global", "Chat",
        "Hide the current chat from the list without deleting it."),
     _a("session.delete", "Delete chat…", ("Ctrl+Shift+Backspace",), "global",

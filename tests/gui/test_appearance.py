@@ -131,6 +131,9 @@ def test_ctrl_w_closes_the_chat_by_archiving_it_with_undo(
     driver: Any, fake_provider: Any, qtbot: Any
 ) -> None:
     w = chat_window(driver, fake_provider)
+    entry = w.qactions["session.close"]  # the menu and the palette say what it does
+    assert entry.text().startswith("Archive and close chat")
+    assert "leaves the chat list" in entry.statusTip() and "Undo" in entry.statusTip()
     first, _ = long_chat(driver, w, 2, title="First chat")
     second, _ = long_chat(driver, w, 2, title="Second chat")
     w.chat.open_session(second)

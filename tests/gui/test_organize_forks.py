@@ -174,3 +174,38 @@ def test_titles_off_use_the_first_line(driver, fake_provider, qtbot):
     sid = w.session_id
     driver.until(lambda: w.sidebar.model.index_of(sid).data() == "Plan a picnic")
     assert len(fake_provider.model_requests) == 1  # no title request
+
+
+def test_an_edit_emptied_and_sent_says_why_nothing_happened(driver, qtbot):
+    from parley.gui.chat.run import EMPTY_EDIT
+
+    w = driver.configured()
+    parent, turns = _chat(driver, w, [("Capital of France?", "Paris.")])
+    w.transcript.editRequested.emit(turns[0].id)
+    assert w.composer.text() == "Capital of France?"
+    w.composer.clear()
+    qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+    assert w.statusBar().currentMessage() == EMPTY_EDIT
+    assert w.chat.editor.editing is not None and w.composer_bar.banner.isVisible()
+    assert w.session_id == parent.id and driver.run(w.store.list_forks(parent.id)) == []
+
+
+def test_a_message_sent_after_a_regeneration_clears_its_hint(driver, fake_provider, qtbot):
+    """"The previous answer is kept: ‹ ›…" is about that regeneration; an edit (or any
+    message) sent next does not leave it in the status bar."""
+    from parley.gui.chat.regenerate import ANSWER_KEPT_HINT
+
+    w = driver.configured()
+    fake_provider.script("The first answer.")
+    driver.send("Name a colour", w, wait=True)
+    fake_provider.script("The second answer.")
+    w.transcript.regenerateRequested.emit("")
+    driver.until(lambda: driver.last_text(w) == "The second answer." and w.tasks.pending == 0
+                 and not w.composer_bar.busy, timeout=10)
+    assert w.statusBar().currentMessage().startswith(ANSWER_KEPT_HINT)
+    fake_provider.script("Teal it is.")
+    w.transcript.editRequested.emit(w.chat.turns[0].id)
+    w.composer.set_text("Name a blue colour")
+    qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+    driver.until(lambda: driver.last_text(w) == "Teal it is." and w.tasks.pending == 0, timeout=10)
+    assert not w.statusBar().currentMessage().startswith(ANSWER_KEPT_HINT)
