@@ -70,6 +70,22 @@ class TextTooLong(ParleyError):
         self.limit = limit
 
 
+def split_advice() -> str:
+    """What to do with a text longer than any model reads: send the part needed, or the
+    text in parts. Attaching it whole is no way: an attached text file is read up to
+    ``parley.core.attachments.files.TEXT_MAX_BYTES`` (512 KB), far less than this limit."""
+    from parley.core.attachments.files import TEXT_MAX_BYTES
+
+    return ("Send the part you need, or split the text and send it in parts, each pasted "
+            f"or attached as a text file of up to {TEXT_MAX_BYTES // 1024:,} KB.")
+
+
+def paste_refused(chars: int) -> TextTooLong:
+    """The refusal of a paste that would make the message ``chars`` characters long."""
+    return TextTooLong("With this paste, the message", chars, max_text_chars(),
+                       f"The paste was not taken (nor kept as a draft). {split_advice()}")
+
+
 def text_chars(blocks: Iterable[Block]) -> int:
     """Characters of the text blocks among ``blocks``."""
     from parley.core.content import TextBlock
@@ -87,5 +103,4 @@ def check_blocks(blocks: Iterable[Block]) -> None:
     if chars > limit:
         raise TextTooLong(
             "This message", chars, limit,
-            "Nothing was saved or sent; it stays in the box. Attach it as a file, or send "
-            "the part you need.")
+            f"Nothing was saved or sent; it stays in the box. {split_advice()}")

@@ -168,8 +168,8 @@ class ImportMessageTooLong(NotAConversation):
                   f"more than any model can read (about {limit:,} characters)")
         super().__init__(reason)
         self.message = (f"This conversation cannot be imported: {reason}. Nothing was "
-                        "imported. Shorten that message (or save it as a file and attach it "
-                        "instead), then import again.")
+                        "imported. Shorten that message (or split it into several), then import "
+                        "again.")
         self.args = (self.message,)
         self.chars = chars
         self.limit = limit

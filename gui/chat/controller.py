@@ -263,12 +263,9 @@ class ChatController:
 
     def _paste_refused(self, chars: int) -> None:
         """A paste was refused: the message would be longer than any model can read."""
-        from parley.core.context.text_limits import TextTooLong, max_text_chars
+        from parley.core.context.text_limits import paste_refused
 
-        error = TextTooLong("With this paste, the message", chars, max_text_chars(),
-                            "The paste was not taken (nor kept as a draft); attach the text "
-                            "as a file instead, or paste the part you need.")
-        self.w.statusBar().showMessage(error.message, 15_000)
+        self.w.statusBar().showMessage(paste_refused(chars).message, 15_000)
 
     def _save_draft_soon(self) -> None:
         self.w.tasks.spawn(self._stash_draft(), name="save-draft")

@@ -71,3 +71,23 @@ async def test_a_draft_longer_than_any_model_reads_is_never_written(tmp_path):
         assert len(await Drafts(store).load("old")) == max_text_chars()
     finally:
         await store.close()
+
+
+def test_the_advice_for_a_text_too_long_can_be_followed():
+    """The trial: a 4.6 M-character paste was told "attach the text as a file instead",
+    but text files are read up to 512 KB. The advice names that limit, and it holds:
+    a text file of that size is taken, one byte more is refused."""
+    from parley.core.attachments.files import AttachmentTooLarge, from_bytes
+    from parley.core.context.text_limits import check_blocks, paste_refused
+
+    told = paste_refused(4_600_000).message
+    with pytest.raises(TextTooLong) as sent:
+        check_blocks([TextBlock("x" * (max_text_chars() + 1))])
+    for message in (told, sent.value.message):
+        assert "512 KB" in message and "in parts" in message
+        assert "as a file instead" not in message and "Attach it as a file" not in message
+    assert "The paste was not taken" in told
+    part = ("line of text\n" * 60_000).encode()[: 512 * 1024]
+    assert from_bytes(part, "part1.txt").kind == "text"
+    with pytest.raises(AttachmentTooLarge):
+        from_bytes(part + b"x", "part1.txt")

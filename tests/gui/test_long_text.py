@@ -58,6 +58,7 @@ def test_paste_longer_than_any_model_reads_is_refused_and_never_kept(driver):
     assert w.composer.text() == ""
     message = w.statusBar().currentMessage()
     assert "more than any model can read" in message and "not taken" in message
+    assert "512 KB" in message and "as a file instead" not in message  # advice that works
 
     line = "y" * 300_000  # a long unbroken line under the limit: taken, wrapped anywhere
     mime.setText(line)
