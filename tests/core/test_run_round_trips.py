@@ -2,8 +2,9 @@
 
 Every ``AsyncStore`` call is a hop to the store's worker thread and back; a run
 reads the session once and the settings once (one snapshot) and passes them on
-instead of reading them again in each step. The store here is the real one on a
-real sessions.db: the subclass only counts the calls it forwards.
+instead of reading them again in each step. The store here is the real one, on a
+sessions.db file and on PostgreSQL (where each trip is a round trip to the server
+too): the subclass only counts the calls it forwards.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ async def _send(runner: ChatRunner, store: CountingStore, sid: str, text: str) -
 
 
 @pytest.fixture
-async def counted(tmp_path: Path, fake_provider: Any) -> AsyncIterator[tuple[Any, ...]]:
-    store = await CountingStore.open(tmp_path / "sessions.db")
+async def counted(tmp_path: Path, fake_provider: Any, any_target: Path | str
+                  ) -> AsyncIterator[tuple[Any, ...]]:
+    store = await CountingStore.open(any_target)
     hub = await fake_hub(store, tmp_path, fake_provider)
     skills = tmp_path / "skills"
     skills.mkdir()
