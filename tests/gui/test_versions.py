@@ -220,3 +220,36 @@ def test_the_version_switcher_is_easy_to_hit_and_sits_under_the_message(driver: 
     box = lv.layout_of(0, fresh=True).anchor_box(VERSION_NEXT_HREF)
     assert box is not None
     assert box.width() >= VERSION_TARGET_PX and box.height() >= VERSION_TARGET_PX, box
+
+
+def test_versions_made_before_a_compaction_stay_on_their_messages(driver: Any) -> None:
+    """The trial: edit, regenerate, talk on, Compact now, restart: every ‹ n/m › was gone,
+    also in the expanded summary card. They stay, inside the card too."""
+    from tests.gui.test_long_chat_transcript import restart, rows
+
+    w = driver.configured()
+    driver.fake.script("Answer one.")
+    driver.send("alpha question", w, wait=True)
+    _edit_first(driver, w, "beta question", "Answer two.")
+    _regenerate(driver, w, "Answer three.")
+    for n in range(3):
+        driver.fake.script(f"Reply {n}.")
+        driver.send(f"more {n}", w, wait=True)
+    sid = w.session_id
+    beta, reply = w.chat.turns[0].id, w.chat.turns[1].id
+    assert _versions(w)[:2] == [(2, 2), (2, 2)]
+    driver.fake.script("<summary>The user asked beta, then more 0 to 2; each was answered "
+                       "in a few words, and nothing else was said.</summary>")
+    assert w.compact_now() is True
+    driver.until(lambda: "Compacted" in w.toast.message and rows(w)[0].kind == "card",
+                 timeout=30)
+
+    w2 = restart(driver, w, sid)
+    card = rows(w2)[0]
+    assert card.kind == "card"
+    w2.transcript.model.set_expanded(0, True)  # the replaced turns are read as it opens
+    driver.until(lambda: {beta, reply} <= {n.key for n in rows(w2)}, timeout=10)
+    assert w2.transcript.version_of(beta) == (2, 2)
+    assert w2.transcript.version_of(reply) == (2, 2)
+    assert all(w2.transcript.version_of(n.key) is None for n in rows(w2)
+               if n.key not in (beta, reply))
