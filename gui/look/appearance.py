@@ -188,6 +188,9 @@ QDialog QPlainTextEdit:focus, QDialog QTextEdit:focus {
 QDialog QLineEdit:disabled, QDialog QComboBox:disabled,
 QDialog QPlainTextEdit:disabled { color: @faint; background: @sidebar; }
 QDialog QLineEdit:read-only, QDialog QPlainTextEdit[readOnly="true"] { background: @sidebar; }
+/* A plain list under the box, tall enough for its entries: the menu-like popup laid over
+   the box left one of three entries under a scroll arrow (Settings ▸ Appearance ▸ Theme). */
+QDialog QComboBox { combobox-popup: 0; }
 QDialog QComboBox::drop-down { border: none; width: 26px; }
 QDialog QComboBox::down-arrow {
     image: url(@icons/chevron-down-@name.svg);

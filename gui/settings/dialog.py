@@ -323,8 +323,12 @@ class SettingsDialog(QDialog):
         from parley.gui.settings.storage import StoragePage
 
         folder = paths.data_dir(getattr(self.parentWidget(), "home", None))
-        self.storage = StoragePage(self.store, folder, self.tasks)
-        return self.storage
+        page = QWidget()  # the other pages' margins, and its parts at the top, not spread
+        lay = QVBoxLayout(page)
+        self.storage = StoragePage(self.store, folder, self.tasks, page)
+        lay.addWidget(self.storage)
+        lay.addStretch(1)
+        return page
 
     def _tools_page(self) -> QWidget:
         """The MCP servers (``parley.gui.settings.tools``), then the ``tools.*`` fields."""

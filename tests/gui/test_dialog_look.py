@@ -151,3 +151,21 @@ def test_a_focused_check_box_in_a_dialog_gets_a_thin_ring_not_a_thick_frame(sche
     mid = box.height() // 2
     assert pixel(box, 0, mid) == scheme.accent and pixel(box, 1, mid) != scheme.accent
     assert pixel(box, 0, 0) != scheme.accent
+
+
+def test_the_set_up_check_box_gets_a_thin_ring_round_its_label(scheme, qtbot):
+    """At set-up "Use a custom server URL" took a 2 px frame running through its text."""
+    from parley.gui.startup.setup_panel import SetupPanel
+
+    panel = SetupPanel()
+    qtbot.addWidget(panel)
+    panel.resize(800, 700)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.activateWindow()
+    box = panel.custom_url
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus)
+    mid = box.height() // 2
+    assert pixel(box, 0, mid) == scheme.accent and pixel(box, 1, mid) != scheme.accent
+    assert box.height() >= box.fontMetrics().height() + 6  # room for the ring round the text

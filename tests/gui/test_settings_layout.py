@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QLabel
 from parley.core.providers.hub import ProviderHub
 from parley.gui.settings.dialog import DEFAULT_SIZE, SettingsDialog
 from tests.gui.hubs import open_hub
+from tests.gui.test_dialog_look import scheme  # noqa: F401  (the app look, undone after)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -130,3 +131,51 @@ def test_tab_on_the_providers_page_goes_down_the_page(dialog, qtbot):
     assert page.save_button in seen
     tops = [w.mapTo(page, QPoint(0, 0)).y() for w in seen]
     assert tops == sorted(tops), tops  # each stop is at or below the one before
+
+
+def test_the_storage_page_keeps_its_parts_together_inside_the_margins(dialog, qtbot):
+    """Storage's texts, fields and buttons follow each other at the top of the page (they
+    were spread over its height with big gaps) and start at the margin the other pages
+    have (they were flush with the page's left edge)."""
+    from PySide6.QtCore import QPoint
+
+    dialog.resize(DEFAULT_SIZE[0], DEFAULT_SIZE[1] + 300)  # room to spread into
+    dialog.nav.setCurrentRow([dialog.nav.item(r).text()
+                              for r in range(dialog.nav.count())].index("Storage"))
+    qtbot.wait(100)
+    storage = dialog.storage
+    page = dialog.stack.currentWidget().widget()
+    parts = [storage.where, storage.url, storage.password, storage.test_button]
+    tops = [p.mapTo(page, QPoint(0, 0)).y() for p in parts]
+    bottoms = [t + p.height() for t, p in zip(tops, parts, strict=True)]
+    hint_h = max(label.height() for label in storage.findChildren(QLabel)
+                 if label not in (storage.where, storage.status))
+    assert tops[1] - bottoms[0] <= hint_h + 30  # the hint between, and spacing only
+    assert all(tops[i + 1] - bottoms[i] <= 16 for i in (1, 2))
+    backups = dialog.stack.widget([dialog.nav.item(r).text()
+                                   for r in range(dialog.nav.count())].index("Backups"))
+    first = backups.widget().layout().itemAt(0).widget()
+    assert storage.where.mapTo(page, QPoint(0, 0)).x() == first.mapTo(
+        backups.widget(), QPoint(0, 0)).x() > 0
+
+
+@pytest.mark.usefixtures("scheme")
+def test_the_theme_list_opens_under_its_box_with_every_entry_shown(dialog, qtbot):
+    """The app look's menu-like popup, laid over the box, showed two of the three themes
+    and a scroll arrow (under X11): a plain list opens under the box instead."""
+    from PySide6.QtCore import QPoint
+
+    combo = dialog.editors["appearance.theme"].input
+    dialog.nav.setCurrentRow([dialog.nav.item(r).text()
+                              for r in range(dialog.nav.count())].index("Appearance"))
+    qtbot.wait(100)
+    combo.showPopup()
+    view = combo.view()
+    qtbot.waitUntil(view.isVisible)
+    container = view.window()
+    assert container.mapToGlobal(QPoint(0, 0)).y() >= combo.mapToGlobal(
+        QPoint(0, combo.height())).y() - 1
+    area = view.viewport().rect()
+    for row in range(combo.count()):
+        assert area.contains(view.visualRect(combo.model().index(row, 0)))
+    combo.hidePopup()
