@@ -1,11 +1,11 @@
 """``parley --copy-to TARGET``: copy every chat to a PostgreSQL database, or back to a file.
 
-The source is the store Parley would open: the PostgreSQL database of
-``--database`` / ``PARLEY_DATABASE_URL`` when given, else the sessions.db of
-the data folder (``--home``). ``TARGET`` is a ``postgresql://`` URL (an empty
+The source is the store Parley would open: the PostgreSQL database of ``--database`` /
+``PARLEY_DATABASE_URL`` / the choice saved in Settings → Storage, else the sessions.db
+of the data folder (``--home``). ``TARGET`` is a ``postgresql://`` URL (an empty
 database: Parley sets it up) or a new sessions.db path. The copy is verified
-(:mod:`parley.core.store.transfer`) and the source is only read. Prints what was
-copied, or why nothing was, and exits.
+(:mod:`parley.core.store.transfer`) and the source is only read. Prints what was copied,
+or why nothing was, and exits.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ def copy_only(target: str, home: Path | None = None, database: str | None = None
     Args:
         target: ``postgresql://…`` or a path for a new sessions.db.
         home: the data folder (``--home``); None: ``PARLEY_HOME`` or the default.
-        database: the source database URL (``--database``), if any.
+        database: the source database URL (``--database``), if any; else
+            ``PARLEY_DATABASE_URL``, then the choice saved in the data folder.
         out: where to print the result (default stdout); errors and progress go to ``err``
             (default stderr).
 
@@ -40,14 +41,15 @@ def copy_only(target: str, home: Path | None = None, database: str | None = None
 
     out = out or sys.stdout
     err = err or sys.stderr
+    folder = find_data_dir(home)
     try:
-        source_url = database_url(database)
+        source_url = database_url(database, folder)  # as the window would open
         if looks_like_address(target):
             parse_url(target)  # a mistyped address is refused, never made a file
     except ParleyError as exc:
         print(exc.message, file=err)
         return 2
-    source_path = find_data_dir(home) / DB_NAME
+    source_path = folder / DB_NAME
     if source_url is None and not source_path.exists():
         print(f"Nothing to copy: there is no {source_path}.", file=err)
         return 2

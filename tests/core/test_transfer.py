@@ -195,3 +195,26 @@ def test_nothing_to_copy_without_a_sessions_file(tmp_path):
     assert copy_only(str(tmp_path / "x.db"), tmp_path / "empty-home", err=err) == 2
     assert "Nothing to copy" in err.getvalue()
     assert not (tmp_path / "empty-home").exists()
+
+
+def test_the_command_line_copies_from_the_database_chosen_in_settings(tmp_path, postgres_url,
+                                                                      monkeypatch):
+    """--copy-to copies the chats the window shows: with a database chosen in Settings →
+    Storage (and no --database), that database's, not an old sessions.db's."""
+    from parley.core.store.backends import DATABASE_URL_ENV, open_store, save_database_choice
+
+    monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    home = tmp_path / "home"
+    with Store.open(home / "sessions.db") as old:
+        old.create_session(title="left in the file")
+    pg = open_store(postgres_url)
+    try:
+        pg.create_session(title="in the database")
+    finally:
+        pg.close()
+    save_database_choice(home, postgres_url)
+    target = tmp_path / "copy.db"
+    out, err = io.StringIO(), io.StringIO()
+    assert copy_only(str(target), home, out=out, err=err) == 0, err.getvalue()
+    with Store.open(target) as copy:
+        assert [s.title for s in copy.list_sessions()] == ["in the database"]
