@@ -183,7 +183,7 @@ class ChatController:
         self.meter.update()
         self.wake_waiting()
         if self.session_id is not None and not self.runs.running(self.session_id):
-            self.runs.offer_retry(self.session_id)  # now it can say why, if it knows
+            self.runs.unanswered.offer(self.session_id)  # now it can say why, if it knows
 
     async def enter(self) -> None:
         """Show the chat page (after set-up, or at start) and list the models; show the

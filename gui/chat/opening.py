@@ -198,7 +198,7 @@ class ChatOpener:
             self.w.tasks.spawn(self.chat.store.show_version(session_id), name="show-version")
         self.chat.editor.set_editing(None)
         self.show_turns()
-        self.chat.runs.offer_retry(session_id)
+        self.chat.runs.unanswered.offer(session_id)
         self.chat.after_switch(draft)
         if at is not None:
             self.w.transcript.scroll_to_turn(at, highlight)

@@ -20,7 +20,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu
 
 from parley.core.providers.hub import ProviderHub
-from parley.gui.chat.run import CONNECTING
+from parley.gui.chat.waiting import CONNECTING
 
 pytestmark = pytest.mark.timeout(90)
 

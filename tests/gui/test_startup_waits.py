@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.gui import dialogs
-from parley.gui.chat.run import CONNECTING
+from parley.gui.chat.waiting import CONNECTING
 from parley.gui.startup.quit_waiting import QUIT, SAVED_STAYS, TITLE, UNSAVED_LOST
 from tests.gui.test_attachments import png, ready
 from tests.gui.test_startup_typing import (  # noqa: F401  (fixtures)

@@ -1,0 +1,186 @@
+"""What a run's events show in the window: the message, the reply growing, the outcome.
+
+:class:`RunEvents` turns the events of ``ChatRunner.send`` / ``retry`` / regenerate
+(``parley.core.chat.run.RunEvent``) into what the window shows: a message shown at
+once (marked "Saving…" if its save takes a while), the reply growing in the open
+chat's state, the saved reply, an inline error or a stopped reply's note, tool
+rounds as they are saved, the chat moved to the top of its space, the retry
+countdown, and a title asked for after a chat's first reply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
+
+from PySide6.QtCore import QTimer
+
+from parley.core.content import Turn, now_ms
+
+if TYPE_CHECKING:
+    from parley.core.chat.regenerate import ReplySetAside
+    from parley.core.chat.run import RunEvent
+    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from parley.gui.notices.retry_notice import RetryNotice
+
+#: A message whose save takes longer than this (another program holds the file
+#: locked) is marked "Saving…" under it (ms).
+SAVING_MARK_MS = 300
+
+
+
+class _Runs(Protocol):
+    """What the events use of ``parley.gui.chat.run.ChatRuns``."""
+
+    doing: dict[str, tuple[str, str]]
+    retry_with: dict[str, str]
+    retry_notice: RetryNotice
+
+
+class RunEvents:
+    """Shows the events of one window's runs (see the module docstring)."""
+
+    def __init__(self, window: ChatWindow, chat: OpenChat, runs: _Runs) -> None:
+        self.w = window
+        self.chat = chat
+        self.runs = runs
+        self.saving: set[str] = set()  # ids of messages shown but not saved yet
+
+    def set_busy(self, sid: str, busy: bool) -> None:
+        """A run of ``sid`` started or ended: Send/Stop, and Regenerate under the reply."""
+        if sid == self.chat.session_id:
+            self.w.composer_bar.set_busy(busy)
+            self.w.transcript.set_busy(busy)
+
+    def on_event(self, ev: RunEvent | ReplySetAside) -> None:
+        from parley.core.chat.regenerate import ReplySetAside
+        from parley.core.chat.run import (
+            ReplyUpdated,
+            RetryWaiting,
+            RunCancelled,
+            RunFailed,
+            RunFinished,
+            RunStarted,
+            SessionTitled,
+            UserTurnSaving,
+        )
+        from parley.core.tools.loop import (
+            ToolResultsSaved,
+            ToolRoundLimit,
+            ToolStepFinished,
+            ToolsUnavailable,
+        )
+
+        sid = ev.session_id
+        current = sid == self.chat.session_id
+        if isinstance(ev, RetryWaiting):
+            self.runs.retry_notice.waiting(sid, ev.seconds, ev.rate_limited, ev.message)
+            return
+        if isinstance(ev, ReplyUpdated | RunFinished | RunFailed | RunCancelled):
+            self.runs.retry_notice.over(sid)
+        if isinstance(ev, UserTurnSaving):
+            self.show_saving(sid, ev.turn)
+        elif isinstance(ev, ReplySetAside):
+            self.chat.regen.reply_set_aside(ev)
+        elif isinstance(ev, RunStarted):
+            if ev.user_turn is not None:
+                self.saving.discard(ev.user_turn.id)
+                if self.w.transcript is not None:
+                    self.w.transcript.set_save_mark(ev.user_turn.id, None)
+                self.chat.save_status.saved()  # "Not saved: …" is over
+                self.remember(sid, ev.user_turn)
+                if current:  # sending brings the view to the message, however far up it was
+                    self.w.transcript.scroll_to_end()
+            self.touch(sid)
+            if current:
+                self.chat.meter.update()  # the message just saved counts at once
+        elif isinstance(ev, ReplyUpdated):
+            self.chat.state.stream(sid, ev.turn)
+        elif isinstance(ev, RunFinished):
+            self.chat.partial.pop(sid, None)
+            self.remember(sid, ev.turn)
+            self.touch(sid)
+            if current:  # a new answer of a regeneration: ‹ n/m › under it
+                self.w.tasks.spawn(self.chat.opener.refresh_versions(), name="versions")
+            if ev.first_reply:
+                self.title_after_first_exchange(sid, ev.turn)
+            if current:
+                self.chat.meter.update()
+        elif isinstance(ev, RunFailed | RunCancelled):
+            self.chat.partial.pop(sid, None)
+            if current:  # a regeneration that failed: ‹ under the prompt shows the old answer
+                self.w.tasks.spawn(self.chat.opener.refresh_versions(), name="versions")
+            if ev.partial is not None:
+                self.remember(sid, ev.partial)
+            how, model = self.runs.doing.get(sid, ("", ""))
+            if how == "regenerate":
+                self.runs.retry_with[sid] = model
+            if current and isinstance(ev, RunFailed):
+                self.w.transcript.show_error(self.chat.regen.after_failure(sid, ev.error.message))
+            elif current:
+                self.chat.regen.after_stop(sid)
+            if current:
+                self.chat.meter.update()  # what was saved before the failure counts
+        elif isinstance(ev, ToolStepFinished | ToolResultsSaved):
+            self.chat.partial.pop(sid, None)
+            self.remember(sid, ev.turn)  # each tool round shows as it is saved
+        elif isinstance(ev, ToolsUnavailable | ToolRoundLimit):
+            if current:
+                self.w.statusBar().showMessage(ev.message, 15_000)
+        elif isinstance(ev, SessionTitled):
+            if sid in self.chat.sessions:
+                self.chat.sessions[sid] = replace(self.chat.sessions[sid], title=ev.title)
+            self.w.sidebar.model.set_title(sid, ev.title)
+            self.chat.models.update_title()
+
+    def show_saving(self, sid: str, turn: Turn) -> None:
+        """A message is being written: show it now (it leaves the composer), marked
+        "Saving…" if that takes a while (another program holds the file locked)."""
+        if turn.id in self.saving:
+            return  # shown already (before its new chat got its row)
+        self.saving.add(turn.id)
+        self.chat.state.show_unsaved(sid, turn)
+
+        def mark() -> None:
+            if turn.id in self.saving and self.w.transcript is not None:
+                self.w.transcript.set_save_mark(turn.id, "saving")
+
+        QTimer.singleShot(SAVING_MARK_MS, mark)
+
+    def unshow(self, sid: str, ids: list[str]) -> None:
+        """A message shown as "Saving…" could not be saved: it leaves the transcript
+        (its text goes back to the composer)."""
+        for turn_id in ids:
+            self.saving.discard(turn_id)
+            self.w.transcript.set_save_mark(turn_id, None)
+        self.chat.state.unshow(ids)
+        if ids and sid == self.chat.session_id and self.w.transcript is not None:
+            self.chat.opener.show_turns()
+
+    def title_after_first_exchange(self, sid: str, reply: Turn) -> None:
+        """A chat got its first complete reply: title it in the background.
+
+        The run titled it from the first message already; the title service
+        replaces that with a generated one unless the user named the chat.
+        """
+        session = self.chat.sessions.get(sid)
+        if self.chat.titles is None or session is None or session.title_source == "user":
+            return
+        model = reply.model or self.chat.current_model()
+        if model:
+            self.w.tasks.spawn(self.chat.titles.on_first_exchange(sid, model), name="title")
+
+    def remember(self, sid: str, turn: Turn) -> None:
+        """Show a saved turn (new or updated) in the open chat's transcript."""
+        self.chat.state.remember(sid, turn)
+
+    def touch(self, sid: str) -> None:
+        """Move a chat to the top of its space (it, or a version of it, just changed)."""
+        row = self.chat.chat_of(sid)
+        session = self.chat.sessions.get(row)
+        if session is not None and not getattr(session, "is_version", False):
+            self.chat.sessions[row] = replace(session, updated_at=now_ms())
+            if self.w.sidebar.model.has(row) or not session.archived:
+                self.w.sidebar.model.upsert(self.chat.sessions[row])
+        if sid == self.chat.session_id:
+            self.w.sidebar.select(row)
