@@ -104,8 +104,9 @@ def _closed(exc: BaseException) -> bool:
     return code == CONNECTION_CLOSED or isinstance(exc, EOFError | BrokenPipeError)
 
 
-def _words(exc: BaseException) -> str:
-    """An exception (or an exception group from the SDK's task groups) in a few words."""
+def _words(exc: BaseException, command: str | None = None) -> str:
+    """An exception (or an exception group from the SDK's task groups) in a few words
+    (``command``: the server's program, named when it is not found)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     text = str(exc).strip() or type(exc).__name__
@@ -117,8 +118,8 @@ def _words(exc: BaseException) -> str:
                 "headers, or press Start / restart to sign in again")
     if type(exc).__name__.startswith("OAuth"):
         return f"signing in failed ({text})"
-    if isinstance(exc, FileNotFoundError):
-        return f"the program was not found ({text})"
+    if isinstance(exc, FileNotFoundError):  # not Python's "[Errno 2] No such file…"
+        return f"command not found: {exc.filename or command or text}"
     return text
 
 
@@ -277,7 +278,7 @@ class Connection:
                 raise
             log.info("MCP server %s failed: %r", self.config.name, exc)
             what = ("it stopped unexpectedly" if ready else "it could not be started") + \
-                f" ({_words(exc)})"
+                f" ({_words(exc, self.config.command)})"
             self._set("failed", error=self._failure(what))
         finally:
             self.session = None

@@ -1,8 +1,9 @@
 """The greeting of a new chat: where it is, which model answers, and a few keys.
 
 A new chat is not a blank page: over the empty conversation, centred, it
-says "New chat in <space>", "<model> answers", and three keyboard hints
-(send, new line, find anything), with the keys the person's key map has.
+says "New chat in <space>", "<model> answers", and a keyboard hint (find
+anything), with the key the person's key map has. Send and new line are not
+repeated here: the line under the message box says them.
 It shows while the conversation has no row, so the first message sent makes
 it go; it never takes the focus or a click.
 """
@@ -17,8 +18,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from parley.gui.look import appearance
 
 #: (action id, what its key does) of the hints, in order.
-HINTS = (("composer.send", "sends"), ("composer.newline", "adds a line"),
-         ("palette.open", "finds chats, messages and commands"))
+HINTS = (("palette.open", "finds chats, messages and commands"),)
 
 
 class Greeting(QWidget):

@@ -157,11 +157,13 @@ class SpaceDialog(QDialog):
         self.mcp_layout = QVBoxLayout(self.mcp_box)
         self.mcp_layout.setContentsMargins(0, 0, 0, 0)
         self.mcp_box.setVisible(False)  # until set_mcp_servers (when there are servers)
+        self._form = form
         if with_tools:
             form.addRow("Memory", self.memory_edit)
             form.addRow("", self.memory_hint)
             form.addRow("", self.tools_check)
             form.addRow("MCP servers", self.mcp_box)
+            form.setRowVisible(self.mcp_box, False)  # no label beside nothing
         else:
             for widget in (self.memory_edit, self.memory_hint, self.tools_check):
                 widget.setVisible(False)
@@ -190,6 +192,8 @@ class SpaceDialog(QDialog):
             box.setChecked(name not in off)
             self.mcp_layout.addWidget(box)
             self.mcp_checks[name] = box
+        if self._form.indexOf(self.mcp_box) >= 0:  # the row, its label with it
+            self._form.setRowVisible(self.mcp_box, bool(servers))
         self.mcp_box.setVisible(bool(servers))
 
     def memory_tokens(self) -> int:

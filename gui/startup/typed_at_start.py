@@ -117,8 +117,8 @@ def show_start_problem(window: Any, exc: Any) -> None:
         else:
             text += "\n\nWhat you typed could not be written to a file: keep Parley open."
     page = window.loading_page
+    page.setWordWrap(True)  # before the text: never one line wider than the page
     page.setText(text)
-    page.setWordWrap(True)
     button = page.findChild(QPushButton, "TryAgain")
     if button is None:
         button = QPushButton("Try again", page)

@@ -74,6 +74,10 @@ class WindowLayout(WindowBase):
         self.loading_page = QLabel("Opening your chats…")
         self.loading_page.setObjectName("LoadingLabel")
         self.loading_page.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        # Wrapped from the start: a long reason (a database not found…) set before the
+        # wrap was one line wider than the page, cut on both sides.
+        self.loading_page.setWordWrap(True)
+        self.loading_page.setContentsMargins(24, 0, 24, 0)
         self.stack.addWidget(self.loading_page)
 
         self.chat_page = QWidget()

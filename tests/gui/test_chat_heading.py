@@ -63,8 +63,9 @@ def test_a_new_chat_greets_with_its_space_model_and_keys_until_the_first_message
     lines = greeting.text().split("\n")
     assert lines[0] == f"New chat in {space}"
     assert lines[1] == f"{model} answers"
-    assert "Enter sends" in lines[2] and "Shift+Enter adds a line" in lines[2]
-    assert "Ctrl+K finds" in lines[2]
+    assert lines[2] == "Ctrl+K finds chats, messages and commands"
+    # Enter and Shift+Enter are said once, under the message box, not repeated here.
+    assert "Enter" in w.composer_bar.hint.text() and "Enter" not in greeting.text()
     assert not w.chat_heading.button.isEnabled()  # nothing to rename yet
 
     driver.fake.script("Hello!")

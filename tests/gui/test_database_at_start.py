@@ -25,6 +25,13 @@ def test_a_port_that_is_not_a_number_is_said_in_the_window(driver, home):
                  and "the port '5543x' is not a number" in w.loading_page.text(), 20)
     assert "secretpw" not in w.loading_page.text()
     assert w.sidebar.status.text() == ""  # not "Loading chats…" forever
+    # The reason wraps inside the page (it was one line, cut on both sides).
+    page = w.loading_page
+    w.resize(760, 600)
+    driver.qtbot.wait(50)
+    assert page.wordWrap() and page.fontMetrics().horizontalAdvance(page.text()) > page.width()
+    assert page.geometry().right() <= w.stack.width() and page.minimumSizeHint().width() \
+        < w.stack.width()
 
 
 def _typed_file(home: Any) -> Any:

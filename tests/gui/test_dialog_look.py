@@ -169,3 +169,19 @@ def test_the_set_up_check_box_gets_a_thin_ring_round_its_label(scheme, qtbot):
     mid = box.height() // 2
     assert pixel(box, 0, mid) == scheme.accent and pixel(box, 1, mid) != scheme.accent
     assert box.height() >= box.fontMetrics().height() + 6  # room for the ring round the text
+
+
+def test_the_space_dialog_shows_no_mcp_servers_label_without_servers(qtbot):
+    """An "MCP servers" label with nothing beside it (no server set up) is left out."""
+    from PySide6.QtWidgets import QFormLayout
+
+    dialog = SpaceDialog(None, [])
+    qtbot.addWidget(dialog)
+    dialog.set_mcp_servers([], [])
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    form = dialog.findChild(QFormLayout)
+    label = form.labelForField(dialog.mcp_box)
+    assert label is not None and not label.isVisible() and not dialog.mcp_box.isVisible()
+    dialog.set_mcp_servers(["files"], [])
+    assert label.isVisible() and dialog.mcp_checks["files"].isVisible()
