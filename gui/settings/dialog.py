@@ -433,6 +433,12 @@ class SettingsDialog(QDialog):
     def done(self, result: int) -> None:
         if self._listing is not None:
             self._listing.cancel()
+        # Closed before the stored values were read (Esc at once): the reads stop here,
+        # they would fill fields deleted with the dialog. Writes already made go on.
+        for reading in (self.loaded, getattr(getattr(self, "backups_info", None), "loaded",
+                                             None)):
+            if reading is not None and not reading.done():
+                reading.cancel()
         for editor in self.editors.values():
             editor.flush()
         self.tools_page.close_page()

@@ -157,3 +157,17 @@ def test_ctrl_n_and_typing_work_after_a_dialog_closed_with_esc(driver: Any) -> N
     driver.qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_N,
                           Qt.KeyboardModifier.ControlModifier)
     driver.until(lambda: w.session_id is None and w.tasks.pending == 0)
+
+
+def test_settings_closed_at_once_leaves_no_error_behind(driver: Any) -> None:
+    """Esc right after Settings opens: its reads stop (they filled fields already deleted)."""
+    from PySide6.QtWidgets import QDialog
+
+    w = driver.configured()
+    for section in ("Providers", "Backups"):
+        w.qactions["app.settings"].trigger()
+        dialog = next(d for d in w.findChildren(QDialog) if d.isVisible())
+        dialog.show_section(section)
+        driver.qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+        driver.until(lambda: w.tasks.pending == 0)
+        driver.qtbot.wait(300)  # the reads would have ended meanwhile
