@@ -92,18 +92,21 @@ def _keep_environment(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("PARLEY_HOME", str(tmp_path / "home"))
 
 
-def test_import_goes_into_the_database_given(tmp_path, postgres_url, capsys, monkeypatch):
+def test_import_goes_into_the_database_given(tmp_path, postgres_url, monkeypatch):
     """The trial: ``--database postgresql://… --import FILE`` said "Imported", exit 0, and
     wrote into the home's sessions.db. It imports where the window would open: the
     database given, also through PARLEY_DATABASE_URL; sessions.db is not made."""
-    from parley.gui.app import main
-
     _keep_environment(monkeypatch, tmp_path)
     export = tmp_path / "conversations.json"
     export.write_text(json.dumps(chatgpt_export(3, turns=2)), encoding="utf-8")
     home = tmp_path / "home"
-    assert main(["--home", str(home), "--database", postgres_url, "--import", str(export)]) == 0
-    said = capsys.readouterr().out
+    # In a process of its own, as typed: after an import it looks for a window to tell,
+    # which needs a Qt application that the window tests' own must not meet.
+    run = subprocess.run([sys.executable, "-m", "parley.gui.app", "--home", str(home),
+                          "--database", postgres_url, "--import", str(export)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    said = run.stdout
     assert said.startswith("Imported conversations.json: 3 chats")
     assert "Into the database parley@127.0.0.1:" in said
     assert len([s for s in _pg_sessions(postgres_url) if not s.is_fork]) == 3
