@@ -155,7 +155,9 @@ class ChatEditor:
             blocks.append(TextBlock(text))
         try:
             # Too long for the model: refused before the fork is made (MessageTooLong).
-            self.chat.runner.check_message(blocks, model_ref=model)
+            runner = self.chat.runner
+            assert runner is not None  # sent once the provider is ready (ChatRuns)
+            runner.check_message(blocks, model_ref=model)
             fork = await edit_and_fork(self.chat.store, sid, turn.id, blocks)
         except ParleyError:
             self.chat.runs.give_back(text)
@@ -213,7 +215,9 @@ class ChatEditor:
 
         keep = await Settings.of(self.chat.store).get("compaction.keep_turns")
         self.chat.runs.activity(sid)
-        result = await self.chat.runner.compact(sid, keep_turns=int(keep))
+        runner = self.chat.runner
+        assert runner is not None  # compact_now asks only once the runner is attached
+        result = await runner.compact(sid, keep_turns=int(keep))
         if not result.compacted:
             self.w.undo.notice(NOT_COMPACTED.get(result.reason or "", "Nothing was compacted."))
             return

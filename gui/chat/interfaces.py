@@ -10,6 +10,8 @@ through it; a member added here is a new dependency, made visible.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -17,19 +19,28 @@ if TYPE_CHECKING:
 
     from PySide6.QtWidgets import QStatusBar, QVBoxLayout, QWidget
 
+    from parley.core.chat.regenerate import ReplySetAside
     from parley.core.chat.run import ChatRunner
+    from parley.core.chat.titles import TitleService
+    from parley.core.content import Block, Turn
     from parley.core.errors import ParleyError
     from parley.core.providers.hub import ProviderHub
     from parley.core.store.async_store import AsyncStore
+    from parley.core.store.models import Session, Space
+    from parley.core.store.outline import Span
     from parley.core.tasks import TaskSet
     from parley.gui.chat.state import OpenChatState
     from parley.gui.commands.keymap import Keymap
+    from parley.gui.composer.drafts import Drafts
     from parley.gui.composer.early_input import EarlyInput
     from parley.gui.composer.widget import Composer, ComposerBar
+    from parley.gui.database.save_status import SaveStatus
     from parley.gui.header.context_meter import ContextMeter
     from parley.gui.header.model_picker import ModelPicker
+    from parley.gui.notices.retry_notice import RetryNotice
     from parley.gui.notices.undo import UndoManager
     from parley.gui.sidebar import Sidebar
+    from parley.gui.sidebar.space_dialog import SpaceDialog
     from parley.gui.startup.setup_panel import SetupPanel
     from parley.gui.transcript import TranscriptView
 
@@ -130,119 +141,278 @@ class ChatWindow(Protocol):
     def show_problem(self, error: ParleyError) -> None: ...
 
 
+class ChatRunsView(Protocol):
+    """What is used of the open chat's runs (``parley.gui.chat.run.ChatRuns``)."""
+
+    @property
+    def active(self) -> dict[str, asyncio.Task[Any]]: ...
+
+    @property
+    def unanswered(self) -> UnansweredView: ...
+
+    @property
+    def retry_notice(self) -> RetryNotice: ...
+
+    def activity(self, sid: str | None) -> None: ...
+
+    def give_back(self, text: str) -> None: ...
+
+    def retry(self) -> bool: ...
+
+    async def run(self, sid: str, how: str, blocks: list[Block] | None, model: str | None,
+                  text: str | None, *, title: str | None = None,
+                  turn_id: str | None = None) -> None: ...
+
+    def running(self, sid: str | None) -> bool: ...
+
+    def send_from_composer(self) -> bool: ...
+
+    def send_to(self, sid: str, text: str) -> None: ...
+
+    async def send_queued(self, text: str) -> None: ...
+
+    def stop(self) -> bool: ...
+
+    async def stop_and_wait(self, sid: str, timeout_s: float = 5.0) -> None: ...
+
+
+class UnansweredView(Protocol):
+    """The note under a message never answered (``parley.gui.chat.unanswered``)."""
+
+    def offer(self, sid: str) -> None: ...
+
+
+class EditorView(Protocol):
+    """What is used of the chat's editor (``parley.gui.chat.edit.ChatEditor``)."""
+
+    editing: Turn | None
+    compacting: set[str]
+
+    def cancel(self) -> bool: ...
+
+    def compact_now(self) -> bool: ...
+
+    def edit_last(self) -> bool: ...
+
+    def fork_at_focused(self) -> bool: ...
+
+    # files: the tray's ``parley.gui.chat.attach.Taken`` (that module uses this one)
+    async def send_edit(self, sid: str, turn: Turn, text: str, model: str,
+                        files: Any = None) -> None: ...
+
+    def set_editing(self, turn: Turn | None) -> None: ...
+
+
+class AttachmentsView(Protocol):
+    """What is used of the chat's files (``parley.gui.chat.attach.ChatAttachments``)."""
+
+    def give_back(self, taken: Any) -> None: ...  # a ``Taken`` (see EditorView.send_edit)
+
+    def has_pending(self) -> bool: ...
+
+    def ready_to_send(self, model_ref: str) -> bool: ...
+
+    def take(self) -> Any: ...  # a ``Taken``
+
+    def moved(self, old: str | None, new: str) -> None: ...
+
+    def open_dialog(self) -> bool: ...
+
+    def refresh(self) -> None: ...
+
+
+class OrganizerView(Protocol):
+    """What is used of spaces and chat rows (``parley.gui.chat.organize.Organizer``)."""
+
+    deleting: set[str]
+    spaces: dict[str, Space]
+
+    def archive_session(self, session_id: str | None = None) -> None: ...
+
+    def delete_session(self, session_id: str | None = None) -> None: ...
+
+    def delete_space(self, space_id: str | None = None) -> None: ...
+
+    def edit_space(self, space_id: str | None = None) -> SpaceDialog | None: ...
+
+    def move_session(self, session_id: str | None = None,
+                     space_id: str | None = None) -> None: ...
+
+    def new_space(self) -> SpaceDialog: ...
+
+    def pin_session(self, session_id: str | None = None) -> None: ...
+
+    def rename_session(self, session_id: str | None = None) -> None: ...
+
+    def rename_space(self, space_id: str | None = None) -> None: ...
+
+
+class RegenerateView(Protocol):
+    """What is used of regeneration (``parley.gui.chat.regenerate.ChatRegenerate``)."""
+
+    def after_failure(self, sid: str, message: str) -> str: ...
+
+    def after_stop(self, sid: str) -> None: ...
+
+    def pick_model(self) -> bool: ...
+
+    def regenerate(self, model_ref: str | None = None) -> bool: ...
+
+    def reply_set_aside(self, ev: ReplySetAside) -> None: ...
+
+
+class MeterView(Protocol):
+    """The context meter (``parley.gui.chat.meter.ChatMeter``)."""
+
+    def update(self) -> None: ...
+
+
+class ModelsView(Protocol):
+    """Which model answers, and the title (``parley.gui.chat.models.ChatModels``)."""
+
+    picked_for_new: str | None
+
+    def model_for(self, sid: str) -> str | None: ...
+
+    def no_model_reason(self) -> str: ...
+
+    async def refresh_models(self) -> None: ...
+
+    def space_changed(self, space_id: str) -> None: ...
+
+    def update_title(self) -> None: ...
+
+
+class OpenerView(Protocol):
+    """Which chat the window shows (``parley.gui.chat.opening.ChatOpener``)."""
+
+    async def leave(self, sid: str, ids: list[str]) -> None: ...
+
+    async def refresh_versions(self) -> None: ...
+
+    async def reload(self) -> None: ...
+
+    async def show_fork(self, fork: Session) -> None: ...
+
+    async def show_new_chat(self, space_id: str | None = None) -> None: ...
+
+    def show_turns(self) -> None: ...
+
+
+class PagingView(Protocol):
+    """Reading more of the open chat (``parley.gui.chat.paging.TranscriptPaging``)."""
+
+    async def reveal(self, sid: str, turn_id: str, highlight: str | None) -> None: ...
+
+    def shown(self) -> None: ...
+
+
 class OpenChat(Protocol):
     """What the chat's helpers (runs, edits, regeneration, attachments, organizing) and
-    the window's commands use of the chat controller (``ChatController``)."""
+    the window's commands use of the chat controller (``ChatController``): the open
+    chat's state (:class:`~parley.gui.chat.state.OpenChatState`, with its signals), the
+    chats known, the core services, and the helpers' views above."""
 
-    @property
-    def attachments(self) -> Any: ...
-
-    @property
-    def chat_ids(self) -> Any: ...
-
-    @property
-    def chat_of(self) -> Any: ...
-
-    @property
-    def chat_row(self) -> Any: ...
-
-    @property
-    def create_session(self) -> Any: ...
-
-    @property
-    def current_model(self) -> Any: ...
-
-    @property
-    def drafts(self) -> Any: ...
-
-    @property
-    def editor(self) -> Any: ...
-
-    @property
-    def hub(self) -> Any: ...
-
-    def keep_draft(self) -> None: ...
-
-    @property
-    def load_sidebar(self) -> Any: ...
-
-    @property
-    def new_session(self) -> Any: ...
-
-    @property
-    def open_at(self) -> Any: ...
-
-    @property
-    def open_session(self) -> Any: ...
-
-    @property
-    def organizer(self) -> Any: ...
-
-    @property
-    def partial(self) -> Any: ...
-
-    @property
-    def providers_changed(self) -> Any: ...
-
-    @property
-    def regen(self) -> Any: ...
-
-    @property
-    def remember_session(self) -> Any: ...
-
-    @property
-    def runner(self) -> Any: ...
-
-    @property
-    def runs(self) -> Any: ...
-
-    @property
-    def save_status(self) -> Any: ...
-
-    session_id: Any
-
-    @property
-    def sessions(self) -> Any: ...
-
-    space_id: Any
-
-    @property
-    def spans(self) -> Any: ...
-
-    @property
-    def store(self) -> Any: ...
-
-    @property
-    def titles(self) -> Any: ...
+    #: The open chat's session (None: a new chat), its space; set when a chat opens.
+    session_id: str | None
+    space_id: str | None
+    #: True until the first chat is shown (it takes the text typed before then).
+    adopting: bool
 
     @property
     def state(self) -> OpenChatState: ...
 
     @property
-    def turns(self) -> Any: ...
-
-    @property
-    def meter(self) -> Any: ...
-
-    @property
-    def models(self) -> Any: ...
-
-    @property
-    def opener(self) -> Any: ...
-
-    @property
-    def paging(self) -> Any: ...
+    def turns(self) -> Sequence[Turn]: ...
 
     @property
     def older(self) -> int: ...
 
-    adopting: bool
+    @property
+    def spans(self) -> Mapping[str, Span]: ...
 
-    def after_switch(self, draft: str) -> None: ...
+    @property
+    def partial(self) -> dict[str, Turn]: ...
+
+    @property
+    def sessions(self) -> dict[str, Session]: ...
+
+    @property
+    def chat_ids(self) -> dict[str, str]: ...
+
+    @property
+    def chat_row(self) -> str | None: ...
+
+    @property
+    def store(self) -> AsyncStore: ...
+
+    @property
+    def hub(self) -> ProviderHub | None: ...
+
+    @property
+    def runner(self) -> ChatRunner | None: ...
+
+    @property
+    def titles(self) -> TitleService | None: ...
+
+    @property
+    def drafts(self) -> Drafts: ...
+
+    @property
+    def save_status(self) -> SaveStatus: ...
+
+    @property
+    def providers_changed(self) -> asyncio.Event: ...
+
+    @property
+    def runs(self) -> ChatRunsView: ...
+
+    @property
+    def editor(self) -> EditorView: ...
+
+    @property
+    def attachments(self) -> AttachmentsView: ...
+
+    @property
+    def organizer(self) -> OrganizerView: ...
+
+    @property
+    def regen(self) -> RegenerateView: ...
+
+    @property
+    def meter(self) -> MeterView: ...
+
+    @property
+    def models(self) -> ModelsView: ...
+
+    @property
+    def opener(self) -> OpenerView: ...
+
+    @property
+    def paging(self) -> PagingView: ...
+
+    def chat_of(self, session_id: str) -> str: ...
+
+    def current_model(self) -> str | None: ...
+
+    async def create_session(self, model: str | None = None) -> str: ...
+
+    async def load_sidebar(self) -> None: ...
+
+    def remember_session(self, session: Session) -> None: ...
+
+    def open_session(self, session_id: str) -> None: ...
+
+    def new_session(self, space_id: str | None = None) -> None: ...
+
+    def open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None: ...
 
     def step_session(self, delta: int) -> None: ...
 
     def goto_session(self, n: int) -> None: ...
 
+    def after_switch(self, draft: str) -> None: ...
+
     async def stash_draft(self) -> None: ...
 
+    def keep_draft(self) -> None: ...

@@ -92,13 +92,14 @@ class ChatMeter:
         from parley.core.errors import ParleyError
         from parley.core.providers.base import ChatRequest
 
-        tools = self.chat.runner.tools
+        runner, hub = self.chat.runner, self.chat.hub
+        tools = runner.tools if runner is not None else None
         session = self.chat.sessions.get(sid)
-        if session is None or model is None or self.chat.hub is None:
+        if session is None or model is None or hub is None or tools is None:
             return
         try:
-            kind = self.chat.hub.config(model.split(":", 1)[0]).kind
-            proven = self.chat.hub.model_info(model).tools is True  # the server said so
+            kind = hub.config(model.split(":", 1)[0]).kind
+            proven = hub.model_info(model).tools is True  # the server said so
             on = await tools.enabled(session.space_id, kind, model, proven=proven)
             system = await tools.prompts.frozen(sid) or session.system_prompt
         except ParleyError:

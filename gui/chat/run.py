@@ -222,8 +222,9 @@ class ChatRuns:
             # Too long for the model's window: refused before a new chat gets its row
             # (while its provider loads, the run says so once it is ready).
             if self.waits.provider_ready(model):
-                assert model is not None
-                self.chat.runner.check_message(blocks, model_ref=model)
+                runner = self.chat.runner
+                assert model is not None and runner is not None
+                runner.check_message(blocks, model_ref=model)
             # Shown at once: a new chat's row waits for the file if another program
             # holds it locked, and the message must not seem lost meanwhile.
             self.events.show_saving(old, Turn("user", blocks, id=turn_id))
@@ -348,9 +349,10 @@ class ChatRuns:
                     saved = await self.waits.save_message(sid, blocks or [], turn_id)
                 model = await self.waits.wait_for_provider(sid, model)
                 self.doing[sid] = (how, model)
-            assert model is not None
+            runner = self.chat.runner
+            assert model is not None and runner is not None
             if saved is not None:
-                await self.chat.runner.send_saved(sid, saved, model_ref=model, on_event=on_event)
+                await runner.send_saved(sid, saved, model_ref=model, on_event=on_event)
             elif how == "send":
                 await self.waits.send_when_unlocked(sid, blocks or [], model, on_event, turn_id)
             elif how == "regenerate":
@@ -358,10 +360,10 @@ class ChatRuns:
                     regenerate,  # imports the SDKs: not at start-up
                 )
 
-                await regenerate(self.chat.runner, sid, model_ref=model, on_event=on_event,
+                await regenerate(runner, sid, model_ref=model, on_event=on_event,
                                  title=title)
             else:
-                await self.chat.runner.retry(sid, model_ref=model, on_event=on_event)
+                await runner.retry(sid, model_ref=model, on_event=on_event)
         except ParleyError:
             if not started and saved is None:
                 self.events.unshow(sid, shown)

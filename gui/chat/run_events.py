@@ -133,7 +133,7 @@ class RunEvents:
             self.w.sidebar.model.set_title(sid, ev.title)
             self.chat.models.update_title()
 
-    def show_saving(self, sid: str, turn: Turn) -> None:
+    def show_saving(self, sid: str | None, turn: Turn) -> None:
         """A message is being written: show it now (it leaves the composer), marked
         "Saving…" if that takes a while (another program holds the file locked)."""
         if turn.id in self.saving:
@@ -147,7 +147,7 @@ class RunEvents:
 
         QTimer.singleShot(SAVING_MARK_MS, mark)
 
-    def unshow(self, sid: str, ids: list[str]) -> None:
+    def unshow(self, sid: str | None, ids: list[str]) -> None:
         """A message shown as "Saving…" could not be saved: it leaves the transcript
         (its text goes back to the composer)."""
         for turn_id in ids:

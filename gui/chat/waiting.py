@@ -110,11 +110,13 @@ class RunWaits:
         the box). Nothing was written or sent while it waits."""
         from parley.core.store.errors import DatabaseBusy
 
+        runner = self.chat.runner
+        assert runner is not None  # the run's provider is ready (ChatRuns.run)
         try:
             while True:
                 try:
-                    await self.chat.runner.send(sid, blocks, model_ref=model,
-                                                on_event=on_event, turn_id=turn_id)
+                    await runner.send(sid, blocks, model_ref=model, on_event=on_event,
+                                      turn_id=turn_id)
                     return
                 except DatabaseBusy as exc:
                     if turn_id is None or turn_id not in self.runs.events.saving:
@@ -130,12 +132,13 @@ class RunWaits:
         """True when a run with ``model`` can start now: the providers are loaded and
         its provider's SDK imported (a provider that is not set up is "ready": the run
         then says so)."""
-        if self.chat.runner is None or model is None:
+        hub = self.chat.hub
+        if self.chat.runner is None or hub is None or model is None:
             return False
         from parley.core.providers.hub import UnknownProvider  # loaded with the runner
 
         try:
-            return bool(self.chat.hub.is_prepared(model))
+            return bool(hub.is_prepared(model))
         except UnknownProvider:
             return True
 
@@ -168,8 +171,10 @@ class RunWaits:
                 self.show_connecting(sid, None)
                 await changed.wait()
             self.show_connecting(sid, ref)
+            hub = self.chat.hub
+            assert hub is not None  # attached with the runner
             with contextlib.suppress(UnknownProvider):  # the run says so
-                await self.chat.hub.prepare(ref)
+                await hub.prepare(ref)
             session = self.chat.sessions.get(sid) if sid is not None else None
             if sid is not None and session is not None and not session.model:
                 # Sent before it had one: its chat keeps the model it was sent to.
