@@ -257,3 +257,25 @@ def test_deleting_sessions_and_spaces_forgets_their_app_state(db):
     assert db.get_state(f"memory:{work.id}") is None
     assert db.get_state(f"draft:{other.id}") == "half a thought"
     assert db.get_state("session.last") == a.id
+
+
+def test_a_nul_character_never_fails_a_save(db):
+    """PostgreSQL's text cannot hold NUL (U+0000): plain columns go without it there;
+    messages (JSON) keep it on both backends."""
+    from parley.core.store.postgres.store import PgStore
+
+    def kept(value: str) -> str:
+        return value.replace("\x00", "") if isinstance(db, PgStore) else value
+
+    space = db.create_space("Wo\x00rk")
+    s = db.create_session(title="Tr\x00ip", space_id=space.id, model="m\x00",
+                          system_prompt="Be\x00 brief.")
+    turn = db.append_turn(s.id, Turn("assistant", [TextBlock("he\x00llo")], model="m\x00"))
+    got = db.get_session(s.id)
+    assert (got.title, got.model, got.system_prompt) == (
+        kept("Tr\x00ip"), kept("m\x00"), kept("Be\x00 brief."))
+    assert db.get_space(space.id).name == kept("Wo\x00rk")
+    again = db.get_turn(turn.id)
+    assert (again.text(), again.model) == ("he\x00llo", kept("m\x00"))
+    db.rename_session(s.id, "Tr\x00ip two")
+    assert db.get_session(s.id).title == kept("Tr\x00ip two")

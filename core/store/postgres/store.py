@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, Self, TypeVar
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
@@ -173,7 +173,8 @@ def save_password(url: str, password: str) -> None:
 
 
 def make_engine(url: URL, instance: str) -> Engine:
-    """An engine on the server: a pool of 1 (+2) connections, checked before each use.
+    """An engine on the server: a pool of 1 (+2) connections, checked before each use,
+    sending text without NUL characters (:mod:`parley.core.store.postgres.nul`).
 
     Raises:
         DriverMissing: psycopg is not installed.
@@ -182,7 +183,9 @@ def make_engine(url: URL, instance: str) -> Engine:
         import psycopg  # noqa: F401
     except ImportError as exc:
         raise DriverMissing() from exc
-    return create_engine(
+    from parley.core.store.postgres import nul
+
+    engine = create_engine(
         url,
         pool_size=1,
         max_overflow=2,
@@ -192,6 +195,8 @@ def make_engine(url: URL, instance: str) -> Engine:
             "application_name": f"parley:{instance}",
         },
     )
+    event.listen(engine, "connect", lambda dbapi_con, _record: nul.register(dbapi_con))
+    return engine
 
 
 class PgStore(Store):
