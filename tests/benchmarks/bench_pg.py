@@ -4,18 +4,28 @@ Usage::
 
     python -m tests.benchmarks.bench_pg                  # 100k turns (200 chats + one of 10k)
     python -m tests.benchmarks.bench_pg --turns 1000000  # more (slow to generate)
+    python -m tests.benchmarks.bench_pg --turns 1000000 --keep /tmp/pg1m  # keep, reuse
+
+``--keep DIR`` keeps the generated data in DIR (the PostgreSQL cluster's folder and
+sessions.db): a later run with the same DIR and ``--turns`` measures it again
+without generating (each run adds and deletes a scratch chat).
 
 Starts a local PostgreSQL server (Debian's binaries, ``tests/fakes/postgres.py``)
 with durable commits (``fsync`` and ``synchronous_commit`` on, as a real server),
 on 127.0.0.1: no network between Parley and the server, so the figures are a
 floor for a server elsewhere (add a round trip per statement). The same
-generated chats go into a sessions.db file and the database (``import_chats``).
-Prints median and p99 per operation and backend.
+generated chats go into a sessions.db file and the database (``import_chats``;
+into PostgreSQL without commits flushed and with the search index built after
+the rows, then the server restarts durable and the tables are analyzed).
+Prints median and p99 per operation and backend, each search query's median,
+and the machine's load (the benchmark is only as quiet as the machine).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import statistics
 import tempfile
@@ -32,12 +42,16 @@ from tests.fakes.postgres import PostgresServer, find_bin_dir
 LONG_TURNS = 10_000
 
 
+def chats_sizes(total_turns: int) -> list[int]:
+    """Turns of each generated chat."""
+    return [LONG_TURNS] + [500] * max(0, (total_turns - LONG_TURNS) // 500)
+
+
 def chats(total_turns: int, seed: int = 7) -> list[NewChat]:
     """One 10,000-turn chat, and chats of 500 turns up to ``total_turns``."""
     tm = TextMaker(random.Random(seed))
     out = []
-    sizes = [LONG_TURNS] + [500] * max(0, (total_turns - LONG_TURNS) // 500)
-    for i, n in enumerate(sizes):
+    for i, n in enumerate(chats_sizes(total_turns)):
         turns = [Turn("user" if k % 2 == 0 else "assistant",
                       [TextBlock(tm.text(200) if k % 2 == 0 else tm.reply(600))],
                       created_at=1_700_000_000_000 + i * 10_000_000 + k * 1000)
@@ -46,7 +60,15 @@ def chats(total_turns: int, seed: int = 7) -> list[NewChat]:
     return out
 
 
-def measure(store: Store, long_id: str, words: list[str]) -> dict[str, tuple[float, float]]:
+def queries(words: list[str]) -> list[str]:
+    """The searches timed: single words from common to rare, two words, a prefix, a phrase."""
+    return [words[i] for i in (200, 800, 2000, 9000, 17000)] + [
+        f"{words[30]} {words[400]}", words[500][:4], f'"{words[10]} {words[11]}"']
+
+
+def measure(store: Store, long_id: str, words: list[str],
+            per_query: dict[str, float]) -> dict[str, tuple[float, float]]:
+    """Time each operation on ``store``; each search query's median goes into ``per_query``."""
     rows: dict[str, tuple[float, float]] = {}
     scratch = store.create_session(title="scratch")
     n = [0]
@@ -62,46 +84,101 @@ def measure(store: Store, long_id: str, words: list[str]) -> dict[str, tuple[flo
                                                         pct(opens, 99))
     whole = timed(lambda: store.get_turns(long_id, hydrate=False), 5)
     rows["read all 10,000 turns of it"] = (statistics.median(whole), max(whole))
-    queries = [words[i] for i in (200, 800, 2000, 9000, 17000)] + [
-        f"{words[30]} {words[400]}", words[500][:4], f'"{words[10]} {words[11]}"']
-    per_query = []
-    for q in queries:
-        per_query.append(statistics.median(timed(lambda q=q: store.search(q, limit=50), 5)))
-    rows[f"search ({len(queries)} queries, median of each)"] = (statistics.median(per_query),
-                                                               max(per_query))
+    for q in queries(words):
+        per_query[q] = statistics.median(timed(lambda q=q: store.search(q, limit=50), 5))
+    times = list(per_query.values())
+    rows[f"search ({len(times)} queries, median of each)"] = (statistics.median(times),
+                                                             max(times))
     store.delete_session(scratch.id)
     return rows
+
+
+SCHEMA = "bench"
+
+
+def generate(server: PostgresServer, db: Path, turns: int) -> dict[str, str]:
+    """Write the generated chats into ``db`` and a new store on ``server``.
+
+    Returns:
+        ``{"turns": …, "SQLite": long chat id, "PostgreSQL": long chat id}``.
+    """
+    import psycopg
+
+    data = chats(turns)
+    out: dict[str, str] = {"turns": str(turns)}
+    store = Store.open(db)
+    try:
+        out["SQLite"] = store.import_chats(data).session_ids[0]
+    finally:
+        store.close()
+    url = server.new_database(SCHEMA)
+    pg = PgStore.open_url(url)
+    try:
+        with psycopg.connect(url, autocommit=True) as con:  # the index built once, after
+            con.execute("DROP INDEX turns_search")
+        out["PostgreSQL"] = pg.import_chats(data).session_ids[0]
+    finally:
+        pg.close()
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("SET maintenance_work_mem = '256MB'")
+        con.execute("CREATE INDEX turns_search ON turns USING gin (search_vec)")
+        con.execute("VACUUM ANALYZE")
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--turns", type=int, default=100_000)
+    p.add_argument("--keep", type=Path, metavar="DIR",
+                   help="keep the generated data in DIR and reuse it when it is there")
     args = p.parse_args(argv)
     bin_dir = find_bin_dir()
     if bin_dir is None:
         raise SystemExit("no PostgreSQL server binaries (initdb, pg_ctl): apt install postgresql")
-    data = chats(args.turns)
     words = TextMaker(random.Random(7)).words
-    server = PostgresServer(bin_dir, durable=True).start()
+    load_before = os.getloadavg()
     results: dict[str, dict[str, tuple[float, float]]] = {}
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            for name, store in (("SQLite", Store.open(Path(tmp) / "sessions.db")),
-                                ("PostgreSQL", PgStore.open_url(server.new_database()))):
+    per_query: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.keep.resolve() if args.keep else Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        made = folder / "dataset.json"
+        dataset = json.loads(made.read_text()) if made.exists() else None
+        if dataset is not None and dataset["turns"] != str(args.turns):
+            raise SystemExit(f"{folder} holds {dataset['turns']} turns, not {args.turns}: "
+                             "use another folder")
+        server = PostgresServer(bin_dir, durable=dataset is not None,
+                                folder=folder / "pg" if args.keep else None).start()
+        try:
+            if dataset is None:
+                dataset = generate(server, folder / "sessions.db", args.turns)
+                made.write_text(json.dumps(dataset))
+                server.pause()
+                server.durable = True
+                server.resume()
+            load_before = os.getloadavg()
+            for name, store in (("SQLite", Store.open(folder / "sessions.db")),
+                                ("PostgreSQL", PgStore.open_url(server.schema_url(SCHEMA)))):
                 try:
-                    written = store.import_chats(data)
-                    results[name] = measure(store, written.session_ids[0], words)
+                    per_query[name] = {}
+                    results[name] = measure(store, dataset[name], words, per_query[name])
                 finally:
                     store.close()
-    finally:
-        server.stop()
-    total = sum(len(c.turns) for c in data)
-    print(f"{total:,} turns in {len(data)} chats; median / p99 (or max) in ms")
+        finally:
+            server.stop()
+    load_after = os.getloadavg()
+    print(f"{args.turns:,} turns in {len(chats_sizes(args.turns))} chats; "
+          "median / p99 (or max) in ms")
     print(f"{'what':<46} {'SQLite':>17} {'PostgreSQL':>17}")
     for what in results["SQLite"]:
         cells = [f"{results[b][what][0]:7.2f} / {results[b][what][1]:7.2f}"
                  for b in ("SQLite", "PostgreSQL")]
         print(f"{what:<46} {cells[0]:>17} {cells[1]:>17}")
+    for q in per_query["SQLite"]:
+        print(f"  search {q!r:<37} {per_query['SQLite'][q]:17.2f} "
+              f"{per_query['PostgreSQL'][q]:17.2f}")
+    print("load average (1 min) before / after: "
+          f"{load_before[0]:.2f} / {load_after[0]:.2f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

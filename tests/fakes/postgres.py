@@ -61,16 +61,22 @@ class PostgresServer:
     """One PostgreSQL server: :meth:`start`, :meth:`new_database`, :meth:`pause` /
     :meth:`resume` (the server away and back), :meth:`stop`."""
 
-    def __init__(self, bin_dir: Path, *, durable: bool = False) -> None:
+    def __init__(self, bin_dir: Path, *, durable: bool = False, folder: Path | None = None) -> None:
         """``durable``: commits flushed to disk as on a real server (benchmarks); tests run
-        without (``fsync=off``, ``synchronous_commit=off``: faster, nothing else changes)."""
+        without (``fsync=off``, ``synchronous_commit=off``: faster, nothing else changes).
+        ``folder``: keep the cluster there (made if missing; a cluster already in it is
+        started as it is, and :meth:`stop` leaves it); None: a temporary folder, removed."""
         self.bin_dir = bin_dir
         self.durable = durable
         self.port = 0
-        self.folder = Path(tempfile.mkdtemp(prefix="parley-pg-"))
+        self.kept = folder is not None
+        if folder is None:
+            folder = Path(tempfile.mkdtemp(prefix="parley-pg-"))
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
         self.data = self.folder / "data"
         self.user = _run_as()
-        self._tests_db = False
+        self._tests_db = self.kept and (self.data / "PG_VERSION").exists()
 
     def _cmd(self, *args: str) -> list[str]:
         if self.user is None:
@@ -87,6 +93,9 @@ class PostgresServer:
             for p in (self.folder, pwfile):
                 os.chown(p, entry.pw_uid, entry.pw_gid)
         self.port = _free_port()
+        if self.kept and (self.data / "PG_VERSION").exists():
+            self.resume()
+            return self
         self._run([str(self.bin_dir / "initdb"), "-D", str(self.data), "-U", USER,
                    "-A", "scram-sha-256", "--pwfile", str(pwfile), "-E", "UTF8",
                    "--locale", "C.UTF-8", "--no-sync"])
@@ -121,26 +130,34 @@ class PostgresServer:
         auth = USER if password is None else f"{USER}:{password}"
         return f"postgresql://{auth}@127.0.0.1:{self.port}/{database}"
 
-    def new_database(self) -> str:
+    def new_database(self, name: str | None = None) -> str:
         """Set up an empty place for one test's store and return its URL.
 
         A new schema in the database ``parley_tests`` (made on first use), named as
         the URL's search path (``?options=-csearch_path=…``): to Parley an empty
         database, made in milliseconds (``CREATE DATABASE`` takes ~0.5 s).
+        ``name``: the schema's name (default: a new random one).
         """
         import psycopg
 
-        name = "t_" + uuid.uuid4().hex[:16]
+        name = name or "t_" + uuid.uuid4().hex[:16]
         if not self._tests_db:
             with psycopg.connect(self.url(), autocommit=True) as con:
                 con.execute('CREATE DATABASE "parley_tests"')
             self._tests_db = True
         with psycopg.connect(self.url("parley_tests"), autocommit=True) as con:
             con.execute(f'CREATE SCHEMA "{name}"')
+        return self.schema_url(name)
+
+    def schema_url(self, name: str) -> str:
+        """The URL of the store :meth:`new_database` made as ``name``."""
         return self.url("parley_tests") + f"?options=-csearch_path%3D{name}"
 
     def stop(self) -> None:
-        """Stop the server and remove its folder."""
+        """Stop the server and remove its folder (a kept folder: stopped cleanly, left)."""
+        if self.kept:
+            self.pause()
+            return
         with contextlib.suppress(Exception):
             subprocess.run(
                 self._cmd(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", "immediate",
