@@ -22,11 +22,11 @@ fill it.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
-from typing import Any, NamedTuple
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import bindparam, text
-from sqlalchemy.engine import Connection, CursorResult
+from sqlalchemy.engine import Connection
 
 from parley.core.store.dialect import dual_text
 from parley.core.store.postgres import sql as pg_sql
@@ -99,6 +99,18 @@ class _Member(NamedTuple):
     version: bool = False  # a version of its chat (parley.core.store.versions): not a chat
 
 
+class RankedRows(Protocol):
+    """Ranked ``(r, rank)`` rows read in chunks: a query's result, or rows made as read."""
+
+    def fetchmany(self, size: int) -> Sequence[Any]:
+        """The next ``size`` rows at most (none: the end)."""
+        ...
+
+    def close(self) -> None:
+        """Stop reading."""
+        ...
+
+
 class Collapser:
     """Resolves ranked index rows to :class:`Pick` records, one per message (module doc).
 
@@ -119,7 +131,7 @@ class Collapser:
         self.members: dict[str, list[_Member]] = {}
         self.versions: dict[str, bool] = {}  # session id -> a version of its chat
 
-    def pick(self, ranked: CursorResult[Any], limit: int) -> list[tuple[Any, Pick]]:
+    def pick(self, ranked: RankedRows, limit: int) -> list[tuple[Any, Pick]]:
         """The first ``limit`` distinct messages/titles of ``ranked`` (best first), each
         with its ``(rowid, rank)`` row; reads ``ranked`` only as far as needed."""
         out: list[tuple[Any, Pick]] = []

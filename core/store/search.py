@@ -36,7 +36,7 @@ from sqlalchemy.exc import OperationalError
 
 from parley.core.store.dialect import is_postgresql
 from parley.core.store.errors import InvalidSearchQuery
-from parley.core.store.fork_copies import MAX_CANDIDATES, Collapser
+from parley.core.store.fork_copies import MAX_CANDIDATES, Collapser, RankedRows
 from parley.core.store.models import SearchHit
 from parley.core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE
 from parley.core.store.snippets import compile_phrases, make_snippet
@@ -242,12 +242,15 @@ def search(
                 search as pg_search,  # (it types its input with ParsedQuery)
             )
 
-            ranked = pg_search.ranked(con, parsed, session_id, space, max(limit, MAX_CANDIDATES),
-                                      RECENT_WINDOW, COMMON_ROWS)
+            ranked: RankedRows = pg_search.ranked(
+                con, parsed, session_id, space, max(limit, MAX_CANDIDATES), RECENT_WINDOW,
+                COMMON_ROWS)
         else:
             ranked = _ranked(con, parsed, expr, space, max(limit, MAX_CANDIDATES))
-        with ranked:
+        try:
             picks = collapser.pick(ranked, limit)
+        finally:
+            ranked.close()
     except OperationalError as exc:  # FTS5 rejected the expression: a bug in parse()
         if "fts5" in str(exc).lower():
             raise InvalidSearchQuery(query, "the search index could not read it") from exc

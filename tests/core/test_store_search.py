@@ -353,6 +353,53 @@ def test_common_words_list_newest_first(any_db, monkeypatch):
         assert all(h.rank < 0 for h in ranked)
 
 
+def test_a_rare_phrase_of_a_common_word_lists_newest_first(any_db, monkeypatch):
+    # Common is a word's count, not the phrase's (checking a phrase on PostgreSQL reads
+    # every row holding its words): "otter pup" is rare, "otter" is common.
+    from parley.core.store import search as search_module
+
+    monkeypatch.setattr(search_module, "COMMON_ROWS", 2)
+    with any_db as store:
+        s = store.create_session(title="notes")
+        pups = []
+        for i in range(6):
+            store.append_turn(s.id, Turn("user", [TextBlock(f"otter number {i}")]))
+            if i in (1, 4):  # 2 turns: not common
+                pups.append(store.append_turn(
+                    s.id, Turn("user", [TextBlock("otter pup " + "otter pup " * i)])))
+        hits = store.search('"otter pup"')
+        assert [h.turn_id for h in hits] == [t.id for t in reversed(pups)]
+        assert {h.rank for h in hits} == {0.0}
+        monkeypatch.setattr(search_module, "COMMON_ROWS", 100)
+        ranked = store.search('"otter pup"')
+        assert [h.turn_id for h in ranked] == [t.id for t in reversed(pups)]  # says it most
+        assert all(h.rank < 0 for h in ranked)
+
+
+def test_newest_first_reads_every_match_range_by_range(any_db, monkeypatch):
+    # PostgreSQL reads a common word's matches in ranges of turns from the newest;
+    # ranges of 1 turn: every range, scoped or not, still in order.
+    from parley.core.store import search as search_module
+    from parley.core.store.postgres import search as pg_search
+
+    monkeypatch.setattr(search_module, "COMMON_ROWS", 0)
+    monkeypatch.setattr(pg_search, "FIRST_SPAN", 1)
+    with any_db as store:
+        a = store.create_session(title="a")
+        b = store.create_session(title="b")
+        turns = []
+        for i in range(5):
+            for s in (a, b):
+                store.append_turn(s.id, Turn("user", [TextBlock(f"filler {i}")]))
+                turns.append(store.append_turn(s.id, Turn("user", [TextBlock(f"heron {i}")])))
+        hits = store.search("heron")
+        assert [h.turn_id for h in hits] == [t.id for t in reversed(turns)]
+        assert [h.turn_id for h in store.search("heron", limit=3)] == [
+            t.id for t in reversed(turns)][:3]
+        in_b = [h.turn_id for h in store.search("heron", session_id=b.id)]
+        assert in_b == [t.id for t in reversed(turns[1::2])]
+
+
 def test_maintain_merges_index_segments_in_steps(tmp_path):
     # SQLite's FTS5 segments (PostgreSQL's autovacuum keeps its GIN indexes: maintain is a no-op).
     from parley.core.store.schema import dbapi_connection

@@ -7,9 +7,20 @@ when the connection is PostgreSQL. ``r`` follows the SQLite index's rowids: a
 turn's ``n``, or :data:`parley.core.store.schema.TITLE_ROWID_BASE` + a session's ``n``
 for a title. ``rank`` is ``-ts_rank`` (lower is better, like bm25's), titles
 weighing 4× body text, among every matching title and the newest
-:data:`parley.core.store.search.RECENT_WINDOW` matching turns; but when more than
-:data:`parley.core.store.search.COMMON_ROWS` turns match, newest first with rank 0.0
-(ranking them all would cost too much), like a common word on SQLite.
+:data:`parley.core.store.search.RECENT_WINDOW` matching turns; but when a word of
+the query is in more than :data:`parley.core.store.search.COMMON_ROWS` turns,
+newest first with rank 0.0, as on SQLite.
+
+Cost: a turn's ``tsvector`` is mostly stored out of line (TOAST), so reading it
+(``@@`` checked on the row, ``ts_rank``) costs 5-20 µs a row; over 1M turns a
+plan that checks every row takes seconds. So the statements here run with
+sequential and plain index scans off (the GIN index is read as a bitmap, whose
+rows need no second check unless the query is a phrase), and never read more
+than about :data:`parley.core.store.search.COMMON_ROWS` rows: a word is probed
+for being common by counting at most that many of its rows; the newest
+matches of a common word are read in ranges of ``n`` from the newest, growing
+until enough are read (a phrase of common words, say ``"with was"``, is checked
+only on the rows of the range holding both words).
 
 The query: every phrase of the parsed query goes to ``websearch_to_tsquery``
 as a quoted phrase (so ``or``, ``-`` and quotes typed by the person are plain
@@ -20,10 +31,12 @@ with ``to_tsquery``'s ``:*``. Words are the prepared tokens of
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import text
-from sqlalchemy.engine import Connection, CursorResult
+from sqlalchemy.engine import Connection
 
 from parley.core.store.postgres.sql import SEARCH_CONFIG
 from parley.core.store.schema import TITLE_ROWID_BASE
@@ -54,6 +67,82 @@ def tsquery_parts(parsed: ParsedQuery) -> tuple[str, str]:
     return web, prefix
 
 
+#: Turns (of ``n``) read first from the newest for a common word's matches; each
+#: further range is twice as long.
+FIRST_SPAN = 5_000
+#: Planner settings of the search's statements (module doc): the GIN index as a
+#: bitmap, and memory enough to keep a common word's bitmap exact (a lossy one
+#: checks every row of its pages again).
+_PLANNER = {"enable_seqscan": "off", "enable_indexscan": "off", "work_mem": "64MB"}
+
+
+class Row(NamedTuple):
+    """One ranked row: ``r`` (a turn's ``n`` or a title's rowid), ``rank``."""
+
+    r: int
+    rank: float
+
+
+class Rows:
+    """Ranked rows made as they are read (:class:`parley.core.store.fork_copies.RankedRows`).
+
+    Holds the search's planner settings until :meth:`close`, which puts back the
+    connection's own.
+    """
+
+    def __init__(self, con: Connection, rows: Iterator[Row], saved: dict[str, str]) -> None:
+        self._con = con
+        self._rows = rows
+        self._saved = saved
+
+    def fetchmany(self, size: int) -> Sequence[Row]:
+        """The next ``size`` rows at most (an empty list at the end)."""
+        return list(islice(self._rows, size))
+
+    def close(self) -> None:
+        """Stop reading and restore the planner settings."""
+        if self._saved:
+            _set(self._con, self._saved)
+            self._saved = {}
+
+
+def _set(con: Connection, settings: dict[str, str]) -> None:
+    """Set ``settings`` for the rest of the transaction (``set_config(…, true)``)."""
+    calls = ", ".join(f"set_config('{k}', :{k}, true)" for k in settings)
+    con.execute(text(f"SELECT {calls}"), settings)
+
+
+def _plan(con: Connection) -> dict[str, str]:
+    """Apply :data:`_PLANNER`; return the settings it replaced."""
+    names = ", ".join(f"current_setting('{k}')" for k in _PLANNER)
+    saved = dict(zip(_PLANNER, con.execute(text(f"SELECT {names}")).one(), strict=True))
+    _set(con, _PLANNER)
+    return saved
+
+
+def _word_queries(parsed: ParsedQuery) -> list[tuple[str, str]]:
+    """Each word of the query alone as ``(SQL tsquery expression, its text)``, deduplicated."""
+    out: dict[tuple[str, str], None] = {}
+    tokens = [tok for phrase in parsed.phrases for tok in phrase]
+    for k, tok in enumerate(tokens):
+        if parsed.prefix_last and k == len(tokens) - 1:
+            out[(f"to_tsquery({_CFG}, :w)", f"'{tok}':*")] = None
+        else:
+            out[(f"websearch_to_tsquery({_CFG}, :w)", f'"{tok}"')] = None
+    return list(out)
+
+
+def _is_common(con: Connection, parsed: ParsedQuery, common_rows: int) -> bool:
+    """True if a word of the query is in over ``common_rows`` turns (reads that many at most)."""
+    for expr, word in _word_queries(parsed):
+        found = con.execute(text(
+            f"SELECT count(*) FROM (SELECT 1 FROM turns t WHERE t.search_vec @@ {expr} "
+            "LIMIT :lim) x"), {"w": word, "lim": common_rows + 1}).scalar()
+        if (found or 0) > common_rows:
+            return True
+    return False
+
+
 def ranked(
     con: Connection,
     parsed: ParsedQuery,
@@ -62,8 +151,8 @@ def ranked(
     limit: int,
     window: int,
     common_rows: int,
-) -> CursorResult[Any]:
-    """Return ``(r, rank)`` rows, best first (see the module docstring).
+) -> Rows:
+    """Return ``(r, rank)`` rows, best first, read as needed (see the module docstring).
 
     Args:
         con: a connection to PostgreSQL, in a read transaction.
@@ -72,9 +161,12 @@ def ranked(
         space_id: only sessions of this space, or None.
         limit: rows at most.
         window: rank among this many newest matching turns.
-        common_rows: when more turns than this match, rank nothing: list the
-            matching titles then turns newest first, rank 0.0 (as on SQLite, where a
-            query with a word that common is listed so).
+        common_rows: when a word of the query is in more turns than this, rank
+            nothing: list the matching titles then turns newest first, rank 0.0 (as
+            on SQLite, where a query with a word that common is listed so).
+
+    Returns:
+        Rows to :meth:`Rows.close` when read (it restores the planner's settings).
     """
     web, prefix = tsquery_parts(parsed)
     parts = []
@@ -100,25 +192,32 @@ def ranked(
         "window": window,
         "tb": TITLE_ROWID_BASE,
         "limit": limit,
-        "common": common_rows,
     }
     # The query is written out where it is used (not joined from a CTE), so the planner
-    # sees it and estimates its matches: a rare word then reads the GIN index, not every row.
+    # sees it and estimates its matches.
     q = f"({query})"
+    low, high = con.execute(text("SELECT min(n), max(n) FROM turns")).one()
+    saved = _plan(con)
+    if _is_common(con, parsed, common_rows):
+        titles = (f"SELECT s.n FROM sessions s WHERE s.title_vec @@ {q}{title_scope} "
+                  "ORDER BY s.n DESC LIMIT :limit")
+        turns = (f"SELECT t.n FROM turns t WHERE t.search_vec @@ {q}{turn_scope} "
+                 "AND t.n > :lo AND t.n <= :hi ORDER BY t.n DESC")
+
+        def newest() -> Iterator[Row]:
+            for (n,) in con.execute(text(titles), params):
+                yield Row(TITLE_ROWID_BASE + n, 0.0)
+            hi, span = high, FIRST_SPAN
+            while hi is not None and hi >= low:
+                for (n,) in con.execute(text(turns), {**params, "lo": hi - span, "hi": hi}):
+                    yield Row(n, 0.0)
+                hi, span = hi - span, span * 2
+
+        return Rows(con, islice(newest(), limit), saved)
+    # No word in more than common_rows turns: neither are the query's matches. Rank the
+    # newest window of them, and every matching title.
     found = [r[0] for r in con.execute(text(
-        f"SELECT t.n FROM turns t WHERE t.search_vec @@ {q}{turn_scope} LIMIT :common + 1"),
-        params)]
-    if len(found) > common_rows:
-        newest = (
-            "SELECT r, 0.0 AS rank FROM ("
-            f"(SELECT t.n AS r FROM turns t WHERE t.search_vec @@ {q}{turn_scope} "
-            "ORDER BY t.n DESC LIMIT :limit) "
-            "UNION ALL "
-            f"SELECT :tb + s.n AS r FROM sessions s WHERE s.title_vec @@ {q}{title_scope}"
-            ") hits ORDER BY r DESC LIMIT :limit"
-        )
-        return con.execute(text(newest), params)
-    # Few enough to rank: the newest window of the turns found, and every matching title.
+        f"SELECT t.n FROM turns t WHERE t.search_vec @@ {q}{turn_scope}"), params)]
     params["ns"] = sorted(found, reverse=True)[:window]
     sql = (
         "SELECT r, rank FROM ("
@@ -129,4 +228,5 @@ def ranked(
         f"WHERE s.title_vec @@ {q}{title_scope}"
         ") hits ORDER BY rank, r DESC LIMIT :limit"
     )
-    return con.execute(text(sql), params)
+    rows = (Row(r, float(rank)) for r, rank in con.execute(text(sql), params))
+    return Rows(con, rows, saved)
