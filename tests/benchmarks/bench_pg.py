@@ -94,23 +94,28 @@ def measure(store: Store, long_id: str, words: list[str],
 
 
 SCHEMA = "bench"
+BACKENDS = ("SQLite", "PostgreSQL")
 
 
-def generate(server: PostgresServer, db: Path, turns: int) -> dict[str, str]:
-    """Write the generated chats into ``db`` and a new store on ``server``.
+def generate(server: PostgresServer, db: Path, turns: int,
+             backends: list[str]) -> dict[str, str]:
+    """Write the generated chats into ``db`` and/or a new store on ``server``.
 
     Returns:
-        ``{"turns": …, "SQLite": long chat id, "PostgreSQL": long chat id}``.
+        ``{"turns": …, backend: its long chat's id}`` for each of ``backends``.
     """
     import psycopg
 
     data = chats(turns)
     out: dict[str, str] = {"turns": str(turns)}
-    store = Store.open(db)
-    try:
-        out["SQLite"] = store.import_chats(data).session_ids[0]
-    finally:
-        store.close()
+    if "SQLite" in backends:
+        store = Store.open(db)
+        try:
+            out["SQLite"] = store.import_chats(data).session_ids[0]
+        finally:
+            store.close()
+    if "PostgreSQL" not in backends:
+        return out
     url = server.new_database(SCHEMA)
     pg = PgStore.open_url(url)
     try:
@@ -131,7 +136,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--turns", type=int, default=100_000)
     p.add_argument("--keep", type=Path, metavar="DIR",
                    help="keep the generated data in DIR and reuse it when it is there")
+    p.add_argument("--only", choices=BACKENDS, help="generate and measure one backend")
     args = p.parse_args(argv)
+    backends = [args.only] if args.only else list(BACKENDS)
     bin_dir = find_bin_dir()
     if bin_dir is None:
         raise SystemExit("no PostgreSQL server binaries (initdb, pg_ctl): apt install postgresql")
@@ -147,18 +154,22 @@ def main(argv: list[str] | None = None) -> None:
         if dataset is not None and dataset["turns"] != str(args.turns):
             raise SystemExit(f"{folder} holds {dataset['turns']} turns, not {args.turns}: "
                              "use another folder")
+        if dataset is not None and not set(backends) <= set(dataset):
+            raise SystemExit(f"{folder} holds no {' or '.join(set(backends) - set(dataset))} "
+                             "data: use another folder")
         server = PostgresServer(bin_dir, durable=dataset is not None,
                                 folder=folder / "pg" if args.keep else None).start()
         try:
             if dataset is None:
-                dataset = generate(server, folder / "sessions.db", args.turns)
+                dataset = generate(server, folder / "sessions.db", args.turns, backends)
                 made.write_text(json.dumps(dataset))
                 server.pause()
                 server.durable = True
                 server.resume()
             load_before = os.getloadavg()
-            for name, store in (("SQLite", Store.open(folder / "sessions.db")),
-                                ("PostgreSQL", PgStore.open_url(server.schema_url(SCHEMA)))):
+            for name in backends:
+                store = (Store.open(folder / "sessions.db") if name == "SQLite"
+                         else PgStore.open_url(server.schema_url(SCHEMA)))
                 try:
                     per_query[name] = {}
                     results[name] = measure(store, dataset[name], words, per_query[name])
@@ -169,14 +180,12 @@ def main(argv: list[str] | None = None) -> None:
     load_after = os.getloadavg()
     print(f"{args.turns:,} turns in {len(chats_sizes(args.turns))} chats; "
           "median / p99 (or max) in ms")
-    print(f"{'what':<46} {'SQLite':>17} {'PostgreSQL':>17}")
-    for what in results["SQLite"]:
-        cells = [f"{results[b][what][0]:7.2f} / {results[b][what][1]:7.2f}"
-                 for b in ("SQLite", "PostgreSQL")]
-        print(f"{what:<46} {cells[0]:>17} {cells[1]:>17}")
-    for q in per_query["SQLite"]:
-        print(f"  search {q!r:<37} {per_query['SQLite'][q]:17.2f} "
-              f"{per_query['PostgreSQL'][q]:17.2f}")
+    print(f"{'what':<46}" + "".join(f" {b:>17}" for b in backends))
+    for what in results[backends[0]]:
+        print(f"{what:<46}" + "".join(
+            f" {results[b][what][0]:7.2f} / {results[b][what][1]:7.2f}" for b in backends))
+    for q in per_query[backends[0]]:
+        print(f"  search {q!r:<37}" + "".join(f" {per_query[b][q]:17.2f}" for b in backends))
     print("load average (1 min) before / after: "
           f"{load_before[0]:.2f} / {load_after[0]:.2f} on {os.cpu_count()} CPUs")
 
