@@ -53,8 +53,8 @@ class _Forward(Generic[P, T]):
 
     Typed from that method: read from an ``AsyncStore`` it is ``Callable[P, Coroutine[..., T]]``
     where the Store method is ``Callable[Concatenate[Store, P], T]``. Read from the class it is
-    a plain ``async def`` function with the Store method's name, docstring and signature
-    (``inspect.signature``), as a hand-written method would be.
+    a plain ``async def`` function with the Store method's name and signature
+    (``inspect.signature``) and a docstring pointing at it, as a hand-written method would be.
     """
 
     def __init__(self, method: Callable[Concatenate[Store, P], T], *, write: bool,
