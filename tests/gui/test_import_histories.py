@@ -163,7 +163,8 @@ def test_an_import_from_the_command_line_shows_in_the_open_window(driver, tmp_pa
         driver.until(lambda: run.poll() is not None, timeout=60)
         out, errors = run.communicate()
         assert run.returncode == 0, errors
-        assert out.endswith("The Parley window open on this data folder lists them now.\n")
+        assert out.endswith("The Parley window open on this data folder lists the new chats "
+                            "now.\n")
         titles = {"CSV totals", "Haiku"}
         driver.until(lambda: titles <= {s.title for s in w.chat.sessions.values()}, timeout=10)
         driver.until(lambda: all(w.sidebar.model.has(s.id) for s in w.chat.sessions.values()

@@ -48,7 +48,8 @@ def _home_with_cut_off_reply(home, *, crashed: bool) -> str:
         store.append_turn(other.id, Turn("assistant", [TextBlock("hello")], model=MODEL))
         s = store.create_session(title="A long story", model=MODEL)
         store.append_turn(s.id, Turn("user", [TextBlock("Tell me a long story")]))
-        store.append_turn(s.id, Turn("assistant", [TextBlock(STORY)], aborted=True, model=MODEL))
+        store.append_turn(s.id, Turn("assistant", [TextBlock(STORY)], aborted=True,
+                                     cut_off=True, model=MODEL))  # as journalled
         store.set_state(LAST_SESSION_KEY, s.id)
         if crashed:
             store.set_state(RUN_MARKER, {"pid": 1, "started_at": 0})  # no clean exit
