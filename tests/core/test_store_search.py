@@ -400,6 +400,23 @@ def test_newest_first_reads_every_match_range_by_range(any_db, monkeypatch):
         assert in_b == [t.id for t in reversed(turns[1::2])]
 
 
+def test_postgresql_takes_a_word_the_statistics_call_common_without_counting(
+    postgres_server, monkeypatch
+):
+    # The planner's estimate (never below 1 row) over a bar of 0 turns: "common" though
+    # no turn holds the word, so its title is listed newest first (rank 0.0); counted,
+    # 0 turns is not common and the title is ranked.
+    from parley.core.store import search as search_module
+    from parley.core.store.postgres import search as pg_search
+
+    monkeypatch.setattr(search_module, "COMMON_ROWS", 0)
+    with PgStore.open_url(postgres_server.new_database()) as store:
+        store.create_session(title="narwhal notes")
+        assert [h.rank for h in store.search("narwhal")][0] < 0
+        monkeypatch.setattr(pg_search, "MIN_SURE", 0)
+        assert [h.rank for h in store.search("narwhal")] == [0.0]
+
+
 def test_maintain_merges_index_segments_in_steps(tmp_path):
     # SQLite's FTS5 segments (PostgreSQL's autovacuum keeps its GIN indexes: maintain is a no-op).
     from parley.core.store.schema import dbapi_connection
