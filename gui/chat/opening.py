@@ -231,12 +231,15 @@ class ChatOpener:
     async def _show_new_chat(self) -> None:
         self._open_gen += 1
         await self.chat.stash_draft()
+        # Read before anything changes, so the switch is one step: no moment where the
+        # new chat shows with the last chat's box, bar message or busy state.
+        draft = await self.chat.drafts.load(None)
         self.chat.state.clear()
         self.chat.models.picked_for_new = None
         self.chat.editor.set_editing(None)
         self._set_versions(None)
         self.show_turns()
-        self.chat.after_switch(await self.chat.drafts.load(None))
+        self.chat.after_switch(draft)
 
     async def show_new_chat(self, space_id: str | None = None) -> None:
         """Show an empty new chat (in ``space_id``, default: the current space)."""
