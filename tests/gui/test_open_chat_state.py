@@ -100,13 +100,16 @@ def test_a_view_following_a_chat_refuses_turns_given_to_it(qtbot: Any) -> None:
 def test_the_window_transcript_reads_the_chat_state_while_a_reply_streams(driver: Any) -> None:
     w = driver.configured()
     assert w.transcript.model.source is w.chat.state
-    driver.fake.script("slow " * 300, token_delay_ms=10, chunk_size=2)
+    # ~190 chunks 10 ms apart: still streaming when first seen, done well within
+    # settle's 10 s under load (2-character chunks took 7.5 s at best and timed out)
+    driver.fake.script("slow " * 300, token_delay_ms=10, chunk_size=8)
     driver.send("Tell me a story", w)
     driver.until(lambda: bool(w.chat.partial), timeout=10)
     running = w.chat.partial[w.chat.session_id]
     assert w.transcript.turn_ids() == [x.id for x in w.chat.state.shown_turns()]
     assert w.transcript.turn_ids()[-1] == running.id
     assert running.id not in [x.id for x in w.chat.turns]  # not saved yet
+    driver.until(lambda: not w.chat.partial, timeout=30)  # the reply finished
     driver.settle(w)
     assert [x.role for x in w.chat.turns] == ["user", "assistant"]
     assert w.transcript.turn_ids() == [x.id for x in w.chat.turns]
