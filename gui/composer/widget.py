@@ -303,6 +303,9 @@ class ComposerBar(QWidget):
 
         self.frame = QFrame(self)
         self.frame.setObjectName("ComposerFrame")
+        # A click anywhere in the rounded frame (its margins too) focuses the editor.
+        self.frame.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.frame.setFocusProxy(self.editor)
         self.banner = QLabel(self.frame)
         self.banner.setObjectName("ComposerBanner")
         self.banner.setAccessibleName("Editing notice")

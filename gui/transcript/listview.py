@@ -76,6 +76,8 @@ _FOCUS_KEEPS_FRAME = (Qt.FocusReason.MouseFocusReason, Qt.FocusReason.ActiveWind
                       Qt.FocusReason.PopupFocusReason, Qt.FocusReason.MenuBarFocusReason)
 _COMMAND_MODS = (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
                  | Qt.KeyboardModifier.MetaModifier)
+_MODIFIER_KEYS = (Qt.Key.Key_Control, Qt.Key.Key_Shift, Qt.Key.Key_Alt, Qt.Key.Key_Meta,
+                  Qt.Key.Key_AltGr)
 _CURSOR = QAbstractItemView.CursorAction
 _MOVES = {"previous": _CURSOR.MoveUp, "next": _CURSOR.MoveDown, "first": _CURSOR.MoveHome,
           "last": _CURSOR.MoveEnd}
@@ -676,12 +678,19 @@ class TranscriptListView(QListView):
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
         if self._pass_typing_on(event):
             return
-        self._delegate.show_focus = True
         name = keymap_for(self).message_keys().get(key_text(event.key(), event.modifiers()))
+        if event.key() in _MODIFIER_KEYS or (name is None and event.modifiers() & _COMMAND_MODS):
+            # Ctrl alone (the start of Ctrl+, …) or an unclaimed shortcut: no frame, so
+            # letters typed next still go to the message box.
+            super().keyPressEvent(event)
+            return
+        self._delegate.show_focus = True
         if name is not None and self.message_key(name):
             event.accept()
             self.viewport().update()
             return
+        if self._pass_typing_on(event, framed=True):
+            return  # a letter that is no message key here is typed, not dropped
         super().keyPressEvent(event)
         self.viewport().update()
 
@@ -704,7 +713,7 @@ class TranscriptListView(QListView):
         self.viewport().update()
         return True
 
-    def _pass_typing_on(self, event: QKeyEvent) -> bool:
+    def _pass_typing_on(self, event: QKeyEvent, framed: bool = False) -> bool:
         """Text typed while the messages have the focus only because one was clicked
         goes to the message box: no typed letter is lost or taken for a message key.
 
@@ -712,10 +721,14 @@ class TranscriptListView(QListView):
         focus frame: the focus came by the keyboard (Tab, F6, Ctrl+Shift+M) or a
         key such as an arrow was pressed on the messages. Without the frame, a
         printable key (no Ctrl, Alt or Meta) moves the focus to the box and is
-        typed there. Returns True when the key was passed on.
+        typed there. With ``framed`` (the frame shows and the key was no message key
+        that acted) a printable key other than Space is passed on too. Returns True
+        when the key was passed on.
         """
         text = event.text()
-        if (self._delegate.show_focus or not text or not text.isprintable()
+        if framed and text == " ":
+            return False
+        if ((self._delegate.show_focus and not framed) or not text or not text.isprintable()
                 or event.modifiers() & _COMMAND_MODS):
             return False
         box = self._typing_target()

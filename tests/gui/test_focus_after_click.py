@@ -171,3 +171,53 @@ def test_settings_closed_at_once_leaves_no_error_behind(driver: Any) -> None:
         driver.qtbot.keyClick(dialog, Qt.Key.Key_Escape)
         driver.until(lambda: w.tasks.pending == 0)
         driver.qtbot.wait(300)  # the reads would have ended meanwhile
+
+
+def test_letters_reach_the_box_after_settings_opened_by_its_keys_and_closed_with_esc(
+    driver: Any,
+) -> None:
+    """Click a message, Ctrl+, (the Ctrl key alone reaches the message first), Esc: the
+    message got no focus frame from the Ctrl key, and letters go to the message box."""
+    from PySide6.QtWidgets import QDialog
+
+    w = driver.configured()
+    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+                      Turn("assistant", [TextBlock("Teal.")])])
+    lv = w.transcript.list_view
+    rect = lv.visualRect(w.transcript.model.index(1, 0))
+    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=QPoint(rect.center().x(), rect.top() + 8))
+    assert QApplication.focusWidget() is lv
+    driver.qtbot.keyClick(lv, Qt.Key.Key_Comma, Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: any(d.isVisible() for d in w.findChildren(QDialog)), timeout=10)
+    dialog = next(d for d in w.findChildren(QDialog) if d.isVisible())
+    driver.until(lambda: w.tasks.pending == 0, timeout=10)
+    driver.qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    driver.until(lambda: not dialog.isVisible())
+    driver.until(w.isActiveWindow, timeout=2)
+
+    _typed(driver, "seventh")
+    assert w.composer.toPlainText() == "seventh" and w.chat.editor.editing is None
+
+
+def test_a_key_that_is_no_message_key_is_typed_in_the_box_even_with_the_frame(
+    driver: Any,
+) -> None:
+    """With the focus frame, a letter that is no message key (or one that can't act on
+    this message) is typed in the message box, never dropped."""
+    w = driver.configured()
+    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+                      Turn("assistant", [TextBlock("Teal.")])])
+    lv = w.transcript.list_view
+    lv.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    lv.set_current_row(1)
+    _typed(driver, "z")
+    assert w.composer.toPlainText() == "z" and QApplication.focusWidget() is w.composer
+
+
+def test_a_click_on_the_message_box_frame_focuses_its_editor(driver: Any) -> None:
+    w = driver.configured()
+    bar = w.composer_bar
+    w.transcript.list_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    frame = bar.frame
+    driver.qtbot.mouseClick(frame, LEFT, pos=QPoint(frame.width() // 2, 3))  # its top margin
+    assert QApplication.focusWidget() is w.composer
