@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar
 from parley.core.attachments.files import parse_text_file
 from parley.core.content import Block, DocumentBlock, ImageBlock, TextBlock, Turn
 from parley.core.errors import ParleyError
+from parley.gui.transcript.specs import is_continue_message
 
 if TYPE_CHECKING:
     from parley.gui.chat.attach import Taken
@@ -105,8 +106,10 @@ class ChatEditor:
         """Up in an empty composer: bring back the last user message to edit and resend."""
         if self.w.composer.text() or self.chat.runs.running(self.chat.session_id):
             return False
-        last = next((t for t in reversed(self.chat.turns) if t.role == "user" and typed_text(t)),
-                    None)
+        turns = self.chat.turns
+        last = next((t for i, t in reversed(list(enumerate(turns)))
+                     if t.role == "user" and typed_text(t)
+                     and not is_continue_message(t, turns[i - 1] if i else None)), None)
         if last is None:
             return False
         self._begin(last)
@@ -114,9 +117,13 @@ class ChatEditor:
 
     def edit_message(self, turn_id: str) -> None:
         """"Edit message" on any user message: its text goes to the composer to edit."""
-        turn = next((t for t in self.chat.turns if t.id == turn_id), None)
-        if turn is None or turn.role != "user" or self.chat.runs.running(self.chat.session_id):
+        turns = self.chat.turns
+        i = next((i for i, t in enumerate(turns) if t.id == turn_id), None)
+        if i is None or self.chat.runs.running(self.chat.session_id):
             return
+        turn = turns[i]
+        if turn.role != "user" or is_continue_message(turn, turns[i - 1] if i else None):
+            return  # Continue's message is Parley's, not the person's
         self._begin(turn)
 
     def _begin(self, turn: Turn) -> None:

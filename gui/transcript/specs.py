@@ -446,6 +446,15 @@ def _continued(turn: Turn, transcript: Transcript) -> bool:
     return nxt is not None and nxt.role == "user" and nxt.text() == CONTINUE_MESSAGE
 
 
+def is_continue_message(turn: Turn, before: Turn | None) -> bool:
+    """True when ``turn`` is Continue's message (:data:`CONTINUE_MESSAGE`, sent by Parley
+    after ``before``, a reply stopped or cut at the output limit): not the person's words,
+    so it is never offered for editing."""
+    return (turn.role == "user" and len(turn.blocks) == 1 and turn.text() == CONTINUE_MESSAGE
+            and before is not None and before.role == "assistant"
+            and (before.aborted or before.stop_reason == "max_tokens"))
+
+
 def continue_request(turn: Turn, transcript: Transcript) -> str | None:
     """The words the model was sent for Continue's message, or None for any other turn.
 

@@ -48,6 +48,7 @@ from parley.gui.transcript.specs import (
     RESUME_HREF,
     VERSION_NEXT_HREF,
     VERSION_PREV_HREF,
+    is_continue_message,
 )
 
 if TYPE_CHECKING:
@@ -649,9 +650,13 @@ class TranscriptView(QWidget):
                 and node.turn.role == "assistant" and not node.turn.aborted
                 and node.turn.stop_reason == "max_tokens")
 
-    @staticmethod
-    def editable(node: Node) -> bool:
-        return node.turn.role == "user" and node.kind == "turn" and bool(node.turn.text())
+    def editable(self, node: Node) -> bool:
+        """True for a message the person wrote (not Continue's message, which Parley sent)."""
+        if not (node.turn.role == "user" and node.kind == "turn" and node.turn.text()):
+            return False
+        row = self.model.row_of(node.key)
+        before = self.model.rows[row - 1].turn if row else None
+        return not is_continue_message(node.turn, before)
 
     def retry_kind(self, row: int) -> str | None:
         """"resume" (an aborted last reply), "retry" (an error is shown, or the last
