@@ -191,7 +191,8 @@ class AsyncStore:
         sessions.db path): :func:`parley.core.store.transfer.copy_store`, verified.
 
         Runs on the store's worker (this store is only read); ``progress(done, total)``
-        is called on the event loop. Returns the ``CopyReport``.
+        is called on the event loop, in order, each report once, the last one before this
+        returns (a report still on its way then is given at once). Returns the ``CopyReport``.
 
         Raises:
             DestinationNotEmpty, CopyMismatch, StoreError: see ``copy_store``; the
@@ -200,10 +201,18 @@ class AsyncStore:
         from parley.core.store.transfer import copy_store
 
         loop = asyncio.get_running_loop()
+        sent: list[tuple[int, int]] = []  # every report, in the worker's order
+        given = 0  # how many of them progress has had
+
+        def deliver(upto: int) -> None:
+            nonlocal given
+            if progress is not None and upto > given:  # not once a later count was given
+                given = upto
+                progress(*sent[upto - 1])
 
         def report(done: int, total: int) -> None:
-            if progress is not None:
-                loop.call_soon_threadsafe(progress, done, total)
+            sent.append((done, total))
+            loop.call_soon_threadsafe(deliver, len(sent))
 
         def run() -> Any:
             dest = open_store(target)
@@ -212,7 +221,9 @@ class AsyncStore:
             finally:
                 dest.close()
 
-        return await self._call(run)
+        result = await self._call(run)
+        deliver(len(sent))  # the last count, even when its call is still queued
+        return result
 
     async def watch_changes(self, on_change: Callable[[Change], None]) -> Any:
         """Hear the changes other Parleys commit to the same PostgreSQL database.
