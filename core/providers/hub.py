@@ -475,11 +475,23 @@ class ProviderHub:
         first), remember the limits it gives, and keep the list in sessions.db for
         :meth:`cached_models`.
 
+        Settings changed meanwhile (:meth:`load` closes the adapters): listed again
+        by the adapter of the new settings.
+
         Raises:
             ProviderError: the provider could not be reached or refused the key.
         """
         await self.prepare(provider_id)
-        models = await self.get(provider_id).list_models()
+        generation = self._generation
+        try:
+            models = await self.get(provider_id).list_models()
+        except (RuntimeError, ParleyError):
+            # The settings changed while it listed and load() closed that adapter (the
+            # SDK's "client has been closed", or the connection cut): what it said is
+            # moot. Ask the one built from the new settings.
+            if generation == self._generation:
+                raise
+            return await self.list_models(provider_id)
         self.remember_models(provider_id, models)
         config = self.config(provider_id)
         self._models[provider_id] = list(models)

@@ -143,3 +143,27 @@ async def test_an_address_typed_without_a_scheme_reaches_the_server(store, tmp_p
     assert with_scheme("192.168.1.5:11434") == "http://192.168.1.5:11434"
     assert with_scheme("https://example.com") == "https://example.com"
     await hub.aclose()
+
+
+async def test_a_model_list_asked_while_the_settings_change_comes_from_the_new_settings(
+        store, tmp_path, fake_provider):
+    """load() (any settings change) closes the adapters; a listing in flight on the old
+    one is asked again of the new one instead of failing with the SDK's "client has been
+    closed" (Settings → Providers changing a model's window while its models listed)."""
+    import asyncio
+
+    hub = _hub(store, tmp_path)
+    await hub.load()
+    config = await hub.add_provider("openai_compatible", name="Local",
+                                    base_url=fake_provider.openai_base_url)
+    fake_provider.openai_models = [{"id": "local-model"}]
+    await hub.prepare(config.id)
+    fake_provider.models_delay_s = 0.5
+    listing = asyncio.ensure_future(hub.list_models(config.id))
+    await asyncio.sleep(0.2)  # the request is at the server
+    await hub.load()  # closes the adapter the listing uses
+    fake_provider.models_delay_s = 0.0
+    models = await asyncio.wait_for(listing, 10)
+    assert [m.id for m in models] == ["local-model"]
+    assert [m.id for m in hub.cached_models(config.id) or []] == ["local-model"]
+    await hub.aclose()

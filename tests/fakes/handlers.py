@@ -229,6 +229,7 @@ class FakeApi:
     openai_models: list[dict[str, Any]]
     valid_keys: set[str] | None
     default_delay_ms: float
+    models_delay_s: float
     windows: WindowSettings
     summary_point_chars: int
 
@@ -527,6 +528,8 @@ class FakeApi:
 
     async def _models(self, request: Request) -> Response:
         _, key = await self._record(request)
+        if self.models_delay_s:
+            await asyncio.sleep(self.models_delay_s)
         anthropic = "anthropic-version" in request.headers
         if self._key_rejected(key):
             if anthropic:

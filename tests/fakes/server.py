@@ -67,6 +67,7 @@ class FakeProviderServer(FakeApi):
     Attributes:
         cache: the simulated prompt cache (``cache.clear()`` to cool it).
         anthropic_models / openai_models: what ``GET /v1/models`` lists.
+        models_delay_s: seconds ``GET /v1/models`` waits before answering.
         valid_keys: when set, requests whose key is not in it get a 401.
         default_delay_ms: token delay of unscripted replies (the CLI's
             ``--token-delay-ms``).
@@ -92,6 +93,7 @@ class FakeProviderServer(FakeApi):
         self.openai_models = list(DEFAULT_OPENAI_MODELS)
         self.valid_keys: set[str] | None = None
         self.default_delay_ms = 0.0
+        self.models_delay_s = 0.0
         self.windows = WindowSettings()
         self.summary_point_chars = 120
         self.app = Starlette(
@@ -233,6 +235,7 @@ class FakeProviderServer(FakeApi):
         self.cache.clear()
         self.valid_keys = None
         self.default_delay_ms = 0.0
+        self.models_delay_s = 0.0
         self.anthropic_models = list(DEFAULT_ANTHROPIC_MODELS)
         self.openai_models = list(DEFAULT_OPENAI_MODELS)
         self.windows = WindowSettings()
