@@ -233,6 +233,11 @@ def test_quit_again_after_keep_parley_open_on_a_failed_save_quits(driver, proble
     from PySide6.QtWidgets import QApplication
 
     w = _window(driver)
+    # A window an earlier test left shown would take the focus when the question closes
+    # (the window then rightly leaves it there): this test is about Parley's window alone.
+    for other in QApplication.topLevelWidgets():
+        if other is not w and other.parentWidget() is None and other.isVisible():
+            other.hide()
     w.activateWindow()
     driver.until(w.isActiveWindow)
     driver.fake.script("First answer.")
