@@ -36,7 +36,15 @@ from PySide6.QtCore import (
     Qt,
     QTimer,
 )
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QPainter, QPainterPath
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QHideEvent,
+    QKeyEvent,
+    QPainter,
+    QPainterPath,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -241,6 +249,12 @@ class CommandPalette(QFrame):
         self.raise_()
         self.input.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.input.selectAll()
+
+    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802
+        """Hidden (closed, or its window closing): a search typed just before is not
+        started (it would run after the window's event loop is gone)."""
+        self._search_timer.stop()
+        super().hideEvent(event)
 
     def close_palette(self, *, restore_focus: bool = True) -> None:
         """Hide the palette; give the focus back to where it was."""

@@ -230,3 +230,14 @@ def test_palette_says_why_nothing_is_listed(driver, fake_provider, qtbot):
     palette.input.setText("teapots")  # a hit: the list is back, the note gone
     driver.until(lambda: any(e.kind == "message" for e in palette.entries()))
     assert palette.list.isVisible() and not palette.note.isVisible()
+
+
+def test_a_search_typed_just_before_the_window_hides_is_not_started(window, qtbot):
+    """The message search waits for typing to pause; a window closing meanwhile drops
+    it (it ran after the window's event loop had gone: a RuntimeError in another test)."""
+    window.store = object()  # a window with chats: typing starts the message search soon
+    palette = open_palette(window)
+    qtbot.keyClicks(palette.input, "something")
+    assert palette._search_timer.isActive()  # noqa: SLF001
+    window.hide()
+    assert not palette._search_timer.isActive()  # noqa: SLF001
