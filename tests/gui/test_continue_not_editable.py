@@ -9,23 +9,16 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from parley.core.content import TextBlock, Turn
 from parley.gui.transcript.menu import message_menu
-from parley.gui.transcript.specs import CONTINUE_MESSAGE, RESUME_HREF
-from tests.gui.test_focus_after_click import _open, _typed
-from tests.gui.test_regenerate import _answered, _click_anchor
+from parley.gui.transcript.specs import CONTINUE_MESSAGE
+from tests.gui.test_focus_after_click import _continue_a_stopped_reply, _typed
 
 pytestmark = pytest.mark.timeout(60)
 
 
 def test_continues_message_cannot_be_edited(driver: Any) -> None:
     w = driver.configured()
-    _, stopped = _open(driver, w, [
-        Turn("user", [TextBlock("Long story please")]),
-        Turn("assistant", [TextBlock("Once upon a time, in a far")], aborted=True)])
-    driver.fake.script("away land.")
-    _click_anchor(driver, w, stopped.id, RESUME_HREF)
-    _answered(driver, w, "away land.")
+    _continue_a_stopped_reply(driver, w)
     hidden = next(t for t in w.chat.turns if t.role == "user" and t.text() == CONTINUE_MESSAGE)
 
     view = w.transcript

@@ -44,14 +44,30 @@ def _open(driver: Any, w: Any, turns: list[Turn]) -> list[Turn]:
     return stored
 
 
-def test_typing_after_clicking_continue_goes_to_the_message_box(driver: Any) -> None:
-    w = driver.configured()
+
+def _click_first_message(driver: Any, w: Any) -> Any:
+    """Open a two-message chat and click its first message; returns the list view."""
+    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+                      Turn("assistant", [TextBlock("Teal.")])])
+    lv = w.transcript.list_view
+    rect = lv.visualRect(w.transcript.model.index(0, 0))
+    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=QPoint(rect.center().x(), rect.top() + 8))
+    return lv
+
+
+def _continue_a_stopped_reply(driver: Any, w: Any) -> None:
+    """Open a chat whose reply was stopped, click its Continue and wait for the rest."""
     _, stopped = _open(driver, w, [
         Turn("user", [TextBlock("Long story please")]),
         Turn("assistant", [TextBlock("Once upon a time, in a far")], aborted=True)])
     driver.fake.script("away land.")
     _click_anchor(driver, w, stopped.id, RESUME_HREF)
     _answered(driver, w, "away land.")
+
+
+def test_typing_after_clicking_continue_goes_to_the_message_box(driver: Any) -> None:
+    w = driver.configured()
+    _continue_a_stopped_reply(driver, w)
 
     assert QApplication.focusWidget() is w.composer
     _typed(driver, "hello there")
@@ -79,11 +95,7 @@ def test_typing_after_clicking_regenerate_goes_to_the_message_box(driver: Any) -
 
 def test_letters_typed_on_a_clicked_message_go_to_the_message_box(driver: Any) -> None:
     w = driver.configured()
-    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
-                      Turn("assistant", [TextBlock("Teal.")])])
-    lv = w.transcript.list_view
-    rect = lv.visualRect(w.transcript.model.index(0, 0))
-    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=QPoint(rect.center().x(), rect.top() + 8))
+    lv = _click_first_message(driver, w)
     assert QApplication.focusWidget() is lv  # the message was picked on purpose
 
     _typed(driver, "every")
@@ -120,11 +132,7 @@ def test_letters_stay_out_of_message_keys_after_the_window_is_activated_again(
     """A dialog closed with Esc gives the focus back to a clicked message: still no frame,
     so typing still goes to the message box (it started an edit of the first message)."""
     w = driver.configured()
-    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
-                      Turn("assistant", [TextBlock("Teal.")])])
-    lv = w.transcript.list_view
-    rect = lv.visualRect(w.transcript.model.index(0, 0))
-    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=QPoint(rect.center().x(), rect.top() + 8))
+    lv = _click_first_message(driver, w)
     lv.clearFocus()
     lv.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
     _typed(driver, "egg")
@@ -137,11 +145,7 @@ def test_ctrl_n_and_typing_work_after_a_dialog_closed_with_esc(driver: Any) -> N
     from PySide6.QtWidgets import QDialog
 
     w = driver.configured()
-    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
-                      Turn("assistant", [TextBlock("Teal.")])])
-    lv = w.transcript.list_view
-    rect = lv.visualRect(w.transcript.model.index(0, 0))
-    driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=QPoint(rect.center().x(), rect.top() + 8))
+    _click_first_message(driver, w)
     w.qactions["app.settings"].trigger()
     driver.until(lambda: any(d.isVisible() for d in w.findChildren(QDialog)), timeout=10)
     dialog = next(d for d in w.findChildren(QDialog) if d.isVisible())
