@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from parley.core.compaction.compact import CompactEvent
+from parley.core.compaction.unseen import Unseen
 from parley.core.content import Turn
 from parley.core.errors import ParleyError
 from parley.core.tools.loop import (
@@ -133,6 +134,17 @@ class SessionTitled:
     title: str
 
 
+@dataclass(frozen=True, slots=True)
+class OlderTurnsUnseen:
+    """The request about to be sent leaves the oldest turns off the wire because no
+    summary could be made (``parley.core.compaction.unseen``); ``unseen`` is the new
+    record, already saved — or None when the model sees the whole chat (or a summary)
+    again and the record was removed."""
+
+    session_id: str
+    unseen: Unseen | None
+
+
 RunEvent = (
     UserTurnSaving
     | RunStarted
@@ -142,6 +154,7 @@ RunEvent = (
     | RunFailed
     | RunCancelled
     | SessionTitled
+    | OlderTurnsUnseen
     | CompactEvent
     | ToolStepFinished
     | ToolResultsSaved
