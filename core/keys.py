@@ -35,6 +35,7 @@ import keyring
 import keyring.errors
 
 from parley.core.errors import ParleyError
+from parley.core.private import DIR_MODE, FILE_MODE, narrow
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +164,7 @@ class FileBackend:
         return self._path
 
     def _read(self) -> dict[str, str]:
+        self._narrow()
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -179,15 +181,24 @@ class FileBackend:
             return {}
         return {str(k): str(v) for k, v in keys.items() if isinstance(v, str)}
 
+    def _narrow(self) -> None:
+        """Make a key file left with looser modes (by an older Parley, a copy, a restore)
+        ``0600`` and its folder ``0700``, as ``parley.core.private`` does for every file
+        Parley keeps (best effort; nothing happens when the file is missing)."""
+        if self.path.exists():
+            narrow(self.path.parent, DIR_MODE)
+            narrow(self.path, FILE_MODE)
+
     def _write(self, keys: Mapping[str, str]) -> None:
         path = self.path
+        narrow(path.parent, DIR_MODE)
         tmp = path.with_name(path.name + ".tmp")
         data = json.dumps({"version": 1, "keys": dict(keys)}, indent=2).encode()
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
             try:
                 if hasattr(os, "fchmod"):  # a file left by an older run keeps no wider mode
-                    os.fchmod(fd, 0o600)
+                    os.fchmod(fd, FILE_MODE)
                 os.write(fd, data)
                 os.fsync(fd)
             finally:

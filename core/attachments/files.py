@@ -294,14 +294,14 @@ def from_bytes(data: bytes, name: str) -> Attachment:
 
     Raises:
         UnsupportedFile: binary and not one of the four image types or a PDF;
-            or an image Pillow cannot read (damaged).
+            or an image Pillow cannot decode whole (damaged or cut short).
         AttachmentTooLarge: a text file over :data:`TEXT_MAX_BYTES`.
     """
     media_type = sniff(data)
     if media_type == PDF:
         return Attachment(name, PDF, data, pages=pdf_pages(data))
     if media_type is not None:
-        width, height = image_size(data, name)
+        width, height = decoded_size(data, name)
         return Attachment(name, media_type, data, width=width, height=height)
     text = decode_text(data)
     if text is None:
@@ -368,6 +368,10 @@ def parse_text_file(block: TextBlock) -> tuple[str, str] | None:
 # --- images -----------------------------------------------------------------
 
 
+_DAMAGED = "a damaged or incomplete image"
+_DAMAGED_ADVICE = "Save or export it again from the program that made it. "
+
+
 def open_image(data: bytes, name: str) -> Image.Image:
     """Open an image with Pillow (header read only; pixels decode on first use).
 
@@ -385,7 +389,29 @@ def open_image(data: bytes, name: str) -> Image.Image:
             advice="Shrink it with an image editor first. ",
         ) from exc  # fmt: skip
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
-        raise UnsupportedFile(name, "a damaged image") from exc
+        raise UnsupportedFile(name, _DAMAGED, _DAMAGED_ADVICE) from exc
+
+
+def decoded_size(data: bytes, name: str) -> tuple[int, int]:
+    """Decode every frame of an image and return its ``(width, height)`` in pixels.
+
+    What is attached is checked whole, not only its header: a PNG or JPEG cut short
+    (a copy interrupted, a download stopped) opens with its size intact, and would be
+    sent to a provider that refuses it (or shows half a picture). Pillow refuses the
+    missing bytes (``ImageFile.LOAD_TRUNCATED_IMAGES`` stays False) and bad PNG checksums.
+
+    Raises:
+        AttachmentTooLarge: see :func:`open_image`.
+        UnsupportedFile: it cannot be decoded whole ("a damaged or incomplete image").
+    """
+    with open_image(data, name) as im:
+        try:
+            for frame in range(getattr(im, "n_frames", 1)):
+                im.seek(frame)
+                im.load()
+        except (OSError, SyntaxError, ValueError, EOFError, zlib.error) as exc:
+            raise UnsupportedFile(name, _DAMAGED, _DAMAGED_ADVICE) from exc
+        return im.size
 
 
 def image_size(data: bytes, name: str) -> tuple[int, int]:

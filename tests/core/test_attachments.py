@@ -145,7 +145,7 @@ def test_binary_files_are_refused_with_the_reason(data, what, advice):
 
 
 def test_a_damaged_image_is_refused():
-    with pytest.raises(UnsupportedFile, match="damaged image"):
+    with pytest.raises(UnsupportedFile, match="damaged or incomplete image"):
         from_bytes(b"\x89PNG\r\n\x1a\n" + b"garbage" * 10, "broken.png")
 
 
@@ -319,3 +319,32 @@ def test_other_errors_are_left_as_they_are():
     files = BadRequest("Local", "unknown variant `file`, expected one of `text`, `image_url`")
     out = lim.explain_refusal(files, model_ref="local:m", turns=pdf)
     assert isinstance(out, lim.MediaRefused) and "does not take PDF files" in str(out)
+
+
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP"])
+def test_an_image_cut_short_is_refused_though_its_header_is_whole(fmt):
+    # A noisy picture, so that its pixel data is most of the file; cut at 60 %.
+    im = Image.frombytes("RGB", (64, 64), os.urandom(64 * 64 * 3))
+    buf = io.BytesIO()
+    im.save(buf, fmt)
+    whole = buf.getvalue()
+    cut = whole[: len(whole) * 6 // 10]
+    if fmt != "WEBP":  # Pillow reads a WebP's frames when it opens it
+        assert opened(cut).size == (64, 64)  # the header alone says nothing is wrong
+
+    with pytest.raises(UnsupportedFile) as err:
+        from_bytes(cut, f"photo.{fmt.lower()}")
+
+    message = str(err.value)
+    name = f"photo.{fmt.lower()}"
+    assert f"“{name}” can't be attached: it is a damaged or incomplete image" in message
+    assert "Save or export it again" in message and "Nothing was added to your message" in message
+    assert from_bytes(whole, "photo").width == 64  # the whole file is taken
+
+
+def test_a_png_with_a_damaged_pixel_chunk_is_refused():
+    data = bytearray(image_bytes(size=(32, 32)))
+    idat = data.index(b"IDAT")
+    data[idat + 8] ^= 0xFF  # one byte of the compressed pixels: its checksum no longer matches
+    with pytest.raises(UnsupportedFile, match="damaged or incomplete image"):
+        from_bytes(bytes(data), "flipped.png")

@@ -177,3 +177,33 @@ def test_a_corrupt_key_file_is_ignored_not_fatal(tmp_path):
     assert store.get("anthropic") is None
     store.set("anthropic", SECRET)
     assert store.get("anthropic").value == SECRET
+
+
+def test_a_key_file_left_readable_by_others_is_narrowed_when_read(tmp_path):
+    # keys.json restored from a copy, or written by hand, with 0644 in a 0755 folder.
+    folder = tmp_path / "parley"
+    folder.mkdir()
+    path = folder / "keys.json"
+    path.write_text(json.dumps({"version": 1, "keys": {"anthropic": SECRET}}))
+    folder.chmod(0o755)
+    path.chmod(0o644)
+
+    assert KeyStore(FileBackend(path)).get("anthropic") == ApiKey(SECRET, "file")
+
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_saving_a_key_narrows_a_loose_folder_and_file(tmp_path):
+    folder = tmp_path / "parley"
+    folder.mkdir()
+    folder.chmod(0o777)
+    path = folder / "keys.json"
+    path.write_text(json.dumps({"version": 1, "keys": {}}))
+    path.chmod(0o666)
+
+    KeyStore(FileBackend(path)).set("openai", SECRET)
+
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert json.loads(path.read_text())["keys"] == {"openai": SECRET}
