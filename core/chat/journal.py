@@ -16,11 +16,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from parley.core.chat.reply import ReplyBuilder
+from parley.core.log_repeats import RepeatLimiter
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
+#: A failing journal write is logged once per interval, not every 250 ms of an outage.
+_failures = RepeatLimiter(log)
 
 
 class Journal:
@@ -66,7 +69,7 @@ class Journal:
         # finish_turn or _keep_partial writes the same turn again and reports a
         # lasting failure. Retrieve it here so it is logged once, not as an orphan.
         if not write.cancelled() and write.exception() is not None:
-            log.warning("journal write failed: %s", write.exception())
+            _failures.warning("journal write failed: %s", write.exception())
 
     def stop(self) -> None:
         """No more scheduled writes (the write in flight, if any, goes on)."""

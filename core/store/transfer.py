@@ -29,6 +29,7 @@ from parley.core.store import schema
 from parley.core.store.dialect import dual_literal
 from parley.core.store.errors import CopyMismatch, DestinationNotEmpty
 from parley.core.store.postgres import sql as pg_sql
+from parley.core.store.postgres.options import no_statement_timeout
 from parley.core.store.store import Store
 from parley.core.store.version_kind import listed
 
@@ -203,7 +204,13 @@ def copy_store(source: Store, dest: Store, progress: Progress | None = None) -> 
     where = _where(dest)
 
     def write(dst: Connection) -> CopyReport:
+        no_statement_timeout(dst)  # one long transaction on purpose: copies are not stuck
         _check_empty(dst, where)
-        return source._r(lambda src: _copy(src, dst, progress))
+
+        def read(src: Connection) -> CopyReport:
+            no_statement_timeout(src)
+            return _copy(src, dst, progress)
+
+        return source._r(read)
 
     return dest._w(write)

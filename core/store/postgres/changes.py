@@ -27,7 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from parley.core.log_repeats import RepeatLimiter
+
 log = logging.getLogger(__name__)
+#: "cut, retrying" once per interval during an outage, not every RETRY_S.
+_cuts = RepeatLimiter(log)
 
 CHANNEL = "parley_changes"
 #: Seconds between attempts to reconnect to a server that went away.
@@ -111,7 +115,7 @@ class ChangeFeed:
             try:
                 self._listen(announce=cut)
             except Exception as exc:  # noqa: BLE001 - the server away: try again later
-                log.info("change feed cut (%s); retrying in %s s", exc, RETRY_S)
+                _cuts.info("change feed cut (%s); retrying every %s s", exc, RETRY_S)
             self._listening.clear()
             cut = True
             self._stop.wait(RETRY_S)
@@ -119,8 +123,10 @@ class ChangeFeed:
     def _listen(self, announce: bool) -> None:
         import psycopg
 
-        with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=5,
-                             application_name=self.own + ":listen") as con:
+        from parley.core.store.postgres.options import connect_args
+
+        with psycopg.connect(self.conninfo, autocommit=True,
+                             **connect_args(self.own + ":listen")) as con:
             con.execute(f"LISTEN {CHANNEL}")
             self._listening.set()
             if announce:

@@ -31,6 +31,9 @@ READ_ONLY_TRANSACTION = "25006"
 INSUFFICIENT_PRIVILEGE = "42501"
 ADMIN_SHUTDOWN = "57P01"
 CANNOT_CONNECT_NOW = "57P03"
+#: The server cancelled a statement (its ``statement_timeout``:
+#: ``parley.core.store.postgres.options.STATEMENT_TIMEOUT_MS``).
+QUERY_CANCELED = "57014"
 #: A write that met another Parley's concurrent write: run it again.
 RETRYABLE = frozenset({"40001", "40P01", "23505"})
 
@@ -69,6 +72,8 @@ def translate(exc: BaseException, where: str) -> StoreError | None:
         return ServerReadOnly(where)
     if state == TOO_MANY_CONNECTIONS:
         return ServerUnreachable(where, "it has too many connections open")
+    if state == QUERY_CANCELED:
+        return ServerUnreachable(where, "it did not finish a statement in time")
     if state in (ADMIN_SHUTDOWN, CANNOT_CONNECT_NOW):
         return ServerUnreachable(where, "it is shutting down or starting up")
     if isinstance(orig, psycopg.OperationalError) and state is None:

@@ -49,6 +49,7 @@ from parley.core.store.lifecycle import StoreClosed
 from parley.core.store.postgres import errors as pg_errors
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.postgres.changes import Change, ChangeFeed, conninfo_of
+from parley.core.store.postgres.options import STATEMENT_TIMEOUT_MS, connect_args
 from parley.core.store.schema import DEFAULT_SPACE_ID, DEFAULT_SPACE_NAME, metadata
 from parley.core.store.schema import spaces as spaces_table
 from parley.core.store.store import Store
@@ -57,7 +58,6 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 WRITE_ATTEMPTS = 8
-CONNECT_TIMEOUT_S = 5
 _SCHEMA_LOCK = 0x5041524C  # pg_advisory_xact_lock key: "PARL"
 
 
@@ -174,7 +174,9 @@ def save_password(url: str, password: str) -> None:
 
 def make_engine(url: URL, instance: str) -> Engine:
     """An engine on the server: a pool of 1 (+2) connections, checked before each use,
-    sending text without NUL characters (:mod:`parley.core.store.postgres.nul`).
+    sending text without NUL characters (:mod:`parley.core.store.postgres.nul`), with
+    TCP keepalives and connect and statement timeouts (:func:`connect_args`,
+    :data:`STATEMENT_TIMEOUT_MS`).
 
     Raises:
         DriverMissing: psycopg is not installed.
@@ -183,20 +185,26 @@ def make_engine(url: URL, instance: str) -> Engine:
         import psycopg  # noqa: F401
     except ImportError as exc:
         raise DriverMissing() from exc
-    from parley.core.store.postgres import nul
-
     engine = create_engine(
         url,
         pool_size=1,
         max_overflow=2,
         pool_pre_ping=True,
-        connect_args={
-            "connect_timeout": CONNECT_TIMEOUT_S,
-            "application_name": f"parley:{instance}",
-        },
+        connect_args=connect_args(f"parley:{instance}"),
     )
-    event.listen(engine, "connect", lambda dbapi_con, _record: nul.register(dbapi_con))
+    event.listen(engine, "connect", _on_connect)
     return engine
+
+
+def _on_connect(dbapi_con: Any, _record: Any) -> None:
+    """A new connection: no NUL characters sent, statements bounded on the server."""
+    from parley.core.store.postgres import nul
+
+    nul.register(dbapi_con)
+    # Not through the URL's ``options`` (a URL may carry its own, e.g. a search path).
+    with dbapi_con.cursor() as cur:
+        cur.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
+    dbapi_con.commit()
 
 
 class PgStore(Store):
