@@ -15,10 +15,11 @@
   the user turns a server on or off for the space.
 * **Running a call** (:meth:`McpTools.run`): the call is routed to its server
   through the session's frozen list, after approval: tools in the server's
-  ``alwaysAllow`` run at once, as do tools allowed "for this chat" (app state
-  ``mcp_allowed:<session_id>``); any other call asks the :data:`Approver`
-  (the window's dialog): Allow once, Always for this chat, Always for this
-  tool (written to ``alwaysAllow`` in ``mcp.json``) or Deny. Whatever happens
+  ``alwaysAllow`` run at once, as do tools allowed "for this chat"; any other
+  call asks the :data:`Approver` (the window's dialog): Allow once, Always for
+  this chat, Always for this tool (written to ``alwaysAllow`` in ``mcp.json``)
+  or Deny. Approvals hold for the program the server's configuration names on
+  this machine, and are kept per machine (``parley.core.mcp.approvals``). Whatever happens
   (denied, server failed or crashed, timeout, protocol error) the model gets a
   tool_result, with ``is_error`` set when the call did not succeed; only
   cancellation (Stop) propagates.
@@ -34,8 +35,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from parley.core.content import ToolResultBlock, ToolUseBlock, Turn
 from parley.core.errors import ParleyError
+from parley.core.mcp.approvals import Approvals
 from parley.core.mcp.client import ServerFailed
-from parley.core.mcp.config import with_tool_allowed
+from parley.core.mcp.config import ServerConfig, with_tool_allowed
 from parley.core.mcp.host import McpHost
 from parley.core.mcp.names import is_mcp_name, wire_name, wire_schema
 from parley.core.mcp.results import to_tool_result
@@ -51,7 +53,6 @@ log = logging.getLogger(__name__)
 
 OFF_PREFIX = "mcp_off:"
 SNAPSHOT_PREFIX = "mcp_tools:"
-ALLOWED_PREFIX = "mcp_allowed:"
 TIMEOUT_KEY = "tools.mcp_timeout_s"
 
 Decision = Literal["once", "chat", "tool", "deny"]
@@ -110,6 +111,7 @@ class McpTools:
         self.host = host
         self.store = store
         self.approver = approver
+        self.approvals = Approvals(store)
         self._frozen: dict[str, dict[str, _Entry]] = {}
 
     # --- per space ----------------------------------------------------------------
@@ -198,15 +200,9 @@ class McpTools:
             self._frozen[session_id] = frozen
         return frozen.get(name)
 
-    async def _allowed(self, session_id: str, server: str, tool: str) -> bool:
-        conf = self.host.configs.get(server)
-        if conf is not None and tool in conf.always_allow:
-            return True
-        chat = await self.store.get_state(ALLOWED_PREFIX + session_id, []) or []
-        return f"{server}/{tool}" in chat
-
-    async def _approve(self, session_id: str, entry: _Entry, args: Mapping[str, Any]) -> bool:
-        if await self._allowed(session_id, entry.server, entry.tool):
+    async def _approve(self, session_id: str, entry: _Entry, conf: ServerConfig,
+                       args: Mapping[str, Any]) -> bool:
+        if await self.approvals.allowed(session_id, conf, entry.tool):
             return True
         if self.approver is None:
             return False
@@ -214,18 +210,15 @@ class McpTools:
         decision = await self.approver(
             ApprovalRequest(session_id, entry.server, entry.tool, dict(args), about))
         if decision == "chat":
-            chat = list(await self.store.get_state(ALLOWED_PREFIX + session_id, []) or [])
-            await self.store.set_state(ALLOWED_PREFIX + session_id,
-                                       [*chat, f"{entry.server}/{entry.tool}"])
+            await self.approvals.allow_in_chat(session_id, conf, entry.tool)
         elif decision == "tool":
-            conf = self.host.configs.get(entry.server)
-            if conf is not None:
-                servers = dict(self.host.configs)
-                servers[entry.server] = with_tool_allowed(conf, entry.tool)
-                try:
-                    await self.host.save(servers)
-                except ParleyError as exc:  # allowed now; not remembered
-                    log.warning("%s", exc.message)
+            await self.approvals.allow_always(conf, entry.tool)
+            servers = dict(self.host.configs)
+            servers[entry.server] = with_tool_allowed(conf, entry.tool)
+            try:
+                await self.host.save(servers)
+            except ParleyError as exc:  # allowed now; not remembered
+                log.warning("%s", exc.message)
         return decision != "deny"
 
     async def timeout_s(self, server: str) -> float:
@@ -243,8 +236,13 @@ class McpTools:
         if entry is None:
             return text_result(call.id, f"There is no tool called '{call.name}' in this chat "
                                         "(its MCP server may have been removed).", is_error=True)
+        conf = self.host.configs.get(entry.server)
+        if conf is None:
+            return text_result(call.id, f"{entry.tool} did not run: its MCP server "
+                                        f"“{entry.server}” is no longer configured.",
+                               is_error=True)
         args = dict(call.input)
-        if not await self._approve(ctx.session_id, entry, args):
+        if not await self._approve(ctx.session_id, entry, conf, args):
             return text_result(call.id, declined_text(entry.server, entry.tool), is_error=True)
         timeout = await self.timeout_s(entry.server)
         try:

@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import socket
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from parley.core.content import CompactSummaryBlock, Turn
+from parley.core.machine import machine_name
 from parley.core.recovery.restart_notice import restart_notice
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import (
@@ -82,11 +82,6 @@ class PreviousRun:
         """What to tell the person (``parley.core.recovery.restart_notice``), None when nothing
         was left."""
         return restart_notice(self.interrupted, self.compacting)
-
-
-def machine_name() -> str:
-    """This computer's name (the host name), which tells machines sharing a database apart."""
-    return socket.gethostname()
 
 
 def machine_key(store: AsyncStore, key: str) -> str:

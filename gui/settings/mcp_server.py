@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from parley.core.mcp.approvals import program_of
 from parley.core.mcp.config import (
     KEYRING_MARK,
     McpConfigError,
@@ -216,7 +217,10 @@ class ServerDialog(QDialog):
             self.show_error(f"Not saved: {exc.problem}.")
             return
         if self.server is not None:  # keep what the dialog does not edit
-            parsed = replace(parsed, always_allow=self.server.always_allow,
+            # …but not the tools always allowed once the program is another one
+            # (parley.core.mcp.approvals: an approval is about the program).
+            same = program_of(parsed) == program_of(self.server)
+            parsed = replace(parsed, always_allow=self.server.always_allow if same else (),
                              disabled_tools=self.server.disabled_tools,
                              timeout_s=self.server.timeout_s, extra=self.server.extra)
         self.result_server = parsed

@@ -183,3 +183,22 @@ def test_a_fixed_mcp_json_is_read_again_by_refresh_and_by_the_tools_page(driver,
     driver.until(lambda: [r.split(" — ")[0] for r in _rows(page)] == ["fake", "second"])
     assert page.add_button.isEnabled() and not page.file_error.isVisibleTo(page)
     dlg.close()
+
+
+def test_editing_a_servers_program_drops_its_always_allowed_tools(driver, qtbot, home):
+    mcp_json = home / "mcp.json"
+    mcp_json.write_text(json.dumps({"mcpServers": {"fake": stdio_entry(alwaysAllow=["echo"])}}))
+    w = driver.configured()
+    dlg, page = _tools_page(driver, w)
+    page.list.setCurrentRow(0)
+    edit = page.edit_server()
+    qtbot.keyClick(edit.command, Qt.Key.Key_Return)  # saved as it was: still allowed
+    driver.until(lambda: dlg.tasks.pending == 0 and not edit.isVisible())
+    assert _servers(mcp_json)["fake"]["alwaysAllow"] == ["echo"]
+    edit = page.edit_server()
+    qtbot.keyClicks(edit.args, " --another-program")
+    qtbot.keyClick(edit.command, Qt.Key.Key_Return)
+    driver.until(lambda: dlg.tasks.pending == 0
+                 and _servers(mcp_json)["fake"]["args"][-1] == "--another-program")
+    assert "alwaysAllow" not in _servers(mcp_json)["fake"]  # another program: asks again
+    dlg.close()
