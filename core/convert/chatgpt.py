@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from parley.core.content import (
@@ -52,11 +53,45 @@ from parley.core.convert.history import (
     tool_call,
 )
 
-__all__ = ["from_chatgpt", "looks_like_chatgpt"]
+__all__ = ["Claim", "ExportFile", "FileFinder", "FileRefused", "from_chatgpt",
+           "looks_like_chatgpt"]
 
-#: Finds an export's file by its asset id: (media type guessed from its name, base64 data),
-#: or None when the export's folder does not hold it.
-FileFinder = Callable[[str], tuple[str, str] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportFile:
+    """A file of the export, read and recognised by its bytes.
+
+    Attributes:
+        media_type: ``image/png`` | ``image/jpeg`` | ``image/gif`` | ``image/webp`` |
+            ``application/pdf`` | ``text/plain`` (decided from the bytes).
+        data: the bytes as base64 (text: its UTF-8 encoding).
+    """
+
+    media_type: str
+    data: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileRefused:
+    """A file of the export that was found but not read, and why.
+
+    Attributes:
+        name: its name in the export's folder.
+        why: what is wrong, for people ("it is a link to another file, …").
+    """
+
+    name: str
+    why: str
+
+
+#: What the export says a file is: ``image`` | ``document`` (a PDF) | ``text`` | ``""``
+#: (it does not say) — the kinds of ``parley.core.attachments.files.Attachment``.
+Claim = Literal["image", "document", "text", ""]
+#: Finds an export's file by its asset id and what the export says it is: the file, a
+#: refusal, or None when the export does not hold it (or holds a kind Parley does not
+#: attach, such as a spreadsheet).
+FileFinder = Callable[[str, Claim], ExportFile | FileRefused | None]
 
 LOST_KIND = "{n} message(s) of a kind Parley cannot show (e.g. audio) were left out."
 LOST_AUDIO = "{n} voice recording(s) were left out (their transcripts were kept)."
@@ -74,7 +109,7 @@ def from_chatgpt(data: Sequence[Any], find_file: FileFinder | None = None) -> Im
 
     Args:
         data: the parsed ``conversations.json`` (a list of conversations).
-        find_file: looks an image up in the export's folder by its asset id.
+        find_file: looks a file up in the export's folder by its asset id.
 
     Returns:
         The chats (with forks) and what could not be carried. A conversation
@@ -92,7 +127,8 @@ def from_chatgpt(data: Sequence[Any], find_file: FileFinder | None = None) -> Im
             chats.append(chat)
         else:
             empty += 1
-    return ImportedHistory("chatgpt", chats, notes.sentences(), notes.missing_files, empty)
+    return ImportedHistory("chatgpt", chats, notes.sentences(), notes.missing_files, empty,
+                           notes.refused_files)
 
 
 def _conversation(conv: Mapping[str, Any], notes: Notes,
@@ -241,10 +277,13 @@ class _Reader:
     def _image(self, part: Mapping[str, Any]) -> ToolResultPart:
         pointer = str(part.get("asset_pointer") or "")
         asset = pointer.split("://", 1)[-1] or "an image"
-        found = self.find_file(asset) if self.find_file and pointer else None
-        if found is not None and found[0].startswith("image/"):
-            return ImageBlock(found[0], data=found[1], name=asset)
-        self.notes.missing(asset, "image")
+        found = self.find_file(asset, "image") if self.find_file and pointer else None
+        if isinstance(found, ExportFile) and found.media_type.startswith("image/"):
+            return ImageBlock(found.media_type, data=found.data, name=asset)
+        if isinstance(found, FileRefused):
+            self.notes.refused(found.name, found.why)
+        else:
+            self.notes.missing(asset, "image")
         return TextBlock(f"[image not included: {asset}]")
 
     def _attachments(self, meta: Mapping[str, Any]) -> list[Block]:
@@ -259,15 +298,16 @@ class _Reader:
             if mime.startswith("image/"):
                 continue
             name = str(item.get("name") or item["id"])
-            found = self.find_file(item["id"]) if self.find_file else None
-            media = found[0] if found else ""
-            if found is not None and (media == "application/pdf" or mime == "application/pdf"):
-                out.append(DocumentBlock("application/pdf", found[1], name=name))
-            elif found is not None and _is_text(media or mime, name):
-                out.append(DocumentBlock("text/plain", found[1], name=name))
+            found = self.find_file(item["id"], _claim(mime, name)) if self.find_file else None
+            media = found.media_type if isinstance(found, ExportFile) else ""
+            if isinstance(found, ExportFile) and media in ("application/pdf", "text/plain"):
+                out.append(DocumentBlock(media, found.data, name=name))
+                continue
+            if isinstance(found, FileRefused):
+                self.notes.refused(found.name, found.why)
             else:
                 self.notes.missing(name, "file")
-                out.append(TextBlock(f"[file not included: {name}]"))
+            out.append(TextBlock(f"[file not included: {name}]"))
         return out
 
     def _tool_output(self, content: Mapping[str, Any], name: Any, kind: Any) -> Result | None:
@@ -292,6 +332,15 @@ _TEXT_TYPES = ("application/json", "application/xml", "application/x-yaml", "app
 _TEXT_ENDINGS = (".txt", ".md", ".csv", ".json", ".py", ".js", ".ts", ".html", ".xml", ".yaml",
                  ".yml", ".toml", ".ini", ".log", ".sql", ".sh", ".c", ".h", ".cpp", ".java",
                  ".rs", ".go", ".rb", ".tex")
+
+
+def _claim(mime: str, name: str) -> Claim:
+    """What an uploaded file's declared media type (or else its name) says it is."""
+    if mime == "application/pdf" or (not mime and name.lower().endswith(".pdf")):
+        return "document"
+    if mime.startswith("image/"):
+        return "image"
+    return "text" if _is_text(mime, name) else ""
 
 
 def _is_text(media: str, name: str) -> bool:

@@ -144,6 +144,7 @@ class Notes:
     def __init__(self) -> None:
         self._counts: dict[str, int] = {}
         self._missing: dict[tuple[str, str], None] = {}
+        self._refused: dict[str, str] = {}
 
     def add(self, reason: str, n: int = 1) -> None:
         """Count ``reason`` (a sentence holding ``{n}``) ``n`` more times (0: nothing)."""
@@ -160,10 +161,24 @@ class Notes:
         """
         self._missing[(kind, name)] = None
 
+    def refused(self, name: str, why: str) -> None:
+        """A file the export holds but that was not read (counted once per name).
+
+        Args:
+            name: the file's name in the export.
+            why: the reason, after "was not read: " ("it is a link to another file").
+        """
+        self._refused.setdefault(name, why)
+
     @property
     def missing_files(self) -> list[tuple[str, str]]:
         """(kind, name) of each file given to :meth:`missing`, first-seen order."""
         return list(self._missing)
+
+    @property
+    def refused_files(self) -> list[tuple[str, str]]:
+        """(name, why) of each file given to :meth:`refused`, first-seen order."""
+        return list(self._refused.items())
 
     def sentences(self) -> list[str]:
         """One sentence per reason, in first-seen order."""
@@ -181,6 +196,8 @@ class ImportedHistory:
         missing_files: (``image`` | ``file``, name) of each file the export names
             but does not include.
         empty: conversations left out because they hold no message.
+        refused_files: (name, why) of each file the export holds that was not read
+            (a link, outside the export, too large, its bytes not what it claims).
     """
 
     source_format: HistoryFormat
@@ -188,6 +205,7 @@ class ImportedHistory:
     lost: list[str] = field(default_factory=list)
     missing_files: list[tuple[str, str]] = field(default_factory=list)
     empty: int = 0
+    refused_files: list[tuple[str, str]] = field(default_factory=list)
 
 
 def seconds_to_ms(value: object) -> int | None:

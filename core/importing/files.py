@@ -22,12 +22,9 @@ is the sentence shown to the person ("412 chats, 9,310 messages, 3 forks;
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
 import json
 import logging
-import mimetypes
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +49,7 @@ from parley.core.importing.conversation import (
     imported_title,
     refuse_binary,
 )
+from parley.core.importing.export_folder import ExportFolder
 from parley.core.store.imports import NewChat, NewFork
 
 if TYPE_CHECKING:
@@ -64,10 +62,6 @@ log = logging.getLogger(__name__)
 #: The largest history export Parley reads (bytes): 1 GiB (years of ChatGPT use
 #: are a few hundred MB; the parsed JSON takes several times that in memory).
 MAX_HISTORY_BYTES = 1024 * 1024 * 1024
-#: How many files of an export's folder are looked at to find its images and files.
-MAX_FOLDER_FILES = 50_000
-#: An export's file name starts with its asset id: ``file-AbC123-cat.png``, ``file_00ab….png``.
-_ASSET = re.compile(r"(file[-_][A-Za-z0-9]+)")
 _NAMED = 5  # missing files named in the summary; the rest are counted
 
 
@@ -86,6 +80,9 @@ class ImportSummary:
         lost: one sentence per kind of thing that could not be carried.
         missing_files: (``image`` | ``file``, name) of files the export named
             but did not include.
+        refused_files: (name, why) of files the export holds that were not read
+            (``parley.core.importing.export_folder``: a link, too large, their bytes
+            not what they claim to be).
         single: for one conversation, ``parley.core.importing.conversation``'s result (else None).
     """
 
@@ -99,6 +96,7 @@ class ImportSummary:
     missing_files: list[tuple[str, str]] = field(default_factory=list)
     single: ImportResult | None = None
     too_long: list[str] = field(default_factory=list)
+    refused_files: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def chats(self) -> int:
@@ -147,8 +145,19 @@ class ImportSummary:
             out.append(f"{_n(self.empty, 'empty conversation')} "
                        f"{'was' if self.empty == 1 else 'were'} left out.")
         out.extend(self._too_long())
+        out.extend(self._refused())
         out.extend(self.lost)
         return " ".join(out)
+
+    def _refused(self) -> list[str]:
+        """The sentence naming the export's files that were not read, and why, if any."""
+        n = len(self.refused_files)
+        if not n:
+            return []
+        named = "; ".join(f"“{name}”: {why}" for name, why in self.refused_files[:_NAMED])
+        extra = f"; and {n - _NAMED:,} more" if n > _NAMED else ""
+        return [f"{_n(n, 'file')} of the export {'was' if n == 1 else 'were'} not read "
+                f"(the messages say where they were): {named}{extra}."]
 
     def _too_long(self) -> list[str]:
         """The sentence naming the conversations left out for a too long message, if any."""
@@ -268,7 +277,8 @@ async def _import(
              history.source_format, written.skipped)
     return ImportSummary(history.source_format, written.session_ids, written.messages,
                          written.forks, written.skipped, history.empty, history.lost,
-                         history.missing_files, too_long=too_long)
+                         history.missing_files, too_long=too_long,
+                         refused_files=history.refused_files)
 
 
 def _prepare(history: ImportedHistory) -> tuple[list[NewChat], list[str]]:
@@ -337,7 +347,7 @@ def _read(data: bytes | str, folder: Path | None) -> ImportedHistory | None:
         parsed = _parse_gently(text)
     except RecursionError as exc:
         raise NotAConversation("its JSON is nested too deeply") from exc
-    finder = _FolderFiles(folder) if folder is not None else None
+    finder = ExportFolder(folder) if folder is not None else None
     return read_history(parsed, finder)
 
 
@@ -406,43 +416,3 @@ def message_count(turns: Sequence[Turn]) -> int:
             count += 1
             replying = False
     return count
-
-
-class _FolderFiles:
-    """Finds an export's files in its folder by asset id (``file-abc`` → ``file-abc-cat.png``).
-
-    The folder and its subfolders (two levels: ChatGPT puts generated images in
-    ``dalle-generations/``) are listed once, on the first look-up.
-    """
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.by_id: dict[str, list[Path]] | None = None
-
-    def _list(self) -> dict[str, list[Path]]:
-        found: dict[str, list[Path]] = {}
-        count = 0
-        base = len(self.folder.parts)
-        for root, dirs, files in os.walk(self.folder):
-            if len(Path(root).parts) - base >= 2:
-                dirs[:] = []
-            for name in files:
-                key = _ASSET.match(name)
-                if key is not None:
-                    found.setdefault(key.group(1), []).append(Path(root) / name)
-                count += 1
-                if count >= MAX_FOLDER_FILES:
-                    return found
-        return found
-
-    def __call__(self, asset: str) -> tuple[str, str] | None:
-        if self.by_id is None:
-            self.by_id = self._list()
-        for path in self.by_id.get(asset, []):
-            media, _ = mimetypes.guess_type(path.name)
-            try:
-                data = base64.b64encode(path.read_bytes()).decode("ascii")
-            except OSError:
-                continue
-            return media or "application/octet-stream", data
-        return None
