@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from parley.core.errors import ParleyError
+from parley.core.visible import strip_invisible
 from parley.gui.chat.regenerate import NO_MODEL as NO_MODEL_TEXT
 from parley.gui.header.model_picker import cached_choices, model_choices
 
@@ -147,7 +148,7 @@ class ChatModels:
         sessions = self.chat.sessions
         session = sessions.get(self.chat.chat_row or "") or sessions.get(self.chat.session_id or "")
         title = session.title if session is not None and session.title else "New chat"
-        self.w.setWindowTitle(f"{title} — Parley")
+        self.w.setWindowTitle(f"{strip_invisible(title) or 'New chat'} — Parley")
         heading = getattr(self.w, "chat_heading", None)
         if heading is not None:
             space = self.chat.organizer.spaces.get(

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from parley.core.visible import strip_invisible
 from parley.gui.commands.actions import available, native
 from parley.gui.commands.keymap import Keymap
 
@@ -174,13 +175,13 @@ def hit_entries(hits: Iterable[Any], known: set[str]) -> list[Entry]:
     listed in ``known``), turn hits become messages."""
     out: list[Entry] = []
     for hit in hits:
-        title = hit.session_title or "New chat"
+        title = strip_invisible(hit.session_title or "") or "New chat"  # parley.core.visible
         if hit.turn_id is None:
             if hit.session_id not in known:
                 known.add(hit.session_id)
                 out.append(Entry("session", title, "Chat", hit.session_id, hit.session_id))
         elif sum(e.kind == "message" for e in out) < MAX_MESSAGES:
-            out.append(Entry("message", hit.snippet, f"in “{title}”", hit.turn_id,
+            out.append(Entry("message", strip_invisible(hit.snippet), f"in “{title}”", hit.turn_id,
                              hit.session_id))
     return out
 

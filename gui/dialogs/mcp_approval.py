@@ -1,7 +1,8 @@
 """Asking the user before an MCP tool runs.
 
 :class:`ApprovalDialog` names the server, the tool and what it does, and shows
-the arguments as indented JSON; its buttons: **Allow once** (the default:
+the arguments as indented JSON, every invisible character in them written out
+(``<U+202E>``: ``parley.core.visible``); its buttons: **Allow once** (the default:
 Enter), **Always for this chat**, **Always for this tool** and **Deny**
 (Escape, or closing the dialog). Alt+A / Alt+C / Alt+T / Alt+D press them;
 Tab moves between them and the arguments.
@@ -18,6 +19,7 @@ import asyncio
 import json
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -29,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.mcp.tools import ApprovalRequest, Decision
+from parley.core.visible import escape_invisible
 from parley.gui import dialogs
 
 #: Arguments longer than this are cut in the dialog (the call gets them whole).
@@ -36,8 +39,9 @@ MAX_SHOWN_CHARS = 20_000
 
 
 def readable_arguments(arguments: Any) -> str:
-    """The arguments as indented JSON (non-ASCII kept), cut at :data:`MAX_SHOWN_CHARS`."""
-    text = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
+    """The arguments as indented JSON (non-ASCII kept, invisible characters escaped:
+    ``parley.core.visible``), cut at :data:`MAX_SHOWN_CHARS`."""
+    text = escape_invisible(json.dumps(arguments, indent=2, ensure_ascii=False, default=str))
     if len(text) > MAX_SHOWN_CHARS:
         text = text[:MAX_SHOWN_CHARS] + f"\n… ({len(text):,} characters; the rest is not shown)"
     return text
@@ -49,6 +53,8 @@ class ApprovalDialog(QDialog):
     Attributes:
         decision: the choice once closed (``deny`` until a button says otherwise).
         buttons: ``{decision: QPushButton}``.
+        lead: the sentence naming the tool and the server (rich text).
+        about: the tool's description (plain text).
     """
 
     def __init__(self, request: ApprovalRequest, parent: QWidget | None = None) -> None:
@@ -61,8 +67,12 @@ class ApprovalDialog(QDialog):
         lead = QLabel(f"The model wants to run <b>{_esc(request.tool)}</b> from the MCP "
                       f"server <b>{_esc(request.server)}</b>.", self)
         lead.setWordWrap(True)
-        about = QLabel(request.description or "(The server gives no description.)", self)
+        self.lead = lead
+        about = QLabel(escape_invisible(request.description)
+                       or "(The server gives no description.)", self)
+        about.setTextFormat(Qt.TextFormat.PlainText)
         about.setWordWrap(True)
+        self.about = about
         about.setObjectName("DialogNote")
         args_label = QLabel("&Arguments it passes:", self)
         self.arguments = QPlainTextEdit(self)
@@ -115,6 +125,8 @@ class ApprovalDialog(QDialog):
 
 
 def _esc(text: str) -> str:
+    """``text`` for rich text, its invisible characters shown (``<U+202E>``)."""
+    text = escape_invisible(text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 

@@ -63,6 +63,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.errors import ParleyError
+from parley.core.visible import strip_invisible
 from parley.gui.look import appearance
 from parley.gui.look.theme import mix
 
@@ -78,7 +79,9 @@ _MARK = re.compile("\x02(.*?)\x03", re.DOTALL)
 
 
 def snippet_html(snippet: str, mark_bg: str) -> str:
-    """HTML of a snippet: text escaped, each ``\\x02…\\x03`` match bold on ``mark_bg``."""
+    """HTML of a snippet: text escaped (invisible characters left out:
+    ``parley.core.visible``), each ``\\x02…\\x03`` match bold on ``mark_bg``."""
+    snippet = strip_invisible(snippet)
     out: list[str] = []
     pos = 0
     for m in _MARK.finditer(snippet):
@@ -116,7 +119,7 @@ def when(ms: int) -> str:
 def hit_html(hit: Any) -> str:
     """The rich text of a result: title (and the fork hint) with the date, then the snippet."""
     t = appearance.current()
-    title = html.escape(hit.session_title or "New chat")
+    title = html.escape(strip_invisible(hit.session_title or "") or "New chat")
     if hit.turn_id is None:  # the title itself matched
         title = snippet_html(hit.snippet, _mark_bg())
     date = html.escape(when(hit.created_at))
@@ -364,8 +367,9 @@ class SearchPopup(QFrame):
             item = QStandardItem()
             item.setData(hit, HIT)
             hint = copies_hint(hit)
-            label = (hit.session_title or "New chat") + (f" ({hint})" if hint else "") + \
-                ": " + hit.snippet.replace("\x02", "").replace("\x03", "")
+            label = (strip_invisible(hit.session_title or "") or "New chat") + \
+                (f" ({hint})" if hint else "") + ": " + \
+                strip_invisible(hit.snippet.replace("\x02", "").replace("\x03", ""))
             item.setData(label, Qt.ItemDataRole.AccessibleTextRole)
             item.setEditable(False)
             self.model.appendRow(item)

@@ -22,6 +22,8 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QMimeData, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 
+from parley.core.visible import strip_invisible
+
 KIND = Qt.ItemDataRole.UserRole + 1  # "space" | "session" | "more"
 ID = Qt.ItemDataRole.UserRole + 2  # space id or session id
 PINNED = Qt.ItemDataRole.UserRole + 3
@@ -242,7 +244,7 @@ class SessionTreeModel(QStandardItemModel):
         """Change a session's shown title."""
         item = self._sessions.get(session_id)
         if item is not None:
-            item.setText(title or UNTITLED)
+            item.setText(strip_invisible(title) or UNTITLED)
             item.setToolTip(self._tooltip(item))
 
     def set_running(self, session_id: str, running: bool) -> None:
@@ -337,7 +339,7 @@ class SessionTreeModel(QStandardItemModel):
 
     @classmethod
     def _fill(cls, item: QStandardItem, s: Any) -> None:
-        title = s.title or UNTITLED
+        title = strip_invisible(s.title or "") or UNTITLED  # parley.core.visible
         item.setText(title)
         item.setData("session", KIND)
         item.setData(s.id, ID)

@@ -1,9 +1,10 @@
 """A real MCP server for the tests, written with the SDK's own server API (``MCPServer``).
 
 Run as a program it serves over stdio (Parley starts it as a subprocess):
-``python -m tests.fakes.mcp_server [--fail-start | --garbage]`` (``--garbage``: prints
-lines that are not JSON-RPC on stdout first). :func:`http_app` is the
-same server over Streamable HTTP, served on 127.0.0.1 by a test fixture.
+``python -m tests.fakes.mcp_server [--fail-start | --garbage | --spoof]`` (``--garbage``:
+prints lines that are not JSON-RPC on stdout first; ``--spoof``: adds the tool
+:data:`SPOOF_TOOL`, whose name and description hide a right-to-left override).
+:func:`http_app` is the same server over Streamable HTTP, served on 127.0.0.1 by a test fixture.
 
 Tools: ``echo`` (text back), ``add`` (numbers), ``picture`` (a 1×1 PNG and a
 caption), ``fails`` (an ``isError`` result), ``crash`` (the process exits
@@ -26,6 +27,10 @@ from mcp.server.mcpserver.utilities.types import Image
 #: A 1×1 transparent PNG.
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")
+
+
+#: A tool name that reads "report_exe.pdf" when its U+202E is not shown.
+SPOOF_TOOL = "report_\u202efdp.exe"
 
 
 def build(name: str = "fake") -> MCPServer:
@@ -116,9 +121,14 @@ def main() -> None:
     if "--garbage" in sys.argv:  # a server that prints what is not JSON-RPC on stdout
         print("Welcome to the fake server! {not json", flush=True)
         print("\x00\xff binary-ish junk", flush=True)
+    server = build()
+    if "--spoof" in sys.argv:
+        @server.tool(name=SPOOF_TOOL, description="Open a \u202etxt.exe file\u200b safely.")
+        def spoof(path: str) -> str:
+            return f"opened {path}"
     sys.stderr.write("fake server: ready on stdio\n")
     sys.stderr.flush()
-    build().run("stdio")
+    server.run("stdio")
 
 
 if __name__ == "__main__":
