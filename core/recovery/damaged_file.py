@@ -11,6 +11,12 @@ All first move the damaged file (and its ``-wal`` / ``-shm``) aside as
 ``sessions.db.corrupt-<timestamp>`` (:func:`set_aside`), never over an
 existing file.
 
+When the file was found damaged while Parley ran, its marker names the folder
+where the file, its WAL and what Parley still read were copied then
+(``parley.core.store.sqlite.kept``): restoring a backup and salvaging both read
+those first, so every turn saved before the damage comes back; a file replaced
+by another database is then never read as the person's chats.
+
 When the file was deleted or replaced under a running Parley
 (``parley.core.store.sqlite.faults``), :func:`rescue_copy` writes what the open connection
 still reads to a new file.
@@ -20,8 +26,10 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import logging
 import os
 import sqlite3
+import tempfile
 import threading
 from pathlib import Path
 from urllib.parse import quote
@@ -35,13 +43,16 @@ from parley.core.store.errors import (
     StoreError,
 )
 from parley.core.store.schema import dbapi_connection
+from parley.core.store.sqlite import kept as kept_files
 from parley.core.store.sqlite.backups import automatic_backups, folder_of
-from parley.core.store.sqlite.damage import marker_path, passes_quick_check
+from parley.core.store.sqlite.damage import marked_kept, marker_path, passes_quick_check
 from parley.core.store.sqlite.faults import copy_open_database, free_name, place
+from parley.core.store.sqlite.kept import Kept
 from parley.core.store.sqlite.overwrite import closed_record
 from parley.core.store.sqlite.salvage import SalvageReport, salvage
 from parley.core.store.store import Store
 
+log = logging.getLogger(__name__)
 SIDECARS = ("-wal", "-shm")
 
 
@@ -158,6 +169,10 @@ def _copy_database(src: Path, dst: Path) -> None:
 def restore_backup(path: Path, backup: Path) -> Path | None:
     """Put a copy of ``backup`` at ``path``, keeping the damaged file aside.
 
+    When ``path`` was found damaged while open, the new file is the backup plus
+    what was kept then (the rows read from the kept files win, the backup fills
+    in the rest: :func:`_from_kept`), not the backup alone.
+
     The backup itself is left as it is (it is copied, not moved). A backup of
     the older v3 format is upgraded by ``Store.open`` as usual. The copy is
     made beside ``path`` first; the damaged file is kept aside only once the
@@ -178,12 +193,35 @@ def restore_backup(path: Path, backup: Path) -> Path | None:
     if not is_usable(backup):
         raise DatabaseCorrupt(backup)
     new = _building(path)
+    kept = marked_kept(path)
+    if kept is not None:  # found damaged while open: the backup plus what was kept then
+        try:
+            _from_kept(kept, None, new, backup, None)
+        except SalvageError:
+            log.warning("nothing could be read from %s; the backup alone is restored",
+                        kept.folder)
+        else:
+            return _swap_in(path, new)
     try:
         _copy_database(backup, new)
     except (OSError, sqlite3.Error) as exc:
         _remove_building(path)
         raise CannotOpen(path, f"could not copy the backup: {exc}") from exc
     return _swap_in(path, new)
+
+
+def _from_kept(kept: Kept, damaged: Path | None, new: Path, backup: Path | None,
+               stop: threading.Event | None) -> SalvageReport:
+    """Build ``new`` from the files kept when the file was found damaged while open
+    (``parley.core.store.sqlite.kept``: what Parley read, the kept file with its WAL
+    replayed), then ``damaged`` itself, then ``backup``, in that order of precedence.
+
+    Raises:
+        SalvageError: nothing could be read from any of them (``new`` is not left).
+    """
+    with tempfile.TemporaryDirectory(prefix=".parley-kept-", dir=new.parent) as work:
+        private.narrow(Path(work), private.DIR_MODE)
+        return salvage(damaged, new, backup, stop=stop, first=kept_files.sources(kept, Path(work)))
 
 
 def salvage_into(path: Path, backup: Path | None,
@@ -214,8 +252,12 @@ def salvage_into(path: Path, backup: Path | None,
     if not os.path.lexists(path):
         raise SalvageError(f"There is no {path.name} to salvage.")
     new = _building(path)
+    kept = marked_kept(path)
     try:
-        report = salvage(path, new, backup, stop=stop)
+        if kept is None:
+            report = salvage(path, new, backup, stop=stop)
+        else:  # a file replaced by another database is not read as the person's chats
+            report = _from_kept(kept, None if kept.replaced else path, new, backup, stop)
     except BaseException:
         _remove_building(path)
         raise

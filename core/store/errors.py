@@ -148,7 +148,8 @@ class DatabaseCorrupt(StoreError):
             written to it before noticing), not on opening it.
     """
 
-    def __init__(self, path: Path, *, found_while_open: bool = False) -> None:
+    def __init__(self, path: Path, *, found_while_open: bool = False,
+                 kept: Path | None = None, why: str = "") -> None:
         path = Path(path)
         baks = sorted((p.name for p in path.parent.glob("backups/sessions-*.db")), reverse=True)
         baks = [f"backups/{b}" for b in baks] or sorted(
@@ -158,13 +159,44 @@ class DatabaseCorrupt(StoreError):
             if baks else "Restore it from a backup if you have one"
         )
         what = (
-            "was found damaged while Parley was using it; Parley stopped saving to it then"
+            "was found damaged while Parley was using it"
+            + (f" ({why})" if why else "") + "; Parley stopped saving to it then"
             if found_while_open else "is damaged and cannot be read. Parley did not change it"
         )
         super().__init__(
-            f"{path} {what}. {restore}, or move it away and Parley will start a new one."
+            f"{path} {what}.{_kept_words(kept)} {restore}, or move it away and Parley will "
+            "start a new one."
         )
         self.path = path
+        self.kept = kept
+        self.why = why
+
+
+def _kept_words(kept: Path | None) -> str:
+    """" It, its -wal and what Parley still read were copied to <folder> …" (or nothing)."""
+    if kept is None:
+        return ""
+    return (f" The file, its -wal and what Parley could still read were copied to "
+            f"{kept.name} beside it (never deleted); restoring or salvaging reads them too, "
+            "so what was saved before comes back.")
+
+
+class DatabaseReplacedInPlace(DatabaseCorrupt):
+    """Another database was written over sessions.db in place while Parley had it open
+    (``parley.core.store.sqlite.overwrite``): it is not the person's chats."""
+
+    def __init__(self, path: Path, *, kept: Path | None = None) -> None:
+        path = Path(path)
+        StoreError.__init__(  # not DatabaseCorrupt's words: nothing of it is "damaged"
+            self,
+            f"{path.name} was replaced by another database while Parley was running (another "
+            "program wrote a whole other database file over it). Parley stopped saving to it "
+            "and did not mix that database with your chats."
+            f"{_kept_words(kept)} Restore a backup or salvage to get your chats back (that "
+            "other database is kept aside, not merged); to open the other database instead, "
+            "start Parley with --home pointing at a folder holding it.",
+        )
+        self.path, self.kept, self.why = path, kept, "replaced by another database"
 
 
 class DatabaseReadOnly(StoreError):
@@ -313,7 +345,16 @@ class CannotBackUp(BackupError):
 class DamagedWhileOpen(StoreError):
     """A write refused because the file was found damaged earlier in this run."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, replaced: bool = False) -> None:
+        if replaced:
+            super().__init__(
+                f"{path} was replaced by another database while Parley was running. Parley "
+                "stopped saving to it and did not mix it with your chats; the chats you see "
+                "can still be read and copied. Quit Parley and start it again: it will offer "
+                "to restore a backup with what was saved since (kept beside the file), "
+                "keeping the other database aside.")
+            self.path = path
+            return
         super().__init__(
             f"{path} is damaged: part of it can no longer be read. Parley stopped saving to "
             "it so as not to damage it further; everything saved before is as it was, and "

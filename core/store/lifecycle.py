@@ -22,10 +22,12 @@ from parley.core.store.errors import (
     DatabaseCorrupt,
     DatabaseMissing,
     DatabaseReplaced,
+    DatabaseReplacedInPlace,
     StoreClosed,
 )
 from parley.core.store.schema import dbapi_connection
 from parley.core.store.sqlite import damage, faults, maintenance, overwrite
+from parley.core.store.sqlite import kept as kept_files
 from parley.core.store.sqlite.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
 from parley.core.store.sqlite.opening import open_connection
 from parley.core.store.upgrade.migrations import Progress
@@ -50,6 +52,8 @@ class StoreBase:
         # Set once a read or write meets a damaged page: writes stop
         # (parley.core.store.sqlite.damage).
         self.damaged = False
+        # The folder the damaged file and its WAL were copied to (parley.core.store.sqlite.kept).
+        self.kept: kept_files.Kept | None = None
         # Record the file's state at a clean close (``open(watch_closed=True)``).
         self.record_on_close = False
 
@@ -111,12 +115,18 @@ class StoreBase:
             return
         moved = False
         try:
+            if self.kept is not None:  # found damaged on another thread: copy it now
+                kept_files.copy_what_parley_reads(dbapi_connection(con), self.kept)
             moved = self._identity is not None and self._moved(self._identity)
             if moved:
                 self._rescue(con)
         finally:
             engine = con.engine
-            con.close()
+            if self.damaged and not moved:  # leave the damaged file and its WAL as found
+                with damage.no_checkpoint_on_close(self.path):
+                    con.close()
+            else:
+                con.close()
             engine.dispose()
         if self.record_on_close and not moved and not self.damaged:
             overwrite.record_closed(self.path)
@@ -177,7 +187,8 @@ class StoreBase:
         if self._con is None:
             raise StoreClosed()
         if self.damaged:
-            raise DamagedWhileOpen(self.path)
+            raise DamagedWhileOpen(self.path, replaced=self.kept is not None
+                                   and self.kept.replaced)
         identity = self._identity
 
         def guarded(con: Connection) -> T:
@@ -188,9 +199,8 @@ class StoreBase:
 
         try:
             out = write(self._con, guarded, self.path)
-        except DatabaseCorrupt as exc:
-            self._found_damaged(exc)
-            raise
+        except DatabaseCorrupt as exc:  # rolled back: nothing of this write was kept
+            raise self._found_damaged(exc, on_thread=True) from exc
         self.watch.settle()  # a commit may have checkpointed into the file
         return out
 
@@ -200,19 +210,41 @@ class StoreBase:
         try:
             return read(self._con, fn, self.path)
         except DatabaseCorrupt as exc:
-            self._found_damaged(exc)
-            raise
+            raise self._found_damaged(exc, on_thread=True) from exc
 
     def report_damage(self) -> None:
         """Another reader found the file damaged (an automatic backup's check): stop
         writing, and have the next start check it whole (``parley.core.store.sqlite.damage``).
 
-        Safe to call from another thread: it sets a flag and leaves a marker file.
+        Safe to call from another thread: it sets a flag, copies the files aside
+        (what the connection reads is copied at :meth:`close`, on its thread) and
+        leaves a marker file.
         """
         self._found_damaged(DatabaseCorrupt(self.path, found_while_open=True))
 
-    def _found_damaged(self, exc: DatabaseCorrupt) -> None:
-        if not self.damaged:
-            log.error("%s is damaged; no more writes in this run: %s", self.path, exc.__cause__)
-            self.damaged = True
-            damage.mark(self.path, str(exc.__cause__ or exc))
+    def _found_damaged(self, exc: DatabaseCorrupt, *, on_thread: bool = False) -> DatabaseCorrupt:
+        """The first time: keep the files aside (before anything else), stop writing, leave
+        the marker. Returns the error to raise, naming the folder of kept files.
+
+        Args:
+            exc: what was found.
+            on_thread: called on the store's thread outside a transaction: what the
+                connection reads is copied now too.
+        """
+        if self.damaged:
+            return exc
+        self.damaged = True
+        replaced = isinstance(exc, DatabaseReplacedInPlace)
+        why = exc.why or str(exc.__cause__ or "part of it can no longer be read")
+        log.error("%s is damaged; no more writes in this run: %s", self.path, why)
+        try:
+            self.kept = kept_files.keep(self.path, why, replaced=replaced)
+        except OSError:
+            log.exception("could not copy the damaged %s aside", self.path)
+        if self.kept is not None and on_thread and self._con is not None:
+            kept_files.copy_what_parley_reads(dbapi_connection(self._con), self.kept)
+        damage.mark(self.path, why, self.kept)
+        folder = self.kept.folder if self.kept is not None else None
+        if replaced:
+            return DatabaseReplacedInPlace(self.path, kept=folder)
+        return DatabaseCorrupt(self.path, found_while_open=True, kept=folder, why=why)

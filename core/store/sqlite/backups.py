@@ -46,11 +46,15 @@ from urllib.parse import quote
 
 from parley.core import private
 from parley.core.store.errors import (
+    SQLITE_CORRUPT,
+    SQLITE_NOTADB,
     BackupError,
     CannotBackUp,
     NotEnoughSpace,
     SourceDamaged,
+    primary_code,
 )
+from parley.core.store.sqlite import header
 
 FOLDER_NAME = "backups"
 #: Pages copied per backup step (4 MiB with 4 KiB pages); the GIL is released during a step.
@@ -163,23 +167,25 @@ def make_backup(
 
 def _copy(db: Path, partial: Path, pages: int, pause_s: float) -> tuple[int, int]:
     """Copy one snapshot of ``db`` into ``partial``; check it; return its (turns, chats)."""
+    if header.problem(db) is not None:  # emptied or cut short: no connection may open it
+        raise SourceDamaged(db)  # (one that opens a 0-byte file deletes its -wal)
     try:
         src = _readonly(db)
     except sqlite3.Error as exc:
-        raise CannotBackUp(partial.parent, f"sessions.db cannot be read: {exc}") from exc
+        raise _unreadable(db, partial, f"sessions.db cannot be read: {exc}", exc) from exc
     try:
         try:
             src.execute("BEGIN")
             src.execute("SELECT count(*) FROM sqlite_schema").fetchone()  # the snapshot
             dst = sqlite3.connect(partial)
         except sqlite3.Error as exc:
-            raise CannotBackUp(partial.parent, str(exc)) from exc
+            raise _unreadable(db, partial, str(exc), exc) from exc
         try:
             try:
                 src.backup(dst, pages=pages, sleep=pause_s)
                 dst.execute("PRAGMA journal_mode = DELETE").fetchall()
             except sqlite3.Error as exc:
-                raise CannotBackUp(partial.parent, str(exc)) from exc
+                raise _unreadable(db, partial, str(exc), exc) from exc
             try:
                 ok = dst.execute("PRAGMA quick_check").fetchone()[0] == "ok"
                 counts = _counts(dst) if ok else (0, 0)
@@ -192,6 +198,15 @@ def _copy(db: Path, partial: Path, pages: int, pause_s: float) -> tuple[int, int
             dst.close()
     finally:
         src.close()
+
+
+def _unreadable(db: Path, partial: Path, why: str, exc: sqlite3.Error) -> BackupError:
+    """The error for a copy SQLite refused: :class:`SourceDamaged` when it says the file is
+    damaged or not a database (``SQLITE_CORRUPT`` / ``SQLITE_NOTADB``: the words must not say
+    the chats are safe in it), else :class:`CannotBackUp`."""
+    if primary_code(exc) in (SQLITE_CORRUPT, SQLITE_NOTADB):
+        return SourceDamaged(db)
+    return CannotBackUp(partial.parent, why)
 
 
 def _made_at(path: Path, mtime: float) -> datetime:

@@ -8,11 +8,15 @@ damaged pages). So, the first time a read or a write meets the damage:
 
 * the store refuses every later write with :class:`DamagedWhileOpen`
   (what was saved before stays as it is; the message says what to do);
-* a marker file ``<db>.damaged`` is left beside it (best effort);
+* first of all, the file, its ``-wal`` / ``-shm`` and what the connection still
+  reads are copied into a folder beside it (``parley.core.store.sqlite.kept``);
+* a marker file ``<db>.damaged`` is left beside it (best effort), naming that folder;
 * at the next start, :func:`check_marked` runs SQLite's ``PRAGMA quick_check``
   over the whole file when the marker is there: damaged → ``DatabaseCorrupt`` at
   open, so the window offers its recovery page (a backup, or a new file, the
-  damaged one kept aside); sound → the marker goes and the file opens.
+  damaged one kept aside); sound → the marker goes and the file opens. A file
+  that was replaced in place by another database is refused whatever the check
+  says (:class:`DatabaseReplacedInPlace`): it is not the person's chats.
 
 A full check on every start would read the whole file (seconds on a 1 GB file);
 the marker keeps it to the starts that need it.
@@ -24,12 +28,17 @@ import contextlib
 import glob
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 from parley.core import private
-from parley.core.store.errors import DatabaseCorrupt
+from parley.core.store.errors import DatabaseCorrupt, DatabaseReplacedInPlace
+from parley.core.store.sqlite import header
+from parley.core.store.sqlite import kept as kept_files
 
 MARKER_SUFFIX = ".damaged"
+_KEPT_LINE = "kept: "
+_REPLACED_LINE = "replaced by another database"
 
 
 def marker_path(db: Path) -> Path:
@@ -37,10 +46,29 @@ def marker_path(db: Path) -> Path:
     return db.with_name(db.name + MARKER_SUFFIX)
 
 
-def mark(db: Path, why: str) -> None:
-    """Leave the marker (best effort: the folder may be read-only too)."""
+def mark(db: Path, why: str, kept: kept_files.Kept | None = None) -> None:
+    """Leave the marker (best effort: the folder may be read-only too), naming the folder
+    of kept files, if any (:func:`marked_kept` reads it back)."""
+    lines = [why]
+    if kept is not None:
+        lines.append(_KEPT_LINE + kept.folder.name)
+        if kept.replaced:
+            lines.append(_REPLACED_LINE)
     with contextlib.suppress(OSError):
-        private.write_private_text(marker_path(db), why + "\n")
+        private.write_private_text(marker_path(db), "\n".join(lines) + "\n")
+
+
+def marked_kept(db: Path) -> kept_files.Kept | None:
+    """The folder of files kept when ``db`` was found damaged, as its marker names it
+    (None without a marker, or a marker naming none)."""
+    try:
+        lines = marker_path(db).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    name = next((ln[len(_KEPT_LINE):] for ln in lines if ln.startswith(_KEPT_LINE)), None)
+    if not name or "/" in name or name.startswith("."):
+        return None
+    return kept_files.load(db.with_name(name), db.name)
 
 
 def check_marked(db: Path) -> None:
@@ -50,6 +78,7 @@ def check_marked(db: Path) -> None:
     recovery that was cut off is put back first (:func:`_put_back_kept_aside`).
 
     Raises:
+        DatabaseReplacedInPlace: it had been replaced by another database.
         DatabaseCorrupt: the check fails (the file and the marker are left as they are).
     """
     marker = marker_path(db)
@@ -57,6 +86,9 @@ def check_marked(db: Path) -> None:
         return
     if not os.path.lexists(db) and not _put_back_kept_aside(db):
         return
+    kept = marked_kept(db)
+    if kept is not None and kept.replaced:
+        raise DatabaseReplacedInPlace(db, kept=kept.folder)
     if not passes_quick_check(db):
         raise DatabaseCorrupt(db, found_while_open=True)
     with contextlib.suppress(OSError):
@@ -91,9 +123,13 @@ def _put_back_kept_aside(db: Path) -> bool:
 
 def passes_quick_check(db: Path) -> bool:
     """True when ``db`` is an SQLite file that passes ``PRAGMA quick_check`` (every page
-    and record, without index cross-checks). Opened read-only; nothing is written."""
+    and record, without index cross-checks) and is whole by its size and header
+    (``parley.core.store.sqlite.header``: SQLite takes an emptied file for an empty
+    database). Opened read-only; nothing is written."""
     from parley.core.store.upgrade.backup import readonly_uri
 
+    if header.problem(db) is not None:
+        return False
     try:  # immutable when no -wal / -journal: no -shm is left beside a closed file
         con = sqlite3.connect(readonly_uri(db), uri=True)
     except sqlite3.Error:
@@ -105,3 +141,35 @@ def passes_quick_check(db: Path) -> bool:
         return False
     finally:
         con.close()
+
+
+@contextlib.contextmanager
+def no_checkpoint_on_close(db: Path) -> Iterator[None]:
+    """Close a connection to a damaged ``db`` inside this, so SQLite does not write its WAL
+    into the file (nor delete the WAL).
+
+    The last connection to close a WAL database checkpoints the WAL into the file
+    and deletes it, once it gets an exclusive lock on the file. A read-only
+    connection that has read keeps a shared lock until it closes (a WAL reader
+    keeps it), so the closing one skips both; and a read-only connection never
+    checkpoints (SQLite's ``sqlite3WalClose``). So a file replaced by another
+    database, or damaged, is left as it was found, the WAL beside it. Not for an
+    emptied file: any connection that opens a 0-byte file deletes its WAL
+    (``pagerOpenWalIfPresent``); the WAL was copied aside before
+    (``parley.core.store.sqlite.kept``), and an empty file has nothing to lose.
+    """
+    from parley.core.store.upgrade.backup import readonly_uri
+
+    holder = None
+    try:
+        if os.path.getsize(db) > 0:
+            holder = sqlite3.connect(readonly_uri(db), uri=True)
+            with contextlib.suppress(sqlite3.Error):  # the lock is taken before the read fails
+                holder.execute("SELECT count(*) FROM sqlite_schema").fetchall()
+    except (OSError, sqlite3.Error):
+        holder = None
+    try:
+        yield
+    finally:
+        if holder is not None:
+            holder.close()

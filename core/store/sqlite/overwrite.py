@@ -35,7 +35,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from parley.core.store.errors import DatabaseCorrupt
+from parley.core.store.errors import DatabaseCorrupt, DatabaseReplacedInPlace
+from parley.core.store.sqlite import header
 from parley.core.store.sqlite.damage import passes_quick_check
 
 
@@ -67,6 +68,7 @@ class Watch:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.state = FileState.of(path)
+        self.page_size = _page_size(path)
         #: Whole-file checks run because the file changed under Parley (for tests).
         self.checks = 0
 
@@ -77,17 +79,61 @@ class Watch:
     def check(self) -> None:
         """Before a write: raise if the file was written by another program and is damaged.
 
+        First its size and header (``parley.core.store.sqlite.header``: an emptied or
+        shortened file passes ``quick_check``), then ``quick_check`` of the file with
+        Parley's WAL. When that fails but the file read alone (its WAL ignored) is a
+        whole, sound database, or its page size changed, another database was written
+        over it.
+
         Raises:
-            DatabaseCorrupt: it changed since :meth:`settle` and fails ``quick_check``
-                (``found_while_open``: the words say it was found while in use).
+            DatabaseReplacedInPlace: it changed since :meth:`settle` into another database.
+            DatabaseCorrupt: it changed since :meth:`settle` and is damaged
+                (``found_while_open``; ``why`` says what was found).
         """
         now = FileState.of(self.path)
         if now is None or now == self.state:
             return  # unchanged (or gone: parley.core.store.sqlite.faults reports that)
         self.checks += 1
-        if not passes_quick_check(self.path):
-            raise DatabaseCorrupt(self.path, found_while_open=True)
-        self.state = now
+        wrong = header.problem(self.path)
+        if wrong is None and self.page_size is not None \
+                and _page_size(self.path) not in (None, self.page_size):
+            wrong = "its page size changed"
+        if wrong is None and passes_quick_check(self.path):
+            self.state = now
+            return
+        if _sound_alone(self.path):
+            raise DatabaseReplacedInPlace(self.path)
+        raise DatabaseCorrupt(self.path, found_while_open=True,
+                              why=wrong or "part of it can no longer be read")
+
+
+def _page_size(path: Path) -> int | None:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(header.HEADER_SIZE)
+    except OSError:
+        return None
+    return header.page_size(head) if head.startswith(header.MAGIC) else None
+
+
+def _sound_alone(path: Path) -> bool:
+    """True when ``path`` read alone (``immutable=1``: no WAL, no locks) is a whole
+    SQLite file that passes ``quick_check``."""
+    import sqlite3
+
+    if header.problem(path) is not None:
+        return False
+    try:
+        con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        row = con.execute("PRAGMA quick_check").fetchone()
+        return bool(row) and row[0] == "ok"
+    except sqlite3.Error:
+        return False
+    finally:
+        con.close()
 
 
 # --- written while Parley was closed -------------------------------------------------

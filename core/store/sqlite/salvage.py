@@ -30,6 +30,7 @@ import sqlite3
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -293,8 +294,8 @@ def _copy_rows(con: sqlite3.Connection, db: str, table: str, keys: tuple[str, ..
     have = set(_columns(con, db, table))
     if not have or not set(keys) <= have:
         return
-    # A backup's row numbers may be taken by other rows by now: its rows get new ones.
-    cols = [c for c in wanted if c in have and not (c == "n" and db != "rec")]
+    # The row numbers of a later source or a backup may be taken by now: its rows get new ones.
+    cols = [c for c in wanted if c in have and not (c == "n" and db != "rec0")]
     names = ", ".join(cols)
     match = " AND ".join(f"m.{k} = s.{k}" for k in keys)
     con.execute(
@@ -319,18 +320,21 @@ def _fix_orphans(con: sqlite3.Connection) -> None:
     con.execute("UPDATE sessions SET updated_at = ? WHERE updated_at IS NULL", (now,))
 
 
-def salvage(damaged: Path, dest: Path, backup: Path | None = None,
-            stop: threading.Event | None = None) -> SalvageReport:
+def salvage(damaged: Path | None, dest: Path, backup: Path | None = None,
+            stop: threading.Event | None = None, *, first: Sequence[Path] = ()) -> SalvageReport:
     """Build a new sessions.db at ``dest`` from what ``damaged`` still holds and ``backup``.
 
     Takes seconds (about a minute per GB: the search index is rebuilt). Run it
     off the GUI thread, with no connection open on ``damaged``.
 
     Args:
-        damaged: the damaged file (read only).
+        damaged: the damaged file (read only), or None to read only ``first``.
         dest: the new file (must not exist; made ``0600``).
         backup: the newest sound backup to fill in what the salvage lost, or None.
         stop: set from another thread to stop reading (:class:`SalvageCancelled`).
+        first: files read before ``damaged``, best first (what was kept when it
+            was found damaged while open, ``parley.core.store.sqlite.kept``): a row
+            found in an earlier one wins over the same row in a later one.
 
     Returns:
         What the new file holds.
@@ -341,13 +345,16 @@ def salvage(damaged: Path, dest: Path, backup: Path | None = None,
     """
     from parley.core.store.store import Store
 
-    scratch = dest.with_name(dest.name + ".recovered.partial")
-    with contextlib.suppress(FileNotFoundError):
-        scratch.unlink()
+    sources = [*first, *([damaged] if damaged is not None else [])]
+    scratches = [dest.with_name(f"{dest.name}.recovered{n or ''}.partial")
+                 for n in range(len(sources))]
+    for scratch in scratches:
+        with contextlib.suppress(FileNotFoundError):
+            scratch.unlink()
     try:
-        recover_rows(damaged, scratch, stop=stop)
+        read = _read_all(sources, scratches, stop)
         Store.open(dest).close()  # an empty v4 file: schema, default space, WAL
-        report = _merge(dest, scratch, backup)
+        report = _merge(dest, read, backup)
     except sqlite3.Error as exc:
         _remove(dest)
         raise SalvageError(f"Parley could not write the salvaged chats to {dest} ({exc}). "
@@ -356,9 +363,34 @@ def salvage(damaged: Path, dest: Path, backup: Path | None = None,
         _remove(dest)
         raise
     finally:
-        _remove(scratch)
+        for scratch in scratches:
+            _remove(scratch)
     private.secure_store_files(dest)
     return report
+
+
+def _read_all(sources: list[Path], scratches: list[Path],
+              stop: threading.Event | None) -> list[Path]:
+    """Read the rows of each source into its scratch file; return those read, in order.
+
+    Raises:
+        SalvageError: no source could be read at all (the last one's reason).
+    """
+    read: list[Path] = []
+    failed: SalvageError | None = None
+    for source, scratch in zip(sources, scratches, strict=True):
+        try:
+            recover_rows(source, scratch, stop=stop)
+        except SalvageCancelled:
+            raise
+        except SalvageError as exc:
+            failed = exc
+            _remove(scratch)
+            continue
+        read.append(scratch)
+    if not read:
+        raise failed or SalvageError("There was nothing to salvage.")
+    return read
 
 
 def _remove(path: Path) -> None:
@@ -367,20 +399,23 @@ def _remove(path: Path) -> None:
             Path(f"{path}{suffix}").unlink()
 
 
-def _merge(dest: Path, scratch: Path, backup: Path | None) -> SalvageReport:
+def _merge(dest: Path, scratches: list[Path], backup: Path | None) -> SalvageReport:
     con = sqlite3.connect(f"file:{quote(str(dest.resolve()))}", uri=True, isolation_level=None)
     try:
         textindex.register_functions(con)
         con.execute("PRAGMA foreign_keys = OFF")
-        con.execute(f"ATTACH DATABASE '{_uri(scratch)}' AS rec")
+        recs = [f"rec{n}" for n in range(len(scratches))]
+        for name, scratch in zip(recs, scratches, strict=True):
+            con.execute(f"ATTACH DATABASE '{_uri(scratch)}' AS {name}")
         if backup is not None:
             con.execute(f"ATTACH DATABASE '{_uri(backup)}' AS bak")
         con.execute("BEGIN")
         schema.drop_search_triggers(con)
-        if _columns(con, "rec", "spaces"):  # the salvaged default space (renamed?) wins
+        if any(_columns(con, name, "spaces") for name in recs):  # salvaged default space wins
             con.execute("DELETE FROM main.spaces")
-        for table, keys in TABLES:
-            _copy_rows(con, "rec", table, keys)
+        for name in recs:
+            for table, keys in TABLES:
+                _copy_rows(con, name, table, keys)
         salvaged = con.execute("SELECT count(*) FROM turns").fetchone()[0]
         if backup is not None:
             for table, keys in TABLES:
@@ -394,7 +429,8 @@ def _merge(dest: Path, scratch: Path, backup: Path | None) -> SalvageReport:
         _fix_orphans(con)
         chats = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
         con.execute("COMMIT")
-        con.execute("DETACH DATABASE rec")  # before the index: its trigger names are theirs too
+        for name in recs:  # before the index: its trigger names are theirs too
+            con.execute(f"DETACH DATABASE {name}")
         if backup is not None:
             con.execute("DETACH DATABASE bak")
         con.execute("BEGIN")

@@ -1,0 +1,207 @@
+"""sessions.db damaged by another program while Parley runs: found, kept, and nothing lost.
+
+The five outside damages of a fault trial, each on a real file in WAL mode that
+holds turns in three places — in the newest automatic backup, checkpointed into
+the file after it, and only in the ``-wal`` — with a message being saved at the
+moment the damage is found. Each ends with every committed turn back (ids and
+texts compared) through Restore and through Salvage, and the message that met
+the damage not shown as saved.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from parley.core.content import TextBlock, Turn
+from parley.core.recovery import damaged_file
+from parley.core.store import Store
+from parley.core.store.errors import (
+    DamagedWhileOpen,
+    DatabaseCorrupt,
+    DatabaseMissing,
+    DatabaseReplacedInPlace,
+    StoreError,
+)
+from parley.core.store.sqlite import backups, header
+from parley.core.store.sqlite.damage import marked_kept, marker_path, passes_quick_check
+from tests.core.damaged import PAGE, overwrite_pages, pages_of
+
+CASES = ("emptied", "halved", "three-pages", "replaced", "deleted")
+SENT = "the message being sent when the damage is found"
+
+
+def _say(store: Store, sid: str, text: str) -> tuple[str, str]:
+    turn = store.append_turn(sid, Turn("user", [TextBlock(text + " " + "x" * 300)]))
+    return turn.id, turn.text()
+
+
+def _committed(path: Path) -> tuple[Store, str, list[tuple[str, str]]]:
+    """An open store (as the app's) whose turns are in the backup, in the file, in the WAL."""
+    store = Store.open(path, watch_closed=True)
+    sid = store.create_session(title="kept").id
+    said = [_say(store, sid, f"in the backup {i}") for i in range(40)]
+    made = backups.make_backup(path)  # an automatic backup, as the scheduler makes it
+    assert made.turns == 40
+    said += [_say(store, sid, f"checkpointed after the backup {i}") for i in range(40)]
+    store.maintain()  # idle upkeep: copied into the file; the WAL starts over at the next commit
+    said += [_say(store, sid, f"only in the WAL {i}") for i in range(20)]
+    assert os.path.getsize(f"{path}-wal") > 0
+    time.sleep(0.02)  # file times tick every few ms: the damage is a change of its own
+    return store, sid, said
+
+
+def _other_parley_file(where: Path) -> Path:
+    with Store.open(where) as other:
+        chat = other.create_session(title="someone else's")
+        for i in range(30):
+            other.append_turn(chat.id, Turn("user", [TextBlock(f"not yours {i}")]))
+    return where
+
+
+def _damage(case: str, path: Path, tmp_path: Path) -> None:
+    if case == "emptied":
+        os.truncate(path, 0)  # truncate -s 0
+    elif case == "halved":
+        os.truncate(path, path.stat().st_size // 2)
+    elif case == "three-pages":  # garbage over three pages of older turns
+        leaves = pages_of(path, "turns")
+        overwrite_pages(path, random.Random(31).sample(leaves[: len(leaves) // 2], 3))
+    elif case == "replaced":  # cp other.db sessions.db: same file, another database in it
+        data = _other_parley_file(tmp_path / "other" / "sessions.db").read_bytes()
+        with open(path, "r+b") as fh:
+            fh.truncate(0)
+            fh.write(data)
+    else:
+        path.unlink()
+
+
+def _turns(path: Path) -> list[tuple[str, str]]:
+    with Store.open(path) as store:
+        return [(t.id, t.text()) for s in store.list_sessions(include_archived=True)
+                for t in store.get_turns(s.id)]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_damage_found_while_running_loses_no_committed_turn(tmp_path: Path, case: str) -> None:
+    path = tmp_path / "sessions.db"
+    store, sid, said = _committed(path)
+    _damage(case, path, tmp_path)
+    with pytest.raises(StoreError) as err:  # the save that finds it fails, typed
+        store.append_turn(sid, Turn("user", [TextBlock(SENT)]))
+    with pytest.raises((DamagedWhileOpen, DatabaseMissing)):  # nothing after it either
+        store.append_turn(sid, Turn("user", [TextBlock("later")]))
+    assert [(t.id, t.text()) for t in store.get_turns(sid)] == said  # still shown, still read
+    store.close()
+
+    if case == "deleted":  # parley.core.store.sqlite.faults: a copy beside the old name
+        assert isinstance(err.value, DatabaseMissing)
+        (rescued,) = tmp_path.glob("sessions.db.rescued-*")
+        assert _turns(rescued) == said
+        return
+    kept = marked_kept(path)
+    assert kept is not None and kept.folder.parent == tmp_path
+    assert kept.folder.name in err.value.message  # the error names where they are
+    assert (kept.folder / "sessions.db-wal").stat().st_size > 0  # the WAL kept, byte for byte
+    assert (kept.folder / "sessions.db").exists()
+    if case == "replaced":
+        assert isinstance(err.value, DatabaseReplacedInPlace) and kept.replaced
+        assert "replaced by another database" in err.value.message
+        assert "part of it can no longer be read" not in err.value.message
+        with pytest.raises(DatabaseReplacedInPlace):  # the next start offers the recovery
+            Store.open(path, watch_closed=True)
+    else:
+        assert type(err.value) is DatabaseCorrupt and "while Parley was using it" in \
+            err.value.message
+        with pytest.raises(DatabaseCorrupt):
+            Store.open(path, watch_closed=True)
+    for sidecar in ("", "-wal"):  # the message that met the damage was never saved
+        f = Path(f"{path}{sidecar}")
+        assert not f.exists() or SENT.encode() not in f.read_bytes()
+
+    backup = damaged_file.latest_backup(path)
+    assert backup is not None
+    twin = tmp_path / "twin"  # the same state, for the other way on
+    twin.mkdir()
+    for p in tmp_path.iterdir():
+        if p.name.startswith("sessions.db"):
+            (shutil.copytree if p.is_dir() else shutil.copy2)(p, twin / p.name)
+
+    damaged_file.restore_backup(path, backup)
+    assert _turns(path) == said
+    assert not marker_path(path).exists() and kept.folder.is_dir()  # the folder stays
+
+    _, report = damaged_file.salvage_into(twin / "sessions.db", backup)
+    assert _turns(twin / "sessions.db") == said
+    assert report.turns == len(said)
+
+
+def test_an_emptied_file_fails_the_checks_quick_check_alone_passes(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    path.write_bytes(b"")
+    assert header.problem(path) == "it is empty: another program cut it to 0 bytes"
+    assert not passes_quick_check(path)
+    con = sqlite3.connect(path)  # what SQLite alone says of it
+    assert con.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    con.close()
+
+
+def test_a_file_shorter_than_its_header_says_is_named_so(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (x)")
+    con.executemany("INSERT INTO t VALUES (?)", [("y" * 1000,)] * 100)
+    con.commit()
+    con.close()
+    pages = path.stat().st_size // PAGE
+    assert header.problem(path) is None
+    os.truncate(path, (pages // 2) * PAGE)
+    assert header.problem(path) == (f"it was cut short: {pages // 2} of its {pages} pages are "
+                                    "left (another program shortened it)")
+    os.truncate(path, 50)
+    assert header.problem(path) is not None
+
+
+def test_a_salvage_of_a_replaced_file_never_reads_the_other_database(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    store, sid, said = _committed(path)
+    _damage("replaced", path, tmp_path)
+    with pytest.raises(DatabaseReplacedInPlace):
+        store.append_turn(sid, Turn("user", [TextBlock(SENT)]))
+    store.close()
+    aside, report = damaged_file.salvage_into(path, None)  # no backup: the kept files alone
+    texts = [text for _id, text in _turns(path)]
+    assert not any(t.startswith("not yours") for t in texts)
+    assert _turns(path) == said and report.from_backup == 0
+    assert aside is not None and [t for _i, t in _turns_of(aside)][:1] == ["not yours 0"]
+
+
+def _turns_of(path: Path) -> list[tuple[str, str]]:
+    """The turns of a file kept aside (read from a copy: it is never opened in place)."""
+    copy = path.with_name(path.name + ".read")
+    shutil.copy2(path, copy)
+    return _turns(copy)
+
+
+def test_a_backup_of_an_emptied_file_says_it_is_damaged_and_leaves_its_wal(
+    tmp_path: Path,
+) -> None:
+    from parley.core.store.errors import SourceDamaged
+
+    path = tmp_path / "sessions.db"
+    store, _sid, _said = _committed(path)
+    wal = Path(f"{path}-wal").read_bytes()
+    os.truncate(path, 0)
+    try:
+        with pytest.raises(SourceDamaged) as err:  # not "Your chats are safe in sessions.db"
+            backups.make_backup(path)
+        assert "safe" not in err.value.message
+        assert Path(f"{path}-wal").read_bytes() == wal  # no connection opened the empty file
+    finally:
+        store.close()
