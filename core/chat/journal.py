@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 #: A failing journal write is logged once per interval, not every 250 ms of an outage.
 _failures = RepeatLimiter(log)
 
+#: Seconds the end of a stream waits for a journal write still in flight.
+WAIT_S = 1.0
+
 
 class Journal:
     """Writes a streaming reply as an aborted turn at most every ``interval_s``, and at
@@ -77,7 +80,11 @@ class Journal:
             self.timer.cancel()
             self.timer = None
 
-    async def wait(self) -> None:
-        """Wait for the write in flight (a failure was logged by :meth:`_done`)."""
+    async def wait(self, timeout_s: float | None = WAIT_S) -> None:
+        """Wait for the write in flight (a failure was logged by :meth:`_done`), at most
+        ``timeout_s`` seconds (None: until it ends). A write still waiting (on another
+        program's lock) goes on: the store runs its calls one after the other
+        (``parley.core.store.async_store``), so the complete reply saved next is
+        written after it and replaces it."""
         if self.write is not None:
-            await asyncio.wait([self.write])
+            await asyncio.wait([self.write], timeout=timeout_s)

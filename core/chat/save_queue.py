@@ -14,6 +14,15 @@ retries and regenerations with :class:`SavesPending`, so nothing later is
 saved before an earlier reply. Listeners hear of each change
 (:class:`SaveNews`); a window shows one status for all of them.
 
+A write that has not answered within :data:`FIRST_WAIT_S` (another program holds
+the write lock and SQLite waits out its busy timeout, several times over, before it
+fails: ``parley.core.store.sqlite.engine.write``) is not waited for either: the
+turn is kept at once (the error :class:`StillWaiting`, so the window says "not
+saved yet" seconds after the reply ends, not after the lock waits), and the
+write goes on in the background; if it succeeds the turn is "saved", if it fails
+the attempts go on as for any passing failure. Only one write of kept turns runs
+at a time, so each is written once.
+
 Errors other than those (a deleted or replaced file, a damaged file) are
 retried too, at the longest delay: the turn stays in memory and can be
 written into a rescue copy on quitting (:meth:`SaveQueue.write_into`).
@@ -56,6 +65,22 @@ PASSING = (DiskFull, DatabaseBusy, DiskError, DatabaseReadOnly, ServerUnreachabl
            ServerDiskFull, ServerReadOnly)
 #: Seconds between attempts: the first retries come soon, then every 5 s.
 RETRY_DELAYS_S = (0.5, 1.0, 2.0, 5.0)
+#: Seconds a reply's first save is waited for before the turn is kept as "not saved
+#: yet" (the write goes on meanwhile). A write waiting on another program's lock
+#: takes up to ``WRITE_ATTEMPTS`` busy timeouts (15 s) before it fails.
+FIRST_WAIT_S = 2.0
+
+
+class StillWaiting(ParleyError):
+    """A save has not answered for a while: the store waits (a lock, a slow server)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"The database has not taken the reply for {seconds:.0f} s: another program may "
+            "hold sessions.db locked, or the server is not answering. Parley keeps the reply "
+            "and keeps trying; nothing already saved was lost."
+        )
+        self.seconds = seconds
 
 
 class SavesPending(ParleyError):
@@ -87,6 +112,8 @@ def reason(error: BaseException | None) -> str:
         return "the disk of the PostgreSQL server is full"
     if isinstance(error, ServerReadOnly):
         return "the PostgreSQL database allows only reading"
+    if isinstance(error, StillWaiting):
+        return "the database does not answer yet (another program may hold it locked)"
     if isinstance(error, ParleyError):
         return error.message.split(". ")[0].rstrip(".")
     return "the file could not be written"
@@ -165,7 +192,8 @@ class SaveQueue:
             raise SavesPending(len(self._items), self.error)
 
     # -- writing --------------------------------------------------------------
-    async def save(self, session_id: str, turn: Turn, usage: Usage | None = None) -> bool:
+    async def save(self, session_id: str, turn: Turn, usage: Usage | None = None, *,
+                   wait_s: float | None = FIRST_WAIT_S) -> bool:
         """Write a turn now; keep it for later when a passing failure refuses it.
 
         Args:
@@ -174,6 +202,9 @@ class SaveQueue:
                 of the same id is replaced).
             usage: with ``finish_turn``: added to the session's counters in
                 the same transaction.
+            wait_s: seconds to wait for the write (None: until it ends). A write
+                still waiting then (a lock, a server not answering) goes on in the
+                background and the turn is kept meanwhile (:class:`StillWaiting`).
 
         Returns:
             True when it is in sessions.db; False when it is kept (listeners
@@ -181,19 +212,44 @@ class SaveQueue:
 
         Raises:
             StoreError: a failure that is not passing and not about the file
-                (``SessionNotFound``, ``TurnInOtherSession``): nothing kept.
+                (``SessionNotFound``, ``TurnInOtherSession``), met within ``wait_s``:
+                nothing kept.
         """
+        item = Unsaved(session_id, turn, usage, time.monotonic())
         if self._items:  # written in order: behind what is kept already
-            self._keep(Unsaved(session_id, turn, usage, time.monotonic()), self.error)
+            self._keep(item, self.error)
             return False
+        first = asyncio.ensure_future(self._first_write(item))
+        done, _ = await asyncio.wait([first], timeout=wait_s)
+        if first in done:
+            return first.result()
+        log.warning("reply %s not saved yet: the store has not answered for %.1f s",
+                    turn.id, wait_s or 0.0)
+        first.add_done_callback(_retrieve)
+        self._keep(item, StillWaiting(wait_s or 0.0), retry=False)
+        return False
+
+    async def _first_write(self, item: Unsaved) -> bool:
+        """Write ``item`` (under the queue's lock); True when written. A passing failure
+        keeps it; when :meth:`save` stopped waiting and kept it already, a success is
+        told as ``saved`` and a failure starts the background attempts."""
         try:
             async with self._lock:
-                await self._write(session_id, turn, usage)
+                await self._write(item.session_id, item.turn, item.usage)
+                if self._items.pop(item.turn.id, None) is not None:  # kept while it waited
+                    log.info("reply %s saved after %.1f s", item.turn.id,
+                             time.monotonic() - item.since)
+                    if not self._items:
+                        self.error = None
+                    self._tell(SaveNews("saved", item.session_id, item.turn, None))
         except StoreError as exc:
             if not _keepable(exc):
+                if self._items.pop(item.turn.id, None) is not None:
+                    log.error("kept reply %s dropped: %s", item.turn.id, exc.message)
+                    self._tell(SaveNews("dropped", item.session_id, item.turn, exc))
                 raise
-            log.warning("reply %s not saved yet: %s", turn.id, exc.message)
-            self._keep(Unsaved(session_id, turn, usage, time.monotonic()), exc)
+            log.warning("reply %s not saved yet: %s", item.turn.id, exc.message)
+            self._keep(item, exc)
             return False
         return True
 
@@ -259,15 +315,15 @@ class SaveQueue:
                  else self.store.finish_turn(session_id, turn, usage))
         await asyncio.shield(write)  # a Stop or a quit does not leave it half-done
 
-    def _keep(self, item: Unsaved, error: ParleyError | None) -> None:
-        old = self._items.pop(item.turn.id, None)
+    def _keep(self, item: Unsaved, error: ParleyError | None, *, retry: bool = True) -> None:
+        old = self._items.get(item.turn.id)
         if old is not None:  # the same turn again (a newer version): keep its first failure
             item = Unsaved(item.session_id, item.turn, item.usage or old.usage, old.since)
-        self._items[item.turn.id] = item
+        self._items[item.turn.id] = item  # a turn kept already keeps its place in the order
         if error is not None:
             self.error = error
         self._tell(SaveNews("kept", item.session_id, item.turn, self.error))
-        if self._task is None or self._task.done():
+        if retry and (self._task is None or self._task.done()):
             self._task = asyncio.ensure_future(self._retry())
 
     async def _retry(self) -> None:
@@ -287,6 +343,15 @@ class SaveQueue:
                 listener(news)
             except Exception:  # noqa: BLE001 - one listener's bug does not stop the others
                 log.exception("save listener failed")
+
+
+def _retrieve(task: asyncio.Future[bool]) -> None:
+    """A first write no one awaits any more: its outcome was told to the listeners; a bug
+    is logged here, not as an orphan."""
+    if not task.cancelled() and task.exception() is not None:
+        exc = task.exception()
+        if not isinstance(exc, StoreError):
+            log.error("saving a reply failed", exc_info=exc)
 
 
 def _keepable(exc: StoreError) -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.core.chat.events import Listener, RunCancelled, RunFailed, SessionTitled
 from parley.core.chat.reply import ReplyBuilder
-from parley.core.chat.save_queue import PASSING, SaveQueue
+from parley.core.chat.save_queue import FIRST_WAIT_S, PASSING, SaveQueue
 from parley.core.chat.stream import RequestStream
 from parley.core.chat.titles import first_line_title
 from parley.core.compaction.compact import SentRequest
@@ -158,7 +158,8 @@ class RunSteps:
                 return
             if not wants_tools(builder.turn(aborted=False), builder.stop_reason):
                 return
-            turn = await self.finish(session_id, model_ref, progress)
+            # Waited for to the end: its tools run only once it is saved.
+            turn = await self.finish(session_id, model_ref, progress, wait_s=None)
             if self.saves.holds(turn.id):  # not saved yet: no tool runs on an unsaved call
                 progress.final = turn
                 return
@@ -170,15 +171,17 @@ class RunSteps:
                 return
             stored = await self.store.get_turns(session_id)
 
-    async def finish(self, session_id: str, model_ref: str, progress: RunProgress) -> Turn:
+    async def finish(self, session_id: str, model_ref: str, progress: RunProgress, *,
+                     wait_s: float | None = FIRST_WAIT_S) -> Turn:
         """Save the reply of ``progress.builder`` as complete, with its usage and cost
-        (kept by :attr:`saves` when the store refuses it for now)."""
+        (kept by :attr:`saves` when the store refuses it for now, or has not taken it
+        within ``wait_s`` seconds: ``SaveQueue.save``)."""
         builder = progress.builder
         progress.builder = ReplyBuilder(model=model_ref)  # a Stop from here keeps no partial
         info = self._model_info(model_ref)
         usage = usage_cost(builder.usage or Usage(), info)
         turn = replace(builder.turn(aborted=False), usage=usage)
-        await self.saves.save(session_id, turn, usage)
+        await self.saves.save(session_id, turn, usage, wait_s=wait_s)
         progress.saved += 1
         return turn
 

@@ -128,6 +128,8 @@ class SaveStatus:
             self.w.transcript.set_save_mark(news.turn.id, mark)
         if news.kind == "dropped" and news.error is not None:
             log.info("kept reply dropped: %s", news.error.message)
+        if news.kind == "saved":  # the store takes writes again: a refusal told is over
+            self.saved()
         self.refresh()
 
     def absorb(self, error: ParleyError) -> bool:

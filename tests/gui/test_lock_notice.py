@@ -1,0 +1,51 @@
+"""A reply that ends while another process holds sessions.db locked is "not saved yet"
+within seconds, not after SQLite's lock waits (real window, real file, the default busy
+timeout; the lock is a real write lock held by another process)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.core.test_unsaved_replies import Locker
+
+pytestmark = pytest.mark.timeout(90)
+
+REPLY = "word " * 400  # streamed in about four seconds
+
+
+def test_a_locked_file_shows_not_saved_yet_within_5_s_and_the_reply_is_saved_once(driver):
+    w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-test",
+                         "ANTHROPIC_BASE_URL": driver.fake.anthropic_base_url})
+    driver.fake.script("First answer.")
+    driver.send("first question", wait=True)
+    driver.settle(w)
+    sid = w.chat.session_id
+    before = driver.run(w.store.get_session(sid)).usage.output_tokens
+    driver.fake.script(REPLY, token_delay_ms=10, chunk_size=5)
+    driver.send("second question")
+    # The lock is taken about a second before the reply ends (300 of its 400 words shown).
+    driver.until(lambda: driver.transcript_text(w).count("word") >= 300, timeout=15)
+    locker = Locker(w.store.path)  # held for as long as the test lets it (60 s at most)
+    locked_at = time.monotonic()
+    bar = w.chat.save_status.bar
+    try:
+        # Within 5 s of the lock, so within 5 s of the reply's end (which comes after it).
+        driver.until(lambda: "not saved yet" in bar.text(), timeout=6)
+        assert time.monotonic() - locked_at < 5.0
+        assert not w.composer_bar.busy  # the run is over: not "a reply is still coming"
+        kept = w.runner.saves.pending()
+        assert [u.turn.text() for u in kept] == [REPLY]
+        assert w.transcript.save_mark(kept[0].turn.id) == "unsaved"
+    finally:
+        locker.release()
+    released_at = time.monotonic()
+    driver.until(lambda: not w.runner.saves.pending() and bar.text() == "", timeout=20)
+    assert time.monotonic() - released_at < 6.0  # the write waiting on the lock went on
+    assert w.transcript.save_mark(kept[0].turn.id) is None
+    turns = driver.run(w.store.get_turns(sid))
+    assert [(t.text(), t.aborted) for t in turns if t.role == "assistant"] == [
+        ("First answer.", False), (REPLY, False)]
+    after = driver.run(w.store.get_session(sid)).usage.output_tokens
+    assert after - before == kept[0].turn.usage.output_tokens > 0  # its usage counted once
