@@ -156,8 +156,8 @@ class ImportSummary:
             return []
         named = "; ".join(f"“{name}”: {why}" for name, why in self.refused_files[:_NAMED])
         extra = f"; and {n - _NAMED:,} more" if n > _NAMED else ""
-        return [f"{_n(n, 'file')} of the export {'was' if n == 1 else 'were'} not read "
-                f"(the messages say where they were): {named}{extra}."]
+        return [f"{_n(n, 'file')} of the export {'was' if n == 1 else 'were'} not read: "
+                f"{named}{extra}."]
 
     def _too_long(self) -> list[str]:
         """The sentence naming the conversations left out for a too long message, if any."""

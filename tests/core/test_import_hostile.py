@@ -83,7 +83,7 @@ def hostile_folder(export: Path, outside: Path) -> Path:
     (export / "file-Key5-id_rsa.png").write_bytes(FAKE_KEY)
     (export / "file-Fake2-report.pdf").write_bytes(FAKE_PDF)
     with open(export / "file-Big3-big.txt", "wb") as fh:  # sparse: nothing is written
-        fh.truncate(MAX_EXPORT_FILE_BYTES + 1)
+        fh.truncate(MAX_EXPORT_FILE_BYTES + 10 * 1024 * 1024)
     os.link(outside / "secret.txt", export / "file-Hard4-hard.txt")
     (export / "dalle-generations").symlink_to(outside / "pictures", target_is_directory=True)
     (export / "file-Note8-note.md").write_text("# My own notes\n")
@@ -153,7 +153,7 @@ async def test_a_hostile_export_folder_reads_nothing_outside_it(store, tmp_path,
     assert reasons["file-Key5-id_rsa.png"] == ("its name says it is an image, but its bytes "
                                                "are text")
     assert reasons["file-Fake2-report.pdf"] == "its name says it is a PDF, but its bytes are text"
-    assert reasons["file-Big3-big.txt"] == "it is 64.0 MB; Parley imports files of up to 64.0 MB"
+    assert reasons["file-Big3-big.txt"] == "it is 74.0 MB; Parley imports files of up to 64.0 MB"
     assert reasons["file-Hard4-hard.txt"].startswith("it is also linked elsewhere")
     # The link to a folder outside was not entered: its file is simply not in the export.
     assert ("image", "file-Deep1") in summary.missing_files

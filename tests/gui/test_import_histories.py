@@ -18,6 +18,7 @@ from tests.histories import (
     ChatGPTConversation,
     chatgpt_export,
     claude_export,
+    image_part,
     lisbon_trip,
     write_chatgpt_folder,
 )
@@ -265,3 +266,34 @@ def test_an_imported_chat_ending_with_ones_message_says_so_without_an_error(
     driver.run(w.store.append_turn(own.id, Turn("user", [TextBlock("Still there?")])))
     _open_chat(driver, w, own.id)
     driver.until(lambda: w.transcript.error_text() == CALLED_OFF)
+
+
+def test_files_of_an_export_that_are_not_read_are_named_in_the_summary(driver, tmp_path):
+    # A link out of the export (unzip makes one from a zip's link entry) and a key named .png.
+    secret = tmp_path / "environ"
+    secret.write_bytes(b"ANTHROPIC_API_KEY=sk-ant-GUI-HOSTILE\n")
+    c = ChatGPTConversation("Links", "conv-links")
+    c.add(c.root, "user", {"content_type": "multimodal_text", "parts": [
+        image_part("file-Key2"), "Look."]}, metadata={"attachments": [
+            {"id": "file-Env1", "name": "notes.txt", "mimeType": "text/plain"}]})
+    c.text("assistant", "Nothing to see.", model="gpt-4o")
+    path = write_chatgpt_folder(tmp_path / "export", [c.to_json()], {})
+    (path.parent / "file-Env1-notes.txt").symlink_to(secret)
+    (path.parent / "file-Key2-photo.png").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\n")
+    w = driver.configured()
+    export_dialog.answers.append(path)
+
+    assert w.import_conversation() is True
+    driver.until(lambda: _summary_box(w) is not None, timeout=30)
+
+    text = _summary_box(w).text()
+    assert text.startswith("Imported conversations.json: 1 chat, 2 messages")
+    assert ("2 files of the export were not read: “file-Key2-photo.png”: its name says it "
+            "is an image, but its bytes are text; “file-Env1-notes.txt”: it is a link to "
+            "another file; Parley imports only the files the export itself holds.") in text
+    _summary_box(w).accept()
+    (chat,) = _all(driver, w)
+    turns = driver.run(w.store.get_turns(chat.id))
+    assert "sk-ant-GUI-HOSTILE" not in json.dumps([t.text() for t in turns])
+    assert "[file not included: notes.txt]" in turns[0].text()
+    assert "[image not included: file-Key2]" in turns[0].text()
