@@ -49,6 +49,7 @@ from parley.gui.chat.paging import TranscriptPaging
 from parley.gui.chat.regenerate import ChatRegenerate
 from parley.gui.chat.run import LAST_SESSION_KEY, ChatRuns
 from parley.gui.chat.state import OpenChatState
+from parley.gui.chat.unseen import ChatUnseen
 from parley.gui.composer.drafts import Drafts
 from parley.gui.database.save_status import SaveStatus
 
@@ -102,6 +103,7 @@ class ChatController:
         self.state.reset.connect(w.transcript.show_reset)
         self.state.grown.connect(w.transcript.show_grown)
         self.state.turn_changed.connect(w.transcript.show_changed)
+        self.unseen = ChatUnseen(window, self)  # the note of turns the model no longer sees
         w.composer.textChanged.connect(self._composer_changed)
         w.composer.text_refused.connect(self._paste_refused)
         w.composer_bar.send_clicked.connect(self.runs.send_from_composer)
@@ -303,7 +305,7 @@ class ChatController:
         self.w.transcript.set_busy(busy)
         self.w.sidebar.select(self.chat_row)
         status = self.w.statusBar()
-        if hasattr(status, "set_chat"):  # the window's WrappingStatusBar
+        if hasattr(status, "set_chat"):  # the window's OneLineStatusBar
             status.set_chat(self.chat_row)  # another chat's message goes (not a version's)
         self.runs.retry_notice.refresh()  # this chat's retry wait, if any
         self.w.model_picker.set_current(self.current_model())

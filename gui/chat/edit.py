@@ -7,7 +7,8 @@ message rather than listed; it opens and is answered, the original stays as
 it was. "Fork from here" copies the conversation up to a message
 into a new session. Compaction replaces older turns by a summary in the
 model's context only (the transcript shows a card that expands to them);
-its progress shows in the status bar.
+its progress shows in the status bar, and a failure is told in one line there
+(``parley.gui.chat.unseen``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar
 from parley.core.attachments.files import parse_text_file
 from parley.core.content import Block, DocumentBlock, ImageBlock, TextBlock, Turn
 from parley.core.errors import ParleyError
+from parley.gui.chat.compact_notice import WOULD_NOT_REDUCE
 from parley.gui.transcript.specs import is_continue_message
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ NOT_COMPACTED = {
                           "the turns kept word for word.",
     "no-session": "This chat is not saved yet, so there is nothing to compact.",
     "aborted": "Compaction was stopped; nothing was changed.",
+    "would-not-reduce": WOULD_NOT_REDUCE,
 }
 STAGES = {
     "summarizing": "Compacting: writing a summary…",
@@ -44,16 +47,35 @@ STAGES = {
     "combining": "Compacting: combining the summaries of {parts} parts…",
     "saving": "Compacting: saving the summary…",
 }
-#: Said when a compaction the person did not ask for (before a request) failed.
-AUTO_FAILED = "Automatic compaction did not happen. {message}"
-#: Added when the summary was refused: automatic compaction of the chat waits
-#: (``parley.core.compaction.backoff``).
-AUTO_WAITS = (" Parley will not try again in this chat until it has grown (two more "
-              "messages) or you choose Compact now.")
-#: How long the words stay: a refused summary can come minutes after Send (a slow local
-#: model), so a few seconds of toast are easily missed; the status bar keeps them longer.
-AUTO_FAILED_TOAST_MS = 20_000
-AUTO_FAILED_STATUS_MS = 120_000
+
+
+def compacted_text(result: Any) -> str:
+    """What "Compact now" says once a summary is saved (``CompactResult``): how many
+    turns it stands for and, when both are known, the context before and after."""
+    kept = f"{result.replaced_count} earlier turns are now a summary"
+    before, after = result.tokens_before, result.effective_tokens
+    if before and after and after < before:
+        size = f"; about {before:,} → {after:,} tokens in context"
+    elif after:
+        size = f"; about {after:,} tokens in context"
+    else:
+        size = ""
+    return f"Compacted: {kept}{size}. The full conversation is kept."
+
+
+def _compact_failures() -> tuple[type[BaseException], ...]:
+    """The errors of a compaction told as its failure (not the refusals of a busy chat
+    or a store problem, which the window tells as any other)."""
+    from parley.core.compaction.compact import (
+        CompactInvalidInputError,
+        CompactNoSummaryError,
+        CompactPromptTooLongError,
+    )
+    from parley.core.compaction.settings import UnusableModelSetting
+    from parley.core.providers.errors import ProviderError
+
+    return (CompactNoSummaryError, CompactPromptTooLongError, CompactInvalidInputError,
+            ProviderError, UnusableModelSetting)
 
 
 def _is_file(block: object) -> bool:
@@ -224,14 +246,15 @@ class ChatEditor:
         self.chat.runs.activity(sid)
         runner = self.chat.runner
         assert runner is not None  # compact_now asks only once the runner is attached
-        result = await runner.compact(sid, keep_turns=int(keep))
+        try:
+            result = await runner.compact(sid, keep_turns=int(keep))
+        except _compact_failures() as exc:  # told in one line, the rest in Details
+            self.chat.unseen.failed(sid, exc, auto=False)
+            return
         if not result.compacted:
             self.w.undo.notice(NOT_COMPACTED.get(result.reason or "", "Nothing was compacted."))
             return
-        kept = f"{result.replaced_count} earlier turns are now a summary"
-        after = f"; about {result.effective_tokens:,} tokens in context" \
-            if result.effective_tokens else ""
-        self.w.undo.notice(f"Compacted: {kept}{after}. The full conversation is kept.")
+        self.w.undo.notice(compacted_text(result))
 
     def _on_compact(self, payload: dict[str, Any]) -> None:
         sid = payload.get("session_id")
@@ -251,25 +274,16 @@ class ChatEditor:
             if not self.compacting:
                 self._hide_progress()
             result = payload.get("result")
-            if result is not None and getattr(result, "summary_turn", None) is not None \
-                    and sid == self.chat.session_id:
-                self.w.tasks.spawn(self.chat.opener.reload(), name="reload-after-compaction")
+            if result is not None and getattr(result, "summary_turn", None) is not None:
+                self.chat.unseen.compacted(sid)  # the summary stands for the older turns
+                if sid == self.chat.session_id:
+                    self.w.tasks.spawn(self.chat.opener.reload(read_unseen=False),
+                                       name="reload-after-compaction")
             error = payload.get("error")
             if error is not None and payload.get("trigger") == "auto":
                 # A manual compaction's error is shown by the task that awaited it, the
                 # idle timer's by its own handler; this one only reached the log.
-                self._tell_auto_failed(error)
-
-    def _tell_auto_failed(self, error: Any) -> None:
-        """Say once, in words, that an automatic compaction did not happen: a toast, and
-        the status bar (where its progress showed) for a while longer."""
-        from parley.core.compaction.compact import CompactNoSummaryError
-
-        text = AUTO_FAILED.format(message=error.message)
-        if isinstance(error, CompactNoSummaryError):
-            text += AUTO_WAITS
-        self.w.undo.notice(text, AUTO_FAILED_TOAST_MS)
-        self.w.statusBar().showMessage(text, AUTO_FAILED_STATUS_MS)
+                self.chat.unseen.failed(sid, error, auto=True)
 
     def _show_progress(self, text: str) -> None:
         bar = self.w.statusBar()

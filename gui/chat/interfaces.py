@@ -283,6 +283,19 @@ class ModelsView(Protocol):
     def update_title(self) -> None: ...
 
 
+class UnseenView(Protocol):
+    """Turns the model no longer sees, failed compactions
+    (``parley.gui.chat.unseen.ChatUnseen``)."""
+
+    def compacted(self, session_id: str) -> None: ...
+
+    def failed(self, session_id: str, error: Any, *, auto: bool) -> None: ...
+
+    def on_event(self, event: Any) -> None: ...  # an ``OlderTurnsUnseen``
+
+    async def read(self, session_id: str) -> Any: ...  # ``Unseen | None``
+
+
 class OpenerView(Protocol):
     """Which chat the window shows (``parley.gui.chat.opening.ChatOpener``)."""
 
@@ -290,7 +303,7 @@ class OpenerView(Protocol):
 
     async def refresh_versions(self) -> None: ...
 
-    async def reload(self) -> None: ...
+    async def reload(self, *, read_unseen: bool = True) -> None: ...
 
     async def show_fork(self, fork: Session) -> None: ...
 
@@ -387,6 +400,9 @@ class OpenChat(Protocol):
 
     @property
     def opener(self) -> OpenerView: ...
+
+    @property
+    def unseen(self) -> UnseenView: ...
 
     @property
     def paging(self) -> PagingView: ...

@@ -188,10 +188,11 @@ class ChatOpener:
             win = await self.chat.store.transcript_window(session_id, reveal=at)
         draft = await self.chat.drafts.load(session_id)
         versions = await self.chat.store.versions(session_id)
+        unseen = await self.chat.unseen.read(session_id)  # one app-state row
         if gen != self._open_gen:
             return  # another chat was opened meanwhile
         self.chat.sessions[session_id] = session
-        self.chat.state.load(session_id, win)
+        self.chat.state.load(session_id, win, unseen)
         self.chat.space_id = session.space_id
         self._set_versions(versions)
         if len(versions.members) > 1:  # the version shown is kept for the next time
@@ -212,19 +213,22 @@ class ChatOpener:
         self.chat.state.show()
         self.chat.save_status.mark_shown(self.chat.session_id)
 
-    async def reload(self) -> None:
-        """Read the open chat's turns again (a compaction wrote its summary); the
-        composer, the draft and edit mode are left as they are."""
+    async def reload(self, *, read_unseen: bool = True) -> None:
+        """Read the open chat's turns again (a compaction wrote its summary, another
+        program changed the file); the composer, the draft and edit mode are left as
+        they are. ``read_unseen``: read its record of turns the model no longer sees
+        too (else the one held stays: after a compaction, which removed it)."""
         sid = self.chat.session_id
         if sid is None:
             return
         session = await self.chat.store.get_session(sid)
         last = max(OPEN_TURNS, len(self.chat.turns) + 1)
         win = await self.chat.store.transcript_window(sid, last=last)
+        unseen = await self.chat.unseen.read(sid) if read_unseen else self.chat.state.unseen
         if sid != self.chat.session_id:
             return
         self.chat.sessions[sid] = session
-        self.chat.state.load(sid, win)
+        self.chat.state.load(sid, win, unseen)
         self.show_turns()
         self.chat.meter.update()
 

@@ -256,7 +256,7 @@ class ChatRuns:
         sid = await self.waits.new_session_when_unlocked(model)
         self.chat.session_id = sid
         status = self.w.statusBar()
-        if hasattr(status, "chat_created"):  # the window's WrappingStatusBar
+        if hasattr(status, "chat_created"):  # the window's OneLineStatusBar
             status.chat_created(sid)
         await self.chat.drafts.discard(None)
         await self.chat.store.set_state(LAST_SESSION_KEY, sid)

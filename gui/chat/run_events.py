@@ -4,8 +4,9 @@
 (``parley.core.chat.run.RunEvent``) into what the window shows: a message shown at
 once (marked "Saving…" if its save takes a while), the reply growing in the open
 chat's state, the saved reply, an inline error or a stopped reply's note, tool
-rounds as they are saved, the chat moved to the top of its space, the retry
-countdown, and a title asked for after a chat's first reply.
+rounds as they are saved, the note of older turns the model no longer sees, the
+chat moved to the top of its space, the retry countdown, and a title asked for after
+a chat's first reply.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ class RunEvents:
             self.w.transcript.set_busy(busy)
 
     def on_event(self, ev: RunEvent | ReplySetAside) -> None:
+        from parley.core.chat.events import OlderTurnsUnseen
         from parley.core.chat.regenerate import ReplySetAside
         from parley.core.chat.run import (
             ReplyUpdated,
@@ -78,7 +80,9 @@ class RunEvents:
             return
         if isinstance(ev, ReplyUpdated | RunFinished | RunFailed | RunCancelled):
             self.runs.retry_notice.over(sid)
-        if isinstance(ev, UserTurnSaving):
+        if isinstance(ev, OlderTurnsUnseen):
+            self.chat.unseen.on_event(ev)  # the note of turns the model no longer sees
+        elif isinstance(ev, UserTurnSaving):
             self.show_saving(sid, ev.turn)
         elif isinstance(ev, ReplySetAside):
             self.chat.regen.reply_set_aside(ev)

@@ -5,7 +5,8 @@ only here: the turns read from the store (the last items of a long chat, more
 as they are read), their stored positions and the chat's
 compaction spans, how many items are still unread above, the replies kept in
 memory because sessions.db did not take them yet, messages shown before they
-are saved, and the reply streaming in each chat. The controllers change it
+are saved, the reply streaming in each chat, and the chat's record of older turns
+the model no longer sees (``parley.core.compaction.unseen``). The controllers change it
 through its methods; the transcript reads it (it is the transcript's
 ``parley.gui.transcript.source.TurnSource``) and is told what changed through the
 signals.
@@ -24,6 +25,7 @@ from parley.core.content import Turn
 from parley.gui.transcript.rows import merge_turns
 
 if TYPE_CHECKING:
+    from parley.core.compaction.unseen import Unseen
     from parley.core.store.outline import Span, Window
 
 
@@ -37,6 +39,7 @@ class OpenChatState(QObject):
             the argument is a turn id to keep in place on screen, or None.
         turn_changed(object): a turn (``Turn``) of the open chat is new or changed
             (a message shown, saved, a reply streaming or finished).
+        unseen_changed(): the open chat's :attr:`unseen` record changed.
 
     Attributes:
         session_id: the open chat's session (None: a new chat, no row yet).
@@ -48,6 +51,7 @@ class OpenChatState(QObject):
     reset = Signal()
     grown = Signal(object)
     turn_changed = Signal(object)
+    unseen_changed = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -59,6 +63,7 @@ class OpenChatState(QObject):
         self._spans: dict[str, Span] = {}
         self._older = 0
         self._unsaved: list[Turn] = []  # messages shown before they are saved
+        self._unseen: Unseen | None = None
 
     # -- reading ----------------------------------------------------------------
     @property
@@ -83,6 +88,19 @@ class OpenChatState(QObject):
         """Top-level items (turns, cards) of the open chat not read yet."""
         return self._older
 
+    @property
+    def unseen(self) -> Unseen | None:
+        """The open chat's record of older turns the model no longer sees (None: it sees
+        every turn, or a summary of them)."""
+        return self._unseen
+
+    def set_unseen(self, session_id: str, unseen: Unseen | None) -> None:
+        """Chat ``session_id``'s record changed (written, moved forward, removed): held
+        and shown if that chat is open."""
+        if session_id == self.session_id and unseen != self._unseen:
+            self._unseen = unseen
+            self.unseen_changed.emit()
+
     def holds(self, turn_id: str | None) -> bool:
         """True when a turn with that id is among :attr:`turns`."""
         return any(t.id == turn_id for t in self._turns)
@@ -100,9 +118,11 @@ class OpenChatState(QObject):
         return out
 
     # -- what is read -------------------------------------------------------------
-    def load(self, session_id: str, win: Window) -> None:
-        """Make a chat read from the store the open one (shown on :meth:`show`)."""
+    def load(self, session_id: str, win: Window, unseen: Unseen | None = None) -> None:
+        """Make a chat read from the store the open one (shown on :meth:`show`), with its
+        record of turns the model no longer sees (``unseen``)."""
         self.session_id = session_id
+        self._unseen = unseen
         self._turns = list(win.turns)
         self._seqs = dict(win.seqs)
         self._spans = dict(win.spans)
@@ -113,6 +133,7 @@ class OpenChatState(QObject):
     def clear(self) -> None:
         """Make an empty new chat the open one (shown on :meth:`show`)."""
         self.session_id = None
+        self._unseen = None
         self._turns, self._seqs, self._spans = [], {}, {}
         self._older, self.first_key = 0, None
         self._unsaved = []

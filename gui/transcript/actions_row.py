@@ -6,7 +6,8 @@ buttons) have the keyboard focus — the focused one. Each button does what the
 message's key does (``TranscriptView.message_action``), and its tooltip names
 that key as the keymap has it now. Only the buttons that apply show: Edit on
 a message the person wrote, Regenerate under the last reply, Continue under a
-stopped or cut-off last reply, ‹ › on a message with versions.
+stopped or cut-off last reply, ‹ › on a message with versions; on the note of turns
+the model no longer sees, only "Try compacting again".
 
 Keyboard: Tab on the focused message moves into the buttons, Tab / Shift+Tab
 and Left / Right move between them, Esc goes back to the message, and Tab on
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QToolButton, QT
 
 from parley.gui.commands.keymap import keymap_for
 from parley.gui.look.appearance import icon
+from parley.gui.transcript.specs import COMPACT_AGAIN
 
 if TYPE_CHECKING:
     from parley.gui.transcript.message_view import MessageView
@@ -38,6 +40,7 @@ BUTTONS: tuple[tuple[str, str, str, str | None], ...] = (
     ("regenerate", "regenerate", "Regenerate", "message.regenerate"),
     ("continue", "continue", "Continue the reply", "message.retry"),
     ("fork", "fork", "Fork from here", "message.fork"),
+    ("compact", "summary", COMPACT_AGAIN, "message.retry"),
 )
 INSET = 8  # px between the buttons and the message's right and bottom edges
 ICON_PX = 16
@@ -145,6 +148,8 @@ class MessageActions(QFrame):
     def _applies(self, name: str, row: int, node: Node) -> bool | None:
         """True: the button shows and works; False: shows disabled; None: hidden."""
         view = self.view
+        if node.kind == "unseen" or name == "compact":  # the note's one button
+            return True if node.kind == "unseen" and name == "compact" else None
         if name in ("version_previous", "version_next"):
             shown = view.version_of(node.key) if node.kind == "turn" else None
             if shown is None:

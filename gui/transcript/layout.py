@@ -301,7 +301,7 @@ class RowBuilder:
         indent = node.depth * INDENT
         x, w = col_x + indent, col_w - indent
         guides = [col_x + d * INDENT + INDENT // 2 - 6 for d in range(node.depth)]
-        if node.kind == "card":
+        if node.kind in ("card", "unseen"):  # the note of turns not seen: a quiet card too
             return self._boxed(node, specs, width, x, w, guides, "card", CARD_PAD)
         if node.turn.role == "user" and continue_request(node.turn, transcript) is None:
             return self._boxed(node, specs, width, x, w, guides, "bubble", BUBBLE_PAD)

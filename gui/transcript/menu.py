@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 from parley.gui.commands.actions import by_id
 from parley.gui.commands.keymap import keymap_for
 from parley.gui.text.markdown import is_safe_url
+from parley.gui.transcript.specs import COMPACT_AGAIN
 
 if TYPE_CHECKING:
     from parley.gui.transcript.layout import Hit
@@ -35,6 +36,9 @@ def message_menu(view: MessageView, row: int, hit: Hit | None) -> QMenu:
     node = view.model.rows[row]
     menu = QMenu(cast(QWidget, view))  # the view widget
     menu.setAccessibleName("Message actions")
+    if node.kind == "unseen":  # the note of turns the model no longer sees
+        _entry(view, menu, "retry", row, COMPACT_AGAIN)
+        return menu
     if hit is not None and hit.href and is_safe_url(hit.href):
         url = hit.href
         menu.addAction("Copy link address", lambda: QGuiApplication.clipboard().setText(url))

@@ -6,7 +6,9 @@ never copied into a list of the model's own.
 Rows change in the smallest steps Qt offers, so the view keeps its measured
 heights: a streamed update is one ``dataChanged``; a new turn one
 ``rowsInserted``; opening a compaction card inserts its replaced turns under
-it (and asks for those not read yet: ``rangeWanted``). Only a change of
+it (and asks for those not read yet: ``rangeWanted``); the note "the model no longer
+sees the earlier turns" comes and goes as one row (:meth:`TranscriptModel.set_unseen`).
+Only a change of
 structure (a new compaction summary, turns read further back) resets the model.
 """
 
@@ -24,9 +26,9 @@ from PySide6.QtCore import (
 )
 
 from parley.core.content import Turn
-from parley.gui.transcript.rows import Node, Transcript, card_count, summary_block
+from parley.gui.transcript.rows import UNSEEN_KEY, Node, Transcript, card_count, summary_block
 from parley.gui.transcript.source import TurnList, TurnSource
-from parley.gui.transcript.specs import CARD_FOLD
+from parley.gui.transcript.specs import CARD_FOLD, unseen_text
 
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
 TURN_ID_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -67,6 +69,9 @@ class TranscriptModel(QAbstractListModel):
         if role == TURN_ID_ROLE:
             return node.key
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
+            unseen = self.transcript.unseen
+            if node.kind == "unseen" and unseen is not None:
+                return unseen_text(unseen)
             return accessible_text(node)
         return None
 
@@ -92,7 +97,8 @@ class TranscriptModel(QAbstractListModel):
     def reset(self) -> None:
         """Rebuild every row from the source (folds and cards start closed)."""
         src = self.source
-        self._reset(Transcript(src.shown_turns(), seqs=src.seqs, spans=src.spans))
+        self._reset(Transcript(src.shown_turns(), seqs=src.seqs, spans=src.spans,
+                               unseen=src.unseen))
 
     def grow(self) -> None:
         """Rebuild the rows from the source after turns were added or a change moved rows
@@ -100,7 +106,27 @@ class TranscriptModel(QAbstractListModel):
         cards stay open."""
         src = self.source
         self._reset(Transcript(src.shown_turns(), previous=self.transcript, seqs=src.seqs,
-                               spans=src.spans))
+                               spans=src.spans, unseen=src.unseen))
+
+    def set_unseen(self) -> None:
+        """Show the source's record of turns the model no longer sees (``unseen``) as it
+        is now: its row is taken out and put in again before the first turn the model
+        sees (no other row moves)."""
+        old, new = self.transcript.set_unseen(self.source.unseen)
+        if old is not None:
+            row = self.row_of(old.key)
+            if row is not None and self.rows[row] is old:
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self.rows[row]
+                self._row_of = None
+                self.endRemoveRows()
+        if new is not None:
+            target = self.row_of(new.key.removeprefix(UNSEEN_KEY))
+            if target is not None:
+                self.beginInsertRows(QModelIndex(), target, target)
+                self.rows.insert(target, new)
+                self._row_of = None
+                self.endInsertRows()
 
     def upsert(self, turn: Turn) -> None:
         """Show a turn the source holds now: new at the end, or new content of a turn

@@ -17,6 +17,11 @@ answers three questions for the item model:
   not read yet (``Node.missing``: read when it is opened). A legacy (v3)
   summary, or one whose range is neither read nor known, is a card with no
   children;
+* where the note "the model no longer sees the earlier turns" goes: when no summary
+  could be made and the model is sent only the newest turns
+  (``parley.core.compaction.unseen``), one row of kind ``unseen`` stands just before the
+  first turn it still sees, if that turn is read (it is a top-level row: no summary
+  follows the turns left out);
 * what changed when a turn is appended or updated while a reply streams.
 """
 
@@ -36,9 +41,12 @@ from parley.core.content import (
 )
 
 if TYPE_CHECKING:
+    from parley.core.compaction.unseen import Unseen
     from parley.core.store.outline import Span
 
-NodeKind = Literal["turn", "card"]
+NodeKind = Literal["turn", "card", "unseen"]
+#: Key prefix of the ``unseen`` row (its key is this and the first turn the model sees).
+UNSEEN_KEY = "unseen:"
 
 #: Revisions are unique across all nodes, so a cache entry made for one node
 #: never matches another node that happens to have the same key.
@@ -54,7 +62,9 @@ class Node:
 
     Attributes:
         turn: the turn (replaced when it is updated).
-        kind: ``turn`` (a message) or ``card`` (a compaction summary).
+        kind: ``turn`` (a message), ``card`` (a compaction summary) or ``unseen`` (the
+            note before the first turn the model still sees; its turn is a stand-in
+            with no blocks, never stored).
         depth: nesting level; 1 for turns inside an expanded card, and so on.
         parent: the card this node is inside, if any.
         children: a card's replaced turns (None for a card with none to show).
@@ -146,6 +156,8 @@ class Transcript:
             Without seqs the list positions are used.
         spans: the session's compaction spans by summary turn id: a summary with
             a span is placed by it; others by the ids in their block.
+        unseen: the session's record of turns left off the wire, if any: its row
+            stands before ``first_seen_turn_id`` (:meth:`set_unseen`).
     """
 
     def __init__(
@@ -155,6 +167,7 @@ class Transcript:
         *,
         seqs: Mapping[str, int] | None = None,
         spans: Mapping[str, Span] | None = None,
+        unseen: Unseen | None = None,
     ) -> None:
         self.seqs: Mapping[str, int] = seqs if seqs is not None else {}
         self.spans: Mapping[str, Span] = spans if spans is not None else {}
@@ -166,6 +179,11 @@ class Transcript:
         self._owner: dict[str, Node] = {}
         self._place: list[int] = []  # conversation position of each turn (see _build)
         self.roots: list[Node] = self._build(turns, previous)
+        self.unseen: Unseen | None = None
+        #: The ``unseen`` row, when its turn is read (a root, never in :attr:`order`).
+        self.unseen_node: Node | None = None
+        if unseen is not None:
+            self.set_unseen(unseen)
 
     @property
     def turns(self) -> list[Turn]:
@@ -298,6 +316,28 @@ class Transcript:
             node.depth, node.parent = depth, parent
             if node.children:
                 self._set_depth(node.children, depth + 1, node)
+
+    def set_unseen(self, unseen: Unseen | None) -> tuple[Node | None, Node | None]:
+        """Show the note before the first turn the model still sees (None: no note).
+
+        Returns:
+            The ``unseen`` row taken out (None: there was none) and the one put in
+            (None: none, or its turn is not read or not a top-level row).
+        """
+        old = self.unseen_node
+        if old is not None:
+            self.roots.remove(old)
+        self.unseen, self.unseen_node = unseen, None
+        target = self.nodes.get(unseen.first_seen_turn_id) if unseen is not None else None
+        if unseen is None or target is None or target.parent is not None \
+                or target not in self.roots:
+            return old, None
+        node = Node(Turn("assistant", [], id=UNSEEN_KEY + unseen.first_seen_turn_id,
+                         created_at=target.turn.created_at), "unseen")
+        node.stats = (0, 0, 3, 0)  # about three lines
+        self.roots.insert(self.roots.index(target), node)
+        self.unseen_node = node
+        return old, node
 
     # -- queries ----------------------------------------------------------
     def visible_rows(self) -> list[Node]:

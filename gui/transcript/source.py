@@ -19,6 +19,7 @@ from parley.core.content import Turn
 from parley.gui.transcript.rows import merge_turns
 
 if TYPE_CHECKING:
+    from parley.core.compaction.unseen import Unseen
     from parley.core.store.outline import Span
 
 
@@ -44,6 +45,11 @@ class TurnSource(Protocol):
         """Top-level items of the session before the first turn given (not read yet)."""
         ...
 
+    @property
+    def unseen(self) -> Unseen | None:
+        """The session's record of older turns the model no longer sees, if any."""
+        ...
+
 
 class TurnList:
     """The turns of a transcript view that shows turns given to it (no chat behind it).
@@ -60,6 +66,7 @@ class TurnList:
         self.seqs: dict[str, int] = dict(seqs or {})
         self.spans: dict[str, Span] = dict(spans or {})
         self.older = 0
+        self.unseen: Unseen | None = None
 
     def shown_turns(self) -> Sequence[Turn]:
         """:meth:`TurnSource.shown_turns`: the list itself."""

@@ -4,7 +4,8 @@
 (:class:`Spec`): markdown chunks, code blocks drawn in parts, fold lines for
 tool calls and thinking (with their bodies when unfolded), thumbnails, the
 "Stopped — reply incomplete" mark, the muted "Answered by <model>" line under a
-reply written by a model other than the chat's. Where they go is
+reply written by a model other than the chat's, the note before the first turn the
+model still sees when no summary could be made. Where they go is
 ``parley.gui.transcript.layout``'s job.
 """
 
@@ -14,6 +15,7 @@ import html
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from parley.core.attachments.files import parse_text_file, size_text
 from parley.core.content import (
@@ -42,6 +44,9 @@ from parley.gui.transcript.pieces import (
 )
 from parley.gui.transcript.rows import Node, Transcript, card_count, summary_block
 
+if TYPE_CHECKING:
+    from parley.core.compaction.unseen import Unseen
+
 CODE_GROUP = 40  # lines per part of a code block (a streamed block re-renders its last part)
 SPLIT_MEMO = 64  # text blocks whose markdown split is remembered (streaming)
 RESUME_HREF = "parley:resume"
@@ -56,6 +61,18 @@ VERSION_NEXT_HREF = "parley:version-next"
 ARROW_PT = 17
 VERSION_TARGET_PX = 24
 CARD_FOLD = "card"
+#: "Try compacting again" on the note of turns the model no longer sees.
+COMPACT_AGAIN_HREF = "parley:compact-again"
+COMPACT_AGAIN = "Try compacting again"
+#: The note's words (``parley.core.compaction.unseen``): how many turns, and why.
+UNSEEN_LINE = "The model no longer sees the {n} earlier turns above"
+UNSEEN_LINE_ONE = "The model no longer sees the earlier turn above"
+UNSEEN_WHY = {
+    "summary-refused": "No usable summary of them came from the summary model.",
+    "summary-failed": "The request for a summary of them failed.",
+    "waiting": "A summary was refused a moment ago; Parley waits a little before asking "
+               "again.",
+}
 CODE_KINDS = ("codehead", "code")
 ANSWERED_BY = "Answered by {name}"
 #: A thinking block's fold line while the model writes it, and once it is done.
@@ -155,6 +172,8 @@ class SpecBuilder:
         """
         if node.kind == "card":
             return self._card_specs(node)
+        if node.kind == "unseen":
+            return self._unseen_specs(transcript.unseen)
         turn = node.turn
         sent = continue_request(turn, transcript)
         if sent is not None:
@@ -343,6 +362,20 @@ class SpecBuilder:
             self._markdown_specs(out, node.key, -1, block.summary)
         return out
 
+    def _unseen_specs(self, unseen: Unseen | None) -> list[Spec]:
+        """The note before the first turn the model still sees: how many earlier turns it
+        no longer sees, why (one line), and "Try compacting again"."""
+        if unseen is None:
+            return []
+        muted = self.cache.colors.muted.name()
+        head = (f'<span style="color:{muted}">{icon_html("summary", muted)}&nbsp;</span>'
+                f'{html.escape(unseen_line(unseen))}')
+        why = html.escape(unseen_why(unseen))
+        tail = (f'<span style="color:{muted}">{why}&nbsp;&nbsp;·&nbsp;&nbsp;</span>'
+                f'<a href="{COMPACT_AGAIN_HREF}">{COMPACT_AGAIN}</a>')
+        return [Spec(self.cache.line(("unseen", head), head, small=False), "mark"),
+                Spec(self.cache.line(("unseen-why", tail), tail), "mark")]
+
     def _file_specs(self, out: list[Spec], node: Node, i: int, block: TextBlock) -> bool:
         """A text file the person attached: a chip that unfolds to its text. False when
         the block is not an attached file (``parley.core.attachments.files.text_file_block``)."""
@@ -478,3 +511,22 @@ def continue_request(turn: Turn, transcript: Transcript) -> str | None:
     if before.aborted:
         return f"{STOPPED_NOTE}\n\n{CONTINUE_MESSAGE}" if before.blocks else CONTINUE_MESSAGE
     return CONTINUE_MESSAGE if before.stop_reason == "max_tokens" else None
+
+
+def unseen_line(unseen: Unseen) -> str:
+    """"The model no longer sees the N earlier turns above"."""
+    n = unseen.hidden_turns
+    return UNSEEN_LINE_ONE if n == 1 else UNSEEN_LINE.format(n=f"{n:,}")
+
+
+def unseen_why(unseen: Unseen) -> str:
+    """Why, in one line: the record's ``detail``, else the reason in words."""
+    detail = " ".join(unseen.detail.split())
+    if detail:
+        return detail if detail.endswith((".", "!", "?")) else detail + "."
+    return UNSEEN_WHY.get(unseen.reason, "")
+
+
+def unseen_text(unseen: Unseen) -> str:
+    """The note in words, for screen readers and copying."""
+    return f"{unseen_line(unseen)}. {unseen_why(unseen)}".strip()

@@ -42,6 +42,7 @@ from parley.gui.transcript.rows import Node, summary_block
 from parley.gui.transcript.source import TurnList, TurnSource
 from parley.gui.transcript.specs import (
     CARD_FOLD,
+    COMPACT_AGAIN_HREF,
     CONTINUE_HREF,
     REGENERATE_HREF,
     REGENERATE_WITH_HREF,
@@ -52,6 +53,7 @@ from parley.gui.transcript.specs import (
 )
 
 if TYPE_CHECKING:
+    from parley.core.compaction.unseen import Unseen
     from parley.core.store.outline import Span
     from parley.gui.commands.registry import Commands
 
@@ -108,6 +110,8 @@ class TranscriptView(QWidget):
             read them all, show them (:meth:`show_grown`), then :meth:`go_first`.
         versionRequested(str, int): ‹ or › under a message with versions (its turn
             id; -1 previous, +1 next), or Alt+Left / Alt+Right on it.
+        compactRequested(): "Try compacting again" on the note of turns the model no
+            longer sees (its link, its button, r or Space on it): compact the chat now.
 
     A "↓ Latest" button (``jump_button``) floats over the bottom-right corner
     while the view is scrolled up; it scrolls to the end. The buttons of the
@@ -130,6 +134,7 @@ class TranscriptView(QWidget):
     compactedTurnsWanted = Signal(str)
     startWanted = Signal()
     versionRequested = Signal(str, int)
+    compactRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -251,6 +256,22 @@ class TranscriptView(QWidget):
         row = self.model.row_of(keep) if keep else None
         if row is not None and y is not None:
             lv.place_row(row, y)
+
+    def show_unseen(self) -> None:
+        """Show the source's record of turns the model no longer sees as it is now (the
+        note before the first turn it sees comes, moves or goes; nothing else moves)."""
+        self.model.set_unseen()
+
+    def set_unseen(self, unseen: Unseen | None) -> None:
+        """Show the note of turns the model no longer sees (a view that follows no chat;
+        see :meth:`show_unseen`)."""
+        self._own().unseen = unseen
+        self.show_unseen()
+
+    def unseen_row(self) -> int | None:
+        """The row of the note of turns the model no longer sees (None: not shown)."""
+        node = self.model.transcript.unseen_node
+        return self.model.row_of(node.key) if node is not None else None
 
     def show_changed(self, turn: Turn) -> None:
         """Show a turn the source holds now, new or changed (:meth:`update_turn`)."""
@@ -519,6 +540,9 @@ class TranscriptView(QWidget):
         if href == CONTINUE_HREF:
             self.continueRequested.emit(node.turn.id)
             return
+        if href == COMPACT_AGAIN_HREF:
+            self.compactRequested.emit()
+            return
         if href.startswith(MEDIA_PREFIX):
             media = placed.piece.media
             i = href[len(MEDIA_PREFIX):]
@@ -593,7 +617,9 @@ class TranscriptView(QWidget):
                 or close its folds / summary card), ``version_previous`` /
                 ``version_next`` (a message with versions: ``versionRequested``),
                 ``continue`` (a reply cut at the output limit: ``continueRequested``),
-                or a move: ``previous``, ``next``, ``first``, ``last``.
+                ``compact`` (on the note of turns the model no longer sees, as are
+                ``retry`` and ``toggle`` there: ``compactRequested``), or a move:
+                ``previous``, ``next``, ``first``, ``last``.
             row: the row; None for the focused one.
 
         Returns:
@@ -607,6 +633,11 @@ class TranscriptView(QWidget):
         if not 0 <= row < len(self.model.rows):
             return False
         node = self.model.rows[row]
+        if node.kind == "unseen":  # the note: its one action is "Try compacting again"
+            if name not in ("retry", "toggle", "compact"):
+                return False
+            self.compactRequested.emit()
+            return True
         if name in ("copy", "copy_markdown"):
             self.copy_message(row, markdown=name == "copy_markdown")
         elif name == "edit" and self.editable(node):

@@ -136,9 +136,9 @@ class WindowLayout(WindowBase):
         self.setCentralWidget(self.splitter)
         # Made now and kept: a status bar that appeared with its first message would
         # shift the window's layout each time.
-        from parley.gui.notices.status_line import WrappingStatusBar
+        from parley.gui.notices.status_line import OneLineStatusBar
 
-        self.setStatusBar(WrappingStatusBar(self))  # a long refusal is shown whole
+        self.setStatusBar(OneLineStatusBar(self))  # one line; a long refusal behind Details
         self.statusBar().setSizeGripEnabled(False)
         self.stack.setCurrentWidget(self.chat_page)  # typing works before the chats show
 

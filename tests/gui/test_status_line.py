@@ -1,29 +1,37 @@
-"""A status-bar message too long for one line is shown whole (wrapped), not cut off."""
+"""The status bar says one line at most: a longer message ends in "…" and its whole text
+is behind "Details" (a modal dialog) and in the tooltip."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
+
 LONG = ("This chat is being compacted: your message stays here; send it when that is done. "
         "If it takes long, another program may hold sessions.db: close the other taker.")
 
 
-def test_a_long_refusal_wraps_and_is_the_tooltip(driver: Any) -> None:
+def test_a_long_message_takes_one_line_and_details_show_it_whole(driver: Any) -> None:
     w = driver.open()
     w.resize(600, 760)
     bar = w.statusBar()
     driver.qtbot.wait(50)
     one_line = bar.height()
     bar.showMessage(LONG, 8_000)
-    driver.until(lambda: bar.height() > one_line * 1.5
-                 and bar.geometry().bottom() < w.height() and bar.y() < w.height() - one_line * 1.5)
-    assert bar.wraps() and bar.toolTip() == LONG
-    room = bar.width() - 12
-    lines = bar.fontMetrics().boundingRect(0, 0, room, 10_000, 0x1000, LONG).height()
-    assert bar.height() >= lines  # every line fits: the end ("taker.") is shown
+    driver.until(lambda: bar.details_button is not None and bar.details_button.isVisible())
+    driver.qtbot.wait(50)
+    assert bar.height() <= one_line + 1  # the bar never grows
+    assert bar.elided() and bar.shown_text().endswith("…") and bar.toolTip() == LONG
+    assert len(bar.shown_text()) < len(LONG)
+    driver.qtbot.mouseClick(bar.details_button, Qt.MouseButton.LeftButton)
+    dialog = bar.dialog
+    assert dialog is not None and dialog.isModal() and dialog.isVisible()
+    assert LONG in dialog.text()  # the end ("taker.") is there
+    driver.qtbot.keyClick(dialog.close_button, Qt.Key.Key_Return)  # Return closes it
+    driver.until(lambda: bar.dialog is None)
     bar.showMessage("Saved.", 8_000)
-    driver.until(lambda: bar.height() <= one_line + 1)
-    assert not bar.wraps()
+    driver.until(lambda: not bar.details_button.isVisible())
+    assert not bar.elided() and bar.shown_text() == "Saved." and bar.details() is None
 
 
 def test_a_message_goes_when_another_chat_opens_and_stays_in_its_own(driver: Any) -> None:
