@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.core.settings import Settings, spec
 from parley.core.store.errors import BackupError, SourceDamaged
-from parley.core.store.sqlite import backups
+from parley.core.store.sqlite import backups, partials
 from parley.core.store.sqlite.backups import Backup
 
 if TYPE_CHECKING:
@@ -95,7 +95,8 @@ class BackupScheduler:
         return backups.folder_of(self.store.path)
 
     async def start(self, settings: Settings | None = None) -> None:
-        """Find the last backup, read the interval setting, start looking every minute."""
+        """Remove unfinished copies a killed backup left, find the last backup, read the
+        interval setting, start looking every minute."""
         folder = self.folder
         self.last = await asyncio.to_thread(self._find_last, folder)
         if settings is not None:
@@ -105,6 +106,8 @@ class BackupScheduler:
 
     def _find_last(self, folder: Any) -> Backup | None:
         backups.secure(folder)  # backups an older Parley made readable to others
+        for path in partials.remove_leftovers(folder):  # copies a killed backup left
+            log.info("removed the unfinished backup %s", path)
         return backups.last_backup(self.store.path)
 
     def _setting_changed(self, key: str, value: Any) -> None:

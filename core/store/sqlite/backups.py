@@ -54,7 +54,7 @@ from parley.core.store.errors import (
     SourceDamaged,
     primary_code,
 )
-from parley.core.store.sqlite import header
+from parley.core.store.sqlite import header, partials
 
 FOLDER_NAME = "backups"
 #: Pages copied per backup step (4 MiB with 4 KiB pages); the GIL is released during a step.
@@ -155,8 +155,9 @@ def make_backup(
     except OSError as exc:
         raise CannotBackUp(folder, exc.strerror or str(exc)) from exc
     try:
-        turns, chats = _copy(db, partial, pages_per_step, pause_s)
-        os.replace(partial, dest)  # the name was free a moment ago; the .partial is ours
+        with partials.held(partial):  # a leftover to no one while this runs (partials)
+            turns, chats = _copy(db, partial, pages_per_step, pause_s)
+            os.replace(partial, dest)  # the name was free a moment ago; the .partial is ours
     except BaseException:
         with contextlib.suppress(OSError):
             partial.unlink()
@@ -317,7 +318,8 @@ def to_keep(made: Sequence[datetime], now: datetime, *, recent: int = KEEP_RECEN
 def rotate(folder: Path, now: datetime | None = None) -> list[Path]:
     """Delete the automatic backups in ``folder`` that the rotation does not keep.
 
-    Also removes ``….partial`` files left by a backup that was interrupted.
+    Also removes ``….partial`` files left by a backup that was interrupted
+    (``parley.core.store.sqlite.partials.remove_leftovers``).
 
     Returns:
         The files deleted.
@@ -331,17 +333,8 @@ def rotate(folder: Path, now: datetime | None = None) -> list[Path]:
             with contextlib.suppress(OSError):
                 b.path.unlink()
                 gone.append(b.path)
-    _remove_partials(folder, now)
+    partials.remove_leftovers(folder, now=now.timestamp())
     return gone
-
-
-def _remove_partials(folder: Path, now: datetime) -> None:
-    cutoff = now.timestamp() - 3600  # one being written now is younger than that
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(folder):
-            if entry.name.endswith(".db.partial") and entry.stat().st_mtime < cutoff:
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
 
 
 def secure(folder: Path) -> None:
