@@ -65,6 +65,10 @@ class DetailsDialog(QDialog):
         lay.addSpacing(4)
         lay.addWidget(buttons)
         self.setMinimumWidth(DETAILS_WIDTH)
+        # As tall as its lines wrapped at that width (a dialog opened at Qt's default
+        # size leaves a blank half under them).
+        height = lay.totalHeightForWidth(DETAILS_WIDTH) if lay.hasHeightForWidth() else -1
+        self.resize(DETAILS_WIDTH, height if height > 0 else self.sizeHint().height())
         self.close_button.setFocus()
 
     def text(self) -> str:

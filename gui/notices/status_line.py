@@ -125,7 +125,7 @@ class OneLineStatusBar(QStatusBar):
             button.setFlat(True)
             button.setCursor(Qt.CursorShape.PointingHandCursor)
             button.setStyleSheet("QPushButton#StatusDetails { text-decoration: underline;"
-                                 " border: none; padding: 0 6px; }")
+                                 " color: palette(link); border: none; padding: 0 6px; }")
             button.clicked.connect(self.open_details)
             self.addPermanentWidget(button)
             self.details_button = button
