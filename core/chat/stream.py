@@ -41,7 +41,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from parley.core.attachments.limits import check_turns, limits_for
-from parley.core.chat.events import Listener, ReplyUpdated, RetryWaiting
+from parley.core.chat.events import Listener, OlderTurnsUnseen, ReplyUpdated, RetryWaiting
 from parley.core.chat.journal import Journal
 from parley.core.chat.reply import ReplyBuilder
 from parley.core.compaction.compact import CompactPromptTooLongError, SentRequest
@@ -138,7 +138,8 @@ class RequestStream:
         request.keep_messages(stored, provider.caps, messages)  # converted once per request
         summaries = state.summaries
         stored, request = await self._compaction.prepare(
-            state, session_id, model_ref, provider, request, emit
+            state, session_id, model_ref, provider, request, emit,
+            on_unseen=lambda unseen: emit(OlderTurnsUnseen(session_id, unseen)),
         )
         compacted = state.summaries != summaries  # the frozen prompt is rendered again
         request = await self._tools.finish(request, session, stored, tools_on,

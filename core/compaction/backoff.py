@@ -1,9 +1,11 @@
-"""When automatic compaction of a chat waits after a refused summary.
+"""When automatic compaction of a chat waits after a refused or failed summary.
 
 A summary model that writes no usable summary (``CompactNoSummaryError``:
-no ``<summary>`` section, cut off, far too short) usually does so again for
-the same conversation, and asking costs minutes with a slow local model. So
-after an automatic compaction of a session was refused, automatic compaction
+no summary, cut off, far too short) usually does so again for the same
+conversation, and asking costs minutes with a slow local model; a summary
+request that failed (a provider error, a conversation too long to summarize)
+costs as much to fail again. So after an automatic compaction of a session
+was refused or failed (``parley.core.compaction.run``), automatic compaction
 of that session (before a request, and after a context overflow) waits until
 one of these is true:
 
@@ -14,8 +16,8 @@ one of these is true:
 * a compaction of the session was asked for by hand (Compact now), or one
   (of any trigger) saved a summary.
 
-While it waits the request goes out as it is, or is refused as too long for
-the model (``HistoryTooLong``) when it cannot fit. The record lives in memory
+While it waits the request goes out as it is, or with its oldest turns left off
+the wire when it cannot fit (``parley.core.compaction.slide``). The record lives in memory
 (one per session, for the life of the run loop): a restart tries again.
 """
 

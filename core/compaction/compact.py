@@ -65,6 +65,7 @@ from parley.core.compaction.types import (
     Skill,
     Trigger,
 )
+from parley.core.compaction.unseen import load_unseen, save_unseen
 from parley.core.compaction.wire import estimate_request
 from parley.core.content import Block, CompactSummaryBlock, TextBlock, Turn
 from parley.core.context.tokens import estimate_tokens
@@ -138,6 +139,8 @@ class Compactor:
         self._active: set[str] = set()
         self._tasks: dict[str, asyncio.Task[Outcome]] = {}
         self._stopped: set[str] = set()
+        #: The summary model each session's latest compaction asked (``provider:model``).
+        self.asked: dict[str, str] = {}
 
     def is_compacting(self, session_id: str) -> bool:
         """True while a compaction of the session works."""
@@ -231,6 +234,7 @@ class Compactor:
         summary_model: str | None = None,
         on_event: CompactListener | None = None,
         min_new_tokens: int = 0,
+        token_scale: float = 1.0,
     ) -> CompactResult:
         """:meth:`compact` for a caller that already holds the session (the run loop).
 
@@ -240,9 +244,12 @@ class Compactor:
         Args:
             min_new_tokens: ``nothing-to-compact`` (no request) unless the turns
                 to summarize, a previous summary left aside, hold at least this
-                many tokens (estimated). Auto-compaction uses it so a history
-                whose kept turns alone pass the threshold is not summarized
-                again before every request.
+                many tokens, in the provider's tokens (the local estimate times
+                ``token_scale``). Auto-compaction uses it so a history whose kept
+                turns alone pass the threshold is not summarized again before
+                every request.
+            token_scale: provider tokens per estimated token (the ratio the
+                provider's reported usage shows, ``parley.core.compaction.run``; >= 1).
         """
         if session_id in self._active:
             raise CompactionInProgress()
@@ -250,7 +257,7 @@ class Compactor:
         try:
             return await self._compact(
                 session_id, keep_turns, reason, model_ref, summary_model, on_event,
-                min_new_tokens,
+                min_new_tokens * 1.0 / max(1.0, token_scale),
             )
         finally:
             self._active.discard(session_id)
@@ -263,7 +270,7 @@ class Compactor:
         model_ref: str | None,
         summary_model: str | None,
         on_event: CompactListener | None,
-        min_new_tokens: int = 0,
+        min_new_tokens: float = 0,
     ) -> CompactResult:
         settings = await load_settings(self.store)
         keep = settings.keep_turns if keep_turns is None else keep_turns
@@ -306,6 +313,7 @@ class Compactor:
             result = await self._save(
                 session_id, session.system_prompt, plan, stored, provider, window, outcome, reason
             )
+            await self._forget_unseen(session_id)
         except asyncio.CancelledError:
             emit("compact:end", result=CompactResult(False, "aborted", reason))
             raise
@@ -314,6 +322,16 @@ class Compactor:
             raise
         emit("compact:end", result=result)
         return result
+
+    async def _forget_unseen(self, session_id: str) -> None:
+        """A saved summary stands for the older turns again: remove the session's record
+        of turns left off the wire (``parley.core.compaction.unseen``), if any."""
+        try:
+            if await load_unseen(self.store, session_id) is not None:
+                await save_unseen(self.store, session_id, None)
+        except ParleyError as exc:  # the summary is saved; the next run removes it
+            log.warning("session %s: the unseen-turns record was not removed: %s",
+                        session_id, exc)
 
     # --- events ------------------------------------------------------------------
 
@@ -359,8 +377,12 @@ class Compactor:
         if prev is not None and chosen is not None and chosen != prev.model_ref:
             prev = None  # the user chose another model to write summaries
 
+        self.asked[session_id] = prev.model_ref if prev is not None else chosen or conv_ref
+
         async def summary_ref() -> str:
-            return chosen if chosen is not None else await cheap_model_ref(self.hub, conv_ref)
+            ref = chosen if chosen is not None else await cheap_model_ref(self.hub, conv_ref)
+            self.asked[session_id] = ref
+            return ref
 
         task = asyncio.ensure_future(self.summarizer.summarize(plan, prev, summary_ref, emit))
         self._tasks[session_id] = task

@@ -16,29 +16,44 @@ Rules (settings in ``parley.core.compaction.settings``):
   summarize hold at least :data:`MIN_NEW_SHARE` of the trigger) or its older
   tool output is hidden on the wire (strategy ``tail``). A failed auto-compaction is
   logged (its ``compact:end`` event carries the error) and the request goes
-  out as it is (stubbed, in the steps below). After a *refused* summary
-  (``CompactNoSummaryError``) automatic compaction of the session waits until
-  its history grew by 10 % of the window or two more messages, the summary
-  model changed, or Compact now was used (``parley.core.compaction.backoff``); while
-  it waits, no summary is asked for before or after the request: the request
-  goes out as it is (older tool output stubbed if over the window), or fails
-  with :class:`HistoryTooLong` when it cannot fit.
+  out as it is (stubbed, in the steps below). After a summary that was refused
+  (``CompactNoSummaryError``) or failed (a provider error, too long to summarize),
+  automatic compaction of the session waits until its history grew by 10 % of the
+  window or two more messages, the summary model changed, or Compact now was used
+  (``parley.core.compaction.backoff``); while it waits, no summary is asked for
+  before or after the request.
 * Still over the context window itself after that (auto on, a window the
-  catalog knows, no failed compaction) — too few turns beyond the
-  ``keep_turns`` kept ones, kept turns that alone pass the threshold, or a
-  compaction that did not save enough — the overflow steps are taken before
-  sending rather than after the API refuses: older tool output and files are
-  stubbed (:func:`stub_for_overflow`); then the session is compacted keeping
-  fewer turns verbatim if it must (:func:`parley.core.compaction.plan.fit_keep_turns`,
-  down to the message being answered; a summary is written whatever the
-  strategy, as after an overflow); when even that cannot fit, the run
-  fails with :class:`HistoryTooLong` (a ``CompactPromptTooLongError``) and
-  nothing is sent.
+  catalog or the provider gave) — too few turns beyond the ``keep_turns`` kept
+  ones, kept turns that alone pass the threshold, or a compaction that did not
+  save enough — the overflow steps are taken before sending rather than after
+  the API refuses: older tool output and files are stubbed
+  (:func:`stub_for_overflow`); then the session is compacted keeping fewer turns
+  verbatim if it must (:func:`parley.core.compaction.plan.fit_keep_turns`, down to
+  the message being answered; a summary is written whatever the strategy, as
+  after an overflow).
+* When no summary can help — it was refused or failed, automatic compaction
+  waits, or the newest turns leave no room for one — the request goes out with
+  its oldest turns left off the wire: the newest turns that fit, older tool
+  output stubbed, the latest summary first when it fits too
+  (``parley.core.compaction.slide``, ``parley.core.compaction.window``). The store
+  keeps every turn; the session's ``Unseen`` record (``parley.core.compaction.unseen``)
+  says which turns the model no longer sees and why, and ``on_unseen`` is told
+  each time it is written, moved or removed. Later requests start where the last
+  one did while that fits, else move forward. The next saved summary (any
+  trigger) removes the record, as does a request whose whole history fits again.
+  Only when even the newest message, with what it answers, does not fit does
+  the run fail with :class:`HistoryTooLong` (``newest``) and nothing is sent.
 * After a context overflow with no output yet: first the tool output and
   files before the last user turn are stubbed (:func:`stub_for_overflow`);
   if that overflows too, the session is compacted and the compacted history
-  (stubbed the same way) is sent; then the run gives up and reports
-  ``CompactPromptTooLongError`` (the caller raises it).
+  (stubbed the same way) is sent; when no summary can be made, the newest
+  turns that fit the window the refusal named are sent (as above); then the
+  run gives up and reports ``CompactPromptTooLongError`` (the caller raises it).
+* Units: every comparison is in the provider's tokens — the measured request
+  (reported usage plus an estimate of what was added), and local estimates
+  scaled by the ratio that measure shows (``_Target.scale``): the trigger, the
+  planner's :data:`MIN_NEW_SHARE`, backoff growth and the fitting of kept or
+  newest turns.
 """
 
 from __future__ import annotations
@@ -49,10 +64,18 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from parley.core.compaction.backoff import Backoff, Refusal, written_messages
-from parley.core.compaction.compact import CompactEvent, CompactNoSummaryError, Compactor
+from parley.core.compaction.compact import (
+    CompactEvent,
+    CompactNoSummaryError,
+    Compactor,
+    CompactPromptTooLongError,
+)
 from parley.core.compaction.plan import fit_keep_turns
 from parley.core.compaction.settings import CompactionSettings, load_settings
+from parley.core.compaction.slide import Slide, UnseenListener, failure_cause, waiting_cause
 from parley.core.compaction.summary import SUMMARY_MAX_TOKENS
+from parley.core.compaction.unseen import Unseen, load_unseen, save_unseen
+from parley.core.compaction.window import newest_turns
 from parley.core.compaction.wire import (
     context_tokens,
     estimate_request,
@@ -65,7 +88,7 @@ from parley.core.context.tokens import estimate_tokens
 from parley.core.context.too_long import HistoryTooLong, MessageTooLong, larger_model, model_name
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest, ModelInfo
-from parley.core.providers.errors import ContextOverflow
+from parley.core.providers.errors import ContextOverflow, ProviderError
 from parley.core.wire import to_messages
 
 if TYPE_CHECKING:
@@ -107,6 +130,11 @@ class RunState:
         summary_model: the ``compaction.model`` setting (None: the default).
         settings: the compaction settings of the run's settings snapshot (None: read
             them when needed).
+        failure: the error of the run's failed auto-compaction (None: none failed).
+        unseen: the session's record of turns left off the wire
+            (``parley.core.compaction.unseen``) as the run last knew it.
+        narrowed: a request of this run went out with its oldest turns left off.
+        on_unseen: told when the run writes, moves or removes that record.
     """
 
     summaries: int = 0
@@ -117,6 +145,17 @@ class RunState:
     window: int = 0
     summary_model: str | None = None
     settings: CompactionSettings | None = None
+    failure: ParleyError | None = None
+    unseen: Unseen | None = None
+    narrowed: bool = False
+    on_unseen: UnseenListener | None = None
+
+    def unseen_removed(self) -> None:
+        """A saved summary removed the session's record: say so once."""
+        if self.unseen is not None:
+            self.unseen = None
+            if self.on_unseen is not None:
+                self.on_unseen(None)
 
     async def compaction_settings(self, store: AsyncStore) -> CompactionSettings:
         """The run's compaction settings: :attr:`settings` when the run read them with
@@ -153,9 +192,14 @@ class _Target:
         """The local estimate, scaled by what the provider's counts showed of it."""
         return int(estimate_request(self.provider, request) * self.scale)
 
-    def too_long(self, tokens: int, compacted: bool) -> HistoryTooLong:
+    def too_long(self, tokens: int, compacted: bool, newest: bool = False) -> HistoryTooLong:
         name = model_name(self.info, self.model_ref)
-        return HistoryTooLong(tokens, self.window, self.model_ref, name=name, compacted=compacted)
+        return HistoryTooLong(tokens, self.window, self.model_ref, name=name,
+                              compacted=compacted, newest=newest)
+
+    def fits(self, request: ChatRequest, share: float = 1.0) -> bool:
+        """The request takes at most ``share`` of the window (scaled estimate)."""
+        return self.estimate(request) <= self.window * share
 
 
 class RunCompaction:
@@ -172,6 +216,7 @@ class RunCompaction:
         self.hub = hub
         self.compactor = compactor
         self.backoff = Backoff()
+        self.slide = Slide(store)
         compactor.hooks.on("compact:end", self.backoff.on_compact_end)
 
     def check_message(
@@ -215,8 +260,14 @@ class RunCompaction:
         emit: Callable[[CompactEvent], None],
         min_new_tokens: int = 0,
         keep_turns: int | None = None,
+        scale: float = 1.0,
     ) -> bool:
-        """Compact (the run holds the session); True when a summary was saved."""
+        """Compact (the run holds the session); True when a summary was saved.
+
+        ``min_new_tokens`` is in the provider's tokens; ``scale``: provider tokens per
+        estimated token (``Compactor.compact_held``). A failed compaction is remembered
+        (``state.failure``) and automatic compaction of the session waits
+        (``parley.core.compaction.backoff``)."""
         try:
             result = await self.compactor.compact_held(
                 session_id,
@@ -225,17 +276,20 @@ class RunCompaction:
                 model_ref=model_ref,
                 on_event=emit,
                 min_new_tokens=min_new_tokens,
+                token_scale=scale,
             )
         except ParleyError as exc:
             log.warning("auto-compaction of session %s failed: %s", session_id, exc)
             state.compaction_failed = True
-            if isinstance(exc, CompactNoSummaryError):
+            state.failure = exc
+            if isinstance(exc, CompactNoSummaryError | CompactPromptTooLongError | ProviderError):
                 turns = await self.store.get_turns(session_id)
                 self.backoff.refused(session_id, Refusal(
                     state.tokens, written_messages(turns), state.window, state.summary_model))
             return False
         if result.compacted:
             state.summaries += 1
+            state.unseen_removed()  # the compactor removed the record with the summary
         return result.compacted
 
     async def prepare(
@@ -246,6 +300,7 @@ class RunCompaction:
         provider: Provider,
         request: ChatRequest,
         emit: Callable[[CompactEvent], None],
+        on_unseen: UnseenListener | None = None,
     ) -> tuple[list[Turn], ChatRequest]:
         """Apply auto-compaction to a request about to be sent (module docstring).
 
@@ -256,16 +311,20 @@ class RunCompaction:
             provider: its adapter.
             request: the request built from the stored turns (``request.turns``).
             emit: receives the compaction's events.
+            on_unseen: told the session's record of turns left off the wire when the
+                run writes, moves or removes it (``parley.core.compaction.unseen``).
 
         Returns:
             (the stored turns now, the request to send).
 
         Raises:
             HistoryTooLong: with ``compaction.auto`` on, the request is over the
-                model's context window and neither stubbing nor compaction can
-                bring it under; nothing was sent.
+                model's context window and even its newest message (with what it
+                answers) does not fit alone, or a saved summary and the turns kept
+                after it do not fit; nothing was sent.
         """
         settings = await state.compaction_settings(self.store)
+        state.on_unseen = on_unseen
         stored = request.turns
         try:
             info = await self.limits(model_ref)
@@ -273,9 +332,17 @@ class RunCompaction:
             return stored, request
         target = self._target(session_id, provider, model_ref, info, settings)
         tokens = await target.tokens(request)
-        target = replace(target, scale=_scale(tokens, estimate_request(provider, request)))
+        estimate = estimate_request(provider, request)
+        target = replace(target, scale=_scale(tokens, estimate))
+        state.unseen = await self._load_unseen(session_id)
+        if state.unseen is not None:
+            tokens, target = await self._measure_narrowed(target, request, state.unseen,
+                                                          tokens, estimate)
         state.tokens, state.window, state.summary_model = tokens, target.window, settings.model
-        if not settings.auto or tokens < target.trigger:
+        if not settings.auto:
+            return stored, request
+        if tokens < target.trigger:
+            await self._whole_fits(state, session_id)
             return stored, request
         summaries = state.summaries
         if self.backoff.waiting(session_id, tokens, stored, settings.model):
@@ -285,16 +352,91 @@ class RunCompaction:
             request = replace(request, turns=hide_tool_output(stored, settings.keep_turns))
         elif not state.backed_off:
             least = int(target.trigger * MIN_NEW_SHARE)
-            if await self._compact(state, session_id, model_ref, emit, least):
+            if await self._compact(state, session_id, model_ref, emit, least,
+                                   scale=target.scale):
                 stored = await self.store.get_turns(session_id)
             request = replace(request, turns=stored)
-        if tokens <= target.window or not info.known or state.compaction_failed:
+        if not info.known:
             return stored, request
+        if tokens <= target.window:
+            await self._whole_fits(state, session_id)
+            return stored, request
+        if state.compaction_failed:
+            return await self._narrow(state, session_id, target, stored, request, tokens)
         if request.turns != stored or state.summaries != summaries:
             tokens = await target.tokens(request)
         if tokens <= target.window:
+            await self._whole_fits(state, session_id)
             return stored, request
         return await self._fit(state, settings, session_id, target, stored, request, tokens, emit)
+
+    async def _load_unseen(self, session_id: str) -> Unseen | None:
+        """The session's record of turns left off the wire (None when it cannot be read:
+        the run goes on as if the model saw every turn)."""
+        try:
+            return await load_unseen(self.store, session_id)
+        except ParleyError as exc:
+            log.warning("session %s: the unseen-turns record could not be read: %s",
+                        session_id, exc)
+            return None
+
+    async def _whole_fits(self, state: RunState, session_id: str) -> None:
+        """The whole chat (or its summary and what follows) goes out: remove the record."""
+        if state.unseen is None:
+            return
+        try:
+            await save_unseen(self.store, session_id, None)
+        except ParleyError as exc:
+            log.warning("session %s: the unseen-turns record was not removed: %s",
+                        session_id, exc)
+            return
+        state.unseen_removed()
+
+    async def _measure_narrowed(
+        self, target: _Target, request: ChatRequest, unseen: Unseen, tokens: int, estimate: int
+    ) -> tuple[int, _Target]:
+        """The whole request's tokens when the last ones went out narrowed: the provider
+        counted only what was sent, so its ratio to the estimate there is applied to the
+        whole history (after a restart the run no longer has the request it sent)."""
+        turns = request.turns
+        at = next((i for i, t in enumerate(turns) if t.id == unseen.first_seen_turn_id), None)
+        if at is None:
+            return tokens, target
+        narrowed = replace(request, turns=list(turns[at:]))
+        counted = measured_tokens(target.provider.caps, narrowed, target.model_ref)
+        if counted is None:
+            return tokens, target
+        scale = max(target.scale, _scale(counted, estimate_request(target.provider, narrowed)))
+        return max(tokens, int(estimate * scale)), replace(target, scale=scale)
+
+    async def _narrow(
+        self,
+        state: RunState,
+        session_id: str,
+        target: _Target,
+        stored: list[Turn],
+        request: ChatRequest,
+        tokens: int,
+    ) -> tuple[list[Turn], ChatRequest]:
+        """No summary can help: send the newest turns that fit (``parley.core.compaction.slide``).
+
+        Raises:
+            HistoryTooLong: even the newest message, with what it answers, does not fit.
+        """
+        if state.backed_off and state.failure is None:
+            cause = waiting_cause(state.unseen)
+        else:
+            cause = failure_cause(self.hub, state.failure,
+                                  self.compactor.asked.get(session_id), target.model_ref)
+        done = await self.slide.narrow(session_id, stored, request, target.fits, cause,
+                                       state.unseen, state.on_unseen)
+        if done is None:
+            newest = replace(request, turns=stub_for_overflow(newest_turns(stored)))
+            raise target.too_long(max(target.estimate(newest), 1), compacted=False,
+                                  newest=True)
+        request, state.unseen = done
+        state.narrowed = True
+        return stored, request
 
     async def limits(self, model_ref: str) -> ModelInfo:
         """The model's window and output limit, the provider's own numbers first
@@ -331,9 +473,10 @@ class RunCompaction:
         if stubbed.turns != request.turns:
             tokens = await target.tokens(stubbed)
             if tokens <= target.window:
+                await self._whole_fits(state, session_id)
                 return stored, stubbed
-        if state.backed_off:  # no summary is asked for: it cannot fit
-            raise target.too_long(tokens, compacted=state.summaries > 0)
+        if state.backed_off:  # no summary is asked for: the newest turns that fit go
+            return await self._narrow(state, session_id, target, stored, request, tokens)
         room = min(SUMMARY_MAX_TOKENS, int(target.window * SUMMARY_ROOM_SHARE))
 
         def fits(kept: list[Turn]) -> bool:
@@ -341,10 +484,10 @@ class RunCompaction:
             return target.estimate(wire) + room <= target.window
 
         keep = fit_keep_turns(stored, settings.keep_turns, fits)
-        if keep is None:
-            raise target.too_long(tokens, compacted=state.summaries > 0)
-        if not await self._compact(state, session_id, target.model_ref, emit, keep_turns=keep):
-            return stored, stubbed
+        if keep is None or not await self._compact(
+            state, session_id, target.model_ref, emit, keep_turns=keep, scale=target.scale
+        ):
+            return await self._narrow(state, session_id, target, stored, request, tokens)
         stored = await self.store.get_turns(session_id)
         request = replace(request, turns=stored)
         tokens = await target.tokens(request)
@@ -391,31 +534,52 @@ class RunCompaction:
             stubbed = stub_for_overflow(request.turns)
             if stubbed != request.turns:
                 return stored, replace(request, turns=stubbed)
-        if state.overflow_compacted or state.compaction_failed or state.backed_off:
+        if state.narrowed or (state.overflow_compacted and state.failure is None):
             return None
-        state.overflow_compacted = True
-        keep = await self._overflow_keep(state, model_ref, stored, request, error)
-        if not await self._compact(state, session_id, model_ref, emit, keep_turns=keep):
+        target = await self._overflow_target(state, model_ref, request, error)
+        if target is None:
             return None
-        stored = await self.store.get_turns(session_id)
-        return stored, replace(request, turns=stub_for_overflow(stored))
+        if not (state.overflow_compacted or state.compaction_failed or state.backed_off):
+            state.overflow_compacted = True
+            keep = self._overflow_keep(target, await state.compaction_settings(self.store),
+                                       stored, request)
+            if await self._compact(
+                state, session_id, model_ref, emit, keep_turns=keep, scale=target.scale
+            ):
+                stored = await self.store.get_turns(session_id)
+                return stored, replace(request, turns=stub_for_overflow(stored))
+        if not target.info.known and not (error is not None and error.maximum):
+            return None  # no window to fit into
+        try:  # no summary helped: the newest turns that fit the window the provider named
+            return await self._narrow(state, session_id, target, stored, request,
+                                      error.tokens if error is not None and error.tokens else 0)
+        except HistoryTooLong:
+            return None
 
-    async def _overflow_keep(
-        self, state: RunState, model_ref: str, stored: list[Turn], request: ChatRequest,
+    async def _overflow_target(
+        self, state: RunState, model_ref: str, request: ChatRequest,
         error: ContextOverflow | None,
-    ) -> int | None:
-        """Recent turns to keep verbatim in a compaction after an overflow: the setting,
-        or fewer when the kept turns would not fit the window by the provider's count
-        (the refusal's token figure against the local estimate)."""
+    ) -> _Target | None:
+        """The model's window (as the refusal named it, once learnt) and the provider's
+        tokens per estimated token (the refusal's token figure against the estimate)."""
         settings = await state.compaction_settings(self.store)
         try:
             info = await self.limits(model_ref)
             provider, _ = self.hub.resolve(model_ref)
         except ParleyError:
             return None
+        if error is not None and error.maximum:
+            info = replace(info, context_window=min(info.context_window, error.maximum))
         estimate = estimate_request(provider, request)
         scale = _scale(error.tokens if error is not None and error.tokens else 0, estimate)
-        target = replace(self._target("", provider, model_ref, info, settings), scale=scale)
+        return replace(self._target("", provider, model_ref, info, settings), scale=scale)
+
+    @staticmethod
+    def _overflow_keep(
+        target: _Target, settings: CompactionSettings, stored: list[Turn], request: ChatRequest
+    ) -> int | None:
+        """Recent turns to keep verbatim in a compaction after an overflow: the setting,
+        or fewer when the kept turns would not fit the window by the provider's count."""
         room = min(SUMMARY_MAX_TOKENS, int(target.window * SUMMARY_ROOM_SHARE))
 
         def fits(kept: list[Turn]) -> bool:

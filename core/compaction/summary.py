@@ -192,6 +192,8 @@ class Summarizer:
             return None  # the history changed (edited, deleted) since
         if any(summary_block(t) is not None for t in stored[n:]) or plan.last_index >= n:
             return None  # it would not show the model what is to be summarized
+        if len(prev.request.turns) < n:
+            return None  # it left the oldest turns off (parley.core.compaction.slide)
         try:
             provider, _ = self.hub.resolve(prev.model_ref)
         except ParleyError:

@@ -54,32 +54,53 @@ class HistoryTooLong(CompactPromptTooLongError):
     """A request would not fit the model's context window even after compaction did
     what it could; it was not sent. The conversation is saved as it was.
 
+    Three causes, each said in its own words:
+
+    * ``newest``: the newest message, with what it answers, is too long for the window
+      by itself — leaving older turns off the wire cannot help
+      (``parley.core.compaction.window``);
+    * ``compacted``: a summary was saved, and it with the turns kept after it is still
+      too long;
+    * neither: the provider refused the request and nothing more could be left out.
+
     Attributes:
-        tokens: the request's tokens as last measured (provider count or estimate).
+        tokens: the request's tokens as last measured (provider count or estimate); for
+            ``newest``, those of the newest message with what it answers.
         window: the model's context window, tokens.
         model_ref: ``provider:model``.
         compacted: a summary was saved during this run.
+        newest: the newest message alone does not fit.
     """
 
     def __init__(
-        self, tokens: int, window: int, model_ref: str, *, name: str = "", compacted: bool
+        self, tokens: int, window: int, model_ref: str, *, name: str = "", compacted: bool,
+        newest: bool = False,
     ) -> None:
         model = name or model_ref
-        if compacted:
-            tried = ("even after Parley compacted the earlier turns and hid older tool output "
-                     "and files")
+        if newest:
+            text = (
+                f"The newest message is too long for {model}: with what it answers it is "
+                f"about {tokens:,} tokens, and the model's context window holds {window:,} "
+                "tokens in all, so it cannot be sent even with every earlier turn left out. "
+                "Nothing was sent, and nothing was lost: the whole conversation is saved. "
+                f"Edit the message to shorten it, {_ADVICE}."
+            )
         else:
-            tried = ("even with older tool output and files hidden, and the most recent turns "
-                     "alone are too long for a compaction of the earlier ones to help")
-        ParleyError.__init__(
-            self,
-            f"This conversation is about {tokens:,} tokens, more than {model}'s context "
-            f"window of {window:,} tokens, {tried}. Nothing was sent, and nothing was lost: "
-            "the whole conversation is saved. Edit the long message to shorten it, start a "
-            f"new session, {_ADVICE}.",
-        )
+            if compacted:
+                tried = ("even after Parley compacted the earlier turns and hid older tool "
+                         "output and files")
+            else:
+                tried = "even with older tool output and files hidden"
+            text = (
+                f"This conversation is about {tokens:,} tokens, more than {model}'s context "
+                f"window of {window:,} tokens, {tried}. Nothing was sent, and nothing was "
+                "lost: the whole conversation is saved. Edit the long message to shorten it, "
+                f"start a new session, {_ADVICE}."
+            )
+        ParleyError.__init__(self, text)
         self.tokens, self.window, self.model_ref = tokens, window, model_ref
         self.compacted = compacted
+        self.newest = newest
 
 
 class SentMessageTooLong(HistoryTooLong):
@@ -102,6 +123,7 @@ class SentMessageTooLong(HistoryTooLong):
         )
         self.tokens, self.window, self.model_ref = tokens, window, model_ref
         self.compacted = False
+        self.newest = True
 
 
 def larger_model(kind: ProviderKind, tokens: int) -> ModelInfo | None:

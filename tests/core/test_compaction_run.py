@@ -9,13 +9,14 @@ import base64
 
 import pytest
 
+from parley.core.chat.events import OlderTurnsUnseen
 from parley.core.chat.run import RunFailed, RunFinished
 from parley.core.compaction.compact import (
     CompactEvent,
     CompactNoSummaryError,
     CompactPromptTooLongError,
 )
-from parley.core.compaction.run import HistoryTooLong
+from parley.core.compaction.unseen import load_unseen
 from parley.core.compaction.wire import HIDDEN_OUTPUT
 from parley.core.content import ImageBlock, TextBlock, Turn
 from parley.core.wire import SUMMARY_HEADING
@@ -254,16 +255,22 @@ async def test_compact_now_or_another_summary_model_ends_the_wait(env, fake_prov
     assert fake_provider.model_requests[-2].body["model"] == "gpt-5-mini"
 
 
-async def test_while_waiting_a_history_over_the_window_is_refused_without_a_summary(
+async def test_while_waiting_a_history_over_the_window_sends_the_newest_turns_that_fit(
     env, fake_provider
 ):
+    # Was: refused with HistoryTooLong (issue 30: a chat must never stop on compaction).
     await refused_once(env, fake_provider)
     before = len(fake_provider.model_requests)
     # The history (over 80 % of 2,000 tokens) is now over the window itself.
     await env.settings(model_overrides={"gpt-5": {"context_window": 1_500}})
     events: list = []
-    await env.send("question 2", model=GPT, on_event=events.append)
-    (failed,) = [e for e in events if isinstance(e, RunFailed)]
-    assert isinstance(failed.error, HistoryTooLong)
-    assert not [e for e in events if isinstance(e, CompactEvent)]
-    assert len(fake_provider.model_requests) == before  # nothing was sent
+    reply = await env.send("question 2", model=GPT, on_event=events.append)
+    assert reply is not None and not [e for e in events if isinstance(e, RunFailed)]
+    assert not [e for e in events if isinstance(e, CompactEvent)]  # no summary asked
+    assert len(fake_provider.model_requests) == before + 1
+    (told,) = [e.unseen for e in events if isinstance(e, OlderTurnsUnseen)]
+    assert told is not None and told.reason == "waiting" and told.hidden_turns >= 1
+    assert await load_unseen(env.store, env.sid) == told
+    sent = fake_provider.model_requests[-1]
+    assert validate(sent) is None and "question 2" in str(sent.body)
+    assert "Question 0" not in str(sent.body)  # the oldest turns are left off the wire

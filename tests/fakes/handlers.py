@@ -31,7 +31,7 @@ from tests.fakes.limits import (
     llamacpp_python_error,
     llamacpp_stream_error,
 )
-from tests.fakes.script import LOREM, Failure, Item, Reply, ToolCall
+from tests.fakes.script import CHATTY, LOREM, Failure, Item, Reply, SummaryAnswers, ToolCall
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 #: Where the fake also serves its OpenAI routes, playing OpenAI's own API (that address
@@ -232,6 +232,7 @@ class FakeApi:
     models_delay_s: float
     windows: WindowSettings
     summary_point_chars: int
+    summary_answers: SummaryAnswers
 
     # --- request plumbing ----------------------------------------------
 
@@ -293,6 +294,25 @@ class FakeApi:
             emitted += unit.chars
             if unit.chars and delay_ms > 0:
                 await asyncio.sleep(delay_ms / 1000)
+
+    def _unscripted(self, body: dict[str, Any]) -> Item:
+        """What an unscripted request gets: a model's answer (``_text_of``), except that a
+        summary request is answered as ``summary_answers`` says (a model that does not
+        follow the summary format, or a server that fails)."""
+        said = _last_user_text(body.get("messages"))
+        style = self.summary_answers
+        if style == "summary" or _SUMMARY_ASK not in said:
+            return Reply(token_delay_ms=self.default_delay_ms)
+        if style == "error":
+            return Failure("server_error")
+        tagged = _parley_task_reply(said, body.get("messages"), self.summary_point_chars) or ""
+        if style == "untagged":
+            return Reply(text=tagged.replace("<summary>", "").replace("</summary>", "").strip())
+        if style == "chatty":
+            return Reply(text=CHATTY)
+        if style == "cut":
+            return Reply(text=tagged[: len(tagged) // 2], stop_reason="max_tokens")
+        return Reply(text="")
 
     def _text_of(self, reply: Reply, body: dict[str, Any]) -> str:
         if reply.text is not None:
@@ -361,7 +381,7 @@ class FakeApi:
             self.windows.refused += 1
             message = f"prompt is too long: {prompt} tokens > {window} maximum"
             return self._anthropic_error(400, "invalid_request_error", message)
-        item = self._next() or Reply(token_delay_ms=self.default_delay_ms)
+        item = self._next() or self._unscripted(body)
         failure: Failure | None = None
         if isinstance(item, Failure):
             if item.kind == "hang":
@@ -440,7 +460,7 @@ class FakeApi:
         if self.windows.over_openai_window(prompt_tokens):  # before any script is used
             self.windows.refused += 1
             return self._openai_overflow(body, prompt_tokens)
-        item = self._next() or Reply(token_delay_ms=self.default_delay_ms)
+        item = self._next() or self._unscripted(body)
         failure: Failure | None = None
         if isinstance(item, Failure):
             if item.kind == "hang":

@@ -32,6 +32,16 @@ OverflowFlavor: TypeAlias = Literal[
     "openai", "openai_new", "vllm", "llamacpp", "ollama", "lmstudio"
 ]
 
+#: How an unscripted summary request is answered (``FakeProviderServer.summary_answers``):
+#: ``summary`` — a summary in Parley's format; ``untagged`` — the same summary without the
+#: ``<summary>`` tags; ``chatty`` — a chatty reply that is no summary, without tags;
+#: ``cut`` — half of the summary, stopped at the output limit (``max_tokens``);
+#: ``empty`` — an empty answer; ``error`` — HTTP 500.
+SummaryAnswers: TypeAlias = Literal["summary", "untagged", "chatty", "cut", "empty", "error"]
+
+#: What a tiny local model answers to everything (``summary_answers`` ``chatty``).
+CHATTY = "Sure! Happy to help with that. Let me know if there is anything else. " * 12
+
 LOREM = (
     "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor "
     "incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud "

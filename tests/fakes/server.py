@@ -54,7 +54,7 @@ from tests.fakes.handlers import (
     tool_calls_of,
 )
 from tests.fakes.limits import WindowSettings
-from tests.fakes.script import FAILURE_KINDS, Failure, Item, Reply, ToolCall
+from tests.fakes.script import FAILURE_KINDS, Failure, Item, Reply, SummaryAnswers, ToolCall
 
 
 class FakeProviderServer(FakeApi):
@@ -75,6 +75,9 @@ class FakeProviderServer(FakeApi):
             endpoints (:class:`tests.fakes.limits.WindowSettings`).
         summary_point_chars: characters of each user message an unscripted
             summary quotes (longer summaries for long messages).
+        summary_answers: how unscripted summary requests are answered
+            (:data:`tests.fakes.script.SummaryAnswers`: a summary, or one of the ways a
+            model or server fails to give one).
     """
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
@@ -96,6 +99,7 @@ class FakeProviderServer(FakeApi):
         self.models_delay_s = 0.0
         self.windows = WindowSettings()
         self.summary_point_chars = 120
+        self.summary_answers: SummaryAnswers = "summary"
         self.app = Starlette(
             routes=[
                 Route("/v1/messages", self._anthropic_messages, methods=["POST"]),
@@ -240,6 +244,7 @@ class FakeProviderServer(FakeApi):
         self.openai_models = list(DEFAULT_OPENAI_MODELS)
         self.windows = WindowSettings()
         self.summary_point_chars = 120
+        self.summary_answers: SummaryAnswers = "summary"
 
     # --- what was received ---------------------------------------------
 

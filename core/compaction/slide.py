@@ -1,0 +1,194 @@
+"""The run's last step when no summary can be made: send the newest turns that fit.
+
+``parley.core.compaction.run`` calls :meth:`Slide.narrow` when a request is over the
+model's context window and automatic compaction could not help (the summary was
+refused, the summary request failed, automatic compaction waits after such a failure
+(``parley.core.compaction.backoff``), or the newest turns leave no room for a summary).
+The request then goes out with the oldest turns left off the wire
+(:func:`parley.core.compaction.window.newest_that_fit`, older tool output and files
+stubbed), the store keeps every turn, and the session's
+:class:`~parley.core.compaction.unseen.Unseen` record says which turns the model no
+longer sees and why — written when it is new or moves, with ``on_unseen`` told each
+time. Models are named by their display names (``ModelInfo.display_name``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from parley.core.compaction.types import CompactNoSummaryError, CompactPromptTooLongError
+from parley.core.compaction.unseen import Reason, Unseen, save_unseen
+from parley.core.compaction.window import Window, newest_that_fit
+from parley.core.compaction.wire import stub_for_overflow
+from parley.core.content import Turn
+from parley.core.errors import ParleyError
+from parley.core.providers.base import ChatRequest
+
+if TYPE_CHECKING:
+    from parley.core.providers.hub import ProviderHub
+    from parley.core.store.async_store import AsyncStore
+
+log = logging.getLogger(__name__)
+
+#: Share of the context window a narrowed request fills when it must move: the rest
+#: absorbs the estimate's error, and the next few requests fit before it moves again.
+FILL_SHARE = 0.9
+
+UnseenListener = Callable[[Unseen | None], None]
+
+_REFUSED_WHY = {
+    "no-summary": "did not answer with a summary",
+    "not-a-summary": "answered with something that is not a summary",
+    "cut-off": "stopped before its summary was complete",
+    "too-short": "wrote a summary far too short for the conversation",
+}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """Why no summary stands for the older turns (the record's reason, detail, attempts)."""
+
+    reason: Reason
+    detail: str
+    attempts: tuple[str, ...] = ()
+
+
+def display_name(hub: ProviderHub, model_ref: str | None) -> str:
+    """A model's name for people (its display name; the reference when unknown)."""
+    if not model_ref:
+        return "the summary model"
+    try:
+        info = hub.model_info(model_ref)
+    except ParleyError:
+        return model_ref
+    return info.display_name or model_ref
+
+
+def _named(hub: ProviderHub, attempts: Sequence[str], refs: Sequence[str]) -> tuple[str, ...]:
+    out = []
+    for line in attempts:
+        for ref in refs:
+            if ref:
+                line = line.replace(ref, display_name(hub, ref))
+        out.append(line)
+    return tuple(out)
+
+
+def failure_cause(
+    hub: ProviderHub, error: ParleyError | None, summary_ref: str | None, chat_ref: str
+) -> Cause:
+    """The cause of a failed (or not possible) automatic compaction.
+
+    Args:
+        hub: names the models.
+        error: what the compaction raised (None: no summary was asked for, because the
+            newest turns leave no room for one).
+        summary_ref: the summary model asked last (``Compactor.asked``), if known.
+        chat_ref: the chat's model.
+    """
+    if isinstance(error, CompactNoSummaryError):
+        name = display_name(hub, error.model)
+        why = _REFUSED_WHY.get(error.reason, _REFUSED_WHY["no-summary"])
+        refs = [error.model, summary_ref or "", chat_ref]
+        return Cause("summary-refused", f"{name} {why}",
+                     _named(hub, error.attempts, refs))
+    if isinstance(error, CompactPromptTooLongError):
+        name = display_name(hub, getattr(error, "model", None) or summary_ref)
+        return Cause("summary-failed",
+                     f"The conversation is too long for {name} to summarize, even in parts")
+    if error is not None:
+        name = display_name(hub, summary_ref)
+        first = error.message.split(". ")[0].rstrip(".")
+        return Cause("summary-failed", f"{name} could not write a summary: {first}",
+                     (f"{name}: {error.message}",))
+    return Cause("summary-failed",
+                 f"The newest turns leave no room for a summary in "
+                 f"{display_name(hub, chat_ref)}'s context window")
+
+
+def waiting_cause(previous: Unseen | None) -> Cause:
+    """The cause while automatic compaction waits after a failure (``backoff``)."""
+    again = "Parley asks for a summary again after two more messages"
+    if previous is None:
+        return Cause("waiting", f"A summary could not be made a moment ago; {again}")
+    detail = previous.detail.split("; Parley asks")[0]
+    return Cause("waiting", f"{detail}; {again}", previous.attempts)
+
+
+class Slide:
+    """Narrows requests to the newest turns that fit, and keeps the record of it.
+
+    Args:
+        store: the ``AsyncStore`` (app state ``unseen:<session_id>``).
+    """
+
+    def __init__(self, store: AsyncStore) -> None:
+        self.store = store
+
+    async def narrow(
+        self,
+        session_id: str,
+        stored: list[Turn],
+        request: ChatRequest,
+        fits: Callable[[ChatRequest, float], bool],
+        cause: Cause,
+        previous: Unseen | None,
+        on_unseen: UnseenListener | None,
+    ) -> tuple[ChatRequest, Unseen] | None:
+        """The request with its oldest turns left off, and the record (saved).
+
+        Args:
+            session_id: the session.
+            stored: its stored turns (the request was built from them).
+            request: the request as it would go; its turns are replaced.
+            fits: ``fits(request, share)``: True when a request takes at most ``share``
+                of the model's context window, in the provider's tokens.
+            cause: why (the record's reason, detail and attempts).
+            previous: the session's record before this request, if any.
+            on_unseen: told the record when it is new or moved.
+
+        Returns:
+            None when nothing can be left off, or even the newest message does not fit
+            (the caller says so).
+
+        Raises:
+            StoreError: the record could not be saved (the caller logs it: the request
+                still goes).
+        """
+        def wire(turns: list[Turn]) -> ChatRequest:
+            return replace(request, turns=stub_for_overflow(turns))
+
+        start = previous.first_seen_turn_id if previous is not None else None
+        window = _keep(stored, lambda turns, share: fits(wire(turns), share), start)
+        if window is None:
+            return None
+        unseen = Unseen(session_id, window.first_seen.id, window.hidden, cause.reason,
+                        cause.detail, cause.attempts)
+        if unseen != previous:
+            try:
+                await save_unseen(self.store, session_id, unseen)
+            except ParleyError as exc:  # the chat goes on; the card shows next time
+                log.warning("session %s: the unseen-turns record was not saved: %s",
+                            session_id, exc)
+            if on_unseen is not None:
+                on_unseen(unseen)
+        log.info("session %s: %d older turns left off the wire (%s)", session_id,
+                 window.hidden, cause.reason)
+        return wire(window.turns), unseen
+
+
+def _keep(
+    stored: list[Turn], fits: Callable[[list[Turn], float], bool], start: str | None
+) -> Window | None:
+    """Where the request starts: the previous start while the request from it still fits
+    the whole window (the same prefix, so the provider's prompt cache keeps working);
+    else the newest turns that fill :data:`FILL_SHARE` of it, never before that start."""
+    if start is not None:
+        same = newest_that_fit(stored, lambda t: fits(t, 1.0), not_before=start)
+        if same is not None and same.first_seen.id == start:
+            return same
+    filled = newest_that_fit(stored, lambda t: fits(t, FILL_SHARE), not_before=start)
+    return filled or newest_that_fit(stored, lambda t: fits(t, 1.0), not_before=start)
