@@ -186,6 +186,16 @@ def _what_binary(data: bytes) -> tuple[str, str]:
     return "a binary file", ""
 
 
+def what_bytes(data: bytes) -> str:
+    """What a file's bytes are, for messages: "a PNG image", "a PDF", "text", "a program"…"""
+    media_type = sniff(data)
+    if media_type == PDF:
+        return "a PDF"
+    if media_type is not None:
+        return f"a {media_type.split('/')[1].upper()} image"
+    return "text" if decode_text(data[:65536]) is not None else _what_binary(data)[0]
+
+
 def decode_text(data: bytes) -> str | None:
     """Return the text of a text file, or None when the bytes are binary.
 

@@ -54,6 +54,7 @@ from parley.core.content import (
 from parley.core.context.text_limits import max_text_chars, megabytes, text_chars
 from parley.core.convert import NotAConversation, auto_detect_and_convert
 from parley.core.convert.detect import ImportedConversation, SourceFormat
+from parley.core.importing.inline_files import by_bytes, claimed
 from parley.core.store.attachments import missing_data
 from parley.core.store.models import Session
 
@@ -73,6 +74,10 @@ LOST_MISSING_FILE = (
     "replaced by a placeholder."
 )
 LOST_DAMAGED_FILE = "{n} attached file(s) had damaged data; each was replaced by a placeholder."
+LOST_MISMATCHED_FILE = (
+    "{n} attached file(s) were not what they claimed to be (their bytes are another kind); "
+    "each was replaced by a placeholder."
+)
 
 
 class ImportTooLarge(NotAConversation):
@@ -219,23 +224,30 @@ def _damaged(block: File) -> bool:
 class _FileCheck:
     """Replaces attached files the store could not save by placeholders, counting them.
 
-    A file is kept when it carries valid base64 data, is a URL image, or is a
-    reference (``attachment_id`` without data) to a file this store already holds.
+    A file is kept when it carries valid base64 data of the kind it declares (its bytes
+    decide: ``parley.core.importing.inline_files``), is a URL image, or is a reference
+    (``attachment_id`` without data) to a file this store already holds.
     """
 
     def __init__(self, known: set[str]) -> None:
         self.known = known
         self.missing = 0
         self.damaged = 0
+        self.mismatched = 0
 
     def file(self, block: File) -> File | TextBlock:
         what = "image" if isinstance(block, ImageBlock) else "document"
         name = getattr(block, "name", None) or block.media_type
         if block.data:
-            if not _damaged(block):
-                return block
-            self.damaged += 1
-            return TextBlock(f"[{what}: {name} — its data was damaged in the imported file]")
+            if _damaged(block):
+                self.damaged += 1
+                return TextBlock(f"[{what}: {name} — its data was damaged in the imported file]")
+            checked = by_bytes(block)
+            if not isinstance(checked, str):
+                return checked
+            self.mismatched += 1
+            return TextBlock(f"[{what}: {name} — not imported: it claims to be "
+                             f"{claimed(block)}, but its bytes are {checked}]")
         if block.attachment_id is None or block.attachment_id in self.known:
             return block
         self.missing += 1
@@ -260,6 +272,8 @@ class _FileCheck:
             out.append(LOST_MISSING_FILE.format(n=self.missing))
         if self.damaged:
             out.append(LOST_DAMAGED_FILE.format(n=self.damaged))
+        if self.mismatched:
+            out.append(LOST_MISMATCHED_FILE.format(n=self.mismatched))
         return out
 
 

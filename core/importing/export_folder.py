@@ -39,6 +39,7 @@ from parley.core.attachments.files import (
     UnsupportedFile,
     from_bytes,
     size_text,
+    what_bytes,
 )
 from parley.core.convert.chatgpt import Claim, ExportFile, FileRefused
 
@@ -56,7 +57,8 @@ MAX_FOLDER_FILES = 50_000
 #: An export's file name starts with its asset id: ``file-AbC123-cat.png``, ``file_00ab….png``.
 _ASSET = re.compile(r"(file[-_][A-Za-z0-9]+)")
 _DEPTH = 2  # levels of subfolders looked into (ChatGPT: ``dalle-generations/``, ``user-…/``)
-_KIND_WORDS = {"image": "an image", "document": "a PDF", "text": "text"}
+#: How each kind is named in a refusal (also ``parley.core.importing.inline_files``).
+KIND_WORDS = {"image": "an image", "document": "a PDF", "text": "text"}
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
@@ -194,7 +196,7 @@ def _recognise(data: bytes, shown: str, claim: Claim) -> ExportFile | FileRefuse
     said = _said(claim if claim and claim != att.kind else "",
                  named if named and named != att.kind else "")
     if said:
-        return FileRefused(shown, f"{said}, but its bytes are {_bytes_are(att.media_type)}")
+        return FileRefused(shown, f"{said}, but its bytes are {what_bytes(data)}")
     return ExportFile(att.media_type, base64.b64encode(att.data).decode("ascii"))
 
 
@@ -213,15 +215,8 @@ def _named_kind(name: str) -> Claim:
 def _said(claim: Claim, named: Claim) -> str:
     """"its name says it is an image" / "the export says it is a PDF" ("" for neither)."""
     if named:
-        return f"its name says it is {_KIND_WORDS[named]}"
+        return f"its name says it is {KIND_WORDS[named]}"
     if claim:
-        return f"the export says it is {_KIND_WORDS[claim]}"
+        return f"the export says it is {KIND_WORDS[claim]}"
     return ""
 
-
-def _bytes_are(media_type: str) -> str:
-    if media_type == "text/plain":
-        return "text"
-    if media_type == "application/pdf":
-        return "a PDF"
-    return f"a {media_type.split('/')[1].upper()} image"

@@ -50,6 +50,7 @@ from parley.core.importing.conversation import (
     refuse_binary,
 )
 from parley.core.importing.export_folder import ExportFolder
+from parley.core.importing.inline_files import InlineFiles
 from parley.core.store.imports import NewChat, NewFork
 
 if TYPE_CHECKING:
@@ -284,10 +285,18 @@ async def _import(
 def _prepare(history: ImportedHistory) -> tuple[list[NewChat], list[str]]:
     """The chats to write, and the titles of those left out because a message of theirs
     is longer than any model can read (``core.text_limits``; never saved, as for a single
-    conversation); worker thread."""
+    conversation); worker thread. Files carried inline are checked by their bytes first
+    (``parley.core.importing.inline_files``): those refused are added to
+    ``history.refused_files``."""
     limit = max_text_chars()
     chats: list[NewChat] = []
     too_long: list[str] = []
+    inline = InlineFiles()
+    for chat in history.chats:
+        chat.turns = inline.turns(chat.turns)
+        for fork in chat.forks:
+            fork.turns = inline.turns(fork.turns)
+    history.refused_files.extend(inline.refused)
     for chat in history.chats:
         new = _new_chat(chat, history.source_format)
         branches = [chat.turns, *(f.turns for f in chat.forks)]

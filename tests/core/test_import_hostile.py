@@ -30,7 +30,7 @@ from parley.core.importing import export_folder
 from parley.core.importing.export_folder import MAX_EXPORT_FILE_BYTES, ExportFolder
 from parley.core.importing.files import import_path
 from parley.core.store.async_store import AsyncStore
-from tests.histories import PNG_BYTES, ChatGPTConversation, image_part
+from tests.histories import PNG_BYTES, ChatGPTConversation, image_part, webui_message
 
 SECRET = b"ANTHROPIC_API_KEY=sk-ant-HOSTILE-7f3a9c PGPASSWORD=hunter2-HOSTILE\n"
 FAKE_KEY = (b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA-HOSTILE-KEY\n"
@@ -284,3 +284,77 @@ async def test_the_hostile_zip_itself_is_refused_in_words(store, tmp_path, outsi
         await import_path(store, archive)
     assert await store.list_sessions(include_archived=True) == []
     assert SECRET not in stored_bytes(tmp_path)
+
+
+# --- files carried inside the imported file ----------------------------------------------
+
+
+def jpeg_bytes() -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 6), (200, 30, 30)).save(buf, "JPEG")
+    return buf.getvalue()
+
+
+def data_url(media_type: str, data: bytes) -> str:
+    return f"data:{media_type};base64,{base64.b64encode(data).decode()}"
+
+
+async def test_inline_images_of_a_history_are_what_their_bytes_say(store, tmp_path):
+    ts = 1_714_550_000
+    files = [{"type": "image", "url": data_url("image/png", FAKE_KEY), "name": "key.png"},
+             {"type": "image", "url": data_url("image/png", jpeg_bytes()), "name": "red.png"}]
+    messages = [
+        webui_message("u1", None, "user", "Two pictures.", ts, files=files),
+        webui_message("a1", "u1", "assistant", "I see one.", ts + 5, model="llama3.1:8b")]
+    messages[0]["childrenIds"] = ["a1"]
+    chat = {"id": "webui-inline", "title": "Inline",
+            "chat": {"title": "Inline", "history": {"messages": {m["id"]: m for m in messages},
+                                                    "currentId": "a1"}},
+            "updated_at": ts + 5, "created_at": ts}
+    path = tmp_path / "chat-export.json"
+    path.write_text(json.dumps([chat]))
+
+    summary, turns = await import_and_collect(store, path)
+
+    (image,) = [b for b in turns[0].blocks if isinstance(b, ImageBlock)]
+    assert image.media_type == "image/jpeg" and base64.b64decode(image.data) == jpeg_bytes()
+    assert "[image not included: key.png]" in turns[0].text()
+    assert summary.refused_files == [
+        ("key.png", "the export says it is an image, but its bytes are text")]
+    assert "1 file of the export was not read: “key.png”: the export says it is an image" in (
+        summary.text())
+    assert_nowhere(FAKE_KEY, stored_bytes(tmp_path), turns)
+
+
+async def test_files_of_one_imported_conversation_are_what_their_bytes_say(store, tmp_path):
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    conversation = [
+        {"role": "user", "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": b64(FAKE_KEY)}},
+            {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
+                                            "data": b64(FAKE_PDF)}},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": b64(good_png())}},
+            {"type": "text", "text": "What are these?"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "A picture."}]},
+    ]
+    path = tmp_path / "messages.json"
+    path.write_text(json.dumps(conversation))
+
+    summary = await import_path(store, path)
+
+    assert summary.single is not None
+    turns = await store.hydrate(await store.get_turns(summary.session_ids[0]))
+    (image,) = [b for b in turns[0].blocks if isinstance(b, ImageBlock)]
+    assert base64.b64decode(image.data) == good_png()
+    assert not [b for b in turns[0].blocks if isinstance(b, DocumentBlock)]
+    text = turns[0].text()
+    assert "not imported: it claims to be an image, but its bytes are text" in text
+    assert "not imported: it claims to be a PDF, but its bytes are text" in text
+    assert ("2 attached file(s) were not what they claimed to be (their bytes are another "
+            "kind); each was replaced by a placeholder.") in summary.single.lost
+    for secret in (FAKE_KEY, FAKE_PDF):
+        assert_nowhere(secret, stored_bytes(tmp_path), turns)
