@@ -1,7 +1,8 @@
 """The header's heading: the open chat's title and its space, renamed in place.
 
 The title is a flat button (elided when long) followed by the space's name in
-the muted colour. A click on the title, or F2 (``session.rename``) while the
+the muted colour (elided too: ``parley.gui.text.names``; both whole in their
+tooltips). A click on the title, or F2 (``session.rename``) while the
 focus is not in the chat list, puts a line edit in its place: Enter saves the
 new title (as the user's: an automatic title never replaces it), Esc or
 leaving the field with nothing changed cancels. A new chat (not sent yet)
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.gui.look import appearance
+from parley.gui.text.names import NAME_MAX_PX, elided, name_tip
 
 #: Widest the title may be before it is elided (px); narrower when the header is.
 TITLE_MAX_PX = 420
@@ -105,7 +107,10 @@ class ChatHeading(QWidget):
         """
         self._title = title or NEW_CHAT
         self._editable = editable
-        self.space.setText(f"· {space}" if space else "")
+        label = f"· {space}" if space else ""
+        shown = elided(label, self.space.fontMetrics(), NAME_MAX_PX, Qt.TextElideMode.ElideRight)
+        self.space.setText(shown)
+        self.space.setToolTip(name_tip(space or "", shown[2:], "The chat's space"))
         self.space.setVisible(bool(space))
         if self.editing and not editable:
             self.cancel()

@@ -16,6 +16,7 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from parley.gui.look import appearance
+from parley.gui.text.names import MENU_NAME_MAX_PX, elided
 
 #: (action id, what its key does) of the hints, in order.
 HINTS = (("palette.open", "finds chats, messages and commands"),)
@@ -92,8 +93,10 @@ class Greeting(QWidget):
         if not empty:
             self.hide()
             return
-        self.heading.setText(f"New chat in {self._space}" if self._space else "New chat")
-        self.line.setText(f"{self._model_name} answers" if self._model_name
+        space = elided(self._space, self.heading.fontMetrics(), MENU_NAME_MAX_PX)
+        model = elided(self._model_name, self.line.fontMetrics(), MENU_NAME_MAX_PX)
+        self.heading.setText(f"New chat in {space}" if space else "New chat")
+        self.line.setText(f"{model} answers" if model
                           else self._problem or "Choose a model above to start")
         hints = [f"{key} {what}" for action, what in HINTS if (key := self._keys(action))]
         self.hints.setText("   ·   ".join(hints))

@@ -17,14 +17,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from PySide6.QtCore import QEvent, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QLabel, QMenu, QToolButton, QWidget, QWidgetAction
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QActionGroup, QResizeEvent
+from PySide6.QtWidgets import (
+    QLabel,
+    QMenu,
+    QSizePolicy,
+    QToolButton,
+    QWidget,
+    QWidgetAction,
+)
 
 from parley.core.errors import ParleyError
 from parley.gui.look import appearance
+from parley.gui.text.names import MENU_NAME_MAX_PX, NAME_MAX_PX, elided, name_tip
 
 log = logging.getLogger(__name__)
+#: The picker's tooltip (after the whole name when the name shown is cut).
+CHOOSE_TIP = "Choose the model that answers"
+#: The least room the name keeps in a narrow window (px).
+MIN_NAME_PX = 60
 
 
 def model_label(info: Any) -> str:
@@ -225,15 +237,20 @@ def cached_choices(hub: Any) -> list[ModelChoice]:
 def _menu_line(menu: QMenu, text: str, name: str, tooltip: str = "") -> QWidgetAction:
     """A line of the menu that cannot be chosen: a provider's name (``name``
     ``ModelMenuHeading``) or a note (``ModelMenuNote``), coloured by the app's style
-    sheet (``parley.gui.look.appearance.MENU_RULES``)."""
-    label = QLabel(text, menu)
+    sheet (``parley.gui.look.appearance.MENU_RULES``); a long one is elided, whole in
+    its tooltip (``parley.gui.text.names``)."""
+    label = QLabel(menu)
     label.setObjectName(name)
-    label.setToolTip(tooltip)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    shown = elided(text, label.fontMetrics(), MENU_NAME_MAX_PX)
+    label.setText(shown)
+    tip = tooltip if shown == text else "\n".join(t for t in (text, tooltip) if t)
+    label.setToolTip(tip)
     action = QWidgetAction(menu)
     action.setObjectName(name)
     action.setDefaultWidget(label)
     action.setText(text)
-    action.setToolTip(tooltip or text)
+    action.setToolTip(tip or text)
     action.setEnabled(False)  # skipped by the arrow keys, never triggered
     return action
 
@@ -248,12 +265,14 @@ class ModelPicker(QToolButton):
         super().__init__(parent)
         self.setObjectName("ModelPicker")
         self.setAccessibleName("Model")
-        self.setToolTip("Choose the model that answers")
+        self.setToolTip(CHOOSE_TIP)
         self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.setLayoutDirection(Qt.LayoutDirection.RightToLeft)  # chevron after the text
         self.setIconSize(QSize(14, 14))
         self.setCursor(Qt.CursorShape.PointingHandCursor)
+        # Shrinks (the name cut further) down to its minimumSizeHint in a narrow window.
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self._menu = QMenu(self)
         self._menu.setObjectName("ModelMenu")
         self._menu.setLayoutDirection(Qt.LayoutDirection.LeftToRight)
@@ -314,12 +333,14 @@ class ModelPicker(QToolButton):
         self.choices_changed.emit()
 
     def _entry(self, choice: ModelChoice) -> QAction:
-        act = QAction(choice.label, self._menu)
+        shown = elided(choice.label, self._menu.fontMetrics(), MENU_NAME_MAX_PX)
+        act = QAction(shown, self._menu)
         act.setCheckable(True)
         act.setData(choice.ref)
         act.setChecked(choice.ref == self.current)
-        if choice.detail:
-            act.setToolTip(choice.detail)
+        tip = name_tip(choice.label, shown, choice.detail)
+        if tip:
+            act.setToolTip(tip)
         act.triggered.connect(lambda _c=False, r=choice.ref: self._chosen(r))
         self._group.addAction(act)
         return act
@@ -352,6 +373,45 @@ class ModelPicker(QToolButton):
             self.setIcon(appearance.icon("chevron-down", appearance.current().muted, 14))
 
     def _show(self) -> None:
-        self.setText(self.label_of(self.current))
+        """The current model's name, elided to the room the picker has, at most
+        :data:`~parley.gui.text.names.NAME_MAX_PX` (whole in the tooltip), so a long
+        name never widens the header or the window."""
+        name = self.label_of(self.current)
+        self._name = name
+        self._fit(NAME_MAX_PX)
         self.setIcon(appearance.icon("chevron-down", appearance.current().muted, 14))
-        self.setAccessibleDescription(f"Current model: {self.label_of(self.current)}")
+        self.setAccessibleDescription(f"Current model: {name}")
+        self.updateGeometry()  # the layout gives it its width again (then resizeEvent)
+        if self.isVisible():  # …or keeps the one it has: fit the name to that
+            QTimer.singleShot(0, self, self._fit)
+
+    def _fit(self, room: int | None = None) -> None:
+        """Show the name cut to ``room`` px (None: the width the picker has now)."""
+        name = getattr(self, "_name", "")
+        if room is None:
+            room = max(MIN_NAME_PX, min(NAME_MAX_PX, self.width() - self._chrome()))
+        shown = elided(name, self.fontMetrics(), room)
+        if shown != self.text():
+            self.setText(shown)
+        self.setToolTip(name_tip(name, shown, CHOOSE_TIP))
+
+    def _chrome(self) -> int:
+        """Width of everything but the text (px): icon, spacing, padding."""
+        return super().sizeHint().width() - self.fontMetrics().horizontalAdvance(self.text())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """Room for the name elided to :data:`~parley.gui.text.names.NAME_MAX_PX`,
+        whatever is shown now (the shown text is elided to the width given)."""
+        hint = super().sizeHint()
+        full = elided(getattr(self, "_name", ""), self.fontMetrics(), NAME_MAX_PX)
+        return QSize(self._chrome() + self.fontMetrics().horizontalAdvance(full), hint.height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """A narrow window cuts the name further rather than grow."""
+        return QSize(min(self.sizeHint().width(), self._chrome() + MIN_NAME_PX),
+                     super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._fit()

@@ -1,0 +1,33 @@
+"""Names shown in one line — models, chats, spaces, providers — kept to a width.
+
+A name comes from anywhere (a 121-character GGUF path, an import, another machine
+sharing the database), so where one is shown in a button, a label or a menu entry it
+is cut to :data:`NAME_MAX_PX` with an ellipsis in the middle (both the start and the
+end of a model id or a path tell things apart) and the whole name goes to the tooltip.
+A widget showing a name so never asks for more room than that, and a long name never
+widens the window.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
+
+#: Widest a name is shown before it is elided (px).
+NAME_MAX_PX = 320
+#: Widest a name is shown in a menu entry (px): menus have more room than the header.
+MENU_NAME_MAX_PX = 480
+
+
+def elided(name: str, metrics: QFontMetrics, max_px: int = NAME_MAX_PX,
+           mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> str:
+    """``name`` as it fits in ``max_px`` pixels of ``metrics``' font ("…" where cut)."""
+    return metrics.elidedText(name, mode, max_px)
+
+
+def name_tip(name: str, shown: str, about: str = "") -> str:
+    """The tooltip of a name shown as ``shown``: the whole name when it was cut, then
+    ``about`` (what the widget does) on a line of its own; ``about`` alone otherwise."""
+    if shown == name:
+        return about
+    return f"{name}\n{about}" if about else name

@@ -1,0 +1,63 @@
+"""Long names never widen the window: a 300-character model name (as an import or
+another machine can bring) in the header's model picker and its menu, a long space
+name in the heading — elided, whole in their tooltips. Real window, real SDK, the fake
+provider server listing the model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from tests.fakes.server import DEFAULT_ANTHROPIC_MODELS
+
+pytestmark = pytest.mark.timeout(90)
+
+LONG_ID = "gguf-" + "/models/very/deep/folder/" * 11 + "x" * 20  # 300 characters
+LONG_NAME = "Llama " + "ultra-long-quantised-variant-" * 10 + "Q4_K_M" * 4  # 320 characters
+
+
+def test_a_300_character_model_name_does_not_widen_the_window(driver: Any) -> None:
+    assert len(LONG_ID) == 300
+    driver.fake.anthropic_models = [*DEFAULT_ANTHROPIC_MODELS,
+                                    {"id": LONG_ID, "display_name": LONG_NAME}]
+    w = driver.configured()
+    ref = f"anthropic:{LONG_ID}"
+    picker = w.model_picker
+    driver.until(lambda: any(c.ref == ref for c in picker.choices), timeout=20)
+    driver.settle(w)
+    QApplication.processEvents()
+    width, least = w.width(), w.minimumSizeHint().width()
+
+    entry = next(a for a in picker.menu().actions() if a.data() == ref)
+    entry.trigger()  # chosen from the menu, as a click would
+    driver.until(lambda: picker.current == ref)
+    QApplication.processEvents()
+    assert w.width() == width and w.minimumSizeHint().width() <= least
+    assert picker.width() < 400 and picker.sizeHint().width() < 400
+    assert picker.text() != LONG_NAME and "…" in picker.text()
+    assert LONG_NAME in picker.toolTip()  # the whole name, on hover
+    assert LONG_NAME in picker.accessibleDescription()
+    # In the menu: cut too, whole in the entry's tooltip; the menu fits a screen.
+    assert "…" in entry.text() and entry.toolTip() == LONG_NAME
+    assert picker.menu().sizeHint().width() < 700
+    # A narrow window cuts the name further instead of growing.
+    wide_text = picker.text()
+    w.resize(least, w.height())
+    driver.until(lambda: picker.text() != wide_text)
+    assert w.width() == least and "…" in picker.text()
+    assert picker.fontMetrics().horizontalAdvance(picker.text()) < picker.width()
+    w.resize(width, w.height())
+    driver.until(lambda: picker.text() == wide_text)
+
+    # A long space's name in the heading: cut, whole in the tooltip, window unchanged.
+    space = driver.run(w.store.create_space("Space " + "with a very long name " * 14))
+    s = driver.run(w.store.create_session(title="Chat", space_id=space.id, model=ref))
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(s.id)
+    driver.until(lambda: w.session_id == s.id)
+    QApplication.processEvents()
+    heading = w.chat_heading
+    assert "…" in heading.space.text() and space.name in heading.space.toolTip()
+    assert w.width() == width and w.minimumSizeHint().width() <= least
