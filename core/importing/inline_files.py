@@ -74,21 +74,23 @@ class InlineFiles:
 
     def __init__(self) -> None:
         self.refused: list[tuple[str, str]] = []
-        self._done: dict[int, Turn] = {}  # id(turn) → checked: branches share their start
+        # id(turn) → (turn, checked): a chat's branches share their first turns.
+        self._done: dict[int, tuple[Turn, Turn]] = {}
 
     def turns(self, turns: list[Turn]) -> list[Turn]:
-        """``turns`` with each inline file checked (a turn with none is returned as is)."""
+        """``turns`` with each inline file checked (the same list when none holds one)."""
+        if not any(_has_data(b) for t in turns for b in t.blocks):
+            return turns
         return [self._turn(t) for t in turns]
 
     def _turn(self, turn: Turn) -> Turn:
+        if not any(_has_data(b) for b in turn.blocks):
+            return turn
         done = self._done.get(id(turn))
-        if done is None:
-            if any(_has_data(b) for b in turn.blocks):
-                done = turn.with_blocks(self._block(b) for b in turn.blocks)
-            else:
-                done = turn
-            self._done[id(turn)] = done
-        return done
+        if done is None:  # the original is kept too, so its id is not reused meanwhile
+            done = self._done[id(turn)] = (turn, turn.with_blocks(self._block(b)
+                                                                  for b in turn.blocks))
+        return done[1]
 
     def _block(self, block: Block) -> Block:
         if isinstance(block, ImageBlock | DocumentBlock):
