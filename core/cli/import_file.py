@@ -31,7 +31,8 @@ def import_only(file: str | Path, home: Path | None = None, *, database: str | N
 
     Args:
         file: the file to import (a ChatGPT / Claude.ai / Open WebUI export, a
-            Parley export, Anthropic or OpenAI messages).
+            Parley export, a Parley database — sessions.db, a backup, a rescue copy —
+            merged by ids, Anthropic or OpenAI messages).
         home: the data folder (``--home``); None: ``PARLEY_HOME`` or the default.
         database: the PostgreSQL address given as ``--database`` (None: then
             ``PARLEY_DATABASE_URL``, then the choice saved in the data folder, then
@@ -104,4 +105,4 @@ async def _run(path: Path, home: Path | None, database: str | None, out: TextIO
         from parley.core.store.postgres.store import parse_url, redact
 
         line += f" Into the database {redact(parse_url(url))}."
-    return line, summary.chats > 0
+    return line, summary.changed

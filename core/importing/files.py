@@ -11,6 +11,8 @@
 * Parley's Markdown export is written the same way (one chat; its
   ``source_id`` is a digest of the file's text without its export date), so
   importing the same export again adds nothing either;
+* a Parley database (a sessions.db, a backup, a rescue copy) is merged by ids
+  (``parley.core.importing.parley_file``): a second import adds nothing;
 * anything else goes to ``parley.core.importing.conversation.import_conversation`` (a Parley
   export, JSON or Markdown, an Anthropic or OpenAI message list or request body).
 
@@ -51,10 +53,12 @@ from parley.core.importing.conversation import (
 )
 from parley.core.importing.export_folder import ExportFolder
 from parley.core.importing.inline_files import InlineFiles
+from parley.core.importing.parley_file import import_database, is_database
 from parley.core.store.imports import NewChat, NewFork
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
+    from parley.core.store.merge import MergeReport
 
 __all__ = ["MAX_HISTORY_BYTES", "ImportSummary", "import_data", "import_path"]
 
@@ -98,6 +102,12 @@ class ImportSummary:
     single: ImportResult | None = None
     too_long: list[str] = field(default_factory=list)
     refused_files: list[tuple[str, str]] = field(default_factory=list)
+    merged: MergeReport | None = None
+
+    @property
+    def changed(self) -> bool:
+        """True when anything came in (a chat; for a Parley database, any row)."""
+        return self.chats > 0 or (self.merged is not None and self.merged.changed)
 
     @property
     def chats(self) -> int:
@@ -112,14 +122,19 @@ class ImportSummary:
     def line(self, file_name: str) -> str:
         """The summary after the file's name: ``"Imported x.json: 3 chats, …"``, or
         ``"x.json: Nothing new: …"`` when nothing came in."""
-        return f"{'Imported ' if self.chats else ''}{file_name}: {self.text()}"
+        return f"{'Imported ' if self.changed else ''}{file_name}: {self.text()}"
 
     def text(self) -> str:
         """The summary for people, e.g. ``"412 chats, 9,310 messages, 3 versions from a
         ChatGPT export; 2 images not included: a.png, b.png."`` (then what was left
         out, one sentence per kind). Zero counts are not named (versions, files,
         notes); when nothing new came in, the files the export lacks are not named
-        either (they belong to chats imported before)."""
+        either (they belong to chats imported before). A Parley database says what the
+        merge added (``parley.core.importing.parley_file.report_text``)."""
+        if self.merged is not None:
+            from parley.core.importing.parley_file import report_text
+
+            return report_text(self.merged)
         if not self.chats and self.skipped:
             what = ("the conversation" if self.skipped == 1
                     else f"the {self.skipped:,} conversations")
@@ -220,12 +235,21 @@ async def import_path(
         OSError: the file cannot be read.
     """
     p = Path(path)
+    if is_database(await asyncio.to_thread(_head, p)):  # a sessions.db, a backup, a copy
+        merged = await import_database(store, p)
+        return ImportSummary("parley-db", list(merged.chat_ids), merged.messages,
+                             merged=merged)
     size = await asyncio.to_thread(lambda: p.stat().st_size)
     if size > MAX_HISTORY_BYTES:
         raise ImportTooLarge(size, MAX_HISTORY_BYTES)
     data = await asyncio.to_thread(p.read_bytes)
     return await import_data(store, data, folder=p.parent, space_id=space_id,
                              progress=progress, cancelled=cancelled)
+
+
+def _head(path: Path) -> bytes:
+    with path.open("rb") as f:
+        return f.read(16)
 
 
 async def import_data(

@@ -380,6 +380,7 @@ class AsyncStore:
     show_version = writes(Store.show_version)
     # ``progress`` and ``cancelled`` are called on the store's thread.
     import_chats = writes(Store.import_chats)
+    merge_from = writes(Store.merge_from)
 
     get_turn = reads(Store.get_turn)
     get_turns = reads(Store.get_turns)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from sqlalchemy.engine import Connection
 
 from parley.core.content import Usage
-from parley.core.store import forks, imports, sessions, spaces, versions
+from parley.core.store import forks, imports, merge, sessions, spaces, versions
 from parley.core.store.lifecycle import StoreBase
 from parley.core.store.models import UNCHANGED, Session, Space, TitleSource, Unchanged
 from parley.core.store.schema import DEFAULT_SPACE_ID
@@ -254,3 +254,19 @@ class ChatsStore(StoreBase):
         """
         return self._w(lambda c: imports.write_chats(c, space_id, chats, progress=progress,
                                                       cancelled=cancelled))
+
+    def merge_from(self, source: StoreBase) -> merge.MergeReport:
+        """Add what another Parley database holds and this one lacks, by ids, in one
+        transaction (all or nothing): see :func:`parley.core.store.merge.merge` — nothing
+        duplicated, nothing overwritten but a cut-off reply by its complete copy.
+
+        Args:
+            source: an open store (e.g. a rescue copy, a backup); only read.
+
+        Returns:
+            What was added.
+
+        Raises:
+            StoreError: either store's errors; nothing was written.
+        """
+        return self._w(lambda dst: source._r(lambda src: merge.merge(src, dst)))
