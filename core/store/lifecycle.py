@@ -49,6 +49,9 @@ class StoreBase:
         # The file's state after our own last write: written by another program in
         # between, it is checked whole before the next write (parley.core.store.sqlite.overwrite).
         self.watch = overwrite.Watch(path)
+        self._version = self._data_version()  # others' commits are told by a change of it
+        # The id in the file's header (parley.core.store.sqlite.overwrite.new_file_id).
+        self._file_id = int(dbapi_connection(con).execute("PRAGMA application_id").fetchone()[0])
         # Set once a read or write meets a damaged page: writes stop
         # (parley.core.store.sqlite.damage).
         self.damaged = False
@@ -175,6 +178,7 @@ class StoreBase:
         if self._con is not None:
             maintenance.checkpoint(self._con)
             self.watch.settle()
+            self._version = self._data_version()
         return more
 
     def __enter__(self) -> Self:
@@ -194,7 +198,12 @@ class StoreBase:
         def guarded(con: Connection) -> T:
             if identity is not None:  # inside the transaction: one stat, a few µs
                 faults.check_identity(self.path, identity)
-                self.watch.check()  # written over by another program? (one more stat)
+                # Written over by another program? (one more stat, one pragma)
+                self.watch.check(others_committed=self._data_version() != self._version,
+                                 file_id=self._file_id)
+                if not self._file_id:  # a file of an older Parley: it gets its id now
+                    self._file_id = overwrite.new_file_id()
+                    con.exec_driver_sql(f"PRAGMA application_id = {self._file_id}")
             return fn(con)
 
         try:
@@ -202,7 +211,15 @@ class StoreBase:
         except DatabaseCorrupt as exc:  # rolled back: nothing of this write was kept
             raise self._found_damaged(exc, on_thread=True) from exc
         self.watch.settle()  # a commit may have checkpointed into the file
+        self._version = self._data_version()
         return out
+
+    def _data_version(self) -> int | None:
+        """``PRAGMA data_version`` of the connection: it changes when another connection
+        commits (SQLite's documentation of the pragma)."""
+        if self._con is None:
+            return None
+        return int(dbapi_connection(self._con).execute("PRAGMA data_version").fetchone()[0])
 
     def _r(self, fn: Callable[[Connection], T]) -> T:
         if self._con is None:
@@ -235,15 +252,16 @@ class StoreBase:
             return exc
         self.damaged = True
         replaced = isinstance(exc, DatabaseReplacedInPlace)
-        why = exc.why or str(exc.__cause__ or "part of it can no longer be read")
-        log.error("%s is damaged; no more writes in this run: %s", self.path, why)
+        why = exc.why or "part of it can no longer be read"  # SQLite's words go to the log
+        log.error("%s is damaged; no more writes in this run: %s", self.path,
+                  exc.__cause__ or why)
         try:
             self.kept = kept_files.keep(self.path, why, replaced=replaced)
         except OSError:
             log.exception("could not copy the damaged %s aside", self.path)
         if self.kept is not None and on_thread and self._con is not None:
             kept_files.copy_what_parley_reads(dbapi_connection(self._con), self.kept)
-        damage.mark(self.path, why, self.kept)
+        damage.mark(self.path, str(exc.__cause__ or why), self.kept)
         folder = self.kept.folder if self.kept is not None else None
         if replaced:
             return DatabaseReplacedInPlace(self.path, kept=folder)

@@ -49,6 +49,18 @@ AT_START = ("sessions.db is damaged: part of it can no longer be read. Parley di
 WHILE_RUNNING = ("sessions.db was found damaged while Parley was using it: part of it can no "
                  "longer be read. Parley stopped saving to it then, so nothing more was written "
                  "over the damage.")
+REPLACED = ("sessions.db was replaced by another database while Parley was using it (another "
+            "program wrote a whole other database file over it). Parley stopped saving to it "
+            "and did not mix it with your chats: restoring a backup or salvaging brings back "
+            "your chats, with what was saved after the backup, and keeps the other database "
+            "aside.")
+#: Added to the words when the files were copied aside when the damage was found.
+KEPT_THEN = (" The file, its -wal and what Parley could still read were copied to {folder} "
+             "beside it then (never deleted); restoring a backup or salvaging reads them too, "
+             "so what was saved before the damage comes back.")
+#: Said once the message that met the damage was put aside (back in the box after this page).
+MESSAGE_KEPT = (" The message you were sending was not saved; it comes back into the message "
+                "box once your chats are open again (kept meanwhile in {path}).")
 KEPT_NOTE = ("Whichever you choose, the damaged file is kept beside it (renamed "
              "“sessions.db.corrupt-<date>”); nothing is written over it.")
 
@@ -252,8 +264,13 @@ async def recover(path: Path, kind: Kind, arg: Any,
     from parley.core.recovery import damaged_file
 
     if kind == "backup":
+        from parley.core.store.sqlite.damage import marked_kept
+
+        kept = await asyncio.to_thread(marked_kept, path)
         aside = await asyncio.to_thread(damaged_file.restore_backup, path, arg.path)
-        said = f"The backup of {backup_line(arg)} was restored."
+        said = f"The backup of {backup_line(arg)} was restored"
+        said += (f", with what was saved after it (read from {kept.folder.name})."
+                 if kept is not None else ".")
     elif kind == "salvage":
         aside, report = await asyncio.to_thread(damaged_file.salvage_into, path,
                                                 arg.path if arg is not None else None, stop)
@@ -298,4 +315,46 @@ async def on_damage(window: Any, *, at_start: bool) -> None:
     await window.close_store_for_recovery()
     if path is None:
         return
-    await show_recovery(window, path, AT_START if at_start else WHILE_RUNNING)
+    message = words(path, AT_START if at_start else WHILE_RUNNING)
+    kept = keep_message(window)
+    if kept is not None:
+        message += MESSAGE_KEPT.format(path=kept)
+    await show_recovery(window, path, message)
+
+
+def words(path: Path, plain: str) -> str:
+    """What the page says of ``path``: ``plain`` (:data:`AT_START` / :data:`WHILE_RUNNING`),
+    or :data:`REPLACED` when another database was written over it; and where its files
+    were copied when it was found damaged while open (its marker,
+    ``parley.core.store.sqlite.damage.marked_kept``)."""
+    from parley.core.store.sqlite.damage import marked_kept
+
+    kept = marked_kept(path)
+    if kept is None:
+        return plain
+    return (REPLACED if kept.replaced else WHILE_RUNNING) + KEPT_THEN.format(
+        folder=kept.folder.name)
+
+
+def keep_message(window: Any) -> Path | None:
+    """The message that met the damage (given back to the box by the failed send,
+    ``parley.gui.chat.run``) and what else the box holds: written to the file of text
+    typed while the chats could not be opened (``parley.gui.startup.typed_at_start``),
+    which puts it back into the box when the chats open — in this window or the one
+    that takes its place — or at the next start if Parley is quit meanwhile.
+
+    Returns:
+        The file, or None when the box was empty or the file could not be written (the
+        text then stays in the box).
+    """
+    from parley.core import paths
+    from parley.gui.startup.typed_at_start import TypedAtStart, typed_texts
+
+    if not typed_texts(window):
+        return None
+    typed = TypedAtStart(paths.data_dir(window.home))  # reads what an earlier run kept
+    if not typed.keep(window):
+        return None
+    window.composer.set_text("")  # it comes back once, from the file
+    window.typed = None  # the next start reads the file again
+    return typed.path

@@ -107,13 +107,13 @@ class WindowStartup(WindowBase):
             self.store = await AsyncStore.open(target or path, self._upgrade_progress)
         except (DatabaseCorrupt, NotAParleyFile) as exc:
             from parley.core.store.sqlite.backups import automatic_backups, folder_of
-            from parley.gui.database.recovery_page import AT_START, show_recovery
+            from parley.gui.database.recovery_page import AT_START, show_recovery, words
 
             # Not even an SQLite header, but Parley backed it up: its first page is damaged.
             if isinstance(exc, DatabaseCorrupt) or automatic_backups(folder_of(path)):
                 self.sidebar.show_status("")
                 self._recovering = True
-                await show_recovery(self, path, AT_START)
+                await show_recovery(self, path, words(path, AT_START))
                 return
             self._cannot_open(exc)
             raise

@@ -33,7 +33,7 @@ from parley.core.store.sqlite import backups, header
 from parley.core.store.sqlite.damage import marked_kept, marker_path, passes_quick_check
 from tests.core.damaged import PAGE, overwrite_pages, pages_of
 
-CASES = ("emptied", "halved", "three-pages", "replaced", "deleted")
+CASES = ("emptied", "halved", "three-pages", "replaced", "older-copy", "deleted")
 SENT = "the message being sent when the damage is found"
 
 
@@ -73,8 +73,9 @@ def _damage(case: str, path: Path, tmp_path: Path) -> None:
     elif case == "three-pages":  # garbage over three pages of older turns
         leaves = pages_of(path, "turns")
         overwrite_pages(path, random.Random(31).sample(leaves[: len(leaves) // 2], 3))
-    elif case == "replaced":  # cp other.db sessions.db: same file, another database in it
-        data = _other_parley_file(tmp_path / "other" / "sessions.db").read_bytes()
+    elif case in ("replaced", "older-copy"):  # cp x.db sessions.db: another database in it
+        data = _other_parley_file(tmp_path / "other" / "sessions.db").read_bytes() \
+            if case == "replaced" else backups.list_backups(path)[0].path.read_bytes()
         with open(path, "r+b") as fh:
             fh.truncate(0)
             fh.write(data)
@@ -110,7 +111,7 @@ def test_damage_found_while_running_loses_no_committed_turn(tmp_path: Path, case
     assert kept.folder.name in err.value.message  # the error names where they are
     assert (kept.folder / "sessions.db-wal").stat().st_size > 0  # the WAL kept, byte for byte
     assert (kept.folder / "sessions.db").exists()
-    if case == "replaced":
+    if case in ("replaced", "older-copy"):
         assert isinstance(err.value, DatabaseReplacedInPlace) and kept.replaced
         assert "replaced by another database" in err.value.message
         assert "part of it can no longer be read" not in err.value.message
@@ -203,5 +204,59 @@ def test_a_backup_of_an_emptied_file_says_it_is_damaged_and_leaves_its_wal(
             backups.make_backup(path)
         assert "safe" not in err.value.message
         assert Path(f"{path}-wal").read_bytes() == wal  # no connection opened the empty file
+    finally:
+        store.close()
+
+
+def test_a_file_of_an_older_parley_gets_its_id_at_its_first_save(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with Store.open(path) as store:
+        sid = store.create_session().id
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA application_id").fetchone()[0] != 0  # a new file has one
+    con.execute("PRAGMA application_id = 0")  # as an older Parley left it
+    con.commit()
+    con.close()
+    with Store.open(path) as store:
+        _say(store, sid, "first save")
+        store.maintain()
+    assert header.file_id(path.read_bytes()[:100]) != 0
+
+
+def test_another_program_writing_through_sqlite_is_not_damage(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    store, sid, said = _committed(path)
+    try:
+        con = sqlite3.connect(path)  # the sqlite3 shell, say: commits and checkpoints
+        con.execute("INSERT INTO settings (key, value) VALUES ('by', '\"hand\"')")
+        con.commit()
+        con.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        con.close()
+        said.append(_say(store, sid, "after the other program"))
+        assert not store.damaged and store.watch.checks == 1
+        assert [(t.id, t.text()) for t in store.get_turns(sid)] == said
+    finally:
+        store.close()
+
+
+def test_a_backup_copied_over_it_in_place_is_named_even_when_sqlite_reads_it_whole(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "sessions.db"
+    store = Store.open(path, watch_closed=True)
+    try:
+        sid = store.create_session().id
+        said = [_say(store, sid, f"before {i}") for i in range(10)]
+        store.maintain()  # all in the file: the backup equals it, the WAL starts over
+        copy = backups.make_backup(path).path
+        said += [_say(store, sid, f"in the WAL {i}") for i in range(5)]
+        time.sleep(0.02)
+        with open(path, "r+b") as fh:  # cp backups/… sessions.db
+            fh.truncate(0)
+            fh.write(copy.read_bytes())
+        assert passes_quick_check(path)  # with the WAL, SQLite reads it whole
+        with pytest.raises(DatabaseReplacedInPlace):  # but it is not the file Parley wrote
+            store.append_turn(sid, Turn("user", [TextBlock(SENT)]))
+        assert [(t.id, t.text()) for t in store.get_turns(sid)] == said
     finally:
         store.close()

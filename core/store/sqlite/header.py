@@ -14,7 +14,8 @@ file format, https://www.sqlite.org/fileformat2.html#the_database_header):
 A file that Parley has written is never empty (setting WAL mode writes page 1),
 so :func:`problem` names what is wrong with one: empty, not an SQLite header,
 an impossible page size, or shorter than its header says. Reading it costs one
-``stat`` and one 100-byte read.
+``stat`` and one 100-byte read. :func:`wal_page_one` reads the newest committed
+page 1 from the ``-wal``: after a checkpoint the file's header is that one.
 """
 
 from __future__ import annotations
@@ -24,6 +25,15 @@ from pathlib import Path
 
 MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
+
+
+def file_id(head: bytes | None) -> int:
+    """The "application ID" of a header (bytes 68-71, big-endian, signed): Parley puts a
+    random one in each sessions.db it makes (``parley.core.store.sqlite.overwrite.new_file_id``),
+    so a header with another, non-zero one is another database. 0 when unreadable."""
+    if not head or len(head) < 72:
+        return 0
+    return int.from_bytes(head[68:72], "big", signed=True)
 
 
 def page_size(header: bytes) -> int | None:
@@ -70,3 +80,46 @@ def problem(path: Path) -> str | None:
     if size % pages:
         return "its size is not a whole number of pages: another program cut or wrote it"
     return None
+
+
+#: The WAL's 32-byte header and each frame's 24-byte header (SQLite's file format,
+#: https://www.sqlite.org/fileformat2.html#wal_file_format).
+WAL_HEADER = 32
+FRAME_HEADER = 24
+_WAL_MAGIC = (0x377F0682, 0x377F0683)
+
+
+def wal_page_one(db: Path) -> bytes | None:
+    """The first 100 bytes of page 1 as of the last commit in ``db``'s ``-wal``.
+
+    Frames are read while their salts match the WAL header's (frames of an older
+    generation, left after the WAL started over, have other salts); only frames up to
+    the last commit frame (one whose "database size after commit" is not zero)
+    count. Checksums are not recomputed: a torn last frame is not a commit frame.
+    Reads one 24-byte header per frame (the WAL is bounded by the autocheckpoint).
+
+    Returns:
+        Those bytes, or None when the WAL is missing, empty, not a WAL, or holds no
+        committed frame of page 1.
+    """
+    try:
+        with open(f"{db}-wal", "rb") as fh:
+            head = fh.read(WAL_HEADER)
+            if len(head) < WAL_HEADER or int.from_bytes(head[:4], "big") not in _WAL_MAGIC:
+                return None
+            size = int.from_bytes(head[8:12], "big")
+            salts = head[16:24]
+            found = pending = None
+            offset = WAL_HEADER
+            while True:
+                fh.seek(offset)
+                frame = fh.read(FRAME_HEADER)
+                if len(frame) < FRAME_HEADER or frame[8:16] != salts:
+                    return found
+                if int.from_bytes(frame[:4], "big") == 1:
+                    pending = fh.read(HEADER_SIZE)
+                if int.from_bytes(frame[4:8], "big"):  # a commit: what came before holds
+                    found = pending if pending is not None else found
+                offset += FRAME_HEADER + size
+    except OSError:
+        return None

@@ -31,6 +31,7 @@ from parley.core.store.errors import (
 )
 from parley.core.store.schema import SCHEMA_VERSION, create_all, dbapi_connection
 from parley.core.store.sqlite.engine import make_engine, read, write
+from parley.core.store.sqlite.overwrite import new_file_id
 from parley.core.store.upgrade.migrations import (
     FileInfo,
     FileKind,
@@ -106,6 +107,7 @@ def _prepare(con: Connection, path: Path, info: FileInfo) -> None:
     raw = dbapi_connection(con)
     if info.kind is FileKind.NEW:
         raw.execute("PRAGMA journal_mode = WAL")
+        raw.execute(f"PRAGMA application_id = {new_file_id()}")  # which file this is
         write(con, create_all, path)
         return
     if raw.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":

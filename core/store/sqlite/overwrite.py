@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,22 +69,38 @@ class Watch:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.state = FileState.of(path)
+        self.head = _head(path)
         self.page_size = _page_size(path)
         #: Whole-file checks run because the file changed under Parley (for tests).
         self.checks = 0
 
     def settle(self) -> None:
-        """Record the state after an operation of Parley's own (a commit, a checkpoint)."""
-        self.state = FileState.of(self.path)
+        """Record the state after an operation of Parley's own (a commit, a checkpoint).
 
-    def check(self) -> None:
+        One ``stat``; the header is read again only when the file changed (Parley's
+        commits go to the WAL: only a checkpoint writes the file).
+        """
+        now = FileState.of(self.path)
+        if now != self.state:
+            self.head = _head(self.path)
+        self.state = now
+
+    def check(self, others_committed: bool = False, file_id: int = 0) -> None:
         """Before a write: raise if the file was written by another program and is damaged.
 
         First its size and header (``parley.core.store.sqlite.header``: an emptied or
-        shortened file passes ``quick_check``), then ``quick_check`` of the file with
-        Parley's WAL. When that fails but the file read alone (its WAL ignored) is a
-        whole, sound database, or its page size changed, another database was written
-        over it.
+        shortened file passes ``quick_check``); then whether a changed header is one
+        SQLite wrote: with no commit by another connection since, the only header
+        a checkpoint can leave is the newest committed page 1 in the WAL
+        (:func:`parley.core.store.sqlite.header.wal_page_one`); then ``quick_check`` of
+        the file with the WAL. When a check fails but the file read alone (its WAL
+        ignored) is a whole, sound database, another database was written over it.
+
+        Args:
+            others_committed: another connection committed since Parley's last own
+                operation (its ``PRAGMA data_version`` changed).
+            file_id: the file's id as Parley's connection reads it (:func:`new_file_id`):
+                a header with another non-zero one is another database.
 
         Raises:
             DatabaseReplacedInPlace: it changed since :meth:`settle` into another database.
@@ -95,11 +112,17 @@ class Watch:
             return  # unchanged (or gone: parley.core.store.sqlite.faults reports that)
         self.checks += 1
         wrong = header.problem(self.path)
+        head = _head(self.path)
         if wrong is None and self.page_size is not None \
                 and _page_size(self.path) not in (None, self.page_size):
             wrong = "its page size changed"
+        if wrong is None and header.file_id(head) not in (0, file_id):
+            wrong = "its header is another database's"
+        if wrong is None and head != self.head and not others_committed \
+                and head != header.wal_page_one(self.path):
+            wrong = "its first page was written by another program"
         if wrong is None and passes_quick_check(self.path):
-            self.state = now
+            self.state, self.head = now, head
             return
         if _sound_alone(self.path):
             raise DatabaseReplacedInPlace(self.path)
@@ -107,13 +130,26 @@ class Watch:
                               why=wrong or "part of it can no longer be read")
 
 
-def _page_size(path: Path) -> int | None:
+def new_file_id() -> int:
+    """A random id for a sessions.db, kept in its header's "application ID" (``PRAGMA
+    application_id``, bytes 68-71), which SQLite leaves to the application: a copy or
+    backup keeps it; another database written over the file in place shows another
+    one (:meth:`Watch.check`). Non-zero, positive 31 bits."""
+    return secrets.randbelow(2**31 - 1) + 1
+
+
+def _head(path: Path) -> bytes | None:
+    """The file's first 100 bytes (its SQLite header), or None when it cannot be read."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(header.HEADER_SIZE)
+            return fh.read(header.HEADER_SIZE)
     except OSError:
         return None
-    return header.page_size(head) if head.startswith(header.MAGIC) else None
+
+
+def _page_size(path: Path) -> int | None:
+    head = _head(path)
+    return header.page_size(head) if head and head.startswith(header.MAGIC) else None
 
 
 def _sound_alone(path: Path) -> bool:

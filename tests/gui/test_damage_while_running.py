@@ -1,0 +1,89 @@
+"""The window when another program empties or replaces sessions.db while it runs.
+
+Real files and the fake provider over real HTTP: turns saved in the newest automatic
+backup, after it, and the message being sent when the damage is found. The window
+shows the recovery page with the words for what happened; one click on Restore brings
+back every turn saved before the damage (the backup plus what was kept when it was
+found), and the message that met the damage is back in the message box.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store
+from parley.gui import dialogs
+from parley.gui.database.recovery_page import REPLACED, WHILE_RUNNING
+
+pytestmark = pytest.mark.timeout(120)
+LEFT = Qt.MouseButton.LeftButton
+SENT = "typed when the file was damaged"
+
+
+@pytest.fixture
+def dialogs_shown(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    shown: list[str] = []
+    monkeypatch.setattr(dialogs, "show_problem", lambda parent, title, text: shown.append(text))
+    return shown
+
+
+def _turns(w: Any, driver: Any) -> list[tuple[str, str]]:
+    sessions = driver.run(w.store.list_sessions(include_archived=True))
+    return [(t.id, t.text()) for s in sessions for t in driver.run(w.store.get_turns(s.id))]
+
+
+def _damage(case: str, path: Path, tmp_path: Path) -> None:
+    time.sleep(0.02)  # file times tick every few ms
+    if case == "emptied":
+        os.truncate(path, 0)  # truncate -s 0 sessions.db
+        return
+    other = tmp_path / "elsewhere" / "sessions.db"
+    with Store.open(other) as store:  # another Parley's file, copied over this one in place
+        chat = store.create_session(title="someone else's")
+        store.append_turn(chat.id, Turn("user", [TextBlock("not yours")]))
+    data = other.read_bytes()
+    with open(path, "r+b") as fh:
+        fh.truncate(0)
+        fh.write(data)
+
+
+@pytest.mark.parametrize("case", ["emptied", "replaced"])
+def test_damage_while_sending_keeps_the_message_and_restore_brings_back_every_turn(
+    driver: Any, home: Path, tmp_path: Path, dialogs_shown: list[str], case: str
+) -> None:
+    w = driver.configured()
+    driver.send("saved before the backup", wait=True)
+    made = driver.run(w.backups.backup_now(), timeout=20)  # the automatic backup's way
+    assert made is not None and made.turns == 2
+    for text in ("saved after the backup", "and one more"):
+        driver.send(text, wait=True)
+    saved = _turns(w, driver)
+    assert len(saved) == 6
+    path = w.store.path
+
+    _damage(case, path, tmp_path)
+    driver.send(SENT)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
+    page = w.recovery_page
+    said = page.message.text()
+    assert said.startswith(REPLACED if case == "replaced" else WHILE_RUNNING)
+    assert ".damaged-" in said and "The message you were sending was not saved" in said
+    assert dialogs_shown == []
+    assert "Your chats are safe" not in w.statusBar().currentMessage()
+
+    driver.qtbot.mouseClick(page.restore_buttons[0], LEFT)  # the newest: the one made above
+    driver.until(lambda: w.successor is not None, 30)
+    new = w.successor
+    driver.windows.remove(w)
+    driver.windows.append(new)
+    driver.until(lambda: new.ready and new.tasks.pending == 0, 40)
+    assert "was restored, with what was saved after it" in new.toast.message
+    assert _turns(new, driver) == saved  # every turn, ids and texts; nothing of the other file
+    assert new.composer.text() == SENT  # the message is back in the box, not saved
