@@ -12,10 +12,10 @@ The words are made here; the window passes a function naming models.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from parley.gui.chat.models import name_models
 from parley.gui.dialogs.details import Details
 
 if TYPE_CHECKING:
@@ -48,24 +48,6 @@ TO_DO = ("What you can do: Try compacting again (the link in the chat, or Compac
 #: After a refused automatic compaction (``parley.core.compaction.backoff``).
 WAITS = ("Parley will not try again on its own in this chat until it has grown (two more "
          "messages) or you choose Compact now.")
-
-
-def name_models(text: str, provider_ids: Iterable[str], name: Namer) -> str:
-    """``text`` with every ``provider:model`` id of a set-up provider replaced by the
-    model's display name (``name``)."""
-    ids = sorted({p for p in provider_ids if p}, key=len, reverse=True)
-    if not ids:
-        return text
-    pattern = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in ids) + r"):[^\s,;()]+")
-
-    def sub(match: re.Match[str]) -> str:
-        ref = match.group(0)
-        tail = ""
-        while ref and ref[-1] in ".:":
-            ref, tail = ref[:-1], ref[-1] + tail
-        return name(ref) + tail
-
-    return pattern.sub(sub, text)
 
 
 def seen_turns(turns: Sequence[Turn], unseen: Unseen) -> int | None:

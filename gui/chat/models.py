@@ -10,6 +10,8 @@ title and the header's heading and greeting, which name the chat and its model.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from parley.core.errors import ParleyError
@@ -21,6 +23,24 @@ if TYPE_CHECKING:
     from parley.gui.chat.interfaces import ChatWindow, OpenChat
 
 LAST_MODEL_KEY = "model.last"
+
+
+def name_models(text: str, provider_ids: Iterable[str], name: Callable[[str], str]) -> str:
+    """``text`` with every ``provider:model`` id of a set-up provider replaced by the
+    model's display name (``name``)."""
+    ids = sorted({p for p in provider_ids if p}, key=len, reverse=True)
+    if not ids:
+        return text
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(p) for p in ids) + r"):[^\s,;()]+")
+
+    def sub(match: re.Match[str]) -> str:
+        ref = match.group(0)
+        tail = ""
+        while ref and ref[-1] in ".:":
+            ref, tail = ref[:-1], ref[-1] + tail
+        return name(ref) + tail
+
+    return pattern.sub(sub, text)
 
 
 class ChatModels:
@@ -47,6 +67,13 @@ class ChatModels:
         picker.set_describe(self._catalog_name)
         picker.set_choices(cached_choices(self.chat.hub))
         picker.set_current(self.current_model())
+
+    def named(self, text: str) -> str:
+        """``text`` (an error's words) with every ``provider:model`` of a set-up provider
+        given by the name the model picker shows for it."""
+        hub = self.chat.hub
+        ids = [c.id for c in hub.configs] if hub is not None else []
+        return name_models(text, ids, self.w.model_picker.label_of)
 
     def current_model(self) -> str | None:
         """The ``provider:model`` that answers the next message in the open chat.

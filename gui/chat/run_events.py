@@ -120,7 +120,8 @@ class RunEvents:
             if how == "regenerate":
                 self.runs.retry_with[sid] = model
             if current and isinstance(ev, RunFailed):
-                self.w.transcript.show_error(self.chat.regen.after_failure(sid, ev.error.message))
+                message = self.chat.models.named(ev.error.message)  # models by name
+                self.w.transcript.show_error(self.chat.regen.after_failure(sid, message))
             elif current:
                 self.chat.regen.after_stop(sid)
             if current:

@@ -59,7 +59,8 @@ if TYPE_CHECKING:
 
 
 class ErrorBar(QFrame):
-    """The inline error under the last message: what went wrong, and a Retry button."""
+    """The inline error under the last message: what went wrong in one sentence, a
+    "Details" link to the whole message when it says more, and a Retry button."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -69,19 +70,71 @@ class ErrorBar(QFrame):
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.details_button = QPushButton("Details", self)
+        self.details_button.setObjectName("ErrorDetails")
+        self.details_button.setAccessibleName("Details of the error")
+        self.details_button.setFlat(True)
+        self.details_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.details_button.clicked.connect(self.open_details)
+        self.details_button.hide()
         self.retry_button = QPushButton("Retry", self)
         self.retry_button.setAccessibleName("Retry")
         self.retry_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.message = ""  # the whole message (the label may show its first sentence)
+        self.dialog: QWidget | None = None
         row = QHBoxLayout(self)
         row.setContentsMargins(14, 10, 10, 10)
         row.addWidget(self.label, 1)
+        row.addWidget(self.details_button, 0, Qt.AlignmentFlag.AlignVCenter)
         row.addWidget(self.retry_button, 0, Qt.AlignmentFlag.AlignVCenter)
+
+    def set_message(self, message: str, *, whole: bool) -> None:
+        """Show ``message``: whole (a neutral note), or its first sentence with "Details"
+        for the rest (an error)."""
+        self.message = message
+        first, rest = (message, "") if whole else split_first_sentence(message)
+        self.label.setText(first)
+        self.label.setToolTip(message if rest else "")
+        self.details_button.setVisible(bool(rest))
+
+    def open_details(self) -> QWidget:
+        """The whole message in a modal dialog ("Details")."""
+        from parley.gui.dialogs.details import Details, open_details
+
+        self.dialog = open_details(self.window(), Details("What went wrong",
+                                                          tuple(self.message.split("\n\n"))))
+        return self.dialog
 
     def restyle(self, fg: str, bg: str, border: str) -> None:
         self.setStyleSheet(
             f"#TranscriptError {{ background: {bg}; border: 1px solid {border};"
             f" border-radius: 10px; }} #TranscriptError QLabel {{ color: {fg}; }}"
+            f" #ErrorDetails {{ color: {fg}; text-decoration: underline; border: none;"
+            f" padding: 0 6px; }}"
         )
+
+
+#: Words ending in "." that end no sentence ("e.g. a file").
+_NOT_ENDS = ("e.g.", "i.e.", "etc.", "vs.")
+
+
+def split_first_sentence(text: str) -> tuple[str, str]:
+    """``text``'s first sentence (with its full stop) and the rest ('' when it has one).
+
+    A sentence ends at ".", "!" or "?" followed by a space and a capital letter or a
+    digit, not after "e.g." and the like.
+    """
+    i = 0
+    while True:
+        j = min((k for k in (text.find(". ", i), text.find("! ", i), text.find("? ", i))
+                 if k >= 0), default=-1)
+        if j < 0:
+            return text, ""
+        after = text[j + 2:].lstrip()
+        word = text[:j + 1].rsplit(None, 1)[-1] if text[:j + 1].strip() else ""
+        if after and (after[0].isupper() or after[0].isdigit()) and word not in _NOT_ENDS:
+            return text[:j + 1], after
+        i = j + 1
 
 
 class TranscriptView(QWidget):
@@ -371,7 +424,8 @@ class TranscriptView(QWidget):
         return node.kind == "turn" and node.turn.role == "assistant"
 
     def show_error(self, message: str, *, retry: bool = True) -> None:
-        """Show an inline error under the last message, with a Retry button if ``retry``."""
+        """Show an inline error under the last message: its first sentence, "Details" for
+        the rest (when there is more), and a Retry button if ``retry``."""
         self._show_bar(message, retry, "Retry", notice=False)
 
     def show_notice(self, message: str, button: str) -> None:
@@ -384,7 +438,7 @@ class TranscriptView(QWidget):
         self._error = (message, retry)
         self._notice = notice
         self.error_bar.setAccessibleName("Note" if notice else "Error")
-        self.error_bar.label.setText(message)
+        self.error_bar.set_message(message, whole=notice)
         self.error_bar.retry_button.setText(button)
         self.error_bar.retry_button.setAccessibleName(button)
         self.error_bar.retry_button.setVisible(retry)
