@@ -78,6 +78,24 @@ ANSWER_FORMAT = (
     "only, between <summary> and </summary>."
 )
 
+#: Added to a summary request asked once more after an answer that was not a summary.
+PLAIN_FORMAT = (
+    "Important: your answer must be the summary itself and nothing else. Start it with "
+    "<summary> on a line of its own and end it with </summary>. Do not reply to the "
+    "conversation, do not ask questions, and do not repeat these instructions."
+)
+
+#: Text of Parley's summary requests that a summary never holds: an answer holding one
+#: of them echoes the request (``parley.core.compaction.check``).
+ECHO_MARKERS = (
+    "Reply with the summary only",
+    "<transcript>",
+    "Use exactly these sections",
+    "[Context compaction",
+    "Start it with <summary>",
+    "<part_summaries>",
+)
+
 SUMMARY_LABEL = "Summary of the earlier conversation:"
 
 #: Characters kept of each tool input / tool output, per level (text is never clipped).
@@ -240,6 +258,11 @@ def _ask(lead: str, body: str, previous: bool) -> str:
         parts.append(UPDATE_PREVIOUS)
     parts.append(ANSWER_FORMAT)
     return "\n\n".join(parts)
+
+
+def plainly(prompt: str) -> str:
+    """``prompt`` asked once more, the answer's format stated plainly (:data:`PLAIN_FORMAT`)."""
+    return f"{prompt}\n\n{PLAIN_FORMAT}"
 
 
 def merge_prompt(

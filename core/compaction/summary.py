@@ -14,18 +14,23 @@ Order (README, Compaction):
    model the provider lists: ``parley.core.providers.cheap_models``): the turns as a
    transcript in one user message; shortened once (level 1: tool input and
    output clipped harder; what the user and the assistant wrote never is)
-   when it does not fit.
+   when it does not fit. An answer that is no summary is followed by one more
+   request, the format stated plainly (``parley.core.compaction.prompt.plainly``).
 3. **In parts** — when the transcript does not fit even shortened, or the
    answer so far was refused: the turns are cut into parts that fit
    (``parley.core.compaction.parts``; no turn is left out), each part is summarized,
    then the parts' summaries are combined (in rounds, when they do not fit
-   one request). A refused part or combination is asked once more.
+   one request). A refused part or combination is asked once more, the format
+   stated plainly.
 
-Every answer is checked (``parley.core.compaction.check``): no ``<summary>``
-section, one cut off at the output limit, or one implausibly short for what
-it replaces is refused, and the next step is taken. When the last step is
-refused too, :class:`~parley.core.compaction.types.CompactNoSummaryError` says why
-and nothing is replaced.
+Every answer is checked (``parley.core.compaction.check``): an answer without a
+``<summary>`` section stands as the summary only when it is about the turns it
+replaces (not empty, not an echo of the request, not a reply to the last
+message); one cut off at the output limit, or one implausibly short for what it
+replaces, is refused, and the next step is taken. When the last step is refused
+too, :class:`~parley.core.compaction.types.CompactNoSummaryError` says why and
+nothing is replaced (the run then sends the newest turns that fit,
+``parley.core.compaction.slide``).
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from parley.core.compaction.check import Verdict, check_answer
+from parley.core.compaction.check import Source, Verdict, check_answer
 from parley.core.compaction.parts import group, split_parts, transcript_tokens
 from parley.core.compaction.plan import Plan, summary_block
 from parley.core.compaction.prompt import (
@@ -45,6 +50,8 @@ from parley.core.compaction.prompt import (
     merge_prompt,
     note_text,
     part_prompt,
+    plainly,
+    render_turn,
     transcript_prompt,
 )
 from parley.core.compaction.types import (
@@ -123,8 +130,12 @@ class _Job:
         self.budget = int(info.context_window) - self.max_out
         self.overhead = estimate_tokens([Turn("user", [TextBlock("")])], system=SUMMARIZER_SYSTEM)
 
-    async def ask(self, prompt: str, replaced: int, stage: str, **progress: int) -> Verdict:
-        """Send one summary request and judge its answer.
+    async def ask(
+        self, prompt: str, replaced: int, stage: str, source: Source | None = None,
+        **progress: int,
+    ) -> Verdict:
+        """Send one summary request and judge its answer (``source``: what it summarizes,
+        for an answer without tags; ``parley.core.compaction.check``).
 
         Raises:
             _TooLong: it does not fit the model (nothing was sent, or it was refused).
@@ -148,14 +159,20 @@ class _Job:
         except ContextOverflow:
             raise _TooLong() from None
         self.usage = self.usage + used
-        self.last = check_answer(text, stop, replaced)
+        self.last = check_answer(text, stop, replaced, source)
         if not self.last.ok:
             log.info("%s: summary refused (%s)", self.ref, self.last.reason)
         return self.last
 
-    async def ask_twice(self, prompt: str, replaced: int, stage: str, **progress: int) -> Verdict:
-        verdict = await self.ask(prompt, replaced, stage, **progress)
-        return verdict if verdict.ok else await self.ask(prompt, replaced, stage, **progress)
+    async def ask_twice(
+        self, prompt: str, replaced: int, stage: str, source: Source, **progress: int
+    ) -> Verdict:
+        """Ask; after an answer that is no summary, once more with the format stated
+        plainly (``parley.core.compaction.prompt.plainly``)."""
+        verdict = await self.ask(prompt, replaced, stage, source, **progress)
+        if verdict.ok:
+            return verdict
+        return await self.ask(plainly(prompt), replaced, stage, source, **progress)
 
 
 class Summarizer:
@@ -266,19 +283,28 @@ class Summarizer:
         params = note_params(provider, prev.request, note_text(kept, bool(plan.previous)))
         text, stop, usage = await self.read(
             stream_params(provider, params), emit, "summarizing", provider=provider)
-        return check_answer(text, stop, replaced), usage
+        return check_answer(text, stop, replaced, _source(plan.summarized)), usage
 
     async def _at_once(self, plan: Plan, job: _Job, replaced: int) -> Outcome | None:
-        """The whole transcript in one request (shortened once if need be); None when it
-        does not fit or the answer was refused."""
+        """The whole transcript in one request (shortened once if need be), asked once
+        more with the format stated plainly when the answer is no summary; None when it
+        does not fit or both answers were refused."""
         previous = bool(plan.previous)
+        source = _source(plan.summarized)
         for level in range(LEVELS):
             prompt = transcript_prompt(plan.summarized, level=level, previous=previous)
             try:
-                verdict = await job.ask(prompt, replaced, "summarizing-separately")
+                verdict = await job.ask(prompt, replaced, "summarizing-separately", source)
             except _TooLong:
                 continue
             job.attempts.append(f"{job.ref} for the whole conversation")
+            if not verdict.ok:
+                try:
+                    verdict = await job.ask(plainly(prompt), replaced,
+                                            "summarizing-separately", source)
+                except _TooLong:
+                    return None
+                job.attempts.append(f"{job.ref} once more, the format stated plainly")
             if verdict.ok and verdict.summary is not None:
                 return Outcome(verdict.summary, job.ref, job.usage, False)
             return None
@@ -304,7 +330,8 @@ class Summarizer:
                 for k, body in enumerate(bodies, 1):
                     prompt = part_prompt(body, part=k, parts=n, previous=previous and k == 1)
                     verdict = await job.ask_twice(
-                        prompt, text_tokens(body), "summarizing-in-parts", part=k, parts=n
+                        prompt, text_tokens(body), "summarizing-in-parts", Source.of([body]),
+                        part=k, parts=n,
                     )
                     if not verdict.ok or verdict.summary is None:
                         job.attempts.append(f"{job.ref} in {n} parts")
@@ -338,7 +365,8 @@ class Summarizer:
             groups = group(items, target - text_tokens(merge_prompt([""])))
             if len(groups) == 1:
                 verdict = await job.ask_twice(
-                    merge_prompt(items, spans, total), replaced, "combining", parts=total
+                    merge_prompt(items, spans, total), replaced, "combining",
+                    Source.of([*items, ""]), parts=total,
                 )
                 return verdict.summary if verdict.ok else None
             if len(groups) == len(items):
@@ -355,7 +383,8 @@ class Summarizer:
                     continue
                 verdict = await job.ask_twice(
                     merge_prompt(g, these, total),
-                    sum(text_tokens(x) for x in g), "combining", parts=total,
+                    sum(text_tokens(x) for x in g), "combining", Source.of([*g, ""]),
+                    parts=total,
                 )
                 if not verdict.ok or verdict.summary is None:
                     return None
@@ -396,3 +425,8 @@ class Summarizer:
             elif isinstance(event, Stop):
                 stop = event.reason
         return "".join(parts), stop, usage
+
+
+def _source(summarized: list[Turn]) -> Source:
+    """What a summary of ``summarized`` is judged against when it comes without tags."""
+    return Source.of(render_turn(t) for t in summarized)

@@ -340,8 +340,9 @@ async def test_a_failed_summary_leaves_the_session_untouched(env, fake_provider)
     fake_provider.fail("auth")
     with pytest.raises(AuthenticationFailed):
         await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
-    # Blank answers: to the whole transcript, then to the first part twice.
-    fake_provider.script("   ", times=3)
+    # Blank answers: to the whole transcript (twice: once more with the format stated
+    # plainly), then to the first part twice.
+    fake_provider.script("   ", times=4)
     with pytest.raises(CompactNoSummaryError) as refused:
         await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET)
     assert refused.value.reason == "no-summary" and fake_provider.pending == 0
@@ -355,7 +356,7 @@ async def test_a_failed_summary_leaves_the_session_untouched(env, fake_provider)
         await env.runner.compact(env.sid, keep_turns=2, model_ref=SONNET, on_event=events.append)
     assert "Nothing was changed" in err.value.message
     assert events[-1].name == "compact:end" and events[-1].error is err.value
-    assert len(fake_provider.model_requests) == 1 + 3 + 2 + 4
+    assert len(fake_provider.model_requests) == 1 + 4 + 2 + 4
     last = fake_provider.model_requests[-1]
     assert "part 1 of" in blocks_text(last.body["messages"][0])  # never turns left out
     assert await env.store.get_turns(env.sid) == before

@@ -13,7 +13,12 @@ import pytest
 from parley.core.compaction.check import FLOOR_MAX, check_answer, summary_floor
 from parley.core.compaction.compact import CompactNoSummaryError
 from parley.core.compaction.parts import CONTINUED, CONTINUES, split_parts
-from parley.core.compaction.prompt import SUMMARIZER_SYSTEM, extract_summary, render_turn
+from parley.core.compaction.prompt import (
+    SUMMARIZER_SYSTEM,
+    extract_summary,
+    plainly,
+    render_turn,
+)
 from parley.core.content import TextBlock, Turn
 from parley.core.context.tokens import text_tokens
 from tests.core.test_compaction_support import (
@@ -69,8 +74,9 @@ async def test_an_answer_without_tags_falls_back_then_parts_then_refuses_with_re
     before = await env.store.get_turns(env.sid)
     usage_before = (await env.store.get_session(env.sid)).usage
     sent = len(fake_provider.model_requests)
-    # The chat's model from the cache, the summary model at once, its first part twice.
-    fake_provider.script(ESSAY, times=4)
+    # The chat's model from the cache, the summary model at once (twice: once more with
+    # the format stated plainly), its first part twice (the same).
+    fake_provider.script(ESSAY, times=5)
 
     with pytest.raises(CompactNoSummaryError) as caught:
         await env.runner.compact(env.sid, keep_turns=2)
@@ -80,15 +86,17 @@ async def test_an_answer_without_tags_falls_back_then_parts_then_refuses_with_re
     assert "could not get a usable summary from anthropic:claude-haiku-4-5" in err.message
     assert "its answer held no summary" in err.message
     assert re.search(r"asked the chat's model .*, then anthropic:claude-haiku-4-5 for the "
-                     r"whole conversation, then anthropic:claude-haiku-4-5 in \d+ parts",
+                     r"whole conversation, then anthropic:claude-haiku-4-5 once more, the "
+                     r"format stated plainly, then anthropic:claude-haiku-4-5 in \d+ parts",
                      err.message)
     assert "Nothing was compacted and the conversation is unchanged" in err.message
-    cached, whole, part, again = fake_provider.model_requests[sent:]
+    cached, whole, plain, part, again = fake_provider.model_requests[sent:]
     assert cached.body["model"] == "claude-sonnet-4-6" and "[Context compaction" in prompt_of(
         cached)
-    assert [r.body["model"] for r in (whole, part, again)] == ["claude-haiku-4-5"] * 3
+    assert [r.body["model"] for r in (whole, plain, part, again)] == ["claude-haiku-4-5"] * 4
     assert "<transcript>" in prompt_of(whole) and "part 1 of" in prompt_of(part)
-    assert prompt_of(again) == prompt_of(part)  # a refused part is asked once more
+    assert prompt_of(plain) == plainly(prompt_of(whole))  # the format stated plainly
+    assert prompt_of(again) == plainly(prompt_of(part))  # a refused part is asked once more
     # Nothing replaced, nothing saved, nothing counted.
     assert await env.store.get_turns(env.sid) == before
     assert await env.store.list_compactions(env.sid) == []
@@ -98,13 +106,14 @@ async def test_an_answer_without_tags_falls_back_then_parts_then_refuses_with_re
 async def test_after_refused_answers_the_parts_summaries_are_combined(env, fake_provider):
     await chat(env, fake_provider, 5)
     sent = len(fake_provider.model_requests)
-    fake_provider.script(ESSAY).script(ESSAY)  # the cache-friendly and the separate answer
+    # The cache-friendly and the separate answer (asked twice).
+    fake_provider.script(ESSAY, times=3)
     # The parts and their combination: the fake answers like a model (no script).
 
     result = await env.runner.compact(env.sid, keep_turns=2)
 
     assert result.compacted and not result.cache_reused and result.summary_parts >= 2
-    requests = fake_provider.model_requests[sent + 2:]
+    requests = fake_provider.model_requests[sent + 3:]
     parts = [r for r in requests if "<transcript>" in prompt_of(r)]
     assert len(parts) == result.summary_parts
     assert all(f"of {result.summary_parts} of the transcript" in prompt_of(r) for r in parts)
@@ -120,7 +129,7 @@ async def test_an_implausibly_short_summary_is_refused(env, fake_provider):
     await env.settings(compaction__model=HAIKU)
     await env.seed(5)  # nine turns summarized, one kept
     before = await env.store.get_turns(env.sid)
-    fake_provider.script("<summary>3:00</summary>", times=3)
+    fake_provider.script("<summary>3:00</summary>", times=4)
 
     with pytest.raises(CompactNoSummaryError) as caught:
         await env.runner.compact(env.sid, keep_turns=1, model_ref=SONNET)
@@ -135,7 +144,7 @@ async def test_an_implausibly_short_summary_is_refused(env, fake_provider):
 async def test_a_summary_cut_off_at_the_output_limit_is_not_kept(env, fake_provider):
     await env.settings(compaction__model=HAIKU)
     await env.seed(5)
-    fake_provider.script(TAGGED, stop_reason="max_tokens")  # at once: cut off
+    fake_provider.script(TAGGED, stop_reason="max_tokens", times=2)  # at once: cut off
     result = await env.runner.compact(env.sid, keep_turns=1, model_ref=SONNET)  # then parts
     assert result.compacted and result.summary_parts >= 2
     assert SUMMARY not in result.summary_turn.blocks[0].summary  # type: ignore[union-attr]
@@ -166,7 +175,7 @@ async def test_a_details_block_from_a_small_model_replaces_nothing(env, fake_pro
     await env.settings(compaction__model=HAIKU)
     await env.seed(5)
     before = await env.store.get_turns(env.sid)
-    fake_provider.script(DETAILS, times=3)
+    fake_provider.script(DETAILS, times=4)
 
     with pytest.raises(CompactNoSummaryError) as caught:
         await env.runner.compact(env.sid, keep_turns=1, model_ref=SONNET)
