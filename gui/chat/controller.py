@@ -39,6 +39,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QDesktopServices
 
 from parley.core.content import Turn
+from parley.core.machine import set_own_state
 from parley.gui.chat.attach import ChatAttachments
 from parley.gui.chat.edit import ChatEditor
 from parley.gui.chat.meter import ChatMeter
@@ -375,4 +376,4 @@ class ChatController:
             await self.runner.saves.aclose()  # what is still kept was asked about (quit)
         await self._stash_draft()
         if self.session_id:
-            await self.store.set_state(LAST_SESSION_KEY, self.session_id)
+            await set_own_state(self.store, LAST_SESSION_KEY, self.session_id)

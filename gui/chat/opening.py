@@ -21,6 +21,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from parley.core.errors import ParleyError
+from parley.core.machine import get_own_state, set_own_state
 from parley.core.store.errors import SessionNotFound
 from parley.gui.chat.paging import OPEN_TURNS
 from parley.gui.chat.run import LAST_SESSION_KEY
@@ -60,7 +61,7 @@ class ChatOpener:
 
     async def reopen_last(self) -> bool:
         """Open the chat that was open when Parley closed; False when there is none."""
-        last = await self.chat.store.get_state(LAST_SESSION_KEY, None)
+        last = await get_own_state(self.chat.store, LAST_SESSION_KEY)
         if not last:
             return False
         try:
@@ -203,7 +204,7 @@ class ChatOpener:
         self.chat.after_switch(draft)
         if at is not None:
             self.w.transcript.scroll_to_turn(at, highlight)
-        await self.chat.store.set_state(LAST_SESSION_KEY, session_id)
+        await set_own_state(self.chat.store, LAST_SESSION_KEY, session_id)
 
     def show_turns(self) -> None:
         """Show the open chat's turns afresh (with a reply still streaming, and the

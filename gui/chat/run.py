@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from parley.core.content import Block, TextBlock, Turn, new_id
 from parley.core.context.text_limits import check_blocks
 from parley.core.errors import ParleyError
+from parley.core.machine import set_own_state
 from parley.gui.chat.attach import Taken
 from parley.gui.chat.regenerate import ANSWER_KEPT_HINT
 from parley.gui.chat.run_events import RunEvents
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from parley.core.chat.run import RunEvent
     from parley.gui.chat.interfaces import ChatWindow, OpenChat
 
+#: App-state key of the chat open when Parley closed (reopened at start), this
+#: machine's own (``parley.core.machine``).
 LAST_SESSION_KEY = "session.last"
 STILL_REPLYING = ("A reply is still coming: press Esc to stop it, or wait — your message "
                   "stays here.")
@@ -259,7 +262,7 @@ class ChatRuns:
         if hasattr(status, "chat_created"):  # the window's OneLineStatusBar
             status.chat_created(sid)
         await self.chat.drafts.discard(None)
-        await self.chat.store.set_state(LAST_SESSION_KEY, sid)
+        await set_own_state(self.chat.store, LAST_SESSION_KEY, sid)
         self.w.sidebar.select(sid)
         return sid
 

@@ -26,6 +26,7 @@ async def replay(window: ChatWindow, early: EarlyInput) -> None:
     message of the chat in view is sent there (a new chat gets its session).
     Then the chat commands given meanwhile are done, in order.
     """
+    from parley.core.machine import get_own_state
     from parley.core.store.errors import SessionNotFound
     from parley.gui.chat.run import LAST_SESSION_KEY
 
@@ -35,7 +36,7 @@ async def replay(window: ChatWindow, early: EarlyInput) -> None:
     for item in early.chats[:-1]:
         sid: str | None = None
         if not item.new:  # the chat start-up would have shown
-            last = await chat.store.get_state(LAST_SESSION_KEY, None)
+            last = await get_own_state(chat.store, LAST_SESSION_KEY)
             if last:
                 try:
                     chat.sessions[last] = await chat.store.get_session(last)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.gc_pause import pausing_gc
+from parley.core.machine import get_own_state, set_own_state
 from parley.gui.composer.widget import ComposerBar
 from parley.gui.look import appearance
 from parley.gui.window.base import WindowBase
@@ -33,6 +34,9 @@ from parley.gui.window.base import WindowBase
 if TYPE_CHECKING:
     from parley.gui.commands.actions import Action
 
+#: App-state keys of the window's place and size and of its panes (the sidebar's width,
+#: 0 when hidden), this machine's own (``parley.core.machine``): a wide window on one
+#: computer does not follow to another sharing the database.
 GEOMETRY_KEY = "window.geometry"
 SPLITTER_KEY = "window.splitter"
 CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript column
@@ -232,18 +236,18 @@ class WindowLayout(WindowBase):
         return first.replace("Return", "Enter")  # the key's name on most keyboards
 
     async def _restore_geometry(self) -> None:
-        geometry = await self.store.get_state(GEOMETRY_KEY, None)
+        geometry = await get_own_state(self.store, GEOMETRY_KEY)
         if geometry:
             self.restoreGeometry(QByteArray.fromBase64(geometry.encode()))
-        sizes = await self.store.get_state(SPLITTER_KEY, None)
+        sizes = await get_own_state(self.store, SPLITTER_KEY)
         if isinstance(sizes, list) and len(sizes) == 2:
             self.splitter.setSizes([int(s) for s in sizes])
             self.sidebar.setVisible(int(sizes[0]) > 0)
 
     async def _save_geometry(self) -> None:
         geometry = bytes(self.saveGeometry().toBase64().data()).decode()
-        await self.store.set_state(GEOMETRY_KEY, geometry)
-        await self.store.set_state(SPLITTER_KEY, self.splitter.sizes())
+        await set_own_state(self.store, GEOMETRY_KEY, geometry)
+        await set_own_state(self.store, SPLITTER_KEY, self.splitter.sizes())
 
 
 @pausing_gc

@@ -1,0 +1,98 @@
+"""The window's size and place, its panes and the chat left open stay on their machine:
+two (then three) "machines" — machine names — open the real window on one sessions.db,
+one after the other (``parley.core.machine``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from parley.core import machine
+from parley.gui.chat.run import LAST_SESSION_KEY
+from parley.gui.window.layout import GEOMETRY_KEY, SPLITTER_KEY
+from tests.gui.chats import long_chat
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _on(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setattr(machine, "machine_name", lambda: name)
+
+
+def test_a_wide_window_and_the_last_chat_do_not_follow_to_another_machine(
+        driver: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _on(monkeypatch, "laptop")
+    w = driver.configured()
+    first_width = w.width()
+    sid, _ = long_chat(driver, w, 2, title="Laptop chat")
+    other, _ = long_chat(driver, w, 2, title="Desktop chat")
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid)
+    # Within the offscreen screen (800 px wide): restoreGeometry keeps a window on it.
+    laptop_width, desktop_width = 760, 700
+    w.resize(laptop_width, 560)
+    driver.until(lambda: w.width() == laptop_width)
+    w.splitter.setSizes([220, laptop_width - 220])
+    driver.until(lambda: w.splitter.sizes()[0] == 220)
+    driver.close(w)
+
+    _on(monkeypatch, "desktop")
+    w = driver.open()
+    assert w.width() == first_width != laptop_width  # not the laptop's window
+    assert w.session_id != sid
+    w.chat.open_session(other)
+    driver.until(lambda: w.session_id == other)
+    assert w.splitter.sizes()[0] != 220
+    w.resize(desktop_width, 560)
+    driver.until(lambda: w.width() == desktop_width)
+    driver.close(w)
+
+    _on(monkeypatch, "laptop")
+    w = driver.open()
+    assert w.width() == laptop_width and w.session_id == sid
+    assert w.splitter.sizes()[0] == 220  # its panes as it left them
+    laptop_geometry = driver.run(w.store.get_state(f"{GEOMETRY_KEY}@laptop"))
+    assert laptop_geometry and driver.run(w.store.get_state(f"{SPLITTER_KEY}@laptop"))
+    assert driver.run(w.store.get_state(GEOMETRY_KEY)) is None  # nothing shared written
+    driver.close(w)
+
+    _on(monkeypatch, "desktop")
+    w = driver.open()
+    assert w.width() == desktop_width and w.session_id == other
+    driver.close(w)
+
+
+def test_a_machine_with_none_of_its_own_reads_the_shared_state_once(
+        driver: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _on(monkeypatch, "laptop")
+    w = driver.configured()
+    sid, _ = long_chat(driver, w, 2, title="Left open by an older Parley")
+    later, _ = long_chat(driver, w, 2, title="Later")
+    # What a Parley before per-machine state kept, shared by every machine.
+    driver.run(w.store.set_state(LAST_SESSION_KEY, sid))
+    driver.close(w)
+
+    _on(monkeypatch, "tablet")
+    w = driver.open()
+    assert w.session_id == sid  # its last chat, from the shared key
+    driver.close(w)
+    assert driver.run(_own(driver, LAST_SESSION_KEY, "tablet")) == sid
+    # From now on the tablet's own value counts: the shared key no longer moves it.
+    _on(monkeypatch, "laptop")
+    w = driver.open()
+    driver.run(w.store.set_state(LAST_SESSION_KEY, later))
+    driver.close(w)
+    _on(monkeypatch, "tablet")
+    w = driver.open()
+    assert w.session_id == sid
+
+
+async def _own(driver: Any, key: str, name: str) -> Any:
+    from parley.core.store.async_store import AsyncStore
+
+    store = await AsyncStore.open(driver.home / "sessions.db")
+    try:
+        return await store.get_state(f"{key}@{name}")
+    finally:
+        await store.close()
