@@ -48,6 +48,7 @@ from parley.core.store.errors import (
     DiskError,
     DiskFull,
     ServerDiskFull,
+    ServerNotAnswering,
     ServerReadOnly,
     ServerUnreachable,
     SessionNotFound,
@@ -106,6 +107,8 @@ def reason(error: BaseException | None) -> str:
         return "the disk reported an error"
     if isinstance(error, DatabaseReadOnly):
         return "sessions.db is read-only"
+    if isinstance(error, ServerNotAnswering):
+        return "the database is not answering"
     if isinstance(error, ServerUnreachable):
         return "the PostgreSQL server cannot be reached"
     if isinstance(error, ServerDiskFull):
@@ -170,6 +173,9 @@ class SaveQueue:
         self._lock = asyncio.Lock()
         #: the latest failure while anything is kept (None when all is saved)
         self.error: ParleyError | None = None
+        answers = getattr(store, "answers", None)  # a server: written the moment it answers
+        if answers is not None:  # (parley.core.store.answering)
+            answers.listen(lambda answering: self._kick() if answering else None)
 
     # -- what is kept -------------------------------------------------------
     def listen(self, listener: Listener) -> Callable[[], None]:
@@ -325,6 +331,17 @@ class SaveQueue:
         self._tell(SaveNews("kept", item.session_id, item.turn, self.error))
         if retry and (self._task is None or self._task.done()):
             self._task = asyncio.ensure_future(self._retry())
+
+    def _kick(self) -> None:
+        """Try the kept turns now (the server answers again), not at the next attempt."""
+        if self._items:
+            asyncio.ensure_future(self._flush_logged())
+
+    async def _flush_logged(self) -> None:
+        try:
+            await self.flush()
+        except Exception:  # noqa: BLE001 - a bug: logged, the background attempts go on
+            log.exception("saving kept replies")
 
     async def _retry(self) -> None:
         attempt = 0

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from parley.core.content import Turn
+from parley.core.store.answering import SLOW_S, AnswerWatch
 from parley.core.store.attachments import AttachmentInfo, missing_data
 from parley.core.store.backends import open_store
 from parley.core.store.errors import StoreClosed, StoreError
@@ -58,15 +59,15 @@ class _Forward(Generic[P, T]):
     """
 
     def __init__(self, method: Callable[Concatenate[Store, P], T], *, write: bool,
-                 counted: bool) -> None:
+                 counted: bool, long: bool = False) -> None:
         name = method.__name__
 
         async def forwarder(astore: AsyncStore, /, *args: P.args, **kwargs: P.kwargs) -> T:
             # By name: the open backend's own method (PgStore overrides e.g. backup_to).
             fn: Callable[P, T] = getattr(astore._store, name)
             if write:
-                return await astore._write(counted, fn, *args, **kwargs)
-            return await astore._call(fn, *args, **kwargs)
+                return await astore._write(counted, fn, *args, long=long, **kwargs)
+            return await astore._call(fn, *args, long=long, **kwargs)
 
         forwarder.__name__ = name
         forwarder.__qualname__ = f"AsyncStore.{name}"
@@ -95,22 +96,27 @@ class _Forward(Generic[P, T]):
         return types.MethodType(self._function, obj)
 
 
-def reads(method: Callable[Concatenate[Store, P], T]) -> _Forward[P, T]:
-    """An awaitable twin of a Store method that only reads (runs on the store's worker)."""
-    return _Forward(method, write=False, counted=False)
+def reads(method: Callable[Concatenate[Store, P], T], *, long: bool = False) -> _Forward[P, T]:
+    """An awaitable twin of a Store method that only reads (runs on the store's worker).
+
+    ``long``: it may run for long on purpose (not taken for a server not answering:
+    ``parley.core.store.answering``)."""
+    return _Forward(method, write=False, counted=False, long=long)
 
 
-def writes(method: Callable[Concatenate[Store, P], T], *, counted: bool = True) -> _Forward[P, T]:
+def writes(method: Callable[Concatenate[Store, P], T], *, counted: bool = True,
+           long: bool = False) -> _Forward[P, T]:
     """An awaitable twin of a Store method that writes.
 
     Args:
         method: the :class:`Store` method.
         counted: the write is a change of chats, spaces or settings (``AsyncStore.changes``,
             which the automatic backups follow); False for app state (window geometry…).
+        long: as for :func:`reads`.
 
     Every write (re)starts the idle timer of the store's upkeep.
     """
-    return _Forward(method, write=True, counted=counted)
+    return _Forward(method, write=True, counted=counted, long=long)
 
 
 class AsyncStore:
@@ -121,10 +127,15 @@ class AsyncStore:
         store: Store,
         executor: ThreadPoolExecutor,
         maintenance_delay_s: float = MAINTENANCE_DELAY_S,
+        answer_s: float = SLOW_S,
     ) -> None:
         """Use :meth:`open`."""
         self._store = store
         self._executor = executor
+        #: On a server: whether it answers (``parley.core.store.answering``); None for a file.
+        self.answers: AnswerWatch | None = None
+        if isinstance(store, PgStore):
+            self.answers = AnswerWatch(store.where, asyncio.get_running_loop(), answer_s)
         self._maintenance_delay_s = maintenance_delay_s
         self._maintenance: asyncio.TimerHandle | None = None
         self._closed = False
@@ -145,6 +156,7 @@ class AsyncStore:
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         maintenance_delay_s: float = MAINTENANCE_DELAY_S,
+        answer_s: float = SLOW_S,
     ) -> AsyncStore:
         """Open the store on a new worker thread (see :meth:`Store.open` for errors).
 
@@ -155,6 +167,8 @@ class AsyncStore:
             busy_timeout_ms: how long to wait for another process's lock (ms).
             maintenance_delay_s: idle time after the last write before
                 :meth:`Store.maintain` runs on the worker (seconds).
+            answer_s: on a server, seconds a call may run before the server counts as
+                not answering (:attr:`answers`).
         """
         loop = asyncio.get_running_loop()
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-store")
@@ -174,7 +188,7 @@ class AsyncStore:
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        return cls(store, executor, maintenance_delay_s)
+        return cls(store, executor, maintenance_delay_s, answer_s)
 
     @property
     def sync(self) -> Store:
@@ -221,7 +235,7 @@ class AsyncStore:
             finally:
                 dest.close()
 
-        result = await self._call(run)
+        result = await self._call(run, long=True)
         deliver(len(sent))  # the last count, even when its call is still queued
         return result
 
@@ -276,24 +290,37 @@ class AsyncStore:
         """True once :meth:`close` has begun; every later call raises StoreClosed."""
         return self._closed
 
-    async def _call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    async def _call(self, fn: Callable[..., T], *args: Any, long: bool = False,
+                    **kwargs: Any) -> T:
+        """Run ``fn(*args, **kwargs)`` on the worker. On a server, a call that is not
+        ``long`` is refused with ``ServerNotAnswering`` while the server does not answer,
+        or when it stops answering before the call started (:attr:`answers`)."""
         if self._closed:
             raise StoreClosed()
-        loop = asyncio.get_running_loop()
+        call = functools.partial(fn, *args, **kwargs)
+        watch = None if long else self.answers
         try:
-            return await loop.run_in_executor(
-                self._executor, functools.partial(fn, *args, **kwargs)
-            )
+            if watch is None:
+                return await asyncio.get_running_loop().run_in_executor(self._executor, call)
+            watch.refuse_now()
+            future = self._executor.submit(watch.watched(call))
+            watch.queued(future)
+            try:
+                return await asyncio.wrap_future(future)
+            except asyncio.CancelledError:
+                if watch.was_refused(future):
+                    raise watch.error() from None
+                raise
         finally:
             if self._store.damaged and not self._damage_told:
                 self._damage_told = True
                 if self.on_damaged is not None:
                     self.on_damaged()
 
-    async def _write(self, counted: bool, fn: Callable[P, T], *args: P.args,
-                     **kwargs: P.kwargs) -> T:
+    async def _write(self, counted: bool, fn: Callable[..., T], *args: Any,
+                     long: bool = False, **kwargs: Any) -> T:
         try:
-            return await self._call(fn, *args, **kwargs)
+            return await self._call(fn, *args, long=long, **kwargs)
         finally:
             if counted:
                 self.changes += 1
@@ -379,8 +406,8 @@ class AsyncStore:
     locate_message = reads(Store.locate_message)
     show_version = writes(Store.show_version)
     # ``progress`` and ``cancelled`` are called on the store's thread.
-    import_chats = writes(Store.import_chats)
-    merge_from = writes(Store.merge_from)
+    import_chats = writes(Store.import_chats, long=True)
+    merge_from = writes(Store.merge_from, long=True)
 
     get_turn = reads(Store.get_turn)
     get_turns = reads(Store.get_turns)

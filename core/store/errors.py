@@ -509,6 +509,23 @@ class ServerUnreachable(StoreError):
         )
         self.where = where
 
+
+class ServerNotAnswering(ServerUnreachable):
+    """The PostgreSQL server took a call but has not answered for a while (a network
+    partition, a frozen server): calls made meanwhile are refused at once, not queued
+    behind it (``parley.core.store.answering``)."""
+
+    def __init__(self, where: str, waited_s: float) -> None:
+        StoreError.__init__(
+            self,
+            f"The PostgreSQL server of {where} has not answered for {waited_s:.0f} s. "
+            f"{_PG_KEPT} Parley keeps trying and goes on as soon as it answers; check the "
+            "network or the server if it does not."
+        )
+        self.where = where
+        self.waited_s = waited_s
+
+
 class AuthenticationFailed(StoreError):
     """The server refused the user name or password."""
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication
 
 from parley.core.errors import ParleyError
 from parley.core.machine import get_own_state, set_own_state
-from parley.core.store.errors import SessionNotFound
+from parley.core.store.errors import SessionNotFound, StoreError
 from parley.gui.chat.paging import OPEN_TURNS
 from parley.gui.chat.run import LAST_SESSION_KEY
 from parley.gui.database.save_status import passing
@@ -235,10 +235,22 @@ class ChatOpener:
 
     async def _show_new_chat(self) -> None:
         self._open_gen += 1
-        await self.chat.stash_draft()
+        try:
+            await self.chat.stash_draft()
+        except StoreError as exc:
+            if not passing(exc):
+                raise
+            # The server away or not answering: the draft stays in memory (Drafts.unsaved,
+            # written later or asked about on quitting), and the new chat opens anyway.
+            self.chat.save_status.problem(exc)
         # Read before anything changes, so the switch is one step: no moment where the
         # new chat shows with the last chat's box, bar message or busy state.
-        draft = await self.chat.drafts.load(None)
+        try:
+            draft = await self.chat.drafts.load(None)
+        except StoreError as exc:
+            if not passing(exc):
+                raise
+            draft = ""  # the new chat's stored draft cannot be read now: an empty box
         self.chat.state.clear()
         self.chat.models.picked_for_new = None
         self.chat.editor.set_editing(None)

@@ -43,6 +43,10 @@ SAVE, QUIT, CANCEL = "save", "quit", "cancel"
 Role = QMessageBox.ButtonRole
 #: How long a refusal met outside the queue (a message, a draft) stays in the bar (ms).
 PROBLEM_MS = 15_000
+#: Said while a call to the PostgreSQL server has waited for an answer for a few seconds
+#: (``parley.core.store.answering``), until it ends.
+NOT_ANSWERING = ("The database is not answering — Parley keeps trying. Nothing already "
+                 "saved is lost; Esc, new chats and search still work.")
 
 
 def passing(error: ParleyError) -> bool:
@@ -90,6 +94,7 @@ class SaveStatus:
         self.saves: Any = None
         self._problem: str | None = None
         self._waiting: str | None = None  # a sent message waits for another program's lock
+        self._silent = False  # the database server does not answer (answering.AnswerWatch)
         #: the last passing store failure told in the bar (for the question on quitting)
         self.last_error: ParleyError | None = None
         self._problem_timer = QTimer(self.bar)
@@ -100,6 +105,24 @@ class SaveStatus:
         """Follow the run loop's queue (second step of start-up)."""
         self.saves = saves
         saves.listen(self._news)
+        answers = getattr(self.w.store, "answers", None)  # a server (None: sessions.db)
+        if answers is not None:
+            answers.listen(self.answering)
+
+    def answering(self, answering: bool) -> None:
+        """The database server answers again (True) or has stopped answering (False).
+
+        Answering again, the drafts it refused meanwhile are written at once, and the
+        bar's "Not saved: …" goes as soon as they are (kept replies: the run loop's
+        queue writes them at once too, ``SaveQueue``)."""
+        self._silent = not answering
+        self.refresh()
+        if answering and self.w.chat is not None:
+            self.w.tasks.spawn(self._write_refused(), name="drafts-after-outage")
+
+    async def _write_refused(self) -> None:
+        if not await self.w.chat.drafts.save_unsaved():
+            self.saved()
 
     # -- what is kept -----------------------------------------------------------
     def kept(self, session_id: str) -> list[Turn]:
@@ -205,6 +228,8 @@ class SaveStatus:
                     "and holds new messages until it is saved.")
         else:
             text = self._waiting or self._problem or ""
+        if self._silent:
+            text = f"{NOT_ANSWERING} {text}".strip()
         self.bar.label.setText(text)
         self.bar.setVisible(bool(text))
 
