@@ -73,12 +73,14 @@ def report_text(report: MergeReport) -> str:
     return text[0].upper() + text[1:]
 
 
-async def import_database(store: AsyncStore, path: Path) -> MergeReport:
+async def import_database(store: AsyncStore, path: Path, *,
+                          dry_run: bool = False) -> MergeReport:
     """Merge the Parley database at ``path`` into ``store`` (module docstring).
 
     Args:
         store: the open destination (SQLite or PostgreSQL).
         path: the Parley database file; only read.
+        dry_run: only say what would be added (``Store.merge_from``); nothing changes.
 
     Returns:
         What was added (``MergeReport``; ``changed`` False when it all was here).
@@ -93,7 +95,7 @@ async def import_database(store: AsyncStore, path: Path) -> MergeReport:
     try:
         source = await asyncio.to_thread(_open_copy, path, Path(scratch))
         try:
-            return await store.merge_from(source)
+            return await store.merge_from(source, dry_run=dry_run)
         finally:
             await asyncio.to_thread(source.close)
     finally:

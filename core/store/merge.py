@@ -73,6 +73,14 @@ class MergeReport:
                     or self.spaces or self.compactions or self.drafts)
 
 
+class RolledBack(Exception):  # noqa: N818 - not an error: how a dry run ends
+    """Raised inside a write transaction to undo a trial merge; carries its report."""
+
+    def __init__(self, report: MergeReport) -> None:
+        super().__init__("trial merge rolled back")
+        self.report = report
+
+
 def _columns(table: Table) -> list[Any]:
     """Every column but the destination's own row numbers (``n``)."""
     return [c for c in table.columns if c.name != "n"]

@@ -255,18 +255,29 @@ class ChatsStore(StoreBase):
         return self._w(lambda c: imports.write_chats(c, space_id, chats, progress=progress,
                                                       cancelled=cancelled))
 
-    def merge_from(self, source: StoreBase) -> merge.MergeReport:
+    def merge_from(self, source: StoreBase, *, dry_run: bool = False) -> merge.MergeReport:
         """Add what another Parley database holds and this one lacks, by ids, in one
         transaction (all or nothing): see :func:`parley.core.store.merge.merge` — nothing
         duplicated, nothing overwritten but a cut-off reply by its complete copy.
 
         Args:
             source: an open store (e.g. a rescue copy, a backup); only read.
+            dry_run: say what would be added, and roll it back (nothing is changed).
 
         Returns:
-            What was added.
+            What was added (or would be).
 
         Raises:
             StoreError: either store's errors; nothing was written.
         """
-        return self._w(lambda dst: source._r(lambda src: merge.merge(src, dst)))
+        if not dry_run:
+            return self._w(lambda dst: source._r(lambda src: merge.merge(src, dst)))
+
+        def trial(dst: Connection) -> merge.MergeReport:
+            raise merge.RolledBack(source._r(lambda src: merge.merge(src, dst)))
+
+        try:
+            self._w(trial)
+        except merge.RolledBack as done:
+            return done.report
+        raise AssertionError("unreachable")  # pragma: no cover

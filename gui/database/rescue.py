@@ -70,6 +70,18 @@ async def save_copy(window: Any, dest: Path | None = None) -> Path:
     return copy
 
 
+async def record(window: Any, copy: Path, why: str) -> None:
+    """Note the rescue copy so the next start finds it (``parley.core.recovery.rescued``):
+    offered back, or pointed to when sessions.db is missing. Best effort (logged)."""
+    from parley.core.recovery import rescued
+
+    where = await asyncio.to_thread(rescued.record, window.store.path, copy,
+                                    "moved" if why == "moved" else "unsaved")
+    if where is None:
+        log.warning("the rescue copy %s was not recorded; import it with "
+                    "parley --import", copy)
+
+
 async def save_copy_now(window: Any) -> Path | None:
     """File ▸ Save a copy now…: ask where, save a copy with this run's drafts, say where.
 
@@ -118,6 +130,7 @@ async def rescue_before_close(window: Any, moved: ParleyError) -> bool:
         copy = chosen
     log.warning("the moved %s was saved as %s", window.store.path, copy)
     drafts, drafts_ok = await _drafts_into(window, copy)
+    await record(window, copy, "moved")
     window.setEnabled(True)
     answer = await dialogs.ask(window, QMessageBox.Icon.Information, TITLE,
                        _saved_text(window.store.path, moved, copy, drafts, drafts_ok),

@@ -319,6 +319,7 @@ async def _rescue_copy(window: Any, dest: Path) -> Path:
 
     copy = await rescue.save_copy(window, dest)
     await window.runner.saves.write_into(copy)
+    await rescue.record(window, copy, "unsaved")  # offered back at the next start
     drafts = window.chat.drafts if window.chat is not None else None
     if drafts is not None:
         try:

@@ -104,6 +104,8 @@ class WindowStartup(WindowBase):
         # A database URL (--database, PARLEY_DATABASE_URL) puts the chats on PostgreSQL.
         try:  # a mistyped address: InvalidDatabaseUrl, shown in the window
             target = database_url(self.env.get("PARLEY_DATABASE_URL"), paths.data_dir(self.home))
+            if target is None and await self._missing_file(path):
+                return
             self.store = await AsyncStore.open(target or path, self._upgrade_progress)
         except (DatabaseCorrupt, NotAParleyFile) as exc:
             from parley.core.store.sqlite.backups import automatic_backups, folder_of
@@ -192,6 +194,10 @@ class WindowStartup(WindowBase):
             self.pending_notice = None
         if self.upgrade_notice:  # a v3 file was upgraded as it opened: say so, and where
             self.undo.notice(self.upgrade_notice, UPGRADE_NOTICE_MS)
+        # A rescue copy saved elsewhere when sessions.db could not take the chats.
+        from parley.gui.database.rescued_offer import offer_rescued
+
+        self.tasks.spawn(offer_rescued(self), name="rescued")
 
     def _open_mcp(self) -> Any:
         """The MCP servers of ``mcp.json`` (started when a chat first needs them) and their
@@ -270,6 +276,16 @@ class WindowStartup(WindowBase):
         self.composer.set_text(f"{text}\n\n{box}" if box.strip() else text)
         if self.transcript is None:
             self._transcript_slot.setText("Opening your chats…")
+        return True
+
+    async def _missing_file(self, path: Any) -> bool:
+        """sessions.db is missing but backups or rescue copies of it exist: the page that
+        says so is shown (``parley.gui.database.missing_page``) and True returned."""
+        from parley.gui.database.missing_page import show_if_missing
+
+        if not await show_if_missing(self, path):
+            return False
+        self._recovering = True
         return True
 
     async def _note_previous_run(self) -> None:
