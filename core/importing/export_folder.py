@@ -32,6 +32,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from parley.core.attachments.files import (
     MAX_FILE_BYTES,
@@ -43,8 +44,8 @@ from parley.core.attachments.files import (
 )
 from parley.core.convert.chatgpt import Claim, ExportFile, FileRefused
 
-__all__ = ["MAX_EXPORT_FILES_BYTES", "MAX_EXPORT_FILE_BYTES", "MAX_FOLDER_FILES",
-           "ExportFolder"]
+__all__ = ["LINK", "MAX_EXPORT_FILES_BYTES", "MAX_EXPORT_FILE_BYTES", "MAX_FOLDER_FILES",
+           "ExportFiles", "ExportFolder", "asset_id"]
 
 #: The largest file of an export that is read (bytes): what Parley attaches, 64 MB.
 MAX_EXPORT_FILE_BYTES = MAX_FILE_BYTES
@@ -56,28 +57,32 @@ MAX_EXPORT_FILES_BYTES = 1024 * 1024 * 1024
 MAX_FOLDER_FILES = 50_000
 #: An export's file name starts with its asset id: ``file-AbC123-cat.png``, ``file_00ab….png``.
 _ASSET = re.compile(r"(file[-_][A-Za-z0-9]+)")
-_DEPTH = 2  # levels of subfolders looked into (ChatGPT: ``dalle-generations/``, ``user-…/``)
+#: Levels of subfolders looked into (ChatGPT: ``dalle-generations/``, ``user-…/``).
+DEPTH = 2
 #: How each kind is named in a refusal (also ``parley.core.importing.inline_files``).
 KIND_WORDS = {"image": "an image", "document": "a PDF", "text": "text"}
+E = TypeVar("E")
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
-class ExportFolder:
-    """Finds an export's files in its folder by asset id (``file-abc`` → ``file-abc-cat.png``).
+#: Why a link is not read (a folder's symbolic link or hard link, a zip's link entry).
+LINK = "it is a link to another file; Parley imports only the files the export itself holds"
 
-    A :data:`~parley.core.convert.chatgpt.FileFinder`. The folder is listed once, on the
-    first look-up; each file is read at most once (an image shown in many messages
-    counts once against the total).
 
-    Args:
-        folder: the export's folder (where its ``conversations.json`` is).
+class ExportFiles(Generic[E]):
+    """Finds an export's files by asset id (``file-abc`` → ``file-abc-cat.png``): the part
+    shared by a folder (:class:`ExportFolder`) and a zip (``parley.core.importing.export_zip``).
+
+    A :data:`~parley.core.convert.chatgpt.FileFinder`. The entries are listed once, on the
+    first look-up; each is read at most once per claim (an image shown in many messages
+    counts once against the total). Subclasses list entries (``_list``), name them
+    (``_shown``) and read one (``_raw``, using :meth:`capped` before reading).
     """
 
-    def __init__(self, folder: Path) -> None:
-        self.root = Path(os.path.realpath(folder))
-        self.by_id: dict[str, list[Path]] | None = None
+    def __init__(self) -> None:
+        self.by_id: dict[str, list[E]] | None = None
         self.read_bytes = 0
-        self._seen: dict[tuple[Path, Claim], ExportFile | FileRefused | None] = {}
+        self._seen: dict[tuple[str, Claim], ExportFile | FileRefused | None] = {}
 
     def __call__(self, asset: str, claim: Claim = "") -> ExportFile | FileRefused | None:
         """The file of ``asset``, a refusal naming it, or None when the export has none.
@@ -89,15 +94,65 @@ class ExportFolder:
         if self.by_id is None:
             self.by_id = self._list()
         refused: FileRefused | None = None
-        for path in self.by_id.get(asset, []):
-            key = (path, claim)
+        for entry in self.by_id.get(asset, []):
+            shown = self._shown(entry)
+            key = (shown, claim)
             if key not in self._seen:
-                self._seen[key] = self._read(path, claim)
+                self._seen[key] = self._read(entry, shown, claim)
             found = self._seen[key]
             if isinstance(found, ExportFile):
                 return found
             refused = refused or found
         return refused
+
+    def capped(self, shown: str, size: int) -> FileRefused | None:
+        """A refusal when a file of ``size`` bytes is over a cap, else None (then counted)."""
+        if size > MAX_EXPORT_FILE_BYTES:
+            return FileRefused(shown, f"it is {size_text(size)}; Parley imports files "
+                                      f"of up to {size_text(MAX_EXPORT_FILE_BYTES)}")
+        if self.read_bytes + size > MAX_EXPORT_FILES_BYTES:
+            return FileRefused(shown, "the export's files read before it reach "
+                                      f"{size_text(MAX_EXPORT_FILES_BYTES)}, the most one "
+                                      "import takes; import the rest separately")
+        self.read_bytes += size
+        return None
+
+    def _read(self, entry: E, shown: str, claim: Claim) -> ExportFile | FileRefused | None:
+        """Read one listed entry if it is the export's own, of a kind it claims."""
+        try:
+            data = self._raw(entry, shown)
+        except OSError as exc:
+            return FileRefused(shown, f"it could not be read ({exc.strerror or exc})")
+        if isinstance(data, FileRefused):
+            return data
+        return _recognise(data, shown, claim)
+
+    def _list(self) -> dict[str, list[E]]:
+        raise NotImplementedError
+
+    def _shown(self, entry: E) -> str:
+        raise NotImplementedError
+
+    def _raw(self, entry: E, shown: str) -> bytes | FileRefused:
+        raise NotImplementedError
+
+
+def asset_id(name: str) -> str | None:
+    """The asset id a file name starts with (``file-AbC123-cat.png`` → ``file-AbC123``)."""
+    key = _ASSET.match(name)
+    return None if key is None else key.group(1)
+
+
+class ExportFolder(ExportFiles[Path]):
+    """An unpacked export's files, in its folder and two levels of subfolders.
+
+    Args:
+        folder: the export's folder (where its ``conversations.json`` is).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.root = Path(os.path.realpath(folder))
 
     def _list(self) -> dict[str, list[Path]]:
         """Names starting with an asset id, in the folder and two levels below it; links
@@ -106,54 +161,37 @@ class ExportFolder:
         count = 0
         base = len(self.root.parts)
         for root, dirs, files in os.walk(self.root):
-            if len(Path(root).parts) - base >= _DEPTH:
+            if len(Path(root).parts) - base >= DEPTH:
                 dirs[:] = []
             for name in files:
-                key = _ASSET.match(name)
+                key = asset_id(name)
                 if key is not None:
-                    found.setdefault(key.group(1), []).append(Path(root) / name)
+                    found.setdefault(key, []).append(Path(root) / name)
                 count += 1
                 if count >= MAX_FOLDER_FILES:
                     return found
         return found
 
-    def _read(self, path: Path, claim: Claim) -> ExportFile | FileRefused | None:
-        """Read one listed file if it is the export's own, of a kind it claims."""
-        shown = str(path.relative_to(self.root))
-        try:
-            data = self._bytes(path, shown)
-        except OSError as exc:
-            return FileRefused(shown, f"it could not be read ({exc.strerror or exc})")
-        if isinstance(data, FileRefused):
-            return data
-        return _recognise(data, shown, claim)
+    def _shown(self, entry: Path) -> str:
+        return str(entry.relative_to(self.root))
 
-    def _bytes(self, path: Path, shown: str) -> bytes | FileRefused:
+    def _raw(self, entry: Path, shown: str) -> bytes | FileRefused:
         """The file's bytes when it is a regular file of the export within the caps."""
-        st = os.lstat(path)
+        st = os.lstat(entry)
         if stat.S_ISLNK(st.st_mode):
-            return FileRefused(shown, "it is a link to another file; Parley imports only "
-                                      "the files the export itself holds")
+            return FileRefused(shown, LINK)
         if not stat.S_ISREG(st.st_mode):
             return FileRefused(shown, "it is not a regular file")
         if st.st_nlink > 1:
             return FileRefused(shown, "it is also linked elsewhere (a hard link); Parley "
                                       "imports only the files the export itself holds")
-        real = Path(os.path.realpath(path))
-        if not real.is_relative_to(self.root):
+        if not Path(os.path.realpath(entry)).is_relative_to(self.root):
             return FileRefused(shown, "it lies outside the export's folder")
-        if st.st_size > MAX_EXPORT_FILE_BYTES:
-            return FileRefused(shown, f"it is {size_text(st.st_size)}; Parley imports files "
-                                      f"of up to {size_text(MAX_EXPORT_FILE_BYTES)}")
-        if self.read_bytes + st.st_size > MAX_EXPORT_FILES_BYTES:
-            return FileRefused(shown, "the export's files read before it reach "
-                                      f"{size_text(MAX_EXPORT_FILES_BYTES)}, the most one "
-                                      "import takes; import the rest separately")
-        data = _read_same(path, st)
-        if data is None:
-            return FileRefused(shown, "it changed while it was read")
-        self.read_bytes += len(data)
-        return data
+        over = self.capped(shown, st.st_size)
+        if over is not None:
+            return over
+        data = _read_same(entry, st)
+        return FileRefused(shown, "it changed while it was read") if data is None else data
 
 
 def _read_same(path: Path, seen: os.stat_result) -> bytes | None:

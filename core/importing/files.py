@@ -2,8 +2,9 @@
 
 :func:`import_path` is what File ▸ Import and ``parley --import`` run:
 
-* a ChatGPT, Claude.ai or Open WebUI export (``parley.core.convert.histories``)
-  becomes one chat per conversation, each other branch of a conversation a
+* a ChatGPT, Claude.ai or Open WebUI export (``parley.core.convert.histories``),
+  unzipped or still zipped (``parley.core.importing.export_zip``: read in place, its
+  files too), becomes one chat per conversation, each other branch of a conversation a
   fork of it, all written in ONE transaction (``Store.import_chats``): a
   failure or a cancel leaves nothing behind. Conversations imported before
   (recognised by the export's conversation id, kept in ``sessions.meta``)
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.core.content import ThinkingBlock, ToolResultBlock, Turn
 from parley.core.context.text_limits import max_text_chars, text_chars
+from parley.core.convert.chatgpt import FileFinder
 from parley.core.convert.detect import decode, parse_json
 from parley.core.convert.errors import NotAConversation
 from parley.core.convert.histories import read_history
@@ -52,6 +54,7 @@ from parley.core.importing.conversation import (
     refuse_binary,
 )
 from parley.core.importing.export_folder import ExportFolder
+from parley.core.importing.export_zip import ZIP_MAGIC, open_export
 from parley.core.importing.inline_files import InlineFiles
 from parley.core.importing.parley_file import import_database, is_database
 from parley.core.store.imports import NewChat, NewFork
@@ -216,7 +219,9 @@ async def import_path(
 
     Args:
         store: an ``AsyncStore``.
-        path: the file; images of a ChatGPT export are looked for in its folder.
+        path: the file; images of a ChatGPT export are looked for in its folder
+            (``parley.core.importing.export_folder``); a ``.zip`` data export is read
+            as it is, its images from the zip (``parley.core.importing.export_zip``).
         space_id: the space of the new chats (None: the default space).
         progress: ``progress(done, total)`` after each conversation written
             (called on the store's thread).
@@ -226,8 +231,9 @@ async def import_path(
         The summary.
 
     Raises:
-        ImportTooLarge: the file is larger than :data:`MAX_HISTORY_BYTES` (or,
-            for a single conversation, ``parley.core.importing.conversation.MAX_IMPORT_BYTES``).
+        ImportTooLarge: the file (a zip: its conversations.json) is larger than
+            :data:`MAX_HISTORY_BYTES` (or, for a single conversation,
+            ``parley.core.importing.conversation.MAX_IMPORT_BYTES``).
         NotAConversation: the file is none of the formats; its reason says
             what was found; nothing was written.
         ImportCancelled: cancelled; nothing was written.
@@ -235,10 +241,18 @@ async def import_path(
         OSError: the file cannot be read.
     """
     p = Path(path)
-    if is_database(await asyncio.to_thread(_head, p)):  # a sessions.db, a backup, a copy
+    head = await asyncio.to_thread(_head, p)
+    if is_database(head):  # a sessions.db, a backup, a copy
         merged = await import_database(store, p)
         return ImportSummary("parley-db", list(merged.chat_ids), merged.messages,
                              merged=merged)
+    if head.startswith(ZIP_MAGIC):  # a data export as it comes (export_zip)
+        archive, data, files = await asyncio.to_thread(open_export, p, MAX_HISTORY_BYTES)
+        try:
+            with gc_paused():
+                return await _import(store, data, files, space_id, progress, cancelled)
+        finally:
+            archive.close()
     size = await asyncio.to_thread(lambda: p.stat().st_size)
     if size > MAX_HISTORY_BYTES:
         raise ImportTooLarge(size, MAX_HISTORY_BYTES)
@@ -267,19 +281,20 @@ async def import_data(
     export makes millions of objects, and each full collection it triggered held
     the GIL, freezing the window, for 100-300 ms.
     """
+    files = ExportFolder(folder) if folder is not None else None
     with gc_paused():
-        return await _import(store, data, folder, space_id, progress, cancelled)
+        return await _import(store, data, files, space_id, progress, cancelled)
 
 
 async def _import(
     store: AsyncStore,
     data: bytes | str,
-    folder: Path | None,
+    files: FileFinder | None,
     space_id: str | None,
     progress: Callable[[int, int], None] | None,
     cancelled: Callable[[], bool] | None,
 ) -> ImportSummary:
-    history = await asyncio.to_thread(_read, data, folder)
+    history = await asyncio.to_thread(_read, data, files)
     if history is None:
         size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
         if size > MAX_IMPORT_BYTES:
@@ -368,8 +383,9 @@ async def _import_markdown(store: AsyncStore, found: tuple[NewChat, list[str]],
                          single=result)
 
 
-def _read(data: bytes | str, folder: Path | None) -> ImportedHistory | None:
-    """Parse and read a history export (worker thread); None when it is something else."""
+def _read(data: bytes | str, files: FileFinder | None) -> ImportedHistory | None:
+    """Parse and read a history export (worker thread); None when it is something else.
+    ``files`` finds the export's images and files (its folder or its zip)."""
     if not data.strip():
         raise NotAConversation("the file is empty")
     refuse_binary(data)
@@ -380,8 +396,7 @@ def _read(data: bytes | str, folder: Path | None) -> ImportedHistory | None:
         parsed = _parse_gently(text)
     except RecursionError as exc:
         raise NotAConversation("its JSON is nested too deeply") from exc
-    finder = ExportFolder(folder) if folder is not None else None
-    return read_history(parsed, finder)
+    return read_history(parsed, files)
 
 
 _SPACE = re.compile(r"[ \t\n\r]*")

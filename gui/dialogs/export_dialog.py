@@ -33,7 +33,7 @@ EXPORT_FILTERS: tuple[tuple[str, str], ...] = (
     ("anthropic", "Anthropic messages JSON (*.anthropic.json *.json)"),
     ("openai", "OpenAI chat messages JSON (*.openai.json *.json)"),
 )
-IMPORT_FILTER = ("Conversations and chat histories (*.json *.md *.markdown);;"
+IMPORT_FILTER = ("Conversations and chat histories (*.json *.zip *.md *.markdown);;"
                  "All files (*)")
 
 

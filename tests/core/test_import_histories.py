@@ -25,6 +25,7 @@ from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import DiskFull
 from parley.core.store.imports import IMPORT_KEY, ImportCancelled
 from tests.histories import (
+    PNG_BYTES,
     T0,
     ChatGPTConversation,
     chatgpt_export,
@@ -346,13 +347,35 @@ def test_the_item_by_item_parse_refuses_what_json_refuses(text, reason):
         _parse_gently(text)
 
 
-async def test_a_zipped_export_is_named_as_such(store, tmp_path):
+async def test_a_zipped_export_is_read_as_it_is_with_its_images(store, tmp_path):
     import zipfile
 
+    lisbon, _ids = lisbon_trip()
     path = tmp_path / "chatgpt-export.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        # Zipped again by a person: the export's files one folder down.
+        z.writestr("export/conversations.json", json.dumps([lisbon.to_json(),
+                                                             *chatgpt_export(2)]))
+        z.writestr("export/dalle-generations/file-TramPhoto1-tram.png", PNG_BYTES)
+        z.writestr("elsewhere/file-DalleTram77-x.png", PNG_BYTES)  # not beside the export
+
+    summary = await import_path(store, path)
+
+    assert (summary.source_format, summary.chats) == ("chatgpt", 3)
+    turns = await store.hydrate(await store.get_turns(summary.session_ids[0]))
+    (photo,) = blocks_of(turns, ImageBlock)
+    assert base64.b64decode(photo.data) == PNG_BYTES
+    assert ("image", "file-DalleTram77") in summary.missing_files
+    assert (await import_path(store, path)).skipped == 3  # the same zip again: nothing new
+
+
+async def test_a_zip_that_is_no_data_export_is_named_as_such(store, tmp_path):
+    import zipfile
+
+    path = tmp_path / "photos.zip"
     with zipfile.ZipFile(path, "w") as z:
-        z.writestr("conversations.json", json.dumps(chatgpt_export(2)))
-    with pytest.raises(NotAConversation, match="unzip it and import the conversations.json"):
+        z.writestr("holiday/cat.png", PNG_BYTES)
+    with pytest.raises(NotAConversation, match="ZIP archive holding no conversations.json"):
         await import_path(store, path)
     assert await all_sessions(store) == []
 

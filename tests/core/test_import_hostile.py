@@ -26,7 +26,7 @@ from PIL import Image
 
 from parley.core.content import DocumentBlock, ImageBlock, TextBlock, Turn
 from parley.core.convert import NotAConversation
-from parley.core.importing import export_folder
+from parley.core.importing import export_folder, export_zip
 from parley.core.importing.export_folder import MAX_EXPORT_FILE_BYTES, ExportFolder
 from parley.core.importing.files import import_path
 from parley.core.store.async_store import AsyncStore
@@ -278,12 +278,54 @@ async def test_a_hostile_zip_unpacked_by_unzip_reads_nothing_outside_it(store, t
         assert_nowhere(secret, stored_bytes(tmp_path), turns)
 
 
-async def test_the_hostile_zip_itself_is_refused_in_words(store, tmp_path, outside):
+async def test_the_hostile_zip_imported_as_it_is_reads_nothing_outside_it(store, tmp_path,
+                                                                          outside):
     archive = hostile_zip(tmp_path / "chatgpt-export.zip", outside)
-    with pytest.raises(NotAConversation, match="it is a ZIP archive.*unzip it"):
-        await import_path(store, archive)
+    with zipfile.ZipFile(archive, "a") as z:
+        z.writestr("/etc/file-Note8-note.md", SECRET)  # an absolute name
+        z.writestr("file-Big3-big.txt", bytes(MAX_EXPORT_FILE_BYTES + 1024),
+                   zipfile.ZIP_DEFLATED)  # 64 MB of zeros: 64 KB zipped
+    assert archive.stat().st_size < 1024 * 1024
+
+    summary, turns = await import_and_collect(store, archive)
+
+    reasons = dict(summary.refused_files)
+    assert reasons["file-Env6-notes.txt"].startswith("it is a link to another file")
+    assert reasons["file-Link1-notes.png"].startswith("it is a link to another file")
+    assert reasons["../file-Key5-id_rsa.png"] == "its name leads out of the export (“..”)"
+    assert ("file", "report.pdf") in summary.missing_files  # user-x/../../: too deep to look
+    assert reasons["/etc/file-Note8-note.md"] == (
+        "its name is an absolute path, outside the export")
+    assert reasons["file-Big3-big.txt"] == ("it is 64.0 MB; Parley imports files of up "
+                                            "to 64.0 MB")
+    (image,) = [b for b in turns[0].blocks if isinstance(b, ImageBlock)]
+    assert base64.b64decode(image.data) == good_png()  # the export's own image came in
+    assert ("image", "file-Deep1") in summary.missing_files  # behind the link entry
+    for secret in (SECRET, FAKE_KEY, FAKE_PDF):
+        assert_nowhere(secret, stored_bytes(tmp_path), turns)
+    assert not (tmp_path / "file-Key5-id_rsa.png").exists()  # nothing was unpacked anywhere
+
+
+async def test_a_zip_of_too_many_entries_is_refused_before_its_directory_is_read(
+        store, tmp_path, monkeypatch):
+    monkeypatch.setattr(export_zip, "MAX_ZIP_ENTRIES", 3)
+    path = tmp_path / "many.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("conversations.json", json.dumps([hostile_conversation()]))
+        for i in range(3):
+            z.writestr(f"file-Many{i}-a.png", PNG_BYTES)
+    with pytest.raises(NotAConversation, match="a ZIP archive of 4 files, more than the 3"):
+        await import_path(store, path)
     assert await store.list_sessions(include_archived=True) == []
-    assert SECRET not in stored_bytes(tmp_path)
+
+
+async def test_a_damaged_zip_is_refused_in_words(store, tmp_path):
+    path = tmp_path / "cut.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("conversations.json", json.dumps([hostile_conversation()]) * 50)
+    path.write_bytes(path.read_bytes()[:200])  # cut: no directory left
+    with pytest.raises(NotAConversation, match="damaged ZIP archive"):
+        await import_path(store, path)
 
 
 # --- files carried inside the imported file ----------------------------------------------
@@ -358,3 +400,17 @@ async def test_files_of_one_imported_conversation_are_what_their_bytes_say(store
             "kind); each was replaced by a placeholder.") in summary.single.lost
     for secret in (FAKE_KEY, FAKE_PDF):
         assert_nowhere(secret, stored_bytes(tmp_path), turns)
+
+
+async def test_a_zipped_conversations_json_over_the_cap_is_refused_unread(store, tmp_path,
+                                                                         monkeypatch):
+    from parley.core.importing import files
+    from parley.core.importing.conversation import ImportTooLarge
+
+    monkeypatch.setattr(files, "MAX_HISTORY_BYTES", 4096)
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("conversations.json", "[" + " " * 100_000 + "]")  # 100 KB: ~200 B zipped
+    with pytest.raises(ImportTooLarge):
+        await import_path(store, path)
+    assert await store.list_sessions(include_archived=True) == []
