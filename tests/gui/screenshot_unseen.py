@@ -104,7 +104,7 @@ def run_child(scheme: str, out: Path) -> int:
             while w.transcript.unseen_row() is None:
                 await asyncio.sleep(0.05)
             # Compact now, answered without a summary however it is asked for.
-            server.script("Sure! What would you like to plan next?", times=8)
+            server.summary_answers = "chatty"
             w.compact_now()
             bar = w.statusBar()
             while not bar.currentMessage() or w.tasks.pending:

@@ -72,8 +72,9 @@ def test_compact_now_says_in_words_why_a_summary_was_refused(driver, fake_provid
     w.show_problem = w.tasks.on_user_error = shown.append
     said: list[str] = []
     w.runner.hooks.on("compact:progress", lambda _p: said.append(w.chat.editor.progress_text))
-    # Not a summary: at once, then the first part of the conversation, twice.
-    fake_provider.script("Sure! What would you like to talk about next?", times=3)
+    # Not a summary, however often and however it is asked for (the fake's knob: every
+    # summary request answered chattily, without tags).
+    fake_provider.summary_answers = "chatty"
     assert w.compact_now() is True
     bar = w.statusBar()
     driver.until(lambda: bar.currentMessage() and w.tasks.pending == 0, timeout=10)
@@ -107,7 +108,7 @@ def test_a_refused_automatic_compaction_is_told_and_the_message_still_goes(
     driver.run(w.chat.load_sidebar())
     w.chat.open_session(s.id)
     driver.until(lambda: w.session_id == s.id)
-    fake_provider.script("3:00", times=3).script("Here is my answer.")
+    fake_provider.summary_answers = "chatty"  # no summary, however it is asked for
     driver.send("And now?", w, wait=True)
     bar = w.statusBar()
     driver.until(lambda: bar.currentMessage().startswith("Couldn't summarize this chat"),
@@ -115,7 +116,7 @@ def test_a_refused_automatic_compaction_is_told_and_the_message_still_goes(
     assert not w.toast.isVisible()  # one line in the status bar, no paragraph over the box
     assert "did not answer with a summary" in bar.currentMessage()
     assert driver.run(w.store.list_compactions(s.id)) == []
-    assert driver.run(w.store.get_turns(s.id))[-1].text() == "Here is my answer."
+    assert driver.run(w.store.get_turns(s.id))[-1].text() == "You said: And now?"  # answered
 
 
 def test_a_refused_automatic_compaction_stays_said_and_is_not_retried_at_every_send(
@@ -136,7 +137,7 @@ def test_a_refused_automatic_compaction_stays_said_and_is_not_retried_at_every_s
     driver.run(w.chat.load_sidebar())
     w.chat.open_session(s.id)
     driver.until(lambda: w.session_id == s.id)
-    fake_provider.script("3:00", times=3).script("Here is my answer.")
+    fake_provider.summary_answers = "chatty"  # no summary, however it is asked for
     driver.send("And now?", w, wait=True)
     bar = w.statusBar()
     driver.until(lambda: bar.currentMessage().startswith("Couldn't summarize this chat"),
