@@ -345,12 +345,15 @@ class ChatRunner:
         emit = on_event or (lambda _e: None)
         progress = RunProgress(ReplyBuilder(model=model_ref))
         emit(RunStarted(session_id, user_turn, progress.builder.turn_id))
-        turns = await self.store.get_turns(session_id)
+        # What the request is built from: not the turns the latest summary replaced
+        # (parley.core.context.since_summary), so a message costs what is sent.
+        turns = await self.store.context_turns(session_id)
+        stored_count = await self.store.count_turns(session_id)
         ctx = await self._steps.context(session_id, session)
         # Titled from the first message at once, so a chat whose reply never finishes
         # (Stop, Parley quit) is not left as "New chat"; TitleService improves it later.
         was_untitled = await self._steps.first_title(session_id, turns, emit, ctx.session)
-        first_seq = max(0, len(turns) - (1 if user_turn else 0))
+        first_seq = max(0, stored_count - (1 if user_turn else 0))
         state = RunState(settings=ctx.compaction)
         self.hooks.fire("session:start", session_id=session_id, model=model_ref)
         task = asyncio.ensure_future(

@@ -169,7 +169,7 @@ class RunSteps:
             if not again:
                 progress.final = turn
                 return
-            stored = await self.store.get_turns(session_id)
+            stored = await self.store.context_turns(session_id)
 
     async def finish(self, session_id: str, model_ref: str, progress: RunProgress, *,
                      wait_s: float | None = FIRST_WAIT_S) -> Turn:

@@ -38,6 +38,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from parley.core.compaction.plan import (
@@ -68,6 +69,7 @@ from parley.core.compaction.types import (
 from parley.core.compaction.unseen import load_unseen, save_unseen
 from parley.core.compaction.wire import estimate_request
 from parley.core.content import Block, CompactSummaryBlock, TextBlock, Turn
+from parley.core.context.since_summary import stored_prefix
 from parley.core.context.tokens import estimate_tokens
 from parley.core.errors import ParleyError
 from parley.core.hooks import Hooks
@@ -373,7 +375,7 @@ class Compactor:
     ) -> Outcome | None:
         """Run the summary requests as a task :meth:`cancel` can stop (None: stopped)."""
         chosen = summary_model or chosen_model_ref(self.hub, conv_ref, settings.model)
-        prev = self.summarizer.reusable(self.sent.get(session_id), stored, plan)
+        prev = self.summarizer.reusable(_as_stored(self.sent.get(session_id), stored), stored, plan)
         if prev is not None and chosen is not None and chosen != prev.model_ref:
             prev = None  # the user chose another model to write summaries
 
@@ -469,6 +471,14 @@ class Compactor:
             summary_turn=saved,
             summary_parts=outcome.parts,
         )
+
+
+def _as_stored(sent: SentRequest | None, stored: list[Turn]) -> SentRequest | None:
+    """``sent`` with the stored turns it was built from as they are in ``stored`` (a run
+    builds its request from ``parley.core.context.since_summary``'s list); None when
+    ``stored`` no longer starts with them."""
+    prefix = stored_prefix(sent.stored_turns, stored) if sent is not None else None
+    return replace(sent, stored_turns=prefix) if sent is not None and prefix is not None else None
 
 
 def _new_tokens(plan: Plan) -> int:

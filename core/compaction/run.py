@@ -283,7 +283,7 @@ class RunCompaction:
             state.compaction_failed = True
             state.failure = exc
             if isinstance(exc, CompactNoSummaryError | CompactPromptTooLongError | ProviderError):
-                turns = await self.store.get_turns(session_id)
+                turns = await self.store.context_turns(session_id)
                 self.backoff.refused(session_id, Refusal(
                     state.tokens, written_messages(turns), state.window, state.summary_model))
             return False
@@ -354,7 +354,7 @@ class RunCompaction:
             least = int(target.trigger * MIN_NEW_SHARE)
             if await self._compact(state, session_id, model_ref, emit, least,
                                    scale=target.scale):
-                stored = await self.store.get_turns(session_id)
+                stored = await self.store.context_turns(session_id)
             request = replace(request, turns=stored)
         if not info.known:
             return stored, request
@@ -488,7 +488,7 @@ class RunCompaction:
             state, session_id, target.model_ref, emit, keep_turns=keep, scale=target.scale
         ):
             return await self._narrow(state, session_id, target, stored, request, tokens)
-        stored = await self.store.get_turns(session_id)
+        stored = await self.store.context_turns(session_id)
         request = replace(request, turns=stored)
         tokens = await target.tokens(request)
         if tokens <= target.window:
@@ -546,7 +546,7 @@ class RunCompaction:
             if await self._compact(
                 state, session_id, model_ref, emit, keep_turns=keep, scale=target.scale
             ):
-                stored = await self.store.get_turns(session_id)
+                stored = await self.store.context_turns(session_id)
                 return stored, replace(request, turns=stub_for_overflow(stored))
         if not target.info.known and not (error is not None and error.maximum):
             return None  # no window to fit into

@@ -209,7 +209,7 @@ class Summarizer:
             return None  # the history changed (edited, deleted) since
         if any(summary_block(t) is not None for t in stored[n:]) or plan.last_index >= n:
             return None  # it would not show the model what is to be summarized
-        if len(prev.request.turns) < n:
+        if [t.id for t in prev.request.turns[:1]] != [t.id for t in prev.stored_turns[:1]]:
             return None  # it left the oldest turns off (parley.core.compaction.slide)
         try:
             provider, _ = self.hub.resolve(prev.model_ref)

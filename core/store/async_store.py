@@ -412,6 +412,7 @@ class AsyncStore:
     get_turn = reads(Store.get_turn)
     get_turns = reads(Store.get_turns)
     count_turns = reads(Store.count_turns)
+    context_turns = reads(Store.context_turns)
     history = reads(Store.history)
     append_turn = writes(Store.append_turn)
     upsert_turn = writes(Store.upsert_turn)

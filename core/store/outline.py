@@ -26,6 +26,7 @@ summary); the intervals before and after it are arranged the same way.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,7 +121,7 @@ def spans(con: Connection, session_id: str) -> dict[str, Span]:
     outer: dict[str, str | None] = {}
     _nest(plain, -1, 1 << 62, None, outer)
     placed = [sp for sp in plain if sp.summary_turn_id in outer]
-    extra = {sp.summary_turn_id: len(_stored_elsewhere(placed, sp)) for sp in placed}
+    extra = _counts_elsewhere(placed)
     return {
         sp.summary_turn_id: Span(sp.summary_turn_id, sp.summary_seq, sp.first_seq, sp.last_seq,
                                  sp.replaced_count, sp.stored_count + extra[sp.summary_turn_id],
@@ -137,7 +138,38 @@ def _stored_elsewhere(all_spans: list[Span], span: Span) -> list[str]:
             and sp.summary_seq > span.last_seq and sp.summary_seq < span.summary_seq]
 
 
+def _counts_elsewhere(placed: list[Span]) -> dict[str, int]:
+    """``len(_stored_elsewhere(placed, span))`` for every span, by summary turn id: only
+    spans whose summary turn is stored between a span's range and its summary turn are
+    looked at (found by bisection), so a session compacted hundreds of times is not
+    compared pair by pair."""
+    by_summary = sorted(placed, key=lambda sp: sp.summary_seq)
+    keys = [sp.summary_seq for sp in by_summary]
+    out: dict[str, int] = {}
+    for span in placed:
+        lo = bisect.bisect_right(keys, span.last_seq)
+        hi = bisect.bisect_left(keys, span.summary_seq)
+        out[span.summary_turn_id] = sum(
+            1 for sp in by_summary[lo:hi]
+            if sp is not span and span.first_seq <= sp.first_seq and sp.last_seq <= span.last_seq
+        )
+    return out
+
+
 def _stored_counts(con: Connection, session_id: str, ranges: list[tuple[int, int]]) -> list[int]:
+    """Turns stored in each ``(first, last)`` seq range (inclusive).
+
+    One aggregate over the session first: when its seqs have no gap (turns are only
+    appended, and a conversation cut back is cut at its end) a range's count is its
+    width, so a session compacted many times (every range starting at its first turn)
+    is not counted again for every compaction. Otherwise each range is counted.
+    """
+    total, low, high = con.execute(
+        select(func.count(), func.min(T.c.seq), func.max(T.c.seq))
+        .where(T.c.session_id == session_id)
+    ).one()
+    if total and total == high - low + 1:
+        return [max(0, min(last, high) - max(first, low) + 1) for first, last in ranges]
     out = []
     for first, last in ranges:
         out.append(int(con.execute(
@@ -149,18 +181,33 @@ def _stored_counts(con: Connection, session_id: str, ranges: list[tuple[int, int
 
 def _nest(all_spans: list[Span], lo: int, hi: int, parent: str | None,
           outer: dict[str, str | None]) -> None:
-    """Arrange the spans whose range lies in [lo, hi] (see the module doc)."""
-    candidates = [
-        sp for sp in all_spans
-        if sp.summary_turn_id not in outer and lo <= sp.first_seq and sp.last_seq <= hi
-    ]
-    if not candidates:
-        return
-    card = max(candidates, key=lambda sp: sp.summary_seq)
-    outer[card.summary_turn_id] = parent
-    _nest(all_spans, card.first_seq, card.last_seq, card.summary_turn_id, outer)
-    _nest(all_spans, lo, card.first_seq - 1, parent, outer)
-    _nest(all_spans, card.last_seq + 1, hi, parent, outer)
+    """Arrange the spans whose range lies in [lo, hi] (see the module doc): in each
+    interval the span stored last is the card; the spans inside its range, before it
+    and after it are arranged the same way (a span across its range's ends is left out).
+
+    Without recursion (a chat compacted thousands of times nests as deep), each
+    interval's spans handed down once, newest first.
+    """
+    newest = sorted((sp for sp in all_spans if lo <= sp.first_seq and sp.last_seq <= hi),
+                    key=lambda sp: sp.summary_seq, reverse=True)
+    todo: list[tuple[list[Span], str | None]] = [(newest, parent)]
+    while todo:
+        spans_in, above = todo.pop()
+        if not spans_in:
+            continue
+        card, rest = spans_in[0], spans_in[1:]
+        outer[card.summary_turn_id] = above
+        inside: list[Span] = []
+        before: list[Span] = []
+        after: list[Span] = []
+        for sp in rest:
+            if card.first_seq <= sp.first_seq and sp.last_seq <= card.last_seq:
+                inside.append(sp)
+            elif sp.last_seq < card.first_seq:
+                before.append(sp)
+            elif sp.first_seq > card.last_seq:
+                after.append(sp)
+        todo += [(after, above), (before, above), (inside, card.summary_turn_id)]
 
 
 def _outside(top: list[Span], every: list[Span]) -> ColumnElement[bool]:

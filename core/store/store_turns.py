@@ -11,7 +11,16 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy.engine import Connection
 
 from parley.core.content import Turn, Usage, apply_compactions
-from parley.core.store import attachments, compactions, forks, outline, sessions, turns, versions
+from parley.core.store import (
+    attachments,
+    compactions,
+    forks,
+    outline,
+    sessions,
+    since_summary,
+    turns,
+    versions,
+)
 from parley.core.store.attachments import AttachmentInfo
 from parley.core.store.lifecycle import StoreBase
 from parley.core.store.models import Compaction, Session
@@ -75,6 +84,20 @@ class TurnsStore(StoreBase):
         Raises SessionNotFound.
         """
         return self._r(lambda c: turns.get_many(c, session_id, last, hydrate))
+
+    def context_turns(self, session_id: str, *, hydrate: bool = True) -> list[Turn]:
+        """Return the stored turns a request is built from: every turn but those inside
+        the range of the latest compaction summary (its first and last are kept).
+
+        Equal to ``parley.core.context.since_summary.since_summary(get_turns(session_id))``
+        (so ``apply_compactions`` and the wire rules give the same result from either),
+        read without reading the turns it leaves out: its cost follows what is sent,
+        not the length of the history. Raw like :meth:`get_turns` (summary and aborted
+        turns included); ``hydrate`` as there.
+
+        Raises SessionNotFound.
+        """
+        return self._r(lambda c: since_summary.context_turns(c, session_id, hydrate))
 
     def count_turns(self, session_id: str) -> int:
         """Return how many turns a session stores. Raises SessionNotFound."""

@@ -2,10 +2,12 @@
 
 :class:`ChatMeter` counts the open chat's turns with the system prompt and tools its
 next request sends (``parley.gui.header.context_meter.measure``). A chat opened in
-part (a long one: only its last items are read) is counted whole: its turns are read
-and counted off the GUI thread. The system prompt and tools are those of the chat's
-last request when the run loop sent one since Parley started, else worked out once
-in the background. The meter also shows when the chat's prompt cache expires.
+part (a long one: only its last items are read) is counted as its next request will
+be: the turns that request is built from (``AsyncStore.context_turns``: not those its
+latest summary replaced) are read and counted off the GUI thread. The system prompt
+and tools are those of the chat's last request when the run loop sent one since
+Parley started, else worked out once in the background. The meter also shows when the
+chat's prompt cache expires.
 """
 
 from __future__ import annotations
@@ -41,8 +43,9 @@ class ChatMeter:
         self._show(self.chat.turns)
 
     async def _measure_all(self, sid: str) -> None:
-        """The meter of a chat opened in part counts every turn; reading and counting
-        them (~0.3 s for 10,000 turns) happen off the GUI thread. While the window
+        """The meter of a chat opened in part counts what its next request sends; reading
+        and counting those turns (what the model window holds, not the whole history)
+        happen off the GUI thread. While the window
         starts (the meter is asked again when the providers load) the turns are read
         once: the same chat with the same turns shown reuses them."""
         shown = self.chat.turns
@@ -50,11 +53,11 @@ class ChatMeter:
         kept = self._all_turns
         if self.w.ready:
             self._all_turns = None
-            turns = await self.chat.store.get_turns(sid)
+            turns = await self.chat.store.context_turns(sid)
         elif kept is not None and kept[0] == key:
             turns = await asyncio.shield(kept[1])  # read (or being read) already
         else:
-            reading = asyncio.ensure_future(self.chat.store.get_turns(sid))
+            reading = asyncio.ensure_future(self.chat.store.context_turns(sid))
             self._all_turns = (key, reading)
             turns = await asyncio.shield(reading)
         system = self._system_prompt(sid)

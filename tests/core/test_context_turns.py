@@ -1,0 +1,174 @@
+"""What a request is built from in a compacted chat: ``Store.context_turns`` and
+``parley.core.context.since_summary``, on a real SQLite file (and PostgreSQL when set up).
+
+The turns a summary replaced are not read for a message; whatever the chat went through
+(a re-compaction, an edit cutting back past a summary, a summary made elsewhere), the
+list read must give the model exactly what the whole history gives it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from parley.core.content import CompactSummaryBlock, TextBlock, Turn, apply_compactions
+from parley.core.context.since_summary import since_summary, stored_prefix
+from parley.core.providers.capabilities import CAPS_BY_KIND
+from parley.core.store import Store
+from parley.core.wire import to_messages
+from tests.core.test_compaction_support import TAGGED, Env
+
+
+@pytest.fixture
+def db(any_db: Store) -> Store:
+    """A sessions.db file, and PostgreSQL when tests/core/conftest.py has one."""
+    return any_db
+
+
+def chat(db: Store, n: int, prefix: str = "t") -> str:
+    s = db.create_session(title="long")
+    for i in range(n):
+        db.append_turn(s.id, Turn("user" if i % 2 == 0 else "assistant",
+                                  [TextBlock(f"message {i}")], id=f"{prefix}{i}"))
+    return s.id
+
+
+def compact(db: Store, sid: str, first: str, last: str, summary_id: str) -> None:
+    db.record_compaction(sid, Turn("user", [CompactSummaryBlock(f"summary {summary_id}")],
+                                   id=summary_id),
+                         first_turn_id=first, last_turn_id=last, replaced_count=1)
+
+
+def sent(turns: list[Turn]) -> list[Turn]:
+    return to_messages(turns, CAPS_BY_KIND["anthropic"])
+
+
+def same_as_whole(db: Store, sid: str) -> list[Turn]:
+    """The context turns, checked against the whole history; returned."""
+    whole = db.get_turns(sid)
+    got = db.context_turns(sid)
+    assert got == since_summary(whole)
+    assert apply_compactions(got) == apply_compactions(whole)
+    assert sent(got) == sent(whole)
+    return got
+
+
+def ids(turns: list[Turn]) -> list[str]:
+    return [t.id for t in turns]
+
+
+def test_a_chat_never_compacted_is_read_whole(db):
+    sid = chat(db, 6)
+    assert ids(same_as_whole(db, sid)) == [f"t{i}" for i in range(6)]
+
+
+def test_the_turns_inside_the_summarys_range_are_not_read(db):
+    sid = chat(db, 40)
+    compact(db, sid, "t0", "t35", "s1")
+    got = same_as_whole(db, sid)
+    assert ids(got) == ["t0", "t35", "t36", "t37", "t38", "t39", "s1"]
+
+
+def test_a_re_compaction_and_what_follows_it(db):
+    sid = chat(db, 40)
+    compact(db, sid, "t0", "t35", "s1")
+    for i in range(40, 50):
+        db.append_turn(sid, Turn("user" if i % 2 == 0 else "assistant",
+                                 [TextBlock(f"message {i}")], id=f"t{i}"))
+    assert ids(same_as_whole(db, sid))[:2] == ["t0", "t35"]
+    compact(db, sid, "t0", "t45", "s2")
+    db.append_turn(sid, Turn("user", [TextBlock("and now?")], id="u1"))
+    got = same_as_whole(db, sid)
+    assert ids(got) == ["t0", "t45", "t46", "t47", "t48", "t49", "s2", "u1"]
+    assert "s1" not in ids(got)
+
+
+def test_cutting_back_past_the_latest_summary_brings_the_earlier_one_back(db):
+    """An edit deletes what follows the edited message, the latest summary with it: the
+    next request is built from the earlier summary's range, not a stale one."""
+    sid = chat(db, 40)
+    compact(db, sid, "t0", "t25", "s1")
+    for i in range(40, 50):
+        db.append_turn(sid, Turn("user" if i % 2 == 0 else "assistant",
+                                 [TextBlock(f"message {i}")], id=f"t{i}"))
+    compact(db, sid, "t0", "t45", "s2")
+    before = same_as_whole(db, sid)
+    db.delete_turns_after(sid, "t44")  # s2 (and t45 … t49) go
+    after = same_as_whole(db, sid)
+    assert "s2" not in ids(after) and ids(after)[:2] == ["t0", "t25"]
+    assert "t30" in ids(after)  # kept by s1: read again
+    assert sent(after) != sent(before)
+
+
+def test_a_summary_turn_made_aborted_is_not_used(db):
+    """The wire rules skip an aborted summary turn: the whole history is read."""
+    sid = chat(db, 20)
+    compact(db, sid, "t0", "t15", "s1")
+    summary = db.get_turn("s1")
+    db.upsert_turn(sid, replace(summary, aborted=True))
+    assert len(same_as_whole(db, sid)) == 21
+
+
+def test_a_summary_turn_without_its_compaction_row_still_decides(db):
+    """A summary turn saved as a plain turn (no ``compactions`` row) after a recorded
+    one: the list read is the one its range gives."""
+    sid = chat(db, 30)
+    compact(db, sid, "t0", "t9", "s1")
+    for i in range(30, 36):
+        db.append_turn(sid, Turn("user" if i % 2 == 0 else "assistant",
+                                 [TextBlock(f"message {i}")], id=f"t{i}"))
+    db.append_turn(sid, Turn("user", [CompactSummaryBlock("made elsewhere", 30, "t0", "t31")],
+                             id="s2"))
+    got = same_as_whole(db, sid)
+    assert ids(got) == ["t0", "t31", "t32", "t33", "t34", "t35", "s2"]
+
+
+def test_an_edited_turn_is_read_as_it_is_now(db):
+    sid = chat(db, 20)
+    compact(db, sid, "t0", "t15", "s1")
+    db.upsert_turn(sid, Turn("user", [TextBlock("changed")], id="t16"))
+    got = same_as_whole(db, sid)
+    assert [t.text() for t in got if t.id == "t16"] == ["changed"]
+
+
+def test_stored_prefix_finds_the_turns_a_request_was_built_from(db):
+    sid = chat(db, 30)
+    compact(db, sid, "t0", "t25", "s1")
+    then = db.context_turns(sid)
+    db.append_turn(sid, Turn("user", [TextBlock("later")], id="u1"))
+    whole = db.get_turns(sid)
+    assert stored_prefix(then, whole) == tuple(whole[:-1])
+    db.upsert_turn(sid, Turn("assistant", [TextBlock("rewritten")], id="t27"))
+    assert stored_prefix(then, db.get_turns(sid)) is None  # the history changed since
+
+
+def test_the_transcripts_card_counts_turns_when_one_was_taken_back(db):
+    """A turn deleted in the middle (a message taken back) leaves a gap in the stored
+    positions: the card counts what is stored, not the width of its range."""
+    sid = chat(db, 30)
+    db.delete_turns(sid, ["t10"])
+    compact(db, sid, "t0", "t25", "s1")
+    win = db.transcript_window(sid, last=50)
+    assert win.spans["s1"].stored_count == 25
+
+
+async def test_a_second_compaction_resends_the_chats_last_request(env: Env, fake_provider):
+    """The run builds its request from the turns since the summary; the next compaction
+    (which reads the whole history) still finds it is the history's start and resends it
+    for the provider to read from its cache."""
+    for i in range(3):
+        fake_provider.script(f"reply {i}")
+        await env.send(f"message {i} " + "detail " * 20)
+    fake_provider.script(TAGGED)
+    first = await env.runner.compact(env.sid, keep_turns=1)
+    assert first.compacted
+    for i in range(3, 6):
+        fake_provider.script(f"reply {i}")
+        await env.send(f"message {i} " + "detail " * 20)
+    stored = await env.store.get_turns(env.sid)
+    sent_from = env.runner.sent[env.sid].stored_turns
+    assert len(sent_from) < len(stored) - 1  # built without the summarized turns
+    fake_provider.script(TAGGED)
+    again = await env.runner.compact(env.sid, keep_turns=1)
+    assert again.compacted and again.cache_reused
