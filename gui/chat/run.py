@@ -392,6 +392,9 @@ class ChatRuns:
             self.chat.partial.pop(sid, None)
             self.w.sidebar.model.set_running(sid, False)
             self.events.set_busy(sid, False)
+            elsewhere = getattr(self.w, "elsewhere", None)  # another Parley's changes
+            if elsewhere is not None:  # skipped during the run: shown now
+                elsewhere.run_ended(sid)
 
     def stop(self) -> bool:
         """Stop the open chat's reply (Esc); else leave edit mode. False if nothing to do.

@@ -5,7 +5,10 @@ the store's change feed (``AsyncStore.watch_changes``: PostgreSQL ``LISTEN``/
 ``NOTIFY``). Changes are gathered for :data:`DELAY_S` (a reply streaming on the
 other computer sends several a second), then the sidebar's list is read again
 and, when the open chat was changed and is not running a reply here, its turns
-too. The composer, its draft and edit mode are left as they are. This Parley's
+too. While a reply streams here, the open chat is not read again (the streaming
+reply is shown from memory); changes to it that arrive meanwhile are remembered
+and the chat is read again once, when the run ends (:meth:`Elsewhere.run_ended`).
+The composer, its draft and edit mode are left as they are. This Parley's
 own writes are not reported back (the feed leaves them out).
 """
 
@@ -31,6 +34,7 @@ class Elsewhere:
         self.feed: Any = None
         self._pending: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
+        self._missed: set[str] = set()  # chats changed while running a reply here
 
     async def start(self) -> None:
         """Subscribe (nothing to do for a sessions.db file)."""
@@ -54,7 +58,27 @@ class Elsewhere:
             return
         await chat.load_sidebar()
         sid = chat.session_id
-        if sid is not None and (sid in ids or EVERYTHING in ids) and not chat.runs.running(sid):
+        if sid is not None and (sid in ids or EVERYTHING in ids):
+            if chat.runs.running(sid):
+                self._missed.add(sid)  # read again when the run ends (run_ended)
+            else:
+                await chat.opener.reload()
+
+    def run_ended(self, session_id: str) -> None:
+        """A run of ``session_id`` here ended: if another Parley changed that chat during
+        it, read the chat again now (once), when it is the one shown."""
+        if session_id not in self._missed:
+            return
+        self._missed.discard(session_id)
+        chat = self.w.chat
+        if chat is not None and chat.session_id == session_id:
+            self.w.tasks.spawn(self._reload(session_id), name="changed-elsewhere")
+
+    async def _reload(self, session_id: str) -> None:
+        chat = self.w.chat
+        if chat is None or self.w.store is None or self.w.store.closed:
+            return
+        if chat.session_id == session_id and not chat.runs.running(session_id):
             await chat.opener.reload()
 
     def close(self) -> None:
