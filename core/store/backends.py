@@ -20,11 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from parley.core.private import write_private_text
+from parley.core.store.errors import SecretNotKept
 from parley.core.store.postgres.store import (
     PgStore,
+    hide_password,
     is_database_url,
     looks_like_address,
     parse_url,
+    password_in_place,
     save_password,
 )
 from parley.core.store.store import Store
@@ -68,19 +71,25 @@ def saved_database_url(folder: Path) -> str | None:
 def save_database_choice(folder: Path, url: str | None) -> None:
     """Keep the chats in the database ``url`` from the next start (None: in sessions.db).
 
-    A password in ``url`` is saved where API keys go (``postgres.store.save_password``),
-    never in the file, which holds the URL without it (mode 0600).
+    A password in ``url`` — in its user part or as ``?password=`` — is saved where API
+    keys go (``postgres.store.save_password``), never in the file, which holds the URL
+    without it (mode 0600); ``postgres.store.password_for`` puts it back when connecting.
 
     Raises:
         InvalidDatabaseUrl: ``url`` is not a PostgreSQL URL.
         OSError: the file could not be written (the choice is unchanged).
         KeyStoreError: the password could not be saved.
+        SecretNotKept: the query holds another secret (``sslpassword``); nothing saved.
     """
     path = folder / CHOICE_FILE
     if url is None:
         path.unlink(missing_ok=True)
         return
-    parsed = parse_url(url)
+    parsed = password_in_place(parse_url(url))  # "?password=" too
+    # Another secret of the query (sslpassword…) is not written to the file either.
+    secrets = [k for k in parsed.query if "password" in k.lower()]
+    if secrets:
+        raise SecretNotKept(hide_password(url), secrets[0])
     if parsed.password:
         save_password(url, parsed.password)
     plain = parsed.set(drivername="postgresql")._replace(password=None).render_as_string()

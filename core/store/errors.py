@@ -593,6 +593,17 @@ class InvalidDatabaseUrl(StoreError):
         )
 
 
+class SecretNotKept(StoreError):
+    def __init__(self, url: str, name: str) -> None:
+        super().__init__(
+            f"The database address {url!r} was not saved: Parley keeps a database's "
+            f"password in the keyring, but not “{name}”, and does not write it into the "
+            "saved address. Where the chats are was not changed. Leave it out of the "
+            "address and give it to the PostgreSQL client itself (PGSSLPASSWORD, or "
+            "~/.pgpass for a password)."
+        )
+
+
 class DriverMissing(StoreError):
     def __init__(self) -> None:
         super().__init__(

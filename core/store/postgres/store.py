@@ -50,6 +50,7 @@ from parley.core.store.postgres import errors as pg_errors
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.postgres.changes import Change, ChangeFeed, conninfo_of
 from parley.core.store.postgres.options import STATEMENT_TIMEOUT_MS, connect_args
+from parley.core.store.postgres.urls import ambiguous_password, hide_password, normalized
 from parley.core.store.schema import DEFAULT_SPACE_ID, DEFAULT_SPACE_NAME, metadata
 from parley.core.store.schema import spaces as spaces_table
 from parley.core.store.store import Store
@@ -98,13 +99,20 @@ def parse_url(url: str) -> URL:
         scheme = _SCHEME.match(url)
         given = f"it starts with {scheme.group(0)!r}" if scheme else "it has no scheme"
         raise InvalidDatabaseUrl(shown, f"{given}, not postgresql:// or postgres://")
+    url = normalized(url)  # an "@" in the password: the host is after the last one
     port = _port_of(url)
     if port and not port.isdigit():
+        if ambiguous_password(url):  # "user:pa/ss@host": the "port" is part of the password
+            raise InvalidDatabaseUrl(shown, "the password holds “/”, “?” or “#”, which end "
+                                            "the host part of an address; write them as "
+                                            "%2F, %3F and %23, or leave the password out "
+                                            "of the address and give it in Settings → "
+                                            "Storage")
         raise InvalidDatabaseUrl(shown, f"the port {port!r} is not a number")
     try:
         parsed = make_url(url.replace("postgres://", "postgresql://", 1))
-    except (ArgumentError, ValueError) as exc:
-        raise InvalidDatabaseUrl(shown, "it cannot be read") from exc
+    except (ArgumentError, ValueError):  # its words quote the address, password included
+        raise InvalidDatabaseUrl(shown, "it cannot be read") from None
     if not parsed.database:
         raise InvalidDatabaseUrl(shown, "the database name is missing (it goes after the "
                                         "last /, as in …:5432/parley)")
@@ -118,12 +126,6 @@ def _port_of(url: str) -> str:
     if host.startswith("["):  # [::1]:5432
         host = host.partition("]")[2]
     return host.rpartition(":")[2] if ":" in host else ""
-
-
-def hide_password(url: str) -> str:
-    """``url`` as written, with any password (``user:password@``) replaced by ``***``; the
-    ``:`` of a scheme (``mysql://x@…``) is no password's."""
-    return re.sub(r"(^|/)([^:/@]*):(?!//)[^@]*@", r"\1\2:***@", url)
 
 
 def redact(url: URL) -> str:
@@ -140,6 +142,18 @@ def keyring_user(url: URL) -> str:
             f"/{url.database}")
 
 
+def password_in_place(url: URL) -> URL:
+    """``url`` with a ``?password=`` of its query moved to its password (where
+    :func:`hide_password`, ``render_as_string`` and the keyring look); the user part's
+    password wins when both are given."""
+    given = url.query.get("password")
+    if given is None:
+        return url
+    value = given if isinstance(given, str) else given[-1]
+    url = url.difference_update_query(["password"])
+    return url if url.password is not None else url.set(password=value)
+
+
 def password_for(url: URL) -> URL:
     """``url`` with its password: the URL's own, else the one saved in Parley (else none).
 
@@ -148,6 +162,7 @@ def password_for(url: URL) -> URL:
     be used counts as no password: the server then says whether it needs one
     (AuthenticationFailed).
     """
+    url = password_in_place(url)
     if url.password is not None:
         return url
     from parley.core.keys import detect_backend
