@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from parley.gui.chat.compact_notice import FAILED, details, name_models, one_line, seen_turns
+from parley.gui.chat.compact_notice import FAILED, details, one_line, seen_turns
 
 if TYPE_CHECKING:
     from parley.core.chat.events import OlderTurnsUnseen
@@ -60,9 +60,9 @@ class ChatUnseen:
         """``unseen`` with any ``provider:model`` in its words given as display names."""
         if unseen is None:
             return None
-        ids = self.provider_ids()
-        return replace(unseen, detail=name_models(unseen.detail, ids, self.name),
-                       attempts=tuple(name_models(a, ids, self.name) for a in unseen.attempts))
+        named = self.chat.models.named
+        return replace(unseen, detail=named(unseen.detail),
+                       attempts=tuple(named(a) for a in unseen.attempts))
 
     # -- the record ------------------------------------------------------------------
     async def read(self, session_id: str) -> Unseen | None:

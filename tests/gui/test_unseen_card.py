@@ -163,3 +163,24 @@ def test_a_failed_compaction_is_one_line_with_details_naming_models(driver: Any)
     assert "The 18 earlier turns stay in the chat" in details
     assert "will not try again on its own" in details
     assert driver.run(load_unseen(w.store, sid)) is None  # the window writes no record
+
+
+def test_in_a_long_chat_the_note_shows_once_its_turn_is_read(driver: Any) -> None:
+    """The first turn the model sees is further back than what a chat reads when it
+    opens: no note yet (and nothing read for it); Home reads the rest, and it is there."""
+    from parley.gui.chat import paging
+
+    w = driver.configured()
+    total = paging.OPEN_TURNS + 60
+    sid, turns = long_chat(driver, w, total)
+    driver.run(save_unseen(w.store, sid, record(sid, turns, 30)))
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and rows(w))
+    assert w.chat.older == total - paging.OPEN_TURNS and w.chat.state.unseen is not None
+    assert unseen_row(w) is None  # its turn is not read yet
+    lv = w.transcript.list_view
+    lv.setFocus()
+    driver.qtbot.keyClick(lv, Qt.Key.Key_Home)
+    driver.until(lambda: w.chat.older == 0 and unseen_row(w) is not None, timeout=10)
+    assert rows(w)[unseen_row(w) + 1].key == turns[30].id
+    assert [n.kind for n in rows(w)].count("unseen") == 1
