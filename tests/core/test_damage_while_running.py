@@ -99,7 +99,10 @@ def test_damage_found_while_running_loses_no_committed_turn(tmp_path: Path, case
     with pytest.raises((DamagedWhileOpen, DatabaseMissing)):  # nothing after it either
         store.append_turn(sid, Turn("user", [TextBlock("later")]))
     assert [(t.id, t.text()) for t in store.get_turns(sid)] == said  # still shown, still read
+    found = path.read_bytes() if path.exists() else None
     store.close()
+    if case not in ("emptied", "deleted"):  # closed without writing its WAL into it
+        assert path.read_bytes() == found and Path(f"{path}-wal").stat().st_size > 0
 
     if case == "deleted":  # parley.core.store.sqlite.faults: a copy beside the old name
         assert isinstance(err.value, DatabaseMissing)
@@ -257,6 +260,30 @@ def test_a_backup_copied_over_it_in_place_is_named_even_when_sqlite_reads_it_who
         assert passes_quick_check(path)  # with the WAL, SQLite reads it whole
         with pytest.raises(DatabaseReplacedInPlace):  # but it is not the file Parley wrote
             store.append_turn(sid, Turn("user", [TextBlock(SENT)]))
+        assert [(t.id, t.text()) for t in store.get_turns(sid)] == said
+    finally:
+        store.close()
+
+
+def test_another_process_that_checkpoints_and_removes_the_wal_is_not_damage(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "sessions.db"
+    store = Store.open(path, watch_closed=True)
+    try:
+        sid = store.create_session().id
+        said = [_say(store, sid, f"in the WAL {i}") for i in range(20)]
+        time.sleep(0.02)
+        subprocess.run([sys.executable, "-c", (  # a program that locks, then closes
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+            "c.execute('BEGIN IMMEDIATE'); c.execute('COMMIT'); c.close()"), str(path)],
+            check=True)
+        assert not Path(f"{path}-wal").exists()  # its close wrote the WAL into the file
+        said.append(_say(store, sid, "after the other program"))
+        assert store.watch.checks == 1 and not store.damaged  # looked at, and accepted
         assert [(t.id, t.text()) for t in store.get_turns(sid)] == said
     finally:
         store.close()

@@ -89,8 +89,9 @@ FRAME_HEADER = 24
 _WAL_MAGIC = (0x377F0682, 0x377F0683)
 
 
-def wal_page_one(db: Path) -> bytes | None:
-    """The first 100 bytes of page 1 as of the last commit in ``db``'s ``-wal``.
+def wal_page_one(db: Path) -> tuple[bool, bytes | None]:
+    """Whether ``db``'s ``-wal`` holds committed frames, and the first 100 bytes of page 1
+    as of its last commit.
 
     Frames are read while their salts match the WAL header's (frames of an older
     generation, left after the WAL started over, have other salts); only frames up to
@@ -99,27 +100,27 @@ def wal_page_one(db: Path) -> bytes | None:
     Reads one 24-byte header per frame (the WAL is bounded by the autocheckpoint).
 
     Returns:
-        Those bytes, or None when the WAL is missing, empty, not a WAL, or holds no
-        committed frame of page 1.
+        ``(any committed frame, page 1's header or None)``; ``(False, None)`` when the
+        WAL is missing, empty or not a WAL (a checkpoint may have emptied or removed it).
     """
     try:
         with open(f"{db}-wal", "rb") as fh:
             head = fh.read(WAL_HEADER)
             if len(head) < WAL_HEADER or int.from_bytes(head[:4], "big") not in _WAL_MAGIC:
-                return None
+                return False, None
             size = int.from_bytes(head[8:12], "big")
             salts = head[16:24]
-            found = pending = None
+            committed, found, pending = False, None, None
             offset = WAL_HEADER
             while True:
                 fh.seek(offset)
                 frame = fh.read(FRAME_HEADER)
                 if len(frame) < FRAME_HEADER or frame[8:16] != salts:
-                    return found
+                    return committed, found
                 if int.from_bytes(frame[:4], "big") == 1:
                     pending = fh.read(HEADER_SIZE)
                 if int.from_bytes(frame[4:8], "big"):  # a commit: what came before holds
-                    found = pending if pending is not None else found
+                    committed, found = True, pending if pending is not None else found
                 offset += FRAME_HEADER + size
     except OSError:
-        return None
+        return False, None

@@ -91,10 +91,11 @@ class Watch:
         First its size and header (``parley.core.store.sqlite.header``: an emptied or
         shortened file passes ``quick_check``); then whether a changed header is one
         SQLite wrote: with no commit by another connection since, the only header
-        a checkpoint can leave is the newest committed page 1 in the WAL
-        (:func:`parley.core.store.sqlite.header.wal_page_one`); then ``quick_check`` of
-        the file with the WAL. When a check fails but the file read alone (its WAL
-        ignored) is a whole, sound database, another database was written over it.
+        a checkpoint can leave is the newest committed page 1 in the WAL, while it
+        holds frames (:func:`parley.core.store.sqlite.header.wal_page_one`); then
+        ``quick_check`` of the file with the WAL. When a check fails but the file read
+        alone (its WAL ignored) is a whole, sound database, another database was
+        written over it.
 
         Args:
             others_committed: another connection committed since Parley's last own
@@ -119,7 +120,7 @@ class Watch:
         if wrong is None and header.file_id(head) not in (0, file_id):
             wrong = "its header is another database's"
         if wrong is None and head != self.head and not others_committed \
-                and head != header.wal_page_one(self.path):
+                and _not_from_wal(self.path, head):
             wrong = "its first page was written by another program"
         if wrong is None and passes_quick_check(self.path):
             self.state, self.head = now, head
@@ -136,6 +137,14 @@ def new_file_id() -> int:
     backup keeps it; another database written over the file in place shows another
     one (:meth:`Watch.check`). Non-zero, positive 31 bits."""
     return secrets.randbelow(2**31 - 1) + 1
+
+
+def _not_from_wal(path: Path, head: bytes | None) -> bool:
+    """True when the WAL holds committed frames and ``head`` is not its newest page 1: no
+    checkpoint wrote it. (A WAL that is gone or empty says nothing: another program's
+    last connection checkpoints it whole and removes it when it closes.)"""
+    committed, page_one = header.wal_page_one(path)
+    return committed and head != page_one
 
 
 def _head(path: Path) -> bytes | None:
