@@ -164,7 +164,7 @@ class TranscriptView(QWidget):
         versionRequested(str, int): ‹ or › under a message with versions (its turn
             id; -1 previous, +1 next), or Alt+Left / Alt+Right on it.
         compactRequested(): "Try compacting again" on the note of turns the model no
-            longer sees (its link, its button, r or Space on it): compact the chat now.
+            longer sees (its link, its button, or r on it): compact the chat now.
 
     A "↓ Latest" button (``jump_button``) floats over the bottom-right corner
     while the view is scrolled up; it scrolls to the end. The buttons of the
@@ -671,8 +671,8 @@ class TranscriptView(QWidget):
                 or close its folds / summary card), ``version_previous`` /
                 ``version_next`` (a message with versions: ``versionRequested``),
                 ``continue`` (a reply cut at the output limit: ``continueRequested``),
-                ``compact`` (on the note of turns the model no longer sees, as are
-                ``retry`` and ``toggle`` there: ``compactRequested``), or a move:
+                ``compact`` (on the note of turns the model no longer sees, as is
+                ``retry`` there: ``compactRequested``), or a move:
                 ``previous``, ``next``, ``first``, ``last``.
             row: the row; None for the focused one.
 
@@ -688,7 +688,7 @@ class TranscriptView(QWidget):
             return False
         node = self.model.rows[row]
         if node.kind == "unseen":  # the note: its one action is "Try compacting again"
-            if name not in ("retry", "toggle", "compact"):
+            if name not in ("retry", "compact"):
                 return False
             self.compactRequested.emit()
             return True

@@ -111,6 +111,10 @@ def test_the_note_is_reached_by_the_keyboard_and_r_compacts(driver: Any) -> None
     lv.setCurrentIndex(w.transcript.model.index(row + 1))
     driver.qtbot.keyClick(lv, Qt.Key.Key_K)  # up one message: onto the note
     assert lv.currentIndex().row() == row
+    sent = len(driver.fake.model_requests)
+    driver.qtbot.keyClick(lv, Qt.Key.Key_Space)  # no fold to open: nothing is asked
+    driver.qtbot.wait(100)
+    assert len(driver.fake.model_requests) == sent and unseen_row(w) == row
     # Tab goes into its buttons: "Try compacting again" only
     driver.qtbot.keyClick(lv, Qt.Key.Key_Tab)
     actions = w.transcript.actions_row
@@ -184,3 +188,19 @@ def test_in_a_long_chat_the_note_shows_once_its_turn_is_read(driver: Any) -> Non
     driver.until(lambda: w.chat.older == 0 and unseen_row(w) is not None, timeout=10)
     assert rows(w)[unseen_row(w) + 1].key == turns[30].id
     assert [n.kind for n in rows(w)].count("unseen") == 1
+
+
+def test_r_on_the_note_compacts(driver: Any) -> None:
+    w = driver.configured()
+    sid, turns = long_chat(driver, w, N)
+    driver.run(save_unseen(w.store, sid, record(sid, turns, 12)))
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and unseen_row(w) is not None)
+    lv = w.transcript.list_view
+    lv.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    lv.setCurrentIndex(w.transcript.model.index(unseen_row(w)))
+    driver.fake.script(SUMMARY)
+    driver.qtbot.keyClick(lv, Qt.Key.Key_R)
+    driver.until(lambda: len(driver.run(w.store.list_compactions(sid))) == 1, timeout=30)
+    driver.until(lambda: unseen_row(w) is None, timeout=10)
+    driver.settle(w)
