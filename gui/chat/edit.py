@@ -56,6 +56,8 @@ def compacted_text(result: Any) -> str:
     before, after = result.tokens_before, result.effective_tokens
     if before and after and after < before:
         size = f"; about {before:,} → {after:,} tokens in context"
+    elif before and after:  # said as it is, not as if it had helped
+        size = f"; the context did not get smaller (about {before:,} → {after:,} tokens)"
     elif after:
         size = f"; about {after:,} tokens in context"
     else:
