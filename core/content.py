@@ -298,6 +298,10 @@ class Turn:
             ``"max_tokens"`` (Anthropic ``stop_reason: max_tokens``, OpenAI
             ``finish_reason: length``); None otherwise (other reasons are not
             kept). Stored with the usage (``parley.core.store.turns``), no column of its own.
+        writing_elsewhere: for a ``cut_off`` reply read from a PostgreSQL database, True
+            while the Parley journalling it (another computer's, or another window's) is
+            still connected: the reply is in progress, not cut off
+            (``parley.core.store.turns``). Never saved or exported; always False on a file.
     """
 
     role: Role
@@ -309,6 +313,7 @@ class Turn:
     usage: Usage | None = None
     cut_off: bool = False
     stop_reason: str | None = None
+    writing_elsewhere: bool = False
 
     def text(self) -> str:
         """Return the concatenated text of the turn's text blocks ('' if none)."""

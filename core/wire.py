@@ -15,8 +15,9 @@ The rules, in the order they apply, with the choices made here:
    tool_use gets a synthetic result) and the user turn after it starts with
    :data:`STOPPED_NOTE`, so the model knows its reply was cut and the user
    saw only that part. A trailing aborted reply is still left out (a
-   regeneration or a resend replaces it). (Compaction ranges are resolved on
-   the full list first, so a range whose first or last turn was aborted
+   regeneration or a resend replaces it), and so is a reply another Parley is still
+   writing (``Turn.writing_elsewhere``: it is in progress, not stopped). (Compaction
+   ranges are resolved on the full list first, so a range whose first or last turn was aborted
    still applies; an aborted summary turn is ignored.)
 2. Compacted ranges are replaced by their summary, which goes to the model as
    a *user* turn introducing it as a summary of the earlier conversation
@@ -146,6 +147,7 @@ def _answered_stop(turns: Sequence[Turn], k: int) -> bool:
     return (
         turn.aborted
         and turn.role == "assistant"
+        and not turn.writing_elsewhere  # still streaming on another computer
         and not _has_summary(turn)
         and k + 1 < len(turns)
         and turns[k + 1].role == "user"

@@ -157,7 +157,8 @@ def _interrupted(session_id: str, title: str | None, last: Turn | None
                  ) -> InterruptedReply | None:
     if last is None:
         return None
-    if last.role == "assistant" and last.aborted and last.cut_off:
+    if last.role == "assistant" and last.aborted and last.cut_off \
+            and not last.writing_elsewhere:  # another computer's, still streaming
         return InterruptedReply(session_id, title, last.id, "partial", len(last.text()))
     if last.role == "user":
         return InterruptedReply(session_id, title, last.id, "unanswered", 0)

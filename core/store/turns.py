@@ -43,13 +43,28 @@ _COLUMNS = (
 
 #: Key of ``turns.usage``'s JSON that holds ``Turn.stop_reason`` (no column of its own).
 STOP_KEY = "stop_reason"
+#: Key of ``turns.usage``'s JSON naming the Parley that journals a reply still streaming
+#: (PostgreSQL: its instance id, ``PgStore.instance``); gone once the reply is saved
+#: complete, stopped or failed (those writes carry no writer).
+WRITER_KEY = "writer"
+#: The instance ids of the Parleys connected to the server now, this one left out (each
+#: names its connections ``parley:<instance>[:…]``: ``parley.core.store.postgres.store``).
+_OTHER_PARLEYS = text(
+    "SELECT DISTINCT split_part(application_name, ':', 2) FROM pg_stat_activity "
+    "WHERE application_name LIKE 'parley:%' AND split_part(application_name, ':', 2) "
+    "<> split_part(current_setting('application_name'), ':', 2)"
+)
 
 
-def usage_to_text(usage: Usage | None, stop_reason: str | None = None) -> str | None:
-    """``turns.usage``: the usage's JSON, with the reply's kept stop reason (if any)."""
+def usage_to_text(usage: Usage | None, stop_reason: str | None = None,
+                  writer: str | None = None) -> str | None:
+    """``turns.usage``: the usage's JSON, with the reply's kept stop reason (if any) and
+    the Parley journalling it (``writer``, if any)."""
     data: dict[str, Any] = {} if usage is None else dict(usage.to_json())
     if stop_reason is not None:
         data[STOP_KEY] = stop_reason
+    if writer is not None:
+        data[WRITER_KEY] = writer
     return json.dumps(data, separators=(",", ":")) if data else None
 
 
@@ -57,9 +72,18 @@ def usage_from_text(text: str | None) -> Usage | None:
     if not text:
         return None
     data = json.loads(text)
-    if not isinstance(data, dict) or set(data) <= {STOP_KEY}:
+    if not isinstance(data, dict) or set(data) <= {STOP_KEY, WRITER_KEY}:
         return None
-    return Usage.from_json(data)
+    return Usage.from_json({k: v for k, v in data.items() if k != WRITER_KEY})
+
+
+def writer_from_text(text: str | None) -> str | None:
+    """The Parley journalling a reply (:data:`WRITER_KEY`), or None."""
+    if not text or WRITER_KEY not in text:
+        return None
+    data = json.loads(text)
+    writer = data.get(WRITER_KEY) if isinstance(data, dict) else None
+    return str(writer) if writer else None
 
 
 def stop_from_text(text: str | None) -> str | None:
@@ -90,15 +114,18 @@ def to_turn(row: Row) -> Turn:
     )
 
 
-def row_values(turn: Turn) -> dict[str, Any]:
-    """Column values of a turn (without session_id and seq)."""
+def row_values(turn: Turn, writer: str | None = None) -> dict[str, Any]:
+    """Column values of a turn (without session_id and seq); ``writer``: the Parley
+    journalling it, kept with a reply cut off (:data:`WRITER_KEY`)."""
+    journalled = turn.aborted and turn.cut_off
     return {
         "id": turn.id,
         "role": turn.role,
         "blocks": blocks_to_json_text(turn.blocks),
         "aborted": CUT_OFF if turn.aborted and turn.cut_off else int(turn.aborted),
         "model": turn.model,
-        "usage": usage_to_text(turn.usage, turn.stop_reason),
+        "usage": usage_to_text(turn.usage, turn.stop_reason,
+                               writer if journalled else None),
         "created_at": turn.created_at,
     }
 
@@ -132,13 +159,14 @@ _UPDATE = (
 )
 
 
-def _save(con: Connection, session_id: str, turn: Turn, replace: bool) -> Turn:
+def _save(con: Connection, session_id: str, turn: Turn, replace: bool,
+          writer: str | None = None) -> Turn:
     if is_postgresql(con):  # another Parley may be saving to this chat: one at a time
         con.execute(_LOCK_SESSION, {"sid": session_id})
     found = con.execute(_LOOKUP, {"sid": session_id, "tid": turn.id}).one()
     if found.session_exists is None:
         raise SessionNotFound(session_id)
-    values = row_values(attachments.store_blocks(con, turn))
+    values = row_values(attachments.store_blocks(con, turn), writer)
     if found.owner is None:
         con.execute(_INSERT, {**values, "session_id": session_id, "seq": found.next_seq})
     elif not replace:
@@ -156,10 +184,23 @@ def append(con: Connection, session_id: str, turn: Turn) -> Turn:
     return _save(con, session_id, turn, replace=False)
 
 
-def upsert(con: Connection, session_id: str, turn: Turn) -> Turn:
-    """Insert a turn, or replace the saved one's content. Raises SessionNotFound,
-    TurnInOtherSession."""
-    return _save(con, session_id, turn, replace=True)
+def upsert(con: Connection, session_id: str, turn: Turn, writer: str | None = None) -> Turn:
+    """Insert a turn, or replace the saved one's content (``writer``: see
+    :func:`row_values`). Raises SessionNotFound, TurnInOtherSession."""
+    return _save(con, session_id, turn, replace=True, writer=writer)
+
+
+def _mark_writing(con: Connection, rows: Sequence[Row], out: list[Turn]) -> None:
+    """Mark the cut-off replies another connected Parley still journals
+    (``Turn.writing_elsewhere``): one look at the server's connections, and only when a
+    row names a writer (a reply streaming, or left by a Parley that ended mid-reply)."""
+    writers = {i: w for i, r in enumerate(rows)
+               if r.aborted == CUT_OFF and (w := writer_from_text(r.usage)) is not None}
+    if not writers or not is_postgresql(con):
+        return
+    live = set(con.execute(_OTHER_PARLEYS).scalars())
+    for i, writer in writers.items():
+        out[i].writing_elsewhere = writer in live
 
 
 _REF_KEY = '"attachment"'  # in a row's blocks JSON: it may reference a stored file
@@ -168,6 +209,7 @@ _REF_KEY = '"attachment"'  # in a row's blocks JSON: it may reference a stored f
 def _load(con: Connection, rows: list[Row], hydrate: bool) -> list[Turn]:
     """Turns from rows; with ``hydrate``, stored files' bytes put back (same snapshot)."""
     out = [to_turn(r) for r in rows]
+    _mark_writing(con, rows, out)
     if not hydrate:
         return out
     refs = [i for i, r in enumerate(rows) if _REF_KEY in r.blocks]

@@ -240,6 +240,8 @@ def accessible_text(node: Node) -> str:
     text = " ".join(turn.text()[: ACCESSIBLE_TEXT_LIMIT * 4].split())  # not all of a huge one
     if len(text) > ACCESSIBLE_TEXT_LIMIT:
         text = text[:ACCESSIBLE_TEXT_LIMIT] + "…"
-    if turn.aborted:
+    if turn.writing_elsewhere:
+        text += " (still being written on another computer)"
+    elif turn.aborted:
         text += " (stopped, incomplete)"
     return f"{who}: {text}" if text else who

@@ -96,6 +96,8 @@ CONTINUED_LINE = "continued"
 CONTINUED_FOLD = "continued"
 CONTINUED_SENT = "Parley asked the model to go on with these words:"
 CUT_OFF_MARK = "Cut off — Parley closed before the reply finished"
+#: Under a reply another computer's Parley is still writing (``Turn.writing_elsewhere``).
+ELSEWHERE_MARK = "Still being written on another computer…"
 #: Under a complete reply that stopped at the model's output limit (``Turn.stop_reason``).
 LENGTH_MARK = "Stopped at the length limit"
 #: Tool call statuses shown as the app's icons (``resources/icons``).
@@ -420,6 +422,9 @@ class SpecBuilder:
         if continued:
             text = self._muted(f"■ {CONTINUED_MARK}")
             return Spec(self.cache.line(("aborted-continued",), text), "mark")
+        if turn.writing_elsewhere:  # in progress there: no Continue here, no warning
+            text = self._muted(ELSEWHERE_MARK)
+            return Spec(self.cache.line(("aborted-elsewhere",), text), "mark")
         warn = self.cache.colors.warn_fg.name()
         what = (CUT_OFF_MARK if turn.cut_off else STOPPED_MARK)
         text = f'<span style="color:{warn}">■ {what}</span>'

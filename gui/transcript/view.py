@@ -749,6 +749,8 @@ class TranscriptView(QWidget):
         if not self.model.is_last(row):
             return None
         node = self.model.rows[row]
+        if node.turn.writing_elsewhere:  # another computer's reply, still streaming
+            return None
         if node.turn.aborted:
             return "resume"
         if self._error is not None or node.turn.role == "user":

@@ -45,3 +45,33 @@ def test_a_turn_written_elsewhere_mid_reply_is_shown_when_the_reply_ends(
         assert reloads == [sid]  # read again once, not per change heard
     finally:
         other.close()
+
+
+def test_another_computers_reply_still_streaming_is_shown_in_progress(driver, fake_provider,
+                                                                      postgres_url):
+    from parley.core.content import Usage
+    from parley.gui.transcript.specs import CUT_OFF_MARK, ELSEWHERE_MARK, STOPPED_MARK
+
+    window = driver.configured(env={"PARLEY_DATABASE_URL": postgres_url})
+    laptop = PgStore.open_url(postgres_url)  # its Parley streams a reply into this chat
+    try:
+        sid = laptop.create_session(title="Shared").id
+        laptop.append_turn(sid, Turn("user", [TextBlock("asked on the laptop")]))
+        reply = Turn("assistant", [TextBlock("half of the laptop's answer")], aborted=True,
+                     cut_off=True, model="anthropic:claude-sonnet-4-6")
+        laptop.upsert_turn(sid, reply)  # as its journal writes it
+        driver.until(lambda: window.sidebar.model.has(sid), 15)
+        window.chat.open_session(sid)
+        driver.until(lambda: driver.last_text(window) == "half of the laptop's answer", 15)
+        shown = window.transcript.text_of_last()
+        assert ELSEWHERE_MARK in shown
+        assert CUT_OFF_MARK not in shown and STOPPED_MARK not in shown
+        assert "Continue" not in shown  # nothing to resume here: it is not stopped
+        # it finishes there: shown whole, with no mark, without a restart
+        usage = Usage(input_tokens=3, output_tokens=8)
+        laptop.finish_turn(sid, Turn("assistant", [TextBlock("the laptop's whole answer")],
+                                     id=reply.id, model=reply.model, usage=usage), usage)
+        driver.until(lambda: driver.last_text(window) == "the laptop's whole answer", 15)
+        assert ELSEWHERE_MARK not in window.transcript.text_of_last()
+    finally:
+        laptop.close()

@@ -36,8 +36,8 @@ from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
-from parley.core.content import now_ms
-from parley.core.store import spaces
+from parley.core.content import Turn, now_ms
+from parley.core.store import spaces, turns
 from parley.core.store.errors import (
     DriverMissing,
     InvalidDatabaseUrl,
@@ -326,6 +326,13 @@ class PgStore(Store):
 
     def report_damage(self) -> None:
         """A file's concern; nothing to do for a server."""
+
+    def upsert_turn(self, session_id: str, turn: Turn) -> Turn:
+        """:meth:`Store.upsert_turn`; a reply journalled while it streams (``cut_off``) is
+        saved with this Parley's :attr:`instance` as its writer, so other Parleys show it
+        as in progress while this one is connected (``Turn.writing_elsewhere``,
+        :mod:`parley.core.store.turns`). Raises SessionNotFound, TurnInOtherSession."""
+        return self._w(lambda c: turns.upsert(c, session_id, turn, writer=self.instance))
 
     def _engine_or_closed(self) -> Engine:
         if self._engine is None:
