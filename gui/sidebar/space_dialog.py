@@ -31,6 +31,7 @@ from parley.core.context.tokens import text_tokens
 from parley.core.tools.memory import DEFAULT_LIMIT_TOKENS, MemoryTooLong
 from parley.gui import dialogs
 from parley.gui.header.model_picker import ModelChoice, selectable
+from parley.gui.text.names import add_named_item, bound_combo
 
 DeleteChoice = Literal["move", "delete"]
 
@@ -91,11 +92,11 @@ class SpaceDialog(QDialog):
                                             "with.")
         self.prompt_edit.setTabChangesFocus(True)
         self.prompt_edit.setMinimumHeight(110)
-        self.model_combo = QComboBox(self)
+        self.model_combo = bound_combo(QComboBox(self))  # a long model name never widens it
         self.model_combo.setAccessibleName("Default model for new chats")
         self.model_combo.addItem("Parley's default model", None)
         for choice in selectable(models):
-            self.model_combo.addItem(f"{choice.label}  ({choice.group})", choice.ref)
+            add_named_item(self.model_combo, f"{choice.label}  ({choice.group})", choice.ref)
         if space is not None:
             self.name_edit.setText(space.name)
             self.prompt_edit.setPlainText(space.system_prompt or "")
@@ -223,7 +224,7 @@ class SpaceDialog(QDialog):
     def _select_model(self, ref: str | None) -> None:
         i = self.model_combo.findData(ref)
         if i < 0 and ref:  # a model not offered now (provider removed): keep it visible
-            self.model_combo.addItem(ref.split(":", 1)[-1], ref)
+            add_named_item(self.model_combo, ref.split(":", 1)[-1], ref)
             i = self.model_combo.count() - 1
         self.model_combo.setCurrentIndex(max(0, i))
 

@@ -33,6 +33,7 @@ from parley.core.providers.registry import DEFAULT_URLS, ENV_API_KEY, is_openai_
 from parley.core.tasks import TaskSet
 from parley.gui.header.model_picker import model_label
 from parley.gui.look import appearance
+from parley.gui.text.names import add_named_item, bound_combo
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +196,7 @@ class SetupPanel(QScrollArea):
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.model_label = QLabel("Model", card)
-        self.model_combo = QComboBox(card)
+        self.model_combo = bound_combo(QComboBox(card))  # a long model name never widens it
         self.model_combo.setAccessibleName("Model")
         self.model_combo.setEnabled(False)
         self.model_combo.setPlaceholderText("Test the connection to list the models")
@@ -313,7 +314,7 @@ class SetupPanel(QScrollArea):
     def _set_models(self, models: Sequence[Any]) -> None:
         self.model_combo.clear()
         for info in models:
-            self.model_combo.addItem(model_label(info), info.id)
+            add_named_item(self.model_combo, model_label(info), info.id)
         self.model_combo.setEnabled(bool(models) or self.model_combo.isEditable())
         if models:
             self.model_combo.setCurrentIndex(0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QComboBox
 
 #: Widest a name is shown before it is elided (px).
 NAME_MAX_PX = 320
@@ -31,3 +32,20 @@ def name_tip(name: str, shown: str, about: str = "") -> str:
     if shown == name:
         return about
     return f"{name}\n{about}" if about else name
+
+
+def bound_combo(combo: QComboBox, chars: int = 24) -> QComboBox:
+    """Size ``combo`` by ``chars`` characters, not by its longest entry (a 300-character
+    model name would widen its window); entries longer than that are elided in the box
+    and its list. Returns ``combo``. Give long entries their whole name with
+    :func:`add_named_item`."""
+    combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(chars)
+    combo.view().setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    return combo
+
+
+def add_named_item(combo: QComboBox, text: str, data: object = None) -> None:
+    """Add an entry to ``combo`` with its whole text as its tooltip."""
+    combo.addItem(text, data)
+    combo.setItemData(combo.count() - 1, text, Qt.ItemDataRole.ToolTipRole)

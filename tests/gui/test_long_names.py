@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from tests.fakes.server import DEFAULT_ANTHROPIC_MODELS
@@ -61,3 +62,40 @@ def test_a_300_character_model_name_does_not_widen_the_window(driver: Any) -> No
     heading = w.chat_heading
     assert "…" in heading.space.text() and space.name in heading.space.toolTip()
     assert w.width() == width and w.minimumSizeHint().width() <= least
+
+
+def test_a_long_model_name_in_a_spaces_dialog_and_at_first_run(driver: Any, qtbot: Any) -> None:
+    driver.fake.anthropic_models = [*DEFAULT_ANTHROPIC_MODELS,
+                                    {"id": LONG_ID, "display_name": LONG_NAME}]
+    # First run: the set-up panel lists the models in the window itself.
+    w = driver.open()
+    width, least = w.width(), w.minimumSizeHint().width()
+    panel = w.setup_panel
+    qtbot.mouseClick(panel.kind_buttons[0], Qt.MouseButton.LeftButton)
+    panel.custom_url.setChecked(True)
+    qtbot.keyClicks(panel.url_edit, driver.fake.anthropic_base_url)
+    qtbot.keyClicks(panel.key_edit, "sk-ant-test-key")
+    qtbot.mouseClick(panel.test_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: panel.model_combo.count() > 1, timeout=30)
+    at = panel.model_combo.findData(LONG_ID)
+    assert panel.model_combo.itemData(at, Qt.ItemDataRole.ToolTipRole) == LONG_NAME
+    panel.model_combo.setCurrentIndex(at)
+    QApplication.processEvents()
+    assert w.width() == width and w.minimumSizeHint().width() <= least
+    assert panel.model_combo.sizeHint().width() < 400
+    panel.model_combo.setCurrentIndex(0)
+    qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: w.stack.currentWidget() is w.chat_page and w.tasks.pending == 0,
+                 timeout=10)
+    # A space's dialog lists every model: it stays a dialog's width, names whole on hover.
+    driver.until(lambda: any(c.ref.endswith(LONG_ID) for c in w.model_picker.choices),
+                 timeout=20)
+    w.new_space()
+    dlg = w.chat.organizer.dialog
+    combo = dlg.model_combo
+    index = next(i for i in range(combo.count()) if str(combo.itemData(i)).endswith(LONG_ID))
+    assert combo.itemData(index, Qt.ItemDataRole.ToolTipRole).startswith(LONG_NAME)
+    combo.setCurrentIndex(index)
+    QApplication.processEvents()
+    assert combo.sizeHint().width() < 400 and dlg.sizeHint().width() < 800
+    dlg.reject()
