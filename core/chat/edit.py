@@ -29,6 +29,7 @@ from parley.core.content import (
     ToolResultBlock,
     Turn,
 )
+from parley.core.context.since_summary import latest_range
 from parley.core.errors import ParleyError
 from parley.core.store.errors import TurnNotInSession
 from parley.core.store.models import Session
@@ -124,10 +125,7 @@ async def edit_and_fork(
         StoreError: a write failed; a fork already made is removed again, and
             the parent is untouched either way.
     """
-    turns = await store.get_turns(session_id)
-    index = next((i for i, t in enumerate(turns) if t.id == turn_id), None)
-    if index is None:
-        raise TurnNotInSession(turn_id, session_id)
+    turns, index = await _find(store, session_id, turn_id)
     original = turns[index]
     if not _editable(original):
         raise CannotEditTurn()
@@ -147,6 +145,27 @@ async def edit_and_fork(
         raise
     session: Session = await store.get_session(fork.id)
     return session
+
+
+async def _find(store: AsyncStore, session_id: str, turn_id: str) -> tuple[list[Turn], int]:
+    """The session's turns and the edited turn's index in them, with the turn stored
+    just before it at ``index - 1``: the turns a request is built from
+    (``AsyncStore.context_turns``, in proportion to what is sent) when they hold the turn
+    and the one before it (a message since the latest summary, the usual edit), else
+    every stored turn (a message under a summary's card).
+
+    Raises:
+        TurnNotInSession: ``turn_id`` is not a turn of that session.
+    """
+    turns = await store.context_turns(session_id)
+    index = next((i for i, t in enumerate(turns) if t.id == turn_id), None)
+    gap = latest_range(turns)  # turns[gap[0]] and turns[gap[1]] need not be neighbours
+    if index is None or (gap is not None and index == gap[1] != gap[0]):
+        turns = await store.get_turns(session_id)
+        index = next((i for i, t in enumerate(turns) if t.id == turn_id), None)
+    if index is None:
+        raise TurnNotInSession(turn_id, session_id)
+    return turns, index
 
 
 async def _discard(store: AsyncStore, fork_id: str) -> None:

@@ -185,7 +185,9 @@ async def regenerate(
     runner.saves.check()  # an earlier reply not saved yet: nothing is set aside
     runner.claim(session_id)
     try:
-        stored = await runner.store.get_turns(session_id)
+        # Not the turns the latest summary replaced: the same model view, read in
+        # proportion to what is sent (parley.core.context.since_summary).
+        stored = await runner.store.context_turns(session_id)
         live = apply_compactions(stored)  # conversation order (see the module doc)
         start = reply_start(live)
         if not live or start == 0:

@@ -41,6 +41,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 BUDGET_MS = 16.0
 STALL_BUDGET_MS = 50.0
@@ -137,7 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
     text = reply_text(args.tokens)
 
-    async def send(label: str, reply: str, profile: cProfile.Profile | None = None) -> Line:
+    def enter() -> None:
+        QTest.keyClick(window.composer, Qt.Key.Key_Return)
+
+    async def send(label: str, reply: str, profile: cProfile.Profile | None = None, *,
+                   typed: str | None = None, press: Any = enter) -> Line:
+        """Type ``typed`` (default: a question) and ``press`` (default: Enter); measure
+        until ``reply`` has streamed in and been saved."""
         chat = window.chat
         assert chat is not None
         before = len(server.model_requests)
@@ -154,7 +161,9 @@ def main(argv: list[str] | None = None) -> int:
         timer = QTimer()
         timer.setInterval(int(TICK_S * 1000))
         timer.timeout.connect(qt_tick)
-        window.composer.set_text(f"Write a long answer with code ({label}).")
+        if typed is None:
+            typed = f"Write a long answer with code ({label})."
+        window.composer.set_text(typed)
         window.composer.setFocus()
         await asyncio.sleep(0.2)
         last_qt[0] = time.perf_counter()
@@ -173,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             profile.enable()
         key_at = time.monotonic()
         start = time.perf_counter()
-        QTest.keyClick(window.composer, Qt.Key.Key_Return)
+        press()
 
         def streaming() -> bool:
             turns = chat.turns
@@ -218,6 +227,24 @@ def main(argv: list[str] | None = None) -> int:
                 stats.sort_stats("cumulative").print_stats(r"parley|/core/|/gui/", 40)
                 stats.sort_stats("tottime").print_stats(25)
                 print(out.getvalue())
+            chat = window.chat
+            # Regenerate (the action's handler) and Edit (Up, a new text, Enter) of the
+            # last message of the long chat: each makes a version of the chat.
+            lines.append(await send("regenerate", text, typed="",
+                                    press=lambda: chat.regen.regenerate()))
+            chat.editor.edit_last()
+            lines.append(await send("edit", text, typed="Write it again, with code."))
+            # Switching between those versions (‹ › under the edited message).
+            for step in (-1, 1):
+                points = chat.opener.versions.points
+                edited = next(t for t in reversed(chat.turns) if t.id in points)
+                t0 = time.perf_counter()
+                shown = chat.session_id
+                assert chat.opener.switch_version(edited.id, step), "no version to switch to"
+                while chat.session_id == shown or window.tasks.pending:
+                    await asyncio.sleep(0.002)
+                print(f"switch version ({step:+d}) in the chat of {args.turns:,} turns: "
+                      f"{(time.perf_counter() - t0) * 1000:.0f} ms")
         await window.shutdown()
         return lines
 

@@ -17,7 +17,7 @@ from parley.core.context.since_summary import since_summary, stored_prefix
 from parley.core.providers.capabilities import CAPS_BY_KIND
 from parley.core.store import Store
 from parley.core.wire import to_messages
-from tests.core.test_compaction_support import TAGGED, Env
+from tests.core.test_compaction_support import SONNET, TAGGED, Env
 
 
 @pytest.fixture
@@ -172,3 +172,48 @@ async def test_a_second_compaction_resends_the_chats_last_request(env: Env, fake
     fake_provider.script(TAGGED)
     again = await env.runner.compact(env.sid, keep_turns=1)
     assert again.compacted and again.cache_reused
+
+
+@pytest.mark.parametrize("edited", ["t26", "t24", "t2"])
+async def test_editing_in_a_compacted_chat_forks_at_the_turn_before_it(any_store, edited):
+    """A message after the summary (read from the turns since it), the last one the summary
+    replaced and one under its card (read from the whole history): the edit's version
+    holds every turn stored before the edited one, then the edit."""
+    from parley.core.chat.edit import edit_and_fork
+
+    store = any_store
+    session = await store.create_session(title="long")
+    for i in range(30):
+        await store.append_turn(session.id, Turn("user" if i % 2 == 0 else "assistant",
+                                                 [TextBlock(f"message {i}")], id=f"t{i}"))
+    await store.record_compaction(session.id, Turn("user", [CompactSummaryBlock("s")], id="s1"),
+                                  first_turn_id="t0", last_turn_id="t24", replaced_count=25)
+    whole = await store.get_turns(session.id)
+    at = next(i for i, t in enumerate(whole) if t.id == edited)
+
+    fork = await edit_and_fork(store, session.id, edited, [TextBlock("edited")])
+
+    copied = await store.get_turns(fork.id)
+    assert [t.text() for t in copied] == [t.text() for t in whole[:at]] + ["edited"]
+    assert fork.forked_from_turn_id == whole[at - 1].id
+
+
+async def test_regenerate_in_a_compacted_chat_answers_its_last_message(env: Env, fake_provider):
+    from parley.core.chat.regenerate import regenerate
+
+    for i in range(3):
+        fake_provider.script(f"reply {i}")
+        await env.send(f"message {i} " + "detail " * 20)
+    fake_provider.script(TAGGED)
+    assert (await env.runner.compact(env.sid, keep_turns=1)).compacted
+    fake_provider.script("reply 3")
+    await env.send("message 3")
+    fake_provider.script("again")
+    new = await regenerate(env.runner, env.sid, model_ref=SONNET)
+    assert new is not None and new.text() == "again"
+    last = fake_provider.model_requests[-1].body["messages"]
+    assert "message 3" in str(last[-1]) and "reply 3" not in str(last)
+    stored = await env.store.get_turns(env.sid)
+    assert [t.text() for t in stored[-2:]] == ["message 3", "again"]
+
+
