@@ -1,0 +1,33 @@
+"""Another process that only opens sessions.db (a lock, `sqlite3`, a backup tool) and closes
+it checkpoints Parley's WAL into the file on closing (SQLite does, when it can take the
+file's exclusive lock); the header that leaves is not "another database written over it"
+(parley.core.store.sqlite.overwrite.Watch.check, parley.core.store.lifecycle). Real files,
+a real second process."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store
+from tests.core.test_unsaved_replies import Locker
+
+
+def test_a_checkpoint_by_another_process_closing_is_not_damage(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    with Store.open(path) as store:
+        sid = store.create_session(title="a chat").id
+        for i in range(5):
+            store.append_turn(sid, Turn("user", [TextBlock(f"message {i}")]))
+        size = path.stat().st_size
+        locker = Locker(path)  # another process: BEGIN IMMEDIATE … COMMIT, then it exits
+        locker.release()
+        assert path.stat().st_size > size  # its closing copied the WAL into the file
+        store.append_turn(sid, Turn("user", [TextBlock("written once the lock goes")]))
+        locker = Locker(path)  # and once more while Parley waits for it
+        threading.Timer(0.5, locker.release).start()
+        store.append_turn(sid, Turn("user", [TextBlock("and another")]))
+        assert not store.damaged
+        assert [t.text() for t in store.get_turns(sid)][-2:] == [
+            "written once the lock goes", "and another"]
