@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QMenu, QWidget
 from parley.gui.commands.actions import by_id
 from parley.gui.commands.keymap import keymap_for
 from parley.gui.text.markdown import is_safe_url
+from parley.gui.text.names import MENU_NAME_MAX_PX, elided
 from parley.gui.transcript.specs import COMPACT_AGAIN
 
 if TYPE_CHECKING:
@@ -70,8 +71,11 @@ def models_menu(view: MessageView, parent: QWidget, title: str = "") -> QMenu:
     menu.setAccessibleName("Regenerate with model")
     menu.setObjectName("RegenerateModels")
     choices = view.model_choices()
-    for label, ref in choices:
-        menu.addAction(label, lambda r=ref: view.regenerateRequested.emit(r))
+    menu.setToolTipsVisible(True)
+    for label, ref in choices:  # a long name cut, whole in its tooltip
+        shown = elided(label, menu.fontMetrics(), MENU_NAME_MAX_PX)
+        entry = menu.addAction(shown, lambda r=ref: view.regenerateRequested.emit(r))
+        entry.setToolTip(label)
     if not choices:
         none = menu.addAction("No models listed yet")
         none.setEnabled(False)

@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from parley.gui.transcript.menu import models_menu
 from tests.fakes.server import DEFAULT_ANTHROPIC_MODELS
 
 pytestmark = pytest.mark.timeout(90)
@@ -43,6 +44,10 @@ def test_a_300_character_model_name_does_not_widen_the_window(driver: Any) -> No
     # In the menu: cut too, whole in the entry's tooltip; the menu fits a screen.
     assert "…" in entry.text() and entry.toolTip() == LONG_NAME
     assert picker.menu().sizeHint().width() < 700
+    # "Regenerate with" lists the same names: cut, whole in the tooltip.
+    regenerate = models_menu(w.transcript, w)
+    long_entry = next(a for a in regenerate.actions() if a.toolTip().startswith(LONG_NAME))
+    assert "…" in long_entry.text() and regenerate.sizeHint().width() < 700
     # A narrow window cuts the name further instead of growing.
     wide_text = picker.text()
     w.resize(least, w.height())
