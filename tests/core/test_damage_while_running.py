@@ -287,3 +287,52 @@ def test_another_process_that_checkpoints_and_removes_the_wal_is_not_damage(
         assert [(t.id, t.text()) for t in store.get_turns(sid)] == said
     finally:
         store.close()
+
+
+CHILD = """
+import os, signal, sys, time
+from pathlib import Path
+from parley.core.content import TextBlock, Turn
+from parley.core.store import Store
+from parley.core.store.sqlite import backups
+from tests.core.damaged import overwrite_pages, pages_of
+
+path = Path(sys.argv[1])
+store = Store.open(path, watch_closed=True)
+sid = store.create_session(title="kept").id
+def say(text):
+    t = store.append_turn(sid, Turn("user", [TextBlock(text + " " + "x" * 300)]))
+    print(t.id, t.text(), sep="\\t", flush=True)
+for i in range(40):
+    say(f"in the backup {i}")
+backups.make_backup(path)
+for i in range(40):
+    say(f"checkpointed after the backup {i}")
+store.maintain()
+for i in range(20):
+    say(f"only in the WAL {i}")
+leaves = pages_of(path, "turns")
+overwrite_pages(path, leaves[:3])  # older turns: in the backup
+store.report_damage()  # as the automatic backup's check reports it, from its own thread
+os.kill(os.getpid(), signal.SIGKILL)  # and Parley is killed before it closes the store
+"""
+
+
+def test_killed_after_the_damage_was_found_restore_replays_the_kept_wal(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "sessions.db"
+    done = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True,
+                          text=True, cwd=Path(__file__).parents[2], timeout=120, check=False)
+    assert done.returncode == -9, done.stderr
+    said = [tuple(line.split("\t")) for line in done.stdout.splitlines()]
+    assert len(said) == 100
+    kept = marked_kept(path)
+    assert kept is not None and not kept.read_by_parley.exists()  # no connection to copy from
+    assert (kept.folder / "sessions.db-wal").stat().st_size > 0
+
+    backup = damaged_file.latest_backup(path)
+    assert backup is not None
+    damaged_file.restore_backup(path, backup)
+    assert _turns(path) == said
