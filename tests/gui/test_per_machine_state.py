@@ -1,6 +1,7 @@
 """The window's size and place, its panes and the chat left open stay on their machine:
-two (then three) "machines" — machine names — open the real window on one sessions.db,
-one after the other (``parley.core.machine``)."""
+two (then three) "machines" — machine names — open the real window on one database (a
+sessions.db file, then a real PostgreSQL server), one after the other
+(``parley.core.machine``)."""
 
 from __future__ import annotations
 
@@ -16,14 +17,22 @@ from tests.gui.chats import long_chat
 pytestmark = pytest.mark.timeout(120)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def env(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The window's environment: the data folder's sessions.db, or a PostgreSQL database."""
+    if request.param == "sqlite":
+        return {}
+    return {"PARLEY_DATABASE_URL": str(request.getfixturevalue("postgres_url"))}
+
+
 def _on(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     monkeypatch.setattr(machine, "machine_name", lambda: name)
 
 
 def test_a_wide_window_and_the_last_chat_do_not_follow_to_another_machine(
-        driver: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        driver: Any, monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
     _on(monkeypatch, "laptop")
-    w = driver.configured()
+    w = driver.configured(env)
     first_width = w.width()
     sid, _ = long_chat(driver, w, 2, title="Laptop chat")
     other, _ = long_chat(driver, w, 2, title="Desktop chat")
@@ -38,7 +47,7 @@ def test_a_wide_window_and_the_last_chat_do_not_follow_to_another_machine(
     driver.close(w)
 
     _on(monkeypatch, "desktop")
-    w = driver.open()
+    w = driver.open(env)
     assert w.width() == first_width != laptop_width  # not the laptop's window
     assert w.session_id != sid
     w.chat.open_session(other)
@@ -49,7 +58,7 @@ def test_a_wide_window_and_the_last_chat_do_not_follow_to_another_machine(
     driver.close(w)
 
     _on(monkeypatch, "laptop")
-    w = driver.open()
+    w = driver.open(env)
     assert w.width() == laptop_width and w.session_id == sid
     assert w.splitter.sizes()[0] == 220  # its panes as it left them
     laptop_geometry = driver.run(w.store.get_state(f"{GEOMETRY_KEY}@laptop"))
@@ -58,15 +67,15 @@ def test_a_wide_window_and_the_last_chat_do_not_follow_to_another_machine(
     driver.close(w)
 
     _on(monkeypatch, "desktop")
-    w = driver.open()
+    w = driver.open(env)
     assert w.width() == desktop_width and w.session_id == other
     driver.close(w)
 
 
 def test_a_machine_with_none_of_its_own_reads_the_shared_state_once(
-        driver: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        driver: Any, monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
     _on(monkeypatch, "laptop")
-    w = driver.configured()
+    w = driver.configured(env)
     sid, _ = long_chat(driver, w, 2, title="Left open by an older Parley")
     later, _ = long_chat(driver, w, 2, title="Later")
     # What a Parley before per-machine state kept, shared by every machine.
@@ -74,24 +83,24 @@ def test_a_machine_with_none_of_its_own_reads_the_shared_state_once(
     driver.close(w)
 
     _on(monkeypatch, "tablet")
-    w = driver.open()
+    w = driver.open(env)
     assert w.session_id == sid  # its last chat, from the shared key
     driver.close(w)
-    assert driver.run(_own(driver, LAST_SESSION_KEY, "tablet")) == sid
+    assert driver.run(_own(driver, env, LAST_SESSION_KEY, "tablet")) == sid
     # From now on the tablet's own value counts: the shared key no longer moves it.
     _on(monkeypatch, "laptop")
-    w = driver.open()
+    w = driver.open(env)
     driver.run(w.store.set_state(LAST_SESSION_KEY, later))
     driver.close(w)
     _on(monkeypatch, "tablet")
-    w = driver.open()
+    w = driver.open(env)
     assert w.session_id == sid
 
 
-async def _own(driver: Any, key: str, name: str) -> Any:
+async def _own(driver: Any, env: dict[str, str], key: str, name: str) -> Any:
     from parley.core.store.async_store import AsyncStore
 
-    store = await AsyncStore.open(driver.home / "sessions.db")
+    store = await AsyncStore.open(env.get("PARLEY_DATABASE_URL") or driver.home / "sessions.db")
     try:
         return await store.get_state(f"{key}@{name}")
     finally:
