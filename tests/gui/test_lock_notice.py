@@ -49,3 +49,21 @@ def test_a_locked_file_shows_not_saved_yet_within_5_s_and_the_reply_is_saved_onc
         ("First answer.", False), (REPLY, False)]
     after = driver.run(w.store.get_session(sid)).usage.output_tokens
     assert after - before == kept[0].turn.usage.output_tokens > 0  # its usage counted once
+
+
+def test_the_bar_clears_the_moment_the_kept_reply_is_saved(driver):
+    """A refusal told in the bar meanwhile (a draft, a message: 15 s of words) goes too."""
+    from parley.core.store.errors import DiskFull
+    from tests.core.test_unsaved_replies import page_limit
+    from tests.gui.test_unsaved_replies import _disk_full_reply, _window
+
+    w = _window(driver)
+    _disk_full_reply(driver, w)
+    status = w.chat.save_status
+    status.problem(DiskFull(w.store.path))  # e.g. a draft refused by the same full disk
+    assert "not saved yet" in status.bar.text()
+    driver.run(page_limit(w.store, None))  # space freed: the kept reply is written
+    driver.until(lambda: not w.runner.saves.pending(), timeout=10)
+    saved_at = time.monotonic()
+    driver.until(lambda: status.bar.text() == "", timeout=5)
+    assert time.monotonic() - saved_at < 1.0
