@@ -115,6 +115,10 @@ async def _run(window: Any, path: Path, space_id: str | None) -> None:
                            f"from {summary.format_name}.{lost_note(result.lost)}")
         return
     await chat.load_sidebar()
+    merged = summary.merged  # a Parley database: messages may have come into the open chat
+    if merged is not None and (merged.messages or merged.completed) \
+            and chat.session_id is not None:
+        await chat.opener.open(chat.session_id)
     box = QMessageBox(QMessageBox.Icon.Information, "Import finished",
                       summary.line(path.name), QMessageBox.StandardButton.Ok,
                       window)

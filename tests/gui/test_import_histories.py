@@ -297,3 +297,37 @@ def test_files_of_an_export_that_are_not_read_are_named_in_the_summary(driver, t
     assert "sk-ant-GUI-HOSTILE" not in json.dumps([t.text() for t in turns])
     assert "[file not included: notes.txt]" in turns[0].text()
     assert "[image not included: file-Key2]" in turns[0].text()
+
+
+def test_a_parley_database_imported_completes_the_open_chat(driver, tmp_path):
+    import sqlite3
+    from dataclasses import replace
+
+    from parley.core.store.store import Store
+
+    w = driver.configured()
+    sid = driver.run(w.store.create_session(title="cut off here")).id
+    driver.run(w.store.append_turn(sid, Turn("user", [TextBlock("a question")])))
+    whole = Turn("assistant", [TextBlock("the whole answer, as the rescue copy holds it")])
+    driver.run(w.store.upsert_turn(sid, replace(whole, blocks=[TextBlock("the whole")],
+                                                aborted=True, cut_off=True)))
+    copy = tmp_path / "rescued.db"
+    src = sqlite3.connect(f"file:{w.store.path}?mode=ro", uri=True)
+    dst = sqlite3.connect(copy)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    with Store.open(copy) as rescued:
+        rescued.upsert_turn(sid, whole)
+    driver.run(w.chat.opener.open(sid))
+    assert driver.last_text(w) == "the whole"
+
+    export_dialog.answers.append(copy)
+    assert w.import_conversation() is True
+    driver.until(lambda: _summary_box(w) is not None, timeout=30)
+    assert _summary_box(w).text() == ("Imported rescued.db: 1 cut-off reply completed; "
+                                      "1 message was here already.")
+    driver.until(lambda: driver.last_text(w) == whole.text())
+    turns = driver.run(w.store.get_turns(sid))
+    assert [(t.text(), t.aborted) for t in turns] == [("a question", False),
+                                                      (whole.text(), False)]
