@@ -252,7 +252,7 @@ class StoreBase:
             return exc
         self.damaged = True
         replaced = isinstance(exc, DatabaseReplacedInPlace)
-        why = exc.why or "part of it can no longer be read"  # SQLite's words go to the log
+        why = exc.why or kept_files.UNREADABLE  # SQLite's own words go to the log
         log.error("%s is damaged; no more writes in this run: %s", self.path,
                   exc.__cause__ or why)
         try:

@@ -49,6 +49,9 @@ AT_START = ("sessions.db is damaged: part of it can no longer be read. Parley di
 WHILE_RUNNING = ("sessions.db was found damaged while Parley was using it: part of it can no "
                  "longer be read. Parley stopped saving to it then, so nothing more was written "
                  "over the damage.")
+#: Found by the file's size and header while running (``{why}``: "it is empty: …").
+FOUND_WHILE_RUNNING = ("sessions.db was found damaged while Parley was using it: {why}. "
+                       "Parley stopped saving to it then, so nothing more was written to it.")
 REPLACED = ("sessions.db was replaced by another database while Parley was using it (another "
             "program wrote a whole other database file over it). Parley stopped saving to it "
             "and did not mix it with your chats: restoring a backup or salvaging brings back "
@@ -328,12 +331,18 @@ def words(path: Path, plain: str) -> str:
     were copied when it was found damaged while open (its marker,
     ``parley.core.store.sqlite.damage.marked_kept``)."""
     from parley.core.store.sqlite.damage import marked_kept
+    from parley.core.store.sqlite.kept import UNREADABLE
 
     kept = marked_kept(path)
     if kept is None:
         return plain
-    return (REPLACED if kept.replaced else WHILE_RUNNING) + KEPT_THEN.format(
-        folder=kept.folder.name)
+    if kept.replaced:
+        said = REPLACED
+    elif kept.why and kept.why != UNREADABLE:  # emptied, cut short: said as such
+        said = FOUND_WHILE_RUNNING.format(why=kept.why)
+    else:
+        said = WHILE_RUNNING
+    return said + KEPT_THEN.format(folder=kept.folder.name)
 
 
 def keep_message(window: Any) -> Path | None:

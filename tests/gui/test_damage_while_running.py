@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
 from parley.gui import dialogs
-from parley.gui.database.recovery_page import REPLACED, WHILE_RUNNING
+from parley.gui.database.recovery_page import FOUND_WHILE_RUNNING, REPLACED
 
 pytestmark = pytest.mark.timeout(120)
 LEFT = Qt.MouseButton.LeftButton
@@ -73,7 +73,8 @@ def test_damage_while_sending_keeps_the_message_and_restore_brings_back_every_tu
     driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
     page = w.recovery_page
     said = page.message.text()
-    assert said.startswith(REPLACED if case == "replaced" else WHILE_RUNNING)
+    assert said.startswith(REPLACED if case == "replaced" else FOUND_WHILE_RUNNING.format(
+        why="it is empty: another program cut it to 0 bytes"))
     assert ".damaged-" in said and "The message you were sending was not saved" in said
     assert dialogs_shown == []
     assert "Your chats are safe" not in w.statusBar().currentMessage()

@@ -43,6 +43,8 @@ from parley.core import private
 log = logging.getLogger(__name__)
 
 TAG = "damaged"
+#: What is said when SQLite met a page it cannot read (no more precise words known).
+UNREADABLE = "part of it can no longer be read"
 READ_BY_PARLEY = "read-by-parley.db"
 WHAT = "what-happened.txt"
 _INFO = "kept.json"
@@ -57,11 +59,13 @@ class Kept:
         folder: ``<name>.damaged-<time>/`` beside sessions.db.
         db_name: the name of sessions.db (its kept copy's name in the folder).
         replaced: the file was replaced in place by another database.
+        why: what was found ("it is empty: …", :data:`UNREADABLE`…).
     """
 
     folder: Path
     db_name: str
     replaced: bool
+    why: str = ""
 
     @property
     def read_by_parley(self) -> Path:
@@ -98,7 +102,7 @@ def keep(db: Path, why: str, *, replaced: bool = False) -> Kept:
     """
     folder = folder_name(db)
     private.private_dir(folder)
-    kept = Kept(folder, db.name, replaced)
+    kept = Kept(folder, db.name, replaced, why)
     for suffix in ("", *SIDECARS):
         src = Path(f"{db}{suffix}")
         if src.exists():
@@ -112,7 +116,7 @@ def keep(db: Path, why: str, *, replaced: bool = False) -> Kept:
             + ", and read-by-parley.db is what Parley could still read of your chats.\n"
             "Parley reads them again when you restore or salvage; it never deletes them.\n")
     private.write_private_text(folder / WHAT, what)
-    private.write_private_text(folder / _INFO, json.dumps({"replaced": replaced}))
+    private.write_private_text(folder / _INFO, json.dumps({"replaced": replaced, "why": why}))
     return kept
 
 
@@ -141,10 +145,11 @@ def load(folder: Path, db_name: str) -> Kept | None:
     """The :class:`Kept` of an existing folder, or None when it is not one."""
     if not folder.is_dir():
         return None
-    replaced = False
-    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
-        replaced = bool(json.loads((folder / _INFO).read_text(encoding="utf-8")).get("replaced"))
-    return Kept(folder, db_name, replaced)
+    info: dict[str, object] = {}
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        read = json.loads((folder / _INFO).read_text(encoding="utf-8"))
+        info = read if isinstance(read, dict) else {}
+    return Kept(folder, db_name, bool(info.get("replaced")), str(info.get("why") or ""))
 
 
 def replay_wal(kept: Kept, scratch: Path) -> Path | None:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parley.core.store.errors import DatabaseCorrupt, DatabaseReplacedInPlace
-from parley.core.store.sqlite import header
+from parley.core.store.sqlite import header, kept
 from parley.core.store.sqlite.damage import passes_quick_check
 
 
@@ -128,7 +128,7 @@ class Watch:
         if _sound_alone(self.path):
             raise DatabaseReplacedInPlace(self.path)
         raise DatabaseCorrupt(self.path, found_while_open=True,
-                              why=wrong or "part of it can no longer be read")
+                              why=wrong or kept.UNREADABLE)
 
 
 def new_file_id() -> int:
