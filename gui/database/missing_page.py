@@ -46,7 +46,8 @@ def line(kind: str, made_at: Any, turns: int | None, chats: int | None) -> str:
 
 
 class MissingPage(QWidget):
-    """The page: what is missing, one row per copy found, "Start with no chats".
+    """The page: what is missing, one row per copy found, "Start with no chats" (``main``:
+    the main window).
 
     Attributes:
         restore_buttons: one "Restore" button per row (rescue copies first, then
@@ -58,7 +59,7 @@ class MissingPage(QWidget):
         super().__init__()
         self.setObjectName("MissingPage")
         self.setAccessibleName("Chats file missing")
-        self.path, self.window = path, window
+        self.path, self.main = path, window
         self.message = QLabel(message(path), self)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -99,7 +100,7 @@ class MissingPage(QWidget):
         for b in [*self.restore_buttons, self.fresh_button]:
             b.setEnabled(False)
         self.status.setText("Restoring…" if source is not None else "Starting…")
-        self.window.tasks.spawn(self._run(source, text), name="restore-missing")
+        self.main.tasks.spawn(self._run(source, text), name="restore-missing")
 
     async def _run(self, source: Path | None, text: str) -> None:
         from parley.core.recovery import damaged_file, rescued
@@ -115,7 +116,7 @@ class MissingPage(QWidget):
                 return
             await asyncio.to_thread(rescued.handled, self.path, source)
             said = f"Restored the {text[0].lower()}{text[1:]} as {self.path.name}."
-        w = self.window
+        w = self.main
         w.missing_page = None
         w.stack.setCurrentWidget(w.loading_page)
         w.stack.removeWidget(self)
