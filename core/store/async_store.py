@@ -7,7 +7,11 @@ the other, in the order awaited — so the Store stays thread-confined. After
 writes, once Parley has been idle for :data:`MAINTENANCE_DELAY_S`, it runs
 :meth:`Store.maintain` there too (search-index merging, WAL checkpoint). Each
 method has the signature, result and errors of the :class:`Store` method of
-the same name (see there); errors are raised from the ``await``.
+the same name (see there); errors are raised from the ``await``. On a PostgreSQL
+server, a call that waits for an answer longer than a few seconds is told to the window
+and the calls behind it are refused rather than queued (:attr:`AsyncStore.answers`,
+``parley.core.store.answering``); calls long on purpose (copies, imports) are declared
+``long`` and not watched.
 
 Most methods only forward: they are declared as ``append_turn = writes(Store.append_turn)``
 (:func:`reads`, :func:`writes`). The descriptor keeps the Store method's parameters for

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import logging
 
+from parley.core.content import TextBlock
 from parley.core.log_repeats import RepeatLimiter
+from tests.core.test_unsaved_replies import MODEL, chat, disk_nearly_full  # noqa: F401 - a fixture
 
 
 class Clock:
@@ -42,3 +44,22 @@ def test_another_message_is_written_at_once(caplog):
         assert limiter.info("other")
     assert [r.getMessage() for r in caplog.records] == ["failed: disk full", "failed: locked",
                                                         "other"]
+
+
+async def test_a_reply_streaming_into_a_full_disk_logs_its_failing_journal_once(
+        tmp_path, chat, fake_provider, caplog):  # noqa: F811
+    """The journal fails every 10 ms here (the disk is full): one log line, not one each."""
+    from parley.core.chat import journal
+
+    journal._failures._last.clear()  # noqa: SLF001 - what earlier tests logged is forgotten
+    store, runner = await chat(tmp_path / "sessions.db")
+    sid = (await store.create_session(title="full")).id
+    await disk_nearly_full(store)
+    fake_provider.script("word " * 6000, token_delay_ms=10, chunk_size=300)  # ~1 s
+    with caplog.at_level(logging.WARNING, logger="parley.core.chat.journal"):
+        reply = await runner.send(sid, [TextBlock("q")], model_ref=MODEL)
+    assert reply is not None and runner.saves.holds(reply.id)  # kept whole, as before
+    failed = [r.getMessage() for r in caplog.records
+              if r.getMessage().startswith("journal write failed")]
+    assert len(failed) == 1, failed
+    assert "disk" in failed[0]
