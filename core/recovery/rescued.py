@@ -6,8 +6,8 @@ file locked: the person picks a place, often another disk;
 ``parley.gui.database.save_status``), or when sessions.db was deleted or replaced
 while open (``<name>.rescued-<time>`` beside it: ``parley.core.store.sqlite.faults``,
 ``parley.gui.database.rescue``). Each is recorded (:func:`record`) in
-``rescued.json`` in the data folder — or, when that cannot be written (the disk is
-full), in ``rescued.json`` in the user's home folder ``~/.parley-rescued.json`` — so
+``rescued.json`` in the data folder — or, when that cannot be written (its disk is
+full), in ``~/.parley-rescued.json`` in the user's home folder — so
 the next start can offer to bring its chats back (:func:`found`;
 ``parley.core.importing.parley_file`` merges them by ids) or, when sessions.db is
 missing, point to it.
