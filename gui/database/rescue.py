@@ -75,6 +75,8 @@ async def record(window: Any, copy: Path, why: str) -> None:
     offered back, or pointed to when sessions.db is missing. Best effort (logged)."""
     from parley.core.recovery import rescued
 
+    if window.store.on_server:  # not a file: nothing is looked for at the next start
+        return
     where = await asyncio.to_thread(rescued.record, window.store.path, copy,
                                     "moved" if why == "moved" else "unsaved")
     if where is None:
