@@ -259,7 +259,7 @@ class Compactor:
         try:
             return await self._compact(
                 session_id, keep_turns, reason, model_ref, summary_model, on_event,
-                min_new_tokens * 1.0 / max(1.0, token_scale),
+                min_new_tokens * 1.0 / max(1.0, token_scale), max(1.0, token_scale),
             )
         finally:
             self._active.discard(session_id)
@@ -273,6 +273,7 @@ class Compactor:
         summary_model: str | None,
         on_event: CompactListener | None,
         min_new_tokens: float = 0,
+        scale: float = 1.0,
     ) -> CompactResult:
         settings = await load_settings(self.store)
         keep = settings.keep_turns if keep_turns is None else keep_turns
@@ -305,7 +306,7 @@ class Compactor:
         emit("compact:start")
         try:
             outcome = await self._summarize_task(
-                session_id, plan, stored, conv_ref, summary_model, settings, emit
+                session_id, plan, stored, conv_ref, summary_model, settings, emit, scale
             )
             if outcome is None:
                 result = CompactResult(False, "aborted", reason)
@@ -372,6 +373,7 @@ class Compactor:
         summary_model: str | None,
         settings: CompactionSettings,
         emit: Callable[..., None],
+        scale: float = 1.0,
     ) -> Outcome | None:
         """Run the summary requests as a task :meth:`cancel` can stop (None: stopped)."""
         chosen = summary_model or chosen_model_ref(self.hub, conv_ref, settings.model)
@@ -386,7 +388,8 @@ class Compactor:
             self.asked[session_id] = ref
             return ref
 
-        task = asyncio.ensure_future(self.summarizer.summarize(plan, prev, summary_ref, emit))
+        task = asyncio.ensure_future(
+            self.summarizer.summarize(plan, prev, summary_ref, emit, scale))
         self._tasks[session_id] = task
         try:
             return await task

@@ -83,7 +83,7 @@ from parley.core.compaction.wire import (
     stub_for_overflow,
 )
 from parley.core.content import Block, Turn
-from parley.core.context.size import measured_tokens
+from parley.core.context.size import measure
 from parley.core.context.tokens import estimate_tokens
 from parley.core.context.too_long import HistoryTooLong, MessageTooLong, larger_model, model_name
 from parley.core.errors import ParleyError
@@ -180,13 +180,20 @@ class _Target:
         return int(self.info.context_window)
 
     async def tokens(self, request: ChatRequest) -> int:
-        """The request's input tokens: the last reply's reported input plus an estimate
-        of what was added since; without such a reply, the provider's count near the
-        trigger, else the estimate (system prompt and tools included everywhere)."""
-        measured = measured_tokens(self.provider.caps, request, self.model_ref, self.sent)
+        """The request's input tokens (:meth:`measure`)."""
+        return (await self.measure(request))[0]
+
+    async def measure(self, request: ChatRequest) -> tuple[int, float]:
+        """(the request's input tokens, provider tokens per estimated token): the last
+        reply's reported input plus what was added since, scaled by the ratio that reply
+        showed (``parley.core.context.size.measure``); without such a reply, the
+        provider's count near the trigger against the estimate, else the estimate
+        (system prompt and tools included everywhere)."""
+        measured = measure(self.provider.caps, request, self.model_ref, self.sent)
         if measured is not None:
-            return measured
-        return await context_tokens(self.provider, request, self.trigger)
+            return measured.tokens, measured.scale
+        tokens = await context_tokens(self.provider, request, self.trigger)
+        return tokens, _scale(tokens, estimate_request(self.provider, request))
 
     def estimate(self, request: ChatRequest) -> int:
         """The local estimate, scaled by what the provider's counts showed of it."""
@@ -331,9 +338,9 @@ class RunCompaction:
         except ParleyError:
             return stored, request
         target = self._target(session_id, provider, model_ref, info, settings)
-        tokens = await target.tokens(request)
+        tokens, scale = await target.measure(request)
         estimate = estimate_request(provider, request)
-        target = replace(target, scale=_scale(tokens, estimate))
+        target = replace(target, scale=max(scale, _scale(tokens, estimate)))
         state.unseen = await self._load_unseen(session_id)
         if state.unseen is not None:
             tokens, target = await self._measure_narrowed(target, request, state.unseen,
@@ -403,10 +410,10 @@ class RunCompaction:
         if at is None:
             return tokens, target
         narrowed = replace(request, turns=list(turns[at:]))
-        counted = measured_tokens(target.provider.caps, narrowed, target.model_ref)
+        counted = measure(target.provider.caps, narrowed, target.model_ref)
         if counted is None:
             return tokens, target
-        scale = max(target.scale, _scale(counted, estimate_request(target.provider, narrowed)))
+        scale = max(target.scale, counted.scale)
         return max(tokens, int(estimate * scale)), replace(target, scale=scale)
 
     async def _narrow(
@@ -543,9 +550,8 @@ class RunCompaction:
             state.overflow_compacted = True
             keep = self._overflow_keep(target, await state.compaction_settings(self.store),
                                        stored, request)
-            if await self._compact(
-                state, session_id, model_ref, emit, keep_turns=keep, scale=target.scale
-            ):
+            # (the summary requests learn the provider's count from their own refusals)
+            if await self._compact(state, session_id, model_ref, emit, keep_turns=keep):
                 stored = await self.store.context_turns(session_id)
                 return stored, replace(request, turns=stub_for_overflow(stored))
         if not target.info.known and not (error is not None and error.maximum):

@@ -60,7 +60,7 @@ from parley.core.compaction.types import (
     SentRequest,
 )
 from parley.core.compaction.wire import estimate_request, note_params, stream_params
-from parley.core.content import TextBlock, Turn, Usage
+from parley.core.content import TextBlock, Turn, Usage, apply_compactions
 from parley.core.context.tokens import estimate_tokens, text_tokens
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest, Event, Stop, TextDelta, UsageUpdate
@@ -120,6 +120,8 @@ class _Job:
     usage: Usage = field(default_factory=Usage)
     attempts: list[str] = field(default_factory=list)
     last: Verdict | None = None
+    #: provider tokens per estimated token (the run's measure, ``parley.core.compaction.run``)
+    scale: float = 1.0
 
     def __post_init__(self) -> None:
         hub = self.summarizer.hub
@@ -148,7 +150,8 @@ class _Job:
             max_tokens=self.max_out,
             cache=False,
         )
-        if estimate_request(self.provider, request) > self.budget:
+        estimate = estimate_request(self.provider, request)
+        if estimate * self.scale > self.budget:
             raise _TooLong()
         self.emit("compact:progress", stage=stage, **progress)
         try:
@@ -209,7 +212,7 @@ class Summarizer:
             return None  # the history changed (edited, deleted) since
         if any(summary_block(t) is not None for t in stored[n:]) or plan.last_index >= n:
             return None  # it would not show the model what is to be summarized
-        if [t.id for t in prev.request.turns[:1]] != [t.id for t in prev.stored_turns[:1]]:
+        if _narrowed(prev):
             return None  # it left the oldest turns off (parley.core.compaction.slide)
         try:
             provider, _ = self.hub.resolve(prev.model_ref)
@@ -226,6 +229,7 @@ class Summarizer:
         prev: SentRequest | None,
         summary_ref: Callable[[], Awaitable[str]],
         emit: Emit,
+        scale: float = 1.0,
     ) -> Outcome:
         """Get a checked summary of ``plan.summarized`` (see the module's order).
 
@@ -235,6 +239,8 @@ class Summarizer:
                 summary model is not the chat's own), or None.
             summary_ref: gives the summary model for the separate requests.
             emit: ``emit(name, **fields)`` for ``compact:progress``.
+            scale: provider tokens per estimated token (>= 1): the separate requests
+                and their parts are sized to the summary model's window in its tokens.
 
         Raises:
             CompactNoSummaryError: no answer was a usable summary (its
@@ -247,6 +253,9 @@ class Summarizer:
         usage = Usage()
         refused: Verdict | None = None
         cached_try: list[str] = []
+        if prev is not None and not self._note_fits(plan, prev, scale):
+            log.info("the cache-friendly summary request would not fit %s", prev.model_ref)
+            prev = None
         if prev is not None:
             emit("compact:progress", stage="summarizing")
             cached_try.append("the chat's model (reading the conversation from its cache)")
@@ -261,7 +270,7 @@ class Summarizer:
                 log.info("cache-friendly summary request failed, sending a separate one: %s", exc)
         ref = await summary_ref()
         await self.hub.fetch_model_info(ref)  # its window and output limit, as the provider lists
-        job = _Job(self, ref, emit, usage, cached_try, refused)
+        job = _Job(self, ref, emit, usage, cached_try, refused, max(1.0, scale))
         emit("compact:progress", stage="summarizing-separately")
         outcome = await self._at_once(plan, job, replaced)
         if outcome is None:
@@ -273,6 +282,18 @@ class Summarizer:
             job.ref, last.reason or "no-summary", attempts=tuple(job.attempts),
             tokens=last.tokens, floor=last.floor,
         )
+
+    def _note_fits(self, plan: Plan, prev: SentRequest, scale: float) -> bool:
+        """The last request with the summary note still fits its model's window (its
+        estimate times ``scale``, the provider's tokens per estimated token)."""
+        try:
+            provider, _ = self.hub.resolve(prev.model_ref)
+            window = self.hub.model_info(prev.model_ref).context_window
+        except ParleyError:
+            return False
+        note = note_text(plan.kept, bool(plan.previous))
+        tokens = (estimate_request(provider, prev.request) + text_tokens(note)) * scale
+        return tokens <= window
 
     async def _cached(
         self, plan: Plan, prev: SentRequest, replaced: int, emit: Emit
@@ -318,7 +339,7 @@ class Summarizer:
         """
         previous = bool(plan.previous)
         asking = text_tokens(part_prompt("", part=99, parts=99, previous=previous))
-        target = int(job.budget * PART_SHARE) - job.overhead
+        target = int(job.budget / job.scale * PART_SHARE) - job.overhead
         room = target - asking
         if job.last is not None:  # an answer was refused: smaller parts, at least two
             room = min(room, replaced // 2 + 1)
@@ -430,3 +451,10 @@ class Summarizer:
 def _source(summarized: list[Turn]) -> Source:
     """What a summary of ``summarized`` is judged against when it comes without tags."""
     return Source.of(render_turn(t) for t in summarized)
+
+
+def _narrowed(prev: SentRequest) -> bool:
+    """True when the request left turns of the model's view off the wire (the newest turns
+    that fit, ``parley.core.compaction.slide``): a summary from it would not have seen them."""
+    sent = {t.id for t in prev.request.turns}
+    return any(t.id not in sent for t in apply_compactions(prev.stored_turns) if not t.aborted)

@@ -26,7 +26,7 @@ from parley.core.content import CompactSummaryBlock, Turn
 from parley.core.context.tokens import estimate_tokens
 from parley.core.providers.base import ChatRequest
 
-__all__ = ["Anchor", "find_anchor", "measured_tokens", "request_estimate"]
+__all__ = ["Anchor", "Measure", "find_anchor", "measure", "measured_tokens", "request_estimate"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,37 @@ def request_estimate(caps: Any, request: ChatRequest) -> int:
     return estimate_tokens(turns, system=request.system, tools=_tool_dicts(request))
 
 
+@dataclass(frozen=True)
+class Measure:
+    """A request's size from the last reply's usage, in the provider's tokens.
+
+    Attributes:
+        tokens: the anchor's reported input plus what was added since, the added part
+            estimated and multiplied by ``scale``.
+        scale: provider tokens per estimated token over the anchor's request (its
+            reported input against the local estimate of it; at least 1).
+    """
+
+    tokens: int
+    scale: float
+
+
+def _parts(
+    caps: Any, request: ChatRequest, model_ref: str | None, sent: Any
+) -> tuple[Anchor, int, int] | None:
+    """(anchor, estimate of the anchor's request, estimate of ``request``), or None."""
+    turns = request.turns
+    anchor = find_anchor(turns, model_ref)
+    if anchor is None:
+        return None
+    prefix = turns[: anchor.index]
+    if sent is not None and _answered(sent, prefix, model_ref):
+        before = request_estimate(caps, sent.request)
+    else:
+        before = request_estimate(caps, replace(request, turns=list(prefix)))
+    return anchor, before, request_estimate(caps, request)
+
+
 def measured_tokens(
     caps: Any, request: ChatRequest, model_ref: str | None, sent: Any = None
 ) -> int | None:
@@ -107,19 +138,29 @@ def measured_tokens(
 
     Returns:
         The anchor's reported input tokens plus the estimated tokens added (or
-        removed) since; None without an anchor (:func:`find_anchor`).
+        removed) since; None without an anchor (:func:`find_anchor`). (:func:`measure`
+        scales the added part too.)
     """
-    turns = request.turns
-    anchor = find_anchor(turns, model_ref)
-    if anchor is None:
+    parts = _parts(caps, request, model_ref, sent)
+    if parts is None:
         return None
-    prefix = turns[: anchor.index]
-    if sent is not None and _answered(sent, prefix, model_ref):
-        before = request_estimate(caps, sent.request)
-    else:
-        before = request_estimate(caps, replace(request, turns=list(prefix)))
-    now = request_estimate(caps, request)
+    anchor, before, now = parts
     return max(0, anchor.input_tokens + now - before)
+
+
+def measure(
+    caps: Any, request: ChatRequest, model_ref: str | None, sent: Any = None
+) -> Measure | None:
+    """:func:`measured_tokens` with everything in the provider's tokens: what was added
+    since the anchor counts as its estimate times the ratio the anchor's usage showed
+    (a tokenizer that counts 4× the estimate counts 4× the new message too). None
+    without an anchor."""
+    parts = _parts(caps, request, model_ref, sent)
+    if parts is None:
+        return None
+    anchor, before, now = parts
+    scale = max(1.0, anchor.input_tokens / before) if before > 0 else 1.0
+    return Measure(max(0, int(anchor.input_tokens + (now - before) * scale)), scale)
 
 
 def _answered(sent: Any, prefix: Sequence[Turn], model_ref: str | None) -> bool:

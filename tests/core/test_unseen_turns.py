@@ -26,13 +26,15 @@ MESSAGE_TOKENS = 2_000
 MESSAGES = 15
 
 
-def small_enforced_window(fake_provider, answers: str, scale: float = 1.0) -> None:
-    """Sonnet listed with a 20,000-token window, refusals enforced, summaries failing."""
+def small_enforced_window(fake_provider, answers: str, scale: float = 1.0,
+                          window: int = WINDOW) -> None:
+    """Sonnet (and Haiku, its summary model) listed with a 20,000-token window, refusals
+    enforced, summaries answered as ``answers`` says, ``scale`` tokens per estimated one."""
     fake_provider.anthropic_models = [
         {"id": "claude-sonnet-4-6", "display_name": "Claude Sonnet 4.6",
-         "max_input_tokens": WINDOW, "max_tokens": 64_000},
+         "max_input_tokens": window, "max_tokens": 64_000},
         {"id": "claude-haiku-4-5", "display_name": "Claude Haiku 4.5",
-         "max_input_tokens": WINDOW, "max_tokens": 64_000},
+         "max_input_tokens": window, "max_tokens": 64_000},
     ]
     fake_provider.windows.enforce_windows = True
     fake_provider.windows.token_scale = scale
