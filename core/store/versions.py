@@ -25,9 +25,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import func, select, text
 from sqlalchemy.engine import Connection
 
+from parley.core.store import schema
 from parley.core.store.dialect import dual_text
 from parley.core.store.errors import SessionNotFound
 from parley.core.store.postgres import sql as pg_sql
@@ -69,7 +70,8 @@ _FAMILY = dual_text(
 )
 _TURNS = dual_text(
     "SELECT t.session_id, t.id, t.seq, t.role, t.created_at, t.blocks FROM turns t "
-    "WHERE t.session_id IN (SELECT value FROM json_each(:ids)) ORDER BY t.session_id, t.seq",
+    "WHERE t.session_id IN (SELECT value FROM json_each(:ids)) AND t.seq >= :cut "
+    "ORDER BY t.session_id, t.seq",
     pg_sql.VERSION_TURNS,
 )
 _META = text("SELECT meta FROM sessions WHERE id = :sid")
@@ -104,23 +106,56 @@ def chat_root(con: Connection, session_id: str) -> str:
         cur = row.parent
 
 
-def members(con: Connection, root: str, *, with_turns: bool = True) -> list[Member]:
+def members(con: Connection, root: str, *, with_turns: bool = True,
+            shared: bool = False) -> list[Member]:
     """Every session of the chat ``root`` (root first), with its turns (``with_turns``;
-    only read when the chat has versions: a chat alone has nothing to compare)."""
+    only read when the chat has versions: a chat alone has nothing to compare).
+
+    ``shared``: leave out the turns every member holds as copies of the same turns, those
+    stored before the earliest turn a version was made at (:func:`_shared_until`), so
+    the versions of a long chat are told apart by reading what follows (each member's
+    ``turns`` then start there, at the same place in every member). Not for
+    :func:`locate`, which looks for any message.
+    """
     rows = list(con.execute(_FAMILY, {"root": root}))
     rows.sort(key=lambda r: (r.id != root, r.created_at))
     keys: dict[str, list[TurnKey]] = {r.id: [] for r in rows}
     if with_turns and len(rows) > 1:
-        for t in con.execute(_TURNS, {"ids": json.dumps(list(keys))}):
+        cut = _shared_until(con, list(keys)) if shared else 0
+        for t in con.execute(_TURNS, {"ids": json.dumps(list(keys)), "cut": cut}):
             if not is_summary(t.blocks):  # no message (parley.core.versions)
                 keys[t.session_id].append(TurnKey(t.id, t.role, t.created_at, t.blocks))
     return [Member(r.id, r.created_at, r.updated_at, tuple(keys[r.id])) for r in rows]
 
 
+def _shared_until(con: Connection, ids: list[str]) -> int:
+    """The ``seq`` below which the sessions ``ids`` (a chat and its versions) hold the
+    same turns: the earliest turn a version was made at (a fork copies every turn up to
+    it, ``parley.core.store.forks``; an edit of the first message replaces that one).
+    0 when one is unknown or when the sessions do not hold as many turns before it
+    (then every turn is compared)."""
+    sessions_t = schema.sessions
+    forked = [r.forked_from_turn_id for r in con.execute(
+        select(sessions_t.c.forked_from_turn_id).where(sessions_t.c.id.in_(ids[1:])))]
+    if not forked or any(f is None for f in forked):
+        return 0
+    seqs = [int(s) for s in con.execute(
+        select(schema.turns.c.seq).where(schema.turns.c.id.in_(forked))).scalars()]
+    if len(seqs) != len(set(forked)):
+        return 0  # a turn made at was deleted since
+    cut = min(seqs)
+    turns_t = schema.turns
+    counts = {str(r[0]): int(r[1]) for r in con.execute(
+        select(turns_t.c.session_id, func.count()).where(turns_t.c.session_id.in_(ids))
+        .where(turns_t.c.seq < cut).group_by(turns_t.c.session_id))}
+    same = len(counts) == len(ids) and len(set(counts.values())) == 1
+    return cut if cut > 0 and same else 0
+
+
 def versions(con: Connection, session_id: str) -> Versions:
     """The versions of ``session_id``'s chat as seen from it. Raises SessionNotFound."""
     root = chat_root(con, session_id)
-    family = members(con, root)
+    family = members(con, root, shared=True)
     recent = _recent(con, root) if len(family) > 1 else []
     points = branch_points(session_id, family, recent)
     return Versions(root, session_id, tuple(m.session_id for m in family), points)

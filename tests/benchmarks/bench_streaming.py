@@ -237,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
             # Switching between those versions (‹ › under the edited message).
             for step in (-1, 1):
                 points = chat.opener.versions.points
-                edited = next(t for t in reversed(chat.turns) if t.id in points)
+                edited = next(t for t in reversed(chat.turns)
+                              if t.id in points and points[t.id].target(step) is not None)
                 t0 = time.perf_counter()
                 shown = chat.session_id
                 assert chat.opener.switch_version(edited.id, step), "no version to switch to"

@@ -370,3 +370,31 @@ async def test_search_names_versions_by_their_chat_not_their_own_titles(store):
     assert len(titles) == 1 and titles[0][0] == "Alpha question"
     assert all("(edited)" not in h.snippet and "Answer 1" not in h.snippet for h in hits)
     assert {h.session_title for h in hits} == {"Alpha question"}
+
+
+async def test_versions_of_a_long_chat_are_told_apart_after_what_they_share(store):
+    """The versions are compared from the earliest message a version was made at (every
+    version holds copies of what comes before): a regeneration at the end and an edit of
+    an early message are both found, from the chat and from each version."""
+    session = await store.create_session(title="long", model=MODEL)
+    sid = session.id
+    for i in range(12):
+        await store.append_turn(sid, Turn("user" if i % 2 == 0 else "assistant",
+                                          [TextBlock(f"m{i}")], id=f"m{i}"))
+    answer = await store.set_aside_reply(sid, "m10", reply_turn_ids=["m11"])
+    await store.append_turn(sid, Turn("assistant", [TextBlock("m11 again")], id="m11b"))
+    edit = await edit_and_fork(store, sid, "m4", [TextBlock("m4 edited")])
+
+    seen = await store.versions(sid)
+    assert set(seen.points) == {"m4", "m11b"}
+    assert (seen.points["m4"].index, seen.points["m4"].total) == (1, 2)
+    assert seen.points["m4"].sessions == (sid, edit.id)
+    assert (seen.points["m11b"].index, seen.points["m11b"].total) == (2, 2)
+    assert seen.points["m11b"].sessions == (answer.id, sid)
+    from_edit = await store.versions(edit.id)
+    [edited] = [t.id for t in await store.get_turns(edit.id) if t.text() == "m4 edited"]
+    assert set(from_edit.points) == {edited}
+    assert from_edit.points[edited].index == 2
+    from_answer = await store.versions(answer.id)
+    copy_of_m4 = (await store.get_turns(answer.id))[4].id
+    assert set(from_answer.points) == {copy_of_m4, (await store.get_turns(answer.id))[11].id}

@@ -241,7 +241,7 @@ VERSION_FAMILY = (
 VERSION_TURNS = (
     "SELECT t.session_id, t.id, t.seq, t.role, t.created_at, t.blocks FROM turns t "
     "WHERE t.session_id IN (SELECT value FROM json_array_elements_text(CAST(:ids AS json))) "
-    "ORDER BY t.session_id, t.seq"
+    "AND t.seq >= :cut ORDER BY t.session_id, t.seq"
 )
 SET_SHOWN = (
     "UPDATE sessions SET meta = (parley_meta(meta) || "
