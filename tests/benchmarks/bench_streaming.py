@@ -13,7 +13,9 @@ key press through ``QTest``): first into a new chat, then — with ``--turns N``
 into a chat of ``N`` stored turns (:mod:`tests.benchmarks.gen_chat`: compacted every
 200 turns, as a chat that long is; written into the window's sessions.db before
 start-up) opened with ``window.chat.opener.open``. A short warm-up message goes
-first (the SDK's import and connection are not what is measured). Reported: p99 and
+first (the SDK's import and connection are not what is measured). With ``--versions``,
+Regenerate and Edit (Up, new text, Enter) of the long chat's last message are measured
+the same way, then switching between the versions (‹ ›) until the other is shown. Reported: p99 and
 the longest stall of both tickers, and *key → provider*: from the key press to the
 request's arrival at the fake provider (its ``RecordedRequest.at``).
 
@@ -81,13 +83,15 @@ class Line:
     key_to_request_ms: float
     async_lags: list[float]
     qt_lags: list[float]
+    worst_at_ms: float  # when the longest asyncio stall began, after the key press
 
     def report(self) -> str:
         a, q = self.async_lags, self.qt_lags
         return (
             f"{self.label:>14}: key → provider {self.key_to_request_ms:6.0f} ms | asyncio "
             f"p50 {statistics.median(a):4.1f} p99 {percentile(a, 99):5.1f} max {max(a):6.1f} ms"
-            f" | Qt p99 {percentile(q, 99):5.1f} max {max(q):6.1f} ms | "
+            f" (at {self.worst_at_ms:+.0f} ms) | Qt p99 {percentile(q, 99):5.1f} max "
+            f"{max(q):6.1f} ms | "
             f"{self.tokens} tokens in {self.duration_s:.2f} s, {len(a)} samples"
         )
 
@@ -101,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=0,
                         help="also send into a chat of this many stored turns (0: new chat only)")
     parser.add_argument("--tokens", type=int, default=3000, help="tokens of each reply")
+    parser.add_argument("--versions", action="store_true",
+                        help="then Regenerate and Edit the long chat's last message and "
+                        "switch between the versions")
     parser.add_argument("--profile", action="store_true",
                         help="print the GUI thread's profile from the long chat's key press "
                         "to its request")
@@ -175,7 +182,9 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 await asyncio.sleep(TICK_S)
                 async_lags.append(max(0.0, time.perf_counter() - t0 - TICK_S) * 1000)
+                stamps.append(t0)
 
+        stamps: list[float] = []
         tick_task = asyncio.ensure_future(ticker())
         await asyncio.sleep(TICK_S)
         if profile is not None:
@@ -202,8 +211,9 @@ def main(argv: list[str] | None = None) -> int:
         timer.stop()
         requests = server.model_requests[before:]
         assert requests, "no request reached the provider"
+        worst = max(range(len(async_lags)), key=async_lags.__getitem__)
         return Line(label, len(reply) // 4, duration, (requests[0].at - key_at) * 1000,
-                    async_lags, qt_lags)
+                    async_lags, qt_lags, (stamps[worst] - start) * 1000)
 
     async def scenario() -> list[Line]:
         await window.start()
@@ -228,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
                 stats.sort_stats("tottime").print_stats(25)
                 print(out.getvalue())
             chat = window.chat
+            if not args.versions:
+                await window.shutdown()
+                return lines
             # Regenerate (the action's handler) and Edit (Up, a new text, Enter) of the
             # last message of the long chat: each makes a version of the chat.
             lines.append(await send("regenerate", text, typed="",
