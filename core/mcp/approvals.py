@@ -96,6 +96,15 @@ class Approvals:
         return any(r["server"] == server.name and r["tool"] == tool
                    and r["program"] == program for r in chat)
 
+    async def other_program(self, session_id: str, server: ServerConfig) -> bool:
+        """True when this machine approved a tool of ``server`` (for the chat, or always)
+        for a program other than the one it names now: its command line or URL changed
+        since (the approval dialog says so)."""
+        program = program_of(server)
+        given = _records(await self.store.get_state(always_key())) + \
+            _records(await self.store.get_state(chat_key(session_id)))
+        return any(r["server"] == server.name and r["program"] != program for r in given)
+
     async def allow_in_chat(self, session_id: str, server: ServerConfig, tool: str) -> None:
         """Remember "Always for this chat" for the program ``server`` names now."""
         await self._add(chat_key(session_id), server, tool)

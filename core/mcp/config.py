@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -114,9 +115,10 @@ class ServerConfig:
                 tuple(self.headers.items()))
 
     def describe(self) -> str:
-        """One line for people: the command line or the URL."""
+        """One line for people: the command line (quoted as a POSIX shell would need it,
+        so an argument holding a space reads as one) or the URL; never the environment."""
         if self.command:
-            return " ".join([self.command, *self.args])
+            return shlex.join([self.command, *self.args])
         return self.url or ""
 
     def to_json(self) -> dict[str, Any]:

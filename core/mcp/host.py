@@ -62,11 +62,21 @@ class McpHost:
         self._thread: threading.Thread | None = None
         self._caller: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
+        self._read_as: tuple[int, int, int] | None = None
 
     # --- configuration ---------------------------------------------------------------
 
+    def _stamp(self) -> tuple[int, int, int] | None:
+        """``mcp.json``'s (inode, mtime in ns, size), or None when it cannot be seen."""
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
     def load(self) -> None:
         """(Re)read ``mcp.json``; a bad file leaves no servers and :attr:`error` set."""
+        self._read_as = self._stamp()
         try:
             self.configs = cfg.load(self.path)
             self.error = None
@@ -83,6 +93,7 @@ class McpHost:
             McpConfigError: the file could not be written (nothing changed).
         """
         await asyncio.to_thread(cfg.save, self.path, servers)
+        self._read_as = self._stamp()
         await self._use(dict(servers), None)
 
     async def reload(self) -> bool:
@@ -93,6 +104,7 @@ class McpHost:
         Returns:
             True when the servers or the file's problem changed.
         """
+        self._read_as = self._stamp()
         try:
             servers, error = await asyncio.to_thread(cfg.load, self.path), None
         except McpConfigError as exc:
@@ -104,6 +116,18 @@ class McpHost:
             log.warning("%s", error.message)
         await self._use(servers, error)
         return changed
+
+    async def reload_if_changed(self) -> bool:
+        """:meth:`reload` when ``mcp.json`` is not the file last read (its inode, mtime or
+        size differ: one ``stat``, no reading), so an edit of a server's command takes
+        effect at the next call rather than when Settings → Tools next opens.
+
+        Returns:
+            True when the servers or the file's problem changed.
+        """
+        if self._stamp() == self._read_as:
+            return False
+        return await self.reload()
 
     async def _use(self, servers: dict[str, ServerConfig], error: McpConfigError | None
                    ) -> None:

@@ -68,6 +68,10 @@ class ApprovalRequest:
         tool: the tool's name on that server.
         arguments: what the model passed.
         description: the tool's description (may be empty).
+        program: the command line or URL that will answer
+            (``parley.core.mcp.config.ServerConfig.describe``: no environment values).
+        program_changed: an earlier approval on this machine of a tool of this server
+            was for another program (``parley.core.mcp.approvals.Approvals.other_program``).
     """
 
     session_id: str
@@ -75,6 +79,8 @@ class ApprovalRequest:
     tool: str
     arguments: Mapping[str, Any]
     description: str = ""
+    program: str = ""
+    program_changed: bool = False
 
 
 #: Asks the user about a call; returns the choice (the window shows a dialog).
@@ -159,6 +165,7 @@ class McpTools:
         """
         from parley.core.tools.system_prompt import latest_summary_id
 
+        await self.host.reload_if_changed()
         if not self.host.configs:
             return []
         off = await self.servers_off(session.space_id)
@@ -184,6 +191,20 @@ class McpTools:
         self._frozen.pop(session_id, None)
         await self.store.set_state(SNAPSHOT_PREFIX + session_id, None)
 
+    def names_of(self, name: str) -> tuple[str, str] | None:
+        """The server and tool a wire name (``parley.core.mcp.names.wire_name``) stands
+        for, as configured (invisible characters and all), from the chats' frozen lists
+        or the running servers' tools; None when neither knows it. No I/O: for labels."""
+        for frozen in self._frozen.values():
+            entry = frozen.get(name)
+            if entry is not None:
+                return entry.server, entry.tool
+        for server, status in self.host.statuses().items():
+            for tool in status.tools:
+                if wire_name(server, tool.name) == name:
+                    return server, tool.name
+        return None
+
     def owns(self, name: str) -> bool:
         """True when a tool_use names an MCP tool."""
         return is_mcp_name(name)
@@ -207,8 +228,10 @@ class McpTools:
         if self.approver is None:
             return False
         about = entry.spec.description.split("] ", 1)[-1]
-        decision = await self.approver(
-            ApprovalRequest(session_id, entry.server, entry.tool, dict(args), about))
+        changed = await self.approvals.other_program(session_id, conf)
+        decision = await self.approver(ApprovalRequest(
+            session_id, entry.server, entry.tool, dict(args), about,
+            program=conf.describe(), program_changed=changed))
         if decision == "chat":
             await self.approvals.allow_in_chat(session_id, conf, entry.tool)
         elif decision == "tool":
@@ -231,7 +254,13 @@ class McpTools:
 
     async def run(self, call: ToolUseBlock, ctx: ToolContext) -> ToolResultBlock:
         """Run one MCP tool call after approval and return its result (never raises but
-        for cancellation)."""
+        for cancellation).
+
+        ``mcp.json`` is read again first when it changed on disk
+        (``McpHost.reload_if_changed``): a server whose program changed is stopped, so the
+        program approved and the program that runs are both the one configured now.
+        """
+        await self.host.reload_if_changed()
         entry = await self._route(ctx.session_id, call.name)
         if entry is None:
             return text_result(call.id, f"There is no tool called '{call.name}' in this chat "

@@ -1,6 +1,9 @@
 """Asking the user before an MCP tool runs.
 
-:class:`ApprovalDialog` names the server, the tool and what it does, and shows
+:class:`ApprovalDialog` names the server, the tool and what it does, the
+program that will answer (its command line or URL, never its environment; shortened
+in the middle to fit, whole in its tooltip) — with "This server's program changed since
+you last allowed it" when an earlier approval was for another program — and shows
 the arguments as indented JSON, every invisible character in them written out
 (``<U+202E>``: ``parley.core.visible``); its buttons: **Allow once** (the default:
 Enter), **Always for this chat**, **Always for this tool** and **Deny**
@@ -20,12 +23,14 @@ import json
 from typing import Any
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -36,6 +41,35 @@ from parley.gui import dialogs
 
 #: Arguments longer than this are cut in the dialog (the call gets them whole).
 MAX_SHOWN_CHARS = 20_000
+#: Said when an earlier approval of this server was for another program.
+PROGRAM_CHANGED = "This server's program changed since you last allowed it."
+
+
+class ElidedLine(QLabel):
+    """One line of plain text shortened in the middle to the label's width ("…"), the
+    whole text in its tooltip; it never asks for more width than it is given.
+
+    Attributes:
+        whole: the text before shortening.
+    """
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.whole = text
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setToolTip(text)
+        self.setAccessibleName(text)
+        self._elide()
+
+    def _elide(self) -> None:
+        width = max(self.contentsRect().width(), 40)
+        self.setText(self.fontMetrics().elidedText(self.whole, Qt.TextElideMode.ElideMiddle,
+                                                   width))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._elide()
 
 
 def readable_arguments(arguments: Any) -> str:
@@ -54,6 +88,8 @@ class ApprovalDialog(QDialog):
         decision: the choice once closed (``deny`` until a button says otherwise).
         buttons: ``{decision: QPushButton}``.
         lead: the sentence naming the tool and the server (rich text).
+        program: "Program: <command line or URL>" (:class:`ElidedLine`).
+        changed: :data:`PROGRAM_CHANGED`, shown when the request says so.
         about: the tool's description (plain text).
     """
 
@@ -68,6 +104,11 @@ class ApprovalDialog(QDialog):
                       f"server <b>{_esc(request.server)}</b>.", self)
         lead.setWordWrap(True)
         self.lead = lead
+        self.program = ElidedLine(f"Program: {escape_invisible(request.program)}", self)
+        self.program.setObjectName("DialogNote")
+        self.changed = QLabel(PROGRAM_CHANGED, self)
+        self.changed.setWordWrap(True)
+        self.changed.setVisible(request.program_changed)
         about = QLabel(escape_invisible(request.description)
                        or "(The server gives no description.)", self)
         about.setTextFormat(Qt.TextFormat.PlainText)
@@ -103,6 +144,11 @@ class ApprovalDialog(QDialog):
         allow.setDefault(True)
         lay = QVBoxLayout(self)
         lay.addWidget(lead)
+        if request.program:
+            lay.addWidget(self.program)
+        else:
+            self.program.hide()
+        lay.addWidget(self.changed)
         lay.addWidget(about)
         lay.addWidget(args_label)
         lay.addWidget(self.arguments, 1)

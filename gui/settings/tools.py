@@ -1,6 +1,8 @@
 """Settings → Tools: the MCP servers, their status and their tools.
 
-The page lists the servers of ``mcp.json`` (``parley.core.mcp``) with their status
+Names, descriptions and command lines are shown with their invisible characters
+written out (``<U+202E>``: ``parley.core.visible``), as in the approval dialog. The page
+lists the servers of ``mcp.json`` (``parley.core.mcp``) with their status
 (not started, starting, ready with N tools, failed with the server's own
 words), and for the selected server its tools, each with a box to offer it to
 the model or not (``disabledTools``). Buttons: Add…, Edit…, Remove, Start /
@@ -33,6 +35,7 @@ from shiboken6 import isValid
 from parley.core.errors import ParleyError
 from parley.core.mcp import config as cfg
 from parley.core.mcp.client import ServerStatus
+from parley.core.visible import escape_invisible
 from parley.gui.settings.mcp_server import ServerDialog, split_secrets
 from parley.gui.settings.widgets import hint
 
@@ -165,7 +168,7 @@ class ToolsPage(QWidget):
     @staticmethod
     def _row_text(status: ServerStatus) -> str:
         text = status.describe()
-        return f"{status.name} — {text.splitlines()[0][:120]}"
+        return escape_invisible(f"{status.name} — {text.splitlines()[0][:120]}")
 
     def _status_changed(self, status: ServerStatus) -> None:
         if not isValid(self):
@@ -191,10 +194,11 @@ class ToolsPage(QWidget):
             self.tools.blockSignals(False)
             return
         status = self.host.status(name)
-        self.detail.setText(f"{conf.describe()}\n{status.describe()}")
+        self.detail.setText(escape_invisible(f"{conf.describe()}\n{status.describe()}"))
         for tool in status.tools:
-            item = QListWidgetItem(f"{tool.name} — {tool.description.splitlines()[0][:100]}"
-                                   if tool.description else tool.name)
+            item = QListWidgetItem(escape_invisible(
+                f"{tool.name} — {tool.description.splitlines()[0][:100]}"
+                if tool.description else tool.name))
             item.setData(Qt.ItemDataRole.UserRole, tool.name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             off = tool.name in conf.disabled_tools
@@ -302,7 +306,8 @@ class ToolsPage(QWidget):
         if conf is None:
             return
         if not dialogs.confirm(self, "Remove MCP server",
-                               f"Remove the MCP server “{conf.name}”? Its tools are no longer "
+                               f"Remove the MCP server “{escape_invisible(conf.name)}”? "
+                               "Its tools are no longer "
                                "offered to the model.", action="Remove", destructive=True):
             return
         servers = {n: c for n, c in self.host.configs.items() if n != conf.name}

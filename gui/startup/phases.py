@@ -211,6 +211,8 @@ class WindowStartup(WindowBase):
         host = McpHost(config_path(paths.data_dir(self.home)), keys=self.hub.keys)
         host.load()
         self.mcp = McpTools(host, self.store, approver=DialogApprover(self))
+        # Tool calls in the transcript are named as configured, like the dialog names them.
+        self.transcript.list_view.delegate.builder.specs.tool_names = self.mcp.names_of
         from parley.gui.notices import mcp_status
 
         mcp_status.watch(self, host)  # starting / failed servers in the status bar

@@ -110,7 +110,9 @@ class TranscriptDelegate(QStyledItemDelegate):
         answered_by = self.builder.specs.answered_by  # set by the window: kept
         marks = self.builder.specs.save_marks
         versions = self.builder.specs.versions
+        tool_names = self.builder.specs.tool_names
         self.builder = RowBuilder(self.cache)
+        self.builder.specs.tool_names = tool_names
         self.builder.specs.answered_by = answered_by
         self.builder.specs.save_marks = marks
         self.builder.specs.versions = versions

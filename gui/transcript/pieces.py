@@ -37,6 +37,7 @@ from parley.core.content import (
     ToolResultPart,
     ToolUseBlock,
 )
+from parley.core.visible import escape_invisible
 from parley.gui.look.appearance import icon
 from parley.gui.look.theme import TranscriptColors
 from parley.gui.text.markdown import (
@@ -304,7 +305,8 @@ def _human_size(n: int) -> str:
 
 
 def tool_args_summary(tool_input: Any) -> str:
-    """One-line summary of a tool call's arguments: ``path="a.txt", limit=10`` (shortened)."""
+    """One-line summary of a tool call's arguments: ``path="a.txt", limit=10`` (shortened;
+    invisible characters written out as ``<U+202E>``: ``parley.core.visible``)."""
     if isinstance(tool_input, dict):
         parts = []
         for key, value in tool_input.items():
@@ -315,27 +317,30 @@ def tool_args_summary(tool_input: Any) -> str:
         text = ", ".join(parts)
     else:
         text = json.dumps(tool_input, ensure_ascii=False, default=str)
-    return _shorten(text, ARGS_LIMIT)
+    return _shorten(escape_invisible(text), ARGS_LIMIT)
 
 
 def tool_input_text(block: ToolUseBlock) -> str:
-    """The tool call's input as indented JSON (cut at OUTPUT_LIMIT characters)."""
+    """The tool call's input as indented JSON (invisible characters written out, as in
+    the approval dialog; cut at OUTPUT_LIMIT characters)."""
     try:
         text = json.dumps(dict(block.input), ensure_ascii=False, indent=2, default=str)
     except (TypeError, ValueError):
         text = str(block.input)
-    return _limit(text)
+    return escape_invisible(_limit(text))
 
 
 def result_text(parts: tuple[ToolResultPart, ...]) -> str:
-    """The text parts of a tool result, joined (cut at OUTPUT_LIMIT characters)."""
+    """The text parts of a tool result, joined (invisible characters written out: a
+    result quoting a tool's name, such as Parley's own "declined" text, reads as the
+    dialog showed it; cut at OUTPUT_LIMIT characters)."""
     texts = [p.text for p in parts if isinstance(p, TextBlock)]
     for p in parts:
         if isinstance(p, DocumentBlock):
             texts.append(f"[document: {p.name or p.media_type}]")
         elif isinstance(p, MediaPart):
             texts.append(f"[{p.kind}: {p.media_type}]")
-    return _limit("\n".join(texts))
+    return escape_invisible(_limit("\n".join(texts)))
 
 
 def _limit(text: str) -> str:

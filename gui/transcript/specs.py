@@ -29,6 +29,7 @@ from parley.core.content import (
     UnknownBlock,
 )
 from parley.core.mcp.names import display_name
+from parley.core.visible import escape_invisible
 from parley.core.wire import STOPPED_NOTE
 from parley.gui.text.long_text import breakable, folded_note, shown_text
 from parley.gui.text.markdown import CodeBlock, parse_fence
@@ -111,6 +112,16 @@ def _no_names(_ref: str) -> str | None:
     return None
 
 
+#: Takes a tool call's wire name (``parley.core.mcp.names.wire_name``) and returns the
+#: (server, tool) it stands for, or None when unknown (a label falls back to the wire
+#: name). The window sets it (``SpecBuilder.tool_names``).
+ToolNamer = Callable[[str], "tuple[str, str] | None"]
+
+
+def _no_tool_names(_name: str) -> tuple[str, str] | None:
+    return None
+
+
 @dataclass(slots=True)
 class Spec:
     """One piece of a row before it is placed.
@@ -141,6 +152,9 @@ class SpecBuilder:
         #: Names the model of a reply written by another model than the chat's (see
         #: :data:`ModelNamer`); by default no reply is named.
         self.answered_by: ModelNamer = _no_names
+        #: The (server, tool) a tool call's wire name stands for, as configured (see
+        #: :data:`ToolNamer`; ``parley.core.mcp.tools.McpTools.names_of``); set by the window.
+        self.tool_names: ToolNamer = _no_tool_names
         #: turn id -> "saving" (a message waiting for the file's lock) or "unsaved" (a
         #: reply kept in memory until sessions.db takes it); set by the window.
         self.save_marks: dict[str, str] = {}
@@ -302,13 +316,24 @@ class SpecBuilder:
         opened = key in node.open_folds
         symbol, _ = result_status(result, running=last and not node.turn.aborted)
         args = html.escape(tool_args_summary(block.input))
-        label = f"<b>{html.escape(display_name(block.name))}</b>({args})"
+        label = f"<b>{html.escape(self.tool_label(block.name))}</b>({args})"
         out.append(Spec(self._fold_line(key, opened, "tool", label, symbol, raw=True), "fold", key))
         if not opened:
             return
         self._code_specs(out, CodeBlock("json", tool_input_text(block)), "input", body=True)
         if result is not None:
             self._result_specs(out, result)
+
+    def tool_label(self, name: str) -> str:
+        """A tool call's name for its fold line: ``server › tool`` with the names as
+        configured and their invisible characters written out (``<U+202E>``, as the
+        approval dialog shows them: ``parley.core.visible``), else the wire name's
+        ``parley.core.mcp.names.display_name``."""
+        names = self.tool_names(name)
+        if names is None:
+            return escape_invisible(display_name(name))
+        server, tool = names
+        return f"{escape_invisible(server)} › {escape_invisible(tool)}"
 
     def _result_specs(self, out: list[Spec], result: ToolResultBlock) -> None:
         text = result_text(result.content)

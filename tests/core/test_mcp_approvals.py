@@ -127,6 +127,7 @@ async def test_always_for_this_tool_holds_until_the_program_changes(two):
     await laptop.call_echo(second, "e")
     assert (await laptop.call_echo(second, "f"))["text"] == "echo: f"
     assert len(laptop.approver.asked) == 3
+    assert [a.program_changed for a in laptop.approver.asked] == [False, True, True]
 
 
 async def test_an_approval_by_name_from_an_older_parley_is_not_trusted(two):
@@ -136,3 +137,34 @@ async def test_an_approval_by_name_from_an_older_parley_is_not_trusted(two):
     laptop.approver.answers.append("deny")
     assert (await laptop.call_echo(sid, "a"))["error"]
     assert len(laptop.approver.asked) == 1
+
+
+async def test_an_edit_of_mcp_json_is_used_at_the_next_call_not_the_old_process(two):
+    """Nothing asks the host to reload: the call itself sees mcp.json changed on disk,
+    stops the process started from the old entry, asks for the new program, and runs it;
+    changed back, the first program runs again (and is asked about again)."""
+    laptop, _ = two
+    sid = (await laptop.store.create_session()).id
+
+    def entry(secret: str) -> dict:
+        return {"fake": stdio_entry(env={"FAKE_MCP_SECRET": secret})}
+
+    async def whoami() -> str:
+        laptop.monkeypatch.setattr(machine, "machine_name", lambda: laptop.name)
+        laptop.fake.script("", tool_calls=[{"name": "mcp__fake__whoami", "input": {}}])
+        laptop.fake.script("ok")
+        await laptop.runner.send(sid, [TextBlock("go")], model_ref=SONNET)
+        return tool_results(laptop.fake.model_requests[-1].body)[-1]["text"]
+
+    laptop.write(entry("first"))
+    laptop.approver.answers.append("chat")
+    assert (await whoami()).startswith("env=first ")
+    laptop.write(entry("second-program"))
+    laptop.approver.answers.append("chat")
+    assert (await whoami()).startswith("env=second-program ")
+    assert laptop.approver.asked[-1].program == laptop.host.configs["fake"].describe()
+    laptop.write(entry("first"))
+    laptop.approver.answers.append("once")
+    assert (await whoami()).startswith("env=first ")
+    assert len(laptop.approver.asked) == 3
+    assert [a.program_changed for a in laptop.approver.asked] == [False, True, True]

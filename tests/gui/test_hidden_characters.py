@@ -67,3 +67,64 @@ def test_titles_in_lists_leave_hidden_characters_out(driver, qtbot):
     assert label.startswith("Invoice fdp.exe: ") and RLO not in label
     popup.hide()
     assert driver.run(w.store.get_session(s.id)).title == title  # stored as it was
+
+
+def _tool_call_row(w) -> tuple[int, str, str]:
+    """The transcript row holding the tool call: (row, its turn id, the call's id)."""
+    for row, node in enumerate(w.transcript.model.rows):
+        for block in node.turn.blocks:
+            if getattr(block, "type", "") == "tool_use":
+                return row, node.turn.id, block.id
+    raise AssertionError("no tool call in the transcript")
+
+
+def test_the_transcript_and_the_tools_page_write_out_hidden_characters(
+        driver, fake_provider, qtbot, home):
+    """A tool whose name hides U+202E (a server's name cannot: ``parley.core.mcp.config``),
+    called with a hidden argument and denied: the dialog says which program runs; the
+    transcript's tool line, its unfolded input and Parley's own "declined" text, and
+    Settings → Tools show every hidden character written out, as the dialog does."""
+    server = "fake"
+    (home / "mcp.json").write_text(json.dumps({"mcpServers": {server: stdio_entry("--spoof")}}))
+    w = driver.configured()
+    fake_provider.script("", tool_calls=[{"name": wire_name(server, SPOOF_TOOL),
+                                          "input": {"path": f"notes{RLO}txt.exe"}}])
+    fake_provider.script("Done.")
+    driver.send("Open it")
+    driver.until(lambda: w.mcp.approver.dialog is not None
+                 and w.mcp.approver.dialog.isVisible(), timeout=30)
+    dlg = w.mcp.approver.dialog
+    conf = w.mcp.host.configs[server]
+    assert dlg.program.toolTip() == f"Program: {conf.describe()}"
+    assert conf.command in dlg.program.text() and dlg.program.isVisibleTo(dlg)
+    assert not dlg.changed.isVisibleTo(dlg)  # nothing allowed before
+    qtbot.keyClick(dlg, Qt.Key.Key_Escape)  # Deny
+    driver.until(lambda: driver.last_text() == "Done.", timeout=30)
+    driver.settle(w)
+
+    row, turn_id, call_id = _tool_call_row(w)
+    view = w.transcript
+    line = view.list_view.layout_of(row, fresh=True).plain_text()
+    assert "fake › report_<U+202E>fdp.exe" in line
+    assert 'path="notes<U+202E>txt.exe"' in line
+    qtbot.mouseClick(view.list_view.viewport(), Qt.MouseButton.LeftButton,
+                     pos=view.fold_point(turn_id, f"tool:{call_id}"))
+    opened = view.list_view.layout_of(row, fresh=True).plain_text()
+    assert '"path": "notes<U+202E>txt.exe"' in opened
+    assert "The user declined to run report_<U+202E>fdp.exe (MCP server “fake”)" \
+        in opened
+    assert RLO not in opened
+
+    settings = w.open_settings()
+    settings.show_section("Tools")
+    driver.until(lambda: settings.ready)
+    page = settings.tools_page
+    page.list.setCurrentRow(0)
+    driver.until(lambda: page.tools.count() > 1, timeout=30)
+    shown = [page.list.item(0).text(), page.detail.text()] + \
+        [page.tools.item(i).text() for i in range(page.tools.count())]
+    assert shown[0].startswith("fake — Ready")
+    assert "report_<U+202E>fdp.exe — Open a <U+202E>txt.exe file<U+200B> safely." in shown
+    assert not any(RLO in text or "\u200b" in text for text in shown)
+    settings.close()
+    driver.settle(w)

@@ -172,3 +172,36 @@ def test_a_failing_server_is_quoted_by_its_error_line_once_per_failure(driver, h
     driver.run(w.mcp.host.restart("py"))  # the same failure again (e.g. a new chat)
     driver.settle(w)
     assert "failed" not in bar.currentMessage()
+
+
+def test_the_dialog_shows_the_program_and_says_when_it_changed(driver, fake_provider, qtbot,
+                                                               mcp_json):
+    """Allowed for the chat, then mcp.json is edited to start another program (a long
+    command line, a secret in its environment): the next call asks again, shows the new
+    command line shortened (whole in the tooltip, no secret) and says it changed."""
+    w = driver.configured()
+    _ask_echo(driver, fake_provider, "one")
+    dlg = _dialog(driver, w)
+    assert dlg.program.toolTip() == f"Program: {sys.executable} -m tests.fakes.mcp_server"
+    assert not dlg.changed.isVisibleTo(dlg)
+    qtbot.keyClick(dlg, Qt.Key.Key_C, Qt.KeyboardModifier.AltModifier)  # always for the chat
+    driver.until(lambda: driver.last_text() == "Done.", timeout=30)
+    driver.settle(w)
+    assert _text(_last_result(fake_provider)) == "echo: one"
+
+    long_arg = "--profile=" + "x" * 300
+    mcp_json.write_text(json.dumps({"mcpServers": {"fake": stdio_entry(
+        long_arg, env={"FAKE_MCP_SECRET": "hunter2"})}}))
+    _ask_echo(driver, fake_provider, "two")
+    dlg = _dialog(driver, w)
+    whole = dlg.program.toolTip()
+    assert whole.endswith(f"-m tests.fakes.mcp_server {long_arg}")
+    assert dlg.program.text() != whole and "…" in dlg.program.text()
+    assert dlg.program.sizeHint().width() < 2000 and dlg.width() < 1000
+    assert "hunter2" not in whole + dlg.program.text()
+    assert dlg.changed.isVisibleTo(dlg)
+    assert dlg.changed.text() == "This server's program changed since you last allowed it."
+    qtbot.keyClick(dlg.buttons["once"], Qt.Key.Key_Return)
+    driver.until(lambda: driver.last_text() == "Done.", timeout=30)
+    driver.settle(w)
+    assert _text(_last_result(fake_provider)) == "echo: two"
