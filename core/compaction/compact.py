@@ -12,7 +12,9 @@ A compaction, manual (``keep_turns`` given), automatic (the run loop, before a
 request reaching the threshold) or from the cache timer:
 
 1. plans the cut (:func:`parley.core.compaction.plan.plan_compaction`); nothing to
-   cut, or no such session: a result with ``compacted=False`` and no request;
+   cut, or no such session: a result with ``compacted=False`` and no request; a
+   manual compaction that certainly would not make the context smaller
+   (``parley.core.compaction.plan.cannot_reduce``): ``would-not-reduce``, no request;
 2. asks for a summary and checks it (``parley.core.compaction.summary``) — first by
    resending the session's last request with a note (cache-friendly), when
    the session still starts with that request's turns, the cut lies within
@@ -24,7 +26,10 @@ request reaching the threshold) or from the cache timer:
 3. saves, in one transaction, a summary turn (role user: one
    ``CompactSummaryBlock`` with the range, then the restored files and skills),
    the compactions row with ``tokens_before`` / ``tokens_after``, and the
-   summary requests' usage added to the session's totals. The
+   summary requests' usage added to the session's totals — unless a manual
+   compaction's summary leaves the estimated context no smaller
+   (``would-not-reduce``: nothing saved). A saved summary removes the session's
+   record of turns left off the wire (``parley.core.compaction.unseen``). The
    replaced turns stay; nothing is written before this step, so a failure or
    an abort leaves the session exactly as it was.
 
@@ -43,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.core.compaction.plan import (
     Plan,
+    cannot_reduce,
     file_label,
     plan_compaction,
     restorable_files,
@@ -190,7 +196,9 @@ class Compactor:
             on_event: receives :class:`CompactEvent` values.
 
         Returns:
-            The result; ``compacted=False`` with ``reason`` ``no-session`` or
+            The result; ``compacted=False`` with ``reason`` ``would-not-reduce``
+            (manual: the summary would not make the context smaller; nothing saved),
+            ``no-session`` or
             ``nothing-to-compact`` (no provider request made) or ``aborted``
             (:meth:`cancel` was called; nothing saved).
 
@@ -302,6 +310,8 @@ class Compactor:
             )
         provider, _ = self.hub.resolve(conv_ref)  # a provider not set up fails before any call
         window = int(self.hub.model_info(conv_ref).context_window)
+        if reason == "manual" and cannot_reduce(plan, window):
+            return CompactResult(False, "would-not-reduce", reason)
         emit = self._emitter(session_id, reason, on_event)
         emit("compact:start")
         try:
@@ -316,7 +326,8 @@ class Compactor:
             result = await self._save(
                 session_id, session.system_prompt, plan, stored, provider, window, outcome, reason
             )
-            await self._forget_unseen(session_id)
+            if result.compacted:
+                await self._forget_unseen(session_id)
         except asyncio.CancelledError:
             emit("compact:end", result=CompactResult(False, "aborted", reason))
             raise
@@ -439,6 +450,11 @@ class Compactor:
         tools = list(sent.request.tools) if sent is not None else []
         before = estimate_request(provider, ChatRequest("", list(stored), system, tools=tools))
         after = estimate_request(provider, ChatRequest("", [*stored, turn], system, tools=tools))
+        if trigger == "manual" and after >= before:  # Compact now must not make it larger
+            return CompactResult(
+                False, "would-not-reduce", trigger, model=outcome.model, usage=outcome.usage,
+                effective_tokens=after, tokens_before=before,
+            )
         row = await asyncio.shield(
             self.store.record_compaction(
                 session_id,

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from parley.core.compaction.check import summary_floor
 from parley.core.content import (
     CompactSummaryBlock,
     DocumentBlock,
@@ -230,3 +231,14 @@ def restorable_files(
             chosen.append(block)
             used += cost
     return list(reversed(chosen))
+
+
+def cannot_reduce(plan: Plan, context_window: int) -> bool:
+    """True when a summary of ``plan`` certainly leaves the context no smaller: what it
+    replaces (``plan.summarized``, estimated) is no more than the shortest summary the
+    check accepts (``parley.core.compaction.check.summary_floor`` of it) plus the files
+    restored after it (:func:`restorable_files`)."""
+    replaced = estimate_tokens(plan.summarized)
+    files = restorable_files(plan.summarized, context_window)
+    restored = estimate_tokens([Turn("user", list(files))]) if files else 0
+    return replaced <= summary_floor(replaced) + restored

@@ -14,7 +14,9 @@ from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest
 
 Trigger: TypeAlias = Literal["manual", "auto", "cache-timer"]
-NotCompacted: TypeAlias = Literal["nothing-to-compact", "no-session", "aborted"]
+NotCompacted: TypeAlias = Literal[
+    "nothing-to-compact", "no-session", "aborted", "would-not-reduce"
+]
 EventName: TypeAlias = Literal["compact:start", "compact:progress", "compact:end"]
 
 
@@ -103,8 +105,15 @@ class CompactResult:
 
     Attributes:
         compacted: True when a summary was saved.
-        reason: when not compacted: ``nothing-to-compact`` | ``no-session`` |
-            ``aborted`` (None otherwise).
+        reason: when not compacted (None otherwise): ``nothing-to-compact`` (too few
+            turns beyond the kept ones; no request made) | ``no-session`` |
+            ``aborted`` (stopped; nothing saved) | ``would-not-reduce`` (a manual
+            compaction whose summary would leave the context no smaller: nothing
+            saved, the chat unchanged; decided before asking when certain —
+            ``parley.core.compaction.plan.cannot_reduce`` — else once the summary came,
+            comparing the estimated context before and after, which
+            ``tokens_before`` / ``effective_tokens`` then hold with the summary's
+            ``model`` and ``usage``, not added to the session's totals).
         trigger: ``manual`` | ``auto`` | ``cache-timer``.
         summary_turn_id: the saved summary turn.
         compaction_id: the saved compactions row.

@@ -252,8 +252,8 @@ async def test_summary_request_resends_the_last_request_byte_for_byte(env, fake_
 
 
 async def test_failed_cache_request_falls_back_to_a_separate_request(env, fake_provider):
-    for i in range(3):
-        fake_provider.script(f"reply {i}")
+    for i in range(3):  # long replies: a summary makes the context smaller (would-not-reduce)
+        fake_provider.script(f"reply {i}: " + "a long answer " * 40)
         await env.send(f"message {i}")
     fake_provider.fail("server_error").script(TAGGED)
     result = await env.runner.compact(env.sid, keep_turns=2)
@@ -277,8 +277,8 @@ async def test_failed_cache_request_falls_back_to_a_separate_request(env, fake_p
 async def test_an_answer_echoing_the_instruction_is_no_summary(env, fake_provider):
     """A server that echoes the request back: the word between the instruction's tags
     ("and") is not taken for a summary; the separate request is sent instead."""
-    for i in range(3):
-        fake_provider.script(f"reply {i}")
+    for i in range(3):  # long replies: a summary makes the context smaller (would-not-reduce)
+        fake_provider.script(f"reply {i}: " + "the itinerary in detail " * 30)
         await env.send(f"message {i} about the LISBON-7 trip")
     echo = f"You said: please summarize. {ANSWER_FORMAT}"
     fake_provider.script(echo).script(TAGGED)
@@ -295,8 +295,8 @@ async def test_the_fake_servers_cache_friendly_summary_lists_what_the_user_said(
 ):
     """Unscripted, the fake server answers the resent chat + note like a model would
     (the README's try-it-out path): the summary names the user's messages."""
-    for i in range(3):
-        fake_provider.script(f"reply {i}")
+    for i in range(3):  # long replies: a summary makes the context smaller (would-not-reduce)
+        fake_provider.script(f"reply {i}: " + "the itinerary in detail " * 30)
         await env.send(f"message {i} about the LISBON-7 trip")
     result = await env.runner.compact(env.sid, keep_turns=1)
     assert result.compacted and result.cache_reused

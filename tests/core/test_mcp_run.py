@@ -318,7 +318,8 @@ async def test_a_changed_tool_list_is_taken_at_the_next_compaction(env):
     sid = await env.session()
     env.approver.answers.append("once")
     env.fake.script("", tool_calls=[{"name": "mcp__fake__grow", "input": {}}])
-    env.fake.script("Grown.")
+    # A reply long enough that a summary makes the context smaller (would-not-reduce).
+    env.fake.script("Grown. " + "The server now offers more tools than before. " * 12)
     await env.send(sid, "Grow.", SONNET)
     for _ in range(100):
         if "extra" in [t.name for t in env.host.status("fake").tools]:

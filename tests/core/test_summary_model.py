@@ -104,7 +104,8 @@ async def test_compact_now_sends_a_set_up_providers_model_to_that_provider(
         sid = (await store.create_session()).id
         for i in range(4):
             await store.append_turn(sid, Turn("user", [TextBlock(f"Question {i}")]))
-            await store.append_turn(sid, Turn("assistant", [TextBlock(f"Answer {i}")]))
+            await store.append_turn(sid, Turn("assistant", [TextBlock(
+                f"Answer {i}: " + "step " * 10)]))  # longer than the summary
         await store.set_setting("compaction.model", "openai:gpt-5-mini")
         fake_provider.script("<summary>\n## Topic\nFour questions, each answered in turn.\n"
                              "## Key points\nEvery question got an answer.\n</summary>")

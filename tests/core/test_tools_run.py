@@ -193,7 +193,8 @@ async def test_skills_load_then_unload_leaves_a_stub_on_the_wire(env, model):
 async def test_a_loaded_skill_is_restored_after_a_summary(env):
     sid = await env.session()
     env.fake.script("", tool_calls=[{"name": "load_context", "input": {"key": "bullets"}}])
-    env.fake.script("Loaded.")
+    # A reply long enough that a summary makes the context smaller (would-not-reduce).
+    env.fake.script("Loaded. " + "From now on every answer comes as short bullet points. " * 6)
     await env.send(sid, "Use the bullets skill.")
     env.fake.script("Fine.")
     await env.send(sid, "Next.")

@@ -232,8 +232,8 @@ def test_versions_made_before_a_compaction_stay_on_their_messages(driver: Any) -
     driver.send("alpha question", w, wait=True)
     _edit_first(driver, w, "beta question", "Answer two.")
     _regenerate(driver, w, "Answer three.")
-    for n in range(3):
-        driver.fake.script(f"Reply {n}.")
+    for n in range(3):  # replies long enough that a summary makes the context smaller
+        driver.fake.script(f"Reply {n}. " + "It goes on at some length. " * 12)
         driver.send(f"more {n}", w, wait=True)
     sid = w.session_id
     beta, reply = w.chat.turns[0].id, w.chat.turns[1].id
