@@ -22,7 +22,14 @@ MENU_NAME_MAX_PX = 480
 
 def elided(name: str, metrics: QFontMetrics, max_px: int = NAME_MAX_PX,
            mode: Qt.TextElideMode = Qt.TextElideMode.ElideMiddle) -> str:
-    """``name`` as it fits in ``max_px`` pixels of ``metrics``' font ("…" where cut)."""
+    """``name`` as it fits in ``max_px`` pixels of ``metrics``' font ("…" where cut).
+
+    A name whose advance (``QFontMetrics.horizontalAdvance``, what a widget sizes itself
+    by) fits is returned whole: ``elidedText`` alone measures with fractional glyph
+    widths and cut "Claude Opus 4.6" in the exact room asked for it ("Claude…us 4.6").
+    """
+    if metrics.horizontalAdvance(name) <= max_px:
+        return name
     return metrics.elidedText(name, mode, max_px)
 
 

@@ -104,3 +104,25 @@ def test_a_long_model_name_in_a_spaces_dialog_and_at_first_run(driver: Any, qtbo
     QApplication.processEvents()
     assert combo.sizeHint().width() < 400 and dlg.sizeHint().width() < 800
     dlg.reject()
+
+
+def test_a_normal_model_name_is_shown_whole_on_every_chat_switch(driver: Any) -> None:
+    """At the default window size every listed model's name fits: it is never cut,
+    whichever chat was open before (each chat uses another model)."""
+    w = driver.configured()
+    picker = w.model_picker
+    driver.until(lambda: len(picker.choices) >= len(DEFAULT_ANTHROPIC_MODELS), timeout=20)
+    driver.settle(w)
+    width = w.width()
+    chats = []
+    for choice in picker.choices:
+        s = driver.run(w.store.create_session(title=choice.label, model=choice.ref))
+        chats.append((s.id, choice.ref, choice.label))
+    driver.run(w.chat.load_sidebar())
+    for _ in range(2):
+        for sid, ref, label in chats:
+            w.chat.open_session(sid)
+            driver.until(lambda sid=sid, ref=ref: w.session_id == sid and picker.current == ref)
+            QApplication.processEvents()  # the picker's fit to the room it was given
+            assert picker.text() == label, (picker.text(), label, picker.width())
+            assert "…" not in picker.text() and w.width() == width
