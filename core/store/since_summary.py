@@ -59,7 +59,9 @@ def context_turns(con: Connection, session_id: str, hydrate: bool) -> list[Turn]
     mine = select(*turns._COLUMNS).where(T.c.session_id == session_id).order_by(T.c.seq)
     # Two ranges of the (session_id, seq) index: an OR of the two is read as one scan
     # of every turn of the session.
-    rows = [*con.execute(mine.where(T.c.seq <= first)), *con.execute(mine.where(T.c.seq >= last))]
+    # A range of one turn (first == last) is read once.
+    rows = [*con.execute(mine.where(T.c.seq <= first)),
+            *con.execute(mine.where(T.c.seq >= last, T.c.seq > first))]
     out = turns._load(con, list(rows), hydrate)
     latest = latest_range(out)
     if latest is None or out[latest[2]].id != summary_id:
