@@ -63,6 +63,27 @@ def test_compact_now_says_why_nothing_was_compacted(driver, fake_provider):
     assert "not saved yet" in w.toast.message
 
 
+def test_compact_now_that_would_not_make_the_chat_smaller_says_so_and_changes_nothing(
+        driver, fake_provider):
+    """A short chat: a summary of its two oldest turns would be longer than they are."""
+    from parley.gui.chat.compact_notice import WOULD_NOT_REDUCE
+
+    w = driver.configured()
+    sid, turns = long_chat(driver, w, 6, title="Short")
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and w.transcript.model.rows)
+    shown = [n.key for n in w.transcript.model.rows]
+    fake_provider.script("<summary>" + "The user counted messages, five times each. " * 40
+                         + "</summary>")
+    assert w.compact_now() is True
+    driver.until(lambda: w.toast.message == WOULD_NOT_REDUCE and w.tasks.pending == 0,
+                 timeout=10)
+    assert WOULD_NOT_REDUCE == "Compacting would not make this chat smaller — nothing changed."
+    assert driver.run(w.store.list_compactions(sid)) == []
+    assert [t.id for t in driver.run(w.store.get_turns(sid))] == [t.id for t in turns]
+    assert [n.key for n in w.transcript.model.rows] == shown  # no card
+
+
 def test_compact_now_says_in_words_why_a_summary_was_refused(driver, fake_provider):
     w = driver.configured()
     sid, turns = long_chat(driver, w, 12)
