@@ -159,8 +159,11 @@ class RequestStream:
                     state, attempt, session_id, model_ref, stored, request, emit, error=exc
                 )
                 if retry is None:
-                    raise self._too_long(model_ref, stored, request, exc,
-                                         compacted=state.summaries != summaries) from exc
+                    error = self._too_long(model_ref, stored, request, exc,
+                                           compacted=state.summaries != summaries)
+                    if state.too_long is not None and not isinstance(error, SentMessageTooLong):
+                        error = state.too_long  # the newest message alone does not fit
+                    raise error from exc
                 stored, request = retry
                 compacted = state.summaries != summaries
                 request = await self._tools.finish(

@@ -134,6 +134,8 @@ class RunState:
         unseen: the session's record of turns left off the wire
             (``parley.core.compaction.unseen``) as the run last knew it.
         narrowed: a request of this run went out with its oldest turns left off.
+        too_long: why a refused request was given up when the reason is known (the
+            newest message alone does not fit the window the refusal named).
         on_unseen: told when the run writes, moves or removes that record.
     """
 
@@ -148,6 +150,7 @@ class RunState:
     failure: ParleyError | None = None
     unseen: Unseen | None = None
     narrowed: bool = False
+    too_long: HistoryTooLong | None = None
     on_unseen: UnseenListener | None = None
 
     def unseen_removed(self) -> None:
@@ -559,7 +562,8 @@ class RunCompaction:
         try:  # no summary helped: the newest turns that fit the window the provider named
             return await self._narrow(state, session_id, target, stored, request,
                                       error.tokens if error is not None and error.tokens else 0)
-        except HistoryTooLong:
+        except HistoryTooLong as exc:
+            state.too_long = exc  # the newest message alone: the caller says so
             return None
 
     async def _overflow_target(

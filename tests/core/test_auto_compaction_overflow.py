@@ -134,8 +134,11 @@ async def test_a_last_message_that_alone_overflows_fails_before_sending(env, fak
     (failed,) = [e for e in events if isinstance(e, RunFailed)]
     err = failed.error
     assert isinstance(err, HistoryTooLong) and isinstance(err, CompactPromptTooLongError)
-    assert err.window == 4_000 and err.tokens > 4_000 and not err.compacted
+    assert err.window == 4_000 and err.tokens > 4_000 and not err.compacted and err.newest
     text = err.message
+    assert text.startswith("The newest message is too long for Claude Sonnet 4.6")
+    assert "even with every earlier turn left out" in text
+    assert "most recent turns alone" not in text  # issue 30: that was not the cause
     assert f"{err.tokens:,} tokens" in text and "4,000 tokens" in text
     assert "Claude Sonnet 4.6" in text
     assert "Nothing was sent" in text and "the whole conversation is saved" in text
