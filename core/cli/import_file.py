@@ -5,7 +5,8 @@ the store the window would open, exactly as File ▸ Import does: the PostgreSQL
 database of ``--database`` / ``PARLEY_DATABASE_URL`` / the choice saved in
 Settings → Storage, else the sessions.db of ``--home`` (default: ``PARLEY_HOME``
 or the user data folder, created when missing)
-(``parley.core.importing.files.import_path``), the summary is printed, and the exit
+(``parley.core.importing.files.import_path``), the summary is printed (its line, then
+every file left out under "Not in the export:" and "Refused, with the reason:"), and the exit
 status says how it went: 0 imported (also when everything was imported
 before), 2 refused or failed (the reason on stderr; nothing was imported), a
 database that cannot be reached or used included (the store's typed error's words).
@@ -72,7 +73,8 @@ def _for_command_line(message: str) -> str:
 
 async def _run(path: Path, home: Path | None, database: str | None, out: TextIO
                ) -> tuple[str, bool]:
-    """Import ``path``; return the summary line (naming a database imported into) and
+    """Import ``path``; return the summary (its line, naming a database imported into,
+    then ``ImportSummary.details_text``: every file left out, under two headings) and
     whether chats came in."""
     from parley.core.importing.files import import_path
     from parley.core.paths import DB_NAME, data_dir
@@ -105,4 +107,5 @@ async def _run(path: Path, home: Path | None, database: str | None, out: TextIO
         from parley.core.store.postgres.store import parse_url, redact
 
         line += f" Into the database {redact(parse_url(url))}."
-    return line, summary.changed
+    details = summary.details_text()  # every file left out, under the Details headings
+    return (f"{line}\n{details}" if details else line), summary.changed

@@ -18,8 +18,10 @@
   export, JSON or Markdown, an Anthropic or OpenAI message list or request body).
 
 Either way the result is an :class:`ImportSummary` whose :meth:`~ImportSummary.text`
-is the sentence shown to the person ("412 chats, 9,310 messages, 3 forks;
-2 images not included: …").
+is the short line shown to the person ("412 chats, 9,310 messages, 3 other versions
+from a ChatGPT export; 2 files left out (2 not in the export).") and whose
+:meth:`~ImportSummary.details` lists every file left out under two headings
+("Not in the export", "Refused, with the reason").
 """
 
 from __future__ import annotations
@@ -70,7 +72,11 @@ log = logging.getLogger(__name__)
 #: The largest history export Parley reads (bytes): 1 GiB (years of ChatGPT use
 #: are a few hundred MB; the parsed JSON takes several times that in memory).
 MAX_HISTORY_BYTES = 1024 * 1024 * 1024
-_NAMED = 5  # missing files named in the summary; the rest are counted
+#: The headings of :meth:`ImportSummary.details` (the GUI's Details dialog and
+#: ``parley --import`` print the same).
+NOT_IN_EXPORT = "Not in the export"
+REFUSED = "Refused, with the reason"
+TOO_LONG = "Left out: a message longer than any model can read"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +134,14 @@ class ImportSummary:
         return f"{'Imported ' if self.changed else ''}{file_name}: {self.text()}"
 
     def text(self) -> str:
-        """The summary for people, e.g. ``"412 chats, 9,310 messages, 3 versions from a
-        ChatGPT export; 2 images not included: a.png, b.png."`` (then what was left
-        out, one sentence per kind). Zero counts are not named (versions, files,
-        notes); when nothing new came in, the files the export lacks are not named
-        either (they belong to chats imported before). A Parley database says what the
-        merge added (``parley.core.importing.parley_file.report_text``)."""
+        """The summary for people in one short line, e.g. ``"412 chats, 9,310 messages,
+        3 other versions from a ChatGPT export; 4 files left out (3 not in the export,
+        1 refused)."`` (then what else was left out, one short sentence per kind). No file
+        or conversation is named here: :meth:`details` lists them all. Zero counts are not
+        named (versions, files, notes); when nothing new came in, the files the export
+        lacks are not counted either (they belong to chats imported before). A Parley
+        database says what the merge added
+        (``parley.core.importing.parley_file.report_text``)."""
         if self.merged is not None:
             from parley.core.importing.parley_file import report_text
 
@@ -150,12 +158,11 @@ class ImportSummary:
         if self.forks:
             parts.append(_n(self.forks, "other version"))
         head = f"{', '.join(parts)} from {_from(self.format_name)}"
-        for kind in ("image", "file"):
-            names = [name for k, name in self.missing_files if k == kind]
-            if names:
-                shown = ", ".join(names[:_NAMED])
-                more = f" and {len(names) - _NAMED:,} more" if len(names) > _NAMED else ""
-                head += f"; {_n(len(names), kind)} not included: {shown}{more}"
+        missing, refused = len(self.missing_files), len(self.refused_files)
+        if missing or refused:
+            why = [f"{missing:,} not in the export" if missing else "",
+                   f"{refused:,} refused" if refused else ""]
+            head += f"; {_n(missing + refused, 'file')} left out ({', '.join(w for w in why if w)})"
         out = [head + "."]
         if self.skipped:
             out.append(f"{_n(self.skipped, 'conversation')} imported before "
@@ -164,29 +171,40 @@ class ImportSummary:
             out.append(f"{_n(self.empty, 'empty conversation')} "
                        f"{'was' if self.empty == 1 else 'were'} left out.")
         out.extend(self._too_long())
-        out.extend(self._refused())
         out.extend(self.lost)
         return " ".join(out)
 
-    def _refused(self) -> list[str]:
-        """The sentence naming the export's files that were not read, and why, if any."""
-        n = len(self.refused_files)
-        if not n:
+    def details(self) -> list[tuple[str, list[str]]]:
+        """Everything :meth:`text` counts without naming, whole, as (heading, lines):
+        :data:`NOT_IN_EXPORT` (``"image: a.png"``: files the export names but does not
+        hold), :data:`REFUSED` (``"file-Key5-id_rsa.png: its name says it is an image,
+        but its bytes are text"``: files it holds that were not read) and
+        :data:`TOO_LONG` (conversation titles); only the non-empty ones. Empty when
+        nothing new came in (those files belong to chats imported before)."""
+        if self.merged is not None:
             return []
-        named = "; ".join(f"“{name}”: {why}" for name, why in self.refused_files[:_NAMED])
-        extra = f"; and {n - _NAMED:,} more" if n > _NAMED else ""
-        return [f"{_n(n, 'file')} of the export {'was' if n == 1 else 'were'} not read: "
-                f"{named}{extra}."]
+        out: list[tuple[str, list[str]]] = []
+        if self.missing_files and (self.chats or not self.skipped):
+            out.append((NOT_IN_EXPORT, [f"{kind}: {name}" for kind, name in self.missing_files]))
+        if self.refused_files and (self.chats or not self.skipped):
+            out.append((REFUSED, [f"{name}: {why}" for name, why in self.refused_files]))
+        if self.too_long:
+            out.append((TOO_LONG, list(self.too_long)))
+        return out
+
+    def details_text(self) -> str:
+        """:meth:`details` for a terminal: each heading, then its lines indented by two
+        spaces; '' when there is nothing to list."""
+        return "\n".join(f"{heading}:\n" + "\n".join(f"  {line}" for line in lines)
+                         for heading, lines in self.details())
 
     def _too_long(self) -> list[str]:
-        """The sentence naming the conversations left out for a too long message, if any."""
+        """The sentence counting the conversations left out for a too long message."""
         n = len(self.too_long)
         if not n:
             return []
-        titles = ", ".join(f"“{t}”" for t in self.too_long[:_NAMED])
-        extra = f" and {n - _NAMED:,} more" if n > _NAMED else ""
         return [f"{_n(n, 'conversation')} holding a message longer than any model can read "
-                f"{'was' if n == 1 else 'were'} left out: {titles}{extra}."]
+                f"{'was' if n == 1 else 'were'} left out."]
 
 
 def _n(count: int, word: str) -> str:

@@ -4,9 +4,10 @@ The file is read by ``parley.core.importing.files.import_path``. While it is rea
 written a progress dialog shows how many conversations are in (after a short
 delay, so a single chat does not flash one); Cancel rolls the import back:
 nothing is imported. One conversation opens as the new chat with a short
-notice (as before); a history shows its summary ("412 chats, 9,310 messages,
-3 forks from a ChatGPT export; 2 images not included: …") in a box the person
-closes, and the sidebar lists the new chats.
+notice (as before); a history shows its summary's one line ("412 chats, 9,310
+messages, 3 other versions from a ChatGPT export; 2 files left out (2 not in the
+export).") in a dialog the person closes, with Details… listing every file left out
+(``parley.gui.dialogs.import_summary``), and the sidebar lists the new chats.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QMessageBox, QProgressDialog, QWidget
+from PySide6.QtWidgets import QProgressDialog, QWidget
+
+from parley.gui.dialogs.import_summary import ImportSummaryDialog
 
 #: Milliseconds before the progress dialog shows (a small file is done before).
 SHOW_AFTER_MS = 300
@@ -119,11 +122,7 @@ async def _run(window: Any, path: Path, space_id: str | None) -> None:
     if merged is not None and (merged.messages or merged.completed) \
             and chat.session_id is not None:
         await chat.opener.open(chat.session_id)
-    box = QMessageBox(QMessageBox.Icon.Information, "Import finished",
-                      summary.line(path.name), QMessageBox.StandardButton.Ok,
-                      window)
-    box.setObjectName("import-summary")
-    box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    box = ImportSummaryDialog(summary.line(path.name), summary.details(), window)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
 

@@ -71,9 +71,12 @@ def test_in_process_with_a_claude_export(tmp_path):
     export.write_text(json.dumps(claude_export()), encoding="utf-8")
     out = io.StringIO()
     assert import_only(export, tmp_path / "h", out=out) == 0
-    assert out.getvalue().startswith("Imported conversations.json: 2 chats, 9 messages, 1 other "
-                                     "version from a Claude.ai export; 1 image not included: "
-                                     "receipt.png.")
+    printed = out.getvalue()
+    assert printed.startswith("Imported conversations.json: 2 chats, 9 messages, 1 other "
+                              "version from a Claude.ai export; 1 file left out (1 not in the "
+                              "export).")
+    # The whole list under its heading, after the summary's line.
+    assert printed.endswith("\nNot in the export:\n  image: receipt.png\n")
 
 
 def _pg_sessions(url: str) -> list:

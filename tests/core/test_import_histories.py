@@ -137,8 +137,9 @@ async def test_a_chatgpt_export_becomes_chats_with_their_branches_as_forks(store
     assert summary.messages == 10 + 2 + 1 + 2
     text = summary.text()
     assert text.startswith("2 chats, 15 messages, 2 other versions from a ChatGPT export; "
-                           "2 images not "
-                           "included: file-NotInExport9, file-DalleTram77.")
+                           "2 files left out (2 not in the export).")
+    assert summary.details() == [("Not in the export", ["image: file-NotInExport9",
+                                                        "image: file-DalleTram77"])]
     assert "1 empty conversation was left out." in text
     assert await store.search("Santa Justa")  # imported text is indexed for search
 
@@ -230,7 +231,8 @@ async def test_a_claude_ai_export(store, tmp_path):
                                                                     "Rain on the roof."]
     assert other.title == "Haiku (other answer)"
     text = summary.text()
-    assert "1 image not included: receipt.png" in text
+    assert "1 file left out (1 not in the export)" in text
+    assert summary.details() == [("Not in the export", ["image: receipt.png"])]
     assert "1 content block(s) of a kind Parley does not know were left out." in text
 
 
@@ -449,7 +451,8 @@ async def test_uploaded_files_come_from_the_export_folder_or_are_named(store, tm
     assert base64.b64decode(docs[0].data) == b"%PDF-1.4 report"
     assert base64.b64decode(docs[1].data) == b"# Notes\n"
     assert "[file not included: sheet.xlsx]" in turn.text()
-    assert summary.text().endswith("; 1 file not included: sheet.xlsx.")
+    assert summary.text().endswith("; 1 file left out (1 not in the export).")
+    assert summary.details_text() == "Not in the export:\n  file: sheet.xlsx"
 
 
 async def test_a_conversation_with_a_message_no_model_can_read_is_left_out(store, monkeypatch):
@@ -465,6 +468,8 @@ async def test_a_conversation_with_a_message_no_model_can_read_is_left_out(store
     summary = await import_data(store, json.dumps(data))
 
     assert summary.chats == 3 and summary.too_long == ["Huge paste"]
-    assert ("1 conversation holding a message longer than any model can read was left out: "
-            "“Huge paste”.") in summary.text()
+    assert ("1 conversation holding a message longer than any model can read was left "
+            "out.") in summary.text()
+    assert summary.details() == [("Left out: a message longer than any model can read",
+                                  ["Huge paste"])]
     assert not any(s.title == "Huge paste" for s in await all_sessions(store))

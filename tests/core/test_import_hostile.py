@@ -114,10 +114,11 @@ async def import_and_collect(store: AsyncStore, path: Path):
     return summary, turns
 
 
-def refused_names(text: str) -> list[str]:
+def refused_names(lines: list[str]) -> list[str]:
     return [name for name in ("file-Link1-notes.png", "file-Env6-notes.txt",
                               "file-Key5-id_rsa.png", "file-Fake2-report.pdf",
-                              "file-Big3-big.txt", "file-Hard4-hard.txt") if f"“{name}”" in text]
+                              "file-Big3-big.txt", "file-Hard4-hard.txt")
+            if any(line.startswith(f"{name}: ") for line in lines)]
 
 
 async def test_a_hostile_export_folder_reads_nothing_outside_it(store, tmp_path, outside):
@@ -141,12 +142,15 @@ async def test_a_hostile_export_folder_reads_nothing_outside_it(store, tmp_path,
         assert f"[image not included: {asset}]" in text
     for name in ("notes.txt", "report.pdf", "big.txt", "hard.txt", "secret.txt", "passwd.txt"):
         assert f"[file not included: {name}]" in text
+    # The summary's line counts them; its details list every one, under two headings.
     said = summary.text()
-    assert "6 files of the export were not read" in said
-    assert refused_names(said) == ["file-Link1-notes.png", "file-Env6-notes.txt",
-                                   "file-Key5-id_rsa.png", "file-Fake2-report.pdf",
-                                   "file-Big3-big.txt"]  # five named, then counted
-    assert "and 1 more" in said
+    assert "refused)" in said and "6 refused" in said and "file-Link1" not in said
+    details = dict(summary.details())
+    assert list(details) == ["Not in the export", "Refused, with the reason"]
+    assert refused_names(details["Refused, with the reason"]) == [
+        "file-Link1-notes.png", "file-Env6-notes.txt", "file-Key5-id_rsa.png",
+        "file-Fake2-report.pdf", "file-Big3-big.txt", "file-Hard4-hard.txt"]  # all six
+    assert "image: file-Deep1" in details["Not in the export"]
     reasons = dict(summary.refused_files)
     assert reasons["file-Link1-notes.png"].startswith("it is a link to another file")
     assert reasons["file-Env6-notes.txt"].startswith("it is a link to another file")
@@ -363,8 +367,9 @@ async def test_inline_images_of_a_history_are_what_their_bytes_say(store, tmp_pa
     assert "[image not included: key.png]" in turns[0].text()
     assert summary.refused_files == [
         ("key.png", "the export says it is an image, but its bytes are text")]
-    assert "1 file of the export was not read: “key.png”: the export says it is an image" in (
-        summary.text())
+    assert "1 file left out (1 refused)" in summary.text()
+    assert summary.details() == [("Refused, with the reason", [
+        "key.png: the export says it is an image, but its bytes are text"])]
     assert_nowhere(FAKE_KEY, stored_bytes(tmp_path), turns)
 
 

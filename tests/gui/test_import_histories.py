@@ -9,11 +9,13 @@ import json
 import threading
 
 import pytest
-from PySide6.QtWidgets import QMessageBox, QPushButton
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
 
 from parley.core.content import TextBlock, Turn
 from parley.gui.dialogs import export_dialog
 from parley.gui.dialogs.import_dialog import ImportProgress
+from parley.gui.dialogs.import_summary import ImportSummaryDialog
 from tests.histories import (
     ChatGPTConversation,
     chatgpt_export,
@@ -32,8 +34,8 @@ def _no_scripted_files():
     export_dialog.answers.clear()
 
 
-def _summary_box(w) -> QMessageBox | None:
-    boxes = [b for b in w.findChildren(QMessageBox, "import-summary") if b.isVisible()]
+def _summary_box(w) -> ImportSummaryDialog | None:
+    boxes = [b for b in w.findChildren(ImportSummaryDialog, "import-summary") if b.isVisible()]
     return boxes[0] if boxes else None
 
 
@@ -54,9 +56,12 @@ def test_a_chatgpt_history_imports_with_a_summary_and_lists_its_chats(driver, tm
 
     text = _summary_box(w).text()
     assert text.startswith("Imported conversations.json: 21 chats, 215 messages, 4 other versions "
-                           "from a "
-                           "ChatGPT export; 2 images not included: file-NotInExport9, "
-                           "file-DalleTram77.")
+                           "from a ChatGPT export; 2 files left out (2 not in the export).")
+    box = _summary_box(w)
+    assert box.details_button is not None
+    assert box.show_details().sections() == {
+        "Not in the export": ["image: file-NotInExport9", "image: file-DalleTram77"]}
+    box.details_dialog.reject()
     listed = [s for s in _all(driver, w) if not s.is_version]
     assert len(listed) == 21
     assert all(w.sidebar.model.has(s.id) for s in listed)
@@ -72,6 +77,7 @@ def test_a_chatgpt_history_imports_with_a_summary_and_lists_its_chats(driver, tm
     driver.until(lambda: _summary_box(w) is not None, timeout=30)
     assert _summary_box(w).text() == ("conversations.json: Nothing new: the 21 conversations of "
                                       "this ChatGPT export were imported before.")
+    assert _summary_box(w).details_button is None  # nothing to list
     assert len(_all(driver, w)) == 25
 
 
@@ -268,7 +274,7 @@ def test_an_imported_chat_ending_with_ones_message_says_so_without_an_error(
     driver.until(lambda: w.transcript.error_text() == CALLED_OFF)
 
 
-def test_files_of_an_export_that_are_not_read_are_named_in_the_summary(driver, tmp_path):
+def test_files_of_an_export_that_are_not_read_are_named_in_the_summary(driver, tmp_path, qtbot):
     # A link out of the export (unzip makes one from a zip's link entry) and a key named .png.
     secret = tmp_path / "environ"
     secret.write_bytes(b"ANTHROPIC_API_KEY=sk-ant-GUI-HOSTILE\n")
@@ -286,12 +292,22 @@ def test_files_of_an_export_that_are_not_read_are_named_in_the_summary(driver, t
     assert w.import_conversation() is True
     driver.until(lambda: _summary_box(w) is not None, timeout=30)
 
-    text = _summary_box(w).text()
-    assert text.startswith("Imported conversations.json: 1 chat, 2 messages")
-    assert ("2 files of the export were not read: “file-Key2-photo.png”: its name says it "
-            "is an image, but its bytes are text; “file-Env1-notes.txt”: it is a link to "
-            "another file; Parley imports only the files the export itself holds.") in text
-    _summary_box(w).accept()
+    box = _summary_box(w)
+    # One short line; every file left out is in Details…, under two headings.
+    assert box.text() == ("Imported conversations.json: 1 chat, 2 messages from a ChatGPT "
+                          "export; 2 files left out (2 refused).")
+    qtbot.keyClick(box, Qt.Key.Key_D, Qt.KeyboardModifier.AltModifier)
+    driver.until(lambda: box.details_dialog is not None and box.details_dialog.isVisible())
+    details = box.details_dialog
+    assert details.isModal() and box.isVisible()  # on top of the summary, which stays
+    assert details.sections() == {
+        "Refused, with the reason": [
+            "file-Key2-photo.png: its name says it is an image, but its bytes are text",
+            "file-Env1-notes.txt: it is a link to another file; Parley imports only the "
+            "files the export itself holds"]}
+    qtbot.keyClick(details, Qt.Key.Key_Escape)
+    driver.until(lambda: not details.isVisible())
+    box.accept()
     (chat,) = _all(driver, w)
     turns = driver.run(w.store.get_turns(chat.id))
     assert "sk-ant-GUI-HOSTILE" not in json.dumps([t.text() for t in turns])
