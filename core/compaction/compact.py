@@ -75,7 +75,7 @@ from parley.core.compaction.types import (
 from parley.core.compaction.unseen import load_unseen, save_unseen
 from parley.core.compaction.wire import estimate_request
 from parley.core.content import Block, CompactSummaryBlock, TextBlock, Turn
-from parley.core.context.since_summary import stored_prefix
+from parley.core.context.since_summary import latest_range, stored_prefix
 from parley.core.context.tokens import estimate_tokens
 from parley.core.errors import ParleyError
 from parley.core.hooks import Hooks
@@ -293,8 +293,10 @@ class Compactor:
             session = await self.store.get_session(session_id)
         except SessionNotFound:
             return CompactResult(False, "no-session", reason)
-        stored = await self.store.get_turns(session_id)
-        plan = plan_compaction(stored, keep)
+        # Not the turns the latest summary replaced (parley.core.context.since_summary):
+        # the same model view, so the same plan, read in proportion to what is sent.
+        stored = await self.store.context_turns(session_id)
+        plan = await self._counted(session_id, stored, plan_compaction(stored, keep))
         if plan is None or _new_tokens(plan) < min_new_tokens:
             return CompactResult(False, "nothing-to-compact", reason)
         if not has_content(plan.summarized):
@@ -346,6 +348,16 @@ class Compactor:
         except ParleyError as exc:  # the summary is saved; the next run removes it
             log.warning("session %s: the unseen-turns record was not removed: %s",
                         session_id, exc)
+
+    async def _counted(self, session_id: str, stored: list[Turn], plan: Plan | None
+                       ) -> Plan | None:
+        """``plan`` with ``replaced_count`` counting the stored turns its range replaces
+        that ``stored`` left out (``AsyncStore.messages_between``)."""
+        hidden = _hidden_in(plan, stored) if plan is not None else None
+        if plan is None or hidden is None:
+            return plan
+        more = await self.store.messages_between(session_id, *hidden)
+        return replace(plan, replaced_count=plan.replaced_count + more)
 
     # --- events ------------------------------------------------------------------
 
@@ -490,6 +502,17 @@ class Compactor:
             summary_turn=saved,
             summary_parts=outcome.parts,
         )
+
+
+def _hidden_in(plan: Plan, stored: list[Turn]) -> tuple[str, str] | None:
+    """The ends of the turns ``stored`` (a ``since_summary`` list) leaves out between
+    them, when they lie in the range ``plan`` replaces; else None."""
+    gap = latest_range(stored)
+    if gap is None or gap[1] == gap[0]:
+        return None
+    if not plan.first_index <= gap[0] < gap[1] <= plan.last_index:
+        return None
+    return stored[gap[0]].id, stored[gap[1]].id
 
 
 def _as_stored(sent: SentRequest | None, stored: list[Turn]) -> SentRequest | None:

@@ -10,7 +10,7 @@ context meter then cost time in proportion to what is sent, not to the whole his
 
 from __future__ import annotations
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, not_, select
 from sqlalchemy.engine import Connection
 
 from parley.core.content import CompactSummaryBlock, Turn
@@ -47,6 +47,18 @@ def _candidate(con: Connection, session_id: str) -> tuple[int, int, str] | None:
     if not first <= last < int(row.seq):
         return None
     return first, last, str(row.id)
+
+
+def messages_between(con: Connection, session_id: str, after_id: str, before_id: str) -> int:
+    """See :meth:`parley.core.store.store_turns.TurnsStore.messages_between`."""
+    sessions.require(con, session_id)
+    low = turns.seq_of(con, session_id, after_id)
+    high = turns.seq_of(con, session_id, before_id)
+    return int(con.execute(
+        select(func.count()).where(T.c.session_id == session_id)
+        .where(T.c.seq > low).where(T.c.seq < high)
+        .where(not_(T.c.blocks.like('%"compact_summary"%')))
+    ).scalar_one())
 
 
 def context_turns(con: Connection, session_id: str, hydrate: bool) -> list[Turn]:

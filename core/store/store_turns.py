@@ -99,6 +99,17 @@ class TurnsStore(StoreBase):
         """
         return self._r(lambda c: since_summary.context_turns(c, session_id, hydrate))
 
+    def messages_between(self, session_id: str, after_id: str, before_id: str) -> int:
+        """Return how many turns are stored strictly between two turns of a session,
+        compaction summaries aside: those :meth:`context_turns` leaves out, counted
+        without reading them into turns (a compaction planned on that list counts the
+        turns it replaces with them).
+
+        Raises SessionNotFound, TurnNotInSession.
+        """
+        return self._r(lambda c: since_summary.messages_between(c, session_id, after_id,
+                                                                 before_id))
+
     def count_turns(self, session_id: str) -> int:
         """Return how many turns a session stores. Raises SessionNotFound."""
         return self._r(lambda c: turns.count(c, session_id))

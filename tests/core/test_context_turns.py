@@ -70,6 +70,14 @@ def test_the_turns_inside_the_summarys_range_are_not_read(db):
     assert ids(got) == ["t0", "t35", "t36", "t37", "t38", "t39", "s1"]
 
 
+def test_a_summary_of_one_turn(db):
+    """A range of one turn (a long paste compacted alone): nothing is left out, nothing
+    is read twice."""
+    sid = chat(db, 6)
+    compact(db, sid, "t0", "t0", "s1")
+    assert ids(same_as_whole(db, sid)) == ["t0", "t1", "t2", "t3", "t4", "t5", "s1"]
+
+
 def test_a_re_compaction_and_what_follows_it(db):
     sid = chat(db, 40)
     compact(db, sid, "t0", "t35", "s1")
@@ -155,7 +163,7 @@ def test_the_transcripts_card_counts_turns_when_one_was_taken_back(db):
 
 async def test_a_second_compaction_resends_the_chats_last_request(env: Env, fake_provider):
     """The run builds its request from the turns since the summary; the next compaction
-    (which reads the whole history) still finds it is the history's start and resends it
+    still finds it is the history's start and resends it
     for the provider to read from its cache."""
     for i in range(3):
         fake_provider.script(f"reply {i}")
