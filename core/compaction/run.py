@@ -227,6 +227,8 @@ class RunCompaction:
         self.compactor = compactor
         self.backoff = Backoff()
         self.slide = Slide(store)
+        #: sessions whose record of turns left off the wire this run loop wrote or read
+        self._unseen: set[str] = set()
         compactor.hooks.on("compact:end", self.backoff.on_compact_end)
 
     def check_message(
@@ -344,7 +346,9 @@ class RunCompaction:
         tokens, scale = await target.measure(request)
         estimate = estimate_request(provider, request)
         target = replace(target, scale=max(scale, _scale(tokens, estimate)))
-        state.unseen = await self._load_unseen(session_id)
+        if tokens >= target.trigger or session_id in self._unseen:
+            # (a record only matters near the window: a chat below the trigger reads none)
+            state.unseen = await self._load_unseen(session_id)
         if state.unseen is not None:
             tokens, target = await self._measure_narrowed(target, request, state.unseen,
                                                           tokens, estimate)
@@ -384,11 +388,16 @@ class RunCompaction:
         """The session's record of turns left off the wire (None when it cannot be read:
         the run goes on as if the model saw every turn)."""
         try:
-            return await load_unseen(self.store, session_id)
+            unseen = await load_unseen(self.store, session_id)
         except ParleyError as exc:
             log.warning("session %s: the unseen-turns record could not be read: %s",
                         session_id, exc)
             return None
+        if unseen is None:
+            self._unseen.discard(session_id)
+        else:
+            self._unseen.add(session_id)
+        return unseen
 
     async def _whole_fits(self, state: RunState, session_id: str) -> None:
         """The whole chat (or its summary and what follows) goes out: remove the record."""
@@ -400,6 +409,7 @@ class RunCompaction:
             log.warning("session %s: the unseen-turns record was not removed: %s",
                         session_id, exc)
             return
+        self._unseen.discard(session_id)
         state.unseen_removed()
 
     async def _measure_narrowed(
@@ -446,6 +456,7 @@ class RunCompaction:
                                   newest=True)
         request, state.unseen = done
         state.narrowed = True
+        self._unseen.add(session_id)
         return stored, request
 
     async def limits(self, model_ref: str) -> ModelInfo:
