@@ -191,6 +191,12 @@ class McpTools:
         self._frozen.pop(session_id, None)
         await self.store.set_state(SNAPSHOT_PREFIX + session_id, None)
 
+    async def load_names(self, session_id: str) -> None:
+        """Read a chat's frozen tool list (one app-state row) unless held already, so
+        :meth:`names_of` knows its tools before any call (a chat opened after a restart)."""
+        if session_id not in self._frozen:
+            await self._route(session_id, "")
+
     def names_of(self, name: str) -> tuple[str, str] | None:
         """The server and tool a wire name (``parley.core.mcp.names.wire_name``) stands
         for, as configured (invisible characters and all), from the chats' frozen lists

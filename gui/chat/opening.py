@@ -190,6 +190,9 @@ class ChatOpener:
         draft = await self.chat.drafts.load(session_id)
         versions = await self.chat.store.versions(session_id)
         unseen = await self.chat.unseen.read(session_id)  # one app-state row
+        mcp = getattr(self.w, "mcp", None)
+        if mcp is not None:  # its MCP tools' names as configured, for the tool-call lines
+            await mcp.load_names(session_id)  # (one app-state row, once per chat)
         if gen != self._open_gen:
             return  # another chat was opened meanwhile
         self.chat.sessions[session_id] = session

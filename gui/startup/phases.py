@@ -211,8 +211,17 @@ class WindowStartup(WindowBase):
         host = McpHost(config_path(paths.data_dir(self.home)), keys=self.hub.keys)
         host.load()
         self.mcp = McpTools(host, self.store, approver=DialogApprover(self))
-        # Tool calls in the transcript are named as configured, like the dialog names them.
-        self.transcript.list_view.delegate.builder.specs.tool_names = self.mcp.names_of
+        # Tool calls in the transcript are named as configured, like the dialog names them
+        # (the chat opened before the tools were: its frozen list is read now).
+        self.transcript.set_tool_names(self.mcp.names_of)
+        mcp, chat = self.mcp, self.chat
+
+        async def name_open_chat() -> None:
+            if chat.session_id is not None:
+                await mcp.load_names(chat.session_id)
+                self.transcript.tool_names_changed()
+
+        self.tasks.spawn(name_open_chat(), name="mcp-names")
         from parley.gui.notices import mcp_status
 
         mcp_status.watch(self, host)  # starting / failed servers in the status bar

@@ -388,6 +388,19 @@ class TranscriptView(QWidget):
             node.touch()
             self.model.refresh(node)
 
+    def set_tool_names(self, namer: Callable[[str], tuple[str, str] | None]) -> None:
+        """Name tool calls by ``namer`` (wire name → (server, tool) as configured:
+        ``SpecBuilder.tool_names``) and redraw the rows holding one."""
+        self.list_view.delegate.builder.specs.tool_names = namer
+        self.tool_names_changed()
+
+    def tool_names_changed(self) -> None:
+        """Redraw the loaded rows holding a tool call (their tools' names became known)."""
+        for node in list(self.model.transcript.nodes.values()):
+            if any(isinstance(b, ToolUseBlock) for b in node.turn.blocks):
+                node.touch()
+                self.model.refresh(node)
+
     def set_versions(self, shown: Mapping[str, tuple[int, int]]) -> None:
         """Show ‹ n/m › under the messages with versions: ``{turn id: (n, m)}``."""
         versions = self.list_view.delegate.builder.specs.versions

@@ -128,3 +128,13 @@ def test_the_transcript_and_the_tools_page_write_out_hidden_characters(
     assert not any(RLO in text or "\u200b" in text for text in shown)
     settings.close()
     driver.settle(w)
+
+    # After a restart, before any server runs, the chat's tool call is named the same way.
+    sid = w.session_id
+    driver.close(w)
+    w = driver.open()
+    driver.until(lambda: w.session_id == sid)
+    row, _, _ = _tool_call_row(w)
+    line = w.transcript.list_view.layout_of(row, fresh=True).plain_text()
+    assert "fake › report_<U+202E>fdp.exe" in line and RLO not in line
+    assert w.mcp.host.status(server).state != "ready"
