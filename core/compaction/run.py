@@ -51,7 +51,7 @@ Rules (settings in ``parley.core.compaction.settings``):
   run gives up and reports ``CompactPromptTooLongError`` (the caller raises it).
 * Units: every comparison is in the provider's tokens — the measured request
   (reported usage plus an estimate of what was added), and local estimates
-  scaled by the ratio that measure shows (``_Target.scale``): the trigger, the
+  scaled by the ratio that measure shows (``Target.scale``): the trigger, the
   planner's :data:`MIN_NEW_SHARE`, backoff growth and the fitting of kept or
   newest turns.
 """
@@ -60,8 +60,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from parley.core.compaction.backoff import Backoff, Refusal, written_messages
 from parley.core.compaction.compact import (
@@ -71,19 +71,16 @@ from parley.core.compaction.compact import (
     CompactPromptTooLongError,
 )
 from parley.core.compaction.plan import fit_keep_turns
-from parley.core.compaction.settings import CompactionSettings, load_settings
-from parley.core.compaction.slide import Slide, UnseenListener, failure_cause, waiting_cause
+from parley.core.compaction.run_state import RunState, Target, UnseenListener, token_scale
+from parley.core.compaction.settings import CompactionSettings
+from parley.core.compaction.slide import Slide
 from parley.core.compaction.summary import SUMMARY_MAX_TOKENS
-from parley.core.compaction.unseen import Unseen, load_unseen, save_unseen
-from parley.core.compaction.window import newest_turns
 from parley.core.compaction.wire import (
-    context_tokens,
     estimate_request,
     hide_tool_output,
     stub_for_overflow,
 )
 from parley.core.content import Block, Turn
-from parley.core.context.size import measure
 from parley.core.context.tokens import estimate_tokens
 from parley.core.context.too_long import HistoryTooLong, MessageTooLong, larger_model, model_name
 from parley.core.errors import ParleyError
@@ -115,103 +112,6 @@ MIN_NEW_SHARE = 0.1
 #: of the window.
 SUMMARY_ROOM_SHARE = 0.05
 
-@dataclass
-class RunState:
-    """What compaction did during one run.
-
-    Attributes:
-        summaries: summary turns saved during the run.
-        compaction_failed: an auto-compaction failed (not tried again in this run).
-        overflow_compacted: the run compacted after a context overflow (once per run).
-        backed_off: automatic compaction waits after a refused summary
-            (``parley.core.compaction.backoff``): none is tried in this run.
-        tokens: the request's context tokens counted before it was sent (0: not counted).
-        window: the model's context window (0: not known yet).
-        summary_model: the ``compaction.model`` setting (None: the default).
-        settings: the compaction settings of the run's settings snapshot (None: read
-            them when needed).
-        failure: the error of the run's failed auto-compaction (None: none failed).
-        unseen: the session's record of turns left off the wire
-            (``parley.core.compaction.unseen``) as the run last knew it.
-        narrowed: a request of this run went out with its oldest turns left off.
-        too_long: why a refused request was given up when the reason is known (the
-            newest message alone does not fit the window the refusal named).
-        on_unseen: told when the run writes, moves or removes that record.
-    """
-
-    summaries: int = 0
-    compaction_failed: bool = False
-    overflow_compacted: bool = False
-    backed_off: bool = False
-    tokens: int = 0
-    window: int = 0
-    summary_model: str | None = None
-    settings: CompactionSettings | None = None
-    failure: ParleyError | None = None
-    unseen: Unseen | None = None
-    narrowed: bool = False
-    too_long: HistoryTooLong | None = None
-    on_unseen: UnseenListener | None = None
-
-    def unseen_removed(self) -> None:
-        """A saved summary removed the session's record: say so once."""
-        if self.unseen is not None:
-            self.unseen = None
-            if self.on_unseen is not None:
-                self.on_unseen(None)
-
-    async def compaction_settings(self, store: AsyncStore) -> CompactionSettings:
-        """The run's compaction settings: :attr:`settings` when the run read them with
-        its other settings, else read now (``load_settings``)."""
-        return self.settings if self.settings is not None else await load_settings(store)
-
-
-@dataclass(frozen=True)
-class _Target:
-    """The model a request goes to, for the context-window steps."""
-
-    provider: Provider
-    model_ref: str
-    info: ModelInfo
-    trigger: int
-    # the session's last accepted request (parley.core.compaction.compact.SentRequest)
-    sent: Any = None
-    scale: float = 1.0  # provider tokens per estimated token, when a reply said (>= 1)
-
-    @property
-    def window(self) -> int:
-        return int(self.info.context_window)
-
-    async def tokens(self, request: ChatRequest) -> int:
-        """The request's input tokens (:meth:`measure`)."""
-        return (await self.measure(request))[0]
-
-    async def measure(self, request: ChatRequest) -> tuple[int, float]:
-        """(the request's input tokens, provider tokens per estimated token): the last
-        reply's reported input plus what was added since, scaled by the ratio that reply
-        showed (``parley.core.context.size.measure``); without such a reply, the
-        provider's count near the trigger against the estimate, else the estimate
-        (system prompt and tools included everywhere)."""
-        measured = measure(self.provider.caps, request, self.model_ref, self.sent)
-        if measured is not None:
-            return measured.tokens, measured.scale
-        tokens = await context_tokens(self.provider, request, self.trigger)
-        return tokens, _scale(tokens, estimate_request(self.provider, request))
-
-    def estimate(self, request: ChatRequest) -> int:
-        """The local estimate, scaled by what the provider's counts showed of it."""
-        return int(estimate_request(self.provider, request) * self.scale)
-
-    def too_long(self, tokens: int, compacted: bool, newest: bool = False) -> HistoryTooLong:
-        name = model_name(self.info, self.model_ref)
-        return HistoryTooLong(tokens, self.window, self.model_ref, name=name,
-                              compacted=compacted, newest=newest)
-
-    def fits(self, request: ChatRequest, share: float = 1.0) -> bool:
-        """The request takes at most ``share`` of the window (scaled estimate)."""
-        return self.estimate(request) <= self.window * share
-
-
 class RunCompaction:
     """The run loop's compaction policy.
 
@@ -226,9 +126,7 @@ class RunCompaction:
         self.hub = hub
         self.compactor = compactor
         self.backoff = Backoff()
-        self.slide = Slide(store)
-        #: sessions whose record of turns left off the wire this run loop wrote or read
-        self._unseen: set[str] = set()
+        self.slide = Slide(store, hub, compactor.asked)
         compactor.hooks.on("compact:end", self.backoff.on_compact_end)
 
     def check_message(
@@ -345,18 +243,18 @@ class RunCompaction:
         target = self._target(session_id, provider, model_ref, info, settings)
         tokens, scale = await target.measure(request)
         estimate = estimate_request(provider, request)
-        target = replace(target, scale=max(scale, _scale(tokens, estimate)))
-        if tokens >= target.trigger or session_id in self._unseen:
+        target = replace(target, scale=max(scale, token_scale(tokens, estimate)))
+        if tokens >= target.trigger or self.slide.known(session_id):
             # (a record only matters near the window: a chat below the trigger reads none)
-            state.unseen = await self._load_unseen(session_id)
+            state.unseen = await self.slide.load(session_id)
         if state.unseen is not None:
-            tokens, target = await self._measure_narrowed(target, request, state.unseen,
+            tokens, target = await self.slide.measure_narrowed(target, request, state.unseen,
                                                           tokens, estimate)
         state.tokens, state.window, state.summary_model = tokens, target.window, settings.model
         if not settings.auto:
             return stored, request
         if tokens < target.trigger:
-            await self._whole_fits(state, session_id)
+            await self.slide.whole_fits(state, session_id)
             return stored, request
         summaries = state.summaries
         if self.backoff.waiting(session_id, tokens, stored, settings.model):
@@ -373,91 +271,16 @@ class RunCompaction:
         if not info.known:
             return stored, request
         if tokens <= target.window:
-            await self._whole_fits(state, session_id)
+            await self.slide.whole_fits(state, session_id)
             return stored, request
         if state.compaction_failed:
-            return await self._narrow(state, session_id, target, stored, request, tokens)
+            return await self.slide.narrow_run(state, session_id, target, stored, request, tokens)
         if request.turns != stored or state.summaries != summaries:
             tokens = await target.tokens(request)
         if tokens <= target.window:
-            await self._whole_fits(state, session_id)
+            await self.slide.whole_fits(state, session_id)
             return stored, request
         return await self._fit(state, settings, session_id, target, stored, request, tokens, emit)
-
-    async def _load_unseen(self, session_id: str) -> Unseen | None:
-        """The session's record of turns left off the wire (None when it cannot be read:
-        the run goes on as if the model saw every turn)."""
-        try:
-            unseen = await load_unseen(self.store, session_id)
-        except ParleyError as exc:
-            log.warning("session %s: the unseen-turns record could not be read: %s",
-                        session_id, exc)
-            return None
-        if unseen is None:
-            self._unseen.discard(session_id)
-        else:
-            self._unseen.add(session_id)
-        return unseen
-
-    async def _whole_fits(self, state: RunState, session_id: str) -> None:
-        """The whole chat (or its summary and what follows) goes out: remove the record."""
-        if state.unseen is None:
-            return
-        try:
-            await save_unseen(self.store, session_id, None)
-        except ParleyError as exc:
-            log.warning("session %s: the unseen-turns record was not removed: %s",
-                        session_id, exc)
-            return
-        self._unseen.discard(session_id)
-        state.unseen_removed()
-
-    async def _measure_narrowed(
-        self, target: _Target, request: ChatRequest, unseen: Unseen, tokens: int, estimate: int
-    ) -> tuple[int, _Target]:
-        """The whole request's tokens when the last ones went out narrowed: the provider
-        counted only what was sent, so its ratio to the estimate there is applied to the
-        whole history (after a restart the run no longer has the request it sent)."""
-        turns = request.turns
-        at = next((i for i, t in enumerate(turns) if t.id == unseen.first_seen_turn_id), None)
-        if at is None:
-            return tokens, target
-        narrowed = replace(request, turns=list(turns[at:]))
-        counted = measure(target.provider.caps, narrowed, target.model_ref)
-        if counted is None:
-            return tokens, target
-        scale = max(target.scale, counted.scale)
-        return max(tokens, int(estimate * scale)), replace(target, scale=scale)
-
-    async def _narrow(
-        self,
-        state: RunState,
-        session_id: str,
-        target: _Target,
-        stored: list[Turn],
-        request: ChatRequest,
-        tokens: int,
-    ) -> tuple[list[Turn], ChatRequest]:
-        """No summary can help: send the newest turns that fit (``parley.core.compaction.slide``).
-
-        Raises:
-            HistoryTooLong: even the newest message, with what it answers, does not fit.
-        """
-        if state.backed_off and state.failure is None:
-            cause = waiting_cause(state.unseen)
-        else:
-            cause = failure_cause(self.hub, state.failure,
-                                  self.compactor.asked.get(session_id), target.model_ref)
-        done = await self.slide.narrow(session_id, stored, request, target.fits, cause,
-                                       state.unseen, state.on_unseen)
-        if done is None:
-            newest = replace(request, turns=stub_for_overflow(newest_turns(stored)))
-            raise target.too_long(max(target.estimate(newest), 1), compacted=False,
-                                  newest=True)
-        request, state.unseen = done
-        state.narrowed = True
-        self._unseen.add(session_id)
-        return stored, request
 
     async def limits(self, model_ref: str) -> ModelInfo:
         """The model's window and output limit, the provider's own numbers first
@@ -469,17 +292,17 @@ class RunCompaction:
     def _target(
         self, session_id: str, provider: Provider, model_ref: str, info: ModelInfo,
         settings: CompactionSettings,
-    ) -> _Target:
+    ) -> Target:
         trigger = int(settings.threshold * info.context_window)
         sent = self.compactor.sent.get(session_id)
-        return _Target(provider, model_ref, info, trigger, sent)
+        return Target(provider, model_ref, info, trigger, sent)
 
     async def _fit(
         self,
         state: RunState,
         settings: CompactionSettings,
         session_id: str,
-        target: _Target,
+        target: Target,
         stored: list[Turn],
         request: ChatRequest,
         tokens: int,
@@ -494,10 +317,10 @@ class RunCompaction:
         if stubbed.turns != request.turns:
             tokens = await target.tokens(stubbed)
             if tokens <= target.window:
-                await self._whole_fits(state, session_id)
+                await self.slide.whole_fits(state, session_id)
                 return stored, stubbed
         if state.backed_off:  # no summary is asked for: the newest turns that fit go
-            return await self._narrow(state, session_id, target, stored, request, tokens)
+            return await self.slide.narrow_run(state, session_id, target, stored, request, tokens)
         room = min(SUMMARY_MAX_TOKENS, int(target.window * SUMMARY_ROOM_SHARE))
 
         def fits(kept: list[Turn]) -> bool:
@@ -508,7 +331,7 @@ class RunCompaction:
         if keep is None or not await self._compact(
             state, session_id, target.model_ref, emit, keep_turns=keep, scale=target.scale
         ):
-            return await self._narrow(state, session_id, target, stored, request, tokens)
+            return await self.slide.narrow_run(state, session_id, target, stored, request, tokens)
         stored = await self.store.context_turns(session_id)
         request = replace(request, turns=stored)
         tokens = await target.tokens(request)
@@ -571,7 +394,7 @@ class RunCompaction:
         if not target.info.known and not (error is not None and error.maximum):
             return None  # no window to fit into
         try:  # no summary helped: the newest turns that fit the window the provider named
-            return await self._narrow(state, session_id, target, stored, request,
+            return await self.slide.narrow_run(state, session_id, target, stored, request,
                                       error.tokens if error is not None and error.tokens else 0)
         except HistoryTooLong as exc:
             state.too_long = exc  # the newest message alone: the caller says so
@@ -580,7 +403,7 @@ class RunCompaction:
     async def _overflow_target(
         self, state: RunState, model_ref: str, request: ChatRequest,
         error: ContextOverflow | None,
-    ) -> _Target | None:
+    ) -> Target | None:
         """The model's window (as the refusal named it, once learnt) and the provider's
         tokens per estimated token (the refusal's token figure against the estimate)."""
         settings = await state.compaction_settings(self.store)
@@ -592,12 +415,12 @@ class RunCompaction:
         if error is not None and error.maximum:
             info = replace(info, context_window=min(info.context_window, error.maximum))
         estimate = estimate_request(provider, request)
-        scale = _scale(error.tokens if error is not None and error.tokens else 0, estimate)
+        scale = token_scale(error.tokens if error is not None and error.tokens else 0, estimate)
         return replace(self._target("", provider, model_ref, info, settings), scale=scale)
 
     @staticmethod
     def _overflow_keep(
-        target: _Target, settings: CompactionSettings, stored: list[Turn], request: ChatRequest
+        target: Target, settings: CompactionSettings, stored: list[Turn], request: ChatRequest
     ) -> int | None:
         """Recent turns to keep verbatim in a compaction after an overflow: the setting,
         or fewer when the kept turns would not fit the window by the provider's count."""
@@ -608,10 +431,3 @@ class RunCompaction:
             return target.estimate(wire) + room <= target.window
 
         return fit_keep_turns(stored, settings.keep_turns, fits)
-
-
-def _scale(counted: int, estimated: int) -> float:
-    """Provider tokens per estimated token (at least 1: the estimate is never scaled down)."""
-    if counted <= 0 or estimated <= 0:
-        return 1.0
-    return max(1.0, counted / estimated)

@@ -15,15 +15,17 @@ time. Models are named by their display names (``ModelInfo.display_name``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from parley.core.compaction.run_state import RunState, Target, UnseenListener
 from parley.core.compaction.types import CompactNoSummaryError, CompactPromptTooLongError
-from parley.core.compaction.unseen import Reason, Unseen, save_unseen
-from parley.core.compaction.window import Window, newest_that_fit
+from parley.core.compaction.unseen import Reason, Unseen, load_unseen, save_unseen
+from parley.core.compaction.window import Window, newest_that_fit, newest_turns
 from parley.core.compaction.wire import stub_for_overflow
 from parley.core.content import Turn
+from parley.core.context.size import measure
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest
 
@@ -37,7 +39,6 @@ log = logging.getLogger(__name__)
 #: absorbs the estimate's error, and the next few requests fit before it moves again.
 FILL_SHARE = 0.9
 
-UnseenListener = Callable[[Unseen | None], None]
 
 _REFUSED_WHY = {
     "no-summary": "did not answer with a summary",
@@ -121,12 +122,103 @@ def waiting_cause(previous: Unseen | None) -> Cause:
 class Slide:
     """Narrows requests to the newest turns that fit, and keeps the record of it.
 
+    A session's record is read only when it can matter (a request at or over the
+    compaction trigger, or a session this run loop knows has one): a chat far from its
+    window costs no store trip for it.
+
     Args:
         store: the ``AsyncStore`` (app state ``unseen:<session_id>``).
+        hub: names the models.
+        asked: the summary model each session's latest compaction asked
+            (``Compactor.asked``).
     """
 
-    def __init__(self, store: AsyncStore) -> None:
+    def __init__(self, store: AsyncStore, hub: ProviderHub, asked: Mapping[str, str]) -> None:
         self.store = store
+        self.hub = hub
+        self.asked = asked
+        #: sessions whose record this run loop wrote or read
+        self._known: set[str] = set()
+
+    def known(self, session_id: str) -> bool:
+        """True when this run loop wrote or read a record of the session."""
+        return session_id in self._known
+
+    async def load(self, session_id: str) -> Unseen | None:
+        """The session's record of turns left off the wire (None when it cannot be read:
+        the run goes on as if the model saw every turn)."""
+        try:
+            unseen = await load_unseen(self.store, session_id)
+        except ParleyError as exc:
+            log.warning("session %s: the unseen-turns record could not be read: %s",
+                        session_id, exc)
+            return None
+        if unseen is None:
+            self._known.discard(session_id)
+        else:
+            self._known.add(session_id)
+        return unseen
+
+    async def whole_fits(self, state: RunState, session_id: str) -> None:
+        """The whole chat (or its summary and what follows) goes out: remove the record."""
+        if state.unseen is None:
+            return
+        try:
+            await save_unseen(self.store, session_id, None)
+        except ParleyError as exc:
+            log.warning("session %s: the unseen-turns record was not removed: %s",
+                        session_id, exc)
+            return
+        self._known.discard(session_id)
+        state.unseen_removed()
+
+    async def measure_narrowed(
+        self, target: Target, request: ChatRequest, unseen: Unseen, tokens: int, estimate: int
+    ) -> tuple[int, Target]:
+        """The whole request's tokens when the last ones went out narrowed: the provider
+        counted only what was sent, so its ratio to the estimate there is applied to the
+        whole history (after a restart the run no longer has the request it sent)."""
+        turns = request.turns
+        at = next((i for i, t in enumerate(turns) if t.id == unseen.first_seen_turn_id), None)
+        if at is None:
+            return tokens, target
+        narrowed = replace(request, turns=list(turns[at:]))
+        counted = measure(target.provider.caps, narrowed, target.model_ref)
+        if counted is None:
+            return tokens, target
+        scale = max(target.scale, counted.scale)
+        return max(tokens, int(estimate * scale)), replace(target, scale=scale)
+
+    async def narrow_run(
+        self,
+        state: RunState,
+        session_id: str,
+        target: Target,
+        stored: list[Turn],
+        request: ChatRequest,
+        tokens: int,
+    ) -> tuple[list[Turn], ChatRequest]:
+        """No summary can help: send the newest turns that fit (:meth:`narrow`), the cause
+        taken from the run's state.
+
+        Raises:
+            HistoryTooLong: even the newest message, with what it answers, does not fit.
+        """
+        if state.backed_off and state.failure is None:
+            cause = waiting_cause(state.unseen)
+        else:
+            cause = failure_cause(self.hub, state.failure,
+                                  self.asked.get(session_id), target.model_ref)
+        done = await self.narrow(session_id, stored, request, target.fits, cause,
+                                       state.unseen, state.on_unseen)
+        if done is None:
+            newest = replace(request, turns=stub_for_overflow(newest_turns(stored)))
+            raise target.too_long(max(target.estimate(newest), 1), compacted=False,
+                                  newest=True)
+        request, state.unseen = done
+        state.narrowed = True
+        self._known.add(session_id)
+        return stored, request
 
     async def narrow(
         self,
