@@ -262,7 +262,10 @@ def _cell_align(token: Token) -> str:
 
 
 def _make_parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False}, renderer_cls=_QtRenderer)
+    # breaks=True: a single newline inside a paragraph is a line break (``<br />``),
+    # as chat apps show replies; CommonMark alone joins such lines into one. Code
+    # blocks, lists and tables are separate blocks and are not affected.
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True}, renderer_cls=_QtRenderer)
     md.enable(["table", "strikethrough"])
     # Every destination becomes a link token; link_open decides whether it is a
     # real link (is_safe_url), so blocked links look the same everywhere.
@@ -275,6 +278,9 @@ _MD = _make_parser()
 
 def render_markdown(text: str, style: MarkdownStyle | None = None) -> RenderedMarkdown:
     """Render markdown (CommonMark + tables + strikethrough) to QTextDocument HTML.
+
+    A single newline inside a paragraph is kept as a line break (markdown-it's
+    ``breaks`` option), so a poem or an address written without markdown keeps its lines.
 
     Args:
         text: markdown source.
