@@ -347,8 +347,7 @@ class ChatRunner:
         emit(RunStarted(session_id, user_turn, progress.builder.turn_id))
         # What the request is built from: not the turns the latest summary replaced
         # (parley.core.context.since_summary), so a message costs what is sent.
-        turns = await self.store.context_turns(session_id)
-        stored_count = await self.store.count_turns(session_id)
+        turns, stored_count = await self.store.context_turns_counted(session_id)
         ctx = await self._steps.context(session_id, session)
         # Titled from the first message at once, so a chat whose reply never finishes
         # (Stop, Parley quit) is not left as "New chat"; TitleService improves it later.

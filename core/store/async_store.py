@@ -417,6 +417,7 @@ class AsyncStore:
     get_turns = reads(Store.get_turns)
     count_turns = reads(Store.count_turns)
     context_turns = reads(Store.context_turns)
+    context_turns_counted = reads(Store.context_turns_counted)
     messages_between = reads(Store.messages_between)
     history = reads(Store.history)
     append_turn = writes(Store.append_turn)

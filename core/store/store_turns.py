@@ -110,6 +110,16 @@ class TurnsStore(StoreBase):
         return self._r(lambda c: since_summary.messages_between(c, session_id, after_id,
                                                                  before_id))
 
+    def context_turns_counted(self, session_id: str) -> tuple[list[Turn], int]:
+        """Return :meth:`context_turns` (hydrated) and :meth:`count_turns` read together,
+        in one trip to the store: a run needs both (what it sends, and where its turns
+        go for the ``session:end`` hook's ``turn_range``).
+
+        Raises SessionNotFound.
+        """
+        return self._r(lambda c: (since_summary.context_turns(c, session_id, True),
+                                  turns.count(c, session_id)))
+
     def count_turns(self, session_id: str) -> int:
         """Return how many turns a session stores. Raises SessionNotFound."""
         return self._r(lambda c: turns.count(c, session_id))
