@@ -164,12 +164,12 @@ def readable(box: QMessageBox) -> QMessageBox:
 
 
 def show_problem(parent: QWidget | None, title: str, text: str) -> None:
-    """Tell the person about an error they can act on (non-modal, returns at once)."""
-    box = readable(QMessageBox(QMessageBox.Icon.Warning, title, text,
-                               QMessageBox.StandardButton.Ok, parent))
-    box.setModal(False)
-    box.setAccessibleName(title)
-    box.show()
+    """Tell the person about an error they can act on (returns at once): one dialog per
+    window, modal to it, Return closes it; a problem arriving while it is open joins its
+    list (``parley.gui.dialogs.problem_box``)."""
+    from parley.gui.dialogs.problem_box import show_problem as show
+
+    show(parent, title, text)
 
 
 def show_crash(parent: QWidget | None, summary: str, details: str, log_path: str) -> QMessageBox:

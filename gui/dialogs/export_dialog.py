@@ -52,6 +52,20 @@ class CannotReadFile(ParleyError):
         super().__init__(f"Parley could not read {path}: {why}. Nothing was imported.")
 
 
+class ImportRefused(ParleyError):
+    """A file chosen for import was refused; the message names the file, so a list of
+    several refusals (``parley.gui.dialogs.problem_box``) says which is which.
+
+    Attributes:
+        cause: the error the importer raised.
+    """
+
+    def __init__(self, path: Path, cause: ParleyError) -> None:
+        text = cause.message
+        super().__init__(text if path.name in text else f"{path.name}: {text}")
+        self.cause = cause
+
+
 @dataclass(frozen=True, slots=True)
 class Exported:
     """What an export wrote: the file and what the format could not carry."""

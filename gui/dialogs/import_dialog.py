@@ -91,9 +91,10 @@ def start_import(window: Any, path: Path, space_id: str | None) -> None:
 
 
 async def _run(window: Any, path: Path, space_id: str | None) -> None:
+    from parley.core.convert.errors import NotAConversation
     from parley.core.importing.files import import_path
     from parley.core.store.imports import ImportCancelled
-    from parley.gui.dialogs.export_dialog import CannotReadFile, lost_note
+    from parley.gui.dialogs.export_dialog import CannotReadFile, ImportRefused, lost_note
 
     progress = ImportProgress(window, path.name)
     window.import_progress = progress  # tests and a second import see it
@@ -105,6 +106,8 @@ async def _run(window: Any, path: Path, space_id: str | None) -> None:
         return
     except OSError as exc:
         raise CannotReadFile(path, exc.strerror or str(exc)) from exc
+    except NotAConversation as exc:  # a refusal: named, so that several are told apart
+        raise ImportRefused(path, exc) from exc
     finally:
         progress.close()
         window.import_progress = None

@@ -1,7 +1,8 @@
 """Errors the person can act on, told once; a damaged or moved sessions.db.
 
 :meth:`WindowProblems.show_problem` is the window's one way to tell an error
-(``TaskSet``'s, the store's, the background jobs'): non-modal, and a damaged file or
+(``TaskSet``'s, the store's, the background jobs'): one dialog modal to the window, a
+burst listed in it (``parley.gui.dialogs.problem_box``), and a damaged file or
 one deleted or moved while open told in one dialog, later refusals because of it in
 the status bar only. A damaged file shows the recovery page
 (``parley.gui.database.recovery_page``), for which the store is closed here.
@@ -73,7 +74,8 @@ class WindowProblems(WindowBase):
         self.close()
 
     def show_problem(self, error: ParleyError) -> None:
-        """Show an error the person can act on (non-modal). A damaged file, or one
+        """Show an error the person can act on (one window-modal dialog; one arriving while
+        it is open joins its list). A damaged file, or one
         deleted or moved while open, is told in one dialog; later refusals because of
         it only in the status bar."""
         from parley.core.store.errors import (
