@@ -584,7 +584,16 @@ class NotAParleyDatabase(StoreError):
 
 
 class InvalidDatabaseUrl(StoreError):
+    """A database address that is not a PostgreSQL one (words for the command line).
+
+    Attributes:
+        url: the address as given, its password hidden.
+        why: what is wrong with it, e.g. "it has no scheme, not postgresql://…"; a window
+            (Settings → Storage) words its own sentence around it.
+    """
+
     def __init__(self, url: str, why: str) -> None:
+        self.url, self.why = url, why
         super().__init__(
             f"{url!r} is not a PostgreSQL database address: {why}. Nothing was opened "
             "and nothing was created. Parley accepts an address like "

@@ -97,6 +97,7 @@ class StoragePage(QWidget):
         self.to_file_button = QPushButton("Copy my chats to a file…", self)
         self.to_file_button.setVisible(bool(getattr(store, "on_server", False)))
         self.progress: QProgressDialog | None = None
+        self._field_said = False  # the status line holds _address_problem's words
         self.status = QLabel("", self)
         self.status.setObjectName("StorageStatus")
         self.status.setWordWrap(True)
@@ -107,6 +108,7 @@ class StoragePage(QWidget):
         self.copy_button.clicked.connect(lambda: self.tasks.spawn(self.copy(), name="db-copy"))
         self.to_file_button.clicked.connect(
             lambda: self.tasks.spawn(self.copy_to_file(), name="db-copy-out"))
+        self.url.textChanged.connect(lambda _text: self._follow_field())
         buttons = QHBoxLayout()
         for b in self._buttons():
             b.setAccessibleName(b.text())
@@ -123,6 +125,36 @@ class StoragePage(QWidget):
         col.addWidget(self.password)
         col.addLayout(buttons)
         col.addWidget(self.status)
+        self._follow_field()
+
+    def _address_problem(self) -> str | None:
+        """Why the address field holds no usable address, in this page's words (None: it does).
+
+        An empty field needs no words: the database buttons are simply off.
+        """
+        from parley.core.store.errors import InvalidDatabaseUrl
+        from parley.core.store.postgres.store import parse_url
+
+        text = self.url.text().strip()
+        if not text:
+            return ""
+        try:
+            parse_url(text)
+        except InvalidDatabaseUrl as exc:
+            return (f"This is not a PostgreSQL database address: {exc.why}. Write one like "
+                    f"{PLACEHOLDER} above, or choose \"Use sessions.db\" to keep the chats "
+                    "in a file.")
+        return None
+
+    def _follow_field(self) -> None:
+        """Turn the buttons that need an address on only while the field holds a usable one,
+        and say what is wrong with one that is not."""
+        problem = self._address_problem()
+        for b in (self.test_button, self.use_button, self.copy_button):
+            b.setEnabled(problem is None)
+        if problem or self._field_said:
+            self.status.setText(problem or "")
+        self._field_said = bool(problem)
 
     def _buttons(self) -> tuple[QPushButton, ...]:
         return (self.test_button, self.use_button, self.copy_button, self.to_file_button,
@@ -245,15 +277,26 @@ class StoragePage(QWidget):
             self.progress = None
             for b in self._buttons():
                 b.setEnabled(True)
+            self._follow_field()
 
     async def use_file(self) -> None:
-        """Keep the chats in sessions.db from the next start."""
-        from parley.core.store.backends import save_database_choice
+        """Keep the chats in sessions.db from the next start; when they are in it now and
+        no database was chosen, say so and change nothing."""
+        from parley.core.store.backends import save_database_choice, saved_database_url
 
+        on_server = bool(getattr(self.store, "on_server", False))
+        chosen = saved_database_url(self.folder)
+        if not on_server and chosen is None:
+            self.status.setText(f"Your chats are already in sessions.db ({self.store.path}). "
+                                "Nothing was changed.")
+            return
         try:
             await asyncio.to_thread(save_database_choice, self.folder, None)
         except OSError as exc:
             self.status.setText(f"The choice could not be saved: {exc.strerror or exc}.")
             return
         self.url.clear()
-        self.status.setText("Parley keeps the chats in sessions.db from the next start.")
+        self.status.setText("Parley keeps the chats in sessions.db from the next start."
+                            if on_server else
+                            "Your chats stay in sessions.db: the database chosen before is "
+                            "not used at the next start.")
