@@ -48,7 +48,7 @@ from parley.core.compaction.compact import CompactPromptTooLongError, SentReques
 from parley.core.compaction.run import HistoryTooLong, RunCompaction, RunState
 from parley.core.content import Turn
 from parley.core.context.tokens import estimate_tokens
-from parley.core.context.too_long import SentMessageTooLong, model_name
+from parley.core.context.too_long import SentMessageTooLong, WindowTooSmall, model_name
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest
 from parley.core.providers.errors import ContextOverflow, ProviderError
@@ -161,7 +161,9 @@ class RequestStream:
                 if retry is None:
                     error = self._too_long(model_ref, stored, request, exc,
                                            compacted=state.summaries != summaries)
-                    if state.too_long is not None and not isinstance(error, SentMessageTooLong):
+                    too_small = isinstance(state.too_long, WindowTooSmall)
+                    if state.too_long is not None and (
+                            too_small or not isinstance(error, SentMessageTooLong)):
                         error = state.too_long  # the newest message alone does not fit
                     raise error from exc
                 stored, request = retry

@@ -127,6 +127,9 @@ class RunCompaction:
         self.compactor = compactor
         self.backoff = Backoff()
         self.slide = Slide(store, hub, compactor.asked)
+        #: model_ref -> provider tokens per estimated token a refusal showed (a request
+        #: refused before any reply measured it): later requests are judged by it
+        self.refused_scale: dict[str, float] = {}
         compactor.hooks.on("compact:end", self.backoff.on_compact_end)
 
     def check_message(
@@ -244,6 +247,14 @@ class RunCompaction:
         tokens, scale = await target.measure(request)
         estimate = estimate_request(provider, request)
         target = replace(target, scale=max(scale, token_scale(tokens, estimate)))
+        refused = self.refused_scale.get(model_ref)
+        if refused is not None:  # a refusal counted this model's requests before any reply
+            target = replace(target, scale=max(target.scale, refused))
+            tokens = max(tokens, target.estimate(request))
+        if tokens > target.window and (info.known or refused is not None):
+            small = target.newest_too_small(request)
+            if small is not None:  # nothing earlier to leave out or summarize can help
+                raise small
         if tokens >= target.trigger or self.slide.known(session_id):
             # (a record only matters near the window: a chat below the trigger reads none)
             state.unseen = await self.slide.load(session_id)
@@ -374,6 +385,13 @@ class RunCompaction:
         learn = getattr(self.hub, "learn_limits", None)
         if error is not None and error.maximum and learn is not None:
             learn(model_ref, error.maximum)
+        if error is not None and error.tokens:  # the provider's count: is the window too small?
+            measured = await self._overflow_target(state, model_ref, request, error)
+            small = measured.newest_too_small(request, sent=True) if measured is not None else None
+            if small is not None and measured is not None:
+                self.refused_scale[model_ref] = measured.scale
+                state.too_long = small  # no summary of unanswered turns: the caller says so
+                return None
         if attempt == 1:
             stubbed = stub_for_overflow(request.turns)
             if stubbed != request.turns:

@@ -11,14 +11,15 @@ comparison of the run's steps is in one unit.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from parley.core.compaction.settings import CompactionSettings, load_settings
 from parley.core.compaction.unseen import Unseen
-from parley.core.compaction.wire import context_tokens, estimate_request
+from parley.core.compaction.window import newest_turns
+from parley.core.compaction.wire import context_tokens, estimate_request, stub_for_overflow
 from parley.core.context.size import measure
-from parley.core.context.too_long import HistoryTooLong, model_name
+from parley.core.context.too_long import HistoryTooLong, WindowTooSmall, model_name
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest, ModelInfo
 
@@ -123,6 +124,24 @@ class Target:
         name = model_name(self.info, self.model_ref)
         return HistoryTooLong(tokens, self.window, self.model_ref, name=name,
                               compacted=compacted, newest=newest)
+
+    def newest_too_small(self, request: ChatRequest, sent: bool = False) -> WindowTooSmall | None:
+        """:class:`WindowTooSmall` when even the newest message, with what it answers, the
+        system prompt and the tools (older tool output stubbed), is over the window by
+        the scaled estimate (:meth:`estimate`); else None. The error names the share of
+        the system prompt, the tools and the message, in the provider's tokens; ``sent``:
+        the provider refused the request."""
+        newest = replace(request, turns=stub_for_overflow(newest_turns(request.turns)))
+        total = self.estimate(newest)
+        if total <= self.window:
+            return None
+        system = self.estimate(replace(newest, turns=[], tools=[])) if newest.system else 0
+        tools = self.estimate(replace(newest, turns=[], system=None)) if newest.tools else 0
+        return WindowTooSmall(
+            total, self.window, self.model_ref, name=model_name(self.info, self.model_ref),
+            system_tokens=system, tool_tokens=tools,
+            message_tokens=max(0, total - system - tools), sent=sent,
+        )
 
     def fits(self, request: ChatRequest, share: float = 1.0) -> bool:
         """The request takes at most ``share`` of the window (scaled estimate)."""

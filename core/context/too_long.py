@@ -126,6 +126,49 @@ class SentMessageTooLong(HistoryTooLong):
         self.newest = True
 
 
+class WindowTooSmall(SentMessageTooLong):
+    """The model's context window is too small for even the newest message: the system
+    prompt, the tools and the message alone are over it in the provider's tokens, so no
+    summary of earlier turns and no narrowing can help. The message is saved in the
+    chat but was not answered (at most one request was refused for it: ``sent``; else
+    nothing was sent).
+
+    Attributes: those of :class:`SentMessageTooLong`, and
+        system_tokens, tool_tokens, message_tokens: what takes the room, in the
+            provider's tokens (local estimates scaled by the provider's count).
+    """
+
+    def __init__(
+        self, tokens: int, window: int, model_ref: str, *, name: str = "",
+        system_tokens: int = 0, tool_tokens: int = 0, message_tokens: int = 0,
+        sent: bool = False,
+    ) -> None:
+        model = name or model_ref
+        parts = [f"the system prompt about {system_tokens:,}"] if system_tokens else []
+        if tool_tokens:
+            parts.append(f"the tools about {tool_tokens:,}")
+        parts.append(f"the message with what it answers about {message_tokens:,}")
+        helps = ["pick a model with a larger context window"]
+        if tool_tokens * 2 >= tokens:
+            helps.append("turn off tools for this chat (they take most of the room)")
+        helps.append("edit the message to shorten it")
+        what = "The provider refused it, so it was not answered" if sent else "Nothing was sent"
+        ParleyError.__init__(
+            self,
+            f"The newest message is too long for {model}: with the system prompt and tools "
+            f"it is about {tokens:,} tokens ({', '.join(parts)}), and the model's context "
+            f"window holds {window:,} tokens in all, so it cannot be sent even with every "
+            f"earlier turn left out; starting a new chat would not help either. {what}, and "
+            "nothing was lost: the whole conversation is saved, your message included. To go "
+            f"on, {', or '.join(helps)}.",
+        )
+        self.tokens, self.window, self.model_ref = tokens, window, model_ref
+        self.compacted = False
+        self.newest = True
+        self.system_tokens, self.tool_tokens = system_tokens, tool_tokens
+        self.message_tokens = message_tokens
+
+
 def larger_model(kind: ProviderKind, tokens: int) -> ModelInfo | None:
     """The cheapest catalog model of a provider kind whose window exceeds ``tokens``.
 

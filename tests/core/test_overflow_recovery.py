@@ -163,8 +163,10 @@ async def test_a_first_message_over_the_window_is_said_to_be_too_long_itself(env
     assert reply is None
     (failed,) = [e for e in events if isinstance(e, RunFailed)]
     message = failed.error.message
-    assert message.startswith("Your message is too long for ")
+    # (issue 30: the refusal's count shows the window too small for the message itself)
+    assert message.startswith("The newest message is too long for ")
     assert "context window holds 2,048 tokens" in message and "compacting" not in message
+    assert "refused it, so it was not answered" in message
     assert isinstance(failed.error, CompactPromptTooLongError)  # shown as before (Edit…)
     assert all("summary" not in str(r.body).lower()[:2000] for r in fake_provider.model_requests)
     stored = await env.store.get_turns(env.sid)

@@ -109,7 +109,7 @@ def test_a_message_over_the_servers_window_says_why_now_and_after_a_restart(driv
     w.composer.setFocus()
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
     until(lambda: "too long" in driver.error_text(w), timeout=20)
-    assert "Your message is too long" in driver.error_text(w)
+    assert "The newest message is too long" in driver.error_text(w)  # issue 30 wording
     assert "2,048" in driver.error_text(w) and "compacting" not in driver.error_text(w)
     until(lambda: "2k" in w.context_meter.label.text(), timeout=10)
     driver.settle(w)
