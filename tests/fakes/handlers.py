@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from tests.fakes import anthropic_api as anth
 from tests.fakes import openai_api as oai
+from tests.fakes import tool_phrase
 from tests.fakes.anthropic_api import Unit
 from tests.fakes.cache import PromptCache, count_anthropic_tokens, estimate_tokens, openai_elements
 from tests.fakes.limits import (
@@ -297,10 +298,16 @@ class FakeApi:
 
     def _unscripted(self, body: dict[str, Any]) -> Item:
         """What an unscripted request gets: a model's answer (``_text_of``), except that a
-        summary request is answered as ``summary_answers`` says (a model that does not
-        follow the summary format, or a server that fails)."""
+        message starting with ``/tool NAME {args}`` calls that tool and a tool's result is
+        answered by quoting it (``tests.fakes.tool_phrase``), and a summary request is
+        answered as ``summary_answers`` says (a model that does not follow the summary
+        format, or a server that fails)."""
         said = _last_user_text(body.get("messages"))
         style = self.summary_answers
+        if _SUMMARY_ASK not in said:  # a "/tool NAME {args}" message, or a tool's result
+            phrase = tool_phrase.reply_to(said, body, self.default_delay_ms)
+            if phrase is not None:
+                return phrase
         if style == "summary" or _SUMMARY_ASK not in said:
             return Reply(token_delay_ms=self.default_delay_ms)
         if style == "error":

@@ -24,7 +24,9 @@ cache (:mod:`tests.fakes.cache`).
 
 Run by hand: ``python -m tests.fakes.server --port 8765`` and point the app's
 Anthropic base URL at ``http://127.0.0.1:8765`` or an OpenAI-compatible
-provider at ``http://127.0.0.1:8765/v1``; replies echo the last message.
+provider at ``http://127.0.0.1:8765/v1``; replies echo the last message, and a message
+``/tool NAME {"arg": "value"}`` makes the model call that tool, then answer with its
+result (:mod:`tests.fakes.tool_phrase`).
 """
 
 from __future__ import annotations
@@ -332,7 +334,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Anthropic base URL:         {server.anthropic_base_url}")
     print(f"OpenAI-compatible base URL: {server.openai_base_url}")
     keys = "only the key(s) given with --key" if args.key else "any key"
-    print(f"Replies echo your last message; {keys} is accepted. Ctrl+C stops.", flush=True)
+    print(f"Replies echo your last message; {keys} is accepted. Ctrl+C stops.")
+    print('A message "/tool NAME {\"arg\": \"value\"}" makes the model call that tool.',
+          flush=True)
     config = uvicorn.Config(server.app, log_level="info", lifespan="off")
     uvicorn.Server(config).run(sockets=[server._sock])
 
