@@ -173,8 +173,8 @@ def test_search_messages_with_keys_only(driver, fake_provider, qtbot):
 def test_compact_with_keys_only(driver, fake_provider, qtbot):
     w = chat_window(driver, fake_provider)
     key(qtbot, "Ctrl+L")
-    for n in range(6):
-        say(driver, qtbot, w, f"question {n}", f"answer {n}")
+    for n in range(6):  # replies long enough that a summary makes the context smaller
+        say(driver, qtbot, w, f"question {n}", f"answer {n}: " + "a detail worth keeping. " * 30)
     sid = w.session_id
     fake_provider.script("Summary: six questions were asked and answered.")
     key(qtbot, "Ctrl+K")

@@ -281,14 +281,20 @@ def test_a_long_last_chat_is_read_whole_once_while_starting(driver, fake_provide
 
     whole: list[str] = []
     window: list[Any] = []  # the window once made
-    real = AsyncStore.get_turns
 
-    async def counting(self: AsyncStore, session_id: str, *args: Any, **kw: Any) -> Any:
-        if not args and not kw and not (window and window[0].ready):
-            whole.append(session_id)  # every turn of the chat, while starting
-        return await real(self, session_id, *args, **kw)
+    def counted(name: str) -> Any:
+        real = getattr(AsyncStore, name)
 
-    monkeypatch.setattr(AsyncStore, "get_turns", counting)
+        async def counting(self: AsyncStore, session_id: str, *args: Any, **kw: Any) -> Any:
+            if not args and not kw and not (window and window[0].ready):
+                whole.append(session_id)  # every turn the chat sends, while starting
+            return await real(self, session_id, *args, **kw)
+
+        return counting
+
+    # The whole history, or what a request is built from (every turn here: no summary).
+    for name in ("get_turns", "context_turns"):
+        monkeypatch.setattr(AsyncStore, name, counted(name))
     w = start(driver, fake_env(fake_provider))
     window.append(w)
     driver.until(lambda: w.chat is not None and w.session_id == sid and w.chat.older > 0)
