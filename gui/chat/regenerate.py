@@ -195,7 +195,9 @@ class ChatRegenerate:
 
     def _install_names(self) -> None:
         """Give the transcript's row builder :meth:`answered_by` (the delegate keeps it
-        when a new palette or font makes a new builder)."""
+        when a new palette or font makes a new builder), and its tooltips the models'
+        display names."""
+        self.w.transcript.list_view.model_name = self.w.model_picker.label_of
         specs = self.w.transcript.list_view.delegate.builder.specs
         if specs.answered_by != self.answered_by:
             specs.answered_by = self.answered_by

@@ -176,7 +176,7 @@ ACTIONS: tuple[Action, ...] = (
     _a("run.retry", "Retry", ("Ctrl+R",), "global", "Chat",
        "Send the conversation again after an error or a stopped reply.",
        keywords="resume"),
-    _a("run.regenerate", "Regenerate reply", ("Ctrl+Shift+R",), "global",
+    _a("run.regenerate", "Regenerate", ("Ctrl+Shift+R",), "global",
        "Chat",
        "Ask for another answer to your last message; the current one is kept as a version.",
        keywords="retry again another answer redo"),
@@ -184,7 +184,7 @@ ACTIONS: tuple[Action, ...] = (
        "Chat",
        "Pick a model for another answer to your last message; the current one is kept "
        "as a version.", keywords="retry again switch model"),
-    _a("session.fork", "Fork here", ("Ctrl+Shift+F",), "global",
+    _a("session.fork", "Fork from here", ("Ctrl+Shift+F",), "global",
        "Chat",
        "Start a new chat that copies this one up to the focused message.", keywords="branch"),
     _a("session.compact", "Compact now", (), "global", "Chat",

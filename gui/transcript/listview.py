@@ -17,6 +17,8 @@ from Qt; only geometry, painting and cursor movement are overridden.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import (
     QCoreApplication,
     QEvent,
@@ -117,6 +119,9 @@ class TranscriptListView(QListView):
         super().__init__(parent)
         #: top-level rows of the session above the first row, not read yet
         self.more_above = 0
+        #: a reply's model in its tooltip: ``provider:model`` -> display name (set by the
+        #: window, ``parley.gui.chat.regenerate``); None: the model id
+        self.model_name: Callable[[str], str] | None = None
         self._rows = RowGeometry()
         self._width = 0
         self._stick = True
@@ -801,7 +806,7 @@ class TranscriptListView(QListView):
         """Tooltip text for what is under the pointer (links show where they go)."""
         if not index.isValid():
             return ""
-        return tooltip_text(self.transcript_model().rows[index.row()], hit)
+        return tooltip_text(self.transcript_model().rows[index.row()], hit, self.model_name)
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
         restyled = event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from parley.gui.text.markdown import BLOCKED_PREFIX, COPY_PREFIX, IMAGE_PREFIX, is_safe_url
@@ -18,8 +19,16 @@ from parley.gui.transcript.specs import (
 )
 
 
-def tooltip_text(node: Node, hit: Hit | None) -> str:
-    """What the tooltip says over a row: where a link goes, why it does not, who wrote it."""
+def tooltip_text(node: Node, hit: Hit | None,
+                 model_name: Callable[[str], str] | None = None) -> str:
+    """What the tooltip says over a row: where a link goes, why it does not, who wrote it.
+
+    Args:
+        node: the row under the pointer.
+        hit: what of the row is under it (None: the row's background).
+        model_name: the display name of a ``provider:model`` ref, as the rest of the
+            window says it (the model menu's ``label_of``); None: the ref's model id.
+    """
     if hit is not None and hit.href:
         href, piece = hit.href, hit.placed.piece
         if href.startswith(COPY_PREFIX):
@@ -54,7 +63,9 @@ def tooltip_text(node: Node, hit: Hit | None) -> str:
     turn = node.turn
     if turn.role == "assistant" and turn.model and node.kind == "turn":
         when = datetime.fromtimestamp(turn.created_at / 1000).strftime("%Y-%m-%d %H:%M")
-        text = f"{turn.model} · {when}"
+        name = model_name(turn.model) if model_name is not None \
+            else turn.model.split(":", 1)[-1]
+        text = f"{name} · {when}"
         if turn.usage is not None:
             u = turn.usage
             text += f"\n{u.total_input_tokens:,} tokens in · {u.output_tokens:,} out"

@@ -91,7 +91,7 @@ def test_filter_narrows_the_rows_and_problems_are_shown(editor, qtbot):
     qtbot.keyClicks(editor.filter, "ctrl+shift+f")
     shown = [editor.table.item(r, 0).text() for r in range(editor.table.rowCount())
              if not editor.table.isRowHidden(r)]
-    assert shown == ["Fork here"]
+    assert shown == ["Fork from here"]  # the Message menu's word too (issue 35)
     assert not editor.problems.isVisible()
     editor.set_keymap(Keymap({"session.pin": ["Ctrl+N"]}))  # e.g. from an older file
     assert editor.problems.isVisible() and "Ctrl+N" in editor.problems.text()
