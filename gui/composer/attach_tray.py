@@ -20,6 +20,7 @@ from PySide6.QtCore import QByteArray, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
+    QFontMetrics,
     QKeyEvent,
     QPainter,
     QPainterPath,
@@ -192,14 +193,46 @@ class _ElidedLabel(QLabel):
         super().__init__(text, parent)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
+    def shown_text(self) -> str:
+        """The text as painted in the label's width."""
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle,
+                                             self.contentsRect().width())
+
     def paintEvent(self, _event: QPaintEvent) -> None:  # noqa: N802
         p = QPainter(self)
         p.setPen(self.palette().color(self.foregroundRole()))
-        shown = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle,
-                                              self.contentsRect().width())
         p.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft
-                                            | Qt.AlignmentFlag.AlignVCenter), shown)
+                                            | Qt.AlignmentFlag.AlignVCenter), self.shown_text())
         p.end()
+
+
+#: What separates the parts of a chip's detail line ("Text · 1,600 lines · 0.1 MB").
+DETAIL_SEP = " · "
+
+
+def fit_detail(text: str, metrics: QFontMetrics, width: int) -> str:
+    """A detail line shortened to ``width`` px by whole parts, never inside one.
+
+    Parts (separated by :data:`DETAIL_SEP`) are dropped from the end, so "Text · 1,600
+    lines · 0.1 MB" becomes "Text · 1,600 lines"; only a first part too long on its own
+    is cut, at its end ("…").
+    """
+    if metrics.horizontalAdvance(text) <= width:
+        return text
+    parts = text.split(DETAIL_SEP)
+    for n in range(len(parts) - 1, 0, -1):
+        shorter = DETAIL_SEP.join(parts[:n])
+        if metrics.horizontalAdvance(shorter) <= width:
+            return shorter
+    return metrics.elidedText(parts[0], Qt.TextElideMode.ElideRight, width)
+
+
+class _DetailLabel(_ElidedLabel):
+    """A chip's detail line: shortened by whole parts (:func:`fit_detail`); the whole line
+    is in the chip's tooltip."""
+
+    def shown_text(self) -> str:
+        return fit_detail(self.text(), self.fontMetrics(), self.contentsRect().width())
 
 
 class TrayEntry(QFrame):
@@ -228,7 +261,7 @@ class TrayEntry(QFrame):
             col.setSpacing(1)
             self.name_label = _ElidedLabel(item.name, self)
             self.name_label.setObjectName("AttachName")
-            self.detail_label = _ElidedLabel(item.detail, self)
+            self.detail_label = _DetailLabel(item.detail, self)
             self.detail_label.setObjectName("AttachDetail")
             col.addStretch(1)
             col.addWidget(self.name_label)
