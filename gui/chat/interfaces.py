@@ -266,6 +266,8 @@ class MeterView(Protocol):
 
     def update(self) -> None: ...
 
+    def refused(self, sid: str, error: Any) -> None: ...
+
 
 class ModelsView(Protocol):
     """Which model answers, and the title (``parley.gui.chat.models.ChatModels``)."""

@@ -8,6 +8,14 @@ latest summary replaced) are read and counted off the GUI thread. The system pro
 and tools are those of the chat's last request when the run loop sent one since
 Parley started, else worked out once in the background. The meter also shows when the
 chat's prompt cache expires.
+
+The meter shows what the model sees. When the run left the chat's oldest turns off the
+wire (its ``Unseen`` record, ``parley.core.compaction.unseen``, held in
+``OpenChatState.unseen``), only the turns from the first one the model still sees are
+counted — the narrowed request, measured from the last reply's reported usage where
+there is one — the same before and after a restart. When a request was refused because
+even the newest message does not fit (``WindowTooSmall``), the meter shows the refusal's
+count (the provider's tokens) until the chat changes.
 """
 
 from __future__ import annotations
@@ -31,6 +39,10 @@ class ChatMeter:
         self.chat = chat
         # (chat, model) -> what its next request sends besides the turns.
         self._shapes: dict[tuple[str, str], Any] = {}
+        #: session id -> (its last turn's id, tokens) of a request refused as too long for
+        #: the window by itself (:meth:`refused`): shown while that turn is the last.
+        self._refused: dict[str, tuple[str, int]] = {}
+        chat.state.unseen_changed.connect(self.update)  # a narrowed request counts less
         #: Every turn of the chat opened in part, read once while starting (_measure_all).
         self._all_turns: tuple[tuple[str, int, int, str], asyncio.Future[list[Turn]]] | None \
             = None
@@ -61,18 +73,49 @@ class ChatMeter:
             self._all_turns = (key, reading)
             turns = await asyncio.shield(reading)
         system = self._system_prompt(sid)
-        figures = await asyncio.to_thread(measure, turns, system, self.chat.current_model(),
-                                          self.chat.hub, self.next_request_shape(sid))
+        figures = await asyncio.to_thread(measure, self._seen(turns), system,
+                                          self.chat.current_model(), self.chat.hub,
+                                          self.next_request_shape(sid))
         if sid == self.chat.session_id:
-            self.w.context_meter.set_usage(*figures)
+            self.w.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
             self.show_cache_expiry()
 
     def _show(self, turns: Sequence[Turn]) -> None:
-        system = self._system_prompt(self.chat.session_id)
-        self.w.context_meter.set_usage(*measure(
-            turns, system, self.chat.current_model(), self.chat.hub,
-            self.next_request_shape(self.chat.session_id)))
+        sid = self.chat.session_id
+        system = self._system_prompt(sid)
+        figures = measure(self._seen(turns), system, self.chat.current_model(), self.chat.hub,
+                          self.next_request_shape(sid))
+        self.w.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
         self.show_cache_expiry()
+
+    def refused(self, sid: str, error: Any) -> None:
+        """A run of chat ``sid`` failed: when the error says even the newest message does
+        not fit (``newest`` with ``tokens``, ``parley.core.context.too_long``), the meter
+        shows those tokens while the chat's last turn stays the same."""
+        tokens = getattr(error, "tokens", 0)
+        turns = self.chat.turns if sid == self.chat.session_id else []
+        if getattr(error, "newest", False) and isinstance(tokens, int) and tokens and turns:
+            self._refused[sid] = (turns[-1].id, tokens)
+
+    def _with_refusal(self, sid: str | None, turns: Sequence[Turn],
+                      figures: tuple[Any, ...]) -> tuple[Any, ...]:
+        refused = self._refused.get(sid or "")
+        if refused is None or not turns or turns[-1].id != refused[0]:
+            self._refused.pop(sid or "", None)
+            return figures
+        used, window, cache_read, source, _ = figures
+        return max(used, refused[1]), window, cache_read, source, True
+
+    def _seen(self, turns: Sequence[Turn]) -> Sequence[Turn]:
+        """The turns the chat's next request sends when the run leaves its oldest ones off
+        the wire (the open chat's ``Unseen`` record): from the first turn the model still
+        sees (searched from the newest; it is near the end). All turns otherwise."""
+        unseen = self.chat.state.unseen
+        if unseen is None or unseen.session_id != self.chat.session_id:
+            return turns
+        first = unseen.first_seen_turn_id
+        at = next((i for i in range(len(turns) - 1, -1, -1) if turns[i].id == first), None)
+        return turns if at is None else turns[at:]
 
     def next_request_shape(self, sid: str | None) -> Any:
         """The chat's last request as the run loop sent it, else the system prompt and

@@ -125,6 +125,8 @@ class RunEvents:
             elif current:
                 self.chat.regen.after_stop(sid)
             if current:
+                if isinstance(ev, RunFailed):  # a refusal's count of the newest message
+                    self.chat.meter.refused(sid, ev.error)
                 self.chat.meter.update()  # what was saved before the failure counts
         elif isinstance(ev, ToolStepFinished | ToolResultsSaved):
             self.chat.partial.pop(sid, None)
