@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 from parley.core.attachments.limits import explain_refusal
 from parley.core.chat.events import (
     Listener,
+    OlderTurnsUnseen,
     ReplyUpdated,
     RetryWaiting,
     RunCancelled,
@@ -77,6 +78,7 @@ from parley.core.tools.executor import ToolExecutor
 from parley.core.tools.loop import RunTools
 
 if TYPE_CHECKING:
+    from parley.core.compaction.unseen import Unseen
     from parley.core.providers.hub import ProviderHub
     from parley.core.store.async_store import AsyncStore
     from parley.core.store.models import Session
@@ -190,20 +192,37 @@ class ChatRunner:
         reason: Trigger = "manual",
         model_ref: str | None = None,
         on_event: Callable[[CompactEvent], None] | None = None,
+        on_unseen: Callable[[OlderTurnsUnseen], None] | None = None,
     ) -> CompactResult:
         """Compact a session now: :meth:`parley.core.compaction.compact.Compactor.compact`.
+
+        When it fails and the session's oldest turns are left off the wire (its
+        ``Unseen`` record, ``parley.core.compaction.unseen``), the record takes this
+        failure's reason, detail and attempts, and ``on_unseen`` is told
+        (:class:`OlderTurnsUnseen`) so the note says why now.
 
         Raises:
             RunInProgress: a run works in the session.
             CompactionInProgress: a compaction already works in it.
+            ParleyError: the compaction failed (``Compactor.compact``).
         """
-        return await self.compactor.compact(
-            session_id,
-            keep_turns=keep_turns,
-            reason=reason,
-            model_ref=model_ref,
-            on_event=on_event,
-        )
+        try:
+            return await self.compactor.compact(
+                session_id,
+                keep_turns=keep_turns,
+                reason=reason,
+                model_ref=model_ref,
+                on_event=on_event,
+            )
+        except (RunInProgress, CompactionInProgress):
+            raise
+        except ParleyError as exc:
+            def told(unseen: Unseen | None) -> None:
+                if on_unseen is not None:
+                    on_unseen(OlderTurnsUnseen(session_id, unseen))
+
+            await self._compaction.slide.failed(session_id, exc, model_ref or "", told)
+            raise
 
     async def refresh_system_prompt(self, session_id: str) -> None:
         """Render the session's system prompt (memory, skills) again at its next request,

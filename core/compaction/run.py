@@ -195,6 +195,9 @@ class RunCompaction:
             log.warning("auto-compaction of session %s failed: %s", session_id, exc)
             state.compaction_failed = True
             state.failure = exc
+            if state.unseen is not None:  # the note says why now
+                state.unseen = await self.slide.failed(session_id, exc, model_ref,
+                                                       state.on_unseen, state.unseen)
             if isinstance(exc, CompactNoSummaryError | CompactPromptTooLongError | ProviderError):
                 turns = await self.store.context_turns(session_id)
                 self.backoff.refused(session_id, Refusal(

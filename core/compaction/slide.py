@@ -189,6 +189,43 @@ class Slide:
         scale = max(target.scale, counted.scale)
         return max(tokens, int(estimate * scale)), replace(target, scale=scale)
 
+    async def failed(
+        self, session_id: str, error: ParleyError, chat_ref: str,
+        on_unseen: UnseenListener | None, current: Unseen | None = None,
+    ) -> Unseen | None:
+        """A compaction of the session failed (automatic or Compact now): its record of
+        turns left off the wire, when it has one, takes this failure's cause (reason,
+        detail, attempts) so the note says why now, and ``on_unseen`` is told.
+
+        Args:
+            session_id: the session.
+            error: what the compaction raised.
+            chat_ref: the chat's model (``provider:model``; "" when unknown).
+            on_unseen: told the changed record.
+            current: the record as the caller knows it (None: read it).
+
+        Returns:
+            The record now (None: the session has none). A record that could not be
+            read or written is logged and left as it was.
+        """
+        unseen = current if current is not None else await self.load(session_id)
+        if unseen is None:
+            return None
+        cause = failure_cause(self.hub, error, self.asked.get(session_id), chat_ref)
+        changed = replace(unseen, reason=cause.reason, detail=cause.detail,
+                          attempts=cause.attempts)
+        if changed == unseen:
+            return unseen
+        try:
+            await save_unseen(self.store, session_id, changed)
+        except ParleyError as exc:
+            log.warning("session %s: the unseen-turns record was not updated: %s",
+                        session_id, exc)
+            return unseen
+        if on_unseen is not None:
+            on_unseen(changed)
+        return changed
+
     async def narrow_run(
         self,
         state: RunState,

@@ -249,7 +249,8 @@ class ChatEditor:
         runner = self.chat.runner
         assert runner is not None  # compact_now asks only once the runner is attached
         try:
-            result = await runner.compact(sid, keep_turns=int(keep))
+            result = await runner.compact(sid, keep_turns=int(keep),
+                                          on_unseen=self.chat.runs.events.on_event)
         except _compact_failures() as exc:  # told in one line, the rest in Details
             self.chat.unseen.failed(sid, exc, auto=False)
             return
