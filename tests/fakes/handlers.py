@@ -181,6 +181,20 @@ def _user_texts(messages: Any) -> list[str]:
     return out
 
 
+#: A point of an unscripted summary quotes this share of a long message (1 / N of it)…
+SUMMARY_QUOTE_DIVISOR = 10
+#: …at most this many characters.
+SUMMARY_QUOTE_MAX = 2_000
+
+
+def summary_quote_chars(length: int, point_chars: int = 120) -> int:
+    """Characters a summary point quotes of a user message of ``length`` characters:
+    ``point_chars``, or a tenth of a longer message (at most :data:`SUMMARY_QUOTE_MAX`),
+    so a normal summary is long enough for what it replaces — Parley rejects a summary
+    under 2 % of the replaced text, at most 500 tokens (``parley.core.compaction.check``)."""
+    return max(point_chars, min(length // SUMMARY_QUOTE_DIVISOR, SUMMARY_QUOTE_MAX))
+
+
 def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) -> str | None:
     """A plausible answer to Parley's own side requests, so the app reads sensibly
     against the fake server: a title from the subject words of the user's first
@@ -190,8 +204,9 @@ def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) 
     separate summary request (or of one part of it), from the parts' summaries when
     asked to combine them, or from the conversation itself when the request is the
     chat resent with the summary instruction added (the cache-friendly summary); an
-    earlier summary's points are carried into the new one; each point quotes at most
-    ``point_chars`` characters of what the user said.
+    earlier summary's points are carried into the new one; each point quotes
+    :func:`summary_quote_chars` of what the user said (``point_chars``, a tenth of a long
+    message).
     None for anything else."""
     if said.startswith(_TITLE_ASK):
         match = _USER_MESSAGE.search(said)
@@ -212,7 +227,8 @@ def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) 
         asked = [t.split(_NOTE_START)[0] for t in _user_texts(messages)]
         asked = [p for t in asked if t.strip() and _SUMMARY_ASK not in t
                  for p in (_POINT.findall(t) or [t])]
-    asked = [" ".join(a.split())[:point_chars] for a in asked]
+    asked = [" ".join(a.split()) for a in asked]
+    asked = [a[:summary_quote_chars(len(a), point_chars)] for a in asked]
     points = "\n".join(f"- The user said: {a}" for a in asked) or "- (no user messages)"
     return f"<summary>\nWhat happened so far:\n{points}\n</summary>"
 

@@ -39,7 +39,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, get_args
 
 import uvicorn
 from starlette.applications import Starlette
@@ -304,6 +304,30 @@ class FakeProviderServer(FakeApi):
         self._sock.close()
 
 
+#: The model ``--window`` adds (its window is the flag's value).
+SMALL_MODEL = "claude-small-window"
+
+
+def configure(server: FakeProviderServer, *, window: int | None = None,
+              token_scale: float = 1.0, summary_answers: SummaryAnswers = "summary") -> None:
+    """Apply the command line's compaction knobs to a server.
+
+    Args:
+        server: the fake server.
+        window: add :data:`SMALL_MODEL` (an Anthropic model) with this many tokens of
+            context window and enforce every listed model's window (None: neither).
+        token_scale: input tokens reported per token of Parley's estimate (>= 1).
+        summary_answers: how unscripted summary requests are answered.
+    """
+    if window is not None:
+        server.anthropic_models = [*server.anthropic_models, {
+            "id": SMALL_MODEL, "display_name": f"Claude Small Window ({window:,} tokens)",
+            "max_input_tokens": window, "max_tokens": 4_096}]
+        server.windows.enforce_windows = True
+    server.windows.token_scale = token_scale
+    server.summary_answers = summary_answers
+
+
 def main(argv: list[str] | None = None) -> None:
     """Command line: serve until Ctrl+C, printing the base URLs to use."""
     parser = argparse.ArgumentParser(description="Parley's fake model provider (127.0.0.1 only).")
@@ -321,7 +345,35 @@ def main(argv: list[str] | None = None) -> None:
         help="accept only this API key (repeatable); others get 401, as a real "
         "provider answers a wrong key (default: any key)",
     )
+    parser.add_argument(
+        "--window",
+        type=int,
+        metavar="N",
+        help=f"add the model {SMALL_MODEL} with an N-token context window and refuse "
+        "prompts over any model's window (\"prompt is too long\"), as a real provider "
+        "does: try automatic compaction in a short chat",
+    )
+    parser.add_argument(
+        "--token-scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="report F input tokens for each one Parley estimates (default 1): a "
+        "provider whose tokenizer counts more",
+    )
+    parser.add_argument(
+        "--summary-answers",
+        choices=get_args(SummaryAnswers),
+        default="summary",
+        help="how summary requests are answered: a summary (default), the same without "
+        "<summary> tags, a chatty non-summary, one cut off, an empty answer, or HTTP 500 "
+        "(try the fallback when no summary can be made)",
+    )
     args = parser.parse_args(argv)
+    if args.window is not None and args.window < 1_000:
+        parser.error("--window must be at least 1000 tokens")
+    if args.token_scale < 1.0:
+        parser.error("--token-scale must be at least 1")
     try:
         server = FakeProviderServer(port=args.port)
     except OSError as exc:
@@ -329,12 +381,20 @@ def main(argv: list[str] | None = None) -> None:
                        f"another program uses that port. Choose another with --port, "
                        f"e.g. --port {args.port + 10000 if args.port < 55535 else 18765}.\n")
     server.default_delay_ms = args.token_delay_ms
+    configure(server, window=args.window, token_scale=args.token_scale,
+              summary_answers=args.summary_answers)
     if args.key:
         server.valid_keys = set(args.key)
     print(f"Anthropic base URL:         {server.anthropic_base_url}")
     print(f"OpenAI-compatible base URL: {server.openai_base_url}")
     keys = "only the key(s) given with --key" if args.key else "any key"
     print(f"Replies echo your last message; {keys} is accepted. Ctrl+C stops.")
+    if args.window is not None:
+        print(f"Model {SMALL_MODEL} has a {args.window:,}-token context window; prompts over "
+              "a model's window are refused.")
+    if args.token_scale != 1.0 or args.summary_answers != "summary":
+        print(f"Input tokens counted x{args.token_scale:g}; summary requests answered: "
+              f"{args.summary_answers}.")
     print('A message "/tool NAME {\"arg\": \"value\"}" makes the model call that tool.',
           flush=True)
     config = uvicorn.Config(server.app, log_level="info", lifespan="off")
