@@ -28,7 +28,7 @@ class CompactionInProgress(ParleyError):
 
     def __init__(self) -> None:
         super().__init__(
-            "Parley is compacting this session. Wait a moment until the summary is "
+            "Parley is compacting this chat. Wait a moment until the summary is "
             "written (or press Esc to stop it), then try again."
         )
 
@@ -46,14 +46,14 @@ class CompactPromptTooLongError(ParleyError):
             text = (
                 f"This conversation is still too long{who}, even after hiding older tool "
                 "output and compacting it. Nothing was lost: the whole conversation is "
-                "saved. Remove large attachments, start a new session, or pick a model "
+                "saved. Remove large attachments, start a new chat, or pick a model "
                 "with a larger context window."
             )
         else:
             text = (
                 f"Parley could not compact this conversation: it is too long{who} to "
                 "summarize, even shortened. Nothing was changed. Pick a summary model with "
-                "a larger context window (Settings → Compaction) or start a new session."
+                "a larger context window (Settings → Compaction) or start a new chat."
             )
         super().__init__(text)
 

@@ -95,7 +95,7 @@ class HistoryTooLong(CompactPromptTooLongError):
                 f"This conversation is about {tokens:,} tokens, more than {model}'s context "
                 f"window of {window:,} tokens, {tried}. Nothing was sent, and nothing was "
                 "lost: the whole conversation is saved. Edit the long message to shorten it, "
-                f"start a new session, {_ADVICE}."
+                f"start a new chat, {_ADVICE}."
             )
         ParleyError.__init__(self, text)
         self.tokens, self.window, self.model_ref = tokens, window, model_ref
