@@ -61,7 +61,13 @@ from parley.core.settings import (
 from parley.core.tasks import TaskSet
 from parley.gui.header.model_picker import ModelChoice, model_choices
 from parley.gui.settings.providers import ProvidersPage
-from parley.gui.settings.widgets import hint, model_combo, set_model_choices
+from parley.gui.settings.widgets import (
+    hint,
+    model_combo,
+    model_value,
+    set_model_choices,
+    show_model,
+)
 
 MODEL_PLACEHOLDER = "Automatic"
 EXPERIMENTAL_INTRO = ("These features are new and may change or go away. "
@@ -120,9 +126,9 @@ class FieldEditor(QWidget):
             return edit
         if s.kind == "model":
             models = model_combo(self, MODEL_PLACEHOLDER if s.optional else "provider:model")
-            models.activated.connect(lambda i: self._commit(s.key, models.itemText(i)))
+            models.activated.connect(lambda i: self._commit(s.key, model_value(models, i)))
             models.lineEdit().editingFinished.connect(
-                lambda: self._commit(s.key, models.currentText()))
+                lambda: self._commit(s.key, model_value(models)))
             return models
         line = QLineEdit(self)
         if s.kind in ("int", "float"):
@@ -144,7 +150,7 @@ class FieldEditor(QWidget):
             if isinstance(w, QCheckBox):
                 w.setChecked(bool(value))
             elif isinstance(w, QComboBox) and w.isEditable():
-                w.setEditText("" if value is None else str(value))
+                show_model(w, value)
             elif isinstance(w, QComboBox):
                 w.setCurrentIndex(max(0, w.findData(value)))
             elif isinstance(w, QPlainTextEdit):

@@ -4,8 +4,10 @@ A ``model`` setting (the summary model, the title model) is edited in an
 editable combo box offering the models of every set-up provider — the list
 the header's model picker shows
 (:func:`parley.gui.header.model_picker.model_choices`) — while any text can still be
-typed. Each entry's text is its ``provider:model`` reference, so what
-is shown is what is stored.
+typed. Each entry shows the model's display name (with its provider's name when two
+set-up providers offer models of the same name) and keeps its ``provider:model``
+reference as item data: the reference is what is stored (:func:`model_value`), and a
+stored reference is shown by its entry's name (:func:`show_model`).
 """
 
 from __future__ import annotations
@@ -66,12 +68,33 @@ def set_model_choices(combo: QComboBox, choices: list[ModelChoice]) -> None:
     combo.blockSignals(True)
     try:
         combo.clear()
-        for choice in selectable(choices):
-            combo.addItem(choice.ref, choice.ref)
+        offered = selectable(choices)
+        labels = [c.label or c.ref for c in offered]
+        for choice, label in zip(offered, labels, strict=True):
+            if labels.count(label) > 1:
+                label = f"{label} — {choice.group}"
+            combo.addItem(label, choice.ref)
             note = f" ({choice.note})" if choice.note else ""
             combo.setItemData(combo.count() - 1, f"{choice.label} — {choice.group}{note}",
                               Qt.ItemDataRole.ToolTipRole)
         combo.setCurrentIndex(-1)
-        combo.setEditText(text)
+        at = combo.findData(text)  # a reference shown before the names were known
+        combo.setEditText(combo.itemText(at) if at >= 0 else text)
     finally:
         combo.blockSignals(False)
+
+
+def model_value(combo: QComboBox, index: int | None = None) -> str:
+    """The reference a model combo holds: the entry's ``provider:model`` (item data) when
+    its text is an entry's name (or ``index`` is given), else the typed text."""
+    at = index if index is not None else combo.findText(combo.currentText(),
+                                                        Qt.MatchFlag.MatchExactly)
+    data = combo.itemData(at) if at is not None and at >= 0 else None
+    return str(data) if data else combo.currentText()
+
+
+def show_model(combo: QComboBox, value: str | None) -> None:
+    """Show a stored reference: by its entry's name when it is offered, else as stored."""
+    text = "" if value is None else str(value)
+    at = combo.findData(text) if text else -1
+    combo.setEditText(combo.itemText(at) if at >= 0 else text)

@@ -95,7 +95,8 @@ def type_into(qtbot, edit, text: str) -> None:
 
 
 def items(combo: QComboBox) -> list[str]:
-    return [combo.itemText(i) for i in range(combo.count())]
+    """The references the combo offers (item data; its entries show display names)."""
+    return [combo.itemData(i) for i in range(combo.count())]
 
 
 def test_summary_model_offers_known_models_and_refuses_a_provider_not_set_up(
@@ -110,6 +111,9 @@ def test_summary_model_offers_known_models_and_refuses_a_provider_not_set_up(
     assert combo.currentText() == "" and combo.lineEdit().placeholderText() == "Automatic"
     until(lambda: items(combo) == FAKE_CLAUDES)  # the model picker's list
     assert "Claude Haiku 4.5" in combo.itemData(2, Qt.ItemDataRole.ToolTipRole)
+    # issue 30: entries show display names, not raw ids
+    assert combo.itemText(2) == "Claude Haiku 4.5"
+    assert not any(":" in combo.itemText(i) for i in range(combo.count()))
 
     type_into(qtbot, combo.lineEdit(), "openai:gpt-4o")
     assert editor.error.isVisible()
@@ -121,9 +125,21 @@ def test_summary_model_offers_known_models_and_refuses_a_provider_not_set_up(
 
     combo.setFocus()
     qtbot.keyClick(combo, Qt.Key.Key_Down)  # pick from the list
-    picked = combo.currentText()
+    picked = combo.currentData()
     assert picked in FAKE_CLAUDES and not editor.error.isVisible()
-    until(lambda: run(hub.store.get_setting(SUMMARY_MODEL)) == picked)
+    assert combo.currentText() == combo.itemText(combo.currentIndex())  # its name shows
+    until(lambda: run(hub.store.get_setting(SUMMARY_MODEL)) == picked)  # the id is saved
+    combo.lineEdit().setFocus()
+    combo.lineEdit().editingFinished.emit()  # leaving the field keeps the id, not the name
+    until(lambda: dialog.tasks.pending == 0)
+    assert run(hub.store.get_setting(SUMMARY_MODEL)) == picked
+
+    reopened = open_dialog(hub)  # a saved id is shown by its name
+    show_section(qtbot, reopened, "Compaction")
+    again = reopened.editors[SUMMARY_MODEL].input
+    until(lambda: items(again) == FAKE_CLAUDES and again.currentText()
+          == again.itemText(FAKE_CLAUDES.index(picked)))
+    reopened.close()
 
     type_into(qtbot, combo.lineEdit(), "claude-opus-4-6")  # free text: the chat's provider
     until(lambda: run(hub.store.get_setting(SUMMARY_MODEL)) == "claude-opus-4-6")
