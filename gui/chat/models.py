@@ -101,7 +101,7 @@ class ChatModels:
         if self.w.model_picker.current != self.current_model():
             # A server with no default model (OPENAI_BASE_URL) has one now: its first listed.
             self.w.model_picker.set_current(self.current_model())
-            self.chat.meter.update()
+        self.chat.meter.update()  # the windows the providers listed (not a default)
         if self.chat.session_id is None:
             self.update_title()  # the greeting names the model, or why there is none
 

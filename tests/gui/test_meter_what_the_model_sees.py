@@ -65,3 +65,15 @@ def test_a_message_too_long_for_the_window_shows_the_providers_count(driver: Any
     meter = w.context_meter
     assert driver.fake.windows.refused == 1
     assert meter.used > WINDOW and meter.measured
+
+
+def test_at_first_start_the_meter_shows_the_listed_window_before_any_request(
+        driver: Any) -> None:
+    small_window(driver.fake)  # the provider lists its models with a 20,000-token window
+    w = driver.configured()
+    model = w.chat.current_model()
+    assert model is not None and model.endswith(("claude-sonnet-4-6", "claude-haiku-4-5"))
+    driver.until(lambda: w.tasks.pending == 0 and w.model_picker.choices, timeout=10)
+    driver.until(lambda: w.context_meter.window == WINDOW, timeout=5)
+    assert not driver.fake.model_requests  # no request was made
+    assert "/ 20k" in w.context_meter.label.text()
