@@ -128,10 +128,15 @@ def passes_quick_check(db: Path) -> bool:
     database). Opened read-only; nothing is written."""
     from parley.core.store.upgrade.backup import readonly_uri
 
-    if header.problem(db) is not None:
-        return False
-    try:  # immutable when no -wal / -journal: no -shm is left beside a closed file
-        con = sqlite3.connect(readonly_uri(db), uri=True)
+    # immutable when no -wal / -journal: no -shm is left beside a closed file
+    return header.problem(db) is None and quick_check_ok(readonly_uri(db))
+
+
+def quick_check_ok(uri: str) -> bool:
+    """True when the SQLite file at ``uri`` (a ``file:`` URI opened read-only) opens and
+    passes ``PRAGMA quick_check``; False for any SQLite error."""
+    try:
+        con = sqlite3.connect(uri, uri=True)
     except sqlite3.Error:
         return False
     try:

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from parley.core.store.errors import DatabaseCorrupt, DatabaseReplacedInPlace
 from parley.core.store.sqlite import header, kept
-from parley.core.store.sqlite.damage import passes_quick_check
+from parley.core.store.sqlite.damage import passes_quick_check, quick_check_ok
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,21 +164,9 @@ def _page_size(path: Path) -> int | None:
 def _sound_alone(path: Path) -> bool:
     """True when ``path`` read alone (``immutable=1``: no WAL, no locks) is a whole
     SQLite file that passes ``quick_check``."""
-    import sqlite3
-
     if header.problem(path) is not None:
         return False
-    try:
-        con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro&immutable=1", uri=True)
-    except sqlite3.Error:
-        return False
-    try:
-        row = con.execute("PRAGMA quick_check").fetchone()
-        return bool(row) and row[0] == "ok"
-    except sqlite3.Error:
-        return False
-    finally:
-        con.close()
+    return quick_check_ok(path.resolve().as_uri() + "?mode=ro&immutable=1")
 
 
 # --- written while Parley was closed -------------------------------------------------
