@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtWidgets import QStatusBar, QVBoxLayout, QWidget
 
+    from parley.core.chat.events import RunEvent
     from parley.core.chat.regenerate import ReplySetAside
     from parley.core.chat.run import ChatRunner
     from parley.core.chat.titles import TitleService
@@ -141,8 +142,17 @@ class ChatWindow(Protocol):
     def show_problem(self, error: ParleyError) -> None: ...
 
 
+class RunEventsView(Protocol):
+    """What is used of a run's events on the screen (``parley.gui.chat.run_events.RunEvents``)."""
+
+    def on_event(self, ev: RunEvent | ReplySetAside) -> None: ...
+
+
 class ChatRunsView(Protocol):
     """What is used of the open chat's runs (``parley.gui.chat.run.ChatRuns``)."""
+
+    @property
+    def events(self) -> RunEventsView: ...
 
     @property
     def active(self) -> dict[str, asyncio.Task[Any]]: ...

@@ -33,9 +33,8 @@ class ProblemBox(QMessageBox):
                          QMessageBox.StandardButton.Ok, parent)
         self.setObjectName(OBJECT_NAME)
         self.setAccessibleName(title)
-        ok = self.button(QMessageBox.StandardButton.Ok)
-        self.setDefaultButton(ok)
-        self.setEscapeButton(ok)
+        self.setDefaultButton(QMessageBox.StandardButton.Ok)
+        self.setEscapeButton(QMessageBox.StandardButton.Ok)
         self.problems: list[str] = [text]
 
     def add(self, text: str) -> None:

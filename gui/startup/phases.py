@@ -217,7 +217,7 @@ class WindowStartup(WindowBase):
         mcp, chat = self.mcp, self.chat
 
         async def name_open_chat() -> None:
-            if chat.session_id is not None:
+            if chat is not None and chat.session_id is not None:
                 await mcp.load_names(chat.session_id)
                 self.transcript.tool_names_changed()
 
