@@ -35,11 +35,9 @@ from sqlalchemy import Table, select, tuple_, update
 from sqlalchemy.engine import Connection
 
 from parley.core.store import schema, sessions
+from parley.core.store.pages import BATCH_FILES, BATCH_ROWS, keyset_batches
 from parley.core.store.turns import CUT_OFF, usage_from_text
 
-#: Rows per batch (turns, sessions); attached files go :data:`BATCH_FILES` at a time.
-BATCH_ROWS = 500
-BATCH_FILES = 20
 DRAFT_PREFIX = "draft:"
 
 
@@ -90,17 +88,7 @@ def _batches(con: Connection, table: Table, key: Any, size: int
              ) -> Iterator[list[dict[str, Any]]]:
     """The rows of ``table`` (as dicts) in ``key`` order, ``size`` at a time (keyset
     pagination)."""
-    cols = _columns(table)
-    last: Any = None
-    while True:
-        q = select(*cols).order_by(key).limit(size)
-        if last is not None:
-            q = q.where(key > last)
-        rows = con.execute(q).all()
-        if not rows:
-            return
-        last = getattr(rows[-1], key.name)
-        yield [dict(r._mapping) for r in rows]
+    yield from keyset_batches(con, _columns(table), [key], size)
 
 
 def _present(con: Connection, column: Any, values: list[Any]) -> set[Any]:

@@ -28,6 +28,7 @@ from sqlalchemy.engine import Connection
 from parley.core.store import schema
 from parley.core.store.dialect import dual_literal
 from parley.core.store.errors import CopyMismatch, DestinationNotEmpty
+from parley.core.store.pages import BATCH_FILES, BATCH_ROWS, keyset_batches
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.postgres.options import no_statement_timeout
 from parley.core.store.store import Store
@@ -35,9 +36,6 @@ from parley.core.store.version_kind import listed
 
 #: ``progress(done, total)``: rows copied so far, of all tables.
 Progress = Callable[[int, int], None]
-BATCH_ROWS = 500
-#: Attached files per batch (they can be large).
-BATCH_FILES = 20
 
 #: Tables copied, in this order (turn_attachments is rebuilt by the destination's triggers).
 TABLES = ("spaces", "settings", "app_state", "attachments", "sessions", "turns", "compactions")
@@ -112,18 +110,7 @@ def _rows(con: Connection, table: Table, batch: int) -> Iterator[list[dict[str, 
         for i in range(0, len(rows), batch):
             yield [{c.name: getattr(r, c.name) for c in cols} for r in rows[i : i + batch]]
         return
-    order = _order(table)
-    key = order[0]
-    last: Any = None
-    while True:
-        q = select(*cols, *([key] if key not in cols else [])).order_by(*order).limit(batch)
-        if last is not None:
-            q = q.where(key > last)
-        rows = con.execute(q).all()
-        if not rows:
-            return
-        last = getattr(rows[-1], key.name)
-        yield [{c.name: getattr(r, c.name) for c in cols} for r in rows]
+    yield from keyset_batches(con, cols, _order(table), batch)
 
 
 def turns_digest(con: Connection) -> str:
