@@ -128,6 +128,42 @@ turns = Table(
     CheckConstraint("role IN ('user', 'assistant')", name="turn_role"),
 )
 
+# The conversation tree (edits, regenerations and imported branches live in their
+# session): each turn's parent, and the path the chat shows. ``turn_links`` holds one
+# row per turn (``parent_id`` NULL for a first message: a session may have several,
+# when its first message was edited); ``shown_at`` (epoch ms, strictly increasing per
+# session) is when the path shown last passed through or ended at the turn, so a
+# branch opened again follows the choices made below it last time
+# (``parley.core.store.tree``). ``turn_path`` is the path shown, root first, by
+# position (``pos`` 0, 1, …; positions only grow along it, gaps allowed): readers of
+# "the chat" join it instead of reading every turn of the session. Narrow rows keyed
+# by turn id: switching branches or editing rewrites these, never the turns.
+turn_links = Table(
+    "turn_links",
+    metadata,
+    Column("turn_id", Text, ForeignKey("turns.id", ondelete="CASCADE"), primary_key=True),
+    Column("session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    # No foreign key: the store deletes a turn's branches with it (parley.core.store.tree).
+    Column("parent_id", Text),
+    Column("shown_at", Int, nullable=False, server_default="0"),
+)
+Index("turn_links_children", turn_links.c.session_id, turn_links.c.parent_id)
+
+turn_path = Table(
+    "turn_path",
+    metadata,
+    Column("session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    Column("pos", Int, nullable=False),
+    Column("turn_id", Text, ForeignKey("turns.id", ondelete="CASCADE"), nullable=False),
+    PrimaryKeyConstraint("session_id", "pos"),
+    sqlite_with_rowid=False,
+)
+Index("turn_path_by_turn", turn_path.c.turn_id, unique=True)
+
+#: Every schema object of the conversation tree (tables and indexes).
+TREE_OBJECTS = frozenset({"turn_links", "turn_links_children", "turn_path", "turn_path_by_turn"})
+
+
 compactions = Table(
     "compactions",
     metadata,
