@@ -17,7 +17,13 @@ from typing import Any
 from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.engine import Connection, Row
 
-from parley.core.content import Turn, Usage, blocks_from_json_text, blocks_to_json_text
+from parley.core.content import (
+    Turn,
+    Usage,
+    blocks_from_json_text,
+    blocks_to_json_text,
+    now_ms,
+)
 from parley.core.store import attachments, sessions
 from parley.core.store.dialect import is_postgresql
 from parley.core.store.errors import (
@@ -145,6 +151,34 @@ _LOOKUP = text(
     "(SELECT session_id FROM turns WHERE id = :tid) AS owner, "
     "(SELECT coalesce(max(seq), -1) + 1 FROM turns WHERE session_id = :sid) AS next_seq"
 )
+# The path's last turn (the leaf: a new turn's parent), its position and stamp
+# (parley.core.store.schema's turn_links / turn_path).
+_LEAF = text(
+    "SELECT p.turn_id, p.pos, l.shown_at FROM turn_path p "
+    "LEFT JOIN turn_links l ON l.turn_id = p.turn_id "
+    "WHERE p.session_id = :sid ORDER BY p.pos DESC LIMIT 1"
+)
+_LINK = text(
+    "INSERT INTO turn_links (turn_id, session_id, parent_id, shown_at) "
+    "VALUES (:tid, :sid, :parent, :stamp)"
+)
+_ON_PATH = text("INSERT INTO turn_path (session_id, pos, turn_id) VALUES (:sid, :pos, :tid)")
+
+
+def add_to_path(con: Connection, session_id: str, turn_id: str) -> None:
+    """Link a just-inserted turn below the path's last turn and append it to the path.
+
+    Its ``shown_at`` is now (epoch ms), or 1 more than its parent's when that is not
+    earlier (stamps grow along a path). Runs in the caller's transaction.
+    """
+    leaf = con.execute(_LEAF, {"sid": session_id}).first()
+    stamp = now_ms()
+    if leaf is not None and leaf.shown_at is not None and leaf.shown_at >= stamp:
+        stamp = int(leaf.shown_at) + 1
+    con.execute(_LINK, {"tid": turn_id, "sid": session_id,
+                        "parent": None if leaf is None else leaf.turn_id, "stamp": stamp})
+    con.execute(_ON_PATH, {"sid": session_id, "pos": 0 if leaf is None else int(leaf.pos) + 1,
+                           "tid": turn_id})
 _LOCK_SESSION = text(pg_sql.LOCK_SESSION)
 _INSERT = T.insert()
 _UPDATE = (
@@ -169,6 +203,7 @@ def _save(con: Connection, session_id: str, turn: Turn, replace: bool,
     values = row_values(attachments.store_blocks(con, turn), writer)
     if found.owner is None:
         con.execute(_INSERT, {**values, "session_id": session_id, "seq": found.next_seq})
+        add_to_path(con, session_id, turn.id)
     elif not replace:
         raise DuplicateTurn(turn.id)
     elif found.owner != session_id:
