@@ -426,6 +426,11 @@ class AsyncStore:
     delete_turns = writes(Store.delete_turns)
     delete_turns_after = writes(Store.delete_turns_after)
     set_aside_reply = writes(Store.set_aside_reply)
+    branch_before = writes(Store.branch_before)
+    edit_turn = writes(Store.edit_turn)
+    show_branch = writes(Store.show_branch)
+    branches = reads(Store.branches)
+    get_tree = reads(Store.get_tree)
 
     attachment_data = reads(Store.attachment_data)
     attachment_usage = reads(Store.attachment_usage)

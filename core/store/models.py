@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeAlias
 
-from parley.core.content import Usage
+from parley.core.content import Turn, Usage
 
 TitleSource: TypeAlias = Literal["auto", "user"]
 
@@ -170,3 +170,18 @@ class Compaction:
     tokens_before: int | None
     tokens_after: int | None
     created_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class TreeTurn:
+    """One turn of a session's tree (:meth:`Store.get_tree`).
+
+    Attributes:
+        turn: the turn (its blocks hydrated or as references, as asked).
+        parent_id: the turn it answers or follows, None for a first message.
+        on_path: True when the chat shows it (it is on the session's path).
+    """
+
+    turn: Turn
+    parent_id: str | None
+    on_path: bool

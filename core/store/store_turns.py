@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from sqlalchemy.engine import Connection
 
+from parley.core.branches import Branches
 from parley.core.content import Turn, Usage, apply_compactions
 from parley.core.store import (
     attachments,
@@ -18,12 +19,13 @@ from parley.core.store import (
     outline,
     sessions,
     since_summary,
+    tree,
     turns,
     versions,
 )
 from parley.core.store.attachments import AttachmentInfo
 from parley.core.store.lifecycle import StoreBase
-from parley.core.store.models import Compaction, Session
+from parley.core.store.models import Compaction, Session, TreeTurn
 
 
 class TurnsStore(StoreBase):
@@ -147,6 +149,74 @@ class TurnsStore(StoreBase):
         Raises SessionNotFound.
         """
         return self._w(lambda c: turns.delete_ids(c, session_id, turn_ids))
+
+    # --- the tree: branches of the chat ------------------------------------------
+
+    def branch_before(self, session_id: str, turn_id: str) -> None:
+        """Cut the path shown back to end at ``turn_id``'s parent (empty when it is a first
+        message), so the next turn saved becomes ``turn_id``'s sibling: a new branch.
+
+        Nothing is deleted: the turns cut away stay stored, a branch the chat can show
+        again (:meth:`show_branch`, ‹ n/m › from :meth:`branches`). The new leaf is stamped
+        so that, until a turn is saved below it, the path opened later ends there (a
+        regeneration whose new answer failed). Cost: the path rows removed.
+
+        Raises:
+            SessionNotFound: no such session.
+            TurnNotInSession: ``turn_id`` is not a turn of the path shown.
+        """
+        self._w(lambda c: tree.branch_before(c, session_id, turn_id))
+
+    def edit_turn(self, session_id: str, turn_id: str, new_turn: Turn) -> Turn:
+        """Save ``new_turn`` as a sibling of ``turn_id`` and show it: :meth:`branch_before`
+        and :meth:`append_turn` in one transaction (Edit: the original and what followed
+        it stay, as a branch). Returns ``new_turn``, now the path's leaf.
+
+        Raises:
+            SessionNotFound: no such session.
+            TurnNotInSession: ``turn_id`` is not a turn of the path shown.
+            DuplicateTurn: a turn with ``new_turn``'s id is already saved.
+        """
+
+        def run(c: Connection) -> Turn:
+            tree.branch_before(c, session_id, turn_id)
+            return turns.append(c, session_id, new_turn)
+
+        return self._w(run)
+
+    def show_branch(self, session_id: str, turn_id: str, *, exact: bool = False) -> str:
+        """Make the path shown pass through ``turn_id`` (any turn of the session, on any
+        branch): its ancestors above it and, below it, the choices made there last time
+        (``parley.core.store.tree``), or nothing when ``exact`` (the path ends at it).
+
+        A no-op when ``turn_id`` is on the path already and not ``exact``. Only the path
+        rows below the common ancestor are rewritten (cost: the two branches' parts
+        below it, never the shared part); the choice is kept in the file.
+
+        Returns:
+            The id of the path's leaf.
+
+        Raises:
+            SessionNotFound: no such session.
+            TurnNotInSession: ``turn_id`` is not a turn of that session.
+        """
+        return self._w(lambda c: tree.show_branch(c, session_id, turn_id, exact))
+
+    def branches(self, session_id: str) -> Branches:
+        """The branch points of the path shown (‹ n/m ›): see ``parley.core.branches``.
+
+        Cost: the session's ``turn_links`` index grouped by parent, then only the
+        children of turns with several and of the leaf (no turn's blocks are read).
+
+        Raises SessionNotFound.
+        """
+        return self._r(lambda c: tree.branches(c, session_id))
+
+    def get_tree(self, session_id: str, *, hydrate: bool = False) -> list[TreeTurn]:
+        """Every turn of the session (every branch), in ``seq`` order (a parent always
+        before its children), each with ``parent_id`` and ``on_path``. For export as
+        JSON and copies; ``hydrate`` as for :meth:`get_turns`. Raises SessionNotFound."""
+        return self._r(lambda c: turns.get_tree(c, session_id, hydrate))
 
     def set_aside_reply(
         self, session_id: str, prompt_turn_id: str, *, title: str | None = None,

@@ -33,6 +33,7 @@ from parley.core.store.errors import (
     TurnNotFound,
     TurnNotInSession,
 )
+from parley.core.store.models import TreeTurn
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import turns as T
 
@@ -287,6 +288,24 @@ def seq_of(con: Connection, session_id: str, turn_id: str) -> int:
     if seq is None:
         raise TurnNotInSession(turn_id, session_id)
     return int(seq)
+
+
+_TREE = text(
+    "SELECT t.id, t.role, t.blocks, t.aborted, t.model, t.usage, t.created_at, l.parent_id, "
+    "(SELECT 1 FROM turn_path p WHERE p.turn_id = t.id) AS on_path "
+    "FROM turns t LEFT JOIN turn_links l ON l.turn_id = t.id "
+    "WHERE t.session_id = :sid ORDER BY t.seq"
+)
+
+
+def get_tree(con: Connection, session_id: str, hydrate: bool = False) -> list[TreeTurn]:
+    """Every turn of the session in ``seq`` order, with its parent and whether it is on
+    the path (:meth:`parley.core.store.store.Store.get_tree`). Raises SessionNotFound."""
+    sessions.require(con, session_id)
+    rows = list(con.execute(_TREE, {"sid": session_id}))
+    loaded = _load(con, rows, hydrate)
+    return [TreeTurn(turn, r.parent_id, r.on_path is not None)
+            for turn, r in zip(loaded, rows, strict=True)]
 
 
 def delete_ids(con: Connection, session_id: str, turn_ids: Sequence[str]) -> int:
