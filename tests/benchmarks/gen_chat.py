@@ -13,7 +13,8 @@ their results, some thinking); each reply's usage reports about the input its re
 held (the characters since the last summary / 4), as a provider's would.
 
 Rows go in with raw ``sqlite3`` ``executemany`` in one transaction with the search
-triggers dropped, and the search index is rebuilt at the end
+triggers dropped; the chat is one path in stored order (each turn's parent the one
+before it: ``gen_store.link_in_order``) and the search index is rebuilt at the end
 (``parley.core.store.schema``), as :mod:`tests.benchmarks.gen_store` does: 100,000 turns
 take about half a minute.
 
@@ -34,7 +35,7 @@ from pathlib import Path
 from parley.core.content import CompactSummaryBlock, blocks_to_json_text
 from parley.core.store import Store, schema
 from parley.core.store.textindex import register_functions
-from tests.benchmarks.gen_store import BASE_TIME_MS, TextMaker, _blocks
+from tests.benchmarks.gen_store import BASE_TIME_MS, TextMaker, _blocks, link_in_order
 
 SESSION_ID = "c" * 32
 MODEL_REF = "anthropic:claude-sonnet-4-6"
@@ -121,6 +122,7 @@ def write_long_chat(
         "replaced_count, reason, created_at) VALUES (?,?,?,?,?,?,?,?)",
         compactions,
     )
+    link_in_order(con, SESSION_ID)
     schema.rebuild_search_index(con)
     con.execute("COMMIT")
     con.close()

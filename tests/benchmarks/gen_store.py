@@ -8,8 +8,9 @@ Usage::
 The schema comes from ``parley.core.store.schema.create_all`` (via ``Store.open``);
 rows are written with raw ``sqlite3`` ``executemany`` in big transactions with
 the search triggers dropped, and the full-text index is built at the end with
-``schema.rebuild_search_index`` (which puts the triggers back). The file is a
-normal v4 file afterwards (WAL, user_version 4).
+``schema.rebuild_search_index`` (which puts the triggers back). Each session is one
+path (:func:`link_in_order`: no branches). The file is a normal v4 file afterwards
+(WAL, user_version 4).
 
 Content is realistic in shape: Zipf-distributed words from a 30k-word
 vocabulary, user turns of 20–600 characters, assistant replies of 200–4000
@@ -37,7 +38,7 @@ from pathlib import Path
 from parley.core.store import Store, schema
 from parley.core.store.textindex import register_functions
 
-GEN_VERSION = 6  # 6: search table without the prefix index
+GEN_VERSION = 7  # 7: the conversation tree's rows (turn_links, turn_path); 6: no prefix index
 CACHE_DIR = Path(os.environ.get("PARLEY_BENCH_CACHE", "/tmp/parley-bench"))
 SIZES = {"full": (10_000, 1_000_000), "small": (1_000, 100_000), "tiny": (100, 5_000)}
 BATCH = 20_000
@@ -282,6 +283,7 @@ def generate(
     t1 = time.monotonic()
     if not quiet:
         print(f"\n  rows written in {t1 - t0:.0f}s; building the search index…", file=sys.stderr)
+    link_in_order(con)
     schema.rebuild_search_index(con)
     con.execute("COMMIT")
     con.execute("PRAGMA journal_mode = WAL")
@@ -294,6 +296,32 @@ def generate(
             file=sys.stderr,
         )
     return out
+
+
+_WINDOW = "WINDOW w AS (PARTITION BY session_id ORDER BY seq)"
+
+
+def link_in_order(con: sqlite3.Connection, session_id: str | None = None) -> None:
+    """Make each session's turns one path, in stored order (no branches), as
+    ``parley.core.store.turns.add_to_path`` does for turns appended one by one:
+    each turn's parent is the turn stored before it, positions 0, 1, … by ``seq``,
+    stamps growing along the path. Only ``session_id``'s turns when given.
+
+    Args:
+        con: inside the caller's transaction, after the turns are inserted.
+        session_id: one session; None: every turn of the file.
+    """
+    where, args = ("WHERE session_id = ? ", (session_id,)) if session_id else ("", ())
+    con.execute(
+        "INSERT INTO turn_links (turn_id, session_id, parent_id, shown_at) "
+        f"SELECT id, session_id, lag(id) OVER w, row_number() OVER w FROM turns {where}{_WINDOW}",
+        args,
+    )
+    con.execute(
+        "INSERT INTO turn_path (session_id, pos, turn_id) "
+        f"SELECT session_id, row_number() OVER w - 1, id FROM turns {where}{_WINDOW}",
+        args,
+    )
 
 
 def cached_store(sessions: int, turns: int, *, long: int = 10_000) -> Path:
