@@ -2,14 +2,16 @@
 
 :func:`copy_store` reads the source in one read transaction (one consistent
 snapshot; nothing is written to it) and writes the destination in one write
-transaction: spaces, settings, app state, attached files, sessions, turns and
-compactions, in the source's order. The destination's own indexes follow
+transaction: spaces, settings, app state, attached files, sessions, turns, the
+conversation tree (``turn_links``: each turn's parent; ``turn_path``: the path each chat
+shows, ``parley.core.store.schema``) and compactions, in the source's order, so a chat
+opens on the same branch with the same branch points. The destination's own indexes follow
 (SQLite: the FTS5 triggers; PostgreSQL: the generated ``tsvector`` columns),
 as do the links of turns to files. Before committing, the copy is verified:
 the rows of every table are counted on both sides and every turn is compared
-(a sha256 over each turn's id, chat, position, role, content and time, in id
-order); any difference rolls the whole copy back — the destination is then as
-it was.
+(a sha256 over each turn's id, chat, position, role, content and time, its parent
+and its place on the path shown, in id order); any difference rolls the whole copy
+back — the destination is then as it was.
 
 The destination must hold no chats (a new sessions.db, or an empty database:
 :class:`DestinationNotEmpty` otherwise), so a copy never mixes two histories.
@@ -22,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, and_, delete, exists, func, not_, select
+from sqlalchemy import Table, delete, exists, func, select
 from sqlalchemy.engine import Connection
 
 from parley.core.store import schema
@@ -32,13 +34,13 @@ from parley.core.store.pages import BATCH_FILES, BATCH_ROWS, keyset_batches
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.postgres.options import no_statement_timeout
 from parley.core.store.store import Store
-from parley.core.store.version_kind import listed
 
 #: ``progress(done, total)``: rows copied so far, of all tables.
 Progress = Callable[[int, int], None]
 
 #: Tables copied, in this order (turn_attachments is rebuilt by the destination's triggers).
-TABLES = ("spaces", "settings", "app_state", "attachments", "sessions", "turns", "compactions")
+TABLES = ("spaces", "settings", "app_state", "attachments", "sessions", "turns", "turn_links",
+          "turn_path", "compactions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,24 +54,21 @@ class CopyReport:
 
     counts: dict[str, int]
     turns_digest: str
-    versions: int = 0
     forks: int = 0
 
     def summary(self) -> str:
-        """One line for a person, counting chats as the list shows them: ``8 chats (with 5
-        versions and 1 fork), 340 messages, 1 attached file, 3 spaces, 0 compactions``
-        (versions: edits and regenerations, shown on their messages; forks: listed under
-        their chats)."""
+        """One line for a person, counting chats as the list shows them: ``8 chats (with
+        1 fork), 340 messages, 1 attached file, 3 spaces, 0 compactions`` (forks: listed
+        under their chats; messages: every turn of every branch, edits and regenerations
+        included)."""
         c = self.counts
 
         def n(count: int, one: str, many: str) -> str:
             return f"{count} {one if count == 1 else many}"
 
-        chats = n(c["sessions"] - self.versions - self.forks, "chat", "chats")
-        more = [n(k, one, many) for k, one, many in ((self.versions, "version", "versions"),
-                                                     (self.forks, "fork", "forks")) if k]
-        if more:
-            chats += f" (with {' and '.join(more)})"
+        chats = n(c["sessions"] - self.forks, "chat", "chats")
+        if self.forks:
+            chats += f" (with {n(self.forks, 'fork', 'forks')})"
         return ", ".join([
             chats, n(c["turns"], "message", "messages"),
             n(c["attachments"], "attached file", "attached files"),
@@ -92,8 +91,11 @@ def _columns(table: Table) -> list[Any]:
 
 
 def _order(table: Table) -> list[Any]:
+    """The keyset order: a unique key first (``parley.core.store.pages``)."""
     if table.name in ("sessions", "turns"):
         return [table.c.n]
+    if table.name == "turn_path":  # its key (session_id, pos) is two columns; turn_id is unique
+        return [table.c.turn_id]
     return [c for c in table.primary_key.columns]
 
 
@@ -114,15 +116,17 @@ def _rows(con: Connection, table: Table, batch: int) -> Iterator[list[dict[str, 
 
 
 def turns_digest(con: Connection) -> str:
-    """sha256 over every turn (id, chat, position, role, content, flags, time), in id order."""
-    t = _table("turns")
+    """sha256 over every turn (id, chat, position, role, content, flags, time; its parent,
+    when the path shown last passed it, its place on that path), in id order."""
+    t, links, path = _table("turns"), _table("turn_links"), _table("turn_path")
     h = hashlib.sha256()
     cols = (t.c.id, t.c.session_id, t.c.seq, t.c.role, t.c.blocks, t.c.aborted, t.c.model,
-            t.c.usage, t.c.created_at)
+            t.c.usage, t.c.created_at, links.c.parent_id, links.c.shown_at, path.c.pos)
+    tree = t.outerjoin(links, links.c.turn_id == t.c.id).outerjoin(path, path.c.turn_id == t.c.id)
     last = ""
     while True:
-        rows = con.execute(select(*cols).where(t.c.id > last).order_by(t.c.id)
-                           .limit(BATCH_ROWS)).all()
+        rows = con.execute(select(*cols).select_from(tree).where(t.c.id > last)
+                           .order_by(t.c.id).limit(BATCH_ROWS)).all()
         if not rows:
             return h.hexdigest()
         for r in rows:
@@ -157,18 +161,16 @@ def _copy(src: Connection, dst: Connection, progress: Progress | None) -> CopyRe
     digest = turns_digest(src)
     if turns_digest(dst) != digest:
         raise CopyMismatch("the messages differ")
-    return CopyReport(counts, digest, *_versions_and_forks(src))
+    return CopyReport(counts, digest, _forks(src))
 
 
-def _versions_and_forks(con: Connection) -> tuple[int, int]:
-    """``(versions, forks)`` among the sessions: versions of a stored chat (not listed),
-    and listed sessions forked from a stored one."""
+def _forks(con: Connection) -> int:
+    """How many sessions were forked from a stored one (listed under it); a chat's
+    branches are inside its session (``turn_links``) and are no sessions."""
     s, parent = _table("sessions").alias("s"), _table("sessions").alias("p")
     stored_parent = exists().where(parent.c.id == s.c.parent_session_id)
-    versions = con.execute(select(func.count()).select_from(s).where(not_(listed(s)))).scalar()
-    forks = con.execute(select(func.count()).select_from(s).where(
-        and_(listed(s), stored_parent))).scalar()
-    return int(versions or 0), int(forks or 0)
+    return int(con.execute(select(func.count()).select_from(s).where(stored_parent)).scalar()
+               or 0)
 
 
 def copy_store(source: Store, dest: Store, progress: Progress | None = None) -> CopyReport:

@@ -21,13 +21,16 @@ from parley.core.store.imports import NewChat
 from parley.core.store.postgres.store import PgStore
 from parley.core.store.store import Store
 from parley.core.store.transfer import copy_store
+from tests.core import tree_rows
 from tests.core.rawdb import raw_rows
 from tests.core.test_attachments_store import b64, png
+from tests.core.tree_rows import branch_before
 
 
 def fill(db: Store) -> dict[str, str]:
-    """A store with some of everything: spaces, chats, a fork, a version, a compaction,
-    an attached picture, usage, settings and window state."""
+    """A store with some of everything: spaces, chats, a fork, branches (an edited
+    question with three answers, the path shown on the middle one), a compaction, an
+    attached picture, usage, settings and window state."""
     work = db.create_space("Work", system_prompt="Be brief.")
     a = db.create_session(title="Trip to Lisbon")
     t1 = db.append_turn(a.id, Turn("user", [TextBlock("Where is the best café?"),
@@ -40,7 +43,17 @@ def fill(db: Store) -> dict[str, str]:
     db.record_compaction(a.id, summary, first_turn_id=t1.id, last_turn_id=t2.id,
                          replaced_count=2, reason="manual")
     fork = db.fork(a.id, t2.id, title="Lisbon, another way")
-    db.fork(a.id, t1.id, kind="version")
+    branch_before(db, a.id, t1.id)  # the first question edited, answered twice
+    edited = db.append_turn(a.id, Turn("user", [TextBlock("Where is the best bakery?")]))
+    first = db.append_turn(a.id, Turn("assistant", [TextBlock("Manteigaria.")]))
+    branch_before(db, a.id, first.id)
+    second = db.append_turn(a.id, Turn("assistant", [TextBlock("Pastéis de Belém.")]))
+    db.append_turn(a.id, Turn("user", [TextBlock("Open on Sundays?")]))
+    branch_before(db, a.id, second.id)
+    db.append_turn(a.id, Turn("assistant", [TextBlock("Confeitaria Nacional.")]))
+    if hasattr(db, "show_branch"):
+        db.show_branch(a.id, second.id)
+    assert edited.id in tree_rows.path(db, a.id)
     b = db.create_session(title="Budget", space_id=work.id)
     db.append_turn(b.id, Turn("user", [TextBlock("quarterly numbers please")]))
     db.pin_session(b.id, True)
@@ -51,13 +64,14 @@ def fill(db: Store) -> dict[str, str]:
 
 def snapshot(db: Store) -> dict[str, object]:
     """Everything a person sees, through the store's API (ids, titles, turns, files…)."""
-    chats = db.list_sessions(include_archived=True, include_versions=True, limit=10_000)
+    chats = db.list_sessions(include_archived=True, limit=10_000)
     return {
         "spaces": [(s.id, s.name, s.position, s.system_prompt) for s in db.list_spaces()],
         "chats": [(s.id, s.title, s.space_id, s.parent_session_id, s.pinned, s.usage,
-                   s.created_at, s.meta, s.turn_count, s.is_version) for s in chats],
+                   s.created_at, s.meta, s.turn_count) for s in chats],
         "turns": {s.id: [(t.id, t.role, t.blocks, t.model, t.usage, t.created_at)
                          for t in db.get_turns(s.id)] for s in chats},
+        "tree": {s.id: (tree_rows.links(db, s.id), tree_rows.path(db, s.id)) for s in chats},
         "compactions": {s.id: [(c.id, c.summary_turn_id, c.replaced_count)
                                for c in db.list_compactions(s.id)] for s in chats},
         "files": db.attachment_usage(),
@@ -88,7 +102,7 @@ def test_a_file_copies_to_postgresql_and_back_unchanged(tmp_path, postgres_url):
     finally:
         src.close()
     assert file_hash(path) == original  # the source was only read
-    assert report.counts["sessions"] == 4 and report.counts["attachments"] == 1
+    assert report.counts["sessions"] == 3 and report.counts["attachments"] == 1
     assert seen[-1][0] == seen[-1][1] == sum(report.counts.values())
 
     back_path = tmp_path / "back" / "sessions.db"
@@ -139,6 +153,26 @@ def test_a_copy_that_differs_is_undone(tmp_path, postgres_url):
         pg.close()
 
 
+def test_a_copy_whose_branches_differ_is_undone(tmp_path, postgres_url):
+    src = Store.open(tmp_path / "sessions.db")
+    pg = PgStore.open_url(postgres_url)
+    try:
+        fill(src)
+        # The server hangs every answer under the first message: the check must catch it.
+        raw_rows(pg, "CREATE FUNCTION flatten() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                     "IF NEW.parent_id IS NOT NULL THEN NEW.parent_id := (SELECT turn_id FROM "
+                     "turn_links WHERE session_id = NEW.session_id AND parent_id IS NULL "
+                     "LIMIT 1); END IF; RETURN NEW; END $$")
+        raw_rows(pg, "CREATE TRIGGER flatten BEFORE INSERT ON turn_links FOR EACH ROW "
+                     "EXECUTE FUNCTION flatten()")
+        with pytest.raises(CopyMismatch, match="the messages differ"):
+            copy_store(src, pg)
+        assert pg.list_sessions() == []
+    finally:
+        src.close()
+        pg.close()
+
+
 @pytest.mark.slow  # ~20 s
 def test_ten_thousand_chats_copy_to_postgresql_turn_for_turn(tmp_path, postgres_url):
     src = Store.open(tmp_path / "sessions.db")
@@ -167,7 +201,7 @@ def test_the_command_line_copies_and_says_what(tmp_path, postgres_url):
     out, err = io.StringIO(), io.StringIO()
     assert copy_only(postgres_url, home, out=out, err=err) == 0
     # as the list shows them (the trial: "Copied 14 chats" for 8 in the list and a fork)
-    assert out.getvalue().startswith("Copied 2 chats (with 1 version and 1 fork), 8 messages, "
+    assert out.getvalue().startswith("Copied 2 chats (with 1 fork), 12 messages, "
                                      "1 attached file, 2 spaces, "
                                      "1 compaction to parley@127.0.0.1:")
     assert "was not changed" in out.getvalue()
@@ -179,14 +213,14 @@ def test_the_command_line_copies_and_says_what(tmp_path, postgres_url):
     target = tmp_path / "copy" / "sessions.db"
     assert copy_only(str(target), tmp_path / "other-home", database=postgres_url,
                      out=out, err=err) == 0
-    assert out.getvalue().startswith("Copied 2 chats (with 1 version and 1 fork), ")
+    assert out.getvalue().startswith("Copied 2 chats (with 1 fork), ")
     with Store.open(target) as copy, Store.open(home / "sessions.db") as original:
         assert snapshot(copy) == snapshot(original)
 
     # a second copy into the same place is refused, with the reason
     out, err = io.StringIO(), io.StringIO()
     assert copy_only(postgres_url, home, out=out, err=err) == 2
-    assert "already holds 4 chats" in err.getvalue()
+    assert "already holds 3 chats" in err.getvalue()
     assert out.getvalue() == ""
 
 
