@@ -24,7 +24,6 @@ from parley.core.store.transfer import copy_store
 from tests.core import tree_rows
 from tests.core.rawdb import raw_rows
 from tests.core.test_attachments_store import b64, png
-from tests.core.tree_rows import branch_before
 
 
 def fill(db: Store) -> dict[str, str]:
@@ -43,17 +42,17 @@ def fill(db: Store) -> dict[str, str]:
     db.record_compaction(a.id, summary, first_turn_id=t1.id, last_turn_id=t2.id,
                          replaced_count=2, reason="manual")
     fork = db.fork(a.id, t2.id, title="Lisbon, another way")
-    branch_before(db, a.id, t1.id)  # the first question edited, answered twice
+    db.branch_before(a.id, t1.id)  # the first question edited, answered three times
     edited = db.append_turn(a.id, Turn("user", [TextBlock("Where is the best bakery?")]))
     first = db.append_turn(a.id, Turn("assistant", [TextBlock("Manteigaria.")]))
-    branch_before(db, a.id, first.id)
+    db.branch_before(a.id, first.id)
     second = db.append_turn(a.id, Turn("assistant", [TextBlock("Pastéis de Belém.")]))
     db.append_turn(a.id, Turn("user", [TextBlock("Open on Sundays?")]))
-    branch_before(db, a.id, second.id)
+    db.branch_before(a.id, second.id)
     db.append_turn(a.id, Turn("assistant", [TextBlock("Confeitaria Nacional.")]))
-    if hasattr(db, "show_branch"):
-        db.show_branch(a.id, second.id)
+    db.show_branch(a.id, second.id)
     assert edited.id in tree_rows.path(db, a.id)
+    assert [p.total for p in db.branches(a.id).points.values()] == [2, 3]
     b = db.create_session(title="Budget", space_id=work.id)
     db.append_turn(b.id, Turn("user", [TextBlock("quarterly numbers please")]))
     db.pin_session(b.id, True)
@@ -71,7 +70,8 @@ def snapshot(db: Store) -> dict[str, object]:
                    s.created_at, s.meta, s.turn_count) for s in chats],
         "turns": {s.id: [(t.id, t.role, t.blocks, t.model, t.usage, t.created_at)
                          for t in db.get_turns(s.id)] for s in chats},
-        "tree": {s.id: (tree_rows.links(db, s.id), tree_rows.path(db, s.id)) for s in chats},
+        "tree": {s.id: (tree_rows.links(db, s.id), tree_rows.path(db, s.id), db.branches(s.id))
+                 for s in chats},
         "compactions": {s.id: [(c.id, c.summary_turn_id, c.replaced_count)
                                for c in db.list_compactions(s.id)] for s in chats},
         "files": db.attachment_usage(),

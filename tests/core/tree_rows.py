@@ -24,14 +24,3 @@ def path(db: Store, session_id: str) -> list[str]:
 def parents(db: Store, session_id: str) -> dict[str, str | None]:
     """Each turn's parent id (None: a first message)."""
     return {t: p for t, p, _ in links(db, session_id)}
-
-
-def branch_before(db: Store, session_id: str, turn_id: str) -> None:
-    """``Store.branch_before``: the path ends at ``turn_id``'s parent, so the next turn
-    saved is its sibling."""
-    if hasattr(db, "branch_before"):
-        db.branch_before(session_id, turn_id)
-        return
-    # Until the store's tree API is on main: what branch_before does to the rows.
-    (pos,) = raw_rows(db, "SELECT pos FROM turn_path WHERE turn_id = ?", (turn_id,))[0]
-    raw_rows(db, "DELETE FROM turn_path WHERE session_id = ? AND pos >= ?", (session_id, pos))
