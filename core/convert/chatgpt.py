@@ -11,10 +11,12 @@ The file is a list of conversations::
                                "metadata": {"model_slug", "is_visually_hidden_from_conversation",
                                             "finish_details", ...}}}}}
 
-The branch ending at ``current_node`` (what ChatGPT showed last) is the chat;
-every other branch of the tree (an edited question, a regenerated answer) is
-a fork of it. Hidden messages (the empty system root, custom instructions,
-memory context) are left out; a visible system message is the chat's system
+The branch ending at ``current_node`` (what ChatGPT showed last) is the path
+the chat shows; every other branch of the tree (an edited question, a
+regenerated answer, a branch of a branch) is a branch of the chat's tree, each
+message once below its parent (``parley.core.convert.history.chat_from_tree``).
+Hidden messages (the empty system root, custom instructions, memory context)
+are left out; a visible system message is the chat's system
 prompt. An assistant message addressed to a tool (``recipient`` other than
 ``all``: code for ``python``, a ``dalle.text2im`` prompt, a search) is a tool
 call, and the tool's message (``execution_output``, ``tether_quote``,
@@ -112,7 +114,7 @@ def from_chatgpt(data: Sequence[Any], find_file: FileFinder | None = None) -> Im
         find_file: looks a file up in the export's folder by its asset id.
 
     Returns:
-        The chats (with forks) and what could not be carried. A conversation
+        The chats (with their branches) and what could not be carried. A conversation
         with no message is left out (counted in ``empty``).
     """
     notes = Notes()
@@ -142,7 +144,7 @@ def _conversation(conv: Mapping[str, Any], notes: Notes,
     order = sorted(parents, key=lambda k: _node_time(mapping[k]))
     current = conv.get("current_node")
     reader = _Reader(mapping, find_file, notes)
-    turns, forks = chat_from_tree(parents, current if isinstance(current, str) else None,
+    turns, others = chat_from_tree(parents, current if isinstance(current, str) else None,
                                   order, reader.pieces)
     source = conv.get("conversation_id") or conv.get("id")
     title = conv.get("title")
@@ -152,7 +154,7 @@ def _conversation(conv: Mapping[str, Any], notes: Notes,
         created_at=seconds_to_ms(conv.get("create_time")),
         updated_at=seconds_to_ms(conv.get("update_time")),
         turns=turns,
-        forks=forks,
+        branches=others,
         system=reader.system,
     )
 

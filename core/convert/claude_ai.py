@@ -14,9 +14,10 @@ The file is a list of conversations::
 
 Messages are read in order; when they carry ``parent_message_uuid`` (newer
 exports keep every branch), the tree is followed as for ChatGPT: the branch
-of the newest message is the chat, the others are forks. ``content`` wins over
-``text`` when it has blocks. A tool call and its result both sit in the
-assistant's message: the result goes to a user turn of its own between them.
+of the newest message is the path the chat shows, the others are branches of
+its tree. ``content`` wins over ``text`` when it has blocks. A tool call and its
+result both sit in the assistant's message: the result goes to a user turn of
+its own between them.
 An attachment's extracted text becomes a text document of the message;
 ``files`` (images, PDFs) are not in the export and become a note.
 """
@@ -59,7 +60,7 @@ def from_claude_ai(data: Sequence[Any]) -> ImportedHistory:
         data: the parsed ``conversations.json`` (a list of conversations).
 
     Returns:
-        The chats (with forks when the export keeps branches) and what could
+        The chats (with their branches when the export keeps them) and what could
         not be carried. A conversation with no message is left out (``empty``).
     """
     notes = Notes()
@@ -99,7 +100,7 @@ def _conversation(conv: Mapping[str, Any], notes: Notes) -> HistoryChat:
                 out.extend(_split(piece))
         return out
 
-    turns, forks = chat_from_tree(parents, None, order if tree else ids, pieces)
+    turns, others = chat_from_tree(parents, None, order if tree else ids, pieces)
     name = conv.get("name")
     source = conv.get("uuid")
     return HistoryChat(
@@ -108,7 +109,7 @@ def _conversation(conv: Mapping[str, Any], notes: Notes) -> HistoryChat:
         created_at=seconds_to_ms(conv.get("created_at")),
         updated_at=seconds_to_ms(conv.get("updated_at")),
         turns=turns,
-        forks=forks,
+        branches=others,
     )
 
 

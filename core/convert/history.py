@@ -3,12 +3,15 @@
 The readers of ChatGPT's, Claude.ai's and Open WebUI's exports
 (``parley.core.convert.chatgpt``, ``claude_ai``, ``open_webui``) turn each
 conversation into a :class:`HistoryChat`: the branch the person last looked at
-as the chat's turns, every other branch (an edited message, another answer)
-as a :class:`HistoryFork` of it. They share the tree walk (:func:`branches`)
-and :func:`assemble`, which makes valid Parley turns out of a branch's
-messages: consecutive messages of one side join into one turn, and every tool
-result is paired with the tool call it answers (a call is made up when the
-export holds a result without one).
+as the chat's turns (the path it shows), every other branch (an edited message,
+another answer, a branch of a branch) as a :class:`HistoryBranch` continuing
+from a turn of the chat or of an earlier branch — each message once, with its
+parent, as the session's tree stores them (``parley.core.store.imports``). They
+share the tree walk (:func:`branches`, :func:`chat_from_tree`) and
+:func:`assemble`, which makes valid Parley turns out of a branch's messages:
+consecutive messages of one side join into one turn, and every tool result is
+paired with the tool call it answers (a call is made up when the export holds
+a result without one).
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ from parley.core.content import (
 from parley.core.convert._common import short_hash
 
 __all__ = [
+    "HistoryBranch",
     "HistoryChat",
-    "HistoryFork",
     "HistoryFormat",
     "ImportedHistory",
     "Notes",
@@ -93,22 +96,20 @@ class Piece:
 
 
 @dataclass(slots=True)
-class HistoryFork:
-    """Another branch of a conversation.
+class HistoryBranch:
+    """Another branch of a conversation: its own turns, below a turn already read.
 
     Attributes:
-        turns: the whole branch, oldest first (its shared start included).
-        shared: how many leading turns it shares with the chat (0: the very
-            first message was edited).
-        title_suffix: ``"edited"`` when it parts at a user message,
-            ``"other answer"`` when at a reply.
-        source_id: the export's id of the branch's last message.
+        after: the id of the turn it continues from — a turn of the chat or of an
+            earlier branch of the same chat; None when it starts with another
+            first message (the very first message was edited).
+        turns: its own turns (none of the chat's or an earlier branch's), oldest
+            first; the first one's parent is ``after``, each next one's the one
+            before it.
     """
 
+    after: str | None
     turns: list[Turn]
-    shared: int
-    title_suffix: str
-    source_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -120,8 +121,9 @@ class HistoryChat:
         title: the conversation's title, if any.
         created_at: epoch ms, if known.
         updated_at: epoch ms, if known.
-        turns: the chat's turns (the branch last shown), oldest first.
-        forks: the other branches.
+        turns: the chat's turns (the branch last shown: the path the chat
+            shows), oldest first.
+        branches: the other branches, each after the turn it continues from.
         system: a system prompt the conversation carried, if any.
 
     Which model wrote a reply is on its turn (``Turn.model``); the chat's own
@@ -134,7 +136,7 @@ class HistoryChat:
     created_at: int | None
     updated_at: int | None
     turns: list[Turn]
-    forks: list[HistoryFork] = field(default_factory=list)
+    branches: list[HistoryBranch] = field(default_factory=list)
     system: str | None = None
 
 
@@ -299,14 +301,25 @@ def assemble(pieces: Sequence[Piece]) -> list[Turn]:
     Returns:
         Turns alternating between user and assistant; times never decrease.
     """
+    return _assemble(pieces, [""] * len(pieces))[0]
+
+
+def _assemble(pieces: Sequence[Piece], sources: Sequence[str]
+              ) -> tuple[list[Turn], list[tuple[str, ...]]]:
+    """:func:`assemble`, also returning which messages (``sources``: each piece's
+    message id) each turn was made from, in order."""
     turns: list[Turn] = []
+    nodes: list[list[str]] = []
     open_calls: list[ToolUseBlock] = []
     last_time = 0
-    for piece in pieces:
+    for piece, source in zip(pieces, sources, strict=True):
         blocks: list[Block] = []
         for item in piece.blocks:
             if isinstance(item, Result):
+                before = len(turns)
                 blocks.append(_pair(item, open_calls, turns, piece))
+                if len(turns) > before:  # a made-up call in a reply of its own
+                    nodes.append([source])
             else:
                 if isinstance(item, ToolUseBlock):
                     open_calls.append(item)
@@ -320,10 +333,13 @@ def assemble(pieces: Sequence[Piece]) -> list[Turn]:
             turns[-1] = Turn(prev.role, [*prev.blocks, *blocks], id=prev.id,
                              created_at=prev.created_at, aborted=prev.aborted or piece.aborted,
                              model=prev.model or piece.model)
+            if nodes[-1][-1] != source:
+                nodes[-1].append(source)
         else:
             turns.append(Turn(piece.role, blocks, created_at=when or _now(),
                               aborted=piece.aborted, model=piece.model))
-    return [_results_first(t) for t in turns]
+            nodes.append([source])
+    return [_results_first(t) for t in turns], [tuple(n) for n in nodes]
 
 
 def _now() -> int:
@@ -376,16 +392,7 @@ def text_parts(text: str) -> tuple[ToolResultPart, ...]:
     return (TextBlock(text),) if text else ()
 
 
-# --- a tree → a chat and its forks ------------------------------------------------
-
-
-def _shared(a: Sequence[Turn], b: Sequence[Turn]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x.role != y.role or x.blocks != y.blocks:
-            break
-        n += 1
-    return n
+# --- a tree → a chat and its branches ----------------------------------------------
 
 
 def chat_from_tree(
@@ -393,29 +400,70 @@ def chat_from_tree(
     current: str | None,
     order: Sequence[str],
     pieces_of: Callable[[Sequence[str]], list[Piece]],
-) -> tuple[list[Turn], list[HistoryFork]]:
-    """The chat's turns (branch on ``current``) and its forks (every other branch).
+) -> tuple[list[Turn], list[HistoryBranch]]:
+    """The chat's turns (branch on ``current``) and its other branches, each message once.
+
+    Every branch is assembled root → leaf (:func:`assemble`, so its turns are valid
+    on their own); a turn made from the same messages, below the same turn, with the
+    same content as one already read is that turn, so a branch keeps only what it
+    adds and says which turn it continues from. A branch of a branch continues from
+    the earlier branch's turn. (A reply joined from several messages of one side
+    that the export splits below its first message gives one turn per branch,
+    each holding the shared messages.)
 
     Args:
         parents, current, order: the tree, as for :func:`branches`.
-        pieces_of: converts a branch (node ids root → leaf) to pieces.
+        pieces_of: converts a branch (message ids root → leaf) to pieces; the
+            pieces of a branch are those of its messages one after another
+            (``pieces_of([a, b]) == pieces_of([a]) + pieces_of([b])``).
 
     Returns:
-        (turns, forks). A branch holding nothing the chat or an earlier fork
+        (turns, branches). A branch holding nothing the chat or an earlier branch
         does not already hold (e.g. it ends in a hidden message) is left out.
     """
     main_path, other_paths = branches(parents, current, order)
-    turns = assemble(pieces_of(main_path))
-    forks: list[HistoryFork] = []
-    seen: list[list[Turn]] = [turns]
+    cache: dict[str, list[Piece]] = {}
+
+    def tagged(path: Sequence[str]) -> tuple[list[Turn], list[tuple[str, ...]]]:
+        pieces: list[Piece] = []
+        sources: list[str] = []
+        for node in path:
+            if node not in cache:
+                cache[node] = pieces_of([node])
+            pieces.extend(cache[node])
+            sources.extend([node] * len(cache[node]))
+        return _assemble(pieces, sources)
+
+    #: (the parent turn's id, the messages a turn was made from) → the turns made so.
+    known: dict[tuple[str | None, tuple[str, ...]], list[Turn]] = {}
+
+    def place(turn: Turn, parent: str | None, nodes: tuple[str, ...]) -> Turn | None:
+        """The turn already read that ``turn`` is, or None after recording it as new."""
+        same = known.setdefault((parent, nodes), [])
+        found = next((t for t in same if t.role == turn.role and t.blocks == turn.blocks), None)
+        if found is None:
+            same.append(turn)
+        return found
+
+    turns, nodes = tagged(main_path)
+    parent: str | None = None
+    for turn, made_of in zip(turns, nodes, strict=True):
+        place(turn, parent, made_of)
+        parent = turn.id
+    out: list[HistoryBranch] = []
     for path in other_paths:
-        fork_turns = assemble(pieces_of(path))
-        shared = _shared(turns, fork_turns)
-        if shared == len(fork_turns) or any(
-            _shared(s, fork_turns) == len(fork_turns) == len(s) for s in seen[1:]
-        ):
-            continue
-        suffix = "edited" if fork_turns[shared].role == "user" else "other answer"
-        forks.append(HistoryFork(fork_turns, shared, suffix, path[-1] if path else None))
-        seen.append(fork_turns)
-    return turns, forks
+        parent = None
+        branch: HistoryBranch | None = None
+        for turn, made_of in zip(*tagged(path), strict=True):
+            found = place(turn, parent, made_of) if branch is None else None
+            if found is not None:
+                parent = found.id
+                continue
+            if branch is None:
+                branch = HistoryBranch(parent, [])
+                out.append(branch)
+            else:
+                place(turn, parent, made_of)
+            branch.turns.append(turn)
+            parent = turn.id
+    return turns, out

@@ -10,8 +10,8 @@ The file is a list of chats (a single chat object is accepted too)::
                                             "files": [{"type": "image", "url"}]}}},
               "messages": [...]}}   # the shown branch, the same messages as a list
 
-The branch ending at ``history.currentId`` is the chat, every other branch
-(edits, regenerations) a fork, as for ChatGPT. Without a ``history`` the
+The branch ending at ``history.currentId`` is the path the chat shows, every
+other branch (edits, regenerations) a branch of its tree, as for ChatGPT. Without a ``history`` the
 ``messages`` list is read as the one branch. Images given as ``data:`` URLs are
 kept; images by link are kept as links; other files become a note.
 """
@@ -58,7 +58,7 @@ def from_open_webui(data: Sequence[Any]) -> ImportedHistory:
         data: the parsed export (a list of chats).
 
     Returns:
-        The chats (with forks) and what could not be carried; chats with no
+        The chats (with their branches) and what could not be carried; chats with no
         message are left out (``empty``).
     """
     notes = Notes()
@@ -107,7 +107,7 @@ def _chat(item: Mapping[str, Any], body: Mapping[str, Any], notes: Notes) -> His
                 out.append(piece)
         return out
 
-    turns, forks = chat_from_tree(parents, current if isinstance(current, str) else None,
+    turns, others = chat_from_tree(parents, current if isinstance(current, str) else None,
                                   order, pieces)
     title = item.get("title") or body.get("title")
     return HistoryChat(
@@ -116,7 +116,7 @@ def _chat(item: Mapping[str, Any], body: Mapping[str, Any], notes: Notes) -> His
         created_at=seconds_to_ms(item.get("created_at")),
         updated_at=seconds_to_ms(item.get("updated_at")),
         turns=turns,
-        forks=forks,
+        branches=others,
         system=system[0] if system else None,
     )
 

@@ -5,7 +5,8 @@
 * a ChatGPT, Claude.ai or Open WebUI export (``parley.core.convert.histories``),
   unzipped or still zipped (``parley.core.importing.export_zip``: read in place, its
   files too), becomes one chat per conversation, each other branch of a conversation a
-  fork of it, all written in ONE transaction (``Store.import_chats``): a
+  branch of the chat's tree (‹ n/m › on the message where it parts), all written in ONE
+  transaction (``Store.import_chats``): a
   failure or a cancel leaves nothing behind. Conversations imported before
   (recognised by the export's conversation id, kept in ``sessions.meta``)
   are left out, so importing the same file twice does not duplicate;
@@ -18,7 +19,7 @@
   export, JSON or Markdown, an Anthropic or OpenAI message list or request body).
 
 Either way the result is an :class:`ImportSummary` whose :meth:`~ImportSummary.text`
-is the short line shown to the person ("412 chats, 9,310 messages, 3 other versions
+is the short line shown to the person ("412 chats, 9,310 messages, 3 other branches
 from a ChatGPT export; 2 files left out (2 not in the export).") and whose
 :meth:`~ImportSummary.details` lists every file left out under two headings
 ("Not in the export", "Refused, with the reason").
@@ -59,7 +60,7 @@ from parley.core.importing.export_folder import ExportFolder
 from parley.core.importing.export_zip import ZIP_MAGIC, open_export
 from parley.core.importing.inline_files import InlineFiles
 from parley.core.importing.parley_file import import_database, is_database
-from parley.core.store.imports import NewChat, NewFork
+from parley.core.store.imports import NewBranch, NewChat
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
@@ -86,9 +87,9 @@ class ImportSummary:
     Attributes:
         source_format: ``chatgpt`` | ``claude.ai`` | ``open-webui`` | ``parley``
             | ``markdown`` | ``anthropic`` | ``openai``.
-        session_ids: the new chats (forks not included), in the file's order.
-        messages: messages written (a fork's copies of shared ones not counted).
-        forks: forks written (other branches of the conversations).
+        session_ids: the new chats, in the file's order.
+        messages: messages written, every branch's (each message once).
+        branches: other branches written (besides the one each chat shows).
         skipped: conversations left out because they were imported before.
         empty: conversations left out because they hold no message.
         lost: one sentence per kind of thing that could not be carried.
@@ -103,7 +104,7 @@ class ImportSummary:
     source_format: str
     session_ids: list[str]
     messages: int
-    forks: int = 0
+    branches: int = 0
     skipped: int = 0
     empty: int = 0
     lost: list[str] = field(default_factory=list)
@@ -120,7 +121,7 @@ class ImportSummary:
 
     @property
     def chats(self) -> int:
-        """How many chats were made (forks not counted)."""
+        """How many chats were made."""
         return len(self.session_ids)
 
     @property
@@ -135,10 +136,10 @@ class ImportSummary:
 
     def text(self) -> str:
         """The summary for people in one short line, e.g. ``"412 chats, 9,310 messages,
-        3 other versions from a ChatGPT export; 4 files left out (3 not in the export,
+        3 other branches from a ChatGPT export; 4 files left out (3 not in the export,
         1 refused)."`` (then what else was left out, one short sentence per kind). No file
         or conversation is named here: :meth:`details` lists them all. Zero counts are not
-        named (versions, files, notes); when nothing new came in, the files the export
+        named (branches, files, notes); when nothing new came in, the files the export
         lacks are not counted either (they belong to chats imported before). A Parley
         database says what the merge added
         (``parley.core.importing.parley_file.report_text``)."""
@@ -155,8 +156,8 @@ class ImportSummary:
                     f"{'was' if self.skipped == 1 else 'were'} imported before.{empty}"
                     + "".join(f" {s}" for s in self._too_long()))
         parts = [_n(self.chats, "chat"), _n(self.messages, "message")]
-        if self.forks:
-            parts.append(_n(self.forks, "other version"))
+        if self.branches:
+            parts.append(_n(self.branches, "other branch", "other branches"))
         head = f"{', '.join(parts)} from {_from(self.format_name)}"
         missing, refused = len(self.missing_files), len(self.refused_files)
         if missing or refused:
@@ -207,8 +208,8 @@ class ImportSummary:
                 f"{'was' if n == 1 else 'were'} left out."]
 
 
-def _n(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
+def _n(count: int, word: str, many: str | None = None) -> str:
+    return f"{count:,} {word if count == 1 else many or word + 's'}"
 
 
 def _article(name: str) -> str:
@@ -330,11 +331,11 @@ async def _import(
     chats, too_long = await asyncio.to_thread(_prepare, history)
     written = await store.import_chats(chats, space_id=space_id, progress=progress,
                                        cancelled=cancelled)
-    log.info("imported %d chats, %d messages, %d forks (%s); %d already there",
-             len(written.session_ids), written.messages, written.forks,
+    log.info("imported %d chats, %d messages, %d other branches (%s); %d already there",
+             len(written.session_ids), written.messages, written.branches,
              history.source_format, written.skipped)
     return ImportSummary(history.source_format, written.session_ids, written.messages,
-                         written.forks, written.skipped, history.empty, history.lost,
+                         written.branches, written.skipped, history.empty, history.lost,
                          history.missing_files, too_long=too_long,
                          refused_files=history.refused_files)
 
@@ -351,13 +352,13 @@ def _prepare(history: ImportedHistory) -> tuple[list[NewChat], list[str]]:
     inline = InlineFiles()
     for chat in history.chats:
         chat.turns = inline.turns(chat.turns)
-        for fork in chat.forks:
-            fork.turns = inline.turns(fork.turns)
+        for branch in chat.branches:
+            branch.turns = inline.turns(branch.turns)
     history.refused_files.extend(inline.refused)
     for chat in history.chats:
         new = _new_chat(chat, history.source_format)
-        branches = [chat.turns, *(f.turns for f in chat.forks)]
-        if any(_chars(t) > limit for turns in branches for t in turns):
+        every = [chat.turns, *(b.turns for b in chat.branches)]
+        if any(_chars(t) > limit for turns in every for t in turns):
             too_long.append(new.title)
         else:
             chats.append(new)
@@ -458,11 +459,10 @@ def _parse_gently(text: str) -> Any:
 
 def _new_chat(chat: HistoryChat, source: str) -> NewChat:
     title = (chat.title or "").strip() or imported_title(chat.turns)
-    forks = [NewFork(f"{title} ({f.title_suffix})", f.shared, f.turns[f.shared:], f.source_id,
-                     messages=message_count(f.turns[f.shared:]))
-             for f in chat.forks]
+    branches = [NewBranch(b.after, b.turns, messages=message_count(b.turns))
+                for b in chat.branches]
     return NewChat(title, chat.turns, source, chat.source_id, chat.system,
-                   created_at=chat.created_at, updated_at=chat.updated_at, forks=forks,
+                   created_at=chat.created_at, updated_at=chat.updated_at, branches=branches,
                    messages=message_count(chat.turns))
 
 

@@ -1,4 +1,4 @@
-"""Imported chat histories: many sessions, their turns and their forks, in one transaction.
+"""Imported chat histories: many sessions, their turns and their branches, in one transaction.
 
 An imported session records where it came from in ``sessions.meta`` (no schema
 change: ``meta`` is the sessions' free-form JSON object, kept as found)::
@@ -8,39 +8,39 @@ change: ``meta`` is the sessions' free-form JSON object, kept as found)::
 
 A second import of the same file finds these ids (:func:`imported_ids`) and
 leaves those conversations out. ``at`` tells the turns that came with the
-import (none is newer) from the ones written in Parley since. Forks carry the
-same ``imported`` object with ``"branch"`` (the export's id of the branch's
-last message) and are never matched themselves: only chats without a parent
-are (a fork the person makes later copies its parent's ``meta``, see
-``parley.core.store.forks``).
+import (none is newer) from the ones written in Parley since. Only chats
+without a parent are matched (a fork the person makes later copies its
+parent's ``meta``, see ``parley.core.store.forks``).
 
-The other branches of a conversation are edits and regenerations, so their
-forks are *versions* of the chat (``parley.core.store.versions``: ``fork_kind``
-``version``), shown as ‹ n/m › on the message where they part, as Parley's own
-edits and regenerations are: copies of the shared turns keep their time and
-content, and a branch that differs from the first message on parts at the
-chat's first turn (as ``parley.core.chat.edit`` does).
+The other branches of a conversation are edits and regenerations, so they go
+into the chat's own session as branches of its tree (``turn_links``, as
+Parley's own edits and regenerations do; ``parley.core.store.schema``), shown
+as ‹ n/m › on the message where they part: each turn is written once, below
+the turn it continues from, nothing is copied. The chat's turns are the path it
+shows (``turn_path``), so it opens on the branch the export showed; turns of the
+other branches were never shown here (``shown_at`` 0: a branch opened later
+continues below a branch point with its newest turn, ``parley.core.store.tree``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from parley.core.content import Turn, new_id, now_ms
+from parley.core.content import Turn, now_ms
 from parley.core.errors import ParleyError
-from parley.core.store import attachments, sessions, spaces, turns, versions
+from parley.core.store import attachments, sessions, spaces, turns
 from parley.core.store.dialect import dual_text
 from parley.core.store.postgres import sql as pg_sql
-from parley.core.store.schema import DEFAULT_SPACE_ID
+from parley.core.store.schema import DEFAULT_SPACE_ID, turn_links, turn_path
 from parley.core.store.schema import turns as T
 
 __all__ = [
     "IMPORT_KEY",
     "ImportCancelled",
+    "NewBranch",
     "NewChat",
-    "NewFork",
     "Written",
     "imported_ids",
     "write_chats",
@@ -58,25 +58,24 @@ class ImportCancelled(ParleyError):
 
 
 @dataclass(frozen=True, slots=True)
-class NewFork:
-    """Another branch of an imported chat, written as a fork of it.
+class NewBranch:
+    """Another branch of an imported chat, written into the chat's tree.
 
     Attributes:
-        title: the fork's title.
-        shared: how many leading turns of the chat it shares (copied, with new
-            ids); 0 when its first turn differs already (it then parts at the
-            chat's first turn, as an edit of the first message does).
-        turns: the branch's own turns (after the shared ones), oldest first.
-        branch: the export's id of the branch (kept in ``meta``), if any.
-        messages: how many messages of the export its own turns stand for
-            (None: one per turn; a reply that called tools is one message
-            of the export but several turns).
+        after: the id of the turn it continues from: a turn of the chat's
+            ``turns`` or of an earlier branch in ``NewChat.branches``; None
+            when it starts with another first message (the first message was
+            edited).
+        turns: the branch's own turns, oldest first, with ids no saved turn
+            has; the first one's parent is ``after``, each next one's the one
+            before it.
+        messages: how many messages of the export its turns stand for (None:
+            one per turn; a reply that called tools is one message of the
+            export but several turns).
     """
 
-    title: str
-    shared: int
+    after: str | None
     turns: Sequence[Turn]
-    branch: str | None = None
     messages: int | None = None
 
 
@@ -86,16 +85,18 @@ class NewChat:
 
     Attributes:
         title: its title.
-        turns: its turns, oldest first, with ids no saved turn has.
+        turns: its turns, oldest first, with ids no saved turn has: the path
+            the chat shows (the branch the export showed).
         source: the export's format (``chatgpt``…), kept in ``meta``.
         source_id: the export's conversation id (None: it cannot be recognised again).
         system_prompt: None: the space's.
         model: ``provider:model`` for new requests; None: the space's default.
         created_at: epoch ms (None: now).
         updated_at: epoch ms (None: its last turn's time, else ``created_at``).
-        forks: its other branches.
+        branches: its other branches, each after a turn of ``turns`` or of
+            an earlier branch.
         messages: how many messages of the export its turns stand for (None:
-            one per turn), its forks' not included.
+            one per turn), its branches' not included.
     """
 
     title: str
@@ -106,7 +107,7 @@ class NewChat:
     model: str | None = None
     created_at: int | None = None
     updated_at: int | None = None
-    forks: Sequence[NewFork] = field(default_factory=tuple)
+    branches: Sequence[NewBranch] = field(default_factory=tuple)
     messages: int | None = None
 
 
@@ -115,16 +116,16 @@ class Written:
     """What :func:`write_chats` wrote.
 
     Attributes:
-        session_ids: the new chats' ids (forks not included), in the given order.
-        messages: turns written, copies of shared turns in forks not counted.
-        forks: forks written.
+        session_ids: the new chats' ids, in the given order.
+        messages: messages written (every branch's; see ``NewChat.messages``).
+        branches: other branches written (besides each chat's path shown).
         skipped: chats left out because a chat with the same source id was
             already imported (earlier, or earlier in the same file).
     """
 
     session_ids: list[str]
     messages: int
-    forks: int
+    branches: int
     skipped: int
 
 
@@ -148,7 +149,7 @@ def write_chats(
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> Written:
-    """Write imported chats and their forks (inside the caller's transaction).
+    """Write imported chats and their branches (inside the caller's transaction).
 
     Args:
         con: a Connection in a write transaction.
@@ -167,11 +168,13 @@ def write_chats(
         ImportCancelled: ``cancelled()`` said so (the caller's transaction
             then rolls back).
         AttachmentNotFound: a turn references a file the store does not hold.
+        ValueError: a branch's ``after`` is no turn of its chat or of an earlier
+            branch (a bug of the importer: the caller's transaction rolls back).
     """
     space = spaces.get(con, space_id or DEFAULT_SPACE_ID)
     known: dict[str, set[str]] = {}
     ids: list[str] = []
-    messages = forks = skipped = 0
+    messages = branches = skipped = 0
     for done, chat in enumerate(chats, start=1):
         if cancelled is not None and cancelled():
             raise ImportCancelled()
@@ -185,28 +188,23 @@ def write_chats(
             if chat.source_id is not None:
                 seen.add(chat.source_id)
             messages += _count(chat.messages, chat.turns) + sum(
-                _count(f.messages, f.turns) for f in chat.forks)
-            forks += len(chat.forks)
+                _count(b.messages, b.turns) for b in chat.branches)
+            branches += len(chat.branches)
         if progress is not None:
             progress(done, len(chats))
-    return Written(ids, messages, forks, skipped)
+    return Written(ids, messages, branches, skipped)
 
 
 def _count(messages: int | None, items: Sequence[Turn]) -> int:
     return len(items) if messages is None else messages
 
 
-def _meta(chat: NewChat, branch: str | None = None, fork: bool = False) -> dict[str, Any]:
+def _meta(chat: NewChat) -> dict[str, Any]:
     source: dict[str, Any] = {"source": chat.source}
     if chat.source_id is not None:
         source["id"] = chat.source_id
     source["at"] = now_ms()
-    if branch is not None:
-        source["branch"] = branch
-    meta: dict[str, Any] = {IMPORT_KEY: source}
-    if fork:
-        meta[versions.KIND_KEY] = versions.VERSION
-    return meta
+    return {IMPORT_KEY: source}
 
 
 def _write_chat(con: Any, space_id: str, chat: NewChat) -> str:
@@ -217,40 +215,65 @@ def _write_chat(con: Any, space_id: str, chat: NewChat) -> str:
         system_prompt=chat.system_prompt, meta=_meta(chat),
         created_at=created, updated_at=updated,
     )
-    _insert_turns(con, session_id, chat.turns)
-    for fork in chat.forks:
-        _write_fork(con, space_id, session_id, chat, fork, updated)
+    _insert_tree(con, session_id, chat)
     return session_id
 
 
-def _write_fork(con: Any, space_id: str, parent_id: str, chat: NewChat, fork: NewFork,
-                chat_updated: int) -> None:
-    """Write a branch as a version of the chat; never more recent than the chat, so the
-    chat opens on the branch the export showed (``versions.shown_version``)."""
-    copies = [replace(t, id=new_id()) for t in chat.turns[: fork.shared]]
-    at = chat.turns[fork.shared - 1] if fork.shared else chat.turns[0]
-    own = list(fork.turns)
-    created = min(own[0].created_at if own else at.created_at, chat_updated)
-    updated = min(max(own[-1].created_at if own else created, created), chat_updated - 1)
-    fork_id = sessions.insert(
-        con, space_id=space_id, title=fork.title, title_source="user", model=chat.model,
-        system_prompt=chat.system_prompt, parent_session_id=parent_id,
-        forked_from_turn_id=at.id, meta=_meta(chat, fork.branch, fork=True),
-        created_at=created, updated_at=updated,
-    )
-    _insert_turns(con, fork_id, [*copies, *own])
-
-
 _INSERT_TURNS = T.insert()
+_INSERT_LINKS = turn_links.insert()
+_INSERT_PATH = turn_path.insert()
 
 
-def _insert_turns(con: Any, session_id: str, items: Sequence[Turn]) -> None:
-    """Insert a new session's turns in one statement (files go to the attachments table)."""
-    rows = []
-    for seq, turn in enumerate(items):
+def _insert_tree(con: Any, session_id: str, chat: NewChat) -> None:
+    """Insert a new session's turns, their links and its path, one statement each (files
+    go to the attachments table). The chat's turns are the path (``pos`` 0…); every turn
+    gets a ``seq`` after its parent's (so ``seq`` grows along every path, as
+    ``parley.core.store.schema`` requires), otherwise in the order they were written
+    (:func:`_in_time_order`: siblings in the export's order). The path's turns get one
+    stamp and its leaf that stamp + 1 (``parley.core.store.tree``'s rule for a path
+    shown); other branches' turns 0 (never shown)."""
+    rows: list[dict[str, Any]] = []
+    links: list[dict[str, Any]] = []
+    stamp = now_ms()
+    for pos, turn in enumerate(chat.turns):
+        parent = chat.turns[pos - 1].id if pos else None
+        shown = stamp + 1 if pos == len(chat.turns) - 1 else stamp
+        links.append({"turn_id": turn.id, "session_id": session_id, "parent_id": parent,
+                      "shown_at": shown})
+    written = {t.id for t in chat.turns}
+    for branch in chat.branches:
+        if branch.after is not None and branch.after not in written:
+            raise ValueError(f"branch after {branch.after}: no earlier turn of the chat")
+        parent = branch.after
+        for turn in branch.turns:
+            links.append({"turn_id": turn.id, "session_id": session_id, "parent_id": parent,
+                          "shown_at": 0})
+            written.add(turn.id)
+            parent = turn.id
+    for seq, turn in enumerate(_in_time_order(chat, links)):
         values = turns.row_values(attachments.store_blocks(con, turn))
         values["session_id"] = session_id
         values["seq"] = seq
         rows.append(values)
     if rows:
         con.execute(_INSERT_TURNS, rows)
+        con.execute(_INSERT_LINKS, links)
+    if chat.turns:
+        con.execute(_INSERT_PATH, [{"session_id": session_id, "pos": pos, "turn_id": t.id}
+                                   for pos, t in enumerate(chat.turns)])
+
+
+def _in_time_order(chat: NewChat, links: list[dict[str, Any]]) -> list[Turn]:
+    """Every turn of the chat, each after its parent, otherwise by time: siblings come
+    in the order the export wrote them (‹ n/m › counts them in ``seq`` order,
+    ``parley.core.store.tree``). ``links``: one per turn, the chat's turns first, then
+    each branch's (parents first), as :func:`_insert_tree` makes them."""
+    every = [*chat.turns, *(t for b in chat.branches for t in b.turns)]
+    when: dict[str | None, int] = {None: 0}
+    keys: list[int] = []
+    for turn, link in zip(every, links, strict=True):
+        # Never before its parent, even when the export's times go backwards.
+        when[turn.id] = max(turn.created_at, when[link["parent_id"]])
+        keys.append(when[turn.id])
+    order = sorted(range(len(every)), key=keys.__getitem__)  # stable: parents first on ties
+    return [every[i] for i in order]

@@ -5,7 +5,7 @@ written a progress dialog shows how many conversations are in (after a short
 delay, so a single chat does not flash one); Cancel rolls the import back:
 nothing is imported. One conversation opens as the new chat with a short
 notice (as before); a history shows its summary's one line ("412 chats, 9,310
-messages, 3 other versions from a ChatGPT export; 2 files left out (2 not in the
+messages, 3 other branches from a ChatGPT export; 2 files left out (2 not in the
 export).") in a dialog the person closes, with Details… listing every file left out
 (``parley.gui.dialogs.import_summary``), and the sidebar lists the new chats.
 """

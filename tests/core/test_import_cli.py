@@ -15,7 +15,7 @@ from tests.histories import chatgpt_export, claude_export
 def _sessions(home) -> list:
     store = Store.open(home / "sessions.db")
     try:
-        return store.list_sessions(limit=10_000, include_archived=True, include_versions=True)
+        return store.list_sessions(limit=10_000, include_archived=True)
     finally:
         store.close()
 
@@ -30,7 +30,7 @@ def test_command_line_imports_a_history_into_a_new_home_and_prints_the_summary(t
 
     assert first.returncode == 0, first.stderr
     assert first.stdout == ("Imported conversations.json: 12 chats, 50 messages, 2 other "
-                            "versions from a ChatGPT export.\n")
+                            "branches from a ChatGPT export.\n")
     assert "Traceback" not in first.stderr
     assert len([s for s in _sessions(home) if not s.is_fork]) == 12
 
@@ -38,7 +38,7 @@ def test_command_line_imports_a_history_into_a_new_home_and_prints_the_summary(t
     assert again.returncode == 0, again.stderr
     assert again.stdout == ("conversations.json: Nothing new: the 12 conversations of this "
                             "ChatGPT export were imported before.\n")
-    assert len(_sessions(home)) == 14
+    assert len(_sessions(home)) == 12  # the branches are inside their chats
 
 
 def test_a_refused_file_exits_2_with_the_reason(tmp_path):
@@ -73,7 +73,7 @@ def test_in_process_with_a_claude_export(tmp_path):
     assert import_only(export, tmp_path / "h", out=out) == 0
     printed = out.getvalue()
     assert printed.startswith("Imported conversations.json: 2 chats, 9 messages, 1 other "
-                              "version from a Claude.ai export; 1 file left out (1 not in the "
+                              "branch from a Claude.ai export; 1 file left out (1 not in the "
                               "export).")
     # The whole list under its heading, after the summary's line.
     assert printed.endswith("\nNot in the export:\n  image: receipt.png\n")
@@ -84,7 +84,7 @@ def _pg_sessions(url: str) -> list:
 
     store = open_store(url)
     try:
-        return store.list_sessions(limit=10_000, include_archived=True, include_versions=True)
+        return store.list_sessions(limit=10_000, include_archived=True)
     finally:
         store.close()
 

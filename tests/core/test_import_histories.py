@@ -1,5 +1,6 @@
 """Importing chat history exports (ChatGPT, Claude.ai, Open WebUI) into a real store:
-every conversation a chat, other branches forks, one transaction, no duplicates.
+every conversation a chat, its other branches inside its tree (each message once, below
+its parent), one transaction, no duplicates.
 
 Every test runs on a sessions.db file and on a PostgreSQL database (``store`` below).
 """
@@ -33,18 +34,36 @@ from tests.histories import (
     image_part,
     lisbon_trip,
     webui_export,
+    webui_message,
     write_chatgpt_folder,
 )
 
 
 async def all_sessions(store) -> list:
-    return await store.list_sessions(include_archived=True, limit=10_000, include_versions=True)
+    return await store.list_sessions(include_archived=True, limit=10_000)
 
 
-async def chats_and_forks(store, summary: ImportSummary):
+async def chats_of(store, summary: ImportSummary):
+    """The imported chats; none of them has a fork (their branches are inside them)."""
     chats = [await store.get_session(sid) for sid in summary.session_ids]
-    forks = {c.id: await store.list_forks(c.id) for c in chats}
-    return chats, forks
+    assert [await store.list_forks(c.id) for c in chats] == [[] for _ in chats]
+    return chats
+
+
+async def shown(store, session_id: str):
+    """The turns of the path the chat shows, first message first."""
+    return [t.turn for t in await store.get_tree(session_id) if t.on_path]
+
+
+async def tree_of(store, session_id: str):
+    """``{turn text: parent's text}`` of every turn of the session that has text (each
+    text once: no turn is copied; tool calls and results have none)."""
+    tree = await store.get_tree(session_id)
+    text = {t.turn.id: t.turn.text() for t in tree}
+    said = [t for t in text.values() if t]
+    assert len(set(said)) == len(said)  # each message once: no copied turn
+    return {t.turn.text(): text[t.parent_id] if t.parent_id else None for t in tree
+            if t.turn.text()}
 
 
 def blocks_of(turns, kind):
@@ -71,13 +90,13 @@ def chatgpt_file(tmp_path):
     return path, ids
 
 
-async def test_a_chatgpt_export_becomes_chats_with_their_branches_as_forks(store, chatgpt_file):
+async def test_a_chatgpt_export_becomes_chats_with_their_branches_inside(store, chatgpt_file):
     path, _ids = chatgpt_file
     summary = await import_path(store, path)
 
     assert summary.source_format == "chatgpt"
-    assert (summary.chats, summary.forks, summary.empty, summary.skipped) == (2, 2, 1, 0)
-    lisbon, bread = (await chats_and_forks(store, summary))[0]
+    assert (summary.chats, summary.branches, summary.empty, summary.skipped) == (2, 2, 1, 0)
+    lisbon, bread = await chats_of(store, summary)
     assert lisbon.title == "Trip to Lisbon" and bread.title == "Sourdough"
     imported = dict(lisbon.meta[IMPORT_KEY])
     assert imported.pop("at") >= lisbon.updated_at  # when it was imported: after its turns
@@ -86,7 +105,7 @@ async def test_a_chatgpt_export_becomes_chats_with_their_branches_as_forks(store
     assert bread.created_at < bread.updated_at < 2_000_000_000_000  # the export's own times
     assert lisbon.created_at == pytest.approx(T0 * 1000, abs=60_000)
 
-    turns = await store.get_turns(lisbon.id)
+    turns = await shown(store, lisbon.id)
     assert [t.role for t in turns] == ["user", "assistant"] * 8
     texts = [t.text() for t in turns]
     assert texts[0] == "Plan three days in Lisbon."  # hidden system root + custom instructions out
@@ -114,29 +133,24 @@ async def test_a_chatgpt_export_becomes_chats_with_their_branches_as_forks(store
     assert "The page says daily." in think.thinking and think.signature is None
     assert turns[15].text() == "Yes, it opens every day at 7:30."  # the recap is left out
 
-    forks = await store.list_forks(lisbon.id)
-    by_title = {f.title: f for f in forks}
-    assert set(by_title) == {"Trip to Lisbon (other answer)", "Trip to Lisbon (edited)"}
-    regen = by_title["Trip to Lisbon (other answer)"]
-    regen_turns = await store.get_turns(regen.id)
-    assert [t.text() for t in regen_turns] == [texts[0],
-                                               "Day 1: Alfama. Day 2: Belém. Day 3: Sintra."]
-    assert regen.forked_from_turn_id == turns[0].id  # parts after the question, as Regenerate
-    assert regen_turns[1].model == "openai:gpt-4"
-    edit = by_title["Trip to Lisbon (edited)"]
-    edit_turns = await store.get_turns(edit.id)
-    assert [t.text() for t in edit_turns] == [texts[0], texts[1], "What about Porto?",
-                                              "Porto is 3 hours north by train."]
-    assert edit.forked_from_turn_id == turns[1].id  # the turn before the edited question
-    assert not {t.id for t in edit_turns} & {t.id for t in turns}  # copies, new ids
-    assert edit.meta[IMPORT_KEY]["branch"]
+    # The other answer and the edited question are branches of the chat's own tree.
+    tree = await tree_of(store, lisbon.id)
+    assert len(await store.get_tree(lisbon.id)) == 16 + 3
+    assert tree["Day 1: Alfama. Day 2: Belém. Day 3: Sintra."] == texts[0]  # as Regenerate
+    assert tree["What about Porto?"] == texts[1]  # the edited question's sibling
+    assert tree["Porto is 3 hours north by train."] == "What about Porto?"
+    regen = next(t.turn for t in await store.get_tree(lisbon.id)
+                 if t.turn.text().startswith("Day 1: Alfama"))
+    assert regen.model == "openai:gpt-4"
+    points = (await store.branches(lisbon.id)).points
+    assert {k: (p.index, p.total) for k, p in points.items()} == {turns[1].id: (2, 2),
+                                                                  turns[2].id: (2, 2)}
 
     # Messages as the export holds them: Lisbon's 16 turns are 10 messages (a reply's tool
-    # calls and results are part of it), Sourdough's 2, the fork's own 1, the edit's own 2
-    # (copies are not counted).
+    # calls and results are part of it), Sourdough's 2, the other answer 1, the edit's 2.
     assert summary.messages == 10 + 2 + 1 + 2
     text = summary.text()
-    assert text.startswith("2 chats, 15 messages, 2 other versions from a ChatGPT export; "
+    assert text.startswith("2 chats, 15 messages, 2 other branches from a ChatGPT export; "
                            "2 files left out (2 not in the export).")
     assert summary.details() == [("Not in the export", ["image: file-NotInExport9",
                                                         "image: file-DalleTram77"])]
@@ -149,7 +163,7 @@ async def test_importing_the_same_export_twice_adds_nothing(store, chatgpt_file)
     first = await import_path(store, path)
     before = len(await all_sessions(store))
     # A fork the person makes of an imported chat copies its meta: still one chat recognised.
-    turns = await store.get_turns(first.session_ids[0])
+    turns = await shown(store, first.session_ids[0])
     await store.fork(first.session_ids[0], turns[3].id)
 
     again = await import_path(store, path)
@@ -181,7 +195,7 @@ async def test_cancelling_imports_nothing_and_progress_is_reported(store):
     assert await store.search("eggs") == []
 
     done = await import_data(store, data, progress=lambda d, t: seen.append((d, t)))
-    assert done.chats == 30 and done.forks == 3 and seen[-1] == (30, 30)
+    assert done.chats == 30 and done.branches == 3 and seen[-1] == (30, 30)
 
 
 async def test_a_write_failure_midway_leaves_nothing(store):
@@ -202,12 +216,12 @@ async def test_a_claude_ai_export(store, tmp_path):
     summary = await import_path(store, path)
 
     assert summary.source_format == "claude.ai"
-    assert (summary.chats, summary.forks, summary.empty) == (2, 1, 1)
+    assert (summary.chats, summary.branches, summary.empty) == (2, 1, 1)
     # The export's messages (4 + 4, the other answer's 1), not the 6 turns the tool call made.
     assert summary.messages == 4 + 4 + 1
-    (tools, haiku), forks = await chats_and_forks(store, summary)
+    tools, haiku = await chats_of(store, summary)
     assert tools.title == "CSV totals" and tools.meta[IMPORT_KEY]["id"] == "claude-conv-tools"
-    turns = await store.hydrate(await store.get_turns(tools.id))
+    turns = await store.hydrate(await shown(store, tools.id))
     assert [t.role for t in turns] == ["user", "assistant", "user", "assistant", "user",
                                        "assistant"]
     (doc,) = blocks_of(turns, DocumentBlock)
@@ -223,13 +237,10 @@ async def test_a_claude_ai_export(store, tmp_path):
     assert turns[3].text() == "The total is 7."
     assert turns[1].created_at == summary_time("2024-05-01T10:02:00Z")
 
-    haiku_turns = await store.get_turns(haiku.id)
+    haiku_turns = await shown(store, haiku.id)  # the newest message's branch
     assert [t.text() for t in haiku_turns] == ["A haiku on rain.", "Soft grey rain falls.",
                                                "Shorter.", "Rain."]
-    (other,) = forks[haiku.id]
-    assert [t.text() for t in await store.get_turns(other.id)] == ["A haiku on rain.",
-                                                                    "Rain on the roof."]
-    assert other.title == "Haiku (other answer)"
+    assert (await tree_of(store, haiku.id))["Rain on the roof."] == "A haiku on rain."
     text = summary.text()
     assert "1 file left out (1 not in the export)" in text
     assert summary.details() == [("Not in the export", ["image: receipt.png"])]
@@ -248,21 +259,22 @@ async def test_an_open_webui_export(store, tmp_path):
     summary = await import_path(store, path)
 
     assert summary.source_format == "open-webui"
-    assert (summary.chats, summary.forks) == (2, 2)
-    (pixel, pirate), forks = await chats_and_forks(store, summary)
-    turns = await store.hydrate(await store.get_turns(pixel.id))
+    assert (summary.chats, summary.branches) == (2, 2)
+    pixel, pirate = await chats_of(store, summary)
+    turns = await store.hydrate(await shown(store, pixel.id))
     assert [t.text() for t in turns] == ["What is in this picture?", "One white pixel.",
                                          "What colour exactly?", "White-ish."]
     (image,) = blocks_of(turns, ImageBlock)
     assert image.data is not None and image.media_type == "image/png"
     assert turns[1].model == "open-webui:qwen2.5:7b"
-    titles = sorted(f.title for f in forks[pixel.id])
-    assert titles == ["A pixel (edited)", "A pixel (other answer)"]
-    edited = next(f for f in forks[pixel.id] if f.title == "A pixel (edited)")
-    assert [t.text() for t in await store.get_turns(edited.id)][-2:] == ["Is it transparent?",
-                                                                         "No."]
+    tree = await tree_of(store, pixel.id)
+    assert tree == {"What is in this picture?": None, "A single pixel.": "What is in this picture?",
+                    "One white pixel.": "What is in this picture?",
+                    "What colour exactly?": "One white pixel.",
+                    "White-ish.": "What colour exactly?",
+                    "Is it transparent?": "One white pixel.", "No.": "Is it transparent?"}
     assert pirate.system_prompt == "You are a pirate."
-    assert [t.text() for t in await store.get_turns(pirate.id)] == ["Hello", "Arr!"]
+    assert [t.text() for t in await shown(store, pirate.id)] == ["Hello", "Arr!"]
 
 
 async def test_one_open_webui_chat_object_is_accepted(store):
@@ -312,20 +324,73 @@ async def test_a_single_conversation_goes_through_the_single_import(store):
     assert summary.text().startswith("1 chat, 1 message from an OpenAI message list")
 
 
-async def test_branches_are_versions_of_their_chat_and_the_exported_one_opens(store,
-                                                                              chatgpt_file):
-    path, _ = chatgpt_file
-    summary = await import_path(store, path)
-    lisbon_id = summary.session_ids[0]
-    listed = await store.list_sessions(include_archived=True)
-    assert {s.id for s in listed} == set(summary.session_ids)  # versions are not listed
-    forks = await store.list_forks(lisbon_id)
-    assert all(f.is_version for f in forks) and len(forks) == 2
-    assert await store.version_to_open(lisbon_id) == lisbon_id
-    turns = await store.get_turns(lisbon_id)
-    seen = await store.versions(lisbon_id)
-    assert set(seen.members) == {lisbon_id, *(f.id for f in forks)}
-    assert set(seen.points) == {turns[1].id, turns[2].id}  # the other answer, the edit
+async def test_a_branch_of_a_branch_imports_each_message_once_and_opens_where_chatgpt_was(
+        store):
+    c = ChatGPTConversation("Soup", "conv-soup")
+    q1 = c.text("user", "A soup for tonight?")
+    c.text("assistant", "Minestrone.", model="gpt-4o")
+    c.text("user", "Vegan?")
+    c.text("assistant", "Yes, without parmesan.", model="gpt-4o")
+    a1b = c.text("assistant", "Caldo verde.", parent=q1, model="gpt-4o")  # regenerated
+    q2b = c.text("user", "How long does it take?")
+    c.text("assistant", "40 minutes.", model="gpt-4o")
+    shown_leaf = c.text("assistant", "About half an hour.", parent=q2b, model="gpt-4o")
+    c.text("user", "And for ten people?", parent=a1b)  # a branch of the regenerated answer
+
+    summary = await import_data(store, json.dumps([c.to_json(current=shown_leaf)]))
+
+    (soup,) = await chats_of(store, summary)
+    assert [t.text() for t in await shown(store, soup.id)] == [
+        "A soup for tonight?", "Caldo verde.", "How long does it take?", "About half an hour."]
+    assert await tree_of(store, soup.id) == {
+        "A soup for tonight?": None, "Minestrone.": "A soup for tonight?",
+        "Vegan?": "Minestrone.", "Yes, without parmesan.": "Vegan?",
+        "Caldo verde.": "A soup for tonight?", "How long does it take?": "Caldo verde.",
+        "40 minutes.": "How long does it take?", "About half an hour.": "How long does it take?",
+        "And for ten people?": "Caldo verde."}
+    assert (summary.branches, summary.messages) == (3, 9)
+    assert summary.text().startswith("1 chat, 9 messages, 3 other branches from a ChatGPT")
+    path = await shown(store, soup.id)
+    points = (await store.branches(soup.id)).points
+    # ‹ n/m ›: siblings in the export's order (the regenerated answer is the second).
+    assert {k: (p.index, p.total) for k, p in points.items()} == {
+        path[1].id: (2, 2), path[2].id: (1, 2), path[3].id: (2, 2)}
+    # The other answer of the branch point opens with what follows it.
+    first = next(t.turn for t in await store.get_tree(soup.id) if t.turn.text() == "Minestrone.")
+    await store.show_branch(soup.id, first.id)
+    assert [t.text() for t in await shown(store, soup.id)] == [
+        "A soup for tonight?", "Minestrone.", "Vegan?", "Yes, without parmesan."]
+
+
+async def test_an_open_webui_branch_of_a_branch_opens_on_current_id(store):
+    ts = 1_714_550_000
+    msgs = [webui_message("u1", None, "user", "Name a colour.", ts),
+            webui_message("a1", "u1", "assistant", "Red.", ts + 1, model="m"),
+            webui_message("a1b", "u1", "assistant", "Blue.", ts + 2, model="m"),
+            webui_message("u2", "a1b", "user", "Another?", ts + 3),
+            webui_message("a2", "u2", "assistant", "Green.", ts + 4, model="m"),
+            webui_message("u2b", "a1b", "user", "Darker?", ts + 5),
+            webui_message("a2b", "u2b", "assistant", "Navy.", ts + 6, model="m"),
+            webui_message("a2c", "u2b", "assistant", "Indigo.", ts + 7, model="m"),
+            webui_message("u0", None, "user", "Name a shape.", ts + 8)]  # the first one edited
+    chat = {"id": "webui-colours", "title": "Colours",
+            "chat": {"history": {"messages": {m["id"]: m for m in msgs}, "currentId": "a2b"}},
+            "created_at": ts, "updated_at": ts + 8}
+
+    summary = await import_data(store, json.dumps([chat]))
+
+    (colours,) = await chats_of(store, summary)
+    assert [t.text() for t in await shown(store, colours.id)] == [
+        "Name a colour.", "Blue.", "Darker?", "Navy."]
+    assert await tree_of(store, colours.id) == {
+        "Name a colour.": None, "Red.": "Name a colour.", "Blue.": "Name a colour.",
+        "Another?": "Blue.", "Green.": "Another?", "Darker?": "Blue.", "Navy.": "Darker?",
+        "Indigo.": "Darker?", "Name a shape.": None}
+    assert (summary.branches, summary.messages) == (4, 9)
+    path = await shown(store, colours.id)
+    points = (await store.branches(colours.id)).points
+    assert {k: (p.index, p.total) for k, p in points.items()} == {
+        path[0].id: (1, 2), path[1].id: (2, 2), path[2].id: (2, 2), path[3].id: (1, 2)}
 
 
 @pytest.mark.parametrize("text", ["[]", " \n[ ]\t", "[1, 2]", '[{"a": [1, {"b": "]"}]}, "x"]\n',
@@ -410,18 +475,16 @@ async def test_odd_but_plausible_exports_import_without_losing_what_can_be_read(
         model="gpt-4o")
     summary = await import_data(store, json.dumps([conv, audio.to_json()]))
 
-    first, voice = [await store.get_session(s) for s in summary.session_ids]
-    turns = await store.get_turns(first.id)
+    first, voice = await chats_of(store, summary)
+    turns = await shown(store, first.id)
     assert [t.text() for t in turns] == ["First question", "Answer one", "Second question",
                                          "Answer two"]
     assert first.title == "First question"  # no title: from the first message, as new chats
-    assert [t.text() for t in await store.get_turns(voice.id)] == ["what time is it",
-                                                                    "It is noon."]
+    assert [t.text() for t in await shown(store, voice.id)] == ["what time is it",
+                                                                 "It is noon."]
     assert "1 voice recording(s) were left out (their transcripts were kept)." in summary.text()
-    # The orphan is a branch of its own (no shared start): a version from the first message.
-    (orphan,) = await store.list_forks(first.id)
-    assert [t.text() for t in await store.get_turns(orphan.id)] == ["An orphan"]
-    assert orphan.forked_from_turn_id == turns[0].id
+    # The orphan is a branch of its own (no shared start): another first message.
+    assert (await tree_of(store, first.id))["An orphan"] is None
 
 
 async def test_uploaded_files_come_from_the_export_folder_or_are_named(store, tmp_path):

@@ -1,5 +1,5 @@
 """File ▸ Import of chat histories on the real window: a progress dialog, a summary, the
-chats listed (their branches as versions of them), Cancel imports nothing; Markdown opens
+chats listed (their branches inside them), Cancel imports nothing; Markdown opens
 as a chat."""
 
 from __future__ import annotations
@@ -40,8 +40,7 @@ def _summary_box(w) -> ImportSummaryDialog | None:
 
 
 def _all(driver, w) -> list:
-    return driver.run(w.store.list_sessions(limit=10_000, include_archived=True,
-                                            include_versions=True))
+    return driver.run(w.store.list_sessions(limit=10_000, include_archived=True))
 
 
 def test_a_chatgpt_history_imports_with_a_summary_and_lists_its_chats(driver, tmp_path):
@@ -55,19 +54,16 @@ def test_a_chatgpt_history_imports_with_a_summary_and_lists_its_chats(driver, tm
     driver.until(lambda: _summary_box(w) is not None, timeout=30)
 
     text = _summary_box(w).text()
-    assert text.startswith("Imported conversations.json: 21 chats, 215 messages, 4 other versions "
+    assert text.startswith("Imported conversations.json: 21 chats, 215 messages, 4 other branches "
                            "from a ChatGPT export; 2 files left out (2 not in the export).")
     box = _summary_box(w)
     assert box.details_button is not None
     assert box.show_details().sections() == {
         "Not in the export": ["image: file-NotInExport9", "image: file-DalleTram77"]}
     box.details_dialog.reject()
-    listed = [s for s in _all(driver, w) if not s.is_version]
-    assert len(listed) == 21
+    listed = _all(driver, w)
+    assert len(listed) == 21  # the other branches are inside their chats: no more sessions
     assert all(w.sidebar.model.has(s.id) for s in listed)
-    versions = [s for s in _all(driver, w) if s.is_version]
-    assert len(versions) == 4  # where the sidebar shows versions is the versions work's
-    assert {v.parent_session_id for v in versions} <= {s.id for s in listed}
     assert w.import_progress is None  # the progress dialog is gone
     _summary_box(w).accept()
 
@@ -78,7 +74,7 @@ def test_a_chatgpt_history_imports_with_a_summary_and_lists_its_chats(driver, tm
     assert _summary_box(w).text() == ("conversations.json: Nothing new: the 21 conversations of "
                                       "this ChatGPT export were imported before.")
     assert _summary_box(w).details_button is None  # nothing to list
-    assert len(_all(driver, w)) == 25
+    assert len(_all(driver, w)) == 21
 
 
 def test_cancel_in_the_progress_dialog_imports_nothing(driver, tmp_path, monkeypatch):
@@ -205,7 +201,7 @@ def test_imported_chats_can_be_read_before_a_provider_is_set_up(driver, tmp_path
 
     driver.qtbot.mouseClick(panel.read_button, Qt.MouseButton.LeftButton)
     assert w.stack.currentWidget() is w.chat_page and w.sidebar.isVisible()
-    haiku = next(s for s in _all(driver, w) if s.title == "Haiku" and not s.is_version)
+    haiku = next(s for s in _all(driver, w) if s.title == "Haiku")
     driver.until(lambda: w.sidebar.model.has(haiku.id))
     w.chat.open_session(haiku.id)
     driver.until(lambda: w.session_id == haiku.id and w.chat.turns)
