@@ -290,6 +290,11 @@ class PgStore(Store):
         version = int(con.execute(text("SELECT max(version) FROM parley_schema")).scalar() or 0)
         if version > pg_sql.SCHEMA_VERSION:
             raise NewerFormat(self.path, version, pg_sql.SCHEMA_VERSION)
+        if con.execute(text("SELECT to_regclass('turn_links')")).scalar() is None:
+            # Written before the conversation tree: converted in this transaction.
+            from parley.core.store.upgrade.tree import convert
+
+            convert(con)
         spaces.ensure_default(con)
 
     # --- lifecycle (StoreBase's, for a server) -----------------------------------

@@ -41,17 +41,21 @@ SPARE_BYTES = 16 * 1024 * 1024
 SOURCE_MMAP_BYTES = 1 << 31  # read the source mapped, not copied page by page into a cache
 
 
-def backup_names(path: Path) -> Iterator[Path]:
-    """Yield the candidate backup names of ``path`` in order (see module docstring)."""
-    yield path.with_name(path.name + BACKUP_SUFFIX)
+def backup_names(path: Path, tag: str = "v4") -> Iterator[Path]:
+    """Yield the candidate backup names of ``path`` in order (see module docstring).
+
+    ``tag`` names what the backup comes before: ``v4`` (the v3 upgrade), ``tree``
+    (the conversation tree added to a v4 file, ``parley.core.store.upgrade.tree``).
+    """
+    yield path.with_name(f"{path.name}.parley-pre-{tag}.bak")
     n = 1
     while True:
-        yield path.with_name(f"{path.name}.parley-pre-v4.{n}.bak")
+        yield path.with_name(f"{path.name}.parley-pre-{tag}.{n}.bak")
         n += 1
 
 
-def _free_name(path: Path) -> Path:
-    return next(p for p in backup_names(path) if not os.path.lexists(p))
+def _free_name(path: Path, tag: str) -> Path:
+    return next(p for p in backup_names(path, tag) if not os.path.lexists(p))
 
 
 def _source_size(path: Path) -> int:
@@ -79,10 +83,10 @@ def _fsync(path: Path, directory: bool = False) -> None:
         os.close(fd)
 
 
-def _place(partial: Path, path: Path) -> Path:
+def _place(partial: Path, path: Path, tag: str) -> Path:
     """Give ``partial`` the first free backup name without ever replacing a file."""
     for _ in range(1000):
-        target = _free_name(path)
+        target = _free_name(path, tag)
         try:
             os.link(partial, target)
         except FileExistsError:
@@ -133,8 +137,8 @@ class CopiedBackup:
     next :func:`copy_backup` removes).
     """
 
-    def __init__(self, path: Path, partial: Path, first: Path) -> None:
-        self._path, self._partial, self._first = path, partial, first
+    def __init__(self, path: Path, partial: Path, first: Path, tag: str = "v4") -> None:
+        self._path, self._partial, self._first, self._tag = path, partial, first, tag
         self._error: BaseException | None = None
         self._placed: Path | None = None
         self._flush = threading.Thread(target=self._sync, name="v3-backup-sync", daemon=True)
@@ -163,7 +167,7 @@ class CopiedBackup:
         try:
             if self._error is not None:
                 raise self._error
-            target = _place(self._partial, self._path)
+            target = _place(self._partial, self._path, self._tag)
             _fsync(target.parent, directory=True)
         except (OSError, sqlite3.Error) as exc:
             _discard(self._partial)
@@ -172,12 +176,14 @@ class CopiedBackup:
         return target
 
 
-def copy_backup(path: Path, tick: Callable[[], None] = lambda: None) -> CopiedBackup:
+def copy_backup(path: Path, tick: Callable[[], None] = lambda: None, *, tag: str = "v4"
+                ) -> CopiedBackup:
     """Copy a database (with its ``-wal`` content) beside it and start flushing the copy.
 
     Args:
         path: the database file; it is opened read-only and never written.
         tick: called between copy steps (every :data:`PAGES_PER_STEP` pages).
+        tag: what the backup comes before, in its name (:func:`backup_names`).
 
     Returns:
         The copy, not yet a backup: :meth:`CopiedBackup.place` names it once
@@ -188,7 +194,7 @@ def copy_backup(path: Path, tick: Callable[[], None] = lambda: None) -> CopiedBa
             writable, or the copy failed for another reason; no partial copy
             is left behind and the database was not touched.
     """
-    first = next(backup_names(path))
+    first = next(backup_names(path, tag))
     partial = first.with_name(first.name + PARTIAL_SUFFIX)
     try:
         if os.path.lexists(partial):
@@ -207,7 +213,7 @@ def copy_backup(path: Path, tick: Callable[[], None] = lambda: None) -> CopiedBa
     except (OSError, sqlite3.Error) as exc:
         _discard(partial)
         raise MigrationBackupFailed(path, first, _reason(exc)) from exc
-    return CopiedBackup(path, partial, first)
+    return CopiedBackup(path, partial, first, tag)
 
 
 def _discard(partial: Path) -> None:

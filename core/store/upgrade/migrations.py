@@ -23,9 +23,12 @@ been released, that older files of the same version lack. They do not bump
 ``user_version``: a file lacking one classifies as ``OLDER_V4`` and
 :func:`migrate` creates what is missing; a file that has them all is opened
 without a write. The attachment store (``attachments``, ``turn_attachments``
-and their triggers) is the first. Once a format has been released, a change
-that an older Parley could not read must be a versioned step instead (an
-older build then refuses the file as newer rather than misreading it).
+and their triggers) is the first; the conversation tree (``turn_links``,
+``turn_path``, filled from the turns, version sessions folded into their chats
+after a backup: ``parley.core.store.upgrade.tree``) the second. Once a format
+has been released, a change that an older Parley could not read must be a
+versioned step instead (an older build then refuses the file as newer rather
+than misreading it).
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ from parley.core.store.errors import (
 from parley.core.store.schema import (
     ATTACHMENT_OBJECTS,
     SCHEMA_VERSION,
+    TREE_OBJECTS,
     V4_TABLES,
     create_attachment_schema,
 )
@@ -129,12 +133,25 @@ class Addition:
     fn: Callable[[Connection], None]
 
 
+def _add_tree(con: Connection) -> None:
+    """The conversation tree (``parley.core.store.upgrade.tree``, imported lazily: only
+    files written before it need it): a backup, then the version sessions folded."""
+    from parley.core.store.upgrade.tree import add_to_file
+
+    add_to_file(con)
+
+
 ADDITIONS: list[Addition] = [
     Addition(
         "v4: attachment store (attachments, turn_attachments, triggers)",
         ATTACHMENT_OBJECTS,
         create_attachment_schema,
-    )
+    ),
+    Addition(
+        "v4: conversation tree (turn_links, turn_path; version sessions folded into their chats)",
+        TREE_OBJECTS,
+        _add_tree,
+    ),
 ]
 
 
