@@ -117,6 +117,19 @@ class NotAParleyFile(StoreError):
         self.path = path
 
 
+class SourceWithoutTree(StoreError):
+    """A Parley database to merge was written before chats kept their branches in a tree
+    (``turn_links``, ``parley.core.store.schema``) and was not converted."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This Parley database was written by an older Parley that kept edits and "
+            "regenerations as separate chats, and it has not been converted. Nothing was "
+            "imported and the file was not changed. Open it once in this Parley (start "
+            "Parley with --home pointing at its folder) to convert it, then import it again."
+        )
+
+
 class NewerFormat(StoreError):
     def __init__(self, path: Path, found: int, supported: int) -> None:
         super().__init__(

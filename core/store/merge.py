@@ -9,13 +9,20 @@ transaction and writes the destination in one write transaction (all or nothing)
   sha256) the destination lacks are added as they are; those it has are left as
   they are (titles, counters, settings: the destination's own win);
 * messages (turns) are matched by id. One the destination lacks is added at its
-  place in its chat (its ``seq``); when that place is taken by another message
-  (the chat went on differently since the copy was made) it is left out and
-  counted (:attr:`MergeReport.left_out`), never put out of order. One the
-  destination has is left alone — except a reply cut off by the end of Parley
+  place in its chat (its ``seq``) below its parent (its ``turn_links`` row comes
+  along: a chat's branches come with it, ``parley.core.store.schema``); when that
+  place is taken by another message (the chat went on differently since the copy
+  was made), or its parent is not in that chat here, it is left out and counted
+  (:attr:`MergeReport.left_out`), never put out of order. One the destination
+  has is left alone — except a reply cut off by the end of Parley
   (``turns.aborted == CUT_OFF``, the journalled prefix) whose source copy is
   complete: the whole reply replaces that prefix and its usage is added to the
   chat's counters, as its own save would have done (``Store.finish_turn``);
+* the path a chat shows (``turn_path``): a chat that is new here shows what it
+  showed in the source; one that is here and shows the start of the source's path
+  goes on along it through the messages added (the source went on after the copy
+  was made), with fresh stamps (``parley.core.store.tree``); any other keeps its own
+  (the messages added are branches of it, shown as ‹ n/m ›);
 * the unsent texts a rescue copy holds (``draft:<chat>`` app state,
   ``parley.gui.composer.drafts``) are added where the destination has none. Other
   settings and app state are not merged (this machine's own stay).
@@ -31,11 +38,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, select, tuple_, update
+from sqlalchemy import Table, func, inspect, select, tuple_, update
 from sqlalchemy.engine import Connection
 
 from parley.core.store import schema, sessions
+from parley.core.store.errors import SourceWithoutTree
 from parley.core.store.pages import BATCH_FILES, BATCH_ROWS, keyset_batches
+from parley.core.store.tree import fresh_stamp
 from parley.core.store.turns import CUT_OFF, usage_from_text
 
 DRAFT_PREFIX = "draft:"
@@ -46,11 +55,12 @@ class MergeReport:
     """What a merge added.
 
     Attributes:
-        chat_ids: the chats added (listed ones and their versions and forks).
-        messages: messages added.
+        chat_ids: the chats added (their forks included).
+        messages: messages added (every branch's).
         completed: cut-off replies replaced by the source's complete copy.
         present: messages the destination held already (left as they were).
-        left_out: messages not added because their place in their chat is taken.
+        left_out: messages not added because their place in their chat is taken
+            (or their parent is not in it).
         files: attached files added. spaces, compactions, drafts: likewise.
     """
 
@@ -108,7 +118,12 @@ def merge(src: Connection, dst: Connection) -> MergeReport:
 
     Returns:
         What was added.
+
+    Raises:
+        SourceWithoutTree: ``src`` holds messages but not the conversation tree (a file
+            of an older Parley that was not converted); nothing was written.
     """
+    _check_tree(src)
     sp, se = schema.spaces, schema.sessions
     had = set(dst.execute(select(sp.c.id)).scalars())
     new_spaces = [dict(r._mapping) for r in src.execute(select(*_columns(sp))).all()
@@ -131,7 +146,8 @@ def merge(src: Connection, dst: Connection) -> MergeReport:
         _insert(dst, se, missing)
         chat_ids += [r["id"] for r in missing]
 
-    counts = _merge_turns(src, dst)
+    counts, touched = _merge_turns(src, dst)
+    _merge_paths(src, dst, touched, set(chat_ids))
     compactions = 0
     co = schema.compactions
     for rows in _batches(src, co, co.c.id, BATCH_ROWS):
@@ -145,11 +161,26 @@ def merge(src: Connection, dst: Connection) -> MergeReport:
                        len(new_spaces), compactions, drafts)
 
 
-def _merge_turns(src: Connection, dst: Connection) -> tuple[int, int, int, int]:
-    """Turns by id (module docstring): (added, completed, present, left out)."""
-    tu, se = schema.turns, schema.sessions
+def _check_tree(src: Connection) -> None:
+    """Raise SourceWithoutTree when ``src`` has turns but no ``turn_links`` rows (or no
+    such table: a file no Parley with the tree has opened)."""
+    def one(table: Table) -> bool:
+        return src.execute(select(1).select_from(table).limit(1)).first() is not None
+
+    linked = inspect(src).has_table("turn_links") and one(schema.turn_links)
+    if not linked and one(schema.turns):
+        raise SourceWithoutTree()
+
+
+def _merge_turns(src: Connection, dst: Connection) -> tuple[tuple[int, int, int, int], set[str]]:
+    """Turns by id, with their links (module docstring): ((added, completed, present,
+    left out), the chats that got messages). Read chat by chat in ``seq`` order, so a
+    parent is always added before its children (``seq`` grows along every path)."""
+    tu, se, li = schema.turns, schema.sessions, schema.turn_links
     added = completed = present = left_out = 0
-    for rows in _batches(src, tu, tu.c.id, BATCH_ROWS):
+    touched: set[str] = set()
+    for rows in keyset_batches(src, _columns(tu), [tu.c.session_id, tu.c.seq], BATCH_ROWS,
+                               key_columns=2):
         found = {f.id: f for f in dst.execute(
             select(tu.c.id, tu.c.session_id, tu.c.aborted).where(
                 tu.c.id.in_([r["id"] for r in rows])))}
@@ -160,7 +191,10 @@ def _merge_turns(src: Connection, dst: Connection) -> tuple[int, int, int, int]:
             tuple_(tu.c.session_id, tu.c.seq).in_(places)))} if new else set()
         fits = [r for r in new
                 if r["session_id"] in chats and (r["session_id"], r["seq"]) not in taken]
+        fits, links = _with_parents(src, dst, fits)
         _insert(dst, tu, fits)
+        _insert(dst, li, links)
+        touched.update(r["session_id"] for r in fits)
         added += len(fits)
         left_out += len(new) - len(fits)
         for r in rows:
@@ -177,7 +211,76 @@ def _merge_turns(src: Connection, dst: Connection) -> tuple[int, int, int, int]:
                 completed += 1
             else:
                 present += 1
-    return added, completed, present, left_out
+    return (added, completed, present, left_out), touched
+
+
+def _with_parents(src: Connection, dst: Connection, fits: list[dict[str, Any]]
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The turns of ``fits`` (in ``seq`` order per chat) whose parent is in their chat
+    here or added before them, and their ``turn_links`` rows from ``src``."""
+    li, tu = schema.turn_links, schema.turns
+    if not fits:
+        return [], []
+    links = {r["turn_id"]: r for r in (dict(x._mapping) for x in src.execute(
+        select(*_columns(li)).where(li.c.turn_id.in_([r["id"] for r in fits]))))}
+    parents = list({lk["parent_id"] for lk in links.values() if lk["parent_id"] is not None})
+    owner = {r.id: r.session_id for r in dst.execute(
+        select(tu.c.id, tu.c.session_id).where(tu.c.id.in_(parents)))} if parents else {}
+    kept: list[dict[str, Any]] = []
+    kept_links: list[dict[str, Any]] = []
+    for r in fits:
+        link = links.get(r["id"])
+        if link is None:
+            continue  # a turn the source's tree does not hold: left out
+        parent = link["parent_id"]
+        if parent is not None and owner.get(parent) != r["session_id"]:
+            continue
+        kept.append(r)
+        kept_links.append(link)
+        owner[r["id"]] = r["session_id"]
+    return kept, kept_links
+
+
+def _path(con: Connection, session_id: str) -> list[tuple[int, str]]:
+    pa = schema.turn_path
+    return [(int(r.pos), r.turn_id) for r in con.execute(
+        select(pa.c.pos, pa.c.turn_id).where(pa.c.session_id == session_id).order_by(pa.c.pos))]
+
+
+def _merge_paths(src: Connection, dst: Connection, touched: set[str], new: set[str]) -> None:
+    """The path each chat that got messages shows (module docstring). Cost: the paths of
+    those chats, read once on each side."""
+    li, pa = schema.turn_links, schema.turn_path
+    for sid in sorted(touched):
+        theirs = _path(src, sid)
+        mine = _path(dst, sid)
+        if [t for _p, t in theirs[:len(mine)]] != [t for _p, t in mine]:
+            continue  # it went another way here: what was added is another branch
+        rest = theirs[len(mine):]
+        parent_of = {r.turn_id: r.parent_id for r in dst.execute(
+            select(li.c.turn_id, li.c.parent_id).where(
+                li.c.turn_id.in_([t for _p, t in rest])))} if rest else {}
+        prev = mine[-1][1] if mine else None
+        suffix: list[tuple[int, str]] = []
+        for pos, turn_id in rest:  # as far as it is here, unbroken
+            if turn_id not in parent_of or parent_of[turn_id] != prev:
+                break
+            suffix.append((pos, turn_id))
+            prev = turn_id
+        if not suffix:
+            continue
+        if not mine and sid in new:  # a new chat: as it was shown there, stamps included
+            _insert(dst, pa, [{"session_id": sid, "pos": p, "turn_id": t} for p, t in suffix])
+            continue
+        start = mine[-1][0] + 1 if mine else 0
+        ids = [t for _p, t in suffix]
+        _insert(dst, pa, [{"session_id": sid, "pos": start + i, "turn_id": t}
+                          for i, t in enumerate(ids)])
+        newest = dst.execute(select(func.max(li.c.shown_at)).where(li.c.session_id == sid)
+                             ).scalar()
+        stamp = fresh_stamp(newest)
+        dst.execute(update(li).where(li.c.turn_id.in_(ids[:-1])).values(shown_at=stamp))
+        dst.execute(update(li).where(li.c.turn_id == ids[-1]).values(shown_at=stamp + 1))
 
 
 def _merge_drafts(src: Connection, dst: Connection) -> int:

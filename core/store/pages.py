@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, tuple_
 from sqlalchemy.engine import Connection
 
 #: Rows per batch (turns, sessions); attached files go :data:`BATCH_FILES` at a time.
@@ -19,20 +19,22 @@ BATCH_ROWS = 500
 BATCH_FILES = 20
 
 
-def keyset_batches(con: Connection, cols: Sequence[Any], order: Sequence[Any], size: int
-                   ) -> Iterator[list[dict[str, Any]]]:
+def keyset_batches(con: Connection, cols: Sequence[Any], order: Sequence[Any], size: int,
+                   *, key_columns: int = 1) -> Iterator[list[dict[str, Any]]]:
     """The rows of ``cols`` (one table's columns) as dicts keyed by column name, in
-    ``order``, ``size`` at a time. ``order[0]`` must be unique and increasing (the key
-    the next batch starts after); it is read even when it is not in ``cols``."""
-    key = order[0]
-    extra = [] if any(c is key for c in cols) else [key]
-    last: Any = None
+    ``order``, ``size`` at a time. ``order[:key_columns]`` must be unique together and
+    increasing (the key the next batch starts after, compared as a row value, which
+    SQLite and PostgreSQL both read through a matching index); it is read even when it
+    is not in ``cols``."""
+    keys = list(order[:key_columns])
+    extra = [k for k in keys if not any(c is k for c in cols)]
+    last: tuple[Any, ...] | None = None
     while True:
         q = select(*cols, *extra).order_by(*order).limit(size)
         if last is not None:
-            q = q.where(key > last)
+            q = q.where(keys[0] > last[0] if len(keys) == 1 else tuple_(*keys) > tuple_(*last))
         rows = con.execute(q).all()
         if not rows:
             return
-        last = getattr(rows[-1], key.name)
+        last = tuple(getattr(rows[-1], k.name) for k in keys)
         yield [{c.name: getattr(r, c.name) for c in cols} for r in rows]

@@ -1,0 +1,117 @@
+"""Merging another Parley database by ids (parley.core.store.merge) carries each chat's
+tree: its branches, the path it shows and its branch points; into a sessions.db and into
+PostgreSQL (``db`` below), from a real sessions.db file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from parley.core.content import TextBlock, Turn
+from parley.core.store.errors import SourceWithoutTree
+from parley.core.store.store import Store
+from tests.core import tree_rows
+from tests.core.rawdb import raw_rows
+
+
+@pytest.fixture
+def db(any_db: Store) -> Store:
+    return any_db
+
+
+def say(db: Store, sid: str, role: str, text: str) -> Turn:
+    return db.append_turn(sid, Turn(role, [TextBlock(text)]))  # type: ignore[arg-type]
+
+
+def texts(db: Store, sid: str) -> list[str]:
+    """The path shown, as texts."""
+    by_id = {t.turn.id: t.turn.text() for t in db.get_tree(sid)}
+    return [by_id[t] for t in tree_rows.path(db, sid)]
+
+
+def points(db: Store, sid: str) -> dict[str, tuple[int, int, tuple[str, ...]]]:
+    return {k: (p.index, p.total, p.turn_ids) for k, p in db.branches(sid).points.items()}
+
+
+def branched(db: Store) -> str:
+    """A chat whose question was edited and whose answer was regenerated twice, showing
+    the middle answer of the edited question."""
+    sid = db.create_session(title="Bread").id
+    q = say(db, sid, "user", "How long to proof?")
+    say(db, sid, "assistant", "4 hours.")
+    db.branch_before(sid, q.id)
+    say(db, sid, "user", "How long to proof sourdough?")
+    a1 = say(db, sid, "assistant", "6 hours.")
+    db.branch_before(sid, a1.id)
+    a2 = say(db, sid, "assistant", "Overnight in the fridge.")
+    say(db, sid, "user", "Which fridge shelf?")
+    db.branch_before(sid, a2.id)
+    say(db, sid, "assistant", "Until it doubles.")
+    db.show_branch(sid, a2.id)
+    return sid
+
+
+def test_a_chat_with_branches_merges_with_its_tree_and_the_path_it_showed(db, tmp_path):
+    with Store.open(tmp_path / "other.db") as src:
+        sid = branched(src)
+        want = (tree_rows.links(src, sid), tree_rows.path(src, sid), points(src, sid))
+        report = db.merge_from(src)
+    assert report.chat_ids == (sid,) and report.messages == 7 and report.left_out == 0
+    assert (tree_rows.links(db, sid), tree_rows.path(db, sid), points(db, sid)) == want
+    assert texts(db, sid) == ["How long to proof sourdough?", "Overnight in the fridge.",
+                              "Which fridge shelf?"]
+    assert [p[:2] for p in points(db, sid).values()] == [(2, 2), (2, 3)]
+    assert len(db.search("fridge shelf")) == 1
+
+
+def test_a_copy_that_went_on_extends_the_path_here(db, tmp_path):
+    sid = db.create_session(title="Trip").id
+    say(db, sid, "user", "Lisbon or Porto?")
+    answer = say(db, sid, "assistant", "Lisbon.")
+    copy = tmp_path / "copy.db"
+    with Store.open(copy) as src:  # a rescue copy of the same chat, which went on
+        src.merge_from(db)
+        say(src, sid, "user", "Three days?")
+        say(src, sid, "assistant", "Yes.")
+        report = db.merge_from(src)
+    assert (report.messages, report.present) == (2, 2)
+    assert texts(db, sid) == ["Lisbon or Porto?", "Lisbon.", "Three days?", "Yes."]
+    assert tree_rows.parents(db, sid)[tree_rows.path(db, sid)[2]] == answer.id
+    # The new leaf carries the newest stamp: the path shown ends there.
+    stamps = {t: s for t, _p, s in tree_rows.links(db, sid)}
+    leaf = tree_rows.path(db, sid)[-1]
+    assert stamps[leaf] == max(stamps.values())
+
+
+def test_a_copy_that_branched_adds_a_branch_and_keeps_the_path_shown_here(db, tmp_path):
+    sid = db.create_session(title="Trip").id
+    question = say(db, sid, "user", "Lisbon or Porto?")
+    say(db, sid, "assistant", "Lisbon.")
+    with Store.open(tmp_path / "copy.db") as src:
+        src.merge_from(db)
+        answer = src.get_tree(sid)[1].turn
+        src.branch_before(sid, answer.id)  # regenerated there
+        say(src, sid, "assistant", "Porto.")
+        db.merge_from(src)
+    say(db, sid, "user", "Why?")  # here the chat went on: it keeps its path
+    assert texts(db, sid) == ["Lisbon or Porto?", "Lisbon.", "Why?"]
+    (point,) = db.branches(sid).points.values()
+    assert (point.index, point.total) == (1, 2)
+    other = point.target(+1)
+    assert other is not None
+    db.show_branch(sid, other[0], exact=other[1])
+    assert texts(db, sid) == ["Lisbon or Porto?", "Porto."]
+    assert tree_rows.parents(db, sid)[other[0]] == question.id
+
+
+def test_a_database_without_the_tree_is_refused_and_nothing_is_merged(db, tmp_path: Path):
+    with Store.open(tmp_path / "old.db") as src:
+        sid = src.create_session(title="Old").id
+        say(src, sid, "user", "From before the tree")
+        # What a file of an older Parley holds, not converted: no tree tables.
+        raw_rows(src, "DROP TABLE turn_path")
+        raw_rows(src, "DROP TABLE turn_links")
+        with pytest.raises(SourceWithoutTree, match="Open it once in this Parley"):
+            db.merge_from(src)
+    assert db.list_sessions() == []
