@@ -8,20 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from parley.core.content import TextBlock, Turn
 from parley.core.store.errors import SourceWithoutTree
 from parley.core.store.store import Store
 from tests.core import tree_rows
 from tests.core.rawdb import raw_rows
+from tests.core.tree_rows import branched, say
 
 
 @pytest.fixture
 def db(any_db: Store) -> Store:
     return any_db
-
-
-def say(db: Store, sid: str, role: str, text: str) -> Turn:
-    return db.append_turn(sid, Turn(role, [TextBlock(text)]))  # type: ignore[arg-type]
 
 
 def texts(db: Store, sid: str) -> list[str]:
@@ -32,24 +28,6 @@ def texts(db: Store, sid: str) -> list[str]:
 
 def points(db: Store, sid: str) -> dict[str, tuple[int, int, tuple[str, ...]]]:
     return {k: (p.index, p.total, p.turn_ids) for k, p in db.branches(sid).points.items()}
-
-
-def branched(db: Store) -> str:
-    """A chat whose question was edited and whose answer was regenerated twice, showing
-    the middle answer of the edited question."""
-    sid = db.create_session(title="Bread").id
-    q = say(db, sid, "user", "How long to proof?")
-    say(db, sid, "assistant", "4 hours.")
-    db.branch_before(sid, q.id)
-    say(db, sid, "user", "How long to proof sourdough?")
-    a1 = say(db, sid, "assistant", "6 hours.")
-    db.branch_before(sid, a1.id)
-    a2 = say(db, sid, "assistant", "Overnight in the fridge.")
-    say(db, sid, "user", "Which fridge shelf?")
-    db.branch_before(sid, a2.id)
-    say(db, sid, "assistant", "Until it doubles.")
-    db.show_branch(sid, a2.id)
-    return sid
 
 
 def test_a_chat_with_branches_merges_with_its_tree_and_the_path_it_showed(db, tmp_path):

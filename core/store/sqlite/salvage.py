@@ -16,7 +16,13 @@ that meets a damaged page until only the rows on damaged pages are left.
    skipped when the salvaged chat already has another turn at its place
    (the chat was edited after the backup);
 3. chats whose row was lost but whose turns were found come back as
-   "Recovered chat"; a chat whose space was lost goes to the default space.
+   "Recovered chat"; a chat whose space was lost goes to the default space;
+4. the conversation tree (``turn_links``, ``turn_path``: ``parley.core.store.schema``)
+   comes along and is made whole again (:func:`_repair_tree`): a turn whose link
+   row was lost, or whose parent was, gets the turn before it by ``seq`` in its
+   chat as parent; a chat whose path shown was lost or broken shows the path to
+   the deepest turn left of it (none left: to its newest turn), which is the chain
+   of its turns by ``seq`` when the links were lost too.
 
 The search index is rebuilt from the result. The damaged file is only read
 (opened read-only); the caller keeps it aside (``parley.core.recovery.damaged_file``).
@@ -45,10 +51,14 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("sessions", ("id",)),
     ("attachments", ("sha256",)),
     ("turns", ("id",)),
+    ("turn_links", ("turn_id",)),
+    ("turn_path", ("turn_id",)),
     ("compactions", ("id",)),
     ("settings", ("key",)),
     ("app_state", ("key",)),
 )
+#: Tables without row ids (read whole, else chat by chat, by :func:`read_rows`).
+WITHOUT_ROWID = frozenset({"turn_path"})
 RECOVERED_TITLE = "Recovered chat"
 CLI = "sqlite3"
 
@@ -178,7 +188,10 @@ def read_rows(damaged: Path, scratch: Path, stop: threading.Event | None = None)
                 continue
             read_any = True
             dst.execute(f"CREATE TABLE {table} ({', '.join(cols)})")
-            _read_table(src, dst, table, cols, stop)
+            if table in WITHOUT_ROWID:
+                _read_by_chat(src, dst, table, cols)
+            else:
+                _read_table(src, dst, table, cols, stop)
         dst.execute("COMMIT")
         if not read_any:
             raise SalvageError(f"SQLite could not read the list of tables of {damaged.name}: "
@@ -271,6 +284,29 @@ def _read_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str,
         dst.executemany(insert, rows)
 
 
+def _read_by_chat(src: sqlite3.Connection, dst: sqlite3.Connection, table: str,
+                  cols: list[str]) -> None:
+    """A table keyed by ``(session_id, …)`` without row ids: whole, or, when that meets
+    damage, chat by chat (the chats of the turns read already); a chat whose rows meet
+    damage is left out (:func:`_repair_tree` makes its path again)."""
+    names = ", ".join(cols)
+    insert = f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(cols))})"
+    try:
+        dst.executemany(insert, src.execute(f"SELECT {names} FROM {table}").fetchall())
+        return
+    except sqlite3.DatabaseError:
+        pass
+    chats = [r[0] for r in dst.execute("SELECT DISTINCT session_id FROM turns")] \
+        if _columns(dst, "main", "turns") else []
+    for sid in chats:
+        try:
+            rows = src.execute(f"SELECT {names} FROM {table} WHERE session_id = ?",
+                               (sid,)).fetchall()
+        except sqlite3.DatabaseError:
+            continue
+        dst.executemany(insert, rows)
+
+
 def _has_tables(path: Path) -> bool:
     with contextlib.suppress(sqlite3.Error):
         con = sqlite3.connect(path)
@@ -318,6 +354,70 @@ def _fix_orphans(con: sqlite3.Connection) -> None:
     con.execute("DELETE FROM turn_attachments WHERE sha256 NOT IN "
                 "(SELECT sha256 FROM attachments)")
     con.execute("UPDATE sessions SET updated_at = ? WHERE updated_at IS NULL", (now,))
+
+
+# The turn before a turn by seq in its chat (the parent a lost link row gets).
+_BEFORE = ("(SELECT p.id FROM turns p WHERE p.session_id = c.session_id AND p.seq < c.seq "
+           "ORDER BY p.seq DESC LIMIT 1)")
+# Path rows of chats whose path is no chain from a first message: (session_id).
+_BROKEN_PATHS = (
+    "SELECT DISTINCT session_id FROM (SELECT p.session_id, l.parent_id, "
+    "lag(p.turn_id) OVER (PARTITION BY p.session_id ORDER BY p.pos) AS before "
+    "FROM turn_path p LEFT JOIN turn_links l ON l.turn_id = p.turn_id) "
+    "WHERE parent_id IS NOT before "
+    "UNION SELECT DISTINCT session_id FROM turns "
+    "WHERE session_id NOT IN (SELECT session_id FROM turn_path)"
+)
+
+
+def _repair_tree(con: sqlite3.Connection) -> None:
+    """Make every chat's tree whole (module docstring, point 4), in ``con``'s transaction:
+    rows of lost turns go; every turn gets a link row whose parent is an earlier turn
+    (by ``seq``) of its chat, so the tree has no cycle; a chat whose path is no chain
+    from a first message gets one (:func:`_path_again`)."""
+    con.execute("DELETE FROM turn_links WHERE turn_id NOT IN (SELECT id FROM turns)")
+    con.execute("UPDATE turn_links SET session_id = (SELECT t.session_id FROM turns t "
+                "WHERE t.id = turn_links.turn_id) WHERE session_id <> (SELECT t.session_id "
+                "FROM turns t WHERE t.id = turn_links.turn_id)")
+    con.execute("DELETE FROM turn_path WHERE NOT EXISTS (SELECT 1 FROM turns t WHERE "
+                "t.id = turn_path.turn_id AND t.session_id = turn_path.session_id)")
+    con.execute(
+        f"UPDATE turn_links SET parent_id = (SELECT {_BEFORE} FROM turns c "
+        "WHERE c.id = turn_links.turn_id) WHERE parent_id IS NOT NULL AND NOT EXISTS ("
+        "SELECT 1 FROM turns p JOIN turns c ON c.id = turn_links.turn_id "
+        "WHERE p.id = turn_links.parent_id AND p.session_id = c.session_id AND p.seq < c.seq)")
+    con.execute(
+        "INSERT INTO turn_links (turn_id, session_id, parent_id, shown_at) "
+        f"SELECT c.id, c.session_id, {_BEFORE}, 0 FROM turns c "
+        "WHERE NOT EXISTS (SELECT 1 FROM turn_links l WHERE l.turn_id = c.id)")
+    for (sid,) in con.execute(_BROKEN_PATHS).fetchall():
+        _path_again(con, sid)
+
+
+def _path_again(con: sqlite3.Connection, session_id: str) -> None:
+    """Give a chat the path from its first message to the deepest turn left of its path
+    (none left: its newest turn), freshly stamped as a path shown is
+    (``parley.core.store.tree``): its turns one stamp, its leaf that stamp + 1."""
+    parents = dict(con.execute("SELECT turn_id, parent_id FROM turn_links "
+                               "WHERE session_id = ?", (session_id,)).fetchall())
+    row = con.execute("SELECT turn_id FROM turn_path WHERE session_id = ? ORDER BY pos DESC "
+                      "LIMIT 1", (session_id,)).fetchone() \
+        or con.execute("SELECT id FROM turns WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
+                       (session_id,)).fetchone()
+    path: list[str] = []
+    at: str | None = row[0] if row else None
+    while at is not None:  # parents are earlier by seq (_repair_tree): this ends
+        path.append(at)
+        at = parents.get(at)
+    path.reverse()
+    con.execute("DELETE FROM turn_path WHERE session_id = ?", (session_id,))
+    con.executemany("INSERT INTO turn_path (session_id, pos, turn_id) VALUES (?, ?, ?)",
+                    [(session_id, pos, t) for pos, t in enumerate(path)])
+    newest = con.execute("SELECT max(shown_at) FROM turn_links WHERE session_id = ?",
+                         (session_id,)).fetchone()[0]
+    stamp = max(int(time.time() * 1000), int(newest or 0) + 1)
+    con.executemany("UPDATE turn_links SET shown_at = ? WHERE turn_id = ?",
+                    [(stamp + (1 if i == len(path) - 1 else 0), t) for i, t in enumerate(path)])
 
 
 def salvage(damaged: Path | None, dest: Path, backup: Path | None = None,
@@ -427,6 +527,7 @@ def _merge(dest: Path, scratches: list[Path], backup: Path | None) -> SalvageRep
                         (schema.DEFAULT_SPACE_ID, schema.DEFAULT_SPACE_NAME,
                          int(time.time() * 1000)))
         _fix_orphans(con)
+        _repair_tree(con)
         chats = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
         con.execute("COMMIT")
         for name in recs:  # before the index: its trigger names are theirs too
