@@ -50,6 +50,8 @@ from typing import Any, Literal
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 
+from parley.gui.text.words import key_name
+
 Context = Literal["global", "composer", "transcript", "sidebar"]
 CONTEXTS: tuple[Context, ...] = ("global", "composer", "transcript", "sidebar")
 PORTABLE = QKeySequence.SequenceFormat.PortableText
@@ -203,12 +205,12 @@ ACTIONS: tuple[Action, ...] = (
        "Keep the current chat at the top of its space."),
     _a("session.move", "Move chat to space…", (), "global", "Chat",
        "Put the current chat in another space."),
-    _a("session.close", "Archive and close chat", ("Ctrl+W",), "global", "Chat",
+    _a("session.close", "Archive chat", ("Ctrl+W",), "global", "Chat",
        "Archive the current chat: it leaves the chat list (View ▸ Show or hide archived "
        "chats lists it again, Undo brings it back) and the next chat opens.",
-       keywords="close archive hide"),
-    _a("session.archive", "Archive or unarchive chat", (), "global", "Chat",
-       "Hide the current chat from the list without deleting it."),
+       keywords="close hide"),
+    _a("session.archive", "Unarchive chat", (), "global", "Chat",
+       "Put the current chat, archived, back in the chat list.", keywords="restore"),
     _a("session.delete", "Delete chat…", ("Ctrl+Shift+Backspace",), "global",
        "Chat", "Delete the current chat after asking.",
        keywords="remove"),
@@ -319,8 +321,9 @@ def portable(seq: str | QKeySequence) -> str:
 
 
 def native(seq: str) -> str:
-    """How a key is written on this platform ("Ctrl+N", or "⌘N" on macOS)."""
-    return QKeySequence(seq).toString(NATIVE)
+    """How a key is written on this platform ("Ctrl+N", or "⌘N" on macOS); the main Enter
+    key reads "Enter" (:func:`parley.gui.text.words.key_name`)."""
+    return key_name(QKeySequence(seq).toString(NATIVE))
 
 
 def composer_keymap(actions: Iterable[Action] = ACTIONS) -> dict[str, Action]:

@@ -41,6 +41,7 @@ from parley.gui.commands.actions import (
     portable,
     refresh_enabled,
 )
+from parley.gui.text.words import composer_hint, keys_shown
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +145,7 @@ class Keymap:
 
     def shown(self, action_id: str) -> str:
         """The keys as this platform writes them, comma-separated ("" for none)."""
-        return ", ".join(native(k) for k in self._keys[action_id])
+        return ", ".join(keys_shown(native(k) for k in self._keys[action_id]))
 
     def is_default(self, action_id: str) -> bool:
         return self._keys[action_id] == self._defaults[action_id]
@@ -361,6 +362,11 @@ def apply_keymap(window: Any, keymap: Keymap) -> None:
         else:
             qa.setText(f"{action.label}\t{native(keys[0])}" if keys else action.label)
     composer = window.composer
+    hint = getattr(getattr(window, "composer_bar", None), "hint", None)
+    if hint is not None:  # the line under the message box names the keys in force
+        hint.setText(composer_hint(*(native(keymap.keys(i)[0]) if keymap.keys(i) else ""
+                                     for i in ("composer.send", "composer.newline",
+                                               "run.stop"))))
     table = keymap.context_keys("composer")
     setter = getattr(composer, "set_keymap", None)
     if callable(setter):

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from parley.gui.commands.actions import CONTEXTS, available
 from parley.gui.commands.keymap import WHERE, Keymap, keymap_for
 from parley.gui.look import appearance
+from parley.gui.text.words import key_name, keys_shown
 
 HEADINGS = {"global": "Anywhere in the window", "composer": "In the message box",
             "transcript": "On a focused message (Ctrl+Shift+M or F6 to get there)",
@@ -142,11 +143,16 @@ def markdown_table(keymap: Keymap | None = None) -> str:
     keymap = keymap or Keymap()
     parts: list[str] = []
     for context in CONTEXTS:
-        rows = [f"| {a.label} | {' / '.join(f'`{k}`' for k in keymap.keys(a.id))} |"
+        rows = [f"| {a.label} | {' / '.join(f'`{k}`' for k in _written(keymap.keys(a.id)))} |"
                 for a in keymap.actions if a.context == context and keymap.keys(a.id)]
         parts.append(f"**{HEADINGS[context].split(' (')[0]}**\n\n| Command | Keys |\n|---|---|\n"
                      + "\n".join(rows))
     return "\n\n".join(parts) + "\n"
+
+
+def _written(keys: tuple[str, ...]) -> list[str]:
+    """Portable key texts as the README writes them (the main Enter key is "Enter")."""
+    return keys_shown(key_name(k) for k in keys)
 
 
 def open_shortcut_help(window: Any) -> ShortcutHelp:

@@ -88,7 +88,9 @@ class WindowCommands:
             **{f"session.goto.{n}": partial(self.goto_session, n - 1) for n in range(1, 10)},
         }
         for action_id, handler in handlers.items():
-            commands.handle(action_id, handler)
+            commands.handle(action_id, handler,
+                            when=self._open_chat_archived if action_id == "session.archive"
+                            else None)
 
     def _chat_call(self, command: Callable[[OpenChat], Any], *,
                    early: Callable[[], Any] | None = None) -> Any:
@@ -144,7 +146,20 @@ class WindowCommands:
         return self._chat_call(lambda c: c.organizer.pin_session())
 
     def archive_session(self) -> Any:
+        """Unarchive the open chat (the command is offered only while it is archived;
+        Ctrl+W archives)."""
+        if not self._open_chat_archived():
+            return False
         return self._chat_call(lambda c: c.organizer.archive_session())
+
+    def _open_chat_archived(self) -> bool:
+        """True when the open chat is an archived one."""
+        chat = self.chat
+        if chat is None:
+            return False
+        sid = getattr(chat, "chat_row", None) or chat.session_id
+        session = chat.sessions.get(sid or "")
+        return session is not None and session.archived
 
     def move_session_to_space(self) -> Any:
         return self._chat_call(lambda c: c.organizer.move_session())

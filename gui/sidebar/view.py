@@ -234,7 +234,7 @@ class Sidebar(QWidget):
         menu = QMenu(self.menu_button)
         menu.setAccessibleName("Sidebar menu")
         menu.addAction("New space…", self.new_space_requested.emit)
-        menu.addAction("Import a conversation…", self.import_requested.emit)
+        menu.addAction("Import conversation…", self.import_requested.emit)
         menu.addSeparator()
         self.archived_action = QAction("Show archived chats", menu)
         self.archived_action.setCheckable(True)
@@ -413,7 +413,7 @@ class Sidebar(QWidget):
         else:
             menu = QMenu(self)
             menu.addAction("New space…", self.new_space_requested.emit)
-            menu.addAction("Import a conversation…", self.import_requested.emit)
+            menu.addAction("Import conversation…", self.import_requested.emit)
             menu.addAction(self.archived_action)
         menu.setAccessibleName("Chat actions")
         self.last_menu = menu  # kept for tests and so it is not collected while shown

@@ -38,7 +38,7 @@ BUTTONS: tuple[tuple[str, str, str, str | None], ...] = (
     ("copy", "copy", "Copy message", "message.copy"),
     ("edit", "edit", "Edit message", "message.edit"),
     ("regenerate", "regenerate", "Regenerate", "message.regenerate"),
-    ("continue", "continue", "Continue the reply", "message.retry"),
+    ("continue", "continue", "Continue reply", "message.retry"),
     ("fork", "fork", "Fork from here", "message.fork"),
     ("compact", "summary", COMPACT_AGAIN, "message.retry"),
 )

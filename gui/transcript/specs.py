@@ -85,17 +85,20 @@ THINKING_DONE = "Thought"
 SAVING_TEXT = "Saving…"
 #: Under a reply stopped with Esc (or failed), and one cut off by Parley's end (``Turn.cut_off``).
 STOPPED_MARK = "Stopped — reply incomplete"
-#: Under a stopped reply that Continue took up (the continuation follows below it).
+#: Under a stopped reply that Continue took up (the continuation follows below it), and
+#: under one cut off by Parley's end that Continue took up: still "cut off", not "stopped"
+#: (the person did not stop it).
 CONTINUED_MARK = "Stopped — continued below"
+CUT_OFF_CONTINUED_MARK = "Cut off when Parley closed — continued below"
 #: What Continue sends under a reply stopped (or cut at the output limit): the model
 #: reads its partial reply and goes on from there (``parley.core.wire`` rule 1).
 CONTINUE_MESSAGE = "Continue from where you stopped."
 #: The fold line standing for Continue's message between a stopped reply and its
 #: continuation (no bubble: the two parts read as one reply); unfolded, it shows the
 #: words the model was sent (:func:`continue_request`).
-CONTINUED_LINE = "continued"
+CONTINUED_LINE = "Continued — Parley asked the model to go on"
 CONTINUED_FOLD = "continued"
-CONTINUED_SENT = "Parley asked the model to go on with these words:"
+CONTINUED_SENT = "The words the model was sent:"
 CUT_OFF_MARK = "Cut off — Parley closed before the reply finished"
 #: Under a reply another computer's Parley is still writing (``Turn.writing_elsewhere``).
 ELSEWHERE_MARK = "Still being written on another computer…"
@@ -445,8 +448,8 @@ class SpecBuilder:
         """The mark under a stopped reply: Continue under the last one; a reply that
         Continue took up says so (its continuation is the reply below)."""
         if continued:
-            text = self._muted(f"■ {CONTINUED_MARK}")
-            return Spec(self.cache.line(("aborted-continued",), text), "mark")
+            text = self._muted(f"■ {CUT_OFF_CONTINUED_MARK if turn.cut_off else CONTINUED_MARK}")
+            return Spec(self.cache.line(("aborted-continued", turn.cut_off), text), "mark")
         if turn.writing_elsewhere:  # in progress there: no Continue here, no warning
             text = self._muted(ELSEWHERE_MARK)
             return Spec(self.cache.line(("aborted-elsewhere",), text), "mark")

@@ -132,7 +132,7 @@ def test_ctrl_w_closes_the_chat_by_archiving_it_with_undo(
 ) -> None:
     w = chat_window(driver, fake_provider)
     entry = w.qactions["session.close"]  # the menu and the palette say what it does
-    assert entry.text().startswith("Archive and close chat")
+    assert entry.text().startswith("Archive chat")
     assert "leaves the chat list" in entry.statusTip() and "Undo" in entry.statusTip()
     first, _ = long_chat(driver, w, 2, title="First chat")
     second, _ = long_chat(driver, w, 2, title="Second chat")

@@ -114,7 +114,7 @@ def test_a_stopped_reply_offers_continue(driver: Any) -> None:
     bar = w.transcript.actions_row
     _hover(driver, w, 1)
     assert "continue" in _shown(w)
-    assert bar.buttons["continue"].toolTip() == "Continue the reply (R)"
+    assert bar.buttons["continue"].toolTip() == "Continue reply (R)"
     driver.fake.script("Teal, ochre and plum.")
     driver.qtbot.mouseClick(bar.buttons["continue"], Qt.MouseButton.LeftButton)
     driver.until(lambda: "plum" in driver.last_text(w) and w.tasks.pending == 0
