@@ -12,6 +12,7 @@ from parley.core.store.errors import SourceWithoutTree
 from parley.core.store.store import Store
 from tests.core import tree_rows
 from tests.core.rawdb import raw_rows
+from tests.core.tree_conversion_check import DB
 from tests.core.tree_rows import branched, say
 
 
@@ -93,3 +94,37 @@ def test_a_database_without_the_tree_is_refused_and_nothing_is_merged(db, tmp_pa
         with pytest.raises(SourceWithoutTree, match="Open it once in this Parley"):
             db.merge_from(src)
     assert db.list_sessions() == []
+
+
+def test_a_database_of_an_older_parley_is_converted_in_a_copy_then_merged(tmp_path: Path):
+    """A sessions.db written before the tree (edits and regenerations as version sessions,
+    tests/fixtures/versions_e73c920.db): imported, it gives the chats and branches that
+    opening it in this Parley gives; the file itself is not changed."""
+    import hashlib
+    import shutil
+    import subprocess
+    import sys
+
+    old = tmp_path / "old" / "sessions.db"
+    old.parent.mkdir()
+    shutil.copy(DB, old)
+    digest = hashlib.sha256(old.read_bytes()).hexdigest()
+    home = tmp_path / "home"
+    run = subprocess.run([sys.executable, "-m", "parley.gui.app", "--import", str(old),
+                          "--home", str(home)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert hashlib.sha256(old.read_bytes()).hexdigest() == digest
+    assert not list(old.parent.glob("*.bak*"))  # converted in a copy, not beside it
+
+    opened = tmp_path / "opened" / "sessions.db"
+    opened.parent.mkdir()
+    shutil.copy(old, opened)
+    with Store.open(opened) as want, Store.open(home / "sessions.db") as got:
+        chats = want.list_sessions(include_archived=True, limit=1000)
+        assert {s.id for s in got.list_sessions(include_archived=True, limit=1000)} == {
+            s.id for s in chats}
+        assert any(want.branches(s.id).points for s in chats)
+        for s in chats:
+            assert (tree_rows.links(got, s.id), tree_rows.path(got, s.id),
+                    got.branches(s.id)) == (tree_rows.links(want, s.id),
+                                            tree_rows.path(want, s.id), want.branches(s.id))
