@@ -101,3 +101,31 @@ def test_a_chat_whose_path_was_lost_shows_the_way_to_its_newest_turn(tmp_path: P
             _is_whole(store, chat)
         (point,) = [p for p in store.branches(sid).points.values() if p.total == 3]
         assert point.index == 3
+
+
+def test_a_file_from_before_the_tree_is_salvaged_into_chats_with_branches(
+        tmp_path: Path) -> None:
+    """What is read of a file written before the tree (edits and regenerations as
+    version sessions, tests/fixtures/versions_e73c920.db) is converted as opening it
+    converts it: the same chats, branches, paths and branch points."""
+    import shutil
+
+    from tests.core.tree_conversion_check import DB
+
+    old, opened = tmp_path / "old.db", tmp_path / "opened" / "sessions.db"
+    shutil.copy(DB, old)
+    opened.parent.mkdir()
+    shutil.copy(DB, opened)
+    overwrite_pages(old, pages_of(old, "app_state"))  # damage that loses no chat
+    db = tmp_path / "sessions.db"
+
+    report = S.salvage(old, db)
+
+    with Store.open(opened) as want, Store.open(db) as got:
+        chats = want.list_sessions(include_archived=True, limit=1000)
+        assert sorted(s.id for s in got.list_sessions(include_archived=True, limit=1000)) \
+            == sorted(s.id for s in chats)
+        assert report.chats == len(chats)
+        assert any(want.branches(s.id).points for s in chats)
+        for s in chats:
+            assert _tree(got, s.id) == _tree(want, s.id)

@@ -22,7 +22,10 @@ that meets a damaged page until only the rows on damaged pages are left.
    row was lost, or whose parent was, gets the turn before it by ``seq`` in its
    chat as parent; a chat whose path shown was lost or broken shows the path to
    the deepest turn left of it (none left: to its newest turn), which is the chain
-   of its turns by ``seq`` when the links were lost too.
+   of its turns by ``seq`` when the links were lost too. When no file read has the
+   tree (a file of a Parley from before it), the result is converted as opening
+   such a file converts it (``parley.core.store.upgrade.tree``: version sessions
+   fold into their chats' trees).
 
 The search index is rebuilt from the result. The damaged file is only read
 (opened read-only); the caller keeps it aside (``parley.core.recovery.damaged_file``).
@@ -70,8 +73,9 @@ class SalvageReport:
     Attributes:
         turns: turns in the new file.
         chats: chats in the new file.
-        salvaged_turns: of ``turns``, read from the damaged file.
-        from_backup: of ``turns``, filled in from the backup.
+        salvaged_turns: of ``turns``, read from the damaged file (for a file from
+            before the tree: before the copies in its version sessions were folded).
+        from_backup: of ``turns``, filled in from the backup (likewise).
         backup: the backup merged in, or None.
     """
 
@@ -454,7 +458,9 @@ def salvage(damaged: Path | None, dest: Path, backup: Path | None = None,
     try:
         read = _read_all(sources, scratches, stop)
         Store.open(dest).close()  # an empty v4 file: schema, default space, WAL
-        report = _merge(dest, read, backup)
+        report, treed = _merge(dest, read, backup)
+        if not treed:
+            report = _convert(dest, report)
     except sqlite3.Error as exc:
         _remove(dest)
         raise SalvageError(f"Parley could not write the salvaged chats to {dest} ({exc}). "
@@ -499,7 +505,25 @@ def _remove(path: Path) -> None:
             Path(f"{path}{suffix}").unlink()
 
 
-def _merge(dest: Path, scratches: list[Path], backup: Path | None) -> SalvageReport:
+def _convert(dest: Path, report: SalvageReport) -> SalvageReport:
+    """Convert the salvaged rows of a file from before the tree (module docstring, point
+    4) in one transaction of the new file; the report counts what is left after."""
+    from parley.core.store.store import Store
+    from parley.core.store.upgrade import tree
+
+    with Store.open(dest) as store:
+        store._w(tree.convert)
+        turns, chats = store._r(lambda c: (
+            c.exec_driver_sql("SELECT count(*) FROM turns").scalar_one(),
+            c.exec_driver_sql("SELECT count(*) FROM sessions").scalar_one()))
+    return SalvageReport(int(turns), int(chats), report.salvaged_turns, report.from_backup,
+                         report.backup)
+
+
+def _merge(dest: Path, scratches: list[Path], backup: Path | None
+           ) -> tuple[SalvageReport, bool]:
+    """Merge the rows read and the backup's into ``dest``: (the report, whether any of
+    them had the tree; if none had, its tables are left empty for :func:`_convert`)."""
     con = sqlite3.connect(f"file:{quote(str(dest.resolve()))}", uri=True, isolation_level=None)
     try:
         textindex.register_functions(con)
@@ -517,6 +541,8 @@ def _merge(dest: Path, scratches: list[Path], backup: Path | None) -> SalvageRep
             for table, keys in TABLES:
                 _copy_rows(con, name, table, keys)
         salvaged = con.execute("SELECT count(*) FROM turns").fetchone()[0]
+        treed = any(_columns(con, name, "turn_links")
+                    for name in [*recs, *(["bak"] if backup is not None else [])])
         if backup is not None:
             for table, keys in TABLES:
                 _copy_rows(con, "bak", table, keys)
@@ -527,7 +553,8 @@ def _merge(dest: Path, scratches: list[Path], backup: Path | None) -> SalvageRep
                         (schema.DEFAULT_SPACE_ID, schema.DEFAULT_SPACE_NAME,
                          int(time.time() * 1000)))
         _fix_orphans(con)
-        _repair_tree(con)
+        if treed:
+            _repair_tree(con)
         chats = con.execute("SELECT count(*) FROM sessions").fetchone()[0]
         con.execute("COMMIT")
         for name in recs:  # before the index: its trigger names are theirs too
@@ -540,7 +567,8 @@ def _merge(dest: Path, scratches: list[Path], backup: Path | None) -> SalvageRep
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     finally:
         con.close()
-    return SalvageReport(int(total), int(chats), int(salvaged), int(total - salvaged), backup)
+    return SalvageReport(int(total), int(chats), int(salvaged), int(total - salvaged),
+                         backup), treed
 
 
 def _uri(path: Path) -> str:
