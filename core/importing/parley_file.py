@@ -67,9 +67,13 @@ def report_text(report: MergeReport) -> str:
         text += f"; {n(report.present, 'message')} {'was' if report.present == 1 else 'were'} " \
                 "here already"
     text += "."
+    if report.branched:
+        text += (f" {n(report.branched, 'message')} went into another branch of "
+                 f"{'its chat' if report.branched == 1 else 'their chats'}: the chat went on "
+                 "differently here (‹ › under the message where they part shows them).")
     if report.left_out:
         text += (f" {n(report.left_out, 'message')} {'was' if report.left_out == 1 else 'were'} "
-                 "left out: the chat went on differently here, and its place is taken.")
+                 "left out: the message before it was deleted here.")
     return text[0].upper() + text[1:]
 
 

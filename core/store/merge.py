@@ -10,12 +10,16 @@ transaction and writes the destination in one write transaction (all or nothing)
   they are (titles, counters, settings: the destination's own win);
 * messages (turns) are matched by id. One the destination lacks is added at its
   place in its chat (its ``seq``) below its parent (its ``turn_links`` row comes
-  along: a chat's branches come with it, ``parley.core.store.schema``); when that
-  place is taken by another message (the chat went on differently since the copy
-  was made), or its parent is not in that chat here, it is left out and counted
-  (:attr:`MergeReport.left_out`), never put out of order. One the destination
-  has is left alone — except a reply cut off by the end of Parley
-  (``turns.aborted == CUT_OFF``, the journalled prefix) whose source copy is
+  along: a chat's branches come with it, ``parley.core.store.schema``). When that
+  place is taken by another message (the chat went on differently here since the
+  copy was made), it and the chat's later messages of the copy are added after
+  the chat's last message (new ``seq`` values, in their order, so ``seq`` still
+  grows along every path), below the same parents: another branch of the chat,
+  counted (:attr:`MergeReport.branched`). One whose parent is not in its chat
+  here (deleted here with the messages below it) is left out and counted
+  (:attr:`MergeReport.left_out`). One the destination has is left alone —
+  except a reply cut off by the end of Parley (``turns.aborted == CUT_OFF``, the
+  journalled prefix) whose source copy is
   complete: the whole reply replaces that prefix and its usage is added to the
   chat's counters, as its own save would have done (``Store.finish_turn``);
 * the path a chat shows (``turn_path``): a chat that is new here shows what it
@@ -59,8 +63,10 @@ class MergeReport:
         messages: messages added (every branch's).
         completed: cut-off replies replaced by the source's complete copy.
         present: messages the destination held already (left as they were).
-        left_out: messages not added because their place in their chat is taken
-            (or their parent is not in it).
+        left_out: messages not added because the message before them is not in
+            their chat here.
+        branched: of ``messages``, those added as another branch of a chat that
+            went on differently here.
         files: attached files added. spaces, compactions, drafts: likewise.
     """
 
@@ -73,6 +79,7 @@ class MergeReport:
     spaces: int = 0
     compactions: int = 0
     drafts: int = 0
+    branched: int = 0
 
     @property
     def changed(self) -> bool:
@@ -158,7 +165,7 @@ def merge(src: Connection, dst: Connection) -> MergeReport:
         compactions += len(missing)
     drafts = _merge_drafts(src, dst)
     return MergeReport(tuple(chat_ids), counts[0], counts[1], counts[2], counts[3], files,
-                       len(new_spaces), compactions, drafts)
+                       len(new_spaces), compactions, drafts, counts[4])
 
 
 def _check_tree(src: Connection) -> None:
@@ -172,13 +179,16 @@ def _check_tree(src: Connection) -> None:
         raise SourceWithoutTree()
 
 
-def _merge_turns(src: Connection, dst: Connection) -> tuple[tuple[int, int, int, int], set[str]]:
+def _merge_turns(src: Connection, dst: Connection
+                 ) -> tuple[tuple[int, int, int, int, int], set[str]]:
     """Turns by id, with their links (module docstring): ((added, completed, present,
-    left out), the chats that got messages). Read chat by chat in ``seq`` order, so a
-    parent is always added before its children (``seq`` grows along every path)."""
+    left out, branched), the chats that got messages). Read chat by chat in ``seq``
+    order, so a parent is always added before its children (``seq`` grows along every
+    path)."""
     tu, se, li = schema.turns, schema.sessions, schema.turn_links
-    added = completed = present = left_out = 0
+    added = completed = present = left_out = branched = 0
     touched: set[str] = set()
+    after_last: dict[str, int] = {}  # chats that went on here: the next seq at their end
     for rows in keyset_batches(src, _columns(tu), [tu.c.session_id, tu.c.seq], BATCH_ROWS,
                                key_columns=2):
         found = {f.id: f for f in dst.execute(
@@ -189,9 +199,10 @@ def _merge_turns(src: Connection, dst: Connection) -> tuple[tuple[int, int, int,
         places = [(r["session_id"], r["seq"]) for r in new]
         taken = {tuple(t) for t in dst.execute(select(tu.c.session_id, tu.c.seq).where(
             tuple_(tu.c.session_id, tu.c.seq).in_(places)))} if new else set()
-        fits = [r for r in new
-                if r["session_id"] in chats and (r["session_id"], r["seq"]) not in taken]
-        fits, links = _with_parents(src, dst, fits)
+        placed = _places(dst, [r for r in new if r["session_id"] in chats], taken, after_last)
+        fits, links = _with_parents(src, dst, [r for r, _moved in placed])
+        kept = {r["id"] for r in fits}
+        branched += sum(1 for r, moved in placed if moved and r["id"] in kept)
         _insert(dst, tu, fits)
         _insert(dst, li, links)
         touched.update(r["session_id"] for r in fits)
@@ -211,7 +222,31 @@ def _merge_turns(src: Connection, dst: Connection) -> tuple[tuple[int, int, int,
                 completed += 1
             else:
                 present += 1
-    return (added, completed, present, left_out), touched
+    return (added, completed, present, left_out, branched), touched
+
+
+def _places(dst: Connection, new: list[dict[str, Any]], taken: set[tuple[Any, ...]],
+            after_last: dict[str, int]) -> list[tuple[dict[str, Any], bool]]:
+    """Each new turn (in ``seq`` order per chat) with the ``seq`` it gets here, and
+    whether it moved: from the first whose place is taken, a chat's turns go after its
+    last turn (``after_last``: the next free ``seq`` of such chats, kept across
+    batches)."""
+    tu = schema.turns
+    out: list[tuple[dict[str, Any], bool]] = []
+    last_here: dict[str, int] = {}  # the greatest seq placed in this batch, per chat
+    for r in new:
+        sid = r["session_id"]
+        if sid not in after_last and (sid, r["seq"]) not in taken:
+            out.append((r, False))
+            last_here[sid] = r["seq"]
+            continue
+        if sid not in after_last:
+            end = dst.execute(select(func.max(tu.c.seq)).where(tu.c.session_id == sid)).scalar()
+            after_last[sid] = max(int(end if end is not None else -1),
+                                  last_here.get(sid, -1)) + 1
+        out.append(({**r, "seq": after_last[sid]}, True))
+        after_last[sid] += 1
+    return out
 
 
 def _with_parents(src: Connection, dst: Connection, fits: list[dict[str, Any]]

@@ -32,7 +32,9 @@ def _rows(db: Path) -> dict[str, int]:
 
 
 def _texts(store: Store, sid: str) -> list[tuple[str, str, bool]]:
-    return [(t.id, t.text(), t.aborted) for t in store.get_turns(sid)]
+    """The path the chat shows: (id, text, aborted) of each turn."""
+    return [(t.turn.id, t.turn.text(), t.turn.aborted) for t in store.get_tree(sid)
+            if t.on_path]
 
 
 def _histories(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
@@ -113,16 +115,24 @@ def test_importing_a_parley_database_twice_merges_it_once(tmp_path: Path) -> Non
     assert copy.read_bytes() == before_copy  # the imported file is only read
 
 
-def test_a_message_whose_place_is_taken_is_left_out_and_said(tmp_path: Path) -> None:
+def test_a_message_whose_place_is_taken_goes_into_another_branch_and_is_said(
+        tmp_path: Path) -> None:
     copy, home, ids = _histories(tmp_path)
     with Store.open(home / "sessions.db") as store:  # chat A went on differently here
-        store.append_turn(ids["a"], Turn("user", [TextBlock("another third question")]))
+        mine = store.append_turn(ids["a"], Turn("user", [TextBlock("another third question")]))
     result = _run(copy, home)
     assert result.returncode == 0, result.stderr
-    assert "1 message was left out: the chat went on differently here" in result.stdout
-    with Store.open(home / "sessions.db") as store:
+    assert ("1 message went into another branch of its chat: the chat went on differently "
+            "here") in result.stdout
+    assert "left out" not in result.stdout
+    with Store.open(home / "sessions.db") as store:  # it shows what it showed here
         assert [t for _i, t, _a in _texts(store, ids["a"])][-2:] == [
             "the whole second answer", "another third question"]
+        (point,) = store.branches(ids["a"]).points.values()
+        assert (point.turn_id, point.index, point.total) == (mine.id, 1, 2)
+        store.show_branch(ids["a"], point.turn_ids[1])
+        assert [t for _i, t, _a in _texts(store, ids["a"])][-2:] == [
+            "the whole second answer", "question three"]  # the copy's, kept
 
 
 def test_an_sqlite_file_that_is_not_parleys_is_refused(tmp_path: Path) -> None:

@@ -128,3 +128,19 @@ def test_a_database_of_an_older_parley_is_converted_in_a_copy_then_merged(tmp_pa
             assert (tree_rows.links(got, s.id), tree_rows.path(got, s.id),
                     got.branches(s.id)) == (tree_rows.links(want, s.id),
                                             tree_rows.path(want, s.id), want.branches(s.id))
+
+
+def test_messages_whose_parent_is_not_in_their_chat_are_left_out(db, tmp_path):
+    sid = db.create_session(title="Trip").id
+    say(db, sid, "user", "Lisbon or Porto?")
+    say(db, sid, "assistant", "Lisbon.")
+    with Store.open(tmp_path / "copy.db") as src:
+        src.merge_from(db)
+        three = say(src, sid, "user", "Three days?")
+        say(src, sid, "assistant", "Yes.")
+        # A copy whose link names a message no chat here holds (another program's write).
+        raw_rows(src, "UPDATE turn_links SET parent_id = 'gone' WHERE turn_id = ?", (three.id,))
+        report = db.merge_from(src)
+    assert (report.messages, report.left_out, report.present) == (0, 2, 2)
+    assert texts(db, sid) == ["Lisbon or Porto?", "Lisbon."]
+    assert len(db.get_tree(sid)) == 2
