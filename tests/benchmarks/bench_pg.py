@@ -1,4 +1,5 @@
-"""PostgreSQL beside SQLite: save a turn, open a 10,000-turn chat, search (not in the test run).
+"""PostgreSQL beside SQLite: save a turn, open a 10,000-turn chat, search, edit and regenerate
+at its end (not in the test run).
 
 Usage::
 
@@ -29,6 +30,7 @@ import os
 import random
 import statistics
 import tempfile
+import time
 from pathlib import Path
 
 from parley.core.content import TextBlock, Turn
@@ -90,7 +92,40 @@ def measure(store: Store, long_id: str, words: list[str],
     rows[f"search ({len(times)} queries, median of each)"] = (statistics.median(times),
                                                              max(times))
     store.delete_session(scratch.id)
+    rows.update(branch_ops(store, long_id))
     return rows
+
+
+def branch_ops(store: Store, long_id: str, runs: int = 20) -> dict[str, tuple[float, float]]:
+    """Edit and Regenerate at the end of the 10,000-turn chat, each followed by switching
+    back to the first answer (as ``tests.benchmarks.bench_edit``, whose budget is 20 ms);
+    the turns they added are deleted at the end, so a kept dataset stays as it was."""
+    prompt, answer = store.get_turns(long_id, last=2, hydrate=False)
+    added: list[str] = []
+    times: dict[str, list[float]] = {"edit (edit_turn)": [],
+                                     "regenerate (branch_before + append)": [],
+                                     "switch back (show_branch)": []}
+
+    def edit() -> None:
+        added.append(store.edit_turn(long_id, prompt.id,
+                                     Turn("user", [TextBlock("Say it again, shorter.")])).id)
+
+    def regenerate() -> None:
+        store.branch_before(long_id, answer.id)
+        added.append(store.append_turn(long_id, Turn("assistant", [TextBlock("Again. " * 100)])).id)
+
+    for _ in range(runs):
+        for label, op in (("edit (edit_turn)", edit),
+                          ("regenerate (branch_before + append)", regenerate)):
+            for what, fn in ((label, op), ("switch back (show_branch)",
+                                           lambda: store.show_branch(long_id, answer.id))):
+                t = time.perf_counter()
+                fn()
+                times[what].append((time.perf_counter() - t) * 1000)
+    store.delete_turns(long_id, added)
+    assert store.get_turns(long_id, last=1, hydrate=False)[0].id == answer.id
+    return {f"{what}, end of that chat": (statistics.median(v), pct(v, 99))
+            for what, v in times.items()}
 
 
 SCHEMA = "bench"
