@@ -102,9 +102,10 @@ def branch_ops(store: Store, long_id: str, runs: int = 20) -> dict[str, tuple[fl
     the turns they added are deleted at the end, so a kept dataset stays as it was."""
     prompt, answer = store.get_turns(long_id, last=2, hydrate=False)
     added: list[str] = []
-    times: dict[str, list[float]] = {"edit (edit_turn)": [],
-                                     "regenerate (branch_before + append)": [],
-                                     "switch back (show_branch)": []}
+    edit_, regen_, back_ = ("edit at its end (edit_turn)",
+                            "regenerate at its end (branch_before+append)",
+                            "switch back there (show_branch)")
+    times: dict[str, list[float]] = {edit_: [], regen_: [], back_: []}
 
     def edit() -> None:
         added.append(store.edit_turn(long_id, prompt.id,
@@ -115,17 +116,14 @@ def branch_ops(store: Store, long_id: str, runs: int = 20) -> dict[str, tuple[fl
         added.append(store.append_turn(long_id, Turn("assistant", [TextBlock("Again. " * 100)])).id)
 
     for _ in range(runs):
-        for label, op in (("edit (edit_turn)", edit),
-                          ("regenerate (branch_before + append)", regenerate)):
-            for what, fn in ((label, op), ("switch back (show_branch)",
-                                           lambda: store.show_branch(long_id, answer.id))):
+        for label, op in ((edit_, edit), (regen_, regenerate)):
+            for what, fn in ((label, op), (back_, lambda: store.show_branch(long_id, answer.id))):
                 t = time.perf_counter()
                 fn()
                 times[what].append((time.perf_counter() - t) * 1000)
     store.delete_turns(long_id, added)
     assert store.get_turns(long_id, last=1, hydrate=False)[0].id == answer.id
-    return {f"{what}, end of that chat": (statistics.median(v), pct(v, 99))
-            for what, v in times.items()}
+    return {what: (statistics.median(v), pct(v, 99)) for what, v in times.items()}
 
 
 SCHEMA = "bench"
