@@ -197,14 +197,14 @@ def segments(entry: Entry) -> list[tuple[str, bool]]:
             out += [(rest, False)] if rest else []
         return out
     marks = set(entry.marks)
-    out = []
+    runs: list[tuple[str, bool]] = []
     for i, ch in enumerate(text):
-        bold = i in marks
-        if out and out[-1][1] == bold:
-            out[-1] = (out[-1][0] + ch, bold)
+        marked = i in marks
+        if runs and runs[-1][1] == marked:
+            runs[-1] = (runs[-1][0] + ch, marked)
         else:
-            out.append((ch, bold))
-    return out
+            runs.append((ch, marked))
+    return runs
 
 
 def plain(label: str) -> str:
