@@ -277,6 +277,28 @@ def test_forks_link_parent_and_turn(migrated) -> None:
     assert gap.forked_from_turn_id == gap_parent[2].id and gap.meta["v3_fork_idx"] == 3
 
 
+def test_each_session_is_one_path_in_the_tree(migrated) -> None:
+    """The one-step upgrade fills turn_links and turn_path (issue 32): every turn below
+    the one before it in its session, every turn on the path; forks stay forks."""
+    store, named, snap = migrated.store, migrated.gen.named, migrated.snap
+    con = sqlite3.connect(store.path)
+    try:
+        turns = con.execute("SELECT id, session_id FROM turns ORDER BY session_id, seq").fetchall()
+        links = dict(con.execute("SELECT turn_id, parent_id FROM turn_links"))
+        path = con.execute("SELECT turn_id, session_id FROM turn_path "
+                           "ORDER BY session_id, pos").fetchall()
+    finally:
+        con.close()
+    assert path == turns and len(links) == len(turns) > 0
+    for (tid, sid), before in zip(turns, [None, *turns[:-1]], strict=True):
+        assert links[tid] == (before[0] if before and before[1] == sid else None)
+    for name in ("fork", "fork_of_fork", "orphan_fork"):
+        tree = store.get_tree(named[name])
+        assert [t.turn.id for t in tree if t.on_path] == [t.turn.id for t in tree]
+        assert len(tree) == len(snap.turns[named[name]])
+        assert store.branches(named[name]).points == {}
+
+
 def test_damaged_turns_kept_verbatim(migrated) -> None:
     store, snap = migrated.store, migrated.snap
     sid = migrated.gen.named["damaged"]

@@ -29,6 +29,7 @@ from sqlalchemy.engine import Connection
 
 from parley.core.content import new_id
 from parley.core.store import schema
+from parley.core.store.upgrade import tree
 from parley.core.store.upgrade.turns import TurnPipeline
 
 V3_TABLES = ("sessions", "turns", "app_state")
@@ -234,6 +235,13 @@ def fork_links(m: Migration) -> None:
         "AND NOT EXISTS (SELECT 1 FROM turns u WHERE u.session_id = f.parent_id "
         "AND u.seq = f.fork_idx)"
     )
+
+
+@step("v3→v4: each turn's parent and the path shown")
+def tree_rows(m: Migration) -> None:
+    # A v3 session is one line of turns: each below the one before it, all on the path
+    # (parley.core.store.upgrade.tree). A v3 fork stays a fork: a session of its own.
+    tree.fill(m.con)
 
 
 @step("v3→v4: settings and app state")
