@@ -35,6 +35,7 @@ from pathlib import Path
 
 from sqlalchemy import func, literal, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.schema import CreateTable
 
 from parley.core.store.schema import TREE_OBJECTS
 from parley.core.store.schema import sessions as S
@@ -83,8 +84,12 @@ def convert(con: Connection) -> list[str]:
     """Create and fill the tree tables, then fold every version session into its chat
     (module doc). Runs in the caller's transaction; returns the version sessions
     folded (deleted)."""
-    create_tables(con)
+    for table in (L, P):  # indexes after the fill: built at once, not row by row
+        con.execute(CreateTable(table))
     fill(con)
+    for table in (L, P):
+        for index in table.indexes:
+            index.create(con)
     chats, orphans = families(con)
     _make_chats(con, orphans)
     mapping: dict[str, str] = {}  # a copy's id -> the original's
@@ -130,7 +135,7 @@ def _fold_family(con: Connection, fam: Family, mapping: dict[str, str]
         leaves[v.id] = tree_fold.fold(con, tree, v.id, mapping)
     if tree.moved:
         tree_fold.renumber(con, tree)
-    tree_fold.show(con, tree, leaves, fam.preference())
+    tree_fold.show(con, tree, leaves, fam.preference(), leaves[fam.root.id])
     _merge_session(con, fam)
     return tree
 

@@ -210,16 +210,31 @@ def _compactions(con: Connection, chat_id: str, version_id: str, own: set[str],
                 last_turn_id=mapping.get(c.last_turn_id, c.last_turn_id)))
 
 
+def _set_seqs(con: Connection, session_id: str, new: dict[str, int], old: dict[str, int]
+              ) -> None:
+    """Write the ``seq`` values of ``new`` that differ from ``old`` (both a permutation
+    of the session's values): first above every real value, then down to theirs, so no
+    update meets a ``(session_id, seq)`` still taken."""
+    changed = [{"tid": t, "new_seq": n + _SHIFT} for t, n in new.items() if old.get(t) != n]
+    if not changed:
+        return
+    con.execute(update(T).where(T.c.id == bindparam("tid")).values(seq=bindparam("new_seq")),
+                changed)
+    con.execute(update(T).where(T.c.session_id == session_id).where(T.c.seq >= _SHIFT)
+                .values(seq=T.c.seq - _SHIFT))
+
+
 def renumber(con: Connection, tree: ChatTree) -> None:
     """Give the chat's turns ``seq`` values in tree order (each after its parent,
     siblings by age), so the alternatives of a message are listed oldest first as
-    the versions were."""
+    the versions were. Writes only the turns whose place changes (usually the
+    answers a regeneration set aside)."""
     order = tree.preorder()
-    con.execute(update(T).where(T.c.session_id == tree.session_id)
-                .values(seq=T.c.seq + _SHIFT))
-    con.execute(update(T).where(T.c.id == bindparam("tid")).values(seq=bindparam("new_seq")),
-                [{"tid": tid, "new_seq": n} for n, tid in enumerate(order)])
-    for n, tid in enumerate(order):
+    old = {t: n.seq for t, n in tree.nodes.items()}
+    ranked = sorted(old.values())
+    new = {t: ranked[i] for i, t in enumerate(order)}
+    _set_seqs(con, tree.session_id, new, old)
+    for tid, n in new.items():
         tree.nodes[tid].seq = n
 
 
@@ -229,7 +244,7 @@ def align_fork(con: Connection, tree: ChatTree, fork_id: str, at: str) -> None:
     turns after them: a fork's copies keep their original's ``seq``
     (``parley.core.store.fork_copies`` tells copies by it)."""
     line = tree.ancestors(at)
-    rows = con.execute(select(T.c.id, T.c.role, T.c.created_at, T.c.blocks)
+    rows = con.execute(select(T.c.id, T.c.seq, T.c.role, T.c.created_at, T.c.blocks)
                        .where(T.c.session_id == fork_id).order_by(T.c.seq)).all()
     seqs: list[int] = []
     for r, tid in zip(rows, line, strict=False):
@@ -240,25 +255,32 @@ def align_fork(con: Connection, tree: ChatTree, fork_id: str, at: str) -> None:
         seqs.append(n.seq)
     after = seqs[-1] + 1 if seqs else 0
     seqs += range(after, after + len(rows) - len(seqs))
-    con.execute(update(T).where(T.c.session_id == fork_id).values(seq=T.c.seq + _SHIFT))
-    con.execute(update(T).where(T.c.id == bindparam("tid")).values(seq=bindparam("new_seq")),
-                [{"tid": r.id, "new_seq": n} for r, n in zip(rows, seqs, strict=True)])
+    if any(seqs[i] <= seqs[i - 1] for i in range(1, len(seqs))):
+        return  # copies out of order: left as they are (only search's copy count uses them)
+    old = {r.id: int(r.seq) for r in rows}
+    new = {r.id: n for r, n in zip(rows, seqs, strict=True)}
+    _set_seqs(con, fork_id, new, old)
 
 
 def show(con: Connection, tree: ChatTree, leaves: dict[str, str | None],
-         preference: list[str]) -> None:
+         preference: list[str], before: str | None) -> None:
     """Write the chat's path (to the leaf of the member it showed, the last of
-    ``preference``) and the stamps that make each branch point lead back to the
-    member chosen there lately: each member's path, from the least to the most
-    preferred, gets a greater stamp, its leaf that stamp + 1 (``parley.core.store.schema``'s
-    ``turn_links.shown_at``)."""
+    ``preference``; ``before``: the leaf of the path as filled, the chat's own line)
+    and the stamps that make each branch point lead back to the member chosen there
+    lately: each member's path below its first branch point, from the least to the
+    most preferred member, gets a greater stamp, its leaf that stamp + 1
+    (``parley.core.store.schema``'s ``turn_links.shown_at``; a line above needs none).
+    Rewrites only the path rows below the part the two paths share."""
     stamps: dict[str, int] = {}
     stamp = 1
     for sid in preference:
         leaf = leaves.get(sid)
         if leaf is None:
             continue
-        for tid in tree.ancestors(leaf):
+        line = tree.ancestors(leaf)
+        first = next((i for i, t in enumerate(line)
+                      if len(tree.children.get(tree.nodes[t].parent, ())) > 1), len(line) - 1)
+        for tid in line[first:]:
             stamps[tid] = stamp
         stamps[leaf] = stamp + 1
         stamp += 2
@@ -266,9 +288,15 @@ def show(con: Connection, tree: ChatTree, leaves: dict[str, str | None],
         con.execute(update(L).where(L.c.turn_id == bindparam("tid"))
                     .values(shown_at=bindparam("stamp")),
                     [{"tid": t, "stamp": s} for t, s in stamps.items()])
-    con.execute(P.delete().where(P.c.session_id == tree.session_id))
     shown = leaves.get(preference[-1]) if preference else None
     path = tree.ancestors(shown) if shown is not None else []
-    if path:
-        con.execute(P.insert(), [{"session_id": tree.session_id, "pos": n, "turn_id": t}
-                                 for n, t in enumerate(path)])
+    old = tree.ancestors(before) if before is not None else []
+    keep = 0
+    while keep < min(len(path), len(old)) and path[keep] == old[keep]:
+        keep += 1
+    if keep < len(old):
+        con.execute(P.delete().where(P.c.session_id == tree.session_id)
+                    .where(P.c.pos >= keep))
+    if keep < len(path):
+        con.execute(P.insert(), [{"session_id": tree.session_id, "pos": keep + n, "turn_id": t}
+                                 for n, t in enumerate(path[keep:])])
