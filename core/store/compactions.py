@@ -1,4 +1,10 @@
-"""Compactions: a summary turn plus a row in ``compactions``, written together."""
+"""Compactions: a summary turn plus a row in ``compactions``, written together.
+
+A compaction summarizes part of the path shown (``turn_path``:
+:mod:`parley.core.store.tree`): its range's ends are turns of the path, and the summary
+turn is appended below the path's leaf like any turn, so the branches made below it
+later keep it and those made above it (before it was written) never see it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection, Row
 
 from parley.core.content import CompactSummaryBlock, Turn, Usage, new_id, now_ms
-from parley.core.store import sessions, turns
+from parley.core.store import sessions, tree, turns
 from parley.core.store.dialect import dual_literal
 from parley.core.store.models import Compaction
 from parley.core.store.postgres import sql as pg_sql
@@ -65,16 +71,18 @@ def record(
     tokens_after: int | None,
     count_usage: bool = False,
 ) -> tuple[Compaction, Turn]:
-    """Append the summary turn and insert the compaction row; return both.
+    """Append the summary turn below the path's leaf and insert the compaction row;
+    return both.
 
     Raises:
         SessionNotFound: no such session.
-        TurnNotInSession: ``first_turn_id`` or ``last_turn_id`` is not a turn of it.
+        TurnNotInSession: ``first_turn_id`` or ``last_turn_id`` is not a turn of the
+            path shown (a turn of another branch, or of another session).
         DuplicateTurn: the summary turn's id is already saved.
     """
     sessions.require(con, session_id)
-    turns.seq_of(con, session_id, first_turn_id)
-    turns.seq_of(con, session_id, last_turn_id)
+    tree.pos_of(con, session_id, first_turn_id)
+    tree.pos_of(con, session_id, last_turn_id)
     compaction_id = new_id()
     turn = _fill_block(summary_turn, compaction_id, first_turn_id, last_turn_id, replaced_count)
     turns.append(con, session_id, turn)

@@ -1,4 +1,11 @@
-"""Forking a session: a new session holding copies of its turns up to a point."""
+"""Forking a session: a new chat holding copies of the path it shows up to a turn.
+
+The copies keep their turns' ``seq`` (it grows along any path, so it stays unique and
+in order; search tells a fork's copies by it: :mod:`parley.core.store.fork_copies`),
+are linked as a chain (``turn_links``, each copy's parent the copy before it) and are
+the new session's whole path (``turn_path``, positions 0, 1, …):
+:mod:`parley.core.store.tree`'s tables. The session's other branches are not copied.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +16,11 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from parley.core.content import new_id
-from parley.core.store import sessions, turns, versions
+from parley.core.store import sessions, tree, versions
 from parley.core.store.models import Session
 from parley.core.store.schema import compactions as C
+from parley.core.store.schema import turn_links as L
+from parley.core.store.schema import turn_path as P
 from parley.core.store.schema import turns as T
 
 _ID_KEYS = ("first_turn_id", "last_turn_id", "compaction_id")
@@ -35,7 +44,7 @@ def fork(
 ) -> Session:
     """See :meth:`parley.core.store.store.Store.fork`."""
     parent = sessions.get(con, session_id)
-    at_seq = turns.seq_of(con, session_id, at_turn_id)
+    at_pos = tree.pos_of(con, session_id, at_turn_id)
     if kind not in (versions.FORK, versions.VERSION):
         raise ValueError(f"fork kind must be 'fork' or 'version', not {kind!r}")
     # A fork made on purpose from a version is listed under the version's chat.
@@ -60,12 +69,9 @@ def fork(
         meta=versions.fork_meta(parent.meta, kind, nest),
     )
     rows = con.execute(
-        select(
-            T.c.id, T.c.seq, T.c.role, T.c.blocks, T.c.aborted, T.c.model, T.c.usage, T.c.created_at
-        )
-        .where(T.c.session_id == session_id)
-        .where(T.c.seq <= at_seq)
-        .order_by(T.c.seq)
+        tree.path_select(session_id, T.c.id, T.c.seq, T.c.role, T.c.blocks, T.c.aborted,
+                         T.c.model, T.c.usage, T.c.created_at)
+        .where(P.c.pos <= at_pos)
     ).all()
     ids: dict[str, str] = {r.id: new_id() for r in rows}
     comp_rows = con.execute(
@@ -88,6 +94,7 @@ def fork(
     ]
     if values:
         con.execute(T.insert(), values)
+        _link_chain(con, fork_id, [ids[r.id] for r in rows])
     for c in comp_rows:
         row = dict(c._mapping)
         row.update(
@@ -99,3 +106,19 @@ def fork(
         )
         con.execute(C.insert().values(**row))
     return sessions.get(con, fork_id)
+
+
+def _link_chain(con: Connection, session_id: str, turn_ids: list[str]) -> None:
+    """Link a new session's turns as one chain and make them its path (positions 0, 1,
+    …): every turn gets one fresh stamp, the leaf that stamp + 1 (the path ends there:
+    :mod:`parley.core.store.tree`'s choices)."""
+    stamp = tree.fresh_stamp()
+    last = len(turn_ids) - 1
+    con.execute(L.insert(), [
+        {"turn_id": tid, "session_id": session_id,
+         "parent_id": turn_ids[i - 1] if i else None,
+         "shown_at": stamp + 1 if i == last else stamp}
+        for i, tid in enumerate(turn_ids)
+    ])
+    con.execute(P.insert(), [{"session_id": session_id, "pos": i, "turn_id": tid}
+                             for i, tid in enumerate(turn_ids)])

@@ -1,4 +1,11 @@
-"""A session as a transcript shows it: compaction spans, and windows of top-level items.
+"""The path a chat shows, as a transcript shows it: compaction spans, and windows of
+top-level items.
+
+Everything here reads the session's path (``turn_path`` joined to ``turns``:
+:mod:`parley.core.store.tree`), never its other branches, and every position is a
+position on the path (``turn_path.pos``: it only grows along the path; gaps are
+allowed). The fields keep their historical names (``seqs``, ``first_seq``, ...): they
+hold path positions.
 
 A compaction's summary turn is stored *after* the turns it replaces (it is
 appended when the compaction runs) but shown *where its range began*, with
@@ -6,11 +13,12 @@ the replaced turns folded under it. A transcript that reads only the last
 turns of a long session would see the summary without its range. This module
 answers, independently of what is loaded:
 
-* :func:`spans`: every compaction of a session as seq positions (summary turn,
-  first and last replaced turn, counts) and which span each one is folded in;
+* :func:`spans`: every compaction whose summary turn and range are on the path,
+  as positions (summary turn, first and last replaced turn, counts) and which span
+  each one is folded in;
 * :func:`window`: the last ``last`` *top-level items* before a position —
   turns outside every top-level range, and the top-level summary turns, each
-  keyed by where it is shown (a summary: its range's first seq) — and how many
+  keyed by where it is shown (a summary: its range's first position) — and how many
   such items lie before them;
 * :func:`range_turns`: the turns a span replaced (nested summaries included),
   read when its card is opened.
@@ -35,23 +43,24 @@ from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement
 
 from parley.core.content import Turn
-from parley.core.store import sessions, turns
+from parley.core.store import sessions, tree, turns
 from parley.core.store.schema import compactions as C
+from parley.core.store.schema import turn_path as P
 from parley.core.store.schema import turns as T
 
-_COLUMNS = (T.c.seq, *turns._COLUMNS)
+_COLUMNS = (P.c.pos, *turns._COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """One compaction as positions in its session (``turns.seq`` values).
+    """One compaction as positions on the path shown (``turn_path.pos`` values).
 
     Attributes:
         summary_turn_id: the turn holding the summary (the card).
-        summary_seq: where that turn is stored (after its range).
+        summary_seq: where that turn is on the path (after its range).
         first_seq / last_seq: the replaced range, inclusive.
         replaced_count: turns the summary stands for (as recorded).
-        stored_count: turns stored in the range now, with the summary turns of
+        stored_count: turns on the path in the range now, with the summary turns of
             earlier compactions nested in it (wherever they are stored): all of
             them are kept.
         outer: the summary turn id of the span this one is folded in, or None
@@ -72,13 +81,13 @@ class Window:
     """Turns read for a transcript, with what is needed to place them.
 
     Attributes:
-        turns: the turns read, in stored (seq) order.
-        seqs: ``turns.seq`` of each turn read, by turn id.
+        turns: the turns read, in path order.
+        seqs: the position on the path (``turn_path.pos``) of each turn read, by turn id.
         spans: every compaction span of the session, by summary turn id.
         older: top-level items (turns or cards) before the first one read;
             0 when the window reaches the start (and for :func:`range_turns`).
         first_key: the display position of the first top-level item read (a
-            card's is its range's first seq), for the next older window; None
+            card's is its range's first position), for the next older window; None
             when nothing was read.
     """
 
@@ -90,23 +99,23 @@ class Window:
 
 
 def spans(con: Connection, session_id: str) -> dict[str, Span]:
-    """Every compaction of a session whose summary turn and range ends are stored.
+    """Every compaction of a session whose summary turn and range ends are on the path.
 
     Compactions whose summary turn was deleted (a conversation cut back before
-    it) or whose range is not in the session are left out.
+    it), is on another branch, or whose range is not on the path are left out.
 
     Returns:
         Spans by summary turn id (``outer`` filled in). Raises SessionNotFound.
     """
     sessions.require(con, session_id)
-    s, f, la = T.alias("s"), T.alias("f"), T.alias("l")
+    s, f, la = P.alias("s"), P.alias("f"), P.alias("l")
     rows = con.execute(
-        select(C.c.summary_turn_id, s.c.seq.label("summary_seq"), f.c.seq.label("first_seq"),
-               la.c.seq.label("last_seq"), C.c.replaced_count)
+        select(C.c.summary_turn_id, s.c.pos.label("summary_seq"), f.c.pos.label("first_seq"),
+               la.c.pos.label("last_seq"), C.c.replaced_count)
         .select_from(
-            C.join(s, and_(s.c.id == C.c.summary_turn_id, s.c.session_id == session_id))
-            .join(f, and_(f.c.id == C.c.first_turn_id, f.c.session_id == session_id))
-            .join(la, and_(la.c.id == C.c.last_turn_id, la.c.session_id == session_id))
+            C.join(s, and_(s.c.turn_id == C.c.summary_turn_id, s.c.session_id == session_id))
+            .join(f, and_(f.c.turn_id == C.c.first_turn_id, f.c.session_id == session_id))
+            .join(la, and_(la.c.turn_id == C.c.last_turn_id, la.c.session_id == session_id))
         )
         .where(C.c.session_id == session_id)
     ).all()
@@ -118,8 +127,7 @@ def spans(con: Connection, session_id: str) -> dict[str, Span]:
         Span(r.summary_turn_id, r.summary_seq, r.first_seq, r.last_seq, r.replaced_count, n)
         for r, n in zip(found, counts, strict=True)
     ]
-    outer: dict[str, str | None] = {}
-    _nest(plain, -1, 1 << 62, None, outer)
+    outer = _nest(plain)
     placed = [sp for sp in plain if sp.summary_turn_id in outer]
     extra = _counts_elsewhere(placed)
     return {
@@ -157,68 +165,77 @@ def _counts_elsewhere(placed: list[Span]) -> dict[str, int]:
 
 
 def _stored_counts(con: Connection, session_id: str, ranges: list[tuple[int, int]]) -> list[int]:
-    """Turns stored in each ``(first, last)`` seq range (inclusive).
+    """Turns on the path in each ``(first, last)`` position range (inclusive).
 
-    One aggregate over the session first: when its seqs have no gap (turns are only
-    appended, and a conversation cut back is cut at its end) a range's count is its
-    width, so a session compacted many times (every range starting at its first turn)
-    is not counted again for every compaction. Otherwise each range is counted.
+    One aggregate over the path first (its key only): when its positions have no gap
+    (turns are appended below the leaf, and a path is cut back at its end) a range's
+    count is its width, so a chat compacted many times (every range starting at its
+    first turn) is not counted again for every compaction. Otherwise each range is
+    counted (a range of the key).
     """
     total, low, high = con.execute(
-        select(func.count(), func.min(T.c.seq), func.max(T.c.seq))
-        .where(T.c.session_id == session_id)
+        select(func.count(), func.min(P.c.pos), func.max(P.c.pos))
+        .where(P.c.session_id == session_id)
     ).one()
     if total and total == high - low + 1:
         return [max(0, min(last, high) - max(first, low) + 1) for first, last in ranges]
     out = []
     for first, last in ranges:
         out.append(int(con.execute(
-            select(func.count()).where(T.c.session_id == session_id)
-            .where(T.c.seq.between(first, last))
+            select(func.count()).where(P.c.session_id == session_id)
+            .where(P.c.pos.between(first, last))
         ).scalar_one()))
     return out
 
 
-def _nest(all_spans: list[Span], lo: int, hi: int, parent: str | None,
-          outer: dict[str, str | None]) -> None:
-    """Arrange the spans whose range lies in [lo, hi] (see the module doc): in each
-    interval the span stored last is the card; the spans inside its range, before it
-    and after it are arranged the same way (a span across its range's ends is left out).
+def _nest(all_spans: list[Span]) -> dict[str, str | None]:
+    """Arrange the spans (see the module doc): the card each one is folded in (None at
+    the top level), for every span shown; a span left out is not in the result.
 
-    Without recursion (a chat compacted thousands of times nests as deep), each
-    interval's spans handed down once, newest first.
+    The rule, read newest first: in each interval the span stored last is the card; the
+    spans inside its range, before it and after it are arranged the same way, and a span
+    across its range's ends (partly inside it, or holding it) is left out. So a span is
+    shown when every newer span shown holds its range or lies apart from it, and it is
+    folded in the oldest of the newer spans shown that hold it. The spans shown form
+    ranges that nest or lie apart, kept sorted by range: a new (older) span
+    ``[a, b]`` is shown unless one starts inside ``(a, b]``, or the innermost one holding
+    ``a`` ends before ``b``. About ``n log n`` for ``n`` spans (a chat compacted
+    thousands of times, each range from its first turn, nests as deep).
     """
-    newest = sorted((sp for sp in all_spans if lo <= sp.first_seq and sp.last_seq <= hi),
-                    key=lambda sp: sp.summary_seq, reverse=True)
-    todo: list[tuple[list[Span], str | None]] = [(newest, parent)]
-    while todo:
-        spans_in, above = todo.pop()
-        if not spans_in:
-            continue
-        card, rest = spans_in[0], spans_in[1:]
-        outer[card.summary_turn_id] = above
-        inside: list[Span] = []
-        before: list[Span] = []
-        after: list[Span] = []
-        for sp in rest:
-            if card.first_seq <= sp.first_seq and sp.last_seq <= card.last_seq:
-                inside.append(sp)
-            elif sp.last_seq < card.first_seq:
-                before.append(sp)
-            elif sp.first_seq > card.last_seq:
-                after.append(sp)
-        todo += [(after, above), (before, above), (inside, card.summary_turn_id)]
+    outer: dict[str, str | None] = {}
+    keys: list[tuple[int, int]] = []  # (first, -last) of the spans shown, sorted
+    shown: list[Span] = []  # in the order of ``keys``
+    by_id: dict[str, Span] = {}
+    for sp in sorted(all_spans, key=lambda x: x.summary_seq, reverse=True):
+        a, b = sp.first_seq, sp.last_seq
+        i = bisect.bisect_right(keys, (a, 1 << 62))  # the spans starting at or before a
+        if i < len(keys) and keys[i][0] <= b:
+            continue  # a newer span starts inside this one's range: across its ends
+        # The last of those (the innermost among equal starts) lies inside the innermost
+        # span holding ``a``, if any: up its cards to the first that reaches ``a``.
+        holder = shown[i - 1] if i else None
+        while holder is not None and holder.last_seq < a:
+            up = outer[holder.summary_turn_id]
+            holder = None if up is None else by_id[up]
+        if holder is not None and holder.last_seq < b:
+            continue  # it holds a, not b: across its end
+        outer[sp.summary_turn_id] = None if holder is None else holder.summary_turn_id
+        by_id[sp.summary_turn_id] = sp
+        j = bisect.bisect_right(keys, (a, -b))
+        keys.insert(j, (a, -b))
+        shown.insert(j, sp)
+    return outer
 
 
 def _outside(top: list[Span], every: list[Span]) -> ColumnElement[bool]:
     """Turns shown at the top level: outside every top-level range, not a summary turn
     (a top one is a card, read by its span; a nested one is shown in its card)."""
-    conds: list[ColumnElement[bool]] = [not_(T.c.seq.between(sp.first_seq, sp.last_seq))
+    conds: list[ColumnElement[bool]] = [not_(P.c.pos.between(sp.first_seq, sp.last_seq))
                                         for sp in top]
     ids = [sp.summary_turn_id for sp in every]
     if ids:
         conds.append(T.c.id.not_in(ids))
-    return and_(*conds) if conds else T.c.seq >= 0
+    return and_(*conds) if conds else P.c.pos >= 0
 
 
 def window(
@@ -248,16 +265,16 @@ def window(
     all_spans = spans(con, session_id)
     every = list(all_spans.values())
     top = [sp for sp in every if sp.outer is None]
-    where = [T.c.session_id == session_id, _outside(top, every)]
+    where = [_outside(top, every)]
     if before is not None:
-        where.append(T.c.seq < before)
-    q = select(*_COLUMNS).where(*where).order_by(T.c.seq.desc())
+        where.append(P.c.pos < before)
+    q = tree.path_select(session_id, *_COLUMNS, newest_first=True).where(*where)
     if last is not None:
         q = q.limit(max(0, last))
     rows = list(con.execute(q))
     cards = [sp for sp in top if before is None or sp.first_seq < before]
     # Items by display key, newest first: plain turns and cards.
-    items: list[tuple[int, Any]] = [(r.seq, r) for r in rows]
+    items: list[tuple[int, Any]] = [(r.pos, r) for r in rows]
     items += [(sp.first_seq, sp) for sp in cards]
     items.sort(key=lambda kv: kv[0], reverse=True)
     if last is not None:
@@ -266,9 +283,8 @@ def window(
     chosen_cards = [v for _k, v in items if isinstance(v, Span)]
     first_key = items[-1][0] if items else None
     if chosen_cards:
-        chosen_rows += list(con.execute(
-            select(*_COLUMNS).where(T.c.id.in_([sp.summary_turn_id for sp in chosen_cards]))
-        ))
+        chosen_rows += list(con.execute(tree.path_select(session_id, *_COLUMNS).where(
+            T.c.id.in_([sp.summary_turn_id for sp in chosen_cards]))))
     if reveal is not None and all(r.id != reveal for r in chosen_rows):
         around = _top_span_of(con, session_id, reveal, top, all_spans)
         floor = first_key if first_key is not None else before
@@ -279,15 +295,15 @@ def window(
     older = 0
     if first_key is not None:
         older = int(con.execute(
-            select(func.count()).where(T.c.session_id == session_id, _outside(top, every),
-                                       T.c.seq < first_key)
+            select(func.count()).select_from(tree.PATH)
+            .where(P.c.session_id == session_id, _outside(top, every), P.c.pos < first_key)
         ).scalar_one())
         older += sum(1 for sp in top if sp.first_seq < first_key)
-    chosen_rows.sort(key=lambda r: r.seq)
+    chosen_rows.sort(key=lambda r: r.pos)
     loaded = turns._load(con, chosen_rows, hydrate)
     return Window(
         turns=loaded,
-        seqs={r.id: r.seq for r in chosen_rows},
+        seqs={r.id: r.pos for r in chosen_rows},
         spans=all_spans,
         older=older,
         first_key=first_key,
@@ -301,29 +317,27 @@ def _top_span_of(con: Connection, session_id: str, turn_id: str, top: list[Span]
         while span.outer is not None:
             span = all_spans[span.outer]
         return span
-    seq = con.execute(
-        select(T.c.seq).where(T.c.id == turn_id, T.c.session_id == session_id)
+    pos = con.execute(
+        select(P.c.pos).where(P.c.turn_id == turn_id, P.c.session_id == session_id)
     ).scalar()
-    if seq is None:
+    if pos is None:  # not on the path (another branch, another session, gone)
         return None
-    return next((sp for sp in top if sp.first_seq <= seq <= sp.last_seq), None)
+    return next((sp for sp in top if sp.first_seq <= pos <= sp.last_seq), None)
 
 
 def _range_rows(con: Connection, session_id: str, span: Span,
                 every: list[Span]) -> list[Row[Any]]:
-    inside: ColumnElement[bool] = T.c.seq.between(span.first_seq, span.last_seq)
+    inside: ColumnElement[bool] = P.c.pos.between(span.first_seq, span.last_seq)
     nested = _stored_elsewhere(every, span)
     if nested:
         inside = or_(inside, T.c.id.in_(nested))
-    return list(con.execute(
-        select(*_COLUMNS).where(T.c.session_id == session_id, inside).order_by(T.c.seq)
-    ))
+    return list(con.execute(tree.path_select(session_id, *_COLUMNS).where(inside)))
 
 
 def range_turns(
     con: Connection, session_id: str, summary_turn_id: str, *, hydrate: bool = False
 ) -> Window:
-    """Read the turns a compaction replaced (its card's content), in stored order.
+    """Read the turns a compaction replaced (its card's content), in path order.
 
     Returns:
         A :class:`Window` of the range's turns (nested summary turns included,
@@ -336,4 +350,4 @@ def range_turns(
     if span is None:
         return Window([], {}, all_spans)
     rows = _range_rows(con, session_id, span, list(all_spans.values()))
-    return Window(turns._load(con, rows, hydrate), {r.id: r.seq for r in rows}, all_spans)
+    return Window(turns._load(con, rows, hydrate), {r.id: r.pos for r in rows}, all_spans)

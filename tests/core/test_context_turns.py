@@ -16,6 +16,7 @@ from parley.core.content import CompactSummaryBlock, TextBlock, Turn, apply_comp
 from parley.core.context.since_summary import since_summary, stored_prefix
 from parley.core.providers.capabilities import CAPS_BY_KIND
 from parley.core.store import Store
+from parley.core.store.errors import TurnNotInSession
 from parley.core.wire import to_messages
 from tests.core.test_compaction_support import SONNET, TAGGED, Env
 
@@ -225,3 +226,82 @@ async def test_regenerate_in_a_compacted_chat_answers_its_last_message(env: Env,
     assert [t.text() for t in stored[-2:]] == ["message 3", "again"]
 
 
+
+
+# --- branches: a summary belongs to the branch it was written on ----------------------
+
+
+def path(db: Store, sid: str) -> list[Turn]:
+    """The path shown, read through the whole tree (``Store.get_tree``)."""
+    return [t.turn for t in db.get_tree(sid, hydrate=True) if t.on_path]
+
+
+def same_as_path(db: Store, sid: str) -> list[Turn]:
+    """The context turns, checked against the whole path shown; returned."""
+    shown = path(db, sid)
+    got = db.context_turns(sid)
+    assert got == since_summary(shown)
+    assert sent(got) == sent(shown)
+    return got
+
+
+def say(db: Store, sid: str, *names: str) -> None:
+    for name in names:
+        db.append_turn(sid, Turn("user" if name.startswith("u") else "assistant",
+                                 [TextBlock(f"message {name}")], id=name))
+
+
+def test_a_branch_made_after_the_summary_keeps_it(db):
+    """Compacted, then the last answer regenerated twice: every branch below the
+    summary is sent from it."""
+    sid = chat(db, 40)
+    compact(db, sid, "t0", "t35", "s1")
+    say(db, sid, "u40", "a41")
+    db.branch_before(sid, "a41")  # Regenerate
+    say(db, sid, "a41b")
+    got = same_as_path(db, sid)
+    assert ids(got) == ["t0", "t35", "t36", "t37", "t38", "t39", "s1", "u40", "a41b"]
+    db.branch_before(sid, "u40")  # Edit of the message after the summary
+    say(db, sid, "u40b")
+    assert ids(same_as_path(db, sid))[-3:] == ["t39", "s1", "u40b"]
+    assert db.messages_between(sid, "t0", "t35") == 34
+    win = db.transcript_window(sid, last=10)
+    assert [t.id for t in win.turns] == ["t36", "t37", "t38", "t39", "s1", "u40b"]
+    assert list(win.spans) == ["s1"]
+
+
+def test_a_branch_made_before_the_summary_does_not_see_it(db):
+    """An edit of a message the summary replaced, and one of a message kept after its
+    range: neither branch holds the summary, so the whole path is sent; going back to
+    the summary's branch sends from it again."""
+    sid = chat(db, 40)
+    compact(db, sid, "t0", "t35", "s1")
+    say(db, sid, "u40")
+    for edited in ("t38", "t10"):
+        db.branch_before(sid, edited)
+        say(db, sid, f"u{edited}")
+        got = same_as_path(db, sid)
+        assert "s1" not in ids(got) and ids(got)[-1] == f"u{edited}"
+        assert len(got) == int(edited[1:]) + 1  # every turn of the path before it
+        win = db.transcript_window(sid)
+        assert win.spans == {} and "s1" not in [t.id for t in win.turns]
+        assert db.compacted_turns(sid, "s1").turns == []
+        with pytest.raises(TurnNotInSession):  # s1's range is no longer all on the path
+            db.messages_between(sid, "t0", "t39")
+    db.show_branch(sid, "u40")
+    assert ids(same_as_path(db, sid))[:2] == ["t0", "t35"]
+    assert list(db.transcript_window(sid).spans) == ["s1"]
+
+
+def test_a_compaction_is_of_the_path_shown(db):
+    """A range with an end on another branch is refused; the summary is appended below
+    the leaf, so the branch it was written on holds it."""
+    sid = chat(db, 10)
+    db.branch_before(sid, "t8")
+    say(db, sid, "u8")
+    with pytest.raises(TurnNotInSession):
+        compact(db, sid, "t0", "t9", "s1")  # t9 is on the other branch
+    compact(db, sid, "t0", "t5", "s1")
+    tree = {t.turn.id: t for t in db.get_tree(sid)}
+    assert tree["s1"].parent_id == "u8" and tree["s1"].on_path
+    assert ids(same_as_path(db, sid)) == ["t0", "t5", "t6", "t7", "u8", "s1"]

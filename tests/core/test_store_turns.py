@@ -197,6 +197,32 @@ def test_fork_copies_turns_up_to_the_point_with_new_ids(db):
     assert db.fork(s.id, turns[0].id, title="Mine").title == "Mine"
 
 
+def test_a_fork_copies_the_path_shown_as_a_chain(db):
+    """A chat with an edited first message and a regenerated answer: a fork copies the
+    path up to the turn, not the other branches, linked one after the other."""
+    s = db.create_session(title="Trip")
+    q1, _a1 = db.append_turn(s.id, user("three days?")), db.append_turn(s.id, assistant("x"))
+    db.branch_before(s.id, q1.id)
+    q2, a2 = db.append_turn(s.id, user("two days?")), db.append_turn(s.id, assistant("y"))
+    db.branch_before(s.id, a2.id)
+    a3 = db.append_turn(s.id, assistant("z"))
+    db.append_turn(s.id, user("and a third?"))
+    fork = db.fork(s.id, a3.id)
+    assert (fork.parent_session_id, fork.forked_from_turn_id) == (s.id, a3.id)
+    assert db.list_forks(s.id) == [db.get_session(fork.id)] and fork.turn_count == 2
+    tree = db.get_tree(fork.id)
+    assert [t.turn.text() for t in tree] == ["two days?", "z"]
+    assert [t.parent_id for t in tree] == [None, tree[0].turn.id] and all(t.on_path for t in tree)
+    assert not {t.turn.id for t in tree} & {q2.id, a3.id}
+    assert [t.id for t in db.transcript_window(fork.id).turns] == [t.turn.id for t in tree]
+    db.append_turn(fork.id, user("diverge"))  # below the fork's leaf
+    assert db.get_tree(fork.id)[-1].parent_id == tree[-1].turn.id
+    with pytest.raises(TurnNotInSession):  # a turn of another branch: show it first
+        db.fork(s.id, a2.id)
+    db.show_branch(s.id, a2.id)
+    assert [t.text() for t in db.get_turns(db.fork(s.id, a2.id).id)] == ["two days?", "y"]
+
+
 def test_fork_of_deleted_parent_keeps_its_turns(db):
     s = db.create_session(title="Parent")
     t = db.append_turn(s.id, user("shared words"))
