@@ -60,6 +60,10 @@ class ImportedConversation:
         source_format: which format was recognised.
         lost: one sentence per kind of thing that could not be imported.
         model: ``provider:model`` of a request body's ``model``, else None.
+        parents: for a Parley export of a chat with branches, each turn's parent id
+            (None: a first message; ``turns`` then holds every branch's turns, each
+            after its parent); None: ``turns`` are one line.
+        path: with ``parents``, the ids of the turns the chat shows, in order.
     """
 
     turns: list[Turn]
@@ -68,6 +72,8 @@ class ImportedConversation:
     source_format: SourceFormat
     lost: list[str] = field(default_factory=list)
     model: str | None = None
+    parents: dict[str, str | None] | None = None
+    path: list[str] | None = None
 
 
 def _message_signals(msg: Mapping[str, Any]) -> tuple[bool, bool]:
@@ -265,6 +271,8 @@ def auto_detect_and_convert(data: Any) -> ImportedConversation:
                 title if isinstance(title, str) else None,
                 "parley",
                 [],
+                parents=doc.parents,
+                path=doc.path,
             )
         messages = data.get("messages")
         if not isinstance(messages, list):

@@ -16,7 +16,10 @@ message (``parley.core.chat.titles.first_line_title``), else "Imported chat",
 its system prompt (or the space's when it has none), and new ids for every
 turn (a file exported from this very database can be imported again);
 compaction summaries of a Parley export are re-linked to the new ids and
-recorded as compactions. Times, aborted marks, models and usage of the turns
+recorded as compactions. A Parley export of a chat with branches (version 2,
+``parley.core.convert.parley``) comes in as that tree: each turn below its parent
+(``Store.show_branch`` to the parent, then the turn appended), and the chat shows
+the path the export showed. Times, aborted marks, models and usage of the turns
 are kept; the session's own usage starts at zero (like a fork: no request was
 made by this session). Attached files go to the store's attachments table as
 any saved turn's do; a file whose data is damaged, or that is only referenced
@@ -340,13 +343,21 @@ async def import_conversation(
     known = set(await store.attachment_infos(refs)) if refs else set()
     check = _FileCheck(known)
     turns = await asyncio.to_thread(lambda: check.turns(fresh_ids(found.turns)))
-    name = (title or "").strip() or (found.title or "").strip() or imported_title(turns)
+    parents, path = _tree(found, turns)
+    shown = [t for t in turns if path is None or t.id in path]
+    name = (title or "").strip() or (found.title or "").strip() or imported_title(shown)
     session = await store.create_session(space_id=space_id, title=name, system_prompt=found.system,
                                          model=found.model)
     written: set[str] = set()
+    line: list[str] = []  # the path shown as the turns are written
     try:
         for turn in turns:
+            if parents is not None:
+                await _end_at(store, session.id, parents[turn.id], line, parents)
             await _write_turn(store, session.id, turn, written)
+            line.append(turn.id)
+        if path:
+            await store.show_branch(session.id, path[-1], exact=True)
     except BaseException:
         await _discard(store, session.id)
         raise
@@ -354,6 +365,37 @@ async def import_conversation(
     log.info("imported %d turns (%s) as session %s", len(turns), found.source_format, session.id)
     lost = list(found.lost) + check.lost()
     return ImportResult(session, len(turns), found.source_format, lost)
+
+
+def _tree(found: ImportedConversation, turns: list[Turn]
+          ) -> tuple[dict[str, str | None] | None, list[str] | None]:
+    """The tree of a Parley export with branches in the new ids of ``turns`` (the same
+    turns as ``found.turns``, in order): (each turn's parent, the path shown); (None,
+    None) for a conversation that is one line."""
+    if found.parents is None or found.path is None:
+        return None, None
+    new = {old.id: t.id for old, t in zip(found.turns, turns, strict=True)}
+    parents = {new[o]: (new[p] if p is not None else None) for o, p in found.parents.items()}
+    return parents, [new[o] for o in found.path]
+
+
+async def _end_at(store: AsyncStore, session_id: str, parent: str | None, line: list[str],
+                  parents: dict[str, str | None]) -> None:
+    """Make the session's path end at ``parent`` (None: empty), so the turn appended next
+    is its child; ``line`` is the path now and is updated."""
+    if (line[-1] if line else None) == parent:
+        return
+    if parent is None:
+        await store.branch_before(session_id, line[0])
+        line.clear()
+        return
+    await store.show_branch(session_id, parent, exact=True)
+    up: list[str] = []
+    at: str | None = parent
+    while at is not None:
+        up.append(at)
+        at = parents[at]
+    line[:] = reversed(up)
 
 
 def imported_title(turns: list[Turn]) -> str:

@@ -80,7 +80,7 @@ def test_parley_export_round_trips_everything():
 @pytest.mark.parametrize(
     ("data", "reason"),
     [
-        ({"format": "parley", "version": 2, "turns": []}, "newer Parley (format version 2"),
+        ({"format": "parley", "version": 3, "turns": []}, "newer Parley (format version 3"),
         ({"format": "parley", "turns": []}, "no format version"),
         ({"format": "parley", "version": 1, "turns": {}}, '"turns" are not a list'),
         ({"format": "parley", "version": 1, "turns": [{"role": "x", "blocks": []}]}, "turn 1"),
