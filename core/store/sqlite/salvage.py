@@ -42,11 +42,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from parley.core import private
 from parley.core.store import schema, textindex
 from parley.core.store.errors import SalvageCancelled, SalvageError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 #: Tables copied, parents first; (table, its key columns for "the same row").
 TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -511,8 +515,14 @@ def _convert(dest: Path, report: SalvageReport) -> SalvageReport:
     from parley.core.store.store import Store
     from parley.core.store.upgrade import tree
 
+    def convert(con: Connection) -> None:
+        # The new file's tree tables are empty; the conversion makes them itself.
+        for table in ("turn_path", "turn_links"):
+            con.exec_driver_sql(f"DROP TABLE {table}")
+        tree.convert(con)
+
     with Store.open(dest) as store:
-        store._w(tree.convert)
+        store._w(convert)
         turns, chats = store._r(lambda c: (
             c.exec_driver_sql("SELECT count(*) FROM turns").scalar_one(),
             c.exec_driver_sql("SELECT count(*) FROM sessions").scalar_one()))
