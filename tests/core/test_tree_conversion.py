@@ -128,6 +128,30 @@ def test_app_state_naming_a_version_names_its_chat(converted):
         assert not any(g in key or g in value for g in gone), key
 
 
+def test_the_chat_keeps_its_versions_usage_and_the_shown_versions_model(tmp_path):
+    ids = RECORD["ids"]
+    path = copy_fixture(tmp_path)
+    con = sqlite3.connect(path)
+    with con:
+        con.execute("UPDATE sessions SET input_tokens = 100, output_tokens = 7, "
+                    "cost_usd = 0.25 WHERE id IN (?, ?)", (ids["trip_edit"], ids["trip"]))
+        con.execute("UPDATE sessions SET model = 'other:model', updated_at = updated_at + 5 "
+                    "WHERE id = ?", (ids["trip_old_answer"],))  # the version shown
+    family = [ids[k] for k in ("trip", "trip_edit", "trip_old_answer", "trip_edit_old_answer")]
+    latest = con.execute("SELECT max(updated_at) FROM sessions WHERE id IN (?, ?, ?, ?)",
+                         family).fetchone()[0]
+    con.close()
+    store = Store.open(path)
+    try:
+        chat = store.get_session(ids["trip"])
+        assert (chat.usage.input_tokens, chat.usage.output_tokens) == (200, 14)
+        assert chat.usage.cost_usd == pytest.approx(0.5)
+        assert chat.model == "other:model"
+        assert chat.updated_at == latest
+    finally:
+        store.close()
+
+
 def test_a_backup_first_and_a_converted_file_opens_without_a_write(tmp_path):
     path = copy_fixture(tmp_path)
     original = path.read_bytes()
@@ -141,6 +165,24 @@ def test_a_backup_first_and_a_converted_file_opens_without_a_write(tmp_path):
     Store.open(path).close()
     assert (path.stat().st_mtime_ns, path.stat().st_size) == stamp
     assert sorted(p.name for p in tmp_path.iterdir() if ".bak" in p.name) == [backup.name]
+
+
+def test_no_room_for_the_backup_converts_nothing(tmp_path, monkeypatch):
+    import shutil as shutil_module
+
+    from parley.core.store.errors import MigrationBackupFailed
+    from parley.core.store.upgrade import backup
+
+    path = copy_fixture(tmp_path)
+    usage = shutil_module.disk_usage(tmp_path)
+    monkeypatch.setattr(backup.shutil, "disk_usage", lambda _p: usage._replace(free=2**20))
+    with pytest.raises(MigrationBackupFailed) as err:
+        Store.open(path)
+    assert "Nothing was changed" in err.value.message
+    assert "turn_links" not in {r[0] for r in rows(path, "SELECT name FROM sqlite_master")}
+    assert rows(path, "SELECT id, session_id, seq FROM turns ORDER BY id") == \
+        rows(DB, "SELECT id, session_id, seq FROM turns ORDER BY id")
+    assert not [p for p in tmp_path.iterdir() if ".bak" in p.name]
 
 
 CHILD = textwrap.dedent("""
