@@ -153,8 +153,10 @@ def merge(src: Connection, dst: Connection) -> MergeReport:
         _insert(dst, se, missing)
         chat_ids += [r["id"] for r in missing]
 
-    counts, touched = _merge_turns(src, dst)
-    _merge_paths(src, dst, touched, set(chat_ids))
+    counts, touched, partial = _merge_turns(src, dst)
+    whole = set(chat_ids) - partial
+    _copy_paths(src, dst, whole)
+    _merge_paths(src, dst, touched - whole, set(chat_ids))
     compactions = 0
     co = schema.compactions
     for rows in _batches(src, co, co.c.id, BATCH_ROWS):
@@ -180,14 +182,15 @@ def _check_tree(src: Connection) -> None:
 
 
 def _merge_turns(src: Connection, dst: Connection
-                 ) -> tuple[tuple[int, int, int, int, int], set[str]]:
+                 ) -> tuple[tuple[int, int, int, int, int], set[str], set[str]]:
     """Turns by id, with their links (module docstring): ((added, completed, present,
-    left out, branched), the chats that got messages). Read chat by chat in ``seq``
-    order, so a parent is always added before its children (``seq`` grows along every
-    path)."""
+    left out, branched), the chats that got messages, the chats some message of the
+    source's was not added to). Read chat by chat in ``seq`` order, so a parent is
+    always added before its children (``seq`` grows along every path)."""
     tu, se, li = schema.turns, schema.sessions, schema.turn_links
     added = completed = present = left_out = branched = 0
     touched: set[str] = set()
+    partial: set[str] = set()
     after_last: dict[str, int] = {}  # chats that went on here: the next seq at their end
     for rows in keyset_batches(src, _columns(tu), [tu.c.session_id, tu.c.seq], BATCH_ROWS,
                                key_columns=2):
@@ -206,6 +209,7 @@ def _merge_turns(src: Connection, dst: Connection
         _insert(dst, tu, fits)
         _insert(dst, li, links)
         touched.update(r["session_id"] for r in fits)
+        partial.update(r["session_id"] for r in rows if r["id"] not in kept)
         added += len(fits)
         left_out += len(new) - len(fits)
         for r in rows:
@@ -222,7 +226,7 @@ def _merge_turns(src: Connection, dst: Connection
                 completed += 1
             else:
                 present += 1
-    return (added, completed, present, left_out, branched), touched
+    return (added, completed, present, left_out, branched), touched, partial
 
 
 def _places(dst: Connection, new: list[dict[str, Any]], taken: set[tuple[Any, ...]],
@@ -282,9 +286,20 @@ def _path(con: Connection, session_id: str) -> list[tuple[int, str]]:
         select(pa.c.pos, pa.c.turn_id).where(pa.c.session_id == session_id).order_by(pa.c.pos))]
 
 
+def _copy_paths(src: Connection, dst: Connection, chats: set[str]) -> None:
+    """The paths of chats added here with every message of theirs, as the source shows
+    them (keyset pages of the source's ``turn_path``: a few statements for thousands of
+    chats)."""
+    if not chats:
+        return
+    pa = schema.turn_path
+    for rows in keyset_batches(src, _columns(pa), [pa.c.turn_id], BATCH_ROWS):
+        _insert(dst, pa, [r for r in rows if r["session_id"] in chats])
+
+
 def _merge_paths(src: Connection, dst: Connection, touched: set[str], new: set[str]) -> None:
-    """The path each chat that got messages shows (module docstring). Cost: the paths of
-    those chats, read once on each side."""
+    """The path each other chat that got messages shows (module docstring). Cost: the
+    paths of those chats, read once on each side."""
     li, pa = schema.turn_links, schema.turn_path
     for sid in sorted(touched):
         theirs = _path(src, sid)
