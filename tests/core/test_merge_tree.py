@@ -121,8 +121,8 @@ def test_a_database_of_an_older_parley_is_converted_in_a_copy_then_merged(tmp_pa
     shutil.copy(old, opened)
     with Store.open(opened) as want, Store.open(home / "sessions.db") as got:
         chats = want.list_sessions(include_archived=True, limit=1000)
-        assert {s.id for s in got.list_sessions(include_archived=True, limit=1000)} == {
-            s.id for s in chats}
+        assert {r[0] for r in raw_rows(got, "SELECT id FROM sessions")} == {
+            s.id for s in chats}  # every session stored, listed or not: no version came
         assert any(want.branches(s.id).points for s in chats)
         for s in chats:
             assert (tree_rows.links(got, s.id), tree_rows.path(got, s.id),

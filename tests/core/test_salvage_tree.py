@@ -11,6 +11,7 @@ from parley.core.store import Store
 from parley.core.store.sqlite import salvage as S
 from tests.core import tree_rows
 from tests.core.damaged import overwrite_pages, pages_of
+from tests.core.rawdb import raw_rows
 from tests.core.tree_rows import branched, say
 
 
@@ -26,11 +27,11 @@ def _tree(db: Store, sid: str) -> tuple[object, ...]:
     return tree_rows.links(db, sid), tree_rows.path(db, sid), db.branches(sid)
 
 
-def _salvage(db: Path, pages: list[int]) -> None:
+def _salvage(db: Path, pages: list[int], backup: Path | None = None) -> None:
     overwrite_pages(db, pages)
     aside = set_aside(db)
     assert aside is not None
-    S.salvage(aside, db)
+    S.salvage(aside, db, backup)
 
 
 def _is_whole(db: Store, sid: str) -> None:
@@ -123,9 +124,40 @@ def test_a_file_from_before_the_tree_is_salvaged_into_chats_with_branches(
 
     with Store.open(opened) as want, Store.open(db) as got:
         chats = want.list_sessions(include_archived=True, limit=1000)
-        assert sorted(s.id for s in got.list_sessions(include_archived=True, limit=1000)) \
-            == sorted(s.id for s in chats)
+        assert sorted(r[0] for r in raw_rows(got, "SELECT id FROM sessions")) \
+            == sorted(s.id for s in chats)  # every session stored, listed or not
         assert report.chats == len(chats)
         assert any(want.branches(s.id).points for s in chats)
         for s in chats:
             assert _tree(got, s.id) == _tree(want, s.id)
+
+
+def test_a_backup_from_before_the_tree_brings_back_no_version_as_a_chat(
+        tmp_path: Path) -> None:
+    """A file damaged after it was converted, with a backup from before (version
+    sessions): the backup is converted in a copy before its rows fill in, so what it
+    adds are the same chats and branches, not the old versions as chats."""
+    import shutil
+
+    from tests.core.tree_conversion_check import DB
+
+    backup = tmp_path / "backups" / "sessions-old.db"
+    backup.parent.mkdir()
+    shutil.copy(DB, backup)
+    db = tmp_path / "sessions.db"
+    shutil.copy(DB, db)
+    with Store.open(db) as store:  # converted on open; then the person went on
+        chats = store.list_sessions(include_archived=True, limit=1000)
+        sid = next(s.id for s in chats if store.branches(s.id).points)
+        say(store, sid, "user", "written after the conversion")
+        want = {s.id: _tree(store, s.id) for s in chats if s.id != sid}
+    backed = backup.read_bytes()
+    _salvage(db, pages_of(db, "app_state"), backup)  # sets the file aside, then salvages
+
+    with Store.open(db) as got:
+        assert sorted(r[0] for r in raw_rows(got, "SELECT id FROM sessions")) \
+            == sorted(s.id for s in chats)  # every session stored, listed or not
+        assert {k: _tree(got, k) for k in want} == want
+        assert _text(got, sid)[tree_rows.path(got, sid)[-1]] == "written after the conversion"
+    assert backup.read_bytes() == backed  # only read
+    assert not [p for p in tmp_path.iterdir() if ".partial" in p.name]

@@ -25,7 +25,9 @@ that meets a damaged page until only the rows on damaged pages are left.
    of its turns by ``seq`` when the links were lost too. When no file read has the
    tree (a file of a Parley from before it), the result is converted as opening
    such a file converts it (``parley.core.store.upgrade.tree``: version sessions
-   fold into their chats' trees).
+   fold into their chats' trees); a backup from before the tree merged into a
+   salvage that has it is converted first, in a private copy (else its version
+   sessions would come back as chats).
 
 The search index is rebuilt from the result. The damaged file is only read
 (opened read-only); the caller keeps it aside (``parley.core.recovery.damaged_file``).
@@ -459,10 +461,16 @@ def salvage(damaged: Path | None, dest: Path, backup: Path | None = None,
     for scratch in scratches:
         with contextlib.suppress(FileNotFoundError):
             scratch.unlink()
+    old_backup = dest.with_name(f"{dest.name}.backup.partial")
     try:
         read = _read_all(sources, scratches, stop)
+        rows_backup = backup
+        if backup is not None and not _has_tree(backup) and any(_has_tree(r) for r in read):
+            rows_backup = _converted(backup, old_backup)
         Store.open(dest).close()  # an empty v4 file: schema, default space, WAL
-        report, treed = _merge(dest, read, backup)
+        report, treed = _merge(dest, read, rows_backup)
+        report = SalvageReport(report.turns, report.chats, report.salvaged_turns,
+                               report.from_backup, backup)
         if not treed:
             report = _convert(dest, report)
     except sqlite3.Error as exc:
@@ -475,8 +483,41 @@ def salvage(damaged: Path | None, dest: Path, backup: Path | None = None,
     finally:
         for scratch in scratches:
             _remove(scratch)
+        for made in old_backup.parent.glob(f"{old_backup.name}*"):  # its own pre-tree copy
+            _remove(made)
     private.secure_store_files(dest)
     return report
+
+
+def _has_tree(path: Path) -> bool:
+    """True when the database at ``path`` (opened read-only) has ``turn_links``."""
+    with contextlib.suppress(sqlite3.Error):
+        con = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        try:
+            return bool(_columns(con, "main", "turn_links"))
+        finally:
+            con.close()
+    return False
+
+
+def _converted(backup: Path, copy: Path) -> Path:
+    """A private copy of ``backup`` (only read) converted to the tree as opening it
+    converts it (``Store.open``); returns ``copy``."""
+    from parley.core.store.store import Store
+
+    _remove(copy)
+    private.create_private(copy)
+    src = sqlite3.connect(f"file:{quote(str(backup.resolve()))}?mode=ro", uri=True)
+    try:
+        dst = sqlite3.connect(copy)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    Store.open(copy).close()
+    return copy
 
 
 def _read_all(sources: list[Path], scratches: list[Path],
