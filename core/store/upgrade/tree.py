@@ -31,6 +31,7 @@ serves the v3 upgrade (``parley.core.store.upgrade.steps``), whose forks stay fo
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,8 @@ from parley.core.store.upgrade.tree_family import (
     families,
 )
 from parley.core.store.upgrade.tree_state import repoint_state
+
+log = logging.getLogger(__name__)
 
 #: The backup taken before a file is converted: ``<db>.parley-pre-tree.bak`` (then .1, .2 …).
 BACKUP_TAG = "tree"
@@ -129,6 +132,8 @@ def convert(con: Connection) -> list[str]:
     gone = sorted(owner)
     for i in range(0, len(gone), _CHUNK):
         con.execute(S.delete().where(S.c.id.in_(gone[i:i + _CHUNK])))
+    log.info("conversation tree: %d version sessions folded into %d chats", len(gone),
+             len(chats))
     return gone
 
 
