@@ -233,8 +233,8 @@ def _outside(top: list[Span], every: list[Span]) -> ColumnElement[bool]:
     conds: list[ColumnElement[bool]] = [not_(P.c.pos.between(sp.first_seq, sp.last_seq))
                                         for sp in top]
     ids = [sp.summary_turn_id for sp in every]
-    if ids:
-        conds.append(T.c.id.not_in(ids))
+    if ids:  # turn_path's own column: counting the older items reads its key only
+        conds.append(P.c.turn_id.not_in(ids))
     return and_(*conds) if conds else P.c.pos >= 0
 
 
@@ -295,7 +295,7 @@ def window(
     older = 0
     if first_key is not None:
         older = int(con.execute(
-            select(func.count()).select_from(tree.PATH)
+            select(func.count())
             .where(P.c.session_id == session_id, _outside(top, every), P.c.pos < first_key)
         ).scalar_one())
         older += sum(1 for sp in top if sp.first_seq < first_key)
