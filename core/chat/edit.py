@@ -1,16 +1,13 @@
-"""Edit an earlier user message: the edit goes to a fork, the original stays intact.
+"""Edit an earlier user message: the edit is a new branch, the original stays intact.
 
-Rule: editing an earlier user message and sending it forks instead of
-destroying what followed; the original stays intact. So an edit never
-deletes or rewrites a turn of the session it is made in. It makes a fork
-holding the turns before the edited message, then the edited message; the
-caller sends it with ``ChatRunner.retry(fork.id, ...)``. The same happens
-when the edited message is the last one and only a failed or stopped reply
-follows it: one behaviour, nothing lost.
-
-The fork is titled "<parent title> (edited)" (an already edited title is not
-suffixed twice) and is a *version* of the chat (``parley.core.store.versions``): not
-listed as a chat, it shows as ‹ n/m › on the edited message (``parley.core.versions``).
+Rule: editing an earlier user message and sending it never deletes or rewrites a
+turn. The edited message is saved as a *sibling* of the original (same parent, in
+the same session: ``Store.edit_turn``) and the path shown now ends at it; the
+original and everything that followed it stay stored as another branch, shown as
+‹ n/m › on the message (``parley.core.branches``). Nothing is copied. The caller
+sends it with ``ChatRunner.retry(session_id, ...)``. The same happens when the
+edited message is the last one and only a failed or stopped reply follows it: one
+behaviour, nothing lost.
 """
 
 from __future__ import annotations
@@ -31,7 +28,7 @@ from parley.core.content import (
 )
 from parley.core.context.since_summary import latest_range
 from parley.core.errors import ParleyError
-from parley.core.store.errors import TurnNotInSession
+from parley.core.store.errors import TurnNotFound, TurnNotInSession
 from parley.core.store.models import Session
 
 if TYPE_CHECKING:
@@ -94,37 +91,50 @@ def edited_blocks(original: Turn, new_blocks: Sequence[Block]) -> list[Block]:
     return kept + fresh
 
 
-async def edit_and_fork(
+async def edit_message(
     store: AsyncStore, session_id: str, turn_id: str, new_blocks: Sequence[Block]
-) -> Session:
-    """Fork a session before an edited user message and put the edited message in the fork.
+) -> Turn:
+    """Save an edited user message as a new branch beside the original, and show it.
 
     Args:
         store: an ``AsyncStore``.
-        session_id: the session holding the message (left unchanged).
-        turn_id: the user turn edited.
+        session_id: the session holding the message.
+        turn_id: the user turn edited, on the path shown.
         new_blocks: its new content (text, images, documents; tool_result
             blocks of the original turn are kept, before these).
 
     Returns:
-        The fork (``parent_session_id`` = ``session_id``; a version of the
-        chat: ``is_version``), titled "<parent title> (edited)", in the
-        parent's space with its model and system prompt, holding copies of
-        the turns before the edited one then the edited turn as its last
-        turn (``turn_count`` = its position + 1).
-        ``forked_from_turn_id`` is the parent's turn just before the edited
-        one — or, when the first turn is edited, that first turn (the store
-        cannot fork at "no turn"; the fork then holds a copy of it whose
-        content is replaced, keeping the original's time).
+        The new turn: a sibling of ``turn_id`` (same parent; a first message when
+        the first message was edited), now the last turn of the path shown. The
+        original turn and what followed it stay stored, as a branch (‹ n/m ›). One
+        transaction (``AsyncStore.edit_turn``): a failed write leaves the session
+        as it was. The cost does not depend on the chat's length.
 
     Raises:
         SessionNotFound: no such session.
-        TurnNotInSession: ``turn_id`` is not a turn of that session.
+        TurnNotInSession: ``turn_id`` is not a turn of the path shown.
         CannotEditTurn: the turn is a reply, tool results only, or a summary.
         EmptyEdit: nothing to send in ``new_blocks``.
-        StoreError: a write failed; a fork already made is removed again, and
-            the parent is untouched either way.
+        StoreError: the write failed; nothing was changed.
     """
+    await store.get_session(session_id)  # SessionNotFound first, as before
+    try:
+        original = await store.get_turn(turn_id, hydrate=False)
+    except TurnNotFound:
+        raise TurnNotInSession(turn_id, session_id) from None
+    if not _editable(original):
+        raise CannotEditTurn()
+    edited: Turn = await store.edit_turn(
+        session_id, turn_id, Turn("user", edited_blocks(original, new_blocks)))
+    return edited
+
+
+async def edit_and_fork(
+    store: AsyncStore, session_id: str, turn_id: str, new_blocks: Sequence[Block]
+) -> Session:
+    """Deprecated (until the window calls :func:`edit_message`): the old edit into a
+    version session (``Store.fork(kind="version")``). Same arguments and errors as
+    :func:`edit_message`; returns the fork."""
     turns, index = await _find(store, session_id, turn_id)
     original = turns[index]
     if not _editable(original):
@@ -148,18 +158,9 @@ async def edit_and_fork(
 
 
 async def _find(store: AsyncStore, session_id: str, turn_id: str) -> tuple[list[Turn], int]:
-    """The session's turns and the edited turn's index in them, with the turn stored
-    just before it at ``index - 1``: the turns a request is built from
-    (``AsyncStore.context_turns``, in proportion to what is sent) when they hold the turn
-    and the one before it (a message since the latest summary, the usual edit), else
-    every stored turn (a message under a summary's card).
-
-    Raises:
-        TurnNotInSession: ``turn_id`` is not a turn of that session.
-    """
     turns = await store.context_turns(session_id)
     index = next((i for i, t in enumerate(turns) if t.id == turn_id), None)
-    gap = latest_range(turns)  # turns[gap[0]] and turns[gap[1]] need not be neighbours
+    gap = latest_range(turns)
     if index is None or (gap is not None and index == gap[1] != gap[0]):
         turns = await store.get_turns(session_id)
         index = next((i for i, t in enumerate(turns) if t.id == turn_id), None)

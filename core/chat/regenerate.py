@@ -1,4 +1,4 @@
-"""Regenerate the last reply: a new answer replaces it, the old one is kept as a version.
+"""Regenerate the last reply: a new answer beside it, the old one kept as a branch.
 
 The *reply* is the tail of the conversation the model wrote in answer to the
 last prompt: its assistant turns and the tool-result turns between them (a
@@ -19,18 +19,16 @@ Order, so that a crash at any point loses nothing:
    request will carry (``parley.core.attachments.limits.check_turns``) are within its
    limits — a PDF for an OpenAI-compatible server is refused here. A refusal
    raises :class:`RegenerateRefused`: nothing was moved, nothing sent.
-1. one transaction (``store.set_aside_reply``): a fork holding every turn of
-   the session, the reply included — a version of the chat, shown as ‹ n/m ›
-   on the reply rather than listed (``parley.core.store.versions``) — titled
-   "<title> (previous answer)" and linked to the session
-   (``parent_session_id``; ``forked_from_turn_id`` = the prompt, where the
-   two answers part), and the reply's removal from the session. A crash
-   before the commit leaves the session as it was; after it, the old reply
-   is in the fork.
+1. one write (``store.branch_before`` the reply's first turn): the path shown
+   now ends at the prompt; the old reply, and whatever the path held after it
+   (a summary written after it by "Compact now" too: it was made below the old
+   reply, in its branch), stay stored as a branch, shown as ‹ n/m › beside the
+   new answer (``parley.core.branches``). Nothing is copied, no session is made.
 2. the request is sent again (``runner.retry``) with the model asked for: the
-   new reply is saved, streamed and journalled like any other. If it fails,
-   the session ends with the prompt and can be retried (the old answer is
-   still in the fork).
+   new reply is saved below the prompt (a sibling of the old one; its ``model``
+   says which model wrote it), streamed and journalled like any other. If it
+   fails before anything was saved, the path ends at the prompt, which can be
+   retried; the old answer is one click away (‹ › on the prompt).
 
 The session is held for the whole operation (``runner.claim``), so no other
 run or compaction can slip in between the two steps.
@@ -47,7 +45,6 @@ from parley.core.attachments.limits import AT_SEND, check_turns, limits_for
 from parley.core.chat.run import RunEvent
 from parley.core.content import ToolResultBlock, Turn, apply_compactions
 from parley.core.errors import ParleyError
-from parley.core.store.models import Session
 from parley.core.wire import to_messages
 
 if TYPE_CHECKING:
@@ -84,17 +81,17 @@ class RegenerateRefused(ParleyError):
 
 @dataclass(frozen=True, slots=True)
 class ReplySetAside:
-    """The old reply moved to a fork; the new one is about to be requested.
+    """The old reply left the path shown (kept as a branch); the new one is about to be
+    requested.
 
     Attributes:
         session_id: the session being regenerated.
-        fork: the new session holding the previous answer.
-        removed_turn_ids: the ids of the turns removed from ``session_id``
-            (the transcript drops them).
+        removed_turn_ids: the turns that left the path shown, in path order (the
+            reply's, and any stored after it); the transcript drops them. They stay
+            stored, as a branch.
     """
 
     session_id: str
-    fork: Session
     removed_turn_ids: tuple[str, ...]
 
 
@@ -155,23 +152,21 @@ async def regenerate(
     *,
     model_ref: str,
     on_event: Callable[[RegenerateEvent], None] | None = None,
-    title: str | None = None,
 ) -> Turn | None:
-    """Answer the last prompt again; the previous answer is kept as a fork.
+    """Answer the last prompt again; the previous answer is kept as a branch.
 
     Args:
         runner: the :class:`parley.core.chat.run.ChatRunner` (its ``store`` is an ``AsyncStore``).
         session_id: the session.
         model_ref: ``provider:model`` for the new answer (it may differ from
             the one that wrote the old answer; the session's model is not changed).
-        on_event: receives :class:`ReplySetAside` once the old reply is in its
-            fork, then the run's events (``RunStarted`` … ``RunFinished``).
-        title: the fork's title; default "<session title> (previous answer)".
+        on_event: receives :class:`ReplySetAside` once the old reply has left the
+            path shown, then the run's events (``RunStarted`` … ``RunFinished``).
 
     Returns:
         The new assistant turn, or None when the run failed or was stopped (a
         ``RunFailed`` / ``RunCancelled`` event says which; the old answer is
-        in the fork either way).
+        kept as a branch either way).
 
     Raises:
         NothingToRegenerate: the session has no turn, or only a reply with no
@@ -182,7 +177,7 @@ async def regenerate(
         SessionNotFound: no such session.
     """
     emit = on_event or (lambda _e: None)
-    runner.saves.check()  # an earlier reply not saved yet: nothing is set aside
+    runner.saves.check()  # an earlier reply not saved yet: nothing is changed
     runner.claim(session_id)
     try:
         # Not the turns the latest summary replaced: the same model view, read in
@@ -196,10 +191,9 @@ async def regenerate(
         gone = set(reply)
         await preflight(runner, model_ref, [t for t in stored if t.id not in gone])
         if start is not None:
-            prompt = live[start - 1]
-            fork = await runner.store.set_aside_reply(session_id, prompt.id, title=title,
-                                                      reply_turn_ids=reply)
-            emit(ReplySetAside(session_id, fork, reply))
+            first = next(i for i, t in enumerate(stored) if t.id == reply[0])
+            await runner.store.branch_before(session_id, reply[0])
+            emit(ReplySetAside(session_id, tuple(t.id for t in stored[first:])))
     finally:
         runner.release(session_id)
     # retry claims the session again before its first await: nothing runs in between.

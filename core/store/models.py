@@ -76,7 +76,8 @@ class Session:
             (renaming, pinning or moving does not change it, so lists keep their order).
         end_reason: why the last run ended (e.g. 'end_turn', 'aborted'), or None.
         meta: extra keys (kept as found, unknown ones included).
-        turn_count: number of stored turns (summary turns and aborted ones included).
+        turn_count: number of turns on the path shown (summary turns and aborted ones
+            included; other branches not counted).
         is_version: a fork made by editing a message or regenerating a reply: a
             version of its chat, shown on the message rather than listed
             (``parley.core.store.versions``).

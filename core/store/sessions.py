@@ -19,7 +19,7 @@ from parley.core.store.models import Session, TitleSource
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import DEFAULT_SPACE_ID
 from parley.core.store.schema import sessions as S
-from parley.core.store.schema import turns as T
+from parley.core.store.schema import turn_path as P
 from parley.core.store.version_kind import is_version, is_version_sql, listed
 
 _parent = S.alias("parent")
@@ -45,7 +45,8 @@ def _query(
     return select(
         *p.c,
         exists().where(_parent.c.id == p.c.parent_session_id).label("parent_exists"),
-        select(func.count()).where(T.c.session_id == p.c.id).scalar_subquery().label("turn_count"),
+        select(func.count()).where(P.c.session_id == p.c.id).scalar_subquery()
+        .label("turn_count"),
         is_version(p).label("is_version"),
     ).order_by(*order(p))
 

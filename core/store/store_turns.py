@@ -68,7 +68,9 @@ class TurnsStore(StoreBase):
     def get_turns(
         self, session_id: str, *, last: int | None = None, hydrate: bool = True
     ) -> list[Turn]:
-        """Return a session's stored turns in order: all, or the last ``last``.
+        """Return the turns of the session's path shown (the chat as it reads, first
+        message first; other branches are not read: :meth:`get_tree`): all, or the last
+        ``last`` (read from the leaf back).
 
         Raw: summary turns, replaced and aborted turns included (see :meth:`history`).
 
@@ -123,7 +125,8 @@ class TurnsStore(StoreBase):
                                   turns.count(c, session_id)))
 
     def count_turns(self, session_id: str) -> int:
-        """Return how many turns a session stores. Raises SessionNotFound."""
+        """Return how many turns the session's path shown holds (other branches not
+        counted). Raises SessionNotFound."""
         return self._r(lambda c: turns.count(c, session_id))
 
     def history(self, session_id: str, *, hydrate: bool = True) -> list[Turn]:
@@ -136,15 +139,18 @@ class TurnsStore(StoreBase):
         return apply_compactions(self.get_turns(session_id, hydrate=hydrate))
 
     def delete_turns_after(self, session_id: str, turn_id: str) -> int:
-        """Delete every turn after ``turn_id`` (to edit and resend). Returns how many.
+        """Delete the path's turns after ``turn_id`` and every branch below them.
+        Returns how many turns were deleted.
 
-        Raises SessionNotFound, TurnNotInSession.
+        Raises SessionNotFound, TurnNotInSession (``turn_id`` is not on the path shown).
         """
         return self._w(lambda c: turns.delete_after(c, session_id, turn_id))
 
     def delete_turns(self, session_id: str, turn_ids: Sequence[str]) -> int:
-        """Delete these turns of a session (a message taken back before it was sent);
-        ids of other sessions are left alone. Returns how many were deleted.
+        """Delete these turns of a session (a message taken back before it was sent) and
+        every turn below them (their branches); ids of other sessions are left alone.
+        The path loses them: a deleted leaf makes its parent the leaf. Returns how many
+        turns were deleted.
 
         Raises SessionNotFound.
         """

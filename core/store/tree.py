@@ -32,7 +32,9 @@ from sqlalchemy.sql import ColumnElement, Select
 from parley.core.branches import Branches, BranchPoint
 from parley.core.content import now_ms
 from parley.core.store import sessions
+from parley.core.store.dialect import is_postgresql
 from parley.core.store.errors import TurnNotInSession
+from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import turn_path as P
 from parley.core.store.schema import turns as T
 
@@ -119,6 +121,7 @@ def descend(con: Connection, session_id: str, turn_id: str) -> list[Row[Any]]:
     return list(con.execute(_DOWN, {"tid": turn_id, "sid": session_id, "limit": _DEPTH}))
 
 
+_LOCK_SESSION = text(pg_sql.LOCK_SESSION)
 _CUT = text("DELETE FROM turn_path WHERE session_id = :sid AND pos > :pos")
 _ADD = text("INSERT INTO turn_path (session_id, pos, turn_id) VALUES (:sid, :pos, :tid)")
 _STAMP = text("UPDATE turn_links SET shown_at = :stamp WHERE turn_id IN :ids").bindparams(
@@ -145,6 +148,13 @@ def _set_path(con: Connection, session_id: str, after_pos: int, suffix: Sequence
     con.execute(_STAMP_ONE, {"stamp": stamp + 1, "tid": suffix[-1]})
 
 
+def _lock(con: Connection, session_id: str) -> None:
+    """On PostgreSQL, wait for another Parley changing this chat (as a save does:
+    ``parley.core.store.turns``), so two changes of one path never interleave."""
+    if is_postgresql(con):
+        con.execute(_LOCK_SESSION, {"sid": session_id})
+
+
 def branch_before(con: Connection, session_id: str, turn_id: str) -> None:
     """See :meth:`parley.core.store.store.Store.branch_before`.
 
@@ -152,6 +162,7 @@ def branch_before(con: Connection, session_id: str, turn_id: str) -> None:
     stamp cut away (so the path opened later ends there until a child is saved).
     """
     sessions.require(con, session_id)
+    _lock(con, session_id)
     pos = pos_of(con, session_id, turn_id)
     last = leaf(con, session_id)
     stamp = fresh_stamp(None if last is None else last.shown_at)
@@ -164,6 +175,7 @@ def branch_before(con: Connection, session_id: str, turn_id: str) -> None:
 def show_branch(con: Connection, session_id: str, turn_id: str, exact: bool = False) -> str:
     """See :meth:`parley.core.store.store.Store.show_branch`. Returns the new leaf's id."""
     sessions.require(con, session_id)
+    _lock(con, session_id)
     chain = list(con.execute(_UP, {"tid": turn_id, "sid": session_id, "limit": _DEPTH}))
     if not chain:
         raise TurnNotInSession(turn_id, session_id)

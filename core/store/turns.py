@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, select, text, update
+from sqlalchemy import bindparam, func, select, text, update
 from sqlalchemy.engine import Connection, Row
 
 from parley.core.content import (
@@ -24,7 +24,7 @@ from parley.core.content import (
     blocks_to_json_text,
     now_ms,
 )
-from parley.core.store import attachments, sessions
+from parley.core.store import attachments, sessions, tree
 from parley.core.store.dialect import is_postgresql
 from parley.core.store.errors import (
     DuplicateTurn,
@@ -35,6 +35,7 @@ from parley.core.store.errors import (
 )
 from parley.core.store.models import TreeTurn
 from parley.core.store.postgres import sql as pg_sql
+from parley.core.store.schema import turn_path as P
 from parley.core.store.schema import turns as T
 
 _COLUMNS = (
@@ -152,13 +153,6 @@ _LOOKUP = text(
     "(SELECT session_id FROM turns WHERE id = :tid) AS owner, "
     "(SELECT coalesce(max(seq), -1) + 1 FROM turns WHERE session_id = :sid) AS next_seq"
 )
-# The path's last turn (the leaf: a new turn's parent), its position and stamp
-# (parley.core.store.schema's turn_links / turn_path).
-_LEAF = text(
-    "SELECT p.turn_id, p.pos, l.shown_at FROM turn_path p "
-    "LEFT JOIN turn_links l ON l.turn_id = p.turn_id "
-    "WHERE p.session_id = :sid ORDER BY p.pos DESC LIMIT 1"
-)
 _LINK = text(
     "INSERT INTO turn_links (turn_id, session_id, parent_id, shown_at) "
     "VALUES (:tid, :sid, :parent, :stamp)"
@@ -172,7 +166,7 @@ def add_to_path(con: Connection, session_id: str, turn_id: str) -> None:
     Its ``shown_at`` is now (epoch ms), or 1 more than its parent's when that is not
     earlier (stamps grow along a path). Runs in the caller's transaction.
     """
-    leaf = con.execute(_LEAF, {"sid": session_id}).first()
+    leaf = tree.leaf(con, session_id)
     stamp = now_ms()
     if leaf is not None and leaf.shown_at is not None and leaf.shown_at >= stamp:
         stamp = int(leaf.shown_at) + 1
@@ -266,28 +260,52 @@ def get(con: Connection, turn_id: str, hydrate: bool = False) -> Turn:
 def get_many(
     con: Connection, session_id: str, last: int | None, hydrate: bool = False
 ) -> list[Turn]:
+    """The turns of the session's path shown, first message first: all, or the last
+    ``last`` (read from the leaf back: their cost, not the path's). Raises SessionNotFound."""
     sessions.require(con, session_id)
-    q = select(*_COLUMNS).where(T.c.session_id == session_id)
     if last is None:
-        return _load(con, list(con.execute(q.order_by(T.c.seq))), hydrate)
-    rows = list(con.execute(q.order_by(T.c.seq.desc()).limit(max(0, last))))
+        return _load(con, list(con.execute(tree.path_select(session_id, *_COLUMNS))), hydrate)
+    q = tree.path_select(session_id, *_COLUMNS, newest_first=True).limit(max(0, last))
+    rows = list(con.execute(q))
     rows.reverse()
     return _load(con, rows, hydrate)
 
 
 def count(con: Connection, session_id: str) -> int:
+    """How many turns the session's path shown holds. Raises SessionNotFound."""
     sessions.require(con, session_id)
-    return int(con.execute(select(func.count()).where(T.c.session_id == session_id)).scalar_one())
+    return int(con.execute(select(func.count()).where(P.c.session_id == session_id)).scalar_one())
 
 
 def seq_of(con: Connection, session_id: str, turn_id: str) -> int:
-    """Return the turn's position key in its session. Raises TurnNotInSession."""
+    """Return the turn's position key in its session (any branch; ``seq`` grows along
+    every path). Raises TurnNotInSession. On the path only:
+    :func:`parley.core.store.tree.pos_of`."""
     seq = con.execute(
         select(T.c.seq).where(T.c.id == turn_id).where(T.c.session_id == session_id)
     ).scalar()
     if seq is None:
         raise TurnNotInSession(turn_id, session_id)
     return int(seq)
+
+
+def delete_ids(con: Connection, session_id: str, turn_ids: Sequence[str]) -> int:
+    """Delete these turns of a session and every turn below them (their branches; ids of
+    other sessions are left alone); return how many turns were deleted. A deleted leaf
+    makes its parent the leaf. Raises SessionNotFound."""
+    sessions.require(con, session_id)
+    done = tree.delete_subtrees(con, session_id, turn_ids)
+    sessions.touch(con, session_id)
+    return done
+
+
+def delete_after(con: Connection, session_id: str, turn_id: str) -> int:
+    """Delete the path's turns after ``turn_id``, with their branches; return how many
+    turns were deleted. Raises SessionNotFound, TurnNotInSession (not on the path)."""
+    sessions.require(con, session_id)
+    done = tree.delete_subtrees(con, session_id, tree.path_after(con, session_id, turn_id))
+    sessions.touch(con, session_id)
+    return done
 
 
 _TREE = text(
@@ -306,20 +324,3 @@ def get_tree(con: Connection, session_id: str, hydrate: bool = False) -> list[Tr
     loaded = _load(con, rows, hydrate)
     return [TreeTurn(turn, r.parent_id, r.on_path is not None)
             for turn, r in zip(loaded, rows, strict=True)]
-
-
-def delete_ids(con: Connection, session_id: str, turn_ids: Sequence[str]) -> int:
-    """Delete these turns of a session (ids of other sessions are left alone); return how many."""
-    sessions.require(con, session_id)
-    done = con.execute(delete(T).where(T.c.session_id == session_id)
-                       .where(T.c.id.in_(list(turn_ids))))
-    sessions.touch(con, session_id)
-    return int(done.rowcount)
-
-
-def delete_after(con: Connection, session_id: str, turn_id: str) -> int:
-    sessions.require(con, session_id)
-    seq = seq_of(con, session_id, turn_id)
-    done = con.execute(delete(T).where(T.c.session_id == session_id).where(T.c.seq > seq))
-    sessions.touch(con, session_id)
-    return int(done.rowcount)

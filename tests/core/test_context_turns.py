@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from sqlalchemy import text
 
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn, apply_compactions
 from parley.core.context.since_summary import since_summary, stored_prefix
@@ -18,6 +19,7 @@ from parley.core.providers.capabilities import CAPS_BY_KIND
 from parley.core.store import Store
 from parley.core.store.errors import TurnNotInSession
 from parley.core.wire import to_messages
+from tests.core.rawdb import raw_rows
 from tests.core.test_compaction_support import SONNET, TAGGED, Env
 
 
@@ -153,10 +155,15 @@ def test_stored_prefix_finds_the_turns_a_request_was_built_from(db):
 
 
 def test_the_transcripts_card_counts_turns_when_one_was_taken_back(db):
-    """A turn deleted in the middle (a message taken back) leaves a gap in the stored
+    """A turn gone from the middle of the path (as a rescue or a merge can leave it: the
+    store itself deletes a turn with every turn below it) leaves a gap in the path's
     positions: the card counts what is stored, not the width of its range."""
     sid = chat(db, 30)
-    db.delete_turns(sid, ["t10"])
+    raw_rows(db, "UPDATE turn_links SET parent_id = 't9' WHERE turn_id = 't11'")
+    # Deleted on the store's own connection (search index triggers, foreign keys on):
+    # its link and path rows go with it.
+    db._w(lambda c: c.execute(text("DELETE FROM turns WHERE id = 't10'")))
+    assert len(db.get_turns(sid)) == 29
     compact(db, sid, "t0", "t25", "s1")
     win = db.transcript_window(sid, last=50)
     assert win.spans["s1"].stored_count == 25
@@ -184,11 +191,11 @@ async def test_a_second_compaction_resends_the_chats_last_request(env: Env, fake
 
 
 @pytest.mark.parametrize("edited", ["t26", "t24", "t2"])
-async def test_editing_in_a_compacted_chat_forks_at_the_turn_before_it(any_store, edited):
-    """A message after the summary (read from the turns since it), the last one the summary
-    replaced and one under its card (read from the whole history): the edit's version
-    holds every turn stored before the edited one, then the edit."""
-    from parley.core.chat.edit import edit_and_fork
+async def test_editing_in_a_compacted_chat_branches_at_the_turn_before_it(any_store, edited):
+    """A message after the summary, the last one the summary replaced and one under its
+    card: the edit's branch holds the path's turns before the edited one, then the edit
+    (the summary, written below the chat's last turn, stays in the original's branch)."""
+    from parley.core.chat.edit import edit_message
 
     store = any_store
     session = await store.create_session(title="long")
@@ -200,11 +207,12 @@ async def test_editing_in_a_compacted_chat_forks_at_the_turn_before_it(any_store
     whole = await store.get_turns(session.id)
     at = next(i for i, t in enumerate(whole) if t.id == edited)
 
-    fork = await edit_and_fork(store, session.id, edited, [TextBlock("edited")])
+    new = await edit_message(store, session.id, edited, [TextBlock("edited")])
 
-    copied = await store.get_turns(fork.id)
-    assert [t.text() for t in copied] == [t.text() for t in whole[:at]] + ["edited"]
-    assert fork.forked_from_turn_id == whole[at - 1].id
+    shown = await store.get_turns(session.id)
+    assert [t.text() for t in shown] == [t.text() for t in whole[:at]] + ["edited"]
+    parent = {t.turn.id: t.parent_id for t in await store.get_tree(session.id)}
+    assert parent[new.id] == parent[edited] == whole[at - 1].id
 
 
 async def test_regenerate_in_a_compacted_chat_answers_its_last_message(env: Env, fake_provider):

@@ -1,4 +1,4 @@
-"""Editing an earlier user message forks; the original session stays intact.
+"""Editing an earlier user message adds a branch beside it; the original stays intact.
 
 Every test runs on a sessions.db file and on a PostgreSQL database (``store`` below).
 """
@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from parley.core.chat.edit import CannotEditTurn, EmptyEdit, edit_and_fork, edited_title
+from parley.core.chat.edit import CannotEditTurn, EmptyEdit, edit_message, edited_title
 from parley.core.chat.run import ChatRunner
 from parley.core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers.hub import ProviderHub
 from parley.core.providers.retry import RetryPolicy
+from parley.core.store import turns as turns_repo
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import DiskFull, SessionNotFound, TurnNotInSession
 from tests.fakes.validation import validate_anthropic
@@ -39,50 +40,64 @@ def texts(turns: list[Turn]) -> list[str]:
     return [t.text() for t in turns]
 
 
-async def test_editing_a_middle_message_forks_and_keeps_the_original(store):
+async def tree_of(store, sid: str) -> list[tuple[str, str | None, bool]]:
+    """``(text, parent's text, on the path)`` of every turn of the session."""
+    tree = await store.get_tree(sid)
+    text_of = {t.turn.id: t.turn.text() for t in tree}
+    return [(t.turn.text(), text_of.get(t.parent_id or ""), t.on_path) for t in tree]
+
+
+async def test_editing_a_middle_message_adds_a_branch_and_keeps_the_original(store):
     sid, before = await chat(store, "Plan Lisbon", "Day 1…", "Add Porto", "Day 4…", "Thanks")
+    sessions_before = [s.id for s in await store.list_sessions()]
 
-    fork = await edit_and_fork(store, sid, before[2].id, [TextBlock("Add Sintra")])
+    edited = await edit_message(store, sid, before[2].id, [TextBlock("Add Sintra")])
 
-    assert texts(await store.get_turns(sid)) == texts(before)  # untouched
+    assert edited.role == "user" and edited.text() == "Add Sintra"
+    assert texts(await store.get_turns(sid)) == ["Plan Lisbon", "Day 1…", "Add Sintra"]
+    assert await tree_of(store, sid) == [
+        ("Plan Lisbon", None, True), ("Day 1…", "Plan Lisbon", True),
+        ("Add Porto", "Day 1…", False), ("Day 4…", "Add Porto", False),
+        ("Thanks", "Day 4…", False), ("Add Sintra", "Day 1…", True),
+    ]  # nothing copied, nothing rewritten
+    assert [t.id for t in (await store.get_turns(sid))[:2]] == [t.id for t in before[:2]]
+    assert [s.id for s in await store.list_sessions()] == sessions_before  # no session made
+    assert await store.list_forks(sid) == []
+    session = await store.get_session(sid)
+    assert session.turn_count == 3 and session.title == "Trip"
+    point = (await store.branches(sid)).points[edited.id]
+    assert (point.index, point.total, point.turn_ids) == (2, 2, (before[2].id, edited.id))
+    await store.show_branch(sid, before[2].id)  # the original, as it was
     assert [t.id for t in await store.get_turns(sid)] == [t.id for t in before]
-    assert fork.parent_session_id == sid and fork.forked_from_turn_id == before[1].id
-    assert fork.title == "Trip (edited)"
-    assert (fork.model, fork.system_prompt) == (MODEL, "Be brief.")
-    forked = await store.get_turns(fork.id)
-    assert texts(forked) == ["Plan Lisbon", "Day 1…", "Add Sintra"]
-    assert fork.turn_count == 3 and forked[-1].role == "user"
-    assert [s.id for s in await store.list_forks(sid)] == [fork.id]
 
 
-async def test_editing_the_first_message_forks_with_only_the_edit(store):
+async def test_editing_the_first_message_adds_a_first_message(store):
     sid, before = await chat(store, "Plan Lisbon", "Day 1…", title=None)
 
-    fork = await edit_and_fork(store, sid, before[0].id, [TextBlock("Plan Madrid")])
+    edited = await edit_message(store, sid, before[0].id, [TextBlock("Plan Madrid")])
 
-    assert texts(await store.get_turns(sid)) == ["Plan Lisbon", "Day 1…"]
-    assert texts(await store.get_turns(fork.id)) == ["Plan Madrid"]
-    assert fork.parent_session_id == sid and fork.forked_from_turn_id == before[0].id
-    assert fork.title == "Untitled (edited)"
+    assert texts(await store.get_turns(sid)) == ["Plan Madrid"]
+    assert (await tree_of(store, sid))[-1] == ("Plan Madrid", None, True)
+    assert (await store.branches(sid)).points[edited.id].turn_ids == (before[0].id, edited.id)
     hits = await store.search("Madrid")
-    assert [h.session_id for h in hits] == [fork.id]  # the search index follows the edit
-    assert not [h for h in await store.search("Lisbon") if h.session_id == fork.id]
+    assert [h.turn_id for h in hits] == [edited.id]  # the search index follows the edit
+    assert [h.turn_id for h in await store.search("Lisbon")] == [before[0].id]  # once
 
 
 @pytest.mark.parametrize("reply", ["aborted", "none"])
-async def test_last_message_with_a_failed_or_no_reply_still_forks(store, reply):
+async def test_last_message_with_a_failed_or_no_reply_is_edited_the_same_way(store, reply):
     sid, _ = await chat(store, "Plan Lisbon", "Day 1…", "Add Porto")
     if reply == "aborted":
         await store.append_turn(sid, Turn("assistant", [TextBlock("Por")], aborted=True))
     before = await store.get_turns(sid)
 
-    fork = await edit_and_fork(store, sid, before[2].id, [TextBlock("Add Faro")])
+    await edit_message(store, sid, before[2].id, [TextBlock("Add Faro")])
 
-    assert texts(await store.get_turns(sid)) == texts(before)
-    assert texts(await store.get_turns(fork.id)) == ["Plan Lisbon", "Day 1…", "Add Faro"]
+    assert texts(await store.get_turns(sid)) == ["Plan Lisbon", "Day 1…", "Add Faro"]
+    assert len(await store.get_tree(sid)) == len(before) + 1  # the original kept
 
 
-async def test_edit_then_retry_sends_the_edit_in_the_fork(store, tmp_path, fake_provider):
+async def test_edit_then_retry_sends_the_edit_in_its_branch(store, tmp_path, fake_provider):
     keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
     hub = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ={})
     await hub.load()
@@ -91,9 +106,9 @@ async def test_edit_then_retry_sends_the_edit_in_the_fork(store, tmp_path, fake_
     runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
     try:
         sid, before = await chat(store, "Plan Lisbon", "Day 1…", "Add Porto", "Day 4…")
-        fork = await edit_and_fork(store, sid, before[2].id, [TextBlock("Add Sintra")])
+        edited = await edit_message(store, sid, before[2].id, [TextBlock("Add Sintra")])
         fake_provider.script("Sintra is a day trip.")
-        reply = await runner.retry(fork.id, model_ref=MODEL)
+        reply = await runner.retry(sid, model_ref=MODEL)
     finally:
         await hub.aclose()
 
@@ -101,21 +116,28 @@ async def test_edit_then_retry_sends_the_edit_in_the_fork(store, tmp_path, fake_
     body = fake_provider.model_requests[-1].body
     assert validate_anthropic(body) is None
     assert body["messages"][-1]["content"][0]["text"] == "Add Sintra"
-    assert len(body["messages"]) == 3
+    assert len(body["messages"]) == 3  # the original's branch is not sent
+    assert texts(await store.get_turns(sid)) == [
+        "Plan Lisbon", "Day 1…", "Add Sintra", "Sintra is a day trip."]
+    assert (await tree_of(store, sid))[-1] == ("Sintra is a day trip.", "Add Sintra", True)
+    await store.show_branch(sid, before[2].id)
     assert texts(await store.get_turns(sid)) == texts(before)
+    assert (await store.branches(sid)).points[before[2].id].turn_ids == (
+        before[2].id, edited.id)
 
 
-async def test_edit_keeps_images_and_an_edited_title_is_not_suffixed_twice(store):
+async def test_edit_keeps_images_and_an_edit_can_be_edited_again(store):
     sid, before = await chat(store, "Look", "Nice", "Again", "Sure")
     image = ImageBlock("image/png", "iVBORw0KGgo=")
-    fork = await edit_and_fork(store, sid, before[2].id, [TextBlock("Look at this"), image])
-    (last,) = await store.hydrate((await store.get_turns(fork.id))[-1:])
-    assert [b.type for b in last.blocks] == ["text", "image"]
+    edited = await edit_message(store, sid, before[2].id, [TextBlock("Look at this"), image])
+    (last,) = await store.hydrate((await store.get_turns(sid))[-1:])
+    assert last.id == edited.id and [b.type for b in last.blocks] == ["text", "image"]
     assert last.blocks[0] == TextBlock("Look at this") and last.blocks[1].data == image.data
 
-    in_fork = await store.get_turns(fork.id)
-    again = await edit_and_fork(store, fork.id, in_fork[2].id, [TextBlock("Third")])
-    assert again.title == "Trip (edited)" and again.parent_session_id == fork.id
+    again = await edit_message(store, sid, edited.id, [TextBlock("Third")])
+    point = (await store.branches(sid)).points[again.id]
+    assert (point.index, point.total) == (3, 3)
+    assert point.turn_ids == (before[2].id, edited.id, again.id)
     assert edited_title("Notes (edited)") == "Notes (edited)"
     assert edited_title("  ") == "Untitled (edited)"
 
@@ -131,8 +153,8 @@ async def test_tool_results_of_the_edited_turn_are_kept(store):
     ):
         await store.append_turn(session.id, turn)
     turns = await store.get_turns(session.id)
-    fork = await edit_and_fork(store, session.id, turns[2].id, [TextBlock("and the year?")])
-    assert (await store.get_turns(fork.id))[-1].blocks == [result, TextBlock("and the year?")]
+    await edit_message(store, session.id, turns[2].id, [TextBlock("and the year?")])
+    assert (await store.get_turns(session.id))[-1].blocks == [result, TextBlock("and the year?")]
 
 
 async def test_what_cannot_be_edited(store):
@@ -145,34 +167,28 @@ async def test_what_cannot_be_edited(store):
         await store.append_turn(session.id, turn)
     turns = await store.get_turns(session.id)
     with pytest.raises(CannotEditTurn):
-        await edit_and_fork(store, session.id, turns[1].id, [TextBlock("x")])  # a reply
+        await edit_message(store, session.id, turns[1].id, [TextBlock("x")])  # a reply
     with pytest.raises(CannotEditTurn):
-        await edit_and_fork(store, session.id, turns[2].id, [TextBlock("x")])  # tool results
+        await edit_message(store, session.id, turns[2].id, [TextBlock("x")])  # tool results
     with pytest.raises(EmptyEdit):
-        await edit_and_fork(store, session.id, turns[0].id, [TextBlock("  \n ")])
+        await edit_message(store, session.id, turns[0].id, [TextBlock("  \n ")])
     with pytest.raises(TurnNotInSession):
-        await edit_and_fork(store, session.id, "no-such-turn", [TextBlock("x")])
+        await edit_message(store, session.id, "no-such-turn", [TextBlock("x")])
     with pytest.raises(SessionNotFound):
-        await edit_and_fork(store, "no-such-session", turns[0].id, [TextBlock("x")])
-    assert await store.list_forks(session.id) == []
+        await edit_message(store, "no-such-session", turns[0].id, [TextBlock("x")])
+    assert len(await store.get_tree(session.id)) == 3  # nothing was added
 
 
-class FailingStore:
-    """The real store, whose disk fills up when the edited turn is written (fault injection)."""
-
-    def __init__(self, store) -> None:
-        self._store = store
-
-    def __getattr__(self, name):
-        return getattr(self._store, name)
-
-    async def append_turn(self, session_id, turn):
-        raise DiskFull(self._store.path)
-
-
-async def test_a_failed_write_leaves_no_half_made_fork(store):
+async def test_a_failed_write_changes_nothing(store, monkeypatch):
     sid, before = await chat(store, "Plan Lisbon", "Day 1…", "Add Porto")
+
+    def disk_full(*_args, **_kwargs):
+        raise DiskFull(store.path)
+
+    # The edited turn's insert fails after the path was cut, in the same transaction.
+    monkeypatch.setattr(turns_repo, "append", disk_full)
     with pytest.raises(DiskFull):
-        await edit_and_fork(FailingStore(store), sid, before[2].id, [TextBlock("Add Faro")])
-    assert await store.list_forks(sid) == []
+        await edit_message(store, sid, before[2].id, [TextBlock("Add Faro")])
     assert texts(await store.get_turns(sid)) == texts(before)
+    assert len(await store.get_tree(sid)) == len(before)
+    assert (await store.branches(sid)).points == {}

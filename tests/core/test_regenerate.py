@@ -1,4 +1,5 @@
-"""Regenerate: the new answer replaces the last reply, the old one is kept as a fork.
+"""Regenerate: the new answer takes the last reply's place on the path, the old one is kept
+as a branch beside it (no copy, no session).
 
 Every test runs on a sessions.db file and on a PostgreSQL database (``env`` below).
 """
@@ -14,7 +15,7 @@ from PIL import Image
 from parley.core.chat.regenerate import NothingToRegenerate, ReplySetAside, regenerate, reply_start
 from parley.core.chat.run import ChatRunner, RunFailed, RunFinished, RunInProgress, RunStarted
 from parley.core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from parley.core.store import turns as turns_repo
+from parley.core.store import tree as tree_repo
 from parley.core.store.async_store import AsyncStore
 from tests.core.hubs import fake_hub
 from tests.fakes.validation import validate_anthropic, validate_openai
@@ -34,7 +35,12 @@ async def env(tmp_path, fake_provider, any_target):
     await store.close()
 
 
-async def test_the_new_answer_replaces_the_old_which_is_kept_as_a_fork(env, fake_provider):
+async def branch_texts(store, sid: str) -> list[tuple[str, bool]]:
+    """``(text, on the path)`` of every turn stored in the session, in stored order."""
+    return [(t.turn.text(), t.on_path) for t in await store.get_tree(sid)]
+
+
+async def test_the_new_answer_is_a_sibling_of_the_old_which_is_kept(env, fake_provider):
     store, runner, sid = env
     fake_provider.script("Answer one.").script("Answer two.")
     await runner.send(sid, [TextBlock("Where to?")], model_ref=CLAUDE)
@@ -46,18 +52,17 @@ async def test_the_new_answer_replaces_the_old_which_is_kept_as_a_fork(env, fake
     assert new is not None and new.text() == "Answer two."
     now = await store.get_turns(sid)
     assert [t.id for t in now] == [prompt.id, new.id]
-    [fork] = await store.list_forks(sid)
-    assert fork.title == "Trip (previous answer)"
-    assert (fork.parent_session_id, fork.forked_from_turn_id) == (sid, prompt.id)
-    kept = await store.get_turns(fork.id)
-    assert [(t.role, t.text()) for t in kept] == [
-        ("user", "Where to?"),
-        ("assistant", "Answer one."),
-    ]
-    assert kept[1].model == old.model and kept[1].created_at == old.created_at
+    assert await store.list_forks(sid) == [] and len(await store.list_sessions()) == 1
+    tree = await store.get_tree(sid)
+    assert [(t.turn.id, t.parent_id, t.on_path) for t in tree] == [
+        (prompt.id, None, True), (old.id, prompt.id, False), (new.id, prompt.id, True)]
+    kept = tree[1].turn
+    assert kept.text() == "Answer one."
+    assert kept.model == old.model and kept.created_at == old.created_at
+    point = (await store.branches(sid)).points[new.id]
+    assert (point.index, point.total, point.turn_ids) == (2, 2, (old.id, new.id))
 
-    assert isinstance(events[0], ReplySetAside) and events[0].fork == fork
-    assert events[0].removed_turn_ids == (old.id,)
+    assert events[0] == ReplySetAside(sid, (old.id,))
     assert isinstance(events[1], RunStarted) and isinstance(events[-1], RunFinished)
     body = fake_provider.model_requests[-1].body
     assert validate_anthropic(body) is None
@@ -72,8 +77,10 @@ async def test_the_model_can_be_switched_for_the_new_answer(env, fake_provider):
     assert new is not None and new.model == GPT and new.text() == "From GPT."
     req = fake_provider.model_requests[-1]
     assert req.route == "/v1/chat/completions" and validate_openai(req.body) is None
-    [fork] = await store.list_forks(sid)
-    assert (await store.get_turns(fork.id))[-1].model == CLAUDE
+    # Another model's answer is a sibling like any other; its ``model`` says whose.
+    prompt, old, again = (t.turn for t in await store.get_tree(sid))
+    assert (old.model, again.model) == (CLAUDE, GPT)
+    assert (await store.branches(sid)).points[new.id].turn_ids == (old.id, new.id)
 
 
 async def test_a_reply_with_tool_calls_is_set_aside_whole(env, fake_provider):
@@ -94,35 +101,40 @@ async def test_a_reply_with_tool_calls_is_set_aside_whole(env, fake_provider):
     assert new is not None
     now = await store.get_turns(sid)
     assert [t.id for t in now] == [turns[0].id, new.id]
-    [fork] = await store.list_forks(sid)
-    assert [t.text() for t in await store.get_turns(fork.id)] == [
-        "Weather?", "", "", "It rains.",
+    assert await branch_texts(store, sid) == [
+        ("Weather?", True), ("", False), ("", False), ("It rains.", False),
+        ("Bring an umbrella.", True),
     ]  # fmt: skip
     content = fake_provider.model_requests[-1].body["messages"][0]["content"]
     assert content[1]["type"] == "image"  # the prompt's image is sent again
-    assert await store.attachment_usage() == (1, len(_png()))  # shared with the fork
-    await store.delete_session(fork.id)
-    assert (await store.attachment_usage())[0] == 1  # still used by the session
+    assert await store.attachment_usage() == (1, len(_png()))  # stored once
+    await store.delete_turns(sid, [turns[1].id])  # the old reply's branch, whole
+    assert await branch_texts(store, sid) == [("Weather?", True), ("Bring an umbrella.", True)]
+    assert (await store.attachment_usage())[0] == 1  # still used by the prompt
 
 
-async def test_a_failed_regeneration_keeps_the_old_answer_in_the_fork(env, fake_provider):
+async def test_a_failed_regeneration_keeps_the_old_answer_as_a_branch(env, fake_provider):
     store, runner, sid = env
     fake_provider.script("Old answer.")
     await runner.send(sid, [TextBlock("Q")], model_ref=CLAUDE)
+    prompt, old = await store.get_turns(sid)
     fake_provider.fail("server_error")
     events: list = []
     assert await regenerate(runner, sid, model_ref=CLAUDE, on_event=events.append) is None
     assert any(isinstance(e, RunFailed) for e in events)
     assert [t.role for t in await store.get_turns(sid)] == ["user"]
-    [fork] = await store.list_forks(sid)
-    assert (await store.get_turns(fork.id))[-1].text() == "Old answer."
+    assert await branch_texts(store, sid) == [("Q", True), ("Old answer.", False)]
+    # The path ends at the prompt; the old answer is one step away (‹ 1/2 ›).
+    point = (await store.branches(sid)).points[prompt.id]
+    assert (point.index, point.total, point.target(-1)) == (2, 2, (old.id, False))
     assert not runner.is_running(sid)
 
     fake_provider.script("New answer.")  # the session ends with the prompt: Retry works
     assert (await runner.retry(sid, model_ref=CLAUDE)).text() == "New answer."
 
 
-async def test_without_a_reply_it_sends_the_prompt_again_and_forks_nothing(env, fake_provider):
+async def test_without_a_reply_it_sends_the_prompt_again_and_branches_nothing(env,
+                                                                          fake_provider):
     store, runner, sid = env
     with pytest.raises(NothingToRegenerate):
         await regenerate(runner, sid, model_ref=CLAUDE)
@@ -130,7 +142,8 @@ async def test_without_a_reply_it_sends_the_prompt_again_and_forks_nothing(env, 
     fake_provider.script("Answered.")
     new = await regenerate(runner, sid, model_ref=CLAUDE)
     assert new is not None and new.text() == "Answered."
-    assert await store.list_forks(sid) == []
+    assert await branch_texts(store, sid) == [("Unanswered", True), ("Answered.", True)]
+    assert (await store.branches(sid)).points == {}
 
 
 async def test_a_busy_session_is_left_untouched(env, fake_provider):
@@ -143,7 +156,7 @@ async def test_a_busy_session_is_left_untouched(env, fake_provider):
             await regenerate(runner, sid, model_ref=CLAUDE)
     finally:
         runner.release(sid)
-    assert len(await store.get_turns(sid)) == 2 and await store.list_forks(sid) == []
+    assert len(await store.get_turns(sid)) == 2 and len(await store.get_tree(sid)) == 2
 
 
 async def test_setting_the_reply_aside_is_all_or_nothing(env, fake_provider, monkeypatch):
@@ -152,15 +165,27 @@ async def test_setting_the_reply_aside_is_all_or_nothing(env, fake_provider, mon
     await runner.send(sid, [TextBlock("Q")], model_ref=CLAUDE)
 
     def crash(*_args):
-        raise RuntimeError("power cut between the fork and the removal")
+        raise RuntimeError("power cut between cutting the path and stamping the prompt")
 
-    monkeypatch.setattr(turns_repo, "delete_ids", crash)  # the reply's removal
+    monkeypatch.setattr(tree_repo, "leaf", _crash_second(tree_repo.leaf))
     with pytest.raises(RuntimeError):
         await regenerate(runner, sid, model_ref=CLAUDE)
     assert [t.text() for t in await store.get_turns(sid)] == ["Q", "Answer."]
-    assert await store.list_forks(sid) == []  # the fork was rolled back with it
     assert not runner.is_running(sid)
-    assert len(await store.list_sessions()) == 1
+    assert (await store.branches(sid)).points == {}
+
+
+def _crash_second(leaf):
+    """``tree.leaf`` that fails the second time it is called (after the path was cut)."""
+    calls = []
+
+    def wrapped(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("power cut after the path was cut")
+        return leaf(*args)
+
+    return wrapped
 
 
 def _png() -> bytes:
@@ -187,13 +212,16 @@ async def test_after_a_compaction_the_kept_reply_is_regenerated_not_the_summary(
     new = await regenerate(runner, sid, model_ref=CLAUDE, on_event=events.append)
 
     assert new is not None and new.text() == "A new turn 7."
-    assert events[0].removed_turn_ids == (stored[7].id,)
+    # The summary was written below turn 7 (after it): it leaves the path with it and
+    # stays in that branch; the new answer's branch parts at turn 6, before it.
+    assert events[0].removed_turn_ids == (stored[7].id, summary.id)
     now = [t.id for t in await store.get_turns(sid)]
-    assert now == [*(t.id for t in stored[:7]), summary.id, new.id]
-    [fork] = await store.list_forks(sid)
-    assert fork.forked_from_turn_id == stored[6].id
+    assert now == [*(t.id for t in stored[:7]), new.id]
+    tree = {t.turn.id: t for t in await store.get_tree(sid)}
+    assert tree[summary.id].parent_id == stored[7].id and not tree[summary.id].on_path
+    assert tree[new.id].parent_id == stored[6].id
     body = fake_provider.model_requests[-1].body
-    # the summary, then turns 4 to 6 (the summary and turn 4 go as one user message)
-    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
-    assert "Turns 0 to 3" in str(body["messages"][0]["content"])
     assert "turn 6" in str(body["messages"][-1]["content"])
+    await store.show_branch(sid, stored[7].id)  # the old answer's branch keeps its summary
+    assert [t.id for t in await store.get_turns(sid)] == [
+        *(t.id for t in stored), summary.id]

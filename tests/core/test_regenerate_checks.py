@@ -53,7 +53,7 @@ async def test_a_pdf_for_a_server_that_reads_none_is_refused_before_anything_mov
     assert refused.value.model_ref == LLAMA
     assert events == []  # no ReplySetAside, no run
     assert [(t.id, t.text()) for t in await store.get_turns(sid)] == before
-    assert await store.list_forks(sid) == []
+    assert len(await store.get_tree(sid)) == len(before)  # no branch
     assert len(fake_provider.model_requests) == sent
     assert not runner.is_running(sid)  # released: the chat's own model still works
 
@@ -73,7 +73,7 @@ async def test_a_provider_that_is_not_set_up_is_refused(env, fake_provider):
     with pytest.raises(RegenerateRefused):
         await regenerate(runner, sid, model_ref="no-colon")
     assert [t.text() for t in await store.get_turns(sid)] == ["Hello", "Hello back."]
-    assert await store.list_forks(sid) == []
+    assert len(await store.get_tree(sid)) == 2  # no branch
 
 
 async def test_only_the_files_the_new_request_carries_count(env, fake_provider):
@@ -91,7 +91,7 @@ async def test_only_the_files_the_new_request_carries_count(env, fake_provider):
     new = await regenerate(runner, sid, model_ref=LLAMA)
     assert new is not None and new.text() == "From llama." and new.model == LLAMA
     assert [t.text() for t in await store.get_turns(sid)] == ["Fetch the report", "From llama."]
-    assert len(await store.list_forks(sid)) == 1
+    assert len(await store.get_tree(sid)) == 5  # the old reply kept, as a branch
 
 
 async def test_a_failure_after_the_checks_still_keeps_the_old_answer(env, fake_provider):
@@ -101,5 +101,5 @@ async def test_a_failure_after_the_checks_still_keeps_the_old_answer(env, fake_p
     events: list = []
     assert await regenerate(runner, sid, model_ref=CLAUDE, on_event=events.append) is None
     assert any(isinstance(e, RunFailed) for e in events)
-    [fork] = await store.list_forks(sid)
-    assert (await store.get_turns(fork.id))[-1].text() == "A summary."
+    kept = [t.turn for t in await store.get_tree(sid) if not t.on_path]
+    assert kept[-1].text() == "A summary."

@@ -165,6 +165,13 @@ def test_a_raw_writer_of_the_file_must_register_the_index_functions(sqlite_db):
         "INSERT INTO turns (id, session_id, seq, role, blocks, created_at) VALUES (?,?,?,?,?,?)",
         [(f"t{i}", s.id, i, "user", f'[{{"type":"text","text":"n{i}"}}]', i) for i in range(10)],
     )
+    # The chat's tree too: each turn below the one before, all of them on the path shown.
+    con.executemany(
+        "INSERT INTO turn_links (turn_id, session_id, parent_id, shown_at) VALUES (?,?,?,?)",
+        [(f"t{i}", s.id, f"t{i - 1}" if i else None, i) for i in range(10)],
+    )
+    con.executemany("INSERT INTO turn_path (session_id, pos, turn_id) VALUES (?,?,?)",
+                    [(s.id, i, f"t{i}") for i in range(10)])
     con.commit()
     con.close()
     assert [t.id for t in db.get_turns(s.id, last=2)] == ["t8", "t9"]

@@ -113,7 +113,7 @@ def test_a_file_copies_to_postgresql_and_back_unchanged(tmp_path, postgres_url):
         assert snapshot(back) == before
         assert {h.session_id for h in back.search("quarterly")} == {ids["b"]}
         assert back.attachment_data(next(iter(
-            b.attachment_id for t in back.get_turns(ids["a"], hydrate=False) for b in t.blocks
+            b.attachment_id for t in back.get_tree(ids["a"]) for b in t.turn.blocks
             if isinstance(b, ImageBlock)))) == png()
     finally:
         back.close()
