@@ -304,7 +304,9 @@ async def test_compaction_adds_files_back_without_storing_them_again(
     image, doc = png(), pdf()
     async with open_env(tmp_path, fake_provider, at=any_target) as env:
         await env.store.append_turn(env.sid, Turn("user", attachment_blocks(image, doc)))
-        await env.seed(4)
+        # Enough turns that the fake's summary (it names the files too) makes the chat
+        # smaller with the files added back.
+        await env.seed(6)
         fake_provider.script(SUMMARY)
         result = await env.runner.compact(env.sid, keep_turns=4, model_ref=SONNET)
         assert result.restored_files == ("image (image/png)", "spec.pdf")

@@ -43,9 +43,47 @@ def estimate_tokens(data: bytes | str) -> int:
     return math.ceil(n / 4)
 
 
+#: The most tokens an image counts: the real APIs count an image by its pixels, not its
+#: bytes (Anthropic: width × height / 750, about 1,600 at most, as images are scaled down
+#: to about 1.15 megapixels). Smaller images still count by their base64, as before.
+IMAGE_TOKENS_MAX = 1_600
+
+
+def _image_tokens(b64: str) -> int:
+    return min(IMAGE_TOKENS_MAX, estimate_tokens(b64))
+
+
+def _stand_in(media_type: str, b64: str) -> str:
+    """What a file's base64 weighs as: an image's digest (prefixes of different images
+    differ) padded to 4 bytes per token of :func:`_image_tokens`; other files as they are."""
+    if not media_type.startswith("image/"):
+        return b64
+    digest = hashlib.sha256(b64.encode()).hexdigest()[:16]
+    return digest + "." * max(0, 4 * _image_tokens(b64) - len(digest))
+
+
+def weighed(value: Any) -> Any:
+    """``value`` (a request's block or message) with each image's base64 — an Anthropic
+    ``base64`` source, an OpenAI ``data:`` URL — replaced by :func:`_stand_in`, so the fake
+    counts images as the APIs do (by size, not by their encoded bytes)."""
+    if isinstance(value, list):
+        return [weighed(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: weighed(v) for k, v in value.items()}
+    if value.get("type") == "base64" and isinstance(value.get("data"), str):
+        out["data"] = _stand_in(str(value.get("media_type", "")), value["data"])
+    for key in ("url", "file_data"):
+        url = value.get(key)
+        if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+            head, data = url.split(";base64,", 1)
+            out[key] = _stand_in(head[5:], data)
+    return out
+
+
 def _strip(block: Any) -> Any:
     if isinstance(block, dict):
-        return {k: v for k, v in block.items() if k != "cache_control"}
+        return weighed({k: v for k, v in block.items() if k != "cache_control"})
     return block
 
 
@@ -91,7 +129,7 @@ def anthropic_elements(body: dict[str, Any]) -> tuple[list[bytes], list[int]]:
 def openai_elements(body: dict[str, Any]) -> list[bytes]:
     """Split an OpenAI Chat Completions request into prompt elements (tools, then messages)."""
     out = [canonical(t) for t in body.get("tools") or []]
-    out.extend(canonical(m) for m in body.get("messages") or [])
+    out.extend(canonical(weighed(m)) for m in body.get("messages") or [])
     return out
 
 

@@ -33,6 +33,7 @@ from tests.fakes.limits import (
     llamacpp_stream_error,
 )
 from tests.fakes.script import CHATTY, LOREM, Failure, Item, Reply, SummaryAnswers, ToolCall
+from tests.fakes.summaries import SUMMARY_ASK, summary_text
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 #: Where the fake also serves its OpenAI routes, playing OpenAI's own API (that address
@@ -158,55 +159,13 @@ _NOT_TOPIC = frozenset(re.findall(r"\w+", """
     would will please how what why when where which who tell give show write explain
     about with this that it"""))
 _USER_MESSAGE = re.compile(r"<user_message>\s*(.*?)\s*</user_message>", re.S)
-_TRANSCRIPT = re.compile(r"<transcript>\s*(.*?)\s*</transcript>", re.S)
-_PART_SUMMARIES = re.compile(r"<part_summaries>\s*(.*?)\s*</part_summaries>", re.S)
-_POINT = re.compile(r"^- The user said: (.+)$", re.M)
-#: What the user said in a transcript, in order: an earlier summary's points, then turns.
-_SAID = re.compile(r"^(?:- The user said: |User:\s*)(.+)$", re.M)
-_SUMMARY_ASK = "between <summary> and </summary>"  # parley.core.compaction.prompt.ANSWER_FORMAT
-_NOTE_START = "[Context compaction"  # parley.core.compaction.prompt.note_text
-
-
-def _user_texts(messages: Any) -> list[str]:
-    """The text of every user message of a request (text blocks joined), oldest first."""
-    out = []
-    for msg in messages if isinstance(messages, list) else []:
-        if isinstance(msg, dict) and msg.get("role") == "user":
-            content = msg.get("content")
-            if isinstance(content, list):
-                content = "\n".join(b.get("text", "") for b in content
-                                    if isinstance(b, dict) and b.get("type") == "text")
-            if isinstance(content, str) and content.strip():
-                out.append(content)
-    return out
-
-
-#: A point of an unscripted summary quotes this share of a long message (1 / N of it)…
-SUMMARY_QUOTE_DIVISOR = 10
-#: …at most this many characters.
-SUMMARY_QUOTE_MAX = 2_000
-
-
-def summary_quote_chars(length: int, point_chars: int = 120) -> int:
-    """Characters a summary point quotes of a user message of ``length`` characters:
-    ``point_chars``, or a tenth of a longer message (at most :data:`SUMMARY_QUOTE_MAX`),
-    so a normal summary is long enough for what it replaces — Parley rejects a summary
-    under 2 % of the replaced text, at most 500 tokens (``parley.core.compaction.check``)."""
-    return max(point_chars, min(length // SUMMARY_QUOTE_DIVISOR, SUMMARY_QUOTE_MAX))
 
 
 def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) -> str | None:
     """A plausible answer to Parley's own side requests, so the app reads sensibly
     against the fake server: a title from the subject words of the user's first
-    message (at most five; question and filler words left out), a summary naming what
-    the user asked (parley.core.chat.titles, parley.core.compaction.prompt) — from the transcript
-    of a
-    separate summary request (or of one part of it), from the parts' summaries when
-    asked to combine them, or from the conversation itself when the request is the
-    chat resent with the summary instruction added (the cache-friendly summary); an
-    earlier summary's points are carried into the new one; each point quotes
-    :func:`summary_quote_chars` of what the user said (``point_chars``, a tenth of a long
-    message).
+    message (at most five; question and filler words left out), or a summary of what
+    the user said and shared (``tests.fakes.summaries.summary_text``);
     None for anything else."""
     if said.startswith(_TITLE_ASK):
         match = _USER_MESSAGE.search(said)
@@ -215,22 +174,9 @@ def _parley_task_reply(said: str, messages: Any = None, point_chars: int = 120) 
         topic = [w for w in words if w.lower() not in _NOT_TOPIC] or words
         title = " ".join(topic[:5])
         return title[:1].upper() + title[1:] if title else None
-    if _SUMMARY_ASK not in said:
+    if SUMMARY_ASK not in said:
         return None
-    transcript = _TRANSCRIPT.search(said)
-    combined = _PART_SUMMARIES.search(said)
-    if combined:  # the summaries of a long conversation's parts: their points, joined
-        asked = _POINT.findall(combined.group(1))
-    elif transcript:  # an earlier summary's points are carried on, as a model would
-        asked = _SAID.findall(transcript.group(1))
-    else:  # the note follows the conversation: the user's messages before it
-        asked = [t.split(_NOTE_START)[0] for t in _user_texts(messages)]
-        asked = [p for t in asked if t.strip() and _SUMMARY_ASK not in t
-                 for p in (_POINT.findall(t) or [t])]
-    asked = [" ".join(a.split()) for a in asked]
-    asked = [a[:summary_quote_chars(len(a), point_chars)] for a in asked]
-    points = "\n".join(f"- The user said: {a}" for a in asked) or "- (no user messages)"
-    return f"<summary>\nWhat happened so far:\n{points}\n</summary>"
+    return summary_text(said, messages, point_chars)
 
 
 class FakeApi:
@@ -320,11 +266,11 @@ class FakeApi:
         format, or a server that fails)."""
         said = _last_user_text(body.get("messages"))
         style = self.summary_answers
-        if _SUMMARY_ASK not in said:  # a "/tool NAME {args}" message, or a tool's result
+        if SUMMARY_ASK not in said:  # a "/tool NAME {args}" message, or a tool's result
             phrase = tool_phrase.reply_to(said, body, self.default_delay_ms)
             if phrase is not None:
                 return phrase
-        if style == "summary" or _SUMMARY_ASK not in said:
+        if style == "summary" or SUMMARY_ASK not in said:
             return Reply(token_delay_ms=self.default_delay_ms)
         if style == "error":
             return Failure("server_error")
