@@ -247,6 +247,10 @@ QDialog QToolButton::menu-indicator {
     right: 8px;
 }
 QDialogButtonBox { dialogbuttonbox-buttons-have-icons: 0; }
+/* The file dialog's toolbar (back, forward, up, new folder, list / details): icon-only
+   buttons, which the text buttons' padding above left blank. */
+QFileDialog QToolButton { padding: 3px; min-height: 0; min-width: 22px; }
+QFileDialog QToolButton:focus { padding: 2px; }
 
 QDialog QCheckBox {
     color: @text;
@@ -255,6 +259,27 @@ QDialog QCheckBox {
     padding: 2px 4px;
 }
 QDialog QCheckBox:focus { border: 1px solid @accent; }
+/* The box itself, drawn here: the style's own box kept the light theme's border colour
+   and an unticked box all but vanished on the dark theme. Ticked: the accent, a check. */
+QDialog QCheckBox::indicator, QDialog QAbstractItemView::indicator {
+    width: 14px;
+    height: 14px;
+    border: 1px solid @muted;
+    border-radius: 4px;
+    background: @base;
+}
+QDialog QCheckBox::indicator:hover, QDialog QAbstractItemView::indicator:hover {
+    border-color: @text;
+}
+QDialog QCheckBox::indicator:checked, QDialog QAbstractItemView::indicator:checked {
+    border-color: @accent;
+    background: @accent;
+    image: url(@icons/check-on-@name.svg);
+}
+QDialog QCheckBox::indicator:disabled, QDialog QAbstractItemView::indicator:disabled {
+    border-color: @border;
+    background: @sidebar;
+}
 
 QDialog QListView, QDialog QTreeView, QDialog QTableView {
     background: @base;
@@ -296,17 +321,19 @@ def style_sheet(scheme: Scheme) -> str:
 
 
 def _tinted_icon_dir(scheme: Scheme) -> Path:
-    """Write ``<icon>-<scheme>.svg`` copies tinted in the muted colour (style sheets
-    cannot tint an SVG) to a cache folder; returns the folder."""
+    """Write ``<icon>-<scheme>.svg`` copies tinted in the muted colour, and
+    ``check-on-<scheme>.svg`` in the accent's text colour (a ticked box), to a cache
+    folder (style sheets cannot tint an SVG); returns the folder."""
     import tempfile
 
     user = os.getuid() if hasattr(os, "getuid") else 0
     folder = Path(tempfile.gettempdir()) / f"parley-icons-{user}"
     folder.mkdir(exist_ok=True)
-    for name in ("chevron-down",):
+    for name, source, color in (("chevron-down", "chevron-down", scheme.muted),
+                                ("check-on", "check", scheme.accent_text)):
         target = folder / f"{name}-{scheme.name}.svg"
-        svg = (RESOURCES / "icons" / f"{name}.svg").read_text(encoding="utf-8")
-        tinted = svg.replace("currentColor", scheme.muted)
+        svg = (RESOURCES / "icons" / f"{source}.svg").read_text(encoding="utf-8")
+        tinted = svg.replace("currentColor", color)
         if not target.exists() or target.read_text(encoding="utf-8") != tinted:
             target.write_text(tinted, encoding="utf-8")
     return folder
@@ -337,7 +364,8 @@ def pick_font(app: QGuiApplication) -> None:
 
 
 def apply(app: QGuiApplication, scheme: Scheme | None = None) -> Scheme:
-    """Apply the palette and style sheet of ``scheme`` (default: :func:`choose`)."""
+    """Apply the palette and style sheet of ``scheme`` (default: :func:`choose`), and
+    the file dialog's icons where the desktop has no icon theme."""
     global _current
     scheme = scheme or choose(app)
     _current = scheme
@@ -345,6 +373,9 @@ def apply(app: QGuiApplication, scheme: Scheme | None = None) -> Scheme:
     app.setPalette(palette(scheme))
     if hasattr(app, "setStyleSheet"):
         app.setStyleSheet(style_sheet(scheme))
+        from parley.gui.look.theme_icons import fallback_icons
+
+        fallback_icons(scheme, RESOURCES / "icons")
     return scheme
 
 

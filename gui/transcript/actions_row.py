@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
-from PySide6.QtGui import QCursor, QKeyEvent
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, QTimer
+from PySide6.QtGui import QCursor, QKeyEvent, QTextDocument
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QToolButton, QToolTip, QWidget
 
 from parley.gui.commands.keymap import keymap_for
@@ -28,6 +28,7 @@ from parley.gui.look.appearance import icon
 from parley.gui.transcript.specs import COMPACT_AGAIN
 
 if TYPE_CHECKING:
+    from parley.gui.transcript.layout import RowLayout
     from parley.gui.transcript.message_view import MessageView
     from parley.gui.transcript.rows import Node
 
@@ -166,7 +167,9 @@ class MessageActions(QFrame):
         return True
 
     def _place(self, row: int) -> None:
-        """Inside the message's column at its bottom-right; beside a user's bubble (on
+        """Inside the message's column at its bottom-right, or at its top-right when the
+        bottom-right would cover what the message shows there (a tool's output, a code
+        block, the end of a line) and the top-right would not; beside a user's bubble (on
         its left, level with its bottom) where there is room, so the text stays clear."""
         lv = self.view.list_view
         rect = lv.visualRect(lv.model().index(row, 0))
@@ -175,6 +178,11 @@ class MessageActions(QFrame):
         column = layout.column.translated(rect.topLeft()) if layout.column.isValid() else rect
         x = column.right() - self.width() - INSET
         y = rect.bottom() - self.height() - INSET // 2
+        top = rect.top() + INSET // 2
+        if covers(layout, QRect(x, y, self.width(), self.height()).translated(-rect.topLeft())) \
+                and not covers(layout, QRect(x, top, self.width(), self.height())
+                               .translated(-rect.topLeft())):
+            y = top
         if layout.frame is not None and layout.frame_kind == "bubble":
             bubble = layout.frame.translated(rect.topLeft())
             if bubble.left() - self.width() - INSET >= column.left():
@@ -286,3 +294,42 @@ class MessageActions(QFrame):
         color = self.palette().windowText().color().name()
         for button in self.buttons.values():
             button.setIcon(icon(str(button.property("icon_name")), color, ICON_PX))
+
+
+#: Pieces drawn as boxes across the column (a tool's input and output, code, media): the
+#: buttons never sit on them.
+_BOXES = ("body", "code", "codehead", "media")
+
+
+def covers(layout: RowLayout, box: QRect) -> bool:
+    """True when ``box`` (row coordinates) lies over something ``layout`` shows: a code
+    box, a boxed piece (:data:`_BOXES`) or the ink of a line of text."""
+    if any(code.intersects(box) for code, _bar in layout.code_boxes):
+        return True
+    for placed in layout.pieces:
+        if not placed.rect.intersects(box):
+            continue
+        if placed.kind in _BOXES or placed.bar:
+            return True
+        if _ink_meets(placed.piece.doc, box.translated(-placed.rect.topLeft())):
+            return True
+    return False
+
+
+def _ink_meets(doc: QTextDocument, box: QRect) -> bool:
+    """True when a line of ``doc`` has text under ``box`` (document coordinates)."""
+    target = QRectF(box)
+    layout = doc.documentLayout()
+    block = doc.begin()
+    while block.isValid():
+        bounds = layout.blockBoundingRect(block)
+        if bounds.intersects(target):
+            lines = block.layout()
+            for i in range(lines.lineCount()):
+                ink = lines.lineAt(i).naturalTextRect().translated(bounds.topLeft())
+                if ink.intersects(target):
+                    return True
+        elif bounds.top() > target.bottom():
+            break
+        block = block.next()
+    return False

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, QRect, Qt
 from PySide6.QtWidgets import QToolButton
 
 if TYPE_CHECKING:
     from parley.gui.transcript.listview import TranscriptListView
 
-MARGIN = 14  # px between the button and the bottom-right corner of the viewport
+MARGIN = 14  # px between the button and the right edge of the viewport
+STRIP_PAD = 5  # px above and below the button in the strip kept for it
 SLACK = 4  # px: closer than this to the bottom counts as at the bottom
 
 
 class JumpButton(QToolButton):
-    """A round "↓ Latest" button over the bottom-right corner of the transcript.
+    """A round "↓ Latest" button at the bottom-right corner of the transcript.
 
-    Shown while the list is not scrolled to the bottom; hidden at the bottom.
+    Shown while the list is not scrolled to the bottom; hidden at the bottom. While it
+    shows, the list keeps a strip under its rows for it (``reserve_bottom``), so it
+    covers no message line.
     Clicking it emits ``clicked`` (the transcript scrolls to the end). It is a
     child of the list view, not of its viewport, so scrolling does not move it,
     and it stays above what floats over the view's bottom (a toast).
@@ -29,6 +32,7 @@ class JumpButton(QToolButton):
     def __init__(self, area: TranscriptListView) -> None:
         super().__init__(area)
         self._area = area
+        self._updating = False
         self.setObjectName("JumpToLatest")
         self.setText("↓ Latest")
         self.setAccessibleName("Jump to latest")
@@ -52,19 +56,40 @@ class JumpButton(QToolButton):
         bar = self._area.verticalScrollBar()
         return bar.value() >= bar.maximum() - SLACK
 
+    def strip(self) -> int:
+        """px of the strip the button sits in."""
+        return self.sizeHint().height() + 2 * STRIP_PAD
+
     def update_shown(self, *_args: object) -> None:
-        """Show the button when scrolled up, hide it at the bottom; keep it in its corner."""
-        self.setVisible(not self.at_bottom())
-        if self.isVisible():
+        """Show the button when scrolled up (with its strip), hide it at the bottom (the
+        strip given back); keep it in its corner."""
+        if self._updating:  # the strip's own change of the range: the loop below sees it
+            return
+        self._updating = True
+        try:
+            shown = not self.at_bottom()
+            for _ in range(3):  # the strip changes the range: settle on where that lands
+                self._area.reserve_bottom(self.strip() if shown else 0)
+                now = not self.at_bottom()
+                if now == shown:
+                    break
+                shown = now
+        finally:
+            self._updating = False
+        self.setVisible(shown)
+        if shown:
             self.place()
 
     def place(self) -> None:
-        """Put the button in the viewport's bottom-right corner, above what floats there."""
+        """Put the button in its strip under the viewport, at the right; above what
+        floats over the view's bottom (a toast) while that reaches it."""
         self.adjustSize()
         viewport = self._area.viewport().geometry()
-        inset = self._area.floating_inset()
         x = viewport.right() - self.width() - MARGIN
-        y = viewport.bottom() - inset - self.height() - MARGIN
+        y = viewport.bottom() + 1 + STRIP_PAD
+        floating = self._area.floating_rect()
+        if floating.isValid() and floating.intersects(QRect(x, y, self.width(), self.height())):
+            y = floating.top() - self.height() - MARGIN
         self.move(max(0, x), max(0, y))
         self.raise_()
 

@@ -132,6 +132,7 @@ class TranscriptListView(QListView):
         self._footer: QWidget | None = None
         self._place: tuple[str | None, str | None, int] = (None, None, 0)
         self._clear_of = QRect()  # window coordinates: something floating over the view
+        self._reserved = 0  # px kept free of rows under the viewport (:meth:`reserve_bottom`)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -273,6 +274,30 @@ class TranscriptListView(QListView):
         self.updateGeometries()
         self.viewport().update()
         self.clearOfChanged.emit()
+
+    def reserve_bottom(self, px: int) -> None:
+        """Keep a strip of ``px`` under the rows, outside the viewport, for what sits
+        there (the "↓ Latest" button while scrolled up, ``parley.gui.transcript.jump``):
+        no message is painted under it. 0 gives the room back."""
+        if px == self._reserved:
+            return
+        self._reserved = px
+        # The strip is the view's own area: painted as the conversation is, not as a band.
+        self.setBackgroundRole(self.viewport().backgroundRole())
+        self.setAutoFillBackground(True)
+        self.setViewportMargins(0, 0, 0, px)
+        self.updateGeometries()
+
+    def reserved_bottom(self) -> int:
+        """px of the strip kept by :meth:`reserve_bottom`."""
+        return self._reserved
+
+    def floating_rect(self) -> QRect:
+        """:meth:`keep_clear_of`'s rect in this view's coordinates (empty for none)."""
+        rect = self._clear_of
+        if rect.isEmpty():
+            return QRect()
+        return QRect(self.mapFrom(self.window(), rect.topLeft()), rect.size())
 
     def floating_inset(self) -> int:
         """px of the viewport's bottom covered by :meth:`keep_clear_of`'s rect."""
