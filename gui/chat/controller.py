@@ -77,8 +77,6 @@ class ChatController:
         self.state = OpenChatState(window.window())
         self.space_id: str | None = None
         self.sessions: dict[str, Any] = {}
-        #: session id of a version -> its chat's id (the sidebar's row), as far as known.
-        self.chat_ids: dict[str, str] = {}
         self.drafts = Drafts(self.store)
         self._draft_timer = QTimer(window.window())
         self._draft_timer.setSingleShot(True)
@@ -160,7 +158,7 @@ class ChatController:
             self.space_id = self.organizer.default_space_id
         for space in spaces:
             await self._load_page(space.id)
-        self.w.sidebar.select(self.chat_row)
+        self.w.sidebar.select(self.session_id)
 
     async def _load_page(self, space_id: str) -> None:
         model = self.w.sidebar.model
@@ -204,18 +202,7 @@ class ChatController:
         changed, self.providers_changed = self.providers_changed, asyncio.Event()
         changed.set()
 
-    # -- models -----------------------------------------------------------
-    # -- opening chats ----------------------------------------------------
-    def chat_of(self, session_id: str) -> str:
-        """The chat (sidebar row) a session belongs to: itself, or a version's chat."""
-        return self.chat_ids.get(session_id, session_id)
-
-    @property
-    def chat_row(self) -> str | None:
-        """The sidebar row of the open chat (None for a new chat)."""
-        return None if self.session_id is None else self.chat_of(self.session_id)
-
-    # -- versions -----------------------------------------------------------
+    # -- sessions -----------------------------------------------------------
     async def create_session(self, model: str | None = None) -> str:
         """Create a chat's session row in the current space (a new chat's first message
         is being sent) and list it; returns its id."""
@@ -236,17 +223,15 @@ class ChatController:
         """A session changed in the store: update the sidebar row and the window title."""
         self.sessions[session.id] = session
         hidden = session.archived and not self.w.sidebar.show_archived
-        if getattr(session, "is_version", False) and session.parent_exists:
-            pass  # a version shows on its chat's messages, not as a row
-        elif hidden or session.id in self.organizer.deleting:
+        if hidden or session.id in self.organizer.deleting:
             self.w.sidebar.model.remove(session.id)
         else:
             self.w.sidebar.model.upsert(session)
             if session.forked_from_turn_id:
                 self.w.tasks.spawn(self.organizer.describe_forks([session]), name="fork-point")
-        if session.id in (self.session_id, self.chat_row):  # the chat open, or its row
+        if session.id == self.session_id:
             self.space_id = session.space_id
-            self.w.sidebar.select(self.chat_row)
+            self.w.sidebar.select(self.session_id)
             self.models.update_title()
 
     def _titled(self, sid: str, title: str) -> None:
@@ -304,10 +289,10 @@ class ChatController:
         busy = self.runs.running(self.session_id)
         self.w.composer_bar.set_busy(busy)
         self.w.transcript.set_busy(busy)
-        self.w.sidebar.select(self.chat_row)
+        self.w.sidebar.select(self.session_id)
         status = self.w.statusBar()
         if hasattr(status, "set_chat"):  # the window's OneLineStatusBar
-            status.set_chat(self.chat_row)  # another chat's message goes (not a version's)
+            status.set_chat(self.session_id)  # another chat's message goes
         self.runs.retry_notice.refresh()  # this chat's retry wait, if any
         self.w.model_picker.set_current(self.current_model())
         self.models.update_title()

@@ -1,11 +1,11 @@
-"""Reshaping a conversation: edit a message (into a fork), fork from a message, compact.
+"""Reshaping a conversation: edit a message (a new branch), fork from a message, compact.
 
-Nothing here destroys a turn. Editing a user message and sending it makes a
-fork holding the conversation before that message and the edited message
-(``parley.core.chat.edit.edit_and_fork``): a version of the chat, shown as ‹ n/m › on the
-message rather than listed; it opens and is answered, the original stays as
-it was. "Fork from here" copies the conversation up to a message
-into a new session. Compaction replaces older turns by a summary in the
+Nothing here destroys a turn. Editing a user message and sending it adds the
+edited message as a sibling of the original in the same chat
+(``parley.core.chat.edit.edit_message``): the chat's path now ends at it, it is
+answered there, and ‹ n/m › on the message goes back to the original with what
+followed it. "Fork from here" copies the conversation up to a message into a
+new session. Compaction replaces older turns by a summary in the
 model's context only (the transcript shows a card that expands to them);
 its progress shows in the status bar, and a failure is told in one line there
 (``parley.gui.chat.unseen``).
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-EDIT_BANNER = "Editing a message  ·  Enter sends it as a new version (the original stays)  ·  " \
+EDIT_BANNER = "Editing a message  ·  Enter sends it as a new branch (the original stays)  ·  " \
               "Esc cancels"
 NOT_COMPACTED = {
     "nothing-to-compact": "There is nothing to compact yet: the conversation is shorter than "
@@ -166,17 +166,18 @@ class ChatEditor:
 
     async def send_edit(self, sid: str, turn: Turn, text: str, model: str,
                         files: Taken | None = None) -> None:
-        """Send an edited message: it goes to a new fork, which opens and is answered.
+        """Send an edited message: it becomes the original's sibling in the same chat,
+        the chat shows its branch, and it is answered there.
 
         The edited message holds the files left in the tray (``files``: the
         original's, less those removed, plus those added), then the new text.
 
         Raises:
             ParleyError: the edited message is too long for the model
-                (``MessageTooLong``) or the fork could not be made (the text goes
-                back to the composer, ``files`` to the tray).
+                (``MessageTooLong``) or could not be saved (the text goes back
+                to the composer, ``files`` to the tray).
         """
-        from parley.core.chat.edit import edit_and_fork
+        from parley.core.chat.edit import edit_message
 
         self.chat.runs.activity(sid)
         blocks: list[Block] = []
@@ -185,18 +186,21 @@ class ChatEditor:
         if text.strip():
             blocks.append(TextBlock(text))
         try:
-            # Too long for the model: refused before the fork is made (MessageTooLong).
+            # Too long for the model: refused before anything is saved (MessageTooLong).
             runner = self.chat.runner
             assert runner is not None  # sent once the provider is ready (ChatRuns)
             runner.check_message(blocks, model_ref=model)
-            fork = await edit_and_fork(self.chat.store, sid, turn.id, blocks)
+            edited = await edit_message(self.chat.store, sid, turn.id, blocks)
         except ParleyError:
             self.chat.runs.give_back(text)
             if files is not None:
                 self.chat.attachments.give_back(files)
             raise
-        await self.chat.opener.show_fork(fork)
-        await self.chat.runs.run(fork.id, "retry", None, model, None)
+        # The path now ends at the edited message: shown before its answer streams (a
+        # store error here reaches the window; the edit is saved and can be retried).
+        if await self.chat.opener.reread(sid, at=edited.id, offer=False):
+            self.w.transcript.scroll_to_end()
+        await self.chat.runs.run(sid, "retry", None, model, None)
 
     # -- forking -----------------------------------------------------------------
     def fork_at(self, turn_id: str) -> None:

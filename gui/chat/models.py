@@ -173,7 +173,7 @@ class ChatModels:
     def update_title(self) -> None:
         """The window title and the header's heading (title, space) of the open chat."""
         sessions = self.chat.sessions
-        session = sessions.get(self.chat.chat_row or "") or sessions.get(self.chat.session_id or "")
+        session = sessions.get(self.chat.session_id or "")
         title = session.title if session is not None and session.title else "New chat"
         self.w.setWindowTitle(f"{strip_invisible(title) or 'New chat'} — Parley")
         heading = getattr(self.w, "chat_heading", None)

@@ -1,15 +1,18 @@
-"""Opening chats in a window: which chat (and which of its versions) the window shows.
+"""Opening chats in a window: which chat, and which of its branches, the window shows.
 
-:class:`ChatOpener` opens a chat of the list (the version of it shown last), a
-search result (scrolled to the message, reading what is needed to show it), a
-fork just made, a new chat (no session row until its first message is sent, so
-Ctrl+N never leaves empty chats behind: it belongs to the space of the chat open
-before and takes that space's default model), the chat open when Parley closed,
-and the neighbour of a chat that left the list. It reads the chat's last items
-(:data:`~parley.gui.chat.paging.OPEN_TURNS`) into the open chat's state and shows
-them, with ‹ n/m › under the messages that have versions. A chat that cannot be
-opened because the store is away for a while is said in the bar; the chat shown
-stays.
+:class:`ChatOpener` opens a chat of the list (on the path it showed last), a
+search result (scrolled to the message, reading what is needed to show it; a
+message in another branch makes the path pass through it first,
+``Store.show_branch``), a fork just made, a new chat (no session row until its
+first message is sent, so Ctrl+N never leaves empty chats behind: it belongs to
+the space of the chat open before and takes that space's default model), the
+chat open when Parley closed, and the neighbour of a chat that left the list.
+It reads the chat's last items (:data:`~parley.gui.chat.paging.OPEN_TURNS`) into
+the open chat's state and shows them, with ‹ n/m › under the messages that have
+siblings (``Store.branches``, ``parley.core.branches``): ‹ › shows the path
+through the sibling and reads the same chat's window again (the draft, the box
+and edit mode stay). A chat that cannot be opened because the store is away for
+a while is said in the bar; the chat shown stays.
 """
 
 from __future__ import annotations
@@ -28,9 +31,14 @@ from parley.gui.chat.run import LAST_SESSION_KEY
 from parley.gui.database.save_status import passing
 
 if TYPE_CHECKING:
+    from parley.core.branches import Branches
     from parley.gui.chat.interfaces import ChatWindow, OpenChat
 
 log = logging.getLogger(__name__)
+
+#: Said when ‹ › is pressed while a reply is being written in the chat.
+BUSY_SWITCHING = ("A reply is being written at the end of this branch: wait for it (or press "
+                  "Esc), then switch branches.")
 
 
 class ChatOpener:
@@ -39,12 +47,12 @@ class ChatOpener:
     def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
         self.w = window
         self.chat = chat
-        #: The open chat's versions (``parley.core.versions.Versions``; None for a new chat).
-        self.versions: Any = None
+        #: The branch points of the open chat's path (None for a new chat).
+        self.branches: Branches | None = None
         self._open_gen = 0
         window.sidebar.session_activated.connect(self.open_session)
         window.sidebar.new_chat_clicked.connect(self.new_session)
-        window.transcript.versionRequested.connect(self.switch_version)
+        window.transcript.branchRequested.connect(self.switch_branch)
 
     async def show_first(self) -> None:
         """Show the first chat at start-up: the one open when Parley closed, or a new
@@ -73,17 +81,9 @@ class ChatOpener:
         return True
 
     def open_session(self, session_id: str) -> None:
-        """Open a chat of the list: the version of it shown last (no-op when it is open)."""
-        if session_id not in (self.chat.session_id, self.chat.chat_row):
-            self.w.tasks.spawn(self._open_chat(session_id), name="open-session")
-
-    async def _open_chat(self, chat_id: str) -> None:
-        try:
-            target = await self.chat.store.version_to_open(chat_id)
-        except ParleyError as exc:
-            self._not_opened(exc)
-            return
-        await self.open(target)
+        """Open a chat of the list, on the path it showed last (no-op when it is open)."""
+        if session_id != self.chat.session_id:
+            self.w.tasks.spawn(self.open(session_id), name="open-session")
 
     def _not_opened(self, error: ParleyError) -> None:
         """A chat could not be opened because the store is away for a while (a PostgreSQL
@@ -92,78 +92,118 @@ class ChatOpener:
         if not passing(error):
             raise error
         self.chat.save_status.not_opened(error)
-        self.w.sidebar.select(self.chat.chat_row)
+        self.w.sidebar.select(self.chat.session_id)
 
-    def _set_versions(self, versions: Any) -> None:
-        """Show ‹ n/m › under the open chat's messages that have versions."""
-        self.versions = versions
-        if versions is not None:
-            for sid in versions.members:
-                self.chat.chat_ids[sid] = versions.chat_id
-        points = versions.points if versions is not None else {}
-        self.w.transcript.set_versions({k: (p.index, p.total) for k, p in points.items()})
+    def _set_branches(self, branches: Branches | None) -> None:
+        """Show ‹ n/m › under the open chat's messages that have siblings."""
+        self.branches = branches
+        points = branches.points if branches is not None else {}
+        self.w.transcript.set_branches({k: (p.index, p.total) for k, p in points.items()})
 
-    async def refresh_versions(self) -> None:
-        """Read the open chat's versions again (a reply was written, an edit made one)."""
+    async def refresh_branches(self) -> None:
+        """Read the open chat's branch points again (a reply was written, an edit or a
+        regeneration made a sibling)."""
         sid = self.chat.session_id
         if sid is None:
             return
-        versions = await self.chat.store.versions(sid)
+        branches = await self.chat.store.branches(sid)
         if sid == self.chat.session_id:
-            self._set_versions(versions)
-            self.w.sidebar.select(self.chat.chat_row)
+            self._set_branches(branches)
 
-    def switch_version(self, turn_id: str, step: int) -> bool:
-        """Show the version ``step`` away (-1 previous, +1 next) of a message of the open
-        chat, with the turns that follow it; False when there is none."""
-        point = self.versions.points.get(turn_id) if self.versions is not None else None
+    def switch_branch(self, turn_id: str, step: int) -> bool:
+        """Show the sibling ``step`` away (-1 previous, +1 next) of a message of the open
+        chat, with the turns below it chosen last time; False when there is none, or
+        while a reply is being written in the chat (it goes below the path's end)."""
+        point = self.branches.points.get(turn_id) if self.branches is not None else None
         target = point.target(step) if point is not None else None
-        if target is None:
+        sid = self.chat.session_id
+        if target is None or sid is None:
             return False
-        self.w.tasks.spawn(self._switch(*target), name="switch-version")
+        if self.chat.runs.running(sid):
+            self.w.statusBar().showMessage(BUSY_SWITCHING, 8_000)
+            return False
+        self.w.tasks.spawn(self._switch(sid, *target), name="switch-branch")
         return True
 
-    async def _switch(self, sid: str, turn_id: str) -> None:
+    async def _switch(self, sid: str, turn_id: str, exact: bool) -> None:
         transcript = self.w.transcript
         focus = QApplication.focusWidget()
         had_focus = focus is not None and (focus is transcript or transcript.isAncestorOf(focus))
-        typed, before = self.w.composer.text(), self.chat.session_id
-        await self.open(sid, at=turn_id)
-        if sid != self.chat.session_id:
+        try:
+            await self.chat.store.show_branch(sid, turn_id, exact=exact)
+            shown = await self.reread(sid, at=turn_id)
+        except ParleyError as exc:
+            self._not_opened(exc)
             return
-        if typed and not self.w.composer.text() and before is not None:
-            # What is being written goes on with the chat, whichever version is shown.
-            self.chat.drafts.typed(before, "")
-            self.w.tasks.spawn(self.chat.drafts.save(before), name="draft")
-            self.w.composer.set_text(typed)
-        if had_focus:
+        if shown and had_focus:
             transcript.list_view.setFocus(Qt.FocusReason.OtherFocusReason)
+        if shown:
             transcript.scroll_to_turn(turn_id)
 
     def open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
-        """Open a chat scrolled to ``turn_id`` with ``highlight`` marked (search results):
-        a message of one version only opens that version."""
+        """Open a chat scrolled to ``turn_id`` with ``highlight`` marked (search results,
+        the command palette): a message in another branch is shown on its path."""
         self.w.show_chat()
-        if turn_id is None:
-            self._open_at(session_id, turn_id, highlight)
-        else:
-            self.w.tasks.spawn(self._locate(session_id, turn_id, highlight), name="open-at")
-
-    async def _locate(self, session_id: str, turn_id: str, highlight: str | None) -> None:
-        sid, tid = await self.chat.store.locate_message(session_id, turn_id)
-        self._open_at(sid, tid, highlight)
-
-    def _open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
-        if session_id == self.chat.session_id and turn_id is not None \
+        if turn_id is not None and session_id == self.chat.session_id \
                 and self.chat.state.holds(turn_id):
-            self.w.transcript.scroll_to_turn(turn_id, highlight)
+            self.w.transcript.scroll_to_turn(turn_id, highlight)  # on the path shown
+        elif turn_id is None:
+            self.w.tasks.spawn(self.open(session_id), name="open-at")
+        else:
+            self.w.tasks.spawn(self._open_at(session_id, turn_id, highlight), name="open-at")
+
+    async def _open_at(self, session_id: str, turn_id: str, highlight: str | None) -> None:
+        if session_id != self.chat.session_id:
+            try:
+                await self.chat.store.show_branch(session_id, turn_id)
+            except ParleyError as exc:
+                self._not_opened(exc)
+                return
+            await self.open(session_id, at=turn_id, highlight=highlight)
             return
-        if session_id == self.chat.session_id and turn_id is not None:
-            self.w.tasks.spawn(self.chat.paging.reveal(session_id, turn_id, highlight),
-                               name="open-at")
-            return
-        self.w.tasks.spawn(self.open(session_id, at=turn_id, highlight=highlight),
-                           name="open-at")
+        try:
+            if self.chat.runs.running(session_id):  # the path stays while a reply is written
+                await self.chat.paging.reveal(session_id, turn_id, highlight)
+                return
+            before = await self.chat.store.get_turns(session_id, last=1, hydrate=False)
+            leaf = await self.chat.store.show_branch(session_id, turn_id)
+            if before and before[-1].id == leaf:  # on the path shown, further back
+                await self.chat.paging.reveal(session_id, turn_id, highlight)
+            elif await self.reread(session_id, at=turn_id):
+                self.w.transcript.scroll_to_turn(turn_id, highlight)
+        except ParleyError as exc:
+            self._not_opened(exc)
+
+    async def reread(self, sid: str, *, at: str | None = None, offer: bool = True) -> bool:
+        """Read the open chat's path again after it changed (``Store.show_branch``, an
+        edit): its last items (and up to ``at``, a turn of the new path), its branch
+        points; the draft and the box stay, edit mode too while its message is still
+        shown. ``offer``: say "Not sent" under an unanswered last message (not when
+        its reply is about to be asked for). False when another chat was opened
+        meanwhile.
+
+        Raises:
+            ParleyError: the store could not be read (nothing shown changed).
+        """
+        gen = self._open_gen
+        win = await self.chat.store.transcript_window(sid, last=OPEN_TURNS)
+        if at is not None and all(t.id != at for t in win.turns):
+            win = await self.chat.store.transcript_window(sid, reveal=at)
+        branches = await self.chat.store.branches(sid)
+        session = await self.chat.store.get_session(sid)
+        if gen != self._open_gen or sid != self.chat.session_id:
+            return False
+        self.chat.sessions[sid] = session
+        self.chat.state.load(sid, win, self.chat.state.unseen)
+        self._set_branches(branches)
+        editing = self.chat.editor.editing
+        if editing is not None and not self.chat.state.holds(editing.id):
+            self.chat.editor.set_editing(None)  # its message is in the branch left
+        self.show_turns()
+        if offer:
+            self.chat.runs.unanswered.offer(sid)
+        self.chat.meter.update()
+        return True
 
     async def open(self, session_id: str, *, at: str | None = None,
                     highlight: str | None = None) -> None:
@@ -188,7 +228,7 @@ class ChatOpener:
             # a search hit further back, or under a card: every item, and its card's turns
             win = await self.chat.store.transcript_window(session_id, reveal=at)
         draft = await self.chat.drafts.load(session_id)
-        versions = await self.chat.store.versions(session_id)
+        branches = await self.chat.store.branches(session_id)
         unseen = await self.chat.unseen.read(session_id)  # one app-state row
         mcp = getattr(self.w, "mcp", None)
         if mcp is not None:  # its MCP tools' names as configured, for the tool-call lines
@@ -198,9 +238,7 @@ class ChatOpener:
         self.chat.sessions[session_id] = session
         self.chat.state.load(session_id, win, unseen)
         self.chat.space_id = session.space_id
-        self._set_versions(versions)
-        if len(versions.members) > 1:  # the version shown is kept for the next time
-            self.w.tasks.spawn(self.chat.store.show_version(session_id), name="show-version")
+        self._set_branches(branches)
         self.chat.editor.set_editing(None)
         self.show_turns()
         self.chat.runs.unanswered.offer(session_id)
@@ -228,11 +266,13 @@ class ChatOpener:
         session = await self.chat.store.get_session(sid)
         last = max(OPEN_TURNS, len(self.chat.turns) + 1)
         win = await self.chat.store.transcript_window(sid, last=last)
+        branches = await self.chat.store.branches(sid)  # another program may have switched
         unseen = await self.chat.unseen.read(sid) if read_unseen else self.chat.state.unseen
         if sid != self.chat.session_id:
             return
         self.chat.sessions[sid] = session
         self.chat.state.load(sid, win, unseen)
+        self._set_branches(branches)
         self.show_turns()
         self.chat.meter.update()
 
@@ -257,7 +297,7 @@ class ChatOpener:
         self.chat.state.clear()
         self.chat.models.picked_for_new = None
         self.chat.editor.set_editing(None)
-        self._set_versions(None)
+        self._set_branches(None)
         self.show_turns()
         self.chat.after_switch(draft)
 
@@ -277,8 +317,8 @@ class ChatOpener:
         ids = self.w.sidebar.model.session_ids()
         if not ids:
             return
-        if self.chat.chat_row in ids:
-            i = (ids.index(self.chat.chat_row) + delta) % len(ids)
+        if self.chat.session_id in ids:
+            i = (ids.index(self.chat.session_id) + delta) % len(ids)
         else:
             i = 0 if delta > 0 else len(ids) - 1
         self.open_session(ids[i])
@@ -292,20 +332,17 @@ class ChatOpener:
     async def leave(self, sid: str, ids: list[str]) -> None:
         """The open chat ``sid`` left the list: open its neighbour in ``ids`` (the
         sidebar's order before), or a new chat."""
-        if sid != self.chat.chat_row:
+        if sid != self.chat.session_id:
             return
         self.chat.session_id = None  # nothing to stash: the chat is gone from view
         rest = [i for i in ids if i != sid and self.w.sidebar.model.has(i)]
         if rest:
             i = min(ids.index(sid), len(rest) - 1) if sid in ids else 0
-            await self._open_chat(rest[i])
+            await self.open(rest[i])
         else:
             await self._show_new_chat()
 
     async def show_fork(self, fork: Any) -> None:
-        """A fork was made: list it under its parent (a version: its chat's row stays)
-        and open it."""
-        if getattr(fork, "is_version", False) and fork.parent_session_id:
-            self.chat.chat_ids[fork.id] = self.chat.chat_of(fork.parent_session_id)
+        """A fork was made: list it under its parent and open it."""
         self.chat.remember_session(fork)
         await self.open(fork.id)

@@ -265,7 +265,7 @@ class Organizer:
             return
         await self.undo_flush()
         await self.store.delete_space(space.id, delete_sessions=choice == "delete")
-        open_here = self.chat.chat_row in {s.id for s in chats}
+        open_here = self.chat.session_id in {s.id for s in chats}
         for s in chats:
             self.chat.sessions.pop(s.id, None)
         await self.chat.load_sidebar()
@@ -293,7 +293,7 @@ class Organizer:
     # -- sessions: rename, pin, move ---------------------------------------------
     def rename_session(self, session_id: str | None = None) -> None:
         """Ask for a new title for a chat (default: the open one)."""
-        sid = session_id or self.chat.chat_row
+        sid = session_id or self.chat.session_id
         if sid is None:
             return
         old = self.chat.sessions[sid].title if sid in self.chat.sessions else ""
@@ -303,7 +303,7 @@ class Organizer:
 
     def rename_open(self, title: str) -> None:
         """The open chat was renamed in place (the header's heading): save the title."""
-        sid = self.chat.chat_row
+        sid = self.chat.session_id
         if sid is not None and title.strip():
             self._spawn(self._rename(sid, title.strip()), "rename")
 
@@ -312,7 +312,7 @@ class Organizer:
 
     def pin_session(self, session_id: str | None = None) -> None:
         """Pin a chat to the top of its space, or unpin it (Undo offered)."""
-        sid = session_id or self.chat.chat_row
+        sid = session_id or self.chat.session_id
         session = self.chat.sessions.get(sid or "")
         if session is not None:
             self._spawn(self._pin(session.id, not session.pinned), "pin")
@@ -326,7 +326,7 @@ class Organizer:
 
     def move_session(self, session_id: str | None = None, space_id: str | None = None) -> None:
         """Move a chat to another space; without ``space_id``, a menu of spaces asks."""
-        sid = session_id or self.chat.chat_row
+        sid = session_id or self.chat.session_id
         if sid is None or sid not in self.chat.sessions:
             return
         if space_id is None:
@@ -365,7 +365,7 @@ class Organizer:
     # -- sessions: archive, delete -------------------------------------------------
     def archive_session(self, session_id: str | None = None) -> None:
         """Archive a chat (hidden unless archived chats are shown), or unarchive it."""
-        sid = session_id or self.chat.chat_row
+        sid = session_id or self.chat.session_id
         session = self.chat.sessions.get(sid or "")
         if session is not None:
             self._spawn(self._archive(session.id, not session.archived), "archive")
@@ -375,14 +375,14 @@ class Organizer:
         """Archive (or unarchive) ``sid``; ``offer``: Undo in the toast, which reopens the
         chat when it was the open one (Ctrl+W closes the open chat by archiving it);
         ``reopen``: open it once unarchived."""
-        was_open = sid == self.chat.chat_row
+        was_open = sid == self.chat.session_id
         session = await self.store.archive_session(sid, archived)
         self.chat.sessions[sid] = session
         if archived and not self.w.sidebar.show_archived:
             await self._hide(sid)
         else:
             self.chat.remember_session(session)
-        if reopen and sid != self.chat.chat_row:
+        if reopen and sid != self.chat.session_id:
             self.chat.open_session(sid)
         if offer:
             verb = "Archived" if archived else "Unarchived"
@@ -397,12 +397,12 @@ class Organizer:
         space = model.space_of(sid)
         ids = [i for i in model.session_ids() if model.space_of(i) == space]
         model.remove(sid)
-        if sid == self.chat.chat_row:
+        if sid == self.chat.session_id:
             await self.chat.opener.leave(sid, ids)
 
     def delete_session(self, session_id: str | None = None) -> None:
         """Delete a chat (default: the open one) after asking; Undo is offered."""
-        sid = session_id or self.chat.chat_row
+        sid = session_id or self.chat.session_id
         if sid is None or sid in self.deleting:
             return
         title = self._title(sid)
@@ -412,11 +412,10 @@ class Organizer:
             self._spawn(self._delete(sid), "delete")
 
     async def _delete(self, sid: str) -> None:
-        for member in [sid, *(v for v, c in self.chat.chat_ids.items() if c == sid and v != sid)]:
-            await self.chat.runs.stop_and_wait(member)  # its versions go with it
+        await self.chat.runs.stop_and_wait(sid)
         before = self.chat.sessions.get(sid)
         archived_before = bool(before.archived) if before is not None else False
-        was_open = sid == self.chat.chat_row
+        was_open = sid == self.chat.session_id
         await self.store.archive_session(sid, True)  # durable hide, see module doc
         self.deleting.add(sid)
         await self._hide(sid)

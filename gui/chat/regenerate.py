@@ -2,17 +2,17 @@
 
 Regenerate (Ctrl+Shift+R, the "↻ Regenerate" link under the last reply, the
 context menu, the palette) asks for another answer to the last message
-(``parley.core.chat.regenerate``): the current answer moves to a fork, a version of
-the chat (not listed: ‹ n/m › under the reply switches between the answers,
-``ChatController.switch_version``), and the new answer streams in its place.
+(``parley.core.chat.regenerate``): the current answer stays in the chat's tree and
+the new one streams in its place as its sibling (‹ n/m › under the reply switches
+between the answers, ``ChatOpener.switch_branch``).
 "with another model…" offers the models of the model picker; the chat keeps
 its own model for the messages after.
 
-What can be checked first is checked before the answer moves
+What can be checked first is checked before the answer is set aside
 (``parley.core.chat.regenerate.preflight``: the model's provider is set up, the files of
 the conversation can go to it); a refusal leaves the chat as it was and says
-why. A request that fails after the move says where the previous answer is
-kept, and Retry asks the same model again. Pressed while Parley is still
+why. A request that fails after that says where the previous answer is kept
+(‹ under the message), and Retry asks the same model again. Pressed while Parley is still
 starting, it waits for the model's provider ("Connecting to …", Esc calls it
 off) as a message does, then regenerates.
 
@@ -23,7 +23,6 @@ module names the models for the transcript (:meth:`ChatRegenerate.answered_by`).
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QPoint
@@ -39,8 +38,8 @@ KEPT_MESSAGE = (f"{ANSWER_KEPT_HINT}: ‹ › under the new one (or Alt+Left / A
 NOTHING_YET = "Nothing to regenerate yet: send a message first."
 BUSY = "A reply is being written: wait for it (or press Esc), then regenerate."
 NO_MODEL = "Choose a model first (the menu at the top)."
-KEPT_AFTER_FAILURE = (f"{ANSWER_KEPT_HINT} as a version: ‹ under your message "
-                      "shows it. Retry asks {model} again.")
+KEPT_AFTER_FAILURE = (f"{ANSWER_KEPT_HINT}: ‹ under your message shows it. "
+                      "Retry asks {model} again.")
 
 
 class ChatRegenerate:
@@ -50,7 +49,7 @@ class ChatRegenerate:
         self.w = window
         self.chat = chat
         self._asked: dict[str, str] = {}  # sid -> the model of its regeneration under way
-        self._kept: dict[str, str] = {}  # sid -> the title of the fork it moved the answer to
+        self._kept: set[str] = set()  # sids whose answer was set aside for a new one
         transcript = window.transcript
         transcript.regenerateRequested.connect(lambda ref: self.regenerate(ref or None))
         transcript.mediaRequested.connect(self.open_media)
@@ -99,47 +98,27 @@ class ChatRegenerate:
     async def _regenerate(self, sid: str, model: str | None) -> None:
         """Run the regeneration (a refusal raises ``RegenerateRefused``, which the
         window shows; nothing changed then)."""
-        forks = await self.chat.store.list_forks(sid)
-        kept = sum(1 for f in forks if (f.title or "").startswith("Answer "))
         self._asked[sid] = model or ""  # "": the chat's, once the providers are loaded
         try:
-            await self.chat.runs.run(sid, "regenerate", None, model, None,
-                                     title=self.fork_title(kept + 1))
+            await self.chat.runs.run(sid, "regenerate", None, model, None)
         finally:
             self._asked.pop(sid, None)
-            self._kept.pop(sid, None)
+            self._kept.discard(sid)
 
     def after_failure(self, sid: str, message: str) -> str:
         """The inline error of a failed run in ``sid``: ``message``, plus where the
-        previous answer is when the run was a regeneration that had moved it."""
-        title = self._kept.get(sid)
+        previous answer is when the run was a regeneration that had set it aside."""
         model = self._asked.get(sid) or self.chat.current_model()
-        if title is None or model is None:
+        if sid not in self._kept or model is None:
             return message
-        note = KEPT_AFTER_FAILURE.format(title=title, model=self.w.model_picker.label_of(model))
+        note = KEPT_AFTER_FAILURE.format(model=self.w.model_picker.label_of(model))
         return f"{message} {note}"
 
     def after_stop(self, sid: str) -> None:
         """A run in the open chat was stopped: if it was a regeneration, say again in
         the status bar where the previous answer is."""
-        kept = self._kept.get(sid)
-        if kept is not None:
-            self.w.statusBar().showMessage(KEPT_MESSAGE.format(title=kept), 15_000)
-
-    def fork_title(self, n: int = 1) -> str:
-        """The title of the fork keeping the current answer, the ``n``-th kept: what
-        tells it from the others first ("Answer 2 (Sonnet 4.6, 14:32) · <chat title>"),
-        as the sidebar cuts long titles at the end."""
-        reply = self.w.transcript.last_turn()  # conversation order, not stored order
-        bits = []
-        if reply is not None and reply.role == "assistant":
-            if reply.model:
-                bits.append(self.w.model_picker.label_of(reply.model))
-            bits.append(time.strftime("%H:%M", time.localtime(reply.created_at / 1000)))
-        session = self.chat.sessions.get(self.chat.session_id or "")
-        title = session.title if session is not None and session.title else "New chat"
-        head = f"Answer {n} ({', '.join(bits)})" if bits else f"Answer {n}"
-        return f"{head} · {title}"
+        if sid in self._kept:
+            self.w.statusBar().showMessage(KEPT_MESSAGE, 15_000)
 
     def pick_model(self) -> bool:
         """Show the models to regenerate with, under the model picker."""
@@ -152,17 +131,15 @@ class ChatRegenerate:
         return True
 
     def reply_set_aside(self, ev: ReplySetAside) -> None:
-        """The old reply is in its fork (a version of the chat): drop it from the view."""
-        self.chat.remember_session(ev.fork)
-        self.chat.chat_ids[ev.fork.id] = self.chat.chat_of(ev.session_id)
-        self._kept[ev.session_id] = ev.fork.title or ""
+        """The old reply left the path (it stays in the chat's tree, a sibling of the new
+        one to come): drop it from the view."""
+        self._kept.add(ev.session_id)
         if ev.session_id != self.chat.session_id:
             return
-        removed = set(ev.removed_turn_ids)
-        self.chat.state.drop(removed)
+        self.chat.state.drop(set(ev.removed_turn_ids))
         self.chat.opener.show_turns()  # cards stay in place (stored positions, compaction spans)
         self.w.transcript.set_busy(True)
-        self.w.statusBar().showMessage(KEPT_MESSAGE.format(title=ev.fork.title), 15_000)
+        self.w.statusBar().showMessage(KEPT_MESSAGE, 15_000)
 
     # -- which model answered ---------------------------------------------------------
     def own_model(self) -> str | None:

@@ -290,7 +290,7 @@ class ChatRuns:
             self.w.statusBar().showMessage(
                 "The last reply is complete, so there is nothing to retry. For another "
                 f"answer, use Regenerate{f' ({keys})' if keys else ''}: the current one "
-                "is kept as a version.",
+                "is kept.",
                 8_000,
             )
             return False
@@ -313,10 +313,9 @@ class ChatRuns:
         return True
 
     async def run(self, sid: str, how: str, blocks: list[Any] | None, model: str | None,
-                  text: str | None, *, title: str | None = None,
-                  turn_id: str | None = None) -> None:
+                  text: str | None, *, turn_id: str | None = None) -> None:
         """Run ``send`` (with ``blocks``, as a user turn of id ``turn_id``), ``retry`` or
-        ``regenerate`` (its fork titled ``title``) in a session and show its events.
+        ``regenerate`` in a session and show its events.
         Before the run's provider is ready (Parley starting), a message is saved at
         once and the run waits for it (``model`` None: the chat's model, once the
         providers are loaded).
@@ -363,8 +362,7 @@ class ChatRuns:
                     regenerate,  # imports the SDKs: not at start-up
                 )
 
-                await regenerate(runner, sid, model_ref=model, on_event=on_event,
-                                 title=title)
+                await regenerate(runner, sid, model_ref=model, on_event=on_event)
             else:
                 await runner.retry(sid, model_ref=model, on_event=on_event)
         except ParleyError:

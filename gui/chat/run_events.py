@@ -105,7 +105,7 @@ class RunEvents:
             self.remember(sid, ev.turn)
             self.touch(sid)
             if current:  # a new answer of a regeneration: ‹ n/m › under it
-                self.w.tasks.spawn(self.chat.opener.refresh_versions(), name="versions")
+                self.w.tasks.spawn(self.chat.opener.refresh_branches(), name="branches")
             if ev.first_reply:
                 self.title_after_first_exchange(sid, ev.turn)
             if current:
@@ -113,7 +113,7 @@ class RunEvents:
         elif isinstance(ev, RunFailed | RunCancelled):
             self.chat.partial.pop(sid, None)
             if current:  # a regeneration that failed: ‹ under the prompt shows the old answer
-                self.w.tasks.spawn(self.chat.opener.refresh_versions(), name="versions")
+                self.w.tasks.spawn(self.chat.opener.refresh_branches(), name="branches")
             if ev.partial is not None:
                 self.remember(sid, ev.partial)
             how, model = self.runs.doing.get(sid, ("", ""))
@@ -182,12 +182,11 @@ class RunEvents:
         self.chat.state.remember(sid, turn)
 
     def touch(self, sid: str) -> None:
-        """Move a chat to the top of its space (it, or a version of it, just changed)."""
-        row = self.chat.chat_of(sid)
-        session = self.chat.sessions.get(row)
-        if session is not None and not getattr(session, "is_version", False):
-            self.chat.sessions[row] = replace(session, updated_at=now_ms())
-            if self.w.sidebar.model.has(row) or not session.archived:
-                self.w.sidebar.model.upsert(self.chat.sessions[row])
+        """Move a chat to the top of its space (it just changed)."""
+        session = self.chat.sessions.get(sid)
+        if session is not None:
+            self.chat.sessions[sid] = replace(session, updated_at=now_ms())
+            if self.w.sidebar.model.has(sid) or not session.archived:
+                self.w.sidebar.model.upsert(self.chat.sessions[sid])
         if sid == self.chat.session_id:
-            self.w.sidebar.select(row)
+            self.w.sidebar.select(sid)

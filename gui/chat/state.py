@@ -68,7 +68,7 @@ class OpenChatState(QObject):
     # -- reading ----------------------------------------------------------------
     @property
     def turns(self) -> Sequence[Turn]:
-        """The open chat's saved turns read so far (with the kept versions of replies
+        """The open chat's saved turns read so far (with the kept copies of replies
         not saved yet), in stored order; neither a message still being saved nor a
         reply still streaming."""
         return self._turns

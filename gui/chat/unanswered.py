@@ -56,7 +56,6 @@ class Unanswered:
             return  # a tool round's results: the reply was cut off
         session = self.chat.sessions.get(sid)
         if session is not None and session.parent_session_id is not None \
-                and not session.is_version \
                 and last.created_at <= session.created_at:
             # The fork's copy of a message written before it was made: it ends at
             # one's own message on purpose, ready to be asked again.

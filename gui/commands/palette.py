@@ -453,22 +453,24 @@ def open_session(window: Any, session_id: str) -> None:
 
 async def show_message(window: Any, session_id: str, turn_id: str, query: str,
                        timeout_s: float = 5.0) -> bool:
-    """Open a chat, scroll to a message with ``query`` marked, and focus it.
+    """Open a chat at a message with ``query`` marked, and focus it: a message in
+    another branch of the chat is shown on its path (``ChatController.open_at``).
 
     Returns:
-        False when the chat did not open within ``timeout_s`` seconds.
+        False when the message was not shown within ``timeout_s`` seconds.
     """
-    open_session(window, session_id)
+    chat = getattr(window, "chat", None)
+    if chat is None:
+        return False
+    chat.open_at(session_id, turn_id, query)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout_s
-    while getattr(window, "session_id", None) != session_id:
+    while chat.session_id != session_id or not chat.state.holds(turn_id):
         if loop.time() > deadline:
             return False
         await asyncio.sleep(0.02)
     await asyncio.sleep(0)  # let the chat finish showing (draft, focus) first
-    transcript = window.transcript
-    transcript.scroll_to_turn(turn_id, highlight=query)
-    transcript.setFocus(Qt.FocusReason.OtherFocusReason)
+    window.transcript.setFocus(Qt.FocusReason.OtherFocusReason)
     return True
 
 

@@ -356,7 +356,7 @@ class WindowCommands:
         chat = self.chat
         if chat is None or self.stack.currentWidget() is not self.chat_page:
             return False
-        sid = getattr(chat, "chat_row", None) or chat.session_id
+        sid = chat.session_id
         session = chat.sessions.get(sid or "")
         if session is None:
             return False

@@ -160,8 +160,6 @@ def export_chat(window: Any, session_id: str | None = None) -> bool:
         return False
     session = chat.sessions.get(sid)
     title = session.title if session else None
-    if session is not None and session.is_version:  # the chat's own title (as exported)
-        title = _chat_title(title)
     target = ask_export_target(window, suggested_filename(title, "markdown"),
                                _last_folder(window))
     if target is None:
@@ -174,17 +172,6 @@ def export_chat(window: Any, session_id: str | None = None) -> bool:
 
     window.tasks.spawn(go(), name="export")
     return True
-
-
-def _chat_title(title: str | None) -> str | None:
-    """A version's title without the "(edited)" / "(other answer)" it was given."""
-    cut = True
-    while title and cut:
-        cut = False
-        for suffix in (" (edited)", " (other answer)"):
-            if title.endswith(suffix):
-                title, cut = title[: -len(suffix)], True
-    return title
 
 
 def import_chat(window: Any) -> bool:

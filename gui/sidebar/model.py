@@ -6,9 +6,8 @@ keeps it when a session changes. A fork made on purpose is a child of the
 chat it came from when that chat is loaded in the same space (folded there
 until the person unfolds it: ``parley.gui.sidebar.view``); otherwise (its parent
 was deleted, moved away or is not loaded yet) it is a row of its space and
-is adopted as soon as its parent appears. Versions (edits, regenerations:
-``parley.core.store.versions``) have no row: they show on their chat's messages.
-Only the first page of each space
+is adopted as soon as its parent appears. Edits and regenerations are branches
+inside their chat (``parley.core.branches``), not rows. Only the first page of each space
 is loaded; a "Show more" row asks for the next (start-up stays fast with
 10,000 sessions).
 """
@@ -169,8 +168,6 @@ class SessionTreeModel(QStandardItemModel):
 
     def _upsert(self, session: Any) -> QModelIndex:
         space = self._spaces.get(session.space_id)
-        if getattr(session, "is_version", False) and getattr(session, "parent_exists", True):
-            space = None  # a version shows on its chat's messages (parley.core.store.versions)
         if space is None:
             self._remove(session.id)  # its space is not shown (or was deleted)
             return QModelIndex()
@@ -347,9 +344,7 @@ class SessionTreeModel(QStandardItemModel):
         item.setData(int(s.updated_at or 0), UPDATED)
         item.setData(s.space_id, SPACE)
         item.setData(bool(getattr(s, "archived", False)), ARCHIVED)
-        # A fork made from a version is listed under the version's chat.
-        parent = (getattr(s, "meta", None) or {}).get("nest_under") or \
-            getattr(s, "parent_session_id", None)
+        parent = getattr(s, "parent_session_id", None)
         item.setData(parent, PARENT)
         item.setData(parent is not None and not getattr(s, "parent_exists", True), PARENT_GONE)
         flags = [", pinned" if s.pinned else "", ", fork" if parent else "",

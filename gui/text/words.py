@@ -44,7 +44,7 @@ GLOSSARY: tuple[Word, ...] = (
     Word("Fork from here", (r"\bfork here\b", r"\bbranch (from )?here\b"),
          "a new chat copying this one up to a message"),
     Word("Regenerate", (r"\bregenerate (reply|response|answer)\b",),
-         "another answer to the last message, the current one kept as a version"),
+         "another answer to the last message, the current one kept as a branch (‹ ›)"),
     Word("Archive chat / Unarchive chat", (r"\barchive and close\b", r"\barchive or unarchive\b",
                                            r"\bhide (the current |this )?chat\b"),
          "take a chat off the list without deleting it (Ctrl+W for the open one), or "

@@ -1,4 +1,4 @@
-"""The row of buttons over a message: copy, edit, regenerate, fork, continue, versions.
+"""The row of buttons over a message: copy, edit, regenerate, fork, continue, branches.
 
 :class:`MessageActions` floats over the bottom-right corner of one message of
 the transcript: the one under the pointer, or — while the messages (or these
@@ -6,7 +6,7 @@ buttons) have the keyboard focus — the focused one. Each button does what the
 message's key does (``TranscriptView.message_action``), and its tooltip names
 that key as the keymap has it now. Only the buttons that apply show: Edit on
 a message the person wrote, Regenerate under the last reply, Continue under a
-stopped or cut-off last reply, ‹ › on a message with versions; on the note of turns
+stopped or cut-off last reply, ‹ › on a message with siblings; on the note of turns
 the model no longer sees, only "Try compacting again".
 
 Keyboard: Tab on the focused message moves into the buttons, Tab / Shift+Tab
@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
 #: (name for ``message_action``, icon, label, keymap action id or None)
 BUTTONS: tuple[tuple[str, str, str, str | None], ...] = (
-    ("version_previous", "chevron-left", "Previous version", "message.version_previous"),
-    ("version_next", "chevron-right", "Next version", "message.version_next"),
+    ("version_previous", "chevron-left", "Previous branch", "message.version_previous"),
+    ("version_next", "chevron-right", "Next branch", "message.version_next"),
     ("copy", "copy", "Copy message", "message.copy"),
     ("edit", "edit", "Edit message", "message.edit"),
     ("regenerate", "regenerate", "Regenerate", "message.regenerate"),
@@ -152,7 +152,7 @@ class MessageActions(QFrame):
         if node.kind == "unseen" or name == "compact":  # the note's one button
             return True if node.kind == "unseen" and name == "compact" else None
         if name in ("version_previous", "version_next"):
-            shown = view.version_of(node.key) if node.kind == "turn" else None
+            shown = view.branch_of(node.key) if node.kind == "turn" else None
             if shown is None:
                 return None
             return shown[0] > 1 if name == "version_previous" else shown[0] < shown[1]

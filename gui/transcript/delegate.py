@@ -109,13 +109,13 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.cache = PieceCache(colors, font)
         answered_by = self.builder.specs.answered_by  # set by the window: kept
         marks = self.builder.specs.save_marks
-        versions = self.builder.specs.versions
+        branches = self.builder.specs.branches
         tool_names = self.builder.specs.tool_names
         self.builder = RowBuilder(self.cache)
         self.builder.specs.tool_names = tool_names
         self.builder.specs.answered_by = answered_by
         self.builder.specs.save_marks = marks
-        self.builder.specs.versions = versions
+        self.builder.specs.branches = branches
         self._layouts.clear()
         self._metrics()
         return True

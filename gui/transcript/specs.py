@@ -54,13 +54,13 @@ RESUME_HREF = "parley:resume"
 CONTINUE_HREF = "parley:continue"
 REGENERATE_HREF = "parley:regenerate"
 REGENERATE_WITH_HREF = "parley:regenerate-with"
-#: ‹ n/m › under a message with versions (an edit's, a regeneration's): the previous /
-#: next version (``parley.core.versions``).
-VERSION_PREV_HREF = "parley:version-prev"
-VERSION_NEXT_HREF = "parley:version-next"
+#: ‹ n/m › under a message with siblings (an edit's, a regeneration's): the previous /
+#: next sibling's branch (``parley.core.branches``).
+BRANCH_PREV_HREF = "parley:branch-prev"
+BRANCH_NEXT_HREF = "parley:branch-next"
 #: The size of the ‹ › glyphs (pt), and the smallest click target they make (px).
 ARROW_PT = 17
-VERSION_TARGET_PX = 24
+BRANCH_TARGET_PX = 24
 CARD_FOLD = "card"
 #: "Try compacting again" on the note of turns the model no longer sees.
 COMPACT_AGAIN_HREF = "parley:compact-again"
@@ -161,8 +161,8 @@ class SpecBuilder:
         #: turn id -> "saving" (a message waiting for the file's lock) or "unsaved" (a
         #: reply kept in memory until sessions.db takes it); set by the window.
         self.save_marks: dict[str, str] = {}
-        #: turn id -> (version shown, versions) of a message with versions; set by the window.
-        self.versions: dict[str, tuple[int, int]] = {}
+        #: turn id -> (sibling shown, siblings) of a message with siblings; set by the window.
+        self.branches: dict[str, tuple[int, int]] = {}
         # Last split of each streamed text block: (turn id, block index) -> (text, chunks).
         self._splits: OrderedDict[tuple[str, int], tuple[str, list[str]]] = OrderedDict()
 
@@ -223,27 +223,27 @@ class SpecBuilder:
             out.append(self._save_spec(mark))
         # ‹ n/m › right under the message, before its marks and links, on every message
         # alike (a user's bubble, a reply).
-        shown = self.versions.get(node.key) if node.kind == "turn" else None
+        shown = self.branches.get(node.key) if node.kind == "turn" else None
         if shown is not None:
-            out.insert(content_end, self._versions_spec(*shown))
+            out.insert(content_end, self._branches_spec(*shown))
         return out
 
-    def _versions_spec(self, index: int, total: int) -> Spec:
-        """‹ n/m ›: which version of the message is shown, with links to the others."""
+    def _branches_spec(self, index: int, total: int) -> Spec:
+        """‹ n/m ›: which of the message's siblings is shown, with links to the others."""
         muted = self.cache.colors.muted.name()
 
         # Each arrow is a large glyph padded on both sides inside its link: a click
-        # target of at least ~24 px each way (VERSION_TARGET_PX), not a 5 px glyph.
+        # target of at least ~24 px each way (BRANCH_TARGET_PX), not a 5 px glyph.
         def arrow(glyph: str, href: str, live: bool) -> str:
             body = f'&nbsp;&nbsp;<span style="font-size:{ARROW_PT}pt">{glyph}</span>&nbsp;&nbsp;'
             if live:
                 return f'<a href="{href}" style="text-decoration:none"><b>{body}</b></a>'
             return f'<span style="color:{muted}">{body}</span>'
 
-        text = (f'{arrow("‹", VERSION_PREV_HREF, index > 1)}'
+        text = (f'{arrow("‹", BRANCH_PREV_HREF, index > 1)}'
                 f'<span style="color:{muted}">{index}/{total}</span>'
-                f'{arrow("›", VERSION_NEXT_HREF, index < total)}')
-        return Spec(self.cache.line(("versions", index, total), text), "mark")
+                f'{arrow("›", BRANCH_NEXT_HREF, index < total)}')
+        return Spec(self.cache.line(("branches", index, total), text), "mark")
 
     def _save_spec(self, mark: str) -> Spec:
         if mark == "saving":

@@ -10,12 +10,12 @@ from parley.gui.transcript.layout import Hit, indexed_target
 from parley.gui.transcript.pieces import MEDIA_PREFIX
 from parley.gui.transcript.rows import Node
 from parley.gui.transcript.specs import (
+    BRANCH_NEXT_HREF,
+    BRANCH_PREV_HREF,
     CONTINUE_HREF,
     REGENERATE_HREF,
     REGENERATE_WITH_HREF,
     RESUME_HREF,
-    VERSION_NEXT_HREF,
-    VERSION_PREV_HREF,
 )
 
 
@@ -39,13 +39,13 @@ def tooltip_text(node: Node, hit: Hit | None,
             return "The model stopped at its output limit: ask it to go on"
         if href == REGENERATE_HREF:
             return "Another answer to your last message (Ctrl+Shift+R);\n" \
-                "this one is kept as a version"
+                "this one is kept (‹ › under the answer)"
         if href == REGENERATE_WITH_HREF:
-            return "Pick a model for another answer; this one is kept as a version"
-        if href == VERSION_PREV_HREF:
-            return "Show the previous version of this message (Alt+Left)"
-        if href == VERSION_NEXT_HREF:
-            return "Show the next version of this message (Alt+Right)"
+            return "Pick a model for another answer; this one is kept (‹ › under the answer)"
+        if href == BRANCH_PREV_HREF:
+            return "Show the previous branch at this message (Alt+Left)"
+        if href == BRANCH_NEXT_HREF:
+            return "Show the next branch at this message (Alt+Right)"
         if href.startswith(MEDIA_PREFIX):
             return "Click to open full size"
         if href.startswith(BLOCKED_PREFIX):

@@ -41,14 +41,14 @@ from parley.gui.transcript.pieces import MEDIA_PREFIX, result_text, tool_input_t
 from parley.gui.transcript.rows import Node, summary_block
 from parley.gui.transcript.source import TurnList, TurnSource
 from parley.gui.transcript.specs import (
+    BRANCH_NEXT_HREF,
+    BRANCH_PREV_HREF,
     CARD_FOLD,
     COMPACT_AGAIN_HREF,
     CONTINUE_HREF,
     REGENERATE_HREF,
     REGENERATE_WITH_HREF,
     RESUME_HREF,
-    VERSION_NEXT_HREF,
-    VERSION_PREV_HREF,
     is_continue_message,
 )
 
@@ -161,7 +161,7 @@ class TranscriptView(QWidget):
             store and show them (:meth:`show_grown`, or :meth:`add_turns`).
         startWanted(): Home while older turns are not read (:meth:`set_more_above`):
             read them all, show them (:meth:`show_grown`), then :meth:`go_first`.
-        versionRequested(str, int): ‹ or › under a message with versions (its turn
+        branchRequested(str, int): ‹ or › under a message with siblings (its turn
             id; -1 previous, +1 next), or Alt+Left / Alt+Right on it.
         compactRequested(): "Try compacting again" on the note of turns the model no
             longer sees (its link, its button, or r on it): compact the chat now.
@@ -186,7 +186,7 @@ class TranscriptView(QWidget):
     mediaRequested = Signal(object)
     compactedTurnsWanted = Signal(str)
     startWanted = Signal()
-    versionRequested = Signal(str, int)
+    branchRequested = Signal(str, int)
     compactRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -401,23 +401,23 @@ class TranscriptView(QWidget):
                 node.touch()
                 self.model.refresh(node)
 
-    def set_versions(self, shown: Mapping[str, tuple[int, int]]) -> None:
-        """Show ‹ n/m › under the messages with versions: ``{turn id: (n, m)}``."""
-        versions = self.list_view.delegate.builder.specs.versions
-        if versions == shown:
+    def set_branches(self, shown: Mapping[str, tuple[int, int]]) -> None:
+        """Show ‹ n/m › under the messages with siblings: ``{turn id: (n, m)}``."""
+        branches = self.list_view.delegate.builder.specs.branches
+        if branches == shown:
             return
-        changed = {k for k in set(versions) | set(shown) if versions.get(k) != shown.get(k)}
-        versions.clear()
-        versions.update(shown)
+        changed = {k for k in set(branches) | set(shown) if branches.get(k) != shown.get(k)}
+        branches.clear()
+        branches.update(shown)
         for key in changed:
             node = self.model.transcript.nodes.get(key)
             if node is not None:
                 node.touch()
                 self.model.refresh(node)
 
-    def version_of(self, turn_id: str) -> tuple[int, int] | None:
-        """``(n, m)`` shown under a message with versions, else None."""
-        return self.list_view.delegate.builder.specs.versions.get(turn_id)
+    def branch_of(self, turn_id: str) -> tuple[int, int] | None:
+        """``(n, m)`` shown under a message with siblings, else None."""
+        return self.list_view.delegate.builder.specs.branches.get(turn_id)
 
     def save_mark(self, turn_id: str) -> str | None:
         """The mark of a message (:meth:`set_save_mark`), None when it is saved."""
@@ -622,8 +622,8 @@ class TranscriptView(QWidget):
         if href == REGENERATE_WITH_HREF:
             self.show_model_menu(QCursor.pos())  # under the link just clicked
             return
-        if href in (VERSION_PREV_HREF, VERSION_NEXT_HREF):
-            self.versionRequested.emit(node.key, -1 if href == VERSION_PREV_HREF else 1)
+        if href in (BRANCH_PREV_HREF, BRANCH_NEXT_HREF):
+            self.branchRequested.emit(node.key, -1 if href == BRANCH_PREV_HREF else 1)
             return
         if href.startswith(IMAGE_PREFIX):
             target = indexed_target(placed.piece, href)  # a remote image: open it on click
@@ -682,7 +682,7 @@ class TranscriptView(QWidget):
                 (``resumeRequested`` on an aborted last reply, ``retryRequested``
                 after an error or an unanswered last message), ``toggle`` (open
                 or close its folds / summary card), ``version_previous`` /
-                ``version_next`` (a message with versions: ``versionRequested``),
+                ``version_next`` (a message with siblings: ``branchRequested``),
                 ``continue`` (a reply cut at the output limit: ``continueRequested``),
                 ``compact`` (on the note of turns the model no longer sees, as is
                 ``retry`` there: ``compactRequested``), or a move:
@@ -721,7 +721,7 @@ class TranscriptView(QWidget):
         elif name == "toggle":
             self._toggle_current(self.model.index(row))
         elif name in ("version_previous", "version_next") and self._can_step(node, name):
-            self.versionRequested.emit(node.key, -1 if name == "version_previous" else 1)
+            self.branchRequested.emit(node.key, -1 if name == "version_previous" else 1)
         elif name == "continue" and self.continuable(row):
             self.continueRequested.emit(node.turn.id)
         else:
@@ -735,7 +735,7 @@ class TranscriptView(QWidget):
         self.resumeRequested.emit(turn_id)
 
     def _can_step(self, node: Node, name: str) -> bool:
-        shown = self.version_of(node.key)
+        shown = self.branch_of(node.key)
         if shown is None:
             return False
         return shown[0] > 1 if name == "version_previous" else shown[0] < shown[1]

@@ -13,9 +13,9 @@ key press through ``QTest``): first into a new chat, then — with ``--turns N``
 into a chat of ``N`` stored turns (:mod:`tests.benchmarks.gen_chat`: compacted every
 200 turns, as a chat that long is; written into the window's sessions.db before
 start-up) opened with ``window.chat.opener.open``. A short warm-up message goes
-first (the SDK's import and connection are not what is measured). With ``--versions``,
+first (the SDK's import and connection are not what is measured). With ``--branches``,
 Regenerate and Edit (Up, new text, Enter) of the long chat's last message are measured
-the same way, then switching between the versions (‹ ›) until the other is shown. Reported: p99 and
+the same way, then switching between the branches (‹ ›) until the other is shown. Reported: p99 and
 the longest stall of both tickers, and *key → provider*: from the key press to the
 request's arrival at the fake provider (its ``RecordedRequest.at``).
 
@@ -105,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=0,
                         help="also send into a chat of this many stored turns (0: new chat only)")
     parser.add_argument("--tokens", type=int, default=3000, help="tokens of each reply")
-    parser.add_argument("--versions", action="store_true",
+    parser.add_argument("--branches", action="store_true",
                         help="then Regenerate and Edit the long chat's last message and "
-                        "switch between the versions")
+                        "switch between the branches")
     parser.add_argument("--profile", action="store_true",
                         help="print the GUI thread's profile from the long chat's key press "
                         "to its request")
@@ -238,26 +238,27 @@ def main(argv: list[str] | None = None) -> int:
                 stats.sort_stats("tottime").print_stats(25)
                 print(out.getvalue())
             chat = window.chat
-            if not args.versions:
+            if not args.branches:
                 await window.shutdown()
                 return lines
             # Regenerate (the action's handler) and Edit (Up, a new text, Enter) of the
-            # last message of the long chat: each makes a version of the chat.
+            # last message of the long chat: each makes a branch in the chat.
             lines.append(await send("regenerate", text, typed="",
                                     press=lambda: chat.regen.regenerate()))
             chat.editor.edit_last()
             lines.append(await send("edit", text, typed="Write it again, with code."))
-            # Switching between those versions (‹ › under the edited message).
+            # Switching between those branches (‹ › under the edited message).
             for step in (-1, 1):
-                points = chat.opener.versions.points
+                points = chat.opener.branches.points
                 edited = next(t for t in reversed(chat.turns)
                               if t.id in points and points[t.id].target(step) is not None)
+                target = points[edited.id].target(step)
+                assert target is not None
                 t0 = time.perf_counter()
-                shown = chat.session_id
-                assert chat.opener.switch_version(edited.id, step), "no version to switch to"
-                while chat.session_id == shown or window.tasks.pending:
+                assert chat.opener.switch_branch(edited.id, step), "no branch to switch to"
+                while not chat.state.holds(target[0]) or window.tasks.pending:
                     await asyncio.sleep(0.002)
-                print(f"switch version ({step:+d}) in the chat of {args.turns:,} turns: "
+                print(f"switch branch ({step:+d}) in the chat of {args.turns:,} turns: "
                       f"{(time.perf_counter() - t0) * 1000:.0f} ms")
         await window.shutdown()
         return lines

@@ -267,7 +267,7 @@ def child(scheme: str, out: Path) -> int:
             grab(out, "parley", scheme)
 
             print('scene', 'versions', flush=True)
-            # 2b. The same reply regenerated: the earlier answer is a version (‹ 2/2 ›).
+            # 2b. The same reply regenerated: the earlier answer is its sibling (‹ 2/2 ›).
             server.script(VERSION_REPLY, usage={"input_tokens": 1450, "output_tokens": 120})
             w.regenerate_reply(w.chat.current_model())
             await settle(0.3)

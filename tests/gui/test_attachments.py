@@ -447,22 +447,25 @@ def test_editing_a_message_shows_its_files_to_keep_remove_or_add(driver, fake_pr
     w.composer.set_text("Compare them")
     fake_provider.script("Compared.")
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
-    driver.until(lambda: w.chat.session_id != original_sid and driver.last_text() == "Compared."
+    driver.until(lambda: driver.last_text() == "Compared."
                  and not w.composer_bar.busy and w.tasks.pending == 0, timeout=10)
+    assert w.chat.session_id == original_sid  # the edit is a branch of the same chat
 
     content = last_user_content(fake_provider)
     assert [c["type"] for c in content] == ["image", "image", "text"]
     assert content[0]["source"]["data"] == b64(image)
     assert content[1]["source"]["data"] == b64(second)
     assert content[2]["text"] == "Compare them"
-    original = driver.run(w.store.get_turns(original_sid))
-    assert original[0].text().endswith("Describe them")  # the original is unchanged
-    assert [p.name for p in w.chat.attachments.pending()] == []  # the fork's tray is empty
-    # The edit is a version of the chat: ‹ on the message shows the original again.
-    driver.until(lambda: w.transcript.version_of(w.chat.turns[0].id) == (2, 2))
-    assert w.chat.opener.switch_version(w.chat.turns[0].id, -1)
-    driver.until(lambda: w.chat.session_id == original_sid)
-    assert [p.name for p in w.chat.attachments.pending()] == ["later.txt"]  # back
+    tree = driver.run(w.store.get_tree(original_sid))
+    assert tree[0].turn.text().endswith("Describe them")  # the original is unchanged
+    assert not tree[0].on_path
+    # The edit is a branch of the chat: ‹ on the message shows the original again; the
+    # chat's pending file stays in the tray meanwhile (the chat is the same).
+    driver.until(lambda: w.transcript.branch_of(w.chat.turns[0].id) == (2, 2))
+    assert w.chat.opener.switch_branch(w.chat.turns[0].id, -1)
+    driver.until(lambda: w.chat.turns[0].text().endswith("Describe them")
+                 and w.tasks.pending == 0)
+    assert [p.name for p in w.chat.attachments.pending()] == ["later.txt"]
 
 
 def test_cancelling_an_edit_brings_back_the_pending_files(driver, fake_provider, tmp_path):

@@ -31,7 +31,7 @@ def compacted(driver: Any, w: Any, n: int = N, summary: str = SUMMARY
     return sid, turns
 
 
-def test_regenerate_right_after_compact_now_replaces_the_answer_and_keeps_a_fork(
+def test_regenerate_right_after_compact_now_replaces_the_answer_and_keeps_a_branch(
         driver: Any) -> None:
     w = driver.configured()
     sid, turns = compacted(driver, w)
@@ -51,22 +51,31 @@ def test_regenerate_right_after_compact_now_replaces_the_answer_and_keeps_a_fork
     answers = [t for t in stored if t.role == "assistant" and t.id not in
                {x.id for x in turns}]
     assert [t.text() for t in answers] == ["A new answer to the last message."]
-    assert compaction.summary_turn_id in [t.id for t in stored]  # the summary stays
-    [fork] = driver.run(w.store.list_forks(sid))
-    assert fork.title.startswith("Answer 1 (")  # the old answer's time (imported: no model)
+    assert driver.run(w.store.list_forks(sid)) == []
     assert "The previous answer is kept" in w.statusBar().currentMessage()
-    # a version of the reply (the compacted turns before it are the same in both)
-    driver.until(lambda: w.transcript.version_of(w.chat.turns[-1].id) == (2, 2))
-    assert old_answer.text() in [t.text() for t in driver.run(w.store.get_turns(fork.id))]
-    expected = [compaction.summary_turn_id, *[t.id for t in turns[N - 4:N - 1]]]
-    assert [n.key for n in rows(w)][:-1] == expected
-    assert [n.kind for n in rows(w)][0] == "card"
+    # The old answer is the new one's sibling in the chat's tree, off the path shown, and
+    # the summary "Compact now" wrote below it stays in its branch
+    # (parley.core.chat.regenerate): the new branch shows the turns, no card.
+    driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (2, 2))
+    tree = {t.turn.id: t for t in driver.run(w.store.get_tree(sid))}
+    assert not tree[old_answer.id].on_path and tree[old_answer.id].parent_id == prompt.id
+    summary = tree[compaction.summary_turn_id]
+    assert not summary.on_path and summary.parent_id == old_answer.id
+    assert compaction.summary_turn_id not in [t.id for t in stored]
+    assert all(n.kind != "card" for n in rows(w))
     assert rows(w)[-1].turn.text() == "A new answer to the last message."
     assert prompt.id == rows(w)[-2].key
 
-    w2 = restart(driver, w, sid)
-    assert [n.key for n in rows(w2)][:-1] == expected
-    assert rows(w2)[-1].turn.text() == "A new answer to the last message."
+    # ‹ on the new answer: the old one, with the summary card of its branch.
+    assert w.chat.opener.switch_branch(w.chat.turns[-1].id, -1)
+    driver.until(lambda: rows(w)[-1].key == old_answer.id and w.tasks.pending == 0)
+    expected = [compaction.summary_turn_id, *[t.id for t in turns[N - 4:N]]]
+    assert [n.key for n in rows(w)] == expected and rows(w)[0].kind == "card"
+    assert w.transcript.branch_of(old_answer.id) == (1, 2)
+
+    w2 = restart(driver, w, sid)  # the branch chosen last
+    assert [n.key for n in rows(w2)] == expected
+    assert w2.transcript.branch_of(old_answer.id) == (1, 2)
 
 
 def test_retry_right_after_compact_now_sends_nothing(driver: Any) -> None:

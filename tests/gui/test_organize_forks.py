@@ -85,32 +85,33 @@ def test_a_fork_at_ones_own_message_offers_to_send_it_without_an_error(driver, f
     assert w.transcript.notice_text() is None and w.transcript.error_text() is None
 
 
-def test_edit_an_earlier_message_and_send_forks_and_keeps_the_original(driver, fake_provider,
-                                                                        qtbot):
+def test_edit_an_earlier_message_and_send_branches_and_keeps_the_original(driver, fake_provider,
+                                                                           qtbot):
     w = driver.configured()
     parent, turns = _chat(driver, w, [("Capital of Frence?", "Paris."),
                                       ("And of Spain?", "Madrid.")])
     w.transcript.editRequested.emit(turns[0].id)  # "Edit message" on the first message
     assert w.composer.text() == "Capital of Frence?" and w.composer_bar.banner.isVisible()
-    assert "new version" in w.composer_bar.banner.text()
+    assert "new branch" in w.composer_bar.banner.text()
     w.composer.set_text("Capital of France?")
     fake_provider.script("Paris, of course.")
     qtbot.keyClick(w.composer, Qt.Key.Key_Return)
-    driver.until(lambda: w.session_id != parent.id and driver.last_text() == "Paris, of course.")
+    driver.until(lambda: driver.last_text() == "Paris, of course.")
     driver.settle()
-    fork = w.session_id
-    history = driver.run(w.store.get_turns(fork))
+    assert w.session_id == parent.id  # the same chat, on the edit's branch
+    history = driver.run(w.store.get_turns(parent.id))
     assert [t.text() for t in history] == ["Capital of France?", "Paris, of course."]
     sent = fake_provider.model_requests[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user"]
-    original = driver.run(w.store.get_turns(parent.id))
-    assert [t.text() for t in original] == ["Capital of Frence?", "Paris.", "And of Spain?",
-                                            "Madrid."]
-    # A version of the chat, not a chat: the list shows the chat, ‹ 2/2 › the message.
-    assert w.sidebar.model.forks_of(parent.id) == [] and not w.sidebar.model.has(fork)
+    tree = driver.run(w.store.get_tree(parent.id))  # the original stays, off the path
+    assert [(t.turn.text(), t.on_path) for t in tree] == [
+        ("Capital of Frence?", False), ("Paris.", False), ("And of Spain?", False),
+        ("Madrid.", False), ("Capital of France?", True), ("Paris, of course.", True)]
+    # A branch of the chat, not a chat: the list shows the chat, ‹ 2/2 › the message.
+    assert w.sidebar.model.session_ids() == [parent.id]
     assert w.sidebar.current_session_id() == parent.id
-    assert driver.run(w.store.get_session(fork)).title == "Trip planning (edited)"
-    driver.until(lambda: w.transcript.version_of(history[0].id) == (2, 2))
+    assert driver.run(w.store.get_session(parent.id)).title == "Trip planning"
+    driver.until(lambda: w.transcript.branch_of(history[0].id) == (2, 2))
 
 
 def test_up_then_esc_leaves_edit_mode_without_changes(driver, qtbot):

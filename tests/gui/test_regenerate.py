@@ -42,13 +42,14 @@ def _chat_with_answer(driver: Any) -> Any:
     return w
 
 
-def _fork_of(driver: Any, w: Any, sid: str) -> Any:
-    forks = driver.run(w.store.list_forks(sid))
-    assert len(forks) == 1
-    return forks[0]
+def _answers(driver: Any, w: Any, sid: str) -> list[tuple[str, bool]]:
+    """(text, on the path shown) of every answer in the chat's tree, oldest first."""
+    tree = driver.run(w.store.get_tree(sid))
+    return [(t.turn.text(), t.on_path) for t in tree if t.turn.role == "assistant"]
 
 
-def test_regenerate_link_replaces_the_reply_and_keeps_the_old_one_as_a_fork(driver: Any) -> None:
+def test_regenerate_link_replaces_the_reply_and_keeps_the_old_one_as_a_branch(
+        driver: Any) -> None:
     w = _chat_with_answer(driver)
     sid = w.chat.session_id
     last = w.chat.turns[-1].id
@@ -61,16 +62,13 @@ def test_regenerate_link_replaces_the_reply_and_keeps_the_old_one_as_a_fork(driv
     assert [t.text() for t in w.chat.turns] == ["Name a colour", "The second answer."]
     stored = driver.run(w.store.get_turns(sid))
     assert [t.text() for t in stored] == ["Name a colour", "The second answer."]
-    fork = _fork_of(driver, w, sid)
-    label = w.model_picker.label_of(w.chat.current_model())
-    assert fork.title.startswith(f"Answer 1 ({label}, ")
-    assert fork.title.endswith(" · " + driver.run(w.store.get_session(sid)).title)
-    kept = driver.run(w.store.get_turns(fork.id))
-    assert [t.text() for t in kept] == ["Name a colour", "The first answer."]
-    assert not w.sidebar.model.has(fork.id)  # a version of the chat, not a chat
+    assert _answers(driver, w, sid) == [("The first answer.", False),
+                                        ("The second answer.", True)]
+    assert driver.run(w.store.list_forks(sid)) == []  # a branch of the chat, not a chat
+    assert w.sidebar.model.session_ids() == [sid]
     assert "The previous answer is kept" in w.statusBar().currentMessage()
     assert w.chat.session_id == sid  # the chat stays open
-    driver.until(lambda: w.transcript.version_of(w.chat.turns[-1].id) == (2, 2))
+    driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (2, 2))
 
 
 def test_regenerate_with_another_model_leaves_the_chat_model(driver: Any) -> None:
@@ -117,11 +115,9 @@ def test_shortcut_and_context_menu_regenerate(driver: Any) -> None:
     w.transcript.message_action("last")
     assert w.transcript.message_action("regenerate")
     _answered(driver, w, "Answer three.")
-    forks = driver.run(w.store.list_forks(w.chat.session_id))
-    kept = sorted(driver.run(w.store.get_turns(f.id))[-1].text() for f in forks)
-    assert kept == ["Answer two.", "The first answer."]
-    numbers = sorted(f.title.split(" (")[0] for f in forks)
-    assert numbers == ["Answer 1", "Answer 2"]  # told apart where the sidebar cuts them
+    assert _answers(driver, w, w.chat.session_id) == [
+        ("The first answer.", False), ("Answer two.", False), ("Answer three.", True)]
+    driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (3, 3))
 
 
 def test_no_regenerate_while_a_reply_streams(driver: Any) -> None:
@@ -136,7 +132,7 @@ def test_no_regenerate_while_a_reply_streams(driver: Any) -> None:
     assert "↻ Regenerate" in w.transcript.text_of_last()
 
 
-def test_regenerated_answer_and_fork_survive_a_restart(driver: Any) -> None:
+def test_regenerated_answer_and_the_old_one_survive_a_restart(driver: Any) -> None:
     w = _chat_with_answer(driver)
     sid = w.chat.session_id
     driver.fake.script("Kept after restart.")
@@ -147,8 +143,9 @@ def test_regenerated_answer_and_fork_survive_a_restart(driver: Any) -> None:
     w2 = driver.open()
     driver.until(lambda: w2.chat.session_id == sid and bool(w2.chat.turns))
     assert driver.last_text(w2) == "Kept after restart."
-    fork = _fork_of(driver, w2, sid)
-    assert driver.run(w2.store.get_turns(fork.id))[-1].text() == "The first answer."
+    assert _answers(driver, w2, sid) == [("The first answer.", False),
+                                         ("Kept after restart.", True)]
+    driver.until(lambda: w2.transcript.branch_of(w2.chat.turns[-1].id) == (2, 2))
 
 
 # -- attachments opened from the transcript -------------------------------------------

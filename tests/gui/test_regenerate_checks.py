@@ -74,7 +74,8 @@ def test_a_model_whose_provider_is_gone_is_refused(driver: Any) -> None:
     assert len(driver.fake.model_requests) == sent
 
 
-def test_a_failed_request_names_the_fork_and_retry_asks_the_same_model(driver: Any) -> None:
+def test_a_failed_request_says_where_the_old_answer_is_and_retry_asks_the_same_model(
+        driver: Any) -> None:
     w = _chat_with_answer(driver)
     sid = w.chat.session_id
     own = w.chat.current_model()
@@ -86,21 +87,23 @@ def test_a_failed_request_names_the_fork_and_retry_asks_the_same_model(driver: A
     driver.until(lambda: driver.error_text(w) and w.tasks.pending == 0
                  and not w.composer_bar.busy, timeout=10)
 
-    [fork] = driver.run(w.store.list_forks(sid))
     error = driver.error_text(w)
-    assert "The previous answer is kept as a version: ‹ under your message shows it" in error
+    assert "The previous answer is kept: ‹ under your message shows it" in error
     prompt = w.chat.turns[-1]
-    driver.until(lambda: w.transcript.version_of(prompt.id) == (2, 2))
+    driver.until(lambda: w.transcript.branch_of(prompt.id) == (2, 2))
     assert f"Retry asks {other.label} again." in error
-    assert driver.run(w.store.get_turns(fork.id))[-1].text() == "The first answer."
-    assert fork.is_version and not w.sidebar.model.has(fork.id)
+    assert [t.text() for t in driver.run(w.store.get_turns(sid))] == ["Name a colour"]
+    tree = driver.run(w.store.get_tree(sid))  # the old answer: a child of the prompt
+    assert [(t.turn.text(), t.on_path) for t in tree] == [("Name a colour", True),
+                                                         ("The first answer.", False)]
+    assert driver.run(w.store.list_forks(sid)) == [] and w.sidebar.model.session_ids() == [sid]
 
     driver.fake.script("Second try.")
     assert w.retry_run()
     _answered(driver, w, "Second try.")
-    # answered: the versions are on the reply again, the prompt has one version
-    driver.until(lambda: w.transcript.version_of(w.chat.turns[-1].id) == (2, 2)
-                 and w.transcript.version_of(prompt.id) is None)
+    # answered: the branches are on the reply again, the prompt is not a branch point
+    driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (2, 2)
+                 and w.transcript.branch_of(prompt.id) is None)
     assert driver.fake.model_requests[-1].body["model"] == other.ref.split(":", 1)[1]
     assert w.chat.turns[-1].model == other.ref
     assert driver.run(w.store.get_session(sid)).model == own  # the chat keeps its model
