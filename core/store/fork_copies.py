@@ -1,9 +1,10 @@
 """One search hit per message: a message's copies in forks collapse into one hit.
 
-A fork starts with copies of its parent's turns (:func:`parley.core.store.forks.fork`
-and Regenerate's set-aside fork: new ids, same ``seq``, role, blocks and
-``created_at``), so a word of an early message matches the original and every
-fork's copy. :class:`Collapser` reads the ranked index rows of a search
+A fork starts with copies of the path its parent showed
+(:func:`parley.core.store.forks.fork`: new ids, same ``seq``, role, blocks and
+``created_at``), so a word of an early message matches the original and every fork's
+copy. (Edits and regenerations copy nothing: they are branches inside their session,
+each message stored once.) :class:`Collapser` reads the ranked index rows of a search
 (:mod:`parley.core.store.search`) and resolves each to a :class:`Pick`: outside a
 one-session scope, copies become one hit in the chat where the message was
 written (the oldest session holding it: a parent is always older than its
@@ -31,7 +32,6 @@ from sqlalchemy.engine import Connection
 from parley.core.store.dialect import dual_text
 from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import TITLE_ROWID_BASE
-from parley.core.store.version_kind import is_version_sql
 
 #: Ranked rows read at most to fill a search's limit with distinct messages when
 #: many are copies (a message in 9 chats takes 9 rows). Rows are read as needed:
@@ -58,8 +58,7 @@ _UP = dual_text(
 _DOWN = dual_text(
     "WITH RECURSIVE fam(root, id) AS (SELECT value, value FROM json_each(:roots) UNION "
     "SELECT fam.root, s.id FROM fam JOIN sessions s ON s.parent_session_id = fam.id) "
-    "SELECT fam.root, s.id, s.n, s.created_at, s.space_id, s.title, "
-    f"{is_version_sql('s', 'sqlite')} AS v "
+    "SELECT fam.root, s.id, s.n, s.created_at, s.space_id, s.title "
     "FROM fam JOIN sessions s ON s.id = fam.id",
     pg_sql.COPIES_DOWN,
 )
@@ -96,7 +95,6 @@ class _Member(NamedTuple):
     created_at: int
     space_id: str
     title: str | None
-    version: bool = False  # a version of its chat (parley.core.store.versions): not a chat
 
 
 class RankedRows(Protocol):
@@ -129,7 +127,6 @@ class Collapser:
         self.picks: dict[int, Pick | None] = {}  # rowid -> pick (None: left out)
         self.root_of: dict[str, str] = {}
         self.members: dict[str, list[_Member]] = {}
-        self.versions: dict[str, bool] = {}  # session id -> a version of its chat
 
     def pick(self, ranked: RankedRows, limit: int) -> list[tuple[Any, Pick]]:
         """The first ``limit`` distinct messages/titles of ``ranked`` (best first), each
@@ -203,9 +200,8 @@ class Collapser:
                 group = [(lead.n, lead.id, own), *found.get(lead.n, ())]
                 # the copy in the oldest chat: where the message was written
                 _n, best_id, best = min(group, key=lambda c: (c[2].created_at, c[2].n, c[0]))
-                # other chats holding it: the versions of a chat are not chats of their own
-                chats = sum(1 for _n, _i, m in group
-                            if m.id != best.id and not self.versions.get(m.id, False))
+                # other chats holding it
+                chats = len({m.id for _n, _i, m in group} - {best.id})
                 for n, _id, _m in group:
                     self.picks[n] = Pick(
                         ("turn", best_id), n, best.id, best_id, best.title, lead.created_at,
@@ -247,10 +243,8 @@ class Collapser:
         new = sorted({r for r in roots.values() if r not in self.members})
         if new:
             for row in self.con.execute(_DOWN, {"roots": json.dumps(new)}):
-                member = _Member(row.id, row.n, row.created_at, row.space_id, row.title,
-                                 bool(row.v))
+                member = _Member(row.id, row.n, row.created_at, row.space_id, row.title)
                 self.members.setdefault(row.root, []).append(member)
-                self.versions[row.id] = member.version
 
 
 def _family_root(session_id: str, parent_of: dict[str, str | None]) -> str:

@@ -18,9 +18,11 @@ common (a word of it in more than :data:`COMMON_ROWS` rows), newest first — ma
 search over 1M turns within tens of milliseconds. A session scope is a token
 of the index itself (cheap); a space scope filters matches by their session's space.
 
-One hit per message: a message copied into forks is one hit, in the chat where
-it was written, with the number of other chats holding it
-(:mod:`parley.core.store.fork_copies`).
+One hit per message: every turn of a chat is indexed once, whatever branch it is on
+(edits and regenerations are branches of the chat's tree, nothing copied; a hit on
+another branch than the one shown is opened with ``Store.show_branch``), and a message
+copied into forks is one hit, in the chat where it was written, with the number of
+other chats holding it (:mod:`parley.core.store.fork_copies`).
 """
 
 from __future__ import annotations
@@ -41,7 +43,6 @@ from parley.core.store.models import SearchHit
 from parley.core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE
 from parley.core.store.snippets import compile_phrases, make_snippet
 from parley.core.store.textindex import TOKEN_RE, is_split_char, normalize, turn_text
-from parley.core.store.versions import chat_titles
 
 MAX_QUERY_CHARS = 1000
 MAX_PHRASES = 32
@@ -260,19 +261,15 @@ def search(
     texts: dict[int, str] = {}
     if sources:
         texts.update((r.n, r.blocks) for r in con.execute(_BLOCKS, {"ns": sources}))
-    chats = chat_titles(con, {p.session_id for _r, p in picks})  # a version: its chat's
     return [
         SearchHit(
             p.session_id,
             p.turn_id,
-            chats.get(p.session_id, p.title),
+            p.title,
             make_snippet(turn_text(texts.get(p.source)) if p.turn_id else p.title or "", pattern),
             float(row.rank),
             p.created_at,
             p.copies,
         )
         for row, p in picks
-        # A version's own title ("… (edited)", "Answer 2 (…) · …") is Parley's, never shown:
-        # its chat's title is a hit of its own.
-        if p.turn_id is not None or p.session_id not in chats
     ]

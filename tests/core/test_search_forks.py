@@ -1,6 +1,8 @@
-"""Search lists a message once, however many forks copied it (``parley.core.store.search``).
+"""Search lists a message once, however many forks copied it and however often it was
+regenerated (``parley.core.store.search``).
 
-A fork starts with copies of its parent's turns (``Store.fork``, ``set_aside_reply``).
+A fork starts with copies of the path its parent shows (``Store.fork``); Edit and
+Regenerate copy nothing (a branch inside the chat: ``Store.branch_before``).
 Searching a word of an early message must give one hit, in the chat where it was
 written (or the oldest surviving copy), saying how many other chats hold it; the
 limit counts messages; a fork's own later turns and identical text in unrelated
@@ -39,7 +41,8 @@ def _chat(db: Store, title: str, texts: list[str], start: int = T0, space=None):
 
 @pytest.fixture
 def family(db):
-    """A chat forked five ways: twice from it, a fork of a fork, one Regenerate, one late fork.
+    """A chat forked four ways: twice from it, a fork of a fork, and one late fork after
+    a Regenerate (a branch inside the chat: nothing copied).
 
     Every fork holds a copy of the first message ("… Zanzibar …").
     """
@@ -56,10 +59,10 @@ def family(db):
     f1 = db.fork(orig.id, turns[1].id)
     f2 = db.fork(orig.id, turns[3].id)
     f1a = db.fork(f1.id, db.get_turns(f1.id)[1].id)
-    f3 = db.set_aside_reply(orig.id, turns[2].id)  # Regenerate: keeps the old answer
+    db.branch_before(orig.id, turns[3].id)  # Regenerate: the old answer stays a branch
     db.append_turn(orig.id, Turn("assistant", [TextBlock("Ferries run hourly.")]))
     f4 = db.fork(orig.id, db.get_turns(orig.id)[-1].id)
-    return orig, turns, [f1, f2, f1a, f3, f4]
+    return orig, turns, [f1, f2, f1a, f4]
 
 
 def test_a_copied_message_is_one_hit_in_the_original(db, family):
@@ -68,9 +71,7 @@ def test_a_copied_message_is_one_hit_in_the_original(db, family):
     [hit] = db.search("zanzibar")
     assert (hit.session_id, hit.turn_id) == (orig.id, turns[0].id)
     assert hit.session_title == "Trip planning"
-    # the other chats holding it: the forks, not Regenerate's (a version of the chat,
-    # shown on its message: parley.core.store.versions)
-    assert len(forks) == 5 and forks[3].is_version
+    # the other chats holding it: the forks (Regenerate's branch is in the chat itself)
     assert hit.fork_copies == 4
     assert "\x02Zanzibar\x03" in hit.snippet
     # search as you type (prefix), and a phrase: the same single hit
@@ -85,8 +86,7 @@ def test_the_original_deleted_the_oldest_surviving_copy_stands_for_it(db, family
     oldest = forks[0]
     assert hit.session_id == oldest.id
     assert hit.turn_id == db.get_turns(oldest.id)[0].id
-    # the other forks, the fork of a fork included; Regenerate's fork (a version of
-    # the chat: parley.core.store.versions) went with its chat
+    # the other forks, the fork of a fork included
     assert hit.fork_copies == 3
     # The fork of a fork loses its parent too: nothing links it to the others any
     # more (a known limit), so it is a family, and a hit, of its own.
@@ -157,7 +157,7 @@ def test_scopes_and_exclusions(db, family):
     [hit] = db.search("zanzibar", space_id=work.id)
     assert (hit.session_id, hit.turn_id, hit.fork_copies) == (forks[1].id, moved_copy, 0)
     [hit] = db.search("zanzibar", space_id=orig.space_id)
-    assert (hit.session_id, hit.fork_copies) == (orig.id, 3)  # Regenerate's: a version
+    assert (hit.session_id, hit.fork_copies) == (orig.id, 3)  # f1, f1a, f4
     # This chat: a fork's own copy, nothing collapsed into another chat.
     [hit] = db.search("zanzibar", session_id=forks[2].id)
     assert hit.session_id == forks[2].id and hit.fork_copies == 0
@@ -193,3 +193,30 @@ async def test_async_store_passes_the_count_and_the_exclusions(any_store):
     assert (hit.session_id, hit.fork_copies) == (s.id, 1)
     [hit] = await db.search("ocelot", exclude_session_ids=[s.id])
     assert (hit.session_id, hit.fork_copies) == (fork.id, 0)
+
+
+def test_a_chat_regenerated_50_times_lists_each_message_once(db):
+    """Each answer is its own message, stored once; the prompt they answer is one hit,
+    not one per answer. A fork copies the path shown only."""
+    orig, turns = _chat(db, "Dhow", ["Which dhow sails to Zanzibar?", "Zanzibar dhow 0."])
+    answers = [turns[1]]
+    for i in range(1, 51):  # Regenerate: a sibling of the answer shown
+        db.branch_before(orig.id, answers[-1].id)
+        answers.append(db.append_turn(orig.id, Turn(
+            "assistant", [TextBlock(f"Zanzibar dhow {i}.")], created_at=T0 + 10 + i)))
+    assert [t.id for t in db.transcript_window(orig.id).turns] == [turns[0].id, answers[-1].id]
+    hits = db.search("zanzibar", limit=100)
+    assert len(hits) == 52
+    assert sorted(h.turn_id for h in hits) == sorted([turns[0].id, *(a.id for a in answers)])
+    assert all(h.session_id == orig.id and h.fork_copies == 0 for h in hits)
+    assert [h.turn_id for h in db.search("which")] == [turns[0].id]
+    assert [h.turn_id for h in db.search('"dhow 7"')] == [answers[7].id]
+    fork = db.fork(orig.id, answers[-1].id)
+    hits = db.search("zanzibar", limit=100)
+    assert len(hits) == 52 and {h.session_id for h in hits} == {orig.id}
+    assert {h.turn_id for h in hits if h.fork_copies} == {turns[0].id, answers[-1].id}
+    assert [h.session_id for h in db.search("zanzibar", session_id=fork.id, limit=100)] == [
+        fork.id, fork.id]
+    # a hit on another branch: the chat is shown through it (Store.show_branch)
+    db.show_branch(orig.id, answers[7].id)
+    assert [t.id for t in db.transcript_window(orig.id).turns] == [turns[0].id, answers[7].id]

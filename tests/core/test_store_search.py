@@ -266,7 +266,7 @@ def test_index_follows_renames_edits_and_deletes(any_db):
     _rename_edit_delete(any_db)
 
 
-def test_index_follows_deleted_turns_set_aside_replies_and_compactions(any_db):
+def test_index_follows_deleted_turns_branches_and_compactions(any_db):
     store = any_db
     s = store.create_session(title="Garden")
     ask = store.append_turn(s.id, Turn("user", [TextBlock("which tulips for spring")]))
@@ -274,19 +274,18 @@ def test_index_follows_deleted_turns_set_aside_replies_and_compactions(any_db):
     later = store.append_turn(s.id, Turn("user", [TextBlock("and daffodils")]))
     assert store.delete_turns(s.id, [later.id]) == 1
     assert store.search("daffodils") == []
-    fork = store.set_aside_reply(s.id, ask.id)  # Regenerate: the reply goes to a version
-    [hit] = store.search("crocuses")
-    assert (hit.turn_id, hit.session_id) != (reply.id, s.id)  # the copy in the version
-    assert store.get_turn(hit.turn_id).text() == "plant crocuses early"
-    assert store.delete_turns_after(s.id, ask.id) == 0
+    store.branch_before(s.id, reply.id)  # Regenerate: the reply stays, on its branch
     new = store.append_turn(s.id, Turn("assistant", [TextBlock("plant irises instead")]))
+    [hit] = store.search("crocuses")
+    assert (hit.turn_id, hit.session_id) == (reply.id, s.id)  # itself: nothing copied
     store.record_compaction(s.id, Turn("user", [CompactSummaryBlock("we chose irises")]),
                             first_turn_id=ask.id, last_turn_id=new.id, replaced_count=2)
     assert {h.turn_id for h in store.search("irises")} >= {new.id}  # the turns stay found
     [summary] = [h for h in store.search("chose") if h.turn_id]
     assert summary.session_id == s.id
-    store.delete_session(fork.id)
+    assert store.delete_turns(s.id, [reply.id]) == 1  # the other branch goes
     assert store.search("crocuses") == []
+    assert [h.turn_id for h in store.search("tulips") if h.turn_id] == [ask.id]
 
 
 def test_fts_index_holds_nothing_of_a_deleted_chat(tmp_path):

@@ -262,7 +262,7 @@ COPIES_DOWN = (
     "WITH RECURSIVE fam(root, id) AS (SELECT value, value "
     "FROM json_array_elements_text(CAST(:roots AS json)) UNION "
     "SELECT fam.root, s.id FROM fam JOIN sessions s ON s.parent_session_id = fam.id) "
-    f"SELECT fam.root, s.id, s.n, s.created_at, s.space_id, s.title, {is_version('s')} AS v "
+    "SELECT fam.root, s.id, s.n, s.created_at, s.space_id, s.title "
     "FROM fam JOIN sessions s ON s.id = fam.id"
 )
 COPIES = (
