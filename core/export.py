@@ -2,16 +2,21 @@
 
 Formats (``fmt`` of :func:`export_session`):
 
-* ``markdown``: for people. Title, date and model(s) on top, the system
-  prompt folded, then every stored turn under a role header (aborted replies
+A chat is a tree (edits and regenerations are branches: ``parley.core.store.tree``);
+every format but ``parley`` holds the path the chat shows.
+
+* ``markdown``: for people. Title, date and model(s) on top (and a line saying the
+  chat has other branches, when it has), the system prompt folded, then every turn
+  of the path shown under a role header (aborted replies
   marked, compaction summaries shown where they were written, the turns they
   replaced kept); tool calls and tool results as fenced blocks (JSON for a
   call's input); thinking folded in ``<details>``; images, documents, audio
   and video as ``[image: …]``-style placeholders. Nothing is reported lost:
   media are placeholders by design.
-* ``parley``: lossless (``parley.core.convert.export_parley``), every stored turn
-  with its ids, times, flags, model and usage, and the session's title,
-  system prompt and model. Re-imported by ``parley.core.importing.conversation``.
+* ``parley``: lossless (``parley.core.convert.export_parley``): the whole tree, every
+  stored turn with its ids, times, flags, model and usage (with branches: each turn's
+  parent, and the path shown), and the session's title, system prompt and model.
+  Re-imported by ``parley.core.importing.conversation``.
 * ``anthropic``: ``{"system"?: str, "messages": [...]}``, a valid Messages
   API request body minus ``model`` / ``max_tokens``: the turns as the model
   sees them (``parley.core.wire.to_messages``: aborted replies and compacted turns
@@ -29,7 +34,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -67,6 +72,10 @@ FORMATS: dict[str, tuple[str, str]] = {
     "openai": (".openai.json", "OpenAI chat messages (*.json)"),
 }
 
+#: The Markdown's line for a chat with other branches than the one exported.
+OTHER_BRANCHES = ("The chat has other branches (edits or regenerations); this is the one "
+                  "shown. The Parley JSON export keeps them all.")
+
 LOST_ABORTED = "{n} reply(ies) cut off before they finished were left out."
 LOST_COMPACTED = (
     "{n} turn(s) replaced by a compaction summary were left out; the summary stands for them."
@@ -84,7 +93,8 @@ class ExportResult:
         suggested_filename: the session's title made safe for a file name, with
             the format's ending (``My trip.md``, ``My trip.parley.json``).
         lost: one sentence per kind of thing the format could not hold (empty
-            for ``markdown`` and ``parley``).
+            for ``markdown`` and ``parley``; the other branches of a chat are not
+            counted as lost: only ``parley`` is meant to hold them).
     """
 
     text: str
@@ -113,16 +123,18 @@ async def export_session(store: AsyncStore, session_id: str, fmt: ExportFormat) 
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; one of {sorted(FORMATS)}")
     session = await store.get_session(session_id)
-    title, note = await version_title(store, session)
-    session = replace(session, title=title)
-    turns = await store.get_turns(session_id)
     name = suggested_filename(session.title, fmt)
-    if fmt == "markdown":
-        return ExportResult(to_markdown(session, turns, note=note), name, [])
-    turns = await store.hydrate(turns)  # the attached files' bytes, kept apart in the store
-    if fmt == "parley":
-        doc = export_parley(turns, session=_session_meta(session))
+    if fmt == "parley":  # the attached files' bytes (kept apart in the store) inline
+        tree = await store.get_tree(session_id, hydrate=True)
+        doc = export_parley([t.turn for t in tree], session=_session_meta(session),
+                            parents={t.turn.id: t.parent_id for t in tree},
+                            path=[t.turn.id for t in tree if t.on_path])
         return ExportResult(_dump(doc), name, [])
+    turns = await store.get_turns(session_id, hydrate=fmt != "markdown")  # the path shown
+    if fmt == "markdown":
+        branched = bool((await store.branches(session_id)).points)
+        return ExportResult(
+            to_markdown(session, turns, note=OTHER_BRANCHES if branched else None), name, [])
     lost: list[str] = []
     caps = ANTHROPIC if fmt == "anthropic" else OPENAI
     wire = _wire_turns(turns, caps, lost)
@@ -295,38 +307,13 @@ def _models(session: Session, turns: Sequence[Turn]) -> list[str]:
     return found or ([session.model] if session.model else [])
 
 
-async def version_title(store: AsyncStore, session: Session) -> tuple[str | None, str | None]:
-    """The title an export of ``session`` carries, and a line saying which version it is.
-
-    A chat's versions (its edits and regenerations, ‹ n/m ›) are sessions titled
-    "… (edited)" or "… (other answer)"; an export of any of them carries the chat's
-    own title, and says that other versions exist.
-
-    Args:
-        store: an ``AsyncStore``.
-        session: the session exported.
-
-    Returns:
-        (title, note): the chat's title (None: untitled) and e.g. ``"Version 1 of 2
-        (the chat has other versions: edits or regenerations)"``, or None when the
-        chat has one version.
-    """
-    family = await store.versions(session.id)
-    if len(family.members) < 2:
-        return session.title, None
-    root = session if family.chat_id == session.id else await store.get_session(family.chat_id)
-    n = family.members.index(session.id) + 1 if session.id in family.members else 1
-    return root.title, (f"Version {n} of {len(family.members)} (the chat has other "
-                        "versions: edits or regenerations)")
-
-
 def to_markdown(session: Session, turns: Sequence[Turn], *, note: str | None = None) -> str:
     """Render a session as Markdown (see the module docstring for what is shown how).
 
     Args:
         session: the session (title, date, model, system prompt).
-        turns: its stored turns in order (``Store.get_turns``: raw, everything kept).
-        note: a line under the heading (which version of the chat this is), if any.
+        turns: the path it shows, in order (``Store.get_turns``: raw, everything kept).
+        note: a line under the heading (that the chat has other branches), if any.
 
     Returns:
         Markdown text ending with a newline. Dates are local time.

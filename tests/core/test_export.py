@@ -22,8 +22,8 @@ from parley.core.content import (
     Turn,
     Usage,
 )
-from parley.core.convert import auto_detect_and_convert
-from parley.core.export import export_session, fence, suggested_filename
+from parley.core.convert import auto_detect_and_convert, import_parley
+from parley.core.export import OTHER_BRANCHES, export_session, fence, suggested_filename
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import SessionNotFound
 from tests.fakes.validation import validate_anthropic, validate_openai
@@ -232,22 +232,59 @@ def test_suggested_filename(title, expected):
     assert suggested_filename(title, "markdown") == expected
 
 
-@pytest.mark.parametrize("fmt", ["markdown", "parley"])
-async def test_a_version_exports_with_the_chats_title_and_says_others_exist(store, fmt):
-    """An edit makes a version titled "… (edited)": neither version's export carries
-    that in its title or file name; the Markdown says which version it is."""
-    from parley.core.chat.edit import edit_and_fork
+async def branched_chat(store) -> tuple[str, dict[str, str]]:
+    """Lisbon: the first question edited once, the edited one's answer regenerated once;
+    the chat shows the newest of each. Returns the session id and the turn ids by name."""
+    s = await store.create_session(title="Lisbon", model=MODEL)
+    ids: dict[str, str] = {}
 
-    s = await store.create_session(title="Lisbon")
-    first = await store.append_turn(s.id, Turn("user", [TextBlock("Three days?")]))
-    await store.append_turn(s.id, Turn("assistant", [TextBlock("Alfama, Belém, Sintra.")]))
-    edited = await edit_and_fork(store, s.id, first.id, [TextBlock("Two days?")])
-    assert edited.title == "Lisbon (edited)"
+    async def add(name: str, role: str, text: str) -> None:
+        ids[name] = (await store.append_turn(s.id, Turn(role, [TextBlock(text)]))).id
 
-    for sid, n in ((s.id, 1), (edited.id, 2)):
-        result = await export_session(store, sid, fmt)
-        assert result.suggested_filename == suggested_filename("Lisbon", fmt)
-        assert "(edited)" not in result.text
-        if fmt == "markdown":
-            assert result.text.startswith("# Lisbon\n")
-            assert f"- Version {n} of 2 (the chat has other versions" in result.text
+    await add("q1", "user", "Three days in Lisbon?")
+    await add("a1", "assistant", "Alfama, Belém, Sintra.")
+    await store.branch_before(s.id, ids["q1"])  # Edit
+    await add("q2", "user", "Two days in Lisbon?")
+    await add("a2", "assistant", "Alfama and Belém.")
+    await store.branch_before(s.id, ids["a2"])  # Regenerate
+    await add("a3", "assistant", "Belém, then the Alfama at dusk.")
+    return s.id, ids
+
+
+async def test_markdown_of_a_chat_with_branches_is_the_path_shown_and_says_so(store):
+    sid, _ids = await branched_chat(store)
+    md = (await export_session(store, sid, "markdown")).text
+    assert md.startswith("# Lisbon\n")
+    assert f"- {OTHER_BRANCHES}" in md
+    assert "Two days in Lisbon?" in md and "Belém, then the Alfama at dusk." in md
+    for other in ("Three days", "Alfama, Belém, Sintra.", "Alfama and Belém."):
+        assert other not in md
+    assert md.count("## User") == 1 and md.count("## Assistant") == 1
+    plain = await make_session(store, rich_turns()[:2])
+    assert OTHER_BRANCHES not in (await export_session(store, plain, "markdown")).text
+
+
+@pytest.mark.parametrize("fmt", ["anthropic", "openai"])
+async def test_provider_exports_of_a_chat_with_branches_send_the_path_shown(store, fmt):
+    sid, _ids = await branched_chat(store)
+    body = json.loads((await export_session(store, sid, fmt)).text)
+    text = json.dumps(body)
+    assert "Two days in Lisbon?" in text and "Alfama at dusk" in text
+    assert "Three days" not in text and "Alfama and Belém." not in text
+
+
+async def test_parley_json_of_a_chat_with_branches_holds_the_whole_tree(store):
+    sid, ids = await branched_chat(store)
+    result = await export_session(store, sid, "parley")
+    data = json.loads(result.text)
+    assert data["version"] == 2
+    by_id = {t["id"]: t for t in data["turns"]}
+    assert list(by_id) == [ids[k] for k in ("q1", "a1", "q2", "a2", "a3")]  # parents first
+    assert {k: by_id[ids[k]]["parent_id"] for k in ids} == {
+        "q1": None, "a1": ids["q1"], "q2": None, "a2": ids["q2"], "a3": ids["q2"]}
+    assert data["path"] == [ids["q2"], ids["a3"]]
+    assert by_id[ids["a1"]]["blocks"][0]["text"] == "Alfama, Belém, Sintra."
+    doc = import_parley(data)  # read back: the same tree and path
+    assert doc.parents == {t["id"]: t["parent_id"] for t in data["turns"]}
+    assert doc.path == [ids["q2"], ids["a3"]]
+    assert [t.text() for t in doc.turns] == [t["blocks"][0]["text"] for t in data["turns"]]
