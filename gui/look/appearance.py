@@ -259,24 +259,25 @@ QDialog QCheckBox {
     padding: 2px 4px;
 }
 QDialog QCheckBox:focus { border: 1px solid @accent; }
-/* The box itself, drawn here: the style's own box kept the light theme's border colour
-   and an unticked box all but vanished on the dark theme. Ticked: the accent, a check. */
-QDialog QCheckBox::indicator, QDialog QAbstractItemView::indicator {
+/* The box itself (dialogs and the set-up panel alike), drawn here: the style's own box
+   kept the light theme's border colour and an unticked box all but vanished on the dark
+   theme. Ticked: the accent, a check. */
+QCheckBox::indicator, QDialog QAbstractItemView::indicator {
     width: 14px;
     height: 14px;
     border: 1px solid @muted;
     border-radius: 4px;
     background: @base;
 }
-QDialog QCheckBox::indicator:hover, QDialog QAbstractItemView::indicator:hover {
+QCheckBox::indicator:hover, QDialog QAbstractItemView::indicator:hover {
     border-color: @text;
 }
-QDialog QCheckBox::indicator:checked, QDialog QAbstractItemView::indicator:checked {
+QCheckBox::indicator:checked, QDialog QAbstractItemView::indicator:checked {
     border-color: @accent;
     background: @accent;
     image: url(@icons/check-on-@name.svg);
 }
-QDialog QCheckBox::indicator:disabled, QDialog QAbstractItemView::indicator:disabled {
+QCheckBox::indicator:disabled, QDialog QAbstractItemView::indicator:disabled {
     border-color: @border;
     background: @sidebar;
 }

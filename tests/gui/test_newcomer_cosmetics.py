@@ -179,3 +179,16 @@ def test_the_file_dialogs_toolbar_shows_its_icons(
         background = image.pixelColor(2, 2)
         assert contrast_pixels(image, middle, background) > 0, f"{name} is blank"
     dlg.close()
+
+
+def test_the_set_up_panels_box_shows_in_the_dark_theme(
+    driver: Any, qapp: QApplication, restore_look: None
+) -> None:
+    w = driver.open()  # first start: the set-up panel
+    appearance.apply(qapp, appearance.DARK)
+    box = w.setup_panel.custom_url
+    assert isinstance(box, QCheckBox) and box.isVisible() and not box.isChecked()
+    QApplication.processEvents()
+    image = box.grab().toImage()
+    background = image.pixelColor(image.width() - 2, 1)  # the panel behind it
+    assert contrast_pixels(image, QRect(0, 0, 24, box.height()), background) >= 30
