@@ -54,7 +54,7 @@ from parley.core.providers.errors import ContextOverflow, ProviderError
 
 #: The end of a message about the files of a request that was not sent.
 AT_SEND = "Nothing was sent; your conversation is saved."
-_SEND_ADVICE = "Pick a model of another provider, or start a new session with a smaller copy. "
+_SEND_ADVICE = "Pick a model of another provider, or start a new chat with a smaller copy. "
 _FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP"}
 _EXT = {"PNG": ".png", "JPEG": ".jpg", "WEBP": ".webp"}
 
@@ -73,7 +73,7 @@ class MediaRefused(ParleyError):
         super().__init__(
             f"The model '{model_ref}' does not take {what}: {cause.provider} refused the "
             f"request because this conversation holds {one}. Your message is saved. Pick a "
-            "model that reads them (for images, a vision model), or start a new session "
+            "model that reads them (for images, a vision model), or start a new chat "
             "without the file."
         )
         self.model_ref = model_ref
@@ -357,7 +357,7 @@ def check_turns(turns: Sequence[Turn], limits: MediaLimits) -> None:
         problem = f"{size_text(total)} together; {limits.provider} takes up to {most} per request"
         raise AttachmentTooLarge(
             f"the {len(files)} files of this conversation", problem, can_downscale=False,
-            advice="Start a new session, or compact this one. ", outcome=AT_SEND,
+            advice="Start a new chat, or compact this one. ", outcome=AT_SEND,
         )  # fmt: skip
 
 

@@ -178,7 +178,7 @@ class ContextOverflow(ProviderError):
             size = f" (the model takes at most {maximum:,} tokens)"
         super().__init__(
             f"This conversation is too long for the model{size}. Compact it, start a new "
-            f"session, or pick a model with a larger context window. Nothing was lost. "
+            f"chat, or pick a model with a larger context window. Nothing was lost. "
             f"({provider})",
             provider=provider,
             status=400,

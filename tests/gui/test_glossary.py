@@ -251,3 +251,15 @@ def test_a_reply_cut_off_by_parleys_end_and_continued_still_says_cut_off(driver:
     line = view.list_view.layout_of(ids.index(cut.id) + 1, fresh=True).plain_text()
     assert CONTINUED_LINE in line and "Parley asked the model to go on" in line
     assert not off([under, line])
+
+
+def test_the_errors_a_person_reads_call_a_chat_a_chat() -> None:
+    """Errors from the core are shown as they are: they use the window's words too."""
+    from parley.core.attachments import limits
+    from parley.core.providers.errors import ContextOverflow, ServerError
+
+    texts = [str(ContextOverflow("Anthropic", 250_000, 200_000)),
+             str(limits.MediaRefused("local:llama3", "image", ServerError("Local"))),
+             limits._SEND_ADVICE]  # noqa: SLF001 - the advice every file refusal ends with
+    assert all("new chat" in t for t in texts)
+    assert [f for t in texts for f, _use in off_glossary(t) if "session" in f.lower()] == []
