@@ -78,7 +78,7 @@ def test_archiving_the_open_chat_stays_in_its_space_too(driver: Any) -> None:
     w, general, _research, order = _two_spaces(driver, ("G1", "G2"))
     w.chat.open_session(order[-1])
     driver.until(lambda: w.session_id == order[-1])
-    w.archive_session()
+    w.close_chat()  # Ctrl+W, "Archive chat"
     driver.until(lambda: not w.sidebar.model.has(order[-1]) and w.session_id != order[-1]
                  and w.tasks.pending == 0)
     assert w.session_id == order[-2] and w.chat.space_id == general

@@ -130,7 +130,7 @@ def test_archived_chats_are_hidden_unless_asked_for(driver, qtbot):
     a, b = _chats(driver, w, "Alpha", "Beta")
     w.chat.open_session(a)
     driver.until(lambda: w.session_id == a)
-    w.archive_session()
+    w.close_chat()  # Ctrl+W, "Archive chat"
     driver.until(lambda: w.sidebar.model.session_ids() == [b])
     driver.until(lambda: w.session_id == b)
     assert driver.run(w.store.get_session(a)).archived
