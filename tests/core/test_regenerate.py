@@ -221,6 +221,9 @@ async def test_after_a_compaction_the_kept_reply_is_regenerated_not_the_summary(
     assert tree[summary.id].parent_id == stored[7].id and not tree[summary.id].on_path
     assert tree[new.id].parent_id == stored[6].id
     body = fake_provider.model_requests[-1].body
+    # The path the new answer follows: turns 0 to 6, no summary, not the old turn 7.
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant"] * 3 + ["user"]
+    assert "Turns 0 to 3" not in str(body) and "turn 7" not in str(body)
     assert "turn 6" in str(body["messages"][-1]["content"])
     await store.show_branch(sid, stored[7].id)  # the old answer's branch keeps its summary
     assert [t.id for t in await store.get_turns(sid)] == [
