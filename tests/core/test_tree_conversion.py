@@ -152,6 +152,39 @@ def test_the_chat_keeps_its_versions_usage_and_the_shown_versions_model(tmp_path
         store.close()
 
 
+def test_a_regeneration_that_failed_shows_the_prompt_as_the_path_s_end(tmp_path):
+    """The chat ended at the prompt (its new answer failed) while a version holds the
+    old answer: the old code listed the ending as the last version there; the tree's
+    path ends at the prompt, whose answer is the other alternative."""
+    from parley.core.store.textindex import register_functions
+
+    ids = RECORD["ids"]
+    path = copy_fixture(tmp_path)
+    con = sqlite3.connect(path)
+    register_functions(con)
+    with con:
+        con.execute("DELETE FROM turns WHERE session_id = ? AND seq = "
+                    "(SELECT max(seq) FROM turns WHERE session_id = ?)", (ids["trip"], ids["trip"]))
+        con.execute("UPDATE sessions SET meta = json_set(meta, '$.shown_version', ?) "
+                    "WHERE id = ?", (ids["trip"], ids["trip"]))
+    con.close()
+    store = Store.open(path)
+    try:
+        turns = [t.turn for t in store.get_tree(ids["trip"]) if t.on_path]
+        assert turns[-1].role == "user" and "Add museums" in turns[-1].text()
+        point = store.branches(ids["trip"]).points[turns[-1].id]
+        assert (point.index, point.total) == (2, 2)
+        answer = point.turn_ids[0]
+        assert "Museum list w6" in store.get_turn(answer).text()
+        store.show_branch(ids["trip"], answer)
+        assert [t.turn.id for t in store.get_tree(ids["trip"]) if t.on_path][-1] == answer
+        store.show_branch(ids["trip"], turns[-1].id, exact=True)
+        assert [t.turn.id for t in store.get_tree(ids["trip"]) if t.on_path] == \
+            [t.id for t in turns]
+    finally:
+        store.close()
+
+
 def test_a_backup_first_and_a_converted_file_opens_without_a_write(tmp_path):
     path = copy_fixture(tmp_path)
     original = path.read_bytes()
