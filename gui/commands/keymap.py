@@ -362,11 +362,7 @@ def apply_keymap(window: Any, keymap: Keymap) -> None:
         else:
             qa.setText(f"{action.label}\t{native(keys[0])}" if keys else action.label)
     composer = window.composer
-    hint = getattr(getattr(window, "composer_bar", None), "hint", None)
-    if hint is not None:  # the line under the message box names the keys in force
-        hint.setText(composer_hint(*(native(keymap.keys(i)[0]) if keymap.keys(i) else ""
-                                     for i in ("composer.send", "composer.newline",
-                                               "run.stop"))))
+    _name_keys(window, keymap)
     table = keymap.context_keys("composer")
     setter = getattr(composer, "set_keymap", None)
     if callable(setter):
@@ -375,3 +371,37 @@ def apply_keymap(window: Any, keymap: Keymap) -> None:
         # gui/composer/widget.py reads it on each key press
         composer._keymap = table
     refresh_enabled(window)
+
+
+#: Buttons whose tooltip names a command's key: (attribute path from the window, action
+#: id, what the button does). The words are the button's own; the key is the one in force.
+KEY_TIPS: tuple[tuple[str, str, str], ...] = (
+    ("composer_bar.attach_button", "composer.attach", "Attach images, PDFs or text files"),
+    ("sidebar_button", "sidebar.toggle", "Show or hide the sidebar"),
+    ("sidebar.new_button", "session.new", "New chat"),
+)
+
+
+def _first_key(keymap: Keymap, action_id: str) -> str:
+    keys = keymap.keys(action_id)
+    return native(keys[0]) if keys else ""
+
+
+def _name_keys(window: Any, keymap: Keymap) -> None:
+    """Where the window names a key outside the menus — the line under the message box,
+    the send and stop button, :data:`KEY_TIPS` — name the one in force."""
+    bar = getattr(window, "composer_bar", None)
+    hint = getattr(bar, "hint", None)
+    if hint is not None:
+        hint.setText(composer_hint(*(_first_key(keymap, i) for i in
+                                     ("composer.send", "composer.newline", "run.stop"))))
+    set_keys = getattr(bar, "set_keys", None)
+    if callable(set_keys):
+        set_keys(_first_key(keymap, "composer.send"), _first_key(keymap, "run.stop"))
+    for path, action_id, words in KEY_TIPS:
+        widget: Any = window
+        for name in path.split("."):
+            widget = getattr(widget, name, None)
+        if isinstance(widget, QWidget):
+            key = _first_key(keymap, action_id)
+            widget.setToolTip(f"{words} ({key})" if key else words)

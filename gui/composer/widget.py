@@ -300,6 +300,7 @@ class ComposerBar(QWidget):
         self.setObjectName("ComposerBar")
         self.editor = Composer(self)
         self._busy = False
+        self._send_key, self._stop_key = "Enter", "Esc"  # as the keymap has them (set_keys)
 
         self.frame = QFrame(self)
         self.frame.setObjectName("ComposerFrame")
@@ -376,6 +377,12 @@ class ComposerBar(QWidget):
         """True while a reply streams: the button shows Stop."""
         return self._busy
 
+    def set_keys(self, send: str, stop: str) -> None:
+        """The keys that send and stop, as shown ("" for none): the button's tooltip
+        names them (``parley.gui.commands.keymap.apply_keymap`` calls this)."""
+        self._send_key, self._stop_key = send, stop
+        self._refresh_button()
+
     def set_busy(self, busy: bool) -> None:
         """Switch the button between Send and Stop."""
         self._busy = busy
@@ -390,14 +397,15 @@ class ComposerBar(QWidget):
         t = appearance.current()
         if self._busy:
             self.button.setIcon(appearance.icon("stop", t.accent_text, 18))
-            self.button.setToolTip("Stop the reply (Esc)")
+            self.button.setToolTip(_with_key("Stop the reply", self._stop_key))
             self.button.setAccessibleName("Stop")
             self.button.setEnabled(True)
         else:
             tray = self._tray
             reading = tray is not None and any(item.kind == "reading" for item in tray.items())
             self.button.setIcon(appearance.icon("send", t.accent_text, 18))
-            self.button.setToolTip("Reading the attached file…" if reading else "Send (Enter)")
+            self.button.setToolTip("Reading the attached file…" if reading
+                                   else _with_key("Send", self._send_key))
             self.button.setAccessibleName("Send")
             has_content = bool(self.editor.text().strip()) or (tray is not None
                                                                and tray.count() > 0)
@@ -409,3 +417,7 @@ class ComposerBar(QWidget):
 
     def _clicked(self) -> None:
         (self.stop_clicked if self._busy else self.send_clicked).emit()
+
+
+def _with_key(words: str, key: str) -> str:
+    return f"{words} ({key})" if key else words

@@ -192,9 +192,16 @@ def test_the_main_key_is_enter_in_the_menus_the_help_and_under_the_message_box(
     # The line under the message box follows the keys in force.
     from parley.gui.commands.keymap import apply_keymap
 
-    apply_keymap(w, w.keymap.bind("composer.send", ["Ctrl+Return"]))
+    qtbot.keyClicks(w.composer, "draft")  # the send button is on, its tooltip its key
+    assert w.composer_bar.button.toolTip() == "Send (Enter)"
+    assert w.sidebar.new_button.toolTip() == "New chat (Ctrl+N)"
+    keymap = w.keymap.bind("composer.send", ["Ctrl+Return"]).bind("session.new", ["Ctrl+J"])
+    apply_keymap(w, keymap.bind("composer.attach", []))
     assert w.composer_bar.hint.text().startswith("Ctrl+Enter to send  ·  Shift+Enter")
     assert w.qactions["composer.send"].text() == "Send message\tCtrl+Enter"
+    assert w.composer_bar.button.toolTip() == "Send (Ctrl+Enter)"
+    assert w.sidebar.new_button.toolTip() == "New chat (Ctrl+J)"
+    assert w.composer_bar.attach_button.toolTip() == "Attach images, PDFs or text files"
 
 
 def test_ctrl_w_archives_and_unarchive_is_offered_only_for_an_archived_chat(
