@@ -364,7 +364,7 @@ class SettingsDialog(QDialog):
 
     def show_section(self, section: str) -> None:
         """Show the page of ``section`` (one of ``parley.core.settings.SECTIONS``)."""
-        self.nav.setCurrentRow(SECTIONS.index(section))  # type: ignore[arg-type]
+        self.nav.setCurrentRow(SECTIONS.index(section))
 
     # -- values ---------------------------------------------------------------
     async def load(self) -> None:

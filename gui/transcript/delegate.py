@@ -328,7 +328,7 @@ def _matches(
     """Selections covering every case-insensitive occurrence of ``term`` in ``doc``."""
     fmt = QTextCharFormat()
     fmt.setBackground(color)
-    out = []
+    out: list[QAbstractTextDocumentLayout.Selection] = []
     cursor = doc.find(term, 0)
     while not cursor.isNull() and len(out) < 500:
         sel = QAbstractTextDocumentLayout.Selection()
