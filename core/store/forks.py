@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from parley.core.content import new_id
-from parley.core.store import sessions, tree, versions
+from parley.core.store import sessions, tree
 from parley.core.store.models import Session
 from parley.core.store.schema import compactions as C
 from parley.core.store.schema import turn_links as L
@@ -39,22 +39,17 @@ def _remap_blocks(blocks_json: str, ids: dict[str, str]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def fork(
-    con: Connection, session_id: str, at_turn_id: str, title: str | None, kind: str = versions.FORK
-) -> Session:
-    """See :meth:`parley.core.store.store.Store.fork`."""
+def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None,
+         _kind: str = "fork") -> Session:
+    """See :meth:`parley.core.store.store.Store.fork`: the new session, nested under
+    ``session_id`` (``parent_session_id``), in its space, with its model, system prompt
+    and ``meta``. Raises SessionNotFound, TurnNotInSession (``at_turn_id`` is not on the
+    path shown). ``_kind`` is not used: accepted until ``Store.fork`` and
+    ``set_aside_reply`` stop passing it (issue 32, tree-core)."""
     parent = sessions.get(con, session_id)
     at_pos = tree.pos_of(con, session_id, at_turn_id)
-    if kind not in (versions.FORK, versions.VERSION):
-        raise ValueError(f"fork kind must be 'fork' or 'version', not {kind!r}")
-    # A fork made on purpose from a version is listed under the version's chat.
-    root = versions.chat_root(con, session_id) if parent.is_version else session_id
-    nest = root if kind == versions.FORK and parent.is_version else None
     if title is None or not title.strip():
-        # A version's own title ("<title> (edited)", "Answer 1 (…) · <title>") is
-        # internal: the fork is named after the chat it comes from.
-        chat_title = parent.title if root == session_id else sessions.get(con, root).title
-        title, source = f"{chat_title or 'Untitled'} (fork)", "auto"
+        title, source = f"{parent.title or 'Untitled'} (fork)", "auto"
     else:
         source = "user"
     fork_id = sessions.insert(
@@ -66,7 +61,7 @@ def fork(
         system_prompt=parent.system_prompt,
         parent_session_id=parent.id,
         forked_from_turn_id=at_turn_id,
-        meta=versions.fork_meta(parent.meta, kind, nest),
+        meta=dict(parent.meta),
     )
     rows = con.execute(
         tree.path_select(session_id, T.c.id, T.c.seq, T.c.role, T.c.blocks, T.c.aborted,
