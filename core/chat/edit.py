@@ -12,8 +12,6 @@ behaviour, nothing lost.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -26,17 +24,11 @@ from parley.core.content import (
     ToolResultBlock,
     Turn,
 )
-from parley.core.context.since_summary import latest_range
 from parley.core.errors import ParleyError
 from parley.core.store.errors import TurnNotFound, TurnNotInSession
-from parley.core.store.models import Session
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
-
-log = logging.getLogger(__name__)
-
-EDITED_SUFFIX = " (edited)"
 
 
 class CannotEditTurn(ParleyError):
@@ -70,12 +62,6 @@ def _editable(turn: Turn) -> bool:
     if turn.role != "user" or any(isinstance(b, CompactSummaryBlock) for b in turn.blocks):
         return False
     return any(isinstance(b, TextBlock | ImageBlock | DocumentBlock) for b in turn.blocks)
-
-
-def edited_title(parent_title: str | None) -> str:
-    """Return the title of an edit's fork: "<parent title> (edited)", never suffixed twice."""
-    base = (parent_title or "").strip() or "Untitled"
-    return base if base.endswith(EDITED_SUFFIX) else base + EDITED_SUFFIX
 
 
 def edited_blocks(original: Turn, new_blocks: Sequence[Block]) -> list[Block]:
@@ -127,50 +113,3 @@ async def edit_message(
     edited: Turn = await store.edit_turn(
         session_id, turn_id, Turn("user", edited_blocks(original, new_blocks)))
     return edited
-
-
-async def edit_and_fork(
-    store: AsyncStore, session_id: str, turn_id: str, new_blocks: Sequence[Block]
-) -> Session:
-    """Deprecated (until the window calls :func:`edit_message`): the old edit into a
-    version session (``Store.fork(kind="version")``). Same arguments and errors as
-    :func:`edit_message`; returns the fork."""
-    turns, index = await _find(store, session_id, turn_id)
-    original = turns[index]
-    if not _editable(original):
-        raise CannotEditTurn()
-    blocks = edited_blocks(original, new_blocks)
-    parent = await store.get_session(session_id)
-    title = edited_title(parent.title)
-    at = turns[index - 1].id if index > 0 else original.id
-    fork = await store.fork(session_id, at, title=title, kind="version")
-    try:
-        if index > 0:
-            await store.append_turn(fork.id, Turn("user", blocks))
-        else:
-            (copy,) = await store.get_turns(fork.id)
-            await store.upsert_turn(fork.id, copy.with_blocks(blocks))
-    except BaseException:
-        await _discard(store, fork.id)
-        raise
-    session: Session = await store.get_session(fork.id)
-    return session
-
-
-async def _find(store: AsyncStore, session_id: str, turn_id: str) -> tuple[list[Turn], int]:
-    turns = await store.context_turns(session_id)
-    index = next((i for i, t in enumerate(turns) if t.id == turn_id), None)
-    gap = latest_range(turns)
-    if index is None or (gap is not None and index == gap[1] != gap[0]):
-        turns = await store.get_turns(session_id)
-        index = next((i for i, t in enumerate(turns) if t.id == turn_id), None)
-    if index is None:
-        raise TurnNotInSession(turn_id, session_id)
-    return turns, index
-
-
-async def _discard(store: AsyncStore, fork_id: str) -> None:
-    try:
-        await asyncio.shield(store.delete_session(fork_id))
-    except Exception:
-        log.exception("could not remove the unfinished edit fork %s", fork_id)

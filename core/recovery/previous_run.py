@@ -123,7 +123,6 @@ async def interrupted_replies(
     while len(found) < limit:
         page = await store.list_sessions(
             include_archived=True, pinned_first=False, limit=PAGE, offset=offset,
-            include_versions=True,
         )
         for session in page:
             if session.updated_at < since_ms:

@@ -405,10 +405,6 @@ class AsyncStore:
 
     list_forks = reads(Store.list_forks)
     fork = writes(Store.fork)
-    versions = reads(Store.versions)
-    version_to_open = reads(Store.version_to_open)
-    locate_message = reads(Store.locate_message)
-    show_version = writes(Store.show_version)
     # ``progress`` and ``cancelled`` are called on the store's thread.
     import_chats = writes(Store.import_chats, long=True)
     merge_from = writes(Store.merge_from, long=True)
@@ -425,7 +421,6 @@ class AsyncStore:
     finish_turn = writes(Store.finish_turn)
     delete_turns = writes(Store.delete_turns)
     delete_turns_after = writes(Store.delete_turns_after)
-    set_aside_reply = writes(Store.set_aside_reply)
     branch_before = writes(Store.branch_before)
     edit_turn = writes(Store.edit_turn)
     show_branch = writes(Store.show_branch)

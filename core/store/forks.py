@@ -39,13 +39,11 @@ def _remap_blocks(blocks_json: str, ids: dict[str, str]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None,
-         _kind: str = "fork") -> Session:
+def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None) -> Session:
     """See :meth:`parley.core.store.store.Store.fork`: the new session, nested under
     ``session_id`` (``parent_session_id``), in its space, with its model, system prompt
     and ``meta``. Raises SessionNotFound, TurnNotInSession (``at_turn_id`` is not on the
-    path shown). ``_kind`` is not used: accepted until ``Store.fork`` and
-    ``set_aside_reply`` stop passing it (issue 32, tree-core)."""
+    path shown)."""
     parent = sessions.get(con, session_id)
     at_pos = tree.pos_of(con, session_id, at_turn_id)
     if title is None or not title.strip():

@@ -78,9 +78,6 @@ class Session:
         meta: extra keys (kept as found, unknown ones included).
         turn_count: number of turns on the path shown (summary turns and aborted ones
             included; other branches not counted).
-        is_version: a fork made by editing a message or regenerating a reply: a
-            version of its chat, shown on the message rather than listed
-            (``parley.core.store.versions``).
     """
 
     id: str
@@ -100,7 +97,6 @@ class Session:
     end_reason: str | None
     meta: dict[str, Any] = field(default_factory=dict)
     turn_count: int = 0
-    is_version: bool = False
 
     @property
     def is_fork(self) -> bool:

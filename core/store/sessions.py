@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import delete, exists, func, select, update
@@ -12,7 +11,7 @@ from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement, Select
 
 from parley.core.content import Usage, new_id, now_ms
-from parley.core.store import settings_repo, spaces, versions
+from parley.core.store import settings_repo, spaces
 from parley.core.store.dialect import dual_text
 from parley.core.store.errors import SessionNotFound
 from parley.core.store.models import Session, TitleSource
@@ -20,7 +19,6 @@ from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.schema import DEFAULT_SPACE_ID
 from parley.core.store.schema import sessions as S
 from parley.core.store.schema import turn_path as P
-from parley.core.store.version_kind import is_version, is_version_sql, listed
 
 _parent = S.alias("parent")
 
@@ -47,7 +45,6 @@ def _query(
         exists().where(_parent.c.id == p.c.parent_session_id).label("parent_exists"),
         select(func.count()).where(P.c.session_id == p.c.id).scalar_subquery()
         .label("turn_count"),
-        is_version(p).label("is_version"),
     ).order_by(*order(p))
 
 
@@ -84,7 +81,6 @@ def _session(row: Row) -> Session:
         end_reason=row.end_reason,
         meta=_meta(row.meta),
         turn_count=row.turn_count,
-        is_version=bool(row.is_version),
     )
 
 
@@ -169,35 +165,19 @@ def list_page(
     limit: int,
     offset: int,
     pinned_first: bool,
-    include_versions: bool = False,
 ) -> list[Session]:
     where = []
     if space_id is not None:
         where.append(S.c.space_id == space_id)
     if not include_archived:
         where.append(S.c.archived == 0)
-    if not include_versions:  # they show on their chat's messages, not in the list
-        where.append(listed(S))
 
     def order(t: Any) -> list[Any]:
         newest = [t.c.updated_at.desc(), t.c.n.desc()]
         return [t.c.pinned.desc(), *newest] if pinned_first else newest
 
     q = _query(*where, order=order, limit=limit, offset=offset)
-    return [_nested(con, _session(r)) for r in con.execute(q)]
-
-
-def _nested(con: Connection, s: Session) -> Session:
-    """A fork made on purpose from a version, by a build that did not note the chat to
-    list it under (``meta["nest_under"]``, ``parley.core.store.versions``): noted now, in the
-    returned record only (the file is not written)."""
-    if s.parent_session_id is None or s.is_version or "nest_under" in s.meta:
-        return s
-    try:
-        chat = versions.chat_root(con, s.parent_session_id)
-    except SessionNotFound:
-        return s  # its parent was deleted
-    return s if chat == s.parent_session_id else replace(s, meta={**s.meta, "nest_under": chat})
+    return [_session(r) for r in con.execute(q)]
 
 
 def list_forks(con: Connection, session_id: str) -> list[Session]:
@@ -242,33 +222,24 @@ def set_auto_title(con: Connection, session_id: str, title: str) -> bool:
 
 
 def move(con: Connection, session_id: str, space_id: str) -> Session:
-    """Move a chat to a space, with its versions (they show on its messages)."""
+    """Move a chat (every branch of it: they are its turns) to a space."""
     spaces.get(con, space_id)
     require(con, session_id)
-    family = [m.session_id for m in versions.members(con, session_id)]
-    con.execute(update(S).where(S.c.id.in_(family)).values(space_id=space_id))
+    con.execute(update(S).where(S.c.id == session_id).values(space_id=space_id))
     return get(con, session_id)
 
 
 def delete_session(con: Connection, session_id: str) -> None:
-    """Delete a session with its versions (forks made on purpose are kept)."""
+    """Delete a session with every turn of it, every branch (forks made from it are kept)."""
     require(con, session_id)
-    family = [m.session_id for m in versions.members(con, session_id, with_turns=False)]
-    settings_repo.forget_ids(con, family)
-    con.execute(delete(S).where(S.c.id.in_(family)))
+    settings_repo.forget_ids(con, [session_id])
+    con.execute(delete(S).where(S.c.id == session_id))
 
 
 _LATEST = select(func.max(S.c.updated_at))
-# The session, and for a version the sessions up its parent links to its chat: the
-# chat's row in the list moves up when any of its versions is written to.
 _TOUCH = dual_text(
-    "WITH RECURSIVE up(id, parent, v) AS ("
-    f"SELECT s.id, s.parent_session_id, {is_version_sql('s', 'sqlite')} FROM sessions s "
-    "WHERE s.id = :sid "
-    f"UNION SELECT s.id, s.parent_session_id, {is_version_sql('s', 'sqlite')} FROM sessions s "
-    "JOIN up ON s.id = up.parent WHERE up.v = 1) "
     "UPDATE sessions SET updated_at = max(:now, (SELECT coalesce(max(updated_at), 0) + 1 "
-    "FROM sessions)) WHERE id IN (SELECT id FROM up)",
+    "FROM sessions)) WHERE id = :sid",
     pg_sql.TOUCH,
 )
 
@@ -284,7 +255,7 @@ def activity_time(con: Connection) -> int:
 
 
 def touch(con: Connection, session_id: str) -> None:
-    """Mark activity: ``updated_at`` = :func:`activity_time` (of a version: of its chat too)."""
+    """Mark activity: ``updated_at`` = :func:`activity_time`."""
     con.execute(_TOUCH, {"now": now_ms(), "sid": session_id})
 
 

@@ -29,7 +29,7 @@ class Store(ChatsStore, TurnsStore):
     """Parley's sessions, turns, spaces, search index and settings in one SQLite file.
 
     Open with :meth:`Store.open` (see :class:`parley.core.store.lifecycle.StoreBase`).
-    Chats (spaces, sessions, forks, versions, imports) are
+    Chats (spaces, sessions, forks, imports) are
     :class:`~parley.core.store.store_chats.ChatsStore`'s methods, their turns (attachments,
     compactions, transcript windows) :class:`~parley.core.store.store_turns.TurnsStore`'s;
     search, settings and app state are here.

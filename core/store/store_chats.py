@@ -1,4 +1,4 @@
-"""The store's API for chats: spaces, sessions, forks, versions, imported histories.
+"""The store's API for chats: spaces, sessions, forks, imported histories.
 
 Part of :class:`parley.core.store.store.Store` (which see: one transaction per method,
 errors, thread confinement); the turns of a chat are :mod:`parley.core.store.store_turns`'s.
@@ -11,15 +11,14 @@ from collections.abc import Callable, Sequence
 from sqlalchemy.engine import Connection
 
 from parley.core.content import Usage
-from parley.core.store import forks, imports, merge, sessions, spaces, versions
+from parley.core.store import forks, imports, merge, sessions, spaces
 from parley.core.store.lifecycle import StoreBase
 from parley.core.store.models import UNCHANGED, Session, Space, TitleSource, Unchanged
 from parley.core.store.schema import DEFAULT_SPACE_ID
-from parley.core.versions import Versions
 
 
 class ChatsStore(StoreBase):
-    """Spaces, sessions (chats and their forks), versions, imports: one transaction each."""
+    """Spaces, sessions (chats and their forks), imports: one transaction each."""
 
     # --- spaces ----------------------------------------------------------------
 
@@ -100,18 +99,15 @@ class ChatsStore(StoreBase):
         limit: int = 200,
         offset: int = 0,
         pinned_first: bool = True,
-        include_versions: bool = False,
     ) -> list[Session]:
         """Return a page of sessions, newest activity first (pinned ones first).
 
-        ``space_id`` None lists every space. Forks made on purpose are listed
-        like any session (their ``parent_session_id``, or ``meta["nest_under"]``
-        for one made from a version, tells where to nest them); versions of a
-        stored chat are not (:meth:`versions`) unless ``include_versions``.
+        ``space_id`` None lists every space. Forks are listed like any session
+        (their ``parent_session_id`` tells where to nest them); a chat's branches
+        (edits, regenerations) are inside it (:meth:`branches`), never sessions.
         """
         return self._r(
-            lambda c: sessions.list_page(c, space_id, include_archived, limit, offset, pinned_first,
-                                         include_versions)
+            lambda c: sessions.list_page(c, space_id, include_archived, limit, offset, pinned_first)
         )
 
     def rename_session(
@@ -142,8 +138,8 @@ class ChatsStore(StoreBase):
         return self._w(lambda c: sessions.set_fields(c, session_id, archived=int(archived)))
 
     def delete_session(self, session_id: str) -> None:
-        """Delete a session with its turns, compactions and versions (edits and
-        regenerations made in it); forks made on purpose are kept.
+        """Delete a session with its turns (every branch: edits and regenerations made
+        in it) and compactions; forks made from it are kept.
 
         Raises SessionNotFound.
         """
@@ -175,18 +171,14 @@ class ChatsStore(StoreBase):
         return self._r(lambda c: sessions.list_forks(c, session_id))
 
     def fork(
-        self, session_id: str, at_turn_id: str, *, title: str | None = None, kind: str = "fork"
+        self, session_id: str, at_turn_id: str, *, title: str | None = None
     ) -> Session:
-        """Create a new session holding copies of a session's turns up to a point.
+        """Create a new session holding copies of a session's path up to a point.
 
         Args:
             session_id: the session to fork from.
-            at_turn_id: the last turn copied (inclusive); must belong to `session_id`.
-            title: the new session's title; defaults to "<chat title> (fork)" (for a
-                version, the title of the chat it is a version of).
-            kind: ``"fork"`` (made on purpose: listed as a chat, nested under its
-                parent's chat) or ``"version"`` (an edit's: shown as a version of
-                the chat's message, not listed; ``parley.core.store.versions``).
+            at_turn_id: the last turn copied (inclusive); must be on the path shown.
+            title: the new session's title; defaults to "<chat title> (fork)".
 
         Returns:
             The new session, linked to its parent (`parent_session_id`,
@@ -199,39 +191,9 @@ class ChatsStore(StoreBase):
             SessionNotFound: `session_id` does not exist.
             TurnNotInSession: `at_turn_id` is not a turn of that session.
         """
-        return self._w(lambda c: forks.fork(c, session_id, at_turn_id, title, kind))
+        return self._w(lambda c: forks.fork(c, session_id, at_turn_id, title))
 
-    # --- versions ---------------------------------------------------------------
-
-    def versions(self, session_id: str) -> Versions:
-        """Return the versions of a session's chat seen from it (``parley.core.versions``):
-        its chat (root), every session of the chat, and the session's messages that
-        have versions (‹ n/m ›). Raises SessionNotFound."""
-        return self._r(lambda c: versions.versions(c, session_id))
-
-    def show_version(self, session_id: str) -> None:
-        """Remember ``session_id`` as the version its chat shows (kept in the file, so
-        it survives a restart; nothing is written for a chat without versions).
-
-        Raises SessionNotFound.
-        """
-        self._w(lambda c: versions.remember(c, session_id))
-
-    def version_to_open(self, chat_id: str) -> str:
-        """The session to open for a chat of the list: the version chosen last (else the
-        one with the latest activity); ``chat_id`` itself for a chat without versions.
-
-        Raises SessionNotFound.
-        """
-        return self._r(lambda c: versions.shown_version(c, versions.chat_root(c, chat_id)))
-
-    def locate_message(self, session_id: str, turn_id: str) -> tuple[str, str]:
-        """``(session, turn)`` to show a search hit in: a message all versions share is
-        shown in the version shown now; one of a single version opens that version.
-
-        Raises SessionNotFound.
-        """
-        return self._r(lambda c: versions.locate(c, session_id, turn_id))
+    # --- imports ---------------------------------------------------------------
 
     def import_chats(
         self,

@@ -15,17 +15,15 @@ from parley.core.content import Turn, Usage, apply_compactions
 from parley.core.store import (
     attachments,
     compactions,
-    forks,
     outline,
     sessions,
     since_summary,
     tree,
     turns,
-    versions,
 )
 from parley.core.store.attachments import AttachmentInfo
 from parley.core.store.lifecycle import StoreBase
-from parley.core.store.models import Compaction, Session, TreeTurn
+from parley.core.store.models import Compaction, TreeTurn
 
 
 class TurnsStore(StoreBase):
@@ -223,52 +221,6 @@ class TurnsStore(StoreBase):
         before its children), each with ``parent_id`` and ``on_path``. For export as
         JSON and copies; ``hydrate`` as for :meth:`get_turns`. Raises SessionNotFound."""
         return self._r(lambda c: turns.get_tree(c, session_id, hydrate))
-
-    def set_aside_reply(
-        self, session_id: str, prompt_turn_id: str, *, title: str | None = None,
-        reply_turn_ids: Sequence[str] | None = None,
-    ) -> Session:
-        """Keep a session's last reply in a new fork and remove it from the session.
-
-        Used by Regenerate (``parley.core.chat.regenerate``). One transaction: the fork
-        holding copies of every turn (the reply included) and the reply's
-        removal happen together or not at all, so a crash never loses the reply.
-
-        Args:
-            session_id: the session.
-            prompt_turn_id: the turn the reply answers (the user's prompt), where
-                the fork parts from the session.
-            title: the fork's title; defaults to "<title> (previous answer)".
-            reply_turn_ids: the reply's turns, removed from the session (found
-                in conversation order: a compaction's summary turn stored after
-                them stays). None: every turn stored after ``prompt_turn_id``.
-
-        Returns:
-            The fork, a version of the chat (``is_version``; not listed):
-            linked to its parent (``parent_session_id``), with
-            ``forked_from_turn_id`` = ``prompt_turn_id`` (where the two
-            answers part), holding the session's turns as they were.
-
-        Raises:
-            SessionNotFound: no such session.
-            TurnNotInSession: ``prompt_turn_id`` is not a turn of that session.
-        """
-
-        def run(c: Connection) -> Session:
-            turns.seq_of(c, session_id, prompt_turn_id)
-            last = turns.get_many(c, session_id, 1)[-1]
-            name = title
-            if name is None:
-                parent = sessions.get(c, session_id)
-                name = f"{parent.title or 'Untitled'} (previous answer)"
-            fork = forks.fork(c, session_id, last.id, name, versions.VERSION)
-            if reply_turn_ids is None:
-                turns.delete_after(c, session_id, prompt_turn_id)
-            else:
-                turns.delete_ids(c, session_id, reply_turn_ids)
-            return sessions.set_fields(c, fork.id, forked_from_turn_id=prompt_turn_id)
-
-        return self._w(run)
 
     # --- attachments -----------------------------------------------------------
 

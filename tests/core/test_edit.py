@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from parley.core.chat.edit import CannotEditTurn, EmptyEdit, edit_message, edited_title
+from parley.core.chat.edit import CannotEditTurn, EmptyEdit, edit_message
 from parley.core.chat.run import ChatRunner
 from parley.core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from parley.core.keys import FileBackend, KeyStore
@@ -138,8 +138,6 @@ async def test_edit_keeps_images_and_an_edit_can_be_edited_again(store):
     point = (await store.branches(sid)).points[again.id]
     assert (point.index, point.total) == (3, 3)
     assert point.turn_ids == (before[2].id, edited.id, again.id)
-    assert edited_title("Notes (edited)") == "Notes (edited)"
-    assert edited_title("  ") == "Untitled (edited)"
 
 
 async def test_tool_results_of_the_edited_turn_are_kept(store):

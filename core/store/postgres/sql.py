@@ -13,7 +13,7 @@ SQLite does with its own features there:
 * a ``NOTIFY`` on ``parley_changes`` for each row of ``turns``, ``sessions``
   and ``spaces`` written (``parley_notify``: :mod:`parley.core.store.postgres.changes`);
 * ``parley_meta(text)``: a session's ``meta`` as ``jsonb`` (``{}`` when it is
-  not a JSON object), for the versions' SQL;
+  not a JSON object), for the SQL reading its keys;
 * the PostgreSQL spellings of the repositories' SQLite-only statements
   (chosen per connection by :mod:`parley.core.store.dialect`).
 
@@ -28,7 +28,7 @@ not FTS5's: results can differ on punctuation inside words.
 
 from __future__ import annotations
 
-from parley.core.store import textindex, version_kind
+from parley.core.store import textindex
 
 #: Characters of a turn's text that PostgreSQL's index reads (the rest is not searchable).
 MAX_INDEXED_CHARS = 300_000
@@ -50,7 +50,7 @@ _NORMALIZE = (
 FUNCTIONS = [
     f"""CREATE OR REPLACE FUNCTION parley_normalize(t text) RETURNS text
     LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT {_NORMALIZE} $$""",
-    # A session's meta as an object (for the versions' SQL); '{}' when not a JSON object.
+    # A session's meta as an object (for the SQL reading its keys); '{}' when not one.
     """CREATE OR REPLACE FUNCTION parley_meta(meta text) RETURNS jsonb
     LANGUAGE plpgsql IMMUTABLE AS $$
     DECLARE j jsonb;
@@ -214,39 +214,9 @@ SCHEMA_DDL = [
 
 
 
-def is_version(alias: str) -> str:
-    """:func:`parley.core.store.version_kind.is_version` in PostgreSQL's SQL, for ``alias``."""
-    return version_kind.is_version_sql(alias, "postgresql")
-
-
 TOUCH = (
-    "WITH RECURSIVE up(id, parent, v) AS ("
-    f"SELECT s.id, s.parent_session_id, {is_version('s')} FROM sessions s WHERE s.id = :sid "
-    f"UNION SELECT s.id, s.parent_session_id, {is_version('s')} FROM sessions s "
-    "JOIN up ON s.id = up.parent WHERE up.v = 1) "
     "UPDATE sessions SET updated_at = GREATEST(CAST(:now AS bigint), (SELECT coalesce("
-    "max(updated_at), 0) + 1 FROM sessions)) WHERE id IN (SELECT id FROM up)"
-)
-VERSION_PARENT = (
-    f"SELECT s.parent_session_id AS parent, {is_version('s')} AS version, "
-    "EXISTS (SELECT 1 FROM sessions p WHERE p.id = s.parent_session_id) AS parent_stored "
-    "FROM sessions s WHERE s.id = :sid"
-)
-VERSION_FAMILY = (
-    "WITH RECURSIVE fam(id) AS (SELECT CAST(:root AS text) UNION "
-    "SELECT s.id FROM sessions s JOIN fam ON s.parent_session_id = fam.id "
-    f"WHERE {is_version('s')} = 1) "
-    "SELECT s.id, s.created_at, s.updated_at FROM sessions s JOIN fam ON fam.id = s.id"
-)
-VERSION_TURNS = (
-    "SELECT t.session_id, t.id, t.seq, t.role, t.created_at, t.blocks FROM turns t "
-    "WHERE t.session_id IN (SELECT value FROM json_array_elements_text(CAST(:ids AS json))) "
-    "AND t.seq >= :cut ORDER BY t.session_id, t.seq"
-)
-SET_SHOWN = (
-    "UPDATE sessions SET meta = (parley_meta(meta) || "
-    "jsonb_build_object('shown_version', CAST(:shown AS text), "
-    "'recent_versions', CAST(:recent AS jsonb)))::text WHERE id = :root"
+    "max(updated_at), 0) + 1 FROM sessions)) WHERE id = :sid"
 )
 FORGET_OWNERS = (
     "DELETE FROM app_state WHERE strpos(key, ':') > 0 "
