@@ -258,7 +258,10 @@ async def test_frozen_prompt_stays_byte_identical_across_turns_until_refreshed(e
 
     # Compaction renders it again too.
     await env.tools.memories.write(space, "Has a bike.", "append")
-    env.fake.script("<summary>Talked about tea, jazz and Porto.</summary>")
+    # A summary in the words of the turns it replaces (a summary sharing too few of them is
+    # asked again as a separate transcript: parley.core.compaction's summary checks).
+    env.fake.script("<summary>The user likes jazz (noted in the memory: prefers tea, likes "
+                    "jazz) and then said another thing.</summary>")
     result = await env.runner.compact(sid, keep_turns=2, model_ref=SONNET)
     assert result.compacted
     env.fake.script("After compaction.")

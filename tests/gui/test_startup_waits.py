@@ -56,8 +56,12 @@ def test_regenerate_while_loading_waits_for_the_provider_then_regenerates(
                  timeout=30)
     assert _history(driver, w, earlier) == [("user", "An earlier chat"),
                                             ("assistant", "A second answer.")]
-    [fork] = driver.run(w.store.list_forks(earlier))  # the first answer is kept
-    assert ("assistant", "Earlier answer") in _history(driver, w, fork.id)
+    # The first answer is kept as a branch of the same chat (no fork, no other session).
+    assert driver.run(w.store.list_forks(earlier)) == []
+    tree = driver.run(w.store.get_tree(earlier))
+    kept = [t for t in tree if not t.on_path and t.turn.role == "assistant"]
+    assert [t.turn.text() for t in kept] == ["Earlier answer"]
+    assert driver.run(w.store.branches(earlier)).points  # ‹ 2/2 › under the answer
 
 
 def test_esc_before_the_chats_open_takes_the_queued_message_back(
