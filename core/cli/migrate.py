@@ -1,19 +1,25 @@
 """``parley --migrate-only``: upgrade sessions.db without a window, for scripted upgrades.
 
 Opening a v3 file through :meth:`parley.core.store.store.Store.open` backs it up and
-migrates it (``parley.core.store.upgrade.v3``); this command does only that, prints
-the counts, and exits. A v4 file is opened and left untouched. Where there is
-no sessions.db, nothing is created: not the file, not its folder.
+migrates it (``parley.core.store.upgrade.v3``); a v4 file written before the
+conversation tree is backed up and converted (``parley.core.store.upgrade.tree``).
+This command does only that, prints what was done (counts, time, the backup), and
+exits. A current v4 file is opened and left untouched ("nothing was changed" is
+said only when its size and mtime are as before). Where there is no sessions.db,
+nothing is created: not the file, not its folder.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from parley.core.errors import ParleyError
 from parley.core.paths import DB_NAME, DataDirError, cannot_create_reason, find_data_dir
+
+if TYPE_CHECKING:  # the store is imported only when there is a file to open
+    from parley.core.store.upgrade.migrations import UpToDateReport
 
 #: Advice in store messages that only the window can act on, and what to say instead
 #: on the command line (there is no file picker here).
@@ -79,6 +85,7 @@ def _refuse(error: DataDirError) -> int:
 
 def _migrate(path: Path, out: TextIO) -> int:
     from parley.core.store.store import Store
+    from parley.core.store.upgrade.migrations import UpToDateReport
 
     shown = False
     live = out.isatty()  # a pipe or a log gets the result only, not a rewritten line
@@ -89,6 +96,7 @@ def _migrate(path: Path, out: TextIO) -> int:
             shown = True
             print(f"\rMigrating… {done * 100 // total}%", end="", file=out, flush=True)
 
+    before = _stamp(path)
     try:
         store = Store.open(path, progress=progress)
     except ParleyError as err:
@@ -101,16 +109,63 @@ def _migrate(path: Path, out: TextIO) -> int:
         report = store.migration_report
     finally:
         store.close()
-    if report is None:
-        print(f"{path} is already in the current format; nothing was changed.", file=out)
-        return 0
     if shown:
         print(file=out)  # end the progress line
-    print(
-        f"Migrated {path}: {report.sessions} sessions, {report.turns} turns "
-        f"({report.recovered_turns} damaged turns kept as recovered text), "
-        f"{report.spaces} spaces, in {report.seconds:.1f} s.\n"
-        f"Backup of the old file: {report.backup_path}",
-        file=out,
-    )
+    if report is None:
+        print(_unchanged(path, before), file=out)
+    elif isinstance(report, UpToDateReport):
+        print(up_to_date_words(path, report), file=out)
+    else:
+        print(
+            f"Migrated {path}: {report.sessions} sessions, {report.turns} turns "
+            f"({report.recovered_turns} damaged turns kept as recovered text), "
+            f"{report.spaces} spaces, in {report.seconds:.1f} s.\n"
+            f"Backup of the old file: {report.backup_path}",
+            file=out,
+        )
     return 0
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    """``(size in bytes, mtime in ns)`` of ``path``: a write changes one or the other."""
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def _unchanged(path: Path, before: tuple[int, int]) -> str:
+    """The words for a file that needed no upgrade, true to whether it was written."""
+    if _stamp(path) == before:
+        return f"{path} is already in the current format; nothing was changed."
+    # Opening set it up for use: WAL mode or the default space, written by another tool.
+    return (f"{path} is already in the current format; Parley only set it up for use "
+            "(journal mode, default space). No chat was changed.")
+
+
+def up_to_date_words(path: Path, report: UpToDateReport) -> str:
+    """What bringing an older v4 file up to date did, for the command line.
+
+    Args:
+        path: sessions.db.
+        report: ``Store.migration_report`` after the open
+            (``parley.core.store.upgrade.migrations.UpToDateReport``).
+
+    Returns:
+        E.g. "Brought <path> up to date: 12 edits and regenerations folded into their
+        5 chats as branches, in 0.4 s." and "Backup of the old file: <path>" on a
+        second line when a backup was taken (the conversation tree); for an addition
+        that changes no chat, what was added.
+    """
+    took = f"in {report.seconds:.1f} s"
+    if report.backup_path is None:
+        return (f"Brought {path} up to date ({'; '.join(report.added)}), {took}. "
+                "No chat was changed.")
+    if report.folded == 0:
+        what = ("its chats now keep edits and regenerations as branches (it had none "
+                "to fold)")
+    elif report.folded == 1:
+        what = "1 edit or regeneration folded into its chat as a branch"
+    else:
+        chats = "their chat" if report.chats == 1 else f"their {report.chats} chats"
+        what = f"{report.folded} edits and regenerations folded into {chats} as branches"
+    return (f"Brought {path} up to date: {what}, {took}.\n"
+            f"Backup of the old file: {report.backup_path}")

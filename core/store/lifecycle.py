@@ -85,7 +85,8 @@ class StoreBase:
 
         Returns:
             An open Store. A v4 file is opened as is: nothing is written to it.
-            ``migration_report`` holds the v3 upgrade's report, or None.
+            ``migration_report`` holds the v3 upgrade's report, an older v4 file's
+            ``UpToDateReport`` (the conversation tree added, its backup), or None.
 
         Raises:
             NotAParleyFile: not SQLite, or SQLite without Parley's tables.

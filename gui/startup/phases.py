@@ -346,7 +346,8 @@ class WindowStartup(WindowBase):
                 payload.get("expires_at"), payload.get("compact_at"))
 
     def _note_upgrade(self) -> None:
-        """The store upgraded a v3 file as it opened: keep the words to tell (and log them)."""
+        """The store upgraded the file as it opened (v3, or the conversation tree added):
+        keep the words to tell (and log them)."""
         from parley.core.recovery.upgrade_notice import upgrade_notice
 
         self.upgrade_notice = upgrade_notice(self.store.migration_report)

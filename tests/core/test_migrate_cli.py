@@ -136,3 +136,124 @@ def test_a_terminal_sees_the_progress_then_the_counts(tmp_path):
     assert migrate_only(tmp_path, out=out) == 0
     text = out.getvalue()
     assert "\rMigrating… 100%\nMigrated " in text
+
+
+# --- a v4 file written before the conversation tree (issue 32) ----------------------
+
+
+def _versions_in(path) -> tuple[int, int]:
+    """(version sessions, the chats they belong to) in a file from before the tree, by
+    the old format's own rule (``parley.core.store.upgrade.tree_family.is_version``):
+    a version's chat is the first non-version up its parents."""
+    import sqlite3
+
+    from parley.core.store.upgrade.tree_family import is_version, parse_meta
+
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = con.execute("SELECT id, title, meta, parent_session_id FROM sessions").fetchall()
+    finally:
+        con.close()
+    parent = {sid: up for sid, _t, _m, up in rows}
+    version = {sid for sid, title, meta, up in rows
+               if up in parent and is_version(title, parse_meta(meta), up)}
+
+    def chat_of(sid: str) -> str:
+        while sid in version:
+            sid = parent[sid]
+        return sid
+
+    return len(version), len({chat_of(v) for v in version})
+
+
+def test_command_line_converts_a_file_from_before_the_tree_and_says_so(tmp_path):
+    import shutil
+
+    from tests.core.tree_conversion_check import DB
+
+    path = tmp_path / "sessions.db"
+    shutil.copy(DB, path)
+    folded, chats = _versions_in(path)
+    assert folded > 1 and chats > 1  # the fixture has edits and regenerations to fold
+    result = subprocess.run(
+        [sys.executable, "-m", "parley.gui.app", "--migrate-only", "--home", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    backup = tmp_path / "sessions.db.parley-pre-tree.bak"
+    first, second = result.stdout.splitlines()
+    assert first.startswith(f"Brought {path} up to date: {folded} edits and regenerations "
+                            f"folded into their {chats} chats as branches, in ")
+    assert first.endswith(" s.")
+    assert second == f"Backup of the old file: {backup}"
+    assert "nothing was changed" not in result.stdout
+    assert backup.exists() and _versions_in(backup) == (folded, chats)
+    assert _versions_in(path) == (0, 0)
+
+    stamp = path.stat().st_size, path.stat().st_mtime_ns, path.read_bytes()
+    again = subprocess.run(
+        [sys.executable, "-m", "parley.gui.app", "--migrate-only", "--home", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == f"{path} is already in the current format; nothing was changed.\n"
+    assert (path.stat().st_size, path.stat().st_mtime_ns, path.read_bytes()) == stamp
+    assert sorted(p.name for p in tmp_path.glob("*.bak")) == [backup.name]
+
+
+def test_an_added_table_is_named_and_no_chat_is_said_changed(tmp_path):
+    import sqlite3
+
+    from parley.core.store.schema import ATTACHMENT_OBJECTS
+
+    path = tmp_path / "sessions.db"
+    Store.open(path).close()
+    con = sqlite3.connect(path)
+    kinds = dict(con.execute("SELECT name, type FROM sqlite_master"))
+    for name in sorted(ATTACHMENT_OBJECTS, key=lambda n: kinds[n] == "table"):
+        if kinds[name] != "index":  # an index goes with its table
+            con.execute(f"DROP {kinds[name].upper()} {name}")
+    con.close()
+    out = io.StringIO()
+    assert migrate_only(tmp_path, out=out) == 0
+    text = out.getvalue()
+    assert text.startswith(f"Brought {path} up to date (v4: attachment store ")
+    assert "No chat was changed." in text and "Backup" not in text
+    assert not list(tmp_path.glob("*.bak"))
+    con = sqlite3.connect(path)
+    assert {r[0] for r in con.execute("SELECT name FROM sqlite_master")} >= ATTACHMENT_OBJECTS
+    con.close()
+
+
+def test_a_current_file_that_opening_writes_to_is_not_said_unchanged(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "sessions.db"
+    Store.open(path).close()
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA journal_mode = DELETE")  # as another tool may leave it
+    con.close()
+    out = io.StringIO()
+    assert migrate_only(tmp_path, out=out) == 0
+    text = out.getvalue()
+    assert "nothing was changed" not in text
+    assert text.startswith(f"{path} is already in the current format; Parley only set it up")
+    assert "No chat was changed." in text
+
+
+def test_up_to_date_words_for_one_version_and_for_none():
+    from pathlib import Path
+
+    from parley.core.cli.migrate import up_to_date_words
+    from parley.core.store.upgrade.migrations import UpToDateReport
+
+    db, bak = Path("/d/sessions.db"), Path("/d/sessions.db.parley-pre-tree.bak")
+    one = UpToDateReport(["tree"], bak, folded=1, chats=1, seconds=0.04)
+    assert up_to_date_words(db, one) == (
+        "Brought /d/sessions.db up to date: 1 edit or regeneration folded into its chat "
+        f"as a branch, in 0.0 s.\nBackup of the old file: {bak}")
+    none = UpToDateReport(["tree"], bak, folded=0, chats=0, seconds=1.25)
+    assert "(it had none to fold), in 1.2 s." in up_to_date_words(db, none)
+    many = UpToDateReport(["tree"], bak, folded=3, chats=1, seconds=0.5)
+    assert "3 edits and regenerations folded into their chat as branches" in \
+        up_to_date_words(db, many)

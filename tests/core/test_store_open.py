@@ -316,12 +316,14 @@ def test_migrate_runs_missing_steps_in_order(tmp_path):
     steps.sort(key=lambda s: s.version)
     engine = make_engine(tmp_path / "m.db")
     con = engine.connect()
-    names = write(con, lambda c: migrations.migrate(c, 4, steps=steps, target=6), tmp_path)
-    assert names == ["v4→v5: notes table", "v5→v6: more"]
+    done = write(con, lambda c: migrations.migrate(c, 4, steps=steps, target=6), tmp_path)
+    assert done.names == ["v4→v5: notes table", "v5→v6: more"]
+    assert done.tree is None
     assert ran == [5, 6]
     with con.begin():
         assert con.exec_driver_sql("PRAGMA user_version").scalar() == 6
-    assert write(con, lambda c: migrations.migrate(c, 6, steps=steps, target=6), tmp_path) == []
+    again = write(con, lambda c: migrations.migrate(c, 6, steps=steps, target=6), tmp_path)
+    assert again.names == []
     con.close()
     engine.dispose()
 

@@ -258,3 +258,38 @@ def test_a_kill_during_the_conversion_leaves_the_file_as_it_was(tmp_path, where)
         check_store(store)
     finally:
         store.close()
+
+
+def test_the_pre_tree_backup_is_offered_when_the_file_is_damaged_and_restores(tmp_path):
+    from parley.core.recovery import damaged_file
+    from parley.core.store.errors import DatabaseCorrupt
+    from parley.core.store.sqlite.backups import list_backups
+    from parley.core.store.upgrade.migrations import UpToDateReport
+
+    path = copy_fixture(tmp_path)
+    with Store.open(path) as store:
+        report = store.migration_report
+        chats = len(store.list_sessions(limit=10_000, include_archived=True))
+    backup = tmp_path / "sessions.db.parley-pre-tree.bak"
+    assert isinstance(report, UpToDateReport) and report.backup_path == backup
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\xa5" * (4096 - 100)  # the first page's schema: unreadable
+    path.write_bytes(bytes(data))
+
+    with pytest.raises(DatabaseCorrupt) as err:
+        Store.open(path)
+    assert backup.name in err.value.message  # the words name it
+    assert damaged_file.backups(path) == [backup]  # the damaged-file page and restore
+    (listed,) = list_backups(path)  # the recovery and missing-file pages
+    assert (listed.path, listed.automatic) == (backup, False)
+    assert listed.chats == rows(DB, "SELECT count(*) FROM sessions")[0][0]
+
+    assert damaged_file.latest_backup(path) == backup
+    damaged_file.restore_backup(path, backup)
+    with Store.open(path) as store:  # converted again, after a backup of its own
+        again = store.migration_report
+        assert len(store.list_sessions(limit=10_000, include_archived=True)) == chats
+    assert isinstance(again, UpToDateReport)
+    assert again.backup_path == tmp_path / "sessions.db.parley-pre-tree.1.bak"
+    assert (again.folded, again.chats) == (report.folded, report.chats)
+    assert backup.exists()

@@ -39,3 +39,20 @@ def test_the_notice_words() -> None:
     assert "your 1,218 chats" in upgrade_notice(many) and "/x/b.bak" in upgrade_notice(many)
     assert upgrade_notice(None) is None
     assert upgrade_notice(SimpleNamespace(sessions=0, backup_path=None)) is None
+
+
+def test_the_notice_words_after_the_conversation_tree_was_added() -> None:
+    from pathlib import Path
+
+    from parley.core.store.upgrade.migrations import UpToDateReport
+
+    bak = Path("/x/sessions.db.parley-pre-tree.bak")
+    many = upgrade_notice(UpToDateReport(["tree"], bak, folded=1218, chats=40, seconds=1.0))
+    assert many is not None
+    assert many.startswith("Parley brought your chats up to date: 1,218 edits and "
+                           "regenerations are now branches of their chats.")
+    assert str(bak) in many and "0 chats" not in many
+    one = upgrade_notice(UpToDateReport(["tree"], bak, folded=1, chats=1, seconds=1.0))
+    assert one is not None and "1 edit or regeneration is now a branch of its chat" in one
+    # Tables added without a conversion: no backup, nothing a person would notice.
+    assert upgrade_notice(UpToDateReport(["attachments"], None, 0, 0, 0.1)) is None

@@ -15,6 +15,7 @@ import contextlib
 import os
 import sqlite3
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from parley.core.store.upgrade.migrations import (
     FileInfo,
     FileKind,
     Progress,
+    UpToDateReport,
     inspect_file,
     migrate,
     upgrade_v3,
@@ -68,7 +70,11 @@ def check_writable(path: Path) -> None:
 def open_connection(
     path: Path, progress: Progress | None, busy_timeout_ms: int
 ) -> tuple[Connection, Any]:
-    """Make ``path`` a current v4 file and return ``(connection, v3 upgrade report or None)``.
+    """Make ``path`` a current v4 file and return ``(connection, report)``.
+
+    The report is the v3 upgrade's ``MigrationReport``, an :class:`UpToDateReport`
+    when an older v4 file was brought up to date (the conversation tree added …),
+    or None when the file was current (or new).
 
     Raises: see :meth:`parley.core.store.store.Store.open`.
     """
@@ -92,7 +98,7 @@ def open_connection(
     engine = make_engine(path, busy_timeout_ms=busy_timeout_ms)
     con = engine.connect()
     try:
-        _prepare(con, path, info)
+        report = _prepare(con, path, info) or report
     except BaseException as exc:
         con.close()
         engine.dispose()
@@ -103,16 +109,24 @@ def open_connection(
     return con, report
 
 
-def _prepare(con: Connection, path: Path, info: FileInfo) -> None:
+def _prepare(con: Connection, path: Path, info: FileInfo) -> UpToDateReport | None:
+    """Set the file up for use; return what bringing an older v4 file up to date did."""
     raw = dbapi_connection(con)
     if info.kind is FileKind.NEW:
         raw.execute("PRAGMA journal_mode = WAL")
         raw.execute(f"PRAGMA application_id = {new_file_id()}")  # which file this is
         write(con, create_all, path)
-        return
+        return None
     if raw.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
         raw.execute("PRAGMA journal_mode = WAL")  # a v4 file last written by another tool
+    report = None
     if info.kind is FileKind.OLDER_V4:
-        write(con, lambda c: migrate(c, info.user_version), path)
+        start = time.monotonic()
+        done = write(con, lambda c: migrate(c, info.user_version), path)
+        tree = done.tree
+        report = UpToDateReport(
+            done.names, tree.backup_path if tree else None, tree.folded if tree else 0,
+            tree.chats if tree else 0, time.monotonic() - start)
     if not read(con, spaces.has_default, path):
         write(con, spaces.ensure_default, path)
+    return report

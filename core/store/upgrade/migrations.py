@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 from sqlalchemy.engine import Connection
@@ -65,6 +65,9 @@ from parley.core.store.schema import (
     V4_TABLES,
     create_attachment_schema,
 )
+
+if TYPE_CHECKING:  # imported lazily at run time (_add_tree)
+    from parley.core.store.upgrade.tree import TreeConversion
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 Progress = Callable[[int, int], None]
@@ -125,20 +128,22 @@ class Addition:
         name: shown in the list :func:`migrate` returns.
         objects: the names (``sqlite_master.name``) it creates; a file lacking
             any of them needs it.
-        fn: creates what is missing, idempotently, in the caller's transaction.
+        fn: creates what is missing, idempotently, in the caller's transaction;
+            returns what it did when there is more to tell than its name (the
+            tree's :class:`~parley.core.store.upgrade.tree.TreeConversion`), else None.
     """
 
     name: str
     objects: frozenset[str]
-    fn: Callable[[Connection], None]
+    fn: Callable[[Connection], object]
 
 
-def _add_tree(con: Connection) -> None:
+def _add_tree(con: Connection) -> TreeConversion:
     """The conversation tree (``parley.core.store.upgrade.tree``, imported lazily: only
     files written before it need it): a backup, then the version sessions folded."""
     from parley.core.store.upgrade.tree import add_to_file
 
-    add_to_file(con)
+    return add_to_file(con)
 
 
 ADDITIONS: list[Addition] = [
@@ -160,13 +165,46 @@ def missing_additions(names: set[str], additions: list[Addition] | None = None) 
     return [a for a in (ADDITIONS if additions is None else additions) if not a.objects <= names]
 
 
+@dataclass(frozen=True, slots=True)
+class Migrated:
+    """What :func:`migrate` ran.
+
+    Attributes:
+        names: the steps and additions run, in order (empty: the file was up to date).
+        tree: what the conversation tree's addition did, when it ran.
+    """
+
+    names: list[str]
+    tree: TreeConversion | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UpToDateReport:
+    """What opening an older v4 file wrote to it (``Store.migration_report``).
+
+    Attributes:
+        added: the names of the steps and additions run (:attr:`Migrated.names`).
+        backup_path: the copy taken before the conversation tree was added
+            (``<db>.parley-pre-tree.bak`` …), or None when nothing needed one.
+        folded: version sessions folded into their chats as branches.
+        chats: the chats they were folded into.
+        seconds: wall time of the whole write, backup and commit included.
+    """
+
+    added: list[str]
+    backup_path: Path | None
+    folded: int
+    chats: int
+    seconds: float
+
+
 def migrate(
     con: Connection,
     current: int,
     *,
     steps: list[Step] | None = None,
     target: int | None = None,
-) -> list[str]:
+) -> Migrated:
     """Run, in order, every step with ``current < version <= target``.
 
     Args:
@@ -179,10 +217,12 @@ def migrate(
     made too (after the versioned steps, so they see the current format).
 
     Returns:
-        The names of the steps and additions run (empty when the file is up to date).
+        The names of the steps and additions run (empty when the file is up to
+        date), and what the tree's addition did when it ran.
     """
     target = SCHEMA_VERSION if target is None else target
     done: list[str] = []
+    tree: TreeConversion | None = None
     for s in steps if steps is not None else STEPS:
         if current < s.version <= target:
             s.fn(con)
@@ -191,9 +231,11 @@ def migrate(
     if steps is None:
         names = {r[0] for r in con.exec_driver_sql("SELECT name FROM sqlite_master")}
         for a in missing_additions(names):
-            a.fn(con)
+            result = a.fn(con)
+            if a.fn is _add_tree:
+                tree = cast("TreeConversion", result)
             done.append(a.name)
-    return done
+    return Migrated(done, tree)
 
 
 def _columns(con: sqlite3.Connection, table: str) -> set[str]:
@@ -316,8 +358,10 @@ __all__ = [
     "Addition",
     "FileInfo",
     "FileKind",
+    "Migrated",
     "STEPS",
     "Step",
+    "UpToDateReport",
     "inspect_file",
     "migrate",
     "missing_additions",

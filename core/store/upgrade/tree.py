@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,23 @@ log = logging.getLogger(__name__)
 BACKUP_TAG = "tree"
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost_usd")
 _CHUNK = 500
+
+
+@dataclass(frozen=True, slots=True)
+class TreeConversion:
+    """What :func:`add_to_file` did to a file.
+
+    Attributes:
+        backup_path: the copy taken first (``<db>.parley-pre-tree.bak`` …), or None
+            (an in-memory database, or a file that had ``turn_links`` and only got
+            the tree objects it lacked: nothing converted, no backup).
+        folded: version sessions folded into their chats as branches (and deleted).
+        chats: the chats they were folded into.
+    """
+
+    backup_path: Path | None
+    folded: int
+    chats: int
 
 
 def create_tables(con: Connection) -> None:
@@ -101,10 +119,14 @@ def fill(con: Connection) -> None:
         index.create(con)
 
 
-def convert(con: Connection) -> list[str]:
+def convert(con: Connection) -> dict[str, str]:
     """Create and fill the tree tables, then fold every version session into its chat
-    (module doc). Runs in the caller's transaction; returns the version sessions
-    folded (deleted)."""
+    (module doc). Runs in the caller's transaction.
+
+    Returns:
+        The version sessions folded (deleted), each mapped to its chat's id
+        (empty when the file had no versions).
+    """
     for table in (L, P):  # their indexes come with the fill, built at once
         con.execute(CreateTable(table))
     fill(con)
@@ -121,7 +143,7 @@ def convert(con: Connection) -> list[str]:
         owner.update({v.id: fam.root.id for v in fam.versions})
         shown.add(fam.shown())
     if not owner:
-        return []
+        return {}
     _repoint_forks(con, owner, mapping)
     for tree in renumbered:
         for fork in con.execute(select(S.c.id, S.c.forked_from_turn_id)
@@ -134,7 +156,7 @@ def convert(con: Connection) -> list[str]:
         con.execute(S.delete().where(S.c.id.in_(gone[i:i + _CHUNK])))
     log.info("conversation tree: %d version sessions folded into %d chats", len(gone),
              len(chats))
-    return gone
+    return owner
 
 
 def _make_chats(con: Connection, orphans: list[Member]) -> None:
@@ -209,10 +231,14 @@ def _repoint_forks(con: Connection, owner: dict[str, str], mapping: dict[str, st
                 forked_from_turn_id=mapping.get(at, at) if at is not None else None))
 
 
-def add_to_file(con: Connection) -> None:
+def add_to_file(con: Connection) -> TreeConversion:
     """The SQLite addition: back the file up beside it, then :func:`convert`; the
     backup is on disk before the caller commits. A file that has ``turn_links`` but
     lacks some other object of the tree only gets what it lacks (no conversion).
+
+    Returns:
+        What was done: the backup's path and the versions folded (see
+        :class:`TreeConversion`).
 
     Raises:
         MigrationBackupFailed: the backup could not be made (nothing was written).
@@ -220,12 +246,12 @@ def add_to_file(con: Connection) -> None:
     names = {r[0] for r in con.exec_driver_sql("SELECT name FROM sqlite_master")}
     if "turn_links" in names:
         create_tables(con)
-        return
+        return TreeConversion(None, 0, 0)
     path = _file_of(con)
     copy = copy_backup(path, tag=BACKUP_TAG) if path is not None else None
-    convert(con)
-    if copy is not None:
-        copy.place()
+    owner = convert(con)
+    backup = copy.place() if copy is not None else None
+    return TreeConversion(backup, len(owner), len(set(owner.values())))
 
 
 def _file_of(con: Connection) -> Path | None:
@@ -236,4 +262,5 @@ def _file_of(con: Connection) -> Path | None:
     return None
 
 
-__all__ = ["BACKUP_TAG", "TREE_OBJECTS", "add_to_file", "convert", "create_tables", "fill"]
+__all__ = ["BACKUP_TAG", "TREE_OBJECTS", "TreeConversion", "add_to_file", "convert",
+           "create_tables", "fill"]
