@@ -32,6 +32,28 @@ def test_the_window_tells_how_many_chats_were_upgraded_and_where_the_backup_is(
     assert "upgraded" not in w.toast.message
 
 
+def test_the_window_tells_what_the_conversation_tree_conversion_did(driver, home, caplog):
+    import shutil
+
+    from tests.core.tree_conversion_check import DB
+
+    shutil.copy(DB, paths.db_path(home))
+    with caplog.at_level(logging.INFO, logger="parley.gui.startup.phases"):
+        w = driver.open()
+    backup = paths.db_path(home).with_name("sessions.db.parley-pre-tree.bak")
+    driver.until(lambda: w.toast.message != "", timeout=10)
+    told = w.toast.message
+    assert told.startswith("Parley brought your chats up to date: ")
+    assert "edits and regenerations are now branches of their chats" in told
+    assert str(backup) in told and backup.exists()
+    assert told in caplog.text
+
+    driver.close(w)
+    w = driver.open()  # converted now: nothing is said
+    driver.qtbot.wait(200)
+    assert "up to date" not in w.toast.message
+
+
 def test_the_notice_words() -> None:
     one = SimpleNamespace(sessions=1, backup_path="/x/sessions.db.bak")
     many = SimpleNamespace(sessions=1218, backup_path="/x/b.bak")
