@@ -172,6 +172,9 @@ class ChatEditor:
         The edited message holds the files left in the tray (``files``: the
         original's, less those removed, plus those added), then the new text.
 
+        The chat's draft (the box's text while it was edited) is forgotten in the
+        store before the edit is saved (``Drafts.discard``).
+
         Raises:
             ParleyError: the edited message is too long for the model
                 (``MessageTooLong``) or could not be saved (the text goes back
@@ -190,6 +193,10 @@ class ChatEditor:
             runner = self.chat.runner
             assert runner is not None  # sent once the provider is ready (ChatRuns)
             runner.check_message(blocks, model_ref=model)
+            # The box's text while it was edited is the chat's draft in the store: it
+            # goes before the edit is saved, or a kill right after would bring the
+            # message back as a plain draft (Enter would send it again as a new one).
+            await self.chat.drafts.discard(sid)
             edited = await edit_message(self.chat.store, sid, turn.id, blocks)
         except ParleyError:
             self.chat.runs.give_back(text)
