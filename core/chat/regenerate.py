@@ -23,7 +23,10 @@ Order, so that a crash at any point loses nothing:
    now ends at the prompt; the old reply, and whatever the path held after it
    (a summary written after it by "Compact now" too: it was made below the old
    reply, in its branch), stay stored as a branch, shown as ‹ n/m › beside the
-   new answer (``parley.core.branches``). Nothing is copied, no session is made.
+   new answer (``parley.core.branches``). No session is made; the one turn copied
+   is such a summary when its range lies wholly before the reply: it still
+   applies, so the new branch starts with a copy of it and the new request goes
+   out compacted (``parley.core.store.summary_carry``).
 2. the request is sent again (``runner.retry``) with the model asked for: the
    new reply is saved below the prompt (a sibling of the old one; its ``model``
    says which model wrote it), streamed and journalled like any other. If it
@@ -89,10 +92,13 @@ class ReplySetAside:
         removed_turn_ids: the turns that left the path shown, in path order (the
             reply's, and any stored after it); the transcript drops them. They stay
             stored, as a branch.
+        carried: the id of the copy of a summary the new branch starts with (it
+            still applies there: ``Store.branch_before``), or None.
     """
 
     session_id: str
     removed_turn_ids: tuple[str, ...]
+    carried: str | None = None
 
 
 RegenerateEvent = RunEvent | ReplySetAside
@@ -192,8 +198,9 @@ async def regenerate(
         await preflight(runner, model_ref, [t for t in stored if t.id not in gone])
         if start is not None:
             first = next(i for i, t in enumerate(stored) if t.id == reply[0])
-            await runner.store.branch_before(session_id, reply[0])
-            emit(ReplySetAside(session_id, tuple(t.id for t in stored[first:])))
+            copy = await runner.store.branch_before(session_id, reply[0])
+            emit(ReplySetAside(session_id, tuple(t.id for t in stored[first:]),
+                               None if copy is None else copy.id))
     finally:
         runner.release(session_id)
     # retry claims the session again before its first await: nothing runs in between.

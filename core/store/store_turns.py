@@ -14,10 +14,12 @@ from parley.core.branches import Branches
 from parley.core.content import Turn, Usage, apply_compactions
 from parley.core.store import (
     attachments,
+    branch_points,
     compactions,
     outline,
     sessions,
     since_summary,
+    summary_carry,
     tree,
     turns,
 )
@@ -156,7 +158,7 @@ class TurnsStore(StoreBase):
 
     # --- the tree: branches of the chat ------------------------------------------
 
-    def branch_before(self, session_id: str, turn_id: str) -> None:
+    def branch_before(self, session_id: str, turn_id: str) -> Turn | None:
         """Cut the path shown back to end at ``turn_id``'s parent (empty when it is a first
         message), so the next turn saved becomes ``turn_id``'s sibling: a new branch.
 
@@ -165,16 +167,25 @@ class TurnsStore(StoreBase):
         so that, until a turn is saved below it, the path opened later ends there (a
         regeneration whose new answer failed). Cost: the path rows removed.
 
+        A summary cut away whose range lies wholly above the new leaf still applies: a
+        copy of it (the latest such) becomes the new branch's first turn, so the next
+        turn saved goes below it and the chat stays compacted
+        (``parley.core.store.summary_carry``).
+
+        Returns:
+            That summary copy, now the path's leaf; None when none was carried.
+
         Raises:
             SessionNotFound: no such session.
             TurnNotInSession: ``turn_id`` is not a turn of the path shown.
         """
-        self._w(lambda c: tree.branch_before(c, session_id, turn_id))
+        return self._w(lambda c: summary_carry.branch_before(c, session_id, turn_id))
 
     def edit_turn(self, session_id: str, turn_id: str, new_turn: Turn) -> Turn:
         """Save ``new_turn`` as a sibling of ``turn_id`` and show it: :meth:`branch_before`
         and :meth:`append_turn` in one transaction (Edit: the original and what followed
-        it stay, as a branch). Returns ``new_turn``, now the path's leaf.
+        it stay, as a branch; a summary that still applies is carried, as there, and
+        ``new_turn`` goes below it). Returns ``new_turn``, now the path's leaf.
 
         Raises:
             SessionNotFound: no such session.
@@ -183,7 +194,7 @@ class TurnsStore(StoreBase):
         """
 
         def run(c: Connection) -> Turn:
-            tree.branch_before(c, session_id, turn_id)
+            summary_carry.branch_before(c, session_id, turn_id)
             return turns.append(c, session_id, new_turn)
 
         return self._w(run)
@@ -214,7 +225,7 @@ class TurnsStore(StoreBase):
 
         Raises SessionNotFound.
         """
-        return self._r(lambda c: tree.branches(c, session_id))
+        return self._r(lambda c: branch_points.branches(c, session_id))
 
     def get_tree(self, session_id: str, *, hydrate: bool = False) -> list[TreeTurn]:
         """Every turn of the session (every branch), in ``seq`` order (a parent always

@@ -14,9 +14,9 @@ children stops a later descent there); a fresh stamp is now (epoch ms), or more
 than every stamp the change reads when the clock says less (:func:`fresh_stamp`).
 
 Costs: reads and writes follow the rows of the path that change and the turns
-looked at below or above a turn, never the whole history; :func:`branches` reads
-the session's ``turn_links`` index grouped by parent, and only the children of
-turns that have several.
+looked at below or above a turn, never the whole history; the branch points
+(``parley.core.store.branch_points``) read the session's ``turn_links`` index
+grouped by parent, and only the children of turns that have several.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from sqlalchemy import bindparam, select, text
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement, Select
 
-from parley.core.branches import Branches, BranchPoint
 from parley.core.content import now_ms
 from parley.core.store import sessions
 from parley.core.store.dialect import is_postgresql
@@ -148,7 +147,7 @@ def _set_path(con: Connection, session_id: str, after_pos: int, suffix: Sequence
     con.execute(_STAMP_ONE, {"stamp": stamp + 1, "tid": suffix[-1]})
 
 
-def _lock(con: Connection, session_id: str) -> None:
+def lock(con: Connection, session_id: str) -> None:
     """On PostgreSQL, wait for another Parley changing this chat (as a save does:
     ``parley.core.store.turns``), so two changes of one path never interleave."""
     if is_postgresql(con):
@@ -162,7 +161,7 @@ def branch_before(con: Connection, session_id: str, turn_id: str) -> None:
     stamp cut away (so the path opened later ends there until a child is saved).
     """
     sessions.require(con, session_id)
-    _lock(con, session_id)
+    lock(con, session_id)
     pos = pos_of(con, session_id, turn_id)
     last = leaf(con, session_id)
     stamp = fresh_stamp(None if last is None else last.shown_at)
@@ -175,7 +174,7 @@ def branch_before(con: Connection, session_id: str, turn_id: str) -> None:
 def show_branch(con: Connection, session_id: str, turn_id: str, exact: bool = False) -> str:
     """See :meth:`parley.core.store.store.Store.show_branch`. Returns the new leaf's id."""
     sessions.require(con, session_id)
-    _lock(con, session_id)
+    lock(con, session_id)
     chain = list(con.execute(_UP, {"tid": turn_id, "sid": session_id, "limit": _DEPTH}))
     if not chain:
         raise TurnNotInSession(turn_id, session_id)
@@ -198,11 +197,6 @@ def show_branch(con: Connection, session_id: str, turn_id: str, exact: bool = Fa
     return suffix[-1]
 
 
-# Parents with several children (NULL: the session's first messages), index only.
-_FORKING = text(
-    "SELECT parent_id FROM turn_links WHERE session_id = :sid "
-    "GROUP BY parent_id HAVING count(*) > 1"
-)
 _CHILDREN_COLS = (
     "SELECT l.turn_id, l.parent_id, t.seq, "
     "(SELECT p.pos FROM turn_path p WHERE p.turn_id = l.turn_id) AS pos "
@@ -227,36 +221,6 @@ def children(con: Connection, session_id: str, parent_ids: Sequence[str | None]
     for r in sorted(rows, key=lambda r: r.seq):
         out[r.parent_id].append(r)
     return out
-
-
-def branches(con: Connection, session_id: str) -> Branches:
-    """See :meth:`parley.core.store.store.Store.branches`.
-
-    Each turn of the path whose parent has other children (for a first message: the
-    session has other first messages) is a point: the siblings oldest first, the one
-    on the path chosen. A leaf with children is a point of its own (its children, then
-    itself with ``exact``, listed last and chosen): when the leaf is also one of
-    several siblings, this point is the one kept (the answers below it are reachable
-    only from it; the siblings' choice shows again once the path goes below it).
-    """
-    sessions.require(con, session_id)
-    forking = [r.parent_id for r in con.execute(_FORKING, {"sid": session_id})]
-    points: dict[str, BranchPoint] = {}
-    for kids in children(con, session_id, forking).values():
-        chosen = next((i for i, k in enumerate(kids) if k.pos is not None), None)
-        if chosen is None:
-            continue  # that parent is not on the path
-        ids = tuple(str(k.turn_id) for k in kids)
-        points[ids[chosen]] = BranchPoint(ids[chosen], chosen + 1, len(ids), ids,
-                                          (False,) * len(ids))
-    last = leaf(con, session_id)
-    if last is not None:
-        below = children(con, session_id, [last.turn_id]).get(last.turn_id, [])
-        if below:
-            ids = (*(str(k.turn_id) for k in below), str(last.turn_id))
-            points[last.turn_id] = BranchPoint(last.turn_id, len(ids), len(ids), ids,
-                                               (*(False for _ in below), True))
-    return Branches(session_id, points)
 
 
 # A set of turns of a session and every turn below them.

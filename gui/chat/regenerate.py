@@ -138,6 +138,8 @@ class ChatRegenerate:
             return
         self.chat.state.drop(set(ev.removed_turn_ids))
         self.chat.opener.show_turns()  # cards stay in place (stored positions, compaction spans)
+        if ev.carried is not None:  # the new branch starts with a summary's copy: its card
+            self.w.tasks.spawn(self.chat.opener.reload(read_unseen=False), name="carried-summary")
         self.w.transcript.set_busy(True)
         self.w.statusBar().showMessage(KEPT_MESSAGE, 15_000)
 

@@ -193,8 +193,11 @@ async def test_a_second_compaction_resends_the_chats_last_request(env: Env, fake
 @pytest.mark.parametrize("edited", ["t26", "t24", "t2"])
 async def test_editing_in_a_compacted_chat_branches_at_the_turn_before_it(any_store, edited):
     """A message after the summary, the last one the summary replaced and one under its
-    card: the edit's branch holds the path's turns before the edited one, then the edit
-    (the summary, written below the chat's last turn, stays in the original's branch)."""
+    card: the edit's branch holds the path's turns before the edited one, then the edit.
+    The summary, written below the chat's last turn, stays in the original's branch; a
+    copy of it starts the edit's branch when its range (t0..t24) lies wholly before the
+    edited message (t26), and only then (issue 32: a branch made after a summary keeps
+    it; one cut inside its range cannot)."""
     from parley.core.chat.edit import edit_message
 
     store = any_store
@@ -210,9 +213,19 @@ async def test_editing_in_a_compacted_chat_branches_at_the_turn_before_it(any_st
     new = await edit_message(store, session.id, edited, [TextBlock("edited")])
 
     shown = await store.get_turns(session.id)
-    assert [t.text() for t in shown] == [t.text() for t in whole[:at]] + ["edited"]
     parent = {t.turn.id: t.parent_id for t in await store.get_tree(session.id)}
-    assert parent[new.id] == parent[edited] == whole[at - 1].id
+    assert parent[edited] == whole[at - 1].id
+    if edited == "t26":
+        copy = shown[at]
+        assert copy.id != "s1" and copy.blocks[0].summary == "s"
+        assert [t.text() for t in shown] == [t.text() for t in whole[:at]] + ["", "edited"]
+        assert parent[copy.id] == whole[at - 1].id and parent[new.id] == copy.id
+        context = await store.context_turns(session.id)
+        assert [t.id for t in context] == ["t0", "t24", "t25", copy.id, new.id]
+    else:
+        assert [t.text() for t in shown] == [t.text() for t in whole[:at]] + ["edited"]
+        assert parent[new.id] == whole[at - 1].id
+        assert len(await store.list_compactions(session.id)) == 1
 
 
 async def test_regenerate_in_a_compacted_chat_answers_its_last_message(env: Env, fake_provider):
@@ -278,24 +291,49 @@ def test_a_branch_made_after_the_summary_keeps_it(db):
     assert list(win.spans) == ["s1"]
 
 
-def test_a_branch_made_before_the_summary_does_not_see_it(db):
-    """An edit of a message the summary replaced, and one of a message kept after its
-    range: neither branch holds the summary, so the whole path is sent; going back to
-    the summary's branch sends from it again."""
+def test_a_branch_made_below_the_summarized_range_keeps_a_copy_of_the_summary(db):
+    """An edit of a message kept after the summary's range (the summary was written below
+    the chat's last turn, so the cut leaves it behind): the range lies wholly before the
+    branch point, so the new branch starts with one copy of the summary and is sent
+    from it (issue 32: a branch made after a summary keeps it)."""
     sid = chat(db, 40)
     compact(db, sid, "t0", "t35", "s1")
     say(db, sid, "u40")
-    for edited in ("t38", "t10"):
+    db.branch_before(sid, "t38")
+    say(db, sid, "ut38")
+    got = same_as_path(db, sid)
+    copy = got[4]
+    assert ids(got) == ["t0", "t35", "t36", "t37", copy.id, "ut38"]
+    assert copy.id != "s1" and copy.blocks[0].summary == "summary s1"
+    win = db.transcript_window(sid)
+    assert list(win.spans) == [copy.id] and "s1" not in [t.id for t in win.turns]
+    assert db.messages_between(sid, "t0", "t35") == 34
+    db.show_branch(sid, "u40")  # the original branch keeps the original
+    assert ids(same_as_path(db, sid))[-3:] == ["t39", "s1", "u40"]
+
+
+def test_a_branch_made_before_the_summary_does_not_see_it(db):
+    """An edit of a message the summary replaced (on the original branch, and on the
+    branch holding a copy of the summary): neither new branch holds a summary (it
+    cannot apply), so the whole path is sent; going back to the summary's branch sends
+    from it again."""
+    sid = chat(db, 40)
+    compact(db, sid, "t0", "t35", "s1")
+    say(db, sid, "u40")
+    db.branch_before(sid, "t38")
+    say(db, sid, "ut38")  # below a copy of s1 (the test above)
+    for edited in ("t10", "t20"):
+        db.show_branch(sid, "u40" if edited == "t10" else "ut38")
         db.branch_before(sid, edited)
         say(db, sid, f"u{edited}")
         got = same_as_path(db, sid)
-        assert "s1" not in ids(got) and ids(got)[-1] == f"u{edited}"
-        assert len(got) == int(edited[1:]) + 1  # every turn of the path before it
+        assert ids(got) == [f"t{i}" for i in range(int(edited[1:]))] + [f"u{edited}"]
         win = db.transcript_window(sid)
         assert win.spans == {} and "s1" not in [t.id for t in win.turns]
         assert db.compacted_turns(sid, "s1").turns == []
         with pytest.raises(TurnNotInSession):  # s1's range is no longer all on the path
             db.messages_between(sid, "t0", "t39")
+    assert len(db.list_compactions(sid)) == 2  # s1 and its one copy
     db.show_branch(sid, "u40")
     assert ids(same_as_path(db, sid))[:2] == ["t0", "t35"]
     assert list(db.transcript_window(sid).spans) == ["s1"]

@@ -213,18 +213,45 @@ async def test_after_a_compaction_the_kept_reply_is_regenerated_not_the_summary(
 
     assert new is not None and new.text() == "A new turn 7."
     # The summary was written below turn 7 (after it): it leaves the path with it and
-    # stays in that branch; the new answer's branch parts at turn 6, before it.
-    assert events[0].removed_turn_ids == (stored[7].id, summary.id)
-    now = [t.id for t in await store.get_turns(sid)]
-    assert now == [*(t.id for t in stored[:7]), new.id]
+    # stays in that branch. Its range (turns 0 to 3) lies before the branch point (turn
+    # 6), so it still applies: the new branch starts with one copy of it, and the new
+    # answer goes below the copy (issue 32: a branch made after a summary keeps it).
+    ev = events[0]
+    assert ev.removed_turn_ids == (stored[7].id, summary.id)
+    now = await store.get_turns(sid)
+    copy = now[7]
+    assert ev.carried == copy.id and copy.id != summary.id
+    assert [t.id for t in now] == [*(t.id for t in stored[:7]), copy.id, new.id]
+    [block] = copy.blocks
+    assert isinstance(block, CompactSummaryBlock)
+    assert block.summary == "<summary>Turns 0 to 3.</summary>"
+    assert (block.first_turn_id, block.last_turn_id) == (stored[0].id, stored[3].id)
+    rows = {c.summary_turn_id: c for c in await store.list_compactions(sid)}
+    assert set(rows) == {summary.id, copy.id}
+    assert block.compaction_id == rows[copy.id].id != rows[summary.id].id
+    assert (rows[copy.id].first_turn_id, rows[copy.id].last_turn_id) == (
+        stored[0].id, stored[3].id)
     tree = {t.turn.id: t for t in await store.get_tree(sid)}
+    assert len(tree) == 8 + 1 + 1 + 1  # the turns, the summary, its copy, the new answer
     assert tree[summary.id].parent_id == stored[7].id and not tree[summary.id].on_path
-    assert tree[new.id].parent_id == stored[6].id
+    assert tree[copy.id].parent_id == stored[6].id and tree[new.id].parent_id == copy.id
     body = fake_provider.model_requests[-1].body
-    # The path the new answer follows: turns 0 to 6, no summary, not the old turn 7.
-    assert [m["role"] for m in body["messages"]] == ["user", "assistant"] * 3 + ["user"]
-    assert "Turns 0 to 3" not in str(body) and "turn 7" not in str(body)
+    # The request the new answer came from was compacted: the summary, turns 4 to 6.
+    assert "Turns 0 to 3" in str(body) and "turn 7" not in str(body)
+    assert not any(f"turn {i}" in str(body) for i in range(4))
     assert "turn 6" in str(body["messages"][-1]["content"])
-    await store.show_branch(sid, stored[7].id)  # the old answer's branch keeps its summary
+    context = await store.context_turns(sid)
+    assert [t.id for t in context] == [stored[0].id, *(t.id for t in stored[3:7]),
+                                       copy.id, new.id]
+    # ‹ 2/2 › under the new answer (the copy is not a branch point); ‹ leads back to the
+    # old answer with its own summary.
+    point = (await store.branches(sid)).points[new.id]
+    assert (point.index, point.total, point.turn_ids) == (2, 2, (stored[7].id, new.id))
+    assert copy.id not in (await store.branches(sid)).points
+    await store.show_branch(sid, point.target(-1)[0])
     assert [t.id for t in await store.get_turns(sid)] == [
         *(t.id for t in stored), summary.id]
+    back = (await store.branches(sid)).points[stored[7].id]
+    assert (back.index, back.total) == (1, 2) and back.target(+1) == (new.id, False)
+    await store.show_branch(sid, new.id)
+    assert [t.id for t in await store.get_turns(sid)][-2:] == [copy.id, new.id]

@@ -110,9 +110,11 @@ def test_a_chat_without_compactions_pages_like_stored_turns(db):
 
 def test_windows_read_the_path_shown_not_the_other_branches(db):
     """An edit in the middle of a compacted chat: the windows, their positions and the
-    card's count are the path's; a turn of the branch left is not revealed."""
+    card's count are the path's; a turn of the branch left is not revealed. (The edit is
+    inside s1's range, so s1 cannot apply on its branch and is not carried there:
+    ``parley.core.store.summary_carry``.)"""
     sid, _turns = chat(db, 30)
-    compact(db, sid, "t0", "t9", 10, "s1")  # stored after t29, at position 30
+    compact(db, sid, "t0", "t24", 25, "s1")  # stored after t29, at position 30
     db.branch_before(sid, "t20")
     db.append_turn(sid, Turn("user", [TextBlock("edited")], id="e20"))
     win = db.transcript_window(sid, last=5)

@@ -43,9 +43,10 @@ def test_regenerate_right_after_compact_now_replaces_the_answer_and_keeps_a_bran
     driver.until(lambda: driver.last_text(w) == "A new answer to the last message."
                  and not w.composer_bar.busy and w.tasks.pending == 0, timeout=15)
 
-    # the request answered the last message, not the summary
+    # the request answered the last message, not the summary, and went out compacted
     sent = driver.fake.model_requests[-1].body["messages"]
     assert sent[-1]["role"] == "user" and "message 398" in str(sent[-1]["content"])
+    assert_compacted(sent, turns)
     stored = driver.run(w.store.get_turns(sid))
     assert old_answer.id not in [t.id for t in stored]
     answers = [t for t in stored if t.role == "assistant" and t.id not in
@@ -54,28 +55,75 @@ def test_regenerate_right_after_compact_now_replaces_the_answer_and_keeps_a_bran
     assert driver.run(w.store.list_forks(sid)) == []
     assert "The previous answer is kept" in w.statusBar().currentMessage()
     # The old answer is the new one's sibling in the chat's tree, off the path shown, and
-    # the summary "Compact now" wrote below it stays in its branch
-    # (parley.core.chat.regenerate): the new branch shows the turns, no card.
+    # the summary "Compact now" wrote below it stays in its branch; its range lies before
+    # the prompt, so the new branch starts with a copy of it (issue 32: a branch made
+    # after a summary keeps it) and shows its card, once.
     driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (2, 2))
     tree = {t.turn.id: t for t in driver.run(w.store.get_tree(sid))}
     assert not tree[old_answer.id].on_path and tree[old_answer.id].parent_id == prompt.id
     summary = tree[compaction.summary_turn_id]
     assert not summary.on_path and summary.parent_id == old_answer.id
-    assert compaction.summary_turn_id not in [t.id for t in stored]
-    assert all(n.kind != "card" for n in rows(w))
+    copy = stored[-2]
+    assert copy.id != compaction.summary_turn_id and tree[copy.id].parent_id == prompt.id
+    new_rows = [copy.id, *[t.id for t in turns[N - 4:N - 1]], stored[-1].id]
+    driver.until(lambda: [n.key for n in rows(w)] == new_rows)
+    assert [n.kind for n in rows(w)].count("card") == 1 and rows(w)[0].kind == "card"
     assert rows(w)[-1].turn.text() == "A new answer to the last message."
-    assert prompt.id == rows(w)[-2].key
+    assert w.transcript.branch_of(copy.id) is None
 
     # ‹ on the new answer: the old one, with the summary card of its branch.
     assert w.chat.opener.switch_branch(w.chat.turns[-1].id, -1)
     driver.until(lambda: rows(w)[-1].key == old_answer.id and w.tasks.pending == 0)
     expected = [compaction.summary_turn_id, *[t.id for t in turns[N - 4:N]]]
     assert [n.key for n in rows(w)] == expected and rows(w)[0].kind == "card"
+    assert [n.kind for n in rows(w)].count("card") == 1
     assert w.transcript.branch_of(old_answer.id) == (1, 2)
 
     w2 = restart(driver, w, sid)  # the branch chosen last
     assert [n.key for n in rows(w2)] == expected
     assert w2.transcript.branch_of(old_answer.id) == (1, 2)
+    # › back to the new answer, with the copy's card
+    assert w2.chat.opener.switch_branch(old_answer.id, +1)
+    driver.until(lambda: [n.key for n in rows(w2)] == new_rows and w2.tasks.pending == 0)
+    assert w2.transcript.branch_of(stored[-1].id) == (2, 2)
+
+
+def assert_compacted(sent: list[Any], turns: list[Any]) -> None:
+    """The request holds the summary and none of the turns it replaced."""
+    body = str(sent)
+    assert "The user counted messages" in body
+    assert not [t for t in turns[:N - 4] if t.text() in body]
+
+
+def test_edit_of_the_last_message_right_after_compact_now_keeps_the_summary(
+        driver: Any) -> None:
+    w = driver.configured()
+    sid, turns = compacted(driver, w)
+    [compaction] = driver.run(w.store.list_compactions(sid))
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Up)  # edit the last message
+    assert w.chat.editor.editing is not None and w.chat.editor.editing.id == turns[-2].id
+    w.composer.set_text("message 398, edited")
+    driver.fake.script("An answer to the edited message.")
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+    driver.until(lambda: driver.last_text(w) == "An answer to the edited message."
+                 and not w.composer_bar.busy and w.tasks.pending == 0, timeout=15)
+
+    sent = driver.fake.model_requests[-1].body["messages"]
+    assert "message 398, edited" in str(sent[-1]["content"])
+    assert_compacted(sent, turns)
+    stored = driver.run(w.store.get_turns(sid))
+    copy, edited, answer = stored[-3:]
+    assert copy.id != compaction.summary_turn_id and edited.text() == "message 398, edited"
+    new_rows = [copy.id, *[t.id for t in turns[N - 4:N - 2]], edited.id, answer.id]
+    driver.until(lambda: [n.key for n in rows(w)] == new_rows)
+    assert [n.kind for n in rows(w)].count("card") == 1 and rows(w)[0].kind == "card"
+    driver.until(lambda: w.transcript.branch_of(edited.id) == (2, 2))
+
+    assert w.chat.opener.switch_branch(edited.id, -1)  # the original, with its summary
+    expected = [compaction.summary_turn_id, *[t.id for t in turns[N - 4:N]]]
+    driver.until(lambda: [n.key for n in rows(w)] == expected and w.tasks.pending == 0)
+    assert [n.kind for n in rows(w)].count("card") == 1
+    assert w.transcript.branch_of(turns[-2].id) == (1, 2)
 
 
 def test_retry_right_after_compact_now_sends_nothing(driver: Any) -> None:

@@ -1,0 +1,111 @@
+"""A branch made after a summary keeps it: the summary carried onto a new branch.
+
+A compaction's summary turn is stored below the path's leaf when it runs
+(:mod:`parley.core.store.compactions`), i.e. after the turns it keeps. "Compact now"
+right after an answer leaves the path ``… prompt, answer, SUMMARY``; a branch cut above
+the summary (Regenerate of that answer, Edit of the last message: ``branch_before``)
+would leave it behind although the turns it replaced all lie before the branch point,
+and the next request would go out uncompacted.
+
+:func:`carry` fixes that when the path is cut: the latest summary turn on the part of
+the path cut away whose range (its first..last turn, on the path) ends at or before
+the cut point is copied as the first turn of the new branch (a child of the cut
+point): a new turn id, its summary block with a new ``compaction_id`` and the same
+range, and a copy of its ``compactions`` row. The path then reads ``… parent,
+SUMMARY'``, and the next turn saved goes below the copy. A summary whose range
+reaches below the cut point (Edit of a message inside it) cannot apply and is not
+carried. Cost: the session's ``compactions`` rows (a few per chat) and one turn.
+
+:func:`summary_ids` names the session's summary turns for the branch points
+(``parley.core.store.branch_points``: summary turns are transparent there).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sqlalchemy import and_, select, text
+from sqlalchemy.engine import Connection
+
+from parley.core.content import CompactSummaryBlock, Turn, new_id
+from parley.core.store import sessions, tree, turns
+from parley.core.store.schema import compactions as C
+from parley.core.store.schema import turn_path as P
+
+
+def summary_ids(con: Connection, session_id: str) -> set[str]:
+    """Ids of the session's summary turns that have a ``compactions`` row (every
+    branch). Cost: the session's compactions (index ``compactions_by_session``)."""
+    rows = con.execute(select(C.c.summary_turn_id).where(C.c.session_id == session_id))
+    return {str(r) for r in rows.scalars()}
+
+
+def _pos(con: Connection, session_id: str, turn_id: str | None) -> int | None:
+    if turn_id is None:
+        return None
+    pos = con.execute(select(P.c.pos).where(P.c.turn_id == turn_id,
+                                            P.c.session_id == session_id)).scalar()
+    return None if pos is None else int(pos)
+
+
+def find(con: Connection, session_id: str, cut_pos: int, parent_pos: int | None
+         ) -> str | None:
+    """The compaction (its id) to carry when the path is cut below ``parent_pos``
+    (None: the path is cut whole): the one whose summary turn is the latest on the path
+    at or after ``cut_pos`` with its range on the path ending at or before
+    ``parent_pos``; None when there is none. Read before the path is cut."""
+    if parent_pos is None:
+        return None
+    rows = con.execute(
+        select(C.c.id, C.c.first_turn_id, C.c.last_turn_id)
+        .select_from(C.join(P, and_(P.c.turn_id == C.c.summary_turn_id,
+                                    P.c.session_id == session_id)))
+        .where(C.c.session_id == session_id, P.c.pos >= cut_pos)
+        .order_by(P.c.pos.desc())
+    )
+    for row in rows.all():
+        first = _pos(con, session_id, row.first_turn_id)
+        last = _pos(con, session_id, row.last_turn_id)
+        if first is not None and last is not None and first <= last <= parent_pos:
+            return str(row.id)
+    return None
+
+
+def carry(con: Connection, session_id: str, compaction_id: str) -> Turn | None:
+    """Append a copy of that compaction's summary turn below the path's leaf (just cut
+    back to the branch point) with a copy of its ``compactions`` row; return the copy.
+    None (nothing written) when the summary turn is aborted or holds no summary block
+    (it would not apply)."""
+    row = con.execute(select(C).where(C.c.id == compaction_id)).one()
+    summary = turns.get(con, row.summary_turn_id)
+    if summary.aborted or not any(isinstance(b, CompactSummaryBlock) for b in summary.blocks):
+        return None
+    copy_id = new_id()
+    blocks = [replace(b, compaction_id=copy_id) if isinstance(b, CompactSummaryBlock) else b
+              for b in summary.blocks]
+    copy = replace(summary, id=new_id(), blocks=blocks)
+    turns.append(con, session_id, copy)
+    values = dict(row._mapping)
+    values.update(id=copy_id, summary_turn_id=copy.id)
+    con.execute(C.insert().values(**values))
+    return copy
+
+
+_PARENT_POS = text("SELECT max(pos) FROM turn_path WHERE session_id = :sid AND pos < :pos")
+
+
+def branch_before(con: Connection, session_id: str, turn_id: str) -> Turn | None:
+    """``parley.core.store.tree.branch_before``, then the summary that still applies
+    carried onto the new branch (module doc). Returns the summary copy, or None.
+
+    Raises:
+        SessionNotFound: no such session.
+        TurnNotInSession: ``turn_id`` is not a turn of the path shown.
+    """
+    sessions.require(con, session_id)
+    tree.lock(con, session_id)
+    pos = tree.pos_of(con, session_id, turn_id)
+    parent = con.execute(_PARENT_POS, {"sid": session_id, "pos": pos}).scalar()
+    found = find(con, session_id, pos, None if parent is None else int(parent))
+    tree.branch_before(con, session_id, turn_id)
+    return None if found is None else carry(con, session_id, found)
