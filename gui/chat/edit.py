@@ -305,7 +305,10 @@ class ChatEditor:
             bar.addWidget(self.progress_label, 1)
             bar.addPermanentWidget(self.progress_bar)
         self.progress_label.setText(text)
-        self.progress_label.show()
+        if hasattr(bar, "show_lasting"):  # the window's OneLineStatusBar: not over a message
+            bar.show_lasting(self.progress_label)
+        else:
+            self.progress_label.show()
         self.progress_bar.show()
         bar.show()
 

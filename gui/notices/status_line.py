@@ -9,7 +9,9 @@ the line. The bar never grows taller than one line.
 
 A message belongs to the chat open when it was shown (:meth:`set_chat` says
 which one is open): when another chat opens, it is cleared, so a message
-about one chat is never read as being about the next.
+about one chat is never read as being about the next. A lasting text shown by a
+widget on the bar (:meth:`OneLineStatusBar.show_lasting`) gives way to a message
+and comes back after it.
 """
 
 from __future__ import annotations
@@ -62,6 +64,21 @@ class OneLineStatusBar(QStatusBar):
             self._chat = chat_id
 
     # -- messages -------------------------------------------------------------------
+    def show_lasting(self, widget: QWidget) -> None:
+        """Show ``widget``, one of the bar's normal (left) widgets saying something
+        lasting (a compaction's progress), unless a message is on the line now: then
+        it shows once the message goes, so one line never has two texts drawn on it.
+
+        ``QStatusBar`` hides its normal widgets while a message is shown and shows
+        again those it hid itself (not those hidden by a call to ``hide``), which is
+        why the widget is hidden here as the bar would.
+        """
+        if not self.currentMessage():
+            widget.show()
+            return
+        widget.hide()
+        widget.setAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide, False)
+
     def show_notice(self, text: str, timeout_ms: int = 0, details: Details | None = None) -> None:
         """Show ``text`` (one line) for ``timeout_ms`` (0: until replaced), with a
         "Details" link opening ``details`` (default: the whole text when it is cut)."""
