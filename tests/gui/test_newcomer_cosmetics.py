@@ -63,7 +63,10 @@ def tool_chat(driver: Any, w: Any) -> str:
 def hover(driver: Any, w: Any, row: int) -> tuple[QWidget, QRect]:
     """Point at ``row``; returns the buttons and the row's rectangle (viewport)."""
     lv = w.transcript.list_view
-    rect = lv.visualRect(lv.model().index(row, 0))
+    index = lv.model().index(row, 0)
+    lv.scrollTo(index)  # in view first: the row may be below a tall unfolded output
+    driver.until(lambda: lv.viewport().rect().contains(lv.visualRect(index).center()))
+    rect = lv.visualRect(index)
     QTest.mouseMove(lv.viewport(), rect.center() + QPoint(3, 1))  # a move, wherever it was
     QTest.mouseMove(lv.viewport(), rect.center())
     bar = lv.viewport().findChild(QWidget, "MessageActions")
