@@ -33,6 +33,11 @@ log = logging.getLogger(__name__)
 
 EDIT_BANNER = "Editing a message  ·  Enter sends it as a new branch (the original stays)  ·  " \
               "Esc cancels"
+#: Up or "Edit message" while a reply is being written: the message cannot change under it.
+EDIT_AFTER_REPLY = ("A reply is being written: press Esc to stop it, or wait; then Up edits "
+                    "your last message.")
+#: The same while the chat is being compacted (no reply coming).
+EDIT_AFTER_COMPACTING = "This chat is being compacted: edit your message when that is done."
 NOT_COMPACTED = {
     "nothing-to-compact": "There is nothing to compact yet: the conversation is shorter than "
                           "the turns kept word for word.",
@@ -127,8 +132,12 @@ class ChatEditor:
             self.w.composer_bar.banner.setText(EDIT_BANNER)
 
     def edit_last(self) -> bool:
-        """Up in an empty composer: bring back the last user message to edit and resend."""
-        if self.w.composer.text() or self.chat.runs.running(self.chat.session_id):
+        """Up in an empty composer: bring back the last user message to edit and resend.
+
+        While a reply is written (or the chat compacted) nothing is edited and the
+        status bar says why (:meth:`_busy`), so what is typed next is not taken
+        for the edit."""
+        if self.w.composer.text() or self._busy():
             return False
         turns = self.chat.turns
         last = next((t for i, t in reversed(list(enumerate(turns)))
@@ -143,12 +152,23 @@ class ChatEditor:
         """"Edit message" on any user message: its text goes to the composer to edit."""
         turns = self.chat.turns
         i = next((i for i, t in enumerate(turns) if t.id == turn_id), None)
-        if i is None or self.chat.runs.running(self.chat.session_id):
+        if i is None or self._busy():
             return
         turn = turns[i]
         if turn.role != "user" or is_continue_message(turn, turns[i - 1] if i else None):
             return  # Continue's message is Parley's, not the person's
         self._begin(turn)
+
+    def _busy(self) -> bool:
+        """True while the open chat has a reply being written or is being compacted;
+        then the status bar says that editing waits (the refusals of sending say
+        the same in ``parley.gui.chat.run``)."""
+        sid = self.chat.session_id
+        if not self.chat.runs.running(sid):
+            return False
+        why = EDIT_AFTER_COMPACTING if sid in self.compacting else EDIT_AFTER_REPLY
+        self.w.statusBar().showMessage(why, 8_000)
+        return True
 
     def _begin(self, turn: Turn) -> None:
         self.set_editing(turn)
