@@ -38,6 +38,9 @@ EDIT_AFTER_REPLY = ("A reply is being written: press Esc to stop it, or wait; th
                     "your last message.")
 #: The same while the chat is being compacted (no reply coming).
 EDIT_AFTER_COMPACTING = "This chat is being compacted: edit your message when that is done."
+#: An edit draft came back but the message it edited is not on the path shown.
+EDIT_NOT_SHOWN = ("The message you were editing is not shown (another branch is chosen, or it "
+                  "was deleted): your text is kept as a plain draft.")
 NOT_COMPACTED = {
     "nothing-to-compact": "There is nothing to compact yet: the conversation is shorter than "
                           "the turns kept word for word.",
@@ -120,7 +123,10 @@ class ChatEditor:
     # -- editing ------------------------------------------------------------------
     def set_editing(self, turn: Turn | None) -> None:
         """Enter (a turn) or leave (None) edit mode; the composer shows a banner and the
-        tray the message's files (``ChatAttachments.begin_edit``)."""
+        tray the message's files (``ChatAttachments.begin_edit``). The open chat's
+        draft is marked as editing that turn, or as plain (``Drafts.mark_edit``), so a
+        restart brings it back as it was (:meth:`resume`)."""
+        self.chat.drafts.mark_edit(self.chat.session_id, turn.id if turn is not None else None)
         attachments = getattr(self.chat, "attachments", None)
         if attachments is not None and self.editing is not None:
             attachments.end_edit()
@@ -130,6 +136,21 @@ class ChatEditor:
         self.w.composer_bar.set_editing(turn is not None)
         if turn is not None:
             self.w.composer_bar.banner.setText(EDIT_BANNER)
+
+    def resume(self, turn_id: str | None) -> None:
+        """A chat was opened with a draft that edits ``turn_id`` (``Drafts.edit_of``;
+        None: a plain draft): edit mode comes back with the box's text as it is. When
+        that message is not on the path shown (another branch was chosen, or it is
+        gone) the text stays as a plain draft and the status bar says so."""
+        if turn_id is None:
+            return
+        turn = next((t for t in self.chat.turns if t.id == turn_id), None)
+        if turn is not None and turn.role == "user":
+            self.set_editing(turn)
+            return
+        self.set_editing(None)
+        self.chat.keep_draft()  # written again as a plain draft
+        self.w.statusBar().showMessage(EDIT_NOT_SHOWN, 15_000)
 
     def edit_last(self) -> bool:
         """Up in an empty composer: bring back the last user message to edit and resend.

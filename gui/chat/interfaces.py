@@ -211,6 +211,8 @@ class EditorView(Protocol):
 
     def set_editing(self, turn: Turn | None) -> None: ...
 
+    def resume(self, turn_id: str | None) -> None: ...
+
 
 class AttachmentsView(Protocol):
     """What is used of the chat's files (``parley.gui.chat.attach.ChatAttachments``)."""

@@ -199,6 +199,7 @@ class ChatOpener:
         editing = self.chat.editor.editing
         if editing is not None and not self.chat.state.holds(editing.id):
             self.chat.editor.set_editing(None)  # its message is in the branch left
+            self.chat.keep_draft()  # the box's text: now a plain draft
         self.show_turns()
         if offer:
             self.chat.runs.unanswered.offer(sid)
@@ -228,6 +229,7 @@ class ChatOpener:
             # a search hit further back, or under a card: every item, and its card's turns
             win = await self.chat.store.transcript_window(session_id, reveal=at)
         draft = await self.chat.drafts.load(session_id)
+        edits = self.chat.drafts.edit_of(session_id)  # a sent message being edited
         branches = await self.chat.store.branches(session_id)
         unseen = await self.chat.unseen.read(session_id)  # one app-state row
         mcp = getattr(self.w, "mcp", None)
@@ -243,6 +245,8 @@ class ChatOpener:
         self.show_turns()
         self.chat.runs.unanswered.offer(session_id)
         self.chat.after_switch(draft)
+        if not self.chat.adopting:  # else the box is a new chat's (after_switch)
+            self.chat.editor.resume(edits if draft else None)
         if at is not None:
             self.w.transcript.scroll_to_turn(at, highlight)
         await set_own_state(self.chat.store, LAST_SESSION_KEY, session_id)

@@ -5,6 +5,11 @@ Each chat's draft lives in memory while Parley runs and in the store's
 has no session yet), written a moment after typing stops and at every switch
 or close. An empty draft deletes the key.
 
+A draft written while a sent message is edited (``parley.gui.chat.edit.ChatEditor``)
+is stored as ``{"text": ..., "edits": <turn id>}`` so that it comes back in edit
+mode after a restart; a plain draft is stored as its text alone (as before), and
+both load.
+
 A draft longer than any model can read (``parley.core.context.text_limits``) is never
 written: it could not be sent, and a 53 MB draft in sessions.db slowed every
 later start. The composer refuses a paste that would make one; a longer draft
@@ -43,6 +48,8 @@ class Drafts:
     def __init__(self, store: Any) -> None:
         self.store = store
         self._texts: dict[str | None, str] = {}
+        #: the turn each chat's draft edits (absent: a plain draft)
+        self._edits: dict[str | None, str] = {}
         #: chats whose draft the store refused last time for a passing reason (disk
         #: full, file locked…: ``parley.core.chat.save_queue.PASSING``); a moved file is
         # ``parley.gui.database.rescue``'s
@@ -53,19 +60,39 @@ class Drafts:
         """Remember what the composer holds for a chat (saved by :meth:`save`)."""
         self._texts[session_id] = text
 
+    def mark_edit(self, session_id: str | None, turn_id: str | None) -> None:
+        """The chat's draft now edits the turn ``turn_id`` (None: it is a plain draft);
+        written with the text by :meth:`save`."""
+        if turn_id is None:
+            self._edits.pop(session_id, None)
+        else:
+            self._edits[session_id] = turn_id
+
+    def edit_of(self, session_id: str | None) -> str | None:
+        """The id of the turn a chat's draft edits (None: a plain draft), as known
+        after :meth:`load` or :meth:`mark_edit`."""
+        return self._edits.get(session_id)
+
     def keep_unsent(self, session_id: str | None, text: str) -> None:
         """A message of a chat not shown came back unsent: it becomes the chat's draft
         (unless one was typed since), to be written by :meth:`save_unsaved`."""
         if not self._texts.get(session_id):
             self._texts[session_id] = text
+            self._edits.pop(session_id, None)
             self.unsaved.add(session_id)
 
     async def load(self, session_id: str | None) -> str:
-        """Return a chat's draft ('' when none): memory first, then the store."""
+        """Return a chat's draft ('' when none): memory first, then the store.
+
+        A stored edit draft (``{"text", "edits"}``) gives its text; the turn it edits
+        is then :meth:`edit_of`.
+        """
         if session_id in self._texts:
             return self._texts[session_id]
-        text = await self.store.get_state(draft_key(session_id), None)
-        if not isinstance(text, str):
+        stored = await self.store.get_state(draft_key(session_id), None)
+        text, edits = _parse(stored)
+        self.mark_edit(session_id, edits if text else None)
+        if not text:
             return ""
         limit = max_text_chars()
         if len(text) > limit:  # stored by an older Parley: what could ever be sent
@@ -87,7 +114,7 @@ class Drafts:
             return  # never stored: no model could read it (the composer said so)
         if text is not None:
             try:
-                await self.store.set_state(draft_key(session_id), text or None)
+                await self.store.set_state(draft_key(session_id), self._stored(session_id))
             except PASSING as exc:  # disk full, file locked…: asked about on quitting
                 self.unsaved.add(session_id)
                 self.error = exc
@@ -131,6 +158,7 @@ class Drafts:
             StoreError: another store failure (a damaged or moved file).
         """
         self._texts.pop(session_id, None)
+        self._edits.pop(session_id, None)
         self.unsaved.discard(session_id)
         try:
             await self.store.set_state(draft_key(session_id), None)
@@ -160,11 +188,32 @@ class Drafts:
             StoreError: the copy could not be opened or written (e.g.
                 ``CannotOpen``, ``DiskFull``); the drafts stay in memory.
         """
-        texts = {draft_key(sid): text or None for sid, text in self._texts.items()}
+        texts = {draft_key(sid): self._stored(sid) for sid in self._texts}
         if not texts:
             return 0
         await asyncio.to_thread(_write_state, copy, texts)
         return sum(1 for text in texts.values() if text)
+
+    def _stored(self, session_id: str | None) -> str | dict[str, str] | None:
+        """A chat's draft as written in app_state: None when empty, its text, or
+        ``{"text", "edits"}`` while it edits a sent message."""
+        text = self._texts.get(session_id)
+        if not text:
+            return None
+        edits = self._edits.get(session_id)
+        return {"text": text, "edits": edits} if edits else text
+
+
+def _parse(stored: object) -> tuple[str, str | None]:
+    """A stored draft as ``(text, id of the turn it edits or None)``: a string (a plain
+    draft, as every Parley wrote it before edit drafts) or ``{"text", "edits"}``;
+    anything else reads as no draft."""
+    if isinstance(stored, str):
+        return stored, None
+    if isinstance(stored, dict) and isinstance(stored.get("text"), str):
+        edits = stored.get("edits")
+        return stored["text"], edits if isinstance(edits, str) and edits else None
+    return "", None
 
 
 def _write_state(path: Path, values: dict[str, Any]) -> None:

@@ -25,9 +25,11 @@ def test_an_edit_sent_just_before_a_kill_leaves_no_draft(driver: Any, home: Path
     sid = w.chat.session_id
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Up)  # edit the last message
     assert w.composer.text() == "short msg fig" and w.chat.editor.editing is not None
-    # The box's text is written as the chat's draft a moment later.
-    driver.until(lambda: driver.run(w.store.get_state(draft_key(sid))) == "short msg fig",
-                 timeout=10)
+    # The box's text is written as the chat's draft a moment later (an edit draft:
+    # the text and the message it edits).
+    edited = w.chat.editor.editing.id
+    driver.until(lambda: driver.run(w.store.get_state(draft_key(sid))) == {
+        "text": "short msg fig", "edits": edited}, timeout=10)
     w.composer.clear()
     driver.qtbot.keyClicks(w.composer, "fig edited before crash")
     driver.fake.script("Another answer.", token_delay_ms=200, chunk_size=2)
