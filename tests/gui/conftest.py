@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import qasync
 import shiboken6
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from parley.gui import dialogs
 
@@ -211,6 +211,12 @@ class WindowDriver:
     def close(self, window: Any) -> None:
         """Close a window the way the app does (shutdown, then close)."""
         self.run(window.shutdown(), timeout=10)
+        for child in window.findChildren(QWidget):
+            if child.isWindow() and child.isVisible():
+                # A dialog left open (a problem box is modal to its window) would stay
+                # shown until the deferred delete, blocking the pointer over the next
+                # test's window.
+                child.close()
         window.close()
         window.deleteLater()
         if window in self.windows:
@@ -225,9 +231,20 @@ class WindowDriver:
 def driver(qtbot: Any, until: Until, run: Callable[..., Any], home: Path,
            fake_provider: Any) -> Iterator[WindowDriver]:
     """A :class:`WindowDriver` on this test's home and the fake provider server."""
+    _close_left_dialogs()
     d = WindowDriver(qtbot, until, run, home, fake_provider)
     yield d
     d.close_all()
+    _close_left_dialogs()
+
+
+def _close_left_dialogs() -> None:
+    """Close the modal dialogs an earlier test's window left shown (a problem box opened
+    by a late failure after its window shut down): Qt would keep them active over the
+    next test's window, which then gets no pointer events."""
+    for widget in QApplication.topLevelWidgets():
+        if widget.isVisible() and widget.isModal():
+            widget.close()
 
 
 @pytest.fixture

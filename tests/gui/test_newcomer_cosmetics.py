@@ -67,10 +67,18 @@ def hover(driver: Any, w: Any, row: int) -> tuple[QWidget, QRect]:
     lv.scrollTo(index)  # in view first: the row may be below a tall unfolded output
     driver.until(lambda: lv.viewport().rect().contains(lv.visualRect(index).center()))
     rect = lv.visualRect(index)
-    QTest.mouseMove(lv.viewport(), rect.center() + QPoint(3, 1))  # a move, wherever it was
-    QTest.mouseMove(lv.viewport(), rect.center())
     bar = lv.viewport().findChild(QWidget, "MessageActions")
-    driver.until(lambda: bar is not None and bar.isVisible() and bar.row == row)
+    nudge = [QPoint(3, 1), QPoint(0, 0)]
+
+    def pointed() -> bool:
+        # The pointer keeps moving over the row while waiting, as a hand on a mouse does:
+        # a focus change that arrives late (the window made active) gives the keyboard's
+        # row the buttons until the pointer moves again.
+        nudge.reverse()
+        QTest.mouseMove(lv.viewport(), rect.center() + nudge[0])
+        return bar is not None and bar.isVisible() and bar.row == row
+
+    driver.until(pointed)
     return bar, rect
 
 
