@@ -39,16 +39,20 @@ def _big_store(path: Path) -> None:
 
 def _start_backup(db: Path) -> tuple[subprocess.Popen[bytes], Path]:
     """A backup in another process, slowed down; returns it and its .partial once written to."""
-    proc = subprocess.Popen([sys.executable, "-c", SLOW_BACKUP, str(db)])
+    errors = db.with_name("backup-process.stderr")
+    with errors.open("wb") as err:
+        proc = subprocess.Popen([sys.executable, "-c", SLOW_BACKUP, str(db)], stderr=err)
     folder = B.folder_of(db)
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and proc.poll() is None:
         found = list(folder.glob("*.db.partial")) if folder.is_dir() else []
         if found and found[0].stat().st_size > 100_000:
             return proc, found[0]
         time.sleep(0.02)
     proc.kill()
-    raise AssertionError("the backup did not start")
+    proc.wait(10)
+    said = errors.read_text(errors="replace")[-2000:]
+    raise AssertionError(f"the backup did not start (exit code {proc.returncode}): {said}")
 
 
 async def test_a_backup_killed_mid_copy_leaves_a_partial_that_the_next_start_removes(
