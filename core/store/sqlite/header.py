@@ -21,6 +21,7 @@ page 1 from the ``-wal``: after a checkpoint the file's header is that one.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 MAGIC = b"SQLite format 3\x00"
@@ -57,14 +58,38 @@ def problem(path: Path) -> str | None:
         pages are left", …). A file that cannot be read at all is reported as
         such; a missing file is None (``parley.core.store.sqlite.faults`` reports that).
     """
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as fh:
-            header = fh.read(HEADER_SIZE)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"it cannot be read ({exc.strerror or exc})"
+    for wait_s in _SETTLE_S:
+        try:
+            size = os.path.getsize(path)
+            with open(path, "rb") as fh:
+                header = fh.read(HEADER_SIZE)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            return f"it cannot be read ({exc.strerror or exc})"
+        if not _looks_short(size, header):
+            break
+        # Another process's checkpoint writes page 1 (the new page count) before the
+        # pages past the old end: the file reads short for a moment. Cut short only if
+        # it stays so.
+        time.sleep(wait_s)
+    return _verdict(size, header)
+
+
+#: Waits (seconds) before reading a file that looks cut short again: 0.75 s in all.
+_SETTLE_S = (0.05, 0.1, 0.2, 0.4, 0.0)
+
+
+def _looks_short(size: int, header: bytes) -> bool:
+    pages = page_size(header) if len(header) >= HEADER_SIZE else None
+    if not pages or not header.startswith(MAGIC):
+        return False
+    counted = int.from_bytes(header[28:32], "big")
+    return header[92:96] == header[24:28] and bool(counted) and size < counted * pages
+
+
+def _verdict(size: int, header: bytes) -> str | None:
+    """The words for what :func:`problem` found in a file of ``size`` bytes and ``header``."""
     if size == 0:
         return "it is empty: another program cut it to 0 bytes"
     if len(header) < HEADER_SIZE or not header.startswith(MAGIC):
