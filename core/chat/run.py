@@ -162,6 +162,21 @@ class ChatRunner:
         task.cancel()
         return True
 
+    async def stop_all(self, timeout_s: float) -> bool:
+        """Stop every run and compaction (:meth:`cancel`) and wait, up to ``timeout_s``
+        seconds, until none holds a session (a stopped run has then saved what arrived).
+
+        Returns:
+            True when none is left working; False when one still was at the timeout.
+        """
+        for session_id in list(self._busy):
+            self.cancel(session_id)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while self._busy and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+        return not self._busy
+
     def claim(self, session_id: str, holder: str = "run") -> None:
         """Mark the session busy.
 

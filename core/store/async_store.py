@@ -161,6 +161,7 @@ class AsyncStore:
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         maintenance_delay_s: float = MAINTENANCE_DELAY_S,
         answer_s: float = SLOW_S,
+        watch_closed: bool = True,
     ) -> AsyncStore:
         """Open the store on a new worker thread (see :meth:`Store.open` for errors).
 
@@ -173,6 +174,9 @@ class AsyncStore:
                 :meth:`Store.maintain` runs on the worker (seconds).
             answer_s: on a server, seconds a call may run before the server counts as
                 not answering (:attr:`answers`).
+            watch_closed: the app's own file: checked at open if changed while closed
+                (the check used up), its state recorded at close; False for a one-off
+                command (``parley --migrate-only``) that leaves the check to the window.
         """
         loop = asyncio.get_running_loop()
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-store")
@@ -185,7 +189,7 @@ class AsyncStore:
 
         opener = functools.partial(
             open_store, path, progress=report, busy_timeout_ms=busy_timeout_ms,
-            watch_closed=True,  # the app's own file: checked at open if changed while closed
+            watch_closed=watch_closed,
         )
         try:
             store = await loop.run_in_executor(executor, opener)

@@ -1,0 +1,499 @@
+"""One running Parley's open parts, opened and closed in one place (Anki's ``Collection``).
+
+A :class:`Workspace` holds what a running Parley opens: the store (sessions.db, or a
+PostgreSQL database), the provider hub, the tools (memory, skills, session search and
+the MCP servers of ``mcp.json``), the chat runner, the cache idle-timer and the automatic
+backups. The window, the command-line modes and the tests all open them through it.
+
+It opens in two steps, so the window can list the chats before the providers load:
+
+======================  ====================================================================
+stage                   what is open
+======================  ====================================================================
+``Stage.NEW``           nothing: making a ``Workspace`` reads and creates nothing
+``Stage.STORE``         :meth:`Workspace.open_store`: the store (chats, settings, app state)
+``Stage.READY``         :meth:`Workspace.open_providers`: also the hub (settings, keys), the
+                        tools and MCP (servers start when first used), the runner, the cache
+                        idle-timer, the automatic backups (a file only)
+``Stage.CLOSED``        :meth:`Workspace.close`: everything stopped, newest first
+======================  ====================================================================
+
+A failed open leaves the stage as it was (nothing half-open: what the failed step made
+is closed again), so it may be tried again. :meth:`Workspace.close` is safe from any
+stage, waits for an open under way, and is idempotent; a closed workspace is not opened
+again (make a new one). ``async with Workspace(...) as ws`` closes it on the way out.
+
+Nothing here imports Qt. The store, the providers and the rest are imported when opened,
+in a worker thread (``asyncio.to_thread``): importing them takes long enough to hold an
+event loop still (the window's), and making a ``Workspace`` costs nothing before the
+window's first paint.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from parley.core.errors import ParleyError
+from parley.core.gc_pause import pausing_gc
+from parley.core.tasks import TaskSet
+
+if TYPE_CHECKING:
+    import asyncio
+    from types import TracebackType
+
+    from parley.core.chat.run import ChatRunner
+    from parley.core.compaction.cache_timer import CacheTimer
+    from parley.core.keys import KeyStore
+    from parley.core.mcp import Approver, McpTools
+    from parley.core.providers.hub import ProviderHub
+    from parley.core.providers.retry import RetryPolicy
+    from parley.core.recovery.backup_schedule import BackupScheduler
+    from parley.core.recovery.previous_run import CompactionMarks, PreviousRun
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.store.errors import BackupError
+    from parley.core.store.upgrade.migrations import Progress
+
+log = logging.getLogger(__name__)
+
+#: How long :meth:`Workspace.close` waits for stopped runs to save what they had (s).
+RUNS_STOP_S = 5.0
+
+
+class Stage(enum.Enum):
+    """How far a :class:`Workspace` is open (see the module docstring)."""
+
+    NEW = "new"
+    STORE = "store"
+    READY = "ready"
+    CLOSED = "closed"
+
+
+class NotOpen(RuntimeError):
+    """A part of the workspace was asked for before it was opened, or after closing (a bug)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """Which parts :meth:`Workspace.open_providers` opens, and the runner's timing.
+
+    The defaults are the window's. Tests leave out what they do not exercise.
+
+    Attributes:
+        tools: memory, skills and session search as tools the model can use
+            (``parley.core.tools``); off: the runner offers no tools.
+        mcp: the MCP servers of ``mcp.json`` (``parley.core.mcp``); only with ``tools``.
+        backups: automatic backups while open and a last one at close (a file only:
+            a PostgreSQL server's own backups apply).
+        cache_timer: the compaction just before an idle chat's prompt cache expires
+            (``parley.core.compaction.cache_timer``; it acts only when its setting is on).
+        prepare: start importing the SDKs of the providers in use (the default model's
+            first) in the background once the hub is loaded.
+        journal_interval_s: how often a streamed reply is journalled (s).
+        emit_interval_s: how often streamed text is handed on (s).
+    """
+
+    tools: bool = True
+    mcp: bool = True
+    backups: bool = True
+    cache_timer: bool = True
+    prepare: bool = True
+    journal_interval_s: float = 0.25
+    emit_interval_s: float = 0.05
+
+
+class Workspace:
+    """The store, providers, runner, tools, MCP, backups and timers of one Parley.
+
+    Args:
+        home: the data folder (None: ``PARLEY_HOME`` or the platform default); created
+            when first needed (:attr:`folder`), never by making the workspace.
+        target: the store to open, a sessions.db path or a ``postgresql://`` URL; None:
+            :meth:`target` finds it as the window does.
+        environ: the environment read for ``PARLEY_DATABASE_URL`` and the providers'
+            ``*_API_KEY`` / ``*_BASE_URL`` (default: ``os.environ``).
+        keys: where API keys are kept (default: the keyring or file ``KeyStore``).
+        retry: the providers' retry policy (default: the hub's).
+        options: which parts to open (:class:`Options`).
+        approver: asks the person before an MCP tool runs (None: every call that is
+            not always allowed is denied).
+        on_damaged: called on the event loop, once, when the store or a backup finds
+            sessions.db damaged (writes have stopped).
+        on_backup_error: called with an automatic backup that failed (no space…).
+        on_timer_error: called with an error of a compaction the cache timer started
+            (default: logged).
+
+    Attributes:
+        stage: how far it is open (:class:`Stage`).
+        mcp: the MCP tools (None before :meth:`open_providers`, or when left out).
+        cache_timer: the cache idle-timer (None likewise).
+        backups: the automatic backups (None likewise, and on PostgreSQL).
+        previous_run: what :meth:`note_run` found of the last run, if it did not exit cleanly.
+        tasks: the workspace's own background work (the SDKs' imports), cancelled at close.
+    """
+
+    def __init__(
+        self,
+        home: Path | None = None,
+        *,
+        target: Path | str | None = None,
+        environ: Mapping[str, str] | None = None,
+        keys: KeyStore | None = None,
+        retry: RetryPolicy | None = None,
+        options: Options | None = None,
+        approver: Approver | None = None,
+        on_damaged: Callable[[], None] | None = None,
+        on_backup_error: Callable[[BackupError], None] | None = None,
+        on_timer_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        import os
+
+        self.home = home
+        self.environ: dict[str, str] = dict(os.environ if environ is None else environ)
+        self.options = options or Options()
+        self.approver = approver
+        self.on_damaged = on_damaged
+        self.on_backup_error = on_backup_error
+        self.on_timer_error = on_timer_error
+        self.stage = Stage.NEW
+        self.mcp: McpTools | None = None
+        self.cache_timer: CacheTimer | None = None
+        self.backups: BackupScheduler | None = None
+        self.compaction_marks: CompactionMarks | None = None
+        self.previous_run: PreviousRun | None = None
+        self.tasks = TaskSet()
+        self._target = target
+        self._folder: Path | None = None
+        self._keys = keys
+        self._retry = retry
+        self._store: AsyncStore | None = None
+        self._hub: ProviderHub | None = None
+        self._runner: ChatRunner | None = None
+        self._run_noted = False
+        self._lock: asyncio.Lock | None = None
+
+    # -- where ---------------------------------------------------------------------------
+
+    @property
+    def folder(self) -> Path:
+        """The data folder, created when missing (``parley.core.paths.data_dir``).
+
+        Raises:
+            DataDirError: it cannot be created, or is a file.
+        """
+        if self._folder is None:
+            from parley.core.paths import data_dir
+
+            self._folder = data_dir(self.home)
+        return self._folder
+
+    def target(self) -> Path | str:
+        """Where the store is: the ``target`` given, else the database chosen with
+        ``--database`` / ``PARLEY_DATABASE_URL`` / Settings → Storage, else the data
+        folder's sessions.db (which may not exist yet).
+
+        Raises:
+            InvalidDatabaseUrl: the address chosen is not a complete PostgreSQL one.
+            DataDirError: as :attr:`folder`.
+        """
+        if self._target is None:
+            from parley.core.paths import DB_NAME
+            from parley.core.store.backends import DATABASE_URL_ENV, database_url
+
+            url = database_url(self.environ.get(DATABASE_URL_ENV), self.folder)
+            self._target = url or self.folder / DB_NAME
+        return self._target
+
+    def database_url(self) -> str | None:
+        """The PostgreSQL address the store is in, or None for a sessions.db file
+        (errors: as :meth:`target`)."""
+        from parley.core.store.backends import is_database_url
+
+        target = self.target()
+        return str(target) if is_database_url(target) else None
+
+    # -- the parts -----------------------------------------------------------------------
+
+    @property
+    def store(self) -> AsyncStore:
+        """The open store. Raises :class:`NotOpen` before :meth:`open_store` or after close."""
+        if self._store is None or self.stage is Stage.CLOSED:
+            raise NotOpen("the store is not open")
+        return self._store
+
+    @property
+    def hub(self) -> ProviderHub:
+        """The provider hub. Raises :class:`NotOpen` before :meth:`open_providers`."""
+        if self._hub is None or self.stage is not Stage.READY:
+            raise NotOpen("the providers are not open")
+        return self._hub
+
+    @property
+    def runner(self) -> ChatRunner:
+        """The chat runner. Raises :class:`NotOpen` before :meth:`open_providers`."""
+        if self._runner is None or self.stage is not Stage.READY:
+            raise NotOpen("the runner is not open")
+        return self._runner
+
+    # -- opening -------------------------------------------------------------------------
+
+    def _guard(self) -> asyncio.Lock:
+        import asyncio
+
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
+
+    async def open_store(self, progress: Progress | None = None, *,
+                         watch_closed: bool = True) -> AsyncStore:
+        """Open the store (stage ``NEW`` → ``STORE``); an older file is upgraded first.
+
+        Args:
+            progress: ``progress(done, total)`` on the event loop while an older
+                sessions.db is upgraded (a backup of it is made first).
+            watch_closed: this is Parley's own file: whether it was changed while
+                closed is checked (and the check used up), and its state recorded at
+                close (``parley.core.store.lifecycle``). False for a one-off command
+                that must leave that check to the window.
+
+        Returns:
+            The open store (also :attr:`store`). Already open: that store.
+
+        Raises:
+            InvalidDatabaseUrl, DataDirError: as :meth:`target` (nothing opened).
+            StoreError: the store could not be opened (``DatabaseCorrupt``,
+                ``NotAParleyFile``, ``NewerFormat``, ``DiskFull``…): nothing is open,
+                the file is as it was; the stage stays ``NEW``.
+            NotOpen: the workspace was closed.
+        """
+        import asyncio
+
+        async with self._guard():
+            self._check_not_closed()
+            if self._store is not None:
+                return self._store
+            target = self.target()
+            await asyncio.to_thread(_import_store)
+            from parley.core.store.async_store import AsyncStore
+
+            store = await AsyncStore.open(target, progress, watch_closed=watch_closed)
+            store.on_damaged = self._damaged
+            self._store = store
+            self.stage = Stage.STORE
+            return store
+
+    async def note_run(self) -> PreviousRun | None:
+        """Record that this Parley runs (``parley.core.recovery.previous_run``); :meth:`close`
+        records its clean exit. For the window, not for one-off commands.
+
+        Returns:
+            The previous run when it did not exit cleanly (what it left cut off), else
+            None; also kept as :attr:`previous_run`.
+
+        Raises:
+            StoreError: the store cannot be read or written.
+            NotOpen: the store is not open.
+        """
+        from parley.core.recovery.previous_run import mark_running
+
+        self.previous_run = await mark_running(self.store)
+        self._run_noted = True
+        return self.previous_run
+
+    async def open_providers(self) -> ChatRunner:
+        """Open the rest (stage ``STORE`` → ``READY``): load the providers' settings and
+        keys, then the tools and MCP (its servers start when a chat first needs them),
+        the runner, the cache idle-timer and the automatic backups, as :class:`Options`
+        says. The store must be open.
+
+        Returns:
+            The runner (also :attr:`runner`; the hub is :attr:`hub`). Already ready: it.
+
+        Raises:
+            NotOpen: the store is not open, or the workspace was closed.
+            ParleyError: the hub's settings or keys could not be read (e.g. a store
+                error): what was made here is closed again, the stage stays ``STORE``.
+        """
+        import asyncio
+
+        async with self._guard():
+            self._check_not_closed()
+            if self._runner is not None:
+                return self._runner
+            store = self.store
+            await asyncio.to_thread(_import_providers)
+            try:
+                return await self._open_rest(store)
+            except BaseException:
+                await self._close_rest()
+                raise
+
+    async def _open_rest(self, store: AsyncStore) -> ChatRunner:
+        from parley.core.chat.run import ChatRunner
+        from parley.core.providers.hub import ProviderHub
+        from parley.core.recovery.previous_run import CompactionMarks
+        from parley.core.tools import ToolExecutor
+
+        options = self.options
+        self._hub = hub = ProviderHub(store, keys=self._keys, retry=self._retry,
+                                      environ=self.environ)
+        await hub.load()
+        if options.prepare:
+            self.tasks.spawn(hub.prepare_all(first=hub.default_model_ref()), name="providers")
+        tools = None
+        if options.tools:
+            tools = ToolExecutor(store, mcp=self._open_mcp(store, hub) if options.mcp else None)
+        runner = ChatRunner(store, hub, tools=tools,
+                            journal_interval_s=options.journal_interval_s,
+                            emit_interval_s=options.emit_interval_s)
+        self._runner = runner
+        self.compaction_marks = CompactionMarks(store, runner.hooks)
+        if options.cache_timer:
+            from parley.core.compaction.cache_timer import CacheTimer
+
+            self.cache_timer = CacheTimer(runner, runner.compactor.compact,
+                                          on_error=self.on_timer_error)
+        if options.backups and not store.on_server:
+            await self._start_backups(store)
+        self.stage = Stage.READY
+        return runner
+
+    def _open_mcp(self, store: AsyncStore, hub: ProviderHub) -> McpTools:
+        """The MCP servers of ``mcp.json`` in the data folder (read now, started when used)."""
+        from parley.core.mcp import McpHost, McpTools
+        from parley.core.mcp.config import config_path
+
+        host = McpHost(config_path(self.folder), keys=hub.keys)
+        host.load()
+        self.mcp = McpTools(host, store, approver=self.approver)
+        return self.mcp
+
+    async def _start_backups(self, store: AsyncStore) -> None:
+        from parley.core.recovery.backup_schedule import BackupScheduler
+        from parley.core.settings import Settings
+
+        self.backups = BackupScheduler(store, on_damaged=self._damaged,
+                                       on_error=self.on_backup_error)
+        await self.backups.start(Settings.of(store))
+
+    def _damaged(self) -> None:
+        if self.on_damaged is not None:
+            self.on_damaged()
+
+    def _check_not_closed(self) -> None:
+        if self.stage is Stage.CLOSED:
+            raise NotOpen("the workspace was closed")
+
+    # -- closing -------------------------------------------------------------------------
+
+    async def close(self, *, final_backup: bool = True) -> None:
+        """Stop and close everything open, newest first (stage → ``CLOSED``).
+
+        In order: the cache timer; the runs still going (what arrived is kept as an
+        aborted reply; up to :data:`RUNS_STOP_S` to save it) and the retries of replies
+        not saved yet; this run's clean exit recorded (:meth:`note_run`); the
+        workspace's background work; the MCP servers' programs; the providers' HTTP
+        clients; the store (the file released); then, with ``final_backup``, a last
+        automatic backup if anything changed since the previous one.
+
+        Safe from any stage, also after a failed open; waits for an open under way;
+        a second call does nothing. A part that fails to close does not keep the
+        others open: a ``ParleyError`` (a full disk…) is logged, and a bug is raised
+        once everything else is closed.
+
+        Args:
+            final_backup: False when the file is damaged (recovery): no backup over the
+                sound ones.
+        """
+        async with self._guard():
+            if self.stage is Stage.CLOSED:
+                return
+            self.stage = Stage.CLOSED
+            bugs: list[BaseException] = []
+            await self._close_rest(bugs, stop_runs=True)
+            store, self._store = self._store, None
+            if store is not None:
+                await _step(bugs, "closing the store", store.close())
+            backups, self.backups = self.backups, None
+            if backups is not None:
+                await _step(bugs, "the backup at close", backups.close(final=final_backup))
+            if bugs:
+                raise bugs[0]
+
+    async def _close_rest(self, bugs: list[BaseException] | None = None, *,
+                          stop_runs: bool = False) -> None:
+        """Close what :meth:`open_providers` opened (and the run's mark), keeping the store."""
+        bugs = [] if bugs is None else bugs
+        if self.cache_timer is not None:
+            self.cache_timer.close()
+            self.cache_timer = None
+        runner, self._runner = self._runner, None
+        if runner is not None and stop_runs:
+            await _step(bugs, "stopping the runs", _stop_runs(runner))
+        if self._run_noted and self._store is not None and stop_runs:
+            from parley.core.recovery.previous_run import mark_clean_exit
+
+            self._run_noted = False
+            await _step(bugs, "recording the clean exit", mark_clean_exit(self._store))
+        await self.tasks.cancel_all()
+        mcp, self.mcp = self.mcp, None
+        if mcp is not None:  # the servers' programs end with Parley
+            await _step(bugs, "stopping the MCP servers", mcp.host.close())
+        hub, self._hub = self._hub, None
+        if hub is not None:
+            await _step(bugs, "closing the providers", hub.aclose())
+        if not stop_runs:  # a failed open_providers: backups started are stopped, no backup
+            backups, self.backups = self.backups, None
+            if backups is not None:
+                await _step(bugs, "stopping the backups", backups.close(final=False))
+        self.compaction_marks = None
+
+    async def __aenter__(self) -> Workspace:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.close()
+
+
+async def _stop_runs(runner: ChatRunner) -> None:
+    """Stop every run and compaction of ``runner``, give them :data:`RUNS_STOP_S` to save
+    what arrived, and stop the retries of replies not saved yet (they stay listed)."""
+    if not await runner.stop_all(RUNS_STOP_S):
+        log.warning("a run was still working %.0f s after it was stopped", RUNS_STOP_S)
+    await runner.saves.aclose()
+
+
+async def _step(bugs: list[BaseException], what: str, closing: Any) -> None:
+    """Await one closing step: a ParleyError is logged, a bug kept in ``bugs``."""
+    try:
+        await closing
+    except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
+        log.warning("%s: %s", what, exc.message)
+    except Exception as exc:  # a bug: raised by close() once the rest is closed
+        log.exception("%s failed", what)
+        bugs.append(exc)
+
+
+@pausing_gc
+def _import_store() -> None:
+    """Import the store (SQLAlchemy) and what the first step needs; in a worker thread."""
+    import parley.core.recovery.previous_run  # noqa: F401
+    import parley.core.settings  # noqa: F401
+    import parley.core.store.async_store  # noqa: F401
+
+
+@pausing_gc
+def _import_providers() -> None:
+    """Import the hub (no SDK: ``ProviderHub.prepare`` imports those), the runner, the
+    tools, MCP, the timer and the backups; in a worker thread."""
+    import parley.core.chat.run  # noqa: F401
+    import parley.core.compaction.cache_timer  # noqa: F401
+    import parley.core.mcp  # noqa: F401
+    import parley.core.providers.hub  # noqa: F401
+    import parley.core.recovery.backup_schedule  # noqa: F401
+    import parley.core.tools  # noqa: F401
