@@ -22,16 +22,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QMainWindow
 
 from parley.core.recovery.restart_notice import CUT_OFF
-from parley.core.tasks import TaskSet
-from parley.gui.commands.registry import Commands
 from parley.gui.commands.window_commands import WindowCommands
-from parley.gui.composer.early_input import EarlyInput
 from parley.gui.look import appearance
 from parley.gui.startup.first_paint import when_painted
 from parley.gui.startup.phases import WindowStartup
@@ -40,14 +38,17 @@ from parley.gui.window.layout import BuildOnCommandKey, WindowLayout
 from parley.gui.window.pages import WindowPages
 from parley.gui.window.problems import WindowProblems
 from parley.gui.window.shutdown import WindowShutdown
+from parley.gui.window.state import WindowState
+
+if TYPE_CHECKING:
+    from parley.core.errors import ParleyError
 
 #: The restart notice for a cut-off reply (the others: ``parley.core.recovery.restart_notice``).
 INTERRUPTED_NOTICE = CUT_OFF
 
 
-class MainWindow(WindowLayout, WindowPages, WindowStartup, WindowProblems, WindowShutdown,
-                 QMainWindow, WindowCommands):
-    """Parley's window.
+class MainWindow(WindowLayout, WindowStartup, QMainWindow, WindowCommands):
+    """Parley's window: its state (:class:`WindowState`, declared once) and its parts.
 
     Args:
         home: the data directory (None: ``PARLEY_HOME`` or the platform default).
@@ -56,76 +57,56 @@ class MainWindow(WindowLayout, WindowPages, WindowStartup, WindowProblems, Windo
         env: environment for provider keys and ``PARLEY_DATABASE_URL`` (default ``os.environ``).
 
     Attributes:
-        store, hub, runner: set by :meth:`start` (None before).
-        chat: the :class:`ChatController`, set by :meth:`start`.
-        ready: True once :meth:`start` finished.
-        sidebar, model_picker, context_meter, toast, undo, qactions: made right after
-            the first paint (:meth:`finish_build`, first thing :meth:`start` does).
-        The attributes the parts share are declared in ``parley.gui.window.base``.
+        pages: which page shows (:class:`WindowPages`).
+        problems: errors told to the person, the damaged store (:class:`WindowProblems`).
+        quitting: the window's closing (:class:`WindowShutdown`).
+        The window's state and widgets: :class:`WindowState`.
     """
 
     def __init__(self, home: Path | None = None, *, probe: Callable[[str], None] | None = None,
                  env: dict[str, str] | None = None) -> None:
-        super().__init__()
-        self.home = home
-        self.probe = probe or (lambda _event: None)
-        self.env = dict(os.environ if env is None else env)
-        self.store = None
-        self.hub = None
-        self._damage_told = False  # a damaged sessions.db was told (show_problem)
-        self._moved_told = False  # sessions.db deleted or moved while open was told
-        self.runner = None
-        self.mcp = None  # parley.core.mcp.McpTools, once the providers are loaded
-        self.chat = None
-        self.cache_timer = None
-        self.search_popup = None
-        self.setup_panel = None
-        self.recovery_page = None
-        self.backups = None  # parley.core.recovery.backup_schedule.BackupScheduler, set by start
-        self.elsewhere = None  # gui.database.elsewhere.Elsewhere, on PostgreSQL
-        self.successor = None  # the window that took this one's place after a recovery
-        self.pending_notice = None  # told once the chats show (after a recovery)
-        self.upgrade_notice = None  # told once ready (a v3 file was upgraded)
-        self._recovering = False  # sessions.db is damaged: the recovery page is (being) shown
-        self.previous_run = None
-        self.ready = False
-        self.qactions = {}
-        self.keymap = None  # the keys in force, set by actions.install (a Keymap)
-        #: The handlers of the declared actions, registered where they are written.
-        self.commands = Commands()
-        self.tasks = TaskSet(on_user_error=self.show_problem)
-        self._closing = False
-        self._focus_before_close = None
-        self._closed = False
-        self._started = False
-        #: What the person does before the first chat is shown (messages sent, Ctrl+N,
-        #: chat commands), done once it is (``parley.gui.composer.early_input``); None after that.
-        self.early = EarlyInput()
-        #: Where that text is kept when the chats cannot be opened (set by start).
-        self.typed = None
-        self._store_opened = None
+        QMainWindow.__init__(self)
+        WindowState.__init__(self, home, probe, env, on_user_error=self.show_problem)
         self.setWindowTitle("Parley")
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
-        #: The parts of the window not needed for its first paint, made right after
-        #: it (``finish_build``); empty once they are.
-        self._to_build = [
-            self._build_sidebar, self._build_header_tools, self._build_actions]
+        self._to_build = [self._build_sidebar, self._build_header_tools, self._build_actions]
         self._build()
+        self.pages = WindowPages(self, self.statusBar())
+        self.problems = WindowProblems(self, self)
+        self.quitting = WindowShutdown(self, self, self._save_geometry)
         self.composer.on_action = self._composer_action
         self.composer.setFocus()  # keys typed from the first paint on go in the message box
         BuildOnCommandKey(self)
         FocusBack(self)  # the keys come back to the window when a dialog closes
-        self._painted = False
         when_painted(self, self._first_paint)
 
     def _first_paint(self) -> None:
         self._painted = True
         self.probe("first-paint")
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        self.close_requested(event)
+    def show_problem(self, error: ParleyError) -> None:
+        """Tell an error the person can act on (:meth:`WindowProblems.show`)."""
+        self.problems.show(error)
 
+    def show_chat(self) -> None:
+        """Show the chat page (:meth:`WindowPages.show_chat`)."""
+        self.pages.show_chat()
+
+    def show_setup(self) -> None:
+        """Show the set-up panel (:meth:`WindowPages.show_setup`)."""
+        self.pages.show_setup()
+
+    def focus_composer_unless_moved(self) -> None:
+        """:meth:`WindowPages.focus_composer_unless_moved`."""
+        self.pages.focus_composer_unless_moved()
+
+    async def shutdown(self) -> bool:
+        """Stop and save everything (:meth:`WindowShutdown.shutdown`); False: kept open."""
+        return await self.quitting.shutdown()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.quitting.close_requested(event)
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         if self.built:

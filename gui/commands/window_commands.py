@@ -21,24 +21,19 @@ from PySide6.QtWidgets import QApplication, QWidget
 if TYPE_CHECKING:
     from parley.gui.chat.interfaces import OpenChat
     from parley.gui.commands.registry import Commands
+    from parley.gui.window.state import WindowState as _State
+else:
+    _State = object
 
 
-class WindowCommands:
-    """The window's command methods (mixed into ``MainWindow``, whose widgets they use)."""
+class WindowCommands(_State):
+    """The window's command methods (mixed into ``MainWindow``, whose state and widgets
+    they use: ``parley.gui.window.state``)."""
 
-    chat: OpenChat | None
-    store: Any
-    hub: Any
-    runner: Any
-    tasks: Any
-    stack: Any
-    chat_page: Any
-    sidebar: Any
-    composer: Any
-    transcript: Any
-    early: Any  # parley.gui.composer.early_input.EarlyInput | None
-    queue_early_message: Any
-    take_back_early_message: Any
+    if TYPE_CHECKING:  # start-up's (parley.gui.startup.phases)
+        def queue_early_message(self) -> bool: ...
+        def take_back_early_message(self) -> bool: ...
+
     def register_commands(self, commands: Commands) -> None:
         """Register the window's handlers of the declared actions in ``commands``."""
         handlers: dict[str, Callable[[], Any]] = {
@@ -245,7 +240,8 @@ class WindowCommands:
         (``ChatRunner.refresh_system_prompt``; not without an open saved chat). A file
         still broken says so in the status bar."""
         mcp = getattr(self, "mcp", None)
-        sid = self.session_id if self.runner is not None else None
+        runner = self.runner
+        sid = self.session_id if runner is not None else None
         if mcp is None and sid is None:
             return
 
@@ -259,8 +255,8 @@ class WindowCommands:
                     names = ", ".join(f"“{n}”" for n in mcp.host.configs) or "none"
                     cast(Any, self).statusBar().showMessage(
                         f"MCP servers read again from {mcp.host.path.name}: {names}.", 8_000)
-            if sid is not None:
-                await self.runner.refresh_system_prompt(sid)
+            if sid is not None and runner is not None:
+                await runner.refresh_system_prompt(sid)
 
         self.tasks.spawn(refresh(), name="refresh-system-prompt")
 

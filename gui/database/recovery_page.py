@@ -293,17 +293,16 @@ def reopen(window: Any, notice: str) -> Any:
 
     Used after a recovery in a window that had already built its chat view (its
     controller holds the old store). Returns the new window (also
-    ``window.successor``).
+    ``window.successor``), of ``window``'s own class: this module does not import the
+    window's (which imports it: the window shows this page).
     """
-    from parley.gui.main_window import MainWindow
-
-    new = MainWindow(home=window.home, probe=None, env=window.env)
+    new = type(window)(home=window.home, probe=None, env=window.env)
     new.setGeometry(window.geometry())
     new.pending_notice = notice
     window.successor = new
     new.show()
     new.start_after_first_paint()
-    window.retire()
+    window.quitting.retire()
     return new
 
 
@@ -315,7 +314,7 @@ async def on_damage(window: Any, *, at_start: bool) -> None:
     words for when it was found.
     """
     path = window.store.path if window.store is not None else None
-    await window.close_store_for_recovery()
+    await window.problems.close_store_for_recovery()
     if path is None:
         return
     message = words(path, AT_START if at_start else WHILE_RUNNING)

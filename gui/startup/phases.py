@@ -114,7 +114,7 @@ class WindowStartup(WindowBase):
             # Not even an SQLite header, but Parley backed it up: its first page is damaged.
             if isinstance(exc, DatabaseCorrupt) or automatic_backups(folder_of(path)):
                 self.sidebar.show_status("")
-                self._recovering = True
+                self.recovering = True
                 await show_recovery(self, path, words(path, AT_START))
                 return
             self._cannot_open(exc)
@@ -122,11 +122,11 @@ class WindowStartup(WindowBase):
         except ParleyError as exc:
             self._cannot_open(exc)
             raise
-        self.store.on_damaged = self._store_damaged
+        self.store.on_damaged = self.problems.store_damaged
         self.store_opened.set()
         self._note_upgrade()
-        if self._recovering:  # opened again after the recovery page: a fresh start
-            self._recovering = self._damage_told = False
+        if self.recovering:  # opened again after the recovery page: a fresh start
+            self.problems.reopened()
             self.sidebar.show()
         hub_task: asyncio.Future[Any] | None = None
         try:
@@ -137,7 +137,8 @@ class WindowStartup(WindowBase):
 
             self.view_prefs = ViewPrefs(self)  # theme, text size, zoom (Settings → Appearance)
             await self.view_prefs.load()
-            self.chat = ChatController(self)
+            # The store is open and the transcript in place (ChatWindow's promise).
+            self.chat = ChatController(self)  # type: ignore[arg-type]
             await self.chat.load_sidebar()
             self.sidebar.show_status("")
             self.probe("sessions-listed")
@@ -153,14 +154,14 @@ class WindowStartup(WindowBase):
             self._tell_previous_run()  # once a chat shows: told before, a slow start hid it
             early, self.early = self.early, None  # from now on keys act on the chat shown
             if early is not None:
-                await replay(self, early)
+                await replay(self, early)  # type: ignore[arg-type]
             if self.typed is not None:  # an earlier run's text typed at start, back in the box
                 self.typed.restore(self)
         except (DatabaseCorrupt, DamagedWhileOpen):
             if hub_task is not None:
                 hub_task.cancel()
                 await asyncio.gather(hub_task, return_exceptions=True)
-            await self._damaged_at_start(path)
+            await self.problems.damaged_at_start(path)
             return
         except BaseException:
             if hub_task is not None:
@@ -208,18 +209,20 @@ class WindowStartup(WindowBase):
         from parley.core.mcp.config import config_path
         from parley.gui.dialogs.mcp_approval import DialogApprover
 
-        host = McpHost(config_path(paths.data_dir(self.home)), keys=self.hub.keys)
+        hub, store, transcript = self.hub, self.store, self.transcript
+        assert hub is not None and store is not None and transcript is not None
+        host = McpHost(config_path(paths.data_dir(self.home)), keys=hub.keys)
         host.load()
-        self.mcp = McpTools(host, self.store, approver=DialogApprover(self))
+        self.mcp = McpTools(host, store, approver=DialogApprover(self))
         # Tool calls in the transcript are named as configured, like the dialog names them
         # (the chat opened before the tools were: its frozen list is read now).
-        self.transcript.set_tool_names(self.mcp.names_of)
+        transcript.set_tool_names(self.mcp.names_of)
         mcp, chat = self.mcp, self.chat
 
         async def name_open_chat() -> None:
             if chat is not None and chat.session_id is not None:
                 await mcp.load_names(chat.session_id)
-                self.transcript.tool_names_changed()
+                transcript.tool_names_changed()
 
         self.tasks.spawn(name_open_chat(), name="mcp-names")
         from parley.gui.notices import mcp_status
@@ -242,6 +245,7 @@ class WindowStartup(WindowBase):
         await asyncio.to_thread(_import_providers)
         from parley.core.providers.hub import ProviderHub
 
+        assert self.store is not None
         hub = ProviderHub(self.store, environ=self.env)
         await hub.load()
         self.tasks.spawn(hub.prepare_all(first=hub.default_model_ref()), name="providers")
@@ -296,7 +300,7 @@ class WindowStartup(WindowBase):
 
         if not await show_if_missing(self, path):
             return False
-        self._recovering = True
+        self.recovering = True
         return True
 
     async def _note_previous_run(self) -> None:
@@ -304,6 +308,7 @@ class WindowStartup(WindowBase):
         cleanly (a cut-off reply, an unanswered message, an interrupted compaction)."""
         from parley.core.recovery.previous_run import mark_running
 
+        assert self.store is not None
         self.previous_run = await mark_running(self.store)
 
     def _tell_previous_run(self) -> None:
@@ -318,21 +323,25 @@ class WindowStartup(WindowBase):
         "cache warm until" (``parley.core.compaction.cache_timer``)."""
         from parley.core.compaction.cache_timer import CacheTimer
 
-        self.cache_timer = CacheTimer(self.runner, self.runner.compactor.compact,
+        runner = self.runner
+        assert runner is not None
+        self.cache_timer = CacheTimer(runner, runner.compactor.compact,
                                       on_error=self._background_error)
-        self.runner.hooks.on("cache:updated", self._cache_updated)
+        runner.hooks.on("cache:updated", self._cache_updated)
 
     async def _start_backups(self) -> None:
         """Automatic backups while the chats are open (``parley.core.recovery.backup_schedule``)."""
         from parley.core.recovery.backup_schedule import BackupScheduler
         from parley.core.settings import Settings
 
-        if self.store.on_server:  # PostgreSQL: the server's own backups apply
+        store = self.store
+        assert store is not None
+        if store.on_server:  # PostgreSQL: the server's own backups apply
             return
         self.backups = BackupScheduler(
-            self.store, on_damaged=self._store_damaged,
+            store, on_damaged=self.problems.store_damaged,
             on_error=lambda exc: self.statusBar().showMessage(exc.message, 15_000))
-        await self.backups.start(Settings.of(self.store))
+        await self.backups.start(Settings.of(store))
 
     def _background_error(self, exc: BaseException) -> None:
         if isinstance(exc, ParleyError):
@@ -350,6 +359,7 @@ class WindowStartup(WindowBase):
         keep the words to tell (and log them)."""
         from parley.core.recovery.upgrade_notice import upgrade_notice
 
+        assert self.store is not None
         self.upgrade_notice = upgrade_notice(self.store.migration_report)
         if self.upgrade_notice:
             log.info("%s", self.upgrade_notice)

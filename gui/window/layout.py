@@ -104,7 +104,6 @@ class WindowLayout(WindowBase):
 
         # The transcript (markdown, syntax highlighting) is imported and built after
         # the first paint (see start); this placeholder holds its place until then.
-        self.transcript: Any = None
         self._transcript_slot = QLabel("Opening your chats…", self.chat_page)
         self._transcript_slot.setObjectName("LoadingLabel")
         self._transcript_slot.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -229,13 +228,11 @@ class WindowLayout(WindowBase):
 
     def _first_key(self, action_id: str) -> str:
         """The first key of an action as this platform writes it ("" for none)."""
-        keymap = getattr(self, "keymap", None)
-        if keymap is None:
-            return ""
-        first = keymap.shown(action_id).split(", ")[0]
+        first = self.keymap.shown(action_id).split(", ")[0]
         return first.replace("Return", "Enter")  # the key's name on most keyboards
 
     async def _restore_geometry(self) -> None:
+        assert self.store is not None
         geometry = await get_own_state(self.store, GEOMETRY_KEY)
         if geometry:
             self.restoreGeometry(QByteArray.fromBase64(geometry.encode()))
@@ -245,6 +242,7 @@ class WindowLayout(WindowBase):
             self.sidebar.setVisible(int(sizes[0]) > 0)
 
     async def _save_geometry(self) -> None:
+        assert self.store is not None
         geometry = bytes(self.saveGeometry().toBase64().data()).decode()
         await set_own_state(self.store, GEOMETRY_KEY, geometry)
         await set_own_state(self.store, SPLITTER_KEY, self.splitter.sizes())

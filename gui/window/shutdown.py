@@ -11,24 +11,47 @@ backup made.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import shiboken6
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
 from parley.core.errors import ParleyError
 from parley.core.tasks import report_bug
-from parley.gui.window.base import WindowBase
+from parley.gui.window.state import WindowState
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # asyncio is imported after the first paint
     import asyncio
 
 log = logging.getLogger(__name__)
 
 
-class WindowShutdown(WindowBase):
-    """The window's closing (mixed into ``MainWindow``)."""
+class WindowShutdown:
+    """The window's closing: a part of ``MainWindow``.
+
+    Args:
+        state: the window's state (the store, providers, chat, timers and tasks to stop).
+        window: the window closed (disabled while it shuts down; handed to the questions
+            asked before quitting).
+        save_geometry: saves the window's size and panes in the store (raises the
+            store's errors).
+
+    Attributes:
+        closing: a shutdown is under way (the window disabled).
+        closed: shut down (or retired): the next close is accepted at once.
+    """
+
+    def __init__(self, state: WindowState, window: QMainWindow,
+                 save_geometry: Callable[[], Awaitable[None]]) -> None:
+        self.state = state
+        self.window = window
+        self.save_geometry = save_geometry
+        self.closing = False
+        self.closed = False
+        self._focus_before_close: QWidget | None = None  # back there if kept open
 
     async def shutdown(self) -> bool:
         """Stop runs (their partial replies are kept), save drafts, geometry and the
@@ -41,52 +64,54 @@ class WindowShutdown(WindowBase):
         Returns False, with nothing stopped or closed, when the person chose to
         keep Parley open (a message waits, or no copy could be saved); True once
         shut down."""
-        if self._closed:
+        if self.closed:
             return True
         from parley.gui.startup import quit_waiting
 
-        if not await quit_waiting.ask_before_quit(self):  # a message waits to be sent: asked
+        state = self.state
+        if not await quit_waiting.ask_before_quit(self.window):  # a message waits: asked
             return False
-        if self.store is not None and not await self._rescue_if_moved():
+        if state.store is not None and not await self._rescue_if_moved():
             return False
-        if self.chat is not None:
+        if state.chat is not None:
             from parley.gui.database.save_status import ask_before_quit
 
-            if not await ask_before_quit(self):  # replies not saved yet: asked
+            if not await ask_before_quit(self.window):  # replies not saved yet: asked
                 return False
-        self._closed = True
+        self.closed = True
         try:
-            if self.elsewhere is not None:
-                self.elsewhere.close()
-            if self.cache_timer is not None:
-                self.cache_timer.close()
-            if self.chat is not None:
-                await self.chat.shutdown()
-            if self.store is not None:
+            if state.elsewhere is not None:
+                state.elsewhere.close()
+            if state.cache_timer is not None:
+                state.cache_timer.close()
+            if state.chat is not None:
+                await state.chat.shutdown()
+            if state.store is not None:
                 from parley.core.recovery.previous_run import mark_clean_exit
 
-                await mark_clean_exit(self.store)
+                await mark_clean_exit(state.store)
         except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
             log.warning("not saved while closing: %s", exc.message)
         finally:
-            await self.tasks.cancel_all()
-            if self.mcp is not None:  # the servers' programs end with Parley
-                await self.mcp.host.close()
-            if self.hub is not None:
-                await self.hub.aclose()
-            if self.store is not None:
-                await self.store.close()
+            await state.tasks.cancel_all()
+            if state.mcp is not None:  # the servers' programs end with Parley
+                await state.mcp.host.close()
+            if state.hub is not None:
+                await state.hub.aclose()
+            if state.store is not None:
+                await state.store.close()
             await self._final_backup()
         return True
 
     async def _final_backup(self) -> None:
         """At quit: a last automatic backup if anything changed since the previous one."""
-        if self.backups is None:
+        backups = self.state.backups
+        if backups is None:
             return
-        if self.backups.changed():
-            self.statusBar().showMessage("Backing up your chats…")
+        if backups.changed():
+            self.window.statusBar().showMessage("Backing up your chats…")
         try:
-            await self.backups.close()
+            await backups.close()
         except Exception:  # a backup must never stop Parley from closing
             log.exception("the backup at quit failed")
 
@@ -96,11 +121,11 @@ class WindowShutdown(WindowBase):
         from parley.core.store.errors import DatabaseMissing, DatabaseReplaced
 
         try:
-            await self._save_geometry()
+            await self.save_geometry()
         except (DatabaseMissing, DatabaseReplaced) as moved:
             from parley.gui.database.rescue import rescue_before_close
 
-            return await rescue_before_close(self, moved)
+            return await rescue_before_close(self.window, moved)
         except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
             log.warning("not saved while closing: %s", exc.message)
         return True
@@ -108,20 +133,20 @@ class WindowShutdown(WindowBase):
     def close_requested(self, event: QCloseEvent) -> None:
         """The window is asked to close (``closeEvent``): at once when nothing is open, else
         once shut down (:meth:`shutdown`), the window disabled meanwhile."""
-        import asyncio
-
-        early_waits = self.early is not None and any(c.message is not None
-                                                     for c in self.early.chats)
-        if self.typed is not None and self.typed.kept:  # in typed-at-start.txt: not lost
+        early, typed = self.state.early, self.state.typed
+        early_waits = early is not None and any(c.message is not None for c in early.chats)
+        if typed is not None and typed.kept:  # in typed-at-start.txt: not lost
             early_waits = False
-        if self._closed or (self.store is None and not early_waits):
+        if self.closed or (self.state.store is None and not early_waits):
             event.accept()
             return
         event.ignore()
-        if not self._closing:
-            self._closing = True
+        if not self.closing:
+            import asyncio
+
+            self.closing = True
             self._focus_before_close = QApplication.focusWidget()  # back there if it stays open
-            self.setEnabled(False)  # not hide(): a hidden window's close does not quit the app
+            self.window.setEnabled(False)  # not hide(): a hidden window's close does not quit
             task = asyncio.ensure_future(self.shutdown())
             task.add_done_callback(self._shutdown_done)
 
@@ -129,16 +154,27 @@ class WindowShutdown(WindowBase):
         """Close once shut down; stay open when the person chose to (or closing failed
         before anything was stopped: nothing is lost by staying)."""
         exc = None if task.cancelled() else task.exception()
-        if self._closed:
+        if self.closed:
             if exc is not None:
                 log.error("closing: %r", exc)
-            self.close()
+            self.window.close()
             return
-        self._closing = False
-        self.setEnabled(True)
+        self.closing = False
+        self.window.setEnabled(True)
         focus, self._focus_before_close = self._focus_before_close, None
         if focus is not None and shiboken6.isValid(focus) and focus.isVisible() \
-                and focus.window() is self:
+                and focus.window() is self.window:
             focus.setFocus()  # disabling the window moved the focus to its first button
         if exc is not None:
             report_bug(exc)
+
+    def retire(self) -> None:
+        """Close the window for good after its successor took its place (a recovery)."""
+        import asyncio
+
+        self.closed = True
+        for timer in self.window.findChildren(QTimer):
+            timer.stop()
+        if self.state.hub is not None:
+            asyncio.ensure_future(self.state.hub.aclose())
+        self.window.close()

@@ -151,7 +151,7 @@ class WindowDriver:
 
     async def save_provider(self, env: dict[str, str], *, openai: bool = False) -> None:
         """Save the fake server's API as first-run set-up does
-        (``MainWindow._finish_setup``): the same connection test for the models, then
+        (``WindowPages._finish_setup``): the same connection test for the models, then
         the same provider, key and default model (the first model offered); nothing
         when a provider is set up already."""
         from parley.core import paths

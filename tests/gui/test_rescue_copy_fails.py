@@ -49,7 +49,7 @@ def test_a_rescue_copy_that_fails_is_told_in_the_question_then_another_place_wor
 
     good = tmp_path / "elsewhere.db"
     _click(driver, w, "Save a rescue copy…", save_as=good)
-    driver.until(lambda: w._closed and not w.isVisible(), timeout=15)  # noqa: SLF001
+    driver.until(lambda: w.quitting.closed and not w.isVisible(), timeout=15)
     with Store.open(good) as rescued:
         last = rescued.get_turns(sid)[-1]
         assert (last.id, last.text()) == (reply.id, BIG)

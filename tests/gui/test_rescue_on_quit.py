@@ -78,7 +78,7 @@ def _quit(w: Any) -> None:
 
 
 def _closed(driver: Any, w: Any) -> None:
-    driver.until(lambda: w._closed and not w.isVisible(), timeout=10)  # noqa: SLF001
+    driver.until(lambda: w.quitting.closed and not w.isVisible(), timeout=10)
     driver.windows.remove(w)
     w.deleteLater()
 
@@ -114,8 +114,8 @@ def test_when_no_copy_can_be_saved_quitting_asks_and_can_be_cancelled(
     _quit(w)
     asked = _click(driver, w, "Keep Parley open")
     assert "could not be saved" in asked and "a file is in the way" in asked
-    driver.until(lambda: w.isEnabled() and not w._closing)  # noqa: SLF001
-    assert w.isVisible() and not w._closed  # noqa: SLF001
+    driver.until(lambda: w.isEnabled() and not w.quitting.closing)
+    assert w.isVisible() and not w.quitting.closed
     assert w.composer.text() == "second question"  # nothing stopped, nothing lost
 
     elsewhere = tmp_path / "elsewhere.db"

@@ -56,7 +56,7 @@ def test_a_rescue_copy_saved_on_quit_is_offered_at_the_next_start_and_merged_onc
     copy.parent.mkdir()
     w.qactions["app.quit"].trigger()
     _click(driver, w, "Save a rescue copy…", save_as=copy)
-    driver.until(lambda: w._closed, timeout=15)  # noqa: SLF001
+    driver.until(lambda: w.quitting.closed, timeout=15)
     assert [c.path for c in rescued.found(db)] == [copy.resolve()]  # recorded
     assert (BIG, False) not in _replies(db, sid, reply.id)  # sessions.db lacks it
 

@@ -166,8 +166,8 @@ def test_quit_with_a_reply_not_saved_asks_and_saves_a_rescue_copy_with_it(
     text = _click(driver, w, "Keep Parley open")
     assert "Not saved yet: your last reply (the disk is full)" in text
     assert "rescue copy" in text
-    driver.until(lambda: not w._closing)  # noqa: SLF001
-    assert w.isVisible() and not w._closed  # noqa: SLF001
+    driver.until(lambda: not w.quitting.closing)
+    assert w.isVisible() and not w.quitting.closed
     assert w.runner.saves.holds(reply.id)
 
     copy = tmp_path / "elsewhere" / "rescued.db"
@@ -175,7 +175,7 @@ def test_quit_with_a_reply_not_saved_asks_and_saves_a_rescue_copy_with_it(
     w.qactions["app.quit"].trigger()
     _click(driver, w, "Save a rescue copy…", save_as=copy)
     # closed once shut down (the store closed, the quit's backup made)
-    driver.until(lambda: w._closed and not w.isVisible(), timeout=15)  # noqa: SLF001
+    driver.until(lambda: w.quitting.closed and not w.isVisible(), timeout=15)
     with Store.open(copy) as rescued:
         last = rescued.get_turns(sid)[-1]
         assert (last.id, last.text(), last.aborted) == (reply.id, BIG, False)
@@ -219,7 +219,7 @@ def test_quit_with_unsent_text_the_disk_refused_asks_and_keeps_it_in_the_rescue_
     copy.parent.mkdir()
     text = _click(driver, w, "Save a rescue copy…", save_as=copy)
     assert "Not saved yet: your unsent text (the disk is full)" in text
-    driver.until(lambda: w._closed and not w.isVisible(), timeout=15)  # noqa: SLF001
+    driver.until(lambda: w.quitting.closed and not w.isVisible(), timeout=15)
     with Store.open(copy) as rescued:
         assert rescued.get_state(draft_key(sid)) == draft
         assert [t.text() for t in rescued.get_turns(sid)] == ["first question", "First answer."]
@@ -248,11 +248,11 @@ def test_quit_again_after_keep_parley_open_on_a_failed_save_quits(driver, proble
     w.composer.setFocus()
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
     _click(driver, w, "Keep Parley open")
-    driver.until(lambda: not w._closing and w.isEnabled())  # noqa: SLF001
+    driver.until(lambda: not w.quitting.closing and w.isEnabled())
     driver.until(w.isActiveWindow, timeout=2)
     assert QApplication.focusWidget() is w.composer
 
     driver.run(page_limit(w.store, None))  # space freed
     driver.qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Q,
                           Qt.KeyboardModifier.ControlModifier)
-    driver.until(lambda: w._closed and not w.isVisible(), timeout=15)  # noqa: SLF001
+    driver.until(lambda: w.quitting.closed and not w.isVisible(), timeout=15)

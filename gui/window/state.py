@@ -1,0 +1,149 @@
+"""The main window's state, declared once: what it holds and what its parts share.
+
+:class:`WindowState` is what ``parley.gui.main_window.MainWindow`` holds besides being a
+``QMainWindow``: the data folder and environment it was started with, the store and the
+providers once open (None before), the open chat's controller, its flags, and its
+widgets (made by ``parley.gui.window.layout``). The window's parts (pages, problems,
+shutdown, commands) are given it, typed as this class, not as the window: they see
+the state they share and the widgets they were made with, never the window's own
+methods. This module imports no other part of the window, so each can import it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from parley.core.tasks import TaskSet
+from parley.gui.commands.registry import Commands
+from parley.gui.composer.early_input import EarlyInput
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import (
+        QHBoxLayout,
+        QLabel,
+        QMainWindow,
+        QSplitter,
+        QStackedWidget,
+        QToolButton,
+        QVBoxLayout,
+        QWidget,
+    )
+
+    from parley.core.chat.run import ChatRunner
+    from parley.core.compaction.cache_timer import CacheTimer
+    from parley.core.errors import ParleyError
+    from parley.core.mcp import McpTools
+    from parley.core.providers.hub import ProviderHub
+    from parley.core.recovery.backup_schedule import BackupScheduler
+    from parley.core.recovery.previous_run import CompactionMarks, PreviousRun
+    from parley.core.store.async_store import AsyncStore
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.commands.keymap import Keymap
+    from parley.gui.composer.widget import Composer, ComposerBar
+    from parley.gui.database.elsewhere import Elsewhere
+    from parley.gui.database.recovery_page import RecoveryPage
+    from parley.gui.dialogs.search import SearchPopup
+    from parley.gui.header.chat_heading import ChatHeading
+    from parley.gui.header.context_meter import ContextMeter
+    from parley.gui.header.greeting import Greeting
+    from parley.gui.header.model_picker import ModelPicker
+    from parley.gui.look.view_prefs import ViewPrefs
+    from parley.gui.notices.undo import Toast, UndoManager
+    from parley.gui.sidebar import Sidebar
+    from parley.gui.startup.setup_panel import SetupPanel
+    from parley.gui.startup.typed_at_start import TypedAtStart
+    from parley.gui.transcript import TranscriptView
+
+
+class WindowState:
+    """The main window's state (module doc), set to "nothing yet" by :meth:`__init__`.
+
+    Args:
+        home: the data directory (None: ``PARLEY_HOME`` or the platform default).
+        probe: start-up probe callback (``parley.gui.startup.probe.StartupProbe.mark``)
+            or None.
+        env: environment for provider keys and ``PARLEY_DATABASE_URL`` (default
+            ``os.environ``).
+        on_user_error: where the background tasks' errors for the person go (the
+            window's ``show_problem``).
+    """
+
+    # Made by the layout before the first paint (parley.gui.window.layout.build_first_paint)
+    stack: QStackedWidget
+    loading_page: QLabel
+    chat_page: QWidget
+    header: QWidget
+    sidebar_button: QToolButton
+    splitter: QSplitter
+    composer_bar: ComposerBar
+    composer: Composer
+    _sidebar_frame: QWidget
+    _head: QHBoxLayout
+    _transcript_slot: QLabel
+    _chat_layout: QVBoxLayout
+
+    # Made right after the first paint (finish_build)
+    sidebar: Sidebar
+    model_picker: ModelPicker
+    context_meter: ContextMeter
+    chat_heading: ChatHeading
+    toast: Toast
+    undo: UndoManager
+    keymap: Keymap  # the keys in force (parley.gui.commands.actions.install)
+
+    # Made once the chats are open (start-up)
+    greeting: Greeting
+    view_prefs: ViewPrefs
+    compaction_marks: CompactionMarks
+
+    def __init__(self, home: Path | None, probe: Callable[[str], None] | None,
+                 env: dict[str, str] | None,
+                 on_user_error: Callable[[ParleyError], None]) -> None:
+        self.home = home
+        self.probe: Callable[[str], None] = probe or (lambda _event: None)
+        self.env = dict(os.environ if env is None else env)
+        #: The open store, the providers, the run loop and the MCP servers' tools: set
+        #: by start-up (None before, and the store again once closed for a recovery).
+        self.store: AsyncStore | None = None
+        self.hub: ProviderHub | None = None
+        self.runner: ChatRunner | None = None
+        self.mcp: McpTools | None = None
+        #: The open chat's controller (set by start-up).
+        self.chat: ChatController | None = None
+        self.cache_timer: CacheTimer | None = None
+        self.backups: BackupScheduler | None = None  # not on PostgreSQL
+        self.elsewhere: Elsewhere | None = None  # other Parleys' changes, on PostgreSQL
+        self.previous_run: PreviousRun | None = None
+        self.search_popup: SearchPopup | None = None
+        self.setup_panel: SetupPanel | None = None
+        self.recovery_page: RecoveryPage | None = None  # sessions.db is damaged
+        #: The window that took this one's place after a recovery.
+        self.successor: QMainWindow | None = None
+        self.pending_notice: str | None = None  # told once the chats show (a recovery)
+        self.upgrade_notice: str | None = None  # told once ready (a v3 file was upgraded)
+        #: The transcript, once the chats are open (a placeholder holds its place before).
+        self.transcript: TranscriptView | None = None
+        self.ready = False  # start-up finished
+        self.qactions: dict[str, QAction] = {}
+        #: The handlers of the declared actions, registered where they are written.
+        self.commands = Commands()
+        self.tasks = TaskSet(on_user_error=on_user_error)
+        #: What the person does before the first chat is shown (messages sent, Ctrl+N,
+        #: chat commands), done once it is (``parley.gui.composer.early_input``); None after.
+        self.early: EarlyInput | None = EarlyInput()
+        #: Where that text is kept when the chats cannot be opened (set by start-up).
+        self.typed: TypedAtStart | None = None
+        #: sessions.db is damaged: the recovery page is (being) shown.
+        self.recovering = False
+        self._started = False
+        self._painted = False
+        self._store_opened: asyncio.Event | None = None
+        #: The parts of the window not needed for its first paint, made right after it
+        #: (``finish_build``); empty once they are.
+        self._to_build: list[Callable[[], None]] = []
