@@ -114,6 +114,8 @@ class Workspace:
             when first needed (:attr:`folder`), never by making the workspace.
         target: the store to open, a sessions.db path or a ``postgresql://`` URL; None:
             :meth:`target` finds it as the window does.
+        database: the PostgreSQL address given on the command line (``--database``);
+            it wins over ``PARLEY_DATABASE_URL`` (ignored with ``target``).
         environ: the environment read for ``PARLEY_DATABASE_URL`` and the providers'
             ``*_API_KEY`` / ``*_BASE_URL`` (default: ``os.environ``).
         keys: where API keys are kept (default: the keyring or file ``KeyStore``).
@@ -141,6 +143,7 @@ class Workspace:
         home: Path | None = None,
         *,
         target: Path | str | None = None,
+        database: str | None = None,
         environ: Mapping[str, str] | None = None,
         keys: KeyStore | None = None,
         retry: RetryPolicy | None = None,
@@ -167,7 +170,9 @@ class Workspace:
         self.previous_run: PreviousRun | None = None
         self.tasks = TaskSet()
         self._target = target
+        self._database = database
         self._folder: Path | None = None
+        self._in_data_folder = False  # the target is the data folder's sessions.db
         self._keys = keys
         self._retry = retry
         self._store: AsyncStore | None = None
@@ -194,18 +199,20 @@ class Workspace:
     def target(self) -> Path | str:
         """Where the store is: the ``target`` given, else the database chosen with
         ``--database`` / ``PARLEY_DATABASE_URL`` / Settings → Storage, else the data
-        folder's sessions.db (which may not exist yet).
+        folder's sessions.db. Finding it creates nothing (the file and its folder may
+        not exist yet: :meth:`open_store` makes them).
 
         Raises:
             InvalidDatabaseUrl: the address chosen is not a complete PostgreSQL one.
-            DataDirError: as :attr:`folder`.
         """
         if self._target is None:
-            from parley.core.paths import DB_NAME
+            from parley.core.paths import DB_NAME, find_data_dir
             from parley.core.store.backends import DATABASE_URL_ENV, database_url
 
-            url = database_url(self.environ.get(DATABASE_URL_ENV), self.folder)
-            self._target = url or self.folder / DB_NAME
+            where = self._folder or find_data_dir(self.home)
+            url = database_url(self._database or self.environ.get(DATABASE_URL_ENV), where)
+            self._target = url or where / DB_NAME
+            self._in_data_folder = url is None
         return self._target
 
     def database_url(self) -> str | None:
@@ -264,7 +271,8 @@ class Workspace:
             The open store (also :attr:`store`). Already open: that store.
 
         Raises:
-            InvalidDatabaseUrl, DataDirError: as :meth:`target` (nothing opened).
+            InvalidDatabaseUrl: as :meth:`target` (nothing opened).
+            DataDirError: the data folder of a sessions.db cannot be made.
             StoreError: the store could not be opened (``DatabaseCorrupt``,
                 ``NotAParleyFile``, ``NewerFormat``, ``DiskFull``…): nothing is open,
                 the file is as it was; the stage stays ``NEW``.
@@ -277,6 +285,8 @@ class Workspace:
             if self._store is not None:
                 return self._store
             target = self.target()
+            if self._in_data_folder:
+                _ = self.folder  # made when missing, private (parley.core.paths.data_dir)
             await asyncio.to_thread(_import_store)
             from parley.core.store.async_store import AsyncStore
 

@@ -35,21 +35,21 @@ def copy_only(target: str, home: Path | None = None, database: str | None = None
         also for a source or target that looks like an address but is not a complete
         PostgreSQL one (``postgressql://…``, a port that is not a number).
     """
-    from parley.core.store.backends import database_url, open_store
+    from parley.core.store.backends import open_store
     from parley.core.store.postgres.store import is_database_url, looks_like_address, parse_url
     from parley.core.store.transfer import copy_store
+    from parley.core.workspace import Workspace
 
     out = out or sys.stdout
     err = err or sys.stderr
-    folder = find_data_dir(home)
-    try:
-        source_url = database_url(database, folder)  # as the window would open
+    source_path = find_data_dir(home) / DB_NAME
+    try:  # the store the window would open (nothing is created)
+        source_url = Workspace(home, database=database).database_url()
         if looks_like_address(target):
             parse_url(target)  # a mistyped address is refused, never made a file
     except ParleyError as exc:
         print(exc.message, file=err)
         return 2
-    source_path = folder / DB_NAME
     if source_url is None and not source_path.exists():
         print(f"Nothing to copy: there is no {source_path}.", file=err)
         return 2
@@ -71,7 +71,7 @@ def copy_only(target: str, home: Path | None = None, database: str | None = None
             shown[0] = percent
             print(f"copying… {percent}%", file=err, flush=True)
 
-    try:
+    try:  # both stores on this thread: the copy is synchronous, one batch after another
         source = open_store(source_url or source_path)
         try:
             dest = open_store(target)

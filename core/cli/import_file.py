@@ -77,15 +77,12 @@ async def _run(path: Path, home: Path | None, database: str | None, out: TextIO
     then ``ImportSummary.details_text``: every file left out, under two headings) and
     whether chats came in."""
     from parley.core.importing.files import import_path
-    from parley.core.paths import DB_NAME, data_dir
-    from parley.core.store.async_store import AsyncStore
-    from parley.core.store.backends import database_url
+    from parley.core.workspace import Workspace
 
     if not path.is_file():
         raise OSError(2, "there is no such file" if not path.exists() else "it is not a file")
-    folder = data_dir(home)
-    url = database_url(database, folder)  # InvalidDatabaseUrl: refused, nothing opened
-    store = await AsyncStore.open(url or folder / DB_NAME)
+    workspace = Workspace(home, database=database)
+    url = workspace.database_url()  # InvalidDatabaseUrl: refused, nothing opened
     live = out.isatty()
     loop = asyncio.get_running_loop()
 
@@ -96,12 +93,12 @@ async def _run(path: Path, home: Path | None, database: str | None, out: TextIO
         if live and (done == total or done % 25 == 0):
             loop.call_soon_threadsafe(show, done, total)
 
-    try:
-        summary = await import_path(store, path, progress=progress)
-    finally:
-        await store.close()
-        if live:
-            print(file=out)
+    async with workspace:
+        try:
+            summary = await import_path(await workspace.open_store(), path, progress=progress)
+        finally:
+            if live:
+                print(file=out)
     line = summary.line(path.name)
     if url is not None:
         from parley.core.store.postgres.store import parse_url, redact

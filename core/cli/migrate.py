@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from parley.core.errors import ParleyError
 from parley.core.paths import DB_NAME, DataDirError, cannot_create_reason, find_data_dir
@@ -84,8 +84,10 @@ def _refuse(error: DataDirError) -> int:
 
 
 def _migrate(path: Path, out: TextIO) -> int:
-    from parley.core.store.store import Store
+    import asyncio
+
     from parley.core.store.upgrade.migrations import UpToDateReport
+    from parley.core.workspace import Workspace
 
     shown = False
     live = out.isatty()  # a pipe or a log gets the result only, not a rewritten line
@@ -96,19 +98,20 @@ def _migrate(path: Path, out: TextIO) -> int:
             shown = True
             print(f"\rMigrating… {done * 100 // total}%", end="", file=out, flush=True)
 
+    async def migrate() -> Any:
+        async with Workspace(target=path) as workspace:  # the changed-while-closed
+            store = await workspace.open_store(progress, watch_closed=False)  # check: the window's
+            return store.migration_report
+
     before = _stamp(path)
     try:
-        store = Store.open(path, progress=progress)
+        report = asyncio.run(migrate())
     except ParleyError as err:
         if shown:
             print(file=out)  # end the progress line
         print(f"Parley could not migrate the file: {for_command_line(err.message)}",
               file=sys.stderr)
         return 2
-    try:
-        report = store.migration_report
-    finally:
-        store.close()
     if shown:
         print(file=out)  # end the progress line
     if report is None:

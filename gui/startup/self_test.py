@@ -243,12 +243,12 @@ async def _check_store(home: Path) -> str:
     """Write a session and a turn, read them back (also after reopening); return the id."""
     from parley.core import paths
     from parley.core.content import TextBlock, Turn
-    from parley.core.store.async_store import AsyncStore
     from parley.core.store.store import Store
+    from parley.core.workspace import Workspace
 
     db = paths.db_path(home)
-    store = await AsyncStore.open(db)
-    try:
+    async with Workspace(home, target=db) as workspace:  # never PARLEY_DATABASE_URL
+        store = await workspace.open_store()
         session = await store.create_session(title="Self-test")
         turn = Turn(role="user", blocks=[TextBlock(PROBE_TEXT)])
         await store.append_turn(session.id, turn)
@@ -258,8 +258,6 @@ async def _check_store(home: Path) -> str:
         hits = await store.search(SEARCH_WORD)
         if not any(h.session_id == session.id and h.turn_id == turn.id for h in hits):
             raise RuntimeError(f"full-text search for {SEARCH_WORD!r} found {hits!r}")
-    finally:
-        await store.close()
     with Store.open(db) as again:
         if [t.text() for t in again.get_turns(session.id)] != [PROBE_TEXT]:
             raise RuntimeError("the turn was not there after reopening sessions.db")

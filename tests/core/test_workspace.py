@@ -187,8 +187,11 @@ def test_target_follows_the_database_url(tmp_path):
     assert ws.target() == url and ws.database_url() == url
     assert Workspace(home, environ={}).target() == home / "sessions.db"
     assert Workspace(home, target=tmp_path / "other.db").database_url() is None
+    given = "postgresql://parley@127.0.0.1:5999/given"  # --database wins
+    assert Workspace(home, database=given, environ={"PARLEY_DATABASE_URL": url}).target() == given
     with pytest.raises(InvalidDatabaseUrl):  # a mistyped address: refused, never a file
         Workspace(home, environ={"PARLEY_DATABASE_URL": "postgressql://x/y"}).target()
+    assert not home.exists()  # finding the store creates nothing
 
 
 async def test_on_a_server_there_are_no_file_backups(postgres_url):
