@@ -253,7 +253,7 @@ def test_a_search_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     assert w.open_search()
     popup = w.search_popup
     driver.qtbot.keyClicks(popup.edit, "castles")
-    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive()
+    driver.until(lambda: popup.search.settled
                  and popup.model.rowCount() == 1)
     driver.qtbot.keyClick(popup.edit, Qt.Key.Key_Return)
     driver.until(lambda: _texts(w) == ["What to see in Lisbon?", "Castles and trams."]
@@ -276,7 +276,7 @@ def test_a_search_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     assert w.open_search()
     popup.edit.clear()
     driver.qtbot.keyClicks(popup.edit, "castles")
-    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive()
+    driver.until(lambda: popup.search.settled
                  and popup.model.rowCount() == 1)
     driver.qtbot.keyClick(popup.edit, Qt.Key.Key_Return)
     driver.until(lambda: w.session_id == chat and w.tasks.pending == 0)
@@ -300,7 +300,7 @@ def test_a_palette_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     palette.activate(row)
     driver.until(lambda: w.session_id == chat and w.tasks.pending == 0)
     driver.until(lambda: _texts(w) == ["What to see in Lisbon?", "Castles and trams."])
-    driver.until(lambda: _shown_at(w, first, "castles") and w.transcript.list_view.hasFocus())
+    driver.until(lambda: _shown_at(w, first, "Castles") and w.transcript.list_view.hasFocus())
     assert _branches(w) == [None, (1, 2)]
 
     # In the chat open, on the branch not shown: the path switches in place.
@@ -311,7 +311,7 @@ def test_a_palette_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     driver.until(lambda: any(e.kind == "message" for e in palette.entries()), timeout=10)
     palette.activate(next(i for i, e in enumerate(palette.entries()) if e.kind == "message"))
     driver.until(lambda: _texts(w)[-1] == "Castles and trams." and w.tasks.pending == 0)
-    driver.until(lambda: _shown_at(w, first, "castles"))
+    driver.until(lambda: _shown_at(w, first, "Castles"))
     assert w.session_id == chat and _branches(w) == [None, (1, 2)]
 
 

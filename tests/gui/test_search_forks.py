@@ -37,7 +37,7 @@ def _search(driver, w, qtbot, text):
     popup = w.search_popup
     popup.edit.clear()
     qtbot.keyClicks(popup.edit, text)
-    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
+    driver.until(lambda: popup.search.settled)
     return popup
 
 
