@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -41,10 +40,20 @@ Search = Callable[..., Awaitable[list[SearchHit]]]
 Spawn = Callable[..., "asyncio.Task[Any]"]
 
 
+def marked_runs(snippet: str) -> list[tuple[str, bool]]:
+    """A snippet cut into ``(text, matched)`` runs at its ``\\x02…\\x03`` marks."""
+    out: list[tuple[str, bool]] = []
+    pos = 0
+    for m in _MARK.finditer(snippet):
+        out += [(snippet[pos:m.start()], False), (m.group(1), True)]
+        pos = m.end()
+    out.append((unmarked(snippet[pos:]), False))
+    return [(text, matched) for text, matched in out if text]
+
+
 def first_match(snippet: str) -> str | None:
     """The text of a snippet's first marked match (what the transcript highlights)."""
-    m = _MARK.search(snippet)
-    return m.group(1).strip() or None if m else None
+    return next((t.strip() or None for t, matched in marked_runs(snippet) if matched), None)
 
 
 def unmarked(snippet: str) -> str:
@@ -78,24 +87,16 @@ class Found:
         return strip_invisible(self.hit.snippet)
 
     @property
-    def branch(self) -> str:
-        """:data:`BRANCH_LABEL` for a message off its chat's path shown, else ''."""
-        return BRANCH_LABEL if self.hit.off_path else ""
-
-    @property
-    def copies(self) -> str:
-        """The quiet hint of a message forks copied: "also in 3 forks" ('' if none)."""
-        n = self.hit.fork_copies
-        return "" if n <= 0 else f"also in {n} fork" if n == 1 else f"also in {n} forks"
-
-    @property
     def highlight(self) -> str | None:
         """The text to mark in the opened message (None for a title match)."""
         return first_match(self.hit.snippet) if self.hit.turn_id is not None else None
 
     def notes(self) -> list[str]:
-        """The labels beside the title: the branch label, the fork hint."""
-        return [n for n in (self.branch, self.copies) if n]
+        """The quiet labels beside the title: :data:`BRANCH_LABEL` for a message off its
+        chat's path shown, "also in 3 forks" for a message forks copied."""
+        n = self.hit.fork_copies
+        return ([BRANCH_LABEL] if self.hit.off_path else []) + \
+            ([f"also in {n} fork{'s' if n > 1 else ''}"] if n > 0 else [])
 
     def spoken(self) -> str:
         """What a screen reader says: "Trip (another branch): …the castles…"."""
@@ -111,13 +112,11 @@ class Answer:
         query: the query as typed (stripped).
         found: the results ([] for an empty query, none found, or a problem).
         problem: the store's reason when it could not search the query ('' if none).
-        ms: how long the store took (0 when it was not asked).
     """
 
     query: str
     found: list[Found]
     problem: str = ""
-    ms: float = 0.0
 
 
 class MessageSearch:
@@ -143,7 +142,6 @@ class MessageSearch:
         self._task: asyncio.Task[Any] | None = None
         self.asked = 0  # the number of the latest query
         self.answered = 0  # the number of the query whose answer was shown last
-        self.last_ms = 0.0
 
     @property
     def settled(self) -> bool:
@@ -174,9 +172,7 @@ class MessageSearch:
 
     async def now(self) -> Answer:
         """Search the latest query at once (Enter before its answer came) and show it."""
-        self._timer.stop()
-        if self._task is not None:
-            self._task.cancel()
+        self.cancel()
         return await self._answer(self.asked)
 
     def _start(self) -> None:
@@ -186,15 +182,13 @@ class MessageSearch:
         query = self._query.strip()
         answer = Answer(query, [])
         if query:
-            started = time.perf_counter()
             try:
                 hits = await self._search(query, limit=self.limit, **self._scope)
-                answer = Answer(query, [Found(h) for h in hits],
-                                ms=(time.perf_counter() - started) * 1000)
+                answer = Answer(query, [Found(h) for h in hits])
             except ParleyError as exc:  # InvalidSearchQuery, store errors: said in words
                 answer = Answer(query, [], exc.message)
         if asked == self.asked:
-            self.answered, self.last_ms = asked, answer.ms
+            self.answered = asked
             self._task = None
             self._show(answer)
         return answer

@@ -58,13 +58,18 @@ from PySide6.QtWidgets import (
 
 from parley.gui.commands.actions import run
 from parley.gui.commands.keymap import keymap_for
-from parley.gui.commands.message_search import Answer, MessageSearch, spawn_open, window_search
+from parley.gui.commands.message_search import (
+    Answer,
+    MessageSearch,
+    spawn_open,
+    unmarked,
+    window_search,
+)
 from parley.gui.commands.palette_entries import (
     MAX_MESSAGES,
     Entry,
     action_entries,
     hit_entries,
-    plain,
     segments,
     session_entries,
     sidebar_sessions,
@@ -99,11 +104,11 @@ class PaletteModel(QAbstractListModel):
             return None
         entry = self.entries[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return plain(entry.label)
+            return unmarked(entry.label)
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return plain(entry.spoken())
+            return unmarked(entry.spoken())
         if role == Qt.ItemDataRole.ToolTipRole:
-            return plain(entry.label)
+            return unmarked(entry.label)
         if role == ENTRY:
             return entry
         return None
@@ -361,7 +366,7 @@ class CommandPalette(QFrame):
     def _describe(self) -> None:
         entry = self.current_entry()
         n = self.model.rowCount()
-        said = f"{n} results" + (f"; {plain(entry.spoken())}" if entry else "")
+        said = f"{n} results" + (f"; {unmarked(entry.spoken())}" if entry else "")
         self.input.setAccessibleDescription(said)
 
     # -- keys -------------------------------------------------------------------------

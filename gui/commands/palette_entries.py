@@ -14,15 +14,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from parley.core.store.models import MATCH_START
 from parley.gui.commands.actions import available, native
 from parley.gui.commands.keymap import Keymap
-from parley.gui.commands.message_search import Found
+from parley.gui.commands.message_search import Found, marked_runs
 
 Kind = Literal["action", "session", "message"]
 MAX_SESSIONS = 8
 RECENT_SESSIONS = 5
 MAX_MESSAGES = 8
-MATCH_START, MATCH_END = "\x02", "\x03"  # the store's snippet markers (parley.core.store.models)
 
 
 # -- matching ---------------------------------------------------------------------------
@@ -202,12 +202,7 @@ def segments(entry: Entry) -> list[tuple[str, bool]]:
     """The label cut into (text, bold) runs: fuzzy marks or the snippet's match markers."""
     text = entry.label
     if MATCH_START in text:
-        out: list[tuple[str, bool]] = []
-        for i, part in enumerate(text.split(MATCH_START)):
-            bold, _, rest = part.partition(MATCH_END) if i else ("", "", part)
-            out += [(bold, True)] if bold else []
-            out += [(rest, False)] if rest else []
-        return out
+        return marked_runs(text)
     marks = set(entry.marks)
     runs: list[tuple[str, bool]] = []
     for i, ch in enumerate(text):
@@ -218,6 +213,3 @@ def segments(entry: Entry) -> list[tuple[str, bool]]:
             runs.append((ch, marked))
     return runs
 
-
-def plain(label: str) -> str:
-    return label.replace(MATCH_START, "").replace(MATCH_END, "")

@@ -20,7 +20,6 @@ every entry point (``parley.gui.commands.message_search``); this module is the p
 from __future__ import annotations
 
 import html
-import re
 from datetime import datetime
 from typing import Any
 
@@ -69,6 +68,7 @@ from parley.gui.commands.message_search import (
     MessageSearch,
     Search,
     Spawn,
+    marked_runs,
     spawn_open,
     window_search,
 )
@@ -78,22 +78,12 @@ from parley.gui.look.theme import mix
 HIT = Qt.ItemDataRole.UserRole + 1  # the Found
 Index = QModelIndex | QPersistentModelIndex
 SCOPES = ("all", "space", "session")
-_MARK = re.compile("\x02(.*?)\x03", re.DOTALL)
-
-
 def snippet_html(snippet: str, mark_bg: str) -> str:
     """HTML of a snippet: text escaped (invisible characters left out:
     ``parley.core.visible``), each ``\\x02…\\x03`` match bold on ``mark_bg``."""
-    snippet = strip_invisible(snippet)
-    out: list[str] = []
-    pos = 0
-    for m in _MARK.finditer(snippet):
-        out.append(html.escape(snippet[pos:m.start()]))
-        out.append(f'<span style="background:{mark_bg}; font-weight:600">'
-                   f"{html.escape(m.group(1))}</span>")
-        pos = m.end()
-    out.append(html.escape(snippet[pos:].replace("\x02", "").replace("\x03", "")))
-    return "".join(out)
+    return "".join(f'<span style="background:{mark_bg}; font-weight:600">{html.escape(t)}</span>'
+                   if matched else html.escape(t)
+                   for t, matched in marked_runs(strip_invisible(snippet)))
 
 
 def when(ms: int) -> str:
