@@ -44,7 +44,7 @@ def _edit_first(driver: Any, w: Any, text: str, answer: str) -> None:
 
 def _regenerate(driver: Any, w: Any, answer: str) -> None:
     driver.fake.script(answer)
-    assert w.regenerate_reply()
+    assert w.window_commands.regenerate_reply()
     _answered(driver, w, answer)
 
 
@@ -210,7 +210,7 @@ def test_regenerate_is_a_branch_under_the_answer_not_a_row(driver: Any) -> None:
     # Deleting the chat deletes every branch of it.
     w.composer.clear()
     dialogs.answers.append(True)  # "Delete chat?" → Delete
-    w.delete_current_session()
+    w.window_commands.delete_current_session()
     driver.until(lambda: not w.sidebar.model.has(chat) and w.session_id != chat
                  and w.tasks.pending == 0)
     driver.run(w.undo.flush())
@@ -250,7 +250,7 @@ def test_a_search_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     assert (hit.session_id, hit.turn_id) == (chat, first)  # each message once
 
     # From the search pane, in the chat open: the path goes through the hit.
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup = w.search_popup
     driver.qtbot.keyClicks(popup.edit, "castles")
     driver.until(lambda: popup.search.settled
@@ -273,7 +273,7 @@ def test_a_search_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     _click(driver, w, first, BRANCH_NEXT_HREF)
     driver.until(lambda: _texts(w)[-1] == "Tiles and viewpoints." and w.tasks.pending == 0)
     other = _other_chat(driver, w, chat)
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup.edit.clear()
     driver.qtbot.keyClicks(popup.edit, "castles")
     driver.until(lambda: popup.search.settled
@@ -366,7 +366,7 @@ def test_branches_made_before_a_compaction_stay_on_their_messages(driver: Any) -
     assert _branches(w)[:2] == [(2, 2), (2, 2)]
     driver.fake.script("<summary>The user asked beta, then more 0 to 2; each was answered "
                        "in a few words, and nothing else was said.</summary>")
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     driver.until(lambda: "Compacted" in w.toast.message and rows(w)[0].kind == "card",
                  timeout=30)
 

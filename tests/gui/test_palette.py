@@ -199,7 +199,7 @@ def test_palette_offers_recent_chats_first_and_opens_them(driver, fake_provider,
     w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-test",
                          "ANTHROPIC_BASE_URL": fake_provider.anthropic_base_url})
     for text in ("first chat", "second chat"):
-        w.new_session()
+        w.window_commands.new_session()
         driver.until(lambda: w.session_id is None)
         driver.send(text, wait=True)
     first, second = w.sidebar.model.session_ids()[::-1]

@@ -33,7 +33,7 @@ def _forked_chat(driver, w, forks: int):
 
 
 def _search(driver, w, qtbot, text):
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup = w.search_popup
     popup.edit.clear()
     qtbot.keyClicks(popup.edit, text)

@@ -27,7 +27,7 @@ def _chat(driver, w, title, texts, space_id=None):
 
 
 def _search(driver, w, qtbot, text):
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup = w.search_popup
     popup.edit.clear()
     qtbot.keyClicks(popup.edit, text)
@@ -88,7 +88,7 @@ def test_odd_queries_answer_or_explain_never_raise(driver, qtbot):
     w = driver.configured()
     _chat(driver, w, "Mixed", ["Привет мир from 東京 with C++ and key:value 🙂", "ok"])
     driver.run(w.chat.load_sidebar())
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup = w.search_popup
     said = {}
     for query in ODD_QUERIES:

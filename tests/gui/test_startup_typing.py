@@ -226,7 +226,7 @@ def test_a_chat_opened_or_a_search_begun_while_loading_stays(driver, fake_provid
     driver.until(lambda: w.chat is not None and w.session_id == second)  # the last one
     w.chat.open_session(earlier)  # a click in the sidebar, while the providers load
     driver.until(lambda: w.session_id == earlier)
-    assert w.open_search()
+    assert w.window_commands.open_search()
     type_keys(w, "earlier")  # typed into the search box (it has the focus)
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
