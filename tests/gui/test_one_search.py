@@ -29,7 +29,7 @@ def _regenerated(driver: Any) -> tuple[Any, str, str, str]:
     driver.send("What to see in Lisbon?", w, wait=True)
     chat, first = w.session_id, w.chat.turns[1].id
     driver.fake.script("Tiles and viewpoints.")
-    assert w.regenerate_reply()
+    assert w.window_commands.regenerate_reply()
     driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (2, 2)
                  and not w.composer_bar.busy and w.tasks.pending == 0, timeout=10)
     second = w.chat.turns[-1].id
@@ -53,7 +53,7 @@ def _opened_at(driver: Any, w: Any, chat: str, turn_id: str) -> None:
 
 def test_the_search_popup_labels_a_hit_on_another_branch_and_opens_it(driver: Any) -> None:
     w, chat, first, second = _regenerated(driver)
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup = w.search_popup
 
     def search(text: str) -> list[str]:
