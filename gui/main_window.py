@@ -12,8 +12,8 @@
 * the methods the actions run: ``parley.gui.commands.window_commands``.
 
 Everything a person does with chats (open, send, stop, retry, drafts …) is in
-:class:`parley.gui.chat.controller.ChatController`, which sees the window through
-``parley.gui.chat.interfaces.ChatWindow``. This module makes the window's state and
+:class:`parley.gui.chat.controller.ChatController`, given the window's parts it uses
+(``parley.gui.chat.parts``). This module makes the window's state and
 routes Qt's events to the parts.
 """
 
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 INTERRUPTED_NOTICE = CUT_OFF
 
 
-class MainWindow(WindowLayout, WindowStartup, QMainWindow):
+class MainWindow(WindowLayout, WindowStartup, QMainWindow, WindowCommands):
     """Parley's window: its state (:class:`WindowState`, declared once) and its parts.
 
     Args:
@@ -60,7 +60,6 @@ class MainWindow(WindowLayout, WindowStartup, QMainWindow):
         pages: which page shows (:class:`WindowPages`).
         problems: errors told to the person, the damaged store (:class:`WindowProblems`).
         quitting: the window's closing (:class:`WindowShutdown`).
-        window_commands: what the actions do (:class:`WindowCommands`).
         The window's state and widgets: :class:`WindowState`.
     """
 
@@ -76,8 +75,6 @@ class MainWindow(WindowLayout, WindowStartup, QMainWindow):
         self.pages = WindowPages(self, self.statusBar())
         self.problems = WindowProblems(self, self)
         self.quitting = WindowShutdown(self, self, self._save_geometry)
-        self.window_commands = WindowCommands(
-            self, self, self.queue_early_message, self.take_back_early_message)
         self.composer.on_action = self._composer_action
         self.composer.setFocus()  # keys typed from the first paint on go in the message box
         BuildOnCommandKey(self)

@@ -48,7 +48,8 @@ from parley.gui.dialogs.problem_batch import ProblemBatch
 
 if TYPE_CHECKING:
     from parley.core.attachments.files import Attachment
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.chat.parts import ChatParts, WindowCalls
 
 log = logging.getLogger(__name__)
 
@@ -168,26 +169,31 @@ class ChatAttachments:
     """The pending files of one window's chats (see the module docstring).
 
     Args:
-        window: the main window (its ``composer_bar``, ``tasks``, ``show_problem``).
         chat: the window's :class:`~parley.gui.chat.controller.ChatController`.
+        parts: the window's parts (the message box and its bar and tray, the chat page
+            files are dropped on, the status bar, the background tasks).
+        calls: the window's ``show_problem`` and ``ready``.
     """
 
-    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
-        self.w = window
+    def __init__(self, chat: OpenChat, parts: ChatParts, calls: WindowCalls) -> None:
+        self.composer, self.composer_bar, self.status = parts.composer, parts.composer_bar, \
+            parts.status
+        self.tasks, self.parent = parts.tasks, parts.parent
+        self.show_problem, self.ready = calls.show_problem, calls.ready
         self.chat = chat
         self._lists: dict[str | None, list[Pending]] = {}
         self._before_edit: tuple[str | None, list[Pending]] | None = None
         self._folder: Path | None = None
-        bar = window.composer_bar
+        bar = parts.composer_bar
         bar.files_given.connect(self.add_paths)
         bar.image_given.connect(self.add_image)
         bar.attach_clicked.connect(self.open_dialog)
         bar.tray.remove_requested.connect(self.remove)
         # Files refused together (a drop of several) are told in one dialog.
-        self.refusals = ProblemBatch(lambda e: self.w.show_problem(e),
-                                     "{n} files were not attached:", window.window())
+        self.refusals = ProblemBatch(self.show_problem, "{n} files were not attached:",
+                                     parts.parent)
         # Files dropped on the transcript (anywhere on the chat page) are attached too.
-        self.page_drop = DropTarget(window.chat_page, self.add_paths, self.add_image,
+        self.page_drop = DropTarget(parts.chat_page, self.add_paths, self.add_image,
                                     highlight=bar.frame)
 
     # -- what is pending --------------------------------------------------------------
@@ -202,7 +208,7 @@ class ChatAttachments:
     def refresh(self) -> None:
         """Show the open chat's pending files (after a switch of chat)."""
         items = self._lists.get(self.chat.session_id, [])
-        self.w.composer_bar.tray.set_items([p.tray_item() for p in items])
+        self.composer_bar.tray.set_items([p.tray_item() for p in items])
 
     def remove(self, key: int) -> None:
         """Take a file out of the open chat's message (its ✕ button)."""
@@ -210,7 +216,7 @@ class ChatAttachments:
         self._lists[self.chat.session_id] = [p for p in items if p.key != key]
         self.refresh()
         if not self._lists[self.chat.session_id]:
-            self.w.composer.setFocus()
+            self.composer.setFocus()
 
     def _list_of(self, entry: Pending) -> list[Pending] | None:
         return next((lst for lst in self._lists.values() if any(p is entry for p in lst)), None)
@@ -224,11 +230,11 @@ class ChatAttachments:
     # -- adding -----------------------------------------------------------------------
     def open_dialog(self) -> bool:
         """Ctrl+O / the + button: choose files and attach them."""
-        paths = choose_files(self.w.window(), self._folder)
+        paths = choose_files(self.parent, self._folder)
         if paths:
             self._folder = Path(paths[0]).parent
             self.add_paths(paths)
-        self.w.composer.setFocus()
+        self.composer.setFocus()
         return True
 
     def add_paths(self, paths: Iterable[str | Path]) -> None:
@@ -249,7 +255,7 @@ class ChatAttachments:
         self._lists.setdefault(self.chat.session_id, []).append(entry)
         self.refresh()
         self.chat.runs.activity(self.chat.session_id)
-        self.w.tasks.spawn(self._load(entry, source), name="attach")
+        self.tasks.spawn(self._load(entry, source), name="attach")
 
     async def _load(self, entry: Pending, source: Path | bytes | QImage) -> None:
         try:
@@ -310,7 +316,7 @@ class ChatAttachments:
         if ref is None or hub is None:
             return None
         try:
-            if not self.w.ready and not hub.is_prepared(ref):  # checked when it is sent
+            if not self.ready() and not hub.is_prepared(ref):  # checked when it is sent
                 return None
             provider, _model = hub.resolve(ref)
         except ParleyError:
@@ -343,7 +349,7 @@ class ChatAttachments:
         except AttachmentTooLarge as exc:
             if not exc.can_downscale or self._list_of(entry) is None:
                 raise
-            if not await _answer(ask_downscale(self.w.window(), exc)):
+            if not await _answer(ask_downscale(self.parent, exc)):
                 return None
         entry.status = "Downscaling…"
         self.refresh()
@@ -373,14 +379,14 @@ class ChatAttachments:
                 check(p.attachment, limits, max_side_px=side)
             except AttachmentTooLarge as exc:
                 if exc.can_downscale:
-                    self.w.tasks.spawn(self._downscale(p, exc, limits, side), name="downscale")
+                    self.tasks.spawn(self._downscale(p, exc, limits, side), name="downscale")
                 else:
-                    self.w.show_problem(AttachmentTooLarge(
+                    self.show_problem(AttachmentTooLarge(
                         p.name, exc.problem, can_downscale=False, advice="",
                         outcome=STILL_ATTACHED))
                 return False
             except MediaNotAccepted as exc:
-                self.w.show_problem(MediaNotAccepted(p.name, exc.provider, exc.what,
+                self.show_problem(MediaNotAccepted(p.name, exc.provider, exc.what,
                                                      STILL_ATTACHED))
                 return False
         return True
@@ -390,7 +396,7 @@ class ChatAttachments:
         """A pending image is over the limits of the model now picked: offer to shrink it."""
         asked = AttachmentTooLarge(entry.name, error.problem, can_downscale=True, advice="",
                                    outcome="Your message was not sent yet.")
-        if not await _answer(ask_downscale(self.w.window(), asked)):
+        if not await _answer(ask_downscale(self.parent, asked)):
             self._status(f"Remove “{entry.name}” (×) or pick another model to send.")
             return
         assert entry.attachment is not None
@@ -426,7 +432,7 @@ class ChatAttachments:
             self.refresh()
 
     def _status(self, text: str) -> None:
-        self.w.statusBar().showMessage(text, STATUS_MS)
+        self.status.showMessage(text, STATUS_MS)
 
 
 async def _answer(answer: Awaitable[bool] | bool) -> bool:

@@ -55,8 +55,11 @@ from parley.gui.composer.drafts import Drafts
 from parley.gui.database.save_status import SaveStatus
 
 if TYPE_CHECKING:
+    from parley.core.chat.run import ChatRunner
+    from parley.core.chat.titles import TitleService
+    from parley.core.providers.hub import ProviderHub
     from parley.core.store.outline import Span
-    from parley.gui.chat.interfaces import ChatWindow
+    from parley.gui.chat.parts import ChatCore, ChatParts, WindowCalls
 
 log = logging.getLogger(__name__)
 
@@ -67,57 +70,72 @@ DRAFT_SAVE_MS = 600
 class ChatController:
     """Drives chats for one :class:`~parley.gui.main_window.MainWindow` (after ``start``)."""
 
-    def __init__(self, window: ChatWindow) -> None:
-        self.w = window
-        self.store = window.store
-        self.hub: Any = None
-        self.runner: Any = None
-        self.titles: Any = None
+    def __init__(self, parts: ChatParts, calls: WindowCalls, core: ChatCore) -> None:
+        self.parts, self.calls, self.core = parts, calls, core
+        self.store = core.store
+        self.titles: TitleService | None = None
         #: The open chat's turns (the one copy; the transcript reads them from it).
-        self.state = OpenChatState(window.window())
+        self.state = OpenChatState(parts.parent)
         self.space_id: str | None = None
         self.sessions: dict[str, Any] = {}
         self.drafts = Drafts(self.store)
-        self._draft_timer = QTimer(window.window())
+        self._draft_timer = QTimer(parts.parent)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_SAVE_MS)
         self._draft_timer.timeout.connect(self._save_draft_soon)
         self._loading_draft = False
-        self.save_status = SaveStatus(window, window._chat_layout)
+        p = parts
+        self.save_status = SaveStatus(p.parent, p.chat_layout, store=self.store, tasks=p.tasks,
+                                      transcript=p.transcript, status=p.status,
+                                      drafts=self.drafts)
         #: True until the first chat is shown: it takes over the text typed before then.
         self.adopting = True
         #: Set whenever the providers change (attached, set up): queued messages look again.
         self.providers_changed = asyncio.Event()
-        self.models = ChatModels(window, self)
-        self.meter = ChatMeter(window, self)
-        self.paging = TranscriptPaging(window, self.state, self.store)
-        self.opener = ChatOpener(window, self)
-        self.runs = ChatRuns(window, self)
-        self.attachments = ChatAttachments(window, self)
-        self.editor = ChatEditor(window, self)
-        self.organizer = Organizer(window, self)
-        self.regen = ChatRegenerate(window, self)
-        w = window
-        w.transcript.follow(self.state)
-        self.state.reset.connect(w.transcript.show_reset)
-        self.state.grown.connect(w.transcript.show_grown)
-        self.state.turn_changed.connect(w.transcript.show_changed)
-        self.unseen = ChatUnseen(window, self)  # the note of turns the model no longer sees
-        w.composer.textChanged.connect(self._composer_changed)
-        w.composer.text_refused.connect(self._paste_refused)
-        w.composer_bar.send_clicked.connect(self.runs.send_from_composer)
-        w.composer_bar.stop_clicked.connect(self.runs.stop)
-        w.sidebar.load_more_requested.connect(
-            lambda space: w.tasks.spawn(self._load_page(space), name="load-more"))
-        heading = getattr(w, "chat_heading", None)
-        if heading is not None:  # renamed in place in the header
-            heading.renamed.connect(self.organizer.rename_open)
-        w.transcript.retryRequested.connect(self.runs.retry)
+        self.models = ChatModels(self, p.model_picker, p.tasks, set_title=calls.set_title,
+                                 heading=p.heading, greeting=p.greeting)
+        self.meter = ChatMeter(self, p.context_meter, p.tasks, ready=calls.ready,
+                               cache_timer=calls.cache_timer)
+        self.paging = TranscriptPaging(p.transcript, p.tasks, self.state, self.store)
+        self.opener = ChatOpener(self, p.sidebar, p.transcript, p.status, p.tasks,
+                                 show_chat=calls.show_chat, new_chat_asked=calls.new_chat_asked)
+        self.runs = ChatRuns(self, p, calls)
+        self.attachments = ChatAttachments(self, p, calls)
+        self.editor = ChatEditor(self, p.transcript, p.composer, p.composer_bar, p.status,
+                                 p.undo, p.tasks)
+        self.organizer = Organizer(self, p.sidebar, p.model_picker, p.undo, p.tasks, p.parent,
+                                   show_problem=calls.show_problem)
+        self.regen = ChatRegenerate(self, p.transcript, p.model_picker, p.status, p.tasks,
+                                    p.parent, core.home)
+        p.transcript.follow(self.state)
+        self.state.reset.connect(p.transcript.show_reset)
+        self.state.grown.connect(p.transcript.show_grown)
+        self.state.turn_changed.connect(p.transcript.show_changed)
+        # the note of turns the model no longer sees
+        self.unseen = ChatUnseen(self, p.transcript, p.model_picker, p.status)
+        p.composer.textChanged.connect(self._composer_changed)
+        p.composer.text_refused.connect(self._paste_refused)
+        p.composer_bar.send_clicked.connect(self.runs.send_from_composer)
+        p.composer_bar.stop_clicked.connect(self.runs.stop)
+        p.sidebar.load_more_requested.connect(
+            lambda space: p.tasks.spawn(self._load_page(space), name="load-more"))
+        p.heading.renamed.connect(self.organizer.rename_open)  # renamed in place in the header
+        p.transcript.retryRequested.connect(self.runs.retry)
         # Continue on a stopped reply: the model goes on from what it wrote (like
         # Continue under a reply cut at the length limit), not a fresh answer.
-        w.transcript.resumeRequested.connect(lambda _turn_id: self.runs.continue_reply())
-        w.transcript.continueRequested.connect(lambda _turn_id: self.runs.continue_reply())
-        w.transcript.linkActivated.connect(QDesktopServices.openUrl)
+        p.transcript.resumeRequested.connect(lambda _turn_id: self.runs.continue_reply())
+        p.transcript.continueRequested.connect(lambda _turn_id: self.runs.continue_reply())
+        p.transcript.linkActivated.connect(QDesktopServices.openUrl)
+
+    @property
+    def hub(self) -> ProviderHub | None:
+        """The providers (None until they are loaded: :meth:`attach`)."""
+        return self.core.hub
+
+    @property
+    def runner(self) -> ChatRunner | None:
+        """The run loop (None until the providers are loaded: :meth:`attach`)."""
+        return self.core.runner
 
     # -- the open chat (held by self.state) ---------------------------------------
     @property
@@ -153,30 +171,30 @@ class ChatController:
     async def load_sidebar(self) -> None:
         """Show every space and the first page of its sessions."""
         spaces = await self.organizer.load_spaces()
-        self.w.sidebar.model.set_spaces(spaces)
+        self.parts.sidebar.model.set_spaces(spaces)
         if self.space_id not in self.organizer.spaces:
             self.space_id = self.organizer.default_space_id
         for space in spaces:
             await self._load_page(space.id)
-        self.w.sidebar.select(self.session_id)
+        self.parts.sidebar.select(self.session_id)
 
     async def _load_page(self, space_id: str) -> None:
-        model = self.w.sidebar.model
+        model = self.parts.sidebar.model
         offset = model.loaded_count(space_id)
         page = await self.store.list_sessions(space_id=space_id, limit=PAGE + 1, offset=offset,
-                                              include_archived=self.w.sidebar.show_archived)
+                                              include_archived=self.parts.sidebar.show_archived)
         shown = [s for s in page[:PAGE] if s.id not in self.organizer.deleting]
         for s in shown:
             self.sessions[s.id] = s
         model.add_sessions(space_id, shown, has_more=len(page) > PAGE)
         if any(s.forked_from_turn_id for s in shown):
-            self.w.tasks.spawn(self.organizer.describe_forks(shown), name="fork-points")
+            self.parts.tasks.spawn(self.organizer.describe_forks(shown), name="fork-points")
 
-    def attach(self, hub: Any, runner: Any) -> None:
+    def attach(self, hub: ProviderHub, runner: ChatRunner) -> None:
         """Hand over the providers and the run loop (second step of start-up)."""
         from parley.core.chat.titles import TitleService
 
-        self.hub, self.runner = hub, runner
+        self.core.hub, self.core.runner = hub, runner
         self.titles = TitleService(self.store, hub, on_titled=self._titled)
         self.editor.attach(runner)
         self.save_status.attach(runner.saves)
@@ -189,12 +207,12 @@ class ChatController:
     async def enter(self) -> None:
         """Show the chat page (after set-up, or at start) and list the models; show the
         last chat (or a new one) if no chat was shown yet."""
-        self.w.show_chat()
+        self.calls.show_chat()
         self.wake_waiting()  # set-up done: a message waiting for it goes
-        self.w.tasks.spawn(self.models.refresh_models(), name="models")
+        self.parts.tasks.spawn(self.models.refresh_models(), name="models")
         if self.adopting:
             await self.show_first()
-        self.w.model_picker.set_current(self.current_model())  # set-up chose one
+        self.parts.model_picker.set_current(self.current_model())  # set-up chose one
         self.meter.update()
 
     def wake_waiting(self) -> None:
@@ -208,12 +226,12 @@ class ChatController:
         is being sent) and list it; returns its id."""
         session = await self.store.create_session(space_id=self.space_id, model=model)
         self.sessions[session.id] = session
-        self.w.sidebar.model.upsert(session)
+        self.parts.sidebar.model.upsert(session)
         return str(session.id)
 
     def keep_draft(self) -> None:
         """The message box's text is the open chat's draft (written in a moment)."""
-        text = self.w.composer.text()
+        text = self.parts.composer.text()
         if text:
             self.drafts.typed(self.session_id, text)
             self._draft_timer.start()
@@ -222,23 +240,23 @@ class ChatController:
     def remember_session(self, session: Any) -> None:
         """A session changed in the store: update the sidebar row and the window title."""
         self.sessions[session.id] = session
-        hidden = session.archived and not self.w.sidebar.show_archived
+        hidden = session.archived and not self.parts.sidebar.show_archived
         if hidden or session.id in self.organizer.deleting:
-            self.w.sidebar.model.remove(session.id)
+            self.parts.sidebar.model.remove(session.id)
         else:
-            self.w.sidebar.model.upsert(session)
+            self.parts.sidebar.model.upsert(session)
             if session.forked_from_turn_id:
-                self.w.tasks.spawn(self.organizer.describe_forks([session]), name="fork-point")
+                self.parts.tasks.spawn(self.organizer.describe_forks([session]), name="fork-point")
         if session.id == self.session_id:
             self.space_id = session.space_id
-            self.w.sidebar.select(self.session_id)
+            self.parts.sidebar.select(self.session_id)
             self.models.update_title()
 
     def _titled(self, sid: str, title: str) -> None:
         session = self.sessions.get(sid)
         if session is not None:
             self.sessions[sid] = replace(session, title=title, title_source="auto")
-        self.w.sidebar.model.set_title(sid, title)
+        self.parts.sidebar.model.set_title(sid, title)
         self.models.update_title()
 
     # -- drafts -----------------------------------------------------------
@@ -246,17 +264,17 @@ class ChatController:
         if self._loading_draft or self.adopting:  # adopting: the first chat shown takes it
             return
         self.runs.activity(self.session_id)
-        self.drafts.typed(self.session_id, self.w.composer.text())
+        self.drafts.typed(self.session_id, self.parts.composer.text())
         self._draft_timer.start()
 
     def _paste_refused(self, chars: int) -> None:
         """A paste was refused: the message would be longer than any model can read."""
         from parley.core.context.text_limits import paste_refused
 
-        self.w.statusBar().showMessage(paste_refused(chars).message, 15_000)
+        self.parts.status.showMessage(paste_refused(chars).message, 15_000)
 
     def _save_draft_soon(self) -> None:
-        self.w.tasks.spawn(self._stash_draft(), name="save-draft")
+        self.parts.tasks.spawn(self._stash_draft(), name="save-draft")
 
     async def stash_draft(self) -> None:
         """Persist the open chat's draft now (:meth:`Drafts.save`)."""
@@ -273,13 +291,13 @@ class ChatController:
         while starting) in the box, its files, busy state, row, model, title and meter."""
         if self.adopting and self.session_id is not None and self.opener.new_chat_asked():
             return  # Ctrl+N pressed while it was read: the new chat takes the box (show_first)
-        typed = self.w.composer.text() if self.adopting else ""
+        typed = self.parts.composer.text() if self.adopting else ""
         self.adopting = False
         text = f"{draft.rstrip()}\n\n{typed}" if draft.strip() and typed else (typed or draft)
         self._loading_draft = True
         try:
-            if text != self.w.composer.text():
-                self.w.composer.set_text(text)
+            if text != self.parts.composer.text():
+                self.parts.composer.set_text(text)
         finally:
             self._loading_draft = False
         if typed:  # typed while starting: now this chat's draft
@@ -287,17 +305,15 @@ class ChatController:
             self._draft_timer.start()
         self.attachments.refresh()  # the tray shows this chat's pending files
         busy = self.runs.running(self.session_id)
-        self.w.composer_bar.set_busy(busy)
-        self.w.transcript.set_busy(busy)
-        self.w.sidebar.select(self.session_id)
-        status = self.w.statusBar()
-        if hasattr(status, "set_chat"):  # the window's OneLineStatusBar
-            status.set_chat(self.session_id)  # another chat's message goes
+        self.parts.composer_bar.set_busy(busy)
+        self.parts.transcript.set_busy(busy)
+        self.parts.sidebar.select(self.session_id)
+        self.parts.status.set_chat(self.session_id)  # another chat's message goes
         self.runs.retry_notice.refresh()  # this chat's retry wait, if any
-        self.w.model_picker.set_current(self.current_model())
+        self.parts.model_picker.set_current(self.current_model())
         self.models.update_title()
         self.meter.update()
-        self.w.focus_composer_unless_moved()
+        self.calls.focus_composer()
 
     # -- shorthands (scripts, benchmarks and the window's commands drive the controller) ---
     def current_model(self) -> str | None:

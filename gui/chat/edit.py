@@ -26,8 +26,13 @@ from parley.gui.chat.compact_notice import WOULD_NOT_REDUCE
 from parley.gui.transcript.specs import is_continue_message
 
 if TYPE_CHECKING:
+    from parley.core.tasks import TaskSet
     from parley.gui.chat.attach import Taken
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.composer.widget import Composer, ComposerBar
+    from parley.gui.notices.status_line import OneLineStatusBar
+    from parley.gui.notices.undo import UndoManager
+    from parley.gui.transcript import TranscriptView
 
 log = logging.getLogger(__name__)
 
@@ -101,16 +106,25 @@ def typed_text(turn: Turn) -> str:
 
 
 class ChatEditor:
-    """Edit, fork and compact for one :class:`~parley.gui.chat.controller.ChatController`."""
+    """Edit, fork and compact for one :class:`~parley.gui.chat.controller.ChatController`.
 
-    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
-        self.w = window
+    Args:
+        chat: the open chat's controller.
+        transcript, composer, composer_bar, status, undo, tasks: the window's transcript,
+            message box and its bar, status bar, notices and background tasks.
+    """
+
+    def __init__(self, chat: OpenChat, transcript: TranscriptView, composer: Composer,
+                 composer_bar: ComposerBar, status: OneLineStatusBar, undo: UndoManager,
+                 tasks: TaskSet) -> None:
+        self.transcript, self.composer, self.composer_bar = transcript, composer, composer_bar
+        self.status, self.undo, self.tasks = status, undo, tasks
         self.chat = chat
         self.editing: Turn | None = None
         self.compacting: set[str] = set()
         self._unhook: list[Any] = []
-        window.transcript.editRequested.connect(self.edit_message)
-        window.transcript.forkRequested.connect(self.fork_at)
+        transcript.editRequested.connect(self.edit_message)
+        transcript.forkRequested.connect(self.fork_at)
         self.progress_label = QLabel("")
         self.progress_label.setAccessibleName("Compaction progress")
         self.progress_bar = QProgressBar()
@@ -133,9 +147,9 @@ class ChatEditor:
         if attachments is not None and turn is not None:
             attachments.begin_edit(turn.blocks)
         self.editing = turn
-        self.w.composer_bar.set_editing(turn is not None)
+        self.composer_bar.set_editing(turn is not None)
         if turn is not None:
-            self.w.composer_bar.banner.setText(EDIT_BANNER)
+            self.composer_bar.banner.setText(EDIT_BANNER)
 
     def resume(self, turn_id: str | None) -> None:
         """A chat was opened with a draft that edits ``turn_id`` (``Drafts.edit_of``;
@@ -150,7 +164,7 @@ class ChatEditor:
             return
         self.set_editing(None)
         self.chat.keep_draft()  # written again as a plain draft
-        self.w.statusBar().showMessage(EDIT_NOT_SHOWN, 15_000)
+        self.status.showMessage(EDIT_NOT_SHOWN, 15_000)
 
     def edit_last(self) -> bool:
         """Up in an empty composer: bring back the last user message to edit and resend.
@@ -158,7 +172,7 @@ class ChatEditor:
         While a reply is written (or the chat compacted) nothing is edited and the
         status bar says why (:meth:`_busy`), so what is typed next is not taken
         for the edit."""
-        if self.w.composer.text() or self._busy():
+        if self.composer.text() or self._busy():
             return False
         turns = self.chat.turns
         last = next((t for i, t in reversed(list(enumerate(turns)))
@@ -188,13 +202,13 @@ class ChatEditor:
         if not self.chat.runs.running(sid):
             return False
         why = EDIT_AFTER_COMPACTING if sid in self.compacting else EDIT_AFTER_REPLY
-        self.w.statusBar().showMessage(why, 8_000)
+        self.status.showMessage(why, 8_000)
         return True
 
     def _begin(self, turn: Turn) -> None:
         self.set_editing(turn)
-        self.w.composer.set_text(typed_text(turn))
-        self.w.composer.setFocus()
+        self.composer.set_text(typed_text(turn))
+        self.composer.setFocus()
         self.chat.runs.activity(self.chat.session_id)
 
     def cancel(self) -> bool:
@@ -202,7 +216,7 @@ class ChatEditor:
         if self.editing is None:
             return False
         self.set_editing(None)
-        self.w.composer.clear()
+        self.composer.clear()
         return True
 
     async def send_edit(self, sid: str, turn: Turn, text: str, model: str,
@@ -247,7 +261,7 @@ class ChatEditor:
         # The path now ends at the edited message: shown before its answer streams (a
         # store error here reaches the window; the edit is saved and can be retried).
         if await self.chat.opener.reread(sid, at=edited.id, offer=False):
-            self.w.transcript.scroll_to_end()
+            self.transcript.scroll_to_end()
         await self.chat.runs.run(sid, "retry", None, model, None)
 
     # -- forking -----------------------------------------------------------------
@@ -255,12 +269,12 @@ class ChatEditor:
         """Fork the open chat at ``turn_id`` (inclusive) and open the fork."""
         sid = self.chat.session_id
         if sid is not None:
-            self.w.tasks.spawn(self._fork(sid, turn_id), name="fork")
+            self.tasks.spawn(self._fork(sid, turn_id), name="fork")
 
     def fork_at_focused(self) -> bool:
         """Fork at the focused message of the transcript (else the last one)."""
-        turn_id = self.w.transcript.focused_turn_id() if self.w.transcript else None
-        ids = self.w.transcript.turn_ids() if self.w.transcript else []
+        turn_id = self.transcript.focused_turn_id()
+        ids = self.transcript.turn_ids()
         if turn_id is None or turn_id not in ids:
             turn_id = ids[-1] if ids else None
         if turn_id is None or self.chat.session_id is None:
@@ -288,9 +302,9 @@ class ChatEditor:
         sid = self.chat.session_id
         if sid is None or self.chat.runner is None:
             if sid is None:
-                self.w.undo.notice(NOT_COMPACTED["no-session"])
+                self.undo.notice(NOT_COMPACTED["no-session"])
             return False
-        self.w.tasks.spawn(self._compact(sid), name="compact")
+        self.tasks.spawn(self._compact(sid), name="compact")
         return True
 
     async def _compact(self, sid: str) -> None:
@@ -307,9 +321,9 @@ class ChatEditor:
             self.chat.unseen.failed(sid, exc, auto=False)
             return
         if not result.compacted:
-            self.w.undo.notice(NOT_COMPACTED.get(result.reason or "", "Nothing was compacted."))
+            self.undo.notice(NOT_COMPACTED.get(result.reason or "", "Nothing was compacted."))
             return
-        self.w.undo.notice(compacted_text(result))
+        self.undo.notice(compacted_text(result))
 
     def _on_compact(self, payload: dict[str, Any]) -> None:
         sid = payload.get("session_id")
@@ -332,7 +346,7 @@ class ChatEditor:
             if result is not None and getattr(result, "summary_turn", None) is not None:
                 self.chat.unseen.compacted(sid)  # the summary stands for the older turns
                 if sid == self.chat.session_id:
-                    self.w.tasks.spawn(self.chat.opener.reload(read_unseen=False),
+                    self.tasks.spawn(self.chat.opener.reload(read_unseen=False),
                                        name="reload-after-compaction")
             error = payload.get("error")
             if error is not None and payload.get("trigger") == "auto":
@@ -341,15 +355,12 @@ class ChatEditor:
                 self.chat.unseen.failed(sid, error, auto=True)
 
     def _show_progress(self, text: str) -> None:
-        bar = self.w.statusBar()
+        bar = self.status
         if self.progress_label.parent() is not bar:
             bar.addWidget(self.progress_label, 1)
             bar.addPermanentWidget(self.progress_bar)
         self.progress_label.setText(text)
-        if hasattr(bar, "show_lasting"):  # the window's OneLineStatusBar: not over a message
-            bar.show_lasting(self.progress_label)
-        else:
-            self.progress_label.show()
+        bar.show_lasting(self.progress_label)  # not over a message
         self.progress_bar.show()
         bar.show()
 

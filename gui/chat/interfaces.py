@@ -1,11 +1,11 @@
-"""The narrow interfaces between the open chat's controllers and the window.
+"""The narrow interfaces between the open chat's controller and its helpers.
 
-The controllers of :mod:`parley.gui.chat` (and the window's commands) are given the
-window and the chat controller typed by these protocols, not by their classes: a
-controller module then never imports ``parley.gui.main_window`` or
-``parley.gui.chat.controller``, and the GUI's modules import each other without a
-cycle (``tests/test_import_cycles.py``). Each protocol lists exactly what is used
-through it; a member added here is a new dependency, made visible.
+The helpers of :mod:`parley.gui.chat` (and the window's commands) are given the chat
+controller typed by these protocols, not by its class: a helper module then never
+imports ``parley.gui.chat.controller``, and the GUI's modules import each other without
+a cycle (``tests/test_import_cycles.py``). The window's parts they use are given as
+typed constructor arguments (``parley.gui.chat.parts``). Each protocol lists exactly
+what is used through it; a member added here is a new dependency, made visible.
 """
 
 from __future__ import annotations
@@ -15,131 +15,22 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from pathlib import Path
 
-    from PySide6.QtWidgets import QStatusBar, QVBoxLayout, QWidget
 
     from parley.core.chat.events import RunEvent
     from parley.core.chat.regenerate import ReplySetAside
     from parley.core.chat.run import ChatRunner
     from parley.core.chat.titles import TitleService
     from parley.core.content import Block, Turn
-    from parley.core.errors import ParleyError
     from parley.core.providers.hub import ProviderHub
     from parley.core.store.async_store import AsyncStore
     from parley.core.store.models import Session, Space
     from parley.core.store.outline import Span
-    from parley.core.tasks import TaskSet
     from parley.gui.chat.state import OpenChatState
-    from parley.gui.commands.keymap import Keymap
     from parley.gui.composer.drafts import Drafts
-    from parley.gui.composer.early_input import EarlyInput
-    from parley.gui.composer.widget import Composer, ComposerBar
     from parley.gui.database.save_status import SaveStatus
-    from parley.gui.header.context_meter import ContextMeter
-    from parley.gui.header.model_picker import ModelPicker
     from parley.gui.notices.retry_notice import RetryNotice
-    from parley.gui.notices.undo import UndoManager
-    from parley.gui.sidebar import Sidebar
     from parley.gui.sidebar.space_dialog import SpaceDialog
-    from parley.gui.startup.setup_panel import SetupPanel
-    from parley.gui.transcript import TranscriptView
-
-
-class ChatWindow(Protocol):
-    """What the chat's controllers use of the main window (``MainWindow``): a view.
-
-    A dialog or menu the controllers open is parented to :meth:`window` (the main
-    window itself, as a QWidget). The controllers are made once the store is open and
-    the transcript is in place (``parley.gui.startup.phases``), so :attr:`store`
-    and :attr:`transcript` are there; the providers (:attr:`hub`, :attr:`runner`) come
-    a moment later, and the set-up panel only when no provider is set up.
-    """
-
-    def window(self) -> QWidget: ...
-
-    def setWindowTitle(self, title: str, /) -> None: ...  # noqa: N802 - Qt's name
-
-    def statusBar(self) -> QStatusBar: ...  # noqa: N802 - Qt's name
-
-    @property
-    def home(self) -> Path | None:
-        """The data folder given at start (None: the default one)."""
-
-    @property
-    def ready(self) -> bool:
-        """True once start-up finished (the providers loaded)."""
-
-    @property
-    def store(self) -> AsyncStore:
-        """The open store."""
-
-    @property
-    def hub(self) -> ProviderHub | None:
-        """The providers (None until they are loaded)."""
-
-    @property
-    def runner(self) -> ChatRunner | None:
-        """The run loop (None until the providers are loaded)."""
-
-    @property
-    def tasks(self) -> TaskSet:
-        """The window's background tasks (a user error told by :meth:`show_problem`)."""
-
-    @property
-    def keymap(self) -> Keymap:
-        """The keys in force (installed before the controllers are made)."""
-
-    @property
-    def chat(self) -> OpenChat | None:
-        """The open chat's controller."""
-
-    @property
-    def early(self) -> EarlyInput | None:
-        """What the person did before the first chat showed (None once it showed)."""
-
-    def queue_early_message(self) -> bool:
-        """Keep the message typed before the chats are open for the chat in view."""
-
-    # the window's parts the controllers fill
-    @property
-    def chat_page(self) -> QWidget: ...
-
-    @property
-    def _chat_layout(self) -> QVBoxLayout: ...
-
-    @property
-    def sidebar(self) -> Sidebar: ...
-
-    @property
-    def transcript(self) -> TranscriptView: ...
-
-    @property
-    def composer(self) -> Composer: ...
-
-    @property
-    def composer_bar(self) -> ComposerBar: ...
-
-    @property
-    def model_picker(self) -> ModelPicker: ...
-
-    @property
-    def context_meter(self) -> ContextMeter: ...
-
-    @property
-    def undo(self) -> UndoManager: ...
-
-    @property
-    def setup_panel(self) -> SetupPanel | None: ...
-
-    # pages and problems
-    def show_chat(self) -> None: ...
-
-    def show_setup(self) -> None: ...
-
-    def focus_composer_unless_moved(self) -> None: ...
-
-    def show_problem(self, error: ParleyError) -> None: ...
 
 
 class RunEventsView(Protocol):

@@ -28,14 +28,30 @@ from parley.core.content import Turn
 from parley.gui.header.context_meter import measure
 
 if TYPE_CHECKING:
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from collections.abc import Callable
+
+    from parley.core.compaction.cache_timer import CacheTimer
+    from parley.core.tasks import TaskSet
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.header.context_meter import ContextMeter
 
 
 class ChatMeter:
-    """The meter of one window's open chat (see the module docstring)."""
+    """The meter of one window's open chat (see the module docstring).
 
-    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
-        self.w = window
+    Args:
+        chat: the open chat's controller.
+        context_meter: the header's meter it fills.
+        tasks: the window's background tasks (counting a long chat).
+        ready: True once start-up finished (before, a long chat's turns are read once).
+        cache_timer: the prompt cache timer, once there is one (the cache's expiry).
+    """
+
+    def __init__(self, chat: OpenChat, context_meter: ContextMeter, tasks: TaskSet, *,
+                 ready: Callable[[], bool],
+                 cache_timer: Callable[[], CacheTimer | None]) -> None:
+        self.context_meter, self.tasks = context_meter, tasks
+        self._ready, self._cache_timer = ready, cache_timer
         self.chat = chat
         # (chat, model) -> what its next request sends besides the turns.
         self._shapes: dict[tuple[str, str], Any] = {}
@@ -50,7 +66,7 @@ class ChatMeter:
     def update(self) -> None:
         """Show the open chat's figures (every turn counted, also those not read yet)."""
         if self.chat.older > 0 and self.chat.session_id is not None:
-            self.w.tasks.spawn(self._measure_all(self.chat.session_id), name="measure")
+            self.tasks.spawn(self._measure_all(self.chat.session_id), name="measure")
             return
         self._show(self.chat.turns)
 
@@ -63,7 +79,7 @@ class ChatMeter:
         shown = self.chat.turns
         key = (sid, self.chat.older, len(shown), shown[-1].id if shown else "")
         kept = self._all_turns
-        if self.w.ready:
+        if self._ready():
             self._all_turns = None
             turns = await self.chat.store.context_turns(sid)
         elif kept is not None and kept[0] == key:
@@ -77,7 +93,7 @@ class ChatMeter:
                                           self.chat.current_model(), self.chat.hub,
                                           self.next_request_shape(sid))
         if sid == self.chat.session_id:
-            self.w.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
+            self.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
             self.show_cache_expiry()
 
     def _show(self, turns: Sequence[Turn]) -> None:
@@ -85,7 +101,7 @@ class ChatMeter:
         system = self._system_prompt(sid)
         figures = measure(self._seen(turns), system, self.chat.current_model(), self.chat.hub,
                           self.next_request_shape(sid))
-        self.w.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
+        self.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
         self.show_cache_expiry()
 
     def refused(self, sid: str, error: Any) -> None:
@@ -129,7 +145,7 @@ class ChatMeter:
         key = (sid, model or "")
         if key not in self._shapes and getattr(self.chat.runner, "tools", None) is not None:
             self._shapes[key] = None  # asked once
-            self.w.tasks.spawn(self._learn_shape(sid, model), name="meter-shape")
+            self.tasks.spawn(self._learn_shape(sid, model), name="meter-shape")
         return self._shapes.get(key)
 
     async def _learn_shape(self, sid: str, model: str | None) -> None:
@@ -166,12 +182,12 @@ class ChatMeter:
 
     def show_cache_expiry(self) -> None:
         """Show when the open chat's prompt cache expires (from the cache timer)."""
-        timer = getattr(self.w, "cache_timer", None)
+        timer = self._cache_timer()
         sid = self.chat.session_id
         if timer is None or sid is None:
-            self.w.context_meter.set_cache_expiry(None)
+            self.context_meter.set_cache_expiry(None)
             return
-        self.w.context_meter.set_cache_expiry(timer.expiry(sid), timer.armed(sid))
+        self.context_meter.set_cache_expiry(timer.expiry(sid), timer.armed(sid))
 
 
 class _Shape:

@@ -20,7 +20,11 @@ from parley.gui.chat.regenerate import NO_MODEL as NO_MODEL_TEXT
 from parley.gui.header.model_picker import cached_choices, model_choices
 
 if TYPE_CHECKING:
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from parley.core.tasks import TaskSet
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.header.chat_heading import ChatHeading
+    from parley.gui.header.greeting import Greeting
+    from parley.gui.header.model_picker import ModelPicker
 
 LAST_MODEL_KEY = "model.last"
 
@@ -44,16 +48,27 @@ def name_models(text: str, provider_ids: Iterable[str], name: Callable[[str], st
 
 
 class ChatModels:
-    """The models of one window's chats (see the module docstring)."""
+    """The models of one window's chats (see the module docstring).
 
-    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
-        self.w = window
+    Args:
+        chat: the open chat's controller.
+        model_picker: the header's model picker.
+        tasks: the window's background tasks (the choice saved).
+        set_title: sets the window's title; heading, greeting: the header's title of the
+            chat and the new chat's greeting, which name it and its model.
+    """
+
+    def __init__(self, chat: OpenChat, model_picker: ModelPicker, tasks: TaskSet, *,
+                 set_title: Callable[[str], None], heading: ChatHeading,
+                 greeting: Greeting) -> None:
+        self.model_picker, self.tasks = model_picker, tasks
+        self.set_title, self.heading, self.greeting = set_title, heading, greeting
         self.chat = chat
         #: The model picked last (new chats take it when nothing else says otherwise).
         self.new_chat_model: str | None = None
         #: The model picked for the new chat shown (None: none picked for it).
         self.picked_for_new: str | None = None
-        picker = window.model_picker
+        picker = model_picker
         picker.model_chosen.connect(self.choose_model)
         picker.set_describe(self._catalog_name)  # names before the providers load
         # The greeting names the model (a new one picked, or names listed later).
@@ -63,7 +78,7 @@ class ChatModels:
     def attach(self) -> None:
         """The providers are loaded: the picker names their models, and lists them as kept
         from last time (no server asked yet)."""
-        picker = self.w.model_picker
+        picker = self.model_picker
         picker.set_describe(self._catalog_name)
         picker.set_choices(cached_choices(self.chat.hub))
         picker.set_current(self.current_model())
@@ -73,7 +88,7 @@ class ChatModels:
         given by the name the model picker shows for it."""
         hub = self.chat.hub
         ids = [c.id for c in hub.configs] if hub is not None else []
-        return name_models(text, ids, self.w.model_picker.label_of)
+        return name_models(text, ids, self.model_picker.label_of)
 
     def current_model(self) -> str | None:
         """The ``provider:model`` that answers the next message in the open chat.
@@ -96,11 +111,11 @@ class ChatModels:
     async def refresh_models(self) -> None:
         """Fill the model picker: the lists kept from last time at once, then what every
         configured provider lists now (their SDKs imported off the GUI thread)."""
-        self.w.model_picker.set_choices(cached_choices(self.chat.hub))
-        self.w.model_picker.set_choices(await model_choices(self.chat.hub))
-        if self.w.model_picker.current != self.current_model():
+        self.model_picker.set_choices(cached_choices(self.chat.hub))
+        self.model_picker.set_choices(await model_choices(self.chat.hub))
+        if self.model_picker.current != self.current_model():
             # A server with no default model (OPENAI_BASE_URL) has one now: its first listed.
-            self.w.model_picker.set_current(self.current_model())
+            self.model_picker.set_current(self.current_model())
         self.chat.meter.update()  # the windows the providers listed (not a default)
         if self.chat.session_id is None:
             self.update_title()  # the greeting names the model, or why there is none
@@ -125,7 +140,7 @@ class ChatModels:
         from parley.core.providers.registry import ENV_BASE_URL, env_kind, resolve_base_url
 
         by_group = {(c.name or c.id): c for c in (self.chat.hub.configs if self.chat.hub else [])}
-        for choice in self.w.model_picker.problems:
+        for choice in self.model_picker.problems:
             config = by_group.get(choice.group)
             if choice.ref or not choice.note.startswith("can't connect") or config is None:
                 continue
@@ -155,10 +170,10 @@ class ChatModels:
         self.new_chat_model = ref
         sid = self.chat.session_id
         if sid is not None:
-            self.w.tasks.spawn(self._set_session_model(sid, ref), name="set-model")
+            self.tasks.spawn(self._set_session_model(sid, ref), name="set-model")
         else:
             self.picked_for_new = ref
-        self.w.tasks.spawn(self.chat.store.set_state(LAST_MODEL_KEY, ref), name="save-model")
+        self.tasks.spawn(self.chat.store.set_state(LAST_MODEL_KEY, ref), name="save-model")
         self.chat.meter.update()
 
     async def _set_session_model(self, sid: str, ref: str) -> None:
@@ -167,7 +182,7 @@ class ChatModels:
     def space_changed(self, space_id: str) -> None:
         """A space's defaults changed: a new chat shown in it takes them."""
         if self.chat.session_id is None and self.chat.space_id == space_id:
-            self.w.model_picker.set_current(self.current_model())
+            self.model_picker.set_current(self.current_model())
             self.chat.meter.update()
 
     def update_title(self) -> None:
@@ -175,16 +190,13 @@ class ChatModels:
         sessions = self.chat.sessions
         session = sessions.get(self.chat.session_id or "")
         title = session.title if session is not None and session.title else "New chat"
-        self.w.setWindowTitle(f"{strip_invisible(title) or 'New chat'} — Parley")
-        heading = getattr(self.w, "chat_heading", None)
-        if heading is not None:
-            space = self.chat.organizer.spaces.get(
-                (session.space_id if session is not None else None) or self.chat.space_id or "")
-            heading.set_chat(title, getattr(space, "name", None), editable=session is not None)
-        greeting = getattr(self.w, "greeting", None)
-        if greeting is not None:  # shown while the conversation is empty (a new chat)
-            space = self.chat.organizer.spaces.get(self.chat.space_id or "")
-            model = self.current_model()
-            greeting.set_chat(getattr(space, "name", None),
-                              self.w.model_picker.label_of(model) if model else None,
-                              problem=None if model else self.no_model_reason())
+        self.set_title(f"{strip_invisible(title) or 'New chat'} — Parley")
+        space = self.chat.organizer.spaces.get(
+            (session.space_id if session is not None else None) or self.chat.space_id or "")
+        self.heading.set_chat(title, getattr(space, "name", None), editable=session is not None)
+        # the greeting shows while the conversation is empty (a new chat)
+        space = self.chat.organizer.spaces.get(self.chat.space_id or "")
+        model = self.current_model()
+        self.greeting.set_chat(getattr(space, "name", None),
+                               self.model_picker.label_of(model) if model else None,
+                               problem=None if model else self.no_model_reason())

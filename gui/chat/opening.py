@@ -31,8 +31,14 @@ from parley.gui.chat.run import LAST_SESSION_KEY
 from parley.gui.database.save_status import passing
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from parley.core.branches import Branches
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from parley.core.tasks import TaskSet
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.notices.status_line import OneLineStatusBar
+    from parley.gui.sidebar import Sidebar
+    from parley.gui.transcript import TranscriptView
 
 log = logging.getLogger(__name__)
 
@@ -42,17 +48,28 @@ BUSY_SWITCHING = ("A reply is being written at the end of this branch: wait for 
 
 
 class ChatOpener:
-    """Opens chats in one window (see the module docstring)."""
+    """Opens chats in one window (see the module docstring).
 
-    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
-        self.w = window
+    Args:
+        chat: the open chat's controller.
+        sidebar, transcript, status, tasks: the window's list of chats, transcript,
+            status bar and background tasks.
+        show_chat: shows the window's chat page.
+        new_chat_asked: True when Ctrl+N was pressed before the first chat showed.
+    """
+
+    def __init__(self, chat: OpenChat, sidebar: Sidebar, transcript: TranscriptView,
+                 status: OneLineStatusBar, tasks: TaskSet, *, show_chat: Callable[[], None],
+                 new_chat_asked: Callable[[], bool]) -> None:
+        self.sidebar, self.transcript, self.status, self.tasks = sidebar, transcript, status, tasks
+        self.show_chat, self._new_chat_asked = show_chat, new_chat_asked
         self.chat = chat
         #: The branch points of the open chat's path (None for a new chat).
         self.branches: Branches | None = None
         self._open_gen = 0
-        window.sidebar.session_activated.connect(self.open_session)
-        window.sidebar.new_chat_clicked.connect(self.new_session)
-        window.transcript.branchRequested.connect(self.switch_branch)
+        sidebar.session_activated.connect(self.open_session)
+        sidebar.new_chat_clicked.connect(self.new_session)
+        transcript.branchRequested.connect(self.switch_branch)
 
     async def show_first(self) -> None:
         """Show the first chat at start-up: the one open when Parley closed, or a new
@@ -64,8 +81,7 @@ class ChatOpener:
             await self._show_new_chat()
 
     def new_chat_asked(self) -> bool:
-        early = self.w.early
-        return early is not None and early.new_chat_asked
+        return self._new_chat_asked()
 
     async def reopen_last(self) -> bool:
         """Open the chat that was open when Parley closed; False when there is none."""
@@ -77,13 +93,13 @@ class ChatOpener:
         except SessionNotFound:
             log.info("last session %s is gone", last)
             return False
-        self.w.show_chat()
+        self.show_chat()
         return True
 
     def open_session(self, session_id: str) -> None:
         """Open a chat of the list, on the path it showed last (no-op when it is open)."""
         if session_id != self.chat.session_id:
-            self.w.tasks.spawn(self.open(session_id), name="open-session")
+            self.tasks.spawn(self.open(session_id), name="open-session")
 
     def _not_opened(self, error: ParleyError) -> None:
         """A chat could not be opened because the store is away for a while (a PostgreSQL
@@ -92,13 +108,13 @@ class ChatOpener:
         if not passing(error):
             raise error
         self.chat.save_status.not_opened(error)
-        self.w.sidebar.select(self.chat.session_id)
+        self.sidebar.select(self.chat.session_id)
 
     def _set_branches(self, branches: Branches | None) -> None:
         """Show ‹ n/m › under the open chat's messages that have siblings."""
         self.branches = branches
         points = branches.points if branches is not None else {}
-        self.w.transcript.set_branches({k: (p.index, p.total) for k, p in points.items()})
+        self.transcript.set_branches({k: (p.index, p.total) for k, p in points.items()})
 
     async def refresh_branches(self) -> None:
         """Read the open chat's branch points again (a reply was written, an edit or a
@@ -120,13 +136,13 @@ class ChatOpener:
         if target is None or sid is None:
             return False
         if self.chat.runs.running(sid):
-            self.w.statusBar().showMessage(BUSY_SWITCHING, 8_000)
+            self.status.showMessage(BUSY_SWITCHING, 8_000)
             return False
-        self.w.tasks.spawn(self._switch(sid, *target), name="switch-branch")
+        self.tasks.spawn(self._switch(sid, *target), name="switch-branch")
         return True
 
     async def _switch(self, sid: str, turn_id: str, exact: bool) -> None:
-        transcript = self.w.transcript
+        transcript = self.transcript
         focus = QApplication.focusWidget()
         had_focus = focus is not None and (focus is transcript or transcript.isAncestorOf(focus))
         try:
@@ -143,14 +159,14 @@ class ChatOpener:
     def open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:
         """Open a chat scrolled to ``turn_id`` with ``highlight`` marked (search results,
         the command palette): a message in another branch is shown on its path."""
-        self.w.show_chat()
+        self.show_chat()
         if turn_id is not None and session_id == self.chat.session_id \
                 and self.chat.state.holds(turn_id):
-            self.w.transcript.scroll_to_turn(turn_id, highlight)  # on the path shown
+            self.transcript.scroll_to_turn(turn_id, highlight)  # on the path shown
         elif turn_id is None:
-            self.w.tasks.spawn(self.open(session_id), name="open-at")
+            self.tasks.spawn(self.open(session_id), name="open-at")
         else:
-            self.w.tasks.spawn(self._open_at(session_id, turn_id, highlight), name="open-at")
+            self.tasks.spawn(self._open_at(session_id, turn_id, highlight), name="open-at")
 
     async def _open_at(self, session_id: str, turn_id: str, highlight: str | None) -> None:
         if session_id != self.chat.session_id:
@@ -170,7 +186,7 @@ class ChatOpener:
             if before and before[-1].id == leaf:  # on the path shown, further back
                 await self.chat.paging.reveal(session_id, turn_id, highlight)
             elif await self.reread(session_id, at=turn_id):
-                self.w.transcript.scroll_to_turn(turn_id, highlight)
+                self.transcript.scroll_to_turn(turn_id, highlight)
         except ParleyError as exc:
             self._not_opened(exc)
 
@@ -232,7 +248,8 @@ class ChatOpener:
         edits = self.chat.drafts.edit_of(session_id)  # a sent message being edited
         branches = await self.chat.store.branches(session_id)
         unseen = await self.chat.unseen.read(session_id)  # one app-state row
-        mcp = getattr(self.w, "mcp", None)
+        tools = self.chat.runner.tools if self.chat.runner is not None else None
+        mcp = tools.mcp if tools is not None else None
         if mcp is not None:  # its MCP tools' names as configured, for the tool-call lines
             await mcp.load_names(session_id)  # (one app-state row, once per chat)
         if gen != self._open_gen:
@@ -248,7 +265,7 @@ class ChatOpener:
         if not self.chat.adopting:  # else the box is a new chat's (after_switch)
             self.chat.editor.resume(edits if draft else None)
         if at is not None:
-            self.w.transcript.scroll_to_turn(at, highlight)
+            self.transcript.scroll_to_turn(at, highlight)
         await set_own_state(self.chat.store, LAST_SESSION_KEY, session_id)
 
     def show_turns(self) -> None:
@@ -313,12 +330,12 @@ class ChatOpener:
 
     def new_session(self, space_id: str | None = None) -> None:
         """Start a new chat (its session is created when the first message is sent)."""
-        self.w.show_chat()
-        self.w.tasks.spawn(self.show_new_chat(space_id or None), name="new-chat")
+        self.show_chat()
+        self.tasks.spawn(self.show_new_chat(space_id or None), name="new-chat")
 
     def step_session(self, delta: int) -> None:
         """Open the chat ``delta`` rows below (negative: above) in the sidebar, wrapping."""
-        ids = self.w.sidebar.model.session_ids()
+        ids = self.sidebar.model.session_ids()
         if not ids:
             return
         if self.chat.session_id in ids:
@@ -329,7 +346,7 @@ class ChatOpener:
 
     def goto_session(self, n: int) -> None:
         """Open the ``n``-th chat of the sidebar (0-based), if there is one."""
-        ids = self.w.sidebar.model.session_ids()
+        ids = self.sidebar.model.session_ids()
         if 0 <= n < len(ids):
             self.open_session(ids[n])
 
@@ -339,7 +356,7 @@ class ChatOpener:
         if sid != self.chat.session_id:
             return
         self.chat.session_id = None  # nothing to stash: the chat is gone from view
-        rest = [i for i in ids if i != sid and self.w.sidebar.model.has(i)]
+        rest = [i for i in ids if i != sid and self.sidebar.model.has(i)]
         if rest:
             i = min(ids.index(sid), len(rest) - 1) if sid in ids else 0
             await self.open(rest[i])

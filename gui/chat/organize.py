@@ -31,7 +31,15 @@ from parley.gui.chat.edit import typed_text
 from parley.gui.sidebar.space_dialog import SpaceDialog, SpaceValues, ask_delete_space
 
 if TYPE_CHECKING:
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from collections.abc import Callable
+
+    from PySide6.QtWidgets import QWidget
+
+    from parley.core.tasks import TaskSet
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.header.model_picker import ModelPicker
+    from parley.gui.notices.undo import UndoManager
+    from parley.gui.sidebar import Sidebar
 
 log = logging.getLogger(__name__)
 
@@ -53,17 +61,28 @@ def fork_point_text(text: str) -> str:
 
 
 class Organizer:
-    """Spaces and session housekeeping for one window (after ``start``)."""
+    """Spaces and session housekeeping for one window (after ``start``).
 
-    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
-        self.w = window
+    Args:
+        chat: the open chat's controller (its store, providers and run loop's tools).
+        sidebar, model_picker, undo, tasks: the window's list of chats, model picker
+            (the models a space may default to), undoable notices and background tasks.
+        parent: the main window as a widget (dialogs and menus are its children).
+        show_problem: tells a user error in the window.
+    """
+
+    def __init__(self, chat: OpenChat, sidebar: Sidebar, model_picker: ModelPicker,
+                 undo: UndoManager, tasks: TaskSet, parent: QWidget, *,
+                 show_problem: Callable[[ParleyError], None]) -> None:
+        self.sidebar, self.model_picker, self.undo, self.tasks = sidebar, model_picker, undo, tasks
+        self.parent, self.show_problem = parent, show_problem
         self.chat = chat
-        self.store = window.store
+        self.store = chat.store
         self.spaces: dict[str, Any] = {}
         self.default_space_id: str | None = None
         #: sessions deleted but still undoable (hidden from lists and search).
         self.deleting: set[str] = set()
-        bar = window.sidebar
+        bar = sidebar
         bar.rename_requested.connect(self.rename_session)
         bar.delete_requested.connect(self.delete_session)
         bar.pin_requested.connect(self.pin_session)
@@ -74,8 +93,18 @@ class Organizer:
         bar.new_space_requested.connect(self.new_space)
         bar.archived_toggled.connect(self._archived_toggled)
 
+    def _tools(self) -> Any:
+        """The run loop's tools (None before the run loop is loaded)."""
+        runner = self.chat.runner
+        return runner.tools if runner is not None else None
+
+    def _mcp(self) -> Any:
+        """The MCP servers' tools (None before the run loop is loaded, or with none)."""
+        tools = self._tools()
+        return tools.mcp if tools is not None else None
+
     def _spawn(self, coro: Any, name: str) -> None:
-        self.w.tasks.spawn(coro, name=name)
+        self.tasks.spawn(coro, name=name)
 
     def _title(self, sid: str) -> str:
         session = self.chat.sessions.get(sid)
@@ -87,13 +116,13 @@ class Organizer:
         spaces = await self.store.list_spaces()
         self.spaces = {s.id: s for s in spaces}
         self.default_space_id = next((s.id for s in spaces if s.is_default), None)
-        self.w.sidebar.default_space_id = self.default_space_id
+        self.sidebar.default_space_id = self.default_space_id
         return list(spaces)
 
     def current_space(self) -> str | None:
         """The space a space command acts on: the focused heading's, else the open chat's."""
-        if self.w.sidebar.tree.hasFocus():
-            focused = self.w.sidebar.current_space_id()
+        if self.sidebar.tree.hasFocus():
+            focused = self.sidebar.current_space_id()
             if focused:
                 return focused
         return self.chat.space_id or self.default_space_id
@@ -120,8 +149,8 @@ class Organizer:
 
     def _space_dialog(self, space: Any) -> SpaceDialog:
         """A space dialog; its memory and tools switch are filled in the background."""
-        tools = getattr(self.w.runner, "tools", None)
-        dlg = SpaceDialog(self.w.window(), self.w.model_picker.choices, space,
+        tools = self._tools()
+        dlg = SpaceDialog(self.parent, self.model_picker.choices, space,
                           with_tools=tools is not None)
         if tools is not None:
             self._spawn(self._fill_tools_fields(dlg, tools, space), "space-dialog-memory")
@@ -129,7 +158,7 @@ class Organizer:
 
     def _provider_kind(self, model_ref: str | None) -> ProviderKind:
         """The API family of ``model_ref``'s provider (openai_compatible when unknown)."""
-        hub = self.w.hub
+        hub = self.chat.hub
         if hub is None:  # no hub yet
             return "openai_compatible"
         try:
@@ -139,7 +168,7 @@ class Organizer:
 
     def _said_tools(self, model_ref: str | None) -> bool:
         """True when ``model_ref``'s server said the model takes tools (``ModelInfo.tools``)."""
-        hub = self.w.hub
+        hub = self.chat.hub
         if hub is None:  # no hub yet
             return False
         try:
@@ -148,7 +177,7 @@ class Organizer:
             return False
 
     async def _fill_tools_fields(self, dlg: SpaceDialog, tools: Any, space: Any) -> None:
-        hub = self.w.hub
+        hub = self.chat.hub
         ref = (space.default_model if space is not None else None) or (
             hub.default_model_ref() if hub is not None else None)
         kind = self._provider_kind(ref)
@@ -158,7 +187,7 @@ class Organizer:
         else:
             memory = await tools.memories.get(space.id)
             on = await tools.enabled(space.id, kind, ref or "", proven=proven)
-        mcp = getattr(self.w, "mcp", None)
+        mcp = self._mcp()
         servers = list(mcp.host.configs) if mcp is not None else []
         off = await mcp.servers_off(space.id) if mcp is not None and space is not None else []
         if isValid(dlg) and dlg.isVisible():
@@ -168,14 +197,14 @@ class Organizer:
 
     async def _save_tools_fields(self, space_id: str, v: SpaceValues) -> None:
         """Save the dialog's memory (``MemoryStore.set``) and tools switch, when changed."""
-        tools = getattr(self.w.runner, "tools", None)
+        tools = self._tools()
         if tools is None:
             return
         if v.memory is not None:
             await tools.memories.set(space_id, v.memory)
         if v.tools_enabled is not None:
             await tools.set_enabled(space_id, v.tools_enabled)
-        mcp = getattr(self.w, "mcp", None)
+        mcp = self._mcp()
         if v.mcp_off is not None and mcp is not None:  # MCP servers switched for the space
             for name in mcp.host.configs:
                 await mcp.set_server_on(space_id, name, name not in v.mcp_off)
@@ -185,7 +214,7 @@ class Organizer:
                                               default_model=v.default_model)
         await self._save_tools_fields(space.id, v)
         self.spaces[space.id] = space
-        self.w.sidebar.model.add_space(space)
+        self.sidebar.model.add_space(space)
         self.chat.new_session(space.id)  # a new space is where the next chat goes
 
     def edit_space(self, space_id: str | None = None) -> SpaceDialog | None:
@@ -204,7 +233,7 @@ class Organizer:
         saved = await self.store.update_space(space.id, system_prompt=v.system_prompt,
                                               default_model=v.default_model)
         self.spaces[space.id] = saved
-        self.w.sidebar.model.rename_space(space.id, saved.name)
+        self.sidebar.model.rename_space(space.id, saved.name)
         self.chat.models.space_changed(space.id)
 
     def rename_space(self, space_id: str | None = None) -> None:
@@ -212,17 +241,17 @@ class Organizer:
         space = self.spaces.get(space_id or self.current_space() or "")
         if space is None:
             return
-        name = dialogs.ask_text(self.w.window(), "Rename space", "Name:", space.name)
+        name = dialogs.ask_text(self.parent, "Rename space", "Name:", space.name)
         if name and name != space.name:
             self._spawn(self._rename_space(space.id, name), "rename-space")
 
     async def _rename_space(self, space_id: str, name: str) -> None:
         self.spaces[space_id] = await self.store.rename_space(space_id, name)
-        self.w.sidebar.model.rename_space(space_id, name)
+        self.sidebar.model.rename_space(space_id, name)
 
     def move_space(self, space_id: str, delta: int) -> None:
         """Move a space ``delta`` places down (negative: up) in the sidebar."""
-        ids = self.w.sidebar.model.space_ids()
+        ids = self.sidebar.model.space_ids()
         if space_id not in ids:
             return
         old = ids.index(space_id)
@@ -233,14 +262,14 @@ class Organizer:
 
     def drop_space(self, space_id: str, onto: str) -> None:
         """A space heading dropped on another one takes that one's place."""
-        ids = self.w.sidebar.model.space_ids()
+        ids = self.sidebar.model.space_ids()
         if space_id in ids and onto in ids and space_id != onto:
             self.move_space(space_id, ids.index(onto) - ids.index(space_id))
 
     async def _reorder(self, ids: list[str]) -> None:
         spaces = await self.store.reorder_spaces(ids)
         self.spaces = {s.id: s for s in spaces}
-        self.w.sidebar.model.order_spaces([s.id for s in spaces])
+        self.sidebar.model.order_spaces([s.id for s in spaces])
 
     def delete_space(self, space_id: str | None = None) -> None:
         """Delete a space after asking whether its chats move to the default space or go."""
@@ -251,7 +280,7 @@ class Organizer:
         if space.is_default:
             from parley.core.store.errors import CannotDeleteDefaultSpace
 
-            self.w.show_problem(CannotDeleteDefaultSpace())
+            self.show_problem(CannotDeleteDefaultSpace())
             return
         self._spawn(self._delete_space(space), "delete-space")
 
@@ -259,7 +288,7 @@ class Organizer:
         chats = await self.store.list_sessions(space_id=space.id, include_archived=True,
                                                limit=10_000)
         default = self.spaces.get(self.default_space_id or "")
-        choice = ask_delete_space(self.w.window(), space.name, len(chats),
+        choice = ask_delete_space(self.parent, space.name, len(chats),
                                   default.name if default else "the default space")
         if choice is None:
             return
@@ -297,7 +326,7 @@ class Organizer:
         if sid is None:
             return
         old = self.chat.sessions[sid].title if sid in self.chat.sessions else ""
-        title = dialogs.ask_text(self.w.window(), "Rename chat", "Title:", old or "")
+        title = dialogs.ask_text(self.parent, "Rename chat", "Title:", old or "")
         if title:
             self._spawn(self._rename(sid, title), "rename")
 
@@ -320,7 +349,7 @@ class Organizer:
     async def _pin(self, sid: str, pinned: bool, *, offer: bool = True) -> None:
         self.chat.remember_session(await self.store.pin_session(sid, pinned))
         if offer:
-            self.w.undo.offer(f"Pinned “{self._title(sid)}”" if pinned
+            self.undo.offer(f"Pinned “{self._title(sid)}”" if pinned
                               else f"Unpinned “{self._title(sid)}”",
                               undo=lambda: self._pin(sid, not pinned, offer=False))
 
@@ -336,19 +365,19 @@ class Organizer:
             self._spawn(self._move(sid, space_id), "move")
 
     def _ask_space(self, sid: str) -> QMenu:
-        menu = QMenu(self.w.window())
+        menu = QMenu(self.parent)
         menu.setAccessibleName("Move to space")
         here = self.chat.sessions[sid].space_id
-        for space_id in self.w.sidebar.model.space_ids():
+        for space_id in self.sidebar.model.space_ids():
             entry = menu.addAction(self.spaces[space_id].name if space_id in self.spaces
                                    else space_id,
                                    partial(self.move_session, sid, space_id))
             entry.setEnabled(space_id != here)
         self.space_menu = menu  # kept for tests
-        index = self.w.sidebar.model.index_of(sid)
-        if index.isValid() and self.w.sidebar.isVisible():
-            rect = self.w.sidebar.tree.visualRect(index)
-            pos = self.w.sidebar.tree.viewport().mapToGlobal(rect.center())
+        index = self.sidebar.model.index_of(sid)
+        if index.isValid() and self.sidebar.isVisible():
+            rect = self.sidebar.tree.visualRect(index)
+            pos = self.sidebar.tree.viewport().mapToGlobal(rect.center())
         else:
             pos = QCursor.pos()
         menu.popup(pos)
@@ -359,7 +388,7 @@ class Organizer:
         self.chat.remember_session(await self.store.move_session(sid, space_id))
         if offer:
             name = self.spaces[space_id].name if space_id in self.spaces else "another space"
-            self.w.undo.offer(f"Moved “{self._title(sid)}” to {name}",
+            self.undo.offer(f"Moved “{self._title(sid)}” to {name}",
                               undo=lambda: self._move(sid, before, offer=False))
 
     # -- sessions: archive, delete -------------------------------------------------
@@ -378,7 +407,7 @@ class Organizer:
         was_open = sid == self.chat.session_id
         session = await self.store.archive_session(sid, archived)
         self.chat.sessions[sid] = session
-        if archived and not self.w.sidebar.show_archived:
+        if archived and not self.sidebar.show_archived:
             await self._hide(sid)
         else:
             self.chat.remember_session(session)
@@ -386,14 +415,14 @@ class Organizer:
             self.chat.open_session(sid)
         if offer:
             verb = "Archived" if archived else "Unarchived"
-            self.w.undo.offer(f"{verb} “{self._title(sid)}”",
+            self.undo.offer(f"{verb} “{self._title(sid)}”",
                               undo=lambda: self._archive(sid, not archived, offer=False,
                                                          reopen=was_open and archived))
 
     async def _hide(self, sid: str) -> None:
         """Take a chat off the list; if it is open, open its neighbour in the same space
         (the next row, else the one above), or a new chat in that space."""
-        model = self.w.sidebar.model
+        model = self.sidebar.model
         space = model.space_of(sid)
         ids = [i for i in model.session_ids() if model.space_of(i) == space]
         model.remove(sid)
@@ -406,7 +435,7 @@ class Organizer:
         if sid is None or sid in self.deleting:
             return
         title = self._title(sid)
-        if dialogs.confirm(self.w.window(), "Delete chat",
+        if dialogs.confirm(self.parent, "Delete chat",
                            f"Delete “{title}”? You can undo this for a few seconds; its "
                            "forks are kept.", action="Delete", destructive=True):
             self._spawn(self._delete(sid), "delete")
@@ -432,13 +461,13 @@ class Organizer:
                 await self.store.delete_session(sid)
             await self.chat.drafts.discard(sid)
             self.chat.sessions.pop(sid, None)
-            self.w.sidebar.model.set_parent_gone(sid)
+            self.sidebar.model.set_parent_gone(sid)
 
-        self.w.undo.offer(f"Deleted “{self._title(sid)}”", undo=undo, commit=commit)
+        self.undo.offer(f"Deleted “{self._title(sid)}”", undo=undo, commit=commit)
 
     async def undo_flush(self) -> None:
         """Make a pending delete final now (before closing, or deleting a space)."""
-        await self.w.undo.flush()
+        await self.undo.flush()
 
     def _archived_toggled(self, shown: bool) -> None:
         self._spawn(self.chat.load_sidebar(), "show-archived" if shown else "hide-archived")
@@ -453,4 +482,4 @@ class Organizer:
                 turn = await self.store.get_turn(s.forked_from_turn_id, hydrate=False)
             except (TurnNotFound, ParleyError):
                 continue  # the parent (and its turns) were deleted
-            self.w.sidebar.model.set_fork_point(s.id, fork_point_text(typed_text(turn)))
+            self.sidebar.model.set_fork_point(s.id, fork_point_text(typed_text(turn)))

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from parley.gui.chat.interfaces import ChatWindow
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.tasks import TaskSet
     from parley.gui.chat.state import OpenChatState
+    from parley.gui.transcript import TranscriptView
 
 OPEN_TURNS = 200  # top-level items read when a chat opens; older ones load on scrolling up
 OLDER_SETTLE_S = 0.5  # scroll events this soon after showing a chat are not the person's
@@ -28,24 +30,26 @@ class TranscriptPaging:
     """Reads older items and compacted ranges of one window's open chat.
 
     Args:
-        window: the main window (its transcript, its tasks).
+        transcript: the window's transcript (scrolled, asking for more).
+        tasks: the window's background tasks (the reads).
         state: the open chat's turns, where what is read goes.
-        store: the ``AsyncStore`` it is read from.
+        store: the store it is read from.
     """
 
-    def __init__(self, window: ChatWindow, state: OpenChatState, store: Any) -> None:
-        self.w = window
+    def __init__(self, transcript: TranscriptView, tasks: TaskSet, state: OpenChatState,
+                 store: AsyncStore) -> None:
+        self.transcript, self.tasks = transcript, tasks
         self.state = state
         self.store = store
         self._shown_at = 0.0
         self._loading_older = False
         self._older_lock = asyncio.Lock()
-        t = window.transcript
-        t.list_view.verticalScrollBar().valueChanged.connect(self._scrolled)
-        t.startWanted.connect(lambda: window.tasks.spawn(self.load_start(), name="first-turns"))
-        t.compactedTurnsWanted.connect(
-            lambda summary_id: window.tasks.spawn(self.load_compacted(summary_id),
-                                                  name="compacted-turns"))
+        transcript.list_view.verticalScrollBar().valueChanged.connect(self._scrolled)
+        transcript.startWanted.connect(
+            lambda: tasks.spawn(self.load_start(), name="first-turns"))
+        transcript.compactedTurnsWanted.connect(
+            lambda summary_id: tasks.spawn(self.load_compacted(summary_id),
+                                           name="compacted-turns"))
 
     def shown(self) -> None:
         """The open chat was just shown afresh: scrolling at once is not the person's."""
@@ -62,15 +66,15 @@ class TranscriptPaging:
             if sid != self.state.session_id:
                 return
             self.state.take(win, older=True)
-        self.w.transcript.scroll_to_turn(turn_id, highlight)
+        self.transcript.scroll_to_turn(turn_id, highlight)
 
     def _scrolled(self, value: int) -> None:
         """Scrolled to the top (by the person, not as the chat was shown): read older items."""
-        bar = self.w.transcript.list_view.verticalScrollBar()
+        bar = self.transcript.list_view.verticalScrollBar()
         if value == bar.minimum() < bar.maximum() and self.state.older > 0 and \
                 not self._loading_older and time.monotonic() - self._shown_at > OLDER_SETTLE_S:
             self._loading_older = True
-            self.w.tasks.spawn(self.load_older(), name="older-turns")
+            self.tasks.spawn(self.load_older(), name="older-turns")
 
     async def load_older(self, *, everything: bool = False) -> int:
         """Load up to :data:`OPEN_TURNS` older top-level items of the open chat (all
@@ -80,7 +84,7 @@ class TranscriptPaging:
             async with self._older_lock:
                 if sid is None or self.state.older <= 0 or sid != self.state.session_id:
                     return 0
-                shown = self.w.transcript.model.rows
+                shown = self.transcript.model.rows
                 first = shown[0].key if shown else None  # stays in view (maybe a card)
                 win = await self.store.transcript_window(
                     sid, last=None if everything else OPEN_TURNS, before=self.state.first_key)
@@ -88,7 +92,7 @@ class TranscriptPaging:
                     return 0
                 self.state.take(win, older=True)
                 if first is not None and not everything:
-                    self.w.transcript.scroll_to_turn(first)
+                    self.transcript.scroll_to_turn(first)
                 return len(win.turns)
         finally:
             self._loading_older = False
@@ -99,7 +103,7 @@ class TranscriptPaging:
         if sid is not None and self.state.older > 0:
             await self.load_older(everything=True)
         if sid == self.state.session_id:
-            self.w.transcript.go_first()
+            self.transcript.go_first()
 
     async def load_compacted(self, summary_turn_id: str) -> None:
         """A card was opened: load the turns its compaction replaced (they are kept)."""

@@ -28,8 +28,16 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QPoint
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from PySide6.QtWidgets import QWidget
+
     from parley.core.chat.regenerate import ReplySetAside
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from parley.core.tasks import TaskSet
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.header.model_picker import ModelPicker
+    from parley.gui.notices.status_line import OneLineStatusBar
+    from parley.gui.transcript import TranscriptView
 
 #: How the status-bar hints after a regeneration begin (a new message clears them).
 ANSWER_KEPT_HINT = "The previous answer is kept"
@@ -43,27 +51,37 @@ KEPT_AFTER_FAILURE = (f"{ANSWER_KEPT_HINT}: ‹ under your message shows it. "
 
 
 class ChatRegenerate:
-    """Regenerate and open-attachment handling for one chat controller."""
+    """Regenerate and open-attachment handling for one chat controller.
 
-    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
-        self.w = window
+    Args:
+        chat: the open chat's controller.
+        transcript, model_picker, status, tasks: the window's transcript, model picker,
+            status bar and background tasks.
+        parent: the main window as a widget (an image opened is shown over it).
+        home: the data folder (a document opened is written under it; None: the default).
+    """
+
+    def __init__(self, chat: OpenChat, transcript: TranscriptView, model_picker: ModelPicker,
+                 status: OneLineStatusBar, tasks: TaskSet, parent: QWidget,
+                 home: Path | None) -> None:
+        self.transcript, self.model_picker, self.status = transcript, model_picker, status
+        self.tasks, self.parent, self.home = tasks, parent, home
         self.chat = chat
         self._asked: dict[str, str] = {}  # sid -> the model of its regeneration under way
         self._kept: set[str] = set()  # sids whose answer was set aside for a new one
-        transcript = window.transcript
         transcript.regenerateRequested.connect(lambda ref: self.regenerate(ref or None))
         transcript.mediaRequested.connect(self.open_media)
         transcript.model_choices = self.model_choices
         self._picked: tuple[str, str] | None = None  # (sid, model) picked in the header
         self._install_names()
-        window.model_picker.model_chosen.connect(self._model_chosen)
+        model_picker.model_chosen.connect(self._model_chosen)
         # The models' display names arrive with the picker's menu (after start-up).
-        window.model_picker.choices_changed.connect(self.names_changed)
+        model_picker.choices_changed.connect(self.names_changed)
 
     def model_choices(self) -> list[tuple[str, str]]:
         """[(label, provider:model)] of the model picker, the chat's own model first."""
         current = self.chat.current_model()
-        choices = self.w.model_picker.choices
+        choices = self.model_picker.choices
         groups = {c.group for c in choices}
         out = [(f"{c.label}  ·  {c.group}" if len(groups) > 1 else c.label, c.ref)
                for c in choices]
@@ -89,10 +107,10 @@ class ChatRegenerate:
         starting = self.chat.runner is None
         why = self.why_not() or (None if model or starting else self.chat.models.no_model_reason())
         if why is not None:
-            self.w.statusBar().showMessage(why, 8_000)
+            self.status.showMessage(why, 8_000)
             return False
         sid = str(self.chat.session_id)
-        self.w.tasks.spawn(self._regenerate(sid, model), name="regenerate")
+        self.tasks.spawn(self._regenerate(sid, model), name="regenerate")
         return True
 
     async def _regenerate(self, sid: str, model: str | None) -> None:
@@ -111,23 +129,23 @@ class ChatRegenerate:
         model = self._asked.get(sid) or self.chat.current_model()
         if sid not in self._kept or model is None:
             return message
-        note = KEPT_AFTER_FAILURE.format(model=self.w.model_picker.label_of(model))
+        note = KEPT_AFTER_FAILURE.format(model=self.model_picker.label_of(model))
         return f"{message} {note}"
 
     def after_stop(self, sid: str) -> None:
         """A run in the open chat was stopped: if it was a regeneration, say again in
         the status bar where the previous answer is."""
         if sid in self._kept:
-            self.w.statusBar().showMessage(KEPT_MESSAGE, 15_000)
+            self.status.showMessage(KEPT_MESSAGE, 15_000)
 
     def pick_model(self) -> bool:
         """Show the models to regenerate with, under the model picker."""
         why = self.why_not()
         if why is not None:
-            self.w.statusBar().showMessage(why, 8_000)
+            self.status.showMessage(why, 8_000)
             return False
-        picker = self.w.model_picker
-        self.w.transcript.show_model_menu(picker.mapToGlobal(QPoint(0, picker.height())))
+        picker = self.model_picker
+        self.transcript.show_model_menu(picker.mapToGlobal(QPoint(0, picker.height())))
         return True
 
     def reply_set_aside(self, ev: ReplySetAside) -> None:
@@ -139,9 +157,9 @@ class ChatRegenerate:
         self.chat.state.drop(set(ev.removed_turn_ids))
         self.chat.opener.show_turns()  # cards stay in place (stored positions, compaction spans)
         if ev.carried is not None:  # the new branch starts with a summary's copy: its card
-            self.w.tasks.spawn(self.chat.opener.reload(read_unseen=False), name="carried-summary")
-        self.w.transcript.set_busy(True)
-        self.w.statusBar().showMessage(KEPT_MESSAGE, 15_000)
+            self.tasks.spawn(self.chat.opener.reload(read_unseen=False), name="carried-summary")
+        self.transcript.set_busy(True)
+        self.status.showMessage(KEPT_MESSAGE, 15_000)
 
     # -- which model answered ---------------------------------------------------------
     def own_model(self) -> str | None:
@@ -157,7 +175,7 @@ class ChatRegenerate:
         None (no line) when ``ref`` is the open chat's current model."""
         if ref == self.own_model():
             return None
-        return self.w.model_picker.label_of(ref)
+        return self.model_picker.label_of(ref)
 
     def _model_chosen(self, ref: str) -> None:
         if self.chat.session_id is not None:
@@ -166,7 +184,7 @@ class ChatRegenerate:
 
     def names_changed(self) -> None:
         """The chat's model or the models' names changed: lay the replies out again."""
-        model = self.w.transcript.model
+        model = self.transcript.model
         for node in model.transcript.nodes.values():
             if node.kind == "turn" and node.turn.role == "assistant":
                 node.touch()
@@ -176,8 +194,8 @@ class ChatRegenerate:
         """Give the transcript's row builder :meth:`answered_by` (the delegate keeps it
         when a new palette or font makes a new builder), and its tooltips the models'
         display names."""
-        self.w.transcript.list_view.model_name = self.w.model_picker.label_of
-        specs = self.w.transcript.list_view.delegate.builder.specs
+        self.transcript.list_view.model_name = self.model_picker.label_of
+        specs = self.transcript.list_view.delegate.builder.specs
         if specs.answered_by != self.answered_by:
             specs.answered_by = self.answered_by
             self.names_changed()
@@ -187,4 +205,5 @@ class ChatRegenerate:
         (``parley.gui.dialogs.media_viewer``)."""
         from parley.gui.dialogs.media_viewer import open_media
 
-        self.w.tasks.spawn(open_media(self.w, block), name="open-media")
+        self.tasks.spawn(open_media(self.chat.store, self.parent, self.home, block),
+                         name="open-media")

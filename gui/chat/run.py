@@ -29,7 +29,8 @@ from parley.gui.transcript.specs import CONTINUE_MESSAGE
 if TYPE_CHECKING:
     from parley.core.chat.regenerate import ReplySetAside
     from parley.core.chat.run import RunEvent
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.chat.parts import ChatParts, WindowCalls
 
 #: App-state key of the chat open when Parley closed (reopened at start), this
 #: machine's own (``parley.core.machine``).
@@ -48,10 +49,16 @@ EMPTY_EDIT = ("An edited message cannot be empty: type its new text, or press Es
 
 
 class ChatRuns:
-    """Runs of one window's chats (see the module docstring)."""
+    """Runs of one window's chats (see the module docstring).
 
-    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
-        self.w = window
+    Args:
+        chat: the open chat's controller.
+        parts: the window's parts (the message box, the transcript, the list, the bar…).
+        calls: what is asked of the window (set-up, problems, start-up's queue).
+    """
+
+    def __init__(self, chat: OpenChat, parts: ChatParts, calls: WindowCalls) -> None:
+        self.parts, self.calls = parts, calls
         self.chat = chat
         self._runs: dict[str, asyncio.Task[Any]] = {}
         self.doing: dict[str, tuple[str, str]] = {}  # sid -> (how, model) of its run
@@ -61,15 +68,17 @@ class ChatRuns:
         #: Sessions whose waiting message Esc takes back (:meth:`stop`).
         self.taking_back: set[str] = set()
         #: What a run's events show (the messages shown before they are saved).
-        self.events = RunEvents(window, chat, self)
+        self.events = RunEvents(chat, self, transcript=parts.transcript,
+                                composer_bar=parts.composer_bar, sidebar=parts.sidebar,
+                                status=parts.status, tasks=parts.tasks)
         #: Runs and messages waiting for their provider or for another program's lock.
-        self.waits = RunWaits(window, chat, self)
+        self.waits = RunWaits(chat, self, parts, calls.setup_panel)
         #: The note under a last message never answered (a chat just opened).
-        self.unanswered = Unanswered(window, chat, self)
+        self.unanswered = Unanswered(chat, parts.transcript, self)
         from parley.gui.notices.retry_notice import RetryBar, RetryNotice
 
-        bar = RetryBar(window.window())
-        layout = window._chat_layout
+        bar = RetryBar(parts.parent)
+        layout = parts.chat_layout
         layout.insertWidget(max(0, layout.count() - 1), bar)  # just above the composer
         #: "Rate limited — retrying in 12 s" with Cancel (stops the run, like Esc).
         self.retry_notice = RetryNotice(bar, lambda: self.chat.session_id)
@@ -105,7 +114,7 @@ class ChatRuns:
 
     def activity(self, sid: str | None) -> None:
         """Something happened in a chat: its pre-cache-expiry compaction is called off."""
-        timer = getattr(self.w, "cache_timer", None)
+        timer = self.calls.cache_timer()
         if sid is not None and timer is not None:
             timer.activity(sid)
 
@@ -118,22 +127,22 @@ class ChatRuns:
         (the original's, less those removed, plus those added).
         """
         # no chat shown yet: kept for its chat (parley.gui.composer.early_input)
-        if self.w.early is not None and not self.chat.attachments.has_pending():
+        if self.calls.starting() and not self.chat.attachments.has_pending():
             # The chats are still being opened: kept for its chat (early_input). With
             # files (attached to the chat shown) it waits in the box for the provider.
-            return bool(self.w.queue_early_message())
-        text = self.w.composer.text()
+            return bool(self.calls.queue_early_message())
+        text = self.parts.composer.text()
         files = self.chat.attachments
         editing, sid = self.chat.editor.editing, self.chat.session_id
         has_files = files.has_pending()
         if not (text.strip() or has_files):
             if editing is not None:  # an edit emptied: said, not silently ignored
-                self.w.statusBar().showMessage(EMPTY_EDIT, 10_000)
+                self.parts.status.showMessage(EMPTY_EDIT, 10_000)
             return True  # nothing to send
         try:  # longer than any model reads: refused before the box is emptied
             check_blocks([TextBlock(text)])
         except ParleyError as exc:
-            self.w.statusBar().showMessage(exc.message, 15_000)
+            self.parts.status.showMessage(exc.message, 15_000)
             return True
         starting = self.chat.runner is None
         model = self.chat.current_model()
@@ -143,31 +152,32 @@ class ChatRuns:
             waits.send_when_ready(sid, model)  # the files' limits are the model's: checked then
             return True
         if why is not None:  # keep the text and the files; say why
-            self.w.statusBar().showMessage(why, 8_000)
+            self.parts.status.showMessage(why, 8_000)
             return True
         if model is None and not starting:
             hub = self.chat.hub
             if hub is not None and not hub.is_configured:  # reading chats before set-up
-                self.w.show_setup()
-                if self.w.setup_panel is not None:
-                    self.w.setup_panel.note_waiting(KEPT_FOR_SETUP)
+                self.calls.show_setup()
+                panel = self.calls.setup_panel()
+                if panel is not None:
+                    panel.note_waiting(KEPT_FOR_SETUP)
                 return True  # the text stays in the box
-            self.w.show_problem(ParleyError(self.chat.models.no_model_reason()))
+            self.calls.show_problem(ParleyError(self.chat.models.no_model_reason()))
             return True
         if has_files and (model is None or not files.ready_to_send(model)):
             return True  # a file is still being read, or over the model's limits (it says)
         taken = files.take()  # before edit mode ends: its tray holds the edited message's
-        bar = self.w.statusBar()
+        bar = self.parts.status
         if bar.currentMessage().startswith(ANSWER_KEPT_HINT):
             bar.clearMessage()  # about an earlier regeneration, not this message
         self.chat.editor.set_editing(None)
-        self.w.composer.clear()
+        self.parts.composer.clear()
         self.chat.drafts.typed(self.chat.session_id, "")
         if editing is not None and sid is not None and model is not None:
-            self.w.tasks.spawn(self.chat.editor.send_edit(sid, editing, text, model, taken),
+            self.parts.tasks.spawn(self.chat.editor.send_edit(sid, editing, text, model, taken),
                                name="edit")
         else:
-            self.w.tasks.spawn(self._send(text, model, taken), name="send")
+            self.parts.tasks.spawn(self._send(text, model, taken), name="send")
         return True
 
     def why_not_send(self, sid: str | None) -> str | None:
@@ -194,7 +204,7 @@ class ChatRuns:
         if not text.strip():
             return
         placed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.w.tasks.spawn(self._send(text, self.chat.current_model(), placed=placed),
+        self.parts.tasks.spawn(self._send(text, self.chat.current_model(), placed=placed),
                            name="send")
         await placed
 
@@ -203,7 +213,7 @@ class ChatRuns:
         before the chats were open, ``parley.gui.composer.early_input``): saved, then sent once its
         provider is ready."""
         if text.strip():
-            self.w.tasks.spawn(self.run(sid, "send", [TextBlock(text)], None, None,
+            self.parts.tasks.spawn(self.run(sid, "send", [TextBlock(text)], None, None,
                                         turn_id=new_id()), name="send")
 
     async def _send(self, text: str, model: str | None, files: Taken | None = None, *,
@@ -254,22 +264,20 @@ class ChatRuns:
         """The open chat's id; a new chat gets its session row now (in its space)."""
         sid = self.chat.session_id
         if sid is not None:  # the sent draft is forgotten without waiting for the file
-            self.w.tasks.spawn(self.chat.drafts.discard(sid), name="discard-draft")
+            self.parts.tasks.spawn(self.chat.drafts.discard(sid), name="discard-draft")
             return sid
         sid = await self.waits.new_session_when_unlocked(model)
         self.chat.session_id = sid
-        status = self.w.statusBar()
-        if hasattr(status, "chat_created"):  # the window's OneLineStatusBar
-            status.chat_created(sid)
+        self.parts.status.chat_created(sid)
         await self.chat.drafts.discard(None)
         await set_own_state(self.chat.store, LAST_SESSION_KEY, sid)
-        self.w.sidebar.select(sid)
+        self.parts.sidebar.select(sid)
         return sid
 
     def give_back(self, text: str) -> None:
         """Nothing was sent: put the text back in an empty composer so no word is lost."""
-        if not self.w.composer.text():
-            self.w.composer.set_text(text)
+        if not self.parts.composer.text():
+            self.parts.composer.set_text(text)
 
     def retry(self) -> bool:
         """Send the open chat's history again (after an error or a stopped reply), to
@@ -281,20 +289,20 @@ class ChatRuns:
             return False
         held = self.chat.save_status.why_held()
         if held is not None:
-            self.w.statusBar().showMessage(held, 8_000)
+            self.parts.status.showMessage(held, 8_000)
             return False
-        last = self.w.transcript.last_turn() or self.chat.turns[-1]  # conversation order
+        last = self.parts.transcript.last_turn() or self.chat.turns[-1]  # conversation order
         if last.role == "assistant" and not last.aborted:
             # Nothing failed or stopped: sending the history again would add a second answer.
-            keys = self.w.keymap.shown("run.regenerate")
-            self.w.statusBar().showMessage(
+            keys = self.parts.keymap.shown("run.regenerate")
+            self.parts.status.showMessage(
                 "The last reply is complete, so there is nothing to retry. For another "
                 f"answer, use Regenerate{f' ({keys})' if keys else ''}: the current one "
                 "is kept.",
                 8_000,
             )
             return False
-        self.w.tasks.spawn(self.run(sid, "retry", None, model, None), name="retry")
+        self.parts.tasks.spawn(self.run(sid, "retry", None, model, None), name="retry")
         return True
 
     def continue_reply(self) -> bool:
@@ -307,7 +315,7 @@ class ChatRuns:
             return False
         why = self.why_not_send(sid)
         if why is not None:
-            self.w.statusBar().showMessage(why, 8_000)
+            self.parts.status.showMessage(why, 8_000)
             return False
         self.send_to(sid, CONTINUE_MESSAGE)
         return True
@@ -327,9 +335,9 @@ class ChatRuns:
         self._runs[sid] = asyncio.current_task()  # type: ignore[assignment]
         self.doing[sid] = (how, model or "")
         self.retry_with.pop(sid, None)
-        self.w.transcript.clear_error()
+        self.parts.transcript.clear_error()
         self.events.set_busy(sid, True)
-        self.w.sidebar.model.set_running(sid, True)
+        self.parts.sidebar.model.set_running(sid, True)
         started = False
         shown: list[str] = [turn_id] if turn_id else []  # shown before it was saved
         saved: Turn | None = None
@@ -375,7 +383,7 @@ class ChatRuns:
             if saved is not None and not started and sid in self.taking_back:
                 await self.waits.take_back(sid, saved, text)
             elif saved is not None and not started and sid == self.chat.session_id:
-                self.w.statusBar().showMessage(CALLED_OFF, 10_000)
+                self.parts.status.showMessage(CALLED_OFF, 10_000)
             elif how == "send" and not started and saved is None and turn_id in self.events.saving:
                 self.events.unshow(sid, shown)  # stopped while waiting for the lock: never saved
                 if text and sid == self.chat.session_id:
@@ -388,9 +396,9 @@ class ChatRuns:
             self._runs.pop(sid, None)
             self.doing.pop(sid, None)
             self.chat.partial.pop(sid, None)
-            self.w.sidebar.model.set_running(sid, False)
+            self.parts.sidebar.model.set_running(sid, False)
             self.events.set_busy(sid, False)
-            elsewhere = getattr(self.w, "elsewhere", None)  # another Parley's changes
+            elsewhere = self.calls.elsewhere()  # another Parley's changes
             if elsewhere is not None:  # skipped during the run: shown now
                 elsewhere.run_ended(sid)
 

@@ -21,8 +21,13 @@ from parley.core.content import Turn, now_ms
 if TYPE_CHECKING:
     from parley.core.chat.regenerate import ReplySetAside
     from parley.core.chat.run import RunEvent
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from parley.core.tasks import TaskSet
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.composer.widget import ComposerBar
     from parley.gui.notices.retry_notice import RetryNotice
+    from parley.gui.notices.status_line import OneLineStatusBar
+    from parley.gui.sidebar import Sidebar
+    from parley.gui.transcript import TranscriptView
 
 #: A message whose save takes longer than this (another program holds the file
 #: locked) is marked "Saving…" under it (ms).
@@ -41,8 +46,11 @@ class _Runs(Protocol):
 class RunEvents:
     """Shows the events of one window's runs (see the module docstring)."""
 
-    def __init__(self, window: ChatWindow, chat: OpenChat, runs: _Runs) -> None:
-        self.w = window
+    def __init__(self, chat: OpenChat, runs: _Runs, *, transcript: TranscriptView,
+                 composer_bar: ComposerBar, sidebar: Sidebar, status: OneLineStatusBar,
+                 tasks: TaskSet) -> None:
+        self.transcript, self.composer_bar, self.sidebar = transcript, composer_bar, sidebar
+        self.status, self.tasks = status, tasks
         self.chat = chat
         self.runs = runs
         self.saving: set[str] = set()  # ids of messages shown but not saved yet
@@ -50,8 +58,8 @@ class RunEvents:
     def set_busy(self, sid: str, busy: bool) -> None:
         """A run of ``sid`` started or ended: Send/Stop, and Regenerate under the reply."""
         if sid == self.chat.session_id:
-            self.w.composer_bar.set_busy(busy)
-            self.w.transcript.set_busy(busy)
+            self.composer_bar.set_busy(busy)
+            self.transcript.set_busy(busy)
 
     def on_event(self, ev: RunEvent | ReplySetAside) -> None:
         from parley.core.chat.events import OlderTurnsUnseen
@@ -89,12 +97,11 @@ class RunEvents:
         elif isinstance(ev, RunStarted):
             if ev.user_turn is not None:
                 self.saving.discard(ev.user_turn.id)
-                if self.w.transcript is not None:
-                    self.w.transcript.set_save_mark(ev.user_turn.id, None)
+                self.transcript.set_save_mark(ev.user_turn.id, None)
                 self.chat.save_status.saved()  # "Not saved: …" is over
                 self.remember(sid, ev.user_turn)
                 if current:  # sending brings the view to the message, however far up it was
-                    self.w.transcript.scroll_to_end()
+                    self.transcript.scroll_to_end()
             self.touch(sid)
             if current:
                 self.chat.meter.update()  # the message just saved counts at once
@@ -105,7 +112,7 @@ class RunEvents:
             self.remember(sid, ev.turn)
             self.touch(sid)
             if current:  # a new answer of a regeneration: ‹ n/m › under it
-                self.w.tasks.spawn(self.chat.opener.refresh_branches(), name="branches")
+                self.tasks.spawn(self.chat.opener.refresh_branches(), name="branches")
             if ev.first_reply:
                 self.title_after_first_exchange(sid, ev.turn)
             if current:
@@ -113,7 +120,7 @@ class RunEvents:
         elif isinstance(ev, RunFailed | RunCancelled):
             self.chat.partial.pop(sid, None)
             if current:  # a regeneration that failed: ‹ under the prompt shows the old answer
-                self.w.tasks.spawn(self.chat.opener.refresh_branches(), name="branches")
+                self.tasks.spawn(self.chat.opener.refresh_branches(), name="branches")
             if ev.partial is not None:
                 self.remember(sid, ev.partial)
             how, model = self.runs.doing.get(sid, ("", ""))
@@ -121,7 +128,7 @@ class RunEvents:
                 self.runs.retry_with[sid] = model
             if current and isinstance(ev, RunFailed):
                 message = self.chat.models.named(ev.error.message)  # models by name
-                self.w.transcript.show_error(self.chat.regen.after_failure(sid, message))
+                self.transcript.show_error(self.chat.regen.after_failure(sid, message))
             elif current:
                 self.chat.regen.after_stop(sid)
             if current:
@@ -133,11 +140,11 @@ class RunEvents:
             self.remember(sid, ev.turn)  # each tool round shows as it is saved
         elif isinstance(ev, ToolsUnavailable | ToolRoundLimit):
             if current:
-                self.w.statusBar().showMessage(ev.message, 15_000)
+                self.status.showMessage(ev.message, 15_000)
         elif isinstance(ev, SessionTitled):
             if sid in self.chat.sessions:
                 self.chat.sessions[sid] = replace(self.chat.sessions[sid], title=ev.title)
-            self.w.sidebar.model.set_title(sid, ev.title)
+            self.sidebar.model.set_title(sid, ev.title)
             self.chat.models.update_title()
 
     def show_saving(self, sid: str | None, turn: Turn) -> None:
@@ -149,8 +156,8 @@ class RunEvents:
         self.chat.state.show_unsaved(sid, turn)
 
         def mark() -> None:
-            if turn.id in self.saving and self.w.transcript is not None:
-                self.w.transcript.set_save_mark(turn.id, "saving")
+            if turn.id in self.saving:
+                self.transcript.set_save_mark(turn.id, "saving")
 
         QTimer.singleShot(SAVING_MARK_MS, mark)
 
@@ -159,9 +166,9 @@ class RunEvents:
         (its text goes back to the composer)."""
         for turn_id in ids:
             self.saving.discard(turn_id)
-            self.w.transcript.set_save_mark(turn_id, None)
+            self.transcript.set_save_mark(turn_id, None)
         self.chat.state.unshow(ids)
-        if ids and sid == self.chat.session_id and self.w.transcript is not None:
+        if ids and sid == self.chat.session_id:
             self.chat.opener.show_turns()
 
     def title_after_first_exchange(self, sid: str, reply: Turn) -> None:
@@ -175,7 +182,7 @@ class RunEvents:
             return
         model = reply.model or self.chat.current_model()
         if model:
-            self.w.tasks.spawn(self.chat.titles.on_first_exchange(sid, model), name="title")
+            self.tasks.spawn(self.chat.titles.on_first_exchange(sid, model), name="title")
 
     def remember(self, sid: str, turn: Turn) -> None:
         """Show a saved turn (new or updated) in the open chat's transcript."""
@@ -186,7 +193,7 @@ class RunEvents:
         session = self.chat.sessions.get(sid)
         if session is not None:
             self.chat.sessions[sid] = replace(session, updated_at=now_ms())
-            if self.w.sidebar.model.has(sid) or not session.archived:
-                self.w.sidebar.model.upsert(self.chat.sessions[sid])
+            if self.sidebar.model.has(sid) or not session.archived:
+                self.sidebar.model.upsert(self.chat.sessions[sid])
         if sid == self.chat.session_id:
-            self.w.sidebar.select(sid)
+            self.sidebar.select(sid)

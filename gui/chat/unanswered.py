@@ -15,8 +15,9 @@ from parley.core.errors import ParleyError
 from parley.gui.chat.waiting import CALLED_OFF
 
 if TYPE_CHECKING:
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from parley.gui.chat.interfaces import OpenChat
     from parley.gui.chat.run_events import RunEvents
+    from parley.gui.transcript import TranscriptView
 
 #: Under a fork made at one's own message (nothing failed: it was never sent from here).
 FORKED_AT_MESSAGE = "This fork ends with your message. Send it to get a new answer here."
@@ -37,8 +38,8 @@ class _Runs(Protocol):
 class Unanswered:
     """Notes under an unanswered last message in one window (see the module docstring)."""
 
-    def __init__(self, window: ChatWindow, chat: OpenChat, runs: _Runs) -> None:
-        self.w = window
+    def __init__(self, chat: OpenChat, transcript: TranscriptView, runs: _Runs) -> None:
+        self.transcript = transcript
         self.chat = chat
         self.runs = runs
 
@@ -47,7 +48,7 @@ class Unanswered:
         stopped while it waited, or crashed) says "Not sent", with Retry."""
         from parley.core.content import ToolResultBlock
 
-        last = self.w.transcript.last_turn()
+        last = self.transcript.last_turn()
         if sid != self.chat.session_id or last is None or last.role != "user" \
                 or last.id in self.chat.spans or self.runs.running(sid) \
                 or last.id in self.runs.events.saving:
@@ -59,13 +60,13 @@ class Unanswered:
                 and last.created_at <= session.created_at:
             # The fork's copy of a message written before it was made: it ends at
             # one's own message on purpose, ready to be asked again.
-            self.w.transcript.show_notice(FORKED_AT_MESSAGE, "Send")
+            self.transcript.show_notice(FORKED_AT_MESSAGE, "Send")
             return
         if session is not None and _came_with_import(session, last):
             # Never sent from Parley: no failure to report, a reply can be asked for.
-            self.w.transcript.show_notice(IMPORTED_AT_MESSAGE, "Send")
+            self.transcript.show_notice(IMPORTED_AT_MESSAGE, "Send")
             return
-        self.w.transcript.show_error(self._too_long_note(last) or CALLED_OFF)
+        self.transcript.show_error(self._too_long_note(last) or CALLED_OFF)
 
     def _too_long_note(self, last: Turn) -> str | None:
         """Why an unanswered last message was not answered when it does not fit the chat

@@ -28,7 +28,10 @@ from parley.gui.chat.compact_notice import FAILED, details, one_line, seen_turns
 if TYPE_CHECKING:
     from parley.core.chat.events import OlderTurnsUnseen
     from parley.core.compaction.unseen import Unseen
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.header.model_picker import ModelPicker
+    from parley.gui.notices.status_line import OneLineStatusBar
+    from parley.gui.transcript import TranscriptView
 
 #: How long a failure's line stays in the status bar (ms): a refused summary can come
 #: minutes after Send (a slow local model); the note in the chat stays anyway.
@@ -38,18 +41,19 @@ FAILED_STATUS_MS = 120_000
 class ChatUnseen:
     """The open chat's turns the model no longer sees, and failed compactions told."""
 
-    def __init__(self, window: ChatWindow, chat: OpenChat) -> None:
-        self.w = window
+    def __init__(self, chat: OpenChat, transcript: TranscriptView, model_picker: ModelPicker,
+                 status: OneLineStatusBar) -> None:
         self.chat = chat
+        self.model_picker, self.status = model_picker, status
         #: session id -> (error, automatic) of the last failed compaction told there.
         self.failures: dict[str, tuple[Any, bool]] = {}
-        window.transcript.compactRequested.connect(self.compact_again)
-        chat.state.unseen_changed.connect(window.transcript.show_unseen)
+        transcript.compactRequested.connect(self.compact_again)
+        chat.state.unseen_changed.connect(transcript.show_unseen)
 
     # -- naming models -------------------------------------------------------------
     def name(self, ref: str) -> str:
         """A model's display name, as the header's model picker gives it."""
-        return str(self.w.model_picker.label_of(ref))
+        return str(self.model_picker.label_of(ref))
 
     def provider_ids(self) -> list[str]:
         """The set-up providers' ids (the ``provider`` of ``provider:model``)."""
@@ -108,13 +112,9 @@ class ChatUnseen:
         ids = self.provider_ids()
         line = one_line(error, unseen, seen, self.name, ids)
         more = details(error, unseen, self.name, ids, auto=auto)
-        bar = self.w.statusBar()
-        if hasattr(bar, "show_notice"):  # the window's OneLineStatusBar
-            bar.show_notice(line, FAILED_STATUS_MS, more)
-        else:
-            bar.showMessage(line, FAILED_STATUS_MS)
+        self.status.show_notice(line, FAILED_STATUS_MS, more)
 
     def _telling(self, session_id: str) -> bool:
         """True while the status bar still shows the chat's failure."""
         return session_id == self.chat.session_id and \
-            self.w.statusBar().currentMessage().startswith(FAILED)
+            self.status.currentMessage().startswith(FAILED)

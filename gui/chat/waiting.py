@@ -25,8 +25,12 @@ from parley.core.content import Block, Turn, new_id
 from parley.core.errors import ParleyError
 
 if TYPE_CHECKING:
-    from parley.gui.chat.interfaces import ChatWindow, OpenChat
+    from collections.abc import Callable
+
+    from parley.gui.chat.interfaces import OpenChat
+    from parley.gui.chat.parts import ChatParts
     from parley.gui.chat.run_events import RunEvents
+    from parley.gui.startup.setup_panel import SetupPanel
 
 CONNECTING = "Connecting to {name}…"
 #: "Connecting to …" is said once a message has waited this long (ms): a provider
@@ -49,8 +53,9 @@ class _Runs(Protocol):
 class RunWaits:
     """The waits of one window's runs (see the module docstring)."""
 
-    def __init__(self, window: ChatWindow, chat: OpenChat, runs: _Runs) -> None:
-        self.w = window
+    def __init__(self, chat: OpenChat, runs: _Runs, parts: ChatParts,
+                 setup_panel: Callable[[], SetupPanel | None]) -> None:
+        self.parts, self.setup_panel = parts, setup_panel
         self.chat = chat
         self.runs = runs
         self.lock_waits: set[str] = set()  # chats whose sent message waits for a lock
@@ -70,8 +75,8 @@ class RunWaits:
         model's limits then. A second Enter meanwhile does nothing more."""
         if self.held is not None and not self.held.done():
             return
-        self.w.composer_bar.set_busy(True)
-        self.held = self.w.tasks.spawn(self.hold(sid, model), name="send-when-ready")
+        self.parts.composer_bar.set_busy(True)
+        self.held = self.parts.tasks.spawn(self.hold(sid, model), name="send-when-ready")
 
     async def hold(self, sid: str | None, model: str | None) -> None:
         try:
@@ -79,7 +84,7 @@ class RunWaits:
         finally:
             self.held = None
             if sid == self.chat.session_id:
-                self.w.composer_bar.set_busy(False)
+                self.parts.composer_bar.set_busy(False)
         if sid == self.chat.session_id:  # another chat opened meanwhile: its box is its own
             self.runs.send_from_composer()
 
@@ -149,7 +154,7 @@ class RunWaits:
         turn = await self.chat.store.append_turn(
             sid, Turn("user", list(blocks), id=turn_id or new_id()))
         self.runs.events.saving.discard(turn.id)
-        self.w.transcript.set_save_mark(turn.id, None)
+        self.parts.transcript.set_save_mark(turn.id, None)
         self.chat.save_status.saved()
         self.runs.events.remember(sid, turn)
         self.runs.events.touch(sid)
@@ -184,7 +189,7 @@ class RunWaits:
             self.waiting.discard(sid)
             self.connecting_to.pop(sid, None)
             if sid == self.chat.session_id:
-                self.w.statusBar().clearMessage()
+                self.parts.status.clearMessage()
 
     def show_connecting(self, sid: str | None, model: str | None) -> None:
         """Say quietly, in the status bar, that the open chat's message waits (once it
@@ -195,14 +200,15 @@ class RunWaits:
         if hub is None:
             return
         if model is None and not hub.is_configured:
-            self.w.statusBar().clearMessage()
-            if self.w.setup_panel is not None:
-                self.w.setup_panel.note_waiting()
+            self.parts.status.clearMessage()
+            panel = self.setup_panel()
+            if panel is not None:
+                panel.note_waiting()
             return
         if sid != self.chat.session_id:
             return
         self.connecting_to[sid] = model
-        bar = self.w.statusBar()
+        bar = self.parts.status
         QTimer.singleShot(CONNECTING_AFTER_MS, bar, lambda: self.say_connecting(sid))
 
     def say_connecting(self, sid: str | None) -> None:
@@ -213,7 +219,7 @@ class RunWaits:
         if model is not None:
             with contextlib.suppress(ParleyError):
                 name = self.chat.hub.config(model.split(":", 1)[0]).name
-        self.w.statusBar().showMessage(CONNECTING.format(name=name))
+        self.parts.status.showMessage(CONNECTING.format(name=name))
 
     async def take_back(self, sid: str, saved: Turn, text: str | None) -> None:
         """Esc on a saved message still waiting for its provider: delete it, drop it from
@@ -224,10 +230,10 @@ class RunWaits:
             if sid == self.chat.session_id:
                 self.chat.state.drop([saved.id])
                 self.chat.opener.show_turns()
-                box = self.w.composer.text()  # typed since: after the message
-                self.w.composer.set_text(f"{back}\n\n{box}" if box.strip() else back)
+                box = self.parts.composer.text()  # typed since: after the message
+                self.parts.composer.set_text(f"{back}\n\n{box}" if box.strip() else back)
             else:
                 self.chat.drafts.keep_unsent(sid, back)
             return
         if sid == self.chat.session_id:
-            self.w.statusBar().showMessage(CALLED_OFF, 10_000)
+            self.parts.status.showMessage(CALLED_OFF, 10_000)

@@ -34,7 +34,13 @@ from parley.core.errors import ParleyError
 from parley.gui import dialogs
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStatusBar, QVBoxLayout
+
     from parley.core.chat.save_queue import SaveNews
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.tasks import TaskSet
+    from parley.gui.composer.drafts import Drafts
+    from parley.gui.transcript import TranscriptView
 
 log = logging.getLogger(__name__)
 
@@ -83,13 +89,21 @@ class SaveStatus:
     """Connects the window to the run loop's :class:`~parley.core.chat.save_queue.SaveQueue`.
 
     Args:
-        window: the main window (``transcript``, ``chat``, its chat page layout).
+        parent: the main window as a widget (the bar's parent).
         layout: the chat page's column; the bar goes just above the composer.
+        store: the store (a database server says when it stops answering).
+        tasks, transcript, status: the window's background tasks, transcript (the marks
+            under replies not saved yet) and status bar.
+        drafts: the chats' drafts (those refused meanwhile are written when the server
+            answers again).
     """
 
-    def __init__(self, window: Any, layout: Any) -> None:
-        self.w = window
-        self.bar = SaveBar(window)
+    def __init__(self, parent: QWidget, layout: QVBoxLayout, *, store: AsyncStore,
+                 tasks: TaskSet, transcript: TranscriptView, status: QStatusBar,
+                 drafts: Drafts) -> None:
+        self.store, self.tasks, self.transcript, self.status = store, tasks, transcript, status
+        self.drafts = drafts
+        self.bar = SaveBar(parent)
         layout.insertWidget(max(0, layout.count() - 1), self.bar)
         self.saves: Any = None
         self._problem: str | None = None
@@ -105,7 +119,7 @@ class SaveStatus:
         """Follow the run loop's queue (second step of start-up)."""
         self.saves = saves
         saves.listen(self._news)
-        answers = getattr(self.w.store, "answers", None)  # a server (None: sessions.db)
+        answers = getattr(self.store, "answers", None)  # a server (None: sessions.db)
         if answers is not None:
             answers.listen(self.answering)
 
@@ -117,11 +131,11 @@ class SaveStatus:
         queue writes them at once too, ``SaveQueue``)."""
         self._silent = not answering
         self.refresh()
-        if answering and self.w.chat is not None:
-            self.w.tasks.spawn(self._write_refused(), name="drafts-after-outage")
+        if answering:
+            self.tasks.spawn(self._write_refused(), name="drafts-after-outage")
 
     async def _write_refused(self) -> None:
-        if not await self.w.chat.drafts.save_unsaved():
+        if not await self.drafts.save_unsaved():
             self.saved()
 
     # -- what is kept -----------------------------------------------------------
@@ -134,7 +148,7 @@ class SaveStatus:
     def mark_shown(self, session_id: str | None) -> None:
         """Mark the kept replies of the chat now shown."""
         for turn in self.kept(session_id or ""):
-            self.w.transcript.set_save_mark(turn.id, "unsaved")
+            self.transcript.set_save_mark(turn.id, "unsaved")
 
     def why_held(self) -> str | None:
         """Why sending is held now (None: it is not)."""
@@ -146,9 +160,9 @@ class SaveStatus:
 
     # -- news -----------------------------------------------------------------
     def _news(self, news: SaveNews) -> None:
-        if news.turn is not None and self.w.transcript is not None:
+        if news.turn is not None:
             mark = "unsaved" if news.kind in ("kept", "failing") else None
-            self.w.transcript.set_save_mark(news.turn.id, mark)
+            self.transcript.set_save_mark(news.turn.id, mark)
         if news.kind == "dropped" and news.error is not None:
             log.info("kept reply dropped: %s", news.error.message)
         if news.kind == "saved":  # the store takes writes again: a refusal told is over
@@ -162,7 +176,7 @@ class SaveStatus:
 
         if isinstance(error, SavesPending):
             self.refresh()
-            self.w.statusBar().showMessage(error.message, 8_000)
+            self.status.showMessage(error.message, 8_000)
             return True
         if passing(error):
             self.problem(error)

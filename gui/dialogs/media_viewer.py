@@ -46,7 +46,11 @@ from parley.core.errors import ParleyError
 from parley.gui import dialogs
 
 if TYPE_CHECKING:
-    from parley.gui.chat.interfaces import ChatWindow
+    from pathlib import Path
+
+    from PySide6.QtWidgets import QWidget
+
+    from parley.core.store.async_store import AsyncStore
 
 EXTENSIONS = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif",
               "image/webp": ".webp", "application/pdf": ".pdf"}
@@ -79,8 +83,8 @@ def safe_name(name: str | None, media_type: str) -> str:
     return stem if not ext or stem.lower().endswith(ext) else stem + ext
 
 
-async def block_bytes(window: ChatWindow, block: ImageBlock | DocumentBlock) -> bytes:
-    """The bytes of an image or document block: its base64 data, or the store's copy.
+async def block_bytes(store: AsyncStore, block: ImageBlock | DocumentBlock) -> bytes:
+    """The bytes of an image or document block: its base64 data, or ``store``'s copy.
 
     Raises:
         MediaUnavailable: no data and no stored attachment, or damaged base64.
@@ -93,14 +97,17 @@ async def block_bytes(window: ChatWindow, block: ImageBlock | DocumentBlock) -> 
             raise MediaUnavailable(what) from exc
     if block.attachment_id:
         try:
-            return bytes(await window.store.attachment_data(block.attachment_id))
+            return bytes(await store.attachment_data(block.attachment_id))
         except ParleyError as exc:
             raise MediaUnavailable(what) from exc
     raise MediaUnavailable(what)
 
 
-async def open_media(window: ChatWindow, block: ImageBlock | DocumentBlock) -> Any:
-    """Open an attachment clicked in the transcript (see the module docstring).
+async def open_media(store: AsyncStore, parent: QWidget, home: Path | None,
+                     block: ImageBlock | DocumentBlock) -> Any:
+    """Open an attachment clicked in the transcript (see the module docstring): its bytes
+    from ``store``, an image in a viewer over ``parent``, a document written under the
+    data folder ``home`` (None: the default one) and opened.
 
     Returns:
         The :class:`ImageViewer` shown, or the path of the document written and opened.
@@ -109,19 +116,19 @@ async def open_media(window: ChatWindow, block: ImageBlock | DocumentBlock) -> A
         MediaUnavailable: see :func:`block_bytes`; or an image Qt cannot decode.
         MediaNotWritten: the document could not be written to open it.
     """
-    data = await block_bytes(window, block)
+    data = await block_bytes(store, block)
     if isinstance(block, ImageBlock):
         image = QImage()
         if not image.loadFromData(QByteArray(data)):
             raise MediaUnavailable("image")
         name = safe_name(block.name or "Image", block.media_type)
-        viewer = ImageViewer(image, data, name, window.window())
+        viewer = ImageViewer(image, data, name, parent)
         viewer.show()
         viewer.raise_()
         viewer.activateWindow()  # its keys (Esc) work at once
         return viewer
     name = safe_name(block.name, block.media_type)
-    folder = paths.open_dir(window.home) / hashlib.sha256(data).hexdigest()[:16]
+    folder = paths.open_dir(home) / hashlib.sha256(data).hexdigest()[:16]
     path = folder / name
     try:
         folder.mkdir(exist_ok=True)
@@ -129,7 +136,7 @@ async def open_media(window: ChatWindow, block: ImageBlock | DocumentBlock) -> A
     except OSError as exc:
         raise MediaNotWritten(path, exc) from exc
     if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(path))):
-        offer_save(window.window(), data, name)
+        offer_save(parent, data, name)
     return path
 
 

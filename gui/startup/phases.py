@@ -14,7 +14,7 @@ window, what was typed kept (``parley.gui.startup.typed_at_start``).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from PySide6.QtCore import QTimer
 
@@ -95,6 +95,8 @@ class WindowStartup(WindowBase):
         from parley.core.store.backends import database_url
         from parley.core.store.errors import DamagedWhileOpen, DatabaseCorrupt, NotAParleyFile
         from parley.gui.chat.controller import ChatController
+        from parley.gui.chat.parts import ChatCore, ChatParts, WindowCalls
+        from parley.gui.notices.status_line import OneLineStatusBar
 
         path = paths.db_path(self.home)
         if self.typed is None:
@@ -137,8 +139,27 @@ class WindowStartup(WindowBase):
 
             self.view_prefs = ViewPrefs(self)  # theme, text size, zoom (Settings → Appearance)
             await self.view_prefs.load()
-            # The store is open and the transcript in place (ChatWindow's promise).
-            self.chat = ChatController(self)  # type: ignore[arg-type]
+            assert self.transcript is not None  # the store is open, the transcript in place
+            self.chat = ChatController(
+                ChatParts(parent=self, status=cast(OneLineStatusBar, self.statusBar()),
+                          tasks=self.tasks,
+                          keymap=self.keymap, sidebar=self.sidebar, transcript=self.transcript,
+                          composer=self.composer, composer_bar=self.composer_bar,
+                          model_picker=self.model_picker, context_meter=self.context_meter,
+                          undo=self.undo, chat_page=self.chat_page,
+                          chat_layout=self._chat_layout, heading=self.chat_heading,
+                          greeting=self.greeting),
+                WindowCalls(set_title=self.setWindowTitle, show_chat=self.show_chat,
+                            show_setup=self.show_setup, setup_panel=lambda: self.setup_panel,
+                            focus_composer=self.focus_composer_unless_moved,
+                            show_problem=lambda error: self.show_problem(error),
+                            starting=lambda: self.early is not None,
+                            queue_early_message=self.queue_early_message,
+                            new_chat_asked=lambda: self.early is not None
+                            and self.early.new_chat_asked,
+                            ready=lambda: self.ready, cache_timer=lambda: self.cache_timer,
+                            elsewhere=lambda: self.elsewhere),
+                ChatCore(self.store, home=self.home))
             await self.chat.load_sidebar()
             self.sidebar.show_status("")
             self.probe("sessions-listed")
@@ -154,7 +175,7 @@ class WindowStartup(WindowBase):
             self._tell_previous_run()  # once a chat shows: told before, a slow start hid it
             early, self.early = self.early, None  # from now on keys act on the chat shown
             if early is not None:
-                await replay(self, early)  # type: ignore[arg-type]
+                await replay(self, early)
             if self.typed is not None:  # an earlier run's text typed at start, back in the box
                 self.typed.restore(self)
         except (DatabaseCorrupt, DamagedWhileOpen):

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from parley.gui.chat.interfaces import ChatWindow
     from parley.gui.composer.early_input import EarlyInput
+    from parley.gui.window.state import WindowState
 
 
-async def replay(window: ChatWindow, early: EarlyInput) -> None:
+async def replay(window: WindowState, early: EarlyInput) -> None:
     """Do what ``early`` holds, in order, once the first chat is shown
     (``MainWindow.start``; ``ChatController.show_first`` showed the chat the
     message box belongs to: the last one, or a new one after Ctrl+N).

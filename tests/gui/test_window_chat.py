@@ -191,7 +191,7 @@ def test_environment_key_skips_set_up(driver, fake_provider):
 def test_arrow_keys_in_the_sidebar_open_chats(driver, fake_provider, qtbot):
     w = driver.configured()
     for n in range(2):
-        w.window_commands.new_session()
+        w.new_session()
         driver.until(lambda: w.session_id is None)
         fake_provider.script("ok")
         driver.send(f"chat {n}", wait=True)
@@ -227,7 +227,7 @@ def test_sidebar_loads_more_chats_on_demand(driver, fake_provider, monkeypatch, 
     monkeypatch.setattr(chat_controller, "PAGE", 2)
     w = driver.configured()
     for n in range(3):
-        w.window_commands.new_session()
+        w.new_session()
         driver.until(lambda: w.session_id is None)
         fake_provider.script("ok")
         driver.send(f"chat {n}", wait=True)
@@ -278,7 +278,7 @@ def test_before_the_providers_load_the_header_names_the_model_and_its_window(dri
     w = driver.configured()
     ref = w.chat.current_model()
     assert ref == "anthropic:claude-sonnet-4-6"
-    hub, w.chat.hub = w.chat.hub, None  # as in the seconds before the providers load
+    hub, w.chat.core.hub = w.chat.core.hub, None  # as in the seconds before the providers load
     try:
         assert w.chat.models._catalog_name(ref) == "Claude Sonnet 4.6"
         assert w.chat.models._catalog_name("ollama:llama3.2:3b") is None  # not a built-in provider
@@ -286,4 +286,4 @@ def test_before_the_providers_load_the_header_names_the_model_and_its_window(dri
         w.model_picker.set_choices([])
         assert w.model_picker.text() == "Claude Sonnet 4.6"
     finally:
-        w.chat.hub = hub
+        w.chat.core.hub = hub
