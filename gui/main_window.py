@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 INTERRUPTED_NOTICE = CUT_OFF
 
 
-class MainWindow(WindowLayout, WindowStartup, QMainWindow, WindowCommands):
+class MainWindow(WindowLayout, WindowStartup, QMainWindow):
     """Parley's window: its state (:class:`WindowState`, declared once) and its parts.
 
     Args:
@@ -60,6 +60,7 @@ class MainWindow(WindowLayout, WindowStartup, QMainWindow, WindowCommands):
         pages: which page shows (:class:`WindowPages`).
         problems: errors told to the person, the damaged store (:class:`WindowProblems`).
         quitting: the window's closing (:class:`WindowShutdown`).
+        window_commands: what the actions do (:class:`WindowCommands`).
         The window's state and widgets: :class:`WindowState`.
     """
 
@@ -75,6 +76,8 @@ class MainWindow(WindowLayout, WindowStartup, QMainWindow, WindowCommands):
         self.pages = WindowPages(self, self.statusBar())
         self.problems = WindowProblems(self, self)
         self.quitting = WindowShutdown(self, self, self._save_geometry)
+        self.window_commands = WindowCommands(
+            self, self, self.queue_early_message, self.take_back_early_message)
         self.composer.on_action = self._composer_action
         self.composer.setFocus()  # keys typed from the first paint on go in the message box
         BuildOnCommandKey(self)

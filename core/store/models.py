@@ -123,6 +123,9 @@ class SearchHit:
             this message (forks of its chat, their forks, sibling forks); 0 for a
             message found once, a title match, and in a one-session search
             (``parley.core.store.fork_copies``).
+        off_path: the message is on a branch of its chat other than the path shown
+            (an earlier edit or answer): opening it switches the path
+            (``Store.show_branch``). False for a title match.
     """
 
     session_id: str
@@ -132,6 +135,7 @@ class SearchHit:
     rank: float
     created_at: int
     fork_copies: int = 0
+    off_path: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,8 @@ of the index itself (cheap); a space scope filters matches by their session's sp
 
 One hit per message: every turn of a chat is indexed once, whatever branch it is on
 (edits and regenerations are branches of the chat's tree, nothing copied; a hit on
-another branch than the one shown is opened with ``Store.show_branch``), and a message
+another branch than the one shown is opened with ``Store.show_branch``, and says so:
+``SearchHit.off_path``), and a message
 copied into forks is one hit, in the chat where it was written, with the number of
 other chats holding it (:mod:`parley.core.store.fork_copies`).
 """
@@ -32,7 +33,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import bindparam, select, text
 from sqlalchemy.engine import Connection, CursorResult
 from sqlalchemy.exc import OperationalError
 
@@ -40,7 +41,7 @@ from parley.core.store.dialect import is_postgresql
 from parley.core.store.errors import InvalidSearchQuery
 from parley.core.store.fork_copies import MAX_CANDIDATES, Collapser, RankedRows
 from parley.core.store.models import SearchHit
-from parley.core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE
+from parley.core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE, turn_path
 from parley.core.store.snippets import compile_phrases, make_snippet
 from parley.core.store.textindex import TOKEN_RE, is_split_char, normalize, turn_text
 
@@ -159,6 +160,14 @@ _PROBE = text(
 _BLOCKS = text("SELECT n, blocks FROM turns WHERE n IN :ns").bindparams(
     bindparam("ns", expanding=True)
 )
+_SHOWN = select(turn_path.c.turn_id).where(
+    turn_path.c.turn_id.in_(bindparam("ids", expanding=True))
+)
+
+
+def _shown(con: Connection, turn_ids: list[str]) -> set[str]:
+    """Those of ``turn_ids`` on their chat's path shown (one lookup in ``turn_path_by_turn``)."""
+    return set(con.execute(_SHOWN, {"ids": turn_ids}).scalars()) if turn_ids else set()
 
 
 def min_prefix_chars(con: Connection) -> int:
@@ -261,6 +270,7 @@ def search(
     texts: dict[int, str] = {}
     if sources:
         texts.update((r.n, r.blocks) for r in con.execute(_BLOCKS, {"ns": sources}))
+    shown = _shown(con, [p.turn_id for _r, p in picks if p.turn_id])
     return [
         SearchHit(
             p.session_id,
@@ -270,6 +280,7 @@ def search(
             float(row.rank),
             p.created_at,
             p.copies,
+            p.turn_id is not None and p.turn_id not in shown,
         )
         for row, p in picks
     ]

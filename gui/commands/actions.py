@@ -35,7 +35,7 @@ box is empty; once text is typed the box keeps the keys it uses for editing
 on this platform (Ctrl+K deletes to the end of the line on Linux and macOS).
 
 Handlers register into the window's :class:`~parley.gui.commands.registry.Commands`:
-the window's own commands in ``WindowCommands.register_commands``
+the window's own commands in ``WindowCommands.register``
 (``parley.gui.commands.window_commands``), the message commands in
 ``TranscriptView.register_commands``. A command with no handler (the conversation is
 not built yet) is disabled in the menus and left out of the palette.

@@ -6,8 +6,9 @@ One box, three kinds of results, best first:
   with its key;
 * **chats** — fuzzy over the titles of the chats in the sidebar (and the
   titles the full-text index finds);
-* **messages** — the full-text search of every chat (``store.search``), run
-  150 ms after the last key so typing stays smooth.
+* **messages** — the full-text search of every chat, once typing pauses: the one
+  message search of every entry point (``parley.gui.commands.message_search``:
+  asking, the results with their branch label, opening one).
 
 With nothing typed it shows the recent chats, then every command. Up/Down
 (or Tab) choose, Enter runs, Esc closes and gives the focus back. The
@@ -20,8 +21,6 @@ What is listed and how typing matches it is in ``parley.gui.commands.palette_ent
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,7 +33,6 @@ from PySide6.QtCore import (
     QRect,
     QSize,
     Qt,
-    QTimer,
 )
 from PySide6.QtGui import (
     QColor,
@@ -58,24 +56,26 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.core.errors import ParleyError
 from parley.gui.commands.actions import run
 from parley.gui.commands.keymap import keymap_for
+from parley.gui.commands.message_search import (
+    Answer,
+    MessageSearch,
+    spawn_open,
+    unmarked,
+    window_search,
+)
 from parley.gui.commands.palette_entries import (
     MAX_MESSAGES,
     Entry,
     action_entries,
     hit_entries,
-    plain,
     segments,
     session_entries,
     sidebar_sessions,
 )
 from parley.gui.look import appearance
 
-log = logging.getLogger(__name__)
-
-SEARCH_DELAY_MS = 150
 ROW_H = 36
 VISIBLE_ROWS = 9
 WIDTH = 620
@@ -104,11 +104,11 @@ class PaletteModel(QAbstractListModel):
             return None
         entry = self.entries[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return plain(entry.label)
+            return unmarked(entry.label)
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return plain(entry.spoken())
+            return unmarked(entry.spoken())
         if role == Qt.ItemDataRole.ToolTipRole:
-            return plain(entry.label)
+            return unmarked(entry.label)
         if role == ENTRY:
             return entry
         return None
@@ -219,9 +219,8 @@ class CommandPalette(QFrame):
         lay.addWidget(self.input)
         lay.addWidget(self.list)
         lay.addWidget(self.note)
-        self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(self._search_messages)
-        self._search_gen = 0
+        self.search = MessageSearch(self, window_search(window), self._spawn, self._found,
+                                    limit=MAX_MESSAGES * 2)
         self._hits: list[Entry] = []
         self._search_problem = ""  # the message of a query the search cannot read
         self._return_to: QWidget | None = None
@@ -253,15 +252,14 @@ class CommandPalette(QFrame):
     def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802
         """Hidden (closed, or its window closing): a search typed just before is not
         started (it would run after the window's event loop is gone)."""
-        self._search_timer.stop()
+        self.search.cancel()
         super().hideEvent(event)
 
     def close_palette(self, *, restore_focus: bool = True) -> None:
         """Hide the palette; give the focus back to where it was."""
         if not self.isVisible():
             return
-        self._search_timer.stop()
-        self._search_gen += 1
+        self.search.cancel()
         self.hide()
         back = self._return_to
         self._return_to = None
@@ -312,13 +310,12 @@ class CommandPalette(QFrame):
     def _typed(self, _text: str) -> None:
         self._hits = []
         self._search_problem = ""
-        self._search_gen += 1
         self._refresh()
         self._place()
         if self.input.text().strip() and getattr(self.window_, "store", None) is not None:
-            self._search_timer.start()
+            self.search.ask(self.input.text())
         else:
-            self._search_timer.stop()
+            self.search.cancel()  # no chats yet: sources_changed asks once they are
 
     def _refresh(self) -> None:
         query = self.input.text()
@@ -348,29 +345,17 @@ class CommandPalette(QFrame):
         self.note.setStyleSheet(f"color: {appearance.current().muted};")
         self.note.show()
 
-    def _search_messages(self) -> None:
-        query = self.input.text().strip()
-        store = getattr(self.window_, "store", None)
-        tasks = getattr(self.window_, "tasks", None)
-        if not query or store is None or tasks is None:
-            return
-        gen = self._search_gen
-        tasks.spawn(self._search(store, query, gen), name="palette-search")
+    def _spawn(self, coro: Any, *, name: str) -> Any:
+        return self.window_.tasks.spawn(coro, name=name)  # type: ignore[attr-defined]
 
-    async def _search(self, store: Any, query: str, gen: int) -> None:
-        try:
-            hits = await store.search(query, limit=MAX_MESSAGES * 2)
-        except ParleyError as exc:  # a query the index cannot read: say why, list no hits
-            log.info("palette search %r: %s", query, exc)
-            if gen == self._search_gen and self.isVisible():
-                self._search_problem = exc.message
-                self._refresh()
-                self._place()
-            return
-        if gen != self._search_gen or not self.isVisible():
+    def _found(self, answer: Answer) -> None:
+        """The message search answered: list its hits (or say why it could not)."""
+        if not self.isVisible():
             return
         current = self.current_entry()
-        self._hits = hit_entries(hits, {sid for sid, _t, _s in sidebar_sessions(self.window_)})
+        known = {sid for sid, _t, _s in sidebar_sessions(self.window_)}
+        self._hits = hit_entries(answer.found, known)
+        self._search_problem = answer.problem
         self._refresh()
         self._place()
         if current is not None:  # keep the row the person had chosen
@@ -381,7 +366,7 @@ class CommandPalette(QFrame):
     def _describe(self) -> None:
         entry = self.current_entry()
         n = self.model.rowCount()
-        said = f"{n} results" + (f"; {plain(entry.spoken())}" if entry else "")
+        said = f"{n} results" + (f"; {unmarked(entry.spoken())}" if entry else "")
         self.input.setAccessibleDescription(said)
 
     # -- keys -------------------------------------------------------------------------
@@ -397,8 +382,9 @@ class CommandPalette(QFrame):
     def _key(self, event: QKeyEvent) -> bool:
         k = event.key()
         K = Qt.Key  # noqa: N806
-        steps = {K.Key_Down: 1, K.Key_Up: -1, K.Key_Tab: 1, K.Key_Backtab: -1,
-                 K.Key_PageDown: VISIBLE_ROWS - 1, K.Key_PageUp: -(VISIBLE_ROWS - 1)}
+        steps: dict[int, int] = {K.Key_Down: 1, K.Key_Up: -1, K.Key_Tab: 1, K.Key_Backtab: -1,
+                                 K.Key_PageDown: VISIBLE_ROWS - 1,
+                                 K.Key_PageUp: -(VISIBLE_ROWS - 1)}
         if k in steps:
             self._step(steps[k])
         elif k in (K.Key_Return, K.Key_Enter):
@@ -428,18 +414,14 @@ class CommandPalette(QFrame):
         if not 0 <= row < len(self.model.entries):
             return
         entry = self.model.entries[row]
-        query = self.input.text().strip()
         w = self.window_
         self.close_palette()
         if entry.kind == "action":
             run(w, keymap_for(w).action(entry.ref))
         elif entry.kind == "session":
             open_session(w, entry.ref)
-        elif entry.session_id is not None:
-            tasks = getattr(w, "tasks", None)
-            if tasks is not None:
-                tasks.spawn(show_message(w, entry.session_id, entry.ref, query),
-                            name="palette-show-message")
+        elif entry.found is not None:
+            spawn_open(w, entry.found)
 
 
 def open_session(window: Any, session_id: str) -> None:
@@ -449,29 +431,6 @@ def open_session(window: Any, session_id: str) -> None:
         opener = getattr(getattr(window, "chat", None), "open_session", None)
     if callable(opener):
         opener(session_id)
-
-
-async def show_message(window: Any, session_id: str, turn_id: str, query: str,
-                       timeout_s: float = 5.0) -> bool:
-    """Open a chat at a message with ``query`` marked, and focus it: a message in
-    another branch of the chat is shown on its path (``ChatController.open_at``).
-
-    Returns:
-        False when the message was not shown within ``timeout_s`` seconds.
-    """
-    chat = getattr(window, "chat", None)
-    if chat is None:
-        return False
-    chat.open_at(session_id, turn_id, query)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while chat.session_id != session_id or not chat.state.holds(turn_id):
-        if loop.time() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    await asyncio.sleep(0)  # let the chat finish showing (draft, focus) first
-    window.transcript.setFocus(Qt.FocusReason.OtherFocusReason)
-    return True
 
 
 def open_palette(window: Any, text: str = "") -> CommandPalette:

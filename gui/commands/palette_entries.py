@@ -14,15 +14,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from parley.core.visible import strip_invisible
+from parley.core.store.models import MATCH_START
 from parley.gui.commands.actions import available, native
 from parley.gui.commands.keymap import Keymap
+from parley.gui.commands.message_search import Found, marked_runs
 
 Kind = Literal["action", "session", "message"]
 MAX_SESSIONS = 8
 RECENT_SESSIONS = 5
 MAX_MESSAGES = 8
-MATCH_START, MATCH_END = "\x02", "\x03"  # the store's snippet markers (parley.core.store.models)
 
 
 # -- matching ---------------------------------------------------------------------------
@@ -95,6 +95,18 @@ def fuzzy_match(query: str, text: str) -> Match | None:
     return Match(total - 0.01 * len(text), tuple(sorted(marks)))
 
 
+def keyword_match(query: str, keywords: str) -> Match | None:
+    """Match ``query`` against a command's other words (``Action.keywords``): each typed
+    word must start one of them ("pref" finds "preferences"). Not letters scattered over
+    the whole list: "durian" found "Import conversation…" through the "d" of "claude",
+    the "u" of "webui", the "r" of "history"… Scores 0.6 of a label match."""
+    words = query.casefold().split()
+    known = keywords.casefold().split()
+    if not words or not all(any(k.startswith(w) for k in known) for w in words):
+        return None
+    return Match(0.6 * sum(3.0 * len(w) + 4 for w in words))
+
+
 # -- entries ----------------------------------------------------------------------------
 @dataclass(slots=True)
 class Entry:
@@ -109,6 +121,7 @@ class Entry:
         session_id: the chat of a session or message entry.
         score: match score (higher first).
         marks: positions in ``label`` shown in bold.
+        found: the search result of a message entry (what opening it uses).
     """
 
     kind: Kind
@@ -118,6 +131,7 @@ class Entry:
     session_id: str | None = None
     score: float = 0.0
     marks: tuple[int, ...] = field(default=())
+    found: Found | None = None
 
     def spoken(self) -> str:
         kind = {"action": "command", "session": "chat", "message": "message"}[self.kind]
@@ -132,8 +146,7 @@ def action_entries(window: Any, query: str, keymap: Keymap) -> list[Entry]:
             continue
         m = fuzzy_match(query, action.label)
         if m is None and action.keywords:
-            alt = fuzzy_match(query, action.keywords)
-            m = Match(alt.score * 0.6) if alt else None
+            m = keyword_match(query, action.keywords)
         if m is None:
             continue
         keys = keymap.keys(action.id)
@@ -170,19 +183,18 @@ def session_entries(window: Any, query: str) -> list[Entry]:
     return sorted(out, key=lambda e: -e.score)[:MAX_SESSIONS]
 
 
-def hit_entries(hits: Iterable[Any], known: set[str]) -> list[Entry]:
-    """Palette rows for ``store.search`` hits: title hits become chats (unless already
-    listed in ``known``), turn hits become messages."""
+def hit_entries(found: Iterable[Found], known: set[str]) -> list[Entry]:
+    """Palette rows for message search results: title hits become chats (unless already
+    listed in ``known``), message hits become messages ("in “Trip” · another branch")."""
     out: list[Entry] = []
-    for hit in hits:
-        title = strip_invisible(hit.session_title or "") or "New chat"  # parley.core.visible
-        if hit.turn_id is None:
-            if hit.session_id not in known:
-                known.add(hit.session_id)
-                out.append(Entry("session", title, "Chat", hit.session_id, hit.session_id))
+    for f in found:
+        if f.turn_id is None:
+            if f.session_id not in known:
+                known.add(f.session_id)
+                out.append(Entry("session", f.title, "Chat", f.session_id, f.session_id))
         elif sum(e.kind == "message" for e in out) < MAX_MESSAGES:
-            out.append(Entry("message", strip_invisible(hit.snippet), f"in “{title}”", hit.turn_id,
-                             hit.session_id))
+            detail = " · ".join([f"in “{f.title}”", *f.notes()])
+            out.append(Entry("message", f.snippet, detail, f.turn_id, f.session_id, found=f))
     return out
 
 
@@ -190,12 +202,7 @@ def segments(entry: Entry) -> list[tuple[str, bool]]:
     """The label cut into (text, bold) runs: fuzzy marks or the snippet's match markers."""
     text = entry.label
     if MATCH_START in text:
-        out: list[tuple[str, bool]] = []
-        for i, part in enumerate(text.split(MATCH_START)):
-            bold, _, rest = part.partition(MATCH_END) if i else ("", "", part)
-            out += [(bold, True)] if bold else []
-            out += [(rest, False)] if rest else []
-        return out
+        return marked_runs(text)
     marks = set(entry.marks)
     runs: list[tuple[str, bool]] = []
     for i, ch in enumerate(text):
@@ -206,6 +213,3 @@ def segments(entry: Entry) -> list[tuple[str, bool]]:
             runs.append((ch, marked))
     return runs
 
-
-def plain(label: str) -> str:
-    return label.replace(MATCH_START, "").replace(MATCH_END, "")

@@ -1,7 +1,8 @@
 """What the window's commands do, and their registration as handlers of the actions.
 
-:class:`WindowCommands` is a mixin of :class:`parley.gui.main_window.MainWindow`.
-:meth:`WindowCommands.register_commands` registers its methods as the handlers of the
+:class:`WindowCommands` is a part of :class:`parley.gui.main_window.MainWindow`
+(``window.window_commands``). :meth:`WindowCommands.register` registers its methods as
+the handlers of the
 actions declared in ``parley.gui.commands.actions`` (the message commands are registered
 by the transcript).
 Most commands act on the open chat through the chat controller
@@ -13,28 +14,39 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+from parley.gui.window.state import WindowState
 
 if TYPE_CHECKING:
     from parley.gui.chat.interfaces import OpenChat
     from parley.gui.commands.registry import Commands
-    from parley.gui.window.state import WindowState as _State
-else:
-    _State = object
 
 
-class WindowCommands(_State):
-    """The window's command methods (mixed into ``MainWindow``, whose state and widgets
-    they use: ``parley.gui.window.state``)."""
+class WindowCommands:
+    """The window's command methods: a part of ``MainWindow`` (``window.window_commands``).
 
-    if TYPE_CHECKING:  # start-up's (parley.gui.startup.phases)
-        def queue_early_message(self) -> bool: ...
-        def take_back_early_message(self) -> bool: ...
+    Args:
+        state: the window's state (the open chat, the store, the widgets the commands
+            move the focus between).
+        window: the window (closed by Quit, the dialogs' parent, handed to the search,
+            the palette and the import/export dialogs).
+        queue_early_message: Enter before the chats are open (start-up keeps the message).
+        take_back_early_message: Esc then (the message kept comes back into the box).
+    """
 
-    def register_commands(self, commands: Commands) -> None:
+    def __init__(self, state: WindowState, window: QMainWindow,
+                 queue_early_message: Callable[[], bool],
+                 take_back_early_message: Callable[[], bool]) -> None:
+        self.state = state
+        self.window = window
+        self.queue_early_message = queue_early_message
+        self.take_back_early_message = take_back_early_message
+
+    def register(self, commands: Commands) -> None:
         """Register the window's handlers of the declared actions in ``commands``."""
         handlers: dict[str, Callable[[], Any]] = {
             "session.new": self.new_session,
@@ -44,9 +56,9 @@ class WindowCommands(_State):
             "session.export": self.export_session,
             "app.save_copy": self.save_copy_now,
             "app.settings": self.open_settings,
-            "app.quit": cast(QWidget, self).close,
+            "app.quit": self.window.close,
             "composer.send": self.send_from_composer,
-            "composer.newline": lambda: self.composer.insertPlainText("\n"),
+            "composer.newline": lambda: self.state.composer.insertPlainText("\n"),
             "run.stop": self.stop_run,
             "composer.edit_last": self.edit_last_message,
             "run.retry": self.retry_run,
@@ -93,21 +105,21 @@ class WindowCommands(_State):
         chat is shown: ``early()`` when given (what the command means then), else
         ``command`` is kept and run once the chat is shown
         (``parley.gui.composer.early_input``)."""
-        if self.early is not None and not self.store_failed():
+        if self.state.early is not None and not self.store_failed():
             if early is not None:
                 return early()
-            self.early.commands.append(lambda: self._chat_call(command))
+            self.state.early.commands.append(lambda: self._chat_call(command))
             return True
-        if self.chat is None or self.stack.currentWidget() is not self.chat_page:
+        if self.state.chat is None or self.state.stack.currentWidget() is not self.state.chat_page:
             return False
-        return command(self.chat)
+        return command(self.state.chat)
 
     def new_session(self) -> Any:
         """Ctrl+N: a new chat; before the chats are open, the first chat shown is a new
         one (instead of the last chat)."""
-        if self.early is not None and not self.store_failed():
-            if self.early.new_chat(self.composer.text()):
-                self.composer.clear()  # what was typed stays with its chat
+        if self.state.early is not None and not self.store_failed():
+            if self.state.early.new_chat(self.state.composer.text()):
+                self.state.composer.clear()  # what was typed stays with its chat
             return True
         return self._chat_call(lambda c: c.new_session())
 
@@ -115,7 +127,7 @@ class WindowCommands(_State):
         """True when the chat list has focus on a space heading (F2, Delete act on it)."""
         from parley.gui.sidebar.model import KIND
 
-        tree = self.sidebar.tree
+        tree = self.state.sidebar.tree
         return tree.hasFocus() and tree.currentIndex().data(KIND) == "space"
 
     def rename_session(self) -> Any:
@@ -124,11 +136,11 @@ class WindowCommands(_State):
         (``parley.gui.header.chat_heading``)."""
         if self._space_row_focused():
             return self._chat_call(lambda c: c.organizer.rename_space())
-        heading = getattr(self, "chat_heading", None)
-        in_list = self.sidebar.tree.hasFocus()
-        if heading is not None and not in_list and self.early is None and self.chat is not None \
-                and self.stack.currentWidget() is self.chat_page:
-            return heading.begin_edit()
+        state = self.state
+        in_list = state.sidebar.tree.hasFocus()
+        if not in_list and state.early is None and state.chat is not None \
+                and state.stack.currentWidget() is state.chat_page:
+            return state.chat_heading.begin_edit()
         return self._chat_call(lambda c: c.organizer.rename_session())
 
     def delete_current_session(self) -> Any:
@@ -149,7 +161,7 @@ class WindowCommands(_State):
 
     def _open_chat_archived(self) -> bool:
         """True when the open chat is an archived one."""
-        chat = self.chat
+        chat = self.state.chat
         if chat is None:
             return False
         sid = getattr(chat, "chat_row", None) or chat.session_id
@@ -160,7 +172,7 @@ class WindowCommands(_State):
         return self._chat_call(lambda c: c.organizer.move_session())
 
     def toggle_archived_visible(self) -> None:
-        self.sidebar.set_show_archived(not self.sidebar.show_archived)
+        self.state.sidebar.set_show_archived(not self.state.sidebar.show_archived)
 
     def new_space(self) -> Any:
         return self._chat_call(lambda c: c.organizer.new_space())
@@ -192,14 +204,14 @@ class WindowCommands(_State):
     def send_from_composer(self) -> Any:
         """Enter: send the message (before the chats are open: keep it for the chat shown
         first, ``MainWindow.queue_early_message``)."""
-        if self.early is not None and not self.store_failed():
+        if self.state.early is not None and not self.store_failed():
             return self.queue_early_message()
         return self._chat_call(lambda c: c.runs.send_from_composer())
 
     def store_failed(self) -> bool:
         """True when start-up stopped without opening the chats (an error or the
         recovery page shows instead of the chat page)."""
-        return self.stack.currentWidget() is not self.chat_page
+        return self.state.stack.currentWidget() is not self.state.chat_page
 
     def stop_run(self) -> Any:
         return self._chat_call(lambda c: c.runs.stop(),
@@ -225,7 +237,7 @@ class WindowCommands(_State):
         # Up before the chats are shown: only with an empty message box (else the key
         # moves the cursor).
         return self._chat_call(lambda c: c.editor.edit_last(),
-                               early=(lambda: False) if self.composer.text() else None)
+                               early=(lambda: False) if self.state.composer.text() else None)
 
     def fork_at_focused_message(self) -> Any:
         return self._chat_call(lambda c: c.editor.fork_at_focused())
@@ -239,9 +251,9 @@ class WindowCommands(_State):
         current memory and skills and the servers' current tools
         (``ChatRunner.refresh_system_prompt``; not without an open saved chat). A file
         still broken says so in the status bar."""
-        mcp = getattr(self, "mcp", None)
-        runner = self.runner
-        sid = self.session_id if runner is not None else None
+        mcp = self.state.mcp
+        runner = self.state.runner
+        sid = self.state.session_id if runner is not None else None
         if mcp is None and sid is None:
             return
 
@@ -250,53 +262,53 @@ class WindowCommands(_State):
                 changed = await mcp.host.reload()
                 error = mcp.host.error
                 if error is not None:
-                    cast(Any, self).statusBar().showMessage(error.message, 15_000)
+                    self.window.statusBar().showMessage(error.message, 15_000)
                 elif changed:
                     names = ", ".join(f"“{n}”" for n in mcp.host.configs) or "none"
-                    cast(Any, self).statusBar().showMessage(
+                    self.window.statusBar().showMessage(
                         f"MCP servers read again from {mcp.host.path.name}: {names}.", 8_000)
             if sid is not None and runner is not None:
                 await runner.refresh_system_prompt(sid)
 
-        self.tasks.spawn(refresh(), name="refresh-system-prompt")
+        self.state.tasks.spawn(refresh(), name="refresh-system-prompt")
 
     def open_search(self) -> bool:
         """Show the search popup over the window (search every chat as you type)."""
         from parley.gui.dialogs.search import open_search
 
-        return open_search(self)
+        return open_search(self.window)
 
     def export_session(self, session_id: str | None = None) -> bool:
         """Save a chat (default: the open one) as Markdown or JSON; asks where."""
         from parley.gui.dialogs.export_dialog import export_chat
 
-        return export_chat(self, session_id)
+        return export_chat(self.window, session_id)
 
     def import_conversation(self) -> bool:
         """Import a chat history (ChatGPT, Claude.ai, Open WebUI) or a conversation file
         (Parley JSON or Markdown, Anthropic or OpenAI messages)."""
         from parley.gui.dialogs.export_dialog import import_chat
 
-        return import_chat(self)
+        return import_chat(self.window)
 
     def save_copy_now(self) -> bool:
         """File ▸ Save a copy now…: copy every chat (and this run's drafts) to a file the
         person chooses; also when sessions.db was deleted or moved
         (``parley.gui.database.rescue``)."""
-        if self.store is None:
+        if self.state.store is None:
             return False
         from parley.gui.database.rescue import save_copy_now
 
-        self.tasks.spawn(save_copy_now(self), name="save-copy")
+        self.state.tasks.spawn(save_copy_now(self.window), name="save-copy")
         return True
 
     def open_settings(self) -> Any:
         """Settings (non-modal; changes apply at once)."""
-        if self.store is None or self.hub is None:
+        if self.state.store is None or self.state.hub is None:
             return None
         from parley.gui.settings.dialog import SettingsDialog
 
-        dlg = SettingsDialog(self.store, self.hub, parent=cast(QWidget, self))
+        dlg = SettingsDialog(self.state.store, self.state.hub, parent=self.window)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.open()
         return dlg
@@ -305,19 +317,21 @@ class WindowCommands(_State):
         """Ctrl+K: the command palette."""
         from parley.gui.commands.palette import open_palette
 
-        open_palette(self)
+        open_palette(self.window)
 
     def open_shortcut_help(self) -> None:
         """Ctrl+/: every command and its keys."""
         from parley.gui.commands.shortcut_help import open_shortcut_help
 
-        open_shortcut_help(self)
+        open_shortcut_help(self.window)
 
     def cycle_panes(self, step: int) -> None:
         """F6 / Shift+F6: the focus to the next (``step`` 1) or previous (-1) pane: the chat
         list, the conversation, the message box (those shown)."""
-        panes = [p for p in (self.sidebar.tree, getattr(self.transcript, "list_view", None),
-                             self.composer)
+        transcript = self.state.transcript
+        panes = [p for p in (self.state.sidebar.tree,
+                             transcript.list_view if transcript is not None else None,
+                             self.state.composer)
                  if p is not None and p.isVisible() and p.isEnabled()]
         if not panes:
             return
@@ -328,29 +342,29 @@ class WindowCommands(_State):
         panes[(start + step) % len(panes)].setFocus(Qt.FocusReason.TabFocusReason)
 
     def focus_composer(self) -> None:
-        self.composer.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.state.composer.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def focus_transcript(self) -> None:
-        if self.transcript is not None:
-            self.transcript.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        if self.state.transcript is not None:
+            self.state.transcript.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def focus_sidebar(self) -> None:
-        self.sidebar.setVisible(True)
-        self.sidebar.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.state.sidebar.setVisible(True)
+        self.state.sidebar.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def toggle_sidebar(self) -> None:
-        self.sidebar.setVisible(not self.sidebar.isVisible())
+        self.state.sidebar.setVisible(not self.state.sidebar.isVisible())
 
     def zoom(self, direction: int) -> Any:
         """Ctrl++ (1), Ctrl+− (-1), Ctrl+0 (0): the conversation's text size (kept)."""
-        prefs = getattr(self, "view_prefs", None)
+        prefs = self.state.view_prefs
         return prefs.step_zoom(direction) if prefs is not None else False
 
     def close_chat(self) -> Any:
         """Ctrl+W: close the open chat, which archives it (Undo in the toast), and show
         its neighbour; an archived chat (or a new one) is only left."""
-        chat = self.chat
-        if chat is None or self.stack.currentWidget() is not self.chat_page:
+        chat = self.state.chat
+        if chat is None or self.state.stack.currentWidget() is not self.state.chat_page:
             return False
         sid = chat.session_id
         session = chat.sessions.get(sid or "")
@@ -362,10 +376,5 @@ class WindowCommands(_State):
 
     def toggle_full_screen(self) -> None:
         """F11: full screen, or back."""
-        window = cast(QWidget, self)
+        window = self.window
         window.setWindowState(window.windowState() ^ Qt.WindowState.WindowFullScreen)
-
-    @property
-    def session_id(self) -> str | None:
-        """The open session's id (None for a new chat not yet sent)."""
-        return self.chat.session_id if self.chat else None

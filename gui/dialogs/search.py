@@ -6,24 +6,22 @@ in bold on a tinted background. A scope limits them to the current space or
 the current chat. Enter (or a click) opens the chat scrolled to the
 matching message, the match highlighted; a title match opens the chat.
 A message copied into forks is one result, in the chat where it was written,
-with a quiet "also in N forks" beside the chat's title (``fork_copies``).
+with a quiet "also in N forks" beside the chat's title (``fork_copies``); a
+message on another branch of its chat than the one shown says "another branch".
 
 What a person types is never query syntax: quotes make a phrase, anything
 else (``*``, ``-``, ``:``, parentheses, any script, emoji) is plain text
 (``parley.core.store.search``). A query the index cannot search (only punctuation or
 emoji, far too long) shows the store's reason under the field, never an error
-dialog. Typing fast costs one query per pause (:data:`DEBOUNCE_MS`), and an
-answer to an older query is dropped.
+dialog. Asking, the results and opening one are the one message search of
+every entry point (``parley.gui.commands.message_search``); this module is the popup.
 """
 
 from __future__ import annotations
 
 import html
-import re
-import time
-from collections.abc import Callable, Collection
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import (
     QEvent,
@@ -33,7 +31,6 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
-    QTimer,
     Signal,
 )
 from PySide6.QtGui import (
@@ -62,49 +59,31 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.core.errors import ParleyError
+from parley.core.store.models import SearchHit
 from parley.core.visible import strip_invisible
+from parley.gui.commands.message_search import (
+    LIMIT,
+    Answer,
+    Found,
+    MessageSearch,
+    Search,
+    Spawn,
+    marked_runs,
+    spawn_open,
+    window_search,
+)
 from parley.gui.look import appearance
 from parley.gui.look.theme import mix
 
-if TYPE_CHECKING:
-    from parley.core.store.models import SearchHit
-
-DEBOUNCE_MS = 120
-LIMIT = 50
-HIT = Qt.ItemDataRole.UserRole + 1  # the SearchHit
+HIT = Qt.ItemDataRole.UserRole + 1  # the Found
 Index = QModelIndex | QPersistentModelIndex
 SCOPES = ("all", "space", "session")
-_MARK = re.compile("\x02(.*?)\x03", re.DOTALL)
-
-
 def snippet_html(snippet: str, mark_bg: str) -> str:
     """HTML of a snippet: text escaped (invisible characters left out:
     ``parley.core.visible``), each ``\\x02…\\x03`` match bold on ``mark_bg``."""
-    snippet = strip_invisible(snippet)
-    out: list[str] = []
-    pos = 0
-    for m in _MARK.finditer(snippet):
-        out.append(html.escape(snippet[pos:m.start()]))
-        out.append(f'<span style="background:{mark_bg}; font-weight:600">'
-                   f"{html.escape(m.group(1))}</span>")
-        pos = m.end()
-    out.append(html.escape(snippet[pos:].replace("\x02", "").replace("\x03", "")))
-    return "".join(out)
-
-
-def first_match(snippet: str) -> str | None:
-    """The text of the first marked match of a snippet (what the transcript highlights)."""
-    m = _MARK.search(snippet)
-    return m.group(1).strip() or None if m else None
-
-
-def copies_hint(hit: SearchHit) -> str:
-    """The quiet hint of a hit whose message forks copied: "also in 3 forks" ('' if none)."""
-    n = hit.fork_copies
-    if n <= 0:
-        return ""
-    return f"also in {n} fork" if n == 1 else f"also in {n} forks"
+    return "".join(f'<span style="background:{mark_bg}; font-weight:600">{html.escape(t)}</span>'
+                   if matched else html.escape(t)
+                   for t, matched in marked_runs(strip_invisible(snippet)))
 
 
 def when(ms: int) -> str:
@@ -116,20 +95,21 @@ def when(ms: int) -> str:
     return dt.strftime("%d %b" if dt.year == now.year else "%d %b %Y").lstrip("0")
 
 
-def hit_html(hit: Any) -> str:
-    """The rich text of a result: title (and the fork hint) with the date, then the snippet."""
+def hit_html(found: Found) -> str:
+    """The rich text of a result: title (and its labels: another branch, forks) with
+    the date, then the snippet."""
     t = appearance.current()
-    title = html.escape(strip_invisible(hit.session_title or "") or "New chat")
+    hit = found.hit
+    title = html.escape(found.title)
     if hit.turn_id is None:  # the title itself matched
         title = snippet_html(hit.snippet, _mark_bg())
     date = html.escape(when(hit.created_at))
-    hint = copies_hint(hit)
-    hint_html = (f'<span style="color:{t.faint}; white-space:nowrap"> · {html.escape(hint)}</span>'
-                 if hint else "")
+    notes = "".join(f'<span style="color:{t.faint}; white-space:nowrap"> · {html.escape(n)}'
+                    "</span>" for n in found.notes())
     body = "" if hit.turn_id is None else snippet_html(hit.snippet, _mark_bg())
     return (
         f'<table width="100%" cellspacing="0" cellpadding="0"><tr>'
-        f'<td><b style="color:{t.text}">{title}</b>{hint_html}</td>'
+        f'<td><b style="color:{t.text}">{title}</b>{notes}</td>'
         f'<td align="right" style="color:{t.faint}">{date}</td></tr></table>'
         f'<div style="color:{t.muted}">{body or "Title matches"}</div>')
 
@@ -176,36 +156,25 @@ class SearchPopup(QFrame):
 
     Args:
         parent: the main window (placed at its top centre).
-        search: ``AsyncStore.search``-like coroutine function.
+        search: ``Store.search``-like coroutine function
+            (``message_search.window_search``).
         spawn: starts a coroutine (the window's ``TaskSet.spawn``).
-        hidden: the session ids that must not show (deleted, undo pending); the
-            store leaves them out before its limit and collapsing copies, so a
-            message of a chat being deleted shows in a fork that holds it.
 
     Signals:
-        chosen(str, object, str): session id, turn id (None for a title match)
-            and the text to highlight ('' for none).
+        chosen(Found): the result chosen (``message_search.open_found`` opens it).
     """
 
-    chosen = Signal(str, object, str)
+    chosen = Signal(object)
 
-    def __init__(self, parent: QWidget, search: Callable[..., Any],
-                 spawn: Callable[..., Any],
-                 hidden: Callable[[], Collection[str]] = lambda: ()) -> None:
+    def __init__(self, parent: QWidget, search: Search, spawn: Spawn) -> None:
         super().__init__(parent)
         self.setObjectName("SearchPopup")
         self.setAccessibleName("Search chats")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self._search, self._spawn, self._hidden = search, spawn, hidden
+        self._spawn = spawn
+        self.search = MessageSearch(self, search, spawn, self._show)
         self.space_id: str | None = None
         self.session_id: str | None = None
-        self.generation = 0
-        self.answered = 0  # generation of the results shown
-        self.last_ms = 0.0  # how long the last query took (store call)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self._start)
         self.edit = QLineEdit(self)
         self.edit.setAccessibleName("Search text")
         self.edit.setPlaceholderText("Search every chat…")
@@ -307,7 +276,7 @@ class SearchPopup(QFrame):
 
     def close_popup(self) -> None:
         """Hide (the query and the scope are kept for next time)."""
-        self._timer.stop()
+        self.search.cancel()
         self.hide()
 
     def _focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
@@ -321,75 +290,47 @@ class SearchPopup(QFrame):
         return next(s for s, b in self.scope_buttons.items() if b.isChecked())
 
     def _changed(self, *_args: object) -> None:
-        self.generation += 1
-        self._timer.start()
+        scope = self.scope
+        self.search.ask(self.edit.text(),
+                        session_id=self.session_id if scope == "session" else None,
+                        space_id=self.space_id if scope == "space" else None)
 
-    def _start(self) -> None:
-        self._spawn(self.run_query(self.generation, self.edit.text(), self.scope),
-                    name="search")
-
-    async def run_query(self, generation: int, query: str, scope: str) -> None:
-        """Search and show the results, unless a newer query was typed meanwhile."""
-        if not query.strip():
-            self._show([], "Type to search the titles and messages of every chat.", generation)
-            return
-        kwargs: dict[str, Any] = {"limit": LIMIT}
-        if scope == "space":
-            kwargs["space_id"] = self.space_id
-        elif scope == "session":
-            kwargs["session_id"] = self.session_id
-        hidden = set(self._hidden())
-        if hidden:
-            kwargs["exclude_session_ids"] = sorted(hidden)
-        started = time.perf_counter()
-        try:
-            hits = await self._search(query, **kwargs)
-        except ParleyError as exc:  # InvalidSearchQuery and store errors: said in words
-            if generation == self.generation:
-                self._show([], exc.message, generation)
-            return
-        self.last_ms = (time.perf_counter() - started) * 1000
-        if generation != self.generation:
-            return  # a newer query is on its way
-        hits = [h for h in hits if h.session_id not in hidden]
-        where = {"all": "", "space": " in this space", "session": " in this chat"}[scope]
-        if not hits:
-            note = f"No matches for “{query.strip()}”{where}."
-        else:
-            note = f"{len(hits)}{'+' if len(hits) >= LIMIT else ''} " \
-                   f"{'match' if len(hits) == 1 else 'matches'}{where}"
-        self._show(hits, note, generation)
-
-    def _show(self, hits: list[Any], note: str, generation: int) -> None:
-        self.answered = generation
+    def _show(self, answer: Answer) -> None:
         self.model.clear()
-        for hit in hits:
+        for found in answer.found:
             item = QStandardItem()
-            item.setData(hit, HIT)
-            hint = copies_hint(hit)
-            label = (strip_invisible(hit.session_title or "") or "New chat") + \
-                (f" ({hint})" if hint else "") + ": " + \
-                strip_invisible(hit.snippet.replace("\x02", "").replace("\x03", ""))
-            item.setData(label, Qt.ItemDataRole.AccessibleTextRole)
+            item.setData(found, HIT)
+            item.setData(found.spoken(), Qt.ItemDataRole.AccessibleTextRole)
             item.setEditable(False)
             self.model.appendRow(item)
-        self.status.setText(note)
-        if hits:
+        self.status.setText(self._note(answer))
+        if answer.found:
             self.results.setCurrentIndex(self.model.index(0, 0))
 
+    def _note(self, answer: Answer) -> str:
+        """What the status line says: the count, no match, or why the query was not read."""
+        if answer.problem:
+            return answer.problem
+        if not answer.query:
+            return "Type to search the titles and messages of every chat."
+        where = {"all": "", "space": " in this space", "session": " in this chat"}[self.scope]
+        n = len(answer.found)
+        if not n:
+            return f"No matches for “{answer.query}”{where}."
+        return f"{n}{'+' if n >= LIMIT else ''} {'match' if n == 1 else 'matches'}{where}"
+
     @property
-    def hits(self) -> list[Any]:
+    def hits(self) -> list[SearchHit]:
         """The results shown, best first."""
-        return [self.model.item(r).data(HIT) for r in range(self.model.rowCount())]
+        return [self.model.item(r).data(HIT).hit for r in range(self.model.rowCount())]
 
     # -- choosing -------------------------------------------------------------------
     def _activate(self, index: QModelIndex) -> None:
         if not index.isValid():
             return
-        hit = index.data(HIT)
-        highlight = first_match(hit.snippet) if hit.turn_id is not None else None
+        found = index.data(HIT)
         self.close_popup()
-        self.chosen.emit(hit.session_id, hit.turn_id, highlight or "")
+        self.chosen.emit(found)
 
     def open_current(self) -> bool:
         """Open the selected result (Enter); False when there is none."""
@@ -408,8 +349,7 @@ class SearchPopup(QFrame):
                 self.close_popup()
                 return True
             if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-                if self._timer.isActive() or self.answered != self.generation:
-                    self._timer.stop()  # Enter before the results came: search now, then open
+                if not self.search.settled:  # Enter before the results came: search now
                     self._spawn(self._query_then_open(), name="search-open")
                     return True
                 self.open_current()
@@ -422,7 +362,7 @@ class SearchPopup(QFrame):
         return super().eventFilter(obj, event)
 
     async def _query_then_open(self) -> None:
-        await self.run_query(self.generation, self.edit.text(), self.scope)
+        await self.search.now()
         self.open_current()
 
 
@@ -431,27 +371,14 @@ def open_search(window: Any) -> bool:
     not shown (set-up, a store that could not be opened).
 
     Opened while Parley starts, it takes the words typed at once and answers
-    once the store is open (``MainWindow.store_opened``). A chosen result opens
-    its chat at the message (``ChatController.open_at``). Sessions deleted with
-    Undo still pending are left out (by the store, so a message they hold still
-    shows in a fork that copied it).
+    once the store is open (``message_search.window_search``). A chosen result
+    opens its chat at the message (``message_search.open_found``).
     """
     if window.stack.currentWidget() is not window.chat_page:
         return False
     if window.search_popup is None:
-        async def search(query: str, **kwargs: Any) -> Any:
-            await window.store_opened.wait()
-            return await window.store.search(query, **kwargs)
-
-        def hidden() -> Collection[str]:
-            return window.chat.organizer.deleting if window.chat is not None else ()
-
-        def chosen(sid: str, turn: Any, mark: str) -> None:
-            if window.chat is not None:
-                window.chat.open_at(sid, turn, mark or None)
-
-        popup = SearchPopup(window, search, window.tasks.spawn, hidden=hidden)
-        popup.chosen.connect(chosen)
+        popup = SearchPopup(window, window_search(window), window.tasks.spawn)
+        popup.chosen.connect(lambda found: spawn_open(window, found))
         window.search_popup = popup
     chat = window.chat
     window.search_popup.open(space_id=chat.space_id if chat is not None else None,

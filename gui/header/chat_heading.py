@@ -192,10 +192,9 @@ class ChatHeading(QWidget):
         finally:
             self._ending = False
         if had_focus:
-            window = self.window()
-            focus = getattr(window, "focus_composer", None)
-            if callable(focus):
-                focus()
+            composer = getattr(self.window(), "composer", None)  # the main window's
+            if isinstance(composer, QWidget):
+                composer.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if obj is self.editor and event.type() == QEvent.Type.KeyPress:

@@ -38,6 +38,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from parley.gui.look.theme import TranscriptColors, mix, transcript_colors
+from parley.gui.text.markdown import warm_highlighting
 from parley.gui.transcript.layout import (
     BAR,
     BUBBLE_PAD,
@@ -86,6 +87,7 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.cache = PieceCache(self.colors, parent.font())
         self.builder = RowBuilder(self.cache)
         self._metrics()
+        warm_highlighting(self.colors.markdown.pygments_style)  # a first code block: no stall
         self._repaint = QTimer(self, singleShot=True, timerType=Qt.TimerType.PreciseTimer)
         self._repaint.timeout.connect(self.repaintRequested)
 
@@ -240,13 +242,14 @@ class TranscriptDelegate(QStyledItemDelegate):
             painter.fillRect(QRect(x, 0, 2, layout.height), guide)
         if layout.frame is not None:
             self._paint_frame(painter, layout)
-        for box, bar in layout.code_boxes:
-            self._paint_code_box(painter, box, bar)
         if self.clip.isValid():
             clip = QRectF(self.clip.translated(-rect.topLeft()))
             top, bottom = int(clip.top()) - 4, int(clip.bottom()) + 4
         else:
             clip, top, bottom = QRectF(), -(1 << 30), 1 << 30
+        for box, bar in layout.code_boxes:  # only those in the clip: a long reply has many
+            if box.bottom() >= top and box.top() <= bottom:
+                self._paint_code_box(painter, box, bar)
         node = model.rows[index.row()]
         term = self.highlight[1] if self.highlight and self.highlight[0] == node.key else ""
         pieces = layout.pieces

@@ -52,7 +52,11 @@ class JumpButton(QToolButton):
         area.clearOfChanged.connect(self.update_shown)
 
     def at_bottom(self) -> bool:
-        """True when the list shows its end (or has nothing to scroll)."""
+        """True when the list shows its end (or has nothing to scroll), or follows it: a
+        growing reply sets the range before the value, and the strip must not come and
+        go (a resize of the viewport) on each update of the reply."""
+        if self._area.sticks_to_bottom:
+            return True
         bar = self._area.verticalScrollBar()
         return bar.value() >= bar.maximum() - SLACK
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 CODE_GROUP = 40  # lines per part of a code block (a streamed block re-renders its last part)
 SPLIT_MEMO = 64  # text blocks whose markdown split is remembered (streaming)
+CHUNK_MEMO = 1000  # markdown chunks whose pieces are remembered (streaming)
 RESUME_HREF = "parley:resume"
 CONTINUE_HREF = "parley:continue"
 REGENERATE_HREF = "parley:regenerate"
@@ -165,6 +166,8 @@ class SpecBuilder:
         self.branches: dict[str, tuple[int, int]] = {}
         # Last split of each streamed text block: (turn id, block index) -> (text, chunks).
         self._splits: OrderedDict[tuple[str, int], tuple[str, list[str]]] = OrderedDict()
+        # The pieces of recent markdown chunks: (chunk, body) -> specs (see _chunk_specs).
+        self._chunk_memo: OrderedDict[tuple[str, bool], tuple[Spec, ...]] = OrderedDict()
 
     def chunks(self, key: str, index: int, text: str) -> list[str]:
         """Markdown chunks of a text block, re-splitting only the tail of a grown text."""
@@ -352,15 +355,30 @@ class SpecBuilder:
     ) -> None:
         """Pieces of a markdown text: its chunks, top-level code blocks drawn in parts."""
         for chunk in self.chunks(key, index, text):
-            if not chunk.strip():
-                continue
-            fence = parse_fence(chunk)
-            if fence is not None:
-                self._code_specs(out, fence, fence.language or "code", body=body)
-            elif body:
-                out.append(Spec(self.cache.markdown(chunk), "body", muted=True, bar=True))
-            else:
-                out.append(Spec(self.cache.markdown(chunk), "text", copy=True))
+            if chunk.strip():
+                out.extend(self._chunk_specs(chunk, body))
+
+    def _chunk_specs(self, chunk: str, body: bool) -> tuple[Spec, ...]:
+        """The pieces of one markdown chunk, remembered: a streaming reply's finished
+        chunks (a code block's lines, cut and highlighted) are not gone over again on
+        each update, only its last one."""
+        memo_key = (chunk, body)
+        specs = self._chunk_memo.get(memo_key)
+        if specs is not None:
+            self._chunk_memo.move_to_end(memo_key)
+            return specs
+        out: list[Spec] = []
+        fence = parse_fence(chunk)
+        if fence is not None:
+            self._code_specs(out, fence, fence.language or "code", body=body)
+        elif body:
+            out.append(Spec(self.cache.markdown(chunk), "body", muted=True, bar=True))
+        else:
+            out.append(Spec(self.cache.markdown(chunk), "text", copy=True))
+        specs = self._chunk_memo[memo_key] = tuple(out)
+        if len(self._chunk_memo) > CHUNK_MEMO:
+            self._chunk_memo.popitem(last=False)
+        return specs
 
     def _code_specs(self, out: list[Spec], block: CodeBlock, label: str, body: bool) -> None:
         """A code block as a label bar (language, Copy) and parts of CODE_GROUP lines."""

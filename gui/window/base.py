@@ -3,8 +3,8 @@
 ``parley.gui.startup.phases`` and ``parley.gui.window.layout`` derive from
 :class:`WindowBase`: the window's state (:class:`parley.gui.window.state.WindowState`,
 declared there once), its parts, and the methods they call on the window. At run time
-it is :class:`WindowState`; for the type checker also a ``QMainWindow`` with the
-window's commands. It goes once start-up and the layout are parts of their own.
+it is :class:`WindowState`; for the type checker also a ``QMainWindow``. It goes once
+start-up and the layout are parts of their own.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from parley.gui.window.problems import WindowProblems
     from parley.gui.window.shutdown import WindowShutdown
 
-    class _Base(QMainWindow, WindowCommands, WindowState):
-        """The window's Qt methods, its commands and its state."""
+    class _Base(QMainWindow, WindowState):
+        """The window's Qt methods and its state."""
 else:
     _Base = WindowState
 
@@ -34,6 +34,7 @@ class WindowBase(_Base):
     pages: WindowPages
     problems: WindowProblems
     quitting: WindowShutdown
+    window_commands: WindowCommands
 
     if TYPE_CHECKING:  # one part calls these in another
         def finish_build(self) -> None: ...

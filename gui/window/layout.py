@@ -165,15 +165,16 @@ class WindowLayout(WindowBase):
 
         self.sidebar = Sidebar(self)
         self.sidebar.setMinimumWidth(200)
-        self.sidebar.search_requested.connect(self.open_search)
-        self.sidebar.export_requested.connect(self.export_session)
-        self.sidebar.import_requested.connect(self.import_conversation)
+        commands = self.window_commands
+        self.sidebar.search_requested.connect(commands.open_search)
+        self.sidebar.export_requested.connect(commands.export_session)
+        self.sidebar.import_requested.connect(commands.import_conversation)
         frame = self._sidebar_frame
         shown = not frame.isHidden()
         self.splitter.replaceWidget(0, self.sidebar)  # keeps the frame's width
         self.sidebar.setVisible(shown)
         frame.deleteLater()
-        self.sidebar_button.clicked.connect(self.toggle_sidebar)
+        self.sidebar_button.clicked.connect(commands.toggle_sidebar)
 
     def _build_header_tools(self) -> None:
         from parley.gui.header.chat_heading import ChatHeading
@@ -194,7 +195,7 @@ class WindowLayout(WindowBase):
     def _build_actions(self) -> None:
         from parley.gui.commands import actions
 
-        self.register_commands(self.commands)
+        self.window_commands.register(self.commands)
         actions.install(self)
 
     def _composer_action(self, action: Action) -> Any:

@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
     from parley.gui.chat.controller import ChatController
     from parley.gui.commands.keymap import Keymap
+    from parley.gui.commands.palette import CommandPalette
+    from parley.gui.commands.shortcut_help import ShortcutHelp
     from parley.gui.composer.widget import Composer, ComposerBar
     from parley.gui.database.elsewhere import Elsewhere
     from parley.gui.database.recovery_page import RecoveryPage
@@ -99,7 +101,6 @@ class WindowState:
 
     # Made once the chats are open (start-up)
     greeting: Greeting
-    view_prefs: ViewPrefs
     compaction_marks: CompactionMarks
 
     def __init__(self, home: Path | None, probe: Callable[[str], None] | None,
@@ -123,12 +124,24 @@ class WindowState:
         self.search_popup: SearchPopup | None = None
         self.setup_panel: SetupPanel | None = None
         self.recovery_page: RecoveryPage | None = None  # sessions.db is damaged
+        #: Made when first opened (``parley.gui.commands.palette``, ``.shortcut_help``).
+        self.command_palette: CommandPalette | None = None
+        self.shortcut_help: ShortcutHelp | None = None
+        #: The folder of the last file exported or imported (None: home;
+        #: ``parley.gui.dialogs.export_dialog``).
+        self.files_folder: Path | None = None
+        #: sessions.db was looked for once (``parley.gui.database.missing_page``).
+        self.missing_checked = False
+        #: The store whose saved keys the keymap took (``parley.gui.commands.keymap``).
+        self._keymap_store: AsyncStore | None = None
         #: The window that took this one's place after a recovery.
         self.successor: QMainWindow | None = None
         self.pending_notice: str | None = None  # told once the chats show (a recovery)
         self.upgrade_notice: str | None = None  # told once ready (a v3 file was upgraded)
         #: The transcript, once the chats are open (a placeholder holds its place before).
         self.transcript: TranscriptView | None = None
+        #: The theme, text size and zoom (Settings → Appearance), once the chats are open.
+        self.view_prefs: ViewPrefs | None = None
         self.ready = False  # start-up finished
         self.qactions: dict[str, QAction] = {}
         #: The handlers of the declared actions, registered where they are written.
@@ -147,3 +160,8 @@ class WindowState:
         #: The parts of the window not needed for its first paint, made right after it
         #: (``finish_build``); empty once they are.
         self._to_build: list[Callable[[], None]] = []
+
+    @property
+    def session_id(self) -> str | None:
+        """The open chat's id (None for a new chat not yet sent, or no chat open)."""
+        return self.chat.session_id if self.chat is not None else None

@@ -20,7 +20,10 @@ the longest stall of both tickers, and *key → provider*: from the key press to
 request's arrival at the fake provider (its ``RecordedRequest.at``).
 
 ``--profile`` prints what ran on the GUI thread from the key press to the request's
-arrival, in the long chat (``cProfile`` of the main thread).
+arrival, in the long chat (``cProfile`` of the main thread); ``--profile-stream`` the same
+from the new chat's request to the end of its reply. ``--sample`` samples the
+GUI thread's stack every millisecond (:mod:`tests.benchmarks.stall_sampler`) and prints,
+per line, where the streaming phase spent its time and what ran in its longest stalls.
 
 Run::
 
@@ -34,6 +37,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import inspect
 import io
 import os
 import pstats
@@ -100,6 +104,28 @@ class Line:
                 and max(self.async_lags) <= STALL_BUDGET_MS)
 
 
+def print_profile(profile: cProfile.Profile) -> None:
+    """The heaviest functions of a ``cProfile`` run (cumulative, then own time)."""
+    out = io.StringIO()
+    stats = pstats.Stats(profile, stream=out)
+    stats.sort_stats("cumulative").print_stats(r"parley|/core/|/gui/", 40)
+    stats.sort_stats("tottime").print_stats(25)
+    print(out.getvalue())
+
+
+def print_samples(label: str, sampler: Any, start: float, request_at: float,
+                  stamps: list[float], lags: list[float]) -> None:
+    """Where one line's time went on the GUI thread (``--sample``)."""
+    print(f"--- {label}: key press → request ({(request_at - start) * 1000:.0f} ms)")
+    print(sampler.top(start, request_at, 20))
+    print(f"--- {label}: streaming (request → saved)")
+    print(sampler.top(request_at, float("inf"), 40))
+    for i in sorted(range(len(lags)), key=lags.__getitem__, reverse=True)[:4]:
+        begin = stamps[i] + TICK_S
+        print(f"--- {label}: stall of {lags[i]:.0f} ms at {(begin - start) * 1000:+.0f} ms")
+        print(sampler.window(begin, begin + lags[i] / 1000 + 0.002))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=0,
@@ -111,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="print the GUI thread's profile from the long chat's key press "
                         "to its request")
+    parser.add_argument("--profile-stream", action="store_true",
+                        help="print the GUI thread's profile while the new chat's reply "
+                        "streams (cProfile, from its request to its end)")
+    parser.add_argument("--sample", action="store_true",
+                        help="sample the GUI thread's stack while each message streams; print "
+                        "where the time went and what ran in the longest stalls")
     args = parser.parse_args(argv)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("PARLEY_KEYRING", "file")
@@ -133,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from parley.gui.look import appearance
     from parley.gui.main_window import MainWindow
+    from tests.benchmarks.stall_sampler import StallSampler
     from tests.fakes.server import FakeProviderServer
 
     server = FakeProviderServer().start()
@@ -189,6 +222,10 @@ def main(argv: list[str] | None = None) -> int:
         await asyncio.sleep(TICK_S)
         if profile is not None:
             profile.enable()
+        sampler = StallSampler() if args.sample else None
+        if sampler is not None:
+            sampler.start()
+            store_calls.clear()
         key_at = time.monotonic()
         start = time.perf_counter()
         press()
@@ -198,11 +235,17 @@ def main(argv: list[str] | None = None) -> int:
             return (window.tasks.pending > 0 or not turns or turns[-1].role != "assistant"
                     or turns[-1].text() != reply)
 
+        streamed = cProfile.Profile() if args.profile_stream and label == "new chat" else None
         while streaming():
             await asyncio.sleep(0.002)
             if profile is not None and len(server.model_requests) > before:
                 profile.disable()  # what ran from the key press to the request
                 profile = None
+            if streamed is not None and len(server.model_requests) > before:
+                streamed.enable()  # what ran from the request to the end
+        if streamed is not None:
+            streamed.disable()
+            print_profile(streamed)
         if profile is not None:
             profile.disable()
         duration = time.perf_counter() - start
@@ -212,11 +255,40 @@ def main(argv: list[str] | None = None) -> int:
         requests = server.model_requests[before:]
         assert requests, "no request reached the provider"
         worst = max(range(len(async_lags)), key=async_lags.__getitem__)
+        if sampler is not None:
+            sampler.stop()
+            print_samples(label, sampler, start, start + (requests[0].at - key_at),
+                          stamps, async_lags)
+            print(f"--- {label}: store calls (worker thread), from the key press")
+            for name, at, ms in store_calls[:40]:
+                print(f"    {(at - start) * 1000:+7.0f} ms  {ms:7.1f} ms  {name}")
         return Line(label, len(reply) // 4, duration, (requests[0].at - key_at) * 1000,
                     async_lags, qt_lags, (stamps[worst] - start) * 1000)
 
+    store_calls: list[tuple[str, float, float]] = []  # (method, perf_counter, ms)
+
+    def time_store_calls() -> None:
+        """``--sample``: note each Store method's time on the store's worker thread."""
+        inner = window.store._store  # noqa: SLF001 (the Store the AsyncStore forwards to)
+
+        def timed(name: str, fn: Any) -> Any:
+            def call(*a: Any, **k: Any) -> Any:
+                t0 = time.perf_counter()
+                try:
+                    return fn(*a, **k)
+                finally:
+                    store_calls.append((name, t0, (time.perf_counter() - t0) * 1000))
+            return call
+
+        for name in dir(inner):
+            fn = getattr(inner, name, None)
+            if not name.startswith("_") and callable(fn) and inspect.ismethod(fn):
+                setattr(inner, name, timed(name, fn))
+
     async def scenario() -> list[Line]:
         await window.start()
+        if args.sample:
+            time_store_calls()
         await window.hub.add_provider("anthropic", base_url=server.anthropic_base_url,
                                       api_key="sk-ant-bench", default_model="claude-sonnet-4-6")
         assert window.chat is not None
@@ -232,11 +304,7 @@ def main(argv: list[str] | None = None) -> int:
             profile = cProfile.Profile() if args.profile else None
             lines.append(await send(f"{args.turns:,} turns", text, profile))
             if profile is not None:
-                out = io.StringIO()
-                stats = pstats.Stats(profile, stream=out)
-                stats.sort_stats("cumulative").print_stats(r"parley|/core/|/gui/", 40)
-                stats.sort_stats("tottime").print_stats(25)
-                print(out.getvalue())
+                print_profile(profile)
             chat = window.chat
             if not args.branches:
                 await window.shutdown()

@@ -209,6 +209,8 @@ def test_a_chat_regenerated_50_times_lists_each_message_once(db):
     assert len(hits) == 52
     assert sorted(h.turn_id for h in hits) == sorted([turns[0].id, *(a.id for a in answers)])
     assert all(h.session_id == orig.id and h.fork_copies == 0 for h in hits)
+    # only the prompt and the last answer are on the path shown: the 50 others say so
+    assert {h.turn_id for h in hits if not h.off_path} == {turns[0].id, answers[-1].id}
     assert [h.turn_id for h in db.search("which")] == [turns[0].id]
     assert [h.turn_id for h in db.search('"dhow 7"')] == [answers[7].id]
     fork = db.fork(orig.id, answers[-1].id)
@@ -220,3 +222,6 @@ def test_a_chat_regenerated_50_times_lists_each_message_once(db):
     # a hit on another branch: the chat is shown through it (Store.show_branch)
     db.show_branch(orig.id, answers[7].id)
     assert [t.id for t in db.transcript_window(orig.id).turns] == [turns[0].id, answers[7].id]
+    assert [h.off_path for h in db.search('"dhow 7"')] == [False]
+    assert [h.off_path for h in db.search('"dhow 50"')] == [True]
+    assert not any(h.off_path for h in db.search("dhow", session_id=fork.id, limit=100))

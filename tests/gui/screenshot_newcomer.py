@@ -55,7 +55,7 @@ def shoot(driver: Any, w: Any, scheme: str) -> None:
     driver.qtbot.wait(200)
     w.grab(QRect(tp, w.transcript.size())).save(f"{OUT}/newcomer-latest-{scheme}.png")
 
-    d = w.open_settings()
+    d = w.window_commands.open_settings()
     driver.until(lambda: d.ready and d.tasks.pending == 0)
     d.show_section("Experimental")
     driver.qtbot.wait(200)

@@ -105,7 +105,7 @@ def run_child(scheme: str, out: Path) -> int:
                 await asyncio.sleep(0.05)
             # Compact now, answered without a summary however it is asked for.
             server.summary_answers = "chatty"
-            w.compact_now()
+            w.window_commands.compact_now()
             bar = w.statusBar()
             while not bar.currentMessage() or w.tasks.pending:
                 await asyncio.sleep(0.05)

@@ -269,7 +269,7 @@ def child(scheme: str, out: Path) -> int:
             print('scene', 'versions', flush=True)
             # 2b. The same reply regenerated: the earlier answer is its sibling (‹ 2/2 ›).
             server.script(VERSION_REPLY, usage={"input_tokens": 1450, "output_tokens": 120})
-            w.regenerate_reply(w.chat.current_model())
+            w.window_commands.regenerate_reply(w.chat.current_model())
             await settle(0.3)
             while w.composer_bar.busy or w.tasks.pending:
                 await asyncio.sleep(0.05)
@@ -280,10 +280,10 @@ def child(scheme: str, out: Path) -> int:
             # 3. A reply while it streams (Stop button, growing text).
             server.script(STREAMING_REPLY, token_delay_ms=30, chunk_size=5)
             w.composer.set_text("And with DuckDB?")
-            w.send_from_composer()
+            w.window_commands.send_from_composer()
             await settle(2.5)
             grab(out, "streaming", scheme)
-            w.stop_run()
+            w.window_commands.stop_run()
             await settle(0.5)
 
             print('scene', 'compaction', flush=True)
@@ -292,7 +292,7 @@ def child(scheme: str, out: Path) -> int:
                           if w.chat.sessions[i].title == "Planning the spring garden")
             w.chat.open_session(garden)
             await settle(1.0)
-            w.compact_now()
+            w.window_commands.compact_now()
             await settle(0.3)
             while w.composer_bar.busy or w.tasks.pending:
                 await asyncio.sleep(0.05)
@@ -303,7 +303,7 @@ def child(scheme: str, out: Path) -> int:
             print('scene', 'greeting', flush=True)
             # 5. A new chat: its greeting.
             w.toast.dismiss()
-            w.new_session()
+            w.window_commands.new_session()
             await settle(1.2)
             grab(out, "greeting", scheme)
             await w.shutdown()

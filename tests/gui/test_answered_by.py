@@ -24,7 +24,7 @@ def _regenerated_by_another_model(driver: Any) -> tuple[Any, Any, str]:
     driver.until(lambda: len(w.model_picker.choices) > 1, timeout=10)
     other = next(c for c in w.model_picker.choices if c.ref != own)
     driver.fake.script("From the other model.")
-    assert w.regenerate_reply(other.ref)
+    assert w.window_commands.regenerate_reply(other.ref)
     _answered(driver, w, "From the other model.")
     driver.fake.script("From the chat's model.")
     driver.send("Thanks", w, wait=True)

@@ -37,7 +37,7 @@ def _restore_look(qapp: QApplication) -> Iterator[None]:
 
 
 def open_appearance(driver: Any, w: Any) -> Any:
-    dialog = w.open_settings()
+    dialog = w.window_commands.open_settings()
     driver.until(lambda: dialog.ready and dialog.tasks.pending == 0)
     dialog.show_section("Appearance")
     return dialog

@@ -337,16 +337,16 @@ def test_each_chat_keeps_its_own_pending_files(driver, fake_provider, tmp_path):
     drop(w.composer, [png(tmp_path / "for-a.png")])
     settled(driver, w, 1)
 
-    w.new_session()
+    w.window_commands.new_session()
     driver.until(lambda: w.session_id is None and w.tasks.pending == 0)
     assert w.chat.attachments.pending() == [] and w.composer_bar.tray.count() == 0
     drop(w.composer, [png(tmp_path / "for-new.png")])
     settled(driver, w, 1)
 
-    w.open_session(chat_a)
+    w.window_commands.open_session(chat_a)
     driver.until(lambda: w.session_id == chat_a and w.tasks.pending == 0)
     assert [i.name for i in w.composer_bar.tray.items()] == ["for-a.png"]
-    w.new_session()
+    w.window_commands.new_session()
     driver.until(lambda: w.session_id is None and w.tasks.pending == 0)
     assert [i.name for i in w.composer_bar.tray.items()] == ["for-new.png"]
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.timeout(90)
 def test_settings_show_where_backups_are_and_back_up_now(driver: Any, home: Path) -> None:
     w = driver.configured()
     driver.send("a question worth keeping", wait=True)
-    dlg = w.open_settings()
+    dlg = w.window_commands.open_settings()
     driver.until(lambda: dlg.ready and dlg.tasks.pending == 0, 10)
     dlg.show_section("Backups")
     info = dlg.backups_info

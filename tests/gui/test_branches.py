@@ -44,7 +44,7 @@ def _edit_first(driver: Any, w: Any, text: str, answer: str) -> None:
 
 def _regenerate(driver: Any, w: Any, answer: str) -> None:
     driver.fake.script(answer)
-    assert w.regenerate_reply()
+    assert w.window_commands.regenerate_reply()
     _answered(driver, w, answer)
 
 
@@ -210,7 +210,7 @@ def test_regenerate_is_a_branch_under_the_answer_not_a_row(driver: Any) -> None:
     # Deleting the chat deletes every branch of it.
     w.composer.clear()
     dialogs.answers.append(True)  # "Delete chat?" → Delete
-    w.delete_current_session()
+    w.window_commands.delete_current_session()
     driver.until(lambda: not w.sidebar.model.has(chat) and w.session_id != chat
                  and w.tasks.pending == 0)
     driver.run(w.undo.flush())
@@ -250,10 +250,10 @@ def test_a_search_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     assert (hit.session_id, hit.turn_id) == (chat, first)  # each message once
 
     # From the search pane, in the chat open: the path goes through the hit.
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup = w.search_popup
     driver.qtbot.keyClicks(popup.edit, "castles")
-    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive()
+    driver.until(lambda: popup.search.settled
                  and popup.model.rowCount() == 1)
     driver.qtbot.keyClick(popup.edit, Qt.Key.Key_Return)
     driver.until(lambda: _texts(w) == ["What to see in Lisbon?", "Castles and trams."]
@@ -273,10 +273,10 @@ def test_a_search_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     _click(driver, w, first, BRANCH_NEXT_HREF)
     driver.until(lambda: _texts(w)[-1] == "Tiles and viewpoints." and w.tasks.pending == 0)
     other = _other_chat(driver, w, chat)
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup.edit.clear()
     driver.qtbot.keyClicks(popup.edit, "castles")
-    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive()
+    driver.until(lambda: popup.search.settled
                  and popup.model.rowCount() == 1)
     driver.qtbot.keyClick(popup.edit, Qt.Key.Key_Return)
     driver.until(lambda: w.session_id == chat and w.tasks.pending == 0)
@@ -300,7 +300,7 @@ def test_a_palette_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     palette.activate(row)
     driver.until(lambda: w.session_id == chat and w.tasks.pending == 0)
     driver.until(lambda: _texts(w) == ["What to see in Lisbon?", "Castles and trams."])
-    driver.until(lambda: _shown_at(w, first, "castles") and w.transcript.list_view.hasFocus())
+    driver.until(lambda: _shown_at(w, first, "Castles") and w.transcript.list_view.hasFocus())
     assert _branches(w) == [None, (1, 2)]
 
     # In the chat open, on the branch not shown: the path switches in place.
@@ -311,7 +311,7 @@ def test_a_palette_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     driver.until(lambda: any(e.kind == "message" for e in palette.entries()), timeout=10)
     palette.activate(next(i for i, e in enumerate(palette.entries()) if e.kind == "message"))
     driver.until(lambda: _texts(w)[-1] == "Castles and trams." and w.tasks.pending == 0)
-    driver.until(lambda: _shown_at(w, first, "castles"))
+    driver.until(lambda: _shown_at(w, first, "Castles"))
     assert w.session_id == chat and _branches(w) == [None, (1, 2)]
 
 
@@ -366,7 +366,7 @@ def test_branches_made_before_a_compaction_stay_on_their_messages(driver: Any) -
     assert _branches(w)[:2] == [(2, 2), (2, 2)]
     driver.fake.script("<summary>The user asked beta, then more 0 to 2; each was answered "
                        "in a few words, and nothing else was said.</summary>")
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     driver.until(lambda: "Compacted" in w.toast.message and rows(w)[0].kind == "card",
                  timeout=30)
 

@@ -24,7 +24,7 @@ def compacted(driver: Any, w: Any, n: int = N, summary: str = SUMMARY
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid and rows(w))
     driver.fake.script(summary)
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     driver.until(lambda: "Compacted" in w.toast.message and rows(w)[0].kind == "card",
                  timeout=30)
     driver.settle(w)
@@ -149,7 +149,7 @@ def test_compacting_again_after_one_exchange_shows_one_card_with_every_turn(
     mine, reply = w.chat.turns[-2:]
     assert mine.text() == "One more message"
     driver.fake.script(SUMMARY)
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     driver.until(lambda: len(driver.run(w.store.list_compactions(sid))) == 2, timeout=30)
     driver.settle(w)
     second = next(c for c in driver.run(w.store.list_compactions(sid))

@@ -43,7 +43,7 @@ def _delete_open(driver: Any, w: Any, sid: str) -> None:
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
     dialogs.answers.append(True)  # "Delete chat?" → Delete
-    w.delete_current_session()
+    w.window_commands.delete_current_session()
     driver.until(lambda: not w.sidebar.model.has(sid) and w.session_id != sid
                  and w.tasks.pending == 0)
 
@@ -78,7 +78,7 @@ def test_archiving_the_open_chat_stays_in_its_space_too(driver: Any) -> None:
     w, general, _research, order = _two_spaces(driver, ("G1", "G2"))
     w.chat.open_session(order[-1])
     driver.until(lambda: w.session_id == order[-1])
-    w.close_chat()  # Ctrl+W, "Archive chat"
+    w.window_commands.close_chat()  # Ctrl+W, "Archive chat"
     driver.until(lambda: not w.sidebar.model.has(order[-1]) and w.session_id != order[-1]
                  and w.tasks.pending == 0)
     assert w.session_id == order[-2] and w.chat.space_id == general

@@ -48,7 +48,7 @@ def test_a_local_server_behind_openai_base_url_is_not_treated_as_openai(driver, 
     assert "400k" not in meter and "cache warm" not in meter
     assert "gpt-5" not in [c.ref.split(":", 1)[1] for c in w.model_picker.choices]
 
-    dialog = w.open_settings()
+    dialog = w.window_commands.open_settings()
     until(lambda: dialog.ready and dialog.tasks.pending == 0, timeout=10)
     page = dialog.providers
     labels = [page.list.item(i).text() for i in range(page.list.count())]

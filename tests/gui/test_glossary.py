@@ -159,7 +159,7 @@ def test_every_surface_of_the_window_uses_the_glossarys_words(
             assert imports in ([], [by_id("session.import").label])
 
     # Settings, every section.
-    dialog = w.open_settings()
+    dialog = w.window_commands.open_settings()
     driver.until(lambda: dialog.ready and dialog.tasks.pending == 0)
     for row in range(dialog.nav.count()):
         dialog.nav.setCurrentRow(row)

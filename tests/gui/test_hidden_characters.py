@@ -115,7 +115,7 @@ def test_the_transcript_and_the_tools_page_write_out_hidden_characters(
         in opened
     assert RLO not in opened
 
-    settings = w.open_settings()
+    settings = w.window_commands.open_settings()
     settings.show_section("Tools")
     driver.until(lambda: settings.ready)
     page = settings.tools_page

@@ -50,7 +50,7 @@ def test_a_chatgpt_history_imports_with_a_summary_and_lists_its_chats(driver, tm
                                 {"file-TramPhoto1-tram.png": "file-TramPhoto1"})
     export_dialog.answers.append(path)
 
-    assert w.import_conversation() is True
+    assert w.window_commands.import_conversation() is True
     driver.until(lambda: _summary_box(w) is not None, timeout=30)
 
     text = _summary_box(w).text()
@@ -69,7 +69,7 @@ def test_a_chatgpt_history_imports_with_a_summary_and_lists_its_chats(driver, tm
 
     # The same file again: nothing new, and the summary says so.
     export_dialog.answers.append(path)
-    assert w.import_conversation() is True
+    assert w.window_commands.import_conversation() is True
     driver.until(lambda: _summary_box(w) is not None, timeout=30)
     assert _summary_box(w).text() == ("conversations.json: Nothing new: the 21 conversations of "
                                       "this ChatGPT export were imported before.")
@@ -93,7 +93,7 @@ def test_cancel_in_the_progress_dialog_imports_nothing(driver, tmp_path, monkeyp
 
     monkeypatch.setattr(ImportProgress, "progress", held)
 
-    assert w.import_conversation() is True
+    assert w.window_commands.import_conversation() is True
     driver.until(lambda: getattr(w, "import_progress", None) is not None)
     dialog = w.import_progress.dialog
 
@@ -121,11 +121,11 @@ def test_a_markdown_export_imports_back_as_a_chat(driver, tmp_path):
         driver.run(w.store.append_turn(s.id, turn))
     driver.run(w.chat.load_sidebar())
     export_dialog.answers.append(("markdown", tmp_path / "tea"))
-    w.export_session(s.id)
+    w.window_commands.export_session(s.id)
     driver.until(lambda: (tmp_path / "tea.md").exists())
 
     export_dialog.answers.append(tmp_path / "tea.md")
-    assert w.import_conversation() is True
+    assert w.window_commands.import_conversation() is True
     driver.until(lambda: w.session_id not in (None, s.id) and "Imported" in w.toast.message)
     assert "Imported 2 messages from Parley's Markdown export." in w.toast.message
     assert "Left out" not in w.toast.message  # no "0 image(s) or file(s)…" note
@@ -135,7 +135,7 @@ def test_a_markdown_export_imports_back_as_a_chat(driver, tmp_path):
 
     # The same export again adds nothing, and says so.
     export_dialog.answers.append(tmp_path / "tea.md")
-    assert w.import_conversation() is True
+    assert w.window_commands.import_conversation() is True
     driver.until(lambda: _summary_box(w) is not None, timeout=30)
     assert _summary_box(w).text() == ("tea.md: Nothing new: the conversation of this Markdown "
                                       "export was imported before.")
@@ -285,7 +285,7 @@ def test_files_of_an_export_that_are_not_read_are_named_in_the_summary(driver, t
     w = driver.configured()
     export_dialog.answers.append(path)
 
-    assert w.import_conversation() is True
+    assert w.window_commands.import_conversation() is True
     driver.until(lambda: _summary_box(w) is not None, timeout=30)
 
     box = _summary_box(w)
@@ -335,7 +335,7 @@ def test_a_parley_database_imported_completes_the_open_chat(driver, tmp_path):
     assert driver.last_text(w) == "the whole"
 
     export_dialog.answers.append(copy)
-    assert w.import_conversation() is True
+    assert w.window_commands.import_conversation() is True
     driver.until(lambda: _summary_box(w) is not None, timeout=30)
     assert _summary_box(w).text() == ("Imported rescued.db: 1 cut-off reply completed; "
                                       "1 message was here already.")

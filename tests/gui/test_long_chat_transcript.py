@@ -93,7 +93,7 @@ def test_compact_now_in_a_400_turn_chat_shows_the_card_in_place_before_and_after
     driver.until(lambda: w.session_id == sid)
     assert len(w.chat.turns) == paging.OPEN_TURNS  # opened in part
     driver.fake.script(SUMMARY)
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     driver.until(lambda: "Compacted" in w.toast.message, timeout=30)
     assert_card_in_place(driver, w, sid, turns)
 
@@ -162,7 +162,7 @@ def test_a_search_hit_inside_a_compacted_range_opens_its_card(driver: Any) -> No
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
     driver.fake.script(SUMMARY)
-    w.compact_now()
+    w.window_commands.compact_now()
     driver.until(lambda: rows(w) and rows(w)[0].kind == "card", timeout=30)
     w.chat.open_at(sid, turns[10].id, "message 10")  # same chat: the hit is not read yet
     driver.until(lambda: w.transcript.focused_turn_id() == turns[10].id, timeout=10)

@@ -95,7 +95,7 @@ def test_a_long_model_name_in_a_spaces_dialog_and_at_first_run(driver: Any, qtbo
     # A space's dialog lists every model: it stays a dialog's width, names whole on hover.
     driver.until(lambda: any(c.ref.endswith(LONG_ID) for c in w.model_picker.choices),
                  timeout=20)
-    w.new_space()
+    w.window_commands.new_space()
     dlg = w.chat.organizer.dialog
     combo = dlg.model_combo
     index = next(i for i in range(combo.count()) if str(combo.itemData(i)).endswith(LONG_ID))

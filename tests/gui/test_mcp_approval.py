@@ -92,7 +92,7 @@ def test_stopping_the_reply_closes_the_dialog_and_runs_nothing(driver, fake_prov
     w = driver.configured()
     _ask_echo(driver, fake_provider, "never")
     dlg = _dialog(driver, w)
-    assert w.stop_run() is not False
+    assert w.window_commands.stop_run() is not False
     driver.until(lambda: w.mcp.approver.dialog is None
                  and (not isValid(dlg) or not dlg.isVisible()), timeout=10)
     driver.settle(w)

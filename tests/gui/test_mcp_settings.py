@@ -29,7 +29,7 @@ def mcp_json(home):
 
 
 def _tools_page(driver, w):
-    dlg = w.open_settings()
+    dlg = w.window_commands.open_settings()
     dlg.show_section("Tools")
     driver.until(lambda: dlg.ready)
     return dlg, dlg.tools_page

@@ -96,7 +96,7 @@ def test_an_edit_too_long_for_the_model_makes_no_fork(driver: Any) -> None:
     driver.fake.script("Short answer.")
     driver.send("A short question", w, wait=True)
     sid = w.chat.session_id
-    assert w.edit_last_message()
+    assert w.window_commands.edit_last_message()
     driver.until(lambda: w.chat.editor.editing is not None)
     w.composer.set_text(PASTE)
 

@@ -149,7 +149,7 @@ def test_an_unticked_box_shows_in_the_dark_theme(
 ) -> None:
     w = driver.configured()
     appearance.apply(qapp, appearance.DARK)
-    dialog = w.open_settings()
+    dialog = w.window_commands.open_settings()
     driver.until(lambda: dialog.ready and dialog.tasks.pending == 0)
     dialog.show_section("Experimental")
     box = next(b for b in dialog.findChildren(QCheckBox) if b.isVisible())

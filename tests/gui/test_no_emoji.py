@@ -137,7 +137,7 @@ def test_no_widget_of_the_window_settings_palette_or_menus_uses_an_emoji(
     roots += [a.menu() for a in w.menuBar().actions() if a.menu() is not None]
     roots.append(w.model_picker.menu())
 
-    dialog = w.open_settings()
+    dialog = w.window_commands.open_settings()
     until(lambda: dialog.ready and dialog.tasks.pending == 0, timeout=20)
     for row in range(dialog.nav.count()):  # every page shown once (some fill in when shown)
         dialog.nav.setCurrentRow(row)

@@ -61,7 +61,7 @@ def test_first_run_openai_at_a_local_address_sets_up_that_server(driver, qtbot, 
 def test_settings_says_what_an_openai_provider_at_a_local_address_is(driver, qtbot, until):
     llamacpp(driver.fake)
     window = driver.configured()
-    dialog = window.open_settings()
+    dialog = window.window_commands.open_settings()
     until(lambda: dialog.ready and dialog.tasks.pending == 0, timeout=30)
     page = dialog.providers
     add = next(b for b in page.findChildren(QToolButton) if b.text() == "Add provider")

@@ -43,7 +43,7 @@ def test_export_every_format_then_import_the_json_ones(driver, tmp_path):
     written = {}
     for fmt in ("markdown", "parley", "anthropic", "openai"):
         export_dialog.answers.append((fmt, tmp_path / f"soup-{fmt}"))
-        assert w.export_session() is True
+        assert w.window_commands.export_session() is True
         driver.until(lambda f=fmt: "Exported to soup-" + f in w.toast.message)
         written[fmt] = w.toast.message
     md = (tmp_path / "soup-markdown.md").read_text(encoding="utf-8")
@@ -58,7 +58,7 @@ def test_export_every_format_then_import_the_json_ones(driver, tmp_path):
                       ("anthropic", "soup-anthropic.anthropic.json"),
                       ("openai", "soup-openai.openai.json")):
         export_dialog.answers.append(tmp_path / name)
-        assert w.import_conversation() is True
+        assert w.window_commands.import_conversation() is True
         driver.until(lambda: w.session_id != sid and "Imported" in w.toast.message)
         new = w.session_id
         turns = driver.run(w.store.get_turns(new))
@@ -76,12 +76,12 @@ def test_a_file_that_is_not_a_conversation_is_refused_with_a_reason(driver, tmp_
     bad = tmp_path / "config.json"
     bad.write_text('{"theme": "dark", "fontSize": 12}', encoding="utf-8")
     export_dialog.answers.append(bad)
-    assert w.import_conversation() is True
+    assert w.window_commands.import_conversation() is True
     driver.until(lambda: _problems(w))
     assert "not a conversation" in _problems(w)[0]
     assert driver.run(w.store.list_sessions()) == []
     export_dialog.answers.append(tmp_path / "missing.json")
-    w.import_conversation()
+    w.window_commands.import_conversation()
     driver.until(lambda: any("could not read" in p for p in _problems(w)))
 
 
@@ -89,8 +89,8 @@ def test_cancelled_dialogs_do_nothing(driver):
     w = driver.configured()
     _chat(driver, w)
     export_dialog.answers.extend([None, None])
-    assert w.export_session() is False
-    assert w.import_conversation() is False
+    assert w.window_commands.export_session() is False
+    assert w.window_commands.import_conversation() is False
 
 
 def test_export_from_the_sidebar_menu(driver, tmp_path):

@@ -46,7 +46,7 @@ def test_fork_from_here_nests_under_its_parent_and_opens(driver, qtbot):
     # Collapsible from the keyboard: Left folds the parent, Right unfolds it; a fold
     # survives the parent's row moving (a new reply puts it on top).
     tree = w.sidebar.tree
-    w.focus_sidebar()
+    w.window_commands.focus_sidebar()
     tree.setCurrentIndex(model.index_of(parent.id))
     driver.until(lambda: w.session_id == parent.id)
     qtbot.keyClick(tree, Qt.Key.Key_Left)
@@ -61,7 +61,7 @@ def test_fork_at_the_focused_message(driver):
     w = driver.configured()
     parent, turns = _chat(driver, w, [("one", "two"), ("three", "four")])
     w.transcript.scroll_to_turn(turns[2].id)  # focus "three"
-    assert w.fork_at_focused_message() is True
+    assert w.window_commands.fork_at_focused_message() is True
     driver.until(lambda: w.session_id not in (None, parent.id))
     assert [t.text() for t in w.chat.turns] == ["one", "two", "three"]
     assert w.sidebar.model.forks_of(parent.id) == [w.session_id]
@@ -151,7 +151,7 @@ def test_first_exchange_gets_a_generated_title_and_f2_wins(driver, fake_provider
     assert w.windowTitle() == "Lisbon day trips — Parley"
     title_request = fake_provider.model_requests[-1].body
     assert "Lisbon" in str(title_request["messages"])
-    assert w.rename_session()  # F2: the title is edited in place, in the header
+    assert w.window_commands.rename_session()  # F2: the title is edited in place, in the header
     w.chat_heading.editor.setText("My Lisbon notes")
     w.chat_heading.editor.returnPressed.emit()  # Enter
     driver.until(lambda: w.sidebar.model.index_of(sid).data() == "My Lisbon notes")

@@ -53,7 +53,7 @@ def test_delete_hides_at_once_and_undo_restores(driver, qtbot):
     w.chat.open_session(b)
     driver.until(lambda: w.session_id == b)
     dialogs.answers.append(True)
-    w.delete_current_session()
+    w.window_commands.delete_current_session()
     driver.until(lambda: not w.sidebar.model.has(b))
     driver.until(lambda: w.session_id == a and w.undo.pending)  # its neighbour opened
     assert w.toast.isVisible() and "Deleted “Beta”" in w.toast.message
@@ -130,17 +130,17 @@ def test_archived_chats_are_hidden_unless_asked_for(driver, qtbot):
     a, b = _chats(driver, w, "Alpha", "Beta")
     w.chat.open_session(a)
     driver.until(lambda: w.session_id == a)
-    w.close_chat()  # Ctrl+W, "Archive chat"
+    w.window_commands.close_chat()  # Ctrl+W, "Archive chat"
     driver.until(lambda: w.sidebar.model.session_ids() == [b])
     driver.until(lambda: w.session_id == b)
     assert driver.run(w.store.get_session(a)).archived
-    w.toggle_archived_visible()
+    w.window_commands.toggle_archived_visible()
     driver.until(lambda: set(w.sidebar.model.session_ids()) == {a, b})
     assert w.sidebar.model.index_of(a).data(ARCHIVED) is True
     assert w.sidebar.archived_action.isChecked()
     _menu_action(_row_menu(w, a), "Unarchive").trigger()
     driver.until(lambda: not driver.run(w.store.get_session(a)).archived)
-    w.toggle_archived_visible()
+    w.window_commands.toggle_archived_visible()
     driver.until(lambda: set(w.sidebar.model.session_ids()) == {a, b})  # unarchived: listed
 
 
@@ -196,7 +196,7 @@ def test_move_session_to_space_asks_with_a_menu(driver):
     (a,) = _chats(driver, w, "Alpha")
     w.chat.open_session(a)
     driver.until(lambda: w.session_id == a)
-    w.move_session_to_space()
+    w.window_commands.move_session_to_space()
     menu = w.chat.organizer.space_menu
     entries = {act.text(): act for act in menu.actions()}
     assert not entries["General"].isEnabled()  # where it already is

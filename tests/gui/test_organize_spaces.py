@@ -30,7 +30,7 @@ def test_new_space_dialog_creates_it_and_its_new_chats_take_its_defaults(driver,
     w = driver.configured()
     driver.until(lambda: len(w.model_picker.choices) > 1)
     other = next(c for c in w.model_picker.choices if c.ref != w.chat.current_model())
-    w.new_space()
+    w.window_commands.new_space()
     dlg = w.chat.organizer.dialog
     assert dlg.isVisible() and not dlg.ok_button.isEnabled()  # a name is needed
     qtbot.keyClicks(dlg.name_edit, "Research")
@@ -100,7 +100,7 @@ def test_delete_space_moving_its_chats_to_the_default_space(driver):
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
     dialogs.answers.append("move")
-    w.delete_space()  # the open chat's space
+    w.window_commands.delete_space()  # the open chat's space
     driver.until(lambda: _space_names(w) == ["General"])
     default = driver.run(w.store.default_space())
     assert driver.run(w.store.get_session(sid)).space_id == default.id
@@ -158,11 +158,11 @@ def test_f2_and_menu_key_on_a_focused_space_heading(driver, qtbot):
     work = driver.run(w.store.create_space("Work"))
     driver.run(w.chat.load_sidebar())
     tree = w.sidebar.tree
-    w.focus_sidebar()
+    w.window_commands.focus_sidebar()
     driver.until(lambda: tree.hasFocus())
     tree.setCurrentIndex(w.sidebar.model.space_index(work.id))
     dialogs.answers.append("Office")
-    w.rename_session()  # F2 acts on the focused heading
+    w.window_commands.rename_session()  # F2 acts on the focused heading
     driver.until(lambda: "Office" in _space_names(w))
     qtbot.keyClick(tree, Qt.Key.Key_Menu)  # the keyboard opens the heading's menu
     menu = w.sidebar.last_menu
@@ -171,5 +171,5 @@ def test_f2_and_menu_key_on_a_focused_space_heading(driver, qtbot):
         ["New chat in this space", "Rename space…"]
     menu.hide()
     dialogs.answers.append("move")
-    w.delete_current_session()  # Delete on the focused heading deletes the space
+    w.window_commands.delete_current_session()  # Delete on the focused heading deletes the space
     driver.until(lambda: _space_names(w) == ["General"])

@@ -38,7 +38,7 @@ def test_compact_now_shows_progress_then_the_summary_card(driver, fake_provider)
                                               w.chat.editor.progress_text)))
     fake_provider.script("<summary>The user counted messages from 0 to 7, five times each."
                          "</summary>")
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     driver.until(lambda: "Compacted" in w.toast.message, timeout=10)
     assert seen and seen[0][0] and seen[0][1].startswith("Compacting")
     assert w.chat.editor.progress_text == "" and not w.chat.editor.progress_bar.isVisible()
@@ -54,12 +54,12 @@ def test_compact_now_says_why_nothing_was_compacted(driver, fake_provider):
     sid, _turns = long_chat(driver, w, 2, title="Short")
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
-    w.compact_now()
+    w.window_commands.compact_now()
     driver.until(lambda: "nothing to compact" in w.toast.message)
     assert fake_provider.model_requests == []
-    w.new_session()
+    w.window_commands.new_session()
     driver.until(lambda: w.session_id is None)
-    assert w.compact_now() is False
+    assert w.window_commands.compact_now() is False
     assert "not saved yet" in w.toast.message
 
 
@@ -75,7 +75,7 @@ def test_compact_now_that_would_not_make_the_chat_smaller_says_so_and_changes_no
     shown = [n.key for n in w.transcript.model.rows]
     fake_provider.script("<summary>" + "The user counted messages, five times each. " * 40
                          + "</summary>")
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     driver.until(lambda: w.toast.message == WOULD_NOT_REDUCE and w.tasks.pending == 0,
                  timeout=10)
     assert WOULD_NOT_REDUCE == "Compacting would not make this chat smaller — nothing changed."
@@ -96,7 +96,7 @@ def test_compact_now_says_in_words_why_a_summary_was_refused(driver, fake_provid
     # Not a summary, however often and however it is asked for (the fake's knob: every
     # summary request answered chattily, without tags).
     fake_provider.summary_answers = "chatty"
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     bar = w.statusBar()
     driver.until(lambda: bar.currentMessage() and w.tasks.pending == 0, timeout=10)
     assert shown == []  # one line in the status bar, not a dialog of paragraphs
@@ -265,7 +265,7 @@ def test_cache_timer_runs_and_the_meter_shows_the_warm_cache(driver, fake_provid
 
 def test_settings_open_without_blocking(driver):
     w = driver.configured()
-    dlg = w.open_settings()
+    dlg = w.window_commands.open_settings()
     assert dlg is not None and dlg.isVisible()
     assert dlg.testAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     driver.until(lambda: dlg.ready)  # closing while it still loads: see the report
@@ -274,9 +274,9 @@ def test_settings_open_without_blocking(driver):
 
 def test_focus_methods(driver):
     w = driver.configured()
-    w.focus_sidebar()
+    w.window_commands.focus_sidebar()
     driver.until(lambda: w.sidebar.tree.hasFocus())
-    w.focus_transcript()
+    w.window_commands.focus_transcript()
     driver.until(lambda: w.transcript.list_view.hasFocus())
-    w.focus_composer()
+    w.window_commands.focus_composer()
     driver.until(lambda: w.composer.hasFocus())

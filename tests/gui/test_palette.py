@@ -8,10 +8,18 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QLineEdit, QMainWindow, QVBoxLayout, QWidget
 
+from parley.core.store.models import SearchHit
 from parley.gui.commands.actions import ACTIONS
 from parley.gui.commands.keymap import Keymap
+from parley.gui.commands.message_search import Found
 from parley.gui.commands.palette import open_palette
-from parley.gui.commands.palette_entries import Entry, fuzzy_match, hit_entries, segments
+from parley.gui.commands.palette_entries import (
+    Entry,
+    action_entries,
+    fuzzy_match,
+    hit_entries,
+    segments,
+)
 from parley.gui.commands.registry import Commands
 from parley.gui.commands.shortcut_help import markdown_table, open_shortcut_help
 
@@ -46,12 +54,28 @@ def test_snippet_matches_and_fuzzy_marks_become_bold_runs():
 
 
 def test_title_hits_become_chats_and_turn_hits_messages():
-    hits = [SimpleNamespace(session_id="s1", turn_id=None, session_title="Trip", snippet="Trip"),
-            SimpleNamespace(session_id="s2", turn_id=None, session_title="Known", snippet="K"),
-            SimpleNamespace(session_id="s1", turn_id="t9", session_title=None, snippet="x")]
-    rows = hit_entries(hits, {"s2"})
+    hits = [SearchHit("s1", None, "Trip", "Trip", 0.0, 0),
+            SearchHit("s2", None, "Known", "K", 0.0, 0),
+            SearchHit("s1", "t9", None, "x", 0.0, 0),
+            SearchHit("s1", "t8", "Trip", "y", 0.0, 0, fork_copies=2, off_path=True)]
+    rows = hit_entries([Found(h) for h in hits], {"s2"})
     assert [(e.kind, e.ref, e.detail) for e in rows] == [
-        ("session", "s1", "Chat"), ("message", "t9", "in “New chat”")]
+        ("session", "s1", "Chat"), ("message", "t9", "in “New chat”"),
+        ("message", "t8", "in “Trip” · another branch · also in 2 forks")]
+
+
+def test_a_command_matches_its_other_words_by_their_starts_only():
+    """"durian" listed "Import conversation…": its letters are scattered over the
+    command's other words (claude, webui, history, conversations.json, markdown)."""
+    every = SimpleNamespace(commands=SimpleNamespace(available=lambda _id: True))
+
+    def labels(query):
+        return [e.label for e in action_entries(every, query, Keymap())]
+
+    assert labels("durian") == [] and labels("mango kiwi") == []
+    assert "Import conversation…" in labels("webui")  # a whole other word
+    assert "Import conversation…" in labels("chatg")  # the start of one
+    assert "Settings…" in labels("pref")
 
 
 # -- the palette on a small window ---------------------------------------------------------
@@ -175,7 +199,7 @@ def test_palette_offers_recent_chats_first_and_opens_them(driver, fake_provider,
     w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-test",
                          "ANTHROPIC_BASE_URL": fake_provider.anthropic_base_url})
     for text in ("first chat", "second chat"):
-        w.new_session()
+        w.window_commands.new_session()
         driver.until(lambda: w.session_id is None)
         driver.send(text, wait=True)
     first, second = w.sidebar.model.session_ids()[::-1]
@@ -238,6 +262,6 @@ def test_a_search_typed_just_before_the_window_hides_is_not_started(window, qtbo
     window.store = object()  # a window with chats: typing starts the message search soon
     palette = open_palette(window)
     qtbot.keyClicks(palette.input, "something")
-    assert palette._search_timer.isActive()  # noqa: SLF001
+    assert palette.search.waiting
     window.hide()
-    assert not palette._search_timer.isActive()  # noqa: SLF001
+    assert not palette.search.waiting

@@ -60,7 +60,7 @@ def test_a_frozen_server_is_told_and_esc_new_chat_and_search_still_work(
         qtbot.keyClicks(window.composer, "typed in the new chat")
         assert window.composer.text() == "typed in the new chat"
 
-        assert window.open_search()
+        assert window.window_commands.open_search()
         popup = window.search_popup
         qtbot.keyClicks(popup.edit, "story")
         driver.until(lambda: "not answered" in popup.status.text()

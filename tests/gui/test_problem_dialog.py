@@ -36,7 +36,7 @@ def test_three_bad_imports_make_one_modal_dialog_that_return_closes(driver, tmp_
         bad = tmp_path / name
         bad.write_text("this is not a chat history {", encoding="utf-8")
         export_dialog.answers.append(bad)
-        assert w.import_conversation() is True
+        assert w.window_commands.import_conversation() is True
         driver.until(lambda: w.tasks.pending == 0 and w.import_progress is None, timeout=15)
     driver.until(lambda: len(_boxes(w)) == 1
                  and len(getattr(_boxes(w)[0], "problems", ())) == 3)

@@ -126,7 +126,7 @@ def test_no_regenerate_while_a_reply_streams(driver: Any) -> None:
     driver.send("again", w)
     driver.until(lambda: w.composer_bar.busy and w.chat.partial, timeout=10)
     assert "Regenerate" not in w.transcript.text_of_last()
-    assert w.regenerate_reply() is False
+    assert w.window_commands.regenerate_reply() is False
     assert "A reply is being written" in w.statusBar().currentMessage()
     _answered(driver, w, ("slow " * 40))
     assert "↻ Regenerate" in w.transcript.text_of_last()
@@ -136,7 +136,7 @@ def test_regenerated_answer_and_the_old_one_survive_a_restart(driver: Any) -> No
     w = _chat_with_answer(driver)
     sid = w.chat.session_id
     driver.fake.script("Kept after restart.")
-    assert w.regenerate_reply()
+    assert w.window_commands.regenerate_reply()
     _answered(driver, w, "Kept after restart.")
     driver.close(w)
 
@@ -161,7 +161,7 @@ def _open_chat_with(driver: Any, blocks: list[Any]) -> tuple[Any, str]:
     turn = driver.run(w.store.append_turn(session.id, Turn("user", blocks)))
     driver.run(w.store.append_turn(session.id, Turn("assistant", [TextBlock("Got it.")])))
     w.chat.remember_session(session)
-    w.open_session(session.id)
+    w.window_commands.open_session(session.id)
     driver.until(lambda: w.chat.session_id == session.id and len(w.chat.turns) == 2)
     return w, turn.id
 
@@ -233,7 +233,7 @@ def test_palette_command_offers_the_models_then_regenerates(driver: Any) -> None
     w = _chat_with_answer(driver)
     driver.until(lambda: len(w.model_picker.choices) > 1, timeout=10)
     assert w.qactions["run.regenerate_with"].isEnabled()
-    assert w.regenerate_with_model()
+    assert w.window_commands.regenerate_with_model()
     menu = w.transcript._menu
     assert menu.isVisible() and len(menu.actions()) == len(w.model_picker.choices)
     expected = w.chat.regen.model_choices()[-1][1]  # the menu's last entry
@@ -246,9 +246,9 @@ def test_palette_command_offers_the_models_then_regenerates(driver: Any) -> None
 def test_nothing_to_regenerate_in_a_new_chat(driver: Any) -> None:
     w = driver.configured()
     assert w.chat.session_id is None
-    assert w.regenerate_reply() is False
+    assert w.window_commands.regenerate_reply() is False
     assert "send a message first" in w.statusBar().currentMessage()
-    assert w.regenerate_with_model() is False
+    assert w.window_commands.regenerate_with_model() is False
     assert not driver.fake.model_requests
 
 

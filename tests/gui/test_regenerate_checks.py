@@ -41,7 +41,7 @@ def test_a_pdf_chat_regenerated_with_a_local_model_is_refused_and_left_as_it_was
     shown = _problems(w)
     assert llama in [ref for _label, ref in w.chat.regen.model_choices()]  # offered
 
-    assert w.regenerate_reply(llama)  # as "with another model… → llama3.2:3b" does
+    assert w.window_commands.regenerate_reply(llama)  # as "with another model… → llama3.2:3b" does
     driver.until(lambda: shown and w.tasks.pending == 0 and not w.composer_bar.busy)
 
     message = shown[0].message
@@ -64,7 +64,7 @@ def test_a_model_whose_provider_is_gone_is_refused(driver: Any) -> None:
     shown = _problems(w)
     sent = len(driver.fake.model_requests)
 
-    assert w.regenerate_reply("removed:some-model")
+    assert w.window_commands.regenerate_reply("removed:some-model")
     driver.until(lambda: shown and w.tasks.pending == 0 and not w.composer_bar.busy)
 
     assert "No provider called 'removed' is set up" in shown[0].message
@@ -83,7 +83,7 @@ def test_a_failed_request_says_where_the_old_answer_is_and_retry_asks_the_same_m
     other = next(c for c in w.model_picker.choices if c.ref != own)
     driver.fake.fail("bad_request")
 
-    assert w.regenerate_reply(other.ref)
+    assert w.window_commands.regenerate_reply(other.ref)
     driver.until(lambda: driver.error_text(w) and w.tasks.pending == 0
                  and not w.composer_bar.busy, timeout=10)
 
@@ -99,7 +99,7 @@ def test_a_failed_request_says_where_the_old_answer_is_and_retry_asks_the_same_m
     assert driver.run(w.store.list_forks(sid)) == [] and w.sidebar.model.session_ids() == [sid]
 
     driver.fake.script("Second try.")
-    assert w.retry_run()
+    assert w.window_commands.retry_run()
     _answered(driver, w, "Second try.")
     # answered: the branches are on the reply again, the prompt is not a branch point
     driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (2, 2)

@@ -42,7 +42,7 @@ def test_a_compaction_cut_off_by_a_kill_is_named_on_the_next_start(
     driver.until(lambda: w.session_id == sid and rows(w))
     driver.fake.script("A summary that takes its time. " * 50, token_delay_ms=200,
                        chunk_size=5)
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     driver.until(lambda: driver.run(w.store.get_state("recovery.compacting")) is not None,
                  timeout=20)
     _as_if_killed(driver, w, home)

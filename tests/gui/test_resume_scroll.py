@@ -105,7 +105,7 @@ def test_scrolling_up_during_the_continuation_stops_following(driver, fake_provi
     driver.until(lambda: "More 5" in driver.transcript_text(), timeout=10)
     # Stays where the person is (give or take a row above measured anew) as the reply grows.
     assert abs(bar.value() - value) <= 4 and not at_end(lv) and not lv.sticks_to_bottom
-    w.stop_run()
+    w.window_commands.stop_run()
     driver.settle()
 
 

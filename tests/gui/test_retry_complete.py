@@ -35,6 +35,6 @@ def test_retry_after_a_stopped_reply_still_resends(driver: Any) -> None:
     driver.until(lambda: not w.composer_bar.busy and w.tasks.pending == 0, timeout=10)
 
     driver.fake.script("Once upon a time.")
-    assert w.retry_run()
+    assert w.window_commands.retry_run()
     driver.until(lambda: driver.last_text(w) == "Once upon a time." and w.tasks.pending == 0,
                  timeout=10)

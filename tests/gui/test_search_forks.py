@@ -33,11 +33,11 @@ def _forked_chat(driver, w, forks: int):
 
 
 def _search(driver, w, qtbot, text):
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup = w.search_popup
     popup.edit.clear()
     qtbot.keyClicks(popup.edit, text)
-    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
+    driver.until(lambda: popup.search.settled)
     return popup
 
 

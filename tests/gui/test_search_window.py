@@ -8,7 +8,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.core.content import TextBlock, Turn
-from parley.gui.dialogs.search import first_match, snippet_html
+from parley.gui.commands.message_search import first_match
+from parley.gui.dialogs.search import snippet_html
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -26,11 +27,11 @@ def _chat(driver, w, title, texts, space_id=None):
 
 
 def _search(driver, w, qtbot, text):
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup = w.search_popup
     popup.edit.clear()
     qtbot.keyClicks(popup.edit, text)
-    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
+    driver.until(lambda: popup.search.settled)
     return popup
 
 
@@ -69,11 +70,11 @@ def test_results_are_ranked_and_scoped(driver, qtbot):
     assert {h.session_id for h in popup.hits} == {a, b}
     assert popup.hits[0].session_id == a  # title and body match: ranked first
     popup.scope_buttons["space"].click()
-    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
+    driver.until(lambda: popup.search.settled)
     assert {h.session_id for h in popup.hits} == {b}
     assert "in this space" in popup.status.text()
     popup.scope_buttons["session"].click()
-    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
+    driver.until(lambda: popup.search.settled)
     assert {h.session_id for h in popup.hits} == {b}
     qtbot.keyClick(popup.edit, Qt.Key.Key_Escape)
     assert not popup.isVisible()
@@ -87,13 +88,12 @@ def test_odd_queries_answer_or_explain_never_raise(driver, qtbot):
     w = driver.configured()
     _chat(driver, w, "Mixed", ["Привет мир from 東京 with C++ and key:value 🙂", "ok"])
     driver.run(w.chat.load_sidebar())
-    assert w.open_search()
+    assert w.window_commands.open_search()
     popup = w.search_popup
     said = {}
     for query in ODD_QUERIES:
         popup.edit.setText(query)
-        driver.until(lambda: popup.answered == popup.generation
-                     and not popup._timer.isActive())
+        driver.until(lambda: popup.search.settled)
         said[query] = (len(popup.hits), popup.status.text())
     assert all(text for _n, text in said.values())  # a count, "no matches", or the reason
     for query in ("Привет мир", "東京", "key:value", "C++ *"):

@@ -152,7 +152,7 @@ def test_a_provider_added_in_settings_reaches_the_model_picker_at_once(driver, q
     window = driver.configured()
     until(lambda: window.model_picker.choices and window.tasks.pending == 0, timeout=10)
     assert not any("llama3.2:3b" in c.ref for c in window.model_picker.choices)
-    dialog = window.open_settings()
+    dialog = window.window_commands.open_settings()
     until(lambda: dialog.ready and dialog.tasks.pending == 0, timeout=10)
     page = dialog.providers
 

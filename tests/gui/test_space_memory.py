@@ -33,7 +33,7 @@ def _open_editor(driver, w, space_id):
 
 
 def _new_chat(driver, w) -> None:
-    w.new_session()
+    w.window_commands.new_session()
     driver.until(lambda: w.session_id is None and not w.chat.turns, timeout=10)
 
 
@@ -125,7 +125,7 @@ def test_unticking_tools_sends_no_tools(driver, fake_provider, qtbot):
 def test_a_new_space_takes_its_memory_and_tools_switch_from_the_dialog(driver, fake_provider,
                                                                        qtbot):
     w = driver.configured()
-    w.new_space()
+    w.window_commands.new_space()
     dlg = w.chat.organizer.dialog
     driver.until(lambda: not dlg.memory_edit.isReadOnly() and dlg.tools_check.isEnabled())
     assert dlg.memory_edit.toPlainText() == "" and dlg.tools_check.isChecked()

@@ -226,7 +226,7 @@ def test_a_chat_opened_or_a_search_begun_while_loading_stays(driver, fake_provid
     driver.until(lambda: w.chat is not None and w.session_id == second)  # the last one
     w.chat.open_session(earlier)  # a click in the sidebar, while the providers load
     driver.until(lambda: w.session_id == earlier)
-    assert w.open_search()
+    assert w.window_commands.open_search()
     type_keys(w, "earlier")  # typed into the search box (it has the focus)
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
@@ -235,7 +235,7 @@ def test_a_chat_opened_or_a_search_begun_while_loading_stays(driver, fake_provid
     popup = w.search_popup
     assert popup.edit.text() == "earlier"
     assert w.focusWidget() is popup.edit
-    driver.until(lambda: popup.answered == popup.generation and not popup._timer.isActive())
+    driver.until(lambda: popup.search.settled)
 
 
 def test_enter_while_the_first_chat_is_being_read_goes_to_that_chat(driver, fake_provider,
@@ -370,7 +370,7 @@ def test_ctrl_f_while_loading_opens_the_search_and_takes_the_words(driver, fake_
     store_gate.set()
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
-    driver.until(lambda: popup.answered == popup.generation and popup.hits)
+    driver.until(lambda: popup.search.settled and popup.hits)
     assert w.composer.text() == "its draft"  # the words went to the search, not the box
     assert w.focusWidget() is popup.edit
 

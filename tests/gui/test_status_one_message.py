@@ -41,7 +41,7 @@ def test_a_message_during_a_compaction_is_not_drawn_over_its_progress(driver: An
 
     driver.fake.script("A summary that takes its time. " * 30, token_delay_ms=100,
                        chunk_size=4)
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     label = w.chat.editor.progress_label
     driver.until(lambda: label.isVisible() and "characters" in label.text(), timeout=20)
     _click(driver, w, answer, BRANCH_PREV_HREF)  # ‹ while the summary is written

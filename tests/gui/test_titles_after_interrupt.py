@@ -56,7 +56,7 @@ def test_regenerating_a_titled_chats_first_answer_asks_for_no_new_title(driver: 
     asked = len(_title_requests(driver))
 
     driver.fake.script("Porto, then.")
-    assert w.regenerate_reply(w.chat.current_model())
+    assert w.window_commands.regenerate_reply(w.chat.current_model())
     driver.until(lambda: driver.last_text(w) == "Porto, then." and w.tasks.pending == 0,
                  timeout=10)
     assert len(_title_requests(driver)) == asked == 1

@@ -192,7 +192,7 @@ def test_message_that_meets_a_full_disk_goes_back_to_the_box_and_is_told_in_the_
     driver.run(page_limit(w.store, 0))  # not even the question fits now
     question = "a long question " * 2000
     w.composer.set_text(question)
-    w.send_from_composer()
+    w.window_commands.send_from_composer()
     driver.until(lambda: w.tasks.pending == 0 and w.composer.text() == question, timeout=10)
     assert "Not saved: the disk is full" in w.chat.save_status.bar.text()
     assert "stays in the box" in w.chat.save_status.bar.text()

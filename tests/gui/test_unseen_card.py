@@ -138,7 +138,7 @@ def test_a_failed_compaction_is_one_line_with_details_naming_models(driver: Any)
     driver.qtbot.wait(50)
     one_line = bar.height()
     driver.fake.summary_answers = "chatty"  # not a summary, however it is asked for
-    assert w.compact_now() is True
+    assert w.window_commands.compact_now() is True
     driver.until(lambda: bar.currentMessage().startswith("Couldn't summarize this chat")
                  and w.tasks.pending == 0, timeout=30)
     line = bar.currentMessage()

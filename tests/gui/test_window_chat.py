@@ -191,7 +191,7 @@ def test_environment_key_skips_set_up(driver, fake_provider):
 def test_arrow_keys_in_the_sidebar_open_chats(driver, fake_provider, qtbot):
     w = driver.configured()
     for n in range(2):
-        w.new_session()
+        w.window_commands.new_session()
         driver.until(lambda: w.session_id is None)
         fake_provider.script("ok")
         driver.send(f"chat {n}", wait=True)
@@ -227,7 +227,7 @@ def test_sidebar_loads_more_chats_on_demand(driver, fake_provider, monkeypatch, 
     monkeypatch.setattr(chat_controller, "PAGE", 2)
     w = driver.configured()
     for n in range(3):
-        w.new_session()
+        w.window_commands.new_session()
         driver.until(lambda: w.session_id is None)
         fake_provider.script("ok")
         driver.send(f"chat {n}", wait=True)

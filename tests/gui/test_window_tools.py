@@ -29,7 +29,7 @@ def test_a_memory_write_by_the_model_is_shown_and_remembered(driver, fake_provid
     # A new chat in the same space has the memory in its system prompt.
     fake_provider.script("Miso, of course.")
     first_session = w.session_id
-    w.new_session()
+    w.window_commands.new_session()
     driver.until(lambda: not w.chat.turns, timeout=10)
     driver.send("What is my cat called?")
     driver.until(lambda: driver.last_text() == "Miso, of course.", timeout=20)
