@@ -135,6 +135,8 @@ class Workspace:
         cache_timer: the cache idle-timer (None likewise).
         backups: the automatic backups (None likewise, and on PostgreSQL).
         previous_run: what :meth:`note_run` found of the last run, if it did not exit cleanly.
+        compaction_marks: the compactions under way, recorded for the next start (once
+            :meth:`note_run` was called and the runner is made).
         tasks: the workspace's own background work (the SDKs' imports), cancelled at close.
     """
 
@@ -298,7 +300,9 @@ class Workspace:
 
     async def note_run(self) -> PreviousRun | None:
         """Record that this Parley runs (``parley.core.recovery.previous_run``); :meth:`close`
-        records its clean exit. For the window, not for one-off commands.
+        records its clean exit, and the chats a compaction works in are recorded
+        meanwhile (``CompactionMarks``), so the next start can tell what this run left
+        if it does not exit cleanly. For the window, not for one-off commands.
 
         Returns:
             The previous run when it did not exit cleanly (what it left cut off), else
@@ -312,7 +316,15 @@ class Workspace:
 
         self.previous_run = await mark_running(self.store)
         self._run_noted = True
+        self._mark_compactions()
         return self.previous_run
+
+    def _mark_compactions(self) -> None:
+        """Once the run is noted and the runner made: record compactions under way."""
+        if self._run_noted and self._runner is not None and self.compaction_marks is None:
+            from parley.core.recovery.previous_run import CompactionMarks
+
+            self.compaction_marks = CompactionMarks(self.store, self._runner.hooks)
 
     async def open_providers(self) -> ChatRunner:
         """Open the rest (stage ``STORE`` → ``READY``): load the providers' settings and
@@ -345,7 +357,6 @@ class Workspace:
     async def _open_rest(self, store: AsyncStore) -> ChatRunner:
         from parley.core.chat.run import ChatRunner
         from parley.core.providers.hub import ProviderHub
-        from parley.core.recovery.previous_run import CompactionMarks
         from parley.core.tools import ToolExecutor
 
         options = self.options
@@ -361,7 +372,7 @@ class Workspace:
                             journal_interval_s=options.journal_interval_s,
                             emit_interval_s=options.emit_interval_s)
         self._runner = runner
-        self.compaction_marks = CompactionMarks(store, runner.hooks)
+        self._mark_compactions()
         if options.cache_timer:
             from parley.core.compaction.cache_timer import CacheTimer
 

@@ -1,7 +1,8 @@
 """Fixtures shared by the core tests: a real sessions.db, and a chat over the fake server.
 
 * ``store``: an :class:`~parley.core.store.async_store.AsyncStore` on a new
-  ``sessions.db`` in the test's ``tmp_path``, closed after the test.
+  ``sessions.db`` in the test's ``tmp_path``, opened and closed by a
+  :class:`~parley.core.workspace.Workspace` as the window's is.
 * ``db``: the synchronous :class:`~parley.core.store.store.Store` on the same path,
   for the store's own tests.
 * ``any_db`` / ``any_store``: the same, once on a sessions.db file and once on a
@@ -10,7 +11,7 @@
   defining a ``db`` fixture that returns ``any_db`` (see test_store_sessions.py).
 * ``any_target``: where such a store goes (a path, or a new database's URL), for
   tests that open and close it themselves.
-* ``env``: :func:`tests.core.test_compaction_support.open_env`: that store,
+* ``env``: :func:`tests.core.test_compaction_support.open_env`: a workspace's store,
   a hub with both fake providers set up, a runner and one session
   (``env.store``, ``env.hub``, ``env.runner``, ``env.sid``). A test file that
   needs another set-up defines its own ``env``, which takes precedence.
@@ -29,14 +30,14 @@ import pytest
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.backends import open_store
 from parley.core.store.store import Store
+from parley.core.workspace import Workspace
 from tests.core.test_compaction_support import Env, open_env
 
 
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[AsyncStore]:
-    s = await AsyncStore.open(tmp_path / "sessions.db")
-    yield s
-    await s.close()
+    async with Workspace(target=tmp_path / "sessions.db") as ws:
+        yield await ws.open_store()
 
 
 @pytest.fixture
@@ -83,9 +84,8 @@ def any_db(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iter
 async def any_store(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> AsyncIterator[AsyncStore]:
-    s = await AsyncStore.open(_target(backend, tmp_path, request))
-    yield s
-    await s.close()
+    async with Workspace(target=_target(backend, tmp_path, request)) as ws:
+        yield await ws.open_store()
 
 
 @pytest.fixture

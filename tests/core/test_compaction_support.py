@@ -15,7 +15,7 @@ from parley.core.chat.run import ChatRunner
 from parley.core.content import Block, TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from parley.core.providers.hub import ProviderHub
 from parley.core.store.async_store import AsyncStore
-from tests.core.hubs import fake_hub
+from tests.core.hubs import fake_workspace
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 SONNET = "anthropic:claude-sonnet-4-6"
@@ -117,16 +117,13 @@ def user_blocks(*blocks: Block) -> Turn:
 async def open_env(tmp_path: Path, fake_provider: Any,
                    compatible: dict[str, Any] | None = None,
                    at: Path | str | None = None) -> AsyncIterator[Env]:
-    """A store, a hub with both fake providers set up (plus an OpenAI-compatible one
-    when ``compatible`` gives its settings: ``tests.core.hubs.fake_hub``), a runner
-    and one session. ``at``: where the store is (a sessions.db path or a PostgreSQL
-    URL; default ``tmp_path/sessions.db``)."""
-    store = await AsyncStore.open(at if at is not None else tmp_path / "sessions.db")
-    hub = await fake_hub(store, tmp_path, fake_provider, compatible=compatible)
+    """A workspace (``tests.core.hubs.fake_workspace``): a store, a hub with both fake
+    providers set up (plus an OpenAI-compatible one when ``compatible`` gives its
+    settings), a runner without tools, and one session; closed after. ``at``: where the
+    store is (a sessions.db path or a PostgreSQL URL; default ``tmp_path/sessions.db``)."""
+    ws = await fake_workspace(tmp_path, fake_provider, at=at, compatible=compatible)
     try:
-        runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
-        session = await store.create_session()
-        yield Env(store, hub, runner, session.id)
+        session = await ws.store.create_session()
+        yield Env(ws.store, ws.hub, ws.runner, session.id)
     finally:
-        await hub.aclose()
-        await store.close()
+        await ws.close()

@@ -154,16 +154,13 @@ class WindowDriver:
         (``WindowPages._finish_setup``): the same connection test for the models, then
         the same provider, key and default model (the first model offered); nothing
         when a provider is set up already."""
-        from parley.core import paths
-        from parley.core.providers.hub import ProviderHub
-        from parley.core.store.async_store import AsyncStore
-        from parley.core.store.backends import database_url
+        from parley.core.workspace import Workspace
+        from tests.gui.hubs import HUB_ONLY
 
-        target = database_url(env.get("PARLEY_DATABASE_URL"), paths.data_dir(self.home))
-        store = await AsyncStore.open(target or paths.db_path(self.home))
-        hub = ProviderHub(store, environ=env)
-        try:
-            await hub.load()
+        async with Workspace(self.home, environ=env, options=HUB_ONLY) as ws:  # as the window
+            await ws.open_store()
+            await ws.open_providers()
+            hub = ws.hub
             if hub.default_model_ref() is None:
                 kind = "openai" if openai else "anthropic"
                 url = self.fake.openai_own_url if openai else self.fake.anthropic_base_url
@@ -171,9 +168,6 @@ class WindowDriver:
                 models = await hub.test_connection(kind, url, key)
                 await hub.add_provider(kind, base_url=url, api_key=key,
                                        default_model=models[0].id)
-        finally:
-            await hub.aclose()
-            await store.close()
 
     def send(self, text: str, window: Any | None = None, *, wait: bool = False) -> None:
         """Type ``text`` into the composer and press Enter (``wait``: until answered)."""

@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolButton
 
-from parley.core.providers.hub import ProviderHub
+from parley.core.workspace import Workspace
 from parley.gui.header.model_picker import ModelPicker, model_choices
 from parley.gui.settings.dialog import SettingsDialog
 from parley.gui.settings.providers import NOT_SAVED, SAVED_TEXT
@@ -79,16 +79,15 @@ def test_the_menu_puts_models_under_their_provider_without_a_stray_separator(
 
 @pytest.fixture
 def hub(run, tmp_path, fake_provider):
-    async def build() -> ProviderHub:
-        h = await open_hub(tmp_path)
-        await h.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
-                             api_key="sk-ant-test", default_model="claude-haiku-4-5")
-        return h
+    async def build() -> Workspace:
+        ws = await open_hub(tmp_path)
+        await ws.hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
+                                  api_key="sk-ant-test", default_model="claude-haiku-4-5")
+        return ws
 
-    h = run(build(), timeout=30)
-    yield h
-    run(h.aclose())
-    run(h.store.close())
+    ws = run(build(), timeout=30)
+    yield ws.hub
+    run(ws.close())
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QCheckBox, QLabel, QLineEdit
 
-from parley.core.chat.run import ChatRunner
 from parley.core.compaction.cache_timer import CacheTimer, ManualClock
 from parley.core.content import TextBlock
+from parley.core.workspace import Workspace
 from parley.gui import dialogs
 from parley.gui.commands.actions import ACTIONS
 from parley.gui.settings.dialog import EXPERIMENTAL_INTRO, SettingsDialog
@@ -35,18 +35,16 @@ class App:
 
 @pytest.fixture
 def app(run, tmp_path, fake_provider):
-    async def build() -> App:
-        hub = await open_hub(tmp_path)
-        store = hub.store
-        await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
-                               api_key="sk-ant-test", default_model="claude-haiku-4-5")
-        return App(store, hub, ChatRunner(store, hub), ManualClock())
+    async def build() -> tuple[Workspace, App]:
+        ws = await open_hub(tmp_path)
+        await ws.hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
+                                  api_key="sk-ant-test", default_model="claude-haiku-4-5")
+        return ws, App(ws.store, ws.hub, ws.runner, ManualClock())
 
-    a = run(build(), timeout=30)
+    ws, a = run(build(), timeout=30)
     yield a
     a.timer.close()
-    run(a.hub.aclose())
-    run(a.store.close())
+    run(ws.close())
 
 
 @pytest.fixture

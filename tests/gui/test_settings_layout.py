@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QAbstractScrollArea, QLabel
 
-from parley.core.providers.hub import ProviderHub
+from parley.core.workspace import Workspace
 from parley.gui.settings.dialog import DEFAULT_SIZE, SettingsDialog
 from tests.gui.hubs import open_hub
 from tests.gui.test_dialog_look import scheme  # noqa: F401  (the app look, undone after)
@@ -20,18 +20,17 @@ GATEWAY = ("https://gateway.ai.cloudflare.com/v1/0123456789abcdef0123456789abcde
 
 @pytest.fixture
 def hub(run, tmp_path, fake_provider):
-    async def build() -> ProviderHub:
+    async def build() -> Workspace:
         env = {"ANTHROPIC_BASE_URL": GATEWAY, "ANTHROPIC_API_KEY": "sk-ant-test"}
-        h = await open_hub(tmp_path, env)
-        await h.add_provider("openai_compatible", name=LONG_NAME,
-                             base_url=fake_provider.openai_base_url, api_key=None,
-                             default_model="lmstudio-community/Meta-Llama-3.1-8B-Instruct-GGUF")
-        return h
+        ws = await open_hub(tmp_path, env)
+        await ws.hub.add_provider(
+            "openai_compatible", name=LONG_NAME, base_url=fake_provider.openai_base_url,
+            api_key=None, default_model="lmstudio-community/Meta-Llama-3.1-8B-Instruct-GGUF")
+        return ws
 
-    h = run(build(), timeout=30)
-    yield h
-    run(h.aclose())
-    run(h.store.close())
+    ws = run(build(), timeout=30)
+    yield ws.hub
+    run(ws.close())
 
 
 @pytest.fixture
