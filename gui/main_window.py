@@ -1,20 +1,23 @@
 """The main window: sidebar | (header, transcript, composer), or the set-up panel.
 
-:class:`MainWindow` is made of parts, one responsibility each:
+:class:`MainWindow` is a ``QMainWindow`` holding the window's state
+(``parley.gui.window.state``, declared once) and owning its parts, one responsibility
+each, each given what it uses:
 
-* its widgets and their sizes: ``parley.gui.window.layout`` (the first paint's widgets
-  made at once, the rest right after it);
-* its start-up (the store, the chats, then the providers, after the first paint; what
-  the person did meanwhile kept): ``parley.gui.startup.phases``;
-* which page shows (the chat, or first-run set-up): ``parley.gui.window.pages``;
-* errors told to the person, a damaged or moved sessions.db: ``parley.gui.window.problems``;
-* quitting: ``parley.gui.window.shutdown``;
-* the methods the actions run: ``parley.gui.commands.window_commands``.
+* its widgets and their sizes: ``parley.gui.window.layout`` (``window.widgets``; the
+  first paint's widgets made at once, the rest right after it);
+* which page shows (the chat, or first-run set-up): ``parley.gui.window.pages``
+  (``window.pages``);
+* errors told to the person, a damaged or moved sessions.db: ``parley.gui.window.problems``
+  (``window.problems``);
+* quitting: ``parley.gui.window.shutdown`` (``window.quitting``);
+* what the actions do: ``parley.gui.commands.window_commands`` (``window.window_commands``).
 
-Everything a person does with chats (open, send, stop, retry, drafts …) is in
+Its start-up (the store, the chats, then the providers, after the first paint; what the
+person did meanwhile kept) is still a mixin: ``parley.gui.startup.phases``. Everything a
+person does with chats (open, send, stop, retry, drafts …) is in
 :class:`parley.gui.chat.controller.ChatController`, given the window's parts it uses
-(``parley.gui.chat.parts``). This module makes the window's state and
-routes Qt's events to the parts.
+(``parley.gui.chat.parts``). This module makes the parts and routes Qt's events to them.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from parley.gui.look import appearance
 from parley.gui.startup.first_paint import when_painted
 from parley.gui.startup.phases import WindowStartup
 from parley.gui.window.focus_back import FocusBack
-from parley.gui.window.layout import BuildOnCommandKey, WindowLayout
+from parley.gui.window.layout import WindowLayout
 from parley.gui.window.pages import WindowPages
 from parley.gui.window.problems import WindowProblems
 from parley.gui.window.shutdown import WindowShutdown
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
 INTERRUPTED_NOTICE = CUT_OFF
 
 
-class MainWindow(WindowLayout, WindowStartup, QMainWindow):
+class MainWindow(WindowStartup, QMainWindow):
     """Parley's window: its state (:class:`WindowState`, declared once) and its parts.
 
     Args:
@@ -57,6 +60,7 @@ class MainWindow(WindowLayout, WindowStartup, QMainWindow):
         env: environment for provider keys and ``PARLEY_DATABASE_URL`` (default ``os.environ``).
 
     Attributes:
+        widgets: its widgets, made into its state, and their sizes (:class:`WindowLayout`).
         pages: which page shows (:class:`WindowPages`).
         problems: errors told to the person, the damaged store (:class:`WindowProblems`).
         quitting: the window's closing (:class:`WindowShutdown`).
@@ -71,16 +75,15 @@ class MainWindow(WindowLayout, WindowStartup, QMainWindow):
         self.setWindowTitle("Parley")
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
-        self._to_build = [self._build_sidebar, self._build_header_tools, self._build_actions]
-        self._build()
-        self.pages = WindowPages(self, self.statusBar())
-        self.problems = WindowProblems(self, self)
-        self.quitting = WindowShutdown(self, self, self._save_geometry)
         self.window_commands = WindowCommands(
             self, self, self.queue_early_message, self.take_back_early_message)
-        self.composer.on_action = self._composer_action
+        self.widgets = WindowLayout(self, self, self.window_commands)
+        self.widgets.build()
+        self.pages = WindowPages(self, self.statusBar())
+        self.problems = WindowProblems(self, self)
+        self.quitting = WindowShutdown(self, self, self.widgets.save_geometry)
+        self.composer.on_action = self.widgets.composer_action
         self.composer.setFocus()  # keys typed from the first paint on go in the message box
-        BuildOnCommandKey(self)
         FocusBack(self)  # the keys come back to the window when a dialog closes
         when_painted(self, self._first_paint)
 
@@ -112,7 +115,7 @@ class MainWindow(WindowLayout, WindowStartup, QMainWindow):
         self.quitting.close_requested(event)
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
-        if self.built:
+        if self.widgets.built:
             self.toast.place()
         if self.search_popup is not None:
             self.search_popup.place()

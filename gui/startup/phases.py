@@ -133,8 +133,8 @@ class WindowStartup(WindowBase):
         hub_task: asyncio.Future[Any] | None = None
         try:
             await self._note_previous_run()
-            await self._restore_geometry()
-            self._install_transcript()
+            await self.widgets.restore_geometry()
+            self.widgets.install_transcript()
             from parley.gui.look.view_prefs import ViewPrefs
 
             self.view_prefs = ViewPrefs(self)  # theme, text size, zoom (Settings → Appearance)

@@ -1,10 +1,9 @@
-"""What start-up and the layout, still mixins of ``MainWindow``, use of the window.
+"""What start-up, still a mixin of ``MainWindow``, uses of the window.
 
-``parley.gui.startup.phases`` and ``parley.gui.window.layout`` derive from
-:class:`WindowBase`: the window's state (:class:`parley.gui.window.state.WindowState`,
-declared there once), its parts, and the methods they call on the window. At run time
-it is :class:`WindowState`; for the type checker also a ``QMainWindow``. It goes once
-start-up and the layout are parts of their own.
+``parley.gui.startup.phases`` derives from :class:`WindowBase`: the window's state
+(:class:`parley.gui.window.state.WindowState`, declared there once), its parts, and the
+window's methods start-up calls. At run time it is :class:`WindowState`; for the type
+checker also a ``QMainWindow``. It goes once start-up is a part of its own.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ if TYPE_CHECKING:
 
     from parley.core.errors import ParleyError
     from parley.gui.commands.window_commands import WindowCommands
+    from parley.gui.window.layout import WindowLayout
     from parley.gui.window.pages import WindowPages
     from parley.gui.window.problems import WindowProblems
     from parley.gui.window.shutdown import WindowShutdown
@@ -29,20 +29,16 @@ else:
 
 
 class WindowBase(_Base):
-    """The window as its mixins see it (module doc)."""
+    """The window as start-up sees it (module doc)."""
 
+    widgets: WindowLayout
     pages: WindowPages
     problems: WindowProblems
     quitting: WindowShutdown
     window_commands: WindowCommands
 
-    if TYPE_CHECKING:  # one part calls these in another
-        def finish_build(self) -> None: ...
+    if TYPE_CHECKING:  # the window's, start-up calls them
         def show_problem(self, error: ParleyError) -> None: ...
         def show_setup(self) -> None: ...
         def show_chat(self) -> None: ...
         def focus_composer_unless_moved(self) -> None: ...
-        async def _save_geometry(self) -> None: ...
-        async def _restore_geometry(self) -> None: ...
-        def _install_transcript(self) -> None: ...
-        def _sources_changed(self) -> None: ...

@@ -1,6 +1,7 @@
 """The main window's widgets: sidebar | (header, transcript, composer), and their sizes.
 
-What the first paint shows is made in ``MainWindow.__init__`` (:meth:`WindowLayout._build`:
+:class:`WindowLayout` is a part of ``MainWindow`` (``window.widgets``). What the first
+paint shows is made in ``MainWindow.__init__`` (:meth:`WindowLayout.build`:
 the chat page with its message box, the header's sidebar button, the sidebar's empty
 frame); the rest right after it, a part at a time (:meth:`WindowLayout.finish_build`:
 the sidebar, the header's tools and the toast, the commands and their keys), or at once
@@ -11,6 +12,7 @@ are kept in the store.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, QEvent, QObject, QPoint, QRect, Qt
@@ -18,6 +20,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QMainWindow,
     QSplitter,
     QStackedWidget,
     QToolButton,
@@ -29,10 +32,11 @@ from parley.core.gc_pause import pausing_gc
 from parley.core.machine import get_own_state, set_own_state
 from parley.gui.composer.widget import ComposerBar
 from parley.gui.look import appearance
-from parley.gui.window.base import WindowBase
+from parley.gui.window.state import WindowState
 
 if TYPE_CHECKING:
     from parley.gui.commands.actions import Action
+    from parley.gui.commands.window_commands import WindowCommands
 
 #: App-state keys of the window's place and size and of its panes (the sidebar's width,
 #: 0 when hidden), this machine's own (``parley.core.machine``): a wide window on one
@@ -44,13 +48,13 @@ CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript col
 
 class BuildOnCommandKey(QObject):
     """Until the window is whole: a command key (Ctrl/Alt/Meta + key, F1–F35) pressed
-    in the message box makes the rest of it first, so its shortcut runs
-    (``MainWindow.finish_build``; Qt looks the key up after this event)."""
+    in the message box ``composer`` makes the rest of it first (``finish_build``), so its
+    shortcut runs (Qt looks the key up after this event)."""
 
-    def __init__(self, window: WindowLayout) -> None:
-        super().__init__(window)
-        self.window_ = window
-        window.composer.installEventFilter(self)
+    def __init__(self, composer: QWidget, finish_build: Callable[[], None]) -> None:
+        super().__init__(composer)
+        self.finish_build = finish_build
+        composer.installEventFilter(self)
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
@@ -58,92 +62,112 @@ class BuildOnCommandKey(QObject):
                 | Qt.KeyboardModifier.MetaModifier
             if event.modifiers() & command or Qt.Key.Key_F1 <= event.key() <= Qt.Key.Key_F35:
                 obj.removeEventFilter(self)
-                self.window_.finish_build()
+                self.finish_build()
         return False
 
 
-class WindowLayout(WindowBase):
-    """The window's widgets (mixed into ``MainWindow``)."""
+class WindowLayout:
+    """The window's widgets, made into its state: a part of ``MainWindow``.
 
-    def _build(self) -> None:
+    Args:
+        state: the window's state, where the widgets are kept (``window.composer`` …).
+        window: the window they are made in (the sidebar, the status bar, the toast, the
+            menus and keys of ``parley.gui.commands.actions``).
+        commands: the window's commands (the sidebar's and header's buttons run them;
+            registered as the actions' handlers once the window is whole).
+    """
+
+    def __init__(self, state: WindowState, window: QMainWindow,
+                 commands: WindowCommands) -> None:
+        self.state = state
+        self.window = window
+        self.commands = commands
+        state._to_build = [self._build_sidebar, self._build_header_tools, self._build_actions]
+
+    def build(self) -> None:
         """What the first paint shows: the chat page with its message box (focused), the
         header's sidebar button, and the sidebar's empty frame (``finish_build`` fills it)."""
-        self._sidebar_frame = QWidget(self)
-        self._sidebar_frame.setObjectName("Sidebar")  # styled as the sidebar it stands for
-        self._sidebar_frame.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self._sidebar_frame.setMinimumWidth(200)
-        self.stack = QStackedWidget(self)
-        self.stack.setObjectName("MainStack")
+        self._make_first_paint()
+        BuildOnCommandKey(self.state.composer, self.finish_build)
 
-        self.loading_page = QLabel("Opening your chats…")
-        self.loading_page.setObjectName("LoadingLabel")
-        self.loading_page.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    def _make_first_paint(self) -> None:
+        st, window = self.state, self.window
+        st._sidebar_frame = QWidget(window)
+        st._sidebar_frame.setObjectName("Sidebar")  # styled as the sidebar it stands for
+        st._sidebar_frame.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        st._sidebar_frame.setMinimumWidth(200)
+        st.stack = QStackedWidget(window)
+        st.stack.setObjectName("MainStack")
+
+        st.loading_page = QLabel("Opening your chats…")
+        st.loading_page.setObjectName("LoadingLabel")
+        st.loading_page.setAlignment(Qt.AlignmentFlag.AlignCenter)
         # Wrapped from the start: a long reason (a database not found…) set before the
         # wrap was one line wider than the page, cut on both sides.
-        self.loading_page.setWordWrap(True)
-        self.loading_page.setContentsMargins(24, 0, 24, 0)
-        self.stack.addWidget(self.loading_page)
+        st.loading_page.setWordWrap(True)
+        st.loading_page.setContentsMargins(24, 0, 24, 0)
+        st.stack.addWidget(st.loading_page)
 
-        self.chat_page = QWidget()
-        self.chat_page.setObjectName("ChatPage")
-        self.chat_page.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.header = QWidget(self.chat_page)
-        self.header.setObjectName("HeaderBar")
-        self.header.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        self.sidebar_button = QToolButton(self.header)
-        self.sidebar_button.setObjectName("HeaderButton")
-        self.sidebar_button.setAccessibleName("Show or hide the sidebar")
-        self.sidebar_button.setToolTip("Show or hide the sidebar (Ctrl+B)")
-        self.sidebar_button.setIcon(appearance.icon("sidebar", appearance.current().muted, 18))
-        head = QHBoxLayout(self.header)
+        st.chat_page = QWidget()
+        st.chat_page.setObjectName("ChatPage")
+        st.chat_page.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        st.header = QWidget(st.chat_page)
+        st.header.setObjectName("HeaderBar")
+        st.header.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        st.sidebar_button = QToolButton(st.header)
+        st.sidebar_button.setObjectName("HeaderButton")
+        st.sidebar_button.setAccessibleName("Show or hide the sidebar")
+        st.sidebar_button.setToolTip("Show or hide the sidebar (Ctrl+B)")
+        st.sidebar_button.setIcon(appearance.icon("sidebar", appearance.current().muted, 18))
+        head = QHBoxLayout(st.header)
         head.setContentsMargins(10, 6, 14, 6)
         head.setSpacing(4)
-        head.addWidget(self.sidebar_button)
+        head.addWidget(st.sidebar_button)
         head.addStretch(1)  # the model picker goes before it, the context meter after
-        self._head = head
+        st._head = head
 
         # The transcript (markdown, syntax highlighting) is imported and built after
         # the first paint (see start); this placeholder holds its place until then.
-        self._transcript_slot = QLabel("Opening your chats…", self.chat_page)
-        self._transcript_slot.setObjectName("LoadingLabel")
-        self._transcript_slot.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self._transcript_slot.setWordWrap(True)
-        self.composer_bar = ComposerBar(self.chat_page)
-        self.composer_bar.setMaximumWidth(CONTENT_WIDTH)
-        self.composer = self.composer_bar.editor
-        composer_area = QWidget(self.chat_page)
+        st._transcript_slot = QLabel("Opening your chats…", st.chat_page)
+        st._transcript_slot.setObjectName("LoadingLabel")
+        st._transcript_slot.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        st._transcript_slot.setWordWrap(True)
+        st.composer_bar = ComposerBar(st.chat_page)
+        st.composer_bar.setMaximumWidth(CONTENT_WIDTH)
+        st.composer = st.composer_bar.editor
+        composer_area = QWidget(st.chat_page)
         composer_area.setObjectName("ComposerArea")
         row = QHBoxLayout(composer_area)
         row.setContentsMargins(24, 4, 24, 12)
         row.addStretch(1)
-        row.addWidget(self.composer_bar, 100)
+        row.addWidget(st.composer_bar, 100)
         row.addStretch(1)
 
-        col = QVBoxLayout(self.chat_page)
+        col = QVBoxLayout(st.chat_page)
         col.setContentsMargins(0, 0, 0, 0)
         col.setSpacing(0)
-        col.addWidget(self.header)
-        col.addWidget(self._transcript_slot, 1)
+        col.addWidget(st.header)
+        col.addWidget(st._transcript_slot, 1)
         col.addWidget(composer_area)
-        self._chat_layout = col
-        self.stack.addWidget(self.chat_page)
+        st._chat_layout = col
+        st.stack.addWidget(st.chat_page)
 
-        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.setObjectName("MainSplitter")
-        self.splitter.setHandleWidth(1)
-        self.splitter.setChildrenCollapsible(False)
-        self.splitter.addWidget(self._sidebar_frame)
-        self.splitter.addWidget(self.stack)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([260, 920])
-        self.setCentralWidget(self.splitter)
+        st.splitter = QSplitter(Qt.Orientation.Horizontal, window)
+        st.splitter.setObjectName("MainSplitter")
+        st.splitter.setHandleWidth(1)
+        st.splitter.setChildrenCollapsible(False)
+        st.splitter.addWidget(st._sidebar_frame)
+        st.splitter.addWidget(st.stack)
+        st.splitter.setStretchFactor(1, 1)
+        st.splitter.setSizes([260, 920])
+        window.setCentralWidget(st.splitter)
         # Made now and kept: a status bar that appeared with its first message would
         # shift the window's layout each time.
         from parley.gui.notices.status_line import OneLineStatusBar
 
-        self.setStatusBar(OneLineStatusBar(self))  # one line; a long refusal behind Details
-        self.statusBar().setSizeGripEnabled(False)
-        self.stack.setCurrentWidget(self.chat_page)  # typing works before the chats show
+        window.setStatusBar(OneLineStatusBar(window))  # one line; a long refusal behind Details
+        window.statusBar().setSizeGripEnabled(False)
+        st.stack.setCurrentWidget(st.chat_page)  # typing works before the chats show
 
     def finish_build(self) -> None:
         """Make what the first paint did not need (the sidebar, the model picker and
@@ -152,29 +176,29 @@ class WindowLayout(WindowBase):
         ``start`` makes them one at a time (each ~5-15 ms), letting the window
         take keys in between; a command key pressed before makes them at once.
         """
-        while self._to_build:
-            self._to_build.pop(0)()
+        while self.state._to_build:
+            self.state._to_build.pop(0)()
 
     @property
     def built(self) -> bool:
         """True once the whole window is made (:meth:`finish_build`)."""
-        return not self._to_build
+        return not self.state._to_build
 
     def _build_sidebar(self) -> None:
         from parley.gui.sidebar import Sidebar
 
-        self.sidebar = Sidebar(self)
-        self.sidebar.setMinimumWidth(200)
-        commands = self.window_commands
-        self.sidebar.search_requested.connect(commands.open_search)
-        self.sidebar.export_requested.connect(commands.export_session)
-        self.sidebar.import_requested.connect(commands.import_conversation)
-        frame = self._sidebar_frame
+        st, commands = self.state, self.commands
+        st.sidebar = sidebar = Sidebar(self.window)
+        sidebar.setMinimumWidth(200)
+        sidebar.search_requested.connect(commands.open_search)
+        sidebar.export_requested.connect(commands.export_session)
+        sidebar.import_requested.connect(commands.import_conversation)
+        frame = st._sidebar_frame
         shown = not frame.isHidden()
-        self.splitter.replaceWidget(0, self.sidebar)  # keeps the frame's width
-        self.sidebar.setVisible(shown)
+        st.splitter.replaceWidget(0, sidebar)  # keeps the frame's width
+        sidebar.setVisible(shown)
         frame.deleteLater()
-        self.sidebar_button.clicked.connect(commands.toggle_sidebar)
+        st.sidebar_button.clicked.connect(commands.toggle_sidebar)
 
     def _build_header_tools(self) -> None:
         from parley.gui.header.chat_heading import ChatHeading
@@ -182,76 +206,85 @@ class WindowLayout(WindowBase):
         from parley.gui.header.model_picker import ModelPicker
         from parley.gui.notices.undo import Toast, UndoManager
 
-        self.model_picker = ModelPicker(self.header)
-        self.context_meter = ContextMeter(self.header)
-        self.chat_heading = ChatHeading(self.header)  # the chat's title (renamed in place)
-        self._head.insertWidget(1, self.model_picker)
-        self._head.addWidget(self.chat_heading)
-        self._head.addStretch(1)
-        self._head.addWidget(self.context_meter)
-        self.toast = Toast(self, self._composer_rect, follow=self.composer_bar)
-        self.undo = UndoManager(self.toast, self.tasks)
+        st = self.state
+        st.model_picker = ModelPicker(st.header)
+        st.context_meter = ContextMeter(st.header)
+        st.chat_heading = ChatHeading(st.header)  # the chat's title (renamed in place)
+        st._head.insertWidget(1, st.model_picker)
+        st._head.addWidget(st.chat_heading)
+        st._head.addStretch(1)
+        st._head.addWidget(st.context_meter)
+        st.toast = Toast(self.window, self._composer_rect, follow=st.composer_bar)
+        st.undo = UndoManager(st.toast, st.tasks)
 
     def _build_actions(self) -> None:
         from parley.gui.commands import actions
 
-        self.window_commands.register(self.commands)
-        actions.install(self)
+        self.commands.register(self.state.commands)
+        actions.install(self.window)
 
-    def _composer_action(self, action: Action) -> Any:
+    def composer_action(self, action: Action) -> Any:
         """A key of the message box (Enter, Esc, Up …): its command, once the window is
         whole (a key pressed before it is made makes it at once)."""
         self.finish_build()
-        return self.commands.run(action.id)
+        return self.state.commands.run(action.id)
 
     def _composer_rect(self) -> QRect | None:
         """Where the composer is (window coordinates) when the chat page shows."""
-        if self.stack.currentWidget() is not self.chat_page or not self.composer_bar.isVisible():
+        st = self.state
+        if st.stack.currentWidget() is not st.chat_page or not st.composer_bar.isVisible():
             return None
-        bar = self.composer_bar
-        return QRect(bar.mapTo(self, QPoint(0, 0)), bar.size())
+        bar = st.composer_bar
+        return QRect(bar.mapTo(self.window, QPoint(0, 0)), bar.size())
 
-    def _install_transcript(self) -> None:
+    def install_transcript(self) -> None:
+        """Put the transcript in its place (once the chats are open), with the greeting
+        of an empty chat; its message commands registered."""
+        from parley.gui.header.greeting import Greeting
         from parley.gui.transcript import TranscriptView
 
-        view = TranscriptView(self.chat_page)
+        st = self.state
+        view = TranscriptView(st.chat_page)
         view.setAccessibleName("Conversation")
-        self._chat_layout.replaceWidget(self._transcript_slot, view)
-        self.toast.covers.connect(view.keep_clear_of)  # the last message stays above it
-        if self.toast.isVisible():  # shown before the chats (the restart notice)
-            view.keep_clear_of(self.toast.geometry())
-        self._transcript_slot.deleteLater()
-        self.transcript = view
-        from parley.gui.header.greeting import Greeting
-
-        self.greeting = Greeting(view.list_view, view.model, self._first_key)
-        view.register_commands(self.commands)
+        st._chat_layout.replaceWidget(st._transcript_slot, view)
+        st.toast.covers.connect(view.keep_clear_of)  # the last message stays above it
+        if st.toast.isVisible():  # shown before the chats (the restart notice)
+            view.keep_clear_of(st.toast.geometry())
+        st._transcript_slot.deleteLater()
+        st.transcript = view
+        st.greeting = Greeting(view.list_view, view.model, self._first_key)
+        view.register_commands(st.commands)
 
     def _first_key(self, action_id: str) -> str:
         """The first key of an action as this platform writes it ("" for none)."""
-        first = self.keymap.shown(action_id).split(", ")[0]
+        first = self.state.keymap.shown(action_id).split(", ")[0]
         return first.replace("Return", "Enter")  # the key's name on most keyboards
 
-    async def _restore_geometry(self) -> None:
-        assert self.store is not None
-        geometry = await get_own_state(self.store, GEOMETRY_KEY)
+    async def restore_geometry(self) -> None:
+        """The window's place and size and the sidebar's width, as the store keeps them."""
+        st = self.state
+        assert st.store is not None
+        geometry = await get_own_state(st.store, GEOMETRY_KEY)
         if geometry:
-            self.restoreGeometry(QByteArray.fromBase64(geometry.encode()))
-        sizes = await get_own_state(self.store, SPLITTER_KEY)
+            self.window.restoreGeometry(QByteArray.fromBase64(geometry.encode()))
+        sizes = await get_own_state(st.store, SPLITTER_KEY)
         if isinstance(sizes, list) and len(sizes) == 2:
-            self.splitter.setSizes([int(s) for s in sizes])
-            self.sidebar.setVisible(int(sizes[0]) > 0)
+            st.splitter.setSizes([int(s) for s in sizes])
+            st.sidebar.setVisible(int(sizes[0]) > 0)
 
-    async def _save_geometry(self) -> None:
-        assert self.store is not None
-        geometry = bytes(self.saveGeometry().toBase64().data()).decode()
-        await set_own_state(self.store, GEOMETRY_KEY, geometry)
-        await set_own_state(self.store, SPLITTER_KEY, self.splitter.sizes())
+    async def save_geometry(self) -> None:
+        """Keep the window's place and size and the sidebar's width in the store (raises
+        the store's errors: a moved or damaged sessions.db)."""
+        st = self.state
+        assert st.store is not None
+        geometry = bytes(self.window.saveGeometry().toBase64().data()).decode()
+        await set_own_state(st.store, GEOMETRY_KEY, geometry)
+        await set_own_state(st.store, SPLITTER_KEY, st.splitter.sizes())
 
 
 @pausing_gc
 def import_window_parts() -> None:
-    """Import what :meth:`MainWindow.finish_build` makes (the sidebar, the header's
+    """Import what :meth:`WindowLayout.finish_build` makes (the sidebar, the header's
     tools, the toast, the commands); run in a worker thread: ~30 ms on an idle core
     that would otherwise hold the window still just after its first paint."""
     import parley.gui.commands.actions  # noqa: F401
