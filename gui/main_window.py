@@ -95,24 +95,13 @@ class MainWindow(WindowStartup, QMainWindow):
         """Tell an error the person can act on (:meth:`WindowProblems.show`)."""
         self.problems.show(error)
 
-    def show_chat(self) -> None:
-        """Show the chat page (:meth:`WindowPages.show_chat`)."""
-        self.pages.show_chat()
-
-    def show_setup(self) -> None:
-        """Show the set-up panel (:meth:`WindowPages.show_setup`)."""
-        self.pages.show_setup()
-
-    def focus_composer_unless_moved(self) -> None:
-        """:meth:`WindowPages.focus_composer_unless_moved`."""
-        self.pages.focus_composer_unless_moved()
-
     async def shutdown(self) -> bool:
         """Stop and save everything (:meth:`WindowShutdown.shutdown`); False: kept open."""
         return await self.quitting.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.quitting.close_requested(event)
+
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         if self.widgets.built:

@@ -114,7 +114,7 @@ async def _run(window: Any, path: Path, space_id: str | None) -> None:
     chat = window.chat
     if summary.single is not None:
         result = summary.single
-        window.show_chat()
+        window.pages.show_chat()
         await chat.opener.show_fork(result.session)
         n = result.turns_imported
         window.undo.notice(f"Imported {n} message{'s' if n != 1 else ''} "

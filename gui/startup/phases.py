@@ -149,9 +149,9 @@ class WindowStartup(WindowBase):
                           undo=self.undo, chat_page=self.chat_page,
                           chat_layout=self._chat_layout, heading=self.chat_heading,
                           greeting=self.greeting),
-                WindowCalls(set_title=self.setWindowTitle, show_chat=self.show_chat,
-                            show_setup=self.show_setup, setup_panel=lambda: self.setup_panel,
-                            focus_composer=self.focus_composer_unless_moved,
+                WindowCalls(set_title=self.setWindowTitle, show_chat=self.pages.show_chat,
+                            show_setup=self.pages.show_setup, setup_panel=lambda: self.setup_panel,
+                            focus_composer=self.pages.focus_composer_unless_moved,
                             show_problem=lambda error: self.show_problem(error),
                             starting=lambda: self.early is not None,
                             queue_early_message=self.queue_early_message,
@@ -206,7 +206,7 @@ class WindowStartup(WindowBase):
         if self.hub.is_configured:
             await self.chat.enter()
         else:
-            self.show_setup()
+            self.pages.show_setup()
         await self.hub.prepare_all(first=self.chat.current_model())
         self.probe("ready")
         self.ready = True
