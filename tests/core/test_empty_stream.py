@@ -14,8 +14,7 @@ import pytest
 from parley.core.providers.base import Stop, TextDelta, UsageUpdate
 from parley.core.providers.errors import ContextOverflow, StreamInterrupted
 from parley.core.providers.retry import RetryPolicy
-from parley.core.store.async_store import AsyncStore
-from tests.core.hubs import fake_hub
+from tests.core.hubs import fake_workspace
 from tests.core.test_model_limits import TINY, request
 
 #: Retries on, as in the app: an overflow must not be retried, an empty stream is resent once.
@@ -24,14 +23,12 @@ RETRY = RetryPolicy(max_retries=3, initial_delay_s=0.01, max_delay_s=0.01)
 
 @pytest.fixture
 async def hub(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
-    opened = await fake_hub(store, tmp_path, fake_provider, retry=RETRY, compatible={
+    ws = await fake_workspace(tmp_path, fake_provider, retry=RETRY, compatible={
         "name": "Local server", "provider_id": "local", "default_model": TINY})
     try:
-        yield opened
+        yield ws.hub
     finally:
-        await opened.aclose()
-        await store.close()
+        await ws.close()
 
 
 async def test_empty_stream_over_the_window_is_an_overflow_naming_the_window(hub, fake_provider):

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from parley.core.chat.run import ChatRunner, RunFinished
+from parley.core.chat.run import RunFinished
 from parley.core.compaction.run import MessageTooLong
 from parley.core.content import TextBlock, Turn
 from parley.core.context.tokens import estimate_tokens
 from parley.core.errors import ParleyError
-from parley.core.store.async_store import AsyncStore
 from parley.core.wire import to_messages
-from tests.core.hubs import fake_hub
+from tests.core.hubs import fake_workspace
 from tests.core.test_compaction_support import SONNET
 
 HAIKU = "anthropic:claude-haiku-4-5"  # 200,000-token context window in the catalog
@@ -86,17 +85,14 @@ async def test_a_message_just_inside_the_window_is_sent(env, fake_provider):
 
 
 async def test_a_model_whose_window_is_a_guess_is_not_refused(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
-    hub = await fake_hub(store, tmp_path, fake_provider, openai=False,
-                         compatible={"name": "Local", "provider_id": "local",
-                                     "default_model": "llama-test"})
+    ws = await fake_workspace(tmp_path, fake_provider, openai=False,
+                              compatible={"name": "Local", "provider_id": "local",
+                                          "default_model": "llama-test"})
     try:
-        assert not hub.model_info(COMPATIBLE).known  # 8,192 tokens, guessed
-        runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
-        sid = (await store.create_session()).id
+        assert not ws.hub.model_info(COMPATIBLE).known  # 8,192 tokens, guessed
+        sid = (await ws.store.create_session()).id
         fake_provider.script("read it all")
-        reply = await runner.send(sid, [TextBlock(words(20_000))], model_ref=COMPATIBLE)
+        reply = await ws.runner.send(sid, [TextBlock(words(20_000))], model_ref=COMPATIBLE)
         assert reply is not None and reply.text() == "read it all"  # the server decides
     finally:
-        await hub.aclose()
-        await store.close()
+        await ws.close()

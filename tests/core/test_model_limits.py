@@ -13,22 +13,19 @@ from parley.core.content import TextBlock, Turn
 from parley.core.providers.base import ChatRequest
 from parley.core.providers.errors import ContextOverflow, StreamInterrupted
 from parley.core.providers.server_limits import MIN_OUTPUT_TOKENS
-from parley.core.store.async_store import AsyncStore
-from tests.core.hubs import fake_hub
+from tests.core.hubs import fake_workspace
 
 TINY = "/models/tiny-270m-q8_0.gguf"  # llama.cpp names the model by its file
 
 
 @pytest.fixture
 async def hub(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
-    opened = await fake_hub(store, tmp_path, fake_provider, compatible={
+    ws = await fake_workspace(tmp_path, fake_provider, compatible={
         "name": "Local", "provider_id": "local", "default_model": TINY})
     try:
-        yield opened
+        yield ws.hub
     finally:
-        await opened.aclose()
-        await store.close()
+        await ws.close()
 
 
 def request(model: str, *texts: str) -> ChatRequest:

@@ -13,11 +13,10 @@ import pytest
 from PIL import Image
 
 from parley.core.chat.regenerate import NothingToRegenerate, ReplySetAside, regenerate, reply_start
-from parley.core.chat.run import ChatRunner, RunFailed, RunFinished, RunInProgress, RunStarted
+from parley.core.chat.run import RunFailed, RunFinished, RunInProgress, RunStarted
 from parley.core.content import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from parley.core.store import tree as tree_repo
-from parley.core.store.async_store import AsyncStore
-from tests.core.hubs import fake_hub
+from tests.core.hubs import fake_workspace
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 CLAUDE = "anthropic:claude-sonnet-4-6"
@@ -26,13 +25,10 @@ GPT = "openai:gpt-5"
 
 @pytest.fixture
 async def env(tmp_path, fake_provider, any_target):
-    store = await AsyncStore.open(any_target)  # a sessions.db file, then PostgreSQL
-    hub = await fake_hub(store, tmp_path, fake_provider)
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
-    session = await store.create_session(title="Trip")
-    yield store, runner, session.id
-    await hub.aclose()
-    await store.close()
+    ws = await fake_workspace(tmp_path, fake_provider, at=any_target)  # a file, then PostgreSQL
+    session = await ws.store.create_session(title="Trip")
+    yield ws.store, ws.runner, session.id
+    await ws.close()
 
 
 async def branch_texts(store, sid: str) -> list[tuple[str, bool]]:

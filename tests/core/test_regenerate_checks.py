@@ -7,10 +7,9 @@ import base64
 import pytest
 
 from parley.core.chat.regenerate import RegenerateRefused, regenerate
-from parley.core.chat.run import ChatRunner, RunFailed
+from parley.core.chat.run import RunFailed
 from parley.core.content import DocumentBlock, TextBlock, ToolResultBlock, ToolUseBlock, Turn
-from parley.core.store.async_store import AsyncStore
-from tests.core.hubs import fake_hub
+from tests.core.hubs import fake_workspace
 
 CLAUDE = "anthropic:claude-sonnet-4-6"
 LLAMA = "local:llama3.2:3b"
@@ -19,14 +18,11 @@ PDF = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<<>>\n%%EOF\n"
 
 @pytest.fixture
 async def env(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
-    hub = await fake_hub(store, tmp_path, fake_provider, compatible={
+    ws = await fake_workspace(tmp_path, fake_provider, compatible={
         "name": "Local", "provider_id": "local", "default_model": "llama3.2:3b"})
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
-    session = await store.create_session(title="Report", model=CLAUDE)
-    yield store, runner, session.id
-    await hub.aclose()
-    await store.close()
+    session = await ws.store.create_session(title="Report", model=CLAUDE)
+    yield ws.store, ws.runner, session.id
+    await ws.close()
 
 
 async def _answered_with_pdf(store, runner, sid, fake_provider):

@@ -8,26 +8,22 @@ import time
 
 import pytest
 
-from parley.core.chat.run import ChatRunner, RetryWaiting, RunCancelled, RunFinished
+from parley.core.chat.run import RetryWaiting, RunCancelled, RunFinished
 from parley.core.content import TextBlock
 from parley.core.providers.errors import RateLimited
 from parley.core.providers.retry import RetryPolicy, RetryWait, retry_waits, stream_with_retries
-from parley.core.store.async_store import AsyncStore
-from tests.core.hubs import fake_hub
+from tests.core.hubs import fake_workspace
 
 SONNET = "anthropic:claude-sonnet-4-6"
 
 
 @pytest.fixture
 async def env(tmp_path, fake_provider):
-    store = await AsyncStore.open(tmp_path / "sessions.db")
-    hub = await fake_hub(store, tmp_path, fake_provider,
-                         retry=RetryPolicy(max_retries=2, max_retry_after_s=60))
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
-    session = await store.create_session()
-    yield store, runner, session.id
-    await hub.aclose()
-    await store.close()
+    ws = await fake_workspace(tmp_path, fake_provider,
+                              retry=RetryPolicy(max_retries=2, max_retry_after_s=60))
+    session = await ws.store.create_session()
+    yield ws.store, ws.runner, session.id
+    await ws.close()
 
 
 @pytest.mark.parametrize("model", [SONNET, "openai:gpt-5"])

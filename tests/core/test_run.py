@@ -11,7 +11,6 @@ import json
 import pytest
 
 from parley.core.chat.run import (
-    ChatRunner,
     ReplyUpdated,
     RunCancelled,
     RunFailed,
@@ -23,21 +22,17 @@ from parley.core.chat.run import (
 )
 from parley.core.compaction.compact import CompactionInProgress
 from parley.core.content import TextBlock, Turn
-from parley.core.store.async_store import AsyncStore
 from parley.core.wire import STOPPED_NOTE
-from tests.core.hubs import fake_hub
+from tests.core.hubs import fake_workspace
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 
 @pytest.fixture
 async def env(tmp_path, fake_provider, any_target):
-    store = await AsyncStore.open(any_target)  # a sessions.db file, then PostgreSQL
-    hub = await fake_hub(store, tmp_path, fake_provider)
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
-    session = await store.create_session()
-    yield store, hub, runner, session.id
-    await hub.aclose()
-    await store.close()
+    ws = await fake_workspace(tmp_path, fake_provider, at=any_target)  # a file, then PostgreSQL
+    session = await ws.store.create_session()
+    yield ws.store, ws.hub, ws.runner, session.id
+    await ws.close()
 
 
 @pytest.mark.parametrize("model", ["anthropic:claude-sonnet-4-6", "openai:gpt-5"])

@@ -20,7 +20,7 @@ from parley.core.content import TextBlock, Turn
 from parley.core.providers.cheap_models import summary_model_ref
 from parley.core.settings import SettingsError
 from parley.core.store.async_store import AsyncStore
-from tests.core.hubs import fake_hub
+from tests.core.hubs import fake_hub, fake_workspace
 
 SONNET = "anthropic:claude-sonnet-4-6"
 
@@ -28,9 +28,8 @@ SONNET = "anthropic:claude-sonnet-4-6"
 @pytest.fixture
 async def anthropic_only(tmp_path, fake_provider):
     """A store, a hub with only Anthropic set up, a runner, one session of 8 turns."""
-    store = await AsyncStore.open(tmp_path / "sessions.db")
-    hub = await fake_hub(store, tmp_path, fake_provider, openai=False)
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    ws = await fake_workspace(tmp_path, fake_provider, openai=False)
+    store, hub, runner = ws.store, ws.hub, ws.runner
     sid = (await store.create_session()).id
     for i in range(4):
         await store.append_turn(sid, Turn("user", [TextBlock(f"Question {i} about ZEBRA")]))
@@ -38,8 +37,7 @@ async def anthropic_only(tmp_path, fake_provider):
     try:
         yield store, hub, runner, sid
     finally:
-        await hub.aclose()
-        await store.close()
+        await ws.close()
 
 
 async def test_a_provider_that_is_not_set_up_is_an_error_not_another_provider(anthropic_only):

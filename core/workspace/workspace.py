@@ -1,46 +1,22 @@
-"""One running Parley's open parts, opened and closed in one place (Anki's ``Collection``).
-
-A :class:`Workspace` holds what a running Parley opens: the store (sessions.db, or a
-PostgreSQL database), the provider hub, the tools (memory, skills, session search and
-the MCP servers of ``mcp.json``), the chat runner, the cache idle-timer and the automatic
-backups. The window, the command-line modes and the tests all open them through it.
-
-It opens in two steps, so the window can list the chats before the providers load:
-
-======================  ====================================================================
-stage                   what is open
-======================  ====================================================================
-``Stage.NEW``           nothing: making a ``Workspace`` reads and creates nothing
-``Stage.STORE``         :meth:`Workspace.open_store`: the store (chats, settings, app state)
-``Stage.READY``         :meth:`Workspace.open_providers`: also the hub (settings, keys), the
-                        tools and MCP (servers start when first used), the runner, the cache
-                        idle-timer, the automatic backups (a file only)
-``Stage.CLOSED``        :meth:`Workspace.close`: everything stopped, newest first
-======================  ====================================================================
-
-A failed open leaves the stage as it was (nothing half-open: what the failed step made
-is closed again), so it may be tried again. :meth:`Workspace.close` is safe from any
-stage, waits for an open under way, and is idempotent; a closed workspace is not opened
-again (make a new one). ``async with Workspace(...) as ws`` closes it on the way out.
-
-Nothing here imports Qt. The store, the providers and the rest are imported when opened,
-in a worker thread (``asyncio.to_thread``): importing them takes long enough to hold an
-event loop still (the window's), and making a ``Workspace`` costs nothing before the
-window's first paint.
-"""
+"""The :class:`Workspace` class (see ``parley.core.workspace`` for its stages)."""
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from parley.core.errors import ParleyError
-from parley.core.gc_pause import pausing_gc
 from parley.core.tasks import TaskSet
+from parley.core.workspace.parts import (
+    NotOpen,
+    Options,
+    Stage,
+    close_step,
+    import_providers,
+    import_store,
+    stop_runs,
+)
 
 if TYPE_CHECKING:
     import asyncio
@@ -59,51 +35,6 @@ if TYPE_CHECKING:
     from parley.core.store.upgrade.migrations import Progress
 
 log = logging.getLogger(__name__)
-
-#: How long :meth:`Workspace.close` waits for stopped runs to save what they had (s).
-RUNS_STOP_S = 5.0
-
-
-class Stage(enum.Enum):
-    """How far a :class:`Workspace` is open (see the module docstring)."""
-
-    NEW = "new"
-    STORE = "store"
-    READY = "ready"
-    CLOSED = "closed"
-
-
-class NotOpen(RuntimeError):
-    """A part of the workspace was asked for before it was opened, or after closing (a bug)."""
-
-
-@dataclass(frozen=True)
-class Options:
-    """Which parts :meth:`Workspace.open_providers` opens, and the runner's timing.
-
-    The defaults are the window's. Tests leave out what they do not exercise.
-
-    Attributes:
-        tools: memory, skills and session search as tools the model can use
-            (``parley.core.tools``); off: the runner offers no tools.
-        mcp: the MCP servers of ``mcp.json`` (``parley.core.mcp``); only with ``tools``.
-        backups: automatic backups while open and a last one at close (a file only:
-            a PostgreSQL server's own backups apply).
-        cache_timer: the compaction just before an idle chat's prompt cache expires
-            (``parley.core.compaction.cache_timer``; it acts only when its setting is on).
-        prepare: start importing the SDKs of the providers in use (the default model's
-            first) in the background once the hub is loaded.
-        journal_interval_s: how often a streamed reply is journalled (s).
-        emit_interval_s: how often streamed text is handed on (s).
-    """
-
-    tools: bool = True
-    mcp: bool = True
-    backups: bool = True
-    cache_timer: bool = True
-    prepare: bool = True
-    journal_interval_s: float = 0.25
-    emit_interval_s: float = 0.05
 
 
 class Workspace:
@@ -128,6 +59,9 @@ class Workspace:
         on_backup_error: called with an automatic backup that failed (no space…).
         on_timer_error: called with an error of a compaction the cache timer started
             (default: logged).
+        tasks: where the workspace starts its background work (the SDKs' imports): the
+            owner's ``TaskSet`` (the window's, so its errors are shown and its
+            ``pending`` counts them); default: one of its own.
 
     Attributes:
         stage: how far it is open (:class:`Stage`).
@@ -137,7 +71,8 @@ class Workspace:
         previous_run: what :meth:`note_run` found of the last run, if it did not exit cleanly.
         compaction_marks: the compactions under way, recorded for the next start (once
             :meth:`note_run` was called and the runner is made).
-        tasks: the workspace's own background work (the SDKs' imports), cancelled at close.
+        tasks: where its background work runs (``tasks`` given, or its own), cancelled
+            at close.
     """
 
     def __init__(
@@ -154,6 +89,7 @@ class Workspace:
         on_damaged: Callable[[], None] | None = None,
         on_backup_error: Callable[[BackupError], None] | None = None,
         on_timer_error: Callable[[BaseException], None] | None = None,
+        tasks: TaskSet | None = None,
     ) -> None:
         import os
 
@@ -170,7 +106,7 @@ class Workspace:
         self.backups: BackupScheduler | None = None
         self.compaction_marks: CompactionMarks | None = None
         self.previous_run: PreviousRun | None = None
-        self.tasks = TaskSet()
+        self.tasks = tasks or TaskSet()
         self._target = target
         self._database = database
         self._folder: Path | None = None
@@ -289,7 +225,7 @@ class Workspace:
             target = self.target()
             if self._in_data_folder:
                 _ = self.folder  # made when missing, private (parley.core.paths.data_dir)
-            await asyncio.to_thread(_import_store)
+            await asyncio.to_thread(import_store)
             from parley.core.store.async_store import AsyncStore
 
             store = await AsyncStore.open(target, progress, watch_closed=watch_closed)
@@ -347,7 +283,7 @@ class Workspace:
             if self._runner is not None:
                 return self._runner
             store = self.store
-            await asyncio.to_thread(_import_providers)
+            await asyncio.to_thread(import_providers)
             try:
                 return await self._open_rest(store)
             except BaseException:
@@ -415,8 +351,8 @@ class Workspace:
         """Stop and close everything open, newest first (stage → ``CLOSED``).
 
         In order: the cache timer; the runs still going (what arrived is kept as an
-        aborted reply; up to :data:`RUNS_STOP_S` to save it) and the retries of replies
-        not saved yet; this run's clean exit recorded (:meth:`note_run`); the
+        aborted reply; up to ``parts.RUNS_STOP_S`` to save it) and the retries of
+        replies not saved yet; this run's clean exit recorded (:meth:`note_run`); the
         workspace's background work; the MCP servers' programs; the providers' HTTP
         clients; the store (the file released); then, with ``final_backup``, a last
         automatic backup if anything changed since the previous one.
@@ -435,42 +371,42 @@ class Workspace:
                 return
             self.stage = Stage.CLOSED
             bugs: list[BaseException] = []
-            await self._close_rest(bugs, stop_runs=True)
+            await self._close_rest(bugs, final=True)
             store, self._store = self._store, None
             if store is not None:
-                await _step(bugs, "closing the store", store.close())
+                await close_step(bugs, "closing the store", store.close())
             backups, self.backups = self.backups, None
             if backups is not None:
-                await _step(bugs, "the backup at close", backups.close(final=final_backup))
+                await close_step(bugs, "the backup at close", backups.close(final=final_backup))
             if bugs:
                 raise bugs[0]
 
     async def _close_rest(self, bugs: list[BaseException] | None = None, *,
-                          stop_runs: bool = False) -> None:
+                          final: bool = False) -> None:
         """Close what :meth:`open_providers` opened (and the run's mark), keeping the store."""
         bugs = [] if bugs is None else bugs
         if self.cache_timer is not None:
             self.cache_timer.close()
             self.cache_timer = None
         runner, self._runner = self._runner, None
-        if runner is not None and stop_runs:
-            await _step(bugs, "stopping the runs", _stop_runs(runner))
-        if self._run_noted and self._store is not None and stop_runs:
+        if runner is not None and final:
+            await close_step(bugs, "stopping the runs", stop_runs(runner))
+        if self._run_noted and self._store is not None and final:
             from parley.core.recovery.previous_run import mark_clean_exit
 
             self._run_noted = False
-            await _step(bugs, "recording the clean exit", mark_clean_exit(self._store))
+            await close_step(bugs, "recording the clean exit", mark_clean_exit(self._store))
         await self.tasks.cancel_all()
         mcp, self.mcp = self.mcp, None
         if mcp is not None:  # the servers' programs end with Parley
-            await _step(bugs, "stopping the MCP servers", mcp.host.close())
+            await close_step(bugs, "stopping the MCP servers", mcp.host.close())
         hub, self._hub = self._hub, None
         if hub is not None:
-            await _step(bugs, "closing the providers", hub.aclose())
-        if not stop_runs:  # a failed open_providers: backups started are stopped, no backup
+            await close_step(bugs, "closing the providers", hub.aclose())
+        if not final:  # a failed open_providers: backups started are stopped, no backup
             backups, self.backups = self.backups, None
             if backups is not None:
-                await _step(bugs, "stopping the backups", backups.close(final=False))
+                await close_step(bugs, "stopping the backups", backups.close(final=False))
         self.compaction_marks = None
 
     async def __aenter__(self) -> Workspace:
@@ -479,42 +415,3 @@ class Workspace:
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         await self.close()
-
-
-async def _stop_runs(runner: ChatRunner) -> None:
-    """Stop every run and compaction of ``runner``, give them :data:`RUNS_STOP_S` to save
-    what arrived, and stop the retries of replies not saved yet (they stay listed)."""
-    if not await runner.stop_all(RUNS_STOP_S):
-        log.warning("a run was still working %.0f s after it was stopped", RUNS_STOP_S)
-    await runner.saves.aclose()
-
-
-async def _step(bugs: list[BaseException], what: str, closing: Any) -> None:
-    """Await one closing step: a ParleyError is logged, a bug kept in ``bugs``."""
-    try:
-        await closing
-    except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
-        log.warning("%s: %s", what, exc.message)
-    except Exception as exc:  # a bug: raised by close() once the rest is closed
-        log.exception("%s failed", what)
-        bugs.append(exc)
-
-
-@pausing_gc
-def _import_store() -> None:
-    """Import the store (SQLAlchemy) and what the first step needs; in a worker thread."""
-    import parley.core.recovery.previous_run  # noqa: F401
-    import parley.core.settings  # noqa: F401
-    import parley.core.store.async_store  # noqa: F401
-
-
-@pausing_gc
-def _import_providers() -> None:
-    """Import the hub (no SDK: ``ProviderHub.prepare`` imports those), the runner, the
-    tools, MCP, the timer and the backups; in a worker thread."""
-    import parley.core.chat.run  # noqa: F401
-    import parley.core.compaction.cache_timer  # noqa: F401
-    import parley.core.mcp  # noqa: F401
-    import parley.core.providers.hub  # noqa: F401
-    import parley.core.recovery.backup_schedule  # noqa: F401
-    import parley.core.tools  # noqa: F401
