@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from parley.core.app_state import UNSEEN
+
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
 
-#: App-state key prefix; the key is ``unseen:<session_id>``.
-STATE_PREFIX = "unseen:"
 
 #: Why the model no longer sees older turns:
 #: ``summary-refused`` — the summary model answered, but no answer was a usable summary;
@@ -85,18 +85,13 @@ class Unseen:
         )
 
 
-def state_key(session_id: str) -> str:
-    """The app-state key of a session's record."""
-    return f"{STATE_PREFIX}{session_id}"
-
-
 async def load_unseen(store: AsyncStore, session_id: str) -> Unseen | None:
     """The session's record, or None when the model sees every turn (or a summary).
 
     Raises:
         StoreError: the store could not be read.
     """
-    return Unseen.from_json(await store.get_state(state_key(session_id)))
+    return Unseen.from_json(await UNSEEN.get(store, session_id))
 
 
 async def save_unseen(store: AsyncStore, session_id: str, unseen: Unseen | None) -> None:
@@ -105,4 +100,4 @@ async def save_unseen(store: AsyncStore, session_id: str, unseen: Unseen | None)
     Raises:
         StoreError: the store could not be written.
     """
-    await store.set_state(state_key(session_id), None if unseen is None else unseen.to_json())
+    await UNSEEN.set(store, None if unseen is None else unseen.to_json(), session_id)

@@ -23,16 +23,12 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from parley.core.machine import this_machine
+from parley.core.app_state import MCP_ALLOWED, MCP_ALWAYS, StateKey
 
 if TYPE_CHECKING:
     from parley.core.mcp.config import ServerConfig
     from parley.core.store.async_store import AsyncStore
 
-#: The app_state key prefix of a chat's approvals (followed by the session id).
-CHAT_PREFIX = "mcp_allowed:"
-#: The app_state key of the tools always allowed from the approval dialog.
-ALWAYS_KEY = "mcp_always"
 
 
 def program_of(server: ServerConfig) -> str:
@@ -50,16 +46,6 @@ def program_of(server: ServerConfig) -> str:
     else:
         what = ["http", server.url]
     return hashlib.sha256(json.dumps(what).encode("utf-8")).hexdigest()
-
-
-def chat_key(session_id: str) -> str:
-    """This machine's app_state key of a chat's approvals."""
-    return this_machine(CHAT_PREFIX + session_id)
-
-
-def always_key() -> str:
-    """This machine's app_state key of the tools always allowed from the dialog."""
-    return this_machine(ALWAYS_KEY)
 
 
 def _records(value: object) -> list[dict[str, str]]:
@@ -88,11 +74,11 @@ class Approvals:
         """True when ``tool`` of ``server`` may run in the chat without asking."""
         program = program_of(server)
         if tool in server.always_allow:
-            given = [r for r in _records(await self.store.get_state(always_key()))
+            given = [r for r in _records(await MCP_ALWAYS.get(self.store))
                      if r["server"] == server.name and r["tool"] == tool]
             if not given or any(r["program"] == program for r in given):
                 return True
-        chat = _records(await self.store.get_state(chat_key(session_id)))
+        chat = _records(await MCP_ALLOWED.get(self.store, session_id))
         return any(r["server"] == server.name and r["tool"] == tool
                    and r["program"] == program for r in chat)
 
@@ -101,20 +87,21 @@ class Approvals:
         for a program other than the one it names now: its command line or URL changed
         since (the approval dialog says so)."""
         program = program_of(server)
-        given = _records(await self.store.get_state(always_key())) + \
-            _records(await self.store.get_state(chat_key(session_id)))
+        given = _records(await MCP_ALWAYS.get(self.store)) + \
+            _records(await MCP_ALLOWED.get(self.store, session_id))
         return any(r["server"] == server.name and r["program"] != program for r in given)
 
     async def allow_in_chat(self, session_id: str, server: ServerConfig, tool: str) -> None:
         """Remember "Always for this chat" for the program ``server`` names now."""
-        await self._add(chat_key(session_id), server, tool)
+        await self._add(MCP_ALLOWED, server, tool, session_id)
 
     async def allow_always(self, server: ServerConfig, tool: str) -> None:
         """Record that "Always for this tool" was given for the program ``server`` names
         now (the caller writes ``alwaysAllow`` to ``mcp.json``)."""
-        await self._add(always_key(), server, tool)
+        await self._add(MCP_ALWAYS, server, tool)
 
-    async def _add(self, key: str, server: ServerConfig, tool: str) -> None:
-        kept = [r for r in _records(await self.store.get_state(key))
+    async def _add(self, key: StateKey[list[dict[str, str]]], server: ServerConfig, tool: str,
+                   of: str | None = None) -> None:
+        kept = [r for r in _records(await key.get(self.store, of))
                 if (r["server"], r["tool"]) != (server.name, tool)]
-        await self.store.set_state(key, [*kept, _record(server, tool)])
+        await key.set(self.store, [*kept, _record(server, tool)], of)

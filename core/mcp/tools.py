@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from parley.core.app_state import MCP_OFF, MCP_TOOLS
 from parley.core.content import ToolResultBlock, ToolUseBlock, Turn
 from parley.core.errors import ParleyError
 from parley.core.mcp.approvals import Approvals
@@ -51,8 +52,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-OFF_PREFIX = "mcp_off:"
-SNAPSHOT_PREFIX = "mcp_tools:"
 TIMEOUT_KEY = "tools.mcp_timeout_s"
 
 Decision = Literal["once", "chat", "tool", "deny"]
@@ -124,7 +123,7 @@ class McpTools:
 
     async def servers_off(self, space_id: str) -> list[str]:
         """The servers turned off in a space (every other configured server is on)."""
-        return list(await self.store.get_state(OFF_PREFIX + space_id, []) or [])
+        return list(await MCP_OFF.get(self.store, space_id, []) or [])
 
     async def set_server_on(self, space_id: str, server: str, on: bool) -> None:
         """Turn a server on or off for a space; its chats take the change at their next
@@ -132,7 +131,7 @@ class McpTools:
         off = [s for s in await self.servers_off(space_id) if s != server]
         if not on:
             off.append(server)
-        await self.store.set_state(OFF_PREFIX + space_id, sorted(off) or None)
+        await MCP_OFF.set(self.store, sorted(off) or None, space_id)
 
     # --- what is offered --------------------------------------------------------------
 
@@ -170,18 +169,17 @@ class McpTools:
             return []
         off = await self.servers_off(session.space_id)
         summary = latest_summary_id(turns)
-        key = SNAPSHOT_PREFIX + session.id
-        saved = await self.store.get_state(key)
+        saved = await MCP_TOOLS.get(self.store, session.id)
         if (isinstance(saved, dict) and saved.get("summary") == summary
                 and saved.get("off") == off):
             entries = [_Entry(ToolSpec(e["name"], e["description"], e["input_schema"]),
                               e["server"], e["tool"]) for e in saved.get("tools", [])]
         else:
             entries = await self._build(off)
-            await self.store.set_state(key, {"summary": summary, "off": off, "tools": [
+            await MCP_TOOLS.set(self.store, {"summary": summary, "off": off, "tools": [
                 {"name": e.spec.name, "description": e.spec.description,
                  "input_schema": e.spec.input_schema, "server": e.server, "tool": e.tool}
-                for e in entries]})
+                for e in entries]}, session.id)
         self._frozen[session.id] = {e.spec.name: e for e in entries}
         return [e.spec for e in entries]
 
@@ -189,7 +187,7 @@ class McpTools:
         """Forget a session's frozen list ("Refresh tools"): its next request lists the
         servers' tools again."""
         self._frozen.pop(session_id, None)
-        await self.store.set_state(SNAPSHOT_PREFIX + session_id, None)
+        await MCP_TOOLS.set(self.store, None, session_id)
 
     async def load_names(self, session_id: str) -> None:
         """Read a chat's frozen tool list (one app-state row) unless held already, so
@@ -220,7 +218,7 @@ class McpTools:
     async def _route(self, session_id: str, name: str) -> _Entry | None:
         frozen = self._frozen.get(session_id)
         if frozen is None:
-            saved = await self.store.get_state(SNAPSHOT_PREFIX + session_id)
+            saved = await MCP_TOOLS.get(self.store, session_id)
             tools = saved.get("tools", []) if isinstance(saved, dict) else []
             frozen = {e["name"]: _Entry(ToolSpec(e["name"], e["description"], e["input_schema"]),
                                         e["server"], e["tool"]) for e in tools}

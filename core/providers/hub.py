@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from parley.core.app_state import MODELS
 from parley.core.errors import ParleyError
 from parley.core.gc_pause import gc_paused
 from parley.core.keys import KeyStore
@@ -73,8 +74,6 @@ SETTING_PROVIDERS = "providers"
 SETTING_DEFAULT_MODEL = "default_model"
 SETTING_MODEL_OVERRIDES = "model_overrides"
 SETTING_ANTHROPIC_TTL = "cache.anthropic_ttl"
-#: ``app_state`` key prefix of a provider's cached model list (see the module docstring).
-MODELS_STATE_PREFIX = "models:"
 
 _KIND_NAMES: dict[str, str] = {
     "anthropic": "Anthropic",
@@ -173,7 +172,7 @@ class ProviderHub:
         self._models = {}
         for config in self.configs:
             cached = _models_from_state(
-                await self.store.get_state(MODELS_STATE_PREFIX + config.id, None),
+                await MODELS.get(self.store, config.id),
                 self._cache_origin(config),
             )
             if cached is not None:
@@ -564,7 +563,7 @@ class ProviderHub:
         models = self._models.get(config.id, [])
         entry = {**self._cache_origin(config), "models": [asdict(m) for m in models]}
         try:
-            await self.store.set_state(MODELS_STATE_PREFIX + config.id, entry)
+            await MODELS.set(self.store, entry, config.id)
         except ParleyError as exc:  # a full disk …: the list is still used, just not kept
             log.warning("model list of %s not kept: %s", config.id, exc.message)
 

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from parley.core.app_state import COMPACTING, RUN_MARKER
 from parley.core.content import CompactSummaryBlock, Turn
-from parley.core.machine import machine_name
 from parley.core.recovery.restart_notice import restart_notice
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import (
@@ -28,12 +28,6 @@ from parley.core.store.errors import (
 
 log = logging.getLogger(__name__)
 
-#: app_state key of the run marker: ``{"pid": int, "started_at": epoch ms}``
-#: (in a PostgreSQL database, one per machine: :func:`machine_key`).
-RUN_MARKER = "recovery.run"
-#: app_state key of the compactions at work: ``{session id: started_at epoch ms}``
-#: (in a PostgreSQL database, one per machine: :func:`machine_key`).
-COMPACTING = "recovery.compacting"
 PAGE = 200
 #: Turns read from a session's end to find its last message (past compaction summaries).
 _TAIL = 3
@@ -82,18 +76,6 @@ class PreviousRun:
         """What to tell the person (``parley.core.recovery.restart_notice``), None when nothing
         was left."""
         return restart_notice(self.interrupted, self.compacting)
-
-
-def machine_key(store: AsyncStore, key: str) -> str:
-    """The app_state key of this machine's own :data:`RUN_MARKER` or :data:`COMPACTING`.
-
-    A sessions.db file is used by one Parley at a time: ``key`` itself. A PostgreSQL
-    database is shared by the Parleys of several machines (one per machine), each
-    with its own run: ``key@<machine name>``. So a Parley starting while another
-    machine's runs reports no previous run of that one, and a clean exit clears its
-    own marker only.
-    """
-    return f"{key}@{machine_name()}" if store.on_server else key
 
 
 async def interrupted_replies(
@@ -169,7 +151,7 @@ async def mark_running(
 ) -> PreviousRun | None:
     """Call once at start: report an unclean previous run, then record this one.
 
-    In a PostgreSQL database the run is this machine's (:func:`machine_key`): other
+    In a PostgreSQL database the run is this machine's (``parley.core.app_state.RUN_MARKER``): other
     machines' Parleys running meanwhile are no previous run.
 
     Args:
@@ -185,9 +167,8 @@ async def mark_running(
     Raises:
         StoreError: the file cannot be read or written (e.g. DiskFull).
     """
-    run_key, compacting_key = machine_key(store, RUN_MARKER), machine_key(store, COMPACTING)
-    previous = await store.get_state(run_key)
-    compacting = await store.get_state(compacting_key)
+    previous = await RUN_MARKER.get(store)
+    compacting = await COMPACTING.get(store)
     result = None
     if isinstance(previous, dict) and isinstance(previous.get("started_at"), int):
         started = int(previous["started_at"])
@@ -195,22 +176,22 @@ async def mark_running(
         cut = sorted(compacting) if isinstance(compacting, dict) else []
         result = PreviousRun(int(previous.get("pid") or 0), started, interrupted, cut)
     if compacting is not None:
-        await store.set_state(compacting_key, None)
+        await COMPACTING.set(store, None)
     marker = {
         "pid": os.getpid() if pid is None else pid,
         "started_at": int(time.time() * 1000) if now_ms is None else now_ms,
     }
-    await store.set_state(run_key, marker)
+    await RUN_MARKER.set(store, marker)
     return result
 
 
 async def mark_clean_exit(store: AsyncStore) -> None:
     """Call at a normal exit (after the last run ended): the next start finds no marker."""
-    await store.set_state(machine_key(store, RUN_MARKER), None)
+    await RUN_MARKER.set(store, None)
 
 
 class CompactionMarks:
-    """Records which sessions a compaction works in (app_state :data:`COMPACTING`), so
+    """Records which sessions a compaction works in (app_state ``COMPACTING``), so
     the next start can tell an interrupted compaction (:attr:`PreviousRun.compacting`).
 
     Listens to the ``compact:start`` / ``compact:end`` hooks; each change writes
@@ -244,7 +225,7 @@ class CompactionMarks:
 
     async def _set(self, value: dict[str, int] | None) -> None:
         try:
-            await self.store.set_state(machine_key(self.store, COMPACTING), value)
+            await COMPACTING.set(self.store, value)
         except StoreError as exc:  # only the restart notice's words depend on it
             log.info("compaction mark not written: %s", exc.message)
 
@@ -258,13 +239,10 @@ class CompactionMarks:
 
 
 __all__ = [
-    "COMPACTING",
-    "RUN_MARKER",
     "CompactionMarks",
     "InterruptedReply",
     "PreviousRun",
     "interrupted_replies",
-    "machine_key",
     "mark_clean_exit",
     "mark_running",
 ]

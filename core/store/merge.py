@@ -45,13 +45,12 @@ from typing import Any
 from sqlalchemy import Table, func, inspect, select, tuple_, update
 from sqlalchemy.engine import Connection
 
+from parley.core.app_state import DRAFT
 from parley.core.store import schema, sessions
 from parley.core.store.errors import SourceWithoutTree
 from parley.core.store.pages import BATCH_FILES, BATCH_ROWS, keyset_batches
 from parley.core.store.tree import fresh_stamp
 from parley.core.store.turns import CUT_OFF, usage_from_text
-
-DRAFT_PREFIX = "draft:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,7 +335,7 @@ def _merge_paths(src: Connection, dst: Connection, touched: set[str], new: set[s
 def _merge_drafts(src: Connection, dst: Connection) -> int:
     st = schema.app_state
     rows = src.execute(select(st.c.key, st.c.value).where(
-        st.c.key.startswith(DRAFT_PREFIX, autoescape=True))).all()
+        st.c.key.startswith(DRAFT.name, autoescape=True))).all()
     have = _present(dst, st.c.key, [r.key for r in rows])
     missing = [{"key": r.key, "value": r.value} for r in rows if r.key not in have]
     if missing:

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from parley.core.app_state import TOOLS_ENABLED, TOOLS_UNSUPPORTED
 from parley.core.compaction.types import Skill as ActiveSkill
 from parley.core.content import Block, ToolResultBlock, ToolUseBlock, Turn
 from parley.core.providers.base import ToolSpec
@@ -47,8 +48,6 @@ if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
     from parley.core.store.models import Session
 
-ENABLED_PREFIX = "tools_enabled:"
-UNSUPPORTED_KEY = "tools_unsupported"
 #: Tools are on by default for these provider kinds (the per-space switch overrides).
 ON_BY_DEFAULT: frozenset[ProviderKind] = frozenset({"anthropic", "openai"})
 
@@ -112,11 +111,11 @@ class ToolExecutor:
             proven: the model's server said it takes tools (``ModelInfo.tools``): on
                 by default then, whatever the kind.
         """
-        switch = await self.store.get_state(ENABLED_PREFIX + space_id)
+        switch = await TOOLS_ENABLED.get(self.store, space_id)
         on = (kind in ON_BY_DEFAULT or proven) if switch is None else bool(switch)
         if not on:
             return False
-        unsupported = await self.store.get_state(UNSUPPORTED_KEY, [])
+        unsupported = await TOOLS_UNSUPPORTED.get(self.store, default=[])
         return model_ref not in (unsupported or [])
 
     async def takes_tools(
@@ -134,10 +133,10 @@ class ToolExecutor:
             model_ref: ``provider:model``.
             proven: the model's server said it takes tools (``ModelInfo.tools``).
         """
-        switch = await self.store.get_state(ENABLED_PREFIX + space_id)
+        switch = await TOOLS_ENABLED.get(self.store, space_id)
         if not (kind in ON_BY_DEFAULT or proven or switch is True):
             return False
-        unsupported = await self.store.get_state(UNSUPPORTED_KEY, [])
+        unsupported = await TOOLS_UNSUPPORTED.get(self.store, default=[])
         return model_ref not in (unsupported or [])
 
     async def mcp_on(self, space_id: str) -> bool:
@@ -167,15 +166,15 @@ class ToolExecutor:
 
         Switching on also forgets which models rejected tools, so they are tried again.
         """
-        await self.store.set_state(ENABLED_PREFIX + space_id, on)
+        await TOOLS_ENABLED.set(self.store, on, space_id)
         if on:
-            await self.store.set_state(UNSUPPORTED_KEY, None)
+            await TOOLS_UNSUPPORTED.set(self.store, None)
 
     async def mark_unsupported(self, model_ref: str) -> None:
         """Remember that this model's server rejects tools (no tools are sent to it)."""
-        known = list(await self.store.get_state(UNSUPPORTED_KEY, []) or [])
+        known = list(await TOOLS_UNSUPPORTED.get(self.store, default=[]) or [])
         if model_ref not in known:
-            await self.store.set_state(UNSUPPORTED_KEY, [*known, model_ref])
+            await TOOLS_UNSUPPORTED.set(self.store, [*known, model_ref])
 
     # --- the prompt and the turns sent ---------------------------------------
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from parley.core.app_state import MEMORY
 from parley.core.content import now_ms
 from parley.core.context.tokens import text_tokens
 from parley.core.errors import ParleyError
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 DEFAULT_LIMIT_TOKENS = 1_100
 #: Bounds of a memory limit a user may set (tokens).
 MIN_LIMIT_TOKENS, MAX_LIMIT_TOKENS = 100, 20_000
-STATE_PREFIX = "memory:"
 MEMORY_KEY = "memory"
 
 
@@ -98,7 +98,7 @@ class MemoryStore:
 
     async def get(self, space_id: str) -> Memory:
         """Return a space's memory (empty, with the default limit, if never written)."""
-        raw = await self.store.get_state(STATE_PREFIX + space_id)
+        raw = await MEMORY.get(self.store, space_id)
         if not isinstance(raw, Mapping):
             return Memory(space_id)
         limit = raw.get("limit")
@@ -130,10 +130,9 @@ class MemoryStore:
         new = Memory(space_id, text.strip(), limit or current.limit, now_ms())
         if new.tokens > new.limit:
             raise MemoryTooLong(new.tokens, new.limit)
-        await self.store.set_state(
-            STATE_PREFIX + space_id,
-            {"text": new.text, "limit": new.limit, "updated_at": new.updated_at},
-        )
+        await MEMORY.set(
+            self.store, {"text": new.text, "limit": new.limit, "updated_at": new.updated_at},
+            space_id)
         return new
 
     async def write(

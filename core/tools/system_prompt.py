@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from parley.core.app_state import FROZEN_PROMPT
 from parley.core.content import CompactSummaryBlock, Turn, now_ms
 from parley.core.tools.memory import Memory, MemoryStore
 from parley.core.tools.skills import LOAD_TOOL, UNLOAD_TOOL, Skill, SkillLibrary
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
     from parley.core.store.models import Session
 
-STATE_PREFIX = "frozen_prompt:"
 MEMORY_HEADING = "# Memory"
 SKILLS_HEADING = "# Skills"
 
@@ -168,9 +168,8 @@ class FrozenPrompts:
             unless the fingerprint changed or :meth:`refresh` was called; a new
             prompt is saved before it is returned.
         """
-        key = STATE_PREFIX + session.id
         mark = fingerprint(session.system_prompt, tools_on, turns).to_json()
-        record = await self.store.get_state(key)
+        record = await FROZEN_PROMPT.get(self.store, session.id)
         if isinstance(record, Mapping) and record.get("fingerprint") == mark:
             text = record.get("text")
             return text if isinstance(text, str) else None
@@ -181,12 +180,13 @@ class FrozenPrompts:
         text = inherited if inherited is not None else await self.render(
             session, tools_on=tools_on
         )
-        await self.store.set_state(key, {"text": text, "fingerprint": mark, "frozen_at": now_ms()})
+        await FROZEN_PROMPT.set(
+            self.store, {"text": text, "fingerprint": mark, "frozen_at": now_ms()}, session.id)
         return text
 
     async def _inherit(self, parent_id: str, mark: Mapping[str, Any]) -> str | None:
         """The parent's frozen prompt when made from the same base prompt and tools flag."""
-        record = await self.store.get_state(STATE_PREFIX + parent_id)
+        record = await FROZEN_PROMPT.get(self.store, parent_id)
         if not isinstance(record, Mapping) or not isinstance(record.get("text"), str):
             return None
         theirs = record.get("fingerprint")
@@ -197,10 +197,10 @@ class FrozenPrompts:
 
     async def refresh(self, session_id: str) -> None:
         """Forget a session's frozen prompt: its next request renders memory and skills anew."""
-        await self.store.set_state(STATE_PREFIX + session_id, None)
+        await FROZEN_PROMPT.set(self.store, None, session_id)
 
     async def frozen(self, session_id: str) -> str | None:
         """Return the frozen prompt of a session, or None when none is frozen (or it is empty)."""
-        record = await self.store.get_state(STATE_PREFIX + session_id)
+        record = await FROZEN_PROMPT.get(self.store, session_id)
         text = record.get("text") if isinstance(record, Mapping) else None
         return text if isinstance(text, str) else None

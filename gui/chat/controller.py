@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QDesktopServices
 
+from parley.core.app_state import LAST_SESSION
 from parley.core.content import Turn
-from parley.core.machine import set_own_state
 from parley.gui.chat.attach import ChatAttachments
 from parley.gui.chat.edit import ChatEditor
 from parley.gui.chat.meter import ChatMeter
@@ -48,7 +48,7 @@ from parley.gui.chat.opening import ChatOpener
 from parley.gui.chat.organize import Organizer
 from parley.gui.chat.paging import TranscriptPaging
 from parley.gui.chat.regenerate import ChatRegenerate
-from parley.gui.chat.run import LAST_SESSION_KEY, ChatRuns
+from parley.gui.chat.run import ChatRuns
 from parley.gui.chat.state import OpenChatState
 from parley.gui.chat.unseen import ChatUnseen
 from parley.gui.composer.drafts import Drafts
@@ -377,4 +377,4 @@ class ChatController:
             await self.runner.saves.aclose()  # what is still kept was asked about (quit)
         await self._stash_draft()
         if self.session_id:
-            await set_own_state(self.store, LAST_SESSION_KEY, self.session_id)
+            await LAST_SESSION.set(self.store, self.session_id)

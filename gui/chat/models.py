@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from parley.core.app_state import LAST_MODEL
 from parley.core.errors import ParleyError
 from parley.core.visible import strip_invisible
 from parley.gui.chat.regenerate import NO_MODEL as NO_MODEL_TEXT
@@ -25,9 +26,6 @@ if TYPE_CHECKING:
     from parley.gui.header.chat_heading import ChatHeading
     from parley.gui.header.greeting import Greeting
     from parley.gui.header.model_picker import ModelPicker
-
-LAST_MODEL_KEY = "model.last"
-
 
 def name_models(text: str, provider_ids: Iterable[str], name: Callable[[str], str]) -> str:
     """``text`` with every ``provider:model`` id of a set-up provider replaced by the
@@ -173,7 +171,7 @@ class ChatModels:
             self.tasks.spawn(self._set_session_model(sid, ref), name="set-model")
         else:
             self.picked_for_new = ref
-        self.tasks.spawn(self.chat.store.set_state(LAST_MODEL_KEY, ref), name="save-model")
+        self.tasks.spawn(LAST_MODEL.set(self.chat.store, ref), name="save-model")
         self.chat.meter.update()
 
     async def _set_session_model(self, sid: str, ref: str) -> None:

@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from parley.core.app_state import LAST_SESSION
 from parley.core.errors import ParleyError
-from parley.core.machine import get_own_state, set_own_state
 from parley.core.store.errors import SessionNotFound, StoreError
 from parley.gui.chat.paging import OPEN_TURNS
-from parley.gui.chat.run import LAST_SESSION_KEY
 from parley.gui.database.save_status import passing
 
 if TYPE_CHECKING:
@@ -85,7 +84,7 @@ class ChatOpener:
 
     async def reopen_last(self) -> bool:
         """Open the chat that was open when Parley closed; False when there is none."""
-        last = await get_own_state(self.chat.store, LAST_SESSION_KEY)
+        last = await LAST_SESSION.get(self.chat.store)
         if not last:
             return False
         try:
@@ -266,7 +265,7 @@ class ChatOpener:
             self.chat.editor.resume(edits if draft else None)
         if at is not None:
             self.transcript.scroll_to_turn(at, highlight)
-        await set_own_state(self.chat.store, LAST_SESSION_KEY, session_id)
+        await LAST_SESSION.set(self.chat.store, session_id)
 
     def show_turns(self) -> None:
         """Show the open chat's turns afresh (with a reply still streaming, and the

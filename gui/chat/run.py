@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from parley.core.app_state import LAST_SESSION
 from parley.core.content import Block, TextBlock, Turn, new_id
 from parley.core.context.text_limits import check_blocks
 from parley.core.errors import ParleyError
-from parley.core.machine import set_own_state
 from parley.gui.chat.attach import Taken
 from parley.gui.chat.regenerate import ANSWER_KEPT_HINT
 from parley.gui.chat.run_events import RunEvents
@@ -32,9 +32,6 @@ if TYPE_CHECKING:
     from parley.gui.chat.interfaces import OpenChat
     from parley.gui.chat.parts import ChatParts, WindowCalls
 
-#: App-state key of the chat open when Parley closed (reopened at start), this
-#: machine's own (``parley.core.machine``).
-LAST_SESSION_KEY = "session.last"
 STILL_REPLYING = ("A reply is still coming: press Esc to stop it, or wait — your message "
                   "stays here.")
 COMPACTING = ("This chat is being compacted: your message stays here; send it when that is "
@@ -270,7 +267,7 @@ class ChatRuns:
         self.chat.session_id = sid
         self.parts.status.chat_created(sid)
         await self.chat.drafts.discard(None)
-        await set_own_state(self.chat.store, LAST_SESSION_KEY, sid)
+        await LAST_SESSION.set(self.chat.store, sid)
         self.parts.sidebar.select(sid)
         return sid
 

@@ -28,6 +28,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from parley.core.app_state import DRAFT
 from parley.core.chat.save_queue import PASSING
 from parley.core.context.text_limits import max_text_chars
 from parley.core.store.errors import StoreError
@@ -39,7 +40,7 @@ NEW = "new"
 
 def draft_key(session_id: str | None) -> str:
     """The app_state key of a chat's draft (``draft:new`` for a new chat)."""
-    return f"draft:{session_id or NEW}"
+    return DRAFT.key(session_id or NEW)
 
 
 class Drafts:
@@ -89,7 +90,7 @@ class Drafts:
         """
         if session_id in self._texts:
             return self._texts[session_id]
-        stored = await self.store.get_state(draft_key(session_id), None)
+        stored = await DRAFT.get(self.store, session_id or NEW)
         text, edits = _parse(stored)
         self.mark_edit(session_id, edits if text else None)
         if not text:
@@ -114,7 +115,7 @@ class Drafts:
             return  # never stored: no model could read it (the composer said so)
         if text is not None:
             try:
-                await self.store.set_state(draft_key(session_id), self._stored(session_id))
+                await DRAFT.set(self.store, self._stored(session_id), session_id or NEW)
             except PASSING as exc:  # disk full, file locked…: asked about on quitting
                 self.unsaved.add(session_id)
                 self.error = exc
@@ -161,7 +162,7 @@ class Drafts:
         self._edits.pop(session_id, None)
         self.unsaved.discard(session_id)
         try:
-            await self.store.set_state(draft_key(session_id), None)
+            await DRAFT.set(self.store, None, session_id or NEW)
         except PASSING as exc:  # locked, disk full…: forgotten by a later save, quietly
             # Nothing typed is at stake (it was sent): no message. An empty draft is
             # written by the next save_unsaved() unless a new one was typed meanwhile.

@@ -26,9 +26,8 @@ async def replay(window: WindowState, early: EarlyInput) -> None:
     message of the chat in view is sent there (a new chat gets its session).
     Then the chat commands given meanwhile are done, in order.
     """
-    from parley.core.machine import get_own_state
+    from parley.core.app_state import LAST_SESSION
     from parley.core.store.errors import SessionNotFound
-    from parley.gui.chat.run import LAST_SESSION_KEY
 
     chat = window.chat
     assert chat is not None
@@ -36,7 +35,7 @@ async def replay(window: WindowState, early: EarlyInput) -> None:
     for item in early.chats[:-1]:
         sid: str | None = None
         if not item.new:  # the chat start-up would have shown
-            last = await get_own_state(chat.store, LAST_SESSION_KEY)
+            last = await LAST_SESSION.get(chat.store)
             if last:
                 try:
                     chat.sessions[last] = await chat.store.get_session(last)

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 NodeKind = Literal["turn", "card", "unseen"]
 #: Key prefix of the ``unseen`` row (its key is this and the first turn the model sees).
-UNSEEN_KEY = "unseen:"
+UNSEEN_KEY = "unseen-note:"
 
 #: Revisions are unique across all nodes, so a cache entry made for one node
 #: never matches another node that happens to have the same key.

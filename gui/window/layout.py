@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from parley.core.app_state import WINDOW_GEOMETRY, WINDOW_SPLITTER
 from parley.core.gc_pause import pausing_gc
-from parley.core.machine import get_own_state, set_own_state
 from parley.gui.composer.widget import ComposerBar
 from parley.gui.look import appearance
 from parley.gui.window.state import WindowState
@@ -38,11 +38,6 @@ if TYPE_CHECKING:
     from parley.gui.commands.actions import Action
     from parley.gui.commands.window_commands import WindowCommands
 
-#: App-state keys of the window's place and size and of its panes (the sidebar's width,
-#: 0 when hidden), this machine's own (``parley.core.machine``): a wide window on one
-#: computer does not follow to another sharing the database.
-GEOMETRY_KEY = "window.geometry"
-SPLITTER_KEY = "window.splitter"
 CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript column
 
 
@@ -264,10 +259,10 @@ class WindowLayout:
         """The window's place and size and the sidebar's width, as the store keeps them."""
         st = self.state
         assert st.store is not None
-        geometry = await get_own_state(st.store, GEOMETRY_KEY)
+        geometry = await WINDOW_GEOMETRY.get(st.store)
         if geometry:
             self.window.restoreGeometry(QByteArray.fromBase64(geometry.encode()))
-        sizes = await get_own_state(st.store, SPLITTER_KEY)
+        sizes = await WINDOW_SPLITTER.get(st.store)
         if isinstance(sizes, list) and len(sizes) == 2:
             st.splitter.setSizes([int(s) for s in sizes])
             st.sidebar.setVisible(int(sizes[0]) > 0)
@@ -278,8 +273,8 @@ class WindowLayout:
         st = self.state
         assert st.store is not None
         geometry = bytes(self.window.saveGeometry().toBase64().data()).decode()
-        await set_own_state(st.store, GEOMETRY_KEY, geometry)
-        await set_own_state(st.store, SPLITTER_KEY, st.splitter.sizes())
+        await WINDOW_GEOMETRY.set(st.store, geometry)
+        await WINDOW_SPLITTER.set(st.store, st.splitter.sizes())
 
 
 @pausing_gc

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from parley.core.app_state import MODELS
 from parley.core.keys import FileBackend, KeyStore
-from parley.core.providers.hub import MODELS_STATE_PREFIX, ProviderHub
+from parley.core.providers.hub import ProviderHub
 from parley.core.providers.retry import RetryPolicy
 from parley.core.store.async_store import AsyncStore
 
@@ -69,7 +70,7 @@ async def test_a_kept_list_with_fields_added_or_dropped_still_reads(store, tmp_p
     env = {"OPENAI_API_KEY": "sk-x"}
     hub = _hub(store, tmp_path, env)
     origin = {"kind": "openai", "base_url": "https://api.openai.com/v1"}
-    await store.set_state(MODELS_STATE_PREFIX + "openai", {**origin, "models": [
+    await store.set_state(MODELS.key("openai"), {**origin, "models": [
         {"id": "gpt-x", "context_window": 1000, "max_output_tokens": 100,
          "a_field_from_a_newer_parley": 7},
     ]})
@@ -78,7 +79,7 @@ async def test_a_kept_list_with_fields_added_or_dropped_still_reads(store, tmp_p
     assert (model.id, model.context_window, model.max_output_tokens) == ("gpt-x", 1000, 100)
     assert model.display_name == ""  # not kept: the default
 
-    await store.set_state(MODELS_STATE_PREFIX + "openai", {**origin, "models": [{"id": "x"}]})
+    await store.set_state(MODELS.key("openai"), {**origin, "models": [{"id": "x"}]})
     await hub.load()
     assert hub.cached_models("openai") is None  # unreadable: asked again, never guessed
     await hub.aclose()

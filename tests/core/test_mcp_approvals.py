@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from parley.core import machine
+from parley.core.app_state import MCP_ALLOWED
 from parley.core.chat.run import ChatRunner
 from parley.core.content import TextBlock
-from parley.core.mcp.approvals import CHAT_PREFIX, program_of
+from parley.core.mcp.approvals import program_of
 from parley.core.mcp.config import load
 from parley.core.mcp.host import McpHost
 from parley.core.mcp.tools import McpTools, declined_text
@@ -133,7 +134,7 @@ async def test_always_for_this_tool_holds_until_the_program_changes(two):
 async def test_an_approval_by_name_from_an_older_parley_is_not_trusted(two):
     laptop, _ = two
     sid = (await laptop.store.create_session()).id
-    await laptop.store.set_state(CHAT_PREFIX + sid, ["fake/echo"])  # name only, any machine
+    await laptop.store.set_state(MCP_ALLOWED.key(sid), ["fake/echo"])  # name only, any machine
     laptop.approver.answers.append("deny")
     assert (await laptop.call_echo(sid, "a"))["error"]
     assert len(laptop.approver.asked) == 1

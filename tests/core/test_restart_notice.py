@@ -6,11 +6,13 @@ the compaction marks are written through the run loop's own hooks; the kill
 is the process leaving without its clean exit or the compaction's end.
 
 The tests taking ``any_target`` run on a sessions.db file and on PostgreSQL, where
-each machine sharing the database has its own run (``previous_run.machine_key``).
+each machine sharing the database has its own run (``parley.core.app_state.COMPACTING``).
 """
 
 from __future__ import annotations
 
+from parley.core import machine
+from parley.core.app_state import COMPACTING
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.core.hooks import Hooks
 from parley.core.recovery import previous_run
@@ -52,7 +54,7 @@ async def _next_start(path) -> previous_run.PreviousRun:
     try:
         previous = await previous_run.mark_running(store, pid=2)
         assert previous is not None
-        compacting = previous_run.machine_key(store, previous_run.COMPACTING)
+        compacting = COMPACTING.row(store)
         assert await store.get_state(compacting) is None
         return previous
     finally:
@@ -93,7 +95,7 @@ async def test_a_compaction_that_ended_leaves_no_mark(any_target):
     hooks.fire("compact:start", session_id="s1", trigger="manual")
     hooks.fire("compact:end", session_id="s1", trigger="manual")
     await marks.wait()
-    assert await store.get_state(previous_run.machine_key(store, previous_run.COMPACTING)) is None
+    assert await store.get_state(COMPACTING.row(store)) is None
     await store.close()
     previous = await _next_start(path)
     assert previous.compacting == [] and previous.notice() is None
@@ -103,7 +105,7 @@ async def test_a_parley_starting_beside_another_machines_tells_nothing_of_its_ru
     postgres_url, monkeypatch
 ):
     """Two machines on one PostgreSQL database: each start and exit is its own machine's."""
-    monkeypatch.setattr(previous_run, "machine_name", lambda: "laptop")
+    monkeypatch.setattr(machine, "machine_name", lambda: "laptop")
     laptop = await AsyncStore.open(postgres_url)
     desktop = await AsyncStore.open(postgres_url)
     try:
@@ -115,11 +117,11 @@ async def test_a_parley_starting_beside_another_machines_tells_nothing_of_its_ru
         hooks.fire("compact:start", session_id=sid, trigger="auto")
         await marks.wait()
 
-        monkeypatch.setattr(previous_run, "machine_name", lambda: "desktop")
+        monkeypatch.setattr(machine, "machine_name", lambda: "desktop")
         assert await previous_run.mark_running(desktop, pid=2) is None  # the laptop runs on
         await previous_run.mark_clean_exit(desktop)
 
-        monkeypatch.setattr(previous_run, "machine_name", lambda: "laptop")
+        monkeypatch.setattr(machine, "machine_name", lambda: "laptop")
         previous = await previous_run.mark_running(laptop, pid=3)  # the laptop was killed
         assert previous is not None and previous.pid == 1
         assert [i.session_id for i in previous.interrupted] == [sid]

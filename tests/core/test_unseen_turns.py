@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import pytest
 
+from parley.core.app_state import UNSEEN
 from parley.core.chat.events import OlderTurnsUnseen, RunFailed
-from parley.core.compaction.unseen import Unseen, load_unseen, state_key
+from parley.core.compaction.unseen import Unseen, load_unseen
 from parley.core.content import apply_compactions
 from parley.core.store.async_store import AsyncStore
 from tests.core.test_compaction_support import SONNET, blocks_text, validate
@@ -119,7 +120,7 @@ async def test_a_later_good_summary_removes_the_record(env, fake_provider):
     assert unanswered == 0 and fake_provider.windows.refused == 0
     assert len(await env.store.list_compactions(env.sid)) >= 1
     assert await load_unseen(env.store, env.sid) is None
-    assert await env.store.get_state(state_key(env.sid)) is None
+    assert await env.store.get_state(UNSEEN.key(env.sid)) is None
     told = [e.unseen for e in events if isinstance(e, OlderTurnsUnseen)]
     assert told and told[-1] is None
     # The request after the summary sends it, then the turns kept after it.

@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.core import paths
+from parley.core.app_state import RUN_MARKER
 from parley.core.content import TextBlock, Turn
-from parley.core.recovery.previous_run import RUN_MARKER
 from parley.core.store import Store
 from parley.gui.chat import paging
 from parley.gui.main_window import INTERRUPTED_NOTICE
@@ -179,13 +179,13 @@ def test_a_reply_cut_off_by_a_crash_is_announced(driver, fake_provider, home):
         store.append_turn(s.id, Turn("user", [TextBlock("Tell me a story")]))
         store.append_turn(s.id, Turn("assistant", [TextBlock("Once upon a")], aborted=True,
                                          cut_off=True))  # as journalled while it streamed
-        store.set_state(RUN_MARKER, {"pid": 1, "started_at": 0})  # no clean exit
+        store.set_state(RUN_MARKER.name, {"pid": 1, "started_at": 0})  # no clean exit
     w = driver.open(env=_env(fake_provider))
     assert w.toast.isVisible() and w.toast.message == INTERRUPTED_NOTICE
     assert [r.session_id for r in w.previous_run.interrupted] == [s.id]
     driver.close(w)
     with Store.open(paths.db_path(home)) as store:
-        assert store.get_state(RUN_MARKER) is None  # this run ended cleanly
+        assert store.get_state(RUN_MARKER.name) is None  # this run ended cleanly
     again = driver.open(env=_env(fake_provider))
     assert again.previous_run is None and not again.toast.isVisible()
 

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from parley.core import machine
-from parley.gui.chat.run import LAST_SESSION_KEY
-from parley.gui.window.layout import GEOMETRY_KEY, SPLITTER_KEY
+from parley.core.app_state import LAST_SESSION, WINDOW_GEOMETRY, WINDOW_SPLITTER
 from tests.gui.chats import long_chat
 
 pytestmark = pytest.mark.timeout(120)
@@ -61,9 +60,9 @@ def test_a_wide_window_and_the_last_chat_do_not_follow_to_another_machine(
     w = driver.open(env)
     assert w.width() == laptop_width and w.session_id == sid
     assert w.splitter.sizes()[0] == 220  # its panes as it left them
-    laptop_geometry = driver.run(w.store.get_state(f"{GEOMETRY_KEY}@laptop"))
-    assert laptop_geometry and driver.run(w.store.get_state(f"{SPLITTER_KEY}@laptop"))
-    assert driver.run(w.store.get_state(GEOMETRY_KEY)) is None  # nothing shared written
+    laptop_geometry = driver.run(w.store.get_state(f"{WINDOW_GEOMETRY.name}@laptop"))
+    assert laptop_geometry and driver.run(w.store.get_state(f"{WINDOW_SPLITTER.name}@laptop"))
+    assert driver.run(w.store.get_state(WINDOW_GEOMETRY.name)) is None  # nothing shared written
     driver.close(w)
 
     _on(monkeypatch, "desktop")
@@ -79,18 +78,18 @@ def test_a_machine_with_none_of_its_own_reads_the_shared_state_once(
     sid, _ = long_chat(driver, w, 2, title="Left open by an older Parley")
     later, _ = long_chat(driver, w, 2, title="Later")
     # What a Parley before per-machine state kept, shared by every machine.
-    driver.run(w.store.set_state(LAST_SESSION_KEY, sid))
+    driver.run(w.store.set_state(LAST_SESSION.name, sid))
     driver.close(w)
 
     _on(monkeypatch, "tablet")
     w = driver.open(env)
     assert w.session_id == sid  # its last chat, from the shared key
     driver.close(w)
-    assert driver.run(_own(driver, env, LAST_SESSION_KEY, "tablet")) == sid
+    assert driver.run(_own(driver, env, LAST_SESSION.name, "tablet")) == sid
     # From now on the tablet's own value counts: the shared key no longer moves it.
     _on(monkeypatch, "laptop")
     w = driver.open(env)
-    driver.run(w.store.set_state(LAST_SESSION_KEY, later))
+    driver.run(w.store.set_state(LAST_SESSION.name, later))
     driver.close(w)
     _on(monkeypatch, "tablet")
     w = driver.open(env)

@@ -9,9 +9,9 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QAbstractSlider
 
 from parley.core import paths
+from parley.core.app_state import LAST_SESSION
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
-from parley.gui.chat.run import LAST_SESSION_KEY
 from parley.gui.transcript.listview import STICK_SLACK
 
 pytestmark = pytest.mark.timeout(60)
@@ -33,7 +33,7 @@ def _cut_off_chat(home) -> str:
         s = store.create_session(title="A long story", model=MODEL)
         store.append_turn(s.id, Turn("user", [TextBlock("Tell me a long story")]))
         store.append_turn(s.id, Turn("assistant", [TextBlock(STORY)], aborted=True, model=MODEL))
-        store.set_state(LAST_SESSION_KEY, s.id)
+        store.set_state(LAST_SESSION.name, s.id)
     return str(s.id)
 
 

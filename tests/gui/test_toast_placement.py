@@ -10,12 +10,11 @@ from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QAbstractSlider, QApplication, QWidget
 
 from parley.core import paths
+from parley.core.app_state import LAST_SESSION, RUN_MARKER
 from parley.core.content import TextBlock, Turn
-from parley.core.recovery.previous_run import RUN_MARKER
 from parley.core.store import Store
 from parley.core.tasks import TaskSet
 from parley.gui import dialogs
-from parley.gui.chat.run import LAST_SESSION_KEY
 from parley.gui.main_window import INTERRUPTED_NOTICE
 from parley.gui.notices.undo import (
     HOLD_GRACE_MS,
@@ -50,9 +49,9 @@ def _home_with_cut_off_reply(home, *, crashed: bool) -> str:
         store.append_turn(s.id, Turn("user", [TextBlock("Tell me a long story")]))
         store.append_turn(s.id, Turn("assistant", [TextBlock(STORY)], aborted=True,
                                      cut_off=True, model=MODEL))  # as journalled
-        store.set_state(LAST_SESSION_KEY, s.id)
+        store.set_state(LAST_SESSION.name, s.id)
         if crashed:
-            store.set_state(RUN_MARKER, {"pid": 1, "started_at": 0})  # no clean exit
+            store.set_state(RUN_MARKER.name, {"pid": 1, "started_at": 0})  # no clean exit
     return str(s.id)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from parley.core.app_state import LAST_SESSION, V3_SETTINGS
 from parley.core.content import new_id
 from parley.core.store import schema
 from parley.core.store.upgrade import tree
@@ -49,15 +50,13 @@ AUTO_COMPACT_KEYS = {
     "keepTurns": "compaction.keep_turns",
     "model": "compaction.model",
 }
-#: v3 ``app_state`` keys -> v4 ``app_state`` keys (others keep their name). ``session.last``
-#: is the GUI's LAST_SESSION_KEY (gui/chat/run.py): the session reopened at start.
-STATE_KEYS = {"lastSessionId": "session.last"}
+#: v3 ``app_state`` keys -> v4 ``app_state`` keys (others keep their name): the session
+#: reopened at start.
+STATE_KEYS = {"lastSessionId": LAST_SESSION.name}
 #: v4 ``sessions.meta`` key holding a v3 ``meta`` that was not a JSON object.
 UNREADABLE_META_KEY = "v3_meta"
 #: v4 ``sessions.meta`` key keeping ``fork_idx`` when no parent turn has that idx.
 FORK_IDX_KEY = "v3_fork_idx"
-#: v4 ``app_state`` key keeping a v3 ``settings`` value that was not a JSON object.
-UNREADABLE_SETTINGS_KEY = "v3_settings"
 
 #: The attachment trigger left out of the bulk load (see "v4 schema created").
 ATTACHMENT_LINK_TRIGGER = "turns_attachments_insert"
@@ -254,7 +253,7 @@ def settings_and_state(m: Migration) -> None:
             if isinstance(value, dict):
                 settings.update(settings_from_v3(value))
             else:
-                state[UNREADABLE_SETTINGS_KEY] = raw
+                state[V3_SETTINGS.name] = raw
         else:
             state[STATE_KEYS.get(key, key)] = value
     for table, values in (("settings", settings), ("app_state", state)):
