@@ -120,7 +120,7 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
             instance.release()
         return 0
     crash.install(loop)
-    window.start_after_first_paint()
+    window.startup.start_after_first_paint()
     if instance is not None:
         instance.listen()
         instance.activated.connect(lambda: _bring_to_front(_current(window)))

@@ -13,8 +13,11 @@ each, each given what it uses:
 * quitting: ``parley.gui.window.shutdown`` (``window.quitting``);
 * what the actions do: ``parley.gui.commands.window_commands`` (``window.window_commands``).
 
-Its start-up (the store, the chats, then the providers, after the first paint; what the
-person did meanwhile kept) is still a mixin: ``parley.gui.startup.phases``. Everything a
+* its start-up, one state machine (the store, the chats, then the providers, after the
+  first paint; what the person did meanwhile queued): ``parley.gui.startup.phases``
+  (``window.startup``).
+
+Everything a
 person does with chats (open, send, stop, retry, drafts …) is in
 :class:`parley.gui.chat.controller.ChatController`, given the window's parts it uses
 (``parley.gui.chat.parts``). This module makes the parts and routes Qt's events to them.
@@ -35,7 +38,8 @@ from parley.core.recovery.restart_notice import CUT_OFF
 from parley.gui.commands.window_commands import WindowCommands
 from parley.gui.look import appearance
 from parley.gui.startup.first_paint import when_painted
-from parley.gui.startup.phases import WindowStartup
+from parley.gui.startup.phases import Startup
+from parley.gui.window.base import WindowBase
 from parley.gui.window.focus_back import FocusBack
 from parley.gui.window.layout import WindowLayout
 from parley.gui.window.pages import WindowPages
@@ -50,7 +54,7 @@ if TYPE_CHECKING:
 INTERRUPTED_NOTICE = CUT_OFF
 
 
-class MainWindow(WindowStartup, QMainWindow):
+class MainWindow(WindowBase, QMainWindow):
     """Parley's window: its state (:class:`WindowState`, declared once) and its parts.
 
     Args:
@@ -65,6 +69,7 @@ class MainWindow(WindowStartup, QMainWindow):
         problems: errors told to the person, the damaged store (:class:`WindowProblems`).
         quitting: the window's closing (:class:`WindowShutdown`).
         window_commands: what the actions do (:class:`WindowCommands`).
+        startup: its start-up, one state machine (``parley.gui.startup.phases.Startup``).
         The window's state and widgets: :class:`WindowState`.
     """
 
@@ -75,8 +80,8 @@ class MainWindow(WindowStartup, QMainWindow):
         self.setWindowTitle("Parley")
         self.setAccessibleName("Parley")
         self.resize(1180, 780)
-        self.window_commands = WindowCommands(
-            self, self, self.queue_early_message, self.take_back_early_message)
+        self.startup = Startup(self)
+        self.window_commands = WindowCommands(self, self)
         self.widgets = WindowLayout(self, self, self.window_commands)
         self.widgets.build()
         self.pages = WindowPages(self, self.statusBar())
@@ -85,11 +90,7 @@ class MainWindow(WindowStartup, QMainWindow):
         self.composer.on_action = self.widgets.composer_action
         self.composer.setFocus()  # keys typed from the first paint on go in the message box
         FocusBack(self)  # the keys come back to the window when a dialog closes
-        when_painted(self, self._first_paint)
-
-    def _first_paint(self) -> None:
-        self._painted = True
-        self.probe("first-paint")
+        when_painted(self, self.startup.first_paint)
 
     def show_problem(self, error: ParleyError) -> None:
         """Tell an error the person can act on (:meth:`WindowProblems.show`)."""

@@ -73,7 +73,7 @@ class ChatOpener:
     async def show_first(self) -> None:
         """Show the first chat at start-up: the one open when Parley closed, or a new
         chat when there is none or Ctrl+N was pressed while starting (then the last
-        chat does not take the message box's text: ``parley.gui.composer.early_input`` gives it what
+        chat does not take the message box's text: ``parley.gui.startup.state.replay`` gives it what
         was typed for it)."""
         # Not when the person opened a chat meanwhile (no longer adopting).
         if (self.new_chat_asked() or not await self.reopen_last()) and self.chat.adopting:

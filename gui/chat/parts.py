@@ -82,7 +82,7 @@ class WindowCalls:
         setup_panel: the set-up page's panel (None until it was shown).
         focus_composer: puts the focus in the message box unless the person moved it.
         show_problem: tells a user error in the window.
-        starting: True while the chats are still being opened (keys are kept for them).
+        starting: True while the chats are still being opened (keys are queued for them).
         queue_early_message: keeps the message typed before the chats showed (Enter).
         new_chat_asked: True when Ctrl+N was pressed before the first chat showed.
         ready: True once start-up finished (the providers loaded).

@@ -123,9 +123,8 @@ class ChatRuns:
         first, then the text). An edited message holds the files its tray shows
         (the original's, less those removed, plus those added).
         """
-        # no chat shown yet: kept for its chat (parley.gui.composer.early_input)
         if self.calls.starting() and not self.chat.attachments.has_pending():
-            # The chats are still being opened: kept for its chat (early_input). With
+            # The chats are still being opened: queued for its chat (startup.state). With
             # files (attached to the chat shown) it waits in the box for the provider.
             return bool(self.calls.queue_early_message())
         text = self.parts.composer.text()
@@ -195,7 +194,7 @@ class ChatRuns:
 
     async def send_queued(self, text: str) -> None:
         """Send ``text`` to the open chat as if typed and sent (a message written before
-        the chats were open, ``parley.gui.composer.early_input``); returns once it has its chat (a
+        the chats were open, ``parley.gui.startup.state``); returns once it has its chat (a
         new
         chat got its session), its run going on in the background."""
         if not text.strip():
@@ -207,7 +206,7 @@ class ChatRuns:
 
     def send_to(self, sid: str, text: str) -> None:
         """Send ``text`` in saved chat ``sid``, open or not (a message written for it
-        before the chats were open, ``parley.gui.composer.early_input``): saved, then sent once its
+        before the chats were open, ``parley.gui.startup.state``): saved, then sent once its
         provider is ready."""
         if text.strip():
             self.parts.tasks.spawn(self.run(sid, "send", [TextBlock(text)], None, None,

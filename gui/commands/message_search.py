@@ -200,9 +200,9 @@ def window_search(window: Any) -> Search:
     store, so a message they hold still shows in a fork that copied it)."""
 
     async def search(query: str, **kwargs: Any) -> list[SearchHit]:
-        opened = getattr(window, "store_opened", None)
-        if opened is not None:
-            await opened.wait()
+        startup = getattr(window, "startup", None)  # the window's start-up part
+        if startup is not None:
+            await startup.store_opened.wait()
         chat = getattr(window, "chat", None)
         hidden: Collection[str] = set(chat.organizer.deleting) if chat is not None else ()
         if hidden:

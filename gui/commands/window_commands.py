@@ -34,17 +34,14 @@ class WindowCommands:
             move the focus between).
         window: the window (closed by Quit, the dialogs' parent, handed to the search,
             the palette and the import/export dialogs).
-        queue_early_message: Enter before the chats are open (start-up keeps the message).
-        take_back_early_message: Esc then (the message kept comes back into the box).
+
+    Before the chats are shown (``state.startup.queueing``) the chat commands are queued
+    for them (``parley.gui.startup.state.PendingQueue``).
     """
 
-    def __init__(self, state: WindowState, window: QMainWindow,
-                 queue_early_message: Callable[[], bool],
-                 take_back_early_message: Callable[[], bool]) -> None:
+    def __init__(self, state: WindowState, window: QMainWindow) -> None:
         self.state = state
         self.window = window
-        self.queue_early_message = queue_early_message
-        self.take_back_early_message = take_back_early_message
 
     def register(self, commands: Commands) -> None:
         """Register the window's handlers of the declared actions in ``commands``."""
@@ -103,12 +100,12 @@ class WindowCommands:
                    early: Callable[[], Any] | None = None) -> Any:
         """Run ``command`` on the chat controller when the chat page is up. Before the first
         chat is shown: ``early()`` when given (what the command means then), else
-        ``command`` is kept and run once the chat is shown
-        (``parley.gui.composer.early_input``)."""
-        if self.state.early is not None and not self.store_failed():
+        ``command`` is queued and run once the chat is shown
+        (``parley.gui.startup.state.PendingQueue``)."""
+        if self.state.startup.queueing:
             if early is not None:
                 return early()
-            self.state.early.commands.append(lambda: self._chat_call(command))
+            self.state.startup.queue.command(lambda: self._chat_call(command))
             return True
         if self.state.chat is None or self.state.stack.currentWidget() is not self.state.chat_page:
             return False
@@ -117,8 +114,8 @@ class WindowCommands:
     def new_session(self) -> Any:
         """Ctrl+N: a new chat; before the chats are open, the first chat shown is a new
         one (instead of the last chat)."""
-        if self.state.early is not None and not self.store_failed():
-            if self.state.early.new_chat(self.state.composer.text()):
+        if self.state.startup.queueing:
+            if self.state.startup.queue.new_chat(self.state.composer.text()):
                 self.state.composer.clear()  # what was typed stays with its chat
             return True
         return self._chat_call(lambda c: c.new_session())
@@ -138,7 +135,7 @@ class WindowCommands:
             return self._chat_call(lambda c: c.organizer.rename_space())
         state = self.state
         in_list = state.sidebar.tree.hasFocus()
-        if not in_list and state.early is None and state.chat is not None \
+        if not in_list and not state.startup.queueing and state.chat is not None \
                 and state.stack.currentWidget() is state.chat_page:
             return state.chat_heading.begin_edit()
         return self._chat_call(lambda c: c.organizer.rename_session())
@@ -203,19 +200,14 @@ class WindowCommands:
 
     def send_from_composer(self) -> Any:
         """Enter: send the message (before the chats are open: keep it for the chat shown
-        first, ``MainWindow.queue_early_message``)."""
-        if self.state.early is not None and not self.store_failed():
-            return self.queue_early_message()
+        first, ``Startup.queue_message``)."""
+        if self.state.startup.queueing:
+            return self.state.startup.queue_message()
         return self._chat_call(lambda c: c.runs.send_from_composer())
-
-    def store_failed(self) -> bool:
-        """True when start-up stopped without opening the chats (an error or the
-        recovery page shows instead of the chat page)."""
-        return self.state.stack.currentWidget() is not self.state.chat_page
 
     def stop_run(self) -> Any:
         return self._chat_call(lambda c: c.runs.stop(),
-                               early=self.take_back_early_message)
+                               early=self.state.startup.take_back_message)
 
     def retry_run(self) -> Any:
         return self._chat_call(lambda c: c.runs.retry())

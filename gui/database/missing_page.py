@@ -122,7 +122,7 @@ class MissingPage(QWidget):
         w.stack.removeWidget(self)
         self.deleteLater()
         w.missing_checked = True
-        await w.start()
+        await w.startup.start()
         w.undo.notice(said, 15_000)
 
 

@@ -243,7 +243,7 @@ async def show_recovery(window: Any, path: Path, message: str) -> RecoveryPage:
         if page is not None:
             window.stack.removeWidget(page)
             page.deleteLater()
-        await window.start()
+        await window.startup.start()
         window.undo.notice(said, 15_000)
 
     page = RecoveryPage(message, found, chosen, window.tasks.spawn)
@@ -301,7 +301,7 @@ def reopen(window: Any, notice: str) -> Any:
     new.pending_notice = notice
     window.successor = new
     new.show()
-    new.start_after_first_paint()
+    new.startup.start_after_first_paint()
     window.quitting.retire()
     return new
 
@@ -364,5 +364,5 @@ def keep_message(window: Any) -> Path | None:
     if not typed.keep(window):
         return None
     window.composer.set_text("")  # it comes back once, from the file
-    window.typed = None  # the next start reads the file again
+    window.startup.typed = None  # the next start reads the file again
     return typed.path

@@ -1,12 +1,17 @@
 """The main window's start-up: the store, the chats, then the providers, after the first paint.
 
+:class:`Startup` is the window's start-up part (``window.startup``), one state machine in
+the manner of Anki's ``MainWindowState``: it is in one ``Stage`` at a time
+(``parley.gui.startup.state``: painting → opening → chats shown → ready, or set-up,
+recovery, failed) and moves with :meth:`Startup.move_to`.
+
 The window is shown first, with only cheap widgets (``parley.gui.window.layout``), and
 the message box focused: what a person types from the first paint on is kept.
-:meth:`WindowStartup.start` then opens the store and the providers off the GUI thread
-and fills the window, never undoing what the person did meanwhile (a message sent
-before the chats are open is kept for the chat it was written in; Ctrl+N pressed then
-opens a new chat, and what was typed before it stays with the last chat:
-``parley.gui.composer.early_input``). A damaged file shows the recovery page
+:meth:`Startup.start` then opens the store and the providers off the GUI thread and fills
+the window, never undoing what the person did meanwhile: until the chats are shown it goes
+into one queue (``parley.gui.startup.state.PendingQueue``: a message sent is kept for the
+chat it was written in; Ctrl+N opens a new chat, and what was typed before it stays with
+the last chat), done once they are. A damaged file shows the recovery page
 (``parley.gui.database.recovery_page``); a store that cannot be opened is told in the
 window, what was typed kept (``parley.gui.startup.typed_at_start``).
 """
@@ -21,22 +26,67 @@ from PySide6.QtCore import QTimer
 from parley.core.errors import ParleyError
 from parley.core.gc_pause import pausing_gc
 from parley.core.tasks import report_bug
-from parley.gui.composer.early_input import ONE_WAITING
 from parley.gui.startup.first_paint import PAINT_FALLBACK_MS, when_painted
-from parley.gui.startup.replay_early import replay
-from parley.gui.window.base import WindowBase
+from parley.gui.startup.state import LOADED, ONE_WAITING, QUEUEING, PendingQueue, Stage, replay
 from parley.gui.window.layout import import_window_parts
 
 if TYPE_CHECKING:
     import asyncio
+
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.startup.typed_at_start import TypedAtStart
+    from parley.gui.window.base import WindowBase
 
 log = logging.getLogger(__name__)
 #: How long the notice of a v3 upgrade shows (ms; longer while the pointer rests on it).
 UPGRADE_NOTICE_MS = 30_000
 
 
-class WindowStartup(WindowBase):
-    """The window's start-up (mixed into ``MainWindow``)."""
+class Startup:
+    """The window's start-up (see the module docstring).
+
+    Args:
+        window: the main window it fills (its store, chats, providers are set on it).
+
+    Attributes:
+        stage: where start-up is (:meth:`move_to` changes it).
+        queue: what the person did before the chats were shown, done once they are.
+        typed: where that text is kept when the chats cannot be opened (set by
+            :meth:`start`; None before, and after a recovery kept it).
+        painted: True once the window's first paint was flushed.
+    """
+
+    def __init__(self, window: WindowBase) -> None:
+        self.window = window
+        self.stage = Stage.PAINTING
+        self.queue = PendingQueue()
+        self.typed: TypedAtStart | None = None
+        self.painted = False
+        self._store_opened: asyncio.Event | None = None
+
+    def move_to(self, stage: Stage) -> None:
+        """Move to ``stage``; what a stage begins with is done by its ``_<stage>_state``
+        method, when it has one (Anki's ``moveToState``)."""
+        old, self.stage = self.stage, stage
+        log.debug("start-up: %s -> %s", old.value, stage.value)
+        enter = getattr(self, f"_{stage.name.lower()}_state", None)
+        if enter is not None:
+            enter(old)
+
+    @property
+    def ready(self) -> bool:
+        """True once messages can be sent (the providers are loaded, or set-up shows)."""
+        return self.stage in LOADED
+
+    @property
+    def queueing(self) -> bool:
+        """True while what the person does waits in :attr:`queue` (no chat shown yet)."""
+        return self.stage in QUEUEING
+
+    @property
+    def recovering(self) -> bool:
+        """True while sessions.db is damaged or missing: the recovery page shows."""
+        return self.stage is Stage.RECOVERY
 
     @property
     def store_opened(self) -> asyncio.Event:
@@ -48,213 +98,268 @@ class WindowStartup(WindowBase):
             self._store_opened = asyncio.Event()
         return self._store_opened
 
+    def first_paint(self) -> None:
+        """The window's first paint was flushed (``MainWindow``)."""
+        self.painted = True
+        self.window.probe("first-paint")
+
     def start_after_first_paint(self) -> None:
         """Schedule :meth:`start` right after the first paint (at once when it was before;
         fallback: :data:`PAINT_FALLBACK_MS`)."""
         def go() -> None:
-            if not self._started:
-                self._started = True
-                self.tasks.spawn(self.start(), name="window-start")
+            if self.stage is Stage.PAINTING:
+                self.move_to(Stage.OPENING)
+                self.window.tasks.spawn(self.start(), name="window-start")
 
-        if self._painted:
+        if self.painted:
             QTimer.singleShot(0, go)
             return
-        when_painted(self, go)
+        when_painted(self.window, go)
         QTimer.singleShot(PAINT_FALLBACK_MS, go)
 
     async def start(self) -> None:
         """Open the store and show the chats, then load the providers.
 
-        Step 1 (store only): the sidebar and the last open chat appear (a new
-        chat instead when Ctrl+N was pressed meanwhile; what was typed stays in
-        the message box), then what the person did meanwhile is done: messages
-        saved in the chats they were sent in, drafts kept, chat commands run
-        (``parley.gui.composer.early_input``);
-        if the previous run did not exit cleanly and left a reply cut off, a
-        notice says so (the transcript offers Resume). Step 2: the providers'
-        settings and keys are loaded (set-up is shown if none is usable) and
-        messages can be sent; then the SDKs of the providers in use (seconds
-        to import on a cold start) are imported, the first chat's first; a
-        message waits for its provider's ("connecting…"). Imports run in a
-        worker thread so the window keeps painting. A damaged file
-        (``DatabaseCorrupt``) shows the recovery page; another store that
-        cannot be opened (``NewerFormat`` …) is reported in the window.
+        Opening (store only): the sidebar and the last open chat appear (a new chat
+        instead when Ctrl+N was pressed meanwhile; what was typed stays in the message
+        box). Chats shown: what the person did meanwhile is done (the queue: messages
+        saved in the chats they were sent in, drafts kept, chat commands run); if the
+        previous run did not exit cleanly and left a reply cut off, a notice says so
+        (the transcript offers Resume). Ready: the providers' settings and keys are
+        loaded (set-up is shown if none is usable) and messages can be sent; then the
+        SDKs of the providers in use (seconds to import on a cold start) are imported,
+        the first chat's first; a message waits for its provider's ("connecting…").
+        Imports run in a worker thread so the window keeps painting. A damaged file
+        (``DatabaseCorrupt``) shows the recovery page; another store that cannot be
+        opened (``NewerFormat`` …) is reported in the window.
         """
         import asyncio
 
-        self._started = True
-        if self._to_build:  # the rest of the window: its modules off the GUI thread, then
+        w = self.window
+        after_recovery = self.stage is Stage.RECOVERY  # opened again: a fresh start
+        self.move_to(Stage.OPENING)
+        if w._to_build:  # the rest of the window: its modules off the GUI thread, then
             await asyncio.to_thread(import_window_parts)  # made a part at a time
-        while self._to_build:
-            self._to_build.pop(0)()
+        while w._to_build:
+            w._to_build.pop(0)()
             await asyncio.sleep(0)  # keys typed meanwhile are taken in between
-        self.sidebar.show_status("Loading chats…")
+        w.sidebar.show_status("Loading chats…")
         await asyncio.to_thread(_import_store)
         from parley.core import paths
         from parley.core.store.async_store import AsyncStore
         from parley.core.store.backends import database_url
         from parley.core.store.errors import DamagedWhileOpen, DatabaseCorrupt, NotAParleyFile
-        from parley.gui.chat.controller import ChatController
-        from parley.gui.chat.parts import ChatCore, ChatParts, WindowCalls
-        from parley.gui.notices.status_line import OneLineStatusBar
 
-        path = paths.db_path(self.home)
+        path = paths.db_path(w.home)
         if self.typed is None:
             from parley.gui.startup.typed_at_start import TypedAtStart
 
-            self.typed = TypedAtStart(paths.data_dir(self.home))
+            self.typed = TypedAtStart(paths.data_dir(w.home))
         # A database URL (--database, PARLEY_DATABASE_URL) puts the chats on PostgreSQL.
         try:  # a mistyped address: InvalidDatabaseUrl, shown in the window
-            target = database_url(self.env.get("PARLEY_DATABASE_URL"), paths.data_dir(self.home))
+            target = database_url(w.env.get("PARLEY_DATABASE_URL"), paths.data_dir(w.home))
             if target is None and await self._missing_file(path):
                 return
-            self.store = await AsyncStore.open(target or path, self._upgrade_progress)
+            w.store = store = await AsyncStore.open(target or path, self._upgrade_progress)
         except (DatabaseCorrupt, NotAParleyFile) as exc:
             from parley.core.store.sqlite.backups import automatic_backups, folder_of
             from parley.gui.database.recovery_page import AT_START, show_recovery, words
 
             # Not even an SQLite header, but Parley backed it up: its first page is damaged.
             if isinstance(exc, DatabaseCorrupt) or automatic_backups(folder_of(path)):
-                self.sidebar.show_status("")
-                self.recovering = True
-                await show_recovery(self, path, words(path, AT_START))
+                w.sidebar.show_status("")
+                self.move_to(Stage.RECOVERY)
+                await show_recovery(w, path, words(path, AT_START))
                 return
             self._cannot_open(exc)
             raise
         except ParleyError as exc:
             self._cannot_open(exc)
             raise
-        self.store.on_damaged = self.problems.store_damaged
+        store.on_damaged = w.problems.store_damaged
         self.store_opened.set()
         self._note_upgrade()
-        if self.recovering:  # opened again after the recovery page: a fresh start
-            self.problems.reopened()
-            self.sidebar.show()
+        if after_recovery:
+            w.problems.reopened()
+            w.sidebar.show()
         hub_task: asyncio.Future[Any] | None = None
         try:
             await self._note_previous_run()
-            await self.widgets.restore_geometry()
-            self.widgets.install_transcript()
+            await w.widgets.restore_geometry()
+            w.widgets.install_transcript()
             from parley.gui.look.view_prefs import ViewPrefs
 
-            self.view_prefs = ViewPrefs(self)  # theme, text size, zoom (Settings → Appearance)
-            await self.view_prefs.load()
-            assert self.transcript is not None  # the store is open, the transcript in place
-            self.chat = ChatController(
-                ChatParts(parent=self, status=cast(OneLineStatusBar, self.statusBar()),
-                          tasks=self.tasks,
-                          keymap=self.keymap, sidebar=self.sidebar, transcript=self.transcript,
-                          composer=self.composer, composer_bar=self.composer_bar,
-                          model_picker=self.model_picker, context_meter=self.context_meter,
-                          undo=self.undo, chat_page=self.chat_page,
-                          chat_layout=self._chat_layout, heading=self.chat_heading,
-                          greeting=self.greeting),
-                WindowCalls(set_title=self.setWindowTitle, show_chat=self.pages.show_chat,
-                            show_setup=self.pages.show_setup, setup_panel=lambda: self.setup_panel,
-                            focus_composer=self.pages.focus_composer_unless_moved,
-                            show_problem=lambda error: self.show_problem(error),
-                            starting=lambda: self.early is not None,
-                            queue_early_message=self.queue_early_message,
-                            new_chat_asked=lambda: self.early is not None
-                            and self.early.new_chat_asked,
-                            ready=lambda: self.ready, cache_timer=lambda: self.cache_timer,
-                            elsewhere=lambda: self.elsewhere),
-                ChatCore(self.store, home=self.home))
-            await self.chat.load_sidebar()
-            self.sidebar.show_status("")
-            self.probe("sessions-listed")
-            self._sources_changed()
+            w.view_prefs = ViewPrefs(w)  # theme, text size, zoom (Settings → Appearance)
+            await w.view_prefs.load()
+            w.chat = chat = self._open_chat()
+            await chat.load_sidebar()
+            w.sidebar.show_status("")
+            w.probe("sessions-listed")
+            self.sources_changed()
             # The providers load while the first chat is read and shown.
             hub_task = asyncio.ensure_future(self._open_hub())
-            await self.chat.show_first()
-            if self.store.on_server:  # other Parleys' changes show without a restart
+            await chat.show_first()
+            if store.on_server:  # other Parleys' changes show without a restart
                 from parley.gui.database.elsewhere import Elsewhere
 
-                self.elsewhere = Elsewhere(self)
-                await self.elsewhere.start()
+                w.elsewhere = Elsewhere(w)
+                await w.elsewhere.start()
             self._tell_previous_run()  # once a chat shows: told before, a slow start hid it
-            early, self.early = self.early, None  # from now on keys act on the chat shown
-            if early is not None:
-                await replay(self, early)
+            self.move_to(Stage.CHATS_SHOWN)  # from now on keys act on the chat shown
+            await replay(chat, w.composer, self.queue)
             if self.typed is not None:  # an earlier run's text typed at start, back in the box
-                self.typed.restore(self)
+                self.typed.restore(w)
         except (DatabaseCorrupt, DamagedWhileOpen):
             if hub_task is not None:
                 hub_task.cancel()
                 await asyncio.gather(hub_task, return_exceptions=True)
-            await self.problems.damaged_at_start(path)
+            await w.problems.damaged_at_start(path)
             return
         except BaseException:
             if hub_task is not None:
                 hub_task.cancel()
             raise
+        await self._load_providers(chat, await hub_task)
 
-        self.hub = await hub_task
+    def _open_chat(self) -> ChatController:
+        """The open chat's controller, given the window's widgets and what it asks of the
+        window (``parley.gui.chat.parts``); the store is open, the transcript in place."""
+        from parley.gui.chat.controller import ChatController
+        from parley.gui.chat.parts import ChatCore, ChatParts, WindowCalls
+        from parley.gui.notices.status_line import OneLineStatusBar
+
+        w = self.window
+        assert w.transcript is not None and w.store is not None
+        return ChatController(
+            ChatParts(parent=w, status=cast(OneLineStatusBar, w.statusBar()), tasks=w.tasks,
+                      keymap=w.keymap, sidebar=w.sidebar, transcript=w.transcript,
+                      composer=w.composer, composer_bar=w.composer_bar,
+                      model_picker=w.model_picker, context_meter=w.context_meter,
+                      undo=w.undo, chat_page=w.chat_page, chat_layout=w._chat_layout,
+                      heading=w.chat_heading, greeting=w.greeting),
+            WindowCalls(set_title=w.setWindowTitle, show_chat=w.pages.show_chat,
+                        show_setup=w.pages.show_setup, setup_panel=lambda: w.setup_panel,
+                        focus_composer=w.pages.focus_composer_unless_moved,
+                        show_problem=lambda error: w.show_problem(error),
+                        starting=lambda: self.queueing, queue_early_message=self.queue_message,
+                        new_chat_asked=lambda: self.queue.new_chat_asked,
+                        ready=lambda: self.ready, cache_timer=lambda: w.cache_timer,
+                        elsewhere=lambda: w.elsewhere),
+            ChatCore(w.store, home=w.home))
+
+    async def _load_providers(self, chat: Any, hub: Any) -> None:
+        """The chats show and ``hub`` is loaded: the runner, its tools, the timers and
+        backups; then ready (or set-up, with no provider set up)."""
+        w = self.window
+        w.hub, store = hub, w.store
+        assert store is not None
         from parley.core.chat.run import ChatRunner
         from parley.core.tools import ToolExecutor
 
         # Memory, skills and session search as tools the model can use (parley.core.tools),
         # and the tools of the MCP servers in mcp.json (parley.core.mcp), asked about first.
-        self.runner = ChatRunner(self.store, self.hub,
-                                 tools=ToolExecutor(self.store, mcp=self._open_mcp()))
+        w.runner = runner = ChatRunner(store, hub, tools=ToolExecutor(store, mcp=self._open_mcp()))
         from parley.core.recovery.previous_run import CompactionMarks
 
-        self.compaction_marks = CompactionMarks(self.store, self.runner.hooks)
+        w.compaction_marks = CompactionMarks(store, runner.hooks)
         self._start_cache_timer()
         await self._start_backups()
-        self.chat.attach(self.hub, self.runner)
-        if self.hub.is_configured:
-            await self.chat.enter()
+        chat.attach(hub, runner)
+        if hub.is_configured:
+            await chat.enter()
         else:
-            self.pages.show_setup()
-        await self.hub.prepare_all(first=self.chat.current_model())
-        self.probe("ready")
-        self.ready = True
-        self._sources_changed()
-        if self.pending_notice:
-            self.undo.notice(self.pending_notice, 15_000)
-            self.pending_notice = None
-        if self.upgrade_notice:  # a v3 file was upgraded as it opened: say so, and where
-            self.undo.notice(self.upgrade_notice, UPGRADE_NOTICE_MS)
+            w.pages.show_setup()
+        await hub.prepare_all(first=chat.current_model())
+        self.move_to(Stage.READY if hub.is_configured else Stage.SET_UP)
+
+    def _ready_state(self, old: Stage) -> None:
+        """Messages can be sent: said to the probe, the palette lists the commands, the
+        notices kept for now are shown."""
+        w = self.window
+        if old in LOADED:  # set-up done (or shown again): nothing more to begin
+            return
+        w.probe("ready")
+        self.sources_changed()
+        if w.pending_notice:
+            w.undo.notice(w.pending_notice, 15_000)
+            w.pending_notice = None
+        if w.upgrade_notice:  # a v3 file was upgraded as it opened: say so, and where
+            w.undo.notice(w.upgrade_notice, UPGRADE_NOTICE_MS)
         # A rescue copy saved elsewhere when sessions.db could not take the chats.
         from parley.gui.database.rescued_offer import offer_rescued
 
-        self.tasks.spawn(offer_rescued(self), name="rescued")
+        w.tasks.spawn(offer_rescued(w), name="rescued")
+
+    #: Set-up shows (no provider set up yet): ready as well, reading chats is possible.
+    _set_up_state = _ready_state
+
+    def queue_message(self) -> bool:
+        """Enter before the first chat is shown: keep the message (the composer's text)
+        for the chat it was written in: the one start-up shows, or the new chat Ctrl+N
+        made. One waiting message per chat; another stays in the composer, and the
+        status bar says why. Always consumes the key."""
+        w = self.window
+        text = w.composer.text()
+        if not text.strip():
+            return True
+        if not self.queue.send(text):
+            w.statusBar().showMessage(ONE_WAITING, 8_000)
+            return True
+        w.composer.clear()
+        if w.transcript is None:  # else the chat shows in a moment, with the message
+            w._transcript_slot.setText(
+                "Opening your chats…\n\nYour message is kept and will be sent in a moment.")
+        return True
+
+    def take_back_message(self) -> bool:
+        """Esc before the first chat is shown: the message sent meanwhile in the chat in
+        view comes back into the box (what was typed since stays after it). False when no
+        message waits there."""
+        w = self.window
+        text = self.queue.take_back()
+        if text is None:
+            return False
+        box = w.composer.text()
+        w.composer.set_text(f"{text}\n\n{box}" if box.strip() else text)
+        if w.transcript is None:
+            w._transcript_slot.setText("Opening your chats…")
+        return True
 
     def _open_mcp(self) -> Any:
         """The MCP servers of ``mcp.json`` (started when a chat first needs them) and their
         tools, with the approval dialog (``parley.gui.dialogs.mcp_approval``); kept as
-        ``self.mcp``."""
+        ``window.mcp``."""
         from parley.core import paths
         from parley.core.mcp import McpHost, McpTools
         from parley.core.mcp.config import config_path
         from parley.gui.dialogs.mcp_approval import DialogApprover
 
-        hub, store, transcript = self.hub, self.store, self.transcript
+        w = self.window
+        hub, store, transcript = w.hub, w.store, w.transcript
         assert hub is not None and store is not None and transcript is not None
-        host = McpHost(config_path(paths.data_dir(self.home)), keys=hub.keys)
+        host = McpHost(config_path(paths.data_dir(w.home)), keys=hub.keys)
         host.load()
-        self.mcp = McpTools(host, store, approver=DialogApprover(self))
+        w.mcp = mcp = McpTools(host, store, approver=DialogApprover(w))
         # Tool calls in the transcript are named as configured, like the dialog names them
         # (the chat opened before the tools were: its frozen list is read now).
-        transcript.set_tool_names(self.mcp.names_of)
-        mcp, chat = self.mcp, self.chat
+        transcript.set_tool_names(mcp.names_of)
+        chat = w.chat
 
         async def name_open_chat() -> None:
             if chat is not None and chat.session_id is not None:
                 await mcp.load_names(chat.session_id)
                 transcript.tool_names_changed()
 
-        self.tasks.spawn(name_open_chat(), name="mcp-names")
+        w.tasks.spawn(name_open_chat(), name="mcp-names")
         from parley.gui.notices import mcp_status
 
-        mcp_status.watch(self, host)  # starting / failed servers in the status bar
-        return self.mcp
+        mcp_status.watch(w, host)  # starting / failed servers in the status bar
+        return mcp
 
-    def _sources_changed(self) -> None:
+    def sources_changed(self) -> None:
         """The chats are listed, or the commands can run: a palette opened while
         starting lists them (``CommandPalette.sources_changed``)."""
-        palette = getattr(self, "command_palette", None)
+        palette = getattr(self.window, "command_palette", None)
         if palette is not None:
             palette.sources_changed()
 
@@ -266,62 +371,29 @@ class WindowStartup(WindowBase):
         await asyncio.to_thread(_import_providers)
         from parley.core.providers.hub import ProviderHub
 
-        assert self.store is not None
-        hub = ProviderHub(self.store, environ=self.env)
+        w = self.window
+        assert w.store is not None
+        hub = ProviderHub(w.store, environ=w.env)
         await hub.load()
-        self.tasks.spawn(hub.prepare_all(first=hub.default_model_ref()), name="providers")
+        w.tasks.spawn(hub.prepare_all(first=hub.default_model_ref()), name="providers")
         return hub
 
     def _cannot_open(self, exc: ParleyError) -> None:
+        """The store could not be opened: why, where what was typed is kept, "Try again"."""
         from parley.gui.startup.typed_at_start import show_start_problem
 
-        show_start_problem(self, exc)  # why, where what was typed is kept, "Try again"
-        self.sidebar.show_status("")
-
-    @property
-    def early_message(self) -> str | None:
-        """The message sent before the chats were open in the chat in view, if any."""
-        return self.early.current.message if self.early is not None else None
-
-    def queue_early_message(self) -> bool:
-        """Enter before the first chat is shown: keep the message (the composer's text)
-        for the chat it was written in (``parley.gui.composer.early_input``): the one start-up
-        shows,
-        or the new chat Ctrl+N made. One waiting message per chat; another stays in
-        the composer, and the status bar says why. Always consumes the key."""
-        text = self.composer.text()
-        if not text.strip() or self.early is None:
-            return True
-        if not self.early.send(text):
-            self.statusBar().showMessage(ONE_WAITING, 8_000)
-            return True
-        self.composer.clear()
-        if self.transcript is None:  # else the chat shows in a moment, with the message
-            self._transcript_slot.setText(
-                "Opening your chats…\n\nYour message is kept and will be sent in a moment.")
-        return True
-
-    def take_back_early_message(self) -> bool:
-        """Esc before the first chat is shown: the message sent meanwhile in the chat in
-        view comes back into the box (what was typed since stays after it). False
-        when no message waits there."""
-        text = self.early.take_back() if self.early is not None else None
-        if text is None:
-            return False
-        box = self.composer.text()
-        self.composer.set_text(f"{text}\n\n{box}" if box.strip() else text)
-        if self.transcript is None:
-            self._transcript_slot.setText("Opening your chats…")
-        return True
+        self.move_to(Stage.FAILED)
+        show_start_problem(self.window, exc)
+        self.window.sidebar.show_status("")
 
     async def _missing_file(self, path: Any) -> bool:
         """sessions.db is missing but backups or rescue copies of it exist: the page that
         says so is shown (``parley.gui.database.missing_page``) and True returned."""
         from parley.gui.database.missing_page import show_if_missing
 
-        if not await show_if_missing(self, path):
+        if not await show_if_missing(self.window, path):
             return False
-        self.recovering = True
+        self.move_to(Stage.RECOVERY)
         return True
 
     async def _note_previous_run(self) -> None:
@@ -329,25 +401,25 @@ class WindowStartup(WindowBase):
         cleanly (a cut-off reply, an unanswered message, an interrupted compaction)."""
         from parley.core.recovery.previous_run import mark_running
 
-        assert self.store is not None
-        self.previous_run = await mark_running(self.store)
+        assert self.window.store is not None
+        self.window.previous_run = await mark_running(self.window.store)
 
     def _tell_previous_run(self) -> None:
         """Show what the previous run left (:meth:`_note_previous_run`)."""
-        run = self.previous_run
+        run = self.window.previous_run
         notice = run.notice() if run is not None else None
         if notice:
-            self.undo.notice(notice)
+            self.window.undo.notice(notice)
 
     def _start_cache_timer(self) -> None:
         """The idle pre-cache-expiry compaction (experimental setting) and the meter's
         "cache warm until" (``parley.core.compaction.cache_timer``)."""
         from parley.core.compaction.cache_timer import CacheTimer
 
-        runner = self.runner
+        runner = self.window.runner
         assert runner is not None
-        self.cache_timer = CacheTimer(runner, runner.compactor.compact,
-                                      on_error=self._background_error)
+        self.window.cache_timer = CacheTimer(runner, runner.compactor.compact,
+                                             on_error=self.background_error)
         runner.hooks.on("cache:updated", self._cache_updated)
 
     async def _start_backups(self) -> None:
@@ -355,24 +427,27 @@ class WindowStartup(WindowBase):
         from parley.core.recovery.backup_schedule import BackupScheduler
         from parley.core.settings import Settings
 
-        store = self.store
+        w = self.window
+        store = w.store
         assert store is not None
         if store.on_server:  # PostgreSQL: the server's own backups apply
             return
-        self.backups = BackupScheduler(
-            store, on_damaged=self.problems.store_damaged,
-            on_error=lambda exc: self.statusBar().showMessage(exc.message, 15_000))
-        await self.backups.start(Settings.of(store))
+        w.backups = BackupScheduler(
+            store, on_damaged=w.problems.store_damaged,
+            on_error=lambda exc: w.statusBar().showMessage(exc.message, 15_000))
+        await w.backups.start(Settings.of(store))
 
-    def _background_error(self, exc: BaseException) -> None:
+    def background_error(self, exc: BaseException) -> None:
+        """An error in background work (the cache timer): told, or a bug reported."""
         if isinstance(exc, ParleyError):
-            self.show_problem(exc)
+            self.window.show_problem(exc)
         else:
             report_bug(exc)
 
     def _cache_updated(self, payload: dict[str, Any]) -> None:
-        if self.chat is not None and payload.get("session_id") == self.chat.session_id:
-            self.context_meter.set_cache_expiry(
+        chat = self.window.chat
+        if chat is not None and payload.get("session_id") == chat.session_id:
+            self.window.context_meter.set_cache_expiry(
                 payload.get("expires_at"), payload.get("compact_at"))
 
     def _note_upgrade(self) -> None:
@@ -380,10 +455,11 @@ class WindowStartup(WindowBase):
         keep the words to tell (and log them)."""
         from parley.core.recovery.upgrade_notice import upgrade_notice
 
-        assert self.store is not None
-        self.upgrade_notice = upgrade_notice(self.store.migration_report)
-        if self.upgrade_notice:
-            log.info("%s", self.upgrade_notice)
+        w = self.window
+        assert w.store is not None
+        w.upgrade_notice = upgrade_notice(w.store.migration_report)
+        if w.upgrade_notice:
+            log.info("%s", w.upgrade_notice)
 
     def _upgrade_progress(self, done: int, total: int) -> None:
         """Shown while an older sessions.db is upgraded (a backup is made first), in the
@@ -391,9 +467,9 @@ class WindowStartup(WindowBase):
         percent = f" {100 * done // total}%" if total else ""
         text = (f"Upgrading your chats to the new format…{percent}\n"
                 "A backup of the old file is kept next to it.")
-        self.loading_page.setText(text)
-        if self.transcript is None:
-            self._transcript_slot.setText(text)
+        self.window.loading_page.setText(text)
+        if self.window.transcript is None:
+            self.window._transcript_slot.setText(text)
 
 
 @pausing_gc

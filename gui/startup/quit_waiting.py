@@ -2,7 +2,7 @@
 
 A message sent while Parley starts waits for its provider (``parley.gui.chat.run``:
 saved, "Connecting to …") or, sent before the chats were open, for the chats
-(``parley.gui.composer.early_input``: not saved yet). Quitting then would leave it unsent
+(``parley.gui.startup.state``: not saved yet). Quitting then would leave it unsent
 without a word, so the window asks first, as it does for replies not saved
 yet (``parley.gui.database.save_status.ask_before_quit``): keep Parley open (it is sent in a
 moment) or quit without sending it.
@@ -27,9 +27,7 @@ def waiting_messages(window: Any) -> tuple[int, int]:
     """How many messages wait to be sent: (saved, waiting for their provider; sent
     before the chats were open, not saved yet)."""
     saved = len(window.chat.runs.waiting_messages()) if window.chat is not None else 0
-    early = window.early
-    unsaved = sum(1 for c in early.chats if c.message is not None) if early is not None else 0
-    return saved, unsaved
+    return saved, len(window.startup.queue.messages())
 
 
 def question(saved: int, unsaved: int) -> str:

@@ -295,7 +295,7 @@ async def _check_window(home: Path, session_id: str) -> str:
     window.show_problem = lambda error: problems.append(error.message)  # type: ignore[method-assign]
     try:
         window.show()
-        window.start_after_first_paint()
+        window.startup.start_after_first_paint()
         deadline = time.monotonic() + WINDOW_TIMEOUT_S
         while not window.ready and not bugs and not problems and time.monotonic() < deadline:
             await asyncio.sleep(0.02)

@@ -1,7 +1,7 @@
 """What was typed while Parley started, kept in a file when the chats could not be opened.
 
 Before the chats are open, a message sent (Enter) waits in memory
-(``parley.gui.composer.early_input``). When the store cannot be opened at start (the
+(``parley.gui.startup.state``). When the store cannot be opened at start (the
 PostgreSQL server away, a wrong password …) the window shows why, and that text
 would be lost on quitting. So it is written, privately (mode 0600, like sessions.db),
 to ``typed-at-start.txt`` in the data folder: the messages sent meanwhile, the drafts
@@ -90,12 +90,8 @@ class TypedAtStart:
 def typed_texts(window: Any) -> list[str]:
     """What was typed before the chats were open, in order: messages sent, drafts left
     by Ctrl+N, then the message box."""
-    texts: list[str] = []
-    early = window.early
-    if early is not None:
-        texts += [c.message for c in early.chats if c.message is not None]
-        texts += [c.draft for c in early.chats if c.draft.strip()]
-    texts.append(window.composer.text())
+    queue = window.startup.queue
+    texts = [*queue.messages(), *queue.drafts(), window.composer.text()]
     return [t for t in texts if t.strip()]
 
 
@@ -109,7 +105,7 @@ def show_start_problem(window: Any, exc: Any) -> None:
     from parley.core.store.errors import InvalidDatabaseUrl
 
     text = exc.message
-    typed: TypedAtStart | None = getattr(window, "typed", None)
+    typed: TypedAtStart | None = window.startup.typed
     if typed is not None and (typed_texts(window) or typed.before()):
         if typed.keep(window):
             text += (f"\n\nWhat you typed is kept in {typed.path}: it comes back into the "
@@ -142,4 +138,4 @@ def retry_start(window: Any) -> None:
     window.loading_page.setText("Opening your chats…")
     window.stack.setCurrentWidget(window.chat_page)
     window.composer.setFocus()
-    window.tasks.spawn(window.start(), name="window-start")
+    window.tasks.spawn(window.startup.start(), name="window-start")

@@ -1,9 +1,11 @@
-"""What start-up, still a mixin of ``MainWindow``, uses of the window.
+"""The window as its start-up part sees it: its state, its parts and its Qt methods.
 
-``parley.gui.startup.phases`` derives from :class:`WindowBase`: the window's state
+``MainWindow`` derives from :class:`WindowBase`; ``parley.gui.startup.phases.Startup`` is
+given the window typed as it: the window's state
 (:class:`parley.gui.window.state.WindowState`, declared there once), its parts, and the
-window's methods start-up calls. At run time it is :class:`WindowState`; for the type
-checker also a ``QMainWindow``. It goes once start-up is a part of its own.
+window's methods start-up calls (the window is also the parent of what start-up makes:
+the chat, the pages of a damaged or missing file). At run time it is
+:class:`WindowState`; for the type checker also a ``QMainWindow``.
 """
 
 from __future__ import annotations

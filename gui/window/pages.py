@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, cast
 
 from PySide6.QtWidgets import QApplication, QStatusBar
 
+from parley.gui.startup.state import Stage
 from parley.gui.window.state import WindowState
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class WindowPages:
         await state.hub.add_provider(cast("ProviderKind", answers.kind), base_url=answers.base_url,
                                      api_key=answers.api_key, default_model=answers.model)
         await state.chat.enter()
+        state.startup.move_to(Stage.READY)
 
     def show_chat(self) -> None:
         """Show the chat page and focus the composer (while starting, only if the focus

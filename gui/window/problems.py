@@ -17,6 +17,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMainWindow
 
 from parley.core.errors import ParleyError
+from parley.gui.startup.state import Stage
 from parley.gui.window.state import WindowState
 
 log = logging.getLogger(__name__)
@@ -39,23 +40,23 @@ class WindowProblems:
 
     def store_damaged(self) -> None:
         """sessions.db was found damaged (writes have stopped): the recovery page, once."""
-        if not self.state.recovering:
+        if not self.state.startup.recovering:
             from parley.gui.database.recovery_page import on_damage
 
-            self.state.recovering = True  # once, whoever noticed it first
-            self.state.tasks.spawn(on_damage(self.window, at_start=not self.state.ready),
-                                   name="damaged")
+            at_start = not self.state.ready
+            self.state.startup.move_to(Stage.RECOVERY)  # once, whoever noticed it first
+            self.state.tasks.spawn(on_damage(self.window, at_start=at_start), name="damaged")
 
     async def damaged_at_start(self, path: Path) -> None:
         """The file was found damaged while the window was starting: the recovery page."""
-        if not self.state.recovering:
+        if not self.state.startup.recovering:
             from parley.gui.database.recovery_page import on_damage
 
             await on_damage(self.window, at_start=True)
 
     def reopened(self) -> None:
         """The store opened again after the recovery page: a fresh start."""
-        self.state.recovering = self.damage_told = False
+        self.damage_told = False
 
     async def close_store_for_recovery(self) -> None:
         """Stop the runs and the backups and close the damaged store
@@ -64,7 +65,7 @@ class WindowProblems:
         Nothing more is written to it; what the chats showed as saved stays in it.
         """
         state = self.state
-        state.recovering = True
+        state.startup.move_to(Stage.RECOVERY)
         self.damage_told = True  # refusals still in flight go to the status bar only
         if state.chat is not None and state.runner is not None:
             for sid in list(state.chat.runs.active):
@@ -93,7 +94,7 @@ class WindowProblems:
             DatabaseReplaced,
         )
 
-        if self.state.recovering:  # the recovery page says what happened and what to do
+        if self.state.startup.recovering:  # the recovery page says what happened and what to do
             log.info("after the damage: %s", error.message)
             return
         chat = self.state.chat

@@ -133,8 +133,8 @@ class WindowShutdown:
     def close_requested(self, event: QCloseEvent) -> None:
         """The window is asked to close (``closeEvent``): at once when nothing is open, else
         once shut down (:meth:`shutdown`), the window disabled meanwhile."""
-        early, typed = self.state.early, self.state.typed
-        early_waits = early is not None and any(c.message is not None for c in early.chats)
+        typed = self.state.startup.typed
+        early_waits = bool(self.state.startup.queue.messages())
         if typed is not None and typed.kept:  # in typed-at-start.txt: not lost
             early_waits = False
         if self.closed or (self.state.store is None and not early_waits):

@@ -18,11 +18,8 @@ from typing import TYPE_CHECKING
 
 from parley.core.tasks import TaskSet
 from parley.gui.commands.registry import Commands
-from parley.gui.composer.early_input import EarlyInput
 
 if TYPE_CHECKING:
-    import asyncio
-
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import (
         QHBoxLayout,
@@ -59,7 +56,7 @@ if TYPE_CHECKING:
     from parley.gui.notices.undo import Toast, UndoManager
     from parley.gui.sidebar import Sidebar
     from parley.gui.startup.setup_panel import SetupPanel
-    from parley.gui.startup.typed_at_start import TypedAtStart
+    from parley.gui.startup.state import StartupView
     from parley.gui.transcript import TranscriptView
 
 
@@ -98,6 +95,10 @@ class WindowState:
     toast: Toast
     undo: UndoManager
     keymap: Keymap  # the keys in force (parley.gui.commands.actions.install)
+
+    #: The window's start-up (``parley.gui.startup.phases.Startup``: its stage, what the
+    #: person did meanwhile), made with the window.
+    startup: StartupView
 
     # Made once the chats are open (start-up)
     greeting: Greeting
@@ -142,24 +143,18 @@ class WindowState:
         self.transcript: TranscriptView | None = None
         #: The theme, text size and zoom (Settings → Appearance), once the chats are open.
         self.view_prefs: ViewPrefs | None = None
-        self.ready = False  # start-up finished
         self.qactions: dict[str, QAction] = {}
         #: The handlers of the declared actions, registered where they are written.
         self.commands = Commands()
         self.tasks = TaskSet(on_user_error=on_user_error)
-        #: What the person does before the first chat is shown (messages sent, Ctrl+N,
-        #: chat commands), done once it is (``parley.gui.composer.early_input``); None after.
-        self.early: EarlyInput | None = EarlyInput()
-        #: Where that text is kept when the chats cannot be opened (set by start-up).
-        self.typed: TypedAtStart | None = None
-        #: sessions.db is damaged: the recovery page is (being) shown.
-        self.recovering = False
-        self._started = False
-        self._painted = False
-        self._store_opened: asyncio.Event | None = None
         #: The parts of the window not needed for its first paint, made right after it
         #: (``finish_build``); empty once they are.
         self._to_build: list[Callable[[], None]] = []
+
+    @property
+    def ready(self) -> bool:
+        """True once messages can be sent (the providers loaded: ``Startup.ready``)."""
+        return self.startup.ready
 
     @property
     def session_id(self) -> str | None:

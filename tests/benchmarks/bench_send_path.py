@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         return time.perf_counter() - start
 
     async def scenario() -> float:
-        await window.start()
+        await window.startup.start()
         await window.hub.add_provider("anthropic", base_url=server.anthropic_base_url,
                                       api_key="sk-ant-bench", default_model="claude-sonnet-4-6")
         assert window.chat is not None

@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
                 setattr(inner, name, timed(name, fn))
 
     async def scenario() -> list[Line]:
-        await window.start()
+        await window.startup.start()
         if args.sample:
             time_store_calls()
         await window.hub.add_provider("anthropic", base_url=server.anthropic_base_url,

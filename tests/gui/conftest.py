@@ -103,7 +103,7 @@ class WindowDriver:
         # driver's own teardown could shut it down (runs stopped, store closed).
         self.windows.append(window)
         window.show()
-        window.start_after_first_paint()
+        window.startup.start_after_first_paint()
         self.until(lambda: window.ready and window.tasks.pending == 0, timeout=40)
         return window
 

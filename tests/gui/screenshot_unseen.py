@@ -80,7 +80,7 @@ def run_child(scheme: str, out: Path) -> int:
             w = MainWindow(home=home, env={})
             w.setGeometry(0, 0, *SIZE)
             w.show()
-            await w.start()
+            await w.startup.start()
             await w.hub.add_provider("anthropic", base_url=server.anthropic_base_url,
                                      api_key="sk-ant-screenshot",
                                      default_model="claude-sonnet-4-5")

@@ -248,7 +248,7 @@ def child(scheme: str, out: Path) -> int:
             # 2. A chat with markdown and code, several chats in two spaces.
             home = Path(tmp) / "home"
             w = open_window(home)
-            await w.start()
+            await w.startup.start()
             await w.hub.add_provider("anthropic", base_url=server.anthropic_base_url,
                                      api_key="sk-ant-screenshot", default_model="claude-sonnet-4-5")
             await fill_store(w.store, server.anthropic_base_url)

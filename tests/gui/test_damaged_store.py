@@ -62,7 +62,7 @@ def _start(driver: Any, home: Path) -> Any:
     w = MainWindow(home=home, env={})
     driver.windows.append(w)
     w.show()
-    w.start_after_first_paint()
+    w.startup.start_after_first_paint()
     return w
 
 

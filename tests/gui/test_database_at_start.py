@@ -15,7 +15,7 @@ def _start(driver: Any, home: Any, url: str, typed: str = "") -> Any:
     w.show()
     if typed:
         driver.qtbot.keyClicks(w.composer, typed)
-    w.start_after_first_paint()
+    w.startup.start_after_first_paint()
     return w
 
 
@@ -71,7 +71,7 @@ def test_a_message_sent_while_the_server_is_away_at_start_is_kept_and_sent_on_tr
     finally:
         postgres_own_server.resume()
     driver.qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-    driver.until(lambda: w.ready and w.early is None, 40)
+    driver.until(lambda: w.ready and not w.startup.queue.items, 40)
     assert w.stack.currentWidget() is not w.loading_page
     assert not kept.exists()  # sent as usual in this run: the file is no longer needed
     fake_provider.script("Sent at last.")

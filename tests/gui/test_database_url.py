@@ -40,7 +40,7 @@ def test_a_server_away_is_said_at_start_and_the_typed_text_is_kept(driver, close
     driver.windows.append(w)
     w.show()
     driver.qtbot.keyClicks(w.composer, "words typed while it starts")
-    w.start_after_first_paint()
+    w.startup.start_after_first_paint()
     driver.until(lambda: w.stack.currentWidget() is w.loading_page
                  and "cannot reach the PostgreSQL server" in w.loading_page.text(), 20)
     assert f"127.0.0.1:{port}/parley" in w.loading_page.text()

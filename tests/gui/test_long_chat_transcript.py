@@ -108,7 +108,7 @@ def test_the_idle_cache_timer_compaction_shows_the_card_in_place_after_restart(
     clock = ManualClock(time.time())  # the window's timer, on a clock the test moves
     w.cache_timer.close()
     w.cache_timer = CacheTimer(w.runner, w.runner.compactor.compact, clock=clock,
-                               on_error=w._background_error)
+                               on_error=w.startup.background_error)
     sid, turns = long_chat(driver, w, N - 2)
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)

@@ -206,7 +206,7 @@ def test_a_damaged_file_offers_the_backup_or_a_new_file(driver, fake_provider, h
     w = MainWindow(home=home, env=_env(fake_provider))
     driver.windows.append(w)
     w.show()
-    w.start_after_first_paint()
+    w.startup.start_after_first_paint()
     driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 20)
     page = w.recovery_page
     assert "damaged" in page.findChild(type(w.loading_page)).text()

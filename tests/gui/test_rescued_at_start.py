@@ -32,7 +32,7 @@ def _start(driver: Any) -> Any:
                                           "ANTHROPIC_BASE_URL": driver.fake.anthropic_base_url})
     driver.windows.append(w)
     w.show()
-    w.start_after_first_paint()
+    w.startup.start_after_first_paint()
     return w
 
 

@@ -65,7 +65,7 @@ def start(driver, env: dict[str, str] | None = None) -> Any:
 
     when_painted(w, lambda: painted.append(True))
     w.show()
-    w.start_after_first_paint()
+    w.startup.start_after_first_paint()
     driver.until(lambda: painted)
     return w
 
@@ -257,7 +257,7 @@ def test_enter_while_the_first_chat_is_being_read_goes_to_that_chat(driver, fake
     driver.until(lambda: w.transcript is not None and w.chat is not None)  # chats listed
     type_keys(w, "Quick one")
     press(w, Qt.Key.Key_Return)  # the chat it belongs to is not shown yet
-    assert w.composer.text() == "" and w.early_message == "Quick one"
+    assert w.composer.text() == "" and w.startup.queue.message == "Quick one"
     shown.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0 and not w.composer_bar.busy,
                  timeout=30)

@@ -72,10 +72,10 @@ def test_esc_before_the_chats_open_takes_the_queued_message_back(
     w.composer.clear()
     type_keys(w, "Oops, not yet")
     press(w, Qt.Key.Key_Return)
-    assert w.composer.text() == "" and w.early_message == "Oops, not yet"
+    assert w.composer.text() == "" and w.startup.queue.message == "Oops, not yet"
     type_keys(w, "and more")
     press(w, Qt.Key.Key_Escape)  # the chats are not open yet
-    assert w.composer.text() == "Oops, not yet\n\nand more" and w.early_message is None
+    assert w.composer.text() == "Oops, not yet\n\nand more" and w.startup.queue.message is None
     store_gate.set()
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
@@ -143,7 +143,7 @@ def test_quitting_before_the_chats_open_with_a_queued_message_asks(
     text = _click(driver, w, "Keep Parley open", title=TITLE)
     assert UNSAVED_LOST in text
     driver.until(lambda: w.isEnabled())
-    assert w.isVisible() and w.early_message is not None
+    assert w.isVisible() and w.startup.queue.message is not None
     dialogs.answers.append(QUIT)
     w.close()
     driver.until(lambda: not w.isVisible())
