@@ -127,8 +127,9 @@ class FieldEditor(QWidget):
         if s.kind == "model":
             models = model_combo(self, MODEL_PLACEHOLDER if s.optional else "provider:model")
             models.activated.connect(lambda i: self._commit(s.key, model_value(models, i)))
-            models.lineEdit().editingFinished.connect(
-                lambda: self._commit(s.key, model_value(models)))
+            typed = models.lineEdit()  # editable: a model not listed can be typed
+            assert typed is not None
+            typed.editingFinished.connect(lambda: self._commit(s.key, model_value(models)))
             return models
         line = QLineEdit(self)
         if s.kind in ("int", "float"):
