@@ -4,7 +4,9 @@
 next request sends (``parley.gui.header.context_meter.measure``). A chat opened in
 part (a long one: only its last items are read) is counted as its next request will
 be: the turns that request is built from (``AsyncStore.context_turns``: not those its
-latest summary replaced) are read and counted off the GUI thread. The system prompt
+latest summary replaced) are read and counted off the GUI thread; after a message, an
+answer, an edit or a regeneration they are worked out from the last read and the turns
+shown (no read queued before the request's own). The system prompt
 and tools are those of the chat's last request when the run loop sent one since
 Parley started, else worked out once in the background. The meter also shows when the
 chat's prompt cache expires.
@@ -24,7 +26,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from parley.core.content import Turn
+from parley.core.content import CompactSummaryBlock, Turn
 from parley.gui.header.context_meter import measure
 
 if TYPE_CHECKING:
@@ -62,6 +64,8 @@ class ChatMeter:
         #: Every turn of the chat opened in part, read once while starting (_measure_all).
         self._all_turns: tuple[tuple[str, int, int, str], asyncio.Future[list[Turn]]] | None \
             = None
+        #: (chat, its context turns) as last counted by _measure_all (see _grown).
+        self._context: tuple[str, list[Turn]] | None = None
 
     def update(self) -> None:
         """Show the open chat's figures (every turn counted, also those not read yet)."""
@@ -79,7 +83,10 @@ class ChatMeter:
         shown = self.chat.turns
         key = (sid, self.chat.older, len(shown), shown[-1].id if shown else "")
         kept = self._all_turns
-        if self._ready():
+        grown = self._grown(sid, shown) if self._ready() else None
+        if grown is not None:
+            turns = grown  # no read: a message being sent is not kept waiting behind one
+        elif self._ready():
             self._all_turns = None
             turns = await self.chat.store.context_turns(sid)
         elif kept is not None and kept[0] == key:
@@ -88,6 +95,7 @@ class ChatMeter:
             reading = asyncio.ensure_future(self.chat.store.context_turns(sid))
             self._all_turns = (key, reading)
             turns = await asyncio.shield(reading)
+        self._context = (sid, turns)
         system = self._system_prompt(sid)
         figures = await asyncio.to_thread(measure, self._seen(turns), system,
                                           self.chat.current_model(), self.chat.hub,
@@ -95,6 +103,32 @@ class ChatMeter:
         if sid == self.chat.session_id:
             self.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
             self.show_cache_expiry()
+
+    def _grown(self, sid: str, shown: Sequence[Turn]) -> list[Turn] | None:
+        """The chat's context turns (``AsyncStore.context_turns``) worked out without a
+        read: those read last for this chat up to the first turn shown among them, then
+        the turns shown from there. A message sent, its answer, an edit or a
+        regeneration change only the path's end, which is shown. None when they must be
+        read: another chat or none read yet, no turn shown among them, turns shown that
+        the read left out, or a new summary (a compaction changes what is sent)."""
+        last = self._context
+        if last is None or last[0] != sid:
+            return None
+        read = last[1]
+        known = {t.id: i for i, t in enumerate(read)}
+        start = next((i for i, t in enumerate(shown) if t.id in known), None)
+        if start is None:
+            return None
+        tail = list(shown[start:])
+        at = known[tail[0].id]
+        same = 0  # the turns shown from there as read, then only new ones
+        while same < len(tail) and at + same < len(read) and tail[same].id == read[at + same].id:
+            same += 1
+        new = tail[same:]
+        if any(t.id in known or any(isinstance(b, CompactSummaryBlock) for b in t.blocks)
+               for t in new):
+            return None  # turns the summary replaced shown (a card opened), or a summary
+        return [*read[:at], *tail]
 
     def _show(self, turns: Sequence[Turn]) -> None:
         sid = self.chat.session_id
