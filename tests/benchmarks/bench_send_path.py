@@ -82,6 +82,8 @@ class PathRecorder:
         self.leg = "to"
         self.ran: dict[str, Seen] = {}
         self.path: dict[str, Seen] = {}
+        #: The distinct stacks seen at the boundaries (--chains prints them).
+        self.chains: dict[tuple[str, tuple[str, ...]], None] = {}
         self._lock = threading.Lock()
 
     def __call__(self, frame: FrameType, event: str, arg: Any) -> None:
@@ -145,6 +147,7 @@ class PathRecorder:
                 chain.append(module)
             frame = frame.f_back
         with self._lock:
+            self.chains.setdefault((kind, tuple(reversed(chain))), None)
             for module in reversed(chain):  # outermost first
                 entry = self.path.get(module)
                 if entry is None:
@@ -181,7 +184,9 @@ class PathRecorder:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.parse_args(argv)
+    parser.add_argument("--chains", action="store_true",
+                        help="also print each distinct stack seen at a boundary")
+    args = parser.parse_args(argv)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("PARLEY_KEYRING", "file")
     home = Path(tempfile.mkdtemp(prefix="parley-bench-"))
@@ -262,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Enter → reply on screen in {seconds * 1000:.0f} ms (with the profile function)")
     for line in recorder.report():
         print(line)
+    if args.chains:
+        for kind, chain in recorder.chains:
+            print(f"{kind:>5}: " + " > ".join(m.removeprefix("parley.") for m in chain))
     return 0
 
 
