@@ -115,6 +115,12 @@ class ChatController:
         self.unseen = ChatUnseen(self, p.transcript, p.model_picker, p.status)
         p.composer.textChanged.connect(self._composer_changed)
         p.composer.text_refused.connect(self._paste_refused)
+        # Enter (and Send) goes straight to the runs: before the chat is made, the window's
+        # command keeps it for the first chat (parley.gui.composer.early_input); the runs
+        # do that themselves while the chats are still being opened.
+        p.commands.handle("composer.send", self.runs.send_from_composer, replace=True)
+        # The window is whole now: the message box's keys run their commands directly.
+        p.composer.on_action = p.commands.run_action
         p.composer_bar.send_clicked.connect(self.runs.send_from_composer)
         p.composer_bar.stop_clicked.connect(self.runs.stop)
         p.sidebar.load_more_requested.connect(

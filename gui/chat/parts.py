@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
     from parley.core.tasks import TaskSet
     from parley.gui.commands.keymap import Keymap
+    from parley.gui.commands.registry import Commands
     from parley.gui.composer.widget import Composer, ComposerBar
     from parley.gui.database.elsewhere import Elsewhere
     from parley.gui.header.chat_heading import ChatHeading
@@ -52,6 +53,7 @@ class ChatParts:
         chat_page: the page holding the chat (files dropped on it are attached).
         chat_layout: the chat page's column (transcript, notices, composer).
         heading: the chat's title in the header; greeting: the new chat's greeting.
+        commands: the window's commands (the message box's keys run them).
     """
 
     parent: QWidget
@@ -69,6 +71,7 @@ class ChatParts:
     chat_layout: QVBoxLayout
     heading: ChatHeading
     greeting: Greeting
+    commands: Commands
 
 
 @dataclass(frozen=True)

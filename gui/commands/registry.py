@@ -16,9 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 Handler = Callable[[], Any]
+
+
+class Named(Protocol):
+    """A declared action (``parley.gui.commands.actions.Action``), as far as it is run."""
+
+    @property
+    def id(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +93,10 @@ class Commands:
         if not self.available(action_id):
             return False
         return self._entries[action_id].handler()
+
+    def run_action(self, action: Named) -> Any:
+        """:meth:`run` for a declared action (what the message box reports a key means)."""
+        return self.run(action.id)
 
     def missing(self) -> set[str]:
         """The declared ids with no handler."""

@@ -23,8 +23,9 @@ or its reply crosses a boundary:
   ``show_changed`` / ``show_reset``), and paints it (a ``QPainter`` call under the
   transcript's code).
 
-Printed: the path's modules in the order they were first on it, GUI or core, with the
-boundaries they were on and their calls, then the counts; then, for reference, how many
+Printed: the path's modules in the order they were first on it ("to": before the request
+reached the provider, "back": after), GUI or core, with the boundaries they were on and
+their calls, then the counts; then, for reference, how many
 other ``parley.*`` modules ran meanwhile (timers, the meter, the sidebar's repaint,
 helpers called on the way: they run, but the message does not pass through them).
 
