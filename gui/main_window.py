@@ -84,6 +84,7 @@ class MainWindow(WindowBase, QMainWindow):
         self.window_commands = WindowCommands(self, self)
         self.widgets = WindowLayout(self, self, self.window_commands)
         self.widgets.build()
+        self.startup.build_later(self.widgets.rest)
         self.pages = WindowPages(self, self.statusBar())
         self.problems = WindowProblems(self, self)
         self.quitting = WindowShutdown(self, self, self.widgets.save_geometry)
@@ -105,7 +106,7 @@ class MainWindow(WindowBase, QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
-        if self.widgets.built:
+        if self.startup.built:
             self.toast.place()
         if self.search_popup is not None:
             self.search_popup.place()

@@ -21,7 +21,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, cast
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QKeyEvent
 
 from parley.core.errors import ParleyError
 from parley.core.gc_pause import pausing_gc
@@ -32,6 +33,9 @@ from parley.gui.window.layout import import_window_parts
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Callable
+
+    from PySide6.QtWidgets import QWidget
 
     from parley.gui.chat.controller import ChatController
     from parley.gui.startup.typed_at_start import TypedAtStart
@@ -63,6 +67,7 @@ class Startup:
         self.typed: TypedAtStart | None = None
         self.painted = False
         self._store_opened: asyncio.Event | None = None
+        self._to_build: list[Callable[[], None]] = []
 
     def move_to(self, stage: Stage) -> None:
         """Move to ``stage``; what a stage begins with is done by its ``_<stage>_state``
@@ -97,6 +102,24 @@ class Startup:
 
             self._store_opened = asyncio.Event()
         return self._store_opened
+
+    def build_later(self, rest: list[Callable[[], None]]) -> None:
+        """The window's parts its first paint does not need (``WindowLayout.rest``): made
+        once it is painted, a part at a time (:meth:`start`), or at once when a command
+        key is pressed before (its shortcut then runs)."""
+        self._to_build = list(rest)
+        _CommandKeyFirst(self.window.composer, self.finish_build)
+
+    def finish_build(self) -> None:
+        """Make at once what is left of the window (:meth:`build_later`); safe to call
+        again."""
+        while self._to_build:
+            self._to_build.pop(0)()
+
+    @property
+    def built(self) -> bool:
+        """True once the whole window is made."""
+        return not self._to_build
 
     def first_paint(self) -> None:
         """The window's first paint was flushed (``MainWindow``)."""
@@ -138,10 +161,10 @@ class Startup:
         w = self.window
         after_recovery = self.stage is Stage.RECOVERY  # opened again: a fresh start
         self.move_to(Stage.OPENING)
-        if w._to_build:  # the rest of the window: its modules off the GUI thread, then
+        if self._to_build:  # the rest of the window: its modules off the GUI thread, then
             await asyncio.to_thread(import_window_parts)  # made a part at a time
-        while w._to_build:
-            w._to_build.pop(0)()
+        while self._to_build:
+            self._to_build.pop(0)()
             await asyncio.sleep(0)  # keys typed meanwhile are taken in between
         w.sidebar.show_status("Loading chats…")
         await asyncio.to_thread(_import_store)
@@ -470,6 +493,26 @@ class Startup:
         self.window.loading_page.setText(text)
         if self.window.transcript is None:
             self.window._transcript_slot.setText(text)
+
+
+class _CommandKeyFirst(QObject):
+    """Until the window is whole: a command key (Ctrl/Alt/Meta + key, F1–F35) pressed in
+    the message box makes the rest of it first (``finish_build``), so its shortcut runs
+    (Qt looks the key up after this event)."""
+
+    def __init__(self, composer: QWidget, finish_build: Callable[[], None]) -> None:
+        super().__init__(composer)
+        self.finish_build = finish_build
+        composer.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
+            command = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier \
+                | Qt.KeyboardModifier.MetaModifier
+            if event.modifiers() & command or Qt.Key.Key_F1 <= event.key() <= Qt.Key.Key_F35:
+                obj.removeEventFilter(self)
+                self.finish_build()
+        return False
 
 
 @pausing_gc

@@ -3,11 +3,11 @@
 :class:`WindowLayout` is a part of ``MainWindow`` (``window.widgets``). What the first
 paint shows is made in ``MainWindow.__init__`` (:meth:`WindowLayout.build`:
 the chat page with its message box, the header's sidebar button, the sidebar's empty
-frame); the rest right after it, a part at a time (:meth:`WindowLayout.finish_build`:
-the sidebar, the header's tools and the toast, the commands and their keys), or at once
-when a command key is pressed before (:class:`BuildOnCommandKey`). The transcript is
-put in its place once the chats are open. The window's size and the sidebar's width
-are kept in the store.
+frame); the rest (:attr:`WindowLayout.rest`: the sidebar, the header's tools and the
+toast, the commands and their keys) when start-up says (``Startup.finish_build``: right
+after the first paint, a part at a time, or at once when a command key is pressed
+before). The transcript is put in its place once the chats are open. The window's size
+and the sidebar's width are kept in the store.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QPoint, QRect, Qt
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtCore import QByteArray, QPoint, QRect, Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -41,26 +40,6 @@ if TYPE_CHECKING:
 CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript column
 
 
-class BuildOnCommandKey(QObject):
-    """Until the window is whole: a command key (Ctrl/Alt/Meta + key, F1–F35) pressed
-    in the message box ``composer`` makes the rest of it first (``finish_build``), so its
-    shortcut runs (Qt looks the key up after this event)."""
-
-    def __init__(self, composer: QWidget, finish_build: Callable[[], None]) -> None:
-        super().__init__(composer)
-        self.finish_build = finish_build
-        composer.installEventFilter(self)
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
-        if event.type() == QEvent.Type.ShortcutOverride and isinstance(event, QKeyEvent):
-            command = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier \
-                | Qt.KeyboardModifier.MetaModifier
-            if event.modifiers() & command or Qt.Key.Key_F1 <= event.key() <= Qt.Key.Key_F35:
-                obj.removeEventFilter(self)
-                self.finish_build()
-        return False
-
-
 class WindowLayout:
     """The window's widgets, made into its state: a part of ``MainWindow``.
 
@@ -70,6 +49,9 @@ class WindowLayout:
             menus and keys of ``parley.gui.commands.actions``).
         commands: the window's commands (the sidebar's and header's buttons run them;
             registered as the actions' handlers once the window is whole).
+
+    Attributes:
+        rest: what the first paint does not need, to make after it, in order.
     """
 
     def __init__(self, state: WindowState, window: QMainWindow,
@@ -77,15 +59,12 @@ class WindowLayout:
         self.state = state
         self.window = window
         self.commands = commands
-        state._to_build = [self._build_sidebar, self._build_header_tools, self._build_actions]
+        self.rest: list[Callable[[], None]] = [
+            self._build_sidebar, self._build_header_tools, self._build_actions]
 
     def build(self) -> None:
         """What the first paint shows: the chat page with its message box (focused), the
-        header's sidebar button, and the sidebar's empty frame (``finish_build`` fills it)."""
-        self._make_first_paint()
-        BuildOnCommandKey(self.state.composer, self.finish_build)
-
-    def _make_first_paint(self) -> None:
+        header's sidebar button, and the sidebar's empty frame (:attr:`rest` fills it)."""
         st, window = self.state, self.window
         st._sidebar_frame = QWidget(window)
         st._sidebar_frame.setObjectName("Sidebar")  # styled as the sidebar it stands for
@@ -164,21 +143,6 @@ class WindowLayout:
         window.statusBar().setSizeGripEnabled(False)
         st.stack.setCurrentWidget(st.chat_page)  # typing works before the chats show
 
-    def finish_build(self) -> None:
-        """Make what the first paint did not need (the sidebar, the model picker and
-        the context meter, the toast, the commands and their keys); safe to call again.
-
-        ``start`` makes them one at a time (each ~5-15 ms), letting the window
-        take keys in between; a command key pressed before makes them at once.
-        """
-        while self.state._to_build:
-            self.state._to_build.pop(0)()
-
-    @property
-    def built(self) -> bool:
-        """True once the whole window is made (:meth:`finish_build`)."""
-        return not self.state._to_build
-
     def _build_sidebar(self) -> None:
         from parley.gui.sidebar import Sidebar
 
@@ -221,7 +185,7 @@ class WindowLayout:
     def composer_action(self, action: Action) -> Any:
         """A key of the message box (Enter, Esc, Up …): its command, once the window is
         whole (a key pressed before it is made makes it at once)."""
-        self.finish_build()
+        self.state.startup.finish_build()
         return self.state.commands.run(action.id)
 
     def _composer_rect(self) -> QRect | None:
@@ -279,7 +243,7 @@ class WindowLayout:
 
 @pausing_gc
 def import_window_parts() -> None:
-    """Import what :meth:`WindowLayout.finish_build` makes (the sidebar, the header's
+    """Import what :attr:`WindowLayout.rest` makes (the sidebar, the header's
     tools, the toast, the commands); run in a worker thread: ~30 ms on an idle core
     that would otherwise hold the window still just after its first paint."""
     import parley.gui.commands.actions  # noqa: F401

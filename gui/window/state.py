@@ -87,7 +87,7 @@ class WindowState:
     _transcript_slot: QLabel
     _chat_layout: QVBoxLayout
 
-    # Made right after the first paint (finish_build)
+    # Made right after the first paint (WindowLayout.rest, Startup.finish_build)
     sidebar: Sidebar
     model_picker: ModelPicker
     context_meter: ContextMeter
@@ -147,9 +147,6 @@ class WindowState:
         #: The handlers of the declared actions, registered where they are written.
         self.commands = Commands()
         self.tasks = TaskSet(on_user_error=on_user_error)
-        #: The parts of the window not needed for its first paint, made right after it
-        #: (``finish_build``); empty once they are.
-        self._to_build: list[Callable[[], None]] = []
 
     @property
     def ready(self) -> bool:

@@ -129,7 +129,7 @@ def test_no_widget_of_the_window_settings_palette_or_menus_uses_an_emoji(
     driver: Any, fake_provider: Any, until: Any
 ) -> None:
     w = chat_window(driver, fake_provider)
-    w.widgets.finish_build()
+    w.startup.finish_build()
     sid, _ = long_chat(driver, w, 4, title="A chat to look at")
     w.chat.open_session(sid)
     driver.until(lambda: w.chat.session_id == sid)
