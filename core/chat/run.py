@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from parley.core.attachments.limits import explain_refusal
 from parley.core.chat.events import (
@@ -73,7 +73,7 @@ from parley.core.compaction.run import HistoryTooLong, MessageTooLong, RunCompac
 from parley.core.content import Block, TextBlock, Turn, new_id
 from parley.core.context.text_limits import check_blocks
 from parley.core.errors import ParleyError
-from parley.core.hooks import Hooks
+from parley.core.events import Events, RequestEnded, RequestStarted
 from parley.core.tools.executor import ToolExecutor
 from parley.core.tools.loop import RunTools
 
@@ -95,7 +95,8 @@ class ChatRunner:
     Args:
         store: an ``AsyncStore`` (every method awaitable).
         hub: a ``ProviderHub`` resolving ``provider:model`` references.
-        hooks: hook registry (``session:start`` / ``session:end``, ``compact:*``).
+        events: the bus (``parley.core.events``): ``RequestStarted`` / ``RequestEnded``
+            here, ``CompactEvent`` from the compactor, ``CacheUpdated`` from the cache timer.
         journal_interval_s: seconds between journal writes of a streaming reply.
         emit_interval_s: seconds between ``ReplyUpdated`` events.
         clock: monotonic clock in seconds (injectable for tests).
@@ -115,7 +116,7 @@ class ChatRunner:
         store: AsyncStore,
         hub: ProviderHub,
         *,
-        hooks: Hooks | None = None,
+        events: Events | None = None,
         journal_interval_s: float = 0.25,
         emit_interval_s: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
@@ -125,7 +126,7 @@ class ChatRunner:
         self.tools = tools
         self._tools = RunTools(tools, store)
         self.hub = hub
-        self.hooks = hooks or Hooks()
+        self.events = events or Events()
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self.saves = SaveQueue(store)
         self._busy: dict[str, str] = {}
@@ -133,7 +134,7 @@ class ChatRunner:
         self.compactor = Compactor(
             store,
             hub,
-            hooks=self.hooks,
+            events=self.events,
             guard=self,
             sent=self.sent,
             skills=tools.active_skills if tools is not None else None,
@@ -388,12 +389,12 @@ class ChatRunner:
         was_untitled = await self._steps.first_title(session_id, turns, emit, ctx.session)
         first_seq = max(0, stored_count - (1 if user_turn else 0))
         state = RunState(settings=ctx.compaction)
-        self.hooks.fire("session:start", session_id=session_id, model=model_ref)
+        self.events.emit(RequestStarted(session_id, model_ref))
         task = asyncio.ensure_future(
             self._steps.run(ctx, model_ref, turns, progress, emit, state)
         )
         self._tasks[session_id] = task
-        status = "error"
+        status: Literal["ok", "cancelled", "error"] = "error"
         try:
             try:
                 await task
@@ -418,12 +419,7 @@ class ChatRunner:
             self._tasks.pop(session_id, None)
             unfinished = 0 if status == "ok" else 1  # the reply being written, if any
             added = (1 if user_turn else 0) + progress.saved + unfinished + state.summaries
-            self.hooks.fire(
-                "session:end",
-                session_id=session_id,
-                status=status,
-                turn_range=(first_seq, first_seq + added),
-            )
+            self.events.emit(RequestEnded(session_id, status, (first_seq, first_seq + added)))
 
 
 def text_blocks(text: str) -> list[Block]:

@@ -24,9 +24,12 @@ the wire when it cannot fit (``parley.core.compaction.slide``). The record lives
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from parley.core.content import DocumentBlock, ImageBlock, TextBlock, Turn
+
+if TYPE_CHECKING:
+    from parley.core.compaction.types import CompactEvent
 
 #: Share of the context window the history must grow by before trying again.
 GROWTH_SHARE = 0.1
@@ -96,11 +99,9 @@ class Backoff:
             return False
         return True
 
-    def on_compact_end(self, payload: dict[str, Any]) -> None:
-        """A ``compact:end`` hook: a manual compaction, or any saved summary, clears."""
-        sid = payload.get("session_id")
-        if not isinstance(sid, str):
+    def on_compact(self, event: CompactEvent) -> None:
+        """At ``compact:end``: a manual compaction, or any saved summary, clears."""
+        if event.name != "compact:end":
             return
-        result = payload.get("result")
-        if payload.get("trigger") == "manual" or getattr(result, "compacted", False):
-            self.clear(sid)
+        if event.trigger == "manual" or (event.result is not None and event.result.compacted):
+            self.clear(event.session_id)

@@ -35,7 +35,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from parley.core.compaction.types import CompactEvent
 from parley.core.errors import ParleyError
+from parley.core.events import CacheUpdated, RequestEnded, RequestStarted
 from parley.core.settings import Settings
 from parley.core.tasks import TaskSet
 
@@ -197,8 +199,7 @@ class CacheTimer:
             reading the finished request (default: logged). ParleyErrors are
             things a person can act on; anything else is a bug.
 
-    Hooks fired on ``runner.hooks``: ``cache:updated`` with ``session_id``,
-    ``expires_at`` and ``compact_at`` (local ``datetime`` or None) whenever a
+    Emits :class:`~parley.core.events.CacheUpdated` on ``runner.events`` whenever a
     session's estimate or deadline changes.
     """
 
@@ -216,7 +217,7 @@ class CacheTimer:
         self.runner = runner
         self.store = runner.store
         self.hub = runner.hub
-        self.hooks = runner.hooks
+        self.events = runner.events
         self.compact = compact
         self.settings = settings or Settings.of(self.store)
         self.clock: Clock = clock or LoopClock()
@@ -230,10 +231,9 @@ class CacheTimer:
         self._compacting: dict[str, asyncio.Task[Any]] = {}
         self._closed = False
         self._unsubscribe = [
-            self.hooks.on("session:start", self._on_start),
-            self.hooks.on("session:end", self._on_end),
-            self.hooks.on("compact:start", self._on_compact_start),
-            self.hooks.on("compact:end", self._on_compact_end),
+            self.events.on(RequestStarted, self._on_start),
+            self.events.on(RequestEnded, self._on_end),
+            self.events.on(CompactEvent, self._on_compact),
             self.settings.on_change(self._on_setting),
         ]
 
@@ -313,39 +313,37 @@ class CacheTimer:
         a compaction it started) is done. For tests and orderly shutdown."""
         await self._tasks.wait_idle()
 
-    # -- hooks --------------------------------------------------------------
+    # -- events --------------------------------------------------------------
     def _state(self, session_id: str) -> _State:
         return self._states.setdefault(session_id, _State())
 
-    def _on_start(self, payload: dict[str, Any]) -> None:
-        sid = payload.get("session_id")
-        if self._closed or not isinstance(sid, str):
+    def _on_start(self, event: RequestStarted) -> None:
+        sid = event.session_id
+        if self._closed:
             return
         self._busy(sid)
         self._state(sid).started_at = self.clock.time()
 
-    def _on_end(self, payload: dict[str, Any]) -> None:
-        sid = payload.get("session_id")
-        if self._closed or not isinstance(sid, str):
+    def _on_end(self, event: RequestEnded) -> None:
+        sid = event.session_id
+        if self._closed:
             return
         st = self._state(sid)
-        if payload.get("status") != "ok":
+        if event.status != "ok":
             return  # unknown whether it reached the cache: keep the old estimate, stay idle
         started = st.started_at if st.started_at is not None else self.clock.time()
         st.idle = True
         st.ended += 1
         self._spawn(self._after_request(sid, st.ended, started))
 
-    def _on_compact_start(self, payload: dict[str, Any]) -> None:
-        sid = payload.get("session_id")
-        if not self._closed and isinstance(sid, str) and sid not in self._compacting:
-            self._busy(sid)
-
-    def _on_compact_end(self, payload: dict[str, Any]) -> None:
-        sid = payload.get("session_id")
-        if self._closed or not isinstance(sid, str) or sid in self._compacting:
+    def _on_compact(self, event: CompactEvent) -> None:
+        sid = event.session_id
+        if self._closed or sid in self._compacting:
             return
-        self._forget_cache(sid)
+        if event.name == "compact:start":
+            self._busy(sid)
+        elif event.name == "compact:end":
+            self._forget_cache(sid)
 
     def _on_setting(self, key: str, value: Any) -> None:
         if key != SETTING_ENABLED or self._closed:
@@ -464,12 +462,9 @@ class CacheTimer:
 
     def _changed(self, session_id: str) -> None:
         st = self._states.get(session_id)
-        self.hooks.fire(
-            "cache:updated",
-            session_id=session_id,
-            expires_at=self.expiry(session_id),
-            compact_at=_as_datetime(st.compact_at) if st else None,
-        )
+        self.events.emit(CacheUpdated(
+            session_id, self.expiry(session_id),
+            _as_datetime(st.compact_at) if st else None))
 
     # -- firing ---------------------------------------------------------------
     def _wake(self) -> None:

@@ -78,7 +78,7 @@ from parley.core.content import Block, CompactSummaryBlock, TextBlock, Turn
 from parley.core.context.since_summary import latest_range, stored_prefix
 from parley.core.context.tokens import estimate_tokens
 from parley.core.errors import ParleyError
-from parley.core.hooks import Hooks
+from parley.core.events import Events
 from parley.core.providers.base import ChatRequest
 from parley.core.providers.cheap_models import cheap_model_ref
 from parley.core.store.errors import SessionNotFound
@@ -111,12 +111,12 @@ RESTORED_FILES_TEXT = "[Files the user attached earlier, kept after the summary:
 
 
 class Compactor:
-    """Compacts sessions. One per app (``ChatRunner`` makes one).
+    r"""Compacts sessions. One per app (``ChatRunner`` makes one).
 
     Args:
         store: an ``AsyncStore``.
         hub: a ``ProviderHub``.
-        hooks: where ``compact:*`` hooks fire.
+        events: the bus its ``CompactEvent``\ s go on (``parley.core.events``).
         guard: marks sessions busy; without one the compactor only excludes
             itself (two compactions of a session).
         sent: last accepted request per session (kept by the run loop).
@@ -130,7 +130,7 @@ class Compactor:
         store: AsyncStore,
         hub: ProviderHub,
         *,
-        hooks: Hooks | None = None,
+        events: Events | None = None,
         guard: SessionGuard | None = None,
         sent: dict[str, SentRequest] | None = None,
         skills: Callable[[str], Sequence[Skill]] | None = None,
@@ -139,7 +139,7 @@ class Compactor:
     ) -> None:
         self.store = store
         self.hub = hub
-        self.hooks = hooks or Hooks()
+        self.events = events or Events()
         self.guard = guard
         self.sent: dict[str, SentRequest] = {} if sent is None else sent
         self.skills = skills
@@ -366,17 +366,7 @@ class Compactor:
     ) -> Callable[..., None]:
         def emit(name: EventName, **fields: Any) -> None:
             event = CompactEvent(name, session_id, trigger, **fields)
-            self.hooks.fire(
-                name,
-                session_id=session_id,
-                trigger=trigger,
-                stage=event.stage,
-                received_chars=event.received_chars,
-                part=event.part,
-                parts=event.parts,
-                result=event.result,
-                error=event.error,
-            )
+            self.events.emit(event)
             if on_event is not None:
                 try:
                     on_event(event)

@@ -130,7 +130,7 @@ class RunCompaction:
         #: model_ref -> provider tokens per estimated token a refusal showed (a request
         #: refused before any reply measured it): later requests are judged by it
         self.refused_scale: dict[str, float] = {}
-        compactor.hooks.on("compact:end", self.backoff.on_compact_end)
+        compactor.events.on(CompactEvent, self.backoff.on_compact)
 
     def check_message(
         self, blocks: Sequence[Block], model_ref: str, system: str | None = None

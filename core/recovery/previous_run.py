@@ -16,10 +16,12 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from parley.core.app_state import COMPACTING, RUN_MARKER
+from parley.core.compaction.types import CompactEvent
 from parley.core.content import CompactSummaryBlock, Turn
+from parley.core.events import Events
 from parley.core.recovery.restart_notice import restart_notice
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import (
@@ -194,27 +196,25 @@ class CompactionMarks:
     """Records which sessions a compaction works in (app_state ``COMPACTING``), so
     the next start can tell an interrupted compaction (:attr:`PreviousRun.compacting`).
 
-    Listens to the ``compact:start`` / ``compact:end`` hooks; each change writes
+    Listens to ``compact:start`` / ``compact:end`` events; each change writes
     the whole set in the background (one small write per compaction start and end).
 
     Args:
         store: the open ``AsyncStore``.
-        hooks: the run loop's hooks (``ChatRunner.hooks``).
+        events: the run loop's bus (``ChatRunner.events``).
     """
 
-    def __init__(self, store: AsyncStore, hooks: Any) -> None:
+    def __init__(self, store: AsyncStore, events: Events) -> None:
         self.store = store
         self.active: dict[str, int] = {}
         self._writes: set[asyncio.Task[None]] = set()
-        hooks.on("compact:start", self._started)
-        hooks.on("compact:end", self._ended)
+        events.on(CompactEvent, self._compacting)
 
-    def _started(self, payload: dict[str, Any]) -> None:
-        self.active[str(payload["session_id"])] = int(time.time() * 1000)
-        self._write()
-
-    def _ended(self, payload: dict[str, Any]) -> None:
-        if self.active.pop(str(payload["session_id"]), None) is not None:
+    def _compacting(self, event: CompactEvent) -> None:
+        if event.name == "compact:start":
+            self.active[event.session_id] = int(time.time() * 1000)
+            self._write()
+        elif event.name == "compact:end" and self.active.pop(event.session_id, None) is not None:
             self._write()
 
     def _write(self) -> None:

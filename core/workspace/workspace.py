@@ -260,7 +260,7 @@ class Workspace:
         if self._run_noted and self._runner is not None and self.compaction_marks is None:
             from parley.core.recovery.previous_run import CompactionMarks
 
-            self.compaction_marks = CompactionMarks(self.store, self._runner.hooks)
+            self.compaction_marks = CompactionMarks(self.store, self._runner.events)
 
     async def open_providers(self) -> ChatRunner:
         """Open the rest (stage ``STORE`` → ``READY``): load the providers' settings and

@@ -26,6 +26,7 @@ from parley.gui.chat.compact_notice import WOULD_NOT_REDUCE
 from parley.gui.transcript.specs import is_continue_message
 
 if TYPE_CHECKING:
+    from parley.core.compaction.types import CompactEvent
     from parley.core.tasks import TaskSet
     from parley.gui.chat.attach import Taken
     from parley.gui.chat.interfaces import OpenChat
@@ -288,9 +289,10 @@ class ChatEditor:
 
     # -- compaction ------------------------------------------------------------------
     def attach(self, runner: Any) -> None:
-        """Listen to ``compact:*`` hooks of the run loop."""
-        for name in ("compact:start", "compact:progress", "compact:end"):
-            self._unhook.append(runner.hooks.on(name, self._on_compact))
+        """Listen to the run loop's compaction events (``parley.core.events``)."""
+        from parley.core.compaction.types import CompactEvent
+
+        self._unhook.append(runner.events.on(CompactEvent, self._on_compact))
 
     def detach(self) -> None:
         for unhook in self._unhook:
@@ -325,31 +327,28 @@ class ChatEditor:
             return
         self.undo.notice(compacted_text(result))
 
-    def _on_compact(self, payload: dict[str, Any]) -> None:
-        sid = payload.get("session_id")
-        name = payload.get("hook")
-        if not isinstance(sid, str):
-            return
+    def _on_compact(self, event: CompactEvent) -> None:
+        sid, name = event.session_id, event.name
         if name == "compact:start":
             self.compacting.add(sid)
             self._show_progress(STAGES["summarizing"])
         elif name == "compact:progress":
-            text = STAGES.get(str(payload.get("stage")), "Compacting…").format(
-                part=payload.get("part") or 0, parts=payload.get("parts") or 0)
-            chars = int(payload.get("received_chars") or 0)
+            text = STAGES.get(event.stage, "Compacting…").format(
+                part=event.part, parts=event.parts)
+            chars = event.received_chars
             self._show_progress(f"{text} {chars:,} characters" if chars else text)
         elif name == "compact:end":
             self.compacting.discard(sid)
             if not self.compacting:
                 self._hide_progress()
-            result = payload.get("result")
-            if result is not None and getattr(result, "summary_turn", None) is not None:
+            result = event.result
+            if result is not None and result.summary_turn is not None:
                 self.chat.unseen.compacted(sid)  # the summary stands for the older turns
                 if sid == self.chat.session_id:
                     self.tasks.spawn(self.chat.opener.reload(read_unseen=False),
                                        name="reload-after-compaction")
-            error = payload.get("error")
-            if error is not None and payload.get("trigger") == "auto":
+            error = event.error
+            if error is not None and event.trigger == "auto":
                 # A manual compaction's error is shown by the task that awaited it, the
                 # idle timer's by its own handler; this one only reached the log.
                 self.chat.unseen.failed(sid, error, auto=True)

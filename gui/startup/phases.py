@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtWidgets import QWidget
 
+    from parley.core.events import CacheUpdated
     from parley.gui.chat.controller import ChatController
     from parley.gui.startup.typed_at_start import TypedAtStart
     from parley.gui.window.base import WindowBase
@@ -284,7 +285,7 @@ class Startup:
         w.runner = runner = ChatRunner(store, hub, tools=ToolExecutor(store, mcp=self._open_mcp()))
         from parley.core.recovery.previous_run import CompactionMarks
 
-        w.compaction_marks = CompactionMarks(store, runner.hooks)
+        w.compaction_marks = CompactionMarks(store, runner.events)
         self._start_cache_timer()
         await self._start_backups()
         chat.attach(hub, runner)
@@ -438,12 +439,13 @@ class Startup:
         """The idle pre-cache-expiry compaction (experimental setting) and the meter's
         "cache warm until" (``parley.core.compaction.cache_timer``)."""
         from parley.core.compaction.cache_timer import CacheTimer
+        from parley.core.events import CacheUpdated
 
         runner = self.window.runner
         assert runner is not None
         self.window.cache_timer = CacheTimer(runner, runner.compactor.compact,
                                              on_error=self.background_error)
-        runner.hooks.on("cache:updated", self._cache_updated)
+        runner.events.on(CacheUpdated, self._cache_updated)
 
     async def _start_backups(self) -> None:
         """Automatic backups while the chats are open (``parley.core.recovery.backup_schedule``)."""
@@ -467,11 +469,10 @@ class Startup:
         else:
             report_bug(exc)
 
-    def _cache_updated(self, payload: dict[str, Any]) -> None:
+    def _cache_updated(self, event: CacheUpdated) -> None:
         chat = self.window.chat
-        if chat is not None and payload.get("session_id") == chat.session_id:
-            self.window.context_meter.set_cache_expiry(
-                payload.get("expires_at"), payload.get("compact_at"))
+        if chat is not None and event.session_id == chat.session_id:
+            self.window.context_meter.set_cache_expiry(event.expires_at, event.compact_at)
 
     def _note_upgrade(self) -> None:
         """The store upgraded the file as it opened (v3, or the conversation tree added):

@@ -21,8 +21,10 @@ from parley.core.compaction.cache_timer import (
     ManualClock,
     long_threshold,
 )
+from parley.core.compaction.types import CompactEvent
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.core.errors import ParleyError
+from parley.core.events import CacheUpdated
 from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers.hub import ProviderHub
 from parley.core.providers.registry import make_provider
@@ -252,12 +254,12 @@ async def test_typing_pauses_and_stopping_re_arms_for_the_same_expiry(rig):
     t0 = rig.clock.time()
     await rig.request(sid, HAIKU_200K, 150_000)
     await rig.advance(100)
-    updates: list[dict] = []
-    rig.runner.hooks.on("cache:updated", updates.append)
+    updates: list[CacheUpdated] = []
+    rig.runner.events.on(CacheUpdated, updates.append)
 
     rig.timer.activity(sid)  # a keystroke in the composer
     assert rig.timer.armed(sid) is None
-    assert updates[-1]["compact_at"] is None  # the meter stops saying "compacts … if idle"
+    assert updates[-1].compact_at is None  # the meter stops saying "compacts … if idle"
     assert rig.timer.expiry(sid) == rig.at(t0 + 300)  # the cache itself is still warm
     assert rig.clock.pending == [t0 + 100 + QUIET_S]  # armed again once quiet
 
@@ -270,7 +272,7 @@ async def test_typing_pauses_and_stopping_re_arms_for_the_same_expiry(rig):
 
     await rig.advance(0.5)  # quiet for QUIET_S seconds: the same deadline again
     assert rig.timer.armed(sid) == rig.at(t0 + 240)
-    assert updates[-1]["compact_at"] == rig.at(t0 + 240)
+    assert updates[-1].compact_at == rig.at(t0 + 240)
     await rig.advance(240 - (rig.clock.time() - t0))
     assert rig.compactions == [(sid, "cache-timer", t0 + 240)] and rig.errors == []
 
@@ -326,9 +328,9 @@ async def test_a_manual_compaction_cancels(rig):
     await rig.enable()
     sid = await rig.session()
     await rig.request(sid, HAIKU_200K, 150_000)
-    rig.runner.hooks.fire("compact:start", session_id=sid, reason="manual")
+    rig.runner.events.emit(CompactEvent("compact:start", sid, "manual"))
     assert rig.timer.armed(sid) is None
-    rig.runner.hooks.fire("compact:end", session_id=sid, reason="manual")
+    rig.runner.events.emit(CompactEvent("compact:end", sid, "manual"))
     assert rig.timer.expiry(sid) is None  # the old prefix's cache no longer matters
     await rig.advance(1000)
     assert rig.compactions == []

@@ -65,9 +65,8 @@ async def test_manual_compaction_saves_summary_and_reports_every_field(env, fake
     before = await env.store.get_turns(env.sid)
     fake_provider.script(f"<summary>\n{SUMMARY}\n</summary>", usage={"output_tokens": 77})
     events: list[CompactEvent] = []
-    hooked: list[dict] = []
-    for name in ("compact:start", "compact:progress", "compact:end"):
-        env.runner.hooks.on(name, hooked.append)
+    on_bus: list[CompactEvent] = []
+    env.runner.events.on(CompactEvent, on_bus.append)
 
     result = await env.runner.compact(env.sid, keep_turns=4, model_ref=SONNET,
                                       on_event=events.append)
@@ -115,7 +114,7 @@ async def test_manual_compaction_saves_summary_and_reports_every_field(env, fake
     names = [e.name for e in events]
     assert names[0] == "compact:start" and names[-1] == "compact:end"
     assert "compact:progress" in names and events[-1].result == result
-    assert [h["hook"] for h in hooked] == names
+    assert on_bus == events  # the same events go on the bus
 
 
 async def test_the_next_request_sends_the_summary_then_the_kept_turns(env, fake_provider):

@@ -19,6 +19,7 @@ from parley.core.compaction.compact import (
 from parley.core.compaction.unseen import load_unseen
 from parley.core.compaction.wire import HIDDEN_OUTPUT
 from parley.core.content import ImageBlock, TextBlock, Turn
+from parley.core.events import RequestEnded
 from parley.core.wire import SUMMARY_HEADING
 from tests.core.test_compaction_support import (
     GPT,
@@ -52,8 +53,8 @@ async def test_auto_compaction_fires_at_the_threshold_and_reuses_the_cache(
     await env.settings(model_overrides={model_id: {"context_window": 8_000}})
     await env.seed(8, words=30)
     events: list = []
-    ends: list[dict] = []
-    env.runner.hooks.on("session:end", ends.append)
+    ends: list[RequestEnded] = []
+    env.runner.events.on(RequestEnded, ends.append)
 
     fake_provider.script("First reply.")
     await env.send("A short question.", model=model, on_event=events.append)
@@ -85,7 +86,7 @@ async def test_auto_compaction_fires_at_the_threshold_and_reuses_the_cache(
     stored = await env.store.get_turns(env.sid)
     assert [t.role for t in stored[-3:]] == ["user", "user", "assistant"]
     assert summary_turns(stored) == [stored[-2]]
-    assert ends[-1]["turn_range"] == (18, 21)
+    assert ends[-1].turn_range == (18, 21)
     # The first reply's usage measured the history exactly: no count_tokens request, even
     # near the trigger (Anthropic has the endpoint; it is for histories without usage).
     assert not any(r.path.endswith("/count_tokens") for r in fake_provider.requests)

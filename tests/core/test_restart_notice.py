@@ -2,7 +2,7 @@
 
 After a kill during an automatic compaction only an unanswered message was
 left, and the notice spoke of "the cut-off reply". Here the store is real and
-the compaction marks are written through the run loop's own hooks; the kill
+the compaction marks are written through the run loop's own events; the kill
 is the process leaving without its clean exit or the compaction's end.
 
 The tests taking ``any_target`` run on a sessions.db file and on PostgreSQL, where
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from parley.core import machine
 from parley.core.app_state import COMPACTING
+from parley.core.compaction.types import CompactEvent
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
-from parley.core.hooks import Hooks
+from parley.core.events import Events
 from parley.core.recovery import previous_run
 from parley.core.recovery.restart_notice import (
     COMPACTION,
@@ -31,8 +32,8 @@ async def _crashed_run(path, *, cut: bool, unanswered: bool, compacting: bool):
     store = await AsyncStore.open(path)
     try:
         await previous_run.mark_running(store, pid=1, now_ms=1)
-        hooks = Hooks()
-        marks = previous_run.CompactionMarks(store, hooks)
+        events = Events()
+        marks = previous_run.CompactionMarks(store, events)
         if cut:
             sid = (await store.create_session(title="cut")).id
             await store.append_turn(sid, Turn("user", [TextBlock("tell me")]))
@@ -43,7 +44,7 @@ async def _crashed_run(path, *, cut: bool, unanswered: bool, compacting: bool):
             if unanswered:
                 await store.append_turn(sid, Turn("user", [TextBlock("hello?")]))
             if compacting:
-                hooks.fire("compact:start", session_id=sid, trigger="auto")
+                events.emit(CompactEvent("compact:start", sid, "auto"))
                 await marks.wait()
     finally:
         await store.close()
@@ -89,11 +90,11 @@ async def test_each_kind_of_leftover_gets_its_own_words(tmp_path):
 async def test_a_compaction_that_ended_leaves_no_mark(any_target):
     path = any_target
     store = await AsyncStore.open(path)
-    hooks = Hooks()
-    marks = previous_run.CompactionMarks(store, hooks)
+    events = Events()
+    marks = previous_run.CompactionMarks(store, events)
     await previous_run.mark_running(store, pid=1, now_ms=1)
-    hooks.fire("compact:start", session_id="s1", trigger="manual")
-    hooks.fire("compact:end", session_id="s1", trigger="manual")
+    events.emit(CompactEvent("compact:start", "s1", "manual"))
+    events.emit(CompactEvent("compact:end", "s1", "manual"))
     await marks.wait()
     assert await store.get_state(COMPACTING.row(store)) is None
     await store.close()
@@ -110,11 +111,11 @@ async def test_a_parley_starting_beside_another_machines_tells_nothing_of_its_ru
     desktop = await AsyncStore.open(postgres_url)
     try:
         assert await previous_run.mark_running(laptop, pid=1, now_ms=1) is None
-        hooks = Hooks()
-        marks = previous_run.CompactionMarks(laptop, hooks)
+        events = Events()
+        marks = previous_run.CompactionMarks(laptop, events)
         sid = (await laptop.create_session(title="streaming on the laptop")).id
         await laptop.append_turn(sid, Turn("user", [TextBlock("asked, the reply on its way")]))
-        hooks.fire("compact:start", session_id=sid, trigger="auto")
+        events.emit(CompactEvent("compact:start", sid, "auto"))
         await marks.wait()
 
         monkeypatch.setattr(machine, "machine_name", lambda: "desktop")

@@ -22,6 +22,7 @@ from parley.core.chat.run import (
 )
 from parley.core.compaction.compact import CompactionInProgress
 from parley.core.content import TextBlock, Turn
+from parley.core.events import RequestEnded, RequestStarted
 from parley.core.wire import STOPPED_NOTE
 from tests.core.hubs import fake_workspace
 from tests.fakes.validation import validate_anthropic, validate_openai
@@ -171,15 +172,15 @@ async def test_second_run_in_same_session_is_rejected(env, fake_provider):
     assert [t.text() for t in await store.get_turns(sid) if t.role == "user"] == ["a"]
 
 
-async def test_hooks_fire_at_run_boundaries(env, fake_provider):
+async def test_events_at_run_boundaries(env, fake_provider):
     _store, _hub, runner, sid = env
-    seen: list[dict] = []
-    runner.hooks.on("session:start", seen.append)
-    runner.hooks.on("session:end", seen.append)
+    seen: list[RequestStarted | RequestEnded] = []
+    runner.events.on(RequestStarted, seen.append)
+    runner.events.on(RequestEnded, seen.append)
     fake_provider.script("ok")
     await runner.send(sid, [TextBlock("x")], model_ref="anthropic:claude-sonnet-4-6")
-    assert [s["hook"] for s in seen] == ["session:start", "session:end"]
-    assert seen[1]["status"] == "ok" and seen[1]["turn_range"] == (0, 2)
+    assert seen == [RequestStarted(sid, "anthropic:claude-sonnet-4-6"),
+                    RequestEnded(sid, "ok", (0, 2))]
 
 
 async def test_streaming_reply_is_journalled_before_it_completes(env, fake_provider):

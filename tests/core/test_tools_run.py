@@ -13,6 +13,7 @@ import pytest
 
 from parley.core.chat.run import ChatRunner, RunCancelled, RunFinished
 from parley.core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
+from parley.core.events import RequestEnded
 from parley.core.providers.base import ToolSpec
 from parley.core.providers.hub import ProviderHub
 from parley.core.store.async_store import AsyncStore
@@ -321,8 +322,8 @@ async def test_every_step_is_saved_as_it_completes_and_usage_adds_up(env):
     env.fake.script("", tool_calls=[{"name": "no_such_tool", "input": {}}],
                     usage={"output_tokens": 5})
     env.fake.script("Done.", usage={"output_tokens": 3})
-    ends: list[dict] = []
-    env.runner.hooks.on("session:end", ends.append)
+    ends: list[RequestEnded] = []
+    env.runner.events.on(RequestEnded, ends.append)
     reply = await env.runner.send(sid, [TextBlock("go")], model_ref=SONNET, on_event=on_event)
     assert reply is not None and reply.text() == "Done."
     assert seen_after_step == [["user", "assistant", "user"],
@@ -332,7 +333,7 @@ async def test_every_step_is_saved_as_it_completes_and_usage_adds_up(env):
     unknown = stored[4].blocks[0]
     assert isinstance(unknown, ToolResultBlock) and unknown.is_error  # the run went on
     assert (await env.store.get_session(sid)).usage.output_tokens == 15
-    assert ends[-1]["status"] == "ok" and ends[-1]["turn_range"] == (0, 6)
+    assert ends[-1].status == "ok" and ends[-1].turn_range == (0, 6)
     for body in env.bodies():
         validate(body, SONNET)
 

@@ -13,7 +13,9 @@ from PySide6.QtCore import Qt
 
 from parley.core import paths
 from parley.core.app_state import RUN_MARKER
+from parley.core.compaction.types import CompactEvent
 from parley.core.content import TextBlock, Turn
+from parley.core.events import CacheUpdated
 from parley.core.store import Store
 from parley.gui.chat import paging
 from parley.gui.main_window import INTERRUPTED_NOTICE
@@ -33,9 +35,9 @@ def test_compact_now_shows_progress_then_the_summary_card(driver, fake_provider)
     w.chat.open_session(sid)
     driver.until(lambda: w.session_id == sid)
     seen: list[tuple[bool, str]] = []
-    w.runner.hooks.on("compact:start",
-                      lambda _p: seen.append((w.statusBar().isVisible(),
-                                              w.chat.editor.progress_text)))
+    w.runner.events.on(CompactEvent,
+                       lambda e: e.name == "compact:start" and seen.append(
+                           (w.statusBar().isVisible(), w.chat.editor.progress_text)))
     fake_provider.script("<summary>The user counted messages from 0 to 7, five times each."
                          "</summary>")
     assert w.window_commands.compact_now() is True
@@ -92,7 +94,8 @@ def test_compact_now_says_in_words_why_a_summary_was_refused(driver, fake_provid
     shown: list = []
     w.show_problem = w.tasks.on_user_error = shown.append
     said: list[str] = []
-    w.runner.hooks.on("compact:progress", lambda _p: said.append(w.chat.editor.progress_text))
+    w.runner.events.on(CompactEvent, lambda e: e.name == "compact:progress" and said.append(
+        w.chat.editor.progress_text))
     # Not a summary, however often and however it is asked for (the fake's knob: every
     # summary request answered chattily, without tags).
     fake_provider.summary_answers = "chatty"
@@ -253,9 +256,9 @@ def test_cache_timer_runs_and_the_meter_shows_the_warm_cache(driver, fake_provid
     driver.send("hello", wait=True)
     sid = w.session_id
     until = datetime.now().astimezone().replace(hour=14, minute=5)
-    w.runner.hooks.fire("cache:updated", session_id=sid, expires_at=until, compact_at=None)
+    w.runner.events.emit(CacheUpdated(sid, until, None))
     assert "cache warm until 14:05" in w.context_meter.label.text()
-    w.runner.hooks.fire("cache:updated", session_id=sid, expires_at=None, compact_at=None)
+    w.runner.events.emit(CacheUpdated(sid, None, None))
     assert "cache" not in w.context_meter.label.text()
     seen = []
     w.cache_timer.activity = seen.append
