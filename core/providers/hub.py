@@ -59,6 +59,7 @@ from parley.core.providers.registry import (
     resolve_base_url,
 )
 from parley.core.providers.retry import RetryPolicy
+from parley.core.settings import Settings
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
@@ -70,10 +71,13 @@ LIST_TIMEOUT_S = 10.0
 #: Seconds before a provider whose model list could not be read is asked again.
 LIST_RETRY_S = 300.0
 
+#: The settings the hub reads (declared, with their defaults, in ``parley.core.settings``).
 SETTING_PROVIDERS = "providers"
 SETTING_DEFAULT_MODEL = "default_model"
 SETTING_MODEL_OVERRIDES = "model_overrides"
 SETTING_ANTHROPIC_TTL = "cache.anthropic_ttl"
+_SETTINGS = (SETTING_PROVIDERS, SETTING_DEFAULT_MODEL, SETTING_MODEL_OVERRIDES,
+             SETTING_ANTHROPIC_TTL)
 
 _KIND_NAMES: dict[str, str] = {
     "anthropic": "Anthropic",
@@ -153,16 +157,16 @@ class ProviderHub:
 
     async def load(self) -> None:
         """Read provider settings and keys (keyring on its own thread)."""
-        raw = await self.store.get_setting(SETTING_PROVIDERS, [])
+        values = await Settings.of(self.store).values(_SETTINGS)
+        raw = values[SETTING_PROVIDERS]
         self._stored = [ProviderConfig(**c) for c in raw if isinstance(c, dict)]
         self._saved = [as_used(c, self.environ) for c in self._stored]
         self._reinterpreted = {
             c.id for c, used in zip(self._stored, self._saved, strict=True) if c != used
         }
-        self._default_model = await self.store.get_setting(SETTING_DEFAULT_MODEL, None)
-        self._overrides = await self.store.get_setting(SETTING_MODEL_OVERRIDES, {}) or {}
-        ttl = await self.store.get_setting(SETTING_ANTHROPIC_TTL, "5m")
-        self._anthropic_ttl_s = 3600 if ttl == "1h" else 300
+        self._default_model = values[SETTING_DEFAULT_MODEL]
+        self._overrides = values[SETTING_MODEL_OVERRIDES]
+        self._anthropic_ttl_s = 3600 if values[SETTING_ANTHROPIC_TTL] == "1h" else 300
         self._keys, self._key_sources = {}, {}
         for config in self._all_candidates():
             key = await self._in_keys_thread(self.keys.get, config.id, env_key_var(config))
@@ -354,7 +358,7 @@ class ProviderHub:
             await self._in_keys_thread(self.keys.set, pid, api_key)
         self._stored = [c for c in self._stored if c.id != pid] + [config]
         self.forget_limits(pid)  # another server or key may serve other models
-        await self.store.set_setting(SETTING_PROVIDERS, [asdict(c) for c in self._stored])
+        await Settings.of(self.store).set(SETTING_PROVIDERS, [asdict(c) for c in self._stored])
         used = as_used(config, self.environ)
         if used.default_model and not self._default_model:
             await self.set_default_model(format_model_ref(pid, used.default_model))
@@ -365,15 +369,14 @@ class ProviderHub:
         """Forget a saved provider and its saved key."""
         self._stored = [c for c in self._stored if c.id != provider_id]
         self.forget_limits(provider_id)
-        await self.store.set_setting(SETTING_PROVIDERS, [asdict(c) for c in self._stored])
+        await Settings.of(self.store).set(SETTING_PROVIDERS, [asdict(c) for c in self._stored])
         await self._in_keys_thread(self.keys.delete, provider_id)
         await self.load()
 
     async def set_default_model(self, model_ref: str) -> None:
         """Make ``model_ref`` (``provider:model``) the model of new sessions."""
         parse_model_ref(model_ref)
-        self._default_model = model_ref
-        await self.store.set_setting(SETTING_DEFAULT_MODEL, model_ref)
+        self._default_model = await Settings.of(self.store).set(SETTING_DEFAULT_MODEL, model_ref)
 
     def default_model_ref(self) -> str | None:
         """The model of new sessions: the setting if its provider is usable, else
