@@ -5,7 +5,10 @@ setting goes through :class:`Settings` (typed values, defaults, validation)
 rather than raw ``store.get_setting`` calls, so a key, its default and its
 rules live in one place (as qutebrowser declares its settings).
 Values are stored as JSON in the ``settings`` table of sessions.db; an unset
-key means its default.
+key means its default. What Parley keeps for itself rather than what the person
+chose (drafts, the window's place…) is ``app_state``, declared in
+:mod:`parley.core.app_state`; ``tests/core/test_settings_reads.py`` fails on a raw
+``store.get_setting`` outside this module and the store.
 """
 
 from __future__ import annotations
