@@ -37,14 +37,13 @@ from parley.core.providers.base import (
     ToolUseStop,
     UsageUpdate,
 )
-from parley.core.providers.capabilities import ANTHROPIC
+from parley.core.providers.capabilities import ANTHROPIC, DEFAULT_URLS
 from parley.core.providers.errors import (
     NetworkError,
     ProviderError,
     StreamInterrupted,
 )
 from parley.core.providers.failures import classify
-from parley.core.providers.registry import DEFAULT_URLS
 from parley.core.providers.retry import RetryPolicy, call_with_retries
 from parley.core.providers.sdk_provider import SdkProvider, parse_tool_input
 

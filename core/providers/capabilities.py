@@ -1,4 +1,5 @@
-"""What each kind of provider API accepts; the wire rules read these flags.
+"""What each kind of provider API accepts (the wire rules read these flags) and where
+the public service of a kind listens.
 
 Sources: Anthropic Messages API (images allowed inside tool_result content;
 prompt cache TTL 5 minutes, refreshed on each hit, or 1 hour with
@@ -14,6 +15,13 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 ProviderKind: TypeAlias = Literal["anthropic", "openai", "openai_compatible"]
+
+#: The API root of each kind's public service (an OpenAI-compatible server has none:
+#: its address is always set up).
+DEFAULT_URLS: dict[ProviderKind, str] = {
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com/v1",
+}
 
 
 @dataclass(frozen=True, slots=True)

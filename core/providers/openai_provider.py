@@ -46,7 +46,7 @@ from parley.core.providers.base import (
     ToolUseStop,
     UsageUpdate,
 )
-from parley.core.providers.capabilities import CAPS_BY_KIND, ProviderKind
+from parley.core.providers.capabilities import CAPS_BY_KIND, DEFAULT_URLS, ProviderKind
 from parley.core.providers.errors import (
     NetworkError,
     ProviderError,
@@ -55,7 +55,6 @@ from parley.core.providers.errors import (
 from parley.core.providers.failures import classify
 from parley.core.providers.openai_client import make_client
 from parley.core.providers.openai_unstreamed import EMPTY_DETAIL, completion_events, plain_params
-from parley.core.providers.registry import DEFAULT_URLS
 from parley.core.providers.retry import RetryPolicy, call_with_retries
 from parley.core.providers.sdk_provider import SdkProvider, parse_tool_input
 

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 from parley.core.errors import ParleyError
 from parley.core.keys import ApiKey, KeyStore
 from parley.core.providers.base import Provider
-from parley.core.providers.capabilities import ProviderKind
+from parley.core.providers.capabilities import DEFAULT_URLS, ProviderKind
 from parley.core.providers.retry import RetryPolicy
 
 Source: TypeAlias = Literal["settings", "environment", "keyring", "file", "default", "none"]
@@ -41,10 +41,6 @@ ENV_BASE_URL: dict[ProviderKind, str] = {
 ENV_API_KEY: dict[ProviderKind, str] = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai": "OPENAI_API_KEY",
-}
-DEFAULT_URLS: dict[ProviderKind, str] = {
-    "anthropic": "https://api.anthropic.com",
-    "openai": "https://api.openai.com/v1",
 }
 #: The module of each kind's adapter (it imports that kind's SDK).
 ADAPTER_MODULES: dict[ProviderKind, str] = {
@@ -62,14 +58,6 @@ def import_adapter(kind: ProviderKind) -> ModuleType:
         The module (``AnthropicProvider`` or ``OpenAIProvider`` lives in it).
     """
     return importlib.import_module(ADAPTER_MODULES[kind])
-
-#: Where the usual local servers listen (their OpenAI-compatible API root).
-LOCAL_SERVERS: dict[str, str] = {
-    "Ollama": "http://localhost:11434/v1",
-    "LM Studio": "http://localhost:1234/v1",
-    "llama.cpp": "http://localhost:8080/v1",
-    "vLLM": "http://localhost:8000/v1",
-}
 
 
 class ProviderConfigError(ParleyError):

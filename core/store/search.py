@@ -1,10 +1,7 @@
 """Full-text search over turns and session titles.
 
-What a person types is never passed to FTS5 as query syntax. It is cut into
-words (a ``"quoted phrase"`` stays one phrase; an unbalanced quote is ignored),
-each word is prepared like the indexed text (:func:`parley.core.store.textindex.normalize`)
-and becomes a quoted FTS5 phrase, so ``*``, ``-``, ``:``, parentheses and the
-words AND/OR/NOT/NEAR are plain text. All words must match (AND). The last
+What a person types is made safe by :func:`parley.core.store.query.parse`: quoted
+phrases, never FTS5 query syntax. All words must match (AND). The last
 word also matches as a prefix (search as you type) unless the query ends with
 a space or a closing quote, or the word is shorter than :func:`min_prefix_chars`
 (4 characters; 3 in files with a 3-character prefix index). Words with no
@@ -30,7 +27,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, select, text
@@ -41,89 +37,12 @@ from parley.core.store.dialect import is_postgresql
 from parley.core.store.errors import InvalidSearchQuery
 from parley.core.store.fork_copies import MAX_CANDIDATES, Collapser, RankedRows
 from parley.core.store.models import SearchHit
+from parley.core.store.query import MIN_PREFIX_CHARS, ParsedQuery, parse
 from parley.core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE, turn_path
 from parley.core.store.snippets import compile_phrases, make_snippet
-from parley.core.store.textindex import TOKEN_RE, is_split_char, normalize, turn_text
+from parley.core.store.textindex import turn_text
 
-MAX_QUERY_CHARS = 1000
-MAX_PHRASES = 32
-#: The last word of a query of this many characters or more also matches as a
-#: prefix. Without a prefix index, FTS5 merges the doclists of every indexed word
-#: that starts with it: measured on 1M turns, 10-70 ms for 4 characters but up to
-#: 450 ms for 3. Files whose index has a 3-character prefix index (made before
-#: schema.SEARCH_DDL dropped it) keep 3 (:func:`min_prefix_chars`).
-MIN_PREFIX_CHARS = 4
 _PREFIX_OPTION = re.compile(r"\bprefix\s*=\s*'([\d\s,]+)'", re.IGNORECASE)
-_QUOTED = re.compile(r'"([^"]*)"')
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedQuery:
-    """A user query made safe.
-
-    Attributes:
-        match: an FTS5 expression of quoted phrases (implicit AND).
-        phrases: each phrase's prepared tokens (for highlighting).
-        prefix_last: the last phrase ends with a prefix (``*``).
-        words: every token as its own quoted FTS5 term (the last one with ``*``
-            when ``prefix_last``): what :func:`_is_common` probes.
-    """
-
-    match: str
-    phrases: list[list[str]]
-    prefix_last: bool
-    words: tuple[str, ...] = ()
-
-
-def parse(query: str, min_prefix: int = MIN_PREFIX_CHARS) -> ParsedQuery | None:
-    """Turn what a person typed into an FTS5 expression (None for an empty query).
-
-    Args:
-        query: what the person typed.
-        min_prefix: characters the last word needs to match as a prefix too.
-
-    Raises:
-        InvalidSearchQuery: too long, too many words, or nothing searchable in it.
-    """
-    if not query.strip():
-        return None
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidSearchQuery(
-            query[:40] + "…", f"it is longer than {MAX_QUERY_CHARS} characters; use a few words"
-        )
-    parts: list[tuple[str, bool]] = []
-    pos = 0
-    for m in _QUOTED.finditer(query):
-        parts += [(w, False) for w in query[pos : m.start()].split()]
-        parts.append((m.group(1), True))
-        pos = m.end()
-    parts += [(w, False) for w in query[pos:].replace('"', " ").split()]
-    phrases: list[list[str]] = []
-    last_quoted = False
-    for words, quoted in parts:
-        tokens = TOKEN_RE.findall(normalize(words))
-        if tokens:
-            phrases.append(tokens)
-            last_quoted = quoted
-    if not phrases:
-        raise InvalidSearchQuery(query, "it has no letters or digits to look for")
-    if len(phrases) > MAX_PHRASES:
-        raise InvalidSearchQuery(query[:40] + "…", f"it has more than {MAX_PHRASES} words")
-    last = phrases[-1][-1]
-    prefix_last = (
-        not last_quoted
-        and not query[-1].isspace()
-        and not query.endswith('"')
-        and len(last) >= min_prefix
-        and not is_split_char(last[0])
-    )
-    terms = ['"' + " ".join(tokens) + '"' for tokens in phrases]
-    if prefix_last:
-        terms[-1] += "*"
-    probes = ['"' + tok + '"' for tokens in phrases for tok in tokens]
-    if prefix_last:
-        probes[-1] += "*"
-    return ParsedQuery(" ".join(terms), phrases, prefix_last, tuple(dict.fromkeys(probes)))
 
 
 #: Ranking by relevance looks at the newest this-many matching turns (plus
@@ -248,9 +167,7 @@ def search(
     collapser = Collapser(con, space, session_id is None, exclude_session_ids)
     try:
         if is_postgresql(con):
-            from parley.core.store.postgres import (
-                search as pg_search,  # (it types its input with ParsedQuery)
-            )
+            from parley.core.store.postgres import search as pg_search  # PostgreSQL only
 
             ranked: RankedRows = pg_search.ranked(
                 con, parsed, session_id, space, max(limit, MAX_CANDIDATES), RECENT_WINDOW,

@@ -47,8 +47,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from PySide6.QtCore import QEvent, QObject, Qt
-from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication, QKeySequence
 
 from parley.gui.text.words import key_name
 
@@ -339,47 +339,7 @@ def key_text(key: int, modifiers: Qt.KeyboardModifier) -> str:
     return portable(QKeySequence(Qt.KeyboardModifier(mods).value | key))
 
 
-# -- installing in the window ---------------------------------------------------------
-def install(window: Any, actions: Iterable[Action] = ACTIONS) -> dict[str, QAction]:
-    """Create a QAction per action, add them to ``window`` and its menus, load the keys.
-
-    Global and sidebar actions get their keys as QAction shortcuts. Composer
-    and transcript actions get a menu entry whose label shows their key (the
-    composer and the transcript read those keys themselves). Actions with no
-    handler in ``window.commands`` yet are disabled. The keymap starts at the
-    defaults; the person's bindings are loaded once the window has its store
-    (see :func:`parley.gui.commands.keymap.follow_store`) and follow Settings → Keyboard live.
-
-    Returns:
-        {action id: QAction}, also stored as ``window.qactions``.
-    """
-    from parley.gui.commands.keymap import Keymap, apply_keymap, follow_store
-
-    bar = window.menuBar()
-    menus = {name: bar.addMenu(f"&{name}") for name in MENUS}
-    out: dict[str, QAction] = {}
-    for action in actions:
-        qa = QAction(action.label, window)
-        qa.setObjectName(action.id)
-        qa.setStatusTip(action.description)
-        if action.context in ("global", "sidebar"):
-            qa.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut
-                                  if action.context == "sidebar"
-                                  else Qt.ShortcutContext.WindowShortcut)
-        qa.triggered.connect(lambda _checked=False, a=action: run(window, a))
-        (window.sidebar if action.context == "sidebar" else window).addAction(qa)
-        if action.menu:
-            menus[action.menu].addAction(qa)
-        out[action.id] = qa
-    for menu in menus.values():
-        menu.aboutToShow.connect(lambda: refresh_enabled(window))
-    window.qactions = out
-    apply_keymap(window, Keymap())
-    window.composer.installEventFilter(_WindowKeysFirst(window))
-    follow_store(window)
-    return out
-
-
+# -- running in the window -----------------------------------------------------------
 def run(window: Any, action: Action) -> Any:
     """Run ``action`` in ``window`` if it is available there; False otherwise."""
     return window.commands.run(action.id)
@@ -389,26 +349,3 @@ def refresh_enabled(window: Any) -> None:
     """Enable exactly the QActions whose handler can run now."""
     for action_id, qa in getattr(window, "qactions", {}).items():
         qa.setEnabled(available(by_id(action_id), window))
-
-
-class _WindowKeysFirst(QObject):
-    """While the message box is empty, window shortcuts beat its editing keys.
-
-    A text editor claims some keys for editing (Ctrl+K deletes to the end of
-    the line on Linux and macOS) before window shortcuts see them. With
-    nothing typed there is nothing to edit, so the window's shortcut runs
-    (Ctrl+K opens the palette); with text typed the editor keeps its keys.
-    """
-
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.main = window
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
-        if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
-            return False
-        if self.main.composer.toPlainText():
-            return False
-        key = key_text(event.key(), event.modifiers())
-        keymap = getattr(self.main, "keymap", None)
-        return keymap is not None and keymap.global_action(key) is not None

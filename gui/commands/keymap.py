@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QWidget
 
@@ -36,12 +36,10 @@ from parley.gui.commands.actions import (
     ACTIONS,
     Action,
     Context,
-    by_id,
     native,
     portable,
-    refresh_enabled,
 )
-from parley.gui.text.words import composer_hint, keys_shown
+from parley.gui.text.words import keys_shown
 
 log = logging.getLogger(__name__)
 
@@ -295,113 +293,3 @@ async def save(store: Any, keymap: Keymap) -> None:
     from parley.core.settings import Settings
 
     await Settings.of(store).set(SETTING_KEY, keymap.overrides())
-
-
-POLL_MS = 50
-
-
-def follow_store(window: Any) -> None:
-    """Once ``window.store`` is set, run :func:`track_bindings` for it.
-
-    The window opens its store after the first paint and has no signal for
-    it; this checks every 50 ms and stops as soon as the store is there (or
-    with the window). If the window calls :func:`track_bindings` itself
-    right after opening the store, this check finds it done.
-    """
-    timer = QTimer(window)
-    timer.setInterval(POLL_MS)
-
-    def check() -> None:
-        store = window.store
-        if store is None:
-            return
-        timer.stop()
-        timer.deleteLater()
-        if not store.closed:  # the window may have closed (and its store) meanwhile
-            window.tasks.spawn(track_bindings(window), name="keymap-load")
-
-    timer.timeout.connect(check)
-    timer.start()
-
-
-async def track_bindings(window: Any) -> None:
-    """Apply the bindings stored in ``window.store`` and re-apply them whenever
-    ``keyboard.bindings`` changes (e.g. from Settings → Keyboard). Idempotent
-    per store."""
-    from parley.core.settings import Settings
-    from parley.core.store.errors import StoreClosed
-
-    store = window.store
-    if store is None or getattr(window, "_keymap_store", None) is store:
-        return
-    window._keymap_store = store
-    try:
-        keymap = await load(store)
-    except StoreClosed:
-        return  # the window closed while the bindings were read: nothing to apply
-    apply_keymap(window, keymap)
-
-    def changed(key: str, value: Any) -> None:
-        if key == SETTING_KEY and window.store is store:
-            apply_keymap(window, Keymap(value))
-
-    unsubscribe = Settings.of(store).on_change(changed)
-    if isinstance(window, QObject):
-        window.destroyed.connect(lambda *_: unsubscribe())
-
-
-def apply_keymap(window: Any, keymap: Keymap) -> None:
-    """Make ``keymap`` the keys in force in ``window``: QAction shortcuts, menu labels,
-    the composer's and the transcript's keys (they read ``window.keymap``)."""
-    window.keymap = keymap
-    for action_id, qa in window.qactions.items():
-        action = by_id(action_id)
-        keys = keymap.keys(action_id)
-        if action.context in ("global", "sidebar"):
-            qa.setShortcuts([QKeySequence(k) for k in keys])
-        else:
-            qa.setText(f"{action.label}\t{native(keys[0])}" if keys else action.label)
-    composer = window.composer
-    _name_keys(window, keymap)
-    table = keymap.context_keys("composer")
-    setter = getattr(composer, "set_keymap", None)
-    if callable(setter):
-        setter(table)
-    else:
-        # gui/composer/widget.py reads it on each key press
-        composer._keymap = table
-    refresh_enabled(window)
-
-
-#: Buttons whose tooltip names a command's key: (attribute path from the window, action
-#: id, what the button does). The words are the button's own; the key is the one in force.
-KEY_TIPS: tuple[tuple[str, str, str], ...] = (
-    ("composer_bar.attach_button", "composer.attach", "Attach images, PDFs or text files"),
-    ("sidebar_button", "sidebar.toggle", "Show or hide the sidebar"),
-    ("sidebar.new_button", "session.new", "New chat"),
-)
-
-
-def _first_key(keymap: Keymap, action_id: str) -> str:
-    keys = keymap.keys(action_id)
-    return native(keys[0]) if keys else ""
-
-
-def _name_keys(window: Any, keymap: Keymap) -> None:
-    """Where the window names a key outside the menus — the line under the message box,
-    the send and stop button, :data:`KEY_TIPS` — name the one in force."""
-    bar = getattr(window, "composer_bar", None)
-    hint = getattr(bar, "hint", None)
-    if hint is not None:
-        hint.setText(composer_hint(*(_first_key(keymap, i) for i in
-                                     ("composer.send", "composer.newline", "run.stop"))))
-    set_keys = getattr(bar, "set_keys", None)
-    if callable(set_keys):
-        set_keys(_first_key(keymap, "composer.send"), _first_key(keymap, "run.stop"))
-    for path, action_id, words in KEY_TIPS:
-        widget: Any = window
-        for name in path.split("."):
-            widget = getattr(widget, name, None)
-        if isinstance(widget, QWidget):
-            key = _first_key(keymap, action_id)
-            widget.setToolTip(f"{words} ({key})" if key else words)

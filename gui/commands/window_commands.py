@@ -279,7 +279,7 @@ class WindowCommands:
     def import_conversation(self) -> bool:
         """Import a chat history (ChatGPT, Claude.ai, Open WebUI) or a conversation file
         (Parley JSON or Markdown, Anthropic or OpenAI messages)."""
-        from parley.gui.dialogs.export_dialog import import_chat
+        from parley.gui.dialogs.import_dialog import import_chat
 
         return import_chat(self.window)
 

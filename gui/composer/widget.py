@@ -156,7 +156,7 @@ class Composer(QPlainTextEdit):
         self.on_action: Callable[[Action], Any] | None = None
         #: {portable key text: action}; the defaults are read at the first key (the
         #: command table is not needed for the first paint), the window sets the keys
-        #: in force (``parley.gui.commands.keymap.apply_keymap``).
+        #: in force (``parley.gui.commands.install.apply_keymap``).
         self._keymap: dict[str, Action] | None = None
         self.setObjectName("Composer")
         self.setAccessibleName("Message")
@@ -379,7 +379,7 @@ class ComposerBar(QWidget):
 
     def set_keys(self, send: str, stop: str) -> None:
         """The keys that send and stop, as shown ("" for none): the button's tooltip
-        names them (``parley.gui.commands.keymap.apply_keymap`` calls this)."""
+        names them (``parley.gui.commands.install.apply_keymap`` calls this)."""
         self._send_key, self._stop_key = send, stop
         self._refresh_button()
 

@@ -1,13 +1,11 @@
-"""Export a chat to a file, import a conversation file as a new chat.
+"""Export a chat to a file; what File ▸ Import shares with it.
 
 Export formats (``parley.core.export``): Markdown to read, Parley JSON to keep
 everything, Anthropic messages JSON and OpenAI chat messages JSON to reuse
 the conversation elsewhere. The Save dialog's file type picks the format.
-Import reads chat histories (ChatGPT, Claude.ai, Open WebUI exports), Parley's
-own exports (JSON or Markdown) and Anthropic / OpenAI messages
-(``parley.core.importing.files`` detects which, ``parley.gui.dialogs.import_dialog`` runs it) and
-refuses, with its reason, a file that is none of these; nothing is written
-then. What a format could not carry is said after the export or import.
+Import (``parley.gui.dialogs.import_dialog``) reads these files back; both say what a
+format could not carry (:func:`lost_note`), start their file dialog in the folder of the
+last file (:func:`last_folder`) and take the tests' scripted :data:`answers`.
 """
 
 from __future__ import annotations
@@ -33,8 +31,6 @@ EXPORT_FILTERS: tuple[tuple[str, str], ...] = (
     ("anthropic", "Anthropic messages JSON (*.anthropic.json *.json)"),
     ("openai", "OpenAI chat messages JSON (*.openai.json *.json)"),
 )
-IMPORT_FILTER = ("Conversations and chat histories (*.json *.zip *.md *.markdown);;"
-                 "All files (*)")
 
 
 class CannotWriteFile(ParleyError):
@@ -43,27 +39,6 @@ class CannotWriteFile(ParleyError):
     def __init__(self, path: Path, why: str) -> None:
         super().__init__(f"Parley could not write {path}: {why}. The chat itself is unchanged; "
                          "choose another folder or file name.")
-
-
-class CannotReadFile(ParleyError):
-    """The file chosen for import cannot be read."""
-
-    def __init__(self, path: Path, why: str) -> None:
-        super().__init__(f"Parley could not read {path}: {why}. Nothing was imported.")
-
-
-class ImportRefused(ParleyError):
-    """A file chosen for import was refused; the message names the file, so a list of
-    several refusals (``parley.gui.dialogs.problem_box``) says which is which.
-
-    Attributes:
-        cause: the error the importer raised.
-    """
-
-    def __init__(self, path: Path, cause: ParleyError) -> None:
-        text = cause.message
-        super().__init__(text if path.name in text else f"{path.name}: {text}")
-        self.cause = cause
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,16 +105,6 @@ async def export_to_file(store: Any, session_id: str, fmt: str, path: Path) -> E
     return Exported(target, fmt, list(result.lost))
 
 
-def ask_import_source(parent: QWidget | None, folder: Path | None = None) -> Path | None:
-    """Ask for a conversation file to import; None when cancelled."""
-    if answers:
-        answer = answers.popleft()
-        return Path(answer) if answer else None
-    name, _ = QFileDialog.getOpenFileName(parent, "Import chats or a conversation",
-                                          str(folder or Path.home()), IMPORT_FILTER)
-    return Path(name) if name else None
-
-
 def lost_note(lost: list[str]) -> str:
     """One line about what a format left out ('' when nothing)."""
     return (" Left out: " + " ".join(lost)) if lost else ""
@@ -161,10 +126,10 @@ def export_chat(window: Any, session_id: str | None = None) -> bool:
     session = chat.sessions.get(sid)
     title = session.title if session else None
     target = ask_export_target(window, suggested_filename(title, "markdown"),
-                               _last_folder(window))
+                               last_folder(window))
     if target is None:
         return False
-    _remember_folder(window, target[1])
+    remember_folder(window, target[1])
 
     async def go() -> None:
         done = await export_to_file(window.store, sid, *target)
@@ -174,30 +139,12 @@ def export_chat(window: Any, session_id: str | None = None) -> bool:
     return True
 
 
-def import_chat(window: Any) -> bool:
-    """Ask for a file and import it into the current space
-    (``parley.gui.dialogs.import_dialog``): one conversation opens as a new chat; a chat
-    history (ChatGPT, Claude.ai, Open WebUI) imports with a progress dialog and a summary.
-    False when the person cancelled (or chats are not shown yet)."""
-    chat = window.chat
-    if chat is None:
-        return False
-    path = ask_import_source(window, _last_folder(window))
-    if path is None:
-        return False
-    _remember_folder(window, path)
-    from parley.gui.dialogs.import_dialog import start_import
-
-    start_import(window, path, chat.space_id)
-    return True
-
-
-def _last_folder(window: Any) -> Path | None:
+def last_folder(window: Any) -> Path | None:
     """The folder of the last file exported or imported in this window (None: home)."""
     folder = getattr(window, "files_folder", None)
     return folder if isinstance(folder, Path) and folder.is_dir() else None
 
 
-def _remember_folder(window: Any, path: Path) -> None:
+def remember_folder(window: Any, path: Path) -> None:
     """The next export or import dialog starts where this file is."""
     window.files_folder = path.parent

@@ -1,10 +1,12 @@
 """File ▸ Import: a chat history (many chats) or one conversation, with progress and a summary.
 
-The file is read by ``parley.core.importing.files.import_path``. While it is read and
-written a progress dialog shows how many conversations are in (after a short
-delay, so a single chat does not flash one); Cancel rolls the import back:
-nothing is imported. One conversation opens as the new chat with a short
-notice (as before); a history shows its summary's one line ("412 chats, 9,310
+Import reads chat histories (ChatGPT, Claude.ai, Open WebUI exports), Parley's own
+exports (JSON or Markdown) and Anthropic / OpenAI messages, and refuses, with its reason, a
+file that is none of these; nothing is written then. The file is read by
+``parley.core.importing.files.import_path``. While it is read and written a progress
+dialog shows how many conversations are in (after a short delay, so a single chat does
+not flash one); Cancel rolls the import back: nothing is imported. One conversation
+opens as the new chat with a short notice; a history shows its summary's one line ("412 chats, 9,310
 messages, 3 other branches from a ChatGPT export; 2 files left out (2 not in the
 export).") in a dialog the person closes, with Details… listing every file left out
 (``parley.gui.dialogs.import_summary``), and the sidebar lists the new chats.
@@ -18,12 +20,37 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QProgressDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
+from parley.core.errors import ParleyError
+from parley.gui.dialogs.export_dialog import answers, last_folder, lost_note, remember_folder
 from parley.gui.dialogs.import_summary import ImportSummaryDialog
 
 #: Milliseconds before the progress dialog shows (a small file is done before).
 SHOW_AFTER_MS = 300
+IMPORT_FILTER = ("Conversations and chat histories (*.json *.zip *.md *.markdown);;"
+                 "All files (*)")
+
+
+class CannotReadFile(ParleyError):
+    """The file chosen for import cannot be read."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"Parley could not read {path}: {why}. Nothing was imported.")
+
+
+class ImportRefused(ParleyError):
+    """A file chosen for import was refused; the message names the file, so a list of
+    several refusals (``parley.gui.dialogs.problem_box``) says which is which.
+
+    Attributes:
+        cause: the error the importer raised.
+    """
+
+    def __init__(self, path: Path, cause: ParleyError) -> None:
+        text = cause.message
+        super().__init__(text if path.name in text else f"{path.name}: {text}")
+        self.cause = cause
 
 
 class ImportProgress(QObject):
@@ -81,6 +108,32 @@ class ImportProgress(QObject):
         self.deleteLater()
 
 
+def ask_import_source(parent: QWidget | None, folder: Path | None = None) -> Path | None:
+    """Ask for a conversation file to import; None when cancelled."""
+    if answers:
+        answer = answers.popleft()
+        return Path(answer) if answer else None
+    name, _ = QFileDialog.getOpenFileName(parent, "Import chats or a conversation",
+                                          str(folder or Path.home()), IMPORT_FILTER)
+    return Path(name) if name else None
+
+
+def import_chat(window: Any) -> bool:
+    """Ask for a file and import it into the current space: one conversation opens as a
+    new chat; a chat history (ChatGPT, Claude.ai, Open WebUI) imports with a progress
+    dialog and a summary.
+    False when the person cancelled (or chats are not shown yet)."""
+    chat = window.chat
+    if chat is None:
+        return False
+    path = ask_import_source(window, last_folder(window))
+    if path is None:
+        return False
+    remember_folder(window, path)
+    start_import(window, path, chat.space_id)
+    return True
+
+
 def start_import(window: Any, path: Path, space_id: str | None) -> None:
     """Import ``path`` into ``space_id`` as a task of ``window`` (see the module docstring).
 
@@ -94,7 +147,6 @@ async def _run(window: Any, path: Path, space_id: str | None) -> None:
     from parley.core.convert.errors import NotAConversation
     from parley.core.importing.files import import_path
     from parley.core.store.imports import ImportCancelled
-    from parley.gui.dialogs.export_dialog import CannotReadFile, ImportRefused, lost_note
 
     progress = ImportProgress(window, path.name)
     window.import_progress = progress  # tests and a second import see it

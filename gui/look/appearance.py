@@ -376,7 +376,7 @@ def apply(app: QGuiApplication, scheme: Scheme | None = None) -> Scheme:
         app.setStyleSheet(style_sheet(scheme))
         from parley.gui.look.theme_icons import fallback_icons
 
-        fallback_icons(scheme, RESOURCES / "icons")
+        fallback_icons(scheme.name, scheme.text, RESOURCES / "icons")
     return scheme
 
 

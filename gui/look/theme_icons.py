@@ -11,12 +11,8 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QIcon
-
-if TYPE_CHECKING:
-    from parley.gui.look.appearance import Scheme
 
 #: Icons Qt asks the desktop's icon theme for (the file dialog's toolbar: back, forward,
 #: up, new folder, list and details views; freedesktop names) -> the app's own icon drawn
@@ -29,20 +25,25 @@ THEME_ICONS = {"go-previous": "chevron-left", "go-next": "chevron-right", "go-up
 FALLBACK_THEME = "parley"
 
 
-def fallback_icons(scheme: Scheme, icons: Path) -> None:
+def fallback_icons(scheme_name: str, colour: str, icons: Path) -> None:
     """Without a desktop icon theme, Qt's file dialog drew its toolbar with its own tiny
     black icons (invisible on the dark theme, blank under some styles): give it the
-    app's icons (``icons``: the folder of ``resources/icons``), in the scheme's text
-    colour, written to a cache folder (Qt reads theme icons from files)."""
+    app's icons, tinted, written to a cache folder (Qt reads theme icons from files).
+
+    Args:
+        scheme_name: the colour scheme's name (``light``, ``dark``): one folder each.
+        colour: the scheme's text colour (CSS hex) the icons are drawn in.
+        icons: the folder of ``resources/icons``.
+    """
     if QIcon.themeName() not in ("", FALLBACK_THEME):
         return  # the desktop's own icon theme
     user = os.getuid() if hasattr(os, "getuid") else 0
-    folder = Path(tempfile.gettempdir()) / f"parley-icons-{user}" / f"theme-{scheme.name}"
+    folder = Path(tempfile.gettempdir()) / f"parley-icons-{user}" / f"theme-{scheme_name}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for wanted, ours in THEME_ICONS.items():
             svg = (icons / f"{ours}.svg").read_text(encoding="utf-8")
-            tinted = svg.replace("currentColor", scheme.text)
+            tinted = svg.replace("currentColor", colour)
             target = folder / f"{wanted}.svg"
             if not target.exists() or target.read_text(encoding="utf-8") != tinted:
                 target.write_text(tinted, encoding="utf-8")

@@ -29,7 +29,8 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.errors import ParleyError
-from parley.core.providers.registry import DEFAULT_URLS, ENV_API_KEY, is_openai_url
+from parley.core.providers.capabilities import DEFAULT_URLS
+from parley.core.providers.registry import ENV_API_KEY, is_openai_url
 from parley.core.tasks import TaskSet
 from parley.gui.header.model_picker import model_label
 from parley.gui.look import appearance

@@ -177,10 +177,10 @@ class WindowLayout:
         st.undo = UndoManager(st.toast, st.tasks)
 
     def _build_actions(self) -> None:
-        from parley.gui.commands import actions
+        from parley.gui.commands.install import install
 
         self.commands.register(self.state.commands)
-        actions.install(self.window)
+        install(self.window)
 
     def composer_action(self, action: Action) -> Any:
         """A key of the message box (Enter, Esc, Up …): its command, once the window is

@@ -19,7 +19,8 @@ import pytest
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store, schema
-from parley.core.store.search import MIN_PREFIX_CHARS, min_prefix_chars
+from parley.core.store.query import MIN_PREFIX_CHARS
+from parley.core.store.search import min_prefix_chars
 from parley.core.store.textindex import TOKENIZER
 
 #: The full-text table as builds before this change created it.

@@ -18,8 +18,8 @@ from parley.core.content import (
 from parley.core.store import Store
 from parley.core.store.errors import InvalidSearchQuery
 from parley.core.store.postgres.store import PgStore
+from parley.core.store.query import parse
 from parley.core.store.schema import SCOPE_MARK
-from parley.core.store.search import parse
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

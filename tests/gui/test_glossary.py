@@ -190,7 +190,7 @@ def test_the_main_key_is_enter_in_the_menus_the_help_and_under_the_message_box(
     assert "| Send message | `Enter` |" in markdown_table(w.keymap)
 
     # The line under the message box follows the keys in force.
-    from parley.gui.commands.keymap import apply_keymap
+    from parley.gui.commands.install import apply_keymap
 
     qtbot.keyClicks(w.composer, "draft")  # the send button is on, its tooltip its key
     assert w.composer_bar.button.toolTip() == "Send (Enter)"

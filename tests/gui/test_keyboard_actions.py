@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from parley.core.settings import Settings
 from parley.gui.commands import actions as actions_mod
+from parley.gui.commands import install as install_mod
 from parley.gui.commands import palette as palette_mod
 from parley.gui.commands.actions import ACTIONS, available
 from parley.gui.commands.keymap import Keymap, KeymapError, normalize, reserved_reason
@@ -120,7 +121,7 @@ def test_every_action_can_be_reached_from_the_keyboard(driver, fake_provider, qt
         return True
 
     # 1. By key, in the widget where the key works.
-    monkeypatch.setattr(actions_mod, "run", record)
+    monkeypatch.setattr(install_mod, "run", record)  # what the QActions call
     monkeypatch.setattr(w.composer, "on_action", lambda action: record(w, action))
     lv = w.transcript.list_view
     monkeypatch.setattr(lv, "message_key",

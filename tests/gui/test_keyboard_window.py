@@ -231,7 +231,7 @@ def test_window_keys_beat_editing_keys_only_in_an_empty_message_box(driver, fake
     """Ctrl+K "when no text is typed": a text box may claim a key for editing (Ctrl+K
     deletes to the end of the line on Linux). Here palette.open is bound to Ctrl+Z, which
     the message box claims for Undo on every platform."""
-    from parley.gui.commands.keymap import apply_keymap
+    from parley.gui.commands.install import apply_keymap
 
     w = chat_window(driver, fake_provider)
     apply_keymap(w, Keymap({"palette.open": ["Ctrl+K", "Ctrl+Z"]}))

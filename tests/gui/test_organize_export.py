@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QMessageBox
 
 from parley.core.content import TextBlock, ThinkingBlock, Turn
 from parley.core.convert.history import FORMAT_NAMES
-from parley.gui.dialogs import export_dialog
+from parley.gui.dialogs import export_dialog, import_dialog
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -116,6 +116,6 @@ def test_the_import_dialog_starts_where_the_last_export_went(driver, tmp_path, m
         started_in.append(directory)
         return "", ""
 
-    monkeypatch.setattr(export_dialog.QFileDialog, "getOpenFileName", dialog)
-    assert not export_dialog.import_chat(w)
+    monkeypatch.setattr(import_dialog.QFileDialog, "getOpenFileName", dialog)
+    assert not import_dialog.import_chat(w)
     assert started_in == [str(folder)]

@@ -1,7 +1,7 @@
 """Ranking search matches on PostgreSQL: tsvector columns, GIN indexes, websearch_to_tsquery.
 
 :func:`parley.core.store.search.search` parses what the person typed the same way on
-both backends (:func:`parley.core.store.search.parse`), collapses copies in forks and
+both backends (:func:`parley.core.store.query.parse`), collapses copies in forks and
 makes snippets the same way; only the ranked ``(r, rank)`` rows come from here
 when the connection is PostgreSQL. ``r`` follows the SQLite index's rowids: a
 turn's ``n``, or :data:`parley.core.store.schema.TITLE_ROWID_BASE` + a session's ``n``
@@ -26,7 +26,7 @@ The query: every phrase of the parsed query goes to ``websearch_to_tsquery``
 as a quoted phrase (so ``or``, ``-`` and quotes typed by the person are plain
 words, as on SQLite); the last word, when it matches as a prefix too, is added
 with ``to_tsquery``'s ``:*``. Words are the prepared tokens of
-:func:`parley.core.store.search.parse` (letters, digits and marks only).
+:func:`parley.core.store.query.parse` (letters, digits and marks only).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from parley.core.store.postgres.sql import SEARCH_CONFIG
 from parley.core.store.schema import TITLE_ROWID_BASE
 
 if TYPE_CHECKING:
-    from parley.core.store.search import ParsedQuery
+    from parley.core.store.query import ParsedQuery
 
 _CFG = f"'{SEARCH_CONFIG}'::regconfig"
 
@@ -51,7 +51,7 @@ def tsquery_parts(parsed: ParsedQuery) -> tuple[str, str]:
     """``(websearch text, prefix tsquery text)`` for a parsed query ('' when unused).
 
     Args:
-        parsed: from :func:`parley.core.store.search.parse`.
+        parsed: from :func:`parley.core.store.query.parse`.
 
     Returns:
         The quoted phrases for ``websearch_to_tsquery`` (all but the last when
