@@ -43,11 +43,11 @@ not built yet) is disabled in the menus and left out of the palette.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QKeyCombination, Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence
 
 from parley.gui.text.words import key_name
@@ -74,7 +74,7 @@ class Std:
         """
         if QGuiApplication.instance() is not None:
             found = tuple(s.toString(PORTABLE) for s in QKeySequence.keyBindings(self.key)
-                          if s.count() == 1 and _ordinary(s[0].key()))
+                          if s.count() == 1 and _ordinary(first_combo(s).key()))
             if any(found):
                 return tuple(k for k in found if k)
         return (self.fallback,)
@@ -315,6 +315,12 @@ def by_id(action_id: str) -> Action:
         KeyError: no such action.
     """
     return _BY_ID[action_id]
+
+
+def first_combo(seq: QKeySequence) -> QKeyCombination:
+    """The first key combination of ``seq`` (Qt's ``seq[0]``; PySide6's type stubs leave
+    out ``QKeySequence.__getitem__``). ``seq`` must not be empty."""
+    return cast(Sequence[QKeyCombination], seq)[0]
 
 
 def portable(seq: str | QKeySequence) -> str:

@@ -36,6 +36,7 @@ from parley.gui.commands.actions import (
     ACTIONS,
     Action,
     Context,
+    first_combo,
     native,
     portable,
 )
@@ -70,7 +71,7 @@ def normalize(text: str) -> str:
         KeymapError: not one key combination Qt can read ("", "Ctrl+", "Ctrl+K, Ctrl+S").
     """
     seq = QKeySequence(text.strip())
-    if seq.count() != 1 or seq[0].key() in (Qt.Key.Key_unknown, 0):
+    if seq.count() != 1 or first_combo(seq).key() in (Qt.Key.Key_unknown, 0):
         raise KeymapError(f"“{text}” is not a key combination Parley can use. "
                           "Press one key, with or without Ctrl, Alt or Shift.")
     return portable(seq)
@@ -83,7 +84,7 @@ def overlap(a: Context, b: Context) -> bool:
 
 def reserved_reason(key: str) -> str | None:
     """Why ``key`` cannot be a window-wide shortcut, or None when it can."""
-    combo = QKeySequence(key)[0]
+    combo = first_combo(QKeySequence(key))
     mods = combo.keyboardModifiers()
     k = combo.key()
     printable = Qt.Key.Key_Space <= k <= Qt.Key.Key_AsciiTilde

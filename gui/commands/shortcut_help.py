@@ -107,24 +107,26 @@ class ShortcutHelp(QDialog):
         self.tree.resizeColumnToContents(0)
         self._filter(self.filter.text())
 
-    def rows(self) -> dict[str, str]:
-        """``{action id: keys as shown}`` of the visible rows (for tests)."""
-        out: dict[str, str] = {}
+    def _groups(self) -> list[tuple[QTreeWidgetItem, list[QTreeWidgetItem]]]:
+        """Each context's group row with its action rows."""
+        out = []
         for g in range(self.tree.topLevelItemCount()):
             group = self.tree.topLevelItem(g)
-            for i in range(group.childCount()):
-                item = group.child(i)
-                if not item.isHidden():
-                    out[item.data(0, Qt.ItemDataRole.UserRole)] = item.text(1)
+            if group is not None:
+                out.append((group, [item for i in range(group.childCount())
+                                    if (item := group.child(i)) is not None]))
         return out
+
+    def rows(self) -> dict[str, str]:
+        """``{action id: keys as shown}`` of the visible rows (for tests)."""
+        return {item.data(0, Qt.ItemDataRole.UserRole): item.text(1)
+                for _group, items in self._groups() for item in items if not item.isHidden()}
 
     def _filter(self, text: str) -> None:
         needle = text.casefold().replace(" ", "")
-        for g in range(self.tree.topLevelItemCount()):
-            group = self.tree.topLevelItem(g)
+        for group, items in self._groups():
             shown = 0
-            for i in range(group.childCount()):
-                item = group.child(i)
+            for item in items:
                 hay = (item.text(0) + "|" + item.text(1)).casefold().replace(" ", "")
                 item.setHidden(bool(needle) and needle not in hay)
                 shown += not item.isHidden()

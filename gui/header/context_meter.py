@@ -132,7 +132,7 @@ class ContextMeter(QWidget):
         lay.addWidget(self.ring)
         lay.addWidget(self.label)
         self.used = 0
-        self.window: int | None = None
+        self.context_window: int | None = None  # tokens
         self.cache_read = 0
         self.window_source: str | None = None
         self.measured = False
@@ -151,7 +151,7 @@ class ContextMeter(QWidget):
             window_source: where the window came from (:data:`WINDOW_SOURCES` keys).
             measured: ``used`` rests on the provider's count of the last request.
         """
-        self.used, self.window, self.cache_read = used, window, cache_read
+        self.used, self.context_window, self.cache_read = used, window, cache_read
         self.window_source, self.measured = window_source, measured
         self.ring.fraction = used / window if window else 0.0
         self.ring.update()
@@ -174,7 +174,7 @@ class ContextMeter(QWidget):
         self._show()
 
     def _show(self) -> None:
-        used, window, cache_read = self.used, self.window, self.cache_read
+        used, window, cache_read = self.used, self.context_window, self.cache_read
         warm = f"cache warm until {self.cache_expiry:%H:%M}" if self.cache_expiry else ""
         if window:
             text = f"{short_count(used)} / {short_count(window)}"

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.gui import dialogs
-from parley.gui.commands.actions import PORTABLE
+from parley.gui.commands.actions import PORTABLE, first_combo
 from parley.gui.commands.keymap import WHERE, Keymap, KeymapError
 from parley.gui.look import appearance
 
@@ -83,8 +83,8 @@ class KeymapEditor(QWidget):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setTabKeyNavigation(False)
         self.table.itemSelectionChanged.connect(self._selected)
-        self.table.activated.connect(lambda _i: self.capture.setFocus())
         self.capture = QKeySequenceEdit(self)
+        self.table.activated.connect(lambda _i: self.capture.setFocus())
         self.capture.setAccessibleName("New key")
         self.capture.setMaximumSequenceLength(1)
         self.capture.setClearButtonEnabled(True)
@@ -126,7 +126,7 @@ class KeymapEditor(QWidget):
         self.set_keymap(self.keymap)
         self.table.selectRow(0)
 
-    def _button(self, text: str, description: str, slot: Callable[[], None]) -> QPushButton:
+    def _button(self, text: str, description: str, slot: Callable[[], object]) -> QPushButton:
         button = QPushButton(text, self)
         button.setAccessibleName(text.replace("&", ""))
         button.setAccessibleDescription(description)
@@ -142,6 +142,7 @@ class KeymapEditor(QWidget):
         for row, action in enumerate(keymap.actions):
             keys = keymap.shown(action.id)
             cells = (action.label, keys, WHERE[action.context])
+            items: list[QTableWidgetItem] = []
             for col, text in enumerate(cells):
                 item = self.table.item(row, col)
                 if item is None:
@@ -150,8 +151,9 @@ class KeymapEditor(QWidget):
                 item.setText(text)
                 item.setToolTip(action.description)
                 item.setData(Qt.ItemDataRole.UserRole, action.id)
+                items.append(item)
             changed = not keymap.is_default(action.id)
-            keys_item = self.table.item(row, 1)
+            keys_item = items[1]
             font = QFont(keys_item.font())
             font.setBold(changed)
             keys_item.setFont(font)
@@ -174,7 +176,9 @@ class KeymapEditor(QWidget):
         for row, action in enumerate(self.keymap.actions):
             if action.id == action_id:
                 self.table.selectRow(row)
-                self.table.scrollToItem(self.table.item(row, 0))
+                item = self.table.item(row, 0)
+                if item is not None:
+                    self.table.scrollToItem(item)
 
     def _selected(self) -> None:
         action_id = self.selected_id()
@@ -184,7 +188,8 @@ class KeymapEditor(QWidget):
     def _filter(self, text: str) -> None:
         needle = text.casefold().replace(" ", "")
         for row in range(self.table.rowCount()):
-            hay = "|".join(self.table.item(row, c).text() for c in (0, 1)).casefold()
+            hay = "|".join(item.text() for c in (0, 1)
+                           if (item := self.table.item(row, c)) is not None).casefold()
             self.table.setRowHidden(row, bool(needle) and needle not in hay.replace(" ", ""))
 
     def _say(self, text: str, *, error: bool = False) -> None:
@@ -200,7 +205,7 @@ class KeymapEditor(QWidget):
         if action_id is None or seq.isEmpty():
             self._say("Choose a command, then press a key in “New key”.", error=True)
             return False
-        key = QKeySequence(seq[0]).toString(PORTABLE)
+        key = QKeySequence(first_combo(seq)).toString(PORTABLE)
         try:
             new = (self.keymap.bind(action_id, [key]) if replace
                    else self.keymap.add_key(action_id, key))

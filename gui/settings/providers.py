@@ -15,6 +15,7 @@ change of the provider list is reported through the dialog's
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt
@@ -128,7 +129,7 @@ class ProvidersPage(QWidget):
         add.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(add)
         for kind, label in KIND_LABELS.items():
-            menu.addAction(label, lambda k=kind: self.start_new(k))
+            menu.addAction(label, self._start_new_of(kind))
         add.setMenu(menu)
         self.remove_button = QPushButton("Remove", self)
         self.remove_button.clicked.connect(self._remove)
@@ -198,9 +199,9 @@ class ProvidersPage(QWidget):
         problem.addWidget(self.message, 1)
         problem.addWidget(self.save_anyway, 0, Qt.AlignmentFlag.AlignTop)
         lay.addLayout(problem)
-        for w in (QLabel("Model for new chats"), self.default_model,
-                  self.default_error, self.keys_note, QLabel("<b>Prompt cache</b>")):
-            lay.addWidget(w)
+        for part in (QLabel("Model for new chats"), self.default_model,
+                     self.default_error, self.keys_note, QLabel("<b>Prompt cache</b>")):
+            lay.addWidget(part)
         dialog.add_fields("Providers", lay, self)
         lay.addStretch(1)
 
@@ -254,6 +255,10 @@ class ProvidersPage(QWidget):
         """Where a key typed now will be saved, in words (follows ``parley.core.keys``: the
         system keyring, or Parley's key file where no keyring answers)."""
         return KEY_DESTINATION[self.hub.keys.backend_name]
+
+    def _start_new_of(self, kind: str) -> Callable[[], None]:
+        """A menu slot that starts a new provider of ``kind``."""
+        return lambda: self.start_new(kind)
 
     def start_new(self, kind: str) -> None:
         """Clear the form for a new provider of ``kind``."""

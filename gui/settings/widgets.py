@@ -55,9 +55,10 @@ def model_combo(parent: QWidget, placeholder: str) -> QComboBox:
     # Sized by a minimum length, not by its entries: a long model list must not widen the page.
     combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
     combo.setMinimumContentsLength(20)
-    line = combo.lineEdit()
-    line.setPlaceholderText(placeholder)
-    line.setClearButtonEnabled(True)
+    line = combo.lineEdit()  # an editable combo has one
+    if line is not None:
+        line.setPlaceholderText(placeholder)
+        line.setClearButtonEnabled(True)
     return combo
 
 

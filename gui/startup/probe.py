@@ -31,7 +31,12 @@ class StartupProbe:
         idle once ready (see the module docstring)."""
         self.window = window
         composer = window.composer
-        composer.textChanged.connect(lambda: composer.text() and self.mark("typed"))
+
+        def changed() -> None:
+            if composer.text():
+                self.mark("typed")
+
+        composer.textChanged.connect(changed)
 
     def mark(self, event: str) -> None:
         """Print ``parley-probe <event> <epoch seconds>`` once per event."""

@@ -163,7 +163,7 @@ class SetupPanel(QScrollArea):
             self.kind_group.addButton(b, i)
             self.kind_buttons.append(b)
             kinds.addWidget(b)
-        self.kind_group.idToggled.connect(lambda _i, on: on and self._kind_changed())
+        self.kind_group.idToggled.connect(self._kind_toggled)
 
         self.custom_url = QCheckBox("Use a custom server URL", card)
         self.custom_url.setAccessibleName("Use a custom server URL")
@@ -271,6 +271,10 @@ class SetupPanel(QScrollArea):
             return str(data)
         return self.model_combo.currentText().strip()
 
+    def _kind_toggled(self, _id: int, on: bool) -> None:
+        if on:
+            self._kind_changed()
+
     def _kind_changed(self, *_args: object) -> None:
         c = self.choice
         self._show_fields()
@@ -323,7 +327,7 @@ class SetupPanel(QScrollArea):
 
     def _set_status(self, text: str, ok: bool | None) -> None:
         self.status.setText(text)
-        self.status.setProperty("state", {True: "ok", False: "error"}.get(ok, "busy"))
+        self.status.setProperty("state", "busy" if ok is None else "ok" if ok else "error")
         self.status.style().unpolish(self.status)
         self.status.style().polish(self.status)
 

@@ -11,9 +11,10 @@ card, code blocks on a rounded box — and what clicks on it mean
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize
-from PySide6.QtGui import QTextBlock, QTextDocument, QTextFragment
+from PySide6.QtGui import QTextBlock, QTextDocument, QTextFragment, QTextLine
 
 from parley.gui.text.markdown import BLOCKED_PREFIX, IMAGE_PREFIX
 from parley.gui.transcript.pieces import Piece, PieceCache, icons_in
@@ -180,13 +181,20 @@ def anchor_rect(doc: QTextDocument, href: str) -> QRectF | None:
     return None
 
 
+def _x_at(line: QTextLine, pos: int) -> float:
+    """The x of the cursor at ``pos`` on ``line`` (PySide6 returns ``(x, pos)``; its type
+    stubs say ``object``)."""
+    x, _pos = cast(tuple[float, int], line.cursorToX(pos))
+    return x
+
+
 def _fragment_rect(box: QRectF, block: QTextBlock, frag: QTextFragment) -> QRectF:
     """A text fragment's rect on its line (doc coordinates); ``box``: its block's."""
     line = block.layout().lineForTextPosition(frag.position() - block.position())
     if not line.isValid():
         return box
-    x0 = line.cursorToX(frag.position() - block.position())[0]
-    x1 = line.cursorToX(frag.position() + frag.length() - block.position())[0]
+    x0 = _x_at(line, frag.position() - block.position())
+    x1 = _x_at(line, frag.position() + frag.length() - block.position())
     return QRectF(box.left() + x0, box.top() + line.y(), max(1.0, x1 - x0), line.height())
 
 

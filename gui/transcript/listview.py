@@ -17,9 +17,10 @@ from Qt; only geometry, painting and cursor movement are overridden.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import (
+    QAbstractItemModel,
     QCoreApplication,
     QEvent,
     QItemSelection,
@@ -161,7 +162,9 @@ class TranscriptListView(QListView):
         assert isinstance(model, TranscriptModel)
         return model
 
-    def setModel(self, model: TranscriptModel) -> None:  # noqa: N802
+    def setModel(self, model: QAbstractItemModel | None) -> None:  # noqa: N802
+        if not isinstance(model, TranscriptModel):
+            raise TypeError("a TranscriptListView shows a TranscriptModel")
         super().setModel(model)
         model.rowsRemoved.connect(self._rows_removed)
         model.modelAboutToBeReset.connect(self._remember_place)
@@ -456,7 +459,9 @@ class TranscriptListView(QListView):
         self.updateGeometries()
         self.viewport().update()
 
-    def dataChanged(self, top_left: Index, bottom_right: Index, roles: list[int] = ()) -> None:  # noqa: N802, B006
+    def dataChanged(  # noqa: N802
+        self, top_left: Index, bottom_right: Index, roles: Sequence[int] = ()
+    ) -> None:
         self._rows.invalidate(top_left.row(), bottom_right.row())
         QAbstractItemView.dataChanged(self, top_left, bottom_right, list(roles))
         if self._stick and bottom_right.row() == len(self._rows) - 1 and self.isVisible():
@@ -573,7 +578,7 @@ class TranscriptListView(QListView):
 
     def visualRegionForSelection(self, selection: QItemSelection) -> QRegion:  # noqa: N802
         region = QRegion()
-        for rng in selection:
+        for rng in (selection.at(i) for i in range(selection.count())):
             for row in range(rng.top(), rng.bottom() + 1):
                 region += self.visualRect(self.model().index(row, 0))
         return region

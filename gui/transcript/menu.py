@@ -7,6 +7,7 @@ the menu, the keys and the window's Message menu always agree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtGui import QGuiApplication, QKeySequence
@@ -74,12 +75,17 @@ def models_menu(view: MessageView, parent: QWidget, title: str = "") -> QMenu:
     menu.setToolTipsVisible(True)
     for label, ref in choices:  # a long name cut, whole in its tooltip
         shown = elided(label, menu.fontMetrics(), MENU_NAME_MAX_PX)
-        entry = menu.addAction(shown, lambda r=ref: view.regenerateRequested.emit(r))
+        entry = menu.addAction(shown, _regenerate_with(view, ref))
         entry.setToolTip(label)
     if not choices:
         none = menu.addAction("No models listed yet")
         none.setEnabled(False)
     return menu
+
+
+def _regenerate_with(view: MessageView, ref: str) -> Callable[[], None]:
+    """A menu slot that asks ``view`` to regenerate with the model ``ref``."""
+    return lambda: view.regenerateRequested.emit(ref)
 
 
 def _entry(view: MessageView, menu: QMenu, name: str, row: int, label: str | None = None

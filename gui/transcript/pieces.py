@@ -93,7 +93,7 @@ class SafeDocument(QTextDocument):
 
     refused = 0
 
-    def loadResource(self, type_: int, name: QUrl) -> Any:  # noqa: N802 (Qt override)
+    def loadResource(self, type_: int, name: QUrl | str) -> Any:  # noqa: N802 (Qt override)
         SafeDocument.refused += 1
         return None
 

@@ -17,7 +17,7 @@ def test_meter_shows_the_listed_window_and_the_reported_tokens(driver: Any) -> N
     w = driver.configured()
     driver.send("Count the words of this: " + "alpha beta gamma delta " * 400, wait=True)
     meter = w.context_meter
-    driver.until(lambda: meter.window == 200_000)
+    driver.until(lambda: meter.context_window == 200_000)
 
     assert meter.window_source == "provider" and meter.measured
     reply = w.chat.turns[-1]

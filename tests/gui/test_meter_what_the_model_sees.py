@@ -74,6 +74,6 @@ def test_at_first_start_the_meter_shows_the_listed_window_before_any_request(
     model = w.chat.current_model()
     assert model is not None and model.endswith(("claude-sonnet-4-6", "claude-haiku-4-5"))
     driver.until(lambda: w.tasks.pending == 0 and w.model_picker.choices, timeout=10)
-    driver.until(lambda: w.context_meter.window == WINDOW, timeout=5)
+    driver.until(lambda: w.context_meter.context_window == WINDOW, timeout=5)
     assert not driver.fake.model_requests  # no request was made
     assert "/ 20k" in w.context_meter.label.text()
