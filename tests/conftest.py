@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
+
+from tests.disk import mount, umount  # noqa: E402
 
 # CI runs the same examples every time (a failure found while developing is
 # kept in .hypothesis/ and replayed locally); no deadline on a shared 2-core box.
@@ -33,3 +37,16 @@ def _isolated_home(tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("PARLEY_KEYRING", "file")
     return home
+
+
+@pytest.fixture
+def small_disk(tmp_path) -> Iterator[Path]:
+    """A real 4 MB filesystem (tmpfs), so the disk can really be filled."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    if not mount("-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)):
+        pytest.skip("needs root and mount (a real small filesystem)")
+    try:
+        yield where
+    finally:
+        umount(where)

@@ -17,18 +17,26 @@
   needs another set-up defines its own ``env``, which takes precedence.
 * ``any_env``: the same on each backend; a module runs all its ``env`` tests on
   both by defining an ``env`` fixture that returns ``any_env`` (test_compaction.py).
+* ``chat``: ``await chat(path)`` opens a store there with a hub (the fake server's
+  Anthropic API, no retries) and a runner: ``(store, runner)``, all closed after the test.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from parley.core.chat.run import ChatRunner
+from parley.core.keys import FileBackend, KeyStore
+from parley.core.providers.hub import ProviderHub
+from parley.core.providers.retry import RetryPolicy
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.backends import open_store
+from parley.core.store.errors import StoreError
 from parley.core.store.store import Store
 from parley.core.workspace import Workspace
 from tests.core.test_compaction_support import Env, open_env
@@ -100,3 +108,29 @@ async def any_env(tmp_path: Path, fake_provider: Any, any_target: Path | str
     """``env`` once on each store backend."""
     async with open_env(tmp_path, fake_provider, at=any_target) as opened:
         yield opened
+
+
+@pytest.fixture
+async def chat(tmp_path: Path, fake_provider: Any) -> AsyncIterator[Any]:
+    """``await chat(path, busy_timeout_ms=5000)`` -> ``(store, runner)``: a real store, hub and
+    run loop against the fake provider (Anthropic, no retries), closed after the test."""
+
+    async def make(path: Path, busy_timeout_ms: int = 5000) -> tuple[AsyncStore, ChatRunner]:
+        store = await AsyncStore.open(path, busy_timeout_ms=busy_timeout_ms)
+        keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
+        hub = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ={})
+        await hub.load()
+        await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
+                               api_key="sk-test", default_model="claude-sonnet-4-6")
+        runner = ChatRunner(store, hub, journal_interval_s=0.01, emit_interval_s=0.0)
+        runner.saves.delays_s = (0.05,)
+        opened.append((store, hub, runner))
+        return store, runner
+
+    opened: list[tuple[AsyncStore, ProviderHub, ChatRunner]] = []
+    yield make
+    for store, hub, runner in opened:
+        await runner.saves.aclose()
+        await hub.aclose()
+        with contextlib.suppress(StoreError):
+            await store.close()

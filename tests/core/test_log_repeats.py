@@ -7,7 +7,7 @@ import logging
 
 from parley.core.content import TextBlock
 from parley.core.log_repeats import RepeatLimiter
-from tests.core.test_unsaved_replies import MODEL, chat, disk_nearly_full  # noqa: F401 - a fixture
+from tests.core.test_unsaved_replies import MODEL, disk_nearly_full
 
 
 class Clock:
@@ -47,7 +47,7 @@ def test_another_message_is_written_at_once(caplog):
 
 
 async def test_a_reply_streaming_into_a_full_disk_logs_its_failing_journal_once(
-        tmp_path, chat, fake_provider, caplog):  # noqa: F811
+        tmp_path, chat, fake_provider, caplog):
     """The journal fails every 10 ms here (the disk is full): one log line, not one each."""
     from parley.core.chat import journal
 

@@ -10,7 +10,7 @@ import pytest
 
 from parley.core.recovery import rescued
 from parley.core.store import Store
-from tests.core.test_storage_faults import fill, small_disk  # noqa: F401 - a fixture
+from tests.disk import fill
 
 
 def _db(path: Path) -> Path:
@@ -47,7 +47,7 @@ def test_recorded_and_beside_copies_are_found_until_handled(tmp_path: Path) -> N
 
 
 def test_a_full_data_folder_records_in_the_home_folder(
-    small_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    small_disk: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     db = _db(small_disk / "sessions.db")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

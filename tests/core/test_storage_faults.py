@@ -35,11 +35,8 @@ import contextlib
 import hashlib
 import os
 import re
-import shutil
 import sqlite3
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -61,6 +58,7 @@ from parley.core.store.errors import (
 )
 from parley.core.store.schema import dbapi_connection
 from parley.core.store.sqlite.faults import FileIdentity, check_identity, release_moved_file
+from tests.disk import fill, mount, umount
 from tests.fakes.validation import validate_anthropic
 
 MODEL = "anthropic:claude-sonnet-4-6"
@@ -81,44 +79,6 @@ async def on_store_thread(store: AsyncStore, sql: str) -> None:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def mount(*args: str) -> bool:
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        return False
-    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
-
-
-def umount(where: Path) -> None:
-    if subprocess.run(["umount", str(where)], capture_output=True).returncode != 0:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True)
-
-
-@pytest.fixture
-def small_disk(tmp_path) -> Iterator[Path]:
-    """A real 4 MB filesystem (tmpfs), so the disk can really be filled."""
-    where = tmp_path / "disk"
-    where.mkdir()
-    if not mount("-t", "tmpfs", "-o", "size=4m", "tmpfs", str(where)):
-        pytest.skip("needs root and mount (a real small filesystem)")
-    try:
-        yield where
-    finally:
-        umount(where)
-
-
-def fill(folder: Path) -> Path:
-    """Fill the filesystem holding ``folder``; returns the filler file."""
-    filler = folder / "filler.bin"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        for size in (65536, 512, 1):
-            with contextlib.suppress(OSError):
-                while True:
-                    os.write(fd, b"\0" * size)
-    finally:
-        os.close(fd)
-    return filler
 
 
 def make_store(path: Path, n: int = 3) -> tuple[str, list[str]]:

@@ -18,7 +18,7 @@ from parley.core.importing.conversation import ImportMessageTooLong, import_conv
 from parley.core.providers.catalog import known_models
 from parley.core.store import AsyncStore
 from parley.gui.composer.drafts import Drafts, draft_key
-from tests.core.test_unsaved_replies import MODEL, chat  # noqa: F401 - the fixture
+from tests.core.test_unsaved_replies import MODEL
 
 OVER = max_text_chars() + 1
 
@@ -32,7 +32,7 @@ def test_the_limit_is_the_largest_catalog_window_in_characters():
 
 @pytest.mark.parametrize("model", [MODEL, "anthropic:a-model-the-catalog-does-not-know"])
 async def test_a_message_longer_than_any_model_reads_is_neither_saved_nor_sent(
-    tmp_path, chat, fake_provider, model  # noqa: F811
+    tmp_path, chat, fake_provider, model
 ):
     store, runner = await chat(tmp_path / "sessions.db")
     sid = (await store.create_session(title="t")).id

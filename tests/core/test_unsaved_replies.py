@@ -24,45 +24,18 @@ import pytest
 from parley.core.chat.run import ChatRunner, RunFinished, RunStarted, SavesPending, UserTurnSaving
 from parley.core.chat.save_queue import SaveNews
 from parley.core.content import TextBlock, Turn
-from parley.core.keys import FileBackend, KeyStore
-from parley.core.providers.hub import ProviderHub
-from parley.core.providers.retry import RetryPolicy
 from parley.core.store import AsyncStore
-from parley.core.store.errors import DatabaseBusy, DiskFull, ServerDiskFull, StoreError
+from parley.core.store.errors import DatabaseBusy, DiskFull, ServerDiskFull
 from parley.core.store.postgres.store import PgStore
 from tests.core.rawdb import raw_rows
-from tests.core.test_storage_faults import fill, mount, on_store_thread, raw, umount
+from tests.core.test_storage_faults import on_store_thread, raw
+from tests.disk import fill, mount, umount
 from tests.fakes.validation import validate_anthropic
 
 MODEL = "anthropic:claude-sonnet-4-6"
 REPLY = "All of this reply must be kept, word for word. " * 8  # 384 characters
 #: Pages are filled only by a reply too big for the free room left in them.
 BIG = "Every word of this long reply must be kept. " * 1000  # 44 kB
-
-
-@pytest.fixture
-async def chat(tmp_path, fake_provider):
-    """A real store (short busy timeout), hub and run loop against the fake provider."""
-
-    async def make(path: Path, busy_timeout_ms: int = 5000):
-        store = await AsyncStore.open(path, busy_timeout_ms=busy_timeout_ms)
-        keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
-        hub = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ={})
-        await hub.load()
-        await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
-                               api_key="sk-test", default_model="claude-sonnet-4-6")
-        runner = ChatRunner(store, hub, journal_interval_s=0.01, emit_interval_s=0.0)
-        runner.saves.delays_s = (0.05,)
-        opened.append((store, hub, runner))
-        return store, runner
-
-    opened: list = []
-    yield make
-    for store, hub, runner in opened:
-        await runner.saves.aclose()
-        await hub.aclose()
-        with contextlib.suppress(StoreError):
-            await store.close()
 
 
 async def page_limit(store: AsyncStore, extra: int | None) -> None:

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_storage_faults import fill, small_disk  # noqa: F401 - fixture
+from tests.disk import fill
 from tests.e2e.test_startup_errors import ROOT, _env, _parley
 
 pytestmark = pytest.mark.timeout(120)
 
 
-def test_a_full_disk_is_named_and_exits_2(small_disk: Path) -> None:  # noqa: F811
+def test_a_full_disk_is_named_and_exits_2(small_disk: Path) -> None:
     home = small_disk / "home"
     home.mkdir()
     fill(small_disk)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ import qasync
 import shiboken6
 from PySide6.QtWidgets import QApplication, QWidget
 
+from parley.core.providers.hub import ProviderHub
 from parley.gui import dialogs
+from parley.gui.look import appearance
 
 
 @pytest.fixture
@@ -252,3 +255,65 @@ def view(qtbot: Any) -> Any:
     v.show()
     qtbot.waitExposed(v)
     return v
+
+
+@pytest.fixture
+def restore_look(qapp: QApplication) -> Iterator[None]:
+    """The theme, style sheet and font are the application's: put back exactly what was
+    there for later tests (a style sheet left set changes other tests' widgets)."""
+    font, palette, sheet = qapp.font(), qapp.palette(), qapp.styleSheet()
+    scheme = appearance.current()
+    yield
+    appearance.set_preference("system")
+    appearance._current = scheme  # noqa: SLF001 - the module's own record of what is applied
+    appearance.icon.cache_clear()
+    qapp.setStyleSheet(sheet)
+    qapp.setPalette(palette)
+    qapp.setFont(font)
+
+
+@pytest.fixture(params=[appearance.LIGHT, appearance.DARK], ids=["light", "dark"])
+def scheme(request, qapp, monkeypatch) -> Iterator[appearance.Scheme]:
+    """The app's palette and style sheet, as ``parley.gui.app`` applies them; undone afterwards."""
+    palette, sheet = qapp.palette(), qapp.styleSheet()
+    monkeypatch.setattr(appearance, "_current", appearance.current())
+    yield appearance.apply(qapp, request.param)
+    qapp.setStyleSheet(sheet)
+    qapp.setPalette(palette)
+
+
+@pytest.fixture
+def problems(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts of the problem dialogs the window shows (there should be none)."""
+    shown: list[str] = []
+    monkeypatch.setattr(dialogs, "show_problem", lambda parent, title, text: shown.append(text))
+    return shown
+
+
+@pytest.fixture
+def gate(monkeypatch) -> Iterator[threading.Event]:
+    """Holds every provider adapter's build (so its SDK is 'still loading') until set."""
+    opened = threading.Event()
+    real = ProviderHub._build
+
+    def held(self: ProviderHub, config: Any) -> Any:
+        opened.wait(timeout=60)
+        return real(self, config)
+
+    monkeypatch.setattr(ProviderHub, "_build", held)
+    yield opened
+    opened.set()  # never leave a worker thread waiting
+
+
+@pytest.fixture
+def store_gate(monkeypatch) -> Iterator[threading.Event]:
+    """While cleared, holds the opening of the store (the chats are 'not open yet')."""
+    import parley.gui.startup.phases
+
+    opened = threading.Event()
+    opened.set()
+    real = parley.gui.startup.phases._import_store
+    monkeypatch.setattr(parley.gui.startup.phases, "_import_store",
+                        lambda: (opened.wait(timeout=60), real()))
+    yield opened
+    opened.set()

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 import tests.gui.test_newcomer_cosmetics as m
 from parley.gui.look import appearance
 from tests.gui.chats import long_chat
-from tests.gui.test_newcomer_cosmetics import restore_look  # noqa: F401 - a fixture
 
 OUT = Path(__file__).resolve().parents[2] / "resources" / "screenshots"
 

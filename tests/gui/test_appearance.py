@@ -4,7 +4,6 @@ sidebar: a real window on a real sessions.db, driven by keys and clicks."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,22 +17,7 @@ from parley.gui.look.view_prefs import ZOOM_STEPS, zoom_step
 from tests.gui.chats import long_chat
 from tests.gui.test_keyboard_window import chat_window, key
 
-pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture(autouse=True)
-def _restore_look(qapp: QApplication) -> Iterator[None]:
-    """The theme, style sheet and font are the application's: put back exactly what was
-    there for later tests (a style sheet left set changes other tests' widgets)."""
-    font, palette, sheet = qapp.font(), qapp.palette(), qapp.styleSheet()
-    scheme = appearance.current()
-    yield
-    appearance.set_preference("system")
-    appearance._current = scheme  # noqa: SLF001 - the module's own record of what is applied
-    appearance.icon.cache_clear()
-    qapp.setStyleSheet(sheet)
-    qapp.setPalette(palette)
-    qapp.setFont(font)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("restore_look")]
 
 
 def open_appearance(driver: Any, w: Any) -> Any:

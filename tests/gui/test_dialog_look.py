@@ -5,16 +5,14 @@ accent frame (the app's style sheet applied as ``parley.gui.app`` does; pixels r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QCheckBox, QLabel, QMessageBox, QWidget
 
 from parley.gui import dialogs
 from parley.gui.dialogs import MESSAGE_MIN_WIDTH, TEXT_MAX_WIDTH, TEXT_MIN_WIDTH, TextDialog
-from parley.gui.look import appearance
 from parley.gui.sidebar.space_dialog import SpaceDialog
 
 TITLE = "Reading a large CSV without running out of memory in Python"
@@ -96,16 +94,6 @@ def test_the_space_dialog_cannot_be_squeezed_below_a_readable_width(qtbot):
     dialog = SpaceDialog(None, [])
     qtbot.addWidget(dialog)
     assert dialog.minimumWidth() >= TEXT_MIN_WIDTH and dialog.width() >= TEXT_MIN_WIDTH
-
-
-@pytest.fixture(params=[appearance.LIGHT, appearance.DARK], ids=["light", "dark"])
-def scheme(request, qapp, monkeypatch) -> Iterator[appearance.Scheme]:
-    """The app's palette and style sheet, as ``parley.gui.app`` applies them; undone afterwards."""
-    palette, sheet = qapp.palette(), qapp.styleSheet()
-    monkeypatch.setattr(appearance, "_current", appearance.current())
-    yield appearance.apply(qapp, request.param)
-    qapp.setStyleSheet(sheet)
-    qapp.setPalette(palette)
 
 
 def pixel(widget: QWidget, x: int, y: int) -> str:

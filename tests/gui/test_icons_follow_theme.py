@@ -11,10 +11,9 @@ from PySide6.QtGui import QColor, QIcon
 from PySide6.QtWidgets import QApplication
 
 from parley.gui.look import appearance
-from tests.gui.test_appearance import _restore_look, choose, open_appearance
+from tests.gui.test_appearance import choose, open_appearance
 
-pytestmark = pytest.mark.timeout(90)
-__all__ = ["_restore_look"]  # its autouse fixture puts the application's look back
+pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("restore_look")]
 
 
 def _ink(icon: QIcon) -> str:

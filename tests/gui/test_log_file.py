@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from parley.gui.startup.log_file import PrivateLogFile, private_log_dir
-from tests.core.test_storage_faults import fill, small_disk  # noqa: F401 - fixture
+from tests.disk import fill
 
 
 def _mode(path: Path) -> int:
@@ -40,7 +40,7 @@ def test_the_log_folder_and_files_are_private_also_after_rotation(tmp_path: Path
 
 
 def test_a_full_disk_is_told_once_on_stderr(
-    small_disk: Path, capsys: pytest.CaptureFixture[str],  # noqa: F811
+    small_disk: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
     logs = small_disk / "logs"
     private_log_dir(logs)

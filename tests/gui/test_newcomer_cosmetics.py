@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,18 +27,6 @@ from parley.gui.transcript.actions_row import covers
 from tests.gui.chats import long_chat
 
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture
-def restore_look(qapp: QApplication) -> Iterator[None]:
-    """Put the application's palette and style sheet back for later tests."""
-    palette, sheet = qapp.palette(), qapp.styleSheet()
-    scheme = appearance.current()
-    yield
-    appearance._current = scheme  # noqa: SLF001 - the module's own record of what is applied
-    appearance.icon.cache_clear()
-    qapp.setStyleSheet(sheet)
-    qapp.setPalette(palette)
 
 
 def tool_chat(driver: Any, w: Any) -> str:

@@ -7,12 +7,10 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.gui.startup.quit_waiting import SENT_MEANWHILE, TITLE
-from tests.gui.test_startup_typing import (  # noqa: F401  (fixtures)
+from tests.gui.test_startup_typing import (
     _previous_chat,
-    gate,
     press,
     start,
-    store_gate,
     type_keys,
 )
 from tests.gui.test_unsaved_replies import _box
@@ -21,7 +19,7 @@ pytestmark = pytest.mark.timeout(90)
 
 
 def test_the_quit_question_closes_once_its_message_was_sent(driver, fake_provider,
-                                                            gate):  # noqa: F811
+                                                            gate):
     earlier = _previous_chat(driver, fake_provider, gate)
     w = start(driver)
     driver.until(lambda: w.chat is not None and not w.chat.adopting)

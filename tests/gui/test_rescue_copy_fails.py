@@ -10,20 +10,19 @@ from PySide6.QtWidgets import QFileDialog
 
 from parley.core.store import Store
 from parley.gui.database import rescue
-from tests.gui.test_unsaved_replies import (  # noqa: F401 - the problems fixture
+from tests.gui.test_unsaved_replies import (
     BIG,
     _box,
     _click,
     _disk_full_reply,
     _window,
-    problems,
 )
 
 pytestmark = pytest.mark.timeout(90)
 
 
 def test_a_rescue_copy_that_fails_is_told_in_the_question_then_another_place_works(
-    driver, problems, tmp_path: Path  # noqa: F811
+    driver, problems, tmp_path: Path
 ):
     w = _window(driver)
     reply = _disk_full_reply(driver, w)

@@ -9,12 +9,12 @@ import pytest
 
 from tests.core.test_storage_faults import on_store_thread
 from tests.core.test_unsaved_replies import Locker
-from tests.gui.test_unsaved_replies import _on_disk, _window, problems  # noqa: F401
+from tests.gui.test_unsaved_replies import _on_disk, _window
 
 pytestmark = pytest.mark.timeout(90)
 
 
-def test_a_message_waits_for_a_lock_held_past_the_stores_attempts(driver, problems):  # noqa: F811
+def test_a_message_waits_for_a_lock_held_past_the_stores_attempts(driver, problems):
     w = _window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
@@ -51,7 +51,7 @@ def test_a_message_waits_for_a_lock_held_past_the_stores_attempts(driver, proble
     assert problems == []
 
 
-def test_esc_while_waiting_for_the_lock_gives_the_text_back(driver, problems):  # noqa: F811
+def test_esc_while_waiting_for_the_lock_gives_the_text_back(driver, problems):
     w = _window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
@@ -73,7 +73,7 @@ def test_esc_while_waiting_for_the_lock_gives_the_text_back(driver, problems):  
 
 
 def test_quitting_while_a_message_waits_for_the_lock_asks_and_keeps_the_text(
-    driver, problems,  # noqa: F811
+    driver, problems,
 ):
     from tests.gui.test_unsaved_replies import _click
 
@@ -96,7 +96,7 @@ def test_quitting_while_a_message_waits_for_the_lock_asks_and_keeps_the_text(
     driver.settle(w)
 
 
-def test_a_new_chats_first_message_waits_for_the_lock_too(driver, problems):  # noqa: F811
+def test_a_new_chats_first_message_waits_for_the_lock_too(driver, problems):
     w = _window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
@@ -119,7 +119,7 @@ def test_a_new_chats_first_message_waits_for_the_lock_too(driver, problems):  # 
     assert w.chat.save_status.bar.text() == "" and problems == []
 
 
-def test_esc_while_a_new_chat_waits_gives_the_text_back(driver, problems):  # noqa: F811
+def test_esc_while_a_new_chat_waits_gives_the_text_back(driver, problems):
     w = _window(driver)
     driver.run(w.chat.opener.show_new_chat())
     driver.run(on_store_thread(w.store, "PRAGMA busy_timeout = 100"))

@@ -9,7 +9,6 @@ from PySide6.QtWidgets import QAbstractScrollArea, QLabel
 from parley.core.workspace import Workspace
 from parley.gui.settings.dialog import DEFAULT_SIZE, SettingsDialog
 from tests.gui.hubs import open_hub
-from tests.gui.test_dialog_look import scheme  # noqa: F401  (the app look, undone after)
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -4,14 +4,13 @@ are, and nothing the person did meanwhile is undone when loading finishes.
 
 Keys are sent to the window (its ``QWindow``), as the window system sends them,
 so they land wherever the focus is. The providers' loading is held back by
-gating ``ProviderHub._build`` (the real adapter and SDK are built once the gate
-opens), so "before the providers are loaded" is a state the test controls.
+gating ``ProviderHub._build`` (the ``gate`` fixture of ``tests/gui/conftest.py``: the real
+adapter and SDK are built once the gate opens), so "before the providers are loaded" is a
+state the test controls.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,39 +18,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu
 
-from parley.core.providers.hub import ProviderHub
 from parley.gui.chat.waiting import CONNECTING
 
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture
-def gate(monkeypatch) -> Iterator[threading.Event]:
-    """Holds every provider adapter's build (so its SDK is 'still loading') until set."""
-    opened = threading.Event()
-    real = ProviderHub._build
-
-    def held(self: ProviderHub, config: Any) -> Any:
-        opened.wait(timeout=60)
-        return real(self, config)
-
-    monkeypatch.setattr(ProviderHub, "_build", held)
-    yield opened
-    opened.set()  # never leave a worker thread waiting
-
-
-@pytest.fixture
-def store_gate(monkeypatch) -> Iterator[threading.Event]:
-    """While cleared, holds the opening of the store (the chats are 'not open yet')."""
-    import parley.gui.startup.phases
-
-    opened = threading.Event()
-    opened.set()
-    real = parley.gui.startup.phases._import_store
-    monkeypatch.setattr(parley.gui.startup.phases, "_import_store",
-                        lambda: (opened.wait(timeout=60), real()))
-    yield opened
-    opened.set()
 
 
 def start(driver, env: dict[str, str] | None = None) -> Any:

@@ -15,13 +15,11 @@ from parley.gui import dialogs
 from parley.gui.chat.waiting import CONNECTING
 from parley.gui.startup.quit_waiting import QUIT, SAVED_STAYS, TITLE, UNSAVED_LOST
 from tests.gui.test_attachments import png, ready
-from tests.gui.test_startup_typing import (  # noqa: F401  (fixtures)
+from tests.gui.test_startup_typing import (
     _previous_chat,
     fake_env,
-    gate,
     press,
     start,
-    store_gate,
     type_keys,
 )
 from tests.gui.test_unsaved_replies import _click
@@ -40,7 +38,7 @@ def _history(driver, w, sid: str) -> list[tuple[str, str]]:
 
 
 def test_regenerate_while_loading_waits_for_the_provider_then_regenerates(
-        driver, fake_provider, gate):  # noqa: F811
+        driver, fake_provider, gate):
     earlier = _previous_chat(driver, fake_provider, gate)
     w = start(driver)
     _chats_shown(driver, w)
@@ -65,7 +63,7 @@ def test_regenerate_while_loading_waits_for_the_provider_then_regenerates(
 
 
 def test_esc_before_the_chats_open_takes_the_queued_message_back(
-        driver, fake_provider, gate, store_gate):  # noqa: F811
+        driver, fake_provider, gate, store_gate):
     earlier = _previous_chat(driver, fake_provider, gate)
     store_gate.clear()
     w = start(driver)
@@ -86,7 +84,7 @@ def test_esc_before_the_chats_open_takes_the_queued_message_back(
 
 
 def test_esc_while_a_queued_message_waits_for_its_provider_takes_it_back(
-        driver, fake_provider, gate, store_gate):  # noqa: F811
+        driver, fake_provider, gate, store_gate):
     earlier = _previous_chat(driver, fake_provider, gate)
     store_gate.clear()
     w = start(driver)
@@ -111,7 +109,7 @@ def test_esc_while_a_queued_message_waits_for_its_provider_takes_it_back(
 
 
 def test_quitting_while_a_message_waits_asks_and_keeping_parley_open_sends_it(
-        driver, fake_provider, gate):  # noqa: F811
+        driver, fake_provider, gate):
     earlier = _previous_chat(driver, fake_provider, gate)
     w = start(driver)
     _chats_shown(driver, w)
@@ -133,7 +131,7 @@ def test_quitting_while_a_message_waits_asks_and_keeping_parley_open_sends_it(
 
 
 def test_quitting_before_the_chats_open_with_a_queued_message_asks(
-        driver, fake_provider, gate, store_gate):  # noqa: F811
+        driver, fake_provider, gate, store_gate):
     _previous_chat(driver, fake_provider, gate)
     store_gate.clear()
     w = start(driver)
@@ -152,7 +150,7 @@ def test_quitting_before_the_chats_open_with_a_queued_message_asks(
 
 
 def test_a_message_with_files_sent_while_loading_is_sent_once_the_provider_is_ready(
-        driver, fake_provider, gate, tmp_path):  # noqa: F811
+        driver, fake_provider, gate, tmp_path):
     w = start(driver, fake_env(fake_provider))  # a new chat: its session comes with the message
     _chats_shown(driver, w)
     w.chat.attachments.add_paths([png(tmp_path / "chart.png")])
@@ -188,7 +186,7 @@ def test_a_first_run_says_connecting_to_nobody(driver, fake_provider):
 
 
 def test_a_file_attached_while_loading_does_not_import_the_sdk_on_the_gui_thread(
-        driver, fake_provider, gate, tmp_path):  # noqa: F811
+        driver, fake_provider, gate, tmp_path):
     w = start(driver, fake_env(fake_provider))
     driver.until(lambda: w.chat is not None and w.chat.hub is not None
                  and w.chat.current_model() is not None)

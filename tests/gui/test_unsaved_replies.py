@@ -25,14 +25,6 @@ from tests.core.test_unsaved_replies import BIG, Locker, page_limit
 pytestmark = pytest.mark.timeout(90)
 
 
-@pytest.fixture
-def problems(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The texts of the problem dialogs the window shows (there should be none)."""
-    shown: list[str] = []
-    monkeypatch.setattr(dialogs, "show_problem", lambda parent, title, text: shown.append(text))
-    return shown
-
-
 def _window(driver: Any) -> Any:
     w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-test",
                          "ANTHROPIC_BASE_URL": driver.fake.anthropic_base_url})
