@@ -19,8 +19,8 @@ the same cache expiry, if its deadline is still ahead. One stray keystroke
 At most one deadline per session, and one clock handle for the earliest
 deadline of all sessions: many idle sessions cost one wake-up per deadline,
 not polling. :meth:`CacheTimer.close` drops every pending deadline (nothing is
-compacted on the way out). The clock is injectable (:class:`ManualClock` for
-tests), so nothing here sleeps.
+compacted on the way out). The clock is injectable (a test's clock moves only when
+told), so nothing here sleeps.
 """
 
 from __future__ import annotations
@@ -90,53 +90,6 @@ class LoopClock:
         except RuntimeError:  # a Qt slot outside a loop callback (qasync)
             loop = asyncio.get_event_loop()
         return loop.call_later(max(0.0, when - time.time()), callback)
-
-
-class _ManualHandle:
-    def __init__(self, when: float, callback: Callable[[], None]) -> None:
-        self.when, self.callback, self.cancelled = when, callback, False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-class ManualClock:
-    """A clock that moves only when told to (tests, replays).
-
-    Args:
-        start: the initial time, epoch seconds.
-    """
-
-    def __init__(self, start: float = 1_750_000_000.0) -> None:
-        self.now = start
-        self._handles: list[_ManualHandle] = []
-
-    def time(self) -> float:
-        return self.now
-
-    def call_at(self, when: float, callback: Callable[[], None]) -> Handle:
-        handle = _ManualHandle(when, callback)
-        self._handles.append(handle)
-        return handle
-
-    @property
-    def pending(self) -> list[float]:
-        """Due times of the handles not yet run or cancelled, earliest first."""
-        return sorted(h.when for h in self._handles if not h.cancelled)
-
-    def advance(self, seconds: float) -> None:
-        """Move time forward, running each due callback at its own time, in order."""
-        target = self.now + seconds
-        while True:
-            due = [h for h in self._handles if not h.cancelled and h.when <= target]
-            if not due:
-                break
-            handle = min(due, key=lambda h: h.when)
-            self._handles.remove(handle)
-            self.now = max(self.now, handle.when)
-            handle.callback()
-        self._handles = [h for h in self._handles if not h.cancelled]
-        self.now = target
 
 
 def long_threshold(context_window: int | None, threshold: float) -> int:

@@ -150,10 +150,6 @@ class Compactor:
         #: The summary model each session's latest compaction asked (``provider:model``).
         self.asked: dict[str, str] = {}
 
-    def is_compacting(self, session_id: str) -> bool:
-        """True while a compaction of the session works."""
-        return session_id in self._active
-
     def cancel(self, session_id: str) -> bool:
         """Stop a compaction while it waits for its summary; nothing is saved.
 

@@ -31,7 +31,6 @@ from parley.core.store.errors import (
     SessionNotFound,
     TurnInOtherSession,
     TurnNotFound,
-    TurnNotInSession,
 )
 from parley.core.store.models import TreeTurn
 from parley.core.store.postgres import sql as pg_sql
@@ -275,18 +274,6 @@ def count(con: Connection, session_id: str) -> int:
     """How many turns the session's path shown holds. Raises SessionNotFound."""
     sessions.require(con, session_id)
     return int(con.execute(select(func.count()).where(P.c.session_id == session_id)).scalar_one())
-
-
-def seq_of(con: Connection, session_id: str, turn_id: str) -> int:
-    """Return the turn's position key in its session (any branch; ``seq`` grows along
-    every path). Raises TurnNotInSession. On the path only:
-    :func:`parley.core.store.tree.pos_of`."""
-    seq = con.execute(
-        select(T.c.seq).where(T.c.id == turn_id).where(T.c.session_id == session_id)
-    ).scalar()
-    if seq is None:
-        raise TurnNotInSession(turn_id, session_id)
-    return int(seq)
 
 
 def delete_ids(con: Connection, session_id: str, turn_ids: Sequence[str]) -> int:

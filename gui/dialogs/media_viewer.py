@@ -213,10 +213,6 @@ class ImageViewer(QDialog):
         want = QSize(self.image.width() + 40, self.image.height() + 80)
         return want.boundedTo(room).expandedTo(QSize(320, 240))
 
-    def shown_size(self) -> QSize:
-        """The size the image is drawn at (px): its own, or smaller to fit the window."""
-        return self.label.pixmap().size()
-
     def _fit(self) -> None:
         room = self.area.viewport().size() - QSize(4, 4)
         pixmap = QPixmap.fromImage(self.image)

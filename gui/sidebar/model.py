@@ -106,16 +106,6 @@ class SessionTreeModel(QStandardItemModel):
         item.setToolTip(name)
         item.setData(f"Space {name}", Qt.ItemDataRole.AccessibleTextRole)
 
-    def remove_space(self, space_id: str) -> None:
-        """Remove a space heading and every session row under it."""
-        item = self._spaces.pop(space_id, None)
-        if item is None:
-            return
-        for sid in [s for s, i in self._sessions.items() if i.data(SPACE) == space_id]:
-            del self._sessions[sid]
-        with self._mutation():
-            self.removeRow(item.row())
-
     def order_spaces(self, ids: Sequence[str]) -> None:
         """Put the space headings (with their sessions) in the order of ``ids``."""
         with self._mutation():

@@ -335,25 +335,6 @@ def render_markdown(text: str, style: MarkdownStyle | None = None) -> RenderedMa
     return RenderedMarkdown(out, tuple(env.code_blocks), tuple(env.blocked), tuple(env.images))
 
 
-def render_code(
-    code: str, language: str = "", style: MarkdownStyle | None = None, label: str | None = None
-) -> RenderedMarkdown:
-    """Render one code block (highlighted, with its copy anchor ``parley:copy/0``).
-
-    Args:
-        code: the code.
-        language: a Pygments lexer alias, '' for plain text.
-        style: colours and fonts; defaults to a light style.
-        label: text of the block's label bar; defaults to the language.
-
-    Returns:
-        The block's HTML with ``code_blocks == (CodeBlock(language, code),)``.
-    """
-    env = _Env(style or MarkdownStyle())
-    out = _code_block_html(code, language, env, label)
-    return RenderedMarkdown(out, tuple(env.code_blocks))
-
-
 _FENCE_LINE = re.compile(r"(`{3,}|~{3,})([^\n]*)(\n|$)")
 
 

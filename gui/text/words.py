@@ -14,7 +14,6 @@ say "return" and where Qt writes its own symbols (:func:`key_name`).
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -63,18 +62,6 @@ GLOSSARY: tuple[Word, ...] = (
          "a model as the window names it (\"Claude Sonnet 4.6\"), never its "
          "provider:model reference"),
 )
-
-_COMPILED = tuple((w, tuple(re.compile(p, re.IGNORECASE) for p in w.not_)) for w in GLOSSARY)
-
-
-def off_glossary(text: str) -> list[tuple[str, str]]:
-    """The words of ``text`` the glossary says are not used: ``[(found, use instead)]``."""
-    found: list[tuple[str, str]] = []
-    for word, patterns in _COMPILED:
-        for pattern in patterns:
-            found += [(m.group(0), word.use) for m in pattern.finditer(text)]
-    return found
-
 
 def key_name(native: str) -> str:
     """A key combination as the window shows it: Qt's native text with the main Enter

@@ -291,10 +291,6 @@ class TranscriptListView(QListView):
         self.setViewportMargins(0, 0, 0, px)
         self.updateGeometries()
 
-    def reserved_bottom(self) -> int:
-        """px of the strip kept by :meth:`reserve_bottom`."""
-        return self._reserved
-
     def floating_rect(self) -> QRect:
         """:meth:`keep_clear_of`'s rect in this view's coordinates (empty for none)."""
         rect = self._clear_of

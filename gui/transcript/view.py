@@ -158,8 +158,8 @@ class TranscriptView(QWidget):
             ``ImageBlock`` / ``DocumentBlock``): open it full size.
         compactedTurnsWanted(str): a compaction card was opened whose replaced
             turns are not all read (its summary turn id): read them from the
-            store and show them (:meth:`show_grown`, or :meth:`add_turns`).
-        startWanted(): Home while older turns are not read (:meth:`set_more_above`):
+            store and show them (:meth:`show_grown`).
+        startWanted(): Home while older turns are not read (``list_view.more_above``):
             read them all, show them (:meth:`show_grown`), then :meth:`go_first`.
         branchRequested(str, int): ‹ or › under a message with siblings (its turn
             id; -1 previous, +1 next), or Alt+Left / Alt+Right on it.
@@ -268,31 +268,6 @@ class TranscriptView(QWidget):
             self.list_view.set_current_row(len(self.model.rows) - 1)
         self.list_view.stick_to_bottom()
 
-    def add_turns(
-        self,
-        turns: Sequence[Turn],
-        seqs: Mapping[str, int],
-        spans: Mapping[str, Span] | None = None,
-        *,
-        more_above: int | None = None,
-        keep: str | None = None,
-    ) -> None:
-        """Show more of the session: older turns, or the turns of an opened card (a view
-        that follows no chat; see :meth:`show_grown`).
-
-        Args:
-            turns: turns read from the store (any order; merged by ``seqs``).
-            seqs: their stored positions by id.
-            spans: the session's compaction spans (default: those known).
-            more_above: top-level rows still not read above (None: unchanged).
-            keep: as for :meth:`show_grown`.
-        """
-        own = self._own()
-        own.merge(turns, seqs, spans)
-        if more_above is not None:
-            own.older = more_above
-        self.show_grown(keep)
-
     def show_grown(self, keep: str | None = None) -> None:
         """Show more of the source's turns (older ones, those of an opened card): open
         folds and cards stay open; what is on screen stays where it is.
@@ -340,10 +315,6 @@ class TranscriptView(QWidget):
         self.model.toggle_fold(row, key)
         if y is not None:
             lv.place_row(row, y)
-
-    def set_more_above(self, count: int) -> None:
-        """Say how many top-level rows of the session are above the first one shown."""
-        self.list_view.more_above = count
 
     def go_first(self) -> bool:
         """Focus the first message and show it (after :attr:`startWanted` was served)."""

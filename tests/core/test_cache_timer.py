@@ -18,7 +18,6 @@ from parley.core.compaction.cache_timer import (
     LEAD_S,
     QUIET_S,
     CacheTimer,
-    ManualClock,
     long_threshold,
 )
 from parley.core.compaction.types import CompactEvent
@@ -31,6 +30,7 @@ from parley.core.providers.registry import make_provider
 from parley.core.providers.retry import RetryPolicy
 from parley.core.settings import Settings
 from parley.core.store.async_store import AsyncStore
+from tests.fakes.clock import ManualClock
 
 FAST = RetryPolicy(max_retries=0, initial_delay_s=0.01, max_delay_s=0.01)
 HAIKU_200K = "anthropic:claude-haiku-4-5"  # 200k window: long from 100k tokens

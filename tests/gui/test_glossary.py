@@ -35,7 +35,7 @@ from parley.core.content import TextBlock, Turn
 from parley.gui.commands.actions import ACTIONS, by_id
 from parley.gui.commands.shortcut_help import markdown_table, open_shortcut_help
 from parley.gui.sidebar.menus import session_menu, space_menu
-from parley.gui.text.words import GLOSSARY, composer_hint, off_glossary
+from parley.gui.text.words import GLOSSARY, composer_hint
 from parley.gui.transcript.specs import (
     COMPACT_AGAIN,
     CONTINUED_LINE,
@@ -49,6 +49,18 @@ from tests.gui.test_regenerate import _answered, _click_anchor
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 LABELS = {a.label for a in ACTIONS}
+
+_COMPILED = tuple((w, tuple(re.compile(p, re.IGNORECASE) for p in w.not_)) for w in GLOSSARY)
+
+
+def off_glossary(text: str) -> list[tuple[str, str]]:
+    """The words of ``text`` the glossary says are not used: ``[(found, use instead)]``."""
+    found: list[tuple[str, str]] = []
+    for word, patterns in _COMPILED:
+        for pattern in patterns:
+            found += [(m.group(0), word.use) for m in pattern.finditer(text)]
+    return found
+
 
 
 def widget_texts(root: QWidget) -> list[str]:

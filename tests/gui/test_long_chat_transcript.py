@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QRect, Qt
 
-from parley.core.compaction.cache_timer import CacheTimer, ManualClock
+from parley.core.compaction.cache_timer import CacheTimer
 from parley.core.content import CompactSummaryBlock, Turn
 from parley.core.settings import Settings
 from parley.gui.chat import paging
+from tests.fakes.clock import ManualClock
 from tests.gui.chats import long_chat
 
 pytestmark = pytest.mark.timeout(120)

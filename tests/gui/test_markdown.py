@@ -15,7 +15,6 @@ from parley.gui.text.markdown import (
     document_stylesheet,
     is_safe_url,
     parse_fence,
-    render_code,
     render_markdown,
 )
 from parley.gui.text.markdown_blocks import split_blocks, split_blocks_after
@@ -41,8 +40,9 @@ def test_every_code_block_gets_its_own_copy_anchor():
 
 
 def test_dark_style_uses_a_dark_pygments_style():
-    light = render_code("x = 1", "python", MarkdownStyle())
-    dark = render_code("x = 1", "python", MarkdownStyle(dark=True, pygments_style="github-dark"))
+    code = "```python\nx = 1\n```\n"
+    light = render_markdown(code, MarkdownStyle())
+    dark = render_markdown(code, MarkdownStyle(dark=True, pygments_style="github-dark"))
     assert light.html != dark.html
 
 

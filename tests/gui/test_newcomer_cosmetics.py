@@ -105,18 +105,18 @@ def test_latest_sits_in_a_strip_of_its_own_and_covers_no_line(driver: Any) -> No
     driver.until(lambda: lv.verticalScrollBar().maximum() > 0)
     w.transcript.jump_to_latest()
     driver.until(lambda: not button.isVisible())
-    assert lv.reserved_bottom() == 0
+    assert lv.viewportMargins().bottom() == 0
 
     lv.verticalScrollBar().setValue(lv.verticalScrollBar().maximum() // 2)
     driver.until(lambda: button.isVisible())
     viewport = lv.viewport().geometry()
-    assert lv.reserved_bottom() >= button.height()
+    assert lv.viewportMargins().bottom() >= button.height()
     assert button.geometry().top() > viewport.bottom()  # under the rows, not over them
     assert not button.geometry().intersects(viewport)
 
     button.click()
     driver.until(lambda: not button.isVisible(), timeout=10)
-    assert lv.reserved_bottom() == 0  # the room is given back at the end
+    assert lv.viewportMargins().bottom() == 0  # the room is given back at the end
 
 
 def contrast_pixels(image: QImage, area: QRect, background: QColor) -> int:

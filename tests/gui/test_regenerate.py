@@ -177,7 +177,7 @@ def test_click_on_a_thumbnail_opens_the_image_full_size(driver: Any, tmp_path: P
     assert (viewer.image.width(), viewer.image.height()) == (900, 600)
     assert viewer.name == "holiday.png"  # the name it was attached as, kept by the store
     assert viewer.windowTitle().startswith("holiday.png") and "900 × 600" in viewer.windowTitle()
-    shown = viewer.shown_size()
+    shown = viewer.label.pixmap().size()  # the size the image is drawn at
     assert shown.width() <= 900 and abs(shown.width() / shown.height() - 1.5) < 0.01
     assert shown.width() >= min(900, viewer.width() - 60)  # fitted to the window, not tiny
     saved = viewer.save_as(str(tmp_path / "copy.png"))
@@ -276,7 +276,7 @@ def test_a_click_opens_the_image_under_the_pointer_in_a_row_scrolled_half_out(dr
     driver.until(lambda: bool(w.findChildren(ImageViewer)))
     viewer = w.findChildren(ImageViewer)[0]
     assert (viewer.image.width(), viewer.image.height()) == (200, 300)  # the one clicked
-    assert viewer.shown_size().toTuple() == (200, 300)  # it fits: shown at 100%
+    assert viewer.label.pixmap().size().toTuple() == (200, 300)  # it fits: shown at 100%
     assert lv.verticalScrollBar().value() == before  # the click did not scroll
     viewer.close()
 

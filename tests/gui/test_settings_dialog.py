@@ -6,12 +6,13 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QCheckBox, QLabel, QLineEdit
 
-from parley.core.compaction.cache_timer import CacheTimer, ManualClock
+from parley.core.compaction.cache_timer import CacheTimer
 from parley.core.content import TextBlock
 from parley.core.workspace import Workspace
 from parley.gui import dialogs
 from parley.gui.commands.actions import ACTIONS
 from parley.gui.settings.dialog import EXPERIMENTAL_INTRO, SettingsDialog
+from tests.fakes.clock import ManualClock
 from tests.gui.hubs import open_hub
 
 LEFT = Qt.MouseButton.LeftButton
