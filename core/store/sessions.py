@@ -23,6 +23,17 @@ from parley.core.store.schema import turn_path as P
 _parent = S.alias("parent")
 
 
+def path_length(session_id: Any) -> Select[Any]:
+    """``SELECT`` the number of turns on a session's path: its last position + 1 (0 for
+    none). The positions are 0…n-1 (``parley.core.store.tree``; every writer keeps them
+    so), so this is one step of ``turn_path``'s key, not a count of the whole path.
+
+    Args:
+        session_id: the session's id, or a column (a correlated subquery).
+    """
+    return select(func.coalesce(func.max(P.c.pos) + 1, 0)).where(P.c.session_id == session_id)
+
+
 def _query(
     *where: ColumnElement[bool],
     order: Callable[[Any], list[Any]] = lambda t: [t.c.created_at, t.c.n],
@@ -43,8 +54,7 @@ def _query(
     return select(
         *p.c,
         exists().where(_parent.c.id == p.c.parent_session_id).label("parent_exists"),
-        select(func.count()).where(P.c.session_id == p.c.id).scalar_subquery()
-        .label("turn_count"),
+        path_length(p.c.id).scalar_subquery().label("turn_count"),
     ).order_by(*order(p))
 
 

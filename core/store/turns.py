@@ -34,7 +34,6 @@ from parley.core.store.errors import (
 )
 from parley.core.store.models import TreeTurn
 from parley.core.store.postgres import sql as pg_sql
-from parley.core.store.schema import turn_path as P
 from parley.core.store.schema import turns as T
 
 _COLUMNS = (
@@ -271,9 +270,12 @@ def get_many(
 
 
 def count(con: Connection, session_id: str) -> int:
-    """How many turns the session's path shown holds. Raises SessionNotFound."""
+    """How many turns the session's path shown holds. Raises SessionNotFound.
+
+    The path's positions are 0…n-1 (every writer keeps them so), so this is its last
+    position + 1: one step of ``turn_path``'s key, not a count of the whole path."""
     sessions.require(con, session_id)
-    return int(con.execute(select(func.count()).where(P.c.session_id == session_id)).scalar_one())
+    return int(con.execute(sessions.path_length(session_id)).scalar_one())
 
 
 def delete_ids(con: Connection, session_id: str, turn_ids: Sequence[str]) -> int:

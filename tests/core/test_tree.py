@@ -209,3 +209,25 @@ def test_choices_are_kept_in_the_file(tmp_path: Path):
         assert db.branches(sid).points[q2.id].index == 1
     finally:
         db.close()
+
+
+def test_the_turn_count_follows_the_path_shown_through_edits_switches_and_deletes(db):
+    """``count_turns`` and a session's ``turn_count`` read the path's last position + 1
+    (issue 36: not a count of the whole path): equal to the turns on the path."""
+
+    def counts() -> tuple[int, int, int]:
+        session = next(s for s in db.list_sessions() if s.id == sid)
+        return db.count_turns(sid), db.get_session(sid).turn_count, session.turn_count
+
+    sid = db.create_session().id
+    assert counts() == (0, 0, 0)
+    sid, (q1, a1, q2, a2) = chat(db, "q1", "a1", "q2", "a2")
+    assert counts() == (4, 4, 4)
+    edited = db.edit_turn(sid, q2.id, user("q2 edited"))
+    assert counts() == (3, 3, 3) == (len(path(db, sid)),) * 3
+    db.show_branch(sid, a2.id)  # back to the first branch, to its end
+    assert counts() == (4, 4, 4) == (len(path(db, sid)),) * 3
+    db.show_branch(sid, edited.id)
+    db.append_turn(sid, reply("a2 again"))
+    db.delete_turns(sid, [q1.id])  # the first message and all below it
+    assert counts() == (0, 0, 0) and path(db, sid) == []
