@@ -25,6 +25,13 @@ def drop_pyside_import_hook() -> bool:
     listed, then the provider ready). Without the hook PySide6 treats every
     module as using no feature, which is what Parley's code expects.
 
+    Measured again (issue 33): importing anthropic, openai, SQLAlchemy's ORM and
+    Pygments' lexers after PySide6 took 6.1-6.2 s of CPU with the hook dropped and
+    7.6-9.4 s with it kept (three runs each, load average 8-10); ``bench_startup``
+    (offscreen, load 6-7) had the providers ready at 11.2x / 14.0x the bare window's
+    first paint with it dropped, 20.3x / 17.5x with it kept (empty / 1 GB store). It
+    is kept.
+
     Returns:
         True when the hook was found and removed.
     """
