@@ -20,8 +20,7 @@ from parley.core.chat.titles import (
 )
 from parley.core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from parley.core.settings import UnknownSetting, spec
-from parley.core.store.async_store import AsyncStore
-from tests.core.hubs import fake_hub
+from tests.core.hubs import fake_workspace
 
 SONNET = "anthropic:claude-sonnet-4-6"
 QUESTION = "How do I plan a three-day trip to Lisbon?\nI like museums and food."
@@ -29,12 +28,10 @@ QUESTION = "How do I plan a three-day trip to Lisbon?\nI like museums and food."
 
 @pytest.fixture
 async def env(tmp_path, fake_provider, any_target):
-    store = await AsyncStore.open(any_target)  # a sessions.db file, then PostgreSQL
-    hub = await fake_hub(store, tmp_path, fake_provider,
-                         compatible={"name": "Ollama", "default_model": "llama3.2:3b"})
-    yield store, hub
-    await hub.aclose()
-    await store.close()
+    ws = await fake_workspace(tmp_path, fake_provider, at=any_target,  # a file, then PostgreSQL
+                              compatible={"name": "Ollama", "default_model": "llama3.2:3b"})
+    yield ws.store, ws.hub
+    await ws.close()
 
 
 async def first_exchange(store, text: str = QUESTION, *, title: str | None = None) -> str:
