@@ -71,8 +71,8 @@ class Workspace:
         previous_run: what :meth:`note_run` found of the last run, if it did not exit cleanly.
         compaction_marks: the compactions under way, recorded for the next start (once
             :meth:`note_run` was called and the runner is made).
-        tasks: where its background work runs (``tasks`` given, or its own), cancelled
-            at close.
+        tasks: where its background work runs (``tasks`` given, or its own); what it
+            started there is cancelled at close, nothing else.
     """
 
     def __init__(
@@ -107,6 +107,7 @@ class Workspace:
         self.compaction_marks: CompactionMarks | None = None
         self.previous_run: PreviousRun | None = None
         self.tasks = tasks or TaskSet()
+        self._started: list[asyncio.Task[None]] = []  # its own, in self.tasks
         self._target = target
         self._database = database
         self._folder: Path | None = None
@@ -300,7 +301,8 @@ class Workspace:
                                       environ=self.environ)
         await hub.load()
         if options.prepare:
-            self.tasks.spawn(hub.prepare_all(first=hub.default_model_ref()), name="providers")
+            self._started.append(self.tasks.spawn(
+                hub.prepare_all(first=hub.default_model_ref()), name="providers"))
         tools = None
         if options.tools:
             tools = ToolExecutor(store, mcp=self._open_mcp(store, hub) if options.mcp else None)
@@ -396,7 +398,8 @@ class Workspace:
 
             self._run_noted = False
             await close_step(bugs, "recording the clean exit", mark_clean_exit(self._store))
-        await self.tasks.cancel_all()
+        await _cancel(self._started)
+        self._started = []
         mcp, self.mcp = self.mcp, None
         if mcp is not None:  # the servers' programs end with Parley
             await close_step(bugs, "stopping the MCP servers", mcp.host.close())
@@ -415,3 +418,14 @@ class Workspace:
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         await self.close()
+
+
+async def _cancel(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel ``tasks`` (the workspace's own background work) and wait until they end."""
+    import asyncio
+
+    pending = [t for t in tasks if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=2.0)

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
 
     from parley.core.events import CacheUpdated
+    from parley.core.workspace import Workspace
     from parley.gui.chat.controller import ChatController
     from parley.gui.startup.typed_at_start import TypedAtStart
     from parley.gui.window.base import WindowBase
@@ -170,8 +171,6 @@ class Startup:
         w.sidebar.show_status("Loading chats…")
         await asyncio.to_thread(_import_store)
         from parley.core import paths
-        from parley.core.store.async_store import AsyncStore
-        from parley.core.store.backends import database_url
         from parley.core.store.errors import DamagedWhileOpen, DatabaseCorrupt, NotAParleyFile
 
         path = paths.db_path(w.home)
@@ -179,12 +178,12 @@ class Startup:
             from parley.gui.startup.typed_at_start import TypedAtStart
 
             self.typed = TypedAtStart(paths.data_dir(w.home))
+        workspace = self._workspace()
         # A database URL (--database, PARLEY_DATABASE_URL) puts the chats on PostgreSQL.
         try:  # a mistyped address: InvalidDatabaseUrl, shown in the window
-            target = database_url(w.env.get("PARLEY_DATABASE_URL"), paths.data_dir(w.home))
-            if target is None and await self._missing_file(path):
+            if workspace.database_url() is None and await self._missing_file(path):
                 return
-            w.store = store = await AsyncStore.open(target or path, self._upgrade_progress)
+            w.store = store = await workspace.open_store(self._upgrade_progress)
         except (DatabaseCorrupt, NotAParleyFile) as exc:
             from parley.core.store.sqlite.backups import automatic_backups, folder_of
             from parley.gui.database.recovery_page import AT_START, show_recovery, words
@@ -200,7 +199,6 @@ class Startup:
         except ParleyError as exc:
             self._cannot_open(exc)
             raise
-        store.on_damaged = w.problems.store_damaged
         self.store_opened.set()
         self._note_upgrade()
         if after_recovery:
@@ -272,22 +270,19 @@ class Startup:
             ChatCore(w.store, home=w.home))
 
     async def _load_providers(self, chat: Any, hub: Any) -> None:
-        """The chats show and ``hub`` is loaded: the runner, its tools, the timers and
-        backups; then ready (or set-up, with no provider set up)."""
-        w = self.window
-        w.hub, store = hub, w.store
-        assert store is not None
-        from parley.core.chat.run import ChatRunner
-        from parley.core.tools import ToolExecutor
+        """The chats show and the workspace's providers are open (``hub`` loaded; its
+        runner with memory, skills and session search as tools and the tools of the MCP
+        servers in mcp.json, asked about first; the cache timer; the backups): the
+        window takes them; then ready (or set-up, with no provider set up)."""
+        w, workspace = self.window, self.workspace
+        assert workspace is not None
+        w.hub, w.runner, w.mcp = hub, workspace.runner, workspace.mcp
+        w.cache_timer, w.backups = workspace.cache_timer, workspace.backups
+        runner = workspace.runner
+        self._show_mcp()
+        from parley.core.events import CacheUpdated
 
-        # Memory, skills and session search as tools the model can use (parley.core.tools),
-        # and the tools of the MCP servers in mcp.json (parley.core.mcp), asked about first.
-        w.runner = runner = ChatRunner(store, hub, tools=ToolExecutor(store, mcp=self._open_mcp()))
-        from parley.core.recovery.previous_run import CompactionMarks
-
-        w.compaction_marks = CompactionMarks(store, runner.events)
-        self._start_cache_timer()
-        await self._start_backups()
+        runner.events.on(CacheUpdated, self._cache_updated)  # the meter's "cache warm until"
         chat.attach(hub, runner)
         if hub.is_configured:
             await chat.enter()
@@ -349,21 +344,37 @@ class Startup:
             w._transcript_slot.setText("Opening your chats…")
         return True
 
-    def _open_mcp(self) -> Any:
-        """The MCP servers of ``mcp.json`` (started when a chat first needs them) and their
-        tools, with the approval dialog (``parley.gui.dialogs.mcp_approval``); kept as
-        ``window.mcp``."""
-        from parley.core import paths
-        from parley.core.mcp import McpHost, McpTools
-        from parley.core.mcp.config import config_path
-        from parley.gui.dialogs.mcp_approval import DialogApprover
+    @property
+    def workspace(self) -> Workspace | None:
+        """The window's workspace (``window.workspace``), once :meth:`start` made it."""
+        return self.window.workspace
+
+    def _workspace(self) -> Workspace:
+        """The window's :class:`~parley.core.workspace.Workspace`: a new one unless the last
+        is still unopened (a failed open is tried again; one closed for a recovery is
+        not reopened)."""
+        from parley.core.workspace import Stage as Opened
+        from parley.core.workspace import Workspace
 
         w = self.window
-        hub, store, transcript = w.hub, w.store, w.transcript
-        assert hub is not None and store is not None and transcript is not None
-        host = McpHost(config_path(paths.data_dir(w.home)), keys=hub.keys)
-        host.load()
-        w.mcp = mcp = McpTools(host, store, approver=DialogApprover(w))
+        old = w.workspace
+        if old is not None and old.stage is Opened.NEW:
+            return old
+        if old is not None:  # its store closed for a recovery: the rest closes too
+            w.tasks.spawn(old.close(final_backup=False), name="workspace-closed")
+        w.workspace = new = Workspace(
+            w.home, environ=w.env, tasks=w.tasks, on_damaged=w.problems.store_damaged,
+            on_backup_error=lambda exc: w.statusBar().showMessage(exc.message, 15_000),
+            on_timer_error=self.background_error)
+        return new
+
+    def _show_mcp(self) -> None:
+        """The MCP servers' tools (``window.mcp``, the workspace's) named in the transcript,
+        and the servers' status in the status bar."""
+        w = self.window
+        mcp, transcript = w.mcp, w.transcript
+        if mcp is None or transcript is None:
+            return
         # Tool calls in the transcript are named as configured, like the dialog names them
         # (the chat opened before the tools were: its frozen list is read now).
         transcript.set_tool_names(mcp.names_of)
@@ -377,8 +388,7 @@ class Startup:
         w.tasks.spawn(name_open_chat(), name="mcp-names")
         from parley.gui.notices import mcp_status
 
-        mcp_status.watch(w, host)  # starting / failed servers in the status bar
-        return mcp
+        mcp_status.watch(w, mcp.host)  # starting / failed servers in the status bar
 
     def sources_changed(self) -> None:
         """The chats are listed, or the commands can run: a palette opened while
@@ -388,19 +398,17 @@ class Startup:
             palette.sources_changed()
 
     async def _open_hub(self) -> Any:
-        """Load the providers' settings and keys and start importing the SDKs of those in
-        use (the default model's first) in worker threads; returns the ``ProviderHub``."""
-        import asyncio
+        """Open the workspace's providers (``Workspace.open_providers``: the hub's settings
+        and keys, the SDKs of those in use imported in the background, the default
+        model's first; the tools, MCP, runner, timer, backups), the MCP tools asking
+        through the approval dialog; returns the ``ProviderHub``."""
+        from parley.gui.dialogs.mcp_approval import DialogApprover
 
-        await asyncio.to_thread(_import_providers)
-        from parley.core.providers.hub import ProviderHub
-
-        w = self.window
-        assert w.store is not None
-        hub = ProviderHub(w.store, environ=w.env)
-        await hub.load()
-        w.tasks.spawn(hub.prepare_all(first=hub.default_model_ref()), name="providers")
-        return hub
+        workspace = self.workspace
+        assert workspace is not None  # made by start, its store open
+        workspace.approver = DialogApprover(self.window)
+        await workspace.open_providers()
+        return workspace.hub
 
     def _cannot_open(self, exc: ParleyError) -> None:
         """The store could not be opened: why, where what was typed is kept, "Try again"."""
@@ -423,10 +431,8 @@ class Startup:
     async def _note_previous_run(self) -> None:
         """Record this run; tell the person what the last one left if it did not exit
         cleanly (a cut-off reply, an unanswered message, an interrupted compaction)."""
-        from parley.core.recovery.previous_run import mark_running
-
-        assert self.window.store is not None
-        self.window.previous_run = await mark_running(self.window.store)
+        assert self.workspace is not None
+        self.window.previous_run = await self.workspace.note_run()
 
     def _tell_previous_run(self) -> None:
         """Show what the previous run left (:meth:`_note_previous_run`)."""
@@ -434,33 +440,6 @@ class Startup:
         notice = run.notice() if run is not None else None
         if notice:
             self.window.undo.notice(notice)
-
-    def _start_cache_timer(self) -> None:
-        """The idle pre-cache-expiry compaction (experimental setting) and the meter's
-        "cache warm until" (``parley.core.compaction.cache_timer``)."""
-        from parley.core.compaction.cache_timer import CacheTimer
-        from parley.core.events import CacheUpdated
-
-        runner = self.window.runner
-        assert runner is not None
-        self.window.cache_timer = CacheTimer(runner, runner.compactor.compact,
-                                             on_error=self.background_error)
-        runner.events.on(CacheUpdated, self._cache_updated)
-
-    async def _start_backups(self) -> None:
-        """Automatic backups while the chats are open (``parley.core.recovery.backup_schedule``)."""
-        from parley.core.recovery.backup_schedule import BackupScheduler
-        from parley.core.settings import Settings
-
-        w = self.window
-        store = w.store
-        assert store is not None
-        if store.on_server:  # PostgreSQL: the server's own backups apply
-            return
-        w.backups = BackupScheduler(
-            store, on_damaged=w.problems.store_damaged,
-            on_error=lambda exc: w.statusBar().showMessage(exc.message, 15_000))
-        await w.backups.start(Settings.of(store))
 
     def background_error(self, exc: BaseException) -> None:
         """An error in background work (the cache timer): told, or a bug reported."""
@@ -532,15 +511,3 @@ def _import_store() -> None:
 
     for style in (theme.LIGHT_CODE_STYLE, theme.DARK_CODE_STYLE):
         pygments_background(style)
-
-
-@pausing_gc
-def _import_providers() -> None:
-    """Import the providers' hub (no SDK: ``ProviderHub.prepare`` imports those), the
-    run loop and the tools; run in a worker thread."""
-    import parley.core.chat.run  # noqa: F401
-    import parley.core.compaction.cache_timer  # noqa: F401
-    import parley.core.providers.hub  # noqa: F401
-    import parley.core.recovery.backup_schedule  # noqa: F401
-    import parley.core.tools  # noqa: F401
-

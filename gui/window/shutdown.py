@@ -4,8 +4,8 @@ A message still waiting to be sent (Parley starting) is asked about
 (``parley.gui.startup.quit_waiting``); a sessions.db deleted or moved while open gets a
 copy saved first (``parley.gui.database.rescue``); replies not saved yet are asked about
 (``parley.gui.database.save_status``). Then runs stop (their partial replies kept), the
-drafts, the window's geometry and the open chat are saved, the store closed and a last
-backup made.
+drafts, the window's geometry and the open chat are saved, and the workspace closed
+(``parley.core.workspace``: the store, providers, MCP servers; a last backup made).
 """
 
 from __future__ import annotations
@@ -82,38 +82,31 @@ class WindowShutdown:
         try:
             if state.elsewhere is not None:
                 state.elsewhere.close()
-            if state.cache_timer is not None:
+            if state.cache_timer is not None:  # no compaction starts while the chat stops
                 state.cache_timer.close()
             if state.chat is not None:
                 await state.chat.shutdown()
-            if state.store is not None:
-                from parley.core.recovery.previous_run import mark_clean_exit
-
-                await mark_clean_exit(state.store)
         except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
             log.warning("not saved while closing: %s", exc.message)
         finally:
             await state.tasks.cancel_all()
-            if state.mcp is not None:  # the servers' programs end with Parley
-                await state.mcp.host.close()
-            if state.hub is not None:
-                await state.hub.aclose()
-            if state.store is not None:
-                await state.store.close()
-            await self._final_backup()
+            await self._close_workspace()
         return True
 
-    async def _final_backup(self) -> None:
-        """At quit: a last automatic backup if anything changed since the previous one."""
-        backups = self.state.backups
-        if backups is None:
+    async def _close_workspace(self) -> None:
+        """Close the workspace (``Workspace.close``: this run's clean exit recorded, the MCP
+        servers' programs ended, the providers and the store closed, then a last
+        automatic backup if anything changed since the previous one, said in the status
+        bar)."""
+        workspace = self.state.workspace
+        if workspace is None:
             return
-        if backups.changed():
+        if workspace.backups is not None and workspace.backups.changed():
             self.window.statusBar().showMessage("Backing up your chats…")
         try:
-            await backups.close()
-        except Exception:  # a backup must never stop Parley from closing
-            log.exception("the backup at quit failed")
+            await workspace.close()
+        except Exception:  # a part that failed to close must never stop Parley closing
+            log.exception("closing the workspace failed")
 
     async def _rescue_if_moved(self) -> bool:
         """Save the geometry: a write, refused when sessions.db moved while open; then
@@ -175,6 +168,6 @@ class WindowShutdown:
         self.closed = True
         for timer in self.window.findChildren(QTimer):
             timer.stop()
-        if self.state.hub is not None:
-            asyncio.ensure_future(self.state.hub.aclose())
+        if self.state.workspace is not None:  # its store closed for the recovery: the rest
+            asyncio.ensure_future(self.state.workspace.close(final_backup=False))
         self.window.close()

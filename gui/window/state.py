@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from parley.core.mcp import McpTools
     from parley.core.providers.hub import ProviderHub
     from parley.core.recovery.backup_schedule import BackupScheduler
-    from parley.core.recovery.previous_run import CompactionMarks, PreviousRun
+    from parley.core.recovery.previous_run import PreviousRun
     from parley.core.store.async_store import AsyncStore
+    from parley.core.workspace import Workspace
     from parley.gui.chat.controller import ChatController
     from parley.gui.commands.keymap import Keymap
     from parley.gui.commands.palette import CommandPalette
@@ -102,7 +103,6 @@ class WindowState:
 
     # Made once the chats are open (start-up)
     greeting: Greeting
-    compaction_marks: CompactionMarks
 
     def __init__(self, home: Path | None, probe: Callable[[str], None] | None,
                  env: dict[str, str] | None,
@@ -110,8 +110,12 @@ class WindowState:
         self.home = home
         self.probe: Callable[[str], None] = probe or (lambda _event: None)
         self.env = dict(os.environ if env is None else env)
-        #: The open store, the providers, the run loop and the MCP servers' tools: set
-        #: by start-up (None before, and the store again once closed for a recovery).
+        #: What opens and closes them all (``parley.core.workspace``): made by start-up,
+        #: a new one after a recovery.
+        self.workspace: Workspace | None = None
+        #: The open store, the providers, the run loop and the MCP servers' tools (the
+        #: workspace's): set by start-up (None before, and the store again once closed
+        #: for a recovery).
         self.store: AsyncStore | None = None
         self.hub: ProviderHub | None = None
         self.runner: ChatRunner | None = None

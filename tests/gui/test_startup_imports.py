@@ -4,8 +4,8 @@ parley.gui.startup.phases lists the sessions after importing only what ``_import
 imports; the SDKs come later, with the providers. A module on that path that
 imports ``parley.core.providers.registry`` (or an adapter) pulls both SDKs in and
 holds the sidebar back by ~3 s — this test fails if one does. Loading the providers'
-hub and the run loop imports no SDK either: each is imported off the GUI thread
-when its provider is prepared, and only for the providers set up.
+hub, the run loop and MCP (``Workspace.open_providers``) imports no SDK either: each is
+imported off the GUI thread when its provider is prepared, and only for the providers set up.
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import sys
-from parley.gui.startup.phases import _import_providers, _import_store
+from parley.core.workspace.parts import import_providers
+from parley.gui.startup.phases import _import_store
 from parley.gui.window.layout import import_window_parts
 import_window_parts()  # the sidebar, the header's tools, the commands (right after the paint)
 _import_store()
 heavy = sorted(m for m in ("anthropic", "openai", "parley.core.providers.registry")
                if m in sys.modules)
 print("imported:", heavy)
-_import_providers()  # the hub and the run loop: still no SDK (ProviderHub.prepare imports it)
+import_providers()  # the hub, the run loop, MCP: still no SDK (ProviderHub.prepare imports it)
 print("then:", sorted(m for m in ("anthropic", "openai") if m in sys.modules))
 """
 
