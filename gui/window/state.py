@@ -95,7 +95,7 @@ class WindowState:
     chat_heading: ChatHeading
     toast: Toast
     undo: UndoManager
-    keymap: Keymap  # the keys in force (parley.gui.commands.actions.install)
+    keymap: Keymap  # the keys in force (parley.gui.commands.install.install)
 
     #: The window's start-up (``parley.gui.startup.phases.Startup``: its stage, what the
     #: person did meanwhile), made with the window.
