@@ -147,7 +147,9 @@ class WindowDriver:
         the default. So the window opens on the chat without the set-up panel; the
         set-up tests click through the panel (:meth:`set_up_anthropic`, :meth:`set_up`).
         """
-        self.run(self.save_provider(env or {}, openai=openai), timeout=20)
+        # The connection test imports the provider's SDK first: 18-26 s on this 2-core machine
+        # at load 10 (20 s timed out the first window test of every process there).
+        self.run(self.save_provider(env or {}, openai=openai), timeout=60)
         window = self.open(env)
         assert window.setup_panel is None, "the saved provider was not found at start"
         return window
