@@ -186,12 +186,6 @@ class WindowCommands:
     def open_session(self, session_id: str) -> Any:
         return self._chat_call(lambda c: c.open_session(session_id))
 
-    def open_session_at(self, session_id: str, turn_id: str | None,
-                        highlight: str | None = None) -> Any:
-        """Open a chat scrolled to a message with ``highlight`` marked (reads further
-        back than the last turns when the message is older)."""
-        return self._chat_call(lambda c: c.open_at(session_id, turn_id, highlight))
-
     def step_session(self, delta: int) -> Any:
         return self._chat_call(lambda c: c.step_session(delta))
 
