@@ -35,7 +35,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer
 from PySide6.QtGui import QDesktopServices
 
 from parley.core.app_state import LAST_SESSION
@@ -51,6 +50,7 @@ from parley.gui.chat.regenerate import ChatRegenerate
 from parley.gui.chat.run import ChatRuns
 from parley.gui.chat.state import OpenChatState
 from parley.gui.chat.unseen import ChatUnseen
+from parley.gui.composer.draft_timer import DraftTimer
 from parley.gui.composer.drafts import Drafts
 from parley.gui.database.save_status import SaveStatus
 
@@ -64,7 +64,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PAGE = 50  # sessions per space loaded at a time ("Show more" loads the next page)
-DRAFT_SAVE_MS = 600
 
 
 class ChatController:
@@ -79,10 +78,8 @@ class ChatController:
         self.space_id: str | None = None
         self.sessions: dict[str, Any] = {}
         self.drafts = Drafts(self.store)
-        self._draft_timer = QTimer(parts.parent)
-        self._draft_timer.setSingleShot(True)
-        self._draft_timer.setInterval(DRAFT_SAVE_MS)
-        self._draft_timer.timeout.connect(self._save_draft_soon)
+        #: writes the draft a moment after typing stops and at least once a second during it
+        self._draft_timer = DraftTimer(parts.parent, self._save_draft_soon)
         self._loading_draft = False
         p = parts
         self.save_status = SaveStatus(p.parent, p.chat_layout, store=self.store, tasks=p.tasks,
@@ -240,7 +237,7 @@ class ChatController:
         text = self.parts.composer.text()
         if text:
             self.drafts.typed(self.session_id, text)
-            self._draft_timer.start()
+            self._draft_timer.typed()
 
     # -- sessions known to the window -----------------------------------------
     def remember_session(self, session: Any) -> None:
@@ -271,7 +268,7 @@ class ChatController:
             return
         self.runs.activity(self.session_id)
         self.drafts.typed(self.session_id, self.parts.composer.text())
-        self._draft_timer.start()
+        self._draft_timer.typed()
 
     def _paste_refused(self, chars: int) -> None:
         """A paste was refused: the message would be longer than any model can read."""
@@ -280,7 +277,14 @@ class ChatController:
         self.parts.status.showMessage(paste_refused(chars).message, 15_000)
 
     def _save_draft_soon(self) -> None:
-        self.parts.tasks.spawn(self._stash_draft(), name="save-draft")
+        self.parts.tasks.spawn(self._timed_draft_save(), name="save-draft")
+
+    async def _timed_draft_save(self) -> None:
+        """The write :class:`DraftTimer` asked for (it is told when it ends)."""
+        try:
+            await self.drafts.save(self.session_id)
+        finally:
+            self._draft_timer.saved()
 
     async def stash_draft(self) -> None:
         """Persist the open chat's draft now (:meth:`Drafts.save`)."""
@@ -308,7 +312,7 @@ class ChatController:
             self._loading_draft = False
         if typed:  # typed while starting: now this chat's draft
             self.drafts.typed(self.session_id, text)
-            self._draft_timer.start()
+            self._draft_timer.typed()
         self.attachments.refresh()  # the tray shows this chat's pending files
         busy = self.runs.running(self.session_id)
         self.parts.composer_bar.set_busy(busy)

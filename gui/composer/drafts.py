@@ -2,8 +2,9 @@
 
 Each chat's draft lives in memory while Parley runs and in the store's
 ``app_state`` under ``draft:<session id>`` (``draft:new`` for a new chat that
-has no session yet), written a moment after typing stops and at every switch
-or close. An empty draft deletes the key.
+has no session yet), written a moment after typing stops, at least once a
+second while typing goes on (``parley.gui.composer.draft_timer``), and at every
+switch or close. An empty draft deletes the key.
 
 A draft written while a sent message is edited (``parley.gui.chat.edit.ChatEditor``)
 is stored as ``{"text": ..., "edits": <turn id>}`` so that it comes back in edit
