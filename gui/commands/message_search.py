@@ -52,8 +52,29 @@ def marked_runs(snippet: str) -> list[tuple[str, bool]]:
 
 
 def first_match(snippet: str) -> str | None:
-    """The text of a snippet's first marked match (what the transcript highlights)."""
+    """The text of a snippet's first marked match."""
     return next((t.strip() or None for t, matched in marked_runs(snippet) if matched), None)
+
+
+def matched_words(snippet: str, query: str = "") -> str | None:
+    """Every word to highlight in a message found (what the transcript marks: each
+    word of it, case-insensitive), or None when there is none.
+
+    The snippet's marked matches come first, as the message holds them (a prefix
+    match marks the whole word); then the query's own words, for a match outside
+    the ~160 characters of the snippet (quotes and words under 3 characters left
+    out: the transcript marks substrings). A word held in one before it (the
+    prefix ``alhambr`` after ``Alhambra``, case-insensitive) is left out.
+    ``"x \x02second\x03 \x02Beta\x03"`` with the query ``second beta`` gives
+    ``"second Beta"``.
+    """
+    words = [w for t, matched in marked_runs(snippet) if matched for w in t.split()]
+    words += [w for w in query.replace('"', " ").split() if len(w) >= 3]  # "a": every a
+    out: list[str] = []
+    for word in words:
+        if not any(word.casefold() in had.casefold() for had in out):  # a prefix typed
+            out.append(word)
+    return " ".join(out) or None
 
 
 def unmarked(snippet: str) -> str:
@@ -63,9 +84,11 @@ def unmarked(snippet: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """One search hit as the entry points show it (``hit`` is the store's own)."""
+    """One search hit as the entry points show it (``hit`` is the store's own;
+    ``query`` what was searched, stripped)."""
 
     hit: SearchHit
+    query: str = ""
 
     @property
     def session_id(self) -> str:
@@ -88,8 +111,11 @@ class Found:
 
     @property
     def highlight(self) -> str | None:
-        """The text to mark in the opened message (None for a title match)."""
-        return first_match(self.hit.snippet) if self.hit.turn_id is not None else None
+        """The words to mark in the opened message, space-separated (every matched
+        word of the query: :func:`matched_words`); None for a title match."""
+        if self.hit.turn_id is None:
+            return None
+        return matched_words(self.hit.snippet, self.query)
 
     def notes(self) -> list[str]:
         """The quiet labels beside the title: :data:`BRANCH_LABEL` for a message off its
@@ -184,7 +210,7 @@ class MessageSearch:
         if query:
             try:
                 hits = await self._search(query, limit=self.limit, **self._scope)
-                answer = Answer(query, [Found(h) for h in hits])
+                answer = Answer(query, [Found(h, query) for h in hits])
             except ParleyError as exc:  # InvalidSearchQuery, store errors: said in words
                 answer = Answer(query, [], exc.message)
         if asked == self.asked:

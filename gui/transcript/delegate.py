@@ -328,16 +328,18 @@ def _alpha(color: QColor, alpha: float) -> QColor:
 def _matches(
     doc: QTextDocument, term: str, color: QColor
 ) -> list[QAbstractTextDocumentLayout.Selection]:
-    """Selections covering every case-insensitive occurrence of ``term`` in ``doc``."""
+    """Selections covering every case-insensitive occurrence in ``doc`` of each word of
+    ``term`` (space-separated: every matched word of a search), at most 500."""
     fmt = QTextCharFormat()
     fmt.setBackground(color)
     out: list[QAbstractTextDocumentLayout.Selection] = []
-    cursor = doc.find(term, 0)
-    while not cursor.isNull() and len(out) < 500:
-        sel = QAbstractTextDocumentLayout.Selection()
-        sel.cursor = QTextCursor(cursor)
-        sel.format = fmt
-        out.append(sel)
-        cursor = doc.find(term, cursor)
+    for word in term.split():
+        cursor = doc.find(word, 0)
+        while not cursor.isNull() and len(out) < 500:
+            sel = QAbstractTextDocumentLayout.Selection()
+            sel.cursor = QTextCursor(cursor)
+            sel.format = fmt
+            out.append(sel)
+            cursor = doc.find(word, cursor)
     return out
 

@@ -476,9 +476,10 @@ class TranscriptView(QWidget):
 
         Args:
             turn_id: the turn to show; a tool result turn shows its tool call.
-            highlight: text to mark in the row (case-insensitive), e.g. a search
-                query; folds containing it are opened and the first match is
-                scrolled into view.
+            highlight: words to mark in the row, space-separated (each wherever it
+                occurs, case-insensitive), e.g. a search query's; folds containing
+                one are opened and the first fold or block holding one is scrolled
+                into view.
         """
         node = self.model.transcript.row_node(turn_id)
         if node is None:
@@ -743,16 +744,16 @@ class TranscriptView(QWidget):
 
     # -- search helpers ------------------------------------------------------------
     def _open_folds_matching(self, row: int, node: Node, term: str) -> None:
-        needle = term.casefold()
+        needles = term.casefold().split()
         keys = set(node.open_folds)
         tr = self.model.transcript
         for i, block in enumerate(node.turn.blocks):
-            if isinstance(block, ThinkingBlock) and needle in block.thinking.casefold():
+            if isinstance(block, ThinkingBlock) and _holds(block.thinking, needles):
                 keys.add(f"think:{i}")
             elif isinstance(block, ToolUseBlock):
                 result = tr.result_for(block.id)
                 text = tool_input_text(block) + (result_text(result.content) if result else "")
-                if needle in text.casefold():
+                if _holds(text, needles):
                     keys.add(f"tool:{block.id}")
         if node.kind == "card" and not node.expanded:
             self.model.set_expanded(row, True)
@@ -760,11 +761,18 @@ class TranscriptView(QWidget):
 
     def _first_match_y(self, row: int, term: str) -> int | None:
         layout = self.list_view.layout_of(row)
+        words = term.split()
         for placed in layout.pieces:
-            cursor = placed.piece.doc.find(term, 0)
-            if not cursor.isNull():
+            found = [c for c in (placed.piece.doc.find(w, 0) for w in words) if not c.isNull()]
+            if found:
+                cursor = min(found, key=lambda c: c.position())
                 block = cursor.block()
                 rect = placed.piece.doc.documentLayout().blockBoundingRect(block)
                 return placed.rect.top() + int(rect.top())
         return None
 
+
+def _holds(text: str, needles: list[str]) -> bool:
+    """True when ``text`` holds one of ``needles`` (casefolded words), case-insensitive."""
+    folded = text.casefold()
+    return any(n in folded for n in needles)
