@@ -42,6 +42,7 @@ from parley.core.app_state import MODELS
 from parley.core.errors import ParleyError
 from parley.core.gc_pause import gc_paused
 from parley.core.keys import KeyStore
+from parley.core.providers.address import check_server_address
 from parley.core.providers.base import ModelInfo, Provider
 from parley.core.providers.capabilities import ProviderKind
 from parley.core.providers.catalog import known_models, lookup, with_reported
@@ -345,12 +346,15 @@ class ProviderHub:
 
         Raises:
             ProviderConfigError: a compatible server without a base URL.
+            InvalidServerAddress: ``base_url`` is not a valid http(s) URL.
             KeyStoreError: the key could not be saved.
         """
         if kind == "openai_compatible" and not (base_url or "").strip():
             raise ProviderConfigError(
                 "Enter the server's address, for example http://localhost:11434/v1 for Ollama."
             )
+        if (base_url or "").strip():  # "Save anyway" cannot keep a malformed one either
+            check_server_address(base_url or "")
         name = (name or "").strip() or _KIND_NAMES[kind]
         pid = provider_id or self._new_id(kind, name)
         config = ProviderConfig(pid, kind, name, (base_url or "").strip() or None, default_model)

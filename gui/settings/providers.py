@@ -5,7 +5,9 @@ server go together). Saving first tests the connection, as first-run set-up's
 "Test connection" does (the same :func:`parley.gui.startup.setup_panel.check_connection`): if
 the provider cannot be reached, nothing is saved yet, the problem is shown
 under the fields and "Save anyway" saves it as it is (the model picker then
-lists it with "can't connect"). "Saved." confirms a save, and the key field
+lists it with "can't connect"). A malformed address is said to be not a valid
+URL before anything is tried, and cannot be saved anyway
+(``parley.core.providers.address``). "Saved." confirms a save, and the key field
 then says a key is stored instead of looking empty. Where a new key goes (the
 system keyring or Parley's key file) is said as ``parley.core.keys`` decides it. Every
 change of the provider list is reported through the dialog's
@@ -342,6 +344,8 @@ class ProvidersPage(QWidget):
         kind = self._new_kind or (self.hub.config(pid).kind if pid else None)
         if kind is None:
             return
+        if self.save_anyway.hasFocus():  # it is hidden now: its focus would go to a field
+            self.save_button.setFocus(Qt.FocusReason.OtherFocusReason)
         self._edited()
         base_url, api_key = self.url.text().strip() or None, self.key.text() or None
         if test and (base_url or kind != "openai_compatible"):  # no address: said below
@@ -365,7 +369,12 @@ class ProvidersPage(QWidget):
     async def _test(self, kind: str, pid: str | None, base_url: str | None,
                     api_key: str | None) -> ConnectionCheck:
         """Test the form's settings as first-run set-up does (``ProviderHub.test_connection``);
-        an edited provider whose key field is left empty is tried with its saved key."""
+        an edited provider whose key field is left empty is tried with its saved key.
+
+        "Save provider" is disabled meanwhile; it gets the focus back if it had it (Qt
+        gives a disabled button's focus to the next field, "Model for new chats", with
+        its text selected: the next key typed replaced the model)."""
+        had_focus = self.save_button.hasFocus()
         self.save_button.setEnabled(False)
         self.progress.setVisible(True)
         try:
@@ -382,6 +391,8 @@ class ProvidersPage(QWidget):
         finally:
             self.save_button.setEnabled(True)
             self.progress.setVisible(False)
+            if had_focus:
+                self.save_button.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _show_message(self, text: str, *, anyway: bool) -> None:
         self.message.setText(text)

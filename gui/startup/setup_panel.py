@@ -422,12 +422,17 @@ async def check_connection(tester: Tester, kind: str, base_url: str | None,
 
     Returns:
         The models, or the problem in words (:func:`setup_message`; ``error`` is None
-        when ``timeout_s`` ran out); a ``ParleyError`` is never raised.
+        when ``timeout_s`` ran out, an ``InvalidServerAddress`` when ``base_url`` is
+        not a valid URL, checked before anything is tried); a ``ParleyError`` is
+        never raised.
     """
-    from parley.core.providers.registry import with_scheme
+    from parley.core.providers.address import InvalidServerAddress, check_server_address
 
     typed = (base_url or "").strip()
-    used = with_scheme(typed) if typed else None  # as the provider will use it
+    try:  # a malformed address is said as such, and nothing is tried
+        used = check_server_address(typed) if typed else None  # as the provider will use it
+    except InvalidServerAddress as exc:
+        return ConnectionCheck([], exc.message, exc)
     address = used if used != typed else None
     try:
         models = list(await asyncio.wait_for(tester(kind, base_url, api_key), timeout_s))
