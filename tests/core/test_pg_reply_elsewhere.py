@@ -7,18 +7,11 @@ Parley is gone (a crash), the same row is a cut-off reply again, as before."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import pytest
 
-from parley.core.chat.run import ChatRunner
 from parley.core.content import TextBlock, Turn, Usage
-from parley.core.keys import FileBackend, KeyStore
-from parley.core.providers.hub import ProviderHub
-from parley.core.providers.retry import RetryPolicy
 from parley.core.recovery.previous_run import interrupted_replies
-from parley.core.store import AsyncStore
-from parley.core.store.errors import StoreError
 from parley.core.store.postgres.store import PgStore
 from parley.core.wire import STOPPED_NOTE
 
@@ -26,20 +19,10 @@ PARTIAL = "The first half of an answer still arriving on the laptop"
 
 
 @pytest.fixture
-async def here(tmp_path, fake_provider, postgres_url):
-    """This computer's Parley: a store, hub and run loop on the shared database."""
-    store = await AsyncStore.open(postgres_url)
-    keys = KeyStore(backend=FileBackend(tmp_path / "keys.json"), environ={})
-    hub = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ={})
-    await hub.load()
-    await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
-                           api_key="sk-test", default_model="claude-sonnet-4-6")
-    runner = ChatRunner(store, hub, journal_interval_s=0.01, emit_interval_s=0.0)
-    yield store, runner
-    await runner.saves.aclose()
-    await hub.aclose()
-    with contextlib.suppress(StoreError):
-        await store.close()
+async def here(chat, postgres_url):
+    """This computer's Parley: a store, hub and run loop on the shared database
+    (``tests/core/conftest.py``'s ``chat``, closed after the test)."""
+    return await chat(postgres_url)
 
 
 def _journal(laptop: PgStore, sid: str) -> Turn:
