@@ -172,6 +172,35 @@ def test_a_file_shorter_than_its_header_says_is_named_so(tmp_path: Path) -> None
     assert header.problem(path) is not None
 
 
+def test_a_file_mid_checkpoint_is_not_cut_short_while_the_wal_holds_its_last_pages(
+        tmp_path: Path) -> None:
+    """Another process's checkpoint writes page 1 (the new page count) before the pages
+    past the old end; until it has, those pages are in the WAL and the file is whole."""
+    path = tmp_path / "sessions.db"
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    con.execute("CREATE TABLE t (x)")
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = path.stat().st_size // PAGE
+    con.executemany("INSERT INTO t VALUES (?)", [("y" * 1000,)] * 40)
+    wal = Path(f"{path}-wal").read_bytes()
+    frame = 24 + PAGE
+    page_ones = [32 + i * frame for i in range((len(wal) - 32) // frame)
+                 if int.from_bytes(wal[32 + i * frame:36 + i * frame], "big") == 1]
+    newest_page_one = wal[page_ones[-1] + 24:page_ones[-1] + 24 + PAGE]
+    with open(path, "r+b") as fh:  # what a checkpoint has done when it is cut off here
+        fh.write(newest_page_one)
+    after = int.from_bytes(newest_page_one[28:32], "big")
+    assert path.stat().st_size // PAGE == before < after
+    assert header.problem(path) is None
+
+    os.truncate(f"{path}-wal", 0)  # the same file with its WAL gone: cut short
+    assert header.problem(path) == (f"it was cut short: {before} of its {after} pages are "
+                                    "left (another program shortened it)")
+    con.close()
+
+
 def test_a_salvage_of_a_replaced_file_never_reads_the_other_database(tmp_path: Path) -> None:
     path = tmp_path / "sessions.db"
     store, sid, said = _committed(path)

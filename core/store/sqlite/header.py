@@ -15,13 +15,16 @@ A file that Parley has written is never empty (setting WAL mode writes page 1),
 so :func:`problem` names what is wrong with one: empty, not an SQLite header,
 an impossible page size, or shorter than its header says. Reading it costs one
 ``stat`` and one 100-byte read. :func:`wal_page_one` reads the newest committed
-page 1 from the ``-wal``: after a checkpoint the file's header is that one.
+page 1 from the ``-wal``: after a checkpoint the file's header is that one. A file
+shorter than its header says whose missing pages are all in the ``-wal`` is another
+process's checkpoint under way, not damage (:func:`wal_pages`).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 MAGIC = b"SQLite format 3\x00"
@@ -67,8 +70,8 @@ def problem(path: Path) -> str | None:
             return None
         except OSError as exc:
             return f"it cannot be read ({exc.strerror or exc})"
-        if not _looks_short(size, header):
-            break
+        if not _looks_short(size, header) or _wal_holds_the_rest(path, size, header):
+            return _verdict(size, header, checkpointing=True)
         # Another process's checkpoint writes page 1 (the new page count) before the
         # pages past the old end: the file reads short for a moment. Cut short only if
         # it stays so.
@@ -88,8 +91,23 @@ def _looks_short(size: int, header: bytes) -> bool:
     return header[92:96] == header[24:28] and bool(counted) and size < counted * pages
 
 
-def _verdict(size: int, header: bytes) -> str | None:
-    """The words for what :func:`problem` found in a file of ``size`` bytes and ``header``."""
+def _wal_holds_the_rest(path: Path, size: int, header: bytes) -> bool:
+    """True when every page past the end of a short-looking file is in the ``-wal``'s
+    committed frames: a checkpoint is copying them (it copies pages in ascending order,
+    page 1 with the new page count first), and SQLite reads them from the WAL until it
+    has. A file cut short by another program lacks pages the WAL does not hold."""
+    pages = page_size(header)
+    if not pages:
+        return False
+    counted = int.from_bytes(header[28:32], "big")
+    missing = range(size // pages + 1, counted + 1)
+    held = wal_pages(path)
+    return bool(held) and all(page in held for page in missing)
+
+
+def _verdict(size: int, header: bytes, checkpointing: bool = False) -> str | None:
+    """The words for what :func:`problem` found in a file of ``size`` bytes and ``header``
+    (``checkpointing``: its missing pages are in the WAL, so it is not cut short)."""
     if size == 0:
         return "it is empty: another program cut it to 0 bytes"
     if len(header) < HEADER_SIZE or not header.startswith(MAGIC):
@@ -99,7 +117,7 @@ def _verdict(size: int, header: bytes) -> str | None:
         return "its header gives an impossible page size: another program wrote over it"
     counted = int.from_bytes(header[28:32], "big")
     valid = header[92:96] == header[24:28]
-    if valid and counted and size < counted * pages:
+    if valid and counted and size < counted * pages and not checkpointing:
         return (f"it was cut short: {size // pages} of its {counted} pages are left "
                 "(another program shortened it)")
     if size % pages:
@@ -128,24 +146,47 @@ def wal_page_one(db: Path) -> tuple[bool, bytes | None]:
         ``(any committed frame, page 1's header or None)``; ``(False, None)`` when the
         WAL is missing, empty or not a WAL (a checkpoint may have emptied or removed it).
     """
+    committed, found, pending = False, None, None
+    for number, commit, head in _frames(db):
+        if number == 1:
+            pending = head
+        if commit:  # a commit: what came before holds
+            committed, found = True, pending if pending is not None else found
+    return committed, found
+
+
+def wal_pages(db: Path) -> frozenset[int]:
+    """The page numbers in ``db``'s ``-wal`` frames up to its last commit, read as
+    :func:`wal_page_one` reads them; empty when the WAL is missing, empty or not a WAL."""
+    committed: frozenset[int] = frozenset()
+    held: set[int] = set()
+    for number, commit, _ in _frames(db):
+        held.add(number)
+        if commit:
+            committed = frozenset(held)
+    return committed
+
+
+def _frames(db: Path) -> Iterator[tuple[int, bool, bytes | None]]:
+    """``(page number, is a commit frame, page 1's first 100 bytes or None)`` for each
+    frame of ``db``'s ``-wal`` whose salts match its header's; nothing when it cannot
+    be read."""
     try:
         with open(f"{db}-wal", "rb") as fh:
             head = fh.read(WAL_HEADER)
             if len(head) < WAL_HEADER or int.from_bytes(head[:4], "big") not in _WAL_MAGIC:
-                return False, None
+                return
             size = int.from_bytes(head[8:12], "big")
             salts = head[16:24]
-            committed, found, pending = False, None, None
             offset = WAL_HEADER
             while True:
                 fh.seek(offset)
                 frame = fh.read(FRAME_HEADER)
                 if len(frame) < FRAME_HEADER or frame[8:16] != salts:
-                    return committed, found
-                if int.from_bytes(frame[:4], "big") == 1:
-                    pending = fh.read(HEADER_SIZE)
-                if int.from_bytes(frame[4:8], "big"):  # a commit: what came before holds
-                    committed, found = True, pending if pending is not None else found
+                    return
+                number = int.from_bytes(frame[:4], "big")
+                page_one = fh.read(HEADER_SIZE) if number == 1 else None
+                yield number, bool(int.from_bytes(frame[4:8], "big")), page_one
                 offset += FRAME_HEADER + size
     except OSError:
-        return False, None
+        return
