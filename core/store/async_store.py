@@ -441,6 +441,12 @@ class AsyncStore:
 
     search = reads(Store.search)
 
+    queue_message = writes(Store.queue_message)
+    queued_messages = reads(Store.queued_messages)
+    queued_sessions = reads(Store.queued_sessions)
+    edit_queued = writes(Store.edit_queued)
+    take_queued = writes(Store.take_queued)
+
     get_setting = reads(Store.get_setting)
     all_settings = reads(Store.all_settings)
     set_setting = writes(Store.set_setting)

@@ -81,6 +81,12 @@ class DuplicateTurn(StoreError):
         self.turn_id = turn_id
 
 
+class QueuedMessageNotFound(StoreError):
+    def __init__(self, message_id: str) -> None:
+        super().__init__("That queued message is no longer waiting: it was sent or taken back.")
+        self.message_id = message_id
+
+
 class EmptyName(StoreError):
     def __init__(self, what: str) -> None:
         super().__init__(f"A {what} needs a name that is not empty; nothing was changed.")

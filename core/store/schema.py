@@ -225,6 +225,31 @@ turn_attachments = Table(
 )
 Index("turn_attachments_by_sha", turn_attachments.c.sha256)
 
+# Messages written while a reply streamed, waiting to be sent in their chat, in order
+# (``position`` grows per session; gaps allowed). Saved when queued so a crash or a
+# quit keeps them; a sent or taken-back message's row is deleted
+# (``parley.core.store.queued``).
+queued_messages = Table(
+    "queued_messages",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("session_id", Text, ForeignKey("sessions.id", ondelete="CASCADE"), nullable=False),
+    Column("position", Int, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("created_at", Int, nullable=False),
+)
+Index("queued_messages_by_session", queued_messages.c.session_id, queued_messages.c.position)
+
+#: Every schema object of the queue of messages (table and index).
+QUEUE_OBJECTS = frozenset({"queued_messages", "queued_messages_by_session"})
+
+
+def create_queue_schema(con: Connection) -> None:
+    """Create the queue of messages (:data:`QUEUE_OBJECTS`) where it is missing (idempotent;
+    in the caller's transaction; both backends)."""
+    queued_messages.create(con, checkfirst=True)  # with its index
+
+
 #: Tables whose presence marks a file as Parley v4.
 V4_TABLES = frozenset({"spaces", "sessions", "turns", "compactions", "settings", "app_state"})
 

@@ -14,15 +14,16 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from parley.core.store import search, settings_repo
+from parley.core.store import queued, search, settings_repo
 from parley.core.store.errors import StoreClosed
 from parley.core.store.models import SearchHit
+from parley.core.store.queued import QueuedMessage
 from parley.core.store.schema import app_state
 from parley.core.store.schema import settings as settings_table
 from parley.core.store.store_chats import ChatsStore
 from parley.core.store.store_turns import TurnsStore
 
-__all__ = ["Store", "StoreClosed"]
+__all__ = ["QueuedMessage", "Store", "StoreClosed"]
 
 
 class Store(ChatsStore, TurnsStore):
@@ -32,7 +33,7 @@ class Store(ChatsStore, TurnsStore):
     Chats (spaces, sessions, forks, imports) are
     :class:`~parley.core.store.store_chats.ChatsStore`'s methods, their turns (attachments,
     compactions, transcript windows) :class:`~parley.core.store.store_turns.TurnsStore`'s;
-    search, settings and app state are here.
+    search, queued messages, settings and app state are here.
     """
 
     # --- search ----------------------------------------------------------------
@@ -73,6 +74,42 @@ class Store(ChatsStore, TurnsStore):
         return self._r(
             lambda c: search.search(c, query, session_id, space_id, limit, exclude_session_ids)
         )
+
+    # --- messages queued while a reply streams ---------------------------------
+
+    def queue_message(self, session_id: str, text: str) -> QueuedMessage:
+        """Queue ``text`` to be sent in a chat after what is queued there already.
+
+        Returns:
+            The saved message, last of its chat's queue.
+
+        Raises:
+            SessionNotFound: no such chat.
+            ValueError: ``text`` is blank (a bug in the caller).
+        """
+        return self._w(lambda c: queued.add(c, session_id, text))
+
+    def queued_messages(self, session_id: str) -> list[QueuedMessage]:
+        """A chat's queued messages in the order they are to be sent ([] when none)."""
+        return self._r(lambda c: queued.list_for(c, session_id))
+
+    def queued_sessions(self) -> dict[str, int]:
+        """``{session id: number of queued messages}`` of the chats that have some."""
+        return self._r(queued.sessions_with)
+
+    def edit_queued(self, message_id: str, text: str) -> QueuedMessage:
+        """Change a queued message's text (it keeps its place).
+
+        Raises:
+            QueuedMessageNotFound: it was sent or taken back meanwhile.
+            ValueError: ``text`` is blank.
+        """
+        return self._w(lambda c: queued.edit(c, message_id, text))
+
+    def take_queued(self, message_id: str) -> QueuedMessage | None:
+        """Remove a queued message (it is being sent, or was taken back); returns it, or
+        None when it was already gone. A chat's deletion removes its queue with it."""
+        return self._w(lambda c: queued.take(c, message_id))
 
     # --- settings and app state ------------------------------------------------
 

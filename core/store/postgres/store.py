@@ -51,7 +51,12 @@ from parley.core.store.postgres import sql as pg_sql
 from parley.core.store.postgres.changes import Change, ChangeFeed, conninfo_of
 from parley.core.store.postgres.options import STATEMENT_TIMEOUT_MS, connect_args
 from parley.core.store.postgres.urls import ambiguous_password, hide_password, normalized
-from parley.core.store.schema import DEFAULT_SPACE_ID, DEFAULT_SPACE_NAME, metadata
+from parley.core.store.schema import (
+    DEFAULT_SPACE_ID,
+    DEFAULT_SPACE_NAME,
+    create_queue_schema,
+    metadata,
+)
 from parley.core.store.schema import spaces as spaces_table
 from parley.core.store.store import Store
 
@@ -295,6 +300,7 @@ class PgStore(Store):
             from parley.core.store.upgrade.tree import convert
 
             convert(con)
+        create_queue_schema(con)  # written before the queue of messages: added (idempotent)
         spaces.ensure_default(con)
 
     # --- lifecycle (StoreBase's, for a server) -----------------------------------

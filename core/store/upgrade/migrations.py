@@ -25,7 +25,8 @@ been released, that older files of the same version lack. They do not bump
 without a write. The attachment store (``attachments``, ``turn_attachments``
 and their triggers) is the first; the conversation tree (``turn_links``,
 ``turn_path``, filled from the turns, version sessions folded into their chats
-after a backup: ``parley.core.store.upgrade.tree``) the second. Once a format
+after a backup: ``parley.core.store.upgrade.tree``) the second, the queue of messages
+written while a reply streamed (``queued_messages``) the third. Once a format
 has been released, a change that an older Parley could not read must be a
 versioned step instead (an older build then refuses the file as newer rather
 than misreading it).
@@ -60,10 +61,12 @@ from parley.core.store.errors import (
 )
 from parley.core.store.schema import (
     ATTACHMENT_OBJECTS,
+    QUEUE_OBJECTS,
     SCHEMA_VERSION,
     TREE_OBJECTS,
     V4_TABLES,
     create_attachment_schema,
+    create_queue_schema,
 )
 
 if TYPE_CHECKING:  # imported lazily at run time (_add_tree)
@@ -157,6 +160,7 @@ ADDITIONS: list[Addition] = [
         TREE_OBJECTS,
         _add_tree,
     ),
+    Addition("v4: queued messages (queued_messages)", QUEUE_OBJECTS, create_queue_schema),
 ]
 
 
