@@ -147,6 +147,21 @@ class ChatRunner:
             emit_interval_s=emit_interval_s,
         )
 
+    @property
+    def steps(self) -> RunSteps:
+        """The steps runs are made of (several models' answers use them too:
+        ``parley.core.chat.several``)."""
+        return self._steps
+
+    def track(self, session_id: str, task: asyncio.Task[None] | None) -> None:
+        """Let :meth:`cancel` stop ``task``, a run of ``session_id`` made outside this class
+        (``parley.core.chat.several``; the caller holds the session: :meth:`claim`); None
+        forgets it."""
+        if task is None:
+            self._tasks.pop(session_id, None)
+        else:
+            self._tasks[session_id] = task
+
     def is_running(self, session_id: str) -> bool:
         """True while a run (or something holding the session, e.g. compaction) works."""
         return session_id in self._busy

@@ -171,6 +171,14 @@ class RunSteps:
                 return
             stored = await self.store.context_turns(session_id)
 
+    async def answer_only(self, ctx: RunContext, model_ref: str, stored: list[Turn],
+                          progress: RunProgress, emit: Listener, state: RunState) -> None:
+        """Stream one reply into ``progress.builder`` without tools (one of several models'
+        answers, ``parley.core.chat.several``): the request is built as a run's
+        (``RequestStream.stream``: the same cache rules), left for :meth:`finish`."""
+        await self._request.stream(ctx.session, model_ref, stored, progress.builder, emit,
+                                   state)
+
     async def finish(self, session_id: str, model_ref: str, progress: RunProgress, *,
                      wait_s: float | None = FIRST_WAIT_S) -> Turn:
         """Save the reply of ``progress.builder`` as complete, with its usage and cost

@@ -428,6 +428,7 @@ class AsyncStore:
     branch_before = writes(Store.branch_before)
     edit_turn = writes(Store.edit_turn)
     show_branch = writes(Store.show_branch)
+    add_answers = writes(Store.add_answers)
     branches = reads(Store.branches)
     get_tree = reads(Store.get_tree)
 

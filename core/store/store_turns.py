@@ -18,6 +18,7 @@ from parley.core.store import (
     compactions,
     outline,
     sessions,
+    side_answers,
     since_summary,
     summary_carry,
     tree,
@@ -198,6 +199,19 @@ class TurnsStore(StoreBase):
             return turns.append(c, session_id, new_turn)
 
         return self._w(run)
+
+    def add_answers(self, session_id: str, parent_id: str, turns: Sequence[Turn]) -> None:
+        """Save ``turns`` as children of ``parent_id`` beside the path shown, not on it
+        (several models' answers to one message, written at once: saving them again,
+        e.g. :meth:`upsert_turn`, only updates them; :meth:`show_branch` shows one).
+        See ``parley.core.store.side_answers``.
+
+        Raises:
+            SessionNotFound: no such session.
+            TurnNotInSession: ``parent_id`` is not a turn of the session.
+            DuplicateTurn: a turn with one of these ids is already saved.
+        """
+        self._w(lambda c: side_answers.add_below(c, session_id, parent_id, turns))
 
     def show_branch(self, session_id: str, turn_id: str, *, exact: bool = False) -> str:
         """Make the path shown pass through ``turn_id`` (any turn of the session, on any

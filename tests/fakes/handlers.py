@@ -184,6 +184,7 @@ class FakeApi:
 
     _lock: threading.Lock
     _queue: deque[Item]
+    _by_model: dict[str, deque[Item]]
     _requests: list[RecordedRequest]
     _generation: int
     _stopping: bool
@@ -222,8 +223,12 @@ class FakeApi:
             self._requests.append(rec)
         return rec, key or None
 
-    def _next(self) -> Item | None:
+    def _next(self, model: str | None = None) -> Item | None:
+        """The next scripted item: one scripted for ``model`` first, else the shared queue's."""
         with self._lock:
+            own = self._by_model.get(model or "")
+            if own:
+                return own.popleft()
             return self._queue.popleft() if self._queue else None
 
     def _key_rejected(self, key: str | None) -> bool:
@@ -350,7 +355,7 @@ class FakeApi:
             self.windows.refused += 1
             message = f"prompt is too long: {prompt} tokens > {window} maximum"
             return self._anthropic_error(400, "invalid_request_error", message)
-        item = self._next() or self._unscripted(body)
+        item = self._next(model) or self._unscripted(body)
         failure: Failure | None = None
         if isinstance(item, Failure):
             if item.kind == "hang":
@@ -429,7 +434,7 @@ class FakeApi:
         if self.windows.over_openai_window(prompt_tokens):  # before any script is used
             self.windows.refused += 1
             return self._openai_overflow(body, prompt_tokens)
-        item = self._next() or self._unscripted(body)
+        item = self._next(model) or self._unscripted(body)
         failure: Failure | None = None
         if isinstance(item, Failure):
             if item.kind == "hang":

@@ -90,6 +90,7 @@ class FakeProviderServer(FakeApi):
         self.port: int = self._sock.getsockname()[1]
         self._lock = threading.Lock()
         self._queue: deque[Item] = deque()
+        self._by_model: dict[str, deque[Item]] = {}
         self._requests: list[RecordedRequest] = []
         self._generation = 0
         self._stopping = False
@@ -161,6 +162,7 @@ class FakeProviderServer(FakeApi):
         chunk_size: int = 8,
         stop_reason: str | None = None,
         times: int = 1,
+        model: str | None = None,
     ) -> FakeProviderServer:
         """Queue a reply for the next model request(s).
 
@@ -176,6 +178,8 @@ class FakeProviderServer(FakeApi):
             chunk_size: characters per delta.
             stop_reason: Anthropic stop reason (mapped for OpenAI).
             times: queue it this many times.
+            model: only for requests to this model id (e.g. ``claude-opus-4-6``): its
+                own queue, used before the shared one (several models asked at once).
 
         Returns:
             self, so calls chain.
@@ -190,12 +194,17 @@ class FakeProviderServer(FakeApi):
             chunk_size,
             stop_reason,
         )
-        with self._lock:
-            self._queue.extend(replace(item) for _ in range(times))
+        self._enqueue(item, times, model)
         return self
 
+    def _enqueue(self, item: Item, times: int, model: str | None) -> None:
+        with self._lock:
+            queue = self._queue if model is None else self._by_model.setdefault(model, deque())
+            queue.extend(replace(item) for _ in range(times))
+
     def fail(
-        self, kind: str, *, times: int = 1, reply: str | None = None, **options: Any
+        self, kind: str, *, times: int = 1, reply: str | None = None, model: str | None = None,
+        **options: Any,
     ) -> FakeProviderServer:
         """Queue a failure for the next model request(s).
 
@@ -204,6 +213,7 @@ class FakeProviderServer(FakeApi):
                 ``overloaded``, ``server_error``, ``prompt_too_long``,
                 ``bad_request``, ``mid_stream_error``, ``cut``, ``hang``.
             times: queue it this many times.
+            model: only for requests to this model id (as for :meth:`script`).
             reply: for mid_stream_error / cut, the text streamed before it.
             options: :class:`Failure` fields (``retry_after`` s, ``tokens``,
                 ``maximum``, ``flavor``, ``message``, ``after_chars``,
@@ -222,20 +232,20 @@ class FakeProviderServer(FakeApi):
             failure.reply = Reply(reply)
         failure.reply.token_delay_ms = delay
         failure.reply.chunk_size = chunk_size
-        with self._lock:
-            self._queue.extend(replace(failure) for _ in range(times))
+        self._enqueue(failure, times, model)
         return self
 
     @property
     def pending(self) -> int:
         """How many scripted items are still queued."""
         with self._lock:
-            return len(self._queue)
+            return len(self._queue) + sum(len(q) for q in self._by_model.values())
 
     def reset(self) -> None:
         """Forget the script, the recorded requests, the cache and the key check."""
         with self._lock:
             self._queue.clear()
+            self._by_model.clear()
             self._requests.clear()
             self._generation += 1
         self.cache.clear()
