@@ -15,14 +15,16 @@ not one. A summary that ends the path (a regeneration whose new answer failed af
 its summary was carried) stands for "the path that ends here", as the leaf does
 above, its point drawn under that ancestor.
 
-Cost: the session's ``turn_links`` index grouped by parent, its compactions (a few),
-then only the children of turns that have several, of summary turns and their
-parents, and of the leaf; no turn's blocks are read.
+Cost: the session's ``turn_links`` index grouped by parent (index only, no row per turn
+reaches Python) and its compactions' summary turn ids, then only the children of the
+turns that have several and of the leaf, of the summaries among or below those, and the
+parents of the summaries that fork (or end the path); no turn's blocks are read. A chat
+compacted 500 times without a branch reads the children of one turn, not of 1,000.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
@@ -51,15 +53,11 @@ def branches(con: Connection, session_id: str) -> Branches:
     """See :meth:`parley.core.store.store.Store.branches` (module doc)."""
     sessions.require(con, session_id)
     summaries = summary_carry.summary_ids(con, session_id)
-    places: set[str | None] = {r.parent_id for r in con.execute(_FORKING, {"sid": session_id})}
-    ids = sorted(summaries)
-    for part in (ids[i:i + tree.CHUNK] for i in range(0, len(ids), tree.CHUNK)):
-        places.update(con.execute(_PARENTS, {"sid": session_id, "ids": part}).scalars())
+    forking: set[str | None] = {r.parent_id for r in con.execute(_FORKING, {"sid": session_id})}
     last = tree.leaf(con, session_id)
     leaf_id = None if last is None else str(last.turn_id)
-    if leaf_id is not None:
-        places.add(leaf_id)
-    kids = tree.children(con, session_id, [*places, *(summaries - places)])
+    places = _places(con, session_id, summaries, forking, leaf_id)
+    kids = _children_through(con, session_id, summaries, places)
 
     def below(parent: str | None, seen: set[str]) -> list[_Alt]:
         out: list[_Alt] = []
@@ -97,3 +95,44 @@ def branches(con: Connection, session_id: str) -> Branches:
     # the points in path order.
     kept = {f[2]: f for f in sorted(found, key=lambda f: f[0])}
     return Branches(session_id, {f[2]: f[3] for f in sorted(kept.values(), key=lambda f: f[1])})
+
+
+def _places(con: Connection, session_id: str, summaries: set[str],
+            forking: set[str | None], leaf_id: str | None) -> set[str | None]:
+    """Where a point may be: the forking parents and the leaf that are not summaries, and
+    the nearest ancestor that is not one of each forking summary and of a summary leaf
+    (its children count there). A summary with one child that is not the leaf adds
+    nothing, so a chat compacted many times costs only its forks (and their summary
+    ancestors), not one lookup per summary."""
+    seeds = {*forking, leaf_id} if leaf_id is not None else set(forking)
+    places = {p for p in seeds if p not in summaries}
+    climb = sorted(p for p in seeds if p is not None and p in summaries)
+    seen = set(climb)
+    while climb:  # up through summaries (a chain of them is short; a cycle ends: seen)
+        up: list[str] = []
+        for part in (climb[i:i + tree.CHUNK] for i in range(0, len(climb), tree.CHUNK)):
+            for parent in con.execute(_PARENTS, {"sid": session_id, "ids": part}).scalars():
+                if parent not in summaries:
+                    places.add(parent)
+                elif parent not in seen:
+                    seen.add(parent)
+                    up.append(parent)
+        climb = up
+    return places
+
+
+def _children_through(con: Connection, session_id: str, summaries: set[str],
+                      places: set[str | None]) -> dict[str | None, list[Any]]:
+    """The children of ``places``, and of every summary among them or below them
+    (transparent: its children are read too, down to turns that are not summaries)."""
+    kids = tree.children(con, session_id, list(places))
+    asked = set(places)
+    more = {str(k.turn_id) for ks in kids.values() for k in ks} & summaries
+    while more - asked:
+        ask = sorted(more - asked)
+        asked.update(ask)
+        found = tree.children(con, session_id, ask)
+        for parent, ks in found.items():
+            kids.setdefault(parent, []).extend(ks)
+        more = {str(k.turn_id) for ks in found.values() for k in ks} & summaries
+    return kids

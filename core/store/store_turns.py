@@ -235,7 +235,8 @@ class TurnsStore(StoreBase):
         """The branch points of the path shown (‹ n/m ›): see ``parley.core.branches``.
 
         Cost: the session's ``turn_links`` index grouped by parent, then only the
-        children of turns with several and of the leaf (no turn's blocks are read).
+        children of turns with several and of the leaf, and of the summaries among and
+        just above those (``parley.core.store.branch_points``; no turn's blocks are read).
 
         Raises SessionNotFound.
         """

@@ -4,7 +4,12 @@ on a sessions.db file and on PostgreSQL (``any_db``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
 
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.core.store.store import Store
@@ -125,3 +130,42 @@ def test_edit_inside_the_summarized_range_carries_no_summary(db):
     db.edit_turn(sid, "t6", Turn("user", [TextBlock("edited")], id="u6"))
     copy = ids(db, sid)[-2]
     assert [t.id for t in db.context_turns(sid)] == ["t0", "t5", copy, "u6"]
+
+
+@contextmanager
+def bound_values() -> Iterator[list[int]]:
+    """Count the values bound to the SQL statements run meanwhile (one number per
+    statement): how many turn ids a read asks the database about."""
+    counts: list[int] = []
+
+    def note(_con, _cursor, _sql, params, _context, _many) -> None:
+        counts.append(len(params) if isinstance(params, dict | list | tuple) else 0)
+
+    event.listen(Engine, "before_cursor_execute", note)
+    try:
+        yield counts
+    finally:
+        event.remove(Engine, "before_cursor_execute", note)
+
+
+def test_a_chat_compacted_many_times_finds_its_points_without_asking_about_each_summary(db):
+    """40 compactions in the path (as a long chat has: one every 20 turns), then a
+    Regenerate: the point on the new answer is found asking about a few turns, not
+    about every summary and its parent (that grew with the history: 120 ids here,
+    1,000 in a 100,000-turn chat)."""
+    sid = db.create_session().id
+    for i in range(800):
+        db.append_turn(sid, Turn("user" if i % 2 == 0 else "assistant",
+                                 [TextBlock(f"message {i}")], id=f"t{i}"))
+        if i % 20 == 19:
+            db.record_compaction(sid, Turn("user", [CompactSummaryBlock("s", 1)], id=f"s{i}"),
+                                 first_turn_id="t0", last_turn_id=f"t{i - 4}",
+                                 replaced_count=i - 4)
+    db.append_turn(sid, Turn("user", [TextBlock("last question")], id="q"))
+    db.append_turn(sid, Turn("assistant", [TextBlock("answer")], id="a"))
+    db.branch_before(sid, "a")
+    db.append_turn(sid, Turn("assistant", [TextBlock("again")], id="a2"))
+    with bound_values() as counts:
+        points = db.branches(sid).points
+    assert {k: (p.index, p.total) for k, p in points.items()} == {"a2": (2, 2)}
+    assert sum(counts) <= 12, counts
