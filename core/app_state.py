@@ -152,7 +152,7 @@ UNSEEN: StateKey[dict[str, Any]] = StateKey(
     per="session")
 FROZEN_PROMPT: StateKey[dict[str, Any]] = StateKey(
     "frozen_prompt:", "frozen_prompt:<session id>",
-    '{"text": str, "fingerprint": {...}, "frozen_at": epoch ms}',
+    '{"text": str, "fingerprint": {...}, "frozen_at": epoch ms, "documents": Given.to_json()}',
     "parley.core.tools.system_prompt",
     "A chat's system prompt as last sent, kept byte-identical for the provider's cache.",
     per="session")

@@ -146,6 +146,10 @@ SETTINGS: tuple[Setting, ...] = (
             "How long a tool of an MCP server may work before the call is abandoned and the "
             "model is told (a server's own \"timeout\" in mcp.json wins).", "Tools",
             minimum=1, maximum=3600, unit="seconds"),
+    Setting("spaces.documents_max_share", "float", 0.25, "Space documents: largest share",
+            "A space's documents are sent with every message while, together, they take at "
+            "most this share of the model's context window (e.g. 0.25, or 25%); above it "
+            "the model searches them instead.", "Chat", minimum=0.01, maximum=0.9),
     Setting("chat.system_prompt", "text", "", "System prompt for new chats",
             "Instructions sent to the model in every new chat; leave empty for none.",
             "Chat", multiline=True, maximum=100_000),

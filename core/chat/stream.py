@@ -133,8 +133,9 @@ class RequestStream:
         messages = to_messages(stored, provider.caps)
         check_turns(messages, limits_for(provider.caps.kind))
         session_id = session.id
+        window = self.hub.model_info(model_ref).context_window  # sent or searched documents
         request = await self._tools.request(session, model_id, stored, tools_on,
-                                            own=own, mcp=mcp)
+                                            own=own, mcp=mcp, window=window)
         request.keep_messages(stored, provider.caps, messages)  # converted once per request
         summaries = state.summaries
         stored, request = await self._compaction.prepare(
@@ -143,7 +144,8 @@ class RequestStream:
         )
         compacted = state.summaries != summaries  # the frozen prompt is rendered again
         request = await self._tools.finish(request, session, stored, tools_on,
-                                           compacted=compacted, own=own, mcp=mcp)
+                                           compacted=compacted, own=own, mcp=mcp,
+                                           window=window)
         attempt = 0
         while True:
             try:
@@ -169,7 +171,8 @@ class RequestStream:
                 stored, request = retry
                 compacted = state.summaries != summaries
                 request = await self._tools.finish(
-                    request, session, stored, tools_on, compacted=compacted, own=own, mcp=mcp
+                    request, session, stored, tools_on, compacted=compacted, own=own, mcp=mcp,
+                    window=window,
                 )
             except ProviderError as exc:
                 if builder.has_content or not self._tools.rejected(exc, request, provider):

@@ -392,6 +392,12 @@ class AsyncStore:
     update_space = writes(Store.update_space)
     reorder_spaces = writes(Store.reorder_spaces)
     delete_space = writes(Store.delete_space)
+    space_documents = reads(Store.space_documents)
+    add_space_document = writes(Store.add_space_document)
+    replace_space_document = writes(Store.replace_space_document)
+    remove_space_document = writes(Store.remove_space_document)
+    space_document_pages = reads(Store.space_document_pages)
+    search_space_documents = reads(Store.search_space_documents)
 
     get_session = reads(Store.get_session)
     list_sessions = reads(Store.list_sessions)

@@ -250,6 +250,87 @@ def create_queue_schema(con: Connection) -> None:
     queued_messages.create(con, checkfirst=True)  # with its index
 
 
+# Space documents (parley.core.store.space_documents): files a space gives to every chat
+# in it. Their bytes are kept here, apart from ``attachments`` (whose rows go with the
+# last turn referencing them); ``space_document_pages`` holds each one's text by page
+# (page 1 for a text file), searched on SQLite through ``space_document_fts`` (an
+# external-content FTS5 index kept by triggers), on PostgreSQL with ``to_tsvector``.
+space_documents = Table(
+    "space_documents",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("space_id", Text, ForeignKey("spaces.id", ondelete="CASCADE"), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("media_type", Text, nullable=False),
+    Column("sha256", Text, nullable=False),
+    Column("size_bytes", Int, nullable=False),
+    Column("data", LargeBinary, nullable=False),
+    Column("pages", Int, nullable=False),
+    Column("tokens", Int, nullable=False),
+    Column("position", Int, nullable=False, server_default="0"),
+    Column("created_at", Int, nullable=False),
+    Column("updated_at", Int, nullable=False),
+)
+Index("space_documents_by_space", space_documents.c.space_id, space_documents.c.position)
+
+space_document_pages = Table(
+    "space_document_pages",
+    metadata,
+    Column("n", Int, primary_key=True),
+    Column(
+        "document_id",
+        Text,
+        ForeignKey("space_documents.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    Column("page", Int, nullable=False),
+    Column("text", Text, nullable=False),
+)
+Index("space_document_pages_by_document", space_document_pages.c.document_id,
+      space_document_pages.c.page)
+
+SPACE_DOCUMENT_FTS_DDL = [
+    "CREATE VIRTUAL TABLE space_document_fts USING fts5(text, content='space_document_pages', "
+    "content_rowid='n', tokenize='unicode61 remove_diacritics 2')",
+    "CREATE TRIGGER space_document_pages_fts_insert AFTER INSERT ON space_document_pages BEGIN "
+    "INSERT INTO space_document_fts(rowid, text) VALUES (new.n, new.text); END",
+    "CREATE TRIGGER space_document_pages_fts_delete AFTER DELETE ON space_document_pages BEGIN "
+    "INSERT INTO space_document_fts(space_document_fts, rowid, text) "
+    "VALUES ('delete', old.n, old.text); END",
+]
+#: Every schema object of the space documents (tables, indexes, the index and its triggers).
+SPACE_DOCUMENT_OBJECTS = frozenset(
+    {
+        "space_documents",
+        "space_documents_by_space",
+        "space_document_pages",
+        "space_document_pages_by_document",
+        "space_document_fts",
+        "space_document_pages_fts_insert",
+        "space_document_pages_fts_delete",
+    }
+)
+
+
+def create_space_document_schema(con: Connection) -> None:
+    """Create whatever of :data:`SPACE_DOCUMENT_OBJECTS` a file lacks (idempotent).
+
+    Used by :func:`create_all` and by the addition that brings older v4 files up
+    to date (:mod:`parley.core.store.upgrade.migrations`). On PostgreSQL only the
+    two tables (and their indexes) are made: search reads ``to_tsvector`` there.
+    Runs in the caller's transaction.
+    """
+    space_documents.create(con, checkfirst=True)
+    space_document_pages.create(con, checkfirst=True)
+    if con.dialect.name != "sqlite":
+        return
+    names = {r[0] for r in con.exec_driver_sql("SELECT name FROM sqlite_master")}
+    for ddl in SPACE_DOCUMENT_FTS_DDL:
+        name = ddl.split()[3 if ddl.startswith("CREATE VIRTUAL") else 2]
+        if name not in names:
+            con.exec_driver_sql(ddl)
+
+
 #: Tables whose presence marks a file as Parley v4.
 V4_TABLES = frozenset({"spaces", "sessions", "turns", "compactions", "settings", "app_state"})
 
@@ -417,7 +498,7 @@ def create_all(con: Connection) -> None:
     """
     textindex.register_functions(dbapi_connection(con))
     metadata.create_all(con, checkfirst=False)
-    for ddl in SEARCH_DDL + TRIGGER_DDL + ATTACHMENT_DDL:
+    for ddl in SEARCH_DDL + TRIGGER_DDL + ATTACHMENT_DDL + SPACE_DOCUMENT_FTS_DDL:
         con.exec_driver_sql(ddl)
     con.execute(
         spaces.insert().values(

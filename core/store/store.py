@@ -21,18 +21,21 @@ from parley.core.store.queued import QueuedMessage
 from parley.core.store.schema import app_state
 from parley.core.store.schema import settings as settings_table
 from parley.core.store.store_chats import ChatsStore
+from parley.core.store.store_space_documents import SpaceDocumentsStore
 from parley.core.store.store_turns import TurnsStore
 
 __all__ = ["QueuedMessage", "Store", "StoreClosed"]
 
 
-class Store(ChatsStore, TurnsStore):
+class Store(ChatsStore, TurnsStore, SpaceDocumentsStore):
     """Parley's sessions, turns, spaces, search index and settings in one SQLite file.
 
     Open with :meth:`Store.open` (see :class:`parley.core.store.lifecycle.StoreBase`).
     Chats (spaces, sessions, forks, imports) are
     :class:`~parley.core.store.store_chats.ChatsStore`'s methods, their turns (attachments,
-    compactions, transcript windows) :class:`~parley.core.store.store_turns.TurnsStore`'s;
+    compactions, transcript windows) :class:`~parley.core.store.store_turns.TurnsStore`'s,
+    a space's documents
+    :class:`~parley.core.store.store_space_documents.SpaceDocumentsStore`'s;
     search, queued messages, settings and app state are here.
     """
 

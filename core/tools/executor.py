@@ -1,9 +1,10 @@
 """Parley's own tools over its own data, as one executor the run loop calls.
 
 :class:`ToolExecutor` offers ``set_context`` (memory), ``load_context`` /
-``unload_context`` (skills) and ``session_search``; runs a round of tool calls
-(:meth:`ToolExecutor.run_round`), never raising for a tool's failure; keeps
-the per-space tools switch; and assembles the frozen system prompt
+``unload_context`` (skills) and ``session_search``, and ``search_space_documents`` to a
+chat whose space's documents are too large to send (``parley.core.tools.space_documents``);
+runs a round of tool calls (:meth:`ToolExecutor.run_round`), never raising for a tool's
+failure; keeps the per-space tools switch; and assembles the frozen system prompt
 (``parley.core.tools.system_prompt``).
 
 The tools switch (Parley's own tools only): app state ``tools_enabled:<space_id>``
@@ -42,6 +43,7 @@ from parley.core.tools.skills import (
     skill_states,
     stub_unloaded,
 )
+from parley.core.tools.space_documents import SEARCH_TOOL, SpaceDocumentsSearchTool
 from parley.core.tools.system_prompt import FrozenPrompts
 
 if TYPE_CHECKING:
@@ -76,6 +78,8 @@ class ToolExecutor:
             SessionSearchTool(),
         )
         self.tools: dict[str, Tool] = {t.spec.name: t for t in tools}
+        #: Offered only to chats that search their space's documents (:meth:`request_specs`).
+        self.document_search = SpaceDocumentsSearchTool()
         self._active: dict[str, list[str]] = {}
 
     # --- what is offered ------------------------------------------------------
@@ -91,13 +95,21 @@ class ToolExecutor:
     async def request_specs(
         self, session: Session, turns: Sequence[Turn], *, own: bool = True, mcp: bool = True
     ) -> list[ToolSpec]:
-        """Every tool a session's request carries: Parley's own (when ``own``), then its
-        MCP servers' (when ``mcp``; their list frozen per session: ``parley.core.mcp.tools``).
-        Either part alone keeps its order, so the list stays byte-identical per chat."""
+        """Every tool a session's request carries: Parley's own (when ``own``; with
+        ``search_space_documents`` when the chat's frozen prompt says it searches its
+        space's documents), then its MCP servers' (when ``mcp``; their list frozen per
+        session: ``parley.core.mcp.tools``). Either part alone keeps its order, so the
+        list stays byte-identical per chat. Call it after :meth:`system_prompt`."""
         specs = self.specs() if own else []
+        if own and await self._searches_documents(session.id):
+            specs.append(self.document_search.spec)
         if mcp and self.mcp is not None:
             specs += await self.mcp.specs_for(session, turns)
         return specs
+
+    async def _searches_documents(self, session_id: str) -> bool:
+        given = await self.prompts.given(session_id)
+        return given is not None and given.way == "search"
 
     async def enabled(
         self, space_id: str, kind: ProviderKind, model_ref: str, *, proven: bool = False
@@ -179,11 +191,13 @@ class ToolExecutor:
     # --- the prompt and the turns sent ---------------------------------------
 
     async def system_prompt(
-        self, session: Session, turns: Sequence[Turn], *, tools_on: bool
+        self, session: Session, turns: Sequence[Turn], *, tools_on: bool,
+        window: int | None = None,
     ) -> str | None:
-        """Return the session's frozen system prompt (``FrozenPrompts.get``)."""
+        """Return the session's frozen system prompt (``FrozenPrompts.get``; ``window``:
+        the model's context window in tokens, None when unknown)."""
         self.note_turns(session.id, turns)
-        return await self.prompts.get(session, turns, tools_on=tools_on)
+        return await self.prompts.get(session, turns, tools_on=tools_on, window=window)
 
     def wire_turns(self, turns: Sequence[Turn]) -> list[Turn]:
         """Return the turns to put in a request: unloaded skills' output stubbed."""
@@ -221,7 +235,11 @@ class ToolExecutor:
         if self.mcp is not None and self.mcp.owns(tool_use.name):
             result: ToolResultBlock = await self.mcp.run(tool_use, ctx)
             return result
-        return await run_tool(self.tools if own else {}, tool_use, ctx)
+        if not own:
+            return await run_tool({}, tool_use, ctx)
+        if tool_use.name == SEARCH_TOOL:
+            return await run_tool({SEARCH_TOOL: self.document_search}, tool_use, ctx)
+        return await run_tool(self.tools, tool_use, ctx)
 
     async def run_round(
         self, calls: Sequence[ToolUseBlock], ctx: ToolContext, *, own: bool = True

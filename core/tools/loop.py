@@ -286,16 +286,19 @@ class RunTools:
         return ToolRounds(self.executor, self.store, session.id, session.space_id, limit,
                           own=own, mcp=mcp)
 
-    async def system(self, session: Session, stored: Sequence[Turn], tools_on: bool) -> str | None:
+    async def system(self, session: Session, stored: Sequence[Turn], tools_on: bool,
+                     window: int | None = None) -> str | None:
         """The system prompt: frozen with its blocks, or without Parley's own tools
-        (``tools_on`` False) the session's own with the space's notes."""
+        (``tools_on`` False) the session's own with the space's notes (and documents).
+        ``window``: the model's context window, tokens (None: unknown)."""
         if self.executor is None:
             return session.system_prompt or None
-        return await self.executor.system_prompt(session, stored, tools_on=tools_on)
+        return await self.executor.system_prompt(session, stored, tools_on=tools_on,
+                                                 window=window)
 
     async def request(
         self, session: Session, model_id: str, stored: list[Turn], tools_on: bool,
-        *, own: bool = True, mcp: bool = True,
+        *, own: bool = True, mcp: bool = True, window: int | None = None,
     ) -> ChatRequest:
         """The request for the stored turns, before compaction has its say.
 
@@ -306,10 +309,12 @@ class RunTools:
             tools_on: tools go with the request at all.
             own: Parley's own tools go (and their part of the system prompt).
             mcp: the MCP servers' tools go.
+            window: the model's context window, tokens (None: unknown): whether the
+                space's documents are sent or searched.
         """
+        system = await self.system(session, stored, tools_on and own, window)
         tools = (await self.executor.request_specs(session, stored, own=own, mcp=mcp)
                  if self.executor is not None and tools_on else [])
-        system = await self.system(session, stored, tools_on and own)
         return ChatRequest(model=model_id, turns=stored, system=system, tools=tools)
 
     async def finish(
@@ -322,15 +327,16 @@ class RunTools:
         compacted: bool,
         own: bool = True,
         mcp: bool = True,
+        window: int | None = None,
     ) -> ChatRequest:
         """The request to send: the prompt rendered again after a compaction, and
         unloaded skills' output stubbed (``parley.core.tools.skills.stub_unloaded``).
-        ``tools_on``, ``own`` and ``mcp`` as for :meth:`request`."""
+        ``tools_on``, ``own``, ``mcp`` and ``window`` as for :meth:`request`."""
         if self.executor is None:
             return request
         if compacted:
-            request = replace(request,
-                              system=await self.system(session, stored, tools_on and own))
+            request = replace(request, system=await self.system(
+                session, stored, tools_on and own, window))
             if tools_on:  # MCP tools changed since are taken now (parley.core.mcp.tools)
                 request = replace(request, tools=await self.executor.request_specs(
                     session, stored, own=own, mcp=mcp))

@@ -1,7 +1,9 @@
 """The system prompt with its context blocks, frozen per session.
 
-What the model reads first is the session's own system prompt, then the
-context blocks (:func:`render_system_prompt`):
+What the model reads first is the session's own system prompt, then its space's
+documents (:mod:`parley.core.tools.space_documents`: their text, or a note naming
+them when they are searched instead), then the context blocks
+(:func:`render_system_prompt`):
 
 * **Memory** — the space's memory (``parley.core.tools.memory``) with its size and
   limit, and how to change it (``set_context``);
@@ -21,7 +23,12 @@ It is rendered again (:class:`FrozenPrompts`) when:
 * the user asks (:meth:`FrozenPrompts.refresh`, e.g. a "Refresh memory and
   skills" command);
 * the user changed what the prompt is made from on purpose: the session's own
-  system prompt, or tools switched on or off for it.
+  system prompt, or tools switched on or off for it;
+* the model's context window changed which way the space's documents fit (sent
+  whole or searched: ``parley.core.tools.space_documents.way``).
+
+A space's documents added, replaced or removed later reach a chat at those moments
+too: until then it keeps the documents it was given (:meth:`FrozenPrompts.given`).
 
 A fork starts with its parent's frozen prompt (when made from the same system
 prompt, tools on or off alike), so its first request can read the parent's
@@ -37,8 +44,10 @@ from typing import TYPE_CHECKING, Any
 
 from parley.core.app_state import FROZEN_PROMPT
 from parley.core.content import CompactSummaryBlock, Turn, now_ms
+from parley.core.tools import space_documents
 from parley.core.tools.memory import Memory, MemoryStore
 from parley.core.tools.skills import LOAD_TOOL, UNLOAD_TOOL, Skill, SkillLibrary
+from parley.core.tools.space_documents import Given
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
@@ -55,6 +64,7 @@ def render_system_prompt(
     *,
     tools_on: bool,
     space_name: str = "",
+    documents: str | None = None,
 ) -> str | None:
     """Assemble the system prompt from the session's own prompt and the context blocks.
 
@@ -64,6 +74,8 @@ def render_system_prompt(
         skills: the skills to list (ignored when ``tools_on`` is False).
         tools_on: the model may call Parley's tools in this session.
         space_name: the space's name, shown in the memory block.
+        documents: the space documents' section
+            (``parley.core.tools.space_documents.render``), put right after ``base``.
 
     Returns:
         The prompt (sections separated by a blank line), or None when there is
@@ -72,6 +84,8 @@ def render_system_prompt(
     parts: list[str] = []
     if base and base.strip():
         parts.append(base.strip())
+    if documents:
+        parts.append(documents)
     where = f' "{space_name}"' if space_name else ""
     if memory is not None and (tools_on or memory.text):
         if tools_on:
@@ -141,51 +155,88 @@ class FrozenPrompts:
         self.memories = memories
         self.library = library
 
-    async def render(self, session: Session, *, tools_on: bool) -> str | None:
+    async def render(self, session: Session, *, tools_on: bool,
+                     window: int | None = None) -> str | None:
         """Render the prompt of a session as it would be now (nothing saved).
 
         Args:
             session: a ``parley.core.store.Session`` (``space_id``, ``system_prompt``).
             tools_on: tools are on for the session.
+            window: the model's context window, tokens (None: unknown), which decides
+                whether the space's documents are sent or searched.
         """
+        return (await self._render(session, tools_on=tools_on, window=window))[0]
+
+    async def _render(self, session: Session, *, tools_on: bool,
+                      window: int | None) -> tuple[str | None, Given]:
         space = await self.store.get_space(session.space_id)
         memory = await self.memories.get(session.space_id)
         skills = self.library.skills() if tools_on else []
-        return render_system_prompt(
-            session.system_prompt, memory, skills, tools_on=tools_on, space_name=space.name
-        )
+        documents, given = await space_documents.render(
+            self.store, session.space_id, space.name, window, tools_on=tools_on)
+        text = render_system_prompt(session.system_prompt, memory, skills, tools_on=tools_on,
+                                    space_name=space.name, documents=documents)
+        return text, given
 
-    async def get(self, session: Session, turns: Sequence[Turn], *, tools_on: bool) -> str | None:
+    async def get(self, session: Session, turns: Sequence[Turn], *, tools_on: bool,
+                  window: int | None = None) -> str | None:
         """Return the system prompt to send for a session: the frozen one, or a new one.
 
         Args:
             session: the session (``id``, ``space_id``, ``system_prompt``).
             turns: its stored turns (for the latest compaction summary).
             tools_on: tools are on for this request.
+            window: the model's context window, tokens (None: unknown).
 
         Returns:
             The prompt (None for none). Byte-identical to the previous call's
-            unless the fingerprint changed or :meth:`refresh` was called; a new
-            prompt is saved before it is returned.
+            unless the fingerprint changed, the window changed which way the
+            space's documents go, or :meth:`refresh` was called; a new prompt is
+            saved (with what documents it gives) before it is returned.
         """
         mark = fingerprint(session.system_prompt, tools_on, turns).to_json()
         record = await FROZEN_PROMPT.get(self.store, session.id)
-        if isinstance(record, Mapping) and record.get("fingerprint") == mark:
+        if window is None and isinstance(record, Mapping):  # e.g. tools refused: same window
+            before = Given.from_json(record.get("documents"))
+            window = before.window if before is not None else None
+        if (isinstance(record, Mapping) and record.get("fingerprint") == mark
+                and not await self._way_changed(record, window, tools_on)):
             text = record.get("text")
             return text if isinstance(text, str) else None
         parent = getattr(session, "parent_session_id", None)
         inherited = None
         if record is None and parent:
             inherited = await self._inherit(parent, mark)
-        text = inherited if inherited is not None else await self.render(
-            session, tools_on=tools_on
-        )
+        if inherited is not None:
+            text, given = inherited
+        else:
+            text, given = await self._render(session, tools_on=tools_on, window=window)
         await FROZEN_PROMPT.set(
-            self.store, {"text": text, "fingerprint": mark, "frozen_at": now_ms()}, session.id)
+            self.store, {"text": text, "fingerprint": mark, "frozen_at": now_ms(),
+                         "documents": given.to_json() if given else None}, session.id)
         return text
 
-    async def _inherit(self, parent_id: str, mark: Mapping[str, Any]) -> str | None:
-        """The parent's frozen prompt when made from the same base prompt and tools flag."""
+    async def _way_changed(self, record: Mapping[str, Any], window: int | None,
+                           tools_on: bool) -> bool:
+        """True when ``window`` changes which way the frozen documents would go."""
+        given = Given.from_json(record.get("documents"))
+        if window is None or given is None or given.way == "none":
+            return False
+        share = await space_documents.max_share(self.store)
+        now = space_documents.way(given.tokens, len(given.names), window, share,
+                                  tools_on=tools_on)
+        return now != given.way
+
+    async def given(self, session_id: str) -> Given | None:
+        """What space documents a chat was given with its frozen prompt (None: not frozen
+        yet, or frozen before space documents existed)."""
+        record = await FROZEN_PROMPT.get(self.store, session_id)
+        return Given.from_json(record.get("documents")) if isinstance(record, Mapping) else None
+
+    async def _inherit(self, parent_id: str,
+                       mark: Mapping[str, Any]) -> tuple[str, Given | None] | None:
+        """The parent's frozen prompt (and documents) when made from the same base prompt
+        and tools flag."""
         record = await FROZEN_PROMPT.get(self.store, parent_id)
         if not isinstance(record, Mapping) or not isinstance(record.get("text"), str):
             return None
@@ -193,7 +244,7 @@ class FrozenPrompts:
         if not isinstance(theirs, Mapping):
             return None
         same = all(theirs.get(k) == mark[k] for k in ("base", "tools"))
-        return str(record["text"]) if same else None
+        return (str(record["text"]), Given.from_json(record.get("documents"))) if same else None
 
     async def refresh(self, session_id: str) -> None:
         """Forget a session's frozen prompt: its next request renders memory and skills anew."""

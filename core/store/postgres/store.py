@@ -55,6 +55,7 @@ from parley.core.store.schema import (
     DEFAULT_SPACE_ID,
     DEFAULT_SPACE_NAME,
     create_queue_schema,
+    create_space_document_schema,
     metadata,
 )
 from parley.core.store.schema import spaces as spaces_table
@@ -301,6 +302,7 @@ class PgStore(Store):
 
             convert(con)
         create_queue_schema(con)  # written before the queue of messages: added (idempotent)
+        create_space_document_schema(con)  # written before space documents: added
         spaces.ensure_default(con)
 
     # --- lifecycle (StoreBase's, for a server) -----------------------------------

@@ -26,7 +26,9 @@ without a write. The attachment store (``attachments``, ``turn_attachments``
 and their triggers) is the first; the conversation tree (``turn_links``,
 ``turn_path``, filled from the turns, version sessions folded into their chats
 after a backup: ``parley.core.store.upgrade.tree``) the second, the queue of messages
-written while a reply streamed (``queued_messages``) the third. Once a format
+written while a reply streamed (``queued_messages``) the third, the space documents
+(``space_documents``, ``space_document_pages``, ``space_document_fts``) the fourth.
+Once a format
 has been released, a change that an older Parley could not read must be a
 versioned step instead (an older build then refuses the file as newer rather
 than misreading it).
@@ -63,10 +65,12 @@ from parley.core.store.schema import (
     ATTACHMENT_OBJECTS,
     QUEUE_OBJECTS,
     SCHEMA_VERSION,
+    SPACE_DOCUMENT_OBJECTS,
     TREE_OBJECTS,
     V4_TABLES,
     create_attachment_schema,
     create_queue_schema,
+    create_space_document_schema,
 )
 
 if TYPE_CHECKING:  # imported lazily at run time (_add_tree)
@@ -161,6 +165,11 @@ ADDITIONS: list[Addition] = [
         _add_tree,
     ),
     Addition("v4: queued messages (queued_messages)", QUEUE_OBJECTS, create_queue_schema),
+    Addition(
+        "v4: space documents (space_documents, space_document_pages, their search index)",
+        SPACE_DOCUMENT_OBJECTS,
+        create_space_document_schema,
+    ),
 ]
 
 

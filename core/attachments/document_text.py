@@ -1,0 +1,108 @@
+"""The text of a space document, page by page (what the model reads or searches).
+
+A space document (:mod:`parley.core.store.space_documents`) is recognised by its bytes
+like a message attachment (:func:`parley.core.attachments.files.sniff`):
+
+* PDF → the text of each page, read with ``pypdf`` (imported here only, when a PDF
+  is added); a page without text (a scan) reads as '';
+* text and code → one page holding the whole text (up to
+  :data:`~parley.core.attachments.files.MAX_FILE_BYTES`: larger than a message
+  attachment may be, since a large document is searched rather than sent);
+* images and anything else → :class:`NotADocument`: a space gives its chats text,
+  and an image has none to give or search.
+
+Synchronous and possibly slow (a long PDF takes seconds): callers run it off the GUI thread.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass
+
+from parley.core.attachments.files import (
+    IMAGE_TYPES,
+    PDF,
+    AttachmentError,
+    decode_text,
+    sniff,
+    what_bytes,
+)
+from parley.core.context.tokens import text_tokens
+
+log = logging.getLogger(__name__)
+
+
+class NotADocument(AttachmentError):
+    """The file cannot be a space document; the space's documents are unchanged."""
+
+    def __init__(self, name: str, what: str, advice: str = "") -> None:
+        super().__init__(
+            f"“{name}” can't be a space document: it is {what}. A space takes PDF files and "
+            f"text or code files. {advice}The space's documents were not changed.",
+            name=name,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentText:
+    """What a document says.
+
+    Attributes:
+        media_type: ``application/pdf`` or ``text/plain``.
+        pages: the text of each page, in order (one entry for a text file; a
+            PDF page without text is '').
+        tokens: the estimated tokens of all pages together (``text_tokens``).
+    """
+
+    media_type: str
+    pages: list[str]
+    tokens: int
+
+
+def pdf_page_texts(data: bytes, name: str) -> list[str]:
+    """Return the text of each page of a PDF.
+
+    Raises:
+        NotADocument: pypdf cannot read the file (damaged, or encrypted with a password).
+    """
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise NotADocument(name, "a PDF locked with a password",
+                                  "Save an unlocked copy and add that. ")
+        return [(page.extract_text() or "").strip() for page in reader.pages]
+    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
+        log.info("could not read the PDF %s: %s", name, exc)
+        raise NotADocument(name, "a PDF that could not be read (damaged?)") from exc
+
+
+def read_document(data: bytes, name: str) -> DocumentText:
+    """Recognise a document's bytes and read its text.
+
+    Args:
+        data: the whole file.
+        name: its name (for messages only; the bytes decide the kind).
+
+    Returns:
+        Its kind, text by page and estimated tokens.
+
+    Raises:
+        NotADocument: an image, another binary file, or an unreadable PDF.
+    """
+    media_type = sniff(data)
+    if media_type == PDF:
+        pages = pdf_page_texts(data, name)
+    elif media_type in IMAGE_TYPES:
+        raise NotADocument(name, "an image",
+                              "A space's documents are read as text; attach images to a "
+                              "message instead. ")
+    else:
+        text = decode_text(data)
+        if text is None:
+            raise NotADocument(name, what_bytes(data))
+        media_type, pages = "text/plain", [text]
+    return DocumentText(media_type or PDF, pages, sum(text_tokens(p) for p in pages))
