@@ -133,6 +133,9 @@ LAST_SESSION: StateKey[str] = StateKey(
 LAST_MODEL: StateKey[str] = StateKey(
     "model.last", "model.last", "provider:model",
     "parley.gui.chat.models", "The model last picked in the model menu (written only).")
+SEVERAL_MODELS: StateKey[list[str]] = StateKey(
+    "several.models", "several.models", "[provider:model, …]",
+    "parley.gui.chat.several", "The models last chosen to answer one message together.")
 WINDOW_GEOMETRY: StateKey[str] = StateKey(
     "window.geometry", "window.geometry@<machine>", "base64 of Qt's saveGeometry()",
     "parley.gui.window.layout", "The main window's size and place on this computer's screen.",
@@ -201,7 +204,7 @@ V3_SETTINGS: StateKey[Any] = StateKey(
 
 #: The table: every app_state key Parley writes.
 APP_STATE: tuple[StateKey[Any], ...] = (
-    DRAFT, LAST_SESSION, LAST_MODEL, WINDOW_GEOMETRY, WINDOW_SPLITTER, MODELS, UNSEEN,
-    FROZEN_PROMPT, TOOLS_ENABLED, TOOLS_UNSUPPORTED, MEMORY, MCP_ALLOWED, MCP_ALWAYS,
+    DRAFT, LAST_SESSION, LAST_MODEL, SEVERAL_MODELS, WINDOW_GEOMETRY, WINDOW_SPLITTER, MODELS,
+    UNSEEN, FROZEN_PROMPT, TOOLS_ENABLED, TOOLS_UNSUPPORTED, MEMORY, MCP_ALLOWED, MCP_ALWAYS,
     MCP_OFF, MCP_TOOLS, RUN_MARKER, COMPACTING, V3_SETTINGS,
 )

@@ -104,6 +104,9 @@ class ChatController:
                                    show_problem=calls.show_problem)
         self.regen = ChatRegenerate(self, p.transcript, p.model_picker, p.status, p.tasks,
                                     p.parent, core.home)
+        from parley.gui.chat.several import ChatSeveral  # Ask several models (issue 34)
+
+        self.several = ChatSeveral(self, self.runs, p, self.regen)
         p.transcript.follow(self.state)
         self.state.reset.connect(p.transcript.show_reset)
         self.state.grown.connect(p.transcript.show_grown)

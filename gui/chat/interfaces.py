@@ -149,6 +149,14 @@ class OrganizerView(Protocol):
     def rename_space(self, space_id: str | None = None) -> None: ...
 
 
+class SeveralView(Protocol):
+    """What is used of "Ask several models" (``parley.gui.chat.several.ChatSeveral``)."""
+
+    def ask_from_composer(self) -> bool: ...
+
+    def answer_again(self) -> bool: ...
+
+
 class RegenerateView(Protocol):
     """What is used of regeneration (``parley.gui.chat.regenerate.ChatRegenerate``)."""
 
@@ -293,6 +301,9 @@ class OpenChat(Protocol):
 
     @property
     def regen(self) -> RegenerateView: ...
+
+    @property
+    def several(self) -> SeveralView: ...
 
     @property
     def meter(self) -> MeterView: ...

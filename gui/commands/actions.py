@@ -167,6 +167,10 @@ ACTIONS: tuple[Action, ...] = (
     # Chat
     _a("composer.send", "Send message", ("Return", "Enter"), "composer",
        "Chat", "Send what is in the message box."),
+    _a("composer.ask_several", "Ask several models…", ("Ctrl+Shift+Return", "Ctrl+Shift+Enter"),
+       "composer", "Chat",
+       "Send the message to 2–4 models at once and compare their answers side by side; "
+       "the one you choose continues the chat.", keywords="compare models beam split"),
     _a("composer.newline", "New line", ("Shift+Return", "Shift+Enter"), "composer",
        None,
        "Add a line to the message without sending it.", palette=False),
@@ -187,6 +191,10 @@ ACTIONS: tuple[Action, ...] = (
        "Chat",
        "Pick a model for another answer to your last message; the current one is kept "
        "(‹ › under the answer).", keywords="retry again switch model"),
+    _a("run.answer_with", "Answer with several models…", ("Ctrl+Shift+A",), "global",
+       "Chat",
+       "Have 2–4 models answer your last message again, side by side; the current answer "
+       "is kept (‹ › under the answer).", keywords="compare models regenerate beam"),
     _a("session.fork", "Fork from here", ("Ctrl+Shift+F",), "global",
        "Chat",
        "Start a new chat that copies this one up to the focused message.", keywords="branch"),

@@ -61,6 +61,9 @@ class WindowCommands:
             "run.retry": self.retry_run,
             "run.regenerate": self.regenerate_reply,
             "run.regenerate_with": self.regenerate_with_model,
+            "composer.ask_several":  # Ask several models (parley.gui.chat.several)
+                lambda: self._chat_call(lambda c: c.several.ask_from_composer()),
+            "run.answer_with": lambda: self._chat_call(lambda c: c.several.answer_again()),
             "session.fork": self.fork_at_focused_message,
             "session.compact": self.compact_now,
             "session.refresh_prompt": self.refresh_system_prompt,

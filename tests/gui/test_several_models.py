@@ -1,0 +1,100 @@
+"""Ask several models in the real window: Ctrl+Shift+Enter, the picker, the columns
+streaming side by side, one answer chosen to continue from; one model failing.
+
+Real window, real store file, real Anthropic SDK against the fake provider server (which
+answers each model from its own script).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from parley.gui.transcript.compare import STREAMING
+
+CTRL_SHIFT = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+
+
+def _ask_three(driver: Any, text: str = "Where to?") -> tuple[Any, list[str]]:
+    """A configured window; ``text`` sent with Ctrl+Shift+Enter and the first three models
+    checked in the picker with 1, 2, 3 and Enter. Returns the window and those models."""
+    w = driver.configured()
+    driver.until(lambda: len(w.model_picker.choices) >= 3, timeout=10)
+    refs = [ref for _label, ref in w.chat.regen.model_choices()][:3]
+    w.composer.setFocus()
+    driver.qtbot.keyClicks(w.composer, text)
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return, CTRL_SHIFT)
+    several = w.chat.several
+    driver.until(lambda: getattr(several, "picker", None) is not None
+                 and several.picker.isVisible())
+    picker = several.picker
+    for key in (Qt.Key.Key_1, Qt.Key.Key_2, Qt.Key.Key_3):
+        driver.qtbot.keyClick(picker.models, key)
+    assert picker.checked() == refs
+    driver.qtbot.keyClick(picker.models, Qt.Key.Key_Return)
+    return w, refs
+
+
+def test_three_models_answer_side_by_side_and_one_is_chosen(driver: Any) -> None:
+    fake = driver.fake
+    names = ["claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5"]
+    for name in names:  # ~25 chunks 30 ms apart: long enough to see them stream together
+        fake.script(f"{name} says: " + "word " * 40, model=name, token_delay_ms=30)
+    w, refs = _ask_three(driver)
+    assert [r.split(":", 1)[1] for r in sorted(refs)] == sorted(names)
+    several = w.chat.several
+    driver.until(lambda: several.view is not None and len(several.view.columns) == 3)
+    view = several.view
+
+    # All three stream at once: each column has text while another is still writing.
+    driver.until(lambda: all(c.text for c in view.columns)
+                 and any(c.footer.text() == STREAMING for c in view.columns), timeout=20)
+    driver.until(lambda: all(c.usable for c in view.columns), timeout=20)
+    driver.settle(w)
+    for col in view.columns:  # each with its model's name, its text, its tokens
+        model_id = col.model_ref.split(":", 1)[1]
+        assert col.body.toPlainText().startswith(f"{model_id} says: word")
+        assert "tokens in" in col.footer.text()
+    assert view.columns[0].title.text().endswith("·  shown")
+
+    sid = w.chat.session_id
+    tree = driver.run(w.store.get_tree(sid))
+    prompt = tree[0].turn
+    kids = [t for t in tree if t.parent_id == prompt.id]
+    assert [t.turn.model for t in kids] == refs  # siblings, each labelled with its model
+    first, third = kids[0].turn.id, kids[2].turn.id
+    assert [t.id for t in w.chat.turns] == [prompt.id, first]
+    driver.until(lambda: w.transcript.branch_of(first) == (1, 3))
+
+    # The third is chosen with the keyboard: the chat continues from it.
+    view.activateWindow()
+    driver.qtbot.keyClick(view, Qt.Key.Key_3)
+    driver.until(lambda: [t.id for t in w.chat.turns] == [prompt.id, third])
+    driver.settle(w)
+    fake.script("More about it.")
+    driver.send("Tell me more", w, wait=True)
+    tree = {t.turn.id: t for t in driver.run(w.store.get_tree(sid))}
+    path = driver.run(w.store.get_turns(sid))
+    assert [t.text() for t in path][2:] == ["Tell me more", "More about it."]
+    assert tree[path[2].id].parent_id == third
+
+
+def test_one_model_failing_leaves_the_other_two(driver: Any) -> None:
+    fake = driver.fake
+    fake.script("Sonnet answers.", model="claude-sonnet-4-6", token_delay_ms=10)
+    fake.fail("bad_request", model="claude-opus-4-6", message="this model is unavailable")
+    fake.script("Haiku answers.", model="claude-haiku-4-5", token_delay_ms=10)
+    w, refs = _ask_three(driver)
+    several = w.chat.several
+    driver.until(lambda: several.view is not None and len(several.view.columns) == 3)
+    view = several.view
+    driver.until(lambda: sum(c.usable for c in view.columns) == 2, timeout=20)
+    driver.settle(w)
+    failed = next(c for c in view.columns if c.model_ref == "anthropic:claude-opus-4-6")
+    assert "unavailable" in failed.footer.text() and not failed.button.isEnabled()
+    sid = w.chat.session_id
+    answers = sorted(t.turn.text() for t in driver.run(w.store.get_tree(sid))
+                     if t.turn.role == "assistant")
+    assert answers == ["Haiku answers.", "Sonnet answers."]
+    assert w.chat.turns[-1].role == "assistant" and not w.composer_bar.busy
