@@ -323,6 +323,7 @@ class ChatController:
         self.parts.sidebar.select(self.session_id)
         self.parts.status.set_chat(self.session_id)  # another chat's message goes
         self.runs.retry_notice.refresh()  # this chat's retry wait, if any
+        self.runs.queue.shown(self.session_id)  # and its queued messages
         self.parts.model_picker.set_current(self.current_model())
         self.models.update_title()
         self.meter.update()
@@ -374,6 +375,7 @@ class ChatController:
     async def shutdown(self) -> None:
         """Stop every run (partials are kept as aborted turns), make a pending delete
         final, save draft and session."""
+        self.runs.queue.closing = True  # runs stopped now leave the queues as saved
         runs = list(self.runs.active.items())
         for sid, task in runs:
             if self.runner is None or self.runs.waiting(sid):

@@ -11,7 +11,7 @@ what is used through it; a member added here is a new dependency, made visible.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -39,6 +39,18 @@ class RunEventsView(Protocol):
     def on_event(self, ev: RunEvent | ReplySetAside) -> None: ...
 
 
+class ChatQueueView(Protocol):
+    """What is used of the chats' queues of messages (``parley.gui.chat.queue.ChatQueue``)."""
+
+    def edit_last(self) -> bool: ...
+
+    def send_now(self) -> bool: ...
+
+    def pause(self) -> bool: ...
+
+    def focus(self) -> bool: ...
+
+
 class ChatRunsView(Protocol):
     """What is used of the open chat's runs (``parley.gui.chat.run.ChatRuns``)."""
 
@@ -54,6 +66,9 @@ class ChatRunsView(Protocol):
     @property
     def retry_notice(self) -> RetryNotice: ...
 
+    @property
+    def queue(self) -> ChatQueueView: ...
+
     def activity(self, sid: str | None) -> None: ...
 
     def give_back(self, text: str) -> None: ...
@@ -61,7 +76,8 @@ class ChatRunsView(Protocol):
     def retry(self) -> bool: ...
 
     async def run(self, sid: str, how: str, blocks: list[Block] | None, model: str | None,
-                  text: str | None, *, turn_id: str | None = None) -> None: ...
+                  text: str | None, *, turn_id: str | None = None,
+                  on_saved: Callable[[], None] | None = None) -> None: ...
 
     def running(self, sid: str | None) -> bool: ...
 

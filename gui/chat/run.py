@@ -13,6 +13,7 @@ is the controller's.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from parley.core.app_state import LAST_SESSION
@@ -20,6 +21,7 @@ from parley.core.content import Block, TextBlock, Turn, new_id
 from parley.core.context.text_limits import check_blocks
 from parley.core.errors import ParleyError
 from parley.gui.chat.attach import Taken
+from parley.gui.chat.queue import ChatQueue
 from parley.gui.chat.regenerate import ANSWER_KEPT_HINT
 from parley.gui.chat.run_events import RunEvents
 from parley.gui.chat.unanswered import Unanswered
@@ -80,6 +82,8 @@ class ChatRuns:
         #: "Rate limited — retrying in 12 s" with Cancel (stops the run, like Esc).
         self.retry_notice = RetryNotice(bar, lambda: self.chat.session_id)
         bar.cancel_clicked.connect(self.stop)
+        #: Messages sent while a reply streams, per chat: saved, then sent one per reply.
+        self.queue = ChatQueue(chat, self, parts)
 
     @property
     def active(self) -> dict[str, asyncio.Task[Any]]:
@@ -131,7 +135,12 @@ class ChatRuns:
         files = self.chat.attachments
         editing, sid = self.chat.editor.editing, self.chat.session_id
         has_files = files.has_pending()
+        if self.queue.editing is not None:  # a queued message edited: back in its place
+            self.queue.finish_edit(text)
+            return True
         if not (text.strip() or has_files):
+            if self.queue.on_enter_empty():  # a paused queue goes on
+                return True
             if editing is not None:  # an edit emptied: said, not silently ignored
                 self.parts.status.showMessage(EMPTY_EDIT, 10_000)
             return True  # nothing to send
@@ -143,6 +152,10 @@ class ChatRuns:
         starting = self.chat.runner is None
         model = self.chat.current_model()
         why = self.why_not_send(sid)
+        if sid is not None and editing is None and not has_files and (
+                why in (STILL_REPLYING, WAITING) or (why is None and self.queue.has(sid))):
+            self.queue.add(sid, text)  # a reply is coming (or others wait): queued, in order
+            return True
         waits = self.waits
         if why is None and (editing is not None or has_files) and not waits.provider_ready(model):
             waits.send_when_ready(sid, model)  # the files' limits are the model's: checked then
@@ -317,12 +330,16 @@ class ChatRuns:
         return True
 
     async def run(self, sid: str, how: str, blocks: list[Any] | None, model: str | None,
-                  text: str | None, *, turn_id: str | None = None) -> None:
+                  text: str | None, *, turn_id: str | None = None,
+                  on_saved: Callable[[], None] | None = None) -> None:
         """Run ``send`` (with ``blocks``, as a user turn of id ``turn_id``), ``retry`` or
         ``regenerate`` in a session and show its events.
         Before the run's provider is ready (Parley starting), a message is saved at
         once and the run waits for it (``model`` None: the chat's model, once the
-        providers are loaded).
+        providers are loaded). ``on_saved`` is called once the message is saved and
+        the request is on its way (a queued message's row then goes). When the run
+        ends, the chat's queue (:class:`~parley.gui.chat.queue.ChatQueue`) sends its
+        next message if the reply was saved, else waits.
 
         Raises:
             ParleyError: the run could not start (``text`` goes back to the composer
@@ -334,19 +351,22 @@ class ChatRuns:
         self.parts.transcript.clear_error()
         self.events.set_busy(sid, True)
         self.parts.sidebar.model.set_running(sid, True)
-        started = False
+        started = finished = False
         shown: list[str] = [turn_id] if turn_id else []  # shown before it was saved
         saved: Turn | None = None
 
         def on_event(ev: RunEvent | ReplySetAside) -> None:
-            nonlocal started
-            from parley.core.chat.run import UserTurnSaving
+            nonlocal started, finished
+            from parley.core.chat.run import RunFinished, UserTurnSaving
 
             if isinstance(ev, UserTurnSaving):
                 if ev.turn.id not in shown:
                     shown.append(ev.turn.id)
             else:
+                if not started and on_saved is not None:
+                    on_saved()
                 started = True
+                finished = finished or (isinstance(ev, RunFinished) and ev.saved)
             self.events.on_event(ev)
 
         try:
@@ -397,6 +417,7 @@ class ChatRuns:
             elsewhere = self.calls.elsewhere()  # another Parley's changes
             if elsewhere is not None:  # skipped during the run: shown now
                 elsewhere.run_ended(sid)
+            self.queue.after_run(sid, finished)  # the next queued message, or a pause
 
     def stop(self) -> bool:
         """Stop the open chat's reply (Esc); else leave edit mode. False if nothing to do.
@@ -405,6 +426,8 @@ class ChatRuns:
         saved turn is deleted and its text goes back to the box, as for a message
         waiting for a lock; a Retry or Regenerate waiting so is called off."""
         sid = self.chat.session_id
+        if self.queue.on_escape():  # a queued message's edit left, or the queue paused
+            return True
         if self.waits.held is not None and not self.waits.held.done():
             self.waits.held.cancel()  # the message with files stays in the box, not sent
             return True

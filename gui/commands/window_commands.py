@@ -58,6 +58,10 @@ class WindowCommands:
             "composer.newline": lambda: self.state.composer.insertPlainText("\n"),
             "run.stop": self.stop_run,
             "composer.edit_last": self.edit_last_message,
+            # The open chat's queue of messages sent while a reply streams (gui.chat.queue).
+            "queue.send": lambda: self._chat_call(lambda c: c.runs.queue.send_now()),
+            "queue.pause": lambda: self._chat_call(lambda c: c.runs.queue.pause()),
+            "queue.focus": lambda: self._chat_call(lambda c: c.runs.queue.focus()),
             "run.retry": self.retry_run,
             "run.regenerate": self.regenerate_reply,
             "run.regenerate_with": self.regenerate_with_model,
@@ -225,7 +229,7 @@ class WindowCommands:
     def edit_last_message(self) -> Any:
         # Up before the chats are shown: only with an empty message box (else the key
         # moves the cursor).
-        return self._chat_call(lambda c: c.editor.edit_last(),
+        return self._chat_call(lambda c: c.runs.queue.edit_last() or c.editor.edit_last(),
                                early=(lambda: False) if self.state.composer.text() else None)
 
     def fork_at_focused_message(self) -> Any:

@@ -1,0 +1,306 @@
+"""Messages written while a reply streams: queued, saved, and sent one per saved reply.
+
+Enter while the open chat's reply is still coming puts the message in that chat's
+queue instead of refusing it: saved at once (``Store.queue_message``, so a crash or
+a quit keeps it), shown one line each under the reply (:class:`QueueView`), and sent,
+first queued first, as soon as the reply before it is saved. Each chat keeps its own
+queue, so several chats can stream and queue at once. A message with attached files is
+not queued: it stays in the box, as before, until the reply is done.
+
+The person stays in charge, keyboard first:
+
+* Esc in an empty message box pauses the queue (the reply goes on; Esc again stops
+  it). A stopped or failed reply pauses it too. Enter in the empty box, Enter on the
+  queue, Send now or the palette's "Send queued messages" send it on.
+* Up in an empty box edits the last queued message in the box (F2 or a double-click
+  on a line edits that one): Enter puts it back in its place, Esc leaves it as it was;
+  a message emptied so is taken back.
+* Delete (or Esc, Backspace) on a selected line takes that message back.
+
+Messages found queued when a chat is opened were queued before this start: they are
+shown paused, with the question "send them now?", and never sent by themselves.
+A message's row is deleted once it has become the chat's saved user turn.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.core.content import TextBlock, new_id
+from parley.core.errors import ParleyError
+from parley.core.store.queued import QueuedMessage
+from parley.gui.chat.queue_view import QueueView
+
+if TYPE_CHECKING:
+    from parley.gui.chat.interfaces import ChatRunsView, OpenChat
+    from parley.gui.chat.parts import ChatParts
+
+#: The message box's banner while a queued message is edited in it.
+EDITING = "Editing a queued message  ·  Enter puts it back in its place, Esc leaves it as it was"
+QUEUED_PAUSED = ("Queued after the paused messages: press Enter in the empty box (or Send now) "
+                 "to send them.")
+PAUSED_STOPPED = "The reply did not finish: the queued messages wait until you send them."
+
+
+class ChatQueue:
+    """Every chat's queue of messages in one window (see the module docstring).
+
+    Args:
+        chat: the open chat's controller (store, open session, drafts, models).
+        runs: the window's runs (whether a chat is busy; a queued message is sent as one).
+        parts: the window's parts (the message box and its bar, the chat column, tasks).
+    """
+
+    def __init__(self, chat: OpenChat, runs: ChatRunsView, parts: ChatParts) -> None:
+        self.chat, self.runs, self.parts = chat, runs, parts
+        #: session id -> its queued messages, in order (those read or queued so far).
+        self.items: dict[str, list[QueuedMessage]] = {}
+        #: Chats whose queue waits for the person (Esc, a stopped reply, a restart).
+        self.paused: set[str] = set()
+        #: Chats whose queue was found at opening (queued before this start): asked about.
+        self.restored: set[str] = set()
+        #: session id -> the queued message being sent (its row goes once it is saved).
+        self.leaving: dict[str, str] = {}
+        #: The queued message edited in the message box, if any.
+        self.editing: QueuedMessage | None = None
+        self.closing = False
+        self._read: set[str] = set()
+        self.view = QueueView(parts.parent)
+        layout = parts.chat_layout
+        layout.insertWidget(max(0, layout.count() - 1), self.view)  # just above the composer
+        self.view.send_clicked.connect(self.send_now)
+        self.view.pause_clicked.connect(self.pause)
+        self.view.take_back.connect(self.take_back)
+        self.view.edit.connect(self.start_edit)
+
+    # -- what the window asks -------------------------------------------------------
+    def has(self, sid: str | None) -> bool:
+        """True when chat ``sid`` has queued messages (sent or not yet)."""
+        return sid is not None and bool(self.items.get(sid))
+
+    def messages(self, sid: str) -> list[QueuedMessage]:
+        """Chat ``sid``'s queued messages as known to the window, first to go first."""
+        return list(self.items.get(sid, ()))
+
+    def add(self, sid: str, text: str) -> None:
+        """Queue ``text`` in chat ``sid`` (Enter while its reply streams): the box is
+        emptied at once; the message is saved, shown, and sent when its turn comes."""
+        self.parts.composer.clear()
+        self.chat.drafts.typed(sid, "")
+        self.parts.tasks.spawn(self._add(sid, text), name="queue-message")
+
+    async def _add(self, sid: str, text: str) -> None:
+        try:
+            message = await self.chat.store.queue_message(sid, text)
+        except ParleyError:
+            self.runs.give_back(text)  # not saved: the words go back to the box
+            raise
+        await self._read_once(sid)
+        if message.id not in {m.id for m in self.items.get(sid, ())}:
+            self.items.setdefault(sid, []).append(message)
+        self.parts.tasks.spawn(self.chat.drafts.discard(sid), name="discard-draft")
+        if sid in self.paused and sid == self.chat.session_id:
+            self.parts.status.showMessage(QUEUED_PAUSED, 8_000)
+        self.refresh()
+        self.pump(sid)
+
+    def pause(self) -> bool:
+        """Hold the open chat's queue: nothing goes until :meth:`send_now`."""
+        sid = self.chat.session_id
+        if not self.has(sid):
+            return False
+        assert sid is not None
+        self.paused.add(sid)
+        self.refresh()
+        return True
+
+    def send_now(self) -> bool:
+        """Send the open chat's queue on (after a pause or a restart): the first goes now
+        unless a reply is still coming, the rest one per saved reply."""
+        sid = self.chat.session_id
+        if not self.has(sid):
+            return False
+        assert sid is not None
+        self.paused.discard(sid)
+        self.restored.discard(sid)
+        self.refresh()
+        self.pump(sid)
+        return True
+
+    def on_enter_empty(self) -> bool:
+        """Enter in an empty message box: a paused queue of the open chat is sent on."""
+        sid = self.chat.session_id
+        return sid in self.paused and self.send_now()
+
+    def on_escape(self) -> bool:
+        """Esc in the message box: leaves the edit of a queued message, else pauses a
+        queue that is going out (only with an empty box). False: Esc does what it did."""
+        if self.editing is not None:
+            self.cancel_edit()
+            return True
+        sid = self.chat.session_id
+        if self.has(sid) and sid not in self.paused and not self.parts.composer.text():
+            return self.pause()
+        return False
+
+    def take_back(self, message_id: str) -> None:
+        """Take a queued message of the open chat back: it is never sent."""
+        sid = self.chat.session_id
+        if sid is None:
+            return
+        kept = [m for m in self.items.get(sid, ()) if m.id != message_id]
+        if len(kept) == len(self.items.get(sid, ())):
+            return
+        self.items[sid] = kept
+        if self.editing is not None and self.editing.id == message_id:
+            self._end_edit()
+        self.parts.tasks.spawn(self.chat.store.take_queued(message_id), name="take-back-queued")
+        self.refresh()
+        if not kept:
+            self.parts.composer.setFocus()
+
+    def focus(self) -> bool:
+        """Put the keyboard on the open chat's queue (False when it has none)."""
+        return self.view.focus_lines()
+
+    # -- editing in the message box -------------------------------------------------------
+    def edit_last(self) -> bool:
+        """Up in an empty box: edit the open chat's last queued message (False: none)."""
+        sid = self.chat.session_id
+        if not self.has(sid) or self.parts.composer.text():
+            return False
+        assert sid is not None
+        self.start_edit(self.items[sid][-1].id)
+        return True
+
+    def start_edit(self, message_id: str) -> None:
+        """Put a queued message of the open chat in the box to be edited (it keeps its
+        place, and is not sent while edited). Refused while the box holds other text."""
+        sid = self.chat.session_id
+        found = [m for m in self.items.get(sid or "", ()) if m.id == message_id]
+        if not found:
+            return
+        if self.parts.composer.text() and self.editing is None:
+            self.parts.status.showMessage(
+                "Empty the message box first: a queued message is edited in it.", 8_000)
+            return
+        self.editing = found[0]
+        self.parts.composer.set_text(found[0].text)
+        self.parts.composer_bar.banner.setText(EDITING)
+        self.parts.composer_bar.banner.setVisible(True)
+        self.parts.composer.setFocus()
+
+    def finish_edit(self, text: str) -> None:
+        """Enter while a queued message is edited: it takes ``text`` in its place (an
+        empty text takes it back)."""
+        message = self.editing
+        if message is None:
+            return
+        if not text.strip():
+            self.take_back(message.id)
+            self._end_edit()
+            return
+        edited = QueuedMessage(message.id, message.session_id, message.position, text,
+                               message.created_at)
+        self.items[message.session_id] = [edited if m.id == message.id else m
+                                          for m in self.items.get(message.session_id, ())]
+        self.parts.tasks.spawn(self.chat.store.edit_queued(message.id, text),
+                               name="edit-queued")
+        self._end_edit()
+        self.refresh()
+        self.pump(message.session_id)
+
+    def cancel_edit(self) -> None:
+        """Esc while a queued message is edited: it stays as it was."""
+        message = self.editing
+        self._end_edit()
+        if message is not None:
+            self.pump(message.session_id)
+
+    def _end_edit(self) -> None:
+        message, self.editing = self.editing, None
+        self.parts.composer_bar.banner.setVisible(False)
+        self.parts.composer.clear()
+        if message is not None:
+            self.chat.drafts.typed(message.session_id, "")
+
+    # -- sending ------------------------------------------------------------------
+    def pump(self, sid: str) -> None:
+        """Send chat ``sid``'s next queued message if nothing holds it (a run, a pause,
+        an edit, one already leaving)."""
+        queue = self.items.get(sid)
+        if (not queue or self.closing or sid in self.paused or sid in self.leaving
+                or self.runs.running(sid)
+                or (self.editing is not None and self.editing.session_id == sid)):
+            return
+        message = queue.pop(0)
+        self.leaving[sid] = message.id
+        self.refresh()
+        model = self.chat.models.model_for(sid)
+        self.parts.tasks.spawn(
+            self.runs.run(sid, "send", [TextBlock(message.text)], model, None,
+                          turn_id=new_id(), on_saved=lambda: self._sent(message)),
+            name="send-queued")
+
+    def _sent(self, message: QueuedMessage) -> None:
+        """The queued message is the chat's saved user turn now: its row goes."""
+        self.parts.tasks.spawn(self.chat.store.take_queued(message.id), name="queued-sent")
+
+    def after_run(self, sid: str, finished: bool) -> None:
+        """A run of chat ``sid`` ended: with its reply saved, the next queued message
+        goes; else (stopped, failed) the queue waits for the person."""
+        left = self.leaving.pop(sid, None)
+        if self.closing:
+            return
+        if finished:
+            self.pump(sid)
+            return
+        if self.has(sid) or left is not None:
+            self.paused.add(sid)
+            self.parts.tasks.spawn(self._read_again(sid), name="queue-read")
+
+    async def _read_again(self, sid: str) -> None:
+        """Read the chat's queue from the store (a message that did not leave is back)."""
+        messages = await self.chat.store.queued_messages(sid)
+        leaving = self.leaving.get(sid)
+        self.items[sid] = [m for m in messages if m.id != leaving]
+        self._read.add(sid)
+        if self.items[sid] and sid == self.chat.session_id:
+            self.parts.status.showMessage(PAUSED_STOPPED, 10_000)
+        self.refresh()
+
+    # -- chats shown ----------------------------------------------------------------
+    def shown(self, sid: str | None) -> None:
+        """Chat ``sid`` is shown: its queue too (read from the store the first time: a
+        queue found so was written before this start, and waits to be asked)."""
+        if self.editing is not None and self.editing.session_id != sid:
+            self.editing = None
+            self.parts.composer_bar.banner.setVisible(False)
+        self.refresh()
+        if sid is not None and sid not in self._read:
+            self.parts.tasks.spawn(self._read_once(sid, restored=True), name="queue-read")
+
+    async def _read_once(self, sid: str, *, restored: bool = False) -> None:
+        if sid in self._read:
+            return
+        self._read.add(sid)
+        messages = await self.chat.store.queued_messages(sid)
+        known = {m.id for m in self.items.get(sid, ())}
+        found = [m for m in messages if m.id not in known and m.id != self.leaving.get(sid)]
+        if found and restored:
+            self.paused.add(sid)
+            self.restored.add(sid)
+        self.items[sid] = found + self.items.get(sid, [])
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Show the open chat's queue (hidden when it has none); a chat whose queue
+        emptied is not held any more (what is queued next goes by itself)."""
+        for emptied in [s for s in self.paused | self.restored if not self.items.get(s)]:
+            if emptied not in self.leaving:
+                self.paused.discard(emptied)
+                self.restored.discard(emptied)
+        sid = self.chat.session_id
+        messages = self.items.get(sid, []) if sid is not None else []
+        self.view.show_queue(messages, paused=sid in self.paused,
+                             restored=sid in self.restored)

@@ -1,0 +1,172 @@
+"""The open chat's queued messages, shown one line each between the reply and the box.
+
+:class:`QueueView` only shows and reports: a heading that says what happens next
+(sent when the reply is saved, or paused), one line per queued message in the order
+they go, and the buttons Send now and Pause. Keys on a selected line: Delete,
+Backspace or Esc take it back, F2 (or a double-click) edits it, Enter sends the
+queue on. :class:`parley.gui.chat.queue.ChatQueue` does what they ask.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from parley.core.store.queued import QueuedMessage
+
+#: The heading while the queue goes out by itself, one message per saved reply.
+GOING = "Queued · sent when the reply is saved · Esc pauses"
+#: The heading once paused (Esc, a stopped or failed reply).
+PAUSED = "Queue paused · nothing is sent until you press Enter or Send now"
+#: The heading after a restart: asked, never sent by itself.
+RESTORED = "Queued before Parley closed · send them now?"
+#: Characters of a message shown on its line (the rest is elided).
+LINE_CHARS = 140
+#: Lines shown before the list scrolls.
+MAX_ROWS = 5
+
+
+def one_line(text: str, limit: int = LINE_CHARS) -> str:
+    """``text`` on one line: whitespace runs folded to a space, cut at ``limit`` characters
+    with "…"."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+class _Lines(QListWidget):
+    """The list of queued lines; reports the keys it handles (see the module docstring)."""
+
+    take_back = Signal(str)
+    edit_asked = Signal(str)
+    send = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt name)
+        item = self.currentItem()
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not event.modifiers():
+            self.send.emit()
+            return
+        if item is not None and key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace,
+                                        Qt.Key.Key_Escape):
+            self.take_back.emit(str(item.data(Qt.ItemDataRole.UserRole)))
+            return
+        if item is not None and key == Qt.Key.Key_F2:
+            self.edit_asked.emit(str(item.data(Qt.ItemDataRole.UserRole)))
+            return
+        super().keyPressEvent(event)
+
+
+class QueueView(QFrame):
+    """The queue bar (hidden while the open chat has no queued message).
+
+    Signals:
+        send_clicked: Send now (or Enter on the list): send the queue on.
+        pause_clicked: Pause: hold the queue.
+        take_back(str): take back the queued message of this id.
+        edit(str): edit the queued message of this id in the message box.
+    """
+
+    send_clicked = Signal()
+    pause_clicked = Signal()
+    take_back = Signal(str)
+    edit = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("QueueView")
+        self.setAccessibleName("Queued messages")
+        self.heading = QLabel(self)
+        self.heading.setObjectName("QueueHeading")
+        self.heading.setTextFormat(Qt.TextFormat.PlainText)
+        self.send_button = QPushButton("Send now", self)
+        self.send_button.setAccessibleName("Send the queued messages")
+        self.send_button.setToolTip("Send the queued messages, one after each reply (Enter)")
+        self.pause_button = QPushButton("Pause", self)
+        self.pause_button.setAccessibleName("Pause the queue")
+        self.pause_button.setToolTip("Hold the queued messages until you send them (Esc)")
+        for b in (self.send_button, self.pause_button):
+            b.setCursor(Qt.CursorShape.PointingHandCursor)
+            b.setAutoDefault(False)
+        self.send_button.clicked.connect(self.send_clicked)
+        self.pause_button.clicked.connect(self.pause_clicked)
+        self.lines = _Lines(self)
+        self.lines.setObjectName("QueueLines")
+        self.lines.setAccessibleName("Queued messages, in the order they are sent")
+        self.lines.setToolTip("Delete takes a message back · F2 or a double-click edits it · "
+                              "Enter sends the queue")
+        self.lines.setUniformItemSizes(True)
+        self.lines.take_back.connect(self.take_back)
+        self.lines.edit_asked.connect(self.edit)
+        self.lines.send.connect(self.send_clicked)
+        self.lines.itemDoubleClicked.connect(
+            lambda item: self.edit.emit(str(item.data(Qt.ItemDataRole.UserRole))))
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.heading, 1)
+        top.addWidget(self.pause_button)
+        top.addWidget(self.send_button)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(12, 6, 8, 6)
+        col.setSpacing(4)
+        col.addLayout(top)
+        col.addWidget(self.lines)
+        self.setStyleSheet(
+            "#QueueView { border: 1px solid palette(mid); border-radius: 8px;"
+            " background: palette(alternate-base); }"
+            " #QueueLines { border: none; background: transparent; }")
+        self.hide()
+
+    def show_queue(self, messages: Sequence[QueuedMessage], *, paused: bool,
+                   restored: bool) -> None:
+        """Show ``messages`` (in order) with the heading for their state; hide when empty.
+
+        Args:
+            messages: the open chat's queue, first to go first.
+            paused: nothing goes until the person says so.
+            restored: they were queued before this start (asked before sending).
+        """
+        current = self.lines.currentItem()
+        keep = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
+        self.lines.clear()
+        for n, m in enumerate(messages, 1):
+            item = QListWidgetItem(f"{n}.  {one_line(m.text)}")
+            item.setData(Qt.ItemDataRole.UserRole, m.id)
+            item.setToolTip(m.text[:2000])
+            self.lines.addItem(item)
+            if m.id == keep:
+                self.lines.setCurrentItem(item)
+        if not messages:
+            self.hide()
+            return
+        self.heading.setText(RESTORED if restored else PAUSED if paused else GOING)
+        self.pause_button.setVisible(not paused)
+        self.send_button.setVisible(paused)
+        rows = min(len(messages), MAX_ROWS)
+        row_height = max(self.lines.sizeHintForRow(0), 1)
+        self.lines.setFixedHeight(rows * row_height + 2 * self.lines.frameWidth() + 2)
+        self.show()
+
+    def texts(self) -> list[str]:
+        """The lines shown, in order (for tests and screen readers' checks)."""
+        return [self.lines.item(i).text() for i in range(self.lines.count())]
+
+    def focus_lines(self) -> bool:
+        """Put the keyboard on the list (its last line selected); False when hidden."""
+        if self.isHidden() or self.lines.count() == 0:
+            return False
+        if self.lines.currentItem() is None:
+            self.lines.setCurrentRow(self.lines.count() - 1)
+        self.lines.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        return True
