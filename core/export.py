@@ -31,6 +31,7 @@ every format but ``parley`` holds the path the chat shows.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -56,7 +57,7 @@ from parley.core.content import (
 )
 from parley.core.convert import export_parley, to_anthropic, to_openai
 from parley.core.providers.capabilities import ANTHROPIC, OPENAI, ProviderCaps
-from parley.core.store.models import Session
+from parley.core.store.models import Session, TreeTurn
 from parley.core.wire import to_messages
 
 if TYPE_CHECKING:
@@ -124,17 +125,34 @@ async def export_session(store: AsyncStore, session_id: str, fmt: ExportFormat) 
         raise ValueError(f"unknown export format {fmt!r}; one of {sorted(FORMATS)}")
     session = await store.get_session(session_id)
     name = suggested_filename(session.title, fmt)
+    # The stored turns are read on the store's thread; the text is made on another
+    # thread too: for a 100,000-turn chat it takes seconds, and on the event loop (the
+    # GUI thread) the window froze for as long.
     if fmt == "parley":  # the attached files' bytes (kept apart in the store) inline
         tree = await store.get_tree(session_id, hydrate=True)
-        doc = export_parley([t.turn for t in tree], session=_session_meta(session),
-                            parents={t.turn.id: t.parent_id for t in tree},
-                            path=[t.turn.id for t in tree if t.on_path])
-        return ExportResult(_dump(doc), name, [])
+        text = await asyncio.to_thread(_parley_text, session, tree)
+        return ExportResult(text, name, [])
     turns = await store.get_turns(session_id, hydrate=fmt != "markdown")  # the path shown
     if fmt == "markdown":
         branched = bool((await store.branches(session_id)).points)
-        return ExportResult(
-            to_markdown(session, turns, note=OTHER_BRANCHES if branched else None), name, [])
+        note = OTHER_BRANCHES if branched else None
+        return ExportResult(await asyncio.to_thread(to_markdown, session, turns, note=note),
+                            name, [])
+    text, lost = await asyncio.to_thread(_wire_text, session, turns, fmt)
+    return ExportResult(text, name, lost)
+
+
+def _parley_text(session: Session, tree: Sequence[TreeTurn]) -> str:
+    """The Parley JSON of a session's whole tree (every branch, the path shown named)."""
+    doc = export_parley([t.turn for t in tree], session=_session_meta(session),
+                        parents={t.turn.id: t.parent_id for t in tree},
+                        path=[t.turn.id for t in tree if t.on_path])
+    return _dump(doc)
+
+
+def _wire_text(session: Session, turns: Sequence[Turn], fmt: ExportFormat
+               ) -> tuple[str, list[str]]:
+    """The ``anthropic`` or ``openai`` request body of the path shown, and what it lost."""
     lost: list[str] = []
     caps = ANTHROPIC if fmt == "anthropic" else OPENAI
     wire = _wire_turns(turns, caps, lost)
@@ -144,7 +162,7 @@ async def export_session(store: AsyncStore, session_id: str, fmt: ExportFormat) 
         body["messages"] = to_anthropic(wire, lost=lost)
     else:
         body = {"messages": to_openai(wire, system=system, lost=lost)}
-    return ExportResult(_dump(body), name, lost)
+    return _dump(body), lost
 
 
 def _dump(data: Any) -> str:
