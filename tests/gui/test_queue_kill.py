@@ -1,0 +1,65 @@
+"""SIGKILL Parley while a reply streams with two messages queued: neither is lost.
+
+A real window in a process of its own (``tests/e2e/queue_worker.py``) types a message,
+then two more while the reply streams (queued, saved when queued), and is killed with
+SIGKILL — no shutdown, no atexit. The file opened fresh holds both, in order; the next
+window shows them paused with its question, and sends them, in order, only when asked.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from parley.core.store import Store
+from parley.gui.chat.queue_view import RESTORED
+from tests.e2e.queue_worker import QUEUED
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.timeout(180),
+              pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")]
+
+
+def test_a_sigkill_with_two_queued_messages_loses_neither(driver: Any, home: Path) -> None:
+    driver.fake.script("slow " * 4000, token_delay_ms=20, chunk_size=2)  # ~40 s: killed first
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PARLEY_KEYRING="file")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "tests.e2e.queue_worker", str(home),
+         driver.fake.anthropic_base_url],
+        cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert worker.stdout is not None
+        line = worker.stdout.readline()  # "queued <sid>" once both are saved
+        assert line.startswith("queued "), worker.stderr.read() if worker.stderr else line
+        sid = line.split()[1]
+    finally:
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=30)
+    assert worker.returncode == -signal.SIGKILL
+
+    with Store.open(home / "sessions.db") as db:  # as the next start reads it
+        assert [m.text for m in db.queued_messages(sid)] == list(QUEUED)
+        turns = db.history(sid)
+        assert [t.text() for t in turns if t.role == "user"] == ["Tell me a very long story"]
+
+    w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-test",
+                         "ANTHROPIC_BASE_URL": driver.fake.anthropic_base_url})
+    driver.until(lambda: w.chat.session_id == sid
+                 and [m.text for m in w.chat.runs.queue.messages(sid)] == list(QUEUED),
+                 timeout=20)
+    view = w.chat.runs.queue.view
+    assert view.heading.text() == RESTORED  # asked, not sent by itself
+    driver.fake.script("The end.")
+    driver.qtbot.mouseClick(view.send_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: [t.text() for t in driver.run(w.chat.store.history(sid))
+                          if t.role == "user"] == ["Tell me a very long story", *QUEUED],
+                 timeout=30)
+    driver.settle(w)
+    assert driver.run(w.chat.store.queued_sessions()) == {}
