@@ -16,7 +16,8 @@ why. A request that fails after that says where the previous answer is kept
 starting, it waits for the model's provider ("Connecting to …", Esc calls it
 off) as a message does, then regenerates.
 
-A reply written by a model other than the chat's current one says which in a
+A reply written by a model other than the chat's current one, or any reply with
+siblings (several models' answers, ‹ n/m ›), says which in a
 muted line under it ("Answered by Opus 4.6", ``parley.gui.transcript.specs``): this
 module names the models for the transcript (:meth:`ChatRegenerate.answered_by`).
 """
@@ -198,6 +199,7 @@ class ChatRegenerate:
         specs = self.transcript.list_view.delegate.builder.specs
         if specs.answered_by != self.answered_by:
             specs.answered_by = self.answered_by
+            specs.model_label = self.model_picker.label_of
             self.names_changed()
 
     def open_media(self, block: Any) -> None:

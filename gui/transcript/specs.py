@@ -156,6 +156,9 @@ class SpecBuilder:
         #: Names the model of a reply written by another model than the chat's (see
         #: :data:`ModelNamer`); by default no reply is named.
         self.answered_by: ModelNamer = _no_names
+        #: Names any model: a reply with siblings is named whatever wrote it, so ‹ n/m ›
+        #: over several models' answers says whose each is; set by the window.
+        self.model_label: ModelNamer = _no_names
         #: The (server, tool) a tool call's wire name stands for, as configured (see
         #: :data:`ToolNamer`; ``parley.core.mcp.tools.McpTools.names_of``); set by the window.
         self.tool_names: ToolNamer = _no_tool_names
@@ -209,7 +212,8 @@ class SpecBuilder:
             out.append(Spec(self.cache.line("typing", self._muted("…")), "mark"))
         content_end = len(out)
         if turn.role == "assistant" and turn.model:
-            name = self.answered_by(turn.model)
+            name = self.answered_by(turn.model) or (
+                self.model_label(turn.model) if node.key in self.branches else None)
             if name:
                 text = self._muted(ANSWERED_BY.format(name=name))
                 out.append(Spec(self.cache.line(("answered-by", name), text), "mark"))
