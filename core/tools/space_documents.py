@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from xml.sax.saxutils import quoteattr
 
+from parley.core.app_state import FROZEN_PROMPT
 from parley.core.providers.base import ToolSpec
 from parley.core.settings import Settings
 from parley.core.store.space_documents import MATCH_END, MATCH_START, DocumentHit, SpaceDocument
@@ -138,6 +139,29 @@ class Given:
         window = value.get("window")
         return cls(value["way"], names, int(value.get("tokens") or 0),
                    int(window) if isinstance(window, int) else None)
+
+
+async def given_to(store: AsyncStore, session_id: str) -> Given | None:
+    """What space documents a chat was given with its frozen prompt (None: none frozen
+    yet, or frozen before space documents existed)."""
+    record = await FROZEN_PROMPT.get(store, session_id)
+    return Given.from_json(record.get("documents")) if isinstance(record, Mapping) else None
+
+
+def given_text(given: Given) -> tuple[str, str]:
+    """A chat's documents for its header: the short text and the tooltip.
+
+    E.g. ("2 documents", "Given to this chat: report.pdf, notes.txt (sent with every
+    message, 4,100 tokens)"); ("", "") when it was given none.
+    """
+    n = len(given.names)
+    if n == 0 or given.way == "none":
+        return "", ""
+    how = {"sent": f"sent with every message, {given.tokens:,} tokens",
+           "search": "too large to send: the model searches them",
+           "unsearchable": "too large to send, and tools are off: not readable"}[given.way]
+    names = ", ".join(given.names)
+    return f"{n} document{'s' if n != 1 else ''}", f"Given to this chat: {names} ({how})"
 
 
 async def max_share(store: AsyncStore) -> float:

@@ -228,10 +228,8 @@ class FrozenPrompts:
         return now != given.way
 
     async def given(self, session_id: str) -> Given | None:
-        """What space documents a chat was given with its frozen prompt (None: not frozen
-        yet, or frozen before space documents existed)."""
-        record = await FROZEN_PROMPT.get(self.store, session_id)
-        return Given.from_json(record.get("documents")) if isinstance(record, Mapping) else None
+        """What space documents a chat was given (``space_documents.given_to``)."""
+        return await space_documents.given_to(self.store, session_id)
 
     async def _inherit(self, parent_id: str,
                        mark: Mapping[str, Any]) -> tuple[str, Given | None] | None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from parley.core.app_state import LAST_MODEL
 from parley.core.errors import ParleyError
+from parley.core.tools.space_documents import given_text, given_to
 from parley.core.visible import strip_invisible
 from parley.gui.chat.regenerate import NO_MODEL as NO_MODEL_TEXT
 from parley.gui.header.model_picker import cached_choices, model_choices
@@ -183,6 +184,13 @@ class ChatModels:
             self.model_picker.set_current(self.current_model())
             self.chat.meter.update()
 
+    async def _show_documents(self, sid: str | None) -> None:
+        """The header's line of the space documents the open chat was given."""
+        store = self.chat.store
+        given = await given_to(store, sid) if sid and store is not None else None
+        if sid == self.chat.session_id:
+            self.heading.set_documents(*(given_text(given) if given else ("", "")))
+
     def update_title(self) -> None:
         """The window title and the header's heading (title, space) of the open chat."""
         sessions = self.chat.sessions
@@ -192,6 +200,7 @@ class ChatModels:
         space = self.chat.organizer.spaces.get(
             (session.space_id if session is not None else None) or self.chat.space_id or "")
         self.heading.set_chat(title, getattr(space, "name", None), editable=session is not None)
+        self.tasks.spawn(self._show_documents(self.chat.session_id), name="chat-documents")
         # the greeting shows while the conversation is empty (a new chat)
         space = self.chat.organizer.spaces.get(self.chat.space_id or "")
         model = self.current_model()

@@ -29,6 +29,7 @@ from parley.core.tools.memory import Memory
 from parley.gui import dialogs
 from parley.gui.chat.edit import typed_text
 from parley.gui.sidebar.space_dialog import SpaceDialog, SpaceValues, ask_delete_space
+from parley.gui.sidebar.space_documents import SpaceDocumentsPanel, open_panel
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -154,6 +155,8 @@ class Organizer:
                           with_tools=tools is not None)
         if tools is not None:
             self._spawn(self._fill_tools_fields(dlg, tools, space), "space-dialog-memory")
+        if space is not None:  # a new space gets its documents once it exists
+            open_panel(dlg, self.store, space, self._spawn, hub=self.chat.hub, tools=tools)
         return dlg
 
     def _provider_kind(self, model_ref: str | None) -> ProviderKind:
@@ -217,13 +220,17 @@ class Organizer:
         self.sidebar.model.add_space(space)
         self.chat.new_session(space.id)  # a new space is where the next chat goes
 
-    def edit_space(self, space_id: str | None = None) -> SpaceDialog | None:
-        """Edit a space's name, system prompt and default model (default: the current one)."""
+    def edit_space(self, space_id: str | None = None, *,
+                   documents: bool = False) -> SpaceDialog | None:
+        """Edit a space's name, system prompt, default model and documents (default: the
+        current space); ``documents``: with the focus in its documents list."""
         space = self.spaces.get(space_id or self.current_space() or "")
         if space is None:
             return None
         dlg = self._space_dialog(space)
         self._open_dialog(dlg, lambda v: self._spawn(self._save_space(space, v), "edit-space"))
+        if documents and isinstance(dlg.documents, SpaceDocumentsPanel):
+            dlg.documents.list.setFocus()
         return dlg
 
     async def _save_space(self, space: Any, v: SpaceValues) -> None:

@@ -235,6 +235,9 @@ ACTIONS: tuple[Action, ...] = (
     # Space
     _a("space.rename", "Rename space…", (), "global", "Space",
        "Give the current space another name."),
+    _a("space.documents", "Space documents…", ("Ctrl+Shift+D",), "global", "Space",
+       "Add, replace or remove the files every chat in the current space is given.",
+       keywords="files knowledge project attach pdf"),
     _a("space.delete", "Delete space…", (), "global", "Space",
        "Delete the current space after asking."),
     # View

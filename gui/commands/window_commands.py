@@ -79,6 +79,7 @@ class WindowCommands:
             "session.delete": self.delete_current_session,
             "sidebar.delete": self.delete_current_session,
             "space.rename": self.rename_space,
+            "space.documents": self.space_documents,
             "space.delete": self.delete_space,
             "palette.open": self.open_palette,
             "search.open": self.open_search,
@@ -186,6 +187,9 @@ class WindowCommands:
 
     def edit_space(self) -> Any:
         return self._chat_call(lambda c: c.organizer.edit_space())
+
+    def space_documents(self) -> Any:
+        return self._chat_call(lambda c: c.organizer.edit_space(documents=True))
 
     def delete_space(self) -> Any:
         return self._chat_call(lambda c: c.organizer.delete_space())

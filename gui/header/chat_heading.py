@@ -70,6 +70,12 @@ class ChatHeading(QWidget):
         row.addWidget(self.button)
         row.addWidget(self.editor)
         row.addWidget(self.space)
+        # The space documents the chat was given (set_documents): "· 2 documents".
+        self.documents = QLabel(self)
+        self.documents.setObjectName("ChatDocuments")
+        self.documents.setAccessibleName("Space documents of this chat")
+        self.documents.setVisible(False)
+        row.addWidget(self.documents)
         self.restyle()
         self._show_title()
 
@@ -80,6 +86,7 @@ class ChatHeading(QWidget):
                                   f" border: none; padding: 2px 6px; border-radius: 6px; }}"
                                   f"QToolButton:hover {{ background: {t.hover}; }}")
         self.space.setStyleSheet(f"color: {t.muted};")
+        self.documents.setStyleSheet(f"color: {t.muted};")
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
         if event.type() == QEvent.Type.PaletteChange:
@@ -115,6 +122,12 @@ class ChatHeading(QWidget):
         if self.editing and not editable:
             self.cancel()
         self._show_title()
+
+    def set_documents(self, text: str, tip: str) -> None:
+        """Show which space documents the chat was given ('' hides the line)."""
+        self.documents.setText(f"· {text}" if text else "")
+        self.documents.setToolTip(tip)
+        self.documents.setVisible(bool(text))
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(MIN_WIDTH, super().minimumSizeHint().height())

@@ -1,6 +1,6 @@
-"""Dialogs about spaces: create or edit one (name, system prompt, default model, the
-model's memory, whether it may use tools there and which MCP servers' tools), and what to
-do with a deleted space's chats.
+"""Dialogs about spaces: create or edit one (name, system prompt, default model, its
+documents, the model's memory, whether it may use tools there and which MCP servers'
+tools), and what to do with a deleted space's chats.
 
 A space's system prompt and default model are what its *new* sessions take
 (``Store.create_session`` copies them); existing sessions keep theirs.
@@ -83,6 +83,7 @@ class SpaceDialog(QDialog):
         self.setWindowTitle("Edit space" if space is not None else "New space")
         self.setAccessibleName(self.windowTitle())
         self.space = space
+        self.documents: QWidget | None = None  # add_documents (an existing space)
         self.name_edit = QLineEdit(self)
         self.name_edit.setAccessibleName("Space name")
         self.name_edit.setPlaceholderText("Work, Research, Personal…")
@@ -168,6 +169,12 @@ class SpaceDialog(QDialog):
         else:
             for widget in (self.memory_edit, self.memory_hint, self.tools_check):
                 widget.setVisible(False)
+
+    def add_documents(self, panel: QWidget) -> None:
+        """Show a space's documents (``parley.gui.sidebar.space_documents``) under its model."""
+        self.documents = panel
+        self._form.insertRow(3, "Documents", panel)
+        self.resize(self.width(), self.height() + 200)
 
     def set_memory(self, text: str, limit: int = DEFAULT_LIMIT_TOKENS) -> None:
         """Show the space's memory (``text``) and its limit (tokens); makes it editable."""

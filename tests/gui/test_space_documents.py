@@ -1,0 +1,81 @@
+"""A space's documents on the real window: Ctrl+Shift+D opens the space's dialog on its
+documents; Insert adds, Replace… puts another file in one's place, Delete removes; the
+dialog says which way they go; a chat shows the documents it was given (fake provider)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from parley.gui import dialogs
+from tests.core.test_space_documents import make_pdf
+from tests.gui.test_keyboard_window import chat_window, key, say
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def names(w: Any, space_id: str, driver: Any) -> list[str]:
+    return [d.name for d in driver.run(w.store.space_documents(space_id))]
+
+
+def test_documents_are_added_replaced_and_removed_in_the_space_dialog(driver, fake_provider,
+                                                                      qtbot, tmp_path):
+    w = chat_window(driver, fake_provider)
+    space = driver.run(w.store.create_space("Research"))
+    driver.run(w.chat.load_sidebar())
+    w.chat.new_session(space.id)
+    driver.until(lambda: w.chat.space_id == space.id)
+    report = tmp_path / "report.pdf"
+    report.write_bytes(make_pdf(["Intro.", "The purple elephant shipped.", "End."]))
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\nDates are written 2026-03-01.\n")
+    photo = tmp_path / "photo.png"
+    photo.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+
+    w.composer.setFocus()
+    key(qtbot, "Ctrl+Shift+D")
+    dlg = w.chat.organizer.dialog
+    panel = dlg.documents
+    driver.until(lambda: dlg.isVisible() and QApplication.focusWidget() is panel.list)
+    driver.until(lambda: "No documents" in panel.status.text())
+
+    dialogs.answers.append([report, notes, photo])
+    key(qtbot, "Insert")
+    driver.until(lambda: panel.list.count() == 2, timeout=20)
+    assert names(w, space.id, driver) == ["report.pdf", "notes.md"]
+    assert "can't be a space document: it is an image" in panel.problem.text()
+    assert panel.list.item(0).text().startswith("report.pdf · 3 pages · ")
+    driver.until(lambda: "2 documents" in panel.status.text()
+                 and "sent with every message" in panel.status.text())
+
+    panel.list.setCurrentRow(1)
+    newer = tmp_path / "notes-v2.txt"
+    newer.write_text("Dates are written 1 March 2026.")
+    dialogs.answers.append([newer])
+    qtbot.mouseClick(panel.replace_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: names(w, space.id, driver) == ["report.pdf", "notes-v2.txt"])
+    driver.until(lambda: panel.list.item(1).text().startswith("notes-v2.txt"))
+
+    panel.list.setCurrentRow(0)
+    panel.list.setFocus()
+    key(qtbot, "Delete")
+    driver.until(lambda: names(w, space.id, driver) == ["notes-v2.txt"])
+    driver.until(lambda: panel.list.count() == 1 and "1 document," in panel.status.text())
+    key(qtbot, "Escape")  # the dialog closes; the documents stay saved
+    driver.until(lambda: not dlg.isVisible())
+
+    # A chat of the space is given them: its header says so, the request carries them.
+    w.activateWindow()
+    driver.until(w.isActiveWindow)
+    w.composer.setFocus()
+    driver.until(lambda: QApplication.focusWidget() is w.composer)
+    say(driver, qtbot, w, "What date style?", "1 March 2026.")
+    system = str(fake_provider.model_requests[-1].body["system"])
+    assert "Dates are written 1 March 2026." in system
+    w.chat.models.update_title()
+    chip = w.chat.models.heading.documents
+    driver.until(lambda: chip.isVisible() and chip.text() == "· 1 document")
+    assert "notes-v2.txt" in chip.toolTip() and "sent with every message" in chip.toolTip()
