@@ -54,6 +54,7 @@ class ChatSeveral:
         self.view: CompareView | None = None
         #: The model picker last shown (None before the first).
         self.picker: SeveralPicker | None = None
+        parts.transcript.answerWithRequested.connect(self.answer_again)
 
     # -- entry points --------------------------------------------------------------
     def ask_from_composer(self) -> bool:

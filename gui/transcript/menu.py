@@ -57,6 +57,7 @@ def message_menu(view: MessageView, row: int, hit: Hit | None) -> QMenu:
         _entry(view, menu, "regenerate", row)
         sub = models_menu(view, menu, "Regenerate with")
         menu.addMenu(sub)
+        menu.addAction("Answer with several models…", view.answerWithRequested.emit)
     _entry(view, menu, "fork", row)
     if node.kind == "card" or view.list_view.layout_of(row).fold_keys():
         menu.addSeparator()

@@ -29,6 +29,9 @@ class MessageView(Protocol):
     def regenerateRequested(self) -> Any: ...  # noqa: N802  (a Qt signal)
 
     @property
+    def answerWithRequested(self) -> Any: ...  # noqa: N802  (a Qt signal)
+
+    @property
     def model_choices(self) -> Any: ...  # () -> [(model ref, label)]
 
     def message_action(self, name: str, row: int | None = None) -> bool: ...

@@ -55,6 +55,7 @@ RESUME_HREF = "parley:resume"
 CONTINUE_HREF = "parley:continue"
 REGENERATE_HREF = "parley:regenerate"
 REGENERATE_WITH_HREF = "parley:regenerate-with"
+REGENERATE_SEVERAL_HREF = "parley:regenerate-several"  # Ask several models (issue 34)
 #: ‹ n/m › under a message with siblings (an edit's, a regeneration's): the previous /
 #: next sibling's branch (``parley.core.branches``).
 BRANCH_PREV_HREF = "parley:branch-prev"
@@ -463,7 +464,9 @@ class SpecBuilder:
         muted = self.cache.colors.muted.name()
         text = (f'<a href="{REGENERATE_HREF}">↻ Regenerate</a>'
                 f'<span style="color:{muted}">&nbsp;&nbsp;·&nbsp;&nbsp;</span>'
-                f'<a href="{REGENERATE_WITH_HREF}">with another model…</a>')
+                f'<a href="{REGENERATE_WITH_HREF}">with another model…</a>'
+                f'<span style="color:{muted}">&nbsp;&nbsp;·&nbsp;&nbsp;</span>'
+                f'<a href="{REGENERATE_SEVERAL_HREF}">with several models…</a>')
         return Spec(self.cache.line("regenerate", text), "mark")
 
     def _aborted_spec(self, turn: Turn, resumable: bool, continued: bool = False) -> Spec:

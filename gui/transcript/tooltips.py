@@ -14,6 +14,7 @@ from parley.gui.transcript.specs import (
     BRANCH_PREV_HREF,
     CONTINUE_HREF,
     REGENERATE_HREF,
+    REGENERATE_SEVERAL_HREF,
     REGENERATE_WITH_HREF,
     RESUME_HREF,
 )
@@ -40,6 +41,8 @@ def tooltip_text(node: Node, hit: Hit | None,
         if href == REGENERATE_HREF:
             return "Another answer to your last message (Ctrl+Shift+R);\n" \
                 "this one is kept (‹ › under the answer)"
+        if href == REGENERATE_SEVERAL_HREF:
+            return "2–4 models answer again, side by side (Ctrl+Shift+A); this one is kept"
         if href == REGENERATE_WITH_HREF:
             return "Pick a model for another answer; this one is kept (‹ › under the answer)"
         if href == BRANCH_PREV_HREF:

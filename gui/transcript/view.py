@@ -47,6 +47,7 @@ from parley.gui.transcript.specs import (
     COMPACT_AGAIN_HREF,
     CONTINUE_HREF,
     REGENERATE_HREF,
+    REGENERATE_SEVERAL_HREF,
     REGENERATE_WITH_HREF,
     RESUME_HREF,
     is_continue_message,
@@ -154,6 +155,8 @@ class TranscriptView(QWidget):
         regenerateRequested(str): another answer to the last message, with
             that ``provider:model`` ("" for the chat's own model): the link under
             the last reply, the context menu, or Shift+R.
+        answerWithRequested(): several models to answer the last message again (the
+            link under the last reply, the context menu: ``parley.gui.chat.several``).
         mediaRequested(object): a thumbnail or a file chip was clicked (its
             ``ImageBlock`` / ``DocumentBlock``): open it full size.
         compactedTurnsWanted(str): a compaction card was opened whose replaced
@@ -183,6 +186,7 @@ class TranscriptView(QWidget):
     editRequested = Signal(str)
     linkActivated = Signal(QUrl)
     regenerateRequested = Signal(str)
+    answerWithRequested = Signal()
     mediaRequested = Signal(object)
     compactedTurnsWanted = Signal(str)
     startWanted = Signal()
@@ -593,6 +597,9 @@ class TranscriptView(QWidget):
             return
         if href == REGENERATE_WITH_HREF:
             self.show_model_menu(QCursor.pos())  # under the link just clicked
+            return
+        if href == REGENERATE_SEVERAL_HREF:
+            self.answerWithRequested.emit()
             return
         if href in (BRANCH_PREV_HREF, BRANCH_NEXT_HREF):
             self.branchRequested.emit(node.key, -1 if href == BRANCH_PREV_HREF else 1)

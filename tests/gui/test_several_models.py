@@ -98,3 +98,37 @@ def test_one_model_failing_leaves_the_other_two(driver: Any) -> None:
                      if t.turn.role == "assistant")
     assert answers == ["Haiku answers.", "Sonnet answers."]
     assert w.chat.turns[-1].role == "assistant" and not w.composer_bar.busy
+
+
+def test_answer_with_several_models_from_the_link_under_the_reply(driver: Any) -> None:
+    from parley.gui.transcript.specs import REGENERATE_SEVERAL_HREF
+
+    fake = driver.fake
+    w = driver.configured()
+    fake.script("The first answer.")
+    driver.send("Name a colour", w, wait=True)
+    sid, first = w.chat.session_id, w.chat.turns[-1].id
+    driver.until(lambda: len(w.model_picker.choices) >= 3, timeout=10)
+    fake.script("Opus: blue.", model="claude-opus-4-6")
+    fake.script("Haiku: red.", model="claude-haiku-4-5")
+    point = w.transcript.anchor_point(first, REGENERATE_SEVERAL_HREF)
+    assert point is not None, "no 'with several models…' link under the reply"
+    driver.qtbot.mouseClick(w.transcript.list_view.viewport(), Qt.MouseButton.LeftButton,
+                            pos=point)
+    several = w.chat.several
+    driver.until(lambda: several.picker is not None and several.picker.isVisible())
+    picker = several.picker
+    refs = {picker.models.item(i).data(Qt.ItemDataRole.UserRole): i
+            for i in range(picker.models.count())}
+    picker.models.setFocus()
+    for ref in ("anthropic:claude-opus-4-6", "anthropic:claude-haiku-4-5"):
+        driver.qtbot.keyClick(picker.models, Qt.Key.Key_1 + refs[ref])
+    driver.qtbot.keyClick(picker.models, Qt.Key.Key_Return)
+    driver.until(lambda: several.view is not None
+                 and sum(c.usable for c in several.view.columns) == 2, timeout=20)
+    driver.settle(w)
+    prompt = driver.run(w.store.get_turns(sid))[0]
+    kids = [t.turn.text() for t in driver.run(w.store.get_tree(sid))
+            if t.parent_id == prompt.id]
+    assert kids == ["The first answer.", "Opus: blue.", "Haiku: red."]  # the old one kept
+    driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (2, 3))
