@@ -128,6 +128,7 @@ class ChatHeading(QWidget):
         self.documents.setText(f"· {text}" if text else "")
         self.documents.setToolTip(tip)
         self.documents.setVisible(bool(text))
+        self._show_title()  # the title makes room (and asks for more)
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(MIN_WIDTH, super().minimumSizeHint().height())
@@ -136,7 +137,7 @@ class ChatHeading(QWidget):
         """Room for the whole title (up to :data:`TITLE_MAX_PX`) and the space's name,
         whatever is shown now (the shown text is elided to the width given)."""
         title = QFontMetrics(self.button.font()).horizontalAdvance(self._title)
-        space = self.space.sizeHint().width() + 6 if not self.space.isHidden() else 0
+        space = self._side_width()
         return QSize(min(TITLE_MAX_PX, title + 4) + 20 + space, super().sizeHint().height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
@@ -148,8 +149,12 @@ class ChatHeading(QWidget):
         """Width the title may take (px): the heading's, less the space's name."""
         if not self.isVisible():
             return TITLE_MAX_PX
-        space = self.space.sizeHint().width() + 6 if not self.space.isHidden() else 0
-        return max(12, min(TITLE_MAX_PX, self.width() - space - 20))
+        return max(12, min(TITLE_MAX_PX, self.width() - self._side_width() - 20))
+
+    def _side_width(self) -> int:
+        """Width of what follows the title: the space's name and the documents' line (px)."""
+        return sum(label.sizeHint().width() + 6 for label in (self.space, self.documents)
+                   if not label.isHidden())
 
     def _show_title(self) -> None:
         metrics = QFontMetrics(self.button.font())
