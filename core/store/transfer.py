@@ -2,8 +2,8 @@
 
 :func:`copy_store` reads the source in one read transaction (one consistent
 snapshot; nothing is written to it) and writes the destination in one write
-transaction: spaces, settings, app state, attached files, sessions, turns, the
-conversation tree (``turn_links``: each turn's parent; ``turn_path``: the path each chat
+transaction: spaces (with their documents), settings, app state, attached files, sessions,
+turns, the conversation tree (``turn_links``: each turn's parent; ``turn_path``: the path each chat
 shows, ``parley.core.store.schema``) and compactions, in the source's order, so a chat
 opens on the same branch with the same branch points. The destination's own indexes follow
 (SQLite: the FTS5 triggers; PostgreSQL: the generated ``tsvector`` columns),
@@ -39,8 +39,12 @@ from parley.core.store.store import Store
 Progress = Callable[[int, int], None]
 
 #: Tables copied, in this order (turn_attachments is rebuilt by the destination's triggers).
-TABLES = ("spaces", "settings", "app_state", "attachments", "sessions", "turns", "turn_links",
-          "turn_path", "compactions")
+TABLES = ("spaces", "space_documents", "space_document_pages", "settings", "app_state",
+          "attachments", "sessions", "turns", "turn_links", "turn_path", "compactions")
+#: Tables whose ``n`` the destination numbers itself (copied in the source's ``n`` order).
+_NUMBERED = ("sessions", "turns", "space_document_pages")
+#: Tables of files: copied a few rows at a time.
+_FILES = ("attachments", "space_documents")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,13 +90,12 @@ def _table(name: str) -> Table:
 
 def _columns(table: Table) -> list[Any]:
     """The columns copied: all declared ones but the destination's own row numbers."""
-    return [c for c in table.columns if not (c.name == "n" and table.name in ("sessions",
-                                                                              "turns"))]
+    return [c for c in table.columns if not (c.name == "n" and table.name in _NUMBERED)]
 
 
 def _order(table: Table) -> list[Any]:
     """The keyset order: a unique key first (``parley.core.store.pages``)."""
-    if table.name in ("sessions", "turns"):
+    if table.name in _NUMBERED:
         return [table.c.n]
     if table.name == "turn_path":  # its key (session_id, pos) is two columns; turn_id is unique
         return [table.c.turn_id]
@@ -149,7 +152,7 @@ def _copy(src: Connection, dst: Connection, progress: Progress | None) -> CopyRe
         dst.execute(delete(_table(name)))
     for name in TABLES:
         table = _table(name)
-        for rows in _rows(src, table, BATCH_FILES if name == "attachments" else BATCH_ROWS):
+        for rows in _rows(src, table, BATCH_FILES if name in _FILES else BATCH_ROWS):
             dst.execute(table.insert(), rows)
             done += len(rows)
             if progress is not None:

@@ -158,3 +158,15 @@ async def test_too_large_for_the_share_the_model_searches_them_and_cites_the_pag
         "too large for claude-x's window (1% of 200,000 tokens): the model searches them.")
     assert describe(docs[:1], 200_000, 0.25, "claude-x").endswith(
         "sent with every message (kept in the prompt cache).")
+
+
+def test_the_search_index_stays_whole_when_documents_go_with_their_space(sqlite_db):
+    space = sqlite_db.create_space("Gone soon")
+    doc = sqlite_db.add_space_document(space.id, "report.pdf", REPORT)
+    sqlite_db.replace_space_document(doc.id, "report.pdf", make_pdf(["One.", "Two elephants."]))
+    sqlite_db.delete_space(space.id)  # the documents and their pages go by cascade
+    check = "INSERT INTO space_document_fts(space_document_fts) VALUES ('integrity-check')"
+    sqlite_db._w(lambda c: c.exec_driver_sql(check))  # raises when the index is stale
+    assert sqlite_db._r(lambda c: c.exec_driver_sql(
+        "SELECT count(*) FROM space_document_fts WHERE space_document_fts MATCH 'elephants'"
+    ).scalar()) == 0

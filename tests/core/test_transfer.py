@@ -31,6 +31,7 @@ def fill(db: Store) -> dict[str, str]:
     question with three answers, the path shown on the middle one), a compaction, an
     attached picture, usage, settings and window state."""
     work = db.create_space("Work", system_prompt="Be brief.")
+    db.add_space_document(work.id, "notes.txt", b"The purple elephant ships in March.")
     a = db.create_session(title="Trip to Lisbon")
     t1 = db.append_turn(a.id, Turn("user", [TextBlock("Where is the best café?"),
                                             ImageBlock("image/png", b64(png()))]))
@@ -75,6 +76,9 @@ def snapshot(db: Store) -> dict[str, object]:
         "compactions": {s.id: [(c.id, c.summary_turn_id, c.replaced_count)
                                for c in db.list_compactions(s.id)] for s in chats},
         "files": db.attachment_usage(),
+        "documents": [(d.id, d.space_id, d.name, d.sha256, d.pages, d.tokens,
+                       db.space_document_pages(d.id))
+                      for s in db.list_spaces() for d in db.space_documents(s.id)],
         "settings": db.all_settings(),
     }
 
@@ -99,6 +103,7 @@ def test_a_file_copies_to_postgresql_and_back_unchanged(tmp_path, postgres_url):
         assert pg.get_state(f"draft:{ids['b']}") == "half a sentence"
         assert [h.session_id for h in pg.search("pastéis")][:1] == [ids["a"]]
         assert {h.session_id for h in pg.search("quarterly")} == {ids["b"]}
+        assert [h.page for h in pg.search_space_documents(ids["work"], "elephant")] == [1]
     finally:
         src.close()
     assert file_hash(path) == original  # the source was only read
@@ -112,6 +117,7 @@ def test_a_file_copies_to_postgresql_and_back_unchanged(tmp_path, postgres_url):
         assert again.turns_digest == report.turns_digest
         assert snapshot(back) == before
         assert {h.session_id for h in back.search("quarterly")} == {ids["b"]}
+        assert [h.page for h in back.search_space_documents(ids["work"], "elephant")] == [1]
         assert back.attachment_data(next(iter(
             b.attachment_id for t in back.get_tree(ids["a"]) for b in t.turn.blocks
             if isinstance(b, ImageBlock)))) == png()
