@@ -155,6 +155,12 @@ class TranscriptDelegate(QStyledItemDelegate):
             self._layouts.popitem(last=False)
         return layout
 
+    def cached_layout(self, model: TranscriptModel, row: int, width: int) -> RowLayout | None:
+        """The row's last layout at ``width`` (what was painted or is about to be), or
+        None; not made when missing."""
+        layout = self._layouts.get(model.rows[row].key)
+        return layout if layout is not None and layout.width == width else None
+
     def _throttle(self, layout: RowLayout) -> bool:
         """True (and a repaint scheduled) when an expensive row was laid out too recently."""
         if layout.cost_ms < THROTTLE_MIN_MS:

@@ -58,6 +58,7 @@ from PySide6.QtWidgets import (
 
 from parley.gui.commands.actions import key_text
 from parley.gui.commands.keymap import keymap_for
+from parley.gui.transcript.damage import RowPicture, damage, picture
 from parley.gui.transcript.delegate import TranscriptDelegate
 from parley.gui.transcript.geometry import RowGeometry
 from parley.gui.transcript.layout import Hit, RowLayout
@@ -128,6 +129,7 @@ class TranscriptListView(QListView):
         self._stick = True
         self._adjusting = False
         self._painting = False
+        self._quiet = False  # visualRect is empty (a growing row repaints what changed)
         self._clicking = False  # a mouse click is being handled: no scrolling to its row
         self._press: tuple[int, str, object] | None = None
         self._footer: QWidget | None = None
@@ -143,7 +145,7 @@ class TranscriptListView(QListView):
         self.setFrameShape(QListView.Shape.NoFrame)
         self.viewport().setAutoFillBackground(True)
         self._delegate = TranscriptDelegate(self)
-        self._delegate.repaintRequested.connect(self.viewport().update)
+        self._delegate.repaintRequested.connect(self._throttle_over)
         self.setItemDelegate(self._delegate)
         self.verticalScrollBar().valueChanged.connect(self._value_changed)
         self.verticalScrollBar().setSingleStep(SCROLL_STEP)
@@ -458,17 +460,64 @@ class TranscriptListView(QListView):
     def dataChanged(  # noqa: N802
         self, top_left: Index, bottom_right: Index, roles: Sequence[int] = ()
     ) -> None:
-        self._rows.invalidate(top_left.row(), bottom_right.row())
-        QAbstractItemView.dataChanged(self, top_left, bottom_right, list(roles))
-        if self._stick and bottom_right.row() == len(self._rows) - 1 and self.isVisible():
+        row = bottom_right.row()
+        growing = (self._stick and 0 <= top_left.row() == row == len(self._rows) - 1
+                   and self.isVisible())
+        before = self._picture(row) if growing else None
+        self._rows.invalidate(top_left.row(), row)
+        self._quiet = before is not None  # no repaint of the whole row: see _grown
+        try:
+            QAbstractItemView.dataChanged(self, top_left, bottom_right, list(roles))
+        finally:
+            self._quiet = False
+        if before is not None:
+            self._grown(row, before)
+        elif self._stick and row == len(self._rows) - 1 and self.isVisible():
             # A streaming reply grew at the bottom: measure it and scroll now, so the
             # next paint shows it in place once (measuring while painting moved the
             # view under the paint and cost a second full repaint per update).
             self.settle()
 
+    def _picture(self, row: int) -> RowPicture | None:
+        """What the row's last layout paints (a throttled one too: it is what the screen
+        shows) and where; None when it has none at the current width."""
+        layout = self._delegate.cached_layout(self.transcript_model(), row, self._width)
+        if layout is None:
+            return None
+        return picture(layout, self._rows.tops[row] - self.verticalScrollBar().value(),
+                       self.viewport().height())
+
+    def _throttle_over(self) -> None:
+        """A streaming row laid out less often (its layout is expensive) may be laid out
+        again: as for an update, only what changed on screen is painted again."""
+        row = len(self._rows) - 1
+        before = self._picture(row) if self._stick and row >= 0 and self.isVisible() else None
+        if before is None:
+            self.viewport().update()
+        else:
+            self._grown(row, before)
+
+    def _grown(self, row: int, before: RowPicture) -> None:
+        """The last row changed (a reply streaming): measure it and scroll, as
+        :meth:`settle`, then repaint only the band that differs on screen
+        (:mod:`parley.gui.transcript.damage`); everything when the row moved."""
+        self._painting = True
+        try:
+            self._sync()
+        finally:
+            self._painting = False
+        after = self._picture(row)
+        viewport = self.viewport()
+        band = None if after is None else damage(before, after, viewport.width(),
+                                                  viewport.height())
+        if band is None:
+            viewport.update()
+        elif not band.isEmpty():
+            viewport.update(band)
+
     def visualRect(self, index: Index) -> QRect:  # noqa: N802
         row = index.row()
-        if not index.isValid() or not 0 <= row < len(self._rows):
+        if self._quiet or not index.isValid() or not 0 <= row < len(self._rows):
             return QRect()
         top = self._rows.tops[row] - self.verticalScrollBar().value()
         return QRect(0, top, self.viewport().width(), self._rows.heights[row])

@@ -1,0 +1,75 @@
+"""A reply streaming into the transcript repaints only what changed on screen
+(``parley.gui.transcript.damage``), and the screen then shows what a full repaint shows."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QRect
+from PySide6.QtGui import QImage
+
+from parley.core.content import TextBlock, Turn
+
+WORDS = ["streaming", "keeps", "the", "window", "responsive", "while", "a", "long",
+         "answer", "is", "written"]
+
+
+class PaintedRects(QObject):
+    """Notes the rect of every paint event of a widget."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rects: list[QRect] = []
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        if event.type() == QEvent.Type.Paint:
+            self.rects.append(QRect(event.rect()))
+        return False
+
+
+def reply(text: str) -> Turn:
+    return Turn("assistant", [TextBlock(text)], id="live", model="anthropic:claude-sonnet-4-6")
+
+
+def on_screen(view) -> QImage:
+    """The viewport's pixels as last painted (the window's backing store)."""
+    lv = view.list_view
+    window = view.window().windowHandle()
+    shot = window.screen().grabWindow(window.winId()).toImage()
+    top_left = lv.viewport().mapTo(view.window(), lv.viewport().rect().topLeft())
+    ratio = shot.devicePixelRatio()
+    size = lv.viewport().size()
+    return shot.copy(int(top_left.x() * ratio), int(top_left.y() * ratio),
+                     int(size.width() * ratio), int(size.height() * ratio))
+
+
+def test_words_added_to_a_reply_repaint_a_band_not_the_viewport(view, qtbot):
+    view.set_turns([Turn("user", [TextBlock("Tell me about streaming.")], id="u1")])
+    text = "A first paragraph that stays as it is.\n\n```python\nprint('kept')\n```\n\nThe last"
+    view.update_turn(reply(text))
+    qtbot.wait(300)
+    viewport = view.list_view.viewport()
+    painted = PaintedRects()
+    viewport.installEventFilter(painted)
+    for word in WORDS[:6]:  # the last paragraph grows on its line: the row keeps its height
+        text += " " + word
+        view.update_turn(reply(text))
+        qtbot.wait(40)
+    qtbot.wait(300)  # a layout laid out less often (it was slow) is painted when due
+    viewport.removeEventFilter(painted)
+    assert painted.rects, "the updates were painted"
+    assert all(r.height() < viewport.height() // 4 for r in painted.rects), painted.rects
+    assert "responsive" in view.text_of_last()
+
+
+def test_the_screen_after_streaming_shows_what_a_full_repaint_shows(view, qtbot):
+    view.set_turns([Turn("user", [TextBlock("Write some code.")], id="u1")])
+    text = ""
+    for i, word in enumerate(WORDS * 8):  # taller than the view: it scrolls too
+        text += word + (" " if i % 9 else "\n\n```python\nx = 1\n```\n\n")
+        view.update_turn(reply(text))
+        qtbot.wait(5)
+    qtbot.wait(100)
+    bar = view.list_view.verticalScrollBar()
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()
+    seen = on_screen(view)
+    view.list_view.viewport().repaint()  # everything painted again
+    assert on_screen(view) == seen
