@@ -20,8 +20,8 @@ import asyncio
 import tempfile
 from pathlib import Path
 
-from tests.core.test_compaction_support import open_env
-from tests.core.test_window_from_provider import heavy_chat_provider, run_heavy_chat
+from tests.core.compaction_support import open_env
+from tests.core.heavy_chat import heavy_chat_provider, run_heavy_chat
 from tests.fakes.server import FakeProviderServer
 
 

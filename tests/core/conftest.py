@@ -11,7 +11,7 @@
   defining a ``db`` fixture that returns ``any_db`` (see test_store_sessions.py).
 * ``any_target``: where such a store goes (a path, or a new database's URL), for
   tests that open and close it themselves.
-* ``env``: :func:`tests.core.test_compaction_support.open_env`: a workspace's store,
+* ``env``: :func:`tests.core.compaction_support.open_env`: a workspace's store,
   a hub with both fake providers set up, a runner and one session
   (``env.store``, ``env.hub``, ``env.runner``, ``env.sid``). A test file that
   needs another set-up defines its own ``env``, which takes precedence.
@@ -39,7 +39,7 @@ from parley.core.store.backends import open_store
 from parley.core.store.errors import StoreError
 from parley.core.store.store import Store
 from parley.core.workspace import Workspace
-from tests.core.test_compaction_support import Env, open_env
+from tests.core.compaction_support import Env, open_env
 
 
 @pytest.fixture

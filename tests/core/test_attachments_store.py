@@ -25,9 +25,10 @@ from parley.core.store.async_store import AsyncStore
 from parley.core.store.backends import open_store
 from parley.core.store.errors import AttachmentNotFound
 from parley.core.store.upgrade.migrations import FileKind, inspect_file
+from tests.core.compaction_support import SONNET, SUMMARY, open_env
 from tests.core.hubs import fake_hub
+from tests.core.images import b64, png
 from tests.core.rawdb import raw_rows as any_raw_rows
-from tests.core.test_compaction_support import SONNET, SUMMARY, open_env
 from tests.fakes.validation import validate_anthropic, validate_openai
 
 
@@ -37,20 +38,10 @@ def db(any_db: Store) -> Store:
     return any_db
 
 
-def png(color=(10, 120, 200), size=(24, 16)) -> bytes:
-    buf = io.BytesIO()
-    Image.new("RGB", size, color).save(buf, "PNG")
-    return buf.getvalue()
-
-
 def pdf() -> bytes:
     buf = io.BytesIO()
     Image.new("RGB", (8, 8), "white").save(buf, "PDF")
     return buf.getvalue()
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 def sha(data: bytes) -> str:

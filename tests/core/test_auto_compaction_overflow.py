@@ -17,13 +17,7 @@ from parley.core.compaction.run import HistoryTooLong
 from parley.core.content import TextBlock, Turn
 from parley.core.context.tokens import estimate_tokens
 from parley.core.wire import SUMMARY_HEADING, to_messages
-from tests.core.test_compaction_support import (
-    LONG,
-    SONNET,
-    Env,
-    blocks_text,
-    validate,
-)
+from tests.core.compaction_support import LONG, SONNET, Env, blocks_text, validate
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import base64
 
 from parley.core.compaction.plan import cannot_reduce, plan_compaction
 from parley.core.content import ImageBlock, TextBlock, Turn
-from tests.core.test_compaction_support import LONG, SONNET, TAGGED
+from tests.core.compaction_support import LONG, SONNET, TAGGED
 
 #: A PNG header of 1000 × 1000 pixels (about 1,300 tokens by the estimate).
 BIG_PNG = base64.b64encode(

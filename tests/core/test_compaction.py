@@ -30,7 +30,7 @@ from parley.core.compaction.prompt import (
 from parley.core.content import CompactSummaryBlock, DocumentBlock, ImageBlock, TextBlock, Turn
 from parley.core.providers.errors import AuthenticationFailed
 from parley.core.wire import SUMMARY_HEADING
-from tests.core.test_compaction_support import (
+from tests.core.compaction_support import (
     GPT,
     SONNET,
     SUMMARY,

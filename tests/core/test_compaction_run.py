@@ -21,7 +21,7 @@ from parley.core.compaction.wire import HIDDEN_OUTPUT
 from parley.core.content import ImageBlock, TextBlock, Turn
 from parley.core.events import RequestEnded
 from parley.core.wire import SUMMARY_HEADING
-from tests.core.test_compaction_support import (
+from tests.core.compaction_support import (
     GPT,
     LONG,
     SONNET,

@@ -15,7 +15,7 @@ import pytest
 
 from parley.core.chat.events import RunFailed
 from parley.core.compaction.compact import CompactEvent
-from tests.core.test_unseen_turns import small_enforced_window
+from tests.core.unseen_support import small_enforced_window
 
 PROVIDER_TOKENS = 10_000  # each message, as the provider counts it
 WINDOW = 100_000

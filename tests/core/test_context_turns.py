@@ -19,8 +19,8 @@ from parley.core.providers.capabilities import CAPS_BY_KIND
 from parley.core.store import Store
 from parley.core.store.errors import TurnNotInSession
 from parley.core.wire import to_messages
+from tests.core.compaction_support import SONNET, TAGGED, Env
 from tests.core.rawdb import raw_rows
-from tests.core.test_compaction_support import SONNET, TAGGED, Env
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from parley.core.providers.base import Stop, TextDelta, UsageUpdate
 from parley.core.providers.errors import ContextOverflow, StreamInterrupted
 from parley.core.providers.retry import RetryPolicy
 from tests.core.hubs import fake_workspace
-from tests.core.test_model_limits import TINY, request
+from tests.core.local_model import TINY, request
 
 #: Retries on, as in the app: an overflow must not be retried, an empty stream is resent once.
 RETRY = RetryPolicy(max_retries=3, initial_delay_s=0.01, max_delay_s=0.01)

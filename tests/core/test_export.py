@@ -12,77 +12,21 @@ import pytest
 
 from parley.core.content import (
     CompactSummaryBlock,
-    DocumentBlock,
-    ImageBlock,
     TextBlock,
-    TextOrigin,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
     Turn,
-    Usage,
 )
 from parley.core.convert import auto_detect_and_convert, import_parley
 from parley.core.export import OTHER_BRANCHES, export_session, fence, suggested_filename
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import SessionNotFound
+from tests.core.export_support import MODEL, PDF, PNG, make_session, rich_turns
 from tests.fakes.validation import validate_anthropic, validate_openai
-
-PNG = "iVBORw0KGgo="
-PDF = "JVBERi0xLjQ="
-MODEL = "anthropic:claude-sonnet-4-6"
-
-
-def rich_turns() -> list[Turn]:
-    """A conversation with every kind of block, a tool loop and an aborted reply."""
-    return [
-        Turn("user", [TextBlock("What is in this picture?"), ImageBlock("image/png", PNG)]),
-        Turn(
-            "assistant",
-            [
-                ThinkingBlock("The user wants a description.", signature="sig-1"),
-                TextBlock("Let me look it up."),
-                ToolUseBlock("toolu_1", "search", {"q": "red bridge", "limit": 3}),
-            ],
-            model=MODEL,
-            usage=Usage(10, 5),
-        ),
-        Turn(
-            "user",
-            [
-                ToolResultBlock(
-                    "toolu_1", (TextBlock("Golden Gate Bridge"), ImageBlock("image/png", PNG))
-                )
-            ],
-        ),
-        Turn(
-            "assistant",
-            [TextBlock("It is the Golden Gate Bridge.\n\n```python\nprint('hi')\n```")],
-            model=MODEL,
-        ),
-        Turn(
-            "user",
-            [
-                TextBlock("New message from Slack", origin=TextOrigin("signal", "slack", "Ana")),
-                DocumentBlock("application/pdf", PDF, "plan.pdf"),
-                TextBlock("Summarize the plan."),
-            ],
-        ),
-        Turn("assistant", [TextBlock("The plan says")], aborted=True, model=MODEL),
-    ]
 
 
 @pytest.fixture
 def store(any_store: AsyncStore) -> AsyncStore:
     """The shared ``store`` (tests/core/conftest.py), once on each backend."""
     return any_store
-
-
-async def make_session(store, turns=None, *, title="Bridges & plans: a chat?") -> str:
-    session = await store.create_session(title=title, model=MODEL, system_prompt="Be brief.")
-    for turn in turns if turns is not None else rich_turns():
-        await store.append_turn(session.id, turn)
-    return session.id
 
 
 async def test_markdown_shows_every_turn_for_people(store):

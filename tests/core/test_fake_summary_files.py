@@ -12,8 +12,8 @@ import base64
 import pytest
 
 from parley.core.content import DocumentBlock, ImageBlock, TextBlock, Turn
-from tests.core.test_attachments_store import png
-from tests.core.test_compaction_support import GPT, SONNET
+from tests.core.compaction_support import GPT, SONNET
+from tests.core.images import png
 from tests.fakes.summaries import SUMMARY_ASK
 
 PNG = base64.b64encode(png(size=(200, 150))).decode()

@@ -16,7 +16,7 @@ from parley.core.export import export_session
 from parley.core.importing.conversation import ImportTooLarge, import_conversation, import_file
 from parley.core.store.async_store import AsyncStore
 from parley.core.store.errors import DiskFull, SpaceNotFound
-from tests.core.test_export import make_session, rich_turns
+from tests.core.export_support import make_session, rich_turns
 
 
 @pytest.fixture
@@ -286,7 +286,7 @@ async def test_bare_parley_turn_list_is_accepted(store):
 
 async def test_attached_files_referenced_damaged_or_known(store):
     from parley.core.convert import export_parley
-    from tests.core.test_export import PNG
+    from tests.core.export_support import PNG
 
     sid = await make_session(store)  # stores PNG in this store's attachments
     by_reference = export_parley(await store.get_turns(sid))  # refs only, no data

@@ -23,7 +23,7 @@ from parley.core.export import export_session
 from parley.core.importing.conversation import import_conversation
 from parley.core.importing.files import import_data
 from parley.core.store.async_store import AsyncStore
-from tests.core.test_export import MODEL, make_session, rich_turns
+from tests.core.export_support import MODEL, make_session, rich_turns
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import logging
 
 from parley.core.content import TextBlock
 from parley.core.log_repeats import RepeatLimiter
-from tests.core.test_unsaved_replies import MODEL, disk_nearly_full
+from tests.core.faults import MODEL, disk_nearly_full
 
 
 class Clock:

@@ -22,8 +22,7 @@ from parley.core.store.async_store import AsyncStore
 from parley.core.tools import ToolExecutor
 from parley.core.tools.skills import SkillLibrary
 from tests.core.hubs import fake_hub
-from tests.core.test_mcp_run import Approver, echo_call
-from tests.core.test_tools_run import SONNET, tool_results
+from tests.core.tool_support import SONNET, Approver, echo_call, tool_results
 from tests.fakes.mcp_server import stdio_entry
 
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 import pytest
 
 from parley.core.mcp.names import is_mcp_name
-from tests.core.test_mcp_run import ECHO, OWN, echo_call, open_mcp_env
-from tests.core.test_tools_run import (
+from tests.core.tool_support import (
+    ECHO,
     GPT,
+    OWN,
     SONNET,
+    echo_call,
+    open_mcp_env,
     say_tools,
     system_text,
     tool_names,

@@ -5,61 +5,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import deque
 
 import pytest
 
-from parley.core.chat.run import ChatRunner, RunCancelled
+from parley.core.chat.run import RunCancelled
 from parley.core.content import ImageBlock, ToolResultBlock
-from parley.core.mcp.host import McpHost
-from parley.core.mcp.tools import ApprovalRequest, McpTools, declined_text
-from parley.core.store.async_store import AsyncStore
-from parley.core.tools import ToolExecutor
-from parley.core.tools.skills import SkillLibrary
+from parley.core.mcp.tools import declined_text
 from parley.core.wire import INTERRUPTED_RESULT
-from tests.core.hubs import fake_hub
-from tests.core.test_tools_run import GPT, SONNET, Env, tool_names, tool_results, validate
+from tests.core.tool_support import (
+    ECHO,
+    GPT,
+    OWN,
+    SONNET,
+    echo_call,
+    open_mcp_env,
+    tool_names,
+    tool_results,
+    validate,
+)
 from tests.fakes.mcp_server import stdio_entry
-
-OWN = ["set_context", "load_context", "unload_context", "session_search"]
-ECHO = "mcp__fake__echo"
-
-
-class Approver:
-    """Answers approval requests from a queue, and records them."""
-
-    def __init__(self) -> None:
-        self.answers: deque[str] = deque()
-        self.asked: list[ApprovalRequest] = []
-
-    async def __call__(self, request: ApprovalRequest) -> str:
-        self.asked.append(request)
-        return self.answers.popleft() if self.answers else "deny"
-
-
-class McpEnv(Env):
-    host: McpHost
-    approver: Approver
-    mcp: McpTools
-    path = None
-
-
-async def open_mcp_env(tmp_path, fake_provider, servers: dict,
-                       compatible: dict | None = None):
-    path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": servers}))
-    store = await AsyncStore.open(tmp_path / "sessions.db")
-    hub = await fake_hub(store, tmp_path, fake_provider, compatible=compatible)
-    host = McpHost(path)
-    host.load()
-    approver = Approver()
-    mcp = McpTools(host, store, approver=approver)
-    tools = ToolExecutor(store, library=SkillLibrary(user_dir=tmp_path, bundled_dir=None),
-                         mcp=mcp)
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0, tools=tools)
-    env = McpEnv(store, hub, runner, fake_provider)
-    env.host, env.approver, env.mcp, env.path = host, approver, mcp, path
-    return env
 
 
 @pytest.fixture
@@ -69,10 +33,6 @@ async def env(tmp_path, fake_provider):
     await e.host.close()
     await e.hub.aclose()
     await e.store.close()
-
-
-def echo_call(text: str = "hi", name: str = ECHO) -> dict:
-    return {"name": name, "input": {"text": text}}
 
 
 @pytest.mark.parametrize("model", [SONNET, GPT])

@@ -11,8 +11,8 @@ from parley.core.content import TextBlock, Turn
 from parley.core.context.tokens import estimate_tokens
 from parley.core.errors import ParleyError
 from parley.core.wire import to_messages
+from tests.core.compaction_support import SONNET
 from tests.core.hubs import fake_workspace
-from tests.core.test_compaction_support import SONNET
 
 HAIKU = "anthropic:claude-haiku-4-5"  # 200,000-token context window in the catalog
 COMPATIBLE = "local:llama-test"  # a model the catalog does not know (a guessed 8,192)

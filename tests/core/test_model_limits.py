@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from parley.core.content import TextBlock, Turn
-from parley.core.providers.base import ChatRequest
 from parley.core.providers.errors import ContextOverflow, StreamInterrupted
 from parley.core.providers.server_limits import MIN_OUTPUT_TOKENS
 from tests.core.hubs import fake_workspace
-
-TINY = "/models/tiny-270m-q8_0.gguf"  # llama.cpp names the model by its file
+from tests.core.local_model import TINY, request
 
 
 @pytest.fixture
@@ -26,10 +23,6 @@ async def hub(tmp_path, fake_provider):
         yield ws.hub
     finally:
         await ws.close()
-
-
-def request(model: str, *texts: str) -> ChatRequest:
-    return ChatRequest(model, [Turn("user", [TextBlock(t)]) for t in texts or ("Hello?",)])
 
 
 async def test_anthropic_window_comes_from_the_model_list_not_the_catalog(hub, fake_provider):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
-from tests.core.test_unsaved_replies import Locker
+from tests.core.faults import Locker
 
 
 def test_a_checkpoint_by_another_process_closing_is_not_damage(tmp_path: Path) -> None:

@@ -12,39 +12,16 @@ import pytest
 
 from parley.core.chat.run import RunFailed
 from parley.core.compaction.compact import CompactPromptTooLongError
-from parley.core.content import TextBlock, Turn
 from parley.core.wire import SUMMARY_HEADING
+from tests.core.compaction_support import GPT, SONNET, SUMMARY, blocks_text, validate
 from tests.core.hubs import fake_hub
-from tests.core.test_compaction_support import (
-    GPT,
-    SONNET,
-    SUMMARY,
-    blocks_text,
-    open_env,
-    validate,
-)
-
-TINY = "/models/tiny-270m-q8_0.gguf"
-LOCAL = f"local:{TINY}"
-
-
-def local_env(tmp_path, fake_provider):
-    """``open_env`` with a compatible server "local" serving ``TINY``."""
-    return open_env(tmp_path, fake_provider, compatible={
-        "name": "Local", "provider_id": "local", "default_model": TINY})
+from tests.core.local_model import LOCAL, TINY, local_env, send
 
 
 @pytest.fixture
 async def env(tmp_path, fake_provider):
     async with local_env(tmp_path, fake_provider) as opened:
         yield opened
-
-
-async def send(env, text: str, model: str) -> tuple[Turn | None, list]:
-    events: list = []
-    reply = await env.runner.send(env.sid, [TextBlock(text)], model_ref=model,
-                                  on_event=events.append)
-    return reply, events
 
 
 def assert_compacted_then_answered(fake_provider, reply, events) -> None:

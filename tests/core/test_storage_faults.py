@@ -56,8 +56,8 @@ from parley.core.store.errors import (
     DiskFull,
     StoreError,
 )
-from parley.core.store.schema import dbapi_connection
 from parley.core.store.sqlite.faults import FileIdentity, check_identity, release_moved_file
+from tests.core.faults import on_store_thread, raw
 from tests.disk import fill, mount, umount
 from tests.fakes.validation import validate_anthropic
 
@@ -65,16 +65,6 @@ MODEL = "anthropic:claude-sonnet-4-6"
 
 
 # --- helpers ---------------------------------------------------------------------------
-
-
-def raw(store: Store) -> sqlite3.Connection:
-    assert store._con is not None  # noqa: SLF001
-    return dbapi_connection(store._con)  # noqa: SLF001
-
-
-async def on_store_thread(store: AsyncStore, sql: str) -> None:
-    """Run one statement on the store's own connection, on its own thread."""
-    await store._call(lambda: raw(store.sync).execute(sql).fetchall())  # noqa: SLF001
 
 
 def digest(path: Path) -> str:
@@ -481,4 +471,3 @@ async def test_start_after_a_crash_reports_interrupted_replies(any_target):
         assert later == []
     finally:
         await store.close()
-

@@ -84,7 +84,7 @@ async def test_writes_are_serialized_in_order(any_store):
 async def test_upgrade_progress_is_reported_on_the_loop_thread(tmp_path, monkeypatch):
     import sys
 
-    from tests.core.test_store_open import fake_upgrader, make_v3
+    from tests.core.upgrades import fake_upgrader, make_v3
 
     monkeypatch.setitem(sys.modules, "parley.core.store.upgrade.v3", fake_upgrader([]))
     path = tmp_path / "sessions.db"

@@ -11,7 +11,6 @@ import hashlib
 import os
 import sqlite3
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from parley.core.store.errors import (
 )
 from parley.core.store.sqlite.engine import make_engine, write
 from parley.core.store.upgrade import migrations
+from tests.core.upgrades import fake_upgrader, make_v3
 
 
 def fingerprint(path: Path) -> tuple[str, int, int]:
@@ -46,26 +46,6 @@ def make_v4(path: Path) -> None:
         s = store.create_session(title="kept")
         store.append_turn(s.id, Turn("user", [TextBlock("hello world")]))
         store.set_setting("theme", "dark")
-
-
-def make_v3(path: Path, user_version: int = 3) -> None:
-    con = sqlite3.connect(path)
-    con.executescript(
-        """
-        CREATE TABLE sessions (id TEXT PRIMARY KEY, title TEXT, space TEXT, parent_id TEXT,
-            fork_idx INTEGER, model TEXT, created_at INTEGER NOT NULL,
-            updated_at INTEGER NOT NULL, meta TEXT);
-        CREATE TABLE turns (session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-            idx INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL,
-            created_at INTEGER NOT NULL, PRIMARY KEY (session_id, idx));
-        CREATE TABLE app_state (key TEXT PRIMARY KEY, value TEXT);
-        INSERT INTO sessions VALUES ('s_1', 'Old', 'Work', NULL, NULL, NULL, 1, 2, NULL);
-        INSERT INTO turns VALUES ('s_1', 0, 'user', '[{"type":"text","text":"hi"}]', 1);
-        """
-    )
-    con.execute(f"PRAGMA user_version = {user_version}")
-    con.commit()
-    con.close()
 
 
 # --- new and current files ------------------------------------------------------
@@ -259,31 +239,6 @@ def test_v3_file_without_upgrader_is_refused_untouched(tmp_path, monkeypatch, us
     make_v3(path, user_version)
     err = assert_refused(path, UpgradeUnavailable)
     assert "v3" in str(err)
-
-
-def fake_upgrader(calls: list) -> types.ModuleType:
-    """A stand-in parley.core.store.upgrade.v3: rename the v3 tables away and create v4."""
-
-    def upgrade_file(path: Path, progress=None):
-        calls.append(path)
-        if progress:
-            progress(1, 1)
-        engine = make_engine(path)
-        con = engine.connect()
-
-        def run(c):
-            for t in ("sessions", "turns", "app_state"):
-                c.exec_driver_sql(f"ALTER TABLE {t} RENAME TO v3_{t}")
-            schema.create_all(c)
-
-        write(con, run, path)
-        con.close()
-        engine.dispose()
-        return {"sessions": 1}
-
-    module = types.ModuleType("parley.core.store.upgrade.v3")
-    module.upgrade_file = upgrade_file  # type: ignore[attr-defined]
-    return module
 
 
 @pytest.mark.parametrize("user_version", [3, 0])

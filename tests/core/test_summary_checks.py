@@ -21,7 +21,7 @@ from parley.core.compaction.prompt import (
 )
 from parley.core.content import TextBlock, Turn
 from parley.core.context.tokens import text_tokens
-from tests.core.test_compaction_support import (
+from tests.core.compaction_support import (
     GPT,
     LONG,
     SONNET,

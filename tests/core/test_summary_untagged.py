@@ -12,8 +12,8 @@ from parley.core.compaction.check import Source, check_answer
 from parley.core.compaction.prompt import ANSWER_FORMAT, PLAIN_FORMAT, render_turn
 from parley.core.compaction.unseen import load_unseen
 from parley.core.content import TextBlock, Turn
-from tests.core.test_compaction_support import SUMMARY, blocks_text
-from tests.core.test_unseen_turns import chat, small_enforced_window
+from tests.core.compaction_support import SUMMARY, blocks_text
+from tests.core.unseen_support import chat, small_enforced_window
 from tests.fakes.script import CHATTY
 
 TURNS = [

@@ -18,7 +18,7 @@ from parley.core.importing.conversation import ImportMessageTooLong, import_conv
 from parley.core.providers.catalog import known_models
 from parley.core.store import AsyncStore
 from parley.gui.composer.drafts import Drafts, draft_key
-from tests.core.test_unsaved_replies import MODEL
+from tests.core.faults import MODEL
 
 OVER = max_text_chars() + 1
 

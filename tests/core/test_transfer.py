@@ -22,8 +22,8 @@ from parley.core.store.postgres.store import PgStore
 from parley.core.store.store import Store
 from parley.core.store.transfer import copy_store
 from tests.core import tree_rows
+from tests.core.images import b64, png
 from tests.core.rawdb import raw_rows
-from tests.core.test_attachments_store import b64, png
 
 
 def fill(db: Store) -> dict[str, str]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from parley.core.chat.events import OlderTurnsUnseen, RunFailed
 from parley.core.compaction.unseen import load_unseen
-from tests.core.test_overflow_recovery import LOCAL, local_env, send
-from tests.core.test_unseen_turns import message
+from tests.core.local_model import LOCAL, local_env, send
+from tests.core.unseen_support import message
 
 
 async def test_a_refused_chat_goes_on_with_the_newest_turns_that_fit(tmp_path, fake_provider):

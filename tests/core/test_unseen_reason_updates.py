@@ -11,7 +11,7 @@ import pytest
 from parley.core.chat.events import OlderTurnsUnseen
 from parley.core.compaction.unseen import load_unseen
 from parley.core.errors import ParleyError
-from tests.core.test_unseen_turns import chat, small_enforced_window
+from tests.core.unseen_support import chat, small_enforced_window
 
 
 async def test_a_later_failed_compaction_updates_the_records_reason(env, fake_provider):

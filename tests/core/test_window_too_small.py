@@ -14,7 +14,7 @@ from __future__ import annotations
 from parley.core.chat.events import RunFailed
 from parley.core.compaction.unseen import load_unseen
 from parley.core.context.too_long import WindowTooSmall
-from tests.core.test_unseen_turns import small_enforced_window
+from tests.core.unseen_support import small_enforced_window
 
 SYSTEM = "You are a careful assistant. " * 90  # ~2,600 characters: ~650 estimated tokens
 

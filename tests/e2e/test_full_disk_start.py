@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.disk import fill
-from tests.e2e.test_startup_errors import ROOT, _env, _parley
+from tests.e2e.processes import ROOT, app_env, parley_command
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -18,7 +18,7 @@ def test_a_full_disk_is_named_and_exits_2(small_disk: Path) -> None:
     home = small_disk / "home"
     home.mkdir()
     fill(small_disk)
-    done = subprocess.run(_parley("--home", str(home)), env=_env(), text=True,
+    done = subprocess.run(parley_command("--home", str(home)), env=app_env(), text=True,
                           capture_output=True, timeout=90, cwd=ROOT)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert f"Parley cannot keep its data in {home}: the disk it is on is full" in done.stderr

@@ -8,7 +8,6 @@ where that is not allowed).
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -17,27 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.processes import ROOT, app_env, parley_command
+
 pytestmark = pytest.mark.timeout(120)
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _env(probe: str | None = "quit") -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update(QT_QPA_PLATFORM="offscreen", PARLEY_KEYRING="file")
-    env.pop("PARLEY_HOME", None)
-    env.pop("PARLEY_PROBE", None)
-    if probe:
-        env["PARLEY_PROBE"] = probe
-    return env
-
-
-def _parley(*args: str) -> list[str]:
-    return [sys.executable, "-m", "parley.gui.app", *args]
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, env=_env(), text=True, capture_output=True, timeout=90, cwd=ROOT)
+    return subprocess.run(cmd, env=app_env(), text=True, capture_output=True, timeout=90, cwd=ROOT)
 
 
 def _listing(folder: Path) -> list[str]:
@@ -48,7 +33,7 @@ def test_a_file_as_the_data_folder_is_refused_with_a_box_and_exit_2(tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("not a folder")
     before = _listing(tmp_path)
-    done = _run(_parley("--home", str(afile)))
+    done = _run(parley_command("--home", str(afile)))
     assert done.returncode == 2, done.stderr
     assert f"Parley cannot keep its data in {afile}: it is a file, not a folder" in done.stderr
     assert "Nothing was changed" in done.stderr and "--home" in done.stderr
@@ -62,7 +47,7 @@ def test_a_folder_that_cannot_be_created_is_refused_and_nothing_made(tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("not a folder")
     home = afile / "parley" / "data"
-    done = _run(_parley("--home", str(home)))
+    done = _run(parley_command("--home", str(home)))
     assert done.returncode == 2, done.stderr
     assert f"Parley cannot keep its data in {home}: a file is in the way" in done.stderr
     assert "Traceback" not in done.stderr
@@ -74,7 +59,7 @@ def test_a_file_named_logs_still_starts_and_logs_to_stderr(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     (home / "logs").write_text("in the way")
-    done = _run(_parley("--home", str(home)))
+    done = _run(parley_command("--home", str(home)))
     assert done.returncode == 0, done.stderr
     assert "parley-probe ready" in done.stdout
     assert "Traceback" not in done.stderr
@@ -111,7 +96,7 @@ def read_only(tmp_path):
 
 def _stderr_until(cmd: list[str], wanted: str, timeout_s: float = 60) -> str:
     """Start ``cmd``, collect stderr until a line holds ``wanted`` (or it exits), stop it."""
-    proc = subprocess.Popen(cmd, env=_env("print"), cwd=ROOT, text=True,
+    proc = subprocess.Popen(cmd, env=app_env("print"), cwd=ROOT, text=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     lines: list[str] = []
     stop = threading.Timer(timeout_s, proc.terminate)  # also if it goes quiet
@@ -142,7 +127,7 @@ def test_a_read_only_data_folder_starts_and_the_store_says_so(read_only, with_fi
 
         Store.open(home / "sessions.db").close()
     before = _listing(read_only)
-    err = _stderr_until(_on_read_only(read_only, _parley("--home", str(home))),
+    err = _stderr_until(_on_read_only(read_only, parley_command("--home", str(home))),
                         "Parley cannot write to")
     assert "Traceback" not in err
     assert f"Parley cannot write its log in {home / 'logs'}" in err
@@ -155,8 +140,8 @@ def test_a_read_only_data_folder_starts_and_the_store_says_so(read_only, with_fi
 
 def test_a_data_folder_on_a_read_only_disk_is_refused_in_words(read_only):
     home = read_only / "new" / "home"
-    done = subprocess.run(_on_read_only(read_only, _parley("--home", str(home))), env=_env(),
-                          text=True, capture_output=True, timeout=90, cwd=ROOT)
+    done = subprocess.run(_on_read_only(read_only, parley_command("--home", str(home))),
+                          env=app_env(), text=True, capture_output=True, timeout=90, cwd=ROOT)
     assert done.returncode == 2, done.stderr
     assert f"Parley cannot keep its data in {home}: the disk it is on is read-only" in done.stderr
     assert "Traceback" not in done.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from parley.core.content import TextBlock, Turn
+from parley.core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
 
 
 def long_chat(driver: Any, w: Any, n: int, title: str = "Long chat") -> tuple[str, list[Turn]]:
@@ -21,3 +21,23 @@ def long_chat(driver: Any, w: Any, n: int, title: str = "Long chat") -> tuple[st
     driver.run(fill(), timeout=60)
     driver.run(w.chat.load_sidebar())
     return s.id, turns
+
+
+def tool_chat(driver: Any, w: Any) -> str:
+    """Save and open a chat whose reply read a file with a tool (eight lines of output);
+    return its id."""
+    s = driver.run(w.store.create_session(title="Tools", model=w.chat.current_model()))
+    out = "\n".join(f"row {i}, value {i * 7}, a fairly long line of tool output here"
+                    for i in range(8))
+    for turn in (
+        Turn("user", [TextBlock("Read data.csv")]),
+        Turn("assistant", [TextBlock("Reading it."),
+                           ToolUseBlock("t1", "read_file", {"path": "data.csv"})]),
+        Turn("user", [ToolResultBlock("t1", (TextBlock(out),))]),
+        Turn("assistant", [TextBlock("Done: 8 rows.")]),
+    ):
+        driver.run(w.store.append_turn(s.id, turn))
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(s.id)
+    driver.until(lambda: w.session_id == s.id and bool(w.chat.turns))
+    return s.id

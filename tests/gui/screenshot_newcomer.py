@@ -17,9 +17,9 @@ import pytest
 from PySide6.QtCore import QPoint, QRect
 from PySide6.QtWidgets import QApplication, QFileDialog
 
-import tests.gui.test_newcomer_cosmetics as m
 from parley.gui.look import appearance
-from tests.gui.chats import long_chat
+from tests.gui.chats import long_chat, tool_chat
+from tests.gui.helpers import hover
 
 OUT = Path(__file__).resolve().parents[2] / "resources" / "screenshots"
 
@@ -35,13 +35,13 @@ def test_shots(driver: Any, qapp: QApplication) -> None:
 
 def shoot(driver: Any, w: Any, scheme: str) -> None:
     """The four pictures in ``scheme``."""
-    m.tool_chat(driver, w)
+    tool_chat(driver, w)
     lv = w.transcript.list_view
     for key in lv.layout_of(1).fold_keys():
         w.transcript.toggle_fold(1, key)
     layout = lv.layout_of(1, fresh=True)
     driver.until(lambda: lv.visualRect(lv.model().index(1, 0)).height() >= layout.height)
-    m.hover(driver, w, 1)
+    hover(driver, w, 1)
     driver.qtbot.wait(200)
     tp = w.transcript.mapTo(w, QPoint(0, 0))
     w.grab(QRect(tp, w.transcript.size())).save(f"{OUT}/newcomer-buttons-{scheme}.png")

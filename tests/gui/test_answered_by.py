@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.gui.answers import chat_with_answer, until_answered
 from tests.gui.show_transcript import dark_palette
-from tests.gui.test_regenerate import _answered, _chat_with_answer
 
 
 def _shown(w: Any, turn_id: str) -> str:
@@ -20,13 +20,13 @@ def _shown(w: Any, turn_id: str) -> str:
 def _regenerated_by_another_model(driver: Any) -> tuple[Any, Any, str]:
     """A chat whose first reply was regenerated with another model, then a second
     exchange with the chat's own model. Returns (window, the other model, own ref)."""
-    w = _chat_with_answer(driver)
+    w = chat_with_answer(driver)
     own = w.chat.current_model()
     driver.until(lambda: len(w.model_picker.choices) > 1, timeout=10)
     other = next(c for c in w.model_picker.choices if c.ref != own)
     driver.fake.script("From the other model.")
     assert w.window_commands.regenerate_reply(other.ref)
-    _answered(driver, w, "From the other model.")
+    until_answered(driver, w, "From the other model.")
     driver.fake.script("From the chat's model.")
     driver.send("Thanks", w, wait=True)
     return w, other, own

@@ -9,31 +9,16 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QApplication, QComboBox, QLabel
+from PySide6.QtWidgets import QApplication, QLabel
 
 from parley.core.settings import Settings
 from parley.gui.look import appearance
 from parley.gui.look.view_prefs import ZOOM_STEPS, zoom_step
 from tests.gui.chats import long_chat
-from tests.gui.test_keyboard_window import chat_window, key
+from tests.gui.helpers import choose, open_appearance
+from tests.gui.keyboard import chat_window, key
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("restore_look")]
-
-
-def open_appearance(driver: Any, w: Any) -> Any:
-    dialog = w.window_commands.open_settings()
-    driver.until(lambda: dialog.ready and dialog.tasks.pending == 0)
-    dialog.show_section("Appearance")
-    return dialog
-
-
-def choose(driver: Any, dialog: Any, key_: str, label: str) -> None:
-    combo = dialog.editors[key_].input
-    assert isinstance(combo, QComboBox) and combo.isVisible()
-    index = combo.findText(label)
-    combo.setCurrentIndex(index)
-    combo.activated.emit(index)  # as picked from its list
-    driver.until(lambda: dialog.tasks.pending == 0)
 
 
 def base_colour(qapp: QApplication) -> str:

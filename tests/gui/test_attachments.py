@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 from PIL import Image
-from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage
-from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QMessageBox, QWidget
+from PySide6.QtCore import QMimeData, Qt, QUrl
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from parley.core.attachments.files import AttachmentTooLarge
 from parley.gui import dialogs
 from parley.gui.chat import attach as chat_attach
+from tests.gui.helpers import drop, png, ready
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -30,32 +31,8 @@ PDF = (b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n"
 
 
 # -- helpers ------------------------------------------------------------------------------
-def png(path: Path, size: tuple[int, int] = (40, 30), color: str = "#c15f3c") -> Path:
-    Image.new("RGB", size, color).save(path, "PNG")
-    return path
-
-
 def b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode("ascii")
-
-
-def drop(widget: QWidget, paths: list[Path]) -> bool:
-    """Drag files over ``widget`` and drop them, as a file manager does; True if taken."""
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
-    target = widget.viewport() if isinstance(widget, QAbstractScrollArea) else widget
-    pos = target.rect().center()
-    copy, left, none = Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton, \
-        Qt.KeyboardModifier.NoModifier
-    enter = QDragEnterEvent(pos, copy, mime, left, none)
-    QApplication.sendEvent(target, enter)
-    dropped = QDropEvent(QPointF(pos), copy, mime, left, none)
-    QApplication.sendEvent(target, dropped)
-    return enter.isAccepted() and dropped.isAccepted()
-
-
-def ready(w: Any) -> list[Any]:
-    return [p for p in w.chat.attachments.pending() if p.ready]
 
 
 def settled(driver: Any, w: Any, n: int) -> None:

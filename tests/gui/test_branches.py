@@ -21,15 +21,11 @@ from parley.gui.transcript.specs import (
     BRANCH_TARGET_PX,
     REGENERATE_HREF,
 )
+from tests.gui.answers import branches_shown, click_anchor, regenerate_answering, until_answered
 
 pytestmark = pytest.mark.timeout(90)
 LEFT = Qt.MouseButton.LeftButton
 ALT = Qt.KeyboardModifier.AltModifier
-
-
-def _answered(driver: Any, w: Any, text: str) -> None:
-    driver.until(lambda: driver.last_text(w) == text and not w.composer_bar.busy
-                 and w.tasks.pending == 0, timeout=10)
 
 
 def _edit_first(driver: Any, w: Any, text: str, answer: str) -> None:
@@ -38,28 +34,12 @@ def _edit_first(driver: Any, w: Any, text: str, answer: str) -> None:
     w.composer.set_text(text)
     driver.fake.script(answer)
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
-    _answered(driver, w, answer)
+    until_answered(driver, w, answer)
     assert w.session_id == before  # the same chat: the edit is a branch of it
-
-
-def _regenerate(driver: Any, w: Any, answer: str) -> None:
-    driver.fake.script(answer)
-    assert w.window_commands.regenerate_reply()
-    _answered(driver, w, answer)
 
 
 def _texts(w: Any) -> list[str]:
     return [t.text() for t in w.chat.turns]
-
-
-def _branches(w: Any) -> list[tuple[int, int] | None]:
-    return [w.transcript.branch_of(t.id) for t in w.chat.turns]
-
-
-def _click(driver: Any, w: Any, turn_id: str, href: str) -> None:
-    point = w.transcript.anchor_point(turn_id, href)
-    assert point is not None, f"no {href} link on the row"
-    driver.qtbot.mouseClick(w.transcript.list_view.viewport(), LEFT, pos=point)
 
 
 def _focus_row(w: Any, row: int) -> None:
@@ -84,26 +64,26 @@ def test_edits_and_regenerations_are_branches_on_the_message(driver: Any) -> Non
     chat = w.session_id
 
     _edit_first(driver, w, "Where to go in June?", "Oslo.")
-    driver.until(lambda: _branches(w) == [(2, 2), None])  # ‹ 2/2 › on the edited message
+    driver.until(lambda: branches_shown(w) == [(2, 2), None])  # ‹ 2/2 › on the edited message
     assert w.sidebar.model.session_ids() == [chat] and _sessions(driver, w) == [chat]
     # ‹ shows the first branch with its own reply, › goes back.
-    _click(driver, w, w.chat.turns[0].id, BRANCH_PREV_HREF)
+    click_anchor(driver, w, w.chat.turns[0].id, BRANCH_PREV_HREF)
     driver.until(lambda: _texts(w) == ["Where to go in May?", "Lisbon."] and w.tasks.pending == 0)
-    assert _branches(w) == [(1, 2), None] and w.session_id == chat
+    assert branches_shown(w) == [(1, 2), None] and w.session_id == chat
     assert _stored(driver, w, chat) == ["Where to go in May?", "Lisbon."]
-    _click(driver, w, w.chat.turns[0].id, BRANCH_NEXT_HREF)
+    click_anchor(driver, w, w.chat.turns[0].id, BRANCH_NEXT_HREF)
     driver.until(lambda: _texts(w) == ["Where to go in June?", "Oslo."] and w.tasks.pending == 0)
     assert w.sidebar.model.session_ids() == [chat]
 
     _edit_first(driver, w, "Where to go in July?", "Faro.")
-    _regenerate(driver, w, "Porto.")
-    _regenerate(driver, w, "Braga.")
+    regenerate_answering(driver, w, "Porto.")
+    regenerate_answering(driver, w, "Braga.")
 
     # One chat in the list and in the store, the branches on the messages.
     assert w.sidebar.model.session_ids() == [chat] and _sessions(driver, w) == [chat]
     assert w.sidebar.current_session_id() == chat
     assert _texts(w) == ["Where to go in July?", "Braga."]
-    driver.until(lambda: _branches(w) == [(3, 3), (3, 3)])
+    driver.until(lambda: branches_shown(w) == [(3, 3), (3, 3)])
     assert "3/3" in w.transcript.text_of_last()
     assert w.windowTitle().startswith(driver.run(w.store.get_session(chat)).title)
 
@@ -111,19 +91,19 @@ def test_edits_and_regenerations_are_branches_on_the_message(driver: Any) -> Non
     _focus_row(w, 1)
     driver.qtbot.keyClick(w.transcript.list_view, Qt.Key.Key_Left, ALT)
     driver.until(lambda: _texts(w) == ["Where to go in July?", "Porto."])
-    driver.until(lambda: _branches(w) == [(3, 3), (2, 3)] and w.tasks.pending == 0)
+    driver.until(lambda: branches_shown(w) == [(3, 3), (2, 3)] and w.tasks.pending == 0)
     assert w.transcript.list_view.hasFocus()  # Alt+Left again works on the same message
     assert w.transcript.focused_turn_id() == w.chat.turns[1].id
 
     # The ‹ under the first message: the branch of the first edit, with its own reply.
-    _click(driver, w, w.chat.turns[0].id, BRANCH_PREV_HREF)
+    click_anchor(driver, w, w.chat.turns[0].id, BRANCH_PREV_HREF)
     driver.until(lambda: _texts(w) == ["Where to go in June?", "Oslo."])
-    driver.until(lambda: _branches(w) == [(2, 3), None] and w.tasks.pending == 0)
-    _click(driver, w, w.chat.turns[0].id, BRANCH_PREV_HREF)
+    driver.until(lambda: branches_shown(w) == [(2, 3), None] and w.tasks.pending == 0)
+    click_anchor(driver, w, w.chat.turns[0].id, BRANCH_PREV_HREF)
     driver.until(lambda: _texts(w) == ["Where to go in May?", "Lisbon."])
-    driver.until(lambda: _branches(w) == [(1, 3), None] and w.tasks.pending == 0)
+    driver.until(lambda: branches_shown(w) == [(1, 3), None] and w.tasks.pending == 0)
     assert w.transcript.anchor_point(w.chat.turns[0].id, BRANCH_PREV_HREF) is None  # 1 of 3
-    _click(driver, w, w.chat.turns[0].id, BRANCH_NEXT_HREF)
+    click_anchor(driver, w, w.chat.turns[0].id, BRANCH_NEXT_HREF)
     driver.until(lambda: _texts(w) == ["Where to go in June?", "Oslo."] and
                  w.tasks.pending == 0)
     assert w.session_id == chat and w.sidebar.model.session_ids() == [chat]
@@ -153,7 +133,7 @@ def test_edits_and_regenerations_are_branches_on_the_message(driver: Any) -> Non
     w = driver.open()
     driver.until(lambda: w.session_id == chat and w.tasks.pending == 0)
     assert _texts(w) == shown
-    assert _branches(w)[:2] == [(2, 3), None]
+    assert branches_shown(w)[:2] == [(2, 3), None]
     assert w.sidebar.model.session_ids()[0] == chat
     tree = w.sidebar.tree
     assert w.sidebar.model.forks_of(chat) == [fork]
@@ -165,10 +145,10 @@ def test_regenerate_is_a_branch_under_the_answer_not_a_row(driver: Any) -> None:
     driver.fake.script("Castles and trams.")
     driver.send("What to see in Lisbon?", w, wait=True)
     chat = w.session_id
-    _regenerate(driver, w, "Tiles and viewpoints.")
+    regenerate_answering(driver, w, "Tiles and viewpoints.")
     assert w.session_id == chat and _texts(w) == ["What to see in Lisbon?",
                                                   "Tiles and viewpoints."]
-    driver.until(lambda: _branches(w) == [None, (2, 2)])
+    driver.until(lambda: branches_shown(w) == [None, (2, 2)])
     assert "2/2" in w.transcript.text_of_last()
     assert w.sidebar.model.session_ids() == [chat] and _sessions(driver, w) == [chat]
     assert _stored(driver, w, chat) == ["What to see in Lisbon?", "Tiles and viewpoints."]
@@ -185,7 +165,7 @@ def test_regenerate_is_a_branch_under_the_answer_not_a_row(driver: Any) -> None:
     assert prev.hasFocus()
     driver.qtbot.keyClick(prev, Qt.Key.Key_Space)
     driver.until(lambda: _texts(w)[-1] == "Castles and trams." and w.tasks.pending == 0)
-    assert _branches(w) == [None, (1, 2)]
+    assert branches_shown(w) == [None, (1, 2)]
     assert w.composer.text() == "Half a thought"
     w.chat.open_session(chat)  # the chat's row: no-op, the branch shown stays
     driver.settle(w)
@@ -203,7 +183,7 @@ def test_regenerate_is_a_branch_under_the_answer_not_a_row(driver: Any) -> None:
     w = driver.open()
     driver.until(lambda: w.session_id == chat and w.tasks.pending == 0)
     assert _texts(w) == ["What to see in Lisbon?", "Castles and trams."]
-    assert _branches(w) == [None, (1, 2)]
+    assert branches_shown(w) == [None, (1, 2)]
     assert w.composer.text() == "Half a thought"
     assert w.sidebar.model.session_ids() == [chat]
 
@@ -223,8 +203,8 @@ def _two_answers(driver: Any, w: Any) -> tuple[str, str]:
     driver.fake.script("Castles and trams.")
     driver.send("What to see in Lisbon?", w, wait=True)
     chat, first = w.session_id, w.chat.turns[1].id
-    _regenerate(driver, w, "Tiles and viewpoints.")
-    driver.until(lambda: _branches(w) == [None, (2, 2)])
+    regenerate_answering(driver, w, "Tiles and viewpoints.")
+    driver.until(lambda: branches_shown(w) == [None, (2, 2)])
     return chat, first
 
 
@@ -259,7 +239,7 @@ def test_a_search_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     driver.until(lambda: _texts(w) == ["What to see in Lisbon?", "Castles and trams."]
                  and w.tasks.pending == 0)
     driver.until(lambda: _shown_at(w, first, "Castles"))
-    assert _branches(w) == [None, (1, 2)] and w.session_id == chat
+    assert branches_shown(w) == [None, (1, 2)] and w.session_id == chat
     assert w.sidebar.current_session_id() == chat
     assert _stored(driver, w, chat)[-1] == "Castles and trams."  # remembered
 
@@ -270,7 +250,7 @@ def test_a_search_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     assert _texts(w)[-1] == "Castles and trams."
 
     # From the search pane with another chat open: that chat opens on the hit's branch.
-    _click(driver, w, first, BRANCH_NEXT_HREF)
+    click_anchor(driver, w, first, BRANCH_NEXT_HREF)
     driver.until(lambda: _texts(w)[-1] == "Tiles and viewpoints." and w.tasks.pending == 0)
     other = _other_chat(driver, w, chat)
     assert w.window_commands.open_search()
@@ -301,10 +281,10 @@ def test_a_palette_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     driver.until(lambda: w.session_id == chat and w.tasks.pending == 0)
     driver.until(lambda: _texts(w) == ["What to see in Lisbon?", "Castles and trams."])
     driver.until(lambda: _shown_at(w, first, "Castles") and w.transcript.list_view.hasFocus())
-    assert _branches(w) == [None, (1, 2)]
+    assert branches_shown(w) == [None, (1, 2)]
 
     # In the chat open, on the branch not shown: the path switches in place.
-    _click(driver, w, first, BRANCH_NEXT_HREF)
+    click_anchor(driver, w, first, BRANCH_NEXT_HREF)
     driver.until(lambda: _texts(w)[-1] == "Tiles and viewpoints." and w.tasks.pending == 0)
     palette = open_palette(w)
     driver.qtbot.keyClicks(palette.input, "castles")
@@ -312,7 +292,7 @@ def test_a_palette_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     palette.activate(next(i for i, e in enumerate(palette.entries()) if e.kind == "message"))
     driver.until(lambda: _texts(w)[-1] == "Castles and trams." and w.tasks.pending == 0)
     driver.until(lambda: _shown_at(w, first, "Castles"))
-    assert w.session_id == chat and _branches(w) == [None, (1, 2)]
+    assert w.session_id == chat and branches_shown(w) == [None, (1, 2)]
 
 
 def test_the_branch_switcher_is_easy_to_hit_and_sits_under_the_message(driver: Any) -> None:
@@ -322,8 +302,8 @@ def test_the_branch_switcher_is_easy_to_hit_and_sits_under_the_message(driver: A
     driver.fake.script("Lisbon.")
     driver.send("Where to go in May?", w, wait=True)
     _edit_first(driver, w, "Where to go in June?", "Oslo.")
-    _regenerate(driver, w, "Porto.")
-    driver.until(lambda: _branches(w) == [(2, 2), (2, 2)])
+    regenerate_answering(driver, w, "Porto.")
+    driver.until(lambda: branches_shown(w) == [(2, 2), (2, 2)])
     lv = w.transcript.list_view
     for row in (0, 1):
         layout = lv.layout_of(row, fresh=True)
@@ -342,7 +322,7 @@ def test_the_branch_switcher_is_easy_to_hit_and_sits_under_the_message(driver: A
     point.setY(point.y() + box.height() - 4)
     driver.qtbot.mouseClick(lv.viewport(), LEFT, pos=point)
     driver.until(lambda: _texts(w) == ["Where to go in May?", "Lisbon."])
-    driver.until(lambda: _branches(w)[0] == (1, 2))
+    driver.until(lambda: branches_shown(w)[0] == (1, 2))
     box = lv.layout_of(0, fresh=True).anchor_box(BRANCH_NEXT_HREF)
     assert box is not None
     assert box.width() >= BRANCH_TARGET_PX and box.height() >= BRANCH_TARGET_PX, box
@@ -351,19 +331,19 @@ def test_the_branch_switcher_is_easy_to_hit_and_sits_under_the_message(driver: A
 def test_branches_made_before_a_compaction_stay_on_their_messages(driver: Any) -> None:
     """The trial: edit, regenerate, talk on, Compact now, restart: every ‹ n/m › was gone,
     also in the expanded summary card. They stay, inside the card too."""
-    from tests.gui.test_long_chat_transcript import restart, rows
+    from tests.gui.long_chats import restart, rows
 
     w = driver.configured()
     driver.fake.script("Answer one.")
     driver.send("alpha question", w, wait=True)
     _edit_first(driver, w, "beta question", "Answer two.")
-    _regenerate(driver, w, "Answer three.")
+    regenerate_answering(driver, w, "Answer three.")
     for n in range(3):  # replies long enough that a summary makes the context smaller
         driver.fake.script(f"Reply {n}. " + "It goes on at some length. " * 12)
         driver.send(f"more {n}", w, wait=True)
     sid = w.session_id
     beta, reply = w.chat.turns[0].id, w.chat.turns[1].id
-    assert _branches(w)[:2] == [(2, 2), (2, 2)]
+    assert branches_shown(w)[:2] == [(2, 2), (2, 2)]
     driver.fake.script("<summary>The user asked beta, then more 0 to 2; each was answered "
                        "in a few words, and nothing else was said.</summary>")
     assert w.window_commands.compact_now() is True
@@ -392,7 +372,7 @@ def test_no_switching_branches_while_a_reply_is_written(driver: Any) -> None:
     reply = w.chat.turns[1].id
     assert w.chat.opener.switch_branch(reply, -1) is False
     assert "A reply is being written" in w.statusBar().currentMessage()
-    _answered(driver, w, "slow " * 40)
+    until_answered(driver, w, "slow " * 40)
     assert _texts(w)[1] == "Tiles and viewpoints." and w.session_id == chat
     assert _stored(driver, w, chat)[1:] == ["Tiles and viewpoints.", "And in the evening?",
                                             ("slow " * 40)]

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from tests.gui.chats import long_chat
-from tests.gui.test_keyboard_window import chat_window, key, type_text
+from tests.gui.keyboard import chat_window, key, type_text
 
 pytestmark = pytest.mark.timeout(90)
 

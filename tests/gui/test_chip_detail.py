@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtGui import QFont, QFontMetrics
 
 from parley.gui.composer.attach_tray import DETAIL_SEP, fit_detail
-from tests.gui.test_attachments import drop
+from tests.gui.helpers import drop
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.gui.chats import long_chat
-from tests.gui.test_long_chat_transcript import SUMMARY, N, card_text, restart, rows
+from tests.gui.long_chats import SUMMARY, N, card_text, restart, rows
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -11,14 +11,14 @@ from PySide6.QtCore import Qt
 
 from parley.gui.transcript.menu import message_menu
 from parley.gui.transcript.specs import CONTINUE_MESSAGE
-from tests.gui.test_focus_after_click import _continue_a_stopped_reply, _typed
+from tests.gui.answers import continue_a_stopped_reply, type_on_focus
 
 pytestmark = pytest.mark.timeout(60)
 
 
 def test_continues_message_cannot_be_edited(driver: Any) -> None:
     w = driver.configured()
-    _continue_a_stopped_reply(driver, w)
+    continue_a_stopped_reply(driver, w)
     hidden = next(t for t in w.chat.turns if t.role == "user" and t.text() == CONTINUE_MESSAGE)
 
     view = w.transcript
@@ -38,7 +38,7 @@ def test_continues_message_cannot_be_edited(driver: Any) -> None:
     lv = view.list_view
     lv.setFocus(Qt.FocusReason.ShortcutFocusReason)
     lv.set_current_row(row)
-    _typed(driver, "e")
+    type_on_focus(driver, "e")
     driver.qtbot.wait(100)
     assert w.chat.editor.editing is None
 

@@ -14,13 +14,19 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from parley.core import paths
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
 from parley.core.store.errors import DatabaseCorrupt
 from parley.gui import dialogs
 from parley.gui.database.recovery_page import AT_START, WHILE_RUNNING
 from tests.core.damaged import damage_search_index, overwrite_pages, pages_of
+from tests.gui.damage import (
+    made_chat,
+    set_up_then_closed,
+    start_window,
+    stored_long_chat,
+    successor_of,
+)
 
 pytestmark = pytest.mark.timeout(90)
 LEFT = Qt.MouseButton.LeftButton
@@ -34,52 +40,15 @@ def dialogs_shown(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return shown
 
 
-def _set_up_then_closed(driver: Any, home: Path) -> Path:
-    """A home taken through first-run set-up, its window closed (the backup at quit
-    holds the set-up's settings); returns its sessions.db."""
-    driver.close(driver.set_up())
-    return paths.db_path(home)
-
-
-def _long_chat(path: Path, n: int = 300, title: str = "Long chat") -> str:
-    with Store.open(path) as store:
-        chat = store.create_session(title=title)
-        for i in range(n):
-            role = "user" if i % 2 == 0 else "assistant"
-            store.append_turn(chat.id, Turn(role, [TextBlock(f"turn {i} " + "x" * 500)]))
-        store.set_state("session.last", chat.id)  # reopened at start
-        return chat.id
-
-
 def _all_turns(path: Path) -> dict[str, list[Turn]]:
     with Store.open(path) as store:
         return {s.id: store.get_turns(s.id) for s in store.list_sessions(include_archived=True)}
 
 
-def _start(driver: Any, home: Path) -> Any:
-    from parley.gui.main_window import MainWindow
-
-    w = MainWindow(home=home, env={})
-    driver.windows.append(w)
-    w.show()
-    w.startup.start_after_first_paint()
-    return w
-
-
-def _successor(driver: Any, w: Any) -> Any:
-    """The window that took ``w``'s place after a recovery, once ready."""
-    driver.until(lambda: w.successor is not None, 30)
-    new = w.successor
-    driver.windows.remove(w)
-    driver.windows.append(new)
-    driver.until(lambda: new.ready and new.tasks.pending == 0, 40)
-    return new
-
-
 def test_damage_found_while_open_goes_straight_to_the_recovery_page(
     driver: Any, home: Path, dialogs_shown: list[str]
 ) -> None:
-    path = _set_up_then_closed(driver, home)
+    path = set_up_then_closed(driver, home)
     with Store.open(path, watch_closed=True) as store:  # as the app left it
         sound = store.create_session().id
         store.append_turn(sound, Turn("user", [TextBlock("an early question")]))
@@ -99,8 +68,8 @@ def test_damage_found_while_open_goes_straight_to_the_recovery_page(
 def test_pages_overwritten_while_open_are_caught_before_the_next_save_and_recovered(
     driver: Any, home: Path, dialogs_shown: list[str]
 ) -> None:
-    path = _set_up_then_closed(driver, home)
-    _long_chat(path, 200)
+    path = set_up_then_closed(driver, home)
+    stored_long_chat(path, 200)
     w = driver.open()
     made = driver.run(w.backups.backup_now(), timeout=20)  # the automatic backup's way
     assert made is not None and made.turns == 200
@@ -116,7 +85,7 @@ def test_pages_overwritten_while_open_are_caught_before_the_next_save_and_recove
             if (path.parent / name).exists() else True
 
     driver.qtbot.mouseClick(page.salvage_button, LEFT)  # salvage, merged with the backup
-    new = _successor(driver, w)
+    new = successor_of(driver, w)
     assert "Salvaged 200 messages in 1 chat" in new.toast.message
     turns = driver.run(new.store.get_turns(made_chat(new, driver)))
     assert [t.text().split()[:2] for t in turns] == [["turn", str(i)] for i in range(200)]
@@ -126,21 +95,16 @@ def test_pages_overwritten_while_open_are_caught_before_the_next_save_and_recove
     assert len(aside) == 1  # the damaged file is kept
 
 
-def made_chat(w: Any, driver: Any) -> str:
-    sessions = driver.run(w.store.list_sessions())
-    return next(s.id for s in sessions if s.title == "Long chat")
-
-
 def test_a_file_damaged_while_closed_reaches_the_page_on_the_first_start(
     driver: Any, home: Path, dialogs_shown: list[str]
 ) -> None:
-    path = _set_up_then_closed(driver, home)
-    other = _long_chat(path, 150, title="Other chat")
-    sid = _long_chat(path)  # reopened at start; the damage is in the other chat only
+    path = set_up_then_closed(driver, home)
+    other = stored_long_chat(path, 150, title="Other chat")
+    sid = stored_long_chat(path)  # reopened at start; the damage is in the other chat only
     time.sleep(0.02)
     overwrite_pages(path, pages_of(path, "turns")[5:9])
 
-    w = _start(driver, home)
+    w = start_window(driver, home)
     driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
     page = w.recovery_page
     assert page.message.text() == AT_START
@@ -152,7 +116,7 @@ def test_a_file_damaged_while_closed_reaches_the_page_on_the_first_start(
 
     driver.qtbot.mouseClick(page.salvage_button, LEFT)
     if w.chat is not None:
-        w = _successor(driver, w)
+        w = successor_of(driver, w)
     else:
         driver.until(lambda: w.ready and w.tasks.pending == 0, 40)
     assert "Salvaged" in w.toast.message and "kept as" in w.toast.message
@@ -179,7 +143,7 @@ def test_a_backup_made_while_in_use_restores_every_turn_in_one_click(
         store.set_state("session.last", sid)
     # The chat reopened at start; or the header (not even SQLite any more).
     overwrite_pages(path, pages_of(path, "turns") if where == "turns" else [1])
-    w = _start(driver, home)
+    w = start_window(driver, home)
     driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
     page = w.recovery_page
     assert page.restore_buttons and page.restore_buttons[0].isEnabled()
@@ -187,7 +151,7 @@ def test_a_backup_made_while_in_use_restores_every_turn_in_one_click(
 
     driver.qtbot.mouseClick(page.restore_buttons[0], LEFT)
     if w.chat is not None:
-        w = _successor(driver, w)
+        w = successor_of(driver, w)
     else:
         driver.until(lambda: w.ready and w.tasks.pending == 0, 30)
     assert "was restored" in w.toast.message and "kept as" in w.toast.message

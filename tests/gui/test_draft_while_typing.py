@@ -21,7 +21,7 @@ from PySide6.QtTest import QTest
 
 from parley.gui.composer.draft_timer import LONGEST_MS, QUIET_MS
 from parley.gui.composer.drafts import draft_key
-from tests.gui.test_restart_after_kill import _as_if_killed
+from tests.gui.damage import as_if_killed
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -85,7 +85,7 @@ def test_a_kill_during_continuous_typing_keeps_what_was_typed(driver: Any, home:
     driver.until(lambda: typist.typed >= keys, timeout=30)
     assert typist.typing
     typist.timer.stop()  # the kill: no key and no event after this one
-    _as_if_killed(driver, w, home)
+    as_if_killed(driver, w, home)
 
     again = driver.open()
     driver.until(lambda: again.tasks.pending == 0, timeout=10)

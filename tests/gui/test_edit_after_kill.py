@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from tests.gui.test_restart_after_kill import _as_if_killed
+from tests.gui.damage import as_if_killed
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -40,7 +40,7 @@ def test_an_edit_sent_just_before_a_kill_leaves_no_draft(driver: Any, home: Path
             "fig edited before crash"]
 
     driver.until(edit_saved, timeout=10)  # the edit is in the file: killed now
-    _as_if_killed(driver, w, home)
+    as_if_killed(driver, w, home)
 
     again = driver.open()
     again.chat.open_session(sid)

@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 
 from parley.gui.chat.edit import EDIT_BANNER, EDIT_NOT_SHOWN
 from parley.gui.composer.drafts import draft_key
-from tests.gui.test_restart_after_kill import _as_if_killed
+from tests.gui.damage import as_if_killed
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -36,7 +36,7 @@ def _edit_last_then_kill(driver: Any, w: Any, home: Path, text: str) -> str:
     sid = w.chat.session_id
     driver.until(lambda: driver.run(w.store.get_state(draft_key(sid))) == {
         "text": text, "edits": editing.id}, timeout=10)
-    _as_if_killed(driver, w, home)
+    as_if_killed(driver, w, home)
     return str(editing.id)
 
 

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from parley.core.providers.registry import builtin_providers, is_openai_url
 from parley.gui.settings.providers import ENV_COMPATIBLE_LABEL
-from tests.gui.test_message_too_long import problem_boxes
+from tests.gui.helpers import problem_boxes
 
 TINY = "/models/SmolLM2-135M-Instruct-Q8_0.gguf"
 

@@ -17,37 +17,22 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
 from parley.core.content import TextBlock, Turn
-from parley.gui.transcript.specs import REGENERATE_HREF, RESUME_HREF
-from tests.gui.test_regenerate import _answered, _click_anchor
+from parley.gui.transcript.specs import REGENERATE_HREF
+from tests.gui.answers import (
+    click_anchor,
+    continue_a_stopped_reply,
+    open_chat,
+    type_on_focus,
+    until_answered,
+)
 
 pytestmark = pytest.mark.timeout(60)
 LEFT = Qt.MouseButton.LeftButton
 
 
-def _typed(driver: Any, text: str) -> None:
-    """Type on whatever has the focus, as a keyboard does."""
-    for char in text:
-        target = QApplication.focusWidget()
-        assert target is not None, "nothing has the keyboard focus"
-        driver.qtbot.keyClicks(target, char)
-
-
-def _open(driver: Any, w: Any, turns: list[Turn]) -> list[Turn]:
-    s = driver.run(w.store.create_session(title="Story", model=w.chat.current_model()))
-    stored = [driver.run(w.store.append_turn(s.id, t)) for t in turns]
-    driver.run(w.chat.load_sidebar())
-    w.chat.open_session(s.id)
-    driver.until(lambda: w.session_id == s.id and len(w.chat.turns) == len(turns)
-                 and w.tasks.pending == 0)
-    w.activateWindow()
-    driver.until(w.isActiveWindow)
-    return stored
-
-
-
 def _click_first_message(driver: Any, w: Any) -> Any:
     """Open a two-message chat and click its first message; returns the list view."""
-    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+    open_chat(driver, w, [Turn("user", [TextBlock("Name a colour")]),
                       Turn("assistant", [TextBlock("Teal.")])])
     lv = w.transcript.list_view
     rect = lv.visualRect(w.transcript.model.index(0, 0))
@@ -55,22 +40,12 @@ def _click_first_message(driver: Any, w: Any) -> Any:
     return lv
 
 
-def _continue_a_stopped_reply(driver: Any, w: Any) -> None:
-    """Open a chat whose reply was stopped, click its Continue and wait for the rest."""
-    _, stopped = _open(driver, w, [
-        Turn("user", [TextBlock("Long story please")]),
-        Turn("assistant", [TextBlock("Once upon a time, in a far")], aborted=True)])
-    driver.fake.script("away land.")
-    _click_anchor(driver, w, stopped.id, RESUME_HREF)
-    _answered(driver, w, "away land.")
-
-
 def test_typing_after_clicking_continue_goes_to_the_message_box(driver: Any) -> None:
     w = driver.configured()
-    _continue_a_stopped_reply(driver, w)
+    continue_a_stopped_reply(driver, w)
 
     assert QApplication.focusWidget() is w.composer
-    _typed(driver, "hello there")
+    type_on_focus(driver, "hello there")
     assert w.composer.toPlainText() == "hello there"
     assert w.chat.editor.editing is None  # "e" edited nothing
 
@@ -86,10 +61,10 @@ def test_typing_after_clicking_regenerate_goes_to_the_message_box(driver: Any) -
     driver.send("Name a colour", w, wait=True)
     w.transcript.list_view.setFocus(Qt.FocusReason.ShortcutFocusReason)  # the frame shows
     driver.fake.script("The second answer.")
-    _click_anchor(driver, w, w.chat.turns[-1].id, REGENERATE_HREF)
+    click_anchor(driver, w, w.chat.turns[-1].id, REGENERATE_HREF)
     assert QApplication.focusWidget() is w.composer
-    _typed(driver, "zq")
-    _answered(driver, w, "The second answer.")
+    type_on_focus(driver, "zq")
+    until_answered(driver, w, "The second answer.")
     assert w.composer.toPlainText() == "zq"
 
 
@@ -98,7 +73,7 @@ def test_letters_typed_on_a_clicked_message_go_to_the_message_box(driver: Any) -
     lv = _click_first_message(driver, w)
     assert QApplication.focusWidget() is lv  # the message was picked on purpose
 
-    _typed(driver, "every")
+    type_on_focus(driver, "every")
     assert w.composer.toPlainText() == "every" and QApplication.focusWidget() is w.composer
     assert w.chat.editor.editing is None
 
@@ -106,14 +81,14 @@ def test_letters_typed_on_a_clicked_message_go_to_the_message_box(driver: Any) -
     w.composer.clear()
     lv.setFocus(Qt.FocusReason.ShortcutFocusReason)
     lv.set_current_row(0)
-    _typed(driver, "e")
+    type_on_focus(driver, "e")
     driver.until(lambda: w.chat.editor.editing is not None)
     assert w.composer.toPlainText() == "Name a colour"
 
 
 def test_clicking_a_button_over_a_message_gives_the_focus_back(driver: Any) -> None:
     w = driver.configured()
-    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+    open_chat(driver, w, [Turn("user", [TextBlock("Name a colour")]),
                       Turn("assistant", [TextBlock("Teal.")])])
     lv, bar = w.transcript.list_view, w.transcript.actions_row
     rect = lv.visualRect(w.transcript.model.index(1, 0))
@@ -122,7 +97,7 @@ def test_clicking_a_button_over_a_message_gives_the_focus_back(driver: Any) -> N
     driver.until(lambda: bar.isVisible() and bar.row == 1)
     driver.qtbot.mouseClick(bar.buttons["copy"], LEFT)
     assert QApplication.focusWidget() is w.composer
-    _typed(driver, "fine")
+    type_on_focus(driver, "fine")
     assert w.composer.toPlainText() == "fine"
 
 
@@ -135,7 +110,7 @@ def test_letters_stay_out_of_message_keys_after_the_window_is_activated_again(
     lv = _click_first_message(driver, w)
     lv.clearFocus()
     lv.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
-    _typed(driver, "egg")
+    type_on_focus(driver, "egg")
     assert w.composer.toPlainText() == "egg" and w.chat.editor.editing is None
 
 
@@ -155,7 +130,7 @@ def test_ctrl_n_and_typing_work_after_a_dialog_closed_with_esc(driver: Any) -> N
     driver.until(lambda: not dialog.isVisible())
     driver.until(w.isActiveWindow, timeout=2)
 
-    _typed(driver, "egg")
+    type_on_focus(driver, "egg")
     assert w.composer.toPlainText() == "egg" and w.chat.editor.editing is None
     w.composer.clear()
     driver.qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_N,
@@ -185,7 +160,7 @@ def test_letters_reach_the_box_after_settings_opened_by_its_keys_and_closed_with
     from PySide6.QtWidgets import QDialog
 
     w = driver.configured()
-    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+    open_chat(driver, w, [Turn("user", [TextBlock("Name a colour")]),
                       Turn("assistant", [TextBlock("Teal.")])])
     lv = w.transcript.list_view
     rect = lv.visualRect(w.transcript.model.index(1, 0))
@@ -199,7 +174,7 @@ def test_letters_reach_the_box_after_settings_opened_by_its_keys_and_closed_with
     driver.until(lambda: not dialog.isVisible())
     driver.until(w.isActiveWindow, timeout=2)
 
-    _typed(driver, "seventh")
+    type_on_focus(driver, "seventh")
     assert w.composer.toPlainText() == "seventh" and w.chat.editor.editing is None
 
 
@@ -209,12 +184,12 @@ def test_a_key_that_is_no_message_key_is_typed_in_the_box_even_with_the_frame(
     """With the focus frame, a letter that is no message key (or one that can't act on
     this message) is typed in the message box, never dropped."""
     w = driver.configured()
-    _open(driver, w, [Turn("user", [TextBlock("Name a colour")]),
+    open_chat(driver, w, [Turn("user", [TextBlock("Name a colour")]),
                       Turn("assistant", [TextBlock("Teal.")])])
     lv = w.transcript.list_view
     lv.setFocus(Qt.FocusReason.ShortcutFocusReason)
     lv.set_current_row(1)
-    _typed(driver, "z")
+    type_on_focus(driver, "z")
     assert w.composer.toPlainText() == "z" and QApplication.focusWidget() is w.composer
 
 

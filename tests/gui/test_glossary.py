@@ -45,7 +45,7 @@ from parley.gui.transcript.specs import (
     RESUME_HREF,
     STOPPED_MARK,
 )
-from tests.gui.test_regenerate import _answered, _click_anchor
+from tests.gui.answers import click_anchor, until_answered
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 LABELS = {a.label for a in ACTIONS}
@@ -260,8 +260,8 @@ def test_a_reply_cut_off_by_parleys_end_and_continued_still_says_cut_off(driver:
     assert CUT_OFF_MARK in w.transcript.text_of_last()
 
     driver.fake.script("away land, a story went on.")
-    _click_anchor(driver, w, cut.id, RESUME_HREF)
-    _answered(driver, w, "away land, a story went on.")
+    click_anchor(driver, w, cut.id, RESUME_HREF)
+    until_answered(driver, w, "away land, a story went on.")
     view = w.transcript
     ids = view.turn_ids()
     under = view.list_view.layout_of(ids.index(cut.id), fresh=True).plain_text()

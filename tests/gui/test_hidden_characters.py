@@ -15,7 +15,7 @@ from parley.core.content import TextBlock, Turn
 from parley.core.mcp.names import wire_name
 from parley.gui.commands.palette_entries import session_entries
 from tests.fakes.mcp_server import SPOOF_TOOL, stdio_entry
-from tests.gui.test_search_window import _search
+from tests.gui.helpers import search_for
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -61,7 +61,7 @@ def test_titles_in_lists_leave_hidden_characters_out(driver, qtbot):
     driver.until(lambda: w.session_id == s.id)
     assert w.windowTitle() == "Invoice fdp.exe — Parley"  # the window title
     assert ("Invoice fdp.exe" in [e.label for e in session_entries(w, "invoice")])  # palette
-    popup = _search(driver, w, qtbot, "quarterly")  # search results
+    popup = search_for(driver, w, qtbot, "quarterly")  # search results
     item = popup.model.item(0)
     label = str(item.data(Qt.ItemDataRole.AccessibleTextRole))
     assert label.startswith("Invoice fdp.exe: ") and RLO not in label

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor, QIcon
 from PySide6.QtWidgets import QApplication
 
 from parley.gui.look import appearance
-from tests.gui.test_appearance import choose, open_appearance
+from tests.gui.helpers import choose, open_appearance
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("restore_look")]
 

@@ -11,7 +11,7 @@ from typing import Any
 from parley.core.content import TextBlock, Turn
 from parley.gui.chat.run import CONTINUE_MESSAGE
 from parley.gui.transcript.specs import CONTINUE_HREF, LENGTH_MARK, STOPPED_MARK
-from tests.gui.test_regenerate import _answered, _click_anchor
+from tests.gui.answers import click_anchor, until_answered
 
 
 def test_a_reply_cut_at_the_length_limit_is_marked_and_continue_asks_for_the_rest(
@@ -29,8 +29,8 @@ def test_a_reply_cut_at_the_length_limit_is_marked_and_continue_asks_for_the_res
     assert stored.stop_reason == "max_tokens" and not stored.aborted
 
     driver.fake.script("…dle of the sentence. The end.")
-    _click_anchor(driver, w, cut.id, CONTINUE_HREF)
-    _answered(driver, w, "…dle of the sentence. The end.")
+    click_anchor(driver, w, cut.id, CONTINUE_HREF)
+    until_answered(driver, w, "…dle of the sentence. The end.")
     turns = driver.run(w.store.get_turns(w.chat.session_id))
     assert [t.text() for t in turns[-2:]] == [CONTINUE_MESSAGE, "…dle of the sentence. The end."]
     request = driver.fake.model_requests[-1].body["messages"]
@@ -71,8 +71,8 @@ def test_continue_on_a_stopped_reply_goes_on_from_it_and_reads_as_one_reply(
     assert STOPPED_MARK in shown and "Continue" in shown and "Resume" not in shown
 
     driver.fake.script("away land, a story went on.")
-    _click_anchor(driver, w, stopped.id, RESUME_HREF)
-    _answered(driver, w, "away land, a story went on.")
+    click_anchor(driver, w, stopped.id, RESUME_HREF)
+    until_answered(driver, w, "away land, a story went on.")
     turns = driver.run(w.store.get_turns(s.id))
     assert [t.text() for t in turns[-2:]] == [CONTINUE_MESSAGE, "away land, a story went on."]
     request = driver.fake.model_requests[-1].body["messages"]
@@ -108,8 +108,8 @@ def test_continue_shows_the_words_the_model_was_sent_under_the_reply_not_as_a_me
     w.chat.open_session(s.id)
     driver.until(lambda: w.session_id == s.id and bool(w.chat.turns))
     driver.fake.script("away land, a story went on.")
-    _click_anchor(driver, w, stopped.id, RESUME_HREF)
-    _answered(driver, w, "away land, a story went on.")
+    click_anchor(driver, w, stopped.id, RESUME_HREF)
+    until_answered(driver, w, "away land, a story went on.")
 
     request = driver.fake.model_requests[-1].body["messages"]
     assert [m["role"] for m in request] == ["user", "assistant", "user"]
@@ -136,8 +136,8 @@ def test_continue_after_the_length_limit_shows_its_words_unfolded(driver: Any) -
     driver.fake.script("The first half, cut in the mid", stop_reason="max_tokens")
     driver.send("Write a long story", w, wait=True)
     driver.fake.script("…dle. The end.")
-    _click_anchor(driver, w, w.chat.turns[-1].id, CONTINUE_HREF)
-    _answered(driver, w, "…dle. The end.")
+    click_anchor(driver, w, w.chat.turns[-1].id, CONTINUE_HREF)
+    until_answered(driver, w, "…dle. The end.")
     view = w.transcript
     row = view.turn_ids().index(w.chat.turns[-2].id)
     assert view.list_view.layout_of(row, fresh=True).frame_kind != "bubble"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.core.test_unsaved_replies import Locker
+from tests.core.faults import Locker
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -54,11 +54,11 @@ def test_a_locked_file_shows_not_saved_yet_within_5_s_and_the_reply_is_saved_onc
 def test_the_bar_clears_the_moment_the_kept_reply_is_saved(driver):
     """A refusal told in the bar meanwhile (a draft, a message: 15 s of words) goes too."""
     from parley.core.store.errors import DiskFull
-    from tests.core.test_unsaved_replies import page_limit
-    from tests.gui.test_unsaved_replies import _disk_full_reply, _window
+    from tests.core.faults import page_limit
+    from tests.gui.disk_full import disk_full_reply, saving_window
 
-    w = _window(driver)
-    _disk_full_reply(driver, w)
+    w = saving_window(driver)
+    disk_full_reply(driver, w)
     status = w.chat.save_status
     status.problem(DiskFull(w.store.path))  # e.g. a draft refused by the same full disk
     assert "not saved yet" in status.bar.text()

@@ -17,25 +17,11 @@ from parley.core.settings import Settings
 from parley.gui.chat import paging
 from tests.fakes.clock import ManualClock
 from tests.gui.chats import long_chat
+from tests.gui.long_chats import SUMMARY, N, card_text, restart, rows
 
 pytestmark = pytest.mark.timeout(120)
 
-N = 400
-SUMMARY = ("<summary>The user counted messages from 0 upwards, one per turn, and the "
-           "assistant repeated each number back five times.\n"  # long enough for 396 turns:
-           # parley.core.compaction.check refuses a summary under 2 % of what it replaces
-           + "".join(f"- Messages {k} to {k + 39}: counted and repeated back, none skipped.\n"
-                     for k in range(0, 400, 40))
-           + "</summary>")
 EXPERIMENT = "experimental.compact_before_cache_expiry"
-
-
-def rows(w: Any) -> list[Any]:
-    return list(w.transcript.model.rows)
-
-
-def card_text(w: Any, row: int = 0) -> str:
-    return str(w.transcript.list_view.layout_of(row, fresh=True).plain_text())
 
 
 def shown(w: Any, turn_id: str) -> bool:
@@ -76,14 +62,6 @@ def assert_card_in_place(driver: Any, w: Any, sid: str, turns: list[Any]) -> Non
     assert SUMMARY[9:40] in card_text(w)
     assert "loading" not in card_text(w)
     assert shown(w, compaction.summary_turn_id)  # the opened card stayed on screen
-
-
-def restart(driver: Any, w: Any, sid: str) -> Any:
-    """Close the window and open a new one on the same sessions.db (the chat reopens)."""
-    driver.close(w)
-    w2 = driver.open()
-    driver.until(lambda: w2.chat.session_id == sid and rows(w2), timeout=20)
-    return w2
 
 
 def test_compact_now_in_a_400_turn_chat_shows_the_card_in_place_before_and_after_restart(

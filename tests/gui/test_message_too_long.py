@@ -10,18 +10,13 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
 
-from tests.gui.test_attachments import drop, ready
+from tests.gui.helpers import drop, problem_boxes, ready
 
 pytestmark = pytest.mark.timeout(60)
 
 HAIKU = "anthropic:claude-haiku-4-5"  # 200,000-token context window
 PASTE = "lorem ipsum dolor sit amet consectetur adipiscing elit\n" * 52_000  # 2.8 MB, ~703k tokens
-
-
-def problem_boxes(w: Any) -> list[QMessageBox]:
-    return [b for b in w.findChildren(QMessageBox) if b.isVisible()]
 
 
 def attach_note(driver: Any, w: Any, tmp_path: Path) -> None:

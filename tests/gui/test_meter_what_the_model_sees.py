@@ -13,8 +13,8 @@ import pytest
 
 from parley.core.compaction.unseen import load_unseen
 from parley.core.context.tokens import estimate_tokens
-from tests.core.test_unseen_turns import message
-from tests.gui.test_long_chat_transcript import restart
+from tests.core.unseen_support import message
+from tests.gui.long_chats import restart
 
 pytestmark = pytest.mark.timeout(180)
 

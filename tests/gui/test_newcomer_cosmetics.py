@@ -16,57 +16,16 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint, QRect
+from PySide6.QtCore import QRect
 from PySide6.QtGui import QColor, QImage
-from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QCheckBox, QFileDialog, QToolButton, QWidget
+from PySide6.QtWidgets import QApplication, QCheckBox, QFileDialog, QToolButton
 
-from parley.core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from parley.gui.look import appearance
 from parley.gui.transcript.actions_row import covers
-from tests.gui.chats import long_chat
+from tests.gui.chats import long_chat, tool_chat
+from tests.gui.helpers import hover
 
 pytestmark = pytest.mark.timeout(90)
-
-
-def tool_chat(driver: Any, w: Any) -> str:
-    s = driver.run(w.store.create_session(title="Tools", model=w.chat.current_model()))
-    out = "\n".join(f"row {i}, value {i * 7}, a fairly long line of tool output here"
-                    for i in range(8))
-    for turn in (
-        Turn("user", [TextBlock("Read data.csv")]),
-        Turn("assistant", [TextBlock("Reading it."),
-                           ToolUseBlock("t1", "read_file", {"path": "data.csv"})]),
-        Turn("user", [ToolResultBlock("t1", (TextBlock(out),))]),
-        Turn("assistant", [TextBlock("Done: 8 rows.")]),
-    ):
-        driver.run(w.store.append_turn(s.id, turn))
-    driver.run(w.chat.load_sidebar())
-    w.chat.open_session(s.id)
-    driver.until(lambda: w.session_id == s.id and bool(w.chat.turns))
-    return s.id
-
-
-def hover(driver: Any, w: Any, row: int) -> tuple[QWidget, QRect]:
-    """Point at ``row``; returns the buttons and the row's rectangle (viewport)."""
-    lv = w.transcript.list_view
-    index = lv.model().index(row, 0)
-    lv.scrollTo(index)  # in view first: the row may be below a tall unfolded output
-    driver.until(lambda: lv.viewport().rect().contains(lv.visualRect(index).center()))
-    rect = lv.visualRect(index)
-    bar = lv.viewport().findChild(QWidget, "MessageActions")
-    nudge = [QPoint(3, 1), QPoint(0, 0)]
-
-    def pointed() -> bool:
-        # The pointer keeps moving over the row while waiting, as a hand on a mouse does:
-        # a focus change that arrives late (the window made active) gives the keyboard's
-        # row the buttons until the pointer moves again.
-        nudge.reverse()
-        QTest.mouseMove(lv.viewport(), rect.center() + nudge[0])
-        return bar is not None and bar.isVisible() and bar.row == row
-
-    driver.until(pointed)
-    return bar, rect
 
 
 def test_the_buttons_over_a_message_leave_a_tools_output_clear(driver: Any) -> None:

@@ -14,8 +14,8 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QComboBox, QMenu, QWidget
 
 from tests.gui.chats import long_chat
-from tests.gui.test_keyboard_window import chat_window
-from tests.gui.test_transcript_glyphs import emoji_in
+from tests.gui.helpers import emoji_in
+from tests.gui.keyboard import chat_window
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -7,20 +7,15 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.gui.startup.quit_waiting import SENT_MEANWHILE, TITLE
-from tests.gui.test_startup_typing import (
-    _previous_chat,
-    press,
-    start,
-    type_keys,
-)
-from tests.gui.test_unsaved_replies import _box
+from tests.gui.disk_full import question_box
+from tests.gui.starting import press, previous_chat, start, type_keys
 
 pytestmark = pytest.mark.timeout(90)
 
 
 def test_the_quit_question_closes_once_its_message_was_sent(driver, fake_provider,
                                                             gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     w = start(driver)
     driver.until(lambda: w.chat is not None and not w.chat.adopting)
     w.composer.clear()
@@ -29,9 +24,9 @@ def test_the_quit_question_closes_once_its_message_was_sent(driver, fake_provide
     driver.until(lambda: w.chat.runs.waiting(earlier))
     fake_provider.script("Sent while the question was up.")
     w.qactions["app.quit"].trigger()
-    driver.until(lambda: _box(w, TITLE) is not None, timeout=10)
+    driver.until(lambda: question_box(w, TITLE) is not None, timeout=10)
     gate.set()  # the provider is ready: the message is sent and saved
-    driver.until(lambda: _box(w, TITLE) is None, timeout=30)  # no stale question
+    driver.until(lambda: question_box(w, TITLE) is None, timeout=30)  # no stale question
     driver.until(lambda: w.isEnabled())
     assert w.isVisible()  # nobody answered: Parley stays open, and says why
     assert w.statusBar().currentMessage() == SENT_MEANWHILE

@@ -16,30 +16,10 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMenu
 
 from parley.core.attachments.files import text_file_block
-from parley.core.content import DocumentBlock, ImageBlock, TextBlock, Turn
+from parley.core.content import DocumentBlock, ImageBlock, TextBlock
 from parley.gui.dialogs.media_viewer import ImageViewer
 from parley.gui.transcript.specs import REGENERATE_HREF, REGENERATE_WITH_HREF
-
-LEFT = Qt.MouseButton.LeftButton
-
-
-def _click_anchor(driver: Any, w: Any, turn_id: str, href: str) -> None:
-    point = w.transcript.anchor_point(turn_id, href)
-    assert point is not None, f"no {href} link on the row"
-    driver.qtbot.mouseClick(w.transcript.list_view.viewport(), LEFT, pos=point)
-
-
-def _answered(driver: Any, w: Any, text: str) -> None:
-    driver.until(lambda: driver.last_text(w) == text and not w.composer_bar.busy
-                 and w.tasks.pending == 0, timeout=10)
-
-
-def _chat_with_answer(driver: Any) -> Any:
-    w = driver.configured()
-    driver.fake.script("The first answer.")
-    driver.send("Name a colour", w, wait=True)
-    assert driver.last_text(w) == "The first answer."
-    return w
+from tests.gui.answers import LEFT, chat_with_answer, click_anchor, open_chat_with, until_answered
 
 
 def _answers(driver: Any, w: Any, sid: str) -> list[tuple[str, bool]]:
@@ -50,14 +30,14 @@ def _answers(driver: Any, w: Any, sid: str) -> list[tuple[str, bool]]:
 
 def test_regenerate_link_replaces_the_reply_and_keeps_the_old_one_as_a_branch(
         driver: Any) -> None:
-    w = _chat_with_answer(driver)
+    w = chat_with_answer(driver)
     sid = w.chat.session_id
     last = w.chat.turns[-1].id
     assert "↻ Regenerate" in w.transcript.text_of_last()
     driver.fake.script("The second answer.")
 
-    _click_anchor(driver, w, last, REGENERATE_HREF)
-    _answered(driver, w, "The second answer.")
+    click_anchor(driver, w, last, REGENERATE_HREF)
+    until_answered(driver, w, "The second answer.")
 
     assert [t.text() for t in w.chat.turns] == ["Name a colour", "The second answer."]
     stored = driver.run(w.store.get_turns(sid))
@@ -72,21 +52,21 @@ def test_regenerate_link_replaces_the_reply_and_keeps_the_old_one_as_a_branch(
 
 
 def test_regenerate_with_another_model_leaves_the_chat_model(driver: Any) -> None:
-    w = _chat_with_answer(driver)
+    w = chat_with_answer(driver)
     sid = w.chat.session_id
     own = w.chat.current_model()
     driver.until(lambda: len(w.model_picker.choices) > 1, timeout=10)
     other = next(c for c in w.model_picker.choices if c.ref != own)
     driver.fake.script("From the other model.")
 
-    _click_anchor(driver, w, w.chat.turns[-1].id, REGENERATE_WITH_HREF)
+    click_anchor(driver, w, w.chat.turns[-1].id, REGENERATE_WITH_HREF)
     menu = w.transcript._menu
     assert isinstance(menu, QMenu) and menu.isVisible()
     labels = [a.text() for a in menu.actions()]
     assert labels[0].startswith(w.model_picker.label_of(own))  # its own model first
     entry = next(a for a in menu.actions() if a.text().startswith(other.label))
     entry.trigger()
-    _answered(driver, w, "From the other model.")
+    until_answered(driver, w, "From the other model.")
 
     assert driver.fake.model_requests[-1].body["model"] == other.ref.split(":", 1)[1]
     assert driver.run(w.store.get_session(sid)).model == own
@@ -94,12 +74,12 @@ def test_regenerate_with_another_model_leaves_the_chat_model(driver: Any) -> Non
 
 
 def test_shortcut_and_context_menu_regenerate(driver: Any) -> None:
-    w = _chat_with_answer(driver)
+    w = chat_with_answer(driver)
     driver.fake.script("Answer two.")
     w.transcript.setFocus()
     driver.qtbot.keyClick(w.transcript.list_view, Qt.Key.Key_R,
                           Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
-    _answered(driver, w, "Answer two.")
+    until_answered(driver, w, "Answer two.")
 
     rows = w.transcript.model.rows
     center = w.mapToGlobal(w.rect().center())
@@ -114,30 +94,30 @@ def test_shortcut_and_context_menu_regenerate(driver: Any) -> None:
     driver.fake.script("Answer three.")
     w.transcript.message_action("last")
     assert w.transcript.message_action("regenerate")
-    _answered(driver, w, "Answer three.")
+    until_answered(driver, w, "Answer three.")
     assert _answers(driver, w, w.chat.session_id) == [
         ("The first answer.", False), ("Answer two.", False), ("Answer three.", True)]
     driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (3, 3))
 
 
 def test_no_regenerate_while_a_reply_streams(driver: Any) -> None:
-    w = _chat_with_answer(driver)
+    w = chat_with_answer(driver)
     driver.fake.script("slow " * 40, token_delay_ms=25, chunk_size=2)
     driver.send("again", w)
     driver.until(lambda: w.composer_bar.busy and w.chat.partial, timeout=10)
     assert "Regenerate" not in w.transcript.text_of_last()
     assert w.window_commands.regenerate_reply() is False
     assert "A reply is being written" in w.statusBar().currentMessage()
-    _answered(driver, w, ("slow " * 40))
+    until_answered(driver, w, ("slow " * 40))
     assert "↻ Regenerate" in w.transcript.text_of_last()
 
 
 def test_regenerated_answer_and_the_old_one_survive_a_restart(driver: Any) -> None:
-    w = _chat_with_answer(driver)
+    w = chat_with_answer(driver)
     sid = w.chat.session_id
     driver.fake.script("Kept after restart.")
     assert w.window_commands.regenerate_reply()
-    _answered(driver, w, "Kept after restart.")
+    until_answered(driver, w, "Kept after restart.")
     driver.close(w)
 
     w2 = driver.open()
@@ -155,23 +135,12 @@ def _png(size: tuple[int, int], color: str = "red") -> bytes:
     return out.getvalue()
 
 
-def _open_chat_with(driver: Any, blocks: list[Any]) -> tuple[Any, str]:
-    w = driver.configured()
-    session = driver.run(w.store.create_session(model=w.chat.current_model()))
-    turn = driver.run(w.store.append_turn(session.id, Turn("user", blocks)))
-    driver.run(w.store.append_turn(session.id, Turn("assistant", [TextBlock("Got it.")])))
-    w.chat.remember_session(session)
-    w.window_commands.open_session(session.id)
-    driver.until(lambda: w.chat.session_id == session.id and len(w.chat.turns) == 2)
-    return w, turn.id
-
-
 def test_click_on_a_thumbnail_opens_the_image_full_size(driver: Any, tmp_path: Path) -> None:
     data = _png((900, 600))
     image = ImageBlock("image/png", base64.b64encode(data).decode(), name="holiday.png")
-    w, turn_id = _open_chat_with(driver, [image, TextBlock("What is this?")])
+    w, turn_id = open_chat_with(driver, [image, TextBlock("What is this?")])
 
-    _click_anchor(driver, w, turn_id, "parley:media/0")
+    click_anchor(driver, w, turn_id, "parley:media/0")
     driver.until(lambda: bool(w.findChildren(ImageViewer)))
     viewer = w.findChildren(ImageViewer)[0]
     assert (viewer.image.width(), viewer.image.height()) == (900, 600)
@@ -198,13 +167,13 @@ class _Opened(QObject):
 def test_click_on_a_document_chip_opens_it_in_its_app(driver: Any) -> None:
     pdf = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<<>>\n%%EOF\n"
     doc = DocumentBlock("application/pdf", base64.b64encode(pdf).decode(), "../../report.pdf")
-    w, turn_id = _open_chat_with(driver, [doc, TextBlock("Summarize")])
+    w, turn_id = open_chat_with(driver, [doc, TextBlock("Summarize")])
     opened = _Opened()
     QDesktopServices.setUrlHandler("file", opened, "open")
     try:
         chip = w.transcript.list_view.layout_of(0, fresh=True).plain_text()
         assert "report.pdf" in chip and "PDF" in chip
-        _click_anchor(driver, w, turn_id, "parley:media/0")
+        click_anchor(driver, w, turn_id, "parley:media/0")
         driver.until(lambda: bool(opened.urls))
     finally:
         QDesktopServices.unsetUrlHandler("file")
@@ -216,7 +185,7 @@ def test_click_on_a_document_chip_opens_it_in_its_app(driver: Any) -> None:
 
 def test_an_attached_text_file_shows_as_a_chip_that_unfolds(driver: Any) -> None:
     code = "def f():\n    return 1\n"
-    w, turn_id = _open_chat_with(driver, [text_file_block("util.py", code),
+    w, turn_id = open_chat_with(driver, [text_file_block("util.py", code),
                                           TextBlock("Explain")])
     row = w.transcript.model.row_of(turn_id)
     shown = w.transcript.list_view.layout_of(row, fresh=True).plain_text()
@@ -230,7 +199,7 @@ def test_an_attached_text_file_shows_as_a_chip_that_unfolds(driver: Any) -> None
 
 
 def test_palette_command_offers_the_models_then_regenerates(driver: Any) -> None:
-    w = _chat_with_answer(driver)
+    w = chat_with_answer(driver)
     driver.until(lambda: len(w.model_picker.choices) > 1, timeout=10)
     assert w.qactions["run.regenerate_with"].isEnabled()
     assert w.window_commands.regenerate_with_model()
@@ -239,7 +208,7 @@ def test_palette_command_offers_the_models_then_regenerates(driver: Any) -> None
     expected = w.chat.regen.model_choices()[-1][1]  # the menu's last entry
     driver.fake.script("Picked from the palette.")
     menu.actions()[-1].trigger()
-    _answered(driver, w, "Picked from the palette.")
+    until_answered(driver, w, "Picked from the palette.")
     assert w.chat.turns[-1].model == expected
 
 
@@ -256,7 +225,7 @@ def test_a_click_opens_the_image_under_the_pointer_in_a_row_scrolled_half_out(dr
                                                                              ) -> None:
     first = ImageBlock("image/png", base64.b64encode(_png((300, 200), "red")).decode())
     second = ImageBlock("image/png", base64.b64encode(_png((200, 300), "blue")).decode())
-    w, turn_id = _open_chat_with(driver, [first, second, TextBlock("Two pictures")])
+    w, turn_id = open_chat_with(driver, [first, second, TextBlock("Two pictures")])
     w.resize(900, 420)  # the row is taller than the view
     lv = w.transcript.list_view
     driver.until(lambda: lv.verticalScrollBar().maximum() > 0)
@@ -284,7 +253,7 @@ def test_a_click_opens_the_image_under_the_pointer_in_a_row_scrolled_half_out(dr
 def test_a_press_and_a_release_on_two_different_images_open_nothing(driver: Any) -> None:
     first = ImageBlock("image/png", base64.b64encode(_png((300, 200), "red")).decode())
     second = ImageBlock("image/png", base64.b64encode(_png((300, 200), "blue")).decode())
-    w, turn_id = _open_chat_with(driver, [first, second, TextBlock("Two pictures")])
+    w, turn_id = open_chat_with(driver, [first, second, TextBlock("Two pictures")])
     lv = w.transcript.list_view
     row = w.transcript.model.row_of(turn_id)
     w.transcript.scroll_to_turn(turn_id)
@@ -307,7 +276,7 @@ def test_a_document_no_app_opens_is_offered_for_saving(driver: Any, tmp_path: Pa
 
     pdf = b"%PDF-1.4\n%%EOF\n"
     doc = DocumentBlock("application/pdf", base64.b64encode(pdf).decode(), "notes.pdf")
-    w, turn_id = _open_chat_with(driver, [doc, TextBlock("Read this")])
+    w, turn_id = open_chat_with(driver, [doc, TextBlock("Read this")])
     chip = w.transcript.list_view.layout_of(0, fresh=True).plain_text()
     assert "notes.pdf · PDF · 15 B" in chip  # the exact size, not the base64's
     target = tmp_path / "saved.pdf"
@@ -317,7 +286,7 @@ def test_a_document_no_app_opens_is_offered_for_saving(driver: Any, tmp_path: Pa
     shown = media_viewer.QDesktopServices
     try:
         media_viewer.QDesktopServices = _NoLauncher  # type: ignore[misc,assignment]
-        _click_anchor(driver, w, turn_id, "parley:media/0")
+        click_anchor(driver, w, turn_id, "parley:media/0")
         driver.until(lambda: target.exists())
     finally:
         media_viewer.QDesktopServices = shown  # type: ignore[misc]

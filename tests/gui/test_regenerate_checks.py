@@ -10,7 +10,7 @@ import base64
 from typing import Any
 
 from parley.core.content import DocumentBlock, TextBlock
-from tests.gui.test_regenerate import _answered, _chat_with_answer, _open_chat_with
+from tests.gui.answers import chat_with_answer, open_chat_with, until_answered
 
 PDF = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<<>>\n%%EOF\n"
 
@@ -25,7 +25,7 @@ def _problems(w: Any) -> list[Any]:
 def _pdf_chat_and_local_model(driver: Any) -> tuple[Any, str]:
     """A Claude chat whose message holds doc.pdf, answered; and a local server's model."""
     doc = DocumentBlock("application/pdf", base64.b64encode(PDF).decode(), "doc.pdf")
-    w, _turn_id = _open_chat_with(driver, [doc, TextBlock("Summarize")])
+    w, _turn_id = open_chat_with(driver, [doc, TextBlock("Summarize")])
     config = driver.run(w.hub.add_provider(
         "openai_compatible", base_url=driver.fake.openai_base_url, api_key="test-key",
         default_model="llama3.2:3b"))
@@ -59,7 +59,7 @@ def test_a_pdf_chat_regenerated_with_a_local_model_is_refused_and_left_as_it_was
 
 
 def test_a_model_whose_provider_is_gone_is_refused(driver: Any) -> None:
-    w = _chat_with_answer(driver)
+    w = chat_with_answer(driver)
     sid = w.chat.session_id
     shown = _problems(w)
     sent = len(driver.fake.model_requests)
@@ -76,7 +76,7 @@ def test_a_model_whose_provider_is_gone_is_refused(driver: Any) -> None:
 
 def test_a_failed_request_says_where_the_old_answer_is_and_retry_asks_the_same_model(
         driver: Any) -> None:
-    w = _chat_with_answer(driver)
+    w = chat_with_answer(driver)
     sid = w.chat.session_id
     own = w.chat.current_model()
     driver.until(lambda: len(w.model_picker.choices) > 1, timeout=10)
@@ -100,7 +100,7 @@ def test_a_failed_request_says_where_the_old_answer_is_and_retry_asks_the_same_m
 
     driver.fake.script("Second try.")
     assert w.window_commands.retry_run()
-    _answered(driver, w, "Second try.")
+    until_answered(driver, w, "Second try.")
     # answered: the branches are on the reply again, the prompt is not a branch point
     driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (2, 2)
                  and w.transcript.branch_of(prompt.id) is None)
@@ -114,7 +114,7 @@ def test_a_failed_request_says_where_the_old_answer_is_and_retry_asks_the_same_m
 
 
 def test_a_failure_of_an_ordinary_run_says_nothing_about_forks(driver: Any) -> None:
-    w = _chat_with_answer(driver)
+    w = chat_with_answer(driver)
     driver.fake.fail("bad_request")
     driver.send("Again?", w)
     driver.until(lambda: driver.error_text(w) and w.tasks.pending == 0, timeout=10)

@@ -18,8 +18,8 @@ from parley.core.recovery import rescued
 from parley.core.store import Store
 from parley.core.store.sqlite import backups
 from parley.gui.database.rescued_offer import TITLE
-from tests.core.test_unsaved_replies import BIG
-from tests.gui.test_unsaved_replies import _click, _disk_full_reply, _window
+from tests.core.faults import BIG
+from tests.gui.disk_full import answer_question, disk_full_reply, saving_window
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -49,13 +49,13 @@ def _replies(db: Path, sid: str, turn_id: str) -> list[tuple[str, bool]]:
 def test_a_rescue_copy_saved_on_quit_is_offered_at_the_next_start_and_merged_once(
     driver: Any, tmp_path: Path
 ) -> None:
-    w = _window(driver)
-    reply = _disk_full_reply(driver, w)
+    w = saving_window(driver)
+    reply = disk_full_reply(driver, w)
     sid, db = w.chat.session_id, w.store.path
     copy = tmp_path / "other disk" / "rescued.db"
     copy.parent.mkdir()
     w.qactions["app.quit"].trigger()
-    _click(driver, w, "Save a rescue copy…", save_as=copy)
+    answer_question(driver, w, "Save a rescue copy…", save_as=copy)
     driver.until(lambda: w.quitting.closed, timeout=15)
     assert [c.path for c in rescued.found(db)] == [copy.resolve()]  # recorded
     assert (BIG, False) not in _replies(db, sid, reply.id)  # sessions.db lacks it

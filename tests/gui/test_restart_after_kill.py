@@ -3,7 +3,6 @@ interrupted compaction, and a cut-off reply is marked as cut off (not as stopped
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -11,26 +10,10 @@ import pytest
 
 from parley.core.recovery.restart_notice import COMPACTION
 from tests.gui.chats import long_chat
-from tests.gui.test_long_chat_transcript import N, rows
+from tests.gui.damage import as_if_killed
+from tests.gui.long_chats import N, rows
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def _as_if_killed(driver: Any, w: Any, home: Path) -> None:
-    """What the file holds now becomes sessions.db as a kill would leave it: the window
-    is closed, then its file replaced by a copy taken while it ran."""
-    path = w.store.path
-    snapshot = home / "snapshot.db"
-    src = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    dst = sqlite3.connect(snapshot)
-    src.backup(dst)
-    src.close()
-    dst.close()
-    driver.close(w)
-    for p in home.iterdir():
-        if p.name.startswith(path.name):
-            p.unlink()
-    snapshot.rename(path)
 
 
 def test_a_compaction_cut_off_by_a_kill_is_named_on_the_next_start(
@@ -45,7 +28,7 @@ def test_a_compaction_cut_off_by_a_kill_is_named_on_the_next_start(
     assert w.window_commands.compact_now() is True
     driver.until(lambda: driver.run(w.store.get_state("recovery.compacting")) is not None,
                  timeout=20)
-    _as_if_killed(driver, w, home)
+    as_if_killed(driver, w, home)
 
     again = driver.open()
     assert COMPACTION in again.toast.message
@@ -68,7 +51,7 @@ def test_a_reply_cut_off_by_a_kill_says_cut_off_and_one_stopped_says_stopped(
         return len(turns) == 2 and turns[-1].aborted and bool(turns[-1].text())
 
     driver.until(journalled, timeout=20)
-    _as_if_killed(driver, w, home)
+    as_if_killed(driver, w, home)
 
     again = driver.open()
     again.chat.open_session(sid)

@@ -13,6 +13,7 @@ from parley.core.app_state import LAST_SESSION
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
 from parley.gui.transcript.listview import STICK_SLACK
+from tests.gui.helpers import resume_point
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -40,19 +41,6 @@ def _cut_off_chat(home) -> str:
 def at_end(list_view) -> bool:
     bar = list_view.verticalScrollBar()
     return bar.maximum() > 0 and bar.value() >= bar.maximum() - STICK_SLACK
-
-
-def resume_point(w) -> QPoint:
-    """Where the last reply's Resume link is now (viewport coordinates), without scrolling;
-    asserts it is in view."""
-    view, lv = w.transcript, w.transcript.list_view
-    row = view.model.rowCount() - 1
-    lv.settle()
-    point = lv.layout_of(row, fresh=True).anchor_point("parley:resume")
-    assert point is not None
-    point += lv.visualRect(view.model.index(row)).topLeft()
-    assert 0 <= point.y() < lv.viewport().height(), "the Resume link is not in view"
-    return point
 
 
 def test_a_chat_opened_at_start_shows_the_end_of_its_long_last_reply(driver, fake_provider,
@@ -107,8 +95,6 @@ def test_scrolling_up_during_the_continuation_stops_following(driver, fake_provi
     assert abs(bar.value() - value) <= 4 and not at_end(lv) and not lv.sticks_to_bottom
     w.window_commands.stop_run()
     driver.settle()
-
-
 
 
 def test_a_click_in_a_tall_message_does_not_scroll_it_to_its_top(view, qtbot):

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.core.damaged import overwrite_pages, pages_of
-from tests.gui.test_damaged_store import _long_chat, _set_up_then_closed, _successor, made_chat
+from tests.gui.damage import made_chat, set_up_then_closed, stored_long_chat, successor_of
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -22,8 +22,8 @@ def test_salvage_with_the_settings_tables_first_pages_damaged_ends_with_every_ch
     from parley.gui import dialogs
 
     monkeypatch.setattr(dialogs, "show_problem", lambda *a: None)
-    path = _set_up_then_closed(driver, home)
-    _long_chat(path, 120)
+    path = set_up_then_closed(driver, home)
+    stored_long_chat(path, 120)
     w = driver.open()
     time.sleep(0.02)  # file times tick every few ms
     hit = pages_of(path, "settings") + pages_of(path, "app_state")
@@ -35,24 +35,24 @@ def test_salvage_with_the_settings_tables_first_pages_damaged_ends_with_every_ch
     page = w.recovery_page
     driver.qtbot.mouseClick(page.salvage_button, Qt.MouseButton.LeftButton)
     assert page.stop_button.isVisible()
-    new = _successor(driver, w)  # before the fix: "Salvaging…" for ever
+    new = successor_of(driver, w)  # before the fix: "Salvaging…" for ever
     assert "Salvaged 120 messages in 1 chat" in new.toast.message
     assert len(driver.run(new.store.get_turns(made_chat(new, driver)))) == 120
 
 
 def test_backups_made_in_the_same_minute_are_listed_apart(driver: Any, home: Path) -> None:
     from parley.core.store.sqlite import backups as B
-    from tests.gui.test_damaged_store import _start
+    from tests.gui.damage import start_window
 
-    path = _set_up_then_closed(driver, home)
-    _long_chat(path, 10)
+    path = set_up_then_closed(driver, home)
+    stored_long_chat(path, 10)
     time.sleep(1.1)  # after the backup made when set-up was quit
     B.make_backup(path)
     time.sleep(1.1)  # the next second (backups made at most every 30 min: here by hand)
-    _long_chat(path, 12, title="Second chat")
+    stored_long_chat(path, 12, title="Second chat")
     B.make_backup(path)
     overwrite_pages(path, [1])  # not even SQLite any more
-    w = _start(driver, home)
+    w = start_window(driver, home)
     driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
     names = [b.accessibleName() for b in w.recovery_page.restore_buttons]
     when = [n.split(" — ")[0] for n in names]

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from parley.core.content import TextBlock, Turn
 from parley.gui.commands.message_search import first_match
 from parley.gui.dialogs.search import snippet_html
+from tests.gui.helpers import search_for
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -26,15 +27,6 @@ def _chat(driver, w, title, texts, space_id=None):
     return s.id, turns
 
 
-def _search(driver, w, qtbot, text):
-    assert w.window_commands.open_search()
-    popup = w.search_popup
-    popup.edit.clear()
-    qtbot.keyClicks(popup.edit, text)
-    driver.until(lambda: popup.search.settled)
-    return popup
-
-
 def test_enter_opens_the_chat_at_the_message_far_back(driver, qtbot):
     w = driver.configured()
     texts = [f"filler message number {i}" for i in range(260)]
@@ -44,7 +36,7 @@ def test_enter_opens_the_chat_at_the_message_far_back(driver, qtbot):
     driver.run(w.chat.load_sidebar())
     w.chat.open_session(other)
     driver.until(lambda: w.session_id == other)
-    popup = _search(driver, w, qtbot, "alhambr")  # a prefix, as typed so far
+    popup = search_for(driver, w, qtbot, "alhambr")  # a prefix, as typed so far
     hits = popup.hits
     assert [h.turn_id for h in hits] == [turns[6].id]
     assert "\x02Alhambra\x03" in hits[0].snippet
@@ -66,7 +58,7 @@ def test_results_are_ranked_and_scoped(driver, qtbot):
     driver.run(w.chat.load_sidebar())
     w.chat.open_session(b)
     driver.until(lambda: w.session_id == b)
-    popup = _search(driver, w, qtbot, "kubernetes")
+    popup = search_for(driver, w, qtbot, "kubernetes")
     assert {h.session_id for h in popup.hits} == {a, b}
     assert popup.hits[0].session_id == a  # title and body match: ranked first
     popup.scope_buttons["space"].click()
@@ -111,7 +103,7 @@ def test_search_ignores_a_chat_whose_delete_can_still_be_undone(driver, qtbot):
     dialogs.answers.append(True)
     w.chat.organizer.delete_session(a)
     driver.until(lambda: w.undo.pending)
-    popup = _search(driver, w, qtbot, "zanzibar")
+    popup = search_for(driver, w, qtbot, "zanzibar")
     assert popup.hits == [] and "No matches" in popup.status.text()
 
 

@@ -7,15 +7,14 @@ import time
 
 import pytest
 
-from tests.core.test_storage_faults import on_store_thread
-from tests.core.test_unsaved_replies import Locker
-from tests.gui.test_unsaved_replies import _on_disk, _window
+from tests.core.faults import Locker, on_store_thread
+from tests.gui.disk_full import on_disk, saving_window
 
 pytestmark = pytest.mark.timeout(90)
 
 
 def test_a_message_waits_for_a_lock_held_past_the_stores_attempts(driver, problems):
-    w = _window(driver)
+    w = saving_window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
     driver.settle(w)
@@ -46,13 +45,13 @@ def test_a_message_waits_for_a_lock_held_past_the_stores_attempts(driver, proble
         locker.release()
     driver.until(lambda: w.transcript.save_mark(shown[0].id) is None, timeout=10)
     driver.settle(w)
-    assert _on_disk(w, driver)[-2:] == [("held by the lock", False), ("Second answer.", False)]
+    assert on_disk(w, driver)[-2:] == [("held by the lock", False), ("Second answer.", False)]
     assert w.chat.save_status.bar.text() == ""
     assert problems == []
 
 
 def test_esc_while_waiting_for_the_lock_gives_the_text_back(driver, problems):
-    w = _window(driver)
+    w = saving_window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
     driver.settle(w)
@@ -68,16 +67,16 @@ def test_esc_while_waiting_for_the_lock_gives_the_text_back(driver, problems):
     finally:
         locker.release()
     driver.settle(w)
-    assert _on_disk(w, driver)[-1] == ("First answer.", False)  # never saved, never sent
+    assert on_disk(w, driver)[-1] == ("First answer.", False)  # never saved, never sent
     assert len(driver.fake.model_requests) == 2
 
 
 def test_quitting_while_a_message_waits_for_the_lock_asks_and_keeps_the_text(
     driver, problems,
 ):
-    from tests.gui.test_unsaved_replies import _click
+    from tests.gui.disk_full import answer_question
 
-    w = _window(driver)
+    w = saving_window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
     driver.settle(w)
@@ -87,7 +86,7 @@ def test_quitting_while_a_message_waits_for_the_lock_asks_and_keeps_the_text(
         driver.send("typed while locked")
         driver.until(lambda: "keeps waiting" in w.chat.save_status.bar.text(), timeout=10)
         w.qactions["app.quit"].trigger()
-        text = _click(driver, w, "Keep Parley open")
+        text = answer_question(driver, w, "Keep Parley open")
         assert "your unsent text" in text and "another program holds sessions.db" in text
         driver.until(lambda: w.composer.text() == "typed while locked", timeout=10)
         assert w.isVisible()
@@ -97,7 +96,7 @@ def test_quitting_while_a_message_waits_for_the_lock_asks_and_keeps_the_text(
 
 
 def test_a_new_chats_first_message_waits_for_the_lock_too(driver, problems):
-    w = _window(driver)
+    w = saving_window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
     driver.settle(w)
@@ -114,13 +113,13 @@ def test_a_new_chats_first_message_waits_for_the_lock_too(driver, problems):
         locker.release()
     driver.until(lambda: w.chat.session_id is not None, timeout=10)
     driver.settle(w)
-    assert _on_disk(w, driver) == [("first words of a new chat", False),
+    assert on_disk(w, driver) == [("first words of a new chat", False),
                                    ("Answer in the new chat.", False)]
     assert w.chat.save_status.bar.text() == "" and problems == []
 
 
 def test_esc_while_a_new_chat_waits_gives_the_text_back(driver, problems):
-    w = _window(driver)
+    w = saving_window(driver)
     driver.run(w.chat.opener.show_new_chat())
     driver.run(on_store_thread(w.store, "PRAGMA busy_timeout = 100"))
     locker = Locker(w.store.path)

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 
-from tests.gui.test_attachments import drop, ready
+from tests.gui.helpers import drop, ready
 
 
 def test_enter_while_a_reply_streams_keeps_the_message_and_says_why(driver: Any,

@@ -15,42 +15,12 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu
 
 from parley.gui.chat.waiting import CONNECTING
+from tests.gui.starting import fake_env, press, previous_chat, start, type_keys
 
 pytestmark = pytest.mark.timeout(90)
-
-
-def start(driver, env: dict[str, str] | None = None) -> Any:
-    """Show a window and start it as the app does; returns at its first paint."""
-    from parley.gui.main_window import MainWindow
-
-    w = MainWindow(home=driver.home, env=env or {})
-    driver.windows.append(w)  # shut down by the driver at the end
-    painted: list[bool] = []
-    from parley.gui.startup.first_paint import when_painted
-
-    when_painted(w, lambda: painted.append(True))
-    w.show()
-    w.startup.start_after_first_paint()
-    driver.until(lambda: painted)
-    return w
-
-
-def type_keys(w, text: str) -> None:
-    """Type ``text`` into the window as the window system would (to its focus)."""
-    for ch in text:
-        QTest.keyClick(w.windowHandle(), ch)
-
-
-def press(w, key: Qt.Key, modifier=Qt.KeyboardModifier.NoModifier) -> None:
-    QTest.keyClick(w.windowHandle(), key, modifier)
-
-
-def fake_env(fake) -> dict[str, str]:
-    return {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": fake.anthropic_base_url}
 
 
 def open_menus() -> list[QMenu]:
@@ -138,22 +108,9 @@ def test_a_second_message_waits_in_the_composer_while_the_first_is_queued(
     assert history[0].text() == "first" and w.composer.text() == "second"
 
 
-def _previous_chat(driver, fake_provider, gate) -> str:
-    """A first run: set up, one exchange, a draft left in it, closed. Returns its id."""
-    gate.set()
-    w = driver.configured()
-    fake_provider.script("Earlier answer")
-    driver.send("An earlier chat", wait=True)
-    sid = w.session_id
-    type_keys(w, "its draft")
-    driver.close(w)
-    gate.clear()
-    return str(sid)
-
-
 def test_ctrl_n_and_typing_while_starting_survive_the_end_of_loading(driver, fake_provider,
                                                                      gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     w = start(driver)
     press(w, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)  # before the chats open
     type_keys(w, "a new question")
@@ -170,7 +127,7 @@ def test_ctrl_n_and_typing_while_starting_survive_the_end_of_loading(driver, fak
 
 
 def test_typing_before_the_last_chat_shows_joins_its_draft(driver, fake_provider, gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     w = start(driver)
     type_keys(w, "more")
     driver.until(lambda: w.chat is not None and not w.chat.adopting)
@@ -181,7 +138,7 @@ def test_typing_before_the_last_chat_shows_joins_its_draft(driver, fake_provider
 
 
 def test_a_chat_opened_or_a_search_begun_while_loading_stays(driver, fake_provider, gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     gate.set()
     w = driver.open()  # a second chat, so one can be switched to
     driver.run(w.chat.opener.show_new_chat())
@@ -279,7 +236,7 @@ def _roles_texts(driver, w, sid: str) -> list[tuple[str, str]]:
 
 def test_enter_then_ctrl_n_while_loading_sends_each_message_to_its_own_chat(
         driver, fake_provider, gate, store_gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     store_gate.clear()
     w = start(driver)
     type_keys(w, "queued one sigma")
@@ -306,7 +263,7 @@ def test_enter_then_ctrl_n_while_loading_sends_each_message_to_its_own_chat(
 
 def test_a_draft_typed_while_loading_stays_with_its_chat_after_ctrl_n(
         driver, fake_provider, gate, store_gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     store_gate.clear()
     w = start(driver)
     type_keys(w, "draft in chat three")
@@ -328,7 +285,7 @@ def test_a_draft_typed_while_loading_stays_with_its_chat_after_ctrl_n(
 
 def test_ctrl_f_while_loading_opens_the_search_and_takes_the_words(driver, fake_provider,
                                                                    gate, store_gate):
-    _previous_chat(driver, fake_provider, gate)
+    previous_chat(driver, fake_provider, gate)
     store_gate.clear()
     w = start(driver)
     press(w, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)  # before the chats open
@@ -391,7 +348,7 @@ def test_up_while_loading_edits_the_last_message_once_shown(driver, fake_provide
 
 def test_a_palette_opened_while_loading_lists_the_chats_once_they_open(driver, fake_provider,
                                                                       gate, store_gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     store_gate.clear()
     w = start(driver)
     press(w, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)  # before the chats open
@@ -410,7 +367,7 @@ def test_a_palette_opened_while_loading_lists_the_chats_once_they_open(driver, f
 
 def test_quitting_with_a_queued_message_leaves_it_not_sent_with_retry(driver, fake_provider,
                                                                       gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     w = start(driver)
     driver.until(lambda: w.chat is not None and not w.chat.adopting)
     w.composer.clear()

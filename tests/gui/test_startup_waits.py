@@ -14,15 +14,9 @@ from PySide6.QtCore import Qt
 from parley.gui import dialogs
 from parley.gui.chat.waiting import CONNECTING
 from parley.gui.startup.quit_waiting import QUIT, SAVED_STAYS, TITLE, UNSAVED_LOST
-from tests.gui.test_attachments import png, ready
-from tests.gui.test_startup_typing import (
-    _previous_chat,
-    fake_env,
-    press,
-    start,
-    type_keys,
-)
-from tests.gui.test_unsaved_replies import _click
+from tests.gui.disk_full import answer_question
+from tests.gui.helpers import png, ready
+from tests.gui.starting import fake_env, press, previous_chat, start, type_keys
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -39,7 +33,7 @@ def _history(driver, w, sid: str) -> list[tuple[str, str]]:
 
 def test_regenerate_while_loading_waits_for_the_provider_then_regenerates(
         driver, fake_provider, gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     w = start(driver)
     _chats_shown(driver, w)
     asked = len(fake_provider.model_requests)
@@ -64,7 +58,7 @@ def test_regenerate_while_loading_waits_for_the_provider_then_regenerates(
 
 def test_esc_before_the_chats_open_takes_the_queued_message_back(
         driver, fake_provider, gate, store_gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     store_gate.clear()
     w = start(driver)
     w.composer.clear()
@@ -85,7 +79,7 @@ def test_esc_before_the_chats_open_takes_the_queued_message_back(
 
 def test_esc_while_a_queued_message_waits_for_its_provider_takes_it_back(
         driver, fake_provider, gate, store_gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     store_gate.clear()
     w = start(driver)
     w.composer.clear()
@@ -110,7 +104,7 @@ def test_esc_while_a_queued_message_waits_for_its_provider_takes_it_back(
 
 def test_quitting_while_a_message_waits_asks_and_keeping_parley_open_sends_it(
         driver, fake_provider, gate):
-    earlier = _previous_chat(driver, fake_provider, gate)
+    earlier = previous_chat(driver, fake_provider, gate)
     w = start(driver)
     _chats_shown(driver, w)
     w.composer.clear()
@@ -119,7 +113,7 @@ def test_quitting_while_a_message_waits_asks_and_keeping_parley_open_sends_it(
     driver.until(lambda: w.chat.runs.waiting(earlier))
     fake_provider.script("Sent after all.")
     w.qactions["app.quit"].trigger()
-    text = _click(driver, w, "Keep Parley open", title=TITLE)
+    text = answer_question(driver, w, "Keep Parley open", title=TITLE)
     assert "Your message is waiting to be sent" in text and SAVED_STAYS in text
     driver.until(lambda: w.isEnabled())
     assert w.isVisible() and w.chat.runs.waiting(earlier)
@@ -132,13 +126,13 @@ def test_quitting_while_a_message_waits_asks_and_keeping_parley_open_sends_it(
 
 def test_quitting_before_the_chats_open_with_a_queued_message_asks(
         driver, fake_provider, gate, store_gate):
-    _previous_chat(driver, fake_provider, gate)
+    previous_chat(driver, fake_provider, gate)
     store_gate.clear()
     w = start(driver)
     type_keys(w, " and then some")
     press(w, Qt.Key.Key_Return)
     w.close()  # the window's close button, before the chats are open
-    text = _click(driver, w, "Keep Parley open", title=TITLE)
+    text = answer_question(driver, w, "Keep Parley open", title=TITLE)
     assert UNSAVED_LOST in text
     driver.until(lambda: w.isEnabled())
     assert w.isVisible() and w.startup.queue.message is not None

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from parley.core.content import TextBlock, Turn
-from tests.gui.test_branches import BRANCH_PREV_HREF, _branches, _click, _regenerate
+from parley.gui.transcript.specs import BRANCH_PREV_HREF
+from tests.gui.answers import branches_shown, click_anchor, regenerate_answering
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -26,7 +27,7 @@ def test_a_message_during_a_compaction_is_not_drawn_over_its_progress(driver: An
     driver.fake.script("Castles and trams.")
     driver.send("What to see in Lisbon?", w, wait=True)
     sid = w.session_id
-    _regenerate(driver, w, "Tiles and viewpoints.")  # ‹ 2/2 › under the answer
+    regenerate_answering(driver, w, "Tiles and viewpoints.")  # ‹ 2/2 › under the answer
 
     async def talk_on() -> None:
         for i in range(12):
@@ -36,7 +37,7 @@ def test_a_message_during_a_compaction_is_not_drawn_over_its_progress(driver: An
     driver.run(talk_on(), timeout=30)
     driver.run(w.chat.opener.reload())  # the window reads the chat again
     driver.until(lambda: len(w.chat.turns) == 14 and w.tasks.pending == 0, timeout=10)
-    driver.until(lambda: _branches(w)[1] == (2, 2))
+    driver.until(lambda: branches_shown(w)[1] == (2, 2))
     answer = w.chat.turns[1].id
 
     driver.fake.script("A summary that takes its time. " * 30, token_delay_ms=100,
@@ -44,7 +45,7 @@ def test_a_message_during_a_compaction_is_not_drawn_over_its_progress(driver: An
     assert w.window_commands.compact_now() is True
     label = w.chat.editor.progress_label
     driver.until(lambda: label.isVisible() and "characters" in label.text(), timeout=20)
-    _click(driver, w, answer, BRANCH_PREV_HREF)  # ‹ while the summary is written
+    click_anchor(driver, w, answer, BRANCH_PREV_HREF)  # ‹ while the summary is written
     bar = w.statusBar()
     assert bar.currentMessage() == BUSY_SWITCHING
     assert not _both_drawn(w)

@@ -25,7 +25,7 @@ from parley.gui.notices.undo import (
     UndoManager,
     reading_ms,
 )
-from tests.gui.test_resume_scroll import resume_point
+from tests.gui.helpers import resume_point
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -22,13 +22,7 @@ from parley.core.content import (
 )
 from parley.gui.transcript.pieces import ICON_SCHEME
 from parley.gui.transcript.specs import CARD_FOLD
-
-#: Emoji and the symbol blocks fonts without emoji lack (Misc Symbols, Dingbats).
-EMOJI = [(0x1F000, 0x1FFFF), (0x2600, 0x27BF)]
-
-
-def emoji_in(text: str) -> list[str]:
-    return [c for c in text if any(lo <= ord(c) <= hi for lo, hi in EMOJI)]
+from tests.gui.helpers import emoji_in
 
 
 def every_kind() -> list[Turn]:

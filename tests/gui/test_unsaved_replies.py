@@ -11,53 +11,27 @@ something unsaved (offering a rescue copy elsewhere).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
 
 from parley.core.store import Store
-from parley.gui import dialogs
 from parley.gui.composer.drafts import draft_key
-from parley.gui.database.save_status import TITLE
-from tests.core.test_unsaved_replies import BIG, Locker, page_limit
+from tests.core.faults import BIG, Locker, page_limit
+from tests.gui.disk_full import answer_question, disk_full_reply, on_disk, saving_window
 
 pytestmark = pytest.mark.timeout(90)
-
-
-def _window(driver: Any) -> Any:
-    w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-test",
-                         "ANTHROPIC_BASE_URL": driver.fake.anthropic_base_url})
-    w.runner.saves.delays_s = (0.1,)
-    return w
-
-
-def _disk_full_reply(driver: Any, w: Any) -> Any:
-    """Send a question whose reply meets a full disk; returns the reply (kept)."""
-    driver.fake.script("First answer.")
-    driver.send("first question", wait=True)
-    driver.run(page_limit(w.store, 2))
-    driver.fake.script(BIG, token_delay_ms=1, chunk_size=4000)
-    driver.send("second question")
-    driver.until(lambda: w.runner.saves.pending() and not w.composer_bar.busy, timeout=20)
-    return w.runner.saves.pending()[0].turn
-
-
-def _on_disk(w: Any, driver: Any) -> list[tuple[str, bool]]:
-    turns = driver.run(w.store.get_turns(w.chat.session_id))
-    return [(t.text(), t.aborted) for t in turns]
 
 
 def test_full_disk_reply_is_marked_not_saved_sending_is_held_and_all_is_written_later(
     driver, problems
 ):
-    w = _window(driver)
-    reply = _disk_full_reply(driver, w)
+    w = saving_window(driver)
+    reply = disk_full_reply(driver, w)
     bar = w.chat.save_status.bar
     assert reply.text() == BIG
     assert w.transcript.save_mark(reply.id) == "unsaved"
     assert w.chat.turns[-1].text() == BIG  # shown whole…
-    assert (BIG, False) not in _on_disk(w, driver)  # …but not on disk yet: it says so
+    assert (BIG, False) not in on_disk(w, driver)  # …but not on disk yet: it says so
     assert "not saved yet: the disk is full" in bar.text()
     row = w.transcript.model.row_of(reply.id)
     shown = "".join(p.piece.doc.toPlainText()
@@ -79,18 +53,18 @@ def test_full_disk_reply_is_marked_not_saved_sending_is_held_and_all_is_written_
     shown = "".join(p.piece.doc.toPlainText()
                     for p in w.transcript.list_view.layout_of(row, fresh=True).pieces)
     assert "Not saved yet" not in shown and "Regenerate" in shown
-    assert _on_disk(w, driver)[-1] == (BIG, False)
+    assert on_disk(w, driver)[-1] == (BIG, False)
     assert len(driver.fake.model_requests) == sent  # written, not asked again
 
     w.composer.clear()
     driver.fake.script("Third answer.")
     driver.send("third question", wait=True)
-    assert _on_disk(w, driver)[-2:] == [("third question", False), ("Third answer.", False)]
+    assert on_disk(w, driver)[-2:] == [("third question", False), ("Third answer.", False)]
 
 
 def test_reply_kept_in_memory_shows_whole_when_its_chat_is_opened_again(driver, problems):
-    w = _window(driver)
-    reply = _disk_full_reply(driver, w)
+    w = saving_window(driver)
+    reply = disk_full_reply(driver, w)
     sid = w.chat.session_id
     driver.run(w.chat.opener.show_new_chat())
     driver.run(w.chat.opener.open(sid))  # noqa: SLF001 - the file holds a prefix at most
@@ -102,7 +76,7 @@ def test_reply_kept_in_memory_shows_whole_when_its_chat_is_opened_again(driver, 
 
 @pytest.mark.parametrize("new_chat", [False, True])
 def test_message_waiting_for_a_locked_file_shows_as_saving(driver, problems, new_chat):
-    w = _window(driver)
+    w = saving_window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
     if new_chat:  # its session row waits for the lock too
@@ -124,38 +98,18 @@ def test_message_waiting_for_a_locked_file_shows_as_saving(driver, problems, new
         locker.release()
     driver.until(lambda: w.transcript.save_mark(shown[0].id) is None, timeout=10)
     driver.settle(w)
-    assert _on_disk(w, driver)[-2:] == [("held by the lock", False), ("Second answer.", False)]
+    assert on_disk(w, driver)[-2:] == [("held by the lock", False), ("Second answer.", False)]
     assert problems == []
-
-
-def _box(w: Any, title: str = TITLE) -> QMessageBox | None:
-    boxes = [b for b in w.findChildren(QMessageBox) if b.isVisible() and b.windowTitle() == title]
-    return boxes[0] if boxes else None
-
-
-def _click(driver: Any, w: Any, label: str, save_as: Path | None = None, *,
-           title: str = TITLE) -> str:
-    """Wait for the question titled ``title``, click ``label`` (the Save dialog it opens
-    answers ``save_as``)."""
-    driver.until(lambda: _box(w, title) is not None, timeout=10)
-    box = _box(w, title)
-    assert box is not None
-    text = box.text()
-    if save_as is not None:
-        dialogs.answers.append(str(save_as))
-    next(b for b in box.buttons() if b.text() == label).click()
-    driver.until(lambda: _box(w, title) is None)
-    return text
 
 
 def test_quit_with_a_reply_not_saved_asks_and_saves_a_rescue_copy_with_it(
     driver, problems, tmp_path: Path
 ):
-    w = _window(driver)
-    reply = _disk_full_reply(driver, w)
+    w = saving_window(driver)
+    reply = disk_full_reply(driver, w)
     sid = w.chat.session_id
     w.qactions["app.quit"].trigger()
-    text = _click(driver, w, "Keep Parley open")
+    text = answer_question(driver, w, "Keep Parley open")
     assert "Not saved yet: your last reply (the disk is full)" in text
     assert "rescue copy" in text
     driver.until(lambda: not w.quitting.closing)
@@ -165,7 +119,7 @@ def test_quit_with_a_reply_not_saved_asks_and_saves_a_rescue_copy_with_it(
     copy = tmp_path / "elsewhere" / "rescued.db"
     copy.parent.mkdir()
     w.qactions["app.quit"].trigger()
-    _click(driver, w, "Save a rescue copy…", save_as=copy)
+    answer_question(driver, w, "Save a rescue copy…", save_as=copy)
     # closed once shut down (the store closed, the quit's backup made)
     driver.until(lambda: w.quitting.closed and not w.isVisible(), timeout=15)
     with Store.open(copy) as rescued:
@@ -176,7 +130,7 @@ def test_quit_with_a_reply_not_saved_asks_and_saves_a_rescue_copy_with_it(
 def test_message_that_meets_a_full_disk_goes_back_to_the_box_and_is_told_in_the_bar(
     driver, problems
 ):
-    w = _window(driver)
+    w = saving_window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
     driver.settle(w)
@@ -190,7 +144,7 @@ def test_message_that_meets_a_full_disk_goes_back_to_the_box_and_is_told_in_the_
     assert "stays in the box" in w.chat.save_status.bar.text()
     assert problems == []  # the bar, not a dialog
     assert w.transcript.model.transcript.turns[-1].text() == "First answer."  # not shown
-    assert _on_disk(w, driver)[-1] == ("First answer.", False)
+    assert on_disk(w, driver)[-1] == ("First answer.", False)
     assert len(driver.fake.model_requests) == sent  # never sent
     driver.run(page_limit(w.store, None))  # space freed: quitting has nothing to ask
 
@@ -198,7 +152,7 @@ def test_message_that_meets_a_full_disk_goes_back_to_the_box_and_is_told_in_the_
 def test_quit_with_unsent_text_the_disk_refused_asks_and_keeps_it_in_the_rescue_copy(
     driver, problems, tmp_path: Path
 ):
-    w = _window(driver)
+    w = saving_window(driver)
     driver.fake.script("First answer.")
     driver.send("first question", wait=True)
     sid = w.chat.session_id
@@ -209,7 +163,7 @@ def test_quit_with_unsent_text_the_disk_refused_asks_and_keeps_it_in_the_rescue_
     w.qactions["app.quit"].trigger()
     copy = tmp_path / "elsewhere" / "rescued.db"
     copy.parent.mkdir()
-    text = _click(driver, w, "Save a rescue copy…", save_as=copy)
+    text = answer_question(driver, w, "Save a rescue copy…", save_as=copy)
     assert "Not saved yet: your unsent text (the disk is full)" in text
     driver.until(lambda: w.quitting.closed and not w.isVisible(), timeout=15)
     with Store.open(copy) as rescued:
@@ -224,7 +178,7 @@ def test_quit_again_after_keep_parley_open_on_a_failed_save_quits(driver, proble
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication
 
-    w = _window(driver)
+    w = saving_window(driver)
     # A window an earlier test left shown would take the focus when the question closes
     # (the window then rightly leaves it there): this test is about Parley's window alone.
     for other in QApplication.topLevelWidgets():
@@ -239,7 +193,7 @@ def test_quit_again_after_keep_parley_open_on_a_failed_save_quits(driver, proble
     w.composer.set_text("unsent words " * 3000)
     w.composer.setFocus()
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
-    _click(driver, w, "Keep Parley open")
+    answer_question(driver, w, "Keep Parley open")
     driver.until(lambda: not w.quitting.closing and w.isEnabled())
     driver.until(w.isActiveWindow, timeout=2)
     assert QApplication.focusWidget() is w.composer

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from parley.core.chat.events import OlderTurnsUnseen
 from parley.core.compaction.unseen import Unseen, load_unseen, save_unseen
 from tests.gui.chats import long_chat
-from tests.gui.test_long_chat_transcript import SUMMARY, restart, rows
+from tests.gui.long_chats import SUMMARY, restart, rows
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.core.compaction.unseen import load_unseen
-from tests.core.test_unseen_turns import message, small_enforced_window
-from tests.gui.test_long_chat_transcript import rows
+from tests.core.unseen_support import message, small_enforced_window
+from tests.gui.long_chats import rows
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 

@@ -1,7 +1,7 @@
 """Shared set-up of the compaction tests: a real sessions.db, the hub over the fake server.
 
-Not a test module of its own (it holds no tests); the compaction test files
-import its helpers and make their ``env`` fixture with :func:`open_env`.
+A helper module (no tests; not named ``test_*``): the compaction test files import its
+helpers, and tests/core/conftest.py makes the ``env`` fixture with :func:`open_env`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,115 @@
+"""Small gestures and readers shared by the GUI tests: files dropped, settings picked, a search
+typed, what the window shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QRect, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QApplication,
+    QComboBox,
+    QMessageBox,
+    QWidget,
+)
+
+
+def png(path: Path, size: tuple[int, int] = (40, 30), color: str = "#c15f3c") -> Path:
+    Image.new("RGB", size, color).save(path, "PNG")
+    return path
+
+
+def drop(widget: QWidget, paths: list[Path]) -> bool:
+    """Drag files over ``widget`` and drop them, as a file manager does; True if taken."""
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    target = widget.viewport() if isinstance(widget, QAbstractScrollArea) else widget
+    pos = target.rect().center()
+    copy, left, none = Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton, \
+        Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(pos, copy, mime, left, none)
+    QApplication.sendEvent(target, enter)
+    dropped = QDropEvent(QPointF(pos), copy, mime, left, none)
+    QApplication.sendEvent(target, dropped)
+    return enter.isAccepted() and dropped.isAccepted()
+
+
+def ready(w: Any) -> list[Any]:
+    return [p for p in w.chat.attachments.pending() if p.ready]
+
+
+def open_appearance(driver: Any, w: Any) -> Any:
+    dialog = w.window_commands.open_settings()
+    driver.until(lambda: dialog.ready and dialog.tasks.pending == 0)
+    dialog.show_section("Appearance")
+    return dialog
+
+
+def choose(driver: Any, dialog: Any, key_: str, label: str) -> None:
+    combo = dialog.editors[key_].input
+    assert isinstance(combo, QComboBox) and combo.isVisible()
+    index = combo.findText(label)
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)  # as picked from its list
+    driver.until(lambda: dialog.tasks.pending == 0)
+
+
+def search_for(driver, w, qtbot, text):
+    assert w.window_commands.open_search()
+    popup = w.search_popup
+    popup.edit.clear()
+    qtbot.keyClicks(popup.edit, text)
+    driver.until(lambda: popup.search.settled)
+    return popup
+
+
+def resume_point(w) -> QPoint:
+    """Where the last reply's Resume link is now (viewport coordinates), without scrolling;
+    asserts it is in view."""
+    view, lv = w.transcript, w.transcript.list_view
+    row = view.model.rowCount() - 1
+    lv.settle()
+    point = lv.layout_of(row, fresh=True).anchor_point("parley:resume")
+    assert point is not None
+    point += lv.visualRect(view.model.index(row)).topLeft()
+    assert 0 <= point.y() < lv.viewport().height(), "the Resume link is not in view"
+    return point
+
+
+#: Emoji and the symbol blocks fonts without emoji lack (Misc Symbols, Dingbats).
+EMOJI = [(0x1F000, 0x1FFFF), (0x2600, 0x27BF)]
+
+
+def emoji_in(text: str) -> list[str]:
+    return [c for c in text if any(lo <= ord(c) <= hi for lo, hi in EMOJI)]
+
+
+def problem_boxes(w: Any) -> list[QMessageBox]:
+    return [b for b in w.findChildren(QMessageBox) if b.isVisible()]
+
+
+def hover(driver: Any, w: Any, row: int) -> tuple[QWidget, QRect]:
+    """Point at ``row``; returns the buttons and the row's rectangle (viewport)."""
+    lv = w.transcript.list_view
+    index = lv.model().index(row, 0)
+    lv.scrollTo(index)  # in view first: the row may be below a tall unfolded output
+    driver.until(lambda: lv.viewport().rect().contains(lv.visualRect(index).center()))
+    rect = lv.visualRect(index)
+    bar = lv.viewport().findChild(QWidget, "MessageActions")
+    nudge = [QPoint(3, 1), QPoint(0, 0)]
+
+    def pointed() -> bool:
+        # The pointer keeps moving over the row while waiting, as a hand on a mouse does:
+        # a focus change that arrives late (the window made active) gives the keyboard's
+        # row the buttons until the pointer moves again.
+        nudge.reverse()
+        QTest.mouseMove(lv.viewport(), rect.center() + nudge[0])
+        return bar is not None and bar.isVisible() and bar.row == row
+
+    driver.until(pointed)
+    return bar, rect

@@ -1,0 +1,35 @@
+"""Keys pressed and text typed on whatever has the focus, and a window ready for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QApplication
+
+from parley.core.settings import Settings
+
+
+def chat_window(driver: Any, fake: Any) -> Any:
+    """A window on the fake provider (key from the environment), auto titles off."""
+    w = driver.open(env={"ANTHROPIC_API_KEY": "sk-ant-test",
+                         "ANTHROPIC_BASE_URL": fake.anthropic_base_url})
+    driver.run(Settings.of(w.store).set("chat.auto_title", False))
+    w.activateWindow()
+    driver.until(w.isActiveWindow)
+    driver.until(lambda: w.keymap is not None and w.tasks.pending == 0)
+    return w
+
+
+def key(qtbot: Any, text: str) -> None:
+    """Press one key combination ("Ctrl+Shift+F") on whatever has the focus."""
+    combo = QKeySequence(text)[0]
+    target = QApplication.focusWidget()
+    assert target is not None, "nothing has the keyboard focus"
+    qtbot.keyClick(target, combo.key(), combo.keyboardModifiers())
+
+
+def type_text(qtbot: Any, text: str) -> None:
+    target = QApplication.focusWidget()
+    assert target is not None, "nothing has the keyboard focus"
+    qtbot.keyClicks(target, text)

@@ -1,0 +1,52 @@
+"""A window started as the app starts it (shown first, its store opened after the first paint),
+and keys sent to it by the window system while it starts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
+
+def start(driver, env: dict[str, str] | None = None) -> Any:
+    """Show a window and start it as the app does; returns at its first paint."""
+    from parley.gui.main_window import MainWindow
+
+    w = MainWindow(home=driver.home, env=env or {})
+    driver.windows.append(w)  # shut down by the driver at the end
+    painted: list[bool] = []
+    from parley.gui.startup.first_paint import when_painted
+
+    when_painted(w, lambda: painted.append(True))
+    w.show()
+    w.startup.start_after_first_paint()
+    driver.until(lambda: painted)
+    return w
+
+
+def type_keys(w, text: str) -> None:
+    """Type ``text`` into the window as the window system would (to its focus)."""
+    for ch in text:
+        QTest.keyClick(w.windowHandle(), ch)
+
+
+def press(w, key: Qt.Key, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+    QTest.keyClick(w.windowHandle(), key, modifier)
+
+
+def fake_env(fake) -> dict[str, str]:
+    return {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": fake.anthropic_base_url}
+
+
+def previous_chat(driver, fake_provider, gate) -> str:
+    """A first run: set up, one exchange, a draft left in it, closed. Returns its id."""
+    gate.set()
+    w = driver.configured()
+    fake_provider.script("Earlier answer")
+    driver.send("An earlier chat", wait=True)
+    sid = w.session_id
+    type_keys(w, "its draft")
+    driver.close(w)
+    gate.clear()
+    return str(sid)
