@@ -19,6 +19,9 @@
   both by defining an ``env`` fixture that returns ``any_env`` (test_compaction.py).
 * ``chat``: ``await chat(path)`` opens a store there with a hub (the fake server's
   Anthropic API, no retries) and a runner: ``(store, runner)``, all closed after the test.
+* ``tools_env``: a runner with tools (the skill "Bullets" in its library) on each
+  backend (:class:`tests.core.tool_support.Env`); the tool tests' modules use it as
+  their ``env`` (test_tools_run.py, test_space_documents.py).
 """
 
 from __future__ import annotations
@@ -38,8 +41,13 @@ from parley.core.store.async_store import AsyncStore
 from parley.core.store.backends import open_store
 from parley.core.store.errors import StoreError
 from parley.core.store.store import Store
+from parley.core.tools import ToolExecutor
+from parley.core.tools.skills import SkillLibrary
 from parley.core.workspace import Workspace
 from tests.core.compaction_support import Env, open_env
+from tests.core.hubs import fake_hub
+from tests.core.tool_support import SKILL_BODY
+from tests.core.tool_support import Env as ToolsEnv
 
 
 @pytest.fixture
@@ -134,3 +142,23 @@ async def chat(tmp_path: Path, fake_provider: Any) -> AsyncIterator[Any]:
         await hub.aclose()
         with contextlib.suppress(StoreError):
             await store.close()
+
+
+@pytest.fixture
+async def tools_env(tmp_path: Path, fake_provider: Any,
+                    any_target: Any) -> AsyncIterator[ToolsEnv]:
+    """A runner with tools (a skill "Bullets" in its library) over the fake server, on a
+    sessions.db file and then on PostgreSQL (``any_target``)."""
+    store = await AsyncStore.open(any_target)  # a sessions.db file, then PostgreSQL
+    hub = await fake_hub(store, tmp_path, fake_provider, compatible={
+        "name": "Local", "provider_id": "local", "default_model": "llama3.2"})
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    (skills / "bullets.md").write_text(
+        f"---\nname: Bullets\ndescription: Answer in three bullets.\n---\n{SKILL_BODY}\n"
+    )
+    tools = ToolExecutor(store, library=SkillLibrary(user_dir=skills, bundled_dir=None))
+    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0, tools=tools)
+    yield ToolsEnv(store, hub, runner, fake_provider)
+    await hub.aclose()
+    await store.close()

@@ -14,19 +14,16 @@ from parley.core.chat.run import ChatRunner, RunCancelled, RunFinished
 from parley.core.content import TextBlock, ToolResultBlock, ToolUseBlock, Turn
 from parley.core.events import RequestEnded
 from parley.core.providers.base import ToolSpec
-from parley.core.store.async_store import AsyncStore
-from parley.core.tools import ToolExecutor
 from parley.core.tools.loop import (
     ToolResultsSaved,
     ToolRoundLimit,
     ToolStepFinished,
     ToolsUnavailable,
 )
-from parley.core.tools.skills import SkillLibrary
 from parley.core.wire import INTERRUPTED_RESULT
-from tests.core.hubs import fake_hub
 from tests.core.tool_support import (
     GPT,
+    SKILL_BODY,
     SONNET,
     Env,
     say_tools,
@@ -37,24 +34,12 @@ from tests.core.tool_support import (
 )
 
 LOCAL = "local:llama3.2"
-SKILL_BODY = "Always answer in exactly three bullet points. " * 20
 
 
 @pytest.fixture
-async def env(tmp_path, fake_provider, any_target):
-    store = await AsyncStore.open(any_target)  # a sessions.db file, then PostgreSQL
-    hub = await fake_hub(store, tmp_path, fake_provider, compatible={
-        "name": "Local", "provider_id": "local", "default_model": "llama3.2"})
-    skills = tmp_path / "skills"
-    skills.mkdir()
-    (skills / "bullets.md").write_text(
-        f"---\nname: Bullets\ndescription: Answer in three bullets.\n---\n{SKILL_BODY}\n"
-    )
-    tools = ToolExecutor(store, library=SkillLibrary(user_dir=skills, bundled_dir=None))
-    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0, tools=tools)
-    yield Env(store, hub, runner, fake_provider)
-    await hub.aclose()
-    await store.close()
+def env(tools_env: Env) -> Env:
+    """The runner with tools (tests/core/conftest.py), once on each backend."""
+    return tools_env
 
 
 # --- memory ------------------------------------------------------------------------

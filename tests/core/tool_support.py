@@ -140,3 +140,6 @@ async def open_mcp_env(tmp_path, fake_provider, servers: dict,
 
 def echo_call(text: str = "hi", name: str = ECHO) -> dict:
     return {"name": name, "input": {"text": text}}
+
+
+SKILL_BODY = "Always answer in exactly three bullet points. " * 20

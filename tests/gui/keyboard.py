@@ -33,3 +33,13 @@ def type_text(qtbot: Any, text: str) -> None:
     target = QApplication.focusWidget()
     assert target is not None, "nothing has the keyboard focus"
     qtbot.keyClicks(target, text)
+
+
+def say(driver: Any, qtbot: Any, w: Any, text: str, reply: str) -> None:
+    """Type a message in the focused composer, Enter, and wait for the reply."""
+    assert QApplication.focusWidget() is w.composer
+    driver.fake.script(reply)
+    type_text(qtbot, text)
+    key(qtbot, "Return")
+    driver.until(lambda: w.chat.turns and w.chat.turns[-1].text() == reply and
+                 w.tasks.pending == 0 and not w.composer_bar.busy, timeout=10)

@@ -16,19 +16,9 @@ from PySide6.QtWidgets import QApplication, QLineEdit
 
 from parley.gui import dialogs
 from parley.gui.commands.keymap import Keymap
-from tests.gui.keyboard import chat_window, key, type_text
+from tests.gui.keyboard import chat_window, key, say, type_text
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def say(driver: Any, qtbot: Any, w: Any, text: str, reply: str) -> None:
-    """Type a message in the focused composer, Enter, and wait for the reply."""
-    assert QApplication.focusWidget() is w.composer
-    driver.fake.script(reply)
-    type_text(qtbot, text)
-    key(qtbot, "Return")
-    driver.until(lambda: w.chat.turns and w.chat.turns[-1].text() == reply and
-                 w.tasks.pending == 0 and not w.composer_bar.busy, timeout=10)
 
 
 def titles(w: Any) -> list[str]:

@@ -11,8 +11,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from parley.gui import dialogs
-from tests.core.test_space_documents import make_pdf
-from tests.gui.test_keyboard_window import chat_window, key, say
+from tests.core.images import make_pdf
+from tests.gui.keyboard import chat_window, key, say
 
 pytestmark = pytest.mark.timeout(90)
 
