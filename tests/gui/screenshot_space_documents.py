@@ -47,7 +47,7 @@ def run_child(scheme: str, out: Path) -> int:
 
     from parley.gui.look import appearance
     from parley.gui.main_window import MainWindow
-    from tests.core.test_space_documents import make_pdf
+    from tests.core.images import make_pdf
     from tests.fakes.server import FakeProviderServer
 
     server = FakeProviderServer().start()
