@@ -62,6 +62,8 @@ def test_salvage_without_a_backup_keeps_what_is_readable(tmp_path: Path) -> None
     db = tmp_path / "sessions.db"
     with Store.open(db) as store:
         _chat(store, "only", 150)
+        space = store.create_space("Research")
+        store.add_space_document(space.id, "notes.txt", b"The purple elephant ships in March.")
     everything = _all(db)
     overwrite_pages(db, pages_of(db, "turns")[3:5])
     aside = set_aside(db)
@@ -71,6 +73,9 @@ def test_salvage_without_a_backup_keeps_what_is_readable(tmp_path: Path) -> None
     assert report.backup is None and report.from_backup == 0
     assert 100 < len(got) < 150  # two pages of turns lost, the rest back
     assert all(got[k] == everything[k] for k in got)
+    with Store.open(db) as store:  # the space's documents come back, searchable
+        (hit,) = store.search_space_documents(space.id, "elephant")
+        assert (hit.name, hit.page) == ("notes.txt", 1)
 
 
 def test_turns_of_a_chat_whose_row_was_lost_come_back_as_a_recovered_chat(

@@ -57,6 +57,8 @@ if TYPE_CHECKING:
 #: Tables copied, parents first; (table, its key columns for "the same row").
 TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("spaces", ("id",)),
+    ("space_documents", ("id",)),
+    ("space_document_pages", ("document_id", "page")),
     ("sessions", ("id",)),
     ("attachments", ("sha256",)),
     ("turns", ("id",)),
@@ -361,6 +363,10 @@ def _fix_orphans(con: sqlite3.Connection) -> None:
     con.execute("UPDATE sessions SET space_id = ? WHERE space_id NOT IN (SELECT id FROM spaces)",
                 (schema.DEFAULT_SPACE_ID,))
     con.execute("DELETE FROM compactions WHERE session_id NOT IN (SELECT id FROM sessions)")
+    con.execute("UPDATE space_documents SET space_id = ? WHERE space_id NOT IN "
+                "(SELECT id FROM spaces)", (schema.DEFAULT_SPACE_ID,))
+    con.execute("DELETE FROM space_document_pages WHERE document_id NOT IN "
+                "(SELECT id FROM space_documents)")
     con.execute("DELETE FROM turn_attachments WHERE sha256 NOT IN "
                 "(SELECT sha256 FROM attachments)")
     con.execute("UPDATE sessions SET updated_at = ? WHERE updated_at IS NULL", (now,))
