@@ -9,7 +9,8 @@ choice is remembered, ``SEVERAL_MODELS``), then the answers stream side by side
 siblings (``parley.core.chat.several``). When they are done the chat shows the first
 complete one, ‹ 1/n › under it with each model's name; choosing another in the view
 (Enter, 1–4, its button) continues the chat from it. Esc in the message box stops them
-all, as it stops a reply.
+all, as it stops a reply; a message sent (Enter) while they answer is queued
+(``parley.gui.chat.queue``) and follows the answer shown once they are done.
 """
 
 from __future__ import annotations
@@ -150,11 +151,15 @@ class ChatSeveral:
         runs.events.set_busy(sid, True)
         self.parts.sidebar.model.set_running(sid, True)
         on_event = self._listener(sid, view)
+        finished = False  # an answer complete, none stopped: a queued message may go
         try:
             if blocks is not None:
-                await ask_several(runner, sid, blocks, model_refs=models, on_event=on_event)
+                answers = await ask_several(runner, sid, blocks, model_refs=models,
+                                            on_event=on_event)
             else:
-                await answer_with(runner, sid, model_refs=models, on_event=on_event)
+                answers = await answer_with(runner, sid, model_refs=models, on_event=on_event)
+            finished = any(a.turn is not None for a in answers) and not any(
+                a.turn is None and a.error is None for a in answers)
         except ParleyError:
             if text and sid == self.chat.session_id:
                 runs.give_back(text)
@@ -166,6 +171,9 @@ class ChatSeveral:
             self.parts.sidebar.model.set_running(sid, False)
             if sid == self.chat.session_id:
                 await self.chat.opener.reload(read_unseen=False)
+            # Messages queued meanwhile (Enter while they answered) follow the answer
+            # shown, as after a reply (parley.gui.chat.queue).
+            runs.queue.after_run(sid, finished)
 
     def _listener(self, sid: str, view: CompareView) -> Callable[[SeveralEvent], None]:
         """What the core's events show: the view's columns; the chat at the start."""

@@ -132,3 +132,31 @@ def test_answer_with_several_models_from_the_link_under_the_reply(driver: Any) -
             if t.parent_id == prompt.id]
     assert kids == ["The first answer.", "Opus: blue.", "Haiku: red."]  # the old one kept
     driver.until(lambda: w.transcript.branch_of(w.chat.turns[-1].id) == (2, 3))
+
+
+def test_a_message_sent_while_they_answer_is_queued_and_follows_the_answer_shown(
+        driver: Any) -> None:
+    fake = driver.fake
+    for name in ("claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5"):
+        fake.script(f"{name}: " + "word " * 40, model=name, token_delay_ms=30)
+    w, refs = _ask_three(driver)
+    several = w.chat.several
+    driver.until(lambda: several.view is not None and any(c.text for c in several.view.columns),
+                 timeout=20)
+    sid = w.chat.session_id
+    w.activateWindow()
+    w.composer.setFocus()
+    driver.qtbot.keyClicks(w.composer, "And in winter?")
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+    driver.until(lambda: [m.text for m in w.chat.runs.queue.messages(sid)]
+                 == ["And in winter?"] or len(driver.run(w.store.get_turns(sid))) > 2)
+    assert w.composer.text() == ""
+    fake.script("Winter answer.")
+    driver.until(lambda: len(driver.run(w.store.get_turns(sid))) == 4, timeout=30)
+    driver.settle(w)
+    path = driver.run(w.store.get_turns(sid))
+    assert [t.text() for t in path][2:] == ["And in winter?", "Winter answer."]
+    assert path[1].model == refs[0]  # it follows the first model's answer, shown
+    tree = {t.turn.id: t for t in driver.run(w.store.get_tree(sid))}
+    assert tree[path[2].id].parent_id == path[1].id
+    assert len([t for t in tree.values() if t.parent_id == path[0].id]) == 3
