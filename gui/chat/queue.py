@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtWidgets import QHBoxLayout, QWidget
+
 from parley.core.content import TextBlock, new_id
 from parley.core.errors import ParleyError
 from parley.core.store.queued import QueuedMessage
@@ -65,9 +67,18 @@ class ChatQueue:
         self.editing: QueuedMessage | None = None
         self.closing = False
         self._read: set[str] = set()
-        self.view = QueueView(parts.parent)
+        # Just above the composer, as wide as its column and centred like it.
+        self._row = QWidget(parts.parent)
+        self.view = QueueView(self._row)
+        self.view.setMaximumWidth(parts.composer_bar.maximumWidth())
+        row = QHBoxLayout(self._row)
+        row.setContentsMargins(24, 6, 24, 0)
+        row.addStretch(1)
+        row.addWidget(self.view, 100)
+        row.addStretch(1)
+        self._row.hide()
         layout = parts.chat_layout
-        layout.insertWidget(max(0, layout.count() - 1), self.view)  # just above the composer
+        layout.insertWidget(max(0, layout.count() - 1), self._row)
         self.view.send_clicked.connect(self.send_now)
         self.view.pause_clicked.connect(self.pause)
         self.view.take_back.connect(self.take_back)
@@ -304,3 +315,4 @@ class ChatQueue:
         messages = self.items.get(sid, []) if sid is not None else []
         self.view.show_queue(messages, paused=sid in self.paused,
                              restored=sid in self.restored)
+        self._row.setVisible(bool(messages))
