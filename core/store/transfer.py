@@ -40,7 +40,8 @@ Progress = Callable[[int, int], None]
 
 #: Tables copied, in this order (turn_attachments is rebuilt by the destination's triggers).
 TABLES = ("spaces", "space_documents", "space_document_pages", "settings", "app_state",
-          "attachments", "sessions", "turns", "turn_links", "turn_path", "compactions")
+          "attachments", "sessions", "turns", "turn_links", "turn_path", "compactions",
+          "queued_messages")
 #: Tables whose ``n`` the destination numbers itself (copied in the source's ``n`` order).
 _NUMBERED = ("sessions", "turns", "space_document_pages")
 #: Tables of files: copied a few rows at a time.

@@ -59,6 +59,8 @@ def fill(db: Store) -> dict[str, str]:
     db.pin_session(b.id, True)
     db.set_setting("theme", "dark")
     db.set_state(f"draft:{b.id}", "half a sentence")
+    db.queue_message(b.id, "queued while the reply streamed")
+    db.queue_message(b.id, "and this after it")
     return {"a": a.id, "b": b.id, "fork": fork.id, "work": work.id}
 
 
@@ -80,6 +82,7 @@ def snapshot(db: Store) -> dict[str, object]:
                        db.space_document_pages(d.id))
                       for s in db.list_spaces() for d in db.space_documents(s.id)],
         "settings": db.all_settings(),
+        "queued": {s.id: db.queued_messages(s.id) for s in chats},
     }
 
 
