@@ -74,12 +74,6 @@ class ApiKey:
 
     __str__ = __repr__
 
-    @property
-    def masked(self) -> str:
-        """A hint for Settings such as ``sk-…wxyz`` (4 characters shown; ``…`` for short keys)."""
-        v = self.value
-        return f"{v[:3]}…{v[-4:]}" if len(v) >= 16 else "…"
-
 
 class KeyBackend(Protocol):
     """Where saved keys live."""

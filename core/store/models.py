@@ -98,11 +98,6 @@ class Session:
     meta: dict[str, Any] = field(default_factory=dict)
     turn_count: int = 0
 
-    @property
-    def is_fork(self) -> bool:
-        """True if this session was forked from another."""
-        return self.parent_session_id is not None
-
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:

@@ -368,8 +368,3 @@ class ChatEditor:
         self.progress_label.setText("")
         self.progress_label.hide()
         self.progress_bar.hide()
-
-    @property
-    def progress_text(self) -> str:
-        """What the status bar says about compaction ('' when none runs)."""
-        return self.progress_label.text() if self.compacting else ""

@@ -79,10 +79,6 @@ class Commands:
             raise ValueError(f"the action {action_id!r} already has a handler")
         self._entries[action_id] = _Entry(handler, when)
 
-    def handles(self, action_id: str) -> bool:
-        """Whether ``action_id`` has a handler."""
-        return action_id in self._entries
-
     def available(self, action_id: str) -> bool:
         """Whether ``action_id`` has a handler and can run now."""
         entry = self._entries.get(action_id)

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
 from parley.gui.commands.actions import CONTEXTS, available
 from parley.gui.commands.keymap import WHERE, Keymap, keymap_for
 from parley.gui.look import appearance
-from parley.gui.text.words import key_name, keys_shown
 
 HEADINGS = {"global": "Anywhere in the window", "composer": "In the message box",
             "transcript": "On a focused message (Ctrl+Shift+M or F6 to get there)",
@@ -117,11 +116,6 @@ class ShortcutHelp(QDialog):
                                     if (item := group.child(i)) is not None]))
         return out
 
-    def rows(self) -> dict[str, str]:
-        """``{action id: keys as shown}`` of the visible rows (for tests)."""
-        return {item.data(0, Qt.ItemDataRole.UserRole): item.text(1)
-                for _group, items in self._groups() for item in items if not item.isHidden()}
-
     def _filter(self, text: str) -> None:
         needle = text.casefold().replace(" ", "")
         for group, items in self._groups():
@@ -131,30 +125,6 @@ class ShortcutHelp(QDialog):
                 item.setHidden(bool(needle) and needle not in hay)
                 shown += not item.isHidden()
             group.setHidden(shown == 0)
-
-
-def markdown_table(keymap: Keymap | None = None) -> str:
-    """The shortcuts as a Markdown table (for the README), grouped like the help.
-
-    Args:
-        keymap: the keys to list (default: the declared defaults).
-
-    Returns:
-        Markdown text: one ``| Command | Keys |`` table per context, with a heading line.
-    """
-    keymap = keymap or Keymap()
-    parts: list[str] = []
-    for context in CONTEXTS:
-        rows = [f"| {a.label} | {' / '.join(f'`{k}`' for k in _written(keymap.keys(a.id)))} |"
-                for a in keymap.actions if a.context == context and keymap.keys(a.id)]
-        parts.append(f"**{HEADINGS[context].split(' (')[0]}**\n\n| Command | Keys |\n|---|---|\n"
-                     + "\n".join(rows))
-    return "\n\n".join(parts) + "\n"
-
-
-def _written(keys: tuple[str, ...]) -> list[str]:
-    """Portable key texts as the README writes them (the main Enter key is "Enter")."""
-    return keys_shown(key_name(k) for k in keys)
 
 
 def open_shortcut_help(window: Any) -> ShortcutHelp:

@@ -363,10 +363,6 @@ class SettingsDialog(QDialog):
         self.values[KEYBINDINGS] = value
         self.tasks.spawn(self.settings.set(KEYBINDINGS, value), name="keyboard bindings")
 
-    def show_section(self, section: str) -> None:
-        """Show the page of ``section`` (one of ``parley.core.settings.SECTIONS``)."""
-        self.nav.setCurrentRow(SECTIONS.index(section))
-
     # -- values ---------------------------------------------------------------
     async def load(self) -> None:
         """Show the stored values (and the providers)."""

@@ -284,13 +284,6 @@ class SessionTreeModel(QStandardItemModel):
         their parent)."""
         return [i.data(ID) for i in self._iter_sessions()]
 
-    def forks_of(self, session_id: str) -> list[str]:
-        """Ids of the fork rows nested directly under a session, in display order."""
-        item = self._sessions.get(session_id)
-        if item is None:
-            return []
-        return [item.child(r).data(ID) for r in range(item.rowCount())]
-
     def space_of(self, session_id: str) -> str | None:
         """The space id a session row is in (None when not loaded)."""
         item = self._sessions.get(session_id)

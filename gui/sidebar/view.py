@@ -316,11 +316,6 @@ class Sidebar(QWidget):
             self.tree.selectionModel().blockSignals(blocked)
         self.tree.viewport().update()
 
-    def current_session_id(self) -> str | None:
-        """The selected session's id, if a session row is selected."""
-        index = self.tree.currentIndex()
-        return index.data(ID) if index.isValid() and index.data(KIND) == "session" else None
-
     def current_space_id(self) -> str | None:
         """The space of the focused row (a heading or a session), if any."""
         index = self.tree.currentIndex()

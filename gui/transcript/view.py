@@ -9,7 +9,7 @@ open them, e.g. with ``QDesktopServices.openUrl``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -55,7 +55,6 @@ from parley.gui.transcript.specs import (
 
 if TYPE_CHECKING:
     from parley.core.compaction.unseen import Unseen
-    from parley.core.store.outline import Span
     from parley.gui.commands.registry import Commands
 
 
@@ -232,34 +231,12 @@ class TranscriptView(QWidget):
         self.show_reset()
 
     def _own(self) -> TurnList:
-        """The view's own turns (:meth:`set_turns`), for a view that follows no chat."""
+        """The view's own turns (its model's :class:`TurnList`), when it follows no chat."""
         own = self.model.source
         if not isinstance(own, TurnList):
             raise TypeError("this transcript shows the open chat's turns (follow): "
                             "change them there, not here")
         return own
-
-    def set_turns(
-        self,
-        turns: Sequence[Turn],
-        *,
-        seqs: Mapping[str, int] | None = None,
-        spans: Mapping[str, Span] | None = None,
-        more_above: int = 0,
-    ) -> None:
-        """Show these turns instead of the current ones and scroll to the end (a view that
-        follows no chat; see :meth:`show_reset`).
-
-        Args:
-            turns: the turns read, in stored order.
-            seqs: their stored positions, and ``spans`` the session's compaction
-                spans (``parley.core.store.outline.Window``): with them a card is in
-                its place and knows its turns however few of them are read.
-            more_above: top-level rows of the session before the first one given
-                (Home reads them: ``startWanted``).
-        """
-        self._own().replace(turns, seqs, spans, more_above)
-        self.show_reset()
 
     def show_reset(self) -> None:
         """Show the source's turns afresh and scroll to the end: folds and cards start
@@ -299,11 +276,6 @@ class TranscriptView(QWidget):
         see :meth:`show_unseen`)."""
         self._own().unseen = unseen
         self.show_unseen()
-
-    def unseen_row(self) -> int | None:
-        """The row of the note of turns the model no longer sees (None: not shown)."""
-        node = self.model.transcript.unseen_node
-        return self.model.row_of(node.key) if node is not None else None
 
     def show_changed(self, turn: Turn) -> None:
         """Show a turn the source holds now, new or changed (:meth:`update_turn`)."""
@@ -394,10 +366,6 @@ class TranscriptView(QWidget):
         """``(n, m)`` shown under a message with siblings, else None."""
         return self.list_view.delegate.builder.specs.branches.get(turn_id)
 
-    def save_mark(self, turn_id: str) -> str | None:
-        """The mark of a message (:meth:`set_save_mark`), None when it is saved."""
-        return self.list_view.delegate.builder.specs.save_marks.get(turn_id)
-
     def set_busy(self, busy: bool) -> None:
         """Say whether a reply is being written in the shown chat: while it is, the
         last reply offers no Regenerate."""
@@ -450,14 +418,6 @@ class TranscriptView(QWidget):
         if self.list_view.footer() is not None:
             self.list_view.set_footer(None)
 
-    def error_text(self) -> str | None:
-        """The inline error's message, or None when none is shown (a note is no error)."""
-        return self._error[0] if self._error and not self._notice else None
-
-    def notice_text(self) -> str | None:
-        """The neutral note's message (:meth:`show_notice`), or None when none is shown."""
-        return self._error[0] if self._error and self._notice else None
-
     def last_turn(self) -> Turn | None:
         """The conversation's last turn as shown (a compaction summary stands where its
         range began, though it is stored after the turns it kept); None when empty."""
@@ -467,13 +427,6 @@ class TranscriptView(QWidget):
     def turn_ids(self) -> list[str]:
         """Ids of every turn the transcript holds, in order (folded or hidden ones too)."""
         return [t.id for t in self.model.transcript.turns]
-
-    def text_of_last(self) -> str:
-        """Plain text of the last row as shown (fold lines and marks included)."""
-        n = self.model.rowCount()
-        if n == 0:
-            return ""
-        return self.list_view.layout_of(n - 1, fresh=True).plain_text()
 
     def scroll_to_turn(self, turn_id: str, highlight: str | None = None) -> None:
         """Show a turn (opening the card it is folded in) and focus it.

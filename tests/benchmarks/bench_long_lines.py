@@ -24,6 +24,7 @@ from PySide6.QtCore import QMimeData  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from parley.core.content import TextBlock, Turn  # noqa: E402
+from tests.gui.transcript_reading import show_turns
 
 
 def _ms(start: float) -> str:
@@ -43,12 +44,12 @@ def main() -> None:
     turns = [Turn("user", [TextBlock("a" * 10_000_000)]),
              Turn("assistant", [TextBlock("b" * 10_000_000)], model="anthropic:claude-x")]
     start = time.perf_counter()
-    view.set_turns(turns)
+    show_turns(view, turns)
     view.repaint()
     app.processEvents()
     print(f"two 10 MB unbroken lines shown: {_ms(start)}")
     start = time.perf_counter()
-    view.set_turns([Turn("user", [TextBlock("c" * 150_000)])])
+    show_turns(view, [Turn("user", [TextBlock("c" * 150_000)])])
     view.repaint()
     app.processEvents()
     print(f"one 150,000-character line shown whole: {_ms(start)}")

@@ -4,7 +4,7 @@
 
 Prints, against the budgets (README, Performance):
 
-* first paint: ``set_turns`` of a 10,000-turn session until the viewport has
+* first paint: ``show_turns`` of a 10,000-turn session until the viewport has
   been painted (synchronous ``repaint``), median and worst of fresh views —
   budget 150 ms;
 * memory growth: resident set size after the first open minus before it
@@ -44,6 +44,7 @@ from parley.core.content import (  # noqa: E402
 )
 from parley.core.store.outline import Span  # noqa: E402
 from parley.gui.transcript import TranscriptView  # noqa: E402
+from tests.gui.transcript_reading import show_turns
 
 FIRST_PAINT_BUDGET_MS = 150.0
 MEMORY_BUDGET_MB = 60.0
@@ -98,12 +99,12 @@ def new_view(app: QApplication) -> TranscriptView:
 
 
 def first_paint(app: QApplication, turns: list[Turn]) -> tuple[float, float, float]:
-    """(wall ms, CPU ms from set_turns to painted, RSS growth MB) for a fresh view."""
+    """(wall ms, CPU ms from show_turns to painted, RSS growth MB) for a fresh view."""
     view = new_view(app)
     gc.collect()
     before = rss_mb()
     start, cpu = time.perf_counter(), time.process_time()
-    view.set_turns(turns)
+    show_turns(view, turns)
     view.list_view.viewport().repaint()
     ms = (time.perf_counter() - start) * 1000
     cpu_ms = (time.process_time() - cpu) * 1000
@@ -116,7 +117,7 @@ def first_paint(app: QApplication, turns: list[Turn]) -> tuple[float, float, flo
 
 
 def compacted_open(app: QApplication, turns: list[Turn]) -> tuple[float, float, float]:
-    """(CPU ms, wall ms) from set_turns to painted for a session whose first 90 % is
+    """(CPU ms, wall ms) from show_turns to painted for a session whose first 90 % is
     compacted, and wall ms to open its card and paint."""
     last = len(turns) * 9 // 10 - 1
     summary = Turn("user", [CompactSummaryBlock("Summary of the start.", last + 1,
@@ -127,7 +128,7 @@ def compacted_open(app: QApplication, turns: list[Turn]) -> tuple[float, float, 
     view = new_view(app)
     gc.collect()
     start, cpu = time.perf_counter(), time.process_time()
-    view.set_turns(session, seqs=seqs, spans=spans)
+    show_turns(view, session, seqs=seqs, spans=spans)
     view.list_view.viewport().repaint()
     ms = (time.perf_counter() - start) * 1000
     cpu_ms = (time.process_time() - cpu) * 1000
@@ -146,7 +147,7 @@ def compacted_open(app: QApplication, turns: list[Turn]) -> tuple[float, float, 
 def streaming(app: QApplication) -> list[float]:
     """Per-update cost (ms) of a reply growing ~25 characters at a time to ~20 KB."""
     view = new_view(app)
-    view.set_turns(make_session(200))
+    show_turns(view, make_session(200))
     view.list_view.viewport().repaint()
     full = "".join(ANSWER.format(i=i) + "\n" for i in range(80))
     times: list[float] = []
@@ -164,7 +165,7 @@ def scrolling(app: QApplication, turns: list[Turn], step: int | None, steps: int
               ) -> list[float]:
     """Per-step cost (ms) of scrolling up through the session (``step`` px; None: a page)."""
     view = new_view(app)
-    view.set_turns(turns)
+    show_turns(view, turns)
     view.list_view.viewport().repaint()
     bar = view.list_view.verticalScrollBar()
     times: list[float] = []
@@ -194,7 +195,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([])
     turns = make_session(args.turns)
     warm = new_view(app)  # fonts, styles, Pygments lexers: loaded once per process
-    warm.set_turns(make_session(20))
+    show_turns(warm, make_session(20))
     warm.list_view.viewport().repaint()
     warm.close()
     app.processEvents()

@@ -32,7 +32,7 @@ def test_command_line_imports_a_history_into_a_new_home_and_prints_the_summary(t
     assert first.stdout == ("Imported conversations.json: 12 chats, 50 messages, 2 other "
                             "branches from a ChatGPT export.\n")
     assert "Traceback" not in first.stderr
-    assert len([s for s in _sessions(home) if not s.is_fork]) == 12
+    assert len([s for s in _sessions(home) if s.parent_session_id is None]) == 12
 
     again = subprocess.run(run, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
@@ -112,7 +112,7 @@ def test_import_goes_into_the_database_given(tmp_path, postgres_url, monkeypatch
     said = run.stdout
     assert said.startswith("Imported conversations.json: 3 chats")
     assert "Into the database parley@127.0.0.1:" in said
-    assert len([s for s in _pg_sessions(postgres_url) if not s.is_fork]) == 3
+    assert len([s for s in _pg_sessions(postgres_url) if s.parent_session_id is None]) == 3
     assert not (home / "sessions.db").exists()
 
     monkeypatch.setenv("PARLEY_DATABASE_URL", postgres_url)

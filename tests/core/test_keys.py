@@ -157,8 +157,6 @@ def test_keys_never_show_in_reprs_or_errors(tmp_path):
     key = ApiKey(SECRET, "keyring")
     for text in (repr(key), str(key), f"{key}", repr([key]), repr({"k": key})):
         assert SECRET not in text
-    assert key.masked == "sk-…cdef"
-    assert ApiKey("short", "file").masked == "…"
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     store = KeyStore(FileBackend(blocked / "keys.json"))  # its folder is a file

@@ -108,7 +108,7 @@ def test_new_session_takes_space_defaults(db):
     assert (own.model, own.system_prompt) == ("anthropic:x", "Own")
     default = db.create_session(title="Hi")
     assert (default.space_id, default.title, default.title_source) == ("default", "Hi", "user")
-    assert not default.is_fork and default.parent_exists
+    assert default.parent_session_id is None and default.parent_exists
     with pytest.raises(SpaceNotFound):
         db.create_session(space_id="missing")
 

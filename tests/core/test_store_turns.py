@@ -192,7 +192,7 @@ def test_fork_copies_turns_up_to_the_point_with_new_ids(db):
     assert fork.title == "Plan (fork)"
     assert (fork.space_id, fork.model, fork.system_prompt) == (work.id, "openai:gpt-5", "sys")
     assert (fork.parent_session_id, fork.forked_from_turn_id) == (s.id, turns[1].id)
-    assert fork.is_fork and fork.parent_exists
+    assert fork.parent_session_id is not None and fork.parent_exists
     assert fork.turn_count == 2 and fork.usage == Usage()
     copied = db.get_turns(fork.id)
     assert [t.text() for t in copied] == ["a", "b"]
@@ -236,7 +236,7 @@ def test_fork_of_deleted_parent_keeps_its_turns(db):
     fork = db.fork(s.id, t.id)
     db.delete_session(s.id)
     orphan = db.get_session(fork.id)
-    assert orphan.is_fork and not orphan.parent_exists
+    assert orphan.parent_session_id is not None and not orphan.parent_exists
     assert orphan.parent_session_id == s.id
     assert db.get_turns(fork.id)[0].text() == "shared words"
     assert [h.session_id for h in db.search("shared")] == [fork.id]

@@ -21,12 +21,9 @@ import pytest
 from parley.core.content import ImageBlock, Turn
 from parley.core.store import Store
 from parley.core.store.textindex import index_turn_text
-from parley.core.store.upgrade.convert import (
-    convert_turn,
-    convert_turn_indexed,
-    convert_turn_indexed_json,
-)
+from parley.core.store.upgrade.convert import convert_turn_indexed, convert_turn_indexed_json
 from parley.core.store.upgrade.v3 import upgrade_file
+from tests.core.upgrades import convert_turn
 from tests.v3gen import PNG_1PX, check_everything, generate, read_v3
 
 

@@ -20,7 +20,7 @@ from parley.core.content import (
     UnknownBlock,
     blocks_from_json_text,
 )
-from parley.core.store.upgrade.convert import convert_turn
+from tests.core.upgrades import convert_turn
 
 
 def convert(*blocks: object, role: str = "user") -> list[object]:

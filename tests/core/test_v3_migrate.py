@@ -269,7 +269,7 @@ def test_forks_link_parent_and_turn(migrated) -> None:
     assert [s.id for s in store.list_forks(named["parent"])] == [named["fork"]]
     orphan = store.get_session(named["orphan_fork"])
     assert orphan.parent_session_id == migrated.gen.deleted_parent_id
-    assert orphan.parent_exists is False and orphan.is_fork
+    assert orphan.parent_exists is False and orphan.parent_session_id is not None
     assert orphan.meta["v3_fork_idx"] == 2
     assert orphan.turn_count == len(snap.turns[named["orphan_fork"]]) == 5
     gap = store.get_session(named["gap_fork"])  # parent's turn at idx 3 was deleted

@@ -5,9 +5,11 @@ from __future__ import annotations
 import sqlite3
 import types
 from pathlib import Path
+from typing import Any
 
 from parley.core.store import schema
 from parley.core.store.sqlite.engine import make_engine, write
+from parley.core.store.upgrade.convert import convert_turn_indexed
 
 
 def make_v3(path: Path, user_version: int = 3) -> None:
@@ -53,3 +55,11 @@ def fake_upgrader(calls: list) -> types.ModuleType:
     module = types.ModuleType("parley.core.store.upgrade.v3")
     module.upgrade_file = upgrade_file  # type: ignore[attr-defined]
     return module
+
+
+def convert_turn(role: Any, content: Any) -> tuple[str, str, bool]:
+    """Convert one v3 turn as the upgrade does: ``(role, blocks, recovered)`` of
+    :func:`parley.core.store.upgrade.convert.convert_turn_indexed`, its search text left
+    out."""
+    role4, blocks, recovered, _search_text = convert_turn_indexed(role, content)
+    return role4, blocks, recovered

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 from parley.core.providers.hub import ProviderHub
 from parley.gui import dialogs
 from parley.gui.look import appearance
+from tests.gui.transcript_reading import error_text, text_of_last
 
 
 @pytest.fixture
@@ -195,7 +196,7 @@ class WindowDriver:
     def transcript_text(self, window: Any | None = None) -> str:
         """The text the transcript shows for the last reply."""
         w = window or self.windows[-1]
-        return str(w.transcript.text_of_last())
+        return str(text_of_last(w.transcript))
 
     def last_text(self, window: Any | None = None) -> str:
         """The text of the open chat's last turn as the window holds it ('' if none)."""
@@ -205,7 +206,7 @@ class WindowDriver:
     def error_text(self, window: Any | None = None) -> str:
         """The inline error shown under the last message ('' when none)."""
         w = window or self.windows[-1]
-        return str(w.transcript.error_text() or "")
+        return str(error_text(w.transcript) or "")
 
     def close(self, window: Any) -> None:
         """Close a window the way the app does (shutdown, then close)."""

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from parley.gui.sidebar.model import ID, KIND
+
 
 def png(path: Path, size: tuple[int, int] = (40, 30), color: str = "#c15f3c") -> Path:
     Image.new("RGB", size, color).save(path, "PNG")
@@ -46,7 +48,7 @@ def ready(w: Any) -> list[Any]:
 def open_appearance(driver: Any, w: Any) -> Any:
     dialog = w.window_commands.open_settings()
     driver.until(lambda: dialog.ready and dialog.tasks.pending == 0)
-    dialog.show_section("Appearance")
+    show_section(dialog, "Appearance")
     return dialog
 
 
@@ -113,3 +115,44 @@ def hover(driver: Any, w: Any, row: int) -> tuple[QWidget, QRect]:
 
     driver.until(pointed)
     return bar, rect
+
+
+def selected_session_id(sidebar: Any) -> str | None:
+    """The id of the session row selected in the sidebar's tree, if a session row is."""
+    index = sidebar.tree.currentIndex()
+    return index.data(ID) if index.isValid() and index.data(KIND) == "session" else None
+
+
+def forks_of(model: Any, session_id: str) -> list[str]:
+    """Ids of the fork rows nested directly under a session's row, in display order."""
+    parent = model.index_of(session_id)
+    if not parent.isValid():
+        return []
+    return [model.index(r, 0, parent).data(ID) for r in range(model.rowCount(parent))]
+
+
+def show_section(dialog: Any, section: str) -> None:
+    """Pick ``section`` (one of ``parley.core.settings.SECTIONS``) in Settings' list of
+    sections, as a click on it does: its page shows."""
+    items = dialog.nav.findItems(section, Qt.MatchFlag.MatchExactly)
+    assert items, f"no {section!r} in the Settings sections"
+    dialog.nav.setCurrentItem(items[0])
+
+
+def progress_text(editor: Any) -> str:
+    """What the status bar says about a compaction ('' when none runs)."""
+    return str(editor.progress_label.text()) if editor.compacting else ""
+
+
+def shortcut_rows(help_: Any) -> dict[str, str]:
+    """``{action id: keys as shown}`` of the rows the shortcut help shows (its filter
+    hides the others)."""
+    tree = help_.tree
+    rows: dict[str, str] = {}
+    for g in range(tree.topLevelItemCount()):
+        group = tree.topLevelItem(g)
+        for i in range(group.childCount()):
+            item = group.child(i)
+            if not item.isHidden():
+                rows[item.data(0, Qt.ItemDataRole.UserRole)] = item.text(1)
+    return rows

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 
 from parley.gui.look import appearance
 from tests.gui.chats import long_chat, tool_chat
-from tests.gui.helpers import hover
+from tests.gui.helpers import hover, show_section
 
 OUT = Path(__file__).resolve().parents[2] / "resources" / "screenshots"
 
@@ -56,7 +56,7 @@ def shoot(driver: Any, w: Any, scheme: str) -> None:
 
     d = w.window_commands.open_settings()
     driver.until(lambda: d.ready and d.tasks.pending == 0)
-    d.show_section("Experimental")
+    show_section(d, "Experimental")
     driver.qtbot.wait(200)
     d.grab().save(f"{OUT}/newcomer-checkboxes-{scheme}.png")
     d.close()

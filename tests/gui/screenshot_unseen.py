@@ -25,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests.gui.transcript_reading import unseen_row
+
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = (1180, 720)
 
@@ -101,7 +103,7 @@ def run_child(scheme: str, out: Path) -> int:
             await w.chat.load_sidebar()
             await w.chat.enter()
             w.chat.open_session(session.id)
-            while w.transcript.unseen_row() is None:
+            while unseen_row(w.transcript) is None:
                 await asyncio.sleep(0.05)
             # Compact now, answered without a summary however it is asked for.
             server.summary_answers = "chatty"
@@ -109,7 +111,7 @@ def run_child(scheme: str, out: Path) -> int:
             bar = w.statusBar()
             while not bar.currentMessage() or w.tasks.pending:
                 await asyncio.sleep(0.05)
-            row = w.transcript.unseen_row()
+            row = unseen_row(w.transcript)
             assert row is not None
             w.transcript.list_view.scroll_to_row(row - 2)
             w.composer.setFocus()

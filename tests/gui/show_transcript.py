@@ -28,6 +28,7 @@ from parley.core.content import (
     Turn,
 )
 from parley.gui.transcript import TranscriptView
+from tests.gui.transcript_reading import show_turns
 
 REPLY = """## Reading a CSV in Python
 
@@ -140,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     view = TranscriptView()
     w, h = (int(x) for x in args.size.split("x"))
     view.resize(w, h)
-    view.set_turns(sample_turns())
+    show_turns(view, sample_turns())
     view.show_error("The server is overloaded (529). Nothing was lost; try again in a minute.")
     if args.expand:
         model = view.model

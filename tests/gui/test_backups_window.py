@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.core.store.sqlite import backups as B
+from tests.gui.helpers import show_section
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -19,7 +20,7 @@ def test_settings_show_where_backups_are_and_back_up_now(driver: Any, home: Path
     driver.send("a question worth keeping", wait=True)
     dlg = w.window_commands.open_settings()
     driver.until(lambda: dlg.ready and dlg.tasks.pending == 0, 10)
-    dlg.show_section("Backups")
+    show_section(dlg, "Backups")
     info = dlg.backups_info
     assert str(home / "backups") in info.where.text()
     assert "backups.interval_minutes" in dlg.editors

@@ -22,6 +22,8 @@ from parley.gui.transcript.specs import (
     REGENERATE_HREF,
 )
 from tests.gui.answers import branches_shown, click_anchor, regenerate_answering, until_answered
+from tests.gui.helpers import forks_of, selected_session_id
+from tests.gui.transcript_reading import text_of_last
 
 pytestmark = pytest.mark.timeout(90)
 LEFT = Qt.MouseButton.LeftButton
@@ -81,10 +83,10 @@ def test_edits_and_regenerations_are_branches_on_the_message(driver: Any) -> Non
 
     # One chat in the list and in the store, the branches on the messages.
     assert w.sidebar.model.session_ids() == [chat] and _sessions(driver, w) == [chat]
-    assert w.sidebar.current_session_id() == chat
+    assert selected_session_id(w.sidebar) == chat
     assert _texts(w) == ["Where to go in July?", "Braga."]
     driver.until(lambda: branches_shown(w) == [(3, 3), (3, 3)])
-    assert "3/3" in w.transcript.text_of_last()
+    assert "3/3" in text_of_last(w.transcript)
     assert w.windowTitle().startswith(driver.run(w.store.get_session(chat)).title)
 
     # Keyboard: Alt+Left on the focused reply shows the answer before.
@@ -121,7 +123,7 @@ def test_edits_and_regenerations_are_branches_on_the_message(driver: Any) -> Non
     w.transcript.forkRequested.emit(w.chat.turns[1].id)
     driver.until(lambda: w.session_id not in (None, chat) and w.tasks.pending == 0)
     fork = w.session_id
-    assert w.sidebar.model.forks_of(chat) == [fork]
+    assert forks_of(w.sidebar.model, chat) == [fork]
     assert w.sidebar.model.session_ids() == [chat, fork]
 
     # Back to the chat from the list: the branch chosen, and again after a restart.
@@ -136,7 +138,7 @@ def test_edits_and_regenerations_are_branches_on_the_message(driver: Any) -> Non
     assert branches_shown(w)[:2] == [(2, 3), None]
     assert w.sidebar.model.session_ids()[0] == chat
     tree = w.sidebar.tree
-    assert w.sidebar.model.forks_of(chat) == [fork]
+    assert forks_of(w.sidebar.model, chat) == [fork]
     assert not tree.isExpanded(w.sidebar.model.index_of(chat))  # forks start folded
 
 
@@ -149,7 +151,7 @@ def test_regenerate_is_a_branch_under_the_answer_not_a_row(driver: Any) -> None:
     assert w.session_id == chat and _texts(w) == ["What to see in Lisbon?",
                                                   "Tiles and viewpoints."]
     driver.until(lambda: branches_shown(w) == [None, (2, 2)])
-    assert "2/2" in w.transcript.text_of_last()
+    assert "2/2" in text_of_last(w.transcript)
     assert w.sidebar.model.session_ids() == [chat] and _sessions(driver, w) == [chat]
     assert _stored(driver, w, chat) == ["What to see in Lisbon?", "Tiles and viewpoints."]
 
@@ -240,7 +242,7 @@ def test_a_search_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
                  and w.tasks.pending == 0)
     driver.until(lambda: _shown_at(w, first, "Castles"))
     assert branches_shown(w) == [None, (1, 2)] and w.session_id == chat
-    assert w.sidebar.current_session_id() == chat
+    assert selected_session_id(w.sidebar) == chat
     assert _stored(driver, w, chat)[-1] == "Castles and trams."  # remembered
 
     # A hit on the path shown only scrolls to it: the branch stays.
@@ -262,7 +264,7 @@ def test_a_search_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     driver.until(lambda: w.session_id == chat and w.tasks.pending == 0)
     assert _texts(w) == ["What to see in Lisbon?", "Castles and trams."]
     driver.until(lambda: _shown_at(w, first, "Castles"))
-    assert w.sidebar.current_session_id() == chat and w.sidebar.model.has(other)
+    assert selected_session_id(w.sidebar) == chat and w.sidebar.model.has(other)
 
 
 def test_a_palette_hit_in_another_branch_opens_that_branch(driver: Any) -> None:

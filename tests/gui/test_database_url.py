@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from parley.core import paths
 from parley.core.content import TextBlock, Turn
 from parley.core.store.postgres.store import PgStore
+from tests.gui.helpers import selected_session_id, show_section
 
 
 def test_the_chats_go_to_the_database_named_by_the_url(driver, fake_provider, postgres_url, home):
@@ -143,7 +144,7 @@ def _storage(driver: Any, window: Any, dialog_class: Any) -> Any:
     dialog = dialog_class(window.store, window.hub, window)
     dialog.show()
     driver.until(lambda: dialog.ready, 10)
-    dialog.show_section("Storage")
+    show_section(dialog, "Storage")
     return dialog.storage
 
 
@@ -284,7 +285,7 @@ def test_drafts_typed_and_a_chat_switch_while_the_server_is_away_lose_nothing(
         driver.until(lambda: _shown_problem(window).startswith(
             "That chat could not be opened: the PostgreSQL server cannot be reached."), 20)
         assert "nothing was lost" in _shown_problem(window)
-        assert window.sidebar.current_session_id() == first.id
+        assert selected_session_id(window.sidebar) == first.id
         assert window.chat.session_id == first.id  # still the chat the draft belongs to
         assert driver.last_text(window) == "the first chat's question"
         assert window.composer.text() == "a draft typed while the server is away"

@@ -8,6 +8,7 @@ import pytest
 
 from parley.core.content import TextBlock, Turn
 from parley.core.store.postgres.store import PgStore
+from tests.gui.transcript_reading import text_of_last
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -63,7 +64,7 @@ def test_another_computers_reply_still_streaming_is_shown_in_progress(driver, fa
         driver.until(lambda: window.sidebar.model.has(sid), 15)
         window.chat.open_session(sid)
         driver.until(lambda: driver.last_text(window) == "half of the laptop's answer", 15)
-        shown = window.transcript.text_of_last()
+        shown = text_of_last(window.transcript)
         assert ELSEWHERE_MARK in shown
         assert CUT_OFF_MARK not in shown and STOPPED_MARK not in shown
         assert "Continue" not in shown  # nothing to resume here: it is not stopped
@@ -72,6 +73,6 @@ def test_another_computers_reply_still_streaming_is_shown_in_progress(driver, fa
         laptop.finish_turn(sid, Turn("assistant", [TextBlock("the laptop's whole answer")],
                                      id=reply.id, model=reply.model, usage=usage), usage)
         driver.until(lambda: driver.last_text(window) == "the laptop's whole answer", 15)
-        assert ELSEWHERE_MARK not in window.transcript.text_of_last()
+        assert ELSEWHERE_MARK not in text_of_last(window.transcript)
     finally:
         laptop.close()

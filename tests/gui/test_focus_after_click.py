@@ -25,6 +25,7 @@ from tests.gui.answers import (
     type_on_focus,
     until_answered,
 )
+from tests.gui.helpers import show_section
 
 pytestmark = pytest.mark.timeout(60)
 LEFT = Qt.MouseButton.LeftButton
@@ -146,7 +147,7 @@ def test_settings_closed_at_once_leaves_no_error_behind(driver: Any) -> None:
     for section in ("Providers", "Backups"):
         w.qactions["app.settings"].trigger()
         dialog = next(d for d in w.findChildren(QDialog) if d.isVisible())
-        dialog.show_section(section)
+        show_section(dialog, section)
         driver.qtbot.keyClick(dialog, Qt.Key.Key_Escape)
         driver.until(lambda: w.tasks.pending == 0)
         driver.qtbot.wait(300)  # the reads would have ended meanwhile

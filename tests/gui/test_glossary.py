@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from parley.core.content import TextBlock, Turn
 from parley.gui.commands.actions import ACTIONS, by_id
-from parley.gui.commands.shortcut_help import markdown_table, open_shortcut_help
+from parley.gui.commands.shortcut_help import open_shortcut_help
 from parley.gui.sidebar.menus import session_menu, space_menu
 from parley.gui.text.words import GLOSSARY, composer_hint
 from parley.gui.transcript.specs import (
@@ -46,6 +46,9 @@ from parley.gui.transcript.specs import (
     STOPPED_MARK,
 )
 from tests.gui.answers import click_anchor, until_answered
+from tests.gui.helpers import shortcut_rows
+from tests.gui.keys_table import markdown_table
+from tests.gui.transcript_reading import text_of_last
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 LABELS = {a.label for a in ACTIONS}
@@ -183,7 +186,7 @@ def test_every_surface_of_the_window_uses_the_glossarys_words(
         qa = w.qactions[action.id]
         assert qa.text().split("\t")[0] == action.label
 
-    texts += [w.transcript.text_of_last(), markdown_table(w.keymap), readme_for_people()]
+    texts += [text_of_last(w.transcript), markdown_table(w.keymap), readme_for_people()]
     assert off(texts) == []
 
 
@@ -194,7 +197,7 @@ def test_the_main_key_is_enter_in_the_menus_the_help_and_under_the_message_box(
     assert w.qactions["composer.send"].text() == "Send message\tEnter"
     assert w.qactions["composer.newline"].text().startswith("New line")
     help_ = open_shortcut_help(w)
-    rows = help_.rows()
+    rows = shortcut_rows(help_)
     help_.close()
     assert rows["composer.send"] == "Enter"  # Return and the keypad's Enter, shown once
     assert rows["composer.newline"] == "Shift+Enter"
@@ -257,7 +260,7 @@ def test_a_reply_cut_off_by_parleys_end_and_continued_still_says_cut_off(driver:
     driver.run(w.chat.load_sidebar())
     w.chat.open_session(s.id)
     driver.until(lambda: w.session_id == s.id and bool(w.chat.turns))
-    assert CUT_OFF_MARK in w.transcript.text_of_last()
+    assert CUT_OFF_MARK in text_of_last(w.transcript)
 
     driver.fake.script("away land, a story went on.")
     click_anchor(driver, w, cut.id, RESUME_HREF)

@@ -15,7 +15,7 @@ from parley.core.content import TextBlock, Turn
 from parley.core.mcp.names import wire_name
 from parley.gui.commands.palette_entries import session_entries
 from tests.fakes.mcp_server import SPOOF_TOOL, stdio_entry
-from tests.gui.helpers import search_for
+from tests.gui.helpers import search_for, show_section
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -116,7 +116,7 @@ def test_the_transcript_and_the_tools_page_write_out_hidden_characters(
     assert RLO not in opened
 
     settings = w.window_commands.open_settings()
-    settings.show_section("Tools")
+    show_section(settings, "Tools")
     driver.until(lambda: settings.ready)
     page = settings.tools_page
     page.list.setCurrentRow(0)

@@ -16,6 +16,7 @@ from parley.core.content import TextBlock, Turn
 from parley.gui.dialogs import export_dialog
 from parley.gui.dialogs.import_dialog import ImportProgress
 from parley.gui.dialogs.import_summary import ImportSummaryDialog
+from tests.gui.transcript_reading import error_text, notice_text
 from tests.histories import (
     ChatGPTConversation,
     chatgpt_export,
@@ -242,16 +243,16 @@ def test_an_imported_chat_ending_with_ones_message_says_so_without_an_error(
     sid = summary.session_ids[0]
     assert IMPORT_KEY in driver.run(w.store.get_session(sid)).meta
     _open_chat(driver, w, sid)
-    driver.until(lambda: w.transcript.notice_text() is not None)
-    assert w.transcript.error_text() is None
-    assert "imported" in w.transcript.notice_text() and "Not sent" not in \
-        w.transcript.notice_text()
+    driver.until(lambda: notice_text(w.transcript) is not None)
+    assert error_text(w.transcript) is None
+    assert "imported" in notice_text(w.transcript) and "Not sent" not in \
+        notice_text(w.transcript)
     bar = w.transcript.error_bar
     assert bar.accessibleName() == "Note" and bar.retry_button.text() == "Send"
     fake_provider.script("Overnight, 12 to 16 hours.")
     qtbot.mouseClick(bar.retry_button, Qt.MouseButton.LeftButton)
     driver.until(lambda: driver.last_text(w) == "Overnight, 12 to 16 hours.", timeout=10)
-    assert w.transcript.notice_text() is None and w.transcript.error_text() is None
+    assert notice_text(w.transcript) is None and error_text(w.transcript) is None
 
     # One conversation file (Anthropic messages) ending with the user's message.
     from parley.core.importing.conversation import import_conversation
@@ -260,14 +261,14 @@ def test_an_imported_chat_ending_with_ones_message_says_so_without_an_error(
         {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."},
         {"role": "user", "content": "Rye or wheat?"}]})))
     _open_chat(driver, w, one.session.id)
-    driver.until(lambda: w.transcript.notice_text() is not None)
-    assert w.transcript.error_text() is None
+    driver.until(lambda: notice_text(w.transcript) is not None)
+    assert error_text(w.transcript) is None
 
     # A message of Parley's own, never answered (Parley closed while it waited).
     own = driver.run(w.store.create_session(title="Own", model=w.chat.current_model()))
     driver.run(w.store.append_turn(own.id, Turn("user", [TextBlock("Still there?")])))
     _open_chat(driver, w, own.id)
-    driver.until(lambda: w.transcript.error_text() == CALLED_OFF)
+    driver.until(lambda: error_text(w.transcript) == CALLED_OFF)
 
 
 def test_files_of_an_export_that_are_not_read_are_named_in_the_summary(driver, tmp_path, qtbot):

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.gui.commands.keymap import Keymap
 from parley.gui.transcript import TranscriptView
+from tests.gui.transcript_reading import show_turns
 
 K = Qt.Key
 
@@ -46,7 +47,7 @@ def host(qtbot):
 @pytest.fixture
 def view(host, qtbot):
     v = host.view
-    v.set_turns([user("please **fix**", "u1"), assistant("Sure: **done**", "a1"),
+    show_turns(v, [user("please **fix**", "u1"), assistant("Sure: **done**", "a1"),
                  user("and the tests?", "u2"), assistant("All green.", "a2")])
     v.list_view.setFocus()
     qtbot.waitUntil(v.list_view.hasFocus, timeout=1000)
@@ -98,7 +99,7 @@ def test_c_copies_e_edits_f_forks(view, qtbot):
 
 def test_r_resumes_an_aborted_reply_or_retries_after_an_error(host, qtbot):
     view = host.view
-    view.set_turns([user("story please", "u1"), assistant("Once upon", "a1", aborted=True)])
+    show_turns(view, [user("story please", "u1"), assistant("Once upon", "a1", aborted=True)])
     resumed, retried = [], []
     view.resumeRequested.connect(resumed.append)
     view.retryRequested.connect(lambda: retried.append(True))
@@ -108,18 +109,18 @@ def test_r_resumes_an_aborted_reply_or_retries_after_an_error(host, qtbot):
     keys(qtbot, view, "K", "R")  # not the last message: nothing to retry there
     assert resumed == ["a1"] and not retried
 
-    view.set_turns([user("are you there?", "u1")])
+    show_turns(view, [user("are you there?", "u1")])
     view.show_error("The provider rejected the API key.")
     keys(qtbot, view, "R")
     assert retried == [True]
-    view.set_turns([user("hello", "u1"), assistant("hi", "a1")])
+    show_turns(view, [user("hello", "u1"), assistant("hi", "a1")])
     keys(qtbot, view, "R")  # a finished answer: r does nothing
     assert retried == [True] and resumed == ["a1"]
 
 
 def test_space_expands_and_collapses_a_summary_card(host, qtbot):
     view = host.view
-    view.set_turns([
+    show_turns(view, [
         user("old question", "o1"), assistant("old answer", "o2"),
         Turn("user", [CompactSummaryBlock("They talked.", 2, "o1", "o2")], id="s1"),
         user("new question", "n1"),
@@ -158,7 +159,7 @@ def test_the_context_menu_shows_each_entrys_key(view):
 
 def test_focus_arriving_by_keyboard_shows_the_focused_message(host, qtbot):
     view = host.view
-    view.set_turns([user("hi", "u1"), assistant("hello", "a1")])
+    show_turns(view, [user("hi", "u1"), assistant("hello", "a1")])
     delegate = view.list_view.delegate
     delegate.show_focus = False  # e.g. after a click
     view.list_view.clearFocus()

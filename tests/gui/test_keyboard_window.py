@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit
 
 from parley.gui import dialogs
 from parley.gui.commands.keymap import Keymap
+from tests.gui.helpers import show_section
 from tests.gui.keyboard import chat_window, key, say, type_text
 
 pytestmark = pytest.mark.timeout(60)
@@ -159,7 +160,7 @@ def test_rebinding_in_settings_applies_at_once_and_is_kept(driver, fake_provider
     dialog = SettingsDialog(w.store, w.hub, w)  # closed with its window
     dialog.show()
     driver.until(lambda: dialog.ready)
-    dialog.show_section("Keyboard")
+    show_section(dialog, "Keyboard")
     editor = dialog.keyboard
     editor.select("session.new")
     qtbot.keyClick(editor.capture, Qt.Key.Key_J, Qt.KeyboardModifier.ControlModifier)

@@ -12,6 +12,7 @@ from parley.core.content import TextBlock, Turn
 from parley.gui.chat.run import CONTINUE_MESSAGE
 from parley.gui.transcript.specs import CONTINUE_HREF, LENGTH_MARK, STOPPED_MARK
 from tests.gui.answers import click_anchor, until_answered
+from tests.gui.transcript_reading import text_of_last
 
 
 def test_a_reply_cut_at_the_length_limit_is_marked_and_continue_asks_for_the_rest(
@@ -22,7 +23,7 @@ def test_a_reply_cut_at_the_length_limit_is_marked_and_continue_asks_for_the_res
                        stop_reason="max_tokens")
     driver.send("Write a long story", w, wait=True)
     cut = w.chat.turns[-1]
-    shown = w.transcript.text_of_last()
+    shown = text_of_last(w.transcript)
     assert LENGTH_MARK in shown and "Continue" in shown and STOPPED_MARK not in shown
     assert "↻ Regenerate" in shown  # still offered
     stored = driver.run(w.store.get_turns(w.chat.session_id))[-1]
@@ -36,7 +37,7 @@ def test_a_reply_cut_at_the_length_limit_is_marked_and_continue_asks_for_the_res
     request = driver.fake.model_requests[-1].body["messages"]
     assert "cut in the mid" in str(request[-2])  # the cut reply is in the context
     # The new, complete reply has no mark.
-    assert LENGTH_MARK not in w.transcript.text_of_last()
+    assert LENGTH_MARK not in text_of_last(w.transcript)
 
 
 def test_a_reopened_chat_still_marks_the_reply_cut_at_the_length_limit(driver: Any) -> None:
@@ -48,7 +49,7 @@ def test_a_reopened_chat_still_marks_the_reply_cut_at_the_length_limit(driver: A
     driver.run(w.chat.load_sidebar())
     w.chat.open_session(s.id)
     driver.until(lambda: w.session_id == s.id and bool(w.chat.turns))
-    driver.until(lambda: LENGTH_MARK in w.transcript.text_of_last())
+    driver.until(lambda: LENGTH_MARK in text_of_last(w.transcript))
 
 
 def test_continue_on_a_stopped_reply_goes_on_from_it_and_reads_as_one_reply(
@@ -67,7 +68,7 @@ def test_continue_on_a_stopped_reply_goes_on_from_it_and_reads_as_one_reply(
     driver.run(w.chat.load_sidebar())
     w.chat.open_session(s.id)
     driver.until(lambda: w.session_id == s.id and bool(w.chat.turns))
-    shown = w.transcript.text_of_last()
+    shown = text_of_last(w.transcript)
     assert STOPPED_MARK in shown and "Continue" in shown and "Resume" not in shown
 
     driver.fake.script("away land, a story went on.")

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from tests.core.faults import Locker
+from tests.gui.transcript_reading import save_mark
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -37,13 +38,13 @@ def test_a_locked_file_shows_not_saved_yet_within_5_s_and_the_reply_is_saved_onc
         assert not w.composer_bar.busy  # the run is over: not "a reply is still coming"
         kept = w.runner.saves.pending()
         assert [u.turn.text() for u in kept] == [REPLY]
-        assert w.transcript.save_mark(kept[0].turn.id) == "unsaved"
+        assert save_mark(w.transcript, kept[0].turn.id) == "unsaved"
     finally:
         locker.release()
     released_at = time.monotonic()
     driver.until(lambda: not w.runner.saves.pending() and bar.text() == "", timeout=20)
     assert time.monotonic() - released_at < 6.0  # the write waiting on the lock went on
-    assert w.transcript.save_mark(kept[0].turn.id) is None
+    assert save_mark(w.transcript, kept[0].turn.id) is None
     turns = driver.run(w.store.get_turns(sid))
     assert [(t.text(), t.aborted) for t in turns if t.role == "assistant"] == [
         ("First answer.", False), (REPLY, False)]

@@ -19,6 +19,7 @@ from parley.core.content import TextBlock, Turn
 from parley.core.context.text_limits import max_text_chars
 from parley.gui.composer.drafts import draft_key
 from parley.gui.text.long_text import BREAK_EVERY, FOLD_CHARS, SHOWN_CHARS, ZWSP
+from tests.gui.transcript_reading import show_turns
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -32,7 +33,7 @@ def shown(view, row: int) -> str:
 
 
 def test_huge_unbroken_lines_are_shown_folded_and_copied_whole(view):
-    view.set_turns([Turn("user", [TextBlock(HUGE)], id="u1"),
+    show_turns(view, [Turn("user", [TextBlock(HUGE)], id="u1"),
                     Turn("assistant", [TextBlock(BIG)], id="a1", model="anthropic:claude-x"),
                     Turn("user", [TextBlock(LONG)], id="u2")])
     view.repaint()

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from parley.core.mcp.config import KEYRING_MARK
 from parley.gui import dialogs
 from tests.fakes.mcp_server import stdio_entry
+from tests.gui.helpers import show_section
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -30,7 +31,7 @@ def mcp_json(home):
 
 def _tools_page(driver, w):
     dlg = w.window_commands.open_settings()
-    dlg.show_section("Tools")
+    show_section(dlg, "Tools")
     driver.until(lambda: dlg.ready)
     return dlg, dlg.tools_page
 

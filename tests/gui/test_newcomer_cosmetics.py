@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QApplication, QCheckBox, QFileDialog, QToolButton
 from parley.gui.look import appearance
 from parley.gui.transcript.actions_row import covers
 from tests.gui.chats import long_chat, tool_chat
-from tests.gui.helpers import hover
+from tests.gui.helpers import hover, show_section
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -97,7 +97,7 @@ def test_an_unticked_box_shows_in_the_dark_theme(
     appearance.apply(qapp, appearance.DARK)
     dialog = w.window_commands.open_settings()
     driver.until(lambda: dialog.ready and dialog.tasks.pending == 0)
-    dialog.show_section("Experimental")
+    show_section(dialog, "Experimental")
     box = next(b for b in dialog.findChildren(QCheckBox) if b.isVisible())
     box.setChecked(False)
     QApplication.processEvents()

@@ -12,6 +12,7 @@ from parley.core.content import TextBlock, Turn
 from parley.core.store.outline import Window
 from parley.gui.chat.state import OpenChatState
 from parley.gui.transcript.view import TranscriptView
+from tests.gui.transcript_reading import text_of_last
 
 
 def t(role: str, tid: str, text: str | None = None) -> Turn:
@@ -44,7 +45,7 @@ def test_the_view_shows_what_the_state_holds_in_order(qtbot: Any) -> None:
     state.stream("s1", t("assistant", "a2", "Once upon"))
     assert [x.id for x in state.turns] == ["u1", "a1", "u2"]
     assert view.turn_ids() == ["u1", "a1", "u2", "a2"]
-    assert view.text_of_last().startswith("Once upon")
+    assert text_of_last(view).startswith("Once upon")
 
     state.show()  # shown afresh mid-stream: the streaming reply stays last
     assert view.turn_ids() == ["u1", "a1", "u2", "a2"]
@@ -94,7 +95,7 @@ def test_kept_replies_replace_what_the_file_holds(qtbot: Any) -> None:
 def test_a_view_following_a_chat_refuses_turns_given_to_it(qtbot: Any) -> None:
     _state, view = following(qtbot)
     with pytest.raises(TypeError, match="open chat"):
-        view.set_turns([t("user", "u1")])
+        view.update_turn(t("user", "u1"))  # turns given to the view itself, not the chat's
 
 
 def test_the_window_transcript_reads_the_chat_state_while_a_reply_streams(driver: Any) -> None:

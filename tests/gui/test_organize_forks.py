@@ -9,6 +9,8 @@ from PySide6.QtCore import Qt
 from parley.core.content import TextBlock, Turn
 from parley.gui import dialogs
 from parley.gui.sidebar.model import FORK_POINT, PARENT_GONE
+from tests.gui.helpers import forks_of, selected_session_id
+from tests.gui.transcript_reading import error_text, notice_text
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -36,10 +38,10 @@ def test_fork_from_here_nests_under_its_parent_and_opens(driver, qtbot):
     assert [t.text() for t in w.chat.turns] == ["Where to go in May?", "Lisbon."]
     assert w.windowTitle() == "Trip planning (fork) — Parley"
     model = w.sidebar.model
-    assert model.forks_of(parent.id) == [fork]
+    assert forks_of(model, parent.id) == [fork]
     assert model.index_of(fork).parent() == model.index_of(parent.id)
     driver.until(lambda: model.index_of(fork).data(FORK_POINT) == "from “Lisbon.”")
-    assert w.sidebar.current_session_id() == fork
+    assert selected_session_id(w.sidebar) == fork
     # The original is untouched.
     assert [t.text() for t in driver.run(w.store.get_turns(parent.id))] == \
         ["Where to go in May?", "Lisbon.", "And in June?", "Oslo."]
@@ -64,7 +66,7 @@ def test_fork_at_the_focused_message(driver):
     assert w.window_commands.fork_at_focused_message() is True
     driver.until(lambda: w.session_id not in (None, parent.id))
     assert [t.text() for t in w.chat.turns] == ["one", "two", "three"]
-    assert w.sidebar.model.forks_of(parent.id) == [w.session_id]
+    assert forks_of(w.sidebar.model, parent.id) == [w.session_id]
 
 
 def test_a_fork_at_ones_own_message_offers_to_send_it_without_an_error(driver, fake_provider,
@@ -74,15 +76,15 @@ def test_a_fork_at_ones_own_message_offers_to_send_it_without_an_error(driver, f
     parent, turns = _chat(driver, w, [("one", "two"), ("three", "four")])
     w.transcript.forkRequested.emit(turns[2].id)  # "Fork from here" on "three"
     driver.until(lambda: w.session_id not in (None, parent.id))
-    driver.until(lambda: w.transcript.notice_text() is not None)
-    assert w.transcript.error_text() is None
-    assert "Not sent" not in w.transcript.notice_text()
+    driver.until(lambda: notice_text(w.transcript) is not None)
+    assert error_text(w.transcript) is None
+    assert "Not sent" not in notice_text(w.transcript)
     bar = w.transcript.error_bar
     assert bar.accessibleName() == "Note" and bar.retry_button.text() == "Send"
     fake_provider.script("Five.")
     qtbot.mouseClick(bar.retry_button, Qt.MouseButton.LeftButton)
     driver.until(lambda: [t.text() for t in w.chat.turns] == ["one", "two", "three", "Five."])
-    assert w.transcript.notice_text() is None and w.transcript.error_text() is None
+    assert notice_text(w.transcript) is None and error_text(w.transcript) is None
 
 
 def test_edit_an_earlier_message_and_send_branches_and_keeps_the_original(driver, fake_provider,
@@ -109,7 +111,7 @@ def test_edit_an_earlier_message_and_send_branches_and_keeps_the_original(driver
         ("Madrid.", False), ("Capital of France?", True), ("Paris, of course.", True)]
     # A branch of the chat, not a chat: the list shows the chat, ‹ 2/2 › the message.
     assert w.sidebar.model.session_ids() == [parent.id]
-    assert w.sidebar.current_session_id() == parent.id
+    assert selected_session_id(w.sidebar) == parent.id
     assert driver.run(w.store.get_session(parent.id)).title == "Trip planning"
     driver.until(lambda: w.transcript.branch_of(history[0].id) == (2, 2))
 
@@ -121,7 +123,7 @@ def test_up_then_esc_leaves_edit_mode_without_changes(driver, qtbot):
     assert w.composer.text() == "hello" and w.chat.editor.editing is not None
     qtbot.keyClick(w.composer, Qt.Key.Key_Escape)
     assert w.composer.text() == "" and w.chat.editor.editing is None
-    assert w.session_id == parent.id and w.sidebar.model.forks_of(parent.id) == []
+    assert w.session_id == parent.id and forks_of(w.sidebar.model, parent.id) == []
 
 
 def test_deleting_a_parent_keeps_its_forks(driver, monkeypatch):

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QMenu
 from parley.core.content import TextBlock, Turn
 from parley.gui import dialogs
 from parley.gui.sidebar.model import ARCHIVED, PINNED, SESSION_MIME
+from tests.gui.helpers import selected_session_id
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -164,7 +165,7 @@ def test_undo_after_ctrl_w_reopens_the_closed_chat(driver, qtbot):
                  and w.toast.isVisible() and w.toast.offers_undo)
     qtbot.mouseClick(w.toast.undo_button, Qt.MouseButton.LeftButton)
     driver.until(lambda: w.session_id == a and a in w.sidebar.model.session_ids())
-    assert w.sidebar.current_session_id() == a
+    assert selected_session_id(w.sidebar) == a
     assert not driver.run(w.store.get_session(a)).archived
 
 

@@ -20,6 +20,7 @@ from parley.core.store import Store
 from parley.gui.chat import paging
 from parley.gui.main_window import INTERRUPTED_NOTICE
 from tests.gui.chats import long_chat
+from tests.gui.helpers import progress_text
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -37,13 +38,13 @@ def test_compact_now_shows_progress_then_the_summary_card(driver, fake_provider)
     seen: list[tuple[bool, str]] = []
     w.runner.events.on(CompactEvent,
                        lambda e: e.name == "compact:start" and seen.append(
-                           (w.statusBar().isVisible(), w.chat.editor.progress_text)))
+                           (w.statusBar().isVisible(), progress_text(w.chat.editor))))
     fake_provider.script("<summary>The user counted messages from 0 to 7, five times each."
                          "</summary>")
     assert w.window_commands.compact_now() is True
     driver.until(lambda: "Compacted" in w.toast.message, timeout=10)
     assert seen and seen[0][0] and seen[0][1].startswith("Compacting")
-    assert w.chat.editor.progress_text == "" and not w.chat.editor.progress_bar.isVisible()
+    assert progress_text(w.chat.editor) == "" and not w.chat.editor.progress_bar.isVisible()
     w.statusBar().showMessage("later news")  # the status bar still shows messages
     assert w.statusBar().isVisible() and w.statusBar().currentMessage() == "later news"
     driver.until(lambda: any(r.kind == "card" for r in w.transcript.model.rows))
@@ -95,7 +96,7 @@ def test_compact_now_says_in_words_why_a_summary_was_refused(driver, fake_provid
     w.show_problem = w.tasks.on_user_error = shown.append
     said: list[str] = []
     w.runner.events.on(CompactEvent, lambda e: e.name == "compact:progress" and said.append(
-        w.chat.editor.progress_text))
+        progress_text(w.chat.editor)))
     # Not a summary, however often and however it is asked for (the fake's knob: every
     # summary request answered chattily, without tags).
     fake_provider.summary_answers = "chatty"
@@ -110,7 +111,7 @@ def test_compact_now_says_in_words_why_a_summary_was_refused(driver, fake_provid
     assert "Nothing was lost" in details and "anthropic:" not in details
     assert driver.run(w.store.list_compactions(sid)) == []
     assert len(driver.run(w.store.get_turns(sid))) == len(turns)
-    assert w.chat.editor.progress_text == ""
+    assert progress_text(w.chat.editor) == ""
     assert any(re.fullmatch(r"Compacting a long conversation: summarizing part 1 of \d+…", t)
                for t in said)
     assert not any(r.kind == "card" for r in w.transcript.model.rows)

@@ -21,7 +21,9 @@ from parley.gui.commands.palette_entries import (
     segments,
 )
 from parley.gui.commands.registry import Commands
-from parley.gui.commands.shortcut_help import markdown_table, open_shortcut_help
+from parley.gui.commands.shortcut_help import open_shortcut_help
+from tests.gui.helpers import shortcut_rows
+from tests.gui.keys_table import markdown_table
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -174,18 +176,18 @@ def test_palette_follows_the_window_size(window, qtbot):
 def test_shortcut_help_lists_every_action_with_its_keys(window, qtbot):
     help_ = open_shortcut_help(window)
     qtbot.addWidget(help_)
-    rows = help_.rows()
+    rows = shortcut_rows(help_)
     assert set(rows) == {a.id for a in ACTIONS}
     assert rows["session.new"] == "Ctrl+N" and rows["message.next"] == "Down, J"
     assert rows["session.export"] == "—"  # none by default
     qtbot.keyClicks(help_.filter, "fork")
-    assert set(help_.rows()) == {"session.fork", "message.fork"}
+    assert set(shortcut_rows(help_)) == {"session.fork", "message.fork"}
     help_.filter.clear()
     qtbot.keyClicks(help_.filter, "ctrl+k")
-    assert "palette.open" in help_.rows()
+    assert "palette.open" in shortcut_rows(help_)
     window.keymap = window.keymap.bind("session.new", ["Ctrl+J"])
     help_ = open_shortcut_help(window)  # shown again: the keys in force
-    assert help_.rows()["session.new"] == "Ctrl+J"
+    assert shortcut_rows(help_)["session.new"] == "Ctrl+J"
     disabled = {help_.tree.topLevelItem(0).child(i).data(0, Qt.ItemDataRole.UserRole)
                 for i in range(help_.tree.topLevelItem(0).childCount())
                 if help_.tree.topLevelItem(0).child(i).isDisabled()}

@@ -20,6 +20,7 @@ from parley.core.content import DocumentBlock, ImageBlock, TextBlock
 from parley.gui.dialogs.media_viewer import ImageViewer
 from parley.gui.transcript.specs import REGENERATE_HREF, REGENERATE_WITH_HREF
 from tests.gui.answers import LEFT, chat_with_answer, click_anchor, open_chat_with, until_answered
+from tests.gui.transcript_reading import text_of_last
 
 
 def _answers(driver: Any, w: Any, sid: str) -> list[tuple[str, bool]]:
@@ -33,7 +34,7 @@ def test_regenerate_link_replaces_the_reply_and_keeps_the_old_one_as_a_branch(
     w = chat_with_answer(driver)
     sid = w.chat.session_id
     last = w.chat.turns[-1].id
-    assert "↻ Regenerate" in w.transcript.text_of_last()
+    assert "↻ Regenerate" in text_of_last(w.transcript)
     driver.fake.script("The second answer.")
 
     click_anchor(driver, w, last, REGENERATE_HREF)
@@ -105,11 +106,11 @@ def test_no_regenerate_while_a_reply_streams(driver: Any) -> None:
     driver.fake.script("slow " * 40, token_delay_ms=25, chunk_size=2)
     driver.send("again", w)
     driver.until(lambda: w.composer_bar.busy and w.chat.partial, timeout=10)
-    assert "Regenerate" not in w.transcript.text_of_last()
+    assert "Regenerate" not in text_of_last(w.transcript)
     assert w.window_commands.regenerate_reply() is False
     assert "A reply is being written" in w.statusBar().currentMessage()
     until_answered(driver, w, ("slow " * 40))
-    assert "↻ Regenerate" in w.transcript.text_of_last()
+    assert "↻ Regenerate" in text_of_last(w.transcript)
 
 
 def test_regenerated_answer_and_the_old_one_survive_a_restart(driver: Any) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from parley.core.content import DocumentBlock, TextBlock
 from tests.gui.answers import chat_with_answer, open_chat_with, until_answered
+from tests.gui.transcript_reading import error_text, text_of_last
 
 PDF = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\ntrailer<<>>\n%%EOF\n"
 
@@ -50,9 +51,9 @@ def test_a_pdf_chat_regenerated_with_a_local_model_is_refused_and_left_as_it_was
     assert [(t.id, t.text()) for t in driver.run(w.store.get_turns(sid))] == before
     assert driver.run(w.store.list_forks(sid)) == []
     assert [(t.id, t.text()) for t in w.chat.turns] == before  # the view too
-    assert "Got it." in w.transcript.text_of_last()
-    assert "↻ Regenerate" in w.transcript.text_of_last()  # can be tried again
-    assert w.transcript.error_text() is None
+    assert "Got it." in text_of_last(w.transcript)
+    assert "↻ Regenerate" in text_of_last(w.transcript)  # can be tried again
+    assert error_text(w.transcript) is None
     assert "previous answer" not in w.statusBar().currentMessage()
     assert not driver.fake.model_requests  # nothing was sent
     assert len(w.sidebar.model.session_ids()) == 1  # no fork listed

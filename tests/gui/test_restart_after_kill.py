@@ -12,6 +12,7 @@ from parley.core.recovery.restart_notice import COMPACTION
 from tests.gui.chats import long_chat
 from tests.gui.damage import as_if_killed
 from tests.gui.long_chats import N, rows
+from tests.gui.transcript_reading import text_of_last
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -58,7 +59,7 @@ def test_a_reply_cut_off_by_a_kill_says_cut_off_and_one_stopped_says_stopped(
     driver.until(lambda: again.session_id == sid and again.transcript.last_turn() is not None)
     [reply] = [t for t in driver.run(again.store.get_turns(sid)) if t.role == "assistant"]
     assert reply.aborted and reply.cut_off
-    shown = again.transcript.text_of_last()
+    shown = text_of_last(again.transcript)
     assert CUT_OFF_MARK in shown and STOPPED_MARK not in shown
 
     driver.fake.script("Another slow answer. " * 200, token_delay_ms=20, chunk_size=10)
@@ -70,5 +71,5 @@ def test_a_reply_cut_off_by_a_kill_says_cut_off_and_one_stopped_says_stopped(
     driver.settle(again)
     last = driver.run(again.store.get_turns(sid))[-1]
     assert last.aborted and not last.cut_off
-    shown = again.transcript.text_of_last()
+    shown = text_of_last(again.transcript)
     assert STOPPED_MARK in shown and CUT_OFF_MARK not in shown

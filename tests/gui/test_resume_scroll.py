@@ -14,6 +14,7 @@ from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
 from parley.gui.transcript.listview import STICK_SLACK
 from tests.gui.helpers import resume_point
+from tests.gui.transcript_reading import show_turns
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -98,7 +99,7 @@ def test_scrolling_up_during_the_continuation_stops_following(driver, fake_provi
 
 
 def test_a_click_in_a_tall_message_does_not_scroll_it_to_its_top(view, qtbot):
-    view.set_turns([Turn("user", [TextBlock("story")], id="u1"),
+    show_turns(view, [Turn("user", [TextBlock("story")], id="u1"),
                     Turn("assistant", [TextBlock(STORY)], id="a1", model=MODEL)])
     lv = view.list_view
     lv.settle()
@@ -110,7 +111,7 @@ def test_a_click_in_a_tall_message_does_not_scroll_it_to_its_top(view, qtbot):
 
 
 def test_resume_from_the_keyboard_goes_to_the_end_first(view, qtbot):
-    view.set_turns([Turn("user", [TextBlock("story")], id="u1"),
+    show_turns(view, [Turn("user", [TextBlock("story")], id="u1"),
                     Turn("assistant", [TextBlock(STORY)], id="a1", model=MODEL, aborted=True)])
     lv = view.list_view
     lv.settle()

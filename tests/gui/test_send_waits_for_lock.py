@@ -9,6 +9,7 @@ import pytest
 
 from tests.core.faults import Locker, on_store_thread
 from tests.gui.disk_full import on_disk, saving_window
+from tests.gui.transcript_reading import save_mark
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -39,11 +40,11 @@ def test_a_message_waits_for_a_lock_held_past_the_stores_attempts(driver, proble
         bar = w.chat.save_status.bar.text()
         assert "another program holds sessions.db locked" in bar
         assert "nothing already saved is lost" in bar
-        assert w.transcript.save_mark(shown[0].id) == "saving"
+        assert save_mark(w.transcript, shown[0].id) == "saving"
         assert len(driver.fake.model_requests) == 2  # the first answer and its title only
     finally:
         locker.release()
-    driver.until(lambda: w.transcript.save_mark(shown[0].id) is None, timeout=10)
+    driver.until(lambda: save_mark(w.transcript, shown[0].id) is None, timeout=10)
     driver.settle(w)
     assert on_disk(w, driver)[-2:] == [("held by the lock", False), ("Second answer.", False)]
     assert w.chat.save_status.bar.text() == ""

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QAbstractScrollArea, QLabel
 
 from parley.core.workspace import Workspace
 from parley.gui.settings.dialog import DEFAULT_SIZE, SettingsDialog
+from tests.gui.helpers import show_section
 from tests.gui.hubs import open_hub
 
 pytestmark = pytest.mark.timeout(60)
@@ -84,7 +85,7 @@ def test_the_dialog_is_never_made_so_narrow_that_a_page_scrolls_sideways(dialog,
 
 def test_a_long_text_shown_later_wraps_or_widens_the_dialog(dialog, qtbot, until):
     providers = dialog.providers
-    dialog.show_section("Providers")
+    show_section(dialog, "Providers")
     area = dialog.stack.currentWidget()
     providers.keys_note.setText("API keys are kept in a file only you can read: "
                                 + "C:\\Users\\" + "x" * 20 + "\\AppData\\Local\\Parley\\keys.json "
@@ -115,7 +116,7 @@ def test_tab_on_the_providers_page_goes_down_the_page(dialog, qtbot):
     jumps back up to the top of the page in between."""
     from PySide6.QtCore import QPoint, Qt
 
-    dialog.show_section("Providers")
+    show_section(dialog, "Providers")
     page = dialog.providers
     qtbot.wait(60)
     page.model.setFocus(Qt.FocusReason.TabFocusReason)

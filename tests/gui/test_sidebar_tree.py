@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from parley.gui.sidebar.model import ID, PARENT_GONE, SESSION_MIME, SPACE_MIME, SessionTreeModel
+from tests.gui.helpers import forks_of
 
 
 @dataclass
@@ -34,7 +35,7 @@ def _model() -> SessionTreeModel:
 
 
 def _children(m: SessionTreeModel, sid: str) -> list[str]:
-    return m.forks_of(sid)
+    return forks_of(m, sid)
 
 
 def test_forks_nest_under_their_parent_newest_first():

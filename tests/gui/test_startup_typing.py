@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication, QMenu
 
 from parley.gui.chat.waiting import CONNECTING
 from tests.gui.starting import fake_env, press, previous_chat, start, type_keys
+from tests.gui.transcript_reading import error_text
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -391,11 +392,11 @@ def test_quitting_with_a_queued_message_leaves_it_not_sent_with_retry(driver, fa
     fake_provider.script("Answered on Retry.")
     w = driver.open()
     assert w.session_id == earlier and w.chat.turns[-1].text() == "Sent just before quitting"
-    assert w.transcript.error_text() and "Not sent" in w.transcript.error_text()
+    assert error_text(w.transcript) and "Not sent" in error_text(w.transcript)
     assert w.transcript.error_bar.retry_button.isVisibleTo(w.transcript)
     w.transcript.error_bar.retry_button.click()
     driver.until(lambda: driver.last_text() == "Answered on Retry." and w.tasks.pending == 0)
-    assert not w.transcript.error_text()
+    assert not error_text(w.transcript)
 
 
 def test_a_message_sent_before_the_first_set_up_is_said_kept_and_sent_after_it(

@@ -17,6 +17,7 @@ from parley.gui.startup.quit_waiting import QUIT, SAVED_STAYS, TITLE, UNSAVED_LO
 from tests.gui.disk_full import answer_question
 from tests.gui.helpers import png, ready
 from tests.gui.starting import fake_env, press, previous_chat, start, type_keys
+from tests.gui.transcript_reading import error_text
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -99,7 +100,7 @@ def test_esc_while_a_queued_message_waits_for_its_provider_takes_it_back(
     gate.set()
     driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
     assert len(fake_provider.model_requests) == asked  # never sent
-    assert "Not sent" not in (w.transcript.error_text() or "")
+    assert "Not sent" not in (error_text(w.transcript) or "")
 
 
 def test_quitting_while_a_message_waits_asks_and_keeping_parley_open_sends_it(

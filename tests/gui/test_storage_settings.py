@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.core.store.backends import CHOICE_FILE
+from tests.gui.helpers import show_section
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -24,7 +25,7 @@ def _storage(driver: Any, window: Any) -> Any:
     dialog = SettingsDialog(window.store, window.hub, window)
     dialog.show()
     driver.until(lambda: dialog.ready, 10)
-    dialog.show_section("Storage")
+    show_section(dialog, "Storage")
     return dialog
 
 

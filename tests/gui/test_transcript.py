@@ -19,6 +19,7 @@ from parley.core.content import (
 from parley.gui.transcript import TranscriptView
 from parley.gui.transcript.pieces import SafeDocument
 from tests.gui.show_transcript import dark_palette, png_base64
+from tests.gui.transcript_reading import error_text, show_turns, text_of_last
 
 LEFT = Qt.MouseButton.LeftButton
 CODE = "import csv\n\nrows = list(csv.reader(open('a.csv')))  # all rows\n"
@@ -62,9 +63,9 @@ def rendered_docs(view: TranscriptView, row: int):
 
 
 def test_markdown_reply_renders_headings_tables_and_highlighted_code(view):
-    view.set_turns([user("show me", "u1"), assistant(REPLY, "a1")])
+    show_turns(view, [user("show me", "u1"), assistant(REPLY, "a1")])
     html = "".join(d.toHtml() for d in rendered_docs(view, 1))
-    text = view.text_of_last()
+    text = text_of_last(view)
     assert "Heading" in text and "bold" in text and "# Heading" not in text
     assert "<table" in html
     assert 'font-weight:700;">import' in html.replace(" ", "").replace("font-weight:700;\">",
@@ -83,13 +84,13 @@ def _colours(html: str) -> list[str]:
 
 def test_copy_button_puts_the_code_on_the_clipboard(view, qtbot):
     QGuiApplication.clipboard().setText("before")
-    view.set_turns([user("code please", "u1"), assistant(REPLY, "a1")])
+    show_turns(view, [user("code please", "u1"), assistant(REPLY, "a1")])
     click(qtbot, view, view.anchor_point("a1", "parley:copy/"))
     assert QGuiApplication.clipboard().text() == CODE
 
 
 def test_only_safe_links_are_emitted_on_click(view, qtbot):
-    view.set_turns([user("links", "u1"), assistant(REPLY, "a1")])
+    show_turns(view, [user("links", "u1"), assistant(REPLY, "a1")])
     emitted: list[QUrl] = []
     view.linkActivated.connect(emitted.append)
     click(qtbot, view, view.anchor_point("a1", "parley:blocked/0"))  # javascript:
@@ -102,7 +103,7 @@ def test_only_safe_links_are_emitted_on_click(view, qtbot):
 def test_links_open_only_on_click_not_on_hover_or_render(view, qtbot):
     emitted: list[QUrl] = []
     view.linkActivated.connect(emitted.append)
-    view.set_turns([user("links", "u1"), assistant(REPLY, "a1")])
+    show_turns(view, [user("links", "u1"), assistant(REPLY, "a1")])
     point = view.anchor_point("a1", "https://example.com/ok")
     qtbot.mouseMove(view.list_view.viewport(), point)
     qtbot.mousePress(view.list_view.viewport(), LEFT, pos=point)
@@ -118,7 +119,7 @@ def test_remote_images_are_never_fetched(view, qtbot):
         assistant(REPLY + '\n<img src="http://example.com/raw.png">\n', "a1"),
         Turn("assistant", [ImageBlock("image/png", url="https://example.com/big.png")], id="a2"),
     ]
-    view.set_turns(turns)
+    show_turns(view, turns)
     qtbot.wait(20)
     for row in (1, 2):
         for doc in rendered_docs(view, row):
@@ -134,7 +135,7 @@ def test_remote_images_are_never_fetched(view, qtbot):
 
 
 def test_image_blocks_show_thumbnails_from_their_data(view):
-    view.set_turns([Turn("user", [TextBlock("look"), ImageBlock("image/png", png_base64())],
+    show_turns(view, [Turn("user", [TextBlock("look"), ImageBlock("image/png", png_base64())],
                          id="u1")])
     pieces = view.list_view.layout_of(0).pieces
     thumbs = [p for p in pieces if "<img" in p.piece.doc.toHtml()]
@@ -160,7 +161,7 @@ def tool_turns() -> list[Turn]:
 
 def test_thinking_reads_thinking_while_written_and_thought_once_done(view):
     turns = [user("why?", "u1"), Turn("assistant", [ThinkingBlock("weighing it")], id="a1")]
-    view.set_turns(turns)
+    show_turns(view, turns)
     view.set_busy(True)  # the reply is being written: its thinking is still going
     assert "Thinking…" in view.list_view.layout_of(1).plain_text()
     view.set_busy(False)  # done (or an imported reply): it reads as finished
@@ -169,7 +170,7 @@ def test_thinking_reads_thinking_while_written_and_thought_once_done(view):
 
 
 def test_tool_calls_and_thinking_are_folded_and_unfold_on_click(view, qtbot):
-    view.set_turns(tool_turns())
+    show_turns(view, tool_turns())
     # The tool_result turn is not a row: its output lives in the tool call's fold.
     assert [n.key for n in view.model.rows] == ["u1", "a1", "a2"]
     assert view.turn_ids() == ["u1", "a1", "r1", "a2"]
@@ -188,7 +189,7 @@ def test_tool_calls_and_thinking_are_folded_and_unfold_on_click(view, qtbot):
 
 
 def test_space_toggles_the_folds_of_the_focused_message(view, qtbot):
-    view.set_turns(tool_turns())
+    show_turns(view, tool_turns())
     lv = view.list_view
     lv.setFocus()
     lv.setCurrentIndex(view.model.index(1))
@@ -201,8 +202,8 @@ def test_space_toggles_the_folds_of_the_focused_message(view, qtbot):
 
 def test_a_result_arriving_later_updates_the_tool_call_row(view):
     turns = tool_turns()
-    view.set_turns(turns[:2])
-    assert "…" in view.text_of_last()  # running
+    show_turns(view, turns[:2])
+    assert "…" in text_of_last(view)  # running
     assert view.list_view.layout_of(1, fresh=True).icons() == ["thinking", "tool"]
     view.append_turn(turns[2])
     assert view.model.rowCount() == 2
@@ -213,23 +214,23 @@ def test_a_result_arriving_later_updates_the_tool_call_row(view):
 
 
 def test_aborted_reply_is_marked_and_resume_emits_its_id(view, qtbot):
-    view.set_turns([user("story", "u1"), assistant("Once upon", "a1", aborted=True)])
-    assert "Stopped — reply incomplete" in view.text_of_last()
+    show_turns(view, [user("story", "u1"), assistant("Once upon", "a1", aborted=True)])
+    assert "Stopped — reply incomplete" in text_of_last(view)
     with qtbot.waitSignal(view.resumeRequested, timeout=1000) as sig:
         click(qtbot, view, view.anchor_point("a1", "parley:resume"))
     assert sig.args == ["a1"]
 
 
 def test_resume_is_only_offered_on_the_last_reply(view):
-    view.set_turns([user("a", "u1"), assistant("cut", "a1", aborted=True), user("b", "u2")])
+    show_turns(view, [user("a", "u1"), assistant("cut", "a1", aborted=True), user("b", "u2")])
     assert view.anchor_point("a1", "parley:resume") is None
     assert "Stopped — reply incomplete" in view.list_view.layout_of(1).plain_text()
 
 
 def test_inline_error_with_retry(view, qtbot):
-    view.set_turns([user("hi", "u1")])
+    show_turns(view, [user("hi", "u1")])
     view.show_error("The server is overloaded. Nothing was lost.")
-    assert view.error_text() == "The server is overloaded. Nothing was lost."
+    assert error_text(view) == "The server is overloaded. Nothing was lost."
     assert view.error_bar.isVisible()
     bar_top = view.error_bar.geometry().top()
     last = view.list_view.visualRect(view.model.index(0))
@@ -237,7 +238,7 @@ def test_inline_error_with_retry(view, qtbot):
     with qtbot.waitSignal(view.retryRequested, timeout=1000):
         qtbot.mouseClick(view.error_bar.retry_button, LEFT)
     view.clear_error()
-    assert view.error_text() is None and not view.error_bar.isVisible()
+    assert error_text(view) is None and not view.error_bar.isVisible()
 
 
 # -- compaction cards -------------------------------------------------------------------
@@ -255,7 +256,7 @@ def compacted_turns() -> list[Turn]:
 
 
 def test_compaction_card_is_collapsed_and_expands_to_the_replaced_turns(view, qtbot):
-    view.set_turns(compacted_turns())
+    show_turns(view, compacted_turns())
     assert [n.key for n in view.model.rows] == ["s1", "n1", "n2"]
     card = view.list_view.layout_of(0).plain_text()
     assert "Summarized 2 turns · claude-haiku-4-5" in card
@@ -269,7 +270,7 @@ def test_compaction_card_is_collapsed_and_expands_to_the_replaced_turns(view, qt
 
 
 def test_legacy_summary_is_a_card_without_turns(view, qtbot):
-    view.set_turns([Turn("user", [CompactSummaryBlock("v3 summary", 7, legacy=True)], id="s"),
+    show_turns(view, [Turn("user", [CompactSummaryBlock("v3 summary", 7, legacy=True)], id="s"),
                     user("hello", "u1")])
     assert "Summarized 7 turns" in view.list_view.layout_of(0).plain_text()
     assert "earlier turns not kept" in view.list_view.layout_of(0).plain_text()  # v3 deleted them
@@ -279,7 +280,7 @@ def test_legacy_summary_is_a_card_without_turns(view, qtbot):
 
 
 def test_scroll_to_a_turn_inside_a_card_opens_it_and_focuses_the_turn(view):
-    view.set_turns(compacted_turns() + [user(f"filler {i}", f"f{i}") for i in range(30)])
+    show_turns(view, compacted_turns() + [user(f"filler {i}", f"f{i}") for i in range(30)])
     view.scroll_to_turn("o2", highlight="answer")
     assert view.focused_turn_id() == "o2"
     row = view.model.row_of("o2")
@@ -292,7 +293,7 @@ def test_scroll_to_a_turn_inside_a_card_opens_it_and_focuses_the_turn(view):
 
 
 def test_streaming_updates_grow_the_last_row_and_follow_the_end(view, qtbot):
-    view.set_turns([user(f"question {i}", f"u{i}") for i in range(40)])
+    show_turns(view, [user(f"question {i}", f"u{i}") for i in range(40)])
     lv = view.list_view
     bar = lv.verticalScrollBar()
     text = ""
@@ -302,7 +303,7 @@ def test_streaming_updates_grow_the_last_row_and_follow_the_end(view, qtbot):
         qtbot.wait(1)
     qtbot.wait(20)
     assert view.model.rowCount() == 41  # one row appended, then updated in place
-    assert "word59" in view.text_of_last()
+    assert "word59" in text_of_last(view)
     assert bar.value() == bar.maximum()
     height = lv.visualRect(view.model.index(40)).height()
     # The user scrolls up: what they see stays where it is.
@@ -323,7 +324,7 @@ def test_streaming_updates_grow_the_last_row_and_follow_the_end(view, qtbot):
 
 def test_streaming_renders_only_the_new_chunk(view, qtbot):
     chunks = [f"Paragraph {i} " + "lorem ipsum " * 20 + "\n\n" for i in range(30)]
-    view.set_turns([user("go", "u1")])
+    show_turns(view, [user("go", "u1")])
     text = ""
     for chunk in chunks:
         text += chunk
@@ -341,7 +342,7 @@ def test_an_expensive_streaming_row_is_laid_out_at_most_every_few_costs(view, qt
 
     monkeypatch.setattr(delegate_module, "THROTTLE_MIN_MS", 0.0)
     monkeypatch.setattr(delegate_module, "THROTTLE_MAX_MS", 100.0)
-    view.set_turns([user("go", "u1"), assistant("first", "live")])
+    show_turns(view, [user("go", "u1"), assistant("first", "live")])
     lv = view.list_view
     lv.layout_of(1).cost_ms = 25.0  # pretend the last layout took 25 ms
     view.update_turn(assistant("first second", "live"))
@@ -351,14 +352,14 @@ def test_an_expensive_streaming_row_is_laid_out_at_most_every_few_costs(view, qt
         pass  # the delegate asks for a repaint once the wait is over
     assert "second" in lv.layout_of(1).plain_text()
     view.update_turn(assistant("first second third", "live"))
-    assert "third" in view.text_of_last()  # what tests and copying read is never stale
+    assert "third" in text_of_last(view)  # what tests and copying read is never stale
 
 
 # -- copy, context menu, keyboard ----------------------------------------------------------
 
 
 def test_context_menu_copies_and_emits_fork_and_edit(view, qtbot):
-    view.set_turns([user("please **fix**", "u1"), assistant("Sure: **done**", "a1")])
+    show_turns(view, [user("please **fix**", "u1"), assistant("Sure: **done**", "a1")])
     lv = view.list_view
     forks: list[str] = []
     edits: list[str] = []
@@ -390,7 +391,7 @@ def _menu_actions(view: TranscriptView, row: int) -> dict:
 
 
 def test_rows_are_accessible_text(view):
-    view.set_turns([user("hello there", "u1"), assistant("General Kenobi", "a1")])
+    show_turns(view, [user("hello there", "u1"), assistant("General Kenobi", "a1")])
     index = view.model.index(1)
     assert index.data(Qt.ItemDataRole.AccessibleTextRole) == "Assistant: General Kenobi"
     assert view.accessibleName() and view.list_view.accessibleName()
@@ -403,7 +404,7 @@ def test_rows_are_accessible_text(view):
 
 
 def test_user_and_assistant_rows_look_different(view):
-    view.set_turns([user("hi", "u1"), assistant("hello", "a1")])
+    show_turns(view, [user("hi", "u1"), assistant("hello", "a1")])
     u, a = view.list_view.layout_of(0), view.list_view.layout_of(1)
     assert u.frame_kind == "bubble" and a.frame is None
     # The bubble sits at the right of the column, the reply starts at its left.
@@ -412,7 +413,7 @@ def test_user_and_assistant_rows_look_different(view):
 
 
 def test_dark_palette_renders_with_dark_colours(view, qtbot):
-    view.set_turns([user("hi", "u1"), assistant(REPLY, "a1")])
+    show_turns(view, [user("hi", "u1"), assistant(REPLY, "a1")])
     light = view.list_view.delegate.colors
     light_code = _code_html(view, 1)
     view.show_error("Network down.")
@@ -443,7 +444,7 @@ def test_ten_thousand_turns_open_fast_and_render_only_what_is_visible(view, qtbo
         turns.append(user(f"Question {i}: how does item {i} work?", f"u{i}"))
         turns.append(assistant(f"Item {i} works like **this**.\n\n- point a\n- point b", f"a{i}"))
     start = time.perf_counter()
-    view.set_turns(turns)
+    show_turns(view, turns)
     view.list_view.viewport().repaint()
     elapsed = time.perf_counter() - start
     made = view.list_view.delegate.cache.made
@@ -451,11 +452,11 @@ def test_ten_thousand_turns_open_fast_and_render_only_what_is_visible(view, qtbo
     assert elapsed < 2.0, f"10,000 turns took {elapsed:.2f}s to first paint"  # budget 0.15 s
     bar = view.list_view.verticalScrollBar()
     assert bar.value() == bar.maximum()
-    assert "Item 4999 works like this." in view.text_of_last()
+    assert "Item 4999 works like this." in text_of_last(view)
 
 
 def test_keyboard_moves_between_messages_and_pages(view, qtbot):
-    view.set_turns([user(f"question {i}\n" * 3, f"u{i}") for i in range(60)])
+    show_turns(view, [user(f"question {i}\n" * 3, f"u{i}") for i in range(60)])
     lv = view.list_view
     lv.setFocus()
     qtbot.waitUntil(lv.hasFocus, timeout=1000)
@@ -477,7 +478,7 @@ def test_keyboard_moves_between_messages_and_pages(view, qtbot):
 
 def test_a_compaction_arriving_live_regroups_rows_and_keeps_the_focus(view):
     turns = [user("q1", "u1"), assistant("a1", "a1"), user("q2", "u2"), assistant("a2", "a2")]
-    view.set_turns(turns)
+    show_turns(view, turns)
     view.list_view.setCurrentIndex(view.model.index(3))
     view.append_turn(Turn("user", [CompactSummaryBlock("short", 2, "u1", "a1")], id="s1"))
     assert [n.key for n in view.model.rows] == ["s1", "u2", "a2"]
@@ -512,7 +513,7 @@ def test_thousands_of_qt_calls_do_not_free_none(view):
 
 def test_narrowing_the_window_rewraps_the_rows_in_view(view, qtbot):
     long = "A sentence that wraps when the window is narrow enough. " * 12
-    view.set_turns([user("q", "u1"), assistant(long, "a1")])
+    show_turns(view, [user("q", "u1"), assistant(long, "a1")])
     lv = view.list_view
     wide = lv.visualRect(view.model.index(1)).height()
     view.resize(420, 560)

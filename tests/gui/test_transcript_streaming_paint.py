@@ -7,6 +7,7 @@ from PySide6.QtCore import QEvent, QObject, QRect
 from PySide6.QtGui import QImage
 
 from parley.core.content import TextBlock, Turn
+from tests.gui.transcript_reading import show_turns, text_of_last
 
 WORDS = ["streaming", "keeps", "the", "window", "responsive", "while", "a", "long",
          "answer", "is", "written"]
@@ -42,7 +43,7 @@ def on_screen(view) -> QImage:
 
 
 def test_words_added_to_a_reply_repaint_a_band_not_the_viewport(view, qtbot):
-    view.set_turns([Turn("user", [TextBlock("Tell me about streaming.")], id="u1")])
+    show_turns(view, [Turn("user", [TextBlock("Tell me about streaming.")], id="u1")])
     text = "A first paragraph that stays as it is.\n\n```python\nprint('kept')\n```\n\nThe last"
     view.update_turn(reply(text))
     qtbot.wait(300)
@@ -57,11 +58,11 @@ def test_words_added_to_a_reply_repaint_a_band_not_the_viewport(view, qtbot):
     viewport.removeEventFilter(painted)
     assert painted.rects, "the updates were painted"
     assert all(r.height() < viewport.height() // 4 for r in painted.rects), painted.rects
-    assert "responsive" in view.text_of_last()
+    assert "responsive" in text_of_last(view)
 
 
 def test_the_screen_after_streaming_shows_what_a_full_repaint_shows(view, qtbot):
-    view.set_turns([Turn("user", [TextBlock("Write some code.")], id="u1")])
+    show_turns(view, [Turn("user", [TextBlock("Write some code.")], id="u1")])
     text = ""
     for i, word in enumerate(WORDS * 8):  # taller than the view: it scrolls too
         text += word + (" " if i % 9 else "\n\n```python\nx = 1\n```\n\n")

@@ -18,6 +18,7 @@ from parley.core.store import Store
 from parley.gui.composer.drafts import draft_key
 from tests.core.faults import BIG, Locker, page_limit
 from tests.gui.disk_full import answer_question, disk_full_reply, on_disk, saving_window
+from tests.gui.transcript_reading import save_mark, text_of_last
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -29,7 +30,7 @@ def test_full_disk_reply_is_marked_not_saved_sending_is_held_and_all_is_written_
     reply = disk_full_reply(driver, w)
     bar = w.chat.save_status.bar
     assert reply.text() == BIG
-    assert w.transcript.save_mark(reply.id) == "unsaved"
+    assert save_mark(w.transcript, reply.id) == "unsaved"
     assert w.chat.turns[-1].text() == BIG  # shown whole…
     assert (BIG, False) not in on_disk(w, driver)  # …but not on disk yet: it says so
     assert "not saved yet: the disk is full" in bar.text()
@@ -49,7 +50,7 @@ def test_full_disk_reply_is_marked_not_saved_sending_is_held_and_all_is_written_
     driver.run(page_limit(w.store, None))  # space freed
     driver.until(lambda: not w.runner.saves.pending(), timeout=10)
     driver.until(lambda: bar.text() == "")
-    assert w.transcript.save_mark(reply.id) is None
+    assert save_mark(w.transcript, reply.id) is None
     shown = "".join(p.piece.doc.toPlainText()
                     for p in w.transcript.list_view.layout_of(row, fresh=True).pieces)
     assert "Not saved yet" not in shown and "Regenerate" in shown
@@ -68,10 +69,10 @@ def test_reply_kept_in_memory_shows_whole_when_its_chat_is_opened_again(driver, 
     sid = w.chat.session_id
     driver.run(w.chat.opener.show_new_chat())
     driver.run(w.chat.opener.open(sid))  # noqa: SLF001 - the file holds a prefix at most
-    assert w.chat.turns[-1].text() == BIG and w.transcript.text_of_last().startswith("Every")
-    assert w.transcript.save_mark(reply.id) == "unsaved"
+    assert w.chat.turns[-1].text() == BIG and text_of_last(w.transcript).startswith("Every")
+    assert save_mark(w.transcript, reply.id) == "unsaved"
     driver.run(page_limit(w.store, None))
-    driver.until(lambda: w.transcript.save_mark(reply.id) is None, timeout=10)
+    driver.until(lambda: save_mark(w.transcript, reply.id) is None, timeout=10)
 
 
 @pytest.mark.parametrize("new_chat", [False, True])
@@ -93,10 +94,10 @@ def test_message_waiting_for_a_locked_file_shows_as_saving(driver, problems, new
 
         driver.until(lambda: len(shown_turns()) == 1, timeout=1)  # …and shows at once
         shown = shown_turns()
-        driver.until(lambda: w.transcript.save_mark(shown[0].id) == "saving", timeout=3)
+        driver.until(lambda: save_mark(w.transcript, shown[0].id) == "saving", timeout=3)
     finally:
         locker.release()
-    driver.until(lambda: w.transcript.save_mark(shown[0].id) is None, timeout=10)
+    driver.until(lambda: save_mark(w.transcript, shown[0].id) is None, timeout=10)
     driver.settle(w)
     assert on_disk(w, driver)[-2:] == [("held by the lock", False), ("Second answer.", False)]
     assert problems == []

@@ -14,6 +14,7 @@ from parley.core.chat.events import OlderTurnsUnseen
 from parley.core.compaction.unseen import Unseen, load_unseen, save_unseen
 from tests.gui.chats import long_chat
 from tests.gui.long_chats import SUMMARY, restart, rows
+from tests.gui.transcript_reading import unseen_row as unseen_row_of
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -21,7 +22,7 @@ N = 24
 
 
 def unseen_row(w: Any) -> int | None:
-    return w.transcript.unseen_row()
+    return unseen_row_of(w.transcript)
 
 
 def row_text(w: Any, row: int) -> str:

@@ -14,6 +14,7 @@ from PySide6.QtCore import Qt
 from parley.core.compaction.unseen import load_unseen
 from tests.core.unseen_support import message, small_enforced_window
 from tests.gui.long_chats import rows
+from tests.gui.transcript_reading import unseen_row
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
@@ -22,7 +23,7 @@ MESSAGES = 15
 
 def note(w: Any) -> tuple[str, str] | None:
     """(the turn after the note, the note's text), or None when there is no note."""
-    row = w.transcript.unseen_row()
+    row = unseen_row(w.transcript)
     if row is None:
         return None
     return (rows(w)[row + 1].key,

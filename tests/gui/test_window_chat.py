@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.gui import dialogs
+from tests.gui.helpers import selected_session_id
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -164,7 +165,7 @@ def test_restart_finds_the_conversation_intact(driver, fake_provider, qtbot):
     assert [t.text() for t in again.chat.turns] == ["Remember this", "Remembered."]
     assert again.composer.text() == "unsent draft"
     assert (again.width(), again.height()) == (700, 520)
-    assert again.sidebar.current_session_id() == sid
+    assert selected_session_id(again.sidebar) == sid
 
 
 def test_every_control_has_an_accessible_name(driver):

@@ -203,27 +203,17 @@ def _plain_text(data: list[Any]) -> bool:
     return True
 
 
-def convert_turn(role: Any, content: Any) -> tuple[str, str, bool]:
-    """Convert one v3 turn.
+def convert_turn_indexed(role: Any, content: Any) -> tuple[str, str, bool, str]:
+    """Convert one v3 turn, and give its search text.
 
     Args:
         role: the v3 ``turns.role``.
         content: the v3 ``turns.content`` (JSON text; may be anything in a damaged file).
 
     Returns:
-        ``(role, blocks, recovered)``: the v4 role, the v4 blocks as JSON text
-        (what ``turns.blocks`` holds), and True when the turn was damaged and
-        its content kept verbatim as one recovered text block.
-    """
-    role4, blocks, recovered, _texts = _convert(role, content)
-    return role4, blocks, recovered
-
-
-def convert_turn_indexed(role: Any, content: Any) -> tuple[str, str, bool, str]:
-    """:func:`convert_turn` plus the turn's search text.
-
-    Returns:
-        ``(role, blocks, recovered, search_text)``; ``search_text`` equals
+        ``(role, blocks, recovered, search_text)``: the v4 role, the v4 blocks as JSON
+        text (what ``turns.blocks`` holds), True when the turn was damaged and its
+        content kept verbatim as one recovered text block; ``search_text`` equals
         ``parley.core.store.textindex.index_turn_text(blocks)`` — what the v4 triggers
         index — computed from the blocks already in memory, without parsing
         ``blocks`` again.
