@@ -160,3 +160,24 @@ def test_a_message_sent_while_they_answer_is_queued_and_follows_the_answer_shown
     tree = {t.turn.id: t for t in driver.run(w.store.get_tree(sid))}
     assert tree[path[2].id].parent_id == path[1].id
     assert len([t for t in tree.values() if t.parent_id == path[0].id]) == 3
+
+
+def test_esc_stops_every_answer_keeping_what_arrived(driver: Any) -> None:
+    fake = driver.fake
+    for name in ("claude-sonnet-4-6", "claude-opus-4-6", "claude-haiku-4-5"):
+        fake.script(f"{name}: " + "word " * 400, model=name, token_delay_ms=30)
+    w, refs = _ask_three(driver)
+    several = w.chat.several
+    driver.until(lambda: several.view is not None and len(several.view.columns) == 3
+                 and all(c.text for c in several.view.columns), timeout=20)
+    w.activateWindow()
+    w.composer.setFocus()
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)
+    view = several.view
+    driver.until(lambda: all(c.footer.text() == "Stopped" for c in view.columns), timeout=20)
+    driver.settle(w)
+    assert all(c.usable for c in view.columns)  # what arrived can still be chosen
+    sid = w.chat.session_id
+    kept = [t.turn for t in driver.run(w.store.get_tree(sid)) if t.turn.role == "assistant"]
+    assert len(kept) == 3 and all(t.aborted and t.text().startswith("claude") for t in kept)
+    assert not w.composer_bar.busy
