@@ -284,9 +284,14 @@ class ChatQueue:
     def shown(self, sid: str | None) -> None:
         """Chat ``sid`` is shown: its queue too (read from the store the first time: a
         queue found so was written before this start, and waits to be asked)."""
-        if self.editing is not None and self.editing.session_id != sid:
+        left = self.editing
+        if left is not None and left.session_id != sid:  # the edit is left as it was
             self.editing = None
             self.parts.composer_bar.banner.setVisible(False)
+            # The box's text was that chat's draft meanwhile: it is the queued message's.
+            self.parts.tasks.spawn(self.chat.drafts.discard(left.session_id),
+                                   name="discard-draft")
+            self.pump(left.session_id)
         self.refresh()
         if sid is not None and sid not in self._read:
             self.parts.tasks.spawn(self._read_once(sid, restored=True), name="queue-read")

@@ -145,3 +145,26 @@ def test_after_a_restart_the_queue_waits_and_asks(driver: Any) -> None:
                                                         "kept two"], timeout=30)
     driver.settle(w)
     assert driver.run(w.chat.store.queued_sessions()) == {}
+
+
+def test_leaving_the_chat_while_editing_a_queued_message_keeps_it_as_it_was(driver: Any) -> None:
+    w = driver.configured()
+    sid = stream_slowly(driver, w, "a question")
+    driver.send("queued, then edited", w)
+    driver.until(lambda: queued(w, sid) == ["queued, then edited"])
+    w.composer.setFocus()
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # paused: it waits while we look
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Up)
+    driver.qtbot.keyClicks(w.composer, " and changed")
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: w.chat.session_id is None)
+    assert w.composer.text() == "" and not w.composer_bar.banner.isVisible()
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_1, Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: w.chat.session_id == sid and w.tasks.pending <= 1)
+    driver.until(lambda: w.chat.runs.queue.view.isVisible())
+    assert w.composer.text() == ""  # not left behind as the chat's draft
+    assert queued(w, sid) == ["queued, then edited"]
+    assert [m.text for m in driver.run(w.chat.store.queued_messages(sid))] == [
+        "queued, then edited"]
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # stop the reply
+    driver.settle(w)
