@@ -213,6 +213,8 @@ class ModelsView(Protocol):
 
     def update_title(self) -> None: ...
 
+    def show_documents(self) -> None: ...
+
 
 class UnseenView(Protocol):
     """Turns the model no longer sees, failed compactions

@@ -184,6 +184,11 @@ class ChatModels:
             self.model_picker.set_current(self.current_model())
             self.chat.meter.update()
 
+    def show_documents(self) -> None:
+        """Show the space documents the open chat was given in the header (read in the
+        background from its frozen prompt)."""
+        self.tasks.spawn(self._show_documents(self.chat.session_id), name="chat-documents")
+
     async def _show_documents(self, sid: str | None) -> None:
         """The header's line of the space documents the open chat was given."""
         store = self.chat.store
@@ -200,7 +205,7 @@ class ChatModels:
         space = self.chat.organizer.spaces.get(
             (session.space_id if session is not None else None) or self.chat.space_id or "")
         self.heading.set_chat(title, getattr(space, "name", None), editable=session is not None)
-        self.tasks.spawn(self._show_documents(self.chat.session_id), name="chat-documents")
+        self.show_documents()
         # the greeting shows while the conversation is empty (a new chat)
         space = self.chat.organizer.spaces.get(self.chat.space_id or "")
         model = self.current_model()

@@ -117,6 +117,8 @@ class RunEvents:
                 self.title_after_first_exchange(sid, ev.turn)
             if current:
                 self.chat.meter.update()
+                if ev.first_reply:  # its prompt is frozen now: the documents it was given
+                    self.chat.models.show_documents()
         elif isinstance(ev, RunFailed | RunCancelled):
             self.chat.partial.pop(sid, None)
             if current:  # a regeneration that failed: ‹ under the prompt shows the old answer

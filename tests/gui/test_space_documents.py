@@ -75,7 +75,6 @@ def test_documents_are_added_replaced_and_removed_in_the_space_dialog(driver, fa
     say(driver, qtbot, w, "What date style?", "1 March 2026.")
     system = str(fake_provider.model_requests[-1].body["system"])
     assert "Dates are written 1 March 2026." in system
-    w.chat.models.update_title()
     chip = w.chat.models.heading.documents
     driver.until(lambda: chip.isVisible() and chip.text() == "· 1 document")
     assert "notes-v2.txt" in chip.toolTip() and "sent with every message" in chip.toolTip()
