@@ -72,23 +72,27 @@ def picture(layout: RowLayout, top: int, view_height: int) -> RowPicture:
         seen.append((placed.piece.doc, _box(rect), placed.muted, placed.bar))
     boxes = frozenset((_box(box), _box(bar)) for box, bar in layout.code_boxes
                       if box.bottom() >= low and box.top() <= high)
+    column = layout.column  # its height follows the row's: the strip under it covers that
     frame = (None if layout.frame is None else _box(layout.frame), layout.frame_kind,
-             _box(layout.column), tuple(layout.guides), layout.width)
+             (column.x(), column.y(), column.width()), tuple(layout.guides), layout.width)
     return RowPicture(top, layout.height, layout, tuple(seen), boxes, frame)
 
 
 def damage(before: RowPicture, after: RowPicture, view_width: int, view_height: int
            ) -> QRect | None:
     """The band of the viewport (full width, viewport px) that differs between two
-    pictures of one row, an empty rect when nothing does, or None when the row moved
-    on screen or its frame changed (everything must be painted again).
+    pictures of one row once the viewport's pixels were moved by ``after.top -
+    before.top`` (the caller scrolls them: the view follows the end of a growing reply),
+    an empty rect when nothing does, or None when the row's frame changed (everything
+    must be painted again).
 
-    A piece counts as unchanged when the same document is at the same place with the
-    same colour and rule; every other piece of either picture is in the band, and so
-    is every code box that is not in both, and the strip between the two heights down
-    to the viewport's bottom (the space under the row).
+    A piece counts as unchanged when the same document is at the same place in the row
+    with the same colour and rule; every other piece of either picture is in the band
+    (as far as it is on screen), and so is every code box that is not in both, and the
+    strip between the two heights down to the viewport's bottom (the space under the
+    row).
     """
-    if before.top != after.top or before.frame != after.frame:
+    if before.frame != after.frame:
         return None
     kept_before = {(id(doc), box, muted, bar) for doc, box, muted, bar in before.pieces}
     kept_after = {(id(doc), box, muted, bar) for doc, box, muted, bar in after.pieces}
@@ -102,8 +106,11 @@ def damage(before: RowPicture, after: RowPicture, view_width: int, view_height: 
         spans.append((label[1], label[1] + label[3]))
     if before.height != after.height:
         spans.append((min(before.height, after.height), view_height - after.top))
-    if not spans:
+    # On screen (after the move): what scrolled out of view needs no paint.
+    shown = [(max(a - MARGIN + after.top, 0), min(b + MARGIN + after.top, view_height))
+             for a, b in spans]
+    shown = [(a, b) for a, b in shown if a < b]
+    if not shown:
         return QRect()
-    top = min(s[0] for s in spans) - MARGIN + after.top
-    bottom = max(s[1] for s in spans) + MARGIN + after.top
-    return QRect(0, top, view_width, bottom - top)
+    top = min(a for a, _ in shown)
+    return QRect(0, top, view_width, max(b for _, b in shown) - top)

@@ -499,8 +499,10 @@ class TranscriptListView(QListView):
 
     def _grown(self, row: int, before: RowPicture) -> None:
         """The last row changed (a reply streaming): measure it and scroll, as
-        :meth:`settle`, then repaint only the band that differs on screen
-        (:mod:`parley.gui.transcript.damage`); everything when the row moved."""
+        :meth:`settle`, then move the pixels that only moved (the view follows the end)
+        and repaint the band that differs (:mod:`parley.gui.transcript.damage`);
+        everything when the rows above changed too or the row's frame did."""
+        above = self._rows.tops[row]
         self._painting = True
         try:
             self._sync()
@@ -508,11 +510,15 @@ class TranscriptListView(QListView):
             self._painting = False
         after = self._picture(row)
         viewport = self.viewport()
-        band = None if after is None else damage(before, after, viewport.width(),
-                                                  viewport.height())
+        band = None
+        if after is not None and self._rows.tops[row] == above:
+            band = damage(before, after, viewport.width(), viewport.height())
         if band is None:
             viewport.update()
-        elif not band.isEmpty():
+            return
+        if after is not None and after.top != before.top:
+            viewport.scroll(0, after.top - before.top, viewport.rect())  # exposes the rest
+        if not band.isEmpty():
             viewport.update(band)
 
     def visualRect(self, index: Index) -> QRect:  # noqa: N802

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QEvent, QObject, QRect
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QLabel
 
 from parley.core.content import TextBlock, Turn
 from tests.gui.transcript_reading import show_turns, text_of_last
@@ -45,8 +47,10 @@ def on_screen(view) -> QImage:
 def test_words_added_to_a_reply_repaint_a_band_not_the_viewport(view, qtbot):
     show_turns(view, [Turn("user", [TextBlock("Tell me about streaming.")], id="u1")])
     text = "A first paragraph that stays as it is.\n\n```python\nprint('kept')\n```\n\nThe last"
-    view.update_turn(reply(text))
-    qtbot.wait(300)
+    for word in ("grows", "on"):  # first updates (the view settles in)
+        text += " " + word
+        view.update_turn(reply(text))
+        qtbot.wait(300)
     viewport = view.list_view.viewport()
     painted = PaintedRects()
     viewport.installEventFilter(painted)
@@ -61,13 +65,23 @@ def test_words_added_to_a_reply_repaint_a_band_not_the_viewport(view, qtbot):
     assert "responsive" in text_of_last(view)
 
 
-def test_the_screen_after_streaming_shows_what_a_full_repaint_shows(view, qtbot):
+@pytest.mark.parametrize(("batch", "floating"), [(1, False), (3, False), (1, True)])
+def test_the_screen_after_streaming_shows_what_a_full_repaint_shows(view, qtbot, batch,
+                                                                      floating):
+    """Painted after each update, and after every third (updates between paints: their
+    bands add up, and the pixels moved keep the bands not painted yet); with something
+    floating over the view (a toast) Qt cannot move the pixels and paints them all."""
     show_turns(view, [Turn("user", [TextBlock("Write some code.")], id="u1")])
+    if floating:
+        toast = QLabel("floating over the view", view)
+        toast.setGeometry(20, view.height() - 60, 300, 30)
+        toast.show()
     text = ""
     for i, word in enumerate(WORDS * 8):  # taller than the view: it scrolls too
         text += word + (" " if i % 9 else "\n\n```python\nx = 1\n```\n\n")
         view.update_turn(reply(text))
-        qtbot.wait(5)
+        if i % batch == 0:
+            qtbot.wait(5)
     qtbot.wait(100)
     bar = view.list_view.verticalScrollBar()
     assert bar.maximum() > 0 and bar.value() == bar.maximum()
