@@ -153,8 +153,10 @@ class ChatRuns:
         model = self.chat.current_model()
         why = self.why_not_send(sid)
         if sid is not None and editing is None and not has_files and (
-                why in (STILL_REPLYING, WAITING) or (why is None and self.queue.has(sid))):
-            self.queue.add(sid, text)  # a reply is coming (or others wait): queued, in order
+                why == STILL_REPLYING or (why is None and self.queue.has(sid))):
+            # A reply is coming (or others wait): queued, in order. A message waiting for
+            # its provider (Parley starting) still keeps the next one in the box (WAITING).
+            self.queue.add(sid, text)
             return True
         waits = self.waits
         if why is None and (editing is not None or has_files) and not waits.provider_ready(model):
