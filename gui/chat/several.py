@@ -171,6 +171,7 @@ class ChatSeveral:
             self.parts.sidebar.model.set_running(sid, False)
             if sid == self.chat.session_id:
                 await self.chat.opener.reload(read_unseen=False)
+                self.chat.meter.update()  # the context meter counts the answer shown
             # Messages queued meanwhile (Enter while they answered) follow the answer
             # shown, as after a reply (parley.gui.chat.queue).
             runs.queue.after_run(sid, finished)
@@ -193,12 +194,15 @@ class ChatSeveral:
                     view.update_text(ev.turn_id, inner.turn.text())
                 elif isinstance(inner, RunFinished):
                     view.answer_done(ev.turn_id, inner.turn.text(), inner.turn.usage)
+                    if inner.first_reply:  # a new chat: titled from the answer shown
+                        self.runs.events.title_after_first_exchange(sid, inner.turn)
                 elif isinstance(inner, RunFailed):
                     view.answer_failed(ev.turn_id, inner.error.message, inner.partial is not None)
                 elif isinstance(inner, RunCancelled):
                     view.answer_failed(ev.turn_id, "Stopped", inner.partial is not None)
             elif isinstance(ev, AnswersFinished):
                 view.all_done(ev.shown)
+                self.runs.events.touch(sid)  # the chat moves to the top of its space
         return on_event
 
     async def choose(self, sid: str, turn_id: str) -> None:
