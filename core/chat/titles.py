@@ -417,8 +417,8 @@ class TitleService:
         on_titled: called as ``on_titled(session_id, title)`` on the event
             loop after a title was saved (the GUI renames the sidebar row).
 
-    At most one title task per session runs at a time; :meth:`aclose` cancels
-    the pending ones (call it before closing the store).
+    The caller runs :meth:`on_first_exchange` as a background task (the window's
+    ``TaskSet``, which cancels it when the window closes, before the store).
     """
 
     def __init__(
@@ -427,7 +427,6 @@ class TitleService:
         self.store = store
         self.hub = hub
         self.on_titled = on_titled
-        self._tasks: dict[str, asyncio.Task[str | None]] = {}
 
     async def on_first_exchange(
         self, session_id: str, model_ref: str, *, on_titled: TitleListener | None = None
@@ -467,37 +466,3 @@ class TitleService:
             except Exception:
                 log.exception("title listener failed for session %s", session_id)
         return title
-
-    def schedule(
-        self, session_id: str, model_ref: str, *, on_titled: TitleListener | None = None
-    ) -> asyncio.Task[str | None]:
-        """Start :meth:`on_first_exchange` as a background task (fire and forget).
-
-        A task already running for the session is returned instead of a new
-        one. Must be called on the running event loop.
-        """
-        running = self._tasks.get(session_id)
-        if running is not None and not running.done():
-            return running
-        task = asyncio.ensure_future(
-            self.on_first_exchange(session_id, model_ref, on_titled=on_titled)
-        )
-        self._tasks[session_id] = task
-        task.add_done_callback(lambda t: self._forget(session_id, t))
-        return task
-
-    def _forget(self, session_id: str, task: asyncio.Task[str | None]) -> None:
-        if self._tasks.get(session_id) is task:
-            del self._tasks[session_id]
-
-    async def wait(self) -> None:
-        """Wait for every pending title task (tests; a clean shutdown)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks.values()), return_exceptions=True)
-
-    async def aclose(self) -> None:
-        """Cancel the pending title tasks and wait for them to end."""
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)

@@ -384,8 +384,6 @@ class ChatController:
                 self.runner.cancel(sid)
         if runs:
             await asyncio.wait([t for _s, t in runs], timeout=5)
-        if self.titles is not None:
-            await self.titles.aclose()
         self.editor.detach()
         await self.organizer.undo_flush()
         if self.runner is not None:

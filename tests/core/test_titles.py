@@ -95,13 +95,11 @@ async def test_run_loop_placeholder_is_replaced_by_the_generated_title(env, fake
     titled: list[tuple[str, str]] = []
     service = TitleService(store, hub, on_titled=lambda s, t: titled.append((s, t)))
     # The run loop's hook: the title reaches the run's listener as SessionTitled.
-    task = service.schedule(
+    title = await service.on_first_exchange(
         session.id, SONNET, on_titled=lambda s, t: events.append(SessionTitled(s, t))
     )
-    assert service.schedule(session.id, SONNET) is task  # one task per session
-    await service.wait()
 
-    assert await task == "Lisbon in three days"
+    assert title == "Lisbon in three days"
     assert titled == [(session.id, "Lisbon in three days")]
     assert (await store.get_session(session.id)).title == "Lisbon in three days"
     assert [e.title for e in events if isinstance(e, SessionTitled)] == [
@@ -201,17 +199,19 @@ async def test_tool_results_do_not_count_as_a_second_exchange(env, fake_provider
     )
 
 
-async def test_aclose_cancels_a_pending_title(env, fake_provider):
+async def test_a_title_cancelled_while_asked_saves_nothing(env, fake_provider):
     store, hub = env
     sid = await first_exchange(store)
     fake_provider.script("Never finished", token_delay_ms=200, chunk_size=1)
     service = TitleService(store, hub)
-    task = service.schedule(sid, SONNET)
+    # As the window runs it: a background task, cancelled when the window closes.
+    task = asyncio.ensure_future(service.on_first_exchange(sid, SONNET))
     for _ in range(200):
         if fake_provider.model_requests:
             break
         await asyncio.sleep(0.01)
-    await service.aclose()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
     assert task.cancelled()
     assert (await store.get_session(sid)).title is None
 
