@@ -349,6 +349,8 @@ class ChatController:
     async def show_first(self) -> None:
         """:meth:`ChatOpener.show_first`."""
         await self.opener.show_first()
+        # Messages queued before Parley closed, in chats not shown: said once.
+        self.parts.tasks.spawn(self.runs.queue.tell_restored(), name="queued-elsewhere")
 
     def step_session(self, delta: int) -> None:
         """:meth:`ChatOpener.step_session`."""

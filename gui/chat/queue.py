@@ -281,6 +281,18 @@ class ChatQueue:
         self.refresh()
 
     # -- chats shown ----------------------------------------------------------------
+    async def tell_restored(self) -> None:
+        """At start: say in the status bar how many other chats hold messages queued
+        before Parley closed (each shows them, paused, when opened)."""
+        counts = await self.chat.store.queued_sessions()
+        others = [sid for sid in counts if sid != self.chat.session_id]
+        if others:
+            n = len(others)
+            self.parts.status.showMessage(
+                f"Messages queued before Parley closed wait in {n} other "
+                f"chat{'s' if n > 1 else ''}: open {'them' if n > 1 else 'it'} to send or "
+                "take them back.", 15_000)
+
     def shown(self, sid: str | None) -> None:
         """Chat ``sid`` is shown: its queue too (read from the store the first time: a
         queue found so was written before this start, and waits to be asked)."""

@@ -168,3 +168,26 @@ def test_leaving_the_chat_while_editing_a_queued_message_keeps_it_as_it_was(driv
         "queued, then edited"]
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # stop the reply
     driver.settle(w)
+
+
+def test_at_start_the_status_bar_names_other_chats_with_a_queue(driver: Any) -> None:
+    w = driver.configured()
+    first = stream_slowly(driver, w, "a slow one")
+    driver.send("waits in the first chat", w)
+    driver.until(lambda: queued(w, first) == ["waits in the first chat"])
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    driver.until(lambda: w.chat.session_id is None)
+    driver.fake.script("Hello.")
+    driver.send("a quick one", w)
+    driver.until(lambda: w.chat.session_id not in (None, first)
+                 and driver.last_text(w) == "Hello.", timeout=20)
+    second = w.chat.session_id
+    driver.close(w)
+
+    w = driver.open()
+    driver.until(lambda: w.chat.session_id == second
+                 and "wait in 1 other chat" in w.statusBar().currentMessage(), timeout=20)
+    assert not w.chat.runs.queue.view.isVisible()  # the chat shown has none
+    w.chat.open_session(first)
+    driver.until(lambda: queued(w, first) == ["waits in the first chat"])
+    assert w.chat.runs.queue.view.heading.text() == RESTORED
