@@ -64,6 +64,9 @@ def test_salvage_without_a_backup_keeps_what_is_readable(tmp_path: Path) -> None
         _chat(store, "only", 150)
         space = store.create_space("Research")
         store.add_space_document(space.id, "notes.txt", b"The purple elephant ships in March.")
+        queued_in = store.create_session(title="queued").id
+        store.queue_message(queued_in, "first after the reply")
+        store.queue_message(queued_in, "second after the reply")
     everything = _all(db)
     overwrite_pages(db, pages_of(db, "turns")[3:5])
     aside = set_aside(db)
@@ -76,6 +79,8 @@ def test_salvage_without_a_backup_keeps_what_is_readable(tmp_path: Path) -> None
     with Store.open(db) as store:  # the space's documents come back, searchable
         (hit,) = store.search_space_documents(space.id, "elephant")
         assert (hit.name, hit.page) == ("notes.txt", 1)
+        assert [m.text for m in store.queued_messages(queued_in)] == [  # the queue, in order
+            "first after the reply", "second after the reply"]
 
 
 def test_turns_of_a_chat_whose_row_was_lost_come_back_as_a_recovered_chat(

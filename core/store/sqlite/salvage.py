@@ -65,6 +65,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("turn_links", ("turn_id",)),
     ("turn_path", ("turn_id",)),
     ("compactions", ("id",)),
+    ("queued_messages", ("id",)),
     ("settings", ("key",)),
     ("app_state", ("key",)),
 )
@@ -363,6 +364,7 @@ def _fix_orphans(con: sqlite3.Connection) -> None:
     con.execute("UPDATE sessions SET space_id = ? WHERE space_id NOT IN (SELECT id FROM spaces)",
                 (schema.DEFAULT_SPACE_ID,))
     con.execute("DELETE FROM compactions WHERE session_id NOT IN (SELECT id FROM sessions)")
+    con.execute("DELETE FROM queued_messages WHERE session_id NOT IN (SELECT id FROM sessions)")
     con.execute("UPDATE space_documents SET space_id = ? WHERE space_id NOT IN "
                 "(SELECT id FROM spaces)", (schema.DEFAULT_SPACE_ID,))
     con.execute("DELETE FROM space_document_pages WHERE document_id NOT IN "
