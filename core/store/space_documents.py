@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import bindparam, delete, func, select, text, update
 from sqlalchemy.engine import Connection, Row
 
 from parley.core.attachments.document_text import DocumentText
@@ -194,13 +196,15 @@ def _fts_query(query: str) -> str:
     return " ".join(f'"{p}"' for p in parts if p)
 
 
-def search(con: Connection, space_id: str, query: str, limit: int = 8) -> list[DocumentHit]:
+def search(con: Connection, space_id: str, query: str, limit: int = 8,
+           document_ids: Sequence[str] | None = None) -> list[DocumentHit]:
     """Find the pages of a space's documents that hold every word of ``query``.
 
     Args:
         space_id: the space whose documents are searched.
         query: words (all must match; "quoted" words must be next to each other).
         limit: at most this many pages.
+        document_ids: only these documents (None: all of the space's; []: none).
 
     Returns:
         The best pages first (bm25 on SQLite, ``ts_rank`` on PostgreSQL).
@@ -214,27 +218,39 @@ def search(con: Connection, space_id: str, query: str, limit: int = 8) -> list[D
     match = _fts_query(query)
     if not match:
         raise InvalidSearchQuery(query, "it has no word to look for")
+    if document_ids is not None and not document_ids:
+        return []
+    only = " AND d.id IN :ids" if document_ids is not None else ""
+    params = {"q": match, "space": space_id, "limit": limit}
+    if document_ids is not None:
+        params["ids"] = list(document_ids)
     if con.dialect.name == "postgresql":
-        return _search_pg(con, space_id, match, limit)
-    rows = con.execute(text(
+        return _search_pg(con, only, params)
+    sql = text(
         "SELECT d.id, d.name, p.page, d.pages, "
         "snippet(space_document_fts, 0, :a, :b, '…', 24) "
         "FROM space_document_fts JOIN space_document_pages p ON p.n = space_document_fts.rowid "
         "JOIN space_documents d ON d.id = p.document_id "
-        "WHERE space_document_fts MATCH :q AND d.space_id = :space "
+        f"WHERE space_document_fts MATCH :q AND d.space_id = :space{only} "
         "ORDER BY space_document_fts.rank LIMIT :limit"
-    ), {"a": MATCH_START, "b": MATCH_END, "q": match, "space": space_id, "limit": limit})
+    )
+    rows = con.execute(_expanding(sql, only), {"a": MATCH_START, "b": MATCH_END, **params})
     return [DocumentHit(*r) for r in rows]
 
 
-def _search_pg(con: Connection, space_id: str, match: str, limit: int) -> list[DocumentHit]:
-    rows = con.execute(text(
+def _expanding(sql: Any, only: str) -> Any:
+    return sql.bindparams(bindparam("ids", expanding=True)) if only else sql
+
+
+def _search_pg(con: Connection, only: str, params: dict[str, Any]) -> list[DocumentHit]:
+    sql = text(
         "SELECT d.id, d.name, p.page, d.pages, ts_headline('simple', p.text, q, "
         "'StartSel=**, StopSel=**, MaxWords=30, MinWords=12') "
         "FROM space_document_pages p JOIN space_documents d ON d.id = p.document_id, "
         "websearch_to_tsquery('simple', :q) q "
-        "WHERE d.space_id = :space AND to_tsvector('simple', p.text) @@ q "
+        f"WHERE d.space_id = :space{only} AND to_tsvector('simple', p.text) @@ q "
         "ORDER BY ts_rank(to_tsvector('simple', p.text), q) DESC, d.position, p.page "
         "LIMIT :limit"
-    ), {"q": match, "space": space_id, "limit": limit})
+    )
+    rows = con.execute(_expanding(sql, only), params)
     return [DocumentHit(*r) for r in rows]

@@ -8,6 +8,8 @@ transaction: a long PDF takes a while), then write it in one transaction.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from parley.core.attachments.document_text import read_document
 from parley.core.store import space_documents
 from parley.core.store.lifecycle import StoreBase
@@ -54,11 +56,15 @@ class SpaceDocumentsStore(StoreBase):
         """Return a document's text by page (index 0 is page 1; [] when removed)."""
         return self._r(lambda c: space_documents.page_texts(c, document_id))
 
-    def search_space_documents(self, space_id: str, query: str,
-                               limit: int = 8) -> list[DocumentHit]:
+    def search_space_documents(self, space_id: str, query: str, limit: int = 8,
+                               document_ids: Sequence[str] | None = None) -> list[DocumentHit]:
         """Find pages of a space's documents holding every word of ``query``, best first.
+
+        Args:
+            document_ids: only these documents (None: all of the space's).
 
         Raises:
             InvalidSearchQuery: nothing searchable in the query, or it is too long.
         """
-        return self._r(lambda c: space_documents.search(c, space_id, query, limit))
+        return self._r(
+            lambda c: space_documents.search(c, space_id, query, limit, document_ids))

@@ -20,7 +20,7 @@ record); it is looked at again only when the model's window changes which way fi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from xml.sax.saxutils import quoteattr
 
@@ -119,16 +119,26 @@ class Given:
         names: the documents' names, in order.
         tokens: their estimated tokens, all together.
         window: the model's context window it was decided for (None: unknown).
+        shas: the documents' sha256s, in order (empty when frozen before they were
+            noted): whether the space's documents changed since (:meth:`same_as`).
     """
 
     way: Way
     names: list[str]
     tokens: int
     window: int | None = None
+    shas: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"way": self.way, "names": self.names, "tokens": self.tokens,
-                "window": self.window}
+                "window": self.window, "shas": self.shas}
+
+    def same_as(self, documents: Sequence[SpaceDocument]) -> bool:
+        """True when ``documents`` (the space's now) are those given: same names and,
+        when noted, same contents."""
+        if [d.name for d in documents] != self.names:
+            return False
+        return not self.shas or [d.sha256 for d in documents] == self.shas
 
     @classmethod
     def from_json(cls, value: object) -> Given | None:
@@ -137,8 +147,9 @@ class Given:
             return None
         names = [str(n) for n in value.get("names") or []]
         window = value.get("window")
+        shas = [str(h) for h in value.get("shas") or []]
         return cls(value["way"], names, int(value.get("tokens") or 0),
-                   int(window) if isinstance(window, int) else None)
+                   int(window) if isinstance(window, int) else None, shas)
 
 
 async def given_to(store: AsyncStore, session_id: str) -> Given | None:
@@ -180,7 +191,8 @@ async def render(store: AsyncStore, space_id: str, space_name: str, window: int 
     documents = await store.space_documents(space_id)
     tokens = sum(d.tokens for d in documents)
     chosen = way(tokens, len(documents), window, await max_share(store), tools_on=tools_on)
-    given = Given(chosen, [d.name for d in documents], tokens, window)
+    given = Given(chosen, [d.name for d in documents], tokens, window,
+                  [d.sha256 for d in documents])
     if chosen == "none":
         return None, given
     if chosen == "sent":
@@ -234,5 +246,35 @@ class SpaceDocumentsSearchTool:
         query = str(input.get("query", "")).strip()
         if not query:
             raise ToolError("The query is empty: give a few words to search for.")
-        hits = await ctx.store.search_space_documents(ctx.space_id, query, MAX_HITS)
-        return format_hits(query, hits)
+        ids, gone = await searchable_for(ctx.store, ctx.session_id, ctx.space_id)
+        hits = await ctx.store.search_space_documents(ctx.space_id, query, MAX_HITS, ids)
+        text = format_hits(query, hits)
+        if gone:
+            text += (f"\nNot searchable any more: {', '.join(gone)} (removed from the space "
+                     "or replaced since this conversation began).")
+        return text
+
+
+async def searchable_for(store: AsyncStore, session_id: str,
+                         space_id: str) -> tuple[list[str] | None, list[str]]:
+    """Which of the space's documents a chat searches: those it was given, as they were.
+
+    A document added since is not searched (the chat was never told of it); one removed
+    or replaced since is named as gone (its text given to the chat is no longer stored).
+
+    Returns:
+        The ids of the documents to search (None: no frozen record, all of the space's)
+        and the names of those given that are gone.
+    """
+    given = await given_to(store, session_id)
+    if given is None:
+        return None, []
+    now = await store.space_documents(space_id)
+    if given.shas:
+        kept = [d for d in now if d.sha256 in given.shas]
+        have = {d.sha256 for d in kept}
+        gone = [n for n, h in zip(given.names, given.shas, strict=False) if h not in have]
+    else:  # frozen before the contents were noted: by name
+        kept = [d for d in now if d.name in given.names]
+        gone = [n for n in given.names if n not in {d.name for d in kept}]
+    return [d.id for d in kept], gone

@@ -137,6 +137,30 @@ async def test_too_large_for_the_share_the_model_searches_them_and_cites_the_pag
         "sent with every message (kept in the prompt cache).")
 
 
+async def test_a_searching_chat_searches_the_documents_it_was_given_not_later_ones(env):
+    await env.store.set_setting("spaces.documents_max_share", 0.01)
+    space = await space_with(env, "Big", ("report.pdf", REPORT), ("huge.txt", NOTES * 8))
+    sid = await chat_in(env, space)
+    env.fake.script("Noted.")
+    await env.send(sid, "Hello")  # its prompt is frozen: it searches report.pdf and huge.txt
+    report, huge = await env.store.space_documents(space)
+    await env.store.remove_space_document(huge.id)
+    await env.store.add_space_document(space, "later.txt", b"The purple giraffe arrived.")
+    for query in ("House style", "purple"):
+        env.fake.script("", tool_calls=[{"name": SEARCH_TOOL, "input": {"query": query}}])
+        env.fake.script("Done.")
+        await env.send(sid, f"Look for {query}")
+    style, purple = (tool_results(b)[-1]["text"] for b in env.bodies()[2::2])
+    assert style.startswith("No page") and "Not searchable any more: huge.txt (removed" in style
+    assert "report.pdf, page 2 of 3" in purple and "later.txt" not in purple  # never given
+    new = await chat_in(env, space)
+    env.fake.script("", tool_calls=[{"name": SEARCH_TOOL, "input": {"query": "giraffe"}}])
+    env.fake.script("Found.")
+    await env.send(new, "Giraffe?")
+    found = tool_results(env.bodies()[-1])[0]["text"]
+    assert "later.txt, page 1 of 1" in found and "Not searchable" not in found
+
+
 def test_the_search_index_stays_whole_when_documents_go_with_their_space(sqlite_db):
     space = sqlite_db.create_space("Gone soon")
     doc = sqlite_db.add_space_document(space.id, "report.pdf", REPORT)
