@@ -159,20 +159,45 @@ async def given_to(store: AsyncStore, session_id: str) -> Given | None:
     return Given.from_json(record.get("documents")) if isinstance(record, Mapping) else None
 
 
-def given_text(given: Given) -> tuple[str, str]:
+OLDER_NOTE = ("The space's documents have changed since: this chat keeps those it was "
+              "given (its prompt is frozen so the cache holds); a new chat gets the "
+              "space's documents as they are now.")
+
+
+def given_text(given: Given, now: Sequence[SpaceDocument] | None = None) -> tuple[str, str]:
     """A chat's documents for its header: the short text and the tooltip.
 
-    E.g. ("2 documents", "Given to this chat: report.pdf, notes.txt (sent with every
-    message, 4,100 tokens)"); ("", "") when it was given none.
+    Args:
+        given: what the chat was given.
+        now: the space's documents now (None: not compared); when they differ from those
+            given, the text says "older set" and the tooltip why (:data:`OLDER_NOTE`).
+
+    Returns:
+        E.g. ("2 documents", "Given to this chat: report.pdf, notes.txt (sent with every
+        message, 4,100 tokens)"); ("", "") when it was given none and the space has none.
     """
+    older = now is not None and not given.same_as(now)
     n = len(given.names)
     if n == 0 or given.way == "none":
-        return "", ""
+        return ("no documents (older set)", f"Given to this chat: none. {OLDER_NOTE}") \
+            if older else ("", "")
     how = {"sent": f"sent with every message, {given.tokens:,} tokens",
            "search": "too large to send: the model searches them",
            "unsearchable": "too large to send, and tools are off: not readable"}[given.way]
     names = ", ".join(given.names)
-    return f"{n} document{'s' if n != 1 else ''}", f"Given to this chat: {names} ({how})"
+    text = f"{n} document{'s' if n != 1 else ''}"
+    tip = f"Given to this chat: {names} ({how})"
+    return (f"{text} (older set)", f"{tip}. {OLDER_NOTE}") if older else (text, tip)
+
+
+def to_be_given_text(documents: Sequence[SpaceDocument]) -> tuple[str, str]:
+    """A new chat's header line: the space's documents it will be given ("" when none)."""
+    if not documents:
+        return "", ""
+    n = len(documents)
+    names = ", ".join(d.name for d in documents)
+    return (f"{n} document{'s' if n != 1 else ''}",
+            f"This chat will be given its space's documents: {names}")
 
 
 async def max_share(store: AsyncStore) -> float:

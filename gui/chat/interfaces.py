@@ -195,6 +195,8 @@ class MeterView(Protocol):
 
     def refused(self, sid: str, error: Any) -> None: ...
 
+    def documents_changed(self, space_id: str) -> None: ...
+
 
 class ModelsView(Protocol):
     """Which model answers, and the title (``parley.gui.chat.models.ChatModels``)."""

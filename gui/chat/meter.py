@@ -57,6 +57,8 @@ class ChatMeter:
         self.chat = chat
         # (chat, model) -> what its next request sends besides the turns.
         self._shapes: dict[tuple[str, str], Any] = {}
+        #: (space, model) -> the prompt section of its documents a new chat gets.
+        self._documents: dict[tuple[str, str], str | None] = {}
         #: session id -> (its last turn's id, tokens) of a request refused as too long for
         #: the window by itself (:meth:`refused`): shown while that turn is the last.
         self._refused: dict[str, tuple[str, int]] = {}
@@ -207,12 +209,49 @@ class ChatMeter:
 
     def _system_prompt(self, sid: str | None) -> str | None:
         """The system prompt a chat's next request sends: its own, or for a new chat not
-        saved yet, its space's (the store gives it to the chat when it is created)."""
+        saved yet, its space's (the store gives it to the chat when it is created) with
+        the space's documents (:meth:`_space_documents`)."""
         session = self.chat.sessions.get(sid or "")
         if session is not None:
             return session.system_prompt
         space = self.chat.organizer.spaces.get(self.chat.space_id or "")
-        return space.system_prompt if space is not None else None
+        if space is None:
+            return None
+        documents = self._space_documents(space)
+        return "\n\n".join(p for p in (space.system_prompt, documents) if p) or None
+
+    def _space_documents(self, space: Any) -> str | None:
+        """The section of the prompt a new chat of ``space`` will be given for its
+        documents (``parley.core.tools.space_documents.render``, for the chat's model's
+        window), or None; rendered once per space and model in the background, then the
+        meter is shown again. :meth:`documents_changed` forgets it."""
+        model = self.chat.current_model() or ""
+        key = (space.id, model)
+        if key not in self._documents and self.chat.store is not None:
+            self._documents[key] = None  # asked once
+            self.tasks.spawn(self._render_documents(space, model), name="meter-documents")
+        return self._documents.get(key)
+
+    async def _render_documents(self, space: Any, model: str) -> None:
+        from parley.core.errors import ParleyError
+        from parley.core.tools.space_documents import render
+
+        hub = self.chat.hub
+        try:
+            window = hub.model_info(model).context_window if hub is not None and model else None
+        except (ParleyError, KeyError, ValueError):  # a provider removed, a malformed ref
+            window = None
+        section, _ = await render(self.chat.store, space.id, space.name, window, tools_on=True)
+        self._documents[(space.id, model)] = section
+        if self.chat.session_id is None and self.chat.space_id == space.id and section:
+            self.update()
+
+    def documents_changed(self, space_id: str) -> None:
+        """A space's documents changed: a new chat shown in it counts them again."""
+        for key in [k for k in self._documents if k[0] == space_id]:
+            del self._documents[key]
+        if self.chat.session_id is None and self.chat.space_id == space_id:
+            self.update()
 
     def show_cache_expiry(self) -> None:
         """Show when the open chat's prompt cache expires (from the cache timer)."""

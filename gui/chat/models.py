@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from parley.core.app_state import LAST_MODEL
 from parley.core.errors import ParleyError
-from parley.core.tools.space_documents import given_text, given_to
+from parley.core.tools.space_documents import given_text, given_to, to_be_given_text
 from parley.core.visible import strip_invisible
 from parley.gui.chat.regenerate import NO_MODEL as NO_MODEL_TEXT
 from parley.gui.header.model_picker import cached_choices, model_choices
@@ -190,11 +190,20 @@ class ChatModels:
         self.tasks.spawn(self._show_documents(self.chat.session_id), name="chat-documents")
 
     async def _show_documents(self, sid: str | None) -> None:
-        """The header's line of the space documents the open chat was given."""
+        """The header's line of the space documents the open chat was given ("older
+        set" when its space's have changed since), or for a chat given none yet (a new
+        one) those its space will give it."""
         store = self.chat.store
-        given = await given_to(store, sid) if sid and store is not None else None
-        if sid == self.chat.session_id:
-            self.heading.set_documents(*(given_text(given) if given else ("", "")))
+        if store is None:
+            return
+        session = self.chat.sessions.get(sid or "")
+        space_id = session.space_id if session is not None else self.chat.space_id
+        given = await given_to(store, sid) if sid else None
+        now = await store.space_documents(space_id) if space_id else []
+        if sid != self.chat.session_id:
+            return
+        self.heading.set_documents(*(given_text(given, now) if given is not None
+                                     else to_be_given_text(now)))
 
     def update_title(self) -> None:
         """The window title and the header's heading (title, space) of the open chat."""

@@ -156,8 +156,17 @@ class Organizer:
         if tools is not None:
             self._spawn(self._fill_tools_fields(dlg, tools, space), "space-dialog-memory")
         if space is not None:  # a new space gets its documents once it exists
-            open_panel(dlg, self.store, space, self._spawn, hub=self.chat.hub, tools=tools)
+            panel = open_panel(dlg, self.store, space, self._spawn, hub=self.chat.hub,
+                               tools=tools)
+            panel.changed.connect(lambda: self._documents_changed(space.id))
         return dlg
+
+    def _documents_changed(self, space_id: str) -> None:
+        """A space's documents changed (its dialog's panel): the open chat's header says
+        what it has now (a chat given an older set says so), a new chat's meter counts
+        the new ones."""
+        self.chat.models.show_documents()
+        self.chat.meter.documents_changed(space_id)
 
     def _provider_kind(self, model_ref: str | None) -> ProviderKind:
         """The API family of ``model_ref``'s provider (openai_compatible when unknown)."""
