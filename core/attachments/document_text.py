@@ -91,7 +91,8 @@ def read_document(data: bytes, name: str) -> DocumentText:
         Its kind, text by page and estimated tokens.
 
     Raises:
-        NotADocument: an image, another binary file, or an unreadable PDF.
+        NotADocument: an image, another binary file, an unreadable PDF, or a file
+            without text (empty, or a PDF of scans).
     """
     media_type = sniff(data)
     if media_type == PDF:
@@ -105,4 +106,8 @@ def read_document(data: bytes, name: str) -> DocumentText:
         if text is None:
             raise NotADocument(name, what_bytes(data))
         media_type, pages = "text/plain", [text]
+    if not any(p.strip() for p in pages):
+        raise NotADocument(name, "empty (no text in it)" if media_type != PDF else
+                           "a PDF without text (scanned pages?)",
+                           "" if media_type != PDF else "Add a copy with its text (OCR). ")
     return DocumentText(media_type or PDF, pages, sum(text_tokens(p) for p in pages))

@@ -124,12 +124,27 @@ def _write_pages(con: Connection, document_id: str, pages: list[str]) -> None:
         ])
 
 
+def unique_name(con: Connection, space_id: str, name: str, but: str | None = None) -> str:
+    """``name``, or "notes (2).txt", "notes (3).txt"… when another document of the space
+    (not ``but``, a document's id) has it already: the model and its search cite
+    documents by name, so two must not share one."""
+    rows = con.execute(select(D.c.name).where(D.c.space_id == space_id, D.c.id != (but or "")))
+    taken = {r[0].casefold() for r in rows}
+    stem, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
+    n, candidate = 1, name
+    while candidate.casefold() in taken:
+        n += 1
+        candidate = f"{stem} ({n}){dot}{ext}"
+    return candidate
+
+
 def add(con: Connection, space_id: str, name: str, data: bytes, doc: DocumentText) -> SpaceDocument:
     """Add a document to a space, placed last.
 
     Args:
         space_id: the space.
-        name: the file name shown.
+        name: the file name shown; "notes (2).txt" when the space has a "notes.txt"
+            already (:func:`unique_name`: compare the returned document's name).
         data: the file's bytes.
         doc: its text as :func:`~parley.core.attachments.document_text.read_document` read it.
 
@@ -141,6 +156,7 @@ def add(con: Connection, space_id: str, name: str, data: bytes, doc: DocumentTex
         select(func.coalesce(func.max(D.c.position), -1) + 1).where(D.c.space_id == space_id)
     ).scalar_one()
     document_id, now = new_id(), now_ms()
+    name = unique_name(con, space_id, name)
     con.execute(D.insert().values(
         id=document_id, space_id=space_id, name=name, media_type=doc.media_type,
         sha256=hashlib.sha256(data).hexdigest(), size_bytes=len(data), data=data,
@@ -153,8 +169,9 @@ def add(con: Connection, space_id: str, name: str, data: bytes, doc: DocumentTex
 
 def replace(con: Connection, document_id: str, name: str, data: bytes,
             doc: DocumentText) -> SpaceDocument:
-    """Put a new file in a document's place (its position kept). Raises DocumentNotFound."""
-    get(con, document_id)
+    """Put a new file in a document's place (its position kept; its name made unique in
+    the space as for :func:`add`). Raises DocumentNotFound."""
+    name = unique_name(con, get(con, document_id).space_id, name, but=document_id)
     con.execute(delete(P).where(P.c.document_id == document_id))
     con.execute(update(D).where(D.c.id == document_id).values(
         name=name, media_type=doc.media_type, sha256=hashlib.sha256(data).hexdigest(),

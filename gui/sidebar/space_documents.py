@@ -69,6 +69,17 @@ def item_text(doc: SpaceDocument) -> str:
     return f"{doc.name}{pages} · {doc.tokens:,} tokens"
 
 
+def renamed(name: str, doc: SpaceDocument) -> list[str]:
+    """The panel's words on a file added as something other than its name says: named
+    anew (the space has one of that name), or a ".pdf" that is text."""
+    words = []
+    if doc.name != name:
+        words.append(f"The space has a “{name}” already: this one was added as “{doc.name}”.")
+    if name.casefold().endswith(".pdf") and doc.media_type != "application/pdf":
+        words.append(f"“{name}” is not a PDF: it was added as text.")
+    return words
+
+
 class SpaceDocumentsPanel(QWidget):
     """The documents of one space, changed in place.
 
@@ -199,7 +210,8 @@ class SpaceDocumentsPanel(QWidget):
         for path in paths:
             try:
                 data = await asyncio.to_thread(path.read_bytes)
-                await self.store.add_space_document(self.space_id, path.name, data)
+                doc = await self.store.add_space_document(self.space_id, path.name, data)
+                problems += renamed(path.name, doc)
             except OSError as exc:
                 problems.append(f"“{path.name}” could not be read: {exc.strerror or exc}.")
             except ParleyError as exc:
@@ -210,7 +222,8 @@ class SpaceDocumentsPanel(QWidget):
         problems = []
         try:
             data = await asyncio.to_thread(path.read_bytes)
-            await self.store.replace_space_document(doc.id, path.name, data)
+            new = await self.store.replace_space_document(doc.id, path.name, data)
+            problems += renamed(path.name, new)
         except OSError as exc:
             problems.append(f"“{path.name}” could not be read: {exc.strerror or exc}.")
         except ParleyError as exc:

@@ -45,6 +45,10 @@ def test_a_pdf_is_read_page_by_page_and_an_image_is_refused():
     png = b"\x89PNG\r\n\x1a\n" + b"\0" * 64
     with pytest.raises(NotADocument, match="can't be a space document: it is an image"):
         read_document(png, "photo.png")
+    with pytest.raises(NotADocument, match="it is empty"):
+        read_document(b" \n", "empty.txt")
+    with pytest.raises(NotADocument, match="a PDF without text"):
+        read_document(make_pdf(["", ""]), "scan.pdf")
 
 
 async def test_documents_are_added_replaced_removed_and_searched_by_page(env):
