@@ -50,6 +50,10 @@ class ChatQueueView(Protocol):
 
     def focus(self) -> bool: ...
 
+    def messages(self, sid: str) -> list[Any]: ...
+
+    def hold(self, sid: str) -> None: ...
+
 
 class ChatRunsView(Protocol):
     """What is used of the open chat's runs (``parley.gui.chat.run.ChatRuns``)."""

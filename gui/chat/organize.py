@@ -451,12 +451,16 @@ class Organizer:
         if sid is None or sid in self.deleting:
             return
         title = self._title(sid)
+        waiting = len(self.chat.runs.queue.messages(sid))
+        queued = (f" Its {waiting} queued message{'s' if waiting > 1 else ''} (not sent "
+                  "yet) go with it; Undo brings them back, paused." if waiting else "")
         if dialogs.confirm(self.parent, "Delete chat",
                            f"Delete “{title}”? You can undo this for a few seconds; its "
-                           "forks are kept.", action="Delete", destructive=True):
+                           f"forks are kept.{queued}", action="Delete", destructive=True):
             self._spawn(self._delete(sid), "delete")
 
     async def _delete(self, sid: str) -> None:
+        self.chat.runs.queue.hold(sid)  # nothing goes while Undo is offered
         await self.chat.runs.stop_and_wait(sid)
         before = self.chat.sessions.get(sid)
         archived_before = bool(before.archived) if before is not None else False

@@ -19,7 +19,10 @@ The person stays in charge, keyboard first:
 
 Messages found queued when a chat is opened were queued before this start: they are
 shown paused, with the question "send them now?", and never sent by themselves.
-A message's row is deleted once it has become the chat's saved user turn.
+A message is sent as the user turn of its own id, so once that turn is saved the
+store never lists it again (its row is deleted too): sent exactly once, even across a
+crash. While a chat's queue is being sent (a message leaving, or one still being
+saved), a new Enter goes behind it (:meth:`ChatQueue.holds`), never ahead.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from parley.core.content import TextBlock, new_id
+from parley.core.content import TextBlock
 from parley.core.errors import ParleyError
 from parley.core.store.queued import QueuedMessage
 from parley.gui.chat.queue_view import QueueView
@@ -65,6 +68,8 @@ class ChatQueue:
         self.leaving: dict[str, str] = {}
         #: The queued message edited in the message box, if any.
         self.editing: QueuedMessage | None = None
+        #: session id -> how many messages are being saved to its queue (not listed yet).
+        self.adding: dict[str, int] = {}
         self.closing = False
         self._read: set[str] = set()
         # Just above the composer, as wide as its column and centred like it.
@@ -83,11 +88,19 @@ class ChatQueue:
         self.view.pause_clicked.connect(self.pause)
         self.view.take_back.connect(self.take_back)
         self.view.edit.connect(self.start_edit)
+        parts.composer.textChanged.connect(self._say_what_escape_does)
 
     # -- what the window asks -------------------------------------------------------
     def has(self, sid: str | None) -> bool:
         """True when chat ``sid`` has queued messages (sent or not yet)."""
         return sid is not None and bool(self.items.get(sid))
+
+    def holds(self, sid: str | None) -> bool:
+        """True while chat ``sid``'s queue is not done: messages queued, one leaving
+        (its run may not have started yet) or one still being saved. A message sent
+        meanwhile goes behind them."""
+        return sid is not None and bool(
+            self.items.get(sid) or sid in self.leaving or self.adding.get(sid))
 
     def messages(self, sid: str) -> list[QueuedMessage]:
         """Chat ``sid``'s queued messages as known to the window, first to go first."""
@@ -98,6 +111,7 @@ class ChatQueue:
         emptied at once; the message is saved, shown, and sent when its turn comes."""
         self.parts.composer.clear()
         self.chat.drafts.typed(sid, "")
+        self.adding[sid] = self.adding.get(sid, 0) + 1
         self.parts.tasks.spawn(self._add(sid, text), name="queue-message")
 
     async def _add(self, sid: str, text: str) -> None:
@@ -106,6 +120,10 @@ class ChatQueue:
         except ParleyError:
             self.runs.give_back(text)  # not saved: the words go back to the box
             raise
+        finally:
+            self.adding[sid] -= 1
+            if not self.adding[sid]:
+                del self.adding[sid]
         await self._read_once(sid)
         if message.id not in {m.id for m in self.items.get(sid, ())}:
             self.items.setdefault(sid, []).append(message)
@@ -124,6 +142,12 @@ class ChatQueue:
         self.paused.add(sid)
         self.refresh()
         return True
+
+    def hold(self, sid: str) -> None:
+        """Pause chat ``sid``'s queue, open or not (it is being deleted: kept for Undo)."""
+        if self.has(sid):
+            self.paused.add(sid)
+            self.refresh()
 
     def send_now(self) -> bool:
         """Send the open chat's queue on (after a pause or a restart): the first goes now
@@ -250,7 +274,7 @@ class ChatQueue:
         model = self.chat.models.model_for(sid)
         self.parts.tasks.spawn(
             self.runs.run(sid, "send", [TextBlock(message.text)], model, None,
-                          turn_id=new_id(), on_saved=lambda: self._sent(message)),
+                          turn_id=message.id, on_saved=lambda: self._sent(message)),
             name="send-queued")
 
     def _sent(self, message: QueuedMessage) -> None:
@@ -333,3 +357,12 @@ class ChatQueue:
         self.view.show_queue(messages, paused=sid in self.paused,
                              restored=sid in self.restored)
         self._row.setVisible(bool(messages))
+        self._say_what_escape_does()
+
+    def _say_what_escape_does(self) -> None:
+        """The hint under the box names what Esc does now (:meth:`on_escape`): pause the
+        queue going out (an empty box, not editing), else stop the reply."""
+        sid = self.chat.session_id
+        self.parts.composer_bar.escape_pauses(
+            self.editing is None and self.has(sid) and sid not in self.paused
+            and not self.parts.composer.text())

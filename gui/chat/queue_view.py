@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -36,6 +36,8 @@ RESTORED = "Queued before Parley closed · send them now?"
 LINE_CHARS = 140
 #: Lines shown before the list scrolls.
 MAX_ROWS = 5
+#: Item data: a line's whole text, before it is cut to the list's width.
+_WHOLE = Qt.ItemDataRole.UserRole + 1
 
 
 def one_line(text: str, limit: int = LINE_CHARS) -> str:
@@ -107,6 +109,10 @@ class QueueView(QFrame):
         self.lines.setToolTip("Delete takes a message back · F2 or a double-click edits it · "
                               "Enter sends the queue")
         self.lines.setUniformItemSizes(True)
+        # A long message is cut to the width with "…" (its whole text is the tooltip and
+        # F2 edits it): never a line wider than the bar under a scrollbar.
+        self.lines.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.lines.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.lines.take_back.connect(self.take_back)
         self.lines.edit_asked.connect(self.edit)
         self.lines.send.connect(self.send_clicked)
@@ -143,6 +149,7 @@ class QueueView(QFrame):
         for n, m in enumerate(messages, 1):
             item = QListWidgetItem(f"{n}.  {one_line(m.text)}")
             item.setData(Qt.ItemDataRole.UserRole, m.id)
+            item.setData(_WHOLE, item.text())
             item.setToolTip(m.text[:2000])
             self.lines.addItem(item)
             if m.id == keep:
@@ -153,14 +160,28 @@ class QueueView(QFrame):
         self.heading.setText(RESTORED if restored else PAUSED if paused else GOING)
         self.pause_button.setVisible(not paused)
         self.send_button.setVisible(paused)
+        self._fit()
         rows = min(len(messages), MAX_ROWS)
         row_height = max(self.lines.sizeHintForRow(0), 1)
         self.lines.setFixedHeight(rows * row_height + 2 * self.lines.frameWidth() + 2)
         self.show()
 
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Cut each line to the list's width (in pixels), ending it with "…"."""
+        metrics = self.lines.fontMetrics()
+        width = self.lines.viewport().width() - 8  # the item's own margins
+        for i in range(self.lines.count()):
+            item = self.lines.item(i)
+            whole = str(item.data(_WHOLE))
+            item.setText(metrics.elidedText(whole, Qt.TextElideMode.ElideRight, width))
+
     def texts(self) -> list[str]:
-        """The lines shown, in order (for tests and screen readers' checks)."""
-        return [self.lines.item(i).text() for i in range(self.lines.count())]
+        """The lines, in order, whole (before a long one is cut to the width)."""
+        return [str(self.lines.item(i).data(_WHOLE)) for i in range(self.lines.count())]
 
     def focus_lines(self) -> bool:
         """Put the keyboard on the list (its last line selected); False when hidden."""

@@ -153,9 +153,10 @@ class ChatRuns:
         model = self.chat.current_model()
         why = self.why_not_send(sid)
         if sid is not None and editing is None and not has_files and (
-                why == STILL_REPLYING or (why is None and self.queue.has(sid))):
-            # A reply is coming (or others wait): queued, in order. A message waiting for
-            # its provider (Parley starting) still keeps the next one in the box (WAITING).
+                why == STILL_REPLYING or (why in (None, WAITING) and self.queue.holds(sid))):
+            # A reply is coming, or the queue is not done (messages wait, one is leaving
+            # or being saved): queued behind them, in order. A message waiting for its
+            # provider (Parley starting) still keeps the next one in the box (WAITING).
             self.queue.add(sid, text)
             return True
         waits = self.waits

@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     from parley.gui.composer.attach_tray import AttachTray
 
 MAX_LINES = 12
+#: How the line under the box ends: what Esc does (``ComposerBar.escape_pauses``).
+STOP_WORDS, PAUSE_WORDS = " to stop", " to pause the queue"
 
 
 def local_files(mime: QMimeData | None) -> list[str]:
@@ -382,6 +384,14 @@ class ComposerBar(QWidget):
         names them (``parley.gui.commands.install.apply_keymap`` calls this)."""
         self._send_key, self._stop_key = send, stop
         self._refresh_button()
+
+    def escape_pauses(self, pauses: bool) -> None:
+        """The line under the box says what Esc does now: pause the queue of messages
+        (``pauses``, while one is going out and the box is empty) or stop the reply."""
+        text = self.hint.text()
+        old, new = (STOP_WORDS, PAUSE_WORDS) if pauses else (PAUSE_WORDS, STOP_WORDS)
+        if text.endswith(old):
+            self.hint.setText(text[: -len(old)] + new)
 
     def set_busy(self, busy: bool) -> None:
         """Switch the button between Send and Stop."""

@@ -10,10 +10,11 @@ import sqlite3
 
 import pytest
 
+from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
 from parley.core.store import schema as S
 from parley.core.store.backends import open_store
-from parley.core.store.errors import QueuedMessageNotFound, SessionNotFound
+from parley.core.store.errors import DuplicateTurn, QueuedMessageNotFound, SessionNotFound
 from parley.core.store.upgrade.migrations import FileKind, inspect_file
 from tests.core.rawdb import raw_rows
 
@@ -112,3 +113,17 @@ def test_a_postgresql_database_made_before_the_queue_gets_it(postgres_url):
     with open_store(postgres_url) as db:
         db.queue_message(sid, "kept")
         assert texts(db, sid) == ["kept"]
+
+
+def test_a_message_whose_turn_was_saved_counts_as_sent_even_if_its_row_stayed(db):
+    """Sent as the user turn of its own id: a crash between that turn's save and the
+    row's deletion must not send it again at the next start (trial finding Q1)."""
+    sid = db.create_session().id
+    sent, waiting = db.queue_message(sid, "R2"), db.queue_message(sid, "later")
+    db.append_turn(sid, Turn("user", [TextBlock("R2")], id=sent.id))  # then the crash
+    assert texts(db, sid) == ["later"]
+    assert db.queued_sessions() == {sid: 1}
+    with pytest.raises(DuplicateTurn):  # the turns' unique id refuses a second copy
+        db.append_turn(sid, Turn("user", [TextBlock("R2")], id=sent.id))
+    assert db.take_queued(sent.id) == sent  # the row still goes when asked
+    assert texts(db, sid) == [waiting.text]
