@@ -178,13 +178,19 @@ class ChatSeveral:
 
     def _listener(self, sid: str, view: CompareView) -> Callable[[SeveralEvent], None]:
         """What the core's events show: the view's columns; the chat at the start."""
-        from parley.core.chat.run import ReplyUpdated, RunCancelled, RunFailed, RunFinished
+        from parley.core.chat.run import (
+            ReplyUpdated,
+            RunCancelled,
+            RunFailed,
+            RunFinished,
+            SessionTitled,
+        )
         from parley.core.chat.several import AnswerEvent, AnswersFinished, AnswersStarted
 
         def on_event(ev: SeveralEvent) -> None:
             if isinstance(ev, AnswersStarted):
                 view.start(list(ev.answers), [(m, e.message) for m, e in ev.refused])
-                view.show()
+                view.present()  # it takes the keyboard: 1–4 / Enter / ← → go to it
                 if sid == self.chat.session_id:  # the message (and no old answer) shows
                     self.parts.tasks.spawn(self.chat.opener.reload(read_unseen=False),
                                            name="several-started")
@@ -196,10 +202,14 @@ class ChatSeveral:
                     view.answer_done(ev.turn_id, inner.turn.text(), inner.turn.usage)
                     if inner.first_reply:  # a new chat: titled from the answer shown
                         self.runs.events.title_after_first_exchange(sid, inner.turn)
+                        if sid == self.chat.session_id:  # its prompt is frozen now
+                            self.chat.models.show_documents()
                 elif isinstance(inner, RunFailed):
                     view.answer_failed(ev.turn_id, inner.error.message, inner.partial is not None)
                 elif isinstance(inner, RunCancelled):
                     view.answer_failed(ev.turn_id, "Stopped", inner.partial is not None)
+            elif isinstance(ev, SessionTitled):  # titled from the message, as a send is
+                self.runs.events.on_event(ev)
             elif isinstance(ev, AnswersFinished):
                 view.all_done(ev.shown)
                 self.runs.events.touch(sid)  # the chat moves to the top of its space

@@ -65,6 +65,7 @@ class SeveralPicker(QDialog):
                                else Qt.CheckState.Unchecked)
         self.models.setCurrentRow(0)
         self.models.installEventFilter(self)
+        self._fit_names(parent)
         box.addWidget(self.models)
         buttons = QDialogButtonBox(self)
         self.ask_button = buttons.addButton("Ask", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -74,6 +75,22 @@ class SeveralPicker(QDialog):
         box.addWidget(buttons)
         self.ask_button.setDefault(True)
         self.models.setFocus()
+
+    def _fit_names(self, parent: QWidget | None) -> None:
+        """Make the list as wide as its longest name ("3. Claude … · Anthropic (Second)"),
+        at most 90% of the screen; a longer one is cut at its end (whole in its tooltip),
+        never scrolled sideways."""
+        view = self.models
+        for i in range(view.count()):
+            item = view.item(i)
+            item.setToolTip(item.text())
+        wanted = (view.sizeHintForColumn(0) + 2 * view.frameWidth()
+                  + view.verticalScrollBar().sizeHint().width() + 4)
+        screen = (parent or self).screen()
+        room = int(screen.availableGeometry().width() * 0.9) if screen is not None else wanted
+        view.setMinimumWidth(min(wanted, room))
+        view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        view.setTextElideMode(Qt.TextElideMode.ElideRight)
 
     def checked(self) -> list[str]:
         """The models checked now, in list order."""

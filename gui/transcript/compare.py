@@ -110,6 +110,16 @@ class CompareView(QDialog):
             self._add(model_ref, "").footer.setText(why)
         self._select(0)
 
+    def present(self) -> None:
+        """Show the view and give it the keyboard: the selected column has the focus, so
+        ← →, Enter and 1–4 work at once, not in the message box behind it. Activated
+        explicitly: without a window manager nothing else would."""
+        self.show()
+        self.raise_()
+        self.activateWindow()
+        if self.columns:
+            self.columns[self.selected].body.setFocus(Qt.FocusReason.ActiveWindowFocusReason)
+
     def update_text(self, turn_id: str, text: str) -> None:
         """The answer ``turn_id`` streamed more: ``text`` is all of it so far."""
         col = self.column(turn_id)
