@@ -179,10 +179,10 @@ ACTIONS: tuple[Action, ...] = (
     _a("composer.edit_last", "Edit last message", ("Up",), "composer",
        "Chat",
        "In an empty message box, bring back your last message to edit and resend."),
-    _a("queue.send", "Send queued messages", (), "global", "Chat",
+    _a("queue.send", "Send queued messages", ("Alt+Shift+Q",), "global", "Chat",
        "Send this chat's paused queue of messages, one after each reply (also Enter in the "
        "empty message box, or Enter on the queue).", keywords="queue resume waiting"),
-    _a("queue.pause", "Pause queued messages", (), "global", "Chat",
+    _a("queue.pause", "Pause queued messages", ("Alt+Shift+P",), "global", "Chat",
        "Hold this chat's queued messages until you send them (also Esc in the empty message "
        "box while a reply streams).", keywords="queue hold wait"),
     _a("queue.focus", "Go to queued messages", ("Alt+Q",), "global", "Chat",

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 
 from parley.gui import dialogs
 from parley.gui.chat.queue_view import PAUSED
-from tests.gui.queue_helpers import queued, stream_slowly
+from tests.gui.queue_helpers import queued, stream_slowly, user_texts
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -80,4 +80,19 @@ def test_a_very_long_queued_message_is_cut_to_the_width(driver: Any) -> None:
     assert not lines.horizontalScrollBar().isVisible()
     assert lines.item(0).toolTip().startswith(long[:100])
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # stop the reply
+    driver.settle(w)
+
+
+def test_alt_shift_p_pauses_and_alt_shift_q_sends_the_queue(driver: Any) -> None:
+    w = driver.configured()
+    sid = stream_slowly(driver, w, "a question")
+    driver.send("queued", w)
+    driver.until(lambda: queued(w, sid) == ["queued"])
+    shift_alt = Qt.KeyboardModifier.AltModifier | Qt.KeyboardModifier.ShiftModifier
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_P, shift_alt)
+    assert w.chat.runs.queue.view.heading.text() == PAUSED
+    driver.until(lambda: not w.composer_bar.busy and w.tasks.pending == 0, timeout=40)
+    assert queued(w, sid) == ["queued"]
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Q, shift_alt)
+    driver.until(lambda: user_texts(driver, w, sid) == ["a question", "queued"], timeout=20)
     driver.settle(w)
