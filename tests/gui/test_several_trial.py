@@ -94,7 +94,7 @@ def test_the_number_keys_choose_an_answer_without_a_click(driver: Any,
 
 def test_a_new_chat_asked_with_several_models_is_titled_and_names_its_documents(
         driver: Any, fake_provider: Any) -> None:
-    w = _ready(driver, fake_provider, words=150)  # ~3 s: the title shows before the end
+    w = _ready(driver, fake_provider, words=300)  # ~6 s: the title shows before the end
     space = driver.run(w.store.create_space("Research"))
     driver.run(w.store.add_space_document(space.id, "notes.txt", b"Dates are 1 March 2026."))
     driver.run(w.chat.load_sidebar())
