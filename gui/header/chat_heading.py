@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QSizePolicy,
     QToolButton,
     QWidget,
 )
@@ -67,6 +68,7 @@ class ChatHeading(QWidget):
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(6)
+        row.addStretch(1)  # centred in the room the header gives it
         row.addWidget(self.button)
         row.addWidget(self.editor)
         row.addWidget(self.space)
@@ -76,6 +78,10 @@ class ChatHeading(QWidget):
         self.documents.setAccessibleName("Space documents of this chat")
         self.documents.setVisible(False)
         row.addWidget(self.documents)
+        row.addStretch(1)
+        # The header gives the heading the room the model picker and the meter leave (its
+        # size hint ignored there): the title is cut first, the model's name stays whole.
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.restyle()
         self._show_title()
 
@@ -149,7 +155,9 @@ class ChatHeading(QWidget):
         """Width the title may take (px): the heading's, less the space's name."""
         if not self.isVisible():
             return TITLE_MAX_PX
-        return max(12, min(TITLE_MAX_PX, self.width() - self._side_width() - 20))
+        chrome = (self.button.sizeHint().width()
+                  - QFontMetrics(self.button.font()).horizontalAdvance(self.button.text()))
+        return max(12, min(TITLE_MAX_PX, self.width() - self._side_width() - max(20, chrome)))
 
     def _side_width(self) -> int:
         """Width of what follows the title: the space's name and the documents' line (px)."""

@@ -268,6 +268,7 @@ async def _fill(panel: SpaceDocumentsPanel, store: Any, space: Any, hub: Any,
                 tools: Any) -> None:
     from parley.core.providers.model_ref import parse_model_ref
     from parley.core.tools.space_documents import max_share
+    from parley.gui.header.model_picker import model_label
 
     await panel.load()
     ref = space.default_model or (hub.default_model_ref() if hub is not None else None)
@@ -275,7 +276,7 @@ async def _fill(panel: SpaceDocumentsPanel, store: Any, space: Any, hub: Any,
     if hub is not None and ref:
         try:
             info = hub.model_info(ref)
-            window, model = info.context_window, parse_model_ref(ref)[1]
+            window, model = info.context_window, model_label(info)  # as the menu names it
             kind = hub.config(parse_model_ref(ref)[0]).kind
             if tools is not None:
                 tools_on = await tools.enabled(space.id, kind, ref, proven=info.tools is True)

@@ -97,7 +97,8 @@ class WindowLayout:
         head.setContentsMargins(10, 6, 14, 6)
         head.setSpacing(4)
         head.addWidget(st.sidebar_button)
-        head.addStretch(1)  # the model picker goes before it, the context meter after
+        # The model picker goes after it, then the heading (taking the room left, its
+        # text centred in it), then the context meter.
         st._head = head
 
         # The transcript (markdown, syntax highlighting) is imported and built after
@@ -170,8 +171,9 @@ class WindowLayout:
         st.context_meter = ContextMeter(st.header)
         st.chat_heading = ChatHeading(st.header)  # the chat's title (renamed in place)
         st._head.insertWidget(1, st.model_picker)
-        st._head.addWidget(st.chat_heading)
-        st._head.addStretch(1)
+        # The heading takes the room left (its hint is ignored): a long title is cut
+        # before the model's name is (ChatHeading.__init__).
+        st._head.addWidget(st.chat_heading, 1)
         st._head.addWidget(st.context_meter)
         st.toast = Toast(self.window, self._composer_rect, follow=st.composer_bar)
         st.undo = UndoManager(st.toast, st.tasks)
