@@ -451,6 +451,7 @@ class AsyncStore:
     queue_message = writes(Store.queue_message)
     queued_messages = reads(Store.queued_messages)
     queued_sessions = reads(Store.queued_sessions)
+    queued_file = reads(Store.queued_file)
     edit_queued = writes(Store.edit_queued)
     take_queued = writes(Store.take_queued)
 

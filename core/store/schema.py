@@ -250,6 +250,48 @@ def create_queue_schema(con: Connection) -> None:
     queued_messages.create(con, checkfirst=True)  # with its index
 
 
+# The files attached to a queued message, in order: their bytes are ``attachments`` rows
+# (by sha256, shared with the turns that use the same file). A file a queued message
+# holds is never released while it does (``attachments_keep_queued``), and a file the
+# last queued message lets go of goes too unless a turn uses it (``queued_files_release``).
+queued_files = Table(
+    "queued_files",
+    metadata,
+    Column("queued_id", Text, ForeignKey("queued_messages.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("position", Int, nullable=False),
+    Column("name", Text, nullable=False),
+    Column("media_type", Text, nullable=False),
+    Column("sha256", Text, ForeignKey("attachments.sha256"), nullable=False),
+    PrimaryKeyConstraint("queued_id", "position"),
+)
+Index("queued_files_by_sha", queued_files.c.sha256)
+
+QUEUED_FILES_DDL = [
+    "CREATE TRIGGER attachments_keep_queued BEFORE DELETE ON attachments "
+    "WHEN EXISTS (SELECT 1 FROM queued_files WHERE sha256 = old.sha256) "
+    "BEGIN SELECT RAISE(IGNORE); END",
+    "CREATE TRIGGER queued_files_release AFTER DELETE ON queued_files BEGIN "
+    "DELETE FROM attachments WHERE sha256 = old.sha256 "
+    "AND NOT EXISTS (SELECT 1 FROM turn_attachments WHERE sha256 = old.sha256) "
+    "AND NOT EXISTS (SELECT 1 FROM queued_files WHERE sha256 = old.sha256); END",
+]
+#: Every schema object of the files of queued messages (table, index, triggers).
+QUEUED_FILE_OBJECTS = frozenset(
+    {"queued_files", "queued_files_by_sha", "attachments_keep_queued", "queued_files_release"}
+)
+
+
+def create_queued_files_schema(con: Connection) -> None:
+    """Create :data:`QUEUED_FILE_OBJECTS` where missing (idempotent; in the caller's
+    transaction; a sessions.db file — PostgreSQL's triggers are ``postgres.sql``'s)."""
+    queued_files.create(con, checkfirst=True)  # with its index
+    names = {r[0] for r in con.exec_driver_sql("SELECT name FROM sqlite_master")}
+    for ddl in QUEUED_FILES_DDL:
+        if ddl.split()[2] not in names:
+            con.exec_driver_sql(ddl)
+
+
 # Space documents (parley.core.store.space_documents): files a space gives to every chat
 # in it. Their bytes are kept here, apart from ``attachments`` (whose rows go with the
 # last turn referencing them); ``space_document_pages`` holds each one's text by page
@@ -498,7 +540,8 @@ def create_all(con: Connection) -> None:
     """
     textindex.register_functions(dbapi_connection(con))
     metadata.create_all(con, checkfirst=False)
-    for ddl in SEARCH_DDL + TRIGGER_DDL + ATTACHMENT_DDL + SPACE_DOCUMENT_FTS_DDL:
+    for ddl in (SEARCH_DDL + TRIGGER_DDL + ATTACHMENT_DDL + SPACE_DOCUMENT_FTS_DDL
+                + QUEUED_FILES_DDL):
         con.exec_driver_sql(ddl)
     con.execute(
         spaces.insert().values(

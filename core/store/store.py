@@ -11,13 +11,13 @@ of its own).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from parley.core.store import queued, search, settings_repo
 from parley.core.store.errors import StoreClosed
 from parley.core.store.models import SearchHit
-from parley.core.store.queued import QueuedMessage
+from parley.core.store.queued import NewFile, QueuedMessage
 from parley.core.store.schema import app_state
 from parley.core.store.schema import settings as settings_table
 from parley.core.store.store_chats import ChatsStore
@@ -80,17 +80,19 @@ class Store(ChatsStore, TurnsStore, SpaceDocumentsStore):
 
     # --- messages queued while a reply streams ---------------------------------
 
-    def queue_message(self, session_id: str, text: str) -> QueuedMessage:
-        """Queue ``text`` to be sent in a chat after what is queued there already.
+    def queue_message(self, session_id: str, text: str,
+                      files: Sequence[NewFile] = ()) -> QueuedMessage:
+        """Queue ``text`` (with ``files``, their bytes stored now) to be sent in a chat
+        after what is queued there already.
 
         Returns:
             The saved message, last of its chat's queue.
 
         Raises:
             SessionNotFound: no such chat.
-            ValueError: ``text`` is blank (a bug in the caller).
+            ValueError: ``text`` is blank and there are no files (a bug in the caller).
         """
-        return self._w(lambda c: queued.add(c, session_id, text))
+        return self._w(lambda c: queued.add(c, session_id, text, files))
 
     def queued_messages(self, session_id: str) -> list[QueuedMessage]:
         """A chat's queued messages in the order they are to be sent ([] when none)."""
@@ -100,14 +102,24 @@ class Store(ChatsStore, TurnsStore, SpaceDocumentsStore):
         """``{session id: number of queued messages}`` of the chats that have some."""
         return self._r(queued.sessions_with)
 
-    def edit_queued(self, message_id: str, text: str) -> QueuedMessage:
-        """Change a queued message's text (it keeps its place).
+    def queued_file(self, sha256: str) -> bytes:
+        """The bytes of a queued message's file (:attr:`QueuedFile.sha256`).
+
+        Raises:
+            AttachmentNotFound: no file is stored under ``sha256``.
+        """
+        return self._r(lambda c: queued.file_data(c, sha256))
+
+    def edit_queued(self, message_id: str, text: str,
+                    files: Sequence[NewFile] | None = None) -> QueuedMessage:
+        """Change a queued message's text, and its files unless ``files`` is None (it
+        keeps its place; files no longer used by anything are deleted).
 
         Raises:
             QueuedMessageNotFound: it was sent or taken back meanwhile.
-            ValueError: ``text`` is blank.
+            ValueError: ``text`` is blank and it has no files.
         """
-        return self._w(lambda c: queued.edit(c, message_id, text))
+        return self._w(lambda c: queued.edit(c, message_id, text, files))
 
     def take_queued(self, message_id: str) -> QueuedMessage | None:
         """Remove a queued message (it is being sent, or was taken back); returns it, or

@@ -41,7 +41,7 @@ Progress = Callable[[int, int], None]
 #: Tables copied, in this order (turn_attachments is rebuilt by the destination's triggers).
 TABLES = ("spaces", "space_documents", "space_document_pages", "settings", "app_state",
           "attachments", "sessions", "turns", "turn_links", "turn_path", "compactions",
-          "queued_messages")
+          "queued_messages", "queued_files")
 #: Tables whose ``n`` the destination numbers itself (copied in the source's ``n`` order).
 _NUMBERED = ("sessions", "turns", "space_document_pages")
 #: Tables of files: copied a few rows at a time.
@@ -116,7 +116,8 @@ def _rows(con: Connection, table: Table, batch: int) -> Iterator[list[dict[str, 
         for i in range(0, len(rows), batch):
             yield [{c.name: getattr(r, c.name) for c in cols} for r in rows[i : i + batch]]
         return
-    yield from keyset_batches(con, cols, _order(table), batch)
+    order = _order(table)  # a key of several columns (queued_files) is one key
+    yield from keyset_batches(con, cols, order, batch, key_columns=len(order))
 
 
 def turns_digest(con: Connection) -> str:

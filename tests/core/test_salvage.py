@@ -12,9 +12,13 @@ import pytest
 from parley.core.content import TextBlock, Turn
 from parley.core.recovery.damaged_file import set_aside
 from parley.core.store import Store
+from parley.core.store.queued import NewFile
 from parley.core.store.sqlite import backups as B
 from parley.core.store.sqlite import salvage as S
 from tests.core.damaged import overwrite_pages, pages_of
+from tests.core.images import make_pdf
+
+PDF = make_pdf(["queued with the second message"])
 
 
 def _chat(store: Store, title: str, n: int, start: int = 0, sid: str | None = None) -> str:
@@ -66,7 +70,8 @@ def test_salvage_without_a_backup_keeps_what_is_readable(tmp_path: Path) -> None
         store.add_space_document(space.id, "notes.txt", b"The purple elephant ships in March.")
         queued_in = store.create_session(title="queued").id
         store.queue_message(queued_in, "first after the reply")
-        store.queue_message(queued_in, "second after the reply")
+        store.queue_message(queued_in, "second after the reply",
+                            [NewFile("paper.pdf", "application/pdf", PDF)])
     everything = _all(db)
     overwrite_pages(db, pages_of(db, "turns")[3:5])
     aside = set_aside(db)
@@ -81,6 +86,8 @@ def test_salvage_without_a_backup_keeps_what_is_readable(tmp_path: Path) -> None
         assert (hit.name, hit.page) == ("notes.txt", 1)
         assert [m.text for m in store.queued_messages(queued_in)] == [  # the queue, in order
             "first after the reply", "second after the reply"]
+        (kept,) = store.queued_messages(queued_in)[1].files  # with its file
+        assert (kept.name, store.queued_file(kept.sha256)) == ("paper.pdf", PDF)
 
 
 def test_turns_of_a_chat_whose_row_was_lost_come_back_as_a_recovered_chat(

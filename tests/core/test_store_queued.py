@@ -109,7 +109,8 @@ def test_a_v4_file_made_before_the_queue_gets_it_without_a_version_bump(tmp_path
 def test_a_postgresql_database_made_before_the_queue_gets_it(postgres_url):
     with open_store(postgres_url) as db:
         sid = db.create_session().id
-        db._w(lambda c: c.exec_driver_sql("DROP TABLE queued_messages"))
+        # Made before the queue: neither the messages nor their files (queued_files).
+        db._w(lambda c: c.exec_driver_sql("DROP TABLE queued_files, queued_messages"))
     with open_store(postgres_url) as db:
         db.queue_message(sid, "kept")
         assert texts(db, sid) == ["kept"]

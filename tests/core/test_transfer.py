@@ -19,6 +19,7 @@ from parley.core.content import (
 from parley.core.store.errors import CopyMismatch, DestinationNotEmpty
 from parley.core.store.imports import NewChat
 from parley.core.store.postgres.store import PgStore
+from parley.core.store.queued import NewFile
 from parley.core.store.store import Store
 from parley.core.store.transfer import copy_store
 from tests.core import tree_rows
@@ -60,7 +61,7 @@ def fill(db: Store) -> dict[str, str]:
     db.set_setting("theme", "dark")
     db.set_state(f"draft:{b.id}", "half a sentence")
     db.queue_message(b.id, "queued while the reply streamed")
-    db.queue_message(b.id, "and this after it")
+    db.queue_message(b.id, "and this after it", [NewFile("dot.png", "image/png", png())])
     return {"a": a.id, "b": b.id, "fork": fork.id, "work": work.id}
 
 

@@ -178,6 +178,35 @@ FUNCTIONS = [
     END $$""",
 ]
 
+#: The files of queued messages (``schema.QUEUED_FILES_DDL``'s PostgreSQL form): a file a
+#: queued message holds is not released; one the last queued message lets go of goes
+#: unless a turn uses it. Functions replaced, triggers created when missing (idempotent).
+QUEUED_FILES_FUNCTIONS = [
+    """CREATE OR REPLACE FUNCTION parley_keep_queued_file() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF EXISTS (SELECT 1 FROM queued_files WHERE sha256 = OLD.sha256) THEN
+            RETURN NULL;
+        END IF;
+        RETURN OLD;
+    END $$""",
+    """CREATE OR REPLACE FUNCTION parley_release_queued_file() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM attachments WHERE sha256 = OLD.sha256
+            AND NOT EXISTS (SELECT 1 FROM turn_attachments WHERE sha256 = OLD.sha256)
+            AND NOT EXISTS (SELECT 1 FROM queued_files WHERE sha256 = OLD.sha256);
+        RETURN NULL;
+    END $$""",
+]
+#: (trigger name, its table, its DDL) of the files of queued messages.
+QUEUED_FILES_TRIGGERS = [
+    ("attachments_keep_queued", "attachments", "CREATE TRIGGER attachments_keep_queued "
+     "BEFORE DELETE ON attachments FOR EACH ROW EXECUTE FUNCTION parley_keep_queued_file()"),
+    ("queued_files_release", "queued_files", "CREATE TRIGGER queued_files_release AFTER "
+     "DELETE ON queued_files FOR EACH ROW EXECUTE FUNCTION parley_release_queued_file()"),
+]
+
 _TURN_VEC = (
     f"to_tsvector('{SEARCH_CONFIG}'::regconfig, "
     f"parley_normalize(left(parley_turn_text(blocks), {MAX_INDEXED_CHARS})))"

@@ -57,6 +57,7 @@ from parley.core.store.schema import (
     create_queue_schema,
     create_space_document_schema,
     metadata,
+    queued_files,
 )
 from parley.core.store.schema import spaces as spaces_table
 from parley.core.store.store import Store
@@ -302,6 +303,7 @@ class PgStore(Store):
 
             convert(con)
         create_queue_schema(con)  # written before the queue of messages: added (idempotent)
+        create_queued_files(con)  # written before queued messages kept files: added
         create_space_document_schema(con)  # written before space documents: added
         spaces.ensure_default(con)
 
@@ -394,11 +396,25 @@ def create_schema(con: Connection) -> None:
     metadata.create_all(con, checkfirst=False)
     for ddl in pg_sql.SCHEMA_DDL:
         con.exec_driver_sql(ddl)
+    create_queued_files(con)
     con.execute(
         spaces_table.insert().values(
             id=DEFAULT_SPACE_ID, name=DEFAULT_SPACE_NAME, position=0, created_at=now_ms()
         )
     )
+
+
+def create_queued_files(con: Connection) -> None:
+    """Create the files of queued messages (``queued_files``, its functions and triggers)
+    where missing (idempotent; in the caller's transaction)."""
+    queued_files.create(con, checkfirst=True)
+    for ddl in pg_sql.QUEUED_FILES_FUNCTIONS:
+        con.exec_driver_sql(ddl)
+    for name, table, ddl in pg_sql.QUEUED_FILES_TRIGGERS:  # on this schema's table
+        found = con.execute(text("SELECT 1 FROM pg_trigger WHERE tgname = :n "
+                                 "AND tgrelid = to_regclass(:t)"), {"n": name, "t": table})
+        if found.first() is None:
+            con.exec_driver_sql(ddl)
 
 
 def _fold_diacritics(con: Connection) -> None:

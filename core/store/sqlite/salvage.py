@@ -66,6 +66,7 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("turn_path", ("turn_id",)),
     ("compactions", ("id",)),
     ("queued_messages", ("id",)),
+    ("queued_files", ("queued_id", "position")),
     ("settings", ("key",)),
     ("app_state", ("key",)),
 )
@@ -365,6 +366,8 @@ def _fix_orphans(con: sqlite3.Connection) -> None:
                 (schema.DEFAULT_SPACE_ID,))
     con.execute("DELETE FROM compactions WHERE session_id NOT IN (SELECT id FROM sessions)")
     con.execute("DELETE FROM queued_messages WHERE session_id NOT IN (SELECT id FROM sessions)")
+    con.execute("DELETE FROM queued_files WHERE queued_id NOT IN (SELECT id FROM queued_messages) "
+                "OR sha256 NOT IN (SELECT sha256 FROM attachments)")
     con.execute("UPDATE space_documents SET space_id = ? WHERE space_id NOT IN "
                 "(SELECT id FROM spaces)", (schema.DEFAULT_SPACE_ID,))
     con.execute("DELETE FROM space_document_pages WHERE document_id NOT IN "

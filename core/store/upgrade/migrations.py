@@ -64,12 +64,14 @@ from parley.core.store.errors import (
 from parley.core.store.schema import (
     ATTACHMENT_OBJECTS,
     QUEUE_OBJECTS,
+    QUEUED_FILE_OBJECTS,
     SCHEMA_VERSION,
     SPACE_DOCUMENT_OBJECTS,
     TREE_OBJECTS,
     V4_TABLES,
     create_attachment_schema,
     create_queue_schema,
+    create_queued_files_schema,
     create_space_document_schema,
 )
 
@@ -165,6 +167,8 @@ ADDITIONS: list[Addition] = [
         _add_tree,
     ),
     Addition("v4: queued messages (queued_messages)", QUEUE_OBJECTS, create_queue_schema),
+    Addition("v4: files of queued messages (queued_files, triggers)", QUEUED_FILE_OBJECTS,
+             create_queued_files_schema),
     Addition(
         "v4: space documents (space_documents, space_document_pages, their search index)",
         SPACE_DOCUMENT_OBJECTS,
