@@ -8,14 +8,17 @@ like a message attachment (:func:`parley.core.attachments.files.sniff`):
 * text and code → one page holding the whole text (up to
   :data:`~parley.core.attachments.files.MAX_FILE_BYTES`: larger than a message
   attachment may be, since a large document is searched rather than sent);
-* images and anything else → :class:`NotADocument`: a space gives its chats text,
-  and an image has none to give or search.
+* PNG, JPEG, GIF and WebP images → one page without text, counted as a message's
+  image is (:func:`~parley.core.context.tokens.image_data_tokens`): a chat is given the
+  image itself (:mod:`parley.core.tools.space_images`), and search finds nothing in it;
+* anything else → :class:`NotADocument`.
 
 Synchronous and possibly slow (a long PDF takes seconds): callers run it off the GUI thread.
 """
 
 from __future__ import annotations
 
+import base64
 import io
 import logging
 from dataclasses import dataclass
@@ -28,7 +31,7 @@ from parley.core.attachments.files import (
     sniff,
     what_bytes,
 )
-from parley.core.context.tokens import text_tokens
+from parley.core.context.tokens import image_data_tokens, text_tokens
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +41,9 @@ class NotADocument(AttachmentError):
 
     def __init__(self, name: str, what: str, advice: str = "") -> None:
         super().__init__(
-            f"“{name}” can't be a space document: it is {what}. A space takes PDF files and "
-            f"text or code files. {advice}The space's documents were not changed.",
+            f"“{name}” can't be a space document: it is {what}. A space takes PDF files, "
+            f"text or code files and images (PNG, JPEG, GIF, WebP). {advice}"
+            "The space's documents were not changed.",
             name=name,
         )
 
@@ -49,9 +53,9 @@ class DocumentText:
     """What a document says.
 
     Attributes:
-        media_type: ``application/pdf`` or ``text/plain``.
+        media_type: ``application/pdf``, ``text/plain`` or an image's (``image/png``…).
         pages: the text of each page, in order (one entry for a text file; a
-            PDF page without text is '').
+            PDF page without text is ''; an image is one page, '').
         tokens: the estimated tokens of all pages together (``text_tokens``).
     """
 
@@ -91,16 +95,15 @@ def read_document(data: bytes, name: str) -> DocumentText:
         Its kind, text by page and estimated tokens.
 
     Raises:
-        NotADocument: an image, another binary file, an unreadable PDF, or a file
-            without text (empty, or a PDF of scans).
+        NotADocument: a binary file other than a PDF or an image, an unreadable PDF,
+            or a file without text (empty, or a PDF of scans).
     """
     media_type = sniff(data)
+    if media_type in IMAGE_TYPES:
+        return DocumentText(media_type, [""],
+                            image_data_tokens(base64.b64encode(data).decode("ascii")))
     if media_type == PDF:
         pages = pdf_page_texts(data, name)
-    elif media_type in IMAGE_TYPES:
-        raise NotADocument(name, "an image",
-                              "A space's documents are read as text; attach images to a "
-                              "message instead. ")
     else:
         text = decode_text(data)
         if text is None:

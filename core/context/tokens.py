@@ -152,7 +152,9 @@ def _cached(data: str, compute: Callable[[str], int]) -> int:
     return value
 
 
-def _image_data_tokens(data: str) -> int:
+def image_data_tokens(data: str) -> int:
+    """Estimate the tokens of an image from its base64 ``data`` (its pixels scaled to a
+    long edge of IMAGE_LONG_EDGE, / 750; IMAGE_FLAT when its size cannot be read)."""
     size = image_size(data)
     if size is None:
         return IMAGE_FLAT
@@ -165,7 +167,7 @@ def _image_data_tokens(data: str) -> int:
 
 
 def _image_tokens(block: ImageBlock) -> int:
-    return _cached(block.data, _image_data_tokens) if block.data else IMAGE_FLAT
+    return _cached(block.data, image_data_tokens) if block.data else IMAGE_FLAT
 
 
 def _pdf_tokens(data: str) -> int:

@@ -398,6 +398,8 @@ class AsyncStore:
     remove_space_document = writes(Store.remove_space_document)
     space_document_pages = reads(Store.space_document_pages)
     search_space_documents = reads(Store.search_space_documents)
+    keep_space_images = writes(Store.keep_space_images)
+    kept_space_images = reads(Store.kept_space_images)
 
     get_session = reads(Store.get_session)
     list_sessions = reads(Store.list_sessions)

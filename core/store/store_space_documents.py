@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from parley.core.attachments.document_text import read_document
-from parley.core.store import space_documents
+from parley.core.store import space_documents, space_images
 from parley.core.store.lifecycle import StoreBase
 from parley.core.store.space_documents import DocumentHit, SpaceDocument
+from parley.core.store.space_images import KeptImage
 
 
 class SpaceDocumentsStore(StoreBase):
@@ -29,10 +30,11 @@ class SpaceDocumentsStore(StoreBase):
         Args:
             space_id: the space.
             name: the file name shown (no folders).
-            data: the file's bytes (a PDF, or a text or code file).
+            data: the file's bytes (a PDF, a text or code file, or a PNG, JPEG, GIF or
+                WebP image).
 
         Raises:
-            NotADocument: an image or another kind of file, or an unreadable PDF.
+            NotADocument: another kind of file, an unreadable PDF, or no text in it.
             SpaceNotFound: no such space.
         """
         doc = read_document(data, name)
@@ -68,3 +70,13 @@ class SpaceDocumentsStore(StoreBase):
         """
         return self._r(
             lambda c: space_documents.search(c, space_id, query, limit, document_ids))
+
+    def keep_space_images(self, shas: Sequence[str]) -> None:
+        """Keep the bytes of the space's images with these sha256s as they are now, for
+        the chat whose prompt is being frozen (:func:`parley.core.store.space_images.keep`)."""
+        self._w(lambda c: space_images.keep(c, shas))
+
+    def kept_space_images(self, shas: Sequence[str]) -> list[KeptImage]:
+        """Return the images a chat was given, by sha256, in order (one stored nowhere any
+        more left out: :func:`parley.core.store.space_images.read`)."""
+        return self._r(lambda c: space_images.read(c, shas))

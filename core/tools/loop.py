@@ -28,6 +28,7 @@ from parley.core.content import Block, ToolUseBlock, Turn
 from parley.core.providers.base import ChatRequest
 from parley.core.providers.errors import BadRequest, ProviderError, ServerError
 from parley.core.settings import Settings, spec
+from parley.core.tools import space_images
 from parley.core.tools.executor import ToolExecutor
 from parley.core.tools.registry import ToolContext, text_result
 
@@ -329,8 +330,10 @@ class RunTools:
         mcp: bool = True,
         window: int | None = None,
     ) -> ChatRequest:
-        """The request to send: the prompt rendered again after a compaction, and
-        unloaded skills' output stubbed (``parley.core.tools.skills.stub_unloaded``).
+        """The request to send: the prompt rendered again after a compaction, unloaded
+        skills' output stubbed (``parley.core.tools.skills.stub_unloaded``), and the space's
+        images the chat was given put at the start of its first user turn
+        (``parley.core.tools.space_images``; never saved in the turn).
         ``tools_on``, ``own``, ``mcp`` and ``window`` as for :meth:`request`."""
         if self.executor is None:
             return request
@@ -340,7 +343,10 @@ class RunTools:
             if tools_on:  # MCP tools changed since are taken now (parley.core.mcp.tools)
                 request = replace(request, tools=await self.executor.request_specs(
                     session, stored, own=own, mcp=mcp))
-        return replace(request, turns=self.executor.wire_turns(request.turns))
+        turns = self.executor.wire_turns(request.turns)
+        given = await self.executor.prompts.given(session.id)
+        images = given.images if given is not None else []
+        return replace(request, turns=await space_images.for_request(self.store, images, turns))
 
     def rejected(self, exc: BaseException, request: ChatRequest, provider: Provider) -> bool:
         """True when ``exc`` is the server refusing the request's tools (:func:`rejects_tools`)."""

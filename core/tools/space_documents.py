@@ -29,6 +29,7 @@ from parley.core.providers.base import ToolSpec
 from parley.core.settings import Settings
 from parley.core.store.space_documents import MATCH_END, MATCH_START, DocumentHit, SpaceDocument
 from parley.core.tools.registry import ToolContext, ToolError
+from parley.core.tools.space_images import image_shas, is_image
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
@@ -37,6 +38,9 @@ SHARE_KEY = "spaces.documents_max_share"
 SEARCH_TOOL = "search_space_documents"
 DOCUMENTS_HEADING = "# Space documents"
 MAX_HITS = 8
+#: What the prompt says of an image among the documents (the image itself is sent).
+IMAGE_NOTE = ("It is the image given at the start of the conversation's first message, in "
+              "the documents' order.")
 Way = Literal["none", "sent", "search", "unsearchable"]
 
 
@@ -86,6 +90,10 @@ def render_sent(space_name: str, documents: Sequence[tuple[SpaceDocument, list[s
     parts = [f"{DOCUMENTS_HEADING}\nThe space{where} gives this conversation these documents. "
              "Cite a document by its name and page when you use it."]
     for doc, pages in documents:
+        if is_image(doc):
+            parts.append(f"<document name={quoteattr(doc.name)} kind=\"image\">{IMAGE_NOTE}"
+                         "</document>")
+            continue
         body = "\n".join(
             f"<page number=\"{i}\">\n{text}\n</page>" for i, text in enumerate(pages, 1)
         ) if len(pages) > 1 else (pages[0] if pages else "")
@@ -101,7 +109,9 @@ def render_note(space_name: str, documents: Sequence[SpaceDocument], *, searchab
     lines = [DOCUMENTS_HEADING,
              f"The space{where} has documents too large to include here "
              f"(about {tokens:,} tokens):"]
-    lines += [f"- {d.name} ({d.pages} page{'s' if d.pages != 1 else ''})" for d in documents]
+    lines += [f"- {d.name} (an image: {IMAGE_NOTE[0].lower()}{IMAGE_NOTE[1:]})" if is_image(d)
+              else f"- {d.name} ({d.pages} page{'s' if d.pages != 1 else ''})"
+              for d in documents]
     if searchable:
         lines.append(f"Search them with {SEARCH_TOOL}(query) whenever a question may be "
                      "answered by them; each result gives the document and page to cite.")
@@ -121,6 +131,8 @@ class Given:
         window: the model's context window it was decided for (None: unknown).
         shas: the documents' sha256s, in order (empty when frozen before they were
             noted): whether the space's documents changed since (:meth:`same_as`).
+        images: the sha256s of those that are images, in order: sent as images at the
+            start of the chat's first message (``parley.core.tools.space_images``).
     """
 
     way: Way
@@ -128,10 +140,11 @@ class Given:
     tokens: int
     window: int | None = None
     shas: list[str] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"way": self.way, "names": self.names, "tokens": self.tokens,
-                "window": self.window, "shas": self.shas}
+                "window": self.window, "shas": self.shas, "images": self.images}
 
     def same_as(self, documents: Sequence[SpaceDocument]) -> bool:
         """True when ``documents`` (the space's now) are those given: same names and,
@@ -148,8 +161,9 @@ class Given:
         names = [str(n) for n in value.get("names") or []]
         window = value.get("window")
         shas = [str(h) for h in value.get("shas") or []]
+        images = [str(h) for h in value.get("images") or []]
         return cls(value["way"], names, int(value.get("tokens") or 0),
-                   int(window) if isinstance(window, int) else None, shas)
+                   int(window) if isinstance(window, int) else None, shas, images)
 
 
 async def given_to(store: AsyncStore, session_id: str) -> Given | None:
@@ -217,7 +231,7 @@ async def render(store: AsyncStore, space_id: str, space_name: str, window: int 
     tokens = sum(d.tokens for d in documents)
     chosen = way(tokens, len(documents), window, await max_share(store), tools_on=tools_on)
     given = Given(chosen, [d.name for d in documents], tokens, window,
-                  [d.sha256 for d in documents])
+                  [d.sha256 for d in documents], image_shas(documents))
     if chosen == "none":
         return None, given
     if chosen == "sent":

@@ -28,7 +28,8 @@ It is rendered again (:class:`FrozenPrompts`) when:
   whole or searched: ``parley.core.tools.space_documents.way``).
 
 A space's documents added, replaced or removed later reach a chat at those moments
-too: until then it keeps the documents it was given (:meth:`FrozenPrompts.given`).
+too: until then it keeps the documents it was given (:meth:`FrozenPrompts.given`),
+images included (their bytes kept when frozen: ``parley.core.tools.space_images``).
 
 A fork starts with its parent's frozen prompt (when made from the same system
 prompt, tools on or off alike), so its first request can read the parent's
@@ -44,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from parley.core.app_state import FROZEN_PROMPT
 from parley.core.content import CompactSummaryBlock, Turn, now_ms
-from parley.core.tools import space_documents
+from parley.core.tools import space_documents, space_images
 from parley.core.tools.memory import Memory, MemoryStore
 from parley.core.tools.skills import LOAD_TOOL, UNLOAD_TOOL, Skill, SkillLibrary
 from parley.core.tools.space_documents import Given
@@ -211,6 +212,8 @@ class FrozenPrompts:
             text, given = inherited
         else:
             text, given = await self._render(session, tools_on=tools_on, window=window)
+        # The images' bytes as they are now, whatever replaces them later.
+        await space_images.keep(self.store, given.images if given else [])
         await FROZEN_PROMPT.set(
             self.store, {"text": text, "fingerprint": mark, "frozen_at": now_ms(),
                          "documents": given.to_json() if given else None}, session.id)

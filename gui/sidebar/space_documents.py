@@ -39,8 +39,9 @@ from parley.core.tools.space_documents import describe
 from parley.gui import dialogs
 
 FILTERS = ";;".join((
-    "PDF, text and code (*.pdf *.txt *.md *.markdown *.rst *.csv *.tsv *.json *.jsonl *.yaml "
-    "*.yml *.toml *.ini *.xml *.html *.py *.js *.ts *.rs *.go *.java *.c *.h *.cpp *.sql *.tex)",
+    "PDF, text, code and images (*.pdf *.txt *.md *.markdown *.rst *.csv *.tsv *.json *.jsonl "
+    "*.yaml *.yml *.toml *.ini *.xml *.html *.py *.js *.ts *.rs *.go *.java *.c *.h *.cpp *.sql "
+    "*.tex *.png *.jpg *.jpeg *.gif *.webp)",
     "All files (*)",
 ))
 Spawn = Callable[[Coroutine[Any, Any, Any], str], None]
@@ -64,8 +65,11 @@ def choose_documents(parent: QWidget | None, *, several: bool) -> list[Path]:
 
 
 def item_text(doc: SpaceDocument) -> str:
-    """A document's line in the list: name, pages (PDF), tokens."""
+    """A document's line in the list: name, pages (PDF) or "image", tokens (an image's
+    counted as a message's attached image is)."""
     pages = f" · {doc.pages} pages" if doc.media_type == "application/pdf" else ""
+    if doc.media_type.startswith("image/"):
+        pages = " · image"
     return f"{doc.name}{pages} · {doc.tokens:,} tokens"
 
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from parley.gui import dialogs
-from tests.core.images import make_pdf
+from tests.core.images import make_pdf, png
 from tests.gui.keyboard import chat_window, key, say
 
 pytestmark = pytest.mark.timeout(90)
@@ -33,7 +33,9 @@ def test_documents_are_added_replaced_and_removed_in_the_space_dialog(driver, fa
     notes = tmp_path / "notes.md"
     notes.write_text("# Notes\nDates are written 2026-03-01.\n")
     photo = tmp_path / "photo.png"
-    photo.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+    photo.write_bytes(png((200, 30, 30), (64, 48)))
+    blob = tmp_path / "data.bin"
+    blob.write_bytes(b"\0\1\2\3" * 64)
 
     w.composer.setFocus()
     key(qtbot, "Ctrl+Shift+D")
@@ -42,13 +44,14 @@ def test_documents_are_added_replaced_and_removed_in_the_space_dialog(driver, fa
     driver.until(lambda: dlg.isVisible() and QApplication.focusWidget() is panel.list)
     driver.until(lambda: "No documents" in panel.status.text())
 
-    dialogs.answers.append([report, notes, photo])
+    dialogs.answers.append([report, notes, photo, blob])
     key(qtbot, "Insert")
-    driver.until(lambda: panel.list.count() == 2, timeout=20)
-    assert names(w, space.id, driver) == ["report.pdf", "notes.md"]
-    assert "can't be a space document: it is an image" in panel.problem.text()
+    driver.until(lambda: panel.list.count() == 3, timeout=20)
+    assert names(w, space.id, driver) == ["report.pdf", "notes.md", "photo.png"]
+    assert "can't be a space document: it is a binary file" in panel.problem.text()
     assert panel.list.item(0).text().startswith("report.pdf · 3 pages · ")
-    driver.until(lambda: "2 documents" in panel.status.text()
+    assert panel.list.item(2).text() == "photo.png · image · 5 tokens"
+    driver.until(lambda: "3 documents" in panel.status.text()
                  and "sent with every message" in panel.status.text())
 
     panel.list.setCurrentRow(1)
@@ -56,14 +59,15 @@ def test_documents_are_added_replaced_and_removed_in_the_space_dialog(driver, fa
     newer.write_text("Dates are written 1 March 2026.")
     dialogs.answers.append([newer])
     qtbot.mouseClick(panel.replace_button, Qt.MouseButton.LeftButton)
-    driver.until(lambda: names(w, space.id, driver) == ["report.pdf", "notes-v2.txt"])
+    driver.until(lambda: names(w, space.id, driver) == ["report.pdf", "notes-v2.txt",
+                                                        "photo.png"])
     driver.until(lambda: panel.list.item(1).text().startswith("notes-v2.txt"))
 
     panel.list.setCurrentRow(0)
     panel.list.setFocus()
     key(qtbot, "Delete")
-    driver.until(lambda: names(w, space.id, driver) == ["notes-v2.txt"])
-    driver.until(lambda: panel.list.count() == 1 and "1 document," in panel.status.text())
+    driver.until(lambda: names(w, space.id, driver) == ["notes-v2.txt", "photo.png"])
+    driver.until(lambda: panel.list.count() == 2 and "2 documents," in panel.status.text())
     key(qtbot, "Escape")  # the dialog closes; the documents stay saved
     driver.until(lambda: not dlg.isVisible())
 
@@ -75,6 +79,8 @@ def test_documents_are_added_replaced_and_removed_in_the_space_dialog(driver, fa
     say(driver, qtbot, w, "What date style?", "1 March 2026.")
     system = str(fake_provider.model_requests[-1].body["system"])
     assert "Dates are written 1 March 2026." in system
+    first = fake_provider.model_requests[-1].body["messages"][0]["content"]
+    assert first[0]["type"] == "image" and first[0]["source"]["media_type"] == "image/png"
     chip = w.chat.models.heading.documents
-    driver.until(lambda: chip.isVisible() and chip.text() == "· 1 document")
+    driver.until(lambda: chip.isVisible() and chip.text() == "· 2 documents")
     assert "notes-v2.txt" in chip.toolTip() and "sent with every message" in chip.toolTip()

@@ -1,0 +1,76 @@
+"""A space's images given to its chats: as images at the start of the first message.
+
+A space document that is an image (:mod:`parley.core.attachments.document_text`) has no
+text to put in the system prompt, so a chat is given the image itself: when a request
+is built (:meth:`parley.core.tools.loop.RunTools.finish`), each image the chat was given
+(``Given.images``, frozen with its prompt) goes as an ``ImageBlock`` at the start of the
+first user turn on the wire — never saved in the turn. From there the request is
+converted like a message's attached images: per provider, a placeholder for a model
+without vision, counted in the request's tokens, and inside the prefix Anthropic's
+``cache_control`` marks cache (the first turn never changes).
+
+A chat keeps the images it was given: their bytes are copied when its prompt is frozen
+(:func:`keep`, ``parley.core.store.space_images``), so a document replaced later does
+not change what an older chat sends.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from parley.core.content import Block, ImageBlock, Turn
+from parley.core.store.space_documents import SpaceDocument
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.store.space_images import KeptImage
+
+
+def is_image(doc: SpaceDocument) -> bool:
+    """True for a space document that is an image (``image/…``)."""
+    return doc.media_type.startswith("image/")
+
+
+def image_shas(documents: Sequence[SpaceDocument]) -> list[str]:
+    """The sha256s of the images among ``documents``, in order."""
+    return [d.sha256 for d in documents if is_image(d)]
+
+
+async def keep(store: AsyncStore, images: Sequence[str]) -> None:
+    """Keep the bytes of the images a chat is being given (``Given.images``: sha256s),
+    before its prompt is saved."""
+    if images:
+        await store.keep_space_images(images)
+
+
+def with_images(turns: Sequence[Turn], images: Sequence[KeptImage]) -> list[Turn]:
+    """Return ``turns`` with ``images`` put at the start of the first user turn that was
+    not cut off (unchanged when there are none, or no such turn).
+
+    The blocks carry the bytes (base64) and ``attachment_id`` (their sha256), as an
+    attached image read back from the store and hydrated does.
+    """
+    out = list(turns)
+    if not images:
+        return out
+    first = next((i for i, t in enumerate(out) if t.role == "user" and not t.aborted), None)
+    if first is None:
+        return out
+    blocks: list[Block] = [
+        ImageBlock(k.media_type, data=base64.b64encode(k.data).decode("ascii"),
+                   attachment_id=k.sha256)
+        for k in images
+    ]
+    out[first] = out[first].with_blocks(blocks + list(out[first].blocks))
+    return out
+
+
+async def for_request(store: AsyncStore, images: Sequence[str],
+                      turns: Sequence[Turn]) -> list[Turn]:
+    """The turns to send: the chat's space images (``Given.images``, sha256s as frozen)
+    put first."""
+    if not images:
+        return list(turns)
+    return with_images(turns, await store.kept_space_images(images))
