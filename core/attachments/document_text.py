@@ -10,7 +10,9 @@ like a message attachment (:func:`parley.core.attachments.files.sniff`):
   attachment may be, since a large document is searched rather than sent);
 * PNG, JPEG, GIF and WebP images → one page without text, counted as a message's
   image is (:func:`~parley.core.context.tokens.image_data_tokens`): a chat is given the
-  image itself (:mod:`parley.core.tools.space_images`), and search finds nothing in it;
+  image itself (:mod:`parley.core.tools.space_images`), and search finds nothing in it.
+  It is decoded whole first (one damaged or cut short is refused) and must fit every
+  provider's limits (:func:`read_image`), since it goes with every message of every chat;
 * anything else → :class:`NotADocument`.
 
 Synchronous and possibly slow (a long PDF takes seconds): callers run it off the GUI thread.
@@ -27,10 +29,14 @@ from parley.core.attachments.files import (
     IMAGE_TYPES,
     PDF,
     AttachmentError,
+    AttachmentTooLarge,
     decode_text,
+    decoded_size,
+    size_text,
     sniff,
     what_bytes,
 )
+from parley.core.attachments.limits import ANTHROPIC_LIMITS
 from parley.core.context.tokens import image_data_tokens, text_tokens
 
 log = logging.getLogger(__name__)
@@ -84,6 +90,30 @@ def pdf_page_texts(data: bytes, name: str) -> list[str]:
         raise NotADocument(name, "a PDF that could not be read (damaged?)") from exc
 
 
+def read_image(data: bytes, name: str, media_type: str) -> DocumentText:
+    """Check an image whole and count it (one page without text).
+
+    Raises:
+        NotADocument: damaged or cut short, or larger than a provider takes (Anthropic's
+            limits, the strictest: 3.75 MB before base64, 8000 px a side).
+    """
+    try:
+        width, height = decoded_size(data, name)
+    except AttachmentTooLarge as exc:
+        raise NotADocument(name, "an image with too many pixels to open safely",
+                           "Save a smaller copy and add that. ") from exc
+    except AttachmentError as exc:
+        raise NotADocument(name, "a damaged or incomplete image",
+                           "Save or export it again from the program that made it. ") from exc
+    most, side = ANTHROPIC_LIMITS.raw_image_max() or 0, ANTHROPIC_LIMITS.image_max_side_px or 0
+    if len(data) > most or max(width, height) > side:
+        raise NotADocument(
+            name, f"an image of {size_text(len(data))}, {width}×{height} px: larger than "
+            f"every provider takes ({size_text(most)}, {side} px a side)",
+            "Save a smaller copy and add that. ")
+    return DocumentText(media_type, [""], image_data_tokens(base64.b64encode(data).decode()))
+
+
 def read_document(data: bytes, name: str) -> DocumentText:
     """Recognise a document's bytes and read its text.
 
@@ -96,12 +126,12 @@ def read_document(data: bytes, name: str) -> DocumentText:
 
     Raises:
         NotADocument: a binary file other than a PDF or an image, an unreadable PDF,
-            or a file without text (empty, or a PDF of scans).
+            a file without text (empty, or a PDF of scans), or an image damaged or too
+            large (:func:`read_image`).
     """
     media_type = sniff(data)
     if media_type in IMAGE_TYPES:
-        return DocumentText(media_type, [""],
-                            image_data_tokens(base64.b64encode(data).decode("ascii")))
+        return read_image(data, name, media_type)
     if media_type == PDF:
         pages = pdf_page_texts(data, name)
     else:

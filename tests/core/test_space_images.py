@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from parley.core.attachments.document_text import read_document
+from parley.core.attachments.document_text import NotADocument, read_document
 from parley.core.context.tokens import image_data_tokens
 from parley.core.tools.space_documents import describe
 from tests.core.images import png
@@ -51,6 +51,10 @@ def test_an_image_is_one_page_counted_like_an_attached_image():
     doc = read_document(CHART, "chart.png")
     assert (doc.media_type, doc.pages) == ("image/png", [""])
     assert doc.tokens == image_data_tokens(base64.b64encode(CHART).decode()) > 0
+    with pytest.raises(NotADocument, match="it is a damaged or incomplete image"):
+        read_document(CHART[: len(CHART) // 2], "cut.png")
+    with pytest.raises(NotADocument, match=r"9000×10 px: larger than every provider takes"):
+        read_document(png(size=(9000, 10)), "wide.png")
 
 
 async def test_an_image_is_sent_first_on_anthropic_and_the_cache_holds_for_20_turns(env):
