@@ -290,9 +290,15 @@ class ChatAttachments:
     def begin_edit(self, blocks: Iterable[Block]) -> None:
         """A sent message is being edited: the tray shows its files (removable) instead of
         the files pending for the next message, which :meth:`end_edit` brings back."""
+        self.begin_edit_files(files_of(blocks))
+
+    def begin_edit_files(self, files: Iterable[tuple[str, bytes]]) -> None:
+        """A message is being edited (sent, or queued): the tray shows ``files`` ((name,
+        bytes), read again) instead of the files pending for the next message, which
+        :meth:`end_edit` brings back."""
         sid = self.chat.session_id
         self._before_edit = (sid, self._lists.pop(sid, []))
-        for name, data in files_of(blocks):
+        for name, data in files:
             self.add_bytes(data, name)
         self.refresh()
 

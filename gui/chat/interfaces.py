@@ -11,7 +11,7 @@ what is used through it; a member added here is a new dependency, made visible.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -141,6 +141,12 @@ class AttachmentsView(Protocol):
     def open_dialog(self) -> bool: ...
 
     def refresh(self) -> None: ...
+
+    def add_bytes(self, data: bytes, name: str) -> None: ...
+
+    def begin_edit_files(self, files: Iterable[tuple[str, bytes]]) -> None: ...
+
+    def end_edit(self) -> None: ...
 
 
 class OrganizerView(Protocol):

@@ -5,7 +5,9 @@ queue instead of refusing it: saved at once (``Store.queue_message``, so a crash
 a quit keeps it), shown one line each under the reply (:class:`QueueView`), and sent,
 first queued first, as soon as the reply before it is saved. Each chat keeps its own
 queue, so several chats can stream and queue at once. A message with attached files is
-not queued: it stays in the box, as before, until the reply is done.
+queued with them: their bytes are saved with it (``parley.gui.chat.queue_files``), its
+line says "📎 2 files", and they are sent with it; editing it brings them back to the
+tray, taking it back drops them.
 
 The person stays in charge, keyboard first:
 
@@ -27,19 +29,21 @@ saved), a new Enter goes behind it (:meth:`ChatQueue.holds`), never ahead.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-from parley.core.content import TextBlock
 from parley.core.errors import ParleyError
 from parley.core.store.queued import QueuedMessage
+from parley.gui.chat.queue_files import blocks_of, new_files, queued_files, tray_files
 from parley.gui.chat.queue_view import QueueView
 
 if TYPE_CHECKING:
     from parley.gui.chat.interfaces import ChatRunsView, OpenChat
     from parley.gui.chat.parts import ChatParts
 
+#: Said when Enter comes before an edited queued message's files are back in the tray.
+FILES_LOADING = "Still reading the queued message's files: press Enter again in a moment."
 #: The message box's banner while a queued message is edited in it.
 EDITING = "Editing a queued message  ·  Enter puts it back in its place, Esc leaves it as it was"
 QUEUED_PAUSED = ("Queued after the paused messages: press Enter in the empty box (or Send now) "
@@ -68,6 +72,8 @@ class ChatQueue:
         self.leaving: dict[str, str] = {}
         #: The queued message edited in the message box, if any.
         self.editing: QueuedMessage | None = None
+        #: The edited message's files are being read back into the tray.
+        self.files_loading = False
         #: session id -> how many messages are being saved to its queue (not listed yet).
         self.adding: dict[str, int] = {}
         self.closing = False
@@ -106,19 +112,23 @@ class ChatQueue:
         """Chat ``sid``'s queued messages as known to the window, first to go first."""
         return list(self.items.get(sid, ()))
 
-    def add(self, sid: str, text: str) -> None:
-        """Queue ``text`` in chat ``sid`` (Enter while its reply streams): the box is
+    def add(self, sid: str, text: str, taken: Any = None) -> None:
+        """Queue ``text`` in chat ``sid`` (Enter while its reply streams) with the files
+        ``taken`` from its tray (a ``parley.gui.chat.attach.Taken``, or None): the box is
         emptied at once; the message is saved, shown, and sent when its turn comes."""
         self.parts.composer.clear()
         self.chat.drafts.typed(sid, "")
         self.adding[sid] = self.adding.get(sid, 0) + 1
-        self.parts.tasks.spawn(self._add(sid, text), name="queue-message")
+        self.parts.tasks.spawn(self._add(sid, text, taken), name="queue-message")
 
-    async def _add(self, sid: str, text: str) -> None:
+    async def _add(self, sid: str, text: str, taken: Any) -> None:
+        files = new_files(taken.items) if taken is not None else []
         try:
-            message = await self.chat.store.queue_message(sid, text)
+            message = await self.chat.store.queue_message(sid, text, files)
         except ParleyError:
             self.runs.give_back(text)  # not saved: the words go back to the box
+            if taken is not None:
+                self.chat.attachments.give_back(taken)  # and the files to the tray
             raise
         finally:
             self.adding[sid] -= 1
@@ -219,28 +229,56 @@ class ChatQueue:
             self.parts.status.showMessage(
                 "Empty the message box first: a queued message is edited in it.", 8_000)
             return
+        if self.editing is not None:  # another one was edited: its tray goes
+            self.chat.attachments.end_edit()
         self.editing = found[0]
+        # The tray shows this message's files (the files pending for the next message
+        # come back when the edit ends).
+        self.chat.attachments.begin_edit_files([])
+        if found[0].files:
+            self.files_loading = True
+            self.parts.tasks.spawn(self._files_to_tray(found[0]), name="queued-files")
         self.parts.composer.set_text(found[0].text)
         self.parts.composer_bar.banner.setText(EDITING)
         self.parts.composer_bar.banner.setVisible(True)
         self.parts.composer.setFocus()
 
+    async def _files_to_tray(self, message: QueuedMessage) -> None:
+        """Read an edited queued message's files back into the tray."""
+        try:
+            files = await tray_files(self.chat.store, message)
+        finally:
+            self.files_loading = False
+        if self.editing is not None and self.editing.id == message.id \
+                and self.chat.session_id == message.session_id:
+            for name, data in files:
+                self.chat.attachments.add_bytes(data, name)
+
     def finish_edit(self, text: str) -> None:
-        """Enter while a queued message is edited: it takes ``text`` in its place (an
-        empty text takes it back)."""
+        """Enter while a queued message is edited: it takes ``text`` and the tray's files
+        in its place (neither: it is taken back)."""
         message = self.editing
         if message is None:
             return
-        if not text.strip():
+        files = self.chat.attachments
+        if self.files_loading:
+            self.parts.status.showMessage(FILES_LOADING, 8_000)
+            return
+        if files.has_pending() and not files.ready_to_send(
+                self.chat.models.model_for(message.session_id) or ""):
+            return  # a file is still being read, or over the model's limits (it says)
+        taken = files.take()
+        if not text.strip() and not taken.items:
             self.take_back(message.id)
             self._end_edit()
             return
         edited = QueuedMessage(message.id, message.session_id, message.position, text,
-                               message.created_at)
+                               message.created_at, queued_files(taken.items))
         self.items[message.session_id] = [edited if m.id == message.id else m
                                           for m in self.items.get(message.session_id, ())]
-        self.parts.tasks.spawn(self.chat.store.edit_queued(message.id, text),
-                               name="edit-queued")
+        self.parts.tasks.spawn(
+            self.chat.store.edit_queued(message.id, text, new_files(taken.items)),
+            name="edit-queued")
         self._end_edit()
         self.refresh()
         self.pump(message.session_id)
@@ -254,6 +292,7 @@ class ChatQueue:
 
     def _end_edit(self) -> None:
         message, self.editing = self.editing, None
+        self.chat.attachments.end_edit()  # the files pending before it are back
         self.parts.composer_bar.banner.setVisible(False)
         self.parts.composer.clear()
         if message is not None:
@@ -271,11 +310,17 @@ class ChatQueue:
         message = queue.pop(0)
         self.leaving[sid] = message.id
         self.refresh()
-        model = self.chat.models.model_for(sid)
-        self.parts.tasks.spawn(
-            self.runs.run(sid, "send", [TextBlock(message.text)], model, None,
-                          turn_id=message.id, on_saved=lambda: self._sent(message)),
-            name="send-queued")
+        self.parts.tasks.spawn(self._send(sid, message), name="send-queued")
+
+    async def _send(self, sid: str, message: QueuedMessage) -> None:
+        """Send a queued message, its files read back from the store first."""
+        try:
+            blocks = await blocks_of(self.chat.store, message)
+        except ParleyError:  # a file unreadable: it waits, paused, for the person
+            self.after_run(sid, finished=False)
+            raise
+        await self.runs.run(sid, "send", blocks, self.chat.models.model_for(sid), None,
+                            turn_id=message.id, on_saved=lambda: self._sent(message))
 
     def _sent(self, message: QueuedMessage) -> None:
         """The queued message is the chat's saved user turn now: its row goes."""
@@ -323,6 +368,7 @@ class ChatQueue:
         left = self.editing
         if left is not None and left.session_id != sid:  # the edit is left as it was
             self.editing = None
+            self.chat.attachments.end_edit()  # its files leave the tray
             self.parts.composer_bar.banner.setVisible(False)
             # The box's text was that chat's draft meanwhile: it is the queued message's.
             self.parts.tasks.spawn(self.chat.drafts.discard(left.session_id),

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.store.queued import QueuedMessage
+from parley.gui.chat.queue_files import files_note
 
 #: The heading while the queue goes out by itself, one message per saved reply.
 GOING = "Queued · sent when the reply is saved · Esc pauses"
@@ -147,10 +148,13 @@ class QueueView(QFrame):
         keep = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
         self.lines.clear()
         for n, m in enumerate(messages, 1):
-            item = QListWidgetItem(f"{n}.  {one_line(m.text)}")
+            note = files_note(m)  # "📎 2 files" before the words
+            words = "  ".join(w for w in (note, one_line(m.text)) if w)
+            item = QListWidgetItem(f"{n}.  {words}")
             item.setData(Qt.ItemDataRole.UserRole, m.id)
             item.setData(_WHOLE, item.text())
-            item.setToolTip(m.text[:2000])
+            names = "\n".join(f"📎 {f.name}" for f in m.files)
+            item.setToolTip("\n\n".join(t for t in (m.text[:2000], names) if t))
             self.lines.addItem(item)
             if m.id == keep:
                 self.lines.setCurrentItem(item)

@@ -152,12 +152,15 @@ class ChatRuns:
         starting = self.chat.runner is None
         model = self.chat.current_model()
         why = self.why_not_send(sid)
-        if sid is not None and editing is None and not has_files and (
+        if sid is not None and editing is None and (
                 why == STILL_REPLYING or (why in (None, WAITING) and self.queue.holds(sid))):
             # A reply is coming, or the queue is not done (messages wait, one is leaving
-            # or being saved): queued behind them, in order. A message waiting for its
-            # provider (Parley starting) still keeps the next one in the box (WAITING).
-            self.queue.add(sid, text)
+            # or being saved): queued behind them, in order, with its files (once read
+            # and within the model's limits). A message waiting for its provider (Parley
+            # starting) still keeps the next one in the box (WAITING).
+            if has_files and not files.ready_to_send(model or ""):
+                return True  # a file is still being read, or over the limits (it says)
+            self.queue.add(sid, text, files.take() if has_files else None)
             return True
         waits = self.waits
         if why is None and (editing is not None or has_files) and not waits.provider_ready(model):
