@@ -3,7 +3,7 @@
 Run by ``tests/e2e/test_queue_kill.py``: ``python -m tests.e2e.queue_worker HOME BASE_URL``.
 It opens the window on HOME with the fake provider's Anthropic API at BASE_URL, types a
 message and Enter, and while the (slow) reply streams types two more, each with Enter,
-as a person does. Once both are queued (saved), it prints ``queued`` and keeps streaming
+as a person does; the second with an image pasted (Ctrl+V) into the box first. Once both are queued (saved), it prints ``queued`` and keeps streaming
 until it is killed.
 """
 
@@ -19,6 +19,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_API", "pyside6")
 
 from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtGui import QImage  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -49,8 +50,15 @@ async def drive(home: Path, base_url: str) -> None:
 
     say("Tell me a very long story")
     await until(lambda: w.composer_bar.busy and bool(w.chat.partial), 60)
-    for text in QUEUED:
-        say(text)
+    say(QUEUED[0])
+    image = QImage(32, 24, QImage.Format.Format_RGB32)
+    image.fill(Qt.GlobalColor.darkCyan)
+    QApplication.clipboard().setImage(image)
+    w.composer.setFocus()
+    QTest.keyClick(w.composer, Qt.Key.Key_V, Qt.KeyboardModifier.ControlModifier)
+    pending = w.chat.attachments.pending
+    await until(lambda: len(pending()) == 1 and pending()[0].ready, 30)
+    say(QUEUED[1])  # with the pasted image
     sid = w.chat.session_id
     await until(lambda: len(w.chat.runs.queue.messages(sid)) == 2, 30)
     print("queued", sid, flush=True)

@@ -1,4 +1,5 @@
-"""SIGKILL Parley while a reply streams with two messages queued: neither is lost.
+"""SIGKILL Parley while a reply streams with two messages queued: neither is lost, nor
+the image pasted into the second.
 
 A real window in a process of its own (``tests/e2e/queue_worker.py``) types a message,
 then two more while the reply streams (queued, saved when queued), and is killed with
@@ -46,6 +47,8 @@ def test_a_sigkill_with_two_queued_messages_loses_neither(driver: Any, home: Pat
 
     with Store.open(home / "sessions.db") as db:  # as the next start reads it
         assert [m.text for m in db.queued_messages(sid)] == list(QUEUED)
+        assert [[f.name for f in m.files] for m in db.queued_messages(sid)] == [
+            [], ["Pasted image.png"]]
         turns = db.history(sid)
         assert [t.text() for t in turns if t.role == "user"] == ["Tell me a very long story"]
 
@@ -63,3 +66,5 @@ def test_a_sigkill_with_two_queued_messages_loses_neither(driver: Any, home: Pat
                  timeout=30)
     driver.settle(w)
     assert driver.run(w.chat.store.queued_sessions()) == {}
+    turns = driver.run(w.chat.store.history(sid))
+    assert [b.type for b in turns[-2].blocks] == ["image", "text"]  # sent with its image
