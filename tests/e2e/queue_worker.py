@@ -3,8 +3,8 @@
 Run by ``tests/e2e/test_queue_kill.py``: ``python -m tests.e2e.queue_worker HOME BASE_URL``.
 It opens the window on HOME with the fake provider's Anthropic API at BASE_URL, types a
 message and Enter, and while the (slow) reply streams types two more, each with Enter,
-as a person does; the second with an image pasted (Ctrl+V) into the box first. Once both are queued (saved), it prints ``queued`` and keeps streaming
-until it is killed.
+as a person does; the second with an image pasted (Ctrl+V) into the box first. Once
+both are queued (saved), it prints ``queued`` and keeps streaming until it is killed.
 """
 
 from __future__ import annotations
