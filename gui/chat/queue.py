@@ -6,7 +6,7 @@ a quit keeps it), shown one line each under the reply (:class:`QueueView`), and 
 first queued first, as soon as the reply before it is saved. Each chat keeps its own
 queue, so several chats can stream and queue at once. A message with attached files is
 queued with them: their bytes are saved with it (``parley.gui.chat.queue_files``), its
-line says "📎 2 files", and they are sent with it; editing it brings them back to the
+line says "[2 files]", and they are sent with it; editing it brings them back to the
 tray, taking it back drops them.
 
 The person stays in charge, keyboard first:

@@ -35,12 +35,12 @@ def queued_files(items: Iterable[Pending]) -> tuple[QueuedFile, ...]:
 
 
 def files_note(message: QueuedMessage) -> str:
-    """What a queued message's line says of its files: "" (none), "📎 photo.png" (one),
-    "📎 2 files"."""
+    """What a queued message's line says of its files: "" (none), "[photo.png]" (one),
+    "[2 files]" (plain characters: no emoji font is needed to read it)."""
     n = len(message.files)
     if not n:
         return ""
-    return f"📎 {message.files[0].name}" if n == 1 else f"📎 {n} files"
+    return f"[{message.files[0].name}]" if n == 1 else f"[{n} files]"
 
 
 async def tray_files(store: AsyncStore, message: QueuedMessage) -> list[tuple[str, bytes]]:

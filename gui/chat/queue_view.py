@@ -148,12 +148,12 @@ class QueueView(QFrame):
         keep = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
         self.lines.clear()
         for n, m in enumerate(messages, 1):
-            note = files_note(m)  # "📎 2 files" before the words
+            note = files_note(m)  # "[2 files]" before the words
             words = "  ".join(w for w in (note, one_line(m.text)) if w)
             item = QListWidgetItem(f"{n}.  {words}")
             item.setData(Qt.ItemDataRole.UserRole, m.id)
             item.setData(_WHOLE, item.text())
-            names = "\n".join(f"📎 {f.name}" for f in m.files)
+            names = "\n".join(f"Attached: {f.name}" for f in m.files)
             item.setToolTip("\n\n".join(t for t in (m.text[:2000], names) if t))
             self.lines.addItem(item)
             if m.id == keep:

@@ -8,7 +8,8 @@ Usage::
 A child process starts the fake provider server, opens the real window on a fresh
 Parley home (offscreen: no X server needed), sends a message whose reply streams
 slowly, types three more messages with Enter while it streams (as a person does:
-key events), and grabs the window (``QWidget.grab``): the reply coming, the queue
+key events; the second with two files attached, as a drop on the box attaches them),
+and grabs the window (``QWidget.grab``): the reply coming, the queue
 under it. File: ``<out>/queue-<scheme>.png``.
 """
 
@@ -34,6 +35,17 @@ REPLY = ("**Day 1 — Alfama and the castle.** Start early at the Miradouro de S
 QUEUED = ("Which of these needs a booking ahead?",
           "And a rainy-day plan for day 2, please",
           "Keep the whole thing under 400 euros for two")
+
+
+def _map_png() -> bytes:
+    """A small picture to attach (PNG bytes)."""
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (320, 200), "#2f6f9f").save(out, "PNG")
+    return out.getvalue()
 
 
 def run_child(scheme: str, out: Path) -> int:
@@ -80,7 +92,15 @@ def run_child(scheme: str, out: Path) -> int:
             while not (w.composer_bar.busy and w.chat.partial):
                 await asyncio.sleep(0.05)
             await asyncio.sleep(2.5)  # a few lines of the reply
-            for text in QUEUED:
+            for n, text in enumerate(QUEUED):
+                if n == 1:  # with two files, as dropped on the box
+                    files = w.chat.attachments
+                    files.add_bytes(_map_png(), "metro-map.png")
+                    files.add_bytes(b"Museums open 10:00-18:00, closed Mondays.\n",
+                                    "opening-hours.txt")
+                    while not (len(files.pending()) == 2
+                               and all(p.ready for p in files.pending())):
+                        await asyncio.sleep(0.05)
                 say(text)
             sid = w.chat.session_id
             while len(w.chat.runs.queue.messages(sid or "")) < len(QUEUED):

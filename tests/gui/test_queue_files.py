@@ -51,7 +51,7 @@ def test_a_message_with_an_image_queued_during_a_reply_is_sent_after_it(
     driver.send("what is in this picture?", w)  # Enter while the reply streams: queued
     driver.until(lambda: queued(w, sid) == ["what is in this picture?"])
     view = w.chat.runs.queue.view
-    assert view.texts() == ["1.  📎 photo.png  what is in this picture?"]
+    assert view.texts() == ["1.  [photo.png]  what is in this picture?"]
     assert w.composer.text() == "" and w.composer_bar.tray.count() == 0
     (saved,) = driver.run(w.chat.store.queued_messages(sid))
     assert [f.name for f in saved.files] == ["photo.png"]  # saved with the message
@@ -79,7 +79,7 @@ def test_a_restart_keeps_the_queued_files_and_sends_them(driver: Any, tmp_path: 
     driver.until(lambda: w.chat.session_id == sid and queued(w, sid) == ["two pictures"],
                  timeout=20)
     view = w.chat.runs.queue.view
-    assert view.heading.text() == RESTORED and view.texts() == ["1.  📎 2 files  two pictures"]
+    assert view.heading.text() == RESTORED and view.texts() == ["1.  [2 files]  two pictures"]
     driver.qtbot.mouseClick(view.send_button, Qt.MouseButton.LeftButton)  # "send them now?"
     driver.until(lambda: user_texts(driver, w, sid)[-1:] == ["two pictures"], timeout=30)
     driver.settle(w)
@@ -111,7 +111,7 @@ def test_up_brings_the_files_back_to_the_tray_and_delete_drops_them(
     (message,) = driver.run(w.chat.store.queued_messages(sid))
     assert (message.text, [f.name for f in message.files]) == ("two files, one now", ["a.png"])
     assert [p.name for p in ready(w)] == ["next.png"]  # the pending file is back
-    assert w.chat.runs.queue.view.texts() == ["1.  📎 a.png  two files, one now"]
+    assert w.chat.runs.queue.view.texts() == ["1.  [a.png]  two files, one now"]
 
     # Alt+Q, Delete: taken back; its file's bytes go (no turn uses them).
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Q, Qt.KeyboardModifier.AltModifier)
