@@ -175,7 +175,13 @@ class RequestStream:
                     window=window,
                 )
             except ProviderError as exc:
-                if builder.has_content or not self._tools.rejected(exc, request, provider):
+                if builder.has_content:
+                    raise
+                fewer = await self._tools.without_images(request, session, model_ref, exc)
+                if fewer is not None:  # a model without vision: the space's images in words
+                    request = fewer
+                    continue
+                if not self._tools.rejected(exc, request, provider):
                     raise
                 tools_on = False
                 request = await self._tools.without_tools(

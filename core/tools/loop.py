@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from parley.core.attachments.limits import MediaRefused, explain_refusal
 from parley.core.content import Block, ToolUseBlock, Turn
 from parley.core.providers.base import ChatRequest
 from parley.core.providers.errors import BadRequest, ProviderError, ServerError
@@ -347,6 +348,22 @@ class RunTools:
         given = await self.executor.prompts.given(session.id)
         images = given.images if given is not None else []
         return replace(request, turns=await space_images.for_request(self.store, images, turns))
+
+    async def without_images(self, request: ChatRequest, session: Session, model_ref: str,
+                             error: ProviderError) -> ChatRequest | None:
+        """The request again with the space's images named in words
+        (``space_images.as_words``) when ``error`` is the server refusing images and the
+        request carries the chat's space images; else None."""
+        given = (await self.executor.prompts.given(session.id)
+                 if self.executor is not None else None)
+        if given is None or not given.images:
+            return None
+        refusal = explain_refusal(error, model_ref=model_ref, turns=request.turns)
+        if not (isinstance(refusal, MediaRefused) and refusal.media == "image"):
+            return None
+        names = dict(zip(given.shas, given.names, strict=False))
+        turns = space_images.as_words(request.turns, given.images, names)
+        return replace(request, turns=turns) if turns is not None else None
 
     def rejected(self, exc: BaseException, request: ChatRequest, provider: Provider) -> bool:
         """True when ``exc`` is the server refusing the request's tools (:func:`rejects_tools`)."""

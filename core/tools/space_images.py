@@ -9,6 +9,10 @@ converted like a message's attached images: per provider, a placeholder for a mo
 without vision, counted in the request's tokens, and inside the prefix Anthropic's
 ``cache_control`` marks cache (the first turn never changes).
 
+A model that reads no images makes its server refuse the request; it is then sent again
+with each of the space's images named in words instead (:func:`as_words`), so a space's
+image does not stop its chats from working with such a model.
+
 A chat keeps the images it was given: their bytes are copied when its prompt is frozen
 (:func:`keep`, ``parley.core.store.space_images``), so a document replaced later does
 not change what an older chat sends.
@@ -20,7 +24,7 @@ import base64
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from parley.core.content import Block, ImageBlock, Turn
+from parley.core.content import Block, ImageBlock, TextBlock, Turn
 from parley.core.store.space_documents import SpaceDocument
 
 if TYPE_CHECKING:
@@ -74,3 +78,27 @@ async def for_request(store: AsyncStore, images: Sequence[str],
     if not images:
         return list(turns)
     return with_images(turns, await store.kept_space_images(images))
+
+
+def as_words(turns: Sequence[Turn], images: Sequence[str],
+             names: dict[str, str]) -> list[Turn] | None:
+    """Return ``turns`` with the space's images (sha256s ``images``) at the start of the
+    first user turn replaced by a line naming each (``names``: sha256 → document name),
+    for a model that reads no images; None when no such image is there."""
+    out = list(turns)
+    first = next((i for i, t in enumerate(out) if t.role == "user" and not t.aborted), None)
+    if first is None:
+        return None
+    blocks = list(out[first].blocks)
+    lead = 0
+    while (lead < len(blocks) and isinstance(blocks[lead], ImageBlock)
+           and getattr(blocks[lead], "attachment_id", None) in images):
+        lead += 1
+    if lead == 0:
+        return None
+    said = ", ".join(names.get(getattr(b, "attachment_id", "") or "", "an image")
+                     for b in blocks[:lead])
+    words = TextBlock(f"[The space's images ({said}) are not shown: this model does not "
+                      "read images.]")
+    out[first] = out[first].with_blocks([words, *blocks[lead:]])
+    return out

@@ -124,3 +124,18 @@ async def test_a_replaced_image_does_not_change_what_an_older_chat_sends(env):
     env.fake.script("Red still.")
     await env.send(older, "Once more?")
     assert anthropic_images(env.bodies()[-1]) == [CHART]
+
+
+async def test_a_model_without_vision_gets_the_images_named_in_words(env):
+    space = await space_with(env, "Charts", ("chart.png", CHART))
+    sid = await chat_in(env, space)
+    env.fake.fail("bad_request", message="image input is not supported - hint: mmproj")
+    env.fake.script("I cannot see images.")
+    await env.send(sid, "What colour?", model="local:llama3.2")
+    refused, again = env.bodies()
+    assert "data:image/png;base64," in json.dumps(refused)
+    text = json.dumps(again)
+    assert "data:image/png" not in text
+    assert "The space's images (chart.png) are not shown" in text
+    turns = await env.store.get_turns(sid)
+    assert turns[-1].role == "assistant" and "cannot see" in turns[-1].blocks[0].text
