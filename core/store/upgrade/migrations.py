@@ -26,8 +26,9 @@ without a write. The attachment store (``attachments``, ``turn_attachments``
 and their triggers) is the first; the conversation tree (``turn_links``,
 ``turn_path``, filled from the turns, version sessions folded into their chats
 after a backup: ``parley.core.store.upgrade.tree``) the second, the queue of messages
-written while a reply streamed (``queued_messages``) the third, the space documents
-(``space_documents``, ``space_document_pages``, ``space_document_fts``) the fourth.
+written while a reply streamed (``queued_messages``) the third, their files
+(``queued_files`` and its triggers) the fourth, the space documents
+(``space_documents``, ``space_document_pages``, ``space_document_fts``) the fifth.
 Once a format
 has been released, a change that an older Parley could not read must be a
 versioned step instead (an older build then refuses the file as newer rather
