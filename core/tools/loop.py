@@ -346,8 +346,11 @@ class RunTools:
                     session, stored, own=own, mcp=mcp))
         turns = self.executor.wire_turns(request.turns)
         given = await self.executor.prompts.given(session.id)
-        images = given.images if given is not None else []
-        return replace(request, turns=await space_images.for_request(self.store, images, turns))
+        if given is None or not given.images:
+            return replace(request, turns=turns)
+        names = dict(zip(given.shas, given.names, strict=False))
+        return replace(request, turns=await space_images.for_request(
+            self.store, given.images, turns, names))
 
     async def without_images(self, request: ChatRequest, session: Session, model_ref: str,
                              error: ProviderError) -> ChatRequest | None:

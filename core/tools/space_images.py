@@ -49,15 +49,17 @@ async def keep(store: AsyncStore, images: Sequence[str]) -> None:
         await store.keep_space_images(images)
 
 
-def with_images(turns: Sequence[Turn], images: Sequence[KeptImage]) -> list[Turn]:
+def with_images(turns: Sequence[Turn], images: Sequence[KeptImage],
+                lost: Sequence[str] = ()) -> list[Turn]:
     """Return ``turns`` with ``images`` put at the start of the first user turn that was
     not cut off (unchanged when there are none, or no such turn).
 
     The blocks carry the bytes (base64) and ``attachment_id`` (their sha256), as an
-    attached image read back from the store and hydrated does.
+    attached image read back from the store and hydrated does. ``lost``: the names of
+    images given whose bytes are stored nowhere any more, said in one line after them.
     """
     out = list(turns)
-    if not images:
+    if not images and not lost:
         return out
     first = next((i for i, t in enumerate(out) if t.role == "user" and not t.aborted), None)
     if first is None:
@@ -67,17 +69,28 @@ def with_images(turns: Sequence[Turn], images: Sequence[KeptImage]) -> list[Turn
                    attachment_id=k.sha256)
         for k in images
     ]
+    if lost:
+        blocks.append(TextBlock(f"[The space's images {', '.join(lost)} given to this "
+                                "conversation are no longer stored and cannot be shown.]"))
     out[first] = out[first].with_blocks(blocks + list(out[first].blocks))
     return out
 
 
-async def for_request(store: AsyncStore, images: Sequence[str],
-                      turns: Sequence[Turn]) -> list[Turn]:
+async def for_request(store: AsyncStore, images: Sequence[str], turns: Sequence[Turn],
+                      names: dict[str, str] | None = None) -> list[Turn]:
     """The turns to send: the chat's space images (``Given.images``, sha256s as frozen)
-    put first."""
+    put first; one stored nowhere any more is named in words (``names``: sha256 → name).
+
+    (A kept image's row in ``attachments`` is released, like any, when the last turn or
+    queued message holding the same bytes lets go of them; with its document replaced or
+    removed too, its bytes are gone: ``parley.core.store.space_images``.)
+    """
     if not images:
         return list(turns)
-    return with_images(turns, await store.kept_space_images(images))
+    kept = await store.kept_space_images(images)
+    have = {k.sha256 for k in kept}
+    lost = [(names or {}).get(s, "an image") for s in images if s not in have]
+    return with_images(turns, kept, lost)
 
 
 def as_words(turns: Sequence[Turn], images: Sequence[str],

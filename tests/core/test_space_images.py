@@ -10,10 +10,12 @@ import json
 import pytest
 
 from parley.core.attachments.document_text import NotADocument, read_document
+from parley.core.attachments.files import from_bytes
+from parley.core.content import TextBlock
 from parley.core.context.tokens import image_data_tokens
 from parley.core.tools.space_documents import describe
 from tests.core.images import png
-from tests.core.tool_support import GPT, Env, system_text
+from tests.core.tool_support import GPT, SONNET, Env, system_text
 
 NOTES = ("House style: write dates as 2026-03-01. " * 200).encode()  # about 2,000 tokens
 CHART = png((200, 30, 30), (64, 48))
@@ -139,3 +141,25 @@ async def test_a_model_without_vision_gets_the_images_named_in_words(env):
     assert "The space's images (chart.png) are not shown" in text
     turns = await env.store.get_turns(sid)
     assert turns[-1].role == "assistant" and "cannot see" in turns[-1].blocks[0].text
+
+
+async def test_an_image_stored_nowhere_any_more_is_named_in_words(env):
+    # The known gap: a kept copy is released like any attachment when the last message
+    # holding the same bytes goes; with its document removed too, the bytes are gone.
+    space = await space_with(env, "Charts", ("chart.png", CHART))
+    older = await chat_in(env, space)
+    env.fake.script("Red.")
+    await env.send(older, "Colour?")
+    (doc,) = await env.store.space_documents(space)
+    await env.store.remove_space_document(doc.id)
+    other = await env.session()
+    env.fake.script("A chart.")
+    await env.runner.send(other, [TextBlock("This?"), from_bytes(CHART, "c.png").to_block()],
+                          model_ref=SONNET)
+    await env.store.delete_session(other)
+    env.fake.script("Gone.")
+    await env.send(older, "And now?")
+    content = first_user_content(env.bodies()[-1])
+    assert [b["type"] for b in content] == ["text", "text"]
+    assert "images chart.png given to this conversation are no longer stored" in \
+        content[0]["text"]
