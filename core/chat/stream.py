@@ -133,7 +133,7 @@ class RequestStream:
         messages = to_messages(stored, provider.caps)
         check_turns(messages, limits_for(provider.caps.kind))
         session_id = session.id
-        window = self.hub.model_info(model_ref).context_window  # sent or searched documents
+        window = self._window(model_ref)  # the space's documents: sent or searched
         request = await self._tools.request(session, model_id, stored, tools_on,
                                             own=own, mcp=mcp, window=window)
         request.keep_messages(stored, provider.caps, messages)  # converted once per request
@@ -187,6 +187,14 @@ class RequestStream:
                 request = await self._tools.without_tools(
                     request, session, stored, model_ref, exc, emit
                 )
+
+    def _window(self, model_ref: str) -> int | None:
+        """The model's context window (tokens), or None when the hub's catalog lacks the
+        model (``ParleyError``): its documents are then sent, as to an unknown window."""
+        try:
+            return int(self.hub.model_info(model_ref).context_window)
+        except ParleyError:
+            return None
 
     def _too_long(self, model_ref: str, stored: list[Turn], request: ChatRequest,
                   error: ContextOverflow, *, compacted: bool) -> ParleyError:

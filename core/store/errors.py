@@ -81,6 +81,15 @@ class DuplicateTurn(StoreError):
         self.turn_id = turn_id
 
 
+class DocumentNotFound(StoreError):
+    """No space document has this id (removed meanwhile, e.g. by another Parley)."""
+
+    def __init__(self, document_id: str) -> None:
+        super().__init__("That document is no longer in the space (it was removed). "
+                         "Nothing was changed.")
+        self.document_id = document_id
+
+
 class QueuedMessageNotFound(StoreError):
     def __init__(self, message_id: str) -> None:
         super().__init__("That queued message is no longer waiting: it was sent or taken back.")

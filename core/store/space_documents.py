@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection, Row
 
 from parley.core.attachments.document_text import DocumentText
 from parley.core.content import new_id, now_ms
-from parley.core.store.errors import InvalidSearchQuery, StoreError
+from parley.core.store.errors import DocumentNotFound, InvalidSearchQuery
 from parley.core.store.schema import space_document_pages as P
 from parley.core.store.schema import space_documents as D
 from parley.core.store.spaces import get as get_space
@@ -36,15 +36,6 @@ MATCH_START, MATCH_END = "**", "**"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _PHRASE = re.compile(r'"([^"]*)"')
 MAX_QUERY_CHARS = 500
-
-
-class DocumentNotFound(StoreError):
-    """No space document has this id (removed meanwhile, e.g. by another Parley)."""
-
-    def __init__(self, document_id: str) -> None:
-        super().__init__("That document is no longer in the space (it was removed). "
-                         "Nothing was changed.")
-        self.document_id = document_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,6 +155,9 @@ class FrozenPrompts:
         self.store = store
         self.memories = memories
         self.library = library
+        #: What each chat was given, as :meth:`get` last read or saved its frozen record
+        #: (the request that follows asks for it again: tools, the space's images).
+        self._given: dict[str, Given | None] = {}
 
     async def render(self, session: Session, *, tools_on: bool,
                      window: int | None = None) -> str | None:
@@ -202,6 +205,7 @@ class FrozenPrompts:
             window = before.window if before is not None else None
         if (isinstance(record, Mapping) and record.get("fingerprint") == mark
                 and not await self._way_changed(record, window, tools_on)):
+            self._given[session.id] = Given.from_json(record.get("documents"))
             text = record.get("text")
             return text if isinstance(text, str) else None
         parent = getattr(session, "parent_session_id", None)
@@ -217,6 +221,7 @@ class FrozenPrompts:
         await FROZEN_PROMPT.set(
             self.store, {"text": text, "fingerprint": mark, "frozen_at": now_ms(),
                          "documents": given.to_json() if given else None}, session.id)
+        self._given[session.id] = given
         return text
 
     async def _way_changed(self, record: Mapping[str, Any], window: int | None,
@@ -231,7 +236,10 @@ class FrozenPrompts:
         return now != given.way
 
     async def given(self, session_id: str) -> Given | None:
-        """What space documents a chat was given (``space_documents.given_to``)."""
+        """What space documents a chat was given (``space_documents.given_to``): as
+        :meth:`get` last read or saved it in this process, else read from the store."""
+        if session_id in self._given:
+            return self._given[session_id]
         return await space_documents.given_to(self.store, session_id)
 
     async def _inherit(self, parent_id: str,
@@ -249,6 +257,7 @@ class FrozenPrompts:
 
     async def refresh(self, session_id: str) -> None:
         """Forget a session's frozen prompt: its next request renders memory and skills anew."""
+        self._given.pop(session_id, None)
         await FROZEN_PROMPT.set(self.store, None, session_id)
 
     async def frozen(self, session_id: str) -> str | None:

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from parley.core.attachments.document_text import NotADocument, read_document
-from parley.core.store.space_documents import DocumentNotFound
+from parley.core.store.errors import DocumentNotFound
 from parley.core.tools.space_documents import SEARCH_TOOL, describe
 from tests.core.images import make_pdf
 from tests.core.tool_support import Env, system_text, tool_names, tool_results

@@ -406,15 +406,18 @@ def create_schema(con: Connection) -> None:
 
 def create_queued_files(con: Connection) -> None:
     """Create the files of queued messages (``queued_files``, its functions and triggers)
-    where missing (idempotent; in the caller's transaction)."""
+    where missing (idempotent; in the caller's transaction). When all are there it only
+    reads, so a server that allows only reading can still be opened."""
+    missing = [(table, ddl) for name, table, ddl in pg_sql.QUEUED_FILES_TRIGGERS
+               if con.execute(text("SELECT 1 FROM pg_trigger WHERE tgname = :n AND tgrelid "
+                                   "= to_regclass(:t)"), {"n": name, "t": table}).first() is None]
+    if not missing:  # the triggers exist only after the table and their functions
+        return
     queued_files.create(con, checkfirst=True)
     for ddl in pg_sql.QUEUED_FILES_FUNCTIONS:
         con.exec_driver_sql(ddl)
-    for name, table, ddl in pg_sql.QUEUED_FILES_TRIGGERS:  # on this schema's table
-        found = con.execute(text("SELECT 1 FROM pg_trigger WHERE tgname = :n "
-                                 "AND tgrelid = to_regclass(:t)"), {"n": name, "t": table})
-        if found.first() is None:
-            con.exec_driver_sql(ddl)
+    for _table, ddl in missing:  # on this schema's table
+        con.exec_driver_sql(ddl)
 
 
 def _fold_diacritics(con: Connection) -> None:
