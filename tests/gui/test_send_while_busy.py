@@ -1,5 +1,5 @@
-"""Enter while a reply is still coming: nothing is sent, nothing is lost, and the status bar
-says why (real window, real store, real SDK against the fake provider server)."""
+"""Enter while a reply is still coming: nothing is sent before it ends, nothing is lost
+(real window, real store, real SDK against the fake provider server)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ from PySide6.QtCore import Qt
 from tests.gui.helpers import drop, ready
 
 
-def test_enter_while_a_reply_streams_keeps_the_message_and_says_why(driver: Any,
-                                                                    tmp_path: Path) -> None:
+def test_enter_with_a_file_while_a_reply_streams_queues_both_and_sends_nothing_yet(
+        driver: Any, tmp_path: Path) -> None:
+    """Was: the message with its file stayed in the box. Since the queue took files
+    (README, Queue while replying) it is queued with them, saved, and nothing is sent
+    before the reply ends; Esc in the now empty box pauses the queue, losing nothing."""
     w = driver.configured()
     driver.fake.script("slow " * 600, token_delay_ms=20, chunk_size=2)  # ~12 s: stopped below
     driver.send("Tell me a long story", w)
@@ -22,35 +25,25 @@ def test_enter_while_a_reply_streams_keeps_the_message_and_says_why(driver: Any,
     notes.write_text("a note\n", encoding="utf-8")
     assert drop(w.composer, [notes])
     driver.until(lambda: len(ready(w)) == 1)  # read (the reply still streams)
-    w.statusBar().clearMessage()
 
     driver.qtbot.keyClicks(w.composer, "And then?")
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
 
-    shown = w.statusBar().currentMessage()
-    assert shown.startswith("A reply is still coming: press Esc to stop it, or wait")
-    assert "your message stays here" in shown
-    assert w.composer.text() == "And then?"  # nothing lost…
-    assert [p.name for p in w.chat.attachments.pending()] == ["notes.txt"]
+    driver.until(lambda: [m.text for m in w.chat.runs.queue.messages(sid)] == ["And then?"])
+    assert w.composer.text() == "" and not w.chat.attachments.pending()
+    (saved,) = driver.run(w.store.queued_messages(sid))
+    assert (saved.text, [f.name for f in saved.files]) == ("And then?", ["notes.txt"])
     driver.qtbot.wait(100)
     assert w.composer_bar.busy  # still streaming
     assert len(driver.fake.model_requests) == 1  # …and nothing sent
 
-    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # as the message says
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # pauses the queue
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # stops the reply
     driver.settle(w)
     turns = driver.run(w.store.get_turns(sid))
-    assert [t.role for t in turns] == ["user", "assistant"]
-    assert w.composer.text() == "And then?"
-
-    driver.fake.script("The end.")  # once the reply has stopped, Enter sends it
-    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
-    driver.until(lambda: driver.last_text(w) == "The end." and w.tasks.pending == 0, timeout=10)
-    # the last request to the chat's model (its first complete reply is then titled too)
-    model = w.chat.current_model().split(":", 1)[1]
-    chat = [r for r in driver.fake.model_requests if r.body["model"] == model]
-    sent = chat[-1].body["messages"][-1]["content"]
-    assert "a note" in sent[-2]["text"] and sent[-1]["text"] == "And then?"  # file, message
-    assert w.composer.text() == ""
+    assert [t.role for t in turns] == ["user", "assistant"]  # the queued one not sent
+    (kept,) = driver.run(w.store.queued_messages(sid))
+    assert (kept.text, [f.name for f in kept.files]) == ("And then?", ["notes.txt"])
 
 
 def test_enter_in_an_empty_box_while_a_reply_streams_says_nothing(driver: Any) -> None:
