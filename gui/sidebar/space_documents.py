@@ -15,7 +15,8 @@ mnemonics.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -212,27 +213,27 @@ class SpaceDocumentsPanel(QWidget):
     async def _add(self, paths: Sequence[Path]) -> None:
         problems = []
         for path in paths:
-            try:
-                data = await asyncio.to_thread(path.read_bytes)
-                doc = await self.store.add_space_document(self.space_id, path.name, data)
-                problems += renamed(path.name, doc)
-            except OSError as exc:
-                problems.append(f"“{path.name}” could not be read: {exc.strerror or exc}.")
-            except ParleyError as exc:
-                problems.append(str(exc))
+            problems += await self._store_file(path, partial(
+                self.store.add_space_document, self.space_id, path.name))
         await self._after(problems)
 
     async def _replace(self, doc: SpaceDocument, path: Path) -> None:
-        problems = []
+        problems = await self._store_file(path, partial(
+            self.store.replace_space_document, doc.id, path.name))
+        await self._after(problems)
+
+    @staticmethod
+    async def _store_file(
+            path: Path, save: Callable[[bytes], Awaitable[SpaceDocument]]) -> list[str]:
+        """Read ``path`` off the event loop and ``save`` its bytes; the lines to show (a
+        rename, or why it was refused), [] when it went in as named."""
         try:
             data = await asyncio.to_thread(path.read_bytes)
-            new = await self.store.replace_space_document(doc.id, path.name, data)
-            problems += renamed(path.name, new)
+            return renamed(path.name, await save(data))
         except OSError as exc:
-            problems.append(f"“{path.name}” could not be read: {exc.strerror or exc}.")
+            return [f"“{path.name}” could not be read: {exc.strerror or exc}."]
         except ParleyError as exc:
-            problems.append(str(exc))
-        await self._after(problems)
+            return [str(exc)]
 
     async def _remove(self, doc: SpaceDocument) -> None:
         problems = []
