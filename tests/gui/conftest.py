@@ -311,12 +311,12 @@ def gate(monkeypatch) -> Iterator[threading.Event]:
 @pytest.fixture
 def store_gate(monkeypatch) -> Iterator[threading.Event]:
     """While cleared, holds the opening of the store (the chats are 'not open yet')."""
-    import parley.gui.startup.phases
+    import parley.gui.startup.opening
 
     opened = threading.Event()
     opened.set()
-    real = parley.gui.startup.phases._import_store
-    monkeypatch.setattr(parley.gui.startup.phases, "_import_store",
+    real = parley.gui.startup.opening.import_store
+    monkeypatch.setattr(parley.gui.startup.opening, "import_store",
                         lambda: (opened.wait(timeout=60), real()))
     yield opened
     opened.set()

@@ -1,11 +1,12 @@
 """The chats appear before the provider SDKs are imported (they take seconds cold).
 
-parley.gui.startup.phases lists the sessions after importing only what ``_import_store``
-imports; the SDKs come later, with the providers. A module on that path that
-imports ``parley.core.providers.registry`` (or an adapter) pulls both SDKs in and
-holds the sidebar back by ~3 s — this test fails if one does. Loading the providers'
-hub, the run loop and MCP (``Workspace.open_providers``) imports no SDK either: each is
-imported off the GUI thread when its provider is prepared, and only for the providers set up.
+parley.gui.startup.phases lists the sessions after importing only what
+``parley.gui.startup.opening.import_store`` imports; the SDKs come later, with the
+providers. A module on that path that imports ``parley.core.providers.registry`` (or an
+adapter) pulls both SDKs in and holds the sidebar back by ~3 s — this test fails if one
+does. Loading the providers' hub, the run loop and MCP (``Workspace.open_providers``)
+imports no SDK either: each is imported off the GUI thread when its provider is
+prepared, and only for the providers set up.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = """
 import sys
 from parley.core.workspace.parts import import_providers
-from parley.gui.startup.phases import _import_store
+from parley.gui.startup.opening import import_store
 from parley.gui.window.layout import import_window_parts
 import_window_parts()  # the sidebar, the header's tools, the commands (right after the paint)
-_import_store()
+import_store()
 heavy = sorted(m for m in ("anthropic", "openai", "parley.core.providers.registry")
                if m in sys.modules)
 print("imported:", heavy)

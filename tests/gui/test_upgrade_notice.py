@@ -17,7 +17,7 @@ def test_the_window_tells_how_many_chats_were_upgraded_and_where_the_backup_is(
     gen = generate(paths.db_path(home), seed=3, sessions=4, turns_per_session=6)
     assert gen.expected is not None
     count = len(gen.expected.sessions)
-    with caplog.at_level(logging.INFO, logger="parley.gui.startup.phases"):
+    with caplog.at_level(logging.INFO, logger="parley.gui.startup.notices"):
         w = driver.open()
     (backup,) = paths.db_path(home).parent.glob("sessions.db.parley-pre-v4*.bak")
     driver.until(lambda: w.toast.message != "", timeout=10)
@@ -38,7 +38,7 @@ def test_the_window_tells_what_the_conversation_tree_conversion_did(driver, home
     from tests.core.tree_conversion_check import DB
 
     shutil.copy(DB, paths.db_path(home))
-    with caplog.at_level(logging.INFO, logger="parley.gui.startup.phases"):
+    with caplog.at_level(logging.INFO, logger="parley.gui.startup.notices"):
         w = driver.open()
     backup = paths.db_path(home).with_name("sessions.db.parley-pre-tree.bak")
     driver.until(lambda: w.toast.message != "", timeout=10)
