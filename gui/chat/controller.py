@@ -19,9 +19,10 @@ which the transcript shows; the context meter is
 :class:`~parley.gui.chat.meter.ChatMeter`.
 
 Start-up comes in two steps so the chats show before the provider SDKs are
-imported (they take seconds on a cold start): the controller works with the
-store alone first (sidebar, last chat, drafts), and :meth:`attach` hands it
-the providers and the run loop when they are ready. A message sent before
+imported (they take seconds on a cold start): the controller is given the window's
+:class:`~parley.core.workspace.Workspace` with only its store open and works with it
+alone first (sidebar, last chat, drafts); :meth:`attach` takes the workspace's
+providers and run loop once they are open. A message sent before
 that is saved at once and waits for its provider (``ChatRuns``). The first
 chat shown keeps what was typed before it appeared: its saved draft, if any,
 comes first, then the new text.
@@ -39,6 +40,7 @@ from PySide6.QtGui import QDesktopServices
 
 from parley.core.app_state import LAST_SESSION
 from parley.core.content import Turn
+from parley.core.workspace import Stage
 from parley.gui.chat.attach import ChatAttachments
 from parley.gui.chat.edit import ChatEditor
 from parley.gui.chat.meter import ChatMeter
@@ -59,7 +61,8 @@ if TYPE_CHECKING:
     from parley.core.chat.titles import TitleService
     from parley.core.providers.hub import ProviderHub
     from parley.core.store.outline import Span
-    from parley.gui.chat.parts import ChatCore, ChatParts, WindowCalls
+    from parley.core.workspace import Workspace
+    from parley.gui.chat.parts import ChatParts, WindowCalls
 
 log = logging.getLogger(__name__)
 
@@ -67,11 +70,22 @@ PAGE = 50  # sessions per space loaded at a time ("Show more" loads the next pag
 
 
 class ChatController:
-    """Drives chats for one :class:`~parley.gui.main_window.MainWindow` (after ``start``)."""
+    """Drives chats for one :class:`~parley.gui.main_window.MainWindow` (after ``start``).
 
-    def __init__(self, parts: ChatParts, calls: WindowCalls, core: ChatCore) -> None:
-        self.parts, self.calls, self.core = parts, calls, core
-        self.store = core.store
+    Args:
+        parts: the window's widgets the chat fills, and its tasks.
+        calls: what the chat asks of the window.
+        workspace: the window's workspace, its store open (stage ``STORE``); its
+            providers and run loop are used once open and taken (:meth:`attach`).
+
+    Attributes:
+        attached: True once :meth:`attach` took the workspace's providers and run loop.
+    """
+
+    def __init__(self, parts: ChatParts, calls: WindowCalls, workspace: Workspace) -> None:
+        self.parts, self.calls, self.workspace = parts, calls, workspace
+        self.store = workspace.store
+        self.attached = False
         self.titles: TitleService | None = None
         #: The open chat's turns (the one copy; the transcript reads them from it).
         self.state = OpenChatState(parts.parent)
@@ -103,7 +117,7 @@ class ChatController:
         self.organizer = Organizer(self, p.sidebar, p.model_picker, p.undo, p.tasks, p.parent,
                                    show_problem=calls.show_problem)
         self.regen = ChatRegenerate(self, p.transcript, p.model_picker, p.status, p.tasks,
-                                    p.parent, core.home)
+                                    p.parent, workspace.home)
         from parley.gui.chat.several import ChatSeveral  # Ask several models (issue 34)
 
         self.several = ChatSeveral(self, self.runs, p, self.regen)
@@ -135,13 +149,16 @@ class ChatController:
 
     @property
     def hub(self) -> ProviderHub | None:
-        """The providers (None until they are loaded: :meth:`attach`)."""
-        return self.core.hub
+        """The workspace's providers (None until :meth:`attach`, and once it closed)."""
+        return self.workspace.hub if self._providers_open() else None
 
     @property
     def runner(self) -> ChatRunner | None:
-        """The run loop (None until the providers are loaded: :meth:`attach`)."""
-        return self.core.runner
+        """The workspace's run loop (None until :meth:`attach`, and once it closed)."""
+        return self.workspace.runner if self._providers_open() else None
+
+    def _providers_open(self) -> bool:
+        return self.attached and self.workspace.stage is Stage.READY
 
     # -- the open chat (held by self.state) ---------------------------------------
     @property
@@ -196,11 +213,14 @@ class ChatController:
         if any(s.forked_from_turn_id for s in shown):
             self.parts.tasks.spawn(self.organizer.describe_forks(shown), name="fork-points")
 
-    def attach(self, hub: ProviderHub, runner: ChatRunner) -> None:
-        """Hand over the providers and the run loop (second step of start-up)."""
+    def attach(self) -> None:
+        """Take the workspace's providers and run loop, open now (the second step of
+        start-up): the chat's titles, edits, saves, models and meter use them, and the
+        messages waiting for them go."""
         from parley.core.chat.titles import TitleService
 
-        self.core.hub, self.core.runner = hub, runner
+        hub, runner = self.workspace.hub, self.workspace.runner
+        self.attached = True
         self.titles = TitleService(self.store, hub, on_titled=self._titled)
         self.editor.attach(runner)
         self.save_status.attach(runner.saves)

@@ -1,13 +1,13 @@
-"""What the open chat's controllers are given: the window's parts, its calls, the core.
+"""What the open chat's controllers are given: the window's parts and its calls.
 
 The window makes the chat controller (``parley.gui.chat.controller.ChatController``)
-with these three; the controller hands each of its helpers the parts it uses, as
-typed constructor arguments. No controller holds the window.
+with these two and its :class:`~parley.core.workspace.Workspace` (the core: the store,
+then the providers and the run loop, its stages telling what is open yet); the
+controller hands each of its helpers the parts it uses, as typed constructor
+arguments. No controller holds the window.
 
 * :class:`ChatParts`: the widgets the chat fills and the window's task set.
 * :class:`WindowCalls`: what the chat asks of the window (pages, problems, start-up).
-* :class:`ChatCore`: the core services; the providers and the run loop arrive a moment
-  after the controllers are made (``ChatController.attach``).
 """
 
 from __future__ import annotations
@@ -17,15 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-    from parley.core.chat.run import ChatRunner
     from parley.core.compaction.cache_timer import CacheTimer
     from parley.core.errors import ParleyError
-    from parley.core.providers.hub import ProviderHub
-    from parley.core.store.async_store import AsyncStore
     from parley.core.tasks import TaskSet
     from parley.gui.commands.keymap import Keymap
     from parley.gui.commands.registry import Commands
@@ -107,14 +102,3 @@ class WindowCalls:
     cache_timer: Callable[[], CacheTimer | None]
     elsewhere: Callable[[], Elsewhere | None]
 
-
-@dataclass
-class ChatCore:
-    """The core services the open chat uses (the store, then the providers and the run
-    loop, set by ``ChatController.attach`` once they are loaded)."""
-
-    store: AsyncStore
-    hub: ProviderHub | None = None
-    runner: ChatRunner | None = None
-    #: The data folder given at start (None: the default one).
-    home: Path | None = None

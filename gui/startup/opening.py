@@ -70,13 +70,14 @@ def new_workspace(window: WindowBase,
 
 def open_chat(window: WindowBase, startup: StartupView) -> ChatController:
     """The open chat's controller, given the window's widgets and what it asks of the
-    window (``parley.gui.chat.parts``); the store is open, the transcript in place."""
+    window (``parley.gui.chat.parts``) and the window's workspace; the workspace's store
+    is open, the transcript in place."""
     from parley.gui.chat.controller import ChatController
-    from parley.gui.chat.parts import ChatCore, ChatParts, WindowCalls
+    from parley.gui.chat.parts import ChatParts, WindowCalls
     from parley.gui.notices.status_line import OneLineStatusBar
 
     w = window
-    assert w.transcript is not None and w.store is not None
+    assert w.transcript is not None and w.workspace is not None
     return ChatController(
         ChatParts(parent=w, status=cast(OneLineStatusBar, w.statusBar()), tasks=w.tasks,
                   keymap=w.keymap, sidebar=w.sidebar, transcript=w.transcript,
@@ -93,7 +94,7 @@ def open_chat(window: WindowBase, startup: StartupView) -> ChatController:
                     new_chat_asked=lambda: startup.queue.new_chat_asked,
                     ready=lambda: startup.ready, cache_timer=lambda: w.cache_timer,
                     elsewhere=lambda: w.elsewhere),
-        ChatCore(w.store, home=w.home))
+        w.workspace)
 
 
 async def open_providers(window: WindowBase) -> Any:
@@ -126,7 +127,7 @@ async def take_providers(window: WindowBase, chat: Any, hub: Any) -> None:
 
     # the meter's "cache warm until"
     runner.events.on(CacheUpdated, lambda event: _cache_updated(w, event))
-    chat.attach(hub, runner)
+    chat.attach()
     if hub.is_configured:
         await chat.enter()
     else:

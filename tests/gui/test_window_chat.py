@@ -279,7 +279,7 @@ def test_before_the_providers_load_the_header_names_the_model_and_its_window(dri
     w = driver.configured()
     ref = w.chat.current_model()
     assert ref == "anthropic:claude-sonnet-4-6"
-    hub, w.chat.core.hub = w.chat.core.hub, None  # as in the seconds before the providers load
+    w.chat.attached = False  # as in the seconds before the providers load
     try:
         assert w.chat.models._catalog_name(ref) == "Claude Sonnet 4.6"
         assert w.chat.models._catalog_name("ollama:llama3.2:3b") is None  # not a built-in provider
@@ -287,4 +287,4 @@ def test_before_the_providers_load_the_header_names_the_model_and_its_window(dri
         w.model_picker.set_choices([])
         assert w.model_picker.text() == "Claude Sonnet 4.6"
     finally:
-        w.chat.core.hub = hub
+        w.chat.attached = True
