@@ -16,7 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.tasks import TaskSet
+    from parley.gui.chat.interfaces import OpenChat
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +32,16 @@ EVERYTHING = "*"
 
 
 class Elsewhere:
-    """Shows other Parleys' changes in one window (module docstring)."""
+    """Shows other Parleys' changes in one window (module docstring).
 
-    def __init__(self, window: Any) -> None:
-        self.w = window
+    Args:
+        store: the window's store (on a PostgreSQL server; nothing is heard otherwise).
+        chat: the window's open chat (its sidebar and turns are read again).
+        tasks: the window's background tasks (the reading again runs there).
+    """
+
+    def __init__(self, store: AsyncStore, chat: OpenChat, tasks: TaskSet) -> None:
+        self.store, self.chat, self.tasks = store, chat, tasks
         self.feed: Any = None
         self._pending: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
@@ -38,7 +49,7 @@ class Elsewhere:
 
     async def start(self) -> None:
         """Subscribe (nothing to do for a sessions.db file)."""
-        self.feed = await self.w.store.watch_changes(self.changed)
+        self.feed = await self.store.watch_changes(self.changed)
 
     def changed(self, change: Any) -> None:
         """A change another Parley committed (``parley.core.store.postgres.changes.Change``)."""
@@ -50,11 +61,11 @@ class Elsewhere:
     def _flush(self) -> None:
         self._timer = None
         ids, self._pending = self._pending, set()
-        self.w.tasks.spawn(self._show(ids), name="changed-elsewhere")
+        self.tasks.spawn(self._show(ids), name="changed-elsewhere")
 
     async def _show(self, ids: set[str]) -> None:
-        chat = self.w.chat
-        if chat is None or self.w.store is None or self.w.store.closed:
+        chat = self.chat
+        if self.store.closed:
             return
         await chat.load_sidebar()
         sid = chat.session_id
@@ -70,13 +81,12 @@ class Elsewhere:
         if session_id not in self._missed:
             return
         self._missed.discard(session_id)
-        chat = self.w.chat
-        if chat is not None and chat.session_id == session_id:
-            self.w.tasks.spawn(self._reload(session_id), name="changed-elsewhere")
+        if self.chat.session_id == session_id:
+            self.tasks.spawn(self._reload(session_id), name="changed-elsewhere")
 
     async def _reload(self, session_id: str) -> None:
-        chat = self.w.chat
-        if chat is None or self.w.store is None or self.w.store.closed:
+        chat = self.chat
+        if self.store.closed:
             return
         if chat.session_id == session_id and not chat.runs.running(session_id):
             await chat.opener.reload()

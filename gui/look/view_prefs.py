@@ -18,7 +18,7 @@ whose change listeners call back here).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QFont, QGuiApplication
 from PySide6.QtWidgets import QApplication
@@ -26,6 +26,13 @@ from PySide6.QtWidgets import QApplication
 from parley.core.errors import ParleyError
 from parley.core.settings import Settings
 from parley.gui.look import appearance
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStatusBar
+
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.tasks import TaskSet
+    from parley.gui.transcript import TranscriptView
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +68,16 @@ class ViewPrefs:
     """Applies the appearance settings to the application and the window's transcript.
 
     Args:
-        window: the main window (its ``store``, ``transcript``, ``tasks``).
+        store: the open store (the settings are read and written there).
+        transcript: the window's transcript (the zoom applies to its conversation).
+        status: the window's status bar (the zoom level is shown there).
+        tasks: the window's background tasks (the zoom is kept there).
     """
 
-    def __init__(self, window: Any) -> None:
-        self.w = window
-        self.settings = Settings.of(window.store)
+    def __init__(self, store: AsyncStore, transcript: TranscriptView, status: QStatusBar,
+                 tasks: TaskSet) -> None:
+        self.transcript, self.status, self.tasks = transcript, status, tasks
+        self.settings = Settings.of(store)
         self.theme = "system"
         self.text_size = "default"
         self.zoom = ZOOM_DEFAULT
@@ -122,13 +133,12 @@ class ViewPrefs:
 
     def apply_zoom(self) -> None:
         """Give the conversation the window's font times the zoom."""
-        view = getattr(self.w.transcript, "list_view", None)
         app = QGuiApplication.instance()
-        if view is None or not isinstance(app, QGuiApplication):
+        if not isinstance(app, QGuiApplication):
             return
         font = QFont(app.font())
         font.setPointSizeF(round(app.font().pointSizeF() * self.zoom / 100, 1))
-        view.setFont(font)
+        self.transcript.list_view.setFont(font)
 
     # -- the keys -------------------------------------------------------------
     def step_zoom(self, direction: int) -> int:
@@ -136,6 +146,6 @@ class ViewPrefs:
         in the status bar and keep it; returns the new zoom (percent)."""
         self.zoom = zoom_step(self.zoom, direction)
         self.apply_zoom()
-        self.w.statusBar().showMessage(f"Conversation zoom {self.zoom}%", 2_000)
-        self.w.tasks.spawn(self.settings.set(ZOOM, self.zoom), name="zoom")
+        self.status.showMessage(f"Conversation zoom {self.zoom}%", 2_000)
+        self.tasks.spawn(self.settings.set(ZOOM, self.zoom), name="zoom")
         return self.zoom

@@ -211,7 +211,9 @@ class Startup:
             w.widgets.install_transcript()
             from parley.gui.look.view_prefs import ViewPrefs
 
-            w.view_prefs = ViewPrefs(w)  # theme, text size, zoom (Settings → Appearance)
+            # theme, text size, zoom (Settings → Appearance)
+            assert w.transcript is not None  # installed just now
+            w.view_prefs = ViewPrefs(store, w.transcript, w.statusBar(), w.tasks)
             await w.view_prefs.load()
             w.chat = chat = opening.open_chat(w, self)
             await chat.load_sidebar()
@@ -224,7 +226,7 @@ class Startup:
             if store.on_server:  # other Parleys' changes show without a restart
                 from parley.gui.database.elsewhere import Elsewhere
 
-                w.elsewhere = Elsewhere(w)
+                w.elsewhere = Elsewhere(store, chat, w.tasks)
                 await w.elsewhere.start()
             notices.tell_previous_run(w)  # once a chat shows: told before, a slow start hid it
             self.move_to(Stage.CHATS_SHOWN)  # from now on keys act on the chat shown
