@@ -10,12 +10,12 @@ Settings → Keyboard live.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from parley.gui.commands.actions import (
     ACTIONS,
@@ -64,7 +64,8 @@ def install(window: Any, actions: Iterable[Action] = ACTIONS) -> dict[str, QActi
         menu.aboutToShow.connect(lambda: refresh_enabled(window))
     window.qactions = out
     apply_keymap(window, Keymap())
-    window.composer.installEventFilter(_WindowKeysFirst(window))
+    window.composer.installEventFilter(
+        _WindowKeysFirst(window.composer, lambda: getattr(window, "keymap", None)))
     follow_store(window)
     return out
 
@@ -76,19 +77,23 @@ class _WindowKeysFirst(QObject):
     the line on Linux and macOS) before window shortcuts see them. With
     nothing typed there is nothing to edit, so the window's shortcut runs
     (Ctrl+K opens the palette); with text typed the editor keeps its keys.
+
+    Args:
+        composer: the message box (the filter's parent).
+        keymap: the keys in force (None until the window's keymap is made).
     """
 
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.main = window
+    def __init__(self, composer: QPlainTextEdit, keymap: Callable[[], Keymap | None]) -> None:
+        super().__init__(composer)
+        self.composer, self.keymap = composer, keymap
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
             return False
-        if self.main.composer.toPlainText():
+        if self.composer.toPlainText():
             return False
         key = key_text(event.key(), event.modifiers())
-        keymap = getattr(self.main, "keymap", None)
+        keymap = self.keymap()
         return keymap is not None and keymap.global_action(key) is not None
 
 

@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from parley.core.errors import ParleyError
+
+if TYPE_CHECKING:
+    from parley.core.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +50,14 @@ def line(kind: str, made_at: Any, turns: int | None, chats: int | None) -> str:
 
 
 class MissingPage(QWidget):
-    """The page: what is missing, one row per copy found, "Start with no chats" (``main``:
-    the main window).
+    """The page: what is missing, one row per copy found, "Start with no chats".
+
+    Args:
+        path: where sessions.db is missing.
+        found: (kind, ``Backup``) of each copy found, rescue copies first.
+        tasks: the window's background tasks (the restore runs there).
+        chosen: called once the choice is done (a copy put in place, or none), with
+            what to tell: the window leaves the page and starts again.
 
     Attributes:
         restore_buttons: one "Restore" button per row (rescue copies first, then
@@ -55,11 +65,12 @@ class MissingPage(QWidget):
         fresh_button: start with no chats. status: what is being done, or why it failed.
     """
 
-    def __init__(self, path: Path, found: list[tuple[str, Any]], window: Any) -> None:
+    def __init__(self, path: Path, found: list[tuple[str, Any]], tasks: TaskSet,
+                 chosen: Callable[[str], Awaitable[None]]) -> None:
         super().__init__()
         self.setObjectName("MissingPage")
         self.setAccessibleName("Chats file missing")
-        self.path, self.main = path, window
+        self.path, self.tasks, self.chosen = path, tasks, chosen
         self.message = QLabel(message(path), self)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -100,7 +111,7 @@ class MissingPage(QWidget):
         for b in [*self.restore_buttons, self.fresh_button]:
             b.setEnabled(False)
         self.status.setText("Restoring…" if source is not None else "Starting…")
-        self.main.tasks.spawn(self._run(source, text), name="restore-missing")
+        self.tasks.spawn(self._run(source, text), name="restore-missing")
 
     async def _run(self, source: Path | None, text: str) -> None:
         from parley.core.recovery import damaged_file, rescued
@@ -116,14 +127,7 @@ class MissingPage(QWidget):
                 return
             await asyncio.to_thread(rescued.handled, self.path, source)
             said = f"Restored the {text[0].lower()}{text[1:]} as {self.path.name}."
-        w = self.main
-        w.missing_page = None
-        w.stack.setCurrentWidget(w.loading_page)
-        w.stack.removeWidget(self)
-        self.deleteLater()
-        w.missing_checked = True
-        await w.startup.start()
-        w.undo.notice(said, 15_000)
+        await self.chosen(said)
 
 
 async def show_if_missing(window: Any, path: Path) -> bool:
@@ -148,7 +152,17 @@ async def show_if_missing(window: Any, path: Path) -> bool:
     if not found:
         return False
     log.warning("%s is missing; %d copies of it were found", path, len(found))
-    page = MissingPage(path, found, window)
+
+    async def chosen(said: str) -> None:
+        window.missing_page = None
+        window.stack.setCurrentWidget(window.loading_page)
+        window.stack.removeWidget(page)
+        page.deleteLater()
+        window.missing_checked = True
+        await window.startup.start()
+        window.undo.notice(said, 15_000)
+
+    page = MissingPage(path, found, window.tasks, chosen)
     window.missing_page = page
     window.stack.addWidget(page)
     window.stack.setCurrentWidget(page)
