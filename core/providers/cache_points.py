@@ -20,7 +20,6 @@ mark goes on the nearest block before them.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 _UNMARKABLE = {"thinking", "redacted_thinking"}
@@ -79,22 +78,47 @@ def mark_messages(messages: list[dict[str, Any]], ttl_s: int = 300) -> list[dict
         ttl_s: the cache TTL in seconds (300 or 3600).
 
     Returns:
-        New message dicts; existing ``cache_control`` marks are removed first,
-        so at most two marks are in the result.
+        A new list; existing ``cache_control`` marks are removed first, so at most two
+        marks are in the result. Only the messages that change (a mark removed or set)
+        are copied, with their content list and blocks; the others are the given dicts,
+        so a long request costs two copies, not one of the whole history.
     """
-    out = copy.deepcopy(messages)
-    for message in out:
-        content = message.get("content")
-        if isinstance(content, list):
-            for block in content:
-                if isinstance(block, dict):
-                    block.pop("cache_control", None)
+    out = [_unmarked(message) for message in messages]
     mark = cache_control(ttl_s)
     if out:
+        out[-1] = _own(out[-1], messages[-1])
         _mark_message(out[-1], mark)
     previous = _previous_end(out)
     if previous is not None:
+        out[previous] = _own(out[previous], messages[previous])
         _mark_message(out[previous], mark)
+    return out
+
+
+def _copied(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with its own content list and block dicts (the values inside shared)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return dict(message)
+    blocks = [dict(b) if isinstance(b, dict) else b for b in content]
+    return {**message, "content": blocks}
+
+
+def _own(message: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """``message`` safe to change: copied unless :func:`_unmarked` copied it already."""
+    return _copied(message) if message is given else message
+
+
+def _unmarked(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` without ``cache_control`` marks: itself when it has none, else a copy."""
+    content = message.get("content")
+    if not isinstance(content, list) or not any(
+            isinstance(b, dict) and "cache_control" in b for b in content):
+        return message
+    out = _copied(message)
+    for block in out["content"]:
+        if isinstance(block, dict):
+            block.pop("cache_control", None)
     return out
 
 

@@ -182,6 +182,19 @@ compactions = Table(
     Column("created_at", Int, nullable=False),
 )
 Index("compactions_by_session", compactions.c.session_id, compactions.c.created_at)
+#: A summary turn's compaction row, found from the turn: a request finds its chat's latest
+#: summary by walking the path back from its end (``parley.core.store.since_summary``),
+#: not by reading every compaction the chat ever had.
+COMPACTIONS_BY_SUMMARY = Index("compactions_by_summary", compactions.c.summary_turn_id)
+
+#: The schema objects of the summary-turn index (added to files written before it).
+COMPACTION_INDEX_OBJECTS = frozenset({"compactions_by_summary"})
+
+
+def create_compaction_index(con: Connection) -> None:
+    """Create ``compactions_by_summary`` where it is missing (idempotent; in the caller's
+    transaction; both backends)."""
+    COMPACTIONS_BY_SUMMARY.create(con, checkfirst=True)
 
 settings = Table(
     "settings",

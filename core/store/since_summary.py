@@ -4,7 +4,8 @@ summary replaced.
 :func:`context_turns` returns ``parley.core.context.since_summary.since_summary`` of the
 session's path (``turn_path``: :mod:`parley.core.store.tree`) without reading the turns
 it leaves out: the latest compaction whose summary turn is on the path is found through
-the ``compactions`` table, its range's ends by their positions on the path, and only the
+the path walked back from its end (a compaction's summary turn found by the
+``compactions_by_summary`` index), its range's ends by their positions on the path, and only the
 path's turns outside the inside of that range are read (two index ranges of
 ``turn_path``'s primary key ``(session_id, pos)``). What a request is built from, its
 token estimate and the context meter then cost time in proportion to what is sent, not
@@ -16,7 +17,7 @@ after a summary keeps it (the summary is its ancestor), one made before it does 
 
 from __future__ import annotations
 
-from sqlalchemy import and_, func, not_, select
+from sqlalchemy import ColumnElement, Exists, exists, func, not_, select
 from sqlalchemy.engine import Connection
 
 from parley.core.content import CompactSummaryBlock, Turn
@@ -32,11 +33,12 @@ def _candidate(con: Connection, session_id: str) -> tuple[int, int, str] | None:
     """``(first pos, last pos, summary turn id)`` of the stored compaction whose summary
     turn is the last on the path, or None (no compaction on the path, or its range is
     not on it)."""
+    # The path walked back from its end (turn_path's key) to the first turn that is a
+    # compaction's summary (index compactions_by_summary): the turns since the latest
+    # summary are looked at, not every compaction the chat ever had.
     row = con.execute(
         select(P.c.pos, P.c.turn_id)
-        .select_from(C.join(P, and_(P.c.turn_id == C.c.summary_turn_id,
-                                    P.c.session_id == session_id)))
-        .where(C.c.session_id == session_id)
+        .where(P.c.session_id == session_id, summarized(P.c.turn_id))
         .order_by(P.c.pos.desc())
         .limit(1)
     ).first()
@@ -54,6 +56,12 @@ def _candidate(con: Connection, session_id: str) -> tuple[int, int, str] | None:
     if not first <= last < int(row.pos):
         return None
     return first, last, str(row.turn_id)
+
+
+def summarized(turn_id: ColumnElement[str]) -> Exists:
+    """SQL: ``turn_id`` is a compaction's summary turn (index ``compactions_by_summary``;
+    a turn is on one session's path, and its compaction row is that session's)."""
+    return exists().where(C.c.summary_turn_id == turn_id)
 
 
 def messages_between(con: Connection, session_id: str, after_id: str, before_id: str) -> int:

@@ -14,7 +14,8 @@ point): a new turn id, its summary block with a new ``compaction_id`` and the sa
 range, and a copy of its ``compactions`` row. The path then reads ``… parent,
 SUMMARY'``, and the next turn saved goes below the copy. A summary whose range
 reaches below the cut point (Edit of a message inside it) cannot apply and is not
-carried. Cost: the session's ``compactions`` rows (a few per chat) and one turn.
+carried. Cost: the path's turns cut away (each looked up in ``compactions_by_summary``)
+and one turn.
 
 :func:`summary_ids` names the session's summary turns for the branch points
 (``parley.core.store.branch_points``: summary turns are transparent there).
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sqlalchemy import and_, select, text
+from sqlalchemy import select, text
 from sqlalchemy.engine import Connection
 
 from parley.core.content import CompactSummaryBlock, Turn, new_id
@@ -57,10 +58,11 @@ def find(con: Connection, session_id: str, cut_pos: int, parent_pos: int | None
     if parent_pos is None:
         return None
     rows = con.execute(
+        # The path cut away walked back from its end, each turn looked up in
+        # compactions_by_summary (not the session's every compaction for each turn).
         select(C.c.id, C.c.first_turn_id, C.c.last_turn_id)
-        .select_from(C.join(P, and_(P.c.turn_id == C.c.summary_turn_id,
-                                    P.c.session_id == session_id)))
-        .where(C.c.session_id == session_id, P.c.pos >= cut_pos)
+        .select_from(P.join(C, C.c.summary_turn_id == P.c.turn_id))
+        .where(P.c.session_id == session_id, P.c.pos >= cut_pos)
         .order_by(P.c.pos.desc())
     )
     for row in rows.all():

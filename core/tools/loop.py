@@ -347,6 +347,8 @@ class RunTools:
         turns = self.executor.wire_turns(request.turns)
         given = await self.executor.prompts.given(session.id)
         if given is None or not given.images:
+            if _same(turns, request.turns):  # nothing stubbed: the turns converted stay
+                return request
             return replace(request, turns=turns)
         names = dict(zip(given.shas, given.names, strict=False))
         return replace(request, turns=await space_images.for_request(
@@ -390,3 +392,8 @@ class RunTools:
         message = unavailable_message(model_ref, error.message)
         emit(ToolsUnavailable(session.id, model_ref, message))
         return replace(request, tools=[], system=await self.system(session, stored, False))
+
+
+def _same(turns: Sequence[Turn], given: Sequence[Turn]) -> bool:
+    """True when ``turns`` holds exactly the turn objects of ``given``, in order."""
+    return len(turns) == len(given) and all(a is b for a, b in zip(turns, given, strict=True))

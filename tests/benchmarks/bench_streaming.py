@@ -12,7 +12,9 @@ Each line is one message typed into the composer and sent with Enter (a real
 key press through ``QTest``): first into a new chat, then — with ``--turns N`` —
 into a chat of ``N`` stored turns (:mod:`tests.benchmarks.gen_chat`: compacted every
 200 turns, as a chat that long is; written into the window's sessions.db before
-start-up) opened with ``window.chat.opener.open``. A short warm-up message goes
+start-up) opened with ``window.chat.opener.open``, its system prompt frozen first as a chat in
+use has it (its first request after its latest summary froze it: the message measured is
+an ordinary one, as after a restart, not the first after a compaction). A short warm-up message goes
 first (the SDK's import and connection are not what is measured). With ``--branches``,
 Regenerate and Edit (Up, new text, Enter) of the long chat's last message are measured
 the same way, then switching between the branches (‹ ›) until the other is shown. Reported: p99 and
@@ -150,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["PARLEY_HOME"] = str(home)
 
     from parley.core.paths import db_path
-    from tests.benchmarks.gen_chat import write_long_chat
+    from tests.benchmarks.gen_chat import MODEL_REF, write_long_chat
 
     long_chat = None
     if args.turns:
@@ -285,6 +287,22 @@ def main(argv: list[str] | None = None) -> int:
             if not name.startswith("_") and callable(fn) and inspect.ismethod(fn):
                 setattr(inner, name, timed(name, fn))
 
+    async def freeze_prompt_as_used(session_id: str, like: str | None) -> None:
+        """Give the long chat the frozen system prompt a chat in use has (its first request
+        after its latest summary froze it, ``parley.core.tools.system_prompt``), with the
+        tools flag the new chat's request was frozen with: the long chat's message is then
+        an ordinary one, not the first after a compaction."""
+        from parley.core.app_state import FROZEN_PROMPT
+
+        assert like is not None and window.runner is not None
+        tools = window.runner.tools
+        record = await FROZEN_PROMPT.get(window.store, like)
+        assert tools is not None and isinstance(record, dict), "the new chat froze no prompt"
+        session = await window.store.get_session(session_id)
+        turns = await window.store.context_turns(session_id)
+        await tools.system_prompt(session, turns, tools_on=bool(record["fingerprint"]["tools"]),
+                                  window=window.hub.model_info(MODEL_REF).context_window)
+
     async def scenario() -> list[Line]:
         await window.startup.start()
         if args.sample:
@@ -297,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         await window.chat.enter()  # a new chat again
         lines = [await send("new chat", text)]
         if long_chat is not None:
+            await freeze_prompt_as_used(long_chat, window.chat.state.session_id)
             t0 = time.perf_counter()
             await window.chat.opener.open(long_chat)
             print(f"opened the chat of {args.turns:,} turns in "

@@ -8,16 +8,23 @@ list read must give the model exactly what the whole history gives it.
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
+from sqlalchemy.engine import Engine
 
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn, apply_compactions
 from parley.core.context.since_summary import since_summary, stored_prefix
 from parley.core.providers.capabilities import CAPS_BY_KIND
 from parley.core.store import Store
+from parley.core.store import schema as S
 from parley.core.store.errors import TurnNotInSession
+from parley.core.store.upgrade.migrations import FileKind, inspect_file
 from parley.core.wire import to_messages
 from tests.core.compaction_support import SONNET, TAGGED, Env
 from tests.core.rawdb import raw_rows
@@ -351,3 +358,76 @@ def test_a_compaction_is_of_the_path_shown(db):
     tree = {t.turn.id: t for t in db.get_tree(sid)}
     assert tree["s1"].parent_id == "u8" and tree["s1"].on_path
     assert ids(same_as_path(db, sid)) == ["t0", "t5", "t6", "t7", "u8", "s1"]
+
+
+@contextmanager
+def sqlite_steps(path: Path) -> Iterator[list[int]]:
+    """Count the SQLite virtual-machine steps (in hundreds) of the statements run
+    meanwhile on the file at ``path``: the work a read makes the database do, whatever
+    the machine's speed."""
+    steps = [0]
+    seen: list[sqlite3.Connection] = []
+
+    def tick() -> int:
+        steps[0] += 1
+        return 0
+
+    def note(con, cursor, *_args) -> None:
+        if Path(str(con.engine.url.database)) == path and cursor.connection not in seen:
+            seen.append(cursor.connection)
+            cursor.connection.set_progress_handler(tick, 100)
+
+    event.listen(Engine, "before_cursor_execute", note)
+    try:
+        yield steps
+    finally:
+        event.remove(Engine, "before_cursor_execute", note)
+        for con in seen:
+            con.set_progress_handler(None, 100)
+
+
+def compacted_chat(db: Store, compactions: int, every: int = 10) -> str:
+    """A chat compacted every ``every`` turns, ``compactions`` times, each range from
+    its first turn (as re-compactions are), and six turns after the last summary."""
+    sid = db.create_session().id
+    n = compactions * every + 6
+    for i in range(n):
+        db.append_turn(sid, Turn("user" if i % 2 == 0 else "assistant",
+                                 [TextBlock(f"message {i}")], id=f"{sid}-{i}"))
+        if i % every == every - 1 and i < compactions * every:
+            compact(db, sid, f"{sid}-0", f"{sid}-{i - 2}", f"{sid}-s{i}")
+    return sid
+
+
+def test_the_latest_summary_is_found_without_reading_every_compaction(sqlite_db: Store):
+    """A chat compacted 200 times reads its context with about the work of one compacted
+    4 times (the same turns since the summary): the latest summary is found walking the
+    path back from its end (index compactions_by_summary), not by joining every
+    compaction row the chat ever had to the path (that grew with the history)."""
+    few, many = compacted_chat(sqlite_db, 4), compacted_chat(sqlite_db, 200)
+    costs = []
+    for sid in (few, many):
+        assert len(same_as_whole(sqlite_db, sid)) == len(same_as_whole(sqlite_db, few))
+        with sqlite_steps(sqlite_db.path) as steps:
+            sqlite_db.context_turns(sid)
+        costs.append(steps[0])
+    assert costs[1] <= costs[0] * 1.5 + 5, costs
+
+
+def test_a_file_made_before_the_summary_index_gets_it(tmp_path: Path):
+    path = tmp_path / "sessions.db"
+    with Store.open(path) as db:
+        sid = chat(db, 12)
+        compact(db, sid, "t0", "t5", "s")
+    con = sqlite3.connect(path)
+    con.execute("DROP INDEX compactions_by_summary")
+    con.commit()
+    con.close()
+    assert inspect_file(path).kind is FileKind.OLDER_V4
+    with Store.open(path) as db:
+        assert len(same_as_whole(db, sid)) < len(db.get_turns(sid))
+    assert inspect_file(path).kind is FileKind.CURRENT
+    con = sqlite3.connect(path)
+    names = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+    con.close()
+    assert names >= S.COMPACTION_INDEX_OBJECTS

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from parley.core.content import Usage
@@ -293,6 +295,26 @@ def test_breakpoints_skip_thinking_and_replace_old_marks():
     assert "cache_control" not in marked[1]["content"][1]
     assert "cache_control" in marked[1]["content"][0]
 
+
+
+def test_breakpoints_leave_the_given_messages_as_they_were():
+    """Marks are set and old ones removed on copies: the caller's messages (kept as the
+    request's converted turns) are the same after as before, block for block."""
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "q1",
+                                      "cache_control": {"type": "ephemeral"}}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "a1"}]},
+        {"role": "user", "content": [{"type": "text", "text": "q2"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "a2"}]},
+        {"role": "user", "content": "q3"},
+    ]
+    before = copy.deepcopy(messages)
+    marked = cache_points.mark_messages(messages, 300)
+    assert messages == before
+    again = cache_points.mark_messages(marked, 300)  # marking a marked request again
+    assert again == marked
+    assert [i for i, m in enumerate(marked) if isinstance(m["content"], list)
+            and any("cache_control" in b for b in m["content"])] == [2, 4]
 
 # --- retry policy ---------------------------------------------------------------------
 

@@ -54,6 +54,7 @@ from parley.core.store.postgres.urls import ambiguous_password, hide_password, n
 from parley.core.store.schema import (
     DEFAULT_SPACE_ID,
     DEFAULT_SPACE_NAME,
+    create_compaction_index,
     create_queue_schema,
     create_space_document_schema,
     metadata,
@@ -305,6 +306,7 @@ class PgStore(Store):
         create_queue_schema(con)  # written before the queue of messages: added (idempotent)
         create_queued_files(con)  # written before queued messages kept files: added
         create_space_document_schema(con)  # written before space documents: added
+        create_compaction_index(con)  # written before the summary-turn index: added
         spaces.ensure_default(con)
 
     # --- lifecycle (StoreBase's, for a server) -----------------------------------

@@ -64,6 +64,7 @@ from parley.core.store.errors import (
 )
 from parley.core.store.schema import (
     ATTACHMENT_OBJECTS,
+    COMPACTION_INDEX_OBJECTS,
     QUEUE_OBJECTS,
     QUEUED_FILE_OBJECTS,
     SCHEMA_VERSION,
@@ -71,6 +72,7 @@ from parley.core.store.schema import (
     TREE_OBJECTS,
     V4_TABLES,
     create_attachment_schema,
+    create_compaction_index,
     create_queue_schema,
     create_queued_files_schema,
     create_space_document_schema,
@@ -175,6 +177,8 @@ ADDITIONS: list[Addition] = [
         SPACE_DOCUMENT_OBJECTS,
         create_space_document_schema,
     ),
+    Addition("v4: compactions found by their summary turn (compactions_by_summary)",
+             COMPACTION_INDEX_OBJECTS, create_compaction_index),
 ]
 
 
