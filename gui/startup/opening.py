@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from parley.core.events import CacheUpdated
+    from parley.core.mcp import McpTools
     from parley.core.workspace import Workspace
     from parley.gui.chat.controller import ChatController
     from parley.gui.startup.state import StartupView
@@ -114,15 +115,14 @@ async def open_providers(window: WindowBase) -> Any:
 async def take_providers(window: WindowBase, chat: Any, hub: Any) -> None:
     """The chats show and the workspace's providers are open (``hub`` loaded; its runner
     with memory, skills and session search as tools and the tools of the MCP servers in
-    mcp.json, asked about first; the cache timer; the backups): the window and the chat
-    take them; the chat page shows (set-up instead, with no provider set up), then the
-    SDKs of the providers in use are imported, the open chat's model's first."""
+    mcp.json, asked about first; the cache timer; the backups): the chat takes them (the
+    window reads them through it and the workspace); the chat page shows (set-up
+    instead, with no provider set up), then the SDKs of the providers in use are
+    imported, the open chat's model's first."""
     w, workspace = window, window.workspace
     assert workspace is not None
-    w.hub, w.runner, w.mcp = hub, workspace.runner, workspace.mcp
-    w.cache_timer, w.backups = workspace.cache_timer, workspace.backups
     runner = workspace.runner
-    show_mcp(w)
+    show_mcp(w, workspace.mcp)
     from parley.core.events import CacheUpdated
 
     # the meter's "cache warm until"
@@ -135,11 +135,11 @@ async def take_providers(window: WindowBase, chat: Any, hub: Any) -> None:
     await hub.prepare_all(first=chat.current_model())
 
 
-def show_mcp(window: WindowBase) -> None:
-    """The MCP servers' tools (``window.mcp``, the workspace's) named in the transcript,
+def show_mcp(window: WindowBase, mcp: McpTools | None) -> None:
+    """The MCP servers' tools (the workspace's; None: left out) named in the transcript,
     and the servers' status in the status bar."""
     w = window
-    mcp, transcript = w.mcp, w.transcript
+    transcript = w.transcript
     if mcp is None or transcript is None:
         return
     # Tool calls in the transcript are named as configured, like the dialog names them

@@ -111,19 +111,14 @@ class WindowState:
         self.probe: Callable[[str], None] = probe or (lambda _event: None)
         self.env = dict(os.environ if env is None else env)
         #: What opens and closes them all (``parley.core.workspace``): made by start-up,
-        #: a new one after a recovery.
+        #: a new one after a recovery. Its providers, run loop, MCP tools, cache timer
+        #: and backups are read through it (:attr:`hub` …).
         self.workspace: Workspace | None = None
-        #: The open store, the providers, the run loop and the MCP servers' tools (the
-        #: workspace's): set by start-up (None before, and the store again once closed
-        #: for a recovery).
+        #: The workspace's open store: set by start-up (None before, and again once
+        #: closed for a recovery).
         self.store: AsyncStore | None = None
-        self.hub: ProviderHub | None = None
-        self.runner: ChatRunner | None = None
-        self.mcp: McpTools | None = None
         #: The open chat's controller (set by start-up).
         self.chat: ChatController | None = None
-        self.cache_timer: CacheTimer | None = None
-        self.backups: BackupScheduler | None = None  # not on PostgreSQL
         self.elsewhere: Elsewhere | None = None  # other Parleys' changes, on PostgreSQL
         self.previous_run: PreviousRun | None = None
         self.search_popup: SearchPopup | None = None
@@ -151,6 +146,39 @@ class WindowState:
         #: The handlers of the declared actions, registered where they are written.
         self.commands = Commands()
         self.tasks = TaskSet(on_user_error=on_user_error)
+
+    # -- the workspace's parts, once the open chat took its providers (None before) --------
+    @property
+    def hub(self) -> ProviderHub | None:
+        """The workspace's providers, once the open chat took them (``ChatController.attach``)."""
+        return self.chat.hub if self.chat is not None else None
+
+    @property
+    def runner(self) -> ChatRunner | None:
+        """The workspace's run loop, once the open chat took it."""
+        return self.chat.runner if self.chat is not None else None
+
+    @property
+    def mcp(self) -> McpTools | None:
+        """The workspace's MCP tools (None also when left out)."""
+        workspace = self._taken()
+        return workspace.mcp if workspace is not None else None
+
+    @property
+    def cache_timer(self) -> CacheTimer | None:
+        """The workspace's cache idle-timer."""
+        workspace = self._taken()
+        return workspace.cache_timer if workspace is not None else None
+
+    @property
+    def backups(self) -> BackupScheduler | None:
+        """The workspace's automatic backups (None on PostgreSQL)."""
+        workspace = self._taken()
+        return workspace.backups if workspace is not None else None
+
+    def _taken(self) -> Workspace | None:
+        """The workspace, once the open chat took its providers (else None)."""
+        return self.workspace if self.hub is not None else None
 
     @property
     def ready(self) -> bool:

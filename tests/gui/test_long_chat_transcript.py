@@ -86,7 +86,7 @@ def test_the_idle_cache_timer_compaction_shows_the_card_in_place_after_restart(
     driver.run(Settings.of(w.store).set(EXPERIMENT, True))
     clock = ManualClock(time.time())  # the window's timer, on a clock the test moves
     w.cache_timer.close()
-    w.cache_timer = CacheTimer(w.runner, w.runner.compactor.compact, clock=clock,
+    w.workspace.cache_timer = CacheTimer(w.runner, w.runner.compactor.compact, clock=clock,
                                on_error=w.startup.background_error)
     sid, turns = long_chat(driver, w, N - 2)
     w.chat.open_session(sid)
