@@ -10,7 +10,7 @@ the opening: the store's and the first chat's modules imported off the GUI threa
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from parley.core.gc_pause import pausing_gc
 
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from parley.core.events import CacheUpdated
     from parley.core.mcp import McpTools
+    from parley.core.providers.hub import ProviderHub
     from parley.core.workspace import Workspace
     from parley.gui.chat.controller import ChatController
     from parley.gui.startup.state import StartupView
@@ -98,7 +99,7 @@ def open_chat(window: WindowBase, startup: StartupView) -> ChatController:
         w.workspace)
 
 
-async def open_providers(window: WindowBase) -> Any:
+async def open_providers(window: WindowBase) -> ProviderHub:
     """Open the workspace's providers (``Workspace.open_providers``: the hub's settings
     and keys, the SDKs of those in use imported in the background, the default model's
     first; the tools, MCP, runner, timer, backups), the MCP tools asking through the
@@ -112,7 +113,7 @@ async def open_providers(window: WindowBase) -> Any:
     return workspace.hub
 
 
-async def take_providers(window: WindowBase, chat: Any, hub: Any) -> None:
+async def take_providers(window: WindowBase, chat: ChatController, hub: ProviderHub) -> None:
     """The chats show and the workspace's providers are open (``hub`` loaded; its runner
     with memory, skills and session search as tools and the tools of the MCP servers in
     mcp.json, asked about first; the cache timer; the backups): the chat takes them (the

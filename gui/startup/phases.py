@@ -51,7 +51,7 @@ class Startup:
     """The window's start-up (see the module docstring).
 
     Args:
-        window: the main window it fills (its store, chats, providers are set on it).
+        window: the main window it fills (its workspace, store and chat are set on it).
 
     Attributes:
         stage: where start-up is (:meth:`move_to` changes it).
