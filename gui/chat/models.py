@@ -136,6 +136,8 @@ class ChatModels:
     def no_model_reason(self) -> str:
         """Why no model answers (for a send with none): a server that cannot be reached
         is named with its address and what to do; else "choose a model"."""
+        if not self.model_picker.problems:  # the registry (and keyring, ~100 ms) not imported
+            return NO_MODEL_TEXT  # on the GUI thread while the first chat shows (issue 33)
         from parley.core.providers.registry import ENV_BASE_URL, env_kind, resolve_base_url
 
         by_group = {(c.name or c.id): c for c in (self.chat.hub.configs if self.chat.hub else [])}

@@ -59,6 +59,7 @@ class WindowLayout:
         self.state = state
         self.window = window
         self.commands = commands
+        self._registered = False
         self.rest: list[Callable[[], None]] = [
             self._build_sidebar, self._build_header_tools, self._build_actions]
 
@@ -181,13 +182,29 @@ class WindowLayout:
     def _build_actions(self) -> None:
         from parley.gui.commands.install import install
 
-        self.commands.register(self.state.commands)
+        self._register_commands()
         install(self.window)
 
+    def _register_commands(self) -> None:
+        """Register the window's handlers of the declared actions (once)."""
+        if not self._registered:
+            self._registered = True
+            self.commands.register(self.state.commands)
+
     def composer_action(self, action: Action) -> Any:
-        """A key of the message box (Enter, Esc, Up …): its command, once the window is
-        whole (a key pressed before it is made makes it at once)."""
-        self.state.startup.finish_build()
+        """A key of the message box (Enter, Esc, Up …): its command.
+
+        Before the chats are shown (``startup.queueing``) the window's handler runs at
+        once, the rest of the window still made after the first paint: before the
+        chats show these commands only queue (Enter keeps the message, Esc takes it
+        back). Making the rest at once for them (imports included) held the GUI thread
+        70-110 ms when Enter was pressed just after the first paint (issue 33).
+        Afterwards a key pressed before the window is whole makes it first."""
+        startup = self.state.startup
+        if startup.queueing and not startup.built:
+            self._register_commands()
+        else:
+            startup.finish_build()
         return self.state.commands.run(action.id)
 
     def _composer_rect(self) -> QRect | None:

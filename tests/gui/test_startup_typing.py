@@ -418,3 +418,27 @@ def test_a_message_sent_before_the_first_set_up_is_said_kept_and_sent_after_it(
     history = driver.run(w.store.history(w.session_id))
     assert [(t.role, t.text()) for t in history] == [("user", "Hello before set-up"),
                                                      ("assistant", "Set up and answered.")]
+
+
+def test_enter_before_the_window_is_whole_keeps_the_message_without_making_it_at_once(
+        driver, fake_provider, gate):
+    """Enter just after the first paint (issue 33): the message is kept for the chat shown
+    first, and the rest of the window (sidebar, header tools, menus) is still made after
+    the paint, not at once on the GUI thread; the message is saved once the chat shows."""
+    from parley.gui.main_window import MainWindow
+
+    w = MainWindow(home=driver.home, env=fake_env(fake_provider))
+    driver.windows.append(w)
+    w.show()
+    driver.until(lambda: w.startup.painted)
+    type_keys(w, "Early")
+    press(w, Qt.Key.Key_Return)
+    assert w.composer.text() == ""
+    assert w.startup.queue.messages() == ["Early"]
+    assert not w.startup.built
+    w.startup.start_after_first_paint()
+    driver.until(lambda: w.chat is not None and w.session_id is not None
+                 and [t.text() for t in w.chat.turns] == ["Early"])
+    assert w.startup.built
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
