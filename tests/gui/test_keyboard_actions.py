@@ -171,3 +171,28 @@ def test_bindings_load_from_the_store_when_the_window_opens(driver, fake_provide
     qa = w.qactions["sidebar.toggle"]
     assert [s.toString() for s in qa.shortcuts()] == ["Ctrl+Alt+B"]
     assert w.qactions["message.edit"].text() == "Edit message\tE"  # menus show the key
+
+
+def test_no_default_key_of_the_message_box_types_text(qapp):
+    """The message box lets keys that type text straight through until a keymap is in force
+    (``types_text``, issue 33): none of its default keys may be one of them."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QKeyEvent
+
+    from parley.gui.composer.widget import types_text
+
+    command = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier \
+        | Qt.KeyboardModifier.MetaModifier
+    for action in actions_mod.ACTIONS:
+        if action.context != "composer":
+            continue
+        for shortcut in action.shortcuts:
+            combo = actions_mod.first_combo(QKeySequence(shortcut))
+            assert combo.key().value >= Qt.Key.Key_Escape.value \
+                or combo.keyboardModifiers() & command, (action.id, shortcut)
+    typed = QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier, "A")
+    enter = QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_Return, Qt.KeyboardModifier.NoModifier,
+                      "\r")
+    ctrl_a = QKeyEvent(QEvent.Type.KeyPress, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier,
+                       "\x01")
+    assert types_text(typed) and not types_text(enter) and not types_text(ctrl_a)
