@@ -11,6 +11,7 @@ records ``cache_read_input_tokens`` and ``cache_creation_input_tokens``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
@@ -159,6 +160,17 @@ class AnthropicProvider(SdkProvider[anthropic.AsyncAnthropic]):
 
     _WARM_ATTRIBUTES = ("messages", "models")
     _WARM_MODULES = ("anyio._backends._asyncio", "opentelemetry.propagate")
+
+    def warm(self) -> None:
+        """:meth:`SdkProvider.warm`, and the SDK's validator of stream events built: the
+        SDK builds it (a pydantic schema of the events' union, 50-100 ms) at the first
+        event of the first reply, on the GUI thread (issue 33). Never fails."""
+        super().warm()
+        with contextlib.suppress(Exception):
+            from anthropic._models import construct_type
+            from anthropic.types import RawMessageStreamEvent
+
+            construct_type(value={"type": "message_stop"}, type_=RawMessageStreamEvent)
 
     def __init__(
         self,

@@ -416,3 +416,15 @@ async def test_keys_stay_out_of_the_logs(fake_provider, claude, caplog):
         with pytest.raises(AuthenticationFailed):
             await collect(claude, request())
     assert caplog.records and KEY not in caplog.text
+
+
+def test_warm_builds_the_sdks_stream_event_validator(fake_provider):
+    """``warm`` (run in a worker thread) builds what the SDK builds at a reply's first event,
+    so it is not built on the GUI thread then (issue 33)."""
+    from anthropic._models import _CachedTypeAdapter, construct_type
+    from anthropic.types import RawMessageStreamEvent
+
+    AnthropicProvider(KEY, fake_provider.anthropic_base_url).warm()
+    built = _CachedTypeAdapter.cache_info().misses
+    construct_type(value={"type": "message_stop"}, type_=RawMessageStreamEvent)
+    assert _CachedTypeAdapter.cache_info().misses == built
