@@ -19,7 +19,7 @@ launches, one line each: ``<name> <median seconds> <ratio to floor>``:
 - ``first-keystroke-kept``: the first key typed at first paint is in the message
   box (budget ≤ 2× the floor);
 - ``sessions-listed``: the sidebar lists the chats (budget ≤ 1.0 s, 1 GB store);
-- ``message-sent``: the typed message reaches the provider (budget ≤ 2.5 s); the
+- ``message-sent``: the typed message reaches the provider (budget ≤ 2.0 s); the
   benchmark checks it arrived intact, exactly once;
 - ``gui-stall-max``: the longest GUI-thread stall from first paint to idle
   (budget ≤ 50 ms).
@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAINT_BUDGET_S = 1.0
 KEY_BUDGET_RATIO = 2.0
 LISTED_BUDGET_S = 1.0
-SENT_BUDGET_S = 2.5
+SENT_BUDGET_S = 2.0  # issue 33 (2.5 before)
 STALL_BUDGET_S = 0.050
 MESSAGE = "hello from the start-up benchmark"
 FIGURES = ("first-paint", "first-keystroke-kept", "sessions-listed", "ready", "message-sent",
