@@ -238,7 +238,6 @@ class ChatOpener:
             if not passing(exc):
                 raise
             self.chat.save_status.problem(exc)
-        session = await self.chat.store.get_session(session_id)
         win = await self.chat.store.transcript_window(session_id, last=OPEN_TURNS)
         if at is not None and all(t.id != at for t in win.turns):
             # a search hit further back, or under a card: every item, and its card's turns
@@ -251,6 +250,8 @@ class ChatOpener:
         mcp = tools.mcp if tools is not None else None
         if mcp is not None:  # its MCP tools' names as configured, for the tool-call lines
             await mcp.load_names(session_id)  # (one app-state row, once per chat)
+        # Read last: a title saved while the turns were read (SessionTitled) is in it.
+        session = await self.chat.store.get_session(session_id)
         if gen != self._open_gen:
             return  # another chat was opened meanwhile
         self.chat.sessions[session_id] = session
@@ -283,11 +284,12 @@ class ChatOpener:
         sid = self.chat.session_id
         if sid is None:
             return
-        session = await self.chat.store.get_session(sid)
         last = max(OPEN_TURNS, len(self.chat.turns) + 1)
         win = await self.chat.store.transcript_window(sid, last=last)
         branches = await self.chat.store.branches(sid)  # another program may have switched
         unseen = await self.chat.unseen.read(sid) if read_unseen else self.chat.state.unseen
+        # Read last: a title saved meanwhile (SessionTitled, already shown) is in it.
+        session = await self.chat.store.get_session(sid)
         if sid != self.chat.session_id:
             return
         self.chat.sessions[sid] = session
