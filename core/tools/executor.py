@@ -199,8 +199,9 @@ class ToolExecutor:
         self.note_turns(session.id, turns)
         return await self.prompts.get(session, turns, tools_on=tools_on, window=window)
 
-    def wire_turns(self, turns: Sequence[Turn]) -> list[Turn]:
-        """Return the turns to put in a request: unloaded skills' output stubbed."""
+    def wire_turns(self, turns: Sequence[Turn]) -> list[Turn] | None:
+        """Return the turns to put in a request, unloaded skills' output stubbed; None
+        when nothing is stubbed (``turns`` go as they are: ``stub_unloaded``)."""
         return stub_unloaded(turns)
 
     def note_turns(self, session_id: str, turns: Sequence[Turn]) -> None:

@@ -344,12 +344,11 @@ class RunTools:
             if tools_on:  # MCP tools changed since are taken now (parley.core.mcp.tools)
                 request = replace(request, tools=await self.executor.request_specs(
                     session, stored, own=own, mcp=mcp))
-        turns = self.executor.wire_turns(request.turns)
+        stubbed = self.executor.wire_turns(request.turns)
         given = await self.executor.prompts.given(session.id)
-        if given is None or not given.images:
-            if _same(turns, request.turns):  # nothing stubbed: the turns converted stay
-                return request
-            return replace(request, turns=turns)
+        if given is None or not given.images:  # nothing stubbed: the turns converted stay
+            return request if stubbed is None else replace(request, turns=stubbed)
+        turns = request.turns if stubbed is None else stubbed
         names = dict(zip(given.shas, given.names, strict=False))
         return replace(request, turns=await space_images.for_request(
             self.store, given.images, turns, names))
@@ -393,7 +392,3 @@ class RunTools:
         emit(ToolsUnavailable(session.id, model_ref, message))
         return replace(request, tools=[], system=await self.system(session, stored, False))
 
-
-def _same(turns: Sequence[Turn], given: Sequence[Turn]) -> bool:
-    """True when ``turns`` holds exactly the turn objects of ``given``, in order."""
-    return len(turns) == len(given) and all(a is b for a, b in zip(turns, given, strict=True))

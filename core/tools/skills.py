@@ -247,19 +247,21 @@ def _stub(block: ToolResultBlock, key: str) -> ToolResultBlock:
     return ToolResultBlock(block.tool_use_id, (stub,), block.is_error)
 
 
-def stub_unloaded(turns: Sequence[Turn]) -> list[Turn]:
+def stub_unloaded(turns: Sequence[Turn]) -> list[Turn] | None:
     """Return the turns to send, with the output of unloaded skills replaced by a stub.
 
     Args:
         turns: stored turns (as for ``ChatRequest.turns``). Not modified.
 
     Returns:
-        A new list; a changed turn is a copy with the same id (so compaction
-        ranges still apply), the others are the same objects.
+        None when no skill was unloaded (``turns`` go as they are: a request keeps
+        its converted turns, ``ChatRequest.messages``); else a new list where a
+        changed turn is a copy with the same id (so compaction ranges still apply)
+        and the others are the same objects.
     """
     states = skill_states(turns)
     if not states.unloaded:
-        return list(turns)
+        return None
     keys = {
         b.id: skill_key(str(b.input.get("key", "")))
         for t in turns

@@ -250,6 +250,7 @@ def test_skill_states_and_stub_follow_load_and_unload():
     assert sent[4] is turns[4] and result_text(sent[10].blocks[0]) == "A again"
     assert result_text(turns[2].blocks[0]).startswith("A A")  # stored turns untouched
     assert stub_unloaded(sent) == sent  # idempotent
+    assert stub_unloaded(turns[:4]) is None  # nothing unloaded: sent as stored
 
 
 async def test_load_and_unload_tools(store, skills_dir):
