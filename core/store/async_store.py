@@ -447,6 +447,7 @@ class AsyncStore:
     record_compaction = writes(Store.record_compaction)
     transcript_window = reads(Store.transcript_window)
     compacted_turns = reads(Store.compacted_turns)
+    card_page = reads(Store.card_page)
 
     search = reads(Store.search)
 

@@ -20,8 +20,9 @@ answers, independently of what is loaded:
   turns outside every top-level range, and the top-level summary turns, each
   keyed by where it is shown (a summary: its range's first position) — and how many
   such items lie before them;
-* :func:`range_turns`: the turns a span replaced (nested summaries included),
-  read when its card is opened.
+* :func:`range_turns`: every turn a span replaced (nested summaries included). A
+  card opened reads its own items a page at a time instead, and a search hit in
+  cards the cards around it: :mod:`parley.core.store.card_pages`.
 
 Nesting follows ``parley.gui.transcript.rows.Transcript`` and
 ``parley.core.content.apply_compactions``: the latest summary whose range lies in an
@@ -89,6 +90,7 @@ class Window:
         first_key: the display position of the first top-level item read (a
             card's is its range's first position), for the next older window; None
             when nothing was read.
+        levels: see below.
     """
 
     turns: list[Turn]
@@ -96,6 +98,10 @@ class Window:
     spans: dict[str, Span] = field(default_factory=dict)
     older: int = 0
     first_key: int | None = None
+    #: How many items a card holds itself (its own turns, and the cards nested one
+    #: level in), by summary turn id: for the cards read in part
+    #: (``parley.core.store.card_pages``).
+    levels: dict[str, int] = field(default_factory=dict)
 
 
 def spans(con: Connection, session_id: str) -> dict[str, Span]:
@@ -244,7 +250,6 @@ def window(
     *,
     last: int | None = None,
     before: int | None = None,
-    reveal: str | None = None,
     hydrate: bool = False,
 ) -> Window:
     """Read the last ``last`` top-level items shown before display position ``before``.
@@ -254,9 +259,6 @@ def window(
         last: how many top-level items (None: all).
         before: only items shown before this position (a :attr:`Window.first_key`);
             None: up to the end.
-        reveal: a turn id to show (a search hit): when it lies in the range of a
-            top-level card that is read (now, or before ``before``), every turn
-            of that range is read too. A hit older than the items read is not.
         hydrate: put attached files' bytes back (``Store.get_turns``).
 
     Returns:
@@ -285,13 +287,6 @@ def window(
     if chosen_cards:
         chosen_rows += list(con.execute(tree.path_select(session_id, *_COLUMNS).where(
             T.c.id.in_([sp.summary_turn_id for sp in chosen_cards]))))
-    if reveal is not None and all(r.id != reveal for r in chosen_rows):
-        around = _top_span_of(con, session_id, reveal, top, all_spans)
-        floor = first_key if first_key is not None else before
-        # only under a card that is read now or was before ``before`` (never a range
-        # without its card)
-        if around is not None and floor is not None and around.first_seq >= floor:
-            chosen_rows += _range_rows(con, session_id, around, every)
     older = 0
     if first_key is not None:
         older = int(con.execute(
@@ -308,21 +303,6 @@ def window(
         older=older,
         first_key=first_key,
     )
-
-
-def _top_span_of(con: Connection, session_id: str, turn_id: str, top: list[Span],
-                 all_spans: dict[str, Span]) -> Span | None:
-    span = all_spans.get(turn_id)
-    if span is not None and span.outer is not None:  # a nested summary: its top card
-        while span.outer is not None:
-            span = all_spans[span.outer]
-        return span
-    pos = con.execute(
-        select(P.c.pos).where(P.c.turn_id == turn_id, P.c.session_id == session_id)
-    ).scalar()
-    if pos is None:  # not on the path (another branch, another session, gone)
-        return None
-    return next((sp for sp in top if sp.first_seq <= pos <= sp.last_seq), None)
 
 
 def _range_rows(con: Connection, session_id: str, span: Span,

@@ -15,6 +15,7 @@ from parley.core.content import Turn, Usage, apply_compactions
 from parley.core.store import (
     attachments,
     branch_points,
+    card_pages,
     compactions,
     outline,
     sessions,
@@ -352,12 +353,13 @@ class TurnsStore(StoreBase):
         """Return the last ``last`` items a transcript shows at the top level (turns
         outside compacted ranges, and summary turns, which are shown where their
         range began) before display position ``before``, with every compaction
-        span of the session: see :func:`parley.core.store.outline.window`.
+        span of the session: see :func:`parley.core.store.outline.window`; a search
+        hit ``reveal`` in cards: :func:`parley.core.store.card_pages.window`.
 
         ``hydrate`` as for :meth:`get_turns`. Raises SessionNotFound.
         """
-        return self._r(lambda c: outline.window(c, session_id, last=last, before=before,
-                                                reveal=reveal, hydrate=hydrate))
+        return self._r(lambda c: card_pages.window(c, session_id, last=last, before=before,
+                                                   reveal=reveal, hydrate=hydrate))
 
     def compacted_turns(
         self, session_id: str, summary_turn_id: str, *, hydrate: bool = True
@@ -366,3 +368,13 @@ class TurnsStore(StoreBase):
         see :func:`parley.core.store.outline.range_turns`. Raises SessionNotFound."""
         return self._r(lambda c: outline.range_turns(c, session_id, summary_turn_id,
                                                      hydrate=hydrate))
+
+    def card_page(
+        self, session_id: str, summary_turn_id: str, *, last: int = card_pages.CARD_PAGE,
+        before: int | None = None, hydrate: bool = True,
+    ) -> outline.Window:
+        """Return the last ``last`` of a card's own items (its turns, and the cards
+        nested one level in) shown before ``before``: see
+        :func:`parley.core.store.card_pages.page`. Raises SessionNotFound."""
+        return self._r(lambda c: card_pages.page(c, session_id, summary_turn_id, last=last,
+                                                 before=before, hydrate=hydrate))

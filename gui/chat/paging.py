@@ -5,7 +5,9 @@ would miss the first-paint budget): turns outside compacted ranges and compactio
 cards, which the store places where their range began
 (``Store.transcript_window``). :class:`TranscriptPaging` reads the rest when it is
 wanted: older items when the transcript is scrolled to the top, all of them on Home
-or to show a search result further back, a card's replaced turns when it is opened.
+or to show a search result further back (and the cards around it), a card's own
+items a page at a time when it is opened or its "Show more" is clicked
+(``Store.card_page``: never the turns of the cards nested in it).
 What it reads goes into the open chat's state (``OpenChatState.take``), which the
 transcript shows in place.
 """
@@ -44,6 +46,7 @@ class TranscriptPaging:
         self._shown_at = 0.0
         self._loading_older = False
         self._older_lock = asyncio.Lock()
+        self._card_lock = asyncio.Lock()
         transcript.list_view.verticalScrollBar().valueChanged.connect(self._scrolled)
         transcript.startWanted.connect(
             lambda: tasks.spawn(self.load_start(), name="first-turns"))
@@ -106,12 +109,18 @@ class TranscriptPaging:
             self.transcript.go_first()
 
     async def load_compacted(self, summary_turn_id: str) -> None:
-        """A card was opened: load the turns its compaction replaced (they are kept)."""
+        """A card was opened, or its "Show more" clicked: load the next page of its own
+        items (turns its compaction replaced, and the cards nested one level in), newest
+        first."""
         sid = self.state.session_id
         if sid is None:
             return
-        win = await self.store.compacted_turns(sid, summary_turn_id)
-        if sid != self.state.session_id or not win.turns:
-            return
-        self.state.take(win, keep=summary_turn_id)
+        async with self._card_lock:  # one page after another, not the same one twice
+            if sid != self.state.session_id:
+                return
+            win = await self.store.card_page(sid, summary_turn_id,
+                                             before=self.state.card_keys.get(summary_turn_id))
+            if sid != self.state.session_id or not win.levels:
+                return
+            self.state.take(win, keep=summary_turn_id, card=summary_turn_id)
 

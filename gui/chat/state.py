@@ -62,6 +62,10 @@ class OpenChatState(QObject):
         self._seqs: dict[str, int] = {}
         self._spans: dict[str, Span] = {}
         self._older = 0
+        self._levels: dict[str, int] = {}
+        #: Display position of the first item of each card's pages read (for its next
+        #: page, ``Store.card_page(before=...)``), by summary turn id.
+        self.card_keys: dict[str, int] = {}
         self._unsaved: list[Turn] = []  # messages shown before they are saved
         self._unseen: Unseen | None = None
 
@@ -87,6 +91,11 @@ class OpenChatState(QObject):
     def older(self) -> int:
         """Top-level items (turns, cards) of the open chat not read yet."""
         return self._older
+
+    @property
+    def levels(self) -> Mapping[str, int]:
+        """How many items the cards read in part hold themselves, by summary turn id."""
+        return self._levels
 
     @property
     def unseen(self) -> Unseen | None:
@@ -126,6 +135,8 @@ class OpenChatState(QObject):
         self._turns = list(win.turns)
         self._seqs = dict(win.seqs)
         self._spans = dict(win.spans)
+        self._levels = dict(win.levels)
+        self.card_keys = {}
         self._older = win.older
         self.first_key = win.first_key
         self._unsaved = []
@@ -135,15 +146,20 @@ class OpenChatState(QObject):
         self.session_id = None
         self._unseen = None
         self._turns, self._seqs, self._spans = [], {}, {}
+        self._levels, self.card_keys = {}, {}
         self._older, self.first_key = 0, None
         self._unsaved = []
 
-    def take(self, win: Window, *, older: bool = False, keep: str | None = None) -> None:
-        """Add turns read later (``older``: items above the first one read; else a
-        card's range) and show them in place (``grown``; ``keep``: a turn id to hold
-        still on screen)."""
+    def take(self, win: Window, *, older: bool = False, keep: str | None = None,
+             card: str | None = None) -> None:
+        """Add turns read later (``older``: items above the first one read; ``card``: a
+        page of that card's items; else a hit's cards) and show them in place
+        (``grown``; ``keep``: a turn id to hold still on screen)."""
         self._seqs.update(win.seqs)
         self._spans = dict(win.spans)
+        self._levels.update(win.levels)
+        if card is not None and win.first_key is not None:
+            self.card_keys[card] = win.first_key
         self._turns = merge_turns(self._turns, win.turns, self._seqs)
         if older:
             self._older = win.older

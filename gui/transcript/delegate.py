@@ -50,6 +50,7 @@ from parley.gui.transcript.layout import (
     SIDE,
     RowBuilder,
     RowLayout,
+    indent_levels,
 )
 from parley.gui.transcript.model import TranscriptModel
 from parley.gui.transcript.pieces import THUMB_MAX, PieceCache
@@ -210,7 +211,7 @@ class TranscriptDelegate(QStyledItemDelegate):
                     append(known)
                     continue
             chars, lines, folds, media = node.stats
-            col = column - node.depth * INDENT if node.depth else column
+            col = column - indent_levels(node.depth) * INDENT if node.depth else column
             chrome = 2 * ROW_PAD
             if node.turn.role == "user" and node.kind == "turn":
                 col = int(col * BUBBLE_SHARE) - 2 * BUBBLE_PAD.width()

@@ -27,6 +27,9 @@ ROW_PAD = 7  # px above and below a row's content
 GAP = 8  # px between two pieces
 FOLD_GAP = 3  # px after a fold line
 INDENT = 22  # px per level of nesting inside compaction cards
+#: Levels of nesting that move a row right: a chat compacted hundreds of times nests
+#: each summary in the next, and a row that deep keeps the width of this level.
+MAX_INDENT_LEVELS = 4
 BAR = 12  # px: unfolded bodies start this far right of their fold line
 BUBBLE_PAD = QSize(14, 9)  # px inside a user bubble (horizontal, vertical)
 BUBBLE_SHARE = 0.8  # a user bubble is at most this share of the column
@@ -66,6 +69,11 @@ class Hit:
     placed: Placed
     href: str = ""
     fold_key: str | None = None
+
+
+def indent_levels(depth: int) -> int:
+    """How many levels of nesting a row at ``depth`` is moved right (and guides drawn)."""
+    return min(depth, MAX_INDENT_LEVELS)
 
 
 @dataclass(slots=True, eq=False)
@@ -306,9 +314,10 @@ class RowBuilder:
         specs = self.specs.specs(node, transcript, is_last, idle)
         col_w = max(160, min(width - 2 * SIDE, MAX_COLUMN))
         col_x = max(0, (width - col_w) // 2)
-        indent = node.depth * INDENT
+        levels = indent_levels(node.depth)
+        indent = levels * INDENT
         x, w = col_x + indent, col_w - indent
-        guides = [col_x + d * INDENT + INDENT // 2 - 6 for d in range(node.depth)]
+        guides = [col_x + d * INDENT + INDENT // 2 - 6 for d in range(levels)]
         if node.kind in ("card", "unseen"):  # the note of turns not seen: a quiet card too
             return self._boxed(node, specs, width, x, w, guides, "card", CARD_PAD)
         if node.turn.role == "user" and continue_request(node.turn, transcript) is None:

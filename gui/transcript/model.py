@@ -98,7 +98,7 @@ class TranscriptModel(QAbstractListModel):
         """Rebuild every row from the source (folds and cards start closed)."""
         src = self.source
         self._reset(Transcript(src.shown_turns(), seqs=src.seqs, spans=src.spans,
-                               unseen=src.unseen))
+                               unseen=src.unseen, levels=src.levels))
 
     def grow(self) -> None:
         """Rebuild the rows from the source after turns were added or a change moved rows
@@ -106,7 +106,7 @@ class TranscriptModel(QAbstractListModel):
         cards stay open."""
         src = self.source
         self._reset(Transcript(src.shown_turns(), previous=self.transcript, seqs=src.seqs,
-                               spans=src.spans, unseen=src.unseen))
+                               spans=src.spans, unseen=src.unseen, levels=src.levels))
 
     def set_unseen(self) -> None:
         """Show the source's record of turns the model no longer sees (``unseen``) as it
@@ -185,14 +185,15 @@ class TranscriptModel(QAbstractListModel):
             node.touch()
             self.refresh(node)
 
-    def set_expanded(self, row: int, expanded: bool) -> None:
-        """Open (show the replaced turns under it) or close a compaction card."""
+    def set_expanded(self, row: int, expanded: bool, *, fetch: bool = True) -> None:
+        """Open (show the replaced turns under it) or close a compaction card; ``fetch``:
+        ask for its items not read yet (``rangeWanted``)."""
         node = self.rows[row]
         if node.kind != "card" or node.expanded == expanded:
             return
         if expanded:
             node.expanded = True
-            if node.missing:
+            if node.missing and fetch:
                 self.rangeWanted.emit(node.key)
             kids = self.transcript.rows_under(node)
             if kids:
@@ -213,11 +214,12 @@ class TranscriptModel(QAbstractListModel):
         self.refresh(node)
 
     def reveal(self, node: Node) -> int | None:
-        """Open the cards around a node so it is a row; return its row."""
+        """Open the cards around a node so it is a row (their items not read stay so:
+        "Show more"); return its row."""
         for card in self.transcript.ancestors(node):
             row = self.row_of(card.key)
             if row is not None:
-                self.set_expanded(row, True)
+                self.set_expanded(row, True, fetch=False)
         return self.row_of(node.key)
 
     def _reset(self, transcript: Transcript) -> None:

@@ -14,7 +14,9 @@ answers three questions for the item model:
   session holds only part of it: given the stored positions (``seqs``) of its
   turns and the session's compaction spans (``parley.core.store.outline``), a card is
   placed by its span whatever was read, and knows how many of its turns are
-  not read yet (``Node.missing``: read when it is opened). A legacy (v3)
+  not read yet (``Node.missing``: read when it is opened, its own items a page at a
+  time: ``parley.core.store.card_pages``; ``levels`` gives a card's count of own
+  items once a page of it was read). A legacy (v3)
   summary, or one whose range is neither read nor known, is a card with no
   children;
 * where the note "the model no longer sees the earlier turns" goes: when no summary
@@ -74,10 +76,12 @@ class Node:
         hidden: a user turn made only of tool results shown in their tool_use's fold.
         stats: (characters, lines, fold lines, images) for height estimates.
         missing: a card's stored turns not read yet (shown once read, on opening).
+        paged: a card whose own items were read in part: ``missing`` counts those not
+            read (else it is only known that some are missing).
     """
 
     __slots__ = ("turn", "kind", "depth", "parent", "children", "expanded", "open_folds", "rev",
-                 "hidden", "stats", "missing")
+                 "hidden", "stats", "missing", "paged")
 
     def __init__(self, turn: Turn, kind: NodeKind = "turn") -> None:
         self.turn = turn
@@ -91,6 +95,7 @@ class Node:
         self.hidden = False
         self.stats: tuple[int, int, int, int] = (0, 0, 0, 0)
         self.missing = 0
+        self.paged = False
 
     def __repr__(self) -> str:
         return f"Node({self.kind} {self.turn.role} {self.key!r}, depth={self.depth})"
@@ -158,6 +163,8 @@ class Transcript:
             a span is placed by it; others by the ids in their block.
         unseen: the session's record of turns left off the wire, if any: its row
             stands before ``first_seen_turn_id`` (:meth:`set_unseen`).
+        levels: how many items cards read in part hold themselves (their own turns and
+            the cards nested one level in), by summary turn id.
     """
 
     def __init__(
@@ -168,8 +175,10 @@ class Transcript:
         seqs: Mapping[str, int] | None = None,
         spans: Mapping[str, Span] | None = None,
         unseen: Unseen | None = None,
+        levels: Mapping[str, int] | None = None,
     ) -> None:
         self.seqs: Mapping[str, int] = seqs if seqs is not None else {}
+        self.levels: Mapping[str, int] = levels if levels is not None else {}
         self.spans: Mapping[str, Span] = spans if spans is not None else {}
         self.nodes: dict[str, Node] = {}
         #: Every node in the order of the turns given (appended ones last).
@@ -302,7 +311,12 @@ class Transcript:
             inside = [i for i in idxs if a <= place[i] <= b and i != k]
             card.children = self._nest(nodes, inside, summaries, keys, a, b)
             span = self.spans.get(card.key)
-            card.missing = max(0, span.stored_count - len(inside)) if span is not None else 0
+            own = self.levels.get(card.key)
+            card.paged = own is not None
+            if own is not None:
+                card.missing = max(0, own - len(card.children))
+            else:
+                card.missing = max(0, span.stored_count - len(inside)) if span is not None else 0
             before = [i for i in idxs if place[i] < a and i != k]
             after = [i for i in idxs if place[i] > b and i != k]
             return (

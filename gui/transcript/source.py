@@ -46,6 +46,12 @@ class TurnSource(Protocol):
         ...
 
     @property
+    def levels(self) -> Mapping[str, int]:
+        """How many items the cards read in part hold themselves, by summary turn id
+        (``parley.core.store.outline.Window.levels``)."""
+        ...
+
+    @property
     def unseen(self) -> Unseen | None:
         """The session's record of older turns the model no longer sees, if any."""
         ...
@@ -67,6 +73,7 @@ class TurnList:
         self.spans: dict[str, Span] = dict(spans or {})
         self.older = 0
         self.unseen: Unseen | None = None
+        self.levels: dict[str, int] = {}
 
     def shown_turns(self) -> Sequence[Turn]:
         """:meth:`TurnSource.shown_turns`: the list itself."""

@@ -66,6 +66,8 @@ BRANCH_TARGET_PX = 24
 CARD_FOLD = "card"
 #: "Try compacting again" on the note of turns the model no longer sees.
 COMPACT_AGAIN_HREF = "parley:compact-again"
+CARD_MORE_HREF = "parley:card-more"  # an open card's items not read: read the next page
+CARD_MORE = "Show more"
 COMPACT_AGAIN = "Try compacting again"
 #: The note's words (``parley.core.compaction.unseen``): how many turns, and why.
 UNSEEN_LINE = "The model no longer sees the {n} earlier turns above"
@@ -406,7 +408,9 @@ class SpecBuilder:
         if block is not None and block.legacy:
             label += self._muted(" · earlier turns not kept")  # a v3 app deleted them
         elif opened and node.missing:
-            label += self._muted(" · originals kept · loading…")
+            more = f"{node.missing:,} not shown" if node.paged else "not all shown"
+            label += self._muted(f" · originals kept · {more} · ")
+            label += f'<a href="{CARD_MORE_HREF}">{CARD_MORE}</a>'
         else:
             label += self._muted(" · originals kept")
         out = [Spec(self._fold_line(CARD_FOLD, opened, "summary", label, "", raw=True), "fold",

@@ -44,6 +44,7 @@ from parley.gui.transcript.specs import (
     BRANCH_NEXT_HREF,
     BRANCH_PREV_HREF,
     CARD_FOLD,
+    CARD_MORE_HREF,
     COMPACT_AGAIN_HREF,
     CONTINUE_HREF,
     REGENERATE_HREF,
@@ -159,8 +160,8 @@ class TranscriptView(QWidget):
         mediaRequested(object): a thumbnail or a file chip was clicked (its
             ``ImageBlock`` / ``DocumentBlock``): open it full size.
         compactedTurnsWanted(str): a compaction card was opened whose replaced
-            turns are not all read (its summary turn id): read them from the
-            store and show them (:meth:`show_grown`).
+            turns are not all read, or its "Show more" clicked (its summary turn id):
+            read the next page of them from the store and show it (:meth:`show_grown`).
         startWanted(): Home while older turns are not read (``list_view.more_above``):
             read them all, show them (:meth:`show_grown`), then :meth:`go_first`.
         branchRequested(str, int): ‹ or › under a message with siblings (its turn
@@ -535,6 +536,9 @@ class TranscriptView(QWidget):
             return
         if href == CONTINUE_HREF:
             self.continueRequested.emit(node.turn.id)
+            return
+        if href == CARD_MORE_HREF:
+            self.compactedTurnsWanted.emit(node.key)
             return
         if href == COMPACT_AGAIN_HREF:
             self.compactRequested.emit()

@@ -75,7 +75,11 @@ def test_re_compaction_nests_the_earlier_card_and_reveal_reads_a_hit_inside(db):
     assert win.spans["s1"].outer == "s2" and win.spans["s2"].outer is None
     assert win.spans["s2"].stored_count == 47  # 46 turns and the earlier summary
     shown = db.transcript_window(sid, reveal="t3")
-    assert {"t3", "s1", "s2", "t0", "t45"} <= {t.id for t in shown.turns}
+    # the hit's card (s1: all its 30 turns, near the hit) and the card around it (s2:
+    # its card only; its own items are read when asked for, a page at a time)
+    ids = {t.id for t in shown.turns}
+    assert {"t3", "s1", "s2", "t0", "t29"} <= ids and "t45" not in ids
+    assert shown.levels == {"s1": 30}
     # the store's model view and the window agree on what the card stands for
     assert apply_compactions(db.get_turns(sid))[0].id == "s2"
 
@@ -97,7 +101,10 @@ def test_a_re_compaction_one_exchange_later_nests_the_summary_stored_after_its_r
     assert [t.id for t in db.compacted_turns(sid, "s1").turns] == [
         t.id for t in turns[:396]]
     shown = db.transcript_window(sid, reveal="s1")  # a hit on the nested summary
-    assert {"s1", "s2", "t0", "t397"} <= {t.id for t in shown.turns}
+    ids = {t.id for t in shown.turns}
+    # s2's own items (s1's card, t396 and t397), not the turns s1 stands for
+    assert {"s1", "s2", "t396", "t397"} <= ids and "t0" not in ids
+    assert shown.levels == {"s2": 3}
 
 
 def test_a_chat_without_compactions_pages_like_stored_turns(db):

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from parley.core.store.card_pages import CARD_PAGE
+from parley.gui.transcript.specs import CARD_MORE_HREF
 from tests.gui.chats import long_chat
 from tests.gui.long_chats import SUMMARY, N, card_text, restart, rows
 
@@ -175,6 +177,12 @@ def test_compacting_again_after_one_exchange_shows_one_card_with_every_turn(
         assert [n.depth for n in rows(win)[2:4]] == [1, 1]
         click = win.transcript.fold_point(first.summary_turn_id, "card")
         driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=click)
+        # its last page of turns, then the rest with "Show more"
+        driver.until(lambda: len(rows(win)) == 2 + CARD_PAGE + 2 + 4, timeout=10)
+        assert [n.key for n in rows(win)][2:2 + CARD_PAGE] == [
+            t.id for t in turns[N - 4 - CARD_PAGE : N - 4]]
+        more = win.transcript.anchor_point(first.summary_turn_id, CARD_MORE_HREF)
+        driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=more)
         driver.until(lambda: len(rows(win)) == 2 + N + 2, timeout=10)
         assert [n.key for n in rows(win)][2:2 + N - 4] == [t.id for t in turns[:N - 4]]
         assert all(n.depth == 2 for n in rows(win)[2:2 + N - 4])
@@ -195,7 +203,8 @@ def test_opening_a_card_keeps_its_header_where_it_was(driver: Any) -> None:
     assert lv.sticks_to_bottom
     click = view.fold_point(compaction.summary_turn_id, "card")
     driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=click)
-    driver.until(lambda: len(rows(w)) == 1 + N, timeout=10)  # its turns read and shown
+    # a page of its turns read and shown
+    driver.until(lambda: len(rows(w)) == 1 + CARD_PAGE + 4, timeout=10)
     driver.qtbot.wait(100)  # rows measured as they are painted
     assert lv.verticalScrollBar().maximum() > 0  # the chat is taller than the view now
     assert lv.visualRect(view.model.index(0)).top() == top  # the header stayed put

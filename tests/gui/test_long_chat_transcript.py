@@ -14,7 +14,9 @@ from PySide6.QtCore import QRect, Qt
 from parley.core.compaction.cache_timer import CacheTimer
 from parley.core.content import CompactSummaryBlock, Turn
 from parley.core.settings import Settings
+from parley.core.store.card_pages import CARD_PAGE
 from parley.gui.chat import paging
+from parley.gui.transcript.specs import CARD_MORE_HREF
 from tests.fakes.clock import ManualClock
 from tests.gui.chats import long_chat
 from tests.gui.long_chats import SUMMARY, N, card_text, restart, rows
@@ -55,12 +57,21 @@ def assert_card_in_place(driver: Any, w: Any, sid: str, turns: list[Any]) -> Non
 
     click = w.transcript.fold_point(compaction.summary_turn_id, "card")
     driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=click)
+    # a page of its turns (the last ones), and "Show more" for the rest
+    page = CARD_PAGE
+    driver.until(lambda: len(rows(w)) == 1 + page + 4, timeout=10)
+    assert [n.key for n in rows(w)] == [compaction.summary_turn_id,
+                                         *[t.id for t in turns[replaced - page :]]]
+    assert f"{replaced - page} not shown" in card_text(w)
+    more = w.transcript.anchor_point(compaction.summary_turn_id, CARD_MORE_HREF)
+    assert more is not None
+    driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=more)
     driver.until(lambda: len(rows(w)) == 1 + replaced + 4, timeout=10)
     keys = [n.key for n in rows(w)]
     assert keys == [compaction.summary_turn_id, *[t.id for t in turns]]
     assert all(n.depth == 1 for n in rows(w)[1 : 1 + replaced])
     assert SUMMARY[9:40] in card_text(w)
-    assert "loading" not in card_text(w)
+    assert "not shown" not in card_text(w) and "Show more" not in card_text(w)
     assert shown(w, compaction.summary_turn_id)  # the opened card stayed on screen
 
 

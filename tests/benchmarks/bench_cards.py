@@ -1,0 +1,124 @@
+"""Opening the newest compaction card of a long chat, and switching versions (‹ ›) there.
+
+A chat of ``--turns`` stored turns (:mod:`tests.benchmarks.gen_chat`: compacted every 200
+turns, each re-compaction from the first turn, so the newest card stands for almost
+all of them) gets another version of its last message (as an edit makes one), and is
+opened in the real window (offscreen). Measured, on the GUI's clock:
+
+* *open card*: from the click on the newest card's fold line until its turns are shown
+  (the store's read done and the rows in the transcript);
+* *switch*: ‹ then › on the last message, ``--switches`` times each way, from the
+  call until the other version is shown; the first switch is reported apart.
+
+Run (under the benchmark lock, on an idle machine)::
+
+    flock /tmp/parley-bench.lock env -u PYTHONDONTWRITEBYTECODE \\
+        QT_QPA_PLATFORM=offscreen .venv/bin/python -m tests.benchmarks.bench_cards --turns 100000
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=100_000)
+    parser.add_argument("--switches", type=int, default=3, help="‹ › pairs after the first")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ.setdefault("PARLEY_KEYRING", "file")
+    home = Path(tempfile.mkdtemp(prefix="parley-bench-"))
+    os.environ["PARLEY_HOME"] = str(home)
+
+    from parley.core.content import TextBlock, Turn
+    from parley.core.paths import db_path
+    from parley.core.store import Store
+    from tests.benchmarks.gen_chat import write_long_chat
+
+    t0 = time.perf_counter()
+    sid = write_long_chat(db_path(home), args.turns)
+    with Store.open(db_path(home)) as db:
+        last = db.get_turns(sid, last=1, hydrate=False)[-1]
+        db.branch_before(sid, last.id)
+        db.append_turn(sid, Turn(last.role, [TextBlock("Another version.")]))
+    print(f"wrote a chat of {args.turns:,} turns in {time.perf_counter() - t0:.1f} s")
+
+    import qasync
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication
+
+    from parley.gui.look import appearance
+    from parley.gui.main_window import MainWindow
+
+    app = QApplication([sys.argv[0]])
+    appearance.apply(app)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    window = MainWindow(home=home, env={})
+    window.resize(1200, 800)
+    window.show()
+
+    async def settle() -> None:
+        while window.tasks.pending:
+            await asyncio.sleep(0.001)
+
+    async def scenario() -> None:
+        await window.startup.start()
+        chat = window.chat
+        assert chat is not None
+        t = time.perf_counter()
+        await chat.opener.open(sid)
+        await settle()
+        print(f"opened the chat in {(time.perf_counter() - t) * 1000:.0f} ms")
+        view = window.transcript
+        if view.model.rows[0].kind != "card":  # scrolled up: the next older items
+            await chat.paging.load_older()
+            await settle()
+        card = view.model.rows[0]
+        assert card.kind == "card", "the newest card is not the first row"
+        shown = len(view.model.rows)
+        await asyncio.sleep(0.3)
+        point = view.fold_point(card.key, "card")
+        assert point is not None
+        t = time.perf_counter()
+        QTest.mouseClick(view.list_view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+        while len(view.model.rows) <= shown + 1 or window.tasks.pending:
+            await asyncio.sleep(0.001)
+        took = (time.perf_counter() - t) * 1000
+        print(f"open card: {took:.0f} ms ({len(view.model.rows) - shown} rows shown under it, "
+              f"{len(chat.turns):,} turns held)")
+        times = []
+        for i in range(1 + 2 * args.switches):
+            step = -1 if i % 2 == 0 else 1
+            points = chat.opener.branches.points
+            edited = next(t for t in reversed(chat.turns)
+                          if t.id in points and points[t.id].target(step) is not None)
+            target = points[edited.id].target(step)
+            assert target is not None
+            await asyncio.sleep(0.3)
+            t = time.perf_counter()
+            assert chat.opener.switch_branch(edited.id, step)
+            while not chat.state.holds(target[0]) or window.tasks.pending:
+                await asyncio.sleep(0.001)
+            times.append((time.perf_counter() - t) * 1000)
+        print(f"switch: first {times[0]:.0f} ms, then "
+              + ", ".join(f"{x:.0f}" for x in times[1:]) + " ms")
+        await window.shutdown()
+
+    with loop:
+        loop.run_until_complete(scenario())
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
