@@ -33,8 +33,9 @@ class OpenChatState(QObject):
     """The turns of the chat open in one window (see the module docstring).
 
     Signals:
-        reset(): show every turn afresh (another chat opened, turns dropped, the
-            chat read again).
+        reset(bool): show every turn afresh (another chat opened, turns dropped, the
+            chat read again); True when the chat shown is the one shown before (read
+            again: its open cards and folds stay open).
         grown(object): turns read later were added (older ones, an opened card's);
             the argument is a turn id to keep in place on screen, or None.
         turn_changed(object): a turn (``Turn``) of the open chat is new or changed
@@ -48,7 +49,7 @@ class OpenChatState(QObject):
         partial: the reply streaming in each chat, open or not, by session id.
     """
 
-    reset = Signal()
+    reset = Signal(bool)
     grown = Signal(object)
     turn_changed = Signal(object)
     unseen_changed = Signal()
@@ -68,6 +69,7 @@ class OpenChatState(QObject):
         self.card_keys: dict[str, int] = {}
         self._unsaved: list[Turn] = []  # messages shown before they are saved
         self._unseen: Unseen | None = None
+        self._shown: str | None = None  # the chat shown last (show)
 
     # -- reading ----------------------------------------------------------------
     @property
@@ -177,8 +179,10 @@ class OpenChatState(QObject):
         self._turns = [by_id.pop(t.id, t) for t in self._turns] + list(by_id.values())
 
     def show(self) -> None:
-        """Show every turn afresh (``reset``)."""
-        self.reset.emit()
+        """Show every turn afresh (``reset``; the same chat as before: read again)."""
+        same = self.session_id is not None and self.session_id == self._shown
+        self._shown = self.session_id
+        self.reset.emit(same)
 
     # -- changes while the chat is open ----------------------------------------------
     def remember(self, session_id: str, turn: Turn) -> None:

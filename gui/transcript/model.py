@@ -94,11 +94,22 @@ class TranscriptModel(QAbstractListModel):
         return row == len(self.rows) - 1
 
     # -- changes ------------------------------------------------------------
-    def reset(self) -> None:
-        """Rebuild every row from the source (folds and cards start closed)."""
+    def reset(self, *, keep: bool = False) -> None:
+        """Rebuild every row from the source: folds and cards start closed, or with
+        ``keep`` (the same chat read again) those open stay open, and the cards that
+        showed their items ask for them again (``rangeWanted``: a page each)."""
         src = self.source
-        self._reset(Transcript(src.shown_turns(), seqs=src.seqs, spans=src.spans,
-                               unseen=src.unseen, levels=src.levels))
+        previous = self.transcript if keep else None
+        self._reset(Transcript(src.shown_turns(), previous=previous, seqs=src.seqs,
+                               spans=src.spans, unseen=src.unseen, levels=src.levels))
+        if previous is None:
+            return
+        nodes = self.transcript.nodes
+        for key, old in previous.nodes.items():
+            new = nodes.get(key)
+            if old.kind == "card" and old.expanded and (old.paged or not old.missing) \
+                    and new is not None and new.missing:
+                self.rangeWanted.emit(key)
 
     def grow(self) -> None:
         """Rebuild the rows from the source after turns were added or a change moved rows

@@ -239,12 +239,14 @@ class TranscriptView(QWidget):
                             "change them there, not here")
         return own
 
-    def show_reset(self) -> None:
+    def show_reset(self, again: bool = False) -> None:
         """Show the source's turns afresh and scroll to the end: folds and cards start
-        closed, the inline error is cleared, keyboard focus goes to the newest message."""
+        closed (``again``: the same chat read again, e.g. another version shown: those
+        open stay open), the inline error is cleared, keyboard focus goes to the newest
+        message."""
         self.list_view.delegate.highlight = None
         self.clear_error()
-        self.model.reset()
+        self.model.reset(keep=again)
         self.list_view.more_above = self.model.source.older
         if self.model.rows:  # keyboard focus starts on the newest message
             self.list_view.set_current_row(len(self.model.rows) - 1)

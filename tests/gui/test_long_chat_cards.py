@@ -2,7 +2,8 @@
 written as the benchmarks write one (tests.benchmarks.gen_chat: compacted every 200
 turns, each re-compaction from the first turn, so each summary is nested in the next).
 Opening a card reads a page of its own items, never the history under it; a search hit
-deep in the cards is shown in its card at a normal width."""
+deep in the cards is shown in its card at a normal width; switching versions (‹ ›) keeps
+the cards that were open open."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.core import paths
+from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
 from parley.core.store.card_pages import CARD_PAGE, REVEAL_CONTEXT
 from parley.gui.transcript.layout import INDENT, MAX_INDENT_LEVELS
@@ -97,3 +99,22 @@ def test_a_search_hit_deep_in_nested_cards_is_shown_in_its_card_at_a_normal_widt
     driver.until(lambda: len(w.chat.turns) > before and w.tasks.pending == 0, timeout=20)
     assert len(w.chat.turns) - before <= CARD_PAGE
 
+
+def test_switching_versions_keeps_open_cards_open(driver: Any) -> None:
+    w = opened(driver)
+    card = rows(w)[0]
+    click(driver, w, w.transcript.fold_point(card.key, "card"))
+    driver.until(lambda: len(rows(w)) > 200 and w.tasks.pending == 0, timeout=20)
+    under = len(w.transcript.model.transcript.rows_under(rows(w)[0]))
+    last = w.chat.turns[-1]
+    # another version of the last message, as an edit makes one
+    driver.run(w.store.branch_before(SESSION_ID, last.id))
+    driver.run(w.store.append_turn(SESSION_ID, Turn(last.role, [TextBlock("another")])))
+    driver.run(w.chat.opener.reread(SESSION_ID))
+    driver.until(lambda: w.tasks.pending == 0)
+    assert rows(w)[0].expanded  # a reread of the path (an edit, another program) keeps it
+    edited = w.chat.turns[-1]
+    assert w.chat.opener.switch_branch(edited.id, -1)
+    driver.until(lambda: w.chat.turns[-1].id == last.id and w.tasks.pending == 0, timeout=20)
+    assert rows(w)[0].key == card.key and rows(w)[0].expanded
+    assert len(w.transcript.model.transcript.rows_under(rows(w)[0])) == under  # its page
