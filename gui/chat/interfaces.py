@@ -20,7 +20,7 @@ on the concrete classes are not listed here.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class ChatRunsView(Protocol):
 
     def activity(self, sid: str | None) -> None: ...
 
-    def give_back(self, text: str) -> None: ...
+    def give_back(self, text: str, *, after: bool = False) -> None: ...
 
     def retry(self) -> bool: ...
 
@@ -84,6 +84,9 @@ class ChatRunsView(Protocol):
                   on_saved: Callable[[], None] | None = None) -> None: ...
 
     def running(self, sid: str | None) -> bool: ...
+
+    def start(self, sid: str, coro: Coroutine[Any, Any, Any], *, how: str,
+              model: str | None, name: str) -> asyncio.Task[Any]: ...
 
     def send_from_composer(self) -> bool: ...
 

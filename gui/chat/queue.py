@@ -118,6 +118,11 @@ class ChatQueue:
         emptied at once; the message is saved, shown, and sent when its turn comes."""
         self.parts.composer.clear()
         self.chat.drafts.typed(sid, "")
+        self.enqueue(sid, text, taken)
+
+    def enqueue(self, sid: str, text: str, taken: Any = None) -> None:
+        """Queue ``text`` (and the files ``taken``) in chat ``sid``, the box left as it is
+        (a message sent while a new chat was getting its row: ``ChatRuns``)."""
         self.adding[sid] = self.adding.get(sid, 0) + 1
         self.parts.tasks.spawn(self._add(sid, text, taken), name="queue-message")
 
@@ -310,15 +315,15 @@ class ChatQueue:
         message = queue.pop(0)
         self.leaving[sid] = message.id
         self.refresh()
-        self.parts.tasks.spawn(self._send(sid, message), name="send-queued")
+        # Held from now (ChatRuns.hold): an Enter before its run starts goes behind it.
+        self.runs.start(sid, self._send(sid, message), how="send",
+                        model=self.chat.models.model_for(sid), name="send-queued")
 
     async def _send(self, sid: str, message: QueuedMessage) -> None:
         """Send a queued message, its files read back from the store first."""
-        try:
-            blocks = await blocks_of(self.chat.store, message)
-        except ParleyError:  # a file unreadable: it waits, paused, for the person
-            self.after_run(sid, finished=False)
-            raise
+        # A file unreadable raises: it waits, paused, for the person (ChatRuns lets the
+        # chat go and calls after_run).
+        blocks = await blocks_of(self.chat.store, message)
         await self.runs.run(sid, "send", blocks, self.chat.models.model_for(sid), None,
                             turn_id=message.id, on_saved=lambda: self._sent(message))
 

@@ -111,7 +111,9 @@ class ChatRegenerate:
             self.status.showMessage(why, 8_000)
             return False
         sid = str(self.chat.session_id)
-        self.tasks.spawn(self._regenerate(sid, model), name="regenerate")
+        # Held at once (ChatRuns.hold): Enter right after it queues behind the new answer.
+        self.chat.runs.start(sid, self._regenerate(sid, model), how="regenerate", model=model,
+                             name="regenerate")
         return True
 
     async def _regenerate(self, sid: str, model: str | None) -> None:

@@ -13,10 +13,11 @@ is the controller's.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from parley.core.app_state import LAST_SESSION
+from parley.core.chat.events import RunInProgress
 from parley.core.content import Block, TextBlock, Turn, new_id
 from parley.core.context.text_limits import check_blocks
 from parley.core.errors import ParleyError
@@ -66,6 +67,10 @@ class ChatRuns:
         self.retry_with: dict[str, str] = {}
         #: Sessions whose waiting message Esc takes back (:meth:`stop`).
         self.taking_back: set[str] = set()
+        #: The send making a new chat's row (Enter in a new chat), until it has its id.
+        self.new_chat_send: asyncio.Task[Any] | None = None
+        #: Messages sent (Enter) meanwhile: queued in the new chat once it has its id.
+        self.behind_new_chat: list[tuple[str, Taken | None]] = []
         #: What a run's events show (the messages shown before they are saved).
         self.events = RunEvents(chat, self, transcript=parts.transcript,
                                 composer_bar=parts.composer_bar, sidebar=parts.sidebar,
@@ -89,6 +94,71 @@ class ChatRuns:
     def active(self) -> dict[str, asyncio.Task[Any]]:
         """{session id: task} of the runs under way."""
         return self._runs
+
+    def start(self, sid: str, coro: Coroutine[Any, Any, Any], *, how: str,
+              model: str | None, name: str) -> asyncio.Task[Any]:
+        """Start a run of chat ``sid`` (``coro``, which calls :meth:`run`) and hold the chat
+        for it now, before anything is awaited (:meth:`hold`)."""
+        task = self.parts.tasks.spawn(coro, name=name)
+        self.hold(sid, task, how, model)
+        return task
+
+    def hold(self, sid: str, task: asyncio.Task[Any], how: str, model: str | None) -> None:
+        """Chat ``sid`` is ``task``'s from now on, from the moment its Enter (Retry,
+        Regenerate…) was taken, not only once its run reaches the core: a key pressed
+        meanwhile sees it running (Enter queues, Regenerate and Edit wait), Stop shows
+        and its row's dot is on. Let go when the run ends (:meth:`let_go`), or when
+        ``task`` ends before its run started (refused, its message not saved…). Held
+        by another run already: left to it (``task``'s run is refused, :meth:`own`)."""
+        held = self._runs.get(sid)
+        if held is not None and held is not task and not held.done():
+            return
+        self._runs[sid] = task
+        self.doing[sid] = (how, model or "")
+        self.events.set_busy(sid, True)
+        self.parts.sidebar.model.set_running(sid, True)
+        task.add_done_callback(lambda done: self._ended(sid, done))
+
+    def own(self, sid: str, how: str, model: str | None) -> asyncio.Task[Any]:
+        """Called by a run's coroutine as it starts: the running task, holding chat
+        ``sid`` (held since it was started, or from now).
+
+        Raises:
+            RunInProgress: another run holds the chat (nothing was sent).
+        """
+        task = asyncio.current_task()
+        assert task is not None
+        held = self._runs.get(sid)
+        if held is task:
+            self.doing[sid] = (how, model or "")
+        elif held is not None and not held.done():
+            raise RunInProgress()
+        else:
+            self.hold(sid, task, how, model)
+        return task
+
+    def let_go(self, sid: str, task: asyncio.Task[Any]) -> bool:
+        """``task``'s run of chat ``sid`` ended: the chat is not held any more (False:
+        ``task`` did not hold it). The caller then tells the queue
+        (``ChatQueue.after_run``)."""
+        if self._runs.get(sid) is not task:
+            return False
+        self.taking_back.discard(sid)
+        self._runs.pop(sid, None)
+        self.doing.pop(sid, None)
+        self.chat.partial.pop(sid, None)
+        self.parts.sidebar.model.set_running(sid, False)
+        self.events.set_busy(sid, False)
+        elsewhere = self.calls.elsewhere()  # another Parley's changes
+        if elsewhere is not None:  # skipped during the run: shown now
+            elsewhere.run_ended(sid)
+        return True
+
+    def _ended(self, sid: str, task: asyncio.Task[Any]) -> None:
+        """A task holding chat ``sid`` ended without its run letting it go (it ended
+        before the run started): let go; messages queued behind it wait."""
+        if self.let_go(sid, task):
+            self.queue.after_run(sid, False)
 
     def lock_waiting(self) -> list[str]:
         """The chats whose sent message waits for another program's lock (not saved)."""
@@ -152,6 +222,16 @@ class ChatRuns:
         starting = self.chat.runner is None
         model = self.chat.current_model()
         why = self.why_not_send(sid)
+        if sid is None and editing is None and self.new_chat_send is not None \
+                and not self.new_chat_send.done():
+            # The new chat's first message is still getting its row: this one is queued
+            # there behind it, once the chat has its id (:meth:`_session_for_send`).
+            if has_files and not files.ready_to_send(model or ""):
+                return True
+            self.behind_new_chat.append((text, files.take() if has_files else None))
+            self.parts.composer.clear()
+            self.chat.drafts.typed(None, "")
+            return True
         if sid is not None and editing is None and (
                 why == STILL_REPLYING or (why in (None, WAITING) and self.queue.holds(sid))):
             # A reply is coming, or the queue is not done (messages wait, one is leaving
@@ -188,12 +268,23 @@ class ChatRuns:
         self.chat.editor.set_editing(None)
         self.parts.composer.clear()
         self.chat.drafts.typed(self.chat.session_id, "")
+        # The chat is held from this moment (a new chat once it has its row): a key
+        # pressed before the run reaches the core sees it running (:meth:`hold`).
         if editing is not None and sid is not None and model is not None:
-            self.parts.tasks.spawn(self.chat.editor.send_edit(sid, editing, text, model, taken),
-                               name="edit")
+            self.start(sid, self.chat.editor.send_edit(sid, editing, text, model, taken),
+                       how="retry", model=model, name="edit")
         else:
-            self.parts.tasks.spawn(self._send(text, model, taken), name="send")
+            self._start_send(sid, self._send(text, model, taken), model)
         return True
+
+    def _start_send(self, sid: str | None, send: Coroutine[Any, Any, None],
+                    model: str | None) -> None:
+        """Start ``send`` (:meth:`_send`) in chat ``sid``, held from now; in a new chat
+        (None) the messages sent before it has its row go behind it."""
+        if sid is not None:
+            self.start(sid, send, how="send", model=model, name="send")
+        else:
+            self.new_chat_send = self.parts.tasks.spawn(send, name="send")
 
     def why_not_send(self, sid: str | None) -> str | None:
         """Why a message cannot be sent in chat ``sid`` now (None: it can): the one
@@ -207,7 +298,10 @@ class ChatRuns:
             return None
         if sid in self.waits.waiting:
             return WAITING
-        if sid not in self._runs and sid in self.chat.editor.compacting:
+        if sid not in self._runs:
+            # Held in the core only: a compaction (Compact now, the cache timer), also
+            # before its "compact:start" (editor.compacting). Queued, the message would
+            # wait for a run's end that never comes: it stays in the box.
             return COMPACTING
         return STILL_REPLYING
 
@@ -219,8 +313,8 @@ class ChatRuns:
         if not text.strip():
             return
         placed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.parts.tasks.spawn(self._send(text, self.chat.current_model(), placed=placed),
-                           name="send")
+        model = self.chat.current_model()
+        self._start_send(self.chat.session_id, self._send(text, model, placed=placed), model)
         await placed
 
     def send_to(self, sid: str, text: str) -> None:
@@ -228,8 +322,8 @@ class ChatRuns:
         before the chats were open, ``parley.gui.startup.state``): saved, then sent once its
         provider is ready."""
         if text.strip():
-            self.parts.tasks.spawn(self.run(sid, "send", [TextBlock(text)], None, None,
-                                        turn_id=new_id()), name="send")
+            self.start(sid, self.run(sid, "send", [TextBlock(text)], None, None,
+                                     turn_id=new_id()), how="send", model=None, name="send")
 
     async def _send(self, text: str, model: str | None, files: Taken | None = None, *,
                     placed: asyncio.Future[None] | None = None) -> None:
@@ -262,6 +356,8 @@ class ChatRuns:
             self.give_back(text)
             if files is not None:
                 self.chat.attachments.give_back(files)
+            if old is None:  # those sent behind it go back too, after it
+                self.give_back_behind_new_chat()
             raise
         finally:
             if placed is not None and not placed.done():
@@ -281,18 +377,41 @@ class ChatRuns:
         if sid is not None:  # the sent draft is forgotten without waiting for the file
             self.parts.tasks.spawn(self.chat.drafts.discard(sid), name="discard-draft")
             return sid
-        sid = await self.waits.new_session_when_unlocked(model)
+        task = asyncio.current_task()
+        try:
+            sid = await self.waits.new_session_when_unlocked(model)
+        finally:
+            if self.new_chat_send is task:
+                self.new_chat_send = None
         self.chat.session_id = sid
+        if task is not None:  # its run holds the new chat from now (see hold)
+            self.hold(sid, task, "send", model)
+        for text, files in self.behind_new_chat:  # sent meanwhile: queued behind it
+            self.queue.enqueue(sid, text, files)
+        self.behind_new_chat.clear()
         self.parts.status.chat_created(sid)
         await self.chat.drafts.discard(None)
         await LAST_SESSION.set(self.chat.store, sid)
         self.parts.sidebar.select(sid)
         return sid
 
-    def give_back(self, text: str) -> None:
-        """Nothing was sent: put the text back in an empty composer so no word is lost."""
-        if not self.parts.composer.text():
+    def give_back(self, text: str, *, after: bool = False) -> None:
+        """Nothing was sent: put the text back in the composer so no word is lost; what
+        was typed since stays, after it (``after``: before it, typed earlier)."""
+        box = self.parts.composer.text()
+        if not box.strip():
             self.parts.composer.set_text(text)
+        elif text.strip():
+            self.parts.composer.set_text(f"{box}\n\n{text}" if after else f"{text}\n\n{box}")
+
+    def give_back_behind_new_chat(self) -> None:
+        """The new chat got no row: the messages sent behind its first go back to the box
+        (after it, in order) and their files to the tray."""
+        for text, files in self.behind_new_chat:
+            self.give_back(text, after=True)
+            if files is not None:
+                self.chat.attachments.give_back(files)
+        self.behind_new_chat.clear()
 
     def retry(self) -> bool:
         """Send the open chat's history again (after an error or a stopped reply), to
@@ -317,7 +436,8 @@ class ChatRuns:
                 8_000,
             )
             return False
-        self.parts.tasks.spawn(self.run(sid, "retry", None, model, None), name="retry")
+        self.start(sid, self.run(sid, "retry", None, model, None), how="retry", model=model,
+                   name="retry")
         return True
 
     def continue_reply(self) -> bool:
@@ -351,12 +471,7 @@ class ChatRuns:
             ParleyError: the run could not start (``text`` goes back to the composer
                 unless the message was saved).
         """
-        self._runs[sid] = asyncio.current_task()  # type: ignore[assignment]
-        self.doing[sid] = (how, model or "")
-        self.retry_with.pop(sid, None)
-        self.parts.transcript.clear_error()
-        self.events.set_busy(sid, True)
-        self.parts.sidebar.model.set_running(sid, True)
+        task: asyncio.Task[Any] | None = None
         started = finished = False
         shown: list[str] = [turn_id] if turn_id else []  # shown before it was saved
         saved: Turn | None = None
@@ -376,6 +491,9 @@ class ChatRuns:
             self.events.on_event(ev)
 
         try:
+            task = self.own(sid, how, model)  # RunInProgress: another run holds the chat
+            self.retry_with.pop(sid, None)
+            self.parts.transcript.clear_error()
             if not self.waits.provider_ready(model):
                 if how == "send":  # saved before anything is sent, as always
                     saved = await self.waits.save_message(sid, blocks or [], turn_id)
@@ -414,16 +532,8 @@ class ChatRuns:
                     self.chat.drafts.keep_unsent(sid, text)
             raise
         finally:
-            self.taking_back.discard(sid)
-            self._runs.pop(sid, None)
-            self.doing.pop(sid, None)
-            self.chat.partial.pop(sid, None)
-            self.parts.sidebar.model.set_running(sid, False)
-            self.events.set_busy(sid, False)
-            elsewhere = self.calls.elsewhere()  # another Parley's changes
-            if elsewhere is not None:  # skipped during the run: shown now
-                elsewhere.run_ended(sid)
-            self.queue.after_run(sid, finished)  # the next queued message, or a pause
+            if task is not None and self.let_go(sid, task):
+                self.queue.after_run(sid, finished)  # the next queued message, or a pause
 
     def stop(self) -> bool:
         """Stop the open chat's reply (Esc); else leave edit mode. False if nothing to do.

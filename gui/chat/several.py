@@ -15,8 +15,7 @@ all, as it stops a reply; a message sent (Enter) while they answer is queued
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from parley.core.app_state import SEVERAL_MODELS
@@ -106,22 +105,36 @@ class ChatSeveral:
         def chosen(models: list[str]) -> None:
             self.parts.tasks.spawn(SEVERAL_MODELS.set(self.chat.store, models),
                                    name="several-remember")
-            self.parts.tasks.spawn(then(models), name="several")
+            sid = self.chat.session_id
+            if sid is None:  # a new chat: held once it has its row (ChatRuns._session_for_send)
+                self.runs.new_chat_send = self.parts.tasks.spawn(then(models), name="several")
+                return
+            why = self.runs.why_not_send(sid)  # a queued message may have left meanwhile
+            if why is not None:
+                self.parts.status.showMessage(why, 8_000)
+                return
+            # Held at once (ChatRuns.hold): an Enter right after it is queued behind.
+            self.runs.start(sid, then(models), how="several", model=None, name="several")
 
         picker.chosen.connect(chosen)
         picker.finished.connect(picker.deleteLater)
         picker.open()
 
-    async def _send(self, text: str, models: list[str]) -> None:
-        """Empty the message box and ask ``models`` about ``text`` in the open chat (a new
-        chat gets its row first); nothing sent: the text goes back to the box."""
-        composer = self.parts.composer
-        composer.clear()
+    def _send(self, text: str, models: list[str]) -> Coroutine[Any, Any, None]:
+        """Empty the message box now (keys typed next are a new message) and return the
+        asking of ``models`` about ``text`` in the open chat (:meth:`_ask`)."""
+        self.parts.composer.clear()
         self.chat.drafts.typed(self.chat.session_id, "")
+        return self._ask(text, models)
+
+    async def _ask(self, text: str, models: list[str]) -> None:
+        """Ask ``models`` about ``text`` in the open chat (a new chat gets its row first);
+        nothing sent: the text goes back to the box."""
         try:
             sid = await self.runs._session_for_send(models[0])
         except ParleyError:
             self.runs.give_back(text)
+            self.runs.give_back_behind_new_chat()  # sent meanwhile: after it
             raise
         await self.run(sid, [TextBlock(text)], models, text=text)
 
@@ -147,9 +160,13 @@ class ChatSeveral:
         view.chosen.connect(lambda turn_id: self.parts.tasks.spawn(
             self.choose(sid, turn_id), name="several-choose"))
         runs = self.runs
-        runs.active[sid] = asyncio.current_task()  # type: ignore[assignment]
-        runs.events.set_busy(sid, True)
-        self.parts.sidebar.model.set_running(sid, True)
+        try:
+            task = runs.own(sid, "several", None)
+        except ParleyError:
+            if text and sid == self.chat.session_id:
+                runs.give_back(text)
+            view.close()
+            raise
         on_event = self._listener(sid, view)
         finished = False  # an answer complete, none stopped: a queued message may go
         try:
@@ -166,15 +183,14 @@ class ChatSeveral:
             view.close()
             raise
         finally:
-            runs.active.pop(sid, None)
-            runs.events.set_busy(sid, False)
-            self.parts.sidebar.model.set_running(sid, False)
+            let_go = runs.let_go(sid, task)
             if sid == self.chat.session_id:
                 await self.chat.opener.reload(read_unseen=False)
                 self.chat.meter.update()  # the context meter counts the answer shown
             # Messages queued meanwhile (Enter while they answered) follow the answer
             # shown, as after a reply (parley.gui.chat.queue).
-            runs.queue.after_run(sid, finished)
+            if let_go:
+                runs.queue.after_run(sid, finished)
 
     def _listener(self, sid: str, view: CompareView) -> Callable[[SeveralEvent], None]:
         """What the core's events show: the view's columns; the chat at the start."""

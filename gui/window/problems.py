@@ -101,6 +101,15 @@ class WindowProblems:
         if chat is not None and chat.save_status.absorb(error):
             return  # disk full, file locked…: told in the one bar above the composer
         status = self.window.statusBar()
+        from parley.core.chat.events import RunInProgress
+        from parley.core.compaction.types import CompactionInProgress
+
+        if isinstance(error, RunInProgress | CompactionInProgress):
+            # A chat busy when asked (what was sent is back in the box or queued): one
+            # line, as the window's own "a reply is still coming", never a dialog that
+            # takes the keys typed meanwhile.
+            status.showMessage(error.message, 10_000)
+            return
         if isinstance(error, DatabaseMissing | DatabaseReplaced):
             if self.moved_told:
                 status.showMessage(
