@@ -18,6 +18,11 @@ counted — the narrowed request, measured from the last reply's reported usage 
 there is one — the same before and after a restart. When a request was refused because
 even the newest message does not fit (``WindowTooSmall``), the meter shows the refusal's
 count (the provider's tokens) until the chat changes.
+
+From the moment another chat is chosen until it is shown, the meter says it is
+counting (:meth:`ChatMeter.opening`): no figure of the chat left stays on show, and
+asks for the meter meanwhile (a model list, a count still running for the chat
+left) show nothing.
 """
 
 from __future__ import annotations
@@ -68,9 +73,37 @@ class ChatMeter:
             = None
         #: (chat, its context turns) as last counted by _measure_all (see _grown).
         self._context: tuple[str, list[Turn]] | None = None
+        #: The chat being opened (:meth:`opening`) until it is shown, else None.
+        self._opening: str | None = None
+
+    def opening(self, sid: str) -> None:
+        """Chat ``sid`` was chosen and is being read: the meter says "counting…" until
+        it is shown (:meth:`update` with it open) or its opening ends (:meth:`opened`)."""
+        self._opening = sid
+        self.context_meter.set_counting()
+
+    def opened(self, sid: str) -> None:
+        """The opening of chat ``sid`` ended (shown, failed or overtaken by another):
+        when it was not shown (the chat before stays), the meter shows that one again."""
+        if self._opening != sid:
+            return  # shown already, or another chat is opening now
+        self._opening = None
+        if self.chat.session_id != sid:
+            self.update()
+
+    def _waiting(self, sid: str | None) -> bool:
+        """True while another chat than ``sid`` is being opened (nothing of ``sid`` shows)."""
+        if self._opening is None:
+            return False
+        if self._opening == sid:
+            self._opening = None  # shown: its figures from now on
+            return False
+        return True
 
     def update(self) -> None:
         """Show the open chat's figures (every turn counted, also those not read yet)."""
+        if self._waiting(self.chat.session_id):
+            return
         if self.chat.older > 0 and self.chat.session_id is not None:
             self.tasks.spawn(self._measure_all(self.chat.session_id), name="measure")
             return
@@ -102,7 +135,7 @@ class ChatMeter:
         figures = await asyncio.to_thread(measure, self._seen(turns), system,
                                           self.chat.current_model(), self.chat.hub,
                                           self.next_request_shape(sid))
-        if sid == self.chat.session_id:
+        if sid == self.chat.session_id and self._opening is None:
             self.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
             self.show_cache_expiry()
 
@@ -257,6 +290,8 @@ class ChatMeter:
         """Show when the open chat's prompt cache expires (from the cache timer)."""
         timer = self._cache_timer()
         sid = self.chat.session_id
+        if self._opening is not None:
+            return  # another chat is being opened
         if timer is None or sid is None:
             self.context_meter.set_cache_expiry(None)
             return

@@ -98,6 +98,7 @@ class ChatOpener:
     def open_session(self, session_id: str) -> None:
         """Open a chat of the list, on the path it showed last (no-op when it is open)."""
         if session_id != self.chat.session_id:
+            self.chat.meter.opening(session_id)  # at once: not the figures of the chat left
             self.tasks.spawn(self.open(session_id), name="open-session")
 
     def _not_opened(self, error: ParleyError) -> None:
@@ -223,10 +224,14 @@ class ChatOpener:
 
     async def open(self, session_id: str, *, at: str | None = None,
                     highlight: str | None = None) -> None:
+        if session_id != self.chat.session_id:
+            self.chat.meter.opening(session_id)
         try:
             await self._open_now(session_id, at=at, highlight=highlight)
         except ParleyError as exc:
             self._not_opened(exc)
+        finally:
+            self.chat.meter.opened(session_id)  # not shown: the chat before's figures again
 
     async def _open_now(self, session_id: str, *, at: str | None,
                         highlight: str | None) -> None:

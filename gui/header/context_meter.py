@@ -138,6 +138,8 @@ class ContextMeter(QWidget):
         self.measured = False
         self.cache_expiry: datetime | None = None
         self.compact_at: datetime | None = None
+        #: True while another chat opens (:meth:`set_counting`): no figure is shown.
+        self.counting = False
         self.set_usage(0, None)
 
     def set_usage(self, used: int, window: int | None, cache_read: int = 0,
@@ -153,6 +155,7 @@ class ContextMeter(QWidget):
         """
         self.used, self.context_window, self.cache_read = used, window, cache_read
         self.window_source, self.measured = window_source, measured
+        self.counting = False
         self.ring.fraction = used / window if window else 0.0
         self.ring.update()
         self._show()
@@ -169,11 +172,28 @@ class ContextMeter(QWidget):
             compact_at: local time the chat is compacted if it stays idle
                 (``CacheTimer.armed``), or None when that is not planned.
         """
+        if self.counting:
+            return  # the chat left's, or the new chat's before its figure
         self.cache_expiry = expires
         self.compact_at = compact_at
         self._show()
 
+    def set_counting(self) -> None:
+        """Show no figure but "counting…" (another chat is opening: the figures shown
+        were the chat left's) until the next :meth:`set_usage`."""
+        self.used, self.cache_read, self.measured, self.counting = 0, 0, False, True
+        self.cache_expiry = self.compact_at = None
+        self.ring.fraction = 0.0
+        self.ring.update()
+        self._show()
+
     def _show(self) -> None:
+        if self.counting:
+            self.label.setText("counting…")
+            tip = "Counting how much of the model's context window this chat uses…"
+            self.setToolTip(tip)
+            self.setAccessibleDescription(tip)
+            return
         used, window, cache_read = self.used, self.context_window, self.cache_read
         warm = f"cache warm until {self.cache_expiry:%H:%M}" if self.cache_expiry else ""
         if window:

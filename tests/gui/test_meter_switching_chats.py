@@ -1,0 +1,63 @@
+"""While another chat opens, the context meter shows no figure of the chat shown before:
+it says it is counting from the moment the chat is chosen, then shows the new chat's figure
+(real window, store and SDK against the fake provider server)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from parley.gui.chat import opening
+from parley.gui.header.context_meter import measure
+from tests.gui.chats import long_chat
+
+
+def context_count(driver: Any, w: Any, sid: str) -> int:
+    """What the meter should show: the chat's context turns read afresh, counted."""
+    turns = driver.run(w.store.context_turns(sid))
+    shape = w.chat.meter.next_request_shape(sid)
+    return int(measure(turns, None, w.chat.current_model(), w.hub, shape)[0])
+
+
+def test_the_meter_shows_no_figure_of_the_chat_left_while_another_opens(
+        driver: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(opening, "OPEN_TURNS", 20)  # both opened in part
+    w = driver.configured()
+    first, _ = long_chat(driver, w, 30, title="Short one")
+    second, _ = long_chat(driver, w, 200, title="Long one")
+    w.chat.open_session(first)
+    driver.until(lambda: w.session_id == first and w.tasks.pending == 0)
+    before = context_count(driver, w, first)
+    driver.until(lambda: w.context_meter.used == before, timeout=10)
+    meter = w.context_meter
+
+    # The new chat's reads are held: the meter has nothing of it to show yet.
+    held = asyncio.Event()
+    read = w.store.transcript_window
+
+    async def slow(*args: Any, **kwargs: Any) -> Any:
+        await held.wait()
+        return await read(*args, **kwargs)
+
+    monkeypatch.setattr(w.store, "transcript_window", slow)
+    shown: list[tuple[int, str]] = []
+    real_set = meter.set_usage
+
+    def spy(used: int, *args: Any, **kwargs: Any) -> None:
+        real_set(used, *args, **kwargs)
+        shown.append((used, meter.label.text()))
+
+    monkeypatch.setattr(meter, "set_usage", spy)
+    w.chat.open_session(second)  # as a click in the list does
+    assert "counting" in meter.label.text()  # at once, before any read
+    assert str(before) not in meter.toolTip().replace(",", "")
+    w.chat.models.update_title()
+    w.chat.meter.update()  # anything asking for the meter meanwhile (a model list) waits
+    driver.qtbot.wait(300)
+    assert "counting" in meter.label.text() and w.session_id == first
+    held.set()
+    driver.until(lambda: w.session_id == second and w.tasks.pending == 0, timeout=10)
+    after = context_count(driver, w, second)  # (its tools and system prompt learnt)
+    driver.until(lambda: meter.used == after, timeout=10)
+    assert "counting" not in meter.label.text()
+    assert all(used != before for used, _ in shown), shown
