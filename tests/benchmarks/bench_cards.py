@@ -8,7 +8,12 @@ opened in the real window (offscreen). Measured, on the GUI's clock:
 * *open card*: from the click on the newest card's fold line until its turns are shown
   (the store's read done and the rows in the transcript);
 * *switch*: ‹ then › on the last message, ``--switches`` times each way, from the
-  call until the other version is shown; the first switch is reported apart.
+  call until the other version is shown; the first switch is reported apart, with the
+  time the garbage collector ran meanwhile (``gc.callbacks``).
+
+``--no-card`` switches without opening the card first; ``--click`` clicks the ‹ › under
+the message (as a person does) instead of calling ``switch_branch``; ``--profile`` prints
+what ran on the GUI thread during the first switch (``cProfile``).
 
 Run (under the benchmark lock, on an idle machine)::
 
@@ -20,7 +25,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import gc
+import io
 import os
+import pstats
 import sys
 import tempfile
 import time
@@ -31,6 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=100_000)
     parser.add_argument("--switches", type=int, default=3, help="‹ › pairs after the first")
+    parser.add_argument("--no-card", action="store_true", help="do not open the card first")
+    parser.add_argument("--click", action="store_true", help="click ‹ › under the message")
+    parser.add_argument("--early", action="store_true",
+                        help="the first switch as soon as the chat is shown (start-up's "
+                        "background work may still run), not 0.3 s after")
+    parser.add_argument("--profile", action="store_true",
+                        help="print the GUI thread's profile of the first switch")
     args = parser.parse_args(argv)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("PARLEY_KEYRING", "file")
@@ -57,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from parley.gui.look import appearance
     from parley.gui.main_window import MainWindow
+    from parley.gui.transcript.specs import BRANCH_NEXT_HREF, BRANCH_PREV_HREF
 
     app = QApplication([sys.argv[0]])
     appearance.apply(app)
@@ -85,17 +102,29 @@ def main(argv: list[str] | None = None) -> int:
         card = view.model.rows[0]
         assert card.kind == "card", "the newest card is not the first row"
         shown = len(view.model.rows)
-        await asyncio.sleep(0.3)
+        if not args.early:
+            await asyncio.sleep(0.3)
         point = view.fold_point(card.key, "card")
         assert point is not None
-        t = time.perf_counter()
-        QTest.mouseClick(view.list_view.viewport(), Qt.MouseButton.LeftButton, pos=point)
-        while len(view.model.rows) <= shown + 1 or window.tasks.pending:
-            await asyncio.sleep(0.001)
-        took = (time.perf_counter() - t) * 1000
-        print(f"open card: {took:.0f} ms ({len(view.model.rows) - shown} rows shown under it, "
-              f"{len(chat.turns):,} turns held)")
-        times = []
+        if not args.no_card:
+            t = time.perf_counter()
+            QTest.mouseClick(view.list_view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+            while len(view.model.rows) <= shown + 1 or window.tasks.pending:
+                await asyncio.sleep(0.001)
+            took = (time.perf_counter() - t) * 1000
+            print(f"open card: {took:.0f} ms ({len(view.model.rows) - shown} rows shown under "
+                  f"it, {len(chat.turns):,} turns held)")
+        times, collected = [], []
+        gc_ms = [0.0]
+        gc_start = [0.0]
+
+        def gc_timer(phase: str, _info: dict[str, int]) -> None:
+            if phase == "start":
+                gc_start[0] = time.perf_counter()
+            else:
+                gc_ms[0] += (time.perf_counter() - gc_start[0]) * 1000
+
+        gc.callbacks.append(gc_timer)
         for i in range(1 + 2 * args.switches):
             step = -1 if i % 2 == 0 else 1
             points = chat.opener.branches.points
@@ -103,14 +132,32 @@ def main(argv: list[str] | None = None) -> int:
                           if t.id in points and points[t.id].target(step) is not None)
             target = points[edited.id].target(step)
             assert target is not None
-            await asyncio.sleep(0.3)
+            href = BRANCH_PREV_HREF if step < 0 else BRANCH_NEXT_HREF
+            arrow = view.anchor_point(edited.id, href) if args.click else None
+            if not (args.early and i == 0):
+                await asyncio.sleep(0.3)
+            profile = cProfile.Profile() if args.profile and i == 0 else None
+            gc_ms[0] = 0.0
             t = time.perf_counter()
-            assert chat.opener.switch_branch(edited.id, step)
-            while not chat.state.holds(target[0]) or window.tasks.pending:
+            if profile is not None:
+                profile.enable()
+            if arrow is not None:
+                QTest.mouseClick(view.list_view.viewport(), Qt.MouseButton.LeftButton, pos=arrow)
+            else:
+                assert chat.opener.switch_branch(edited.id, step)
+            while target[0] not in chat.state.seqs or window.tasks.pending:
                 await asyncio.sleep(0.001)
             times.append((time.perf_counter() - t) * 1000)
-        print(f"switch: first {times[0]:.0f} ms, then "
-              + ", ".join(f"{x:.0f}" for x in times[1:]) + " ms")
+            collected.append(gc_ms[0])
+            if profile is not None:
+                profile.disable()
+                out = io.StringIO()
+                pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(30)
+                print(out.getvalue())
+        gc.callbacks.remove(gc_timer)
+        print(f"switch: first {times[0]:.0f} ms (gc {collected[0]:.0f} ms), then "
+              + ", ".join(f"{x:.0f} (gc {g:.0f})" for x, g in zip(times[1:], collected[1:],
+                                                                strict=True)) + " ms")
         await window.shutdown()
 
     with loop:
