@@ -226,8 +226,17 @@ class TranscriptModel(QAbstractListModel):
 
     def reveal(self, node: Node) -> int | None:
         """Open the cards around a node so it is a row (their items not read stay so:
-        "Show more"); return its row."""
-        for card in self.transcript.ancestors(node):
+        "Show more"); return its row. Several cards closed (a hit hundreds of cards
+        down): the rows are made again once, not inserted card by card."""
+        cards = self.transcript.ancestors(node)
+        closed = [card for card in cards if not card.expanded]
+        if len(closed) > 1:
+            for card in closed:
+                card.expanded = True
+                card.touch()
+            self._reset(self.transcript)
+            return self.row_of(node.key)
+        for card in cards:
             row = self.row_of(card.key)
             if row is not None:
                 self.set_expanded(row, True, fetch=False)

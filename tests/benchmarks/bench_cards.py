@@ -11,7 +11,9 @@ opened in the real window (offscreen). Measured, on the GUI's clock:
   call until the other version is shown; the first switch is reported apart, with the
   time the garbage collector ran meanwhile (``gc.callbacks``).
 
-``--no-card`` switches without opening the card first; ``--click`` clicks the ‹ › under
+``--reveal`` then shows a search hit 17 cards down (turn 500, as Enter on a search result
+does: ``ChatController.open_at``), timed until it is the focused row, and how deep it is
+shown. ``--no-card`` switches without opening the card first; ``--click`` clicks the ‹ › under
 the message (as a person does) instead of calling ``switch_branch``; ``--profile`` prints
 what ran on the GUI thread during the first switch (``cProfile``).
 
@@ -41,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=100_000)
     parser.add_argument("--switches", type=int, default=3, help="‹ › pairs after the first")
     parser.add_argument("--no-card", action="store_true", help="do not open the card first")
+    parser.add_argument("--reveal", action="store_true",
+                        help="then show a search hit deep in the nested cards (turn 500)")
     parser.add_argument("--click", action="store_true", help="click ‹ › under the message")
     parser.add_argument("--early", action="store_true",
                         help="the first switch as soon as the chat is shown (start-up's "
@@ -155,6 +159,17 @@ def main(argv: list[str] | None = None) -> int:
                 pstats.Stats(profile, stream=out).sort_stats("cumulative").print_stats(30)
                 print(out.getvalue())
         gc.callbacks.remove(gc_timer)
+        if args.reveal:
+            hit = f"{500:032x}"  # tests.benchmarks.gen_chat's id of turn 500
+            await asyncio.sleep(0.3)
+            t = time.perf_counter()
+            chat.open_at(sid, hit, "the")
+            while view.focused_turn_id() != hit or window.tasks.pending:
+                await asyncio.sleep(0.001)
+            took = (time.perf_counter() - t) * 1000
+            node = view.model.transcript.nodes[hit]
+            print(f"reveal: {took:.0f} ms ({len(view.model.transcript.ancestors(node))} cards "
+                  f"around it, {len(chat.turns):,} turns held, {len(view.model.rows):,} rows)")
         print(f"switch: first {times[0]:.0f} ms (gc {collected[0]:.0f} ms), then "
               + ", ".join(f"{x:.0f} (gc {g:.0f})" for x, g in zip(times[1:], collected[1:],
                                                                 strict=True)) + " ms")
