@@ -14,6 +14,15 @@ by the same model, with no compaction summary saved after it. The difference
 is taken against the request exactly as it was sent when the run loop still
 has it (``SentRequest``: stubbed tool output and all), else against the stored
 turns before the anchor.
+
+A compaction saves its summary after the last reply: that reply's figure measured a
+history that is no longer sent, so there is no anchor until the next reply, and the
+size would rest on the local estimate alone (which can be far from the provider's
+count: its guess of the tools' and system prompt's share, of each turn's framing),
+the next reply's figure then jumping away from it. A :class:`Counted` request — the
+provider's count (``count_tokens``) of the request built from the stored turns up to
+one turn — anchors the size the same way a reply does, when it is newer than the last
+reply with usage.
 """
 
 from __future__ import annotations
@@ -26,7 +35,8 @@ from parley.core.content import CompactSummaryBlock, Turn
 from parley.core.context.tokens import estimate_tokens
 from parley.core.providers.base import ChatRequest
 
-__all__ = ["Anchor", "Measure", "find_anchor", "measure", "measured_tokens", "request_estimate"]
+__all__ = ["Anchor", "Counted", "Measure", "find_anchor", "measure", "measured_tokens",
+           "request_estimate"]
 
 
 @dataclass(frozen=True)
@@ -42,25 +52,48 @@ class Anchor:
     input_tokens: int
 
 
+@dataclass(frozen=True)
+class Counted:
+    """The provider's count of a request built from a session's stored turns up to one.
+
+    Attributes:
+        turn_id: the last stored turn the counted request held.
+        model_ref: ``provider:model`` whose tokenizer counted it.
+        tokens: all input tokens of that request (system prompt, tools, every message).
+    """
+
+    turn_id: str
+    model_ref: str
+    tokens: int
+
+
 def _is_summary(turn: Turn) -> bool:
     return any(isinstance(b, CompactSummaryBlock) for b in turn.blocks)
 
 
-def find_anchor(stored: Sequence[Turn], model_ref: str | None) -> Anchor | None:
+def find_anchor(stored: Sequence[Turn], model_ref: str | None,
+                counted: Counted | None = None) -> Anchor | None:
     """Return the last reply whose reported input still measures the history, or None.
 
     Args:
         stored: the session's stored turns in order (summary turns included).
         model_ref: ``provider:model`` the next request goes to; a reply by another
             model (another tokenizer) does not count. None accepts any model.
+        counted: the provider's count of the request up to one of ``stored`` (by the
+            same model), or None: when its turn comes after the last such reply, it is
+            the anchor (``index`` the position after that turn).
 
     Returns:
         None when no complete reply reported input tokens, when a summary was
         saved after the last one that did (the history changed before it), or
-        when it was written by another model.
+        when it was written by another model; and ``counted`` does not stand for it.
     """
+    use = counted is not None and counted.tokens > 0 and (
+        model_ref is None or counted.model_ref == model_ref)
     for i in range(len(stored) - 1, -1, -1):
         turn = stored[i]
+        if use and counted is not None and turn.id == counted.turn_id:
+            return Anchor(i + 1, counted.tokens)  # that request held stored[: i + 1]
         if _is_summary(turn):
             return None
         if turn.role != "assistant" or turn.aborted or turn.usage is None:
@@ -108,11 +141,11 @@ class Measure:
 
 
 def _parts(
-    caps: Any, request: ChatRequest, model_ref: str | None, sent: Any
+    caps: Any, request: ChatRequest, model_ref: str | None, sent: Any, counted: Counted | None
 ) -> tuple[Anchor, int, int] | None:
     """(anchor, estimate of the anchor's request, estimate of ``request``), or None."""
     turns = request.turns
-    anchor = find_anchor(turns, model_ref)
+    anchor = find_anchor(turns, model_ref, counted)
     if anchor is None:
         return None
     prefix = turns[: anchor.index]
@@ -124,7 +157,8 @@ def _parts(
 
 
 def measured_tokens(
-    caps: Any, request: ChatRequest, model_ref: str | None, sent: Any = None
+    caps: Any, request: ChatRequest, model_ref: str | None, sent: Any = None,
+    counted: Counted | None = None,
 ) -> int | None:
     """Return the request's input tokens from the last reply's usage, or None when unknown.
 
@@ -135,13 +169,15 @@ def measured_tokens(
         model_ref: ``provider:model`` it goes to.
         sent: the session's last accepted request (``parley.core.compaction.compact.SentRequest``)
             or None; used when it is the one the anchor answered.
+        counted: the provider's count of the request up to one of its turns, or None
+            (:func:`find_anchor`).
 
     Returns:
         The anchor's reported input tokens plus the estimated tokens added (or
         removed) since; None without an anchor (:func:`find_anchor`). (:func:`measure`
         scales the added part too.)
     """
-    parts = _parts(caps, request, model_ref, sent)
+    parts = _parts(caps, request, model_ref, sent, counted)
     if parts is None:
         return None
     anchor, before, now = parts
@@ -149,13 +185,14 @@ def measured_tokens(
 
 
 def measure(
-    caps: Any, request: ChatRequest, model_ref: str | None, sent: Any = None
+    caps: Any, request: ChatRequest, model_ref: str | None, sent: Any = None,
+    counted: Counted | None = None,
 ) -> Measure | None:
     """:func:`measured_tokens` with everything in the provider's tokens: what was added
     since the anchor counts as its estimate times the ratio the anchor's usage showed
     (a tokenizer that counts 4× the estimate counts 4× the new message too). None
     without an anchor."""
-    parts = _parts(caps, request, model_ref, sent)
+    parts = _parts(caps, request, model_ref, sent, counted)
     if parts is None:
         return None
     anchor, before, now = parts

@@ -19,6 +19,12 @@ there is one — the same before and after a restart. When a request was refused
 even the newest message does not fit (``WindowTooSmall``), the meter shows the refusal's
 count (the provider's tokens) until the chat changes.
 
+After a compaction the last reply's figure measured a history no longer sent: until
+the next reply, the meter asks the provider to count the compacted request once
+(``count_tokens``, where the API has one; ``parley.core.context.size.Counted``) and
+measures from that count, so the figure does not rest on the local estimate alone and
+then fall when the next reply brings the provider's count.
+
 From the moment another chat is chosen until it is shown, the meter says it is
 counting (:meth:`ChatMeter.opening`): no figure of the chat left stays on show, and
 asks for the meter meanwhile (a model list, a count still running for the chat
@@ -38,6 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from parley.core.compaction.cache_timer import CacheTimer
+    from parley.core.context.size import Counted
     from parley.core.tasks import TaskSet
     from parley.gui.chat.interfaces import OpenChat
     from parley.gui.header.context_meter import ContextMeter
@@ -75,12 +82,24 @@ class ChatMeter:
         self._context: tuple[str, list[Turn]] | None = None
         #: The chat being opened (:meth:`opening`) until it is shown, else None.
         self._opening: str | None = None
+        #: session id -> the provider's count of its request after a compaction (_count).
+        self._counted: dict[str, Counted] = {}
+        #: (session, last turn, model) counted or being counted (asked once).
+        self._asked: set[tuple[str, str, str]] = set()
 
     def opening(self, sid: str) -> None:
         """Chat ``sid`` was chosen and is being read: the meter says "counting…" until
         it is shown (:meth:`update` with it open) or its opening ends (:meth:`opened`)."""
         self._opening = sid
+        self._context = None  # read again: it may have been compacted meanwhile
         self.context_meter.set_counting()
+
+    def reread(self) -> None:
+        """The open chat was read again (a compaction saved a summary, another program
+        changed it): the turns it sends are read again too, not worked out from those
+        read before (:meth:`_grown` sees a summary only among the turns shown, and the
+        last items shown of a chat opened in part may not hold it)."""
+        self._context = None
 
     def opened(self, sid: str) -> None:
         """The opening of chat ``sid`` ended (shown, failed or overtaken by another):
@@ -131,10 +150,12 @@ class ChatMeter:
             self._all_turns = (key, reading)
             turns = await asyncio.shield(reading)
         self._context = (sid, turns)
-        system = self._system_prompt(sid)
-        figures = await asyncio.to_thread(measure, self._seen(turns), system,
-                                          self.chat.current_model(), self.chat.hub,
-                                          self.next_request_shape(sid))
+        system, model, shape = (self._system_prompt(sid), self.chat.current_model(),
+                                 self.next_request_shape(sid))
+        seen = self._seen(turns)
+        figures = await asyncio.to_thread(measure, seen, system, model, self.chat.hub, shape,
+                                          self._counted.get(sid))
+        self._ask_count(sid, seen, system, model, shape, measured=figures[4])
         if sid == self.chat.session_id and self._opening is None:
             self.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
             self.show_cache_expiry()
@@ -167,11 +188,55 @@ class ChatMeter:
 
     def _show(self, turns: Sequence[Turn]) -> None:
         sid = self.chat.session_id
-        system = self._system_prompt(sid)
-        figures = measure(self._seen(turns), system, self.chat.current_model(), self.chat.hub,
-                          self.next_request_shape(sid))
+        system, model, shape = (self._system_prompt(sid), self.chat.current_model(),
+                                 self.next_request_shape(sid))
+        seen = self._seen(turns)
+        figures = measure(seen, system, model, self.chat.hub, shape,
+                          self._counted.get(sid or ""))
+        self._ask_count(sid, seen, system, model, shape, measured=figures[4])
         self.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
         self.show_cache_expiry()
+
+    def _ask_count(self, sid: str | None, turns: Sequence[Turn], system: str | None,
+                   model: str | None, shape: Any, *, measured: bool) -> None:
+        """After a compaction (a summary among ``turns`` and no reply measured since),
+        ask the provider's count of the request once (:meth:`_count`)."""
+        if measured or sid is None or model is None or not turns or self.chat.hub is None:
+            return
+        if not any(isinstance(b, CompactSummaryBlock) for t in turns for b in t.blocks):
+            return  # no compaction: the estimate until the first reply, as always
+        key = (sid, turns[-1].id, model)
+        if key not in self._asked:
+            self._asked.add(key)
+            self.tasks.spawn(self._count(sid, list(turns), system, model, shape),
+                             name="meter-count")
+
+    async def _count(self, sid: str, turns: list[Turn], system: str | None, model: str,
+                     shape: Any) -> None:
+        """Have the provider count the request built from ``turns`` (the system prompt and
+        tools as the meter counts them), keep it, show the meter again. Nothing when the
+        model's provider is not loaded yet or its API has no count, or the count fails."""
+        from parley.core.context.size import Counted
+        from parley.core.errors import ParleyError
+        from parley.core.providers.base import ChatRequest
+
+        hub = self.chat.hub
+        try:
+            if hub is None or not hub.is_prepared(model):
+                return
+            provider, model_id = hub.resolve(model)
+            if not provider.caps.has_count_tokens:
+                return
+            request = ChatRequest(model_id, turns, system) if shape is None else ChatRequest(
+                model_id, turns, shape.request.system, tools=shape.request.tools)
+            tokens = await provider.count_tokens(request)
+        except ParleyError:
+            return
+        if not tokens:
+            return
+        self._counted[sid] = Counted(turns[-1].id, model, int(tokens))
+        if sid == self.chat.session_id:
+            self.update()
 
     def refused(self, sid: str, error: Any) -> None:
         """A run of chat ``sid`` failed: when the error says even the newest message does

@@ -301,6 +301,7 @@ class ChatOpener:
         self.chat.state.load(sid, win, unseen)
         self._set_branches(branches)
         self.show_turns()
+        self.chat.meter.reread()  # (a summary saved: what is sent changed)
         self.chat.meter.update()
 
     async def _show_new_chat(self) -> None:

@@ -23,7 +23,8 @@ from parley.gui.look import appearance
 
 
 def measure(turns: Sequence[Any], system: str | None, model_ref: str | None,
-            hub: Any, sent: Any = None) -> tuple[int, int | None, int, str | None, bool]:
+            hub: Any, sent: Any = None,
+            counted: Any = None) -> tuple[int, int | None, int, str | None, bool]:
     """Return what the meter shows for a chat.
 
     Args:
@@ -66,7 +67,7 @@ def measure(turns: Sequence[Any], system: str | None, model_ref: str | None,
     request = ChatRequest("", list(turns), system)
     if sent is not None:
         request = ChatRequest("", list(turns), sent.request.system, tools=sent.request.tools)
-    measured = measured_tokens(caps, request, model_ref, sent)
+    measured = measured_tokens(caps, request, model_ref, sent, counted)
     used = measured if measured is not None else request_estimate(caps, request)
     last = next((t for t in reversed(turns) if t.role == "assistant" and t.usage), None)
     cache_read = last.usage.cache_read_tokens if last and last.usage else 0
@@ -211,8 +212,8 @@ class ContextMeter(QWidget):
             parts.append(f"compacts {compact_at:%H:%M} if idle")
         self.label.setText("  ·  ".join(parts))
         if self.measured:
-            tip += ("\nCounted by the provider for the last reply, plus an estimate of "
-                    "what was added since.")
+            tip += ("\nCounted by the provider (for the last reply, or after a compaction), "
+                    "plus an estimate of what was added since.")
         if cache_read:
             tip += f"\nThe last reply read {cache_read:,} tokens from the prompt cache."
         if warm:
