@@ -130,6 +130,8 @@ class ChatRunner:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self.saves = SaveQueue(store)
         self._busy: dict[str, str] = {}
+        #: Sessions whose run was stopped before its request began (see :meth:`cancel`).
+        self._stop_asked: set[str] = set()
         self.sent: dict[str, SentRequest] = {}
         self.compactor = Compactor(
             store,
@@ -170,10 +172,16 @@ class ChatRunner:
         """Stop the run (or the compaction) of ``session_id``; False when none was working.
 
         What arrived so far is kept as an aborted reply (see module docstring);
-        a stopped compaction saves nothing.
+        a stopped compaction saves nothing. A run that holds the session but has not
+        sent its request yet (its message being saved, its context read) stops as
+        soon as it would send it: its message stays saved, no request is made, and
+        ``RunCancelled`` ends it.
         """
         task = self._tasks.get(session_id)
         if task is None or task.done():
+            if self._busy.get(session_id) == "run" and session_id not in self._tasks:
+                self._stop_asked.add(session_id)
+                return True
             return self.compactor.cancel(session_id)
         task.cancel()
         return True
@@ -214,6 +222,7 @@ class ChatRunner:
     def release(self, session_id: str) -> None:
         """Undo :meth:`claim`."""
         self._busy.pop(session_id, None)
+        self._stop_asked.discard(session_id)
 
     async def compact(
         self,
@@ -409,6 +418,9 @@ class ChatRunner:
             self._steps.run(ctx, model_ref, turns, progress, emit, state)
         )
         self._tasks[session_id] = task
+        if session_id in self._stop_asked:  # stopped before its request began
+            self._stop_asked.discard(session_id)
+            task.cancel()
         status: Literal["ok", "cancelled", "error"] = "error"
         try:
             try:

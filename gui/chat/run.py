@@ -67,6 +67,8 @@ class ChatRuns:
         self.retry_with: dict[str, str] = {}
         #: Sessions whose waiting message Esc takes back (:meth:`stop`).
         self.taking_back: set[str] = set()
+        #: Sessions whose run Esc stopped before it reached the core (:meth:`stop`).
+        self.stop_asked: set[str] = set()
         #: The send making a new chat's row (Enter in a new chat), until it has its id.
         self.new_chat_send: asyncio.Task[Any] | None = None
         #: Messages sent (Enter) meanwhile: queued in the new chat once it has its id.
@@ -144,6 +146,7 @@ class ChatRuns:
         if self._runs.get(sid) is not task:
             return False
         self.taking_back.discard(sid)
+        self.stop_asked.discard(sid)
         self._runs.pop(sid, None)
         self.doing.pop(sid, None)
         self.chat.partial.pop(sid, None)
@@ -480,6 +483,9 @@ class ChatRuns:
             nonlocal started, finished
             from parley.core.chat.run import RunFinished, UserTurnSaving
 
+            if sid in self.stop_asked and self.chat.runner is not None:
+                self.stop_asked.discard(sid)  # Esc came before the core held the chat
+                self.chat.runner.cancel(sid)
             if isinstance(ev, UserTurnSaving):
                 if ev.turn.id not in shown:
                     shown.append(ev.turn.id)
@@ -558,6 +564,11 @@ class ChatRuns:
             self.waits.new_chat_wait.cancel()  # the new chat's row never made: text back too
             return True
         if sid is not None and self.chat.runner is not None and self.chat.runner.cancel(sid):
+            return True
+        if sid is not None and sid in self._runs and self.doing.get(sid, ("", ""))[0] != "several":
+            # Held since its key, not in the core yet (Esc right after Enter): stopped
+            # as soon as it is (the first event of its run); its message stays.
+            self.stop_asked.add(sid)
             return True
         return self.chat.editor.cancel()
 

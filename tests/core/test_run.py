@@ -102,6 +102,31 @@ async def test_cancel_keeps_partial_as_aborted_and_next_request_leaves_it_out(en
     assert [t.aborted for t in turns] == [False, True, False]
 
 
+async def test_a_run_stopped_before_its_request_keeps_the_message_and_asks_nothing(
+        env, fake_provider):
+    """Stop (Esc) right after Enter, while the message is still being saved: the run
+    holds the session but has no request yet; it ends stopped as soon as it would send
+    it (it used to go on: cancel found nothing to stop and said so)."""
+    store, _hub, runner, sid = env
+    events: list = []
+
+    def on_event(ev: object) -> None:
+        events.append(ev)
+        if isinstance(ev, UserTurnSaving):
+            assert runner.cancel(sid)  # before the message is written
+
+    asked = len(fake_provider.model_requests)
+    assert await runner.send(sid, [TextBlock("Hi!")], model_ref="openai:gpt-5",
+                             on_event=on_event) is None
+    assert [type(e) for e in events][-1] is RunCancelled and events[-1].partial is None
+    assert len(fake_provider.model_requests) == asked  # no request sent
+    assert [t.text() for t in await store.get_turns(sid)] == ["Hi!"]  # the message kept
+    assert not runner.is_running(sid)
+    fake_provider.script("Sure.")  # the next run is not stopped by that Esc
+    turn = await runner.retry(sid, model_ref="openai:gpt-5")
+    assert turn is not None and turn.text() == "Sure."
+
+
 async def test_a_stopped_reply_goes_with_the_next_message_as_it_was(env, fake_provider):
     store, _hub, runner, sid = env
     fake_provider.script("word " * 400, token_delay_ms=5, chunk_size=5)

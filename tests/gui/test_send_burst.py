@@ -185,3 +185,22 @@ def test_enter_right_after_asking_several_models_is_queued_behind_their_answers(
                  and not w.chat.runs.running(sid) and w.tasks.pending == 0, timeout=60)
     assert problems == []
     assert len(driver.run(w.store.list_sessions())) == 1
+
+
+def test_esc_right_after_enter_stops_the_reply_and_keeps_the_message(
+        driver: Any, problems: list[str]) -> None:
+    """The Stop shown from the Enter on stops: Esc before the run reached the core
+    (it used to do nothing there, and the reply came in full)."""
+    w = driver.configured()
+    driver.send("hello", w, wait=True)
+    sid = w.chat.session_id
+    asked = len(driver.fake.model_requests)
+    w.composer.setFocus()
+    type_and_enter(driver, w, "one")
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # at once
+    driver.until(lambda: not w.chat.runs.running(sid) and w.tasks.pending == 0, timeout=30)
+    assert problems == [] and not w.composer_bar.busy and not sidebar_dot(w, sid)
+    assert user_texts(driver, w, sid) == ["hello", "one"]  # the message stays, saved
+    roles = [t.role for t in driver.run(w.store.get_turns(sid))]
+    assert roles == ["user", "assistant", "user"]  # no reply
+    assert len(driver.fake.model_requests) == asked  # nothing asked
