@@ -11,9 +11,11 @@ opened in the real window (offscreen). Measured, on the GUI's clock:
   call until the other version is shown; the first switch is reported apart, with the
   time the garbage collector ran meanwhile (``gc.callbacks``).
 
-``--reveal`` then shows a search hit 17 cards down (turn 500, as Enter on a search result
-does: ``ChatController.open_at``), timed until it is the focused row, and how deep it is
-shown. ``--no-card`` switches without opening the card first; ``--click`` clicks the ‹ › under
+``--reveal`` then shows a search hit deep in the cards (turn 500: 497 cards down at
+100,000 turns), as Enter on a search result does (``ChatController.open_at``), timed until
+it is the focused row. ``--provider`` starts with the fake server's Anthropic API set up
+from the environment (its SDK loads as the window starts). ``--no-card`` switches without
+opening the card first; ``--click`` clicks the ‹ › under
 the message (as a person does) instead of calling ``switch_branch``; ``--profile`` prints
 what ran on the GUI thread during the first switch (``cProfile``).
 
@@ -43,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=100_000)
     parser.add_argument("--switches", type=int, default=3, help="‹ › pairs after the first")
     parser.add_argument("--no-card", action="store_true", help="do not open the card first")
+    parser.add_argument("--provider", action="store_true",
+                        help="start with a provider (the fake server's Anthropic API, from "
+                        "the environment, as bench_startup does): its SDK loads meanwhile")
     parser.add_argument("--reveal", action="store_true",
                         help="then show a search hit deep in the nested cards (turn 500)")
     parser.add_argument("--click", action="store_true", help="click ‹ › under the message")
@@ -83,7 +88,14 @@ def main(argv: list[str] | None = None) -> int:
     appearance.apply(app)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
-    window = MainWindow(home=home, env={})
+    env: dict[str, str] = {}
+    server = None
+    if args.provider:
+        from tests.fakes.server import FakeProviderServer
+
+        server = FakeProviderServer().start()
+        env = {"ANTHROPIC_API_KEY": "sk-ant-bench", "ANTHROPIC_BASE_URL": server.anthropic_base_url}
+    window = MainWindow(home=home, env=env)
     window.resize(1200, 800)
     window.show()
 
@@ -175,8 +187,12 @@ def main(argv: list[str] | None = None) -> int:
                                                                 strict=True)) + " ms")
         await window.shutdown()
 
-    with loop:
-        loop.run_until_complete(scenario())
+    try:
+        with loop:
+            loop.run_until_complete(scenario())
+    finally:
+        if server is not None:
+            server.stop()
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"({os.cpu_count()} cores)")
     return 0
