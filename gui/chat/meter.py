@@ -82,6 +82,9 @@ class ChatMeter:
         self._context: tuple[str, list[Turn]] | None = None
         #: The chat being opened (:meth:`opening`) until it is shown, else None.
         self._opening: str | None = None
+        #: Counts the figures asked for: a count that ends after a newer one was asked
+        #: (its turns, tools or system prompt older) is not shown.
+        self._asked_n = 0
         #: session id -> the provider's count of its request after a compaction (_count).
         self._counted: dict[str, Counted] = {}
         #: (session, last turn, model) counted or being counted (asked once).
@@ -123,12 +126,14 @@ class ChatMeter:
         """Show the open chat's figures (every turn counted, also those not read yet)."""
         if self._waiting(self.chat.session_id):
             return
+        self._asked_n += 1
         if self.chat.older > 0 and self.chat.session_id is not None:
-            self.tasks.spawn(self._measure_all(self.chat.session_id), name="measure")
+            self.tasks.spawn(self._measure_all(self.chat.session_id, self._asked_n),
+                             name="measure")
             return
         self._show(self.chat.turns)
 
-    async def _measure_all(self, sid: str) -> None:
+    async def _measure_all(self, sid: str, asked: int) -> None:
         """The meter of a chat opened in part counts what its next request sends; reading
         and counting those turns (what the model window holds, not the whole history)
         happen off the GUI thread. While the window
@@ -156,7 +161,7 @@ class ChatMeter:
         figures = await asyncio.to_thread(measure, seen, system, model, self.chat.hub, shape,
                                           self._counted.get(sid))
         self._ask_count(sid, seen, system, model, shape, measured=figures[4])
-        if sid == self.chat.session_id and self._opening is None:
+        if sid == self.chat.session_id and self._opening is None and asked == self._asked_n:
             self.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
             self.show_cache_expiry()
 
