@@ -6,7 +6,8 @@ tooltips). A click on the title, or F2 (``session.rename``) while the
 focus is not in the chat list, puts a line edit in its place: Enter saves the
 new title (as the user's: an automatic title never replaces it), Esc or
 leaving the field with nothing changed cancels. A new chat (not sent yet)
-shows "New chat" and cannot be renamed.
+shows "New chat" and cannot be renamed. Until a chat is shown (:meth:`ChatHeading.set_chat`;
+while Parley starts) the heading is empty: the last chat is not read yet.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class ChatHeading(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("ChatHeading")
-        self._title = NEW_CHAT
+        self._title = ""  # no chat shown yet (starting): set_chat
         self._editable = False
         self._ending = False
         self.button = QToolButton(self)
@@ -102,7 +103,8 @@ class ChatHeading(QWidget):
     # -- what it shows ---------------------------------------------------------
     @property
     def title(self) -> str:
-        """The title shown (``"New chat"`` for a chat not sent yet)."""
+        """The title shown (``"New chat"`` for a chat not sent yet; "" before any chat
+        is shown)."""
         return self._title
 
     @property

@@ -139,9 +139,10 @@ class ContextMeter(QWidget):
         self.measured = False
         self.cache_expiry: datetime | None = None
         self.compact_at: datetime | None = None
-        #: True while another chat opens (:meth:`set_counting`): no figure is shown.
+        #: True while a chat opens (:meth:`set_counting`): no figure is shown.
         self.counting = False
         self.set_usage(0, None)
+        self.set_counting()  # until the first chat's figure (Parley is starting)
 
     def set_usage(self, used: int, window: int | None, cache_read: int = 0,
                   window_source: str | None = None, measured: bool = False) -> None:

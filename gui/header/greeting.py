@@ -5,7 +5,9 @@ says "New chat in <space>", "<model> answers", and a keyboard hint (find
 anything), with the key the person's key map has. Send and new line are not
 repeated here: the line under the message box says them.
 It shows while the conversation has no row, so the first message sent makes
-it go; it never takes the focus or a click.
+it go; it never takes the focus or a click. Not before the window said which chat it
+shows (:meth:`Greeting.set_chat`): while Parley starts, the empty conversation is the
+last chat not read yet, not a new one.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class Greeting(QWidget):
         self._space = ""
         self._model_name = ""
         self._problem = ""
+        self._told = False  # set_chat called: a chat is shown (not still starting)
         self.heading = QLabel(self)
         self.heading.setObjectName("GreetingHeading")
         self.line = QLabel(self)
@@ -79,6 +82,7 @@ class Greeting(QWidget):
         self._space = space or ""
         self._model_name = model_name or ""
         self._problem = problem or ""
+        self._told = True
         self.refresh()
 
     def text(self) -> str:
@@ -90,7 +94,7 @@ class Greeting(QWidget):
     def refresh(self) -> None:
         """Show it (with current words) while the conversation is empty, else hide it."""
         empty = self._model.rowCount() == 0  # type: ignore[attr-defined]
-        if not empty:
+        if not empty or not self._told:
             self.hide()
             return
         space = elided(self._space, self.heading.fontMetrics(), MENU_NAME_MAX_PX)

@@ -282,6 +282,8 @@ class ModelPicker(QToolButton):
         self._choices: list[ModelChoice] = []
         self._describe: Callable[[str], str | None] = lambda ref: None
         self.current: str | None = None
+        #: set_current was called: before (while Parley starts) no name, not "No model".
+        self._told = False
         self._show()
 
     def set_describe(self, describe: Callable[[str], str | None]) -> None:
@@ -346,8 +348,8 @@ class ModelPicker(QToolButton):
         return act
 
     def set_current(self, ref: str | None) -> None:
-        """Show ``ref`` as the current model (adds no menu entry)."""
-        self.current = ref
+        """Show ``ref`` as the current model (adds no menu entry; None: "No model")."""
+        self.current, self._told = ref, True
         for act in self._group.actions():
             act.setChecked(act.data() == ref)
         self._show()
@@ -376,7 +378,7 @@ class ModelPicker(QToolButton):
         """The current model's name, elided to the room the picker has, at most
         :data:`~parley.gui.text.names.NAME_MAX_PX` (whole in the tooltip), so a long
         name never widens the header or the window."""
-        name = self.label_of(self.current)
+        name = self.label_of(self.current) if self._told else ""
         self._name = name
         self._fit(NAME_MAX_PX)
         self.setIcon(appearance.icon("chevron-down", appearance.current().muted, 14))

@@ -1,0 +1,49 @@
+"""Before the last chat shows at start-up the header says nothing misleading: no "New
+chat" title, no "No model", no token figure; then the last chat's own. Same set-up as
+``test_startup_waits``: the providers' loading held by ``gate``, the store's by
+``store_gate``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QTimer
+
+from tests.gui.starting import previous_chat, start
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _header(w: Any) -> tuple[str, str, str, bool]:
+    greeting = getattr(w, "greeting", None)
+    return (w.chat_heading.title, w.model_picker.text(), w.context_meter.label.text(),
+            greeting is not None and greeting.isVisible())
+
+
+def test_the_header_is_neutral_until_the_last_chat_shows(
+        driver: Any, fake_provider: Any, gate: Any, store_gate: Any) -> None:
+    earlier = previous_chat(driver, fake_provider, gate)
+    store_gate.clear()
+    w = start(driver)
+    driver.until(lambda: w.startup.built)  # the header's widgets are made
+    seen = [_header(w)]
+    timer = QTimer()
+    timer.timeout.connect(lambda: seen.append(_header(w)))
+    timer.start(1)
+    store_gate.set()
+    driver.until(lambda: w.chat is not None and w.session_id == earlier
+                 and not w.chat.adopting, timeout=30)
+    timer.stop()
+    seen.append(_header(w))
+    title = driver.run(w.store.get_session(earlier)).title
+    assert title and seen[-1][0] == title
+    print("SEEN", sorted(set(seen)))
+    before = [h for h in seen if h[0] != title]  # until its title shows
+    assert before, "no sample taken before the chat showed"
+    assert all(h[0] in ("", "Loading…") for h in before), before
+    assert all("No model" not in h[1] for h in seen), seen
+    assert all(not h[3] for h in seen), seen  # the greeting of a new chat never shows
+    assert all("tokens" not in h[2] or h[0] == title for h in seen), seen
+    gate.set()
+    driver.until(lambda: w.ready and w.tasks.pending == 0, timeout=30)
