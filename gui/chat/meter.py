@@ -220,7 +220,8 @@ class ChatMeter:
                      shape: Any) -> None:
         """Have the provider count the request built from ``turns`` (the system prompt and
         tools as the meter counts them), keep it, show the meter again. Nothing when the
-        model's provider is not loaded yet or its API has no count, or the count fails."""
+        model's provider is not loaded yet (asked again at the next update) or its API
+        has no count, or the count fails."""
         from parley.core.context.size import Counted
         from parley.core.errors import ParleyError
         from parley.core.providers.base import ChatRequest
@@ -228,6 +229,9 @@ class ChatMeter:
         hub = self.chat.hub
         try:
             if hub is None or not hub.is_prepared(model):
+                # its SDK still loading (start-up): asked again at a later update (the
+                # model list the provider gives shows the meter again)
+                self._asked.discard((sid, turns[-1].id, model))
                 return
             provider, model_id = hub.resolve(model)
             if not provider.caps.has_count_tokens:

@@ -58,3 +58,24 @@ def test_the_meter_grows_with_each_message_after_compact_now(
     replies = [t for t in w.chat.turns if t.role == "assistant" and t.usage]
     reported = [t.usage.total_input_tokens for t in replies[-3:] if t.usage]
     assert figures[0] < reported[0] < figures[0] * 1.1, (figures, reported)
+
+
+def test_after_a_restart_the_compacted_chat_is_counted_again(driver: Any) -> None:
+    from tests.gui.long_chats import restart
+
+    w = driver.configured()
+    sid, _turns = long_chat(driver, w, 60)
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and rows(w))
+    meter_after(driver, w, "First question before compacting.")
+    driver.fake.script(SUMMARY)
+    assert w.window_commands.compact_now() is True
+    driver.until(lambda: "Compacted" in w.toast.message, timeout=30)
+    driver.settle(w)
+    driver.until(lambda: w.tasks.pending == 0 and w.context_meter.measured)
+    compacted = w.context_meter.used
+
+    w2 = restart(driver, w, sid)  # the count was kept in memory only: asked again
+    driver.until(lambda: w2.tasks.pending == 0 and w2.context_meter.measured, timeout=20)
+    assert w2.context_meter.used == compacted
+    assert meter_after(driver, w2, "And after the restart?") > compacted

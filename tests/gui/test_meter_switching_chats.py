@@ -61,3 +61,30 @@ def test_the_meter_shows_no_figure_of_the_chat_left_while_another_opens(
     driver.until(lambda: meter.used == after, timeout=10)
     assert "counting" not in meter.label.text()
     assert all(used != before for used, _ in shown), shown
+
+
+def test_a_chat_that_cannot_be_opened_leaves_the_meter_of_the_chat_still_shown(
+        driver: Any, monkeypatch: Any) -> None:
+    from pathlib import Path
+
+    from parley.core.store.errors import DatabaseBusy
+
+    w = driver.configured()
+    first, _ = long_chat(driver, w, 30, title="Shown")
+    second, _ = long_chat(driver, w, 30, title="Locked")
+    w.chat.open_session(first)
+    driver.until(lambda: w.session_id == first and w.tasks.pending == 0)
+    before = context_count(driver, w, first)
+    driver.until(lambda: w.context_meter.used == before, timeout=10)
+
+    async def locked(*args: Any, **kwargs: Any) -> Any:
+        raise DatabaseBusy(Path("sessions.db"))  # the store away for a while
+
+    monkeypatch.setattr(w.store, "transcript_window", locked)
+    w.chat.open_session(second)
+    driver.until(lambda: "could not be opened" in w.statusBar().currentMessage()
+                 or w.tasks.pending == 0, timeout=10)
+    driver.until(lambda: w.tasks.pending == 0)
+    assert w.session_id == first  # the chat shown stays, and its figure with it
+    driver.until(lambda: w.context_meter.used == before
+                 and "counting" not in w.context_meter.label.text(), timeout=5)
