@@ -75,9 +75,11 @@ def usage_to_text(usage: Usage | None, stop_reason: str | None = None,
 
 
 def usage_from_text(text: str | None) -> Usage | None:
-    if not text:
-        return None
-    data = json.loads(text)
+    """The usage kept in ``turns.usage`` (:func:`usage_to_text`), or None."""
+    return _usage_of(json.loads(text)) if text else None
+
+
+def _usage_of(data: Any) -> Usage | None:
     if not isinstance(data, dict) or set(data) <= {STOP_KEY, WRITER_KEY}:
         return None
     return Usage.from_json({k: v for k, v in data.items() if k != WRITER_KEY})
@@ -107,16 +109,22 @@ CUT_OFF = 2
 
 
 def to_turn(row: Row) -> Turn:
+    """A stored row as a :class:`Turn` (its ``usage`` column parsed once: a request's
+    context reads every turn since the latest summary)."""
+    role, blocks, turn_id, created_at, aborted, model, usage = (
+        row.role, row.blocks, row.id, row.created_at, row.aborted, row.model, row.usage)
+    data = json.loads(usage) if usage else None
+    stop = data.get(STOP_KEY) if isinstance(data, dict) else None
     return Turn(
-        role=row.role,
-        blocks=blocks_from_json_text(row.blocks),
-        id=row.id,
-        created_at=row.created_at,
-        aborted=bool(row.aborted),
-        model=row.model,
-        usage=usage_from_text(row.usage),
-        cut_off=row.aborted == CUT_OFF,
-        stop_reason=stop_from_text(row.usage),
+        role=role,
+        blocks=blocks_from_json_text(blocks),
+        id=turn_id,
+        created_at=created_at,
+        aborted=bool(aborted),
+        model=model,
+        usage=_usage_of(data),
+        cut_off=aborted == CUT_OFF,
+        stop_reason=str(stop) if stop else None,
     )
 
 
