@@ -15,9 +15,10 @@ not one. A summary that ends the path (a regeneration whose new answer failed af
 its summary was carried) stands for "the path that ends here", as the leaf does
 above, its point drawn under that ancestor.
 
-Cost: the session's ``turn_links`` index grouped by parent (index only, no row per turn
-reaches Python) and its compactions' summary turn ids, then only the children of the
-turns that have several and of the leaf, of the summaries among or below those, and the
+Cost: the session's forking parents (``turn_forks``, kept by triggers:
+``parley.core.store.fork_index``; one row per fork, so nothing grows with the turns) and
+its compactions' summary turn ids, then only the children of the turns that have
+several and of the leaf, of the summaries among or below those, and the
 parents of the summaries that fork (or end the path); no turn's blocks are read. A chat
 compacted 500 times without a branch reads the children of one turn, not of 1,000.
 """
@@ -30,13 +31,8 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
 from parley.core.branches import Branches, BranchPoint
-from parley.core.store import sessions, summary_carry, tree
+from parley.core.store import fork_index, sessions, summary_carry, tree
 
-# Parents with several children (NULL: the session's first messages), index only.
-_FORKING = text(
-    "SELECT parent_id FROM turn_links WHERE session_id = :sid "
-    "GROUP BY parent_id HAVING count(*) > 1"
-)
 _PARENTS = text(
     "SELECT parent_id FROM turn_links WHERE session_id = :sid AND turn_id IN :ids"
 ).bindparams(bindparam("ids", expanding=True))
@@ -53,7 +49,7 @@ def branches(con: Connection, session_id: str) -> Branches:
     """See :meth:`parley.core.store.store.Store.branches` (module doc)."""
     sessions.require(con, session_id)
     summaries = summary_carry.summary_ids(con, session_id)
-    forking: set[str | None] = {r.parent_id for r in con.execute(_FORKING, {"sid": session_id})}
+    forking = fork_index.forking(con, session_id)
     last = tree.leaf(con, session_id)
     leaf_id = None if last is None else str(last.turn_id)
     places = _places(con, session_id, summaries, forking, leaf_id)

@@ -48,7 +48,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 
 from parley.core.content import now_ms
-from parley.core.store import textindex
+from parley.core.store import fork_index, textindex
 
 SCHEMA_VERSION = 4
 DEFAULT_SPACE_ID = "default"
@@ -556,6 +556,7 @@ def create_all(con: Connection) -> None:
     for ddl in (SEARCH_DDL + TRIGGER_DDL + ATTACHMENT_DDL + SPACE_DOCUMENT_FTS_DDL
                 + QUEUED_FILES_DDL):
         con.exec_driver_sql(ddl)
+    fork_index.create(con)
     con.execute(
         spaces.insert().values(
             id=DEFAULT_SPACE_ID, name=DEFAULT_SPACE_NAME, position=0, created_at=now_ms()

@@ -235,7 +235,7 @@ class TurnsStore(StoreBase):
     def branches(self, session_id: str) -> Branches:
         """The branch points of the path shown (‹ n/m ›): see ``parley.core.branches``.
 
-        Cost: the session's ``turn_links`` index grouped by parent, then only the
+        Cost: the session's forking parents (``turn_forks``, one row per fork), then only the
         children of turns with several and of the leaf, and of the summaries among and
         just above those (``parley.core.store.branch_points``; no turn's blocks are read).
 

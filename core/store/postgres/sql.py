@@ -207,6 +207,50 @@ QUEUED_FILES_TRIGGERS = [
      "DELETE ON queued_files FOR EACH ROW EXECUTE FUNCTION parley_release_queued_file()"),
 ]
 
+#: The forking parents' index (``parley.core.store.fork_index``): ``turn_forks`` follows
+#: ``turn_links``. The per-session advisory lock (two-key form: its own key space) makes
+#: two transactions that give one parent its second child at once see each other's row.
+FORKS_FUNCTIONS = [
+    # At most two children of one parent (btree-friendly: = or IS NULL, never IS DISTINCT).
+    """CREATE OR REPLACE FUNCTION parley_two_children(sid text, pid text) RETURNS integer
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF pid IS NULL THEN
+            RETURN (SELECT count(*) FROM (SELECT 1 FROM turn_links WHERE session_id = sid
+                AND parent_id IS NULL LIMIT 2) AS x);
+        END IF;
+        RETURN (SELECT count(*) FROM (SELECT 1 FROM turn_links WHERE session_id = sid
+            AND parent_id = pid LIMIT 2) AS x);
+    END $$""",
+    """CREATE OR REPLACE FUNCTION parley_turn_forks() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE' AND OLD.session_id = NEW.session_id
+                AND OLD.parent_id IS NOT DISTINCT FROM NEW.parent_id THEN
+            RETURN NULL;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            PERFORM pg_advisory_xact_lock(1346783059, hashtext(OLD.session_id));
+            IF parley_two_children(OLD.session_id, OLD.parent_id) < 2 THEN
+                DELETE FROM turn_forks WHERE session_id = OLD.session_id
+                    AND parent_key = coalesce(OLD.parent_id, '');
+            END IF;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            PERFORM pg_advisory_xact_lock(1346783059, hashtext(NEW.session_id));
+            IF parley_two_children(NEW.session_id, NEW.parent_id) = 2 THEN
+                INSERT INTO turn_forks (session_id, parent_key)
+                    VALUES (NEW.session_id, coalesce(NEW.parent_id, '')) ON CONFLICT DO NOTHING;
+            END IF;
+        END IF;
+        RETURN NULL;
+    END $$""",
+]
+FORKS_TRIGGER_NAME = "turn_links_forks"
+FORKS_TRIGGER = (f"CREATE TRIGGER {FORKS_TRIGGER_NAME} AFTER INSERT OR DELETE OR UPDATE OF "
+                 "parent_id, session_id ON turn_links FOR EACH ROW EXECUTE FUNCTION "
+                 "parley_turn_forks()")
+
 _TURN_VEC = (
     f"to_tsvector('{SEARCH_CONFIG}'::regconfig, "
     f"parley_normalize(left(parley_turn_text(blocks), {MAX_INDEXED_CHARS})))"

@@ -28,8 +28,9 @@ and their triggers) is the first; the conversation tree (``turn_links``,
 after a backup: ``parley.core.store.upgrade.tree``) the second, the queue of messages
 written while a reply streamed (``queued_messages``) the third, their files
 (``queued_files`` and its triggers) the fourth, the space documents
-(``space_documents``, ``space_document_pages``, ``space_document_fts``) the fifth.
-Once a format
+(``space_documents``, ``space_document_pages``, ``space_document_fts``) the fifth,
+the summary-turn index the sixth, the forking parents of each chat (``turn_forks``
+and its triggers: ``parley.core.store.fork_index``) the seventh. Once a format
 has been released, a change that an older Parley could not read must be a
 versioned step instead (an older build then refuses the file as newer rather
 than misreading it).
@@ -50,6 +51,7 @@ from urllib.parse import quote
 
 from sqlalchemy.engine import Connection
 
+from parley.core.store import fork_index
 from parley.core.store.errors import (
     SQLITE_CANTOPEN,
     SQLITE_PERM,
@@ -179,6 +181,9 @@ ADDITIONS: list[Addition] = [
     ),
     Addition("v4: compactions found by their summary turn (compactions_by_summary)",
              COMPACTION_INDEX_OBJECTS, create_compaction_index),
+    # After the tree's addition: it reads turn_links (filled once by one GROUP BY).
+    Addition("v4: forking parents of each chat (turn_forks, triggers)", fork_index.OBJECTS,
+             fork_index.create),
 ]
 
 

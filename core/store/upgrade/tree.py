@@ -40,6 +40,7 @@ from sqlalchemy import func, literal, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.schema import CreateTable
 
+from parley.core.store import fork_index
 from parley.core.store.schema import TREE_OBJECTS
 from parley.core.store.schema import sessions as S
 from parley.core.store.schema import turn_links as L
@@ -102,6 +103,7 @@ def fill(con: Connection) -> None:
     indexes = [*L.indexes, *P.indexes]
     for index in indexes:
         index.drop(con, checkfirst=True)
+    forks = fork_index.suspend(con)  # its triggers would scan turn_links without the index
     by, order = T.c.session_id, T.c.seq
     line = select(
         T.c.id, T.c.session_id,
@@ -117,6 +119,8 @@ def fill(con: Connection) -> None:
         .order_by(line.c.session_id, line.c.pos)))
     for index in indexes:
         index.create(con)
+    if forks:  # lines only: no fork to find
+        fork_index.create(con, lines=True)
 
 
 def convert(con: Connection) -> dict[str, str]:
