@@ -244,6 +244,40 @@ def _outside(top: list[Span], every: list[Span]) -> ColumnElement[bool]:
     return and_(*conds) if conds else P.c.pos >= 0
 
 
+def _between(top: list[Span], below: int) -> list[tuple[int | None, int]]:
+    """The position intervals before ``below`` outside every top-level range, in path
+    order: ``(first or None for "from the start", last)`` inclusive (top-level ranges
+    nest in none and lie apart)."""
+    out: list[tuple[int | None, int]] = []
+    at: int | None = None
+    for sp in sorted(top, key=lambda s: s.first_seq):
+        if sp.first_seq >= below:
+            break
+        if at is None or sp.first_seq > at:
+            out.append((at, sp.first_seq - 1))
+        at = sp.last_seq + 1 if at is None else max(at, sp.last_seq + 1)
+    if at is None or at < below:
+        out.append((at, below - 1))
+    return out
+
+
+def _count_outside(con: Connection, session_id: str, top: list[Span], summaries: list[str],
+                   below: int) -> int:
+    """Turns on the path before position ``below`` shown at the top level (outside every
+    top-level range, not a summary turn): a range of ``turn_path``'s key per interval
+    between the top-level ranges (:func:`_between`), so the turns folded in cards —
+    nearly all of a long chat's — are not walked. Cost: the turns counted."""
+    total = 0
+    for lo, hi in _between(top, below):
+        where = [P.c.session_id == session_id, P.c.pos <= hi]
+        if lo is not None:
+            where.append(P.c.pos >= lo)
+        if summaries:
+            where.append(P.c.turn_id.not_in(summaries))
+        total += int(con.execute(select(func.count()).where(*where)).scalar_one())
+    return total
+
+
 def window(
     con: Connection,
     session_id: str,
@@ -289,10 +323,8 @@ def window(
             T.c.id.in_([sp.summary_turn_id for sp in chosen_cards]))))
     older = 0
     if first_key is not None:
-        older = int(con.execute(
-            select(func.count())
-            .where(P.c.session_id == session_id, _outside(top, every), P.c.pos < first_key)
-        ).scalar_one())
+        older = _count_outside(con, session_id, top, [sp.summary_turn_id for sp in every],
+                               first_key)
         older += sum(1 for sp in top if sp.first_seq < first_key)
     chosen_rows.sort(key=lambda r: r.pos)
     loaded = turns._load(con, chosen_rows, hydrate)

@@ -5,12 +5,15 @@ every 200 turns, each re-compaction from the first turn (tests.benchmarks.gen_ch
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import func, select
 
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
-from parley.core.store import Store
+from parley.core.store import Store, outline
 from parley.core.store.card_pages import CARD_PAGE, REVEAL_CONTEXT
+from parley.core.store.schema import turn_path as P
 from tests.benchmarks.gen_chat import SESSION_ID, write_long_chat
 
 
@@ -88,3 +91,39 @@ def test_a_hit_deep_in_nested_cards_reads_its_card_near_it_and_the_cards_around(
                 and t.id not in {sp.summary_turn_id for sp in around}]
         assert hit in {t.id for t in near}
         assert len(near) <= 2 * REVEAL_CONTEXT + 1
+
+
+def _steps(db: Store, fn: Any) -> int:
+    """SQLite virtual-machine steps ``fn(con)`` takes (progress handler every 100 steps)."""
+    steps = [0]
+
+    def run(con: Any) -> None:
+        raw = con.connection.driver_connection
+        raw.set_progress_handler(lambda: steps.__setitem__(0, steps[0] + 100) or 0, 100)
+        try:
+            fn(con)
+        finally:
+            raw.set_progress_handler(None, 100)
+
+    db._r(run)  # noqa: SLF001 (the store's own connection, as its reads use it)
+    return steps[0]
+
+
+def test_the_count_of_earlier_items_does_not_walk_the_turns_under_the_cards(long_db: Path):
+    with Store.open(long_db) as db:
+        win = db.transcript_window(SESSION_ID, last=20)
+        assert win.first_key is not None
+        every = list(win.spans.values())
+        top = [sp for sp in every if sp.outer is None]
+        ids = [sp.summary_turn_id for sp in every]
+        count = db._r(lambda c: outline._count_outside(  # noqa: SLF001
+            c, SESSION_ID, top, ids, win.first_key))
+        assert win.older == count + 1  # the turns before (none: all under the card), the card
+        steps = _steps(db, lambda c: outline._count_outside(  # noqa: SLF001
+            c, SESSION_ID, top, ids, win.first_key))
+        walk = _steps(db, lambda c: c.execute(  # every turn of the path, as it counted before
+            select(func.count()).where(P.c.session_id == SESSION_ID,
+                                       outline._outside(top, every),  # noqa: SLF001
+                                       P.c.pos < win.first_key)).scalar_one())
+        # the turns after the card (about 130), not the 4,000 under it
+        assert steps * 5 < walk
