@@ -259,9 +259,13 @@ class ChatEditor:
             if files is not None:
                 self.chat.attachments.give_back(files)
             raise
-        # The path now ends at the edited message: shown before its answer streams (a
-        # store error here reaches the window; the edit is saved and can be retried).
-        if await self.chat.opener.reread(sid, at=edited.id, offer=False):
+        # The path now ends at the edited message: shown before its answer streams, from
+        # what is held (nothing of the chat read again, however long it is), else read
+        # again (a store error here reaches the window; the edit is saved and can be
+        # retried).
+        opener = self.chat.opener
+        if opener.edited(sid, turn.id, edited) or await opener.reread(sid, at=edited.id,
+                                                                         offer=False):
             self.transcript.scroll_to_end()
         await self.chat.runs.run(sid, "retry", None, model, None)
 

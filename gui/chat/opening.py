@@ -24,6 +24,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from parley.core.app_state import LAST_SESSION
+from parley.core.branches import Branches, BranchPoint
 from parley.core.errors import ParleyError
 from parley.core.store.errors import SessionNotFound, StoreError
 from parley.gui.chat.paging import OPEN_TURNS
@@ -32,7 +33,7 @@ from parley.gui.database.save_status import passing
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from parley.core.branches import Branches
+    from parley.core.content import Turn
     from parley.core.tasks import TaskSet
     from parley.gui.chat.interfaces import OpenChat
     from parley.gui.notices.status_line import OneLineStatusBar
@@ -125,6 +126,38 @@ class ChatOpener:
         branches = await self.chat.store.branches(sid)
         if sid == self.chat.session_id:
             self._set_branches(branches)
+
+    def edited(self, sid: str, turn_id: str, edited: Turn) -> bool:
+        """An edit of ``turn_id``, on the path shown, was saved as ``edited``: show the
+        path it made from what is held (``OpenChatState.branch_at``), with ‹ n/m › on
+        ``edited`` told from the original's (its siblings, then it: the newest), without
+        reading the chat or its branch points again (the branch points are read again
+        when the reply ends: ``RunFinished``). Cost: the turns held, whatever the
+        chat's length.
+
+        Returns:
+            False when the new path cannot be told so (another chat open, the turn not
+            held, a summary cut away, the original a path's end with answers below):
+            then :meth:`reread` it.
+        """
+        branches = self.branches
+        point = branches.points.get(turn_id) if branches is not None else None
+        if branches is None or branches.session_id != sid \
+                or (point is not None and any(point.exact)):
+            return False
+        held = [t.id for t in self.chat.state.turns]
+        cut = set(held[held.index(turn_id):]) if turn_id in held else set()
+        if not self.chat.state.branch_at(sid, turn_id, edited):
+            return False
+        ids, exact = (point.turn_ids, point.exact) if point is not None else ((turn_id,), (False,))
+        total = len(ids) + 1
+        # The points above the original stay (the turns held before it, and those not read).
+        kept = {k: p for k, p in branches.points.items() if k not in cut}
+        kept[edited.id] = BranchPoint(edited.id, total, total, (*ids, edited.id), (*exact, False))
+        self._set_branches(Branches(sid, kept))
+        self.show_turns()
+        self.chat.meter.update()
+        return True
 
     def switch_branch(self, turn_id: str, step: int) -> bool:
         """Show the sibling ``step`` away (-1 previous, +1 next) of a message of the open

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from parley.core.content import Turn
-from parley.gui.transcript.rows import merge_turns
+from parley.gui.transcript.rows import merge_turns, summary_block
 
 if TYPE_CHECKING:
     from parley.core.compaction.unseen import Unseen
@@ -217,6 +217,35 @@ class OpenChatState(QObject):
         self.partial[session_id] = turn
         if session_id == self.session_id:
             self.turn_changed.emit(turn)
+
+    def branch_at(self, session_id: str, turn_id: str, edited: Turn) -> bool:
+        """An edit of ``turn_id`` was saved as ``edited`` (``Store.edit_turn``): hold the
+        path it made without reading the chat again — the turns read before
+        ``turn_id``, then ``edited`` (placed after every stored one, as a message just
+        sent) — shown on the next :meth:`show`. Cost: the turns held.
+
+        Returns:
+            False, changing nothing, when the new path cannot be told from what is held
+            (then it is read again): another chat is open, ``turn_id`` is not held, or a
+            summary turn is on the part cut away (the store may have carried it onto
+            the new branch: ``parley.core.store.summary_carry``).
+        """
+        if session_id != self.session_id:
+            return False
+        at = next((i for i, t in enumerate(self._turns) if t.id == turn_id), None)
+        if at is None:
+            return False
+        cut = {t.id for t in self._turns[at:]}
+        pos = self._seqs.get(turn_id)
+        if any(summary_block(t) is not None for t in self._turns[at:]) or any(
+                sp.summary_turn_id in cut or (pos is not None and sp.summary_seq >= pos)
+                for sp in self._spans.values()):
+            return False
+        self._turns = [*self._turns[:at], edited]
+        for gone in cut:
+            self._seqs.pop(gone, None)
+        self._unsaved = []
+        return True
 
     def drop(self, turn_ids: Iterable[str]) -> None:
         """Turns left the chat (deleted, set aside): no longer held (shown so on the next
