@@ -111,11 +111,13 @@ class ChatOpener:
         self.chat.save_status.not_opened(error)
         self.sidebar.select(self.chat.session_id)
 
-    def _set_branches(self, branches: Branches | None) -> None:
-        """Show ‹ n/m › under the open chat's messages that have siblings."""
+    def _set_branches(self, branches: Branches | None, *, reset: bool = False) -> None:
+        """Show ‹ n/m › under the open chat's messages that have siblings (``reset``:
+        held for :meth:`show_turns`, which comes next and builds every row afresh)."""
         self.branches = branches
         points = branches.points if branches is not None else {}
-        self.transcript.set_branches({k: (p.index, p.total) for k, p in points.items()})
+        self.transcript.set_branches({k: (p.index, p.total) for k, p in points.items()},
+                                     refresh=not reset)
 
     async def refresh_branches(self) -> None:
         """Read the open chat's branch points again (a reply was written, an edit or a
@@ -154,7 +156,7 @@ class ChatOpener:
         # The points above the original stay (the turns held before it, and those not read).
         kept = {k: p for k, p in branches.points.items() if k not in cut}
         kept[edited.id] = BranchPoint(edited.id, total, total, (*ids, edited.id), (*exact, False))
-        self._set_branches(Branches(sid, kept))
+        self._set_branches(Branches(sid, kept), reset=True)
         self.show_turns()
         self.chat.meter.update()
         return True
@@ -244,7 +246,7 @@ class ChatOpener:
             return False
         self.chat.sessions[sid] = session
         self.chat.state.load(sid, win, self.chat.state.unseen)
-        self._set_branches(branches)
+        self._set_branches(branches, reset=True)
         editing = self.chat.editor.editing
         if editing is not None and not self.chat.state.holds(editing.id):
             self.chat.editor.set_editing(None)  # its message is in the branch left
@@ -295,7 +297,7 @@ class ChatOpener:
         self.chat.sessions[session_id] = session
         self.chat.state.load(session_id, win, unseen)
         self.chat.space_id = session.space_id
-        self._set_branches(branches)
+        self._set_branches(branches, reset=True)
         self.chat.editor.set_editing(None)
         self.show_turns()
         self.chat.runs.unanswered.offer(session_id)
@@ -332,7 +334,7 @@ class ChatOpener:
             return
         self.chat.sessions[sid] = session
         self.chat.state.load(sid, win, unseen)
-        self._set_branches(branches)
+        self._set_branches(branches, reset=True)
         self.show_turns()
         self.chat.meter.reread()  # (a summary saved: what is sent changed)
         self.chat.meter.update()
@@ -358,7 +360,7 @@ class ChatOpener:
         self.chat.state.clear()
         self.chat.models.picked_for_new = None
         self.chat.editor.set_editing(None)
-        self._set_branches(None)
+        self._set_branches(None, reset=True)
         self.show_turns()
         self.chat.after_switch(draft)
 

@@ -351,15 +351,18 @@ class TranscriptView(QWidget):
                 node.touch()
                 self.model.refresh(node)
 
-    def set_branches(self, shown: Mapping[str, tuple[int, int]]) -> None:
-        """Show ‹ n/m › under the messages with siblings: ``{turn id: (n, m)}``."""
+    def set_branches(self, shown: Mapping[str, tuple[int, int]], *,
+                     refresh: bool = True) -> None:
+        """Show ‹ n/m › under the messages with siblings: ``{turn id: (n, m)}``.
+        ``refresh`` False: only held for the rows built next (every row is about to be
+        built afresh, :meth:`show_reset`: the rows shown now are not laid out again)."""
         branches = self.list_view.delegate.builder.specs.branches
         if branches == shown:
             return
         changed = {k for k in set(branches) | set(shown) if branches.get(k) != shown.get(k)}
         branches.clear()
         branches.update(shown)
-        for key in changed:
+        for key in changed if refresh else ():
             node = self.model.transcript.nodes.get(key)
             if node is not None:
                 node.touch()
