@@ -252,7 +252,7 @@ class ChatEditor:
             # The box's text while it was edited is the chat's draft in the store: it
             # goes before the edit is saved, or a kill right after would bring the
             # message back as a plain draft (Enter would send it again as a new one).
-            await self.chat.drafts.discard(sid)
+            await self.chat.drafts.sent(sid)  # what was typed since Enter stays
             edited = await edit_message(self.chat.store, sid, turn.id, blocks)
         except ParleyError:
             self.chat.runs.give_back(text)

@@ -142,7 +142,8 @@ class ChatQueue:
         await self._read_once(sid)
         if message.id not in {m.id for m in self.items.get(sid, ())}:
             self.items.setdefault(sid, []).append(message)
-        self.parts.tasks.spawn(self.chat.drafts.discard(sid), name="discard-draft")
+        # The queued message's draft goes; what was typed since Enter stays (Drafts.sent).
+        self.parts.tasks.spawn(self.chat.drafts.sent(sid), name="discard-draft")
         if sid in self.paused and sid == self.chat.session_id:
             self.parts.status.showMessage(QUEUED_PAUSED, 8_000)
         self.refresh()

@@ -378,7 +378,8 @@ class ChatRuns:
         """The open chat's id; a new chat gets its session row now (in its space)."""
         sid = self.chat.session_id
         if sid is not None:  # the sent draft is forgotten without waiting for the file
-            self.parts.tasks.spawn(self.chat.drafts.discard(sid), name="discard-draft")
+            # (not what was typed since Enter: Drafts.sent writes that instead)
+            self.parts.tasks.spawn(self.chat.drafts.sent(sid), name="discard-draft")
             return sid
         task = asyncio.current_task()
         try:
@@ -393,6 +394,8 @@ class ChatRuns:
             self.queue.enqueue(sid, text, files)
         self.behind_new_chat.clear()
         self.parts.status.chat_created(sid)
+        # Typed after Enter while the row was made (kept as the new chat's): this chat's now.
+        self.chat.keep_draft()
         await self.chat.drafts.discard(None)
         await LAST_SESSION.set(self.chat.store, sid)
         self.parts.sidebar.select(sid)

@@ -4,7 +4,8 @@ Each chat's draft lives in memory while Parley runs and in the store's
 ``app_state`` under ``draft:<session id>`` (``draft:new`` for a new chat that
 has no session yet), written a moment after typing stops, at least once a
 second while typing goes on (``parley.gui.composer.draft_timer``), and at every
-switch or close. An empty draft deletes the key.
+switch or close. An empty draft deletes the key. Sending a message forgets its draft
+(:meth:`Drafts.sent`) but never what was typed in the box after Enter.
 
 A draft written while a sent message is edited (``parley.gui.chat.edit.ChatEditor``)
 is stored as ``{"text": ..., "edits": <turn id>}`` so that it comes back in edit
@@ -148,6 +149,28 @@ class Drafts:
                 if self._texts.get(session_id):
                     left.append(session_id)
         return left
+
+    async def sent(self, session_id: str | None) -> None:
+        """A chat's message was sent (or queued) from the box, which the send emptied
+        (:meth:`typed` with ``''``): the draft stored before goes, unless something was
+        typed in the box since (right after Enter, while the message was being saved or
+        its reply streams): that text is the chat's draft now, and is written instead.
+
+        Called once the message is saved or about to be (a task of its own), so text
+        typed between Enter and this call is never erased by it.
+
+        Raises:
+            StoreError: as :meth:`discard` (an emptied box); a typed draft the store
+                refuses is only noted (:attr:`unsaved`): the timed save of that typing
+                says so.
+        """
+        if not self._texts.get(session_id):
+            await self.discard(session_id)
+            return
+        try:
+            await self.save(session_id)
+        except StoreError as exc:
+            log.info("draft of %s typed after sending not written yet: %s", session_id, exc)
 
     async def discard(self, session_id: str | None) -> None:
         """Forget a chat's draft (it was sent, or the chat deleted).
