@@ -11,9 +11,10 @@ tray, taking it back drops them.
 
 The person stays in charge, keyboard first:
 
-* Esc in an empty message box pauses the queue (the reply goes on; Esc again stops
-  it). A stopped or failed reply pauses it too. Enter in the empty box, Enter on the
-  queue, Send now or the palette's "Send queued messages" send it on.
+* Esc in an empty message box pauses the queue, a message just queued and still being
+  saved included (the reply goes on; Esc again stops it). A stopped or failed reply
+  pauses it too. Enter in the empty box, Enter on the queue, Send now or the palette's
+  "Send queued messages" send it on.
 * Up in an empty box edits the last queued message in the box (F2 or a double-click
   on a line edits that one): Enter puts it back in its place, Esc leaves it as it was;
   a message emptied so is taken back.
@@ -124,27 +125,32 @@ class ChatQueue:
         """Queue ``text`` (and the files ``taken``) in chat ``sid``, the box left as it is
         (a message sent while a new chat was getting its row: ``ChatRuns``)."""
         self.adding[sid] = self.adding.get(sid, 0) + 1
+        self._say_what_escape_does()
         self.parts.tasks.spawn(self._add(sid, text, taken), name="queue-message")
 
     async def _add(self, sid: str, text: str, taken: Any) -> None:
         files = new_files(taken.items) if taken is not None else []
-        try:
-            message = await self.chat.store.queue_message(sid, text, files)
-        except ParleyError:
-            self.runs.give_back(text)  # not saved: the words go back to the box
-            if taken is not None:
-                self.chat.attachments.give_back(taken)  # and the files to the tray
-            raise
+        try:  # counted as adding until listed: a pause asked meanwhile holds (on_escape)
+            try:
+                message = await self.chat.store.queue_message(sid, text, files)
+            except ParleyError:
+                self.runs.give_back(text)  # not saved: the words go back to the box
+                if taken is not None:
+                    self.chat.attachments.give_back(taken)  # and the files to the tray
+                raise
+            await self._read_once(sid)
+            ahead = bool(self.items.get(sid))  # paused before: this one goes behind them
+            if message.id not in {m.id for m in self.items.get(sid, ())}:
+                self.items.setdefault(sid, []).append(message)
         finally:
             self.adding[sid] -= 1
             if not self.adding[sid]:
                 del self.adding[sid]
-        await self._read_once(sid)
-        if message.id not in {m.id for m in self.items.get(sid, ())}:
-            self.items.setdefault(sid, []).append(message)
+            if not self.items.get(sid):
+                self.refresh()  # not queued after all: nothing left to pause
         # The queued message's draft goes; what was typed since Enter stays (Drafts.sent).
         self.parts.tasks.spawn(self.chat.drafts.sent(sid), name="discard-draft")
-        if sid in self.paused and sid == self.chat.session_id:
+        if ahead and sid in self.paused and sid == self.chat.session_id:
             self.parts.status.showMessage(QUEUED_PAUSED, 8_000)
         self.refresh()
         self.pump(sid)
@@ -152,7 +158,7 @@ class ChatQueue:
     def pause(self) -> bool:
         """Hold the open chat's queue: nothing goes until :meth:`send_now`."""
         sid = self.chat.session_id
-        if not self.has(sid):
+        if not self._queued(sid):
             return False
         assert sid is not None
         self.paused.add(sid)
@@ -190,9 +196,14 @@ class ChatQueue:
             self.cancel_edit()
             return True
         sid = self.chat.session_id
-        if self.has(sid) and sid not in self.paused and not self.parts.composer.text():
+        if self._queued(sid) and sid not in self.paused and not self.parts.composer.text():
             return self.pause()
         return False
+
+    def _queued(self, sid: str | None) -> bool:
+        """True when chat ``sid`` has queued messages, or one being saved to its queue
+        (Enter then Esc at once: the Esc pauses the queue, as for one listed)."""
+        return self.has(sid) or bool(sid is not None and self.adding.get(sid))
 
     def take_back(self, message_id: str) -> None:
         """Take a queued message of the open chat back: it is never sent."""
@@ -401,7 +412,7 @@ class ChatQueue:
         """Show the open chat's queue (hidden when it has none); a chat whose queue
         emptied is not held any more (what is queued next goes by itself)."""
         for emptied in [s for s in self.paused | self.restored if not self.items.get(s)]:
-            if emptied not in self.leaving:
+            if emptied not in self.leaving and not self.adding.get(emptied):
                 self.paused.discard(emptied)
                 self.restored.discard(emptied)
         sid = self.chat.session_id
@@ -416,5 +427,5 @@ class ChatQueue:
         queue going out (an empty box, not editing), else stop the reply."""
         sid = self.chat.session_id
         self.parts.composer_bar.escape_pauses(
-            self.editing is None and self.has(sid) and sid not in self.paused
+            self.editing is None and self._queued(sid) and sid not in self.paused
             and not self.parts.composer.text())

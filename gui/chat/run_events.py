@@ -32,6 +32,10 @@ if TYPE_CHECKING:
 #: A message whose save takes longer than this (another program holds the file
 #: locked) is marked "Saving…" under it (ms).
 SAVING_MARK_MS = 300
+#: Under a message whose run was stopped before any of its reply came (Esc right after
+#: Enter): said, with Retry, as a reply stopped mid-way is marked with Continue.
+STOPPED_BEFORE_REPLY = ("Stopped before any reply came: your message is kept in the chat. "
+                        "Retry sends it again.")
 
 
 
@@ -133,6 +137,8 @@ class RunEvents:
                 self.transcript.show_error(self.chat.regen.after_failure(sid, message))
             elif current:
                 self.chat.regen.after_stop(sid)
+                if ev.partial is None:  # nothing came: no "Stopped" mark under a reply
+                    self.transcript.show_notice(STOPPED_BEFORE_REPLY, "Retry")
             if current:
                 if isinstance(ev, RunFailed):  # a refusal's count of the newest message
                     self.chat.meter.refused(sid, ev.error)
