@@ -20,12 +20,20 @@ pause, providers ready 11.7 s / 14.6 s (empty / 1 GB store) and the longest GUI 
 and 0.92 s / 0.72 s. Under Xvfb (``--runs 3``, load 1.4-1.9): with the pause the longest
 GUI stall 43 / 68 ms and the message at the provider 3.99 / 3.61 s, without it 151 / 134 ms
 and 4.57 / 4.14 s. It is kept.
+
+While such an import runs, threads also take turns at the GIL more often
+(:data:`SWITCH_INTERVAL_S`, 1 ms, against CPython's 5 ms): every call from Qt into the
+window's Python code (a paint, a size hint, a slot) needs the GIL back, and with the
+SDK's import holding it the GUI thread waited up to the whole interval each time; many
+such waits made one stall. Issue 33, ``bench_startup --runs 3 --stores full`` under
+Xvfb at load 2.4-3.0: the longest GUI stall 72 ms with 5 ms, 51 ms with 1 ms.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,6 +42,11 @@ from typing import ParamSpec, TypeVar
 _lock = threading.Lock()
 _depth = 0
 _was_enabled = False
+_was_interval = 0.005
+
+#: Seconds a thread runs before another waiting for the GIL gets it, while start-up
+#: imports run (``sys.setswitchinterval``; CPython's default is 5 ms).
+SWITCH_INTERVAL_S = 0.001
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -46,13 +59,16 @@ def gc_paused() -> Iterator[None]:
     The collector is disabled when the first block starts (if it was enabled) and,
     when the last running block ends, every object then alive is frozen
     (:func:`gc.freeze`) and the collector is enabled again. Reference counting
-    frees ordinary garbage meanwhile; only cycles wait.
+    frees ordinary garbage meanwhile; only cycles wait. Meanwhile the GIL's switch
+    interval is :data:`SWITCH_INTERVAL_S` (the one before is put back after).
     """
-    global _depth, _was_enabled
+    global _depth, _was_enabled, _was_interval
     with _lock:
         if _depth == 0:
             _was_enabled = gc.isenabled()
             gc.disable()
+            _was_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(_was_interval, SWITCH_INTERVAL_S))
         _depth += 1
     try:
         yield
@@ -60,6 +76,7 @@ def gc_paused() -> Iterator[None]:
         with _lock:
             _depth -= 1
             if _depth == 0:
+                sys.setswitchinterval(_was_interval)
                 gc.freeze()
                 if _was_enabled:
                     gc.enable()

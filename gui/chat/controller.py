@@ -216,7 +216,8 @@ class ChatController:
     def attach(self) -> None:
         """Take the workspace's providers and run loop, open now (the second step of
         start-up): the chat's titles, edits, saves, models and meter use them, and the
-        messages waiting for them go."""
+        messages waiting for them go. The meter shows them at the next :meth:`enter` or
+        ``meter.update()``."""
         from parley.core.chat.titles import TitleService
 
         hub, runner = self.workspace.hub, self.workspace.runner
@@ -225,7 +226,6 @@ class ChatController:
         self.editor.attach(runner)
         self.save_status.attach(runner.saves)
         self.models.attach()
-        self.meter.update()
         self.wake_waiting()
         if self.session_id is not None and not self.runs.running(self.session_id):
             self.runs.unanswered.offer(self.session_id)  # now it can say why, if it knows

@@ -74,6 +74,8 @@ class ChatRegenerate:
         transcript.mediaRequested.connect(self.open_media)
         transcript.model_choices = self.model_choices
         self._picked: tuple[str, str] | None = None  # (sid, model) picked in the header
+        #: provider:model -> (its "Answered by" name, its label) the replies were laid out with
+        self._names: dict[str, tuple[str | None, str]] = {}
         self._install_names()
         model_picker.model_chosen.connect(self._model_chosen)
         # The models' display names arrive with the picker's menu (after start-up).
@@ -186,12 +188,21 @@ class ChatRegenerate:
         self.names_changed()
 
     def names_changed(self) -> None:
-        """The chat's model or the models' names changed: lay the replies out again."""
+        """The chat's model or the models' names changed: lay out again the replies whose
+        model's name line changed (the picker lists the models twice as the window starts,
+        the same names the second time: a 96-reply chat was laid out again for 60 ms of
+        the GUI thread each time, issue 33)."""
         model = self.transcript.model
-        for node in model.transcript.nodes.values():
-            if node.kind == "turn" and node.turn.role == "assistant":
-                node.touch()
-                model.refresh(node)
+        replies = [node for node in model.transcript.nodes.values()
+                   if node.kind == "turn" and node.turn.role == "assistant" and node.turn.model]
+        refs = {ref for node in replies if (ref := node.turn.model)}
+        names = {ref: (self.answered_by(ref), self.model_picker.label_of(ref)) for ref in refs}
+        changed = {ref for ref, shown in names.items() if self._names.get(ref) != shown}
+        self._names.update(names)
+        redo = [node for node in replies if node.turn.model in changed]
+        for node in redo:
+            node.touch()
+        model.refresh_many(redo)
 
     def _install_names(self) -> None:
         """Give the transcript's row builder :meth:`answered_by` (the delegate keeps it
@@ -202,6 +213,7 @@ class ChatRegenerate:
         if specs.answered_by != self.answered_by:
             specs.answered_by = self.answered_by
             specs.model_label = self.model_picker.label_of
+            self._names.clear()  # every reply's line again
             self.names_changed()
 
     def open_media(self, block: Any) -> None:

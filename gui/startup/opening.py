@@ -142,8 +142,9 @@ async def take_providers(window: WindowBase, chat: ChatController, hub: Provider
     runner.events.on(CacheUpdated, lambda event: _cache_updated(w, event))
     chat.attach()
     if hub.is_configured:
-        await chat.enter()
+        await chat.enter()  # the chat page, its models, its meter (measured once)
     else:
+        chat.meter.update()  # its figures, for the chats read before set-up
         w.pages.show_setup()
     await hub.prepare_all(first=chat.current_model())
 

@@ -346,10 +346,11 @@ class TranscriptView(QWidget):
 
     def tool_names_changed(self) -> None:
         """Redraw the loaded rows holding a tool call (their tools' names became known)."""
-        for node in list(self.model.transcript.nodes.values()):
-            if any(isinstance(b, ToolUseBlock) for b in node.turn.blocks):
-                node.touch()
-                self.model.refresh(node)
+        calls = [node for node in self.model.transcript.nodes.values()
+                 if any(isinstance(b, ToolUseBlock) for b in node.turn.blocks)]
+        for node in calls:
+            node.touch()
+        self.model.refresh_many(calls)
 
     def set_branches(self, shown: Mapping[str, tuple[int, int]], *,
                      refresh: bool = True) -> None:
@@ -362,11 +363,11 @@ class TranscriptView(QWidget):
         changed = {k for k in set(branches) | set(shown) if branches.get(k) != shown.get(k)}
         branches.clear()
         branches.update(shown)
-        for key in changed if refresh else ():
-            node = self.model.transcript.nodes.get(key)
-            if node is not None:
-                node.touch()
-                self.model.refresh(node)
+        nodes = [node for key in (changed if refresh else ())
+                 if (node := self.model.transcript.nodes.get(key)) is not None]
+        for node in nodes:
+            node.touch()
+        self.model.refresh_many(nodes)
 
     def branch_of(self, turn_id: str) -> tuple[int, int] | None:
         """``(n, m)`` shown under a message with siblings, else None."""

@@ -4,9 +4,10 @@ made is frozen so later collections do not walk it."""
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 
-from parley.core.gc_pause import gc_paused, pausing_gc
+from parley.core.gc_pause import SWITCH_INTERVAL_S, gc_paused, pausing_gc
 
 
 def test_paused_inside_frozen_and_enabled_after() -> None:
@@ -62,3 +63,26 @@ def test_an_exception_in_the_block_still_enables_the_collector() -> None:
     assert gc.isenabled()
     gc.unfreeze()
 
+
+
+def test_threads_take_turns_at_the_gil_more_often_while_an_import_runs() -> None:
+    before = sys.getswitchinterval()
+    started, release = threading.Event(), threading.Event()
+
+    @pausing_gc
+    def slow_import() -> None:
+        started.set()
+        release.wait(5)
+
+    worker = threading.Thread(target=slow_import)
+    worker.start()
+    assert started.wait(5)
+    during = sys.getswitchinterval()
+    with gc_paused():  # overlapping: the interval stays until the last block ends
+        pass
+    still = sys.getswitchinterval()
+    release.set()
+    worker.join(5)
+    assert during == still == min(before, SWITCH_INTERVAL_S) < 0.005
+    assert sys.getswitchinterval() == before
+    gc.unfreeze()
