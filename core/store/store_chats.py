@@ -110,6 +110,17 @@ class ChatsStore(StoreBase):
             lambda c: sessions.list_page(c, space_id, include_archived, limit, offset, pinned_first)
         )
 
+    def first_pages(
+        self, space_ids: Sequence[str], *, include_archived: bool = False, limit: int = 200
+    ) -> dict[str, list[Session]]:
+        """The first page of each space's sessions (:meth:`list_sessions` with ``offset``
+        0, pinned first), read in one transaction: ``{space id: sessions}``, one entry
+        per id given (an unknown space's is empty). The sidebar lists every space so at
+        start-up: one trip to the store's thread instead of one a space."""
+        return self._r(lambda c: {
+            sid: sessions.list_page(c, sid, include_archived, limit, 0, True)
+            for sid in space_ids})
+
     def rename_session(
         self, session_id: str, title: str | None, *, source: TitleSource = "user"
     ) -> Session:

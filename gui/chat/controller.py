@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from parley.core.chat.run import ChatRunner
     from parley.core.chat.titles import TitleService
     from parley.core.providers.hub import ProviderHub
+    from parley.core.store.models import Session
     from parley.core.store.outline import Span
     from parley.core.workspace import Workspace
     from parley.gui.chat.parts import ChatParts, WindowCalls
@@ -192,13 +193,18 @@ class ChatController:
 
     # -- start ------------------------------------------------------------
     async def load_sidebar(self) -> None:
-        """Show every space and the first page of its sessions."""
+        """Show every space and the first page of its sessions (read at once; put in the
+        list a space at a time, the window painting in between)."""
         spaces = await self.organizer.load_spaces()
         self.parts.sidebar.model.set_spaces(spaces)
         if self.space_id not in self.organizer.spaces:
             self.space_id = self.organizer.default_space_id
-        for space in spaces:
-            await self._load_page(space.id)
+        pages = await self.store.first_pages([space.id for space in spaces], limit=PAGE + 1,
+                                             include_archived=self.parts.sidebar.show_archived)
+        for i, space in enumerate(spaces):
+            if i:
+                await asyncio.sleep(0)
+            self._add_page(space.id, pages.get(space.id, []))
         self.parts.sidebar.select(self.session_id)
 
     async def _load_page(self, space_id: str) -> None:
@@ -206,6 +212,12 @@ class ChatController:
         offset = model.loaded_count(space_id)
         page = await self.store.list_sessions(space_id=space_id, limit=PAGE + 1, offset=offset,
                                               include_archived=self.parts.sidebar.show_archived)
+        self._add_page(space_id, page)
+
+    def _add_page(self, space_id: str, page: list[Session]) -> None:
+        """List a page read of ``space_id``'s sessions (:data:`PAGE`, one more if there
+        are more) after those listed."""
+        model = self.parts.sidebar.model
         shown = [s for s in page[:PAGE] if s.id not in self.organizer.deleting]
         for s in shown:
             self.sessions[s.id] = s

@@ -18,7 +18,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QMimeData, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QByteArray,
+    QMimeData,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 
 from parley.core.visible import strip_invisible
@@ -52,7 +60,15 @@ def _key_of(item: QStandardItem) -> tuple[int, int]:
 
 
 class SessionTreeModel(QStandardItemModel):
-    """Spaces at the top level, their sessions as children, forks under their parents."""
+    """Spaces at the top level, their sessions as children, forks under their parents.
+
+    Signals:
+        pageAdded(): :meth:`add_sessions` put a page of rows in; a view that follows
+            each row inserted (``rowsInserted``) while :attr:`adding_page` is True
+            may wait for this instead.
+    """
+
+    pageAdded = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -60,6 +76,8 @@ class SessionTreeModel(QStandardItemModel):
         self._spaces: dict[str, QStandardItem] = {}
         #: True while rows move: a view's "current row changed" is then not a person's choice.
         self.mutating = False
+        #: True while :meth:`add_sessions` inserts a page, a row at a time.
+        self.adding_page = False
 
     @contextmanager
     def _mutation(self) -> Iterator[None]:
@@ -136,16 +154,22 @@ class SessionTreeModel(QStandardItemModel):
         space = self._spaces.get(space_id)
         if space is None:
             return
-        with self._mutation():
-            self._drop_more(space)
-            for s in sessions:
-                self._upsert(s)
-            if has_more:
-                more = QStandardItem("Show more")
-                more.setData("more", KIND)
-                more.setData(space_id, ID)
-                more.setFlags(_ROW)
-                space.appendRow(more)
+        was, self.adding_page = self.adding_page, True
+        try:
+            with self._mutation():
+                self._drop_more(space)
+                for s in sessions:
+                    self._upsert(s)
+                if has_more:
+                    more = QStandardItem("Show more")
+                    more.setData("more", KIND)
+                    more.setData(space_id, ID)
+                    more.setFlags(_ROW)
+                    space.appendRow(more)
+        finally:
+            self.adding_page = was
+        if not was:
+            self.pageAdded.emit()
 
     def loaded_count(self, space_id: str) -> int:
         """How many sessions of a space are loaded (forks nested anywhere included)."""

@@ -137,6 +137,25 @@ def test_list_sessions_by_space(db):
     assert len(db.list_sessions()) == 2
 
 
+
+def test_first_pages_read_each_spaces_first_page_at_once(db):
+    work = db.create_space("Work")
+    general = db.default_space().id
+    for n in range(5):
+        db.create_session(space_id=work.id, title=f"w{n}")
+        db.create_session(title=f"g{n}")
+    old = db.list_sessions(space_id=work.id)[-1]
+    db.pin_session(old.id, True)
+    db.archive_session(db.list_sessions(space_id=general)[0].id, True)
+    pages = db.first_pages([general, work.id, "no-such-space"], limit=3)
+    assert list(pages) == [general, work.id, "no-such-space"]
+    for sid in (general, work.id):
+        assert [s.id for s in pages[sid]] == [s.id for s in db.list_sessions(space_id=sid, limit=3)]
+    assert pages[work.id][0].id == old.id  # pinned first
+    assert pages["no-such-space"] == []
+    archived = db.first_pages([general], limit=10, include_archived=True)[general]
+    assert len(archived) == 5 and len(pages[general]) == 3
+
 def test_titles_user_and_auto(db):
     s = db.create_session()
     assert db.set_auto_title(s.id, "Auto title") is True
