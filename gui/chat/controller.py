@@ -194,18 +194,20 @@ class ChatController:
     # -- start ------------------------------------------------------------
     async def load_sidebar(self) -> None:
         """Show every space and the first page of its sessions (read at once; put in the
-        list a space at a time, the window painting in between)."""
+        list a space at a time, keys taken in between; the list painted once after)."""
         spaces = await self.organizer.load_spaces()
         self.parts.sidebar.model.set_spaces(spaces)
         if self.space_id not in self.organizer.spaces:
             self.space_id = self.organizer.default_space_id
+        sidebar = self.parts.sidebar
         pages = await self.store.first_pages([space.id for space in spaces], limit=PAGE + 1,
-                                             include_archived=self.parts.sidebar.show_archived)
-        for i, space in enumerate(spaces):
-            if i:
-                await asyncio.sleep(0)
-            self._add_page(space.id, pages.get(space.id, []))
-        self.parts.sidebar.select(self.session_id)
+                                             include_archived=sidebar.show_archived)
+        with sidebar.painted_after():
+            for i, space in enumerate(spaces):
+                if i:
+                    await asyncio.sleep(0)
+                self._add_page(space.id, pages.get(space.id, []))
+            sidebar.select(self.session_id)
 
     async def _load_page(self, space_id: str) -> None:
         model = self.parts.sidebar.model

@@ -78,6 +78,8 @@ class SessionTreeModel(QStandardItemModel):
         self.mutating = False
         #: True while :meth:`add_sessions` inserts a page, a row at a time.
         self.adding_page = False
+        #: Every parent id a session listed has named: a fork may wait for these only.
+        self._parents: set[str] = set()
 
     @contextmanager
     def _mutation(self) -> Iterator[None]:
@@ -93,6 +95,7 @@ class SessionTreeModel(QStandardItemModel):
         with self._mutation():
             self.clear()
             self._sessions.clear()
+            self._parents.clear()
             self._spaces.clear()
             for space in spaces:
                 self.add_space(space)
@@ -192,6 +195,8 @@ class SessionTreeModel(QStandardItemModel):
         else:
             self._take(item)
         self._fill(item, session)
+        if item.data(PARENT):
+            self._parents.add(item.data(PARENT))
         self._insert_sorted(self._home_of(item), item)
         self._release_strangers(item)
         self._adopt(item)
@@ -237,6 +242,8 @@ class SessionTreeModel(QStandardItemModel):
     def _adopt(self, item: QStandardItem) -> None:
         """Move the forks of ``item`` that wait at their space's level under it."""
         sid, space = item.data(ID), self._spaces[item.data(SPACE)]
+        if sid not in self._parents:  # no fork names it (a page of 50: 50 x 50 rows read)
+            return
         waiting = [space.child(r) for r in range(space.rowCount())
                    if space.child(r).data(PARENT) == sid]
         for child in waiting:

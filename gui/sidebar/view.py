@@ -11,6 +11,9 @@ Shift+F10 opens the menu of the focused row).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from PySide6.QtCore import QByteArray, QEvent, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QDragMoveEvent, QDropEvent, QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
@@ -297,6 +300,18 @@ class Sidebar(QWidget):
         self.model.pageAdded.connect(self._reselect)
 
     # -- what the window calls --------------------------------------------
+    @contextmanager
+    def painted_after(self) -> Iterator[None]:
+        """The list is painted once, after the ``with`` block: pages put in one by one
+        with the event loop running between them are not each painted (10 spaces' first
+        pages at start-up: a paint of the list between each)."""
+        was = self.tree.updatesEnabled()
+        self.tree.setUpdatesEnabled(False)
+        try:
+            yield
+        finally:
+            self.tree.setUpdatesEnabled(was)
+
     def select(self, session_id: str | None) -> None:
         """Highlight ``session_id`` (no signal is emitted); its folded ancestors open."""
         self._selected = session_id
