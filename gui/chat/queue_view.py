@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeyEvent, QResizeEvent
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -54,6 +54,14 @@ class _Lines(QListWidget):
     take_back = Signal(str)
     edit_asked = Signal(str)
     send = Signal()
+    #: The width the lines are shown in changed (the list laid out or resized, its
+    #: scrollbar shown or hidden): they are cut to it again.
+    width_changed = Signal()
+
+    def viewportEvent(self, event: QEvent) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QEvent.Type.Resize:
+            self.width_changed.emit()
+        return super().viewportEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt name)
         item = self.currentItem()
@@ -117,6 +125,9 @@ class QueueView(QFrame):
         self.lines.take_back.connect(self.take_back)
         self.lines.edit_asked.connect(self.edit)
         self.lines.send.connect(self.send_clicked)
+        # Cut to the width the list has once laid out: lines set while the bar is hidden
+        # (a chat opened with a queue, the first message queued) are cut again then.
+        self.lines.width_changed.connect(self._fit)
         self.lines.itemDoubleClicked.connect(
             lambda item: self.edit.emit(str(item.data(Qt.ItemDataRole.UserRole))))
         top = QHBoxLayout()
@@ -170,12 +181,10 @@ class QueueView(QFrame):
         self.lines.setFixedHeight(rows * row_height + 2 * self.lines.frameWidth() + 2)
         self.show()
 
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt name)
-        super().resizeEvent(event)
-        self._fit()
-
     def _fit(self) -> None:
-        """Cut each line to the list's width (in pixels), ending it with "…"."""
+        """Cut each line to the list's width (in pixels), ending it with "…". Called again
+        whenever that width changes (:attr:`_Lines.width_changed`): the width read while
+        the list is hidden is a stale one (100 pixels before it was ever shown)."""
         metrics = self.lines.fontMetrics()
         width = self.lines.viewport().width() - 8  # the item's own margins
         for i in range(self.lines.count()):

@@ -6,8 +6,9 @@ the message saved, no reply, no "Stopped" mark, no Retry (only Ctrl+R, unsaid, s
 (b): a long message sent, a second queued behind it, then Esc meant to pause the queue
 (as the README says: Esc in the empty box pauses the queue) stopped the first message's
 run before its request, and the queue bar still said "Queued".
-Finding 6: a short queued message showed cut to its first word ("SECOND …") with plenty of
-room: its line was cut to the width of the list before the list was laid out.
+Finding 6: a short queued message showed cut to its first word ("SECOND …", "QUEUED …") with
+plenty of room: its line was cut to the width of the list before the list was laid out (100
+pixels, never shown), and nothing cut it again (a chat opened with its queue, at start).
 """
 
 from __future__ import annotations
@@ -110,3 +111,19 @@ def test_a_short_queued_message_shows_whole_from_its_first_paint(driver: Any) ->
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # stop the reply
     driver.settle(w)
 
+
+
+def test_a_queue_shown_at_start_shows_its_short_lines_whole(driver: Any) -> None:
+    w = driver.configured()
+    sid = stream_slowly(driver, w, "before closing")
+    driver.send("QUEUED before kill", w)
+    driver.until(lambda: queued(w, sid) == ["QUEUED before kill"])
+    driver.close(w)  # quit while the reply streams: the queue is kept
+
+    w = driver.open()
+    driver.until(lambda: w.chat.session_id == sid and queued(w, sid) == ["QUEUED before kill"],
+                 timeout=20)
+    lines = w.chat.runs.queue.view.lines
+    driver.until(lambda: lines.isVisible())
+    driver.qtbot.wait(50)  # laid out
+    assert lines.item(0).text() == "1.  QUEUED before kill"
