@@ -36,12 +36,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QDesktopServices
 
 from parley.core.app_state import LAST_SESSION
 from parley.core.content import Turn
 from parley.core.workspace import Stage
 from parley.gui.chat.attach import ChatAttachments
+from parley.gui.chat.box_switch import BoxSwitch, after
 from parley.gui.chat.edit import ChatEditor
 from parley.gui.chat.meter import ChatMeter
 from parley.gui.chat.models import ChatModels
@@ -96,6 +98,10 @@ class ChatController:
         #: writes the draft a moment after typing stops and at least once a second during it
         self._draft_timer = DraftTimer(parts.parent, self._save_draft_soon)
         self._loading_draft = False
+        #: the chat the box belongs to from the switch key on (not once that chat shows)
+        self.box = BoxSwitch(text=parts.composer.text, set_text=self._set_box,
+                             open_chat=lambda: (self.session_id, self.adopting),
+                             drafts=self.drafts, tasks=parts.tasks, keep_draft=self.keep_draft)
         p = parts
         self.save_status = SaveStatus(p.parent, p.chat_layout, store=self.store, tasks=p.tasks,
                                       transcript=p.transcript, status=p.status,
@@ -272,7 +278,7 @@ class ChatController:
     def keep_draft(self) -> None:
         """The message box's text is the open chat's draft (written in a moment)."""
         text = self.parts.composer.text()
-        if text:
+        if text and not self.box.switching:  # (switching: the box is another chat's)
             self.drafts.typed(self.session_id, text)
             self._draft_timer.typed()
 
@@ -301,11 +307,20 @@ class ChatController:
 
     # -- drafts -----------------------------------------------------------
     def _composer_changed(self) -> None:
-        if self._loading_draft or self.adopting:  # adopting: the first chat shown takes it
-            return
+        if self._loading_draft or self.adopting or self.box.switching:
+            return  # the first chat shown, or the chat switched to once shown, takes it
         self.runs.activity(self.session_id)
         self.drafts.typed(self.session_id, self.parts.composer.text())
         self._draft_timer.typed()
+
+    def _set_box(self, text: str) -> None:
+        """Put ``text`` in the box (not recorded as typed)."""
+        self._loading_draft = True
+        try:
+            if text != self.parts.composer.text():
+                self.parts.composer.set_text(text)
+        finally:
+            self._loading_draft = False
 
     def _paste_refused(self, chars: int) -> None:
         """A paste was refused: the message would be longer than any model can read."""
@@ -338,15 +353,12 @@ class ChatController:
         while starting) in the box, its files, busy state, row, model, title and meter."""
         if self.adopting and self.session_id is not None and self.opener.new_chat_asked():
             return  # Ctrl+N pressed while it was read: the new chat takes the box (show_first)
-        typed = self.parts.composer.text() if self.adopting else ""
+        typed = self.box.typed()  # typed since the switch key: after the draft
+        if self.adopting:
+            typed = self.parts.composer.text()
         self.adopting = False
-        text = f"{draft.rstrip()}\n\n{typed}" if draft.strip() and typed else (typed or draft)
-        self._loading_draft = True
-        try:
-            if text != self.parts.composer.text():
-                self.parts.composer.set_text(text)
-        finally:
-            self._loading_draft = False
+        text = after(draft, typed)
+        self._set_box(text)
         if typed:  # typed while starting: now this chat's draft
             self.drafts.typed(self.session_id, text)
             self._draft_timer.typed()
@@ -362,6 +374,9 @@ class ChatController:
         self.models.update_title()
         self.meter.update()
         self.calls.focus_composer()
+        if self.box.send_asked:  # Enter pressed before this chat showed: sent here, once
+            self.box.send_asked = False  # its edit mode is back too (ChatOpener._open_now)
+            QTimer.singleShot(0, self.runs.send_from_composer)
 
     # -- shorthands (scripts, benchmarks and the window's commands drive the controller) ---
     def current_model(self) -> str | None:

@@ -241,6 +241,18 @@ class UnseenView(Protocol):
     async def read(self, session_id: str) -> Any: ...  # ``Unseen | None``
 
 
+class BoxSwitchView(Protocol):
+    """Which chat the message box belongs to while another opens
+    (``parley.gui.chat.box_switch.BoxSwitch``)."""
+
+    switching: bool
+    send_asked: bool
+
+    def begin(self, target: str | None) -> None: ...
+
+    def ended(self) -> None: ...
+
+
 class OpenerView(Protocol):
     """Which chat the window shows (``parley.gui.chat.opening.ChatOpener``)."""
 
@@ -346,6 +358,9 @@ class OpenChat(Protocol):
 
     @property
     def opener(self) -> OpenerView: ...
+
+    @property
+    def box(self) -> BoxSwitchView: ...
 
     @property
     def unseen(self) -> UnseenView: ...

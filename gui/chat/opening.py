@@ -99,6 +99,7 @@ class ChatOpener:
     def open_session(self, session_id: str) -> None:
         """Open a chat of the list, on the path it showed last (no-op when it is open)."""
         if session_id != self.chat.session_id:
+            self.chat.box.begin(session_id)  # at once: the box is that chat's (BoxSwitch)
             self.chat.meter.opening(session_id)  # at once: not the figures of the chat left
             self.tasks.spawn(self.open(session_id), name="open-session")
 
@@ -199,8 +200,11 @@ class ChatOpener:
                 and self.chat.state.holds(turn_id):
             self.transcript.scroll_to_turn(turn_id, highlight)  # on the path shown
         elif turn_id is None:
+            self.chat.box.begin(session_id)
             self.tasks.spawn(self.open(session_id), name="open-at")
         else:
+            if session_id != self.chat.session_id:
+                self.chat.box.begin(session_id)
             self.tasks.spawn(self._open_at(session_id, turn_id, highlight), name="open-at")
 
     async def _open_at(self, session_id: str, turn_id: str, highlight: str | None) -> None:
@@ -261,12 +265,15 @@ class ChatOpener:
                     highlight: str | None = None) -> None:
         if session_id != self.chat.session_id:
             self.chat.meter.opening(session_id)
+        gen = self._open_gen + 1  # this opening's (_open_now counts it)
         try:
             await self._open_now(session_id, at=at, highlight=highlight)
         except ParleyError as exc:
             self._not_opened(exc)
         finally:
             self.chat.meter.opened(session_id)  # not shown: the chat before's figures again
+            if gen == self._open_gen:  # not shown: the box is the open chat's again
+                self.chat.box.ended()
 
     async def _open_now(self, session_id: str, *, at: str | None,
                         highlight: str | None) -> None:
@@ -340,6 +347,14 @@ class ChatOpener:
         self.chat.meter.update()
 
     async def _show_new_chat(self) -> None:
+        gen = self._open_gen + 1
+        try:
+            await self._show_new_chat_now()
+        finally:
+            if gen == self._open_gen:  # not shown: the box is the open chat's again
+                self.chat.box.ended()
+
+    async def _show_new_chat_now(self) -> None:
         self._open_gen += 1
         try:
             await self.chat.stash_draft()
@@ -373,6 +388,7 @@ class ChatOpener:
     def new_session(self, space_id: str | None = None) -> None:
         """Start a new chat (its session is created when the first message is sent)."""
         self.show_chat()
+        self.chat.box.begin(None)  # at once: the box is the new chat's (BoxSwitch)
         self.tasks.spawn(self.show_new_chat(space_id or None), name="new-chat")
 
     def step_session(self, delta: int) -> None:

@@ -204,6 +204,9 @@ class ChatRuns:
             # The chats are still being opened: queued for its chat (startup.state). With
             # files (attached to the chat shown) it waits in the box for the provider.
             return bool(self.calls.queue_early_message())
+        if self.chat.box.switching:  # the box is the chat switched to's: sent once it shows
+            self.chat.box.send_asked = True
+            return True
         text = self.parts.composer.text()
         files = self.chat.attachments
         editing, sid = self.chat.editor.editing, self.chat.session_id

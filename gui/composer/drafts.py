@@ -63,6 +63,11 @@ class Drafts:
         """Remember what the composer holds for a chat (saved by :meth:`save`)."""
         self._texts[session_id] = text
 
+    def typed_text(self, session_id: str | None) -> str:
+        """What the composer held for a chat as last told (:meth:`typed`; '' when not
+        told this run)."""
+        return self._texts.get(session_id) or ""
+
     def mark_edit(self, session_id: str | None, turn_id: str | None) -> None:
         """The chat's draft now edits the turn ``turn_id`` (None: it is a plain draft);
         written with the text by :meth:`save`."""
