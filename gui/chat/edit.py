@@ -66,7 +66,7 @@ STAGES = {
 def compacted_text(result: Any) -> str:
     """What "Compact now" says once a summary is saved (``CompactResult``): how many
     turns it stands for and, when both are known, the context before and after."""
-    kept = f"{result.replaced_count} earlier turns are now a summary"
+    kept = f"{result.replaced_count:,} earlier turns are now a summary"
     before, after = result.tokens_before, result.effective_tokens
     if before and after and after < before:
         size = f"; about {before:,} → {after:,} tokens in context"

@@ -402,7 +402,7 @@ class SpecBuilder:
         opened = node.expanded
         count = card_count(node)
         model = (node.turn.model or "").split(":", 1)[-1]
-        label = f"Summarized {count} turn{'s' if count != 1 else ''}"
+        label = f"Summarized {count:,} turn{'s' if count != 1 else ''}"
         if model:
             label += f" · {html.escape(model)}"
         if block is not None and block.legacy:

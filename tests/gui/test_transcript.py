@@ -269,6 +269,15 @@ def test_compaction_card_is_collapsed_and_expands_to_the_replaced_turns(view, qt
     assert [n.key for n in view.model.rows] == ["s1", "n1", "n2"]
 
 
+def test_a_card_of_many_turns_writes_its_count_with_thousands_separators(view, qtbot):
+    show_turns(view, [Turn("user", [CompactSummaryBlock("v3 summary", 99796, legacy=True)],
+                           id="s"), user("hello", "u1")])
+    assert "Summarized 99,796 turns" in view.list_view.layout_of(0).plain_text()
+    assert view.model.rows[0].key == "s"
+    assert "Summary of 99,796 earlier turns" in str(
+        view.model.data(view.model.index(0, 0), Qt.ItemDataRole.AccessibleTextRole))
+
+
 def test_legacy_summary_is_a_card_without_turns(view, qtbot):
     show_turns(view, [Turn("user", [CompactSummaryBlock("v3 summary", 7, legacy=True)], id="s"),
                     user("hello", "u1")])
