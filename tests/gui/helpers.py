@@ -3,6 +3,7 @@ typed, what the window shows."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +157,33 @@ def shortcut_rows(help_: Any) -> dict[str, str]:
             if not item.isHidden():
                 rows[item.data(0, Qt.ItemDataRole.UserRole)] = item.text(1)
     return rows
+
+
+def type_and_enter(driver: Any, w: Any, text: str) -> None:
+    """Type ``text`` into the message box and press Enter: keys only, no event loop turn
+    in between (as xdotool's reach the window)."""
+    driver.qtbot.keyClicks(w.composer, text)
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
+
+
+@dataclass
+class SpaceRow:
+    """A space as the sidebar reads it (the fields it uses)."""
+
+    id: str
+    name: str
+
+
+@dataclass
+class SessionRow:
+    """A chat as the sidebar reads it (the fields it uses)."""
+
+    id: str
+    space_id: str
+    title: str
+    updated_at: int
+    parent_session_id: str | None = None
+    pinned: bool = False
+    archived: bool = False
+    parent_exists: bool = True
+    forked_from_turn_id: str | None = None

@@ -19,15 +19,11 @@ import pytest
 from PySide6.QtCore import QEvent, QObject, Qt
 
 from parley.gui.chat.queue_view import PAUSED
+from tests.gui.helpers import type_and_enter
 from tests.gui.queue_helpers import SLOW, queued, stream_slowly, user_texts
 
 pytestmark = pytest.mark.timeout(120)
 
-
-def type_and_enter(driver: Any, w: Any, text: str) -> None:
-    """Keys only: no event loop turn in between (as xdotool's reach the window)."""
-    driver.qtbot.keyClicks(w.composer, text)
-    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
 
 
 def test_esc_right_after_enter_leaves_a_stopped_note_with_retry_that_sends_it(

@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.gui.chat.run import COMPACTING
+from tests.gui.helpers import type_and_enter
 from tests.gui.keyboard import key
 from tests.gui.queue_helpers import SLOW, queued, user_texts
 
@@ -30,11 +31,6 @@ def sidebar_dot(w: Any, sid: str) -> bool:
     item = w.sidebar.model._sessions[sid]  # noqa: SLF001 - the row of one chat
     return bool(item.data(RUNNING))
 
-
-def type_and_enter(driver: Any, w: Any, text: str) -> None:
-    """Keys only: no event loop turn in between."""
-    driver.qtbot.keyClicks(w.composer, text)
-    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
 
 
 def test_a_burst_of_enters_in_a_chat_sends_one_and_queues_the_rest(

@@ -4,30 +4,13 @@ highlighted and in view, whether it was listed before the page came or comes wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from parley.gui.sidebar.model import ID
 from parley.gui.sidebar.view import Sidebar
+from tests.gui.helpers import SessionRow, SpaceRow
 
-
-@dataclass
-class _Space:
-    id: str
-    name: str
-
-
-@dataclass
-class _Session:
-    id: str
-    space_id: str
-    title: str
-    updated_at: int
-    parent_session_id: str | None = None
-    pinned: bool = False
-    archived: bool = False
-    parent_exists: bool = True
-    forked_from_turn_id: str | None = None
+_Space, _Session = SpaceRow, SessionRow
 
 
 def _page(space: str, first: int, count: int) -> list[_Session]:

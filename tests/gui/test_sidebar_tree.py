@@ -3,29 +3,10 @@ space's level until it is loaded, stay when it goes, and leave it with another s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from parley.gui.sidebar.model import ID, PARENT_GONE, SESSION_MIME, SPACE_MIME, SessionTreeModel
-from tests.gui.helpers import forks_of
+from tests.gui.helpers import SessionRow, SpaceRow, forks_of
 
-
-@dataclass
-class _Space:
-    id: str
-    name: str
-
-
-@dataclass
-class _Session:
-    id: str
-    space_id: str
-    title: str
-    updated_at: int
-    parent_session_id: str | None = None
-    pinned: bool = False
-    archived: bool = False
-    parent_exists: bool = True
-    forked_from_turn_id: str | None = None
+_Space, _Session = SpaceRow, SessionRow
 
 
 def _model() -> SessionTreeModel:
