@@ -130,6 +130,8 @@ class ChatRunner:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self.saves = SaveQueue(store)
         self._busy: dict[str, str] = {}
+        #: Set when the session is let go (:meth:`release`), for :meth:`wait_released`.
+        self._released: dict[str, asyncio.Event] = {}
         #: Sessions whose run was stopped before its request began (see :meth:`cancel`).
         self._stop_asked: set[str] = set()
         self.sent: dict[str, SentRequest] = {}
@@ -167,6 +169,11 @@ class ChatRunner:
     def is_running(self, session_id: str) -> bool:
         """True while a run (or something holding the session, e.g. compaction) works."""
         return session_id in self._busy
+
+    def holder(self, session_id: str) -> str | None:
+        """What holds the session: ``"run"``, ``"compaction"`` (Compact now, the cache
+        idle-timer; an automatic compaction before a request is part of its run), or None."""
+        return self._busy.get(session_id)
 
     def cancel(self, session_id: str) -> bool:
         """Stop the run (or the compaction) of ``session_id``; False when none was working.
@@ -223,6 +230,17 @@ class ChatRunner:
         """Undo :meth:`claim`."""
         self._busy.pop(session_id, None)
         self._stop_asked.discard(session_id)
+        released = self._released.pop(session_id, None)
+        if released is not None:
+            released.set()
+
+    async def wait_released(self, session_id: str) -> None:
+        """Return once no run or compaction holds ``session_id`` (at once when none
+        does): e.g. a message queued while the chat is being compacted goes when the
+        compaction ends, whichever way it ends (``parley.gui.chat.run``). A session held
+        again the moment it was let go is waited for again."""
+        while session_id in self._busy:
+            await self._released.setdefault(session_id, asyncio.Event()).wait()
 
     async def compact(
         self,

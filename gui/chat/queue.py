@@ -1,10 +1,11 @@
 """Messages written while a reply streams: queued, saved, and sent one per saved reply.
 
-Enter while the open chat's reply is still coming puts the message in that chat's
-queue instead of refusing it: saved at once (``Store.queue_message``, so a crash or
-a quit keeps it), shown one line each under the reply (:class:`QueueView`), and sent,
-first queued first, as soon as the reply before it is saved. Each chat keeps its own
-queue, so several chats can stream and queue at once. A message with attached files is
+Enter while the open chat's reply is still coming, or while the chat is being compacted
+(Compact now, the cache idle-timer), puts the message in that chat's queue instead of
+refusing it: saved at once (``Store.queue_message``, so a crash or a quit keeps it),
+shown one line each under the reply (:class:`QueueView`), and sent, first queued first,
+as soon as the reply before it is saved (or the compaction ends). Each chat keeps its
+own queue, so several chats can stream and queue at once. A message with attached files is
 queued with them: their bytes are saved with it (``parley.gui.chat.queue_files``), its
 line says "[2 files]", and they are sent with it; editing it brings them back to the
 tray, taking it back drops them.
@@ -79,6 +80,8 @@ class ChatQueue:
         self.adding: dict[str, int] = {}
         self.closing = False
         self._read: set[str] = set()
+        #: Chats whose queue waits for a compaction's end (:meth:`_pump_after_compaction`).
+        self._after_compaction: set[str] = set()
         # Just above the composer, as wide as its column and centred like it.
         self._row = QWidget(parts.parent)
         self.view = QueueView(self._row)
@@ -154,6 +157,25 @@ class ChatQueue:
             self.parts.status.showMessage(QUEUED_PAUSED, 8_000)
         self.refresh()
         self.pump(sid)
+        self._pump_after_compaction(sid)
+
+    def _pump_after_compaction(self, sid: str) -> None:
+        """Chat ``sid`` is being compacted (Compact now, the cache idle-timer): no run of
+        this window ends to send its queue on, so it goes when the compaction lets the
+        chat go, however the compaction ends (``ChatRunner.wait_released``)."""
+        runner = self.chat.runner
+        if runner is None or runner.holder(sid) != "compaction" or sid in self._after_compaction:
+            return
+        self._after_compaction.add(sid)
+
+        async def when_released() -> None:
+            try:
+                await runner.wait_released(sid)
+            finally:
+                self._after_compaction.discard(sid)
+            self.pump(sid)
+
+        self.parts.tasks.spawn(when_released(), name="queue-after-compaction")
 
     def pause(self) -> bool:
         """Hold the open chat's queue: nothing goes until :meth:`send_now`."""

@@ -37,8 +37,10 @@ if TYPE_CHECKING:
 
 STILL_REPLYING = ("A reply is still coming: press Esc to stop it, or wait — your message "
                   "stays here.")
-COMPACTING = ("This chat is being compacted: your message stays here; send it when that is "
-              "done.")
+#: Said when an edited message is sent while the chat is being compacted (a new message
+#: is queued instead, and goes when the compaction ends).
+COMPACTING = ("This chat is being compacted: your edited message stays here; send it when "
+              "that is done.")
 WAITING = ("Your message before this one is still waiting to be sent: this one stays here; "
            "send it once the reply has started.")
 #: The set-up page's note when a message was typed while reading chats before set-up.
@@ -239,11 +241,13 @@ class ChatRuns:
             self.chat.drafts.typed(None, "")
             return True
         if sid is not None and editing is None and (
-                why == STILL_REPLYING or (why in (None, WAITING) and self.queue.holds(sid))):
-            # A reply is coming, or the queue is not done (messages wait, one is leaving
-            # or being saved): queued behind them, in order, with its files (once read
-            # and within the model's limits). A message waiting for its provider (Parley
-            # starting) still keeps the next one in the box (WAITING).
+                why in (STILL_REPLYING, COMPACTING)
+                or (why in (None, WAITING) and self.queue.holds(sid))):
+            # A reply is coming, the chat is being compacted, or the queue is not done
+            # (messages wait, one is leaving or being saved): queued behind them, in
+            # order, with its files (once read and within the model's limits); after a
+            # compaction it goes when the compaction ends (ChatQueue). A message waiting
+            # for its provider (Parley starting) still keeps the next one in the box.
             if has_files and not files.ready_to_send(model or ""):
                 return True  # a file is still being read, or over the limits (it says)
             self.queue.add(sid, text, files.take() if has_files else None)
@@ -306,8 +310,8 @@ class ChatRuns:
             return WAITING
         if sid not in self._runs:
             # Held in the core only: a compaction (Compact now, the cache timer), also
-            # before its "compact:start" (editor.compacting). Queued, the message would
-            # wait for a run's end that never comes: it stays in the box.
+            # before its "compact:start" (editor.compacting). A new message is queued
+            # (sent when it ends); an edited one stays in the box.
             return COMPACTING
         return STILL_REPLYING
 

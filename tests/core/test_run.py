@@ -243,6 +243,24 @@ async def test_claim_says_whether_a_run_or_a_compaction_holds_the_session(env, f
     assert fake_provider.requests == []
 
 
+async def test_wait_released_returns_when_the_holder_lets_go_and_waits_again_if_retaken(
+        env, fake_provider):
+    store, _hub, runner, sid = env
+    await asyncio.wait_for(runner.wait_released(sid), 1)  # nothing holds it: at once
+    runner.claim(sid, "compaction")
+    assert runner.holder(sid) == "compaction"
+    waiter = asyncio.ensure_future(runner.wait_released(sid))
+    await asyncio.sleep(0.05)
+    assert not waiter.done()
+    runner.release(sid)
+    runner.claim(sid)  # taken again at once (a run): still held
+    await asyncio.sleep(0.05)
+    assert not waiter.done() and runner.holder(sid) == "run"
+    runner.release(sid)
+    await asyncio.wait_for(waiter, 1)
+    assert runner.holder(sid) is None
+
+
 @pytest.mark.parametrize("model", ["anthropic:claude-sonnet-4-6", "openai:gpt-5"])
 async def test_a_reply_stopped_at_the_output_limit_keeps_that_reason(env, fake_provider, model):
     """Anthropic ``stop_reason: max_tokens`` / OpenAI ``finish_reason: length``: kept with

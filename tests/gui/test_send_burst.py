@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from parley.gui.chat.run import COMPACTING
 from tests.gui.helpers import type_and_enter
 from tests.gui.keyboard import key
 from tests.gui.queue_helpers import SLOW, queued, user_texts
@@ -122,10 +121,12 @@ def test_a_run_refused_by_the_core_gives_the_text_back_and_says_so_in_one_line(
     assert user_texts(driver, w, sid) == ["hello"]
 
 
-def test_enter_while_a_compaction_holds_the_chat_keeps_the_message_in_the_box(
+def test_enter_while_a_compaction_holds_the_chat_queues_until_it_lets_go(
         driver: Any, problems: list[str]) -> None:
-    """Before its "compact:start" too: the message was queued behind a run that never
-    came, and never sent."""
+    """Before its "compact:start" too (held in the core only): the messages are queued, as
+    while a reply streams, nothing is sent while the compaction holds the chat, and they go
+    in order once it lets go (fresh-user trial: Enter was refused during a compaction but
+    queued during a reply)."""
     w = driver.configured()
     driver.send("hello", w, wait=True)
     sid = w.chat.session_id
@@ -133,15 +134,44 @@ def test_enter_while_a_compaction_holds_the_chat_keeps_the_message_in_the_box(
     try:
         w.composer.setFocus()
         type_and_enter(driver, w, "one")
-        type_and_enter(driver, w, " more")
-        assert w.composer.text() == "one more" and queued(w, sid) == []
-        assert w.statusBar().currentMessage() == COMPACTING
+        type_and_enter(driver, w, "two")
+        driver.until(lambda: queued(w, sid) == ["one", "two"], timeout=15)
+        assert w.composer.text() == ""
+        driver.qtbot.wait(300)
+        assert user_texts(driver, w, sid) == ["hello"]  # held: nothing sent yet
     finally:
         w.chat.runner.release(sid)
-    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)  # done: it goes
-    driver.until(lambda: user_texts(driver, w, sid) == ["hello", "one more"]
+    driver.until(lambda: user_texts(driver, w, sid) == ["hello", "one", "two"]
                  and not w.chat.runs.running(sid) and w.tasks.pending == 0, timeout=30)
-    assert problems == []
+    assert queued(w, sid) == [] and problems == []
+
+
+def test_enter_during_a_real_compaction_is_sent_once_the_summary_is_saved(
+        driver: Any, problems: list[str]) -> None:
+    """Compact now, its summary streaming slowly; Enter meanwhile queues the message, which
+    is sent after the summary is saved (so its request carries the summary)."""
+    from tests.gui.long_chats import rows
+
+    w = driver.configured()
+    for n in range(3):  # replies long enough that a summary makes the context smaller
+        driver.fake.script(f"Reply {n}. " + "It goes on at some length. " * 12)
+        driver.send(f"more {n}", w, wait=True)
+    sid = w.chat.session_id
+    driver.fake.script("<summary>The user said more 0 to 2; each was answered at some "
+                       "length, and nothing else was said.</summary>",
+                       token_delay_ms=40, chunk_size=2)
+    assert w.window_commands.compact_now() is True
+    driver.until(lambda: sid in w.chat.editor.compacting, timeout=15)
+    w.composer.setFocus()
+    type_and_enter(driver, w, "after the summary")
+    driver.until(lambda: queued(w, sid) == ["after the summary"], timeout=15)
+    assert sid in w.chat.editor.compacting  # still summarizing: queued, not sent
+    assert w.composer.text() == ""
+    driver.until(lambda: user_texts(driver, w, sid)[-1] == "after the summary"
+                 and not w.chat.runs.running(sid) and w.tasks.pending == 0, timeout=60)
+    assert rows(w)[0].kind == "card" and queued(w, sid) == [] and problems == []
+    asked = [str(r.body) for r in driver.fake.model_requests if "after the summary" in str(r.body)]
+    assert len(asked) == 1 and "The user said more 0 to 2" in asked[0]  # sent after the summary
 
 
 def test_enter_right_after_compact_now_is_sent_and_the_refusal_is_one_line(
