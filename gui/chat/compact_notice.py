@@ -77,9 +77,9 @@ def one_line(error: Any, unseen: Unseen | None, seen: int | None, name: Namer,
     """
     if unseen is not None:
         if seen:
-            return f"{FAILED} — " + NOW_SEES.format(n=seen, s=_plural(seen))
+            return f"{FAILED} — " + NOW_SEES.format(n=f"{seen:,}", s=_plural(seen))
         n = unseen.hidden_turns
-        return f"{FAILED} — " + NO_LONGER_SEES.format(n=n, s=_plural(n))
+        return f"{FAILED} — " + NO_LONGER_SEES.format(n=f"{n:,}", s=_plural(n))
     model = getattr(error, "model", None)
     reason = getattr(error, "reason", None)
     if isinstance(model, str) and reason in WHY:
@@ -119,7 +119,7 @@ def details(error: Any, unseen: Unseen | None, name: Namer, provider_ids: Iterab
         lines.append(f"Attempt {i}: {named(str(attempt))}")
     if unseen is not None:
         n = unseen.hidden_turns
-        lines.append(KEPT_UNSEEN.format(n=n, s=_plural(n)))
+        lines.append(KEPT_UNSEEN.format(n=f"{n:,}", s=_plural(n)))
     else:
         lines.append(KEPT)
     if auto:

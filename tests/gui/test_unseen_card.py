@@ -205,3 +205,14 @@ def test_r_on_the_note_compacts(driver: Any) -> None:
     driver.until(lambda: len(driver.run(w.store.list_compactions(sid))) == 1, timeout=30)
     driver.until(lambda: unseen_row(w) is None, timeout=10)
     driver.settle(w)
+
+
+def test_counts_of_turns_no_longer_seen_are_written_with_thousands_separators() -> None:
+    """Fresh-user trial at 100,000 turns: the failure line said "100004 earlier turns"."""
+    from parley.gui.chat.compact_notice import details, one_line
+
+    unseen = Unseen("s", "t", 100_004, "summary-refused", "The model did not answer.")
+    line = one_line(None, unseen, None, str)
+    assert "100,004 earliest turns" in line
+    shown = details(None, unseen, str)
+    assert any("100,004 earlier turns" in text for text in shown.lines), shown
