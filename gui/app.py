@@ -34,7 +34,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from parley.gui.startup.command_line import parse_args, version
 from parley.gui.startup.crash import CrashHandler
@@ -45,6 +45,9 @@ from parley.gui.startup.display import (
 )
 from parley.gui.startup.log_file import setup_logging
 from parley.gui.startup.probe import StartupProbe
+
+if TYPE_CHECKING:  # made after the first paint's imports (run)
+    from parley.gui.main_window import MainWindow
 
 log = logging.getLogger("parley")
 
@@ -149,20 +152,22 @@ def _tell_open_window(home: Path | None) -> None:
         print("The Parley window open on this data folder lists the new chats now.")
 
 
-def _list_imported(window: Any) -> None:
+def _list_imported(window: MainWindow) -> None:
     from parley.gui.dialogs.import_dialog import list_imported  # not before the first paint
 
     list_imported(window)
 
 
-def _current(window: Any) -> Any:
+def _current(window: MainWindow) -> MainWindow:
     """The window in use: ``window``, or the one that took its place after a recovery."""
-    while getattr(window, "successor", None) is not None:
+    from parley.gui.main_window import MainWindow  # imported by run already
+
+    while isinstance(window.successor, MainWindow):
         window = window.successor
     return window
 
 
-def _bring_to_front(window: Any) -> None:
+def _bring_to_front(window: MainWindow) -> None:
     """Show the window of this Parley when a second launch asks for it."""
     if window.isMinimized():
         window.showNormal()

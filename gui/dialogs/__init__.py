@@ -194,7 +194,7 @@ def show_crash(parent: QWidget | None, summary: str, details: str, log_path: str
     return box
 
 
-async def ask(window: Any, icon: QMessageBox.Icon, title: str, text: str,
+async def ask(parent: QWidget | None, icon: QMessageBox.Icon, title: str, text: str,
               buttons: list[tuple[str, QMessageBox.ButtonRole, str]], *, default: str) -> str:
     """Ask with a window-modal message box; returns the chosen button's value.
 
@@ -203,7 +203,7 @@ async def ask(window: Any, icon: QMessageBox.Icon, title: str, text: str,
     """
     if answers:
         return str(answers.popleft())
-    box = readable(QMessageBox(icon, title, text, parent=window))
+    box = readable(QMessageBox(icon, title, text, parent=parent))
     box.setAccessibleName(title)
     made = {value: box.addButton(label, role) for label, role, value in buttons}
     box.setDefaultButton(made[default])

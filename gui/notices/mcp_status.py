@@ -12,9 +12,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from parley.core.mcp.client import ServerStatus
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStatusBar
+
+    from parley.core.mcp.host import McpHost
 
 FAILED_MS = 15_000
 STARTING_MS = 30_000
@@ -52,7 +57,16 @@ def failed_text(status: ServerStatus) -> str:
     return f"The MCP server “{status.name}” failed: {first}{end} See Settings → Tools."
 
 
-def watch(window: Any, host: Any) -> None:
+class NoticedWindow(Protocol):
+    """What the MCP servers' status is told in: the window's status bar and its
+    start-up notice (``parley.gui.window.state.WindowState.pending_notice``)."""
+
+    pending_notice: str | None
+
+    def statusBar(self) -> QStatusBar: ...  # noqa: N802 (Qt's name)
+
+
+def watch(window: NoticedWindow, host: McpHost) -> None:
     """Show ``host``'s status changes in ``window``'s status bar, and a bad ``mcp.json``
     as the window's start-up notice (``window.pending_notice``)."""
     if host.error is not None and not window.pending_notice:

@@ -41,7 +41,7 @@ class _FirstPaint(QObject):
         return False
 
 
-def loop_after_first_paint(app: Any, window: Any) -> Any:
+def loop_after_first_paint(app: Any, window: QWidget) -> Any:
     """Run Qt's event loop until ``window`` has painted and asyncio and qasync are
     imported (in a worker thread, begun at the first paint: the window takes keys
     meanwhile); then make qasync's loop on ``app`` and set it as asyncio's.

@@ -10,7 +10,21 @@ docstring). ``PARLEY_PROBE=quit`` closes the window then.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from parley.core.tasks import TaskSet
+    from parley.gui.composer.widget import Composer
+
+
+class ProbedWindow(Protocol):
+    """What the probe watches of the window (``parley.gui.main_window.MainWindow``)."""
+
+    @property
+    def composer(self) -> Composer: ...
+
+    @property
+    def tasks(self) -> TaskSet: ...
 
 
 class StartupProbe:
@@ -21,12 +35,12 @@ class StartupProbe:
     def __init__(self, mode: str) -> None:
         self.mode = mode
         self.seen: set[str] = set()
-        self.window: Any = None
+        self.window: ProbedWindow | None = None
         self.stall_max = 0.0
         self._last_tick = 0.0
         self._timer: Any = None
 
-    def watch(self, window: Any) -> None:
+    def watch(self, window: ProbedWindow) -> None:
         """Mark ``typed`` when ``window``'s message box first holds text; wait for it to be
         idle once ready (see the module docstring)."""
         self.window = window

@@ -10,9 +10,13 @@ moment) or quit without sending it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMainWindow, QMessageBox
+
+if TYPE_CHECKING:
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.startup.state import StartupView
 
 TITLE = "A message is waiting to be sent"
 WAIT, QUIT = "wait", "quit"
@@ -23,11 +27,22 @@ SAVED_STAYS = ("it stays in its chat, marked “Not sent”, and Retry sends it 
 UNSAVED_LOST = "it is not kept (your chats were not open yet to save it in)"
 
 
-def waiting_messages(window: Any) -> tuple[int, int]:
+class WaitingState(Protocol):
+    """What the question reads of the window's state
+    (``parley.gui.window.state.WindowState``)."""
+
+    @property
+    def chat(self) -> ChatController | None: ...
+
+    @property
+    def startup(self) -> StartupView: ...
+
+
+def waiting_messages(state: WaitingState) -> tuple[int, int]:
     """How many messages wait to be sent: (saved, waiting for their provider; sent
     before the chats were open, not saved yet)."""
-    saved = len(window.chat.runs.waiting_messages()) if window.chat is not None else 0
-    return saved, len(window.startup.queue.messages())
+    saved = len(state.chat.runs.waiting_messages()) if state.chat is not None else 0
+    return saved, len(state.startup.queue.messages())
 
 
 def question(saved: int, unsaved: int) -> str:
@@ -45,9 +60,13 @@ def question(saved: int, unsaved: int) -> str:
             f"sending {them}: {'; '.join(fates)}.")
 
 
-async def ask_before_quit(window: Any) -> bool:
+async def ask_before_quit(state: WaitingState, window: QMainWindow) -> bool:
     """Quitting while messages wait to be sent: ask. True to go on closing (none waits,
     or the person chose to quit); False to keep Parley open.
+
+    Args:
+        state: the window's state (its open chat's runs, start-up's queue).
+        window: the window (the question's parent; its status bar says why it closed).
 
     While the question is up its reason is watched (every :data:`WATCH_MS`): when fewer
     messages wait its text follows, and when none waits any more (sent and saved
@@ -56,7 +75,7 @@ async def ask_before_quit(window: Any) -> bool:
     """
     import asyncio
 
-    saved, unsaved = waiting_messages(window)
+    saved, unsaved = waiting_messages(state)
     if not saved and not unsaved:
         return True
     from parley.gui import dialogs
@@ -72,7 +91,7 @@ async def ask_before_quit(window: Any) -> bool:
         await asyncio.wait({asking}, timeout=WATCH_MS / 1000)
         if asking.done():
             break
-        now = waiting_messages(window)
+        now = waiting_messages(state)
         if now == shown:
             continue
         box = _box(window)
@@ -94,7 +113,7 @@ WATCH_MS = 250
 SENT_MEANWHILE = "Your message was sent and saved meanwhile: quit again to close Parley."
 
 
-def _box(window: Any) -> QMessageBox | None:
+def _box(window: QMainWindow) -> QMessageBox | None:
     """The question's message box, while it is shown."""
     for box in window.findChildren(QMessageBox):
         if box.accessibleName() == TITLE and box.isVisible():

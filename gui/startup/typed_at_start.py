@@ -17,14 +17,50 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from parley.core.private import write_private_text
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QLabel, QStackedWidget, QWidget
+
+    from parley.core.errors import ParleyError
+    from parley.core.tasks import TaskSet
+    from parley.gui.composer.widget import Composer
+    from parley.gui.startup.state import StartupView
 
 log = logging.getLogger(__name__)
 
 #: In the data folder: what was typed while Parley could not open the chats.
 FILE_NAME = "typed-at-start.txt"
+
+
+class TypedWindow(Protocol):
+    """What is typed at start is read from and put back into: the window's message box
+    and start-up (``parley.gui.window.state.WindowState``)."""
+
+    @property
+    def composer(self) -> Composer: ...
+
+    @property
+    def startup(self) -> StartupView: ...
+
+
+class StartWindow(TypedWindow, Protocol):
+    """What start-up's problem page uses of the window (``WindowState``): its pages,
+    the message box, start-up and the tasks "Try again" starts it in."""
+
+    @property
+    def loading_page(self) -> QLabel: ...
+
+    @property
+    def stack(self) -> QStackedWidget: ...
+
+    @property
+    def chat_page(self) -> QWidget: ...
+
+    @property
+    def tasks(self) -> TaskSet: ...
 
 
 class TypedAtStart:
@@ -49,7 +85,7 @@ class TypedAtStart:
                 self._before = ""
         return self._before
 
-    def keep(self, window: Any) -> bool:
+    def keep(self, window: TypedWindow) -> bool:
         """Write what ``window`` holds that was typed at start (after an earlier run's).
 
         Returns:
@@ -72,7 +108,7 @@ class TypedAtStart:
         self.kept = True
         return True
 
-    def restore(self, window: Any) -> None:
+    def restore(self, window: TypedWindow) -> None:
         """The chats are open: an earlier run's text goes back into the message box (before
         what is there), and the file is removed (this run's text was sent as usual)."""
         before = self.before()
@@ -87,7 +123,7 @@ class TypedAtStart:
             log.warning("could not remove %s: %s", self.path, exc)
 
 
-def typed_texts(window: Any) -> list[str]:
+def typed_texts(window: TypedWindow) -> list[str]:
     """What was typed before the chats were open, in order: messages sent, drafts left
     by Ctrl+N, then the message box."""
     queue = window.startup.queue
@@ -95,7 +131,7 @@ def typed_texts(window: Any) -> list[str]:
     return [t for t in texts if t.strip()]
 
 
-def show_start_problem(window: Any, exc: Any) -> None:
+def show_start_problem(window: StartWindow, exc: ParleyError) -> None:
     """The chats could not be opened at start: say why on the window's page, keep what
     was typed (:class:`TypedAtStart`) and say where, and offer "Try again" (not for an
     address that is not one: trying it again cannot help)."""
@@ -128,7 +164,7 @@ def show_start_problem(window: Any, exc: Any) -> None:
     window.stack.setCurrentWidget(page)
 
 
-def retry_start(window: Any) -> None:
+def retry_start(window: StartWindow) -> None:
     """"Try again": back to the chat page (the message box as it was) and start again."""
     from PySide6.QtWidgets import QPushButton
 

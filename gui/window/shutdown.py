@@ -69,7 +69,7 @@ class WindowShutdown:
         from parley.gui.startup import quit_waiting
 
         state = self.state
-        if not await quit_waiting.ask_before_quit(self.window):  # a message waits: asked
+        if not await quit_waiting.ask_before_quit(state, self.window):  # a message waits: asked
             return False
         if state.store is not None and not await self._rescue_if_moved():
             return False
