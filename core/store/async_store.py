@@ -148,6 +148,7 @@ class AsyncStore:
         #: (parley.core.store.sqlite.damage: writes have stopped); the window tells the person.
         self.on_damaged: Callable[[], None] | None = None
         self._damage_told = False
+        self._check: Any = None  # the whole-file check under way (check_whole)
         #: Writes of chats, spaces and settings so far (app state such as the window's
         #: geometry is not counted): the automatic backups make one only after a change.
         self.changes = 0
@@ -286,6 +287,8 @@ class AsyncStore:
         if self._closed:
             return
         self._closed = True
+        if self._check is not None:
+            self._check.stop()
         if self._maintenance is not None:
             self._maintenance.cancel()
         for feed in self._feeds:
@@ -368,6 +371,32 @@ class AsyncStore:
         """Awaitable :meth:`Store.report_damage` (at once: it sets a flag and leaves a marker,
         safe beside a call running on the worker)."""
         self._store.report_damage()
+
+    async def check_whole(self) -> bool | None:
+        """Check the whole file once it is open (``damage.WholeCheck``: ``PRAGMA
+        quick_check`` on a thread and a read-only connection of its own, so the store's
+        calls go on meanwhile; :meth:`close` stops it).
+
+        Returns:
+            True when the file is sound; False when it is damaged — writes stop as when a
+            read meets the damage, and :attr:`on_damaged` is called (once); None when
+            stopped, or for a PostgreSQL store (nothing to check).
+        """
+        if isinstance(self._store, PgStore) or self._closed:
+            return None
+        from parley.core.store.sqlite.damage import WholeCheck
+        from parley.core.store.sqlite.kept import FOUND_BY_CHECK
+
+        check = self._check = WholeCheck(self._store.path)  # close() stops it, even if
+        sound = await asyncio.to_thread(check.run)  # this task is cancelled meanwhile
+        if sound is not False or self._closed:
+            return sound
+        self._store.report_damage(FOUND_BY_CHECK)
+        if not self._damage_told:
+            self._damage_told = True
+            if self.on_damaged is not None:
+                self.on_damaged()
+        return False
 
     async def hydrate(self, turns: Sequence[Turn]) -> list[Turn]:
         """Awaitable :meth:`Store.hydrate` (no thread hop when no turn references a file)."""

@@ -230,15 +230,20 @@ class StoreBase:
         except DatabaseCorrupt as exc:
             raise self._found_damaged(exc, on_thread=True) from exc
 
-    def report_damage(self) -> None:
-        """Another reader found the file damaged (an automatic backup's check): stop
-        writing, and have the next start check it whole (``parley.core.store.sqlite.damage``).
+    def report_damage(self, why: str = "") -> None:
+        """Another reader found the file damaged (an automatic backup's check, the check
+        after opening): stop writing, and have the next start check it whole
+        (``parley.core.store.sqlite.damage``).
 
         Safe to call from another thread: it sets a flag, copies the files aside
         (what the connection reads is copied at :meth:`close`, on its thread) and
         leaves a marker file.
+
+        Args:
+            why: what was found, in words (``parley.core.store.sqlite.kept``:
+                ``FOUND_BY_CHECK``…; default ``UNREADABLE``).
         """
-        self._found_damaged(DatabaseCorrupt(self.path, found_while_open=True))
+        self._found_damaged(DatabaseCorrupt(self.path, found_while_open=True, why=why))
 
     def _found_damaged(self, exc: DatabaseCorrupt, *, on_thread: bool = False) -> DatabaseCorrupt:
         """The first time: keep the files aside (before anything else), stop writing, leave

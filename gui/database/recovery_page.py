@@ -46,9 +46,18 @@ SHOWN = 12
 
 AT_START = ("sessions.db is damaged: part of it can no longer be read. Parley did not change "
             "it.")
-WHILE_RUNNING = ("sessions.db was found damaged while Parley was using it: part of it can no "
-                 "longer be read. Parley stopped saving to it then, so nothing more was written "
-                 "over the damage.")
+#: A read met the damage (a search, a long chat) and nothing says when it was done.
+WHILE_RUNNING = ("sessions.db is damaged: part of it can no longer be read. Parley found this "
+                 "when it read that part; it cannot tell when the damage was done (a disk "
+                 "error, or another program writing into the file, perhaps while Parley was "
+                 "closed). Parley stopped saving to it then, so nothing more was written over "
+                 "the damage.")
+#: The whole-file check made after opening failed (``parley.core.store.sqlite.kept``).
+FOUND_BY_CHECK = ("sessions.db is damaged: part of it can no longer be read. Parley found this "
+                  "when it checked the whole file just after opening it, so the damage was "
+                  "already there (a disk error, or another program writing into the file while "
+                  "Parley was closed). Parley stopped saving to it then, so nothing more was "
+                  "written over the damage.")
 #: Found by the file's size and header while running (``{why}``: "it is empty: …").
 FOUND_WHILE_RUNNING = ("sessions.db was found damaged while Parley was using it: {why}. "
                        "Parley stopped saving to it then, so nothing more was written to it.")
@@ -59,8 +68,7 @@ REPLACED = ("sessions.db was replaced by another database while Parley was using
             "aside.")
 #: Added to the words when the files were copied aside when the damage was found.
 KEPT_THEN = (" The file, its -wal and what Parley could still read were copied to {folder} "
-             "beside it then (never deleted); restoring a backup or salvaging reads them too, "
-             "so what was saved before the damage comes back.")
+             "beside it then (never deleted); restoring a backup or salvaging reads them too.")
 #: Said once the message that met the damage was put aside (back in the box after this page).
 MESSAGE_KEPT = (" The message you were sending was not saved; it comes back into the message "
                 "box once your chats are open again (kept meanwhile in {path}).")
@@ -73,6 +81,17 @@ def holds(messages: int, chats: int | None) -> str:
     m = "message" if messages == 1 else "messages"
     c = "chat" if chats == 1 else "chats"
     return f"{messages} {m} in {chats} {c}"
+
+
+def salvage_words(newest: Any) -> str:
+    """What "Salvage" does, true to the backups there are (``newest``: the newest readable
+    one, or None)."""
+    read = "Reads every message SQLite can still read from the damaged file"
+    if newest is None:
+        return (f"{read}. There is no backup to fill in what the damaged parts held: "
+                "Parley says how many messages could not be saved.")
+    return (f"{read}, merged with the backup of {backup_line(newest)}: the backup fills in "
+            "what it held of the damaged parts.")
 
 
 def backup_line(b: Any) -> str:
@@ -145,11 +164,9 @@ class RecoveryPage(QWidget):
         scroll.setMaximumHeight(260)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
 
-        merged = f", merged with the backup of {backup_line(newest)}" if newest else ""
         self.salvage_button = QPushButton("Salvage what can still be read", self)
         self.salvage_button.setAccessibleName("Salvage the damaged file")
-        salvage_note = QLabel(f"Reads every message SQLite can still read from the damaged "
-                              f"file{merged}; the backup fills in what was lost.", self)
+        salvage_note = QLabel(salvage_words(newest), self)
         salvage_note.setWordWrap(True)
         self.salvage_button.clicked.connect(lambda: self._go("salvage", newest))
         self.fresh_button = QPushButton("Start a new file", self)
@@ -246,12 +263,28 @@ async def show_recovery(window: Any, path: Path, message: str) -> RecoveryPage:
         await window.startup.start()
         window.undo.notice(said, 15_000)
 
+    close_popups(window)
     page = RecoveryPage(message, found, chosen, window.tasks.spawn)
     window.recovery_page = page
     window.stack.addWidget(page)
     window.stack.setCurrentWidget(page)
     window.sidebar.show_status("")
     return page
+
+
+def close_popups(window: Any) -> None:
+    """Close what floats over the chats (the search popup, the command palette, a dialog
+    left open): the recovery page takes the whole window, and nothing of the chats it
+    replaces may stay over it."""
+    from PySide6.QtWidgets import QDialog
+
+    for name in ("search_popup", "command_palette"):
+        popup = getattr(window, name, None)
+        if popup is not None and popup.isVisible():
+            popup.hide()
+    for dialog in window.findChildren(QDialog):
+        if dialog.isVisible():
+            dialog.reject()
 
 
 async def recover(path: Path, kind: Kind, arg: Any,
@@ -279,13 +312,33 @@ async def recover(path: Path, kind: Kind, arg: Any,
                                                 arg.path if arg is not None else None, stop)
         filled = (f", {report.from_backup} of them filled in from the backup"
                   if report.backup is not None else "")
-        said = f"Salvaged {holds(report.turns, report.chats)}{filled}."
+        said = f"Salvaged {holds(report.turns, report.chats)}{filled}." + lost_words(report)
     else:
         aside = await asyncio.to_thread(damaged_file.start_fresh, path)
         said = "A new, empty file was started."
     if aside is not None:
         said += f" The damaged file was kept as {aside.name}."
     return aside, said
+
+
+def lost_words(report: Any) -> str:
+    """What a salvage could not bring back, from its own count (``SalvageReport``):
+    " 37 messages could not be saved (they were on the damaged parts)." or ''."""
+    turns, chats = report.lost_turns, report.lost_chats
+    if turns is None:
+        return (" Parley could not count the messages on the damaged parts: some may be "
+                "missing.")
+    parts = []
+    if turns:
+        parts.append(f"{turns:,} message{'s' if turns != 1 else ''}")
+    if chats:
+        parts.append(f"{chats:,} chat{'s' if chats != 1 else ''}")
+    if not parts:
+        return ""
+    where = "the backup did not hold them either" if report.backup is not None \
+        else "there was no backup"
+    return (f" {' and '.join(parts)} could not be saved: they were on the damaged parts "
+            f"and {where}.")
 
 
 def reopen(window: Any, notice: str) -> Any:
@@ -330,6 +383,7 @@ def words(path: Path, plain: str) -> str:
     were copied when it was found damaged while open (its marker,
     ``parley.core.store.sqlite.damage.marked_kept``)."""
     from parley.core.store.sqlite.damage import marked_kept
+    from parley.core.store.sqlite.kept import FOUND_BY_CHECK as FOUND_AT_CHECK
     from parley.core.store.sqlite.kept import UNREADABLE
 
     kept = marked_kept(path)
@@ -337,7 +391,9 @@ def words(path: Path, plain: str) -> str:
         return plain
     if kept.replaced:
         said = REPLACED
-    elif kept.why and kept.why != UNREADABLE:  # emptied, cut short: said as such
+    elif kept.why == FOUND_AT_CHECK:
+        said = FOUND_BY_CHECK
+    elif kept.why and kept.why != UNREADABLE:  # emptied, cut short, written over: said so
         said = FOUND_WHILE_RUNNING.format(why=kept.why)
     else:
         said = WHILE_RUNNING

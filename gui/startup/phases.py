@@ -45,6 +45,9 @@ if TYPE_CHECKING:
     from parley.gui.window.base import WindowBase
 
 log = logging.getLogger(__name__)
+#: ``0`` leaves out the whole-file check made once the chats show
+#: (``AsyncStore.check_whole``); for tests of damage a read meets first.
+WHOLE_CHECK_ENV = "PARLEY_WHOLE_CHECK"
 
 
 class Startup:
@@ -246,6 +249,8 @@ class Startup:
         hub = await hub_task
         await opening.take_providers(w, chat, hub)
         self.move_to(Stage.READY if hub.is_configured else Stage.SET_UP)
+        if w.env.get(WHOLE_CHECK_ENV, "1") != "0":  # the chats show: check the whole file
+            w.tasks.spawn(store.check_whole(), name="check-whole-file")
 
     def _ready_state(self, old: Stage) -> None:
         """Messages can be sent: said to the probe, the palette lists the commands, the

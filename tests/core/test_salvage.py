@@ -136,3 +136,29 @@ def test_the_shells_recover_is_used_where_it_works(tmp_path: Path) -> None:
     S.salvage(aside, db)
     with Store.open(db) as store:
         assert 100 < len(store.get_turns(sid)) < 120
+
+
+def test_a_salvage_counts_the_messages_it_could_not_bring_back(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.db"
+    with Store.open(db) as store:
+        old = _chat(store, "old", 120)
+    backup = B.make_backup(db).path
+    with Store.open(db) as store:
+        _chat(store, "old", 60, start=120, sid=old)  # after the backup: only in the file
+    everything = _all(db)
+    # Garbage over the pages of old turns (the backup holds them) and of the newest
+    # ones (it does not): only the newest are lost; the id index still lists them.
+    pages = pages_of(db, "turns")
+    overwrite_pages(db, pages[:3] + pages[-3:-1])
+    aside = set_aside(db)
+    assert aside is not None
+
+    report = S.salvage(aside, db, backup)
+
+    lost = len(everything) - len(_all(db))
+    assert lost > 0 and report.lost_turns == lost and report.lost_chats == 0
+    without = tmp_path / "without.db"
+    report = S.salvage(aside, without)  # no backup: every turn on those pages is lost
+    with Store.open(without) as store:
+        kept = len(store.get_turns(old))
+    assert report.lost_turns == 180 - kept > lost

@@ -342,7 +342,7 @@ class PgStore(Store):
         """
         return ChangeFeed(conninfo_of(self.url), self.instance, on_change).start()
 
-    def report_damage(self) -> None:
+    def report_damage(self, why: str = "") -> None:
         """A file's concern; nothing to do for a server."""
 
     def upsert_turn(self, session_id: str, turn: Turn) -> Turn:

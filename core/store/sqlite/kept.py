@@ -45,6 +45,11 @@ log = logging.getLogger(__name__)
 TAG = "damaged"
 #: What is said when SQLite met a page it cannot read (no more precise words known).
 UNREADABLE = "part of it can no longer be read"
+#: The file changed under Parley (another program wrote it) and then failed its check.
+WRITTEN_OVER = "another program wrote over part of it"
+#: The whole-file check made after opening (``parley.core.store.sqlite.damage.WholeCheck``)
+#: failed: the damage was there before this run wrote anything to the file's pages.
+FOUND_BY_CHECK = "the check Parley makes of the whole file after opening it failed"
 READ_BY_PARLEY = "read-by-parley.db"
 WHAT = "what-happened.txt"
 _INFO = "kept.json"

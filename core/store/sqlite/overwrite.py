@@ -128,7 +128,7 @@ class Watch:
         if _sound_alone(self.path):
             raise DatabaseReplacedInPlace(self.path)
         raise DatabaseCorrupt(self.path, found_while_open=True,
-                              why=wrong or kept.UNREADABLE)
+                              why=wrong or kept.WRITTEN_OVER)
 
 
 def new_file_id() -> int:

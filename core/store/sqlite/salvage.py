@@ -36,6 +36,7 @@ The search index is rebuilt from the result. The damaged file is only read
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import shutil
 import sqlite3
 import subprocess
@@ -87,6 +88,11 @@ class SalvageReport:
             before the tree: before the copies in its version sessions were folded).
         from_backup: of ``turns``, filled in from the backup (likewise).
         backup: the backup merged in, or None.
+        lost_turns: messages the damaged file held (its index of message ids still
+            lists them) that are not in the new file, neither read nor filled in from
+            the backup; None when that index could not be read either (not counted).
+        lost_chats: likewise for chats (a chat whose row was lost but some of whose
+            messages were read comes back as "Recovered chat": not counted).
     """
 
     turns: int
@@ -94,6 +100,8 @@ class SalvageReport:
     salvaged_turns: int
     from_backup: int
     backup: Path | None
+    lost_turns: int | None = None
+    lost_chats: int | None = None
 
 
 def cli() -> str | None:
@@ -482,8 +490,11 @@ def salvage(damaged: Path | None, dest: Path, backup: Path | None = None,
         report, treed = _merge(dest, read, rows_backup)
         report = SalvageReport(report.turns, report.chats, report.salvaged_turns,
                                report.from_backup, backup)
-        if not treed:
+        if not treed:  # its version chats are folded into others: their ids go, not lost
             report = _convert(dest, report)
+        else:
+            lost_turns, lost_chats = (lost(dest, sources, t) for t in ("turns", "sessions"))
+            report = dataclasses.replace(report, lost_turns=lost_turns, lost_chats=lost_chats)
     except sqlite3.Error as exc:
         _remove(dest)
         raise SalvageError(f"Parley could not write the salvaged chats to {dest} ({exc}). "
@@ -498,6 +509,44 @@ def salvage(damaged: Path | None, dest: Path, backup: Path | None = None,
             _remove(made)
     private.secure_store_files(dest)
     return report
+
+
+def lost(dest: Path, sources: Sequence[Path], table: str) -> int | None:
+    """How many rows of ``table`` (``turns``, ``sessions``) the ``sources`` held that
+    ``dest`` lacks, matched by ``id``.
+
+    The ids are read from each source's own index on ``id`` (``UNIQUE``), which holds
+    no message text: damage on the table's pages leaves it readable, so the rows lost
+    with those pages are still counted. None when an index cannot be read (its pages
+    damaged too): then nobody can count them.
+    """
+    con = sqlite3.connect(f"file:{quote(str(dest.resolve()))}?mode=ro", uri=True)
+    try:
+        con.execute("CREATE TEMP TABLE held (id TEXT PRIMARY KEY) WITHOUT ROWID")
+        for n, source in enumerate(sources):
+            name = f"src{n}"
+            con.execute(f"ATTACH DATABASE '{_uri(source)}' AS {name}")
+            index = _id_index(con, name, table)
+            if index is None:
+                return None
+            con.execute(f"INSERT OR IGNORE INTO temp.held SELECT id FROM {name}.{table} "
+                        f"INDEXED BY {index}")
+        return int(con.execute(f"SELECT count(*) FROM temp.held WHERE id NOT IN "
+                               f"(SELECT id FROM main.{table})").fetchone()[0])
+    except sqlite3.DatabaseError:
+        return None
+    finally:
+        con.close()
+
+
+def _id_index(con: sqlite3.Connection, db: str, table: str) -> str | None:
+    """The name of ``db.table``'s unique index on ``id`` alone, or None."""
+    for row in con.execute(f"PRAGMA {db}.index_list({table})").fetchall():
+        name, unique = row[1], row[2]
+        cols = [r[2] for r in con.execute(f"PRAGMA {db}.index_info('{name}')")]
+        if unique and cols == ["id"]:
+            return f'"{name}"'
+    return None
 
 
 def _has_tree(path: Path) -> bool:
