@@ -45,12 +45,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 from PySide6.QtCore import QKeyCombination, Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence
 
 from parley.gui.text.words import key_name
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QAction
 
 Context = Literal["global", "composer", "transcript", "sidebar"]
 CONTEXTS: tuple[Context, ...] = ("global", "composer", "transcript", "sidebar")
@@ -123,7 +126,29 @@ class Action:
         return tuple(out)
 
 
-def available(action: Action, window: Any) -> bool:
+class Handlers(Protocol):
+    """The handlers of the actions (``parley.gui.commands.registry.Commands``)."""
+
+    def available(self, action_id: str) -> bool: ...
+
+    def run(self, action_id: str) -> Any: ...
+
+
+class CommandsWindow(Protocol):
+    """What actions run in: a window's handlers (``WindowState.commands``)."""
+
+    @property
+    def commands(self) -> Handlers: ...
+
+
+class ActionsWindow(CommandsWindow, Protocol):
+    """A window's handlers and its QActions by action id (``WindowState.qactions``)."""
+
+    @property
+    def qactions(self) -> dict[str, QAction]: ...
+
+
+def available(action: Action, window: CommandsWindow) -> bool:
     """Whether ``window`` can run ``action`` now (a handler is registered and ready)."""
     commands = getattr(window, "commands", None)
     return commands is not None and commands.available(action.id)
@@ -366,12 +391,12 @@ def key_text(key: int, modifiers: Qt.KeyboardModifier) -> str:
 
 
 # -- running in the window -----------------------------------------------------------
-def run(window: Any, action: Action) -> Any:
+def run(window: CommandsWindow, action: Action) -> Any:
     """Run ``action`` in ``window`` if it is available there; False otherwise."""
     return window.commands.run(action.id)
 
 
-def refresh_enabled(window: Any) -> None:
+def refresh_enabled(window: ActionsWindow) -> None:
     """Enable exactly the QActions whose handler can run now."""
     for action_id, qa in getattr(window, "qactions", {}).items():
         qa.setEnabled(available(by_id(action_id), window))

@@ -11,16 +11,17 @@ Settings → Keyboard live.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QMainWindow, QPlainTextEdit, QWidget
 
 from parley.gui.commands.actions import (
     ACTIONS,
     MENUS,
     Action,
+    ActionsWindow,
     by_id,
     key_text,
     native,
@@ -30,9 +31,38 @@ from parley.gui.commands.actions import (
 from parley.gui.commands.keymap import SETTING_KEY, Keymap, load
 from parley.gui.text.words import composer_hint
 
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.tasks import TaskSet
+    from parley.gui.composer.widget import Composer
+    from parley.gui.sidebar import Sidebar
 
-def install(window: Any, actions: Iterable[Action] = ACTIONS) -> dict[str, QAction]:
-    """Create a QAction per action, add them to ``window`` and its menus, load the keys.
+
+class KeysWindow(ActionsWindow, Protocol):
+    """What the actions and the keys in force are put into: the window's state
+    (``parley.gui.window.state.WindowState``)."""
+
+    qactions: dict[str, QAction]
+    keymap: Keymap
+    _keymap_store: AsyncStore | None  # the store whose saved keys the keymap took
+
+    @property
+    def store(self) -> AsyncStore | None: ...
+
+    @property
+    def tasks(self) -> TaskSet: ...
+
+    @property
+    def composer(self) -> Composer: ...
+
+    @property
+    def sidebar(self) -> Sidebar: ...
+
+
+def install(state: KeysWindow, window: QMainWindow,
+            actions: Iterable[Action] = ACTIONS) -> dict[str, QAction]:
+    """Create a QAction per action, add them to ``window`` (whose state is ``state``) and
+    its menus, load the keys.
 
     Global and sidebar actions get their keys as QAction shortcuts. Composer
     and transcript actions get a menu entry whose label shows their key (the
@@ -42,7 +72,7 @@ def install(window: Any, actions: Iterable[Action] = ACTIONS) -> dict[str, QActi
     (see :func:`follow_store`) and follow Settings → Keyboard live.
 
     Returns:
-        {action id: QAction}, also stored as ``window.qactions``.
+        {action id: QAction}, also stored as ``state.qactions``.
     """
     bar = window.menuBar()
     menus = {name: bar.addMenu(f"&{name}") for name in MENUS}
@@ -55,18 +85,18 @@ def install(window: Any, actions: Iterable[Action] = ACTIONS) -> dict[str, QActi
             qa.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut
                                   if action.context == "sidebar"
                                   else Qt.ShortcutContext.WindowShortcut)
-        qa.triggered.connect(lambda _checked=False, a=action: run(window, a))
-        (window.sidebar if action.context == "sidebar" else window).addAction(qa)
+        qa.triggered.connect(lambda _checked=False, a=action: run(state, a))
+        (state.sidebar if action.context == "sidebar" else window).addAction(qa)
         if action.menu:
             menus[action.menu].addAction(qa)
         out[action.id] = qa
     for menu in menus.values():
-        menu.aboutToShow.connect(lambda: refresh_enabled(window))
-    window.qactions = out
-    apply_keymap(window, Keymap())
-    window.composer.installEventFilter(
-        _WindowKeysFirst(window.composer, lambda: getattr(window, "keymap", None)))
-    follow_store(window)
+        menu.aboutToShow.connect(lambda: refresh_enabled(state))
+    state.qactions = out
+    apply_keymap(state, Keymap())
+    state.composer.installEventFilter(
+        _WindowKeysFirst(state.composer, lambda: getattr(state, "keymap", None)))
+    follow_store(state, window)
     return out
 
 
@@ -100,15 +130,16 @@ class _WindowKeysFirst(QObject):
 POLL_MS = 50
 
 
-def follow_store(window: Any) -> None:
-    """Once ``window.store`` is set, run :func:`track_bindings` for it.
+def follow_store(window: KeysWindow, parent: QObject) -> None:
+    """Once ``window.store`` is set, run :func:`track_bindings` for it (checked by a
+    timer of ``parent``, the window).
 
     The window opens its store after the first paint and has no signal for
     it; this checks every 50 ms and stops as soon as the store is there (or
     with the window). If the window calls :func:`track_bindings` itself
     right after opening the store, this check finds it done.
     """
-    timer = QTimer(window)
+    timer = QTimer(parent)
     timer.setInterval(POLL_MS)
 
     def check() -> None:
@@ -124,7 +155,7 @@ def follow_store(window: Any) -> None:
     timer.start()
 
 
-async def track_bindings(window: Any) -> None:
+async def track_bindings(window: KeysWindow) -> None:
     """Apply the bindings stored in ``window.store`` and re-apply them whenever
     ``keyboard.bindings`` changes (e.g. from Settings → Keyboard). Idempotent
     per store."""
@@ -150,7 +181,7 @@ async def track_bindings(window: Any) -> None:
         window.destroyed.connect(lambda *_: unsubscribe())
 
 
-def apply_keymap(window: Any, keymap: Keymap) -> None:
+def apply_keymap(window: KeysWindow, keymap: Keymap) -> None:
     """Make ``keymap`` the keys in force in ``window``: QAction shortcuts, menu labels,
     the composer's and the transcript's keys (they read ``window.keymap``)."""
     window.keymap = keymap
@@ -187,7 +218,7 @@ def _first_key(keymap: Keymap, action_id: str) -> str:
     return native(keys[0]) if keys else ""
 
 
-def _name_keys(window: Any, keymap: Keymap) -> None:
+def _name_keys(window: KeysWindow, keymap: Keymap) -> None:
     """Where the window names a key outside the menus — the line under the message box,
     the send and stop button, :data:`KEY_TIPS` — name the one in force."""
     bar = getattr(window, "composer_bar", None)

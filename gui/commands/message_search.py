@@ -22,13 +22,20 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, QTimer
 
 from parley.core.errors import ParleyError
 from parley.core.store.models import MATCH_END, MATCH_START, SearchHit
 from parley.core.visible import strip_invisible
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.tasks import TaskSet
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.startup.state import StartupView
+    from parley.gui.transcript import TranscriptView
 
 DEBOUNCE_MS = 120
 LIMIT = 50
@@ -220,7 +227,35 @@ class MessageSearch:
         return answer
 
 
-def window_search(window: Any) -> Search:
+class SearchWindow(Protocol):
+    """What a window's search reads (``parley.gui.window.state.WindowState``): start-up
+    (the store opened), the open chat (the chats being deleted) and the store."""
+
+    @property
+    def startup(self) -> StartupView: ...
+
+    @property
+    def chat(self) -> ChatController | None: ...
+
+    @property
+    def store(self) -> AsyncStore | None: ...
+
+
+class OpenWindow(Protocol):
+    """What opening a hit uses of the window (``WindowState``): the open chat, the
+    transcript (focused then) and the tasks it runs in."""
+
+    @property
+    def chat(self) -> ChatController | None: ...
+
+    @property
+    def transcript(self) -> TranscriptView | None: ...
+
+    @property
+    def tasks(self) -> TaskSet: ...
+
+
+def window_search(window: SearchWindow) -> Search:
     """``window``'s store search: it waits for the store to open (a search typed while
     Parley starts), and leaves out the chats whose delete can still be undone (by the
     store, so a message they hold still shows in a fork that copied it)."""
@@ -233,7 +268,10 @@ def window_search(window: Any) -> Search:
         hidden: Collection[str] = set(chat.organizer.deleting) if chat is not None else ()
         if hidden:
             kwargs["exclude_session_ids"] = sorted(hidden)
-        hits: list[SearchHit] = await window.store.search(query, **kwargs)
+        store = window.store
+        if store is None:  # closed meanwhile (a damaged file: the recovery page shows)
+            return []
+        hits: list[SearchHit] = await store.search(query, **kwargs)
         return [h for h in hits if h.session_id not in hidden]
 
     return search
@@ -283,9 +321,9 @@ async def open_found(chat: Opener, transcript: _Focusable, found: Found,
     return True
 
 
-def spawn_open(window: Any, found: Found) -> None:
+def spawn_open(window: OpenWindow, found: Found) -> None:
     """Open ``found`` in ``window`` (:func:`open_found` as one of its tasks)."""
-    if window.chat is not None:
+    if window.chat is not None and window.transcript is not None:
         window.tasks.spawn(open_found(window.chat, window.transcript, found),
                            name="open-search-hit")
 

@@ -22,7 +22,7 @@ What is listed and how typing matches it is in ``parley.gui.commands.palette_ent
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import (
     QAbstractListModel,
@@ -56,11 +56,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.gui.commands.actions import run
+from parley.gui.commands.actions import CommandsWindow, run
 from parley.gui.commands.keymap import keymap_for
 from parley.gui.commands.message_search import (
     Answer,
     MessageSearch,
+    OpenWindow,
+    SearchWindow,
     spawn_open,
     unmarked,
     window_search,
@@ -68,6 +70,7 @@ from parley.gui.commands.message_search import (
 from parley.gui.commands.palette_entries import (
     MAX_MESSAGES,
     Entry,
+    SidebarWindow,
     action_entries,
     hit_entries,
     segments,
@@ -176,16 +179,27 @@ class _Delegate(QStyledItemDelegate):
 
 
 # -- the widget -------------------------------------------------------------------------
+class PaletteWindow(CommandsWindow, SidebarWindow, SearchWindow, OpenWindow, Protocol):
+    """What the palette uses of the window's state (``WindowState``): the commands it
+    lists and runs, the sidebar's chats, the search and the open chat, its tasks, and
+    where the palette is kept once made."""
+
+    command_palette: CommandPalette | None
+
+
 class CommandPalette(QFrame):
     """The palette overlay of one main window.
 
     Args:
-        window: the main window (``keymap``, ``sidebar``, ``store``, ``tasks``,
+        state: the window's state (``commands``, ``sidebar``, ``store``, ``tasks``,
             ``chat``, ``transcript`` are used when present).
+        window: the main window: the palette's parent, placed over it (its ``keymap``
+            is the keys shown).
     """
 
-    def __init__(self, window: QWidget) -> None:
+    def __init__(self, state: PaletteWindow, window: QWidget) -> None:
         super().__init__(window)
+        self.state = state
         self.window_ = window
         self.setObjectName("CommandPalette")
         self.setAccessibleName("Command palette")
@@ -219,7 +233,7 @@ class CommandPalette(QFrame):
         lay.addWidget(self.input)
         lay.addWidget(self.list)
         lay.addWidget(self.note)
-        self.search = MessageSearch(self, window_search(window), self._spawn, self._found,
+        self.search = MessageSearch(self, window_search(state), self._spawn, self._found,
                                     limit=MAX_MESSAGES * 2)
         self._hits: list[Entry] = []
         self._search_problem = ""  # the message of a query the search cannot read
@@ -312,7 +326,7 @@ class CommandPalette(QFrame):
         self._search_problem = ""
         self._refresh()
         self._place()
-        if self.input.text().strip() and getattr(self.window_, "store", None) is not None:
+        if self.input.text().strip() and getattr(self.state, "store", None) is not None:
             self.search.ask(self.input.text())
         else:
             self.search.cancel()  # no chats yet: sources_changed asks once they are
@@ -320,8 +334,8 @@ class CommandPalette(QFrame):
     def _refresh(self) -> None:
         query = self.input.text()
         keymap = keymap_for(self.window_)
-        commands = action_entries(self.window_, query, keymap)
-        chats = session_entries(self.window_, query)
+        commands = action_entries(self.state, query, keymap)
+        chats = session_entries(self.state, query)
         known = {e.ref for e in chats}
         hits = [e for e in self._hits if e.kind == "message" or e.ref not in known]
         if query.strip():
@@ -346,14 +360,14 @@ class CommandPalette(QFrame):
         self.note.show()
 
     def _spawn(self, coro: Any, *, name: str) -> Any:
-        return self.window_.tasks.spawn(coro, name=name)  # type: ignore[attr-defined]
+        return self.state.tasks.spawn(coro, name=name)
 
     def _found(self, answer: Answer) -> None:
         """The message search answered: list its hits (or say why it could not)."""
         if not self.isVisible():
             return
         current = self.current_entry()
-        known = {sid for sid, _t, _s in sidebar_sessions(self.window_)}
+        known = {sid for sid, _t, _s in sidebar_sessions(self.state)}
         self._hits = hit_entries(answer.found, known)
         self._search_problem = answer.problem
         self._refresh()
@@ -414,17 +428,17 @@ class CommandPalette(QFrame):
         if not 0 <= row < len(self.model.entries):
             return
         entry = self.model.entries[row]
-        w = self.window_
+        state = self.state
         self.close_palette()
         if entry.kind == "action":
-            run(w, keymap_for(w).action(entry.ref))
+            run(state, keymap_for(self.window_).action(entry.ref))
         elif entry.kind == "session":
-            open_session(w, entry.ref)
+            open_session(state, entry.ref)
         elif entry.found is not None:
-            spawn_open(w, entry.found)
+            spawn_open(state, entry.found)
 
 
-def open_session(window: Any, session_id: str) -> None:
+def open_session(window: OpenWindow, session_id: str) -> None:
     """Open a chat in ``window`` (its ``open_session`` or its chat controller's)."""
     opener = getattr(window, "open_session", None)
     if not callable(opener):
@@ -433,11 +447,12 @@ def open_session(window: Any, session_id: str) -> None:
         opener(session_id)
 
 
-def open_palette(window: Any, text: str = "") -> CommandPalette:
-    """Open (creating once) the command palette of ``window``; returns it."""
-    palette = getattr(window, "command_palette", None)
+def open_palette(state: PaletteWindow, window: QWidget, text: str = "") -> CommandPalette:
+    """Open (creating once) the command palette of ``window``, whose state is ``state``;
+    returns it."""
+    palette = getattr(state, "command_palette", None)
     if not isinstance(palette, CommandPalette):
-        palette = CommandPalette(window)
-        window.command_palette = palette
+        palette = CommandPalette(state, window)
+        state.command_palette = palette
     palette.open(text)
     return palette

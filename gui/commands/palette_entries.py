@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from parley.core.store.models import MATCH_START
-from parley.gui.commands.actions import available, native
+from parley.gui.commands.actions import CommandsWindow, available, native
 from parley.gui.commands.keymap import Keymap
 from parley.gui.commands.message_search import Found, marked_runs
+
+if TYPE_CHECKING:
+    from parley.gui.sidebar import Sidebar
 
 Kind = Literal["action", "session", "message"]
 MAX_SESSIONS = 8
@@ -138,7 +141,15 @@ class Entry:
         return f"{self.label}, {kind}" + (f", {self.detail}" if self.detail else "")
 
 
-def action_entries(window: Any, query: str, keymap: Keymap) -> list[Entry]:
+class SidebarWindow(Protocol):
+    """Where the palette's chats are listed: the window's sidebar (``WindowState``;
+    made after the first paint, looked for with ``getattr`` until then)."""
+
+    @property
+    def sidebar(self) -> Sidebar: ...
+
+
+def action_entries(window: CommandsWindow, query: str, keymap: Keymap) -> list[Entry]:
     """The commands ``window`` can run now that match ``query`` (all of them for "")."""
     out: list[Entry] = []
     for action in keymap.actions:
@@ -155,7 +166,7 @@ def action_entries(window: Any, query: str, keymap: Keymap) -> list[Entry]:
     return out
 
 
-def sidebar_sessions(window: Any) -> list[tuple[str, str, str]]:
+def sidebar_sessions(window: SidebarWindow) -> list[tuple[str, str, str]]:
     """``(session id, title, space name)`` of the chats listed in the sidebar, in order."""
     model = getattr(getattr(window, "sidebar", None), "model", None)
     if model is None or not hasattr(model, "session_ids"):
@@ -170,7 +181,7 @@ def sidebar_sessions(window: Any) -> list[tuple[str, str, str]]:
     return out
 
 
-def session_entries(window: Any, query: str) -> list[Entry]:
+def session_entries(window: SidebarWindow, query: str) -> list[Entry]:
     """Chats of the sidebar whose title matches ``query`` (the recent ones for "")."""
     out: list[Entry] = []
     for sid, title, space in sidebar_sessions(window):

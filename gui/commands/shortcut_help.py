@@ -8,7 +8,7 @@ listed greyed out.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from parley.gui.commands.actions import CONTEXTS, available
+from parley.gui.commands.actions import CONTEXTS, CommandsWindow, available
 from parley.gui.commands.keymap import WHERE, Keymap, keymap_for
 from parley.gui.look import appearance
 
@@ -36,12 +36,13 @@ class ShortcutHelp(QDialog):
     """A non-modal list of every action and its keys.
 
     Args:
-        window: the main window (its ``keymap``; availability of actions).
-        parent: the dialog's parent (default ``window``).
+        state: the window's state (which actions can run now).
+        window: the main window, the dialog's parent (its ``keymap``).
     """
 
-    def __init__(self, window: QWidget, parent: QWidget | None = None) -> None:
-        super().__init__(parent or window)
+    def __init__(self, state: CommandsWindow, window: QWidget) -> None:
+        super().__init__(window)
+        self.state = state
         self.window_ = window
         self.setObjectName("ShortcutHelp")
         self.setWindowTitle("Keyboard shortcuts")
@@ -99,7 +100,7 @@ class ShortcutHelp(QDialog):
                 item.setToolTip(0, action.description)
                 item.setData(0, Qt.ItemDataRole.AccessibleTextRole,
                              f"{action.label}: {keys if keys != '—' else 'no key'}")
-                if not available(action, self.window_):
+                if not available(action, self.state):
                     item.setDisabled(True)
                     item.setToolTip(0, f"{action.description} (not available yet)")
         self.tree.expandAll()
@@ -127,12 +128,20 @@ class ShortcutHelp(QDialog):
             group.setHidden(shown == 0)
 
 
-def open_shortcut_help(window: Any) -> ShortcutHelp:
-    """Show (creating once) the shortcut help of ``window``, refreshed; returns it."""
-    dialog = getattr(window, "shortcut_help", None)
+class HelpWindow(CommandsWindow, Protocol):
+    """What the shortcut help uses of the window's state (``WindowState``): the
+    commands, and where the dialog is kept once made."""
+
+    shortcut_help: ShortcutHelp | None
+
+
+def open_shortcut_help(state: HelpWindow, window: QWidget) -> ShortcutHelp:
+    """Show (creating once) the shortcut help of ``window``, whose state is ``state``,
+    refreshed; returns it."""
+    dialog = getattr(state, "shortcut_help", None)
     if not isinstance(dialog, ShortcutHelp):
-        dialog = ShortcutHelp(window)
-        window.shortcut_help = dialog
+        dialog = ShortcutHelp(state, window)
+        state.shortcut_help = dialog
     dialog.refresh()
     dialog.filter.clear()
     dialog.show()

@@ -273,7 +273,7 @@ class WindowCommands:
         """Show the search popup over the window (search every chat as you type)."""
         from parley.gui.dialogs.search import open_search
 
-        return open_search(self.window)
+        return open_search(self.state, self.window)
 
     def export_session(self, session_id: str | None = None) -> bool:
         """Save a chat (default: the open one) as Markdown or JSON; asks where."""
@@ -314,13 +314,13 @@ class WindowCommands:
         """Ctrl+K: the command palette."""
         from parley.gui.commands.palette import open_palette
 
-        open_palette(self.window)
+        open_palette(self.state, self.window)
 
     def open_shortcut_help(self) -> None:
         """Ctrl+/: every command and its keys."""
         from parley.gui.commands.shortcut_help import open_shortcut_help
 
-        open_shortcut_help(self.window)
+        open_shortcut_help(self.state, self.window)
 
     def cycle_panes(self, step: int) -> None:
         """F6 / Shift+F6: the focus to the next (``step`` 1) or previous (-1) pane: the chat

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import html
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import (
     QEvent,
@@ -66,7 +66,9 @@ from parley.gui.commands.message_search import (
     Answer,
     Found,
     MessageSearch,
+    OpenWindow,
     Search,
+    SearchWindow,
     Spawn,
     marked_runs,
     spawn_open,
@@ -74,6 +76,9 @@ from parley.gui.commands.message_search import (
 )
 from parley.gui.look import appearance
 from parley.gui.look.theme import mix
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStackedWidget
 
 HIT = Qt.ItemDataRole.UserRole + 1  # the Found
 Index = QModelIndex | QPersistentModelIndex
@@ -366,21 +371,35 @@ class SearchPopup(QFrame):
         self.open_current()
 
 
-def open_search(window: Any) -> bool:
-    """Show ``window``'s search popup (made on first use); False when the chat page is
-    not shown (set-up, a store that could not be opened).
+class PopupWindow(SearchWindow, OpenWindow, Protocol):
+    """What the popup uses of the window's state (``WindowState``): the search and the
+    open chat, the page shown, and where the popup is kept once made."""
+
+    search_popup: SearchPopup | None
+
+    @property
+    def stack(self) -> QStackedWidget: ...
+
+    @property
+    def chat_page(self) -> QWidget: ...
+
+
+def open_search(state: PopupWindow, window: QWidget) -> bool:
+    """Show the search popup over ``window``, whose state is ``state`` (made on first
+    use); False when the chat page is not shown (set-up, a store that could not be
+    opened).
 
     Opened while Parley starts, it takes the words typed at once and answers
     once the store is open (``message_search.window_search``). A chosen result
     opens its chat at the message (``message_search.open_found``).
     """
-    if window.stack.currentWidget() is not window.chat_page:
+    if state.stack.currentWidget() is not state.chat_page:
         return False
-    if window.search_popup is None:
-        popup = SearchPopup(window, window_search(window), window.tasks.spawn)
-        popup.chosen.connect(lambda found: spawn_open(window, found))
-        window.search_popup = popup
-    chat = window.chat
-    window.search_popup.open(space_id=chat.space_id if chat is not None else None,
+    if state.search_popup is None:
+        popup = SearchPopup(window, window_search(state), state.tasks.spawn)
+        popup.chosen.connect(lambda found: spawn_open(state, found))
+        state.search_popup = popup
+    chat = state.chat
+    state.search_popup.open(space_id=chat.space_id if chat is not None else None,
                              session_id=chat.session_id if chat is not None else None)
     return True

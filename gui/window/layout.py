@@ -183,7 +183,7 @@ class WindowLayout:
         from parley.gui.commands.install import install
 
         self._register_commands()
-        install(self.window)
+        install(self.state, self.window)
 
     def _register_commands(self) -> None:
         """Register the window's handlers of the declared actions (once)."""

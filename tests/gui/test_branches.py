@@ -274,7 +274,7 @@ def test_a_palette_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     chat, first = _two_answers(driver, w)
     _other_chat(driver, w, chat)
 
-    palette = open_palette(w)
+    palette = open_palette(w, w)
     driver.qtbot.keyClicks(palette.input, "castles")
     driver.until(lambda: any(e.kind == "message" for e in palette.entries()), timeout=10)
     row = next(i for i, e in enumerate(palette.entries()) if e.kind == "message")
@@ -288,7 +288,7 @@ def test_a_palette_hit_in_another_branch_opens_that_branch(driver: Any) -> None:
     # In the chat open, on the branch not shown: the path switches in place.
     click_anchor(driver, w, first, BRANCH_NEXT_HREF)
     driver.until(lambda: _texts(w)[-1] == "Tiles and viewpoints." and w.tasks.pending == 0)
-    palette = open_palette(w)
+    palette = open_palette(w, w)
     driver.qtbot.keyClicks(palette.input, "castles")
     driver.until(lambda: any(e.kind == "message" for e in palette.entries()), timeout=10)
     palette.activate(next(i for i, e in enumerate(palette.entries()) if e.kind == "message"))

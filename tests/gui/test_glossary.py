@@ -150,7 +150,7 @@ def test_every_surface_of_the_window_uses_the_glossarys_words(
     qtbot.keyClick(palette, Qt.Key.Key_Escape)
 
     # The shortcut help.
-    help_ = open_shortcut_help(w)
+    help_ = open_shortcut_help(w, w)
     tree = help_.tree
     for g in range(tree.topLevelItemCount()):
         group = tree.topLevelItem(g)
@@ -196,7 +196,7 @@ def test_the_main_key_is_enter_in_the_menus_the_help_and_under_the_message_box(
     w = driver.configured()
     assert w.qactions["composer.send"].text() == "Send message\tEnter"
     assert w.qactions["composer.newline"].text().startswith("New line")
-    help_ = open_shortcut_help(w)
+    help_ = open_shortcut_help(w, w)
     rows = shortcut_rows(help_)
     help_.close()
     assert rows["composer.send"] == "Enter"  # Return and the keypad's Enter, shown once

@@ -146,7 +146,7 @@ def test_no_widget_of_the_window_settings_palette_or_menus_uses_an_emoji(
 
     from parley.gui.commands.palette import open_palette
 
-    open_palette(w)
+    open_palette(w, w)
     driver.qtbot.keyClicks(w.command_palette.input, "chat")
     QApplication.processEvents()
     roots.append(w.command_palette)

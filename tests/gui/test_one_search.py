@@ -82,7 +82,7 @@ def test_the_search_popup_labels_a_hit_on_another_branch_and_opens_it(driver: An
 
 def test_the_palette_labels_a_hit_on_another_branch_and_opens_it(driver: Any) -> None:
     w, chat, first, _second = _regenerated(driver)
-    palette = open_palette(w)
+    palette = open_palette(w, w)
     driver.qtbot.keyClicks(palette.input, "castles")
     driver.until(lambda: palette.search.settled
                  and any(e.kind == "message" for e in palette.entries()), timeout=10)

@@ -97,7 +97,7 @@ class Window(QMainWindow):
         self.commands = Commands()
         self.commands.handle("session.new", self.new_session)
         self.commands.handle("session.rename", self.rename_session)
-        self.commands.handle("help.shortcuts", lambda: open_shortcut_help(self))
+        self.commands.handle("help.shortcuts", lambda: open_shortcut_help(self, self))
         self.commands.handle("focus.next_pane", self.composer.setFocus)
 
     def new_session(self) -> None:
@@ -121,7 +121,7 @@ def window(qtbot):
 
 
 def test_palette_lists_what_the_window_can_run_with_keys(window, qtbot):
-    palette = open_palette(window)
+    palette = open_palette(window, window)
     rows = {e.ref: e.detail for e in palette.entries()}
     assert rows["session.new"] == "Ctrl+N" and rows["session.rename"] == "F2"
     assert "session.pin" not in rows  # no handler in this window: not offered
@@ -132,7 +132,7 @@ def test_palette_lists_what_the_window_can_run_with_keys(window, qtbot):
 
 
 def test_typing_filters_arrows_choose_enter_runs_and_focus_comes_back(window, qtbot):
-    palette = open_palette(window)
+    palette = open_palette(window, window)
     qtbot.keyClicks(palette.input, "rename")
     assert palette.current_entry().ref == "session.rename"
     qtbot.keyClicks(palette.input, "zzzz")
@@ -154,18 +154,18 @@ def test_typing_filters_arrows_choose_enter_runs_and_focus_comes_back(window, qt
 
 
 def test_escape_and_leaving_the_palette_close_it(window, qtbot):
-    palette = open_palette(window, "ren")
+    palette = open_palette(window, window, "ren")
     assert palette.input.text() == "ren" and palette.input.selectedText() == "ren"
     qtbot.keyClick(palette.input, Qt.Key.Key_Escape)
     assert not palette.isVisible() and QApplication.focusWidget() is window.composer
     assert window.calls == []
-    open_palette(window)
+    open_palette(window, window)
     window.composer.setFocus()  # e.g. a click elsewhere
     qtbot.waitUntil(lambda: not palette.isVisible(), timeout=1000)
 
 
 def test_palette_follows_the_window_size(window, qtbot):
-    palette = open_palette(window)
+    palette = open_palette(window, window)
     assert palette.geometry().center().x() == pytest.approx(window.width() / 2, abs=2)
     window.resize(500, 400)
     qtbot.waitUntil(lambda: palette.width() <= 460, timeout=1000)
@@ -174,7 +174,7 @@ def test_palette_follows_the_window_size(window, qtbot):
 
 # -- the shortcut help ----------------------------------------------------------------
 def test_shortcut_help_lists_every_action_with_its_keys(window, qtbot):
-    help_ = open_shortcut_help(window)
+    help_ = open_shortcut_help(window, window)
     qtbot.addWidget(help_)
     rows = shortcut_rows(help_)
     assert set(rows) == {a.id for a in ACTIONS}
@@ -186,7 +186,7 @@ def test_shortcut_help_lists_every_action_with_its_keys(window, qtbot):
     qtbot.keyClicks(help_.filter, "ctrl+k")
     assert "palette.open" in shortcut_rows(help_)
     window.keymap = window.keymap.bind("session.new", ["Ctrl+J"])
-    help_ = open_shortcut_help(window)  # shown again: the keys in force
+    help_ = open_shortcut_help(window, window)  # shown again: the keys in force
     assert shortcut_rows(help_)["session.new"] == "Ctrl+J"
     disabled = {help_.tree.topLevelItem(0).child(i).data(0, Qt.ItemDataRole.UserRole)
                 for i in range(help_.tree.topLevelItem(0).childCount())
@@ -224,9 +224,9 @@ def test_every_control_of_the_palette_help_and_keyboard_page_has_a_name(window, 
     editor = KeymapEditor(lambda _keymap: None)
     qtbot.addWidget(editor)
     editor.show()
-    help_ = open_shortcut_help(window)
+    help_ = open_shortcut_help(window, window)
     qtbot.addWidget(help_)
-    palette = open_palette(window)
+    palette = open_palette(window, window)
     kinds = (QAbstractButton, QLineEdit, QAbstractItemView, QKeySequenceEdit)
     for root in (palette, help_, editor):
         for child in root.findChildren(QWidget):
@@ -262,7 +262,7 @@ def test_a_search_typed_just_before_the_window_hides_is_not_started(window, qtbo
     """The message search waits for typing to pause; a window closing meanwhile drops
     it (it ran after the window's event loop had gone: a RuntimeError in another test)."""
     window.store = object()  # a window with chats: typing starts the message search soon
-    palette = open_palette(window)
+    palette = open_palette(window, window)
     qtbot.keyClicks(palette.input, "something")
     assert palette.search.waiting
     window.hide()

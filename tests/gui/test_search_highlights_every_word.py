@@ -36,7 +36,7 @@ def test_the_palette_highlights_every_word_searched(driver: Any) -> None:
     w.chat.new_session()
     driver.until(lambda: w.session_id is None and w.tasks.pending == 0)
 
-    palette = open_palette(w)
+    palette = open_palette(w, w)
     driver.qtbot.keyClicks(palette.input, "second beta")
     driver.until(lambda: palette.search.settled
                  and any(e.kind == "message" for e in palette.entries()), timeout=10)
