@@ -86,7 +86,7 @@ class MainWindow(WindowBase, QMainWindow):
         self.widgets.build()
         self.startup.build_later(self.widgets.rest)
         self.pages = WindowPages(self, self.statusBar())
-        self.problems = WindowProblems(self, self)
+        self.problems = WindowProblems(self, self, self)
         self.quitting = WindowShutdown(self, self, self.widgets.save_geometry)
         self.composer.on_action = self.widgets.composer_action
         self.composer.setFocus()  # keys typed from the first paint on go in the message box

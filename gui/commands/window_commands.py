@@ -279,14 +279,14 @@ class WindowCommands:
         """Save a chat (default: the open one) as Markdown or JSON; asks where."""
         from parley.gui.dialogs.export_dialog import export_chat
 
-        return export_chat(self.window, session_id)
+        return export_chat(self.state, self.window, session_id)
 
     def import_conversation(self) -> bool:
         """Import a chat history (ChatGPT, Claude.ai, Open WebUI) or a conversation file
         (Parley JSON or Markdown, Anthropic or OpenAI messages)."""
         from parley.gui.dialogs.import_dialog import import_chat
 
-        return import_chat(self.window)
+        return import_chat(self.state, self.window)
 
     def save_copy_now(self) -> bool:
         """File ▸ Save a copy now…: copy every chat (and this run's drafts) to a file the
@@ -296,7 +296,7 @@ class WindowCommands:
             return False
         from parley.gui.database.rescue import save_copy_now
 
-        self.state.tasks.spawn(save_copy_now(self.window), name="save-copy")
+        self.state.tasks.spawn(save_copy_now(self.state, self.window), name="save-copy")
         return True
 
     def open_settings(self) -> Any:

@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -25,7 +25,12 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from parley.core.errors import ParleyError
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStackedWidget
+
     from parley.core.tasks import TaskSet
+    from parley.gui.notices.undo import UndoManager
+    from parley.gui.sidebar import Sidebar
+    from parley.gui.startup.state import StartupView
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +135,35 @@ class MissingPage(QWidget):
         await self.chosen(said)
 
 
-async def show_if_missing(window: Any, path: Path) -> bool:
+class MissingWindow(Protocol):
+    """What the page uses of the window's state (``parley.gui.window.state.WindowState``):
+    its stack of pages, start-up (started again once a choice is made), the undo bar
+    (says what was done), the tasks, the sidebar's status line, and where the page and
+    the "looked for once" flag are kept."""
+
+    missing_page: MissingPage | None
+    missing_checked: bool
+
+    @property
+    def stack(self) -> QStackedWidget: ...
+
+    @property
+    def loading_page(self) -> QLabel: ...
+
+    @property
+    def startup(self) -> StartupView: ...
+
+    @property
+    def undo(self) -> UndoManager: ...
+
+    @property
+    def tasks(self) -> TaskSet: ...
+
+    @property
+    def sidebar(self) -> Sidebar: ...
+
+
+async def show_if_missing(window: MissingWindow, path: Path) -> bool:
     """Show the page when ``path`` (sessions.db) is missing and copies of it exist.
 
     Returns:

@@ -23,7 +23,7 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -36,6 +36,17 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.errors import ParleyError
+from parley.gui.startup.typed_at_start import TypedWindow
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QDialog, QStackedWidget
+
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.tasks import TaskSet
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.notices.undo import UndoManager
+    from parley.gui.sidebar import Sidebar
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +249,76 @@ class RecoveryPage(QWidget):
                                   or kind != "salvage")
 
 
-async def show_recovery(window: Any, path: Path, message: str) -> RecoveryPage:
+class _Retiring(Protocol):
+    """The window's closing (``parley.gui.window.shutdown.WindowShutdown``)."""
+
+    def retire(self) -> None: ...
+
+
+class _Closing(Protocol):
+    """The window's problems (``parley.gui.window.problems.WindowProblems``)."""
+
+    async def close_store_for_recovery(self) -> None: ...
+
+
+class RecoveryWindow(TypedWindow, Protocol):
+    """What the page uses of the main window (``parley.gui.main_window.MainWindow``):
+    its state (``parley.gui.window.state.WindowState``: the store closed, the pages,
+    start-up, the undo bar, the message box), its closing and problems parts, the
+    dialogs over it (closed), and its class, of which a new window takes its place
+    after a recovery (:func:`reopen`)."""
+
+    recovery_page: RecoveryPage | None
+    successor: RecoveryWindow | None
+    pending_notice: str | None
+
+    def __init__(self, home: Path | None = None, *,
+                 probe: Callable[[str], None] | None = None,
+                 env: dict[str, str] | None = None) -> None: ...
+
+    @property
+    def home(self) -> Path | None: ...
+
+    @property
+    def env(self) -> dict[str, str]: ...
+
+    @property
+    def store(self) -> AsyncStore | None: ...
+
+    @property
+    def chat(self) -> ChatController | None: ...
+
+    @property
+    def stack(self) -> QStackedWidget: ...
+
+    @property
+    def loading_page(self) -> QLabel: ...
+
+    @property
+    def sidebar(self) -> Sidebar: ...
+
+    @property
+    def undo(self) -> UndoManager: ...
+
+    @property
+    def tasks(self) -> TaskSet: ...
+
+    @property
+    def quitting(self) -> _Retiring: ...
+
+    @property
+    def problems(self) -> _Closing: ...
+
+    def geometry(self) -> QRect: ...
+
+    def setGeometry(self, rect: QRect, /) -> None: ...  # noqa: N802 (Qt's name)
+
+    def show(self) -> None: ...
+
+    def findChildren(self, type: type[QDialog], /) -> list[QDialog]: ...  # noqa: N802
+
+
+async def show_recovery(window: RecoveryWindow, path: Path, message: str) -> RecoveryPage:
     """Show the damaged-file page in ``window``; a choice recovers, then opens the chats.
 
     Args:
@@ -272,7 +352,7 @@ async def show_recovery(window: Any, path: Path, message: str) -> RecoveryPage:
     return page
 
 
-def close_popups(window: Any) -> None:
+def close_popups(window: RecoveryWindow) -> None:
     """Close what floats over the chats (the search popup, the command palette, a dialog
     left open): the recovery page takes the whole window, and nothing of the chats it
     replaces may stay over it."""
@@ -341,7 +421,7 @@ def lost_words(report: Any) -> str:
             f"and {where}.")
 
 
-def reopen(window: Any, notice: str) -> Any:
+def reopen(window: RecoveryWindow, notice: str) -> RecoveryWindow:
     """Open the chats in a new window that takes ``window``'s place, then close it.
 
     Used after a recovery in a window that had already built its chat view (its
@@ -359,7 +439,7 @@ def reopen(window: Any, notice: str) -> Any:
     return new
 
 
-async def on_damage(window: Any, *, at_start: bool) -> None:
+async def on_damage(window: RecoveryWindow, *, at_start: bool) -> None:
     """sessions.db met damage while the window started or ran: stop, close it, offer the page.
 
     Runs are stopped (what they had saved stays), the backups stop (none of a
@@ -400,7 +480,7 @@ def words(path: Path, plain: str) -> str:
     return said + KEPT_THEN.format(folder=kept.folder.name)
 
 
-def keep_message(window: Any) -> Path | None:
+def keep_message(window: RecoveryWindow) -> Path | None:
     """The message that met the damage (given back to the box by the failed send,
     ``parley.gui.chat.run``) and what else the box holds: written to the file of text
     typed while the chats could not be opened (``parley.gui.startup.typed_at_start``),

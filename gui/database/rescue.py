@@ -27,14 +27,20 @@ import logging
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from parley.core.errors import ParleyError
 from parley.core.store.errors import DatabaseReplaced, RescueFailed
 from parley.core.store.sqlite import faults
 from parley.gui import dialogs
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.tasks import TaskSet
+    from parley.gui.composer.drafts import Drafts
+    from parley.gui.notices.undo import UndoManager
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +49,41 @@ Role = QMessageBox.ButtonRole
 TITLE = "Save your chats"
 
 
-async def save_copy(window: Any, dest: Path | None = None) -> Path:
+class _WithDrafts(Protocol):
+    """The open chat (``parley.gui.chat.controller.ChatController``): its drafts."""
+
+    @property
+    def drafts(self) -> Drafts: ...
+
+
+class DraftsWindow(Protocol):
+    """Whose drafts go into a copy: the window's state, its open chat."""
+
+    @property
+    def chat(self) -> _WithDrafts | None: ...
+
+
+class RescueWindow(DraftsWindow, Protocol):
+    """What saving a copy uses of the window's state
+    (``parley.gui.window.state.WindowState``): the store, the open chat's drafts, the
+    undo bar that says where the copy went and the tasks (whose ``on_user_error`` is the
+    window's ``show_problem``)."""
+
+    @property
+    def store(self) -> AsyncStore | None: ...
+
+    @property
+    def undo(self) -> UndoManager: ...
+
+    @property
+    def tasks(self) -> TaskSet: ...
+
+
+async def save_copy(store: AsyncStore, dest: Path | None = None) -> Path:
     """Copy everything the open store reads to a new file (works when its file was deleted).
 
     Args:
-        window: the main window (its ``store``).
+        store: the window's open store.
         dest: the new file; None: ``<name>.rescued-<time>`` beside sessions.db, its
             folder made again when it was deleted. Never replaces a file.
 
@@ -59,7 +95,6 @@ async def save_copy(window: Any, dest: Path | None = None) -> Path:
             full, a file of that name); no partial file is left.
         StoreClosed: the store was closed.
     """
-    store = window.store
     target = dest or store.path.with_name(f"{store.path.name}.rescued")
     try:
         if dest is None:
@@ -70,47 +105,56 @@ async def save_copy(window: Any, dest: Path | None = None) -> Path:
     return copy
 
 
-async def record(window: Any, copy: Path, why: str) -> None:
-    """Note the rescue copy so the next start finds it (``parley.core.recovery.rescued``):
-    offered back, or pointed to when sessions.db is missing. Best effort (logged)."""
+async def record(store: AsyncStore, copy: Path, why: str) -> None:
+    """Note the rescue copy of ``store`` so the next start finds it
+    (``parley.core.recovery.rescued``): offered back, or pointed to when sessions.db is
+    missing. Best effort (logged)."""
     from parley.core.recovery import rescued
 
-    if window.store.on_server:  # not a file: nothing is looked for at the next start
+    if store.on_server:  # not a file: nothing is looked for at the next start
         return
-    where = await asyncio.to_thread(rescued.record, window.store.path, copy,
+    where = await asyncio.to_thread(rescued.record, store.path, copy,
                                     "moved" if why == "moved" else "unsaved")
     if where is None:
         log.warning("the rescue copy %s was not recorded; import it with "
                     "parley --import", copy)
 
 
-async def save_copy_now(window: Any) -> Path | None:
+async def save_copy_now(state: RescueWindow, window: QWidget) -> Path | None:
     """File ▸ Save a copy now…: ask where, save a copy with this run's drafts, say where.
+
+    Args:
+        state: the window's state (its store, drafts, undo bar, tasks).
+        window: the window (the Save dialog's parent).
 
     Returns:
         The copy, or None when cancelled or when it could not be saved (then
         the problem is shown).
     """
-    if window.store is None:
+    store = state.store
+    if store is None:
         return None
-    dest = await ask_copy_path(window, window.store.path)
+    dest = await ask_copy_path(window, store.path)
     if dest is None:
         return None
     try:
-        copy = await save_copy(window, dest)
+        copy = await save_copy(store, dest)
     except ParleyError as exc:
-        window.show_problem(exc)
+        state.tasks.on_user_error(exc)  # the window's show_problem
         return None
-    drafts, _ok = await _drafts_into(window, copy)
-    window.undo.notice(f"Saved a copy of your chats as {copy}{drafts}.")
+    drafts, _ok = await _drafts_into(state, copy)
+    state.undo.notice(f"Saved a copy of your chats as {copy}{drafts}.")
     return copy
 
 
-async def rescue_before_close(window: Any, moved: ParleyError) -> bool:
+async def rescue_before_close(state: DraftsWindow, store: AsyncStore, window: QWidget,
+                              moved: ParleyError) -> bool:
     """sessions.db moved while open: save the promised copy before the window closes.
 
     Args:
-        window: the main window, closing.
+        state: the window's state (the open chat's drafts go into the copy).
+        store: its open store, whose file moved.
+        window: the main window, closing (disabled meanwhile; the questions' parent).
         moved: the ``DatabaseMissing`` / ``DatabaseReplaced`` its last write met.
 
     Returns:
@@ -119,23 +163,23 @@ async def rescue_before_close(window: Any, moved: ParleyError) -> bool:
     """
     log.warning("closing: %s", moved.message)
     try:
-        copy = await save_copy(window)
+        copy = await save_copy(store)
     except RescueFailed as exc:
         log.warning("closing: %s", exc.message)
         window.setEnabled(True)  # the questions belong to it; they are window-modal
-        chosen = await _copy_elsewhere(window, moved, exc)
+        chosen = await _copy_elsewhere(store, window, moved, exc)
         if not isinstance(chosen, Path):
             if chosen == QUIT:
-                log.error("closed without a copy of the moved %s", window.store.path)
+                log.error("closed without a copy of the moved %s", store.path)
                 window.setEnabled(False)
             return chosen == QUIT
         copy = chosen
-    log.warning("the moved %s was saved as %s", window.store.path, copy)
-    drafts, drafts_ok = await _drafts_into(window, copy)
-    await record(window, copy, "moved")
+    log.warning("the moved %s was saved as %s", store.path, copy)
+    drafts, drafts_ok = await _drafts_into(state, copy)
+    await record(store, copy, "moved")
     window.setEnabled(True)
     answer = await dialogs.ask(window, QMessageBox.Icon.Information, TITLE,
-                       _saved_text(window.store.path, moved, copy, drafts, drafts_ok),
+                       _saved_text(store.path, moved, copy, drafts, drafts_ok),
                        [("Quit", Role.AcceptRole, QUIT)] if drafts_ok else
                        [("Quit", Role.DestructiveRole, QUIT),
                         ("Keep Parley open", Role.RejectRole, CANCEL)],
@@ -145,31 +189,31 @@ async def rescue_before_close(window: Any, moved: ParleyError) -> bool:
     return answer == QUIT
 
 
-async def _copy_elsewhere(window: Any, moved: ParleyError,
+async def _copy_elsewhere(store: AsyncStore, window: QWidget, moved: ParleyError,
                           failed: RescueFailed) -> Path | str:
     """Ask until a copy is saved elsewhere (its path), or QUIT / CANCEL is chosen."""
     while True:
         choice = await dialogs.ask(window, QMessageBox.Icon.Warning, TITLE,
-                           _failed_text(window.store.path, moved, failed),
+                           _failed_text(store.path, moved, failed),
                            [("Save a copy…", Role.AcceptRole, SAVE),
                             ("Quit without a copy", Role.DestructiveRole, QUIT),
                             ("Keep Parley open", Role.RejectRole, CANCEL)],
                            default=SAVE)
         if choice != SAVE:
             return choice
-        dest = await ask_copy_path(window, window.store.path)
+        dest = await ask_copy_path(window, store.path)
         if dest is None:
             continue
         try:
-            return await save_copy(window, dest)
+            return await save_copy(store, dest)
         except RescueFailed as exc:
             log.warning("closing: %s", exc.message)
             failed = exc
 
 
-async def _drafts_into(window: Any, copy: Path) -> tuple[str, bool]:
+async def _drafts_into(state: DraftsWindow, copy: Path) -> tuple[str, bool]:
     """Write this run's drafts into ``copy``: (a phrase for the person, whether it worked)."""
-    drafts = window.chat.drafts if window.chat is not None else None
+    drafts = state.chat.drafts if state.chat is not None else None
     if drafts is None:
         return "", True
     try:
@@ -227,7 +271,8 @@ def elsewhere(db_path: Path) -> Path:
         return choices[0]
 
 
-async def ask_copy_path(window: Any, db_path: Path, start: Path | None = None) -> Path | None:
+async def ask_copy_path(window: QWidget, db_path: Path,
+                        start: Path | None = None) -> Path | None:
     """Ask where to save a copy of the chats (a Save dialog); None when cancelled.
 
     Starts in ``start``, else in sessions.db's folder (or the nearest one that

@@ -18,12 +18,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from parley.core.errors import ParleyError
 from parley.gui import dialogs
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.store.merge import MergeReport
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.notices.undo import UndoManager
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +40,26 @@ _WHY = {"unsaved": "replies could not be saved in sessions.db as Parley quit",
         "moved": "sessions.db was deleted or replaced while Parley ran"}
 
 
-async def offer_rescued(window: Any) -> int:
+class OfferWindow(Protocol):
+    """What the offer uses of the window's state (``parley.gui.window.state.WindowState``):
+    the store merged into, the open chat (read again), the undo bar (says what came)."""
+
+    @property
+    def store(self) -> AsyncStore | None: ...
+
+    @property
+    def chat(self) -> ChatController | None: ...
+
+    @property
+    def undo(self) -> UndoManager: ...
+
+
+async def offer_rescued(state: OfferWindow, window: QWidget) -> int:
     """Offer each rescue copy of the open sessions.db that holds something new.
 
     Args:
-        window: the main window, its chats shown (``store``, ``chat``, ``undo``).
+        state: the window's state, its chats shown.
+        window: the window (the questions' parent).
 
     Returns:
         How many copies were brought back.
@@ -46,7 +67,7 @@ async def offer_rescued(window: Any) -> int:
     from parley.core.importing.parley_file import import_database
     from parley.core.recovery import rescued
 
-    store = window.store
+    store = state.store
     if store is None or store.on_server:
         return 0
     db = store.path
@@ -74,20 +95,19 @@ async def offer_rescued(window: Any) -> int:
             report = await import_database(store, copy.path)
         except (ParleyError, OSError) as exc:
             message = exc.message if isinstance(exc, ParleyError) else str(exc)
-            window.undo.notice(f"The rescue copy {copy.path} was not brought back: {message}",
+            state.undo.notice(f"The rescue copy {copy.path} was not brought back: {message}",
                                15_000)
             continue
         await asyncio.to_thread(rescued.handled, db, copy.path)
         brought += 1
-        await _show_again(window, report)
-        window.undo.notice(f"Brought back from the rescue copy {copy.path}: "
+        await _show_again(state.chat, report)
+        state.undo.notice(f"Brought back from the rescue copy {copy.path}: "
                            f"{_what(report)}.", 15_000)
     return brought
 
 
-async def _show_again(window: Any, report: Any) -> None:
+async def _show_again(chat: ChatController | None, report: MergeReport) -> None:
     """The sidebar and the open chat read again (messages may have come into it)."""
-    chat = window.chat
     if chat is None:
         return
     await chat.load_sidebar()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QMessageBox, QWidget
@@ -36,10 +36,12 @@ from parley.gui import dialogs
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStatusBar, QVBoxLayout
 
-    from parley.core.chat.save_queue import SaveNews
+    from parley.core.chat.run import ChatRunner
+    from parley.core.chat.save_queue import SaveNews, SaveQueue
     from parley.core.store.async_store import AsyncStore
     from parley.core.tasks import TaskSet
     from parley.gui.composer.drafts import Drafts
+    from parley.gui.notices.undo import UndoManager
     from parley.gui.transcript import TranscriptView
 
 log = logging.getLogger(__name__)
@@ -255,27 +257,79 @@ def _holder(error: ParleyError) -> str:
 
 
 # -- quitting ------------------------------------------------------------------------
-async def ask_before_quit(window: Any) -> bool:
+class _Runs(Protocol):
+    """The open chat's runs (``parley.gui.chat.run.ChatRuns``)."""
+
+    @property
+    def active(self) -> dict[str, Any]: ...
+
+    def lock_waiting(self) -> list[str]: ...
+
+    async def stop_and_wait(self, sid: str, timeout_s: float = 5.0) -> None: ...
+
+
+class _Chat(Protocol):
+    """What quitting uses of the open chat (``parley.gui.chat.controller.ChatController``)."""
+
+    @property
+    def drafts(self) -> Drafts: ...
+
+    @property
+    def runs(self) -> _Runs: ...
+
+    @property
+    def save_status(self) -> SaveStatus: ...
+
+    async def stash_draft(self) -> None: ...
+
+
+class QuitWindow(Protocol):
+    """What the question on quitting uses of the window's state
+    (``parley.gui.window.state.WindowState``): the open chat, the run loop's saves, the
+    store (where a rescue copy is made from) and the undo bar (says where it went)."""
+
+    @property
+    def chat(self) -> _Chat | None: ...
+
+    @property
+    def runner(self) -> ChatRunner | None: ...
+
+    @property
+    def store(self) -> AsyncStore | None: ...
+
+    @property
+    def undo(self) -> UndoManager: ...
+
+
+async def ask_before_quit(state: QuitWindow, window: QWidget) -> bool:
     """Quitting while replies are kept in memory: try once more, then ask.
+
+    Args:
+        state: the window's state (module doc).
+        window: the window, closing (disabled meanwhile; the questions' parent).
 
     Returns:
         True to go on closing (all saved, a rescue copy was saved, or the person
-        chose to quit without them); False to keep Parley open.
+        chose to quit without them; also with no chat or store open); False to keep
+        Parley open.
     """
-    saves = getattr(window.runner, "saves", None)
-    drafts = window.chat.drafts
+    chat, store = state.chat, state.store
+    if chat is None or store is None:
+        return True
+    saves = getattr(state.runner, "saves", None)
+    drafts = chat.drafts
     # A message waiting for another program's lock was never saved: it goes back to its
     # chat's box (a draft), so the question below covers it and nothing typed is lost.
-    for sid in window.chat.runs.lock_waiting():
-        await window.chat.runs.stop_and_wait(sid)
+    for sid in chat.runs.lock_waiting():
+        await chat.runs.stop_and_wait(sid)
     with contextlib.suppress(ParleyError):  # the open chat's draft: refused ones are noted
-        await window.chat.stash_draft()
+        await chat.stash_draft()
     if not (saves is not None and saves.pending()) and not await drafts.save_unsaved():
         return True
     # Saving fails now: a reply still streaming would be kept too once stopped (closing
     # stops it), so it is stopped first and the question covers it.
-    for sid in list(window.chat.runs.active):
-        await window.chat.runs.stop_and_wait(sid)
+    for sid in list(chat.runs.active):
+        await chat.runs.stop_and_wait(sid)
     if await _all_saved(saves, drafts):
         return True
     from parley.gui.database import rescue
@@ -289,7 +343,7 @@ async def ask_before_quit(window: Any) -> bool:
         choice = await dialogs.ask(
             window, QMessageBox.Icon.Warning, TITLE,
             copy_failed + _question(
-                window, kept, error or drafts.error or window.chat.save_status.last_error,
+                store, kept, error or drafts.error or chat.save_status.last_error,
                 len(drafts_left)),
             [("Save a rescue copy…", Role.AcceptRole, SAVE),
              ("Quit without them", Role.DestructiveRole, QUIT),
@@ -304,18 +358,18 @@ async def ask_before_quit(window: Any) -> bool:
             window.setEnabled(False)
             return True
         # Not in the data folder: its disk is the one refusing (full, failing).
-        dest = await rescue.ask_copy_path(window, window.store.path,
-                                          start=rescue.elsewhere(window.store.path))
+        dest = await rescue.ask_copy_path(window, store.path,
+                                          start=rescue.elsewhere(store.path))
         if dest is None:
             continue
         try:
-            copy = await _rescue_copy(window, dest)
+            copy = await _rescue_copy(store, saves, drafts, dest)
         except ParleyError as exc:
             log.warning("rescue copy: %s", exc.message)
             copy_failed = (f"The rescue copy was not saved. {exc.message}\n\nChoose another "
                            "place for it (another disk), or one of the ways below.\n\n")
             continue
-        window.undo.notice(f"Saved a copy of your chats with the unsaved replies as {copy}.")
+        state.undo.notice(f"Saved a copy of your chats with the unsaved replies as {copy}.")
         log.warning("replies not saved were written into %s", copy)
         window.setEnabled(False)
         return True
@@ -327,23 +381,25 @@ async def _all_saved(saves: Any, drafts: Any) -> bool:
     return not await drafts.save_unsaved() and replies
 
 
-async def _rescue_copy(window: Any, dest: Path) -> Path:
-    """A copy of the store at ``dest``, with the kept replies and the drafts in it."""
+async def _rescue_copy(store: AsyncStore, saves: SaveQueue | None, drafts: Drafts,
+                       dest: Path) -> Path:
+    """A copy of ``store`` at ``dest``, with the kept replies (``saves``, the run loop's
+    ``SaveQueue``; None: none) and the ``drafts`` in it."""
     from parley.gui.database import rescue
 
-    copy = await rescue.save_copy(window, dest)
-    await window.runner.saves.write_into(copy)
-    await rescue.record(window, copy, "unsaved")  # offered back at the next start
-    drafts = window.chat.drafts if window.chat is not None else None
-    if drafts is not None:
-        try:
-            await drafts.save_into(copy)
-        except ParleyError as exc:
-            log.warning("drafts not written into %s: %s", copy, exc.message)
+    copy = await rescue.save_copy(store, dest)
+    if saves is not None:
+        await saves.write_into(copy)
+    await rescue.record(store, copy, "unsaved")  # offered back at the next start
+    try:
+        await drafts.save_into(copy)
+    except ParleyError as exc:
+        log.warning("drafts not written into %s: %s", copy, exc.message)
     return copy
 
 
-def _question(window: Any, kept: list[Any], error: ParleyError | None, drafts: int) -> str:
+def _question(store: AsyncStore, kept: list[Any], error: ParleyError | None,
+              drafts: int) -> str:
     from parley.core.chat.save_queue import reason
 
     parts = []
@@ -356,7 +412,7 @@ def _question(window: Any, kept: list[Any], error: ParleyError | None, drafts: i
     lost = ("sessions.db then keeps at most the part of a reply written while it arrived, "
             "marked incomplete" if kept else "the unsent text is lost")
     return (f"Not saved yet: {what} ({reason(error)}). Parley still holds {them} and would "
-            f"write {them} as soon as {window.store.path.name} takes it.\n\nSave a rescue "
+            f"write {them} as soon as {store.path.name} takes it.\n\nSave a rescue "
             f"copy of your chats, with {them}, somewhere else (another disk), keep Parley open "
             f"(and free some space, or close the other program), or quit without {them}: "
             f"{lost}.")

@@ -14,11 +14,17 @@ import asyncio
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from parley.core.errors import ParleyError
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
+    from parley.core.tasks import TaskSet
+    from parley.gui.chat.controller import ChatController
+    from parley.gui.notices.undo import UndoManager
 
 #: Scripted answers for the next file dialogs (tests): ``(fmt, path)`` for a save,
 #: a path for an open, None for "cancelled".
@@ -110,8 +116,33 @@ def lost_note(lost: list[str]) -> str:
     return (" Left out: " + " ".join(lost)) if lost else ""
 
 
-def export_chat(window: Any, session_id: str | None = None) -> bool:
-    """Ask where and in which format, then export a chat (default: ``window``'s open one).
+class FilesWindow(Protocol):
+    """Where the export and import dialogs start: the window's state's ``files_folder``
+    (``parley.gui.window.state.WindowState``)."""
+
+    files_folder: Path | None
+
+
+class ExportWindow(FilesWindow, Protocol):
+    """What exporting uses of the window's state: the open chat, the store, the undo bar
+    (says where the file went), the tasks it runs in."""
+
+    @property
+    def chat(self) -> ChatController | None: ...
+
+    @property
+    def store(self) -> AsyncStore | None: ...
+
+    @property
+    def undo(self) -> UndoManager: ...
+
+    @property
+    def tasks(self) -> TaskSet: ...
+
+
+def export_chat(state: ExportWindow, window: QWidget, session_id: str | None = None) -> bool:
+    """Ask where and in which format, then export a chat (default: the open one of
+    ``window``, whose state is ``state``; ``window`` is the dialogs' parent).
 
     Returns False when there is no chat or the person cancelled. The result
     (file name, what the format left out) shows as a notice; errors reach the
@@ -119,32 +150,32 @@ def export_chat(window: Any, session_id: str | None = None) -> bool:
     """
     from parley.core.export import suggested_filename
 
-    chat = window.chat
+    chat, store = state.chat, state.store
     sid = session_id or (chat.session_id if chat else None)
-    if chat is None or sid is None:
+    if chat is None or sid is None or store is None:
         return False
     session = chat.sessions.get(sid)
     title = session.title if session else None
     target = ask_export_target(window, suggested_filename(title, "markdown"),
-                               last_folder(window))
+                               last_folder(state))
     if target is None:
         return False
-    remember_folder(window, target[1])
+    remember_folder(state, target[1])
 
     async def go() -> None:
-        done = await export_to_file(window.store, sid, *target)
-        window.undo.notice(f"Exported to {done.path.name}.{lost_note(done.lost)}")
+        done = await export_to_file(store, sid, *target)
+        state.undo.notice(f"Exported to {done.path.name}.{lost_note(done.lost)}")
 
-    window.tasks.spawn(go(), name="export")
+    state.tasks.spawn(go(), name="export")
     return True
 
 
-def last_folder(window: Any) -> Path | None:
+def last_folder(window: FilesWindow) -> Path | None:
     """The folder of the last file exported or imported in this window (None: home)."""
     folder = getattr(window, "files_folder", None)
     return folder if isinstance(folder, Path) and folder.is_dir() else None
 
 
-def remember_folder(window: Any, path: Path) -> None:
+def remember_folder(window: FilesWindow, path: Path) -> None:
     """The next export or import dialog starts where this file is."""
     window.files_folder = path.parent

@@ -17,13 +17,19 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 
 from parley.core.errors import ParleyError
-from parley.gui.dialogs.export_dialog import answers, last_folder, lost_note, remember_folder
+from parley.gui.dialogs.export_dialog import (
+    ExportWindow,
+    answers,
+    last_folder,
+    lost_note,
+    remember_folder,
+)
 from parley.gui.dialogs.import_summary import ImportSummaryDialog
 
 #: Milliseconds before the progress dialog shows (a small file is done before).
@@ -118,43 +124,54 @@ def ask_import_source(parent: QWidget | None, folder: Path | None = None) -> Pat
     return Path(name) if name else None
 
 
-def import_chat(window: Any) -> bool:
+class ImportWindow(ExportWindow, Protocol):
+    """What importing uses of the window's state (``parley.gui.window.state.WindowState``):
+    what exporting does, and where the progress of the import under way is kept."""
+
+    import_progress: ImportProgress | None
+
+
+def import_chat(state: ImportWindow, window: QWidget) -> bool:
     """Ask for a file and import it into the current space: one conversation opens as a
     new chat; a chat history (ChatGPT, Claude.ai, Open WebUI) imports with a progress
-    dialog and a summary.
+    dialog and a summary (``window``, whose state is ``state``, is the dialogs' parent).
     False when the person cancelled (or chats are not shown yet)."""
-    chat = window.chat
+    chat = state.chat
     if chat is None:
         return False
-    path = ask_import_source(window, last_folder(window))
+    path = ask_import_source(window, last_folder(state))
     if path is None:
         return False
-    remember_folder(window, path)
-    start_import(window, path, chat.space_id)
+    remember_folder(state, path)
+    start_import(state, window, path, chat.space_id)
     return True
 
 
-def start_import(window: Any, path: Path, space_id: str | None) -> None:
-    """Import ``path`` into ``space_id`` as a task of ``window`` (see the module docstring).
+def start_import(state: ImportWindow, window: QWidget, path: Path,
+                 space_id: str | None) -> None:
+    """Import ``path`` into ``space_id`` as a task of ``state`` (see the module docstring).
 
     Errors (a refused file, one that cannot be read) reach the window's problem
     display; a cancel is said in a notice.
     """
-    window.tasks.spawn(_run(window, path, space_id), name="import")
+    state.tasks.spawn(_run(state, window, path, space_id), name="import")
 
 
-async def _run(window: Any, path: Path, space_id: str | None) -> None:
+async def _run(state: ImportWindow, window: QWidget, path: Path, space_id: str | None) -> None:
     from parley.core.convert.errors import NotAConversation
     from parley.core.importing.files import import_path
     from parley.core.store.imports import ImportCancelled
 
+    chat, store = state.chat, state.store
+    if chat is None or store is None:  # import_chat checked: the chats are shown
+        return
     progress = ImportProgress(window, path.name)
-    window.import_progress = progress  # tests and a second import see it
+    state.import_progress = progress  # tests and a second import see it
     try:
-        summary = await import_path(window.store, path, space_id=space_id,
+        summary = await import_path(store, path, space_id=space_id,
                                     progress=progress.progress, cancelled=progress.cancelled)
     except ImportCancelled as exc:
-        window.undo.notice(exc.message)
+        state.undo.notice(exc.message)
         return
     except OSError as exc:
         raise CannotReadFile(path, exc.strerror or str(exc)) from exc
@@ -162,14 +179,13 @@ async def _run(window: Any, path: Path, space_id: str | None) -> None:
         raise ImportRefused(path, exc) from exc
     finally:
         progress.close()
-        window.import_progress = None
-    chat = window.chat
+        state.import_progress = None
     if summary.single is not None:
         result = summary.single
-        window.pages.show_chat()
+        chat.calls.show_chat()  # the window's (WindowPages.show_chat)
         await chat.opener.show_fork(result.session)
         n = result.turns_imported
-        window.undo.notice(f"Imported {n} message{'s' if n != 1 else ''} "
+        state.undo.notice(f"Imported {n} message{'s' if n != 1 else ''} "
                            f"from {summary.format_name}.{lost_note(result.lost)}")
         return
     await chat.load_sidebar()
@@ -182,11 +198,11 @@ async def _run(window: Any, path: Path, space_id: str | None) -> None:
     box.open()
 
 
-def list_imported(window: Any) -> None:
+def list_imported(state: ExportWindow) -> None:
     """``parley --import`` wrote chats into this window's sessions.db: list them (the
     sidebar is read again; a window still at set-up reads it when it gets there)."""
-    chat = getattr(window, "chat", None)
-    if chat is None or getattr(window, "store", None) is None:
+    chat = getattr(state, "chat", None)
+    if chat is None or getattr(state, "store", None) is None:
         return
-    window.tasks.spawn(chat.load_sidebar(), name="sidebar-after-import")
-    window.undo.notice("Chats imported from the command line are listed now.")
+    state.tasks.spawn(chat.load_sidebar(), name="sidebar-after-import")
+    state.undo.notice("Chats imported from the command line are listed now.")

@@ -71,4 +71,4 @@ def show_kept(window: WindowBase) -> None:
         window.undo.notice(window.upgrade_notice, UPGRADE_NOTICE_MS)
     from parley.gui.database.rescued_offer import offer_rescued
 
-    window.tasks.spawn(offer_rescued(window), name="rescued")
+    window.tasks.spawn(offer_rescued(window, window), name="rescued")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QMainWindow
@@ -19,6 +20,9 @@ from PySide6.QtWidgets import QMainWindow
 from parley.core.errors import ParleyError
 from parley.gui.startup.state import Stage
 from parley.gui.window.state import WindowState
+
+if TYPE_CHECKING:
+    from parley.gui.database.recovery_page import RecoveryWindow
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +33,16 @@ class WindowProblems:
     Args:
         state: the window's state (the store, the runs and timers to stop, whether
             start-up finished, the recovery flag).
-        window: the window, the dialogs' parent (the recovery page is shown in it).
+        window: the window, the dialogs' parent.
+        recovered: the window as the recovery page uses it (the page is shown in it; a
+            new window of its class may take its place).
     """
 
-    def __init__(self, state: WindowState, window: QMainWindow) -> None:
+    def __init__(self, state: WindowState, window: QMainWindow,
+                 recovered: RecoveryWindow) -> None:
         self.state = state
         self.window = window
+        self.recovered = recovered
         self.damage_told = False  # a damaged sessions.db was told
         self.moved_told = False  # sessions.db deleted or moved while open was told
 
@@ -45,14 +53,15 @@ class WindowProblems:
 
             at_start = not self.state.ready
             self.state.startup.move_to(Stage.RECOVERY)  # once, whoever noticed it first
-            self.state.tasks.spawn(on_damage(self.window, at_start=at_start), name="damaged")
+            self.state.tasks.spawn(on_damage(self.recovered, at_start=at_start),
+                                  name="damaged")
 
     async def damaged_at_start(self, path: Path) -> None:
         """The file was found damaged while the window was starting: the recovery page."""
         if not self.state.startup.recovering:
             from parley.gui.database.recovery_page import on_damage
 
-            await on_damage(self.window, at_start=True)
+            await on_damage(self.recovered, at_start=True)
 
     def reopened(self) -> None:
         """The store opened again after the recovery page: a fresh start."""

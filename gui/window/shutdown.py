@@ -76,7 +76,7 @@ class WindowShutdown:
         if state.chat is not None:
             from parley.gui.database.save_status import ask_before_quit
 
-            if not await ask_before_quit(self.window):  # replies not saved yet: asked
+            if not await ask_before_quit(state, self.window):  # replies not saved yet: asked
                 return False
         self.closed = True
         try:
@@ -118,7 +118,9 @@ class WindowShutdown:
         except (DatabaseMissing, DatabaseReplaced) as moved:
             from parley.gui.database.rescue import rescue_before_close
 
-            return await rescue_before_close(self.window, moved)
+            store = self.state.store
+            return store is None or await rescue_before_close(self.state, store, self.window,
+                                                              moved)
         except ParleyError as exc:  # a full disk, a damaged file…: closing goes on
             log.warning("not saved while closing: %s", exc.message)
         return True

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from PySide6.QtWidgets import (
         QHBoxLayout,
         QLabel,
-        QMainWindow,
         QSplitter,
         QStackedWidget,
         QToolButton,
@@ -47,7 +46,9 @@ if TYPE_CHECKING:
     from parley.gui.commands.shortcut_help import ShortcutHelp
     from parley.gui.composer.widget import Composer, ComposerBar
     from parley.gui.database.elsewhere import Elsewhere
-    from parley.gui.database.recovery_page import RecoveryPage
+    from parley.gui.database.missing_page import MissingPage
+    from parley.gui.database.recovery_page import RecoveryPage, RecoveryWindow
+    from parley.gui.dialogs.import_dialog import ImportProgress
     from parley.gui.dialogs.search import SearchPopup
     from parley.gui.header.chat_heading import ChatHeading
     from parley.gui.header.context_meter import ContextMeter
@@ -130,12 +131,16 @@ class WindowState:
         #: The folder of the last file exported or imported (None: home;
         #: ``parley.gui.dialogs.export_dialog``).
         self.files_folder: Path | None = None
-        #: sessions.db was looked for once (``parley.gui.database.missing_page``).
+        #: sessions.db was looked for once (``parley.gui.database.missing_page``), and
+        #: the page shown while it is missing and copies of it were found.
         self.missing_checked = False
+        self.missing_page: MissingPage | None = None
+        #: The import under way (``parley.gui.dialogs.import_dialog``).
+        self.import_progress: ImportProgress | None = None
         #: The store whose saved keys the keymap took (``parley.gui.commands.keymap``).
         self._keymap_store: AsyncStore | None = None
         #: The window that took this one's place after a recovery.
-        self.successor: QMainWindow | None = None
+        self.successor: RecoveryWindow | None = None
         self.pending_notice: str | None = None  # told once the chats show (a recovery)
         self.upgrade_notice: str | None = None  # told once ready (a v3 file was upgraded)
         #: The transcript, once the chats are open (a placeholder holds its place before).

@@ -102,7 +102,7 @@ def test_damage_a_search_meets_closes_the_popup_and_does_not_say_when_it_was_don
     damage_search_index(path)  # the file's times kept: nothing says it was written
 
     w = driver.open(env={WHOLE_CHECK_ENV: "0"})  # the check left out: the search meets it
-    assert open_search(w)
+    assert open_search(w, w)
     popup = w.search_popup
     driver.qtbot.keyClicks(popup.edit, "word7")
     driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 20)

@@ -107,7 +107,7 @@ def test_the_import_dialog_starts_where_the_last_export_went(driver, tmp_path, m
     folder = tmp_path / "exports"
     folder.mkdir()
     export_dialog.answers.append(("markdown", folder / "soup.md"))
-    assert export_dialog.export_chat(w)
+    assert export_dialog.export_chat(w, w)
     driver.until(lambda: (folder / "soup.md").exists() and w.tasks.pending == 0)
 
     started_in: list[str] = []
@@ -117,5 +117,5 @@ def test_the_import_dialog_starts_where_the_last_export_went(driver, tmp_path, m
         return "", ""
 
     monkeypatch.setattr(import_dialog.QFileDialog, "getOpenFileName", dialog)
-    assert not import_dialog.import_chat(w)
+    assert not import_dialog.import_chat(w, w)
     assert started_in == [str(folder)]
