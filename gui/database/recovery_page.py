@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from parley.gui.chat.controller import ChatController
     from parley.gui.notices.undo import UndoManager
     from parley.gui.sidebar import Sidebar
+    from parley.gui.startup.state import StartupView
 
 log = logging.getLogger(__name__)
 
@@ -302,6 +303,9 @@ class RecoveryWindow(TypedWindow, Protocol):
 
     @property
     def tasks(self) -> TaskSet: ...
+
+    @property
+    def startup(self) -> StartupView: ...
 
     @property
     def quitting(self) -> _Retiring: ...

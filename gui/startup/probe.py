@@ -10,9 +10,11 @@ docstring). ``PARLEY_PROBE=quit`` closes the window then.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QTimer
+
     from parley.core.tasks import TaskSet
     from parley.gui.composer.widget import Composer
 
@@ -38,7 +40,7 @@ class StartupProbe:
         self.window: ProbedWindow | None = None
         self.stall_max = 0.0
         self._last_tick = 0.0
-        self._timer: Any = None
+        self._timer: QTimer | None = None  # the stall meter's
 
     def watch(self, window: ProbedWindow) -> None:
         """Mark ``typed`` when ``window``'s message box first holds text; wait for it to be

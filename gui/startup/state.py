@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import asyncio
 
+    from parley.gui.startup.typed_at_start import TypedAtStart
+
 #: Said when a second message is sent in the same chat before the chats are open.
 ONE_WAITING = ("Your message before this one is waiting for your chats to open: this one "
                "stays here; send it in a moment.")
@@ -184,7 +186,7 @@ class StartupView(Protocol):
 
     stage: Stage
     queue: PendingQueue
-    typed: Any  # parley.gui.startup.typed_at_start.TypedAtStart | None
+    typed: TypedAtStart | None  # what was typed, kept when the chats could not be opened
 
     @property
     def ready(self) -> bool: ...

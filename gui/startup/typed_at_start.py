@@ -27,12 +27,32 @@ if TYPE_CHECKING:
     from parley.core.errors import ParleyError
     from parley.core.tasks import TaskSet
     from parley.gui.composer.widget import Composer
-    from parley.gui.startup.state import StartupView
 
 log = logging.getLogger(__name__)
 
 #: In the data folder: what was typed while Parley could not open the chats.
 FILE_NAME = "typed-at-start.txt"
+
+
+class _Queue(Protocol):
+    """What start-up holds that was sent before the chats were open
+    (``parley.gui.startup.state.PendingQueue``)."""
+
+    def messages(self) -> list[str]: ...
+
+    def drafts(self) -> list[str]: ...
+
+
+class TypedStartup(Protocol):
+    """Start-up as the text typed at start sees it (``parley.gui.startup.state.StartupView``:
+    declared here, as that module names :class:`TypedAtStart`)."""
+
+    typed: TypedAtStart | None
+
+    @property
+    def queue(self) -> _Queue: ...
+
+    async def start(self) -> None: ...
 
 
 class TypedWindow(Protocol):
@@ -43,7 +63,7 @@ class TypedWindow(Protocol):
     def composer(self) -> Composer: ...
 
     @property
-    def startup(self) -> StartupView: ...
+    def startup(self) -> TypedStartup: ...
 
 
 class StartWindow(TypedWindow, Protocol):
