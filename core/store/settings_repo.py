@@ -10,7 +10,6 @@ import json
 from typing import Any
 
 from sqlalchemy import Table, delete, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.engine import Connection
 
@@ -39,8 +38,17 @@ def put(con: Connection, table: Table, key: str, value: Any) -> None:
         con.execute(delete(table).where(table.c.key == key))
         return
     raw = encode(value)
-    stmt = (pg_insert if is_postgresql(con) else insert)(table).values(key=key, value=raw)
-    con.execute(stmt.on_conflict_do_update(index_elements=[table.c.key], set_={"value": raw}))
+    keys, values = [table.c.key], {"value": raw}
+    if is_postgresql(con):
+        # Imported here: SQLAlchemy's PostgreSQL dialect takes ~40 ms to import, on the
+        # path of every start-up (the chats listed, the first message sent) otherwise.
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        pg_stmt = pg_insert(table).values(key=key, value=raw)
+        con.execute(pg_stmt.on_conflict_do_update(index_elements=keys, set_=values))
+        return
+    stmt = insert(table).values(key=key, value=raw)
+    con.execute(stmt.on_conflict_do_update(index_elements=keys, set_=values))
 
 
 def get_all(con: Connection, table: Table) -> dict[str, Any]:

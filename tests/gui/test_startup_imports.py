@@ -4,9 +4,10 @@ parley.gui.startup.phases lists the sessions after importing only what
 ``parley.gui.startup.opening.import_store`` imports; the SDKs come later, with the
 providers. A module on that path that imports ``parley.core.providers.registry`` (or an
 adapter) pulls both SDKs in and holds the sidebar back by ~3 s — this test fails if one
-does. Loading the providers' hub, the run loop and MCP (``Workspace.open_providers``)
-imports no SDK either: each is imported off the GUI thread when its provider is
-prepared, and only for the providers set up.
+does; nor may it import SQLAlchemy's PostgreSQL dialect (~40 ms, needed only for a store
+on PostgreSQL: imported when such a store is opened). Loading the providers' hub, the run
+loop and MCP (``Workspace.open_providers``) imports no SDK either: each is imported off
+the GUI thread when its provider is prepared, and only for the providers set up.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from parley.gui.startup.opening import import_store
 from parley.gui.window.layout import import_window_parts
 import_window_parts()  # the sidebar, the header's tools, the commands (right after the paint)
 import_store()
-heavy = sorted(m for m in ("anthropic", "openai", "parley.core.providers.registry")
-               if m in sys.modules)
+heavy = sorted(m for m in ("anthropic", "openai", "parley.core.providers.registry",
+                           "sqlalchemy.dialects.postgresql") if m in sys.modules)
 print("imported:", heavy)
 import_providers()  # the hub, the run loop, MCP: still no SDK (ProviderHub.prepare imports it)
 print("then:", sorted(m for m in ("anthropic", "openai") if m in sys.modules))
