@@ -113,5 +113,4 @@ def _link_chain(con: Connection, session_id: str, turn_ids: list[str]) -> None:
          "shown_at": stamp + 1 if i == last else stamp}
         for i, tid in enumerate(turn_ids)
     ])
-    con.execute(P.insert(), [{"session_id": session_id, "pos": i, "turn_id": tid}
-                             for i, tid in enumerate(turn_ids)])
+    tree.add_path(con, session_id, 0, turn_ids)

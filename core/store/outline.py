@@ -44,7 +44,7 @@ from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import ColumnElement
 
 from parley.core.content import Turn
-from parley.core.store import sessions, tree, turns
+from parley.core.store import path_count, sessions, tree, turns
 from parley.core.store.schema import compactions as C
 from parley.core.store.schema import turn_path as P
 from parley.core.store.schema import turns as T
@@ -173,17 +173,15 @@ def _counts_elsewhere(placed: list[Span]) -> dict[str, int]:
 def _stored_counts(con: Connection, session_id: str, ranges: list[tuple[int, int]]) -> list[int]:
     """Turns on the path in each ``(first, last)`` position range (inclusive).
 
-    One aggregate over the path first (its key only): when its positions have no gap
-    (turns are appended below the leaf, and a path is cut back at its end) a range's
-    count is its width, so a chat compacted many times (every range starting at its
-    first turn) is not counted again for every compaction. Otherwise each range is
-    counted (a range of the key).
+    When the path's positions have no gap (turns are appended below the leaf, and a
+    path is cut back at its end: :func:`parley.core.store.path_count.ends`, three seeks
+    of keys) a range's count is its width, so a chat compacted many times (every range
+    starting at its first turn) is not counted again for every compaction, nor its
+    whole path once. Otherwise each range is counted (a range of the key).
     """
-    total, low, high = con.execute(
-        select(func.count(), func.min(P.c.pos), func.max(P.c.pos))
-        .where(P.c.session_id == session_id)
-    ).one()
-    if total and total == high - low + 1:
+    known = path_count.ends(con, session_id)
+    if known is not None:
+        low, high = known
         return [max(0, min(last, high) - max(first, low) + 1) for first, last in ranges]
     out = []
     for first, last in ranges:

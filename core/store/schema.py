@@ -48,7 +48,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 
 from parley.core.content import now_ms
-from parley.core.store import fork_index, textindex
+from parley.core.store import fork_index, path_count, textindex
 
 SCHEMA_VERSION = 4
 DEFAULT_SPACE_ID = "default"
@@ -557,6 +557,7 @@ def create_all(con: Connection) -> None:
                 + QUEUED_FILES_DDL):
         con.exec_driver_sql(ddl)
     fork_index.create(con)
+    path_count.create(con)
     con.execute(
         spaces.insert().values(
             id=DEFAULT_SPACE_ID, name=DEFAULT_SPACE_NAME, position=0, created_at=now_ms()

@@ -21,13 +21,14 @@ grouped by parent, and only the children of turns that have several.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, select, text
 from sqlalchemy.engine import Connection, Row
-from sqlalchemy.sql import ColumnElement, Select
+from sqlalchemy.sql import ColumnElement, Select, TextClause
 
 from parley.core.content import now_ms
 from parley.core.store import sessions
@@ -122,7 +123,8 @@ def descend(con: Connection, session_id: str, turn_id: str) -> list[Row[Any]]:
 
 _LOCK_SESSION = text(pg_sql.LOCK_SESSION)
 _CUT = text("DELETE FROM turn_path WHERE session_id = :sid AND pos > :pos")
-_ADD = text("INSERT INTO turn_path (session_id, pos, turn_id) VALUES (:sid, :pos, :tid)")
+#: Path rows per INSERT statement (3 parameters each: under SQLite's old limit of 999).
+PATH_ROWS = 300
 _STAMP = text("UPDATE turn_links SET shown_at = :stamp WHERE turn_id IN :ids").bindparams(
     bindparam("ids", expanding=True))
 _STAMP_ONE = text("UPDATE turn_links SET shown_at = :stamp WHERE turn_id = :tid")
@@ -133,6 +135,29 @@ def _chunks(ids: Sequence[str]) -> Iterable[list[str]]:
         yield list(ids[i:i + CHUNK])
 
 
+def add_path(con: Connection, session_id: str, first_pos: int, turn_ids: Sequence[str]) -> None:
+    """Put ``turn_ids`` on the session's path at positions ``first_pos``, ``first_pos + 1``
+    … (those positions must be free), :data:`PATH_ROWS` rows a statement: the path's count
+    (``parley.core.store.path_count``) is kept by a trigger, and on SQLite each statement
+    that fires one pays for a statement journal (measured, 100,000 rows, foreign keys on:
+    22 µs a row one row a statement, 7 µs without the trigger; 4.6 µs a row in statements
+    of 300, 3.2 µs without)."""
+    for i in range(0, len(turn_ids), PATH_ROWS):
+        part = turn_ids[i:i + PATH_ROWS]
+        params: dict[str, Any] = {"sid": session_id}
+        for j, t in enumerate(part):
+            params[f"p{j}"] = first_pos + i + j
+            params[f"t{j}"] = t
+        con.execute(_add_rows(len(part)), params)
+
+
+@functools.cache
+def _add_rows(n: int) -> TextClause:
+    """``INSERT INTO turn_path`` of ``n`` rows (a text: SQLAlchemy compiles it once)."""
+    values = ", ".join(f"(:sid, :p{j}, :t{j})" for j in range(n))
+    return text(f"INSERT INTO turn_path (session_id, pos, turn_id) VALUES {values}")
+
+
 def _set_path(con: Connection, session_id: str, after_pos: int, suffix: Sequence[str],
               stamp: int) -> None:
     """Replace the path below position ``after_pos`` (-1: all of it) by ``suffix`` and
@@ -140,8 +165,7 @@ def _set_path(con: Connection, session_id: str, after_pos: int, suffix: Sequence
     con.execute(_CUT, {"sid": session_id, "pos": after_pos})
     if not suffix:
         return
-    con.execute(_ADD, [{"sid": session_id, "pos": after_pos + 1 + i, "tid": t}
-                       for i, t in enumerate(suffix)])
+    add_path(con, session_id, after_pos + 1, suffix)
     for part in _chunks(suffix[:-1]):
         con.execute(_STAMP, {"stamp": stamp, "ids": part})
     con.execute(_STAMP_ONE, {"stamp": stamp + 1, "tid": suffix[-1]})

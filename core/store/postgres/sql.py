@@ -251,6 +251,29 @@ FORKS_TRIGGER = (f"CREATE TRIGGER {FORKS_TRIGGER_NAME} AFTER INSERT OR DELETE OR
                  "parent_id, session_id ON turn_links FOR EACH ROW EXECUTE FUNCTION "
                  "parley_turn_forks()")
 
+#: The count of each session's path rows (``parley.core.store.path_count``):
+#: ``turn_path_counts`` follows ``turn_path``. The upsert and ``n = n - 1`` lock the
+#: session's row, so two transactions changing one path count in turn.
+PATH_COUNT_FUNCTION = """CREATE OR REPLACE FUNCTION parley_turn_path_count() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE' AND OLD.session_id = NEW.session_id THEN
+            RETURN NULL;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            UPDATE turn_path_counts SET n = n - 1 WHERE session_id = OLD.session_id;
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            INSERT INTO turn_path_counts AS c (session_id, n) VALUES (NEW.session_id, 1)
+                ON CONFLICT (session_id) DO UPDATE SET n = c.n + 1;
+        END IF;
+        RETURN NULL;
+    END $$"""
+PATH_COUNT_TRIGGER_NAME = "turn_path_count"
+PATH_COUNT_TRIGGER = (f"CREATE TRIGGER {PATH_COUNT_TRIGGER_NAME} AFTER INSERT OR DELETE OR "
+                      "UPDATE OF session_id ON turn_path FOR EACH ROW EXECUTE FUNCTION "
+                      "parley_turn_path_count()")
+
 _TURN_VEC = (
     f"to_tsvector('{SEARCH_CONFIG}'::regconfig, "
     f"parley_normalize(left(parley_turn_text(blocks), {MAX_INDEXED_CHARS})))"

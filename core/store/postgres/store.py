@@ -37,7 +37,7 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from parley.core.content import Turn, now_ms
-from parley.core.store import fork_index, spaces, turns
+from parley.core.store import fork_index, path_count, spaces, turns
 from parley.core.store.errors import (
     DriverMissing,
     InvalidDatabaseUrl,
@@ -308,6 +308,7 @@ class PgStore(Store):
         create_space_document_schema(con)  # written before space documents: added
         create_compaction_index(con)  # written before the summary-turn index: added
         fork_index.create(con)  # written before the forks' index: added, filled
+        path_count.create(con)  # written before the paths' counts: added, filled
         spaces.ensure_default(con)
 
     # --- lifecycle (StoreBase's, for a server) -----------------------------------
@@ -401,6 +402,7 @@ def create_schema(con: Connection) -> None:
         con.exec_driver_sql(ddl)
     create_queued_files(con)
     fork_index.create(con)
+    path_count.create(con)
     con.execute(
         spaces_table.insert().values(
             id=DEFAULT_SPACE_ID, name=DEFAULT_SPACE_NAME, position=0, created_at=now_ms()

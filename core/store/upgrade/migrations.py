@@ -30,7 +30,9 @@ written while a reply streamed (``queued_messages``) the third, their files
 (``queued_files`` and its triggers) the fourth, the space documents
 (``space_documents``, ``space_document_pages``, ``space_document_fts``) the fifth,
 the summary-turn index the sixth, the forking parents of each chat (``turn_forks``
-and its triggers: ``parley.core.store.fork_index``) the seventh. Once a format
+and its triggers: ``parley.core.store.fork_index``) the seventh, the count of each
+chat's path rows (``turn_path_counts`` and its triggers:
+``parley.core.store.path_count``) the eighth. Once a format
 has been released, a change that an older Parley could not read must be a
 versioned step instead (an older build then refuses the file as newer rather
 than misreading it).
@@ -51,7 +53,7 @@ from urllib.parse import quote
 
 from sqlalchemy.engine import Connection
 
-from parley.core.store import fork_index
+from parley.core.store import fork_index, path_count
 from parley.core.store.errors import (
     SQLITE_CANTOPEN,
     SQLITE_PERM,
@@ -184,6 +186,9 @@ ADDITIONS: list[Addition] = [
     # After the tree's addition: it reads turn_links (filled once by one GROUP BY).
     Addition("v4: forking parents of each chat (turn_forks, triggers)", fork_index.OBJECTS,
              fork_index.create),
+    # After the tree's addition: it reads turn_path (filled once by one GROUP BY).
+    Addition("v4: rows of each chat's path (turn_path_counts, triggers)", path_count.OBJECTS,
+             path_count.create),
 ]
 
 

@@ -40,7 +40,7 @@ from sqlalchemy import func, literal, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.schema import CreateTable
 
-from parley.core.store import fork_index
+from parley.core.store import fork_index, path_count
 from parley.core.store.schema import TREE_OBJECTS
 from parley.core.store.schema import sessions as S
 from parley.core.store.schema import turn_links as L
@@ -104,6 +104,7 @@ def fill(con: Connection) -> None:
     for index in indexes:
         index.drop(con, checkfirst=True)
     forks = fork_index.suspend(con)  # its triggers would scan turn_links without the index
+    counts = path_count.suspend(con)  # one GROUP BY after, not a trigger per row
     by, order = T.c.session_id, T.c.seq
     line = select(
         T.c.id, T.c.session_id,
@@ -121,6 +122,8 @@ def fill(con: Connection) -> None:
         index.create(con)
     if forks:  # lines only: no fork to find
         fork_index.create(con, lines=True)
+    if counts:
+        path_count.create(con)
 
 
 def convert(con: Connection) -> dict[str, str]:
