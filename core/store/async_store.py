@@ -163,6 +163,7 @@ class AsyncStore:
         maintenance_delay_s: float = MAINTENANCE_DELAY_S,
         answer_s: float = SLOW_S,
         watch_closed: bool = True,
+        read_only_ok: bool = False,
     ) -> AsyncStore:
         """Open the store on a new worker thread (see :meth:`Store.open` for errors).
 
@@ -178,6 +179,8 @@ class AsyncStore:
             watch_closed: the app's own file: checked at open if changed while closed
                 (the check used up), its state recorded at close; False for a one-off
                 command (``parley --migrate-only``) that leaves the check to the window.
+            read_only_ok: a file that cannot be written is opened to read
+                (:attr:`read_only`), not refused (``Store.open``).
         """
         loop = asyncio.get_running_loop()
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parley-store")
@@ -190,7 +193,7 @@ class AsyncStore:
 
         opener = functools.partial(
             open_store, path, progress=report, busy_timeout_ms=busy_timeout_ms,
-            watch_closed=watch_closed,
+            watch_closed=watch_closed, read_only_ok=read_only_ok,
         )
         try:
             store = await loop.run_in_executor(executor, opener)
@@ -272,6 +275,11 @@ class AsyncStore:
         feed = await asyncio.to_thread(store.change_feed, deliver)
         self._feeds.append(feed)
         return feed
+
+    @property
+    def read_only(self) -> Any:
+        """Why the file was opened only to read (``DatabaseReadOnly``), else None."""
+        return getattr(self._store, "read_only", None)
 
     @property
     def on_server(self) -> bool:

@@ -228,12 +228,40 @@ class DatabaseReplacedInPlace(DatabaseCorrupt):
 
 
 class DatabaseReadOnly(StoreError):
-    def __init__(self, path: Path) -> None:
+    """sessions.db cannot be written.
+
+    Args:
+        path: the file.
+        why: which of them refuses writes, in words ("the file … may not be written
+            (permissions r--r--r--)"); empty when not known (SQLite said so on a write).
+        fix: what to do, in words ("make it writable: chmod u+w …").
+    """
+
+    def __init__(self, path: Path, why: str = "", fix: str = "") -> None:
         super().__init__(
-            f"Parley cannot write to {path}: the file or its folder is read-only. "
-            f"{_KEPT} Make the file and its folder writable, then try again."
+            f"Parley cannot write to {path}: "
+            + (why if why else "the file or its folder is read-only") + f". {_KEPT} "
+            + (fix[:1].upper() + fix[1:] if fix else "Make the file and its folder writable")
+            + ", then try again."
         )
         self.path = path
+        self.why = why
+        self.fix = fix
+
+
+class OpenedReadOnly(DatabaseReadOnly):
+    """A write refused because sessions.db was opened read-only: it could not be written
+    when Parley started (``Store.open(read_only_ok=True)``)."""
+
+    def __init__(self, path: Path, why: str = "", fix: str = "") -> None:
+        StoreError.__init__(
+            self,
+            "Not saved: Parley opened your chats read-only because "
+            + (why or f"{path} or its folder is read-only") + ". You can read and copy "
+            "them, but nothing new can be saved until you "
+            + (fix or "make the file and its folder writable") + " and restart Parley.",
+        )
+        self.path, self.why, self.fix = path, why, fix
 
 
 class DiskFull(StoreError):

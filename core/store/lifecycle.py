@@ -21,8 +21,10 @@ from parley.core.store.errors import (
     DamagedWhileOpen,
     DatabaseCorrupt,
     DatabaseMissing,
+    DatabaseReadOnly,
     DatabaseReplaced,
     DatabaseReplacedInPlace,
+    OpenedReadOnly,
     StoreClosed,
 )
 from parley.core.store.schema import dbapi_connection
@@ -38,6 +40,10 @@ log = logging.getLogger(__name__)
 
 class StoreBase:
     """Opening, closing, upkeep and the transaction helpers of :class:`Store`."""
+
+    #: Why the file was opened only to read (``open(read_only_ok=True)``), else None
+    #: (always None for a PostgreSQL store, which does not run :meth:`__init__`).
+    read_only: DatabaseReadOnly | None = None
 
     def __init__(self, path: Path, con: Connection, migration_report: Any = None) -> None:
         """Use :meth:`open`; this wraps an already set-up connection."""
@@ -59,6 +65,7 @@ class StoreBase:
         self.kept: kept_files.Kept | None = None
         # Record the file's state at a clean close (``open(watch_closed=True)``).
         self.record_on_close = False
+        self.read_only = None
 
     # --- lifecycle -------------------------------------------------------------
 
@@ -70,6 +77,7 @@ class StoreBase:
         progress: Progress | None = None,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         watch_closed: bool = False,
+        read_only_ok: bool = False,
     ) -> Self:
         """Open (or create) sessions.db, upgrading a v3 file first.
 
@@ -82,6 +90,10 @@ class StoreBase:
                 such open checks the file whole when another program changed it
                 in between (``parley.core.store.sqlite.overwrite``). Any open checks against a
                 record that is there.
+            read_only_ok: a current file that cannot be written (its permissions, its
+                folder's, a disk mounted read-only) is opened only to read, instead of
+                refused: :attr:`read_only` says why, and every write raises
+                ``OpenedReadOnly`` before touching the file.
 
         Returns:
             An open Store. A v4 file is opened as is: nothing is written to it.
@@ -101,9 +113,12 @@ class StoreBase:
         path = Path(path).expanduser().absolute()
         damage.check_marked(path)  # found damaged in an earlier run: check it whole
         overwrite.check_since_closed(path, consume=watch_closed)  # written while closed?
-        con, report = open_connection(path, progress, busy_timeout_ms)
+        con, report, refused = open_connection(path, progress, busy_timeout_ms, read_only_ok)
         store = cls(path, con, report)
-        store.record_on_close = watch_closed
+        if refused is not None:
+            log.warning("%s Its chats are opened read-only.", refused.message)
+        store.read_only = refused
+        store.record_on_close = watch_closed and refused is None
         return store
 
     def close(self) -> None:
@@ -175,6 +190,8 @@ class StoreBase:
         Returns:
             True if merging work remains (call again later).
         """
+        if self.read_only is not None:
+            return False  # nothing is written: no index merge, no checkpoint
         more = self._w(lambda c: maintenance.merge(c, budget_ms))
         if self._con is not None:
             maintenance.checkpoint(self._con)
@@ -194,6 +211,8 @@ class StoreBase:
         if self.damaged:
             raise DamagedWhileOpen(self.path, replaced=self.kept is not None
                                    and self.kept.replaced)
+        if self.read_only is not None:
+            raise OpenedReadOnly(self.path, self.read_only.why, self.read_only.fix)
         identity = self._identity
 
         def guarded(con: Connection) -> T:

@@ -146,6 +146,12 @@ class Store(ChatsStore, TurnsStore, SpaceDocumentsStore):
         return self._r(lambda c: settings_repo.get(c, app_state, key, default))
 
     def set_state(self, key: str, value: Any) -> None:
-        """Store an app-state value (JSON-serializable; None removes it)."""
+        """Store an app-state value (JSON-serializable; None removes it).
+
+        A file opened read-only (:attr:`read_only`) keeps none: the window's place, the
+        chat last open, drafts… are what the person did not ask to save, and the window
+        already says nothing can be saved; nothing is raised for them."""
         settings_repo.encode(value)
+        if self.read_only is not None:
+            return
         self._w(lambda c: settings_repo.put(c, app_state, key, value))

@@ -195,7 +195,7 @@ class Workspace:
         return self._lock
 
     async def open_store(self, progress: Progress | None = None, *,
-                         watch_closed: bool = True) -> AsyncStore:
+                         watch_closed: bool = True, read_only_ok: bool = False) -> AsyncStore:
         """Open the store (stage ``NEW`` → ``STORE``); an older file is upgraded first.
 
         Args:
@@ -205,6 +205,9 @@ class Workspace:
                 closed is checked (and the check used up), and its state recorded at
                 close (``parley.core.store.lifecycle``). False for a one-off command
                 that must leave that check to the window.
+            read_only_ok: a sessions.db that cannot be written is opened to read
+                (``AsyncStore.read_only`` says why; every write raises ``OpenedReadOnly``)
+                rather than refused: the window shows the chats.
 
         Returns:
             The open store (also :attr:`store`). Already open: that store.
@@ -229,7 +232,8 @@ class Workspace:
             await asyncio.to_thread(import_store)
             from parley.core.store.async_store import AsyncStore
 
-            store = await AsyncStore.open(target, progress, watch_closed=watch_closed)
+            store = await AsyncStore.open(target, progress, watch_closed=watch_closed,
+                                          read_only_ok=read_only_ok)
             store.on_damaged = self._damaged
             self._store = store
             self.stage = Stage.STORE

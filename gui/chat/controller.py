@@ -388,7 +388,14 @@ class ChatController:
         self.opener.open_session(session_id)
 
     def new_session(self, space_id: str | None = None) -> None:
-        """:meth:`ChatOpener.new_session`."""
+        """:meth:`ChatOpener.new_session`; refused, and said, when sessions.db was opened
+        read-only (a new chat could never be saved: its first message would be lost)."""
+        refused = self.store.read_only
+        if refused is not None:
+            from parley.core.store.errors import OpenedReadOnly
+
+            self.save_status.absorb(OpenedReadOnly(refused.path, refused.why, refused.fix))
+            return
         self.opener.new_session(space_id)
 
     def open_at(self, session_id: str, turn_id: str | None, highlight: str | None) -> None:

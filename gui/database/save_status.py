@@ -57,6 +57,11 @@ NOT_ANSWERING = ("The database is not answering — Parley keeps trying. Nothing
                  "saved is lost; Esc, new chats and search still work.")
 
 
+#: Said in the status bar when a write is refused because sessions.db was opened read-only.
+NOT_SAVED_READ_ONLY = ("Not saved: your chats are read-only (the note above the message box "
+                       "says why). What you typed stays in the box.")
+
+
 def passing(error: ParleyError) -> bool:
     """True for a store failure that passes (disk full, locked, disk error, read-only)."""
     from parley.core.chat.save_queue import PASSING
@@ -111,6 +116,7 @@ class SaveStatus:
         self._problem: str | None = None
         self._waiting: str | None = None  # a sent message waits for another program's lock
         self._silent = False  # the database server does not answer (answering.AnswerWatch)
+        self._read_only: str | None = None  # sessions.db opened read-only: why, what to do
         #: the last passing store failure told in the bar (for the question on quitting)
         self.last_error: ParleyError | None = None
         self._problem_timer = QTimer(self.bar)
@@ -175,10 +181,15 @@ class SaveStatus:
         """Tell ``error`` in the bar when it belongs there (a passing store failure, a
         message held because a reply is not saved yet); False: show it otherwise."""
         from parley.core.chat.save_queue import SavesPending
+        from parley.core.store.errors import OpenedReadOnly
 
         if isinstance(error, SavesPending):
             self.refresh()
             self.status.showMessage(error.message, 8_000)
+            return True
+        if isinstance(error, OpenedReadOnly):  # the bar says why and what to do, always
+            self.last_error = error
+            self.status.showMessage(NOT_SAVED_READ_ONLY, 10_000)
             return True
         if passing(error):
             self.problem(error)
@@ -194,6 +205,19 @@ class SaveStatus:
         self._problem = (f"Not saved: {reason(error)}. What you typed stays in the box; "
                          "nothing already saved was lost. Try again in a moment.")
         self._problem_timer.start(PROBLEM_MS)
+        self.refresh()
+
+    def opened_read_only(self, error: Any) -> None:
+        """sessions.db was opened read-only (``error``: the ``DatabaseReadOnly`` met at
+        start, with its ``why`` and ``fix``): the bar says so for as long as the window
+        is open, once; each write refused meanwhile says so in the status bar
+        (:meth:`absorb`)."""
+        why = error.why or f"{error.path} or its folder is read-only"
+        fix = error.fix or "make the file and its folder writable"
+        self._read_only = (f"Read-only: Parley cannot save to your chats because {why}. "
+                           "You can read, search and copy them; new chats, messages and "
+                           f"changes cannot be saved. To save again, {fix}, then restart "
+                           "Parley.")
         self.refresh()
 
     def not_opened(self, error: ParleyError) -> None:
@@ -246,6 +270,8 @@ class SaveStatus:
             text = self._waiting or self._problem or ""
         if self._silent:
             text = f"{NOT_ANSWERING} {text}".strip()
+        if self._read_only is not None:
+            text = self._read_only
         self.bar.label.setText(text)
         self.bar.setVisible(bool(text))
 

@@ -186,7 +186,8 @@ class Startup:
             if workspace.database_url() is None and await self._missing_file(path):
                 return
             w.store = store = await workspace.open_store(
-                lambda done, total: notices.upgrade_progress(w, done, total))
+                lambda done, total: notices.upgrade_progress(w, done, total),
+                read_only_ok=True)  # a file that cannot be written: its chats, read-only
         except (DatabaseCorrupt, NotAParleyFile) as exc:
             from parley.core.store.sqlite.backups import automatic_backups, folder_of
             from parley.gui.database.recovery_page import AT_START, show_recovery, words
@@ -198,10 +199,11 @@ class Startup:
                 await show_recovery(w, path, words(path, AT_START))
                 return
             self._cannot_open(exc)
-            raise
-        except ParleyError as exc:
+            return
+        except ParleyError as exc:  # the window's page says it: no dialog saying it again
+            log.info("the chats could not be opened: %s", exc.message)
             self._cannot_open(exc)
-            raise
+            return
         self.store_opened.set()
         notices.note_upgrade(w)
         if after_recovery:
@@ -226,6 +228,8 @@ class Startup:
             # The providers load while the first chat is read and shown.
             hub_task = asyncio.ensure_future(opening.open_providers(w))
             await chat.show_first()
+            if store.read_only is not None:  # its chats shown; why nothing can be saved
+                chat.save_status.opened_read_only(store.read_only)
             if store.on_server:  # other Parleys' changes show without a restart
                 from parley.gui.database.elsewhere import Elsewhere
 

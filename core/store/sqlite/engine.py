@@ -20,6 +20,7 @@ to :mod:`parley.core.store.errors`.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,12 +45,14 @@ WAL_AUTOCHECKPOINT_PAGES = 10_000
 _BEGIN_KEY = "parley_begin"
 
 
-def make_engine(path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Engine:
+def make_engine(path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+                uri: str | None = None) -> Engine:
     """Return an engine on one SQLite file (no pool: one connection per ``connect()``).
 
     Args:
         path: the database file.
         busy_timeout_ms: how long a statement waits for another process's lock (ms).
+        uri: open this ``file:`` URI of ``path`` instead (``mode=ro``: only reading).
 
     Returns:
         An engine whose connections are set up as the module docstring says.
@@ -57,6 +60,10 @@ def make_engine(path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -
         (``check_same_thread=False``) but never from two threads at once.
     """
     engine = create_engine(
+        "sqlite+pysqlite://",
+        poolclass=NullPool,
+        creator=lambda: sqlite3.connect(uri, uri=True, check_same_thread=False),
+    ) if uri is not None else create_engine(
         f"sqlite+pysqlite:///{path}",
         poolclass=NullPool,
         connect_args={"check_same_thread": False},

@@ -51,7 +51,8 @@ def check_writable(path: Path) -> None:
     the user marked it so.
 
     Raises:
-        DatabaseReadOnly: the file or its folder is not writable.
+        DatabaseReadOnly: the file or its folder is not writable (its ``why`` and
+            ``fix`` name which, and what to do).
         CannotOpen: the folder cannot be created.
     """
     folder = path.parent
@@ -59,22 +60,64 @@ def check_writable(path: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CannotOpen(path, exc.strerror or str(exc)) from exc
+    if _read_only_disk(folder):
+        raise DatabaseReadOnly(path, f"the disk holding {folder} is mounted read-only",
+                               "mount it read-write (or copy the folder to a writable disk)")
     if path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)
         if not os.access(path, os.W_OK) or not mode & 0o222:
-            raise DatabaseReadOnly(path)
+            raise DatabaseReadOnly(
+                path, f"the file {path} is read-only (its permissions are "
+                f"{stat.filemode(path.stat().st_mode)[1:]})",
+                f"make it writable (for example: chmod u+w '{path}')")
     if not os.access(folder, os.W_OK):
-        raise DatabaseReadOnly(path)
+        raise DatabaseReadOnly(
+            path, f"its folder {folder} is read-only (SQLite keeps a journal beside the "
+            "file there)", f"make the folder writable (for example: chmod u+w '{folder}')")
+
+
+def _read_only_disk(folder: Path) -> bool:
+    """True when ``folder`` is on a file system mounted read-only (where it can tell)."""
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows)
+        return False
+
+
+def open_read_only(path: Path, busy_timeout_ms: int) -> Connection:
+    """A connection that only reads ``path`` (a current v4 file that cannot be written):
+    ``mode=ro``, or ``immutable=1`` when there is no WAL content (nothing, not even the
+    ``-shm``, is created beside it: the folder may be read-only too).
+
+    Raises:
+        CannotOpen, DatabaseCorrupt…: SQLite cannot read it (:func:`translate`).
+    """
+    from parley.core.store.upgrade.backup import readonly_uri
+
+    engine = make_engine(path, busy_timeout_ms=busy_timeout_ms, uri=readonly_uri(path))
+    con = engine.connect()
+    try:
+        dbapi_connection(con).execute("SELECT count(*) FROM sqlite_schema").fetchone()
+    except BaseException as exc:
+        con.close()
+        engine.dispose()
+        err = translate(exc, path) if isinstance(exc, sqlite3.Error) else None
+        if err is not None:
+            raise err from exc
+        raise
+    return con
 
 
 def open_connection(
-    path: Path, progress: Progress | None, busy_timeout_ms: int
-) -> tuple[Connection, Any]:
-    """Make ``path`` a current v4 file and return ``(connection, report)``.
+    path: Path, progress: Progress | None, busy_timeout_ms: int, read_only_ok: bool = False
+) -> tuple[Connection, Any, DatabaseReadOnly | None]:
+    """Make ``path`` a current v4 file and return ``(connection, report, read_only)``.
 
     The report is the v3 upgrade's ``MigrationReport``, an :class:`UpToDateReport`
     when an older v4 file was brought up to date (the conversation tree added …),
-    or None when the file was current (or new).
+    or None when the file was current (or new). ``read_only`` is None, or, when
+    ``read_only_ok`` and a current file cannot be written, why (the connection then
+    only reads: :func:`open_read_only`).
 
     Raises: see :meth:`parley.core.store.store.Store.open`.
     """
@@ -83,7 +126,12 @@ def open_connection(
         raise NewerFormat(path, info.user_version, SCHEMA_VERSION)
     if info.kind is FileKind.NOT_PARLEY:
         raise NotAParleyFile(path, info.why)
-    check_writable(path)
+    try:
+        check_writable(path)
+    except DatabaseReadOnly as refused:
+        if not read_only_ok or info.kind is not FileKind.CURRENT:
+            raise  # nothing to read, or it must be upgraded first: said as it is
+        return open_read_only(path, busy_timeout_ms), None, refused
     report = None
     if info.kind is FileKind.V3:
         report = upgrade_v3(path, progress)
@@ -106,7 +154,7 @@ def open_connection(
         if err is not None:
             raise err from exc
         raise
-    return con, report
+    return con, report, None
 
 
 def _prepare(con: Connection, path: Path, info: FileInfo) -> UpToDateReport | None:
