@@ -36,7 +36,7 @@ from parley.core.content import Turn
 from parley.core.store.answering import SLOW_S, AnswerWatch
 from parley.core.store.attachments import AttachmentInfo, missing_data
 from parley.core.store.backends import open_store
-from parley.core.store.errors import StoreClosed, StoreError
+from parley.core.store.errors import OpenedReadOnly, StoreClosed, StoreError
 from parley.core.store.postgres.changes import Change
 from parley.core.store.postgres.store import PgStore
 from parley.core.store.sqlite.engine import DEFAULT_BUSY_TIMEOUT_MS
@@ -280,6 +280,14 @@ class AsyncStore:
     def read_only(self) -> Any:
         """Why the file was opened only to read (``DatabaseReadOnly``), else None."""
         return getattr(self._store, "read_only", None)
+
+    def write_refused(self) -> OpenedReadOnly | None:
+        """The error every write raises when the file was opened only to read (for an
+        action to say so before it asks anything), else None."""
+        refused = self.read_only
+        if refused is None:
+            return None
+        return OpenedReadOnly(refused.path, refused.why, refused.fix)
 
     @property
     def on_server(self) -> bool:

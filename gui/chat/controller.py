@@ -390,11 +390,9 @@ class ChatController:
     def new_session(self, space_id: str | None = None) -> None:
         """:meth:`ChatOpener.new_session`; refused, and said, when sessions.db was opened
         read-only (a new chat could never be saved: its first message would be lost)."""
-        refused = self.store.read_only
+        refused = self.store.write_refused()
         if refused is not None:
-            from parley.core.store.errors import OpenedReadOnly
-
-            self.save_status.absorb(OpenedReadOnly(refused.path, refused.why, refused.fix))
+            self.save_status.absorb(refused)
             return
         self.opener.new_session(space_id)
 

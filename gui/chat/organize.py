@@ -336,10 +336,18 @@ class Organizer:
             self.delete_space(space_id)
 
     # -- sessions: rename, pin, move ---------------------------------------------
+    def _refused(self) -> bool:
+        """True, and said, when sessions.db was opened read-only: an action that would
+        write asks nothing it could not do."""
+        refused = self.store.write_refused()
+        if refused is not None:
+            self.show_problem(refused)  # one line in the status bar (WindowProblems)
+        return refused is not None
+
     def rename_session(self, session_id: str | None = None) -> None:
         """Ask for a new title for a chat (default: the open one)."""
         sid = session_id or self.chat.session_id
-        if sid is None:
+        if sid is None or self._refused():
             return
         old = self.chat.sessions[sid].title if sid in self.chat.sessions else ""
         title = dialogs.ask_text(self.parent, "Rename chat", "Title:", old or "")
@@ -349,7 +357,7 @@ class Organizer:
     def rename_open(self, title: str) -> None:
         """The open chat was renamed in place (the header's heading): save the title."""
         sid = self.chat.session_id
-        if sid is not None and title.strip():
+        if sid is not None and title.strip() and not self._refused():
             self._spawn(self._rename(sid, title.strip()), "rename")
 
     async def _rename(self, sid: str, title: str) -> None:
@@ -448,7 +456,7 @@ class Organizer:
     def delete_session(self, session_id: str | None = None) -> None:
         """Delete a chat (default: the open one) after asking; Undo is offered."""
         sid = session_id or self.chat.session_id
-        if sid is None or sid in self.deleting:
+        if sid is None or sid in self.deleting or self._refused():
             return
         title = self._title(sid)
         waiting = len(self.chat.runs.queue.messages(sid))

@@ -143,10 +143,11 @@ class WindowCommands:
             return self._chat_call(lambda c: c.organizer.rename_space())
         state = self.state
         in_list = state.sidebar.tree.hasFocus()
-        if not in_list and not state.startup.queueing and state.chat is not None \
-                and state.stack.currentWidget() is state.chat_page:
+        read_only = state.store is not None and state.store.write_refused() is not None
+        if not in_list and not read_only and not state.startup.queueing \
+                and state.chat is not None and state.stack.currentWidget() is state.chat_page:
             return state.chat_heading.begin_edit()
-        return self._chat_call(lambda c: c.organizer.rename_session())
+        return self._chat_call(lambda c: c.organizer.rename_session())  # read-only: says so
 
     def delete_current_session(self) -> Any:
         """Delete the open chat (or the focused space heading), after asking."""

@@ -101,6 +101,11 @@ def test_chats_that_cannot_be_saved_are_shown_read_only_and_every_write_says_why
         assert w.composer.text() == "a question kept in the box"
         assert "a question kept" not in driver.transcript_text(w)
         assert dialogs_shown == [] and w.chat.save_status.bar.text() == notice
+        for action in ("session.rename", "session.delete"):  # asks nothing it cannot do
+            w.statusBar().clearMessage()
+            w.qactions[action].trigger()
+            driver.until(lambda: "Not saved" in w.statusBar().currentMessage(), 5)
+        assert w.sidebar.model.session_ids() == listed and dialogs_shown == []
         driver.close(w)
     assert path.read_bytes() == before  # nothing was written to it
 
