@@ -26,6 +26,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import time
 import types
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -383,10 +384,10 @@ class AsyncStore:
         if more and self._maintenance is None:  # and no newer write rescheduled it
             self._schedule_maintenance(MAINTENANCE_STEP_S)
 
-    async def report_damage(self) -> None:
+    async def report_damage(self, why: str = "") -> None:
         """Awaitable :meth:`Store.report_damage` (at once: it sets a flag and leaves a marker,
         safe beside a call running on the worker)."""
-        self._store.report_damage()
+        self._store.report_damage(why)
 
     async def check_whole(self) -> bool | None:
         """Check the whole file once it is open (``damage.WholeCheck``: ``PRAGMA
@@ -404,7 +405,11 @@ class AsyncStore:
         from parley.core.store.sqlite.kept import FOUND_BY_CHECK
 
         check = self._check = WholeCheck(self._store.path)  # close() stops it, even if
+        began = time.monotonic()
         sound = await asyncio.to_thread(check.run)  # this task is cancelled meanwhile
+        log.info("whole-file check of %s: %s in %.2f s", self._store.path,
+                 {True: "sound", False: "damaged", None: "stopped"}[sound],
+                 time.monotonic() - began)
         if sound is not False or self._closed:
             return sound
         self._store.report_damage(FOUND_BY_CHECK)

@@ -26,12 +26,13 @@ from parley.core.store.errors import (
     DatabaseReplacedInPlace,
     OpenedReadOnly,
     StoreClosed,
+    StoreError,
 )
 from parley.core.store.schema import dbapi_connection
 from parley.core.store.sqlite import damage, faults, maintenance, overwrite
 from parley.core.store.sqlite import kept as kept_files
 from parley.core.store.sqlite.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
-from parley.core.store.sqlite.opening import open_connection
+from parley.core.store.sqlite.opening import check_writable, open_connection
 from parley.core.store.upgrade.migrations import Progress
 
 T = TypeVar("T")
@@ -112,7 +113,8 @@ class StoreBase:
         """
         path = Path(path).expanduser().absolute()
         damage.check_marked(path)  # found damaged in an earlier run: check it whole
-        overwrite.check_since_closed(path, consume=watch_closed)  # written while closed?
+        # written while closed? (the record is used up only where Parley will write)
+        overwrite.check_since_closed(path, consume=watch_closed and _writable(path))
         con, report, refused = open_connection(path, progress, busy_timeout_ms, read_only_ok)
         store = cls(path, con, report)
         if refused is not None:
@@ -291,3 +293,12 @@ class StoreBase:
         if replaced:
             return DatabaseReplacedInPlace(self.path, kept=folder)
         return DatabaseCorrupt(self.path, found_while_open=True, kept=folder, why=why)
+
+
+def _writable(path: Path) -> bool:
+    """True when ``path`` and its folder may be written (``opening.check_writable``)."""
+    try:
+        check_writable(path)
+    except StoreError:
+        return False
+    return True

@@ -80,3 +80,19 @@ def test_the_damage_message_names_a_backup_only_when_there_is_one(tmp_path: Path
     assert "if you have one" in DatabaseCorrupt(path).message
     (tmp_path / "sessions.db.parley-pre-v4.bak").write_bytes(b"x")
     assert "sessions.db.parley-pre-v4.bak" in DatabaseCorrupt(path).message
+
+
+def test_the_whole_file_check_tells_sound_damaged_and_stopped_apart(tmp_path: Path) -> None:
+    from parley.core.store.sqlite.damage import WholeCheck
+
+    path = tmp_path / "sessions.db"
+    _store_with_damaged_index(path)
+    with Store.open(tmp_path / "sound.db") as store:
+        store.create_session()
+        assert WholeCheck(store.path).run() is True  # beside Parley's own open connection
+    with Store.open(path) as store:  # opens: only the index pages are damaged
+        assert WholeCheck(path).run() is False
+        stopped = WholeCheck(path)
+        stopped.stop()
+        assert stopped.run() is None
+        assert not store.damaged  # the check only tells: the caller decides

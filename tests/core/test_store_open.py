@@ -228,6 +228,29 @@ def test_read_only_file_is_refused(tmp_path):
         path.chmod(0o644)
 
 
+def test_read_only_file_opened_to_read_refuses_every_write_and_changes_nothing(tmp_path):
+    from parley.core.store.errors import OpenedReadOnly
+
+    path = tmp_path / "sessions.db"
+    with Store.open(path, watch_closed=True) as store:
+        sid = store.create_session(title="kept").id
+        store.append_turn(sid, Turn("user", [TextBlock("a saved question")]))
+    before = sorted(p.name for p in tmp_path.iterdir()), path.read_bytes()
+    path.chmod(0o444)
+    try:
+        with Store.open(path, watch_closed=True, read_only_ok=True) as store:
+            assert store.read_only is not None and "chmod u+w" in store.read_only.fix
+            assert store.get_turns(sid)[0].text() == "a saved question"
+            with pytest.raises(OpenedReadOnly, match="Not saved: Parley opened your chats"):
+                store.append_turn(sid, Turn("user", [TextBlock("not saved")]))
+            with pytest.raises(OpenedReadOnly):
+                store.create_session()
+            store.set_state("session.last", sid)  # app state: kept nowhere, not an error
+        assert (sorted(p.name for p in tmp_path.iterdir()), path.read_bytes()) == before
+    finally:
+        path.chmod(0o644)
+
+
 # --- legacy v3 files ----------------------------------------------------------------
 
 
