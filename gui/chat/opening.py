@@ -332,6 +332,7 @@ class ChatOpener:
         if sid is None:
             return
         last = max(OPEN_TURNS, len(self.chat.turns) + 1)
+        held = self.chat.state.held_ids()
         win = await self.chat.store.transcript_window(sid, last=last)
         branches = await self.chat.store.branches(sid)  # another program may have switched
         unseen = await self.chat.unseen.read(sid) if read_unseen else self.chat.state.unseen
@@ -340,7 +341,7 @@ class ChatOpener:
         if sid != self.chat.session_id:
             return
         self.chat.sessions[sid] = session
-        self.chat.state.load(sid, win, unseen)
+        self.chat.state.load_again(win, unseen, held)
         self._set_branches(branches, reset=True)
         self.show_turns()
         self.chat.meter.reread()  # (a summary saved: what is sent changed)

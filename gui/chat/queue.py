@@ -167,12 +167,14 @@ class ChatQueue:
         if runner is None or runner.holder(sid) != "compaction" or sid in self._after_compaction:
             return
         self._after_compaction.add(sid)
+        self.refresh()  # its heading: sent when the summary is saved
 
         async def when_released() -> None:
             try:
                 await runner.wait_released(sid)
             finally:
                 self._after_compaction.discard(sid)
+            self.refresh()
             self.pump(sid)
 
         self.parts.tasks.spawn(when_released(), name="queue-after-compaction")
@@ -440,7 +442,8 @@ class ChatQueue:
         sid = self.chat.session_id
         messages = self.items.get(sid, []) if sid is not None else []
         self.view.show_queue(messages, paused=sid in self.paused,
-                             restored=sid in self.restored)
+                             restored=sid in self.restored,
+                             compacting=sid in self._after_compaction)
         self._row.setVisible(bool(messages))
         self._say_what_escape_does()
 

@@ -29,6 +29,8 @@ from parley.gui.chat.queue_files import files_note
 
 #: The heading while the queue goes out by itself, one message per saved reply.
 GOING = "Queued · sent when the reply is saved · Esc pauses"
+#: The heading while the chat is being compacted (Compact now, the cache idle-timer).
+GOING_AFTER_SUMMARY = "Queued · sent when the summary is saved · Esc pauses"
 #: The heading once paused (Esc, a stopped or failed reply).
 PAUSED = "Queue paused · nothing is sent until you press Enter or Send now"
 #: The heading after a restart: asked, never sent by itself.
@@ -147,13 +149,14 @@ class QueueView(QFrame):
         self.hide()
 
     def show_queue(self, messages: Sequence[QueuedMessage], *, paused: bool,
-                   restored: bool) -> None:
+                   restored: bool, compacting: bool = False) -> None:
         """Show ``messages`` (in order) with the heading for their state; hide when empty.
 
         Args:
             messages: the open chat's queue, first to go first.
             paused: nothing goes until the person says so.
             restored: they were queued before this start (asked before sending).
+            compacting: they wait for the chat's compaction to end, not for a reply.
         """
         current = self.lines.currentItem()
         keep = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
@@ -172,7 +175,8 @@ class QueueView(QFrame):
         if not messages:
             self.hide()
             return
-        self.heading.setText(RESTORED if restored else PAUSED if paused else GOING)
+        going = GOING_AFTER_SUMMARY if compacting else GOING
+        self.heading.setText(RESTORED if restored else PAUSED if paused else going)
         self.pause_button.setVisible(not paused)
         self.send_button.setVisible(paused)
         self._fit()

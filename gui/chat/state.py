@@ -143,6 +143,24 @@ class OpenChatState(QObject):
         self.first_key = win.first_key
         self._unsaved = []
 
+    def held_ids(self) -> set[str]:
+        """The ids of the turns held and of the messages being saved, for
+        :meth:`load_again`."""
+        return {t.id for t in self._turns} | {t.id for t in self._unsaved}
+
+    def load_again(self, win: Window, unseen: Unseen | None, held_before: set[str]) -> None:
+        """The open chat read again (a compaction saved its summary, another program
+        changed the file): as :meth:`load`, but what arrived while it was read stays — a
+        message saved or being saved since :meth:`held_ids` gave ``held_before`` and not in
+        ``win`` (a message sent the moment a compaction ended) — after the turns read."""
+        assert self.session_id is not None
+        read = {t.id for t in win.turns}
+        arrived = [t for t in self._turns if t.id not in held_before and t.id not in read]
+        unsaved = [t for t in self._unsaved if t.id not in read]
+        self.load(self.session_id, win, unseen)
+        self._turns += arrived
+        self._unsaved = unsaved
+
     def clear(self) -> None:
         """Make an empty new chat the open one (shown on :meth:`show`)."""
         self.session_id = None

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from parley.gui.chat.queue_view import GOING_AFTER_SUMMARY
 from tests.gui.helpers import type_and_enter
 from tests.gui.keyboard import key
 from tests.gui.queue_helpers import SLOW, queued, user_texts
@@ -166,10 +167,14 @@ def test_enter_during_a_real_compaction_is_sent_once_the_summary_is_saved(
     type_and_enter(driver, w, "after the summary")
     driver.until(lambda: queued(w, sid) == ["after the summary"], timeout=15)
     assert sid in w.chat.editor.compacting  # still summarizing: queued, not sent
+    assert w.chat.runs.queue.view.heading.text() == GOING_AFTER_SUMMARY
     assert w.composer.text() == ""
     driver.until(lambda: user_texts(driver, w, sid)[-1] == "after the summary"
                  and not w.chat.runs.running(sid) and w.tasks.pending == 0, timeout=60)
     assert rows(w)[0].kind == "card" and queued(w, sid) == [] and problems == []
+    sent = [t for t in driver.run(w.chat.store.history(sid)) if t.role == "user"][-1]
+    driver.qtbot.wait(300)  # the transcript read again after the summary: all of it shown
+    assert sent.id in {n.key for n in rows(w)}  # (trial: the message's bubble was gone)
     asked = [str(r.body) for r in driver.fake.model_requests if "after the summary" in str(r.body)]
     assert len(asked) == 1 and "The user said more 0 to 2" in asked[0]  # sent after the summary
 
