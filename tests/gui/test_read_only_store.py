@@ -1,10 +1,10 @@
 """A sessions.db that cannot be written (fresh-user trial, finding B).
 
-The trial made sessions.db immutable (``chattr +i``): the window showed a modal dialog
-and the same text again behind it, listed no chats though they could be read, and
-"New chat" did nothing. Expected: the chats listed and readable, one notice saying why
-nothing can be saved and what to do, and every action that would write saying so, what
-was typed kept in the box.
+The trial made sessions.db immutable (``chattr +i``, tested here too where it works): the
+window showed a modal dialog and the same text again behind it, listed no chats though they
+could be read, and "New chat" did nothing. Expected: the chats listed and readable, one
+notice saying why nothing can be saved and what to do, and every action that would write
+saying so, what was typed kept in the box.
 
 How the file is made to refuse writes: the tests run as root in the sandbox, and root
 ignores file modes; Parley counts a file with no write permission bit as read-only even
@@ -60,6 +60,15 @@ def _read_only_folder(folder: Path) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _refusing(case: str, path: Path) -> Iterator[None]:
+    if case == "immutable":  # what the trial did: chattr +i (root may not write it either)
+        done = subprocess.run(["chattr", "+i", str(path)], capture_output=True)
+        if done.returncode != 0:
+            pytest.skip(f"chattr +i does not work here: {done.stderr.decode().strip()}")
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        return
     if case == "file":
         path.chmod(0o444)
         try:
@@ -71,7 +80,7 @@ def _refusing(case: str, path: Path) -> Iterator[None]:
         yield
 
 
-@pytest.mark.parametrize("case", ["file", "folder"])
+@pytest.mark.parametrize("case", ["immutable", "file", "folder"])
 def test_chats_that_cannot_be_saved_are_shown_read_only_and_every_write_says_why(
     driver: Any, home: Path, dialogs_shown: list[str], case: str
 ) -> None:
@@ -84,9 +93,10 @@ def test_chats_that_cannot_be_saved_are_shown_read_only_and_every_write_says_why
         assert sid in listed and w.chat.session_id == sid  # listed, and open
         assert "turn 5" in driver.transcript_text(w)
         notice = w.chat.save_status.bar.text()
-        named = path if case == "file" else path.parent
+        named = path.parent if case == "folder" else path
         assert "read-only" in notice.lower() and str(named) in notice
-        assert "chmod" in notice or "mount" in notice  # what to do
+        assert ("chmod" in notice or "mount" in notice) if case != "immutable" \
+            else "chattr -i" in notice  # what to do
         assert dialogs_shown == []  # one notice, not a dialog too
         assert w.stack.currentWidget() is w.chat_page
 

@@ -65,6 +65,11 @@ def check_writable(path: Path) -> None:
                                "mount it read-write (or copy the folder to a writable disk)")
     if path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)
+        if _immutable(path):
+            raise DatabaseReadOnly(
+                path, f"the file {path} is marked immutable (lsattr shows an “i”), so "
+                "nobody may change it whatever its permissions",
+                f"remove that mark (for example: sudo chattr -i '{path}')")
         if not os.access(path, os.W_OK) or not mode & 0o222:
             raise DatabaseReadOnly(
                 path, f"the file {path} is read-only (its permissions are "
@@ -74,6 +79,28 @@ def check_writable(path: Path) -> None:
         raise DatabaseReadOnly(
             path, f"its folder {folder} is read-only (SQLite keeps a journal beside the "
             "file there)", f"make the folder writable (for example: chmod u+w '{folder}')")
+
+
+#: ``FS_IOC_GETFLAGS`` (Linux, 64-bit) and its immutable flag (``chattr +i``).
+_FS_IOC_GETFLAGS, _FS_IMMUTABLE_FL = 0x80086601, 0x10
+
+
+def _immutable(path: Path) -> bool:
+    """True when ``path`` carries Linux's immutable attribute (``chattr +i``): not even
+    root may write it, whatever its mode says. False where that cannot be asked."""
+    try:
+        import array
+        import fcntl
+
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            flags = array.array("l", [0])
+            fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
+            return bool(flags[0] & _FS_IMMUTABLE_FL)
+        finally:
+            os.close(fd)
+    except (OSError, ImportError, ValueError):
+        return False
 
 
 def _read_only_disk(folder: Path) -> bool:
