@@ -19,7 +19,10 @@ pause, providers ready 11.7 s / 14.6 s (empty / 1 GB store) and the longest GUI 
 0.30 s / 0.35 s; without it (the same code, :func:`gc_paused` a no-op) 20.5 s / 18.1 s
 and 0.92 s / 0.72 s. Under Xvfb (``--runs 3``, load 1.4-1.9): with the pause the longest
 GUI stall 43 / 68 ms and the message at the provider 3.99 / 3.61 s, without it 151 / 134 ms
-and 4.57 / 4.14 s. It is kept.
+and 4.57 / 4.14 s. It is kept. Again in session 15 (the same code with the collector left
+on, the switch interval still 1 ms, launched in turn with this one, 5 rounds, Xvfb, load
+1.6-2.5): with the pause 18 / 44 ms and 2.89 / 3.63 s, without it 150 / 141 ms and 3.97 /
+4.03 s. It still pays.
 
 While such an import runs, threads also take turns at the GIL more often
 (:data:`SWITCH_INTERVAL_S`, 1 ms, against CPython's 5 ms): every call from Qt into the
