@@ -46,6 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from parley.core.compaction.manual_keep import manual_keep
 from parley.core.compaction.plan import (
     Plan,
     cannot_reduce,
@@ -292,6 +293,11 @@ class Compactor:
         # Not the turns the latest summary replaced (parley.core.context.since_summary):
         # the same model view, so the same plan, read in proportion to what is sent.
         stored = await self.store.context_turns(session_id)
+        if reason == "manual":  # over or near the window: fewer turns kept, as automatic
+            keep = await self._manual_keep(session_id, stored, keep, settings,
+                                           model_ref or session.model)
+            if keep < 0:
+                return CompactResult(False, "newest-too-long", reason)
         plan = await self._counted(session_id, stored, plan_compaction(stored, keep))
         if plan is None or _new_tokens(plan) < min_new_tokens:
             return CompactResult(False, "nothing-to-compact", reason)
@@ -344,6 +350,26 @@ class Compactor:
         except ParleyError as exc:  # the summary is saved; the next run removes it
             log.warning("session %s: the unseen-turns record was not removed: %s",
                         session_id, exc)
+
+    async def _manual_keep(self, session_id: str, stored: list[Turn], keep: int,
+                           settings: CompactionSettings, model_ref: str | None) -> int:
+        """The turns "Compact now" keeps verbatim (``parley.core.compaction.manual_keep``):
+        ``keep``, fewer when the chat is over or near its window; -1 when it is over
+        the window with nothing older than its newest turn to summarize. Without a
+        usable model ``keep`` (the error comes later, as before)."""
+        ref = model_ref or self.hub.default_model_ref()
+        try:
+            provider, _ = self.hub.resolve(ref) if ref else (None, None)
+            window = int(self.hub.model_info(ref).context_window) if ref else 0
+        except ParleyError:
+            return keep
+        if provider is None or window <= 0:
+            return keep
+        chosen = manual_keep(provider, stored, keep, model_ref=ref or "", window=window,
+                             threshold=settings.threshold, sent=self.sent.get(session_id))
+        if chosen.over and plan_compaction(stored, chosen.keep_turns) is None:
+            return -1
+        return chosen.keep_turns
 
     async def _counted(self, session_id: str, stored: list[Turn], plan: Plan | None
                        ) -> Plan | None:

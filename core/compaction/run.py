@@ -70,6 +70,7 @@ from parley.core.compaction.compact import (
     Compactor,
     CompactPromptTooLongError,
 )
+from parley.core.compaction.manual_keep import SUMMARY_ROOM_SHARE
 from parley.core.compaction.plan import fit_keep_turns
 from parley.core.compaction.run_state import RunState, Target, UnseenListener, token_scale
 from parley.core.compaction.settings import CompactionSettings
@@ -107,10 +108,6 @@ log = logging.getLogger(__name__)
 #: summary aside) hold at least this share of the trigger, so kept turns that
 #: alone pass the threshold do not cause a summary request before every request.
 MIN_NEW_SHARE = 0.1
-#: Room left for the summary when choosing how many turns to keep verbatim so a
-#: request fits: the separate summary request's output limit, at most this share
-#: of the window.
-SUMMARY_ROOM_SHARE = 0.05
 
 class RunCompaction:
     """The run loop's compaction policy.

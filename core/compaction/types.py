@@ -15,7 +15,7 @@ from parley.core.providers.base import ChatRequest
 
 Trigger: TypeAlias = Literal["manual", "auto", "cache-timer"]
 NotCompacted: TypeAlias = Literal[
-    "nothing-to-compact", "no-session", "aborted", "would-not-reduce"
+    "nothing-to-compact", "no-session", "aborted", "would-not-reduce", "newest-too-long"
 ]
 EventName: TypeAlias = Literal["compact:start", "compact:progress", "compact:end"]
 
@@ -113,7 +113,10 @@ class CompactResult:
             ``parley.core.compaction.plan.cannot_reduce`` — else once the summary came,
             comparing the estimated context before and after, which
             ``tokens_before`` / ``effective_tokens`` then hold with the summary's
-            ``model`` and ``usage``, not added to the session's totals).
+            ``model`` and ``usage``, not added to the session's totals) |
+            ``newest-too-long`` (a manual compaction of a chat over the model's
+            window whose newest turn, kept verbatim, is all there is: nothing older
+            to summarize; ``parley.core.compaction.manual_keep``).
         trigger: ``manual`` | ``auto`` | ``cache-timer``.
         summary_turn_id: the saved summary turn.
         compaction_id: the saved compactions row.

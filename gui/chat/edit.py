@@ -53,6 +53,9 @@ NOT_COMPACTED = {
     "no-session": "This chat is not saved yet, so there is nothing to compact.",
     "aborted": "Compaction was stopped; nothing was changed.",
     "would-not-reduce": WOULD_NOT_REDUCE,
+    "newest-too-long": "This chat is over the model's context window, but there is nothing "
+                       "older to compact: its newest message alone is too long. Shorten it, "
+                       "or pick a model with a larger context window.",
 }
 STAGES = {
     "summarizing": "Compacting: writing a summary…",
