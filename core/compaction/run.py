@@ -159,7 +159,7 @@ class RunCompaction:
         if tokens > info.context_window:
             raise MessageTooLong(
                 tokens, info.context_window, model_ref, name=model_name(info, model_ref),
-                larger=larger_model(provider.caps.kind, tokens),
+                larger=larger_model(self.hub, tokens),
             )
 
     async def _compact(

@@ -8,11 +8,12 @@ there; :func:`larger_model` names a model that would take it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 from parley.core.compaction.types import CompactPromptTooLongError
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ModelInfo
-from parley.core.providers.capabilities import ProviderKind
-from parley.core.providers.catalog import known_models
 
 _ADVICE = "or pick a model with a larger context window"
 
@@ -29,8 +30,8 @@ class MessageTooLong(ParleyError):
         tokens: the message's estimated tokens (system prompt included).
         window: the model's context window, tokens.
         model_ref: ``provider:model``.
-        larger: a catalog model of the same provider whose window would hold
-            it (the cheapest), or None.
+        larger: a model the person can pick whose window would hold it (the
+            cheapest, :func:`larger_model`), or None.
     """
 
     def __init__(
@@ -169,10 +170,31 @@ class WindowTooSmall(SentMessageTooLong):
         self.message_tokens = message_tokens
 
 
-def larger_model(kind: ProviderKind, tokens: int) -> ModelInfo | None:
-    """The cheapest catalog model of a provider kind whose window exceeds ``tokens``.
+def larger_model(hub: Any, tokens: int) -> ModelInfo | None:
+    """The cheapest model the person can pick whose window exceeds ``tokens``.
 
-    Returns None for local servers (no catalog) or when no model is large enough.
+    Only models of the providers set up, as the model menu lists them (each provider's
+    last listed models, ``ProviderHub.cached_models``; a provider not listed yet offers
+    none here), with their windows as the hub knows them (``ProviderHub.model_info``:
+    the provider's, a learnt one, else the catalog's); models whose window is not
+    known are not suggested.
+
+    Args:
+        hub: the ``ProviderHub``.
+        tokens: the message's estimated tokens.
+
+    Returns:
+        The model (``ModelInfo`` with its effective window), or None when no model
+        the person can pick would take it.
     """
-    fitting = [m for m in known_models(kind) if m.context_window > tokens]
+    fitting: list[ModelInfo] = []
+    for config in hub.configs:
+        for listed in hub.cached_models(config.id) or []:
+            try:
+                info = hub.model_info(f"{config.id}:{listed.id}")
+            except ParleyError:
+                continue
+            if info.known and info.context_window > tokens:
+                fitting.append(replace(info, display_name=info.display_name
+                                       or listed.display_name))
     return min(fitting, key=lambda m: m.input_usd_per_mtok or 0.0, default=None)

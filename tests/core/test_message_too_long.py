@@ -23,8 +23,38 @@ def words(n_tokens: int) -> str:
     return ("lorem ipsum dolor sit amet " * (n_tokens * 4 // 27 + 1))[: n_tokens * 4]
 
 
+async def list_all(env) -> set[str]:
+    """List every provider's models, as the model menu does; their references."""
+    return {f"{c.id}:{m.id}" for c in env.hub.configs for m in await env.hub.list_models(c.id)}
+
+
+async def test_only_a_model_the_person_can_pick_is_suggested(env, fake_provider):
+    # Fresh-user trial 15: "(such as Claude Haiku 5.5, 1,000,000)", a catalog model the
+    # fake server does not list, so not in the model menu.
+    listed = await list_all(env)
+    with pytest.raises(MessageTooLong) as caught:
+        await env.runner.send(env.sid, [TextBlock(words(300_000))], model_ref=HAIKU)
+
+    err = caught.value
+    assert err.larger is not None and err.larger.context_window > err.tokens
+    assert any(ref.endswith(f":{err.larger.id}") for ref in listed)
+    assert "Haiku 5.5" not in err.message
+    assert f"such as {err.larger.display_name}" in err.message
+
+
+async def test_no_model_is_suggested_before_the_providers_listed_theirs(env, fake_provider):
+    # The catalog knows larger models, but none is known to be in the model menu.
+    with pytest.raises(MessageTooLong) as caught:
+        await env.runner.send(env.sid, [TextBlock(words(300_000))], model_ref=HAIKU)
+
+    assert caught.value.larger is None and "such as" not in caught.value.message
+    assert "larger context window" in caught.value.message
+
+
 async def test_a_paste_over_the_window_is_refused_with_nothing_saved_or_sent(env, fake_provider):
     paste = words(703_000)  # 2.8 MB, the report's "703k / 200k"
+    await list_all(env)  # the model menu's lists, which the suggestion comes from
+    listing = len(fake_provider.requests)
     fake_provider.script("Short answer.")  # for the message that fits, below
     events: list = []
     with pytest.raises(MessageTooLong) as caught:
@@ -42,7 +72,7 @@ async def test_a_paste_over_the_window_is_refused_with_nothing_saved_or_sent(env
     assert err.larger is not None and err.larger.context_window > err.tokens
     assert err.larger.display_name in text  # a model that would take it, named
     assert events == []  # no run started
-    assert fake_provider.requests == []  # not even a token count left the machine
+    assert fake_provider.requests[listing:] == []  # not even a token count left the machine
     assert await env.store.get_turns(env.sid) == []
     session = await env.store.get_session(env.sid)
     assert session.title is None and session.turn_count == 0  # not titled from it either
