@@ -303,7 +303,7 @@ class Compactor:
             return CompactResult(False, "nothing-to-compact", reason)
         if not has_content(plan.summarized):
             raise CompactInvalidInputError(
-                f"The {plan.replaced_count} older turn(s) hold nothing that can be summarized "
+                f"The {plan.replaced_count:,} older turn(s) hold nothing that can be summarized "
                 "(no text, tool calls or files), so nothing was compacted."
             )
         conv_ref = model_ref or session.model or self.hub.default_model_ref()

@@ -40,7 +40,7 @@ def files_note(message: QueuedMessage) -> str:
     n = len(message.files)
     if not n:
         return ""
-    return f"[{message.files[0].name}]" if n == 1 else f"[{n} files]"
+    return f"[{message.files[0].name}]" if n == 1 else f"[{n:,} files]"
 
 
 async def tray_files(store: AsyncStore, message: QueuedMessage) -> list[tuple[str, bytes]]:

@@ -380,7 +380,7 @@ class CommandPalette(QFrame):
     def _describe(self) -> None:
         entry = self.current_entry()
         n = self.model.rowCount()
-        said = f"{n} results" + (f"; {unmarked(entry.spoken())}" if entry else "")
+        said = f"{n:,} results" + (f"; {unmarked(entry.spoken())}" if entry else "")
         self.input.setAccessibleDescription(said)
 
     # -- keys -------------------------------------------------------------------------

@@ -92,7 +92,7 @@ def holds(messages: int, chats: int | None) -> str:
     """ "28 messages in 3 chats", "1 message in 1 chat"."""
     m = "message" if messages == 1 else "messages"
     c = "chat" if chats == 1 else "chats"
-    return f"{messages} {m} in {chats} {c}"
+    return f"{messages:,} {m} in {chats if chats is None else f'{chats:,}'} {c}"
 
 
 def salvage_words(newest: Any) -> str:
@@ -394,7 +394,7 @@ async def recover(path: Path, kind: Kind, arg: Any,
     elif kind == "salvage":
         aside, report = await asyncio.to_thread(damaged_file.salvage_into, path,
                                                 arg.path if arg is not None else None, stop)
-        filled = (f", {report.from_backup} of them filled in from the backup"
+        filled = (f", {report.from_backup:,} of them filled in from the backup"
                   if report.backup is not None else "")
         said = f"Salvaged {holds(report.turns, report.chats)}{filled}." + lost_words(report)
     else:

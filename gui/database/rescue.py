@@ -224,7 +224,7 @@ async def _drafts_into(state: DraftsWindow, copy: Path) -> tuple[str, bool]:
     if count == 0:
         return "", True
     return (", with your unsent message" if count == 1
-            else f", with your {count} unsent messages"), True
+            else f", with your {count:,} unsent messages"), True
 
 
 def _moved_sentence(path: Path, moved: ParleyError) -> str:

@@ -263,7 +263,7 @@ class SaveStatus:
         if kept:
             from parley.core.chat.save_queue import reason
 
-            what = "Your last reply is" if len(kept) == 1 else f"{len(kept)} replies are"
+            what = "Your last reply is" if len(kept) == 1 else f"{len(kept):,} replies are"
             text = (f"{what} not saved yet: {reason(self.saves.error)}. Parley keeps trying "
                     "and holds new messages until it is saved.")
         else:
@@ -430,9 +430,9 @@ def _question(store: AsyncStore, kept: list[Any], error: ParleyError | None,
 
     parts = []
     if kept:
-        parts.append("your last reply" if len(kept) == 1 else f"{len(kept)} replies")
+        parts.append("your last reply" if len(kept) == 1 else f"{len(kept):,} replies")
     if drafts:
-        parts.append("your unsent text" if drafts == 1 else f"the unsent text of {drafts} chats")
+        parts.append("your unsent text" if drafts == 1 else f"the unsent text of {drafts:,} chats")
     what = " and ".join(parts)
     them = "it" if len(kept) + drafts == 1 else "them"
     lost = ("sessions.db then keeps at most the part of a reply written while it arrived, "

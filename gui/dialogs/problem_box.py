@@ -46,7 +46,7 @@ class ProblemBox(QMessageBox):
         items = "\n\n".join(f"• {p}" for p in shown)
         more = len(self.problems) - len(shown)
         tail = f"\n\n…and {more} more." if more else ""
-        self.setText(f"{len(self.problems)} problems:\n\n{items}{tail}")
+        self.setText(f"{len(self.problems):,} problems:\n\n{items}{tail}")
 
 
 def open_problem_box(parent: QWidget | None) -> ProblemBox | None:

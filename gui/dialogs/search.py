@@ -322,7 +322,7 @@ class SearchPopup(QFrame):
         n = len(answer.found)
         if not n:
             return f"No matches for “{answer.query}”{where}."
-        return f"{n}{'+' if n >= LIMIT else ''} {'match' if n == 1 else 'matches'}{where}"
+        return f"{n:,}{'+' if n >= LIMIT else ''} {'match' if n == 1 else 'matches'}{where}"
 
     @property
     def hits(self) -> list[SearchHit]:

@@ -59,7 +59,7 @@ def check_database(url: str) -> str:
     store = PgStore.open_url(url)
     try:
         chats = len(store.list_sessions(limit=100_000, include_archived=True))
-        return (f"Connected to {store.where}: {chats} chat{'s' if chats != 1 else ''} "
+        return (f"Connected to {store.where}: {chats:,} chat{'s' if chats != 1 else ''} "
                 "there.")
     finally:
         store.close()

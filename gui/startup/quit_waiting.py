@@ -48,7 +48,7 @@ def waiting_messages(state: WaitingState) -> tuple[int, int]:
 def question(saved: int, unsaved: int) -> str:
     """The question's text for ``saved`` + ``unsaved`` waiting messages (≥ 1)."""
     count = saved + unsaved
-    what = "Your message is" if count == 1 else f"{count} messages are"
+    what = "Your message is" if count == 1 else f"{count:,} messages are"
     them = "it" if count == 1 else "them"
     fates = []
     if saved:

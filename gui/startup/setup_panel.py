@@ -401,7 +401,7 @@ class ConnectionCheck:
         where = f" to {self.address}" if self.address else ""
         if not count:
             return f"Connected{where}, but the server lists no models: type one."
-        return f"Connected{where}  ·  {count} model{'s' if count != 1 else ''} available"
+        return f"Connected{where}  ·  {count:,} model{'s' if count != 1 else ''} available"
 
 
 async def check_connection(tester: Tester, kind: str, base_url: str | None,
