@@ -26,6 +26,7 @@ from parley.core.providers.model_ref import parse_model_ref
 from parley.core.store.errors import SessionNotFound, TurnNotFound
 from parley.core.tools.executor import ON_BY_DEFAULT
 from parley.core.tools.memory import Memory
+from parley.core.visible import strip_invisible
 from parley.gui import dialogs
 from parley.gui.chat.edit import typed_text
 from parley.gui.sidebar.space_dialog import SpaceDialog, SpaceValues, ask_delete_space
@@ -109,7 +110,8 @@ class Organizer:
 
     def _title(self, sid: str) -> str:
         session = self.chat.sessions.get(sid)
-        return (session.title if session is not None else None) or "this chat"
+        title = session.title if session is not None else None
+        return strip_invisible(title or "") or "this chat"
 
     # -- spaces -------------------------------------------------------------
     async def load_spaces(self) -> list[Any]:

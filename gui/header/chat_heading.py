@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from parley.core.visible import strip_invisible
 from parley.gui.look import appearance
 from parley.gui.text.names import NAME_MAX_PX, elided, name_tip
 
@@ -168,10 +169,11 @@ class ChatHeading(QWidget):
 
     def _show_title(self) -> None:
         metrics = QFontMetrics(self.button.font())
-        shown = metrics.elidedText(self._title, Qt.TextElideMode.ElideRight, self._room())
+        title = strip_invisible(self._title) or NEW_CHAT  # no U+202E turning it around
+        shown = metrics.elidedText(title, Qt.TextElideMode.ElideRight, self._room())
         self.button.setText(shown.replace("&", "&&"))
-        self.button.setToolTip(f"{self._title} — click or press F2 to rename"
-                               if self._editable else self._title)
+        self.button.setToolTip(f"{title} — click or press F2 to rename"
+                               if self._editable else title)
         self.button.setEnabled(self._editable)
         self.updateGeometry()  # a longer title asks for more room (then resizeEvent)
 

@@ -1,7 +1,8 @@
 """Invisible characters on the real window: written out (``<U+202E>``) in an MCP
-approval dialog, left out of titles in the sidebar, the palette, search results and the
-window title (``parley.core.visible``). A real stdio MCP server offers a tool whose name
-hides a right-to-left override; the provider is the fake server over real HTTP."""
+approval dialog, left out of titles in the sidebar, the palette, search results, the
+window title, the header and the notices naming a chat (``parley.core.visible``). A real
+stdio MCP server offers a tool whose name hides a right-to-left override; the provider is
+the fake server over real HTTP."""
 
 from __future__ import annotations
 
@@ -60,6 +61,11 @@ def test_titles_in_lists_leave_hidden_characters_out(driver, qtbot):
     w.chat.open_session(s.id)
     driver.until(lambda: w.session_id == s.id)
     assert w.windowTitle() == "Invoice fdp.exe — Parley"  # the window title
+    heading = w.chat_heading.button  # the header (trial 15: shown reversed)
+    assert heading.text() == "Invoice fdp.exe" and RLO not in heading.toolTip()
+    w.chat.organizer.pin_session(s.id)  # a notice naming the chat
+    driver.until(lambda: "Pinned" in w.toast.message)
+    assert w.toast.message == "Pinned “Invoice fdp.exe”"
     assert ("Invoice fdp.exe" in [e.label for e in session_entries(w, "invoice")])  # palette
     popup = search_for(driver, w, qtbot, "quarterly")  # search results
     item = popup.model.item(0)
