@@ -27,9 +27,13 @@ Namer = Callable[[str], str]
 
 FAILED = "Couldn't summarize this chat"
 #: After :data:`FAILED`, when the chat goes on with its newest turns (the card shows where).
-NOW_SEES = "the model now sees the newest {n} turn{s}"
+NOW_SEES = "the model now sees the newest {n} turns"
+#: The same for one turn.
+NOW_SEES_ONE = "the model now sees only the newest turn"
 #: The same, when the turns it sees are not all read (a very long chat): counted the other way.
-NO_LONGER_SEES = "the model no longer sees the {n} earliest turn{s}"
+NO_LONGER_SEES = "the model no longer sees the {n} earliest turns"
+#: The same for one turn.
+NO_LONGER_SEES_ONE = "the model no longer sees the earliest turn"
 #: "Compact now" when compacting would not make the context smaller (``CompactResult.reason``).
 WOULD_NOT_REDUCE = "Compacting would not make this chat smaller — nothing changed."
 #: Why no summary was kept (``CompactNoSummaryError.reason``), after the model's name.
@@ -41,7 +45,7 @@ WHY = {
 KEPT = "Nothing was lost: every turn of the chat is still saved and shown."
 #: When the chat goes on without its oldest turns.
 KEPT_UNSEEN = ("The chat goes on: the model now sees the newest turns that fit its window. "
-               "The {n} earlier turn{s} stay in the chat; a note above the newest ones says "
+               "{earlier} in the chat; a note above the newest ones says "
                "where the model's view begins.")
 TO_DO = ("What you can do: Try compacting again (the link in the chat, or Compact now in the "
          "Chat menu), or pick another summary model in Settings → Compaction.")
@@ -60,10 +64,6 @@ def seen_turns(turns: Sequence[Turn], unseen: Unseen) -> int | None:
     return None
 
 
-def _plural(n: int) -> str:
-    return "" if n == 1 else "s"
-
-
 def one_line(error: Any, unseen: Unseen | None, seen: int | None, name: Namer,
              provider_ids: Iterable[str] = ()) -> str:
     """The failure in one line.
@@ -77,9 +77,11 @@ def one_line(error: Any, unseen: Unseen | None, seen: int | None, name: Namer,
     """
     if unseen is not None:
         if seen:
-            return f"{FAILED} — " + NOW_SEES.format(n=f"{seen:,}", s=_plural(seen))
+            return f"{FAILED} — " + (NOW_SEES_ONE if seen == 1
+                                     else NOW_SEES.format(n=f"{seen:,}"))
         n = unseen.hidden_turns
-        return f"{FAILED} — " + NO_LONGER_SEES.format(n=f"{n:,}", s=_plural(n))
+        return f"{FAILED} — " + (NO_LONGER_SEES_ONE if n == 1
+                                 else NO_LONGER_SEES.format(n=f"{n:,}"))
     model = getattr(error, "model", None)
     reason = getattr(error, "reason", None)
     if isinstance(model, str) and reason in WHY:
@@ -119,7 +121,8 @@ def details(error: Any, unseen: Unseen | None, name: Namer, provider_ids: Iterab
         lines.append(f"Attempt {i}: {named(str(attempt))}")
     if unseen is not None:
         n = unseen.hidden_turns
-        lines.append(KEPT_UNSEEN.format(n=f"{n:,}", s=_plural(n)))
+        earlier = "The earlier turn stays" if n == 1 else f"The {n:,} earlier turns stay"
+        lines.append(KEPT_UNSEEN.format(earlier=earlier))
     else:
         lines.append(KEPT)
     if auto:

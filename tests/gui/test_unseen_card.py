@@ -216,3 +216,16 @@ def test_counts_of_turns_no_longer_seen_are_written_with_thousands_separators() 
     assert "100,004 earliest turns" in line
     shown = details(None, unseen, str)
     assert any("100,004 earlier turns" in text for text in shown.lines), shown
+
+
+def test_one_turn_is_said_in_the_singular() -> None:
+    """Fresh-user trial 15: "the model now sees the newest 1 turn"."""
+    from parley.gui.chat.compact_notice import details, one_line
+
+    unseen = Unseen("s", "t", 1, "summary-refused", "The model did not answer.")
+    assert one_line(None, unseen, 1, str).endswith("the model now sees only the newest turn")
+    assert one_line(None, unseen, 4, str).endswith("the model now sees the newest 4 turns")
+    assert one_line(None, unseen, None, str).endswith(
+        "the model no longer sees the earliest turn")
+    shown = details(None, unseen, str)
+    assert any("The earlier turn stays in the chat" in text for text in shown.lines), shown
