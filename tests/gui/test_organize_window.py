@@ -52,6 +52,29 @@ def test_compact_now_shows_progress_then_the_summary_card(driver, fake_provider)
     assert len(driver.run(w.store.get_turns(sid))) == 13  # nothing deleted: a summary added
 
 
+def test_compact_now_compacts_a_chat_over_its_window(driver, fake_provider):
+    """Fresh-user trial 15: two pasted ~3,000-word messages on a 20,000-token model, the
+    meter over the window, and Compact now said "There is nothing to compact yet"."""
+    w = driver.configured()
+    driver.run(w.store.set_setting(
+        "model_overrides", {"claude-sonnet-4-6": {"context_window": 20_000}}))
+    driver.run(w.hub.load())
+    s = driver.run(w.store.create_session(title="Two pastes", model="anthropic:claude-sonnet-4-6"))
+    for tag in ("alpha", "beta"):
+        paste = " ".join(f"{tag}{k % 97}" for k in range(6_000))
+        driver.run(w.store.append_turn(s.id, Turn("user", [TextBlock(paste)])))
+        driver.run(w.store.append_turn(s.id, Turn("assistant", [TextBlock(f"Read {tag}.")])))
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(s.id)
+    driver.until(lambda: w.session_id == s.id)
+    fake_provider.script("<summary>Two pastes of words, alpha and beta, were read.</summary>")
+    assert w.window_commands.compact_now() is True
+    driver.until(lambda: "Compacted" in w.toast.message or "nothing" in w.toast.message,
+                 timeout=20)
+    assert w.toast.message.startswith("Compacted"), w.toast.message
+    assert len(driver.run(w.store.list_compactions(s.id))) == 1
+
+
 def test_compact_now_says_why_nothing_was_compacted(driver, fake_provider):
     w = driver.configured()
     sid, _turns = long_chat(driver, w, 2, title="Short")
