@@ -408,11 +408,11 @@ class SpecBuilder:
         if block is not None and block.legacy:
             label += self._muted(" · earlier turns not kept")  # a v3 app deleted them
         elif opened and node.missing:
-            # the oldest of the turns it stands for, not read yet: "Show more" reads them
+            # its oldest entries (turns, or the summary it folded in), not read yet: "Show
+            # more" reads them
             n = node.missing
-            more = (("the oldest turn not shown yet" if n == 1
-                     else f"the oldest {n:,} turns not shown yet") if node.paged
-                    else "the oldest turns not shown yet")
+            more = ((f"{n:,} older entr{'y' if n == 1 else 'ies'} not shown yet")
+                    if node.paged else "older entries not shown yet")
             label += self._muted(f" · originals kept · {more} · ")
             label += f'<a href="{CARD_MORE_HREF}">{CARD_MORE}</a>'
         else:

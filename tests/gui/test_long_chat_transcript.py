@@ -63,7 +63,7 @@ def assert_card_in_place(driver: Any, w: Any, sid: str, turns: list[Any]) -> Non
     assert [n.key for n in rows(w)] == [compaction.summary_turn_id,
                                          *[t.id for t in turns[replaced - page :]]]
     # trial 15: "1 not shown" said not what; the turns not shown are named
-    assert f"originals kept · the oldest {replaced - page:,} turns not shown yet" in card_text(w)
+    assert f"originals kept · {replaced - page:,} older entries not shown yet" in card_text(w)
     more = w.transcript.anchor_point(compaction.summary_turn_id, CARD_MORE_HREF)
     assert more is not None
     driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=more)
