@@ -95,7 +95,7 @@ class ChatController:
         self.space_id: str | None = None
         self.sessions: dict[str, Any] = {}
         self.drafts = Drafts(self.store)
-        #: writes the draft a moment after typing stops and at least once a second during it
+        #: writes the draft a moment after typing stops and at least twice a second during it
         self._draft_timer = DraftTimer(parts.parent, self._save_draft_soon)
         self._loading_draft = False
         #: the chat the box belongs to from the switch key on (not once that chat shows)

@@ -92,3 +92,18 @@ def test_a_kill_during_continuous_typing_keeps_what_was_typed(driver: Any, home:
     kept = again.composer.text()
     assert kept and TEXT.startswith(kept), kept
     assert len(kept) >= keys - 2 * LONGEST_MS // KEY_MS  # written within the last ~2 s
+
+
+def test_a_kill_half_a_second_after_typing_stopped_keeps_the_words(driver: Any, home: Path) -> None:
+    """Fresh-user trial 15: words typed, `kill -9` 0.3–0.5 s later: gone after the restart
+    (the draft was written 600 ms after the last key)."""
+    w = driver.configured()
+    driver.send("hello", w, wait=True)  # a saved chat, reopened after the restart
+    QTest.keyClicks(w.composer, "typed just before the crash")
+    driver.qtbot.wait(500)
+    as_if_killed(driver, w, home)
+
+    again = driver.open()
+    driver.until(lambda: again.tasks.pending == 0 and again.chat.session_id is not None,
+                 timeout=10)
+    assert again.composer.text() == "typed just before the crash"
