@@ -68,7 +68,8 @@ class ChatOpener:
         self.branches: Branches | None = None
         self._open_gen = 0
         sidebar.session_activated.connect(self.open_session)
-        sidebar.new_chat_clicked.connect(self.new_session)
+        # Through the chat (not :meth:`new_session`): refused and said on a read-only file.
+        sidebar.new_chat_clicked.connect(lambda: self.chat.new_session())
         transcript.branchRequested.connect(self.switch_branch)
 
     async def show_first(self) -> None:

@@ -103,6 +103,11 @@ def test_chats_that_cannot_be_saved_are_shown_read_only_and_every_write_says_why
         w.qactions["session.new"].trigger()  # New chat
         driver.until(lambda: "Not saved" in w.statusBar().currentMessage(), 5)
         assert w.chat.session_id == sid and w.sidebar.model.session_ids() == listed
+        w.statusBar().clearMessage()
+        driver.qtbot.mouseClick(w.sidebar.new_button, Qt.MouseButton.LeftButton)  # its button
+        driver.until(lambda: "Not saved" in w.statusBar().currentMessage(), 5)
+        driver.settle(w)
+        assert w.chat.session_id == sid  # trial 15b: the button opened an empty new chat
 
         driver.qtbot.keyClicks(w.composer, "a question kept in the box")
         driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)
