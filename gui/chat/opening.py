@@ -292,6 +292,9 @@ class ChatOpener:
             win = await self.chat.store.transcript_window(session_id, reveal=at)
         draft = await self.chat.drafts.load(session_id)
         edits = self.chat.drafts.edit_of(session_id)  # a sent message being edited
+        if draft and edits is not None and at is None and all(t.id != edits for t in win.turns):
+            # under a card (or further back): read as a search hit is, so edit mode comes back
+            win = await self.chat.store.transcript_window(session_id, reveal=edits)
         branches = await self.chat.store.branches(session_id)
         unseen = await self.chat.unseen.read(session_id)  # one app-state row
         tools = self.chat.runner.tools if self.chat.runner is not None else None

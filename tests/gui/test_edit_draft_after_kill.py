@@ -129,3 +129,35 @@ def test_a_plain_draft_stored_by_an_older_parley_still_loads(driver: Any) -> Non
     driver.until(lambda: again.session_id == sid and again.tasks.pending == 0, timeout=10)
     assert again.composer.text() == "typed before an update"
     assert again.chat.editor.editing is None and not again.composer_bar.banner.isVisible()
+
+
+def test_an_edit_of_a_message_under_a_summary_card_stays_an_edit_after_switching(
+        driver: Any) -> None:
+    """Trial 15b: a message inside a compaction card (the card opened, its pencil), then
+    another chat and back: the edit came back as a plain draft ("not shown"), and Enter
+    sent it as a new last message. The message is read as a search hit is: still an edit."""
+    from tests.gui.long_chats import rows
+
+    w = driver.configured()
+    for n in range(3):  # replies long enough that a summary makes the context smaller
+        driver.fake.script(f"Reply {n}. " + "It goes on at some length. " * 12)
+        driver.send(f"more {n}", w, wait=True)
+    sid = w.chat.session_id
+    first = next(t for t in driver.run(w.chat.store.history(sid)) if t.role == "user")
+    driver.fake.script("<summary>The user said more 0 to 2; each was answered at some "
+                       "length, and nothing else was said.</summary>")
+    assert w.window_commands.compact_now() is True
+    driver.until(lambda: rows(w)[0].kind == "card" and w.tasks.pending == 0, timeout=30)
+    w.transcript.model.set_expanded(0, True)  # the card's turns are read as it opens
+    driver.until(lambda: w.chat.state.holds(first.id), timeout=10)
+    w.chat.editor.edit_message(first.id)
+    assert w.chat.editor.editing is not None and w.chat.editor.editing.id == first.id
+    driver.qtbot.keyClicks(w.composer, " and more")
+    w.chat.new_session()
+    driver.until(lambda: w.session_id is None and w.tasks.pending == 0, timeout=10)
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and w.tasks.pending == 0, timeout=10)
+    assert w.composer.text() == "more 0 and more"
+    assert w.chat.editor.editing is not None and w.chat.editor.editing.id == first.id
+    assert w.composer_bar.banner.isVisible()
+    assert EDIT_NOT_SHOWN not in w.statusBar().currentMessage()
