@@ -197,6 +197,10 @@ COMPACTING: StateKey[dict[str, int]] = StateKey(
     "{session id: started_at epoch ms}", "parley.core.recovery.previous_run",
     "The chats a compaction works in, to report one cut short by a crash.",
     whose="machine on a server")
+WHOLE_CHECK: StateKey[dict[str, int]] = StateKey(
+    "store.whole_check", "store.whole_check", '{"sound_at": epoch ms}',
+    "parley.core.store.async_store",
+    "When the whole sessions.db was last checked and found sound: checked again a day later.")
 V3_SETTINGS: StateKey[Any] = StateKey(
     "v3_settings", "v3_settings", "the v3 settings text as it was",
     "parley.core.store.upgrade.steps",
@@ -206,5 +210,5 @@ V3_SETTINGS: StateKey[Any] = StateKey(
 APP_STATE: tuple[StateKey[Any], ...] = (
     DRAFT, LAST_SESSION, LAST_MODEL, SEVERAL_MODELS, WINDOW_GEOMETRY, WINDOW_SPLITTER, MODELS,
     UNSEEN, FROZEN_PROMPT, TOOLS_ENABLED, TOOLS_UNSUPPORTED, MEMORY, MCP_ALLOWED, MCP_ALWAYS,
-    MCP_OFF, MCP_TOOLS, RUN_MARKER, COMPACTING, V3_SETTINGS,
+    MCP_OFF, MCP_TOOLS, RUN_MARKER, COMPACTING, WHOLE_CHECK, V3_SETTINGS,
 )

@@ -48,6 +48,10 @@ P = ParamSpec("P")
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
+#: Seconds after a whole-file check found sessions.db sound before the next one
+#: (:meth:`AsyncStore.check_whole`): once a day.
+WHOLE_CHECK_EVERY_S = 24 * 3600
+
 #: Idle time after the last write before the store's upkeep runs (seconds).
 MAINTENANCE_DELAY_S = 2.0
 #: Pause between upkeep steps while merging work remains (seconds).
@@ -389,20 +393,35 @@ class AsyncStore:
         safe beside a call running on the worker)."""
         self._store.report_damage(why)
 
-    async def check_whole(self) -> bool | None:
+    async def check_whole(self, *, every_s: float = WHOLE_CHECK_EVERY_S) -> bool | None:
         """Check the whole file once it is open (``damage.WholeCheck``: ``PRAGMA
         quick_check`` on a thread and a read-only connection of its own, so the store's
-        calls go on meanwhile; :meth:`close` stops it).
+        calls go on meanwhile; :meth:`close` stops it), unless Parley closed it cleanly
+        last, it is unchanged since (``Store.closed_cleanly``), and it was found sound
+        less than ``every_s`` seconds ago (app state ``WHOLE_CHECK``): the check reads
+        every page, seconds of disk on a large file (19 s for 1.6 GB from a cold cache).
+        After a crash or on a first open it always runs.
 
         Returns:
             True when the file is sound; False when it is damaged — writes stop as when a
             read meets the damage, and :attr:`on_damaged` is called (once); None when
-            stopped, or for a PostgreSQL store (nothing to check).
+            stopped, checked recently, or for a PostgreSQL store (nothing to check).
         """
         if isinstance(self._store, PgStore) or self._closed:
             return None
+        from parley.core.app_state import WHOLE_CHECK
         from parley.core.store.sqlite.damage import WholeCheck
         from parley.core.store.sqlite.kept import FOUND_BY_CHECK
+
+        try:
+            last = await WHOLE_CHECK.get(self)
+        except StoreError:  # unreadable: the check says what it can
+            last = None
+        now_ms = int(time.time() * 1000)
+        sound_at = last.get("sound_at") if isinstance(last, dict) else None
+        if self._store.closed_cleanly and isinstance(sound_at, int) \
+                and 0 <= now_ms - sound_at < every_s * 1000:
+            return None
 
         check = self._check = WholeCheck(self._store.path)  # close() stops it, even if
         began = time.monotonic()
@@ -410,6 +429,11 @@ class AsyncStore:
         log.info("whole-file check of %s: %s in %.2f s", self._store.path,
                  {True: "sound", False: "damaged", None: "stopped"}[sound],
                  time.monotonic() - began)
+        if sound is True and not self._closed and self.write_refused() is None:
+            try:
+                await WHOLE_CHECK.set(self, {"sound_at": now_ms})
+            except StoreError as exc:  # checked again at the next start, that is all
+                log.info("the whole-file check was not recorded: %s", exc)
         if sound is not False or self._closed:
             return sound
         self._store.report_damage(FOUND_BY_CHECK)

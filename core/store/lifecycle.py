@@ -45,6 +45,10 @@ class StoreBase:
     #: Why the file was opened only to read (``open(read_only_ok=True)``), else None
     #: (always None for a PostgreSQL store, which does not run :meth:`__init__`).
     read_only: DatabaseReadOnly | None = None
+    #: Opened after a clean close of Parley's, unchanged since (or checked whole then):
+    #: ``parley.core.store.sqlite.overwrite.check_since_closed``. False after a crash, on
+    #: a first open, or for a PostgreSQL store.
+    closed_cleanly: bool = False
 
     def __init__(self, path: Path, con: Connection, migration_report: Any = None) -> None:
         """Use :meth:`open`; this wraps an already set-up connection."""
@@ -114,9 +118,10 @@ class StoreBase:
         path = Path(path).expanduser().absolute()
         damage.check_marked(path)  # found damaged in an earlier run: check it whole
         # written while closed? (the record is used up only where Parley will write)
-        overwrite.check_since_closed(path, consume=watch_closed and _writable(path))
+        clean = overwrite.check_since_closed(path, consume=watch_closed and _writable(path))
         con, report, refused = open_connection(path, progress, busy_timeout_ms, read_only_ok)
         store = cls(path, con, report)
+        store.closed_cleanly = clean
         if refused is not None:
             log.warning("%s Its chats are opened read-only.", refused.message)
         store.read_only = refused

@@ -178,3 +178,31 @@ def test_a_forward_under_another_name_is_refused_when_the_class_is_made():
             get_turns = reads(Store.get_turn)
     error = raised.value.__cause__ or raised.value
     assert str(error) == "Wrong.get_turns forwards Store.get_turn"
+
+
+async def test_the_whole_file_check_runs_once_a_day_after_clean_closes(tmp_path):
+    """A file found sound, closed cleanly and unchanged since is checked again only a day
+    later (the check reads every page); after a crash (no record of a clean close) it is
+    checked at once. The time it was found sound is kept in the file's app state."""
+    from parley.core.app_state import WHOLE_CHECK
+    from parley.core.store.sqlite.overwrite import closed_record
+
+    path = tmp_path / "sessions.db"
+    astore = await AsyncStore.open(path)
+    await astore.create_session()
+    assert await astore.check_whole() is True  # a first open: checked
+    recorded = (await WHOLE_CHECK.get(astore))["sound_at"]
+    await astore.close()
+    astore = await AsyncStore.open(path)  # closed cleanly, unchanged
+    try:
+        assert await astore.check_whole() is None  # found sound just now: not again
+        assert await astore.check_whole(every_s=0) is True  # a day later
+        assert (await WHOLE_CHECK.get(astore))["sound_at"] >= recorded
+    finally:
+        await astore.close()
+    closed_record(path).unlink()  # as a crash leaves it
+    astore = await AsyncStore.open(path)
+    try:
+        assert await astore.check_whole() is True
+    finally:
+        await astore.close()

@@ -194,13 +194,18 @@ def record_closed(db: Path) -> None:
             json.dump([state.size, state.mtime_ns, state.ctime_ns], fh)
 
 
-def check_since_closed(db: Path, *, consume: bool) -> None:
+def check_since_closed(db: Path, *, consume: bool) -> bool:
     """At open: if another program wrote ``db`` since Parley last closed it, check it whole.
 
     With ``consume`` (the app's own store) the record of the last clean close is
     then removed, so a crash leaves none and a start after a crash does not pay
     for a check. The ctime is not compared: Parley's own ``chmod`` at start
     changes it.
+
+    Returns:
+        True when Parley closed it cleanly last and it is unchanged since (or changed
+        and found sound now); False when there is no record of a clean close (a crash,
+        a first open, a file from elsewhere).
 
     Raises:
         DatabaseCorrupt: it was changed while Parley was closed and fails ``quick_check``
@@ -210,7 +215,7 @@ def check_since_closed(db: Path, *, consume: bool) -> None:
     try:
         size, mtime_ns, _ctime_ns = json.loads(record.read_text(encoding="utf-8"))
     except (OSError, ValueError, TypeError):
-        return
+        return False
     now = FileState.of(db)
     if now is not None and (now.size, now.mtime_ns) != (size, mtime_ns) \
             and not passes_quick_check(db):
@@ -218,3 +223,4 @@ def check_since_closed(db: Path, *, consume: bool) -> None:
     if consume:
         with contextlib.suppress(OSError):
             record.unlink()
+    return now is not None
