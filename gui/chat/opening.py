@@ -336,7 +336,7 @@ class ChatOpener:
         if sid is None:
             return
         last = max(OPEN_TURNS, len(self.chat.turns) + 1)
-        held = self.chat.state.held_ids()
+        since = self.chat.state.mark()
         win = await self.chat.store.transcript_window(sid, last=last)
         branches = await self.chat.store.branches(sid)  # another program may have switched
         unseen = await self.chat.unseen.read(sid) if read_unseen else self.chat.state.unseen
@@ -345,7 +345,7 @@ class ChatOpener:
         if sid != self.chat.session_id:
             return
         self.chat.sessions[sid] = session
-        self.chat.state.load_again(win, unseen, held)
+        self.chat.state.load_again(win, unseen, since)
         self._set_branches(branches, reset=True)
         self.show_turns()
         self.chat.meter.reread()  # (a summary saved: what is sent changed)

@@ -68,6 +68,9 @@ class OpenChatState(QObject):
         #: page, ``Store.card_page(before=...)``), by summary turn id.
         self.card_keys: dict[str, int] = {}
         self._unsaved: list[Turn] = []  # messages shown before they are saved
+        #: turn id -> when it was saved or shown being saved (:meth:`mark`), this chat.
+        self._arrived: dict[str, int] = {}
+        self._tick = 0
         self._unseen: Unseen | None = None
         self._shown: str | None = None  # the chat shown last (show)
 
@@ -142,22 +145,31 @@ class OpenChatState(QObject):
         self._older = win.older
         self.first_key = win.first_key
         self._unsaved = []
+        self._arrived = {}
 
-    def held_ids(self) -> set[str]:
-        """The ids of the turns held and of the messages being saved, for
+    def mark(self) -> int:
+        """Where the messages saved or shown while being saved have got to, for
         :meth:`load_again`."""
-        return {t.id for t in self._turns} | {t.id for t in self._unsaved}
+        return self._tick
 
-    def load_again(self, win: Window, unseen: Unseen | None, held_before: set[str]) -> None:
+    def _arrive(self, turn_id: str) -> None:
+        self._tick += 1
+        self._arrived[turn_id] = self._tick
+
+    def load_again(self, win: Window, unseen: Unseen | None, since: int) -> None:
         """The open chat read again (a compaction saved its summary, another program
         changed the file): as :meth:`load`, but what arrived while it was read stays — a
-        message saved or being saved since :meth:`held_ids` gave ``held_before`` and not in
+        message saved or shown being saved after :meth:`mark` gave ``since`` and not in
         ``win`` (a message sent the moment a compaction ended) — after the turns read."""
         assert self.session_id is not None
         read = {t.id for t in win.turns}
-        arrived = [t for t in self._turns if t.id not in held_before and t.id not in read]
-        unsaved = [t for t in self._unsaved if t.id not in read]
+        arrived = [t for t in self._turns
+                   if self._arrived.get(t.id, 0) > since and t.id not in read]
+        unsaved = [t for t in self._unsaved
+                   if self._arrived.get(t.id, 0) > since and t.id not in read]
+        ticks = self._arrived
         self.load(self.session_id, win, unseen)
+        self._arrived = ticks  # the same chat: a read overlapping this one still sees them
         self._turns += arrived
         self._unsaved = unsaved
 
@@ -169,6 +181,7 @@ class OpenChatState(QObject):
         self._levels, self.card_keys = {}, {}
         self._older, self.first_key = 0, None
         self._unsaved = []
+        self._arrived = {}
 
     def take(self, win: Window, *, older: bool = False, keep: str | None = None,
              card: str | None = None) -> None:
@@ -214,6 +227,7 @@ class OpenChatState(QObject):
                 break
         else:
             self._turns.append(turn)
+            self._arrive(turn.id)
         self._unsaved = [t for t in self._unsaved if t.id != turn.id]
         self.turn_changed.emit(turn)
 
@@ -222,6 +236,7 @@ class OpenChatState(QObject):
         if session_id != self.session_id:
             return
         self._unsaved.append(turn)
+        self._arrive(turn.id)
         self.turn_changed.emit(turn)
 
     def unshow(self, turn_ids: Iterable[str]) -> None:
