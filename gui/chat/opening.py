@@ -17,6 +17,7 @@ a while is said in the bar; the chat shown stays.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Said when showing another version takes a while (near the start of a long chat the
+#: path below it is rewritten: ~2 s at 100,000 turns), until it shows.
+SWITCHING = "Showing the other version…"
+#: Seconds a switch runs before :data:`SWITCHING` is said.
+SWITCHING_AFTER_S = 0.4
 #: Said when ‹ › is pressed while a reply is being written in the chat.
 BUSY_SWITCHING = ("A reply is being written at the end of this branch: wait for it (or press "
                   "Esc), then switch branches.")
@@ -182,12 +188,18 @@ class ChatOpener:
         transcript = self.transcript
         focus = QApplication.focusWidget()
         had_focus = focus is not None and (focus is transcript or transcript.isAncestorOf(focus))
+        said = asyncio.get_running_loop().call_later(
+            SWITCHING_AFTER_S, lambda: self.status.showMessage(SWITCHING, 60_000))
         try:
             await self.chat.store.show_branch(sid, turn_id, exact=exact)
             shown = await self.reread(sid, at=turn_id)
         except ParleyError as exc:
             self._not_opened(exc)
             return
+        finally:
+            said.cancel()
+            if self.status.currentMessage() == SWITCHING:
+                self.status.clearMessage()
         if shown and had_focus:
             transcript.list_view.setFocus(Qt.FocusReason.OtherFocusReason)
         if shown:

@@ -382,3 +382,23 @@ def test_no_switching_branches_while_a_reply_is_written(driver: Any) -> None:
     driver.until(lambda: _texts(w) == ["What to see in Lisbon?", "Castles and trams."]
                  and w.tasks.pending == 0)
     assert w.transcript.branch_of(first) == (1, 2)
+
+
+def test_a_switch_that_takes_a_while_says_so_until_the_version_shows(
+        driver: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Near the start of a long chat a switch rewrites the path below it (~2 s at 100,000
+    turns; trial 15b: nothing said it was working). Said from a moment on (here at once),
+    and no longer once the other version shows."""
+    from parley.gui.chat import opening
+
+    monkeypatch.setattr(opening, "SWITCHING_AFTER_S", 0.0)
+    w = driver.configured()
+    _chat, first = _two_answers(driver, w)
+    said: list[str] = []
+    w.statusBar().messageChanged.connect(said.append)
+    reply = w.chat.turns[1].id
+    assert w.chat.opener.switch_branch(reply, -1)
+    driver.until(lambda: _texts(w) == ["What to see in Lisbon?", "Castles and trams."]
+                 and w.tasks.pending == 0)
+    assert opening.SWITCHING in said
+    assert w.statusBar().currentMessage() != opening.SWITCHING
