@@ -132,6 +132,23 @@ FRAME_HEADER = 24
 _WAL_MAGIC = (0x377F0682, 0x377F0683)
 
 
+def wal_page_ones(db: Path) -> tuple[bool, set[bytes]]:
+    """Whether ``db``'s ``-wal`` holds committed frames, and the first 100 bytes of page 1
+    as of each of its commits (read as :func:`wal_page_one` reads them). A checkpoint
+    copies the frames up to the oldest snapshot a reader still holds, so the file's page
+    1 may be any of these, not only the newest, while another connection reads.
+    """
+    committed, found, pending = False, set(), None
+    for number, commit, head in _frames(db):
+        if number == 1:
+            pending = head
+        if commit:
+            committed = True
+            if pending is not None:
+                found.add(pending)
+    return committed, found
+
+
 def wal_page_one(db: Path) -> tuple[bool, bytes | None]:
     """Whether ``db``'s ``-wal`` holds committed frames, and the first 100 bytes of page 1
     as of its last commit.

@@ -91,8 +91,8 @@ class Watch:
         First its size and header (``parley.core.store.sqlite.header``: an emptied or
         shortened file passes ``quick_check``); then whether a changed header is one
         SQLite wrote: with no commit by another connection since, the only header
-        a checkpoint can leave is the newest committed page 1 in the WAL, while it
-        holds frames (:func:`parley.core.store.sqlite.header.wal_page_one`); then
+        a checkpoint can leave is one of the committed page 1s in the WAL (the newest,
+        or an older one when a reader held the checkpoint back), while it holds frames (:func:`parley.core.store.sqlite.header.wal_page_ones`); then
         ``quick_check`` of the file with the WAL. When a check fails but the file read
         alone (its WAL ignored) is a whole, sound database, another database was
         written over it.
@@ -140,11 +140,13 @@ def new_file_id() -> int:
 
 
 def _not_from_wal(path: Path, head: bytes | None) -> bool:
-    """True when the WAL holds committed frames and ``head`` is not its newest page 1: no
-    checkpoint wrote it. (A WAL that is gone or empty says nothing: another program's
-    last connection checkpoints it whole and removes it when it closes.)"""
-    committed, page_one = header.wal_page_one(path)
-    return committed and head != page_one
+    """True when the WAL holds committed frames and ``head`` is none of its committed
+    page 1s: no checkpoint wrote it. (A checkpoint held back by a reader's older snapshot
+    leaves an older committed page 1, not the newest: another Parley reading while a
+    third writes. A WAL that is gone or empty says nothing: another program's last
+    connection checkpoints it whole and removes it when it closes.)"""
+    committed, page_ones = header.wal_page_ones(path)
+    return committed and head not in page_ones
 
 
 def _head(path: Path) -> bytes | None:
