@@ -17,9 +17,9 @@ import sqlite3
 import stat
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
 from parley.core import private
 from parley.core.store import spaces
@@ -126,12 +126,7 @@ def open_read_only(path: Path, busy_timeout_ms: int) -> Connection:
     try:
         dbapi_connection(con).execute("SELECT count(*) FROM sqlite_schema").fetchone()
     except BaseException as exc:
-        con.close()
-        engine.dispose()
-        err = translate(exc, path) if isinstance(exc, sqlite3.Error) else None
-        if err is not None:
-            raise err from exc
-        raise
+        _let_go(con, engine, path, exc)
     return con
 
 
@@ -175,13 +170,19 @@ def open_connection(
     try:
         report = _prepare(con, path, info) or report
     except BaseException as exc:
-        con.close()
-        engine.dispose()
-        err = translate(exc, path) if isinstance(exc, sqlite3.Error) else None
-        if err is not None:
-            raise err from exc
-        raise
+        _let_go(con, engine, path, exc)
     return con, report, None
+
+
+def _let_go(con: Connection, engine: Engine, path: Path, exc: BaseException) -> NoReturn:
+    """Close a connection that failed while being set up, and raise ``exc`` (an SQLite
+    error as Parley's own: :func:`translate`)."""
+    con.close()
+    engine.dispose()
+    err = translate(exc, path) if isinstance(exc, sqlite3.Error) else None
+    if err is not None:
+        raise err from exc
+    raise exc
 
 
 def _prepare(con: Connection, path: Path, info: FileInfo) -> UpToDateReport | None:

@@ -92,7 +92,8 @@ class Watch:
         shortened file passes ``quick_check``); then whether a changed header is one
         SQLite wrote: with no commit by another connection since, the only header
         a checkpoint can leave is one of the committed page 1s in the WAL (the newest,
-        or an older one when a reader held the checkpoint back), while it holds frames (:func:`parley.core.store.sqlite.header.wal_page_ones`); then
+        or an older one when a reader held the checkpoint back), while it holds frames
+        (:func:`parley.core.store.sqlite.header.wal_page_ones`); then
         ``quick_check`` of the file with the WAL. When a check fails but the file read
         alone (its WAL ignored) is a whole, sound database, another database was
         written over it.
