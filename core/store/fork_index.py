@@ -34,6 +34,7 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from parley.core.store.kept_table import KeptTable
 from parley.core.store.postgres import sql as pg_sql
 
 TABLE = "turn_forks"
@@ -62,8 +63,11 @@ SQLITE_TRIGGERS = [
      "WHEN old.parent_id IS NOT new.parent_id OR old.session_id IS NOT new.session_id BEGIN "
      + _DROP + " " + _ADD + " END"),
 ]
+#: The table and the triggers that keep it (``parley.core.store.kept_table``).
+KEPT = KeptTable(TABLE, _TABLE_DDL, "turn_links", SQLITE_TRIGGERS, pg_sql.FORKS_FUNCTIONS,
+                 pg_sql.FORKS_TRIGGER, pg_sql.FORKS_TRIGGER_NAME)
 #: Every schema object of the index on a sessions.db file (``sqlite_master`` names).
-OBJECTS = frozenset({TABLE, *(name for name, _ddl in SQLITE_TRIGGERS)})
+OBJECTS = KEPT.objects
 
 _FILL = ("INSERT INTO turn_forks (session_id, parent_key) SELECT session_id, "
          "coalesce(parent_id, '') FROM turn_links GROUP BY session_id, parent_id "
@@ -93,26 +97,8 @@ def create(con: Connection, *, lines: bool = False) -> bool:
     Returns:
         Whether anything was created (and the table filled again).
     """
-    if con.dialect.name == "sqlite":
-        names = {r[0] for r in con.exec_driver_sql("SELECT name FROM sqlite_master")}
-        if names >= OBJECTS:
-            return False
-        if TABLE not in names:
-            con.exec_driver_sql(_TABLE_DDL + " WITHOUT ROWID")
-        for name, ddl in SQLITE_TRIGGERS:
-            if name not in names:
-                con.exec_driver_sql(ddl)
-    else:
-        has_table = con.execute(text("SELECT to_regclass('turn_forks')")).scalar() is not None
-        if has_table and _pg_trigger(con):
-            return False
-        if not has_table:
-            con.exec_driver_sql(_TABLE_DDL)
-        for ddl in pg_sql.FORKS_FUNCTIONS:
-            con.exec_driver_sql(ddl)
-        if not _pg_trigger(con):
-            con.exec_driver_sql(pg_sql.FORKS_TRIGGER)
-    con.exec_driver_sql("DELETE FROM turn_forks")
+    if not KEPT.install(con):
+        return False
     if not lines:
         con.exec_driver_sql(_FILL)
     return True
@@ -122,21 +108,7 @@ def suspend(con: Connection) -> bool:
     """Drop the triggers (before a bulk fill of ``turn_links``; :func:`create` after
     brings them back and fills the table again). Returns whether the table exists
     (False: nothing to bring back)."""
-    if con.dialect.name == "sqlite":
-        names = {r[0] for r in con.exec_driver_sql("SELECT name FROM sqlite_master")}
-        for name, _ddl in SQLITE_TRIGGERS:
-            con.exec_driver_sql(f"DROP TRIGGER IF EXISTS {name}")
-        return TABLE in names
-    if con.execute(text("SELECT to_regclass('turn_forks')")).scalar() is None:
-        return False
-    con.exec_driver_sql(f"DROP TRIGGER IF EXISTS {pg_sql.FORKS_TRIGGER_NAME} ON turn_links")
-    return True
-
-
-def _pg_trigger(con: Connection) -> bool:
-    return con.execute(text(
-        "SELECT 1 FROM pg_trigger WHERE tgname = :n AND tgrelid = to_regclass('turn_links')"),
-        {"n": pg_sql.FORKS_TRIGGER_NAME}).first() is not None
+    return KEPT.suspend(con)
 
 
 __all__ = ["OBJECTS", "ROOT_KEY", "SQLITE_TRIGGERS", "TABLE", "create", "forking", "suspend"]

@@ -34,6 +34,7 @@ from __future__ import annotations
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from parley.core.store.kept_table import KeptTable
 from parley.core.store.postgres import sql as pg_sql
 
 TABLE = "turn_path_counts"
@@ -55,8 +56,12 @@ SQLITE_TRIGGERS = [
      "CREATE TRIGGER turn_path_count_update AFTER UPDATE OF session_id ON turn_path "
      "WHEN old.session_id IS NOT new.session_id BEGIN " + _DROP + " " + _ADD + " END"),
 ]
+#: The table and the triggers that keep it (``parley.core.store.kept_table``).
+KEPT = KeptTable(TABLE, _TABLE_DDL, "turn_path", SQLITE_TRIGGERS,
+                 (pg_sql.PATH_COUNT_FUNCTION,), pg_sql.PATH_COUNT_TRIGGER,
+                 pg_sql.PATH_COUNT_TRIGGER_NAME)
 #: Every schema object of the count on a sessions.db file (``sqlite_master`` names).
-OBJECTS = frozenset({TABLE, *(name for name, _ddl in SQLITE_TRIGGERS)})
+OBJECTS = KEPT.objects
 
 _FILL = ("INSERT INTO turn_path_counts (session_id, n) "
          "SELECT session_id, count(*) FROM turn_path GROUP BY session_id")
@@ -88,25 +93,8 @@ def create(con: Connection) -> bool:
     Returns:
         Whether anything was created (and the table filled again).
     """
-    if con.dialect.name == "sqlite":
-        names = {r[0] for r in con.exec_driver_sql("SELECT name FROM sqlite_master")}
-        if names >= OBJECTS:
-            return False
-        if TABLE not in names:
-            con.exec_driver_sql(_TABLE_DDL + " WITHOUT ROWID")
-        for name, ddl in SQLITE_TRIGGERS:
-            if name not in names:
-                con.exec_driver_sql(ddl)
-    else:
-        has_table = con.execute(text(f"SELECT to_regclass('{TABLE}')")).scalar() is not None
-        if has_table and _pg_trigger(con):
-            return False
-        if not has_table:
-            con.exec_driver_sql(_TABLE_DDL)
-        con.exec_driver_sql(pg_sql.PATH_COUNT_FUNCTION)
-        if not _pg_trigger(con):
-            con.exec_driver_sql(pg_sql.PATH_COUNT_TRIGGER)
-    con.exec_driver_sql(f"DELETE FROM {TABLE}")
+    if not KEPT.install(con):
+        return False
     con.exec_driver_sql(_FILL)
     return True
 
@@ -115,23 +103,7 @@ def suspend(con: Connection) -> bool:
     """Drop the triggers (before a bulk fill of ``turn_path``; :func:`create` after
     brings them back and fills the table again). Returns whether the table exists
     (False: nothing to bring back)."""
-    if con.dialect.name == "sqlite":
-        names = {r[0] for r in con.exec_driver_sql("SELECT name FROM sqlite_master")}
-        for name, _ddl in SQLITE_TRIGGERS:
-            con.exec_driver_sql(f"DROP TRIGGER IF EXISTS {name}")
-        return TABLE in names
-    if con.execute(text(f"SELECT to_regclass('{TABLE}')")).scalar() is None:
-        return False
-    if con.execute(text("SELECT to_regclass('turn_path')")).scalar() is not None:
-        con.exec_driver_sql(f"DROP TRIGGER IF EXISTS {pg_sql.PATH_COUNT_TRIGGER_NAME} "
-                            "ON turn_path")
-    return True
-
-
-def _pg_trigger(con: Connection) -> bool:
-    return con.execute(text(
-        "SELECT 1 FROM pg_trigger WHERE tgname = :n AND tgrelid = to_regclass('turn_path')"),
-        {"n": pg_sql.PATH_COUNT_TRIGGER_NAME}).first() is not None
+    return KEPT.suspend(con)
 
 
 __all__ = ["OBJECTS", "SQLITE_TRIGGERS", "TABLE", "create", "ends", "suspend"]
