@@ -40,8 +40,12 @@ def mcp_json(home):
 
 
 def _dialog(driver, w):
+    """The approval dialog once it is the active window: keys a person presses go to
+    it only then, and Alt+T is a shortcut, which Qt gives to the active window only
+    (activation arrives after the dialog is shown, later under load)."""
     driver.until(lambda: w.mcp.approver.dialog is not None
-                 and w.mcp.approver.dialog.isVisible(), timeout=30)
+                 and w.mcp.approver.dialog.isVisible()
+                 and QApplication.activeWindow() is w.mcp.approver.dialog, timeout=30)
     return w.mcp.approver.dialog
 
 
