@@ -10,7 +10,7 @@ import threading
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QPushButton
+from PySide6.QtWidgets import QApplication, QPushButton
 
 from parley.core.content import TextBlock, Turn
 from parley.gui.dialogs import export_dialog
@@ -293,6 +293,7 @@ def test_files_of_an_export_that_are_not_read_are_named_in_the_summary(driver, t
     # One short line; every file left out is in Details…, under two headings.
     assert box.text() == ("Imported conversations.json: 1 chat, 2 messages from a ChatGPT "
                           "export; 2 files left out (2 refused).")
+    driver.until(lambda: QApplication.activeWindow() is box)  # Alt+D: a shortcut
     qtbot.keyClick(box, Qt.Key.Key_D, Qt.KeyboardModifier.AltModifier)
     driver.until(lambda: box.details_dialog is not None and box.details_dialog.isVisible())
     details = box.details_dialog

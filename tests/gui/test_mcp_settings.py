@@ -8,6 +8,7 @@ import json
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from parley.core.mcp.config import KEYRING_MARK
 from parley.gui import dialogs
@@ -32,7 +33,8 @@ def mcp_json(home):
 def _tools_page(driver, w):
     dlg = w.window_commands.open_settings()
     show_section(dlg, "Tools")
-    driver.until(lambda: dlg.ready)
+    # Alt+R / Alt+I are shortcuts: Qt gives them to the active window only.
+    driver.until(lambda: dlg.ready and QApplication.activeWindow() is dlg)
     return dlg, dlg.tools_page
 
 
