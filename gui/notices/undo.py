@@ -160,8 +160,13 @@ class Toast(QFrame):
         self._countdown = Countdown(self, self.hide)
         self._hovered = False
         if follow is not None:
-            follow.installEventFilter(self)
+            self.follow(follow)
         self.hide()
+
+    def follow(self, widget: QWidget) -> None:
+        """Move with ``widget`` too: its showing, hiding, moving or resizing places the
+        toast again (the anchor's rect may have changed with it)."""
+        widget.installEventFilter(self)
 
     def restyle(self) -> None:
         t = appearance.current()

@@ -208,12 +208,22 @@ class WindowLayout:
         return self.state.commands.run(action.id)
 
     def _composer_rect(self) -> QRect | None:
-        """Where the composer is (window coordinates) when the chat page shows."""
+        """Where the toast sits above (window coordinates) when the chat page shows: the
+        composer's column, from the top of the bars shown above it (the queue, a save
+        or run bar) down to the composer's bottom, so a notice never covers them."""
         st = self.state
         if st.stack.currentWidget() is not st.chat_page or not st.composer_bar.isVisible():
             return None
         bar = st.composer_bar
-        return QRect(bar.mapTo(self.window, QPoint(0, 0)), bar.size())
+        rect = QRect(bar.mapTo(self.window, QPoint(0, 0)), bar.size())
+        col = st._chat_layout
+        middle = st.transcript if st.transcript is not None else st._transcript_slot
+        for i in range(col.indexOf(middle) + 1, col.count()):
+            item = col.itemAt(i)
+            widget = item.widget() if item is not None else None
+            if widget is not None and widget.isVisible():
+                rect.setTop(min(rect.top(), widget.mapTo(self.window, QPoint(0, 0)).y()))
+        return rect
 
     def install_transcript(self) -> None:
         """Put the transcript in its place (once the chats are open), with the greeting
@@ -226,6 +236,7 @@ class WindowLayout:
         view.setAccessibleName("Conversation")
         st._chat_layout.replaceWidget(st._transcript_slot, view)
         st.toast.covers.connect(view.keep_clear_of)  # the last message stays above it
+        st.toast.follow(view)  # a bar shown above the composer shrinks it: the toast moves up
         if st.toast.isVisible():  # shown before the chats (the restart notice)
             view.keep_clear_of(st.toast.geometry())
         st._transcript_slot.deleteLater()
