@@ -9,6 +9,9 @@ compact. The automatic compaction keeps fewer turns then
 does the same once the chat has reached the automatic compaction's threshold
 (``compaction.threshold`` of the window, "near"), by the provider's count where a
 reply gave one (:func:`parley.core.context.size.measure`), else the local estimate.
+What it keeps then starts with one's own message where a count that fits allows it: a
+long answer is summarized with its question rather than kept below a summary that holds
+the question (the automatic compaction, answering a message, keeps as many as fit).
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from parley.core.compaction.plan import fit_keep_turns
+from parley.core.compaction.plan import fit_keep_turns, plan_compaction, summary_block
 from parley.core.compaction.summary import SUMMARY_MAX_TOKENS
 from parley.core.compaction.wire import estimate_request, stub_for_overflow
-from parley.core.content import Turn
+from parley.core.content import ToolResultBlock, Turn
 from parley.core.context.size import measure
 from parley.core.providers.base import ChatRequest
 
@@ -67,8 +70,10 @@ def manual_keep(
     Returns:
         ``keep_turns`` while the chat is under ``threshold`` of the window or the
         setting's plan leaves kept turns that fit; else the largest number from
-        ``keep_turns`` down to 1 whose kept turns, after a summary, fit the window;
-        else 1 (all but the newest turn summarized, the most a summary can do).
+        ``keep_turns`` down to 1 whose kept turns, after a summary, fit the window
+        and start with one's own message (not an answer or a tool's result), or,
+        when none does, the largest that fits; else 1 (all but the newest turn
+        summarized, the most a summary can do).
     """
     system = sent.request.system if sent is not None else None
     tools = list(sent.request.tools) if sent is not None else []
@@ -86,4 +91,23 @@ def manual_keep(
         return estimate_request(provider, wire) * scale + room <= window
 
     keep = fit_keep_turns(stored, keep_turns, fits)
-    return ManualKeep(1 if keep is None else keep, tokens, over)
+    if keep is None:
+        return ManualKeep(1, tokens, over)
+    return ManualKeep(_from_a_message(stored, keep, fits), tokens, over)
+
+
+def _from_a_message(stored: Sequence[Turn], keep: int, fits: Any) -> int:
+    """The largest count up to ``keep`` (which fits) whose kept turns fit and start with a
+    message one wrote; ``keep`` when none does."""
+    for k in range(keep, 0, -1):
+        plan = plan_compaction(stored, k)
+        if plan is not None and plan.kept and _written(plan.kept[0]) and fits(plan.kept):
+            return k
+    return keep
+
+
+def _written(turn: Turn) -> bool:
+    """True for a message one wrote: a user turn that is neither a summary nor a tool's
+    results."""
+    return turn.role == "user" and summary_block(turn) is None \
+        and not any(isinstance(b, ToolResultBlock) for b in turn.blocks)

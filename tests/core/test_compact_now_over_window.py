@@ -10,7 +10,7 @@ nothing older than its newest message says so. Real sessions.db, the fake provid
 
 from __future__ import annotations
 
-from parley.core.content import TextBlock, Turn
+from parley.core.content import TextBlock, Turn, apply_compactions
 from tests.core.compaction_support import LONG, SONNET
 
 
@@ -63,3 +63,26 @@ async def test_over_the_window_with_only_the_newest_message_says_so(env, fake_pr
 
     assert not result.compacted and result.reason == "newest-too-long"
     assert fake_provider.model_requests == []
+
+
+async def test_the_turns_kept_start_with_a_message_not_with_its_answer(env, fake_provider):
+    """Trial 15b: Compact now on a chat over its window put a question in the summary card
+    and kept its long answer below it, word for word. What is kept starts with one's own
+    message: the question and its answer are summarized together."""
+    await small_window(env)
+    await add(env, "user", "hello")
+    await add(env, "assistant", "Hello! What shall we read?")
+    question = await add(env, "user", "PASTE-ONE " + words(6_000, "alpha"))
+    answer = await add(env, "assistant", "ANSWER-ONE " + words(6_000, "beta"))
+    await add(env, "user", "Thanks, and now?")
+    await add(env, "assistant", "Now we rest.")
+    fake_provider.script(LONG)
+
+    result = await env.runner.compact(env.sid, keep_turns=4, model_ref=SONNET)
+
+    assert result.compacted, result.reason
+    [compaction] = await env.store.list_compactions(env.sid)
+    assert compaction.last_turn_id == answer.id  # the long answer went with its question
+    seen = apply_compactions(await env.store.context_turns(env.sid))  # what is sent now
+    assert [t.text() for t in seen[1:]] == ["Thanks, and now?", "Now we rest."]
+    assert question.id != compaction.last_turn_id
