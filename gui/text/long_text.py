@@ -77,6 +77,38 @@ def shown_text(text: str) -> tuple[str, int]:
     return breakable(text[:SHOWN_CHARS]), len(text) - SHOWN_CHARS
 
 
+def shown_text_after(previous: tuple[str, str, int] | None, text: str) -> tuple[str, int]:
+    """:func:`shown_text` of ``text``, reusing the result for a text it extends.
+
+    While a reply streams, each text is the one before and a few characters more; the
+    break chances of the part up to its last space or line break are those found
+    before (a run without a space ends there), so only the tail is looked at again.
+
+    Args:
+        previous: an earlier ``(text, *shown_text(text))``, or None.
+        text: the text to show.
+
+    Returns:
+        The same as ``shown_text(text)``.
+    """
+    if previous is None:
+        return shown_text(text)
+    old, old_shown, old_hidden = previous
+    if text is old or text == old:
+        return old_shown, old_hidden
+    if not text.startswith(old):
+        return shown_text(text)
+    if len(text) > FOLD_CHARS:
+        if len(old) > FOLD_CHARS:  # the same first SHOWN_CHARS characters
+            return old_shown, len(text) - SHOWN_CHARS
+        return shown_text(text)
+    cut = max(old.rfind(" "), old.rfind("\n"), old.rfind("\t")) + 1  # a run stops there
+    if cut <= 0:
+        return shown_text(text)
+    old_tail = breakable(old[cut:])
+    return old_shown[: len(old_shown) - len(old_tail)] + breakable(text[cut:]), 0
+
+
 def folded_note(hidden: int) -> str:
     """The line under a folded text (plain words, no markup)."""
     size = f"{hidden / 1_000_000:,.1f} million" if hidden >= 1_000_000 else f"{hidden:,}"

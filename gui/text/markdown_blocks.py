@@ -9,6 +9,8 @@ This module does not import Qt.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
 
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"([-+*]|\d{1,9}[.)])(\s|$)")
@@ -102,19 +104,53 @@ def split_blocks_after(previous: tuple[str, list[str]] | None, text: str) -> lis
     Returns:
         The same chunks as ``split_blocks(text)``.
     """
+    return split_blocks_kept(previous, text)[0]
+
+
+def split_blocks_kept(previous: tuple[str, list[str]] | None, text: str
+                      ) -> tuple[list[str], int]:
+    """:func:`split_blocks_after`, and how many leading chunks of ``previous`` it kept.
+
+    Returns:
+        ``(chunks, kept)``: the same chunks as ``split_blocks(text)``, whose first
+        ``kept`` are the very string objects of the previous split (their pieces need
+        no new look: ``parley.gui.transcript.specs``); 0 when nothing was reused.
+    """
     if previous is None:
-        return split_blocks(text)
+        return split_blocks(text), 0
     old_text, old_chunks = previous
     if text == old_text:
-        return old_chunks
+        return old_chunks, len(old_chunks)
+    if len(old_chunks) >= 2 and len(text) < len(old_text) and old_text.startswith(text):
+        return _split_prefix(old_chunks, text)
     if len(old_chunks) < 2 or not text.startswith(old_text):
-        return split_blocks(text)
-    if _REF_DEF.search(text, len(old_text) - len(old_chunks[-1])):
-        return split_blocks(text)  # a reference definition applies to the whole text
+        return split_blocks(text), 0
+    keep = len(old_chunks) - 1
     last = old_chunks[-1]
-    if not last.split("\n", 1)[0].strip():
-        # The last chunk begins with blank lines: if a fence opens after them, they move
-        # to the chunk before (see split_blocks), so that one may change too.
-        return split_blocks(text)
-    tail_start = len(old_text) - len(last)
-    return old_chunks[:-1] + split_blocks(text[tail_start:])
+    if "\n" not in last or not last.split("\n", 1)[0].strip():
+        # The chunk before changes too when the last one's first line is still being
+        # written (``1`` becoming a list item ``1.``, a fence becoming ```` ```a`b````: no
+        # longer a start) or when it begins with blank lines (as one after a code block
+        # does): if a fence opens after them, they move to the chunk before (see
+        # split_blocks). So split again from that one: a chunk starts a split afresh.
+        keep -= 1
+    tail_start = len(old_text) - sum(len(chunk) for chunk in old_chunks[keep:])
+    if _REF_DEF.search(text, tail_start):
+        return split_blocks(text), 0  # a reference definition applies to the whole text
+    return old_chunks[:keep] + split_blocks(text[tail_start:]), keep
+
+
+def _split_prefix(old_chunks: list[str], text: str) -> tuple[list[str], int]:
+    """:func:`split_blocks_kept` of ``text``, the start of the text ``old_chunks`` split
+    (a huge reply shown folded from now on: its first part alone)."""
+    if _REF_DEF.search(text):
+        return split_blocks(text), 0
+    ends = list(accumulate(map(len, old_chunks)))
+    cut = bisect_right(ends, len(text))  # old_chunks[:cut] lie whole in ``text``
+    # The chunk the text ends in may lose the line that began it (a fence cut short), so
+    # the one before may change too (see split_blocks_after): split again from there.
+    keep = max(0, cut - 1)
+    if keep and not old_chunks[keep].split("\n", 1)[0].strip():
+        keep -= 1  # it begins with blank lines: they may move to the chunk before
+    start = ends[keep - 1] if keep else 0
+    return old_chunks[:keep] + split_blocks(text[start:]), keep

@@ -70,8 +70,7 @@ def picture(layout: RowLayout, top: int, view_height: int) -> RowPicture:
         if rect.top() > high:
             break
         seen.append((placed.piece.doc, _box(rect), placed.muted, placed.bar))
-    boxes = frozenset((_box(box), _box(bar)) for box, bar in layout.code_boxes
-                      if box.bottom() >= low and box.top() <= high)
+    boxes = frozenset((_box(box), _box(bar)) for box, bar in layout.code_boxes_in(low, high))
     column = layout.column  # its height follows the row's: the strip under it covers that
     frame = (None if layout.frame is None else _box(layout.frame), layout.frame_kind,
              (column.x(), column.y(), column.width()), tuple(layout.guides), layout.width)

@@ -254,9 +254,8 @@ class TranscriptDelegate(QStyledItemDelegate):
             top, bottom = int(clip.top()) - 4, int(clip.bottom()) + 4
         else:
             clip, top, bottom = QRectF(), -(1 << 30), 1 << 30
-        for box, bar in layout.code_boxes:  # only those in the clip: a long reply has many
-            if box.bottom() >= top and box.top() <= bottom:
-                self._paint_code_box(painter, box, bar)
+        for box, bar in layout.code_boxes_in(top, bottom):  # a long reply has hundreds
+            self._paint_code_box(painter, box, bar)
         node = model.rows[index.row()]
         term = self.highlight[1] if self.highlight and self.highlight[0] == node.key else ""
         pieces = layout.pieces

@@ -10,6 +10,8 @@ card, code blocks on a rounded box — and what clicks on it mean
 
 from __future__ import annotations
 
+import operator
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -90,7 +92,12 @@ class RowLayout:
         column: the content column's rectangle (focus outline).
         guides: x positions of the nesting guides (rows inside expanded cards).
         stamp: what the layout was made from (rev, width, flags, palette).
-        code_boxes: (box, label bar) rectangles of the code blocks drawn in parts.
+        code_boxes: (box, label bar) rectangles of the code blocks drawn in parts, top to
+            bottom.
+        code_spans: per code box, the index of its label bar's piece and the index after
+            its last piece (``len(pieces)`` while the block may go on).
+        specs: what the pieces were placed from (a streaming row's next layout keeps
+            the leading pieces whose specs are the very same objects).
         cost_ms / made_at: how long it took to make, and when (``time.monotonic``).
         stale: handed out although the row changed since (throttled streaming).
     """
@@ -105,9 +112,23 @@ class RowLayout:
     guides: list[int] = field(default_factory=list)
     stamp: tuple[object, ...] = ()
     code_boxes: list[tuple[QRect, QRect]] = field(default_factory=list)
+    code_spans: list[tuple[int, int]] = field(default_factory=list)
+    specs: list[Spec] = field(default_factory=list)
     cost_ms: float = 0.0
     made_at: float = 0.0
     stale: bool = False
+
+    def code_boxes_in(self, top: int, bottom: int) -> list[tuple[QRect, QRect]]:
+        """The code boxes reaching into the band from ``top`` to ``bottom`` (row px):
+        found by bisection, a long reply has hundreds."""
+        boxes = self.code_boxes
+        first = bisect_left(boxes, top, key=lambda b: b[0].bottom()) if boxes else 0
+        out: list[tuple[QRect, QRect]] = []
+        for box in boxes[first:]:
+            if box[0].top() > bottom:
+                break
+            out.append(box)
+        return out
 
     def hit(self, pos: QPoint | QPointF) -> Hit | None:
         """Return what is under ``pos`` (row coordinates), or None."""
@@ -268,12 +289,31 @@ def _gap(above: Spec, below: Spec) -> int:
     return GAP + extra
 
 
-def _code_boxes(placed: list[Placed]) -> list[tuple[QRect, QRect]]:
-    """The (box, label bar) rectangles behind each code block's pieces."""
+def _code_boxes(placed: list[Placed], start: int = 0,
+                previous: RowLayout | None = None) -> tuple[list[tuple[QRect, QRect]],
+                                                          list[tuple[int, int]]]:
+    """The (box, label bar) rectangles behind each code block's pieces, and where each
+    block's pieces are (:attr:`RowLayout.code_spans`).
+
+    Args:
+        placed: the pieces.
+        start: the pieces before this index are those of ``previous`` (kept as they
+            were): its boxes made of them alone are kept, the rest is looked at again.
+        previous: the layout the leading pieces were kept from.
+    """
     boxes: list[tuple[QRect, QRect]] = []
+    spans: list[tuple[int, int]] = []
+    begin = 0
+    if previous is not None and start:
+        old_spans = previous.code_spans
+        # A block ends at the first piece after it; both kept: the block is as it was.
+        kept = bisect_left(old_spans, start, key=lambda span: span[1])
+        boxes, spans = previous.code_boxes[:kept], old_spans[:kept]
+        begin = old_spans[kept][0] if kept < len(old_spans) else start
     head: Placed | None = None
-    bottom = 0
-    for p in [*placed, None]:
+    head_at = bottom = 0
+    for i in range(begin, len(placed) + 1):
+        p = placed[i] if i < len(placed) else None
         if p is not None and p.kind == "code" and head is not None:
             bottom = p.rect.bottom()
             continue
@@ -283,10 +323,37 @@ def _code_boxes(placed: list[Placed]) -> list[tuple[QRect, QRect]]:
             box = QRect(left, r.top() - CODE_TOP, width, bottom + CODE_BOTTOM - r.top() + CODE_TOP)
             bar = QRect(left, box.top(), width, r.bottom() + 3 - box.top())
             boxes.append((box, bar))
+            spans.append((head_at, i))
             head = None
         if p is not None and p.kind == "codehead":
-            head, bottom = p, p.rect.bottom()
-    return boxes
+            head, head_at, bottom = p, i, p.rect.bottom()
+    return boxes, spans
+
+
+def _kept(reuse: list[Placed], old_specs: list[Spec], specs: list[Spec], x: int, w: int
+          ) -> int:
+    """How many leading pieces of a previous stack stay where they are: each spec the
+    same as before (the very object, as a growing text's leading pieces are, or one
+    :func:`_same` finds equal). The last one may be followed by another, so it never
+    counts. Objects compared in C: a reply of thousands of pieces costs ~0.1 ms."""
+    limit = min(len(reuse), len(specs)) - 1
+    if limit <= 0 or not _same(reuse[0], specs[0], x, w):
+        return 0  # (the first piece's place checks the column: x and w as before)
+    n = min(limit, len(old_specs))
+    identical = list(map(operator.is_, specs[:n], old_specs[:n]))
+    i = 1
+    while i < limit:
+        if i < n:
+            try:
+                i = identical.index(False, i)
+            except ValueError:
+                i = n
+            if i >= limit:
+                break
+        if not _same(reuse[i], specs[i], x, w):  # a new object: compared in full
+            break
+        i += 1
+    return min(i, limit)
 
 
 class RowBuilder:
@@ -322,25 +389,28 @@ class RowBuilder:
             return self._boxed(node, specs, width, x, w, guides, "card", CARD_PAD)
         if node.turn.role == "user" and continue_request(node.turn, transcript) is None:
             return self._boxed(node, specs, width, x, w, guides, "bubble", BUBBLE_PAD)
-        reuse = previous.pieces if previous is not None and previous.width == width else None
-        placed, y = self._stack(specs, x, ROW_PAD, w, reuse)
+        if previous is not None and previous.width != width:
+            previous = None
+        start = 0 if previous is None else _kept(previous.pieces, previous.specs, specs, x, w)
+        kept = previous.pieces[:start] if previous is not None and start else None
+        placed, y = self._stack(specs, x, ROW_PAD, w, kept)
         height = y + ROW_PAD
+        boxes, spans = _code_boxes(placed, start, previous)
         return RowLayout(node.key, width, height, placed, None, None,
                          QRect(x - 8, 2, w + 16, height - 4), guides,
-                         code_boxes=_code_boxes(placed))
+                         code_boxes=boxes, code_spans=spans, specs=specs)
 
     def _stack(
-        self, specs: list[Spec], x: int, y: int, w: int, reuse: list[Placed] | None = None
+        self, specs: list[Spec], x: int, y: int, w: int, kept: list[Placed] | None = None
     ) -> tuple[list[Placed], int]:
+        """Place ``specs`` top to bottom from ``y`` in the column at ``x``, ``w`` wide;
+        ``kept``: the places of the leading ones, unchanged (see :func:`_kept`)."""
         placed: list[Placed] = []
         start = 0
-        if reuse:  # keep the leading pieces that are the same as before, where they were
-            limit = min(len(reuse), len(specs)) - 1  # the last one may be followed by another
-            while start < limit and _same(reuse[start], specs[start], x, w):
-                start += 1
-            if start:
-                placed = reuse[:start]
-                y = placed[-1].rect.bottom() + 1 + _gap(specs[start - 1], specs[start])
+        if kept:
+            start = len(kept)
+            placed = list(kept)
+            y = placed[-1].rect.bottom() + 1 + _gap(specs[start - 1], specs[start])
         if start == 0 and specs and specs[0].kind == "codehead":
             y += CODE_TOP
         for n in range(start, len(specs)):
@@ -389,5 +459,6 @@ class RowBuilder:
         frame = QRect(left, top, inner + 2 * pad.width(), y - top + pad.height())
         height = frame.bottom() + 1 + ROW_PAD
         column = QRect(x - 8, 2, w + 16, height - 4)
+        boxes, spans = _code_boxes(placed)
         return RowLayout(node.key, width, height, placed, frame, kind, column, guides,
-                         code_boxes=_code_boxes(placed))
+                         code_boxes=boxes, code_spans=spans, specs=specs)

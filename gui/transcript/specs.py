@@ -31,9 +31,9 @@ from parley.core.content import (
 from parley.core.mcp.names import display_name
 from parley.core.visible import escape_invisible
 from parley.core.wire import STOPPED_NOTE
-from parley.gui.text.long_text import breakable, folded_note, shown_text
+from parley.gui.text.long_text import breakable, folded_note, shown_text_after
 from parley.gui.text.markdown import CodeBlock, parse_fence
-from parley.gui.text.markdown_blocks import split_blocks_after
+from parley.gui.text.markdown_blocks import split_blocks, split_blocks_kept
 from parley.gui.transcript.pieces import (
     Piece,
     PieceCache,
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from parley.core.compaction.unseen import Unseen
 
 CODE_GROUP = 40  # lines per part of a code block (a streamed block re-renders its last part)
-SPLIT_MEMO = 64  # text blocks whose markdown split is remembered (streaming)
+SPLIT_MEMO = 64  # text blocks whose markdown split and pieces are remembered (streaming)
 CHUNK_MEMO = 1000  # markdown chunks whose pieces are remembered (streaming)
 RESUME_HREF = "parley:resume"
 CONTINUE_HREF = "parley:continue"
@@ -129,6 +129,30 @@ def _no_tool_names(_name: str) -> tuple[str, str] | None:
     return None
 
 
+@dataclass(slots=True, eq=False)
+class _TextMemo:
+    """What a text block showed last (:meth:`SpecBuilder.text_specs`): a grown text reuses
+    its leading pieces as they are (the same :class:`Spec` objects, in one list slice).
+
+    Attributes:
+        raw: the block's text.
+        shown: what of it is shown (``parley.gui.text.long_text.shown_text``).
+        hidden: characters of ``raw`` not shown.
+        body: the pieces are an unfolded body (thinking).
+        chunks: the markdown chunks of ``shown``.
+        specs: the pieces of those chunks, in order.
+        ends: ``len`` of ``specs`` after each chunk (``ends[i]``: pieces of chunks[:i+1]).
+    """
+
+    raw: str
+    shown: str
+    hidden: int
+    body: bool
+    chunks: list[str]
+    specs: list[Spec]
+    ends: list[int]
+
+
 @dataclass(slots=True)
 class Spec:
     """One piece of a row before it is placed.
@@ -170,20 +194,57 @@ class SpecBuilder:
         self.save_marks: dict[str, str] = {}
         #: turn id -> (sibling shown, siblings) of a message with siblings; set by the window.
         self.branches: dict[str, tuple[int, int]] = {}
-        # Last split of each streamed text block: (turn id, block index) -> (text, chunks).
-        self._splits: OrderedDict[tuple[str, int], tuple[str, list[str]]] = OrderedDict()
+        # What each recent text block showed: (turn id, block index) -> its memo.
+        self._texts: OrderedDict[tuple[str, int], _TextMemo] = OrderedDict()
         # The pieces of recent markdown chunks: (chunk, body) -> specs (see _chunk_specs).
         self._chunk_memo: OrderedDict[tuple[str, bool], tuple[Spec, ...]] = OrderedDict()
 
-    def chunks(self, key: str, index: int, text: str) -> list[str]:
-        """Markdown chunks of a text block, re-splitting only the tail of a grown text."""
+    def text_specs(self, key: str, index: int, text: str, *, body: bool = False,
+                   markdown: bool = True) -> tuple[list[Spec], int]:
+        """The pieces of a text block's markdown (or plain text), and how many characters
+        of it are not shown (a huge text is shown folded: ``long_text.shown_text``).
+
+        A text that grew at its end (a reply streaming) reuses what its earlier text
+        showed: the break chances up to its last space, the markdown chunks before the
+        last one or two, and their pieces, in one slice of the list made before. The cost
+        of an update follows what is new, not the length of the reply.
+
+        Args:
+            key: the turn's id.
+            index: the block's index in the turn.
+            text: the block's whole text.
+            body: pieces of an unfolded body (thinking: muted, with a rule).
+            markdown: False for text shown verbatim (a user's message).
+
+        Returns:
+            ``(specs, hidden)``: a new list (the caller may extend it).
+        """
         memo_key = (key, index)
-        chunks = split_blocks_after(self._splits.get(memo_key), text)
-        self._splits[memo_key] = (text, chunks)
-        self._splits.move_to_end(memo_key)
-        if len(self._splits) > SPLIT_MEMO:
-            self._splits.popitem(last=False)
-        return chunks
+        old = self._texts.get(memo_key)
+        if old is not None and (old.body != body or bool(old.chunks) != markdown):
+            old = None
+        shown, hidden = shown_text_after(
+            None if old is None else (old.raw, old.shown, old.hidden), text)
+        if not markdown:
+            specs = [Spec(self.cache.plain(shown), "text", copy=True)] if shown else []
+            memo = _TextMemo(text, shown, hidden, body, [], specs, [])
+        else:
+            chunks, kept = split_blocks_kept(
+                None if old is None else (old.shown, old.chunks), shown)
+            if old is not None and kept:
+                specs, ends = old.specs[: old.ends[kept - 1]], old.ends[:kept]
+            else:
+                specs, ends = [], []
+            for chunk in chunks[kept:]:
+                if chunk.strip():
+                    specs.extend(self._chunk_specs(chunk, body))
+                ends.append(len(specs))
+            memo = _TextMemo(text, shown, hidden, body, chunks, specs, ends)
+        self._texts[memo_key] = memo
+        self._texts.move_to_end(memo_key)
+        if len(self._texts) > SPLIT_MEMO:
+            self._texts.popitem(last=False)
+        return list(memo.specs), hidden
 
     # -- what a row holds ---------------------------------------------------
     def specs(
@@ -278,12 +339,10 @@ class SpecBuilder:
                 out.append(Spec(caption, "caption"))
             if user and self._file_specs(out, node, i, block):
                 return
-            text, hidden = shown_text(block.text)  # huge texts, long lines: gui.text.long_text
-            if user or block.recovered:
-                if text:
-                    out.append(Spec(cache.plain(text), "text", copy=True))
-            else:
-                self._markdown_specs(out, node.key, i, text)
+            # Huge texts and long lines are shown folded (gui.text.long_text).
+            specs, hidden = self.text_specs(node.key, i, block.text,
+                                            markdown=not (user or block.recovered))
+            out.extend(specs)
             if hidden:
                 note = self._muted(html.escape(folded_note(hidden)))
                 out.append(Spec(cache.line(("folded", hidden), note), "mark"))
@@ -293,8 +352,8 @@ class SpecBuilder:
             label = THINKING_LIVE if live else THINKING_DONE
             out.append(Spec(self._fold_line(key, opened, "thinking", label, ""), "fold", key))
             if opened:
-                thinking, hidden = shown_text(block.thinking)
-                self._markdown_specs(out, node.key, i, thinking, body=True)
+                specs, hidden = self.text_specs(node.key, i, block.thinking, body=True)
+                out.extend(specs)
                 if hidden:
                     note = self._muted(html.escape(folded_note(hidden)))
                     out.append(Spec(self.cache.line(("folded", hidden), note), "mark"))
@@ -357,14 +416,6 @@ class SpecBuilder:
             if isinstance(part, ImageBlock):
                 out.append(Spec(self.cache.thumbnail(part), "body", bar=True))
 
-    def _markdown_specs(
-        self, out: list[Spec], key: str, index: int, text: str, body: bool = False
-    ) -> None:
-        """Pieces of a markdown text: its chunks, top-level code blocks drawn in parts."""
-        for chunk in self.chunks(key, index, text):
-            if chunk.strip():
-                out.extend(self._chunk_specs(chunk, body))
-
     def _chunk_specs(self, chunk: str, body: bool) -> tuple[Spec, ...]:
         """The pieces of one markdown chunk, remembered: a streaming reply's finished
         chunks (a code block's lines, cut and highlighted) are not gone over again on
@@ -420,7 +471,9 @@ class SpecBuilder:
         out = [Spec(self._fold_line(CARD_FOLD, opened, "summary", label, "", raw=True), "fold",
                      CARD_FOLD)]
         if opened and block is not None:
-            self._markdown_specs(out, node.key, -1, block.summary)
+            for chunk in split_blocks(block.summary):
+                if chunk.strip():
+                    out.extend(self._chunk_specs(chunk, False))
         return out
 
     def _unseen_specs(self, unseen: Unseen | None) -> list[Spec]:

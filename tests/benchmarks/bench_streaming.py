@@ -74,6 +74,21 @@ def reply_text(tokens: int) -> str:
     return out[: tokens * 4]
 
 
+def distinct_reply_text(chars: int) -> str:
+    """Markdown of about ``chars`` characters whose paragraphs and code blocks are all
+    different (``--reply-bytes``): as a real reply, nothing comes back from the caches of
+    equal pieces."""
+    out: list[str] = []
+    size = i = 0
+    while size < chars:
+        part = (PARAGRAPH.replace("Streaming", f"Part {i}:", 1)
+                + CODE.replace("fib", f"fib_{i}"))
+        out.append(part)
+        size += len(part)
+        i += 1
+    return "".join(out)[:chars]
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -133,6 +148,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=0,
                         help="also send into a chat of this many stored turns (0: new chat only)")
     parser.add_argument("--tokens", type=int, default=3000, help="tokens of each reply")
+    parser.add_argument("--reply-bytes", type=int, default=0,
+                        help="a reply of this many characters instead (e.g. 1000000: a "
+                        "1 MB reply; streamed in chunks of --chunk characters)")
+    parser.add_argument("--chunk", type=int, default=0,
+                        help="characters per streamed chunk (default 5; with --reply-bytes "
+                        "one 15,000th of the reply, so it streams in about 30 s)")
     parser.add_argument("--branches", action="store_true",
                         help="then Regenerate and Edit the long chat's last message and "
                         "switch between the branches")
@@ -178,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(home=home, env={})
     window.resize(1200, 800)
     window.show()
-    text = reply_text(args.tokens)
+    text = distinct_reply_text(args.reply_bytes) if args.reply_bytes else reply_text(args.tokens)
+    chunk = args.chunk or (max(5, args.reply_bytes // 15_000) if args.reply_bytes else 5)
 
     def enter() -> None:
         QTest.keyClick(window.composer, Qt.Key.Key_Return)
@@ -190,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         chat = window.chat
         assert chat is not None
         before = len(server.model_requests)
-        server.script(reply, token_delay_ms=2.0, chunk_size=5)
+        server.script(reply, token_delay_ms=2.0, chunk_size=chunk)
         async_lags: list[float] = []
         qt_lags: list[float] = []
         last_qt = [time.perf_counter()]

@@ -12,13 +12,22 @@ long pasted line anywhere.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QGuiApplication, QTextOption
 
 from parley.core.content import TextBlock, Turn
 from parley.core.context.text_limits import max_text_chars
 from parley.gui.composer.drafts import draft_key
-from parley.gui.text.long_text import BREAK_EVERY, FOLD_CHARS, SHOWN_CHARS, ZWSP
+from parley.gui.text.long_text import (
+    BREAK_EVERY,
+    FOLD_CHARS,
+    SHOWN_CHARS,
+    ZWSP,
+    shown_text,
+    shown_text_after,
+)
 from tests.gui.transcript_reading import show_turns
 
 pytestmark = pytest.mark.timeout(60)
@@ -70,3 +79,26 @@ def test_paste_longer_than_any_model_reads_is_refused_and_never_kept(driver):
     assert driver.run(w.store.get_state(draft_key(None))) == line
     w.composer.set_text("short words again")
     assert w.composer.wordWrapMode() == QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["word ", "\n", "\t", "x" * 700, "y" * 1_400, ZWSP, "  "]),
+                max_size=40),
+       st.integers(min_value=0, max_value=20_000), st.integers(min_value=1, max_value=3_000))
+def test_what_a_grown_text_shows_is_what_it_shows_fresh(parts, cut, grow):
+    """While a reply streams, its break chances are found again only after its last
+    space (``shown_text_after``): the result is the same as for the whole text."""
+    text = "".join(parts)
+    old = text[: min(cut, len(text))]
+    new = text[: len(old) + grow]
+    assert shown_text_after((old, *shown_text(old)), new) == shown_text(new)
+
+
+def test_a_text_grown_past_the_fold_shows_the_same_first_part():
+    text = "word " * (FOLD_CHARS // 5)
+    old = (text, *shown_text(text))
+    grown = text + "more " * 100
+    shown, hidden = shown_text_after(old, grown)
+    assert (shown, hidden) == shown_text(grown) and hidden == len(grown) - SHOWN_CHARS
+    again = grown + "and more"
+    assert shown_text_after((grown, shown, hidden), again)[0] is shown

@@ -1,0 +1,105 @@
+"""A big reply streams without the window doing work in proportion to its length on each
+update, ends as a fresh render of the saved turn shows it, and keys typed meanwhile reach
+the composer while it streams."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QApplication
+
+from parley.core.content import TextBlock, Turn
+from parley.gui.transcript.layout import RowBuilder, RowLayout
+from parley.gui.transcript.pieces import PieceCache
+from parley.gui.transcript.rows import Transcript
+from tests.gui.transcript_reading import show_turns
+
+
+def distinct_reply(chars: int) -> str:
+    """Markdown of about ``chars`` characters, no two paragraphs or code blocks alike
+    (as a real reply is: nothing is shared through the caches of equal pieces)."""
+    parts: list[str] = []
+    size = i = 0
+    while size < chars:
+        part = (f"Paragraph {i} says something of its own, with `code {i}` and **bold**.\n\n"
+                + (f"```python\ndef step_{i}(x):\n    return x + {i}\n```\n\n" if i % 3 == 0
+                   else ""))
+        parts.append(part)
+        size += len(part)
+        i += 1
+    return "".join(parts)[:chars]
+
+
+def reply(text: str) -> Turn:
+    return Turn("assistant", [TextBlock(text)], id="live", model="anthropic:claude-sonnet-4-6")
+
+
+def test_each_update_of_a_long_reply_makes_pieces_only_for_its_new_text(view, qtbot):
+    """2,500 paragraphs (more than the caches of chunks and pieces hold): before, every
+    update of the reply went over all of its chunks again and, past those caches'
+    size, rendered each of them anew (thousands of documents per update)."""
+    show_turns(view, [Turn("user", [TextBlock("Write a long answer.")], id="u1")])
+    view.set_busy(True)
+    text = distinct_reply(250_000)[:180_000]  # under the size a text is shown folded at
+    step = len(text) // 20
+    for end in range(step, len(text) + 1, step):
+        view.update_turn(reply(text[:end]))
+        qtbot.wait(1)
+        view.list_view.layout_of(1, fresh=True)
+    cache = view.list_view.delegate.cache
+    made = cache.made
+    view.update_turn(reply(text[:end] + " and a few more words"))
+    layout = view.list_view.layout_of(1, fresh=True)
+    assert len(layout.pieces) > 2_500
+    assert cache.made - made <= 3  # the paragraph that grew (and a mark or two)
+
+
+def pieces_of(layout: RowLayout) -> list[tuple[str, tuple[int, int, int, int], str]]:
+    """What a row shows: each piece's kind, place and rendered document."""
+    return [(p.kind, p.rect.getRect(), p.piece.doc.toHtml()) for p in layout.pieces]
+
+
+def post_key(widget, text: str) -> None:
+    """Queue a key press and release as the window system delivers them (through the
+    event loop, after whatever the GUI thread is busy with)."""
+    for char in text:
+        for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+            QApplication.postEvent(widget, QKeyEvent(kind, ord(char.upper()),
+                                                     Qt.KeyboardModifier.NoModifier, char))
+
+
+def test_a_big_reply_takes_keys_while_it_streams_and_ends_as_a_fresh_render(driver, run,
+                                                                             until):
+    window = driver.configured()
+    text = distinct_reply(400_000)  # past the size shown folded (its first 50,000 chars)
+    driver.fake.script(text, token_delay_ms=2.0, chunk_size=2_000)
+    driver.send("Write a very long answer.")
+    state = window.chat.state
+
+    def streaming() -> str:
+        turn = state.partial.get(state.session_id or "")
+        return turn.text() if turn is not None else ""
+
+    until(lambda: len(streaming()) > 0, timeout=20)
+    composer = window.composer
+    composer.setFocus()
+    post_key(composer, "next")
+    until(lambda: composer.text().endswith("next"), timeout=10)
+    assert 0 < len(streaming()) < len(text), "it still streams"
+    until(lambda: window.tasks.pending == 0 and window.chat.turns
+          and window.chat.turns[-1].role == "assistant"
+          and window.chat.turns[-1].text() == text, timeout=120)
+    driver.settle(window)
+
+    lv = window.transcript.list_view
+    row = lv.transcript_model().rowCount() - 1
+    shown = lv.layout_of(row, fresh=True)
+    saved = run(window.store.history(state.session_id))
+    assert saved[-1].text() == text
+    delegate = lv.delegate
+    fresh = RowBuilder(PieceCache(delegate.colors, delegate.cache.font))
+    transcript = Transcript(saved)
+    fresh_layout = fresh.layout(transcript.nodes[saved[-1].id], transcript, shown.width,
+                                True, None, idle=True)
+    assert pieces_of(shown) == pieces_of(fresh_layout)
+    assert shown.height == fresh_layout.height
