@@ -61,6 +61,10 @@ LAYOUT_LIMIT = 400  # row layouts kept (rows seen recently)
 THROTTLE_MIN_MS = 8.0  # a streaming row cheaper to lay out than this is never throttled
 THROTTLE_FACTOR = 4.0  # ...else it waits this many times its last layout cost
 THROTTLE_MAX_MS = 250.0  # ...but never longer than this
+#: The last row's layout makes new markdown of a text it showed before for about this
+#: long (ms); what is left comes in the next layouts, PARTIAL_WAIT_MS apart.
+RENDER_BUDGET_MS = 8.0
+PARTIAL_WAIT_MS = 16.0
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -132,7 +136,11 @@ class TranscriptDelegate(QStyledItemDelegate):
         A streaming row whose last layout was expensive (≥ THROTTLE_MIN_MS) is
         laid out again at most every few times that cost (throttled to what the
         machine can paint): in between its previous layout is returned with
-        ``stale`` set, and a repaint is scheduled. ``fresh`` forces a new layout.
+        ``stale`` set, and a repaint is scheduled. The last row makes the new markdown
+        of a text it showed before for about RENDER_BUDGET_MS, the rest in the next
+        layouts (``partial``, PARTIAL_WAIT_MS apart): a fast stream's text arriving
+        faster than it is rendered never holds the GUI thread for long. ``fresh``
+        forces a new, whole layout.
         """
         node = model.rows[row]
         is_last = model.is_last(row)
@@ -141,15 +149,24 @@ class TranscriptDelegate(QStyledItemDelegate):
         layout = self._layouts.get(node.key)
         if layout is not None and layout.width == width:
             if layout.stamp == stamp:
-                self._layouts.move_to_end(node.key)
-                return layout
-            if not fresh and is_last and layout.stamp[1:] == stamp[1:] and self._throttle(layout):
+                if not layout.partial:
+                    self._layouts.move_to_end(node.key)
+                    return layout
+                if not fresh and self._wait(layout, PARTIAL_WAIT_MS):
+                    return layout
+            elif not fresh and is_last and layout.stamp[1:] == stamp[1:] \
+                    and self._throttle(layout):
                 return layout
         start = time.perf_counter()
-        layout = self.builder.layout(node, model.transcript, width, is_last, layout, idle)
+        budget = RENDER_BUDGET_MS if is_last and not fresh else None
+        layout = self.builder.layout(node, model.transcript, width, is_last, layout, idle,
+                                     budget)
         layout.cost_ms = (time.perf_counter() - start) * 1000
         layout.made_at = time.monotonic()
         layout.stamp = stamp
+        if layout.partial:  # the rest of its new text in the next layouts
+            layout.stale = True
+            self._wait(layout, PARTIAL_WAIT_MS)
         self._layouts[node.key] = layout
         self._layouts.move_to_end(node.key)
         if len(self._layouts) > LAYOUT_LIMIT:
@@ -166,7 +183,11 @@ class TranscriptDelegate(QStyledItemDelegate):
         """True (and a repaint scheduled) when an expensive row was laid out too recently."""
         if layout.cost_ms < THROTTLE_MIN_MS:
             return False
-        wait_ms = min(THROTTLE_MAX_MS, THROTTLE_FACTOR * layout.cost_ms)
+        return self._wait(layout, min(THROTTLE_MAX_MS, THROTTLE_FACTOR * layout.cost_ms))
+
+    def _wait(self, layout: RowLayout, wait_ms: float) -> bool:
+        """True (``layout`` marked stale, a repaint scheduled for when it is due) when it
+        was made less than ``wait_ms`` ago."""
         left_ms = wait_ms - (time.monotonic() - layout.made_at) * 1000
         if left_ms <= 0:
             return False

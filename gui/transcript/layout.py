@@ -11,6 +11,7 @@ card, code blocks on a rounded box — and what clicks on it mean
 from __future__ import annotations
 
 import operator
+import time
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import cast
@@ -100,6 +101,8 @@ class RowLayout:
             the leading pieces whose specs are the very same objects).
         cost_ms / made_at: how long it took to make, and when (``time.monotonic``).
         stale: handed out although the row changed since (throttled streaming).
+        partial: its text's newest part is left out, not made yet (a layout's time
+            budget: ``RowBuilder.layout``); laid out again soon.
     """
 
     key: str
@@ -117,6 +120,7 @@ class RowLayout:
     cost_ms: float = 0.0
     made_at: float = 0.0
     stale: bool = False
+    partial: bool = False
 
     def code_boxes_in(self, top: int, bottom: int) -> list[tuple[QRect, QRect]]:
         """The code boxes reaching into the band from ``top`` to ``bottom`` (row px):
@@ -371,14 +375,24 @@ class RowBuilder:
         is_last: bool,
         previous: RowLayout | None = None,
         idle: bool = False,
+        budget_ms: float | None = None,
     ) -> RowLayout:
         """Lay a node out for a viewport ``width`` (px).
 
         ``previous``, an older layout of the same row at the same width, lets
         pieces that did not change keep their place (a streaming reply only
-        lays out its new tail).
+        lays out its new tail). ``budget_ms``: new markdown of a text shown before is
+        made for about that long, the rest left out (:attr:`RowLayout.partial`: lay it
+        out again soon); None: all of it.
         """
-        specs = self.specs.specs(node, transcript, is_last, idle)
+        builder = self.specs
+        builder.deadline = None if budget_ms is None else time.perf_counter() + budget_ms / 1000
+        builder.partial = False
+        try:
+            specs = builder.specs(node, transcript, is_last, idle)
+        finally:
+            builder.deadline = None
+        partial = builder.partial
         col_w = max(160, min(width - 2 * SIDE, MAX_COLUMN))
         col_x = max(0, (width - col_w) // 2)
         levels = indent_levels(node.depth)
@@ -386,9 +400,14 @@ class RowBuilder:
         x, w = col_x + indent, col_w - indent
         guides = [col_x + d * INDENT + INDENT // 2 - 6 for d in range(levels)]
         if node.kind in ("card", "unseen"):  # the note of turns not seen: a quiet card too
-            return self._boxed(node, specs, width, x, w, guides, "card", CARD_PAD)
-        if node.turn.role == "user" and continue_request(node.turn, transcript) is None:
-            return self._boxed(node, specs, width, x, w, guides, "bubble", BUBBLE_PAD)
+            boxed = self._boxed(node, specs, width, x, w, guides, "card", CARD_PAD)
+        elif node.turn.role == "user" and continue_request(node.turn, transcript) is None:
+            boxed = self._boxed(node, specs, width, x, w, guides, "bubble", BUBBLE_PAD)
+        else:
+            boxed = None
+        if boxed is not None:
+            boxed.partial = partial
+            return boxed
         if previous is not None and previous.width != width:
             previous = None
         start = 0 if previous is None else _kept(previous.pieces, previous.specs, specs, x, w)
@@ -398,7 +417,7 @@ class RowBuilder:
         boxes, spans = _code_boxes(placed, start, previous)
         return RowLayout(node.key, width, height, placed, None, None,
                          QRect(x - 8, 2, w + 16, height - 4), guides,
-                         code_boxes=boxes, code_spans=spans, specs=specs)
+                         code_boxes=boxes, code_spans=spans, specs=specs, partial=partial)
 
     def _stack(
         self, specs: list[Spec], x: int, y: int, w: int, kept: list[Placed] | None = None

@@ -12,6 +12,7 @@ model still sees when no summary could be made. Where they go is
 from __future__ import annotations
 
 import html
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -196,6 +197,11 @@ class SpecBuilder:
         self.branches: dict[str, tuple[int, int]] = {}
         # What each recent text block showed: (turn id, block index) -> its memo.
         self._texts: OrderedDict[tuple[str, int], _TextMemo] = OrderedDict()
+        #: ``time.perf_counter()`` after which a text shown before renders no more new
+        #: chunks in this row (the rest in a later layout: :attr:`partial`); None: all.
+        self.deadline: float | None = None
+        #: The last row's pieces stop before the end of a text (the deadline passed).
+        self.partial = False
         # The pieces of recent markdown chunks: (chunk, body) -> specs (see _chunk_specs).
         self._chunk_memo: OrderedDict[tuple[str, bool], tuple[Spec, ...]] = OrderedDict()
 
@@ -231,11 +237,19 @@ class SpecBuilder:
         else:
             chunks, kept = split_blocks_kept(
                 None if old is None else (old.shown, old.chunks), shown)
+            kept = min(kept, len(old.ends)) if old is not None else 0  # (shown in part)
             if old is not None and kept:
                 specs, ends = old.specs[: old.ends[kept - 1]], old.ends[:kept]
             else:
                 specs, ends = [], []
+            # A text shown before that grew by more than can be made in time (a fast
+            # stream's updates bunched while the row was laid out less often): the
+            # rest of it in the next layouts. A text shown for the first time, whole.
+            deadline = self.deadline if old is not None else None
             for chunk in chunks[kept:]:
+                if deadline is not None and time.perf_counter() > deadline:
+                    self.partial = True
+                    break
                 if chunk.strip():
                     specs.extend(self._chunk_specs(chunk, body))
                 ends.append(len(specs))

@@ -54,6 +54,29 @@ def test_each_update_of_a_long_reply_makes_pieces_only_for_its_new_text(view, qt
     assert cache.made - made <= 3  # the paragraph that grew (and a mark or two)
 
 
+def test_a_reply_grown_by_more_than_a_layout_makes_in_time_is_shown_in_steps(view, qtbot):
+    """Text arriving faster than it is rendered (a fast stream's updates bunched): the
+    row shows what was made within the layout's time budget, makes the rest in the next
+    layouts, and ends as a fresh render of the whole text."""
+    show_turns(view, [Turn("user", [TextBlock("Write a long answer.")], id="u1")])
+    view.set_busy(True)
+    text = distinct_reply(60_000)
+    view.update_turn(reply(text[:500]))
+    qtbot.wait(50)
+    lv = view.list_view
+    view.update_turn(reply(text))  # 800 paragraphs more at once
+    first = lv.layout_of(1)
+    assert first.partial and first.stale
+    qtbot.waitUntil(lambda: not lv.layout_of(1).partial, timeout=10_000)
+    whole = lv.layout_of(1)
+    assert len(whole.pieces) > len(first.pieces)
+    delegate = lv.delegate
+    fresh = RowBuilder(PieceCache(delegate.colors, delegate.cache.font))
+    transcript = view.model.transcript
+    again = fresh.layout(transcript.nodes["live"], transcript, whole.width, True, None)
+    assert pieces_of(whole) == pieces_of(again)
+
+
 def pieces_of(layout: RowLayout) -> list[tuple[str, tuple[int, int, int, int], str]]:
     """What a row shows: each piece's kind, place and rendered document."""
     return [(p.kind, p.rect.getRect(), p.piece.doc.toHtml()) for p in layout.pieces]
