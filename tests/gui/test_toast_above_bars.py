@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QPoint, QRect
 
-from tests.gui.test_queue_while_replying import queued, stream_slowly
+from tests.gui.queue_helpers import queued, stream_slowly
 
 pytestmark = pytest.mark.timeout(120)
 
