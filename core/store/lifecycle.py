@@ -29,7 +29,7 @@ from parley.core.store.errors import (
     StoreError,
 )
 from parley.core.store.schema import dbapi_connection
-from parley.core.store.sqlite import damage, faults, maintenance, overwrite
+from parley.core.store.sqlite import damage, faults, held, maintenance, overwrite
 from parley.core.store.sqlite import kept as kept_files
 from parley.core.store.sqlite.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
 from parley.core.store.sqlite.opening import check_writable, open_connection
@@ -116,11 +116,18 @@ class StoreBase:
             CannotOpen: the folder cannot be created or the file opened.
         """
         path = Path(path).expanduser().absolute()
-        damage.check_marked(path)  # found damaged in an earlier run: check it whole
-        # written while closed? (the record is used up only where Parley will write)
-        clean = overwrite.check_since_closed(path, consume=watch_closed and _writable(path))
-        con, report, refused = open_connection(path, progress, busy_timeout_ms, read_only_ok)
-        store = cls(path, con, report)
+        held.hold(path)  # from here on, reading the file keeps SQLite's locks (held)
+        try:
+            damage.check_marked(path)  # found damaged in an earlier run: check it whole
+            # written while closed? (the record is used up only where Parley will write)
+            clean = overwrite.check_since_closed(path,
+                                                 consume=watch_closed and _writable(path))
+            con, report, refused = open_connection(path, progress, busy_timeout_ms,
+                                                   read_only_ok)
+            store = cls(path, con, report)
+        except BaseException:
+            held.let_go(path)
+            raise
         store.closed_cleanly = clean
         if refused is not None:
             log.warning("%s Its chats are opened read-only.", refused.message)
@@ -154,8 +161,11 @@ class StoreBase:
             else:
                 con.close()
             engine.dispose()
-        if self.record_on_close and not moved and not self.damaged:
-            overwrite.record_closed(self.path)
+        try:
+            if self.record_on_close and not moved and not self.damaged:
+                overwrite.record_closed(self.path)
+        finally:
+            held.let_go(self.path)  # every connection is closed: the kept descriptors go
 
     def _moved(self, identity: faults.FileIdentity) -> bool:
         try:

@@ -27,6 +27,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from parley.core.store.sqlite import held
+
 MAGIC = b"SQLite format 3\x00"
 HEADER_SIZE = 100
 
@@ -64,8 +66,7 @@ def problem(path: Path) -> str | None:
     for wait_s in _SETTLE_S:
         try:
             size = os.path.getsize(path)
-            with open(path, "rb") as fh:
-                header = fh.read(HEADER_SIZE)
+            header = held.read(path, HEADER_SIZE)  # never drops SQLite's locks (held)
         except FileNotFoundError:
             return None
         except OSError as exc:

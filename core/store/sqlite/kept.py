@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parley.core import private
+from parley.core.store.sqlite import held
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ def keep(db: Path, why: str, *, replaced: bool = False) -> Kept:
         src = Path(f"{db}{suffix}")
         if src.exists():
             dst = folder / f"{db.name}{suffix}"
-            shutil.copyfile(src, dst)
+            held.copy(src, dst)  # never drops this process's SQLite locks (held)
             private.narrow(dst, private.FILE_MODE)
     what = (f"Parley found {db.name} damaged while it was running: {why}.\n"
             f"These are copies of {db.name} and its -wal / -shm as they were then"

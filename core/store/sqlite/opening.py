@@ -31,6 +31,7 @@ from parley.core.store.errors import (
     translate,
 )
 from parley.core.store.schema import SCHEMA_VERSION, create_all, dbapi_connection
+from parley.core.store.sqlite import held
 from parley.core.store.sqlite.engine import make_engine, read, write
 from parley.core.store.sqlite.overwrite import new_file_id
 from parley.core.store.upgrade.migrations import (
@@ -92,13 +93,16 @@ def _immutable(path: Path) -> bool:
         import array
         import fcntl
 
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        kept_fd = held.descriptor_for(path)  # another Store here has it open: keep its locks
+        fd = kept_fd if kept_fd is not None \
+            else os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         try:
             flags = array.array("l", [0])
             fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags, True)
             return bool(flags[0] & _FS_IMMUTABLE_FL)
         finally:
-            os.close(fd)
+            if kept_fd is None:
+                os.close(fd)
     except (OSError, ImportError, ValueError):
         return False
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from parley.core.store.errors import DatabaseCorrupt, DatabaseReplacedInPlace
-from parley.core.store.sqlite import header, kept
+from parley.core.store.sqlite import header, held, kept
 from parley.core.store.sqlite.damage import passes_quick_check, quick_check_ok
 
 
@@ -153,8 +153,7 @@ def _not_from_wal(path: Path, head: bytes | None) -> bool:
 def _head(path: Path) -> bytes | None:
     """The file's first 100 bytes (its SQLite header), or None when it cannot be read."""
     try:
-        with open(path, "rb") as fh:
-            return fh.read(header.HEADER_SIZE)
+        return held.read(path, header.HEADER_SIZE)  # never drops SQLite's locks (held)
     except OSError:
         return None
 

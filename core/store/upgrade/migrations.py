@@ -81,6 +81,7 @@ from parley.core.store.schema import (
     create_queued_files_schema,
     create_space_document_schema,
 )
+from parley.core.store.sqlite import held
 
 if TYPE_CHECKING:  # imported lazily at run time (_add_tree)
     from parley.core.store.upgrade.tree import TreeConversion
@@ -310,8 +311,7 @@ def inspect_file(path: Path) -> FileInfo:
         return FileInfo(FileKind.NEW)
     if path.is_dir():
         raise NotAParleyFile(path, "it is a folder")
-    with open(path, "rb") as fh:
-        head = fh.read(len(SQLITE_MAGIC))
+    head = held.read(path, len(SQLITE_MAGIC))  # another Store here may have it open
     wal = path.with_name(path.name + "-wal")
     if not head and not (wal.exists() and wal.stat().st_size > 0):
         return FileInfo(FileKind.NEW)
