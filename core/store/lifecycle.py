@@ -146,6 +146,15 @@ class StoreBase:
         con, self._con = self._con, None
         if con is None:
             return
+        try:
+            moved = self._close(con)
+            if self.record_on_close and not moved and not self.damaged:
+                overwrite.record_closed(self.path)
+        finally:
+            held.let_go(self.path)  # its connections are closed: the kept descriptors go
+
+    def _close(self, con: Connection) -> bool:
+        """Close ``con`` and its engine (see :meth:`close`); True when the file had moved."""
         moved = False
         try:
             if self.kept is not None:  # found damaged on another thread: copy it now
@@ -161,11 +170,7 @@ class StoreBase:
             else:
                 con.close()
             engine.dispose()
-        try:
-            if self.record_on_close and not moved and not self.damaged:
-                overwrite.record_closed(self.path)
-        finally:
-            held.let_go(self.path)  # every connection is closed: the kept descriptors go
+        return moved
 
     def _moved(self, identity: faults.FileIdentity) -> bool:
         try:
