@@ -231,12 +231,30 @@ def set_auto_title(con: Connection, session_id: str, title: str) -> bool:
     return done.rowcount > 0
 
 
-def move(con: Connection, session_id: str, space_id: str) -> Session:
-    """Move a chat (every branch of it: they are its turns) to a space."""
+def forks_beside(con: Connection, session_id: str) -> list[str]:
+    """The ids of a chat's forks in its space, recursively (forks of forks; the ones
+    nested under it in the sidebar), parents before their forks. A fork already moved to
+    another space is left out, and so are its own forks. Raises SessionNotFound."""
+    space_id = get(con, session_id).space_id
+    found: list[str] = []
+    level = [session_id]
+    while level:
+        level = [r.id for r in con.execute(
+            select(S.c.id).where(S.c.parent_session_id.in_(level))
+            .where(S.c.space_id == space_id).order_by(S.c.created_at, S.c.id)
+        ) if r.id not in found and r.id != session_id]
+        found.extend(level)
+    return found
+
+
+def move(con: Connection, session_id: str, space_id: str) -> list[Session]:
+    """Move a chat (every branch of it: they are its turns) to a space, with its forks
+    in its space (:func:`forks_beside`): they stay nested under it. Returns the chat,
+    then the forks moved. Raises SpaceNotFound, SessionNotFound."""
     spaces.get(con, space_id)
-    require(con, session_id)
-    con.execute(update(S).where(S.c.id == session_id).values(space_id=space_id))
-    return get(con, session_id)
+    ids = [session_id, *forks_beside(con, session_id)]
+    con.execute(update(S).where(S.c.id.in_(ids)).values(space_id=space_id))
+    return [get(con, i) for i in ids]
 
 
 def delete_session(con: Connection, session_id: str) -> None:

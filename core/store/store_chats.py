@@ -136,8 +136,10 @@ class ChatsStore(StoreBase):
         """
         return self._w(lambda c: sessions.set_auto_title(c, session_id, title))
 
-    def move_session(self, session_id: str, space_id: str) -> Session:
-        """Move a session to another space. Raises SessionNotFound, SpaceNotFound."""
+    def move_session(self, session_id: str, space_id: str) -> list[Session]:
+        """Move a session to another space with its forks (nested, recursively) that
+        were in its space, as a person expects of a chat's forks. Returns the session,
+        then the forks moved. Raises SessionNotFound, SpaceNotFound."""
         return self._w(lambda c: sessions.move(c, session_id, space_id))
 
     def pin_session(self, session_id: str, pinned: bool) -> Session:

@@ -6,7 +6,8 @@ archive, move and delete offer Undo for a few seconds (``parley.gui.notices.undo
 delete hides the chat at once and is made durable right away by archiving it
 (so a crash during the undo window loses nothing and shows no ghost); the
 row is deleted for good when the window passes, or when Parley closes.
-Forks of a deleted chat stay, at their space's level.
+Forks of a deleted chat stay (the question says so), at their space's level; a moved
+chat takes its forks in its space with it, nested as they were.
 """
 
 from __future__ import annotations
@@ -410,8 +411,10 @@ class Organizer:
         return menu
 
     async def _move(self, sid: str, space_id: str, *, offer: bool = True) -> None:
+        """Move ``sid`` with its forks in its space (they stay nested under it)."""
         before = self.chat.sessions[sid].space_id
-        self.chat.remember_session(await self.store.move_session(sid, space_id))
+        for moved in await self.store.move_session(sid, space_id):
+            self.chat.remember_session(moved)
         if offer:
             name = self.spaces[space_id].name if space_id in self.spaces else "another space"
             self.undo.offer(f"Moved “{self._title(sid)}” to {name}",
@@ -464,9 +467,12 @@ class Organizer:
         waiting = len(self.chat.runs.queue.messages(sid))
         queued = (f" Its {waiting} queued message{'s' if waiting > 1 else ''} (not sent "
                   "yet) go with it; Undo brings them back, paused." if waiting else "")
+        forks = sum(1 for s in self.chat.sessions.values() if s.parent_session_id == sid)
+        kept = ("" if not forks else " Its fork is kept, as a chat of its own." if forks == 1
+                else f" Its {forks} forks are kept, as chats of their own.")
         if dialogs.confirm(self.parent, "Delete chat",
-                           f"Delete “{title}”? You can undo this for a few seconds; its "
-                           f"forks are kept.{queued}", action="Delete", destructive=True):
+                           f"Delete “{title}”? You can undo this for a few seconds.{kept}"
+                           f"{queued}", action="Delete", destructive=True):
             self._spawn(self._delete(sid), "delete")
 
     async def _delete(self, sid: str) -> None:

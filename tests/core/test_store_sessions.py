@@ -192,7 +192,7 @@ def test_session_updates_do_not_reorder_the_list(db):
 def test_move_pin_archive_delete(db):
     work = db.create_space("Work")
     s = db.create_session()
-    assert db.move_session(s.id, work.id).space_id == work.id
+    assert [m.space_id for m in db.move_session(s.id, work.id)] == [work.id]
     assert db.pin_session(s.id, True).pinned
     assert db.archive_session(s.id, True).archived
     assert not db.archive_session(s.id, False).archived
@@ -298,3 +298,23 @@ def test_a_nul_character_never_fails_a_save(db):
     assert (again.text(), again.model) == ("he\x00llo", kept("m\x00"))
     db.rename_session(s.id, "Tr\x00ip two")
     assert db.get_session(s.id).title == kept("Tr\x00ip two")
+
+
+def test_moving_a_chat_moves_its_forks_nested_with_it(db):
+    """A chat's forks follow it to another space, forks of forks too; a fork already in
+    another space stays where it was put (trial 16, shot-44)."""
+    work, home = db.create_space("Work"), db.create_space("Home")
+    s = db.create_session(title="Trip")
+    say(db, s.id, "hello")
+    first = db.get_turns(s.id)[0].id
+    f1 = db.fork(s.id, first)
+    f1a = db.fork(f1.id, db.get_turns(f1.id)[0].id)
+    f2 = db.fork(s.id, first)
+    db.move_session(f2.id, home.id)
+    other = db.create_session(title="Other")
+    moved = db.move_session(s.id, work.id)
+    assert [m.id for m in moved] == [s.id, f1.id, f1a.id]
+    assert {db.get_session(i).space_id for i in (s.id, f1.id, f1a.id)} == {work.id}
+    assert db.get_session(f1a.id).parent_session_id == f1.id
+    assert db.get_session(f2.id).space_id == home.id
+    assert db.get_session(other.id).space_id == db.default_space().id

@@ -133,14 +133,45 @@ def test_deleting_a_parent_keeps_its_forks(driver, monkeypatch):
     driver.until(lambda: w.session_id not in (None, parent.id))
     fork = w.session_id
     w.undo.window_ms = 100
-    dialogs.answers.append(True)
+    asked: list[str] = []
+    monkeypatch.setattr(dialogs, "confirm", lambda _p, _t, text, **_k: asked.append(text) or True)
     w.chat.organizer.delete_session(parent.id)
     driver.until(lambda: not w.sidebar.model.has(parent.id))
+    assert "Its fork is kept, as a chat of its own." in asked[0]  # the dialog says so
     model = w.sidebar.model
     assert model.has(fork) and model.index_of(fork).parent().data() == "General"
     driver.until(lambda: model.index_of(fork).data(PARENT_GONE) is True, timeout=5)
     assert [s.id for s in driver.run(w.store.list_sessions(include_archived=True))] == [fork]
     assert [t.text() for t in driver.run(w.store.get_turns(fork))] == ["a", "b"]
+
+
+def test_moving_a_chat_moves_its_forks_nested_with_it(driver):
+    """"Move chat to space…" on a chat with forks: its forks (and theirs) go with it,
+    still nested; Undo brings them all back (trial 16, shot-44)."""
+    w = driver.configured()
+    work = driver.run(w.store.create_space("Work"))
+    parent, turns = _chat(driver, w, [("a", "b"), ("c", "d")])
+    fork = driver.run(w.store.fork(parent.id, turns[1].id))
+    inner = driver.run(w.store.fork(fork.id, driver.run(w.store.get_turns(fork.id))[0].id))
+    driver.run(w.chat.load_sidebar())
+    model = w.sidebar.model
+    assert model.index_of(inner.id).parent() == model.index_of(fork.id)
+    w.chat.organizer.move_session(parent.id)
+    menu = w.chat.organizer.space_menu
+    menu.hide()
+    next(a for a in menu.actions() if a.text() == "Work").trigger()
+    driver.until(lambda: model.space_of(parent.id) == work.id)
+    driver.until(lambda: model.space_of(inner.id) == work.id)
+    assert model.index_of(fork.id).parent() == model.index_of(parent.id)
+    assert model.index_of(inner.id).parent() == model.index_of(fork.id)
+    assert {driver.run(w.store.get_session(i)).space_id
+            for i in (parent.id, fork.id, inner.id)} == {work.id}
+    assert "Moved “Trip planning” to Work" in w.toast.message
+    driver.until(lambda: w.undo.pending)
+    assert w.undo.undo()
+    driver.until(lambda: model.space_of(inner.id) == w.chat.organizer.default_space_id)
+    assert model.index_of(fork.id).parent() == model.index_of(parent.id)
+    assert model.index_of(inner.id).parent() == model.index_of(fork.id)
 
 
 def test_first_exchange_gets_a_generated_title_and_f2_wins(driver, fake_provider):
