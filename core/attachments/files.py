@@ -234,7 +234,8 @@ class Attachment:
         text: the decoded text of a text file, else None.
         width / height: an image's size in pixels.
         pages: a PDF's page count when it could be read, else None.
-        note: what Parley changed, e.g. "downscaled from 9000×6000 to 8000×5333 px".
+        note: what Parley changed, e.g. "downscaled from 9000×6000 to 8000×5333 px to fit
+            Anthropic's limits: 20.1 MB → 3.2 MB" (``limits.change_note``).
     """
 
     name: str

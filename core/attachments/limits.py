@@ -246,7 +246,7 @@ def fit(att: Attachment, limits: MediaLimits, *, max_side_px: int | None = None)
                 continue  # its last try was so large that this side cannot fit either
             out = _encode(scaled, f)
             if len(out) <= raw_max:
-                return _resized(att, out, f, scaled.size)
+                return _resized(att, out, f, scaled.size, limits.provider)
             last[f] = (side, len(out))
             smallest = len(out) if not smallest else min(smallest, len(out))
         smallest = smallest or int(min(n * (side / s) ** 2 for s, n in last.values()))
@@ -279,14 +279,39 @@ def _encode(im: Image.Image, fmt: str) -> bytes:
     return buf.getvalue()
 
 
-def _resized(att: Attachment, data: bytes, fmt: str, size: tuple[int, int]) -> Attachment:
+def _resized(att: Attachment, data: bytes, fmt: str, size: tuple[int, int],
+             provider: str) -> Attachment:
+    """``att`` as re-encoded: the stem kept, the ending of the new type, a true ``note``."""
     media_type = {"PNG": "image/png", "JPEG": "image/jpeg", "WEBP": "image/webp"}[fmt]
     name = att.name
     if media_type != att.media_type:
         name = str(Path(name).with_suffix(_EXT[fmt])) if Path(name).suffix else name + _EXT[fmt]
-    note = f"downscaled from {att.width}×{att.height} to {size[0]}×{size[1]} px"
-    return replace(att, name=name, media_type=media_type, data=data,
-                   width=size[0], height=size[1], note=note)  # fmt: skip
+    return replace(att, name=name, media_type=media_type, data=data, width=size[0],
+                   height=size[1], note=change_note(att, data, fmt, size, provider))
+
+
+def change_note(att: Attachment, data: bytes, fmt: str, size: tuple[int, int],
+                provider: str) -> str:
+    """Say what :func:`fit` changed, only what did change.
+
+    E.g. "re-encoded as JPEG to fit Anthropic's limits: 13.9 MB → 1.2 MB" (same
+    pixels, another type), "downscaled from 9000×100 to 8000×89 px to fit
+    Anthropic's limits: 41 KB → 37 KB"; both changes are joined with "and".
+
+    Args:
+        att: the image as read.
+        data: its new bytes.
+        fmt: their Pillow format ("PNG", "JPEG", "WEBP").
+        size: their (width, height) in px.
+        provider: whose limits it now fits ("Anthropic").
+    """
+    done: list[str] = []
+    if size != (att.width, att.height):
+        done.append(f"downscaled from {att.width}×{att.height} to {size[0]}×{size[1]} px")
+    if _FORMATS.get(att.media_type) != fmt or not done:
+        done.append(f"re-encoded as {fmt}")
+    return (f"{' and '.join(done)} to fit {provider}'s limits: "
+            f"{size_text(len(att.data))} → {size_text(len(data))}")
 
 
 # --- whole requests ---------------------------------------------------------

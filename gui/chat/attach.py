@@ -44,7 +44,8 @@ from parley.gui import dialogs
 from parley.gui.composer.attach_tray import TrayItem
 from parley.gui.composer.attach_work import files_of, finish, read_source
 from parley.gui.composer.widget import DropTarget
-from parley.gui.dialogs.problem_batch import ProblemBatch
+from parley.gui.dialogs import problem_box
+from parley.gui.dialogs.problem_batch import ProblemBatch, SeveralProblems
 
 if TYPE_CHECKING:
     from parley.core.attachments.files import Attachment
@@ -82,7 +83,7 @@ def choose_files(parent: QWidget | None, folder: Path | None = None) -> list[str
 
 
 async def ask_downscale(parent: QWidget | None, error: AttachmentTooLarge) -> bool:
-    """Offer to downscale an image over a provider's limit: True for "Downscale".
+    """Offer to downscale an image over a provider's limit: True for "Make smaller".
 
     Window-modal but not a nested event loop (the run loop and the reading
     of other files carry on). A test answers through ``parley.gui.dialogs.answers``
@@ -90,13 +91,21 @@ async def ask_downscale(parent: QWidget | None, error: AttachmentTooLarge) -> bo
     """
     if dialogs.answers:
         return bool(dialogs.answers.popleft())
-    question = (f"“{error.name}” is too large: {error.problem}.\n\nDownscale it to fit? "
-                "The file on your disk is not changed.")
+    question = (f"“{error.name}” is too large: {error.problem}.\n\nMake a smaller copy to "
+                "fit? Parley scales it down, or re-encodes it (as JPEG when that is what "
+                "fits), and says which. The file on your disk is not changed.")
     choice = await dialogs.ask(
         parent, QMessageBox.Icon.Question, "Image too large", question,
-        [("Downscale", QMessageBox.ButtonRole.AcceptRole, "downscale"),
+        [("Make smaller", QMessageBox.ButtonRole.AcceptRole, "downscale"),
          ("Cancel", QMessageBox.ButtonRole.RejectRole, "cancel")], default="downscale")
     return choice == "downscale"
+
+
+def fitted_words(name: str, att: Attachment) -> str:
+    """The status line after an image was made to fit: what changed (``att.note``), and
+    the name it is now attached under when its type changed ("bigpic.png" → "bigpic.jpg")."""
+    renamed = f" It is attached as “{att.name}”." if att.name != name else ""
+    return f"“{name}” was {att.note}.{renamed}"
 
 
 # -- pending files ---------------------------------------------------------------------
@@ -190,8 +199,11 @@ class ChatAttachments:
         bar.attach_clicked.connect(self.open_dialog)
         bar.tray.remove_requested.connect(self.remove)
         # Files refused together (a drop of several) are told in one dialog.
-        self.refusals = ProblemBatch(self.show_problem, "{n} files were not attached:",
-                                     parts.parent)
+        self.refusals = ProblemBatch(self._tell, "{n} files were not attached:", parts.parent)
+        # One dialog at a time: refusals wait while a "Make smaller?" question is open, a
+        # question waits for the problem dialog to close (one hid the other's text).
+        self._asking = 0
+        self._held: list[ParleyError] = []
         # Files dropped on the transcript (anywhere on the chat page) are attached too.
         self.page_drop = DropTarget(parts.chat_page, self.add_paths, self.add_image,
                                     highlight=bar.frame)
@@ -226,6 +238,27 @@ class ChatAttachments:
         if lst is not None:
             lst[:] = [p for p in lst if p is not entry]
             self.refresh()
+
+    def _tell(self, error: ParleyError) -> None:
+        """Show refusals, or hold them while a question is open (:meth:`_ask`)."""
+        if self._asking:
+            self._held.append(error)
+        else:
+            self.show_problem(error)
+
+    async def _ask(self, error: AttachmentTooLarge) -> bool:
+        """Ask :func:`ask_downscale` once no problem dialog is open; then show the
+        refusals that came meanwhile."""
+        await problem_box.closed(self.parent)
+        self._asking += 1
+        try:
+            return await _answer(ask_downscale(self.parent, error))
+        finally:
+            self._asking -= 1
+            if not self._asking and self._held:
+                held, self._held = self._held, []
+                self.show_problem(held[0] if len(held) == 1 else SeveralProblems(
+                    f"{len(held)} files were not attached:", held))
 
     # -- adding -----------------------------------------------------------------------
     def open_dialog(self) -> bool:
@@ -281,9 +314,9 @@ class ChatAttachments:
             self._forget(entry)
             self._status(f"“{att.name}” is already attached.")
             return
-        entry.name, entry.attachment, entry.thumbnail, entry.sha256 = att.name, att, thumb, sha
         if att.note:
-            self._status(f"“{att.name}” was {att.note} to fit.")
+            self._status(fitted_words(entry.name, att))
+        entry.name, entry.attachment, entry.thumbnail, entry.sha256 = att.name, att, thumb, sha
         self.refresh()
 
     # -- editing a sent message ---------------------------------------------------------
@@ -355,7 +388,7 @@ class ChatAttachments:
         except AttachmentTooLarge as exc:
             if not exc.can_downscale or self._list_of(entry) is None:
                 raise
-            if not await _answer(ask_downscale(self.parent, exc)):
+            if not await self._ask(exc):
                 return None
         entry.status = "Downscaling…"
         self.refresh()
@@ -402,7 +435,7 @@ class ChatAttachments:
         """A pending image is over the limits of the model now picked: offer to shrink it."""
         asked = AttachmentTooLarge(entry.name, error.problem, can_downscale=True, advice="",
                                    outcome="Your message was not sent yet.")
-        if not await _answer(ask_downscale(self.parent, asked)):
+        if not await self._ask(asked):
             self._status(f"Remove “{entry.name}” (×) or pick another model to send.")
             return
         assert entry.attachment is not None
@@ -410,9 +443,10 @@ class ChatAttachments:
         sha, _thumb = await asyncio.to_thread(finish, fitted, thumbnail=False)
         if self._list_of(entry) is None:
             return
+        words = fitted_words(entry.name, fitted)
         entry.name, entry.attachment, entry.sha256 = fitted.name, fitted, sha
         self.refresh()
-        self._status(f"“{fitted.name}” was {fitted.note}. Press Enter to send.")
+        self._status(f"{words} Press Enter to send.")
 
     def take(self) -> Taken:
         """Take the open chat's ready files for sending (the tray empties)."""

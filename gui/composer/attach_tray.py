@@ -59,7 +59,8 @@ class TrayItem:
         kind: image, document (PDF), text, or reading (not read yet).
         detail: one line under the name, e.g. "PNG · 800×600 px" or "Text · 3 KB".
         thumbnail: for images, PNG (or other Qt-readable) bytes of a small picture.
-        note: what Parley changed, e.g. "downscaled from 9000×100 to 8000×89 px".
+        note: what Parley changed, e.g. "re-encoded as JPEG to fit Anthropic's limits:
+            13.9 MB → 1.2 MB" (``parley.core.attachments.limits.change_note``).
     """
 
     key: int

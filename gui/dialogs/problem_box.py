@@ -9,6 +9,8 @@ open is added to its list rather than opening another box.
 
 from __future__ import annotations
 
+import asyncio
+
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from parley.gui.dialogs import readable
@@ -57,6 +59,15 @@ def open_problem_box(parent: QWidget | None) -> ProblemBox | None:
         if box.isVisible():
             return box
     return None
+
+
+async def closed(parent: QWidget | None) -> None:
+    """Return once no problem dialog is open over ``parent`` (at once when none is): a
+    question waits for it, so the two are never stacked with one hiding the other."""
+    while (box := open_problem_box(parent)) is not None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        box.finished.connect(lambda _result, f=done: f.done() or f.set_result(None))
+        await done
 
 
 def show_problem(parent: QWidget | None, title: str, text: str) -> ProblemBox:

@@ -21,6 +21,7 @@ from parley.core.attachments.files import (
     parse_text_file,
     pdf_pages,
     read_file,
+    size_text,
     sniff,
     text_file_block,
 )
@@ -165,7 +166,7 @@ def test_unreadable_paths_are_reported(tmp_path):
 # --- provider limits --------------------------------------------------------------------
 
 
-def test_an_image_over_anthropics_5_mb_is_refused_then_downscaled_to_fit():
+def test_an_image_over_anthropics_5_mb_is_refused_then_made_to_fit():
     data = noise_png(1250)  # ~4.7 MB of bytes: ~6.2 MB as base64, over 5 MB
     att = from_bytes(data, "noise.png")
     anthropic = lim.limits_for("anthropic")
@@ -177,11 +178,32 @@ def test_an_image_over_anthropics_5_mb_is_refused_then_downscaled_to_fit():
     small = lim.fit(att, anthropic)
     lim.check(small, anthropic)
     assert len(base64.b64encode(small.data)) <= 5 * 1024 * 1024
-    assert small.width == small.height and small.note.startswith("downscaled from 1250×1250")
+    # Noise as JPEG is ~1 MB: the same pixels fit re-encoded (the note said "downscaled
+    # from 1250×1250 to 1250×1250 px" until trial 16 found it).
+    assert (small.width, small.height, small.name) == (1250, 1250, "noise.jpg")
+    assert small.note.startswith("re-encoded as JPEG to fit Anthropic's limits: 4.5 MB → ")
     with opened(small.data) as im:
         assert im.size == (small.width, small.height)
         assert im.format == small.media_type.split("/")[1].upper()
     assert small.name.startswith("noise.")
+
+
+def test_an_image_only_re_encoded_to_fit_is_not_said_to_be_downscaled():
+    # Trial 16: a 3000×3000 PNG over 5 MB was "downscaled from 3000×3000 to 3000×3000 px"
+    # and quietly renamed .jpg. Its pixels fit as a JPEG: the note says that, and the sizes.
+    side = 1500
+    raw = bytes(b & 15 for b in os.urandom(side * side * 3))  # faint noise: JPEG takes it
+    buf = io.BytesIO()
+    Image.frombytes("RGB", (side, side), raw).save(buf, "PNG", compress_level=1)
+    att = from_bytes(buf.getvalue(), "bigpic.png")
+    with pytest.raises(AttachmentTooLarge):
+        lim.check(att, lim.ANTHROPIC_LIMITS)
+    fitted = lim.fit(att, lim.ANTHROPIC_LIMITS)
+    assert (fitted.width, fitted.height, fitted.media_type) == (side, side, "image/jpeg")
+    assert fitted.name == "bigpic.jpg"  # the stem kept, the ending of what it now is
+    assert "downscaled" not in fitted.note
+    assert fitted.note == (f"re-encoded as JPEG to fit Anthropic's limits: "
+                           f"{size_text(len(att.data))} → {size_text(len(fitted.data))}")
 
 
 def test_a_too_wide_image_is_downscaled_keeping_its_aspect_ratio():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -242,17 +243,59 @@ def test_an_oversized_image_is_downscaled_when_accepted(driver, fake_provider, t
     driver.until(question)  # the real dialog, window-modal, the loop still running
     box = question()
     assert "“panorama.png” is too large" in box.text() and "8000 px" in box.text()
-    downscale = next(b for b in box.buttons() if b.text() == "Downscale")
+    downscale = next(b for b in box.buttons() if b.text() == "Make smaller")
     downscale.click()
     settled(driver, w, 1)
     att = ready(w)[0].attachment
     assert (att.width, att.height) == (8000, 89) and "downscaled" in att.note
+    assert w.statusBar().currentMessage().startswith(
+        "“panorama.png” was downscaled from 9000×100 to 8000×89 px to fit Anthropic's limits: ")
     assert "8000×89" in w.composer_bar.tray.items()[0].detail
     fake_provider.script("Wide.")
     driver.send("", wait=False)
     driver.until(lambda: driver.last_text() == "Wide.", timeout=10)
     sent = last_user_content(fake_provider)[0]["source"]["data"]
     assert Image.open(io.BytesIO(base64.b64decode(sent))).size == (8000, 89)
+
+
+def faint_noise_png(path: Path, side: int = 1500) -> Path:
+    """A PNG over Anthropic's 5 MB (as base64) whose pixels fit once re-encoded as JPEG."""
+    raw = bytes(b & 15 for b in os.urandom(side * side * 3))
+    Image.frombytes("RGB", (side, side), raw).save(path, "PNG", compress_level=1)
+    return path
+
+
+def test_a_refusal_and_the_make_smaller_question_come_one_at_a_time(driver, tmp_path):
+    # Trial 16: big.bin and bigpic.png attached together opened the question on top of
+    # the refusal, hiding its text; and bigpic.png was then "downscaled from 3000×3000 to
+    # 3000×3000 px" and renamed .jpg without a word.
+    w = driver.configured()
+    binary = tmp_path / "big.bin"
+    binary.write_bytes(bytes(range(256)) * 64)
+    assert drop(w.composer, [binary, faint_noise_png(tmp_path / "bigpic.png")])
+
+    def shown() -> list[QMessageBox]:
+        return [b for b in w.findChildren(QMessageBox) if b.isVisible()]
+
+    seen: list[list[str]] = []
+    for _ in range(2):
+        driver.until(lambda: len(shown()) == 1, timeout=20)
+        driver.qtbot.wait(700)  # a second box would have come by now (250 ms batch)
+        boxes = shown()
+        seen.append([b.text() for b in boxes])
+        assert len(boxes) == 1, seen
+        box = boxes[0]
+        button = next((b for b in box.buttons() if b.text() == "Make smaller"),
+                      box.defaultButton())
+        button.click()
+        driver.until(lambda box=box: not box.isVisible())
+    assert any("big.bin" in t[0] for t in seen) and any("bigpic.png" in t[0] for t in seen)
+    settled(driver, w, 1)
+    att = ready(w)[0].attachment
+    assert (att.name, att.width, att.media_type) == ("bigpic.jpg", 1500, "image/jpeg")
+    status = w.statusBar().currentMessage()
+    assert status.startswith("“bigpic.png” was re-encoded as JPEG to fit Anthropic's limits: ")
+    assert "downscaled" not in status and status.endswith("It is attached as “bigpic.jpg”.")
 
 
 def test_unsupported_and_unreadable_files_are_refused_by_name(driver, tmp_path):
