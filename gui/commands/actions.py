@@ -344,6 +344,12 @@ ACTIONS: tuple[Action, ...] = (
     _a("sidebar.delete", "Delete chat…", ("Delete",), "sidebar",
        None, "Delete the selected chat after asking.",
        palette=False),
+    _a("sidebar.open", "Open chat", ("Return", "Enter"), "sidebar", None,
+       "Open the chat of the current row and go to its message box (the arrow keys move "
+       "the current row; the chat they reach shows, the focus stays in the list).",
+       palette=False),
+    _a("sidebar.leave", "Back to the message box", ("Esc",), "sidebar", None,
+       "Leave the chat list for the message box.", palette=False),
     # Help
     _a("help.shortcuts", "Keyboard shortcuts", ("Ctrl+/", Std(SK.HelpContents, "F1")), "global",
        "Help", "List every command and its keys.", keywords="keys hotkeys help"),

@@ -64,7 +64,8 @@ def install(state: KeysWindow, window: QMainWindow,
     """Create a QAction per action, add them to ``window`` (whose state is ``state``) and
     its menus, load the keys.
 
-    Global and sidebar actions get their keys as QAction shortcuts. Composer
+    Global and sidebar actions get their keys as QAction shortcuts (the sidebar's on
+    the chat list). Composer
     and transcript actions get a menu entry whose label shows their key (the
     composer and the transcript read those keys themselves). Actions with no
     handler in ``window.commands`` yet are disabled. The keymap starts at the
@@ -86,7 +87,8 @@ def install(state: KeysWindow, window: QMainWindow,
                                   if action.context == "sidebar"
                                   else Qt.ShortcutContext.WindowShortcut)
         qa.triggered.connect(lambda _checked=False, a=action: run(state, a))
-        (state.sidebar if action.context == "sidebar" else window).addAction(qa)
+        # The list's keys on the list (Enter on the sidebar's buttons stays theirs).
+        (state.sidebar.tree if action.context == "sidebar" else window).addAction(qa)
         if action.menu:
             menus[action.menu].addAction(qa)
         out[action.id] = qa

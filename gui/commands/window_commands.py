@@ -78,6 +78,8 @@ class WindowCommands:
             "session.archive": self.archive_session,
             "session.delete": self.delete_current_session,
             "sidebar.delete": self.delete_current_session,
+            "sidebar.open": self.open_from_list,
+            "sidebar.leave": self.focus_composer,
             "space.rename": self.rename_space,
             "space.documents": self.space_documents,
             "space.delete": self.delete_space,
@@ -341,6 +343,12 @@ class WindowCommands:
 
     def focus_composer(self) -> None:
         self.state.composer.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def open_from_list(self) -> None:
+        """Enter in the chat list: open the current row's chat and go to its message box
+        (a space heading folds, "more" reads more: the focus stays in the list)."""
+        if self.state.sidebar.open_current():
+            self.focus_composer()
 
     def focus_transcript(self) -> None:
         if self.state.transcript is not None:

@@ -1,4 +1,8 @@
-"""Painting of the sidebar rows: space headings, session pills, nested forks."""
+"""Painting of the sidebar rows: space headings, session pills, nested forks.
+
+While the list has the keyboard focus its current row is outlined in the accent
+colour (as a drop target is), so the arrow keys' place shows.
+"""
 
 from __future__ import annotations
 
@@ -91,10 +95,8 @@ class RowDelegate(QStyledItemDelegate):
         rect = option.rect.adjusted(8, 1, -8, -1)
         if self.drop_target is not None and self.drop_target == index:
             self._outline(p, rect, t.accent)
-        focused = bool(option.state & QStyle.StateFlag.State_HasFocus) and \
-            bool(option.state & QStyle.StateFlag.State_Selected)
-        if focused:
-            self._outline(p, rect, t.border)
+        if option.state & QStyle.StateFlag.State_HasFocus:  # the list's current row
+            self._outline(p, rect, t.accent)
         font = QFont(option.font)
         font.setPointSizeF(font.pointSizeF() * 0.85)
         font.setWeight(QFont.Weight.DemiBold)
@@ -128,7 +130,8 @@ class RowDelegate(QStyledItemDelegate):
             path = QPainterPath()
             path.addRoundedRect(rect, 8, 8)
             p.fillPath(path, QColor(t.selected if selected else t.hover))
-        if self.drop_target is not None and self.drop_target == index:
+        if (self.drop_target is not None and self.drop_target == index) or \
+                option.state & QStyle.StateFlag.State_HasFocus:  # the list's current row
             self._outline(p, rect, t.accent)
         line = QRect(rect.left(), rect.top(), rect.width(), ROW_H - 2)
         text_rect = line.adjusted(CHEVRON_W + 4, 0, -10, 0)

@@ -88,8 +88,12 @@ class WindowPages:
 
     def focus_composer_unless_moved(self) -> None:
         """Focus the composer; while starting, only when the focus is in the chat page or
-        nowhere (start-up never takes the focus from where the person moved it)."""
+        nowhere (start-up never takes the focus from where the person moved it). A chat
+        opened by walking the chat list with the arrow keys leaves the focus there
+        (``Sidebar.walking``): the next arrow goes on walking."""
         state = self.state
+        if state.sidebar.walking():
+            return
         if state.ready:
             state.composer.setFocus()
             return

@@ -1,0 +1,115 @@
+"""The chat list, the toast's Undo and keyboard-opened menus, driven by keys only.
+
+Fresh-user trial 16: in the chat list (Ctrl+Shift+E) the first arrow opened a chat and
+sent the focus to the message box, where the next Up began "Edit last message" and the
+Enter meant for "open this chat" sent the edit as a new branch; nothing showed where
+the focus was.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QApplication
+
+from parley.gui.look import appearance
+from tests.gui.keyboard import chat_window, key, say
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def three_chats(driver: Any, qtbot: Any, w: Any) -> list[str]:
+    """Three chats made from the keyboard; their ids, newest (the open one) first."""
+    key(qtbot, "Ctrl+L")
+    for word in ("alpha", "bravo", "charlie"):
+        key(qtbot, "Ctrl+N")
+        driver.until(lambda: w.session_id is None)
+        say(driver, qtbot, w, f"{word} plans", f"{word} reply")
+    driver.until(lambda: len(w.sidebar.model.session_ids()) == 3)
+    return list(w.sidebar.model.session_ids())
+
+
+def settled(driver: Any, w: Any, sid: str) -> None:
+    driver.until(lambda: w.session_id == sid and w.tasks.pending == 0
+                 and w.chat.turns and w.chat.turns[0].text().endswith("plans"))
+    QApplication.processEvents()
+
+
+def accent_pixels(image: QImage, left: int, top: int, width: int, height: int) -> int:
+    """How many pixels of the rect are (nearly) the theme's accent colour."""
+    accent = QColor(appearance.current().accent)
+    count = 0
+    for y in range(top, top + height):
+        for x in range(left, left + width):
+            c = image.pixelColor(x, y)
+            if (abs(c.red() - accent.red()) + abs(c.green() - accent.green())
+                    + abs(c.blue() - accent.blue())) < 60:
+                count += 1
+    return count
+
+
+def test_arrows_walk_the_chat_list_and_the_focus_stays_there(driver, fake_provider, qtbot):
+    w = chat_window(driver, fake_provider)
+    ids = three_chats(driver, qtbot, w)
+    tree = w.sidebar.tree
+    key(qtbot, "Ctrl+Shift+E")
+    assert QApplication.focusWidget() is tree
+
+    key(qtbot, "Down")  # the chat below opens; the list keeps the focus
+    settled(driver, w, ids[1])
+    assert QApplication.focusWidget() is tree
+    key(qtbot, "Down")
+    settled(driver, w, ids[2])
+    assert QApplication.focusWidget() is tree
+    key(qtbot, "Up")
+    settled(driver, w, ids[1])
+    assert QApplication.focusWidget() is tree
+    assert w.chat.editor.editing is None and w.composer.text() == ""
+
+    key(qtbot, "Return")  # open it: to its message box, nothing sent, nothing edited
+    driver.until(lambda: QApplication.focusWidget() is w.composer)
+    assert w.session_id == ids[1] and w.composer.text() == ""
+    assert [t.text() for t in w.chat.turns] == ["bravo plans", "bravo reply"]
+    assert len(fake_provider.model_requests) == 3
+
+    key(qtbot, "Ctrl+Shift+E")
+    key(qtbot, "Escape")  # back to the message box, the chat unchanged
+    assert QApplication.focusWidget() is w.composer and w.session_id == ids[1]
+
+    # A click still opens a chat for typing in it.
+    tree.setFocus()
+    rect = tree.visualRect(w.sidebar.model.index_of(ids[0]))
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    settled(driver, w, ids[0])
+    driver.until(lambda: QApplication.focusWidget() is w.composer)
+
+
+def test_the_list_and_its_current_row_show_the_focus(driver, fake_provider, qtbot, qapp,
+                                                     restore_look):
+    w = chat_window(driver, fake_provider)
+    appearance.apply(qapp, appearance.LIGHT)  # the application's style sheet
+    ids = three_chats(driver, qtbot, w)
+    tree = w.sidebar.tree
+    rect = tree.visualRect(w.sidebar.model.index_of(ids[0]))
+
+    def shot() -> tuple[int, int]:
+        QApplication.processEvents()
+        image = w.sidebar.grab().toImage()
+        at = tree.viewport().mapTo(w.sidebar, rect.topLeft())
+        row = accent_pixels(image, at.x(), at.y(), rect.width(), rect.height())
+        frame = tree.mapTo(w.sidebar, tree.rect().topLeft())
+        edge = accent_pixels(image, frame.x(), frame.y() + tree.height() // 2, 1, 40)
+        return row, edge
+
+    key(qtbot, "Ctrl+L")
+    assert shot() == (0, 0)
+    key(qtbot, "Ctrl+Shift+E")
+    row, edge = shot()
+    assert row > 20, "the current row shows no focus outline"
+    assert edge > 20, "the list shows no focus ring"
+    key(qtbot, "F6")  # on to the conversation: the list shows no focus any more
+    assert shot() == (0, 0)
+
