@@ -27,7 +27,7 @@ import html
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -141,15 +141,40 @@ def is_safe_url(url: str) -> bool:
     return scheme == "mailto" or bool(parts.netloc)
 
 
+_MADE: set[str] = set()  # languages (stripped, lower case) whose lexer was made
+
+
 @functools.lru_cache(maxsize=64)
 def _lexer(language: str) -> Lexer:
     name = language.strip().lower()
     if not name:
         return TextLexer()
     try:
-        return get_lexer_by_name(name, stripnl=False, ensurenl=False)
+        lexer: Lexer = get_lexer_by_name(name, stripnl=False, ensurenl=False)
     except ClassNotFound:
-        return TextLexer()
+        lexer = TextLexer()
+    _MADE.add(name)
+    return lexer
+
+
+def lexer_loaded(language: str) -> bool:
+    """True when highlighting ``language`` imports and compiles nothing first (its lexer
+    was made, or it has none: plain text). The first use of a lexer takes 30-200 ms."""
+    name = language.strip().lower()
+    return not name or name in _MADE
+
+
+def load_lexers_later(languages: Sequence[str], done: Callable[[], None]) -> threading.Thread:
+    """Make the lexers of ``languages`` in a daemon thread, then call ``done`` there."""
+
+    def load() -> None:
+        for language in languages:
+            _lexer(language)
+        done()
+
+    thread = threading.Thread(target=load, name="load-lexers", daemon=True)
+    thread.start()
+    return thread
 
 
 @functools.lru_cache(maxsize=8)

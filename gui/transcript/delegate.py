@@ -38,7 +38,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from parley.gui.look.theme import TranscriptColors, mix, transcript_colors
-from parley.gui.text.markdown import warm_highlighting
+from parley.gui.text.markdown import load_lexers_later, warm_highlighting
 from parley.gui.transcript.layout import (
     BAR,
     BUBBLE_PAD,
@@ -65,6 +65,8 @@ THROTTLE_MAX_MS = 250.0  # ...but never longer than this
 #: long (ms); what is left comes in the next layouts, PARTIAL_WAIT_MS apart.
 RENDER_BUDGET_MS = 8.0
 PARTIAL_WAIT_MS = 16.0
+#: Code shown plain has its lexer made this long after (ms): the paint goes first.
+LEXER_DELAY_MS = 150
 
 Index = QModelIndex | QPersistentModelIndex
 
@@ -80,6 +82,9 @@ class TranscriptDelegate(QStyledItemDelegate):
     """
 
     repaintRequested = Signal()
+    #: Lexers asked for by code shown plain are made (emitted from their thread; the
+    #: rows are made again: :meth:`_lexers_made`, then the view's ``rehighlight``).
+    lexersMade = Signal(list)
 
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
@@ -93,6 +98,12 @@ class TranscriptDelegate(QStyledItemDelegate):
         self.builder = RowBuilder(self.cache)
         self._metrics()
         warm_highlighting(self.colors.markdown.pygments_style)  # a first code block: no stall
+        self._lexers_asked: set[str] = set()
+        self._lexers_wanted: list[str] = []
+        self._load_timer = QTimer(self, singleShot=True, interval=LEXER_DELAY_MS)
+        self._load_timer.timeout.connect(self._load_lexers)
+        self.cache.lexer_wanted = self._want_lexer
+        self.lexersMade.connect(self._lexers_made, Qt.ConnectionType.QueuedConnection)
         self._repaint = QTimer(self, singleShot=True, timerType=Qt.TimerType.PreciseTimer)
         self._repaint.timeout.connect(self.repaintRequested)
 
@@ -114,6 +125,7 @@ class TranscriptDelegate(QStyledItemDelegate):
             return False
         self.colors = colors
         self.cache = PieceCache(colors, font)
+        self.cache.lexer_wanted = self._want_lexer
         answered_by = self.builder.specs.answered_by  # set by the window: kept
         marks = self.builder.specs.save_marks
         branches = self.builder.specs.branches
@@ -126,6 +138,27 @@ class TranscriptDelegate(QStyledItemDelegate):
         self._layouts.clear()
         self._metrics()
         return True
+
+    # -- highlighting ---------------------------------------------------------
+    def _want_lexer(self, language: str) -> None:
+        """Code in ``language`` was shown plain: have its lexer made in a thread, once
+        what is being shown was painted (the thread holds the GIL while it compiles)."""
+        if language not in self._lexers_asked:
+            self._lexers_asked.add(language)
+            self._lexers_wanted.append(language)
+            if not self._load_timer.isActive():
+                self._load_timer.start()
+
+    def _load_lexers(self) -> None:
+        languages, self._lexers_wanted = self._lexers_wanted, []
+        if languages:
+            load_lexers_later(languages, lambda: self.lexersMade.emit(languages))
+
+    def _lexers_made(self, languages: list[str]) -> None:
+        """Lexers asked for are there: rows are laid out again, their code in those
+        languages highlighted (the other pieces are kept)."""
+        self.builder.specs.forget_code(languages)
+        self._layouts.clear()
 
     # -- layouts ------------------------------------------------------------
     def row_layout(

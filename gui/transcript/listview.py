@@ -146,6 +146,7 @@ class TranscriptListView(QListView):
         self.viewport().setAutoFillBackground(True)
         self._delegate = TranscriptDelegate(self)
         self._delegate.repaintRequested.connect(self._throttle_over)
+        self._delegate.lexersMade.connect(self._rehighlight, Qt.ConnectionType.QueuedConnection)
         self.setItemDelegate(self._delegate)
         self.verticalScrollBar().valueChanged.connect(self._value_changed)
         self.verticalScrollBar().setSingleStep(SCROLL_STEP)
@@ -496,6 +497,11 @@ class TranscriptListView(QListView):
             self.viewport().update()
         else:
             self._grown(row, before)
+
+    def _rehighlight(self, _languages: list[str]) -> None:
+        """Code shown plain is highlighted now: the rows in view are laid out again."""
+        self._rows.invalidate()
+        self.viewport().update()
 
     def _grown(self, row: int, before: RowPicture) -> None:
         """The last row changed (a reply streaming): measure it and scroll, as

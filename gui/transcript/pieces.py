@@ -45,6 +45,7 @@ from parley.gui.text.markdown import (
     CodeBlock,
     RenderedMarkdown,
     document_stylesheet,
+    lexer_loaded,
     render_code_lines,
     render_markdown,
     render_plain,
@@ -134,6 +135,9 @@ class PieceCache:
         self.css = document_stylesheet(colors.markdown)
         self._items: OrderedDict[Hashable, Piece] = OrderedDict()
         self.made = 0  # pieces rendered so far (tests, benchmarks)
+        #: Told the language of code shown plain because its lexer is not made yet
+        #: (:meth:`code_lines`); None: such code is highlighted at once.
+        self.lexer_wanted: Callable[[str], None] | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -206,7 +210,20 @@ class PieceCache:
         return self.get(("code-head", label, block), make)
 
     def code_lines(self, code: str, language: str) -> Piece:
-        """Some lines of a code block, highlighted (a code block is drawn in parts)."""
+        """Some lines of a code block, highlighted (a code block is drawn in parts).
+
+        While the language's lexer is not made yet (its first use imports and compiles
+        it: up to a few hundred ms on a busy machine, for each language of a chat just
+        opened), the lines are shown plain and :attr:`lexer_wanted` is told: it has
+        the lexer made elsewhere and the pieces made again once it is there.
+        """
+        if self.lexer_wanted is not None and not lexer_loaded(language):
+            self.lexer_wanted(language)
+            return self.get(
+                ("code-plain", code),
+                lambda: Piece(self.document(render_code_lines(code, "", self.colors.markdown),
+                                            small=True)),
+            )
         return self.get(
             ("code-lines", code, language),
             lambda: Piece(

@@ -205,6 +205,25 @@ class SpecBuilder:
         # The pieces of recent markdown chunks: (chunk, body) -> specs (see _chunk_specs).
         self._chunk_memo: OrderedDict[tuple[str, bool], tuple[Spec, ...]] = OrderedDict()
 
+    def forget_code(self, languages: list[str]) -> None:
+        """Make the code blocks in ``languages`` again (shown plain while their lexers
+        were not made): each text block shown keeps its pieces before the first such
+        block, the chunks' memo forgets those blocks."""
+        names = {language.strip().lower() for language in languages}
+
+        def in_them(chunk: str) -> bool:
+            fence = parse_fence(chunk)
+            return fence is not None and fence.language.strip().lower() in names
+
+        for memo in self._texts.values():
+            first = next((i for i, chunk in enumerate(memo.chunks[: len(memo.ends)])
+                          if in_them(chunk)), None)
+            if first is not None:
+                memo.ends = memo.ends[:first]
+                memo.specs = memo.specs[: memo.ends[-1] if first else 0]
+        for key in [key for key in self._chunk_memo if in_them(key[0])]:
+            del self._chunk_memo[key]
+
     def text_specs(self, key: str, index: int, text: str, *, body: bool = False,
                    markdown: bool = True) -> tuple[list[Spec], int]:
         """The pieces of a text block's markdown (or plain text), and how many characters

@@ -4,11 +4,13 @@ the composer while it streams."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication
 
 from parley.core.content import TextBlock, Turn
+from parley.gui.text.markdown import lexer_loaded
 from parley.gui.transcript.layout import RowBuilder, RowLayout
 from parley.gui.transcript.pieces import PieceCache
 from parley.gui.transcript.rows import Transcript
@@ -62,7 +64,7 @@ def test_a_reply_grown_by_more_than_a_layout_makes_in_time_is_shown_in_steps(vie
     view.set_busy(True)
     text = distinct_reply(60_000)
     view.update_turn(reply(text[:500]))
-    qtbot.wait(50)
+    qtbot.wait(300)  # past the layout throttle's longest wait (THROTTLE_MAX_MS)
     lv = view.list_view
     view.update_turn(reply(text))  # 800 paragraphs more at once
     first = lv.layout_of(1)
@@ -126,3 +128,32 @@ def test_a_big_reply_takes_keys_while_it_streams_and_ends_as_a_fresh_render(driv
                                 True, None, idle=True)
     assert pieces_of(shown) == pieces_of(fresh_layout)
     assert shown.height == fresh_layout.height
+
+
+def code_html(layout: RowLayout) -> str:
+    return "".join(p.piece.doc.toHtml() for p in layout.pieces if p.kind == "code")
+
+
+def test_code_whose_lexer_is_not_made_is_shown_at_once_then_highlighted(view, qtbot):
+    """Opening a chat with code in a language not highlighted yet in this run: its
+    lexer's first use (imported, compiled: 30-200 ms each) is not waited for; the code
+    shows plain and is highlighted when the lexer was made in a thread."""
+    language = next((name for name in ("erlang", "haskell", "ocaml", "fortran", "prolog",
+                                       "cobol", "ada", "smalltalk") if not lexer_loaded(name)),
+                    None)
+    if language is None:
+        pytest.skip("every rare lexer was made by an earlier test of this run")
+    code = "".join(f"line_{i} = {i} + {i}\n" for i in range(30))
+    text = f"Some text.\n\n```{language}\n{code}```\n\nMore text after it.\n"
+    show_turns(view, [Turn("user", [TextBlock("Show me code.")], id="u1"),
+                      Turn("assistant", [TextBlock(text)], id="a1")])
+    lv = view.list_view
+    plain = lv.layout_of(1)
+    assert "color:" not in code_html(plain) and "line_29" in plain.plain_text()
+    qtbot.waitUntil(lambda: "color:" in code_html(lv.layout_of(1)), timeout=10_000)
+    shown = lv.layout_of(1)
+    delegate = lv.delegate
+    fresh = RowBuilder(PieceCache(delegate.colors, delegate.cache.font))  # highlights at once
+    transcript = view.model.transcript
+    whole = fresh.layout(transcript.nodes["a1"], transcript, shown.width, True, None, idle=True)
+    assert pieces_of(shown) == pieces_of(whole)
