@@ -101,6 +101,13 @@ class EmptyName(StoreError):
         super().__init__(f"A {what} needs a name that is not empty; nothing was changed.")
 
 
+class SpaceNameTaken(StoreError):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"There is already a space named “{name}”: choose another name. "
+                         "Nothing was changed.")
+        self.name = name
+
+
 class CannotDeleteDefaultSpace(StoreError):
     def __init__(self) -> None:
         super().__init__(

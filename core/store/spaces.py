@@ -11,6 +11,7 @@ from parley.core.store.errors import (
     CannotDeleteDefaultSpace,
     EmptyName,
     InvalidSpaceOrder,
+    SpaceNameTaken,
     SpaceNotFound,
 )
 from parley.core.store.models import UNCHANGED, Space, Unchanged
@@ -40,10 +41,21 @@ def _space(row: Row) -> Space:
     )
 
 
-def _name(name: str) -> str:
+def same_name(a: str, b: str) -> bool:
+    """True when two space names are the same to a person: trimmed, any case."""
+    return a.strip().casefold() == b.strip().casefold()
+
+
+def _name(con: Connection, name: str, space_id: str | None = None) -> str:
+    """``name`` trimmed, for a new space (``space_id`` None) or ``space_id``. Raises
+    EmptyName, SpaceNameTaken (another space has it: two "General" in the sidebar and
+    the "Move to space" menu could not be told apart)."""
     name = name.strip()
     if not name:
         raise EmptyName("space")
+    for row in con.execute(select(SP.c.id, SP.c.name).where(SP.c.id != (space_id or ""))):
+        if same_name(row.name, name):
+            raise SpaceNameTaken(row.name)
     return name
 
 
@@ -86,7 +98,7 @@ def create(
     con.execute(
         SP.insert().values(
             id=space_id,
-            name=_name(name),
+            name=_name(con, name),
             position=position,
             system_prompt=system_prompt,
             default_model=default_model,
@@ -98,7 +110,7 @@ def create(
 
 def rename(con: Connection, space_id: str, name: str) -> Space:
     get(con, space_id)
-    con.execute(update(SP).where(SP.c.id == space_id).values(name=_name(name)))
+    con.execute(update(SP).where(SP.c.id == space_id).values(name=_name(con, name, space_id)))
     return get(con, space_id)
 
 

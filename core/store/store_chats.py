@@ -33,11 +33,13 @@ class ChatsStore(StoreBase):
     def create_space(
         self, name: str, *, system_prompt: str | None = None, default_model: str | None = None
     ) -> Space:
-        """Create a space, placed last. Raises EmptyName for a blank name."""
+        """Create a space, placed last. Raises EmptyName for a blank name,
+        SpaceNameTaken for a name another space has (trimmed, any case)."""
         return self._w(lambda c: spaces.create(c, name, system_prompt, default_model))
 
     def rename_space(self, space_id: str, name: str) -> Space:
-        """Rename a space. Raises SpaceNotFound, EmptyName."""
+        """Rename a space. Raises SpaceNotFound, EmptyName, SpaceNameTaken (another
+        space has that name, trimmed, any case)."""
         return self._w(lambda c: spaces.rename(c, space_id, name))
 
     def update_space(

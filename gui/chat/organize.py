@@ -30,7 +30,12 @@ from parley.core.tools.memory import Memory
 from parley.core.visible import strip_invisible
 from parley.gui import dialogs
 from parley.gui.chat.edit import typed_text
-from parley.gui.sidebar.space_dialog import SpaceDialog, SpaceValues, ask_delete_space
+from parley.gui.sidebar.space_dialog import (
+    SpaceDialog,
+    SpaceValues,
+    ask_delete_space,
+    name_taken,
+)
 from parley.gui.sidebar.space_documents import SpaceDocumentsPanel, open_panel
 
 if TYPE_CHECKING:
@@ -155,7 +160,7 @@ class Organizer:
         """A space dialog; its memory and tools switch are filled in the background."""
         tools = self._tools()
         dlg = SpaceDialog(self.parent, self.model_picker.choices, space,
-                          with_tools=tools is not None)
+                          with_tools=tools is not None, taken=self._other_names(space))
         if tools is not None:
             self._spawn(self._fill_tools_fields(dlg, tools, space), "space-dialog-memory")
         if space is not None:  # a new space gets its documents once it exists
@@ -163,6 +168,10 @@ class Organizer:
                                tools=tools)
             panel.changed.connect(lambda: self._documents_changed(space.id))
         return dlg
+
+    def _other_names(self, space: Any) -> list[str]:
+        """The names of the spaces other than ``space`` (None: every space's)."""
+        return [s.name for s in self.spaces.values() if space is None or s.id != space.id]
 
     def _documents_changed(self, space_id: str) -> None:
         """A space's documents changed (its dialog's panel): the open chat's header says
@@ -260,7 +269,9 @@ class Organizer:
         space = self.spaces.get(space_id or self.current_space() or "")
         if space is None:
             return
-        name = dialogs.ask_text(self.parent, "Rename space", "Name:", space.name)
+        taken = self._other_names(space)
+        name = dialogs.ask_text(self.parent, "Rename space", "Name:", space.name,
+                                refuse=lambda text: name_taken(text, taken))
         if name and name != space.name:
             self._spawn(self._rename_space(space.id, name), "rename-space")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,10 +85,14 @@ class TextDialog(QDialog):
         value: the current text: shown whole (the dialog is wide enough, up to
             :data:`TEXT_MAX_WIDTH`) and selected, so typing replaces it.
 
+        refuse: given the stripped text on OK, what to say when it is not acceptable
+            (the dialog says it and stays open), or None to accept it.
+
     OK is enabled only while the field holds more than spaces.
     """
 
-    def __init__(self, parent: QWidget | None, title: str, label: str, value: str = "") -> None:
+    def __init__(self, parent: QWidget | None, title: str, label: str, value: str = "", *,
+                 refuse: Callable[[str], str | None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("TextDialog")
         self.setWindowTitle(title)
@@ -103,11 +108,18 @@ class TextDialog(QDialog):
         buttons.rejected.connect(self.reject)
         self.edit.textChanged.connect(lambda t: self.ok_button.setEnabled(bool(t.strip())))
         self.ok_button.setEnabled(bool(value.strip()))
+        self.refuse = refuse
+        self.error_label = QLabel(self)
+        self.error_label.setObjectName("DialogError")
+        self.error_label.setWordWrap(True)
+        self.error_label.setAccessibleName("Problem")
+        self.error_label.setVisible(False)
         self._layout = lay = QVBoxLayout(self)
         lay.setContentsMargins(18, 16, 18, 14)
         lay.setSpacing(8)
         lay.addWidget(self.label)
         lay.addWidget(self.edit)
+        lay.addWidget(self.error_label)
         lay.addSpacing(6)
         lay.addWidget(buttons)
         self.setMinimumWidth(TEXT_MIN_WIDTH)
@@ -133,14 +145,28 @@ class TextDialog(QDialog):
         """The text typed, stripped."""
         return self.edit.text().strip()
 
+    def accept(self) -> None:
+        """Close with OK, unless ``refuse`` objects to the text (then say why and stay)."""
+        problem = self.refuse(self.text()) if self.refuse is not None else None
+        if problem:
+            self.error_label.setText(problem)
+            self.error_label.setVisible(True)
+            self.edit.setFocus()
+            self.edit.selectAll()
+            return
+        super().accept()
 
-def ask_text(parent: QWidget | None, title: str, label: str, value: str = "") -> str | None:
+
+def ask_text(parent: QWidget | None, title: str, label: str, value: str = "", *,
+             refuse: Callable[[str], str | None] | None = None) -> str | None:
     """Ask for one line of text (:class:`TextDialog`); returns it stripped, or None when
-    cancelled or empty."""
+    cancelled or empty. ``refuse``: :class:`TextDialog`'s (an answer from
+    :data:`answers` it refuses is None: nothing changes)."""
     if answers:
         answer = answers.popleft()
-        return str(answer).strip() or None if answer is not None else None
-    dialog = TextDialog(parent, title, label, value)
+        text = str(answer).strip() or None if answer is not None else None
+        return None if text is None or (refuse is not None and refuse(text)) else text
+    dialog = TextDialog(parent, title, label, value, refuse=refuse)
     try:
         return dialog.text() or None if dialog.exec() == QDialog.DialogCode.Accepted else None
     finally:

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.context.tokens import text_tokens
+from parley.core.store.errors import SpaceNameTaken
+from parley.core.store.spaces import same_name
 from parley.core.tools.memory import DEFAULT_LIMIT_TOKENS, MemoryTooLong
 from parley.gui import dialogs
 from parley.gui.header.model_picker import ModelChoice, selectable
@@ -58,6 +60,12 @@ class SpaceValues:
     mcp_off: list[str] | None = None
 
 
+def name_taken(name: str, taken: Sequence[str]) -> str | None:
+    """What to say when ``name`` is one of ``taken`` (trimmed, any case), else None."""
+    same = next((t for t in taken if same_name(t, name)), None)
+    return None if same is None else str(SpaceNameTaken(same))
+
+
 class SpaceDialog(QDialog):
     """Create a space, or edit one's name, system prompt, default model, memory and
     tools switch.
@@ -68,6 +76,8 @@ class SpaceDialog(QDialog):
         space: the space to edit (``parley.core.store.models.Space``), None to create one.
         with_tools: show the memory and tools fields (False: the window runs without
             Parley's tools).
+        taken: the other spaces' names: OK refuses one of them (trimmed, any case) and
+            says so in the dialog.
 
     Open it with ``open()``, fill the memory and switch with :meth:`set_memory` and
     :meth:`set_tools_enabled` (until then they are read-only and :meth:`values` reports
@@ -77,12 +87,14 @@ class SpaceDialog(QDialog):
     """
 
     def __init__(self, parent: QWidget | None, models: Sequence[ModelChoice],
-                 space: Any = None, *, with_tools: bool = True) -> None:
+                 space: Any = None, *, with_tools: bool = True,
+                 taken: Sequence[str] = ()) -> None:
         super().__init__(parent)
         self.setObjectName("SpaceDialog")
         self.setWindowTitle("Edit space" if space is not None else "New space")
         self.setAccessibleName(self.windowTitle())
         self.space = space
+        self.taken = list(taken)
         self.documents: QWidget | None = None  # add_documents (an existing space)
         self.name_edit = QLineEdit(self)
         self.name_edit.setAccessibleName("Space name")
@@ -220,7 +232,14 @@ class SpaceDialog(QDialog):
         self.error_label.setVisible(True)
 
     def accept(self) -> None:
-        """Close with OK, unless the memory is over its limit (then say so and stay)."""
+        """Close with OK, unless the name is another space's or the memory is over its
+        limit (then say so and stay)."""
+        taken = name_taken(self.name_edit.text(), self.taken)
+        if taken is not None:
+            self.show_error(taken)
+            self.name_edit.setFocus()
+            self.name_edit.selectAll()
+            return
         tokens = self.memory_tokens()
         if self._memory_shown is not None and tokens > self.memory_limit:
             self.show_error(str(MemoryTooLong(tokens, self.memory_limit)))

@@ -11,6 +11,7 @@ from parley.core.store.errors import (
     EmptyName,
     InvalidSpaceOrder,
     SessionNotFound,
+    SpaceNameTaken,
     SpaceNotFound,
 )
 from tests.core.rawdb import raw_rows
@@ -43,11 +44,18 @@ def test_spaces_are_created_in_order_renamed_and_updated(db):
     assert db.get_space(work.id).system_prompt == "New"
 
 
-def test_space_names_are_kept_exactly(db):
-    a = db.create_space("Work")
-    b = db.create_space("work")
-    assert a.id != b.id
-    assert {s.name for s in db.list_spaces()} == {"General", "Work", "work"}
+def test_a_space_name_is_kept_as_typed_but_not_shared(db):
+    """Two spaces named alike (trimmed, any case) could not be told apart in the sidebar
+    or the "Move to space" menu (trial 16, shot-68/69): refused, nothing changed."""
+    work = db.create_space("Work")
+    garden = db.create_space("Garden")
+    for name in ("work", "  WORK ", "general"):
+        with pytest.raises(SpaceNameTaken):
+            db.create_space(name)
+        with pytest.raises(SpaceNameTaken):
+            db.rename_space(garden.id, name)
+    assert [s.name for s in db.list_spaces()] == ["General", "Work", "Garden"]
+    assert db.rename_space(work.id, "WORK").name == "WORK"  # its own name, another case
 
 
 def test_bad_space_inputs(db):

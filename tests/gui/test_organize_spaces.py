@@ -67,6 +67,43 @@ def test_edit_space_changes_its_prompt_and_name(driver, qtbot):
     assert (saved.name, saved.system_prompt, saved.default_model) == ("Office", "Be brief.", None)
 
 
+def test_a_name_another_space_has_is_refused_in_the_dialog(driver, qtbot):
+    """Renaming Garden to "General" (or creating a second "work") is refused in the dialog,
+    which says why and stays open; nothing changes (trial 16, shot-68/69)."""
+    w = driver.configured()
+    garden = driver.run(w.store.create_space("Garden"))
+    driver.run(w.store.create_space("Work"))
+    driver.run(w.chat.load_sidebar())
+    w.chat.organizer.edit_space(garden.id)
+    dlg = w.chat.organizer.dialog
+    dlg.name_edit.setText("  general ")
+    qtbot.mouseClick(dlg.ok_button, Qt.MouseButton.LeftButton)
+    assert dlg.isVisible() and dlg.error_label.isVisible()
+    assert "already a space named “General”" in dlg.error_label.text()
+    dlg.name_edit.setText("Garden")  # its own name: fine
+    qtbot.mouseClick(dlg.ok_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: not dlg.isVisible())
+    w.window_commands.new_space()
+    dlg = w.chat.organizer.dialog
+    qtbot.keyClicks(dlg.name_edit, "work")
+    qtbot.mouseClick(dlg.ok_button, Qt.MouseButton.LeftButton)
+    assert dlg.isVisible() and "“Work”" in dlg.error_label.text()
+    dlg.reject()
+    # "Rename space…": the one-line dialog refuses it the same way.
+    dialogs.answers.append("GENERAL")
+    w.chat.organizer.rename_space(garden.id)
+    text = dialogs.TextDialog(w, "Rename space", "Name:", "Garden",
+                              refuse=lambda t: "taken" if t == "General" else None)
+    text.open()
+    text.edit.setText("General")
+    qtbot.mouseClick(text.ok_button, Qt.MouseButton.LeftButton)
+    assert text.isVisible() and text.error_label.text() == "taken"
+    text.reject()
+    driver.run(w.chat.load_sidebar())
+    assert _space_names(w) == ["General", "Garden", "Work"]
+    assert [s.name for s in driver.run(w.store.list_spaces())] == ["General", "Garden", "Work"]
+
+
 def test_rename_and_reorder_spaces(driver):
     w = driver.configured()
     a = driver.run(w.store.create_space("Alpha"))
