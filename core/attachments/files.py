@@ -90,6 +90,16 @@ class FileUnreadable(AttachmentError):
 NOT_ADDED = "Nothing was added to your message."
 
 
+class EmptyFile(AttachmentError):
+    """The file holds no text (0 bytes, or only spaces and line breaks): refused, as
+    Claude and ChatGPT refuse empty files and as a space's documents do."""
+
+    def __init__(self, name: str, size: int) -> None:
+        what = "empty (0 bytes)" if size == 0 else "empty (only spaces or line breaks)"
+        super().__init__(f"“{name}” can't be attached: it is {what}, so there is nothing in "
+                         f"it to send. {NOT_ADDED}", name=name)
+
+
 class AttachmentTooLarge(AttachmentError):
     """The file exceeds a limit of the provider (or of Parley).
 
@@ -307,6 +317,7 @@ def from_bytes(data: bytes, name: str) -> Attachment:
         UnsupportedFile: binary and not one of the four image types or a PDF;
             or an image Pillow cannot decode whole (damaged or cut short).
         AttachmentTooLarge: a text file over :data:`TEXT_MAX_BYTES`.
+        EmptyFile: no bytes, or text of only whitespace.
     """
     media_type = sniff(data)
     if media_type == PDF:
@@ -317,6 +328,8 @@ def from_bytes(data: bytes, name: str) -> Attachment:
     text = decode_text(data)
     if text is None:
         raise UnsupportedFile(name, *_what_binary(data))
+    if not text.strip():
+        raise EmptyFile(name, len(data))
     if len(data) > TEXT_MAX_BYTES:
         raise AttachmentTooLarge(
             name, f"{size_text(len(data))} of text; Parley attaches text files of up to "

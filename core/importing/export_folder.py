@@ -36,8 +36,11 @@ from typing import Generic, TypeVar
 
 from parley.core.attachments.files import (
     MAX_FILE_BYTES,
+    Attachment,
     AttachmentTooLarge,
+    EmptyFile,
     UnsupportedFile,
+    decode_text,
     from_bytes,
     size_text,
     what_bytes,
@@ -231,6 +234,9 @@ def _recognise(data: bytes, shown: str, claim: Claim) -> ExportFile | FileRefuse
         return FileRefused(shown, f"{said}, but its bytes are {exc.what}") if said else None
     except AttachmentTooLarge as exc:
         return FileRefused(shown, f"it is too large: {exc.problem}")
+    except EmptyFile:  # refused when attached, but the chat held it: kept as it was
+        text = decode_text(data) or ""
+        att = Attachment(Path(shown).name, "text/plain", text.encode("utf-8"), text=text)
     said = _said(claim if claim and claim != att.kind else "",
                  named if named and named != att.kind else "")
     if said:

@@ -534,8 +534,9 @@ class SpecBuilder:
         opened = key in node.open_folds
         lines = text.count("\n")
         size = size_text(len(text.encode("utf-8")))
-        label = f"<b>{html.escape(name)}</b>" + self._muted(
-            f" · {lines:,} line{'s' if lines != 1 else ''} · {size}")
+        detail = f"{lines:,} line{'s' if lines != 1 else ''} · {size}" if text.strip() \
+            else "empty"  # sent before empty files were refused (trial 16): not "1 line · 1 B"
+        label = f"<b>{html.escape(name)}</b>" + self._muted(f" · {detail}")
         out.append(Spec(self._fold_line(key, opened, "file", label, "", raw=True), "fold", key))
         if opened:
             fence = parse_fence(block.text.split("\n", 1)[1])

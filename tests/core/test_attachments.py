@@ -14,6 +14,7 @@ from parley.core.attachments import limits as lim
 from parley.core.attachments.files import (
     TEXT_MAX_BYTES,
     AttachmentTooLarge,
+    EmptyFile,
     FileUnreadable,
     MediaNotAccepted,
     UnsupportedFile,
@@ -143,6 +144,16 @@ def test_binary_files_are_refused_with_the_reason(data, what, advice):
     assert err.value.what == what and err.value.name == "thing.txt"
     assert f"“thing.txt” can't be attached: it is {what}" in str(err.value)
     assert advice in str(err.value) and "Nothing was added to your message" in str(err.value)
+
+
+def test_an_empty_file_is_refused_as_claude_and_chatgpt_do():
+    with pytest.raises(EmptyFile) as err:
+        from_bytes(b"", "empty.txt")
+    assert str(err.value) == ("“empty.txt” can't be attached: it is empty (0 bytes), so there "
+                              "is nothing in it to send. Nothing was added to your message.")
+    with pytest.raises(EmptyFile, match="empty \\(only spaces or line breaks\\)"):
+        from_bytes(b" \n\r\n\t", "blank.md")
+    assert from_bytes(b"\n.\n", "dot.txt").text == "\n.\n"
 
 
 def test_a_damaged_image_is_refused():

@@ -19,9 +19,11 @@ from PySide6.QtCore import QMimeData, Qt, QUrl
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from parley.core.attachments.files import AttachmentTooLarge
+from parley.core.attachments.files import AttachmentTooLarge, text_file_block
+from parley.core.content import TextBlock, Turn
 from parley.gui import dialogs
 from parley.gui.chat import attach as chat_attach
+from tests.gui.answers import open_chat
 from tests.gui.helpers import drop, png, ready
 
 pytestmark = pytest.mark.timeout(60)
@@ -315,6 +317,27 @@ def test_unsupported_and_unreadable_files_are_refused_by_name(driver, tmp_path):
     assert "“archive.zip”" in messages and "ZIP archive" in messages
     assert "“blob.bin”" in messages and "a binary file" in messages
     assert "it is a folder" in messages
+
+
+def test_an_empty_file_is_refused_and_one_sent_before_says_empty(driver, tmp_path):
+    # Trial 16: a 0-byte file was "Text · 1 line · 0 B" in the tray, "1 line · 1 B" once
+    # sent, and went out as an empty code block. Refused now, as Claude and ChatGPT do.
+    w = driver.configured()
+    shown = problems(w)
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("todo\n", encoding="utf-8")
+    assert drop(w.composer, [empty, notes])
+    driver.until(lambda: len(shown) == 1 and w.tasks.pending == 0)
+    assert shown[0].message.startswith("“empty.txt” can't be attached: it is empty (0 bytes)")
+    assert [p.name for p in w.chat.attachments.pending()] == ["notes.txt"]
+
+    # A chat that holds an empty file from before says so, not "1 line · 1 B".
+    open_chat(driver, w, [Turn("user", [TextBlock("Here"), text_file_block("old.txt", "")]),
+                          Turn("assistant", [TextBlock("Nothing in it.")])])
+    text = w.transcript.list_view.layout_of(0, fresh=True).plain_text()
+    assert "old.txt · empty" in text and "1 B" not in text and "line" not in text
 
 
 # -- the tray ------------------------------------------------------------------------------
