@@ -263,6 +263,7 @@ class Organizer:
         self.spaces[space.id] = saved
         self.sidebar.model.rename_space(space.id, saved.name)
         self.chat.models.space_changed(space.id)
+        self.chat.models.update_title()  # the header names the open chat's space
 
     def rename_space(self, space_id: str | None = None) -> None:
         """Ask for a space's new name (default: the current space)."""
@@ -278,6 +279,7 @@ class Organizer:
     async def _rename_space(self, space_id: str, name: str) -> None:
         self.spaces[space_id] = await self.store.rename_space(space_id, name)
         self.sidebar.model.rename_space(space_id, name)
+        self.chat.models.update_title()  # the header names the open chat's space
 
     def move_space(self, space_id: str, delta: int) -> None:
         """Move a space ``delta`` places down (negative: up) in the sidebar."""
@@ -334,8 +336,12 @@ class Organizer:
                 await self.chat.opener.show_new_chat(self.default_space_id)
             else:
                 await self.chat.opener.reload()
+                session = self.chat.sessions.get(self.chat.session_id or "")
+                if session is not None:  # its space and the header's name are the new ones
+                    self.chat.remember_session(session)
         elif self.chat.space_id == space.id:
             self.chat.space_id = self.default_space_id
+            self.chat.models.update_title()
 
     def _space_action(self, action: str, space_id: str) -> None:
         if action == "new-chat":

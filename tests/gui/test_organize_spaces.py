@@ -144,6 +144,28 @@ def test_delete_space_moving_its_chats_to_the_default_space(driver):
     assert w.sidebar.model.space_of(sid) == default.id and w.session_id == sid
 
 
+def test_the_header_names_the_space_after_a_rename_or_a_delete(driver):
+    """The open chat's header said "· Garden" after Garden was renamed, and after it was
+    deleted with its chats moved to General (trial 16, shot-71, shot-83)."""
+    w = driver.configured()
+    garden = driver.run(w.store.create_space("Garden"))
+    sid = _chat_in(driver, w, garden.id, "Tomatoes")
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid)
+    heading = w.chat_heading
+    assert heading.space.text() == "· Garden"
+    dialogs.answers.append("Allotment")
+    w.chat.organizer.rename_space(garden.id)
+    driver.until(lambda: "Allotment" in _space_names(w))
+    driver.until(lambda: heading.space.text() == "· Allotment")
+    dialogs.answers.append("move")
+    w.chat.organizer.delete_space(garden.id)
+    driver.until(lambda: _space_names(w) == ["General"])
+    driver.until(lambda: heading.space.text() == "· General")
+    assert w.chat.space_id == driver.run(w.store.default_space()).id
+
+
 def test_delete_space_with_its_chats(driver):
     w = driver.configured()
     work = driver.run(w.store.create_space("Work"))
