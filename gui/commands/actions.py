@@ -252,6 +252,10 @@ ACTIONS: tuple[Action, ...] = (
        "Archive the current chat: it leaves the chat list (View ▸ Show or hide archived "
        "chats lists it again, Undo brings it back) and the next chat opens.",
        keywords="close hide"),
+    _a("edit.undo", "Undo", ("Ctrl+Z",), "global", "Chat",
+       "Take back the delete, archive, pin or move just done, while its notice offers "
+       "Undo (in the message box, Ctrl+Z undoes typing first).",
+       keywords="undo delete archive restore bring back"),
     _a("session.archive", "Unarchive chat", (), "global", "Chat",
        "Put the current chat, archived, back in the chat list.", keywords="restore"),
     _a("session.delete", "Delete chat…", ("Ctrl+Shift+Backspace",), "global",

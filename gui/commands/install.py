@@ -98,6 +98,9 @@ def install(state: KeysWindow, window: QMainWindow,
     apply_keymap(state, Keymap())
     state.composer.installEventFilter(
         _WindowKeysFirst(state.composer, lambda: getattr(state, "keymap", None)))
+    undo = getattr(state, "undo", None)
+    if undo is not None:  # Undo (Ctrl+Z, the palette) is there while the toast offers it
+        undo.pending_changed.connect(lambda _pending: refresh_enabled(state))
     follow_store(state, window)
     return out
 
@@ -108,7 +111,9 @@ class _WindowKeysFirst(QObject):
     A text editor claims some keys for editing (Ctrl+K deletes to the end of
     the line on Linux and macOS) before window shortcuts see them. With
     nothing typed there is nothing to edit, so the window's shortcut runs
-    (Ctrl+K opens the palette); with text typed the editor keeps its keys.
+    (Ctrl+K opens the palette); with text typed the editor keeps its keys. The
+    window's Undo (Ctrl+Z: the toast's Undo) runs when the box has nothing of its
+    own to undo, typed text or not.
 
     Args:
         composer: the message box (the filter's parent).
@@ -122,11 +127,14 @@ class _WindowKeysFirst(QObject):
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
         if event.type() != QEvent.Type.ShortcutOverride or not isinstance(event, QKeyEvent):
             return False
-        if self.composer.toPlainText():
-            return False
         key = key_text(event.key(), event.modifiers())
         keymap = self.keymap()
-        return keymap is not None and keymap.global_action(key) is not None
+        action = keymap.global_action(key) if keymap is not None else None
+        if action is None:
+            return False
+        if action.id == "edit.undo":  # the box's own Undo first, whatever it holds
+            return not self.composer.document().isUndoAvailable()
+        return not self.composer.toPlainText()
 
 
 POLL_MS = 50
@@ -231,6 +239,10 @@ def _name_keys(window: KeysWindow, keymap: Keymap) -> None:
     set_keys = getattr(bar, "set_keys", None)
     if callable(set_keys):
         set_keys(_first_key(keymap, "composer.send"), _first_key(keymap, "run.stop"))
+    toast = getattr(window, "toast", None)
+    set_undo_key = getattr(toast, "set_undo_key", None)
+    if callable(set_undo_key):
+        set_undo_key(_first_key(keymap, "edit.undo"))
     for path, action_id, words in KEY_TIPS:
         widget: Any = window
         for name in path.split("."):

@@ -82,8 +82,14 @@ def overlap(a: Context, b: Context) -> bool:
     return a == b or "global" in (a, b)
 
 
-def reserved_reason(key: str) -> str | None:
-    """Why ``key`` cannot be a window-wide shortcut, or None when it can."""
+#: Global actions that mean the same as a text box's editing command: that command's keys
+#: are theirs too (a text box with something to undo undoes it first; elsewhere, or with
+#: nothing typed to undo, the window's Undo takes back the delete the toast offers).
+_EDITING_ALIKE = {"edit.undo": "Undo"}
+
+
+def reserved_reason(key: str, action_id: str = "") -> str | None:
+    """Why ``key`` cannot be a window-wide shortcut (of ``action_id``), or None when it can."""
     combo = first_combo(QKeySequence(key))
     mods = combo.keyboardModifiers()
     k = combo.key()
@@ -92,6 +98,8 @@ def reserved_reason(key: str) -> str | None:
     if not mods & _COMMAND_MODS and (printable or k in _TYPING_KEYS) and not shifted_escape:
         return "it is used for typing"
     for name in _EDITING:
+        if _EDITING_ALIKE.get(action_id) == name:
+            continue
         std = getattr(QKeySequence.StandardKey, name)
         if any(portable(s) == key for s in QKeySequence.keyBindings(std)):
             return "text boxes use it for editing"
@@ -195,7 +203,7 @@ class Keymap:
         for a in self.actions:
             if a.context == "global":
                 for k in self._keys[a.id]:
-                    reason = reserved_reason(k)
+                    reason = reserved_reason(k, a.id)
                     if reason:
                         out.append(f"{native(k)} cannot run “{a.label}” anywhere: {reason}.")
         return out
@@ -215,7 +223,7 @@ class Keymap:
             key = normalize(text)
             if key in clean:
                 continue
-            reason = reserved_reason(key) if action.context == "global" else None
+            reason = reserved_reason(key, action_id) if action.context == "global" else None
             if reason:
                 raise KeymapError(f"{native(key)} cannot run “{action.label}” anywhere in the "
                                   f"window: {reason}. Choose a key with Ctrl or Alt.")

@@ -99,12 +99,15 @@ class WindowCommands:
             "session.next": partial(self.step_session, 1),
             "session.previous": partial(self.step_session, -1),
             "help.shortcuts": self.open_shortcut_help,
+            "edit.undo": lambda: self.state.undo.undo(),
             **{f"session.goto.{n}": partial(self.goto_session, n - 1) for n in range(1, 10)},
         }
+        whens: dict[str, Callable[[], bool]] = {
+            "session.archive": self._open_chat_archived,
+            "edit.undo": lambda: self.state.undo.pending,  # while the toast offers Undo
+        }
         for action_id, handler in handlers.items():
-            commands.handle(action_id, handler,
-                            when=self._open_chat_archived if action_id == "session.archive"
-                            else None)
+            commands.handle(action_id, handler, when=whens.get(action_id))
 
     def _chat_call(self, command: Callable[[OpenChat], Any], *,
                    early: Callable[[], Any] | None = None) -> Any:

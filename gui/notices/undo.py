@@ -7,6 +7,10 @@ change is pending: offering a new one makes the previous one final first.
 :meth:`UndoManager.flush` makes the pending one final now (the window calls
 it when it closes, so a delete the person saw happen does happen).
 
+While a change is pending, the window's Undo command takes it back too (``edit.undo``:
+Ctrl+Z, unless the message box has typing of its own to undo; "Undo" in the command
+palette); the Undo button names its key ("Undo (Ctrl+Z)", :meth:`Toast.set_undo_key`).
+
 The toast (:class:`Toast`) stays only as long as needed: Undo for
 :data:`UNDO_WINDOW_MS`, a plain notice for its reading time
 (:func:`reading_ms`, shorter). While the pointer rests on it, it stays (and so
@@ -141,6 +145,8 @@ class Toast(QFrame):
         self.label = QLabel(self)
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        #: The key that takes the change back, named on the Undo button ("Ctrl+Z").
+        self.undo_key = ""
         self.undo_button = QPushButton("Undo", self)
         self.undo_button.setAccessibleName("Undo")
         self.undo_button.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -167,6 +173,13 @@ class Toast(QFrame):
         """Move with ``widget`` too: its showing, hiding, moving or resizing places the
         toast again (the anchor's rect may have changed with it)."""
         widget.installEventFilter(self)
+
+    def set_undo_key(self, key: str) -> None:
+        """Name ``key`` (native text, "" for none) on the Undo button: "Undo (Ctrl+Z)"."""
+        self.undo_key = key
+        self.undo_button.setText(f"Undo ({key})" if key else "Undo")
+        if self.isVisible():
+            self.place()
 
     def restyle(self) -> None:
         t = appearance.current()
@@ -289,7 +302,13 @@ class UndoManager(QObject):
         toast: where the message and the Undo button show.
         tasks: runs the undo and commit coroutines (errors reach the window).
         window_ms: how long Undo is offered (ms).
+
+    Signals:
+        pending_changed(bool): a change became undoable (True) or stopped being so
+            (False): the window's Undo command (Ctrl+Z, the palette) follows it.
     """
+
+    pending_changed = Signal(bool)
 
     def __init__(self, toast: Toast, tasks: TaskSet, window_ms: int = UNDO_WINDOW_MS) -> None:
         super().__init__(toast)
@@ -319,6 +338,7 @@ class UndoManager(QObject):
         self._pending = _Pending(message, undo, commit)
         self._window.start(self.window_ms)
         self.toast.show_message(message, undo=True, timeout_ms=self.window_ms)
+        self.pending_changed.emit(True)
 
     def notice(self, message: str, timeout_ms: int | None = None) -> None:
         """Show a message without Undo for ``timeout_ms`` ms (None: its reading time,
@@ -333,6 +353,7 @@ class UndoManager(QObject):
         self.toast.hide()
         if pending is None:
             return False
+        self.pending_changed.emit(False)
         self.tasks.spawn(pending.undo(), name="undo")
         return True
 
@@ -355,6 +376,8 @@ class UndoManager(QObject):
     def _finish(self) -> None:
         pending, self._pending = self._pending, None
         self._window.stop()
+        if pending is not None:
+            self.pending_changed.emit(False)
         if pending is not None and pending.commit is not None:
             self.tasks.spawn(pending.commit(), name="commit")
 
@@ -362,5 +385,7 @@ class UndoManager(QObject):
         """Make the pending change final now (at close)."""
         pending, self._pending = self._pending, None
         self._window.stop()
+        if pending is not None:
+            self.pending_changed.emit(False)
         if pending is not None and pending.commit is not None:
             await pending.commit()

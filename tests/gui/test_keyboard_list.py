@@ -15,8 +15,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QApplication
 
+from parley.gui import dialogs
 from parley.gui.look import appearance
-from tests.gui.keyboard import chat_window, key, say
+from tests.gui.keyboard import chat_window, key, say, type_text
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -113,3 +114,61 @@ def test_the_list_and_its_current_row_show_the_focus(driver, fake_provider, qtbo
     key(qtbot, "F6")  # on to the conversation: the list shows no focus any more
     assert shot() == (0, 0)
 
+
+
+def test_undo_a_delete_or_an_archive_from_the_keyboard(driver, fake_provider, qtbot):
+    """Trial 16, shot-62..64: the toast's Undo could only be clicked; Ctrl+Z did nothing
+    and the palette had no Undo."""
+    w = chat_window(driver, fake_provider)
+    ids = three_chats(driver, qtbot, w)
+    assert "(Ctrl+Z)" in w.toast.undo_button.text()  # the toast names the key
+
+    key(qtbot, "Ctrl+Shift+E")
+    dialogs.answers.append(True)  # "Delete chat?" → Delete
+    key(qtbot, "Delete")
+    driver.until(lambda: ids[0] not in w.sidebar.model.session_ids() and w.undo.pending)
+    focus = QApplication.focusWidget()
+    assert focus is not None
+    key(qtbot, "Ctrl+Z")  # wherever the focus went: the chat comes back
+    driver.until(lambda: ids[0] in w.sidebar.model.session_ids() and w.tasks.pending == 0)
+    assert not w.undo.pending and not w.toast.isVisible()
+    assert driver.run(w.store.get_session(ids[0])).title == "charlie plans"
+
+    key(qtbot, "Ctrl+L")
+    key(qtbot, "Ctrl+W")  # archive the open chat, then Undo from the palette
+    driver.until(lambda: w.undo.pending and w.tasks.pending == 0)
+    archived = next(s for s in ids if s not in w.sidebar.model.session_ids())
+    key(qtbot, "Ctrl+K")
+    type_text(qtbot, "undo")
+    entry = w.command_palette.current_entry()
+    assert entry is not None and entry.ref == "edit.undo"
+    key(qtbot, "Return")
+    driver.until(lambda: archived in w.sidebar.model.session_ids() and w.tasks.pending == 0)
+    assert not driver.run(w.store.get_session(archived)).archived
+
+    key(qtbot, "Ctrl+K")  # nothing pending: no Undo offered
+    type_text(qtbot, "undo")
+    entry = w.command_palette.current_entry()
+    assert entry is None or entry.ref != "edit.undo"
+    key(qtbot, "Escape")
+
+
+def test_ctrl_z_undoes_typing_before_the_toast(driver, fake_provider, qtbot):
+    """Typing in the message box is undone first; with nothing typed to undo (a draft
+    put back), Ctrl+Z takes back the delete."""
+    w = chat_window(driver, fake_provider)
+    ids = three_chats(driver, qtbot, w)
+    dialogs.answers.append(True)
+    key(qtbot, "Ctrl+Shift+Backspace")  # delete the open chat
+    driver.until(lambda: ids[0] not in w.sidebar.model.session_ids() and w.undo.pending)
+    key(qtbot, "Ctrl+L")
+    type_text(qtbot, "draft")
+    key(qtbot, "Ctrl+Z")  # the typing goes, the chat stays deleted
+    assert w.composer.text() != "draft" and w.undo.pending
+    while w.composer.document().isUndoAvailable():
+        key(qtbot, "Ctrl+Z")
+    assert w.composer.text() == "" and w.undo.pending
+    w.composer.setPlainText("kept draft")  # no undo of its own (a draft put back)
+    key(qtbot, "Ctrl+Z")
+    driver.until(lambda: ids[0] in w.sidebar.model.session_ids() and w.tasks.pending == 0)
+    assert not w.undo.pending
