@@ -319,9 +319,11 @@ class Organizer:
     async def _delete_space(self, space: Any) -> None:
         chats = await self.store.list_sessions(space_id=space.id, include_archived=True,
                                                limit=10_000)
+        kept = [s for s in chats if s.id not in self.deleting]  # (those go for good first)
         default = self.spaces.get(self.default_space_id or "")
-        choice = ask_delete_space(self.parent, space.name, len(chats),
-                                  default.name if default else "the default space")
+        choice = ask_delete_space(self.parent, space.name, len(kept),
+                                  default.name if default else "the default space",
+                                  archived=sum(1 for s in kept if s.archived))
         if choice is None:
             return
         await self.undo_flush()

@@ -272,8 +272,17 @@ class SpaceDialog(QDialog):
                            self.model_combo.currentData(), memory, tools, mcp_off)
 
 
+def chats_held(chats: int, archived: int) -> str:
+    """"2 chats (1 archived)": how many chats a space holds, the archived ones (not
+    listed unless archived chats are shown) said apart."""
+    held = f"{chats} chat{'' if chats == 1 else 's'}"
+    if archived == chats and chats:
+        return f"{held} ({'archived' if chats == 1 else 'all archived'})"
+    return f"{held} ({archived} archived)" if archived else held
+
+
 def ask_delete_space(parent: QWidget | None, name: str, chats: int,
-                     default_name: str) -> DeleteChoice | None:
+                     default_name: str, archived: int = 0) -> DeleteChoice | None:
     """Ask what becomes of a deleted space's chats.
 
     Args:
@@ -281,6 +290,7 @@ def ask_delete_space(parent: QWidget | None, name: str, chats: int,
         name: the space's name.
         chats: how many chats it holds (archived ones included).
         default_name: the default space's name (where moved chats go).
+        archived: how many of ``chats`` are archived (said: :func:`chats_held`).
 
     Returns:
         ``"move"`` (to the default space), ``"delete"`` (with the space), or
@@ -301,7 +311,7 @@ def ask_delete_space(parent: QWidget | None, name: str, chats: int,
     plural = "chat" if chats == 1 else "chats"
     box = dialogs.readable(QMessageBox(
         QMessageBox.Icon.Warning, "Delete space",
-        f"Delete the space “{name}”? It holds {chats} {plural}.", parent=parent))
+        f"Delete the space “{name}”? It holds {chats_held(chats, archived)}.", parent=parent))
     box.setInformativeText(f"Move them to “{default_name}”, or delete them for good "
                            "with the space.")
     move = box.addButton(f"Move {plural} to “{default_name}”", QMessageBox.ButtonRole.AcceptRole)

@@ -4,12 +4,14 @@ chats take), rename, reorder (menu and drag), delete (chats moved or deleted).""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QByteArray, QMimeData, QPointF, Qt
+from PySide6.QtCore import QByteArray, QMimeData, QPointF, Qt, QTimer
 from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from parley.core.content import TextBlock, Turn
 from parley.gui import dialogs
 from parley.gui.sidebar.model import SPACE_MIME
+from parley.gui.sidebar.space_dialog import chats_held
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -164,6 +166,33 @@ def test_the_header_names_the_space_after_a_rename_or_a_delete(driver):
     driver.until(lambda: _space_names(w) == ["General"])
     driver.until(lambda: heading.space.text() == "· General")
     assert w.chat.space_id == driver.run(w.store.default_space()).id
+
+
+def test_the_delete_question_counts_archived_chats_apart(driver):
+    """A space listing one chat with another archived: "It holds 2 chats (1 archived)",
+    not a bare 2 (trial 16, shot-70). Read on the real question, then cancelled."""
+    w = driver.configured()
+    garden = driver.run(w.store.create_space("Garden"))
+    _chat_in(driver, w, garden.id, "Tomatoes")
+    old = _chat_in(driver, w, garden.id, "Last year's beans")
+    driver.run(w.store.archive_session(old, True))
+    driver.run(w.chat.load_sidebar())
+    asked: list[str] = []
+
+    def answer() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(20, answer)
+            return
+        asked.append(box.text())
+        box.button(QMessageBox.StandardButton.Cancel).click()
+
+    QTimer.singleShot(0, answer)
+    w.chat.organizer.delete_space(garden.id)
+    driver.until(lambda: asked)
+    assert asked == ["Delete the space “Garden”? It holds 2 chats (1 archived)."]
+    assert _space_names(w) == ["General", "Garden"]  # cancelled: nothing changed
+    assert chats_held(1, 1) == "1 chat (archived)" and chats_held(3, 0) == "3 chats"
 
 
 def test_delete_space_with_its_chats(driver):
