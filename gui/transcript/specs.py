@@ -52,6 +52,10 @@ if TYPE_CHECKING:
 CODE_GROUP = 40  # lines per part of a code block (a streamed block re-renders its last part)
 SPLIT_MEMO = 64  # text blocks whose markdown split and pieces are remembered (streaming)
 CHUNK_MEMO = 1000  # markdown chunks whose pieces are remembered (streaming)
+#: While a reply is written, a last chunk longer than this (characters; one paragraph or
+#: list with no blank line) is shown in parts cut at a line break after as many: only
+#: its last part is made again on each update. Once written it is made whole.
+LIVE_PART_CHARS = 2_000
 RESUME_HREF = "parley:resume"
 CONTINUE_HREF = "parley:continue"
 REGENERATE_HREF = "parley:regenerate"
@@ -130,6 +134,22 @@ def _no_tool_names(_name: str) -> tuple[str, str] | None:
     return None
 
 
+def live_parts(chunk: str) -> list[str]:
+    """``chunk`` cut at the first line break after every :data:`LIVE_PART_CHARS`
+    characters (a cut depends only on the text before it: the parts stay as they are
+    while the chunk grows)."""
+    parts: list[str] = []
+    start = 0
+    while len(chunk) - start > LIVE_PART_CHARS:
+        cut = chunk.find("\n", start + LIVE_PART_CHARS)
+        if cut < 0 or cut == len(chunk) - 1:
+            break
+        parts.append(chunk[start : cut + 1])
+        start = cut + 1
+    parts.append(chunk[start:])
+    return parts
+
+
 @dataclass(slots=True, eq=False)
 class _TextMemo:
     """What a text block showed last (:meth:`SpecBuilder.text_specs`): a grown text reuses
@@ -143,6 +163,7 @@ class _TextMemo:
         chunks: the markdown chunks of ``shown``.
         specs: the pieces of those chunks, in order.
         ends: ``len`` of ``specs`` after each chunk (``ends[i]``: pieces of chunks[:i+1]).
+        parted: the last chunk's pieces are those of its parts (:data:`LIVE_PART_CHARS`).
     """
 
     raw: str
@@ -152,6 +173,7 @@ class _TextMemo:
     chunks: list[str]
     specs: list[Spec]
     ends: list[int]
+    parted: bool = False
 
 
 @dataclass(slots=True)
@@ -225,7 +247,7 @@ class SpecBuilder:
             del self._chunk_memo[key]
 
     def text_specs(self, key: str, index: int, text: str, *, body: bool = False,
-                   markdown: bool = True) -> tuple[list[Spec], int]:
+                   markdown: bool = True, live: bool = False) -> tuple[list[Spec], int]:
         """The pieces of a text block's markdown (or plain text), and how many characters
         of it are not shown (a huge text is shown folded: ``long_text.shown_text``).
 
@@ -240,6 +262,7 @@ class SpecBuilder:
             text: the block's whole text.
             body: pieces of an unfolded body (thinking: muted, with a rule).
             markdown: False for text shown verbatim (a user's message).
+            live: the text is being written: a long last chunk is shown in parts.
 
         Returns:
             ``(specs, hidden)``: a new list (the caller may extend it).
@@ -256,7 +279,8 @@ class SpecBuilder:
         else:
             chunks, kept = split_blocks_kept(
                 None if old is None else (old.shown, old.chunks), shown)
-            kept = min(kept, len(old.ends)) if old is not None else 0  # (shown in part)
+            # Not past what it showed (in part: a deadline), nor its last chunk in parts.
+            kept = 0 if old is None else min(kept, len(old.ends) - (1 if old.parted else 0))
             if old is not None and kept:
                 specs, ends = old.specs[: old.ends[kept - 1]], old.ends[:kept]
             else:
@@ -265,14 +289,22 @@ class SpecBuilder:
             # stream's updates bunched while the row was laid out less often): the
             # rest of it in the next layouts. A text shown for the first time, whole.
             deadline = self.deadline if old is not None else None
-            for chunk in chunks[kept:]:
+            parted = False
+            for n in range(kept, len(chunks)):
+                chunk = chunks[n]
                 if deadline is not None and time.perf_counter() > deadline:
                     self.partial = True
                     break
-                if chunk.strip():
+                if live and n == len(chunks) - 1 and len(chunk) > LIVE_PART_CHARS \
+                        and parse_fence(chunk) is None:
+                    parted = True
+                    for part in live_parts(chunk):
+                        if part.strip():
+                            specs.extend(self._chunk_specs(part, body))
+                elif chunk.strip():
                     specs.extend(self._chunk_specs(chunk, body))
                 ends.append(len(specs))
-            memo = _TextMemo(text, shown, hidden, body, chunks, specs, ends)
+            memo = _TextMemo(text, shown, hidden, body, chunks, specs, ends, parted)
         self._texts[memo_key] = memo
         self._texts.move_to_end(memo_key)
         if len(self._texts) > SPLIT_MEMO:
@@ -373,7 +405,7 @@ class SpecBuilder:
             if user and self._file_specs(out, node, i, block):
                 return
             # Huge texts and long lines are shown folded (gui.text.long_text).
-            specs, hidden = self.text_specs(node.key, i, block.text,
+            specs, hidden = self.text_specs(node.key, i, block.text, live=live,
                                             markdown=not (user or block.recovered))
             out.extend(specs)
             if hidden:
@@ -385,7 +417,8 @@ class SpecBuilder:
             label = THINKING_LIVE if live else THINKING_DONE
             out.append(Spec(self._fold_line(key, opened, "thinking", label, ""), "fold", key))
             if opened:
-                specs, hidden = self.text_specs(node.key, i, block.thinking, body=True)
+                specs, hidden = self.text_specs(node.key, i, block.thinking, body=True,
+                                                live=live)
                 out.extend(specs)
                 if hidden:
                     note = self._muted(html.escape(folded_note(hidden)))

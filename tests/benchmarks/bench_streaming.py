@@ -89,6 +89,19 @@ def distinct_reply_text(chars: int) -> str:
     return "".join(out)[:chars]
 
 
+def lines_text(chars: int) -> str:
+    """About ``chars`` characters of lines with no blank line between them (``--lines``:
+    a log or a pasted text echoed): one markdown paragraph."""
+    out: list[str] = []
+    size = i = 0
+    while size < chars:
+        line = f"Line {i} of a long log without blank lines, and some words on it.\n"
+        out.append(line)
+        size += len(line)
+        i += 1
+    return "".join(out)[:chars]
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -151,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reply-bytes", type=int, default=0,
                         help="a reply of this many characters instead (e.g. 1000000: a "
                         "1 MB reply; streamed in chunks of --chunk characters)")
+    parser.add_argument("--lines", action="store_true",
+                        help="with --reply-bytes: lines with no blank line between them "
+                        "(one paragraph), not paragraphs and code blocks")
     parser.add_argument("--chunk", type=int, default=0,
                         help="characters per streamed chunk (default 5; with --reply-bytes "
                         "one 15,000th of the reply, so it streams in about 30 s)")
@@ -199,7 +215,10 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(home=home, env={})
     window.resize(1200, 800)
     window.show()
-    text = distinct_reply_text(args.reply_bytes) if args.reply_bytes else reply_text(args.tokens)
+    if args.reply_bytes:
+        text = (lines_text if args.lines else distinct_reply_text)(args.reply_bytes)
+    else:
+        text = reply_text(args.tokens)
     chunk = args.chunk or (max(5, args.reply_bytes // 15_000) if args.reply_bytes else 5)
 
     def enter() -> None:

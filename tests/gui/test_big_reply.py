@@ -14,6 +14,7 @@ from parley.gui.text.markdown import lexer_loaded
 from parley.gui.transcript.layout import RowBuilder, RowLayout
 from parley.gui.transcript.pieces import PieceCache
 from parley.gui.transcript.rows import Transcript
+from parley.gui.transcript.specs import LIVE_PART_CHARS
 from tests.gui.transcript_reading import show_turns
 
 
@@ -157,3 +158,37 @@ def test_code_whose_lexer_is_not_made_is_shown_at_once_then_highlighted(view, qt
     transcript = view.model.transcript
     whole = fresh.layout(transcript.nodes["a1"], transcript, shown.width, True, None, idle=True)
     assert pieces_of(shown) == pieces_of(whole)
+
+
+def test_a_long_paragraph_is_shown_in_parts_while_written_then_whole(view, qtbot):
+    """A reply of lines with no blank line between them is one markdown chunk: made
+    again whole on each update, its cost grew with it (150 ms an update at 150,000
+    characters). While it is written its parts are made, the last one again; once
+    written it is made whole, as a fresh render shows it."""
+    show_turns(view, [Turn("user", [TextBlock("Print the log.")], id="u1")])
+    view.set_busy(True)
+    text = "".join(f"Line {i} of a long log, with a few words on it.\n" for i in range(1_500))
+    step = len(text) // 10
+    lv = view.list_view
+    for end in range(step, len(text) + 1, step):
+        view.update_turn(reply(text[:end]))
+        lv.layout_of(1, fresh=True)
+    view.update_turn(reply(text))
+    lv.layout_of(1, fresh=True)
+    cache = lv.delegate.cache
+    made = cache.made
+    view.update_turn(reply(text + "One more line.\n"))
+    live = lv.layout_of(1, fresh=True)
+    assert cache.made - made <= 3
+    texts = [p for p in live.pieces if p.kind == "text"]
+    assert len(texts) > len(text) // LIVE_PART_CHARS - 2
+    assert "One more line." in live.plain_text()
+    view.set_busy(False)  # written
+    whole = lv.layout_of(1, fresh=True)
+    assert len([p for p in whole.pieces if p.kind == "text"]) == 1
+    delegate = lv.delegate
+    fresh = RowBuilder(PieceCache(delegate.colors, delegate.cache.font))
+    transcript = view.model.transcript
+    again = fresh.layout(transcript.nodes["live"], transcript, whole.width, True, None,
+                         idle=True)
+    assert pieces_of(whole) == pieces_of(again)
