@@ -23,7 +23,7 @@ from parley.core.chat.events import Listener, RunCancelled, RunFailed, SessionTi
 from parley.core.chat.reply import ReplyBuilder
 from parley.core.chat.save_queue import FIRST_WAIT_S, PASSING, SaveQueue
 from parley.core.chat.stream import RequestStream
-from parley.core.chat.titles import first_line_title
+from parley.core.chat.titles import first_line_title, typed_text
 from parley.core.compaction.compact import SentRequest
 from parley.core.compaction.run import RunCompaction, RunState
 from parley.core.compaction.settings import CompactionSettings
@@ -113,7 +113,7 @@ class RunSteps:
         first_user = next((t for t in turns if t.role == "user" and t.text()), None)
         if first_user is None:
             return True
-        title = first_line_title(first_user.text())
+        title = first_line_title(typed_text(first_user))
         try:
             titled = await self.store.set_auto_title(session_id, title)
         except PASSING as exc:  # the question is saved: its answer matters more than a title

@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from parley.core.attachments.files import parse_text_file
 from parley.core.chat.title_text import echoes_request, plain_text
 from parley.core.content import DocumentBlock, ImageBlock, TextBlock, Turn, Usage
 from parley.core.providers.base import ChatRequest, Stop, TextDelta, UsageUpdate
@@ -199,6 +200,16 @@ def _typed_text(turn: Turn) -> bool:
     )
 
 
+def typed_text(turn: Turn) -> str:
+    """What a message says to title it by: the text the person typed, without the text
+    files attached to it (their "File: notes.txt" header made titles like "File notes
+    txt"); the files' text when nothing was typed."""
+    typed = "".join(
+        b.text for b in turn.blocks if isinstance(b, TextBlock) and parse_text_file(b) is None
+    )
+    return typed if typed.strip() else turn.text()
+
+
 def _first_exchange(turns: list[Turn]) -> tuple[str, str] | None:
     """(first user text, start of the first reply after it), or None without user text."""
     first = next((i for i, t in enumerate(turns) if t.role == "user" and t.text().strip()), None)
@@ -207,7 +218,7 @@ def _first_exchange(turns: list[Turn]) -> tuple[str, str] | None:
     reply = next(
         (t.text() for t in turns[first + 1 :] if t.role == "assistant" and t.text().strip()), ""
     )
-    return turns[first].text(), reply
+    return typed_text(turns[first]), reply
 
 
 def _prompt(user_text: str, reply_text: str) -> str:

@@ -10,6 +10,7 @@ import logging
 
 import pytest
 
+from parley.core.attachments.files import text_file_block
 from parley.core.chat.run import ChatRunner, SessionTitled
 from parley.core.chat.titles import (
     TitleService,
@@ -166,6 +167,28 @@ async def test_setting_off_sets_the_first_line_without_a_call(env, fake_provider
     assert await generate_title(hub, store, sid, model_ref=SONNET) == first_line_title(QUESTION)
     assert fake_provider.model_requests == []
     assert fake_provider.pending == 1
+
+
+async def test_a_message_with_files_is_titled_from_what_was_typed(env, fake_provider):
+    """Not from an attached file's header ("File notes txt", trial 16 shot-52): the run
+    loop's placeholder and the model's prompt take the typed words."""
+    store, hub = env
+    await store.set_setting("chat.auto_title", False)
+    runner = ChatRunner(store, hub, journal_interval_s=0.02, emit_interval_s=0.0)
+    session = await store.create_session()
+    fake_provider.script("Read them.")
+    blocks = [text_file_block("notes.txt", "pots: 3\nseeds: basil"),
+              TextBlock("Here are my files")]
+    await runner.send(session.id, blocks, model_ref=SONNET, on_event=lambda e: None)
+    assert (await store.get_session(session.id)).title == "Here are my files"
+    assert await generate_title(hub, store, session.id, model_ref=SONNET) == "Here are my files"
+    await store.set_setting("chat.auto_title", True)
+    only_files = await store.create_session()
+    await store.append_turn(only_files.id, Turn("user", [text_file_block("a.txt", "Tomatoes\n")]))
+    await store.append_turn(only_files.id, Turn("assistant", [TextBlock("Noted.")]))
+    fake_provider.script("Garden Notes")
+    assert await generate_title(hub, store, only_files.id, model_ref=SONNET) == "Garden Notes"
+    assert "a.txt" in str(fake_provider.model_requests[-1].body)  # nothing typed: the file
 
 
 async def test_fork_titles_and_later_exchanges_are_left_alone(env, fake_provider):
