@@ -10,6 +10,7 @@ the new session's whole path (``turn_path``, positions 0, 1, …):
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from sqlalchemy import select
@@ -19,6 +20,7 @@ from parley.core.content import new_id
 from parley.core.store import sessions, tree
 from parley.core.store.models import Session
 from parley.core.store.schema import compactions as C
+from parley.core.store.schema import sessions as S
 from parley.core.store.schema import turn_links as L
 from parley.core.store.schema import turn_path as P
 from parley.core.store.schema import turns as T
@@ -39,6 +41,24 @@ def _remap_blocks(blocks_json: str, ids: dict[str, str]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
+_FORK_MARK = re.compile(r" \(fork(?: \d+)?\)\Z")
+
+
+def fork_title(con: Connection, parent_title: str | None) -> str:
+    """A fork's automatic title: its parent's with one fork mark, "Trip (fork)", or
+    "Trip (fork 2)", "(fork 3)"… when a chat has that title already (a fork of a fork,
+    a second fork), never "Trip (fork) (fork)", which can't be told apart in a list."""
+    base = _FORK_MARK.sub("", parent_title or "") or "Untitled"
+    taken = {r.title for r in con.execute(
+        select(S.c.title).where(S.c.title.like(base.replace("%", "_") + " (fork%"))
+    )}
+    n, title = 1, f"{base} (fork)"
+    while title in taken:
+        n += 1
+        title = f"{base} (fork {n})"
+    return title
+
+
 def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None) -> Session:
     """See :meth:`parley.core.store.store.Store.fork`: the new session, nested under
     ``session_id`` (``parent_session_id``), in its space, with its model, system prompt
@@ -47,7 +67,7 @@ def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None) -
     parent = sessions.get(con, session_id)
     at_pos = tree.pos_of(con, session_id, at_turn_id)
     if title is None or not title.strip():
-        title, source = f"{parent.title or 'Untitled'} (fork)", "auto"
+        title, source = fork_title(con, parent.title), "auto"
     else:
         source = "user"
     fork_id = sessions.insert(

@@ -181,6 +181,22 @@ def test_a_raw_writer_of_the_file_must_register_the_index_functions(sqlite_db):
 # --- fork --------------------------------------------------------------------------------
 
 
+def test_a_fork_of_a_fork_has_one_fork_mark_and_a_title_of_its_own(db):
+    """Not "Plan (fork) (fork)" (trial 16, shot-26): one mark, numbered once taken."""
+    s = db.create_session(title="Plan")
+    first = db.append_turn(s.id, user("a"))
+    f1 = db.fork(s.id, first.id)
+    f1a = db.fork(f1.id, db.get_turns(f1.id)[0].id)
+    f2 = db.fork(s.id, first.id)
+    f1b = db.fork(f1.id, db.get_turns(f1.id)[0].id)
+    assert [f.title for f in (f1, f1a, f2, f1b)] == \
+        ["Plan (fork)", "Plan (fork 2)", "Plan (fork 3)", "Plan (fork 4)"]
+    assert db.fork(s.id, first.id, title="Mine").title == "Mine"
+    untitled = db.create_session()
+    assert db.fork(untitled.id, db.append_turn(untitled.id, user("x")).id).title == \
+        "Untitled (fork)"
+
+
 def test_fork_copies_turns_up_to_the_point_with_new_ids(db):
     work = db.create_space("Work")
     s = db.create_session(
