@@ -121,6 +121,12 @@ class SearchHit:
         off_path: the message is on a branch of its chat other than the path shown
             (an earlier edit or answer): opening it switches the path
             (``Store.show_branch``). False for a title match.
+        role: who wrote the message: "user" or "assistant"; "" for a title match.
+        model: the ``provider:model`` that wrote a reply (None: not known, or a
+            person's message).
+        part: the kind of block the snippet's match is in: "text", "thinking",
+            "tool_use", "tool_result", "compact_summary" or "document" ("" for a
+            title match or none found), so a hit says whose words it shows.
     """
 
     session_id: str
@@ -131,6 +137,9 @@ class SearchHit:
     created_at: int
     fork_copies: int = 0
     off_path: bool = False
+    role: str = ""
+    model: str | None = None
+    part: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,8 +39,7 @@ from parley.core.store.fork_copies import MAX_CANDIDATES, Collapser, RankedRows
 from parley.core.store.models import SearchHit
 from parley.core.store.query import MIN_PREFIX_CHARS, ParsedQuery, parse
 from parley.core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE, turn_path
-from parley.core.store.snippets import compile_phrases, make_snippet
-from parley.core.store.textindex import turn_text
+from parley.core.store.snippets import compile_phrases, hit_text, make_snippet
 
 _PREFIX_OPTION = re.compile(r"\bprefix\s*=\s*'([\d\s,]+)'", re.IGNORECASE)
 
@@ -76,7 +75,7 @@ _PROBE = text(
     "SELECT search_fts.rowid FROM search_fts WHERE search_fts MATCH :q "
     "ORDER BY search_fts.rowid DESC LIMIT 1 OFFSET :k"
 )
-_BLOCKS = text("SELECT n, blocks FROM turns WHERE n IN :ns").bindparams(
+_BLOCKS = text("SELECT n, role, model, blocks FROM turns WHERE n IN :ns").bindparams(
     bindparam("ns", expanding=True)
 )
 _SHOWN = select(turn_path.c.turn_id).where(
@@ -184,20 +183,25 @@ def search(
         raise
     pattern = compile_phrases(parsed.phrases, parsed.prefix_last)
     sources = [p.source for _r, p in picks if p.source < TITLE_ROWID_BASE]
-    texts: dict[int, str] = {}
+    rows: dict[int, Any] = {}
     if sources:
-        texts.update((r.n, r.blocks) for r in con.execute(_BLOCKS, {"ns": sources}))
+        rows.update((r.n, r) for r in con.execute(_BLOCKS, {"ns": sources}))
     shown = _shown(con, [p.turn_id for _r, p in picks if p.turn_id])
-    return [
-        SearchHit(
+    hits = []
+    for row, p in picks:
+        turn = rows.get(p.source) if p.turn_id else None
+        body, part = hit_text(turn.blocks, pattern) if turn is not None else ("", "")
+        hits.append(SearchHit(
             p.session_id,
             p.turn_id,
             p.title,
-            make_snippet(turn_text(texts.get(p.source)) if p.turn_id else p.title or "", pattern),
+            make_snippet(body if p.turn_id else p.title or "", pattern),
             float(row.rank),
             p.created_at,
             p.copies,
             p.turn_id is not None and p.turn_id not in shown,
-        )
-        for row, p in picks
-    ]
+            role=turn.role if turn is not None else "",
+            model=turn.model if turn is not None else None,
+            part=part,
+        ))
+    return hits

@@ -8,12 +8,13 @@ Greek and Cyrillic diacritics, and Arabic/Hebrew vowel marks.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections import defaultdict
 
 from parley.core.store.models import MATCH_END, MATCH_START
-from parley.core.store.textindex import MARKS, is_split_char
+from parley.core.store.textindex import MARKS, block_text, is_split_char
 
 SNIPPET_CHARS = 160
 CONTEXT_BEFORE = 40
@@ -83,8 +84,10 @@ def make_snippet(text: str, pattern: re.Pattern[str], width: int = SNIPPET_CHARS
     text = text[:MAX_SCAN_CHARS].replace(MATCH_START, "").replace(MATCH_END, "")
     first = pattern.search(text)
     start = 0
-    if first is not None and first.start() > CONTEXT_BEFORE:
-        start = first.start() - CONTEXT_BEFORE
+    if first is not None and first.start() > CONTEXT_BEFORE and len(text) > width:
+        # as much of the text as fits: a short message is shown whole, so a message
+        # and the reply quoting it differ (trial 16: both "…sierra oscar … needle150")
+        start = min(first.start() - CONTEXT_BEFORE, len(text) - width)
         space = text.find(" ", start, first.start())
         start = space + 1 if space != -1 else start
     end = min(len(text), start + width)
@@ -104,3 +107,22 @@ def make_snippet(text: str, pattern: re.Pattern[str], width: int = SNIPPET_CHARS
     out.append(text[pos:end])
     piece = " ".join("".join(out).split())
     return ("…" if start > 0 else "") + piece + ("…" if end < len(text) else "")
+
+
+def hit_text(blocks_json: str | None, pattern: re.Pattern[str]) -> tuple[str, str]:
+    """A turn's searchable text (``textindex.turn_text``) and the kind of its first block
+    whose text matches ``pattern`` ("text", "thinking", "tool_use", "tool_result",
+    "compact_summary", "document"; "" when none does or the JSON is not a list of blocks).
+    """
+    if not blocks_json:
+        return "", ""
+    try:
+        data = json.loads(blocks_json)
+    except ValueError:
+        return blocks_json, ""
+    if not isinstance(data, list):
+        return "", ""
+    texts = [(raw, block_text(raw)) for raw in data]
+    part = next((str(raw.get("type", "")) for raw, t in texts
+                 if t and pattern.search(t[:MAX_SCAN_CHARS])), "")
+    return "\n".join(t for _raw, t in texts if t), part

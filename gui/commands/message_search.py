@@ -89,13 +89,35 @@ def unmarked(snippet: str) -> str:
     return snippet.replace(MATCH_START, "").replace(MATCH_END, "")
 
 
+def author_of(hit: SearchHit, name_model: Callable[[str], str]) -> str:
+    """Whose words a hit shows: "You", the model's name ("Claude Haiku 4.5"), with
+    "(thinking)" or "(tool call)" when the match is there, "Tool result", "Summary";
+    "" for a title match. Two hits of one chat (a message and the reply quoting it)
+    are told apart by it (trial 16)."""
+    if hit.turn_id is None:
+        return ""
+    if hit.part == "tool_result":
+        return "Tool result"
+    if hit.part == "compact_summary":
+        return "Summary"
+    if hit.role == "user":
+        return "You"
+    who = name_model(hit.model) if hit.model else "Reply"
+    return who + {"thinking": " (thinking)", "tool_use": " (tool call)"}.get(hit.part, "")
+
+
+def _model_id(ref: str) -> str:
+    return ref.split(":", 1)[-1]
+
+
 @dataclass(frozen=True, slots=True)
 class Found:
     """One search hit as the entry points show it (``hit`` is the store's own;
-    ``query`` what was searched, stripped)."""
+    ``query`` what was searched, stripped; ``author`` whose words: :func:`author_of`)."""
 
     hit: SearchHit
     query: str = ""
+    author: str = ""
 
     @property
     def session_id(self) -> str:
@@ -132,9 +154,10 @@ class Found:
             ([f"also in {n} fork{'s' if n > 1 else ''}"] if n > 0 else [])
 
     def spoken(self) -> str:
-        """What a screen reader says: "Trip (another branch): …the castles…"."""
+        """What a screen reader says: "Trip (another branch): You: …the castles…"."""
         notes = ", ".join(self.notes())
-        return f"{self.title}{f' ({notes})' if notes else ''}: {unmarked(self.snippet)}"
+        who = f"{self.author}: " if self.author else ""
+        return f"{self.title}{f' ({notes})' if notes else ''}: {who}{unmarked(self.snippet)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,11 +184,15 @@ class MessageSearch:
         spawn: starts a coroutine and returns its task (the window's ``TaskSet.spawn``).
         show: called with each :class:`Answer` to the latest query, on the GUI thread.
         limit: at most this many hits.
+        name_model: a model's display name from its ``provider:model`` (the window's
+            :func:`model_names`); the model id when not given.
     """
 
     def __init__(self, parent: QObject, search: Search, spawn: Spawn,
-                 show: Callable[[Answer], None], *, limit: int = LIMIT) -> None:
+                 show: Callable[[Answer], None], *, limit: int = LIMIT,
+                 name_model: Callable[[str], str] = _model_id) -> None:
         self._search, self._spawn, self._show, self.limit = search, spawn, show, limit
+        self._name_model = name_model
         self._timer = QTimer(parent)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
@@ -217,7 +244,8 @@ class MessageSearch:
         if query:
             try:
                 hits = await self._search(query, limit=self.limit, **self._scope)
-                answer = Answer(query, [Found(h, query) for h in hits])
+                answer = Answer(query, [Found(h, query, author_of(h, self._name_model))
+                                        for h in hits])
             except ParleyError as exc:  # InvalidSearchQuery, store errors: said in words
                 answer = Answer(query, [], exc.message)
         if asked == self.asked:
@@ -253,6 +281,17 @@ class OpenWindow(Protocol):
 
     @property
     def tasks(self) -> TaskSet: ...
+
+
+def model_names(window: object) -> Callable[[str], str]:
+    """``window``'s names of models (its model picker's ``label_of``: "Claude Haiku 4.5"),
+    read when a hit is shown; the model id when it has no picker."""
+
+    def name(ref: str) -> str:
+        picker = getattr(window, "model_picker", None)
+        return str(picker.label_of(ref)) if picker is not None else _model_id(ref)
+
+    return name
 
 
 def window_search(window: SearchWindow) -> Search:

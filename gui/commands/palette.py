@@ -63,6 +63,7 @@ from parley.gui.commands.message_search import (
     MessageSearch,
     OpenWindow,
     SearchWindow,
+    model_names,
     spawn_open,
     unmarked,
     window_search,
@@ -234,7 +235,7 @@ class CommandPalette(QFrame):
         lay.addWidget(self.list)
         lay.addWidget(self.note)
         self.search = MessageSearch(self, window_search(state), self._spawn, self._found,
-                                    limit=MAX_MESSAGES * 2)
+                                    limit=MAX_MESSAGES * 2, name_model=model_names(state))
         self._hits: list[Entry] = []
         self._search_problem = ""  # the message of a query the search cannot read
         self._return_to: QWidget | None = None

@@ -204,7 +204,8 @@ def hit_entries(found: Iterable[Found], known: set[str]) -> list[Entry]:
                 known.add(f.session_id)
                 out.append(Entry("session", f.title, "Chat", f.session_id, f.session_id))
         elif sum(e.kind == "message" for e in out) < MAX_MESSAGES:
-            detail = " · ".join([f"in “{f.title}”", *f.notes()])
+            detail = " · ".join([*([f.author] if f.author else []), f"in “{f.title}”",
+                                 *f.notes()])
             out.append(Entry("message", f.snippet, detail, f.turn_id, f.session_id, found=f))
     return out
 

@@ -71,6 +71,7 @@ from parley.gui.commands.message_search import (
     SearchWindow,
     Spawn,
     marked_runs,
+    model_names,
     spawn_open,
     window_search,
 )
@@ -112,6 +113,8 @@ def hit_html(found: Found) -> str:
     notes = "".join(f'<span style="color:{t.faint}; white-space:nowrap"> · {html.escape(n)}'
                     "</span>" for n in found.notes())
     body = "" if hit.turn_id is None else snippet_html(hit.snippet, _mark_bg())
+    if found.author:  # whose words: a message and the reply quoting it look alike
+        body = f'<b style="color:{t.muted}">{html.escape(found.author)}:</b> {body}'
     return (
         f'<table width="100%" cellspacing="0" cellpadding="0"><tr>'
         f'<td><b style="color:{t.text}">{title}</b>{notes}</td>'
@@ -177,7 +180,8 @@ class SearchPopup(QFrame):
         self.setAccessibleName("Search chats")
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self._spawn = spawn
-        self.search = MessageSearch(self, search, spawn, self._show)
+        self.search = MessageSearch(self, search, spawn, self._show,
+                                    name_model=model_names(parent))
         self.space_id: str | None = None
         self.session_id: str | None = None
         self.edit = QLineEdit(self)

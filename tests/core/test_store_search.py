@@ -436,3 +436,29 @@ def test_maintain_merges_index_segments_in_steps(tmp_path):
         con = store._con  # noqa: SLF001
         with con.begin():
             con.exec_driver_sql("INSERT INTO search_fts(search_fts) VALUES ('integrity-check')")
+
+
+def test_a_hit_says_who_wrote_it_and_where_the_match_is(tmp_path):
+    # Trial 16: a message and the reply quoting it were two hits alike; a hit now carries
+    # the turn's role, the model of a reply, and the kind of block its match is in.
+    store = Store.open(tmp_path / "sessions.db")
+    s = store.create_session(title="Who")
+    words = "quebec bravo sierra oscar lima foxtrot alpha kilo needle150"
+    asked = store.append_turn(s.id, Turn("user", [TextBlock(words)]))
+    answered = store.append_turn(s.id, Turn("assistant", [
+        ThinkingBlock("they want needle151", "sig"), TextBlock(f"Answer to: {words}"),
+        ToolUseBlock("c1", "shell", {"command": "find needle152"})], model="anthropic:x"))
+    result = store.append_turn(s.id, Turn("user", [
+        ToolResultBlock("c1", (TextBlock("needle152 found"),))]))
+    got = {h.turn_id: (h.role, h.model, h.part) for h in store.search("needle150")}
+    assert got == {asked.id: ("user", None, "text"),
+                   answered.id: ("assistant", "anthropic:x", "text")}
+    hits = {h.turn_id: h for h in store.search("needle150")}
+    assert hits[asked.id].snippet != hits[answered.id].snippet  # short: shown whole
+    assert "Answer to: quebec bravo" in hits[answered.id].snippet
+    assert [h.part for h in store.search("needle151")] == ["thinking"]
+    got = {h.turn_id: h.part for h in store.search("needle152")}
+    assert got == {answered.id: "tool_use", result.id: "tool_result"}
+    (title,) = store.search("Who")
+    assert (title.turn_id, title.role, title.model, title.part) == (None, "", None, "")
+    store.close()

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from parley.core.content import TextBlock, Turn
 from parley.gui.commands.message_search import first_match
-from parley.gui.dialogs.search import snippet_html
+from parley.gui.dialogs.search import HIT, hit_html, snippet_html
 from tests.gui.helpers import search_for
 
 pytestmark = pytest.mark.timeout(60)
@@ -70,6 +70,34 @@ def test_results_are_ranked_and_scoped(driver, qtbot):
     assert {h.session_id for h in popup.hits} == {b}
     qtbot.keyClick(popup.edit, Qt.Key.Key_Escape)
     assert not popup.isVisible()
+
+
+def test_a_message_and_the_reply_quoting_it_say_who_wrote_them(driver, qtbot):
+    # Trial 16 (shot-88): Ctrl+F "needle150" listed two hits with the same title and the
+    # same snippet "…sierra oscar lima foxtrot alpha kilo needle150", nothing saying which
+    # was the person's message and which the reply.
+    w = driver.configured()
+    model = w.chat.current_model()
+    s = driver.run(w.store.create_session(title="Imported chat 150 charlie"))
+    words = "quebec bravo sierra oscar lima foxtrot alpha kilo needle150"
+    asked = Turn("user", [TextBlock(words)])
+    answered = Turn("assistant", [TextBlock(f"Answer to: {words}")], model=model)
+    driver.run(w.store.append_turn(s.id, asked))
+    driver.run(w.store.append_turn(s.id, answered))
+    driver.run(w.chat.load_sidebar())
+    popup = search_for(driver, w, qtbot, "needle150")
+    found = {f.turn_id: f for f in (popup.model.item(r).data(HIT)
+                                    for r in range(popup.model.rowCount()))}
+    name = w.model_picker.label_of(model)
+    assert name and ":" not in name  # a display name, not the provider:model reference
+    assert {t: f.author for t, f in found.items()} == {asked.id: "You", answered.id: name}
+    # short messages are shown whole: the two snippets differ
+    assert found[asked.id].snippet == "quebec bravo sierra oscar lima foxtrot alpha kilo " \
+        "\x02needle150\x03"
+    assert found[answered.id].snippet.startswith("Answer to: quebec")
+    assert "<b" in hit_html(found[asked.id]) and "You:</b>" in hit_html(found[asked.id])
+    assert f"{name}:</b>" in hit_html(found[answered.id])
+    assert found[answered.id].spoken().startswith(f"Imported chat 150 charlie: {name}: Answer")
 
 
 ODD_QUERIES = ['"exact phrase', "C++ *", "-minus", "key:value", "(paren", "Привет мир", "東京",
