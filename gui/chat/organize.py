@@ -30,6 +30,7 @@ from parley.core.tools.memory import Memory
 from parley.core.visible import strip_invisible
 from parley.gui import dialogs
 from parley.gui.chat.edit import typed_text
+from parley.gui.look.popup import popup
 from parley.gui.sidebar.space_dialog import (
     SpaceDialog,
     SpaceValues,
@@ -426,7 +427,7 @@ class Organizer:
             pos = self.sidebar.tree.viewport().mapToGlobal(rect.center())
         else:
             pos = QCursor.pos()
-        menu.popup(pos)
+        popup(menu, pos)  # a command opened it: its first space is highlighted
         return menu
 
     async def _move(self, sid: str, space_id: str, *, offer: bool = True) -> None:

@@ -56,6 +56,9 @@ class SessionTree(QTreeView):
         #: The chat the arrow keys last moved the current row to (None after a click):
         #: opening it leaves the focus in the list (``Sidebar.walking``).
         self.walked: str | None = None
+        #: True while the menu of the current row is asked for with the Menu key or
+        #: Shift+F10 (its first entry is highlighted then).
+        self.menu_by_keys = False
         self.row_delegate = RowDelegate(self)
         self.setItemDelegate(self.row_delegate)
         self.customContextMenuRequested.connect(
@@ -84,7 +87,11 @@ class SessionTree(QTreeView):
             index = self.currentIndex()
             if index.isValid():
                 rect = self.visualRect(index)
-                self.menu_requested.emit(index, self.viewport().mapToGlobal(rect.center()))
+                self.menu_by_keys = True  # its first entry highlighted
+                try:
+                    self.menu_requested.emit(index, self.viewport().mapToGlobal(rect.center()))
+                finally:
+                    self.menu_by_keys = False
             event.accept()
             return
         self.keyed = True

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.gui.look import appearance
+from parley.gui.look.popup import popup
 from parley.gui.sidebar.menus import session_menu, space_menu
 from parley.gui.sidebar.model import ID, KIND, SPACE, SessionTreeModel
 from parley.gui.sidebar.tree import SessionTree
@@ -319,4 +320,4 @@ class Sidebar(QWidget):
             menu.addAction(self.archived_action)
         menu.setAccessibleName("Chat actions")
         self.last_menu = menu  # kept for tests and so it is not collected while shown
-        menu.popup(global_pos)
+        popup(menu, global_pos, highlight_first=self.tree.menu_by_keys)

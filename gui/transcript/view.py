@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
+from parley.gui.look.popup import popup
 from parley.gui.look.theme import transcript_colors
 from parley.gui.text.long_text import unbreak
 from parley.gui.text.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
@@ -593,12 +594,14 @@ class TranscriptView(QWidget):
     def _show_menu(self, index: QModelIndex, global_pos: QPoint, hit: Hit | None) -> None:
         if index.isValid():
             self._menu = message_menu(self, index.row(), hit)  # kept for tests
-            self._menu.popup(global_pos)
+            # No hit: asked with the Menu key or Shift+F10 (its first entry highlighted).
+            popup(self._menu, global_pos, highlight_first=hit is None)
 
     def show_model_menu(self, global_pos: QPoint) -> QMenu:
-        """Pop up the models "Regenerate with" offers; picking one regenerates with it."""
+        """Pop up the models "Regenerate with" offers; picking one regenerates with it
+        (the first one highlighted: a command opened it)."""
         menu = models_menu(self, self)
-        menu.popup(global_pos)
+        popup(menu, global_pos)
         self._menu = menu
         return menu
 

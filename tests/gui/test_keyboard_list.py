@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QColor, QContextMenuEvent, QImage
 from PySide6.QtWidgets import QApplication
 
 from parley.gui import dialogs
@@ -172,3 +172,60 @@ def test_ctrl_z_undoes_typing_before_the_toast(driver, fake_provider, qtbot):
     key(qtbot, "Ctrl+Z")
     driver.until(lambda: ids[0] in w.sidebar.model.session_ids() and w.tasks.pending == 0)
     assert not w.undo.pending
+
+
+def test_menus_opened_by_keys_start_on_their_first_entry(driver, fake_provider, qtbot):
+    """Trial 16, shot-16 and shot-43: "Regenerate with another model…" and "Move chat to
+    space…" opened from the keyboard showed no highlighted entry."""
+    w = chat_window(driver, fake_provider)
+    work = driver.run(w.store.create_space("Work"))
+    ids = three_chats(driver, qtbot, w)
+    driver.run(w.chat.load_sidebar())  # the list shows the new space
+
+    key(qtbot, "Ctrl+K")
+    type_text(qtbot, "move chat to space")
+    assert w.command_palette.current_entry().ref == "session.move"
+    key(qtbot, "Return")
+    menu = w.chat.organizer.space_menu
+    driver.until(menu.isVisible)
+    active = menu.activeAction()
+    assert active is not None and active.text() == "Work"  # General (its space) is disabled
+    qtbot.keyClick(menu, Qt.Key.Key_Return)
+    driver.until(lambda: w.sidebar.model.space_of(ids[0]) == work.id and w.tasks.pending == 0)
+
+    w.activateWindow()  # the offscreen platform leaves no window active after a popup
+    driver.until(w.isActiveWindow)
+    w.composer.setFocus()
+    key(qtbot, "Ctrl+K")
+    type_text(qtbot, "regenerate with another model")
+    assert w.command_palette.current_entry().ref == "run.regenerate_with"
+    key(qtbot, "Return")
+    menu = w.transcript._menu
+    driver.until(lambda: menu is not None and menu.isVisible())
+    first = next(a for a in menu.actions() if a.isEnabled() and not a.isSeparator())
+    assert menu.activeAction() is first
+    qtbot.keyClick(menu, Qt.Key.Key_Escape)
+
+    w.activateWindow()
+    driver.until(w.isActiveWindow)
+    w.composer.setFocus()
+    key(qtbot, "Ctrl+Shift+E")  # a row's menu by Shift+F10: its first entry too
+    key(qtbot, "Shift+F10")
+    menu = w.sidebar.last_menu
+    driver.until(menu.isVisible)
+    assert menu.activeAction() is menu.actions()[0]
+    qtbot.keyClick(menu, Qt.Key.Key_Escape)
+
+    w.activateWindow()  # a message's menu asked by the keyboard: its first entry too
+    driver.until(w.isActiveWindow)
+    w.composer.setFocus()
+    key(qtbot, "Ctrl+Shift+M")
+    before = w.transcript._menu
+    lv = w.transcript.list_view  # what the platform sends for the Menu key
+    QApplication.sendEvent(lv, QContextMenuEvent(QContextMenuEvent.Reason.Keyboard,
+                                                 QPoint(0, 0), lv.mapToGlobal(QPoint(0, 0))))
+    driver.until(lambda: w.transcript._menu is not before and w.transcript._menu.isVisible())
+    menu = w.transcript._menu
+    first = next(a for a in menu.actions() if a.isEnabled() and not a.isSeparator())
+    assert menu.activeAction() is first
+    qtbot.keyClick(menu, Qt.Key.Key_Escape)
