@@ -170,6 +170,9 @@ class Composer(QPlainTextEdit):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.document().setDocumentMargin(2)
+        # Qt records the margin as an undoable edit: a fresh box had "something to undo",
+        # so its first Ctrl+Z undid the margin instead of reaching the window's Undo.
+        self.document().clearUndoRedoStacks()
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self._fit()
 

@@ -229,3 +229,26 @@ def test_menus_opened_by_keys_start_on_their_first_entry(driver, fake_provider, 
     first = next(a for a in menu.actions() if a.isEnabled() and not a.isSeparator())
     assert menu.activeAction() is first
     qtbot.keyClick(menu, Qt.Key.Key_Escape)
+
+
+def test_the_first_ctrl_z_in_a_fresh_message_box_is_the_windows_undo(driver, fake_provider,
+                                                                     qtbot):
+    """Found driving the real window on X: right after start-up the box held an undo step
+    of its own (its margin), so the first Ctrl+Z after a delete did nothing."""
+    from parley.core.content import TextBlock, Turn
+
+    w = chat_window(driver, fake_provider)
+    chat = driver.run(w.store.create_session(title="Kept chat"))
+    for role in ("user", "assistant"):
+        driver.run(w.store.append_turn(chat.id, Turn(role, [TextBlock(f"kept {role}")])))
+    driver.run(w.chat.load_sidebar())
+    key(qtbot, "Ctrl+1")
+    driver.until(lambda: w.session_id == chat.id and w.tasks.pending == 0)
+    key(qtbot, "Ctrl+L")
+    assert not w.composer.document().isUndoAvailable()
+    dialogs.answers.append(True)
+    key(qtbot, "Ctrl+Shift+Backspace")
+    driver.until(lambda: chat.id not in w.sidebar.model.session_ids() and w.undo.pending)
+    w.composer.setFocus()
+    key(qtbot, "Ctrl+Z")
+    driver.until(lambda: chat.id in w.sidebar.model.session_ids() and w.tasks.pending == 0)
