@@ -41,7 +41,7 @@ from parley.gui.startup.first_paint import when_painted
 from parley.gui.startup.phases import Startup
 from parley.gui.window.base import WindowBase
 from parley.gui.window.focus_back import FocusBack
-from parley.gui.window.layout import WindowLayout
+from parley.gui.window.layout import WindowLayout, keep_chat_room
 from parley.gui.window.pages import WindowPages
 from parley.gui.window.problems import WindowProblems
 from parley.gui.window.shutdown import WindowShutdown
@@ -106,6 +106,7 @@ class MainWindow(WindowBase, QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
+        keep_chat_room(self.splitter)
         if self.startup.built:
             self.toast.place()
         if self.search_popup is not None:

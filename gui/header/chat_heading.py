@@ -31,6 +31,10 @@ from parley.gui.text.names import NAME_MAX_PX, elided, name_tip
 TITLE_MAX_PX = 420
 #: The least the heading needs (px): a long title never widens the window.
 MIN_WIDTH = 0
+#: Below this much room for the title (px), the space's name and the documents' line
+#: give theirs (they stay in the tooltip of the chat in the sidebar): a narrow window
+#: showed "· General" and no title at all (trial 16).
+TITLE_MIN_PX = 96
 NEW_CHAT = "New chat"
 
 
@@ -45,6 +49,7 @@ class ChatHeading(QWidget):
         self._title = ""  # no chat shown yet (starting): set_chat
         self._editable = False
         self._ending = False
+        self._space_wanted = self._docs_wanted = False  # shown when there is room
         self.button = QToolButton(self)
         self.button.setObjectName("ChatTitle")
         self.button.setAutoRaise(True)
@@ -127,6 +132,7 @@ class ChatHeading(QWidget):
         shown = elided(label, self.space.fontMetrics(), NAME_MAX_PX, Qt.TextElideMode.ElideRight)
         self.space.setText(shown)
         self.space.setToolTip(name_tip(space or "", shown[2:], "The chat's space"))
+        self._space_wanted = bool(space)
         self.space.setVisible(bool(space))
         if self.editing and not editable:
             self.cancel()
@@ -136,6 +142,7 @@ class ChatHeading(QWidget):
         """Show which space documents the chat was given ('' hides the line)."""
         self.documents.setText(f"· {text}" if text else "")
         self.documents.setToolTip(tip)
+        self._docs_wanted = bool(text)
         self.documents.setVisible(bool(text))
         self._show_title()  # the title makes room (and asks for more)
 
@@ -154,23 +161,42 @@ class ChatHeading(QWidget):
         if event.size().width() != event.oldSize().width():
             self._show_title()
 
-    def _room(self) -> int:
-        """Width the title may take (px): the heading's, less the space's name."""
+    def _room(self, side: int) -> int:
+        """Width the title may take (px): the heading's, less ``side`` (the space's name)."""
         if not self.isVisible():
             return TITLE_MAX_PX
         chrome = (self.button.sizeHint().width()
                   - QFontMetrics(self.button.font()).horizontalAdvance(self.button.text()))
-        return max(12, min(TITLE_MAX_PX, self.width() - self._side_width() - max(20, chrome)))
+        return max(12, min(TITLE_MAX_PX, self.width() - side - max(20, chrome)))
+
+    def _sides(self) -> list[QLabel]:
+        """What follows the title when there is room: the space's name, the documents."""
+        return [label for label, wanted in ((self.space, self._space_wanted),
+                                            (self.documents, self._docs_wanted)) if wanted]
 
     def _side_width(self) -> int:
         """Width of what follows the title: the space's name and the documents' line (px)."""
-        return sum(label.sizeHint().width() + 6 for label in (self.space, self.documents)
-                   if not label.isHidden())
+        return sum(label.sizeHint().width() + 6 for label in self._sides())
+
+    def side_width(self) -> int:
+        """Width (px) the space's name and the documents' line want beside the title (the
+        header keeps room for them before the context meter's words)."""
+        return self._side_width()
 
     def _show_title(self) -> None:
         metrics = QFontMetrics(self.button.font())
         title = strip_invisible(self._title) or NEW_CHAT  # no U+202E turning it around
-        shown = metrics.elidedText(title, Qt.TextElideMode.ElideRight, self._room())
+        need = min(metrics.horizontalAdvance(title) + 2, TITLE_MIN_PX)
+        # the space's name goes first (the sidebar shows it too), then the documents' line
+        sides = sorted(self._sides(), key=lambda label: label is self.space)
+        kept = len(sides)
+        while kept and self._room(sum(s.sizeHint().width() + 6 for s in sides[:kept])) < need:
+            kept -= 1
+        for i, label in enumerate(sides):
+            if label.isHidden() == (i < kept):
+                label.setVisible(i < kept)
+        room = self._room(sum(s.sizeHint().width() + 6 for s in sides[:kept]))
+        shown = metrics.elidedText(title, Qt.TextElideMode.ElideRight, room)
         self.button.setText(shown.replace("&", "&&"))
         self.button.setToolTip(f"{title} — click or press F2 to rename"
                                if self._editable else title)

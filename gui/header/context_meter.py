@@ -127,7 +127,7 @@ class ContextMeter(QWidget):
         self.ring = _Ring(self)
         self.label = QLabel(self)
         self.label.setObjectName("ContextMeterLabel")
-        lay = QHBoxLayout(self)
+        self._lay = lay = QHBoxLayout(self)
         lay.setContentsMargins(8, 4, 8, 4)
         lay.setSpacing(6)
         lay.addWidget(self.ring)
@@ -141,8 +141,42 @@ class ContextMeter(QWidget):
         self.compact_at: datetime | None = None
         #: True while a chat opens (:meth:`set_counting`): no figure is shown.
         self.counting = False
+        self._parts: list[str] = []  # what the label says, most important first
+        self._room: tuple[int | None, int | None] = (None, None)  # fit_room's arguments
         self.set_usage(0, None)
         self.set_counting()  # until the first chat's figure (Parley is starting)
+
+    def fit_room(self, room: int | None, figure_room: int | None = None) -> None:
+        """Show as many of the label's parts as fit (every part stays in the tooltip).
+
+        Args:
+            room: px for the figure and the words after it ("cache warm until …",
+                "compacts … if idle"); None: everything is shown.
+            figure_room: px for the figure alone when the words do not fit (more: the
+                chat's title gives room for it first); None: ``room``. Only the ring
+                when not even the figure fits.
+        """
+        self._room = (room, figure_room)
+        lay = self._lay
+        chrome = lay.contentsMargins().left() + lay.contentsMargins().right() + \
+            self.ring.width() + lay.spacing()
+        fm = self.label.fontMetrics()
+        shown = ""
+        for k in range(len(self._parts), 0, -1):
+            text = "  ·  ".join(self._parts[:k])
+            most = room if k > 1 or figure_room is None else max(room or 0, figure_room)
+            if most is None or chrome + fm.horizontalAdvance(text) <= most:
+                shown = text
+                break
+        if shown != self.label.text() or self.label.isHidden() != (not shown):
+            self.label.setText(shown)
+            self.label.setVisible(bool(shown))
+            self.updateGeometry()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """The ring alone: a narrow window drops the words, never grows for them."""
+        m = self._lay.contentsMargins()
+        return QSize(m.left() + m.right() + self.ring.width(), super().minimumSizeHint().height())
 
     def set_usage(self, used: int, window: int | None, cache_read: int = 0,
                   window_source: str | None = None, measured: bool = False) -> None:
@@ -191,7 +225,8 @@ class ContextMeter(QWidget):
 
     def _show(self) -> None:
         if self.counting:
-            self.label.setText("counting…")
+            self._parts = ["counting…"]
+            self.fit_room(*self._room)
             tip = "Counting how much of the model's context window this chat uses…"
             self.setToolTip(tip)
             self.setAccessibleDescription(tip)
@@ -211,7 +246,8 @@ class ContextMeter(QWidget):
         parts = [text] + [p for p in (warm,) if p]
         if compact_at is not None:
             parts.append(f"compacts {compact_at:%H:%M} if idle")
-        self.label.setText("  ·  ".join(parts))
+        self._parts = parts
+        self.fit_room(*self._room)
         if self.measured:
             tip += ("\nCounted by the provider (for the last reply, or after a compaction), "
                     "plus an estimate of what was added since.")

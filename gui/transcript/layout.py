@@ -435,10 +435,13 @@ class RowBuilder:
         for n in range(start, len(specs)):
             spec = specs[n]
             px, pw = _column(spec, x, w)
+            clear_w, clear_h = spec.clear
+            if clear_w:  # the text wraps before the message's buttons (at least half kept)
+                pw = max(pw // 2, pw - clear_w)
             doc = spec.piece.doc
             if doc.textWidth() != pw:
                 doc.setTextWidth(pw)
-            h = int(doc.size().height() + 0.999)
+            h = max(int(doc.size().height() + 0.999), clear_h)
             placed.append(Placed(spec.piece, QRect(px, y, pw, h), spec.kind, spec.fold_key,
                                  spec.muted, spec.bar, spec.copy))
             y += h

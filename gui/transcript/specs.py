@@ -188,6 +188,8 @@ class Spec:
         muted: painted in the muted colour (thinking).
         bar: an unfolded body, drawn right of a vertical rule.
         copy: part of "Copy message".
+        clear: (width, height) px kept clear at the piece's right, its height at least
+            that: the message's buttons float there (``actions_row``), over no text.
     """
 
     piece: Piece
@@ -196,6 +198,15 @@ class Spec:
     muted: bool = False
     bar: bool = False
     copy: bool = False
+    clear: tuple[int, int] = (0, 0)
+
+
+#: The message's buttons (``actions_row.MessageActions``), as the layout keeps room for
+#: them: each button's width, the frame and inset beside them, their height (px), plus
+#: the inset under them; ``tests/gui/test_narrow_window.py`` checks them against the widget.
+ACTION_BUTTON_PX = 28
+ACTIONS_EDGE_PX = 16
+ACTIONS_HEIGHT_PX = 30
 
 
 class SpecBuilder:
@@ -354,7 +365,9 @@ class SpecBuilder:
         elif turn.role == "assistant" and turn.stop_reason == "max_tokens":
             out.append(self._length_spec(continuable=is_last and idle and mark is None))
         if not turn.aborted and is_last and idle and turn.role == "assistant" and mark is None:
-            out.append(self._regenerate_spec())
+            buttons = 3 + (2 if node.key in self.branches else 0) + \
+                (1 if turn.stop_reason == "max_tokens" else 0)
+            out.append(self._regenerate_spec(buttons))
         if mark is not None:
             out.append(self._save_spec(mark))
         # ‹ n/m › right under the message, before its marks and links, on every message
@@ -588,14 +601,18 @@ class SpecBuilder:
             out.append(Spec(self.cache.plain(sent), "body", muted=True, bar=True, copy=True))
         return out
 
-    def _regenerate_spec(self) -> Spec:
+    def _regenerate_spec(self, buttons: int = 3) -> Spec:
+        """Regenerate's links under the last reply; the message's ``buttons`` (copy,
+        regenerate, fork; ‹ ›, continue) float at their right: the links wrap before
+        them in a narrow window (trial 16: they covered "with several models…")."""
         muted = self.cache.colors.muted.name()
         text = (f'<a href="{REGENERATE_HREF}">↻ Regenerate</a>'
                 f'<span style="color:{muted}">&nbsp;&nbsp;·&nbsp;&nbsp;</span>'
                 f'<a href="{REGENERATE_WITH_HREF}">with another model…</a>'
                 f'<span style="color:{muted}">&nbsp;&nbsp;·&nbsp;&nbsp;</span>'
                 f'<a href="{REGENERATE_SEVERAL_HREF}">with several models…</a>')
-        return Spec(self.cache.line("regenerate", text), "mark")
+        clear = (buttons * ACTION_BUTTON_PX + ACTIONS_EDGE_PX, ACTIONS_HEIGHT_PX)
+        return Spec(self.cache.line("regenerate", text), "mark", clear=clear)
 
     def _aborted_spec(self, turn: Turn, resumable: bool, continued: bool = False) -> Spec:
         """The mark under a stopped reply: Continue under the last one; a reply that

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QPoint, QRect, Qt
+from PySide6.QtCore import QByteArray, QEvent, QObject, QPoint, QRect, Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -38,6 +38,68 @@ if TYPE_CHECKING:
     from parley.gui.commands.window_commands import WindowCommands
 
 CONTENT_WIDTH = 800  # px: the composer's maximum width, like the transcript column
+
+
+#: Room (px) the chat's title keeps in the header (beside the space's name and the
+#: documents' line) before the context meter drops its words ("cache warm until …"); the
+#: meter's figure goes only when the title would have under :data:`FIGURE_TITLE_PX`;
+#: the model's name is cut last (trial 16: "Cl….5", and no title).
+TITLE_ROOM_PX = 110
+FIGURE_TITLE_PX = 60
+
+
+#: The chat page keeps at least this much (px) of a narrow window while the sidebar can
+#: give room (down to :data:`SIDEBAR_MIN_PX`): a 520 px window shows the chat's title.
+CHAT_ROOM_PX = 360
+SIDEBAR_MIN_PX = 200
+
+
+def keep_chat_room(splitter: QSplitter) -> None:
+    """Narrow the sidebar (not under :data:`SIDEBAR_MIN_PX`) when the chat page is under
+    :data:`CHAT_ROOM_PX` (the window's ``resizeEvent``): the splitter otherwise takes all
+    of a narrowing from the chat page."""
+    sizes = splitter.sizes()
+    if len(sizes) != 2 or sizes[0] == 0:  # the sidebar hidden
+        return
+    side, chat = sizes
+    give = min(CHAT_ROOM_PX - chat, side - SIDEBAR_MIN_PX)
+    if give > 0:
+        splitter.setSizes([side - give, chat + give])
+
+
+class HeaderFit(QObject):
+    """Gives the context meter the header's room left by the others (:data:`TITLE_ROOM_PX`
+    kept for the title) each time the header is resized or laid out again."""
+
+    def __init__(self, header: QWidget, row: QHBoxLayout, meter: Any, heading: Any) -> None:
+        super().__init__(header)
+        self.header, self.row, self.meter, self.heading = header, row, meter, heading
+        header.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.header and event.type() in (QEvent.Type.Resize,
+                                                       QEvent.Type.LayoutRequest):
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        """Tell the meter how much room it has (px)."""
+        row = self.row
+        m = row.contentsMargins()
+        used = m.left() + m.right()
+        shown = 0
+        for i in range(row.count()):
+            item = row.itemAt(i)
+            w = item.widget() if item is not None else None
+            if w is None or w.isHidden():
+                continue
+            shown += 1
+            if w is not self.meter and w is not self.heading:
+                used += w.sizeHint().width()
+        used += row.spacing() * max(0, shown - 1)
+        left = self.header.width() - used
+        self.meter.fit_room(left - TITLE_ROOM_PX - self.heading.side_width(),
+                            left - FIGURE_TITLE_PX)
 
 
 class WindowLayout:
@@ -70,7 +132,7 @@ class WindowLayout:
         st._sidebar_frame = QWidget(window)
         st._sidebar_frame.setObjectName("Sidebar")  # styled as the sidebar it stands for
         st._sidebar_frame.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
-        st._sidebar_frame.setMinimumWidth(200)
+        st._sidebar_frame.setMinimumWidth(SIDEBAR_MIN_PX)
         st.stack = QStackedWidget(window)
         st.stack.setObjectName("MainStack")
 
@@ -150,7 +212,7 @@ class WindowLayout:
 
         st, commands = self.state, self.commands
         st.sidebar = sidebar = Sidebar(self.window)
-        sidebar.setMinimumWidth(200)
+        sidebar.setMinimumWidth(SIDEBAR_MIN_PX)
         sidebar.search_requested.connect(commands.open_search)
         sidebar.export_requested.connect(commands.export_session)
         sidebar.import_requested.connect(commands.import_conversation)
@@ -176,6 +238,7 @@ class WindowLayout:
         # before the model's name is (ChatHeading.__init__).
         st._head.addWidget(st.chat_heading, 1)
         st._head.addWidget(st.context_meter)
+        st._header_fit = HeaderFit(st.header, st._head, st.context_meter, st.chat_heading)
         st.toast = Toast(self.window, self._composer_rect, follow=st.composer_bar)
         st.undo = UndoManager(st.toast, st.tasks)
 

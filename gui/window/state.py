@@ -20,6 +20,7 @@ from parley.core.tasks import TaskSet
 from parley.gui.commands.registry import Commands
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QObject
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import (
         QHBoxLayout,
@@ -86,6 +87,7 @@ class WindowState:
     composer: Composer
     _sidebar_frame: QWidget
     _head: QHBoxLayout
+    _header_fit: QObject  # gives the context meter the header's room (layout.HeaderFit)
     _transcript_slot: QLabel
     _chat_layout: QVBoxLayout
 
