@@ -217,6 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(exc.message, file=sys.stderr, flush=True)
             return 2
         os.environ["PARLEY_DATABASE_URL"] = args.database  # read where the store opens
+    if args.migrate_only or args.copy_to or args.import_file:
+        from parley.core.cli.output import quiet_when_reader_leaves
+
+        quiet_when_reader_leaves()  # `parley --import F | head -1`: no traceback, same status
     if args.migrate_only:  # creates nothing: not even the data folder
         from parley.core.cli.migrate import migrate_only
 

@@ -148,3 +148,25 @@ def test_the_summary_says_a_window_lists_new_chats_only(tmp_path):
     assert import_only(export, tmp_path / "h", out=io.StringIO(),
                        on_new=lambda: told.append(2)) == 0
     assert told == [1]
+
+
+def test_a_reader_that_stops_reading_does_not_fail_the_import(tmp_path):
+    """`parley --import F | head -1`: the reader exits before the summary is written. The
+    import is done, so the status is 0 and no traceback is printed (fresh-user trial 16b:
+    a BrokenPipeError traceback and status 1 after a successful import)."""
+    import os
+
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(chatgpt_export(3, turns=2)), encoding="utf-8")
+    home = tmp_path / "home"
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before anything is written
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "parley.gui.app", "--import", str(export), "--home",
+             str(home)], stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "BrokenPipeError" not in result.stderr
+    assert len([s for s in _sessions(home) if s.parent_session_id is None]) == 3
