@@ -276,9 +276,17 @@ def chats_held(chats: int, archived: int) -> str:
     """"2 chats (1 archived)": how many chats a space holds, the archived ones (not
     listed unless archived chats are shown) said apart."""
     held = f"{chats} chat{'' if chats == 1 else 's'}"
+    if archived == chats == 1:
+        return "1 archived chat"
     if archived == chats and chats:
-        return f"{held} ({'archived' if chats == 1 else 'all archived'})"
+        return f"{held} (all archived)"
     return f"{held} ({archived} archived)" if archived else held
+
+
+def move_or_delete(chats: int, default_name: str) -> str:
+    """The delete-space question's second line, for one chat or several."""
+    them = "it" if chats == 1 else "them"
+    return f"Move {them} to “{default_name}”, or delete {them} for good with the space."
 
 
 def ask_delete_space(parent: QWidget | None, name: str, chats: int,
@@ -312,8 +320,7 @@ def ask_delete_space(parent: QWidget | None, name: str, chats: int,
     box = dialogs.readable(QMessageBox(
         QMessageBox.Icon.Warning, "Delete space",
         f"Delete the space “{name}”? It holds {chats_held(chats, archived)}.", parent=parent))
-    box.setInformativeText(f"Move them to “{default_name}”, or delete them for good "
-                           "with the space.")
+    box.setInformativeText(move_or_delete(chats, default_name))
     move = box.addButton(f"Move {plural} to “{default_name}”", QMessageBox.ButtonRole.AcceptRole)
     delete = box.addButton(f"Delete {plural}", QMessageBox.ButtonRole.DestructiveRole)
     cancel = box.addButton(QMessageBox.StandardButton.Cancel)

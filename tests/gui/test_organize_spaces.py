@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from parley.core.content import TextBlock, Turn
 from parley.gui import dialogs
 from parley.gui.sidebar.model import SPACE_MIME
-from parley.gui.sidebar.space_dialog import chats_held
+from parley.gui.sidebar.space_dialog import chats_held, move_or_delete
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -192,7 +192,13 @@ def test_the_delete_question_counts_archived_chats_apart(driver):
     driver.until(lambda: asked)
     assert asked == ["Delete the space “Garden”? It holds 2 chats (1 archived)."]
     assert _space_names(w) == ["General", "Garden"]  # cancelled: nothing changed
-    assert chats_held(1, 1) == "1 chat (archived)" and chats_held(3, 0) == "3 chats"
+    assert chats_held(1, 1) == "1 archived chat" and chats_held(3, 0) == "3 chats"
+    assert chats_held(2, 2) == "2 chats (all archived)"
+    # Trial 16b: "It holds 1 chat (archived). Move them to …" — one chat is "it".
+    assert move_or_delete(1, "General") == (
+        "Move it to “General”, or delete it for good with the space.")
+    assert move_or_delete(2, "General") == (
+        "Move them to “General”, or delete them for good with the space.")
 
 
 def test_delete_space_with_its_chats(driver):
