@@ -151,10 +151,21 @@ class TextDialog(QDialog):
         if problem:
             self.error_label.setText(problem)
             self.error_label.setVisible(True)
+            self._fit_height()
             self.edit.setFocus()
             self.edit.selectAll()
             return
         super().accept()
+
+    def _fit_height(self) -> None:
+        """Grow to hold the wrapped problem and still show the buttons whole (a top-level
+        dialog's layout does not grow it for a label's height-for-width by itself)."""
+        lay = self._layout
+        lay.activate()
+        needed = lay.totalHeightForWidth(self.width()) if lay.hasHeightForWidth() \
+            else lay.totalSizeHint().height()
+        if needed > self.height():
+            self.resize(self.width(), needed)
 
 
 def ask_text(parent: QWidget | None, title: str, label: str, value: str = "", *,

@@ -49,6 +49,26 @@ def test_the_rename_box_shows_the_whole_title_selected(qtbot):
     assert edit.selectedText() == TITLE and edit.cursorPosition() == 0
 
 
+def test_a_refused_name_is_said_and_the_buttons_stay_whole(qtbot):
+    """Trial 16b (shot-49): Rename space to a taken name said why, but the box did not
+    grow and OK / Cancel were cut off at its bottom."""
+    said = ("There is already a space named “Work”: choose another name. Nothing was "
+            "changed.")
+    dialog = TextDialog(None, "Rename space", "Name:", "Garden", refuse=lambda _text: said)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.edit.setText("Work")
+    dialog.accept()
+    qtbot.waitUntil(lambda: dialog.error_label.isVisible())
+    assert dialog.isVisible() and dialog.error_label.text() == said
+    for widget in (dialog.error_label, dialog.ok_button):
+        bottom = widget.mapTo(dialog, widget.rect().bottomLeft()).y()
+        assert bottom < dialog.height(), f"{widget.objectName() or widget} cut off"
+    label = dialog.error_label
+    assert label.height() >= label.heightForWidth(label.width())  # every line of it shows
+
+
 def test_a_very_long_title_widens_the_box_up_to_a_limit_and_shows_its_start(qtbot):
     title = "A very long title " * 12
     dialog = TextDialog(None, "Rename chat", "Title:", title)
