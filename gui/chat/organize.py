@@ -330,6 +330,9 @@ class Organizer:
         await self.undo_flush()
         await self.store.delete_space(space.id, delete_sessions=choice == "delete")
         open_here = self.chat.session_id in {s.id for s in chats}
+        # A new chat of the space (nothing sent yet): load_sidebar below puts it in the
+        # default space quietly; its greeting and header are told here.
+        new_here = not open_here and self.chat.space_id == space.id
         for s in chats:
             self.chat.sessions.pop(s.id, None)
         await self.chat.load_sidebar()
@@ -342,7 +345,7 @@ class Organizer:
                 session = self.chat.sessions.get(self.chat.session_id or "")
                 if session is not None:  # its space and the header's name are the new ones
                     self.chat.remember_session(session)
-        elif self.chat.space_id == space.id:
+        elif new_here:
             self.chat.space_id = self.default_space_id
             self.chat.models.update_title()
 

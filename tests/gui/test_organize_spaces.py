@@ -267,3 +267,25 @@ def test_f2_and_menu_key_on_a_focused_space_heading(driver, qtbot):
     dialogs.answers.append("move")
     w.window_commands.delete_current_session()  # Delete on the focused heading deletes the space
     driver.until(lambda: _space_names(w) == ["General"])
+
+
+def test_a_new_chat_moves_with_the_chats_of_its_deleted_space(driver):
+    """A new chat open in "Play" (its one chat archived) still said "New chat in Play ·
+    Play" after Play was deleted with its chats moved to General, and Enter saved it in
+    General (trial 16, shot-53/54): the greeting and the header name General at once."""
+    w = driver.configured()
+    play = driver.run(w.store.create_space("Play"))
+    old = _chat_in(driver, w, play.id, "Chess openings")
+    driver.run(w.store.archive_session(old, True))
+    driver.run(w.chat.load_sidebar())
+    w.chat.new_session(play.id)
+    driver.until(lambda: w.chat.space_id == play.id and w.session_id is None)
+    driver.until(lambda: w.chat_heading.space.text() == "· Play")
+    assert w.greeting.text().startswith("New chat in Play")
+    dialogs.answers.append("move")
+    w.chat.organizer.delete_space(play.id)
+    driver.until(lambda: _space_names(w) == ["General"])
+    driver.until(lambda: w.chat_heading.space.text() == "· General")
+    assert w.greeting.text().startswith("New chat in General")
+    assert w.chat.space_id == driver.run(w.store.default_space()).id
+    assert w.session_id is None
