@@ -230,7 +230,7 @@ async def import_path(
     store: AsyncStore,
     path: Path | str,
     *,
-    space_id: str | None = None,
+    single_space_id: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> ImportSummary:
@@ -241,7 +241,10 @@ async def import_path(
         path: the file; images of a ChatGPT export are looked for in its folder
             (``parley.core.importing.export_folder``); a ``.zip`` data export is read
             as it is, its images from the zip (``parley.core.importing.export_zip``).
-        space_id: the space of the new chats (None: the default space).
+        single_space_id: the space of a single conversation (one chat, which the
+            window opens where the person is; None: the default space). A chat
+            history's chats always go to the default space, where ``parley --import``
+            puts them (a Parley database is merged by ids: each chat keeps its space).
         progress: ``progress(done, total)`` after each conversation written
             (called on the store's thread).
         cancelled: asked before each conversation; True rolls the import back.
@@ -269,14 +272,14 @@ async def import_path(
         archive, data, files = await asyncio.to_thread(open_export, p, MAX_HISTORY_BYTES)
         try:
             with gc_paused():
-                return await _import(store, data, files, space_id, progress, cancelled)
+                return await _import(store, data, files, single_space_id, progress, cancelled)
         finally:
             archive.close()
     size = await asyncio.to_thread(lambda: p.stat().st_size)
     if size > MAX_HISTORY_BYTES:
         raise ImportTooLarge(size, MAX_HISTORY_BYTES)
     data = await asyncio.to_thread(p.read_bytes)
-    return await import_data(store, data, folder=p.parent, space_id=space_id,
+    return await import_data(store, data, folder=p.parent, single_space_id=single_space_id,
                              progress=progress, cancelled=cancelled)
 
 
@@ -290,7 +293,7 @@ async def import_data(
     data: bytes | str,
     *,
     folder: Path | None = None,
-    space_id: str | None = None,
+    single_space_id: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancelled: Callable[[], bool] | None = None,
 ) -> ImportSummary:
@@ -302,14 +305,14 @@ async def import_data(
     """
     files = ExportFolder(folder) if folder is not None else None
     with gc_paused():
-        return await _import(store, data, files, space_id, progress, cancelled)
+        return await _import(store, data, files, single_space_id, progress, cancelled)
 
 
 async def _import(
     store: AsyncStore,
     data: bytes | str,
     files: FileFinder | None,
-    space_id: str | None,
+    single_space_id: str | None,
     progress: Callable[[int, int], None] | None,
     cancelled: Callable[[], bool] | None,
 ) -> ImportSummary:
@@ -320,8 +323,8 @@ async def _import(
             raise ImportTooLarge(size, MAX_IMPORT_BYTES)
         markdown = await asyncio.to_thread(_markdown_chat, data)
         if markdown is not None:
-            return await _import_markdown(store, markdown, space_id)
-        result = await import_conversation(store, data, space_id=space_id)
+            return await _import_markdown(store, markdown, single_space_id)
+        result = await import_conversation(store, data, space_id=single_space_id)
         return ImportSummary(result.source_format, [result.session.id], result.turns_imported,
                              lost=list(result.lost), single=result)
     if not history.chats:
@@ -329,8 +332,8 @@ async def _import(
             f"it is {_article(FORMAT_NAMES[history.source_format])} whose "
             f"{_n(history.empty, 'conversation')} hold no messages")
     chats, too_long = await asyncio.to_thread(_prepare, history)
-    written = await store.import_chats(chats, space_id=space_id, progress=progress,
-                                       cancelled=cancelled)
+    written = await store.import_chats(chats, space_id=None, progress=progress,
+                                       cancelled=cancelled)  # the default space
     log.info("imported %d chats, %d messages, %d other branches (%s); %d already there",
              len(written.session_ids), written.messages, written.branches,
              history.source_format, written.skipped)

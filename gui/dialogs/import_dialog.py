@@ -6,10 +6,12 @@ file that is none of these; nothing is written then. The file is read by
 ``parley.core.importing.files.import_path``. While it is read and written a progress
 dialog shows how many conversations are in (after a short delay, so a single chat does
 not flash one); Cancel rolls the import back: nothing is imported. One conversation
-opens as the new chat with a short notice; a history shows its summary's one line ("412 chats, 9,310
-messages, 3 other branches from a ChatGPT export; 2 files left out (2 not in the
-export).") in a dialog the person closes, with Details… listing every file left out
-(``parley.gui.dialogs.import_summary``), and the sidebar lists the new chats.
+opens as a new chat of the open space with a short notice. A history goes to the default
+space, as ``parley --import`` puts it (the summary says so when another space is open),
+and shows its summary's one line ("412 chats, 9,310 messages, 3 other branches from a
+ChatGPT export; 2 files left out (2 not in the export).") in a dialog the person
+closes, with Details… listing every file left out (``parley.gui.dialogs.import_summary``),
+and the sidebar lists the new chats.
 """
 
 from __future__ import annotations
@@ -132,10 +134,11 @@ class ImportWindow(ExportWindow, Protocol):
 
 
 def import_chat(state: ImportWindow, window: QWidget) -> bool:
-    """Ask for a file and import it into the current space: one conversation opens as a
-    new chat; a chat history (ChatGPT, Claude.ai, Open WebUI) imports with a progress
-    dialog and a summary (``window``, whose state is ``state``, is the dialogs' parent).
-    False when the person cancelled (or chats are not shown yet)."""
+    """Ask for a file and import it: one conversation opens as a new chat of the open
+    space; a chat history (ChatGPT, Claude.ai, Open WebUI) imports into the default space,
+    as ``parley --import`` does, with a progress dialog and a summary (``window``, whose
+    state is ``state``, is the dialogs' parent). False when the person cancelled (or
+    chats are not shown yet)."""
     chat = state.chat
     if chat is None:
         return False
@@ -149,7 +152,8 @@ def import_chat(state: ImportWindow, window: QWidget) -> bool:
 
 def start_import(state: ImportWindow, window: QWidget, path: Path,
                  space_id: str | None) -> None:
-    """Import ``path`` into ``space_id`` as a task of ``state`` (see the module docstring).
+    """Import ``path`` as a task of ``state`` (see the module docstring): one conversation
+    into ``space_id``, a chat history into the default space.
 
     Errors (a refused file, one that cannot be read) reach the window's problem
     display; a cancel is said in a notice.
@@ -168,7 +172,7 @@ async def _run(state: ImportWindow, window: QWidget, path: Path, space_id: str |
     progress = ImportProgress(window, path.name)
     state.import_progress = progress  # tests and a second import see it
     try:
-        summary = await import_path(store, path, space_id=space_id,
+        summary = await import_path(store, path, single_space_id=space_id,
                                     progress=progress.progress, cancelled=progress.cancelled)
     except ImportCancelled as exc:
         state.undo.notice(exc.message)
@@ -193,7 +197,12 @@ async def _run(state: ImportWindow, window: QWidget, path: Path, space_id: str |
     if merged is not None and (merged.messages or merged.completed) \
             and chat.session_id is not None:
         await chat.opener.open(chat.session_id)
-    box = ImportSummaryDialog(summary.line(path.name), summary.details(), window)
+    line = summary.line(path.name)
+    if merged is None and summary.chats:  # a history: in the default space, said when
+        default = next((s for s in chat.organizer.spaces.values() if s.is_default), None)
+        if default is not None and default.id != chat.space_id:  # another space is open
+            line += f" The chats are in the space “{default.name}”."
+    box = ImportSummaryDialog(line, summary.details(), window)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     box.open()
 

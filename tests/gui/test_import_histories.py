@@ -143,6 +143,40 @@ def test_a_markdown_export_imports_back_as_a_chat(driver, tmp_path):
     assert [x.title for x in _all(driver, w)].count("Tea") == 2
 
 
+def test_a_history_imports_into_the_default_space_whichever_space_is_open(driver, tmp_path):
+    """With a chat of "Work" open, File ▸ Import put a whole ChatGPT export in Work and the
+    summary did not say so (trial 16, shot-113); ``parley --import`` puts it in General.
+    Now the history goes to General, as on the command line, and the summary says where;
+    one conversation still opens as a new chat of the open space."""
+    w = driver.configured()
+    work = driver.run(w.store.create_space("Work"))
+    s = driver.run(w.store.create_session(title="Budget", space_id=work.id))
+    driver.run(w.store.append_turn(s.id, Turn("user", [TextBlock("Q3 numbers?")])))
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(s.id)
+    driver.until(lambda: w.session_id == s.id)
+    general = driver.run(w.store.default_space())
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(chatgpt_export(6)), encoding="utf-8")
+    export_dialog.answers.append(path)
+
+    assert w.window_commands.import_conversation() is True
+    driver.until(lambda: _summary_box(w) is not None, timeout=30)
+    assert _summary_box(w).text().endswith(" The chats are in the space “General”.")
+    imported = [x for x in _all(driver, w) if x.id != s.id]
+    assert len(imported) == 6 and {x.space_id for x in imported} == {general.id}
+    assert all(w.sidebar.model.space_of(x.id) == general.id for x in imported)
+    _summary_box(w).accept()
+
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps([{"role": "user", "content": "Plan the offsite"}]),
+                   encoding="utf-8")
+    export_dialog.answers.append(one)
+    assert w.window_commands.import_conversation() is True
+    driver.until(lambda: w.session_id not in (None, s.id) and "Imported" in w.toast.message)
+    assert driver.run(w.store.get_session(w.session_id)).space_id == work.id
+
+
 def test_an_import_from_the_command_line_shows_in_the_open_window(driver, tmp_path):
     """``parley --import FILE --home DIR`` while a window is open on DIR: the window lists
     the new chats (told over the one-Parley-per-folder socket), and the command says so."""
