@@ -156,6 +156,8 @@ def _list_imported(window: MainWindow) -> None:
     from parley.gui.dialogs.import_dialog import list_imported  # not before the first paint
 
     list_imported(window)
+    if window.setup_panel is not None:  # the set-up page offers the chats to read first
+        window.tasks.spawn(window.pages.offer_reading(), name="setup-chats")
 
 
 def _current(window: MainWindow) -> MainWindow:

@@ -48,14 +48,14 @@ class WindowPages:
                 lambda answers: state.tasks.spawn(self._finish_setup(answers), name="setup"))
             state.setup_panel.read_first.connect(self._read_before_setup)
             state.stack.addWidget(state.setup_panel)
-            state.tasks.spawn(self._offer_reading(), name="setup-chats")
+            state.tasks.spawn(self.offer_reading(), name="setup-chats")
         state.stack.setCurrentWidget(state.setup_panel)
         state.sidebar.hide()  # the chats are listed once a provider is set up, or to read
         state.setup_panel.kind_buttons[0].setFocus()
 
-    async def _offer_reading(self) -> None:
+    async def offer_reading(self) -> None:
         """Chats already stored (imported before any provider was set up) can be read
-        first: the set-up page offers it."""
+        first: the set-up page offers it (counted again after ``parley --import``)."""
         assert self.state.store is not None
         listed = await self.state.store.list_sessions(limit=100_000)
         chats = sum(1 for s in listed if s.parent_session_id is None)

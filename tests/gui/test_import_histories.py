@@ -251,6 +251,33 @@ def test_imported_chats_can_be_read_before_a_provider_is_set_up(driver, tmp_path
     assert [t.text() for t in driver.run(w.store.get_turns(haiku.id))][-1] == "Rain."
 
 
+def test_the_set_up_page_offers_chats_imported_from_the_command_line_at_once(driver, tmp_path):
+    """A fresh data folder shows the set-up page; ``parley --import`` of chats into it while
+    the window is open said "…listed now" but the page offered nothing until a restart
+    (trial 16, shot-93/94). Now "Read your 2 chats first" shows at once."""
+    from parley.core.cli.import_file import import_only
+    from parley.gui.app import _list_imported
+
+    w = driver.open()
+    panel = w.setup_panel
+    assert panel is not None and w.stack.currentWidget() is panel
+    driver.until(lambda: w.tasks.pending == 0)
+    assert not panel.read_button.isVisible()  # nothing to read yet
+
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(claude_export()), encoding="utf-8")
+    codes: list[int] = []  # the command's own event loop: not in this test's thread
+    worker = threading.Thread(
+        target=lambda: codes.append(import_only(export, driver.home, out=io.StringIO())))
+    worker.start()
+    worker.join(60)
+    assert codes == [0]
+    _list_imported(w)  # as the one-Parley-per-folder socket tells the window (gui.app)
+    driver.until(lambda: panel.read_button.isVisible())
+    assert panel.read_button.text() == "Read your 2 chats first"
+    assert w.stack.currentWidget() is panel
+
+
 def _open_chat(driver, w, sid: str) -> None:
     driver.run(w.chat.load_sidebar())
     w.chat.open_session(sid)
