@@ -281,6 +281,8 @@ def _same(placed: Placed, spec: Spec, x: int, w: int) -> bool:
 
 def _gap(above: Spec, below: Spec) -> int:
     """Space (px) between two stacked pieces."""
+    if below.joined:
+        return 0  # the next part of a paragraph being written
     if below.kind == "code":
         return 4 if above.kind == "codehead" else 0  # parts of one code block touch
     extra = (CODE_BOTTOM if above.kind == "code" else 0) + (

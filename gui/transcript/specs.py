@@ -15,7 +15,7 @@ import html
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from parley.core.attachments.files import parse_text_file, size_text
@@ -190,6 +190,8 @@ class Spec:
         copy: part of "Copy message".
         clear: (width, height) px kept clear at the piece's right, its height at least
             that: the message's buttons float there (``actions_row``), over no text.
+        joined: it goes on the paragraph of the piece above (a part of a long paragraph
+            being written, :func:`live_parts`): no gap between them.
     """
 
     piece: Piece
@@ -199,6 +201,7 @@ class Spec:
     bar: bool = False
     copy: bool = False
     clear: tuple[int, int] = (0, 0)
+    joined: bool = False
 
 
 #: The message's buttons (``actions_row.MessageActions``), as the layout keeps room for
@@ -309,9 +312,12 @@ class SpecBuilder:
                 if live and n == len(chunks) - 1 and len(chunk) > LIVE_PART_CHARS \
                         and parse_fence(chunk) is None:
                     parted = True
-                    for part in live_parts(chunk):
+                    for k, part in enumerate(live_parts(chunk)):
                         if part.strip():
-                            specs.extend(self._chunk_specs(part, body))
+                            made = self._chunk_specs(part, body)
+                            if k and made:  # it goes on the paragraph above: no gap
+                                made = (replace(made[0], joined=True), *made[1:])
+                            specs.extend(made)
                 elif chunk.strip():
                     specs.extend(self._chunk_specs(chunk, body))
                 ends.append(len(specs))

@@ -182,6 +182,9 @@ def test_a_long_paragraph_is_shown_in_parts_while_written_then_whole(view, qtbot
     assert cache.made - made <= 3
     texts = [p for p in live.pieces if p.kind == "text"]
     assert len(texts) > len(text) // LIVE_PART_CHARS - 2
+    # The parts read as one paragraph: no gap between them (trial 16b saw one every ~26
+    # lines, gone once the reply ended: the text jumped).
+    assert all(b.rect.top() == a.rect.bottom() + 1 for a, b in zip(texts, texts[1:], strict=False))
     assert "One more line." in live.plain_text()
     view.set_busy(False)  # written
     whole = lv.layout_of(1, fresh=True)
