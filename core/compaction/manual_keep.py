@@ -16,7 +16,7 @@ the question (the automatic compaction, answering a message, keeps as many as fi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +96,8 @@ def manual_keep(
     return ManualKeep(_from_a_message(stored, keep, fits), tokens, over)
 
 
-def _from_a_message(stored: Sequence[Turn], keep: int, fits: Any) -> int:
+def _from_a_message(stored: Sequence[Turn], keep: int,
+                    fits: Callable[[list[Turn]], bool]) -> int:
     """The largest count up to ``keep`` (which fits) whose kept turns fit and start with a
     message one wrote; ``keep`` when none does."""
     for k in range(keep, 0, -1):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from parley.core.content import TextBlock, Turn
@@ -49,15 +50,14 @@ def _texts(db: Path) -> set[str]:
             if text in blocks}
 
 
-def test_a_checkpoint_and_header_reads_keep_the_locks_another_process_closing_needs(tmp_path):
+def _reads_then_another_process(tmp_path: Path, reads: Callable[[Path, Store], None]) -> None:
+    """Save a turn, do ``reads`` while the store is open, let another process write and
+    close: this process's -wal and -shm stay, and both sides' turns end in a sound file."""
     db = tmp_path / "sessions.db"
     with Store.open(db) as store:
         sid = store.create_session(title="mine").id
         store.append_turn(sid, Turn("user", [TextBlock("mine, before")]))
-        store.maintain()  # an idle checkpoint writes the file: the watch reads its header
-        assert header.problem(db) is None  # as a backup's check does, while open
-        assert passes_quick_check(db)  # the whole-file check's own connection, closed
-        assert quick_check_ok(db.as_uri() + "?mode=ro&immutable=1")  # the file alone
+        reads(db, store)
         _other_process_writes_and_closes(db)
         # Its close found this process still there: the -wal and -shm stay.
         assert Path(f"{db}-wal").exists() and Path(f"{db}-shm").exists()
@@ -65,17 +65,22 @@ def test_a_checkpoint_and_header_reads_keep_the_locks_another_process_closing_ne
     assert _texts(db) == {"mine, before", "mine, after", "written by the other process"}
 
 
+def test_a_checkpoint_and_header_reads_keep_the_locks_another_process_closing_needs(tmp_path):
+    def reads(db: Path, store: Store) -> None:
+        store.maintain()  # an idle checkpoint writes the file: the watch reads its header
+        assert header.problem(db) is None  # as a backup's check does, while open
+        assert passes_quick_check(db)  # the whole-file check's own connection, closed
+        assert quick_check_ok(db.as_uri() + "?mode=ro&immutable=1")  # the file alone
+
+    _reads_then_another_process(tmp_path, reads)
+
+
 def test_copies_kept_of_a_damaged_file_keep_the_locks_too(tmp_path):
-    db = tmp_path / "sessions.db"
-    with Store.open(db) as store:
-        sid = store.create_session(title="mine").id
-        store.append_turn(sid, Turn("user", [TextBlock("mine, before")]))
+    def reads(db: Path, _store: Store) -> None:
         folder = kept.keep(db, "a test").folder  # copies sessions.db, -wal and -shm
         assert (folder / "sessions.db").read_bytes()[:16] == header.MAGIC
-        _other_process_writes_and_closes(db)
-        assert Path(f"{db}-wal").exists() and Path(f"{db}-shm").exists()
-        store.append_turn(sid, Turn("assistant", [TextBlock("mine, after")]))
-    assert _texts(db) == {"mine, before", "mine, after", "written by the other process"}
+
+    _reads_then_another_process(tmp_path, reads)
 
 
 def test_a_file_no_store_holds_is_read_as_usual_and_nothing_is_kept_after_close(tmp_path):

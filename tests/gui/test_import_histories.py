@@ -40,6 +40,21 @@ def _summary_box(w) -> ImportSummaryDialog | None:
     return boxes[0] if boxes else None
 
 
+def _import_from_the_command_line(driver, tmp_path) -> None:
+    """``parley --import`` of a Claude.ai export into the driver's home, as the command
+    runs it (its own event loop: another thread than this test's)."""
+    from parley.core.cli.import_file import import_only
+
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps(claude_export()), encoding="utf-8")
+    codes: list[int] = []
+    worker = threading.Thread(
+        target=lambda: codes.append(import_only(export, driver.home, out=io.StringIO())))
+    worker.start()
+    worker.join(60)
+    assert codes == [0]
+
+
 def _all(driver, w) -> list:
     return driver.run(w.store.list_sessions(limit=10_000, include_archived=True))
 
@@ -217,16 +232,7 @@ def test_imported_chats_can_be_read_before_a_provider_is_set_up(driver, tmp_path
     transcript work, and sending goes back to set-up with the message kept."""
     from PySide6.QtCore import Qt
 
-    from parley.core.cli.import_file import import_only
-
-    export = tmp_path / "conversations.json"
-    export.write_text(json.dumps(claude_export()), encoding="utf-8")
-    codes: list[int] = []  # the command's own event loop: not in this test's thread
-    worker = threading.Thread(
-        target=lambda: codes.append(import_only(export, driver.home, out=io.StringIO())))
-    worker.start()
-    worker.join(60)
-    assert codes == [0]
+    _import_from_the_command_line(driver, tmp_path)
 
     w = driver.open()
     panel = w.setup_panel
@@ -255,7 +261,6 @@ def test_the_set_up_page_offers_chats_imported_from_the_command_line_at_once(dri
     """A fresh data folder shows the set-up page; ``parley --import`` of chats into it while
     the window is open said "…listed now" but the page offered nothing until a restart
     (trial 16, shot-93/94). Now "Read your 2 chats first" shows at once."""
-    from parley.core.cli.import_file import import_only
     from parley.gui.app import _list_imported
 
     w = driver.open()
@@ -264,14 +269,7 @@ def test_the_set_up_page_offers_chats_imported_from_the_command_line_at_once(dri
     driver.until(lambda: w.tasks.pending == 0)
     assert not panel.read_button.isVisible()  # nothing to read yet
 
-    export = tmp_path / "conversations.json"
-    export.write_text(json.dumps(claude_export()), encoding="utf-8")
-    codes: list[int] = []  # the command's own event loop: not in this test's thread
-    worker = threading.Thread(
-        target=lambda: codes.append(import_only(export, driver.home, out=io.StringIO())))
-    worker.start()
-    worker.join(60)
-    assert codes == [0]
+    _import_from_the_command_line(driver, tmp_path)
     _list_imported(w)  # as the one-Parley-per-folder socket tells the window (gui.app)
     driver.until(lambda: panel.read_button.isVisible())
     assert panel.read_button.text() == "Read your 2 chats first"
