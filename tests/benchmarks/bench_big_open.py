@@ -107,19 +107,9 @@ def one_run(turns: int, words: int, cold: bool, profiled: bool = False
 
     big, small = write_chats(db_path(home), turns, words)
 
-    import qasync
-    from PySide6.QtWidgets import QApplication
+    from tests.benchmarks.bench_window import open_window
 
-    from parley.gui.look import appearance
-    from parley.gui.main_window import MainWindow
-
-    app = QApplication([sys.argv[0]])
-    appearance.apply(app)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    window = MainWindow(home=home, env={})
-    window.resize(1200, 800)
-    window.show()
+    loop, window = open_window(home)
 
     stalls: list[float] = []
 

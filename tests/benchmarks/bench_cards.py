@@ -75,19 +75,12 @@ def main(argv: list[str] | None = None) -> int:
         db.append_turn(sid, Turn(last.role, [TextBlock("Another version.")]))
     print(f"wrote a chat of {args.turns:,} turns in {time.perf_counter() - t0:.1f} s")
 
-    import qasync
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication
 
-    from parley.gui.look import appearance
-    from parley.gui.main_window import MainWindow
     from parley.gui.transcript.specs import BRANCH_NEXT_HREF, BRANCH_PREV_HREF
+    from tests.benchmarks.bench_window import open_window
 
-    app = QApplication([sys.argv[0]])
-    appearance.apply(app)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
     env: dict[str, str] = {}
     server = None
     if args.provider:
@@ -95,9 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
         server = FakeProviderServer().start()
         env = {"ANTHROPIC_API_KEY": "sk-ant-bench", "ANTHROPIC_BASE_URL": server.anthropic_base_url}
-    window = MainWindow(home=home, env=env)
-    window.resize(1200, 800)
-    window.show()
+    loop, window = open_window(home, env)
 
     async def settle() -> None:
         while window.tasks.pending:

@@ -193,25 +193,16 @@ def main(argv: list[str] | None = None) -> int:
     home = Path(tempfile.mkdtemp(prefix="parley-bench-"))
     os.environ["PARLEY_HOME"] = str(home)
 
-    import qasync
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication
 
-    from parley.gui.look import appearance
-    from parley.gui.main_window import MainWindow
+    from tests.benchmarks.bench_window import open_window
     from tests.fakes.server import FakeProviderServer
 
     recorder = PathRecorder()
     server = FakeProviderServer().start()
     threading.setprofile(recorder)  # threads started from here on: the store's worker…
-    app = QApplication([sys.argv[0]])
-    appearance.apply(app)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    window = MainWindow(home=home, env={})
-    window.resize(1200, 800)
-    window.show()
+    loop, window = open_window(home)  # after the profile function: Qt's threads carry it
 
     async def send(reply: str, *, record: bool) -> float:
         """Type a question, press Enter, wait until ``reply`` is shown and saved;

@@ -197,24 +197,15 @@ def main(argv: list[str] | None = None) -> int:
         long_chat = write_long_chat(db_path(home), args.turns)
         print(f"wrote a chat of {args.turns:,} turns in {time.perf_counter() - t0:.1f} s")
 
-    import qasync
     from PySide6.QtCore import Qt, QTimer
     from PySide6.QtTest import QTest
-    from PySide6.QtWidgets import QApplication
 
-    from parley.gui.look import appearance
-    from parley.gui.main_window import MainWindow
+    from tests.benchmarks.bench_window import open_window
     from tests.benchmarks.stall_sampler import StallSampler
     from tests.fakes.server import FakeProviderServer
 
     server = FakeProviderServer().start()
-    app = QApplication([sys.argv[0]])
-    appearance.apply(app)
-    loop = qasync.QEventLoop(app)
-    asyncio.set_event_loop(loop)
-    window = MainWindow(home=home, env={})
-    window.resize(1200, 800)
-    window.show()
+    loop, window = open_window(home)
     if args.reply_bytes:
         text = (lines_text if args.lines else distinct_reply_text)(args.reply_bytes)
     else:
