@@ -332,6 +332,10 @@ ACTIONS: tuple[Action, ...] = (
     _a("message.toggle", "Expand or collapse", ("Space",), "transcript", "Message",
        "Open or close the focused message's tool calls, thinking or summary.",
        keywords="fold unfold"),
+    _a("message.more", "Show more", ("Return", "Enter"), "transcript", "Message",
+       "Show the next part of the focused message when it is too long to show at once, "
+       "or the older entries of an open summary card (its 'Show more' link).",
+       keywords="long unfold next part"),
     # The ids keep their first names: keys a person set are saved under them.
     _a("message.version_previous", "Previous branch", ("Alt+Left", "["), "transcript",
        "Message",

@@ -21,7 +21,11 @@ character):
   (:func:`breakable`; Copy of a code block takes them out again:
   :func:`unbreak`);
 * a text longer than :data:`FOLD_CHARS` shows its first :data:`SHOWN_CHARS`
-  characters and a line saying how much more there is (:func:`shown_text`).
+  characters (to the end of a line) and a line saying how much more there is
+  (:func:`shown_text`), with "Show more": the next :data:`SHOWN_CHARS` characters in place of those
+  (:func:`shown_part`; one part at a time, so showing one costs the same wherever it
+  is in the text), and "Show earlier" above any part but the first. A search hit
+  deep in such a text shows the part around it (:func:`part_around`).
 """
 
 from __future__ import annotations
@@ -34,8 +38,10 @@ LONG_RUN = 1_000
 BREAK_EVERY = 100
 #: A text longer than this (characters) is shown folded…
 FOLD_CHARS = 200_000
-#: …as its first this many characters.
+#: …as its first this many characters (a part: "Show more" shows the next one)…
 SHOWN_CHARS = 50_000
+#: …up to this many fewer, to end where a line does (:func:`part_end`).
+PART_SLACK = 2_000
 ZWSP = "\u200b"
 
 _RUN = re.compile(r"[^\s\u200b]{" + str(LONG_RUN + 1) + ",}")
@@ -74,7 +80,22 @@ def shown_text(text: str) -> tuple[str, int]:
     """
     if len(text) <= FOLD_CHARS:
         return breakable(text), 0
-    return breakable(text[:SHOWN_CHARS]), len(text) - SHOWN_CHARS
+    end = part_end(text, 0)
+    return breakable(text[:end]), len(text) - end
+
+
+def part_end(text: str, start: int) -> int:
+    """Where the part of a folded ``text`` starting at ``start`` ends (exclusive): after
+    its last line break in its last :data:`PART_SLACK` characters of
+    :data:`SHOWN_CHARS`, else after its last space there, else at :data:`SHOWN_CHARS`
+    (a part ends where a line does; it depends only on ``text[start:start + SHOWN_CHARS]``)."""
+    end = start + SHOWN_CHARS
+    if end >= len(text):
+        return len(text)
+    cut = text.rfind("\n", end - PART_SLACK, end)
+    if cut == -1:
+        cut = text.rfind(" ", end - PART_SLACK, end)
+    return cut + 1 if cut != -1 else end
 
 
 def shown_text_after(previous: tuple[str, str, int] | None, text: str) -> tuple[str, int]:
@@ -99,8 +120,8 @@ def shown_text_after(previous: tuple[str, str, int] | None, text: str) -> tuple[
     if not text.startswith(old):
         return shown_text(text)
     if len(text) > FOLD_CHARS:
-        if len(old) > FOLD_CHARS:  # the same first SHOWN_CHARS characters
-            return old_shown, len(text) - SHOWN_CHARS
+        if len(old) > FOLD_CHARS:  # the same first part
+            return old_shown, len(text) - part_end(text, 0)
         return shown_text(text)
     cut = max(old.rfind(" "), old.rfind("\n"), old.rfind("\t")) + 1  # a run stops there
     if cut <= 0:
@@ -109,8 +130,66 @@ def shown_text_after(previous: tuple[str, str, int] | None, text: str) -> tuple[
     return old_shown[: len(old_shown) - len(old_tail)] + breakable(text[cut:]), 0
 
 
+def shown_part(text: str, start: int) -> tuple[str, int, int]:
+    """What a transcript row shows of a folded ``text`` from character ``start`` on.
+
+    Args:
+        text: a text longer than :data:`FOLD_CHARS` (a shorter one is shown whole).
+        start: the first character shown (0: the text's start; clamped to the text).
+
+    Returns:
+        ``(display text, characters before it, characters after it)``: at most
+        :data:`SHOWN_CHARS` characters, made :func:`breakable`.
+    """
+    if len(text) <= FOLD_CHARS:
+        return breakable(text), 0, 0
+    start = max(0, min(start, len(text) - 1))
+    end = part_end(text, start)
+    return breakable(text[start:end]), start, len(text) - end
+
+
+def next_part(text: str, start: int) -> int:
+    """The start of the part after the one starting at ``start`` (:func:`shown_part`)."""
+    return min(part_end(text, start), max(0, len(text) - 1))
+
+
+def previous_part(text: str, start: int) -> int:
+    """The start of the part before the one starting at ``start`` (0: the first part):
+    the part that ends there, when one does, else a part ending about there."""
+    at = max(0, start - SHOWN_CHARS)
+    if at and part_end(text, at) != start:
+        line = text.find("\n", at, at + PART_SLACK)  # the start of a line, as parts end
+        at = line + 1 if line != -1 and line + 1 < start else at
+    return at
+
+
+def part_around(text: str, at: int) -> int:
+    """The start of a part of a folded ``text`` that shows character ``at`` with text
+    before it: 0 when the first part shows it, else a line start (or, in a long line,
+    a space) about a quarter of a part before it.
+
+    Args:
+        text: the whole text.
+        at: a character's index in ``text`` (a search match).
+    """
+    if len(text) <= FOLD_CHARS or at < SHOWN_CHARS - SHOWN_CHARS // 4:
+        return 0
+    start = max(0, at - SHOWN_CHARS // 4)
+    line = text.rfind("\n", start - SHOWN_CHARS // 8, start)
+    if line != -1:
+        return line + 1
+    space = text.rfind(" ", start - 200, start)
+    return space + 1 if space != -1 else start
+
+
 def folded_note(hidden: int) -> str:
-    """The line under a folded text (plain words, no markup)."""
+    """The line under a folded text (plain words, no markup; "Show more" follows it)."""
     size = f"{hidden / 1_000_000:,.1f} million" if hidden >= 1_000_000 else f"{hidden:,}"
     return (f"… {size} more characters not shown here (so Parley stays quick). The whole "
             "message is kept: Copy message copies all of it, Export saves it.")
+
+
+def earlier_note(before: int) -> str:
+    """The line above a later part of a folded text (plain words; "Show earlier" follows)."""
+    size = f"{before / 1_000_000:,.1f} million" if before >= 1_000_000 else f"{before:,}"
+    return f"… {size} earlier characters not shown here."

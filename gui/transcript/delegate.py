@@ -65,6 +65,9 @@ THROTTLE_MAX_MS = 250.0  # ...but never longer than this
 #: long (ms); what is left comes in the next layouts, PARTIAL_WAIT_MS apart.
 RENDER_BUDGET_MS = 8.0
 PARTIAL_WAIT_MS = 16.0
+#: The same for a later part of a huge text, shown by "Show more" or a search hit in it
+#: (``long_text.shown_part``): its markdown is made in steps of about this long (ms).
+PART_BUDGET_MS = 25.0
 #: Code shown plain has its lexer made this long after (ms): the paint goes first.
 LEXER_DELAY_MS = 150
 
@@ -191,7 +194,9 @@ class TranscriptDelegate(QStyledItemDelegate):
                     and self._throttle(layout):
                 return layout
         start = time.perf_counter()
-        budget = RENDER_BUDGET_MS if is_last and not fresh else None
+        # A later part of a huge text ("Show more") is made in steps too.
+        budget = None if fresh else RENDER_BUDGET_MS if is_last else \
+            PART_BUDGET_MS if node.parts else None
         layout = self.builder.layout(node, model.transcript, width, is_last, layout, idle,
                                      budget)
         layout.cost_ms = (time.perf_counter() - start) * 1000

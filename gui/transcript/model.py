@@ -207,6 +207,24 @@ class TranscriptModel(QAbstractListModel):
             node.touch()
             self.refresh(node)
 
+    def show_part(self, row: int, block: int, start: int) -> None:
+        """Show the part of a huge text block starting at character ``start`` (0: its
+        first part) in place of the part shown (``long_text.shown_part``)."""
+        parts = dict(self.rows[row].parts or {})
+        if start:
+            parts[block] = start
+        else:
+            parts.pop(block, None)
+        self.set_parts(row, parts or None)
+
+    def set_parts(self, row: int, parts: dict[int, int] | None) -> None:
+        """Make ``parts`` the parts of huge text blocks a row shows (``Node.parts``)."""
+        node = self.rows[row]
+        if node.parts != parts:
+            node.parts = parts
+            node.touch()
+            self.refresh(node)
+
     def set_expanded(self, row: int, expanded: bool, *, fetch: bool = True) -> None:
         """Open (show the replaced turns under it) or close a compaction card; ``fetch``:
         ask for its items not read yet (``rangeWanted``)."""

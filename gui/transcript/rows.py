@@ -78,10 +78,13 @@ class Node:
         missing: a card's stored turns not read yet (shown once read, on opening).
         paged: a card whose own items were read in part: ``missing`` counts those not
             read (else it is only known that some are missing).
+        parts: block index -> the first character shown of a huge text block showing a
+            later part ("Show more", a search hit in it: ``long_text.shown_part``);
+            None while every such block shows its start.
     """
 
     __slots__ = ("turn", "kind", "depth", "parent", "children", "expanded", "open_folds", "rev",
-                 "hidden", "stats", "missing", "paged")
+                 "hidden", "stats", "missing", "paged", "parts")
 
     def __init__(self, turn: Turn, kind: NodeKind = "turn") -> None:
         self.turn = turn
@@ -96,6 +99,7 @@ class Node:
         self.stats: tuple[int, int, int, int] = (0, 0, 0, 0)
         self.missing = 0
         self.paged = False
+        self.parts: dict[int, int] | None = None
 
     def __repr__(self) -> str:
         return f"Node({self.kind} {self.turn.role} {self.key!r}, depth={self.depth})"
@@ -219,6 +223,7 @@ class Transcript:
             if old_nodes and (old := old_nodes.get(turn.id)) is not None:
                 node.open_folds = old.open_folds
                 node.expanded = old.expanded
+                node.parts = old.parts
             by_id[turn.id] = node
             nodes.append(node)
         if not summaries:

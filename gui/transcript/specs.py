@@ -32,7 +32,13 @@ from parley.core.content import (
 from parley.core.mcp.names import display_name
 from parley.core.visible import escape_invisible
 from parley.core.wire import STOPPED_NOTE
-from parley.gui.text.long_text import breakable, folded_note, shown_text_after
+from parley.gui.text.long_text import (
+    breakable,
+    earlier_note,
+    folded_note,
+    shown_part,
+    shown_text_after,
+)
 from parley.gui.text.markdown import CodeBlock, parse_fence
 from parley.gui.text.markdown_blocks import split_blocks, split_blocks_kept
 from parley.gui.transcript.pieces import (
@@ -73,6 +79,13 @@ CARD_FOLD = "card"
 COMPACT_AGAIN_HREF = "parley:compact-again"
 CARD_MORE_HREF = "parley:card-more"  # an open card's items not read: read the next page
 CARD_MORE = "Show more"
+#: Under a huge text shown folded (``parley.gui.text.long_text``): its next part in
+#: place of the one shown ("parley:text-more:<block index>"); above a later part: the
+#: part before it.
+TEXT_MORE_HREF = "parley:text-more:"
+TEXT_EARLIER_HREF = "parley:text-earlier:"
+TEXT_MORE = "Show more"
+TEXT_EARLIER = "Show earlier"
 COMPACT_AGAIN = "Try compacting again"
 #: The note's words (``parley.core.compaction.unseen``): how many turns, and why.
 UNSEEN_LINE = "The model no longer sees the {n} earlier turns above"
@@ -164,6 +177,7 @@ class _TextMemo:
         specs: the pieces of those chunks, in order.
         ends: ``len`` of ``specs`` after each chunk (``ends[i]``: pieces of chunks[:i+1]).
         parted: the last chunk's pieces are those of its parts (:data:`LIVE_PART_CHARS`).
+        start: the first character of ``raw`` shown (a later part of a huge text).
     """
 
     raw: str
@@ -174,6 +188,7 @@ class _TextMemo:
     specs: list[Spec]
     ends: list[int]
     parted: bool = False
+    start: int = 0
 
 
 @dataclass(slots=True)
@@ -261,7 +276,8 @@ class SpecBuilder:
             del self._chunk_memo[key]
 
     def text_specs(self, key: str, index: int, text: str, *, body: bool = False,
-                   markdown: bool = True, live: bool = False) -> tuple[list[Spec], int]:
+                   markdown: bool = True, live: bool = False,
+                   start: int = 0) -> tuple[list[Spec], int]:
         """The pieces of a text block's markdown (or plain text), and how many characters
         of it are not shown (a huge text is shown folded: ``long_text.shown_text``).
 
@@ -277,19 +293,26 @@ class SpecBuilder:
             body: pieces of an unfolded body (thinking: muted, with a rule).
             markdown: False for text shown verbatim (a user's message).
             live: the text is being written: a long last chunk is shown in parts.
+            start: of a huge text, the first character shown (a later part of it:
+                ``long_text.shown_part``); 0 for its start.
 
         Returns:
-            ``(specs, hidden)``: a new list (the caller may extend it).
+            ``(specs, hidden)``: a new list (the caller may extend it), and the
+            characters not shown after what is shown.
         """
         memo_key = (key, index)
         old = self._texts.get(memo_key)
-        if old is not None and (old.body != body or bool(old.chunks) != markdown):
+        if old is not None and (old.body != body or bool(old.chunks) != markdown
+                                or old.start != start):
             old = None
-        shown, hidden = shown_text_after(
-            None if old is None else (old.raw, old.shown, old.hidden), text)
+        if start:
+            shown, _before, hidden = shown_part(text, start)
+        else:
+            shown, hidden = shown_text_after(
+                None if old is None else (old.raw, old.shown, old.hidden), text)
         if not markdown:
             specs = [Spec(self.cache.plain(shown), "text", copy=True)] if shown else []
-            memo = _TextMemo(text, shown, hidden, body, [], specs, [])
+            memo = _TextMemo(text, shown, hidden, body, [], specs, [], start=start)
         else:
             chunks, kept = split_blocks_kept(
                 None if old is None else (old.shown, old.chunks), shown)
@@ -301,8 +324,9 @@ class SpecBuilder:
                 specs, ends = [], []
             # A text shown before that grew by more than can be made in time (a fast
             # stream's updates bunched while the row was laid out less often): the
-            # rest of it in the next layouts. A text shown for the first time, whole.
-            deadline = self.deadline if old is not None else None
+            # rest of it in the next layouts. A text shown for the first time, whole; but
+            # a later part of a huge text (Show more) in steps.
+            deadline = self.deadline if old is not None or start else None
             parted = False
             for n in range(kept, len(chunks)):
                 chunk = chunks[n]
@@ -321,7 +345,7 @@ class SpecBuilder:
                 elif chunk.strip():
                     specs.extend(self._chunk_specs(chunk, body))
                 ends.append(len(specs))
-            memo = _TextMemo(text, shown, hidden, body, chunks, specs, ends, parted)
+            memo = _TextMemo(text, shown, hidden, body, chunks, specs, ends, parted, start)
         self._texts[memo_key] = memo
         self._texts.move_to_end(memo_key)
         if len(self._texts) > SPLIT_MEMO:
@@ -423,13 +447,18 @@ class SpecBuilder:
                 out.append(Spec(caption, "caption"))
             if user and self._file_specs(out, node, i, block):
                 return
-            # Huge texts and long lines are shown folded (gui.text.long_text).
+            # Huge texts and long lines are shown folded (gui.text.long_text), a part at
+            # a time: "Show more" / "Show earlier".
+            start = node.parts.get(i, 0) if node.parts else 0
             specs, hidden = self.text_specs(node.key, i, block.text, live=live,
-                                            markdown=not (user or block.recovered))
+                                            markdown=not (user or block.recovered),
+                                            start=start)
+            if start:
+                out.append(self._part_note(earlier_note(start), TEXT_EARLIER_HREF, i,
+                                           TEXT_EARLIER))
             out.extend(specs)
             if hidden:
-                note = self._muted(html.escape(folded_note(hidden)))
-                out.append(Spec(cache.line(("folded", hidden), note), "mark"))
+                out.append(self._part_note(folded_note(hidden), TEXT_MORE_HREF, i, TEXT_MORE))
         elif isinstance(block, ThinkingBlock):
             key = f"think:{i}"
             opened = key in node.open_folds
@@ -460,6 +489,11 @@ class SpecBuilder:
         elif isinstance(block, UnknownBlock):
             text = self._muted(f"[content of type '{block.type}' is not shown]")
             out.append(Spec(cache.line(("unknown", block.type), text), "caption"))
+
+    def _part_note(self, words: str, href: str, i: int, link: str) -> Spec:
+        """A muted line over or under a part of a huge text, with its link."""
+        text = f'{self._muted(html.escape(words) + " · ")}<a href="{href}{i}">{link}</a>'
+        return Spec(self.cache.line(("part", text), text), "mark")
 
     def _tool_specs(
         self,

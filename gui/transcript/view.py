@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from parley.core.content import TextBlock, ThinkingBlock, ToolUseBlock, Turn
 from parley.gui.look.popup import popup
 from parley.gui.look.theme import transcript_colors
-from parley.gui.text.long_text import unbreak
+from parley.gui.text.long_text import next_part, previous_part, unbreak
 from parley.gui.text.markdown import COPY_PREFIX, IMAGE_PREFIX, is_safe_url
 from parley.gui.transcript.actions_row import MessageActions
 from parley.gui.transcript.jump import JumpButton
@@ -38,6 +38,7 @@ from parley.gui.transcript.layout import Hit, Placed, RowLayout, indexed_target
 from parley.gui.transcript.listview import TranscriptListView
 from parley.gui.transcript.menu import message_menu, models_menu
 from parley.gui.transcript.model import TranscriptModel
+from parley.gui.transcript.parts import more_of
 from parley.gui.transcript.pieces import MEDIA_PREFIX, result_text, tool_input_text
 from parley.gui.transcript.rows import Node, summary_block
 from parley.gui.transcript.source import TurnList, TurnSource
@@ -52,6 +53,8 @@ from parley.gui.transcript.specs import (
     REGENERATE_SEVERAL_HREF,
     REGENERATE_WITH_HREF,
     RESUME_HREF,
+    TEXT_EARLIER_HREF,
+    TEXT_MORE_HREF,
     is_continue_message,
 )
 
@@ -547,6 +550,16 @@ class TranscriptView(QWidget):
         if href == CARD_MORE_HREF:
             self.compactedTurnsWanted.emit(node.key)
             return
+        if href.startswith((TEXT_MORE_HREF, TEXT_EARLIER_HREF)):
+            more = href.startswith(TEXT_MORE_HREF)
+            digits = href.removeprefix(TEXT_MORE_HREF if more else TEXT_EARLIER_HREF)
+            n = int(digits) if digits.isdigit() else -1
+            text_block = node.turn.blocks[n] if 0 <= n < len(node.turn.blocks) else None
+            if isinstance(text_block, TextBlock):
+                start = (node.parts or {}).get(n, 0)
+                self._show_part(index.row(), n, next_part(text_block.text, start) if more
+                                else previous_part(text_block.text, start))
+            return
         if href == COMPACT_AGAIN_HREF:
             self.compactRequested.emit()
             return
@@ -577,6 +590,28 @@ class TranscriptView(QWidget):
         if is_safe_url(target):
             self.linkActivated.emit(QUrl(target))
 
+    def _show_part(self, row: int, block: int, start: int) -> None:
+        """Show the part of a huge text block from ``start`` on, the row's top in view
+        (where that part begins, under the line saying what comes before it)."""
+        self.model.show_part(row, block, start)
+        self.list_view.scroll_to_row(row, QAbstractItemView.ScrollHint.PositionAtTop)
+        self.list_view.viewport().update()
+
+    def _show_more(self, row: int) -> bool:
+        """"Show more" of a row, as its link does: a huge text's next part, an open
+        summary card's older entries. False when it has none."""
+        node = self.model.rows[row]
+        if node.kind == "card":
+            if not (node.expanded and node.missing):
+                return False
+            self.compactedTurnsWanted.emit(node.key)
+            return True
+        more = more_of(node)
+        if more is None:
+            return False
+        self._show_part(row, *more)
+        return True
+
     def _toggle_current(self, index: QModelIndex) -> None:
         row = index.row()
         node = self.model.rows[row]
@@ -584,7 +619,8 @@ class TranscriptView(QWidget):
             self.toggle_fold(row, CARD_FOLD)
             return
         all_keys = set(self.list_view.layout_of(row).fold_keys())
-        if not all_keys:
+        if not all_keys:  # a huge text's "Show more", as Enter
+            self._show_more(row)
             return
         if all_keys <= node.open_folds:
             self.model.set_folds(row, set())
@@ -629,6 +665,7 @@ class TranscriptView(QWidget):
                 or close its folds / summary card), ``version_previous`` /
                 ``version_next`` (a message with siblings: ``branchRequested``),
                 ``continue`` (a reply cut at the output limit: ``continueRequested``),
+                ``more`` ("Show more" of a huge text or an open summary card),
                 ``compact`` (on the note of turns the model no longer sees, as is
                 ``retry`` there: ``compactRequested``), or a move:
                 ``previous``, ``next``, ``first``, ``last``.
@@ -665,6 +702,8 @@ class TranscriptView(QWidget):
                 self.retryRequested.emit()
         elif name == "toggle":
             self._toggle_current(self.model.index(row))
+        elif name == "more":
+            return self._show_more(row)
         elif name in ("version_previous", "version_next") and self._can_step(node, name):
             self.branchRequested.emit(node.key, -1 if name == "version_previous" else 1)
         elif name == "continue" and self.continuable(row):

@@ -10,7 +10,9 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from parley.core.content import CompactSummaryBlock, TextBlock, Turn
 from parley.gui.commands.keymap import Keymap
+from parley.gui.text.long_text import PART_SLACK, SHOWN_CHARS, ZWSP, next_part
 from parley.gui.transcript import TranscriptView
+from parley.gui.transcript.specs import TEXT_EARLIER_HREF, TEXT_MORE_HREF
 from tests.gui.transcript_reading import show_turns
 
 K = Qt.Key
@@ -165,3 +167,73 @@ def test_focus_arriving_by_keyboard_shows_the_focused_message(host, qtbot):
     view.list_view.clearFocus()
     view.list_view.setFocus(Qt.FocusReason.ShortcutFocusReason)
     assert delegate.show_focus
+
+
+def _shown(view, row: int) -> str:
+    return "".join(p.piece.doc.toPlainText()
+                   for p in view.list_view.layout_of(row, fresh=True).pieces).replace(ZWSP, "")
+
+
+def _paragraphs(n: int) -> str:
+    """A ~1 MB pasted text: numbered lines, each word once (``line 12345 …``)."""
+    return "".join(f"line {i:06d} of the pasted text, some words to wrap on\n" for i in range(n))
+
+
+@pytest.mark.parametrize("key", ["Return", "Enter", "Space"])
+def test_enter_or_space_on_a_folded_message_shows_more_and_keeps_the_focus(host, qtbot, key):
+    """Fresh-user trial: with the focus on a huge message folded at its first part,
+    Enter / Space did nothing (its note had no "Show more"): it shows the next part, as
+    its link does, and the focus stays on that message."""
+    view = host.view
+    text = _paragraphs(18_000)  # ~1 MB
+    show_turns(view, [user("short one", "u0"), user(text, "u1"), assistant("Got it.", "a1")])
+    view.list_view.setFocus()
+    keys(qtbot, view, "K")
+    assert view.focused_turn_id() == "u1"
+    first = _shown(view, 1)
+    assert "line 000000" in first and "Show more" in first and "Show earlier" not in first
+    keys(qtbot, view, key)
+    second = _shown(view, 1)
+    start = next_part(text, 0)
+    assert SHOWN_CHARS - PART_SLACK < start <= SHOWN_CHARS and text[start - 1] == "\n"
+    assert "line 000000" not in second and text[start:start + 500] in second
+    assert f"{start:,} earlier characters not shown here. · Show earlier" \
+        + text[start:start + 100] in second  # the part begins with a whole line
+    assert "Show earlier" in second and "Show more" in second
+    assert view.focused_turn_id() == "u1" and view.list_view.hasFocus()
+    top = view.list_view.visualRect(view.model.index(1)).top()
+    assert top == 0  # the new part is shown from its start
+
+    point = view.anchor_point("u1", TEXT_EARLIER_HREF)
+    assert point is not None
+    qtbot.mouseClick(view.list_view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert "line 000000" in _shown(view, 1)
+    point = view.anchor_point("u1", TEXT_MORE_HREF)
+    qtbot.mouseClick(view.list_view.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    assert text[SHOWN_CHARS:SHOWN_CHARS + 500] in _shown(view, 1)
+
+    view.list_view.setFocus()
+    for _ in range(len(text) // SHOWN_CHARS + 2):  # to the last part; then no more
+        keys(qtbot, view, "Return")
+    last = _shown(view, 1)
+    assert last.rstrip().endswith(text.rstrip()[-200:]) and "Show more" not in last
+    keys(qtbot, view, "J", "Return")  # a short message: Enter does nothing
+    assert view.focused_turn_id() == "a1"
+
+
+def test_enter_on_an_open_summary_card_reads_its_older_entries(host, qtbot):
+    """The card's own "Show more" (older entries not read yet) answers Enter too."""
+    view = host.view
+    show_turns(view, [
+        Turn("user", [CompactSummaryBlock("They talked.", 2, "o1", "o2")], id="s1"),
+        user("new question", "n1"),
+    ], spans={"s1": None})
+    wanted: list[str] = []
+    view.compactedTurnsWanted.connect(wanted.append)
+    node = view.model.rows[0]
+    node.expanded, node.missing = True, 5
+    view.list_view.setFocus()
+    keys(qtbot, view, "Home")
+    assert view.focused_turn_id() == "s1"
+    keys(qtbot, view, "Return")
+    assert wanted == ["s1"]
