@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import re
 
+#: A fork's mark at the end of its automatic title: " (fork)", " (fork 2)" … (what tells
+#: a chat's forks apart: ``parley.core.store.forks.fork_title``; kept when a title is
+#: elided: ``parley.gui.text.names.elided_title``).
+FORK_MARK = re.compile(r" \(fork(?: \d+)?\)\Z")
+
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")

@@ -10,12 +10,12 @@ the new session's whole path (``turn_path``, positions 0, 1, …):
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
+from parley.core.chat.title_text import FORK_MARK
 from parley.core.content import new_id
 from parley.core.store import sessions, tree
 from parley.core.store.models import Session
@@ -41,14 +41,11 @@ def _remap_blocks(blocks_json: str, ids: dict[str, str]) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-_FORK_MARK = re.compile(r" \(fork(?: \d+)?\)\Z")
-
-
 def fork_title(con: Connection, parent_title: str | None) -> str:
     """A fork's automatic title: its parent's with one fork mark, "Trip (fork)", or
     "Trip (fork 2)", "(fork 3)"… when a chat has that title already (a fork of a fork,
     a second fork), never "Trip (fork) (fork)", which can't be told apart in a list."""
-    base = _FORK_MARK.sub("", parent_title or "") or "Untitled"
+    base = FORK_MARK.sub("", parent_title or "") or "Untitled"
     taken = {r.title for r in con.execute(
         select(S.c.title).where(S.c.title.like(base.replace("%", "_") + " (fork%"))
     )}

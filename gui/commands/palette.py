@@ -56,6 +56,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from parley.core.chat.title_text import FORK_MARK
 from parley.gui.commands.actions import CommandsWindow, run
 from parley.gui.commands.keymap import keymap_for
 from parley.gui.commands.message_search import (
@@ -160,23 +161,47 @@ class _Delegate(QStyledItemDelegate):
 
     @staticmethod
     def _label(p: QPainter, rect: QRect, entry: Entry, font: QFont, color: str) -> None:
+        """The entry's label, its marked runs bold, cut at its end where too long; a
+        chat's fork mark, " (fork 2)", kept whole at the right (``names.elided_title``)."""
         bold = QFont(font)
         bold.setWeight(QFont.Weight.Bold)
-        x, right = rect.left(), rect.right()
         p.setPen(QColor(color))
-        for text, strong in segments(entry):
-            f = bold if strong else font
-            fm = QFontMetrics(f)
-            width = fm.horizontalAdvance(text)
-            if x + width > right:
-                text = fm.elidedText(text, Qt.TextElideMode.ElideRight, max(0, right - x))
-                width = fm.horizontalAdvance(text)
-            p.setFont(f)
-            p.drawText(QRect(x, rect.top(), width + 1, rect.height()),
-                       Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
-            x += width
-            if x >= right:
-                break
+        runs = segments(entry)
+
+        def width(some: list[tuple[str, bool]]) -> int:
+            return sum(QFontMetrics(bold if b else font).horizontalAdvance(t) for t, b in some)
+
+        def draw(some: list[tuple[str, bool]], x: int, right: int) -> int:
+            for text, strong in some:
+                f = bold if strong else font
+                fm = QFontMetrics(f)
+                w = fm.horizontalAdvance(text)
+                if x + w > right:
+                    text = fm.elidedText(text, Qt.TextElideMode.ElideRight, max(0, right - x))
+                    w = fm.horizontalAdvance(text)
+                p.setFont(f)
+                p.drawText(QRect(x, rect.top(), w + 1, rect.height()),
+                           Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+                x += w
+                if x >= right:
+                    break
+            return x
+
+        mark = FORK_MARK.search("".join(t for t, _ in runs))
+        if mark is not None and width(runs) > rect.width():
+            head, tail, at = [], [], 0
+            for text, strong in runs:
+                cut = max(0, min(len(text), mark.start() - at))
+                if text[:cut]:
+                    head.append((text[:cut], strong))
+                if text[cut:]:
+                    tail.append((text[cut:], strong))
+                at += len(text)
+            room = rect.right() - width(tail)
+            if room - rect.left() > rect.width() // 3:
+                draw(tail, draw(head, rect.left(), room), rect.right())
+                return
+        draw(runs, rect.left(), rect.right())
 
 
 # -- the widget -------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from parley.core.visible import strip_invisible
 from parley.gui.look import appearance
-from parley.gui.text.names import NAME_MAX_PX, elided, name_tip
+from parley.gui.text.names import NAME_MAX_PX, elided, elided_title, name_tip
 
 #: Widest the title may be before it is elided (px); narrower when the header is.
 TITLE_MAX_PX = 420
@@ -196,7 +196,7 @@ class ChatHeading(QWidget):
             if label.isHidden() == (i < kept):
                 label.setVisible(i < kept)
         room = self._room(sum(s.sizeHint().width() + 6 for s in sides[:kept]))
-        shown = metrics.elidedText(title, Qt.TextElideMode.ElideRight, room)
+        shown = elided_title(title, metrics, room)
         self.button.setText(shown.replace("&", "&&"))
         self.button.setToolTip(f"{title} — click or press F2 to rename"
                                if self._editable else title)

@@ -21,6 +21,7 @@ from parley.gui.sidebar.model import (
     RUNNING,
     Index,
 )
+from parley.gui.text.names import elided_title
 
 ROW_H = 34
 FORK_H = 44  # a fork shows its fork point on a second line
@@ -149,8 +150,7 @@ class RowDelegate(QStyledItemDelegate):
         title = str(index.data())
         if index.data(PARENT):
             title = "↳ " + title
-        elided = option.fontMetrics.elidedText(title, Qt.TextElideMode.ElideRight,
-                                               text_rect.width())
+        elided = elided_title(title, option.fontMetrics, text_rect.width())
         p.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, elided)
         if kind == "session" and index.data(PARENT):
             self._paint_fork_point(p, option, index, rect, text_rect)

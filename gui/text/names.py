@@ -5,7 +5,8 @@ sharing the database), so where one is shown in a button, a label or a menu entr
 is cut to :data:`NAME_MAX_PX` with an ellipsis in the middle (both the start and the
 end of a model id or a path tell things apart) and the whole name goes to the tooltip.
 A widget showing a name so never asks for more room than that, and a long name never
-widens the window.
+widens the window. A chat's title is cut at its end instead, but a fork's mark, " (fork
+2)", is kept whole (:func:`elided_title`): it is what tells a chat's forks apart.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox
+
+from parley.core.chat.title_text import FORK_MARK
 
 #: Widest a name is shown before it is elided (px).
 NAME_MAX_PX = 320
@@ -31,6 +34,23 @@ def elided(name: str, metrics: QFontMetrics, max_px: int = NAME_MAX_PX,
     if metrics.horizontalAdvance(name) <= max_px:
         return name
     return metrics.elidedText(name, mode, max_px)
+
+
+def elided_title(title: str, metrics: QFontMetrics, max_px: int) -> str:
+    """A chat's ``title`` as it fits in ``max_px`` pixels of ``metrics``' font: cut at its
+    end ("…"), but a fork's mark kept whole, "A long plan wit… (fork 2)" (the part before
+    it cut), so "(fork 2)" and "(fork 3)" stay told apart; where even the mark does not
+    fit, the end of the title is kept ("…(fork 2)")."""
+    if metrics.horizontalAdvance(title) <= max_px:
+        return title
+    mark = FORK_MARK.search(title)
+    if mark is None:
+        return metrics.elidedText(title, Qt.TextElideMode.ElideRight, max_px)
+    tail = title[mark.start():]
+    room = max_px - metrics.horizontalAdvance(tail)
+    if room < metrics.horizontalAdvance("x…"):
+        return metrics.elidedText(title, Qt.TextElideMode.ElideLeft, max_px)
+    return metrics.elidedText(title[:mark.start()], Qt.TextElideMode.ElideRight, room) + tail
 
 
 def name_tip(name: str, shown: str, about: str = "") -> str:

@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication
 
+from parley.gui.text.names import elided_title
 from tests.gui.chats import long_chat
 from tests.gui.keyboard import chat_window, key, type_text
 
@@ -90,3 +92,34 @@ def test_a_long_title_is_cut_to_the_room_and_never_widens_the_window(
     driver.until(lambda: w.width() == 640)
     driver.qtbot.wait(50)
     assert heading.button.text().endswith("…") and heading.geometry().right() <= w.header.width()
+
+
+def test_a_long_fork_title_keeps_its_fork_mark_where_it_is_cut(
+    driver: Any, fake_provider: Any, qapp: Any
+) -> None:
+    """Fresh-user trial: a fork's title is "<parent title> (fork 2)"; cut at its end in the
+    header and the chat list, "(fork 2)" and "(fork 3)" looked alike. The part before
+    the mark is cut instead, and the tooltip has the whole title."""
+    w = chat_window(driver, fake_provider)
+    base = "A very long title about " + "many things " * 20
+    shown = {}
+    heading = w.chat_heading
+    for n in (2, 3):
+        title = f"{base.strip()} (fork {n})"
+        sid, _ = long_chat(driver, w, 2, title=title)
+        w.chat.open_session(sid)
+        driver.until(lambda sid=sid: w.chat.session_id == sid)
+        driver.until(lambda title=title: heading.button.toolTip().startswith(title))
+        shown[n] = heading.button.text()
+        assert shown[n].endswith(f"… (fork {n})"), shown[n]
+        assert f"{base.strip()} (fork {n})" in heading.button.toolTip()
+    assert shown[2] != shown[3]
+
+    metrics = QFontMetrics(qapp.font())
+    for n in (2, 3):  # the chat list's rows, the palette: the same rule
+        cut = elided_title(f"{base.strip()} (fork {n})", metrics, 200)
+        assert cut.endswith(f"… (fork {n})") and metrics.horizontalAdvance(cut) <= 200
+    assert elided_title("Short (fork 2)", metrics, 200) == "Short (fork 2)"
+    assert elided_title(base, metrics, 200).endswith("…")  # no mark: cut at its end
+    tiny = elided_title(f"{base.strip()} (fork 12)", metrics, 40)
+    assert tiny.startswith("…") and metrics.horizontalAdvance(tiny) <= 40
