@@ -121,8 +121,8 @@ class Action:
         out: list[str] = []
         for key in self.keys:
             for text in key.resolve() if isinstance(key, Std) else (key,):
-                if text not in out:
-                    out.append(text)
+                if portable(text) not in out:
+                    out.append(portable(text))
         return tuple(out)
 
 
@@ -304,7 +304,7 @@ ACTIONS: tuple[Action, ...] = (
        "View", "List archived chats too, or not."),
     _a("session.next", "Next chat", ("Ctrl+Tab",), "global", "View",
        "Open the chat below in the list."),
-    _a("session.previous", "Previous chat", ("Ctrl+Shift+Tab", "Ctrl+Backtab"), "global",
+    _a("session.previous", "Previous chat", ("Ctrl+Shift+Tab",), "global",
        "View", "Open the chat above in the list."),
     *(_goto(n) for n in range(1, 10)),
     # Message (the focused message of the conversation)
@@ -383,8 +383,19 @@ def first_combo(seq: QKeySequence) -> QKeyCombination:
 
 
 def portable(seq: str | QKeySequence) -> str:
-    """Canonical portable text of a key sequence ("ctrl+n" → "Ctrl+N")."""
-    return QKeySequence(seq).toString(PORTABLE)
+    """Canonical portable text of a key sequence ("ctrl+n" → "Ctrl+N").
+
+    Backtab is Shift+Tab: the key Shift+Tab sends is ``Key_Backtab``, and the X11 key
+    mapper matches it against both, so "Ctrl+Backtab" and "Ctrl+Shift+Tab" are the same
+    keys and read "Ctrl+Shift+Tab" here. Two shortcuts of one action that Qt matches for
+    the same press are ambiguous and neither fires ("QAction::event: Ambiguous shortcut
+    overload"), so keys must compare equal when the press is the same.
+    """
+    keys = QKeySequence(seq)
+    if keys.count() == 1 and first_combo(keys).key() == Qt.Key.Key_Backtab:
+        mods = first_combo(keys).keyboardModifiers() | Qt.KeyboardModifier.ShiftModifier
+        keys = QKeySequence(QKeyCombination(mods, Qt.Key.Key_Tab))
+    return keys.toString(PORTABLE)
 
 
 def native(seq: str) -> str:

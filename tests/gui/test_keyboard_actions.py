@@ -30,6 +30,23 @@ def test_default_shortcuts_do_not_conflict(qapp):
     assert len(labels) == len(set(labels)), "two palette entries would read the same"
 
 
+def test_shift_tab_and_backtab_are_one_key_so_previous_chat_fires(qapp):
+    # Shift+Tab sends Key_Backtab, and X11's key mapper matches a press of Ctrl+Shift+Tab
+    # against "Ctrl+Shift+Tab" AND "Ctrl+Backtab": an action holding both is an ambiguous
+    # overload and does nothing (trial 17: Previous chat never fired under X11).
+    assert normalize("Ctrl+Backtab") == normalize("Ctrl+Shift+Backtab") == "Ctrl+Shift+Tab"
+    assert normalize("Backtab") == "Shift+Tab"
+    keymap = Keymap()
+    assert keymap.keys("session.previous") == ("Ctrl+Shift+Tab",)
+    for action in ACTIONS:  # no action holds the same press twice
+        keys = [normalize(k) for k in keymap.keys(action.id)]
+        assert len(keys) == len(set(keys)), (action.id, keys)
+    both = keymap.bind("session.previous", ["Ctrl+Shift+Tab", "Ctrl+Backtab"])
+    assert both.keys("session.previous") == ("Ctrl+Shift+Tab",)
+    with pytest.raises(KeymapError, match="Previous chat"):  # Backtab is Shift+Tab: taken
+        keymap.bind("session.next", ["Ctrl+Backtab"])
+
+
 def test_conflict_detection_sees_overlapping_contexts(qapp):
     base = Keymap()
     # A global key clashes with a key of any context: the shortcut would win everywhere.
