@@ -72,6 +72,10 @@ class ChatQueue:
         self.restored: set[str] = set()
         #: session id -> the queued message being sent (its row goes once it is saved).
         self.leaving: dict[str, str] = {}
+        #: session id -> the message :attr:`leaving` names, until its user turn is saved.
+        self._unsaved: dict[str, QueuedMessage] = {}
+        #: Messages given back elsewhere (the box, after damage): never shown again here.
+        self.gone: set[str] = set()
         #: The queued message edited in the message box, if any.
         self.editing: QueuedMessage | None = None
         #: The edited message's files are being read back into the tray.
@@ -115,6 +119,27 @@ class ChatQueue:
     def messages(self, sid: str) -> list[QueuedMessage]:
         """Chat ``sid``'s queued messages as known to the window, first to go first."""
         return list(self.items.get(sid, ()))
+
+    def unsent(self) -> list[QueuedMessage]:
+        """Every queued message of this window not yet saved as a turn: the open chat's
+        first, in each chat the one leaving (its turn not saved) then the rest in order.
+        What sessions.db found damaged would otherwise lose (``keep_message``)."""
+        open_sid = self.chat.session_id
+        sids = sorted(set(self.items) | set(self._unsaved), key=lambda s: s != open_sid)
+        found: list[QueuedMessage] = []
+        for sid in sids:
+            out = self._unsaved.get(sid)
+            found += [m for m in ([out] if out is not None else []) + self.items.get(sid, [])
+                      if m.id not in self.gone]
+        return found
+
+    def forget(self, ids: set[str]) -> None:
+        """The messages ``ids`` came back elsewhere (the message box, after a damaged
+        sessions.db): never listed nor sent here, even when read from the store later."""
+        self.gone |= ids
+        for sid, messages in list(self.items.items()):
+            self.items[sid] = [m for m in messages if m.id not in ids]
+        self.refresh()
 
     def add(self, sid: str, text: str, taken: Any = None) -> None:
         """Queue ``text`` in chat ``sid`` (Enter while its reply streams) with the files
@@ -350,6 +375,7 @@ class ChatQueue:
             return
         message = queue.pop(0)
         self.leaving[sid] = message.id
+        self._unsaved[sid] = message
         self.refresh()
         # Held from now (ChatRuns.hold): an Enter before its run starts goes behind it.
         self.runs.start(sid, self._send(sid, message), how="send",
@@ -365,12 +391,18 @@ class ChatQueue:
 
     def _sent(self, message: QueuedMessage) -> None:
         """The queued message is the chat's saved user turn now: its row goes."""
+        if self._unsaved.get(message.session_id) is message:
+            del self._unsaved[message.session_id]
         self.parts.tasks.spawn(self.chat.store.take_queued(message.id), name="queued-sent")
 
     def after_run(self, sid: str, finished: bool) -> None:
         """A run of chat ``sid`` ended: with its reply saved, the next queued message
         goes; else (stopped, failed) the queue waits for the person."""
         left = self.leaving.pop(sid, None)
+        out = self._unsaved.pop(sid, None)  # not saved as a turn: still queued, first
+        queue = self.items.setdefault(sid, [])
+        if not finished and out is not None and all(m.id != out.id for m in queue):
+            queue.insert(0, out)
         if self.closing:
             return
         if finished:
@@ -384,7 +416,7 @@ class ChatQueue:
         """Read the chat's queue from the store (a message that did not leave is back)."""
         messages = await self.chat.store.queued_messages(sid)
         leaving = self.leaving.get(sid)
-        self.items[sid] = [m for m in messages if m.id != leaving]
+        self.items[sid] = [m for m in messages if m.id != leaving and m.id not in self.gone]
         self._read.add(sid)
         if self.items[sid] and sid == self.chat.session_id:
             self.parts.status.showMessage(PAUSED_STOPPED, 10_000)
@@ -425,7 +457,8 @@ class ChatQueue:
         self._read.add(sid)
         messages = await self.chat.store.queued_messages(sid)
         known = {m.id for m in self.items.get(sid, ())}
-        found = [m for m in messages if m.id not in known and m.id != self.leaving.get(sid)]
+        found = [m for m in messages if m.id not in known and m.id != self.leaving.get(sid)
+                 and m.id not in self.gone]
         if found and restored:
             self.paused.add(sid)
             self.restored.add(sid)

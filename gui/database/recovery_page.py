@@ -36,13 +36,14 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.errors import ParleyError
-from parley.gui.startup.typed_at_start import TypedWindow
+from parley.gui.startup.typed_at_start import TypedWindow, typed_texts
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QRect
     from PySide6.QtWidgets import QDialog, QStackedWidget
 
     from parley.core.store.async_store import AsyncStore
+    from parley.core.store.queued import QueuedMessage
     from parley.core.tasks import TaskSet
     from parley.gui.chat.controller import ChatController
     from parley.gui.notices.undo import UndoManager
@@ -84,6 +85,12 @@ KEPT_THEN = (" The file, its -wal and what Parley could still read were copied t
 #: Said once the message that met the damage was put aside (back in the box after this page).
 MESSAGE_KEPT = (" The message you were sending was not saved; it comes back into the message "
                 "box once your chats are open again (kept meanwhile in {path}).")
+#: Said when messages queued behind the reply were kept too (``{n}``: how many).
+QUEUED_KEPT = (" The {n} you queued behind the reply come back into the message box too, "
+               "after it, not sent (kept meanwhile in {path}).")
+#: Said when only queued messages were kept (the box was empty).
+ONLY_QUEUED_KEPT = (" The {n} you queued behind the reply were not sent; they come back into the "
+                    "message box once your chats are open again (kept meanwhile in {path}).")
 KEPT_NOTE = ("Whichever you choose, the damaged file is kept beside it (renamed "
              "“sessions.db.corrupt-<date>”); nothing is written over it.")
 
@@ -455,9 +462,15 @@ async def on_damage(window: RecoveryWindow, *, at_start: bool) -> None:
     if path is None:
         return
     message = words(path, AT_START if at_start else WHILE_RUNNING)
-    kept = keep_message(window)
+    box = bool(typed_texts(window))  # the message that met the damage, the box's text
+    queued = _unsent(window)
+    kept = keep_message(window, queued)
     if kept is not None:
-        message += MESSAGE_KEPT.format(path=kept)
+        n = f"{len(queued)} message{'s' if len(queued) != 1 else ''}"
+        if box:
+            message += MESSAGE_KEPT.format(path=kept)
+        if queued:
+            message += (QUEUED_KEPT if box else ONLY_QUEUED_KEPT).format(n=n, path=kept)
     await show_recovery(window, path, message)
 
 
@@ -484,25 +497,40 @@ def words(path: Path, plain: str) -> str:
     return said + KEPT_THEN.format(folder=kept.folder.name)
 
 
-def keep_message(window: RecoveryWindow) -> Path | None:
+def _unsent(window: RecoveryWindow) -> list[QueuedMessage]:
+    """The window's queued messages not yet saved as turns (``ChatQueue.unsent``)."""
+    chat = getattr(window, "chat", None)
+    return chat.runs.queue.unsent() if chat is not None else []
+
+
+def keep_message(window: RecoveryWindow,
+                 queued: list[QueuedMessage] | None = None) -> Path | None:
     """The message that met the damage (given back to the box by the failed send,
-    ``parley.gui.chat.run``) and what else the box holds: written to the file of text
+    ``parley.gui.chat.run``), what else the box holds, then the messages ``queued``
+    behind the reply (``parley.gui.database.queued_kept``): written to the file of text
     typed while the chats could not be opened (``parley.gui.startup.typed_at_start``),
     which puts it back into the box when the chats open — in this window or the one
     that takes its place — or at the next start if Parley is quit meanwhile.
 
     Returns:
-        The file, or None when the box was empty or the file could not be written (the
-        text then stays in the box).
+        The file, or None when there was nothing to keep or the file could not be
+        written (the box's text then stays in the box).
     """
     from parley.core import paths
-    from parley.gui.startup.typed_at_start import TypedAtStart, typed_texts
+    from parley.gui.database import queued_kept
+    from parley.gui.startup.typed_at_start import TypedAtStart
 
-    if not typed_texts(window):
+    queued = queued or []
+    if not typed_texts(window) and not queued:
         return None
-    typed = TypedAtStart(paths.data_dir(window.home))  # reads what an earlier run kept
-    if not typed.keep(window):
+    folder = paths.data_dir(window.home)
+    typed = TypedAtStart(folder)  # reads what an earlier run kept
+    if not typed.keep(window, queued_kept.texts(queued)):
         return None
+    # Which messages they were: the text alone would come back twice when the recovered
+    # file still queues them (queued_kept.bring_back takes them from it). Written once the
+    # text is: unwritten (logged), a message comes back twice rather than not at all.
+    queued_kept.write(folder, queued)
     window.composer.set_text("")  # it comes back once, from the file
     window.startup.typed = None  # the next start reads the file again
     return typed.path

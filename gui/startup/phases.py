@@ -239,6 +239,10 @@ class Startup:
             self.move_to(Stage.CHATS_SHOWN)  # from now on keys act on the chat shown
             await replay(chat, w.composer, self.queue)
             if self.typed is not None:  # an earlier run's text typed at start, back in the box
+                from parley.gui.database.queued_kept import bring_back
+
+                # Queued when the file was found damaged: out of the queues, files to the tray.
+                await bring_back(store, self.typed, chat.runs.queue, chat.attachments)
                 self.typed.restore(w)
         except (DatabaseCorrupt, DamagedWhileOpen):
             if hub_task is not None:

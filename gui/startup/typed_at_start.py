@@ -105,14 +105,20 @@ class TypedAtStart:
                 self._before = ""
         return self._before
 
-    def keep(self, window: TypedWindow) -> bool:
-        """Write what ``window`` holds that was typed at start (after an earlier run's).
+    def replace(self, old: str, new: str) -> None:
+        """Change the first ``old`` in the earlier run's text to ``new`` before it goes
+        back into the box (a kept queued message's files line, its files back in the tray)."""
+        self._before = self.before().replace(old, new, 1) if old else self.before()
+
+    def keep(self, window: TypedWindow, after: list[str] | None = None) -> bool:
+        """Write what ``window`` holds that was typed at start (after an earlier run's),
+        then the texts ``after`` (messages queued behind a reply, first queued first).
 
         Returns:
             True when the file holds it (or nothing was typed); False when it could not
             be written (logged; the text then stays in memory only).
         """
-        parts = [self.before(), *typed_texts(window)]
+        parts = [self.before(), *typed_texts(window), *(after or [])]
         text = "\n\n".join(p.strip() for p in parts if p.strip())
         if not text:
             self.kept = True

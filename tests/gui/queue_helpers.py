@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from tests.gui.helpers import drop, ready
 
 #: A reply of 250 chunks of 2 characters, 20 ms apart: about 5 s of streaming.
 SLOW = "slow " * 100
@@ -27,3 +30,10 @@ def stream_slowly(driver: Any, w: Any, text: str) -> str:
     sid = w.chat.session_id
     assert sid is not None
     return str(sid)
+
+
+def attach(driver: Any, w: Any, paths: list[Path]) -> None:
+    """Drop ``paths`` on the message box and wait until the tray has read them."""
+    assert drop(w.composer, paths)
+    driver.until(lambda: len(ready(w)) == len(paths)
+                 and len(w.chat.attachments.pending()) == len(paths))

@@ -15,21 +15,14 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.gui.chat.queue_view import RESTORED
-from tests.gui.helpers import drop, png, ready
-from tests.gui.queue_helpers import queued, stream_slowly, user_texts
+from tests.gui.helpers import png, ready
+from tests.gui.queue_helpers import attach, queued, stream_slowly, user_texts
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode("ascii")
-
-
-def attach(driver: Any, w: Any, paths: list[Path]) -> None:
-    """Drop ``paths`` on the message box and wait until the tray has read them."""
-    assert drop(w.composer, paths)
-    driver.until(lambda: len(ready(w)) == len(paths)
-                 and len(w.chat.attachments.pending()) == len(paths))
 
 
 def sent_images(driver: Any) -> list[list[str]]:

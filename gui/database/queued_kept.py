@@ -1,0 +1,154 @@
+"""Messages queued behind a reply when sessions.db is found damaged: back in the message box.
+
+A message written while a reply streams is queued (``parley.gui.chat.queue``): saved in
+sessions.db and sent after the reply. When the file is found damaged meanwhile, the
+recovery that follows (a backup, a salvage, a new file) may or may not bring those rows
+back, and the window that held them is closed. So they go where the message that met the
+damage goes (``recovery_page.keep_message``): to ``typed-at-start.txt``, after the message
+box's text, first queued first, each followed by a line naming its files
+(:func:`block`). Which messages they were (ids, chats, files) is written beside it, to
+:data:`FILE_NAME`.
+
+When the chats open again (this window's successor, or the next start), before that text
+goes back into the box, :func:`bring_back` takes each of them from the recovered file's
+queue, so none comes back twice (once in the box, once queued in its chat): a message the
+recovered file still holds gives its files back to the tray (their line then leaves the
+text); one it lost keeps the line saying which files it had.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from parley.core.errors import ParleyError
+from parley.core.private import write_private_text
+from parley.core.store.queued import QueuedMessage
+
+if TYPE_CHECKING:
+    from parley.core.store.async_store import AsyncStore
+    from parley.gui.startup.typed_at_start import TypedAtStart
+
+log = logging.getLogger(__name__)
+
+#: In the data folder, beside ``typed-at-start.txt``: the queued messages written there.
+FILE_NAME = "typed-at-start-queued.json"
+
+
+def files_line(names: Sequence[str]) -> str:
+    """The line after a kept queued message naming its files ('' when none):
+    "[it had photo.png attached]", "[it had 2 files attached: a.png, b.pdf]"."""
+    if not names:
+        return ""
+    if len(names) == 1:
+        return f"[it had {names[0]} attached]"
+    return f"[it had {len(names)} files attached: {', '.join(names)}]"
+
+
+def block(text: str, names: Sequence[str]) -> str:
+    """A kept queued message as ``typed-at-start.txt`` holds it: its text, then
+    :func:`files_line` on a line of its own when it had files."""
+    line = files_line(names)
+    return "\n".join(p for p in (text.strip(), line) if p)
+
+
+def texts(messages: Sequence[QueuedMessage]) -> list[str]:
+    """The blocks (:func:`block`) of ``messages``, in order, empty ones left out."""
+    found = [block(m.text, [f.name for f in m.files]) for m in messages]
+    return [t for t in found if t]
+
+
+def _path(folder: Path) -> Path:
+    return folder / FILE_NAME
+
+
+def read(folder: Path) -> list[dict[str, Any]]:
+    """The kept queued messages listed in ``folder`` ([] when none or unreadable): each
+    ``{"id", "session_id", "text", "files": [name, …]}``."""
+    try:
+        data = json.loads(_path(folder).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    items = data.get("queued") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return []
+    return [e for e in items if isinstance(e, dict) and isinstance(e.get("id"), str)
+            and isinstance(e.get("session_id"), str)]
+
+
+def write(folder: Path, messages: Sequence[QueuedMessage]) -> bool:
+    """List ``messages`` in ``folder`` (after those an earlier run listed), privately.
+
+    Returns:
+        True when written (or nothing to write); False when it could not be (logged).
+    """
+    if not messages:
+        return True
+    had = read(folder)
+    known = {e["id"] for e in had}
+    entries = had + [{"id": m.id, "session_id": m.session_id, "text": m.text,
+                      "files": [f.name for f in m.files]}
+                     for m in messages if m.id not in known]
+    path = _path(folder)
+    try:
+        tmp = path.with_name(path.name + ".tmp")
+        write_private_text(tmp, json.dumps({"queued": entries}, ensure_ascii=False))
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("could not list the queued messages kept in %s: %s", path, exc)
+        return False
+    return True
+
+
+async def bring_back(store: AsyncStore, typed: TypedAtStart, queue: Any,
+                     attachments: Any) -> None:
+    """The chats are open after a damaged sessions.db: the kept queued messages leave
+    the recovered file's queue (their text comes back into the box from ``typed``).
+
+    Args:
+        store: the recovered file, open.
+        typed: ``typed-at-start.txt`` (its text is put back into the box after this).
+        queue: the window's queues (``ChatQueue``): told to forget them.
+        attachments: the open chat's tray (``Attachments.add_bytes``): the files of a
+            message the recovered file still holds come back there.
+    """
+    folder = typed.path.parent
+    entries = read(folder)
+    if not entries:
+        return
+    queue.forget({e["id"] for e in entries})  # before any read of a queue lists them
+    held: dict[str, dict[str, QueuedMessage]] = {}
+    for entry in entries:
+        sid = entry["session_id"]
+        try:
+            if sid not in held:
+                held[sid] = {m.id: m for m in await store.queued_messages(sid)}
+        except ParleyError as exc:
+            log.warning("could not read the queue of chat %s: %s", sid, exc.message)
+            held[sid] = {}
+        message = held[sid].get(entry["id"])
+        if message is None:  # the recovered file lost it: the box has its text
+            continue
+        try:
+            files = [(f.name, await store.queued_file(f.sha256)) for f in message.files]
+        except ParleyError as exc:  # its files stay named in the text
+            log.warning("the files of kept queued message %s: %s", message.id, exc.message)
+            files = []
+        try:
+            await store.take_queued(message.id)  # in the box now: not in its chat's queue
+        except ParleyError as exc:  # a read-only file: this window never lists it (forget)
+            log.warning("could not take kept queued message %s: %s", message.id, exc.message)
+        names = [str(n) for n in entry.get("files") or []]
+        if files:
+            for name, data in files:
+                attachments.add_bytes(data, name)
+            typed.replace(block(str(entry.get("text") or ""), names),
+                          block(str(entry.get("text") or ""), []))
+    try:
+        _path(folder).unlink(missing_ok=True)
+    except OSError as exc:
+        log.warning("could not remove %s: %s", _path(folder), exc)

@@ -1,0 +1,121 @@
+"""Messages queued behind a streaming reply when sessions.db is damaged: none is lost.
+
+A person asks for a long reply, queues three messages while it streams (the second with
+a picture dropped on the box), and another program empties sessions.db meanwhile
+(``truncate -s 0``). Parley finds it at its next save and shows the recovery page; the
+queued messages are written to ``typed-at-start.txt`` (before the page shows: a kill
+then keeps them), and after Salvage, Restore or a quit and "Start a new file" they are
+back in the message box, in order, once each: not in their chat's queue as well. The
+picture comes back to the tray when the recovered file still holds it; otherwise the
+text says which file the message had.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+
+from parley.gui.database.queued_kept import FILE_NAME
+from parley.gui.startup.typed_at_start import FILE_NAME as TYPED
+from tests.gui.damage import start_window, successor_of
+from tests.gui.helpers import png
+from tests.gui.queue_helpers import attach, queued
+
+pytestmark = pytest.mark.timeout(180)
+LEFT = Qt.MouseButton.LeftButton
+QUEUED = ("queued one", "queued two, about the picture", "queued three")
+BOX = "\n\n".join(QUEUED)
+
+
+def _queue_three_then_empty_the_file(driver: Any, tmp_path: Path) -> tuple[Any, str]:
+    """A configured window with a backup, a reply streaming, three messages queued behind
+    it, then sessions.db emptied; returns the window once its recovery page shows."""
+    w = driver.configured()
+    driver.send("saved before the backup", wait=True)
+    assert driver.run(w.backups.backup_now(), timeout=20) is not None
+    driver.fake.script("slow " * 150, token_delay_ms=20, chunk_size=2)
+    driver.send("tell me a long story", w)
+    driver.until(lambda: w.composer_bar.busy and bool(w.chat.partial), timeout=15)
+    sid = str(w.chat.session_id)
+    driver.send(QUEUED[0], w)
+    attach(driver, w, [png(tmp_path / "photo.png")])
+    driver.send(QUEUED[1], w)
+    driver.send(QUEUED[2], w)
+    driver.until(lambda: queued(w, sid) == list(QUEUED))
+    time.sleep(0.02)  # file times tick every few ms
+    os.truncate(w.store.path, 0)  # another program: truncate -s 0 sessions.db
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 60)
+    return w, sid
+
+
+def _comes_back_once(driver: Any, w: Any, sid: str, box: str) -> None:
+    """The chat ``sid`` open in ``w``: ``box`` in the message box, nothing queued."""
+    driver.until(lambda: w.chat.session_id == sid and w.composer.text() == box, 20)
+    driver.settle(w)
+    assert queued(w, sid) == [] and not w.chat.runs.queue.view.isVisible()
+    assert driver.run(w.store.queued_sessions()) == {}  # not queued a second time
+    assert not (w.home / FILE_NAME).exists() and not (w.home / TYPED).exists()
+
+
+@pytest.mark.parametrize("how", ["salvage", "backup"])
+def test_queued_messages_come_back_in_the_box_once_after_salvage_or_restore(
+        driver: Any, home: Path, tmp_path: Path, how: str) -> None:
+    w, sid = _queue_three_then_empty_the_file(driver, tmp_path)
+    page = w.recovery_page
+    assert "The 3 messages you queued behind the reply were not sent" in page.message.text()
+    kept = (home / TYPED).read_text(encoding="utf-8")  # written before the page showed
+    assert kept == ("queued one\n\nqueued two, about the picture\n[it had photo.png attached]"
+                    "\n\nqueued three\n")
+    assert (home / FILE_NAME).exists()  # which they were: a kill now keeps them too
+
+    driver.qtbot.mouseClick(page.salvage_button if how == "salvage"
+                            else page.restore_buttons[0], LEFT)
+    new = successor_of(driver, w)
+    _comes_back_once(driver, new, sid, BOX)  # the recovered file held the picture:
+    assert [p.name for p in new.chat.attachments.pending()] == ["photo.png"]  # in the tray
+
+
+def test_queued_messages_survive_a_quit_and_a_new_file(
+        driver: Any, home: Path, tmp_path: Path) -> None:
+    w, sid = _queue_three_then_empty_the_file(driver, tmp_path)
+    driver.close(w)  # quit at the page
+
+    w = start_window(driver, home)  # the next start: the page again
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 40)
+    driver.qtbot.mouseClick(w.recovery_page.fresh_button, LEFT)  # nothing of the old file
+    driver.until(lambda: w.ready and w.tasks.pending == 0, 40)
+    driver.until(lambda: w.composer.text().startswith("queued one"), 20)
+    assert w.composer.text() == ("queued one\n\nqueued two, about the picture\n"
+                                 "[it had photo.png attached]\n\nqueued three")
+    assert not (home / FILE_NAME).exists() and not (home / TYPED).exists()
+
+
+def test_the_queued_message_leaving_when_the_damage_is_met_comes_back_first(
+        driver: Any, home: Path, tmp_path: Path) -> None:
+    w = driver.configured()
+    driver.fake.script("slow " * 60, token_delay_ms=20, chunk_size=2)
+    driver.send("tell me a story", w)
+    driver.until(lambda: w.composer_bar.busy and bool(w.chat.partial), timeout=15)
+    sid = str(w.chat.session_id)
+    for text in QUEUED:
+        driver.send(text, w)
+    driver.until(lambda: queued(w, sid) == list(QUEUED))
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # Esc in the empty box: paused
+    driver.until(lambda: not w.composer_bar.busy and w.tasks.pending == 0, 30)
+    time.sleep(0.02)
+    os.truncate(w.store.path, 0)
+    driver.fake.script("never sent")
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Return)  # Enter in the empty box: sent on
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 60)
+    assert "The 3 messages you queued" in w.recovery_page.message.text()
+
+    driver.qtbot.mouseClick(w.recovery_page.salvage_button, LEFT)
+    new = successor_of(driver, w)
+    _comes_back_once(driver, new, sid, BOX)  # the one leaving first, none twice
+    assert [t.text() for t in driver.run(new.store.history(sid)) if t.role == "user"] == [
+        "tell me a story"]
