@@ -122,8 +122,9 @@ class ChatQueue:
 
     def unsent(self) -> list[QueuedMessage]:
         """Every queued message of this window not yet saved as a turn: the open chat's
-        first, in each chat the one leaving (its turn not saved) then the rest in order.
-        What sessions.db found damaged would otherwise lose (``keep_message``)."""
+        first, in each chat the one leaving (its turn not saved) then the rest in order;
+        the one edited in the box without its text and files (the box's). What
+        sessions.db found damaged would otherwise lose (``keep_message``)."""
         open_sid = self.chat.session_id
         sids = sorted(set(self.items) | set(self._unsaved), key=lambda s: s != open_sid)
         found: list[QueuedMessage] = []
@@ -131,7 +132,10 @@ class ChatQueue:
             out = self._unsaved.get(sid)
             found += [m for m in ([out] if out is not None else []) + self.items.get(sid, [])
                       if m.id not in self.gone]
-        return found
+        edited = self.editing
+        # The one edited in the box: its words are the box's (kept with it), not these.
+        return [QueuedMessage(m.id, m.session_id, m.position, "", m.created_at)
+                if edited is not None and m.id == edited.id else m for m in found]
 
     def forget(self, ids: set[str]) -> None:
         """The messages ``ids`` came back elsewhere (the message box, after a damaged

@@ -7,7 +7,8 @@ queued messages are written to ``typed-at-start.txt`` (before the page shows: a 
 then keeps them), and after Salvage, Restore or a quit and "Start a new file" they are
 back in the message box, in order, once each: not in their chat's queue as well. The
 picture comes back to the tray when the recovered file still holds it; otherwise the
-text says which file the message had.
+text says which file the message had. The one leaving when the damage is met comes back
+first; one being edited in the box comes back once, as edited.
 """
 
 from __future__ import annotations
@@ -119,3 +120,26 @@ def test_the_queued_message_leaving_when_the_damage_is_met_comes_back_first(
     _comes_back_once(driver, new, sid, BOX)  # the one leaving first, none twice
     assert [t.text() for t in driver.run(new.store.history(sid)) if t.role == "user"] == [
         "tell me a story"]
+
+
+def test_a_queued_message_being_edited_comes_back_once_as_edited(
+        driver: Any, home: Path, tmp_path: Path) -> None:
+    w = driver.configured()
+    driver.fake.script("slow " * 150, token_delay_ms=20, chunk_size=2)
+    driver.send("tell me a long story", w)
+    driver.until(lambda: w.composer_bar.busy and bool(w.chat.partial), timeout=15)
+    sid = str(w.chat.session_id)
+    for text in QUEUED:
+        driver.send(text, w)
+    driver.until(lambda: queued(w, sid) == list(QUEUED))
+    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Up)  # the last one, edited in the box
+    driver.until(lambda: w.composer.text() == QUEUED[2])
+    driver.qtbot.keyClicks(w.composer, ", edited")
+    time.sleep(0.02)
+    os.truncate(w.store.path, 0)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 60)
+
+    driver.qtbot.mouseClick(w.recovery_page.salvage_button, LEFT)
+    new = successor_of(driver, w)
+    _comes_back_once(driver, new, sid, "queued three, edited\n\nqueued one\n\n"
+                     "queued two, about the picture")
