@@ -39,7 +39,7 @@ from parley.core.store.fork_copies import MAX_CANDIDATES, Collapser, RankedRows
 from parley.core.store.models import SearchHit
 from parley.core.store.query import MIN_PREFIX_CHARS, ParsedQuery, parse
 from parley.core.store.schema import SCOPE_MARK, TITLE_ROWID_BASE, turn_path
-from parley.core.store.snippets import compile_phrases, hit_text, make_snippet
+from parley.core.store.snippets import compile_phrases, hit_text, make_snippet, plain_words
 
 _PREFIX_OPTION = re.compile(r"\bprefix\s*=\s*'([\d\s,]+)'", re.IGNORECASE)
 
@@ -182,6 +182,7 @@ def search(
             raise InvalidSearchQuery(query, "the search index could not read it") from exc
         raise
     pattern = compile_phrases(parsed.phrases, parsed.prefix_last)
+    words = plain_words(parsed.phrases)
     sources = [p.source for _r, p in picks if p.source < TITLE_ROWID_BASE]
     rows: dict[int, Any] = {}
     if sources:
@@ -190,12 +191,12 @@ def search(
     hits = []
     for row, p in picks:
         turn = rows.get(p.source) if p.turn_id else None
-        body, part = hit_text(turn.blocks, pattern) if turn is not None else ("", "")
+        body, part = hit_text(turn.blocks, pattern, words) if turn is not None else ("", "")
         hits.append(SearchHit(
             p.session_id,
             p.turn_id,
             p.title,
-            make_snippet(body if p.turn_id else p.title or "", pattern),
+            make_snippet(body if p.turn_id else p.title or "", pattern, words=words),
             float(row.rank),
             p.created_at,
             p.copies,

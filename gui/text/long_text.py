@@ -42,6 +42,8 @@ FOLD_CHARS = 200_000
 SHOWN_CHARS = 50_000
 #: …up to this many fewer, to end where a line does (:func:`part_end`).
 PART_SLACK = 2_000
+#: A part shown for a search match starts about this many characters before it.
+MATCH_LEAD = 1_000
 ZWSP = "\u200b"
 
 _RUN = re.compile(r"[^\s\u200b]{" + str(LONG_RUN + 1) + ",}")
@@ -164,21 +166,22 @@ def previous_part(text: str, start: int) -> int:
 
 
 def part_around(text: str, at: int) -> int:
-    """The start of a part of a folded ``text`` that shows character ``at`` with text
-    before it: 0 when the first part shows it, else a line start (or, in a long line,
-    a space) about a quarter of a part before it.
+    """The start of a part of a folded ``text`` that shows character ``at`` near its top
+    (a search match: the part's first lines are made first, ``specs.PART_BUDGET_MS``):
+    0 when the first part shows it, else the start of a line (or, in a long line, a
+    word) about :data:`MATCH_LEAD` characters before it; "Show earlier" shows the rest.
 
     Args:
         text: the whole text.
         at: a character's index in ``text`` (a search match).
     """
-    if len(text) <= FOLD_CHARS or at < SHOWN_CHARS - SHOWN_CHARS // 4:
+    if len(text) <= FOLD_CHARS or at + 200 < part_end(text, 0):
         return 0
-    start = max(0, at - SHOWN_CHARS // 4)
-    line = text.rfind("\n", start - SHOWN_CHARS // 8, start)
+    start = max(0, at - MATCH_LEAD)
+    line = text.rfind("\n", max(0, start - MATCH_LEAD), start)
     if line != -1:
         return line + 1
-    space = text.rfind(" ", start - 200, start)
+    space = text.rfind(" ", max(0, start - 200), start)
     return space + 1 if space != -1 else start
 
 

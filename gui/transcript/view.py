@@ -38,7 +38,7 @@ from parley.gui.transcript.layout import Hit, Placed, RowLayout, indexed_target
 from parley.gui.transcript.listview import TranscriptListView
 from parley.gui.transcript.menu import message_menu, models_menu
 from parley.gui.transcript.model import TranscriptModel
-from parley.gui.transcript.parts import more_of
+from parley.gui.transcript.parts import more_of, parts_for
 from parley.gui.transcript.pieces import MEDIA_PREFIX, result_text, tool_input_text
 from parley.gui.transcript.rows import Node, summary_block
 from parley.gui.transcript.source import TurnList, TurnSource
@@ -458,6 +458,7 @@ class TranscriptView(QWidget):
         term = (highlight or "").strip()
         if term:
             self._open_folds_matching(row, node, term)
+            self.model.set_parts(row, parts_for(node, term.split()))
         delegate = self.list_view.delegate
         delegate.highlight = (node.key, term) if term else None
         index = self.model.index(row)

@@ -20,6 +20,7 @@ from parley.core.store.errors import InvalidSearchQuery
 from parley.core.store.postgres.store import PgStore
 from parley.core.store.query import parse
 from parley.core.store.schema import SCOPE_MARK
+from parley.core.store.snippets import compile_phrases, first_match, make_snippet, plain_words
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -462,3 +463,23 @@ def test_a_hit_says_who_wrote_it_and_where_the_match_is(tmp_path):
     (title,) = store.search("Who")
     assert (title.turn_id, title.role, title.model, title.part) == (None, "", None, "")
     store.close()
+
+
+@pytest.mark.parametrize(("query", "written"), [
+    ("zebracorn", "zebracorn"), ("ZEBRA*", "Zebracorn"), ("cafe", "café"),  # accents: the slow way
+    ("pasted words", "pasted words"),
+])
+def test_a_snippet_shows_a_match_deep_in_a_huge_text(query, written):
+    """A match past the first MAX_SCAN_CHARS characters of a ~1 MB text: the snippet
+    shows the words around it, not the text's start (fresh-user trial)."""
+    text = "".join(f"line {i:06d} of the text, some filler to wrap on\n" for i in range(20_000))
+    text = text.replace("line 015000 of", f"line 015000 {written} of")
+    parsed = parse(query)
+    pattern = compile_phrases(parsed.phrases, parsed.prefix_last)
+    words = plain_words(parsed.phrases)
+    snippet = make_snippet(text, pattern, words=words)
+    assert snippet.startswith("…") and "line 000000" not in snippet
+    assert "line 015000 \x02" in snippet and written.split()[0] in snippet
+    assert first_match(text, pattern, words).start() == text.index(written)
+    assert first_match(text, pattern, None).start() == text.index(written)
+    assert make_snippet(text[:-1], compile_phrases([["absent"]], False)).startswith("line 000000")

@@ -140,3 +140,55 @@ def test_snippet_html_escapes_and_marks():
     assert "&lt;b&gt;" in html and "&amp;" in html
     assert html.count('<span style="background:#ffee00; font-weight:600">') == 2
     assert first_match("x \x02Héllo\x03 y") == "Héllo" and first_match("none") is None
+
+
+def _pasted(n: int, word: str, at: int) -> str:
+    """~56 bytes a line, ``word`` on line ``at`` only."""
+    return "".join(f"line {i:06d} {word + ' ' if i == at else ''}of the pasted text, "
+                   "some words to wrap on\n" for i in range(n))
+
+
+@pytest.mark.parametrize("role", ["user", "assistant"])
+def test_a_word_deep_in_a_huge_message_is_shown_and_opened_where_it_is(driver, qtbot, role):
+    """Fresh-user trial: Ctrl+F for a word only deep inside a ~1 MB pasted message (shown
+    folded after its first part) showed the message's start as the hit's words, and
+    opening it landed at the message's top. The snippet has the words around the match;
+    opening it shows the part holding the match, scrolled to it and highlighted."""
+    w = driver.configured()
+    text = _pasted(18_000, "zebracorn", 15_000)  # ~1 MB, the word at ~840,000
+    at = text.index("zebracorn")
+    sid = driver.run(w.store.create_session(title="Big paste")).id
+    turns = [Turn("user", [TextBlock("read this")]), Turn("assistant", [TextBlock("ok")]),
+             Turn(role, [TextBlock(text)]), Turn("user", [TextBlock("thanks")])]
+
+    async def fill() -> None:
+        for t in turns:
+            await w.store.append_turn(sid, t)
+
+    driver.run(fill(), timeout=20)
+    driver.run(w.chat.load_sidebar())
+    popup = search_for(driver, w, qtbot, "zebracorn")
+    hits = popup.hits
+    assert [h.turn_id for h in hits] == [turns[2].id]
+    assert "line 015000 \x02zebracorn\x03 of the pasted" in hits[0].snippet
+    assert "line 000000" not in hits[0].snippet
+
+    qtbot.keyClick(popup.edit, Qt.Key.Key_Return)
+    driver.until(lambda: w.session_id == sid and not popup.isVisible())
+    view = w.transcript
+    driver.until(lambda: view.focused_turn_id() == turns[2].id)
+    assert view.list_view.delegate.highlight == (turns[2].id, "zebracorn")
+    row = view.model.row_of(turns[2].id)
+    lv = view.list_view
+    lv.settle()
+    layout = lv.layout_of(row)
+    top = lv.visualRect(view.model.index(row)).top()
+    found = [(p, p.piece.doc.find("zebracorn")) for p in layout.pieces]
+    found = [(p, c) for p, c in found if not c.isNull()]
+    assert found, "the part shown does not hold the match"
+    placed, cursor = found[0]
+    y = top + placed.rect.top() + int(
+        placed.piece.doc.documentLayout().blockBoundingRect(cursor.block()).top())
+    assert 0 <= y < lv.viewport().height(), "the match is not in view"
+    shown = (view.model.rows[row].parts or {}).get(0, 0)
+    assert 0 < shown <= at  # a later part, from a little before the match
