@@ -5,6 +5,8 @@ It opens the window on HOME with the fake provider's Anthropic API at BASE_URL, 
 message and Enter, and while the (slow) reply streams types two more, each with Enter,
 as a person does; the second with an image pasted (Ctrl+V) into the box first. Once
 both are queued (saved), it prints ``queued`` and keeps streaming until it is killed.
+With a third argument ``damage`` it then empties sessions.db (as ``truncate -s 0``), waits
+for the recovery page and prints ``page`` instead.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ async def until(predicate, timeout: float) -> None:  # type: ignore[no-untyped-d
         await asyncio.sleep(0.05)
 
 
-async def drive(home: Path, base_url: str) -> None:
+async def drive(home: Path, base_url: str, damage: bool = False) -> None:
     from parley.gui.main_window import MainWindow
 
     w = MainWindow(home=home, env={"ANTHROPIC_API_KEY": "sk-ant-test",
@@ -61,7 +63,12 @@ async def drive(home: Path, base_url: str) -> None:
     say(QUEUED[1])  # with the pasted image
     sid = w.chat.session_id
     await until(lambda: len(w.chat.runs.queue.messages(sid)) == 2, 30)
-    print("queued", sid, flush=True)
+    if damage:  # another program empties the file: Parley finds it at its next save
+        os.truncate(home / "sessions.db", 0)
+        await until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 60)
+        print("page", sid, flush=True)
+    else:
+        print("queued", sid, flush=True)
     while True:  # the reply goes on streaming until the SIGKILL
         await asyncio.sleep(1)
 
@@ -73,7 +80,8 @@ def main() -> None:
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     with loop:
-        loop.run_until_complete(drive(Path(sys.argv[1]), sys.argv[2]))
+        loop.run_until_complete(drive(Path(sys.argv[1]), sys.argv[2],
+                                      sys.argv[3:] == ["damage"]))
 
 
 if __name__ == "__main__":
