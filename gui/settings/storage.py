@@ -262,9 +262,12 @@ class StoragePage(QWidget):
                 return
             text = f"Copying… {100 * done // max(1, total)}% ({done:,} of {total:,} rows)"
             self.status.setText(text)
-            dialog.setMaximum(max(1, total))
-            dialog.setValue(done)
             dialog.setLabelText(f"Copying your chats to {name}: {done:,} of {total:,} rows")
+            dialog.setMaximum(max(1, total))
+            # Last: a window-modal dialog's setValue runs the event loop, which can give
+            # the next report (a nested call) before this one returns; anything set after
+            # it would put this older count back over the newer one.
+            dialog.setValue(done)
 
         try:
             return await self.store.copy_to(target, progress)
