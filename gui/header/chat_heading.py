@@ -95,9 +95,13 @@ class ChatHeading(QWidget):
     def restyle(self) -> None:
         """Colours of the current scheme (call after the theme changed)."""
         t = appearance.current()
+        # Its own sheet overrides the app's focus ring (parley.qss), so it draws one: Tab
+        # from the message box stops here and Space renames (trial 17: no mark at all).
         self.button.setStyleSheet(f"QToolButton {{ color: {t.text};"
                                   f" border: none; padding: 2px 6px; border-radius: 6px; }}"
-                                  f"QToolButton:hover {{ background: {t.hover}; }}")
+                                  f"QToolButton:hover {{ background: {t.hover}; }}"
+                                  f"QToolButton:focus {{ border: 2px solid {t.accent};"
+                                  f" padding: 0px 4px; }}")
         self.space.setStyleSheet(f"color: {t.muted};")
         self.documents.setStyleSheet(f"color: {t.muted};")
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QColor, QImage, QKeySequence
 from PySide6.QtWidgets import QApplication
 
 from parley.core.settings import Settings
+from parley.gui.look import appearance
 
 
 def chat_window(driver: Any, fake: Any) -> Any:
@@ -43,3 +44,16 @@ def say(driver: Any, qtbot: Any, w: Any, text: str, reply: str) -> None:
     key(qtbot, "Return")
     driver.until(lambda: w.chat.turns and w.chat.turns[-1].text() == reply and
                  w.tasks.pending == 0 and not w.composer_bar.busy, timeout=10)
+
+
+def accent_pixels(image: QImage, left: int, top: int, width: int, height: int) -> int:
+    """How many pixels of the rect are (nearly) the theme's accent colour."""
+    accent = QColor(appearance.current().accent)
+    count = 0
+    for y in range(top, top + height):
+        for x in range(left, left + width):
+            c = image.pixelColor(x, y)
+            if (abs(c.red() - accent.red()) + abs(c.green() - accent.green())
+                    + abs(c.blue() - accent.blue())) < 60:
+                count += 1
+    return count

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor, QContextMenuEvent, QImage
+from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
 from parley.gui import dialogs
 from parley.gui.look import appearance
-from tests.gui.keyboard import chat_window, key, say, type_text
+from tests.gui.keyboard import accent_pixels, chat_window, key, say, type_text
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -37,19 +37,6 @@ def settled(driver: Any, w: Any, sid: str) -> None:
     driver.until(lambda: w.session_id == sid and w.tasks.pending == 0
                  and w.chat.turns and w.chat.turns[0].text().endswith("plans"))
     QApplication.processEvents()
-
-
-def accent_pixels(image: QImage, left: int, top: int, width: int, height: int) -> int:
-    """How many pixels of the rect are (nearly) the theme's accent colour."""
-    accent = QColor(appearance.current().accent)
-    count = 0
-    for y in range(top, top + height):
-        for x in range(left, left + width):
-            c = image.pixelColor(x, y)
-            if (abs(c.red() - accent.red()) + abs(c.green() - accent.green())
-                    + abs(c.blue() - accent.blue())) < 60:
-                count += 1
-    return count
 
 
 def test_arrows_walk_the_chat_list_and_the_focus_stays_there(driver, fake_provider, qtbot):

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit
 from parley.gui import dialogs
 from parley.gui.commands.keymap import Keymap
 from tests.gui.helpers import show_section
-from tests.gui.keyboard import chat_window, key, say, type_text
+from tests.gui.keyboard import accent_pixels, chat_window, key, say, type_text
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -211,3 +211,29 @@ def test_window_keys_beat_editing_keys_only_in_an_empty_message_box(driver, fake
     key(qtbot, "Ctrl+Z")  # text typed: Undo
     assert not w.command_palette.isVisible()
     assert w.composer.text() != "draft"
+
+
+def test_the_chat_title_shows_the_focus_when_tab_reaches_it(driver, fake_provider, qtbot, qapp,
+                                                            restore_look):
+    """Trial 17: Tab from the message box stopped on the header's chat title with no mark,
+    and Space there opened the rename field out of nowhere."""
+    from parley.gui.look import appearance
+
+    w = chat_window(driver, fake_provider)
+    appearance.apply(qapp, appearance.LIGHT)
+    key(qtbot, "Ctrl+L")
+    say(driver, qtbot, w, "focus plans", "a reply")
+    title = w.chat_heading.button
+
+    def ring() -> int:
+        QApplication.processEvents()
+        image = title.grab().toImage()
+        return accent_pixels(image, 0, 0, image.width(), image.height())
+
+    assert ring() == 0
+    for _ in range(12):  # Tab on from the message box (past the sidebar) to the title
+        if QApplication.focusWidget() is title:
+            break
+        key(qtbot, "Tab")
+    assert QApplication.focusWidget() is title, "Tab never reaches the chat title"
+    assert ring() > 20, "the focused chat title shows no focus mark"
