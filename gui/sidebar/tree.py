@@ -67,6 +67,9 @@ class SessionTree(QTreeView):
 
     # -- folding ------------------------------------------------------------------
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if event.button() == Qt.MouseButton.RightButton:
+            event.accept()  # only its menu (customContextMenuRequested): the chat shown stays
+            return
         self.walked = None  # a click opens the chat for typing in it
         index = self.indexAt(event.position().toPoint())
         if index.isValid() and event.button() == Qt.MouseButton.LeftButton:
