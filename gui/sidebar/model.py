@@ -63,12 +63,12 @@ class SessionTreeModel(QStandardItemModel):
     """Spaces at the top level, their sessions as children, forks under their parents.
 
     Signals:
-        pageAdded(): :meth:`add_sessions` put a page of rows in; a view that follows
-            each row inserted (``rowsInserted``) while :attr:`adding_page` is True
-            may wait for this instead.
+        pageAdded(str): :meth:`add_sessions` put a page of rows in (the space id); a
+            view that follows each row inserted (``rowsInserted``) while
+            :attr:`adding_page` is True may wait for this instead.
     """
 
-    pageAdded = Signal()
+    pageAdded = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -172,7 +172,7 @@ class SessionTreeModel(QStandardItemModel):
         finally:
             self.adding_page = was
         if not was:
-            self.pageAdded.emit()
+            self.pageAdded.emit(space_id)
 
     def loaded_count(self, space_id: str) -> int:
         """How many sessions of a space are loaded (forks nested anywhere included)."""

@@ -70,6 +70,9 @@ class Sidebar(QWidget):
         #: their chat; a fork opened unfolds its chat too).
         self.unfolded: set[str] = set()
         self._selected: str | None = None
+        #: The "Show more" row asked for (its space id and row): the first chat of the
+        #: page read takes its place as the current row (:meth:`_page_added`).
+        self._more_at: tuple[str, int] | None = None
         self._build_top()
         self._build_tree()
         self.status = QLabel("", self)
@@ -161,7 +164,7 @@ class Sidebar(QWidget):
         self.model.rowsInserted.connect(self._reselect)
         self.model.rowsRemoved.connect(self._reselect)
         self.model.rowsMoved.connect(self._reselect)
-        self.model.pageAdded.connect(self._reselect)
+        self.model.pageAdded.connect(self._page_added)
 
     # -- what the window calls --------------------------------------------
     @contextmanager
@@ -217,7 +220,7 @@ class Sidebar(QWidget):
         if kind == "space":
             self.tree.setExpanded(index, not self.tree.isExpanded(index))
         elif kind == "more":
-            self.load_more_requested.emit(index.data(ID))
+            self._show_more(index)
         return False
 
     def current_space_id(self) -> str | None:
@@ -290,6 +293,38 @@ class Sidebar(QWidget):
         if not self.model.adding_page:
             self.select(self._selected)
 
+    def _show_more(self, index: QModelIndex) -> None:
+        """Ask for the next page of the "Show more" row at ``index``; its first chat
+        becomes the current row there when it comes."""
+        self._more_at = (str(index.data(ID)), index.row())
+        self.load_more_requested.emit(index.data(ID))
+
+    def _page_added(self, space_id: str) -> None:
+        """A page came: the open chat stays selected; after "Show more", the first chat
+        of the page is the current row (the focus stays where "Show more" was, the view
+        does not move), else the open chat is current and scrolled to."""
+        more, self._more_at = self._more_at, None
+        if more is None or more[0] != space_id:
+            self._more_at = more  # another space's page (start-up, a chat opened)
+            self.select(self._selected)
+            return
+        first = self.model.index(more[1], 0, self.model.space_index(space_id))
+        if not first.isValid():  # nothing came (the chats were deleted meanwhile)
+            self.select(self._selected)
+            return
+        selection = self.tree.selectionModel()
+        blocked = selection.blockSignals(True)
+        try:
+            opened = self.model.index_of(self._selected) if self._selected else QModelIndex()
+            if opened.isValid():
+                selection.select(opened, selection.SelectionFlag.ClearAndSelect)
+            else:
+                selection.clearSelection()
+            selection.setCurrentIndex(first, selection.SelectionFlag.NoUpdate)
+        finally:
+            selection.blockSignals(blocked)
+        self.tree.viewport().update()
+
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self.model.mutating:
             return
@@ -299,7 +334,7 @@ class Sidebar(QWidget):
 
     def _clicked(self, index: QModelIndex) -> None:
         if index.data(KIND) == "more":
-            self.load_more_requested.emit(index.data(ID))
+            self._show_more(index)
         elif index.data(KIND) == "session":
             self.session_activated.emit(index.data(ID))
 

@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
-from parley.gui.sidebar.model import ID
-from tests.gui.keyboard import chat_window
+from parley.gui.sidebar.model import ID, KIND
+from tests.gui.keyboard import chat_window, key
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -37,6 +37,32 @@ def chats(driver: Any, w: Any, count: int, titles: dict[int, str] | None = None)
 
 def in_view(tree: Any, index: Any) -> bool:
     return tree.viewport().rect().contains(tree.visualRect(index))
+
+
+def test_show_more_from_the_keyboard_leaves_the_focus_on_the_first_chat_it_shows(
+        driver, fake_provider, qtbot):
+    w = chat_window(driver, fake_provider)
+    driver.run(w.store.create_space("Work"))
+    ids = chats(driver, w, 120)
+    w.window_commands.open_session(ids[0])
+    driver.until(lambda: w.session_id == ids[0] and w.tasks.pending == 0)
+    tree, model = w.sidebar.tree, w.sidebar.model
+    key(qtbot, "Ctrl+Shift+E")
+    key(qtbot, "End")  # the Work heading
+    key(qtbot, "Up")  # General's "Show more"
+    assert tree.currentIndex().data(KIND) == "more"
+    top = tree.verticalScrollBar().value()
+    key(qtbot, "Return")
+    driver.until(lambda: model.loaded_count(w.chat.space_id) == 100 and w.tasks.pending == 0)
+    QApplication.processEvents()
+    current = tree.currentIndex()
+    assert current.data(ID) == ids[50], current.data()  # where "Show more" was
+    assert in_view(tree, current) and tree.verticalScrollBar().value() == top
+    assert QApplication.focusWidget() is tree
+    assert w.session_id == ids[0]  # nothing else opened
+    assert [i.data(ID) for i in tree.selectionModel().selectedIndexes()] == [ids[0]]
+    key(qtbot, "Down")  # and the walk goes on from there
+    driver.until(lambda: w.session_id == ids[51])
 
 
 def test_a_right_click_opens_the_menu_of_a_chat_without_opening_it(driver, fake_provider, qtbot):
