@@ -86,8 +86,7 @@ KEPT_THEN = (" The file, its -wal and what Parley could still read were copied t
 MESSAGE_KEPT = (" The message you were sending was not saved; it comes back into the message "
                 "box once your chats are open again (kept meanwhile in {path}).")
 #: Said when messages queued behind the reply were kept too (``{n}``: how many).
-QUEUED_KEPT = (" The {n} you queued behind the reply come back into the message box too, "
-               "after it, not sent (kept meanwhile in {path}).")
+QUEUED_KEPT = " The {n} you queued behind the reply come back after it, not sent, in order."
 #: Said when only queued messages were kept (the box was empty).
 ONLY_QUEUED_KEPT = (" The {n} you queued behind the reply were not sent; they come back into the "
                     "message box once your chats are open again (kept meanwhile in {path}).")

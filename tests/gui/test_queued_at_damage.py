@@ -143,3 +143,26 @@ def test_a_queued_message_being_edited_comes_back_once_as_edited(
     new = successor_of(driver, w)
     _comes_back_once(driver, new, sid, "queued three, edited\n\nqueued one\n\n"
                      "queued two, about the picture")
+
+
+def test_the_message_that_met_the_damage_comes_back_before_the_queued_ones(
+        driver: Any, home: Path) -> None:
+    w = driver.configured()
+    driver.fake.script("slow " * 150, token_delay_ms=20, chunk_size=2)
+    driver.send("tell me a long story", w)
+    driver.until(lambda: w.composer_bar.busy and bool(w.chat.partial), timeout=15)
+    sid = str(w.chat.session_id)
+    for text in QUEUED[:2]:
+        driver.send(text, w)
+    driver.until(lambda: queued(w, sid) == list(QUEUED[:2]))
+    time.sleep(0.02)
+    os.truncate(w.store.path, 0)
+    driver.send("typed as it broke", w)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 60)
+    said = w.recovery_page.message.text()
+    assert said.endswith(f"(kept meanwhile in {home / TYPED}). The 2 messages you queued "
+                         "behind the reply come back after it, not sent, in order.")
+
+    driver.qtbot.mouseClick(w.recovery_page.salvage_button, LEFT)
+    new = successor_of(driver, w)
+    _comes_back_once(driver, new, sid, "typed as it broke\n\n" + "\n\n".join(QUEUED[:2]))
