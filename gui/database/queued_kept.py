@@ -104,10 +104,16 @@ def write(folder: Path, messages: Sequence[QueuedMessage]) -> bool:
     return True
 
 
+def _block_of(entry: dict[str, Any]) -> str:
+    """What ``typed-at-start.txt`` holds of a listed message (:func:`block`)."""
+    return block(str(entry.get("text") or ""), [str(n) for n in entry.get("files") or []])
+
+
 async def bring_back(store: AsyncStore, typed: TypedAtStart, queue: Any,
                      attachments: Any) -> None:
     """The chats are open after a damaged sessions.db: the kept queued messages leave
-    the recovered file's queue (their text comes back into the box from ``typed``).
+    the recovered file's queue (their text comes back into the box from ``typed``);
+    those whose words ``typed`` no longer holds stay queued.
 
     Args:
         store: the recovered file, open.
@@ -117,9 +123,11 @@ async def bring_back(store: AsyncStore, typed: TypedAtStart, queue: Any,
             message the recovered file still holds come back there.
     """
     folder = typed.path.parent
-    entries = read(folder)
-    if not entries:
-        return
+    # Only those whose words the kept text still holds (not a file deleted or emptied
+    # meanwhile): the others stay in their chat's queue, if the recovered file has them.
+    kept = typed.before()
+    entries = [e for e in read(folder)
+               if _block_of(e) in kept]  # '' (the one edited in the box): always
     queue.forget({e["id"] for e in entries})  # before any read of a queue lists them
     held: dict[str, dict[str, QueuedMessage]] = {}
     for entry in entries:
@@ -142,12 +150,10 @@ async def bring_back(store: AsyncStore, typed: TypedAtStart, queue: Any,
             await store.take_queued(message.id)  # in the box now: not in its chat's queue
         except ParleyError as exc:  # a read-only file: this window never lists it (forget)
             log.warning("could not take kept queued message %s: %s", message.id, exc.message)
-        names = [str(n) for n in entry.get("files") or []]
         if files:
             for name, data in files:
                 attachments.add_bytes(data, name)
-            typed.replace(block(str(entry.get("text") or ""), names),
-                          block(str(entry.get("text") or ""), []))
+            typed.replace(_block_of(entry), block(str(entry.get("text") or ""), []))
     try:
         _path(folder).unlink(missing_ok=True)
     except OSError as exc:

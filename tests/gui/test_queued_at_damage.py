@@ -166,3 +166,20 @@ def test_the_message_that_met_the_damage_comes_back_before_the_queued_ones(
     driver.qtbot.mouseClick(w.recovery_page.salvage_button, LEFT)
     new = successor_of(driver, w)
     _comes_back_once(driver, new, sid, "typed as it broke\n\n" + "\n\n".join(QUEUED[:2]))
+
+
+def test_queued_messages_whose_kept_text_was_deleted_stay_queued(
+        driver: Any, home: Path, tmp_path: Path) -> None:
+    w, sid = _queue_three_then_empty_the_file(driver, tmp_path)
+    driver.close(w)  # quit at the page, then the kept text is deleted by hand
+    (home / TYPED).unlink()
+
+    w = start_window(driver, home)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 40)
+    driver.qtbot.mouseClick(w.recovery_page.salvage_button, LEFT)
+    driver.until(lambda: w.ready and w.tasks.pending == 0 and w.chat is not None
+                 and w.chat.session_id == sid and queued(w, sid) == list(QUEUED), 40)
+    assert w.composer.text() == ""  # not in the box: still queued, with the picture
+    assert [[f.name for f in m.files] for m in driver.run(w.store.queued_messages(sid))] == [
+        [], ["photo.png"], []]
+    assert not (home / FILE_NAME).exists()
