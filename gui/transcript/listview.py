@@ -143,6 +143,7 @@ class TranscriptListView(QListView):
         self.setUniformItemSizes(False)
         self.setMouseTracking(True)
         self.setFrameShape(QListView.Shape.NoFrame)
+        self.setObjectName("TranscriptList")  # no focus ring round it: parley.qss
         self.viewport().setAutoFillBackground(True)
         self._delegate = TranscriptDelegate(self)
         self._delegate.repaintRequested.connect(self._throttle_over)

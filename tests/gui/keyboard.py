@@ -46,9 +46,10 @@ def say(driver: Any, qtbot: Any, w: Any, text: str, reply: str) -> None:
                  w.tasks.pending == 0 and not w.composer_bar.busy, timeout=10)
 
 
-def accent_pixels(image: QImage, left: int, top: int, width: int, height: int) -> int:
-    """How many pixels of the rect are (nearly) the theme's accent colour."""
-    accent = QColor(appearance.current().accent)
+def accent_pixels(image: QImage, left: int, top: int, width: int, height: int,
+                  color: QColor | None = None) -> int:
+    """How many pixels of the rect are (nearly) the theme's accent colour (or ``color``)."""
+    accent = color if color is not None else QColor(appearance.current().accent)
     count = 0
     for y in range(top, top + height):
         for x in range(left, left + width):

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication
 
 from parley.gui import dialogs
 from parley.gui.look import appearance
+from tests.gui.chats import long_chat
 from tests.gui.keyboard import accent_pixels, chat_window, key, say, type_text
 
 pytestmark = pytest.mark.timeout(60)
@@ -101,6 +102,35 @@ def test_the_list_and_its_current_row_show_the_focus(driver, fake_provider, qtbo
     key(qtbot, "F6")  # on to the conversation: the list shows no focus any more
     assert shot() == (0, 0)
 
+
+def test_the_conversation_outlines_the_focused_message_and_no_ring_round_it(
+        driver, fake_provider, qtbot, qapp, restore_look):
+    """Fresh-user trial: with the keyboard in the conversation (Ctrl+Shift+M) a ring went
+    round the whole pane besides the focused message's outline, its bottom line across
+    the strip under the messages, by the message's buttons there: the message's own
+    outline is the one focus shown (the pane does not shift by the ring's pixel either)."""
+    w = chat_window(driver, fake_provider)
+    appearance.apply(qapp, appearance.LIGHT)  # the application's style sheet
+    sid, _ = long_chat(driver, w, 40)  # more than the pane shows: it scrolls
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and len(w.chat.turns) == 40)
+    lv = w.transcript.list_view
+    before = lv.viewport().geometry()
+    key(qtbot, "Ctrl+Shift+M")
+    assert QApplication.focusWidget() is lv
+    key(qtbot, "Up")
+    qtbot.wait(200)
+    image = w.transcript.grab().toImage()
+    frame = lv.mapTo(w.transcript, lv.rect().topLeft())
+    for x in (frame.x(), frame.x() + lv.width() - 1):  # the pane's left and right edges
+        assert accent_pixels(image, x, frame.y() + 10, 1, lv.height() - 20) == 0, \
+            "a focus ring goes round the conversation"
+    rect = lv.visualRect(w.transcript.model.index(lv.currentIndex().row()))
+    at = lv.viewport().mapTo(w.transcript, rect.topLeft())
+    row = accent_pixels(image, at.x(), at.y(), rect.width(), rect.height(),
+                        lv.delegate.colors.focus)
+    assert row > 20, "the focused message shows no outline"
+    assert lv.viewport().geometry() == before
 
 
 def test_undo_a_delete_or_an_archive_from_the_keyboard(driver, fake_provider, qtbot):
