@@ -401,7 +401,15 @@ class SettingsDialog(QDialog):
             tasks.spawn(chat.models.refresh_models(), name="models")
 
     def commit(self, key: str, raw: Any) -> None:
-        """Validate a field's value; store it at once, or show why it is refused."""
+        """Validate a field's value; store it at once, or show why it is refused.
+
+        A refused value is named in the message ("… '0.01' is not. The setting was not
+        changed."), and a one-line field (a number, a choice) shows the value in force
+        again, so it never shows a value that is not the setting. A model field and a
+        multi-line text keep what was typed, to be corrected in place: a model id or a
+        long text is more than the message can hold (a text is committed while typing
+        goes on).
+        """
         editor = self.editors[key]
         try:
             value = validate(key, raw)
@@ -409,6 +417,9 @@ class SettingsDialog(QDialog):
                 check_model_setting(key, value, [c.id for c in self.hub.configs])
         except SettingsError as exc:
             editor.show_error(exc.message)
+            kept = spec(key).kind == "model" or isinstance(editor.input, QPlainTextEdit)
+            if key in self.values and not kept:
+                editor.show_value(self.values[key])
             return
         editor.show_error("")
         editor.show_value(value)
