@@ -26,6 +26,7 @@ from parley.gui.text.names import elided_title
 ROW_H = 34
 FORK_H = 44  # a fork shows its fork point on a second line
 SPACE_H = 30
+SPACE_TEXT_TOP = 6  # px above a space's name in its row (its focus outline starts there)
 INDENT = 16  # px per nesting level of forks
 CHEVRON_W = 16
 
@@ -94,16 +95,18 @@ class RowDelegate(QStyledItemDelegate):
                      index: Index) -> None:
         t = appearance.current()
         rect = option.rect.adjusted(8, 1, -8, -1)
-        if self.drop_target is not None and self.drop_target == index:
-            self._outline(p, rect, t.accent)
-        if option.state & QStyle.StateFlag.State_HasFocus:  # the list's current row
-            self._outline(p, rect, t.accent)
+        # The outline goes round the name as it sits, low in its row (the room above
+        # sets the space apart from the chats over it), not round the whole row.
+        ring = rect.adjusted(0, SPACE_TEXT_TOP - 1, 0, 0)
+        if (self.drop_target is not None and self.drop_target == index) or \
+                option.state & QStyle.StateFlag.State_HasFocus:  # the list's current row
+            self._outline(p, ring, t.accent)
         font = QFont(option.font)
         font.setPointSizeF(font.pointSizeF() * 0.85)
         font.setWeight(QFont.Weight.DemiBold)
         p.setFont(font)
         p.setPen(QColor(t.muted))
-        p.drawText(rect.adjusted(10, 6, -30, 0),
+        p.drawText(rect.adjusted(10, SPACE_TEXT_TOP, -30, 0),
                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, str(index.data()))
         has_rows = self.view.model().hasChildren(index)  # type: ignore[attr-defined]
         hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)

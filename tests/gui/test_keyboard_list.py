@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtGui import QColor, QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
 from parley.gui import dialogs
@@ -269,3 +269,37 @@ def test_the_first_ctrl_z_in_a_fresh_message_box_is_the_windows_undo(driver, fak
     w.composer.setFocus()
     key(qtbot, "Ctrl+Z")
     driver.until(lambda: chat.id in w.sidebar.model.session_ids() and w.tasks.pending == 0)
+
+
+def test_a_space_headings_outline_goes_round_its_name(driver, fake_provider, qtbot, qapp,
+                                                     restore_look):
+    """Fresh-user trial: Up from the first chat stops on the space heading ("General",
+    Enter folds it) and its outline was drawn round the whole row, the name sitting
+    low in it, the outline's bottom on the chat below: the outline goes round the name."""
+    w = chat_window(driver, fake_provider)
+    appearance.apply(qapp, appearance.LIGHT)
+    ids = three_chats(driver, qtbot, w)
+    tree = w.sidebar.tree
+    key(qtbot, "Ctrl+Shift+E")
+    heading = w.sidebar.model.index_of(ids[0]).parent()
+    tree.setCurrentIndex(heading)
+    qtbot.wait(50)
+    rect = tree.visualRect(heading)
+    image = tree.viewport().grab(rect).toImage()
+    accent = QColor(appearance.current().accent)
+
+    def near_accent(c: QColor) -> bool:  # the 1.5 px pen is blended: a loose match
+        return (abs(c.red() - accent.red()) + abs(c.green() - accent.green())
+                + abs(c.blue() - accent.blue())) < 120
+
+    ring_rows, ink_rows = [], []
+    for y in range(image.height()):
+        row = [image.pixelColor(x, y) for x in range(image.width())]
+        if sum(map(near_accent, row)) > image.width() // 2:  # the outline's top or bottom
+            ring_rows.append(y)
+        if any(c.lightness() < 170 and not near_accent(c) for c in row[20: image.width() // 2]):
+            ink_rows.append(y)  # the name's letters (right of the outline's rounded side)
+    assert ring_rows and ink_rows, "no outline or no name painted"
+    ring_mid = (ring_rows[0] + ring_rows[-1]) / 2
+    ink_mid = (ink_rows[0] + ink_rows[-1]) / 2
+    assert abs(ring_mid - ink_mid) <= 1.5, (ring_rows, ink_rows)
