@@ -106,6 +106,7 @@ class MainWindow(WindowBase, QMainWindow):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
+        self.narrow_sidebar.resized(event.oldSize().width(), event.size().width())
         keep_chat_room(self.splitter)
         if self.startup.built:
             self.toast.place()

@@ -358,10 +358,12 @@ class WindowCommands:
             self.state.transcript.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def focus_sidebar(self) -> None:
+        self.state.narrow_sidebar.toggled_by_hand()
         self.state.sidebar.setVisible(True)
         self.state.sidebar.tree.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def toggle_sidebar(self) -> None:
+        self.state.narrow_sidebar.toggled_by_hand()
         self.state.sidebar.setVisible(not self.state.sidebar.isVisible())
 
     def zoom(self, direction: int) -> Any:

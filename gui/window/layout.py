@@ -31,6 +31,7 @@ from parley.core.app_state import WINDOW_GEOMETRY, WINDOW_SPLITTER
 from parley.core.gc_pause import pausing_gc
 from parley.gui.composer.widget import ComposerBar
 from parley.gui.look import appearance
+from parley.gui.window.narrow import NarrowSidebar
 from parley.gui.window.state import WindowState
 
 if TYPE_CHECKING:
@@ -198,6 +199,8 @@ class WindowLayout:
         st.splitter.addWidget(st.stack)
         st.splitter.setStretchFactor(1, 1)
         st.splitter.setSizes([260, 920])
+        # A window too narrow for both: the sidebar steps aside (the window's resizeEvent).
+        st.narrow_sidebar = NarrowSidebar(st.splitter, SIDEBAR_MIN_PX + CHAT_ROOM_PX)
         window.setCentralWidget(st.splitter)
         # Made now and kept: a status bar that appeared with its first message would
         # shift the window's layout each time.
@@ -323,6 +326,8 @@ class WindowLayout:
         if isinstance(sizes, list) and len(sizes) == 2:
             st.splitter.setSizes([int(s) for s in sizes])
             st.sidebar.setVisible(int(sizes[0]) > 0)
+            if int(sizes[0]) == 0 and self.window.width() < st.narrow_sidebar.below_px:
+                st.narrow_sidebar.hid_itself = True  # hidden for room: back when widened
 
     async def save_geometry(self) -> None:
         """Keep the window's place and size and the sidebar's width in the store (raises

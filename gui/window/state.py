@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from parley.gui.startup.setup_panel import SetupPanel
     from parley.gui.startup.state import StartupView
     from parley.gui.transcript import TranscriptView
+    from parley.gui.window.narrow import NarrowSidebar
 
 
 class WindowState:
@@ -83,6 +84,7 @@ class WindowState:
     header: QWidget
     sidebar_button: QToolButton
     splitter: QSplitter
+    narrow_sidebar: NarrowSidebar  # hides the sidebar in a narrow window (its resizeEvent)
     composer_bar: ComposerBar
     composer: Composer
     _sidebar_frame: QWidget
