@@ -213,7 +213,7 @@ class ChatController:
                 if i:
                     await asyncio.sleep(0)
                 self._add_page(space.id, pages.get(space.id, []))
-            sidebar.select(self.session_id)
+            sidebar.select(self.session_id, self.space_id)
 
     async def _load_page(self, space_id: str) -> None:
         model = self.parts.sidebar.model
@@ -295,7 +295,7 @@ class ChatController:
                 self.parts.tasks.spawn(self.organizer.describe_forks([session]), name="fork-point")
         if session.id == self.session_id:
             self.space_id = session.space_id
-            self.parts.sidebar.select(self.session_id)
+            self.parts.sidebar.select(self.session_id, self.space_id)
             self.models.update_title()
 
     def _titled(self, sid: str, title: str) -> None:
@@ -366,7 +366,7 @@ class ChatController:
         busy = self.runs.running(self.session_id)
         self.parts.composer_bar.set_busy(busy)
         self.parts.transcript.set_busy(busy)
-        self.parts.sidebar.select(self.session_id)
+        self.parts.sidebar.select(self.session_id, self.space_id)
         self.parts.status.set_chat(self.session_id)  # another chat's message goes
         self.runs.retry_notice.refresh()  # this chat's retry wait, if any
         self.runs.queue.shown(self.session_id)  # and its queued messages

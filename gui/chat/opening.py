@@ -117,7 +117,7 @@ class ChatOpener:
         if not passing(error):
             raise error
         self.chat.save_status.not_opened(error)
-        self.sidebar.select(self.chat.session_id)
+        self.sidebar.select(self.chat.session_id, self.chat.space_id)
 
     def _set_branches(self, branches: Branches | None, *, reset: bool = False) -> None:
         """Show ‹ n/m › under the open chat's messages that have siblings (``reset``:

@@ -143,7 +143,7 @@ class RowDelegate(QStyledItemDelegate):
             self._paint_chevron(p, chevron_rect(option.rect, index), self._expanded(index),
                                 t.muted)
         font = QFont(option.font)
-        muted = kind == "more" or bool(index.data(ARCHIVED))
+        muted = kind in ("more", "start") or bool(index.data(ARCHIVED))
         if kind == "session":
             text_rect = self._paint_marks(p, index, text_rect)
         if selected:

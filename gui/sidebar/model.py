@@ -9,7 +9,8 @@ was deleted, moved away or is not loaded yet) it is a row of its space and
 is adopted as soon as its parent appears. Edits and regenerations are branches
 inside their chat (``parley.core.branches``), not rows. Only the first page of each space
 is loaded; a "Show more" row asks for the next (start-up stays fast with
-10,000 sessions).
+10,000 sessions). A space with no chat listed has a "New chat in <space>" row
+(kind "start"): what starts one there.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from PySide6.QtGui import QStandardItem, QStandardItemModel
 
 from parley.core.visible import strip_invisible
 
-KIND = Qt.ItemDataRole.UserRole + 1  # "space" | "session" | "more"
+KIND = Qt.ItemDataRole.UserRole + 1  # "space" | "session" | "more" | "start"
 ID = Qt.ItemDataRole.UserRole + 2  # space id or session id
 PINNED = Qt.ItemDataRole.UserRole + 3
 UPDATED = Qt.ItemDataRole.UserRole + 4  # epoch ms
@@ -114,12 +115,48 @@ class SessionTreeModel(QStandardItemModel):
         self._set_space_name(item, space.name)
         with self._mutation():
             self.insertRow(self.rowCount() if row is None else row, [item])
+            self._sync_start(item)
 
     def rename_space(self, space_id: str, name: str) -> None:
         """Change a space heading's text."""
         item = self._spaces.get(space_id)
         if item is not None:
             self._set_space_name(item, name)
+            start = self._start_row(item)
+            if start is not None:
+                start.setText(f"New chat in {name}")
+
+    def start_index(self, space_id: str) -> QModelIndex:
+        """The "New chat in <space>" row of an empty space (invalid when it has chats)."""
+        item = self._spaces.get(space_id)
+        start = self._start_row(item) if item is not None else None
+        return start.index() if start is not None else QModelIndex()
+
+    @staticmethod
+    def _start_row(space: QStandardItem) -> QStandardItem | None:
+        """Its "start" row: alone until a chat comes (then before or after it)."""
+        for row in {0, space.rowCount() - 1}:
+            child = space.child(row) if row >= 0 else None
+            if child is not None and child.data(KIND) == "start":
+                return child
+        return None
+
+    def _sync_start(self, space: QStandardItem | None) -> None:
+        """Give ``space`` its "New chat in <space>" row when it lists nothing else, and
+        take it away when it does."""
+        if space is None:
+            return
+        start = self._start_row(space)
+        if start is None and space.rowCount() == 0:
+            row = QStandardItem(f"New chat in {space.text()}")
+            row.setData("start", KIND)
+            row.setData(space.data(ID), ID)
+            row.setData(f"New chat in the space {space.text()}",
+                        Qt.ItemDataRole.AccessibleTextRole)
+            row.setFlags(_ROW)
+            space.appendRow(row)
+        elif start is not None and space.rowCount() > 1:
+            space.removeRow(start.row())
 
     @staticmethod
     def _set_space_name(item: QStandardItem, name: str) -> None:
@@ -169,6 +206,7 @@ class SessionTreeModel(QStandardItemModel):
                     more.setData(space_id, ID)
                     more.setFlags(_ROW)
                     space.appendRow(more)
+                self._sync_start(space)
         finally:
             self.adding_page = was
         if not was:
@@ -189,10 +227,12 @@ class SessionTreeModel(QStandardItemModel):
             self._remove(session.id)  # its space is not shown (or was deleted)
             return QModelIndex()
         item = self._sessions.get(session.id)
+        left: QStandardItem | None = None  # the space it leaves
         if item is None:
             item = QStandardItem()
             self._sessions[session.id] = item
         else:
+            left = self._spaces.get(item.data(SPACE))
             self._take(item)
         self._fill(item, session)
         if item.data(PARENT):
@@ -200,6 +240,9 @@ class SessionTreeModel(QStandardItemModel):
         self._insert_sorted(self._home_of(item), item)
         self._release_strangers(item)
         self._adopt(item)
+        self._sync_start(space)
+        if left is not space:
+            self._sync_start(left)
         return item.index()
 
     def _home_of(self, item: QStandardItem) -> QStandardItem:
@@ -300,6 +343,7 @@ class SessionTreeModel(QStandardItemModel):
         self._take(item)
         for child in children:
             self._insert_sorted(self._home_of(child), child)
+        self._sync_start(self._spaces.get(item.data(SPACE)))
 
     def index_of(self, session_id: str) -> QModelIndex:
         """Return the index of a session row (invalid when not loaded)."""

@@ -120,7 +120,7 @@ class SessionTree(QTreeView):
             return str(index.data(ID))
         if kind == "session":
             return str(index.data(SPACE))
-        return str(index.data(ID)) if kind == "more" else None
+        return str(index.data(ID)) if kind in ("more", "start") else None
 
     @staticmethod
     def _payload(event: QDropEvent | QDragMoveEvent) -> tuple[str, str] | None:

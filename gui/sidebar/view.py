@@ -70,6 +70,7 @@ class Sidebar(QWidget):
         #: their chat; a fork opened unfolds its chat too).
         self.unfolded: set[str] = set()
         self._selected: str | None = None
+        self._selected_space: str | None = None  # the new chat's space (None: a chat's)
         #: The "Show more" row asked for (its space id and row): the first chat of the
         #: page read takes its place as the current row (:meth:`_page_added`).
         self._more_at: tuple[str, int] | None = None
@@ -179,10 +180,14 @@ class Sidebar(QWidget):
         finally:
             self.tree.setUpdatesEnabled(was)
 
-    def select(self, session_id: str | None) -> None:
-        """Highlight ``session_id`` (no signal is emitted); its folded ancestors open."""
-        self._selected = session_id
+    def select(self, session_id: str | None, space_id: str | None = None) -> None:
+        """Highlight ``session_id`` (no signal is emitted); its folded ancestors open. A
+        new chat (None) in ``space_id``, a space listing no chat, highlights that space's
+        "New chat in <space>" row (a space just made is so shown at once)."""
+        self._selected, self._selected_space = session_id, space_id
         index = self.model.index_of(session_id) if session_id else QModelIndex()
+        if session_id is None and space_id is not None:
+            index = self.model.start_index(space_id)
         blocked = self.tree.selectionModel().blockSignals(True)
         try:
             if index.isValid():
@@ -209,13 +214,17 @@ class Sidebar(QWidget):
 
     def open_current(self) -> bool:
         """Enter on the list: open the current row's chat (True: the window then puts the
-        focus in the message box); a space heading folds or unfolds, "more" reads more
-        chats (False: the focus stays in the list)."""
+        focus in the message box); "New chat in <space>" starts one there (True too);
+        a space heading folds or unfolds, "more" reads more chats (False: the focus
+        stays in the list)."""
         index = self.tree.currentIndex()
         kind = index.data(KIND) if index.isValid() else None
         self.tree.walked = None
         if kind == "session":
             self.session_activated.emit(index.data(ID))
+            return True
+        if kind == "start":
+            self.space_action.emit("new-chat", index.data(ID))
             return True
         if kind == "space":
             self.tree.setExpanded(index, not self.tree.isExpanded(index))
@@ -229,7 +238,7 @@ class Sidebar(QWidget):
         if not index.isValid():
             return None
         kind = index.data(KIND)
-        return index.data(ID) if kind in ("space", "more") else index.data(SPACE)
+        return index.data(ID) if kind in ("space", "more", "start") else index.data(SPACE)
 
     def show_status(self, text: str) -> None:
         """Show a line under the list ("Loading chats…"); empty text hides it."""
@@ -291,7 +300,7 @@ class Sidebar(QWidget):
         # Once per page read, not per row: each scrolls to it and lays the tree out (a
         # page of 50 took 5-7 ms at start-up, 10 spaces' pages 60 ms; issue 33).
         if not self.model.adding_page:
-            self.select(self._selected)
+            self.select(self._selected, self._selected_space)
 
     def _show_more(self, index: QModelIndex) -> None:
         """Ask for the next page of the "Show more" row at ``index``; its first chat
@@ -306,16 +315,17 @@ class Sidebar(QWidget):
         more, self._more_at = self._more_at, None
         if more is None or more[0] != space_id:
             self._more_at = more  # another space's page (start-up, a chat opened)
-            self.select(self._selected)
+            self.select(self._selected, self._selected_space)
             return
         first = self.model.index(more[1], 0, self.model.space_index(space_id))
         if not first.isValid():  # nothing came (the chats were deleted meanwhile)
-            self.select(self._selected)
+            self.select(self._selected, self._selected_space)
             return
         selection = self.tree.selectionModel()
         blocked = selection.blockSignals(True)
         try:
-            opened = self.model.index_of(self._selected) if self._selected else QModelIndex()
+            opened = (self.model.index_of(self._selected) if self._selected
+                      else self.model.start_index(self._selected_space or ""))
             if opened.isValid():
                 selection.select(opened, selection.SelectionFlag.ClearAndSelect)
             else:
@@ -335,6 +345,8 @@ class Sidebar(QWidget):
     def _clicked(self, index: QModelIndex) -> None:
         if index.data(KIND) == "more":
             self._show_more(index)
+        elif index.data(KIND) == "start":
+            self.space_action.emit("new-chat", index.data(ID))
         elif index.data(KIND) == "session":
             self.session_activated.emit(index.data(ID))
 

@@ -48,7 +48,8 @@ def test_show_more_from_the_keyboard_leaves_the_focus_on_the_first_chat_it_shows
     driver.until(lambda: w.session_id == ids[0] and w.tasks.pending == 0)
     tree, model = w.sidebar.tree, w.sidebar.model
     key(qtbot, "Ctrl+Shift+E")
-    key(qtbot, "End")  # the Work heading
+    key(qtbot, "End")  # the empty Work's "New chat in Work"
+    key(qtbot, "Up")  # its heading
     key(qtbot, "Up")  # General's "Show more"
     assert tree.currentIndex().data(KIND) == "more"
     top = tree.verticalScrollBar().value()
@@ -87,3 +88,52 @@ def test_a_right_click_opens_the_menu_of_a_chat_without_opening_it(driver, fake_
     menu.hide()
     open_entry.trigger()  # its Open entry opens it
     driver.until(lambda: w.session_id == ids[2])
+
+
+def test_a_new_space_is_shown_at_once_with_a_row_that_starts_a_chat_in_it(
+        driver, fake_provider, qtbot):
+    w = chat_window(driver, fake_provider)
+    ids = chats(driver, w, 120)
+    w.window_commands.open_session(ids[0])
+    driver.until(lambda: w.session_id == ids[0] and w.tasks.pending == 0)
+    tree, model = w.sidebar.tree, w.sidebar.model
+    space_menu = next(a.menu() for a in w.menuBar().actions() if a.text() == "&Space")
+    assert "New space…" in [a.text() for a in space_menu.actions()]  # with the space commands
+    w.window_commands.new_space()
+    dlg = w.chat.organizer.dialog
+    qtbot.keyClicks(dlg.name_edit, "Work")
+    qtbot.mouseClick(dlg.ok_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: len(model.space_ids()) == 2)
+    work = model.space_ids()[-1]
+    driver.until(lambda: w.session_id is None and w.chat.space_id == work
+                 and w.tasks.pending == 0)
+    QApplication.processEvents()
+    start = model.start_index(work)
+    assert start.data() == "New chat in Work"
+    assert in_view(tree, start)  # below General's 50 chats: scrolled to
+    assert in_view(tree, model.space_index(work))
+    assert [i.data() for i in tree.selectionModel().selectedIndexes()] == ["New chat in Work"]
+
+    w.window_commands.open_session(ids[0])  # away, then back from the keyboard
+    driver.until(lambda: w.session_id == ids[0] and w.tasks.pending == 0)
+    assert not in_view(tree, model.start_index(work))
+    w.activateWindow()  # the dialog closed
+    driver.until(w.isActiveWindow)
+    w.window_commands.focus_sidebar()
+    key(qtbot, "End")
+    assert tree.currentIndex().data(KIND) == "start"
+    key(qtbot, "Return")
+    driver.until(lambda: w.session_id is None and w.chat.space_id == work
+                 and QApplication.focusWidget() is w.composer)
+
+    # a click on it too (from a chat of another space)
+    w.window_commands.open_session(ids[0])
+    driver.until(lambda: w.session_id == ids[0] and w.tasks.pending == 0)
+    tree.scrollTo(model.start_index(work))
+    rect = tree.visualRect(model.start_index(work))
+    qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    driver.until(lambda: w.session_id is None and w.chat.space_id == work)
+    fake_provider.script("Hi.")
+    driver.send("first in work", wait=True)  # the chat made: the row gives way to it
+    driver.until(lambda: model.space_of(w.session_id or "") == work)
+    assert not model.start_index(work).isValid()
