@@ -478,6 +478,7 @@ class AsyncStore:
     get_session = reads(Store.get_session)
     list_sessions = reads(Store.list_sessions)
     first_pages = reads(Store.first_pages)
+    session_position = reads(Store.session_position)
     create_session = writes(Store.create_session)
     rename_session = writes(Store.rename_session)
     set_auto_title = writes(Store.set_auto_title)

@@ -190,6 +190,29 @@ def list_page(
     return [_session(r) for r in con.execute(q)]
 
 
+def position(con: Connection, session_id: str, include_archived: bool) -> int | None:
+    """Where a session is in its space's list (:func:`list_page`, pinned first): how many
+    sessions come before it, 0 for the first. None when it is archived and
+    ``include_archived`` is False (it is not listed). One count on the list's index.
+
+    Raises SessionNotFound.
+    """
+    row = con.execute(select(S.c.space_id, S.c.pinned, S.c.updated_at, S.c.n, S.c.archived)
+                      .where(S.c.id == session_id)).first()
+    if row is None:
+        raise SessionNotFound(session_id)
+    if row.archived and not include_archived:
+        return None
+    where = [S.c.space_id == row.space_id]
+    if not include_archived:
+        where.append(S.c.archived == 0)
+    newer = (S.c.updated_at > row.updated_at) | (
+        (S.c.updated_at == row.updated_at) & (S.c.n > row.n))
+    before = (S.c.pinned > row.pinned) | ((S.c.pinned == row.pinned) & newer)
+    return int(con.execute(select(func.count()).select_from(S).where(*where, before))
+               .scalar_one())
+
+
 def list_forks(con: Connection, session_id: str) -> list[Session]:
     require(con, session_id)
     q = _query(S.c.parent_session_id == session_id)

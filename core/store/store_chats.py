@@ -112,6 +112,12 @@ class ChatsStore(StoreBase):
             lambda c: sessions.list_page(c, space_id, include_archived, limit, offset, pinned_first)
         )
 
+    def session_position(self, session_id: str, *, include_archived: bool = False) -> int | None:
+        """How many sessions come before this one in its space's list
+        (:meth:`list_sessions` with ``pinned_first``): its offset there. None when it is
+        archived and ``include_archived`` is False. Raises SessionNotFound."""
+        return self._r(lambda c: sessions.position(c, session_id, include_archived))
+
     def first_pages(
         self, space_ids: Sequence[str], *, include_archived: bool = False, limit: int = 200
     ) -> dict[str, list[Session]]:

@@ -41,10 +41,12 @@ from PySide6.QtGui import QDesktopServices
 
 from parley.core.app_state import LAST_SESSION
 from parley.core.content import Turn
+from parley.core.store.errors import SessionNotFound
 from parley.core.workspace import Stage
 from parley.gui.chat.attach import ChatAttachments
 from parley.gui.chat.box_switch import BoxSwitch, after
 from parley.gui.chat.edit import ChatEditor
+from parley.gui.chat.list_reveal import list_up_to
 from parley.gui.chat.meter import ChatMeter
 from parley.gui.chat.models import ChatModels
 from parley.gui.chat.opening import ChatOpener
@@ -225,13 +227,30 @@ class ChatController:
     def _add_page(self, space_id: str, page: list[Session]) -> None:
         """List a page read of ``space_id``'s sessions (:data:`PAGE`, one more if there
         are more) after those listed."""
-        model = self.parts.sidebar.model
-        shown = [s for s in page[:PAGE] if s.id not in self.organizer.deleting]
+        self._add_read(space_id, page[:PAGE], len(page) > PAGE)
+
+    def _add_read(self, space_id: str, read: Sequence[Session], more: bool) -> None:
+        """List sessions read of ``space_id`` after those listed (``more``: "Show more")."""
+        shown = [s for s in read if s.id not in self.organizer.deleting]
         for s in shown:
             self.sessions[s.id] = s
-        model.add_sessions(space_id, shown, has_more=len(page) > PAGE)
+        self.parts.sidebar.model.add_sessions(space_id, shown, has_more=more)
         if any(s.forked_from_turn_id for s in shown):
             self.parts.tasks.spawn(self.organizer.describe_forks(shown), name="fork-points")
+
+    async def _list_open(self, sid: str) -> None:
+        """The open chat, beyond the pages listed (opened from the palette or search):
+        its space's pages up to it are listed, and it is selected there."""
+        session = self.sessions.get(sid)
+        if session is None:
+            return
+        try:
+            listed = await list_up_to(self.store, self.parts.sidebar, sid, session.space_id,
+                                      PAGE, self._add_read)
+        except SessionNotFound:
+            return
+        if listed and sid == self.session_id:
+            self.parts.sidebar.select(sid, self.space_id)
 
     def attach(self) -> None:
         """Take the workspace's providers and run loop, open now (the second step of
@@ -367,6 +386,8 @@ class ChatController:
         self.parts.composer_bar.set_busy(busy)
         self.parts.transcript.set_busy(busy)
         self.parts.sidebar.select(self.session_id, self.space_id)
+        if self.session_id is not None and not self.parts.sidebar.model.has(self.session_id):
+            self.parts.tasks.spawn(self._list_open(self.session_id), name="list-open-chat")
         self.parts.status.set_chat(self.session_id)  # another chat's message goes
         self.runs.retry_notice.refresh()  # this chat's retry wait, if any
         self.runs.queue.shown(self.session_id)  # and its queued messages

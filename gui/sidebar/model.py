@@ -212,6 +212,12 @@ class SessionTreeModel(QStandardItemModel):
         if not was:
             self.pageAdded.emit(space_id)
 
+    def has_more(self, space_id: str) -> bool:
+        """True when a space's list ends with "Show more" (further pages to read)."""
+        space = self._spaces.get(space_id)
+        last = space.child(space.rowCount() - 1) if space is not None and space.rowCount() else None
+        return last is not None and last.data(KIND) == "more"
+
     def loaded_count(self, space_id: str) -> int:
         """How many sessions of a space are loaded (forks nested anywhere included)."""
         return sum(1 for i in self._sessions.values() if i.data(SPACE) == space_id)

@@ -137,6 +137,23 @@ def test_list_sessions_newest_activity_first_pinned_on_top(db):
     assert db.list_sessions()[1].turn_count == 1
 
 
+def test_session_position_is_its_offset_in_its_spaces_list(db):
+    work = db.create_space("Work")
+    made = [db.create_session(title=f"c{n}") for n in range(6)]
+    db.create_session(title="elsewhere", space_id=work.id)  # another space: not counted
+    db.pin_session(made[1].id, True)
+    db.archive_session(made[4].id, True)
+    for archived in (False, True):
+        listed = [s.id for s in db.list_sessions(space_id=made[0].space_id,
+                                                 include_archived=archived)]
+        for s in made:
+            where = db.session_position(s.id, include_archived=archived)
+            assert where == (listed.index(s.id) if s.id in listed else None)
+    assert db.session_position(made[4].id) is None  # archived, not listed
+    with pytest.raises(SessionNotFound):
+        db.session_position("nope")
+
+
 def test_list_sessions_by_space(db):
     work = db.create_space("Work")
     w = db.create_session(space_id=work.id, title="w")

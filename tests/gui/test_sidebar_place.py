@@ -13,7 +13,7 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
 from parley.gui.sidebar.model import ID, KIND
-from tests.gui.keyboard import chat_window, key
+from tests.gui.keyboard import chat_window, key, type_text
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -137,3 +137,33 @@ def test_a_new_space_is_shown_at_once_with_a_row_that_starts_a_chat_in_it(
     driver.send("first in work", wait=True)  # the chat made: the row gives way to it
     driver.until(lambda: model.space_of(w.session_id or "") == work)
     assert not model.start_index(work).isValid()
+
+
+def test_a_chat_opened_from_the_palette_is_listed_selected_and_scrolled_to(
+        driver, fake_provider, qtbot):
+    w = chat_window(driver, fake_provider)
+    ids = chats(driver, w, 160, titles={9: "Quarterly budget"})  # ids[150]: the 151st row
+    w.window_commands.open_session(ids[0])
+    driver.until(lambda: w.session_id == ids[0] and w.tasks.pending == 0)
+    tree, model = w.sidebar.tree, w.sidebar.model
+    assert model.loaded_count(w.chat.space_id) == 50
+    w.window_commands.focus_composer()
+    key(qtbot, "Ctrl+K")
+    type_text(qtbot, "Quarterly budget")
+    palette = w.command_palette
+    driver.until(lambda: palette.current_entry() is not None
+                 and palette.current_entry().ref == ids[150])
+    key(qtbot, "Return")
+    driver.until(lambda: w.session_id == ids[150] and model.has(ids[150])
+                 and w.tasks.pending == 0)
+    QApplication.processEvents()
+    assert model.loaded_count(w.chat.space_id) == 160  # its pages (three more), not others
+    assert model.has_more(w.chat.space_id) is False
+    assert [i.data(ID) for i in tree.selectionModel().selectedIndexes()] == [ids[150]]
+    assert in_view(tree, model.index_of(ids[150]))
+
+    w.window_commands.open_session(ids[60])  # one listed: nothing read
+    driver.until(lambda: w.session_id == ids[60] and w.tasks.pending == 0)
+    QApplication.processEvents()
+    assert [i.data(ID) for i in tree.selectionModel().selectedIndexes()] == [ids[60]]
+    assert in_view(tree, model.index_of(ids[60]))
