@@ -26,7 +26,6 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -99,15 +98,13 @@ def write_chats(db: Path, turns: int, words: int) -> tuple[str, str]:
 def one_run(turns: int, words: int, cold: bool, profiled: bool = False
             ) -> tuple[float, float, float, int]:
     """Start a window, open the big chat twice; returns (first ms, again ms, load, chars)."""
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    os.environ.setdefault("PARLEY_KEYRING", "file")
-    home = Path(tempfile.mkdtemp(prefix="parley-bench-"))
-    os.environ["PARLEY_HOME"] = str(home)
+    from tests.benchmarks.bench_window import new_home, open_window
+
+    home = new_home()
     from parley.core.paths import db_path
 
     big, small = write_chats(db_path(home), turns, words)
 
-    from tests.benchmarks.bench_window import open_window
 
     loop, window = open_window(home)
 

@@ -35,9 +35,7 @@ import io
 import os
 import pstats
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,10 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="print the GUI thread's profile of the first switch")
     args = parser.parse_args(argv)
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    os.environ.setdefault("PARLEY_KEYRING", "file")
-    home = Path(tempfile.mkdtemp(prefix="parley-bench-"))
-    os.environ["PARLEY_HOME"] = str(home)
+    from tests.benchmarks.bench_window import new_home, open_window
+
+    home = new_home()
 
     from parley.core.content import TextBlock, Turn
     from parley.core.paths import db_path
@@ -79,7 +76,6 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtTest import QTest
 
     from parley.gui.transcript.specs import BRANCH_NEXT_HREF, BRANCH_PREV_HREF
-    from tests.benchmarks.bench_window import open_window
 
     env: dict[str, str] = {}
     server = None

@@ -38,13 +38,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -188,15 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chains", action="store_true",
                         help="also print each distinct stack seen at a boundary")
     args = parser.parse_args(argv)
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    os.environ.setdefault("PARLEY_KEYRING", "file")
-    home = Path(tempfile.mkdtemp(prefix="parley-bench-"))
-    os.environ["PARLEY_HOME"] = str(home)
+    from tests.benchmarks.bench_window import new_home, open_window
+
+    home = new_home()
 
     from PySide6.QtCore import Qt
     from PySide6.QtTest import QTest
 
-    from tests.benchmarks.bench_window import open_window
     from tests.fakes.server import FakeProviderServer
 
     recorder = PathRecorder()

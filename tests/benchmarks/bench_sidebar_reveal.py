@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import tempfile
 import time
-from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -24,10 +21,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--at", type=int, default=-1, help="the row opened (default: last)")
     parser.add_argument("--more", type=int, default=3, help='"Show more" presses timed')
     args = parser.parse_args(argv)
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    os.environ.setdefault("PARLEY_KEYRING", "file")
-    home = Path(tempfile.mkdtemp(prefix="parley-bench-"))
-    os.environ["PARLEY_HOME"] = str(home)
+    from tests.benchmarks.bench_window import new_home, open_window
+
+    home = new_home()
 
     from parley.core.paths import db_path
     from tests.benchmarks.gen_store import generate
@@ -42,7 +38,6 @@ def main(argv: list[str] | None = None) -> None:
 
     from PySide6.QtWidgets import QApplication
 
-    from tests.benchmarks.bench_window import open_window
 
     loop, window = open_window(home)
     stalls: list[float] = []
@@ -119,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
             stalls.append(spent.get("add_sessions", 0))
             print(f"Show more at {before:,}: {(time.perf_counter() - t) * 1000:.0f} ms, "
                   f"rows put in {spent.get('add_sessions', 0):.0f} ms")
-        window.close()
+        await window.shutdown()
 
     with loop:
         loop.run_until_complete(scenario())

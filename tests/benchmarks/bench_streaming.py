@@ -45,10 +45,8 @@ import os
 import pstats
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 BUDGET_MS = 16.0
@@ -183,10 +181,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="sample the GUI thread's stack while each message streams; print "
                         "where the time went and what ran in the longest stalls")
     args = parser.parse_args(argv)
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    os.environ.setdefault("PARLEY_KEYRING", "file")
-    home = Path(tempfile.mkdtemp(prefix="parley-bench-"))
-    os.environ["PARLEY_HOME"] = str(home)
+    from tests.benchmarks.bench_window import new_home, open_window
+
+    home = new_home()
 
     from parley.core.paths import db_path
     from tests.benchmarks.gen_chat import MODEL_REF, write_long_chat
@@ -200,7 +197,6 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import Qt, QTimer
     from PySide6.QtTest import QTest
 
-    from tests.benchmarks.bench_window import open_window
     from tests.benchmarks.stall_sampler import StallSampler
     from tests.fakes.server import FakeProviderServer
 

@@ -1,9 +1,10 @@
 """The real main window for a benchmark: a QApplication with Parley's look, a qasync loop, shown.
 
 Benchmarks that measure the window (``bench_streaming``, ``bench_send_path``,
-``bench_big_open``, ``bench_cards``) open it the same way the app does
-(``parley.gui.app``): :func:`open_window` makes the application, applies the
-appearance, sets the qasync event loop and shows a 1200×800 window on ``home``.
+``bench_big_open``, ``bench_cards``, ``bench_sidebar_reveal``) make a data folder with
+:func:`new_home` and open the window the same way the app does (``parley.gui.app``):
+:func:`open_window` makes the application, applies the appearance, sets the qasync
+event loop and shows a 1200×800 window on ``home``.
 Anything that must be in place before the QApplication exists (a profile function
 for the threads Qt starts) is set by the caller before calling it.
 """
@@ -11,7 +12,9 @@ for the threads Qt starts) is set by the caller before calling it.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +23,22 @@ if TYPE_CHECKING:
     import qasync
 
     from parley.gui.main_window import MainWindow
+
+
+def new_home() -> Path:
+    """A fresh data folder for a window benchmark, and the environment it runs in.
+
+    Sets ``PARLEY_HOME`` to it and, unless set already, ``QT_QPA_PLATFORM=offscreen``
+    and ``PARLEY_KEYRING=file`` (no desktop keyring prompt); call before Qt is imported.
+
+    Returns:
+        The new, empty folder (under the system's temporary folder).
+    """
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ.setdefault("PARLEY_KEYRING", "file")
+    home = Path(tempfile.mkdtemp(prefix="parley-bench-"))
+    os.environ["PARLEY_HOME"] = str(home)
+    return home
 
 
 def open_window(home: Path, env: Mapping[str, str] | None = None
