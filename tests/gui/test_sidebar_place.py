@@ -12,7 +12,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication
 
+from parley.core.content import TextBlock, Turn
 from parley.gui.sidebar.model import ID, KIND
+from tests.gui.helpers import search_for
 from tests.gui.keyboard import chat_window, key, type_text
 
 pytestmark = pytest.mark.timeout(90)
@@ -167,3 +169,21 @@ def test_a_chat_opened_from_the_palette_is_listed_selected_and_scrolled_to(
     QApplication.processEvents()
     assert [i.data(ID) for i in tree.selectionModel().selectedIndexes()] == [ids[60]]
     assert in_view(tree, model.index_of(ids[60]))
+
+
+def test_a_chat_opened_from_the_search_popup_is_listed_and_selected(driver, fake_provider,
+                                                                   qtbot):
+    w = chat_window(driver, fake_provider)
+    old = driver.run(w.store.create_session(title="Travel"))  # the oldest: row 120
+    driver.run(w.store.append_turn(old.id, Turn("user", [TextBlock("the Alhambra at dawn")])))
+    ids = chats(driver, w, 119)
+    w.window_commands.open_session(ids[0])
+    driver.until(lambda: w.session_id == ids[0] and w.tasks.pending == 0)
+    tree, model = w.sidebar.tree, w.sidebar.model
+    assert not model.has(old.id)
+    popup = search_for(driver, w, qtbot, "alhambra")
+    qtbot.keyClick(popup.edit, Qt.Key.Key_Return)
+    driver.until(lambda: w.session_id == old.id and model.has(old.id) and w.tasks.pending == 0)
+    QApplication.processEvents()
+    assert [i.data(ID) for i in tree.selectionModel().selectedIndexes()] == [old.id]
+    assert in_view(tree, model.index_of(old.id))
