@@ -13,8 +13,10 @@ Rules (settings in ``parley.core.compaction.settings``):
   trigger, else the local estimate over system prompt, tools and every block)
   reaches ``compaction.threshold`` × the model's context window, the session
   is compacted (strategy ``summary``; reason ``auto``; only when the turns to
-  summarize hold at least :data:`MIN_NEW_SHARE` of the trigger) or its older
-  tool output is hidden on the wire (strategy ``tail``). A failed auto-compaction is
+  summarize hold at least :data:`MIN_NEW_SHARE` of the trigger; fewer than
+  ``keep_turns`` turns are then kept verbatim when the kept ones would hold the
+  request at the trigger, so it goes out under it, with room for the reply) or its
+  older tool output is hidden on the wire (strategy ``tail``). A failed auto-compaction is
   logged (its ``compact:end`` event carries the error) and the request goes
   out as it is (stubbed, in the steps below). After a summary that was refused
   (``CompactNoSummaryError``) or failed (a provider error, too long to summarize),
@@ -71,7 +73,7 @@ from parley.core.compaction.compact import (
     CompactPromptTooLongError,
 )
 from parley.core.compaction.manual_keep import SUMMARY_ROOM_SHARE
-from parley.core.compaction.plan import fit_keep_turns
+from parley.core.compaction.plan import fit_keep_turns, plan_compaction, summary_block
 from parley.core.compaction.run_state import RunState, Target, UnseenListener, token_scale
 from parley.core.compaction.settings import CompactionSettings
 from parley.core.compaction.slide import Slide
@@ -275,8 +277,9 @@ class RunCompaction:
             request = replace(request, turns=hide_tool_output(stored, settings.keep_turns))
         elif not state.backed_off:
             least = int(target.trigger * MIN_NEW_SHARE)
+            keep = self._under_point(target, settings, stored, request, least)
             if await self._compact(state, session_id, model_ref, emit, least,
-                                   scale=target.scale):
+                                   keep_turns=keep, scale=target.scale):
                 stored = await self.store.context_turns(session_id)
             request = replace(request, turns=stored)
         if not info.known:
@@ -307,6 +310,34 @@ class RunCompaction:
         trigger = int(settings.threshold * info.context_window)
         sent = self.compactor.sent.get(session_id)
         return Target(provider, model_ref, info, trigger, sent)
+
+    @staticmethod
+    def _under_point(
+        target: Target, settings: CompactionSettings, stored: list[Turn], request: ChatRequest,
+        least: int,
+    ) -> int | None:
+        """Turns an automatic compaction keeps verbatim: None (the setting ``keep_turns``),
+        or fewer when the setting's plan summarizes enough (``least`` provider tokens) but
+        would leave the request at the trigger (its kept turns, the system prompt and the
+        tools, the summary aside, by the scaled estimate). Kept turns that alone pass
+        the trigger still cause no summary (the setting's plan decides that).
+
+        Kept turns that hold the request at the trigger leave the reply too little of the
+        window (trial 17: 2,480-word messages, four kept turns at 17.3k of 20k, and the
+        reply took the chat over the window)."""
+        plan = plan_compaction(stored, settings.keep_turns)
+        if plan is None:
+            return None
+        new = estimate_tokens([t for t in plan.summarized if summary_block(t) is None])
+        if new * target.scale < least:
+            return None
+
+        def fits(kept: list[Turn]) -> bool:
+            return target.estimate(replace(request, turns=kept)) < target.trigger
+
+        if fits(plan.kept):
+            return None
+        return fit_keep_turns(stored, settings.keep_turns, fits)
 
     async def _fit(
         self,
