@@ -279,13 +279,21 @@ class ProviderHub:
 
     @property
     def configs(self) -> list[ProviderConfig]:
-        """Usable providers: the saved ones, plus built-ins that have a key
-        (from the keyring or the environment), plus a compatible server named by
-        ``OPENAI_BASE_URL`` (:data:`ENV_COMPATIBLE`, usable without a key)."""
+        """Usable providers: the saved ones, plus built-ins whose key is in the
+        environment (``ANTHROPIC_API_KEY`` …), plus a compatible server named by
+        ``OPENAI_BASE_URL`` (:data:`ENV_COMPATIBLE`, usable without a key).
+
+        A key left in the keyring without its provider's settings (a new sessions.db
+        after a damaged one) makes nothing usable: which server it was for went with
+        the settings, and the built-in's default address could be another company's
+        server than the one the key and the chats were meant for. Adding the provider
+        again finds the key (``key_source`` says so)."""
         saved_ids = {c.id for c in self._saved}
         implicit = [
             c for c in builtin_providers(self.environ)
-            if c.id not in saved_ids and (self._keys.get(c.id) or c == ENV_COMPATIBLE)
+            if c.id not in saved_ids and (
+                (self._keys.get(c.id) and self._key_sources.get(c.id) == "environment")
+                or c == ENV_COMPATIBLE)
         ]
         return self._saved + implicit
 

@@ -14,6 +14,7 @@ from parley.core.providers.errors import AuthenticationFailed, NetworkError
 from parley.core.providers.hub import ProviderHub, UnknownProvider
 from parley.core.providers.registry import ProviderConfigError
 from parley.core.providers.retry import RetryPolicy
+from parley.core.settings import Settings
 from parley.core.store.async_store import AsyncStore
 from tests.core.rawdb import raw_rows
 
@@ -59,6 +60,29 @@ async def test_environment_key_makes_a_builtin_provider_usable(store, tmp_path):
     assert hub.key_source("anthropic") == "environment"
     assert hub.default_model_ref() == "anthropic:claude-sonnet-4-6"
     await hub.aclose()
+
+
+async def test_a_keyring_key_without_its_settings_sends_nothing_to_the_default_server(
+    store, tmp_path, fake_provider
+):
+    # Trial 17b: Anthropic set up with a server address of its own, sessions.db damaged,
+    # "Start a new file": the settings went, the key stayed in the keyring, and the
+    # chats (and the key) went to https://api.anthropic.com, a server never chosen.
+    hub = _hub(store, tmp_path)
+    await hub.load()
+    await hub.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
+                           api_key="sk-ant-for-my-own-server", default_model="claude-haiku-4-5")
+    await hub.aclose()
+    await Settings.of(store).set("providers", [])  # the settings gone, the key kept
+
+    again = _hub(store, tmp_path)
+    await again.load()
+    assert again.configs == [] and not again.is_configured  # set-up asks again
+    await again.add_provider("anthropic", base_url=fake_provider.anthropic_base_url,
+                             default_model="claude-haiku-4-5")  # no key typed: the saved one
+    assert again.key_source("anthropic") != "none"
+    assert [c.base_url for c in again.configs] == [fake_provider.anthropic_base_url]
+    await again.aclose()
 
 
 async def test_added_provider_persists_with_its_key_outside_the_database(
