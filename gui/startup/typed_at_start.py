@@ -136,17 +136,31 @@ class TypedAtStart:
 
     def restore(self, window: TypedWindow) -> None:
         """The chats are open: an earlier run's text goes back into the message box (before
-        what is there), and the file is removed (this run's text was sent as usual)."""
+        what is there, unless that is one of its parts already: the chat's own saved draft,
+        which the kept text holds too), and the file is removed (this run's text was sent
+        as usual)."""
         before = self.before()
         if before:
             box = window.composer.text()
-            window.composer.set_text(f"{before}\n\n{box}" if box.strip() else before)
+            again = _holds_block(before, box)  # the chat's saved draft was kept too
+            window.composer.set_text(f"{before}\n\n{box}" if box.strip() and not again
+                                     else before)
         self._before = ""
         self.kept = False
         try:
             self.path.unlink(missing_ok=True)
         except OSError as exc:
             log.warning("could not remove %s: %s", self.path, exc)
+
+
+def _holds_block(kept: str, text: str) -> bool:
+    """Whether ``text`` is one of the blank-line-separated parts of ``kept`` (a part of
+    its own, not words inside one): the box's text was kept in the file already."""
+    text = text.strip()
+    if not text:
+        return False
+    return kept == text or kept.startswith(text + "\n\n") or kept.endswith("\n\n" + text) \
+        or f"\n\n{text}\n\n" in kept
 
 
 def typed_texts(window: TypedWindow) -> list[str]:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from parley.gui.composer.drafts import draft_key
 from parley.gui.database.queued_kept import FILE_NAME
 from parley.gui.startup.typed_at_start import FILE_NAME as TYPED
 from tests.gui.damage import start_window, successor_of
@@ -183,3 +184,30 @@ def test_queued_messages_whose_kept_text_was_deleted_stay_queued(
     assert [[f.name for f in m.files] for m in driver.run(w.store.queued_messages(sid))] == [
         [], ["photo.png"], []]
     assert not (home / FILE_NAME).exists()
+
+
+def test_a_draft_saved_in_its_chat_comes_back_once(driver: Any, home: Path) -> None:
+    """Trial 17b: a message typed and not sent when the damage was met came back twice
+    after Salvage — once from the kept text, once as the chat's saved draft."""
+    w = driver.configured()
+    driver.send("saved before the backup", wait=True)
+    assert driver.run(w.backups.backup_now(), timeout=20) is not None
+    driver.fake.script("slow " * 150, token_delay_ms=20, chunk_size=2)
+    driver.send("tell me a long story", w)
+    driver.until(lambda: w.composer_bar.busy and bool(w.chat.partial), timeout=15)
+    sid = str(w.chat.session_id)
+    driver.send(QUEUED[0], w)
+    driver.until(lambda: queued(w, sid) == [QUEUED[0]])
+    w.composer.setFocus()
+    driver.qtbot.keyClicks(w.composer, "typed, not sent")
+    driver.until(lambda: driver.run(w.store.get_state(draft_key(sid))) == "typed, not sent")
+    time.sleep(0.02)
+    os.truncate(w.store.path, 0)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 60)
+    driver.qtbot.mouseClick(w.recovery_page.salvage_button, LEFT)
+    new = successor_of(driver, w)
+    driver.until(lambda: new.chat.session_id == sid and "typed, not sent" in new.composer.text(),
+                 20)
+    driver.settle(new)
+    assert new.composer.text().count("typed, not sent") == 1, new.composer.text()
+    assert QUEUED[0] in new.composer.text()
