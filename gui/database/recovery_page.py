@@ -82,9 +82,11 @@ REPLACED = ("sessions.db was replaced by another database while Parley was using
 #: Added to the words when the files were copied aside when the damage was found.
 KEPT_THEN = (" The file, its -wal and what Parley could still read were copied to {folder} "
              "beside it then (never deleted); restoring a backup or salvaging reads them too.")
-#: Said once the message that met the damage was put aside (back in the box after this page).
-MESSAGE_KEPT = (" The message you were sending was not saved; it comes back into the message "
-                "box once your chats are open again (kept meanwhile in {path}).")
+#: Said once the message that met the damage, or the box's text, was put aside (back in
+#: the box after this page). Trial 17b: "the message you were sending was not saved" was
+#: said of a draft nobody had sent.
+MESSAGE_KEPT = (" What was in the message box (the message you were sending, or writing) "
+                "comes back into it once your chats are open again (kept meanwhile in {path}).")
 #: Said when messages queued behind the reply were kept too (``{n}``: how many).
 QUEUED_KEPT = " The {n} you queued behind the reply come back after it, not sent, in order."
 #: Said when only queued messages were kept (the box was empty).

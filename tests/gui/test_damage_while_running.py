@@ -75,7 +75,8 @@ def test_damage_while_sending_keeps_the_message_and_restore_brings_back_every_tu
     said = page.message.text()
     assert said.startswith(REPLACED if case == "replaced" else FOUND_WHILE_RUNNING.format(
         why="it is empty: another program cut it to 0 bytes"))
-    assert ".damaged-" in said and "The message you were sending was not saved" in said
+    assert ".damaged-" in said
+    assert "What was in the message box (the message you were sending, or writing)" in said
     assert dialogs_shown == []
     assert "Your chats are safe" not in w.statusBar().currentMessage()
 
