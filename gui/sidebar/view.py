@@ -142,11 +142,15 @@ class Sidebar(QWidget):
         self.search_button.setStyleSheet(
             f"#SearchChatsButton {{ text-align: left; padding: 6px 10px; color: {t.faint};"
             f" background: {t.base}; border: 1px solid {t.border}; border-radius: 8px; }}"
-            f"#SearchChatsButton:hover {{ border-color: {t.muted}; }}")
+            f"#SearchChatsButton:hover {{ border-color: {t.muted}; }}"
+            # Own sheets override the app's focus ring (parley.qss): each draws it, the
+            # padding 1-2 px less so nothing moves (trial 17b: Tab showed nothing here).
+            f"#SearchChatsButton:focus {{ border: 2px solid {t.accent}; padding: 5px 9px; }}")
         self.menu_button.setStyleSheet(
             f"#SidebarMenuButton {{ border: none; padding: 2px 6px; color: {t.muted};"
             f" border-radius: 6px; font-size: 16px; }}"
             f"#SidebarMenuButton:hover {{ background: {t.hover}; }}"
+            f"#SidebarMenuButton:focus {{ border: 2px solid {t.accent}; padding: 0px 4px; }}"
             "#SidebarMenuButton::menu-indicator { image: none; width: 0; }")
 
     def _build_tree(self) -> None:

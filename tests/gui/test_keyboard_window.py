@@ -213,10 +213,12 @@ def test_window_keys_beat_editing_keys_only_in_an_empty_message_box(driver, fake
     assert w.composer.text() != "draft"
 
 
-def test_the_chat_title_shows_the_focus_when_tab_reaches_it(driver, fake_provider, qtbot, qapp,
-                                                            restore_look):
+def test_every_tab_stop_from_the_message_box_to_the_title_shows_the_focus(
+        driver, fake_provider, qtbot, qapp, restore_look):
     """Trial 17: Tab from the message box stopped on the header's chat title with no mark,
-    and Space there opened the rename field out of nowhere."""
+    and Space there opened the rename field out of nowhere; trial 17b: two more stops in
+    the sidebar (its menu button, "Search chats") showed nothing, New chat and the model
+    picker only a faint grey."""
     from parley.gui.look import appearance
 
     w = chat_window(driver, fake_provider)
@@ -225,15 +227,18 @@ def test_the_chat_title_shows_the_focus_when_tab_reaches_it(driver, fake_provide
     say(driver, qtbot, w, "focus plans", "a reply")
     title = w.chat_heading.button
 
-    def ring() -> int:
+    def ring(widget) -> int:
         QApplication.processEvents()
-        image = title.grab().toImage()
+        image = widget.grab().toImage()
         return accent_pixels(image, 0, 0, image.width(), image.height())
 
-    assert ring() == 0
-    for _ in range(12):  # Tab on from the message box (past the sidebar) to the title
-        if QApplication.focusWidget() is title:
-            break
+    assert ring(title) == 0
+    seen = []
+    for _ in range(12):  # Tab on from the message box (through the sidebar) to the title
         key(qtbot, "Tab")
-    assert QApplication.focusWidget() is title, "Tab never reaches the chat title"
-    assert ring() > 20, "the focused chat title shows no focus mark"
+        focused = QApplication.focusWidget()
+        seen.append(focused.objectName())
+        assert ring(focused) > 20, f"{focused.objectName()} shows no focus mark"
+        if focused is title:
+            break
+    assert seen[-1] == "ChatTitle", f"Tab never reaches the chat title: {seen}"
