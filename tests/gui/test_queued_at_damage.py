@@ -55,6 +55,22 @@ def _queue_three_then_empty_the_file(driver: Any, tmp_path: Path) -> tuple[Any, 
     return w, sid
 
 
+def _queue_behind_a_reply(driver: Any, texts: tuple[str, ...], w: Any = None, *,
+                          prompt: str = "tell me a long story", words: int = 150
+                          ) -> tuple[Any, str]:
+    """A slow reply to ``prompt`` streaming in ``w`` (a configured window by default), and
+    ``texts`` queued behind it; returns the window and its chat's id."""
+    w = w or driver.configured()
+    driver.fake.script("slow " * words, token_delay_ms=20, chunk_size=2)
+    driver.send(prompt, w)
+    driver.until(lambda: w.composer_bar.busy and bool(w.chat.partial), timeout=15)
+    sid = str(w.chat.session_id)
+    for text in texts:
+        driver.send(text, w)
+    driver.until(lambda: queued(w, sid) == list(texts))
+    return w, sid
+
+
 def _comes_back_once(driver: Any, w: Any, sid: str, box: str) -> None:
     """The chat ``sid`` open in ``w``: ``box`` in the message box, nothing queued."""
     driver.until(lambda: w.chat.session_id == sid and w.composer.text() == box, 20)
@@ -99,14 +115,7 @@ def test_queued_messages_survive_a_quit_and_a_new_file(
 
 def test_the_queued_message_leaving_when_the_damage_is_met_comes_back_first(
         driver: Any, home: Path, tmp_path: Path) -> None:
-    w = driver.configured()
-    driver.fake.script("slow " * 60, token_delay_ms=20, chunk_size=2)
-    driver.send("tell me a story", w)
-    driver.until(lambda: w.composer_bar.busy and bool(w.chat.partial), timeout=15)
-    sid = str(w.chat.session_id)
-    for text in QUEUED:
-        driver.send(text, w)
-    driver.until(lambda: queued(w, sid) == list(QUEUED))
+    w, sid = _queue_behind_a_reply(driver, QUEUED, prompt="tell me a story", words=60)
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)  # Esc in the empty box: paused
     driver.until(lambda: not w.composer_bar.busy and w.tasks.pending == 0, 30)
     time.sleep(0.02)
@@ -125,14 +134,7 @@ def test_the_queued_message_leaving_when_the_damage_is_met_comes_back_first(
 
 def test_a_queued_message_being_edited_comes_back_once_as_edited(
         driver: Any, home: Path, tmp_path: Path) -> None:
-    w = driver.configured()
-    driver.fake.script("slow " * 150, token_delay_ms=20, chunk_size=2)
-    driver.send("tell me a long story", w)
-    driver.until(lambda: w.composer_bar.busy and bool(w.chat.partial), timeout=15)
-    sid = str(w.chat.session_id)
-    for text in QUEUED:
-        driver.send(text, w)
-    driver.until(lambda: queued(w, sid) == list(QUEUED))
+    w, sid = _queue_behind_a_reply(driver, QUEUED)
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Up)  # the last one, edited in the box
     driver.until(lambda: w.composer.text() == QUEUED[2])
     driver.qtbot.keyClicks(w.composer, ", edited")
@@ -148,14 +150,7 @@ def test_a_queued_message_being_edited_comes_back_once_as_edited(
 
 def test_the_message_that_met_the_damage_comes_back_before_the_queued_ones(
         driver: Any, home: Path) -> None:
-    w = driver.configured()
-    driver.fake.script("slow " * 150, token_delay_ms=20, chunk_size=2)
-    driver.send("tell me a long story", w)
-    driver.until(lambda: w.composer_bar.busy and bool(w.chat.partial), timeout=15)
-    sid = str(w.chat.session_id)
-    for text in QUEUED[:2]:
-        driver.send(text, w)
-    driver.until(lambda: queued(w, sid) == list(QUEUED[:2]))
+    w, sid = _queue_behind_a_reply(driver, QUEUED[:2])
     time.sleep(0.02)
     os.truncate(w.store.path, 0)
     driver.send("typed as it broke", w)
@@ -192,12 +187,7 @@ def test_a_draft_saved_in_its_chat_comes_back_once(driver: Any, home: Path) -> N
     w = driver.configured()
     driver.send("saved before the backup", wait=True)
     assert driver.run(w.backups.backup_now(), timeout=20) is not None
-    driver.fake.script("slow " * 150, token_delay_ms=20, chunk_size=2)
-    driver.send("tell me a long story", w)
-    driver.until(lambda: w.composer_bar.busy and bool(w.chat.partial), timeout=15)
-    sid = str(w.chat.session_id)
-    driver.send(QUEUED[0], w)
-    driver.until(lambda: queued(w, sid) == [QUEUED[0]])
+    w, sid = _queue_behind_a_reply(driver, QUEUED[:1], w)
     w.composer.setFocus()
     driver.qtbot.keyClicks(w.composer, "typed, not sent")
     driver.until(lambda: driver.run(w.store.get_state(draft_key(sid))) == "typed, not sent")
