@@ -38,10 +38,14 @@ def b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode("ascii")
 
 
-def settled(driver: Any, w: Any, n: int) -> None:
-    """Wait until the open chat has ``n`` files read and nothing in flight."""
+def settled(driver: Any, w: Any, n: int, timeout: float = 5.0) -> None:
+    """Wait until the open chat has ``n`` files read and nothing in flight.
+
+    ``timeout`` (seconds) is longer where the wait holds CPU-bound image work (a
+    downscale or JPEG re-encode), which on a loaded two-core machine can take seconds.
+    """
     driver.until(lambda: len(ready(w)) == n and w.tasks.pending == 0
-                 and len(w.chat.attachments.pending()) == n)
+                 and len(w.chat.attachments.pending()) == n, timeout=timeout)
 
 
 def open_window(driver: Any, fake: Any, api: str) -> Any:
@@ -247,7 +251,7 @@ def test_an_oversized_image_is_downscaled_when_accepted(driver, fake_provider, t
     assert "“panorama.png” is too large" in box.text() and "8000 px" in box.text()
     downscale = next(b for b in box.buttons() if b.text() == "Make smaller")
     downscale.click()
-    settled(driver, w, 1)
+    settled(driver, w, 1, timeout=20)
     att = ready(w)[0].attachment
     assert (att.width, att.height) == (8000, 89) and "downscaled" in att.note
     assert w.statusBar().currentMessage().startswith(
@@ -292,7 +296,7 @@ def test_a_refusal_and_the_make_smaller_question_come_one_at_a_time(driver, tmp_
         button.click()
         driver.until(lambda box=box: not box.isVisible())
     assert any("big.bin" in t[0] for t in seen) and any("bigpic.png" in t[0] for t in seen)
-    settled(driver, w, 1)
+    settled(driver, w, 1, timeout=20)
     att = ready(w)[0].attachment
     assert (att.name, att.width, att.media_type) == ("bigpic.jpg", 1500, "image/jpeg")
     status = w.statusBar().currentMessage()
