@@ -240,6 +240,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(problem, file=sys.stderr, flush=True)
         return EXIT_CANNOT_START
+    # The SDKs are imported there, on the other core, while the window paints (issue 33).
+    from parley.core.providers.process.spawn import start_early
+
+    start_early()
     from parley.core.paths import DataDirError, data_dir
 
     try:

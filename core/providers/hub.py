@@ -14,11 +14,11 @@ compatible server (``registry.as_used``; the saved setting is left as it is).
 Keyring calls can block (a locked keyring, a slow D-Bus), so they run on one
 worker thread of their own, never on the caller's event loop.
 
-Loading the hub imports no SDK. A provider's adapter is imported (with its
-SDK, seconds on a cold start) and built (its HTTP client, TLS context) by
-:meth:`ProviderHub.prepare` in a worker thread, or at the latest when
-:meth:`ProviderHub.get` first needs it (then on the caller's thread: callers
-on a GUI thread await ``prepare`` first).
+No SDK is imported in this process: the SDK clients live in the provider process
+(:mod:`parley.core.providers.process`). A provider's adapter is imported and built
+by :meth:`ProviderHub.prepare` in a worker thread, which then has the provider
+process make its SDK client (importing the SDK there, seconds on a cold start), or
+at the latest when :meth:`ProviderHub.get` first needs it.
 
 The models each provider lists are kept in sessions.db (``app_state`` key
 ``models:<provider id>``, the :class:`ModelInfo` fields as JSON, with the
@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any
 
 from parley.core.app_state import MODELS
 from parley.core.errors import ParleyError
-from parley.core.gc_pause import gc_paused
 from parley.core.keys import KeyStore
 from parley.core.providers.address import check_server_address
 from parley.core.providers.base import ModelInfo, Provider
@@ -229,23 +228,21 @@ class ProviderHub:
             await provider.aclose()
             return
         self._share_limits(pid)
+        connect = getattr(provider, "connect", None)
+        if callable(connect):  # the SDK client, made in the provider process
+            await connect()
 
     def _build(self, config: ProviderConfig) -> Provider:
-        """Make the adapter of ``config`` (importing its SDK the first time) and load
-        what its SDK loads lazily (``warm``); thread-safe."""
-        with gc_paused():  # the SDK's import would stall the GUI thread (parley.core.gc_pause)
-            provider = make_provider(
-                config,
-                self._keys.get(config.id),
-                retry=self.retry,
-                cache_ttl_s=self._anthropic_ttl_s,
-                model_overrides=self._overrides,
-                environ=self.environ,
-            )
-            warm = getattr(provider, "warm", None)
-            if callable(warm):
-                warm()
-        return provider
+        """Make the adapter of ``config`` (importing its module the first time);
+        thread-safe."""
+        return make_provider(
+            config,
+            self._keys.get(config.id),
+            retry=self.retry,
+            cache_ttl_s=self._anthropic_ttl_s,
+            model_overrides=self._overrides,
+            environ=self.environ,
+        )
 
     async def prepare_all(self, first: str | None = None) -> None:
         """:meth:`prepare` every usable provider, ``first`` (a provider id or model
@@ -614,7 +611,7 @@ class ProviderHub:
             ProviderConfigError: a compatible server without an address.
         """
         config = ProviderConfig("test", kind, _KIND_NAMES[kind], base_url or None)
-        await asyncio.shield(self._in_thread(import_adapter, kind))  # the SDK: seconds
+        await asyncio.shield(self._in_thread(import_adapter, kind))
         key = (api_key or "").strip() or None
         if key is None and kind != "openai_compatible":
             stored = await self._in_keys_thread(self.keys.get, kind, ENV_API_KEY.get(kind))
