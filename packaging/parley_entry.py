@@ -17,7 +17,7 @@ def main() -> int:
     if sys.argv[1:2] == ["--provider-worker"]:
         from parley.core.providers.process.worker import main as worker_main
 
-        return worker_main()
+        return worker_main(sys.argv[2:])
     if "--self-test" in sys.argv[1:]:
         from parley.gui.startup.self_test import run_self_test
 

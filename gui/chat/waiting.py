@@ -3,8 +3,8 @@
 A message sent while Parley is still starting is never refused: its user turn
 is saved at once (the durability rule: saved before any request), the chat
 shows it with a quiet "connecting…", and it is sent, once, as soon as its
-provider is ready (``ProviderHub.prepare``: its SDK imported off the GUI
-thread). Retry, Resume and Regenerate wait the same way. Esc takes such a
+provider is ready (``ProviderHub.prepare``: its SDK client made in the provider
+process). Retry, Resume and Regenerate wait the same way. Esc takes such a
 message back (its turn deleted, its text back in the box). A message with
 files, or an edit, waits in the box instead, and is sent once the provider
 is ready (the files are checked against that model's limits then). While

@@ -10,7 +10,7 @@ temporary data folder that is deleted afterwards, and checks in order:
 4. ``store`` — ``sessions.db`` is created, a session and a turn are written,
    read back, found by full-text search (SQLite FTS5), and read again after
    the file is closed and reopened;
-5. ``providers`` — the Anthropic and OpenAI SDKs import and build clients
+5. ``providers`` — the provider process starts and builds Anthropic and OpenAI clients
    (no request is sent), and the keyring backends are registered;
 6. ``window`` — the main window opens on that folder, paints, finishes its
    start-up (store opened, providers loaded, set-up shown as no provider is

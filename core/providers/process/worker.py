@@ -3,9 +3,10 @@
 Run as ``python -m parley.core.providers.process.worker`` (the packaged app: its
 executable with ``--provider-worker``) by :class:`parley.core.providers.process.client.
 ProviderProcess`, which writes requests to its stdin and reads answers from its stdout
-(frames and messages: :mod:`parley.core.providers.process.protocol`). It imports the
-Anthropic SDK at once (the usual first provider; the OpenAI SDK when a sender of that
-kind is opened), runs each request as a task of its own event loop, and exits when its
+(frames and messages: :mod:`parley.core.providers.process.protocol`). It imports a
+kind's SDK when a sender of that kind is first opened, or at once when started with
+``--warm KIND`` (the app's early start: ``parley.core.providers.process.spawn``), runs
+each request as a task of its own event loop, and exits when its
 stdin closes (Parley ended), closing its clients first. Its warnings go to Parley's log
 (``("log", 0, …)`` frames); nothing but frames goes to its stdout (a stray print goes
 to stderr, which it shares with Parley).
@@ -158,14 +159,22 @@ class Worker:
             self._write(("done", rid, result))
 
 
-def main() -> int:
-    """Serve Parley on stdin/stdout until stdin closes; return the exit status (0)."""
+def main(argv: list[str] | None = None) -> int:
+    """Serve Parley on stdin/stdout until stdin closes; return the exit status (0).
+
+    Args:
+        argv: the arguments (default ``sys.argv[1:]``): ``--warm KIND`` imports that
+            kind's SDK at once, before a sender of it is opened.
+    """
+    args = sys.argv[1:] if argv is None else argv
     in_fd, out_fd = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(2, 1)  # a stray print goes to the log, not into a frame
-    threading.Thread(target=_import_sender, args=("anthropic",), name="parley-sdk-import",
-                     daemon=True).start()
+    for kind in (args[i + 1] for i, a in enumerate(args[:-1]) if a == "--warm"):
+        if kind in SENDER_MODULES:
+            threading.Thread(target=_import_sender, args=(kind,), name="parley-sdk-import",
+                             daemon=True).start()
     worker = Worker(out_fd)
     logging.basicConfig(level=logging.WARNING, handlers=[_Forward(worker)])
     asyncio.run(worker.serve(in_fd))
