@@ -210,6 +210,8 @@ class ChatMeter:
             return
         if not any(isinstance(b, CompactSummaryBlock) for t in turns for b in t.blocks):
             return  # no compaction: the estimate until the first reply, as always
+        if shape is None and self._shapes.get((sid, model)) is _LEARNING:
+            return  # its tools are being learnt (_learn_shape): asked with them, then
         key = (sid, turns[-1].id, model)
         if key not in self._asked:
             self._asked.add(key)
@@ -287,9 +289,10 @@ class ChatMeter:
         model = self.chat.current_model()
         key = (sid, model or "")
         if key not in self._shapes and getattr(self.chat.runner, "tools", None) is not None:
-            self._shapes[key] = None  # asked once
+            self._shapes[key] = _LEARNING  # asked once
             self.tasks.spawn(self._learn_shape(sid, model), name="meter-shape")
-        return self._shapes.get(key)
+        shape = self._shapes.get(key)
+        return None if shape is _LEARNING else shape
 
     async def _learn_shape(self, sid: str, model: str | None) -> None:
         """Find the frozen system prompt and the tools a chat's next request sends (when
@@ -301,6 +304,7 @@ class ChatMeter:
         tools = runner.tools if runner is not None else None
         session = self.chat.sessions.get(sid)
         if session is None or model is None or hub is None or tools is None:
+            self._shapes[(sid, model or "")] = None  # not known: the meter goes without
             return
         try:
             kind = hub.config(model.split(":", 1)[0]).kind
@@ -308,6 +312,9 @@ class ChatMeter:
             on = await tools.enabled(session.space_id, kind, model, proven=proven)
             system = await tools.prompts.frozen(sid) or session.system_prompt
         except ParleyError:
+            self._shapes[(sid, model)] = None
+            if sid == self.chat.session_id:
+                self.update()
             return
         request = ChatRequest("", [], system, tools=tools.specs() if on else [])
         self._shapes[(sid, model)] = _Shape(request)
@@ -382,3 +389,8 @@ class _Shape:
     def __init__(self, request: Any) -> None:
         self.request = request
         self.model_ref = None
+
+
+#: In ``ChatMeter._shapes`` while a chat's request shape is being learnt
+#: (``_learn_shape``): the provider's count waits for it (else it counts no tools).
+_LEARNING = _Shape(None)
