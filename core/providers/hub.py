@@ -17,8 +17,9 @@ worker thread of their own, never on the caller's event loop.
 No SDK is imported in this process: the SDK clients live in the provider process
 (:mod:`parley.core.providers.process`). A provider's adapter is imported and built
 by :meth:`ProviderHub.prepare` in a worker thread, which then has the provider
-process make its SDK client (importing the SDK there, seconds on a cold start), or
-at the latest when :meth:`ProviderHub.get` first needs it.
+process start making its SDK client (importing the SDK there, seconds on a cold
+start: a request sent meanwhile waits there for it), or at the latest when
+:meth:`ProviderHub.get` first needs it.
 
 The models each provider lists are kept in sessions.db (``app_state`` key
 ``models:<provider id>``, the :class:`ModelInfo` fields as JSON, with the
@@ -229,7 +230,7 @@ class ProviderHub:
             return
         self._share_limits(pid)
         connect = getattr(provider, "connect", None)
-        if callable(connect):  # the SDK client, made in the provider process
+        if callable(connect):  # its SDK client, made in the provider process (not awaited)
             await connect()
 
     def _build(self, config: ProviderConfig) -> Provider:

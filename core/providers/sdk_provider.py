@@ -19,6 +19,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from dataclasses import replace
 from typing import Any
 
+from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest, Event, ModelInfo
 from parley.core.providers.catalog import with_reported
 from parley.core.providers.errors import AuthenticationFailed
@@ -125,12 +126,13 @@ class SdkProvider:
         self._sender = RemoteSender(spec, shared_process())
 
     async def connect(self) -> None:
-        """Have the provider process make this adapter's SDK client now (importing the
-        SDK there, seconds on a cold start) rather than at the first request. Never
-        fails: a failure is met again, and reported, by the first request."""
+        """Have the provider process start making this adapter's SDK client now (importing
+        the SDK there, seconds on a cold start), without waiting: a request sent meanwhile
+        waits there until it is made. Never fails: a failure is met again, and reported,
+        by the first request."""
         if self._sender is not None:
-            with contextlib.suppress(Exception):
-                await self._sender.open()
+            with contextlib.suppress(ParleyError):
+                self._sender.send_open()
 
     def _require_sender(self) -> RemoteSender:
         if self._sender is None:

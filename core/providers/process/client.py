@@ -134,6 +134,14 @@ class ProviderProcess:
             except OSError as exc:
                 raise ProviderProcessStopped(provider, str(exc)) from None
 
+    def post(self, message: tuple[Any, ...], provider: str) -> None:
+        """Send ``message`` and wait for no answer.
+
+        Raises:
+            ProviderProcessStopped: the process is not running.
+        """
+        self._send(message, provider)
+
     def _begin(self, provider: str) -> tuple[int, asyncio.Queue[tuple[Any, ...]]]:
         rid = next(self._ids)
         queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
@@ -227,8 +235,10 @@ class RemoteSender:
         self.cid = next(self._ids)
         self._opened = 0  # the process generation it was opened in
 
-    async def open(self) -> None:
-        """Make the client in the process (once per process start).
+    def send_open(self) -> None:
+        """Have the process make the client (once per process start), without waiting:
+        a request sent after it waits there until it is made (its SDK imported), so a
+        request can be on its way while the SDK is still being imported.
 
         Raises:
             ProviderProcessStopped: the process could not be started or ended.
@@ -237,13 +247,23 @@ class RemoteSender:
             generation = self.process.start()
         except OSError as exc:
             raise ProviderProcessStopped(self.spec.name, str(exc)) from None
-        if self._opened == generation:
-            return
-        await self.process.request("open", self.cid, self.spec, provider=self.spec.name)
-        self._opened = generation
+        if self._opened != generation:
+            # rid 0: nobody waits for its answer (a request after it meets its failure)
+            self.process.post(("open", 0, self.cid, self.spec), self.spec.name)
+            self._opened = generation
+
+    async def open(self) -> None:
+        """Make the client in the process and wait until it is made.
+
+        Raises:
+            ProviderProcessStopped: the process could not be started or ended.
+            ParleyError: what making it raised.
+        """
+        self.send_open()
+        await self.process.request("call", self.cid, "ready", (), provider=self.spec.name)
 
     async def _call(self, method: str, *args: Any) -> Any:
-        await self.open()
+        self.send_open()
         return await self.process.request("call", self.cid, method, args,
                                           provider=self.spec.name)
 
@@ -251,7 +271,7 @@ class RemoteSender:
         self, params: dict[str, Any], info: ModelInfo
     ) -> AsyncGenerator[Event, None]:
         """One try at a streamed reply (see ``Sender.attempt``)."""
-        await self.open()
+        self.send_open()
         events = self.process.stream(self.cid, "attempt", (params, info),
                                      provider=self.spec.name)
         async with contextlib.aclosing(events):

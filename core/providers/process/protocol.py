@@ -7,8 +7,10 @@ tuples whose first item names them:
 Parley to the process:
 
 - ``("open", rid, cid, spec)``: make sender ``cid`` from a :class:`SenderSpec`
-  (importing its SDK the first time);
-- ``("call", rid, cid, method, args)``: ``await sender.method(*args)``;
+  (importing its SDK the first time); requests for ``cid`` sent after it wait until it
+  is made, so Parley sends them without waiting for its answer (rid 0: none wanted);
+- ``("call", rid, cid, method, args)``: ``await sender.method(*args)`` (method
+  ``ready``: only wait until the sender is made);
 - ``("stream", rid, cid, method, args)``: iterate ``sender.method(*args)``;
 - ``("cancel", rid)``: stop request ``rid`` (its HTTP request is closed).
 

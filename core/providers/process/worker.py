@@ -68,7 +68,7 @@ class Worker:
 
     def __init__(self, out_fd: int) -> None:
         self._out = out_fd
-        self._senders: dict[int, Sender] = {}
+        self._senders: dict[int, asyncio.Future[Sender]] = {}
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._writing = threading.Lock()  # log records come from any thread
 
@@ -106,9 +106,10 @@ class Worker:
         for task in list(self._tasks.values()):
             task.cancel()
         await asyncio.gather(*self._tasks.values(), return_exceptions=True)
-        for sender in self._senders.values():
-            with contextlib.suppress(Exception):
-                await sender.close()
+        for made in self._senders.values():
+            if made.done() and not made.cancelled() and made.exception() is None:
+                with contextlib.suppress(Exception):
+                    await made.result().close()
 
     def _dispatch(self, message: tuple[Any, ...]) -> None:
         op, rid = message[0], message[1]
@@ -117,33 +118,56 @@ class Worker:
             if task is not None:
                 task.cancel()
             return
+        if op == "open" and message[2] not in self._senders:  # before any later request
+            self._senders[message[2]] = asyncio.get_running_loop().create_future()
         task = asyncio.create_task(self._run(op, rid, message[2:]))
         self._tasks[rid] = task
         task.add_done_callback(lambda _t: self._tasks.pop(rid, None))
 
-    def _sender(self, cid: int, spec_name: str = "the provider") -> Sender:
-        sender = self._senders.get(cid)
-        if sender is None:
-            raise ProviderProcessStopped(spec_name, "it had restarted")
-        return sender
+    async def _sender(self, cid: int) -> Sender:
+        """Sender ``cid``, once made (a request may come right after its ``open``).
+
+        Raises:
+            ProviderProcessStopped: no ``open`` came for it (this process started after
+                it was opened in an earlier one).
+            Exception: what making it raised.
+        """
+        made = self._senders.get(cid)
+        if made is None:
+            raise ProviderProcessStopped("the provider", "it had restarted")
+        return await asyncio.shield(made)
+
+    async def _open(self, cid: int, spec: SenderSpec) -> None:
+        made = self._senders[cid]
+        if made.done():
+            return
+        try:
+            await asyncio.to_thread(importlib.import_module, SENDER_MODULES[spec.kind])
+            made.set_result(make_sender(spec))
+        except asyncio.CancelledError:
+            made.cancel()
+            raise
+        except Exception as exc:
+            made.set_exception(exc)
+            made.exception()  # retrieved: the requests waiting for it raise it
+            raise
 
     async def _run(self, op: str, rid: int, args: tuple[Any, ...]) -> None:
         try:
             result: Any = None
             if op == "open":
-                cid, spec = args
-                if cid not in self._senders:
-                    await asyncio.to_thread(_import_sender, spec.kind)
-                    self._senders.setdefault(cid, make_sender(spec))
+                await self._open(*args)
             elif op == "stream":
                 cid, method, call_args = args
-                events = getattr(self._sender(cid), method)(*call_args)
+                events = getattr(await self._sender(cid), method)(*call_args)
                 async with contextlib.aclosing(events):
                     async for event in events:
                         self._write(("event", rid, event))
             elif op == "call":
                 cid, method, call_args = args
-                result = await getattr(self._sender(cid), method)(*call_args)
+                sender = await self._sender(cid)
+                if method != "ready":  # "ready": only made
+                    result = await getattr(sender, method)(*call_args)
                 if method == "close":
                     self._senders.pop(cid, None)
             else:
