@@ -201,8 +201,10 @@ class ProviderHub:
         return pid in self._providers
 
     async def prepare(self, model_or_provider: str) -> None:
-        """Import a provider's adapter and SDK and build it, in a worker thread (once;
-        later calls return at once, concurrent ones wait for the same work).
+        """Import a provider's adapter and build it, in a worker thread, and have the
+        provider process start making its SDK client (once; later calls return at once,
+        concurrent ones wait for the same work; the SDK client is not waited for: a
+        request waits for it in that process).
 
         Args:
             model_or_provider: a provider id or a model reference (``provider:model``).
@@ -413,7 +415,7 @@ class ProviderHub:
 
     def get(self, provider_id: str) -> Provider:
         """Return the adapter of a usable provider (built once, then reused). Imports
-        its SDK on this thread if :meth:`prepare` has not done so.
+        its adapter module on this thread if :meth:`prepare` has not done so.
 
         Raises:
             UnknownProvider: no usable provider has that id.
@@ -483,7 +485,7 @@ class ProviderHub:
         return self.model_info(model_ref)
 
     async def list_models(self, provider_id: str) -> list[ModelInfo]:
-        """Ask the provider which models it serves (its SDK imported off this thread
+        """Ask the provider which models it serves (its adapter prepared off this thread
         first), remember the limits it gives, and keep the list in sessions.db for
         :meth:`cached_models`.
 

@@ -43,7 +43,8 @@ ENV_API_KEY: dict[ProviderKind, str] = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai": "OPENAI_API_KEY",
 }
-#: The module of each kind's adapter (it imports that kind's SDK).
+#: The module of each kind's adapter (its request building; the SDK half is the
+#: provider process's, ``parley.core.providers.process.worker.SENDER_MODULES``).
 ADAPTER_MODULES: dict[ProviderKind, str] = {
     "anthropic": "parley.core.providers.anthropic_provider",
     "openai": "parley.core.providers.openai_provider",
