@@ -221,8 +221,8 @@ class ProviderProcessStopped(ProviderError):
 
     def __init__(self, provider: str, detail: str = "") -> None:
         super().__init__(
-            f"Parley's connection to {provider} stopped before the answer came"
-            f"{_detail(detail)}. It starts again by itself: send again to retry. "
+            f"Parley's connection to {provider} stopped unexpectedly before the answer "
+            f"came{_detail(detail)}. It starts again by itself: send again to retry. "
             "Your conversation is saved.",
             provider=provider,
         )

@@ -134,6 +134,16 @@ class SdkProvider:
             with contextlib.suppress(ParleyError):
                 self._sender.send_open()
 
+    async def connected(self) -> None:
+        """Wait until the provider process has made this adapter's SDK client.
+
+        Raises:
+            AuthenticationFailed: no key (no client is made).
+            ProviderError: the process could not start or make it
+                (ProviderProcessStopped).
+        """
+        await self._require_sender().open()
+
     def _require_sender(self) -> RemoteSender:
         if self._sender is None:
             raise AuthenticationFailed(self.name, status=None, missing=True)

@@ -90,10 +90,11 @@ async def test_a_process_that_ended_is_replaced_at_the_next_request(fake_provide
     assert await anext(events)
     first = own_process.generation
     os.kill(own_process._proc.pid, signal.SIGKILL)  # noqa: SLF001 - a crash
-    with pytest.raises(errors.ProviderProcessStopped) as stopped:
+    with pytest.raises(errors.StreamInterrupted) as stopped:  # part of the reply had come
         async for _ in events:
             pass
-    assert stopped.value.retryable and "Anthropic" in str(stopped.value)
+    assert "broke off in the middle of the reply" in str(stopped.value)
+    assert "connection process stopped" in str(stopped.value)
     fake_provider.reset()
     fake_provider.script("Back again.")
     events = remote.attempt(params(fake_provider.anthropic_base_url), info)
@@ -120,3 +121,35 @@ async def test_the_key_goes_over_the_pipe_not_the_command_line(own_process, fake
     assert "parley.core.providers.process.worker" in command
     assert KEY not in command and KEY not in environment
     await asyncio.sleep(0)
+
+
+async def test_a_request_sent_before_the_sdk_is_ready_waits_for_it(fake_provider):
+    """The first request goes while the process still imports the SDK: it waits there (no
+    error, sent once)."""
+    process = ProviderProcess()
+    try:
+        remote = sender(process, fake_provider.anthropic_base_url)
+        fake_provider.script("Waited for.")
+        info = AnthropicProvider(None).model_info(MODEL)
+        before = len(fake_provider.model_requests)
+        events = [e async for e in remote.attempt(params(fake_provider.anthropic_base_url), info)]
+        assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Waited for."
+        assert len(fake_provider.model_requests) == before + 1
+    finally:
+        process.close()
+
+
+async def test_a_process_that_ended_before_any_reply_says_so(fake_provider, own_process):
+    remote = sender(own_process, fake_provider.anthropic_base_url)
+    await remote.open()
+    fake_provider.fail("hang", seconds=30)  # the request goes, no answer comes
+    info = AnthropicProvider(None).model_info(MODEL)
+    events = remote.attempt(params(fake_provider.anthropic_base_url), info)
+    waiting = asyncio.ensure_future(anext(events))
+    await asyncio.sleep(0.5)
+    os.kill(own_process._proc.pid, signal.SIGKILL)  # noqa: SLF001 - a crash
+    with pytest.raises(errors.ProviderProcessStopped) as stopped:
+        await asyncio.wait_for(waiting, 20)
+    assert stopped.value.retryable
+    assert str(stopped.value).startswith("Parley's connection to Anthropic stopped unexpectedly")
+    await events.aclose()

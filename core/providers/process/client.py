@@ -19,6 +19,7 @@ import atexit
 import contextlib
 import itertools
 import logging
+import os
 import subprocess
 import threading
 from collections.abc import AsyncGenerator
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from parley.core.providers.base import Event, ModelInfo
-from parley.core.providers.errors import ProviderProcessStopped
+from parley.core.providers.errors import ProviderProcessStopped, StreamInterrupted
 from parley.core.providers.process.protocol import (
     ListedModel,
     SenderSpec,
@@ -37,6 +38,10 @@ from parley.core.providers.process.protocol import (
 from parley.core.providers.process.spawn import spawn, take_early, worker_command
 
 log = logging.getLogger(__name__)
+
+#: Why a reply broke off when the provider process ended in its middle.
+PROCESS_STOPPED = "Parley's connection process stopped unexpectedly"
+
 
 @dataclass
 class _Reply:
@@ -112,8 +117,8 @@ class ProviderProcess:
                 _deliver(reply, message)
         with contextlib.suppress(Exception):
             proc.wait(timeout=5)
-        log.info("the provider process ended (exit status %s)", proc.returncode)
-        self._fail_all(generation, f"exit status {proc.returncode}")
+        log.warning("the provider process ended (exit status %s)", proc.returncode)
+        self._fail_all(generation, "")
 
     def _fail_all(self, generation: int, detail: str) -> None:
         with self._lock:
@@ -183,16 +188,19 @@ class ProviderProcess:
             ParleyError: as :meth:`request`.
         """
         rid, queue = self._begin(provider)
-        answered = False
+        answered = arrived = False
         try:
             self._send(("stream", rid, *args), provider)
             while True:
                 kind, _, value = await queue.get()
                 if kind == "event":
+                    arrived = True
                     yield value
                     continue
                 answered = True
                 if kind == "error":
+                    if arrived and isinstance(value, ProviderProcessStopped):
+                        raise StreamInterrupted(provider, PROCESS_STOPPED) from None
                     raise value
                 return
         finally:
@@ -303,6 +311,26 @@ class RemoteSender:
 
 _shared: ProviderProcess | None = None
 _shared_lock = threading.Lock()
+
+
+def close_shared() -> None:
+    """End the shared provider process and forget it (the next request starts another):
+    for a process about to ``fork``, whose children must each start their own."""
+    global _shared
+    with _shared_lock:
+        process, _shared = _shared, None
+    if process is not None:
+        process.close()
+
+
+def _forget_in_child() -> None:
+    """In a forked child: the parent's provider process is the parent's (its pipes too)."""
+    global _shared
+    _shared = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def shared_process() -> ProviderProcess:
