@@ -153,3 +153,25 @@ async def test_a_process_that_ended_before_any_reply_says_so(fake_provider, own_
     assert stopped.value.retryable
     assert str(stopped.value).startswith("Parley's connection to Anthropic stopped unexpectedly")
     await events.aclose()
+
+
+async def test_a_process_that_ends_while_idle_is_started_again_at_once(
+        fake_provider, own_process, monkeypatch):
+    from parley.core.providers.process import client
+
+    monkeypatch.setattr(client, "RESTART_AFTER_S", 0.0)  # it ran long enough
+    remote = sender(own_process, fake_provider.anthropic_base_url)
+    await remote.open()
+    first, ended = own_process.generation, own_process._proc  # noqa: SLF001
+    os.kill(ended.pid, signal.SIGKILL)  # a crash while nothing is asked
+    for _ in range(100):
+        if own_process.generation > first:
+            break
+        await asyncio.sleep(0.05)
+    assert own_process.generation == first + 1  # no request needed
+    with open(f"/proc/{own_process._proc.pid}/cmdline", "rb") as f:  # noqa: SLF001
+        assert f.read().split(b"\0")[-3:-1] == [b"--warm", b"anthropic"]  # its SDK at once
+    fake_provider.script("Still here.")
+    info = AnthropicProvider(None).model_info(MODEL)
+    events = [e async for e in remote.attempt(params(fake_provider.anthropic_base_url), info)]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Still here."

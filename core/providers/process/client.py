@@ -7,9 +7,9 @@ command-line mode starts it at its first provider. A thread reads its answers an
 event loop that asked (``call_soon_threadsafe``), so any loop (qasync's, a test's) can
 use it. A request cancelled here (a stopped reply, a called-off title) is cancelled
 there, which closes its HTTP request. When the process ends, the requests in flight
-fail with :class:`parley.core.providers.errors.ProviderProcessStopped` (retryable) and
-the next request starts a new one. It ends when Parley closes its pipe (Parley's exit,
-even a killed one).
+fail with :class:`parley.core.providers.errors.ProviderProcessStopped` (retryable) and a
+new one is started at once (importing the SDKs used so far), or by the next request.
+It ends when Parley closes its pipe (Parley's exit, even a killed one).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import logging
 import os
 import subprocess
 import threading
+import time
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,9 @@ from parley.core.providers.process.protocol import (
 from parley.core.providers.process.spawn import spawn, take_early, worker_command
 
 log = logging.getLogger(__name__)
+
+#: A process that ended on its own after running this long (s) is started again at once.
+RESTART_AFTER_S = 10.0
 
 #: Why a reply broke off when the provider process ended in its middle.
 PROCESS_STOPPED = "Parley's connection process stopped unexpectedly"
@@ -68,6 +72,8 @@ class ProviderProcess:
         self._generation = 0
         self._replies: dict[int, _Reply] = {}
         self._ids = itertools.count(1)
+        self._kinds: set[str] = set()  # the SDKs asked for: a new process imports them at once
+        self._started = 0.0
 
     @property
     def generation(self) -> int:
@@ -88,8 +94,10 @@ class ProviderProcess:
         if self._proc is not None and self._proc.poll() is None:
             return self._generation
         early = take_early() if self._command is None else None
-        proc = early or spawn(self._command or worker_command())
+        warm = [arg for kind in sorted(self._kinds) for arg in ("--warm", kind)]
+        proc = early or spawn([*(self._command or worker_command()), *warm])
         self._proc = proc
+        self._started = time.monotonic()
         self._generation += 1
         threading.Thread(target=self._read, args=(proc, self._generation),
                          name="parley-provider-process", daemon=True).start()
@@ -119,6 +127,22 @@ class ProviderProcess:
             proc.wait(timeout=5)
         log.warning("the provider process ended (exit status %s)", proc.returncode)
         self._fail_all(generation, "")
+        self._restart(proc)
+
+    def _restart(self, ended: subprocess.Popen[bytes]) -> None:
+        """Start a new process at once (its SDKs imported before the next request) when
+        ``ended`` ended on its own after running a while (not closed; not one that dies
+        as it starts: the next request then tries again, and says why)."""
+        with self._lock:
+            if self._proc is not ended or time.monotonic() - self._started < RESTART_AFTER_S:
+                return
+            with contextlib.suppress(OSError):
+                self._start_locked()
+
+    def remember_kind(self, kind: str) -> None:
+        """Note that a sender of ``kind`` is used (a restarted process imports its SDK at
+        once)."""
+        self._kinds.add(kind)
 
     def _fail_all(self, generation: int, detail: str) -> None:
         with self._lock:
@@ -256,6 +280,7 @@ class RemoteSender:
         except OSError as exc:
             raise ProviderProcessStopped(self.spec.name, str(exc)) from None
         if self._opened != generation:
+            self.process.remember_kind(self.spec.kind)
             # rid 0: nobody waits for its answer (a request after it meets its failure)
             self.process.post(("open", 0, self.cid, self.spec), self.spec.name)
             self._opened = generation
