@@ -114,6 +114,10 @@ class SetupPanel(QScrollArea):
         page = QWidget()
         page.setObjectName("SetupPage")
         self.setWidget(page)
+        # What was typed for each kind (server URL, custom URL ticked, key): a key typed for
+        # one provider never goes to another's server when the kind is switched.
+        self._typed: dict[str, tuple[str, bool, str]] = {}
+        self._shown_kind: str | None = None
         self._build(page)
         self.kind_buttons[0].setChecked(True)
         self._kind_changed()
@@ -277,6 +281,7 @@ class SetupPanel(QScrollArea):
 
     def _kind_changed(self, *_args: object) -> None:
         c = self.choice
+        self._swap_typed(c.kind)
         self._show_fields()
         env_key = self.env.get(c.env_var or "", "")
         if env_key and not self.key_edit.text():
@@ -286,6 +291,20 @@ class SetupPanel(QScrollArea):
         self.model_combo.setEditable(c.kind == "openai_compatible")
         self._set_models([])
         self._set_status("", None)
+
+    def _swap_typed(self, kind: str) -> None:
+        """Keep what was typed for the kind shown before, and show what was typed for
+        ``kind`` (nothing the first time)."""
+        if self._shown_kind == kind:
+            return
+        if self._shown_kind is not None:
+            self._typed[self._shown_kind] = (
+                self.url_edit.text(), self.custom_url.isChecked(), self.key_edit.text())
+        url, custom, key = self._typed.get(kind, ("", False, ""))
+        self._shown_kind = kind
+        self.url_edit.setText(url)
+        self.custom_url.setChecked(custom)
+        self.key_edit.setText(key)
 
     def _show_fields(self, *_args: object) -> None:
         c = self.choice

@@ -235,3 +235,25 @@ def test_context_meter_text_and_tooltip(qtbot):
     assert meter.label.text() == "950 tokens"
     assert [short_count(n) for n in (999, 1000, 150_000, 1_200_000)] == \
         ["999", "1k", "150k", "1.2M"]
+
+
+def test_setup_keeps_what_was_typed_for_each_kind_apart(qtbot):
+    """Trial 18: Anthropic's key and custom URL stayed in the fields when the compatible
+    kind was chosen, so that key would have gone to the local server."""
+    panel = SetupPanel()
+    qtbot.addWidget(panel)
+    panel.custom_url.setChecked(True)
+    qtbot.keyClicks(panel.url_edit, "https://gateway.example/anthropic")
+    qtbot.keyClicks(panel.key_edit, "sk-ant-typed-for-anthropic")
+    panel.kind_buttons[2].setChecked(True)  # an OpenAI-compatible server
+    assert panel.key_edit.text() == "" and panel.url_edit.text() == ""
+    qtbot.keyClicks(panel.url_edit, "http://127.0.0.1:11434/v1")
+    answers = panel.answers()
+    assert (answers.kind, answers.base_url, answers.api_key) == (
+        "openai_compatible", "http://127.0.0.1:11434/v1", None)
+    panel.kind_buttons[0].setChecked(True)  # back: what was typed for Anthropic is there
+    assert panel.custom_url.isChecked()
+    assert panel.answers().api_key == "sk-ant-typed-for-anthropic"
+    assert panel.answers().base_url == "https://gateway.example/anthropic"
+    panel.kind_buttons[2].setChecked(True)
+    assert panel.url_edit.text() == "http://127.0.0.1:11434/v1"
