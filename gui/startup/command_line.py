@@ -21,6 +21,8 @@ environment:
   PARLEY_HOME          where Parley keeps its data (--home wins)
   PARLEY_DATABASE_URL  keep the chats in this PostgreSQL database (--database wins)
   PARLEY_THEME         light or dark, instead of the desktop's colour scheme
+  PARLEY_KEYRING       file or keyring: where API keys are kept (default: the
+                       OS keyring, or keys.json in the data folder when none answers)
   OPENAI_BASE_URL      another server than OpenAI's makes the built-in OpenAI
                        provider an OpenAI-compatible server (llama.cpp, Ollama …)
   PARLEY_OPENAI_URLS   more API roots that are OpenAI's own (a gateway in front

@@ -46,6 +46,22 @@ def test_help_lists_what_parley_accepts(capsys):
         assert option in out
 
 
+def test_help_names_every_variable_the_readme_lists(capsys):
+    """Trial 18: ``--help`` left out PARLEY_KEYRING, which the README's table lists."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("| variable | what it does |"):]
+    table = table[:table.index("\n\n")]
+    listed = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", table))
+    assert {"PARLEY_HOME", "PARLEY_KEYRING", "ANTHROPIC_API_KEY"} <= listed
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert sorted(v for v in listed if v not in out) == []
+
+
 def test_without_a_display_parley_says_so_in_one_sentence_and_exits_2(tmp_path):
     import os
     import subprocess
