@@ -1,7 +1,9 @@
 """Keep Python's cyclic garbage collector from stalling the GUI thread during start-up.
 
-Importing the provider SDKs (and SQLAlchemy, Pygments…) in a worker thread creates a
-few hundred thousand objects, and CPython then runs full (generation 2) collections in
+Importing the provider SDKs (and SQLAlchemy, Pygments…) in a worker thread created a
+few hundred thousand objects (the SDKs are now imported in the provider process,
+``parley.core.providers.process``, which pauses its own collector for them; the figures
+below are from before that), and CPython then runs full (generation 2) collections in
 the middle of the import. A collection holds the GIL for its whole length: measured on
 a 2-core machine, 30–240 ms each while ``import anthropic`` ran in a thread, against a
 start-up budget of 50 ms for the longest GUI-thread stall. With the collector paused

@@ -3,9 +3,10 @@
 ``main()`` is the ``parley`` gui-script. Start-up is ordered for speed (budget:
 first painted window ≤ 1.0 s even with a 1 GB sessions.db, measured by
 tests/benchmarks/bench_startup.py): only Qt and the window's own widgets are
-imported before the window is shown; the store, the providers and their SDKs are
-imported and opened after the first paint, off the GUI thread (see
-``parley.gui.startup.phases``). The pieces are in ``parley.gui.startup``: the command
+imported before the window is shown; the store and the providers are imported and
+opened after the first paint, off the GUI thread (see ``parley.gui.startup.phases``);
+the provider SDKs are imported in the provider process, started before Qt is imported
+(``parley.core.providers.process``). The pieces are in ``parley.gui.startup``: the command
 line, the log file, the crash handler, the display check, the first paint.
 
 Environment:
@@ -240,6 +241,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(problem, file=sys.stderr, flush=True)
         return EXIT_CANNOT_START
+    # The SDKs are imported there, on the other core, while the window paints (issue 33).
+    from parley.core.providers.process.spawn import start_early
+
+    start_early()
     from parley.core.paths import DataDirError, data_dir
 
     try:

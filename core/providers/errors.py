@@ -213,6 +213,21 @@ class StreamInterrupted(ProviderError):
         self.nothing_arrived = nothing_arrived
 
 
+class ProviderProcessStopped(ProviderError):
+    """Parley's provider process (which sends the requests: ``parley.core.providers.process``)
+    ended before the request was answered, or could not be started."""
+
+    retryable = True
+
+    def __init__(self, provider: str, detail: str = "") -> None:
+        super().__init__(
+            f"Parley's connection to {provider} stopped unexpectedly before the answer "
+            f"came{_detail(detail)}. It starts again by itself: send again to retry. "
+            "Your conversation is saved.",
+            provider=provider,
+        )
+
+
 class BadRequest(ProviderError):
     """The provider rejected the request as invalid (HTTP 400/422 and the like)."""
 

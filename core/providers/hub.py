@@ -14,11 +14,12 @@ compatible server (``registry.as_used``; the saved setting is left as it is).
 Keyring calls can block (a locked keyring, a slow D-Bus), so they run on one
 worker thread of their own, never on the caller's event loop.
 
-Loading the hub imports no SDK. A provider's adapter is imported (with its
-SDK, seconds on a cold start) and built (its HTTP client, TLS context) by
-:meth:`ProviderHub.prepare` in a worker thread, or at the latest when
-:meth:`ProviderHub.get` first needs it (then on the caller's thread: callers
-on a GUI thread await ``prepare`` first).
+No SDK is imported in this process: the SDK clients live in the provider process
+(:mod:`parley.core.providers.process`). A provider's adapter is imported and built
+by :meth:`ProviderHub.prepare` in a worker thread, which then has the provider
+process start making its SDK client (importing the SDK there, seconds on a cold
+start: a request sent meanwhile waits there for it), or at the latest when
+:meth:`ProviderHub.get` first needs it.
 
 The models each provider lists are kept in sessions.db (``app_state`` key
 ``models:<provider id>``, the :class:`ModelInfo` fields as JSON, with the
@@ -40,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 
 from parley.core.app_state import MODELS
 from parley.core.errors import ParleyError
-from parley.core.gc_pause import gc_paused
 from parley.core.keys import KeyStore
 from parley.core.providers.address import check_server_address
 from parley.core.providers.base import ModelInfo, Provider
@@ -201,8 +201,10 @@ class ProviderHub:
         return pid in self._providers
 
     async def prepare(self, model_or_provider: str) -> None:
-        """Import a provider's adapter and SDK and build it, in a worker thread (once;
-        later calls return at once, concurrent ones wait for the same work).
+        """Import a provider's adapter and build it, in a worker thread, and have the
+        provider process start making its SDK client (once; later calls return at once,
+        concurrent ones wait for the same work; the SDK client is not waited for: a
+        request waits for it in that process).
 
         Args:
             model_or_provider: a provider id or a model reference (``provider:model``).
@@ -229,23 +231,21 @@ class ProviderHub:
             await provider.aclose()
             return
         self._share_limits(pid)
+        connect = getattr(provider, "connect", None)
+        if callable(connect):  # its SDK client, made in the provider process (not awaited)
+            await connect()
 
     def _build(self, config: ProviderConfig) -> Provider:
-        """Make the adapter of ``config`` (importing its SDK the first time) and load
-        what its SDK loads lazily (``warm``); thread-safe."""
-        with gc_paused():  # the SDK's import would stall the GUI thread (parley.core.gc_pause)
-            provider = make_provider(
-                config,
-                self._keys.get(config.id),
-                retry=self.retry,
-                cache_ttl_s=self._anthropic_ttl_s,
-                model_overrides=self._overrides,
-                environ=self.environ,
-            )
-            warm = getattr(provider, "warm", None)
-            if callable(warm):
-                warm()
-        return provider
+        """Make the adapter of ``config`` (importing its module the first time);
+        thread-safe."""
+        return make_provider(
+            config,
+            self._keys.get(config.id),
+            retry=self.retry,
+            cache_ttl_s=self._anthropic_ttl_s,
+            model_overrides=self._overrides,
+            environ=self.environ,
+        )
 
     async def prepare_all(self, first: str | None = None) -> None:
         """:meth:`prepare` every usable provider, ``first`` (a provider id or model
@@ -415,7 +415,7 @@ class ProviderHub:
 
     def get(self, provider_id: str) -> Provider:
         """Return the adapter of a usable provider (built once, then reused). Imports
-        its SDK on this thread if :meth:`prepare` has not done so.
+        its adapter module on this thread if :meth:`prepare` has not done so.
 
         Raises:
             UnknownProvider: no usable provider has that id.
@@ -485,7 +485,7 @@ class ProviderHub:
         return self.model_info(model_ref)
 
     async def list_models(self, provider_id: str) -> list[ModelInfo]:
-        """Ask the provider which models it serves (its SDK imported off this thread
+        """Ask the provider which models it serves (its adapter prepared off this thread
         first), remember the limits it gives, and keep the list in sessions.db for
         :meth:`cached_models`.
 
@@ -614,7 +614,7 @@ class ProviderHub:
             ProviderConfigError: a compatible server without an address.
         """
         config = ProviderConfig("test", kind, _KIND_NAMES[kind], base_url or None)
-        await asyncio.shield(self._in_thread(import_adapter, kind))  # the SDK: seconds
+        await asyncio.shield(self._in_thread(import_adapter, kind))
         key = (api_key or "").strip() or None
         if key is None and kind != "openai_compatible":
             stored = await self._in_keys_thread(self.keys.get, kind, ENV_API_KEY.get(kind))

@@ -8,10 +8,11 @@ colon separates). Values come from settings first, then the environment
 source so Settings can say "from environment", "from keyring", "from settings".
 
 The adapters are imported when a provider of their kind is first built, not
-with this module: each imports its SDK (``anthropic`` ≈ 0.8–2.3 s, ``openai``
-≈ 0.4–1.0 s on one core), and a person who uses one provider should not wait
-for the other's. :func:`import_adapter` imports one kind's adapter; run it in
-a worker thread (``ProviderHub.prepare``) to keep that off the GUI thread.
+with this module. They import no SDK: their SDK halves run in the provider process
+(:mod:`parley.core.providers.process`), which imports ``anthropic`` (≈ 0.8–2.3 s on
+one core) at its start and ``openai`` (≈ 0.4–1.0 s) when a provider of that kind is
+first used. :func:`import_adapter` imports one kind's adapter (request building: the
+converters and the wire rules); ``ProviderHub.prepare`` runs it in a worker thread.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ ENV_API_KEY: dict[ProviderKind, str] = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai": "OPENAI_API_KEY",
 }
-#: The module of each kind's adapter (it imports that kind's SDK).
+#: The module of each kind's adapter (its request building; the SDK half is the
+#: provider process's, ``parley.core.providers.process.worker.SENDER_MODULES``).
 ADAPTER_MODULES: dict[ProviderKind, str] = {
     "anthropic": "parley.core.providers.anthropic_provider",
     "openai": "parley.core.providers.openai_provider",
@@ -51,7 +53,7 @@ ADAPTER_MODULES: dict[ProviderKind, str] = {
 
 
 def import_adapter(kind: ProviderKind) -> ModuleType:
-    """Import the adapter module of ``kind`` and its SDK (seconds on a cold start;
+    """Import the adapter module of ``kind`` (tens of milliseconds the first time;
     instant once imported). Safe to call from a worker thread.
 
     Returns:
@@ -291,8 +293,8 @@ def make_provider(
     model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Provider:
-    """Build the adapter for a configured provider (importing its SDK if not done yet:
-    see :func:`import_adapter`).
+    """Build the adapter for a configured provider (importing its module if not done
+    yet: see :func:`import_adapter`).
 
     Args:
         config: the provider's settings (read through :func:`as_used`: kind ``openai``
@@ -320,7 +322,7 @@ def make_provider(
     }
     if config.kind == "anthropic":
         from parley.core.providers.anthropic_provider import (
-            AnthropicProvider,  # the SDK: see module
+            AnthropicProvider,
         )
 
         return AnthropicProvider(api_key, base_url, cache_ttl_s=cache_ttl_s, **common)
@@ -329,6 +331,6 @@ def make_provider(
             f"{config.name} has no server address. Set it in Settings → Providers "
             "(for example http://localhost:11434/v1 for Ollama)."
         )
-    from parley.core.providers.openai_provider import OpenAIProvider  # the SDK: see module
+    from parley.core.providers.openai_provider import OpenAIProvider
 
     return OpenAIProvider(api_key, base_url, kind=config.kind, **common)

@@ -2,25 +2,29 @@
 
 :class:`parley.core.providers.anthropic_provider.AnthropicProvider` (the ``anthropic``
 SDK) and :class:`parley.core.providers.openai_provider.OpenAIProvider` (the ``openai``
-SDK) differ in how they build a request, read its stream and name failures;
-they keep the same attributes, the same retry rule for a reply (retried only
-while nothing was yielded, :func:`parley.core.providers.retry.stream_with_retries`)
-and the same "no key: AuthenticationFailed(missing)" rule, which live here.
+SDK) differ in how they build a request; they keep the same attributes, the same
+retry rule for a reply (retried only while nothing was yielded,
+:func:`parley.core.providers.retry.stream_with_retries`) and the same "no key:
+AuthenticationFailed(missing)" rule, which live here. Each sends through its SDK
+half (``anthropic_sender`` / ``openai_sender``) in the provider process
+(:mod:`parley.core.providers.process`): an adapter imports no SDK.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any
 
+from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest, Event, ModelInfo
 from parley.core.providers.catalog import with_reported
 from parley.core.providers.errors import AuthenticationFailed
+from parley.core.providers.process.client import RemoteSender, shared_process
+from parley.core.providers.process.protocol import SenderSpec
 from parley.core.providers.retry import RetryPolicy, stream_with_retries
 
 
@@ -40,14 +44,7 @@ def parse_tool_input(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_raw_input": text}
 
 
-class _SdkClient(Protocol):
-    async def close(self) -> None: ...
-
-
-ClientT = TypeVar("ClientT", bound=_SdkClient)
-
-
-class SdkProvider(Generic[ClientT]):
+class SdkProvider:
     """Base of the SDK adapters (see the module docstring).
 
     Attributes:
@@ -63,7 +60,7 @@ class SdkProvider(Generic[ClientT]):
             (a compatible server's own endpoints); read by ``model_info``.
     """
 
-    _client: ClientT | None
+    _sender: RemoteSender | None
 
     def _setup(
         self,
@@ -76,7 +73,7 @@ class SdkProvider(Generic[ClientT]):
         model_overrides: Mapping[str, Mapping[str, Any]] | None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        """Set the attributes every adapter has (the subclass then makes ``_client``)."""
+        """Set the attributes every adapter has (the subclass then calls ``_connect``)."""
         self.id = id
         self.name = name
         self.base_url = base_url.rstrip("/")
@@ -84,7 +81,7 @@ class SdkProvider(Generic[ClientT]):
         self.model_overrides = dict(model_overrides or {})
         self._sleep = sleep
         self._key = api_key or None
-        self._client = None
+        self._sender = None
         self.reported: dict[str, tuple[int | None, int | None]] = {}
         self.tool_support: dict[str, bool] = {}
 
@@ -124,29 +121,33 @@ class SdkProvider(Generic[ClientT]):
 
     # --- shared ------------------------------------------------------------------
 
-    #: Attribute paths of the SDK client that load lazily (its resources) and modules the
-    #: SDK imports at its first request: :meth:`warm` loads both.
-    _WARM_ATTRIBUTES: tuple[str, ...] = ()
-    _WARM_MODULES: tuple[str, ...] = ("anyio._backends._asyncio",)
+    def _connect(self, spec: SenderSpec) -> None:
+        """Send through a sender made from ``spec`` in the shared provider process."""
+        self._sender = RemoteSender(spec, shared_process())
 
-    def warm(self) -> None:
-        """Load what the SDK would load at the first request (resources, its async HTTP
-        backend), in the calling thread: ``ProviderHub.prepare`` calls it in a worker
-        thread so the first request does not import on the GUI thread. Never fails:
-        what cannot be loaded now is loaded by the request as before."""
-        client = self._client
-        for path in self._WARM_ATTRIBUTES if client is not None else ():
-            target: Any = client
-            for name in path.split("."):
-                target = getattr(target, name, None)
-        for module in self._WARM_MODULES:
-            with contextlib.suppress(Exception):
-                importlib.import_module(module)
+    async def connect(self) -> None:
+        """Have the provider process start making this adapter's SDK client now (importing
+        the SDK there, seconds on a cold start), without waiting: a request sent meanwhile
+        waits there until it is made. Never fails: a failure is met again, and reported,
+        by the first request."""
+        if self._sender is not None:
+            with contextlib.suppress(ParleyError):
+                self._sender.send_open()
 
-    def _require_client(self) -> ClientT:
-        if self._client is None:
+    async def connected(self) -> None:
+        """Wait until the provider process has made this adapter's SDK client.
+
+        Raises:
+            AuthenticationFailed: no key (no client is made).
+            ProviderError: the process could not start or make it
+                (ProviderProcessStopped).
+        """
+        await self._require_sender().open()
+
+    def _require_sender(self) -> RemoteSender:
+        if self._sender is None:
             raise AuthenticationFailed(self.name, status=None, missing=True)
-        return self._client
+        return self._sender
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[Event]:
         """Stream the reply to ``request`` as events (see :mod:`parley.core.providers.base`).
@@ -158,7 +159,7 @@ class SdkProvider(Generic[ClientT]):
                 Overloaded, ServerError, NetworkError, ContextOverflow,
                 StreamInterrupted, BadRequest or ModelNotFound.
         """
-        self._require_client()
+        self._require_sender()
         params = self.request_params(request)
         info = self.model_info(request.model)
         events = stream_with_retries(lambda: self._attempt(params, info), self.retry, self._sleep)
@@ -167,6 +168,6 @@ class SdkProvider(Generic[ClientT]):
                 yield event
 
     async def aclose(self) -> None:
-        """Close the HTTP connections."""
-        if self._client is not None:
-            await self._client.close()
+        """Close the HTTP connections (the SDK client in the provider process)."""
+        if self._sender is not None:
+            await self._sender.close()

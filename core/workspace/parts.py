@@ -48,8 +48,9 @@ class Options:
             a PostgreSQL server's own backups apply).
         cache_timer: the compaction just before an idle chat's prompt cache expires
             (``parley.core.compaction.cache_timer``; it acts only when its setting is on).
-        prepare: start importing the SDKs of the providers in use (the default model's
-            first) in the background once the hub is loaded.
+        prepare: prepare the providers in use (the default model's first: their SDK
+            clients made in the provider process) in the background once the hub is
+            loaded.
         journal_interval_s: how often a streamed reply is journalled (s).
         emit_interval_s: how often streamed text is handed on (s).
     """
@@ -93,7 +94,7 @@ def import_store() -> None:
 
 @pausing_gc
 def import_providers() -> None:
-    """Import the hub (no SDK: ``ProviderHub.prepare`` imports those), the runner, the
+    """Import the hub (no SDK: those are the provider process's), the runner, the
     tools, MCP, the timer and the backups; in a worker thread."""
     import parley.core.chat.run  # noqa: F401
     import parley.core.compaction.cache_timer  # noqa: F401

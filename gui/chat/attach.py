@@ -348,8 +348,8 @@ class ChatAttachments:
     # -- limits -----------------------------------------------------------------------
     def limits(self, model_ref: str | None = None) -> MediaLimits | None:
         """The limits of the provider that will get the message (None: not known yet:
-        while Parley starts its SDK loads in a worker thread, and is not imported
-        here, on the GUI thread)."""
+        while Parley starts its adapter is prepared in a worker thread, and is not
+        imported here, on the GUI thread)."""
         ref = model_ref or self.chat.current_model()
         hub = self.chat.hub
         if ref is None or hub is None:

@@ -231,7 +231,7 @@ class ChatMeter:
         hub = self.chat.hub
         try:
             if hub is None or not hub.is_prepared(model):
-                # its SDK still loading (start-up): asked again at a later update (the
+                # its adapter still being prepared (start-up): asked again at a later update (the
                 # model list the provider gives shows the meter again)
                 self._asked.discard((sid, turns[-1].id, model))
                 return

@@ -109,7 +109,7 @@ class ChatModels:
         return str(ref) if ref else None
     async def refresh_models(self) -> None:
         """Fill the model picker: the lists kept from last time at once, then what every
-        configured provider lists now (their SDKs imported off the GUI thread)."""
+        configured provider lists now (asked from the provider process)."""
         self.model_picker.set_choices(cached_choices(self.chat.hub))
         self.model_picker.set_choices(await model_choices(self.chat.hub))
         if self.model_picker.current != self.current_model():

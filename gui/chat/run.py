@@ -523,7 +523,7 @@ class ChatRuns:
                 await self.waits.send_when_unlocked(sid, blocks or [], model, on_event, turn_id)
             elif how == "regenerate":
                 from parley.core.chat.regenerate import (
-                    regenerate,  # imports the SDKs: not at start-up
+                    regenerate,  # imported at its first use: not at start-up
                 )
 
                 await regenerate(runner, sid, model_ref=model, on_event=on_event)

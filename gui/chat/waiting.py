@@ -3,8 +3,8 @@
 A message sent while Parley is still starting is never refused: its user turn
 is saved at once (the durability rule: saved before any request), the chat
 shows it with a quiet "connecting…", and it is sent, once, as soon as its
-provider is ready (``ProviderHub.prepare``: its SDK imported off the GUI
-thread). Retry, Resume and Regenerate wait the same way. Esc takes such a
+provider is ready (``ProviderHub.prepare``: its SDK client made in the provider
+process). Retry, Resume and Regenerate wait the same way. Esc takes such a
 message back (its turn deleted, its text back in the box). A message with
 files, or an edit, waits in the box instead, and is sent once the provider
 is ready (the files are checked against that model's limits then). While
@@ -135,7 +135,7 @@ class RunWaits:
 
     def provider_ready(self, model: str | None) -> bool:
         """True when a run with ``model`` can start now: the providers are loaded and
-        its provider's SDK imported (a provider that is not set up is "ready": the run
+        its provider's adapter prepared (a provider that is not set up is "ready": the run
         then says so)."""
         hub = self.chat.hub
         if self.chat.runner is None or hub is None or model is None:
@@ -162,7 +162,7 @@ class RunWaits:
 
     async def wait_for_provider(self, sid: str | None, model: str | None) -> str:
         """Wait ("connecting…") until the providers are loaded, the chat has a model
-        (set-up may come first) and its provider's SDK is imported; return the model."""
+        (set-up may come first) and its provider's adapter is prepared; return the model."""
         from parley.core.providers.hub import UnknownProvider
 
         self.waiting.add(sid)

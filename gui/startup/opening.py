@@ -113,8 +113,8 @@ def open_chat(window: WindowBase, startup: StartupView) -> ChatController:
 
 async def open_providers(window: WindowBase) -> ProviderHub:
     """Open the workspace's providers (``Workspace.open_providers``: the hub's settings
-    and keys, the SDKs of those in use imported in the background, the default model's
-    first; the tools, MCP, runner, timer, backups), the MCP tools asking through the
+    and keys, the SDK clients of those in use made in the provider process, the default
+    model's first; the tools, MCP, runner, timer, backups), the MCP tools asking through the
     approval dialog; returns the ``ProviderHub``."""
     from parley.gui.dialogs.mcp_approval import DialogApprover
 

@@ -154,8 +154,9 @@ class Startup:
         previous run did not exit cleanly and left a reply cut off, a notice says so
         (the transcript offers Resume). Ready: the providers' settings and keys are
         loaded (set-up is shown if none is usable) and messages can be sent; then the
-        SDKs of the providers in use (seconds to import on a cold start) are imported,
-        the first chat's first; a message waits for its provider's ("connecting…").
+        providers in use have the provider process make their SDK clients (its SDK
+        imports take seconds on a cold start, on the other core), the first chat's
+        first; a message waits for its provider's ("connecting…").
         Imports run in a worker thread so the window keeps painting. A damaged file
         (``DatabaseCorrupt``) shows the recovery page; another store that cannot be
         opened (``NewerFormat`` …) is reported in the window.

@@ -10,7 +10,7 @@ temporary data folder that is deleted afterwards, and checks in order:
 4. ``store`` — ``sessions.db`` is created, a session and a turn are written,
    read back, found by full-text search (SQLite FTS5), and read again after
    the file is closed and reopened;
-5. ``providers`` — the Anthropic and OpenAI SDKs import and build clients
+5. ``providers`` — the provider process starts and builds Anthropic and OpenAI clients
    (no request is sent), and the keyring backends are registered;
 6. ``window`` — the main window opens on that folder, paints, finishes its
    start-up (store opened, providers loaded, set-up shown as no provider is
@@ -235,7 +235,7 @@ async def _async_checks(test: SelfTest, home: Path) -> None:
         return f"session {session_id[:8]} written, read, searched and reopened"
 
     if await test.check_async("store", store):
-        test.check("providers", _check_providers)
+        await test.check_async("providers", _check_providers)
         await test.check_async("window", lambda: _check_window(home, session_id))
 
 
@@ -266,20 +266,29 @@ async def _check_store(home: Path) -> str:
     return session.id
 
 
-def _check_providers() -> str:
-    from importlib.metadata import entry_points
+async def _check_providers() -> str:
+    """Start the provider process (the bundle's ``--provider-worker``) and have it build an
+    Anthropic and an OpenAI client (which imports both SDKs there); check keyring's
+    backends are registered."""
+    from importlib.metadata import entry_points, version
 
-    import anthropic
-    import openai
+    from parley.core.providers.process.client import ProviderProcess, RemoteSender
+    from parley.core.providers.process.protocol import SenderSpec
 
     url = "http://127.0.0.1:9"  # never contacted: building a client sends nothing
-    anthropic.AsyncAnthropic(api_key="self-test", base_url=url)
-    openai.AsyncOpenAI(api_key="self-test", base_url=url)
+    process = ProviderProcess()
+    try:
+        for kind in ("anthropic", "openai"):
+            sender = RemoteSender(SenderSpec(kind, f"self-test {kind}", url, "self-test"), process)
+            await asyncio.wait_for(sender.open(), timeout=120)
+            await sender.close()
+    finally:
+        process.close()
     backends = sorted(ep.name for ep in entry_points(group="keyring.backends"))
     if not backends:
         raise RuntimeError("no keyring backends registered (keyring metadata missing)")
-    return (f"anthropic {anthropic.__version__}, openai {openai.__version__} clients built; "
-            f"keyring backends {', '.join(backends)}")
+    return (f"anthropic {version('anthropic')}, openai {version('openai')} clients built "
+            f"in the provider process; keyring backends {', '.join(backends)}")
 
 
 async def _check_window(home: Path, session_id: str) -> str:

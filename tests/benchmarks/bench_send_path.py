@@ -17,8 +17,8 @@ or its reply crosses a boundary:
 * ``store``: the run loop calls the store (``AsyncStore``) on the GUI thread;
 * ``sql``: the store's worker writes or reads the chat's turns (a ``sqlite3`` call under
   ``StoreTurns.append_turn`` / ``upsert_turn`` / ``finish_turn`` / ``context_turns``);
-* ``sdk``: Parley calls into the provider's SDK (``anthropic`` / ``openai``) — the
-  request, and each piece of the reply read;
+* ``provider``: Parley hands the request to the provider process (whose SDK sends it:
+  ``parley.core.providers.process``), and takes each piece of the reply it sends back;
 * ``shown``: the transcript is told of the message or the reply (``show_grown`` /
   ``show_changed`` / ``show_reset``), and paints it (a ``QPainter`` call under the
   transcript's code).
@@ -51,7 +51,10 @@ TURN_CALLS = frozenset({"append_turn", "upsert_turn", "finish_turn", "context_tu
                         "context_turns_counted"})
 #: The transcript's entry points for what the chat's state shows.
 SHOWN_CALLS = frozenset({"show_grown", "show_changed", "show_reset"})
-SDKS = ("anthropic", "openai")
+#: Where a request goes to the provider process and its reply comes back (a generator's
+#: resumption is a "call" to the profiler too: each piece of the reply).
+PROCESS = "parley.core.providers.process.client"
+PROCESS_CALLS = frozenset({"_send", "stream"})
 STORE = "parley.core.store.async_store"
 
 
@@ -97,13 +100,12 @@ class PathRecorder:
                 elif frame.f_code.co_name in SHOWN_CALLS and \
                         module.startswith("parley.gui.transcript"):
                     self._boundary("shown", frame)
+                elif module == PROCESS and frame.f_code.co_name in PROCESS_CALLS:
+                    self._boundary("provider", frame)
                 elif module == STORE and frame.f_back is not None \
                         and _module(frame.f_back) != STORE \
                         and self._under(frame, "parley.core.chat.run"):
                     self._boundary("store", frame)
-            elif module.startswith(SDKS) and frame.f_back is not None \
-                    and _module(frame.f_back).startswith("parley."):
-                self._boundary("sdk", frame.f_back)
         elif event == "c_call" and _module(frame).startswith("parley."):
             owner = type(getattr(arg, "__self__", None)).__name__
             if owner == "QPainter" and self._under(frame, "parley.gui.transcript"):

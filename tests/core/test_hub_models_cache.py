@@ -129,12 +129,14 @@ asyncio.run(main())
 """
 
 
-def test_only_the_sdk_of_the_providers_in_use_is_imported() -> None:
+def test_no_sdk_is_imported_in_parleys_own_process() -> None:
+    """The SDKs are the provider process's (parley.core.providers.process): preparing a
+    provider there leaves Parley's process without them."""
     out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, capture_output=True,
                          text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr
     assert "loaded: []" in out.stdout, out.stdout
-    assert "prepared: ['openai']" in out.stdout, out.stdout
+    assert "prepared: []" in out.stdout, out.stdout
 
 
 async def test_a_learnt_window_outlives_a_restart_and_a_new_model_list(

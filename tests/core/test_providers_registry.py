@@ -9,7 +9,7 @@ import pytest
 from parley.core.content import Usage
 from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers import cache_points, catalog
-from parley.core.providers.anthropic_provider import AnthropicProvider, parse_tool_input
+from parley.core.providers.anthropic_provider import AnthropicProvider
 from parley.core.providers.base import Provider
 from parley.core.providers.errors import (
     AuthenticationFailed,
@@ -36,6 +36,7 @@ from parley.core.providers.registry import (
     resolve_base_url,
 )
 from parley.core.providers.retry import RetryPolicy, stream_with_retries
+from parley.core.providers.sdk_provider import parse_tool_input
 
 # --- model references -------------------------------------------------------
 

@@ -24,7 +24,8 @@ process death (its SQLite locks and file descriptors go with it).
 
 Lines a worker prints (each with one ``write``, so lines never interleave):
 
-- ``ready <pid> <session_id>`` — store open, provider set up, about to send;
+- ``ready <pid> <session_id>`` — store open, provider set up (its SDK client made in the
+  worker's own provider process), about to send;
 - ``saved <turn_id> <role> <sha256>`` — a user turn (``append_turn``) or a
   completed reply (``finish_turn``) was committed; sha256 of the stored blocks
   JSON (``parley.core.content.blocks_to_json_text``, UTF-8);
@@ -66,6 +67,7 @@ from parley.core.compaction.compact import CompactNoSummaryError
 from parley.core.content import Turn, Usage, blocks_to_json_text
 from parley.core.keys import FileBackend, KeyStore
 from parley.core.providers.hub import ProviderHub
+from parley.core.providers.process.client import close_shared
 from parley.core.providers.retry import RetryPolicy
 from parley.core.recovery import previous_run
 from parley.core.store.async_store import AsyncStore
@@ -223,6 +225,7 @@ async def work(args: argparse.Namespace) -> None:
     keys = KeyStore(backend=FileBackend(args.db.with_name("keys.json")), environ=env)
     hub = ProviderHub(store, keys=keys, retry=RetryPolicy(max_retries=0), environ=env)
     await hub.load()
+    await hub.get(MODELS[args.kind].split(":", 1)[0]).connected()  # its SDK client made
     runner = ChatRunner(ProbedStore(store), hub, journal_interval_s=args.journal_ms / 1000,
                         emit_interval_s=0.0)
     sid = args.session or (await store.create_session(title="crash test")).id
@@ -269,6 +272,7 @@ def serve(warm_url: str | None = None) -> int:
 
     if warm_url:
         warm_up(warm_url)
+        close_shared()  # each worker starts a provider process of its own
         for thread in threading.enumerate():  # pools shut down without waiting
             if thread is not threading.main_thread():
                 thread.join(timeout=10)

@@ -6,8 +6,8 @@ providers. A module on that path that imports ``parley.core.providers.registry``
 adapter) pulls both SDKs in and holds the sidebar back by ~3 s — this test fails if one
 does; nor may it import SQLAlchemy's PostgreSQL dialect (~40 ms, needed only for a store
 on PostgreSQL: imported when such a store is opened). Loading the providers' hub, the run
-loop and MCP (``Workspace.open_providers``) imports no SDK either: each is imported off
-the GUI thread when its provider is prepared, and only for the providers set up.
+loop and MCP (``Workspace.open_providers``) imports no SDK either: the SDKs live in the
+provider process (``parley.core.providers.process``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import_store()
 heavy = sorted(m for m in ("anthropic", "openai", "parley.core.providers.registry",
                            "sqlalchemy.dialects.postgresql") if m in sys.modules)
 print("imported:", heavy)
-import_providers()  # the hub, the run loop, MCP: still no SDK (ProviderHub.prepare imports it)
+import_providers()  # the hub, the run loop, MCP: still no SDK (the provider process has them)
 print("then:", sorted(m for m in ("anthropic", "openai") if m in sys.modules))
 """
 

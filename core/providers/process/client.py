@@ -1,0 +1,369 @@
+"""Parley's side of the provider process: starting it, requests to it, its answers.
+
+One :class:`ProviderProcess` per Parley process (:func:`shared_process`): the app starts
+it first thing (:mod:`parley.core.providers.process.spawn`, before Qt is imported) so
+that the SDKs are imported on another core while the window paints; a test run or a
+command-line mode starts it at its first provider. A thread reads its answers and hands each to the
+event loop that asked (``call_soon_threadsafe``), so any loop (qasync's, a test's) can
+use it. A request cancelled here (a stopped reply, a called-off title) is cancelled
+there, which closes its HTTP request. When the process ends, the requests in flight
+fail with :class:`parley.core.providers.errors.ProviderProcessStopped` (retryable) and a
+new one is started at once (importing the SDKs used so far), or by the next request.
+It ends when Parley closes its pipe (Parley's exit, even a killed one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import itertools
+import logging
+import os
+import subprocess
+import threading
+import time
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from typing import Any
+
+from parley.core.providers.base import Event, ModelInfo
+from parley.core.providers.errors import ProviderProcessStopped, StreamInterrupted
+from parley.core.providers.process.protocol import (
+    ListedModel,
+    SenderSpec,
+    encode,
+    read_message,
+    write_all,
+)
+from parley.core.providers.process.spawn import spawn, take_early, worker_command
+
+log = logging.getLogger(__name__)
+
+#: A process that ended on its own after running this long (s) is started again at once.
+RESTART_AFTER_S = 10.0
+
+#: Why a reply broke off when the provider process ended in its middle.
+PROCESS_STOPPED = "Parley's connection process stopped unexpectedly"
+
+
+@dataclass
+class _Reply:
+    """Where the answers to one request go."""
+
+    loop: asyncio.AbstractEventLoop
+    queue: asyncio.Queue[tuple[Any, ...]]
+    provider: str
+
+
+class ProviderProcess:
+    """The provider process, started on first use (see the module docstring).
+
+    Args:
+        command: what to run (default: :func:`parley.core.providers.process.spawn.
+            worker_command`, or the process :func:`~parley.core.providers.process.spawn.
+            start_early` started).
+    """
+
+    def __init__(self, command: list[str] | None = None) -> None:
+        self._command = command
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._generation = 0
+        self._replies: dict[int, _Reply] = {}
+        self._ids = itertools.count(1)
+        self._kinds: set[str] = set()  # the SDKs asked for: a new process imports them at once
+        self._started = 0.0
+
+    @property
+    def generation(self) -> int:
+        """How many times the process was started (a sender opened in an earlier one is
+        opened again)."""
+        return self._generation
+
+    def start(self) -> int:
+        """Start the process unless it runs; return its :attr:`generation`.
+
+        Raises:
+            OSError: it could not be started.
+        """
+        with self._lock:
+            return self._start_locked()
+
+    def _start_locked(self) -> int:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._generation
+        early = take_early() if self._command is None else None
+        warm = [arg for kind in sorted(self._kinds) for arg in ("--warm", kind)]
+        proc = early or spawn([*(self._command or worker_command()), *warm])
+        self._proc = proc
+        self._started = time.monotonic()
+        self._generation += 1
+        threading.Thread(target=self._read, args=(proc, self._generation),
+                         name="parley-provider-process", daemon=True).start()
+        return self._generation
+
+    def _read(self, proc: subprocess.Popen[bytes], generation: int) -> None:
+        """The answers of one process, until it ends (runs in its own thread)."""
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        while True:
+            try:
+                message = read_message(fd)
+            except Exception:  # a broken frame: the process is of no use any more
+                log.exception("the provider process sent an unreadable answer")
+                message = None
+            if message is None:
+                break
+            if message[0] == "log":
+                level, name, text = message[2]
+                logging.getLogger(name).log(level, "provider process: %s", text)
+                continue
+            with self._lock:
+                reply = self._replies.get(message[1])
+            if reply is not None:
+                _deliver(reply, message)
+        with contextlib.suppress(Exception):
+            proc.wait(timeout=5)
+        log.warning("the provider process ended (exit status %s)", proc.returncode)
+        self._fail_all(generation, "")
+        self._restart(proc)
+
+    def _restart(self, ended: subprocess.Popen[bytes]) -> None:
+        """Start a new process at once (its SDKs imported before the next request) when
+        ``ended`` ended on its own after running a while (not closed; not one that dies
+        as it starts: the next request then tries again, and says why)."""
+        with self._lock:
+            if self._proc is not ended or time.monotonic() - self._started < RESTART_AFTER_S:
+                return
+            with contextlib.suppress(OSError):
+                self._start_locked()
+
+    def remember_kind(self, kind: str) -> None:
+        """Note that a sender of ``kind`` is used (a restarted process imports its SDK at
+        once)."""
+        self._kinds.add(kind)
+
+    def _fail_all(self, generation: int, detail: str) -> None:
+        with self._lock:
+            if generation != self._generation:
+                return
+            replies, self._replies = self._replies, {}
+        for rid, reply in replies.items():
+            _deliver(reply, ("error", rid, ProviderProcessStopped(reply.provider, detail)))
+
+    def _send(self, message: tuple[Any, ...], provider: str) -> None:
+        frame = encode(message)
+        with self._lock:
+            proc = self._proc
+            if proc is None or proc.stdin is None:
+                raise ProviderProcessStopped(provider, "it was not started")
+            try:
+                write_all(proc.stdin.fileno(), frame)
+            except OSError as exc:
+                raise ProviderProcessStopped(provider, str(exc)) from None
+
+    def post(self, message: tuple[Any, ...], provider: str) -> None:
+        """Send ``message`` and wait for no answer.
+
+        Raises:
+            ProviderProcessStopped: the process is not running.
+        """
+        self._send(message, provider)
+
+    def _begin(self, provider: str) -> tuple[int, asyncio.Queue[tuple[Any, ...]]]:
+        rid = next(self._ids)
+        queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
+        with self._lock:
+            self._replies[rid] = _Reply(asyncio.get_running_loop(), queue, provider)
+        return rid, queue
+
+    def _end(self, rid: int, answered: bool) -> None:
+        with self._lock:
+            self._replies.pop(rid, None)
+            alive = self._proc is not None and self._proc.poll() is None
+        if not answered and alive:
+            with contextlib.suppress(ProviderProcessStopped):
+                self._send(("cancel", rid), "")
+
+    async def request(self, op: str, *args: Any, provider: str) -> Any:
+        """Send ``(op, rid, *args)`` and return its result.
+
+        Raises:
+            ParleyError: what the process raised (a ProviderError), or
+                ProviderProcessStopped when it ended first.
+        """
+        rid, queue = self._begin(provider)
+        answered = False
+        try:
+            self._send((op, rid, *args), provider)
+            kind, _, value = await queue.get()
+            answered = True
+            if kind == "error":
+                raise value
+            return value
+        finally:
+            self._end(rid, answered)
+
+    async def stream(self, *args: Any, provider: str) -> AsyncGenerator[Any, None]:
+        """Send ``("stream", rid, *args)`` and yield the values it streams.
+
+        Raises:
+            ParleyError: as :meth:`request`.
+        """
+        rid, queue = self._begin(provider)
+        answered = arrived = False
+        try:
+            self._send(("stream", rid, *args), provider)
+            while True:
+                kind, _, value = await queue.get()
+                if kind == "event":
+                    arrived = True
+                    yield value
+                    continue
+                answered = True
+                if kind == "error":
+                    if arrived and isinstance(value, ProviderProcessStopped):
+                        raise StreamInterrupted(provider, PROCESS_STOPPED) from None
+                    raise value
+                return
+        finally:
+            self._end(rid, answered)
+
+    def close(self, timeout_s: float = 2.0) -> None:
+        """End the process: close its pipe (it then closes its clients and exits), kill
+        it after ``timeout_s`` seconds."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        with contextlib.suppress(OSError):
+            if proc.stdin is not None:
+                proc.stdin.close()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _deliver(reply: _Reply, message: tuple[Any, ...]) -> None:
+    with contextlib.suppress(RuntimeError):  # its loop is closed: nobody waits any more
+        reply.loop.call_soon_threadsafe(reply.queue.put_nowait, message)
+
+
+class RemoteSender:
+    """One provider's SDK client, in the provider process (the adapters' sender).
+
+    Args:
+        spec: how to make the client there.
+        process: the provider process.
+    """
+
+    _ids = itertools.count(1)
+
+    def __init__(self, spec: SenderSpec, process: ProviderProcess) -> None:
+        self.spec = spec
+        self.process = process
+        self.cid = next(self._ids)
+        self._opened = 0  # the process generation it was opened in
+
+    def send_open(self) -> None:
+        """Have the process make the client (once per process start), without waiting:
+        a request sent after it waits there until it is made (its SDK imported), so a
+        request can be on its way while the SDK is still being imported.
+
+        Raises:
+            ProviderProcessStopped: the process could not be started or ended.
+        """
+        try:
+            generation = self.process.start()
+        except OSError as exc:
+            raise ProviderProcessStopped(self.spec.name, str(exc)) from None
+        if self._opened != generation:
+            self.process.remember_kind(self.spec.kind)
+            # rid 0: nobody waits for its answer (a request after it meets its failure)
+            self.process.post(("open", 0, self.cid, self.spec), self.spec.name)
+            self._opened = generation
+
+    async def open(self) -> None:
+        """Make the client in the process and wait until it is made.
+
+        Raises:
+            ProviderProcessStopped: the process could not be started or ended.
+            ParleyError: what making it raised.
+        """
+        self.send_open()
+        await self.process.request("call", self.cid, "ready", (), provider=self.spec.name)
+
+    async def _call(self, method: str, *args: Any) -> Any:
+        self.send_open()
+        return await self.process.request("call", self.cid, method, args,
+                                          provider=self.spec.name)
+
+    async def attempt(
+        self, params: dict[str, Any], info: ModelInfo
+    ) -> AsyncGenerator[Event, None]:
+        """One try at a streamed reply (see ``Sender.attempt``)."""
+        self.send_open()
+        events = self.process.stream(self.cid, "attempt", (params, info),
+                                     provider=self.spec.name)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield event
+
+    async def count(self, params: dict[str, Any]) -> int:
+        """The input tokens of a request by the provider's count."""
+        result: int = await self._call("count", params)
+        return result
+
+    async def models(self) -> list[ListedModel]:
+        """The models the provider lists."""
+        result: list[ListedModel] = await self._call("models")
+        return result
+
+    async def server_json(self, method: str, path: str, body: Any = None) -> Any:
+        """A server's own JSON endpoint (None when it fails or is not JSON)."""
+        return await self._call("server_json", method, path, body)
+
+    async def close(self) -> None:
+        """Close the client's HTTP connections (nothing to do when it was never made)."""
+        if self._opened and self._opened == self.process.generation:
+            self._opened = 0
+            with contextlib.suppress(ProviderProcessStopped):
+                await self.process.request("call", self.cid, "close", (),
+                                           provider=self.spec.name)
+
+
+_shared: ProviderProcess | None = None
+_shared_lock = threading.Lock()
+
+
+def close_shared() -> None:
+    """End the shared provider process and forget it (the next request starts another):
+    for a process about to ``fork``, whose children must each start their own."""
+    global _shared
+    with _shared_lock:
+        process, _shared = _shared, None
+    if process is not None:
+        process.close()
+
+
+def _forget_in_child() -> None:
+    """In a forked child: the parent's provider process is the parent's (its pipes too)."""
+    global _shared
+    _shared = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
+def shared_process() -> ProviderProcess:
+    """The provider process of this Parley process (made, not yet started, on first use;
+    ended at exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = ProviderProcess()
+            atexit.register(_shared.close)
+        return _shared

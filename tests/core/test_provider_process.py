@@ -1,0 +1,177 @@
+"""The provider process (parley.core.providers.process): requests sent there through the
+real SDKs to the fake provider server, errors and their fields back, a stopped reply
+stopped there, and a process that ended replaced at the next request."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import signal
+from typing import Any
+
+import pytest
+
+from parley.core.content import TextBlock, Turn
+from parley.core.providers import errors
+from parley.core.providers.anthropic_provider import AnthropicProvider
+from parley.core.providers.base import ChatRequest, Stop, TextDelta
+from parley.core.providers.process.client import ProviderProcess, RemoteSender
+from parley.core.providers.process.protocol import SenderSpec
+
+KEY = "sk-ant-fake.PROCESS-0123456789"
+MODEL = "claude-haiku-4-5"
+
+
+def params(url: str, text: str = "hi") -> dict[str, Any]:
+    request = ChatRequest(MODEL, [Turn("user", [TextBlock(text)])], cache=False)
+    return AnthropicProvider(None, url).request_params(request)
+
+
+@pytest.fixture
+async def own_process():
+    """A provider process of this test's own (the shared one is left alone)."""
+    process = ProviderProcess()
+    yield process
+    process.close()
+
+
+def sender(process: ProviderProcess, url: str, key: str = KEY) -> RemoteSender:
+    return RemoteSender(SenderSpec("anthropic", "Anthropic", url, key), process)
+
+
+@pytest.mark.parametrize("error", [
+    errors.AuthenticationFailed("Anthropic", missing=True),
+    errors.RateLimited("Anthropic", 12.5, "slow down"),
+    errors.NetworkError("Ollama", "http://127.0.0.1:11434/v1", timed_out=True),
+    errors.ContextOverflow("Anthropic", 210_000, 200_000),
+    errors.StreamInterrupted("Anthropic", "cut", nothing_arrived=True),
+    errors.ProviderProcessStopped("Anthropic", "exit status -9"),
+])
+def test_errors_cross_with_their_type_and_fields(error):
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is type(error) and back.__dict__ == error.__dict__
+    assert str(back) == str(error) and back.retryable == error.retryable
+
+
+async def test_a_reply_and_a_refusal_come_back_from_the_process(fake_provider, own_process):
+    remote = sender(own_process, fake_provider.anthropic_base_url)
+    fake_provider.script("Hello from the other process.")
+    info = AnthropicProvider(None).model_info(MODEL)
+    events = [e async for e in remote.attempt(params(fake_provider.anthropic_base_url), info)]
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text == "Hello from the other process." and events[-1] == Stop("end_turn")
+    assert fake_provider.last_request.has_auth
+    fake_provider.fail("rate_limit", retry_after=7)
+    with pytest.raises(errors.RateLimited) as refused:
+        [e async for e in remote.attempt(params(fake_provider.anthropic_base_url), info)]
+    assert refused.value.retry_after_s == 7 and refused.value.provider == "Anthropic"
+
+
+async def test_a_stopped_reply_is_stopped_in_the_process(fake_provider, own_process):
+    remote = sender(own_process, fake_provider.anthropic_base_url)
+    fake_provider.script("word " * 400, token_delay_ms=50, chunk_size=5)
+    info = AnthropicProvider(None).model_info(MODEL)
+    events = remote.attempt(params(fake_provider.anthropic_base_url), info)
+    first = [await anext(events) for _ in range(3)]
+    assert any(isinstance(e, TextDelta) for e in first)
+    await events.aclose()  # what Stop does
+    assert own_process._replies == {}  # noqa: SLF001 - nothing waits any more
+    fake_provider.script("Next.")
+    again = [e async for e in remote.attempt(params(fake_provider.anthropic_base_url), info)]
+    assert "".join(e.text for e in again if isinstance(e, TextDelta)) == "Next."
+
+
+async def test_a_process_that_ended_is_replaced_at_the_next_request(fake_provider, own_process):
+    remote = sender(own_process, fake_provider.anthropic_base_url)
+    info = AnthropicProvider(None).model_info(MODEL)
+    fake_provider.script("word " * 400, token_delay_ms=50, chunk_size=5)
+    events = remote.attempt(params(fake_provider.anthropic_base_url), info)
+    assert await anext(events)
+    first = own_process.generation
+    os.kill(own_process._proc.pid, signal.SIGKILL)  # noqa: SLF001 - a crash
+    with pytest.raises(errors.StreamInterrupted) as stopped:  # part of the reply had come
+        async for _ in events:
+            pass
+    assert "broke off in the middle of the reply" in str(stopped.value)
+    assert "connection process stopped" in str(stopped.value)
+    fake_provider.reset()
+    fake_provider.script("Back again.")
+    events = remote.attempt(params(fake_provider.anthropic_base_url), info)
+    again = [e async for e in events]
+    assert own_process.generation == first + 1
+    assert "".join(e.text for e in again if isinstance(e, TextDelta)) == "Back again."
+
+
+async def test_the_process_ends_when_parley_closes_its_pipe(own_process, fake_provider):
+    await sender(own_process, fake_provider.anthropic_base_url).open()
+    proc = own_process._proc  # noqa: SLF001
+    assert proc is not None and proc.poll() is None
+    own_process.close(timeout_s=10)
+    assert proc.returncode == 0  # it exited by itself, closing its clients
+
+
+async def test_the_key_goes_over_the_pipe_not_the_command_line(own_process, fake_provider):
+    await sender(own_process, fake_provider.anthropic_base_url).open()
+    pid = own_process._proc.pid  # noqa: SLF001
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        command = f.read().decode()
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        environment = f.read().decode(errors="replace")
+    assert "parley.core.providers.process.worker" in command
+    assert KEY not in command and KEY not in environment
+    await asyncio.sleep(0)
+
+
+async def test_a_request_sent_before_the_sdk_is_ready_waits_for_it(fake_provider):
+    """The first request goes while the process still imports the SDK: it waits there (no
+    error, sent once)."""
+    process = ProviderProcess()
+    try:
+        remote = sender(process, fake_provider.anthropic_base_url)
+        fake_provider.script("Waited for.")
+        info = AnthropicProvider(None).model_info(MODEL)
+        before = len(fake_provider.model_requests)
+        events = [e async for e in remote.attempt(params(fake_provider.anthropic_base_url), info)]
+        assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Waited for."
+        assert len(fake_provider.model_requests) == before + 1
+    finally:
+        process.close()
+
+
+async def test_a_process_that_ended_before_any_reply_says_so(fake_provider, own_process):
+    remote = sender(own_process, fake_provider.anthropic_base_url)
+    await remote.open()
+    fake_provider.fail("hang", seconds=30)  # the request goes, no answer comes
+    info = AnthropicProvider(None).model_info(MODEL)
+    events = remote.attempt(params(fake_provider.anthropic_base_url), info)
+    waiting = asyncio.ensure_future(anext(events))
+    await asyncio.sleep(0.5)
+    os.kill(own_process._proc.pid, signal.SIGKILL)  # noqa: SLF001 - a crash
+    with pytest.raises(errors.ProviderProcessStopped) as stopped:
+        await asyncio.wait_for(waiting, 20)
+    assert stopped.value.retryable
+    assert str(stopped.value).startswith("Parley's connection to Anthropic stopped unexpectedly")
+    await events.aclose()
+
+
+async def test_a_process_that_ends_while_idle_is_started_again_at_once(
+        fake_provider, own_process, monkeypatch):
+    from parley.core.providers.process import client
+
+    monkeypatch.setattr(client, "RESTART_AFTER_S", 0.0)  # it ran long enough
+    remote = sender(own_process, fake_provider.anthropic_base_url)
+    await remote.open()
+    first, ended = own_process.generation, own_process._proc  # noqa: SLF001
+    os.kill(ended.pid, signal.SIGKILL)  # a crash while nothing is asked
+    for _ in range(100):
+        if own_process.generation > first:
+            break
+        await asyncio.sleep(0.05)
+    assert own_process.generation == first + 1  # no request needed
+    with open(f"/proc/{own_process._proc.pid}/cmdline", "rb") as f:  # noqa: SLF001
+        assert f.read().split(b"\0")[-3:-1] == [b"--warm", b"anthropic"]  # its SDK at once
+    fake_provider.script("Still here.")
+    info = AnthropicProvider(None).model_info(MODEL)
+    events = [e async for e in remote.attempt(params(fake_provider.anthropic_base_url), info)]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Still here."
