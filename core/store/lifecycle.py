@@ -165,7 +165,7 @@ class StoreBase:
         finally:
             engine = con.engine
             if self.damaged and not moved:  # leave the damaged file and its WAL as found
-                with damage.no_checkpoint_on_close(self.path):
+                with damage.no_checkpoint_on_close(self.path, wal_kept=self.kept is not None):
                     con.close()
             else:
                 con.close()

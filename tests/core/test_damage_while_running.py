@@ -372,3 +372,26 @@ def test_killed_after_the_damage_was_found_restore_replays_the_kept_wal(tmp_path
     assert backup is not None
     damaged_file.restore_backup(path, backup)
     assert _turns(path) == said
+
+
+def test_an_emptied_file_whose_pages_are_all_in_the_wal_stays_empty_when_closed(
+        tmp_path: Path) -> None:
+    """A new file emptied before its first checkpoint: closing the store must not write
+    the WAL back into it — that would leave an older copy that passes the next start's
+    check and opens as if nothing had happened, its marker gone. It stays empty, the
+    next open offers the recovery, and Salvage brings every turn back."""
+    path = tmp_path / "sessions.db"
+    store = Store.open(path, watch_closed=True)
+    sid = store.create_session(title="new").id
+    said = [_say(store, sid, f"only in the WAL {i}") for i in range(30)]
+    os.truncate(path, 0)
+    time.sleep(0.02)
+    with pytest.raises(StoreError):
+        store.append_turn(sid, Turn("user", [TextBlock(SENT)]))
+    store.close()
+    assert path.stat().st_size == 0
+    assert marker_path(path).exists()
+    with pytest.raises(DatabaseCorrupt):
+        Store.open(path)
+    damaged_file.salvage_into(path, None)
+    assert _turns(path) == said

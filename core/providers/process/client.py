@@ -125,7 +125,10 @@ class ProviderProcess:
                 _deliver(reply, message)
         with contextlib.suppress(Exception):
             proc.wait(timeout=5)
-        log.warning("the provider process ended (exit status %s)", proc.returncode)
+        with self._lock:
+            closed = self._proc is not proc  # closed by close(), or replaced
+        log.log(logging.DEBUG if closed else logging.WARNING,
+                "the provider process ended (exit status %s)", proc.returncode)
         self._fail_all(generation, "")
         self._restart(proc)
 

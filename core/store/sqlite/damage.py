@@ -212,27 +212,37 @@ class WholeCheck:
 
 
 @contextlib.contextmanager
-def no_checkpoint_on_close(db: Path) -> Iterator[None]:
+def no_checkpoint_on_close(db: Path, *, wal_kept: bool) -> Iterator[None]:
     """Close a connection to a damaged ``db`` inside this, so SQLite does not write its WAL
-    into the file (nor delete the WAL).
+    into the file.
 
     The last connection to close a WAL database checkpoints the WAL into the file
-    and deletes it, once it gets an exclusive lock on the file. A read-only
-    connection that has read keeps a shared lock until it closes (a WAL reader
-    keeps it), so the closing one skips both; and a read-only connection never
-    checkpoints (SQLite's ``sqlite3WalClose``). So a file replaced by another
-    database, or damaged, is left as it was found, the WAL beside it. Not for an
-    emptied file: any connection that opens a 0-byte file deletes its WAL
-    (``pagerOpenWalIfPresent``); the WAL was copied aside before
-    (``parley.core.store.sqlite.kept``), and an empty file has nothing to lose.
+    and deletes it, once it gets an exclusive lock on the file (SQLite's
+    ``sqlite3WalClose``). A read-only connection holding a read transaction keeps a
+    shared lock until it closes, so the closing one skips both; and a read-only
+    connection never checkpoints. So a file replaced by another database, or
+    damaged, is left as it was found, the WAL beside it.
+
+    An emptied (0-byte) file is left empty too: written into, it would become a
+    file of zeros but for the pages in the WAL — or, when every page was still in
+    the WAL, a whole older copy that passes the next start's check and opens as if
+    nothing had happened. Any connection that opens a 0-byte file deletes its WAL
+    (``pagerOpenWalIfPresent``), so the holder is taken there only when the WAL was
+    copied aside first (``wal_kept``, :func:`parley.core.store.sqlite.kept.keep`);
+    otherwise the checkpoint is let through, the only place left for those turns.
+
+    Args:
+        db: the damaged sessions.db.
+        wal_kept: its files were copied aside (``parley.core.store.sqlite.kept``).
     """
     from parley.core.store.upgrade.backup import readonly_uri
 
     holder = None
     try:
-        if os.path.getsize(db) > 0:
-            holder = sqlite3.connect(readonly_uri(db), uri=True)
+        if wal_kept or os.path.getsize(db) > 0:
+            holder = sqlite3.connect(readonly_uri(db), uri=True, isolation_level=None)
             with contextlib.suppress(sqlite3.Error):  # the lock is taken before the read fails
+                holder.execute("BEGIN")  # held to the end: an empty file is not WAL
                 holder.execute("SELECT count(*) FROM sqlite_schema").fetchall()
     except (OSError, sqlite3.Error):
         holder = None
