@@ -175,3 +175,44 @@ async def test_a_process_that_ends_while_idle_is_started_again_at_once(
     info = AnthropicProvider(None).model_info(MODEL)
     events = [e async for e in remote.attempt(params(fake_provider.anthropic_base_url), info)]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Still here."
+
+
+async def test_a_hung_process_is_ended_and_its_request_fails_then_retries(fake_provider):
+    """A process that stops answering (SIGSTOP: as a deadlock looks from outside) while a
+    request waits is killed after its silence; the request fails, retryable, saying so,
+    and the next one goes to a new process."""
+    process = ProviderProcess(hung_after_s=2.0)
+    try:
+        remote = sender(process, fake_provider.anthropic_base_url)
+        await remote.open()
+        first, hung = process.generation, process._proc  # noqa: SLF001
+        await asyncio.sleep(3)  # idle for longer than hung_after_s: not taken for hung
+        assert process.generation == first and hung.poll() is None
+        fake_provider.script("word " * 400, token_delay_ms=50, chunk_size=5)
+        info = AnthropicProvider(None).model_info(MODEL)
+        events = remote.attempt(params(fake_provider.anthropic_base_url), info)
+        assert await anext(events)
+        await asyncio.sleep(3)  # streaming for longer than hung_after_s: it answers
+        assert hung.poll() is None
+        os.kill(hung.pid, signal.SIGSTOP)
+        with pytest.raises(errors.StreamInterrupted) as stopped:
+            await asyncio.wait_for(_drain(events), 20)
+        assert stopped.value.retryable
+        assert hung.wait(5) == -signal.SIGKILL
+        fake_provider.reset()
+        fake_provider.script("After the hang.")
+        again = [e async for e in remote.attempt(params(fake_provider.anthropic_base_url), info)]
+        assert "".join(e.text for e in again if isinstance(e, TextDelta)) == "After the hang."
+        assert process.generation == first + 1
+
+        os.kill(process._proc.pid, signal.SIGSTOP)  # noqa: SLF001 - hung before any reply
+        with pytest.raises(errors.ProviderProcessStopped) as silent:
+            await asyncio.wait_for(remote.count(params(fake_provider.anthropic_base_url)), 20)
+        assert "stopped answering for" in str(silent.value)
+    finally:
+        process.close()
+
+
+async def _drain(events: Any) -> None:
+    async for _ in events:
+        pass

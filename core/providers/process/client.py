@@ -9,7 +9,10 @@ use it. A request cancelled here (a stopped reply, a called-off title) is cancel
 there, which closes its HTTP request. When the process ends, the requests in flight
 fail with :class:`parley.core.providers.errors.ProviderProcessStopped` (retryable) and a
 new one is started at once (importing the SDKs used so far), or by the next request.
-It ends when Parley closes its pipe (Parley's exit, even a killed one).
+It ends when Parley closes its pipe (Parley's exit, even a killed one). While a request
+waits, a watchdog thread asks the process every few seconds whether it still answers
+(``ping``, answered by its event loop); one silent for :data:`HUNG_AFTER_S` is killed,
+which fails its requests as above.
 """
 
 from __future__ import annotations
@@ -43,6 +46,10 @@ log = logging.getLogger(__name__)
 #: A process that ended on its own after running this long (s) is started again at once.
 RESTART_AFTER_S = 10.0
 
+#: A process that answers nothing for this long (s) while a request waits is taken for hung
+#: (stopped, deadlocked): it is killed, the requests fail (retryable), another starts.
+HUNG_AFTER_S = 20.0
+
 #: Why a reply broke off when the provider process ended in its middle.
 PROCESS_STOPPED = "Parley's connection process stopped unexpectedly"
 
@@ -63,11 +70,17 @@ class ProviderProcess:
         command: what to run (default: :func:`parley.core.providers.process.spawn.
             worker_command`, or the process :func:`~parley.core.providers.process.spawn.
             start_early` started).
+        hung_after_s: silent this long (seconds) while a request waits: killed as hung.
     """
 
-    def __init__(self, command: list[str] | None = None) -> None:
+    def __init__(self, command: list[str] | None = None, *,
+                 hung_after_s: float = HUNG_AFTER_S) -> None:
         self._command = command
-        self._lock = threading.Lock()
+        self._hung_after_s = hung_after_s
+        self._lock = threading.Lock()  # the state below; never held while writing
+        self._writing = threading.Lock()  # one frame at a time into the pipe
+        self._heard = 0.0  # when the process last answered anything (monotonic s)
+        self._why_ended = ""  # said when the watchdog killed it
         self._proc: subprocess.Popen[bytes] | None = None
         self._generation = 0
         self._replies: dict[int, _Reply] = {}
@@ -97,11 +110,38 @@ class ProviderProcess:
         warm = [arg for kind in sorted(self._kinds) for arg in ("--warm", kind)]
         proc = early or spawn([*(self._command or worker_command()), *warm])
         self._proc = proc
-        self._started = time.monotonic()
+        self._started = self._heard = time.monotonic()
+        self._why_ended = ""
         self._generation += 1
         threading.Thread(target=self._read, args=(proc, self._generation),
                          name="parley-provider-process", daemon=True).start()
+        threading.Thread(target=self._watch, args=(proc,),
+                         name="parley-provider-watchdog", daemon=True).start()
         return self._generation
+
+    def _watch(self, proc: subprocess.Popen[bytes]) -> None:
+        """Kill ``proc`` once it has been silent for ``hung_after_s`` while a request
+        waits, asking it every quarter of that (runs in its own thread while it runs)."""
+        while True:
+            time.sleep(self._hung_after_s / 4)
+            with self._lock:
+                if self._proc is not proc:
+                    return
+                now = time.monotonic()
+                if not self._replies:  # nothing asked: nothing to hear
+                    self._heard = now
+                    continue
+                silent = now - self._heard
+                hung = silent >= self._hung_after_s
+                if hung:
+                    self._why_ended = f"it stopped answering for {silent:.0f} s"
+            if hung:
+                log.warning("the provider process did not answer for %.0f s: ended", silent)
+                with contextlib.suppress(OSError):
+                    proc.kill()  # its reader then fails the requests and starts another
+                return
+            with contextlib.suppress(ProviderProcessStopped):
+                self.post(("ping", 0), "")
 
     def _read(self, proc: subprocess.Popen[bytes], generation: int) -> None:
         """The answers of one process, until it ends (runs in its own thread)."""
@@ -115,6 +155,9 @@ class ProviderProcess:
                 message = None
             if message is None:
                 break
+            self._heard = time.monotonic()
+            if message[0] == "pong":
+                continue
             if message[0] == "log":
                 level, name, text = message[2]
                 logging.getLogger(name).log(level, "provider process: %s", text)
@@ -129,7 +172,7 @@ class ProviderProcess:
             closed = self._proc is not proc  # closed by close(), or replaced
         log.log(logging.DEBUG if closed else logging.WARNING,
                 "the provider process ended (exit status %s)", proc.returncode)
-        self._fail_all(generation, "")
+        self._fail_all(generation, self._why_ended)
         self._restart(proc)
 
     def _restart(self, ended: subprocess.Popen[bytes]) -> None:
@@ -159,12 +202,13 @@ class ProviderProcess:
         frame = encode(message)
         with self._lock:
             proc = self._proc
-            if proc is None or proc.stdin is None:
-                raise ProviderProcessStopped(provider, "it was not started")
-            try:
+        if proc is None or proc.stdin is None:
+            raise ProviderProcessStopped(provider, "it was not started")
+        try:
+            with self._writing:  # a hung process blocks this until the watchdog kills it
                 write_all(proc.stdin.fileno(), frame)
-            except OSError as exc:
-                raise ProviderProcessStopped(provider, str(exc)) from None
+        except (OSError, ValueError) as exc:  # ValueError: its pipe closed meanwhile
+            raise ProviderProcessStopped(provider, str(exc)) from None
 
     def post(self, message: tuple[Any, ...], provider: str) -> None:
         """Send ``message`` and wait for no answer.

@@ -13,6 +13,7 @@ Parley to the process:
   ``ready``: only wait until the sender is made);
 - ``("stream", rid, cid, method, args)``: iterate ``sender.method(*args)``;
 - ``("cancel", rid)``: stop request ``rid`` (its HTTP request is closed).
+- ``("ping", 0)``: answered at once with ``("pong", 0, None)`` (the process still runs).
 
 The process to Parley: ``("event", rid, value)`` for each item of a stream, then
 ``("done", rid, result)`` or ``("error", rid, exception)`` (a

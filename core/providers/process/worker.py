@@ -126,6 +126,9 @@ class Worker:
 
     def _dispatch(self, message: tuple[Any, ...]) -> None:
         op, rid = message[0], message[1]
+        if op == "ping":  # answered by this loop: it still runs
+            self._write(("pong", 0, None))
+            return
         if op == "cancel":
             task = self._tasks.get(rid)
             if task is not None:
