@@ -177,10 +177,13 @@ async def test_a_process_that_ends_while_idle_is_started_again_at_once(
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Still here."
 
 
-async def test_a_hung_process_is_ended_and_its_request_fails_then_retries(fake_provider):
-    """A process that stops answering (SIGSTOP: as a deadlock looks from outside) while a
-    request waits is killed after its silence; the request fails, retryable, saying so,
-    and the next one goes to a new process."""
+async def test_a_hung_process_is_ended_and_its_request_fails_then_retries(
+        fake_provider, monkeypatch):
+    """A process that stops answering (SIGSTOP: as a deadlock looks from outside) is
+    killed after its silence; a request waiting fails, retryable, saying so, and the next
+    one goes to a new process; one hung while idle is replaced before anything is asked."""
+    from parley.core.providers.process import client
+
     process = ProviderProcess(hung_after_s=2.0)
     try:
         remote = sender(process, fake_provider.anthropic_base_url)
@@ -207,10 +210,34 @@ async def test_a_hung_process_is_ended_and_its_request_fails_then_retries(fake_p
 
         os.kill(process._proc.pid, signal.SIGSTOP)  # noqa: SLF001 - hung before any reply
         with pytest.raises(errors.ProviderProcessStopped) as silent:
-            await asyncio.wait_for(remote.count(params(fake_provider.anthropic_base_url)), 20)
+            await asyncio.wait_for(remote.models(), 20)
         assert "stopped answering for" in str(silent.value)
+
+        monkeypatch.setattr(client, "RESTART_AFTER_S", 0.0)  # it would have run 15 s
+        await remote.open()
+        idle = process._proc  # noqa: SLF001 - hung while nothing is asked: mended anyway
+        os.kill(idle.pid, signal.SIGSTOP)
+        assert await asyncio.to_thread(idle.wait, 20) == -signal.SIGKILL
+        for _ in range(100):
+            if process._proc is not idle and process._proc is not None:  # noqa: SLF001
+                break
+            await asyncio.sleep(0.05)
+        assert process._proc is not idle  # noqa: SLF001 - another, before any request
+        fake_provider.script("Mended.")
+        again = [e async for e in remote.attempt(params(fake_provider.anthropic_base_url), info)]
+        assert "".join(e.text for e in again if isinstance(e, TextDelta)) == "Mended."
     finally:
         process.close()
+
+
+async def test_closing_a_client_of_a_hung_process_does_not_hold_up_quitting(
+        fake_provider, own_process):
+    remote = sender(own_process, fake_provider.anthropic_base_url)
+    await remote.open()
+    os.kill(own_process._proc.pid, signal.SIGSTOP)  # noqa: SLF001
+    started = asyncio.get_running_loop().time()
+    await remote.close()
+    assert asyncio.get_running_loop().time() - started < 5
 
 
 async def _drain(events: Any) -> None:

@@ -9,10 +9,10 @@ use it. A request cancelled here (a stopped reply, a called-off title) is cancel
 there, which closes its HTTP request. When the process ends, the requests in flight
 fail with :class:`parley.core.providers.errors.ProviderProcessStopped` (retryable) and a
 new one is started at once (importing the SDKs used so far), or by the next request.
-It ends when Parley closes its pipe (Parley's exit, even a killed one). While a request
-waits, a watchdog thread asks the process every few seconds whether it still answers
-(``ping``, answered by its event loop); one silent for :data:`HUNG_AFTER_S` is killed,
-which fails its requests as above.
+It ends when Parley closes its pipe (Parley's exit, even a killed one). A watchdog thread
+asks the process every few seconds whether it still answers (``ping``, answered by its
+event loop); one silent for :data:`HUNG_AFTER_S` is killed, which fails its requests as
+above and starts another — while idle too, so a hang is mended before the next message.
 """
 
 from __future__ import annotations
@@ -46,9 +46,12 @@ log = logging.getLogger(__name__)
 #: A process that ended on its own after running this long (s) is started again at once.
 RESTART_AFTER_S = 10.0
 
-#: A process that answers nothing for this long (s) while a request waits is taken for hung
-#: (stopped, deadlocked): it is killed, the requests fail (retryable), another starts.
-HUNG_AFTER_S = 20.0
+#: A process that answers nothing for this long (s) is taken for hung (stopped,
+#: deadlocked): it is killed, the requests waiting fail (retryable), another starts.
+HUNG_AFTER_S = 15.0
+
+#: How long (s) closing a client waits for the process to say it closed its connections.
+CLOSE_WAIT_S = 2.0
 
 #: Why a reply broke off when the provider process ended in its middle.
 PROCESS_STOPPED = "Parley's connection process stopped unexpectedly"
@@ -70,7 +73,7 @@ class ProviderProcess:
         command: what to run (default: :func:`parley.core.providers.process.spawn.
             worker_command`, or the process :func:`~parley.core.providers.process.spawn.
             start_early` started).
-        hung_after_s: silent this long (seconds) while a request waits: killed as hung.
+        hung_after_s: silent this long (seconds): killed as hung.
     """
 
     def __init__(self, command: list[str] | None = None, *,
@@ -120,18 +123,14 @@ class ProviderProcess:
         return self._generation
 
     def _watch(self, proc: subprocess.Popen[bytes]) -> None:
-        """Kill ``proc`` once it has been silent for ``hung_after_s`` while a request
-        waits, asking it every quarter of that (runs in its own thread while it runs)."""
+        """Kill ``proc`` once it has been silent for ``hung_after_s``, asking it every
+        quarter of that (runs in its own thread while it runs)."""
         while True:
             time.sleep(self._hung_after_s / 4)
             with self._lock:
                 if self._proc is not proc:
                     return
-                now = time.monotonic()
-                if not self._replies:  # nothing asked: nothing to hear
-                    self._heard = now
-                    continue
-                silent = now - self._heard
+                silent = time.monotonic() - self._heard
                 hung = silent >= self._hung_after_s
                 if hung:
                     self._why_ended = f"it stopped answering for {silent:.0f} s"
@@ -376,9 +375,11 @@ class RemoteSender:
         """Close the client's HTTP connections (nothing to do when it was never made)."""
         if self._opened and self._opened == self.process.generation:
             self._opened = 0
-            with contextlib.suppress(ProviderProcessStopped):
-                await self.process.request("call", self.cid, "close", (),
+            closing = self.process.request("call", self.cid, "close", (),
                                            provider=self.spec.name)
+            # a hung process must not hold up Parley's quit: it is ended at exit anyway
+            with contextlib.suppress(ProviderProcessStopped, TimeoutError):
+                await asyncio.wait_for(closing, CLOSE_WAIT_S)
 
 
 _shared: ProviderProcess | None = None

@@ -38,6 +38,10 @@ from parley.core.providers.process.protocol import (
 
 log = logging.getLogger("parley.provider-process")
 
+#: Seconds after Parley closed the pipe by which the process exits, its clients closed
+#: or not (a request stuck in its event loop must not keep it alive).
+EXIT_WAIT_S = 5.0
+
 #: The module of each kind's sender (it imports that kind's SDK).
 SENDER_MODULES = {
     "anthropic": "parley.core.providers.anthropic_sender",
@@ -109,6 +113,10 @@ class Worker:
                 except Exception:
                     log.exception("an unreadable request")
                     message = None
+                if message is None:  # Parley ended: exit even if this loop is stuck
+                    stuck = threading.Timer(EXIT_WAIT_S, os._exit, (0,))
+                    stuck.daemon = True  # a normal exit does not wait for it
+                    stuck.start()
                 loop.call_soon_threadsafe(inbox.put_nowait, message)
                 if message is None:
                     return
