@@ -24,7 +24,11 @@ GUI stall 43 / 68 ms and the message at the provider 3.99 / 3.61 s, without it 1
 and 4.57 / 4.14 s. It is kept. Again in session 15 (the same code with the collector left
 on, the switch interval still 1 ms, launched in turn with this one, 5 rounds, Xvfb, load
 1.6-2.5): with the pause 18 / 44 ms and 2.89 / 3.63 s, without it 150 / 141 ms and 3.97 /
-4.03 s. It still pays.
+4.03 s. It still pays. Again in session 19, the SDKs now imported in the provider
+process (two passes in opposite orders, ``--runs 4``, Xvfb, load 0.9-1.7, empty / 1 GB
+store): with the pause the longest GUI stall 21-43 / 34-36 ms and the chats listed at
+1.06-1.14 / 1.12-1.15 s; without it 38-54 / 62-66 ms (over the 50 ms budget with the
+1 GB store) and 1.15-1.24 / 1.21-1.23 s. It still pays.
 
 While such an import runs, threads also take turns at the GIL more often
 (:data:`SWITCH_INTERVAL_S`, 1 ms, against CPython's 5 ms): every call from Qt into the
