@@ -37,6 +37,9 @@ log = logging.getLogger(__name__)
 #: Files listed on the page (the newest; older ones stay in their folder).
 SHOWN = 8
 
+#: The page's title, above what happened.
+HEADING = "Your chats file is missing"
+
 
 def message(path: Path) -> str:
     return (f"{path.name} is not in {path.parent}: it was deleted or moved away. Parley did "
@@ -65,6 +68,7 @@ class MissingPage(QWidget):
             what to tell: the window leaves the page and starts again.
 
     Attributes:
+        heading: the page's title (:data:`HEADING`).
         restore_buttons: one "Restore" button per row (rescue copies first, then
             backups, newest first); ``rows`` their (kind, path) in the same order.
         fresh_button: start with no chats. status: what is being done, or why it failed.
@@ -76,12 +80,16 @@ class MissingPage(QWidget):
         self.setObjectName("MissingPage")
         self.setAccessibleName("Chats file missing")
         self.path, self.tasks, self.chosen = path, tasks, chosen
+        self.heading = QLabel(HEADING, self)
+        self.heading.setObjectName("RecoveryTitle")
         self.message = QLabel(message(path), self)
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         col = QVBoxLayout(self)
         col.setContentsMargins(60, 30, 60, 30)
         col.addStretch(1)
+        col.addWidget(self.heading)
+        col.addSpacing(8)
         col.addWidget(self.message)
         col.addSpacing(12)
         self.restore_buttons: list[QPushButton] = []

@@ -125,6 +125,10 @@ def backup_line(b: Any) -> str:
     return f"{age_text(b.made_at, seconds=True)} — {what}{kind}"
 
 
+#: The page's title, above what happened.
+HEADING = "Your chats file is damaged"
+
+
 class RecoveryPage(QWidget):
     """The damaged-file page.
 
@@ -137,6 +141,7 @@ class RecoveryPage(QWidget):
         spawn: runs a coroutine (the window's ``TaskSet.spawn``).
 
     Attributes:
+        heading: the page's title (:data:`HEADING`).
         restore_buttons: one "Restore" button per listed backup, newest first.
         salvage_button, fresh_button: the other two ways.
         stop_button: "Stop salvaging", shown while a salvage runs.
@@ -149,6 +154,9 @@ class RecoveryPage(QWidget):
         self.setObjectName("RecoveryPage")
         self.setAccessibleName("Damaged chats file")
         self._recover, self._spawn = recover, spawn
+        self.heading = QLabel(HEADING, self)
+        self.heading.setObjectName("RecoveryTitle")
+        self.heading.setAccessibleName(HEADING)
         text = QLabel(message, self)
         text.setObjectName("RecoveryMessage")
         text.setWordWrap(True)
@@ -205,6 +213,8 @@ class RecoveryPage(QWidget):
         col = QVBoxLayout(self)
         col.setContentsMargins(60, 30, 60, 30)
         col.addStretch(1)
+        col.addWidget(self.heading)
+        col.addSpacing(8)
         col.addWidget(text)
         col.addWidget(note)
         col.addSpacing(12)

@@ -63,6 +63,9 @@ def test_damage_found_while_open_goes_straight_to_the_recovery_page(
         driver.run(w.store.search("word7"))  # what the search panel runs
     driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 20)
     assert w.recovery_page.message.text().startswith(WHILE_RUNNING)  # and where it was kept
+    heading = w.recovery_page.heading  # a title first
+    assert heading.isVisible() and heading.text() == "Your chats file is damaged"
+    assert heading.y() < w.recovery_page.message.y()
     assert w.store is None and not w.composer_bar.isEnabled()  # nothing more is written
     assert dialogs_shown == []  # the page says it, once
 

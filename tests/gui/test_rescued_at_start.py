@@ -98,6 +98,7 @@ def test_a_missing_sessions_db_points_to_its_backup_and_rescue_copy(
     again = _start(driver)
     driver.until(lambda: getattr(again, "missing_page", None) is not None, timeout=40)
     page = again.missing_page
+    assert page.heading.text() == "Your chats file is missing" and page.heading.isVisible()
     assert "sessions.db is not in" in page.message.text()
     assert [k for k, _p in page.rows] == ["Rescue copy", "Backup"]
     assert [p for _k, p in page.rows] == [copy.resolve(), backup.path]
