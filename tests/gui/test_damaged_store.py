@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
 from parley.core.store.errors import DatabaseCorrupt
+from parley.core.store.sqlite import backups
 from parley.core.store.sqlite.kept import WRITTEN_OVER
 from parley.gui import dialogs
 from parley.gui.database.recovery_page import AT_START, FOUND_WHILE_RUNNING, WHILE_RUNNING
@@ -130,6 +131,8 @@ def test_a_file_damaged_while_closed_reaches_the_page_on_the_first_start(
     kept = driver.run(w.store.get_turns(other))
     assert 100 < len(kept) < 150  # what was on the damaged pages is lost, the rest is back
     assert all(t.text().startswith(f"turn {t.text().split()[1]} ") for t in kept)
+    newest = backups.list_backups(path)[0]  # what was salvaged is in a backup at once
+    assert newest.turns == 300 + len(kept)
 
 
 @pytest.mark.parametrize("where", ["turns", "first page"])
