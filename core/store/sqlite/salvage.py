@@ -518,12 +518,16 @@ def lost(dest: Path, sources: Sequence[Path], table: str) -> int | None:
     The ids are read from each source's own index on ``id`` (``UNIQUE``), which holds
     no message text: damage on the table's pages leaves it readable, so the rows lost
     with those pages are still counted. None when an index cannot be read (its pages
-    damaged too): then nobody can count them.
+    damaged too): then nobody can count them. An emptied (0-byte) source holds no rows
+    and is left out: what it held is counted from the copies kept of it
+    (``parley.core.store.sqlite.kept``), which are among ``sources``.
     """
     con = sqlite3.connect(f"file:{quote(str(dest.resolve()))}?mode=ro", uri=True)
     try:
         con.execute("CREATE TEMP TABLE held (id TEXT PRIMARY KEY) WITHOUT ROWID")
         for n, source in enumerate(sources):
+            if _emptied(source):
+                continue
             name = f"src{n}"
             con.execute(f"ATTACH DATABASE '{_uri(source)}' AS {name}")
             index = _id_index(con, name, table)
@@ -537,6 +541,14 @@ def lost(dest: Path, sources: Sequence[Path], table: str) -> int | None:
         return None
     finally:
         con.close()
+
+
+def _emptied(path: Path) -> bool:
+    """True when ``path`` is a file of 0 bytes (another program cut it)."""
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def _id_index(con: sqlite3.Connection, db: str, table: str) -> str | None:
