@@ -219,13 +219,15 @@ class ProviderProcessStopped(ProviderError):
 
     retryable = True
 
-    def __init__(self, provider: str, detail: str = "") -> None:
+    def __init__(self, provider: str, detail: str = "", *, hung: bool = False) -> None:
         super().__init__(
             f"Parley's connection to {provider} stopped unexpectedly before the answer "
             f"came{_detail(detail)}. It starts again by itself: send again to retry. "
             "Your conversation is saved.",
             provider=provider,
         )
+        #: it stopped answering and was ended (not ended by itself)
+        self.hung = hung
 
 
 class BadRequest(ProviderError):

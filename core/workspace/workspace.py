@@ -397,7 +397,8 @@ class Workspace:
         runner, self._runner = self._runner, None
         if runner is not None and final:
             await close_step(bugs, "stopping the runs", stop_runs(runner))
-        if self._run_noted and self._store is not None and final:
+        if self._run_noted and self._store is not None and final \
+                and _writable(self._store):
             from parley.core.recovery.previous_run import mark_clean_exit
 
             self._run_noted = False
@@ -422,6 +423,13 @@ class Workspace:
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
         await self.close()
+
+
+def _writable(store: AsyncStore) -> bool:
+    """False when ``store`` was closed (a recovery closed it) or found damaged: the clean
+    exit is not recorded in it (the write would only fail; the next start checks the
+    damaged file anyway)."""
+    return not store.closed and not getattr(getattr(store, "sync", None), "damaged", False)
 
 
 async def _cancel(tasks: list[asyncio.Task[None]]) -> None:

@@ -92,8 +92,9 @@ QUEUED_KEPT = " The {n} you queued behind the reply come back after it, not sent
 #: Said when only queued messages were kept (the box was empty).
 ONLY_QUEUED_KEPT = (" The {n} you queued behind the reply were not sent; they come back into the "
                     "message box once your chats are open again (kept meanwhile in {path}).")
-KEPT_NOTE = ("Whichever you choose, the damaged file is kept beside it (renamed "
-             "“sessions.db.corrupt-<date>”); nothing is written over it.")
+KEPT_NOTE = ("Whichever you choose, the damaged file is kept beside it, renamed "
+             "“sessions.db.corrupt-” followed by today's date and time; nothing is "
+             "written over it.")
 
 
 def holds(messages: int, chats: int | None) -> str:

@@ -47,6 +47,7 @@ def sender(process: ProviderProcess, url: str, key: str = KEY) -> RemoteSender:
     errors.ContextOverflow("Anthropic", 210_000, 200_000),
     errors.StreamInterrupted("Anthropic", "cut", nothing_arrived=True),
     errors.ProviderProcessStopped("Anthropic", "exit status -9"),
+    errors.ProviderProcessStopped("Anthropic", "it stopped answering for 15 s", hung=True),
 ])
 def test_errors_cross_with_their_type_and_fields(error):
     back = pickle.loads(pickle.dumps(error))
@@ -201,6 +202,7 @@ async def test_a_hung_process_is_ended_and_its_request_fails_then_retries(
         with pytest.raises(errors.StreamInterrupted) as stopped:
             await asyncio.wait_for(_drain(events), 20)
         assert stopped.value.retryable
+        assert "connection process stopped answering and was restarted" in str(stopped.value)
         assert hung.wait(5) == -signal.SIGKILL
         fake_provider.reset()
         fake_provider.script("After the hang.")

@@ -7,6 +7,7 @@ own automatic ones, salvage reads the damaged file with SQLite.
 
 from __future__ import annotations
 
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,7 @@ def test_damage_found_while_open_goes_straight_to_the_recovery_page(
 
 
 def test_pages_overwritten_while_open_are_caught_before_the_next_save_and_recovered(
-    driver: Any, home: Path, dialogs_shown: list[str]
+    driver: Any, home: Path, dialogs_shown: list[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     path = set_up_then_closed(driver, home)
     stored_long_chat(path, 200)
@@ -100,6 +101,9 @@ def test_pages_overwritten_while_open_are_caught_before_the_next_save_and_recove
     aside = [p for p in home.iterdir()
              if ".corrupt-" in p.name and not p.name.endswith(("-wal", "-shm"))]
     assert len(aside) == 1  # the damaged file is kept
+    driver.until(lambda: w.workspace.stage.name == "CLOSED", 20)  # the window it replaced
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING
+            and "clean exit" in r.getMessage()] == []  # not written into the closed file
 
 
 def test_a_file_damaged_while_closed_reaches_the_page_on_the_first_start(

@@ -56,6 +56,9 @@ CLOSE_WAIT_S = 2.0
 #: Why a reply broke off when the provider process ended in its middle.
 PROCESS_STOPPED = "Parley's connection process stopped unexpectedly"
 
+#: Why, when it was ended because it stopped answering (:data:`HUNG_AFTER_S`).
+PROCESS_HUNG = "Parley's connection process stopped answering and was restarted"
+
 
 @dataclass
 class _Reply:
@@ -171,7 +174,7 @@ class ProviderProcess:
             closed = self._proc is not proc  # closed by close(), or replaced
         log.log(logging.DEBUG if closed else logging.WARNING,
                 "the provider process ended (exit status %s)", proc.returncode)
-        self._fail_all(generation, self._why_ended)
+        self._fail_all(generation, self._why_ended, hung=bool(self._why_ended))
         self._restart(proc)
 
     def _restart(self, ended: subprocess.Popen[bytes]) -> None:
@@ -189,13 +192,14 @@ class ProviderProcess:
         once)."""
         self._kinds.add(kind)
 
-    def _fail_all(self, generation: int, detail: str) -> None:
+    def _fail_all(self, generation: int, detail: str, *, hung: bool) -> None:
         with self._lock:
             if generation != self._generation:
                 return
             replies, self._replies = self._replies, {}
         for rid, reply in replies.items():
-            _deliver(reply, ("error", rid, ProviderProcessStopped(reply.provider, detail)))
+            _deliver(reply, ("error", rid,
+                             ProviderProcessStopped(reply.provider, detail, hung=hung)))
 
     def _send(self, message: tuple[Any, ...], provider: str) -> None:
         frame = encode(message)
@@ -270,7 +274,8 @@ class ProviderProcess:
                 answered = True
                 if kind == "error":
                     if arrived and isinstance(value, ProviderProcessStopped):
-                        raise StreamInterrupted(provider, PROCESS_STOPPED) from None
+                        why = PROCESS_HUNG if value.hung else PROCESS_STOPPED
+                        raise StreamInterrupted(provider, why) from None
                     raise value
                 return
         finally:
