@@ -49,7 +49,7 @@ class BackupScheduler:
     """Automatic backups of one open store.
 
     Args:
-        store: the open ``AsyncStore`` (its ``path``, ``changes``, ``sync.damaged``,
+        store: the open ``AsyncStore`` (its ``path``, ``changes``, ``damaged``,
             ``report_damage``).
         interval_min: at most one backup per this many minutes (the setting's
             value; :meth:`start` reads it and follows its changes).
@@ -143,7 +143,7 @@ class BackupScheduler:
         return self._running is not None and not self._running.done()
 
     def _damaged(self) -> bool:
-        return bool(getattr(getattr(self.store, "sync", None), "damaged", False))
+        return self.store.damaged
 
     async def backup_now(self) -> Backup | None:
         """Make a backup now (or wait for the one being made); None if none was made."""

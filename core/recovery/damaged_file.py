@@ -36,6 +36,7 @@ from urllib.parse import quote
 
 from parley.core import private
 from parley.core.store.errors import (
+    BackupError,
     CannotOpen,
     DatabaseCorrupt,
     SalvageError,
@@ -364,7 +365,25 @@ def rescue_copy(store: Store, dest: Path | None = None) -> Path:
         raise CannotOpen(dest, f"could not write the copy: {exc}") from exc
 
 
+def back_up_recovered(path: Path) -> None:
+    """Make an automatic backup of the file :func:`restore_backup` or :func:`salvage_into`
+    just put at ``path``: what it brought back (the kept files' turns) is in no backup
+    yet, the newest having been taken before the damage. Not rotated here: the next
+    scheduled backup rotates (``parley.core.recovery.backup_schedule``). A failure (no
+    space…) is logged; the recovery itself stands."""
+    from parley.core.store.sqlite.backups import make_backup
+
+    try:
+        made = make_backup(path)
+    except (BackupError, OSError) as exc:
+        log.warning("no backup of the recovered %s: %s", path.name, exc)
+        return
+    log.info("backup %s made of the recovered file (%d turns)", made.path.name,
+             made.turns or 0)
+
+
 __all__ = [
+    "back_up_recovered",
     "backups",
     "is_usable",
     "latest_backup",

@@ -208,6 +208,12 @@ class AsyncStore:
         return cls(store, executor, maintenance_delay_s, answer_s)
 
     @property
+    def damaged(self) -> bool:
+        """True once the file was found damaged while open: every write is refused
+        (``parley.core.store.sqlite.damage``; never for a PostgreSQL database)."""
+        return bool(self._store.damaged)
+
+    @property
     def sync(self) -> Store:
         """The underlying Store (for tests; never call it from the GUI thread)."""
         return self._store

@@ -429,7 +429,7 @@ def _writable(store: AsyncStore) -> bool:
     """False when ``store`` was closed (a recovery closed it) or found damaged: the clean
     exit is not recorded in it (the write would only fail; the next start checks the
     damaged file anyway)."""
-    return not store.closed and not getattr(getattr(store, "sync", None), "damaged", False)
+    return not store.closed and not store.damaged
 
 
 async def _cancel(tasks: list[asyncio.Task[None]]) -> None:

@@ -420,27 +420,10 @@ async def recover(path: Path, kind: Kind, arg: Any,
         aside = await asyncio.to_thread(damaged_file.start_fresh, path)
         said = "A new, empty file was started."
     if kind != "fresh":
-        await asyncio.to_thread(_back_up_recovered, path)
+        await asyncio.to_thread(damaged_file.back_up_recovered, path)
     if aside is not None:
         said += f" The damaged file was kept as {aside.name}."
     return aside, said
-
-
-def _back_up_recovered(path: Path) -> None:
-    """A backup of the file a restore or salvage just made (what it brought back is in no
-    backup yet: the newest was taken before the damage). Not rotated here: the next
-    scheduled backup rotates (``parley.core.recovery.backup_schedule``). A failure (no
-    space…) is logged; the recovery itself stands."""
-    from parley.core.store.errors import BackupError
-    from parley.core.store.sqlite import backups
-
-    try:
-        made = backups.make_backup(path)
-    except (BackupError, OSError) as exc:
-        log.warning("no backup of the recovered %s: %s", path.name, exc)
-        return
-    log.info("backup %s made of the recovered file (%d turns)", made.path.name,
-             made.turns or 0)
 
 
 def lost_words(report: Any) -> str:

@@ -113,12 +113,11 @@ class Worker:
                 except Exception:
                     log.exception("an unreadable request")
                     message = None
+                loop.call_soon_threadsafe(inbox.put_nowait, message)
                 if message is None:  # Parley ended: exit even if this loop is stuck
                     stuck = threading.Timer(EXIT_WAIT_S, os._exit, (0,))
                     stuck.daemon = True  # a normal exit does not wait for it
                     stuck.start()
-                loop.call_soon_threadsafe(inbox.put_nowait, message)
-                if message is None:
                     return
 
         threading.Thread(target=read, name="parley-requests", daemon=True).start()
