@@ -41,3 +41,16 @@ def tool_chat(driver: Any, w: Any) -> str:
     w.chat.open_session(s.id)
     driver.until(lambda: w.session_id == s.id and bool(w.chat.turns))
     return s.id
+
+
+def context_count(driver: Any, w: Any, sid: str) -> int:
+    """What the meter should show: the chat's context turns read afresh, counted with the
+    system prompt and tools its next request sends — learnt first when not known yet
+    (the meter's own background task: counted before it ends, the tools would be missed)."""
+    from parley.gui.header.context_meter import measure
+
+    w.chat.meter.next_request_shape(sid)
+    driver.until(lambda: w.tasks.pending == 0, timeout=20)
+    turns = driver.run(w.store.context_turns(sid))
+    shape = w.chat.meter.next_request_shape(sid)
+    return int(measure(turns, None, w.chat.current_model(), w.hub, shape)[0])

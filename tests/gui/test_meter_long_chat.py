@@ -7,15 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from parley.gui.chat import opening
-from parley.gui.header.context_meter import measure
-from tests.gui.chats import long_chat
-
-
-def context_count(driver: Any, w: Any, sid: str) -> int:
-    """What the meter should show: the chat's context turns read afresh, counted."""
-    turns = driver.run(w.store.context_turns(sid))
-    shape = w.chat.meter.next_request_shape(sid)
-    return int(measure(turns, None, w.chat.current_model(), w.hub, shape)[0])
+from tests.gui.chats import context_count, long_chat
 
 
 def test_the_meter_of_a_long_chat_follows_a_message_and_an_edit_without_reading_it(
