@@ -211,9 +211,15 @@ async def test_cut_drops_the_connection(fake_provider, claude):
     stream = await claude.messages.create(
         model="claude-haiku-4-5", max_tokens=10, messages=USER, stream=True
     )
-    with pytest.raises(httpx2.RemoteProtocolError):
+    # anthropic >= 2.17 wraps a failed read of the body in APIConnectionError (its
+    # _streaming.async_iter_response_bytes); older releases let httpx2's error through.
+    with pytest.raises((httpx2.RemoteProtocolError, anthropic.APIConnectionError)) as raised:
         async for _ in stream:
             pass
+    dropped = raised.value
+    if isinstance(dropped, anthropic.APIConnectionError):
+        dropped = dropped.__cause__
+    assert isinstance(dropped, httpx2.RemoteProtocolError)  # the connection was dropped
 
 
 async def test_hang_holds_headers_back(fake_provider):
