@@ -277,6 +277,12 @@ class Usage:
         )
 
 
+#: How ``Turn.stop_reason`` of an aborted reply a failure cut off begins (the cause follows).
+FAILED_STOP = "failed:"
+#: ``Turn.failure`` of a reply cut off by a failure that is no broken stream.
+OTHER_FAILURE = "other"
+
+
 @dataclass(slots=True)
 class Turn:
     """One message of a conversation.
@@ -296,8 +302,11 @@ class Turn:
             or failed, and saved as such.
         stop_reason: for a complete reply that stopped at the output limit,
             ``"max_tokens"`` (Anthropic ``stop_reason: max_tokens``, OpenAI
-            ``finish_reason: length``); None otherwise (other reasons are not
-            kept). Stored with the usage (``parley.core.store.turns``), no column of its own.
+            ``finish_reason: length``); for an aborted reply a failure cut off (not
+            stopped with Esc), :data:`FAILED_STOP` and the failure's cause
+            (``"failed:connection"``…: :attr:`failure`); None otherwise (other reasons
+            are not kept; an aborted reply saved before causes were kept has None too).
+            Stored with the usage (``parley.core.store.turns``), no column of its own.
         writing_elsewhere: for a ``cut_off`` reply read from a PostgreSQL database, True
             while the Parley journalling it (another computer's, or another window's) is
             still connected: the reply is in progress, not cut off
@@ -314,6 +323,18 @@ class Turn:
     cut_off: bool = False
     stop_reason: str | None = None
     writing_elsewhere: bool = False
+
+    @property
+    def failure(self) -> str | None:
+        """For an aborted reply a failure cut off, the failure's cause as kept in
+        :attr:`stop_reason` (``connection``, ``timeout``, ``unreadable``, ``ended``,
+        ``process``, ``error`` — ``parley.core.providers.errors.StreamInterrupted.cause`` —
+        or ``other``: any other failure); None for a reply stopped with Esc, cut off by
+        Parley's end, or not aborted."""
+        reason = self.stop_reason
+        if not self.aborted or reason is None or not reason.startswith(FAILED_STOP):
+            return None
+        return reason.removeprefix(FAILED_STOP) or OTHER_FAILURE
 
     def text(self) -> str:
         """Return the concatenated text of the turn's text blocks ('' if none)."""

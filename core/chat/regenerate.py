@@ -35,6 +35,15 @@ Order, so that a crash at any point loses nothing:
 
 The session is held for the whole operation (``runner.claim``), so no other
 run or compaction can slip in between the two steps.
+
+Retry after a reply that ended incomplete (stopped with Esc, cut off by a failure or
+by Parley's end: ``aborted``) does the same with that reply alone
+(:func:`retry_incomplete`): the incomplete turns ending the conversation are set
+aside as a branch and the new answer is their sibling, so ‹ 1/2 › shows the cut reply
+and ‹ 2/2 › the new one, as after Regenerate. The completed steps before it (tool
+rounds) stay: only what was cut is asked again. (``ChatRunner.retry`` alone leaves
+the incomplete reply on the path, above the new one, with no way to tell them apart
+as versions.)
 """
 
 from __future__ import annotations
@@ -128,6 +137,24 @@ def reply_start(turns: Sequence[Turn]) -> int | None:
     return None if i == len(turns) else i
 
 
+def incomplete_start(turns: Sequence[Turn]) -> int | None:
+    """Return the index of the first of the incomplete replies ending the conversation.
+
+    Args:
+        turns: a session's turns in conversation order (as for :func:`reply_start`).
+
+    Returns:
+        The index of the first of the trailing ``aborted`` assistant turns (stopped,
+        cut off), None when the conversation does not end with one (or it is still
+        being written on another computer: ``Turn.writing_elsewhere``).
+    """
+    i = len(turns)
+    while i > 0 and turns[i - 1].role == "assistant" and turns[i - 1].aborted \
+            and not turns[i - 1].writing_elsewhere:
+        i -= 1
+    return None if i == len(turns) else i
+
+
 async def preflight(runner: ChatRunner, model_ref: str, prompt_turns: Sequence[Turn]) -> None:
     """Check what can be checked before the old reply is moved.
 
@@ -197,12 +224,63 @@ async def regenerate(
         gone = set(reply)
         await preflight(runner, model_ref, [t for t in stored if t.id not in gone])
         if start is not None:
-            first = next(i for i, t in enumerate(stored) if t.id == reply[0])
-            copy = await runner.store.branch_before(session_id, reply[0])
-            emit(ReplySetAside(session_id, tuple(t.id for t in stored[first:]),
-                               None if copy is None else copy.id))
+            await _set_aside(runner, session_id, stored, reply[0], emit)
     finally:
         runner.release(session_id)
     # retry claims the session again before its first await: nothing runs in between.
     result: Turn | None = await runner.retry(session_id, model_ref=model_ref, on_event=emit)
     return result
+
+
+async def retry_incomplete(
+    runner: ChatRunner,
+    session_id: str,
+    *,
+    model_ref: str,
+    on_event: Callable[[RegenerateEvent], None] | None = None,
+) -> Turn | None:
+    """Retry: send the session's history again; a reply that ended incomplete (stopped,
+    cut off: :func:`incomplete_start`) is set aside first as a branch, so the new answer
+    is its sibling (‹ n/m ›, see the module doc). Without one (the last message has no
+    reply: it failed before any came, or an edit) it is ``ChatRunner.retry`` alone.
+
+    Args:
+        runner: the :class:`parley.core.chat.run.ChatRunner`.
+        session_id: the session.
+        model_ref: ``provider:model`` asked.
+        on_event: receives :class:`ReplySetAside` once the incomplete reply has left the
+            path shown, then the run's events.
+
+    Returns:
+        The new assistant turn, or None when the run failed or was stopped (the
+        incomplete reply stays a branch either way: ‹ under the prompt).
+
+    Raises:
+        RunInProgress / CompactionInProgress: the session is busy; nothing changed.
+        SavesPending: an earlier reply is not saved yet; nothing changed.
+        SessionNotFound: no such session.
+    """
+    emit = on_event or (lambda _e: None)
+    runner.saves.check()  # an earlier reply not saved yet: nothing is changed
+    runner.claim(session_id)
+    try:
+        stored = await runner.store.context_turns(session_id)
+        live = apply_compactions(stored)  # conversation order (see the module doc)
+        start = incomplete_start(live)
+        if start is not None and start > 0:
+            await _set_aside(runner, session_id, stored, live[start].id, emit)
+    finally:
+        runner.release(session_id)
+    # retry claims the session again before its first await: nothing runs in between.
+    result: Turn | None = await runner.retry(session_id, model_ref=model_ref, on_event=emit)
+    return result
+
+
+async def _set_aside(runner: ChatRunner, session_id: str, stored: Sequence[Turn],
+                     first_id: str, emit: Callable[[RegenerateEvent], None]) -> None:
+    """Cut the path back to end before ``first_id`` (``store.branch_before``: the turns
+    from it on stay stored, a branch) and say so (:class:`ReplySetAside`)."""
+    first = next(i for i, t in enumerate(stored) if t.id == first_id)
+    copy = await runner.store.branch_before(session_id, first_id)
+    emit(ReplySetAside(session_id, tuple(t.id for t in stored[first:]),
+                       None if copy is None else copy.id))

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parley.core.content import (
+    FAILED_STOP,
+    OTHER_FAILURE,
     Block,
     TextBlock,
     ThinkingBlock,
@@ -32,6 +34,7 @@ from parley.core.providers.base import (
     ToolUseStop,
     UsageUpdate,
 )
+from parley.core.providers.errors import ProviderError, StreamInterrupted
 
 
 @dataclass
@@ -140,3 +143,24 @@ class ReplyBuilder:
             usage=self.usage,
             stop_reason="max_tokens" if cut else None,
         )
+
+
+def failed_stop_reason(error: Exception) -> str:
+    """The ``Turn.stop_reason`` of what a reply kept when ``error`` ended its run.
+
+    Args:
+        error: the failure (a ``ParleyError``: the stream broke, the provider sent an
+            error…).
+
+    Returns:
+        ``"failed:"`` and the cause (``Turn.failure``): a broken stream's own
+        (``StreamInterrupted.cause``), ``error`` for any other provider error,
+        ``other`` for anything else.
+    """
+    if isinstance(error, StreamInterrupted):
+        cause = error.cause
+    elif isinstance(error, ProviderError):
+        cause = "error"
+    else:
+        cause = OTHER_FAILURE
+    return FAILED_STOP + cause

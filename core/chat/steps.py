@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from parley.core.chat.events import Listener, RunCancelled, RunFailed, SessionTitled
-from parley.core.chat.reply import ReplyBuilder
+from parley.core.chat.reply import ReplyBuilder, failed_stop_reason
 from parley.core.chat.save_queue import FIRST_WAIT_S, PASSING, SaveQueue
 from parley.core.chat.stream import RequestStream
 from parley.core.chat.titles import first_line_title, typed_text
@@ -200,8 +200,10 @@ class RunSteps:
         reply (kept by :attr:`saves` when the store refuses it for now), and say so:
         ``RunCancelled`` or ``RunFailed`` (with the partial turn, or None when nothing came)."""
         partial = None
-        if builder.has_content:
+        if builder.has_content:  # a failure's cause is kept with it: its mark says why
             partial = builder.turn(aborted=True)
+            if error is not None:
+                partial = replace(partial, stop_reason=failed_stop_reason(error))
             await self.saves.save(session_id, partial)
         if error is None:
             emit(RunCancelled(session_id, partial))

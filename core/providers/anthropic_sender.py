@@ -181,14 +181,15 @@ class AnthropicSender:
             )
         if isinstance(exc, anthropic.APITimeoutError):
             if in_stream:
-                return StreamInterrupted(self.name, "no data arrived in time")
+                return StreamInterrupted(self.name, "no data arrived in time", cause="timeout")
             return NetworkError(self.name, self.base_url, timed_out=True)
         if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
             if in_stream:
                 return StreamInterrupted(self.name)
             return NetworkError(self.name, self.base_url)
         if isinstance(exc, ValueError):  # malformed SSE data
-            return StreamInterrupted(self.name, "the server sent data Parley could not read")
+            return StreamInterrupted(self.name, "the server sent data Parley could not read",
+                                     cause="unreadable")
         raise exc
 
     async def attempt(
@@ -215,7 +216,8 @@ class AnthropicSender:
         finally:
             await stream.close()
         if not fold.stopped:
-            raise StreamInterrupted(self.name, "the stream ended before the reply was complete")
+            raise StreamInterrupted(self.name, "the stream ended before the reply was complete",
+                                    cause="ended")
 
     async def count(self, params: dict[str, Any]) -> int:
         """The input tokens of a request by the API's ``count_tokens`` endpoint.

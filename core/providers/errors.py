@@ -193,11 +193,19 @@ class StreamInterrupted(ProviderError):
     Attributes:
         nothing_arrived: True when the stream ended before any part of the reply
             (the message then does not speak of a kept part).
+        cause: why, in one word (one of :data:`STREAM_CAUSES`): ``connection`` the
+            connection broke, ``timeout`` no data arrived in time, ``unreadable`` the
+            server sent data Parley could not read, ``ended`` the server closed the
+            stream before the reply was complete, ``process`` Parley's provider
+            process stopped (and starts again), ``error`` the server sent an error
+            inside the stream. Kept with the part that arrived
+            (``parley.core.chat.reply.failed_stop_reason``), so its mark says why.
     """
 
     retryable = True
 
-    def __init__(self, provider: str, detail: str = "", *, nothing_arrived: bool = False) -> None:
+    def __init__(self, provider: str, detail: str = "", *, nothing_arrived: bool = False,
+                 cause: str = "connection") -> None:
         if nothing_arrived:
             text = (
                 f"{provider} ended the reply before sending any of it{_detail(detail)}. "
@@ -211,6 +219,11 @@ class StreamInterrupted(ProviderError):
             )
         super().__init__(text, provider=provider)
         self.nothing_arrived = nothing_arrived
+        self.cause = cause
+
+
+#: The values of ``StreamInterrupted.cause``.
+STREAM_CAUSES = ("connection", "timeout", "unreadable", "ended", "process", "error")
 
 
 class ProviderProcessStopped(ProviderError):

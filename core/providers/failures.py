@@ -194,7 +194,7 @@ def classify(
         return ContextOverflow(provider, overflow[0], overflow[1])
     by_type = _by_type(provider, info, detail, headers, model)
     if status is None or status < 400:
-        return by_type or StreamInterrupted(provider, detail)
+        return by_type or StreamInterrupted(provider, detail, cause="error")
     if status == 401:
         return AuthenticationFailed(provider, status=401)
     if status == 403:

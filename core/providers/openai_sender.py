@@ -180,7 +180,7 @@ class OpenAISender:
         if isinstance(exc, openai.APITimeoutError):
             if in_stream:
                 return StreamInterrupted(self.name, "no data arrived in time",
-                                         nothing_arrived=not arrived)
+                                         nothing_arrived=not arrived, cause="timeout")
             return NetworkError(self.name, self.base_url, timed_out=True)
         if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
             if in_stream:
@@ -194,7 +194,8 @@ class OpenAISender:
                 model=model,
                 secrets=[self._key],
             )
-        return StreamInterrupted(self.name, "the server sent data Parley could not read")
+        return StreamInterrupted(self.name, "the server sent data Parley could not read",
+                                 cause="unreadable")
 
     async def attempt(
         self, params: dict[str, Any], info: ModelInfo
@@ -229,7 +230,8 @@ class OpenAISender:
         if fold.finish is None:
             if not chunks:
                 raise StreamInterrupted(self.name, EMPTY_DETAIL, nothing_arrived=True)
-            raise StreamInterrupted(self.name, "the stream ended before the reply was complete")
+            raise StreamInterrupted(self.name, "the stream ended before the reply was complete",
+                                    cause="ended")
         for event in fold.close_calls():
             yield event
         yield fold.stop()

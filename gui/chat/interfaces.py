@@ -193,6 +193,8 @@ class RegenerateView(Protocol):
 
     def reply_set_aside(self, ev: ReplySetAside) -> None: ...
 
+    def run_ended(self, sid: str) -> None: ...
+
 
 class MeterView(Protocol):
     """The context meter (``parley.gui.chat.meter.ChatMeter``)."""

@@ -128,6 +128,12 @@ class ChatRegenerate:
             self._asked.pop(sid, None)
             self._kept.discard(sid)
 
+    def run_ended(self, sid: str) -> None:
+        """A Retry in ``sid`` ended: the reply it set aside (a stopped or cut-off one,
+        ``parley.core.chat.regenerate.retry_incomplete``) is not spoken of after the
+        next run (as :meth:`_regenerate` forgets its own)."""
+        self._kept.discard(sid)
+
     def after_failure(self, sid: str, message: str) -> str:
         """The inline error of a failed run in ``sid``: ``message``, plus where the
         previous answer is when the run was a regeneration that had set it aside."""

@@ -429,7 +429,9 @@ class ChatRuns:
     def retry(self) -> bool:
         """Send the open chat's history again (after an error or a stopped reply), to
         the model of the run that failed or stopped if it was a regeneration with
-        another model, else to the chat's model."""
+        another model, else to the chat's model. A reply stopped or cut off is kept
+        as the new one's earlier version (‹ 1/2 ›, as Regenerate keeps it:
+        ``parley.core.chat.regenerate.retry_incomplete``)."""
         sid = self.chat.session_id
         model = self.retry_with.get(sid or "") or self.chat.current_model()
         if sid is None or model is None or self.running(sid) or not self.chat.turns:
@@ -527,8 +529,10 @@ class ChatRuns:
                 )
 
                 await regenerate(runner, sid, model_ref=model, on_event=on_event)
-            else:
-                await runner.retry(sid, model_ref=model, on_event=on_event)
+            else:  # an incomplete last reply is kept as a branch: ‹ 1/2 › beside the new
+                from parley.core.chat.regenerate import retry_incomplete
+
+                await retry_incomplete(runner, sid, model_ref=model, on_event=on_event)
         except ParleyError:
             if not started and saved is None:
                 self.events.unshow(sid, shown)
@@ -548,6 +552,8 @@ class ChatRuns:
                     self.chat.drafts.keep_unsent(sid, text)
             raise
         finally:
+            if how == "retry":  # a reply it set aside is not said again after the next run
+                self.chat.regen.run_ended(sid)
             if task is not None and self.let_go(sid, task):
                 self.queue.after_run(sid, finished)  # the next queued message, or a pause
 

@@ -105,8 +105,22 @@ THINKING_DONE = "Thought"
 #: ``provider:model`` of a reply -> the display name to show under it, or None for no
 #: The marks of a message not in sessions.db yet (``SpecBuilder.save_marks``).
 SAVING_TEXT = "Saving…"
-#: Under a reply stopped with Esc (or failed), and one cut off by Parley's end (``Turn.cut_off``).
+#: Under a reply stopped with Esc (and one failed before Parley kept why: ``Turn.failure``).
 STOPPED_MARK = "Stopped — reply incomplete"
+#: Under a reply a failure cut off (``Turn.failure``: its cause, kept with it), and under
+#: one that Continue took up.
+FAILED_MARK = "Cut off — {why} · reply incomplete"
+FAILED_CONTINUED_MARK = "Cut off — {why} · continued below"
+#: ``Turn.failure`` -> the few words of :data:`FAILED_MARK` saying why.
+FAILED_WHY = {
+    "connection": "connection lost",
+    "timeout": "no data came in time",
+    "unreadable": "the server sent unreadable data",
+    "ended": "the server ended the stream early",
+    "process": "Parley's provider process restarted",
+    "error": "the provider sent an error",
+    "other": "an error",
+}
 #: Under a stopped reply that Continue took up (the continuation follows below it), and
 #: under one cut off by Parley's end that Continue took up: still "cut off", not "stopped"
 #: (the person did not stop it).
@@ -658,17 +672,17 @@ class SpecBuilder:
         """The mark under a stopped reply: Continue under the last one; a reply that
         Continue took up says so (its continuation is the reply below)."""
         if continued:
-            text = self._muted(f"■ {CUT_OFF_CONTINUED_MARK if turn.cut_off else CONTINUED_MARK}")
-            return Spec(self.cache.line(("aborted-continued", turn.cut_off), text), "mark")
+            text = self._muted(f"■ {aborted_mark(turn, continued=True)}")
+            return Spec(self.cache.line(("aborted-continued", text), text), "mark")
         if turn.writing_elsewhere:  # in progress there: no Continue here, no warning
             text = self._muted(ELSEWHERE_MARK)
             return Spec(self.cache.line(("aborted-elsewhere",), text), "mark")
         warn = self.cache.colors.warn_fg.name()
-        what = (CUT_OFF_MARK if turn.cut_off else STOPPED_MARK)
+        what = html.escape(aborted_mark(turn))
         text = f'<span style="color:{warn}">■ {what}</span>'
         if resumable:
             text += f'&nbsp;&nbsp;·&nbsp;&nbsp;<a href="{RESUME_HREF}"><b>Continue</b></a>'
-        return Spec(self.cache.line(("aborted", resumable, turn.cut_off), text), "mark")
+        return Spec(self.cache.line(("aborted", resumable, what), text), "mark")
 
     def _length_spec(self, continuable: bool) -> Spec:
         """The mark under a reply cut at the output limit; Continue under the last one."""
@@ -714,6 +728,20 @@ class SpecBuilder:
 
     def _muted(self, text: str) -> str:
         return f'<span style="color:{self.cache.colors.muted.name()}">{html.escape(text)}</span>'
+
+
+def aborted_mark(turn: Turn, *, continued: bool = False) -> str:
+    """The words under an aborted reply (``continued``: Continue took it up): stopped with
+    Esc (:data:`STOPPED_MARK`), cut off by Parley's end (:data:`CUT_OFF_MARK`) or by a
+    failure, with its cause as kept with the reply (:data:`FAILED_MARK`, ``Turn.failure``:
+    so it reads the same after a restart)."""
+    failure = turn.failure
+    if failure is not None:
+        why = FAILED_WHY.get(failure, FAILED_WHY["other"])
+        return (FAILED_CONTINUED_MARK if continued else FAILED_MARK).format(why=why)
+    if turn.cut_off:
+        return CUT_OFF_CONTINUED_MARK if continued else CUT_OFF_MARK
+    return CONTINUED_MARK if continued else STOPPED_MARK
 
 
 def _continued(turn: Turn, transcript: Transcript) -> bool:

@@ -46,6 +46,7 @@ def sender(process: ProviderProcess, url: str, key: str = KEY) -> RemoteSender:
     errors.NetworkError("Ollama", "http://127.0.0.1:11434/v1", timed_out=True),
     errors.ContextOverflow("Anthropic", 210_000, 200_000),
     errors.StreamInterrupted("Anthropic", "cut", nothing_arrived=True),
+    errors.StreamInterrupted("Anthropic", "no data arrived in time", cause="timeout"),
     errors.ProviderProcessStopped("Anthropic", "exit status -9"),
     errors.ProviderProcessStopped("Anthropic", "it stopped answering for 15 s", hung=True),
 ])
@@ -96,6 +97,7 @@ async def test_a_process_that_ended_is_replaced_at_the_next_request(fake_provide
             pass
     assert "broke off in the middle of the reply" in str(stopped.value)
     assert "connection process stopped" in str(stopped.value)
+    assert stopped.value.cause == "process"  # the part kept says the process restarted
     fake_provider.reset()
     fake_provider.script("Back again.")
     events = remote.attempt(params(fake_provider.anthropic_base_url), info)
@@ -203,6 +205,7 @@ async def test_a_hung_process_is_ended_and_its_request_fails_then_retries(
             await asyncio.wait_for(_drain(events), 20)
         assert stopped.value.retryable
         assert "connection process stopped answering and was restarted" in str(stopped.value)
+        assert stopped.value.cause == "process"
         assert hung.wait(5) == -signal.SIGKILL
         fake_provider.reset()
         fake_provider.script("After the hang.")

@@ -296,6 +296,7 @@ async def test_stream_cut_after_output_is_stream_interrupted(fake_provider, clau
             received.append(event)
     assert text_of(received).startswith("Some words")
     assert "What arrived is kept" in str(info.value)
+    assert info.value.cause == "connection"  # the part kept is marked "connection lost"
     assert sleeps == []
 
 

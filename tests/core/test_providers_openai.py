@@ -243,10 +243,11 @@ async def test_mid_stream_error_after_output(fake_provider, gpt, sleeps):
 async def test_stream_cut(fake_provider, gpt, sleeps):
     got = []
     fake_provider.fail("cut", reply="abcdefghijkl", after_chars=4, chunk_size=4)
-    with pytest.raises(StreamInterrupted):
+    with pytest.raises(StreamInterrupted) as info:
         async for e in gpt.stream(request()):
             got.append(e)
     assert text_of(got) == "abcd" and sleeps == []
+    assert info.value.cause == "connection"
 
 
 async def test_network_down(closed_port_url, sleeps):

@@ -227,6 +227,22 @@ def test_resume_is_only_offered_on_the_last_reply(view):
     assert "Stopped — reply incomplete" in view.list_view.layout_of(1).plain_text()
 
 
+def test_a_reply_cut_by_a_failure_says_why_and_one_continued_too(view):
+    from parley.gui.transcript.specs import CONTINUE_MESSAGE
+
+    show_turns(view, [user("a", "u1"),
+                      assistant("cut", "a1", aborted=True, stop_reason="failed:process"),
+                      user(CONTINUE_MESSAGE, "u2"),
+                      assistant("and the rest", "a2"),
+                      user("b", "u3"),
+                      assistant("half", "a3", aborted=True, stop_reason="failed:timeout")])
+    continued = view.list_view.layout_of(1, fresh=True).plain_text()
+    assert "Cut off — Parley's provider process restarted · continued below" in continued
+    last = text_of_last(view)
+    assert "Cut off — no data came in time · reply incomplete" in last and "Continue" in last
+    assert "Stopped" not in continued + last
+
+
 def test_inline_error_with_retry(view, qtbot):
     show_turns(view, [user("hi", "u1")])
     view.show_error("The server is overloaded. Nothing was lost.")

@@ -275,7 +275,7 @@ class ProviderProcess:
                 if kind == "error":
                     if arrived and isinstance(value, ProviderProcessStopped):
                         why = PROCESS_HUNG if value.hung else PROCESS_STOPPED
-                        raise StreamInterrupted(provider, why) from None
+                        raise StreamInterrupted(provider, why, cause="process") from None
                     raise value
                 return
         finally:
