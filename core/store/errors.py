@@ -139,6 +139,46 @@ class NotAParleyFile(StoreError):
         self.path = path
 
 
+class NotSQLiteFile(NotAParleyFile):
+    """The chats file does not start as an SQLite database does (a text file, random
+    bytes, a file of another kind saved under its name — or a chats file whose first
+    bytes were written over): it is not a chats file, nothing in it can be read as one.
+
+    Args:
+        path: the file (left as it is).
+    """
+
+    def __init__(self, path: Path) -> None:
+        path = Path(path)
+        StoreError.__init__(
+            self,
+            f"{path} is not a chats file: it does not start as an SQLite database does. "
+            "Parley did not change it. Move it away and Parley will start a new one, or "
+            "start Parley with --home pointing at another folder.",
+        )
+        self.path = path
+
+
+class ChatsFileIsFolder(NotAParleyFile):
+    """Where the chats file should be there is a folder of that name.
+
+    Args:
+        path: the folder (never changed, never deleted).
+    """
+
+    def __init__(self, path: Path) -> None:
+        path = Path(path)
+        StoreError.__init__(
+            self,
+            f"Parley keeps its chats in the file {path}, but that is a folder. Parley did "
+            "not change the folder or anything in it, and will not delete it. Move or rename "
+            "the folder; Parley then starts a new chats file in its place, or offers its "
+            "backups of your chats if it has any. Or start Parley with --home pointing at "
+            "another folder.",
+        )
+        self.path = path
+
+
 class SourceWithoutTree(StoreError):
     """A Parley database to merge was written before chats kept their branches in a tree
     (``turn_links``, ``parley.core.store.schema``) and was not converted."""

@@ -18,12 +18,14 @@ from typing import Any, Self, TypeVar
 from sqlalchemy.engine import Connection
 
 from parley.core.store.errors import (
+    ChatsFileIsFolder,
     DamagedWhileOpen,
     DatabaseCorrupt,
     DatabaseMissing,
     DatabaseReadOnly,
     DatabaseReplaced,
     DatabaseReplacedInPlace,
+    NotAParleyFile,
     OpenedReadOnly,
     StoreClosed,
     StoreError,
@@ -33,10 +35,19 @@ from parley.core.store.sqlite import damage, faults, held, maintenance, overwrit
 from parley.core.store.sqlite import kept as kept_files
 from parley.core.store.sqlite.engine import DEFAULT_BUSY_TIMEOUT_MS, read, write
 from parley.core.store.sqlite.opening import check_writable, open_connection
-from parley.core.store.upgrade.migrations import Progress
+from parley.core.store.upgrade.migrations import Progress, not_chats
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+
+
+def _not_chats(path: Path) -> NotAParleyFile | None:
+    """:func:`parley.core.store.upgrade.migrations.not_chats`, or None when ``path``
+    cannot even be read (opening it says why)."""
+    try:
+        return not_chats(path)
+    except OSError:
+        return None
 
 
 class StoreBase:
@@ -106,7 +117,11 @@ class StoreBase:
             ``UpToDateReport`` (the conversation tree added, its backup), or None.
 
         Raises:
-            NotAParleyFile: not SQLite, or SQLite without Parley's tables.
+            ChatsFileIsFolder: ``path`` is a folder (nothing in it is read).
+            NotSQLiteFile: it does not start as an SQLite file does (checked before
+                anything else reads it, unless it was found damaged while open in an
+                earlier run: then ``DatabaseCorrupt``).
+            NotAParleyFile: SQLite without Parley's tables.
             NewerFormat: written by a newer Parley (``user_version`` > 4).
             DatabaseCorrupt: the file is damaged (it is left as it is); also when
                 another program wrote it since Parley last closed it and it fails
@@ -118,7 +133,12 @@ class StoreBase:
         path = Path(path).expanduser().absolute()
         held.hold(path)  # from here on, reading the file keeps SQLite's locks (held)
         try:
+            not_chats = _not_chats(path)  # a folder, or not starting as SQLite does
+            if isinstance(not_chats, ChatsFileIsFolder):
+                raise not_chats  # nothing in it is read, nothing beside it is changed
             damage.check_marked(path)  # found damaged in an earlier run: check it whole
+            if not_chats is not None:  # not found damaged while open: not a chats file
+                raise not_chats
             # written while closed? (the record is used up only where Parley will write)
             clean = overwrite.check_since_closed(path,
                                                  consume=watch_closed and _writable(path))

@@ -108,6 +108,12 @@ class Drafts:
             text = text[:limit]
         return text
 
+    async def stored(self, session_id: str | None) -> str:
+        """A chat's draft as the store holds it ('' when none), whatever was typed this
+        run (:meth:`load` gives what was typed first)."""
+        text, _edits = _parse(await DRAFT.get(self.store, session_id or NEW))
+        return text
+
     async def save(self, session_id: str | None) -> None:
         """Write a chat's draft to the store, if it was typed this run.
 

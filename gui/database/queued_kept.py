@@ -14,6 +14,11 @@ goes back into the box, :func:`bring_back` takes each of them from the recovered
 queue, so none comes back twice (once in the box, once queued in its chat): a message the
 recovered file still holds gives its files back to the tray (their line then leaves the
 text); one it lost keeps the line saying which files it had.
+
+The same file names the chat whose message box text was kept (its draft key,
+``box_draft``): the recovered file's saved draft of that chat is older than that text
+(a backup's, or the last one saved before the damage), so it does not come back
+beside it (:func:`bring_back` returns the key; ``TypedAtStart.restore`` leaves it out).
 """
 
 from __future__ import annotations
@@ -66,37 +71,60 @@ def _path(folder: Path) -> Path:
     return folder / FILE_NAME
 
 
-def read(folder: Path) -> list[dict[str, Any]]:
-    """The kept queued messages listed in ``folder`` ([] when none or unreadable): each
-    ``{"id", "session_id", "text", "files": [name, …]}``."""
+def _data(folder: Path) -> dict[str, Any]:
+    """What :data:`FILE_NAME` in ``folder`` holds ({} when none or unreadable)."""
     try:
         data = json.loads(_path(folder).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return []
-    items = data.get("queued") if isinstance(data, dict) else None
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def box_draft(folder: Path) -> str | None:
+    """The draft key (``parley.gui.composer.drafts.draft_key``) of the chat whose message
+    box text was kept, as listed in ``folder`` (None when none was)."""
+    key = _data(folder).get("box_draft")
+    return key if isinstance(key, str) and key else None
+
+
+def read(folder: Path) -> list[dict[str, Any]]:
+    """The kept queued messages listed in ``folder`` ([] when none or unreadable): each
+    ``{"id", "session_id", "text", "files": [name, …]}``."""
+    items = _data(folder).get("queued")
     if not isinstance(items, list):
         return []
     return [e for e in items if isinstance(e, dict) and isinstance(e.get("id"), str)
             and isinstance(e.get("session_id"), str)]
 
 
-def write(folder: Path, messages: Sequence[QueuedMessage]) -> bool:
-    """List ``messages`` in ``folder`` (after those an earlier run listed), privately.
+def write(folder: Path, messages: Sequence[QueuedMessage], box: str | None = None) -> bool:
+    """List ``messages`` in ``folder`` (after those an earlier run listed), privately,
+    and the chat whose message box text was kept.
+
+    Args:
+        folder: the data folder.
+        messages: the queued messages kept (after the box's text).
+        box: the draft key of the chat whose box text was kept (None: the box was
+            empty; an earlier run's stays).
 
     Returns:
         True when written (or nothing to write); False when it could not be (logged).
     """
-    if not messages:
+    if not messages and box is None:
         return True
     had = read(folder)
     known = {e["id"] for e in had}
     entries = had + [{"id": m.id, "session_id": m.session_id, "text": m.text,
                       "files": [f.name for f in m.files]}
                      for m in messages if m.id not in known]
+    data: dict[str, Any] = {"queued": entries}
+    box = box or box_draft(folder)
+    if box is not None:
+        data["box_draft"] = box
     path = _path(folder)
     try:
         tmp = path.with_name(path.name + ".tmp")
-        write_private_text(tmp, json.dumps({"queued": entries}, ensure_ascii=False))
+        write_private_text(tmp, json.dumps(data, ensure_ascii=False))
         os.replace(tmp, path)
     except OSError as exc:
         log.warning("could not list the queued messages kept in %s: %s", path, exc)
@@ -110,7 +138,7 @@ def _block_of(entry: dict[str, Any]) -> str:
 
 
 async def bring_back(store: AsyncStore, typed: TypedAtStart, queue: Any,
-                     attachments: Any) -> None:
+                     attachments: Any) -> str | None:
     """The chats are open after a damaged sessions.db: the kept queued messages leave
     the recovered file's queue (their text comes back into the box from ``typed``);
     those whose words ``typed`` no longer holds stay queued.
@@ -121,8 +149,13 @@ async def bring_back(store: AsyncStore, typed: TypedAtStart, queue: Any,
         queue: the window's queues (``ChatQueue``): told to forget them.
         attachments: the open chat's tray (``Attachments.add_bytes``): the files of a
             message the recovered file still holds come back there.
+
+    Returns:
+        The draft key of the chat whose box text ``typed`` holds (:func:`box_draft`),
+        or None.
     """
     folder = typed.path.parent
+    box = box_draft(folder)
     # Only those whose words the kept text still holds (not a file deleted or emptied
     # meanwhile): the others stay in their chat's queue, if the recovered file has them.
     kept = typed.before()
@@ -158,3 +191,4 @@ async def bring_back(store: AsyncStore, typed: TypedAtStart, queue: Any,
         _path(folder).unlink(missing_ok=True)
     except OSError as exc:
         log.warning("could not remove %s: %s", _path(folder), exc)
+    return box

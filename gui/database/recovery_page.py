@@ -9,7 +9,9 @@ It offers three ways on (``parley.core.recovery.damaged_file``), each in one cli
 * start a new file.
 
 Every one first keeps the damaged file aside as ``sessions.db.corrupt-<date>``;
-none writes over it. Damage met while the window starts or runs
+none writes over it. A file that does not start as an SQLite database does
+(``parley.core.store.errors.NotSQLiteFile``) gets the same page in its own words
+(not "damaged"; no salvage: SQLite reads nothing of it). Damage met while the window starts or runs
 (:func:`on_damage`) first closes the store (runs stopped, nothing more
 written), then shows this page. After the choice the chats open again: in the
 same window when nothing was built yet, else in a new window that takes this
@@ -95,6 +97,15 @@ ONLY_QUEUED_KEPT = (" The {n} you queued behind the reply were not sent; they co
 KEPT_NOTE = ("Whichever you choose, the damaged file is kept beside it, renamed "
              "“sessions.db.corrupt-” followed by today's date and time; nothing is "
              "written over it.")
+#: At start, the file does not start as an SQLite database does
+#: (``parley.core.store.errors.NotSQLiteFile``): not "damaged", and nothing to salvage.
+NOT_CHATS = ("{path} is not a chats file: it does not start as an SQLite database does. It "
+             "may be a file of another kind saved under that name, or your chats file with "
+             "its beginning written over; nothing in it can be read as chats. Parley did not "
+             "change it.")
+NOT_CHATS_NOTE = ("Whichever you choose, that file is kept beside it, renamed "
+                  "“sessions.db.corrupt-” followed by today's date and time; nothing is "
+                  "written over it.")
 
 
 def holds(messages: int, chats: int | None) -> str:
@@ -128,21 +139,27 @@ def backup_line(b: Any) -> str:
 
 #: The page's title, above what happened.
 HEADING = "Your chats file is damaged"
+#: The title when the file is not a chats file at all (:data:`NOT_CHATS`).
+NOT_CHATS_HEADING = "sessions.db is not a chats file"
 
 
 class RecoveryPage(QWidget):
-    """The damaged-file page.
+    """The damaged-file page (or the not-a-chats-file page: ``not_chats``).
 
     Args:
-        message: what happened (:data:`AT_START` or :data:`WHILE_RUNNING` words).
+        message: what happened (:data:`AT_START`, :data:`WHILE_RUNNING` or
+            :data:`NOT_CHATS` words).
         found: the backups (``parley.core.store.sqlite.backups.Backup``), newest first, counted.
         recover: called with ("backup", Backup), ("salvage", Backup | None) or
             ("fresh", None), and the event "Stop salvaging" sets; the page shows its
             errors and enables the buttons again.
         spawn: runs a coroutine (the window's ``TaskSet.spawn``).
+        not_chats: the file does not start as an SQLite database does: the title and
+            note say so (:data:`NOT_CHATS_HEADING`, :data:`NOT_CHATS_NOTE`), never
+            "damaged", and "Salvage" is not offered (SQLite reads nothing of it).
 
     Attributes:
-        heading: the page's title (:data:`HEADING`).
+        heading: the page's title (:data:`HEADING` or :data:`NOT_CHATS_HEADING`).
         restore_buttons: one "Restore" button per listed backup, newest first.
         salvage_button, fresh_button: the other two ways.
         stop_button: "Stop salvaging", shown while a salvage runs.
@@ -150,20 +167,21 @@ class RecoveryPage(QWidget):
     """
 
     def __init__(self, message: str, found: list[Any], recover: Recover,
-                 spawn: Callable[..., object]) -> None:
+                 spawn: Callable[..., object], *, not_chats: bool = False) -> None:
         super().__init__()
         self.setObjectName("RecoveryPage")
-        self.setAccessibleName("Damaged chats file")
+        self.setAccessibleName("Not a chats file" if not_chats else "Damaged chats file")
         self._recover, self._spawn = recover, spawn
-        self.heading = QLabel(HEADING, self)
+        title = NOT_CHATS_HEADING if not_chats else HEADING
+        self.heading = QLabel(title, self)
         self.heading.setObjectName("RecoveryTitle")
-        self.heading.setAccessibleName(HEADING)
+        self.heading.setAccessibleName(title)
         text = QLabel(message, self)
         text.setObjectName("RecoveryMessage")
         text.setWordWrap(True)
         text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message = text
-        note = QLabel(KEPT_NOTE, self)
+        note = QLabel(NOT_CHATS_NOTE if not_chats else KEPT_NOTE, self)
         note.setWordWrap(True)
 
         readable = [b for b in found if b.turns is not None]
@@ -227,6 +245,8 @@ class RecoveryPage(QWidget):
         salvage_row.addWidget(salvage_note, 1)
         salvage_row.addWidget(self.salvage_button)
         col.addLayout(salvage_row)
+        salvage_note.setVisible(not not_chats)
+        self.salvage_button.setVisible(not not_chats)
         fresh_row = QHBoxLayout()
         fresh_row.addWidget(QLabel("Start again with no chats.", self), 1)
         fresh_row.addWidget(self.fresh_button)
@@ -341,20 +361,23 @@ class RecoveryWindow(TypedWindow, Protocol):
     def findChildren(self, type: type[QDialog], /) -> list[QDialog]: ...  # noqa: N802
 
 
-async def show_recovery(window: RecoveryWindow, path: Path, message: str) -> RecoveryPage:
+async def show_recovery(window: RecoveryWindow, path: Path, message: str, *,
+                        not_chats: bool = False) -> RecoveryPage:
     """Show the damaged-file page in ``window``; a choice recovers, then opens the chats.
 
     Args:
         window: the main window (``stack``, ``tasks``, ``start``, ``undo``, ``chat``).
         path: the damaged sessions.db (no connection open on it).
-        message: what happened (:data:`AT_START` / :data:`WHILE_RUNNING`).
+        message: what happened (:data:`AT_START` / :data:`WHILE_RUNNING` / :data:`NOT_CHATS`).
+        not_chats: ``path`` is not a chats file at all (:class:`RecoveryPage`).
     """
     from parley.core.store.sqlite.backups import list_backups
 
     found = await asyncio.to_thread(list_backups, path)
 
     async def chosen(kind: Kind, arg: Any, stop: threading.Event) -> None:
-        aside, said = await recover(path, kind, arg, stop)
+        aside, said = await recover(path, kind, arg, stop,
+                                    what="file that was there" if not_chats else "damaged file")
         if getattr(window, "chat", None) is not None:
             reopen(window, said)
             return
@@ -367,7 +390,7 @@ async def show_recovery(window: RecoveryWindow, path: Path, message: str) -> Rec
         window.undo.notice(said, 15_000)
 
     close_popups(window)
-    page = RecoveryPage(message, found, chosen, window.tasks.spawn)
+    page = RecoveryPage(message, found, chosen, window.tasks.spawn, not_chats=not_chats)
     window.recovery_page = page
     window.stack.addWidget(page)
     window.stack.setCurrentWidget(page)
@@ -390,10 +413,11 @@ def close_popups(window: RecoveryWindow) -> None:
             dialog.reject()
 
 
-async def recover(path: Path, kind: Kind, arg: Any,
-                  stop: threading.Event | None = None) -> tuple[Path | None, str]:
+async def recover(path: Path, kind: Kind, arg: Any, stop: threading.Event | None = None,
+                  *, what: str = "damaged file") -> tuple[Path | None, str]:
     """Do the chosen recovery off the GUI thread; return (where the damaged file went,
-    what to tell the person). Setting ``stop`` stops a salvage (``SalvageCancelled``).
+    what to tell the person: "The ``what`` was kept as …"). Setting ``stop`` stops a
+    salvage (``SalvageCancelled``).
 
     Raises:
         DatabaseCorrupt: the backup is damaged too (nothing was changed).
@@ -422,7 +446,7 @@ async def recover(path: Path, kind: Kind, arg: Any,
     if kind != "fresh":
         await asyncio.to_thread(damaged_file.back_up_recovered, path)
     if aside is not None:
-        said += f" The damaged file was kept as {aside.name}."
+        said += f" The {what} was kept as {aside.name}."
     return aside, said
 
 
@@ -531,6 +555,7 @@ def keep_message(window: RecoveryWindow,
         written (the box's text then stays in the box).
     """
     from parley.core import paths
+    from parley.gui.composer.drafts import draft_key
     from parley.gui.database import queued_kept
     from parley.gui.startup.typed_at_start import TypedAtStart
 
@@ -539,12 +564,15 @@ def keep_message(window: RecoveryWindow,
         return None
     folder = paths.data_dir(window.home)
     typed = TypedAtStart(folder)  # reads what an earlier run kept
+    chat = getattr(window, "chat", None)
+    box = draft_key(chat.session_id) if chat is not None and window.composer.text().strip() \
+        else None  # its chat's saved draft is older than the text kept: not brought back
     if not typed.keep(window, queued_kept.texts(queued)):
         return None
     # Which messages they were: the text alone would come back twice when the recovered
     # file still queues them (queued_kept.bring_back takes them from it). Written once the
     # text is: unwritten (logged), a message comes back twice rather than not at all.
-    queued_kept.write(folder, queued)
+    queued_kept.write(folder, queued, box)
     window.composer.set_text("")  # it comes back once, from the file
     window.startup.typed = None  # the next start reads the file again
     return typed.path

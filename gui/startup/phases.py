@@ -158,8 +158,9 @@ class Startup:
         imports take seconds on a cold start, on the other core), the first chat's
         first; a message waits for its provider's ("connecting…").
         Imports run in a worker thread so the window keeps painting. A damaged file
-        (``DatabaseCorrupt``) shows the recovery page; another store that cannot be
-        opened (``NewerFormat`` …) is reported in the window.
+        (``DatabaseCorrupt``) or one that is not a chats file shows the recovery page
+        (:meth:`_not_opened`); another store that cannot be opened (``NewerFormat`` …) is
+        reported in the window.
         """
         import asyncio
 
@@ -190,16 +191,7 @@ class Startup:
                 lambda done, total: notices.upgrade_progress(w, done, total),
                 read_only_ok=True)  # a file that cannot be written: its chats, read-only
         except (DatabaseCorrupt, NotAParleyFile) as exc:
-            from parley.core.store.sqlite.backups import automatic_backups, folder_of
-            from parley.gui.database.recovery_page import AT_START, show_recovery, words
-
-            # Not even an SQLite header, but Parley backed it up: its first page is damaged.
-            if isinstance(exc, DatabaseCorrupt) or automatic_backups(folder_of(path)):
-                w.sidebar.show_status("")
-                self.move_to(Stage.RECOVERY)
-                await show_recovery(w, path, words(path, AT_START))
-                return
-            self._cannot_open(exc)
+            await self._not_opened(path, exc)
             return
         except ParleyError as exc:  # the window's page says it: no dialog saying it again
             log.info("the chats could not be opened: %s", exc.message)
@@ -240,11 +232,16 @@ class Startup:
             self.move_to(Stage.CHATS_SHOWN)  # from now on keys act on the chat shown
             await replay(chat, w.composer, self.queue)
             if self.typed is not None:  # an earlier run's text typed at start, back in the box
+                from parley.gui.composer.drafts import draft_key
                 from parley.gui.database.queued_kept import bring_back
 
                 # Queued when the file was found damaged: out of the queues, files to the tray.
-                await bring_back(store, self.typed, chat.runs.queue, chat.attachments)
-                self.typed.restore(w)
+                box = await bring_back(store, self.typed, chat.runs.queue, chat.attachments)
+                # The box's text kept then is newer than its chat's draft in the recovered
+                # file (a backup's, or the last saved before the damage): that one goes.
+                stale = await chat.drafts.stored(chat.session_id) \
+                    if box == draft_key(chat.session_id) else ""
+                self.typed.restore(w, stale=stale)
         except (DatabaseCorrupt, DamagedWhileOpen):
             if hub_task is not None:
                 hub_task.cancel()
@@ -312,6 +309,36 @@ class Startup:
         palette = getattr(self.window, "command_palette", None)
         if palette is not None:
             palette.sources_changed()
+
+    async def _not_opened(self, path: Any, exc: ParleyError) -> None:
+        """sessions.db could not be opened as a chats file: the page that fits what it is.
+
+        Damaged (``DatabaseCorrupt``) → the recovery page; not starting as SQLite does
+        (``NotSQLiteFile``) → that page in its not-a-chats-file words (a backup or a new
+        file, the file kept aside); a folder (``ChatsFileIsFolder``) → why, and "Try
+        again" once the person moved it (nothing is offered that would touch it);
+        another program's database → the recovery page when Parley backed the chats up,
+        else why.
+        """
+        from parley.core.store.errors import ChatsFileIsFolder, DatabaseCorrupt, NotSQLiteFile
+        from parley.core.store.sqlite.backups import automatic_backups, folder_of
+        from parley.gui.database.recovery_page import (
+            AT_START,
+            NOT_CHATS,
+            show_recovery,
+            words,
+        )
+
+        not_chats = isinstance(exc, NotSQLiteFile)
+        if isinstance(exc, ChatsFileIsFolder) or not (
+                not_chats or isinstance(exc, DatabaseCorrupt)
+                or automatic_backups(folder_of(path))):
+            self._cannot_open(exc)
+            return
+        self.window.sidebar.show_status("")
+        self.move_to(Stage.RECOVERY)
+        message = NOT_CHATS.format(path=path) if not_chats else words(path, AT_START)
+        await show_recovery(self.window, path, message, not_chats=not_chats)
 
     def _cannot_open(self, exc: ParleyError) -> None:
         """The store could not be opened: why, where what was typed is kept, "Try again"."""

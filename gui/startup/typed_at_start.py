@@ -134,14 +134,24 @@ class TypedAtStart:
         self.kept = True
         return True
 
-    def restore(self, window: TypedWindow) -> None:
+    def restore(self, window: TypedWindow, stale: str = "") -> None:
         """The chats are open: an earlier run's text goes back into the message box (before
         what is there, unless that is one of its parts already: the chat's own saved draft,
         which the kept text holds too), and the file is removed (this run's text was sent
-        as usual)."""
+        as usual).
+
+        Args:
+            window: the window whose box takes the text.
+            stale: the open chat's saved draft when the kept text holds a newer version
+                of it (its box's text when the file was found damaged): it leaves the box,
+                whose text typed since the chats opened stays (after the kept text).
+        """
         before = self.before()
         if before:
             box = window.composer.text()
+            stale = stale.rstrip()
+            if stale and box.startswith(stale):  # the box put the saved draft first
+                box = box[len(stale):].lstrip()
             again = _holds_block(before, box)  # the chat's saved draft was kept too
             window.composer.set_text(f"{before}\n\n{box}" if box.strip() and not again
                                      else before)

@@ -65,7 +65,8 @@ def test_not_a_database_is_refused_in_words(tmp_path, capsys):
     assert migrate_only(tmp_path, out=out) == 2
     err = capsys.readouterr().err
     assert "could not migrate" in err
-    assert f"{tmp_path / 'sessions.db'} is not a Parley sessions file" in err
+    assert f"{tmp_path / 'sessions.db'} is not a chats file: it does not start as an SQLite " \
+        "database does" in err
     # Advice a person at a terminal can follow: there is no file picker here.
     assert "--home pointing at another folder" in err
     assert "Choose another file" not in err

@@ -19,10 +19,12 @@ from parley.core.content import TextBlock, Turn
 from parley.core.store import Store, schema
 from parley.core.store.backends import open_store
 from parley.core.store.errors import (
+    ChatsFileIsFolder,
     DatabaseCorrupt,
     DatabaseReadOnly,
     NewerFormat,
     NotAParleyFile,
+    NotSQLiteFile,
     StoreClosed,
     StoreError,
     UpgradeUnavailable,
@@ -141,11 +143,15 @@ def assert_refused(path: Path, error: type[StoreError]) -> StoreError:
     return info.value
 
 
-def test_text_file_is_not_a_parley_file(tmp_path):
+@pytest.mark.parametrize("content", [b"these are my notes, not a database\n" * 50,
+                                     bytes(range(256)) * 40])
+def test_a_text_file_or_random_bytes_is_not_a_chats_file(tmp_path, content):
     path = tmp_path / "sessions.db"
-    path.write_text("these are my notes, not a database\n" * 50)
-    err = assert_refused(path, NotAParleyFile)
-    assert "not an SQLite database" in str(err)
+    path.write_bytes(content)
+    err = assert_refused(path, NotSQLiteFile)
+    assert isinstance(err, NotAParleyFile)  # as every file that is not Parley's
+    assert "is not a chats file: it does not start as an SQLite database does" in str(err)
+    assert "damaged" not in str(err)
 
 
 def test_other_programs_sqlite_is_not_a_parley_file(tmp_path):
@@ -181,10 +187,17 @@ def test_newer_format_is_refused_with_versions(tmp_path):
     assert "v7" in str(err) and "v4" in str(err)
 
 
-def test_folder_is_refused(tmp_path):
-    (tmp_path / "sessions.db").mkdir()
-    with pytest.raises(NotAParleyFile, match="folder"):
-        Store.open(tmp_path / "sessions.db")
+def test_folder_is_refused_and_left_as_it_is(tmp_path):
+    folder = tmp_path / "sessions.db"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    with pytest.raises(ChatsFileIsFolder) as info:
+        Store.open(folder)
+    said = str(info.value)
+    assert f"Parley keeps its chats in the file {folder}, but that is a folder" in said
+    assert "will not delete it" in said and "Move or rename the folder" in said
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+    assert (folder / "notes.txt").read_text() == "mine"
 
 
 def test_corrupt_header_pages_are_reported_and_kept(tmp_path):

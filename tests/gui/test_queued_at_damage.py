@@ -201,3 +201,34 @@ def test_a_draft_saved_in_its_chat_comes_back_once(driver: Any, home: Path) -> N
     driver.settle(new)
     assert new.composer.text().count("typed, not sent") == 1, new.composer.text()
     assert QUEUED[0] in new.composer.text()
+
+
+@pytest.mark.parametrize("how", ["typed", "sent"])
+def test_a_draft_changed_since_it_was_saved_comes_back_once_after_restore(
+        driver: Any, home: Path, how: str) -> None:
+    """Trial 20: after Restore the box held the kept text and the chat's older saved draft
+    run together; the draft comes back once, as it was typed."""
+    w = driver.configured()
+    driver.send("saved before the backup", wait=True)
+    sid = str(w.chat.session_id)
+    w.composer.setFocus()
+    driver.qtbot.keyClicks(w.composer, "an older draft")
+    driver.until(lambda: driver.run(w.store.get_state(draft_key(sid))) == "an older draft")
+    assert driver.run(w.backups.backup_now(), timeout=20) is not None
+    w.composer.set_text("")
+    driver.qtbot.keyClicks(w.composer, "the draft as typed")
+    driver.until(lambda: driver.run(w.store.get_state(draft_key(sid))) == "the draft as typed")
+    time.sleep(0.02)
+    os.truncate(w.store.path, 0)  # another program empties it
+    if how == "sent":
+        driver.send(" and more", w)  # the send meets the damage: the box, kept
+    else:  # the draft's next save meets it
+        driver.qtbot.keyClicks(w.composer, " and more")
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 60)
+
+    driver.qtbot.mouseClick(w.recovery_page.restore_buttons[0], LEFT)
+    new = successor_of(driver, w)
+    driver.until(lambda: new.chat.session_id == sid and new.composer.text(), 20)
+    driver.settle(new)
+    assert new.composer.text() == "the draft as typed and more"  # before: "…\n\nthe draft as typed"
+    assert not (home / TYPED).exists() and not (home / FILE_NAME).exists()

@@ -8,8 +8,10 @@ it and sorts it into one of :class:`FileKind`:
 * ``V3``: ``user_version`` 3, or 0 with the v3 tables (``sessions.fork_idx``,
   ``turns.idx``) → :func:`upgrade_v3` (``parley.core.store.upgrade.v3.upgrade_file``, which
   backs the file up first);
-* newer ``user_version`` → :class:`NewerFormat`; not SQLite, or SQLite without
-  Parley's tables → :class:`NotAParleyFile`; unreadable → :class:`DatabaseCorrupt`.
+* newer ``user_version`` → :class:`NewerFormat`; SQLite without Parley's tables →
+  :class:`NotAParleyFile`; not starting as SQLite does (a text file, random bytes) →
+  :class:`NotSQLiteFile`; a folder → :class:`ChatsFileIsFolder` (both kinds of
+  ``NotAParleyFile``); unreadable → :class:`DatabaseCorrupt`.
 
 Future format changes (v4 → v5 …) are small named functions registered with
 :func:`step`, in the style of simonw/llm's migrations; :func:`migrate`
@@ -58,9 +60,10 @@ from parley.core.store.errors import (
     SQLITE_CANTOPEN,
     SQLITE_PERM,
     SQLITE_READONLY,
+    ChatsFileIsFolder,
     DatabaseCorrupt,
     DatabaseReadOnly,
-    NotAParleyFile,
+    NotSQLiteFile,
     StoreError,
     UpgradeUnavailable,
     primary_code,
@@ -298,25 +301,49 @@ def _classify(con: sqlite3.Connection) -> FileInfo:
     return FileInfo(FileKind.NOT_PARLEY, version, "it holds another program's data")
 
 
+def not_chats(path: Path) -> ChatsFileIsFolder | NotSQLiteFile | None:
+    """What ``path`` is when it cannot be a chats file at all, told by its kind and its
+    first 16 bytes only (nothing in a folder is looked at; nothing is written).
+
+    Args:
+        path: where sessions.db should be.
+
+    Returns:
+        :class:`ChatsFileIsFolder` when it is a folder; :class:`NotSQLiteFile` when it
+        does not start as an SQLite file does (an empty file with no ``-wal`` is a new
+        file, not this); None otherwise (missing, or an SQLite file, sound or not).
+
+    Raises:
+        OSError: it cannot be read.
+    """
+    if path.is_dir():
+        return ChatsFileIsFolder(path)
+    if not path.exists():
+        return None
+    head = held.read(path, len(SQLITE_MAGIC))  # another Store here may have it open
+    wal = path.with_name(path.name + "-wal")
+    if not head and not (wal.exists() and wal.stat().st_size > 0):
+        return None
+    return NotSQLiteFile(path) if head != SQLITE_MAGIC else None
+
+
 def inspect_file(path: Path) -> FileInfo:
     """Tell what kind of file ``path`` is, without writing to it.
 
     Raises:
-        NotAParleyFile: not an SQLite file (header check).
+        ChatsFileIsFolder: it is a folder (not looked into).
+        NotSQLiteFile: it does not start as an SQLite file does (header check).
         DatabaseCorrupt: an SQLite header but the schema cannot be read.
         DatabaseReadOnly: the file cannot be opened for writing.
-        CannotOpen: it is a folder, or cannot be read.
+        CannotOpen: it cannot be read.
     """
     if not path.exists():
         return FileInfo(FileKind.NEW)
-    if path.is_dir():
-        raise NotAParleyFile(path, "it is a folder")
-    head = held.read(path, len(SQLITE_MAGIC))  # another Store here may have it open
-    wal = path.with_name(path.name + "-wal")
-    if not head and not (wal.exists() and wal.stat().st_size > 0):
+    refused = not_chats(path)
+    if refused is not None:
+        raise refused
+    if not held.read(path, len(SQLITE_MAGIC)):  # empty, and no -wal (not_chats)
         return FileInfo(FileKind.NEW)
-    if head != SQLITE_MAGIC:
-        raise NotAParleyFile(path, "it is not an SQLite database")
     # Read-only first: closing a read-write connection would checkpoint a v3 file's
     # -wal into it before its backup is taken (the backup comes first and holds the
     # -wal's content too), and write to a newer file that must stay untouched (a newer
@@ -395,6 +422,7 @@ __all__ = [
     "Step",
     "UpToDateReport",
     "inspect_file",
+    "not_chats",
     "migrate",
     "missing_additions",
     "step",
