@@ -10,16 +10,28 @@ each request as a task of its own event loop, and exits when its
 stdin closes (Parley ended), closing its clients first. Its warnings go to Parley's log
 (``("log", 0, …)`` frames); nothing but frames goes to its stdout (a stray print goes
 to stderr, which it shares with Parley).
+
+It never outlives Parley (:func:`end_with_parent`, its first act): a Parley that quits
+or is killed closes the pipe, and the process exits (within :data:`EXIT_WAIT_S`) — but
+a process that is stopped (SIGSTOP) or deadlocked reads nothing. On Linux it therefore
+asks the kernel to kill it (SIGKILL, which reaches a stopped process too) when Parley
+ends, however it ends; started with ``--parent PID`` (Parley's pid:
+``parley.core.providers.process.spawn.worker_command``) it also exits at once when
+Parley ended before it asked. Elsewhere (macOS, Windows) only the closed pipe ends it:
+a stopped or deadlocked process outlives a killed Parley there, until it runs again (a
+stopped one then reads the closed pipe and exits) or is killed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import gc
 import importlib
 import logging
 import os
+import signal
 import sys
 import threading
 import traceback
@@ -35,12 +47,17 @@ from parley.core.providers.process.protocol import (
     read_message,
     write_all,
 )
+from parley.core.providers.process.spawn import PARENT_SWITCH
 
 log = logging.getLogger("parley.provider-process")
 
 #: Seconds after Parley closed the pipe by which the process exits, its clients closed
 #: or not (a request stuck in its event loop must not keep it alive).
 EXIT_WAIT_S = 5.0
+
+#: ``prctl``'s option that sets the signal a process gets when its parent ends
+#: (``<linux/prctl.h>``).
+PR_SET_PDEATHSIG = 1
 
 #: The module of each kind's sender (it imports that kind's SDK).
 SENDER_MODULES = {
@@ -206,14 +223,46 @@ class Worker:
             self._write(("done", rid, result))
 
 
+def end_with_parent(parent: int | None) -> None:
+    """End this process when Parley ends (see the module docstring).
+
+    On Linux, ask the kernel for SIGKILL when the thread that started this process ends
+    (``prctl(PR_SET_PDEATHSIG)``; Parley starts it from a thread that lasts as long as
+    Parley: ``parley.core.providers.process.spawn.spawn``). Then, when ``parent`` (Parley's
+    pid) is given and is no longer this process's parent, Parley ended before the
+    request took effect: exit at once (status 0). A ``prctl`` that fails is ignored
+    (the closed pipe still ends the process).
+
+    Args:
+        parent: Parley's pid, or None when not told.
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if parent is not None and os.getppid() != parent:
+        os._exit(0)
+
+
+def _parent(args: list[str]) -> int | None:
+    """The pid after :data:`~parley.core.providers.process.spawn.PARENT_SWITCH` in
+    ``args`` (None when absent or not a number)."""
+    for i, arg in enumerate(args[:-1]):
+        if arg == PARENT_SWITCH and args[i + 1].isdigit():
+            return int(args[i + 1])
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serve Parley on stdin/stdout until stdin closes; return the exit status (0).
 
     Args:
-        argv: the arguments (default ``sys.argv[1:]``): ``--warm KIND`` imports that
-            kind's SDK at once, before a sender of it is opened.
+        argv: the arguments (default ``sys.argv[1:]``): ``--parent PID`` is Parley's
+            pid (:func:`end_with_parent`); ``--warm KIND`` imports that kind's SDK at
+            once, before a sender of it is opened.
     """
     args = sys.argv[1:] if argv is None else argv
+    end_with_parent(_parent(args))  # first: Parley may already be gone
     in_fd, out_fd = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
