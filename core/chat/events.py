@@ -4,9 +4,10 @@ Events arrive in this order for one run: ``UserTurnSaving`` (a new message,
 before it is written: a locked file may make that wait); ``RunStarted``; ``SessionTitled``
 when the session had no title (named from its first message); ``ReplyUpdated``
 while the reply streams (coalesced, see ``ChatRunner``), ``RetryWaiting``
-before a failed request is sent again after a wait, compaction and tool
-events between; then exactly one of ``RunFinished``, ``RunFailed`` or
-``RunCancelled``.
+before a failed request is sent again after a wait, ``ProviderProcessSilent`` (True,
+then False) while a request waits on a provider process that does not answer,
+compaction and tool events between; then exactly one of ``RunFinished``, ``RunFailed``
+or ``RunCancelled``.
 """
 
 from __future__ import annotations
@@ -80,6 +81,24 @@ class RetryWaiting:
 
 
 @dataclass(frozen=True, slots=True)
+class ProviderProcessSilent:
+    """The run's request waits on Parley's provider process (its connection process),
+    which has answered nothing — not even whether it runs — for a few seconds
+    (``silent``; ``parley.core.providers.process.client.SILENT_AFTER_S``), or no longer
+    keeps it waiting (not ``silent``: it answered, or the request ended). A process
+    silent for ``HUNG_AFTER_S`` is restarted: the request then fails, or is sent again,
+    as for any process that ended.
+
+    Attributes:
+        session_id: the session.
+        silent: True when it stopped answering; False when that is over.
+    """
+
+    session_id: str
+    silent: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ReplyUpdated:
     """The reply so far (not yet saved as complete)."""
 
@@ -149,6 +168,7 @@ RunEvent = (
     UserTurnSaving
     | RunStarted
     | RetryWaiting
+    | ProviderProcessSilent
     | ReplyUpdated
     | RunFinished
     | RunFailed

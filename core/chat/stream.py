@@ -3,7 +3,8 @@
 The request is built once (``to_messages`` once; files checked against the provider's
 limits before anything is sent), then streamed into a ``ReplyBuilder``, journalled as it
 arrives (``parley.core.chat.journal``) and announced as ``ReplyUpdated`` at most every
-``emit_interval_s``; a provider's retry waits are announced as ``RetryWaiting``. The last
+``emit_interval_s``; a provider's retry waits are announced as ``RetryWaiting``, a
+provider process that stops answering the request as ``ProviderProcessSilent``. The last
 accepted request of each session is remembered for a cache-friendly summary.
 
 Compaction (``parley.core.compaction.compact``, ``parley.core.compaction.run``):
@@ -41,7 +42,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from parley.core.attachments.limits import check_turns, limits_for
-from parley.core.chat.events import Listener, OlderTurnsUnseen, ReplyUpdated, RetryWaiting
+from parley.core.chat.events import (
+    Listener,
+    OlderTurnsUnseen,
+    ProviderProcessSilent,
+    ReplyUpdated,
+    RetryWaiting,
+)
 from parley.core.chat.journal import Journal
 from parley.core.chat.reply import ReplyBuilder
 from parley.core.compaction.compact import CompactPromptTooLongError, SentRequest
@@ -53,6 +60,7 @@ from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest
 from parley.core.providers.errors import ContextOverflow, ProviderError
 from parley.core.providers.local_traffic import traffic_for
+from parley.core.providers.process.silence import process_silences
 from parley.core.providers.retry import RetryWait, retry_waits
 from parley.core.tools.loop import RunTools
 from parley.core.wire import to_messages
@@ -234,8 +242,11 @@ class RequestStream:
             emit(RetryWaiting(session_id, wait.seconds, wait.rate_limited,
                               wait.error.message, wait.attempt))
 
+        def silent(silent: bool) -> None:
+            emit(ProviderProcessSilent(session_id, silent))
+
         try:
-            with retry_waits(waiting):
+            with retry_waits(waiting), process_silences(silent):
                 async with traffic_for(self.hub).foreground(provider):  # titles wait (local)
                     async for event in provider.stream(request):
                         if not accepted:  # the provider took the request: its prefix is cached

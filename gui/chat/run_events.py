@@ -5,8 +5,8 @@
 once (marked "Saving…" if its save takes a while), the reply growing in the open
 chat's state, the saved reply, an inline error or a stopped reply's note, tool
 rounds as they are saved, the note of older turns the model no longer sees, the
-chat moved to the top of its space, the retry countdown, and a title asked for after
-a chat's first reply.
+chat moved to the top of its space, the retry countdown, the wait for a connection
+process that stopped answering, and a title asked for after a chat's first reply.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class RunEvents:
             self.transcript.set_busy(busy)
 
     def on_event(self, ev: RunEvent | ReplySetAside) -> None:
-        from parley.core.chat.events import OlderTurnsUnseen
+        from parley.core.chat.events import OlderTurnsUnseen, ProviderProcessSilent
         from parley.core.chat.regenerate import ReplySetAside
         from parley.core.chat.run import (
             ReplyUpdated,
@@ -89,6 +89,9 @@ class RunEvents:
         current = sid == self.chat.session_id
         if isinstance(ev, RetryWaiting):
             self.runs.retry_notice.waiting(sid, ev.seconds, ev.rate_limited, ev.message)
+            return
+        if isinstance(ev, ProviderProcessSilent):
+            self.runs.retry_notice.silent(sid, ev.silent)
             return
         if isinstance(ev, ReplyUpdated | RunFinished | RunFailed | RunCancelled):
             self.runs.retry_notice.over(sid)

@@ -7,6 +7,11 @@ the open chat shows "Rate limited — retrying in 12 s", counting down each
 second, with Cancel, which stops the run like Esc: the message stays saved
 and Retry sends it later. The bar goes as soon as the reply starts or the
 run ends; a chat switched away from and back to shows what is left of its wait.
+
+The same bar says "Waiting for Parley's connection process…" while a request waits on
+a provider process that has stopped answering (``ProviderProcessSilent``), until it
+answers again or the request ends (restarted after its silence, the process's
+requests fail or are sent again, as the run says).
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ MIN_SHOWN_S = 1.0
 RATE_LIMITED = "Rate limited — retrying in {n} s"
 BUSY = "The server did not answer — retrying in {n} s"
 NOW = "Retrying now…"
+SILENT = "Waiting for Parley's connection process…"
+SILENT_DETAIL = ("Parley's connection process, which sends your messages to the provider, "
+                 "has not answered for a few seconds. If it stays silent, Parley restarts "
+                 "it. Cancel stops waiting: your message stays.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +40,7 @@ class _Wait:
     until: float  # time.monotonic() when the retry goes
     rate_limited: bool
     detail: str
+    silent: bool = False  # no retry: the connection process does not answer
 
 
 def wait_text(seconds_left: float, rate_limited: bool) -> str:
@@ -99,6 +109,17 @@ class RetryNotice:
         self._waits[sid] = _Wait(self._clock() + seconds, rate_limited, detail)
         self.refresh()
 
+    def silent(self, sid: str, silent: bool) -> None:
+        """A request of a run of ``sid`` waits on a connection process that does not
+        answer (``silent``), or no longer does (``ProviderProcessSilent``)."""
+        if silent:
+            self._waits[sid] = _Wait(0.0, False, SILENT_DETAIL, silent=True)
+            self.refresh()
+            return
+        wait = self._waits.get(sid)
+        if wait is not None and wait.silent:
+            self.over(sid)
+
     def over(self, sid: str) -> None:
         """The wait of ``sid`` ended: the reply started, or the run ended."""
         if self._waits.pop(sid, None) is not None:
@@ -112,7 +133,12 @@ class RetryNotice:
             if not self._waits:
                 self._tick.stop()
             return
-        self.bar.label.setText(wait_text(wait.until - self._clock(), wait.rate_limited))
+        self.bar.label.setText(SILENT if wait.silent
+                               else wait_text(wait.until - self._clock(), wait.rate_limited))
+        self.bar.setAccessibleName("Waiting for the connection process" if wait.silent
+                                   else "Waiting to retry")
+        self.bar.cancel.setAccessibleName("Stop waiting" if wait.silent
+                                          else "Cancel the retry")
         self.bar.setToolTip(wait.detail)
         self.bar.show()
         if not self._tick.isActive():

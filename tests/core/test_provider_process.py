@@ -18,6 +18,7 @@ from parley.core.providers.anthropic_provider import AnthropicProvider
 from parley.core.providers.base import ChatRequest, Stop, TextDelta
 from parley.core.providers.process.client import ProviderProcess, RemoteSender
 from parley.core.providers.process.protocol import SenderSpec
+from parley.core.providers.process.silence import process_silences
 
 KEY = "sk-ant-fake.PROCESS-0123456789"
 MODEL = "claude-haiku-4-5"
@@ -243,6 +244,44 @@ async def test_closing_a_client_of_a_hung_process_does_not_hold_up_quitting(
     started = asyncio.get_running_loop().time()
     await remote.close()
     assert asyncio.get_running_loop().time() - started < 5
+
+
+async def test_a_request_is_told_when_the_process_stops_answering_and_answers_again(
+        fake_provider, own_process):
+    """A provider keeping the request waiting is no silence (the process answers its
+    pings); a stopped process is, told after SILENT_AFTER_S, and told over when it runs
+    again."""
+    from parley.core.providers.process.client import SILENT_AFTER_S
+
+    remote = sender(own_process, fake_provider.anthropic_base_url)
+    await remote.open()
+    told: list[bool] = []
+    fake_provider.fail("hang", seconds=30)  # the provider says nothing for 30 s
+    info = AnthropicProvider(None).model_info(MODEL)
+    events = remote.attempt(params(fake_provider.anthropic_base_url), info)
+    with process_silences(told.append):
+        waiting = asyncio.ensure_future(anext(events))  # the request, in the block's context
+    await asyncio.sleep(SILENT_AFTER_S + 1.5)  # past the hint and a watchdog ping
+    assert told == [] and not waiting.done()
+    pid = own_process._proc.pid  # noqa: SLF001
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        stopped_at = asyncio.get_running_loop().time()
+        while not told and asyncio.get_running_loop().time() - stopped_at < 12:
+            await asyncio.sleep(0.05)
+        assert told == [True]
+        assert asyncio.get_running_loop().time() - stopped_at >= SILENT_AFTER_S - 0.1
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    for _ in range(60):
+        if len(told) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert told == [True, False]
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    await events.aclose()
 
 
 async def _drain(events: Any) -> None:

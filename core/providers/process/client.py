@@ -9,10 +9,15 @@ use it. A request cancelled here (a stopped reply, a called-off title) is cancel
 there, which closes its HTTP request. When the process ends, the requests in flight
 fail with :class:`parley.core.providers.errors.ProviderProcessStopped` (retryable) and a
 new one is started at once (importing the SDKs used so far), or by the next request.
-It ends when Parley closes its pipe (Parley's exit, even a killed one). A watchdog thread
-asks the process every few seconds whether it still answers (``ping``, answered by its
-event loop); one silent for :data:`HUNG_AFTER_S` is killed, which fails its requests as
-above and starts another — while idle too, so a hang is mended before the next message.
+It ends when Parley closes its pipe (Parley's exit, even a killed one), and on Linux with
+Parley however it ends, stopped or not (``parley.core.providers.process.worker``). A
+watchdog thread asks the process every few seconds whether it still answers (``ping``,
+answered by its event loop; each request is followed by one too); a request waiting on a
+process that answered nothing for :data:`SILENT_AFTER_S` is told so
+(:mod:`parley.core.providers.process.silence`: the window says it waits for the
+connection process), and told again when it answers; one silent for :data:`HUNG_AFTER_S`
+is killed, which fails its requests as above and starts another — while idle too, so a
+hang is mended before the next message.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from parley.core.providers.process.protocol import (
     read_message,
     write_all,
 )
+from parley.core.providers.process.silence import Silence
 from parley.core.providers.process.spawn import spawn, take_early, worker_command
 
 log = logging.getLogger(__name__)
@@ -49,6 +55,10 @@ RESTART_AFTER_S = 10.0
 #: A process that answers nothing for this long (s) is taken for hung (stopped,
 #: deadlocked): it is killed, the requests waiting fail (retryable), another starts.
 HUNG_AFTER_S = 15.0
+
+#: A request waiting on a process that has answered nothing (no event, no pong) for this
+#: long (s) is told so (:mod:`parley.core.providers.process.silence`).
+SILENT_AFTER_S = 3.0
 
 #: How long (s) closing a client waits for the process to say it closed its connections.
 CLOSE_WAIT_S = 2.0
@@ -76,16 +86,21 @@ class ProviderProcess:
         command: what to run (default: :func:`parley.core.providers.process.spawn.
             worker_command`, or the process :func:`~parley.core.providers.process.spawn.
             start_early` started).
-        hung_after_s: silent this long (seconds): killed as hung.
+        hung_after_s: silent this long (seconds): killed as hung (default
+            :data:`HUNG_AFTER_S`, read when it is made: a test may set it smaller
+            before the shared process is made).
     """
 
     def __init__(self, command: list[str] | None = None, *,
-                 hung_after_s: float = HUNG_AFTER_S) -> None:
+                 hung_after_s: float | None = None) -> None:
         self._command = command
-        self._hung_after_s = hung_after_s
+        self._hung_after_s = HUNG_AFTER_S if hung_after_s is None else hung_after_s
         self._lock = threading.Lock()  # the state below; never held while writing
         self._writing = threading.Lock()  # one frame at a time into the pipe
         self._heard = 0.0  # when the process last answered anything (monotonic s)
+        #: when it was sent the first ping it has not answered (None: it answered since)
+        self._asked: float | None = None
+        self._silent = False  # the waiting requests were told it does not answer
         self._why_ended = ""  # said when the watchdog killed it
         self._proc: subprocess.Popen[bytes] | None = None
         self._generation = 0
@@ -117,6 +132,7 @@ class ProviderProcess:
         proc = early or spawn([*(self._command or worker_command()), *warm])
         self._proc = proc
         self._started = self._heard = time.monotonic()
+        self._asked, self._silent = None, False
         self._why_ended = ""
         self._generation += 1
         threading.Thread(target=self._read, args=(proc, self._generation),
@@ -127,23 +143,34 @@ class ProviderProcess:
 
     def _watch(self, proc: subprocess.Popen[bytes]) -> None:
         """Kill ``proc`` once it has been silent for ``hung_after_s``, asking it every
-        quarter of that (runs in its own thread while it runs)."""
+        quarter of that, and tell the requests waiting when it has not answered for
+        :data:`SILENT_AFTER_S` (runs in its own thread while it runs)."""
+        pinged = time.monotonic()
         while True:
-            time.sleep(self._hung_after_s / 4)
+            time.sleep(min(self._hung_after_s, SILENT_AFTER_S) / 4)
+            now = time.monotonic()
             with self._lock:
                 if self._proc is not proc:
                     return
-                silent = time.monotonic() - self._heard
+                silent = now - self._heard
                 hung = silent >= self._hung_after_s
                 if hung:
                     self._why_ended = f"it stopped answering for {silent:.0f} s"
+                tell = (not hung and not self._silent and self._asked is not None
+                        and now - self._asked >= SILENT_AFTER_S)
+                if tell:
+                    self._silent = True
+                waiting = list(self._replies.items()) if tell else []
             if hung:
                 log.warning("the provider process did not answer for %.0f s: ended", silent)
                 with contextlib.suppress(OSError):
                     proc.kill()  # its reader then fails the requests and starts another
                 return
-            with contextlib.suppress(ProviderProcessStopped):
-                self.post(("ping", 0), "")
+            for rid, reply in waiting:
+                _deliver(reply, ("silent", rid, True))
+            if now - pinged >= self._hung_after_s / 4:
+                pinged = now
+                self._ping()
 
     def _read(self, proc: subprocess.Popen[bytes], generation: int) -> None:
         """The answers of one process, until it ends (runs in its own thread)."""
@@ -157,7 +184,7 @@ class ProviderProcess:
                 message = None
             if message is None:
                 break
-            self._heard = time.monotonic()
+            self._answered()
             if message[0] == "pong":
                 continue
             if message[0] == "log":
@@ -176,6 +203,17 @@ class ProviderProcess:
                 "the provider process ended (exit status %s)", proc.returncode)
         self._fail_all(generation, self._why_ended, hung=bool(self._why_ended))
         self._restart(proc)
+
+    def _answered(self) -> None:
+        """The process said something: it runs (the requests told it did not are told it
+        does)."""
+        with self._lock:
+            self._heard = time.monotonic()
+            self._asked = None
+            was_silent, self._silent = self._silent, False
+            waiting = list(self._replies.items()) if was_silent else []
+        for rid, reply in waiting:
+            _deliver(reply, ("silent", rid, False))
 
     def _restart(self, ended: subprocess.Popen[bytes]) -> None:
         """Start a new process at once (its SDKs imported before the next request) when
@@ -221,12 +259,40 @@ class ProviderProcess:
         """
         self._send(message, provider)
 
+    def _ping(self) -> None:
+        """Ask the process whether it runs (``ping``); its silence counts from the first
+        ping it has not answered (nothing else sent is answered at once)."""
+        with self._lock:
+            if self._asked is None:
+                self._asked = time.monotonic()
+        with contextlib.suppress(ProviderProcessStopped):
+            self._send(("ping", 0), "")
+
+    def _ask(self, message: tuple[Any, ...], provider: str) -> None:
+        """Send a request, then a ping: a request waits on the process's silence, not on
+        the provider's (a provider thinking for a minute keeps the process answering)."""
+        self._send(message, provider)
+        self._ping()
+
     def _begin(self, provider: str) -> tuple[int, asyncio.Queue[tuple[Any, ...]]]:
         rid = next(self._ids)
         queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         with self._lock:
             self._replies[rid] = _Reply(asyncio.get_running_loop(), queue, provider)
+            if self._silent:  # asked of a process that does not answer already
+                queue.put_nowait(("silent", rid, True))
         return rid, queue
+
+    @staticmethod
+    async def _answer(queue: asyncio.Queue[tuple[Any, ...]],
+                      silence: Silence) -> tuple[Any, ...]:
+        """The next answer in ``queue``, telling ``silence`` of the process's silences
+        meanwhile."""
+        while True:
+            message = await queue.get()
+            if message[0] != "silent":
+                return message
+            silence.tell(message[2])
 
     def _end(self, rid: int, answered: bool) -> None:
         with self._lock:
@@ -243,16 +309,18 @@ class ProviderProcess:
             ParleyError: what the process raised (a ProviderError), or
                 ProviderProcessStopped when it ended first.
         """
+        silence = Silence()  # where it was asked (the silence listener there)
         rid, queue = self._begin(provider)
         answered = False
         try:
-            self._send((op, rid, *args), provider)
-            kind, _, value = await queue.get()
+            self._ask((op, rid, *args), provider)
+            kind, _, value = await self._answer(queue, silence)
             answered = True
             if kind == "error":
                 raise value
             return value
         finally:
+            silence.tell(False)
             self._end(rid, answered)
 
     async def stream(self, *args: Any, provider: str) -> AsyncGenerator[Any, None]:
@@ -261,12 +329,13 @@ class ProviderProcess:
         Raises:
             ParleyError: as :meth:`request`.
         """
+        silence = Silence()  # where it was asked (the silence listener there)
         rid, queue = self._begin(provider)
         answered = arrived = False
         try:
-            self._send(("stream", rid, *args), provider)
+            self._ask(("stream", rid, *args), provider)
             while True:
-                kind, _, value = await queue.get()
+                kind, _, value = await self._answer(queue, silence)
                 if kind == "event":
                     arrived = True
                     yield value
@@ -279,6 +348,7 @@ class ProviderProcess:
                     raise value
                 return
         finally:
+            silence.tell(False)
             self._end(rid, answered)
 
     def close(self, timeout_s: float = 2.0) -> None:

@@ -11,15 +11,15 @@ stdin closes (Parley ended), closing its clients first. Its warnings go to Parle
 (``("log", 0, …)`` frames); nothing but frames goes to its stdout (a stray print goes
 to stderr, which it shares with Parley).
 
-It never outlives Parley (:func:`end_with_parent`, its first act): a Parley that quits
-or is killed closes the pipe, and the process exits (within :data:`EXIT_WAIT_S`) — but
-a process that is stopped (SIGSTOP) or deadlocked reads nothing. On Linux it therefore
-asks the kernel to kill it (SIGKILL, which reaches a stopped process too) when Parley
-ends, however it ends; started with ``--parent PID`` (Parley's pid:
-``parley.core.providers.process.spawn.worker_command``) it also exits at once when
-Parley ended before it asked. Elsewhere (macOS, Windows) only the closed pipe ends it:
-a stopped or deadlocked process outlives a killed Parley there, until it runs again (a
-stopped one then reads the closed pipe and exits) or is killed.
+Ending with Parley (:func:`end_with_parent`, its first act): a Parley that quits or is
+killed closes the pipe, and the process exits (within :data:`EXIT_WAIT_S`) — but a
+process that is stopped (SIGSTOP), or stuck holding the interpreter's lock, reads
+nothing. On Linux it therefore asks the kernel to kill it (SIGKILL, which reaches a
+stopped process too) when Parley ends, however it ends; started with ``--parent PID``
+(Parley's pid: ``parley.core.providers.process.spawn.worker_command``) it also exits at
+once when Parley ended before it asked. Elsewhere (macOS, Windows) only the closed pipe
+ends it: a stopped or stuck process outlives a killed Parley there, until it runs again
+(it then reads the closed pipe and exits) or is killed.
 """
 
 from __future__ import annotations
