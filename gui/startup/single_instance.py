@@ -12,12 +12,11 @@ error) is not someone else's lock: :meth:`SingleInstance.acquire` raises
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QLockFile, QObject, Signal
+from PySide6.QtCore import QByteArray, QCryptographicHash, QLockFile, QObject, Signal
 
 from parley.core import private
 
@@ -56,8 +55,12 @@ def _disk_full(folder: Path) -> bool:
 
 
 def server_name(data_dir: Path) -> str:
-    """The local socket name for a data directory (stable, short, no path characters)."""
-    digest = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:16]
+    """The local socket name for a data directory (stable, short, no path characters):
+    ``parley-`` and the first 16 hex digits of the SHA-256 of its resolved path (Qt's
+    hash: Python's ``hashlib`` loads OpenSSL, ~3 ms before the first paint)."""
+    path = QByteArray(str(data_dir.resolve()).encode())
+    digest = bytes(QCryptographicHash.hash(path, QCryptographicHash.Algorithm.Sha256)
+                   .toHex().data()).decode()[:16]
     return f"parley-{digest}"
 
 
