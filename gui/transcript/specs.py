@@ -117,7 +117,7 @@ FAILED_WHY = {
     "timeout": "no data came in time",
     "unreadable": "the server sent unreadable data",
     "ended": "the server ended the stream early",
-    "process": "Parley's provider process restarted",
+    "process": "Parley's connection process stopped",
     "error": "the provider sent an error",
     "other": "an error",
 }

@@ -237,7 +237,7 @@ def test_a_reply_cut_by_a_failure_says_why_and_one_continued_too(view):
                       user("b", "u3"),
                       assistant("half", "a3", aborted=True, stop_reason="failed:timeout")])
     continued = view.list_view.layout_of(1, fresh=True).plain_text()
-    assert "Cut off — Parley's provider process restarted · continued below" in continued
+    assert "Cut off — Parley's connection process stopped · continued below" in continued
     last = text_of_last(view)
     assert "Cut off — no data came in time · reply incomplete" in last and "Continue" in last
     assert "Stopped" not in continued + last
