@@ -23,6 +23,11 @@ APP_NAME = "Parley"
 HOME_ENV = "PARLEY_HOME"
 DB_NAME = "sessions.db"
 LOGS_NAME = "logs"
+#: The window's size, place and panes on this machine (``parley.gui.window.place``): read
+#: before the first paint, without opening the store.
+PLACE_NAME = "window.ini"
+#: Environment variable naming the database to use instead of sessions.db.
+DATABASE_URL_ENV = "PARLEY_DATABASE_URL"
 
 _ADVICE = ("Choose another folder with --home DIR (or PARLEY_HOME), or fix the permissions "
            "that stop Parley writing there.")

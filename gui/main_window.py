@@ -5,9 +5,10 @@
 each, each given what it uses:
 
 * its widgets and their sizes: ``parley.gui.window.layout`` (``window.widgets``; the
-  first paint's widgets made at once, the rest right after it);
-* which page shows (the chat, or first-run set-up): ``parley.gui.window.pages``
-  (``window.pages``);
+  first paint's widgets made at once, at the size and place kept when it last closed
+  (``parley.gui.window.place``), the rest right after it);
+* which page shows (the chat, or first-run set-up, its welcome painted first on a
+  first start): ``parley.gui.window.pages`` (``window.pages``);
 * errors told to the person, a damaged or moved sessions.db: ``parley.gui.window.problems``
   (``window.problems``);
 * quitting: ``parley.gui.window.shutdown`` (``window.quitting``);
@@ -34,6 +35,8 @@ from PySide6.QtCore import QEvent
 from PySide6.QtGui import QCloseEvent, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import QMainWindow
 
+from parley.core.first_start import surely_first_start
+from parley.core.paths import find_data_dir
 from parley.core.recovery.restart_notice import CUT_OFF
 from parley.gui.commands.window_commands import WindowCommands
 from parley.gui.look import appearance
@@ -84,8 +87,11 @@ class MainWindow(WindowBase, QMainWindow):
         self.window_commands = WindowCommands(self, self)
         self.widgets = WindowLayout(self, self, self.window_commands)
         self.widgets.build()
+        self.widgets.restore_place()  # the size and place it had when it closed
         self.startup.build_later(self.widgets.rest)
         self.pages = WindowPages(self, self.statusBar())
+        if surely_first_start(find_data_dir(home), self.env):
+            self.pages.welcome()  # painted first, instead of a chat the set-up would replace
         self.problems = WindowProblems(self, self, self)
         self.quitting = WindowShutdown(self, self, self.widgets.save_geometry)
         self.composer.on_action = self.widgets.composer_action

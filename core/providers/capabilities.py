@@ -22,6 +22,17 @@ DEFAULT_URLS: dict[ProviderKind, str] = {
     "anthropic": "https://api.anthropic.com",
     "openai": "https://api.openai.com/v1",
 }
+#: Environment variables per provider kind: (base URL, API key). Declared here, with no
+#: import beyond the standard library, so the window can read them before its first paint
+#: (``parley.core.first_start``); ``parley.core.providers.registry`` uses them.
+ENV_BASE_URL: dict[ProviderKind, str] = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+}
+ENV_API_KEY: dict[ProviderKind, str] = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+}
 
 
 @dataclass(frozen=True, slots=True)

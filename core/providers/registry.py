@@ -30,19 +30,12 @@ from parley.core.errors import ParleyError
 from parley.core.keys import ApiKey, KeyStore
 from parley.core.providers.base import Provider
 from parley.core.providers.capabilities import DEFAULT_URLS, ProviderKind
+from parley.core.providers.capabilities import ENV_API_KEY as ENV_API_KEY  # read here
+from parley.core.providers.capabilities import ENV_BASE_URL as ENV_BASE_URL
 from parley.core.providers.retry import RetryPolicy
 
 Source: TypeAlias = Literal["settings", "environment", "keyring", "file", "default", "none"]
 
-#: Environment variables per provider kind: (base URL, API key).
-ENV_BASE_URL: dict[ProviderKind, str] = {
-    "anthropic": "ANTHROPIC_BASE_URL",
-    "openai": "OPENAI_BASE_URL",
-}
-ENV_API_KEY: dict[ProviderKind, str] = {
-    "anthropic": "ANTHROPIC_API_KEY",
-    "openai": "OPENAI_API_KEY",
-}
 #: The module of each kind's adapter (its request building; the SDK half is the
 #: provider process's, ``parley.core.providers.process.worker.SENDER_MODULES``).
 ADAPTER_MODULES: dict[ProviderKind, str] = {

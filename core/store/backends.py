@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from parley.core import paths
 from parley.core.private import write_private_text
 from parley.core.store.errors import SecretNotKept
 from parley.core.store.postgres.store import (
@@ -32,8 +33,9 @@ from parley.core.store.postgres.store import (
 )
 from parley.core.store.store import Store
 
-#: Environment variable naming the database to use instead of sessions.db.
-DATABASE_URL_ENV = "PARLEY_DATABASE_URL"
+#: Environment variable naming the database to use instead of sessions.db (declared in
+#: ``parley.core.paths``, read before the window's first paint).
+DATABASE_URL_ENV = paths.DATABASE_URL_ENV
 
 
 #: In the data folder: the database chosen in Settings → Storage (its URL, no password).

@@ -141,6 +141,7 @@ async def take_providers(window: WindowBase, chat: ChatController, hub: Provider
     # the meter's "cache warm until"
     runner.events.on(CacheUpdated, lambda event: _cache_updated(w, event))
     chat.attach()
+    w.pages.end_welcome(hub.is_configured)  # a first start's welcome: set-up, or the chat
     if hub.is_configured:
         await chat.enter()  # the chat page, its models, its meter (measured once)
     else:

@@ -34,6 +34,7 @@ from parley.core.providers.registry import ENV_API_KEY, is_openai_url
 from parley.core.tasks import TaskSet
 from parley.gui.header.model_picker import model_label
 from parley.gui.look import appearance
+from parley.gui.startup.welcome import WELCOME_INTRO, WELCOME_TITLE
 from parley.gui.text.names import add_named_item, bound_combo
 
 
@@ -130,11 +131,10 @@ class SetupPanel(QScrollArea):
         logo = QLabel(card)
         logo.setPixmap(appearance.app_icon().pixmap(56, 56))
         logo.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        title = QLabel("Welcome to Parley", card)
+        title = QLabel(WELCOME_TITLE, card)
         title.setObjectName("SetupTitle")
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        intro = QLabel("Connect a model provider to start chatting. Your key stays on this "
-                       "computer.", card)
+        intro = QLabel(WELCOME_INTRO, card)
         intro.setObjectName("SetupIntro")
         intro.setWordWrap(True)
         intro.setAlignment(Qt.AlignmentFlag.AlignCenter)

@@ -7,7 +7,8 @@ frame); the rest (:attr:`WindowLayout.rest`: the sidebar, the header's tools and
 toast, the commands and their keys) when start-up says (``Startup.finish_build``: right
 after the first paint, a part at a time, or at once when a command key is pressed
 before). The transcript is put in its place once the chats are open. The window's size
-and the sidebar's width are kept in the store.
+and the sidebar's width are kept in the data folder's ``window.ini``, read before the
+first paint (``parley.gui.window.place``), and in the store.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from parley.core.gc_pause import pausing_gc
 from parley.gui.composer.widget import ComposerBar
 from parley.gui.look import appearance
 from parley.gui.window.narrow import NarrowSidebar
+from parley.gui.window.place import place_file, read_place, write_place
 from parley.gui.window.state import WindowState
 
 if TYPE_CHECKING:
@@ -123,6 +125,8 @@ class WindowLayout:
         self.window = window
         self.commands = commands
         self._registered = False
+        #: The window's place was restored from ``window.ini`` before the first paint.
+        self.placed = False
         self.rest: list[Callable[[], None]] = [
             self._build_sidebar, self._build_header_tools, self._build_actions]
 
@@ -315,25 +319,55 @@ class WindowLayout:
         first = self.state.keymap.shown(action_id).split(", ")[0]
         return first.replace("Return", "Enter")  # the key's name on most keyboards
 
+    def restore_place(self) -> None:
+        """Before the first paint: the window's place and size and the sidebar's width as
+        the data folder's ``window.ini`` keeps them (``parley.gui.window.place``); nothing
+        kept there (a first start, the first after an upgrade, a damaged file): the
+        default size, and the store's are restored once it is open
+        (:meth:`restore_geometry`)."""
+        kept = read_place(place_file(self.state.home))
+        if kept.geometry is not None and self.window.restoreGeometry(kept.geometry):
+            self.placed = True
+        if kept.sizes is not None:
+            self._set_sizes(kept.sizes, self.state._sidebar_frame)
+
     async def restore_geometry(self) -> None:
-        """The window's place and size and the sidebar's width, as the store keeps them."""
+        """The window's place and size and the sidebar's width, as the store keeps them,
+        unless ``window.ini`` gave them before the first paint (:meth:`restore_place`:
+        written with them, and the person may have moved the window since)."""
         st = self.state
         assert st.store is not None
+        if self.placed:
+            return
         geometry = await WINDOW_GEOMETRY.get(st.store)
         if geometry:
             self.window.restoreGeometry(QByteArray.fromBase64(geometry.encode()))
         sizes = await WINDOW_SPLITTER.get(st.store)
         if isinstance(sizes, list) and len(sizes) == 2:
-            st.splitter.setSizes([int(s) for s in sizes])
-            st.sidebar.setVisible(int(sizes[0]) > 0)
-            if int(sizes[0]) == 0 and self.window.width() < st.narrow_sidebar.below_px:
-                st.narrow_sidebar.hid_itself = True  # hidden for room: back when widened
+            self._set_sizes([int(s) for s in sizes], st.sidebar)
+
+    def _set_sizes(self, sizes: list[int], sidebar: QWidget) -> None:
+        """The splitter's sizes; a width of 0 hides ``sidebar`` (the sidebar, or its frame
+        before the first paint), for room when the window is narrow."""
+        st = self.state
+        st.splitter.setSizes(sizes)
+        sidebar.setVisible(sizes[0] > 0)
+        if sizes[0] == 0 and self.window.width() < st.narrow_sidebar.below_px:
+            st.narrow_sidebar.hid_itself = True  # hidden for room: back when widened
+
+    def save_place(self) -> bool:
+        """Keep the window's place and size and the sidebar's width in ``window.ini``
+        (read at the next start's first paint); False when it could not be written."""
+        return write_place(place_file(self.state.home), self.window.saveGeometry(),
+                           self.state.splitter.sizes())
 
     async def save_geometry(self) -> None:
-        """Keep the window's place and size and the sidebar's width in the store (raises
-        the store's errors: a moved or damaged sessions.db)."""
+        """Keep the window's place and size and the sidebar's width in ``window.ini``
+        (:meth:`save_place`, never raising) and in the store (raises the store's errors:
+        a moved or damaged sessions.db)."""
         st = self.state
         assert st.store is not None
+        self.save_place()
         geometry = bytes(self.window.saveGeometry().toBase64().data()).decode()
         await WINDOW_GEOMETRY.set(st.store, geometry)
         await WINDOW_SPLITTER.set(st.store, st.splitter.sizes())

@@ -2,6 +2,11 @@
 
 With no provider set up the set-up panel shows (``parley.gui.startup.setup_panel``); chats
 already stored can be read first, sending a message then comes back to it.
+
+On a start certain to be the first (``parley.core.first_start``) the first paint shows
+the welcome (``parley.gui.startup.welcome``), no sidebar, until the providers are loaded:
+then the set-up panel takes its place (or, should a provider be usable after all, the
+chat page and the sidebar), never a chat-looking window first.
 """
 
 from __future__ import annotations
@@ -33,6 +38,30 @@ class WindowPages:
     def __init__(self, state: WindowState, status: QStatusBar) -> None:
         self.state = state
         self.status = status
+        #: The first-start welcome shows (:meth:`welcome`) until :meth:`end_welcome`.
+        self.welcoming = False
+
+    def welcome(self) -> None:
+        """Before the first paint of a first start: the welcome instead of the chat page,
+        the sidebar hidden (:meth:`show_chat` waits for :meth:`end_welcome`)."""
+        from parley.gui.startup.welcome import WelcomePage
+
+        state = self.state
+        page = WelcomePage()
+        state.stack.addWidget(page)
+        state.stack.setCurrentWidget(page)
+        state._sidebar_frame.hide()  # the sidebar made from it stays hidden
+        self.welcoming = True
+
+    def end_welcome(self, configured: bool) -> None:
+        """The providers are loaded: the welcome gives way — to the set-up panel, or when
+        a provider is ``configured`` after all, to the chat page and its sidebar (the
+        caller shows either). No-op when it was not shown."""
+        if not self.welcoming:
+            return
+        self.welcoming = False
+        if configured:
+            self.state.sidebar.show()
 
     def show_setup(self) -> None:
         """Show the first-run set-up panel instead of the chat."""
@@ -78,8 +107,11 @@ class WindowPages:
 
     def show_chat(self) -> None:
         """Show the chat page and focus the composer (while starting, only if the focus
-        is not somewhere the person put it: the search, the chat list …)."""
+        is not somewhere the person put it: the search, the chat list …). While the
+        first-start welcome shows (:attr:`welcoming`), it stays."""
         state = self.state
+        if self.welcoming:
+            return
         if state.stack.currentWidget() is state.setup_panel:
             state.sidebar.show()
         state.stack.setCurrentWidget(state.chat_page)

@@ -50,3 +50,51 @@ def previous_chat(driver, fake_provider, gate) -> str:
     driver.close(w)
     gate.clear()
     return str(sid)
+
+
+class FirstPaintSeen:
+    """What a window showed when its first Paint event arrived (:func:`start_seeing`):
+    its size, its window state, the page its stack showed, the splitter's sizes and
+    whether the sidebar (or its frame) was shown; ``pages``: the stack's pages in the
+    order they were shown from then on."""
+
+    def __init__(self, window) -> None:
+        from PySide6.QtCore import QEvent, QObject
+
+        self.size = None
+        self.state = None
+        self.page = None
+        self.sizes: list[int] = []
+        self.sidebar_shown: bool | None = None
+        self.pages: list = []
+        seen = self
+
+        class Filter(QObject):
+            def eventFilter(self, obj, event):  # noqa: N802
+                if event.type() == QEvent.Type.Paint and seen.size is None:
+                    seen.size = (window.width(), window.height())
+                    seen.state = window.windowState()
+                    seen.page = window.stack.currentWidget()
+                    seen.pages.append(seen.page)
+                    seen.sizes = window.splitter.sizes()
+                    seen.sidebar_shown = window.splitter.widget(0).isVisible()
+                    window.stack.currentChanged.connect(
+                        lambda _i: seen.pages.append(window.stack.currentWidget()))
+                return False
+
+        self._filter = Filter(window)
+        window.installEventFilter(self._filter)
+
+
+def start_seeing(driver, env: dict[str, str] | None = None):
+    """Start a window as the app does (:func:`start`), noting what its first paint showed;
+    returns ``(window, FirstPaintSeen)`` once it painted."""
+    from parley.gui.main_window import MainWindow
+
+    w = MainWindow(home=driver.home, env=env or {})
+    driver.windows.append(w)  # shut down by the driver at the end
+    seen = FirstPaintSeen(w)
+    w.show()
+    w.startup.start_after_first_paint()
+    driver.until(lambda: seen.size is not None)
+    return w, seen
