@@ -5,6 +5,17 @@ in order; search tells a fork's copies by it: :mod:`parley.core.store.fork_copie
 are linked as a chain (``turn_links``, each copy's parent the copy before it) and are
 the new session's whole path (``turn_path``, positions 0, 1, …):
 :mod:`parley.core.store.tree`'s tables. The session's other branches are not copied.
+
+A compacted chat shows its summary card where the replaced turns began, but stores the
+summary turn after the turns the compaction kept word for word. A fork made at one of
+those (or at any turn before the summary turn whose replaced turns all come before it)
+also copies that summary as its last turn, with its ``compactions`` row
+(:func:`parley.core.store.summary_carry.for_fork`), so the fork shows the card and its
+next request is the parent's up to the fork point: the summary, then the turns after
+its range. A fork at a turn the summary replaced copies the plain conversation.
+
+Cost: the path's turns up to the fork point are copied (a fork of a long chat writes as
+many rows as it copies), plus the session's compactions read, and one summary turn.
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ from sqlalchemy.engine import Connection
 
 from parley.core.chat.title_text import FORK_MARK
 from parley.core.content import new_id
-from parley.core.store import sessions, tree
+from parley.core.store import sessions, summary_carry, tree
 from parley.core.store.models import Session
 from parley.core.store.schema import compactions as C
 from parley.core.store.schema import sessions as S
@@ -78,14 +89,21 @@ def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None) -
         forked_from_turn_id=at_turn_id,
         meta=dict(parent.meta),
     )
-    rows = con.execute(
-        tree.path_select(session_id, T.c.id, T.c.seq, T.c.role, T.c.blocks, T.c.aborted,
-                         T.c.model, T.c.usage, T.c.created_at)
-        .where(P.c.pos <= at_pos)
-    ).all()
+    carried = summary_carry.for_fork(con, session_id, at_pos)
+    cols = (T.c.id, T.c.seq, T.c.role, T.c.blocks, T.c.aborted, T.c.model, T.c.usage,
+            T.c.created_at)
+    rows = list(con.execute(tree.path_select(session_id, *cols).where(P.c.pos <= at_pos)))
+    copied = (P.c.session_id == session_id) & (P.c.pos <= at_pos)
+    if carried is not None:
+        # The summary stored after the fork point: its seq is above every copied turn's.
+        summary = select(C.c.summary_turn_id).where(C.c.id == carried).scalar_subquery()
+        rows += con.execute(select(*cols).where(T.c.id == summary)).all()
+        copied |= C.c.id == carried
     ids: dict[str, str] = {r.id: new_id() for r in rows}
     comp_rows = con.execute(
-        select(C).where(C.c.session_id == session_id).where(C.c.summary_turn_id.in_(list(ids)))
+        # The session's compactions (compactions_by_session) whose summary turn is copied.
+        select(C).select_from(C.join(P, P.c.turn_id == C.c.summary_turn_id))
+        .where(C.c.session_id == session_id, copied)
     ).all()
     ids.update({c.id: new_id() for c in comp_rows})
     values: list[dict[str, Any]] = [

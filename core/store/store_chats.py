@@ -205,8 +205,13 @@ class ChatsStore(StoreBase):
             The new session, linked to its parent (`parent_session_id`,
             `forked_from_turn_id`), in the parent's space, with the parent's
             model and system prompt, zero usage, and `turn_count` equal to the
-            fork point's position + 1. Copied turns get new ids (compaction
-            summaries and rows are re-linked to them); times are kept.
+            number of turns copied. Copied turns get new ids (compaction
+            summaries and rows are re-linked to them); times are kept. In a
+            compacted chat the summary stored after the fork point whose
+            replaced turns all come before it (the fork point is a turn the
+            compaction kept, shown after its card) is copied too, as the fork's
+            last turn: the fork shows the card and is sent compacted
+            (:func:`parley.core.store.summary_carry.for_fork`).
 
         Raises:
             SessionNotFound: `session_id` does not exist.

@@ -17,6 +17,12 @@ reaches below the cut point (Edit of a message inside it) cannot apply and is no
 carried. Cost: the path's turns cut away (each looked up in ``compactions_by_summary``)
 and one turn.
 
+A fork (:func:`parley.core.store.forks.fork`) copies the path up to its fork point, and
+:func:`for_fork` names the summary it carries the same way: the summary stored after the
+fork point (the turns a compaction kept word for word, shown after its card, come
+before it) whose replaced turns all come before the fork point. A fork made at a turn
+the summary replaced (inside its card) is the plain conversation up to there.
+
 :func:`summary_ids` names the session's summary turns for the branch points
 (``parley.core.store.branch_points``: summary turns are transparent there).
 """
@@ -32,6 +38,7 @@ from parley.core.content import CompactSummaryBlock, Turn, new_id
 from parley.core.store import sessions, tree, turns
 from parley.core.store.schema import compactions as C
 from parley.core.store.schema import turn_path as P
+from parley.core.store.schema import turns as T
 
 
 def summary_ids(con: Connection, session_id: str) -> set[str]:
@@ -71,6 +78,36 @@ def find(con: Connection, session_id: str, cut_pos: int, parent_pos: int | None
         if first is not None and last is not None and first <= last <= parent_pos:
             return str(row.id)
     return None
+
+
+def for_fork(con: Connection, session_id: str, at_pos: int) -> str | None:
+    """The compaction (its id) a fork made at path position ``at_pos`` (inclusive)
+    carries: of the session's compactions whose summary turn is on the path after
+    ``at_pos`` and not aborted, and whose range lies on the path before ``at_pos`` (its
+    last turn strictly before: a fork at a replaced turn is the plain conversation up to
+    it), the one whose summary turn is latest on the path; None when there is none.
+
+    Cost: the session's compactions (every branch; ``compactions_by_session``), each
+    looked up on the path by turn id (``turn_path_by_turn``): it grows with the
+    compactions, not the turns.
+    """
+    ps, pf, pl = P.alias("ps"), P.alias("pf"), P.alias("pl")
+    found = con.execute(
+        select(C.c.id)
+        .select_from(
+            C.join(ps, ps.c.turn_id == C.c.summary_turn_id)
+            .join(pf, pf.c.turn_id == C.c.first_turn_id)
+            .join(pl, pl.c.turn_id == C.c.last_turn_id)
+            .join(T, T.c.id == C.c.summary_turn_id)
+        )
+        .where(C.c.session_id == session_id, ps.c.session_id == session_id,
+               pf.c.session_id == session_id, pl.c.session_id == session_id,
+               ps.c.pos > at_pos, pl.c.pos < at_pos, pf.c.pos <= pl.c.pos,
+               T.c.aborted == 0)
+        .order_by(ps.c.pos.desc())
+        .limit(1)
+    ).scalar()
+    return None if found is None else str(found)
 
 
 def carry(con: Connection, session_id: str, compaction_id: str) -> Turn | None:

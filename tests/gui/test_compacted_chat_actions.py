@@ -13,6 +13,7 @@ from parley.core.store.card_pages import CARD_PAGE
 from parley.gui.transcript.specs import CARD_MORE_HREF
 from tests.gui.chats import long_chat
 from tests.gui.long_chats import SUMMARY, N, card_text, restart, rows
+from tests.gui.transcript_reading import error_text, notice_text
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -126,6 +127,64 @@ def test_edit_of_the_last_message_right_after_compact_now_keeps_the_summary(
     driver.until(lambda: [n.key for n in rows(w)] == expected and w.tasks.pending == 0)
     assert [n.kind for n in rows(w)].count("card") == 1
     assert w.transcript.branch_of(turns[-2].id) == (1, 2)
+
+
+def test_a_fork_from_a_message_after_the_card_shows_the_card_and_sends_the_summary(
+        driver: Any) -> None:
+    """Trial 20: F on a message kept after the card made a fork without it (the summary
+    is stored after the turns it kept), sent with the 396 turns it replaced."""
+    w = driver.configured()
+    sid, turns = compacted(driver, w)
+    lv = w.transcript.list_view
+    lv.clearFocus()
+    lv.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    lv.set_current_row(2)  # "message 397", the second message after the card
+    assert w.transcript.focused_turn_id() == turns[N - 3].id
+    driver.qtbot.keyClick(lv, Qt.Key.Key_F)  # Fork from here
+    driver.until(lambda: w.session_id not in (None, sid) and rows(w)
+                 and w.tasks.pending == 0, timeout=15)
+    driver.settle(w)
+    fork = w.session_id
+    assert [n.kind for n in rows(w)] == ["card", "turn", "turn"]
+    [copy] = driver.run(w.store.list_compactions(fork))
+    copies = driver.run(w.store.get_turns(fork))
+    assert [n.key for n in rows(w)] == [copy.summary_turn_id, copies[N - 4].id,
+                                        copies[N - 3].id]
+    assert f"Summarized {N - 4} turns" in card_text(w)
+    assert rows(w)[-1].turn.text() == turns[N - 3].text()
+
+    driver.fake.script("An answer in the fork.")
+    driver.send("A question in the fork", w)
+    driver.until(lambda: driver.last_text(w) == "An answer in the fork."
+                 and not w.composer_bar.busy and w.tasks.pending == 0, timeout=15)
+    sent = driver.fake.model_requests[-1].body["messages"]
+    assert_compacted(sent, turns)
+    assert "message 397" in str(sent) and "message 398" not in str(sent)
+    assert "A question in the fork" in str(sent[-1]["content"])
+
+
+def test_a_fork_from_ones_own_message_after_the_card_offers_to_send_it_compacted(
+        driver: Any) -> None:
+    """The fork's last stored turn is the summary's copy, but it ends with the message
+    as shown: the note offers Send, which asks about that message with the summary."""
+    w = driver.configured()
+    sid, turns = compacted(driver, w)
+    w.transcript.forkRequested.emit(turns[N - 4].id)  # "Fork from here" on "message 396"
+    driver.until(lambda: w.session_id not in (None, sid) and rows(w)
+                 and notice_text(w.transcript) is not None, timeout=15)
+    assert [n.kind for n in rows(w)] == ["card", "turn"]
+    assert rows(w)[-1].turn.text() == turns[N - 4].text()
+    bar = w.transcript.error_bar
+    assert error_text(w.transcript) is None and bar.retry_button.text() == "Send"
+    driver.fake.script("An answer in the fork.")
+    driver.qtbot.mouseClick(bar.retry_button, Qt.MouseButton.LeftButton)
+    driver.until(lambda: driver.last_text(w) == "An answer in the fork."
+                 and not w.composer_bar.busy and w.tasks.pending == 0, timeout=15)
+    sent = driver.fake.model_requests[-1].body["messages"]
+    assert_compacted(sent, turns)
+    assert sent[-1]["role"] == "user" and "message 396" in str(sent[-1]["content"])
+    assert "message 397" not in str(sent)
+    assert [n.kind for n in rows(w)] == ["card", "turn", "turn"]
 
 
 def test_retry_right_after_compact_now_sends_nothing(driver: Any) -> None:
