@@ -421,9 +421,9 @@ class ChatController:
         """:meth:`ChatOpener.open_at`."""
         self.opener.open_at(session_id, turn_id, highlight)
 
-    async def show_first(self) -> None:
+    async def show_first(self, kept: str | None = None) -> None:
         """:meth:`ChatOpener.show_first`."""
-        await self.opener.show_first()
+        await self.opener.show_first(kept)
         # Messages queued before Parley closed, in chats not shown: said once.
         self.parts.tasks.spawn(self.runs.queue.tell_restored(), name="queued-elsewhere")
 

@@ -78,13 +78,26 @@ class ChatOpener:
         sidebar.new_chat_clicked.connect(lambda: self.chat.new_session())
         transcript.branchRequested.connect(self.switch_branch)
 
-    async def show_first(self) -> None:
+    async def show_first(self, kept: str | None = None) -> None:
         """Show the first chat at start-up: the one open when Parley closed, or a new
         chat when there is none or Ctrl+N was pressed while starting (then the last
         chat does not take the message box's text: ``parley.gui.startup.state.replay`` gives it what
-        was typed for it)."""
+        was typed for it).
+
+        Args:
+            kept: the chat whose message box text was kept when sessions.db was found
+                damaged (``parley.gui.database.queued_kept.kept_chat``: its id, '' for a
+                new chat): shown instead of the last one, as that text comes back into
+                its box; a new chat when the recovered file does not hold it.
+        """
         # Not when the person opened a chat meanwhile (no longer adopting).
-        if (self.new_chat_asked() or not await self.reopen_last()) and self.chat.adopting:
+        if self.new_chat_asked():
+            opened = False
+        elif kept is not None:
+            opened = bool(kept) and await self._reopen(kept)
+        else:
+            opened = await self.reopen_last()
+        if not opened and self.chat.adopting:
             await self._show_new_chat()
 
     def new_chat_asked(self) -> bool:
@@ -93,12 +106,14 @@ class ChatOpener:
     async def reopen_last(self) -> bool:
         """Open the chat that was open when Parley closed; False when there is none."""
         last = await LAST_SESSION.get(self.chat.store)
-        if not last:
-            return False
+        return bool(last) and await self._reopen(last)
+
+    async def _reopen(self, session_id: str) -> bool:
+        """Open the chat ``session_id`` at start-up; False when the file does not hold it."""
         try:
-            await self.open(last)
+            await self.open(session_id)
         except SessionNotFound:
-            log.info("last session %s is gone", last)
+            log.info("session %s is gone", session_id)
             return False
         self.show_chat()
         return True

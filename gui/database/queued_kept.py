@@ -30,9 +30,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from parley.core.app_state import DRAFT
 from parley.core.errors import ParleyError
 from parley.core.private import write_private_text
 from parley.core.store.queued import QueuedMessage
+from parley.gui.composer.drafts import NEW, draft_key
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
@@ -85,6 +87,27 @@ def box_draft(folder: Path) -> str | None:
     box text was kept, as listed in ``folder`` (None when none was)."""
     key = _data(folder).get("box_draft")
     return key if isinstance(key, str) and key else None
+
+
+def kept_chat(typed: TypedAtStart) -> str | None:
+    """The chat the text kept in ``typed`` was written in, to be shown when the chats open
+    (trial 20: it came back into the box of whichever chat the recovered file reopened,
+    and was saved as that chat's draft): the chat whose box text was kept, else the chat
+    of the first queued message kept.
+
+    Returns:
+        Its id ('' for a new chat that had no session yet), or None when ``typed`` holds
+        no text an earlier run kept after a damage (the last chat opens as usual).
+    """
+    if not typed.before():
+        return None
+    folder = typed.path.parent
+    box = box_draft(folder)
+    if box is not None and box.startswith(DRAFT.name):
+        sid = box[len(DRAFT.name):]
+        return "" if sid == NEW else sid
+    queued = read(folder)
+    return queued[0]["session_id"] if queued else None
 
 
 def read(folder: Path) -> list[dict[str, Any]]:
@@ -192,3 +215,34 @@ async def bring_back(store: AsyncStore, typed: TypedAtStart, queue: Any,
     except OSError as exc:
         log.warning("could not remove %s: %s", _path(folder), exc)
     return box
+
+
+#: Said after the chats open when the chat the kept text was written in is not in the
+#: recovered file (a backup made before it, a new file): it is in a new chat's box.
+NOT_IN_FILE = ("The chat you were writing in is not in the recovered file (it was made "
+               "after the backup), so what you were writing is in a new chat's message box.")
+
+
+async def put_back(window: Any, store: AsyncStore, typed: TypedAtStart, chat: Any,
+                   wanted: str | None) -> None:
+    """The chats are open (on the chat :func:`kept_chat` named, when the file holds it):
+    the kept queued messages leave their queues (:func:`bring_back`), and the kept text
+    goes back into the box, the chat's older saved draft left out; when that chat is not
+    in the file, the window's notice says the text is in a new chat's box.
+
+    Args:
+        window: the window (its message box, ``pending_notice``).
+        store: the recovered file, open.
+        typed: ``typed-at-start.txt``.
+        chat: the open chat's controller (its queue, tray, drafts and session).
+        wanted: :func:`kept_chat`, read before the chats opened.
+    """
+    box = await bring_back(store, typed, chat.runs.queue, chat.attachments)
+    # The box's text kept then is newer than its chat's draft in the recovered file (a
+    # backup's, or the last saved before the damage): that one goes.
+    stale = await chat.drafts.stored(chat.session_id) \
+        if box == draft_key(chat.session_id) else ""
+    if typed.before() and wanted and chat.session_id != wanted:
+        told = window.pending_notice
+        window.pending_notice = f"{told} {NOT_IN_FILE}" if told else NOT_IN_FILE
+    typed.restore(window, stale=stale)

@@ -386,8 +386,8 @@ async def show_recovery(window: RecoveryWindow, path: Path, message: str, *,
         if page is not None:
             window.stack.removeWidget(page)
             page.deleteLater()
+        window.pending_notice = said  # told once the chats show (with what start-up adds)
         await window.startup.start()
-        window.undo.notice(said, 15_000)
 
     close_popups(window)
     page = RecoveryPage(message, found, chosen, window.tasks.spawn, not_chats=not_chats)

@@ -220,7 +220,10 @@ class Startup:
             self.sources_changed()
             # The providers load while the first chat is read and shown.
             hub_task = asyncio.ensure_future(opening.open_providers(w))
-            await chat.show_first()
+            from parley.gui.database.queued_kept import kept_chat, put_back
+
+            kept = kept_chat(self.typed) if self.typed is not None else None
+            await chat.show_first(kept=kept)  # the chat a kept text was written in, if any
             if store.read_only is not None:  # its chats shown; why nothing can be saved
                 chat.save_status.opened_read_only(store.read_only)
             if store.on_server:  # other Parleys' changes show without a restart
@@ -232,16 +235,7 @@ class Startup:
             self.move_to(Stage.CHATS_SHOWN)  # from now on keys act on the chat shown
             await replay(chat, w.composer, self.queue)
             if self.typed is not None:  # an earlier run's text typed at start, back in the box
-                from parley.gui.composer.drafts import draft_key
-                from parley.gui.database.queued_kept import bring_back
-
-                # Queued when the file was found damaged: out of the queues, files to the tray.
-                box = await bring_back(store, self.typed, chat.runs.queue, chat.attachments)
-                # The box's text kept then is newer than its chat's draft in the recovered
-                # file (a backup's, or the last saved before the damage): that one goes.
-                stale = await chat.drafts.stored(chat.session_id) \
-                    if box == draft_key(chat.session_id) else ""
-                self.typed.restore(w, stale=stale)
+                await put_back(w, store, self.typed, chat, kept)
         except (DatabaseCorrupt, DamagedWhileOpen):
             if hub_task is not None:
                 hub_task.cancel()
