@@ -168,6 +168,12 @@ def _copy_database(src: Path, dst: Path) -> None:
 
 
 def restore_backup(path: Path, backup: Path) -> Path | None:
+    """Put a copy of ``backup`` at ``path``, keeping the damaged file aside
+    (:func:`restore_reporting`, whose first value it returns)."""
+    return restore_reporting(path, backup)[0]
+
+
+def restore_reporting(path: Path, backup: Path) -> tuple[Path | None, bool]:
     """Put a copy of ``backup`` at ``path``, keeping the damaged file aside.
 
     When ``path`` was found damaged while open, the new file is the backup plus
@@ -184,7 +190,9 @@ def restore_backup(path: Path, backup: Path) -> Path | None:
         backup: a file from :func:`backups`, e.g. :func:`latest_backup`'s.
 
     Returns:
-        Where the damaged file now is (None when there was none).
+        Where the damaged file now is (None when there was none), and whether what was
+        kept when it was found damaged was read into the new file (False: the backup
+        alone; trial 20 said "with what was saved after it" when nothing could be read).
 
     Raises:
         DatabaseCorrupt: the backup is damaged too (nothing was changed).
@@ -202,13 +210,13 @@ def restore_backup(path: Path, backup: Path) -> Path | None:
             log.warning("nothing could be read from %s; the backup alone is restored",
                         kept.folder)
         else:
-            return _swap_in(path, new)
+            return _swap_in(path, new), True
     try:
         _copy_database(backup, new)
     except (OSError, sqlite3.Error) as exc:
         _remove_building(path)
         raise CannotOpen(path, f"could not copy the backup: {exc}") from exc
-    return _swap_in(path, new)
+    return _swap_in(path, new), False
 
 
 def _from_kept(kept: Kept, damaged: Path | None, new: Path, backup: Path | None,
@@ -389,6 +397,7 @@ __all__ = [
     "latest_backup",
     "rescue_copy",
     "restore_backup",
+    "restore_reporting",
     "salvage_into",
     "set_aside",
     "start_fresh",

@@ -248,12 +248,13 @@ class DatabaseCorrupt(StoreError):
 
 
 def _kept_words(kept: Path | None) -> str:
-    """" It, its -wal and what Parley still read were copied to <folder> …" (or nothing)."""
+    """" What was left of it was copied to <folder> …" (or nothing). Said when the damage
+    is found, before every copy is made: which were made is said by the folder's
+    what-happened.txt and the recovery page (trial 20: a copy named here was never made)."""
     if kept is None:
         return ""
-    return (f" The file, its -wal and what Parley could still read were copied to "
-            f"{kept.name} beside it (never deleted); restoring or salvaging reads them too, "
-            "so what was saved before comes back.")
+    return (f" What was left of it was copied to {kept.name} beside it (never deleted); "
+            "restoring or salvaging reads that too.")
 
 
 class DatabaseReplacedInPlace(DatabaseCorrupt):

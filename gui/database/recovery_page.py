@@ -81,9 +81,14 @@ REPLACED = ("sessions.db was replaced by another database while Parley was using
             "and did not mix it with your chats: restoring a backup or salvaging brings back "
             "your chats, with what was saved after the backup, and keeps the other database "
             "aside.")
-#: Added to the words when the files were copied aside when the damage was found.
-KEPT_THEN = (" The file, its -wal and what Parley could still read were copied to {folder} "
-             "beside it then (never deleted); restoring a backup or salvaging reads them too.")
+#: Added to the words when the files were copied aside when the damage was found
+#: (``{what}``: those really copied, :func:`copied_words`).
+KEPT_THEN = (" {what} copied to {folder} beside it then (never deleted); restoring a backup "
+             "or salvaging reads {them} too.")
+#: Added when what the open connection read could not be copied (trial 20: a damaged
+#: list of tables stopped it, and the page said it was copied).
+NOT_READ_COPY = (" Parley could not copy what it still read of the file "
+                 "(the folder's what-happened.txt says why).")
 #: Said once the message that met the damage, or the box's text, was put aside (back in
 #: the box after this page). Trial 17b: "the message you were sending was not saved" was
 #: said of a draft nobody had sent.
@@ -430,10 +435,15 @@ async def recover(path: Path, kind: Kind, arg: Any, stop: threading.Event | None
         from parley.core.store.sqlite.damage import marked_kept
 
         kept = await asyncio.to_thread(marked_kept, path)
-        aside = await asyncio.to_thread(damaged_file.restore_backup, path, arg.path)
+        aside, read = await asyncio.to_thread(damaged_file.restore_reporting, path, arg.path)
         said = f"The backup of {backup_line(arg)} was restored"
-        said += (f", with what was saved after it (read from {kept.folder.name})."
-                 if kept is not None else ".")
+        if kept is None:
+            said += "."
+        elif read:
+            said += f", with what was saved after it (read from {kept.folder.name})."
+        else:  # said only when true (trial 20: nothing of it could be read)
+            said += (f". Nothing could be read from {kept.folder.name}: what was saved after "
+                     "the backup is not in it (that folder is kept).")
     elif kind == "salvage":
         aside, report = await asyncio.to_thread(damaged_file.salvage_into, path,
                                                 arg.path if arg is not None else None, stop)
@@ -532,7 +542,25 @@ def words(path: Path, plain: str) -> str:
         said = FOUND_WHILE_RUNNING.format(why=kept.why)
     else:
         said = WHILE_RUNNING
-    return said + KEPT_THEN.format(folder=kept.folder.name)
+    return said + copied_words(kept)
+
+
+def copied_words(kept: Any) -> str:
+    """What was really copied to the folder of kept files (``parley.core.store.sqlite.kept
+    .Kept``) when the damage was found: " The file, its -wal and what Parley could still
+    read were copied to …", with only the files there, and :data:`NOT_READ_COPY` when
+    the copy of what Parley read is not among them."""
+    parts = [name for name, f in (("the file", kept.folder / kept.db_name),
+                                  ("its -wal", kept.folder / f"{kept.db_name}-wal"),
+                                  ("what Parley could still read", kept.read_by_parley))
+             if f.exists()]
+    if not parts:
+        return ""
+    what = parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+    verb = "was" if len(parts) == 1 else "were"
+    said = KEPT_THEN.format(what=f"{what[0].upper()}{what[1:]} {verb}",
+                            folder=kept.folder.name, them="it" if len(parts) == 1 else "them")
+    return said + ("" if kept.read_by_parley.exists() else NOT_READ_COPY)
 
 
 def _unsent(window: RecoveryWindow) -> list[QueuedMessage]:

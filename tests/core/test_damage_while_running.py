@@ -29,7 +29,9 @@ from parley.core.store.errors import (
     DatabaseReplacedInPlace,
     StoreError,
 )
+from parley.core.store.schema import dbapi_connection
 from parley.core.store.sqlite import backups, header
+from parley.core.store.sqlite import kept as kept_files
 from parley.core.store.sqlite.damage import marked_kept, marker_path, passes_quick_check
 from tests.core.damaged import PAGE, overwrite_pages, pages_of
 
@@ -396,3 +398,45 @@ def test_an_emptied_file_whose_pages_are_all_in_the_wal_stays_empty_when_closed(
     _, report = damaged_file.salvage_into(path, None)
     assert _turns(path) == said
     assert report.lost_turns == 0 and report.lost_chats == 0  # counted from the kept copies
+
+
+def test_a_damaged_list_of_tables_is_still_copied_and_what_was_copied_is_said(
+        tmp_path: Path) -> None:
+    """Trial 20: garbage over the pages of the file's list of tables (``dd conv=notrunc``)
+    while it was open: the copy of what Parley read failed at the journal-mode switch
+    (SQLite reads the list for it), yet what-happened.txt said it was made."""
+    path = tmp_path / "sessions.db"
+    store, sid, _said = _committed(path)
+    schema_pages = pages_of(path, "sqlite_schema")
+    assert schema_pages and 1 not in schema_pages  # the header's page stays
+    overwrite_pages(path, schema_pages)
+    # Parley's cache no longer holds them (memory short, as in the trial): read from disk.
+    dbapi_connection(store._con).execute("PRAGMA shrink_memory")
+    with pytest.raises(DatabaseCorrupt):
+        store.append_turn(sid, Turn("user", [TextBlock(SENT)]))
+    store.close()
+    kept = marked_kept(path)
+    assert kept is not None
+    copy = kept.read_by_parley
+    assert copy.exists()  # the pages as read, damaged ones too
+    assert copy.read_bytes()[18:20] == b"\x01\x01"  # one file: no -wal needed to read it
+    assert copy.stat().st_size >= path.stat().st_size
+    said = (kept.folder / "what-happened.txt").read_text(encoding="utf-8")
+    assert "read-by-parley.db is what Parley could still read" in said
+    assert "sessions.db, sessions.db-wal, sessions.db-shm as they were then" in said
+
+
+def test_what_happened_says_only_what_was_copied(tmp_path: Path) -> None:
+    """A copy of what Parley read that could not be made is not claimed."""
+    path = tmp_path / "sessions.db"
+    store, sid, _said = _committed(path)
+    store.close()
+    made = kept_files.keep(path, kept_files.UNREADABLE)
+    said = (made.folder / "what-happened.txt").read_text(encoding="utf-8")
+    assert "read-by-parley" not in said and "could still read" not in said
+    con = sqlite3.connect(tmp_path / "gone.db")
+    con.close()  # a closed connection: the copy fails
+    assert kept_files.copy_what_parley_reads(con, made) is None
+    said = (made.folder / "what-happened.txt").read_text(encoding="utf-8")
+    assert "Parley could not copy what it still read of sessions.db" in said
+    assert "there is no read-by-parley.db" in said

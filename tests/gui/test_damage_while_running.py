@@ -89,3 +89,26 @@ def test_damage_while_sending_keeps_the_message_and_restore_brings_back_every_tu
     assert "was restored, with what was saved after it" in new.toast.message
     assert _turns(new, driver) == saved  # every turn, ids and texts; nothing of the other file
     assert new.composer.text() == SENT  # the message is back in the box, not saved
+
+
+def test_the_page_names_only_the_files_really_copied(tmp_path: Path) -> None:
+    """Trial 20: the page said what Parley could still read was copied when it was not."""
+    from parley.core.store.sqlite import damage
+    from parley.core.store.sqlite import kept as kept_files
+    from parley.gui.database.recovery_page import AT_START, NOT_READ_COPY, words
+
+    path = tmp_path / "sessions.db"
+    with Store.open(path) as store:
+        store.create_session(title="kept")
+    kept = kept_files.keep(path, kept_files.UNREADABLE)  # the file alone: no -wal, no copy
+    damage.mark(path, "found", kept)
+    said = words(path, AT_START)
+    assert f" The file was copied to {kept.folder.name} beside it then" in said
+    assert "could still read" not in said.split(NOT_READ_COPY)[0]
+    assert said.endswith(NOT_READ_COPY)
+
+    (kept.folder / "read-by-parley.db").write_bytes(path.read_bytes())
+    (kept.folder / "sessions.db-wal").write_bytes(b"")
+    said = words(path, AT_START)
+    assert (" The file, its -wal and what Parley could still read were copied to "
+            f"{kept.folder.name}") in said and NOT_READ_COPY not in said

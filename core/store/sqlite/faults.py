@@ -130,7 +130,10 @@ def copy_open_database(con: sqlite3.Connection, dest: Path) -> Path:
     Uses SQLite's online backup API, so it works when the file the
     connection opened was deleted. The copy is written to ``<dest>.partial``,
     switched to ``journal_mode=DELETE`` and then given its name, never over an
-    existing file.
+    existing file. The backup API copies pages without parsing them, so a damaged
+    file is copied whole, damage included; when its list of tables is damaged
+    SQLite cannot switch the copy's journal mode (that reads the list), and
+    :func:`_no_wal_header` does it in the header instead.
 
     Raises:
         OSError, sqlite3.Error: the copy could not be written (the partial
@@ -143,9 +146,15 @@ def copy_open_database(con: sqlite3.Connection, dest: Path) -> Path:
         target = sqlite3.connect(tmp)
         try:
             con.backup(target)
-            target.execute("PRAGMA journal_mode = DELETE").fetchall()
+            try:
+                target.execute("PRAGMA journal_mode = DELETE").fetchall()
+                damaged = False
+            except sqlite3.DatabaseError:  # "malformed": the pages copied are as read
+                damaged = True
         finally:
             target.close()
+        if damaged:
+            _no_wal_header(tmp)
         private.narrow(tmp, private.FILE_MODE)  # a copy of the chats: for their owner only
         place(tmp, dest)
     except BaseException:
@@ -154,6 +163,23 @@ def copy_open_database(con: sqlite3.Connection, dest: Path) -> Path:
         raise
     _remember(con, dest)
     return dest
+
+
+def _no_wal_header(path: Path) -> None:
+    """Mark the closed SQLite file ``path`` as not in WAL mode, in its header: bytes 18
+    and 19 (the file format's read and write versions) are 2 in WAL mode and 1 in the
+    rollback-journal modes (https://www.sqlite.org/fileformat2.html#the_database_header).
+    A copy so marked is read whole without a ``-wal`` beside it, as SQLite's own
+    ``journal_mode=DELETE`` leaves it.
+
+    Raises:
+        OSError: the file could not be written.
+    """
+    with open(path, "r+b") as fh:
+        fh.seek(18)
+        if fh.read(2) == b"\x02\x02":
+            fh.seek(18)
+            fh.write(b"\x01\x01")
 
 
 # --- copies made of a connection (so closing does not make the same copy twice) -----

@@ -15,7 +15,9 @@ first thing done (:func:`keep`) is to copy, into a new folder beside it,
   other pages — written with SQLite's backup API (which copies pages, it does not
   parse rows), so every page Parley still held comes through even when the file
   under it was emptied or replaced;
-* ``what-happened.txt``: why, and whether the file was replaced by another database.
+* ``what-happened.txt``: why, whether the file was replaced by another database, which
+  files were copied, and (once tried) whether ``read-by-parley.db`` could be made: it
+  says only what was really copied.
 
 Nothing in the folder is ever deleted by Parley. At the next start the recovery
 (``parley.core.recovery.damaged_file``) reads rows from :func:`sources` — that copy,
@@ -109,18 +111,20 @@ def keep(db: Path, why: str, *, replaced: bool = False) -> Kept:
     folder = folder_name(db)
     private.private_dir(folder)
     kept = Kept(folder, db.name, replaced, why)
+    copied = []
     for suffix in ("", *SIDECARS):
         src = Path(f"{db}{suffix}")
         if src.exists():
             dst = folder / f"{db.name}{suffix}"
             held.copy(src, dst)  # never drops this process's SQLite locks (held)
             private.narrow(dst, private.FILE_MODE)
+            copied.append(dst.name)
     what = (f"Parley found {db.name} damaged while it was running: {why}.\n"
-            f"These are copies of {db.name} and its -wal / -shm as they were then"
-            + (" (the file had been replaced by another database: it is not your chats)"
-               if replaced else "")
-            + ", and read-by-parley.db is what Parley could still read of your chats.\n"
-            "Parley reads them again when you restore or salvage; it never deletes them.\n")
+            + (f"These are copies of {', '.join(copied)} as they were then"
+               + (" (the file had been replaced by another database: it is not your chats)"
+                  if replaced else "")
+               + ".\nParley reads them again when you restore or salvage; it never deletes "
+               "them.\n" if copied else f"There was no {db.name} to copy.\n"))
     private.write_private_text(folder / WHAT, what)
     private.write_private_text(folder / _INFO, json.dumps({"replaced": replaced, "why": why}))
     return kept
@@ -129,8 +133,9 @@ def keep(db: Path, why: str, *, replaced: bool = False) -> Kept:
 def copy_what_parley_reads(con: sqlite3.Connection, kept: Kept) -> Path | None:
     """Write what ``con`` reads to ``read-by-parley.db`` in ``kept`` (the online backup API).
 
-    Call on the connection's thread, outside a transaction. Best effort: a page
-    SQLite cannot read ends the copy and nothing is left (the raw copies stay).
+    Call on the connection's thread, outside a transaction. Best effort: the pages are
+    copied as read, damaged ones too; when the copy cannot be made nothing is left (the
+    raw copies stay). ``what-happened.txt`` then says which it was (:func:`_tell`).
 
     Returns:
         The copy, or None when it could not be made (logged).
@@ -141,10 +146,26 @@ def copy_what_parley_reads(con: sqlite3.Connection, kept: Kept) -> Path | None:
     if dest.exists():
         return dest
     try:
-        return copy_open_database(con, dest)
-    except (OSError, sqlite3.Error):
+        made = copy_open_database(con, dest)
+    except (OSError, sqlite3.Error) as exc:
         log.exception("could not copy what Parley still reads of the damaged file")
+        _tell(kept, f"Parley could not copy what it still read of {kept.db_name} "
+                    f"({exc}): there is no {READ_BY_PARLEY}.")
         return None
+    _tell(kept, f"{READ_BY_PARLEY} is what Parley could still read of {kept.db_name} then "
+                "(the pages it held, and those of the file and its -wal, copied by SQLite "
+                "as they were, damaged ones too).")
+    return made
+
+
+def _tell(kept: Kept, line: str) -> None:
+    """Add ``line`` to the folder's ``what-happened.txt`` (a failure is logged)."""
+    path = kept.folder / WHAT
+    try:
+        said = path.read_text(encoding="utf-8") if path.exists() else ""
+        private.write_private_text(path, said + line + "\n")
+    except OSError as exc:
+        log.warning("could not write %s: %s", path, exc)
 
 
 def load(folder: Path, db_name: str) -> Kept | None:
