@@ -159,6 +159,47 @@ class NotSQLiteFile(NotAParleyFile):
         self.path = path
 
 
+class OtherSQLiteFile(NotAParleyFile):
+    """The chats file is a sound SQLite database of another program (no Parley tables):
+    not damaged, and nothing in it is the person's chats (trial 20: it was called damaged
+    at start, and Salvage offered).
+
+    Args:
+        path: the file (left as it is).
+        why: what it holds instead ("it holds another program's data").
+    """
+
+    def __init__(self, path: Path, why: str) -> None:
+        path = Path(path)
+        StoreError.__init__(
+            self,
+            f"{path} is not a Parley sessions file: it is an SQLite database, but {why}. "
+            "Parley did not change it. Move it away and Parley will start a new one, or "
+            "start Parley with --home pointing at another folder.",
+        )
+        self.path = path
+
+
+class ChatsFileEmptied(NotAParleyFile):
+    """The chats file is empty (0 bytes) though Parley closed it last with chats in it: it
+    was emptied since (trial 20: called damaged, and Salvage offered, which had nothing to
+    read).
+
+    Args:
+        path: the file (left as it is).
+    """
+
+    def __init__(self, path: Path) -> None:
+        path = Path(path)
+        StoreError.__init__(
+            self,
+            f"{path} is empty (0 bytes): it was emptied after Parley last closed it, so the "
+            "chats it held are no longer in it. Parley did not change it. Restore a backup "
+            "if you have one, or move it away and Parley will start a new one.",
+        )
+        self.path = path
+
+
 class ChatsFileIsFolder(NotAParleyFile):
     """Where the chats file should be there is a folder of that name.
 

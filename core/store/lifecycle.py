@@ -18,6 +18,7 @@ from typing import Any, Self, TypeVar
 from sqlalchemy.engine import Connection
 
 from parley.core.store.errors import (
+    ChatsFileEmptied,
     ChatsFileIsFolder,
     DamagedWhileOpen,
     DatabaseCorrupt,
@@ -118,6 +119,8 @@ class StoreBase:
 
         Raises:
             ChatsFileIsFolder: ``path`` is a folder (nothing in it is read).
+            ChatsFileEmptied: it is empty though Parley last closed it with chats in it.
+            OtherSQLiteFile: a sound SQLite file of another program (no Parley tables).
             NotSQLiteFile: it does not start as an SQLite file does (checked before
                 anything else reads it, unless it was found damaged while open in an
                 earlier run: then ``DatabaseCorrupt``).
@@ -137,6 +140,8 @@ class StoreBase:
             if isinstance(not_chats, ChatsFileIsFolder):
                 raise not_chats  # nothing in it is read, nothing beside it is changed
             damage.check_marked(path)  # found damaged in an earlier run: check it whole
+            if not_chats is None and overwrite.emptied_since_closed(path):
+                not_chats = ChatsFileEmptied(path)  # not a new file: emptied while closed
             if not_chats is not None:  # not found damaged while open: not a chats file
                 raise not_chats
             # written while closed? (the record is used up only where Parley will write)

@@ -108,9 +108,35 @@ NOT_CHATS = ("{path} is not a chats file: it does not start as an SQLite databas
              "may be a file of another kind saved under that name, or your chats file with "
              "its beginning written over; nothing in it can be read as chats. Parley did not "
              "change it.")
+#: At start, an SQLite database of another program (``OtherSQLiteFile``): as the running
+#: case's "replaced by another database", never "damaged", no salvage.
+OTHER_SQLITE = ("{path} is an SQLite database, but not a chats file: it holds another "
+                "program's tables, not Parley's. It may be another program's file saved under "
+                "that name; nothing in it is your chats. Parley did not change it.")
+#: At start, an emptied file (``ChatsFileEmptied``): nothing in it to salvage.
+EMPTIED = ("{path} is empty (0 bytes): it held your chats when Parley last closed it and "
+           "was emptied since, so nothing in it can be read. Parley did not change it.")
+EMPTIED_HEADING = "sessions.db is empty"
 NOT_CHATS_NOTE = ("Whichever you choose, that file is kept beside it, renamed "
                   "“sessions.db.corrupt-” followed by today's date and time; nothing is "
                   "written over it.")
+
+
+def not_chats(path: Path, exc: BaseException) -> tuple[str, str] | None:
+    """The heading and words of the page for a ``path`` that is not a chats file at all
+    (``exc``: why it could not be opened), or None when it is not one of those: a file
+    not starting as SQLite does (:data:`NOT_CHATS`), another program's SQLite database
+    (:data:`OTHER_SQLITE`), an emptied file (:data:`EMPTIED`). A folder is not offered
+    this page (nothing may touch it)."""
+    from parley.core.store.errors import ChatsFileEmptied, NotSQLiteFile, OtherSQLiteFile
+
+    if isinstance(exc, NotSQLiteFile):
+        return NOT_CHATS_HEADING, NOT_CHATS.format(path=path)
+    if isinstance(exc, OtherSQLiteFile):
+        return NOT_CHATS_HEADING, OTHER_SQLITE.format(path=path)
+    if isinstance(exc, ChatsFileEmptied):
+        return EMPTIED_HEADING, EMPTIED.format(path=path)
+    return None
 
 
 def holds(messages: int, chats: int | None) -> str:
@@ -159,9 +185,10 @@ class RecoveryPage(QWidget):
             ("fresh", None), and the event "Stop salvaging" sets; the page shows its
             errors and enables the buttons again.
         spawn: runs a coroutine (the window's ``TaskSet.spawn``).
-        not_chats: the file does not start as an SQLite database does: the title and
+        not_chats: the file is not a chats file at all (:func:`not_chats`): the title and
             note say so (:data:`NOT_CHATS_HEADING`, :data:`NOT_CHATS_NOTE`), never
-            "damaged", and "Salvage" is not offered (SQLite reads nothing of it).
+            "damaged", and "Salvage" is not offered (nothing of the chats is in it).
+        heading: the title, when not the default one (:data:`EMPTIED_HEADING`).
 
     Attributes:
         heading: the page's title (:data:`HEADING` or :data:`NOT_CHATS_HEADING`).
@@ -172,12 +199,13 @@ class RecoveryPage(QWidget):
     """
 
     def __init__(self, message: str, found: list[Any], recover: Recover,
-                 spawn: Callable[..., object], *, not_chats: bool = False) -> None:
+                 spawn: Callable[..., object], *, not_chats: bool = False,
+                 heading: str | None = None) -> None:
         super().__init__()
         self.setObjectName("RecoveryPage")
         self.setAccessibleName("Not a chats file" if not_chats else "Damaged chats file")
         self._recover, self._spawn = recover, spawn
-        title = NOT_CHATS_HEADING if not_chats else HEADING
+        title = heading or (NOT_CHATS_HEADING if not_chats else HEADING)
         self.heading = QLabel(title, self)
         self.heading.setObjectName("RecoveryTitle")
         self.heading.setAccessibleName(title)
@@ -367,7 +395,7 @@ class RecoveryWindow(TypedWindow, Protocol):
 
 
 async def show_recovery(window: RecoveryWindow, path: Path, message: str, *,
-                        not_chats: bool = False) -> RecoveryPage:
+                        not_chats: bool = False, heading: str | None = None) -> RecoveryPage:
     """Show the damaged-file page in ``window``; a choice recovers, then opens the chats.
 
     Args:
@@ -375,6 +403,7 @@ async def show_recovery(window: RecoveryWindow, path: Path, message: str, *,
         path: the damaged sessions.db (no connection open on it).
         message: what happened (:data:`AT_START` / :data:`WHILE_RUNNING` / :data:`NOT_CHATS`).
         not_chats: ``path`` is not a chats file at all (:class:`RecoveryPage`).
+        heading: the page's title, when not the default one.
     """
     from parley.core.store.sqlite.backups import list_backups
 
@@ -395,7 +424,8 @@ async def show_recovery(window: RecoveryWindow, path: Path, message: str, *,
         await window.startup.start()
 
     close_popups(window)
-    page = RecoveryPage(message, found, chosen, window.tasks.spawn, not_chats=not_chats)
+    page = RecoveryPage(message, found, chosen, window.tasks.spawn, not_chats=not_chats,
+                        heading=heading)
     window.recovery_page = page
     window.stack.addWidget(page)
     window.stack.setCurrentWidget(page)

@@ -308,31 +308,28 @@ class Startup:
         """sessions.db could not be opened as a chats file: the page that fits what it is.
 
         Damaged (``DatabaseCorrupt``) → the recovery page; not starting as SQLite does
-        (``NotSQLiteFile``) → that page in its not-a-chats-file words (a backup or a new
-        file, the file kept aside); a folder (``ChatsFileIsFolder``) → why, and "Try
-        again" once the person moved it (nothing is offered that would touch it);
-        another program's database → the recovery page when Parley backed the chats up,
-        else why.
+        (``NotSQLiteFile``), another program's SQLite database (``OtherSQLiteFile``) or
+        emptied (``ChatsFileEmptied``) → that page in its own words
+        (``recovery_page.not_chats``: a backup or a new file, the file kept aside); a
+        folder (``ChatsFileIsFolder``) → why, and "Try again" once the person moved it
+        (nothing is offered that would touch it); another file Parley cannot use → the
+        recovery page when Parley backed the chats up, else why.
         """
-        from parley.core.store.errors import ChatsFileIsFolder, DatabaseCorrupt, NotSQLiteFile
+        from parley.core.store.errors import ChatsFileIsFolder, DatabaseCorrupt
         from parley.core.store.sqlite.backups import automatic_backups, folder_of
-        from parley.gui.database.recovery_page import (
-            AT_START,
-            NOT_CHATS,
-            show_recovery,
-            words,
-        )
+        from parley.gui.database.recovery_page import AT_START, not_chats, show_recovery, words
 
-        not_chats = isinstance(exc, NotSQLiteFile)
+        said = not_chats(path, exc)  # not SQLite, another program's, emptied: not "damaged"
         if isinstance(exc, ChatsFileIsFolder) or not (
-                not_chats or isinstance(exc, DatabaseCorrupt)
+                said or isinstance(exc, DatabaseCorrupt)
                 or automatic_backups(folder_of(path))):
             self._cannot_open(exc)
             return
         self.window.sidebar.show_status("")
         self.move_to(Stage.RECOVERY)
-        message = NOT_CHATS.format(path=path) if not_chats else words(path, AT_START)
-        await show_recovery(self.window, path, message, not_chats=not_chats)
+        heading, message = said or (None, words(path, AT_START))
+        await show_recovery(self.window, path, message, not_chats=said is not None,
+                            heading=heading)
 
     def _cannot_open(self, exc: ParleyError) -> None:
         """The store could not be opened: why, where what was typed is kept, "Try again"."""

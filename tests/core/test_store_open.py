@@ -19,12 +19,14 @@ from parley.core.content import TextBlock, Turn
 from parley.core.store import Store, schema
 from parley.core.store.backends import open_store
 from parley.core.store.errors import (
+    ChatsFileEmptied,
     ChatsFileIsFolder,
     DatabaseCorrupt,
     DatabaseReadOnly,
     NewerFormat,
     NotAParleyFile,
     NotSQLiteFile,
+    OtherSQLiteFile,
     StoreClosed,
     StoreError,
     UpgradeUnavailable,
@@ -382,3 +384,45 @@ def test_looking_at_a_v3_file_writes_nothing_to_it(tmp_path):
     inspect_file(gen.path)
     assert gen.path.read_bytes() == main_before
     assert wal.read_bytes() == wal_before
+
+
+def test_another_programs_sqlite_file_is_said_to_be_one(tmp_path):
+    """Trial 20: called "damaged" at start; it is a sound SQLite file, not Parley's."""
+    path = tmp_path / "sessions.db"
+    Store.open(path, watch_closed=True).close()  # Parley's, closed cleanly
+    path.unlink()
+    con = sqlite3.connect(path)  # sqlite3 sessions.db "create table t(x)"
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+    before = path.read_bytes()
+    with pytest.raises(OtherSQLiteFile) as info:
+        Store.open(path, watch_closed=True)
+    assert isinstance(info.value, NotAParleyFile)
+    said = str(info.value)
+    assert "is not a Parley sessions file: it is an SQLite database, but it holds another " \
+        "program's data" in said and "damaged" not in said
+    assert path.read_bytes() == before
+
+
+def test_a_file_emptied_while_parley_was_closed_is_said_to_be_empty(tmp_path):
+    """Trial 20: a 0-byte sessions.db was called damaged, and Salvage offered."""
+    path = tmp_path / "sessions.db"
+    with Store.open(path, watch_closed=True) as store:
+        store.create_session(title="kept")
+    os.truncate(path, 0)  # truncate -s 0 sessions.db, Parley closed
+    with pytest.raises(ChatsFileEmptied) as info:
+        Store.open(path, watch_closed=True)
+    said = str(info.value)
+    assert said.startswith(f"{path} is empty (0 bytes): it was emptied after Parley last "
+                           "closed it") and "damaged" not in said
+    assert path.stat().st_size == 0  # left as it is, and said again next time
+    with pytest.raises(ChatsFileEmptied):
+        Store.open(path, watch_closed=True)
+
+
+def test_an_empty_file_parley_never_closed_is_a_new_file(tmp_path):
+    path = tmp_path / "sessions.db"
+    path.write_bytes(b"")  # touch sessions.db: no record of a clean close
+    with Store.open(path, watch_closed=True) as store:
+        assert store.list_sessions() == []

@@ -149,3 +149,70 @@ def test_a_folder_with_files_inside_is_as_it_was_after_quitting(
     driver.until(lambda: "that is a folder" in w.loading_page.text(), 30)
     driver.close(w)
     assert sorted(str(p.relative_to(path)) for p in path.rglob("*")) == ["sub", "sub/a.db"]
+
+
+def _other_programs_sqlite(path: Path) -> None:
+    """sqlite3 sessions.db "create table t(x)": a sound SQLite file, not Parley's."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize("kind", ["other sqlite", "emptied"])
+def test_another_programs_database_or_an_emptied_file_is_said_so_and_a_backup_restores(
+        driver: Any, home: Path, kind: str) -> None:
+    """Trial 20: both were called damaged at start, and Salvage then failed with "its first
+    pages are damaged"."""
+    path, texts = _chats_then_closed(driver)  # the record of the clean close stays
+    if kind == "other sqlite":
+        _other_programs_sqlite(path)
+    else:
+        path.write_bytes(b"")  # truncate -s 0 sessions.db while Parley was closed
+    sha = _sha(path)
+
+    w = start_window(driver, home)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
+    page = w.recovery_page
+    said = page.message.text()
+    if kind == "other sqlite":
+        assert page.heading.text() == "sessions.db is not a chats file"
+        assert said.startswith(f"{path} is an SQLite database, but not a chats file: it "
+                               "holds another program's tables, not Parley's.")
+    else:
+        assert page.heading.text() == "sessions.db is empty"
+        assert said.startswith(f"{path} is empty (0 bytes): it held your chats when Parley "
+                               "last closed it and was emptied since")
+    assert all("damaged" not in label.text().lower() for label in page.findChildren(
+        type(page.heading)) if label.isVisible())
+    assert not page.salvage_button.isVisible()  # nothing of the chats to salvage in it
+    assert page.fresh_button.isVisible() and _sha(path) == sha
+
+    driver.qtbot.mouseClick(page.restore_buttons[0], LEFT)
+    driver.until(lambda: w.ready and w.tasks.pending == 0, 40)
+    assert "was restored" in w.toast.message and "damaged" not in w.toast.message
+    assert _texts_in(path) == [texts]
+    [aside] = _aside(home)  # kept under a new name, unchanged
+    assert _sha(aside) == sha and aside.name in w.toast.message
+
+
+def test_another_programs_database_and_no_backup_offers_a_new_file(
+        driver: Any, home: Path) -> None:
+    path = paths.db_path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    _other_programs_sqlite(path)
+    sha = _sha(path)
+
+    w = start_window(driver, home)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
+    page = w.recovery_page
+    assert "is an SQLite database, but not a chats file" in page.message.text()
+    assert page.restore_buttons == [] and not page.salvage_button.isVisible()
+    driver.qtbot.mouseClick(page.fresh_button, LEFT)
+    driver.until(lambda: w.ready and w.tasks.pending == 0, 40)
+    assert "A new, empty file was started" in w.toast.message
+    [aside] = _aside(home)
+    assert _sha(aside) == sha
+    assert _texts_in(path) == []

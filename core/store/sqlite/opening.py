@@ -28,6 +28,7 @@ from parley.core.store.errors import (
     DatabaseReadOnly,
     NewerFormat,
     NotAParleyFile,
+    OtherSQLiteFile,
     translate,
 )
 from parley.core.store.schema import SCHEMA_VERSION, create_all, dbapi_connection
@@ -151,7 +152,7 @@ def open_connection(
     if info.kind is FileKind.NEWER:
         raise NewerFormat(path, info.user_version, SCHEMA_VERSION)
     if info.kind is FileKind.NOT_PARLEY:
-        raise NotAParleyFile(path, info.why)
+        raise OtherSQLiteFile(path, info.why)
     try:
         check_writable(path)
     except DatabaseReadOnly as refused:

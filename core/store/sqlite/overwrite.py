@@ -196,6 +196,21 @@ def record_closed(db: Path) -> None:
             json.dump([state.size, state.mtime_ns, state.ctime_ns], fh)
 
 
+def emptied_since_closed(db: Path) -> bool:
+    """True when ``db`` is empty (0 bytes, no ``-wal`` with frames) though the record of
+    Parley's last clean close (:func:`closed_record`) says it had content then: it was
+    emptied while Parley was closed (not a new file, which has no such record). Nothing
+    is written; the record stays.
+    """
+    try:
+        size = json.loads(closed_record(db).read_text(encoding="utf-8"))[0]
+        wal = Path(f"{db}-wal")
+        return int(size) > 0 and db.stat().st_size == 0 \
+            and not (wal.exists() and wal.stat().st_size > 0)
+    except (OSError, ValueError, TypeError, IndexError, KeyError):
+        return False
+
+
 def check_since_closed(db: Path, *, consume: bool) -> bool:
     """At open: if another program wrote ``db`` since Parley last closed it, check it whole.
 
