@@ -162,3 +162,21 @@ def test_a_salvage_counts_the_messages_it_could_not_bring_back(tmp_path: Path) -
     with Store.open(without) as store:
         kept = len(store.get_turns(old))
     assert report.lost_turns == 180 - kept > lost
+
+
+def test_a_damaged_list_of_tables_is_named_so_wherever_it_is(tmp_path: Path) -> None:
+    """Trial 20: damage in the middle of the file, on the list of tables' own pages (not
+    the first), was said to be "its first pages are damaged"."""
+    from parley.core.recovery.damaged_file import salvage_into
+
+    db = tmp_path / "sessions.db"
+    with Store.open(db) as store:
+        _chat(store, "gone", 10)
+    schema_pages = pages_of(db, "sqlite_schema")
+    assert schema_pages and 1 not in schema_pages
+    overwrite_pages(db, schema_pages)
+    with pytest.raises(S.SalvageError) as info:
+        salvage_into(db, None)
+    assert info.value.message == ("SQLite could not read anything of sessions.db: its list "
+                                  "of tables is damaged, so no table can be found in it.")
+    assert "first pages" not in info.value.message

@@ -216,8 +216,10 @@ def read_rows(damaged: Path, scratch: Path, stop: threading.Event | None = None)
                 _read_table(src, dst, table, cols, stop)
         dst.execute("COMMIT")
         if not read_any:
-            raise SalvageError(f"SQLite could not read the list of tables of {damaged.name}: "
-                               "its first pages are damaged.")
+            # The list (sqlite_schema) starts on page 1 but grows onto pages anywhere in
+            # the file: "its first pages" was said of damage in the middle (trial 20).
+            raise SalvageError(f"SQLite could not read anything of {damaged.name}: its "
+                               "list of tables is damaged, so no table can be found in it.")
     finally:
         src.close()
         dst.close()
