@@ -201,23 +201,37 @@ class ChatsFileEmptied(NotAParleyFile):
 
 
 class ChatsFileIsFolder(NotAParleyFile):
-    """Where the chats file should be there is a folder of that name.
+    """Where the chats file should be there is a folder of that name, or a link to a folder.
 
     Args:
-        path: the folder (never changed, never deleted).
+        path: the folder, or the link (never changed, never deleted).
+        link: where the link points, when ``path`` is a link (trial 20: it was called a
+            folder, and where it points was not said).
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, link: Path | None = None) -> None:
         path = Path(path)
-        StoreError.__init__(
-            self,
-            f"Parley keeps its chats in the file {path}, but that is a folder. Parley did "
-            "not change the folder or anything in it, and will not delete it. Move or rename "
-            "the folder; Parley then starts a new chats file in its place, or offers its "
-            "backups of your chats if it has any. Or start Parley with --home pointing at "
-            "another folder.",
-        )
+        if link is None:
+            StoreError.__init__(
+                self,
+                f"Parley keeps its chats in the file {path}, but that is a folder. Parley did "
+                "not change the folder or anything in it, and will not delete it. Move or "
+                "rename the folder; Parley then starts a new chats file in its place, or offers "
+                "its backups of your chats if it has any. Or start Parley with --home pointing "
+                "at another folder.",
+            )
+        else:
+            StoreError.__init__(
+                self,
+                f"Parley keeps its chats in the file {path}, but that is a link to the folder "
+                f"{link}. Parley did not change the link, the folder or anything in it, and "
+                "will not delete them. Remove or rename the link (the folder stays as it is); "
+                "Parley then starts a new chats file in its place, or offers its backups of "
+                "your chats if it has any. Or start Parley with --home pointing at another "
+                "folder.",
+            )
         self.path = path
+        self.link = link
 
 
 class SourceWithoutTree(StoreError):

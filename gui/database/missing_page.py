@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -42,6 +43,16 @@ HEADING = "Your chats file is missing"
 
 
 def message(path: Path) -> str:
+    """What the page says of the missing ``path``: deleted or moved away, or, when ``path``
+    is a link to nothing (trial 20: said "deleted or moved away"), where it points."""
+    if path.is_symlink():
+        target = path.parent / os.readlink(path)
+        return (f"{path.name} in {path.parent} is a link to {target}, and there is nothing "
+                "there: the file it points to was deleted or moved, or is on a disk that is "
+                "not connected. Parley did not start a new, empty one. Restore one of the "
+                f"copies below (a copy of it is put in place of the link as {path.name}; the "
+                "link is kept beside it), or start with no chats. If the link should work, "
+                "quit Parley and put the file it points to back instead.")
     return (f"{path.name} is not in {path.parent}: it was deleted or moved away. Parley did "
             "not start a new, empty one. Restore one of the copies below (a copy of it is "
             f"put in place as {path.name}; the file itself stays), or start with no chats. "

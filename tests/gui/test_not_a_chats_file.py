@@ -8,6 +8,7 @@ Real files throughout; the backups are the window's own, made when it quit.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -216,3 +217,49 @@ def test_another_programs_database_and_no_backup_offers_a_new_file(
     [aside] = _aside(home)
     assert _sha(aside) == sha
     assert _texts_in(path) == []
+
+
+def test_a_link_to_a_folder_is_named_with_where_it_points(
+        driver: Any, home: Path, tmp_path: Path) -> None:
+    """Trial 20: a link named sessions.db pointing to a folder was called a folder."""
+    path, texts = _chats_then_closed(driver)
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    (folder / "inside.txt").write_text("not Parley's")
+    path.symlink_to(folder)
+
+    w = start_window(driver, home)
+    driver.until(lambda: "link" in w.loading_page.text(), 30)
+    said = w.loading_page.text()
+    assert f"Parley keeps its chats in the file {path}, but that is a link to the folder " \
+        f"{folder}." in said
+    assert "Remove or rename the link" in said and "damaged" not in said.lower()
+    path.unlink()  # what the page says to do
+    driver.qtbot.mouseClick(w.loading_page.findChild(QPushButton, "TryAgain"), LEFT)
+    driver.until(lambda: getattr(w, "missing_page", None) is not None
+                 and w.missing_page.isVisible(), 40)
+    driver.qtbot.mouseClick(w.missing_page.restore_buttons[0], LEFT)
+    driver.until(lambda: w.ready and w.tasks.pending == 0, 40)
+    assert _texts_in(path) == [texts]
+    assert [p.name for p in folder.iterdir()] == ["inside.txt"]
+
+
+def test_a_link_to_nothing_is_said_so_not_deleted_or_moved_away(
+        driver: Any, home: Path) -> None:
+    """Trial 20: a dangling link named sessions.db was "deleted or moved away"."""
+    path, texts = _chats_then_closed(driver)
+    gone = home / "gone" / "chats.db"
+    path.symlink_to(gone)
+
+    w = start_window(driver, home)
+    driver.until(lambda: getattr(w, "missing_page", None) is not None
+                 and w.missing_page.isVisible(), 40)
+    said = w.missing_page.message.text()
+    assert said.startswith(f"sessions.db in {home} is a link to {gone}, and there is nothing "
+                           "there")
+    assert "deleted or moved away" not in said
+    driver.qtbot.mouseClick(w.missing_page.restore_buttons[0], LEFT)
+    driver.until(lambda: w.ready and w.tasks.pending == 0, 40)
+    assert _texts_in(path) == [texts] and not path.is_symlink()
+    [aside] = [p for p in home.iterdir() if ".corrupt-" in p.name]
+    assert aside.is_symlink() and Path(os.readlink(aside)) == gone  # the link, kept

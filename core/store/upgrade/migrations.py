@@ -317,7 +317,8 @@ def not_chats(path: Path) -> ChatsFileIsFolder | NotSQLiteFile | None:
         OSError: it cannot be read.
     """
     if path.is_dir():
-        return ChatsFileIsFolder(path)
+        link = path.parent / os.readlink(path) if path.is_symlink() else None
+        return ChatsFileIsFolder(path, link=link)
     if not path.exists():
         return None
     head = held.read(path, len(SQLITE_MAGIC))  # another Store here may have it open
