@@ -49,7 +49,7 @@ as versions.)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -209,27 +209,15 @@ async def regenerate(
         RunInProgress / CompactionInProgress: the session is busy; nothing changed.
         SessionNotFound: no such session.
     """
-    emit = on_event or (lambda _e: None)
-    runner.saves.check()  # an earlier reply not saved yet: nothing is changed
-    runner.claim(session_id)
-    try:
-        # Not the turns the latest summary replaced: the same model view, read in
-        # proportion to what is sent (parley.core.context.since_summary).
-        stored = await runner.store.context_turns(session_id)
-        live = apply_compactions(stored)  # conversation order (see the module doc)
+    async def old_answer(stored: Sequence[Turn], live: Sequence[Turn]) -> str | None:
         start = reply_start(live)
         if not live or start == 0:
             raise NothingToRegenerate()
-        reply = tuple(t.id for t in live[start:]) if start is not None else ()
-        gone = set(reply)
-        await preflight(runner, model_ref, [t for t in stored if t.id not in gone])
-        if start is not None:
-            await _set_aside(runner, session_id, stored, reply[0], emit)
-    finally:
-        runner.release(session_id)
-    # retry claims the session again before its first await: nothing runs in between.
-    result: Turn | None = await runner.retry(session_id, model_ref=model_ref, on_event=emit)
-    return result
+        reply = {t.id for t in live[start:]} if start is not None else set()
+        await preflight(runner, model_ref, [t for t in stored if t.id not in reply])
+        return None if start is None else live[start].id
+
+    return await _set_aside_then_retry(runner, session_id, model_ref, on_event, old_answer)
 
 
 async def retry_incomplete(
@@ -260,15 +248,34 @@ async def retry_incomplete(
         SavesPending: an earlier reply is not saved yet; nothing changed.
         SessionNotFound: no such session.
     """
+    async def incomplete(_stored: Sequence[Turn], live: Sequence[Turn]) -> str | None:
+        start = incomplete_start(live)
+        return live[start].id if start is not None and start > 0 else None
+
+    return await _set_aside_then_retry(runner, session_id, model_ref, on_event, incomplete)
+
+
+async def _set_aside_then_retry(
+    runner: ChatRunner,
+    session_id: str,
+    model_ref: str,
+    on_event: Callable[[RegenerateEvent], None] | None,
+    first_aside: Callable[[Sequence[Turn], Sequence[Turn]], Awaitable[str | None]],
+) -> Turn | None:
+    """Hold the session, set aside the turns from ``first_aside``'s answer on (given the
+    stored turns and the conversation: None sets nothing aside; what it raises leaves
+    everything as it was), then send again (``ChatRunner.retry``)."""
     emit = on_event or (lambda _e: None)
     runner.saves.check()  # an earlier reply not saved yet: nothing is changed
     runner.claim(session_id)
     try:
+        # Not the turns the latest summary replaced: the same model view, read in
+        # proportion to what is sent (parley.core.context.since_summary).
         stored = await runner.store.context_turns(session_id)
         live = apply_compactions(stored)  # conversation order (see the module doc)
-        start = incomplete_start(live)
-        if start is not None and start > 0:
-            await _set_aside(runner, session_id, stored, live[start].id, emit)
+        first = await first_aside(stored, live)
+        if first is not None:
+            await _set_aside(runner, session_id, stored, first, emit)
     finally:
         runner.release(session_id)
     # retry claims the session again before its first await: nothing runs in between.

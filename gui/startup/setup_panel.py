@@ -33,8 +33,7 @@ from parley.core.providers.capabilities import DEFAULT_URLS
 from parley.core.providers.registry import ENV_API_KEY, is_openai_url
 from parley.core.tasks import TaskSet
 from parley.gui.header.model_picker import model_label
-from parley.gui.look import appearance
-from parley.gui.startup.welcome import WELCOME_INTRO, WELCOME_TITLE
+from parley.gui.startup.welcome import card_top
 from parley.gui.text.names import add_named_item, bound_combo
 
 
@@ -126,18 +125,7 @@ class SetupPanel(QScrollArea):
     # -- layout -----------------------------------------------------------
     def _build(self, page: QWidget) -> None:
         card = QFrame(page)
-        card.setObjectName("SetupCard")
-        card.setMaximumWidth(540)
-        logo = QLabel(card)
-        logo.setPixmap(appearance.app_icon().pixmap(56, 56))
-        logo.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        title = QLabel(WELCOME_TITLE, card)
-        title.setObjectName("SetupTitle")
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        intro = QLabel(WELCOME_INTRO, card)
-        intro.setObjectName("SetupIntro")
-        intro.setWordWrap(True)
-        intro.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        logo, title, intro = card_top(card)
         #: Says that a message sent while Parley started waits for the set-up.
         self.waiting = QLabel("", card)
         self.waiting.setObjectName("SetupWaiting")

@@ -23,6 +23,24 @@ WELCOME_INTRO = "Connect a model provider to start chatting. Your key stays on t
 GETTING_READY = "Getting ready…"
 
 
+def card_top(card: QFrame) -> list[QLabel]:
+    """Make the set-up card's top in ``card``: its logo, :data:`WELCOME_TITLE` and
+    :data:`WELCOME_INTRO` (the welcome's and the set-up panel's), to lay out in order."""
+    card.setObjectName("SetupCard")
+    card.setMaximumWidth(540)
+    logo = QLabel(card)
+    logo.setPixmap(appearance.app_icon().pixmap(56, 56))
+    logo.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    title = QLabel(WELCOME_TITLE, card)
+    title.setObjectName("SetupTitle")
+    title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    intro = QLabel(WELCOME_INTRO, card)
+    intro.setObjectName("SetupIntro")
+    intro.setWordWrap(True)
+    intro.setAlignment(Qt.AlignmentFlag.AlignCenter)
+    return [logo, title, intro]
+
+
 class WelcomePage(QWidget):
     """The set-up card's top (logo, title, intro) and :data:`GETTING_READY`, centred on
     the set-up page's background."""
@@ -33,25 +51,14 @@ class WelcomePage(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.setAccessibleName(WELCOME_TITLE)
         card = QFrame(self)
-        card.setObjectName("SetupCard")
-        card.setMaximumWidth(540)
-        logo = QLabel(card)
-        logo.setPixmap(appearance.app_icon().pixmap(56, 56))
-        logo.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        title = QLabel(WELCOME_TITLE, card)
-        title.setObjectName("SetupTitle")
-        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        intro = QLabel(WELCOME_INTRO, card)
-        intro.setObjectName("SetupIntro")
-        intro.setWordWrap(True)
-        intro.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        top = card_top(card)
         self.status = QLabel(GETTING_READY, card)
         self.status.setObjectName("SetupIntro")
         self.status.setAlignment(Qt.AlignmentFlag.AlignCenter)
         lay = QVBoxLayout(card)
         lay.setContentsMargins(36, 32, 36, 32)
         lay.setSpacing(8)
-        for widget in (logo, title, intro, self.status):
+        for widget in (*top, self.status):
             lay.addWidget(widget)
         row = QHBoxLayout()
         row.addStretch(1)
