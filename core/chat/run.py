@@ -60,7 +60,6 @@ from parley.core.chat.events import (
 from parley.core.chat.reply import ReplyBuilder
 from parley.core.chat.save_queue import SaveQueue, SavesPending
 from parley.core.chat.steps import RunProgress, RunSteps, usage_cost
-from parley.core.chat.titles import first_reply_titles
 from parley.core.compaction.compact import (
     CompactEvent,
     CompactionInProgress,
@@ -428,7 +427,7 @@ class ChatRunner:
         ctx = await self._steps.context(session_id, session)
         # Titled from the first message at once, so a chat whose reply never finishes
         # (Stop, Parley quit) is not left as "New chat"; TitleService improves it later.
-        was_untitled = await self._steps.first_title(session_id, turns, emit, ctx.session)
+        first = await self._steps.first_title(session_id, turns, emit, ctx.session)
         first_seq = max(0, stored_count - (1 if user_turn else 0))
         state = RunState(settings=ctx.compaction)
         self.events.emit(RequestStarted(session_id, model_ref))
@@ -456,7 +455,6 @@ class ChatRunner:
                 return None
             status = "ok"
             turn = progress.final or await self._steps.finish(session_id, model_ref, progress)
-            first = first_reply_titles(turns, was_untitled=was_untitled)
             emit(RunFinished(session_id, turn, first_reply=first,
                              saved=not self.saves.holds(turn.id)))
             return turn

@@ -56,7 +56,6 @@ from parley.core.chat.several_events import (
     distinct_models,
 )
 from parley.core.chat.steps import RunContext, RunProgress
-from parley.core.chat.titles import first_reply_titles
 from parley.core.compaction.run import RunState
 from parley.core.content import Block, Turn, apply_compactions, new_id
 from parley.core.errors import ParleyError
@@ -229,7 +228,7 @@ async def _answer_all(
     emit(AnswersStarted(session_id, prompt_id, tuple((s.model_ref, s.turn_id) for s in streams),
                         set_aside, tuple((m, e) for m, e in refused.items())))
     ctx = await steps.context(session_id, None)
-    was_untitled = await steps.first_title(session_id, turns, emit, ctx.session)
+    first = await steps.first_title(session_id, turns, emit, ctx.session)
     runner.events.emit(RequestStarted(session_id, streams[0].model_ref))
     for s in streams:
         s.task = asyncio.ensure_future(_stream(runner, ctx, s, turns, _wrap(emit, s)))
@@ -246,7 +245,6 @@ async def _answer_all(
     finally:
         runner.track(session_id, None)
     shown = await _show(runner, session_id, answers)
-    first = first_reply_titles(turns, was_untitled=was_untitled)
     for a in answers:
         if a.turn is not None:
             done = RunFinished(session_id, a.turn, first_reply=first and a.turn_id == shown,

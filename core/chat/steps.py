@@ -23,7 +23,13 @@ from parley.core.chat.events import Listener, RunCancelled, RunFailed, SessionTi
 from parley.core.chat.reply import ReplyBuilder, failed_stop_reason
 from parley.core.chat.save_queue import FIRST_WAIT_S, PASSING, SaveQueue
 from parley.core.chat.stream import RequestStream
-from parley.core.chat.titles import first_line_title, typed_text
+from parley.core.chat.titles import (
+    answered,
+    first_line_title,
+    first_reply_titles,
+    is_first_exchange,
+    typed_text,
+)
 from parley.core.compaction.compact import SentRequest
 from parley.core.compaction.run import RunCompaction, RunState
 from parley.core.compaction.settings import CompactionSettings
@@ -102,26 +108,53 @@ class RunSteps:
     async def first_title(
         self, session_id: str, turns: list[Turn], emit: Listener, session: Session | None = None
     ) -> bool:
-        """Title an untitled session from its first message; return whether it was untitled.
+        """Title an untitled session from its first message (emits ``SessionTitled``).
 
-        ``session``: the session as the caller just read it (saves reading it again).
+        Args:
+            session_id: the run's session.
+            turns: the turns the run's request is built from (its user turn included).
+            emit: the run's listener.
+            session: the session as the caller just read it (saves reading it again).
+
+        Returns:
+            Whether a reply that completes in this run is the chat's first, to be titled
+            by the title model (``RunFinished.first_reply``; :func:`first_reply_titles`):
+            the session had no title, or no reply in it ever completed, on any branch
+            (read only while the path has none before its last message).
+
+        Raises:
+            SessionNotFound: no such session (``session`` None).
         """
         if session is None:
             session = await self.store.get_session(session_id)
-        if session.title:
+        was_untitled = not session.title
+        if was_untitled:
+            await self._placeholder(session_id, turns, emit)
+        if not is_first_exchange(turns):
             return False
+        if was_untitled:
+            return first_reply_titles(turns, was_untitled=True, answered_before=True)
+        try:
+            tree = await self.store.get_tree(session_id)
+        except PASSING as exc:  # the answer matters more than a title
+            log.info("session %s: whether it was answered unknown: %s", session_id, exc.message)
+            return False
+        return first_reply_titles(turns, was_untitled=False,
+                                  answered_before=answered(t.turn for t in tree))
+
+    async def _placeholder(self, session_id: str, turns: list[Turn], emit: Listener) -> None:
+        """Give an untitled session its first message's first line as its title."""
         first_user = next((t for t in turns if t.role == "user" and t.text()), None)
         if first_user is None:
-            return True
+            return
         title = first_line_title(typed_text(first_user))
         try:
             titled = await self.store.set_auto_title(session_id, title)
         except PASSING as exc:  # the question is saved: its answer matters more than a title
             log.info("session %s not titled yet: %s", session_id, exc.message)
-            return True  # untitled: titled from the first reply once it can be written
+            return  # untitled: titled from the first reply once it can be written
         if titled:
             emit(SessionTitled(session_id, title))
-        return True
 
     async def run(
         self,

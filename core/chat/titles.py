@@ -1,10 +1,11 @@
 """Automatic session titles: a few words written by a cheap model after the first exchange.
 
-Order of events: the run loop saves the
-first reply and gives the session a placeholder title from the first line of
-the first user message (:func:`first_line_title`); then, in the background,
-:meth:`TitleService.on_first_exchange` asks a cheap model of the same
-provider for a better one and replaces the placeholder.
+Order of events: a run gives an untitled session a placeholder title from the first
+line of the first user message (:func:`first_line_title`) as it starts; once the chat's
+first reply completes, whatever started that run (a message, Retry, Regenerate,
+Continue, a queued message; :func:`first_reply_titles`: no reply in the chat, on any
+branch, completed before), :meth:`TitleService.on_first_exchange` asks a cheap model of
+the same provider, in the background, for a better one and replaces the placeholder.
 
 Rules:
 
@@ -42,7 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -397,26 +398,38 @@ def is_first_exchange(turns: list[Turn]) -> bool:
     return not any(t.role == "assistant" and not t.aborted for t in turns[:last])
 
 
-def first_reply_titles(turns: list[Turn], *, was_untitled: bool) -> bool:
+def answered(turns: Iterable[Turn]) -> bool:
+    """True when ``turns`` hold a complete reply: an assistant turn not aborted that did
+    not stop to call tools (a tool round's step is no answer the person read).
+
+    Args:
+        turns: a session's turns, on any branch (``Store.get_tree``'s), any order.
+    """
+    return any(t.role == "assistant" and not t.aborted and t.stop_reason != "tool_use"
+               for t in turns)
+
+
+def first_reply_titles(turns: list[Turn], *, was_untitled: bool, answered_before: bool) -> bool:
     """Whether a reply finishing now should have the session titled (:class:`TitleService`).
 
     Args:
         turns: the session's turns when the run started (its user turn included).
         was_untitled: the session had no title when the run started.
+        answered_before: the session held a complete reply, on any branch, when the run
+            started (:func:`answered` of its tree).
 
     Returns:
-        True for the session's first complete reply (:func:`is_first_exchange`)
-        when the title it has is only the run's first-line placeholder: it had
-        none before this run, or earlier replies were cut off (an aborted
-        reply, or a second message written before any reply finished). False
-        after a regeneration of an answer that was complete (it lives on in
-        a fork and the chat was titled after it).
+        True for the session's first complete reply (:func:`is_first_exchange`) when the
+        title it has is only the first-line placeholder: it had none before this run, or
+        no reply in it ever completed (every earlier one was stopped or cut off, whatever
+        starts this run: a message, Retry, which sets the cut reply aside as a branch,
+        Regenerate, Continue, a queued message). False once a reply completed anywhere
+        in the chat: the title was asked for after that one (a regeneration or an edit
+        of the first message leaves it on a branch), so a chat is titled once.
     """
     if not is_first_exchange(turns):
         return False
-    written = sum(1 for t in turns if _typed_text(t))
-    cut = any(t.role == "assistant" and t.aborted for t in turns)
-    return was_untitled or cut or written > 1
+    return was_untitled or not answered_before
 
 
 class TitleService:
