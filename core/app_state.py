@@ -187,6 +187,10 @@ MCP_TOOLS: StateKey[dict[str, Any]] = StateKey(
     '"input_schema", "server", "tool"}]}', "parley.core.mcp.tools",
     "A chat's frozen MCP tool list, kept the same between requests for the cache.",
     per="session")
+STOPPED: StateKey[str] = StateKey(
+    "stopped:", "stopped:<session id>", "turn id", "parley.core.chat.stopped",
+    "The chat's last message, stopped by the person before any reply came (not a crash's).",
+    per="session")
 RUN_MARKER: StateKey[dict[str, int]] = StateKey(
     "recovery.run", "recovery.run (@<machine> on a server)",
     '{"pid": int, "started_at": epoch ms}', "parley.core.recovery.previous_run",
@@ -210,5 +214,5 @@ V3_SETTINGS: StateKey[Any] = StateKey(
 APP_STATE: tuple[StateKey[Any], ...] = (
     DRAFT, LAST_SESSION, LAST_MODEL, SEVERAL_MODELS, WINDOW_GEOMETRY, WINDOW_SPLITTER, MODELS,
     UNSEEN, FROZEN_PROMPT, TOOLS_ENABLED, TOOLS_UNSUPPORTED, MEMORY, MCP_ALLOWED, MCP_ALWAYS,
-    MCP_OFF, MCP_TOOLS, RUN_MARKER, COMPACTING, WHOLE_CHECK, V3_SETTINGS,
+    MCP_OFF, MCP_TOOLS, STOPPED, RUN_MARKER, COMPACTING, WHOLE_CHECK, V3_SETTINGS,
 )

@@ -38,11 +38,13 @@ saved: ``MessageTooLong``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from parley.core.attachments.limits import explain_refusal
+from parley.core.chat import stopped
 from parley.core.chat.events import (
     Listener,
     OlderTurnsUnseen,
@@ -58,7 +60,7 @@ from parley.core.chat.events import (
     UserTurnSaving,
 )
 from parley.core.chat.reply import ReplyBuilder
-from parley.core.chat.save_queue import SaveQueue, SavesPending
+from parley.core.chat.save_queue import PASSING, SaveQueue, SavesPending
 from parley.core.chat.steps import RunProgress, RunSteps, usage_cost
 from parley.core.compaction.compact import (
     CompactEvent,
@@ -81,6 +83,8 @@ if TYPE_CHECKING:
     from parley.core.providers.hub import ProviderHub
     from parley.core.store.async_store import AsyncStore
     from parley.core.store.models import Session
+
+log = logging.getLogger(__name__)
 
 __all__ = [  # the events are defined in parley.core.chat.events and are part of this API
     "ChatRunner", "HistoryTooLong", "Listener", "MessageTooLong", "ReplyUpdated", "RetryWaiting",
@@ -133,6 +137,8 @@ class ChatRunner:
         self._released: dict[str, asyncio.Event] = {}
         #: Sessions whose run was stopped before its request began (see :meth:`cancel`).
         self._stop_asked: set[str] = set()
+        #: Sessions whose run the person stopped (:meth:`cancel` ``person``), not a quit.
+        self._person_stops: set[str] = set()
         self.sent: dict[str, SentRequest] = {}
         self.compactor = Compactor(
             store,
@@ -174,15 +180,19 @@ class ChatRunner:
         idle-timer; an automatic compaction before a request is part of its run), or None."""
         return self._busy.get(session_id)
 
-    def cancel(self, session_id: str) -> bool:
+    def cancel(self, session_id: str, *, person: bool = False) -> bool:
         """Stop the run (or the compaction) of ``session_id``; False when none was working.
 
         What arrived so far is kept as an aborted reply (see module docstring);
         a stopped compaction saves nothing. A run that holds the session but has not
         sent its request yet (its message being saved, its context read) stops as
         soon as it would send it: its message stays saved, no request is made, and
-        ``RunCancelled`` ends it.
+        ``RunCancelled`` ends it. ``person``: the person stopped it (Esc, Cancel), not
+        Parley closing: a message left with no reply at all is remembered as stopped
+        (``parley.core.chat.stopped``), so a restart says so too.
         """
+        if person and self._busy.get(session_id) == "run":
+            self._person_stops.add(session_id)
         task = self._tasks.get(session_id)
         if task is None or task.done():
             if self._busy.get(session_id) == "run" and session_id not in self._tasks:
@@ -425,6 +435,8 @@ class ChatRunner:
         # (parley.core.context.since_summary), so a message costs what is sent.
         turns, stored_count = await self.store.context_turns_counted(session_id)
         ctx = await self._steps.context(session_id, session)
+        if user_turn is None:  # its last message is sent again: no longer a stopped one
+            await self._forget_stop(session_id)
         # Titled from the first message at once, so a chat whose reply never finishes
         # (Stop, Parley quit) is not left as "New chat"; TitleService improves it later.
         first = await self._steps.first_title(session_id, turns, emit, ctx.session)
@@ -446,6 +458,9 @@ class ChatRunner:
                 if not task.cancelled():
                     raise  # our caller was cancelled, not the run
                 status = "cancelled"
+                if session_id in self._person_stops and progress.saved == 0 \
+                        and not progress.builder.has_content:
+                    await self._mark_stop(session_id, turns)
                 await self._steps.keep_partial(session_id, progress.builder, emit, None)
                 return None
             except ParleyError as exc:
@@ -460,9 +475,28 @@ class ChatRunner:
             return turn
         finally:
             self._tasks.pop(session_id, None)
+            self._person_stops.discard(session_id)
             unfinished = 0 if status == "ok" else 1  # the reply being written, if any
             added = (1 if user_turn else 0) + progress.saved + unfinished + state.summaries
             self.events.emit(RequestEnded(session_id, status, (first_seq, first_seq + added)))
+
+    async def _mark_stop(self, session_id: str, turns: list[Turn]) -> None:
+        """The person stopped the run before any reply came: remember its last message
+        (``parley.core.chat.stopped``; a store that refuses it now is only logged)."""
+        last = turns[-1] if turns else None
+        if last is None or last.role != "user":
+            return
+        try:
+            await stopped.mark(self.store, session_id, last.id)
+        except PASSING as exc:
+            log.info("session %s: its stop not remembered: %s", session_id, exc.message)
+
+    async def _forget_stop(self, session_id: str) -> None:
+        """The chat's last message is sent again: it is no stopped one any more."""
+        try:
+            await stopped.forget(self.store, session_id)
+        except PASSING as exc:
+            log.info("session %s: its stop not forgotten: %s", session_id, exc.message)
 
 
 def text_blocks(text: str) -> list[Block]:

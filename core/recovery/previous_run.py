@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from parley.core.app_state import COMPACTING, RUN_MARKER
+from parley.core.chat.stopped import stopped_before_reply
 from parley.core.compaction.types import CompactEvent
 from parley.core.content import CompactSummaryBlock, Turn
 from parley.core.events import Events
@@ -95,7 +96,8 @@ async def interrupted_replies(
         Newest activity first. A reply counts as cut off when it was kept as
         journalled while it streamed (``Turn.cut_off``): Parley ended before it
         finished. A reply the user stopped, or one that failed, was told when it
-        happened and is no leftover of the run. A compaction's summary is no
+        happened and is no leftover of the run; so is a message the user stopped
+        before any reply came (``parley.core.chat.stopped``). A compaction's summary is no
         message (it is stored last, with role ``user``): the message before it is
         the session's last.
 
@@ -113,6 +115,9 @@ async def interrupted_replies(
                 return found
             last = await _last_message(store, session.id)
             item = _interrupted(session.id, session.title, last)
+            if item is not None and item.kind == "unanswered" \
+                    and await stopped_before_reply(store, session.id, item.turn_id):
+                item = None  # the person stopped it before a reply came: no crash's doing
             if item is not None:
                 found.append(item)
                 if len(found) >= limit:

@@ -100,6 +100,8 @@ class UnansweredView(Protocol):
 
     def offer(self, sid: str) -> None: ...
 
+    async def read(self, sid: str, turns: list[Turn]) -> None: ...
+
 
 class EditorView(Protocol):
     """What is used of the chat's editor (``parley.gui.chat.edit.ChatEditor``)."""

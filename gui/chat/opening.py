@@ -273,6 +273,8 @@ class ChatOpener:
         if at is not None and all(t.id != at for t in win.turns):
             win = await self.chat.store.transcript_window(sid, reveal=at)
         branches = await self.chat.store.branches(sid)
+        if offer:
+            await self.chat.runs.unanswered.read(sid, win.turns)
         session = await self.chat.store.get_session(sid)
         if gen != self._open_gen or sid != self.chat.session_id:
             return False
@@ -324,6 +326,7 @@ class ChatOpener:
             win = await self.chat.store.transcript_window(session_id, reveal=edits)
         branches = await self.chat.store.branches(session_id)
         unseen = await self.chat.unseen.read(session_id)  # one app-state row
+        await self.chat.runs.unanswered.read(session_id, win.turns)  # at most one more
         tools = self.chat.runner.tools if self.chat.runner is not None else None
         mcp = tools.mcp if tools is not None else None
         if mcp is not None:  # its MCP tools' names as configured, for the tool-call lines

@@ -497,7 +497,7 @@ class ChatRuns:
 
             if sid in self.stop_asked and self.chat.runner is not None:
                 self.stop_asked.discard(sid)  # Esc came before the core held the chat
-                self.chat.runner.cancel(sid)
+                self.chat.runner.cancel(sid, person=True)
             if isinstance(ev, UserTurnSaving):
                 if ev.turn.id not in shown:
                     shown.append(ev.turn.id)
@@ -579,7 +579,8 @@ class ChatRuns:
         if sid is None and self.waits.new_chat_wait is not None:
             self.waits.new_chat_wait.cancel()  # the new chat's row never made: text back too
             return True
-        if sid is not None and self.chat.runner is not None and self.chat.runner.cancel(sid):
+        if sid is not None and self.chat.runner is not None \
+                and self.chat.runner.cancel(sid, person=True):
             return True
         if sid is not None and sid in self._runs and self.doing.get(sid, ("", ""))[0] != "several":
             # Held since its key, not in the core yet (Esc right after Enter): stopped

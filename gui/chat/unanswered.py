@@ -2,8 +2,10 @@
 
 Parley closed or stopped while the message waited, or crashed: the chat says
 "Not sent", with Retry; a message too long for the chat's model by itself says
-that instead. A fork made at one's own message, and a chat imported ending with
-one's message, are no failure: a neutral note offers Send.
+that instead. A message the person stopped before any reply came says so, with Retry,
+as it did before the restart (``parley.core.chat.stopped`` remembers it). A fork made
+at one's own message, and a chat imported ending with one's message, are no failure: a
+neutral note offers Send.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from parley.core.content import Turn
 from parley.core.errors import ParleyError
+from parley.gui.chat.run_events import STOPPED_BEFORE_REPLY
 from parley.gui.chat.waiting import CALLED_OFF
 
 if TYPE_CHECKING:
@@ -42,6 +45,23 @@ class Unanswered:
         self.transcript = transcript
         self.chat = chat
         self.runs = runs
+        #: Per chat read (:meth:`read`): its last message, stopped before any reply came.
+        self.stopped: dict[str, str] = {}
+
+    async def read(self, sid: str, turns: list[Turn]) -> None:
+        """A chat is being opened with ``turns`` last: when it ends with a message of the
+        person, read whether they stopped it before any reply came (one ``app_state`` row).
+
+        Raises:
+            StoreError: the store could not be read.
+        """
+        from parley.core.chat.stopped import stopped_turn
+
+        self.stopped.pop(sid, None)
+        if turns and turns[-1].role == "user":
+            turn_id = await stopped_turn(self.chat.store, sid)
+            if turn_id is not None:
+                self.stopped[sid] = turn_id
 
     def offer(self, sid: str) -> None:
         """A chat was opened: a last message that was never answered (Parley closed or
@@ -65,6 +85,9 @@ class Unanswered:
         if session is not None and _came_with_import(session, last):
             # Never sent from Parley: no failure to report, a reply can be asked for.
             self.transcript.show_notice(IMPORTED_AT_MESSAGE, "Send")
+            return
+        if self.stopped.get(sid) == last.id:  # the person's Stop, not a crash or a quit
+            self.transcript.show_notice(STOPPED_BEFORE_REPLY, "Retry")
             return
         self.transcript.show_error(self._too_long_note(last) or CALLED_OFF)
 
