@@ -5,9 +5,11 @@ stopped there, and a process that ended replaced at the next request."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import pickle
 import signal
+import time
 from typing import Any
 
 import pytest
@@ -270,7 +272,9 @@ async def test_a_request_is_told_when_the_process_stops_answering_and_answers_ag
         while not told and asyncio.get_running_loop().time() - stopped_at < 12:
             await asyncio.sleep(0.05)
         assert told == [True]
-        assert asyncio.get_running_loop().time() - stopped_at >= SILENT_AFTER_S - 0.1
+        # Counted from its last answer: a pong, at most a watchdog tick before the stop.
+        tick = SILENT_AFTER_S / 4
+        assert asyncio.get_running_loop().time() - stopped_at >= SILENT_AFTER_S - tick - 0.25
     finally:
         os.kill(pid, signal.SIGCONT)
     for _ in range(60):
@@ -282,6 +286,61 @@ async def test_a_request_is_told_when_the_process_stops_answering_and_answers_ag
     with pytest.raises(asyncio.CancelledError):
         await waiting
     await events.aclose()
+
+
+class _PingsSeen(ProviderProcess):
+    """A provider process whose pings are noted (when each was sent, monotonic s)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pings: list[float] = []
+
+    def _ping(self) -> None:
+        self.pings.append(time.monotonic())
+        super()._ping()
+
+
+async def test_a_process_that_stops_mid_reply_is_told_after_silent_after_s_too(fake_provider):
+    """Stopped in the middle of a reply, just after a watchdog ping it answered: the
+    request is told after SILENT_AFTER_S from its last answer, as before any reply (it
+    was told only after the next ping of the quarter of HUNG_AFTER_S and 3 s more)."""
+    from parley.core.providers.process.client import SILENT_AFTER_S
+
+    process = _PingsSeen()
+    try:
+        remote = sender(process, fake_provider.anthropic_base_url)
+        await remote.open()
+        told: list[bool] = []
+        fake_provider.script("slow " * 200, token_delay_ms=50, chunk_size=2)  # ~25 s
+        info = AnthropicProvider(None).model_info(MODEL)
+        events = remote.attempt(params(fake_provider.anthropic_base_url), info)
+        with process_silences(told.append):
+            first = asyncio.ensure_future(anext(events))
+        await first  # the reply streams
+        streaming = time.monotonic()
+        while not [t for t in process.pings if t > streaming]:  # the watchdog's next ping
+            assert time.monotonic() - streaming < 10
+            await anext(events)
+        for _ in range(5):  # its pong comes among the reply's events
+            await anext(events)
+        pid = process._proc.pid  # noqa: SLF001
+        os.kill(pid, signal.SIGSTOP)
+        stopped_at = time.monotonic()
+        try:
+            pending = asyncio.ensure_future(_drain(events))
+            while not told and time.monotonic() - stopped_at < 12:
+                await asyncio.sleep(0.05)
+            waited = time.monotonic() - stopped_at
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        assert told[:1] == [True]
+        assert SILENT_AFTER_S - 0.5 <= waited <= SILENT_AFTER_S + 1.5, waited
+        pending.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pending
+        await events.aclose()
+    finally:
+        process.close()
 
 
 async def _drain(events: Any) -> None:

@@ -98,6 +98,9 @@ class ProviderProcess:
         self._lock = threading.Lock()  # the state below; never held while writing
         self._writing = threading.Lock()  # one frame at a time into the pipe
         self._heard = 0.0  # when the process last answered anything (monotonic s)
+        #: whence the waiting requests count its silence: its last answer, or the request
+        #: that found none waiting (it had nothing to say before)
+        self._quiet_from = 0.0
         #: when it was sent the first ping it has not answered (None: it answered since)
         self._asked: float | None = None
         self._silent = False  # the waiting requests were told it does not answer
@@ -131,7 +134,7 @@ class ProviderProcess:
         warm = [arg for kind in sorted(self._kinds) for arg in ("--warm", kind)]
         proc = early or spawn([*(self._command or worker_command()), *warm])
         self._proc = proc
-        self._started = self._heard = time.monotonic()
+        self._started = self._heard = self._quiet_from = time.monotonic()
         self._asked, self._silent = None, False
         self._why_ended = ""
         self._generation += 1
@@ -144,10 +147,17 @@ class ProviderProcess:
     def _watch(self, proc: subprocess.Popen[bytes]) -> None:
         """Kill ``proc`` once it has been silent for ``hung_after_s``, asking it every
         quarter of that, and tell the requests waiting when it has not answered for
-        :data:`SILENT_AFTER_S` (runs in its own thread while it runs)."""
+        :data:`SILENT_AFTER_S` (runs in its own thread while it runs).
+
+        While a request waits, a process that said nothing for a tick is asked at once
+        (a provider thinking keeps it answering those), so a process that stops in the
+        middle of a reply is told after :data:`SILENT_AFTER_S` from its last answer, as
+        one that stops before any is from the request (not from the next ping of the
+        quarter of ``hung_after_s``)."""
+        tick = min(self._hung_after_s, SILENT_AFTER_S) / 4
         pinged = time.monotonic()
         while True:
-            time.sleep(min(self._hung_after_s, SILENT_AFTER_S) / 4)
+            time.sleep(tick)
             now = time.monotonic()
             with self._lock:
                 if self._proc is not proc:
@@ -157,10 +167,11 @@ class ProviderProcess:
                 if hung:
                     self._why_ended = f"it stopped answering for {silent:.0f} s"
                 tell = (not hung and not self._silent and self._asked is not None
-                        and now - self._asked >= SILENT_AFTER_S)
+                        and now - self._quiet_from >= SILENT_AFTER_S)
                 if tell:
                     self._silent = True
                 waiting = list(self._replies.items()) if tell else []
+                ask = bool(self._replies) and self._asked is None and silent >= tick
             if hung:
                 log.warning("the provider process did not answer for %.0f s: ended", silent)
                 with contextlib.suppress(OSError):
@@ -168,7 +179,7 @@ class ProviderProcess:
                 return
             for rid, reply in waiting:
                 _deliver(reply, ("silent", rid, True))
-            if now - pinged >= self._hung_after_s / 4:
+            if ask or now - pinged >= self._hung_after_s / 4:
                 pinged = now
                 self._ping()
 
@@ -208,7 +219,7 @@ class ProviderProcess:
         """The process said something: it runs (the requests told it did not are told it
         does)."""
         with self._lock:
-            self._heard = time.monotonic()
+            self._heard = self._quiet_from = time.monotonic()
             self._asked = None
             was_silent, self._silent = self._silent, False
             waiting = list(self._replies.items()) if was_silent else []
@@ -278,6 +289,8 @@ class ProviderProcess:
         rid = next(self._ids)
         queue: asyncio.Queue[tuple[Any, ...]] = asyncio.Queue()
         with self._lock:
+            if not self._replies:  # the process had nothing to say until now
+                self._quiet_from = time.monotonic()
             self._replies[rid] = _Reply(asyncio.get_running_loop(), queue, provider)
             if self._silent:  # asked of a process that does not answer already
                 queue.put_nowait(("silent", rid, True))
