@@ -248,6 +248,47 @@ async def test_closing_a_client_of_a_hung_process_does_not_hold_up_quitting(
     assert asyncio.get_running_loop().time() - started < 5
 
 
+@pytest.mark.parametrize("mid_reply", [False, True])
+async def test_quitting_kills_a_stopped_process_at_once(fake_provider, mid_reply):
+    """Quitting (its clients closed, then the process) does not wait for a process that
+    does not answer (SIGSTOP, idle or in the middle of a reply): it is killed at once
+    (it took CLOSE_WAIT_S and then close's 2 s more)."""
+    process = ProviderProcess()
+    try:
+        remote = sender(process, fake_provider.anthropic_base_url)
+        await remote.open()
+        events = None
+        if mid_reply:
+            fake_provider.script("slow " * 200, token_delay_ms=50, chunk_size=2)
+            info = AnthropicProvider(None).model_info(MODEL)
+            events = remote.attempt(params(fake_provider.anthropic_base_url), info)
+            await anext(events)
+        proc = process._proc  # noqa: SLF001
+        assert proc is not None
+        os.kill(proc.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        await remote.close()
+        process.close()
+        assert time.monotonic() - started < 1.5
+        assert proc.returncode == -signal.SIGKILL
+        if events is not None:
+            with pytest.raises(errors.StreamInterrupted):  # the reply in flight: cut
+                await _drain(events)
+    finally:
+        process.close()
+
+
+async def test_quitting_closes_a_healthy_process_cleanly(fake_provider):
+    process = ProviderProcess()
+    remote = sender(process, fake_provider.anthropic_base_url)
+    await remote.open()
+    proc = process._proc  # noqa: SLF001
+    assert proc is not None
+    await remote.close()
+    process.close()
+    assert proc.returncode == 0  # its pipe closed: it closed its clients and exited
+
+
 async def test_a_request_is_told_when_the_process_stops_answering_and_answers_again(
         fake_provider, own_process):
     """A provider keeping the request waiting is no silence (the process answers its

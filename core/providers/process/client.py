@@ -63,6 +63,11 @@ SILENT_AFTER_S = 3.0
 #: How long (s) closing a client waits for the process to say it closed its connections.
 CLOSE_WAIT_S = 2.0
 
+#: A process that has not answered a ping for this long (s) is taken, at quit, for one
+#: that will not answer: closing a client gives up on it, and it is killed at once
+#: instead of being waited for (a healthy one answers a ping within milliseconds).
+PONG_WAIT_S = 0.5
+
 #: Why a reply broke off when the provider process ended in its middle.
 PROCESS_STOPPED = "Parley's connection process stopped unexpectedly"
 
@@ -364,13 +369,42 @@ class ProviderProcess:
             silence.tell(False)
             self._end(rid, answered)
 
+    def answering(self, within_s: float = PONG_WAIT_S) -> bool:
+        """False when the process has left a ping unanswered for ``within_s`` seconds
+        (stopped, or stuck holding its interpreter's lock); True otherwise, also while
+        nothing was asked of it since its last answer."""
+        with self._lock:
+            return self._asked is None or time.monotonic() - self._asked < within_s
+
+    def _answers(self, within_s: float) -> bool:
+        """Ask the process whether it runs and wait up to ``within_s`` seconds for any
+        answer (at once False when a ping was unanswered that long already)."""
+        if not self.answering(within_s):
+            return False
+        asked = time.monotonic()
+        self._ping()
+        while time.monotonic() - asked < within_s:
+            with self._lock:
+                if self._heard >= asked or self._proc is None or self._proc.poll() is not None:
+                    return True
+            time.sleep(0.01)
+        return False
+
     def close(self, timeout_s: float = 2.0) -> None:
         """End the process: close its pipe (it then closes its clients and exits), kill
-        it after ``timeout_s`` seconds."""
+        it after ``timeout_s`` seconds — at once when it does not answer a ping within
+        :data:`PONG_WAIT_S` (stopped or hung: it would only be waited for)."""
+        with self._lock:
+            running = self._proc is not None and self._proc.poll() is None
+        answering = not running or self._answers(PONG_WAIT_S)
         with self._lock:
             proc, self._proc = self._proc, None
         if proc is None:
             return
+        if not answering:
+            log.info("the provider process does not answer: killed at quit")
+            with contextlib.suppress(OSError):
+                proc.kill()
         with contextlib.suppress(OSError):
             if proc.stdin is not None:
                 proc.stdin.close()
@@ -460,14 +494,30 @@ class RemoteSender:
         return await self._call("server_json", method, path, body)
 
     async def close(self) -> None:
-        """Close the client's HTTP connections (nothing to do when it was never made)."""
+        """Close the client's HTTP connections (nothing to do when it was never made).
+
+        Waits up to :data:`CLOSE_WAIT_S` for the process to say so, but not for a process
+        that leaves a ping unanswered for :data:`PONG_WAIT_S` (stopped or hung: it is
+        killed at exit, :meth:`ProviderProcess.close`)."""
         if self._opened and self._opened == self.process.generation:
             self._opened = 0
-            closing = self.process.request("call", self.cid, "close", (),
-                                           provider=self.spec.name)
-            # a hung process must not hold up Parley's quit: it is ended at exit anyway
-            with contextlib.suppress(ProviderProcessStopped, TimeoutError):
-                await asyncio.wait_for(closing, CLOSE_WAIT_S)
+            if not self.process.answering():
+                return  # a hung process must not hold up Parley's quit
+            closing = asyncio.ensure_future(self.process.request(
+                "call", self.cid, "close", (), provider=self.spec.name))
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + CLOSE_WAIT_S
+            try:
+                while not closing.done() and loop.time() < deadline \
+                        and self.process.answering():
+                    await asyncio.wait([closing], timeout=0.05)
+            finally:
+                if not closing.done():
+                    closing.cancel()  # its request is called off there too
+                    await asyncio.wait([closing])
+            if not closing.cancelled():
+                with contextlib.suppress(ProviderProcessStopped):
+                    closing.result()
 
 
 _shared: ProviderProcess | None = None
