@@ -12,7 +12,12 @@ those (or at any turn before the summary turn whose replaced turns all come befo
 also copies that summary as its last turn, with its ``compactions`` row
 (:func:`parley.core.store.summary_carry.for_fork`), so the fork shows the card and its
 next request is the parent's up to the fork point: the summary, then the turns after
-its range. A fork at a turn the summary replaced copies the plain conversation.
+its range. A fork at a turn the summary replaced copies the plain conversation. A fork
+at the summary turn itself (Fork on its card) is a chat that starts from that summary:
+the turns up to the end of its range (the card still opens to them) and the summary,
+not the kept turns stored between them, which the chat shows after the card
+(:func:`parley.core.store.summary_carry.at_summary`); its next request is the summary
+and the new message.
 
 Cost: the path's turns up to the fork point are copied (a fork of a long chat writes as
 many rows as it copies), plus the session's compactions read, and one summary turn.
@@ -89,11 +94,16 @@ def fork(con: Connection, session_id: str, at_turn_id: str, title: str | None) -
         forked_from_turn_id=at_turn_id,
         meta=dict(parent.meta),
     )
-    carried = summary_carry.for_fork(con, session_id, at_pos)
+    own = summary_carry.at_summary(con, session_id, at_turn_id)
+    carried: str | None
+    if own is not None:  # Fork on a summary card: up to its range's end, then the summary
+        carried, copy_to = own
+    else:
+        carried, copy_to = summary_carry.for_fork(con, session_id, at_pos), at_pos
     cols = (T.c.id, T.c.seq, T.c.role, T.c.blocks, T.c.aborted, T.c.model, T.c.usage,
             T.c.created_at)
-    rows = list(con.execute(tree.path_select(session_id, *cols).where(P.c.pos <= at_pos)))
-    copied = (P.c.session_id == session_id) & (P.c.pos <= at_pos)
+    rows = list(con.execute(tree.path_select(session_id, *cols).where(P.c.pos <= copy_to)))
+    copied = (P.c.session_id == session_id) & (P.c.pos <= copy_to)
     if carried is not None:
         # The summary stored after the fork point: its seq is above every copied turn's.
         summary = select(C.c.summary_turn_id).where(C.c.id == carried).scalar_subquery()

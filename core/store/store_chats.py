@@ -211,7 +211,10 @@ class ChatsStore(StoreBase):
             replaced turns all come before it (the fork point is a turn the
             compaction kept, shown after its card) is copied too, as the fork's
             last turn: the fork shows the card and is sent compacted
-            (:func:`parley.core.store.summary_carry.for_fork`).
+            (:func:`parley.core.store.summary_carry.for_fork`). A fork at a
+            summary turn (Fork on its card) starts from that summary: the turns
+            up to the end of its range and the summary, not the kept turns
+            stored between them (:func:`parley.core.store.summary_carry.at_summary`).
 
         Raises:
             SessionNotFound: `session_id` does not exist.

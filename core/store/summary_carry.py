@@ -21,7 +21,11 @@ A fork (:func:`parley.core.store.forks.fork`) copies the path up to its fork poi
 :func:`for_fork` names the summary it carries the same way: the summary stored after the
 fork point (the turns a compaction kept word for word, shown after its card, come
 before it) whose replaced turns all come before the fork point. A fork made at a turn
-the summary replaced (inside its card) is the plain conversation up to there.
+the summary replaced (inside its card) is the plain conversation up to there. A fork
+made at the summary turn itself (Fork on its card) starts from that summary:
+:func:`at_summary` names it and where its range ends, and the fork holds the turns up
+to there and the summary, not the kept turns stored between them (they come after the
+card).
 
 :func:`summary_ids` names the session's summary turns for the branch points
 (``parley.core.store.branch_points``: summary turns are transparent there).
@@ -108,6 +112,32 @@ def for_fork(con: Connection, session_id: str, at_pos: int) -> str | None:
         .limit(1)
     ).scalar()
     return None if found is None else str(found)
+
+
+def at_summary(con: Connection, session_id: str, turn_id: str) -> tuple[str, int] | None:
+    """``(compaction id, path position of its range's last turn)`` when ``turn_id`` is a
+    summary turn on the path, not aborted, whose range lies on the path before it (the
+    card a fork at it starts from); None otherwise (a message, a failed compaction, a
+    v3 summary without a range: a fork copies the path up to the turn itself).
+
+    Cost: the turn's compaction row (``compactions_by_summary``) and two path lookups.
+    """
+    pf, pl, ps = P.alias("pf"), P.alias("pl"), P.alias("ps")
+    row = con.execute(
+        select(C.c.id, pl.c.pos)
+        .select_from(
+            C.join(ps, ps.c.turn_id == C.c.summary_turn_id)
+            .join(pf, pf.c.turn_id == C.c.first_turn_id)
+            .join(pl, pl.c.turn_id == C.c.last_turn_id)
+            .join(T, T.c.id == C.c.summary_turn_id)
+        )
+        .where(C.c.summary_turn_id == turn_id, C.c.session_id == session_id,
+               ps.c.session_id == session_id, pf.c.session_id == session_id,
+               pl.c.session_id == session_id, pf.c.pos <= pl.c.pos, pl.c.pos < ps.c.pos,
+               T.c.aborted == 0)
+        .limit(1)
+    ).first()
+    return None if row is None else (str(row.id), int(row.pos))
 
 
 def carry(con: Connection, session_id: str, compaction_id: str) -> Turn | None:

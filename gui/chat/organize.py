@@ -21,6 +21,7 @@ from PySide6.QtGui import QCursor
 from PySide6.QtWidgets import QMenu
 from shiboken6 import isValid
 
+from parley.core.content import CompactSummaryBlock, Turn
 from parley.core.errors import ParleyError
 from parley.core.providers.capabilities import ProviderKind
 from parley.core.providers.model_ref import parse_model_ref
@@ -58,6 +59,10 @@ FORK_POINT_CHARS = 48
 _MARKUP = str.maketrans("", "", "*_`#>")
 
 
+#: The "from …" line of a fork made at a compaction summary's card (Fork on the card).
+FROM_SUMMARY = "from the summary"
+
+
 def fork_point_text(text: str) -> str:
     """The "from “…”" line of a fork: the first words of the message it was forked at
     (markdown marks dropped)."""
@@ -67,6 +72,15 @@ def fork_point_text(text: str) -> str:
     if len(line) > FORK_POINT_CHARS:
         line = line[: FORK_POINT_CHARS - 1].rstrip() + "…"
     return f"from “{line}”"
+
+
+def fork_point_of(turn: Turn) -> str:
+    """The "from …" line of a fork made at ``turn``: :data:`FROM_SUMMARY` for a compaction
+    summary (its card shows no message text), else :func:`fork_point_text` of what was
+    typed in it."""
+    if any(isinstance(b, CompactSummaryBlock) for b in turn.blocks):
+        return FROM_SUMMARY
+    return fork_point_text(typed_text(turn))
 
 
 class Organizer:
@@ -541,4 +555,4 @@ class Organizer:
                 turn = await self.store.get_turn(s.forked_from_turn_id, hydrate=False)
             except (TurnNotFound, ParleyError):
                 continue  # the parent (and its turns) were deleted
-            self.sidebar.model.set_fork_point(s.id, fork_point_text(typed_text(turn)))
+            self.sidebar.model.set_fork_point(s.id, fork_point_of(turn))

@@ -165,3 +165,53 @@ async def test_a_fork_at_a_kept_turn_of_a_second_compaction_keeps_the_latest_sum
     assert "ZEBRA-43" in blocks_text(sent[0]) and "ZEBRA-42" not in str(sent)
     assert sent[:-1] == parent[:len(sent) - 1]
     assert len(stored) == 13  # the first compaction's turns are still all stored
+
+
+async def test_a_fork_at_the_summary_card_starts_from_the_summary(env, fake_provider):
+    """Trial 20c: Fork on the card copied the whole stored path up to the summary turn,
+    so the fork showed the card and the turns kept after it. A fork at the card is a
+    chat that starts from that summary: the card (opening to the turns it replaced) and
+    nothing after it; its next request is the summary, then the new message."""
+    stored = await compacted(env, fake_provider)
+    summary_id = stored[10].id
+
+    fork = await env.store.fork(env.sid, summary_id)
+
+    top, cards = await shown(env, fork.id)
+    assert top == ["SUMMARY"] and list(cards.values()) == [texts(stored[:6])]
+    assert fork.forked_from_turn_id == summary_id and fork.turn_count == 7
+    copies = await env.store.get_turns(fork.id)
+    assert texts(copies) == [*texts(stored[:6]), "SUMMARY"]
+    [row] = await env.store.list_compactions(fork.id)
+    assert row.summary_turn_id == copies[-1].id != summary_id
+    assert (row.first_turn_id, row.last_turn_id) == (copies[0].id, copies[5].id)
+    assert len(await env.store.get_turns(env.sid)) == 13  # the parent is as it was
+
+    sent = await send_in(env, fake_provider, fork.id, "Fork's question")
+    assert blocks_text(sent[0]).startswith(SUMMARY_HEADING)
+    assert blocks_text(sent[-1]).endswith("Fork's question")
+    for gone in ("Question 0", "Answer 2", "Question 3", "Answer 4", "after the summary"):
+        assert gone not in str(sent)
+    after = await env.store.get_turns(fork.id)
+    assert texts(after[6:]) == ["SUMMARY", "Fork's question", "ok"]
+
+
+async def test_a_fork_at_the_card_of_a_second_compaction_holds_both_summaries(
+        env, fake_provider):
+    await compacted(env, fake_provider)
+    await env.seed(3, start=5)  # Question 5 … Answer 7
+    fake_provider.script(TAGGED.replace("ZEBRA-42", "ZEBRA-43"))
+    second = await env.runner.compact(env.sid, keep_turns=4, model_ref=GPT)
+    assert second.compacted
+
+    fork = await env.store.fork(env.sid, second.summary_turn_id)
+
+    top, _cards = await shown(env, fork.id)
+    assert top == ["SUMMARY"]
+    assert len(await env.store.list_compactions(fork.id)) == 2  # the card opens to the first
+    sent = await send_in(env, fake_provider, fork.id, "Fork's question")
+    assert "ZEBRA-43" in blocks_text(sent[0]) and "ZEBRA-42" not in str(sent)
+    assert "Question 6" not in str(sent) and "Answer 7" not in str(sent)
+    # and a fork of that fork at its card is the same
+    again = await env.store.fork(fork.id, (await env.store.get_turns(fork.id))[-3].id)
+    assert (await shown(env, again.id))[0] == ["SUMMARY"]

@@ -10,6 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from parley.core.store.card_pages import CARD_PAGE
+from parley.gui.sidebar.model import FORK_POINT
 from parley.gui.transcript.specs import CARD_MORE_HREF
 from tests.gui.chats import long_chat
 from tests.gui.long_chats import SUMMARY, N, card_text, restart, rows
@@ -185,6 +186,50 @@ def test_a_fork_from_ones_own_message_after_the_card_offers_to_send_it_compacted
     assert sent[-1]["role"] == "user" and "message 396" in str(sent[-1]["content"])
     assert "message 397" not in str(sent)
     assert [n.kind for n in rows(w)] == ["card", "turn", "turn"]
+
+
+def test_fork_on_the_summary_card_starts_a_chat_from_the_summary(driver: Any) -> None:
+    """Trial 20c: Fork on the card made a fork holding the card and the four turns kept
+    after it, listed as "Fork, from a message without text". It holds the card alone
+    (opening to the turns it replaced), is listed "from the summary", and its first
+    message is sent with the summary only."""
+    w = driver.configured()
+    sid, turns = compacted(driver, w)
+    [compaction] = driver.run(w.store.list_compactions(sid))
+    lv, bar = w.transcript.list_view, w.transcript.actions_row
+    lv.setFocus(Qt.FocusReason.TabFocusReason)
+    lv.set_current_row(0)  # the card
+    driver.until(lambda: bar.isVisible() and bar.row == 0 and bar.buttons["fork"].isVisible())
+    driver.qtbot.mouseClick(bar.buttons["fork"], Qt.MouseButton.LeftButton)
+    driver.until(lambda: w.session_id not in (None, sid) and rows(w)
+                 and w.tasks.pending == 0, timeout=15)
+    driver.settle(w)
+    fork = w.session_id
+    [copy] = driver.run(w.store.list_compactions(fork))
+    assert [(n.kind, n.key) for n in rows(w)] == [("card", copy.summary_turn_id)]
+    assert copy.summary_turn_id != compaction.summary_turn_id
+    assert f"Summarized {N - 4} turns" in card_text(w)
+    assert notice_text(w.transcript) is None and error_text(w.transcript) is None
+    model = w.sidebar.model
+    driver.until(lambda: model.index_of(fork).data(FORK_POINT) == "from the summary")
+    assert "without text" not in model.index_of(fork).data(Qt.ItemDataRole.ToolTipRole)
+    assert model.index_of(fork).data(Qt.ItemDataRole.ToolTipRole).endswith(
+        "Fork, from the summary")
+
+    click = w.transcript.fold_point(copy.summary_turn_id, "card")  # it opens to its turns
+    driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=click)
+    driver.until(lambda: len(rows(w)) == 1 + CARD_PAGE, timeout=10)
+    assert rows(w)[-1].turn.text() == turns[N - 5].text()
+
+    driver.fake.script("An answer in the fork.")
+    driver.send("A question in the fork", w)
+    driver.until(lambda: driver.last_text(w) == "An answer in the fork."
+                 and not w.composer_bar.busy and w.tasks.pending == 0, timeout=15)
+    sent = driver.fake.model_requests[-1].body["messages"]
+    assert_compacted(sent, turns)
+    assert not [t for t in turns[N - 4:] if t.text() in str(sent)]  # nor the kept ones
+    assert "A question in the fork" in str(sent[-1]["content"])
+    assert len(driver.run(w.store.get_turns(sid))) == N + 1  # the parent is as it was
 
 
 def test_retry_right_after_compact_now_sends_nothing(driver: Any) -> None:
