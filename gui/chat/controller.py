@@ -391,7 +391,7 @@ class ChatController:
         self.parts.status.set_chat(self.session_id)  # another chat's message goes
         self.runs.retry_notice.refresh()  # this chat's retry wait, if any
         self.runs.queue.shown(self.session_id)  # and its queued messages
-        self.parts.model_picker.set_current(self.current_model())
+        self.models.show_current()
         self.models.update_title()
         self.meter.update()
         self.calls.focus_composer()

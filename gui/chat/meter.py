@@ -162,8 +162,7 @@ class ChatMeter:
                                           self._counted.get(sid))
         self._ask_count(sid, seen, system, model, shape, measured=figures[4])
         if sid == self.chat.session_id and self._opening is None and asked == self._asked_n:
-            self.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
-            self.show_cache_expiry()
+            self._set_usage(sid, turns, figures, model)
 
     def _grown(self, sid: str, shown: Sequence[Turn]) -> list[Turn] | None:
         """The chat's context turns (``AsyncStore.context_turns``) worked out without a
@@ -199,6 +198,16 @@ class ChatMeter:
         figures = measure(seen, system, model, self.chat.hub, shape,
                           self._counted.get(sid or ""))
         self._ask_count(sid, seen, system, model, shape, measured=figures[4])
+        self._set_usage(sid, turns, figures, model)
+
+    def _set_usage(self, sid: str | None, turns: Sequence[Turn], figures: Any,
+                   model: str | None) -> None:
+        """Show ``figures`` (:func:`measure`'s, for ``model``) on the meter; while the
+        providers load and the chat's model is not known, "counting…" stays rather than
+        a figure for no model ("0 tokens", trial 20c)."""
+        if model is None and self.chat.hub is None:
+            self.context_meter.set_counting()
+            return
         self.context_meter.set_usage(*self._with_refusal(sid, turns, figures))
         self.show_cache_expiry()
 

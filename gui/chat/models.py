@@ -76,11 +76,24 @@ class ChatModels:
 
     def attach(self) -> None:
         """The providers are loaded: the picker names their models, and lists them as kept
-        from last time (no server asked yet)."""
+        from last time (no server asked yet); the greeting names the model, or says why
+        none answers."""
         picker = self.model_picker
         picker.set_describe(self._catalog_name)
         picker.set_choices(cached_choices(self.chat.hub))
-        picker.set_current(self.current_model())
+        self.show_current()
+        if self.chat.session_id is None:
+            self.update_title()
+
+    def show_current(self) -> None:
+        """The picker shows the open chat's model (:meth:`current_model`); with none known
+        while the providers load, no name rather than "No model" (trial 20c: it flashed
+        on every restart showing a new chat)."""
+        ref = self.current_model()
+        if ref is None and self.chat.hub is None:
+            self.model_picker.set_pending()
+        else:
+            self.model_picker.set_current(ref)
 
     def named(self, text: str) -> str:
         """``text`` (an error's words) with every ``provider:model`` of a set-up provider
@@ -114,7 +127,7 @@ class ChatModels:
         self.model_picker.set_choices(await model_choices(self.chat.hub))
         if self.model_picker.current != self.current_model():
             # A server with no default model (OPENAI_BASE_URL) has one now: its first listed.
-            self.model_picker.set_current(self.current_model())
+            self.show_current()
         self.chat.meter.update()  # the windows the providers listed (not a default)
         if self.chat.session_id is None:
             self.update_title()  # the greeting names the model, or why there is none
@@ -183,7 +196,7 @@ class ChatModels:
     def space_changed(self, space_id: str) -> None:
         """A space's defaults changed: a new chat shown in it takes them."""
         if self.chat.session_id is None and self.chat.space_id == space_id:
-            self.model_picker.set_current(self.current_model())
+            self.show_current()
             self.chat.meter.update()
 
     def show_documents(self) -> None:
@@ -220,6 +233,8 @@ class ChatModels:
         # the greeting shows while the conversation is empty (a new chat)
         space = self.chat.organizer.spaces.get(self.chat.space_id or "")
         model = self.current_model()
+        pending = model is None and self.chat.hub is None  # the providers are loading
         self.greeting.set_chat(getattr(space, "name", None),
                                self.model_picker.label_of(model) if model else None,
-                               problem=None if model else self.no_model_reason())
+                               problem=None if model or pending else self.no_model_reason(),
+                               pending=pending)

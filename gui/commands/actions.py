@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 from PySide6.QtCore import QKeyCombination, Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence
 
+from parley.gui.commands.menu_bar import MENUS as MENUS  # declared before the first paint
 from parley.gui.text.words import key_name
 
 if TYPE_CHECKING:
@@ -364,7 +365,6 @@ ACTIONS: tuple[Action, ...] = (
        "Help", "List every command and its keys.", keywords="keys hotkeys help"),
 )
 
-MENUS: tuple[str, ...] = ("File", "View", "Chat", "Space", "Message", "Help")
 _BY_ID: dict[str, Action] = {a.id: a for a in ACTIONS}
 
 

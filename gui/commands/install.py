@@ -19,7 +19,6 @@ from PySide6.QtWidgets import QMainWindow, QPlainTextEdit, QWidget
 
 from parley.gui.commands.actions import (
     ACTIONS,
-    MENUS,
     Action,
     ActionsWindow,
     by_id,
@@ -29,6 +28,7 @@ from parley.gui.commands.actions import (
     run,
 )
 from parley.gui.commands.keymap import SETTING_KEY, Keymap, load
+from parley.gui.commands.menu_bar import menu_bar_menus
 from parley.gui.text.words import composer_hint
 
 if TYPE_CHECKING:
@@ -75,8 +75,7 @@ def install(state: KeysWindow, window: QMainWindow,
     Returns:
         {action id: QAction}, also stored as ``state.qactions``.
     """
-    bar = window.menuBar()
-    menus = {name: bar.addMenu(f"&{name}") for name in MENUS}
+    menus = menu_bar_menus(window)  # made before the first paint (WindowLayout.build)
     out: dict[str, QAction] = {}
     for action in actions:
         qa = QAction(action.label, window)

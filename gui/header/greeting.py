@@ -44,6 +44,7 @@ class Greeting(QWidget):
         self._space = ""
         self._model_name = ""
         self._problem = ""
+        self._pending = False  # the model is not known yet: no line about it
         self._told = False  # set_chat called: a chat is shown (not still starting)
         self.heading = QLabel(self)
         self.heading.setObjectName("GreetingHeading")
@@ -76,12 +77,14 @@ class Greeting(QWidget):
         self.hints.setStyleSheet(f"color: {t.faint};")
 
     def set_chat(self, space: str | None, model_name: str | None,
-                 problem: str | None = None) -> None:
+                 problem: str | None = None, *, pending: bool = False) -> None:
         """Say which space the new chat is in and which model answers it (with no model:
-        ``problem``, why there is none, e.g. a server that cannot be reached)."""
+        ``problem``, why there is none, e.g. a server that cannot be reached; ``pending``:
+        not known yet, the providers are loading: no line about the model)."""
         self._space = space or ""
         self._model_name = model_name or ""
         self._problem = problem or ""
+        self._pending = pending
         self._told = True
         self.refresh()
 
@@ -101,6 +104,7 @@ class Greeting(QWidget):
         model = elided(self._model_name, self.line.fontMetrics(), MENU_NAME_MAX_PX)
         self.heading.setText(f"New chat in {space}" if space else "New chat")
         self.line.setText(f"{model} answers" if model
+                          else "" if self._pending
                           else self._problem or "Choose a model above to start")
         hints = [f"{key} {what}" for action, what in HINTS if (key := self._keys(action))]
         self.hints.setText("   ·   ".join(hints))

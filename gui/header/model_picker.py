@@ -354,6 +354,14 @@ class ModelPicker(QToolButton):
             act.setChecked(act.data() == ref)
         self._show()
 
+    def set_pending(self) -> None:
+        """Show no name (not "No model"): the open chat's model is not known yet (the
+        providers are loading)."""
+        self.current, self._told = None, False
+        for act in self._group.actions():
+            act.setChecked(False)
+        self._show()
+
     def _chosen(self, ref: str) -> None:
         self.set_current(ref)
         self.model_chosen.emit(ref)

@@ -3,8 +3,9 @@
 :class:`WindowLayout` is a part of ``MainWindow`` (``window.widgets``). What the first
 paint shows is made in ``MainWindow.__init__`` (:meth:`WindowLayout.build`:
 the chat page with its message box, the header's sidebar button, the sidebar's empty
-frame); the rest (:attr:`WindowLayout.rest`: the sidebar, the header's tools and the
-toast, the commands and their keys) when start-up says (``Startup.finish_build``: right
+frame, the menu bar's menus without their actions); the rest (:attr:`WindowLayout.rest`:
+the sidebar, the header's tools and the toast, the commands and their keys, the menus'
+actions) when start-up says (``Startup.finish_build``: right
 after the first paint, a part at a time, or at once when a command key is pressed
 before). The transcript is put in its place once the chats are open. The window's size
 and the sidebar's width are kept in the data folder's ``window.ini``, read before the
@@ -132,7 +133,8 @@ class WindowLayout:
 
     def build(self) -> None:
         """What the first paint shows: the chat page with its message box (focused), the
-        header's sidebar button, and the sidebar's empty frame (:attr:`rest` fills it)."""
+        header's sidebar button, the sidebar's empty frame and the menu bar's menus
+        (:attr:`rest` fills them)."""
         st, window = self.state, self.window
         st._sidebar_frame = QWidget(window)
         st._sidebar_frame.setObjectName("Sidebar")  # styled as the sidebar it stands for
@@ -212,6 +214,12 @@ class WindowLayout:
 
         window.setStatusBar(OneLineStatusBar(window))  # one line; a long refusal behind Details
         window.statusBar().setSizeGripEnabled(False)
+        # The menu bar at its height from the first paint (trial 20c: added after it, it
+        # pushed the page ~22 px down): its menus' titles now, their actions with the rest
+        # (_build_actions); a menu opened before then makes the rest at once.
+        from parley.gui.commands.menu_bar import menu_bar_menus
+
+        menu_bar_menus(window, fill=self._fill_menus)
         st.stack.setCurrentWidget(st.chat_page)  # typing works before the chats show
 
     def _build_sidebar(self) -> None:
@@ -248,6 +256,10 @@ class WindowLayout:
         st._header_fit = HeaderFit(st.header, st._head, st.context_meter, st.chat_heading)
         st.toast = Toast(self.window, self._composer_rect, follow=st.composer_bar)
         st.undo = UndoManager(st.toast, st.tasks)
+
+    def _fill_menus(self) -> None:
+        """A menu is about to show: its actions are added first if not yet made."""
+        self.state.startup.finish_build()
 
     def _build_actions(self) -> None:
         from parley.gui.commands.install import install

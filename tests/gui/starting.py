@@ -55,11 +55,12 @@ def previous_chat(driver, fake_provider, gate) -> str:
 class FirstPaintSeen:
     """What a window showed when its first Paint event arrived (:func:`start_seeing`):
     its size, its window state, the page its stack showed, the splitter's sizes and
-    whether the sidebar (or its frame) was shown; ``pages``: the stack's pages in the
-    order they were shown from then on."""
+    whether the sidebar (or its frame) was shown, the menu bar's menus (titles) and
+    height, where the page stack's top was (window coordinates); ``pages``: the stack's
+    pages in the order they were shown from then on."""
 
     def __init__(self, window) -> None:
-        from PySide6.QtCore import QEvent, QObject
+        from PySide6.QtCore import QEvent, QObject, QPoint
 
         self.size = None
         self.state = None
@@ -67,6 +68,9 @@ class FirstPaintSeen:
         self.sizes: list[int] = []
         self.sidebar_shown: bool | None = None
         self.pages: list = []
+        self.menus: list[str] = []
+        self.menu_bar_height = 0
+        self.stack_top = -1
         seen = self
 
         class Filter(QObject):
@@ -78,6 +82,10 @@ class FirstPaintSeen:
                     seen.pages.append(seen.page)
                     seen.sizes = window.splitter.sizes()
                     seen.sidebar_shown = window.splitter.widget(0).isVisible()
+                    bar = window.menuBar()
+                    seen.menus = [a.text() for a in bar.actions()] if bar.isVisible() else []
+                    seen.menu_bar_height = bar.height() if bar.isVisible() else 0
+                    seen.stack_top = window.stack.mapTo(window, QPoint(0, 0)).y()
                     window.stack.currentChanged.connect(
                         lambda _i: seen.pages.append(window.stack.currentWidget()))
                 return False
