@@ -89,7 +89,7 @@ class MainWindow(WindowBase, QMainWindow):
         self.widgets.build()
         self.widgets.restore_place()  # the size and place it had when it closed
         self.startup.build_later(self.widgets.rest)
-        self.pages = WindowPages(self, self.statusBar())
+        self.pages = WindowPages(self, self.statusBar(), self.setWindowTitle)
         if surely_first_start(find_data_dir(home), self.env):
             self.pages.welcome()  # painted first, instead of a chat the set-up would replace
         self.problems = WindowProblems(self, self, self)

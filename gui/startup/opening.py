@@ -99,7 +99,7 @@ def open_chat(window: WindowBase, startup: StartupView) -> ChatController:
                   model_picker=w.model_picker, context_meter=w.context_meter,
                   undo=w.undo, chat_page=w.chat_page, chat_layout=w._chat_layout,
                   heading=w.chat_heading, greeting=w.greeting, commands=w.commands),
-        WindowCalls(set_title=w.setWindowTitle, show_chat=w.pages.show_chat,
+        WindowCalls(set_title=w.pages.set_chat_title, show_chat=w.pages.show_chat,
                     show_setup=w.pages.show_setup, setup_panel=lambda: w.setup_panel,
                     focus_composer=w.pages.focus_composer_unless_moved,
                     show_problem=lambda error: w.show_problem(error),

@@ -7,10 +7,15 @@ On a start certain to be the first (``parley.core.first_start``) the first paint
 the welcome (``parley.gui.startup.welcome``), no sidebar, until the providers are loaded:
 then the set-up panel takes its place (or, should a provider be usable after all, the
 chat page and the sidebar), never a chat-looking window first.
+
+The window's title is the open chat's (:meth:`WindowPages.set_chat_title`) only while the
+chat page shows; on any other page (the welcome, the set-up panel, a recovery page) it
+is "Parley".
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from PySide6.QtWidgets import QApplication, QStatusBar
@@ -33,13 +38,32 @@ class WindowPages:
     Args:
         state: the window's state (its stack of pages, the providers, the store).
         status: the window's status bar.
+        set_title: sets the window's title.
     """
 
-    def __init__(self, state: WindowState, status: QStatusBar) -> None:
+    def __init__(self, state: WindowState, status: QStatusBar,
+                 set_title: Callable[[str], None]) -> None:
         self.state = state
         self.status = status
+        self.set_title = set_title
         #: The first-start welcome shows (:meth:`welcome`) until :meth:`end_welcome`.
         self.welcoming = False
+        #: The open chat's window title ("<chat> — Parley"), shown with the chat page.
+        self.chat_title = "Parley"
+        state.stack.currentChanged.connect(lambda _index: self.title_for_page())
+
+    def set_chat_title(self, title: str) -> None:
+        """The open chat's window ``title``: the window's title while the chat page shows,
+        kept for when it shows again otherwise."""
+        self.chat_title = title
+        self.title_for_page()
+
+    def title_for_page(self) -> None:
+        """The window's title for the page showing: the chat's on the chat page, "Parley"
+        on any other (the welcome, the set-up panel, a recovery page)."""
+        state = self.state
+        on_chat = state.stack.currentWidget() is state.chat_page
+        self.set_title(self.chat_title if on_chat else "Parley")
 
     def welcome(self) -> None:
         """Before the first paint of a first start: the welcome instead of the chat page,

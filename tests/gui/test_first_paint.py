@@ -96,6 +96,24 @@ def test_a_first_start_paints_the_welcome_then_the_set_up_page(driver: Any) -> N
     assert w.stack.currentWidget() is w.chat_page and w.sidebar.isVisible()
 
 
+def test_the_title_is_parley_while_the_welcome_or_the_set_up_page_shows(driver: Any) -> None:
+    """Trial 20c: the set-up page read "New chat — Parley" (the chat behind it)."""
+    w, seen = start_seeing(driver)
+    titles: list[str] = [w.windowTitle()]
+    w.windowTitleChanged.connect(titles.append)
+    assert seen.page.accessibleName() == "Welcome to Parley" and w.windowTitle() == "Parley"
+    _ready(driver, w)
+    assert w.stack.currentWidget() is w.setup_panel
+    assert set(titles) == {"Parley"}, titles  # never the chat's title behind the set-up
+    w.setup_panel.read_first.emit()  # "read my chats first": the chat page, its title
+    driver.until(lambda: w.stack.currentWidget() is w.chat_page)
+    assert w.windowTitle() == "New chat — Parley"
+    w.pages.show_setup()  # sending with no provider: back to the set-up page
+    assert w.windowTitle() == "Parley"
+    driver.set_up_anthropic(w)
+    assert w.stack.currentWidget() is w.chat_page and w.windowTitle() == "New chat — Parley"
+
+
 def test_when_a_provider_key_is_in_the_environment_the_chat_paints_first(
         driver: Any, fake_provider: Any) -> None:
     w, seen = start_seeing(driver, fake_env(fake_provider))  # not certain: as before
