@@ -53,7 +53,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FORK_POINT_CHARS = 48
+#: The most of a fork point's text kept: the tooltip shows it, the row what fits.
+FORK_POINT_CHARS = 160
 
 
 _MARKUP = str.maketrans("", "", "*_`#>")

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 from parley.gui.look import appearance
 from parley.gui.sidebar.model import (
     ARCHIVED,
+    FORK_LABEL,
     FORK_POINT,
     KIND,
     PARENT,
@@ -191,7 +192,7 @@ class RowDelegate(QStyledItemDelegate):
         small.setPointSizeF(max(6.0, small.pointSizeF() * 0.82))
         p.setFont(small)
         p.setPen(QColor(t.faint))
-        point = index.data(FORK_POINT) or ""
+        point = index.data(FORK_LABEL) or index.data(FORK_POINT) or ""
         if index.data(PARENT_GONE):
             point = "fork of a deleted chat" + (f" · {point}" if point else "")
         sub = QRect(text_rect.left() + 14, rect.top() + ROW_H - 12, text_rect.width() - 14, 16)

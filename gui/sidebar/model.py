@@ -31,6 +31,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 
 from parley.core.visible import strip_invisible
+from parley.gui.sidebar.fork_labels import distinct_fork_labels
 
 KIND = Qt.ItemDataRole.UserRole + 1  # "space" | "session" | "more" | "start"
 ID = Qt.ItemDataRole.UserRole + 2  # space id or session id
@@ -42,6 +43,8 @@ ARCHIVED = Qt.ItemDataRole.UserRole + 7
 PARENT = Qt.ItemDataRole.UserRole + 8  # a fork's parent session id (None otherwise)
 FORK_POINT = Qt.ItemDataRole.UserRole + 9  # a fork's "at …" line (None until known)
 PARENT_GONE = Qt.ItemDataRole.UserRole + 10  # a fork whose parent was deleted
+#: The fork point as the row draws it, told apart from its siblings' (``fork_labels``).
+FORK_LABEL = Qt.ItemDataRole.UserRole + 11
 
 SESSION_MIME = "application/x-parley-session"
 SPACE_MIME = "application/x-parley-space"
@@ -321,11 +324,26 @@ class SessionTreeModel(QStandardItemModel):
             item.setData(running, RUNNING)
 
     def set_fork_point(self, session_id: str, text: str | None) -> None:
-        """Show where a fork came from ("at “How do I…”"); None shows nothing."""
+        """Show where a fork came from ("from “How do I…”", whole in the tooltip); None
+        shows nothing. The forks of the same chat are labelled apart
+        (:func:`~parley.gui.sidebar.fork_labels.distinct_fork_labels`)."""
         item = self._sessions.get(session_id)
         if item is not None:
             item.setData(text, FORK_POINT)
             item.setToolTip(self._tooltip(item))
+            self._label_forks_of(item.data(PARENT))
+
+    def _label_forks_of(self, parent_id: str | None) -> None:
+        """Set the row label (``FORK_LABEL``) of each fork of ``parent_id`` whose point is
+        known, told apart from the others'."""
+        if parent_id is None:
+            return
+        forks = [i for i in self._sessions.values()
+                 if i.data(PARENT) == parent_id and i.data(FORK_POINT)]
+        for item, label in zip(forks, distinct_fork_labels([i.data(FORK_POINT) for i in forks]),
+                               strict=True):
+            if item.data(FORK_LABEL) != label:
+                item.setData(label, FORK_LABEL)
 
     def set_parent_gone(self, parent_id: str) -> None:
         """Mark the forks of a deleted session as orphans (they stay, at their space's level)."""
@@ -350,6 +368,7 @@ class SessionTreeModel(QStandardItemModel):
         for child in children:
             self._insert_sorted(self._home_of(child), child)
         self._sync_start(self._spaces.get(item.data(SPACE)))
+        self._label_forks_of(item.data(PARENT))  # its siblings: told apart from the rest
 
     def index_of(self, session_id: str) -> QModelIndex:
         """Return the index of a session row (invalid when not loaded)."""

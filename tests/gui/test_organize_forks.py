@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 
 from parley.core.content import TextBlock, Turn
 from parley.gui import dialogs
-from parley.gui.sidebar.model import FORK_POINT, PARENT_GONE
+from parley.gui.sidebar.model import FORK_LABEL, FORK_POINT, PARENT_GONE
 from tests.gui.helpers import forks_of, selected_session_id
 from tests.gui.transcript_reading import error_text, notice_text
 
@@ -57,6 +57,30 @@ def test_fork_from_here_nests_under_its_parent_and_opens(driver, qtbot):
     assert not tree.isExpanded(model.index_of(parent.id))
     qtbot.keyClick(tree, Qt.Key.Key_Right)
     assert tree.isExpanded(model.index_of(parent.id))
+
+
+def test_forks_of_one_chat_at_messages_that_start_alike_read_apart(driver):
+    """Trial 20c: two forks both read "from “You said: Messa…”" in the sidebar. The row
+    drops the start their points share; the tooltip keeps the whole line."""
+    w = driver.configured()
+    said = ["You said: Message number 1 topic1 alpha", "You said: Message number 3 topic3 gamma"]
+    parent, turns = _chat(driver, w, [("Message number 1 topic1 alpha", said[0]),
+                                      ("Message number 3 topic3 gamma", said[1])])
+    first = driver.run(w.store.fork(parent.id, turns[1].id))
+    second = driver.run(w.store.fork(parent.id, turns[3].id))
+    driver.run(w.chat.load_sidebar())
+    model = w.sidebar.model
+    driver.until(lambda: all(model.index_of(f.id).data(FORK_LABEL) for f in (first, second)))
+    labels = [model.index_of(f.id).data(FORK_LABEL) for f in (first, second)]
+    assert labels == ["from “…1 topic1 alpha”", "from “…3 topic3 gamma”"]
+    for fork, text in zip((first, second), said, strict=True):
+        assert model.index_of(fork.id).data(FORK_POINT) == f"from “{text}”"
+        assert f"from “{text}”" in model.index_of(fork.id).data(Qt.ItemDataRole.ToolTipRole)
+    # as drawn in a narrow row (about 20 characters): still apart
+    metrics = w.sidebar.tree.fontMetrics()
+    width = metrics.horizontalAdvance("from “You said: Messa…”")
+    drawn = {metrics.elidedText(label, Qt.TextElideMode.ElideRight, width) for label in labels}
+    assert len(drawn) == 2, drawn
 
 
 def test_fork_at_the_focused_message(driver):
