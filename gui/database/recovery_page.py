@@ -168,6 +168,11 @@ def backup_line(b: Any) -> str:
     return f"{age_text(b.made_at, seconds=True)} — {what}{kind}"
 
 
+#: Beside each backup when restoring it also reads what was saved after it (the files kept
+#: when the damage was found while Parley ran: ``damaged_file.restore_reporting``), so an
+#: empty or old backup is not read as "nothing will come back".
+PLUS_KEPT = ", plus what was saved after it"
+
 #: The page's title, above what happened.
 HEADING = "Your chats file is damaged"
 #: The title when the file is not a chats file at all (:data:`NOT_CHATS`).
@@ -189,10 +194,13 @@ class RecoveryPage(QWidget):
             note say so (:data:`NOT_CHATS_HEADING`, :data:`NOT_CHATS_NOTE`), never
             "damaged", and "Salvage" is not offered (nothing of the chats is in it).
         heading: the title, when not the default one (:data:`EMPTIED_HEADING`).
+        kept: the damage was found while Parley ran and what it held then was kept:
+            restoring a backup also reads that, and each backup says so (:data:`PLUS_KEPT`).
 
     Attributes:
         heading: the page's title (:data:`HEADING` or :data:`NOT_CHATS_HEADING`).
         restore_buttons: one "Restore" button per listed backup, newest first.
+        backup_lines: what each listed backup holds, beside its button.
         salvage_button, fresh_button: the other two ways.
         stop_button: "Stop salvaging", shown while a salvage runs.
         status: what is being done, or why it failed.
@@ -200,7 +208,7 @@ class RecoveryPage(QWidget):
 
     def __init__(self, message: str, found: list[Any], recover: Recover,
                  spawn: Callable[..., object], *, not_chats: bool = False,
-                 heading: str | None = None) -> None:
+                 heading: str | None = None, kept: bool = False) -> None:
         super().__init__()
         self.setObjectName("RecoveryPage")
         self.setAccessibleName("Not a chats file" if not_chats else "Damaged chats file")
@@ -220,6 +228,7 @@ class RecoveryPage(QWidget):
         readable = [b for b in found if b.turns is not None]
         newest = readable[0] if readable else None
         self.restore_buttons: list[QPushButton] = []
+        self.backup_lines: list[QLabel] = []
         listing = QWidget(self)
         rows = QVBoxLayout(listing)
         rows.setContentsMargins(0, 0, 0, 0)
@@ -228,10 +237,12 @@ class RecoveryPage(QWidget):
                                   "minutes while you use it, and when you quit.", listing))
         for b in found[:SHOWN]:
             row = QHBoxLayout()
-            label = QLabel(backup_line(b), listing)
+            line = backup_line(b) + (PLUS_KEPT if kept and b.turns is not None else "")
+            label = QLabel(line, listing)
             label.setToolTip(str(b.path))
+            self.backup_lines.append(label)
             button = QPushButton("Restore", listing)
-            button.setAccessibleName(f"Restore the backup of {backup_line(b)}")
+            button.setAccessibleName(f"Restore the backup of {line}")
             button.setEnabled(b.turns is not None)
             button.clicked.connect(lambda _=False, b=b: self._go("backup", b))
             self.restore_buttons.append(button)
@@ -406,8 +417,10 @@ async def show_recovery(window: RecoveryWindow, path: Path, message: str, *,
         heading: the page's title, when not the default one.
     """
     from parley.core.store.sqlite.backups import list_backups
+    from parley.core.store.sqlite.damage import marked_kept
 
     found = await asyncio.to_thread(list_backups, path)
+    kept = await asyncio.to_thread(marked_kept, path) is not None
 
     async def chosen(kind: Kind, arg: Any, stop: threading.Event) -> None:
         aside, said = await recover(path, kind, arg, stop,
@@ -425,7 +438,7 @@ async def show_recovery(window: RecoveryWindow, path: Path, message: str, *,
 
     close_popups(window)
     page = RecoveryPage(message, found, chosen, window.tasks.spawn, not_chats=not_chats,
-                        heading=heading)
+                        heading=heading, kept=kept)
     window.recovery_page = page
     window.stack.addWidget(page)
     window.stack.setCurrentWidget(page)

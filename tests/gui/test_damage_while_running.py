@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt
 from parley.core.content import TextBlock, Turn
 from parley.core.store import Store
 from parley.gui import dialogs
-from parley.gui.database.recovery_page import FOUND_WHILE_RUNNING, REPLACED
+from parley.gui.database.recovery_page import FOUND_WHILE_RUNNING, PLUS_KEPT, REPLACED
 
 pytestmark = pytest.mark.timeout(120)
 LEFT = Qt.MouseButton.LeftButton
@@ -79,6 +79,10 @@ def test_damage_while_sending_keeps_the_message_and_restore_brings_back_every_tu
     assert "What was in the message box (the message you were sending, or writing)" in said
     assert dialogs_shown == []
     assert "Your chats are safe" not in w.statusBar().currentMessage()
+    # Restore also reads what was kept when the damage was found: each backup says so
+    # (trial 20c: "— 0 messages in 0 chats" read as "nothing will come back").
+    assert page.backup_lines[0].text().endswith("— 2 messages in 1 chat" + PLUS_KEPT)
+    assert PLUS_KEPT in page.restore_buttons[0].accessibleName()
 
     driver.qtbot.mouseClick(page.restore_buttons[0], LEFT)  # the newest: the one made above
     driver.until(lambda: w.successor is not None, 30)

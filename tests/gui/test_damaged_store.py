@@ -124,6 +124,8 @@ def test_a_file_damaged_while_closed_reaches_the_page_on_the_first_start(
     assert page.salvage_button.isEnabled() and page.fresh_button.isEnabled()
     # The only backup is the one made when set-up was quit: before the chats existed.
     assert ["0 messages in 0 chats" in b.accessibleName() for b in page.restore_buttons] == [True]
+    # damaged while closed: nothing was kept, a restore brings the backup alone
+    assert [line.text().endswith("0 messages in 0 chats") for line in page.backup_lines] == [True]
 
     driver.qtbot.mouseClick(page.salvage_button, LEFT)
     if w.chat is not None:
