@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QMainWindow
 
 from parley.core.errors import ParleyError
 from parley.gui.startup.state import Stage
+from parley.gui.window.place import place_file, write_place
 from parley.gui.window.state import WindowState
 
 if TYPE_CHECKING:
@@ -87,6 +88,10 @@ class WindowProblems:
         for timer in self.window.findChildren(QTimer):  # drafts, titles…: nothing more to save
             timer.stop()
         state.composer_bar.setEnabled(False)
+        # This computer's window as it is (the sidebar shown or hidden, its width) is
+        # kept in window.ini before the page hides the sidebar: the window opened after
+        # the recovery paints with it, never with what the restored file held.
+        write_place(place_file(state.home), self.window.saveGeometry(), state.splitter.sizes())
         state.sidebar.hide()
         if store is not None:
             await store.close()

@@ -95,6 +95,32 @@ def test_damage_while_sending_keeps_the_message_and_restore_brings_back_every_tu
     assert new.composer.text() == SENT  # the message is back in the box, not saved
 
 
+def test_restore_keeps_the_sidebar_shown_or_hidden_as_the_window_had_it(
+    driver: Any, home: Path, tmp_path: Path, dialogs_shown: list[str]
+) -> None:
+    """Trial 20c: the sidebar came back as the restored file held it; it is a setting of
+    this computer's window, not chat data."""
+    w = driver.configured()
+    driver.send("saved before the backup", wait=True)
+    assert driver.run(w.backups.backup_now(), timeout=20) is not None
+    driver.run(w.widgets.save_geometry())  # the store and window.ini: the sidebar shown
+    w.window_commands.toggle_sidebar()
+    assert not w.sidebar.isVisible()
+    _damage("emptied", w.store.path, tmp_path)
+    driver.send(SENT)
+    driver.until(lambda: w.recovery_page is not None and w.recovery_page.isVisible(), 30)
+    driver.qtbot.mouseClick(w.recovery_page.restore_buttons[0], LEFT)
+    driver.until(lambda: w.successor is not None, 30)
+    new = w.successor
+    driver.windows.remove(w)
+    driver.windows.append(new)
+    driver.until(lambda: new.ready and new.tasks.pending == 0, 40)
+    assert "was restored" in new.toast.message
+    assert new.isVisible() and not new.sidebar.isVisible()
+    new.window_commands.toggle_sidebar()  # and back: shown as the window has it
+    assert new.sidebar.isVisible()
+
+
 def test_the_page_names_only_the_files_really_copied(tmp_path: Path) -> None:
     """Trial 20: the page said what Parley could still read was copied when it was not."""
     from parley.core.store.sqlite import damage
