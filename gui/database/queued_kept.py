@@ -28,19 +28,29 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from parley.core.app_state import DRAFT
 from parley.core.errors import ParleyError
 from parley.core.private import write_private_text
 from parley.core.store.queued import QueuedMessage
 from parley.gui.composer.drafts import NEW, draft_key
+from parley.gui.startup.typed_at_start import TypedWindow
 
 if TYPE_CHECKING:
     from parley.core.store.async_store import AsyncStore
+    from parley.gui.chat.controller import ChatController
     from parley.gui.startup.typed_at_start import TypedAtStart
 
 log = logging.getLogger(__name__)
+
+
+class KeptWindow(TypedWindow, Protocol):
+    """What :func:`put_back` uses of the window (``parley.gui.window.state.WindowState``):
+    its message box and start-up (``TypedWindow``), and the notice told once the chats
+    show."""
+
+    pending_notice: str | None
 
 #: In the data folder, beside ``typed-at-start.txt``: the queued messages written there.
 FILE_NAME = "typed-at-start-queued.json"
@@ -223,8 +233,8 @@ NOT_IN_FILE = ("The chat you were writing in is not in the recovered file (it wa
                "after the backup), so what you were writing is in a new chat's message box.")
 
 
-async def put_back(window: Any, store: AsyncStore, typed: TypedAtStart, chat: Any,
-                   wanted: str | None) -> None:
+async def put_back(window: KeptWindow, store: AsyncStore, typed: TypedAtStart,
+                   chat: ChatController, wanted: str | None) -> None:
     """The chats are open (on the chat :func:`kept_chat` named, when the file holds it):
     the kept queued messages leave their queues (:func:`bring_back`), and the kept text
     goes back into the box, the chat's older saved draft left out; when that chat is not
