@@ -92,7 +92,10 @@ class TranscriptModel(QAbstractListModel):
         return self._row_of.get(key)
 
     def is_last(self, row: int) -> bool:
-        return row == len(self.rows) - 1
+        """True for the conversation's last row: the last row, unless it is a turn inside
+        an open summary card (a chat forked at a card ends with the card: its replaced
+        turns are history, not the last reply to regenerate or continue)."""
+        return row == len(self.rows) - 1 and self.rows[row].depth == 0
 
     # -- changes ------------------------------------------------------------
     def reset(self, *, keep: bool = False) -> None:

@@ -388,7 +388,7 @@ class TranscriptView(QWidget):
         if self.model.busy or not self.model.rows:
             return False
         node = self.model.rows[-1]
-        return node.kind == "turn" and node.turn.role == "assistant"
+        return node.kind == "turn" and node.turn.role == "assistant" and node.depth == 0
 
     def show_error(self, message: str, *, retry: bool = True) -> None:
         """Show an inline error under the last message: its first sentence, "Details" for

@@ -220,6 +220,14 @@ def test_fork_on_the_summary_card_starts_a_chat_from_the_summary(driver: Any) ->
     driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=click)
     driver.until(lambda: len(rows(w)) == 1 + CARD_PAGE, timeout=10)
     assert rows(w)[-1].turn.text() == turns[N - 5].text()
+    # Trial 20d: the card's last turn (a reply) offered Regenerate, which asked the model
+    # to answer the summary. Turns inside a card are history: no Regenerate, no Continue.
+    last = len(rows(w)) - 1
+    assert rows(w)[-1].turn.role == "assistant"
+    assert not w.transcript.can_regenerate() and not w.transcript.model.is_last(last)
+    lv.set_current_row(last)
+    driver.until(lambda: bar.isVisible() and bar.row == last)
+    assert not bar.buttons["regenerate"].isVisible()
 
     driver.fake.script("An answer in the fork.")
     driver.send("A question in the fork", w)
