@@ -166,7 +166,9 @@ class AnthropicSender:
         for resource in ("messages", "models"):  # loaded lazily by the SDK
             getattr(self._client, resource, None)
 
-    def _map(self, exc: BaseException, model: str, in_stream: bool) -> ProviderError:
+    def _map(
+        self, exc: BaseException, model: str, in_stream: bool, arrived: bool = True
+    ) -> ProviderError:
         if isinstance(exc, ProviderError):
             return exc
         if isinstance(exc, anthropic.APIStatusError):
@@ -181,11 +183,12 @@ class AnthropicSender:
             )
         if isinstance(exc, anthropic.APITimeoutError):
             if in_stream:
-                return StreamInterrupted(self.name, "no data arrived in time", cause="timeout")
+                return StreamInterrupted(self.name, "no data arrived in time",
+                                         nothing_arrived=not arrived, cause="timeout")
             return NetworkError(self.name, self.base_url, timed_out=True)
         if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
             if in_stream:
-                return StreamInterrupted(self.name)
+                return StreamInterrupted(self.name, nothing_arrived=not arrived)
             return NetworkError(self.name, self.base_url)
         if isinstance(exc, ValueError):  # malformed SSE data
             return StreamInterrupted(self.name, "the server sent data Parley could not read",
@@ -212,7 +215,9 @@ class AnthropicSender:
                 for event in fold.feed(raw):
                     yield event
         except (anthropic.APIError, httpx2.HTTPError, json.JSONDecodeError) as exc:
-            raise self._map(exc, params["model"], in_stream=True) from None
+            # Nothing of the reply shown yet: its message must not speak of a kept part.
+            raise self._map(exc, params["model"], in_stream=True,
+                            arrived=fold.usage_sent) from None
         finally:
             await stream.close()
         if not fold.stopped:

@@ -72,3 +72,31 @@ async def test_empty_stream_from_openai_says_nothing_arrived(hub, fake_provider)
     assert "What arrived is kept" not in caught.value.message
     assert "before sending any of it" in caught.value.message
     assert all(r.body.get("stream") for r in fake_provider.model_requests)  # OpenAI: no resend
+
+
+async def test_a_stream_from_anthropic_cut_before_any_text_says_nothing_arrived(
+    hub, fake_provider,
+):
+    """Trial 20d: a cut before the first text said "What arrived is kept" with nothing kept."""
+    fake_provider.fail("cut", reply="Hello there", after_chars=0, times=9)
+    provider, model = hub.resolve("anthropic:claude-sonnet-4-6")
+
+    with pytest.raises(StreamInterrupted) as caught:
+        _ = [e async for e in provider.stream(request(model, "Hello?"))]
+
+    assert caught.value.nothing_arrived
+    assert "What arrived is kept" not in caught.value.message
+
+
+async def test_a_stream_from_anthropic_cut_after_some_text_says_it_is_kept(hub, fake_provider):
+    fake_provider.fail("cut", reply="Hello there, a longer reply", after_chars=8, times=9)
+    provider, model = hub.resolve("anthropic:claude-sonnet-4-6")
+    events = []
+
+    with pytest.raises(StreamInterrupted) as caught:
+        async for event in provider.stream(request(model, "Hello?")):
+            events.append(event)
+
+    assert any(isinstance(e, TextDelta) and e.text for e in events)
+    assert not caught.value.nothing_arrived
+    assert "What arrived is kept" in caught.value.message
