@@ -129,14 +129,19 @@ class InvalidSearchQuery(StoreError):
         self.query = query
 
 
+#: What every "not a chats file" message ends with: the file is left as it is.
+_LEFT_AS_IT_IS = ("Parley did not change it. Move it away and Parley will start a new one, "
+                  "or start Parley with --home pointing at another folder.")
+
+
 class NotAParleyFile(StoreError):
     def __init__(self, path: Path, why: str) -> None:
-        super().__init__(
-            f"{path} is not a Parley sessions file ({why}). Parley did not change it. "
-            "Move it away and Parley will start a new one, or start Parley with --home "
-            "pointing at another folder."
-        )
-        self.path = path
+        self._told(path, f"{path} is not a Parley sessions file ({why}). {_LEFT_AS_IT_IS}")
+
+    def _told(self, path: Path, message: str) -> None:
+        """Say ``message`` about ``path`` (kept as :attr:`path`), for each kind below."""
+        StoreError.__init__(self, message)
+        self.path = Path(path)
 
 
 class NotSQLiteFile(NotAParleyFile):
@@ -149,14 +154,8 @@ class NotSQLiteFile(NotAParleyFile):
     """
 
     def __init__(self, path: Path) -> None:
-        path = Path(path)
-        StoreError.__init__(
-            self,
-            f"{path} is not a chats file: it does not start as an SQLite database does. "
-            "Parley did not change it. Move it away and Parley will start a new one, or "
-            "start Parley with --home pointing at another folder.",
-        )
-        self.path = path
+        self._told(path, f"{path} is not a chats file: it does not start as an SQLite "
+                         f"database does. {_LEFT_AS_IT_IS}")
 
 
 class OtherSQLiteFile(NotAParleyFile):
@@ -170,14 +169,8 @@ class OtherSQLiteFile(NotAParleyFile):
     """
 
     def __init__(self, path: Path, why: str) -> None:
-        path = Path(path)
-        StoreError.__init__(
-            self,
-            f"{path} is not a Parley sessions file: it is an SQLite database, but {why}. "
-            "Parley did not change it. Move it away and Parley will start a new one, or "
-            "start Parley with --home pointing at another folder.",
-        )
-        self.path = path
+        self._told(path, f"{path} is not a Parley sessions file: it is an SQLite database, "
+                         f"but {why}. {_LEFT_AS_IT_IS}")
 
 
 class ChatsFileEmptied(NotAParleyFile):
@@ -190,14 +183,10 @@ class ChatsFileEmptied(NotAParleyFile):
     """
 
     def __init__(self, path: Path) -> None:
-        path = Path(path)
-        StoreError.__init__(
-            self,
-            f"{path} is empty (0 bytes): it was emptied after Parley last closed it, so the "
-            "chats it held are no longer in it. Parley did not change it. Restore a backup "
-            "if you have one, or move it away and Parley will start a new one.",
-        )
-        self.path = path
+        self._told(path, f"{path} is empty (0 bytes): it was emptied after Parley last closed "
+                         "it, so the chats it held are no longer in it. Parley did not change "
+                         "it. Restore a backup if you have one, or move it away and Parley "
+                         "will start a new one.")
 
 
 class ChatsFileIsFolder(NotAParleyFile):

@@ -34,8 +34,9 @@ card).
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import Select, select, text
 from sqlalchemy.engine import Connection
 
 from parley.core.content import CompactSummaryBlock, Turn, new_id
@@ -95,19 +96,10 @@ def for_fork(con: Connection, session_id: str, at_pos: int) -> str | None:
     looked up on the path by turn id (``turn_path_by_turn``): it grows with the
     compactions, not the turns.
     """
-    ps, pf, pl = P.alias("ps"), P.alias("pf"), P.alias("pl")
+    query, ps, pl = _on_path(session_id)
     found = con.execute(
-        select(C.c.id)
-        .select_from(
-            C.join(ps, ps.c.turn_id == C.c.summary_turn_id)
-            .join(pf, pf.c.turn_id == C.c.first_turn_id)
-            .join(pl, pl.c.turn_id == C.c.last_turn_id)
-            .join(T, T.c.id == C.c.summary_turn_id)
-        )
-        .where(C.c.session_id == session_id, ps.c.session_id == session_id,
-               pf.c.session_id == session_id, pl.c.session_id == session_id,
-               ps.c.pos > at_pos, pl.c.pos < at_pos, pf.c.pos <= pl.c.pos,
-               T.c.aborted == 0)
+        query.with_only_columns(C.c.id)
+        .where(ps.c.pos > at_pos, pl.c.pos < at_pos)
         .order_by(ps.c.pos.desc())
         .limit(1)
     ).scalar()
@@ -122,22 +114,33 @@ def at_summary(con: Connection, session_id: str, turn_id: str) -> tuple[str, int
 
     Cost: the turn's compaction row (``compactions_by_summary``) and two path lookups.
     """
-    pf, pl, ps = P.alias("pf"), P.alias("pl"), P.alias("ps")
+    query, ps, pl = _on_path(session_id)
     row = con.execute(
-        select(C.c.id, pl.c.pos)
+        query.with_only_columns(C.c.id, pl.c.pos)
+        .where(C.c.summary_turn_id == turn_id, pl.c.pos < ps.c.pos)
+        .limit(1)
+    ).first()
+    return None if row is None else (str(row.id), int(row.pos))
+
+
+def _on_path(session_id: str) -> tuple[Select[Any], Any, Any]:
+    """The session's compactions whose summary turn (``ps``) and range's first and last
+    turns (``pl``: the last) are on its path, in order, the summary not aborted: the
+    query (its columns to be chosen) and the summary's and last turn's path aliases."""
+    ps, pf, pl = P.alias("ps"), P.alias("pf"), P.alias("pl")
+    query = (
+        select(C.c.id)
         .select_from(
             C.join(ps, ps.c.turn_id == C.c.summary_turn_id)
             .join(pf, pf.c.turn_id == C.c.first_turn_id)
             .join(pl, pl.c.turn_id == C.c.last_turn_id)
             .join(T, T.c.id == C.c.summary_turn_id)
         )
-        .where(C.c.summary_turn_id == turn_id, C.c.session_id == session_id,
-               ps.c.session_id == session_id, pf.c.session_id == session_id,
-               pl.c.session_id == session_id, pf.c.pos <= pl.c.pos, pl.c.pos < ps.c.pos,
-               T.c.aborted == 0)
-        .limit(1)
-    ).first()
-    return None if row is None else (str(row.id), int(row.pos))
+        .where(C.c.session_id == session_id, ps.c.session_id == session_id,
+               pf.c.session_id == session_id, pl.c.session_id == session_id,
+               pf.c.pos <= pl.c.pos, T.c.aborted == 0)
+    )
+    return query, ps, pl
 
 
 def carry(con: Connection, session_id: str, compaction_id: str) -> Turn | None:
