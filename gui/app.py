@@ -5,8 +5,8 @@ first painted window ≤ 1.0 s even with a 1 GB sessions.db, measured by
 tests/benchmarks/bench_startup.py): only Qt and the window's own widgets are
 imported before the window is shown; the store and the providers are imported and
 opened after the first paint, off the GUI thread (see ``parley.gui.startup.phases``);
-the provider SDKs are imported in the provider process, started before Qt is imported
-(``parley.core.providers.process``). The pieces are in ``parley.gui.startup``: the command
+the provider SDKs are imported in the provider process, started once the window has
+painted (``parley.core.providers.process``). The pieces are in ``parley.gui.startup``: the command
 line, the log file, the crash handler, the display check, the first paint.
 
 Environment:
@@ -115,6 +115,10 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     window = MainWindow(home=home, probe=probe.mark if probe else None)
     if probe is not None:
         probe.watch(window)
+    from parley.gui.startup.first_paint import PAINT_FALLBACK_MS, when_painted
+
+    when_painted(window, _start_provider_process)
+    QTimer.singleShot(PAINT_FALLBACK_MS, _start_provider_process)  # no paint (minimised …)
     window.show()
     from parley.gui.startup.first_paint import loop_after_first_paint
 
@@ -137,6 +141,20 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     log.info("Parley closed")
     return 0
 
+
+def _start_provider_process() -> None:
+    """Start the provider process, whose SDK import (~1 s of CPU) runs on the other core
+    while the store opens (``parley.core.providers.process.spawn.start_early``; once only).
+
+    Called once the window has painted, not before: a second interpreter starting up
+    beside the window's slowed the first paint, and the key typed at it, by ~30 ms (issue 33,
+    ``tests.benchmarks.bench_startup --runs 9 --stores empty``, Xvfb, two rounds in turn,
+    load 0.3-1.5: the key kept at 0.217 / 0.249 s against 0.273 / 0.258 s when started
+    first thing; the message at the provider 1.30 / 1.49 s against 1.26 / 1.18 s).
+    """
+    from parley.core.providers.process.spawn import start_early
+
+    start_early()
 
 
 def _tell_open_window(home: Path | None) -> None:
@@ -241,10 +259,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(problem, file=sys.stderr, flush=True)
         return EXIT_CANNOT_START
-    # The SDKs are imported there, on the other core, while the window paints (issue 33).
-    from parley.core.providers.process.spawn import start_early
-
-    start_early()
     from parley.core.paths import DataDirError, data_dir
 
     try:

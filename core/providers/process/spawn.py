@@ -1,7 +1,6 @@
-"""Starting the provider process, cheaply enough to do before the window is painted.
+"""Starting the provider process: early (once the window has painted), or when first asked.
 
-:func:`start_early` runs first thing in the app (``parley.gui.app``) and imports only
-:mod:`subprocess` (which brings :mod:`threading` and :mod:`signal`);
+:func:`start_early` runs as soon as the app's window has painted (``parley.gui.app``);
 :class:`parley.core.providers.process.client.ProviderProcess` takes the process it
 started (:func:`take_early`) at its first request instead of starting another.
 
@@ -33,6 +32,7 @@ PARENT_SWITCH = "--parent"
 START_WAIT_S = 30.0
 
 _early: subprocess.Popen[bytes] | None = None
+_early_asked = False  # start_early ran, or take_early did: no early start from then on
 
 
 def worker_command() -> list[str]:
@@ -131,18 +131,27 @@ WARM_EARLY = "anthropic"
 
 def start_early() -> None:
     """Start the provider process now, importing :data:`WARM_EARLY`'s SDK at once, for the
-    first request to take; a failure is left for that request to meet and report."""
-    global _early
-    if _early is None:
-        try:
-            _early = spawn([*worker_command(), "--warm", WARM_EARLY])
-        except OSError:
-            _early = None
+    first request to take; a failure is left for that request to meet and report.
+
+    The app calls it once its window has painted (``parley.gui.app.run``). Only the first
+    call starts one, and none once a request took or made a process (:func:`take_early`):
+    a late call never leaves a second process running.
+    """
+    global _early, _early_asked
+    if _early_asked:
+        return
+    _early_asked = True
+    try:
+        _early = spawn([*worker_command(), "--warm", WARM_EARLY])
+    except OSError:
+        _early = None
 
 
 def take_early() -> subprocess.Popen[bytes] | None:
-    """The process :func:`start_early` started, if it still runs (then only once)."""
-    global _early
+    """The process :func:`start_early` started, if it still runs (then only once; from
+    then on :func:`start_early` starts none)."""
+    global _early, _early_asked
+    _early_asked = True
     proc, _early = _early, None
     if proc is not None and proc.poll() is not None:
         return None
