@@ -147,10 +147,13 @@ def _start_provider_process() -> None:
     while the store opens (``parley.core.providers.process.spawn.start_early``; once only).
 
     Called once the window has painted, not before: a second interpreter starting up
-    beside the window's slowed the first paint, and the key typed at it, by ~30 ms (issue 33,
-    ``tests.benchmarks.bench_startup --runs 9 --stores empty``, Xvfb, two rounds in turn,
-    load 0.3-1.5: the key kept at 0.217 / 0.249 s against 0.273 / 0.258 s when started
-    first thing; the message at the provider 1.30 / 1.49 s against 1.26 / 1.18 s).
+    beside the window's slowed the first paint, and the key typed at it, by ~30 ms on a
+    2-core machine (issue 33, ``tests.benchmarks.bench_startup --runs 7``, Xvfb, this and
+    the code that started it first thing launched in turn, two rounds, load 0.8-1.4, empty /
+    1.2 GB store: the key kept at 0.232 / 0.238 and 0.228 / 0.231 s against 0.260 / 0.258
+    and 0.234 / 0.265 s; the message at the provider 1.29 / 1.28 and 1.30 / 1.29 s against
+    1.19 / 1.20 and 1.19 / 1.16 s, within its 2.0 s budget). A lower CPU priority for its
+    imports instead (nice +10) kept the key no sooner and the message 0.1-0.2 s later.
     """
     from parley.core.providers.process.spawn import start_early
 
