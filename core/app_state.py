@@ -205,6 +205,11 @@ WHOLE_CHECK: StateKey[dict[str, int]] = StateKey(
     "store.whole_check", "store.whole_check", '{"sound_at": epoch ms}',
     "parley.core.store.async_store",
     "When the whole sessions.db was last checked and found sound: checked again a day later.")
+SIDEBAR_FOLDS: StateKey[dict[str, list[str]]] = StateKey(
+    "sidebar.folds", "sidebar.folds@<machine>",
+    '{"spaces": [space id, …], "forks": [session id, …]}', "parley.gui.sidebar.folds",
+    "The spaces folded and the chats whose forks are unfolded in the sidebar, kept across "
+    "restarts.", whose="machine")
 V3_SETTINGS: StateKey[Any] = StateKey(
     "v3_settings", "v3_settings", "the v3 settings text as it was",
     "parley.core.store.upgrade.steps",
@@ -214,5 +219,5 @@ V3_SETTINGS: StateKey[Any] = StateKey(
 APP_STATE: tuple[StateKey[Any], ...] = (
     DRAFT, LAST_SESSION, LAST_MODEL, SEVERAL_MODELS, WINDOW_GEOMETRY, WINDOW_SPLITTER, MODELS,
     UNSEEN, FROZEN_PROMPT, TOOLS_ENABLED, TOOLS_UNSUPPORTED, MEMORY, MCP_ALLOWED, MCP_ALWAYS,
-    MCP_OFF, MCP_TOOLS, STOPPED, RUN_MARKER, COMPACTING, WHOLE_CHECK, V3_SETTINGS,
+    MCP_OFF, MCP_TOOLS, STOPPED, RUN_MARKER, COMPACTING, WHOLE_CHECK, SIDEBAR_FOLDS, V3_SETTINGS,
 )

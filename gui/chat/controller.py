@@ -59,6 +59,7 @@ from parley.gui.chat.unseen import ChatUnseen
 from parley.gui.composer.draft_timer import DraftTimer
 from parley.gui.composer.drafts import Drafts
 from parley.gui.database.save_status import SaveStatus
+from parley.gui.sidebar.folds import KeptFolds
 
 if TYPE_CHECKING:
     from parley.core.chat.run import ChatRunner
@@ -202,7 +203,9 @@ class ChatController:
     # -- start ------------------------------------------------------------
     async def load_sidebar(self) -> None:
         """Show every space and the first page of its sessions (read at once; put in the
-        list a space at a time, keys taken in between; the list painted once after)."""
+        list a space at a time, keys taken in between; the list painted once after), folded
+        as the person left them (``parley.gui.sidebar.folds``)."""
+        await KeptFolds(self.parts.sidebar, self.store, self.parts.tasks).load()  # before rows
         spaces = await self.organizer.load_spaces()
         self.parts.sidebar.model.set_spaces(spaces)
         if self.space_id not in self.organizer.spaces:

@@ -54,6 +54,8 @@ class Sidebar(QWidget):
     import_requested = Signal()
     search_requested = Signal()
     archived_toggled = Signal(bool)
+    #: a space was folded or unfolded, or a chat's forks (:attr:`folded`, :attr:`unfolded`).
+    folds_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -289,15 +291,18 @@ class Sidebar(QWidget):
     def _folded(self, index: QModelIndex, folded: bool) -> None:
         if self.model.mutating:
             return
-        if index.data(KIND) == "session":
-            if folded:
-                self.unfolded.discard(index.data(ID))
-            else:
-                self.unfolded.add(index.data(ID))
-        elif folded:
-            self.folded.add(index.data(ID))
+        ident = index.data(ID)
+        if index.data(KIND) == "session":  # its forks: kept when unfolded
+            kept, keep = self.unfolded, not folded
+        else:  # a space: kept when folded
+            kept, keep = self.folded, folded
+        if keep == (ident in kept):
+            return
+        if keep:
+            kept.add(ident)
         else:
-            self.folded.discard(index.data(ID))
+            kept.discard(ident)
+        self.folds_changed.emit()
 
     def _reselect(self, *_args: object) -> None:
         # Rows moved under the selection (a chat went to the top): keep the open one selected.
