@@ -7,12 +7,13 @@ every format but ``parley`` holds the path the chat shows.
 
 * ``markdown``: for people. Title, date and model(s) on top (and a line saying the
   chat has other branches, when it has), the system prompt folded, then every turn
-  of the path shown under a role header (aborted replies
-  marked, compaction summaries shown where they were written, the turns they
-  replaced kept); tool calls and tool results as fenced blocks (JSON for a
-  call's input); thinking folded in ``<details>``; images, documents, audio
-  and video as ``[image: …]``-style placeholders. Nothing is reported lost:
-  media are placeholders by design.
+  of the path shown under a role header (a reply that did not finish marked as
+  stopped, or as cut off and why: ``parley.core.chat.unfinished``; compaction
+  summaries shown where they were written, the turns they replaced kept); tool
+  calls and tool results as fenced blocks (JSON for a call's input); thinking
+  folded in ``<details>``; images, documents, audio and video as
+  ``[image: …]``-style placeholders. Nothing is reported lost: media are
+  placeholders by design.
 * ``parley``: lossless (``parley.core.convert.export_parley``): the whole tree, every
   stored turn with its ids, times, flags, model and usage (with branches: each turn's
   parent, and the path shown), and the session's title, system prompt and model.
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from parley.core.chat.unfinished import markdown_line
 from parley.core.content import (
     Block,
     CompactSummaryBlock,
@@ -77,7 +79,7 @@ FORMATS: dict[str, tuple[str, str]] = {
 OTHER_BRANCHES = ("The chat has other branches (edits or regenerations); this is the one "
                   "shown. The Parley JSON export keeps them all.")
 
-LOST_ABORTED = "{n} reply(ies) cut off before they finished were left out."
+LOST_ABORTED = "{n} reply(ies) stopped or cut off before they finished were left out."
 LOST_COMPACTED = (
     "{n} turn(s) replaced by a compaction summary were left out; the summary stands for them."
 )
@@ -349,8 +351,9 @@ def to_markdown(session: Session, turns: Sequence[Turn], *, note: str | None = N
     tool_names: dict[str, str] = {}
     for turn in turns:
         lines += ["", "---", "", _header(turn), ""]
-        if turn.aborted:
-            lines += ["*(stopped before it finished)*", ""]
+        unfinished = markdown_line(turn)
+        if unfinished is not None:
+            lines += [unfinished, ""]
         parts = [_block_md(b, tool_names) for b in turn.blocks]
         lines.append("\n\n".join(p for p in parts if p.strip()) or "*(empty)*")
     return "\n".join(lines).rstrip() + "\n"

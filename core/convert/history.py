@@ -85,7 +85,10 @@ class Piece:
         blocks: the content; user pieces may hold :class:`Result` items.
         created_at: epoch ms, or None when the export has no time.
         model: ``provider:model`` of an assistant message, when known.
-        aborted: the message was cut off before it finished.
+        aborted: the message was stopped or cut off before it finished.
+        cut_off: Parley's end cut it off (``Turn.cut_off``), when the export says so.
+        stop_reason: ``Turn.stop_reason`` (a failure's ``"failed:<cause>"``), when the
+            export says it.
     """
 
     role: Literal["user", "assistant"]
@@ -93,6 +96,8 @@ class Piece:
     created_at: int | None = None
     model: str | None = None
     aborted: bool = False
+    cut_off: bool = False
+    stop_reason: str | None = None
 
 
 @dataclass(slots=True)
@@ -332,12 +337,15 @@ def _assemble(pieces: Sequence[Piece], sources: Sequence[str]
         if prev is not None and prev.role == piece.role:
             turns[-1] = Turn(prev.role, [*prev.blocks, *blocks], id=prev.id,
                              created_at=prev.created_at, aborted=prev.aborted or piece.aborted,
-                             model=prev.model or piece.model)
+                             model=prev.model or piece.model,
+                             cut_off=prev.cut_off or piece.cut_off,
+                             stop_reason=prev.stop_reason or piece.stop_reason)
             if nodes[-1][-1] != source:
                 nodes[-1].append(source)
         else:
             turns.append(Turn(piece.role, blocks, created_at=when or _now(),
-                              aborted=piece.aborted, model=piece.model))
+                              aborted=piece.aborted, model=piece.model,
+                              cut_off=piece.cut_off, stop_reason=piece.stop_reason))
             nodes.append([source])
     return [_results_first(t) for t in turns], [tuple(n) for n in nodes]
 

@@ -5,7 +5,9 @@ What the export writes, and what is read back:
 * ``# Title`` → the title ("Untitled chat" → none);
 * the folded ``System prompt`` → the system prompt;
 * each ``---`` / ``## User`` | ``## Assistant · model`` | ``## Tool result`` |
-  ``## Summary`` section → one turn (``*(stopped before it finished)*``: aborted);
+  ``## Summary`` section → one turn (``*(stopped before it finished)*``: aborted;
+  ``*(cut off before it finished — connection lost)*``: aborted, and why, as
+  ``Turn.stop_reason`` / ``cut_off``: ``parley.core.chat.unfinished``);
 * ``**Tool call:** `name``` with its JSON → a tool call; ``**Tool result:**`` /
   ``**Tool error:**`` → its result, paired with the call by name;
 * a folded ``Thinking`` → a thinking block (unsigned: never sent back to a model);
@@ -24,6 +26,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from parley.core.chat.unfinished import read_markdown_line
 from parley.core.content import Block, TextBlock, TextOrigin, ThinkingBlock, ToolResultPart, Turn
 from parley.core.convert.history import Notes, Piece, Result, assemble, tool_call
 
@@ -46,7 +49,6 @@ _SYSTEM = re.compile(r"<details>\n<summary>System prompt</summary>\n\n(.*?)\n\n<
                      re.DOTALL)
 _ORIGIN = re.compile(r"\*\((signal|event)(?: from ([^,\n]+))?(?:, sent by ([^\n]+))?\)\*\n\n")
 _PLACEHOLDER = re.compile(r"^\[(image|document|audio|video): [^\]\n]+\]$", re.MULTILINE)
-_STOPPED = "*(stopped before it finished)*"
 
 
 @dataclass(slots=True)
@@ -137,9 +139,10 @@ def _unescape(text: str) -> str:
 
 
 def _section(kind: str, model: str | None, body: str, notes: Notes, index: int) -> Piece:
-    aborted = body.startswith(_STOPPED)
-    if aborted:
-        body = body[len(_STOPPED):].lstrip("\n")
+    unfinished = read_markdown_line(body)
+    cut_off, stop_reason = False, None
+    if unfinished is not None:
+        body, cut_off, stop_reason = unfinished
     if body == "*(empty)*":
         body = ""
     if kind == "Summary":
@@ -147,7 +150,8 @@ def _section(kind: str, model: str | None, body: str, notes: Notes, index: int) 
         return Piece("user", (TextBlock(body),) if body else ())
     role = "assistant" if kind.startswith("Assistant") else "user"
     blocks = _blocks(body, notes, index)
-    return Piece(role, tuple(blocks), None, model, aborted)  # type: ignore[arg-type]
+    return Piece(role, tuple(blocks), None, model, unfinished is not None,  # type: ignore[arg-type]
+                 cut_off=cut_off, stop_reason=stop_reason)
 
 
 def _blocks(body: str, notes: Notes, index: int) -> list[Block | Result]:

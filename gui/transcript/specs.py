@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from parley.core.attachments.files import parse_text_file, size_text
+from parley.core.chat.unfinished import FAILED_WHY as _FAILED_WHY
+from parley.core.chat.unfinished import failure_why
 from parley.core.content import (
     DocumentBlock,
     ImageBlock,
@@ -111,16 +113,9 @@ STOPPED_MARK = "Stopped — reply incomplete"
 #: one that Continue took up.
 FAILED_MARK = "Cut off — {why} · reply incomplete"
 FAILED_CONTINUED_MARK = "Cut off — {why} · continued below"
-#: ``Turn.failure`` -> the few words of :data:`FAILED_MARK` saying why.
-FAILED_WHY = {
-    "connection": "connection lost",
-    "timeout": "no data came in time",
-    "unreadable": "the server sent unreadable data",
-    "ended": "the server ended the stream early",
-    "process": "Parley's connection process stopped",
-    "error": "the provider sent an error",
-    "other": "an error",
-}
+#: ``Turn.failure`` -> the few words of :data:`FAILED_MARK` saying why (the exports say
+#: the same: ``parley.core.chat.unfinished``).
+FAILED_WHY = _FAILED_WHY
 #: Under a stopped reply that Continue took up (the continuation follows below it), and
 #: under one cut off by Parley's end that Continue took up: still "cut off", not "stopped"
 #: (the person did not stop it).
@@ -735,9 +730,8 @@ def aborted_mark(turn: Turn, *, continued: bool = False) -> str:
     Esc (:data:`STOPPED_MARK`), cut off by Parley's end (:data:`CUT_OFF_MARK`) or by a
     failure, with its cause as kept with the reply (:data:`FAILED_MARK`, ``Turn.failure``:
     so it reads the same after a restart)."""
-    failure = turn.failure
-    if failure is not None:
-        why = FAILED_WHY.get(failure, FAILED_WHY["other"])
+    why = failure_why(turn)
+    if why is not None:
         return (FAILED_CONTINUED_MARK if continued else FAILED_MARK).format(why=why)
     if turn.cut_off:
         return CUT_OFF_CONTINUED_MARK if continued else CUT_OFF_MARK
