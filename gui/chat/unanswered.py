@@ -5,7 +5,9 @@ Parley closed or stopped while the message waited, or crashed: the chat says
 that instead. A message the person stopped before any reply came says so, with Retry,
 as it did before the restart (``parley.core.chat.stopped`` remembers it). A fork made
 at one's own message, and a chat imported ending with one's message, are no failure: a
-neutral note offers Send.
+neutral note offers Send. A last reply a failure cut off says so, with Retry, as the
+run's error did before the restart (the error is gone; its cause is kept with the reply:
+``Turn.failure``, ``parley.core.chat.unfinished.CUT_NOTE``).
 """
 
 from __future__ import annotations
@@ -65,13 +67,17 @@ class Unanswered:
 
     def offer(self, sid: str) -> None:
         """A chat was opened: a last message that was never answered (Parley closed or
-        stopped while it waited, or crashed) says "Not sent", with Retry."""
+        stopped while it waited, or crashed) says "Not sent", with Retry; a last reply a
+        failure cut off says why, with Retry."""
         from parley.core.content import ToolResultBlock
 
         last = self.transcript.last_turn()
-        if sid != self.chat.session_id or last is None or last.role != "user" \
+        if sid != self.chat.session_id or last is None \
                 or last.id in self.chat.spans or self.runs.running(sid) \
                 or last.id in self.runs.events.saving:
+            return
+        if last.role == "assistant":
+            self._offer_cut(last)
             return
         if any(isinstance(b, ToolResultBlock) for b in last.blocks):
             return  # a tool round's results: the reply was cut off
@@ -90,6 +96,14 @@ class Unanswered:
             self.transcript.show_notice(STOPPED_BEFORE_REPLY, "Retry")
             return
         self.transcript.show_error(self._too_long_note(last) or CALLED_OFF)
+
+    def _offer_cut(self, last: Turn) -> None:
+        """Under a last reply a failure cut off: why, with Retry (as before a restart)."""
+        from parley.core.chat.unfinished import CUT_NOTE, failure_why
+
+        why = failure_why(last)
+        if why is not None and not last.writing_elsewhere:
+            self.transcript.show_error(CUT_NOTE.format(why=why))
 
     def _too_long_note(self, last: Turn) -> str | None:
         """Why an unanswered last message was not answered when it does not fit the chat
