@@ -61,8 +61,8 @@ def message_menu(view: MessageView, row: int, hit: Hit | None) -> QMenu:
     _entry(view, menu, "fork", row)
     if node.kind == "card" or view.list_view.layout_of(row).fold_keys():
         menu.addSeparator()
-        label = "Fold" if (node.expanded or node.open_folds) else "Unfold"
-        _entry(view, menu, "toggle", row, label)
+        # Its declared name ("Unfold"), or "Fold" while what it opens is open.
+        _entry(view, menu, "toggle", row, "Fold" if (node.expanded or node.open_folds) else None)
     return menu
 
 

@@ -47,3 +47,57 @@ def test_a_replys_tooltip_names_its_model_by_its_display_name(driver, fake_provi
     assert shown.startswith(f"{name} · "), shown
     assert ref not in shown
     QToolTip.hideText()
+
+
+def test_retry_and_unfold_have_one_name_each():
+    """The key R's command is "Retry" as the error's button and Ctrl+R are; Space's is
+    "Unfold" as the context menu and the fold line's tooltip say (not "Retry or continue",
+    "Expand or collapse")."""
+    assert by_id("message.retry").label == by_id("run.retry").label == "Retry"
+    assert by_id("message.toggle").label == "Unfold"
+
+
+def test_the_window_says_retry_and_unfold_everywhere(driver):
+    from parley.core.content import TextBlock, ThinkingBlock, Turn
+    from parley.gui.commands.shortcut_help import open_shortcut_help
+    from parley.gui.transcript.menu import message_menu
+    from tests.gui.transcript_reading import error_text
+
+    w = driver.configured()
+    old = {"Retry or continue", "Expand or collapse"}
+
+    def menu_labels(row):
+        return [a.text().split("\t")[0] for a in message_menu(w.transcript, row, None).actions()]
+
+    # The menu bar and the shortcut help.
+    texts = {a.text().split("\t")[0].replace("&", "") for a in w.findChildren(QAction)}
+    assert {"Retry", "Unfold"} <= texts and not texts & old
+    help_ = open_shortcut_help(w, w)
+    shown = [help_.tree.topLevelItem(g).child(i).text(0)
+             for g in range(help_.tree.topLevelItemCount())
+             for i in range(help_.tree.topLevelItem(g).childCount())]
+    help_.close()
+    assert "Retry" in shown and "Unfold" in shown and not set(shown) & old
+
+    # A reply with thinking: its menu's toggle says "Unfold", then "Fold" once open.
+    s = driver.run(w.store.create_session(title="Folds", model=w.chat.current_model()))
+    driver.run(w.store.append_turn(s.id, Turn("user", [TextBlock("Why?")])))
+    driver.run(w.store.append_turn(s.id, Turn(
+        "assistant", [ThinkingBlock("Let me think."), TextBlock("Because.")],
+        model=w.chat.current_model())))
+    driver.run(w.chat.load_sidebar())
+    w.chat.open_session(s.id)
+    driver.until(lambda: w.session_id == s.id and len(w.chat.turns) == 2
+                 and w.tasks.pending == 0)
+    row = w.transcript.model.rowCount() - 1
+    assert "Unfold" in menu_labels(row) and not set(menu_labels(row)) & old
+
+    # A failed request: the error's button, its accessible name and the menu say "Retry".
+    driver.fake.fail("bad_request")
+    driver.send("Again?", w)
+    driver.until(lambda: error_text(w.transcript) and w.tasks.pending == 0
+                 and not w.composer_bar.busy, timeout=10)
+    button = w.transcript.error_bar.retry_button
+    assert button.text() == button.accessibleName() == "Retry"
+    row = w.transcript.model.rowCount() - 1
+    assert "Retry" in menu_labels(row) and not set(menu_labels(row)) & old
