@@ -194,6 +194,7 @@ class ChatSeveral:
 
     def _listener(self, sid: str, view: CompareView) -> Callable[[SeveralEvent], None]:
         """What the core's events show: the view's columns; the chat at the start."""
+        from parley.core.chat.events import ProviderProcessSilent
         from parley.core.chat.run import (
             ReplyUpdated,
             RunCancelled,
@@ -224,6 +225,8 @@ class ChatSeveral:
                     view.answer_failed(ev.turn_id, inner.error.message, inner.partial is not None)
                 elif isinstance(inner, RunCancelled):
                     view.answer_failed(ev.turn_id, "Stopped", inner.partial is not None)
+                elif isinstance(inner, ProviderProcessSilent):  # as a single reply's bar
+                    view.answer_silent(ev.turn_id, inner.silent)
             elif isinstance(ev, SessionTitled):  # titled from the message, as a send is
                 self.runs.events.on_event(ev)
             elif isinstance(ev, AnswersFinished):

@@ -2,7 +2,10 @@
 
 One column per model, each streaming its answer live, with the model's name on top and,
 below, its tokens and cost once it is done (or why it failed: a failure shows in its
-column only). One answer is chosen to continue the chat from: its column's button, or
+column only). While an answer's request waits on Parley's connection process that has
+stopped answering, its column says so, as the bar over a single reply does
+(:data:`~parley.gui.notices.retry_notice.SILENT`, ``ProviderProcessSilent``).
+One answer is chosen to continue the chat from: its column's button, or
 the keyboard — Left / Right (or Tab) move between columns, Enter chooses the column
 selected, 1–4 choose that column, Esc closes the view (the answer shown in the chat
 stays: the first complete one). The answers are siblings in the chat either way
@@ -30,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from parley.core.content import Usage
+from parley.gui.notices.retry_notice import SILENT, SILENT_DETAIL
 
 STREAMING = "Writing…"
 HINT = ("← → move between the answers · Enter or 1–4 continues the chat from one · "
@@ -131,12 +135,23 @@ class CompareView(QDialog):
             if at_end:
                 bar.setValue(bar.maximum())
 
+    def answer_silent(self, turn_id: str, silent: bool) -> None:
+        """The answer's request waits on Parley's connection process, which does not
+        answer (``silent``: :data:`SILENT` under it, why in its tooltip), or no longer
+        does (back to :data:`STREAMING`). A column already done keeps what it says."""
+        col = self.column(turn_id)
+        if col is None or col.footer.text() not in (STREAMING, SILENT):
+            return
+        col.footer.setText(SILENT if silent else STREAMING)
+        col.footer.setToolTip(SILENT_DETAIL if silent else "")
+
     def answer_done(self, turn_id: str, text: str, usage: Usage | None) -> None:
         """The answer is complete: its text, tokens and cost."""
         col = self.column(turn_id)
         if col is not None:
             self.update_text(turn_id, text)
             col.footer.setText(usage_text(usage))
+            col.footer.setToolTip("")
             self._usable(col)
 
     def answer_failed(self, turn_id: str, why: str, kept: bool) -> None:
@@ -144,6 +159,7 @@ class CompareView(QDialog):
         col = self.column(turn_id)
         if col is not None:
             col.footer.setText(why)
+            col.footer.setToolTip("")
             col.footer.setProperty("error", True)
             if kept:
                 self._usable(col)
