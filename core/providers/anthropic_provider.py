@@ -42,7 +42,8 @@ class AnthropicProvider(SdkProvider):
         api_key: the key (None: requests fail with AuthenticationFailed(missing)).
         base_url: the API root (``ANTHROPIC_BASE_URL`` style, without ``/v1``).
         id: the provider id in model references.
-        name: the display name used in messages.
+        name: the display name; messages name the provider as `naming.message_name` says
+            (this name, or "the server at 127.0.0.1:8000" away from the vendor's address).
         retry: when to send a failed request again.
         timeout_s: read timeout per request, seconds.
         connect_timeout_s: connect timeout, seconds.
@@ -66,7 +67,7 @@ class AnthropicProvider(SdkProvider):
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._setup(api_key=api_key, base_url=base_url or DEFAULT_BASE_URL, id=id, name=name,
-                    retry=retry, model_overrides=model_overrides, sleep=sleep)
+                    kind="anthropic", retry=retry, model_overrides=model_overrides, sleep=sleep)
         self.caps = replace(ANTHROPIC, cache_ttl_s=cache_ttl_s)
         if self._key:
             self._connect(SenderSpec(

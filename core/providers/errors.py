@@ -5,12 +5,18 @@ one of these. Each message names the provider, says what happened and what to
 do; the conversation itself is always kept (the user's turn is saved before
 the request is sent). A message never contains an API key: text that comes
 from the API is passed through :func:`scrub` first.
+
+The provider is named as the person set it up (``naming.message_name``): the name
+typed in Settings, "the server at 127.0.0.1:8000" for a default-named provider sent to
+another server than its vendor's (a proxy at ``ANTHROPIC_BASE_URL``), else the vendor
+("Anthropic"). A name starting with "the" is capitalized where it starts a sentence.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 from parley.core.errors import ParleyError
 
@@ -32,11 +38,31 @@ def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
     return _KEYLIKE.sub("[redacted]", text)
 
 
+def server_address(url: str) -> str:
+    """The host and port of ``url`` as a person would say it (``127.0.0.1:8000``,
+    ``proxy.example.com``): no scheme, path or credentials; ``url`` itself when it has
+    no host."""
+    parts = urlsplit(url.strip() if "://" in url else "//" + url.strip())
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return host or url
+
+
+def _start(provider: str) -> str:
+    """``provider`` at the start of a sentence ("the server at …" → "The server at …")."""
+    return "The" + provider[3:] if provider.startswith("the ") else provider
+
+
+def _names_address(provider: str, url: str | None) -> bool:
+    """True when ``provider`` (a message name) already says ``url``'s address."""
+    return bool(url) and f"server at {server_address(url or '')}" in provider
+
+
 class ProviderError(ParleyError):
     """A model provider request failed.
 
     Attributes:
-        provider: the provider's display name, e.g. ``"Anthropic"``.
+        provider: the provider's name in messages, e.g. ``"Anthropic"``, ``"My proxy"``
+            or ``"the server at 127.0.0.1:8000"`` (``naming.message_name``).
         status: the HTTP status, when there was one (200 for an error event
             inside a stream).
         retryable: whether sending the same request again may succeed
@@ -62,7 +88,7 @@ class AuthenticationFailed(ProviderError):
             )
         else:
             text = (
-                f"{provider} rejected the API key. Check or replace the key in "
+                f"{_start(provider)} rejected the API key. Check or replace the key in "
                 "Settings → Providers. Your conversation is saved."
             )
         super().__init__(text, provider=provider, status=status)
@@ -74,7 +100,7 @@ class PermissionDenied(ProviderError):
 
     def __init__(self, provider: str, detail: str = "") -> None:
         super().__init__(
-            f"{provider} refused the request: this API key is not allowed to use it"
+            f"{_start(provider)} refused the request: this API key is not allowed to use it"
             f"{_detail(detail)}. Check the key's permissions or pick another model. "
             "Your conversation is saved.",
             provider=provider,
@@ -98,7 +124,7 @@ class RateLimited(ProviderError):
             else "Wait a moment and send again"
         )
         super().__init__(
-            f"{provider} is rate-limiting this account{_detail(detail)}. {wait}. "
+            f"{_start(provider)} is rate-limiting this account{_detail(detail)}. {wait}. "
             "Your conversation is saved.",
             provider=provider,
             status=429,
@@ -113,7 +139,7 @@ class Overloaded(ProviderError):
 
     def __init__(self, provider: str, status: int | None = 529) -> None:
         super().__init__(
-            f"{provider} is overloaded right now. Try again in a minute; "
+            f"{_start(provider)} is overloaded right now. Try again in a minute; "
             "your conversation is saved.",
             provider=provider,
             status=status,
@@ -127,7 +153,7 @@ class ServerError(ProviderError):
 
     def __init__(self, provider: str, status: int | None = 500, detail: str = "") -> None:
         super().__init__(
-            f"{provider} had an internal error{_detail(detail)}. Try again; "
+            f"{_start(provider)} had an internal error{_detail(detail)}. Try again; "
             "your conversation is saved.",
             provider=provider,
             status=status,
@@ -144,10 +170,13 @@ class NetworkError(ProviderError):
     retryable = True
 
     def __init__(self, provider: str, url: str | None = None, *, timed_out: bool = False) -> None:
+        named = provider
         where = f" at {url}" if url else ""
+        if url and _names_address(provider, url):  # "the server at 127.0.0.1:8000", once
+            provider, where = f"the server at {url}", ""
         if timed_out:
             text = (
-                f"{provider}{where} did not answer in time. Check your connection "
+                f"{_start(provider)}{where} did not answer in time. Check your connection "
                 "and try again; your conversation is saved."
             )
         else:
@@ -156,7 +185,7 @@ class NetworkError(ProviderError):
                 "connection (or that the local server is running) and try again; "
                 "your conversation is saved."
             )
-        super().__init__(text, provider=provider)
+        super().__init__(text, provider=named)
         self.timed_out = timed_out
 
 
@@ -208,7 +237,7 @@ class StreamInterrupted(ProviderError):
                  cause: str = "connection") -> None:
         if nothing_arrived:
             text = (
-                f"{provider} ended the reply before sending any of it{_detail(detail)}. "
+                f"{_start(provider)} ended the reply before sending any of it{_detail(detail)}. "
                 "Nothing arrived, and your conversation is saved; send again to retry, or "
                 "check the server's own log for the reason."
             )
@@ -248,8 +277,8 @@ class BadRequest(ProviderError):
 
     def __init__(self, provider: str, detail: str = "", status: int | None = 400) -> None:
         super().__init__(
-            f"{provider} rejected the request{_detail(detail)}. Your conversation is saved; "
-            "changing the model or settings may help.",
+            f"{_start(provider)} rejected the request{_detail(detail)}. Your conversation is "
+            "saved; changing the model or settings may help.",
             provider=provider,
             status=status,
         )
@@ -261,7 +290,7 @@ class ModelNotFound(ProviderError):
     def __init__(self, provider: str, model: str | None = None) -> None:
         name = f"the model '{model}'" if model else "this model"
         super().__init__(
-            f"{provider} does not offer {name}. Pick another model in the model picker "
+            f"{_start(provider)} does not offer {name}. Pick another model in the model picker "
             "(or pull it first, for a local server). Your conversation is saved.",
             provider=provider,
             status=404,

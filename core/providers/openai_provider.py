@@ -89,7 +89,8 @@ class OpenAIProvider(SdkProvider):
         base_url: the API root including ``/v1``.
         kind: ``openai`` or ``openai_compatible``.
         id: the provider id in model references.
-        name: the display name used in messages.
+        name: the display name; messages name the provider as `naming.message_name` says
+            (this name, or "the server at 127.0.0.1:8000" away from the vendor's address).
         retry: when to send a failed request again.
         timeout_s: read timeout per request, seconds.
         connect_timeout_s: connect timeout, seconds.
@@ -114,7 +115,7 @@ class OpenAIProvider(SdkProvider):
         if kind == "anthropic":
             raise ValueError("OpenAIProvider serves the openai and openai_compatible kinds")
         self._setup(api_key=api_key, base_url=base_url or DEFAULT_BASE_URL, id=id, name=name,
-                    retry=retry, model_overrides=model_overrides, sleep=sleep)
+                    kind=kind, retry=retry, model_overrides=model_overrides, sleep=sleep)
         self.kind: ProviderKind = kind
         self.caps = CAPS_BY_KIND[kind]
         if self._key or kind == "openai_compatible":

@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any, Literal, TypeAlias
-from urllib.parse import urlsplit
 
 from parley.core.errors import ParleyError
 from parley.core.keys import ApiKey, KeyStore
@@ -32,6 +31,17 @@ from parley.core.providers.base import Provider
 from parley.core.providers.capabilities import DEFAULT_URLS, ProviderKind
 from parley.core.providers.capabilities import ENV_API_KEY as ENV_API_KEY  # read here
 from parley.core.providers.capabilities import ENV_BASE_URL as ENV_BASE_URL
+from parley.core.providers.naming import ANTHROPIC_HOSTS as ANTHROPIC_HOSTS
+from parley.core.providers.naming import COMPATIBLE_NAME as COMPATIBLE_NAME
+from parley.core.providers.naming import DEFAULT_NAMES as DEFAULT_NAMES
+from parley.core.providers.naming import ENV_ANTHROPIC_URLS as ENV_ANTHROPIC_URLS
+from parley.core.providers.naming import ENV_OPENAI_URLS as ENV_OPENAI_URLS
+from parley.core.providers.naming import OPENAI_HOSTS as OPENAI_HOSTS
+from parley.core.providers.naming import OPENAI_NAME as OPENAI_NAME
+from parley.core.providers.naming import is_anthropic_url as is_anthropic_url
+from parley.core.providers.naming import is_openai_url as is_openai_url
+from parley.core.providers.naming import is_vendor_url as is_vendor_url
+from parley.core.providers.naming import message_name as message_name
 from parley.core.providers.retry import RetryPolicy
 
 Source: TypeAlias = Literal["settings", "environment", "keyring", "file", "default", "none"]
@@ -86,31 +96,6 @@ BUILTIN_PROVIDERS: tuple[ProviderConfig, ...] = (
 #: OpenAI's: a compatible server, its address and key from the environment, its default
 #: model the first one it lists (see :func:`builtin_providers`).
 ENV_COMPATIBLE = ProviderConfig("openai", "openai_compatible", "OpenAI-compatible server")
-#: The hosts whose OpenAI-style API is OpenAI's own.
-OPENAI_HOSTS = frozenset({"api.openai.com"})
-#: Process environment variable: more API roots that are OpenAI's own API, separated by
-#: spaces or commas (a gateway that passes requests to OpenAI unchanged; the tests'
-#: fake server playing OpenAI). Read from ``os.environ`` at each call.
-ENV_OPENAI_URLS = "PARLEY_OPENAI_URLS"
-
-
-def _root(url: str) -> str:
-    return url.strip().rstrip("/").lower()
-
-
-def is_openai_url(url: str | None) -> bool:
-    """True when ``url`` is OpenAI's API (host ``api.openai.com``, or at or under a root
-    listed in ``PARLEY_OPENAI_URLS``), not another server."""
-    if not url or not url.strip():
-        return False
-    host = urlsplit(url.strip() if "://" in url else "//" + url.strip()).hostname or ""
-    if host.lower() in OPENAI_HOSTS:
-        return True
-    wanted = _root(url)
-    listed = os.environ.get(ENV_OPENAI_URLS, "").replace(",", " ").split()
-    return any(wanted == _root(r) or wanted.startswith(_root(r) + "/") for r in listed)
-
-
 def builtin_providers(environ: Mapping[str, str] | None = None) -> tuple[ProviderConfig, ...]:
     """The built-in providers for this environment.
 
@@ -124,12 +109,6 @@ def builtin_providers(environ: Mapping[str, str] | None = None) -> tuple[Provide
         environ: the environment (default ``os.environ``).
     """
     return tuple(as_used(c, environ) for c in BUILTIN_PROVIDERS)
-
-
-#: The name Parley gives a provider of kind ``openai`` when none is typed.
-OPENAI_NAME = "OpenAI"
-#: The name of an ``openai`` provider found at another server's address (:func:`as_used`).
-COMPATIBLE_NAME = "OpenAI-compatible server"
 
 
 def as_used(config: ProviderConfig, environ: Mapping[str, str] | None = None) -> ProviderConfig:

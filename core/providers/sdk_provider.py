@@ -21,8 +21,10 @@ from typing import Any
 
 from parley.core.errors import ParleyError
 from parley.core.providers.base import ChatRequest, Event, ModelInfo
+from parley.core.providers.capabilities import ProviderKind
 from parley.core.providers.catalog import with_reported
 from parley.core.providers.errors import AuthenticationFailed
+from parley.core.providers.naming import message_name
 from parley.core.providers.process.client import RemoteSender, shared_process
 from parley.core.providers.process.protocol import SenderSpec
 from parley.core.providers.retry import RetryPolicy, stream_with_retries
@@ -69,13 +71,18 @@ class SdkProvider:
         base_url: str,
         id: str,
         name: str,
+        kind: ProviderKind,
         retry: RetryPolicy | None,
         model_overrides: Mapping[str, Mapping[str, Any]] | None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        """Set the attributes every adapter has (the subclass then calls ``_connect``)."""
+        """Set the attributes every adapter has (the subclass then calls ``_connect``).
+
+        ``name`` is the provider's display name; ``self.name``, which messages use, is
+        what the person set up (``naming.message_name``): that name, or "the server at
+        127.0.0.1:8000" for a default-named provider away from its vendor's address."""
         self.id = id
-        self.name = name
+        self.name = message_name(kind, name, base_url)
         self.base_url = base_url.rstrip("/")
         self.retry = retry or RetryPolicy()
         self.model_overrides = dict(model_overrides or {})

@@ -39,9 +39,13 @@ def fake_provider(
     fake_provider_server: FakeProviderServer, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[FakeProviderServer]:
     """The session's fake provider, reset before and after this test; its
-    ``openai_own_url`` counts as OpenAI's own API (``PARLEY_OPENAI_URLS``)."""
+    ``openai_own_url`` counts as OpenAI's own API (``PARLEY_OPENAI_URLS``) and its
+    ``anthropic_base_url`` as Anthropic's (``PARLEY_ANTHROPIC_URLS``), so messages name
+    them as they name the vendors (a test of a proxy's naming removes the latter)."""
     monkeypatch.setenv("PARLEY_OPENAI_URLS",  # parley.core.providers.registry.ENV_OPENAI_URLS
                         fake_provider_server.openai_own_url)
+    monkeypatch.setenv("PARLEY_ANTHROPIC_URLS",  # registry.ENV_ANTHROPIC_URLS
+                       fake_provider_server.anthropic_base_url)
     fake_provider_server.reset()
     yield fake_provider_server
     fake_provider_server.reset()
