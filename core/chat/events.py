@@ -68,6 +68,9 @@ class RetryWaiting:
             overloaded or failing server or the network.
         message: the failure in words (the provider's error message).
         attempt: the number of the retry that follows (1 for the first).
+        dropped: True when the connection dropped before any of the reply came (the
+            stream broke off, or Parley's provider process stopped): told however
+            short the wait (``parley.core.providers.retry.RetryWait.dropped``).
 
     Stopping the run (``ChatRunner.cancel``) ends the wait; the user's message
     stays saved.
@@ -78,6 +81,7 @@ class RetryWaiting:
     rate_limited: bool
     message: str
     attempt: int = 1
+    dropped: bool = False
 
 
 @dataclass(frozen=True, slots=True)

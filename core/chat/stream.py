@@ -240,7 +240,7 @@ class RequestStream:
             log.info("session %s: retry %d in %.1f s (%s)", session_id, wait.attempt,
                      wait.seconds, wait.error.message)
             emit(RetryWaiting(session_id, wait.seconds, wait.rate_limited,
-                              wait.error.message, wait.attempt))
+                              wait.error.message, wait.attempt, dropped=wait.dropped))
 
         def silent(silent: bool) -> None:
             emit(ProviderProcessSilent(session_id, silent))

@@ -3,17 +3,21 @@
 A request is sent again only when the failure is one that can pass
 (rate limit, overloaded, server error, network, a stream that broke off) and
 *no event has been yielded yet*: once text reached the caller, a retry would
-duplicate it, so the error goes up instead. The SDKs' own retries are turned
-off (``max_retries=0``) so this is the one policy: exponential backoff with
-jitter, and the provider's ``retry-after`` honoured when it gives one (a wait
-longer than ``max_retry_after_s`` is not slept through: the error goes to the
-user, who can decide).
+duplicate it (and replace what the person is reading), so the error goes up
+instead and the part that arrived is kept, marked cut off; Retry then keeps it
+as the answer's earlier version (``parley.core.chat.regenerate.retry_incomplete``).
+The SDKs' own retries are turned off (``max_retries=0``) so this is the one
+policy: exponential backoff with jitter, and the provider's ``retry-after``
+honoured when it gives one (a wait longer than ``max_retry_after_s`` is not
+slept through: the error goes to the user, who can decide).
 
 Waits are told, not hidden: before each wait the listener set with
 :func:`retry_waits` (if any, for the code running the request: a context
 variable, so concurrent requests each reach their own) gets a
 :class:`RetryWait` with the wait's length and its cause; the run loop turns
-it into a ``RetryWaiting`` event ("Rate limited — retrying in 12 s").
+it into a ``RetryWaiting`` event ("Rate limited — retrying in 12 s"; a stream that
+broke off before any of the reply came is :attr:`RetryWait.dropped`: "The connection
+dropped; trying again…").
 """
 
 from __future__ import annotations
@@ -27,7 +31,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TypeVar
 
-from parley.core.providers.errors import ProviderError, RateLimited
+from parley.core.providers.errors import (
+    ProviderError,
+    ProviderProcessStopped,
+    RateLimited,
+    StreamInterrupted,
+)
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -51,6 +60,13 @@ class RetryWait:
     def rate_limited(self) -> bool:
         """True when the provider refused for its rate limit (HTTP 429)."""
         return isinstance(self.error, RateLimited)
+
+    @property
+    def dropped(self) -> bool:
+        """True when the connection dropped before any of the reply came: the stream
+        broke off (``StreamInterrupted``) or Parley's provider process stopped
+        (``ProviderProcessStopped``). Such a retry is told however short its wait."""
+        return isinstance(self.error, StreamInterrupted | ProviderProcessStopped)
 
 
 RetryListener = Callable[[RetryWait], None]

@@ -5,8 +5,9 @@
 once (marked "Saving…" if its save takes a while), the reply growing in the open
 chat's state, the saved reply, an inline error or a stopped reply's note, tool
 rounds as they are saved, the note of older turns the model no longer sees, the
-chat moved to the top of its space, the retry countdown, the wait for a connection
-process that stopped answering, and a title asked for after a chat's first reply.
+chat moved to the top of its space, the retry countdown (a retry after a dropped
+connection said in the status line too), the wait for a connection process that
+stopped answering, and a title asked for after a chat's first reply.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ SAVING_MARK_MS = 300
 STOPPED_BEFORE_REPLY = ("Stopped before any reply came: your message is kept in the chat. "
                         "Retry sends it again.")
 
+#: In the status line when a reply's connection dropped before any of it came and the
+#: request went again by itself (``RetryWaiting.dropped``; the bar above the composer
+#: says "The connection dropped; trying again…" until the reply starts).
+DROPPED_STATUS = ("The connection dropped before the reply came; Parley sent your "
+                  "message again.")
+DROPPED_STATUS_MS = 15_000
 
 
 class _Runs(Protocol):
@@ -88,7 +95,10 @@ class RunEvents:
         sid = ev.session_id
         current = sid == self.chat.session_id
         if isinstance(ev, RetryWaiting):
-            self.runs.retry_notice.waiting(sid, ev.seconds, ev.rate_limited, ev.message)
+            self.runs.retry_notice.waiting(sid, ev.seconds, ev.rate_limited, ev.message,
+                                           dropped=ev.dropped)
+            if ev.dropped and current:  # stays said after the bar goes with the reply
+                self.status.showMessage(DROPPED_STATUS, DROPPED_STATUS_MS)
             return
         if isinstance(ev, ProviderProcessSilent):
             self.runs.retry_notice.silent(sid, ev.silent)

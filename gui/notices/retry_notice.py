@@ -8,6 +8,11 @@ second, with Cancel, which stops the run like Esc: the message stays saved
 and Retry sends it later. The bar goes as soon as the reply starts or the
 run ends; a chat switched away from and back to shows what is left of its wait.
 
+A reply whose connection dropped before any of it came (``RetryWaiting.dropped``) is
+sent again after a short backoff; the bar says "The connection dropped; trying again…"
+however short the wait, until the reply starts, so no retry goes unsaid. (A reply that
+had begun is never retried by itself: what arrived stays, marked cut off, with Retry.)
+
 The same bar says "Waiting for Parley's connection process…" while a request waits on
 a provider process that has stopped answering (``ProviderProcessSilent``), until it
 answers again or the request ends (restarted after its silence, the process's
@@ -29,6 +34,8 @@ MIN_SHOWN_S = 1.0
 RATE_LIMITED = "Rate limited — retrying in {n} s"
 BUSY = "The server did not answer — retrying in {n} s"
 NOW = "Retrying now…"
+DROPPED = "The connection dropped; trying again…"
+DROPPED_IN = "The connection dropped — trying again in {n} s"
 SILENT = "Waiting for Parley's connection process…"
 SILENT_DETAIL = ("Parley's connection process, which sends your messages to the provider, "
                  "has not answered for a few seconds. If it stays silent, Parley restarts "
@@ -41,11 +48,17 @@ class _Wait:
     rate_limited: bool
     detail: str
     silent: bool = False  # no retry: the connection process does not answer
+    dropped: bool = False  # the connection dropped before any of the reply came
 
 
-def wait_text(seconds_left: float, rate_limited: bool) -> str:
-    """The bar's words for a wait with ``seconds_left`` s to go (whole seconds, rounded up)."""
+def wait_text(seconds_left: float, rate_limited: bool, dropped: bool = False) -> str:
+    """The bar's words for a wait with ``seconds_left`` s to go (whole seconds, rounded up).
+
+    ``dropped``: the connection dropped before the reply came ("The connection dropped;
+    trying again…" once the wait is under a second, and while the request goes again)."""
     n = math.ceil(max(0.0, seconds_left))
+    if dropped:
+        return DROPPED_IN.format(n=n) if n > 1 else DROPPED
     if n <= 0:
         return NOW
     return (RATE_LIMITED if rate_limited else BUSY).format(n=n)
@@ -102,11 +115,16 @@ class RetryNotice:
         self._tick.setInterval(250)  # the seconds change on time, whatever the phase
         self._tick.timeout.connect(self.refresh)
 
-    def waiting(self, sid: str, seconds: float, rate_limited: bool, detail: str = "") -> None:
-        """A run of ``sid`` waits ``seconds`` before sending again (``RetryWaiting``)."""
-        if seconds < MIN_SHOWN_S:
+    def waiting(self, sid: str, seconds: float, rate_limited: bool, detail: str = "",
+                *, dropped: bool = False) -> None:
+        """A run of ``sid`` waits ``seconds`` before sending again (``RetryWaiting``).
+
+        A wait under :data:`MIN_SHOWN_S` is not shown, unless ``dropped`` (the connection
+        dropped before the reply came): that one is said until the reply starts."""
+        if seconds < MIN_SHOWN_S and not dropped:
             return
-        self._waits[sid] = _Wait(self._clock() + seconds, rate_limited, detail)
+        self._waits[sid] = _Wait(self._clock() + seconds, rate_limited, detail,
+                                 dropped=dropped)
         self.refresh()
 
     def silent(self, sid: str, silent: bool) -> None:
@@ -134,7 +152,8 @@ class RetryNotice:
                 self._tick.stop()
             return
         self.bar.label.setText(SILENT if wait.silent
-                               else wait_text(wait.until - self._clock(), wait.rate_limited))
+                               else wait_text(wait.until - self._clock(), wait.rate_limited,
+                                              wait.dropped))
         self.bar.setAccessibleName("Waiting for the connection process" if wait.silent
                                    else "Waiting to retry")
         self.bar.cancel.setAccessibleName("Stop waiting" if wait.silent
