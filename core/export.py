@@ -306,7 +306,8 @@ def _block_md(block: Block, tool_names: dict[str, str]) -> str:
         text = block.thinking.strip().replace("</details>", "&lt;/details>")
         return f"<details>\n<summary>Thinking</summary>\n\n{text}\n\n</details>"
     if isinstance(block, CompactSummaryBlock):
-        n = f" of {block.replaced_count:,} earlier turns" if block.replaced_count else ""
+        count = block.replaced_count  # messages, as the window's card and toast say
+        n = f" of {count:,} earlier message{'s' if count != 1 else ''}" if count else ""
         return f"**Summary{n}** (compaction)\n\n{block.summary.strip()}"
     return f"[{block.type} block]"
 

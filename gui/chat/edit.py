@@ -66,17 +66,33 @@ STAGES = {
 }
 
 
-def compacted_text(result: Any) -> str:
+def compacted_text(result: Any, before: int | None = None, after: int | None = None) -> str:
     """What "Compact now" says once a summary is saved (``CompactResult``): how many
-    turns it stands for and, when both are known, the context before and after."""
-    kept = f"{result.replaced_count:,} earlier turns are now a summary"
-    before, after = result.tokens_before, result.effective_tokens
-    if before and after and after < before:
-        size = f"; about {before:,} → {after:,} tokens in context"
-    elif before and after:  # said as it is, not as if it had helped
-        size = f"; the context did not get smaller (about {before:,} → {after:,} tokens)"
+    messages it stands for and the context before and after in the context meter's
+    own figures (``ChatMeter.shown`` / ``ChatMeter.settled``: the provider's count where
+    there is one), written as the meter writes them ("1.4k"), so the two never disagree
+    (trial 21: the toast gave Parley's local estimate, the meter the provider's count).
+
+    Args:
+        result: the compaction's ``CompactResult`` (``replaced_count``).
+        before: the meter's tokens when "Compact now" was chosen, or None (not shown).
+        after: the meter's tokens once the summary is counted, or None (not known).
+    """
+    from parley.gui.header.context_meter import short_count
+
+    n = result.replaced_count
+    kept = f"{n:,} earlier message{'s' if n != 1 else ''} {'are' if n != 1 else 'is'} now a summary"
+    if before and after:
+        was, now = short_count(before), short_count(after)
+        if after >= before:  # said as it is, not as if it had helped
+            moved = f"{was} → {now}" if was != now else f"about {now}"
+            size = f"; the context did not get smaller ({moved} tokens)"
+        elif was != now:
+            size = f"; context {was} → {now} tokens"
+        else:
+            size = f"; the context is a little smaller (still about {now} tokens)"
     elif after:
-        size = f"; about {after:,} tokens in context"
+        size = f"; context now {short_count(after)} tokens"
     else:
         size = ""
     return f"Compacted: {kept}{size}. The full conversation is kept."
@@ -313,10 +329,11 @@ class ChatEditor:
             if sid is None:
                 self.undo.notice(NOT_COMPACTED["no-session"])
             return False
-        self.tasks.spawn(self._compact(sid), name="compact")
+        before = self.chat.meter.shown(sid)  # as the person sees it now
+        self.tasks.spawn(self._compact(sid, before), name="compact")
         return True
 
-    async def _compact(self, sid: str) -> None:
+    async def _compact(self, sid: str, before: int | None = None) -> None:
         from parley.core.settings import Settings
 
         keep = await Settings.of(self.chat.store).get("compaction.keep_turns")
@@ -332,7 +349,11 @@ class ChatEditor:
         if not result.compacted:
             self.undo.notice(NOT_COMPACTED.get(result.reason or "", "Nothing was compacted."))
             return
-        self.undo.notice(compacted_text(result))
+        try:
+            after = await self.chat.meter.settled(sid)  # the figure the meter shows next
+        except ParleyError:  # the summary is saved: said without the figure
+            after = None
+        self.undo.notice(compacted_text(result, before, after))
 
     def _on_compact(self, event: CompactEvent) -> None:
         sid, name = event.session_id, event.name

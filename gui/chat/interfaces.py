@@ -213,6 +213,10 @@ class MeterView(Protocol):
 
     def documents_changed(self, space_id: str) -> None: ...
 
+    def shown(self, sid: str) -> int | None: ...
+
+    async def settled(self, sid: str) -> int | None: ...
+
 
 class ModelsView(Protocol):
     """Which model answers, and the title (``parley.gui.chat.models.ChatModels``)."""

@@ -89,6 +89,8 @@ class ChatMeter:
         self._counted: dict[str, Counted] = {}
         #: (session, last turn, model) counted or being counted (asked once).
         self._asked: set[tuple[str, str, str]] = set()
+        #: The counts of :attr:`_asked` still running (:meth:`settled` waits for them).
+        self._counting: dict[tuple[str, str, str], asyncio.Task[None]] = {}
 
     def opening(self, sid: str) -> None:
         """Chat ``sid`` was chosen and is being read: the meter says "counting…" until
@@ -212,20 +214,57 @@ class ChatMeter:
         self.show_cache_expiry()
 
     def _ask_count(self, sid: str | None, turns: Sequence[Turn], system: str | None,
-                   model: str | None, shape: Any, *, measured: bool) -> None:
+                   model: str | None, shape: Any, *, measured: bool) -> asyncio.Task[None] | None:
         """After a compaction (a summary among ``turns`` and no reply measured since),
-        ask the provider's count of the request once (:meth:`_count`)."""
+        ask the provider's count of the request once (:meth:`_count`). Returns the count
+        while it runs (asked now or before), else None."""
         if measured or sid is None or model is None or not turns or self.chat.hub is None:
-            return
+            return None
         if not any(isinstance(b, CompactSummaryBlock) for t in turns for b in t.blocks):
-            return  # no compaction: the estimate until the first reply, as always
+            return None  # no compaction: the estimate until the first reply, as always
         if shape is None and self._shapes.get((sid, model)) is _LEARNING:
-            return  # its tools are being learnt (_learn_shape): asked with them, then
+            return None  # its tools are being learnt (_learn_shape): asked with them, then
         key = (sid, turns[-1].id, model)
         if key not in self._asked:
             self._asked.add(key)
-            self.tasks.spawn(self._count(sid, list(turns), system, model, shape),
-                             name="meter-count")
+            task = self.tasks.spawn(self._count(sid, list(turns), system, model, shape),
+                                    name="meter-count")
+            self._counting[key] = task
+            task.add_done_callback(lambda _t: self._counting.pop(key, None))
+        return self._counting.get(key)
+
+    def shown(self, sid: str) -> int | None:
+        """The figure (tokens) the meter shows now for chat ``sid``; None when it shows
+        another chat or says it is counting."""
+        if sid != self.chat.session_id or self._opening is not None \
+                or self.context_meter.counting:
+            return None
+        return int(self.context_meter.used)
+
+    async def settled(self, sid: str) -> int | None:
+        """The figure (tokens) the meter shows for the open chat ``sid`` once what it
+        sends is read again and, after a compaction, the provider has counted it: worked
+        out as :meth:`update` does, sharing its count (the meter then shows the same
+        figure). None when ``sid`` is not the open chat (then or once read).
+
+        Used by "Compact now" to tell the context before and after in the meter's own
+        figures (trial 21: the toast's local estimate and the meter disagreed)."""
+        if sid != self.chat.session_id:
+            return None
+        turns = self._seen(await self.chat.store.context_turns(sid))
+        if sid != self.chat.session_id or not turns:
+            return None
+        system, model, shape = (self._system_prompt(sid), self.chat.current_model(),
+                                 self.next_request_shape(sid))
+        hub = self.chat.hub
+        figures = await asyncio.to_thread(measure, turns, system, model, hub, shape,
+                                          self._counted.get(sid))
+        counting = self._ask_count(sid, turns, system, model, shape, measured=figures[4])
+        if counting is not None:
+            await asyncio.shield(counting)
+            figures = await asyncio.to_thread(measure, turns, system, model, hub, shape,
+                                              self._counted.get(sid))
+        return int(figures[0]) if sid == self.chat.session_id else None
 
     async def _count(self, sid: str, turns: list[Turn], system: str | None, model: str,
                      shape: Any) -> None:

@@ -100,6 +100,9 @@ def install(state: KeysWindow, window: QMainWindow,
     undo = getattr(state, "undo", None)
     if undo is not None:  # Undo (Ctrl+Z, the palette) is there while the toast offers it
         undo.pending_changed.connect(lambda _pending: refresh_enabled(state))
+    stack = getattr(state, "stack", None)
+    if stack is not None:  # the set-up page and back: its keys follow what can run there
+        stack.currentChanged.connect(lambda _index: refresh_enabled(state))
     follow_store(state, window)
     return out
 

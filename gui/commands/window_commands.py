@@ -105,9 +105,26 @@ class WindowCommands:
         whens: dict[str, Callable[[], bool]] = {
             "session.archive": self._open_chat_archived,
             "edit.undo": lambda: self.state.undo.pending,  # while the toast offers Undo
+            # Not on the set-up page (trial 21: enabled there, they did nothing).
+            "session.compact": self._chats_shown,
+            "session.export": self._saved_chat_shown,
         }
         for action_id, handler in handlers.items():
             commands.handle(action_id, handler, when=whens.get(action_id))
+
+    def _chats_shown(self) -> bool:
+        """True when a chat command acts now or is kept for the chat shown first: the
+        chat page shows, or the chats are not shown yet (``_chat_call`` queues it).
+        False on the set-up page (no provider yet) or another page."""
+        state = self.state
+        return state.startup.queueing or (
+            state.chat is not None and state.stack.currentWidget() is state.chat_page)
+
+    def _saved_chat_shown(self) -> bool:
+        """True when the chat page shows a saved chat (one there is to export)."""
+        state = self.state
+        return state.chat is not None and state.chat.session_id is not None \
+            and state.stack.currentWidget() is state.chat_page
 
     def _chat_call(self, command: Callable[[OpenChat], Any], *,
                    early: Callable[[], Any] | None = None) -> Any:

@@ -289,7 +289,7 @@ def accessible_text(node: Node) -> str:
         count = card_count(node)
         block = summary_block(turn)
         kept = "not kept" if block is not None and block.legacy else "originals kept"
-        return f"Summary of {count:,} earlier turn{'s' if count != 1 else ''} ({kept})"
+        return f"Summary of {count:,} earlier message{'s' if count != 1 else ''} ({kept})"
     who = "You" if turn.role == "user" else "Assistant"
     text = " ".join(turn.text()[: ACCESSIBLE_TEXT_LIMIT * 4].split())  # not all of a huge one
     if len(text) > ACCESSIBLE_TEXT_LIMIT:

@@ -581,11 +581,12 @@ class SpecBuilder:
         opened = node.expanded
         count = card_count(node)
         model = (node.turn.model or "").split(":", 1)[-1]
-        label = f"Summarized {count:,} turn{'s' if count != 1 else ''}"
+        # messages, as a person counts them (and as the toast and the export say)
+        label = f"Summarized {count:,} message{'s' if count != 1 else ''}"
         if model:
             label += f" · {html.escape(model)}"
         if block is not None and block.legacy:
-            label += self._muted(" · earlier turns not kept")  # a v3 app deleted them
+            label += self._muted(" · earlier messages not kept")  # a v3 app deleted them
         elif opened and node.missing:
             # its oldest entries (turns, or the summary it folded in), not read yet: "Show
             # more" reads them

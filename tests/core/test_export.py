@@ -68,7 +68,7 @@ async def test_markdown_shows_compaction_summary_and_keeps_replaced_turns(store)
         first_turn_id=turns[0].id, last_turn_id=turns[1].id, replaced_count=2,
     )
     md = (await export_session(store, sid, "markdown")).text
-    assert "## Summary\n\n**Summary of 2 earlier turns** (compaction)" in md
+    assert "## Summary\n\n**Summary of 2 earlier messages** (compaction)" in md
     assert "They talked about a bridge." in md and "What is in this picture?" in md
 
 

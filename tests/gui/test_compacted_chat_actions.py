@@ -151,7 +151,7 @@ def test_a_fork_from_a_message_after_the_card_shows_the_card_and_sends_the_summa
     copies = driver.run(w.store.get_turns(fork))
     assert [n.key for n in rows(w)] == [copy.summary_turn_id, copies[N - 4].id,
                                         copies[N - 3].id]
-    assert f"Summarized {N - 4} turns" in card_text(w)
+    assert f"Summarized {N - 4} messages" in card_text(w)
     assert rows(w)[-1].turn.text() == turns[N - 3].text()
 
     driver.fake.script("An answer in the fork.")
@@ -208,7 +208,7 @@ def test_fork_on_the_summary_card_starts_a_chat_from_the_summary(driver: Any) ->
     [copy] = driver.run(w.store.list_compactions(fork))
     assert [(n.kind, n.key) for n in rows(w)] == [("card", copy.summary_turn_id)]
     assert copy.summary_turn_id != compaction.summary_turn_id
-    assert f"Summarized {N - 4} turns" in card_text(w)
+    assert f"Summarized {N - 4} messages" in card_text(w)
     assert notice_text(w.transcript) is None and error_text(w.transcript) is None
     model = w.sidebar.model
     driver.until(lambda: model.index_of(fork).data(FORK_POINT) == "from the summary")
@@ -275,7 +275,7 @@ def test_compacting_again_after_one_exchange_shows_one_card_with_every_turn(
         driver.until(lambda: [n.key for n in rows(win)] == [second.summary_turn_id, *kept],
                      timeout=10)
         assert rows(win)[0].kind == "card"
-        assert f"Summarized {N - 2} turns" in card_text(win)
+        assert f"Summarized {N - 2} messages" in card_text(win)
         lv = win.transcript.list_view
         click = win.transcript.fold_point(second.summary_turn_id, "card")
         driver.qtbot.mouseClick(lv.viewport(), Qt.MouseButton.LeftButton, pos=click)

@@ -46,7 +46,7 @@ def assert_card_in_place(driver: Any, w: Any, sid: str, turns: list[Any]) -> Non
     kept = [t.id for t in turns[replaced:]]
     assert [n.key for n in rows(w)] == [compaction.summary_turn_id, *kept]
     text = card_text(w)
-    assert f"Summarized {replaced} turns" in text and "originals kept" in text
+    assert f"Summarized {replaced} messages" in text and "originals kept" in text
     assert "not kept" not in text
     # only the summary and the kept turns were read: the replaced ones are in the store
     assert len(w.chat.turns) == 5 and w.chat.older == 0
@@ -214,6 +214,6 @@ def test_scrolling_up_reads_older_items_and_a_card_in_the_middle_is_in_its_place
     keys = [n.key for n in rows(w)]
     assert keys == [t.id for t in turns[:100]] + [summary.id] + [t.id for t in turns[200:]]
     text = card_text(w, 100)
-    assert "Summarized 100 turns" in text and "originals kept" in text
+    assert "Summarized 100 messages" in text and "originals kept" in text
     assert w.transcript.focused_turn_id() == turns[250].id  # the place is kept
     assert shown(w, turns[250].id)

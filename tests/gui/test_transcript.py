@@ -275,7 +275,7 @@ def test_compaction_card_is_collapsed_and_expands_to_the_replaced_turns(view, qt
     show_turns(view, compacted_turns())
     assert [n.key for n in view.model.rows] == ["s1", "n1", "n2"]
     card = view.list_view.layout_of(0).plain_text()
-    assert "Summarized 2 turns · claude-haiku-4-5" in card
+    assert "Summarized 2 messages · claude-haiku-4-5" in card
     assert "originals kept" in card and "not kept" not in card
     click(qtbot, view, view.fold_point("s1", "card"))
     assert [n.key for n in view.model.rows] == ["s1", "o1", "o2", "n1", "n2"]
@@ -288,17 +288,17 @@ def test_compaction_card_is_collapsed_and_expands_to_the_replaced_turns(view, qt
 def test_a_card_of_many_turns_writes_its_count_with_thousands_separators(view, qtbot):
     show_turns(view, [Turn("user", [CompactSummaryBlock("v3 summary", 99796, legacy=True)],
                            id="s"), user("hello", "u1")])
-    assert "Summarized 99,796 turns" in view.list_view.layout_of(0).plain_text()
+    assert "Summarized 99,796 messages" in view.list_view.layout_of(0).plain_text()
     assert view.model.rows[0].key == "s"
-    assert "Summary of 99,796 earlier turns" in str(
+    assert "Summary of 99,796 earlier messages" in str(
         view.model.data(view.model.index(0, 0), Qt.ItemDataRole.AccessibleTextRole))
 
 
 def test_legacy_summary_is_a_card_without_turns(view, qtbot):
     show_turns(view, [Turn("user", [CompactSummaryBlock("v3 summary", 7, legacy=True)], id="s"),
                     user("hello", "u1")])
-    assert "Summarized 7 turns" in view.list_view.layout_of(0).plain_text()
-    assert "earlier turns not kept" in view.list_view.layout_of(0).plain_text()  # v3 deleted them
+    assert "Summarized 7 messages" in view.list_view.layout_of(0).plain_text()
+    assert "earlier messages not kept" in view.list_view.layout_of(0).plain_text()  # v3 deleted them
     click(qtbot, view, view.fold_point("s", "card"))
     assert [n.key for n in view.model.rows] == ["s", "u1"]
     assert "v3 summary" in view.list_view.layout_of(0).plain_text()

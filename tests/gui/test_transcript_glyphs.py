@@ -79,4 +79,4 @@ def test_no_row_of_the_transcript_shows_an_emoji(driver: Any) -> None:
                 image = doc.resource(QTextDocument.ResourceType.ImageResource, QUrl(name))
                 assert image is not None and not image.isNull(), name
     assert {"summary", "file", "thinking", "tool", "check", "cross", "warning"} <= set(icons)
-    assert "Summarized 2 turns" in lv.layout_of(0, fresh=True).plain_text()
+    assert "Summarized 2 messages" in lv.layout_of(0, fresh=True).plain_text()
