@@ -298,7 +298,7 @@ def test_legacy_summary_is_a_card_without_turns(view, qtbot):
     show_turns(view, [Turn("user", [CompactSummaryBlock("v3 summary", 7, legacy=True)], id="s"),
                     user("hello", "u1")])
     assert "Summarized 7 messages" in view.list_view.layout_of(0).plain_text()
-    assert "earlier messages not kept" in view.list_view.layout_of(0).plain_text()  # v3 deleted them
+    assert "earlier messages not kept" in view.list_view.layout_of(0).plain_text()  # v3 lost them
     click(qtbot, view, view.fold_point("s", "card"))
     assert [n.key for n in view.model.rows] == ["s", "u1"]
     assert "v3 summary" in view.list_view.layout_of(0).plain_text()
