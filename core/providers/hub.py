@@ -63,6 +63,8 @@ from parley.core.providers.retry import RetryPolicy
 from parley.core.settings import Settings
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from parley.core.store.async_store import AsyncStore
 
 log = logging.getLogger(__name__)
@@ -337,6 +339,7 @@ class ProviderHub:
         api_key: str | None = None,
         default_model: str | None = None,
         provider_id: str | None = None,
+        models: Sequence[ModelInfo] = (),
     ) -> ProviderConfig:
         """Save a provider (and its key, in the keyring) and make it usable.
 
@@ -348,6 +351,9 @@ class ProviderHub:
             default_model: bare model id; it also becomes the app's default
                 model when none is set.
             provider_id: replace the provider with this id instead of adding one.
+            models: what :meth:`test_connection` listed with these same settings (set-up
+                passes them): kept as the provider's listed models, so their names and
+                limits show at once, not its raw model ids until it is asked again.
 
         Returns:
             The saved configuration.
@@ -375,6 +381,8 @@ class ProviderHub:
         if used.default_model and not self._default_model:
             await self.set_default_model(format_model_ref(pid, used.default_model))
         await self.load()
+        if models:
+            await self._listed(pid, models)
         return used
 
     async def remove_provider(self, provider_id: str) -> None:
@@ -506,11 +514,15 @@ class ProviderHub:
             if generation == self._generation:
                 raise
             return await self.list_models(provider_id)
-        self.remember_models(provider_id, models)
-        config = self.config(provider_id)
-        self._models[provider_id] = list(models)
-        await self._keep_models(config)
+        await self._listed(provider_id, models)
         return models
+
+    async def _listed(self, provider_id: str, models: Sequence[ModelInfo]) -> None:
+        """The provider just listed ``models``: their limits remembered, the list kept
+        (for :meth:`cached_models`, in memory and in sessions.db)."""
+        self.remember_models(provider_id, list(models))
+        self._models[provider_id] = list(models)
+        await self._keep_models(self.config(provider_id))
 
     def cached_models(self, provider_id: str) -> list[ModelInfo] | None:
         """The models the provider listed last time (kept in sessions.db, read by

@@ -280,7 +280,9 @@ class ChatController:
         self.parts.tasks.spawn(self.models.refresh_models(), name="models")
         if self.adopting:
             await self.show_first()
-        self.parts.model_picker.set_current(self.current_model())  # set-up chose one
+        # Set-up chose one: named as the connection test listed it (the list kept then),
+        # not by its id until the models listed now come.
+        self.models.attach()
         self.meter.update()
 
     def wake_waiting(self) -> None:

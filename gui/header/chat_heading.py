@@ -189,7 +189,9 @@ class ChatHeading(QWidget):
 
     def _show_title(self) -> None:
         metrics = QFontMetrics(self.button.font())
-        title = strip_invisible(self._title) or NEW_CHAT  # no U+202E turning it around
+        # No U+202E turning it around; no chat shown yet (starting): nothing, never a
+        # "New chat" the last chat is not (trial 21).
+        title = strip_invisible(self._title) or (NEW_CHAT if self._title else "")
         need = min(metrics.horizontalAdvance(title) + 2, TITLE_MIN_PX)
         # the space's name goes first (the sidebar shows it too), then the documents' line
         sides = sorted(self._sides(), key=lambda label: label is self.space)

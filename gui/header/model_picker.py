@@ -284,6 +284,7 @@ class ModelPicker(QToolButton):
         self.current: str | None = None
         #: set_current was called: before (while Parley starts) no name, not "No model".
         self._told = False
+        self.hide()  # until a model is told (_show): a layout would show it empty
         self._show()
 
     def set_describe(self, describe: Callable[[str], str | None]) -> None:
@@ -355,8 +356,8 @@ class ModelPicker(QToolButton):
         self._show()
 
     def set_pending(self) -> None:
-        """Show no name (not "No model"): the open chat's model is not known yet (the
-        providers are loading)."""
+        """Show no name (not "No model"; the picker hidden): the open chat's model is not
+        known yet (the providers are loading)."""
         self.current, self._told = None, False
         for act in self._group.actions():
             act.setChecked(False)
@@ -385,9 +386,13 @@ class ModelPicker(QToolButton):
     def _show(self) -> None:
         """The current model's name, elided to the room the picker has, at most
         :data:`~parley.gui.text.names.NAME_MAX_PX` (whole in the tooltip), so a long
-        name never widens the header or the window."""
+        name never widens the header or the window. Hidden while no model is told
+        (Parley starting, the providers loading): an empty button with a chevron
+        (trial 21) says nothing true."""
         name = self.label_of(self.current) if self._told else ""
         self._name = name
+        if self.isHidden() == self._told:
+            self.setVisible(self._told)
         self._fit(NAME_MAX_PX)
         self.setIcon(appearance.icon("chevron-down", appearance.current().muted, 14))
         self.setAccessibleDescription(f"Current model: {name}")

@@ -70,12 +70,15 @@ Tester = Callable[[str, str | None, str | None], Awaitable[Sequence[Any]]]
 
 @dataclass(frozen=True, slots=True)
 class SetupAnswers:
-    """What the person chose: provider kind, server URL (None = default), key, model id."""
+    """What the person chose: provider kind, server URL (None = default), key, model id;
+    ``models``: what the connection test listed with these same kind, URL and key (the
+    provider's ``ModelInfo``; empty when not tested with them)."""
 
     kind: str
     base_url: str | None
     api_key: str | None
     model: str
+    models: tuple[Any, ...] = ()
 
 
 #: Shown on the panel while a message sent before the set-up waits for it.
@@ -118,6 +121,9 @@ class SetupPanel(QScrollArea):
         # one provider never goes to another's server when the kind is switched.
         self._typed: dict[str, tuple[str, bool, str]] = {}
         self._shown_kind: str | None = None
+        #: The last connection test that worked: (kind, URL, key) and what it listed.
+        self._tested: tuple[tuple[str, str | None, str | None] | None, tuple[Any, ...]] = (
+            None, ())
         self._build(page)
         self.kind_buttons[0].setChecked(True)
         self._kind_changed()
@@ -253,7 +259,9 @@ class SetupPanel(QScrollArea):
         if c.kind == "openai_compatible" and url is None:
             url = c.default_url
         key = self.key_edit.text().strip() or None
-        return SetupAnswers(c.kind, url, key, self._model_id())
+        kind_url_key, models = self._tested
+        return SetupAnswers(c.kind, url, key, self._model_id(),
+                            models if kind_url_key == (c.kind, url, key) else ())
 
     def _model_id(self) -> str:
         data = self.model_combo.currentData()
@@ -366,6 +374,7 @@ class SetupPanel(QScrollArea):
             self._set_status(result.problem or "", False)
             self._set_models([])
             return
+        self._tested = ((a.kind, a.base_url, a.api_key), tuple(result.models))
         self._set_status(result.summary(), True)
         if not result.models:
             self.model_combo.setEditable(True)

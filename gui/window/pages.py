@@ -124,8 +124,11 @@ class WindowPages:
     async def _finish_setup(self, answers: SetupAnswers) -> None:
         state = self.state
         assert state.chat is not None and state.hub is not None
+        # The models the test listed are kept: the picker and the meter name the chosen
+        # one from the start (not its id and "0 / 200k" until it is listed again).
         await state.hub.add_provider(cast("ProviderKind", answers.kind), base_url=answers.base_url,
-                                     api_key=answers.api_key, default_model=answers.model)
+                                     api_key=answers.api_key, default_model=answers.model,
+                                     models=answers.models)
         await state.chat.enter()
         state.startup.move_to(Stage.READY)
 

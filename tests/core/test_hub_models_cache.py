@@ -168,3 +168,28 @@ async def test_a_learnt_window_outlives_a_restart_and_a_new_model_list(
     await third.load()
     assert third.model_info(f"openai:{tiny}").context_window == 2_048
     await third.aclose()
+
+
+async def test_the_models_set_up_tested_are_kept_as_listed(store, tmp_path, fake_provider):
+    """Set-up saves a provider with the models its connection test listed: they are
+    named and their limits known at once, and there at the next start, with no second
+    request to the server."""
+    fake_provider.anthropic_models = [{"id": "claude-fresh-5", "display_name": "Claude Fresh 5",
+                                       "max_input_tokens": 500_000, "max_tokens": 64_000}]
+    hub = _hub(store, tmp_path)
+    await hub.load()
+    url = fake_provider.anthropic_base_url
+    tested = await hub.test_connection("anthropic", url, "sk-ant-x")
+    asked = len(fake_provider.requests)
+    config = await hub.add_provider("anthropic", base_url=url, api_key="sk-ant-x",
+                                    default_model="claude-fresh-5", models=tested)
+    assert hub.cached_models(config.id) == tested  # the picker's names (cached_choices)
+    assert [m.display_name for m in tested] == ["Claude Fresh 5"]
+    assert hub.model_info(f"{config.id}:claude-fresh-5").context_window == 500_000
+    assert len(fake_provider.requests) == asked  # kept, not asked again
+    await hub.aclose()
+
+    again = _hub(store, tmp_path)
+    await again.load()
+    assert again.cached_models(config.id) == tested
+    await again.aclose()
