@@ -155,7 +155,10 @@ def test_setup_lists_models_then_completes(qtbot, until):
     panel.model_combo.setCurrentIndex(1)
     with qtbot.waitSignal(panel.completed, timeout=1000) as sig:
         qtbot.mouseClick(panel.start_button, Qt.MouseButton.LeftButton)
-    assert sig.args[0] == SetupAnswers("anthropic", None, "sk-test", "model-b")
+    # the models the test listed go with the answers (kept as the provider's list)
+    assert sig.args[0] == SetupAnswers("anthropic", None, "sk-test", "model-b", tuple(MODELS))
+    qtbot.keyClicks(panel.key_edit, "2")  # another key than the one tested
+    assert panel.answers() == SetupAnswers("anthropic", None, "sk-test2", "model-b")
 
 
 def test_setup_shows_the_error_in_words(qtbot, until):
