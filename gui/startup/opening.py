@@ -1,15 +1,17 @@
 """Opening the window's workspace and handing its parts to the window and the chat.
 
 The start-up state machine (``parley.gui.startup.phases``) says when; this module does
-the opening: the store's and the first chat's modules imported off the GUI thread
-(:func:`import_store`), the window's :class:`~parley.core.workspace.Workspace` made
-(:func:`new_workspace`), the open chat's controller made once the store is open
+the opening: the store's modules imported off the GUI thread (:func:`import_store`), the
+window's :class:`~parley.core.workspace.Workspace` made (:func:`new_workspace`); once the
+store is open, the last chat's title in the header (:func:`show_last_title`) while the
+first chat's modules are imported (:func:`import_chat`), the open chat's controller made
 (:func:`open_chat`), then the providers, the runner, the tools and MCP opened
 (:func:`open_providers`) and taken by the window and the chat (:func:`take_providers`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, cast
 
 from parley.core.gc_pause import pausing_gc
@@ -25,16 +27,23 @@ if TYPE_CHECKING:
     from parley.gui.startup.state import StartupView
     from parley.gui.window.base import WindowBase
 
+log = logging.getLogger(__name__)
+
 
 @pausing_gc
 def import_store() -> None:
-    """Import the store (SQLAlchemy), the controller and what showing the first chat
-    needs (its code style too); run in a worker thread: an import on the GUI thread
-    holds the window still."""
+    """Import the store (SQLAlchemy) and what opening it needs; run in a worker thread:
+    an import on the GUI thread holds the window still."""
     import parley.core.recovery.damaged_file  # noqa: F401
     import parley.core.recovery.previous_run  # noqa: F401
     import parley.core.settings  # noqa: F401
     import parley.core.store.async_store  # noqa: F401
+
+
+@pausing_gc
+def import_chat() -> None:
+    """Import the controller and what showing the first chat needs (its code style too),
+    once the store is open (:func:`show_last_title` first); run in a worker thread."""
     import parley.gui.chat.controller  # noqa: F401
     import parley.gui.transcript  # noqa: F401
     from parley.gui.look import theme
@@ -43,6 +52,30 @@ def import_store() -> None:
     for style in (theme.LIGHT_CODE_STYLE, theme.DARK_CODE_STYLE):
         pygments_background(style)
     _load_widget_types()
+
+
+async def show_last_title(window: WindowBase, startup: StartupView,
+                          kept: str | None) -> None:
+    """The store is open and the chat's own code not imported yet (~0.4 s more, seconds
+    on a cold start): the header names the chat that will show, the one open when Parley
+    closed, so the wait reads as that chat opening, never as a new chat (trial 21).
+    Nothing when Ctrl+N was pressed meanwhile, when ``kept`` (a text kept from a damaged
+    file: ``queued_kept.kept_chat``) brings another chat, or when that chat is gone or
+    cannot be read now; the chat's own header replaces it as it shows."""
+    from parley.core.app_state import LAST_SESSION
+    from parley.core.errors import ParleyError
+
+    store = window.store
+    if store is None or kept is not None or startup.queue.new_chat_asked:
+        return
+    try:
+        last = await LAST_SESSION.get(store)
+        session = await store.get_session(last) if last else None
+    except ParleyError as exc:  # gone, or the store away: the opening says so, if it must
+        log.info("the last chat's title is not shown early: %s", exc.message)
+        return
+    if session is not None and session.title and startup.queueing and window.chat is None:
+        window.chat_heading.set_chat(session.title, None, editable=False)
 
 
 def _load_widget_types() -> None:

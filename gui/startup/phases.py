@@ -203,7 +203,14 @@ class Startup:
             w.problems.reopened()
             w.sidebar.show()
         hub_task: asyncio.Future[Any] | None = None
+        from parley.gui.database.queued_kept import kept_chat, put_back
+
+        kept = kept_chat(self.typed) if self.typed is not None else None
         try:
+            # The last chat named in the header as soon as the store can say which it is;
+            # its code (the controller, the transcript: ~0.4 s, more cold) imported after.
+            await opening.show_last_title(w, self, kept)
+            await asyncio.to_thread(opening.import_chat)
             await notices.note_previous_run(w)
             await w.widgets.restore_geometry()
             w.widgets.install_transcript()
@@ -220,9 +227,6 @@ class Startup:
             self.sources_changed()
             # The providers load while the first chat is read and shown.
             hub_task = asyncio.ensure_future(opening.open_providers(w))
-            from parley.gui.database.queued_kept import kept_chat, put_back
-
-            kept = kept_chat(self.typed) if self.typed is not None else None
             await chat.show_first(kept=kept)  # the chat a kept text was written in, if any
             if store.read_only is not None:  # its chats shown; why nothing can be saved
                 chat.save_status.opened_read_only(store.read_only)
