@@ -147,20 +147,21 @@ class Startup:
     async def start(self) -> None:
         """Open the store and show the chats, then load the providers.
 
-        Opening (store only): the sidebar and the last open chat appear (a new chat
-        instead when Ctrl+N was pressed meanwhile; what was typed stays in the message
-        box). Chats shown: what the person did meanwhile is done (the queue: messages
-        saved in the chats they were sent in, drafts kept, chat commands run); if the
-        previous run did not exit cleanly and left a reply cut off, a notice says so
-        (the transcript offers Resume). Ready: the providers' settings and keys are
-        loaded (set-up is shown if none is usable) and messages can be sent; then the
-        providers in use have the provider process make their SDK clients (its SDK
-        imports take seconds on a cold start, on the other core), the first chat's
-        first; a message waits for its provider's ("connecting…").
-        Imports run in a worker thread so the window keeps painting. A damaged file
-        (``DatabaseCorrupt``) or one that is not a chats file shows the recovery page
-        (:meth:`_not_opened`); another store that cannot be opened (``NewerFormat`` …) is
-        reported in the window.
+        Opening (store only): the last open chat's title in the header as soon as the
+        store is open (``opening.show_last_title``: the chat's code is imported after),
+        then the sidebar and that chat appear (a new chat instead when Ctrl+N was pressed
+        meanwhile; what was typed stays in the message box). Chats shown: what the person
+        did meanwhile is done (the queue: messages saved in the chats they were sent in,
+        drafts kept, chat commands run); if the previous run did not exit cleanly and
+        left a reply cut off, a notice says so (the transcript offers Resume). Ready: the
+        providers' settings and keys are loaded (set-up is shown if none is usable) and
+        messages can be sent; then the providers in use have the provider process make
+        their SDK clients (its SDK imports take seconds on a cold start, on the other
+        core), the first chat's first; a message waits for its provider's
+        ("connecting…"). Imports run in a worker thread so the window keeps painting. A
+        damaged file (``DatabaseCorrupt``) or one that is not a chats file shows the
+        recovery page (:meth:`_not_opened`); another store that cannot be opened
+        (``NewerFormat`` …) is reported in the window.
         """
         import asyncio
 
