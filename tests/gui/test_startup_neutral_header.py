@@ -76,7 +76,7 @@ def test_the_last_chats_title_shows_as_soon_as_the_store_is_open(
     chat_gate.clear()
     w = start(driver)
     # The chat's code not imported yet, nor the chat shown: its title is, uneditable.
-    driver.until(lambda: w.chat_heading.button.text() != "", timeout=30)
+    driver.until(lambda: w.startup.built and w.chat_heading.button.text() != "", timeout=30)
     assert w.chat is None and w.transcript is None and w.startup.queueing
     assert not w.chat_heading.begin_edit()
     assert not w.model_picker.isVisible()  # its name comes with the chat
