@@ -27,6 +27,8 @@ environment:
                        provider an OpenAI-compatible server (llama.cpp, Ollama …)
   PARLEY_OPENAI_URLS   more API roots that are OpenAI's own (a gateway in front
                        of OpenAI), space-separated
+  PARLEY_ANTHROPIC_URLS  the same for Anthropic's API (errors then name Anthropic,
+                       not "the server at …")
   ANTHROPIC_API_KEY, OPENAI_API_KEY, ANTHROPIC_BASE_URL: as the SDKs read them
 """
 
