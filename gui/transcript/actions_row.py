@@ -19,16 +19,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, QTimer
-from PySide6.QtGui import QCursor, QKeyEvent, QTextDocument
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer
+from PySide6.QtGui import QCursor, QKeyEvent
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QToolButton, QToolTip, QWidget
 
 from parley.gui.commands.keymap import keymap_for
 from parley.gui.look.appearance import icon
-from parley.gui.transcript.specs import COMPACT_AGAIN
+from parley.gui.transcript.layout import beside_bubble, button_corners, covers
+from parley.gui.transcript.specs import ACTIONS_INSET, COMPACT_AGAIN
 
 if TYPE_CHECKING:
-    from parley.gui.transcript.layout import RowLayout
     from parley.gui.transcript.message_view import MessageView
     from parley.gui.transcript.rows import Node
 
@@ -43,7 +43,7 @@ BUTTONS: tuple[tuple[str, str, str, str | None], ...] = (
     ("fork", "fork", "Fork from here", "message.fork"),
     ("compact", "summary", COMPACT_AGAIN, "message.retry"),
 )
-INSET = 8  # px between the buttons and the message's right and bottom edges
+INSET = ACTIONS_INSET  # px between the buttons and the message's right and bottom edges
 ICON_PX = 16
 
 
@@ -170,26 +170,20 @@ class MessageActions(QFrame):
         """Inside the message's column at its bottom-right, or at its top-right when the
         bottom-right would cover what the message shows there (a tool's output, a code
         block, the end of a line) and the top-right would not; beside a user's bubble (on
-        its left, level with its bottom) where there is room, so the text stays clear."""
+        its left, level with its bottom) where there is room. Where both corners hold
+        text, the row keeps a strip under it for them (``layout.keep_room_for_buttons``):
+        the bottom-right is clear."""
         lv = self.view.list_view
         rect = lv.visualRect(lv.model().index(row, 0))
         area = lv.viewport().rect()
         layout = lv.layout_of(row)
-        column = layout.column.translated(rect.topLeft()) if layout.column.isValid() else rect
-        x = column.right() - self.width() - INSET
-        y = rect.bottom() - self.height() - INSET // 2
-        top = rect.top() + INSET // 2
-        if covers(layout, QRect(x, y, self.width(), self.height()).translated(-rect.topLeft())) \
-                and not covers(layout, QRect(x, top, self.width(), self.height())
-                               .translated(-rect.topLeft())):
-            y = top
-        if layout.frame is not None and layout.frame_kind == "bubble":
-            bubble = layout.frame.translated(rect.topLeft())
-            if bubble.left() - self.width() - INSET >= column.left():
-                x = bubble.left() - self.width() - INSET
-                y = bubble.bottom() - self.height()
-        x = max(0, x)
-        y = max(area.top(), rect.top(), min(y, area.bottom() - self.height()))
+        size = self.size()
+        bottom, top = button_corners(layout, size)
+        spot = bottom if not covers(layout, bottom) or covers(layout, top) else top
+        spot = beside_bubble(layout, size) or spot
+        spot.translate(rect.topLeft())
+        x = max(0, spot.x())
+        y = max(area.top(), rect.top(), min(spot.y(), area.bottom() - self.height()))
         self.move(x, y)
         self.show()
         self.raise_()
@@ -294,42 +288,3 @@ class MessageActions(QFrame):
         color = self.palette().windowText().color().name()
         for button in self.buttons.values():
             button.setIcon(icon(str(button.property("icon_name")), color, ICON_PX))
-
-
-#: Pieces drawn as boxes across the column (a tool's input and output, code, media): the
-#: buttons never sit on them.
-_BOXES = ("body", "code", "codehead", "media")
-
-
-def covers(layout: RowLayout, box: QRect) -> bool:
-    """True when ``box`` (row coordinates) lies over something ``layout`` shows: a code
-    box, a boxed piece (:data:`_BOXES`) or the ink of a line of text."""
-    if any(code.intersects(box) for code, _bar in layout.code_boxes):
-        return True
-    for placed in layout.pieces:
-        if not placed.rect.intersects(box):
-            continue
-        if placed.kind in _BOXES or placed.bar:
-            return True
-        if _ink_meets(placed.piece.doc, box.translated(-placed.rect.topLeft())):
-            return True
-    return False
-
-
-def _ink_meets(doc: QTextDocument, box: QRect) -> bool:
-    """True when a line of ``doc`` has text under ``box`` (document coordinates)."""
-    target = QRectF(box)
-    layout = doc.documentLayout()
-    block = doc.begin()
-    while block.isValid():
-        bounds = layout.blockBoundingRect(block)
-        if bounds.intersects(target):
-            lines = block.layout()
-            for i in range(lines.lineCount()):
-                ink = lines.lineAt(i).naturalTextRect().translated(bounds.topLeft())
-                if ink.intersects(target):
-                    return True
-        elif bounds.top() > target.bottom():
-            break
-        block = block.next()
-    return False

@@ -16,13 +16,22 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import cast
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QTextBlock, QTextDocument, QTextFragment, QTextLine
 
 from parley.gui.text.markdown import BLOCKED_PREFIX, IMAGE_PREFIX
 from parley.gui.transcript.pieces import Piece, PieceCache, icons_in
 from parley.gui.transcript.rows import Node, Transcript
-from parley.gui.transcript.specs import CODE_KINDS, Spec, SpecBuilder, continue_request
+from parley.gui.transcript.specs import (
+    ACTION_BUTTON_PX,
+    ACTIONS_EDGE_PX,
+    ACTIONS_HEIGHT_PX,
+    ACTIONS_INSET,
+    CODE_KINDS,
+    Spec,
+    SpecBuilder,
+    continue_request,
+)
 
 SIDE = 20  # px between the viewport's edges and the content column
 MAX_COLUMN = 800  # px: widest content column (the composer uses the same)
@@ -407,8 +416,12 @@ class RowBuilder:
             boxed = self._boxed(node, specs, width, x, w, guides, "bubble", BUBBLE_PAD)
         else:
             boxed = None
+        writing = is_last and not idle and node.kind == "turn" \
+            and node.turn.role == "assistant" and not node.turn.aborted
+        buttons = builder.action_buttons(node, is_last)
         if boxed is not None:
             boxed.partial = partial
+            keep_room_for_buttons(boxed, buttons, always=writing)
             return boxed
         if previous is not None and previous.width != width:
             previous = None
@@ -417,9 +430,11 @@ class RowBuilder:
         placed, y = self._stack(specs, x, ROW_PAD, w, kept)
         height = y + ROW_PAD
         boxes, spans = _code_boxes(placed, start, previous)
-        return RowLayout(node.key, width, height, placed, None, None,
-                         QRect(x - 8, 2, w + 16, height - 4), guides,
-                         code_boxes=boxes, code_spans=spans, specs=specs, partial=partial)
+        layout = RowLayout(node.key, width, height, placed, None, None,
+                           QRect(x - 8, 2, w + 16, height - 4), guides,
+                           code_boxes=boxes, code_spans=spans, specs=specs, partial=partial)
+        keep_room_for_buttons(layout, buttons, always=writing)
+        return layout
 
     def _stack(
         self, specs: list[Spec], x: int, y: int, w: int, kept: list[Placed] | None = None
@@ -486,3 +501,106 @@ class RowBuilder:
         boxes, spans = _code_boxes(placed)
         return RowLayout(node.key, width, height, placed, frame, kind, column, guides,
                          code_boxes=boxes, code_spans=spans, specs=specs)
+
+
+# -- the message's buttons (``actions_row.MessageActions``): where they go, room for them ----
+
+#: Pieces drawn as boxes across the column (a tool's input and output, code, media): the
+#: buttons never sit on them.
+_BOXES = ("body", "code", "codehead", "media")
+
+
+def buttons_size(buttons: int) -> QSize:
+    """The most room ``buttons`` of the message's buttons take, frame included (px)."""
+    return QSize(buttons * ACTION_BUTTON_PX + ACTIONS_EDGE_PX - ACTIONS_INSET, ACTIONS_HEIGHT_PX)
+
+
+def button_corners(layout: RowLayout, size: QSize) -> tuple[QRect, QRect]:
+    """Where buttons of ``size`` go on ``layout``'s row (row coordinates): at the bottom
+    right of its content column, and at its top right."""
+    column = layout.column if layout.column.isValid() else \
+        QRect(0, 0, layout.width, layout.height)
+    x = column.right() - size.width() - ACTIONS_INSET
+    bottom = layout.height - 1 - size.height() - ACTIONS_INSET // 2
+    return (QRect(x, bottom, size.width(), size.height()),
+            QRect(x, ACTIONS_INSET // 2, size.width(), size.height()))
+
+
+def beside_bubble(layout: RowLayout, size: QSize) -> QRect | None:
+    """Where buttons of ``size`` go beside a person's bubble (on its left, level with its
+    bottom; row coordinates), or None: no bubble, or no room left of it in the column."""
+    if layout.frame is None or layout.frame_kind != "bubble":
+        return None
+    bubble, column = layout.frame, layout.column
+    x = bubble.left() - size.width() - ACTIONS_INSET
+    if not column.isValid() or x < column.left():
+        return None
+    return QRect(x, bubble.bottom() - size.height(), size.width(), size.height())
+
+
+def keep_room_for_buttons(layout: RowLayout, buttons: int, *, always: bool = False) -> None:
+    """Make ``layout``'s row tall enough that its ``buttons`` cover none of its text: when
+    both the bottom and the top right corners (:func:`button_corners`) hold text, a box or
+    code, and no room is left of a bubble, the row grows by a strip under its content
+    where they go. ``always``: keep the strip whatever the corners hold (a reply being
+    written: its last line comes and goes at the corner, the row would jump)."""
+    if buttons <= 0:
+        return
+    size = buttons_size(buttons)
+    if beside_bubble(layout, size) is not None:
+        return
+    bottom, top = button_corners(layout, size)
+    if not always and not (covers(layout, bottom) and covers(layout, top)):
+        return
+    lowest = max((p.rect.bottom() for p in layout.pieces), default=0)
+    lowest = max([lowest, *(box.bottom() for box, _bar in layout.code_boxes)])
+    if layout.frame is not None:
+        lowest = max(lowest, layout.frame.bottom())
+    height = lowest + 2 + size.height() + ACTIONS_INSET // 2 + 1  # 1 px clear above them
+    if height > layout.height:
+        layout.height = height
+        column = layout.column
+        if column.isValid():
+            layout.column = QRect(column.x(), column.y(), column.width(), height - 4)
+
+
+def covers(layout: RowLayout, box: QRect) -> bool:
+    """True when ``box`` (row coordinates) lies over something ``layout`` shows: a code
+    box, a boxed piece (:data:`_BOXES`) or the ink of a line of text."""
+    if any(code.intersects(box) for code, _bar in layout.code_boxes_in(box.top(), box.bottom())):
+        return True
+    pieces = layout.pieces
+    first = bisect_left(pieces, box.top(), key=lambda p: p.rect.bottom())
+    for placed in pieces[first:]:
+        if placed.rect.top() > box.bottom():
+            break
+        if not placed.rect.intersects(box):
+            continue
+        if placed.kind in _BOXES or placed.bar:
+            return True
+        if _ink_meets(placed.piece.doc, box.translated(-placed.rect.topLeft())):
+            return True
+    return False
+
+
+def _ink_meets(doc: QTextDocument, box: QRect) -> bool:
+    """True when a line of ``doc`` has text under ``box`` (document coordinates); only
+    the blocks from the one at the box's top are looked at (a long reply's bottom)."""
+    target = QRectF(box)
+    layout = doc.documentLayout()
+    at = layout.hitTest(QPointF(0, max(0.0, target.top())), Qt.HitTestAccuracy.FuzzyHit)
+    block = doc.findBlock(max(0, at)).previous()  # one before: a margin, a gap
+    if not block.isValid():
+        block = doc.begin()
+    while block.isValid():
+        bounds = layout.blockBoundingRect(block)
+        if bounds.intersects(target):
+            lines = block.layout()
+            for i in range(lines.lineCount()):
+                ink = lines.lineAt(i).naturalTextRect().translated(bounds.topLeft())
+                if ink.intersects(target):
+                    return True
+        elif bounds.top() > target.bottom():
+            break
+        block = block.next()
+    return False

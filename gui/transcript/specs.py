@@ -234,6 +234,8 @@ class Spec:
 ACTION_BUTTON_PX = 28
 ACTIONS_EDGE_PX = 16
 ACTIONS_HEIGHT_PX = 30
+#: px between the buttons and the message column's right edge (and the row's bottom: half).
+ACTIONS_INSET = 8
 
 
 class SpecBuilder:
@@ -650,6 +652,20 @@ class SpecBuilder:
                             "mark"))
             out.append(Spec(self.cache.plain(sent), "body", muted=True, bar=True, copy=True))
         return out
+
+    def action_buttons(self, node: Node, is_last: bool) -> int:
+        """How many of the message's buttons (``actions_row.BUTTONS``) may show on
+        ``node``'s row at most, for the room the layout keeps for them: the note of turns
+        not seen has one; every message copy and fork, ‹ › with siblings; a person's
+        message Edit; the last reply Regenerate and Continue."""
+        if node.kind == "unseen":
+            return 1
+        count = 2 + (2 if node.kind == "turn" and node.key in self.branches else 0)
+        if node.kind != "turn":
+            return count
+        if node.turn.role == "user":
+            return count + 1
+        return count + (2 if is_last else 0)
 
     def _regenerate_spec(self, buttons: int = 3) -> Spec:
         """Regenerate's links under the last reply; the message's ``buttons`` (copy,
