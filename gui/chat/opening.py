@@ -288,6 +288,9 @@ class ChatOpener:
         self.show_turns()
         if offer:
             self.chat.runs.unanswered.offer(sid)
+        # Another path: its context turns are read again, not worked out from the path
+        # left's (a summary on one branch only may stand before the turns shown).
+        self.chat.meter.reread()
         self.chat.meter.update()
         return True
 

@@ -1,7 +1,10 @@
 """The context meter counts the path on screen (trial 21: after ‹ 1/2 › or a switch at
-another fork point it was said to count the path left): a long answer and a short one to
-the same message, then an edit further up, switched between with ‹ › (the link, the
-message's buttons) in a chat shown whole and in one opened in part, and after a restart.
+another fork point it counted the path left): a long answer and a short one to the same
+message, then an edit further up, switched between with ‹ › (the link, the message's
+buttons) in a chat shown whole and in one opened in part, and after a restart; and a
+branch compacted while the other was not: back on the compacted one, opened in part, the
+meter counted the uncompacted path left (its turns were worked out from those read for
+that path, and the summary was not among the turns shown).
 
 Real window, store and SDK against the fake provider server (which reports usage).
 """
@@ -17,6 +20,7 @@ from parley.gui.chat import opening
 from parley.gui.transcript.specs import BRANCH_PREV_HREF
 from tests.gui.answers import click_anchor, regenerate_answering, until_answered
 from tests.gui.chats import context_count, long_chat
+from tests.gui.long_chats import SUMMARY
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -120,3 +124,48 @@ def test_after_a_restart_the_meter_follows_the_branch_shown(driver: Any) -> None
     long_path = _switch(driver, w, lambda: 0, "version_previous", "Ok.")
     assert long_path - short_path > 3000
     assert _near(_switch(driver, w, lambda: 0, "version_next", "Hi."), short_path)
+
+
+def _answer_row(w: Any, text: str) -> int:
+    return next(i for i, n in enumerate(w.transcript.model.rows)
+                if n.kind == "turn" and n.turn.text() == text)
+
+
+@pytest.mark.parametrize("open_turns", [None, 3], ids=["shown-whole", "opened-in-part"])
+def test_back_on_a_compacted_branch_the_meter_counts_its_summary(
+        driver: Any, monkeypatch: Any, open_turns: int | None) -> None:
+    if open_turns is not None:
+        monkeypatch.setattr(opening, "OPEN_TURNS", open_turns)
+    w = driver.configured()
+    sid, _ = long_chat(driver, w, 60)
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and w.tasks.pending == 0)
+    driver.fake.script("First answer.")
+    driver.send("One more question", w, wait=True)
+    until_answered(driver, w, "First answer.")
+    regenerate_answering(driver, w, "Second answer.")
+    driver.fake.script(SUMMARY)
+    assert w.window_commands.compact_now() is True  # the second answer's branch only
+    driver.until(lambda: "Compacted" in w.toast.message, timeout=30)
+    driver.settle(w)
+    driver.until(lambda: w.tasks.pending == 0)
+    if open_turns is not None:  # left and opened again: its last 3 items read
+        w.chat.new_session()
+        driver.until(lambda: w.chat.session_id is None and w.tasks.pending == 0)
+        w.chat.open_session(sid)
+        driver.until(lambda: w.session_id == sid and w.tasks.pending == 0)
+        assert w.chat.older > 0
+    driver.settle(w)
+    compacted = int(w.context_meter.used)
+
+    w.transcript.message_action("version_previous", _answer_row(w, "Second answer."))
+    driver.until(lambda: w.chat.turns[-1].text() == "First answer." and w.tasks.pending == 0)
+    whole = _shown_counted(driver, w)  # no summary on this branch: all 60 turns and more
+    assert whole > compacted * 1.5
+
+    w.transcript.message_action("version_next", _answer_row(w, "First answer."))
+    # (the summary is stored below the answer: it may be the last turn held)
+    driver.until(lambda: "Second answer." in [t.text() for t in w.chat.turns]
+                 and w.tasks.pending == 0)
+    driver.settle(w)
+    assert _near(int(w.context_meter.used), compacted)  # was the whole branch's count
