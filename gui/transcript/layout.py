@@ -16,7 +16,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import cast
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize
 from PySide6.QtGui import QTextBlock, QTextDocument, QTextFragment, QTextLine
 
 from parley.gui.text.markdown import BLOCKED_PREFIX, IMAGE_PREFIX
@@ -584,14 +584,13 @@ def covers(layout: RowLayout, box: QRect) -> bool:
 
 
 def _ink_meets(doc: QTextDocument, box: QRect) -> bool:
-    """True when a line of ``doc`` has text under ``box`` (document coordinates); only
-    the blocks from the one at the box's top are looked at (a long reply's bottom)."""
+    """True when a line of ``doc`` has text under ``box`` (document coordinates). Only the
+    blocks near the box are looked at: from the last one up for a box in the lower half
+    (the buttons' bottom corner on a long reply), from the first one down otherwise."""
     target = QRectF(box)
     layout = doc.documentLayout()
-    at = layout.hitTest(QPointF(0, max(0.0, target.top())), Qt.HitTestAccuracy.FuzzyHit)
-    block = doc.findBlock(max(0, at)).previous()  # one before: a margin, a gap
-    if not block.isValid():
-        block = doc.begin()
+    from_end = target.top() > layout.documentSize().height() / 2
+    block = doc.lastBlock() if from_end else doc.begin()
     while block.isValid():
         bounds = layout.blockBoundingRect(block)
         if bounds.intersects(target):
@@ -600,7 +599,7 @@ def _ink_meets(doc: QTextDocument, box: QRect) -> bool:
                 ink = lines.lineAt(i).naturalTextRect().translated(bounds.topLeft())
                 if ink.intersects(target):
                     return True
-        elif bounds.top() > target.bottom():
+        elif (bounds.bottom() < target.top()) if from_end else (bounds.top() > target.bottom()):
             break
-        block = block.next()
+        block = block.previous() if from_end else block.next()
     return False
