@@ -25,6 +25,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from parley.core import private
 from parley.core.app_state import WINDOW_GEOMETRY, WINDOW_SPLITTER
 from parley.core.paths import PLACE_NAME, find_data_dir
 
@@ -75,8 +76,9 @@ def _sizes(value: object) -> list[int] | None:
 
 
 def write_place(path: Path, geometry: QByteArray, sizes: list[int]) -> bool:
-    """Keep this machine's place in ``path`` (atomically: ``QSaveFile``). Never raises;
-    False (logged) when it could not be written (a read-only folder, a full disk)."""
+    """Keep this machine's place in ``path`` (atomically: ``QSaveFile``; ``0600`` as every
+    file of the data folder: ``parley.core.private``). Never raises; False (logged) when it
+    could not be written (a read-only folder, a full disk)."""
     settings = _settings(path)
     settings.setValue(WINDOW_GEOMETRY.row(None), geometry)
     settings.setValue(WINDOW_SPLITTER.row(None), [int(s) for s in sizes])
@@ -85,4 +87,5 @@ def write_place(path: Path, geometry: QByteArray, sizes: list[int]) -> bool:
         log.warning("the window's place could not be kept in %s (%s)", path,
                     settings.status().name)
         return False
+    private.narrow(path, private.FILE_MODE)  # QSaveFile makes it 0644 (the umask's)
     return True

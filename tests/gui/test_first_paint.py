@@ -39,6 +39,7 @@ def test_the_first_paint_has_the_size_and_panes_the_window_closed_with(driver: A
     _ready(driver, w)
     assert (w.width(), w.height()) == (700, 500) and w.splitter.sizes()[0] == 220
     assert (driver.home / PLACE_NAME).is_file()  # beside sessions.db
+    assert (driver.home / PLACE_NAME).stat().st_mode & 0o777 == 0o600  # private, as the rest
 
 
 def test_a_hidden_sidebar_and_a_maximized_window_are_so_at_the_first_paint(driver: Any) -> None:
