@@ -7,6 +7,11 @@ the provider's own count plus an estimate of what was added since
 (``parley.core.context.size``), else ``parley.core.context.tokens.estimate_tokens``; the window the
 provider gave, else settings, the catalog or a default
 (``ProviderHub.model_info``). This widget only displays them.
+
+The times it shows ("cache warm until 20:27", "compacts 20:25 if idle") are dropped
+once they have passed (a "warm until" in the past would say the cache is warm when it
+is not): one single-shot timer is set for the next of them, none runs while there is
+nothing to change.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
@@ -139,6 +144,10 @@ class ContextMeter(QWidget):
         self.measured = False
         self.cache_expiry: datetime | None = None
         self.compact_at: datetime | None = None
+        #: Fires when the next time shown passes (:meth:`_forget_past`); idle otherwise.
+        self.next_change = QTimer(self)
+        self.next_change.setSingleShot(True)
+        self.next_change.timeout.connect(self._time_passed)
         #: True while a chat opens (:meth:`set_counting`): no figure is shown.
         self.counting = False
         self._parts: list[str] = []  # what the label says, most important first
@@ -204,9 +213,10 @@ class ContextMeter(QWidget):
 
         Args:
             expires: local time of the estimated expiry (``CacheTimer.expiry``),
-                or None when there is no cache, no request yet, or it expired.
+                or None when there is no cache, no request yet, or it expired. A time
+                already past shows nothing; a time ahead stops showing when it passes.
             compact_at: local time the chat is compacted if it stays idle
-                (``CacheTimer.armed``), or None when that is not planned.
+                (``CacheTimer.armed``), or None when that is not planned (the same).
         """
         if self.counting:
             return  # the chat left's, or the new chat's before its figure
@@ -219,6 +229,7 @@ class ContextMeter(QWidget):
         were the chat left's) until the next :meth:`set_usage`."""
         self.used, self.cache_read, self.measured, self.counting = 0, 0, False, True
         self.cache_expiry = self.compact_at = None
+        self.next_change.stop()
         self.ring.fraction = 0.0
         self.ring.update()
         self._show()
@@ -231,6 +242,7 @@ class ContextMeter(QWidget):
             self.setToolTip(tip)
             self.setAccessibleDescription(tip)
             return
+        self._forget_past()
         used, window, cache_read = self.used, self.context_window, self.cache_read
         warm = f"cache warm until {self.cache_expiry:%H:%M}" if self.cache_expiry else ""
         if window:
@@ -264,3 +276,37 @@ class ContextMeter(QWidget):
                     "until the reply.")
         self.setToolTip(tip)
         self.setAccessibleDescription(tip)
+
+    def _forget_past(self) -> None:
+        """Drop the cache expiry and the compaction time once they have passed; set the
+        timer for the next one still ahead (stopped when there is none)."""
+        ahead = []
+        if self.cache_expiry is not None:
+            if _seconds_until(self.cache_expiry) <= 0:
+                self.cache_expiry = None
+            else:
+                ahead.append(_seconds_until(self.cache_expiry))
+        if self.compact_at is not None:
+            if _seconds_until(self.compact_at) <= 0:
+                self.compact_at = None
+            else:
+                ahead.append(_seconds_until(self.compact_at))
+        if not ahead:
+            self.next_change.stop()
+            return
+        # 50 ms late rather than early; a wait longer than a QTimer's is set again then
+        self.next_change.start(min(int(min(ahead) * 1000) + 50, _LONGEST_WAIT_MS))
+
+    def _time_passed(self) -> None:
+        """The next time shown has passed (or the longest wait ended): show what is true."""
+        self._show()
+
+
+#: The longest single wait of the meter's timer (ms; a QTimer takes a 32-bit int).
+_LONGEST_WAIT_MS = 2**31 - 1
+
+
+def _seconds_until(when: datetime) -> float:
+    """Seconds from now until ``when`` (aware or naive local time); negative when past."""
+    now = datetime.now(when.tzinfo) if when.tzinfo is not None else datetime.now()
+    return (when - now).total_seconds()

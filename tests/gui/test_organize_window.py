@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 from PySide6.QtCore import Qt
@@ -279,9 +279,9 @@ def test_cache_timer_runs_and_the_meter_shows_the_warm_cache(driver, fake_provid
     fake_provider.script("ok")
     driver.send("hello", wait=True)
     sid = w.session_id
-    until = datetime.now().astimezone().replace(hour=14, minute=5)
+    until = datetime.now().astimezone() + timedelta(minutes=5)  # ahead: a past one shows not
     w.runner.events.emit(CacheUpdated(sid, until, None))
-    assert "cache warm until 14:05" in w.context_meter.label.text()
+    assert f"cache warm until {until:%H:%M}" in w.context_meter.label.text()
     w.runner.events.emit(CacheUpdated(sid, None, None))
     assert "cache" not in w.context_meter.label.text()
     seen = []
