@@ -29,8 +29,8 @@ def upgrade_progress(window: WindowBase, done: int, total: int) -> None:
     text = (f"Upgrading your chats to the new format…{percent}\n"
             "A backup of the old file is kept next to it.")
     window.loading_page.setText(text)
-    if window.transcript is None:
-        window._transcript_slot.setText(text)
+    if window.transcript is None:  # a message sent meanwhile: still said kept
+        window._transcript_slot.setText(window.startup.kept_note.with_note(text))
 
 
 def note_upgrade(window: WindowBase) -> None:

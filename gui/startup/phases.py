@@ -34,6 +34,7 @@ from parley.core.tasks import report_bug
 from parley.gui.startup import notices, opening
 from parley.gui.startup.command_key import CommandKeyFirst
 from parley.gui.startup.first_paint import PAINT_FALLBACK_MS, when_painted
+from parley.gui.startup.kept_note import KeptNote
 from parley.gui.startup.state import LOADED, ONE_WAITING, QUEUEING, PendingQueue, Stage, replay
 from parley.gui.window.layout import import_window_parts
 
@@ -72,6 +73,8 @@ class Startup:
         self.painted = False
         self._store_opened: asyncio.Event | None = None
         self._to_build: list[Callable[[], None]] = []
+        #: "Your message is kept": shown from Enter until the transcript shows the message.
+        self.kept_note = KeptNote(window)
 
     def move_to(self, stage: Stage) -> None:
         """Move to ``stage``; what a stage begins with is done by its ``_<stage>_state``
@@ -215,6 +218,7 @@ class Startup:
             await notices.note_previous_run(w)
             await w.widgets.restore_geometry()
             w.widgets.install_transcript()
+            self.kept_note.transcript_made()  # a message sent meanwhile: still said kept
             from parley.gui.look.view_prefs import ViewPrefs
 
             # theme, text size, zoom (Settings → Appearance)
@@ -239,6 +243,7 @@ class Startup:
             notices.tell_previous_run(w)  # once a chat shows: told before, a slow start hid it
             self.move_to(Stage.CHATS_SHOWN)  # from now on keys act on the chat shown
             await replay(chat, w.composer, self.queue)
+            self.kept_note.hide()  # the message is in the transcript now
             if self.typed is not None:  # an earlier run's text typed at start, back in the box
                 await put_back(w, store, self.typed, chat, kept)
         except (DatabaseCorrupt, DamagedWhileOpen):
@@ -283,9 +288,7 @@ class Startup:
             w.statusBar().showMessage(ONE_WAITING, 8_000)
             return True
         w.composer.clear()
-        if w.transcript is None:  # else the chat shows in a moment, with the message
-            w._transcript_slot.setText(
-                "Opening your chats…\n\nYour message is kept and will be sent in a moment.")
+        self.kept_note.show()  # until the transcript shows it
         return True
 
     def take_back_message(self) -> bool:
@@ -298,8 +301,8 @@ class Startup:
             return False
         box = w.composer.text()
         w.composer.set_text(f"{text}\n\n{box}" if box.strip() else text)
-        if w.transcript is None:
-            w._transcript_slot.setText("Opening your chats…")
+        if not self.queue.messages():  # none waits: nothing to say kept
+            self.kept_note.hide()
         return True
 
     def sources_changed(self) -> None:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import asyncio
 
+    from parley.gui.startup.kept_note import KeptNote
     from parley.gui.startup.typed_at_start import TypedAtStart
 
 #: Said when a second message is sent in the same chat before the chats are open.
@@ -187,6 +188,7 @@ class StartupView(Protocol):
     stage: Stage
     queue: PendingQueue
     typed: TypedAtStart | None  # what was typed, kept when the chats could not be opened
+    kept_note: KeptNote  # "Your message is kept" until the transcript shows it
 
     @property
     def ready(self) -> bool: ...
