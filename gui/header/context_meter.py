@@ -11,7 +11,8 @@ provider gave, else settings, the catalog or a default
 The times it shows ("cache warm until 20:27", "compacts 20:25 if idle") are dropped
 once they have passed (a "warm until" in the past would say the cache is warm when it
 is not): one single-shot timer is set for the next of them, none runs while there is
-nothing to change.
+nothing to change. The window coming back to the front looks again (a timer does not
+count the time a computer slept).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
@@ -296,6 +297,14 @@ class ContextMeter(QWidget):
             return
         # 50 ms late rather than early; a wait longer than a QTimer's is set again then
         self.next_change.start(min(int(min(ahead) * 1000) + 50, _LONGEST_WAIT_MS))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        """The window came to the front: the times shown are checked (after a sleep the
+        timer fires late)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow() \
+                and (self.cache_expiry is not None or self.compact_at is not None):
+            self._show()
 
     def _time_passed(self) -> None:
         """The next time shown has passed (or the longest wait ended): show what is true."""

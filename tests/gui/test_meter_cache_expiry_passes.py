@@ -48,3 +48,25 @@ def test_an_expiry_already_past_is_not_shown(driver: Any) -> None:
     assert "compacts" not in w.context_meter.label.text()
     assert "warm until" not in w.context_meter.toolTip()
     assert not w.context_meter.next_change.isActive()
+
+
+def test_the_window_coming_back_after_a_sleep_checks_the_time(driver: Any) -> None:
+    """A computer asleep past the expiry: the timer fires late (it does not count the
+    sleep); the window brought back to the front shows what is true at once."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    w = driver.configured()
+    driver.fake.script("ok")
+    driver.send("hello", w, wait=True)
+    meter = w.context_meter
+    expires = _now() + timedelta(seconds=0.3)
+    w.runner.events.emit(CacheUpdated(w.chat.session_id, expires, None))
+    assert "cache warm until" in meter.label.text()
+    meter.next_change.start(60_000)  # as after a sleep: it would fire a minute late
+    driver.until(lambda: _now() > expires)
+    assert "cache warm until" in meter.label.text()
+    w.activateWindow()  # back to the front (offscreen: the event it brings, sent)
+    QApplication.sendEvent(meter, QEvent(QEvent.Type.ActivationChange))
+    assert "cache warm" not in meter.label.text()
+    assert not meter.next_change.isActive()
