@@ -11,13 +11,10 @@ in the transcript.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QLabel, QWidget
-
-if TYPE_CHECKING:
-    from parley.gui.window.base import WindowBase
 
 #: The placeholder's text while the chats open.
 OPENING = "Opening your chats…"
@@ -25,15 +22,27 @@ OPENING = "Opening your chats…"
 KEPT = "Your message is kept and will be sent in a moment."
 
 
+class NoteWindow(Protocol):
+    """What the note uses of the main window (``parley.gui.window.base.WindowBase``; not
+    imported here: the window's modules import the start-up's)."""
+
+    @property
+    def transcript(self) -> QWidget | None: ...
+
+    @property
+    def _transcript_slot(self) -> QLabel: ...
+
+
 class KeptNote(QObject):
     """The "Your message is kept" note of one window (see the module docstring).
 
     Args:
         window: the main window (its placeholder ``_transcript_slot``, its transcript).
+        parent: the note's QObject parent (the window).
     """
 
-    def __init__(self, window: WindowBase) -> None:
-        super().__init__(window)
+    def __init__(self, window: NoteWindow, parent: QObject) -> None:
+        super().__init__(parent)
         self.window = window
         #: True while a message sent before the chats were open waits to be shown.
         self.shown = False

@@ -74,7 +74,7 @@ class Startup:
         self._store_opened: asyncio.Event | None = None
         self._to_build: list[Callable[[], None]] = []
         #: "Your message is kept": shown from Enter until the transcript shows the message.
-        self.kept_note = KeptNote(window)
+        self.kept_note = KeptNote(window, window)
 
     def move_to(self, stage: Stage) -> None:
         """Move to ``stage``; what a stage begins with is done by its ``_<stage>_state``
