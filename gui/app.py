@@ -7,7 +7,8 @@ imported before the window is shown; the store and the providers are imported an
 opened after the first paint, off the GUI thread (see ``parley.gui.startup.phases``);
 the provider SDKs are imported in the provider process, started once the window has
 painted (``parley.core.providers.process``). The pieces are in ``parley.gui.startup``: the command
-line, the log file, the crash handler, the display check, the first paint.
+line, the log file, the crash handler, the display check, the first paint, SIGTERM and
+SIGINT closing the window as File → Quit does (``quit_signals``).
 
 Environment:
     PARLEY_HOME: where Parley keeps its data (``--home`` wins over it).
@@ -120,12 +121,17 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     when_painted(window, _start_provider_process)
     QTimer.singleShot(PAINT_FALLBACK_MS, _start_provider_process)  # no paint (minimised …)
     window.show()
+    from parley.gui.startup import quit_signals
+
+    quit_signals.install(lambda: _current(window).close(),
+                         lambda: _closing(_current(window)), app)
     from parley.gui.startup.first_paint import loop_after_first_paint
 
     loop = loop_after_first_paint(app, window)
     if loop is None:  # the window was closed before it had painted
         if instance is not None:
             instance.release()
+        log.info("Parley closed")
         return 0
     crash.install(loop)
     window.startup.start_after_first_paint()
@@ -189,6 +195,11 @@ def _current(window: MainWindow) -> MainWindow:
     while isinstance(window.successor, MainWindow):
         window = window.successor
     return window
+
+
+def _closing(window: MainWindow) -> bool:
+    """The window is shutting down (a second SIGTERM then ends Parley at once)."""
+    return window.quitting.closing or window.quitting.closed
 
 
 def _bring_to_front(window: MainWindow) -> None:
