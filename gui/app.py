@@ -8,7 +8,8 @@ opened after the first paint, off the GUI thread (see ``parley.gui.startup.phase
 the provider SDKs are imported in the provider process, started once the window has
 painted (``parley.core.providers.process``). The pieces are in ``parley.gui.startup``: the command
 line, the log file, the crash handler, the display check, the first paint, SIGTERM and
-SIGINT closing the window as File → Quit does (``quit_signals``).
+SIGINT closing the window as File → Quit does (``quit_signals``), and so does its X11 window
+destroyed by another program (``window_gone``).
 
 Environment:
     PARLEY_HOME: where Parley keeps its data (``--home`` wins over it).
@@ -121,10 +122,6 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     when_painted(window, _start_provider_process)
     QTimer.singleShot(PAINT_FALLBACK_MS, _start_provider_process)  # no paint (minimised …)
     window.show()
-    from parley.gui.startup import quit_signals
-
-    quit_signals.install(lambda: _current(window).close(),
-                         lambda: _closing(_current(window)), app)
     from parley.gui.startup.first_paint import loop_after_first_paint
 
     loop = loop_after_first_paint(app, window)
@@ -134,6 +131,15 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
         log.info("Parley closed")
         return 0
     crash.install(loop)
+    # Not before the first paint (~3 ms of imports): until the loop is made nothing is open,
+    # and a signal's default action loses nothing (a lock file left is taken over).
+    from parley.gui.startup import quit_signals, window_gone
+
+    quit_signals.install(lambda: _current(window).close(),
+                         lambda: _closing(_current(window)), app)
+
+    watch = window_gone.install(app, lambda: _current(window),  # noqa: F841 (kept alive)
+                                lambda: _current(window).close())
     window.startup.start_after_first_paint()
     if instance is not None:
         instance.listen()

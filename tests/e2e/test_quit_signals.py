@@ -1,13 +1,17 @@
 """SIGTERM and Ctrl+C (SIGINT) close Parley as File → Quit does; a second one while closing
-ends it at once (``parley.gui.startup.quit_signals``)."""
+ends it at once (``parley.gui.startup.quit_signals``). So does its X11 window destroyed by
+another program (``parley.gui.startup.window_gone``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -122,3 +126,54 @@ def test_the_event_loop_wakes_for_a_signal_and_a_second_one_ends_at_once(state, 
             watcher.wait()
     assert watcher.returncode == returncode, err
     assert out.strip() == said
+
+
+@contextlib.contextmanager
+def _xvfb() -> Iterator[str]:
+    """An Xvfb server on a display it picks itself; yields its DISPLAY."""
+    read, write = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-screen", "0", "1280x900x24",
+                               "-nolisten", "tcp"], pass_fds=(write,),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(write)
+    try:
+        with os.fdopen(read) as said:
+            number = said.readline().strip()
+        assert number, "Xvfb did not start"
+        yield f":{number}"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+@pytest.mark.skipif(not (shutil.which("Xvfb") and shutil.which("xdotool")),
+                    reason="needs Xvfb and xdotool (Debian: xvfb xdotool)")
+def test_the_window_destroyed_by_another_program_closes_parley(tmp_path):
+    """``xdotool windowclose`` destroys the X window outright: Parley ran on with no window."""
+    home = tmp_path / "home"
+    with _xvfb() as display:
+        env = _this_tree_env("1")
+        env.update(QT_QPA_PLATFORM="xcb", DISPLAY=display)
+        app = subprocess.Popen([*parley_command("--home", str(home))], env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
+        try:
+            assert app.stdout is not None
+            for line in app.stdout:
+                if line.startswith("parley-probe ready"):
+                    break
+            found = subprocess.run(["xdotool", "search", "--onlyvisible", "--pid", str(app.pid)],
+                                   env=env, text=True, capture_output=True, timeout=30)
+            windows = found.stdout.split()
+            assert windows, found.stderr
+            subprocess.run(["xdotool", "windowclose", windows[0]], env=env, check=True,
+                           timeout=30)
+            _, err = app.communicate(timeout=60)
+        finally:
+            if app.poll() is None:
+                app.kill()
+                app.wait()
+    assert app.returncode == 0, err
+    log = (home / "logs" / "parley.log").read_text()
+    assert "destroyed by another program" in log
+    assert "Parley closed" in log
+    assert not (home / "parley.lock").exists()
