@@ -135,11 +135,11 @@ def run(home: Path | None, qt_argv: list[str]) -> int:
     # and a signal's default action loses nothing (a lock file left is taken over).
     from parley.gui.startup import quit_signals, window_gone
 
-    quit_signals.install(lambda: _current(window).close(),
+    quit_signals.install(lambda: _current(window).quitting.close_from_outside(),
                          lambda: _closing(_current(window)), app)
 
     watch = window_gone.install(app, lambda: _current(window),  # noqa: F841 (kept alive)
-                                lambda: _current(window).close())
+                                lambda: _current(window).quitting.close_from_outside())
     window.startup.start_after_first_paint()
     if instance is not None:
         instance.listen()

@@ -58,8 +58,7 @@ class QuitOnSignal(QObject):
         for fd in (self._read_fd, self._write_fd):
             os.set_blocking(fd, False)
         self._previous_fd = signal.set_wakeup_fd(self._write_fd, warn_on_full_buffer=False)
-        for signum in QUIT_SIGNALS:
-            signal.signal(signum, self._handler)
+        self._previous = {signum: signal.signal(signum, self._handler) for signum in QUIT_SIGNALS}
         self._notifier = QSocketNotifier(self._read_fd, QSocketNotifier.Type.Read, self)
         self._notifier.activated.connect(self._woken)
 
@@ -76,16 +75,18 @@ class QuitOnSignal(QObject):
             received = os.read(self._read_fd, 64)
         except BlockingIOError:
             return
-        for signum in received:
+        for signum in received:  # every signal with a Python handler writes its number
+            if signum not in QUIT_SIGNALS:
+                continue
             if self._closing():
                 _die(signum)
             log.info("%s received: closing as File → Quit does", signal.Signals(signum).name)
             self._close()
 
     def uninstall(self) -> None:
-        """Give the signals their default actions back and close the pipe."""
-        for signum in QUIT_SIGNALS:
-            signal.signal(signum, signal.SIG_DFL)
+        """Give the signals their handlers from before back and close the pipe."""
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
         signal.set_wakeup_fd(self._previous_fd)
         self._notifier.setEnabled(False)
         for fd in (self._read_fd, self._write_fd):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import shiboken6
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QMainWindow, QWidget
 
 from parley.core.errors import ParleyError
 from parley.core.tasks import report_bug
@@ -162,6 +162,24 @@ class WindowShutdown:
             focus.setFocus()  # disabling the window moved the focus to its first button
         if exc is not None:
             report_bug(exc)
+
+    def close_from_outside(self) -> None:
+        """Close as File → Quit does when asked from outside Parley (SIGTERM, Ctrl+C, the X11
+        window destroyed: ``parley.gui.startup.quit_signals`` and ``window_gone``).
+
+        Dialogs open over the window (a modal ``exec()``: a question, a file to pick) are
+        cancelled first: the person cannot answer them then, and one left open would keep
+        Parley running after the window had closed. The questions the shutdown itself asks
+        (a message waiting, replies not saved yet) are still asked.
+        """
+        seen: set[QWidget] = set()
+        while (modal := QApplication.activeModalWidget()) is not None and modal not in seen:
+            seen.add(modal)
+            if isinstance(modal, QDialog):
+                modal.reject()
+            else:
+                modal.close()
+        self.window.close()
 
     def retire(self) -> None:
         """Close the window for good after its successor took its place (a recovery)."""
