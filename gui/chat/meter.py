@@ -157,14 +157,12 @@ class ChatMeter:
             self._all_turns = (key, reading)
             turns = await asyncio.shield(reading)
         self._context = (sid, turns)
-        system, model, shape = (self._system_prompt(sid), self.chat.current_model(),
-                                 self.next_request_shape(sid))
+        request = self._request(sid)
         seen = self._seen(turns)
-        figures = await asyncio.to_thread(measure, seen, system, model, self.chat.hub, shape,
-                                          self._counted.get(sid))
-        self._ask_count(sid, seen, system, model, shape, measured=figures[4])
+        figures = await asyncio.to_thread(self._measure, sid, seen, request)
+        self._ask_count(sid, seen, *request, measured=figures[4])
         if sid == self.chat.session_id and self._opening is None and asked == self._asked_n:
-            self._set_usage(sid, turns, figures, model)
+            self._set_usage(sid, turns, figures, request[1])
 
     def _grown(self, sid: str, shown: Sequence[Turn]) -> list[Turn] | None:
         """The chat's context turns (``AsyncStore.context_turns``) worked out without a
@@ -194,13 +192,23 @@ class ChatMeter:
 
     def _show(self, turns: Sequence[Turn]) -> None:
         sid = self.chat.session_id
-        system, model, shape = (self._system_prompt(sid), self.chat.current_model(),
-                                 self.next_request_shape(sid))
+        request = self._request(sid)
         seen = self._seen(turns)
-        figures = measure(seen, system, model, self.chat.hub, shape,
-                          self._counted.get(sid or ""))
-        self._ask_count(sid, seen, system, model, shape, measured=figures[4])
-        self._set_usage(sid, turns, figures, model)
+        figures = self._measure(sid, seen, request)
+        self._ask_count(sid, seen, *request, measured=figures[4])
+        self._set_usage(sid, turns, figures, request[1])
+
+    def _request(self, sid: str | None) -> tuple[str | None, str | None, Any]:
+        """What chat ``sid``'s next request is counted with: (its system prompt, the
+        model, its shape: :meth:`next_request_shape`)."""
+        return self._system_prompt(sid), self.chat.current_model(), self.next_request_shape(sid)
+
+    def _measure(self, sid: str | None, seen: Sequence[Turn],
+                 request: tuple[str | None, str | None, Any]) -> Any:
+        """:func:`measure`'s figures of ``seen`` sent as ``request`` (:meth:`_request`),
+        with the provider's count kept for ``sid``, if any."""
+        system, model, shape = request
+        return measure(seen, system, model, self.chat.hub, shape, self._counted.get(sid or ""))
 
     def _set_usage(self, sid: str | None, turns: Sequence[Turn], figures: Any,
                    model: str | None) -> None:
@@ -254,16 +262,12 @@ class ChatMeter:
         turns = self._seen(await self.chat.store.context_turns(sid))
         if sid != self.chat.session_id or not turns:
             return None
-        system, model, shape = (self._system_prompt(sid), self.chat.current_model(),
-                                 self.next_request_shape(sid))
-        hub = self.chat.hub
-        figures = await asyncio.to_thread(measure, turns, system, model, hub, shape,
-                                          self._counted.get(sid))
-        counting = self._ask_count(sid, turns, system, model, shape, measured=figures[4])
+        request = self._request(sid)
+        figures = await asyncio.to_thread(self._measure, sid, turns, request)
+        counting = self._ask_count(sid, turns, *request, measured=figures[4])
         if counting is not None:
             await asyncio.shield(counting)
-            figures = await asyncio.to_thread(measure, turns, system, model, hub, shape,
-                                              self._counted.get(sid))
+            figures = await asyncio.to_thread(self._measure, sid, turns, request)
         return int(figures[0]) if sid == self.chat.session_id else None
 
     async def _count(self, sid: str, turns: list[Turn], system: str | None, model: str,

@@ -55,6 +55,25 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _until_ready(app: subprocess.Popen[str]) -> None:
+    """Read the app's probe lines until it says it is ready (fails if it ends first)."""
+    assert app.stdout is not None
+    for line in app.stdout:
+        if line.startswith("parley-probe ready"):
+            return
+    pytest.fail(f"never ready: {app.stderr.read() if app.stderr else ''}")
+
+
+def _closed_cleanly(app: subprocess.Popen[str], err: str, home: Path, said: str) -> None:
+    """The app ended with status 0, its log says ``said`` then "Parley closed", and it
+    left no lock file."""
+    assert app.returncode == 0, err
+    log = (home / "logs" / "parley.log").read_text()
+    assert said in log
+    assert "Parley closed" in log
+    assert not (home / "parley.lock").exists()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_closes_parley_as_quit_does(tmp_path, signum):
@@ -62,12 +81,7 @@ def test_a_signal_closes_parley_as_quit_does(tmp_path, signum):
     app = subprocess.Popen([*parley_command("--home", str(home))], env=_this_tree_env("1"),
                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     try:
-        assert app.stdout is not None
-        for line in app.stdout:
-            if line.startswith("parley-probe ready"):
-                break
-        else:
-            pytest.fail(f"never ready: {app.stderr.read() if app.stderr else ''}")
+        _until_ready(app)
         deadline = time.monotonic() + 10  # the provider process starts after the first paint
         while not (providers := _children(app.pid)) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -79,11 +93,7 @@ def test_a_signal_closes_parley_as_quit_does(tmp_path, signum):
         if app.poll() is None:
             app.kill()
             app.wait()
-    assert app.returncode == 0, err
-    log = (home / "logs" / "parley.log").read_text()
-    assert f"{signal.Signals(signum).name} received" in log
-    assert "Parley closed" in log
-    assert not (home / "parley.lock").exists()
+    _closed_cleanly(app, err, home, f"{signal.Signals(signum).name} received")
     assert (home / "window.ini").is_file()  # the window's place was saved
     deadline = time.monotonic() + 10
     while any(_alive(p) for p in providers) and time.monotonic() < deadline:
@@ -157,10 +167,7 @@ def test_the_window_destroyed_by_another_program_closes_parley(tmp_path):
         app = subprocess.Popen([*parley_command("--home", str(home))], env=env, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
         try:
-            assert app.stdout is not None
-            for line in app.stdout:
-                if line.startswith("parley-probe ready"):
-                    break
+            _until_ready(app)
             found = subprocess.run(["xdotool", "search", "--onlyvisible", "--pid", str(app.pid)],
                                    env=env, text=True, capture_output=True, timeout=30)
             windows = found.stdout.split()
@@ -172,8 +179,4 @@ def test_the_window_destroyed_by_another_program_closes_parley(tmp_path):
             if app.poll() is None:
                 app.kill()
                 app.wait()
-    assert app.returncode == 0, err
-    log = (home / "logs" / "parley.log").read_text()
-    assert "destroyed by another program" in log
-    assert "Parley closed" in log
-    assert not (home / "parley.lock").exists()
+    _closed_cleanly(app, err, home, "destroyed by another program")

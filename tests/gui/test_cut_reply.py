@@ -80,13 +80,19 @@ def test_retry_after_a_restart_keeps_the_cut_reply_as_version_one(driver: Any) -
     assert CUT_MARK in text_of_last(again.transcript)
 
 
-def test_a_stopped_reply_offers_no_retry_after_a_restart(driver: Any) -> None:
+def _stopped_with_esc(driver: Any) -> Any:
+    """A window whose reply to "Tell me a story" was stopped with Esc as it came."""
     w = driver.configured()
     driver.fake.script("slow " * 400, token_delay_ms=20, chunk_size=2)
     driver.send("Tell me a story", w)
     driver.until(lambda: w.composer_bar.busy and w.chat.partial, timeout=10)
     driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)
     driver.until(lambda: not w.composer_bar.busy and w.tasks.pending == 0, timeout=10)
+    return w
+
+
+def test_a_stopped_reply_offers_no_retry_after_a_restart(driver: Any) -> None:
+    w = _stopped_with_esc(driver)
 
     again = _reopened(driver, w)
     driver.settle(again)
@@ -120,12 +126,7 @@ def test_retry_after_a_cut_reply_keeps_it_as_version_one(driver: Any) -> None:
 
 
 def test_retry_after_a_stopped_reply_keeps_it_too(driver: Any) -> None:
-    w = driver.configured()
-    driver.fake.script("slow " * 400, token_delay_ms=20, chunk_size=2)
-    driver.send("Tell me a story", w)
-    driver.until(lambda: w.composer_bar.busy and w.chat.partial, timeout=10)
-    driver.qtbot.keyClick(w.composer, Qt.Key.Key_Escape)
-    driver.until(lambda: not w.composer_bar.busy and w.tasks.pending == 0, timeout=10)
+    w = _stopped_with_esc(driver)
     assert STOPPED_MARK in text_of_last(w.transcript)  # Esc: "Stopped", not "Cut off"
 
     driver.fake.script("Once upon a time.")

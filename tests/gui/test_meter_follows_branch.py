@@ -52,6 +52,19 @@ def _near(a: int, b: int) -> bool:
     return abs(a - b) <= max(20, b // 50)
 
 
+def _opened_long_chat(driver: Any, monkeypatch: Any, open_turns: int | None,
+                      turns: int) -> tuple[Any, str]:
+    """A window with a chat of ``turns`` turns open (read in part, its last ``open_turns``,
+    when given); returns (window, chat id)."""
+    if open_turns is not None:
+        monkeypatch.setattr(opening, "OPEN_TURNS", open_turns)
+    w = driver.configured()
+    sid, _ = long_chat(driver, w, turns)
+    w.chat.open_session(sid)
+    driver.until(lambda: w.session_id == sid and w.tasks.pending == 0)
+    return w, sid
+
+
 def _row_of(w: Any, turn_id: str) -> int:
     return next(i for i, n in enumerate(w.transcript.model.rows)
                 if n.kind == "turn" and n.turn.id == turn_id)
@@ -60,12 +73,7 @@ def _row_of(w: Any, turn_id: str) -> int:
 @pytest.mark.parametrize("open_turns", [None, 20], ids=["shown-whole", "opened-in-part"])
 def test_the_meter_counts_the_alternative_and_the_fork_point_shown(
         driver: Any, monkeypatch: Any, open_turns: int | None) -> None:
-    if open_turns is not None:
-        monkeypatch.setattr(opening, "OPEN_TURNS", open_turns)
-    w = driver.configured()
-    sid, _ = long_chat(driver, w, 40)
-    w.chat.open_session(sid)
-    driver.until(lambda: w.session_id == sid and w.tasks.pending == 0)
+    w, sid = _opened_long_chat(driver, monkeypatch, open_turns, 40)
     assert (w.chat.older > 0) == (open_turns is not None)
 
     driver.fake.script(LONG, chunk_size=2000)
@@ -134,12 +142,7 @@ def _answer_row(w: Any, text: str) -> int:
 @pytest.mark.parametrize("open_turns", [None, 3], ids=["shown-whole", "opened-in-part"])
 def test_back_on_a_compacted_branch_the_meter_counts_its_summary(
         driver: Any, monkeypatch: Any, open_turns: int | None) -> None:
-    if open_turns is not None:
-        monkeypatch.setattr(opening, "OPEN_TURNS", open_turns)
-    w = driver.configured()
-    sid, _ = long_chat(driver, w, 60)
-    w.chat.open_session(sid)
-    driver.until(lambda: w.session_id == sid and w.tasks.pending == 0)
+    w, sid = _opened_long_chat(driver, monkeypatch, open_turns, 60)
     driver.fake.script("First answer.")
     driver.send("One more question", w, wait=True)
     until_answered(driver, w, "First answer.")
